@@ -1,0 +1,274 @@
+"""Pydantic models of ``config.yaml``: one model per section.
+
+Every key a user can set lives here, with its default. ``config.example.yaml`` documents the
+same keys for humans; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+EMBEDDED_MODEL_NAME = "embedded"
+
+
+class _Section(BaseModel):
+    """Base of every section: unknown keys are errors, so typos do not pass silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class PricingConfig(_Section):
+    """Price of a model's tokens, in US dollars per million tokens."""
+
+    input_per_million: float = Field(0.0, ge=0)
+    output_per_million: float = Field(0.0, ge=0)
+
+
+class ModelConfig(BaseModel):
+    """One entry of ``models:``: a LangChain chat model class and its arguments.
+
+    Keys that are not fields here (``temperature``, ``max_tokens``, ...) are passed through to
+    the class's constructor.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(..., min_length=1, description="Name used by roles and --model.")
+    display_name: str | None = None
+    use: str = Field(..., description='Import path of the chat model class, "module:Class".')
+    model: str | None = Field(None, description="Model id passed to the class, e.g. gpt-4o-mini.")
+    api_key: str | None = None
+    base_url: str | None = None
+    supports_vision: bool = False
+    supports_thinking: bool = False
+    pricing: PricingConfig | None = None
+
+    @field_validator("use")
+    @classmethod
+    def _check_use(cls, value: str) -> str:
+        module, sep, attr = value.partition(":")
+        if not sep or not module or not attr:
+            raise ValueError(
+                f'"{value}" is not of the form "module:Class"; '
+                'write for example "langchain_openai:ChatOpenAI"'
+            )
+        return value
+
+    def extra_kwargs(self) -> dict[str, Any]:
+        """The keys not declared above, passed through to the model class."""
+        return dict(self.model_extra or {})
+
+
+class LeadConfig(_Section):
+    """The lead agent."""
+
+    model: str | None = Field(
+        None, description="Name of a model in models:; default the first one, else the embedded model."
+    )
+    max_steps: int = Field(200, ge=1, description="Model calls per run before the run stops.")
+    extra_instructions: str = Field("", description="Appended to the lead's system prompt.")
+
+
+class LocalModelConfig(_Section):
+    """The embedded local model (llama.cpp), used when no model is configured."""
+
+    variant: Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"] = "qwen2.5-coder-1.5b"
+    path: Path | None = Field(None, description="A GGUF file to use instead of the packaged weights.")
+    cache_dir: Path | None = Field(None, description="Where the joined weights are kept.")
+    n_ctx: int = Field(8192, ge=512)
+    n_threads: int | None = Field(None, ge=1)
+    temperature: float = Field(0.0, ge=0)
+    max_tokens: int = Field(1024, ge=1)
+
+
+class ScriptedModelConfig(_Section):
+    """Extra keys for ``use: herdsman.models.scripted:ScriptedChatModel`` are in that class."""
+
+
+class SandboxConfig(_Section):
+    """Where the agent's files and shell live."""
+
+    provider: Literal["local"] = Field(
+        "local", description="Only local for now; docker and kubernetes providers are planned."
+    )
+    isolation: Literal["auto", "bwrap", "none"] = Field(
+        "auto", description="auto: bubblewrap when installed; none: run commands on the host."
+    )
+    allow_unisolated_bash: bool = Field(
+        False, description="Allow the bash tool without bubblewrap (commands then run on the host)."
+    )
+    network: bool = Field(False, description="Allow network access from sandboxed commands.")
+    command_timeout_seconds: float = Field(120.0, gt=0)
+    max_output_chars: int = Field(20_000, ge=1_000)
+    read_only_paths: list[str] = Field(
+        default_factory=list, description="Extra host paths bound read-only into the bwrap sandbox."
+    )
+
+
+class CheckpointerConfig(_Section):
+    """Where thread state is saved."""
+
+    type: Literal["memory", "sqlite", "postgres"] = "sqlite"
+    path: Path | None = Field(None, description="SQLite file; default <home>/checkpoints.sqlite.")
+    url: str | None = Field(None, description="PostgreSQL connection string (type: postgres).")
+
+    @model_validator(mode="after")
+    def _postgres_needs_url(self) -> "CheckpointerConfig":
+        if self.type == "postgres" and not self.url:
+            raise ValueError(
+                "checkpointer.type is postgres but checkpointer.url is empty; "
+                "set url: postgresql://user:pass@host:5432/db"
+            )
+        return self
+
+
+class SkillsConfig(_Section):
+    """Markdown skills."""
+
+    enabled: bool = True
+    path: Path = Field(Path("skills"), description="Folder with public/ and custom/ skills.")
+    disabled: list[str] = Field(default_factory=list, description="Skill names to turn off.")
+
+
+class MemoryConfig(_Section):
+    """Long-term memory across conversations."""
+
+    enabled: bool = False
+    model: str | None = None
+    max_injected_tokens: int = Field(1000, ge=0)
+
+
+class SubagentTypeConfig(_Section):
+    """A custom sub-agent type."""
+
+    name: str
+    description: str
+    system_prompt: str = ""
+    tools: list[str] | None = Field(None, description="Tool allowlist; default all but task.")
+    skills: list[str] = Field(default_factory=list)
+    model: str | None = None
+    max_turns: int | None = Field(None, ge=1)
+    timeout_seconds: float | None = Field(None, gt=0)
+
+
+class SubagentsConfig(_Section):
+    """Delegation to sub-agents."""
+
+    enabled: bool = True
+    model: str | None = None
+    max_concurrent: int = Field(3, ge=1)
+    max_per_run: int = Field(50, ge=1)
+    timeout_seconds: float = Field(900.0, gt=0)
+    max_turns: int = Field(100, ge=1)
+    max_depth: int = Field(1, ge=1)
+    token_budget: int | None = Field(None, ge=1)
+    retries: int = Field(0, ge=0)
+    fallback_model: str | None = None
+    types: list[SubagentTypeConfig] = Field(default_factory=list)
+
+
+class SummarizationConfig(_Section):
+    """Summarize old messages when the conversation grows."""
+
+    enabled: bool = False
+    model: str | None = None
+    trigger_tokens: int | None = Field(None, ge=100)
+    trigger_messages: int | None = Field(None, ge=2)
+    trigger_fraction: float | None = Field(None, gt=0, le=1)
+    keep_messages: int = Field(20, ge=1)
+
+
+class TitleConfig(_Section):
+    """A title for each thread after its first exchange."""
+
+    enabled: bool = True
+    model: str | None = None
+    max_chars: int = Field(60, ge=10)
+
+
+class ToolsConfig(_Section):
+    """Built-in tools outside the sandbox."""
+
+    disabled: list[str] = Field(default_factory=list, description="Tool names to remove.")
+    max_tool_calls_per_run: int | None = Field(None, ge=1)
+
+
+class LoggingConfig(_Section):
+    """Structured logs."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    format: Literal["console", "json"] = "console"
+
+
+class HerdsmanConfig(_Section):
+    """The whole of ``config.yaml``."""
+
+    home: Path = Field(Path(".herdsman"), description="Where threads, checkpoints and caches live.")
+    models: list[ModelConfig] = Field(default_factory=list)
+    lead: LeadConfig = Field(default_factory=LeadConfig)
+    local_model: LocalModelConfig = Field(default_factory=LocalModelConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    checkpointer: CheckpointerConfig = Field(default_factory=CheckpointerConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    title: TitleConfig = Field(default_factory=TitleConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+    @model_validator(mode="after")
+    def _check_model_names(self) -> "HerdsmanConfig":
+        names = [m.name for m in self.models]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"models: the names {dupes} are used more than once; give each a unique name")
+        known = set(names) | {EMBEDDED_MODEL_NAME}
+        for where, name in self.model_references():
+            if name not in known:
+                raise ValueError(
+                    f"{where}: model {name!r} is not defined; add it under models: "
+                    f"or use one of {sorted(known)}"
+                )
+        return self
+
+    def model_references(self) -> list[tuple[str, str]]:
+        """Every (yaml path, model name) pair where a role names a model."""
+        refs: list[tuple[str, str]] = []
+        for where, value in (
+            ("lead.model", self.lead.model),
+            ("subagents.model", self.subagents.model),
+            ("subagents.fallback_model", self.subagents.fallback_model),
+            ("summarization.model", self.summarization.model),
+            ("title.model", self.title.model),
+            ("memory.model", self.memory.model),
+        ):
+            if value:
+                refs.append((where, value))
+        for i, t in enumerate(self.subagents.types):
+            if t.model:
+                refs.append((f"subagents.types.{i}.model", t.model))
+        return refs
+
+    def model_by_name(self, name: str) -> ModelConfig:
+        """The ``models:`` entry called ``name``; KeyError names the choices."""
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise KeyError(f"no model named {name!r} in models:; choices: {[m.name for m in self.models]}")
+
+    def lead_model_name(self) -> str:
+        """The lead's model: ``lead.model``, else the first configured model, else the embedded one."""
+        if self.lead.model:
+            return self.lead.model
+        return self.models[0].name if self.models else EMBEDDED_MODEL_NAME
+
+    def resolve_home(self, base: Path | None = None) -> Path:
+        """``home`` as an absolute path (relative paths are taken from ``base`` or the cwd)."""
+        home = self.home.expanduser()
+        if not home.is_absolute():
+            home = (base or Path.cwd()) / home
+        return home

@@ -1,0 +1,1 @@
+"""Herdsman gateway: the FastAPI app (built in a later issue)."""
