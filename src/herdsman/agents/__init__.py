@@ -1,1 +1,1 @@
-"""agents."""
+"""The lead agent: factory, system prompt and thread state schema."""

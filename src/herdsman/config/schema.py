@@ -70,6 +70,9 @@ class LeadConfig(_Section):
     )
     max_steps: int = Field(200, ge=1, description="Model calls per run before the run stops.")
     extra_instructions: str = Field("", description="Appended to the lead's system prompt.")
+    model_retries: int = Field(2, ge=0, description="Retries of a failed model call (network errors).")
+    retry_initial_delay: float = Field(1.0, ge=0, description="Seconds before the first retry.")
+    unusable_reply_retries: int = Field(2, ge=0, description="Re-asks when a reply cannot be parsed.")
 
 
 class LocalModelConfig(_Section):

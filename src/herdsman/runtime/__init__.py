@@ -1,1 +1,1 @@
-"""runtime."""
+"""Runtime: checkpointer and store factories, run helpers."""

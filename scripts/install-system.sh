@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the system packages Herdsman uses, when they are missing:
+#   bubblewrap        isolates the local sandbox (without it, the bash tool is off by default)
+#   cmake, g++        build llama.cpp for the embedded local model
+#   postgresql, redis-server  real servers for the test suite
+# As root it installs them with apt-get; otherwise it says what to install and goes on.
+set -euo pipefail
+
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+
+if [ ${#need[@]} -eq 0 ]; then
+  echo "system packages: all present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "NOTE: missing system packages: ${need[*]}" >&2
+  echo "      install them with your package manager (e.g. sudo apt-get install ${need[*]})." >&2
+  echo "      Without bubblewrap the sandbox's bash tool is off unless sandbox.allow_unisolated_bash is true." >&2
+  exit 0
+fi
+echo "installing system packages: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

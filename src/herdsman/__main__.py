@@ -1,0 +1,5 @@
+"""``python -m herdsman`` runs the CLI."""
+
+from herdsman.cli import main
+
+main()

@@ -1,0 +1,17 @@
+"""The lead agent's thread state schema.
+
+LangChain's ``AgentState`` (messages, jump_to, structured_response) plus what Herdsman keeps
+per thread. Middlewares add their own keys through their ``state_schema``; the keys here are the
+ones clients read directly.
+"""
+
+from __future__ import annotations
+
+from langchain.agents.middleware import AgentState
+from typing_extensions import NotRequired
+
+
+class ThreadState(AgentState):
+    """State of one thread: the conversation and its title."""
+
+    title: NotRequired[str]

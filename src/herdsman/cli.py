@@ -1,0 +1,267 @@
+"""The ``herdsman`` command: run a task, chat, list threads, check the config, fetch the model.
+
+Built on typer and rich. Every command takes ``--config``; ``--model`` picks a configured model.
+Ctrl-C stops a run cleanly: the steps already done stay in the thread, which can be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from herdsman.config.loader import ConfigError, LoadedConfig, load_config
+from herdsman.logs import configure_logging
+
+app = typer.Typer(help="Herdsman: an agent harness with a sandbox, sub-agents and skills.", no_args_is_help=True)
+config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
+threads_app = typer.Typer(help="List and show saved threads.", no_args_is_help=True)
+model_app = typer.Typer(help="The embedded local model.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+app.add_typer(threads_app, name="threads")
+app.add_typer(model_app, name="model")
+
+console = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
+ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id to continue or name.")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Name of a model in config.yaml.")]
+
+RESULT_PREVIEW_LINES = 8
+
+
+def _load(path: Path | None) -> LoadedConfig:
+    try:
+        loaded = load_config(path)
+    except ConfigError as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(2) from None
+    configure_logging(loaded.config.logging.level, loaded.config.logging.format)
+    return loaded
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[red]Error:[/red] {escape(message)}")
+    return typer.Exit(code)
+
+
+def _short_args(args: dict) -> str:
+    text = json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+class _Printer:
+    """Renders client events to the terminal as they arrive."""
+
+    def __init__(self) -> None:
+        self.in_text = False
+
+    def _end_text(self) -> None:
+        if self.in_text:
+            console.print()
+            self.in_text = False
+
+    def __call__(self, event: object) -> None:
+        from herdsman.client import RunFinished, TextDelta, ToolCall, ToolResult
+
+        if isinstance(event, TextDelta):
+            console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
+            self.in_text = True
+        elif isinstance(event, ToolCall):
+            self._end_text()
+            console.print(f"[cyan]▶ {escape(event.name)}[/cyan] [dim]{escape(_short_args(event.args))}[/dim]")
+        elif isinstance(event, ToolResult):
+            self._end_text()
+            lines = event.content.splitlines() or [""]
+            shown = "\n".join(lines[:RESULT_PREVIEW_LINES])
+            more = f"\n  … {len(lines) - RESULT_PREVIEW_LINES} more lines" if len(lines) > RESULT_PREVIEW_LINES else ""
+            style = "red" if event.is_error else "dim"
+            console.print(f"[{style}]  {escape(shown)}{escape(more)}[/{style}]")
+        elif isinstance(event, RunFinished):
+            self._end_text()
+            if event.outputs:
+                console.print("[green]Files in outputs:[/green]")
+                for path in event.outputs:
+                    console.print(f"  {escape(path)}")
+
+
+async def _run_turn(client: object, message: str, thread_id: str) -> None:
+    printer = _Printer()
+    async for event in client.stream(message, thread_id):  # type: ignore[attr-defined]
+        printer(event)
+
+
+def _client(loaded: LoadedConfig, model: str | None):
+    from herdsman.client import HerdsmanClient
+
+    return HerdsmanClient(loaded.config, model_name=model)
+
+
+def _friendly(exc: Exception) -> str | None:
+    """A one-line message for the errors a user can fix; None for bugs (shown with traceback)."""
+    from herdsman.models.factory import ModelConfigError
+    from herdsman.runtime.checkpointer import CheckpointerError
+    from herdsman.sandbox.base import SandboxError
+
+    if isinstance(exc, (ModelConfigError, CheckpointerError, SandboxError, ConfigError)):
+        return str(exc)
+    return None
+
+
+def _run_async(coro_factory, thread_id: str) -> None:
+    try:
+        asyncio.run(coro_factory())
+    except KeyboardInterrupt:
+        err.print(f"\n[yellow]Stopped.[/yellow] The thread is kept; resume it with --thread {thread_id}")
+        raise typer.Exit(130) from None
+    except Exception as exc:  # noqa: BLE001 - turned into a clear message below
+        message = _friendly(exc)
+        if message is None:
+            raise
+        raise _fail(message) from None
+
+
+@app.command()
+def run(
+    task: Annotated[str, typer.Argument(help="What the agent should do.")],
+    thread: ThreadOpt = None,
+    model: ModelOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Run one task to its end, streaming tool calls and results, then print the answer."""
+    from herdsman.client import new_thread_id
+
+    loaded = _load(config)
+    thread_id = thread or new_thread_id()
+
+    async def main() -> None:
+        async with _client(loaded, model) as client:
+            await _run_turn(client, task, thread_id)
+        err.print(f"[dim]thread: {thread_id}[/dim]")
+
+    _run_async(main, thread_id)
+
+
+@app.command()
+def chat(thread: ThreadOpt = None, model: ModelOpt = None, config: ConfigOpt = None) -> None:
+    """Chat with the agent, turn after turn; /exit or Ctrl-D quits, Ctrl-C stops a turn."""
+    from herdsman.client import new_thread_id
+
+    loaded = _load(config)
+    thread_id = thread or new_thread_id()
+
+    async def main() -> None:
+        async with _client(loaded, model) as client:
+            history = await client.messages(thread_id)
+            note = f"resuming, {len(history)} messages" if history else "new thread"
+            console.print(f"[bold]Herdsman[/bold] [dim]thread {thread_id} ({note}); /exit to quit[/dim]")
+            while True:
+                try:
+                    line = await asyncio.to_thread(console.input, "[bold green]you>[/bold green] ")
+                except EOFError:
+                    console.print()
+                    return
+                if line.strip() in ("/exit", "/quit"):
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    await _run_turn(client, line, thread_id)
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    err.print("\n[yellow]Turn stopped; the thread is kept.[/yellow]")
+
+    _run_async(main, thread_id)
+
+
+@threads_app.command("list")
+def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
+    """List saved threads, newest first."""
+    loaded = _load(config)
+
+    async def main() -> None:
+        async with _client(loaded, None) as client:
+            threads = await client.threads(limit)
+        if not threads:
+            console.print("No threads yet. Start one with: herdsman run \"...\"")
+            return
+        table = Table("thread", "title", "messages", "updated")
+        for t in threads:
+            table.add_row(t.thread_id, escape(t.title or ""), str(t.messages), (t.updated_at or "")[:19])
+        console.print(table)
+
+    _run_async(main, "-")
+
+
+@threads_app.command("show")
+def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
+    """Print the conversation of one thread."""
+    loaded = _load(config)
+
+    async def main() -> None:
+        async with _client(loaded, None) as client:
+            messages = await client.messages(thread_id)
+        if not messages:
+            raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
+        for m in messages:
+            role = {"human": "you", "ai": "agent", "tool": f"tool {getattr(m, 'name', '')}"}.get(m.type, m.type)
+            text = m.text if hasattr(m, "text") else str(m.content)
+            calls = getattr(m, "tool_calls", None) or []
+            console.print(f"[bold]{escape(role)}>[/bold] {escape(text)}")
+            for c in calls:
+                console.print(f"  [cyan]▶ {escape(c['name'])}[/cyan] [dim]{escape(_short_args(c['args']))}[/dim]")
+
+    _run_async(main, thread_id)
+
+
+@config_app.command("check")
+def config_check(
+    config: ConfigOpt = None,
+    offline: Annotated[bool, typer.Option(help="Skip network checks of base_url.")] = False,
+) -> None:
+    """Validate config.yaml and try each model; print every problem with its YAML path and fix."""
+    from herdsman.config.check import check_config
+
+    try:
+        loaded = load_config(config)
+    except ConfigError as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    source = str(loaded.source) if loaded.source else "built-in defaults (no config file found)"
+    problems = check_config(loaded.config, probe_network=not offline)
+    if problems:
+        err.print(f"[red]{escape(source)}: {len(problems)} problem(s)[/red]")
+        for p in problems:
+            err.print(f"  - {escape(str(p))}")
+        raise typer.Exit(1)
+    console.print(f"[green]OK[/green] {escape(source)}: lead model {loaded.config.lead_model_name()!r}")
+
+
+@model_app.command("fetch")
+def model_fetch(config: ConfigOpt = None) -> None:
+    """Download, join and verify the embedded model's weights (once; cached afterwards)."""
+    from herdsman.models.local.weights import ensure_weights
+
+    loaded = _load(config)
+    local = loaded.config.local_model
+    if local.path:
+        console.print(f"local_model.path is set; using {local.path}")
+        return
+    path = ensure_weights(local.variant, cache_dir=local.cache_dir, progress=True)
+    console.print(f"[green]ready[/green] {path.name}")
+
+
+def main() -> None:
+    """Entry point for ``python -m herdsman``."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""The embedded Python client: run the lead agent in-process, stream what it does, list threads.
+
+::
+
+    async with HerdsmanClient(config) as client:
+        async for event in client.stream("Write a haiku to outputs/haiku.txt"):
+            print(event)
+
+Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`ToolResult`,
+:class:`RunFinished`), so the CLI and tests consume the same stream.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from herdsman.agents.lead import create_lead_agent, run_config
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.sandbox.base import OUTPUTS, SandboxProvider
+from herdsman.sandbox.provider import build_sandbox_provider
+
+log = structlog.get_logger(__name__)
+
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the model's answer, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The model asked for a tool."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool finished; ``is_error`` when it reported a failure."""
+
+    id: str
+    name: str
+    content: str
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended: the final answer, the thread's title and the files in outputs."""
+
+    thread_id: str
+    answer: str
+    title: str | None
+    outputs: list[str] = field(default_factory=list)
+
+
+Event = TextDelta | ToolCall | ToolResult | RunFinished
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    """One saved thread, as listed by :meth:`HerdsmanClient.threads`."""
+
+    thread_id: str
+    title: str | None
+    messages: int
+    updated_at: str | None
+
+
+def new_thread_id() -> str:
+    """A fresh thread id."""
+    return uuid.uuid4().hex
+
+
+def _content_text(message: AnyMessage) -> str:
+    return message.text if hasattr(message, "text") else str(message.content)
+
+
+class HerdsmanClient:
+    """Run the lead agent in this process, with the configured checkpointer and sandbox."""
+
+    def __init__(
+        self,
+        config: HerdsmanConfig | None = None,
+        *,
+        model: BaseChatModel | None = None,
+        model_name: str | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        sandbox_provider: SandboxProvider | None = None,
+    ) -> None:
+        """``model`` or ``model_name`` override the configured lead model; the rest come from config."""
+        self.config = config or HerdsmanConfig()
+        self._model = model
+        self._model_name = model_name
+        self._checkpointer = checkpointer
+        self._provider = sandbox_provider
+        self._stack = AsyncExitStack()
+        self._agent: Any = None
+
+    async def __aenter__(self) -> "HerdsmanClient":
+        """Open the checkpointer and build the agent."""
+        if self._checkpointer is None:
+            self._checkpointer = await self._stack.enter_async_context(open_checkpointer(self.config))
+        if self._provider is None:
+            self._provider = build_sandbox_provider(self.config)
+            self._stack.callback(self._provider.close)
+        self._agent = create_lead_agent(
+            self.config,
+            model=self._model,
+            model_name=self._model_name,
+            checkpointer=self._checkpointer,
+            sandbox_provider=self._provider,
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close what :meth:`__aenter__` opened."""
+        await self._stack.aclose()
+
+    @property
+    def agent(self) -> Any:
+        """The compiled lead agent graph."""
+        if self._agent is None:
+            raise RuntimeError("use HerdsmanClient inside 'async with'")
+        return self._agent
+
+    async def stream(self, message: str, thread_id: str | None = None) -> AsyncIterator[Event]:
+        """Send ``message`` on ``thread_id`` (new when omitted) and yield what happens."""
+        thread_id = thread_id or new_thread_id()
+        config = run_config(self.config, thread_id)
+        names: dict[str, str] = {}
+        log.info("run_started", thread_id=thread_id)
+        async for mode, chunk in self.agent.astream(
+            {"messages": [HumanMessage(content=message)]}, config, stream_mode=["messages", "updates"]
+        ):
+            if mode == "messages":
+                piece, meta = chunk
+                if meta.get("langgraph_node") == MODEL_NODE and isinstance(piece, AIMessageChunk) and piece.text:
+                    yield TextDelta(piece.text)
+                continue
+            for node, update in (chunk or {}).items():
+                for msg in (update or {}).get("messages", []) if isinstance(update, dict) else []:
+                    if node == MODEL_NODE and isinstance(msg, AIMessage):
+                        for call in msg.tool_calls:
+                            names[call["id"]] = call["name"]
+                            yield ToolCall(call["id"], call["name"], dict(call["args"]))
+                    elif isinstance(msg, ToolMessage):
+                        name = msg.name or names.get(msg.tool_call_id, "?")
+                        yield ToolResult(msg.tool_call_id, name, _content_text(msg), msg.status == "error")
+        state = await self.agent.aget_state(config)
+        values = state.values
+        last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
+        log.info("run_finished", thread_id=thread_id)
+        yield RunFinished(thread_id, _content_text(last_ai) if last_ai else "", values.get("title"), self.outputs(thread_id))
+
+    async def run(self, message: str, thread_id: str | None = None) -> RunFinished:
+        """Send ``message`` and wait for the end of the run."""
+        finished: RunFinished | None = None
+        async for event in self.stream(message, thread_id):
+            if isinstance(event, RunFinished):
+                finished = event
+        assert finished is not None
+        return finished
+
+    def outputs(self, thread_id: str) -> list[str]:
+        """Virtual paths of the files in the thread's outputs folder."""
+        assert self._provider is not None
+        sandbox = self._provider.acquire(thread_id)
+        return [p for p in sandbox.list_dir(OUTPUTS, max_depth=10) if not p.endswith("/")]
+
+    async def messages(self, thread_id: str) -> list[AnyMessage]:
+        """The saved conversation of ``thread_id`` (empty for an unknown thread)."""
+        state = await self.agent.aget_state({"configurable": {"thread_id": thread_id}})
+        return list(state.values.get("messages", []))
+
+    async def threads(self, limit: int = 50) -> list[ThreadSummary]:
+        """Saved threads, most recently updated first."""
+        assert self._checkpointer is not None
+        seen: dict[str, ThreadSummary] = {}
+        async for item in self._checkpointer.alist(None):
+            cfg = item.config["configurable"]
+            tid = cfg["thread_id"]
+            if cfg.get("checkpoint_ns") or tid in seen:
+                continue
+            values = item.checkpoint.get("channel_values", {})
+            seen[tid] = ThreadSummary(
+                tid, values.get("title"), len(values.get("messages", []) or []), item.checkpoint.get("ts")
+            )
+        ordered = sorted(seen.values(), key=lambda t: t.updated_at or "", reverse=True)
+        return ordered[:limit]

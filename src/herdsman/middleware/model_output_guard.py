@@ -1,0 +1,81 @@
+"""Catch a model reply that cannot be used, and ask again with the reason.
+
+Small and local models sometimes answer with tool calls whose arguments are not valid JSON
+(``invalid_tool_calls``) or with nothing at all. Left alone, the agent would stop on such a
+reply. This middleware re-asks the model, telling it what was wrong, up to ``max_retries``
+times; after that it returns a plain message saying the model's output was unusable, so the
+run ends cleanly and the thread stays usable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, HumanMessage
+
+log = structlog.get_logger(__name__)
+
+
+def reply_problem(response: ModelResponse) -> str | None:
+    """Why the model's reply cannot be used, or ``None`` when it is fine."""
+    message = next((m for m in response.result if isinstance(m, AIMessage)), None)
+    if message is None:
+        return None
+    if message.invalid_tool_calls and not message.tool_calls:
+        bad = message.invalid_tool_calls[0]
+        return (
+            f"Your call of the tool {bad.get('name') or '?'!r} could not be parsed "
+            f"({bad.get('error') or 'invalid JSON arguments'}). Call it again with arguments as a "
+            "valid JSON object, or answer in plain text."
+        )
+    if not message.tool_calls and not message.text.strip() and not message.content:
+        return "Your reply was empty. Answer the request, or call a tool."
+    return None
+
+
+def _retry_request(request: ModelRequest, problem: str) -> ModelRequest:
+    return request.override(messages=[*request.messages, HumanMessage(content=f"[harness] {problem}")])
+
+
+def _give_up(problem: str) -> ModelResponse:
+    text = f"The model's reply could not be used after several tries: {problem}"
+    return ModelResponse(result=[AIMessage(content=text)])
+
+
+class ModelOutputGuardMiddleware(AgentMiddleware):
+    """Re-ask the model when its reply is unusable (see module docstring)."""
+
+    def __init__(self, max_retries: int = 2) -> None:
+        """``max_retries``: how many times to re-ask before giving up."""
+        super().__init__()
+        self.max_retries = max_retries
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Call the model, and again with feedback while its reply is unusable."""
+        current = request
+        for attempt in range(self.max_retries + 1):
+            response = handler(current)
+            problem = reply_problem(response)
+            if problem is None:
+                return response
+            log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
+            current = _retry_request(request, problem)
+        return _give_up(problem)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Async twin of :meth:`wrap_model_call`."""
+        current = request
+        for attempt in range(self.max_retries + 1):
+            response = await handler(current)
+            problem = reply_problem(response)
+            if problem is None:
+                return response
+            log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
+            current = _retry_request(request, problem)
+        return _give_up(problem)

@@ -1,0 +1,104 @@
+"""Give a thread a title after its first exchange.
+
+With ``title.model`` set, that model writes the title; otherwise (or when it fails) a local
+fallback takes the first line of the user's first message. Runs once per run, after the agent,
+and only while the thread has no title.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from typing_extensions import NotRequired
+
+log = structlog.get_logger(__name__)
+
+TITLE_PROMPT = (
+    "Write a short title (at most {max_chars} characters, no quotes, no final period) "
+    "for a conversation that starts with this request:\n\n{request}"
+)
+
+
+class TitleState(AgentState):
+    """Adds ``title`` to the thread state."""
+
+    title: NotRequired[str]
+
+
+def fallback_title(text: str, max_chars: int = 60) -> str:
+    """The first non-empty line of ``text``, cut at a word boundary to ``max_chars``."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "").lstrip("/#>*- ")
+    if not line:
+        return "Untitled"
+    if len(line) <= max_chars:
+        return line
+    cut = line[: max_chars - 1]
+    if " " in cut[max_chars // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def clean_title(raw: str, max_chars: int) -> str:
+    """A model's title without quotes, markup or trailing period, within ``max_chars``."""
+    title = raw.strip().splitlines()[0] if raw.strip() else ""
+    title = title.strip().strip("\"'`*#").removeprefix("Title:").strip().rstrip(".")
+    return fallback_title(title, max_chars) if title else ""
+
+
+def _first_exchange(messages: list[AnyMessage]) -> str | None:
+    human = next((m for m in messages if isinstance(m, HumanMessage)), None)
+    if human is None or not any(isinstance(m, AIMessage) for m in messages):
+        return None
+    return human.text
+
+
+class TitleMiddleware(AgentMiddleware):
+    """Set ``state["title"]`` once, after the first exchange."""
+
+    state_schema = TitleState
+
+    def __init__(self, model: BaseChatModel | None = None, max_chars: int = 60) -> None:
+        """``model`` writes titles when given; ``max_chars`` bounds their length."""
+        super().__init__()
+        self.model = model
+        self.max_chars = max_chars
+
+    def _update(self, state: dict[str, Any], title: str | None) -> dict[str, Any] | None:
+        return {"title": title} if title else None
+
+    def _request(self, state: dict[str, Any]) -> str | None:
+        if state.get("title"):
+            return None
+        return _first_exchange(state.get("messages", []))
+
+    def after_agent(self, state: TitleState, runtime: Any) -> dict[str, Any] | None:
+        """Title the thread when it has none yet."""
+        request = self._request(state)
+        if request is None:
+            return None
+        title = ""
+        if self.model is not None:
+            try:
+                prompt = TITLE_PROMPT.format(max_chars=self.max_chars, request=request[:2000])
+                title = clean_title(self.model.invoke(prompt).text, self.max_chars)
+            except Exception as exc:  # noqa: BLE001 - a title is never worth failing a run
+                log.warning("title_model_failed", error=str(exc))
+        return self._update(state, title or fallback_title(request, self.max_chars))
+
+    async def aafter_agent(self, state: TitleState, runtime: Any) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_agent`."""
+        request = self._request(state)
+        if request is None:
+            return None
+        title = ""
+        if self.model is not None:
+            try:
+                prompt = TITLE_PROMPT.format(max_chars=self.max_chars, request=request[:2000])
+                title = clean_title((await self.model.ainvoke(prompt)).text, self.max_chars)
+            except Exception as exc:  # noqa: BLE001 - a title is never worth failing a run
+                log.warning("title_model_failed", error=str(exc))
+        return self._update(state, title or fallback_title(request, self.max_chars))

@@ -1,0 +1,254 @@
+"""A scripted chat model: replies and tool calls given in advance, for tests and demos.
+
+Use it to test agents and skills without a real model::
+
+    from herdsman.models.scripted import ScriptedChatModel
+
+    model = ScriptedChatModel(responses=[
+        {"tool_calls": [{"name": "write_file", "args": {"path": "a.txt", "content": "hi"}}]},
+        "Done: wrote a.txt",
+    ])
+
+or from config.yaml::
+
+    models:
+      - name: scripted
+        use: herdsman.models.scripted:ScriptedChatModel
+        script: tests/scripts/demo.yaml     # a YAML or JSON list of responses
+        latency: 0.2                        # seconds per call
+
+A response is a string (a final answer), a mapping ``{content, tool_calls: [{name, args, id?}]}``,
+an ``AIMessage``, or ``{error: "..."}`` to make the call raise. ``respond=`` takes a function of
+the messages instead of a fixed list. Every call is recorded in ``model.calls``.
+
+LangChain's own fake chat models drop tool calls when streaming and cannot bind tools, which
+is why this one is written here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field, PrivateAttr
+
+
+class ScriptExhaustedError(RuntimeError):
+    """The model was called more times than its script has responses."""
+
+
+class ScriptedModelError(RuntimeError):
+    """A scripted ``{error: ...}`` response: the call fails with this message."""
+
+
+@dataclass
+class RecordedCall:
+    """One call the model received: the messages, the names of the bound tools, extra kwargs."""
+
+    messages: list[BaseMessage]
+    tools: list[str] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def _approx_tokens(text: str) -> int:
+    """A cheap token estimate (about four characters a token), for usage metadata."""
+    return max(1, len(text) // 4) if text else 0
+
+
+def to_ai_message(response: Any) -> AIMessage:
+    """Turn one script entry into an ``AIMessage`` (or raise for an ``{error: ...}`` entry)."""
+    if isinstance(response, AIMessage):
+        return response
+    if isinstance(response, str):
+        return AIMessage(content=response)
+    if isinstance(response, dict):
+        if "error" in response:
+            raise ScriptedModelError(str(response["error"]))
+        unknown = set(response) - {"content", "tool_calls"}
+        if unknown:
+            raise ValueError(f"script entry has unknown keys {sorted(unknown)}; use content, tool_calls or error")
+        calls = []
+        for call in response.get("tool_calls") or []:
+            if "name" not in call:
+                raise ValueError(f"script tool call {call!r} has no name")
+            calls.append(
+                {
+                    "name": call["name"],
+                    "args": dict(call.get("args") or {}),
+                    "id": call.get("id") or f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "tool_call",
+                }
+            )
+        return AIMessage(content=response.get("content") or "", tool_calls=calls)
+    raise TypeError(f"cannot use {type(response).__name__} as a scripted response")
+
+
+def load_script(path: str | Path) -> list[Any]:
+    """Read a YAML or JSON file holding a list of responses."""
+    text = Path(path).read_text(encoding="utf-8")
+    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    if isinstance(data, dict) and "responses" in data:
+        data = data["responses"]
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a script is a list of responses (or a mapping with 'responses:')")
+    return data
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that plays back scripted responses and records every call it gets."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    responses: list[Any] = Field(default_factory=list, description="Responses played in order.")
+    respond: Callable[[list[BaseMessage]], Any] | None = Field(
+        None, description="A function of the messages returning a response; used instead of responses."
+    )
+    script: str | None = Field(None, description="A YAML/JSON file of responses (appended to responses).")
+    latency: float = Field(0.0, ge=0, description="Seconds each call waits before answering.")
+    on_exhausted: Literal["error", "repeat_last"] = "error"
+    stream_chunk_chars: int = Field(16, ge=1, description="Characters per streamed content chunk.")
+    model: str = "scripted"
+
+    _cursor: itertools.count = PrivateAttr(default_factory=itertools.count)
+    _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _bound_tools: list[str] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, __context: Any) -> None:
+        """Load ``script`` once, when given."""
+        if self.script:
+            self.responses = [*self.responses, *load_script(self.script)]
+
+    @property
+    def _llm_type(self) -> str:
+        return "herdsman-scripted"
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        """Every call received so far, oldest first."""
+        return list(self._calls)
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        """Accept tools like a real model; their names are recorded with each call."""
+        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        return self.bind(tools=names, **kwargs)
+
+    # -- core -------------------------------------------------------------------------------
+
+    def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        with self._lock:
+            self._calls.append(RecordedCall(list(messages), list(kwargs.get("tools") or []), dict(kwargs)))
+            if self.respond is not None:
+                entry = self.respond(list(messages))
+            else:
+                index = next(self._cursor)
+                if index >= len(self.responses):
+                    if self.on_exhausted == "repeat_last" and self.responses:
+                        index = len(self.responses) - 1
+                    else:
+                        raise ScriptExhaustedError(
+                            f"scripted model called {index + 1} times but its script has "
+                            f"{len(self.responses)} responses; add responses or set on_exhausted: repeat_last"
+                        )
+                entry = self.responses[index]
+        message = to_ai_message(entry)
+        prompt_chars = sum(len(m.text) if hasattr(m, "text") else len(str(m.content)) for m in messages)
+        out_tokens = _approx_tokens(message.text) + sum(_approx_tokens(json.dumps(c["args"])) for c in message.tool_calls)
+        in_tokens = _approx_tokens("x" * prompt_chars)
+        usage = {"input_tokens": in_tokens, "output_tokens": out_tokens, "total_tokens": in_tokens + out_tokens}
+        # A fresh id each call, so state reducers never merge two replies.
+        return AIMessage(
+            content=message.content,
+            tool_calls=message.tool_calls,
+            id=f"scripted-{uuid.uuid4().hex[:12]}",
+            usage_metadata=message.usage_metadata or usage,
+            response_metadata={"model_name": self.model},
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            time.sleep(self.latency)
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
+
+    def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
+        text = message.text
+        size = self.stream_chunk_chars
+        pieces = [text[i : i + size] for i in range(0, len(text), size)] or [""]
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            chunk = AIMessageChunk(
+                content=piece,
+                id=message.id,
+                tool_call_chunks=(
+                    [
+                        tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=n)
+                        for n, c in enumerate(message.tool_calls)
+                    ]
+                    if last
+                    else []
+                ),
+                usage_metadata=message.usage_metadata if last else None,
+                response_metadata=message.response_metadata if last else {},
+                chunk_position="last" if last else None,
+            )
+            yield ChatGenerationChunk(message=chunk)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        if self.latency:
+            time.sleep(self.latency)
+        for chunk in self._chunks(self._next(messages, kwargs)):
+            if run_manager and chunk.message.content:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        for chunk in self._chunks(self._next(messages, kwargs)):
+            if run_manager and chunk.message.content:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk

@@ -1,0 +1,69 @@
+"""Checkpointer from config: ``memory``, ``sqlite`` (the default, under home) or ``postgres``.
+
+An async context manager, because the SQLite and Postgres savers hold a connection that must be
+closed. Unreachable or unwritable stores are errors that name the YAML path and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from herdsman.config.schema import HerdsmanConfig
+
+
+class CheckpointerError(Exception):
+    """The configured checkpointer cannot be opened."""
+
+
+def sqlite_path(config: HerdsmanConfig) -> Path:
+    """The SQLite file: ``checkpointer.path``, else ``<home>/checkpoints.sqlite``."""
+    home = config.resolve_home()
+    path = config.checkpointer.path or Path("checkpoints.sqlite")
+    path = path.expanduser()
+    return path if path.is_absolute() else home / path
+
+
+@asynccontextmanager
+async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpointSaver]:
+    """Open the configured checkpointer for the duration of the ``async with`` block."""
+    kind = config.checkpointer.type
+    if kind == "memory":
+        yield InMemorySaver()
+        return
+    if kind == "sqlite":
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        path = sqlite_path(config)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CheckpointerError(
+                f"checkpointer.path: cannot create {path.parent} ({exc.strerror}); choose a writable folder"
+            ) from None
+        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+            yield saver
+        return
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    except ImportError:
+        raise CheckpointerError(
+            "checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'"
+        ) from None
+    try:
+        manager = AsyncPostgresSaver.from_conn_string(config.checkpointer.url or "")
+        saver = await manager.__aenter__()
+        await saver.setup()
+    except Exception as exc:  # noqa: BLE001 - any connection failure gets the same advice
+        raise CheckpointerError(
+            f"checkpointer.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); "
+            "check the URL and that the server is running"
+        ) from None
+    try:
+        yield saver
+    finally:
+        await manager.__aexit__(None, None, None)

@@ -1,0 +1,90 @@
+"""The Sandbox protocol: what every provider (local, docker, kubernetes) offers the tools.
+
+A sandbox belongs to one thread. All paths in and out of it are virtual
+(``/mnt/user-data/{workspace,uploads,outputs}``, ``/mnt/skills/...``); a provider maps them to
+real places and never lets a host path show in a result or an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+USER_DATA_ROOT = "/mnt/user-data"
+WORKSPACE = f"{USER_DATA_ROOT}/workspace"
+UPLOADS = f"{USER_DATA_ROOT}/uploads"
+OUTPUTS = f"{USER_DATA_ROOT}/outputs"
+SKILLS_ROOT = "/mnt/skills"
+
+
+class SandboxError(Exception):
+    """An error meant for the model: the message says what failed and what to do.
+
+    It never contains a host path.
+    """
+
+
+class PathEscapeError(SandboxError):
+    """A path that leaves the virtual roots (``..``, a symlink, a host path)."""
+
+
+class CommandNotAllowedError(SandboxError):
+    """The shell is off for this sandbox (for example no bubblewrap and no opt-in)."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one shell command in a sandbox."""
+
+    exit_code: int
+    output: str
+    timed_out: bool = False
+    truncated_chars: int = 0
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Files and a shell for one thread, addressed by virtual paths."""
+
+    thread_id: str
+
+    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run ``command`` with bash in the workspace; stdout and stderr merged."""
+        ...
+
+    def read_text(self, path: str) -> str:
+        """The whole text of the file at virtual ``path``."""
+        ...
+
+    def write_text(self, path: str, content: str, append: bool = False) -> int:
+        """Write (or append) ``content`` at virtual ``path``; returns the bytes written."""
+        ...
+
+    def list_dir(self, path: str, max_depth: int = 2) -> list[str]:
+        """Virtual paths below ``path``, directories ending in ``/``."""
+        ...
+
+    def glob(self, pattern: str, path: str) -> list[str]:
+        """Virtual paths below ``path`` that match the glob ``pattern``."""
+        ...
+
+    def exists(self, path: str) -> bool:
+        """Whether virtual ``path`` exists."""
+        ...
+
+
+@runtime_checkable
+class SandboxProvider(Protocol):
+    """Hands out the sandbox of a thread, creating it on first use."""
+
+    def acquire(self, thread_id: str) -> Sandbox:
+        """The sandbox for ``thread_id`` (created if new, reused otherwise)."""
+        ...
+
+    def release(self, thread_id: str) -> None:
+        """Free what the thread's sandbox holds; its files stay."""
+        ...
+
+    def close(self) -> None:
+        """Release every sandbox."""
+        ...
