@@ -16,6 +16,7 @@ or from config.yaml::
         use: herdsman.models.scripted:ScriptedChatModel
         script: tests/scripts/demo.yaml     # a YAML or JSON list of responses
         latency: 0.2                        # seconds per call
+        record_file: calls.jsonl            # each call it receives, as a JSON line
 
 A response is a string (a final answer), a mapping ``{content, tool_calls: [{name, args, id?}]}``,
 an ``AIMessage``, or ``{error: "..."}`` to make the call raise. ``respond=`` takes a function of
@@ -122,6 +123,9 @@ class ScriptedChatModel(BaseChatModel):
     latency: float = Field(0.0, ge=0, description="Seconds each call waits before answering.")
     on_exhausted: Literal["error", "repeat_last"] = "error"
     stream_chunk_chars: int = Field(16, ge=1, description="Characters per streamed content chunk.")
+    record_file: str | None = Field(
+        None, description="Append each call as a JSON line (messages and tools) to this file."
+    )
     model: str = "scripted"
 
     _cursor: itertools.count = PrivateAttr(default_factory=itertools.count)
@@ -148,11 +152,22 @@ class ScriptedChatModel(BaseChatModel):
         names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
         return self.bind(tools=names, **kwargs)
 
+    def _append_record(self, call: RecordedCall) -> None:
+        line = {
+            "messages": [{"type": m.type, "content": m.text if hasattr(m, "text") else str(m.content)} for m in call.messages],
+            "tools": call.tools,
+        }
+        with open(self.record_file, "a", encoding="utf-8") as fh:  # type: ignore[arg-type]
+            fh.write(json.dumps(line) + "\n")
+
     # -- core -------------------------------------------------------------------------------
 
     def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
         with self._lock:
-            self._calls.append(RecordedCall(list(messages), list(kwargs.get("tools") or []), dict(kwargs)))
+            call = RecordedCall(list(messages), list(kwargs.get("tools") or []), dict(kwargs))
+            self._calls.append(call)
+            if self.record_file:
+                self._append_record(call)
             if self.respond is not None:
                 entry = self.respond(list(messages))
             else:
@@ -175,6 +190,7 @@ class ScriptedChatModel(BaseChatModel):
         return AIMessage(
             content=message.content,
             tool_calls=message.tool_calls,
+            invalid_tool_calls=message.invalid_tool_calls,
             id=f"scripted-{uuid.uuid4().hex[:12]}",
             usage_metadata=message.usage_metadata or usage,
             response_metadata={"model_name": self.model},
@@ -202,6 +218,13 @@ class ScriptedChatModel(BaseChatModel):
             await asyncio.sleep(self.latency)
         return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
 
+    @staticmethod
+    def _call_chunks(message: AIMessage) -> list[Any]:
+        """Tool calls as stream chunks; invalid ones keep their raw (unparsable) arguments."""
+        raw = [(c["name"], json.dumps(c["args"]), c["id"]) for c in message.tool_calls]
+        raw += [(c.get("name"), c.get("args") or "", c.get("id")) for c in message.invalid_tool_calls]
+        return [tool_call_chunk(name=name, args=args, id=cid, index=n) for n, (name, args, cid) in enumerate(raw)]
+
     def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
         text = message.text
         size = self.stream_chunk_chars
@@ -211,14 +234,7 @@ class ScriptedChatModel(BaseChatModel):
             chunk = AIMessageChunk(
                 content=piece,
                 id=message.id,
-                tool_call_chunks=(
-                    [
-                        tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=n)
-                        for n, c in enumerate(message.tool_calls)
-                    ]
-                    if last
-                    else []
-                ),
+                tool_call_chunks=self._call_chunks(message) if last else [],
                 usage_metadata=message.usage_metadata if last else None,
                 response_metadata=message.response_metadata if last else {},
                 chunk_position="last" if last else None,

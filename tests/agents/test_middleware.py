@@ -1,0 +1,82 @@
+"""Middleware units: order, dangling tool calls, unusable replies, system prompt date, titles."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from herdsman.agents.lead import build_middleware
+from herdsman.config import parse_config
+from herdsman.middleware.dangling_tool_calls import INTERRUPTED_RESULT, patch_dangling_tool_calls
+from herdsman.middleware.system_prompt import SystemPromptMiddleware
+from herdsman.middleware.title import clean_title, fallback_title
+from herdsman.models.scripted import ScriptedChatModel
+
+
+def names(mws) -> list[str]:
+    return [type(m).__name__ for m in mws]
+
+
+def test_default_middleware_order() -> None:
+    config = parse_config("", env={})
+    assert names(build_middleware(config, "prompt")) == [
+        "SystemPromptMiddleware",
+        "DanglingToolCallMiddleware",
+        "ModelOutputGuardMiddleware",
+        "ModelRetryMiddleware",
+        "ToolErrorMiddleware",
+        "TitleMiddleware",
+    ]
+
+
+def test_optional_middlewares_take_their_places() -> None:
+    config = parse_config(
+        "summarization: {enabled: true, trigger_messages: 10}\n"
+        "tools: {max_tool_calls_per_run: 5}\n"
+        "title: {enabled: false}\nlead: {model_retries: 0}\n",
+        env={},
+    )
+    mws = build_middleware(config, "p", summary_model=ScriptedChatModel(responses=[]))
+    assert names(mws) == [
+        "SummarizationMiddleware",
+        "SystemPromptMiddleware",
+        "DanglingToolCallMiddleware",
+        "ModelOutputGuardMiddleware",
+        "ToolCallLimitMiddleware",
+        "ToolErrorMiddleware",
+    ]
+
+
+def test_patch_dangling_tool_calls() -> None:
+    call = {"name": "bash", "args": {"command": "sleep 100"}, "id": "c1", "type": "tool_call"}
+    done = {"name": "ls", "args": {}, "id": "c0", "type": "tool_call"}
+    history = [
+        HumanMessage("hi"),
+        AIMessage("", tool_calls=[done]),
+        ToolMessage("ok", tool_call_id="c0"),
+        AIMessage("", tool_calls=[call]),
+        HumanMessage("are you there?"),
+    ]
+    patched = patch_dangling_tool_calls(history)
+    assert len(patched) == 6
+    assert isinstance(patched[4], ToolMessage) and patched[4].tool_call_id == "c1"
+    assert patched[4].content == INTERRUPTED_RESULT and patched[4].status == "error"
+    complete = history[:3]
+    assert patch_dangling_tool_calls(complete) is complete
+
+
+def test_system_prompt_date_refreshes() -> None:
+    day = [dt.date(2026, 1, 5)]
+    mw = SystemPromptMiddleware("Today is {date}.", today=lambda: day[0])
+    assert mw.render().content == "Today is Monday, 2026-01-05."
+    day[0] = dt.date(2026, 1, 6)
+    assert mw.render().content == "Today is Tuesday, 2026-01-06."
+
+
+def test_fallback_title() -> None:
+    assert fallback_title("\n  Fix the failing build please\nmore") == "Fix the failing build please"
+    long = fallback_title("word " * 40, 30)
+    assert len(long) <= 30 and long.endswith("…")
+    assert fallback_title("   ") == "Untitled"
+    assert clean_title('"Title: Build a website."\nextra', 60) == "Build a website"

@@ -1,0 +1,140 @@
+"""The herdsman CLI in real processes: run, resume in a new process, threads, Ctrl-C, config check."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support import run_cli
+
+
+def write_config(tmp: Path, name: str, responses: list, **model: object) -> Path:
+    """A config file with a scripted model playing ``responses``, SQLite in ``tmp/home``."""
+    script = tmp / f"{name}.script.yaml"
+    script.write_text(yaml.safe_dump(responses))
+    cfg = tmp / f"{name}.config.yaml"
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "home": "home",
+                "lead": {"model_retries": 0},
+                "models": [
+                    {
+                        "name": "scripted",
+                        "use": "herdsman.models.scripted:ScriptedChatModel",
+                        "script": str(script),
+                        "record_file": str(tmp / f"{name}.calls.jsonl"),
+                        **model,
+                    }
+                ],
+            }
+        )
+    )
+    return cfg
+
+
+def records(tmp: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in (tmp / f"{name}.calls.jsonl").read_text().splitlines()]
+
+
+def test_run_then_resume_in_a_new_process(tmp_path: Path) -> None:
+    first = write_config(
+        tmp_path,
+        "first",
+        [
+            {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/note.md", "content": "# Plan\n"}}]},
+            "Wrote the plan to outputs/note.md.",
+        ],
+    )
+    out = run_cli("run", "Write a plan", "--thread", "resume-me", "--config", str(first), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "▶ write_file" in out.stdout
+    assert "Wrote the plan to outputs/note.md." in out.stdout
+    assert "/mnt/user-data/outputs/note.md" in out.stdout.split("Files in outputs:")[1]
+    assert str(tmp_path) not in out.stdout
+    assert (tmp_path / "home" / "threads" / "resume-me" / "user-data" / "outputs" / "note.md").read_text() == "# Plan\n"
+
+    second = write_config(tmp_path, "second", ["You asked me to write a plan, and I did."])
+    out = run_cli("run", "What did I ask?", "--thread", "resume-me", "--config", str(second), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "You asked me to write a plan" in out.stdout
+    # the model in the new process saw the whole earlier conversation
+    seen = records(tmp_path, "second")[0]["messages"]
+    assert [m["type"] for m in seen] == ["system", "human", "ai", "tool", "ai", "human"]
+    assert seen[1]["content"] == "Write a plan" and seen[-1]["content"] == "What did I ask?"
+
+    listing = run_cli("threads", "list", "--config", str(second), cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    assert "resume-me" in listing.stdout and "Write a plan" in listing.stdout
+    shown = run_cli("threads", "show", "resume-me", "--config", str(second), cwd=tmp_path)
+    assert "you> Write a plan" in shown.stdout and "you> What did I ask?" in shown.stdout
+    assert "▶ write_file" in shown.stdout
+    missing = run_cli("threads", "show", "nope", "--config", str(second), cwd=tmp_path)
+    assert missing.returncode == 1 and "no thread 'nope'" in missing.stderr
+
+
+@pytest.mark.bwrap
+def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
+    cfg = write_config(
+        tmp_path,
+        "slow",
+        [{"tool_calls": [{"name": "bash", "args": {"command": "sleep 60 & echo started; wait"}}]}, "never reached"],
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"} | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdsman", "run", "Sleep a while", "--thread", "stopped", "--config", str(cfg)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    line = proc.stdout.readline()
+    while "▶ bash" not in line:
+        assert line, "the run ended before the tool call"
+        line = proc.stdout.readline()
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Stopped" in err and "--thread stopped" in err
+    assert "Traceback" not in err
+    leftover = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True).stdout.split()
+    assert not leftover, "the sandboxed command outlived the CLI"
+
+    again = write_config(tmp_path, "again", ["Resumed fine."])
+    out = run_cli("run", "Are you back?", "--thread", "stopped", "--config", str(again), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Resumed fine." in out.stdout
+    seen = records(tmp_path, "again")[0]["messages"]
+    # the interrupted tool call got a result, so the history is valid for any provider
+    assert [m["type"] for m in seen] == ["system", "human", "ai", "tool", "human"]
+    assert "interrupted" in seen[3]["content"]
+
+
+def test_config_check_reports_problems_with_paths(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models:\n  - name: x\n    use: nowhere:Chat\nsandbox: {timeout: 3}\n")
+    out = run_cli("config", "check", "--config", str(bad), "--offline", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "sandbox.timeout: unknown key" in out.stderr
+    good = write_config(tmp_path, "good", ["hi"])
+    out = run_cli("config", "check", "--config", str(good), "--offline", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "OK" in out.stdout and "'scripted'" in out.stdout
+    broken_class = tmp_path / "class.yaml"
+    broken_class.write_text("models:\n  - name: x\n    use: nowhere:Chat\n")
+    out = run_cli("config", "check", "--config", str(broken_class), "--offline", cwd=tmp_path)
+    assert out.returncode == 1 and "models.0" in out.stderr and "cannot import 'nowhere'" in out.stderr
+
+
+def test_unset_variable_stops_run_with_its_name(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("models:\n  - {name: g, use: 'langchain_openai:ChatOpenAI', api_key: $HERDSMAN_TEST_UNSET_KEY}\n")
+    out = run_cli("run", "hi", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "models.0.api_key" in out.stderr and "$HERDSMAN_TEST_UNSET_KEY is not set" in out.stderr
