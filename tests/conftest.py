@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,12 @@ def home(tmp_path: Path) -> Path:
 def config(home: Path) -> HerdsmanConfig:
     """The default config for tests: memory checkpointer, home in tmp."""
     return make_config(home)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server for this test session."""
+    from tests.services import postgres_server
+
+    with postgres_server() as url:
+        yield url
