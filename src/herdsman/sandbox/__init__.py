@@ -1,1 +1,45 @@
-"""sandbox."""
+"""The sandbox: a thread's files and shell behind virtual paths, and the tools that use them.
+
+``build_sandbox_provider(config)`` gives the provider; ``make_sandbox_tools(provider,
+config.sandbox)`` gives the LangChain tools (bash, ls, read_file, write_file, str_replace, glob,
+grep) that find their thread's sandbox through the run config's ``thread_id``.
+"""
+
+from herdsman.sandbox.base import (
+    OUTPUTS,
+    SKILLS_ROOT,
+    UPLOADS,
+    USER_DATA_ROOT,
+    WORKSPACE,
+    CommandNotAllowedError,
+    ExecResult,
+    PathEscapeError,
+    Sandbox,
+    SandboxError,
+    SandboxProvider,
+)
+from herdsman.sandbox.local import LocalSandbox, LocalSandboxProvider
+from herdsman.sandbox.paths import InvalidThreadIdError, ThreadPaths, validate_thread_id
+from herdsman.sandbox.provider import build_sandbox_provider
+from herdsman.sandbox.tools import make_sandbox_tools
+
+__all__ = [
+    "OUTPUTS",
+    "SKILLS_ROOT",
+    "UPLOADS",
+    "USER_DATA_ROOT",
+    "WORKSPACE",
+    "CommandNotAllowedError",
+    "ExecResult",
+    "InvalidThreadIdError",
+    "LocalSandbox",
+    "LocalSandboxProvider",
+    "PathEscapeError",
+    "Sandbox",
+    "SandboxError",
+    "SandboxProvider",
+    "ThreadPaths",
+    "build_sandbox_provider",
+    "make_sandbox_tools",
+    "validate_thread_id",
+]

@@ -1,0 +1,409 @@
+"""The local sandbox: each thread's files in a directory under ``<home>/threads/``.
+
+File operations run in this process on host paths from :class:`ThreadPaths` (which refuses
+escapes). Shell commands run through one of three small ``Shell`` strategies, chosen once per
+provider from ``sandbox.isolation``:
+
+- :class:`BwrapShell`: the command runs jailed by bubblewrap (see ``bwrap.py``);
+- :class:`HostShell`: the command runs on the host in the thread's workspace, with virtual
+  paths in the command rewritten to host paths (only with ``sandbox.allow_unisolated_bash``);
+- :class:`RefusingShell`: bash is off, and the error says how to turn it on.
+
+Writes to one host path are serialized by a process-wide lock per resolved path, so parallel
+tool calls appending to one file lose nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import stat
+import threading
+import weakref
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Protocol
+
+from herdsman.config.schema import HerdsmanConfig, SandboxConfig
+from herdsman.sandbox import bwrap as bwrap_module
+from herdsman.sandbox.base import (
+    CommandNotAllowedError,
+    ExecResult,
+    PathEscapeError,
+    SandboxError,
+)
+from herdsman.sandbox.bwrap import build_bwrap_argv
+from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
+from herdsman.sandbox.process import new_run_id, run_process
+
+log = logging.getLogger(__name__)
+
+MAX_READ_BYTES = 50 * 1024 * 1024
+MAX_LISTED = 10_000
+
+# -- shells -----------------------------------------------------------------------------
+
+
+class Shell(Protocol):
+    """Runs one command for one thread; the result may still contain host paths."""
+
+    def run(
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+    ) -> ExecResult:
+        """Run ``command`` with bash in the thread's workspace; stop early when ``cancel`` is set."""
+        ...
+
+
+class BwrapShell:
+    """Commands jailed by bubblewrap: only the thread's directories are visible and writable."""
+
+    def __init__(self, bwrap: str, config: SandboxConfig) -> None:
+        self._bwrap = bwrap
+        self._config = config
+
+    def run(
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+    ) -> ExecResult:
+        """Run ``command`` inside a fresh bubblewrap jail."""
+        run_id = new_run_id()
+        argv = build_bwrap_argv(
+            self._bwrap,
+            paths,
+            command,
+            network=self._config.network,
+            read_only_paths=self._config.read_only_paths,
+            env={"HERDSMAN_RUN_ID": run_id},
+        )
+        return run_process(
+            argv,
+            timeout=timeout,
+            max_output_chars=self._config.max_output_chars,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            run_id=run_id,
+            cancel=cancel,
+        )
+
+
+class HostShell:
+    """Commands run on the host, unisolated, in the thread's workspace (explicit opt-in only)."""
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self._config = config
+
+    def run(
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+    ) -> ExecResult:
+        """Run ``command`` with bash on the host; virtual paths in it become host paths."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "HOME": str(paths.workspace),
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "TERM": "dumb",
+        }
+        bash = shutil.which("bash") or "/bin/sh"
+        return run_process(
+            [bash, "-c", paths.to_host_text(command)],
+            timeout=timeout,
+            max_output_chars=self._config.max_output_chars,
+            cwd=paths.workspace,
+            env=env,
+            cancel=cancel,
+        )
+
+
+class RefusingShell:
+    """Bash is off: every command fails with a message saying how to enable it."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def run(
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+    ) -> ExecResult:
+        """Always raise CommandNotAllowedError."""
+        raise CommandNotAllowedError(self.message)
+
+
+_ENABLE_HINT = (
+    "To enable it, install bubblewrap (apt-get install bubblewrap) so commands run isolated, "
+    "or set sandbox.allow_unisolated_bash: true in config.yaml to run them on the host "
+    "without isolation."
+)
+
+
+def choose_shell(config: SandboxConfig, status: bwrap_module.BwrapStatus) -> Shell:
+    """The shell strategy for ``sandbox.isolation`` given what bubblewrap can do here."""
+    if config.isolation in ("auto", "bwrap") and status.available and status.path:
+        return BwrapShell(status.path, config)
+    if config.isolation == "bwrap":
+        return RefusingShell(
+            f"The bash tool is unavailable: sandbox.isolation is bwrap but {status.reason}. "
+            "Install bubblewrap (apt-get install bubblewrap), or set sandbox.isolation: auto "
+            "and sandbox.allow_unisolated_bash: true in config.yaml to run commands on the host."
+        )
+    if config.allow_unisolated_bash:
+        return HostShell(config)
+    if config.isolation == "none":
+        why = "sandbox.isolation is none and sandbox.allow_unisolated_bash is false"
+        if not status.available:
+            why += f" ({status.reason})"
+        return RefusingShell(
+            f"The bash tool is unavailable: {why}. Set sandbox.isolation: auto with bubblewrap "
+            "installed (apt-get install bubblewrap), or set sandbox.allow_unisolated_bash: true "
+            "in config.yaml to run commands on the host without isolation."
+        )
+    return RefusingShell(f"The bash tool is unavailable: {status.reason}. {_ENABLE_HINT}")
+
+
+# -- write locks ------------------------------------------------------------------------
+
+
+class _PathLock:
+    __slots__ = ("lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+_locks: "weakref.WeakValueDictionary[str, _PathLock]" = weakref.WeakValueDictionary()
+_locks_guard = threading.Lock()
+
+
+@contextmanager
+def path_lock(host_path: Path) -> Iterator[None]:
+    """Hold the process-wide lock of ``host_path`` (one lock per resolved path)."""
+    key = os.path.abspath(host_path)
+    with _locks_guard:
+        holder = _locks.get(key)
+        if holder is None:
+            holder = _PathLock()
+            _locks[key] = holder
+    with holder.lock:
+        yield
+
+
+# -- sandbox ----------------------------------------------------------------------------
+
+
+class LocalSandbox:
+    """Files and a shell for one thread, kept under ``<home>/threads/<thread_id>``."""
+
+    def __init__(self, paths: ThreadPaths, shell: Shell, config: SandboxConfig) -> None:
+        self.thread_id = paths.thread_id
+        self.paths = paths
+        self._shell = shell
+        self._config = config
+        self._running: set[threading.Event] = set()
+        self._running_lock = threading.Lock()
+        paths.ensure_dirs()
+
+    def scrub(self, text: str) -> str:
+        """``text`` with this thread's host paths replaced by virtual ones."""
+        return self.paths.scrub(text)
+
+    @staticmethod
+    def _check_regular(fd: int, path: str) -> None:
+        """Refuse directories, FIFOs and devices (a FIFO would block the tool forever)."""
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(mode):
+            raise SandboxError(f"{path} is not a regular file (a pipe, socket or device)")
+
+    def _os_error(self, exc: OSError, path: str, action: str) -> SandboxError:
+        if isinstance(exc, FileNotFoundError):
+            return SandboxError(f"{path} does not exist")
+        if isinstance(exc, IsADirectoryError):
+            return SandboxError(f"{path} is a directory, not a file; use ls to see what it holds")
+        if isinstance(exc, NotADirectoryError):
+            return SandboxError(f"{path}: a part of this path is a file, not a directory")
+        if isinstance(exc, PermissionError):
+            return SandboxError(f"cannot {action} {path}: permission denied")
+        if exc.errno == errno.ELOOP:  # the last component became a symlink after the check
+            return PathEscapeError(f"{path} is a symbolic link that changed while it was used")
+        return SandboxError(self.scrub(f"cannot {action} {path}: {exc.strerror or exc}"))
+
+    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run ``command`` with bash in the workspace; output is bounded and scrubbed."""
+        limit = timeout if timeout and timeout > 0 else self._config.command_timeout_seconds
+        cancel = threading.Event()
+        with self._running_lock:
+            self._running.add(cancel)
+        try:
+            result = self._shell.run(self.paths, command, limit, cancel)
+        finally:
+            with self._running_lock:
+                self._running.discard(cancel)
+        return ExecResult(
+            exit_code=result.exit_code,
+            output=self.scrub(result.output),
+            timed_out=result.timed_out,
+            truncated_chars=result.truncated_chars,
+        )
+
+    def cancel_running(self) -> None:
+        """Kill every command of this sandbox that is still running (they return at once)."""
+        with self._running_lock:
+            for event in self._running:
+                event.set()
+
+    def read_text(self, path: str) -> str:
+        """The text of the file at virtual ``path`` (UTF-8, undecodable bytes replaced)."""
+        host = self.paths.resolve(path)
+        try:
+            fd = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                self._check_regular(fh.fileno(), path)
+                if os.fstat(fh.fileno()).st_size > MAX_READ_BYTES:
+                    raise SandboxError(
+                        f"{path} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB; "
+                        "use bash (head, tail, grep, sed -n) to look at parts of it"
+                    )
+                data = fh.read()
+        except OSError as exc:
+            raise self._os_error(exc, path, "read") from None
+        return data.decode("utf-8", errors="replace")
+
+    def write_text(self, path: str, content: str, append: bool = False) -> int:
+        """Write or append ``content`` at virtual ``path``, creating parent directories."""
+        host = self.paths.resolve(path, write=True)
+        data = content.encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags |= os.O_APPEND if append else os.O_TRUNC
+        try:
+            host.parent.mkdir(parents=True, exist_ok=True)
+            with path_lock(host):
+                fd = os.open(host, flags | os.O_NONBLOCK, 0o644)
+                with os.fdopen(fd, "wb") as fh:
+                    self._check_regular(fh.fileno(), path)
+                    fh.write(data)
+        except OSError as exc:
+            raise self._os_error(exc, path, "write") from None
+        return len(data)
+
+    def list_dir(self, path: str, max_depth: int = 2) -> list[str]:
+        """Virtual paths below ``path`` (symlinks not followed), directories ending in ``/``."""
+        vroot = self.paths.resolve_virtual(path)
+        host = self.paths.resolve(vroot)
+        if not host.exists():
+            raise SandboxError(f"{path} does not exist")
+        if not host.is_dir():
+            raise SandboxError(f"{path} is a file, not a directory; use read_file to read it")
+        found: list[str] = []
+
+        def walk(directory: Path, vdir: str, depth: int) -> None:
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError:
+                return
+            for entry in entries:
+                if len(found) >= MAX_LISTED:
+                    return
+                vpath = f"{vdir.rstrip('/')}/{entry.name}"
+                is_dir = entry.is_dir(follow_symlinks=False)
+                found.append(vpath + "/" if is_dir else vpath)
+                if is_dir and depth < max_depth:
+                    walk(Path(entry.path), vpath, depth + 1)
+
+        walk(host, vroot, 1)
+        return found
+
+    def glob(self, pattern: str, path: str) -> list[str]:
+        """Virtual paths below ``path`` matching ``pattern`` (``**`` spans directories).
+
+        Matches reached through a symlink that leaves the sandbox are dropped.
+        """
+        if not pattern:
+            raise SandboxError("empty glob pattern; use for example **/*.py")
+        base_v = self.paths.resolve_virtual(path)
+        if pattern.startswith("/"):
+            base_v, pattern = self._split_absolute_pattern(pattern)
+        host = self.paths.resolve(base_v)
+        if not host.is_dir():
+            return []
+        matches: list[str] = []
+        try:
+            for match in host.glob(pattern):
+                if len(matches) >= MAX_LISTED:
+                    break
+                vpath = base_v.rstrip("/") + "/" + str(match.relative_to(host))
+                try:
+                    self.paths.resolve_virtual(vpath)
+                except PathEscapeError:
+                    continue
+                matches.append(vpath + "/" if match.is_dir() else vpath)
+        except (OSError, ValueError, NotImplementedError) as exc:
+            raise SandboxError(self.scrub(f"invalid glob pattern {pattern!r}: {exc}")) from None
+        return sorted(matches)
+
+    def _split_absolute_pattern(self, pattern: str) -> tuple[str, str]:
+        parts = pattern.split("/")
+        base: list[str] = []
+        for i, part in enumerate(parts):
+            if any(ch in part for ch in "*?["):
+                rest = "/".join(parts[i:])
+                return self.paths.resolve_virtual("/".join(base) or "/"), rest
+            base.append(part)
+        raise SandboxError(f"glob pattern {pattern!r} has no wildcard; use read_file or ls")
+
+    def exists(self, path: str) -> bool:
+        """Whether virtual ``path`` exists (a dangling link inside the sandbox counts as not)."""
+        return self.paths.resolve(path).exists()
+
+
+# -- provider ---------------------------------------------------------------------------
+
+
+def _skills_dir(config: HerdsmanConfig) -> Path | None:
+    if not config.skills.enabled:
+        return None
+    skills = config.skills.path.expanduser()
+    if not skills.is_absolute():
+        skills = Path.cwd() / skills
+    return skills if skills.is_dir() else None
+
+
+class LocalSandboxProvider:
+    """Hands out :class:`LocalSandbox` instances, one per thread, safely across threads."""
+
+    def __init__(self, config: HerdsmanConfig) -> None:
+        self._config = config
+        self._home = config.resolve_home()
+        self._skills = _skills_dir(config)
+        self._shell = choose_shell(config.sandbox, bwrap_module.bwrap_status())
+        self._sandboxes: dict[str, LocalSandbox] = {}
+        self._lock = threading.Lock()
+        log.debug("local sandbox provider ready", extra={"shell": type(self._shell).__name__})
+
+    @property
+    def isolation(self) -> str:
+        """How commands run: ``bwrap``, ``host`` or ``off``."""
+        return {BwrapShell: "bwrap", HostShell: "host"}.get(type(self._shell), "off")
+
+    def acquire(self, thread_id: str) -> LocalSandbox:
+        """The sandbox of ``thread_id`` (directories created on first use)."""
+        validate_thread_id(thread_id)
+        with self._lock:
+            sandbox = self._sandboxes.get(thread_id)
+            if sandbox is None:
+                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
+                sandbox = LocalSandbox(paths, self._shell, self._config.sandbox)
+                self._sandboxes[thread_id] = sandbox
+            return sandbox
+
+    def release(self, thread_id: str) -> None:
+        """Kill the thread's running commands and forget its sandbox object; files stay."""
+        with self._lock:
+            sandbox = self._sandboxes.pop(thread_id, None)
+        if sandbox is not None:
+            sandbox.cancel_running()
+
+    def close(self) -> None:
+        """Release every sandbox (running commands are killed)."""
+        with self._lock:
+            sandboxes = list(self._sandboxes.values())
+            self._sandboxes.clear()
+        for sandbox in sandboxes:
+            sandbox.cancel_running()

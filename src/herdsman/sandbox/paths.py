@@ -1,0 +1,299 @@
+"""Virtual paths of one thread: where they live on the host, and how to refuse escapes.
+
+The agent only ever sees ``/mnt/user-data/{workspace,uploads,outputs}`` and ``/mnt/skills``.
+:class:`ThreadPaths` maps those virtual roots to ``<home>/threads/<thread_id>/user-data/...``
+and the skills folder, and resolves a path the model gave into a host path.
+
+Resolution walks the path one component at a time *in virtual space*, the way the kernel
+would inside the bubblewrap sandbox: every symlink met on the way (including the last
+component, and dangling links) is read and its target is interpreted as a virtual path.
+A link to ``/etc``, to another thread's host directory, or ``..`` that climbs out of the roots
+therefore ends outside every virtual root and is refused, while a link the model made with
+``ln -s /mnt/user-data/uploads/a.csv`` works the same in the file tools as in the shell.
+The resulting host path contains no symlinks; the remaining gap is a race with a command that
+swaps a directory for a symlink between the check and the open (the final component is
+opened with ``O_NOFOLLOW`` by the sandbox to narrow it).
+
+:meth:`ThreadPaths.scrub` rewrites host paths back to virtual ones so no output, error or
+trace shows where the files really are.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from herdsman.sandbox.base import (
+    OUTPUTS,
+    SKILLS_ROOT,
+    UPLOADS,
+    USER_DATA_ROOT,
+    WORKSPACE,
+    PathEscapeError,
+    SandboxError,
+)
+
+_THREAD_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_MAX_SYMLINKS = 40
+HOME_PLACEHOLDER = "<herdsman-home>"
+
+
+class InvalidThreadIdError(SandboxError):
+    """A thread id that cannot name a directory safely."""
+
+
+class ReadOnlyPathError(PathEscapeError):
+    """A write to a read-only virtual root (``/mnt/skills``, ``/mnt/user-data`` itself)."""
+
+
+def validate_thread_id(thread_id: str) -> str:
+    """Return ``thread_id`` if it is safe as a directory name, else raise InvalidThreadIdError.
+
+    Allowed: 1 to 128 characters among letters, digits, ``.``, ``_`` and ``-``, starting with a
+    letter or digit (so UUIDs pass and ``..``, ``a/b`` or empty ids do not).
+    """
+    if not isinstance(thread_id, str) or not _THREAD_ID_RE.fullmatch(thread_id):
+        shown = repr(thread_id)[:80]
+        raise InvalidThreadIdError(
+            f"invalid thread id {shown}: use 1-128 characters among letters, digits, '.', '_' "
+            "and '-', starting with a letter or digit (a UUID works)"
+        )
+    return thread_id
+
+
+def normalize_virtual(path: str) -> str:
+    """The absolute, lexically normalized virtual form of ``path``; no symlink is followed.
+
+    Relative paths (and ``~``) are taken from the workspace. Whether the result lies inside a
+    virtual root is checked by :meth:`ThreadPaths.resolve_virtual`, not here.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise SandboxError(f"empty path; give a path such as {WORKSPACE}/notes.md")
+    if "\x00" in path:
+        raise SandboxError("the path contains a NUL character")
+    path = path.strip()
+    if path == "~" or path.startswith("~/"):
+        path = WORKSPACE + path[1:]
+    if not path.startswith("/"):
+        path = f"{WORKSPACE}/{path}"
+    normalized = posixpath.normpath(path)
+    return "/" + normalized.lstrip("/")
+
+
+@dataclass(frozen=True)
+class VirtualRoot:
+    """One virtual directory tree and the host directory behind it."""
+
+    virtual: str
+    host: Path
+    writable: bool
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+@dataclass(frozen=True)
+class ThreadPaths:
+    """The directories of one thread and the rules for addressing them.
+
+    Build it with :meth:`for_thread`; call :meth:`ensure_dirs` before first use.
+    """
+
+    thread_id: str
+    home: Path
+    user_data: Path
+    workspace: Path
+    uploads: Path
+    outputs: Path
+    skills: Path | None = None
+    _aliases: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    @classmethod
+    def for_thread(cls, home: Path, thread_id: str, skills: Path | None = None) -> "ThreadPaths":
+        """Layout ``<home>/threads/<thread_id>/user-data/{workspace,uploads,outputs}``.
+
+        ``skills`` is mounted read-only at ``/mnt/skills`` when given and it is a directory.
+        """
+        validate_thread_id(thread_id)
+        given_home = Path(os.path.abspath(home))
+        real_home = _real(given_home)
+        user_data = real_home / "threads" / thread_id / "user-data"
+        skills_dir = _real(Path(os.path.abspath(skills))) if skills is not None else None
+        if skills_dir is not None and not skills_dir.is_dir():
+            skills_dir = None
+        paths = cls(
+            thread_id=thread_id,
+            home=real_home,
+            user_data=user_data,
+            workspace=user_data / "workspace",
+            uploads=user_data / "uploads",
+            outputs=user_data / "outputs",
+            skills=skills_dir,
+        )
+        object.__setattr__(paths, "_aliases", paths._build_aliases(given_home, skills))
+        return paths
+
+    # -- layout -------------------------------------------------------------------------
+
+    def ensure_dirs(self) -> None:
+        """Create the thread's workspace, uploads and outputs directories."""
+        for d in (self.workspace, self.uploads, self.outputs):
+            d.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def roots(self) -> tuple[VirtualRoot, ...]:
+        """The virtual roots, most specific first."""
+        roots = [
+            VirtualRoot(WORKSPACE, self.workspace, True),
+            VirtualRoot(UPLOADS, self.uploads, True),
+            VirtualRoot(OUTPUTS, self.outputs, True),
+        ]
+        if self.skills is not None:
+            roots.append(VirtualRoot(SKILLS_ROOT, self.skills, False))
+        roots.append(VirtualRoot(USER_DATA_ROOT, self.user_data, False))
+        return tuple(roots)
+
+    def describe_roots(self) -> str:
+        """The virtual roots as a short sentence for error messages."""
+        names = [WORKSPACE, UPLOADS, OUTPUTS] + ([SKILLS_ROOT] if self.skills is not None else [])
+        return ", ".join(names)
+
+    # -- resolution ---------------------------------------------------------------------
+
+    def normalize(self, path: str) -> str:
+        """The absolute, lexically normalized virtual form of ``path`` (see normalize_virtual)."""
+        return normalize_virtual(path)
+
+    def _root_of(self, vpath: str) -> VirtualRoot | None:
+        for root in self.roots:
+            if vpath == root.virtual or vpath.startswith(root.virtual + "/"):
+                return root
+        return None
+
+    def _host_of(self, vpath: str) -> tuple[VirtualRoot, Path] | None:
+        root = self._root_of(vpath)
+        if root is None:
+            return None
+        rel = vpath[len(root.virtual) :].lstrip("/")
+        return root, (root.host / rel if rel else root.host)
+
+    def resolve_virtual(self, path: str) -> str:
+        """Follow every symlink in ``path`` in virtual space; the canonical virtual path.
+
+        Raises PathEscapeError when the result (or a link on the way) leaves the virtual roots.
+        """
+        shown = path
+        vpath = self.normalize(path)
+        pending = [c for c in vpath.split("/") if c]
+        resolved: list[str] = []
+        links = 0
+        while pending:
+            comp = pending.pop(0)
+            if comp == ".":
+                continue
+            if comp == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            resolved.append(comp)
+            current = "/" + "/".join(resolved)
+            mapped = self._host_of(current)
+            if mapped is None:
+                continue  # a virtual directory above the roots (/mnt, /mnt/user-data, /etc ...)
+            _, host = mapped
+            if not os.path.islink(host):
+                continue
+            links += 1
+            if links > _MAX_SYMLINKS:
+                raise PathEscapeError(f"{shown}: too many levels of symbolic links")
+            target = os.readlink(host)
+            resolved.pop()
+            if target.startswith("/"):
+                resolved = []
+            pending = [c for c in target.split("/") if c] + pending
+        final = "/" + "/".join(resolved)
+        if self._root_of(final) is None:
+            if self.skills is None and (final == SKILLS_ROOT or final.startswith(SKILLS_ROOT + "/")):
+                raise PathEscapeError(f"{shown}: no skills folder is mounted in this sandbox")
+            via = " (through a symbolic link)" if links else ""
+            raise PathEscapeError(
+                f"{shown}: the path leaves the sandbox{via}; only paths under "
+                f"{self.describe_roots()} are allowed (relative paths start in {WORKSPACE})"
+            )
+        return final
+
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        """The host path behind virtual ``path``; refuses escapes and writes to read-only roots."""
+        vpath = self.resolve_virtual(path)
+        mapped = self._host_of(vpath)
+        assert mapped is not None  # resolve_virtual guarantees a root
+        root, host = mapped
+        if write and not root.writable:
+            if root.virtual == SKILLS_ROOT:
+                raise ReadOnlyPathError(
+                    f"{path}: {SKILLS_ROOT} is read-only; write to {WORKSPACE} or {OUTPUTS} instead"
+                )
+            raise ReadOnlyPathError(
+                f"{path}: only {WORKSPACE}, {UPLOADS} and {OUTPUTS} are writable"
+            )
+        return host
+
+    def to_virtual(self, host: Path | str) -> str:
+        """The virtual path of a host path inside one of the roots (raises PathEscapeError)."""
+        host_str = os.path.abspath(host)
+        for root in self.roots:
+            base = str(root.host)
+            if host_str == base:
+                return root.virtual
+            if host_str.startswith(base + "/"):
+                return root.virtual + host_str[len(base) :]
+        raise PathEscapeError("a path outside the sandbox was met and hidden")
+
+    # -- scrubbing ----------------------------------------------------------------------
+
+    def _build_aliases(self, given_home: Path, given_skills: Path | None) -> tuple[tuple[str, str], ...]:
+        pairs: dict[str, str] = {}
+        homes = {str(self.home), str(given_home)}
+        for home in homes:
+            ud = f"{home}/threads/{self.thread_id}/user-data"
+            pairs[f"{ud}/workspace"] = WORKSPACE
+            pairs[f"{ud}/uploads"] = UPLOADS
+            pairs[f"{ud}/outputs"] = OUTPUTS
+            pairs[ud] = USER_DATA_ROOT
+        if self.skills is not None:
+            pairs[str(self.skills)] = SKILLS_ROOT
+            if given_skills is not None:
+                pairs[os.path.abspath(given_skills)] = SKILLS_ROOT
+        for home in homes:
+            pairs[home] = HOME_PLACEHOLDER
+        pairs.pop("/", None)
+        return tuple(sorted(pairs.items(), key=lambda kv: len(kv[0]), reverse=True))
+
+    def scrub(self, text: str) -> str:
+        """Replace host paths of this thread (and the home directory) by virtual ones.
+
+        Also catches the thread's directories seen from another mount point (for example in
+        ``/proc/self/mountinfo``), where only the tail ``threads/<id>/user-data`` is recognisable.
+        """
+        if not text:
+            return text
+        for host, virtual in self._aliases:
+            if host in text:
+                text = text.replace(host, virtual)
+        tail = re.compile(
+            r"(?:/[^\s'\"/=:;,]+)*/threads/" + re.escape(self.thread_id) + r"/user-data(?![\w.-])"
+        )
+        return tail.sub(USER_DATA_ROOT, text)
+
+    def to_host_text(self, text: str) -> str:
+        """Rewrite virtual paths in a command to host paths (for unisolated execution only)."""
+        pairs = [(root.virtual, str(root.host)) for root in self.roots]
+        pattern = re.compile(
+            r"(?<![\w./-])(" + "|".join(re.escape(v) for v, _ in pairs) + r")(?=$|[/\s'\";|&)<>:,=`])"
+        )
+        mapping = dict(pairs)
+        return pattern.sub(lambda m: mapping[m.group(1)], text)

@@ -1,0 +1,278 @@
+"""Run one command with a deadline, bounded output, and no process left behind.
+
+``subprocess.run(timeout=...)`` is not enough for an agent's shell: it kills only the direct
+child, buffers all output in memory, and waits forever for a pipe held open by a background
+job. :func:`run_process` instead
+
+- starts the command in a new session (its own process group);
+- reads stdout+stderr incrementally into :class:`OutputCapture`, which keeps the head and the
+  tail and counts the characters cut between them, so a command printing gigabytes costs a
+  few kilobytes;
+- decodes bytes as UTF-8 with ``errors="replace"``, so binary output cannot crash a tool;
+- when the command ends or its time is up, SIGKILLs its process group and every process that
+  still carries the run's marker variable (``HERDSMAN_RUN_ID``), which catches grandchildren
+  that daemonized into another session. Under bubblewrap (``--unshare-pid
+  --die-with-parent``) killing bwrap tears down the whole pid namespace, which is the
+  reliable version of the same thing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from herdsman.sandbox.base import ExecResult
+
+MARKER_ENV = "HERDSMAN_RUN_ID"
+_CHUNK = 64 * 1024
+_EXIT_GRACE_SECONDS = 0.2
+_DRAIN_SECONDS = 1.0
+
+
+class OutputCapture:
+    """Keep the first and last ``max_chars // 2`` characters of a stream and count the rest."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._head_limit = max(0, max_chars // 2)
+        self._tail_limit = max(0, max_chars - self._head_limit)
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self._cut = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    @property
+    def cut_chars(self) -> int:
+        """How many characters were dropped between head and tail."""
+        return self._cut
+
+    def feed(self, data: bytes) -> None:
+        """Add raw bytes from the stream."""
+        self._add(self._decoder.decode(data))
+
+    def finish(self) -> None:
+        """Flush a trailing partial UTF-8 sequence (as a replacement character)."""
+        self._add(self._decoder.decode(b"", final=True))
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        room = self._head_limit - self._head_len
+        if room > 0:
+            taken = text[:room]
+            self._head.append(taken)
+            self._head_len += len(taken)
+            text = text[len(taken) :]
+            if not text:
+                return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        excess = self._tail_len - self._tail_limit
+        while excess > 0:
+            first = self._tail[0]
+            if len(first) <= excess:
+                self._tail.popleft()
+                dropped = len(first)
+            else:
+                self._tail[0] = first[excess:]
+                dropped = excess
+            self._cut += dropped
+            self._tail_len -= dropped
+            excess -= dropped
+
+    def text(self) -> str:
+        """Head, a note on what was cut (if anything), tail."""
+        head = "".join(self._head)
+        tail = "".join(self._tail)
+        if not self._cut:
+            return head + tail
+        return f"{head}\n... [{self._cut} characters cut] ...\n{tail}"
+
+
+def new_run_id() -> str:
+    """A fresh marker value identifying the processes of one command."""
+    return uuid.uuid4().hex
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether ``pid`` has exited, without reaping it (so its pid and group id stay reserved)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def _marked_pids(run_id: str) -> list[int]:
+    """Pids of live processes whose environment carries ``MARKER_ENV=run_id``."""
+    needle = f"{MARKER_ENV}={run_id}".encode()
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    me = os.getpid()
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def kill_process_tree(pgid: int, run_id: str | None = None) -> None:
+    """SIGKILL the process group ``pgid`` and every process marked with ``run_id``.
+
+    The marked scan repeats until it finds nothing, so a process that forks while being killed
+    is caught on the next pass.
+    """
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if not run_id:
+        return
+    for _ in range(20):
+        pids = _marked_pids(run_id)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+
+
+def _pump(
+    proc: subprocess.Popen[bytes],
+    fd: int,
+    capture: OutputCapture,
+    deadline: float,
+    cancel: threading.Event | None,
+) -> tuple[str, bool]:
+    """Read output until the command exits, the deadline passes or ``cancel`` is set.
+
+    Returns why it stopped (``exited``, ``timeout`` or ``cancelled``) and whether EOF was seen.
+    """
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    eof = False
+    exited_at: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if exited_at is None and _has_exited(proc.pid):
+                exited_at = now
+            if exited_at is not None and (eof or now - exited_at > _EXIT_GRACE_SECONDS):
+                return "exited", eof
+            if now >= deadline:
+                return "timeout", eof
+            if cancel is not None and cancel.is_set():
+                return "cancelled", eof
+            wait = min(deadline - now, 0.05)
+            if eof:
+                time.sleep(min(wait, 0.02))
+                continue
+            if selector.select(timeout=wait):
+                chunk = os.read(fd, _CHUNK)
+                if chunk:
+                    capture.feed(chunk)
+                else:
+                    eof = True
+    finally:
+        selector.close()
+
+
+def _drain(fd: int, capture: OutputCapture, seconds: float) -> None:
+    """Read what is left in the pipe after the writers were killed, for at most ``seconds``."""
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    end = time.monotonic() + seconds
+    try:
+        while (left := end - time.monotonic()) > 0:
+            if not selector.select(timeout=left):
+                return
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                return
+            capture.feed(chunk)
+    finally:
+        selector.close()
+
+
+def _exit_code(returncode: int) -> int:
+    """A shell-style exit code: killed by signal N becomes 128 + N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    max_output_chars: int,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    run_id: str | None = None,
+    cancel: threading.Event | None = None,
+) -> ExecResult:
+    """Run ``argv`` with merged stdout/stderr, a timeout, and bounded output.
+
+    ``env`` is the complete environment of the command (nothing is inherited); ``run_id`` is
+    added to it as ``HERDSMAN_RUN_ID`` so the whole tree can be found and killed. Setting
+    ``cancel`` stops the command early (checked every 50 ms). Every process of the command is
+    killed when this returns, whether it finished, timed out or was cancelled.
+    """
+    run_id = run_id or new_run_id()
+    full_env = dict(env or {})
+    full_env[MARKER_ENV] = run_id
+    capture = OutputCapture(max_output_chars)
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=full_env,
+        start_new_session=True,
+        close_fds=True,
+    )
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    reason = "exited"
+    eof = False
+    try:
+        reason, eof = _pump(proc, fd, capture, time.monotonic() + timeout, cancel)
+    finally:
+        kill_process_tree(proc.pid, run_id)
+        try:
+            if not eof:
+                _drain(fd, capture, _DRAIN_SECONDS)
+        finally:
+            proc.stdout.close()
+            returncode = proc.wait()
+    capture.finish()
+    output = capture.text()
+    if reason == "cancelled":
+        output += "\n[cancelled: the process tree was killed]"
+    return ExecResult(
+        exit_code=_exit_code(returncode),
+        output=output,
+        timed_out=reason == "timeout",
+        truncated_chars=capture.cut_chars,
+    )

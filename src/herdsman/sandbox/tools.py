@@ -1,0 +1,412 @@
+"""The sandbox tools the model uses: bash, ls, read_file, write_file, str_replace, glob, grep.
+
+Each tool finds its thread through LangChain's injected ``ToolRuntime``
+(``runtime.config["configurable"]["thread_id"]``), asks the provider for that thread's sandbox
+and speaks only virtual paths. Every failure the model can act on (a bad path, a missing file,
+bash being off) is raised as ``ToolException`` and, with ``handle_tool_error=True``, reaches the
+model as a ``ToolMessage`` with ``status="error"`` instead of ending the run.
+
+``grep`` is written in Python over the Sandbox protocol (``glob`` + ``read_text``) so it works the
+same for every provider and needs no ripgrep in the jail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+from herdsman.config.schema import SandboxConfig
+from herdsman.sandbox.base import (
+    OUTPUTS,
+    SKILLS_ROOT,
+    UPLOADS,
+    WORKSPACE,
+    ExecResult,
+    Sandbox,
+    SandboxError,
+    SandboxProvider,
+)
+from herdsman.sandbox.paths import normalize_virtual
+
+log = logging.getLogger(__name__)
+
+MAX_LINE_CHARS = 2_000
+MAX_LISTED_ENTRIES = 500
+MAX_GREP_MATCHES = 200
+MAX_GREP_LINE_CHARS = 300
+
+_PATHS_NOTE = (
+    f"Paths are virtual: {WORKSPACE} (your working directory; relative paths start here), "
+    f"{UPLOADS} (files the user uploaded), {OUTPUTS} (put deliverables for the user here) and "
+    f"{SKILLS_ROOT} (read-only skills)."
+)
+
+
+# -- plumbing -------------------------------------------------------------------------------
+
+
+def thread_id_of(runtime: ToolRuntime | None) -> str:
+    """The thread id from the run config, or a ToolException saying how to pass one."""
+    config: dict[str, Any] = dict(getattr(runtime, "config", None) or {})
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if not thread_id:
+        raise ToolException(
+            "no thread id in this run: invoke the agent with "
+            "config={'configurable': {'thread_id': '<id>'}}"
+        )
+    return str(thread_id)
+
+
+class _EditLocks:
+    """One lock per (thread, virtual path) so read-modify-write edits do not interleave."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
+
+    def get(self, thread_id: str, path: str) -> Any:
+        key = (thread_id, normalize_virtual(path))
+        with self._guard:
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = _Lock()
+                self._locks[key] = lock
+            return lock
+
+
+class _Lock:
+    __slots__ = ("_lock", "__weakref__")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def _tool_exception(name: str, exc: Exception) -> ToolException:
+    if isinstance(exc, ToolException):
+        return exc
+    if isinstance(exc, SandboxError):
+        return ToolException(str(exc))
+    log.error("sandbox tool %s failed", name, exc_info=exc)
+    return ToolException(f"{name} failed because of an internal error (details are in the server log)")
+
+
+def _as_tool_errors(name: str, fn: Callable[..., str]) -> Callable[..., str]:
+    """Turn sandbox errors into ToolException; hide unexpected errors' details from the model."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            raise _tool_exception(name, exc) from None
+
+    return wrapper
+
+
+def _as_async_tool_errors(name: str, fn: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]:
+    """The coroutine version of :func:`_as_tool_errors`."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as exc:
+            raise _tool_exception(name, exc) from None
+
+    return wrapper
+
+
+def _display(path: str) -> str:
+    try:
+        return normalize_virtual(path)
+    except SandboxError:
+        return path
+
+
+def _cap_lines(lines: list[str], limit: int, what: str, hint: str) -> str:
+    if len(lines) <= limit:
+        return "\n".join(lines)
+    shown = "\n".join(lines[:limit])
+    return f"{shown}\n... [{len(lines) - limit} more {what} not shown; {hint}]"
+
+
+def _looks_binary(text: str) -> bool:
+    return "\x00" in text[:8192]
+
+
+# -- the tools ------------------------------------------------------------------------------
+
+
+def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list[BaseTool]:
+    """The seven sandbox tools, bound to ``provider``; limits come from ``config``."""
+    locks = _EditLocks()
+    max_chars = config.max_output_chars
+    timeout = config.command_timeout_seconds
+
+    def sandbox_of(runtime: ToolRuntime) -> Sandbox:
+        return provider.acquire(thread_id_of(runtime))
+
+    def bash_result(result: ExecResult) -> str:
+        lines = [result.output.rstrip("\n") or "(no output)"]
+        if result.exit_code != 0:
+            lines.append(f"[exit code {result.exit_code}]")
+        if result.timed_out:
+            lines.append(f"[timed out after {timeout:g}s, the process tree was killed]")
+        return "\n".join(lines)
+
+    def bash(
+        command: Annotated[str, "The bash command line to run."],
+        runtime: ToolRuntime,
+    ) -> str:
+        return bash_result(sandbox_of(runtime).execute(command))
+
+    async def abash(
+        command: Annotated[str, "The bash command line to run."],
+        runtime: ToolRuntime,
+    ) -> str:
+        # Run in a worker thread; if the run is cancelled (Ctrl-C, a stopped run), kill the
+        # command instead of leaving it to its timeout in an orphaned thread.
+        sandbox = sandbox_of(runtime)
+        try:
+            result = await asyncio.to_thread(sandbox.execute, command)
+        except asyncio.CancelledError:
+            cancel_running = getattr(sandbox, "cancel_running", None)
+            if callable(cancel_running):
+                cancel_running()
+            raise
+        return bash_result(result)
+
+    def ls(
+        runtime: ToolRuntime,
+        path: Annotated[str, "Directory to list; default the workspace."] = WORKSPACE,
+    ) -> str:
+        entries = sandbox_of(runtime).list_dir(path, max_depth=2)
+        if not entries:
+            return f"{_display(path)} is empty"
+        return _cap_lines(entries, MAX_LISTED_ENTRIES, "entries", "ls a subdirectory to see them")
+
+    def read_file(
+        path: Annotated[str, "File to read."],
+        runtime: ToolRuntime,
+        start_line: Annotated[int | None, "First line to show, 1-based; default 1."] = None,
+        end_line: Annotated[int | None, "Last line to show, inclusive; default the last line."] = None,
+    ) -> str:
+        text = sandbox_of(runtime).read_text(path)
+        shown = _display(path)
+        if _looks_binary(text):
+            raise ToolException(
+                f"{shown} looks like a binary file; inspect it with bash (file, xxd | head)"
+            )
+        lines = text.splitlines()
+        total = len(lines)
+        if total == 0:
+            return f"{shown} is empty"
+        start = 1 if start_line is None else start_line
+        end = total if end_line is None else min(end_line, total)
+        if start < 1 or (end_line is not None and end_line < start):
+            raise ToolException(
+                f"invalid line range {start_line}-{end_line}: lines are numbered from 1 and "
+                "end_line must not be smaller than start_line"
+            )
+        if start > total:
+            raise ToolException(f"start_line {start} is past the end of {shown}, which has {total} lines")
+        out: list[str] = []
+        used = 0
+        for number in range(start, end + 1):
+            line = lines[number - 1]
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + f" ... [{len(line) - MAX_LINE_CHARS} characters cut from this line]"
+            row = f"{number:>6}\t{line}"
+            if out and used + len(row) + 1 > max_chars:
+                out.append(
+                    f"... [output cut: lines {number}-{end} not shown; "
+                    f"call read_file with start_line={number} to continue]"
+                )
+                return "\n".join(out)
+            out.append(row)
+            used += len(row) + 1
+        if start != 1 or end != total:
+            out.append(f"[lines {start}-{end} of {total}]")
+        return "\n".join(out)
+
+    def write_file(
+        path: Annotated[str, "File to write; parent directories are created."],
+        content: Annotated[str, "The full text to write."],
+        runtime: ToolRuntime,
+        append: Annotated[bool, "Add to the end of the file instead of replacing it."] = False,
+    ) -> str:
+        tid = thread_id_of(runtime)
+        sandbox = provider.acquire(tid)
+        with locks.get(tid, path):
+            written = sandbox.write_text(path, content, append=append)
+        verb = "Appended" if append else "Wrote"
+        return f"{verb} {written} bytes to {_display(path)}"
+
+    def str_replace(
+        path: Annotated[str, "File to edit."],
+        old: Annotated[str, "Exact text to find, including whitespace and indentation."],
+        new: Annotated[str, "Text to put in its place."],
+        runtime: ToolRuntime,
+        replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
+    ) -> str:
+        if not old:
+            raise ToolException("old is empty; give the exact text to replace")
+        tid = thread_id_of(runtime)
+        sandbox = provider.acquire(tid)
+        shown = _display(path)
+        with locks.get(tid, path):
+            content = sandbox.read_text(path)
+            if _looks_binary(content):
+                raise ToolException(f"{shown} looks like a binary file; str_replace edits text only")
+            count = content.count(old)
+            if count == 0:
+                raise ToolException(
+                    f"old text not found in {shown}; read the file and copy the exact text, "
+                    "including whitespace and indentation"
+                )
+            if count > 1 and not replace_all:
+                raise ToolException(
+                    f"old text found {count} times in {shown}; include more surrounding lines to "
+                    "make it unique, or set replace_all=true to replace all of them"
+                )
+            updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
+            sandbox.write_text(path, updated)
+        return f"Replaced {count if replace_all else 1} occurrence(s) in {shown}"
+
+    def glob(
+        pattern: Annotated[str, "Glob pattern, e.g. **/*.py or src/*.md; ** spans directories."],
+        runtime: ToolRuntime,
+        path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
+    ) -> str:
+        matches = sandbox_of(runtime).glob(pattern, path)
+        if not matches:
+            return f"no paths match {pattern!r} under {_display(path)}"
+        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern")
+
+    def grep(
+        pattern: Annotated[str, "Python regular expression to search for."],
+        runtime: ToolRuntime,
+        path: Annotated[str, "File or directory to search; default the workspace."] = WORKSPACE,
+        glob: Annotated[str | None, "Only search files matching this glob, e.g. *.py or src/**/*.ts."] = None,
+        ignore_case: Annotated[bool, "Match without regard to case."] = False,
+    ) -> str:
+        try:
+            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            raise ToolException(f"invalid regular expression {pattern!r}: {exc}") from None
+        sandbox = sandbox_of(runtime)
+        file_glob = "**/*" if not glob else (glob if "/" in glob else f"**/{glob}")
+        files = [
+            f for f in sandbox.glob(file_glob, path)
+            if not f.endswith("/") and "/.git/" not in f
+        ]  # fmt: skip
+        if not files and sandbox.exists(path):
+            files = [_display(path)]
+        hits: list[str] = []
+        total = 0
+        files_with_hits = 0
+        for file in files:
+            try:
+                text = sandbox.read_text(file)
+            except SandboxError:
+                continue
+            if _looks_binary(text):
+                continue
+            found_here = False
+            for number, line in enumerate(text.splitlines(), 1):
+                if regex.search(line):
+                    total += 1
+                    found_here = True
+                    if len(hits) < MAX_GREP_MATCHES:
+                        if len(line) > MAX_GREP_LINE_CHARS:
+                            line = line[:MAX_GREP_LINE_CHARS] + " ..."
+                        hits.append(f"{file}:{number}: {line}")
+            files_with_hits += found_here
+        if not hits:
+            where = _display(path) + (f" (files matching {glob})" if glob else "")
+            return f"no matches for {pattern!r} in {where}"
+        out = "\n".join(hits)
+        if total > len(hits):
+            out += (
+                f"\n... [{total - len(hits)} more matches not shown ({total} in {files_with_hits} files); "
+                "narrow the pattern, the path or the glob]"
+            )
+        if len(out) > max_chars:
+            cut = len(out) - max_chars
+            out = out[:max_chars] + f"\n... [{cut} characters cut; narrow the search]"
+        return out
+
+    coroutines: dict[str, Callable[..., Awaitable[str]]] = {"bash": abash}
+    specs: list[tuple[Callable[..., str], str]] = [
+        (
+            bash,
+            "Run a bash command and get its output (stdout and stderr together). "
+            f"It starts in {WORKSPACE}; each call is a fresh shell, so use cd within one command "
+            f"if you need another directory. {_PATHS_NOTE} Commands are stopped after "
+            f"{timeout:g} seconds and every process they started is killed, so do not start "
+            "servers in the background expecting them to survive. Long output is cut in the "
+            "middle. A non-zero exit code is reported on the last line.",
+        ),
+        (
+            ls,
+            "List a directory two levels deep; directories end with '/'. "
+            f"{_PATHS_NOTE}",
+        ),
+        (
+            read_file,
+            "Read a text file; lines come numbered (the numbers are not part of the file). "
+            "Use start_line and end_line (1-based, inclusive) to read part of a long file. "
+            f"Long output is cut and says where to continue. {_PATHS_NOTE}",
+        ),
+        (
+            write_file,
+            "Create or overwrite a text file with content, or add content to its end with "
+            f"append=true. Parent directories are created. {_PATHS_NOTE} "
+            f"{SKILLS_ROOT} is read-only.",
+        ),
+        (
+            str_replace,
+            "Edit a file by replacing an exact piece of text. old must match exactly, including "
+            "whitespace, and must occur once unless replace_all=true; otherwise the tool says how "
+            f"many times it was found. Read the file first. {_PATHS_NOTE}",
+        ),
+        (
+            glob,
+            "Find files and directories by glob pattern (e.g. **/*.py, data/*.csv); directories end "
+            f"with '/'. {_PATHS_NOTE}",
+        ),
+        (
+            grep,
+            "Search file contents with a regular expression; prints path:line: text for each match. "
+            "Give a directory (searched recursively) or one file, and optionally a glob filter "
+            f"such as *.py. .git directories and binary files are skipped. {_PATHS_NOTE}",
+        ),
+    ]
+    tools: list[BaseTool] = []
+    for fn, description in specs:
+        coroutine = coroutines.get(fn.__name__)
+        tools.append(
+            StructuredTool.from_function(
+                func=_as_tool_errors(fn.__name__, fn),
+                coroutine=_as_async_tool_errors(fn.__name__, coroutine) if coroutine else None,
+                name=fn.__name__,
+                description=description,
+                handle_tool_error=True,
+            )
+        )
+    return tools
