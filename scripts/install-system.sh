@@ -2,7 +2,7 @@
 # Install the system packages Herdsman uses, when they are missing:
 #   bubblewrap        isolates the local sandbox (without it, the bash tool is off by default)
 #   cmake, g++        build llama.cpp for the embedded local model
-#   postgresql, redis-server  real servers for the test suite
+#   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -11,6 +11,7 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"
