@@ -1,0 +1,557 @@
+"""``ChatLocalLlama``: a LangChain chat model over an in-process ``llama_cpp.Llama``.
+
+Why hand-written: llama-cpp-python's own chat layer cannot drive an agent. Its
+``chatml-function-calling`` format drops the tools unless ``tool_choice`` is set and drops tool
+messages from the history, and LangChain has no maintained llama.cpp chat model with tool calls.
+So this module renders the prompt itself with the model's OWN chat template (the Jinja text in the
+GGUF metadata, given ``messages`` and ``tools`` as Hugging Face templates expect; Qwen2.5's has a
+tools section), runs a plain completion, and turns the ``<tool_call>`` text the model writes into
+LangChain tool calls (see :mod:`herdsman.models.local.toolcalls`).
+
+Process-wide rules: one loaded ``Llama`` per (path, n_ctx), because loading takes seconds and
+~2 GB; and one generation at a time, because llama.cpp contexts are not thread-safe (and, across
+processes on one machine, because concurrent generations thrash the CPU: see GenerationLock).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import AliasChoices, Field
+
+from herdsman.models.local.toolcalls import (
+    TOOL_CALL_OPEN,
+    ParsedReply,
+    parse_tool_calls,
+    streamable_prefix,
+)
+
+log = logging.getLogger(__name__)
+
+TOOL_USE_HINT = (
+    "Call a tool only when you need information or an action you do not have yet. "
+    "Once a tool result holds the answer, reply to the user in plain text using that result; "
+    "do not call the same tool again with the same arguments."
+)
+"""Added to the system prompt whenever tools are bound: it stops a small model from looping."""
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+STOP_STRINGS = ("<|im_end|>", "<|endoftext|>")
+
+# Qwen2.5's own chat template, used only when a GGUF file carries none.
+FALLBACK_CHAT_TEMPLATE = r"""{%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}
+    {%- endif %}
+    {{- "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{{\"name\": <function-name>, \"arguments\": <args-json-object>}}\n</tool_call><|im_end|>\n" }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}
+        {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role }}
+        {%- if message.content %}
+            {{- '\n' + message.content }}
+        {%- endif %}
+        {%- for tool_call in message.tool_calls %}
+            {%- if tool_call.function is defined %}
+                {%- set tool_call = tool_call.function %}
+            {%- endif %}
+            {{- '\n<tool_call>\n{"name": "' }}
+            {{- tool_call.name }}
+            {{- '", "arguments": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- '}\n</tool_call>' }}
+        {%- endfor %}
+        {{- '<|im_end|>\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\n<tool_response>\n' }}
+        {{- message.content }}
+        {{- '\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %}
+"""
+
+
+class ContextWindowError(ValueError):
+    """The prompt does not fit the model's context window."""
+
+
+# --------------------------------------------------------------------------------------------
+# Loading: one Llama per (path, n_ctx) per process
+
+
+@dataclass
+class LoadedModel:
+    """A loaded ``Llama`` with its compiled chat template and special-token texts."""
+
+    llama: Any
+    template: Any
+    bos_token: str
+    eos_token: str
+    load_seconds: float
+
+
+_LOAD_LOCK = threading.Lock()
+_LOADED: dict[tuple[str, int], LoadedModel] = {}
+
+
+class GenerationLock:
+    """One generation at a time: a thread lock in this process, a file lock across processes.
+
+    llama.cpp contexts are not thread-safe, hence the thread lock. Each generation also spreads
+    over every core with spinning threads, so two processes generating at once (a gateway and a
+    CLI, two test runs) do not share the CPU but thrash it, tens of times slower; the file lock
+    (``flock``, released by the OS if a process dies) makes them take turns instead.
+    """
+
+    def __init__(self, path: str | None = None) -> None:
+        self._thread = threading.Lock()
+        self._path = path or os.path.join(tempfile.gettempdir(), "herdsman-llama-generation.lock")
+        self._file: Any = None
+
+    def __enter__(self) -> GenerationLock:
+        self._thread.acquire()
+        try:
+            import fcntl
+
+            self._file = open(self._path, "a")  # noqa: SIM115 - held until __exit__
+            fcntl.flock(self._file, fcntl.LOCK_EX)
+        except (ImportError, OSError):  # no flock here, or another user's lock file: thread lock only
+            if self._file is not None:
+                self._file.close()
+            self._file = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._file is not None:
+                self._file.close()  # closing releases the flock
+                self._file = None
+        finally:
+            self._thread.release()
+
+
+GENERATION_LOCK = GenerationLock()
+"""Held for the whole of each generation (see :class:`GenerationLock`)."""
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp: every core this process may use (llama-cpp's default is half)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _compile_template(source: str) -> Any:
+    """Compile a Hugging Face style chat template in a sandboxed Jinja environment."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise ValueError(f"chat template error: {message}")
+
+    def tojson(value: Any, indent: int | None = None, **_: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, indent=indent)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    return env.from_string(source)
+
+
+def _token_text(llama: Any, token: int) -> str:
+    try:
+        return llama.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+    except Exception:  # noqa: BLE001 - a missing special token is just empty
+        return ""
+
+
+def load_model(path: str, n_ctx: int, n_threads: int | None = None) -> LoadedModel:
+    """The process-wide ``Llama`` for (``path``, ``n_ctx``), loading it on first use."""
+    key = (str(path), int(n_ctx))
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        import time
+
+        from llama_cpp import Llama
+
+        threads = n_threads or default_threads()
+        started = time.monotonic()
+        llama = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+        source = llama.metadata.get("tokenizer.chat_template") or FALLBACK_CHAT_TEMPLATE
+        loaded = LoadedModel(
+            llama=llama,
+            template=_compile_template(source),
+            bos_token=_token_text(llama, llama.token_bos()),
+            eos_token=_token_text(llama, llama.token_eos()),
+            load_seconds=time.monotonic() - started,
+        )
+        log.info("loaded local model %s in %.1f s", path, loaded.load_seconds)
+        _LOADED[key] = loaded
+        return loaded
+
+
+# --------------------------------------------------------------------------------------------
+# Messages -> template input
+
+
+def _text(content: str | list[Any]) -> str:
+    """Message content as text: text blocks joined, other blocks named, never None."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict):
+            parts.append(f"[{block.get('type', 'content')} omitted: this model reads text only]")
+    return "\n".join(parts)
+
+
+def to_template_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """LangChain messages as the ``messages`` list Hugging Face chat templates expect."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": _text(message.content)})
+        elif isinstance(message, HumanMessage):
+            out.append({"role": "user", "content": _text(message.content)})
+        elif isinstance(message, AIMessage):
+            item: dict[str, Any] = {"role": "assistant", "content": _text(message.content)}
+            if message.tool_calls:
+                item["tool_calls"] = [
+                    {
+                        "id": call.get("id"),
+                        "type": "function",
+                        "function": {"name": call["name"], "arguments": call.get("args") or {}},
+                    }
+                    for call in message.tool_calls
+                ]
+            out.append(item)
+        elif isinstance(message, ToolMessage):
+            out.append({"role": "tool", "content": _text(message.content), "tool_call_id": message.tool_call_id})
+        elif isinstance(message, ChatMessage):
+            out.append({"role": message.role, "content": _text(message.content)})
+        else:
+            out.append({"role": "user", "content": _text(message.content)})
+    return out
+
+
+def _with_hint(messages: list[dict[str, Any]], hint: str) -> list[dict[str, Any]]:
+    """``messages`` with ``hint`` appended to the leading system message (added if missing)."""
+    if not hint:
+        return messages
+    if messages and messages[0]["role"] == "system":
+        first = dict(messages[0], content=f"{messages[0]['content'].rstrip()}\n\n{hint}")
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": f"{DEFAULT_SYSTEM_PROMPT}\n\n{hint}"}, *messages]
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    return tool.get("function", {}).get("name") or tool.get("name", "")
+
+
+def _prefill(tool_choice: Any, tool_names: list[str]) -> str:
+    """Text that starts the reply so the model must call a tool (``any``, or one named tool).
+
+    The prefill runs into the JSON (``{"name": "``): measured on Qwen2.5-Coder-1.5B, a bare
+    ``<tool_call>`` prefill is often followed by an immediate end of turn.
+    """
+    if isinstance(tool_choice, dict):
+        tool_choice = tool_choice.get("function", {}).get("name") or tool_choice.get("name")
+    if tool_choice in ("any", "required", True) and len(tool_names) == 1:
+        tool_choice = tool_names[0]
+    if tool_choice in ("any", "required", True):
+        return f'{TOOL_CALL_OPEN}\n{{"name": "'
+    if isinstance(tool_choice, str) and tool_choice in tool_names:
+        return f'{TOOL_CALL_OPEN}\n{{"name": "{tool_choice}", "arguments": '
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# The chat model
+
+
+@dataclass
+class _Request:
+    """One generation, ready to run: prompt tokens, prefill and limits."""
+
+    tokens: list[int]
+    prefill: str
+    tool_names: list[str]
+    max_tokens: int
+    stop: list[str]
+
+
+class ChatLocalLlama(BaseChatModel):
+    """A chat model running a GGUF model in-process with llama.cpp, with tool calling.
+
+    The prompt is the model's own chat template; tools bound with :meth:`bind_tools` are
+    rendered into it, and the ``<tool_call>`` blocks the model writes come back as
+    ``AIMessage.tool_calls``. Streaming passes plain text on as it is generated and holds back
+    only what may be a tool call, which arrives in the last chunk.
+    """
+
+    model_path: str = Field(validation_alias=AliasChoices("model_path", "model"))
+    model_name: str = "local-gguf"
+    n_ctx: int = 8192
+    n_threads: int | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    top_p: float = 0.95
+    top_k: int = 40
+    repeat_penalty: float = 1.0
+    seed: int | None = None
+    """Sampling seed when temperature > 0 (temperature 0 is greedy and deterministic)."""
+    tool_hint: str = TOOL_USE_HINT
+    """Appended to the system prompt when tools are bound; empty to turn it off."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "herdsman-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path,
+            "model_name": self.model_name,
+            "n_ctx": self.n_ctx,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "llama-cpp"
+        params["ls_model_name"] = self.model_name
+        return params
+
+    def load(self) -> LoadedModel:
+        """Load the model now (it is otherwise loaded on the first call); shared per process."""
+        return load_model(self.model_path, self.n_ctx, self.n_threads)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | dict[str, Any] | bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools (LangChain tools, functions, pydantic classes or OpenAI dicts).
+
+        ``tool_choice``: ``None``/``"auto"`` lets the model decide, ``"none"`` hides the tools,
+        ``"any"``/``"required"`` forces a call, a tool name forces that tool.
+        """
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    # -- preparing a request ---------------------------------------------------------------
+
+    def render_prompt(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
+    ) -> tuple[str, str, list[str]]:
+        """The prompt text, the reply prefill, and the names of the tools offered."""
+        loaded = self.load()
+        offered = [] if tool_choice == "none" else list(tools or [])
+        names = [_tool_name(tool) for tool in offered]
+        items = to_template_messages(messages)
+        if offered:
+            items = _with_hint(items, self.tool_hint)
+        prompt = loaded.template.render(
+            messages=items,
+            tools=offered or None,
+            add_generation_prompt=True,
+            bos_token=loaded.bos_token,
+            eos_token=loaded.eos_token,
+        )
+        return prompt, _prefill(tool_choice, names), names
+
+    def _request(self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> _Request:
+        loaded = self.load()
+        prompt, prefill, names = self.render_prompt(messages, kwargs.get("tools"), kwargs.get("tool_choice"))
+        text = prompt + prefill
+        add_bos = not (loaded.bos_token and text.startswith(loaded.bos_token))
+        tokens = loaded.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+        room = self.n_ctx - len(tokens)
+        if room < 16:
+            raise ContextWindowError(
+                f"the prompt has {len(tokens)} tokens but the local model's context window is "
+                f"{self.n_ctx}; raise local_model.n_ctx in config.yaml or shorten the conversation "
+                "(enable summarization)"
+            )
+        max_tokens = min(int(kwargs.get("max_tokens") or self.max_tokens), room)
+        return _Request(tokens, prefill, names, max_tokens, [*STOP_STRINGS, *(stop or [])])
+
+    def _completion(self, request: _Request, stream: bool) -> Any:
+        return self.load().llama.create_completion(
+            prompt=request.tokens,
+            max_tokens=request.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            repeat_penalty=self.repeat_penalty,
+            seed=self.seed,
+            stop=request.stop,
+            stream=stream,
+        )
+
+    def _usage(self, request: _Request, generated: str) -> UsageMetadata:
+        llama = self.load().llama
+        output = len(llama.tokenize(generated.encode("utf-8"), add_bos=False, special=True)) if generated else 0
+        return UsageMetadata(
+            input_tokens=len(request.tokens),
+            output_tokens=output,
+            total_tokens=len(request.tokens) + output,
+        )
+
+    def _parse(self, text: str, request: _Request) -> ParsedReply:
+        if request.tool_names:
+            return parse_tool_calls(text, request.tool_names)
+        return ParsedReply(content=text.strip())
+
+    # -- generation ---------------------------------------------------------------------------
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        request = self._request(messages, stop, kwargs)
+        with GENERATION_LOCK:
+            result = self._completion(request, stream=False)
+        choice = result["choices"][0]
+        generated = choice["text"]
+        parsed = self._parse(request.prefill + generated, request)
+        completion = int(result.get("usage", {}).get("completion_tokens", 0))
+        usage = UsageMetadata(
+            input_tokens=len(request.tokens),
+            output_tokens=completion,
+            total_tokens=len(request.tokens) + completion,
+        )
+        message = AIMessage(
+            content=parsed.content,
+            tool_calls=parsed.tool_calls,
+            usage_metadata=usage,
+            response_metadata={
+                "finish_reason": "tool_calls" if parsed.tool_calls else choice.get("finish_reason"),
+                "model_name": self.model_name,
+                "model_provider": "llama-cpp",
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        request = self._request(messages, stop, kwargs)
+        text = request.prefill
+        sent: int | None = None  # index in text up to which content was yielded
+        finish_reason = None
+        with GENERATION_LOCK:
+            for piece in self._completion(request, stream=True):
+                choice = piece["choices"][0]
+                text += choice.get("text") or ""
+                finish_reason = choice.get("finish_reason") or finish_reason
+                safe = streamable_prefix(text, request.tool_names)
+                if safe <= 0:
+                    continue
+                if sent is None:
+                    sent = len(text) - len(text.lstrip())
+                if safe > sent:
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=text[sent:safe]))
+                    sent = safe
+        parsed = self._parse(text, request)
+        lead = len(text) - len(text.lstrip())
+        streamed = text[lead:sent] if sent is not None else ""
+        if parsed.content.startswith(streamed):
+            rest = parsed.content[len(streamed) :]
+        else:  # cannot happen by streamable_prefix's contract; never repeat text already sent
+            log.warning("streamed text is not a prefix of the parsed reply; dropping the remainder")
+            rest = ""
+        chunks = [
+            tool_call_chunk(
+                name=call["name"], args=json.dumps(call["args"], ensure_ascii=False), id=call["id"], index=i
+            )
+            for i, call in enumerate(parsed.tool_calls)
+        ]
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content=rest,
+                tool_call_chunks=chunks,
+                usage_metadata=self._usage(request, text[len(request.prefill) :]),
+                response_metadata={
+                    "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
+                    "model_name": self.model_name,
+                    "model_provider": "llama-cpp",
+                },
+                chunk_position="last",
+            )
+        )

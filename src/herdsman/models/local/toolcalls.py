@@ -1,0 +1,239 @@
+"""Turn the tool calls a small local model writes as text into LangChain ``tool_calls``.
+
+Qwen2.5 models answer a tool request with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+blocks, as their chat template teaches them, but a 1.5B model also drifts: it writes bare JSON,
+JSON in a ```json fence, ``"parameters"`` instead of ``"arguments"``, arguments as a JSON string,
+or trailing chatter after the call. llama.cpp leaves all of that as plain text, and LangChain's
+parsers expect provider-side tool calls, so the recovery is written here, as pure functions:
+
+* :func:`parse_tool_calls` splits a finished reply into content and tool calls, accepting only
+  names of tools that are bound; anything that is not a valid call stays content.
+* :func:`streamable_prefix` says how much of a reply still being generated is certainly plain
+  text, so a streaming caller can pass it on at once and hold back only what may be a call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import ToolCall
+
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+FENCE = "```"
+
+# A <tool_call> block ends at its closing tag, at the next opening tag, or at the end of the text.
+_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+_FENCED = re.compile(r"```[ \t]*([A-Za-z_]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE_LANGS = {"", "json", "json5", "tool_call", "tool_code"}
+_ARG_KEYS = ("arguments", "parameters", "args", "input")
+
+
+@dataclass
+class ParsedReply:
+    """A model reply split into its text content and the tool calls found in it."""
+
+    content: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+def new_call_id() -> str:
+    """A fresh tool call id in OpenAI's style, ``call_`` and 24 hex digits."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+def _decode_json(text: str) -> tuple[Any, int] | None:
+    """The first JSON object or array in ``text`` and the index where it ends, or None."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    decoder = json.JSONDecoder()
+    try:
+        return decoder.raw_decode(text, start)
+    except ValueError:
+        pass
+    # Small models often drop the last closing brace or two: retry with them added at the end.
+    rest = text[start:].rstrip()
+    for missing in ("}", "}}", "]", "}]"):
+        try:
+            value, _ = decoder.raw_decode(rest + missing)
+        except ValueError:
+            continue
+        return value, len(text)
+    return None
+
+
+def _coerce_arguments(raw: Any) -> dict[str, Any] | None:
+    """Arguments as a dict: a dict as is, a JSON string decoded, nothing as ``{}``."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            decoded = json.loads(raw)
+        except ValueError:
+            return None
+        return decoded if isinstance(decoded, dict) else None
+    return None
+
+
+def _resolve_name(name: Any, tool_names: Collection[str]) -> str | None:
+    """``name`` if bound; ``functions.x`` is accepted for a bound ``x``."""
+    if not isinstance(name, str):
+        return None
+    name = name.strip()
+    if name in tool_names:
+        return name
+    short = name.rsplit(".", 1)[-1]
+    return short if short in tool_names else None
+
+
+def _as_call(value: Any, tool_names: Collection[str]) -> ToolCall | None:
+    """One decoded JSON object as a tool call of a bound tool, or None."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict):  # OpenAI's {"type": "function", "function": {...}}
+        value = value["function"]
+    name = _resolve_name(value.get("name"), tool_names)
+    if name is None:
+        return None
+    raw = next((value[key] for key in _ARG_KEYS if key in value), None)
+    args = _coerce_arguments(raw)
+    if args is None:
+        return None
+    return ToolCall(name=name, args=args, id=new_call_id(), type="tool_call")
+
+
+def _as_calls(value: Any, tool_names: Collection[str]) -> list[ToolCall] | None:
+    """A decoded object or list of objects as tool calls; None unless every item is a call."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return None
+    calls = [_as_call(item, tool_names) for item in items]
+    if any(call is None for call in calls):
+        return None
+    return calls  # type: ignore[return-value]
+
+
+def _fence_calls(lang: str, body: str, tool_names: Collection[str]) -> list[ToolCall] | None:
+    """Tool calls in a fenced block's body when its language fits JSON and it holds only calls."""
+    if lang.lower() not in _FENCE_LANGS:
+        return None
+    stripped = body.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    decoded = _decode_json(stripped)
+    if decoded is None or stripped[decoded[1] :].strip():
+        return None
+    return _as_calls(decoded[0], tool_names)
+
+
+def _take_bare(text: str, tool_names: Collection[str]) -> tuple[list[ToolCall], str]:
+    """Calls written as bare JSON at the very start of ``text``; returns them and the rest."""
+    calls: list[ToolCall] = []
+    rest = text.lstrip()
+    while rest.startswith(("{", "[")):
+        decoded = _decode_json(rest)
+        if decoded is None:
+            break
+        found = _as_calls(decoded[0], tool_names)
+        if found is None:
+            break
+        calls.extend(found)
+        rest = rest[decoded[1] :].lstrip()
+    return (calls, rest) if calls else ([], text)
+
+
+def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
+    """Split a model reply into content and tool calls of the tools named in ``tool_names``.
+
+    Accepted forms, in this order: ``<tool_call>...</tool_call>`` blocks (the closing tag may be
+    missing), ```json fenced blocks that hold only a call, and bare JSON at the start of the reply.
+    A call is an object with ``name`` and ``arguments`` (or ``parameters``/``args``), where the
+    arguments may also be a JSON string; a list of such objects is several calls. Calls to tools
+    that are not bound, and JSON that does not parse, stay in the content unchanged. With no tool
+    names nothing is ever a call.
+    """
+    if not tool_names or not text:
+        return ParsedReply(content=text.strip() if text else "")
+    calls: list[ToolCall] = []
+
+    def tagged(match: re.Match[str]) -> str:
+        body = match.group(1)
+        decoded = _decode_json(body)
+        if decoded is None:
+            return match.group(0)
+        found = _as_calls(decoded[0], tool_names)
+        if found is None:
+            return match.group(0)
+        calls.extend(found)
+        return ""
+
+    def fenced(match: re.Match[str]) -> str:
+        found = _fence_calls(match.group(1), match.group(2), tool_names)
+        if found is None:
+            return match.group(0)
+        calls.extend(found)
+        return ""
+
+    content = _TAGGED.sub(tagged, text)
+    content = _FENCED.sub(fenced, content)
+    bare, content = _take_bare(content, tool_names)
+    calls.extend(bare)
+    return ParsedReply(content=content.strip(), tool_calls=calls)
+
+
+def _partial_marker_at(text: str, start: int) -> int | None:
+    """Index where ``text`` ends with an unfinished ``<tool_call>`` or fence, at or after ``start``."""
+    best: int | None = None
+    for marker in (TOOL_CALL_OPEN, FENCE):
+        for k in range(len(marker) - 1, 0, -1):
+            if text.endswith(marker[:k]) and len(text) - k >= start:
+                pos = len(text) - k
+                best = pos if best is None else min(best, pos)
+                break
+    return best
+
+
+def streamable_prefix(text: str, tool_names: Collection[str]) -> int:
+    """How many leading characters of a reply in progress are certainly plain text.
+
+    Everything before the returned index can be streamed now and will be a prefix of
+    ``parse_tool_calls(final_text).content`` (leading whitespace aside: the caller skips it).
+    Held back: a reply starting with ``{`` or ``[`` (bare JSON), anything from a ``<tool_call>``
+    tag or an open fence on, a fence that holds a tool call, a marker that may be starting at the
+    end, and trailing whitespace. The index never moves backwards as ``text`` grows.
+    """
+    lead = len(text) - len(text.lstrip())
+    if not tool_names:
+        return len(text.rstrip())
+    if lead >= len(text) or text[lead] in "{[":
+        return 0
+    return len(text[: _hold_point(text, lead, tool_names)].rstrip())
+
+
+def _hold_point(text: str, pos: int, tool_names: Collection[str]) -> int:
+    """Where the text that may be a tool call starts (``len(text)`` if nowhere)."""
+    while True:
+        tag = text.find(TOOL_CALL_OPEN, pos)
+        fence = text.find(FENCE, pos)
+        if tag >= 0 and (fence < 0 or tag < fence):
+            return tag
+        if fence >= 0:
+            match = _FENCED.match(text, fence)
+            closed = match is not None and match.group(0).endswith(FENCE) and match.end() > fence + len(FENCE)
+            if not closed or _fence_calls(match.group(1), match.group(2), tool_names) is not None:
+                return fence
+            pos = match.end()
+            continue
+        partial = _partial_marker_at(text, pos)
+        return partial if partial is not None else len(text)

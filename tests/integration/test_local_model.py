@@ -1,0 +1,349 @@
+"""The embedded local model: ChatLocalLlama over a stub llama (fast), then the real model.
+
+The first part runs ``ChatLocalLlama`` on a stub ``Llama`` that replays scripted replies, to check
+prompt rendering, streaming and tool-call recovery without weights. The second part, marked
+``local_model``, runs Qwen2.5-Coder-1.5B for real through a LangChain agent; it fetches the
+weights (~1.1 GB) the first time and needs llama-cpp-python (``pip install 'herdsman[local]'``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+
+from herdsman.config.schema import LocalModelConfig
+from herdsman.models.local import chat
+from herdsman.models.local.chat import TOOL_USE_HINT, ChatLocalLlama, ContextWindowError
+
+HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
+NO_LLAMA = "llama-cpp-python is not installed (pip install 'herdsman[local]', or make run)"
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Get the current weather for a city."""
+    return f"Sunny and 21 C in {city}"
+
+
+# --------------------------------------------------------------------------------------------
+# ChatLocalLlama over a stub llama: no weights needed
+
+
+class StubLlama:
+    """Replays scripted replies; records every prompt it is given, as text."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+        self.last_tokenized = ""
+
+    def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        text = data.decode("utf-8")
+        self.last_tokenized = text
+        return list(range(len(text) // 4 + 1))
+
+    def create_completion(self, prompt: list[int], max_tokens: int, stream: bool, **kwargs: Any) -> Any:
+        self.prompts.append(self.last_tokenized)
+        self.max_tokens = max_tokens
+        self.kwargs = kwargs
+        text = self.replies.pop(0)
+        if not stream:
+            return {
+                "choices": [{"text": text, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(text) // 4 + 1},
+            }
+
+        def pieces() -> Iterator[dict[str, Any]]:
+            for i in range(0, len(text), 3):
+                yield {"choices": [{"text": text[i : i + 3], "finish_reason": None}]}
+            yield {"choices": [{"text": "", "finish_reason": "stop"}]}
+
+        return pieces()
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    """A ChatLocalLlama whose process-wide model slot holds a StubLlama."""
+    pytest.importorskip("jinja2", reason="jinja2 comes with llama-cpp-python: pip install 'herdsman[local]'")
+
+    def make(*replies: str, n_ctx: int = 4096, **fields: Any) -> tuple[ChatLocalLlama, StubLlama]:
+        llama = StubLlama(list(replies))
+        loaded = chat.LoadedModel(
+            llama=llama,
+            template=chat._compile_template(chat.FALLBACK_CHAT_TEMPLATE),
+            bos_token="",
+            eos_token="<|im_end|>",
+            load_seconds=0.0,
+        )
+        monkeypatch.setitem(chat._LOADED, ("stub.gguf", n_ctx), loaded)
+        return ChatLocalLlama(model_path="stub.gguf", n_ctx=n_ctx, **fields), llama
+
+    return make
+
+
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+def test_plain_reply(stub):
+    model, llama = stub("  Hello there.  ")
+    reply = model.invoke("hi")
+    assert reply.content == "Hello there."
+    assert reply.tool_calls == []
+    assert reply.usage_metadata["input_tokens"] > 0
+    assert reply.usage_metadata["output_tokens"] > 0
+    assert "<|im_start|>user\nhi<|im_end|>" in llama.prompts[0]
+    assert llama.prompts[0].endswith("<|im_start|>assistant\n")
+    assert TOOL_USE_HINT not in llama.prompts[0]
+
+
+def test_tools_are_rendered_and_the_call_parsed(stub):
+    model, llama = stub(CALL)
+    reply = model.bind_tools([get_weather]).invoke([SystemMessage("You are terse."), HumanMessage("Weather in Paris?")])
+    assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert reply.content == ""
+    assert reply.response_metadata["finish_reason"] == "tool_calls"
+    prompt = llama.prompts[0]
+    assert prompt.startswith("<|im_start|>system\nYou are terse.")
+    assert TOOL_USE_HINT in prompt
+    assert '"name": "get_weather"' in prompt and "<tools>" in prompt
+
+
+def test_history_with_tool_calls_and_results_is_rendered(stub):
+    model, llama = stub("It is sunny.")
+    history = [
+        HumanMessage("Weather in Paris?"),
+        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}]),
+        ToolMessage("Sunny and 21 C in Paris", tool_call_id="call_1"),
+    ]
+    reply = model.bind_tools([get_weather]).invoke(history)
+    assert reply.content == "It is sunny."
+    prompt = llama.prompts[0]
+    assert '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>' in prompt
+    assert "<tool_response>\nSunny and 21 C in Paris\n</tool_response>" in prompt
+
+
+def test_calls_to_unbound_tools_stay_text(stub):
+    model, _ = stub(CALL)
+    reply = model.invoke("Weather in Paris?")
+    assert reply.tool_calls == []
+    assert "get_weather" in reply.content
+
+
+def test_stream_passes_text_on_as_it_comes(stub):
+    model, _ = stub("The weather in Paris is sunny today, 21 degrees.")
+    chunks = list(model.bind_tools([get_weather]).stream("Weather?"))
+    texts = [c.content for c in chunks if c.content]
+    assert len(texts) > 5
+    assert "".join(texts) == "The weather in Paris is sunny today, 21 degrees."
+    assert chunks[-1].usage_metadata["output_tokens"] > 0
+
+
+def test_stream_keeps_tool_calls_and_hides_their_text(stub):
+    model, _ = stub("Let me check.\n" + CALL)
+    chunks = list(model.bind_tools([get_weather]).stream("Weather in Paris?"))
+    assert all("tool_call" not in str(c.content) and "{" not in str(c.content) for c in chunks)
+    full = chunks[0]
+    for c in chunks[1:]:
+        full = full + c
+    assert isinstance(full, AIMessageChunk)
+    assert full.content == "Let me check."
+    assert [(c["name"], c["args"]) for c in full.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert full.tool_calls[0]["id"].startswith("call_")
+
+
+async def test_astream_keeps_tool_calls(stub):
+    model, _ = stub(CALL)
+    full = None
+    async for c in model.bind_tools([get_weather]).astream("Weather in Paris?"):
+        full = c if full is None else full + c
+    assert [(c["name"], c["args"]) for c in full.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert full.content == ""
+
+
+def test_forced_tool_choice_prefills_the_call(stub):
+    model, llama = stub('{"city": "Oslo"}}\n</tool_call>')
+    reply = model.bind_tools([get_weather], tool_choice="get_weather").invoke("Oslo?")
+    assert llama.prompts[0].endswith('<tool_call>\n{"name": "get_weather", "arguments": ')
+    assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Oslo"})]
+
+
+def test_tool_choice_none_hides_the_tools(stub):
+    model, llama = stub(CALL)
+    reply = model.bind_tools([get_weather], tool_choice="none").invoke("Weather in Paris?")
+    assert "<tools>" not in llama.prompts[0]
+    assert reply.tool_calls == []
+
+
+def test_max_tokens_is_capped_by_the_context_window(stub):
+    model, llama = stub("ok", n_ctx=600, max_tokens=10_000)
+    model.invoke("hi")
+    assert 0 < llama.max_tokens < 600
+
+
+def test_prompt_too_long_names_the_setting(stub):
+    model, _ = stub("never", n_ctx=512)
+    with pytest.raises(ContextWindowError, match="local_model.n_ctx"):
+        model.invoke("word " * 3000)
+
+
+def test_non_text_content_blocks_are_named_not_dropped(stub):
+    model, llama = stub("ok")
+    model.invoke([HumanMessage(content=[{"type": "text", "text": "look"}, {"type": "image", "url": "x"}])])
+    assert "look" in llama.prompts[0] and "image omitted" in llama.prompts[0]
+
+
+def test_temperature_zero_is_passed_through(stub):
+    model, llama = stub("ok")
+    model.invoke("hi")
+    assert llama.kwargs["temperature"] == 0.0
+
+
+def test_generation_lock_makes_processes_take_turns(tmp_path):
+    probe = (
+        "import fcntl, sys\n"
+        "f = open(sys.argv[1], 'a')\n"
+        "try:\n"
+        "    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "    print('free')\n"
+        "except OSError:\n"
+        "    print('busy')\n"
+    )
+    path = str(tmp_path / "generation.lock")
+
+    def other_process() -> str:
+        return subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True).stdout.strip()
+
+    lock = chat.GenerationLock(path)
+    with lock:
+        assert other_process() == "busy"
+    assert other_process() == "free"
+    with lock:  # reusable
+        pass
+
+
+def test_missing_llama_cpp_says_what_to_install(monkeypatch):
+    from herdsman.models import local
+
+    monkeypatch.setattr(local, "llama_cpp_available", lambda: False)
+    with pytest.raises(local.LocalModelUnavailable, match=r"herdsman\[local\]"):
+        local.build_local_model(LocalModelConfig())
+
+
+def test_missing_gguf_path_is_an_error_naming_the_key(tmp_path, monkeypatch):
+    from herdsman.models import local
+
+    monkeypatch.setattr(local, "_require_llama_cpp", lambda: None)
+    with pytest.raises(local.LocalModelUnavailable, match="local_model.path"):
+        local.build_local_model(LocalModelConfig(path=tmp_path / "nope.gguf"))
+
+
+# --------------------------------------------------------------------------------------------
+# The real model
+
+
+@pytest.fixture(scope="module")
+def real_model():
+    """The embedded model built from the default config (weights fetched on first use)."""
+    if not HAVE_LLAMA:
+        pytest.skip(NO_LLAMA)
+    from herdsman.models.local import build_local_model
+
+    model = build_local_model(LocalModelConfig(max_tokens=160), progress=True)
+    model.load()
+    return model
+
+
+ORDERS = {"A-1042": "shipped on 2024-03-14 by Zephyr Freight, tracking number ZX-77120"}
+
+
+def _order_tool(calls: list[str]):
+    @tool
+    def lookup_order_status(order_id: str) -> str:
+        """Look up the shipping status of an order by its id."""
+        calls.append(order_id)
+        return f"Order {order_id}: {ORDERS.get(order_id.strip(), 'no such order')}."
+
+    return lookup_order_status
+
+
+@pytest.mark.local_model
+def test_agent_calls_the_tool_and_answers_from_its_result(real_model):
+    from langchain.agents import create_agent
+
+    calls: list[str] = []
+    agent = create_agent(real_model, tools=[_order_tool(calls)])
+    result = agent.invoke({"messages": [("user", "What is the status of order A-1042?")]})
+    assert calls and calls[0].strip() == "A-1042"
+    assert len(calls) <= 2, f"the model looped on the tool: {calls}"
+    tool_messages = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert tool_messages and "ZX-77120" in tool_messages[0].content
+    final = result["messages"][-1]
+    assert isinstance(final, AIMessage) and not final.tool_calls
+    assert "ZX-77120" in final.content or "Zephyr" in final.content
+
+
+@pytest.mark.local_model
+async def test_agent_streaming_keeps_tool_calls(real_model):
+    from langchain.agents import create_agent
+
+    written: dict[str, str] = {}
+
+    @tool
+    def write_file(path: str, content: str) -> str:
+        """Write text content to a file at the given path."""
+        written[path] = content
+        return f"Wrote {len(content)} characters to {path}"
+
+    agent = create_agent(real_model, tools=[write_file])
+    streamed_calls: list[dict[str, Any]] = []
+    text_chunks: list[str] = []
+    async for chunk, _meta in agent.astream(
+        {"messages": [("user", "Save the text 'hello herdsman' to the file notes.txt.")]},
+        stream_mode="messages",
+    ):
+        if isinstance(chunk, AIMessageChunk):
+            streamed_calls.extend(chunk.tool_call_chunks)
+            if chunk.content:
+                text_chunks.append(str(chunk.content))
+    assert any(c["name"] == "write_file" for c in streamed_calls)
+    args = json.loads(next(c["args"] for c in streamed_calls if c["name"] == "write_file"))
+    assert args["path"].endswith("notes.txt")
+    assert "hello herdsman" in args["content"]
+    assert written and "hello herdsman" in next(iter(written.values()))
+    assert not any("<tool_call>" in t for t in text_chunks)
+
+
+@pytest.mark.local_model
+async def test_model_astream_yields_a_tool_call(real_model):
+    bound = real_model.bind_tools([get_weather])
+    full = None
+    async for chunk in bound.astream("What's the weather in Paris?"):
+        full = chunk if full is None else full + chunk
+    assert [c["name"] for c in full.tool_calls] == ["get_weather"]
+    assert "paris" in full.tool_calls[0]["args"]["city"].lower()
+    assert full.usage_metadata["input_tokens"] > 0
+
+
+@pytest.mark.local_model
+def test_plain_answers_stream_and_are_deterministic(real_model):
+    chunks = [c.content for c in real_model.stream("Count from 1 to 5, separated by commas.")]
+    assert len([c for c in chunks if c]) > 3
+    text = "".join(chunks)
+    assert "1" in text and "5" in text
+    again = real_model.invoke("Count from 1 to 5, separated by commas.")
+    assert again.content == text.strip()
+
+
+@pytest.mark.local_model
+def test_fallback_template_is_the_models_own(real_model):
+    """The template used for GGUF files without one is Qwen2.5's, as shipped in the weights."""
+    source = real_model.load().llama.metadata["tokenizer.chat_template"]
+    assert source.strip() == chat.FALLBACK_CHAT_TEMPLATE.strip()

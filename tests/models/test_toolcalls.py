@@ -1,0 +1,330 @@
+"""The tool-call parser for the embedded model: pure functions, no model needed."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from herdsman.models.local.toolcalls import new_call_id, parse_tool_calls, streamable_prefix
+
+TOOLS = {"read_file", "write_file", "get_weather"}
+
+
+def _calls(text: str, tools=TOOLS):
+    parsed = parse_tool_calls(text, tools)
+    return parsed.content, [(c["name"], c["args"]) for c in parsed.tool_calls]
+
+
+# --- tagged blocks ------------------------------------------------------------------------------
+
+
+def test_single_tagged_call():
+    content, calls = _calls('<tool_call>\n{"name": "read_file", "arguments": {"path": "/a.txt"}}\n</tool_call>')
+    assert calls == [("read_file", {"path": "/a.txt"})]
+    assert content == ""
+
+
+def test_several_tagged_calls_keep_order():
+    text = (
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "write_file", "arguments": {"path": "b", "content": "x"}}\n</tool_call>'
+    )
+    _, calls = _calls(text)
+    assert calls == [("read_file", {"path": "a"}), ("write_file", {"path": "b", "content": "x"})]
+
+
+def test_tagged_call_without_whitespace_and_with_surrounding_text():
+    text = 'Let me look.<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call> Done soon.'
+    content, calls = _calls(text)
+    assert calls == [("get_weather", {"city": "Paris"})]
+    assert content.startswith("Let me look.")
+    assert "Done soon." in content
+    assert "tool_call" not in content
+
+
+def test_missing_closing_tag():
+    content, calls = _calls('<tool_call>\n{"name": "read_file", "arguments": {"path": "x"}}')
+    assert calls == [("read_file", {"path": "x"})]
+    assert content == ""
+
+
+def test_missing_closing_tag_between_two_calls():
+    text = (
+        '<tool_call>{"name": "read_file", "arguments": {"path": "1"}}\n'
+        '<tool_call>{"name": "read_file", "arguments": {"path": "2"}}</tool_call>'
+    )
+    _, calls = _calls(text)
+    assert calls == [("read_file", {"path": "1"}), ("read_file", {"path": "2"})]
+
+
+def test_trailing_text_inside_tag_is_ignored():
+    _, calls = _calls('<tool_call>{"name": "read_file", "arguments": {"path": "x"}} extra words</tool_call>')
+    assert calls == [("read_file", {"path": "x"})]
+
+
+def test_fenced_json_inside_tag():
+    text = '<tool_call>\n```json\n{"name": "read_file", "arguments": {"path": "x"}}\n```\n</tool_call>'
+    content, calls = _calls(text)
+    assert calls == [("read_file", {"path": "x"})]
+    assert content == ""
+
+
+def test_list_of_calls_in_one_tag():
+    text = (
+        '<tool_call>[{"name": "read_file", "arguments": {"path": "a"}}, '
+        '{"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_call>'
+    )
+    _, calls = _calls(text)
+    assert calls == [("read_file", {"path": "a"}), ("get_weather", {"city": "Oslo"})]
+
+
+def test_missing_final_brace_is_repaired():
+    content, calls = _calls('<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}\n</tool_call>')
+    assert calls == [("read_file", {"path": "a"})]
+    assert content == ""
+
+
+def test_missing_two_braces_in_bare_json():
+    _, calls = _calls('{"name": "write_file", "arguments": {"path": "a", "content": "x"')
+    assert calls == [("write_file", {"path": "a", "content": "x"})]
+
+
+# --- argument spellings ---------------------------------------------------------------------------
+
+
+def test_parameters_instead_of_arguments():
+    _, calls = _calls('<tool_call>{"name": "read_file", "parameters": {"path": "p"}}</tool_call>')
+    assert calls == [("read_file", {"path": "p"})]
+
+
+def test_arguments_as_json_string():
+    args = json.dumps({"path": "/x", "content": 'say "hi"'})
+    _, calls = _calls(json.dumps({"name": "write_file", "arguments": args}))
+    assert calls == [("write_file", {"path": "/x", "content": 'say "hi"'})]
+
+
+def test_missing_arguments_mean_no_arguments():
+    _, calls = _calls('<tool_call>{"name": "get_weather"}</tool_call>')
+    assert calls == [("get_weather", {})]
+
+
+def test_empty_string_arguments_mean_no_arguments():
+    _, calls = _calls('{"name": "get_weather", "arguments": ""}')
+    assert calls == [("get_weather", {})]
+
+
+def test_openai_function_shape():
+    text = '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"q\\"}"}}'
+    _, calls = _calls(text)
+    assert calls == [("read_file", {"path": "q"})]
+
+
+def test_functions_prefix_on_name():
+    _, calls = _calls('<tool_call>{"name": "functions.read_file", "arguments": {"path": "x"}}</tool_call>')
+    assert calls == [("read_file", {"path": "x"})]
+
+
+def test_unicode_arguments_survive():
+    text = '<tool_call>{"name": "write_file", "arguments": {"path": "é.txt", "content": "日本"}}</tool_call>'
+    _, calls = _calls(text)
+    assert calls == [("write_file", {"path": "é.txt", "content": "日本"})]
+
+
+# --- bare and fenced JSON -------------------------------------------------------------------------
+
+
+def test_bare_json():
+    content, calls = _calls('  {"name": "get_weather", "arguments": {"city": "Rome"}}  ')
+    assert calls == [("get_weather", {"city": "Rome"})]
+    assert content == ""
+
+
+def test_bare_json_with_trailing_text():
+    content, calls = _calls('{"name": "get_weather", "arguments": {"city": "Rome"}}\nI will report back.')
+    assert calls == [("get_weather", {"city": "Rome"})]
+    assert content == "I will report back."
+
+
+def test_several_bare_objects():
+    text = '{"name": "read_file", "arguments": {"path": "a"}}\n{"name": "read_file", "arguments": {"path": "b"}}'
+    _, calls = _calls(text)
+    assert calls == [("read_file", {"path": "a"}), ("read_file", {"path": "b"})]
+
+
+def test_bare_list_of_calls():
+    _, calls = _calls('[{"name": "read_file", "arguments": {"path": "a"}}]')
+    assert calls == [("read_file", {"path": "a"})]
+
+
+def test_fenced_json_call():
+    content, calls = _calls('```json\n{"name": "read_file", "arguments": {"path": "a"}}\n```')
+    assert calls == [("read_file", {"path": "a"})]
+    assert content == ""
+
+
+def test_fenced_call_after_prose():
+    content, calls = _calls('I will read it:\n```json\n{"name": "read_file", "arguments": {"path": "a"}}\n```\n')
+    assert calls == [("read_file", {"path": "a"})]
+    assert content == "I will read it:"
+
+
+def test_fence_without_language_and_unclosed():
+    _, calls = _calls('```\n{"name": "read_file", "arguments": {"path": "a"}}')
+    assert calls == [("read_file", {"path": "a"})]
+
+
+# --- what stays content ---------------------------------------------------------------------------
+
+
+def test_plain_text_is_content():
+    content, calls = _calls("  The answer is 42.\n")
+    assert calls == []
+    assert content == "The answer is 42."
+
+
+def test_unknown_tool_name_stays_content():
+    text = '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>'
+    content, calls = _calls(text)
+    assert calls == []
+    assert content == text
+
+
+def test_unknown_name_among_known_keeps_the_known_call():
+    text = (
+        '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>\n'
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
+    )
+    content, calls = _calls(text)
+    assert calls == [("read_file", {"path": "a"})]
+    assert "rm_rf" in content
+
+
+def test_no_tools_bound_means_no_calls():
+    text = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
+    content, calls = _calls(text, tools=set())
+    assert calls == []
+    assert content == text
+
+
+def test_invalid_json_stays_content():
+    text = '<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'
+    content, calls = _calls(text)
+    assert calls == []
+    assert content == text
+
+
+def test_arguments_that_are_not_an_object_stay_content():
+    content, calls = _calls('{"name": "read_file", "arguments": "not json"}')
+    assert calls == []
+    assert content.startswith("{")
+
+
+def test_json_answer_that_is_not_a_call_stays_content():
+    text = '{"city": "Rome", "temperature": 21}'
+    content, calls = _calls(text)
+    assert calls == []
+    assert content == text
+
+
+def test_python_code_fence_stays_content():
+    text = "Here:\n```python\nprint({'name': 'read_file'})\n```"
+    content, calls = _calls(text)
+    assert calls == []
+    assert content == text
+
+
+def test_json_mentioned_mid_text_is_not_a_call():
+    text = 'Call it like {"name": "read_file", "arguments": {"path": "a"}} when needed.'
+    content, calls = _calls(text)
+    assert calls == []
+    assert content == text
+
+
+def test_empty_text():
+    assert parse_tool_calls("", TOOLS).content == ""
+
+
+# --- ids ------------------------------------------------------------------------------------------
+
+
+def test_ids_are_unique_and_openai_shaped():
+    one = '<tool_call>{"name": "read_file", "arguments": {}}</tool_call>'
+    parsed = parse_tool_calls(one + one, TOOLS)
+    ids = [c["id"] for c in parsed.tool_calls]
+    assert len(set(ids)) == 2
+    assert all(i.startswith("call_") and len(i) == 29 for i in ids)
+    assert all(c["type"] == "tool_call" for c in parsed.tool_calls)
+    assert new_call_id() != new_call_id()
+
+
+# --- streaming: what may be passed on early -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hello world", 11),
+        ("Hello world  \n", 11),
+        ("   ", 0),
+        ('{"name"', 0),
+        ("  [", 0),
+        ("<", 0),
+        ("<tool", 0),
+        ("<tool_call>", 0),
+        ("Sure. <tool_call>{", 5),
+        ("Sure. <tool", 5),
+        ("a < b", 5),
+        ("a <", 1),
+        ("Look: `", 5),
+        ("Look: ``", 5),
+        ("Look: ```json\n{", 5),
+        ("x ```python\nprint(1)\n``` y", 26),
+        ('x ```json\n{"name": "read_file", "arguments": {}}\n``` y', 1),
+        ('x ```json\n{"a": 1}\n``` y', 24),
+        ("Let me check.\n<tool_call>", 13),
+        ("Hi \n\n```", 2),
+    ],
+)
+def test_streamable_prefix(text, expected):
+    assert streamable_prefix(text, TOOLS) == expected
+
+
+def test_streamable_prefix_without_tools_streams_everything():
+    assert streamable_prefix("<tool_call>{", set()) == len("<tool_call>{")
+
+
+REPLIES = [
+    "The weather in Paris is sunny.",
+    '  Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    '{"name": "read_file", "arguments": {"path": "a"}}',
+    "Here is code:\n```python\nx = {'a': 1}\n```\nand text after < and ` marks.",
+    'Reading:\n```json\n{"name": "read_file", "arguments": {"path": "a"}}\n```\nthen more',
+    'a <tool_c> b <tool_call>{"name": "nope", "arguments": {}}</tool_call> end',
+    "Plain with trailing spaces   \n\n",
+]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_streamed_prefix_is_always_a_prefix_of_the_parsed_content(reply):
+    """Simulate a stream in random pieces: what goes out early is never taken back."""
+    rng = random.Random(reply)
+    for _ in range(20):
+        text, sent, lead, out = "", None, 0, ""
+        pos = 0
+        while pos < len(reply):
+            step = rng.randint(1, 6)
+            text += reply[pos : pos + step]
+            pos += step
+            safe = streamable_prefix(text, TOOLS)
+            if safe <= 0:
+                continue
+            if sent is None:
+                sent = lead = len(text) - len(text.lstrip())
+            assert safe >= sent, "the streamable prefix moved backwards"
+            out += text[sent:safe]
+            sent = safe
+        final = parse_tool_calls(reply, TOOLS).content
+        assert final.startswith(out)
+        assert out == reply[lead : sent or 0] if sent is not None else out == ""
