@@ -15,6 +15,7 @@ processes on one machine, because concurrent generations thrash the CPU: see Gen
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -244,8 +245,21 @@ def load_model(path: str, n_ctx: int, n_threads: int | None = None) -> LoadedMod
             load_seconds=time.monotonic() - started,
         )
         log.info("loaded local model %s in %.1f s", path, loaded.load_seconds)
+        if not _LOADED:
+            atexit.register(unload_models)
         _LOADED[key] = loaded
         return loaded
+
+
+def unload_models() -> None:
+    """Free every loaded model; registered at exit, where llama.cpp's own finalizer would fail."""
+    with _LOAD_LOCK:
+        for loaded in _LOADED.values():
+            try:
+                loaded.llama.close()
+            except Exception:  # noqa: BLE001 - best effort while the process ends
+                pass
+        _LOADED.clear()
 
 
 # --------------------------------------------------------------------------------------------
