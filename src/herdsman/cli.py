@@ -1,4 +1,5 @@
-"""The ``herdsman`` command: run a task, chat, list threads, check the config, fetch the model.
+"""The ``herdsman`` command: run a task, chat, list threads, check the config, fetch the model,
+serve the gateway.
 
 Built on typer and rich. Every command takes ``--config``; ``--model`` picks a configured model.
 Ctrl-C stops a run cleanly: the steps already done stay in the thread, which can be resumed.
@@ -19,6 +20,7 @@ from rich.table import Table
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
 from herdsman.logs import configure_logging
+from herdsman.skills.cli import skills_app
 
 app = typer.Typer(help="Herdsman: an agent harness with a sandbox, sub-agents and skills.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
@@ -27,6 +29,7 @@ model_app = typer.Typer(help="The embedded local model.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(threads_app, name="threads")
 app.add_typer(model_app, name="model")
+app.add_typer(skills_app, name="skills")
 
 console = Console()
 err = Console(stderr=True)
@@ -256,6 +259,25 @@ def model_fetch(config: ConfigOpt = None) -> None:
         return
     path = ensure_weights(local.variant, cache_dir=local.cache_dir, progress=True)
     console.print(f"[green]ready[/green] {path.name}")
+
+
+@app.command()
+def serve(
+    config: ConfigOpt = None,
+    host: Annotated[Optional[str], typer.Option(help="Address to bind (default gateway.host).")] = None,
+    port: Annotated[Optional[int], typer.Option(help="Port (default gateway.port, 2026).")] = None,
+) -> None:
+    """Start the gateway: the LangGraph API, REST under /api and /metrics, over HTTP."""
+    import importlib
+
+    loaded = _load(config)
+    # The gateway is an app built on this library; load it by name so that the library
+    # itself never imports it (the one-way rule checked by import-linter).
+    gateway = importlib.import_module("herdsman_gateway.serve")
+    try:
+        gateway.serve(loaded.config, host=host, port=port, log_level=loaded.config.logging.level.lower())
+    except gateway.UnsafeBindError as exc:
+        raise _fail(str(exc), 2) from None
 
 
 def main() -> None:

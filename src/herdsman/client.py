@@ -7,13 +7,15 @@
             print(event)
 
 Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`ToolResult`,
-:class:`RunFinished`), so the CLI and tests consume the same stream.
+:class:`TaskEvent` for sub-agents, :class:`RunFinished`), so the CLI and tests consume the same
+stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
+``tools:<task_id>`` and surface here through their ``task_*`` events.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +64,16 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class TaskEvent:
+    """A sub-agent event: ``kind`` is task_queued, task_started, task_progress, task_completed,
+    task_failed, task_timed_out or task_cancelled; ``data`` has task_id, subagent_type, usage..."""
+
+    kind: str
+    data: dict[str, Any]
+    namespace: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended: the final answer, the thread's title and the files in outputs."""
 
@@ -69,9 +81,10 @@ class RunFinished:
     answer: str
     title: str | None
     outputs: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
-Event = TextDelta | ToolCall | ToolResult | RunFinished
+Event = TextDelta | ToolCall | ToolResult | TaskEvent | RunFinished
 
 
 @dataclass(frozen=True)
@@ -104,13 +117,16 @@ class HerdsmanClient:
         model_name: str | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
         sandbox_provider: SandboxProvider | None = None,
+        model_overrides: Mapping[str, BaseChatModel] | None = None,
     ) -> None:
-        """``model`` or ``model_name`` override the configured lead model; the rest come from config."""
+        """``model`` or ``model_name`` override the configured lead model; ``model_overrides``
+        maps configured model names to instances (sub-agent models in tests); the rest come from config."""
         self.config = config or HerdsmanConfig()
         self._model = model
         self._model_name = model_name
         self._checkpointer = checkpointer
         self._provider = sandbox_provider
+        self._model_overrides = dict(model_overrides or {})
         self._stack = AsyncExitStack()
         self._agent: Any = None
 
@@ -127,6 +143,7 @@ class HerdsmanClient:
             model_name=self._model_name,
             checkpointer=self._checkpointer,
             sandbox_provider=self._provider,
+            model_overrides=self._model_overrides,
         )
         return self
 
@@ -147,9 +164,18 @@ class HerdsmanClient:
         config = run_config(self.config, thread_id)
         names: dict[str, str] = {}
         log.info("run_started", thread_id=thread_id)
-        async for mode, chunk in self.agent.astream(
-            {"messages": [HumanMessage(content=message)]}, config, stream_mode=["messages", "updates"]
+        async for namespace, mode, chunk in self.agent.astream(
+            {"messages": [HumanMessage(content=message)]},
+            config,
+            stream_mode=["messages", "updates", "custom"],
+            subgraphs=True,
         ):
+            if mode == "custom":
+                if isinstance(chunk, dict) and str(chunk.get("type", "")).startswith("task_"):
+                    yield TaskEvent(chunk["type"], chunk, tuple(namespace))
+                continue
+            if namespace:
+                continue  # a sub-agent's own messages; its task_* events summarize them
             if mode == "messages":
                 piece, meta = chunk
                 if meta.get("langgraph_node") == MODEL_NODE and isinstance(piece, AIMessageChunk) and piece.text:
@@ -168,7 +194,13 @@ class HerdsmanClient:
         values = state.values
         last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
         log.info("run_finished", thread_id=thread_id)
-        yield RunFinished(thread_id, _content_text(last_ai) if last_ai else "", values.get("title"), self.outputs(thread_id))
+        yield RunFinished(
+            thread_id,
+            _content_text(last_ai) if last_ai else "",
+            values.get("title"),
+            self.outputs(thread_id),
+            dict(values.get("usage") or {}),
+        )
 
     async def run(self, message: str, thread_id: str | None = None) -> RunFinished:
         """Send ``message`` and wait for the end of the run."""

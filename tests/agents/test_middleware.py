@@ -21,10 +21,15 @@ def names(mws) -> list[str]:
 def test_default_middleware_order() -> None:
     config = parse_config("", env={})
     assert names(build_middleware(config, "prompt")) == [
+        "RunScopeMiddleware",
         "SystemPromptMiddleware",
+        "SkillActivationMiddleware",
+        "LoopDetectionMiddleware",
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
         "ModelRetryMiddleware",
+        "UsageMiddleware",
+        "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
         "TitleMiddleware",
     ]
@@ -34,16 +39,22 @@ def test_optional_middlewares_take_their_places() -> None:
     config = parse_config(
         "summarization: {enabled: true, trigger_messages: 10}\n"
         "tools: {max_tool_calls_per_run: 5}\n"
-        "title: {enabled: false}\nlead: {model_retries: 0}\n",
+        "title: {enabled: false}\nlead: {model_retries: 0}\nsubagents: {enabled: false}\n"
+        "context: {todos: true}\n",
         env={},
     )
     mws = build_middleware(config, "p", summary_model=ScriptedChatModel(responses=[]))
     assert names(mws) == [
         "SummarizationMiddleware",
         "SystemPromptMiddleware",
+        "SkillActivationMiddleware",
+        "TodoListMiddleware",
+        "LoopDetectionMiddleware",
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
+        "UsageMiddleware",
         "ToolCallLimitMiddleware",
+        "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
     ]
 

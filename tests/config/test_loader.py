@@ -60,7 +60,7 @@ def test_double_dollar_is_a_literal_dollar() -> None:
 def test_every_problem_reported_at_once() -> None:
     found = problems(
         """
-sandbox: {provider: docker, comand_timeout_seconds: 3}
+sandbox: {provider: vm, comand_timeout_seconds: 3}
 checkpointer: {type: postgres}
 models:
   - name: x
@@ -68,7 +68,7 @@ models:
 """
     )
     joined = "\n".join(found)
-    assert "sandbox.provider" in joined and "docker" in joined
+    assert "sandbox.provider" in joined and "vm" in joined
     assert "sandbox.comand_timeout_seconds: unknown key" in joined
     assert "checkpointer.url is empty" in joined
     assert 'models.0.use: "not-a-class-path" is not of the form "module:Class"' in joined

@@ -1,23 +1,29 @@
 """Build the lead agent: LangChain v1 ``create_agent`` with Herdsman's tools and middlewares.
 
 The middleware order lives in :func:`build_middleware`, and only there; a test pins it.
-Outermost first: the system prompt is set, then dangling tool calls are patched, then unusable
-replies are re-asked, then failed model calls are retried (innermost, closest to the model).
-Summarization (when enabled) rewrites old history before each model call; a tool-call limit
-(when set) ends a run that calls too many tools. Tool errors are turned into results; the title
-is set after the agent finishes.
+:func:`herdsman.middleware.chain.compose` then folds runs of wrapper-only middlewares into one
+layer each (same behaviour, less per-step cost).
+Outermost first: the system prompt is set, then the active skill (``/name``) adds its
+instructions and narrows the tools, the todo list (plan mode, when on) adds its tool, loop
+detection warns or stops a model repeating one tool call, dangling tool calls are patched,
+unusable replies are re-asked, then failed model calls are retried (innermost, closest to the
+model). Summarization (when enabled) rewrites old history before each model call; a tool-call
+limit (when set) ends a run that calls too many tools. Long tool results are saved to a file and
+previewed; tool errors are turned into results; the title is set after the agent finishes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import structlog
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ModelRetryMiddleware,
     SummarizationMiddleware,
+    TodoListMiddleware,
     ToolCallLimitMiddleware,
 )
 from langchain_core.language_models import BaseChatModel
@@ -28,17 +34,33 @@ from langgraph.types import Checkpointer
 from herdsman.agents.prompt import PromptEntry, build_system_prompt, first_sentence
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.service import MemoryService
+from herdsman.memory.tool import make_memory_tool
+from herdsman.middleware.chain import compose
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
+from herdsman.middleware.loop_detection import LoopDetectionMiddleware
+from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
+from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
+from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
+from herdsman.middleware.tool_output_offload import ToolOutputOffloadMiddleware
+from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.factory import create_chat_model
+from herdsman.models.resolver import ModelResolver
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman.sandbox.tools import make_sandbox_tools
+from herdsman.subagents.executor import SubagentRunner
+from herdsman.subagents.scope import RunScopeMiddleware
+from herdsman.subagents.tools import make_task_tools
+from herdsman.skills import Skill, SkillCatalog, load_skills, resolve_skills_root
 
 LEAD_AGENT_NAME = "lead_agent"
+
+log = structlog.get_logger(__name__)
 
 
 def model_error_message(exc: Exception) -> str:
@@ -70,18 +92,38 @@ def build_middleware(
     system_prompt: str,
     title_model: BaseChatModel | None = None,
     summary_model: BaseChatModel | None = None,
+    skills: Mapping[str, Skill] | None = None,
+    usage: UsageMiddleware | None = None,
+    sandbox_provider: SandboxProvider | None = None,
+    memory: MemoryService | None = None,
 ) -> list[AgentMiddleware]:
     """The lead's middlewares, in order (see the module docstring).
 
     ``summary_model`` is required when summarization is enabled (the lead's model by default).
+    ``skills`` are the usable skills that ``/name`` can activate. ``usage`` counts tokens and
+    cost (a default one, without pricing, when not given). ``sandbox_provider`` is where long
+    tool results are saved (without it they are only cut to a preview). ``memory`` is the
+    long-term memory injected into the prompt and updated after each turn (when enabled).
     """
     middleware: list[AgentMiddleware] = []
+    if config.subagents.enabled:
+        middleware.append(RunScopeMiddleware(config.subagents))
     if config.summarization.enabled:
         if summary_model is None:
             raise ValueError("summarization is enabled: pass the model that writes summaries")
         middleware.append(summarization_middleware(config, summary_model))
     middleware += [
         SystemPromptMiddleware(system_prompt),
+    ]
+    if memory is not None and config.memory.enabled:
+        middleware.append(MemoryInjectionMiddleware(memory))
+    if config.skills.enabled:
+        middleware.append(SkillActivationMiddleware(skills or {}))
+    if config.context.todos:
+        middleware.append(TodoListMiddleware())
+    if config.context.loop_warn_after or config.context.loop_stop_after:
+        middleware.append(LoopDetectionMiddleware(config.context.loop_warn_after, config.context.loop_stop_after))
+    middleware += [
         DanglingToolCallMiddleware(),
         ModelOutputGuardMiddleware(max_retries=config.lead.unusable_reply_retries),
     ]
@@ -93,12 +135,29 @@ def build_middleware(
                 on_failure=model_error_message,
             )
         )
+    middleware.append(usage or UsageMiddleware(config.subagents))
     if config.tools.max_tool_calls_per_run:
         middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
+    if config.context.offload_tool_output_chars:
+        middleware.append(
+            ToolOutputOffloadMiddleware(
+                sandbox_provider,
+                config.context.offload_tool_output_chars,
+                head=config.context.preview_head_chars,
+                tail=config.context.preview_tail_chars,
+            )
+        )
     middleware.append(tool_error_middleware())
     if config.title.enabled:
         middleware.append(TitleMiddleware(title_model, max_chars=config.title.max_chars))
+    if memory is not None and config.memory.enabled and config.memory.mode in ("auto", "both"):
+        middleware.append(MemoryQueueMiddleware(memory))
     return middleware
+
+
+def skill_entries(catalog: SkillCatalog) -> list[PromptEntry]:
+    """The prompt's skill index: name, description and SKILL.md path under /mnt/skills."""
+    return [PromptEntry(s.name, s.description, s.virtual_path) for s in catalog.sorted()]
 
 
 def tool_entries(tools: Sequence[BaseTool]) -> list[PromptEntry]:
@@ -115,17 +174,41 @@ def create_lead_agent(
     sandbox_provider: SandboxProvider | None = None,
     extra_tools: Sequence[BaseTool] = (),
     store: Any = None,
+    model_overrides: Mapping[str, BaseChatModel] | None = None,
+    memory: MemoryService | None = None,
 ) -> CompiledStateGraph:
     """The compiled lead agent graph.
 
     ``model`` overrides the configured one (tests pass a scripted model); ``model_name``
-    picks another configured model. The sandbox provider is built from config when not given.
+    picks another configured model; ``model_overrides`` maps configured model names to
+    instances (for sub-agent models in tests). The sandbox provider is built from config when
+    not given; so is long-term memory (``memory``) when ``memory.enabled``.
     """
-    model = model or create_chat_model(config, model_name)
+    lead_name = model_name or config.lead_model_name()
+    overrides = dict(model_overrides or {})
+    if model is not None:
+        overrides[lead_name] = model
+    resolver = ModelResolver(config, overrides)
+    model = resolver.get(lead_name)
     provider = sandbox_provider or build_sandbox_provider(config)
     disabled = set(config.tools.disabled)
     tools = [t for t in [*make_sandbox_tools(provider, config.sandbox), *extra_tools] if t.name not in disabled]
-    prompt = build_system_prompt(tool_entries(tools), extra_instructions=config.lead.extra_instructions)
+    subagent_entries: list[PromptEntry] = []
+    if config.subagents.enabled:
+        runner = delegation_runner(config, resolver, tools, lead_name)
+        tools += [t for t in make_task_tools(runner) if t.name not in disabled]
+        subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
+    if memory is None and config.memory.enabled:
+        memory = open_memory(config, resolver, lead_name, store)
+    if memory is not None and config.memory.mode in ("tool", "both") and "memory" not in disabled:
+        tools.append(make_memory_tool(memory))
+    catalog = load_skills(resolve_skills_root(config), config.skills.disabled)
+    prompt = build_system_prompt(
+        tool_entries(tools),
+        skills=skill_entries(catalog),
+        subagents=subagent_entries,
+        extra_instructions=config.lead.extra_instructions,
+    )
     title_model = create_chat_model(config, config.title.model) if config.title.model else None
     summary_model = None
     if config.summarization.enabled:
@@ -133,12 +216,45 @@ def create_lead_agent(
     return create_agent(
         model,
         tools=tools,
-        middleware=build_middleware(config, prompt, title_model, summary_model),
+        middleware=compose(build_middleware(
+            config,
+            prompt,
+            title_model,
+            summary_model,
+            skills=catalog.skills,
+            sandbox_provider=provider,
+            memory=memory,
+            usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name)),
+        )),
         state_schema=ThreadState,
         checkpointer=checkpointer,
         store=store,
         name=LEAD_AGENT_NAME,
     )
+
+
+def open_memory(config: HerdsmanConfig, resolver: ModelResolver, lead_name: str, store: Any) -> MemoryService | None:
+    """The lead's long-term memory (``store`` when given, else the configured one); None when it
+    cannot be opened (logged: the agent runs without memory rather than not at all)."""
+    memory_model = resolver.get(config.memory.model or lead_name) if config.memory.mode != "tool" else None
+    try:
+        return MemoryService.open(config, memory_model, store=store)
+    except Exception as exc:  # noqa: BLE001 - a store that is down must not stop the agent
+        log.warning("memory_unavailable", error=str(exc))
+        return None
+
+
+def delegation_runner(
+    config: HerdsmanConfig, resolver: ModelResolver, tools: Sequence[BaseTool], lead_name: str
+) -> SubagentRunner:
+    """The lead's sub-agent runner; sub-agents get delegation tools of their own only while
+    their depth is below ``subagents.max_depth``."""
+    runners = [
+        SubagentRunner(config, resolver, tools, lead_name, depth=d) for d in range(1, config.subagents.max_depth + 1)
+    ]
+    for parent, child in zip(runners, runners[1:]):
+        parent.extra_tools = make_task_tools(child)
+    return runners[0]
 
 
 def run_config(config: HerdsmanConfig, thread_id: str, **configurable: Any) -> dict[str, Any]:

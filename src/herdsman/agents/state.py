@@ -7,11 +7,16 @@ ones clients read directly.
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 from langchain.agents.middleware import AgentState
 from typing_extensions import NotRequired
 
+from herdsman.subagents.usage import merge_usage
+
 
 class ThreadState(AgentState):
-    """State of one thread: the conversation and its title."""
+    """State of one thread: the conversation, its title, and token usage per agent."""
 
     title: NotRequired[str]
+    usage: NotRequired[Annotated[dict[str, Any], merge_usage]]

@@ -91,11 +91,60 @@ class ScriptedModelConfig(_Section):
     """Extra keys for ``use: herdsman.models.scripted:ScriptedChatModel`` are in that class."""
 
 
+class SandboxLimitsConfig(_Section):
+    """Resource limits of one sandboxed command (local) or one sandbox (docker, kubernetes).
+
+    Every provider reads this one section; ``null`` turns a limit off.
+    """
+
+    memory_mb: int | None = Field(2048, ge=16, description="Memory (RAM) in MiB; the OOM killer stops a command past it.")
+    cpus: float | None = Field(2.0, gt=0, description="CPU cores' worth of time, e.g. 0.5 or 2.")
+    pids: int | None = Field(512, ge=8, description="Processes and threads at once (stops fork bombs).")
+    file_size_mb: int | None = Field(1024, ge=1, description="Largest file a command may write, in MiB (stops disk fills).")
+    output: int | None = Field(
+        None, ge=1_000, description="Characters of command output kept (head and tail); default max_output_chars."
+    )
+
+
+class DockerSandboxConfig(_Section):
+    """The docker provider: one container per thread on any Docker-API engine (Docker, podman)."""
+
+    image: str = Field("herdsman-sandbox:latest", description="Sandbox image; build it with python -m herdsman.sandbox.image.")
+    base_url: str | None = Field(
+        None, description="Engine address, e.g. unix:///run/podman/podman.sock; default $DOCKER_HOST or the local socket."
+    )
+    user: str | None = Field(
+        None, description='"uid:gid" inside the container; default the gateway\'s own, or 1000:1000 when it runs as root.'
+    )
+    network: str = Field("bridge", description="Network joined when sandbox.network is true (otherwise none).")
+    idle_timeout_seconds: float = Field(900.0, ge=0, description="Remove a container unused this long (0: never).")
+    tmp_size_mb: int = Field(256, ge=1, description="Size of the container's writable /tmp (tmpfs).")
+    pull: Literal["missing", "never"] = Field("missing", description="Pull the image when it is missing, or never.")
+    name_prefix: str = Field("herdsman", pattern=r"^[a-z0-9][a-z0-9-]{0,30}$", description="Prefix of container names.")
+
+
+class KubernetesSandboxConfig(_Section):
+    """The kubernetes provider: one pod per thread; user data on a volume shared with the gateway."""
+
+    namespace: str = Field("herdsman-sandbox", description="Namespace of the sandbox pods.")
+    image: str = Field("herdsman-sandbox:latest", description="Sandbox image (see docker/sandbox/Dockerfile).")
+    kubeconfig: Path | None = Field(None, description="Kubeconfig file; default in-cluster config, then ~/.kube/config.")
+    context: str | None = Field(None, description="Kubeconfig context; default the current one.")
+    data_claim: str = Field(
+        "herdsman-data", description="PersistentVolumeClaim holding the gateway's home (threads/<id>/user-data)."
+    )
+    skills_claim: str | None = Field(None, description="PersistentVolumeClaim with the skills, mounted read-only.")
+    run_as_user: int = Field(1000, ge=1, description="Non-root uid of the sandbox container.")
+    startup_timeout_seconds: float = Field(120.0, gt=0, description="Wait this long for a new pod to run.")
+    idle_timeout_seconds: float = Field(900.0, ge=0, description="Delete a pod unused this long (0: never).")
+    name_prefix: str = Field("herdsman", pattern=r"^[a-z0-9][a-z0-9-]{0,30}$", description="Prefix of pod names.")
+
+
 class SandboxConfig(_Section):
     """Where the agent's files and shell live."""
 
-    provider: Literal["local"] = Field(
-        "local", description="Only local for now; docker and kubernetes providers are planned."
+    provider: Literal["local", "docker", "kubernetes"] = Field(
+        "local", description="local: host directories (bubblewrap); docker: a container per thread; kubernetes: a pod per thread."
     )
     isolation: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="auto: bubblewrap when installed; none: run commands on the host."
@@ -109,6 +158,9 @@ class SandboxConfig(_Section):
     read_only_paths: list[str] = Field(
         default_factory=list, description="Extra host paths bound read-only into the bwrap sandbox."
     )
+    limits: SandboxLimitsConfig = Field(default_factory=SandboxLimitsConfig)
+    docker: DockerSandboxConfig = Field(default_factory=DockerSandboxConfig)
+    kubernetes: KubernetesSandboxConfig = Field(default_factory=KubernetesSandboxConfig)
 
 
 class CheckpointerConfig(_Section):
@@ -137,11 +189,59 @@ class SkillsConfig(_Section):
 
 
 class MemoryConfig(_Section):
-    """Long-term memory across conversations."""
+    """Long-term memory across conversations: facts per user in a LangGraph store."""
 
     enabled: bool = False
-    model: str | None = None
-    max_injected_tokens: int = Field(1000, ge=0)
+    mode: Literal["auto", "tool", "both"] = Field(
+        "auto", description="auto: a memory model updates memory after each turn; tool: the agent uses a memory tool."
+    )
+    model: str | None = Field(None, description="Model that extracts facts; default the lead's model.")
+    max_injected_tokens: int = Field(1000, ge=0, description="Budget of the memory section of the system prompt.")
+    store: Literal["sqlite", "postgres"] = Field("sqlite", description="Where memory is kept.")
+    path: Path | None = Field(None, description="SQLite file; default <home>/memory.sqlite.")
+    url: str | None = Field(None, description="PostgreSQL connection string (store: postgres).")
+    user_id: str = Field("default", min_length=1, description="User whose memory a run uses, unless the run names one.")
+    debounce_seconds: float = Field(5.0, ge=0, description="Wait this long after a turn before updating memory.")
+    min_confidence: float = Field(0.5, ge=0, le=1, description="Facts below this confidence are dropped.")
+    max_facts: int = Field(500, ge=1, description="Facts kept per user; the least confident and oldest go first.")
+    retention_days: int | None = Field(None, ge=1, description="Forget facts not updated for this many days.")
+    max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
+
+    @model_validator(mode="after")
+    def _postgres_needs_url(self) -> "MemoryConfig":
+        if self.store == "postgres" and not self.url:
+            raise ValueError(
+                "memory.store is postgres but memory.url is empty; set url: postgresql://user:pass@host:5432/db"
+            )
+        return self
+
+
+class ContextConfig(_Section):
+    """Context engineering: big tool results to files, loop detection, a todo list."""
+
+    offload_tool_output_chars: int | None = Field(
+        12_000, ge=1_000,
+        description="Tool results longer than this are saved in the workspace and replaced by a preview; null: off.",
+    )
+    preview_head_chars: int = Field(2_000, ge=100, description="Characters of the start of an offloaded result shown.")
+    preview_tail_chars: int = Field(1_000, ge=0, description="Characters of the end of an offloaded result shown.")
+    loop_warn_after: int | None = Field(
+        3, ge=2, description="Warn the model when the same tool call comes this many times in a row; null: off."
+    )
+    loop_stop_after: int | None = Field(
+        5, ge=2, description="End the run when the same tool call comes this many times in a row; null: off."
+    )
+    todos: bool = Field(False, description="Plan mode: a write_todos tool and a todo list in the thread state.")
+
+    @model_validator(mode="after")
+    def _stop_after_warn(self) -> "ContextConfig":
+        warn, stop = self.loop_warn_after, self.loop_stop_after
+        if warn is not None and stop is not None and stop <= warn:
+            raise ValueError(
+                f"context.loop_stop_after ({stop}) must be larger than context.loop_warn_after ({warn}); "
+                "the model is warned first, then stopped"
+            )
+        return self
 
 
 class SubagentTypeConfig(_Section):
@@ -206,6 +306,33 @@ class LoggingConfig(_Section):
     format: Literal["console", "json"] = "console"
 
 
+class GatewayConfig(_Section):
+    """The HTTP gateway started by ``herdsman serve`` (LangGraph API, REST, metrics)."""
+
+    host: str = Field("127.0.0.1", description="Address to bind; without api_keys only loopback is allowed.")
+    port: int = Field(2026, ge=0, le=65535, description="TCP port (0 picks a free one).")
+    api_keys: list[str] = Field(
+        default_factory=list,
+        description="Accepted API keys (x-api-key or Authorization: Bearer); empty turns auth off.",
+    )
+    stream_bridge: Literal["memory", "redis"] = Field(
+        "memory", description="Where run events are kept for streaming: memory, or redis to share runs."
+    )
+    redis_url: str | None = Field(None, description="Redis URL for stream_bridge: redis.")
+    heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
+    replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
+    replay_retention_seconds: float = Field(600.0, ge=0, description="How long a finished run stays joinable.")
+
+    @model_validator(mode="after")
+    def _redis_needs_url(self) -> "GatewayConfig":
+        if self.stream_bridge == "redis" and not self.redis_url:
+            raise ValueError(
+                "gateway.stream_bridge is redis but gateway.redis_url is empty; "
+                "set redis_url: redis://localhost:6379/0"
+            )
+        return self
+
+
 class HerdsmanConfig(_Section):
     """The whole of ``config.yaml``."""
 
@@ -219,9 +346,11 @@ class HerdsmanConfig(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     subagents: SubagentsConfig = Field(default_factory=SubagentsConfig)
     summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     title: TitleConfig = Field(default_factory=TitleConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
 
     @model_validator(mode="after")
     def _check_model_names(self) -> "HerdsmanConfig":

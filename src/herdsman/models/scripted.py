@@ -18,8 +18,9 @@ or from config.yaml::
         latency: 0.2                        # seconds per call
         record_file: calls.jsonl            # each call it receives, as a JSON line
 
-A response is a string (a final answer), a mapping ``{content, tool_calls: [{name, args, id?}]}``,
-an ``AIMessage``, or ``{error: "..."}`` to make the call raise. ``respond=`` takes a function of
+A response is a string (a final answer), a mapping ``{content, tool_calls: [{name, args, id?}],
+delay?}`` (``delay``: extra seconds this reply takes), an ``AIMessage``, or ``{error: "..."}`` to
+make the call raise. ``respond=`` takes a function of
 the messages instead of a fixed list. Every call is recorded in ``model.calls``.
 
 LangChain's own fake chat models drop tool calls when streaming and cannot bind tools, which
@@ -45,6 +46,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -80,9 +82,9 @@ def to_ai_message(response: Any) -> AIMessage:
     if isinstance(response, dict):
         if "error" in response:
             raise ScriptedModelError(str(response["error"]))
-        unknown = set(response) - {"content", "tool_calls"}
+        unknown = set(response) - {"content", "tool_calls", "delay"}
         if unknown:
-            raise ValueError(f"script entry has unknown keys {sorted(unknown)}; use content, tool_calls or error")
+            raise ValueError(f"script entry has unknown keys {sorted(unknown)}; use content, tool_calls, delay or error")
         calls = []
         for call in response.get("tool_calls") or []:
             if "name" not in call:
@@ -149,7 +151,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Accept tools like a real model; their names are recorded with each call."""
-        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        names = [t.name if isinstance(t, BaseTool) else convert_to_openai_tool(t)["function"]["name"] for t in tools]
         return self.bind(tools=names, **kwargs)
 
     def _append_record(self, call: RecordedCall) -> None:
@@ -163,6 +165,7 @@ class ScriptedChatModel(BaseChatModel):
     # -- core -------------------------------------------------------------------------------
 
     def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+        """The next reply (with the extra ``delay`` of its entry in ``response_metadata``)."""
         with self._lock:
             call = RecordedCall(list(messages), list(kwargs.get("tools") or []), dict(kwargs))
             self._calls.append(call)
@@ -182,6 +185,7 @@ class ScriptedChatModel(BaseChatModel):
                         )
                 entry = self.responses[index]
         message = to_ai_message(entry)
+        delay = float(entry.get("delay", 0) or 0) if isinstance(entry, dict) else 0.0
         prompt_chars = sum(len(m.text) if hasattr(m, "text") else len(str(m.content)) for m in messages)
         out_tokens = _approx_tokens(message.text) + sum(_approx_tokens(json.dumps(c["args"])) for c in message.tool_calls)
         in_tokens = _approx_tokens("x" * prompt_chars)
@@ -193,7 +197,7 @@ class ScriptedChatModel(BaseChatModel):
             invalid_tool_calls=message.invalid_tool_calls,
             id=f"scripted-{uuid.uuid4().hex[:12]}",
             usage_metadata=message.usage_metadata or usage,
-            response_metadata={"model_name": self.model},
+            response_metadata={"model_name": self.model, **({"scripted_delay": delay} if delay else {})},
         )
 
     def _generate(
@@ -205,7 +209,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency:
             time.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
+        message = self._next(messages, kwargs)
+        time.sleep(message.response_metadata.get("scripted_delay", 0))
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
         self,
@@ -216,7 +222,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency:
             await asyncio.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages, kwargs))])
+        message = self._next(messages, kwargs)
+        await asyncio.sleep(message.response_metadata.get("scripted_delay", 0))
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     @staticmethod
     def _call_chunks(message: AIMessage) -> list[Any]:
@@ -250,7 +258,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         if self.latency:
             time.sleep(self.latency)
-        for chunk in self._chunks(self._next(messages, kwargs)):
+        message = self._next(messages, kwargs)
+        time.sleep(message.response_metadata.get("scripted_delay", 0))
+        for chunk in self._chunks(message):
             if run_manager and chunk.message.content:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -264,7 +274,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         if self.latency:
             await asyncio.sleep(self.latency)
-        for chunk in self._chunks(self._next(messages, kwargs)):
+        message = self._next(messages, kwargs)
+        await asyncio.sleep(message.response_metadata.get("scripted_delay", 0))
+        for chunk in self._chunks(message):
             if run_manager and chunk.message.content:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

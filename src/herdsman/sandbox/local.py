@@ -35,6 +35,7 @@ from herdsman.sandbox.base import (
     SandboxError,
 )
 from herdsman.sandbox.bwrap import build_bwrap_argv
+from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
 
@@ -59,9 +60,10 @@ class Shell(Protocol):
 class BwrapShell:
     """Commands jailed by bubblewrap: only the thread's directories are visible and writable."""
 
-    def __init__(self, bwrap: str, config: SandboxConfig) -> None:
+    def __init__(self, bwrap: str, config: SandboxConfig, limiter: LocalLimiter | None = None) -> None:
         self._bwrap = bwrap
         self._config = config
+        self.limiter = limiter or LocalLimiter(Limits.from_config(config))
 
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
@@ -76,21 +78,24 @@ class BwrapShell:
             read_only_paths=self._config.read_only_paths,
             env={"HERDSMAN_RUN_ID": run_id},
         )
-        return run_process(
-            argv,
-            timeout=timeout,
-            max_output_chars=self._config.max_output_chars,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            run_id=run_id,
-            cancel=cancel,
-        )
+        with self.limiter.command() as preexec:
+            return run_process(
+                argv,
+                timeout=timeout,
+                max_output_chars=self.limiter.limits.output_chars,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                run_id=run_id,
+                cancel=cancel,
+                preexec_fn=preexec,
+            )
 
 
 class HostShell:
     """Commands run on the host, unisolated, in the thread's workspace (explicit opt-in only)."""
 
-    def __init__(self, config: SandboxConfig) -> None:
+    def __init__(self, config: SandboxConfig, limiter: LocalLimiter | None = None) -> None:
         self._config = config
+        self.limiter = limiter or LocalLimiter(Limits.from_config(config))
 
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
@@ -103,14 +108,16 @@ class HostShell:
             "TERM": "dumb",
         }
         bash = shutil.which("bash") or "/bin/sh"
-        return run_process(
-            [bash, "-c", paths.to_host_text(command)],
-            timeout=timeout,
-            max_output_chars=self._config.max_output_chars,
-            cwd=paths.workspace,
-            env=env,
-            cancel=cancel,
-        )
+        with self.limiter.command() as preexec:
+            return run_process(
+                [bash, "-c", paths.to_host_text(command)],
+                timeout=timeout,
+                max_output_chars=self.limiter.limits.output_chars,
+                cwd=paths.workspace,
+                env=env,
+                cancel=cancel,
+                preexec_fn=preexec,
+            )
 
 
 class RefusingShell:

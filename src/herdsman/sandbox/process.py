@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from herdsman.sandbox.base import ExecResult
@@ -230,13 +230,15 @@ def run_process(
     env: Mapping[str, str] | None = None,
     run_id: str | None = None,
     cancel: threading.Event | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> ExecResult:
     """Run ``argv`` with merged stdout/stderr, a timeout, and bounded output.
 
     ``env`` is the complete environment of the command (nothing is inherited); ``run_id`` is
     added to it as ``HERDSMAN_RUN_ID`` so the whole tree can be found and killed. Setting
     ``cancel`` stops the command early (checked every 50 ms). Every process of the command is
-    killed when this returns, whether it finished, timed out or was cancelled.
+    killed when this returns, whether it finished, timed out or was cancelled. ``preexec_fn``
+    runs in the child before exec (resource limits, see ``limits.py``).
     """
     run_id = run_id or new_run_id()
     full_env = dict(env or {})
@@ -251,6 +253,7 @@ def run_process(
         env=full_env,
         start_new_session=True,
         close_fds=True,
+        preexec_fn=preexec_fn,
     )
     assert proc.stdout is not None
     fd = proc.stdout.fileno()

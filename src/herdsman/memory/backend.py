@@ -1,0 +1,76 @@
+"""Open the LangGraph BaseStore that holds long-term memory: SQLite by default, Postgres by config.
+
+``memory.store: sqlite`` uses langgraph's SqliteStore on ``memory.path`` (default
+``<home>/memory.sqlite``); ``memory.store: postgres`` uses langgraph's PostgresStore on
+``memory.url``. The connection lives as long as the process (``close_store`` ends it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from herdsman.config.schema import HerdsmanConfig
+
+
+class MemoryStoreError(RuntimeError):
+    """The memory store cannot be opened: names the setting and what to do."""
+
+
+def memory_db_path(config: HerdsmanConfig) -> Path:
+    """The SQLite file of memory (and of its update queue)."""
+    home = config.resolve_home()
+    path = config.memory.path
+    if path is None:
+        return home / "memory.sqlite"
+    path = path.expanduser()
+    return path if path.is_absolute() else home / path
+
+
+def connect_sqlite(path: Path) -> sqlite3.Connection:
+    """A connection shared across threads, in autocommit mode, that waits on a locked file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn
+
+
+def open_store(config: HerdsmanConfig) -> BaseStore:
+    """The configured memory store, set up and ready."""
+    memory = config.memory
+    if memory.store == "postgres":
+        try:
+            from langgraph.store.postgres import PostgresStore
+            from psycopg import Connection
+            from psycopg.rows import dict_row
+        except ImportError as exc:  # pragma: no cover - shipped with langgraph-checkpoint-postgres
+            raise MemoryStoreError(f"memory.store is postgres but {exc.name} is not installed") from None
+        try:
+            conn: Any = Connection.connect(memory.url or "", autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        except Exception as exc:  # noqa: BLE001 - reported with the setting to fix
+            raise MemoryStoreError(
+                f"memory.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); check the URL and that "
+                "the server is running"
+            ) from None
+        store: BaseStore = PostgresStore(conn)
+    else:
+        from langgraph.store.sqlite import SqliteStore
+
+        path = memory_db_path(config)
+        try:
+            store = SqliteStore(connect_sqlite(path))
+        except sqlite3.Error as exc:
+            raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
+    store.setup()  # type: ignore[attr-defined]
+    return store
+
+
+def close_store(store: BaseStore) -> None:
+    """Close the store's connection, if it has one."""
+    conn = getattr(store, "conn", None)
+    close = getattr(conn, "close", None)
+    if callable(close):
+        close()

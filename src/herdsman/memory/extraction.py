@@ -1,0 +1,138 @@
+"""Ask the memory model what a conversation taught about the user; read its JSON reply safely.
+
+The model sees the user's current facts (with ids) and the new turns, and answers with JSON:
+``{"summary": "...", "facts": [{"content", "category", "confidence"}], "forget": ["<id>"]}``.
+A reply that is not such JSON raises :class:`MemoryModelError` (the update is retried later,
+then dropped); candidate facts that are vague, low-confidence or duplicates are filtered out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from herdsman.memory.facts import CATEGORIES, Fact, normalize
+
+MAX_TURN_CHARS = 4_000
+MAX_PROMPT_MESSAGES = 40
+MIN_FACT_CHARS = 8
+MAX_FACT_CHARS = 500
+SIMILAR = 0.8
+
+PROMPT = """\
+You keep the long-term memory of an assistant about one user. Read the new conversation and
+update what is worth remembering across conversations: stable preferences, facts about the user
+and their work, ongoing projects, and how they like things done. Skip small talk, one-off task
+details, and anything already known.
+
+Current summary of the user's context:
+{summary}
+
+Current facts (id: [category] content):
+{facts}
+
+New conversation:
+{conversation}
+
+Answer with JSON only, no prose, in this form:
+{{"summary": "<the updated context summary, at most 3 sentences>",
+  "facts": [{{"content": "<one self-contained fact>", "category": "<one of {categories}>", "confidence": <0 to 1>}}],
+  "forget": ["<id of a current fact that is now wrong>"]}}
+Use an empty list when there is nothing new."""
+
+
+class MemoryModelError(ValueError):
+    """The memory model's reply is not the JSON asked for."""
+
+
+@dataclass
+class MemoryUpdate:
+    """What the memory model decided: new facts, facts to forget, an updated summary."""
+
+    facts: list[Fact] = field(default_factory=list)
+    forget: list[str] = field(default_factory=list)
+    summary: str | None = None
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def build_prompt(summary: str, facts: list[Fact], conversation: list[dict[str, Any]]) -> str:
+    """The memory model's prompt for ``conversation`` (a list of ``{role, content}``)."""
+    listed = "\n".join(f"{f.id}: [{f.category}] {f.content}" for f in facts) or "(none)"
+    turns = "\n".join(
+        f"{m.get('role', 'user')}: {_clip(str(m.get('content', '')), MAX_TURN_CHARS)}"
+        for m in conversation[-MAX_PROMPT_MESSAGES:]
+    )
+    return PROMPT.format(summary=summary or "(none)", facts=listed, conversation=turns, categories=", ".join(CATEGORIES))
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    text = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fenced:
+        text = fenced.group(1).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start == -1 or end <= start:
+        raise MemoryModelError(f"the memory model did not answer with a JSON object: {_clip(text, 200)!r}")
+    try:
+        data = json.loads(text[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise MemoryModelError(f"the memory model's JSON is invalid ({exc.msg} at char {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise MemoryModelError("the memory model's JSON is not an object")
+    return data
+
+
+def parse_reply(text: str, source_thread: str | None = None) -> MemoryUpdate:
+    """The update in the model's reply; raises MemoryModelError when it is not usable JSON."""
+    data = _json_object(text)
+    raw_facts = data.get("facts") or []
+    if not isinstance(raw_facts, list):
+        raise MemoryModelError("'facts' in the memory model's JSON is not a list")
+    facts: list[Fact] = []
+    for item in raw_facts:
+        if isinstance(item, str):
+            item = {"content": item}
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+            continue
+        try:
+            confidence = float(item.get("confidence", 0.8))
+        except (TypeError, ValueError):
+            confidence = 0.5
+        facts.append(Fact.new(item["content"], str(item.get("category", "other")), confidence, source_thread))
+    forget = [str(x) for x in data.get("forget") or [] if isinstance(x, (str, int))]
+    summary = data.get("summary")
+    return MemoryUpdate(facts, forget, summary.strip() if isinstance(summary, str) and summary.strip() else None)
+
+
+def similarity(a: str, b: str) -> float:
+    """Word overlap (Jaccard) of two texts, 0 to 1."""
+    wa, wb = set(normalize(a).split()), set(normalize(b).split())
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def filter_facts(candidates: list[Fact], existing: list[Fact], min_confidence: float) -> list[Fact]:
+    """Drop low-value candidates (unsure, too short or long) and near-duplicates.
+
+    A candidate close to an existing fact takes that fact's id, so it refreshes it.
+    """
+    kept: list[Fact] = []
+    for fact in candidates:
+        if fact.confidence < min_confidence or not (MIN_FACT_CHARS <= len(fact.content) <= MAX_FACT_CHARS):
+            continue
+        if len(normalize(fact.content).split()) < 2:
+            continue
+        if any(similarity(fact.content, k.content) >= SIMILAR for k in kept):
+            continue
+        twin = next((e for e in existing if similarity(fact.content, e.content) >= SIMILAR), None)
+        if twin is not None:
+            fact = Fact(twin.id, fact.content, fact.category, fact.confidence, fact.source_thread,
+                        twin.created_at, fact.updated_at)
+        kept.append(fact)
+    return kept

@@ -1,0 +1,76 @@
+"""A remembered fact about a user, and the stable id that makes writing it idempotent.
+
+The id is a hash of the fact's normalized text, so writing the same fact twice (a retried
+update, the same thing learned in two threads) updates one record instead of adding a duplicate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+CATEGORIES = ("preference", "profile", "project", "knowledge", "behavior", "other")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def now_iso() -> str:
+    """The current UTC time as an ISO 8601 string (what facts store)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def normalize(content: str) -> str:
+    """Lowercase words only: the form two facts are compared in."""
+    return " ".join(_WORD.findall(content.lower()))
+
+
+def fact_id(content: str) -> str:
+    """The stable id of a fact's content."""
+    return hashlib.sha256(normalize(content).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact: what, of which kind, how sure, learned where and when."""
+
+    id: str
+    content: str
+    category: str = "other"
+    confidence: float = 0.8
+    source_thread: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+    @classmethod
+    def new(
+        cls, content: str, category: str = "other", confidence: float = 0.8, source_thread: str | None = None
+    ) -> "Fact":
+        """A fact with its id and timestamps filled in."""
+        stamp = now_iso()
+        content = " ".join(content.split())
+        category = category if category in CATEGORIES else "other"
+        confidence = min(1.0, max(0.0, float(confidence)))
+        return cls(fact_id(content), content, category, confidence, source_thread, stamp, stamp)
+
+    def to_value(self) -> dict[str, Any]:
+        """The record kept in the store (everything but the id, which is the key)."""
+        value = asdict(self)
+        value.pop("id")
+        return value
+
+    @classmethod
+    def from_value(cls, key: str, value: dict[str, Any]) -> "Fact":
+        """Rebuild a fact from its store key and record."""
+        fields = {k: value[k] for k in ("content", "category", "confidence", "source_thread", "created_at", "updated_at") if k in value}
+        return cls(id=key, **fields)
+
+    def merged_with(self, newer: "Fact") -> "Fact":
+        """This fact learned again: keep its creation time, take the newer details."""
+        return replace(
+            newer,
+            id=self.id,
+            created_at=self.created_at or newer.created_at,
+            confidence=max(self.confidence, newer.confidence),
+        )

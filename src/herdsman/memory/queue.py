@@ -1,0 +1,174 @@
+"""The durable queue of pending memory updates: one SQLite table, one row per thread.
+
+After a turn, the turn's messages are appended to its thread's row and the row's due time is
+pushed back by ``memory.debounce_seconds`` (so a quick exchange is read once, as a whole). A
+worker claims due rows with a lease, writes memory, and only then removes the messages it read.
+A crash between queueing and writing therefore loses nothing: the row is still there, its lease
+runs out, and the next worker takes it again (at-least-once; the writes are idempotent).
+
+Written here because LangGraph has no durable work queue; a table with a lease is all it needs.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from herdsman.memory.backend import connect_sqlite
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_updates (
+    thread_id     TEXT PRIMARY KEY,
+    user_id       TEXT NOT NULL,
+    messages      TEXT NOT NULL,
+    version       INTEGER NOT NULL DEFAULT 1,
+    due_at        REAL NOT NULL,
+    leased_until  REAL NOT NULL DEFAULT 0,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    last_error    TEXT,
+    created_at    REAL NOT NULL,
+    updated_at    REAL NOT NULL
+)
+"""
+LEASE_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class PendingUpdate:
+    """A claimed row: the turns of one thread waiting to be read by the memory model."""
+
+    thread_id: str
+    user_id: str
+    messages: list[dict[str, Any]]
+    version: int
+    attempts: int
+
+
+class UpdateQueue:
+    """The queue table in a SQLite file (see module docstring). Safe to share across threads."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (and create) the queue in ``path``."""
+        self.path = path
+        self._conn = connect_sqlite(path)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._conn.execute(SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def _tx(self) -> Any:
+        return _Transaction(self._conn, self._lock)
+
+    def enqueue(self, thread_id: str, user_id: str, messages: list[dict[str, Any]], delay: float = 0.0) -> None:
+        """Append ``messages`` to the thread's pending update and make it due ``delay`` seconds from now."""
+        now = time.time()
+        with self._tx() as cur:
+            row = cur.execute("SELECT messages FROM memory_updates WHERE thread_id = ?", (thread_id,)).fetchone()
+            if row is None:
+                cur.execute(
+                    "INSERT INTO memory_updates (thread_id, user_id, messages, due_at, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (thread_id, user_id, json.dumps(messages), now + delay, now, now),
+                )
+            else:
+                merged = json.loads(row[0]) + messages
+                cur.execute(
+                    "UPDATE memory_updates SET messages = ?, user_id = ?, version = version + 1, due_at = ?, "
+                    "updated_at = ? WHERE thread_id = ?",
+                    (json.dumps(merged), user_id, now + delay, now, thread_id),
+                )
+
+    def claim(self, limit: int = 10, now: float | None = None, lease: float = LEASE_SECONDS) -> list[PendingUpdate]:
+        """Take up to ``limit`` due rows that no live worker holds; they are leased for ``lease`` seconds."""
+        now = time.time() if now is None else now
+        with self._tx() as cur:
+            rows = cur.execute(
+                "SELECT thread_id, user_id, messages, version, attempts FROM memory_updates "
+                "WHERE due_at <= ? AND leased_until <= ? ORDER BY due_at LIMIT ?",
+                (now, now, limit),
+            ).fetchall()
+            for row in rows:
+                cur.execute("UPDATE memory_updates SET leased_until = ? WHERE thread_id = ?", (now + lease, row[0]))
+        return [PendingUpdate(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+
+    def complete(self, update: PendingUpdate) -> None:
+        """The update was written: drop the messages it read (newer ones stay queued)."""
+        with self._tx() as cur:
+            row = cur.execute(
+                "SELECT messages, version FROM memory_updates WHERE thread_id = ?", (update.thread_id,)
+            ).fetchone()
+            if row is None:
+                return
+            if row[1] == update.version:
+                cur.execute("DELETE FROM memory_updates WHERE thread_id = ?", (update.thread_id,))
+                return
+            rest = json.loads(row[0])[len(update.messages) :]
+            cur.execute(
+                "UPDATE memory_updates SET messages = ?, leased_until = 0, attempts = 0 WHERE thread_id = ?",
+                (json.dumps(rest), update.thread_id),
+            )
+
+    def fail(self, update: PendingUpdate, error: str, max_attempts: int, retry_in: float = 30.0) -> bool:
+        """Record a failed try; retry later, or drop the row after ``max_attempts``. True when dropped."""
+        attempts = update.attempts + 1
+        with self._tx() as cur:
+            if attempts >= max_attempts:
+                cur.execute("DELETE FROM memory_updates WHERE thread_id = ?", (update.thread_id,))
+                return True
+            cur.execute(
+                "UPDATE memory_updates SET attempts = ?, last_error = ?, leased_until = 0, due_at = ? "
+                "WHERE thread_id = ?",
+                (attempts, error[:500], time.time() + retry_in * attempts, update.thread_id),
+            )
+        return False
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Every queued row (for the CLI): thread, user, message count, due time, attempts, last error."""
+        with self._tx() as cur:
+            rows = cur.execute(
+                "SELECT thread_id, user_id, messages, due_at, attempts, last_error FROM memory_updates ORDER BY due_at"
+            ).fetchall()
+        return [
+            {"thread_id": r[0], "user_id": r[1], "messages": len(json.loads(r[2])), "due_at": r[3],
+             "attempts": r[4], "last_error": r[5]}
+            for r in rows
+        ]
+
+    def next_due(self) -> float | None:
+        """When the next row falls due (epoch seconds), or None when the queue is empty."""
+        with self._tx() as cur:
+            row = cur.execute("SELECT MIN(MAX(due_at, leased_until)) FROM memory_updates").fetchone()
+        return row[0] if row and row[0] is not None else None
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK``) under the queue's lock."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+        self._conn = conn
+        self._lock = lock
+
+    def __enter__(self) -> sqlite3.Cursor:
+        self._lock.acquire()
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+        self._cur = self._conn.cursor()
+        return self._cur
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            self._conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self._cur.close()
+            self._lock.release()

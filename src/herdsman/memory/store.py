@@ -1,0 +1,120 @@
+"""Facts and the context summary of each user, kept in a LangGraph BaseStore.
+
+Layout: facts under the namespace ``("memory", <user>, "facts")`` keyed by :func:`fact_id`;
+the user's context summary under ``("memory", <user>, "profile")`` key ``summary``.
+Writes are idempotent: the same fact written twice is one record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+
+from langgraph.store.base import BaseStore
+
+from herdsman.memory.facts import Fact, fact_id, now_iso
+
+ROOT = "memory"
+LIST_LIMIT = 100_000
+
+
+def facts_namespace(user_id: str) -> tuple[str, ...]:
+    """Where a user's facts live."""
+    return (ROOT, user_id, "facts")
+
+
+def profile_namespace(user_id: str) -> tuple[str, ...]:
+    """Where a user's context summary lives."""
+    return (ROOT, user_id, "profile")
+
+
+class MemoryStore:
+    """Read and write one user's memory in a BaseStore."""
+
+    def __init__(self, store: BaseStore) -> None:
+        """``store``: any LangGraph BaseStore (SQLite, Postgres, in-memory)."""
+        self.store = store
+
+    # -- reading ------------------------------------------------------------------------
+
+    def facts(self, user_id: str) -> list[Fact]:
+        """Every fact of ``user_id``, most confident, then most recent, first."""
+        items = self.store.search(facts_namespace(user_id), limit=LIST_LIMIT)
+        facts = [Fact.from_value(item.key, item.value) for item in items]
+        return sorted(facts, key=lambda f: (f.confidence, f.updated_at), reverse=True)
+
+    def get(self, user_id: str, fid: str) -> Fact | None:
+        """One fact by id, or None."""
+        item = self.store.get(facts_namespace(user_id), fid)
+        return Fact.from_value(item.key, item.value) if item else None
+
+    def summary(self, user_id: str) -> str:
+        """The user's context summary ('' when none)."""
+        item = self.store.get(profile_namespace(user_id), "summary")
+        return str(item.value.get("text", "")) if item else ""
+
+    def users(self) -> list[str]:
+        """Every user with memory."""
+        spaces = self.store.list_namespaces(prefix=(ROOT,), max_depth=2, limit=LIST_LIMIT)
+        return sorted({ns[1] for ns in spaces if len(ns) >= 2})
+
+    # -- writing ------------------------------------------------------------------------
+
+    def put(self, user_id: str, fact: Fact) -> Fact:
+        """Write ``fact`` (merged into the existing record with the same id); returns what was kept."""
+        existing = self.get(user_id, fact.id)
+        kept = existing.merged_with(fact) if existing else fact
+        self.store.put(facts_namespace(user_id), kept.id, kept.to_value())
+        return kept
+
+    def update(
+        self, user_id: str, fid: str, *, content: str | None = None, category: str | None = None,
+        confidence: float | None = None,
+    ) -> Fact | None:
+        """Change a fact; a new content gives it a new id. None when ``fid`` does not exist."""
+        old = self.get(user_id, fid)
+        if old is None:
+            return None
+        changed = Fact.new(
+            content if content is not None else old.content,
+            category if category is not None else old.category,
+            confidence if confidence is not None else old.confidence,
+            old.source_thread,
+        )
+        changed = replace(changed, created_at=old.created_at)
+        if changed.id != fid:
+            self.store.delete(facts_namespace(user_id), fid)
+        self.store.put(facts_namespace(user_id), changed.id, changed.to_value())
+        return changed
+
+    def delete(self, user_id: str, fid: str) -> bool:
+        """Forget one fact; False when it did not exist."""
+        if self.get(user_id, fid) is None:
+            return False
+        self.store.delete(facts_namespace(user_id), fid)
+        return True
+
+    def set_summary(self, user_id: str, text: str) -> None:
+        """Replace the user's context summary."""
+        self.store.put(profile_namespace(user_id), "summary", {"text": text.strip(), "updated_at": now_iso()})
+
+    def prune(self, user_id: str, max_facts: int, retention_days: int | None = None) -> list[str]:
+        """Apply retention: drop facts older than ``retention_days``, then the weakest past ``max_facts``.
+
+        Returns the ids dropped.
+        """
+        facts = self.facts(user_id)
+        dropped: list[str] = []
+        if retention_days:
+            cutoff = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=retention_days)).isoformat()
+            dropped += [f.id for f in facts if f.updated_at and f.updated_at < cutoff]
+        keep = [f for f in facts if f.id not in dropped]
+        if len(keep) > max_facts:
+            ranked = sorted(keep, key=lambda f: (f.confidence, f.updated_at), reverse=True)
+            dropped += [f.id for f in ranked[max_facts:]]
+        for fid in dropped:
+            self.store.delete(facts_namespace(user_id), fid)
+        return dropped
+
+
+__all__ = ["MemoryStore", "fact_id", "facts_namespace", "profile_namespace"]

@@ -1,0 +1,150 @@
+"""Apply pending updates: the memory model reads queued turns and the user's memory is rewritten.
+
+:class:`MemoryUpdater` does one pass over the due rows of the queue (``run_pending``). Each row
+is read by the memory model, filtered, written to the store, and only then removed from the
+queue. A reply that is not JSON, a model error or a store error is recorded on the row, which is
+retried later and dropped after ``memory.max_attempts``; a failure never reaches the user's turn.
+:class:`MemoryWorker` runs passes in the background of the agent's event loop (or a thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import structlog
+from langchain_core.language_models import BaseChatModel
+
+from herdsman.config.schema import MemoryConfig
+from herdsman.memory.extraction import MemoryModelError, build_prompt, filter_facts, parse_reply
+from herdsman.memory.queue import PendingUpdate, UpdateQueue
+from herdsman.memory.store import MemoryStore
+
+log = structlog.get_logger(__name__)
+
+
+class MemoryUpdater:
+    """Turns queued conversation into facts with the memory model."""
+
+    def __init__(self, store: MemoryStore, queue: UpdateQueue, model: BaseChatModel, config: MemoryConfig) -> None:
+        """``model`` writes the updates; ``config`` gives thresholds and retention."""
+        self.store = store
+        self.queue = queue
+        self.model = model
+        self.config = config
+
+    def _apply(self, update: PendingUpdate, reply_text: str) -> int:
+        result = parse_reply(reply_text, update.thread_id)
+        existing = self.store.facts(update.user_id)
+        known = {f.id for f in existing}
+        for fid in result.forget:
+            if fid in known:
+                self.store.delete(update.user_id, fid)
+        fresh = filter_facts(result.facts, [f for f in existing if f.id not in result.forget], self.config.min_confidence)
+        for fact in fresh:
+            self.store.put(update.user_id, fact)
+        if result.summary:
+            self.store.set_summary(update.user_id, result.summary)
+        self.store.prune(update.user_id, self.config.max_facts, self.config.retention_days)
+        return len(fresh)
+
+    def _prompt(self, update: PendingUpdate) -> str:
+        return build_prompt(self.store.summary(update.user_id), self.store.facts(update.user_id), update.messages)
+
+    def _failed(self, update: PendingUpdate, exc: Exception) -> None:
+        dropped = self.queue.fail(update, f"{type(exc).__name__}: {exc}", self.config.max_attempts)
+        log.warning("memory_update_failed", thread_id=update.thread_id, error=str(exc), dropped=dropped)
+
+    def run_pending(self, now: float | None = None) -> int:
+        """Process every due update once; returns how many were written."""
+        done = 0
+        for update in self.queue.claim(now=now):
+            try:
+                reply = self.model.invoke(self._prompt(update))
+                written = self._apply(update, reply.text)
+            except (MemoryModelError, Exception) as exc:  # noqa: BLE001 - memory never fails a turn
+                self._failed(update, exc)
+                continue
+            self.queue.complete(update)
+            log.info("memory_updated", thread_id=update.thread_id, user_id=update.user_id, facts=written)
+            done += 1
+        return done
+
+    async def arun_pending(self, now: float | None = None) -> int:
+        """Async :meth:`run_pending`: the model is awaited, the store is used in a worker thread."""
+        done = 0
+        for update in await asyncio.to_thread(self.queue.claim, now=now):
+            try:
+                prompt = await asyncio.to_thread(self._prompt, update)
+                reply = await self.model.ainvoke(prompt)
+                written = await asyncio.to_thread(self._apply, update, reply.text)
+            except (MemoryModelError, Exception) as exc:  # noqa: BLE001 - memory never fails a turn
+                await asyncio.to_thread(self._failed, update, exc)
+                continue
+            await asyncio.to_thread(self.queue.complete, update)
+            log.info("memory_updated", thread_id=update.thread_id, user_id=update.user_id, facts=written)
+            done += 1
+        return done
+
+
+class MemoryWorker:
+    """Runs the updater after each queued turn's debounce, in the background.
+
+    :meth:`kick` is cheap and idempotent: in an event loop it starts one task, elsewhere one
+    daemon thread, which sleeps until the next row is due and stops when the queue is empty.
+    """
+
+    def __init__(self, updater: MemoryUpdater) -> None:
+        """``updater``: what each pass runs."""
+        self.updater = updater
+        self._task: asyncio.Task[Any] | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._kicked = False
+
+    def _delay(self) -> float | None:
+        due = self.updater.queue.next_due()
+        return None if due is None else max(0.0, due - time.time())
+
+    async def _loop(self) -> None:
+        while True:
+            self._kicked = False
+            delay = await asyncio.to_thread(self._delay)
+            if delay is None:
+                if self._kicked:  # a turn was queued while we looked: look again
+                    continue
+                return
+            await asyncio.sleep(min(delay, 60.0) + 0.01)
+            await self.updater.arun_pending()
+
+    def _thread_loop(self) -> None:
+        while True:
+            delay = self._delay()
+            if delay is None:
+                return
+            time.sleep(min(delay, 60.0) + 0.01)
+            self.updater.run_pending()
+
+    def kick(self) -> None:
+        """Make sure a pass will run when the next update is due."""
+        with self._lock:
+            self._kicked = True
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is not None:
+                if self._task is None or self._task.done():
+                    self._task = loop.create_task(self._loop(), name="herdsman-memory-worker")
+                return
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._thread_loop, name="herdsman-memory-worker", daemon=True)
+                self._thread.start()
+
+    async def drain(self) -> None:
+        """Wait for the background task, if any (tests, shutdown)."""
+        task = self._task
+        if task is not None and not task.done():
+            await task

@@ -1,0 +1,118 @@
+"""Notice the model making the same tool call again and again: warn it, then stop the run cleanly.
+
+A model stuck in a loop repeats one call (same tool, same arguments) after each identical result.
+When the latest ``warn_after`` calls in a row were the same, the next model request carries a
+harness note telling the model to change course (in the request only; the thread is unchanged).
+When the model still asks for that call, making ``stop_after`` in a row, the reply is replaced by
+a plain answer saying the run stopped and why: it has no tool calls, so the run ends and no tool
+call is left without a result.
+
+Costs a backwards scan over the last few messages per model call; stops at the first difference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+
+log = structlog.get_logger(__name__)
+
+
+def call_signature(message: AIMessage) -> str | None:
+    """A canonical string for the tool calls of ``message`` (order-insensitive), or None."""
+    if not message.tool_calls:
+        return None
+    calls = sorted(json.dumps([c["name"], c["args"]], sort_keys=True, default=str) for c in message.tool_calls)
+    return "\n".join(calls)
+
+
+def repeat_streak(messages: Sequence[AnyMessage]) -> tuple[str | None, int]:
+    """``(signature, count)``: how many of the latest model turns made the same tool calls in a row.
+
+    The streak ends at a different call, a plain answer or a message from the user.
+    """
+    signature: str | None = None
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            continue
+        if not isinstance(message, AIMessage):
+            break
+        current = call_signature(message)
+        if current is None or (signature is not None and current != signature):
+            break
+        signature = current
+        count += 1
+    return signature, count
+
+
+def describe(message: AIMessage) -> str:
+    """The repeated call, short, for the warning and the stop message."""
+    call = message.tool_calls[0]
+    args = json.dumps(call["args"], ensure_ascii=False, default=str)
+    if len(args) > 120:
+        args = args[:117] + "..."
+    more = f" and {len(message.tool_calls) - 1} more" if len(message.tool_calls) > 1 else ""
+    return f"{call['name']} {args}{more}"
+
+
+def _last_ai(messages: Sequence[AnyMessage]) -> AIMessage | None:
+    return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+class LoopDetectionMiddleware(AgentMiddleware):
+    """Warn after ``warn_after`` identical tool calls in a row; stop at ``stop_after`` (None: never)."""
+
+    def __init__(self, warn_after: int | None = 3, stop_after: int | None = 5) -> None:
+        """Thresholds count consecutive identical tool calls; ``None`` turns that step off."""
+        super().__init__()
+        self.warn_after = warn_after
+        self.stop_after = stop_after
+
+    def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, str | None, int]:
+        signature, streak = repeat_streak(request.messages)
+        if self.warn_after and streak >= self.warn_after:
+            last = _last_ai(request.messages)
+            what = describe(last) if last is not None else "the same call"
+            log.info("tool_call_loop_warning", call=what, times=streak)
+            note = HumanMessage(
+                content=(
+                    f"[harness] You have made the same tool call ({what}) {streak} times in a row and got "
+                    "the same kind of result. Do not repeat it: change the arguments, try another "
+                    "approach, or answer with what you have."
+                )
+            )
+            request = request.override(messages=[*request.messages, note])
+        return request, signature, streak
+
+    def _check(self, response: ModelResponse, signature: str | None, streak: int) -> ModelResponse:
+        if not self.stop_after or signature is None or streak + 1 < self.stop_after:
+            return response
+        reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
+        if reply is None or call_signature(reply) != signature:
+            return response
+        what = describe(reply)
+        log.warning("tool_call_loop_stopped", call=what, times=streak + 1)
+        text = (
+            f"I stopped because I kept making the same tool call ({what}) without progress "
+            f"({streak + 1} times in a row). Tell me how to proceed, or rephrase the request."
+        )
+        return ModelResponse(result=[AIMessage(content=text, id=reply.id, usage_metadata=reply.usage_metadata)])
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Warn the model about a loop, and stop it when it goes on."""
+        request, signature, streak = self._prepare(request)
+        return self._check(handler(request), signature, streak)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Async twin of :meth:`wrap_model_call`."""
+        request, signature, streak = self._prepare(request)
+        return self._check(await handler(request), signature, streak)

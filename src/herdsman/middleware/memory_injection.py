@@ -1,0 +1,83 @@
+"""Tell the model what it remembers about the user: a ``<memory>`` section in the system message.
+
+Once per turn (per user message), the user's facts are ranked against that message and rendered
+within ``memory.max_injected_tokens``; later model calls of the turn reuse the section. A store
+that is locked or down costs the turn its memory, never the turn: the error is logged and the
+model is called without the section.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import SystemMessage
+
+from herdsman.memory.injection import render_memory
+from herdsman.memory.service import MemoryService, current_user_id
+from herdsman.skills.activation import last_user_message
+
+log = structlog.get_logger(__name__)
+
+CACHE_SIZE = 256
+
+
+class MemoryInjectionMiddleware(AgentMiddleware):
+    """Append the user's relevant memory to the system message (see module docstring)."""
+
+    def __init__(self, service: MemoryService) -> None:
+        """``service``: the agent's memory."""
+        super().__init__()
+        self.service = service
+        self._cache: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    def _key(self, request: ModelRequest) -> tuple[tuple[str, str], str]:
+        user = current_user_id(self.service.config.user_id)
+        message = last_user_message(request.messages)
+        query = message.text if message is not None else ""
+        return (user, (message.id or query) if message is not None else ""), query
+
+    def _render(self, user: str, query: str) -> str:
+        try:
+            store = self.service.store
+            return render_memory(store.facts(user), store.summary(user), query, self.service.config.max_injected_tokens)
+        except Exception as exc:  # noqa: BLE001 - memory must never fail a turn
+            log.warning("memory_read_failed", user_id=user, error=str(exc))
+            return ""
+
+    def _remember(self, key: tuple[str, str], section: str) -> None:
+        self._cache[key] = section
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+    @staticmethod
+    def _with(request: ModelRequest, section: str) -> ModelRequest:
+        if not section:
+            return request
+        base = request.system_message.text if request.system_message is not None else ""
+        return request.override(system_message=SystemMessage(content=f"{base}\n\n{section}" if base else section))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Call the model with the memory section added."""
+        key, query = self._key(request)
+        section = self._cache.get(key)
+        if section is None:
+            section = self._render(key[0], query)
+            self._remember(key, section)
+        return handler(self._with(request, section))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Async twin of :meth:`wrap_model_call` (the store is read in a worker thread)."""
+        key, query = self._key(request)
+        section = self._cache.get(key)
+        if section is None:
+            section = await asyncio.to_thread(self._render, key[0], query)
+            self._remember(key, section)
+        return await handler(self._with(request, section))

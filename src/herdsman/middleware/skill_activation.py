@@ -1,0 +1,156 @@
+"""Activate a skill for one turn with ``/skill-name``, and enforce its ``allowed-tools``.
+
+When the turn's user message starts with ``/name`` and ``name`` is a usable skill, its SKILL.md
+is added to the system message of every model call in that turn. When the skill lists
+``allowed-tools``, only those tools are offered to the model, and a call to any other tool is
+answered with an error result instead of being run. An unknown ``/name`` gets a note so the
+model can tell the user which skills exist.
+
+Costs one backwards scan to the last user message per model and tool call; the activation is
+recorded in the state (``active_skill``) only when it changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain_core.messages import SystemMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from herdsman.skills.activation import ActiveSkill, active_skill
+from herdsman.skills.model import Skill
+
+
+class SkillState(AgentState):
+    """Adds ``active_skill``: the skill activated by the current turn's user message."""
+
+    active_skill: NotRequired[ActiveSkill | None]
+
+
+def skill_block(skill: Skill) -> str:
+    """The system-prompt section for an active skill: where it lives, its tools, its SKILL.md."""
+    lines = [
+        f'<active_skill name="{skill.name}" path="{skill.virtual_dir}">',
+        f"The user activated the skill {skill.name!r} for this turn. Follow its instructions below. "
+        f"Its files are in {skill.virtual_dir} (read-only): run its scripts from there and write "
+        "results to the workspace or outputs.",
+    ]
+    if skill.allowed_tools is not None:
+        tools = ", ".join(skill.allowed_tools) or "none"
+        lines.append(f"While it is active you may use only these tools: {tools}.")
+    lines += ["", skill.body.strip(), "</active_skill>"]
+    return "\n".join(lines)
+
+
+def unknown_skill_note(name: str, known: list[str]) -> str:
+    """The note for ``/name`` when no usable skill has that name."""
+    choices = ", ".join(f"/{n}" for n in known) or "none are installed"
+    return (
+        f"<skill_not_found>The user's message starts with /{name}, but there is no enabled skill "
+        f"named {name!r} (available: {choices}). Tell the user, then help with the rest of the "
+        "message.</skill_not_found>"
+    )
+
+
+def refusal(skill: Skill, tool: str, call_id: str) -> ToolMessage:
+    """The error result for a call of a tool the active skill does not allow."""
+    allowed = ", ".join(skill.allowed_tools or ()) or "none"
+    return ToolMessage(
+        content=(
+            f"Error: the tool {tool!r} is not allowed while the skill {skill.name!r} is active "
+            f"(allowed-tools: {allowed}). Use one of those tools instead."
+        ),
+        tool_call_id=call_id,
+        name=tool,
+        status="error",
+    )
+
+
+def _tool_name(tool: Any) -> str:
+    return tool.get("name", "") if isinstance(tool, dict) else getattr(tool, "name", "")
+
+
+class SkillActivationMiddleware(AgentMiddleware):
+    """Inject the active skill and restrict tools to its ``allowed-tools`` (see module docstring)."""
+
+    state_schema = SkillState
+
+    def __init__(self, skills: Mapping[str, Skill]) -> None:
+        """``skills``: the usable skills by name (a SkillCatalog's ``skills``)."""
+        super().__init__()
+        self.skills = dict(skills)
+        self._blocks: dict[str, str] = {}
+
+    def _block(self, skill: Skill) -> str:
+        block = self._blocks.get(skill.name)
+        if block is None:
+            block = self._blocks[skill.name] = skill_block(skill)
+        return block
+
+    def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
+        name, update = active_skill(request.state, request.messages)
+        if name is None:
+            return request, update
+        skill = self.skills.get(name)
+        if skill is None:
+            extra, tools = unknown_skill_note(name, sorted(self.skills)), request.tools
+            update = False
+        else:
+            extra, tools = self._block(skill), request.tools
+            if skill.allowed_tools is not None:
+                allowed = set(skill.allowed_tools)
+                tools = [t for t in request.tools if _tool_name(t) in allowed]
+        base = request.system_message.text if request.system_message is not None else ""
+        system = SystemMessage(content=f"{base}\n\n{extra}" if base else extra)
+        return request.override(system_message=system, tools=tools), update
+
+    @staticmethod
+    def _finish(response: ModelResponse, update: Any) -> Any:
+        if update is False:
+            return response
+        return ExtendedModelResponse(model_response=response, command=Command(update={"active_skill": update}))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> Any:
+        """Call the model with the active skill's instructions and tools."""
+        prepared, update = self._prepare(request)
+        return self._finish(handler(prepared), update)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        prepared, update = self._prepare(request)
+        return self._finish(await handler(prepared), update)
+
+    def _blocked(self, request: ToolCallRequest) -> ToolMessage | None:
+        state = request.state if isinstance(request.state, dict) else {}
+        name, _ = active_skill(state, state.get("messages", []))
+        skill = self.skills.get(name) if name else None
+        if skill is None or skill.allowed_tools is None:
+            return None
+        tool = request.tool_call.get("name", "")
+        if tool in skill.allowed_tools:
+            return None
+        return refusal(skill, tool, request.tool_call.get("id") or "")
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        """Refuse a tool the active skill does not allow; run any other."""
+        return self._blocked(request) or handler(request)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_tool_call`."""
+        return self._blocked(request) or await handler(request)

@@ -1,0 +1,89 @@
+"""Count each model call's tokens (and cost) into the thread state and the run's token budget.
+
+Wraps the model call, so it adds no graph node. The usage goes to ``state["usage"]`` under this
+agent's key (``lead`` or ``task:<id>``) through a reducer that sums. When the run's shared budget
+is spent, the agent is stopped cleanly: its reply is replaced by a message saying so, with no
+tool calls left dangling, and no further model call is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from herdsman.config.schema import SubagentsConfig
+from herdsman.subagents.scope import current_scope
+from herdsman.subagents.usage import merge_usage, usage_delta
+
+
+class UsageState(AgentState):
+    """Adds ``usage`` (per agent, plus ``total``) to the state."""
+
+    usage: NotRequired[Annotated[dict[str, Any], merge_usage]]
+
+
+class UsageMiddleware(AgentMiddleware):
+    """Record usage per model call and enforce the run's token budget."""
+
+    state_schema = UsageState
+
+    def __init__(
+        self,
+        settings: SubagentsConfig,
+        agent_key: str = "lead",
+        model_name: str | None = None,
+        pricing: tuple[float, float] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """``agent_key`` names the agent in ``state["usage"]``; ``pricing`` is $/M tokens in, out."""
+        super().__init__()
+        self.settings = settings
+        self.agent_key = agent_key
+        self.model_name = model_name
+        self.pricing = pricing
+        self.extra = extra or {}
+
+    def _stopped(self, budget_message: str, spent: AIMessage | None = None) -> ModelResponse:
+        """A reply that ends the agent; it keeps the usage of the reply it replaces, if any."""
+        usage = spent.usage_metadata if spent is not None else None
+        return ModelResponse(result=[AIMessage(content=budget_message, usage_metadata=usage)])
+
+    def _account(self, response: ModelResponse) -> ExtendedModelResponse:
+        budget = current_scope(self.settings).budget
+        delta: dict[str, Any] = {}
+        reply: AIMessage | None = None
+        for message in response.result:
+            if isinstance(message, AIMessage):
+                reply = message
+                d = usage_delta(message, self.pricing)
+                budget.add(int(d["total_tokens"]))
+                delta = {k: delta.get(k, 0) + v for k, v in d.items()}
+        if self.model_name:
+            delta["model"] = self.model_name
+        delta.update(self.extra)
+        if budget.exhausted:
+            response = self._stopped(budget.message(), reply)
+        return ExtendedModelResponse(model_response=response, command=Command(update={"usage": {self.agent_key: delta}}))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | ExtendedModelResponse:
+        """Call the model unless the budget is spent, then count what the call used."""
+        budget = current_scope(self.settings).budget
+        if budget.exhausted:
+            return self._stopped(budget.message())
+        return self._account(handler(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | ExtendedModelResponse:
+        """Async twin of :meth:`wrap_model_call`."""
+        budget = current_scope(self.settings).budget
+        if budget.exhausted:
+            return self._stopped(budget.message())
+        return self._account(await handler(request))

@@ -1,0 +1,113 @@
+"""Turn LangGraph ``astream`` chunks into the events LangGraph servers send over SSE.
+
+API stream modes map to graph stream modes: ``messages-tuple`` and ``messages`` both read the
+graph's ``messages`` mode; the others have the same name. Events of a subgraph are named
+``<mode>|<namespace>`` (``values|tools:call_1``). ``messages`` (the older mode) is rebuilt
+here as ``messages/metadata``, ``messages/partial`` and ``messages/complete``, as LangGraph's
+server does, because LangGraph itself only streams message chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
+
+from herdsman.runtime.serde import to_jsonable
+
+API_STREAM_MODES = ("values", "updates", "messages-tuple", "messages", "custom", "debug", "events", "tasks", "checkpoints")
+GRAPH_MODE = {"messages-tuple": "messages"}
+INTERRUPT_KEY = "__interrupt__"
+
+
+def normalize_modes(stream_mode: str | Iterable[str] | None) -> list[str]:
+    """The requested API stream modes as a list without duplicates (default ``["values"]``)."""
+    if stream_mode is None:
+        return ["values"]
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    return list(dict.fromkeys(modes)) or ["values"]
+
+
+def graph_modes(api_modes: Iterable[str]) -> list[str]:
+    """Graph stream modes to ask ``astream`` for; ``values`` and ``updates`` always (final state, interrupts)."""
+    wanted = {"values", "updates"}
+    for mode in api_modes:
+        if mode in API_STREAM_MODES and mode != "events":
+            wanted.add(GRAPH_MODE.get(mode, mode))
+    return sorted(wanted)
+
+
+def event_name(mode: str, namespace: tuple[str, ...]) -> str:
+    """``mode`` alone at the root, ``mode|ns1|ns2`` inside subgraphs."""
+    return "|".join((mode, *namespace))
+
+
+def interrupts_of(update: Any) -> list[Any]:
+    """The interrupts in an ``updates`` chunk (``{"__interrupt__": (...)}``), else []."""
+    if isinstance(update, dict) and INTERRUPT_KEY in update:
+        return list(update[INTERRUPT_KEY] or [])
+    return []
+
+
+class EventTranslator:
+    """Stateful translation of one run's chunks; remembers the last values and interrupts."""
+
+    def __init__(self, api_modes: Iterable[str]) -> None:
+        self.modes = set(api_modes)
+        self.last_values: dict[str, Any] | None = None
+        self.interrupts: list[Any] = []
+        self._partial: dict[str, BaseMessageChunk] = {}
+        self._seen: set[str] = set()
+
+    def translate(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, Any]]:
+        """The API events (name, JSON-ready data) for one graph chunk."""
+        root = not namespace
+        if mode == "values":
+            if root and isinstance(chunk, dict):
+                self.last_values = chunk
+            return [(event_name("values", namespace), to_jsonable(chunk))] if "values" in self.modes else []
+        if mode == "updates":
+            if root:
+                self.interrupts += interrupts_of(chunk)
+            return [(event_name("updates", namespace), to_jsonable(chunk))] if "updates" in self.modes else []
+        if mode == "messages":
+            message, metadata = chunk
+            events: list[tuple[str, Any]] = []
+            if "messages-tuple" in self.modes:
+                events.append((event_name("messages", namespace), [to_jsonable(message), to_jsonable(metadata)]))
+            if "messages" in self.modes:
+                events += self._legacy_messages(namespace, message, metadata)
+            return events
+        if mode == "custom":
+            return [(event_name("custom", namespace), to_jsonable(chunk))] if "custom" in self.modes else []
+        if mode in self.modes:
+            return [(event_name(mode, namespace), to_jsonable(chunk))]
+        return []
+
+    def _legacy_messages(self, namespace: tuple[str, ...], message: BaseMessage, metadata: Any) -> list[tuple[str, Any]]:
+        """``messages/metadata`` the first time a message id is seen, then partial or complete."""
+        events: list[tuple[str, Any]] = []
+        msg_id = message.id or ""
+        if msg_id not in self._seen:
+            self._seen.add(msg_id)
+            events.append((event_name("messages/metadata", namespace), {msg_id: {"metadata": to_jsonable(metadata)}}))
+        if isinstance(message, BaseMessageChunk):
+            so_far = self._partial.get(msg_id)
+            so_far = message if so_far is None else so_far + message
+            self._partial[msg_id] = so_far
+            full = to_jsonable(message_chunk_to_message(so_far))
+            last = getattr(message, "chunk_position", None) == "last"
+            events.append((event_name("messages/complete" if last else "messages/partial", namespace), [full]))
+            if last:
+                self._partial.pop(msg_id, None)
+        else:
+            events.append((event_name("messages/complete", namespace), [to_jsonable(message)]))
+        return events
+
+    def final_values(self) -> dict[str, Any]:
+        """The last root state, with ``__interrupt__`` when the run stopped at an interrupt."""
+        values = dict(to_jsonable(self.last_values or {}))
+        if self.interrupts:
+            values[INTERRUPT_KEY] = to_jsonable(self.interrupts)
+        return values

@@ -1,0 +1,408 @@
+"""The run manager: runs of the lead agent that live independently of any HTTP connection.
+
+A run is an asyncio task that streams the graph and publishes every event into the stream
+bridge; clients subscribe to the bridge, disconnect and come back, and the run goes on. The
+manager applies the multitask strategy when a thread already has a run (``reject``,
+``interrupt``, ``rollback``, ``enqueue``), cancels runs, and saves each run's record (see
+``threads.py``) at every change of status. Listeners (metrics, logs) hear when runs start and
+finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import structlog
+from langgraph.types import Command
+
+from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.runtime.run_events import EventTranslator, graph_modes, normalize_modes
+from herdsman.runtime.serde import dumps, to_jsonable
+from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
+from herdsman.runtime.threads import ThreadStore, utc_now
+
+log = structlog.get_logger(__name__)
+
+RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
+MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
+CancelAction = Literal["interrupt", "rollback"]
+FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
+RESTART_MESSAGE = (
+    "the gateway stopped while this run was in progress; the thread keeps every step up to its "
+    "last checkpoint: start a new run on the thread to continue"
+)
+
+
+class RunError(Exception):
+    """A run cannot be created or changed; ``status`` is the HTTP status that fits."""
+
+    status: int = 400
+
+
+class ThreadBusyError(RunError):
+    """The thread has a run in progress and the multitask strategy is ``reject``."""
+
+    status = 409
+
+
+class RunNotFoundError(RunError):
+    """No such run on that thread."""
+
+    status = 404
+
+
+class NothingToResumeError(RunError):
+    """``command.resume`` on a thread that is not waiting at an interrupt."""
+
+    status = 400
+
+
+@dataclass
+class RunSpec:
+    """What a client asked for when creating a run (the LangGraph ``RunCreate`` payload)."""
+
+    thread_id: str
+    assistant_id: str = LEAD_AGENT_NAME
+    input: Any = None
+    command: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    stream_mode: list[str] = field(default_factory=lambda: ["values"])
+    stream_subgraphs: bool = False
+    stream_resumable: bool = False
+    on_disconnect: Literal["cancel", "continue"] = "continue"
+    multitask_strategy: MultitaskStrategy = "reject"
+    checkpoint_id: str | None = None
+    checkpoint_ns: str = ""
+    interrupt_before: Any = None
+    interrupt_after: Any = None
+    durability: str | None = None
+    temporary: bool = False
+
+    def kwargs(self) -> dict[str, Any]:
+        """The part of the spec shown in the run's ``kwargs``."""
+        return to_jsonable(
+            {
+                "input": self.input,
+                "command": self.command,
+                "config": self.config or {},
+                "context": self.context,
+                "stream_mode": self.stream_mode,
+                "stream_subgraphs": self.stream_subgraphs,
+                "stream_resumable": self.stream_resumable,
+                "on_disconnect": self.on_disconnect,
+                "checkpoint_id": self.checkpoint_id,
+                "interrupt_before": self.interrupt_before,
+                "interrupt_after": self.interrupt_after,
+                "temporary": self.temporary,
+            }
+        )
+
+
+@dataclass
+class Run:
+    """One run: its record, plus the task executing it while this process runs it."""
+
+    run_id: str
+    spec: RunSpec
+    created_at: str
+    updated_at: str
+    status: RunStatus = "pending"
+    error: dict[str, str] | None = None
+    result: dict[str, Any] | None = None
+    checkpoint_before: str | None = None
+    cancel_action: CancelAction | None = None
+    task: asyncio.Task | None = None
+
+    @property
+    def thread_id(self) -> str:
+        """The thread the run belongs to."""
+        return self.spec.thread_id
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as the LangGraph API shows it."""
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "assistant_id": self.spec.assistant_id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "status": self.status,
+            "metadata": to_jsonable(self.spec.metadata),
+            "multitask_strategy": self.spec.multitask_strategy,
+            "kwargs": self.spec.kwargs(),
+            "error": self.error,
+        }
+
+
+class RunListener(Protocol):
+    """Hears about runs (metrics, audit logs). Must not block."""
+
+    def run_started(self, run: Run) -> None:
+        """A run began executing."""
+        ...
+
+    def run_finished(self, run: Run, seconds: float) -> None:
+        """A run ended with ``run.status`` after ``seconds``."""
+        ...
+
+
+def _command(data: dict[str, Any]) -> Command:
+    return Command(resume=data.get("resume"), update=data.get("update"), goto=data.get("goto") or ())
+
+
+class RunManager:
+    """Creates, executes, cancels and tracks runs of one compiled graph."""
+
+    def __init__(
+        self,
+        graph: Any,
+        bridge: StreamBridge,
+        threads: ThreadStore,
+        config: HerdsmanConfig,
+        *,
+        listeners: Iterable[RunListener] = (),
+    ) -> None:
+        self.graph = graph
+        self.bridge = bridge
+        self.threads = threads
+        self.config = config
+        self.listeners = list(listeners)
+        self._runs: dict[str, Run] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def active_runs(self, thread_id: str) -> list[Run]:
+        """The thread's pending and running runs in this process, oldest first."""
+        return [r for r in self._runs.values() if r.thread_id == thread_id and r.status in ("pending", "running")]
+
+    def is_busy(self, thread_id: str) -> bool:
+        """Whether the thread has a run in progress."""
+        return bool(self.active_runs(thread_id))
+
+    def live(self, run_id: str) -> Run | None:
+        """The run if this process holds it."""
+        return self._runs.get(run_id)
+
+    async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
+        """The run's record (live or saved), or None."""
+        run = self._runs.get(run_id)
+        if run is not None and run.thread_id == thread_id:
+            return run.to_dict()
+        return await self.threads.get_run(thread_id, run_id)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def recover(self) -> int:
+        """Mark runs a previous process left unfinished as errors; returns how many."""
+        lost = await self.threads.unfinished_runs()
+        for record in lost:
+            record.update(status="error", updated_at=utc_now(), error={"error": "GatewayRestarted", "message": RESTART_MESSAGE})
+            await self.threads.put_run(record)
+            await self.threads.update(record["thread_id"], status="idle")
+        if lost:
+            log.warning("runs_lost_in_restart", count=len(lost))
+        return len(lost)
+
+    async def start(self, spec: RunSpec) -> Run:
+        """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
+        spec.stream_mode = normalize_modes(spec.stream_mode)
+        lock = self._locks.setdefault(spec.thread_id, asyncio.Lock())
+        async with lock:
+            if spec.command and spec.command.get("resume") is not None:
+                await self._check_resumable(spec)
+            active = self.active_runs(spec.thread_id)
+            previous: list[asyncio.Task] = []
+            if active:
+                strategy = spec.multitask_strategy
+                if strategy == "reject":
+                    raise ThreadBusyError(
+                        f"thread {spec.thread_id} already has run {active[-1].run_id} in progress; wait for it "
+                        "(GET .../runs/{run_id}/join), cancel it, or send multitask_strategy "
+                        "interrupt, rollback or enqueue"
+                    )
+                if strategy in ("interrupt", "rollback"):
+                    for other in active:
+                        await self.cancel(other.thread_id, other.run_id, action=strategy, wait=True)
+                else:
+                    previous = [r.task for r in active if r.task is not None]
+            now = utc_now()
+            run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
+            self._runs[run.run_id] = run
+            await self.threads.update(
+                spec.thread_id,
+                metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
+                status="busy",
+            )
+            await self.threads.put_run(run.to_dict())
+            run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
+        log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
+        return run
+
+    async def _check_resumable(self, spec: RunSpec) -> None:
+        state = await self.graph.aget_state({"configurable": {"thread_id": spec.thread_id}})
+        if not state.interrupts and not self.active_runs(spec.thread_id):
+            raise NothingToResumeError(
+                f"thread {spec.thread_id} is not waiting at an interrupt, so command.resume has nothing "
+                "to answer; send input (a new message) instead"
+            )
+
+    async def cancel(
+        self, thread_id: str, run_id: str, *, action: CancelAction = "interrupt", wait: bool = False
+    ) -> dict[str, Any]:
+        """Stop a run. ``rollback`` also restores the thread to where it was before the run."""
+        run = self._runs.get(run_id)
+        if run is None or run.thread_id != thread_id:
+            record = await self.threads.get_run(thread_id, run_id)
+            if record is None:
+                raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+            return record
+        if run.status not in FINAL_STATUSES:
+            run.cancel_action = action
+            if run.task is not None:
+                run.task.cancel()
+            log.info("run_cancel_requested", run_id=run_id, thread_id=thread_id, action=action)
+        if (wait or action == "rollback") and run.task is not None:
+            await asyncio.wait([run.task])
+        if action == "rollback":
+            await self._rollback(run)
+        return run.to_dict()
+
+    async def _rollback(self, run: Run) -> None:
+        """Put the thread back to the checkpoint it had before ``run``, and forget the run."""
+        if run.checkpoint_before is None:
+            await self.graph.checkpointer.adelete_thread(run.thread_id)
+        else:
+            cfg = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": "", "checkpoint_id": run.checkpoint_before}}
+            snapshot = await self.graph.aget_state(cfg)
+            await self.graph.aupdate_state(snapshot.config, None)
+        await self.threads.delete_run(run.thread_id, run.run_id)
+        self._runs.pop(run.run_id, None)
+        log.info("run_rolled_back", run_id=run.run_id, thread_id=run.thread_id)
+
+    async def join(self, thread_id: str, run_id: str) -> dict[str, Any]:
+        """Wait for the run to end; its final state values (with ``__interrupt__`` when interrupted)."""
+        run = self._runs.get(run_id)
+        if run is None or run.thread_id != thread_id:
+            record = await self.threads.get_run(thread_id, run_id)
+            if record is None:
+                raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+            state = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+            return to_jsonable(state.values)
+        if run.task is not None:
+            await asyncio.wait([run.task])
+        if run.error:
+            return {"__error__": run.error}
+        return run.result or {}
+
+    async def shutdown(self) -> None:
+        """Cancel every run of this process and wait for them to stop."""
+        tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    # -- execution -------------------------------------------------------------------------
+
+    def _graph_config(self, run: Run) -> dict[str, Any]:
+        spec = run.spec
+        user = dict(spec.config or {})
+        configurable = {
+            **(user.pop("configurable", None) or {}),
+            "run_id": run.run_id,
+            "assistant_id": spec.assistant_id,
+            "graph_id": LEAD_AGENT_NAME,
+        }
+        if spec.checkpoint_id:
+            configurable.update(checkpoint_id=spec.checkpoint_id, checkpoint_ns=spec.checkpoint_ns)
+        cfg = run_config(self.config, spec.thread_id, **configurable)
+        if "recursion_limit" in user:
+            cfg["recursion_limit"] = user.pop("recursion_limit")
+        cfg["metadata"] = {**(user.pop("metadata", None) or {}), **spec.metadata, "run_id": run.run_id,
+                           "assistant_id": spec.assistant_id, "graph_id": LEAD_AGENT_NAME}
+        cfg.update({k: v for k, v in user.items() if k in ("tags", "run_name")})
+        return cfg
+
+    async def _set_status(self, run: Run, status: RunStatus) -> None:
+        run.status = status
+        run.updated_at = utc_now()
+        await self.threads.put_run(run.to_dict())
+
+    async def _publish(self, run: Run, event: str, data: Any) -> None:
+        await self.bridge.publish(run.run_id, event, dumps(data))
+
+    async def _execute(self, run: Run, previous: list[asyncio.Task]) -> None:
+        """Run the graph for ``run``, publishing its events; never raises."""
+        try:
+            if previous:
+                await asyncio.wait(previous)
+        except asyncio.CancelledError:
+            await self._set_status(run, "interrupted")
+            await self._end(run, 0.0)
+            return
+        started = time.monotonic()
+        spec = run.spec
+        translator = EventTranslator(spec.stream_mode)
+        cfg = self._graph_config(run)
+        structlog.contextvars.bind_contextvars(run_id=run.run_id, thread_id=run.thread_id)
+        try:
+            head = await self.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id")
+            await self._set_status(run, "running")
+            for listener in self.listeners:
+                listener.run_started(run)
+            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+            graph_input = _command(spec.command) if spec.command else spec.input
+            kwargs: dict[str, Any] = {
+                "stream_mode": graph_modes(spec.stream_mode),
+                "subgraphs": True,
+                "interrupt_before": spec.interrupt_before,
+                "interrupt_after": spec.interrupt_after,
+            }
+            if spec.context:
+                kwargs["context"] = spec.context
+            if spec.durability:
+                kwargs["durability"] = spec.durability
+            async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
+                if namespace and not spec.stream_subgraphs:
+                    continue
+                for name, data in translator.translate(tuple(namespace), mode, chunk):
+                    await self._publish(run, name, data)
+            run.result = translator.final_values()
+            if translator.interrupts and "values" in spec.stream_mode:
+                await self._publish(run, "values", run.result)
+            await self._set_status(run, "success")
+        except asyncio.CancelledError:
+            await self._set_status(run, "interrupted")
+            log.info("run_cancelled", action=run.cancel_action)
+        except Exception as exc:  # noqa: BLE001 - any failure of the agent ends the run as an error
+            run.error = {"error": type(exc).__name__, "message": str(exc) or type(exc).__name__}
+            await self._set_status(run, "error")
+            await self._publish(run, "error", run.error)
+            log.warning("run_failed", error=run.error["error"], message=run.error["message"])
+        finally:
+            structlog.contextvars.unbind_contextvars("run_id", "thread_id")
+        await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
+
+    async def _end(self, run: Run, seconds: float, interrupted: bool = False) -> None:
+        """Close the run's stream, settle the thread's status, tell the listeners."""
+        await self._publish(run, END_EVENT, None)
+        await self.bridge.finish(run.run_id)
+        if run.spec.temporary:
+            await self.graph.checkpointer.adelete_thread(run.thread_id)
+            await self.threads.delete(run.thread_id)
+        elif not self.active_runs(run.thread_id):
+            status = "error" if run.status == "error" else "interrupted" if interrupted else "idle"
+            await self.threads.update(run.thread_id, status=status)
+        for listener in self.listeners:
+            listener.run_finished(run, seconds)
+        log.info("run_finished", run_id=run.run_id, thread_id=run.thread_id, status=run.status, seconds=round(seconds, 3))

@@ -1,0 +1,61 @@
+"""JSON for run events and thread state, in the shapes LangGraph servers send.
+
+Messages become their pydantic dump (``{"type": "ai", "content": ..., "tool_calls": ...}``),
+``Interrupt`` becomes ``{value, id}``, anything else unknown becomes its ``str``: serializing
+an event never fails a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import uuid
+from typing import Any
+
+import orjson
+from langgraph.types import Interrupt
+
+
+def to_jsonable(obj: Any) -> Any:
+    """``obj`` as plain JSON types (dicts, lists, strings, numbers, booleans, None)."""
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in obj]
+    return to_jsonable(_default(obj))
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, Interrupt):
+        return {"value": obj.value, "id": obj.id}
+    if hasattr(obj, "model_dump"):
+        try:
+            return obj.model_dump()
+        except Exception:  # noqa: BLE001 - fall back to the text form below
+            return str(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (dt.datetime, dt.date)):
+        return obj.isoformat()
+    if isinstance(obj, uuid.UUID):
+        return str(obj)
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", errors="replace")
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    return str(obj)
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON text of ``obj`` (one line, so it fits one SSE ``data:`` field)."""
+    return orjson.dumps(to_jsonable(obj), option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON text."""
+    return orjson.loads(text)

@@ -1,0 +1,168 @@
+"""Stream bridges: a run publishes its events once, any number of subscribers read them.
+
+Each run has an ordered log of events with ids. A subscriber reads from the start, or from just
+after a ``Last-Event-ID`` it already saw, then waits for new events until the run's stream ends;
+so a client that reconnects loses nothing and sees nothing twice. When the run is quiet, the
+subscriber yields ``None`` every ``heartbeat`` seconds so the HTTP layer can send a keep-alive.
+
+:class:`MemoryStreamBridge` keeps the log in this process (the default). The Redis bridge
+(``stream_bridge_redis.py``) keeps it in a Redis stream, so several gateway processes share runs.
+Written here because no library offers a replayable per-run fan-out with SSE event ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+END_EVENT = "end"
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of a run: its id (for ``Last-Event-ID``), SSE event name and JSON text."""
+
+    id: str
+    event: str
+    data: str
+
+
+@runtime_checkable
+class StreamBridge(Protocol):
+    """Fan-out of run events with a replay buffer."""
+
+    async def publish(self, run_id: str, event: str, data: str) -> str:
+        """Append an event (``data`` is JSON text) to the run's log; returns its id."""
+        ...
+
+    async def finish(self, run_id: str) -> None:
+        """Mark the run's stream as ended: subscribers stop after the last event."""
+        ...
+
+    def subscribe(
+        self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[StreamEvent | None]:
+        """Events after ``last_event_id`` (all when None), then live ones until the end.
+
+        Yields ``None`` when nothing happened for ``heartbeat`` seconds.
+        """
+        ...
+
+    async def exists(self, run_id: str) -> bool:
+        """Whether the bridge still holds events of ``run_id``."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and wake every subscriber."""
+        ...
+
+
+def parse_event_id(value: str | None) -> int:
+    """The sequence number in a memory-bridge event id; 0 (the start) for none or junk."""
+    if not value:
+        return 0
+    try:
+        return max(0, int(value.split("-", 1)[0]))
+    except ValueError:
+        return 0
+
+
+@dataclass
+class _RunLog:
+    """The events of one run held in memory, and a way to wait for the next one."""
+
+    events: deque[StreamEvent]
+    next_seq: int = 1
+    ended: bool = False
+    ended_at: float | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def notify(self) -> None:
+        """Wake the waiting subscribers (each then waits on a fresh event)."""
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+class MemoryStreamBridge:
+    """A stream bridge inside this process.
+
+    Keeps at most ``max_events`` events per run (the oldest are dropped first) and forgets a
+    run ``retention_seconds`` after its stream ended.
+    """
+
+    def __init__(self, *, max_events: int = 10_000, retention_seconds: float = 600.0) -> None:
+        self._logs: dict[str, _RunLog] = {}
+        self._max_events = max_events
+        self._retention = retention_seconds
+        self._closed = False
+
+    def _log(self, run_id: str) -> _RunLog:
+        log = self._logs.get(run_id)
+        if log is None:
+            log = _RunLog(events=deque(maxlen=self._max_events))
+            self._logs[run_id] = log
+        return log
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        stale = [
+            rid
+            for rid, log in self._logs.items()
+            if log.ended and log.ended_at is not None and now - log.ended_at > self._retention
+        ]
+        for rid in stale:
+            del self._logs[rid]
+
+    async def publish(self, run_id: str, event: str, data: str) -> str:
+        """Append an event; its id is the run's next sequence number."""
+        log = self._log(run_id)
+        event_id = str(log.next_seq)
+        log.next_seq += 1
+        log.events.append(StreamEvent(event_id, event, data))
+        log.notify()
+        return event_id
+
+    async def finish(self, run_id: str) -> None:
+        """Mark the run's stream as ended and start its retention clock."""
+        log = self._log(run_id)
+        log.ended = True
+        log.ended_at = time.monotonic()
+        log.notify()
+        self._expire()
+
+    async def exists(self, run_id: str) -> bool:
+        """Whether events of ``run_id`` are still held."""
+        self._expire()
+        return run_id in self._logs
+
+    async def subscribe(
+        self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[StreamEvent | None]:
+        """Replay what is held after ``last_event_id``, then follow the run until it ends."""
+        after = parse_event_id(last_event_id)
+        log = self._log(run_id)
+        while True:
+            for event in list(log.events):
+                seq = int(event.id)
+                if seq > after:
+                    after = seq
+                    yield event
+            if log.ended or self._closed:
+                return
+            waiter = log.changed
+            if int(log.next_seq) - 1 > after:
+                continue
+            try:
+                await asyncio.wait_for(waiter.wait(), timeout=heartbeat)
+            except asyncio.TimeoutError:
+                yield None
+
+    async def close(self) -> None:
+        """Wake every subscriber so it returns."""
+        self._closed = True
+        for log in self._logs.values():
+            log.notify()

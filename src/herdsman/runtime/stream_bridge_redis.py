@@ -1,0 +1,95 @@
+"""The Redis stream bridge: run events in Redis streams, shared by several gateway processes.
+
+Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended with ``XADD``
+(capped near ``max_events``) and read with a blocking ``XREAD``; the Redis entry id is the SSE
+event id, so ``Last-Event-ID`` works across processes: a run executing in one gateway can be
+joined from another. A subscriber stops after the run's ``end`` event; a finished run's stream
+expires ``retention_seconds`` later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
+
+KEY_PREFIX = "herdsman:run:"
+
+
+class RedisBridgeError(Exception):
+    """Redis cannot be reached or used; the message names ``gateway.redis_url``."""
+
+
+class RedisStreamBridge:
+    """A stream bridge backed by Redis streams (needs the ``redis`` package)."""
+
+    def __init__(self, url: str, *, max_events: int = 10_000, retention_seconds: float = 600.0) -> None:
+        try:
+            from redis import asyncio as aioredis
+        except ImportError:
+            raise RedisBridgeError(
+                "gateway.stream_bridge is redis but the redis package is missing; pip install 'herdsman[redis]'"
+            ) from None
+        self._redis = aioredis.from_url(url, decode_responses=True)
+        self._url = url
+        self._max_events = max_events
+        self._retention = max(1, int(retention_seconds))
+
+    @staticmethod
+    def key(run_id: str) -> str:
+        """The Redis key of a run's stream."""
+        return KEY_PREFIX + run_id
+
+    async def ping(self) -> None:
+        """Check the connection; RedisBridgeError names the URL setting when it fails."""
+        try:
+            await self._redis.ping()
+        except Exception as exc:  # noqa: BLE001 - every connection failure gets the same advice
+            raise RedisBridgeError(
+                f"gateway.redis_url: cannot reach Redis ({type(exc).__name__}: {exc}); "
+                "check the URL and that the server is running"
+            ) from None
+
+    async def publish(self, run_id: str, event: str, data: str) -> str:
+        """Append an event to the run's stream; returns its Redis entry id."""
+        return await self._redis.xadd(
+            self.key(run_id), {"event": event, "data": data}, maxlen=self._max_events, approximate=True
+        )
+
+    async def finish(self, run_id: str) -> None:
+        """Start the retention clock of the run's stream."""
+        await self._redis.expire(self.key(run_id), self._retention)
+
+    async def exists(self, run_id: str) -> bool:
+        """Whether Redis still holds the run's stream."""
+        return bool(await self._redis.exists(self.key(run_id)))
+
+    async def subscribe(
+        self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[StreamEvent | None]:
+        """Entries after ``last_event_id`` (from the start without it), then live ones until ``end``."""
+        key = self.key(run_id)
+        cursor = last_event_id if last_event_id and _is_entry_id(last_event_id) else "0-0"
+        block_ms = max(1, int(heartbeat * 1000))
+        while True:
+            reply = await self._redis.xread({key: cursor}, block=block_ms, count=500)
+            if not reply:
+                yield None
+                continue
+            for _, entries in reply:
+                for entry_id, fields in entries:
+                    cursor = entry_id
+                    event = fields.get("event", "")
+                    yield StreamEvent(entry_id, event, fields.get("data", "null"))
+                    if event == END_EVENT:
+                        return
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._redis.aclose()
+
+
+def _is_entry_id(value: str) -> bool:
+    """Whether ``value`` looks like a Redis stream entry id (``<ms>-<seq>``)."""
+    ms, sep, seq = value.partition("-")
+    return bool(sep) and ms.isdigit() and seq.isdigit()

@@ -1,0 +1,56 @@
+"""The shell snippets that run, and clean up after, one command inside a container or pod.
+
+A container engine's exec has no timeout and no notion of "the processes this command
+started", so each command is wrapped in a small POSIX ``sh`` script (it works with busybox,
+dash and bash):
+
+- the command runs with ``bash -c`` (``sh -c`` where the image has no bash) in its own session,
+  started by ``setsid`` and carrying ``HERDSMAN_RUN_ID=<run id>`` in its environment;
+- when it ends, the wrapper kills its session with the ``kill`` builtin (no fork needed, so it
+  works when a fork bomb filled the pid limit) and then every process still carrying the marker,
+  so background jobs and daemonized grandchildren end with their command, as they do in the
+  local bubblewrap sandbox;
+- on a timeout or a cancel, the provider runs :func:`sweep_argv` in a second exec, which kills
+  the marked processes; when even that cannot start (pid limit), the provider restarts the
+  container (see the providers).
+"""
+
+from __future__ import annotations
+
+from herdsman.sandbox.base import WORKSPACE
+
+MARKER = "HERDSMAN_RUN_ID"
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+_SWEEP = (
+    'for p in /proc/[0-9]*; do '
+    'n="${p#/proc/}"; [ "$n" = "$$" ] && continue; '
+    f'if {{ tr "\\000" "\\n" < "$p/environ"; }} 2>/dev/null | grep -qx "{MARKER}=$1"; then '
+    'kill -9 "$n" 2>/dev/null; fi; '
+    "done"
+)
+
+_WRAPPER = (
+    'id="$1"; cmd="$2"; '
+    'if command -v bash >/dev/null 2>&1; then shell=bash; else shell=sh; fi; '
+    f'{MARKER}="$id" setsid "$shell" -c "$cmd" </dev/null & child=$!; '
+    'wait "$child"; rc=$?; '
+    'kill -9 -- "-$child" 2>/dev/null; '
+    f"{_SWEEP}; "
+    'exit "$rc"'
+)
+
+
+def wrapped_argv(command: str, run_id: str) -> list[str]:
+    """The exec argv running ``command`` under the wrapper described in the module docstring."""
+    return ["/bin/sh", "-c", _WRAPPER, "herdsman", run_id, command]
+
+
+def sweep_argv(run_id: str) -> list[str]:
+    """The exec argv killing every process of the container that carries ``run_id``."""
+    return ["/bin/sh", "-c", _SWEEP, "herdsman", run_id]
+
+
+def exec_environment() -> dict[str, str]:
+    """The environment of every command: nothing from the gateway leaks in."""
+    return {"PATH": CONTAINER_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb"}

@@ -1,0 +1,512 @@
+"""The docker provider: one container per thread on any Docker-API engine (Docker, podman).
+
+Files stay on the host, under the same ``<home>/threads/<id>/user-data`` layout as the local
+provider, and the file tools use them there through :class:`ThreadPaths` (the same escape
+rules, the same results). The container sees them bind-mounted at
+``/mnt/user-data/{workspace,uploads,outputs}``, with the skills read-only at ``/mnt/skills``.
+Only ``bash`` runs in the container, by exec.
+
+Each container is locked down: read-only root with a small tmpfs ``/tmp``, a non-root user, all
+capabilities dropped, ``no-new-privileges``, ``network_mode=none`` unless ``sandbox.network``,
+memory / CPU / pid / file-size limits from ``sandbox.limits``, an init process that reaps
+orphans, and labels (``herdsman.sandbox``, ``herdsman.owner``, ``herdsman.thread``) by which
+:meth:`DockerSandboxProvider.cleanup` finds what to remove.
+
+Containers start on a thread's first command, not on :meth:`~DockerSandboxProvider.acquire`
+(file tools never need one). An idle container is removed by the reaper; a container that died
+(killed, OOM, removed by hand) is recreated on the next command with the thread's files intact,
+since they live on the host. A warm pool is not implemented: bind mounts are fixed when a
+container is created, so a pre-started container cannot be handed to a thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from herdsman.config.schema import DockerSandboxConfig, HerdsmanConfig, SandboxConfig
+from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
+from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
+from herdsman.sandbox.docker_stream import StreamReader
+from herdsman.sandbox.limits import Limits
+from herdsman.sandbox.local import LocalSandbox, _skills_dir
+from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
+from herdsman.sandbox.process import OutputCapture, new_run_id
+
+log = logging.getLogger(__name__)
+
+LABEL_SANDBOX = "herdsman.sandbox"
+LABEL_OWNER = "herdsman.owner"
+LABEL_THREAD = "herdsman.thread"
+_DRAIN_SECONDS = 2.0
+_SWEEP_TIMEOUT = 10.0
+OPEN_FILES = 8192
+USER_PROCESSES = 16384
+
+
+class DockerEngineError(SandboxError):
+    """The Docker-API engine is unreachable or refused a request; the message says what to do."""
+
+
+def _docker() -> Any:
+    try:
+        import docker
+    except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+        raise DockerEngineError(
+            "sandbox.provider is docker but the docker package is missing; "
+            "install it with pip install 'herdsman[docker]'"
+        ) from exc
+    return docker
+
+
+def owner_id(home: Path) -> str:
+    """A short stable id of a Herdsman home, so two homes on one engine never share containers."""
+    return hashlib.sha256(str(home).encode()).hexdigest()[:10]
+
+
+def container_user(config: DockerSandboxConfig) -> str:
+    """``uid:gid`` of the container: configured, else ours (so files stay ours), 1000:1000 for root."""
+    if config.user:
+        return config.user
+    uid, gid = os.getuid(), os.getgid()
+    return "1000:1000" if uid == 0 else f"{uid}:{gid}"
+
+
+def container_options(
+    paths: ThreadPaths,
+    sandbox: SandboxConfig,
+    limits: Limits,
+    *,
+    name: str,
+    owner: str,
+    user: str,
+) -> dict[str, Any]:
+    """Keyword arguments of ``containers.run`` for the thread of ``paths`` (a pure function)."""
+    docker = _docker()
+    conf = sandbox.docker
+    mounts = [
+        docker.types.Mount(WORKSPACE, str(paths.workspace), type="bind", read_only=False),
+        docker.types.Mount(UPLOADS, str(paths.uploads), type="bind", read_only=False),
+        docker.types.Mount(OUTPUTS, str(paths.outputs), type="bind", read_only=False),
+    ]
+    if paths.skills is not None:
+        mounts.append(docker.types.Mount(SKILLS_ROOT, str(paths.skills), type="bind", read_only=True))
+    options: dict[str, Any] = {
+        "image": conf.image,
+        "command": ["sleep", "infinity"],
+        "name": name,
+        "detach": True,
+        "init": True,
+        "hostname": "sandbox",
+        "user": user,
+        "working_dir": WORKSPACE,
+        "environment": exec_environment(),
+        "mounts": mounts,
+        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={conf.tmp_size_mb}m,mode=1777"},
+        "read_only": True,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "network_mode": conf.network if sandbox.network else "none",
+        "labels": {LABEL_SANDBOX: "1", LABEL_OWNER: owner, LABEL_THREAD: paths.thread_id},
+    }
+    if limits.memory_mb:
+        options["mem_limit"] = f"{limits.memory_mb}m"
+        options["memswap_limit"] = f"{limits.memory_mb}m"
+    if limits.cpus:
+        options["nano_cpus"] = int(limits.cpus * 1e9)
+    if limits.pids:
+        options["pids_limit"] = limits.pids
+    if limits.file_size_bytes:
+        # Naming any ulimit replaces the engine's defaults (podman then asks for nofile and nproc
+        # limits the host may not grant), so modest ones are named alongside; pids_limit, not
+        # nproc (which counts every process of the uid on the host), bounds the processes.
+        size = limits.file_size_bytes
+        options["ulimits"] = [
+            docker.types.Ulimit(name="fsize", soft=size, hard=size),
+            docker.types.Ulimit(name="nofile", soft=OPEN_FILES, hard=OPEN_FILES),
+            docker.types.Ulimit(name="nproc", soft=USER_PROCESSES, hard=USER_PROCESSES),
+        ]
+    return options
+
+
+class ThreadContainer:
+    """The container of one thread: created on demand, recreated when dead, removed when idle."""
+
+    def __init__(self, provider: "DockerSandboxProvider", paths: ThreadPaths) -> None:
+        self._provider = provider
+        self.paths = paths
+        self.name = provider.container_name(paths.thread_id)
+        self._container: Any = None
+        self._lock = threading.Lock()
+        self.busy = 0
+        self.last_used = time.monotonic()
+
+    @property
+    def container_id(self) -> str | None:
+        """The id of the current container, if one was started."""
+        return self._container.id if self._container is not None else None
+
+    def ensure(self) -> Any:
+        """The running container, created (or recreated) when needed."""
+        with self._lock:
+            if self._container is None:
+                self._container = self._provider.start_container(self.paths, self.name)
+            return self._container
+
+    def recreate(self) -> Any:
+        """Throw away the current container and start a new one (files are on the host)."""
+        with self._lock:
+            self._provider.remove_container(self.name)
+            self._container = self._provider.start_container(self.paths, self.name)
+            return self._container
+
+    def forget(self) -> None:
+        """Remove the container (its files stay); the next command starts a new one."""
+        with self._lock:
+            self._container = None
+            self._provider.remove_container(self.name)
+
+
+class DockerShell:
+    """Runs commands in a thread's container by exec, with a deadline and bounded output."""
+
+    def __init__(self, provider: "DockerSandboxProvider", box: ThreadContainer, limits: Limits) -> None:
+        self._provider = provider
+        self._box = box
+        self._limits = limits
+
+    def run(
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+    ) -> ExecResult:
+        """Run ``command`` in the container; a dead container is recreated once and retried."""
+        box = self._box
+        box.busy += 1
+        box.last_used = time.monotonic()
+        try:
+            container = box.ensure()
+            try:
+                exec_id = self._create_exec(container.id, command)
+            except _ContainerGone:
+                log.info("sandbox container of thread %s is gone; recreating it", paths.thread_id)
+                container = box.recreate()
+                exec_id = self._create_exec(container.id, command)
+            return self._stream(exec_id, timeout, cancel)
+        finally:
+            box.busy -= 1
+            box.last_used = time.monotonic()
+
+    def _create_exec(self, container_id: str, command: str) -> tuple[str, str]:
+        run_id = new_run_id()
+        api = self._provider.client.api
+        try:
+            created = api.exec_create(
+                container_id,
+                wrapped_argv(command, run_id),
+                stdout=True,
+                stderr=True,
+                stdin=False,
+                tty=False,
+                workdir=WORKSPACE,
+                environment=exec_environment(),
+            )
+        except Exception as exc:  # noqa: BLE001 - docker raises NotFound/APIError/ConnectionError
+            if _is_gone(exc):
+                raise _ContainerGone() from exc
+            raise self._provider.engine_error("start a command", exc) from exc
+        return created["Id"], run_id
+
+    def _stream(self, exec_ref: tuple[str, str], timeout: float, cancel: threading.Event | None) -> ExecResult:
+        exec_id, run_id = exec_ref
+        api = self._provider.client.api
+        capture = OutputCapture(self._limits.output_chars)
+        reader = StreamReader(api.exec_start(exec_id, socket=True), capture)
+        try:
+            reason = reader.read(time.monotonic() + timeout, cancel)
+            if reason != "eof":
+                self._kill(run_id)
+                reader.drain(_DRAIN_SECONDS)
+        finally:
+            reader.close()
+        capture.finish()
+        exit_code = 137 if reason != "eof" else self._exit_code(exec_id)
+        output = capture.text()
+        if reason == "cancelled":
+            output += "\n[cancelled: the process tree was killed]"
+        return ExecResult(exit_code, output, timed_out=reason == "timeout", truncated_chars=capture.cut_chars)
+
+    def _exit_code(self, exec_id: str) -> int:
+        api = self._provider.client.api
+        for _ in range(100):
+            info = api.exec_inspect(exec_id)
+            if not info.get("Running") and info.get("ExitCode") is not None:
+                return int(info["ExitCode"])
+            time.sleep(0.01)
+        return -1
+
+    def _kill(self, run_id: str) -> None:
+        """Kill the command's processes; restart the container when that cannot run (pid limit)."""
+        api = self._provider.client.api
+        container = self._box.ensure()
+        try:
+            created = api.exec_create(container.id, sweep_argv(run_id), stdout=True, stderr=True)
+            reader = StreamReader(api.exec_start(created["Id"], socket=True), OutputCapture(1000))
+            try:
+                finished = reader.read(time.monotonic() + _SWEEP_TIMEOUT) == "eof"
+            finally:
+                reader.close()
+            if finished and self._exit_code(created["Id"]) == 0:
+                return
+        except Exception as exc:  # noqa: BLE001 - any failure falls back to the restart
+            log.info("could not sweep command %s (%s); restarting the container", run_id, exc)
+        log.warning("restarting the sandbox container of thread %s to stop a command", self._box.paths.thread_id)
+        self._box.recreate()
+
+
+class _ContainerGone(Exception):
+    """The container was removed or is not running."""
+
+
+def _is_gone(exc: Exception) -> bool:
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    text = str(exc).lower()
+    gone = ("not running", "no such container", "state improper", "is paused")
+    return status in (404, 409) or any(phrase in text for phrase in gone)
+
+
+class DockerSandbox(LocalSandbox):
+    """A thread's sandbox: host-side files (like :class:`LocalSandbox`), commands in its container."""
+
+    def __init__(self, paths: ThreadPaths, shell: DockerShell, config: SandboxConfig, box: ThreadContainer, uid_gid: tuple[int, int] | None) -> None:
+        self.box = box
+        self._owner = uid_gid
+        super().__init__(paths, shell, config)
+        for directory in (paths.workspace, paths.uploads, paths.outputs):
+            self._give(directory)
+
+    def _give(self, path: Path) -> None:
+        """Make ``path`` the container user's when we run as root, so commands can change it."""
+        if self._owner is None:
+            return
+        try:
+            st = os.lstat(path)
+            if (st.st_uid, st.st_gid) != self._owner:
+                os.lchown(path, *self._owner)
+        except OSError:
+            pass
+
+    def write_text(self, path: str, content: str, append: bool = False) -> int:
+        """Write like the local sandbox; new files and directories belong to the container user."""
+        written = super().write_text(path, content, append=append)
+        if self._owner is not None:
+            host = self.paths.resolve(path, write=True)
+            root = next(r.host for r in self.paths.roots if host == r.host or r.host in host.parents)
+            current = host
+            while current != root:
+                self._give(current)
+                current = current.parent
+        return written
+
+    def ensure_running(self) -> str:
+        """Start the container now (normally it starts with the first command); its id."""
+        return self.box.ensure().id
+
+
+class DockerSandboxProvider:
+    """Hands out :class:`DockerSandbox` instances, one container per thread."""
+
+    def __init__(self, config: HerdsmanConfig, client: Any = None) -> None:
+        self._config = config
+        self._sandbox_config = config.sandbox
+        self._docker_config = config.sandbox.docker
+        self._limits = Limits.from_config(config.sandbox)
+        self._home = config.resolve_home()
+        self._skills = _skills_dir(config)
+        self.owner = owner_id(self._home)
+        self.user = container_user(self._docker_config)
+        self._uid_gid = self._file_owner()
+        self.client = client or self._connect()
+        self._sandboxes: dict[str, DockerSandbox] = {}
+        self._lock = threading.Lock()
+        self._image_checked = False
+        self._stop = threading.Event()
+        self._reaper: threading.Thread | None = None
+        if self._docker_config.idle_timeout_seconds > 0:
+            self._reaper = threading.Thread(target=self._reap_loop, name="herdsman-docker-reaper", daemon=True)
+            self._reaper.start()
+
+    # -- engine ---------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        docker = _docker()
+        base_url = self._docker_config.base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        try:
+            client = docker.DockerClient(base_url=base_url, timeout=60)
+            client.ping()
+        except Exception as exc:  # noqa: BLE001
+            raise DockerEngineError(
+                f"cannot reach the Docker engine at {base_url} ({type(exc).__name__}); start Docker or "
+                "podman (podman system service --time=0 unix:///run/podman/podman.sock), and set "
+                "sandbox.docker.base_url or DOCKER_HOST to its socket"
+            ) from None
+        return client
+
+    def _file_owner(self) -> tuple[int, int] | None:
+        if os.geteuid() != 0:
+            return None
+        try:
+            uid, gid = (int(part) for part in self.user.split(":", 1))
+        except ValueError:
+            return None
+        return None if (uid, gid) == (0, 0) else (uid, gid)
+
+    def engine_error(self, action: str, exc: Exception) -> DockerEngineError:
+        """A model-safe error for a failed engine request (details go to the log)."""
+        log.error("docker engine: cannot %s", action, exc_info=exc)
+        return DockerEngineError(
+            f"the sandbox container engine could not {action} ({type(exc).__name__}); "
+            "try again, and if it persists ask the operator to check the Docker engine"
+        )
+
+    def container_name(self, thread_id: str) -> str:
+        """The container name of ``thread_id``: ``<prefix>-<owner>-<thread id>``."""
+        return f"{self._docker_config.name_prefix}-{self.owner}-{thread_id}"
+
+    def _ensure_image(self) -> None:
+        if self._image_checked:
+            return
+        docker = _docker()
+        image = self._docker_config.image
+        try:
+            self.client.images.get(image)
+        except docker.errors.ImageNotFound:
+            if self._docker_config.pull == "never":
+                raise DockerEngineError(
+                    f"the sandbox image {image} is not on the engine; build it with "
+                    "python -m herdsman.sandbox.image (needs a registry for the base image), "
+                    "or set sandbox.docker.image"
+                ) from None
+            try:
+                self.client.images.pull(image)
+            except Exception:  # noqa: BLE001
+                raise DockerEngineError(
+                    f"the sandbox image {image} is not on the engine and could not be pulled; build "
+                    "it with python -m herdsman.sandbox.image, or set sandbox.docker.image"
+                ) from None
+        self._image_checked = True
+
+    def start_container(self, paths: ThreadPaths, name: str) -> Any:
+        """A running container for ``paths``: an existing healthy one by that name, or a new one."""
+        docker = _docker()
+        try:
+            existing = self.client.containers.get(name)
+        except docker.errors.NotFound:
+            existing = None
+        except Exception as exc:  # noqa: BLE001
+            raise self.engine_error("look up the sandbox container", exc) from exc
+        if existing is not None:
+            if existing.status == "running" and existing.labels.get(LABEL_OWNER) == self.owner:
+                return existing
+            self.remove_container(name)
+        self._ensure_image()
+        options = container_options(
+            paths, self._sandbox_config, self._limits, name=name, owner=self.owner, user=self.user
+        )
+        try:
+            container = self.client.containers.run(**options)
+        except Exception as exc:  # noqa: BLE001
+            raise self.engine_error("start the sandbox container", exc) from exc
+        log.info("started sandbox container for thread %s", paths.thread_id)
+        return container
+
+    def remove_container(self, name: str) -> None:
+        """Remove the container ``name`` if it exists (killing what runs in it)."""
+        docker = _docker()
+        try:
+            self.client.containers.get(name).remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except Exception as exc:  # noqa: BLE001 - removal is best effort
+            if "no such container" not in str(exc).lower():
+                log.warning("could not remove sandbox container %s: %s", name, exc)
+
+    # -- protocol -------------------------------------------------------------------------
+
+    def acquire(self, thread_id: str) -> DockerSandbox:
+        """The sandbox of ``thread_id`` (its container starts with the first command)."""
+        validate_thread_id(thread_id)
+        with self._lock:
+            sandbox = self._sandboxes.get(thread_id)
+            if sandbox is None:
+                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
+                paths.ensure_dirs()
+                box = ThreadContainer(self, paths)
+                shell = DockerShell(self, box, self._limits)
+                sandbox = DockerSandbox(paths, shell, self._sandbox_config, box, self._uid_gid)
+                self._sandboxes[thread_id] = sandbox
+            return sandbox
+
+    def release(self, thread_id: str) -> None:
+        """Kill the thread's commands and remove its container; its files stay."""
+        with self._lock:
+            sandbox = self._sandboxes.pop(thread_id, None)
+        if sandbox is not None:
+            sandbox.cancel_running()
+            sandbox.box.forget()
+
+    def close(self) -> None:
+        """Release every sandbox and stop the reaper."""
+        self._stop.set()
+        with self._lock:
+            thread_ids = list(self._sandboxes)
+        for thread_id in thread_ids:
+            self.release(thread_id)
+
+    # -- housekeeping ---------------------------------------------------------------------
+
+    def reap_idle(self, max_idle_seconds: float | None = None) -> list[str]:
+        """Remove the containers unused for ``max_idle_seconds`` (default the config); thread ids."""
+        limit = self._docker_config.idle_timeout_seconds if max_idle_seconds is None else max_idle_seconds
+        now = time.monotonic()
+        with self._lock:
+            sandboxes = list(self._sandboxes.values())
+        reaped = []
+        for sandbox in sandboxes:
+            box = sandbox.box
+            if box.container_id is None or box.busy or now - box.last_used < limit:
+                continue
+            box.forget()
+            reaped.append(sandbox.thread_id)
+        if reaped:
+            log.info("removed %d idle sandbox containers", len(reaped))
+        return reaped
+
+    def _reap_loop(self) -> None:
+        interval = max(1.0, min(60.0, self._docker_config.idle_timeout_seconds / 4))
+        while not self._stop.wait(interval):
+            try:
+                self.reap_idle()
+            except Exception:  # noqa: BLE001 - the reaper must survive engine hiccups
+                log.exception("sandbox reaper failed")
+
+    def containers(self) -> list[Any]:
+        """Every container of this Herdsman home on the engine (running or not)."""
+        return self.client.containers.list(all=True, filters={"label": [f"{LABEL_SANDBOX}=1", f"{LABEL_OWNER}={self.owner}"]})
+
+    def cleanup(self) -> int:
+        """Remove every container of this home, including ones left by an earlier process."""
+        removed = 0
+        for container in self.containers():
+            try:
+                container.remove(force=True)
+                removed += 1
+            except Exception as exc:  # noqa: BLE001
+                log.warning("could not remove sandbox container %s: %s", container.name, exc)
+        with self._lock:
+            for sandbox in self._sandboxes.values():
+                sandbox.box.forget()
+        return removed

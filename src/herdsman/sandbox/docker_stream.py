@@ -1,0 +1,95 @@
+"""Read a Docker-API exec stream with a deadline into bounded output.
+
+``exec_run`` in the ``docker`` SDK blocks until the command ends and buffers all of its output.
+Here the hijacked exec socket is read with ``select`` so a deadline or a cancel can stop the
+wait, and the multiplexed frames (8-byte header: stream, 0, 0, 0, big-endian size) are decoded
+incrementally into an :class:`~herdsman.sandbox.process.OutputCapture`, so a command printing
+gigabytes costs a few kilobytes.
+"""
+
+from __future__ import annotations
+
+import select
+import struct
+import threading
+import time
+from typing import Any
+
+from herdsman.sandbox.process import OutputCapture
+
+_HEADER = 8
+_CHUNK = 64 * 1024
+
+
+class FrameDecoder:
+    """Turns the multiplexed exec stream into payload bytes (stdout and stderr merged)."""
+
+    def __init__(self, capture: OutputCapture) -> None:
+        self._capture = capture
+        self._buffer = bytearray()
+        self._remaining = 0
+
+    def feed(self, data: bytes) -> None:
+        """Add raw bytes read from the socket."""
+        self._buffer += data
+        while self._buffer:
+            if self._remaining:
+                take = min(self._remaining, len(self._buffer))
+                self._capture.feed(bytes(self._buffer[:take]))
+                del self._buffer[:take]
+                self._remaining -= take
+                continue
+            if len(self._buffer) < _HEADER:
+                return
+            _, size = struct.unpack(">BxxxL", bytes(self._buffer[:_HEADER]))
+            del self._buffer[:_HEADER]
+            self._remaining = size
+
+
+class StreamReader:
+    """Reads one hijacked exec socket; :meth:`read` until the end, :meth:`drain` after a kill."""
+
+    def __init__(self, stream: Any, capture: OutputCapture) -> None:
+        self._stream = stream
+        self._sock = getattr(stream, "_sock", stream)
+        self._decoder = FrameDecoder(capture)
+        self.eof = False
+
+    def _read_once(self, wait: float) -> bool:
+        """Wait up to ``wait`` seconds for data; False when nothing came."""
+        ready, _, _ = select.select([self._sock], [], [], wait)
+        if not ready:
+            return False
+        chunk = self._sock.recv(_CHUNK)
+        if chunk:
+            self._decoder.feed(chunk)
+        else:
+            self.eof = True
+        return True
+
+    def read(self, deadline: float, cancel: threading.Event | None = None) -> str:
+        """Read until EOF, ``deadline`` (monotonic) or ``cancel``: ``eof``, ``timeout`` or ``cancelled``."""
+        while not self.eof:
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
+            self._read_once(min(deadline - now, 0.05))
+        return "eof"
+
+    def drain(self, seconds: float) -> bool:
+        """Read what is left after the command was killed, for at most ``seconds``; True at EOF."""
+        end = time.monotonic() + seconds
+        while not self.eof and (left := end - time.monotonic()) > 0:
+            if not self._read_once(left):
+                return False
+        return self.eof
+
+    def close(self) -> None:
+        """Close the socket (ends the exec's attachment, not the command)."""
+        for closer in (self._stream, self._sock):
+            try:
+                closer.close()
+            except OSError:
+                pass

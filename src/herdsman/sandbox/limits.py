@@ -1,0 +1,291 @@
+"""Resource limits of sandboxed commands: one ``sandbox.limits`` section, read by every provider.
+
+:class:`Limits` is the provider-neutral form of the config section. The docker and kubernetes
+providers translate it into their engine's settings; for the local provider this module puts
+each command in its own cgroup v1 group (memory, pids, cpu) when the hierarchy is writable, and
+falls back to rlimits otherwise:
+
+=============  ==============================  ===============================================
+limit          cgroup v1 (preferred)           rlimit fallback
+=============  ==============================  ===============================================
+memory_mb      ``memory.limit_in_bytes``       ``RLIMIT_AS`` (address space, coarser)
+               (+ ``memsw`` when present)
+pids           ``pids.max``                    ``RLIMIT_NPROC`` (per user; root is exempt)
+cpus           ``cpu.cfs_quota_us``            none (the command timeout bounds CPU time)
+file_size_mb   --                              ``RLIMIT_FSIZE`` (always set)
+=============  ==============================  ===============================================
+
+The command joins its groups from ``preexec_fn`` (after fork, before exec), so every process it
+starts, bubblewrap's pid namespace included, is counted. When the command ends, whatever is
+still in the group is killed and the group removed. Written by hand because no maintained
+library manages cgroup v1 groups for a child process; cgroup v2 is not handled yet (rlimits
+are used there).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import resource
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from herdsman.config.schema import SandboxConfig
+
+log = logging.getLogger(__name__)
+
+MIB = 1024 * 1024
+CPU_PERIOD_US = 100_000
+_CONTROLLERS = ("memory", "pids", "cpu")
+_GROUP_PARENT = "herdsman-sandbox"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox; ``None`` means no limit."""
+
+    memory_mb: int | None = None
+    cpus: float | None = None
+    pids: int | None = None
+    file_size_mb: int | None = None
+    output_chars: int = 20_000
+
+    @classmethod
+    def from_config(cls, config: SandboxConfig) -> "Limits":
+        """The limits of ``sandbox.limits`` (output falls back to ``sandbox.max_output_chars``)."""
+        section = config.limits
+        return cls(
+            memory_mb=section.memory_mb,
+            cpus=section.cpus,
+            pids=section.pids,
+            file_size_mb=section.file_size_mb,
+            output_chars=section.output or config.max_output_chars,
+        )
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """``memory_mb`` in bytes."""
+        return self.memory_mb * MIB if self.memory_mb else None
+
+    @property
+    def file_size_bytes(self) -> int | None:
+        """``file_size_mb`` in bytes."""
+        return self.file_size_mb * MIB if self.file_size_mb else None
+
+
+# -- cgroup v1 ----------------------------------------------------------------------------
+
+
+def _v1_mounts() -> dict[str, Path]:
+    """Mount points of the cgroup v1 hierarchies, by controller name."""
+    mounts: dict[str, Path] = {}
+    try:
+        with open("/proc/self/mounts") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return mounts
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4 or parts[2] != "cgroup":
+            continue
+        for option in parts[3].split(","):
+            if option in _CONTROLLERS:
+                mounts.setdefault(option, Path(parts[1]))
+    return mounts
+
+
+def _own_groups() -> dict[str, str]:
+    """This process's cgroup v1 path for each controller (from ``/proc/self/cgroup``)."""
+    own: dict[str, str] = {}
+    try:
+        with open("/proc/self/cgroup") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return own
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            if controller in _CONTROLLERS:
+                own[controller] = path
+    return own
+
+
+@functools.cache
+def cgroup_v1_parents() -> dict[str, Path]:
+    """For each controller we can use, the writable directory under which command groups go.
+
+    The directory is ``<mount>/<our own group>/herdsman-sandbox``, so limits nest under any
+    limit this process already has. A controller that is missing or read-only is left out.
+    """
+    mounts, own = _v1_mounts(), _own_groups()
+    usable: dict[str, Path] = {}
+    for controller in _CONTROLLERS:
+        if controller not in mounts or controller not in own:
+            continue
+        parent = mounts[controller] / own[controller].lstrip("/") / _GROUP_PARENT
+        probe = parent / f"probe-{uuid.uuid4().hex[:8]}"
+        try:
+            parent.mkdir(exist_ok=True)
+            probe.mkdir()
+            probe.rmdir()
+        except OSError:
+            continue
+        usable[controller] = parent
+    return usable
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(value)
+
+
+class CommandGroup:
+    """The cgroup v1 groups of one command: created with limits, joined, emptied, removed."""
+
+    def __init__(self, limits: Limits, parents: dict[str, Path]) -> None:
+        name = f"cmd-{uuid.uuid4().hex[:12]}"
+        self.dirs: dict[str, Path] = {}
+        wanted = {
+            "memory": limits.memory_bytes is not None,
+            "pids": limits.pids is not None,
+            "cpu": limits.cpus is not None,
+        }
+        try:
+            for controller, parent in parents.items():
+                if not wanted[controller]:
+                    continue
+                directory = parent / name
+                directory.mkdir()
+                self.dirs[controller] = directory
+                self._configure(controller, directory, limits)
+        except OSError:
+            self.remove()
+            raise
+
+    @staticmethod
+    def _configure(controller: str, directory: Path, limits: Limits) -> None:
+        if controller == "memory" and limits.memory_bytes is not None:
+            _write(directory / "memory.limit_in_bytes", str(limits.memory_bytes))
+            memsw = directory / "memory.memsw.limit_in_bytes"
+            if memsw.exists():  # no swapping past the limit either
+                _write(memsw, str(limits.memory_bytes))
+        elif controller == "pids" and limits.pids is not None:
+            _write(directory / "pids.max", str(limits.pids))
+        elif controller == "cpu" and limits.cpus is not None:
+            _write(directory / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+            _write(directory / "cpu.cfs_quota_us", str(max(1000, int(limits.cpus * CPU_PERIOD_US))))
+
+    @property
+    def procs_files(self) -> list[str]:
+        """The ``cgroup.procs`` files a process writes its pid to, to join."""
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def pids(self) -> list[int]:
+        """Processes still in the group."""
+        found: set[int] = set()
+        for directory in self.dirs.values():
+            try:
+                found.update(int(p) for p in (directory / "cgroup.procs").read_text().split())
+            except OSError:
+                continue
+        return sorted(found)
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the group until it is empty (catches escaped daemons)."""
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Kill what is left and remove the groups (retrying while the kernel reaps)."""
+        self.kill_all()
+        for directory in self.dirs.values():
+            for _ in range(50):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+            else:
+                log.warning("could not remove cgroup %s", directory.name)
+
+
+def _rlimit_pairs(limits: Limits, with_cgroups: set[str]) -> list[tuple[int, int]]:
+    pairs: list[tuple[int, int]] = []
+    if limits.file_size_bytes is not None:
+        pairs.append((resource.RLIMIT_FSIZE, limits.file_size_bytes))
+    if limits.memory_bytes is not None and "memory" not in with_cgroups:
+        pairs.append((resource.RLIMIT_AS, limits.memory_bytes))
+    if limits.pids is not None and "pids" not in with_cgroups:
+        pairs.append((resource.RLIMIT_NPROC, limits.pids))
+    return pairs
+
+
+def _preexec(procs_files: list[str], rlimits: list[tuple[int, int]]) -> Callable[[], None]:
+    """The function run in the child between fork and exec: join the groups, set rlimits.
+
+    It only makes system calls (no locks, no imports), as ``preexec_fn`` requires.
+    """
+
+    def apply() -> None:
+        pid = str(os.getpid()).encode()
+        for path in procs_files:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        for which, value in rlimits:
+            soft, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+class LocalLimiter:
+    """Applies :class:`Limits` to local commands: cgroups where writable, rlimits otherwise."""
+
+    def __init__(self, limits: Limits, use_cgroups: bool = True) -> None:
+        self.limits = limits
+        self._parents = cgroup_v1_parents() if use_cgroups else {}
+
+    @property
+    def mechanism(self) -> str:
+        """``cgroup-v1`` when at least one controller is used, else ``rlimit``."""
+        return "cgroup-v1" if self._parents else "rlimit"
+
+    @contextmanager
+    def command(self) -> Iterator[Callable[[], None] | None]:
+        """For one command: the ``preexec_fn`` to start it with; afterwards its groups are removed."""
+        group: CommandGroup | None = None
+        if self._parents:
+            try:
+                group = CommandGroup(self.limits, self._parents)
+            except OSError as exc:
+                log.warning("cgroup limits unavailable for this command (%s); using rlimits", exc)
+                group = None
+        used = set(group.dirs) if group else set()
+        rlimits = _rlimit_pairs(self.limits, used)
+        procs = group.procs_files if group else []
+        try:
+            yield _preexec(procs, rlimits) if (procs or rlimits) else None
+        finally:
+            if group is not None:
+                group.remove()

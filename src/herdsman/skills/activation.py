@@ -1,0 +1,64 @@
+"""``/skill-name`` at the start of a user message: which skill a turn activates.
+
+The active skill of a turn is derived from the turn's user message. It is also remembered in the
+thread state (``active_skill``), so it stays active when summarization has folded that message
+away, and it ends with the next user message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+from langchain_core.messages import AnyMessage, HumanMessage
+
+COMMAND_RE = re.compile(r"^\s*/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
+
+
+class ActiveSkill(TypedDict):
+    """The state record of an activation: the skill and the user message that asked for it."""
+
+    name: str
+    message_id: str | None
+
+
+def skill_command(text: str) -> str | None:
+    """The skill name when ``text`` starts with ``/name`` (followed by a space or the end)."""
+    match = COMMAND_RE.match(text)
+    return match.group(1) if match else None
+
+
+def is_user_message(message: AnyMessage) -> bool:
+    """A message the user wrote (not a summary or a harness note, which are HumanMessages too)."""
+    if not isinstance(message, HumanMessage):
+        return False
+    if message.additional_kwargs.get("lc_source") == "summarization":
+        return False
+    return not (isinstance(message.content, str) and message.content.startswith("[harness]"))
+
+
+def last_user_message(messages: Sequence[AnyMessage]) -> AnyMessage | None:
+    """The latest message the user wrote, or None."""
+    for message in reversed(messages):
+        if is_user_message(message):
+            return message
+    return None
+
+
+def active_skill(state: dict[str, Any] | Any, messages: Sequence[AnyMessage]) -> tuple[str | None, ActiveSkill | None | bool]:
+    """``(skill name or None, state update)`` for the current turn.
+
+    The update is ``False`` when the recorded activation is already right; otherwise it is the
+    record to write (an :class:`ActiveSkill`, or ``None`` to clear a previous turn's skill).
+    """
+    recorded: ActiveSkill | None = state.get("active_skill") if isinstance(state, dict) else None
+    user = last_user_message(messages)
+    if user is None:  # the turn's message was summarized away: trust the record
+        return (recorded["name"] if recorded else None), False
+    if recorded and recorded.get("message_id") == user.id:
+        return recorded["name"], False
+    name = skill_command(user.text)
+    if name is None:
+        return None, (None if recorded else False)
+    return name, ActiveSkill(name=name, message_id=user.id)

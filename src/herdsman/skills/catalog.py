@@ -1,0 +1,112 @@
+"""Find the skills under the skills folder: public ones, then custom ones that override them.
+
+A broken SKILL.md never stops the agent: it is left out and reported in
+:attr:`SkillCatalog.problems` (logged, and shown by ``herdsman skills list`` / ``validate``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.skills.model import SKILL_FILE, Skill, SkillError, Source
+from herdsman.skills.parse import parse_skill_file
+
+log = structlog.get_logger(__name__)
+
+SOURCES: tuple[Source, ...] = ("public", "custom")
+
+
+@dataclass
+class SkillCatalog:
+    """The skills found under one folder, resolved by name.
+
+    ``skills`` holds the usable ones (enabled, secrets present), custom before public of the same
+    name. ``overridden`` lists public skills hidden by a custom one, ``disabled`` and
+    ``unavailable`` (name -> missing secrets) the ones left out, ``problems`` the broken files.
+    """
+
+    root: Path | None
+    skills: dict[str, Skill] = field(default_factory=dict)
+    overridden: list[Skill] = field(default_factory=list)
+    disabled: list[Skill] = field(default_factory=list)
+    unavailable: dict[str, list[str]] = field(default_factory=dict)
+    problems: list[SkillError] = field(default_factory=list)
+    all_skills: list[Skill] = field(default_factory=list)
+
+    def get(self, name: str) -> Skill | None:
+        """The usable skill called ``name``, or None."""
+        return self.skills.get(name)
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    def sorted(self) -> list[Skill]:
+        """The usable skills by name."""
+        return [self.skills[n] for n in sorted(self.skills)]
+
+
+def resolve_skills_root(config: HerdsmanConfig, *, when_disabled: bool = False) -> Path | None:
+    """The skills folder of ``config`` (relative to the cwd, like the sandbox mount).
+
+    None when skills are off, unless ``when_disabled`` (the CLI still shows them).
+    """
+    if not config.skills.enabled and not when_disabled:
+        return None
+    root = config.skills.path.expanduser()
+    return root if root.is_absolute() else Path.cwd() / root
+
+
+def _shown(root: Path, directory: Path) -> str:
+    try:
+        return str(directory.relative_to(Path.cwd()) / SKILL_FILE)
+    except ValueError:
+        return str(directory / SKILL_FILE)
+
+
+def _folders(root: Path, source: Source) -> list[Path]:
+    base = root / source
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def load_skills(
+    root: Path | None, disabled: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> SkillCatalog:
+    """Discover and parse every skill under ``root``; never raises for a bad skill."""
+    catalog = SkillCatalog(root=root)
+    if root is None or not root.is_dir():
+        return catalog
+    off = set(disabled)
+    env = dict(os.environ if environ is None else environ)
+    found: dict[str, Skill] = {}
+    for source in SOURCES:
+        for directory in _folders(root, source):
+            try:
+                skill = parse_skill_file(directory, source, shown=_shown(root, directory))
+            except SkillError as exc:
+                catalog.problems.append(exc)
+                log.warning("skill_invalid", error=str(exc))
+                continue
+            catalog.all_skills.append(skill)
+            previous = found.get(skill.name)
+            if previous is not None:
+                catalog.overridden.append(previous)
+                log.info("skill_overridden", name=skill.name, by=skill.source)
+            found[skill.name] = skill
+    for name, skill in found.items():
+        missing = skill.missing_secrets(env)
+        if name in off:
+            catalog.disabled.append(skill)
+        elif missing:
+            catalog.unavailable[name] = missing
+            log.warning("skill_unavailable", name=name, missing_secrets=missing)
+        else:
+            catalog.skills[name] = skill
+    return catalog

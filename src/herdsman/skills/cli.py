@@ -1,0 +1,147 @@
+"""``herdsman skills``: list, show, validate and create skills.
+
+A typer sub-app mounted by :mod:`herdsman.cli`; it reads only the config and the skills folder,
+so it starts fast and never builds an agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from herdsman.config.loader import ConfigError, load_config
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.skills.catalog import SkillCatalog, load_skills, resolve_skills_root
+from herdsman.skills.model import SKILL_FILE, SkillError
+from herdsman.skills.parse import parse_skill_file
+from herdsman.skills.scaffold import new_skill
+
+skills_app = typer.Typer(help="List, show, validate and create skills.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
+
+
+def _config(path: Path | None) -> HerdsmanConfig:
+    try:
+        return load_config(path).config
+    except ConfigError as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(2) from None
+
+
+def _catalog(config: HerdsmanConfig) -> SkillCatalog:
+    root = resolve_skills_root(config, when_disabled=True)
+    if root is None or not root.is_dir():
+        err.print(
+            f"[yellow]No skills folder at {escape(str(root))}.[/yellow] Set skills.path in config.yaml, "
+            "or create one with: herdsman skills new <name>"
+        )
+    return load_skills(root, config.skills.disabled)
+
+
+def _status(catalog: SkillCatalog, name: str, source: str) -> str:
+    skill = catalog.skills.get(name)
+    if skill is not None and skill.source == source:
+        return "enabled"
+    if any(s.name == name and s.source == source for s in catalog.overridden):
+        return "overridden by custom"
+    if any(s.name == name for s in catalog.disabled):
+        return "disabled in config"
+    if name in catalog.unavailable:
+        return "missing secrets: " + ", ".join(catalog.unavailable[name])
+    return "?"
+
+
+@skills_app.command("list")
+def skills_list(config: ConfigOpt = None) -> None:
+    """List every skill with its source and status; broken SKILL.md files are listed after."""
+    cfg = _config(config)
+    catalog = _catalog(cfg)
+    if not cfg.skills.enabled:
+        console.print("[yellow]Skills are off (skills.enabled: false); the agent sees none of these.[/yellow]")
+    if catalog.all_skills:
+        table = Table("name", "source", "status", "description")
+        for skill in sorted(catalog.all_skills, key=lambda s: (s.name, s.source)):
+            table.add_row(skill.name, skill.source, _status(catalog, skill.name, skill.source), escape(skill.description))
+        console.print(table)
+    else:
+        console.print("No skills yet. Create one with: herdsman skills new <name>")
+    for problem in catalog.problems:
+        err.print(f"[red]invalid:[/red] {escape(str(problem))}")
+
+
+@skills_app.command("show")
+def skills_show(name: str, config: ConfigOpt = None) -> None:
+    """Print one skill: where it is, its fields and its instructions."""
+    catalog = _catalog(_config(config))
+    skill = catalog.skills.get(name) or next((s for s in reversed(catalog.all_skills) if s.name == name), None)
+    if skill is None:
+        names = ", ".join(sorted({s.name for s in catalog.all_skills})) or "none"
+        err.print(f"[red]Error:[/red] no skill named {escape(name)!r}; the skills are: {escape(names)}")
+        raise typer.Exit(1)
+    console.print(f"[bold]{escape(skill.name)}[/bold] ({skill.source}) {escape(str(skill.file))}")
+    console.print(f"  in the sandbox: {skill.virtual_path}")
+    console.print(f"  description: {escape(skill.description)}")
+    if skill.license:
+        console.print(f"  license: {escape(skill.license)}")
+    tools = "all" if skill.allowed_tools is None else (", ".join(skill.allowed_tools) or "none")
+    console.print(f"  allowed-tools: {escape(tools)}")
+    if skill.env:
+        console.print(f"  env: {escape(', '.join(skill.env))}")
+    if skill.required_secrets:
+        console.print(f"  required-secrets: {escape(', '.join(skill.required_secrets))}")
+    console.print()
+    console.print(escape(skill.body), highlight=False)
+
+
+@skills_app.command("validate")
+def skills_validate(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Skill folders or SKILL.md files; default all.")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Check SKILL.md files; print each problem with its file and field. Exit 1 on any problem."""
+    problems: list[SkillError] = []
+    checked = 0
+    if paths:
+        for path in paths:
+            directory = path.parent if path.name == SKILL_FILE else path
+            source = "public" if directory.parent.name == "public" else "custom"
+            try:
+                parse_skill_file(directory, source, shown=str(directory / SKILL_FILE))
+                checked += 1
+            except SkillError as exc:
+                problems.append(exc)
+    else:
+        catalog = _catalog(_config(config))
+        checked, problems = len(catalog.all_skills), list(catalog.problems)
+        for skill in catalog.overridden:
+            console.print(f"note: custom skill {skill.name!r} overrides the public one")
+    for problem in problems:
+        err.print(f"[red]invalid:[/red] {escape(str(problem))}")
+    if problems:
+        raise typer.Exit(1)
+    console.print(f"[green]OK[/green] {checked} skill(s) valid")
+
+
+@skills_app.command("new")
+def skills_new(
+    name: str,
+    description: Annotated[str, typer.Option("--description", "-d", help="What the skill does and when to use it.")] = "",
+    config: ConfigOpt = None,
+) -> None:
+    """Create skills/custom/NAME/SKILL.md from a template, ready to edit."""
+    root = resolve_skills_root(_config(config), when_disabled=True)
+    assert root is not None
+    try:
+        skill = new_skill(root, name, description)
+    except SkillError as exc:
+        err.print(f"[red]Error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    console.print(f"[green]created[/green] {escape(str(skill.file))}; edit it, then run: herdsman skills validate")

@@ -1,0 +1,64 @@
+"""What a skill is once parsed: the :class:`Skill` record and the :class:`SkillError` it raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from herdsman.sandbox.base import SKILLS_ROOT
+
+Source = Literal["public", "custom"]
+SKILL_FILE = "SKILL.md"
+
+
+class SkillError(ValueError):
+    """A SKILL.md that cannot be used: names the file, the field and the fix."""
+
+    def __init__(self, file: str | Path, message: str, field: str | None = None) -> None:
+        """``file`` as the user knows it; ``field`` is the front-matter key at fault, if any."""
+        self.file = str(file)
+        self.field = field
+        self.message = message
+        where = f"{self.file}: field {field!r}" if field else self.file
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One parsed skill.
+
+    ``allowed_tools`` is ``None`` when the skill does not restrict tools. ``env`` maps the
+    environment variables the skill reads to their descriptions; ``required_secrets`` lists
+    those that must be set for the skill to work.
+    """
+
+    name: str
+    description: str
+    body: str
+    source: Source
+    directory: Path
+    license: str | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    required_secrets: tuple[str, ...] = ()
+    metadata: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def file(self) -> Path:
+        """The host path of the SKILL.md."""
+        return self.directory / SKILL_FILE
+
+    @property
+    def virtual_dir(self) -> str:
+        """The skill's folder as the agent sees it, under ``/mnt/skills``."""
+        return f"{SKILLS_ROOT}/{self.source}/{self.directory.name}"
+
+    @property
+    def virtual_path(self) -> str:
+        """The SKILL.md as the agent sees it."""
+        return f"{self.virtual_dir}/{SKILL_FILE}"
+
+    def missing_secrets(self, environ: dict[str, str]) -> list[str]:
+        """The required secrets not set (or empty) in ``environ``."""
+        return [name for name in self.required_secrets if not environ.get(name)]

@@ -1,0 +1,319 @@
+"""Run sub-agents: a fresh agent per task, in the run's own event loop, under the run's limits.
+
+Each sub-agent is a LangChain agent of its own, with its own context: it sees only the prompt
+the lead wrote (and results of tasks it depends on), never the lead's conversation. It shares the
+thread's sandbox (same thread id) and runs as a LangGraph subgraph under the namespace
+``tools:<task_id>``, so with ``subgraphs=True`` its messages stream like any subgraph's.
+
+Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-agents per run,
+a timeout and a turn limit per sub-agent, and the run's shared token budget. A failure, timeout
+or cancellation of one sub-agent is caught here and becomes its result: siblings go on. Failed
+attempts are retried from a clean context (``subagents.retries``), with ``fallback_model`` when
+set. Progress is reported as custom stream events (``task_queued``, ``task_started``,
+``task_progress``, ``task_completed``, ``task_failed``, ``task_timed_out``, ``task_cancelled``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelCallLimitMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.middleware.chain import compose
+from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
+from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
+from herdsman.middleware.system_prompt import SystemPromptMiddleware
+from herdsman.middleware.tool_errors import tool_error_middleware
+from herdsman.middleware.usage import UsageMiddleware
+from herdsman.models.resolver import ModelResolver
+from herdsman.subagents.prompt import subagent_system_prompt
+from herdsman.subagents.result import TaskResult
+from herdsman.subagents.scope import RunScope, current_scope
+from herdsman.subagents.types import SubagentType, select_tools, subagent_types
+from herdsman.subagents.usage import BUDGET_SPENT, usage_delta
+
+log = structlog.get_logger(__name__)
+
+FILE_WRITING_TOOLS = frozenset({"write_file", "str_replace"})
+LIMIT_PREFIX = "Model call limits exceeded"
+Writer = Callable[[Any], None]
+
+
+def _noop_writer(_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """One piece of work for a sub-agent."""
+
+    task_id: str
+    description: str
+    prompt: str
+    subagent_type: str
+
+
+@dataclass
+class _Outcome:
+    """What one attempt produced, before it becomes a :class:`TaskResult`."""
+
+    status: str
+    answer: str = ""
+    error: str | None = None
+    files: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def files_written(messages: Sequence[Any]) -> list[str]:
+    """Paths written by successful file-tool calls in ``messages``, in order, without repeats."""
+    failed = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status == "error"}
+    paths: list[str] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for call in m.tool_calls:
+                path = call["args"].get("path") if isinstance(call.get("args"), dict) else None
+                if call["name"] in FILE_WRITING_TOOLS and call["id"] not in failed and path and path not in paths:
+                    paths.append(path)
+    return paths
+
+
+def sum_usage(messages: Sequence[Any], pricing: tuple[float, float] | None) -> dict[str, Any]:
+    """Token usage (and cost) of every model reply in ``messages``."""
+    total: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "model_calls": 0}
+    for m in messages:
+        if isinstance(m, AIMessage) and m.usage_metadata:
+            for key, value in usage_delta(m, pricing).items():
+                total[key] += value
+    total["cost_usd"] = round(total["cost_usd"], 8)
+    return total
+
+
+class SubagentRunner:
+    """Builds and runs sub-agents for one lead agent (or, when nesting, one sub-agent level)."""
+
+    def __init__(
+        self,
+        config: HerdsmanConfig,
+        resolver: ModelResolver,
+        tools: Sequence[BaseTool],
+        lead_model_name: str,
+        depth: int = 1,
+    ) -> None:
+        """``tools``: the lead's tools, from which each type's allowlist picks; ``depth``: 1 for the lead's sub-agents."""
+        self.config = config
+        self.settings = config.subagents
+        self.resolver = resolver
+        self.tools = list(tools)
+        self.lead_model_name = lead_model_name
+        self.depth = depth
+        self.types = subagent_types(config)
+        self._agents: dict[tuple[str, str], Any] = {}
+        self.extra_tools: list[BaseTool] = []  # delegation tools, when nesting is allowed
+
+    # -- building ---------------------------------------------------------------------------
+
+    def model_name_for(self, spec: SubagentType, attempt: int) -> str:
+        """The model of ``spec``'s ``attempt``: the fallback model on retries, when configured."""
+        if attempt > 1 and self.settings.fallback_model:
+            return self.settings.fallback_model
+        return spec.model or self.settings.model or self.lead_model_name
+
+    def max_turns(self, spec: SubagentType) -> int:
+        """Model calls a sub-agent of ``spec`` may make."""
+        return spec.max_turns or self.settings.max_turns
+
+    def timeout(self, spec: SubagentType) -> float:
+        """Seconds a sub-agent of ``spec`` may run."""
+        return spec.timeout_seconds or self.settings.timeout_seconds
+
+    def agent_for(self, spec: SubagentType, model_name: str) -> Any:
+        """The compiled agent for ``spec`` on ``model_name`` (built once, then reused)."""
+        key = (spec.name, model_name)
+        if key not in self._agents:
+            allow_nesting = self.depth < self.settings.max_depth
+            tools = select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
+            middleware = [
+                SystemPromptMiddleware(subagent_system_prompt(spec, tools)),
+                DanglingToolCallMiddleware(),
+                ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
+                ModelCallLimitMiddleware(run_limit=self.max_turns(spec), exit_behavior="end"),
+                UsageMiddleware(self.settings, agent_key="self"),
+                tool_error_middleware(),
+            ]
+            self._agents[key] = create_agent(
+                self.resolver.get(model_name),
+                tools=tools,
+                middleware=compose(middleware),
+                checkpointer=False,
+                name=f"subagent:{spec.name}",
+            )
+        return self._agents[key]
+
+    # -- running ----------------------------------------------------------------------------
+
+    def refuse(self, request: TaskRequest, reason: str) -> TaskResult:
+        """A result for a task that was not started, with the reason."""
+        return TaskResult(request.task_id, request.subagent_type, request.description, "refused", error=reason)
+
+    def check(self, request: TaskRequest) -> str | None:
+        """Why ``request`` cannot run (unknown type, empty prompt), or ``None``."""
+        if request.subagent_type not in self.types:
+            return f"unknown subagent_type {request.subagent_type!r}; choose one of {sorted(self.types)}"
+        if not request.prompt.strip():
+            return "the prompt is empty; say what the sub-agent should do and give it the context it needs"
+        return None
+
+    async def run(self, request: TaskRequest, parent_config: dict[str, Any], writer: Writer | None = None) -> TaskResult:
+        """Run ``request`` to its end and return its result; never raises for the sub-agent's own failures."""
+        writer = writer or _noop_writer
+        reason = self.check(request)
+        if reason:
+            return self.refuse(request, reason)
+        scope = current_scope(self.settings, parent_config)
+        if not scope.claim_slot():
+            return self.refuse(
+                request,
+                f"this run already started {scope.max_subagents} sub-agents (subagents.max_per_run); "
+                "finish the work yourself or raise the limit",
+            )
+        spec = self.types[request.subagent_type]
+        base = {"task_id": request.task_id, "subagent_type": spec.name, "description": request.description}
+        enqueued = time.monotonic()
+        if scope.gate.locked():
+            writer({"type": "task_queued", **base, "running": scope.running, "limit": scope.max_concurrent})
+        async with scope.gate:
+            queued_s = time.monotonic() - enqueued
+            scope.running += 1
+            try:
+                result = await self._attempts(request, spec, scope, parent_config, writer, base)
+            finally:
+                scope.running -= 1
+        result.queued_s = queued_s
+        final = {
+            "completed": "task_completed",
+            "timed_out": "task_timed_out",
+            "cancelled": "task_cancelled",
+        }.get(result.status, "task_failed")
+        writer({"type": final, **base, "status": result.status, "error": result.error, "usage": result.usage,
+                "duration_s": round(result.duration_s, 3), "files_written": result.files_written})
+        log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
+        return result
+
+    async def _attempts(
+        self, request: TaskRequest, spec: SubagentType, scope: RunScope, parent_config: dict[str, Any],
+        writer: Writer, base: dict[str, Any],
+    ) -> TaskResult:
+        started = time.monotonic()
+        retries = self.settings.retries
+        usage: dict[str, Any] = {}
+        outcome = _Outcome("failed")
+        attempt = 0
+        model_name = self.model_name_for(spec, 1)
+        for attempt in range(1, retries + 2):
+            model_name = self.model_name_for(spec, attempt)
+            if scope.budget.exhausted:
+                outcome = _Outcome("budget_exceeded", error=scope.budget.message())
+                break
+            writer({"type": "task_started", **base, "attempt": attempt, "model": model_name})
+            outcome = await self._attempt(request, spec, model_name, parent_config, writer, base)
+            for key, value in outcome.usage.items():
+                usage[key] = usage.get(key, 0) + value
+            if outcome.status in ("completed", "cancelled", "budget_exceeded", "max_turns"):
+                break
+            if attempt <= retries:
+                writer({"type": "task_failed", **base, "attempt": attempt, "error": outcome.error, "will_retry": True,
+                        "next_model": self.model_name_for(spec, attempt + 1)})
+        if "model_calls" in usage:
+            usage["model"] = model_name
+        return TaskResult(
+            task_id=request.task_id,
+            subagent_type=spec.name,
+            description=request.description,
+            status=outcome.status,  # type: ignore[arg-type]
+            answer=outcome.answer,
+            error=outcome.error,
+            files_written=outcome.files,
+            usage=usage,
+            duration_s=time.monotonic() - started,
+            attempts=attempt,
+            model=model_name,
+        )
+
+    async def _attempt(
+        self, request: TaskRequest, spec: SubagentType, model_name: str, parent_config: dict[str, Any],
+        writer: Writer, base: dict[str, Any],
+    ) -> _Outcome:
+        try:
+            agent = self.agent_for(spec, model_name)
+        except Exception as exc:  # noqa: BLE001 - a model that cannot be built fails this task only
+            return _Outcome("failed", error=f"cannot build the sub-agent's model {model_name!r}: {exc}")
+        configurable = {
+            **(parent_config.get("configurable") or {}),
+            "checkpoint_ns": f"tools:{request.task_id}",
+            "herdsman_depth": self.depth,
+        }
+        config = {
+            **{k: v for k, v in parent_config.items() if k != "configurable"},
+            "configurable": configurable,
+            "recursion_limit": self.max_turns(spec) * 2 + 10,
+        }
+        scope = current_scope(self.settings, parent_config)
+        inner = asyncio.create_task(self._drive(request, spec, scope, agent, model_name, config, writer, base))
+        scope.tasks[request.task_id] = inner
+        try:
+            return await inner
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                writer({"type": "task_cancelled", **base, "status": "cancelled"})
+                raise  # the whole run is being cancelled
+            return _Outcome("cancelled", error="the sub-agent was cancelled")
+        finally:
+            scope.tasks.pop(request.task_id, None)
+
+    async def _drive(
+        self, request: TaskRequest, spec: SubagentType, scope: RunScope, agent: Any, model_name: str,
+        config: dict[str, Any],
+        writer: Writer, base: dict[str, Any],
+    ) -> _Outcome:
+        """Stream the sub-agent to its end, reporting each step; failures become outcomes."""
+        pricing = self.resolver.pricing(model_name)
+        messages: list[Any] = []
+        steps = 0
+        try:
+            async with asyncio.timeout(self.timeout(spec)):
+                async for values in agent.astream({"messages": [HumanMessage(request.prompt)]}, config, stream_mode="values"):
+                    messages = values.get("messages", messages)
+                    last = messages[-1] if messages else None
+                    if isinstance(last, AIMessage):
+                        steps += 1
+                        writer({"type": "task_progress", **base, "step": steps,
+                                "tool_calls": [c["name"] for c in last.tool_calls],
+                                "usage": sum_usage(messages, pricing)})
+        except TimeoutError:
+            return _Outcome("timed_out", error=f"no result after {self.timeout(spec):g}s (timeout_seconds); "
+                            "give it a smaller part or raise the limit", files=files_written(messages),
+                            usage=sum_usage(messages, pricing))
+        except Exception as exc:  # noqa: BLE001 - one sub-agent's failure never ends the run
+            log.warning("subagent_failed", **base, error=str(exc), error_type=type(exc).__name__)
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no details"
+            return _Outcome("failed", error=f"{type(exc).__name__}: {detail[:500]}", files=files_written(messages),
+                            usage=sum_usage(messages, pricing))
+        answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), "")
+        usage = sum_usage(messages, pricing)
+        files = files_written(messages)
+        if answer.startswith(BUDGET_SPENT):
+            return _Outcome("budget_exceeded", answer="", error=answer, files=files, usage=usage)
+        if answer.startswith(LIMIT_PREFIX):
+            return _Outcome("max_turns", error=f"stopped after {self.max_turns(spec)} turns (max_turns)", files=files,
+                            usage=usage)
+        return _Outcome("completed", answer=answer, files=files, usage=usage)

@@ -1,0 +1,52 @@
+"""The structured result of one sub-agent: what the lead reads and what events carry."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["completed", "failed", "timed_out", "cancelled", "max_turns", "budget_exceeded", "skipped", "refused"]
+
+
+@dataclass
+class TaskResult:
+    """The outcome of one sub-agent task."""
+
+    task_id: str
+    subagent_type: str
+    description: str
+    status: Status
+    answer: str = ""
+    error: str | None = None
+    files_written: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+    queued_s: float = 0.0
+    attempts: int = 1
+    model: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the sub-agent finished its work."""
+        return self.status == "completed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+    def to_text(self) -> str:
+        """What the lead reads as the tool result."""
+        tokens = int(self.usage.get("total_tokens", 0))
+        head = f"[{self.subagent_type}] {self.description}: {self.status} in {self.duration_s:.1f}s, {tokens:,} tokens"
+        if self.attempts > 1:
+            head += f", {self.attempts} attempts"
+        if self.queued_s >= 0.05:
+            head += f" (waited {self.queued_s:.1f}s for a free slot)"
+        lines = [head]
+        if self.error:
+            lines.append(f"Error: {self.error}")
+        if self.files_written:
+            lines.append("Files written: " + ", ".join(self.files_written))
+        if self.answer:
+            lines += ["Result:", self.answer]
+        return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""The lead's delegation tools: ``task`` (one sub-agent) and ``run_plan`` (a DAG of tasks).
+
+Several ``task`` calls in one model reply run in parallel (LangGraph runs a reply's tool calls
+together), bounded by the run's concurrency gate. Each returns the sub-agent's structured
+result: readable text for the model, the full record as the message's artifact, and its usage
+added to the thread state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.types import Command
+
+from herdsman.subagents.dag import PlanError, PlanTask, prompt_with_dependencies, validate_plan
+from herdsman.subagents.executor import SubagentRunner, TaskRequest
+from herdsman.subagents.result import TaskResult
+
+TASK_DESCRIPTION = """Delegate one part of the work to a sub-agent that starts with a fresh, empty context.
+
+The sub-agent sees ONLY the prompt you write (not this conversation), works in the same sandbox
+files, and returns a final report. Write a complete prompt: the goal, the inputs (file paths),
+constraints, and what to produce (e.g. a file under /mnt/user-data/outputs). Call task several
+times in one reply to run independent parts in parallel.
+
+Args:
+    description: 3-8 words for the user, e.g. "Summarize the sales CSV".
+    prompt: everything the sub-agent needs to do its part.
+    subagent_type: which kind of sub-agent (see the list in your instructions).
+"""
+
+PLAN_DESCRIPTION = """Run a plan of sub-agent tasks where some depend on others (a DAG).
+
+Independent tasks run in parallel; a task starts when the tasks in its depends_on have finished,
+and its prompt is given their results. Use it when later parts need earlier results, e.g. three
+research tasks, then one writing task that depends on all three.
+"""
+
+
+def _usage_update(results: list[TaskResult]) -> dict[str, Any]:
+    return {
+        f"task:{r.task_id}": {**r.usage, "subagent_type": r.subagent_type, "description": r.description, "status": r.status}
+        for r in results
+        if r.usage
+    }
+
+
+def _command(results: list[TaskResult], text: str, tool_call_id: str, name: str, ok: bool | None = None) -> Command:
+    ok = all(r.ok for r in results) if ok is None else ok
+    message = ToolMessage(
+        content=text,
+        tool_call_id=tool_call_id,
+        name=name,
+        status="success" if ok else "error",
+        artifact={"results": [r.to_dict() for r in results]},
+    )
+    update: dict[str, Any] = {"messages": [message]}
+    usage = _usage_update(results)
+    if usage:
+        update["usage"] = usage
+    return Command(update=update)
+
+
+def _safe_id(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:64]
+
+
+async def run_plan_tasks(
+    runner: SubagentRunner, tasks: list[PlanTask], tool_call_id: str, parent_config: dict[str, Any], writer: Any
+) -> list[TaskResult]:
+    """Run ``tasks`` in dependency order, in parallel where possible; a failed dependency skips its dependents."""
+    validate_plan(tasks)
+    done: dict[str, asyncio.Event] = {t.id: asyncio.Event() for t in tasks}
+    results: dict[str, TaskResult] = {}
+
+    async def run_one(t: PlanTask) -> None:
+        try:
+            for dep in t.depends_on:
+                await done[dep].wait()
+            failed = [d for d in t.depends_on if not results[d].ok]
+            task_id = f"{tool_call_id}-{_safe_id(t.id)}"
+            if failed:
+                results[t.id] = TaskResult(task_id, t.subagent_type, t.description, "skipped",
+                                           error=f"not run: the task(s) it depends on did not complete: {failed}")
+                return
+            answers = {d: results[d].answer for d in t.depends_on}
+            request = TaskRequest(task_id, t.description, prompt_with_dependencies(t, answers), t.subagent_type)
+            results[t.id] = await runner.run(request, parent_config, writer)
+        finally:
+            done[t.id].set()
+
+    await asyncio.gather(*(run_one(t) for t in tasks))
+    return [results[t.id] for t in tasks]
+
+
+def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
+    """The ``task`` and ``run_plan`` tools bound to ``runner``."""
+    types_list = ", ".join(sorted(runner.types))
+
+    @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
+    async def task(description: str, prompt: str, runtime: ToolRuntime, subagent_type: str = "general-purpose") -> Command:
+        request = TaskRequest(runtime.tool_call_id or "task", description, prompt, subagent_type)
+        result = await runner.run(request, runtime.config, runtime.stream_writer)
+        return _command([result], result.to_text(), request.task_id, "task")
+
+    @tool("run_plan", description=PLAN_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
+    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime) -> Command:
+        call_id = runtime.tool_call_id or "plan"
+        try:
+            results = await run_plan_tasks(runner, list(tasks), call_id, runtime.config, runtime.stream_writer)
+        except PlanError as exc:
+            return _command([], f"Error: the plan was refused: {exc}", call_id, "run_plan", ok=False)
+        text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results))
+        return _command(results, text, call_id, "run_plan")
+
+    return [task, run_plan]

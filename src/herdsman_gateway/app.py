@@ -1,0 +1,100 @@
+"""The FastAPI app: ``create_app(config)`` wires the lead agent, run manager and routes.
+
+::
+
+    app = create_app(config)                       # what `herdsman serve` runs
+    app = create_app(config, model=scripted_model) # tests: a scripted model instead of config's
+
+Its lifespan opens the checkpointer and the record store, builds the sandbox provider and the
+lead agent, marks runs a previous process lost as errors, and on shutdown cancels the runs
+still going (their steps so far stay in the checkpointer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+
+import structlog
+from fastapi import FastAPI
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from herdsman.agents.lead import create_lead_agent
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.runtime.record_store import open_record_store
+from herdsman.runtime.runs import RunManager
+from herdsman.runtime.threads import ThreadStore
+from herdsman.sandbox.provider import build_sandbox_provider
+from herdsman_gateway import metrics as metrics_routes
+from herdsman_gateway.bridges import build_stream_bridge
+from herdsman_gateway.context import Gateway
+from herdsman_gateway.errors import install_error_handlers
+from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
+from herdsman_gateway.metrics import GatewayMetrics
+from herdsman_gateway.routes import api, artifacts, uploads
+
+log = structlog.get_logger(__name__)
+
+
+def _version() -> str:
+    try:
+        return version("herdsman")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0"
+
+
+def create_app(
+    config: HerdsmanConfig,
+    *,
+    model: BaseChatModel | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    extra_tools: Sequence[BaseTool] = (),
+) -> FastAPI:
+    """The gateway app for ``config``.
+
+    ``model`` replaces the configured lead model (tests pass a scripted model);
+    ``checkpointer`` replaces the configured one (the caller then owns its lifetime);
+    ``extra_tools`` are given to the lead agent besides its own.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            saver = checkpointer or await stack.enter_async_context(open_checkpointer(config))
+            store = await stack.enter_async_context(open_record_store(config))
+            provider = build_sandbox_provider(config)
+            stack.callback(provider.close)
+            graph = create_lead_agent(
+                config, model=model, checkpointer=saver, sandbox_provider=provider, extra_tools=extra_tools
+            )
+            bridge = build_stream_bridge(config)
+            stack.push_async_callback(bridge.close)
+            if hasattr(bridge, "ping"):
+                await bridge.ping()
+            gateway_metrics = GatewayMetrics()
+            threads = ThreadStore(store)
+            runs = RunManager(graph, bridge, threads, config, listeners=[gateway_metrics])
+            stack.push_async_callback(runs.shutdown)
+            app.state.gateway = Gateway(config, graph, runs, threads, bridge, provider, gateway_metrics)
+            await runs.recover()
+            log.info("gateway_ready", checkpointer=config.checkpointer.type, stream_bridge=config.gateway.stream_bridge)
+            yield
+
+    app = FastAPI(
+        title="Herdsman gateway",
+        version=_version(),
+        description="The LangGraph-compatible API of Herdsman's lead agent, plus REST under /api.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    router = langgraph_router()
+    for prefix in PREFIXES:
+        app.include_router(router, prefix=prefix)
+    for module in (api, uploads, artifacts):
+        app.include_router(module.router)
+    app.include_router(metrics_routes.router)
+    return app

@@ -1,0 +1,75 @@
+"""Error responses: every error is ``{"detail": "<what failed and what to do>"}``.
+
+Validation errors (malformed JSON, wrong field types) answer 422 with one readable sentence per
+problem in ``detail`` and the raw list in ``errors``; run-manager errors keep their status
+(409 busy thread, 404 unknown run, 400 nothing to resume).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from herdsman.runtime.runs import RunError
+from herdsman.sandbox.base import SandboxError
+
+log = structlog.get_logger(__name__)
+
+
+def _describe(error: dict[str, Any]) -> str:
+    """One sentence for one pydantic error."""
+    loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+    where = ".".join(loc) if loc else "the request body"
+    if error.get("type") == "json_invalid":
+        reason = (error.get("ctx") or {}).get("error", "invalid JSON")
+        return f"the request body is not valid JSON ({reason}); send a JSON object with Content-Type: application/json"
+    if not loc and error.get("type") in ("model_attributes_type", "dict_type", "model_type"):
+        return "the request body must be a JSON object; send JSON with Content-Type: application/json"
+    if error.get("type") == "missing":
+        return f"{where} is required"
+    return f"{where}: {error.get('msg', 'invalid value')}"
+
+
+async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """422 with a readable ``detail``."""
+    errors = exc.errors()
+    detail = "; ".join(_describe(e) for e in errors) or "invalid request"
+    safe = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in errors]
+    return JSONResponse({"detail": f"Invalid request: {detail}", "errors": safe}, status_code=422)
+
+
+async def run_error(request: Request, exc: RunError) -> JSONResponse:
+    """The run manager's refusal, with its status."""
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+
+
+async def sandbox_error(request: Request, exc: SandboxError) -> JSONResponse:
+    """A file operation the sandbox refused (bad path, missing file)."""
+    return JSONResponse({"detail": str(exc)}, status_code=400)
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """HTTP errors raised by routes, as ``{"detail": ...}``."""
+    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: log it with its traceback, answer 500 without internals."""
+    log.exception("unhandled_error", path=request.url.path)
+    return JSONResponse(
+        {"detail": f"Internal error ({type(exc).__name__}); the gateway log has the details"}, status_code=500
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers above on ``app``."""
+    app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RunError, run_error)  # type: ignore[arg-type]
+    app.add_exception_handler(SandboxError, sandbox_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, unexpected_error)

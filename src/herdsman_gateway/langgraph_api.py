@@ -1,0 +1,17 @@
+"""The LangGraph-compatible API: every resource router, served at ``/`` and ``/api/langgraph``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from herdsman_gateway.routes import assistants, info, runs, state, threads
+
+PREFIXES = ("", "/api/langgraph")
+
+
+def langgraph_router() -> APIRouter:
+    """One router holding the info, assistants, threads, state and runs routes."""
+    router = APIRouter()
+    for module in (info, assistants, threads, state, runs):
+        router.include_router(module.router)
+    return router

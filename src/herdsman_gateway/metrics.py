@@ -1,0 +1,54 @@
+"""Prometheus metrics of the gateway, served at ``/metrics``.
+
+Each app gets its own registry, so several apps (tests, restarts) in one process never clash.
+The run manager reports to :class:`GatewayMetrics` as a run listener.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from herdsman.runtime.runs import Run
+
+
+class GatewayMetrics:
+    """Counters of runs and streams; also a :class:`~herdsman.runtime.runs.RunListener`."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.runs_started = Counter("herdsman_runs_started", "Runs that began executing.", registry=self.registry)
+        self.runs_finished = Counter(
+            "herdsman_runs_finished", "Runs that ended, by final status.", ["status"], registry=self.registry
+        )
+        self.runs_failed = Counter("herdsman_runs_failed", "Runs that ended with an error.", registry=self.registry)
+        self.run_duration = Histogram(
+            "herdsman_run_duration_seconds",
+            "Wall time of runs, from start of execution to end.",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
+            registry=self.registry,
+        )
+        self.active_streams = Gauge(
+            "herdsman_active_streams", "SSE streams open to clients right now.", registry=self.registry
+        )
+
+    def run_started(self, run: Run) -> None:
+        """Count a started run."""
+        self.runs_started.inc()
+
+    def run_finished(self, run: Run, seconds: float) -> None:
+        """Count a finished run by status and observe its duration."""
+        self.runs_finished.labels(status=run.status).inc()
+        if run.status == "error":
+            self.runs_failed.inc()
+        self.run_duration.observe(seconds)
+
+
+router = APIRouter(tags=["metrics"])
+
+
+@router.get("/metrics", response_class=Response, summary="Prometheus metrics")
+def metrics(request: Request) -> Response:
+    """Counters of runs, run durations and open streams, in the Prometheus text format."""
+    registry = request.app.state.gateway.metrics.registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

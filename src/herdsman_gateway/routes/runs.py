@@ -1,0 +1,224 @@
+"""Runs: create (streamed, waited for, or in the background), list, get, join, cancel.
+
+Runs belong to the run manager, not to the request that created them: a streamed run keeps
+going when its client disconnects (unless ``on_disconnect: cancel``), and anyone may join its
+stream again with ``Last-Event-ID``. Stateless runs (``/runs/...`` without a thread) use a
+temporary thread, deleted at the end unless ``on_completion: keep``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
+
+from herdsman.runtime.runs import FINAL_STATUSES, RunSpec
+from herdsman.runtime.threads import ThreadRecord
+from herdsman_gateway.auth import current_user, with_owner
+from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.routes.assistants import check_assistant
+from herdsman_gateway.routes.threads import load_thread
+from herdsman_gateway.schemas import Run, RunCreate
+from herdsman_gateway.sse import run_path, stream_response
+
+router = APIRouter(tags=["runs"])
+
+
+async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: str | None) -> ThreadRecord:
+    record = await gw.threads.get(thread_id)
+    if record is None and body.if_not_exists == "create":
+        return await gw.threads.create(thread_id, with_owner(None, user), if_exists="do_nothing")
+    return await load_thread(gw, thread_id, user)
+
+
+def _spec(thread_id: str, body: RunCreate, *, temporary: bool = False) -> RunSpec:
+    checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
+    return RunSpec(
+        thread_id=thread_id,
+        assistant_id=check_assistant(body.assistant_id),
+        input=body.input,
+        command=body.command.model_dump(exclude_none=True) if body.command else None,
+        config=body.config,
+        context=body.context,
+        metadata=dict(body.metadata or {}),
+        stream_mode=[body.stream_mode] if isinstance(body.stream_mode, str) else list(body.stream_mode),
+        stream_subgraphs=body.stream_subgraphs,
+        stream_resumable=body.stream_resumable,
+        on_disconnect=body.on_disconnect,
+        multitask_strategy=body.multitask_strategy,
+        checkpoint_id=checkpoint_id,
+        checkpoint_ns=body.checkpoint.checkpoint_ns if body.checkpoint else "",
+        interrupt_before=body.interrupt_before,
+        interrupt_after=body.interrupt_after,
+        durability=body.durability,
+        temporary=temporary,
+    )
+
+
+async def _start(gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None):
+    check_assistant(body.assistant_id)
+    if thread_id is None:
+        record = await gw.threads.create(None, with_owner({"temporary": True}, user))
+        spec = _spec(record.thread_id, body, temporary=body.on_completion != "keep")
+    else:
+        await _thread_for_run(gw, thread_id, body, user)
+        spec = _spec(thread_id, body)
+    return await gw.runs.start(spec)
+
+
+def _located(response: Response, thread_id: str, run_id: str) -> None:
+    response.headers["Content-Location"] = run_path(thread_id, run_id)
+
+
+@router.post("/threads/{thread_id}/runs/stream", summary="Create a run and stream its events",
+             response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+async def stream_run(
+    thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Response:
+    """Start a run on the thread and stream it as Server-Sent Events."""
+    run = await _start(gw, thread_id, body, user)
+    return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel")
+
+
+@router.post("/runs/stream", summary="Create a stateless run and stream its events",
+             response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+async def stream_stateless_run(
+    body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Response:
+    """Start a run on a temporary thread and stream it."""
+    run = await _start(gw, None, body, user)
+    return stream_response(
+        gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary
+    )
+
+
+@router.post("/threads/{thread_id}/runs", response_model=Run, summary="Create a background run")
+async def create_run(
+    thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Any:
+    """Start a run and return it at once; follow it with ``.../stream`` or ``.../join``."""
+    run = await _start(gw, thread_id, body, user)
+    _located(response, run.thread_id, run.run_id)
+    return run.to_dict()
+
+
+@router.post("/runs", response_model=Run, summary="Create a stateless background run")
+async def create_stateless_run(
+    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """Start a run on a temporary thread and return it at once."""
+    run = await _start(gw, None, body, user)
+    _located(response, run.thread_id, run.run_id)
+    return run.to_dict()
+
+
+@router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its final state")
+async def wait_run(
+    thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> dict[str, Any]:
+    """Start a run and answer with the thread's values when it ends."""
+    run = await _start(gw, thread_id, body, user)
+    _located(response, run.thread_id, run.run_id)
+    return await gw.runs.join(run.thread_id, run.run_id)
+
+
+@router.post("/runs/wait", summary="Create a stateless run and wait for its final state")
+async def wait_stateless_run(
+    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> dict[str, Any]:
+    """Start a run on a temporary thread and answer with its final values."""
+    run = await _start(gw, None, body, user)
+    _located(response, run.thread_id, run.run_id)
+    return await gw.runs.join(run.thread_id, run.run_id)
+
+
+@router.get("/threads/{thread_id}/runs", response_model=list[Run], summary="List the thread's runs")
+async def list_runs(
+    thread_id: str,
+    limit: int = Query(10, ge=0, le=1000),
+    offset: int = Query(0, ge=0),
+    status: str | None = None,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Any:
+    """The thread's runs, newest first."""
+    await load_thread(gw, thread_id, user)
+    return await gw.threads.list_runs(thread_id, limit=limit, offset=offset, status=status)
+
+
+async def _run(gw: Gateway, thread_id: str, run_id: str, user: str | None) -> dict[str, Any]:
+    await load_thread(gw, thread_id, user)
+    run = await gw.runs.get(thread_id, run_id)
+    if run is None:
+        raise HTTPException(404, f"Run {run_id} not found on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+    return run
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run, summary="Get a run")
+async def get_run(
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """The run and its status."""
+    return await _run(gw, thread_id, run_id, user)
+
+
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204, response_class=Response, summary="Delete a run")
+async def delete_run(
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Response:
+    """Forget a finished run (cancel it first if it is in progress: 409 otherwise)."""
+    run = await _run(gw, thread_id, run_id, user)
+    if run["status"] not in FINAL_STATUSES:
+        raise HTTPException(409, f"Run {run_id} is {run['status']}; cancel it before deleting it")
+    await gw.threads.delete_run(thread_id, run_id)
+    return Response(status_code=204)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream", summary="Join a run's stream",
+            response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+async def join_stream(
+    thread_id: str,
+    run_id: str,
+    stream_mode: list[str] | None = Query(None, description="Only events of these stream modes."),
+    cancel_on_disconnect: bool = False,
+    last_event_id: str | None = Header(None, alias="Last-Event-ID", description="Resume after this event id."),
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Response:
+    """The run's events after ``Last-Event-ID`` (from the start without it), then live ones."""
+    run = await _run(gw, thread_id, run_id, user)
+    modes = {m for m in stream_mode or () if m}  # the SDK sends "stream_mode=" for none
+    return stream_response(
+        gw,
+        thread_id,
+        run_id,
+        last_event_id=last_event_id,
+        modes=modes or None,
+        cancel_on_disconnect=cancel_on_disconnect,
+        run_ended=run["status"] in FINAL_STATUSES,
+    )
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")
+async def join_run(
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> dict[str, Any]:
+    """Wait for the run to end, then answer with the thread's final values."""
+    await _run(gw, thread_id, run_id, user)
+    return await gw.runs.join(thread_id, run_id)
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel", response_model=Run, summary="Cancel a run")
+async def cancel_run(
+    thread_id: str,
+    run_id: str,
+    wait: bool = False,
+    action: str = Query("interrupt", pattern="^(interrupt|rollback)$"),
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Any:
+    """Stop the run (``action=rollback`` also undoes its steps); ``wait=1`` waits until it stopped."""
+    await _run(gw, thread_id, run_id, user)
+    return await gw.runs.cancel(thread_id, run_id, action=action, wait=wait)  # type: ignore[arg-type]

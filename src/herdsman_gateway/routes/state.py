@@ -1,0 +1,115 @@
+"""Thread state: read it (now or at a checkpoint), write it, list its history.
+
+Everything here reads and writes the checkpointer through the compiled graph, so checkpoints,
+parent checkpoints and branching behave exactly as in LangGraph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException
+from langgraph.errors import InvalidUpdateError
+
+from herdsman.runtime.serde import to_jsonable
+from herdsman_gateway.auth import current_user
+from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.routes.threads import load_thread
+from herdsman_gateway.schemas import (
+    CheckpointRef,
+    HistoryRequest,
+    StateAtCheckpoint,
+    StateUpdate,
+    StateUpdateResult,
+    ThreadState,
+)
+from herdsman_gateway.state_view import checkpoint_json, snapshot_json
+
+router = APIRouter(tags=["thread state"])
+
+
+def _config(thread_id: str, checkpoint: CheckpointRef | None = None, checkpoint_id: str | None = None) -> dict[str, Any]:
+    conf: dict[str, Any] = {"thread_id": thread_id}
+    cid = checkpoint_id or (checkpoint.checkpoint_id if checkpoint else None)
+    if cid:
+        conf["checkpoint_id"] = cid
+        conf["checkpoint_ns"] = checkpoint.checkpoint_ns if checkpoint else ""
+    return {"configurable": conf}
+
+
+async def _state(gw: Gateway, thread_id: str, checkpoint_id: str | None, subgraphs: bool, ns: str = "") -> dict[str, Any]:
+    cfg = _config(thread_id, CheckpointRef(checkpoint_ns=ns) if ns else None, checkpoint_id)
+    snapshot = await gw.graph.aget_state(cfg, subgraphs=subgraphs)
+    if checkpoint_id and snapshot.metadata is None:
+        raise HTTPException(
+            404, f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history"
+        )
+    return snapshot_json(snapshot)
+
+
+@router.get("/threads/{thread_id}/state", response_model=ThreadState, summary="Get the thread's state")
+async def get_state(
+    thread_id: str, subgraphs: bool = False, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """The latest state of the thread."""
+    await load_thread(gw, thread_id, user)
+    return await _state(gw, thread_id, None, subgraphs)
+
+
+@router.get("/threads/{thread_id}/state/{checkpoint_id}", response_model=ThreadState, summary="Get the state at a checkpoint")
+async def get_state_at(
+    thread_id: str,
+    checkpoint_id: str,
+    subgraphs: bool = False,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Any:
+    """The state of the thread at ``checkpoint_id``."""
+    await load_thread(gw, thread_id, user)
+    return await _state(gw, thread_id, checkpoint_id, subgraphs)
+
+
+@router.post("/threads/{thread_id}/state/checkpoint", response_model=ThreadState, summary="Get the state at a checkpoint")
+async def post_state_at(
+    thread_id: str, body: StateAtCheckpoint, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """The state of the thread at ``checkpoint`` (with its namespace, for subgraphs)."""
+    await load_thread(gw, thread_id, user)
+    return await _state(gw, thread_id, body.checkpoint.checkpoint_id, body.subgraphs, body.checkpoint.checkpoint_ns)
+
+
+@router.post("/threads/{thread_id}/state", response_model=StateUpdateResult, summary="Update the thread's state")
+async def update_state(
+    thread_id: str, body: StateUpdate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """Write ``values`` as if node ``as_node`` returned them (from ``checkpoint`` to branch)."""
+    await load_thread(gw, thread_id, user)
+    if gw.runs.is_busy(thread_id):
+        raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before updating its state")
+    cfg = _config(thread_id, body.checkpoint, body.checkpoint_id)
+    try:
+        new_config = await gw.graph.aupdate_state(cfg, to_jsonable(body.values), as_node=body.as_node)
+    except (InvalidUpdateError, ValueError, KeyError) as exc:
+        raise HTTPException(400, f"Cannot update the state of thread {thread_id}: {exc}") from None
+    return {"checkpoint": checkpoint_json(new_config)}
+
+
+@router.post("/threads/{thread_id}/history", response_model=list[ThreadState], summary="List the thread's checkpoints")
+async def history(
+    thread_id: str, body: HistoryRequest, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """Past states of the thread, newest first (``before`` a checkpoint, matching ``metadata``)."""
+    await load_thread(gw, thread_id, user)
+    before = body.before
+    if isinstance(before, str):
+        before = CheckpointRef(checkpoint_id=before)
+    cfg = _config(thread_id, body.checkpoint)
+    states = []
+    async for snapshot in gw.graph.aget_state_history(
+        cfg,
+        filter=body.metadata or None,
+        before=_config(thread_id, before) if before and before.checkpoint_id else None,
+        limit=body.limit,
+    ):
+        states.append(snapshot_json(snapshot))
+    return states

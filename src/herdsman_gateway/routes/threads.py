@@ -1,0 +1,117 @@
+"""Threads: create, get, update, delete, search (LangGraph API ``/threads``).
+
+A thread's record (metadata, status) is in the thread store; its values come from the
+checkpointer. Its status is ``busy`` while a run is in progress in this process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Response
+
+from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.threads import ThreadExistsError, ThreadRecord
+from herdsman.sandbox.base import SandboxError
+from herdsman.sandbox.paths import validate_thread_id
+from herdsman_gateway.auth import current_user, owns, with_owner
+from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.schemas import Thread, ThreadCreate, ThreadPatch, ThreadSearch
+from herdsman_gateway.state_view import interrupts_json
+
+router = APIRouter(tags=["threads"])
+
+
+def not_found(thread_id: str) -> HTTPException:
+    """The 404 for a thread that does not exist (or belongs to someone else)."""
+    return HTTPException(404, f"Thread {thread_id} not found; create it with POST /threads or list them with POST /threads/search")
+
+
+async def load_thread(gw: Gateway, thread_id: str, user: str | None) -> ThreadRecord:
+    """The thread's record if ``user`` may see it, else 404."""
+    record = await gw.threads.get(thread_id)
+    if record is None or not owns(record.metadata, user):
+        raise not_found(thread_id)
+    return record
+
+
+async def thread_json(gw: Gateway, record: ThreadRecord, *, with_values: bool = True) -> dict[str, Any]:
+    """The LangGraph ``Thread`` JSON: record, live status, latest values and interrupts."""
+    data: dict[str, Any] = {**record.to_dict(), "values": None, "interrupts": {}}
+    if gw.runs.is_busy(record.thread_id):
+        data["status"] = "busy"
+    if with_values:
+        snapshot = await gw.graph.aget_state({"configurable": {"thread_id": record.thread_id}})
+        data["values"] = to_jsonable(snapshot.values or {}) if snapshot.values else None
+        by_task = {t.id: interrupts_json(t.interrupts) for t in snapshot.tasks or () if t.interrupts}
+        data["interrupts"] = by_task
+    return data
+
+
+@router.post("/threads", response_model=Thread, summary="Create a thread")
+async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """Create a thread (``if_exists: do_nothing`` returns an existing one instead of 409)."""
+    if body.thread_id:
+        try:
+            validate_thread_id(body.thread_id)
+        except (SandboxError, ValueError) as exc:
+            raise HTTPException(422, f"Invalid request: thread_id: {exc}") from None
+        existing = await gw.threads.get(body.thread_id)
+        if existing is not None and not owns(existing.metadata, user):
+            raise HTTPException(409, f"Thread {body.thread_id} already exists; choose another thread_id")
+    try:
+        record = await gw.threads.create(body.thread_id, with_owner(body.metadata, user), body.if_exists)
+    except ThreadExistsError:
+        raise HTTPException(
+            409, f"Thread {body.thread_id} already exists; send if_exists: do_nothing to reuse it"
+        ) from None
+    return await thread_json(gw, record)
+
+
+@router.get("/threads/{thread_id}", response_model=Thread, summary="Get a thread")
+async def get_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """The thread with its status and latest values."""
+    return await thread_json(gw, await load_thread(gw, thread_id, user))
+
+
+@router.patch("/threads/{thread_id}", response_model=Thread, summary="Update a thread's metadata")
+async def patch_thread(
+    thread_id: str, body: ThreadPatch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
+    """Merge ``metadata`` into the thread's metadata."""
+    await load_thread(gw, thread_id, user)
+    record = await gw.threads.update(thread_id, metadata=with_owner(body.metadata, user))
+    assert record is not None
+    return await thread_json(gw, record)
+
+
+@router.delete("/threads/{thread_id}", status_code=204, response_class=Response, summary="Delete a thread")
+async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Response:
+    """Cancel the thread's runs, then delete its record and checkpoints (its files stay)."""
+    await load_thread(gw, thread_id, user)
+    for run in gw.runs.active_runs(thread_id):
+        await gw.runs.cancel(thread_id, run.run_id, wait=True)
+    await gw.graph.checkpointer.adelete_thread(thread_id)
+    await gw.threads.delete(thread_id)
+    return Response(status_code=204)
+
+
+@router.post("/threads/search", response_model=list[Thread], summary="Search threads")
+async def search_threads(body: ThreadSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """Threads whose metadata contains ``metadata`` (and with the given ids and status)."""
+    metadata = with_owner(body.metadata, user) if user is not None else body.metadata
+    records = await gw.threads.search(
+        metadata=metadata,
+        ids=body.ids,
+        status=None if body.status == "busy" else body.status,
+        limit=body.limit if body.status != "busy" else 100_000,
+        offset=body.offset if body.status != "busy" else 0,
+        sort_by=body.sort_by or "created_at",
+        sort_order=body.sort_order or "desc",
+    )
+    if body.status == "busy":
+        records = [r for r in records if gw.runs.is_busy(r.thread_id)][body.offset : body.offset + body.limit]
+    found = [await thread_json(gw, r) for r in records]
+    if body.values:
+        found = [t for t in found if all((t["values"] or {}).get(k) == v for k, v in body.values.items())]
+    return found

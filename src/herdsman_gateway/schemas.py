@@ -1,0 +1,206 @@
+"""Request and response bodies of the LangGraph-compatible API (pydantic, shown in OpenAPI).
+
+Unknown request keys are ignored rather than refused: LangGraph clients and UIs send fields
+this server does not use (``webhook``, ``feedback_keys``, ``langsmith_tracer``...), and
+refusing them would break those clients.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from herdsman.runtime.run_events import API_STREAM_MODES
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+# -- assistants ------------------------------------------------------------------------------
+
+
+class AssistantSearch(_Body):
+    """``POST /assistants/search``."""
+
+    graph_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+    limit: int = Field(10, ge=0, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: str | None = None
+    sort_order: Literal["asc", "desc"] | None = None
+    select: list[str] | None = None
+
+
+class Assistant(BaseModel):
+    """An assistant: a graph with its configuration."""
+
+    assistant_id: str
+    graph_id: str
+    config: dict[str, Any]
+    context: dict[str, Any]
+    created_at: str
+    updated_at: str
+    metadata: dict[str, Any]
+    version: int
+    name: str
+    description: str | None
+
+
+# -- threads ---------------------------------------------------------------------------------
+
+
+class ThreadCreate(_Body):
+    """``POST /threads``."""
+
+    thread_id: str | None = Field(None, description="Id of the new thread; a UUID when omitted.")
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+
+
+class ThreadPatch(_Body):
+    """``PATCH /threads/{thread_id}``: metadata is merged into the thread's."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ThreadSearch(_Body):
+    """``POST /threads/search``."""
+
+    metadata: dict[str, Any] | None = None
+    values: dict[str, Any] | None = None
+    ids: list[str] | None = None
+    status: Literal["idle", "busy", "interrupted", "error"] | None = None
+    limit: int = Field(10, ge=0, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
+    sort_order: Literal["asc", "desc"] | None = None
+    select: list[str] | None = None
+
+
+class Thread(BaseModel):
+    """A thread as the LangGraph API returns it."""
+
+    thread_id: str
+    created_at: str
+    updated_at: str
+    metadata: dict[str, Any]
+    status: Literal["idle", "busy", "interrupted", "error"]
+    values: dict[str, Any] | None = None
+    interrupts: dict[str, list[Any]] = Field(default_factory=dict)
+
+
+# -- state -----------------------------------------------------------------------------------
+
+
+class CheckpointRef(_Body):
+    """A checkpoint of a thread."""
+
+    thread_id: str | None = None
+    checkpoint_ns: str = ""
+    checkpoint_id: str | None = None
+    checkpoint_map: dict[str, Any] | None = None
+
+
+class StateUpdate(_Body):
+    """``POST /threads/{thread_id}/state``."""
+
+    values: dict[str, Any] | list[dict[str, Any]] | None = None
+    checkpoint_id: str | None = None
+    checkpoint: CheckpointRef | None = None
+    as_node: str | None = None
+
+
+class StateAtCheckpoint(_Body):
+    """``POST /threads/{thread_id}/state/checkpoint``."""
+
+    checkpoint: CheckpointRef
+    subgraphs: bool = False
+
+
+class HistoryRequest(_Body):
+    """``POST /threads/{thread_id}/history``."""
+
+    limit: int = Field(10, ge=1, le=1000)
+    before: CheckpointRef | str | None = None
+    metadata: dict[str, Any] | None = None
+    checkpoint: CheckpointRef | None = None
+
+
+class ThreadState(BaseModel):
+    """The state of a thread at one checkpoint."""
+
+    values: dict[str, Any] | list[Any]
+    next: list[str]
+    tasks: list[dict[str, Any]]
+    checkpoint: dict[str, Any] | None
+    metadata: dict[str, Any] | None
+    created_at: str | None
+    parent_checkpoint: dict[str, Any] | None
+    interrupts: list[dict[str, Any]]
+
+
+class StateUpdateResult(BaseModel):
+    """The checkpoint written by a state update."""
+
+    checkpoint: dict[str, Any]
+
+
+# -- runs ------------------------------------------------------------------------------------
+
+
+class RunCommand(_Body):
+    """``command``: resume an interrupt, update the state, or go to a node."""
+
+    resume: Any = None
+    update: Any = None
+    goto: Any = None
+
+
+class RunCreate(_Body):
+    """The body of every run-creating endpoint (``/runs/stream``, ``/runs/wait``, ``/runs``)."""
+
+    assistant_id: str = Field(..., description='The assistant or graph id: "lead_agent".')
+    input: Any = None
+    command: RunCommand | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    stream_mode: str | list[str] = "values"
+    stream_subgraphs: bool = False
+    stream_resumable: bool = False
+    on_disconnect: Literal["cancel", "continue"] = "continue"
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = "reject"
+    if_not_exists: Literal["create", "reject"] = "reject"
+    on_completion: Literal["delete", "keep"] | None = None
+    checkpoint: CheckpointRef | None = None
+    checkpoint_id: str | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
+    durability: Literal["sync", "async", "exit"] | None = None
+
+    @field_validator("stream_mode")
+    @classmethod
+    def _known_modes(cls, value: str | list[str]) -> str | list[str]:
+        modes = [value] if isinstance(value, str) else value
+        unknown = [m for m in modes if m not in API_STREAM_MODES]
+        if unknown:
+            raise ValueError(f"unknown stream mode(s) {unknown}; use some of {list(API_STREAM_MODES)}")
+        return value
+
+
+class Run(BaseModel):
+    """A run as the LangGraph API returns it."""
+
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    created_at: str
+    updated_at: str
+    status: Literal["pending", "running", "error", "success", "timeout", "interrupted"]
+    metadata: dict[str, Any]
+    multitask_strategy: str
+    kwargs: dict[str, Any]
+    error: dict[str, str] | None = None

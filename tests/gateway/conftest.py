@@ -1,0 +1,46 @@
+"""Fixtures for gateway tests: a served gateway with the scripted agent, and an SDK client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from langgraph_sdk import get_client
+
+from herdsman.config import HerdsmanConfig
+from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
+
+
+@pytest.fixture
+def model() -> HeldModel:
+    """The scripted agent model the gateway serves."""
+    return scripted_model()
+
+
+@pytest.fixture
+def gateway(config: HerdsmanConfig, model: HeldModel) -> Iterator[RunningGateway]:
+    """A gateway on a free loopback port (memory checkpointer, home in tmp)."""
+    with running_gateway(config, model=model) as served:
+        try:
+            yield served
+        finally:
+            model.release()
+
+
+@pytest.fixture
+async def client(gateway: RunningGateway) -> AsyncIterator:
+    """The official langgraph-sdk client pointed at the gateway."""
+    sdk = get_client(url=gateway.url, api_key=None)
+    try:
+        yield sdk
+    finally:
+        await sdk.aclose()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real redis-server for this test session."""
+    from tests.gateway.redis_service import redis_server
+
+    with redis_server() as url:
+        yield url

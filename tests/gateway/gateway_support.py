@@ -1,0 +1,144 @@
+"""Helpers for gateway tests: a real uvicorn server on a free loopback port, and a scripted
+model whose runs can be held in progress until the test lets them go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from langchain_core.messages import BaseMessage
+from pydantic import PrivateAttr
+
+from herdsman.config import HerdsmanConfig
+from herdsman.models.scripted import ScriptedChatModel
+from herdsman_gateway.app import create_app
+
+HOLD = "[hold]"
+FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
+
+
+def reply(messages: list[BaseMessage]) -> Any:
+    """The scripted agent's behaviour, decided by the last message.
+
+    ``write NAME TEXT`` writes TEXT to outputs/NAME with a tool call, then answers; ``steps N``
+    makes N tool calls one after another; anything else is echoed back.
+    """
+    last = messages[-1]
+    text = last.text if hasattr(last, "text") else str(last.content)
+    human = [m for m in messages if m.type == "human"][-1].text
+    if last.type == "human":
+        words = text.replace(HOLD, "").split()
+        if words[:1] == ["write"] and len(words) >= 3:
+            path = f"/mnt/user-data/outputs/{words[1]}"
+            return {"tool_calls": [{"name": "write_file", "args": {"path": path, "content": " ".join(words[2:])}}]}
+        if words[:1] == ["ask"]:
+            return {"tool_calls": [{"name": "ask_user", "args": {"question": " ".join(words[1:])}}]}
+        if words[:1] == ["steps"]:
+            return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[0]}}]}
+        return f"echo: {text.replace(HOLD, '').strip()}"
+    if last.type == "tool":
+        if human.split()[:1] == ["steps"]:
+            wanted = int(human.split()[1])
+            done = sum(1 for m in messages if m.type == "tool")
+            if done < wanted:
+                return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[done % len(FOLDERS)]}}]}
+        return f"done: {text}"
+    return "ok"
+
+
+class HeldModel(ScriptedChatModel):
+    """The scripted agent; a model call on a message containing ``[hold]`` waits for :meth:`release`."""
+
+    _gate: threading.Event = PrivateAttr(default_factory=threading.Event)
+    _waiting: threading.Event = PrivateAttr(default_factory=threading.Event)
+
+    def release(self) -> None:
+        """Let held model calls (and later ones) go on."""
+        self._gate.set()
+
+    def wait_until_held(self, timeout: float = 10.0) -> None:
+        """Block until some model call is waiting at the gate."""
+        assert self._waiting.wait(timeout), "no model call reached the hold"
+
+    async def _hold(self, messages: list[BaseMessage]) -> None:
+        human = [m for m in messages if m.type == "human"]
+        if human and HOLD in human[-1].text and messages[-1].type == "human":
+            self._waiting.set()
+            while not self._gate.is_set():
+                await asyncio.sleep(0.01)
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
+        await self._hold(messages)
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            yield chunk
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
+        await self._hold(messages)
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+
+def scripted_model() -> HeldModel:
+    """A fresh scripted agent model."""
+    return HeldModel(respond=reply, stream_chunk_chars=4)
+
+
+@dataclass
+class RunningGateway:
+    """A gateway served by uvicorn in a background thread."""
+
+    url: str
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    @property
+    def app(self) -> Any:
+        """The FastAPI app (its ``state.gateway`` holds the services)."""
+        return self.server.config.app
+
+    def stop(self) -> None:
+        """Shut the server down (running runs are cancelled) and wait for it."""
+        self.server.should_exit = True
+        self.thread.join(20)
+        assert not self.thread.is_alive(), "the gateway did not stop"
+
+
+@contextmanager
+def running_gateway(
+    config: HerdsmanConfig, *, model: Any = None, checkpointer: Any = None, extra_tools: Any = ()
+) -> Iterator[RunningGateway]:
+    """Serve ``create_app(config, model=...)`` on a free loopback port for the ``with`` block."""
+    app = create_app(
+        config, model=model if model is not None else scripted_model(), checkpointer=checkpointer, extra_tools=extra_tools
+    )
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive(), "the gateway failed to start"
+        assert time.monotonic() < deadline, "the gateway did not start"
+        time.sleep(0.02)
+    handle = RunningGateway(f"http://127.0.0.1:{port}", server, thread)
+    try:
+        yield handle
+    finally:
+        if thread.is_alive():
+            handle.stop()
+        sock.close()
+
+
+def user_message(text: str) -> dict[str, Any]:
+    """The run input for one user message."""
+    return {"messages": [{"role": "user", "content": text}]}

@@ -1,0 +1,82 @@
+"""REST under /api (health, models, uploads, artifacts), /metrics and /openapi.json."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.gateway.gateway_support import user_message
+
+
+@pytest.fixture
+async def http(gateway):
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as client:
+        yield client
+
+
+async def test_health_and_models(http) -> None:
+    assert (await http.get("/api/health")).json() == {"status": "ok"}
+    models = (await http.get("/api/models")).json()
+    assert models["default"] == "embedded" and models["models"][0]["name"] == "embedded"
+    assert "api_key" not in str(models)
+
+
+async def test_uploads_round_trip_into_the_thread_sandbox(http, client, gateway) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    files = [("files", ("notes.txt", b"first line\n", "text/plain")),
+             ("files", ("../../escape.bin", bytes(range(256)), "application/octet-stream"))]
+    res = await http.post(f"/api/threads/{tid}/uploads", files=files)
+    assert res.status_code == 200, res.text
+    saved = res.json()["files"]
+    assert [f["path"] for f in saved] == ["/mnt/user-data/uploads/notes.txt", "/mnt/user-data/uploads/escape.bin"]
+    assert saved[1]["size"] == 256
+    sandbox = gateway.app.state.gateway.sandbox.acquire(tid)
+    assert sandbox.read_text("/mnt/user-data/uploads/notes.txt") == "first line\n"
+    listed = (await http.get(f"/api/threads/{tid}/uploads")).json()["files"]
+    assert sorted(f["filename"] for f in listed) == ["escape.bin", "notes.txt"]
+    assert (await http.delete(f"/api/threads/{tid}/uploads/notes.txt")).status_code == 204
+    assert [f["filename"] for f in (await http.get(f"/api/threads/{tid}/uploads")).json()["files"]] == ["escape.bin"]
+    missing = await http.delete(f"/api/threads/{tid}/uploads/notes.txt")
+    assert missing.status_code == 404 and "GET /api/threads" in missing.json()["detail"]
+    assert (await http.post("/api/threads/nope/uploads", files=files)).status_code == 404
+    wrong = await http.post(f"/api/threads/{tid}/uploads", json={"files": []})
+    assert wrong.status_code == 415 and "multipart/form-data" in wrong.json()["detail"]
+
+
+async def test_artifacts_are_served_with_their_content_type(http, client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("write report.md # Findings"))
+    res = await http.get(f"/api/threads/{tid}/artifacts/mnt/user-data/outputs/report.md")
+    assert res.status_code == 200 and res.text == "# Findings"
+    assert res.headers["content-type"] == "text/markdown; charset=utf-8"
+    short = await http.get(f"/api/threads/{tid}/artifacts/outputs/report.md?download=true")
+    assert short.text == "# Findings" and short.headers["content-disposition"].startswith("attachment")
+    assert (await http.get(f"/api/threads/{tid}/artifacts/outputs/none.md")).status_code == 404
+    escape = await http.get(f"/api/threads/{tid}/artifacts/mnt/user-data/outputs/%2E%2E/%2E%2E/%2E%2E/etc/passwd")
+    assert escape.status_code in (400, 404) and "root:" not in escape.text
+
+
+async def test_metrics_count_runs_and_streams(http, client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("count me"))
+    text = (await http.get("/metrics")).text
+    assert "herdsman_runs_started_total 1.0" in text
+    assert 'herdsman_runs_finished_total{status="success"} 1.0' in text
+    assert "herdsman_runs_failed_total 0.0" in text
+    assert "herdsman_run_duration_seconds_count 1.0" in text
+    assert "herdsman_active_streams 0.0" in text
+
+
+async def test_openapi_lists_every_route_once_per_prefix(http) -> None:
+    spec = (await http.get("/openapi.json")).json()
+    paths = spec["paths"]
+    for path in ("/info", "/assistants/search", "/threads", "/threads/{thread_id}/runs/stream",
+                 "/threads/{thread_id}/runs/{run_id}/stream", "/threads/{thread_id}/history", "/runs/stream"):
+        assert path in paths and f"/api/langgraph{path}" in paths
+    for path in ("/api/health", "/api/models", "/api/threads/{thread_id}/uploads", "/metrics"):
+        assert path in paths
+    ids = [op["operationId"] for item in paths.values() for op in item.values()]
+    assert len(ids) == len(set(ids))
+    stream = paths["/threads/{thread_id}/runs/stream"]["post"]
+    assert "text/event-stream" in stream["responses"]["200"]["content"]
+    assert "multipart/form-data" in paths["/api/threads/{thread_id}/uploads"]["post"]["requestBody"]["content"]

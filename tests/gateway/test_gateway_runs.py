@@ -1,0 +1,203 @@
+"""Runs through the official langgraph-sdk client: background runs, cancel, busy threads,
+multitask strategies, and a thread that survives a gateway restart."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import BadRequestError, ConflictError
+
+from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
+from tests.support import make_config
+
+
+async def _until(check, what: str, tries: int = 500) -> None:
+    """Poll ``check`` (an async predicate) until true; fail naming ``what``."""
+    for _ in range(tries):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def _held_run(client, model, tid: str, **kwargs):
+    run = await client.runs.create(tid, "lead_agent", input=user_message(f"hold on {HOLD}"), **kwargs)
+    await asyncio.to_thread(model.wait_until_held)
+    return run
+
+
+async def test_background_run_join_list_and_get(client) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    run = await client.runs.create(tid, "lead_agent", input=user_message("background"))
+    assert run["status"] in ("pending", "running") and run["assistant_id"] == "lead_agent"
+    values = await client.runs.join(tid, run["run_id"])
+    assert values["messages"][-1]["content"] == "echo: background"
+    got = await client.runs.get(tid, run["run_id"])
+    assert got["status"] == "success"
+    second = await client.runs.wait(tid, "lead_agent", input=user_message("again"))
+    assert second["messages"][-1]["content"] == "echo: again"
+    listed = await client.runs.list(tid)
+    assert len(listed) == 2 and listed[1]["run_id"] == run["run_id"]
+
+
+async def test_run_on_a_busy_thread_is_rejected_with_409(client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    held = await _held_run(client, model, tid)
+    assert (await client.threads.get(tid))["status"] == "busy"
+    with pytest.raises(ConflictError) as info:
+        await client.runs.create(tid, "lead_agent", input=user_message("me too"))
+    assert "in progress" in info.value.response.text and "multitask_strategy" in info.value.response.text
+    model.release()
+    await client.runs.join(tid, held["run_id"])
+    assert (await client.threads.get(tid))["status"] == "idle"
+
+
+async def test_cancel_a_running_run(client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    held = await _held_run(client, model, tid)
+    await client.runs.cancel(tid, held["run_id"], wait=True)
+    run = await client.runs.get(tid, held["run_id"])
+    assert run["status"] == "interrupted"
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "idle"
+    # The input the run had already checkpointed is kept; the thread takes new runs.
+    assert thread["values"]["messages"][0]["content"].startswith("hold on")
+    model.release()
+    after = await client.runs.wait(tid, "lead_agent", input=user_message("next"))
+    assert after["messages"][-1]["content"] == "echo: next"
+
+
+async def test_multitask_interrupt_rollback_and_enqueue(client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    held = await _held_run(client, model, tid)
+    # interrupt: the running run stops, the new one runs on top of what it left.
+    replaced = await client.runs.wait(tid, "lead_agent", input=user_message("interrupting"), multitask_strategy="interrupt")
+    assert (await client.runs.get(tid, held["run_id"]))["status"] == "interrupted"
+    assert [m["content"] for m in replaced["messages"]][-2:] == ["interrupting", "echo: interrupting"]
+    assert replaced["messages"][0]["content"].startswith("hold on")
+
+    # rollback: the running run is undone and forgotten.
+    tid2 = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid2, "lead_agent", input=user_message("kept"))
+    model._gate.clear()
+    model._waiting.clear()
+    held2 = await _held_run(client, model, tid2)
+    rolled = await client.runs.wait(tid2, "lead_agent", input=user_message("instead"), multitask_strategy="rollback")
+    assert [m["content"] for m in rolled["messages"]] == ["kept", "echo: kept", "instead", "echo: instead"]
+    assert held2["run_id"] not in [r["run_id"] for r in await client.runs.list(tid2)]
+
+    # enqueue: the new run waits for the running one, then runs after it.
+    tid3 = (await client.threads.create())["thread_id"]
+    model._waiting.clear()
+    held3 = await _held_run(client, model, tid3)
+    queued = await client.runs.create(tid3, "lead_agent", input=user_message("queued"), multitask_strategy="enqueue")
+    assert (await client.runs.get(tid3, queued["run_id"]))["status"] == "pending"
+    model.release()
+    values = await client.runs.join(tid3, queued["run_id"])
+    assert [m["content"] for m in values["messages"]][-2:] == ["queued", "echo: queued"]
+    assert values["messages"][0]["content"].startswith("hold on")
+    assert (await client.runs.get(tid3, held3["run_id"]))["status"] == "success"
+
+
+async def test_on_disconnect_cancel_stops_the_run(client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    created = []
+    stream = client.runs.stream(tid, "lead_agent", input=user_message(f"bye {HOLD}"), on_disconnect="cancel",
+                                on_run_created=created.append)
+    await stream.__anext__()
+    await asyncio.to_thread(model.wait_until_held)
+    await stream.aclose()
+
+    async def interrupted() -> bool:
+        return (await client.runs.get(tid, created[0]["run_id"]))["status"] == "interrupted"
+
+    await _until(interrupted, "the run to be cancelled after the client left")
+
+
+async def test_resume_without_pending_interrupt_is_a_clear_400(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("hi"))
+    with pytest.raises(BadRequestError) as info:
+        await client.runs.create(tid, "lead_agent", command={"resume": "yes"})
+    assert info.value.response.status_code == 400
+    assert "not waiting at an interrupt" in info.value.response.text
+
+
+async def test_failed_run_streams_an_error_event(config) -> None:
+    from herdsman.models.scripted import ScriptedChatModel
+
+    broken = ScriptedChatModel(responses=[{"error": "the model is down"}])
+    with running_gateway(config, model=broken) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            parts = [p async for p in sdk.runs.stream(tid, "lead_agent", input=user_message("hi"))]
+            errors = [p.data for p in parts if p.event == "error"]
+            assert errors and set(errors[0]) == {"error", "message"}
+            assert "the model is down" in errors[0]["message"]
+            assert parts[-1].event == "end"
+            runs = await sdk.runs.list(tid)
+            assert runs[0]["status"] == "error"
+            assert (await sdk.threads.get(tid))["status"] == "error"
+        finally:
+            await sdk.aclose()
+
+
+async def test_thread_resumes_after_a_gateway_restart(home) -> None:
+    config = make_config(home, checkpointer={"type": "sqlite"})
+    with running_gateway(config) as first:
+        sdk = get_client(url=first.url, api_key=None)
+        tid = (await sdk.threads.create(metadata={"topic": "kiwi"}))["thread_id"]
+        await sdk.runs.wait(tid, "lead_agent", input=user_message("remember kiwi"))
+        await sdk.aclose()
+    model = scripted_model()
+    with running_gateway(config, model=model) as second:
+        sdk = get_client(url=second.url, api_key=None)
+        try:
+            thread = await sdk.threads.get(tid)
+            assert thread["metadata"]["topic"] == "kiwi"
+            assert [t["thread_id"] for t in await sdk.threads.search(metadata={"graph_id": "lead_agent"})] == [tid]
+            values = await sdk.runs.wait(tid, "lead_agent", input=user_message("what was it?"))
+            assert [m["content"] for m in values["messages"]] == [
+                "remember kiwi", "echo: remember kiwi", "what was it?", "echo: what was it?",
+            ]
+            assert len(await sdk.runs.list(tid)) == 2
+        finally:
+            await sdk.aclose()
+    # The model of the second process saw the whole conversation.
+    assert [m.text for m in model.calls[0].messages if m.type != "system"][:3] == [
+        "remember kiwi", "echo: remember kiwi", "what was it?",
+    ]
+
+
+async def test_runs_lost_in_a_crash_are_marked_and_the_thread_is_usable(home) -> None:
+    from herdsman.runtime.record_store import open_record_store
+    from herdsman.runtime.threads import ThreadStore
+
+    config = make_config(home, checkpointer={"type": "sqlite"})
+    with running_gateway(config) as first:
+        sdk = get_client(url=first.url, api_key=None)
+        tid = (await sdk.threads.create())["thread_id"]
+        await sdk.runs.wait(tid, "lead_agent", input=user_message("before the crash"))
+        await sdk.aclose()
+    # What a killed process leaves behind: a run saved as running on a busy thread.
+    async with open_record_store(config) as store:
+        records = ThreadStore(store)
+        await records.put_run({"run_id": "lost-run", "thread_id": tid, "status": "running", "created_at": "9999",
+                               "updated_at": "9999", "assistant_id": "lead_agent", "metadata": {},
+                               "multitask_strategy": "reject", "kwargs": {}, "error": None})
+        await records.update(tid, status="busy")
+    with running_gateway(config) as second:
+        sdk = get_client(url=second.url, api_key=None)
+        try:
+            lost = await sdk.runs.get(tid, "lost-run")
+            assert lost["status"] == "error" and "gateway stopped" in lost["error"]["message"]
+            assert (await sdk.threads.get(tid))["status"] == "idle"
+            values = await sdk.runs.wait(tid, "lead_agent", input=user_message("after"))
+            assert [m["content"] for m in values["messages"]][-2:] == ["after", "echo: after"]
+            assert values["messages"][0]["content"] == "before the crash"
+        finally:
+            await sdk.aclose()

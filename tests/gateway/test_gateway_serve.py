@@ -1,0 +1,65 @@
+"""``herdsman serve``: binds from config, loopback only without API keys, says so at start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+
+from tests.services import free_port
+from tests.support import REPO, run_cli
+
+
+def _write_config(tmp_path: Path, **gateway: object) -> Path:
+    data = {
+        "home": str(tmp_path / "home"),
+        "checkpointer": {"type": "memory"},
+        "models": [{"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel",
+                    "responses": ["hello from the gateway"], "on_exhausted": "repeat_last"}],
+        "gateway": gateway,
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_serve_refuses_an_open_address_without_api_keys(tmp_path: Path) -> None:
+    config = _write_config(tmp_path, host="0.0.0.0")
+    result = run_cli("serve", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "api_keys is empty" in result.stderr and "127.0.0.1" in result.stderr
+
+
+def test_serve_starts_on_the_configured_port_and_answers(tmp_path: Path) -> None:
+    port = free_port()
+    config = _write_config(tmp_path, port=port)
+    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
+                time.sleep(0.05)
+        thread = httpx.post(f"{url}/threads", json={}).json()
+        values = httpx.post(f"{url}/threads/{thread['thread_id']}/runs/wait",
+                            json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}},
+                            timeout=30).json()
+        assert values["messages"][-1]["content"] == "hello from the gateway"
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}" in stderr
+    assert "auth is off" in stderr and "loopback" in stderr

@@ -1,0 +1,138 @@
+"""Streaming runs through the official langgraph-sdk client: modes, SSE framing, reconnects."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from tests.gateway.gateway_support import HOLD, user_message
+
+
+async def test_stream_values_updates_messages_and_custom(client, gateway) -> None:
+    thread = await client.threads.create()
+    created = []
+    parts = [
+        p
+        async for p in client.runs.stream(
+            thread["thread_id"],
+            "lead_agent",
+            input=user_message("write haiku.txt an old silent pond"),
+            stream_mode=["values", "messages-tuple", "updates", "custom"],
+            stream_resumable=True,
+            on_run_created=created.append,
+        )
+    ]
+    names = [p.event for p in parts]
+    assert names[0] == "metadata" and parts[0].data["run_id"] == created[0]["run_id"]
+    assert names[-1] == "end"
+    assert {"values", "messages", "updates"} <= set(names)
+    # Every event has an id, strictly increasing.
+    ids = [int(p.id) for p in parts]
+    assert ids == sorted(set(ids))
+    # updates: the model asked for write_file, the tool ran.
+    updates = [p.data for p in parts if p.event == "updates"]
+    calls = [c for u in updates for m in u.get("model", {}).get("messages", []) for c in m.get("tool_calls", [])]
+    assert calls[0]["name"] == "write_file"
+    assert any("tools" in u for u in updates)
+    # messages-tuple: [chunk, metadata] pairs that spell the final answer.
+    chunks = [p.data for p in parts if p.event == "messages"]
+    assert all(meta["langgraph_node"] in ("model", "tools") for _, meta in chunks)
+    answer = "".join(c["content"] for c, meta in chunks if meta["langgraph_node"] == "model" and c["type"] == "AIMessageChunk")
+    final = [p.data for p in parts if p.event == "values"][-1]
+    assert final["messages"][-1]["content"] == answer
+    assert answer.startswith("done: ")
+    # The file is really in the thread's sandbox.
+    sandbox = gateway.app.state.gateway.sandbox.acquire(thread["thread_id"])
+    assert sandbox.read_text("/mnt/user-data/outputs/haiku.txt") == "an old silent pond"
+    # The thread now carries graph_id and assistant_id, so UIs list it.
+    got = await client.threads.get(thread["thread_id"])
+    assert got["metadata"]["graph_id"] == "lead_agent" and got["metadata"]["assistant_id"] == "lead_agent"
+    assert got["status"] == "idle"
+    assert got["values"]["messages"][-1]["content"] == answer
+
+
+async def test_legacy_messages_mode_sends_metadata_partial_and_complete(client) -> None:
+    thread = await client.threads.create()
+    parts = [
+        p
+        async for p in client.runs.stream(
+            thread["thread_id"], "lead_agent", input=user_message("hello there friend"), stream_mode="messages"
+        )
+    ]
+    names = [p.event for p in parts]
+    assert "messages/metadata" in names and "messages/partial" in names
+    complete = [p.data for p in parts if p.event == "messages/complete"]
+    assert complete[-1][0]["content"] == "echo: hello there friend" and complete[-1][0]["type"] == "ai"
+
+
+async def test_sse_framing_headers_and_event_format(gateway, client) -> None:
+    thread = await client.threads.create()
+    body = {"assistant_id": "lead_agent", "input": user_message("hi"), "stream_mode": ["values"]}
+    async with httpx.AsyncClient(base_url=gateway.url) as http:
+        async with http.stream("POST", f"/threads/{thread['thread_id']}/runs/stream", json=body) as res:
+            assert res.status_code == 200
+            assert res.headers["content-type"].startswith("text/event-stream")
+            location = res.headers["content-location"]
+            assert location.startswith(f"/threads/{thread['thread_id']}/runs/")
+            assert res.headers["location"] == location + "/stream"
+            text = (await res.aread()).decode()
+    frames = [dict(line.split(": ", 1) for line in f.splitlines()) for f in text.split("\n\n") if f.strip()]
+    assert frames[0]["event"] == "metadata" and frames[0]["id"] == "1"
+    assert all(json.loads(f["data"]) is not None or f["event"] == "end" for f in frames)
+    assert [f["id"] for f in frames] == [str(i) for i in range(1, len(frames) + 1)]
+    assert frames[-1]["event"] == "end"
+
+
+async def test_stateless_run_streams_and_leaves_no_thread(client) -> None:
+    parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("one-off"), stream_mode="values")]
+    assert parts[-2].data["messages"][-1]["content"] == "echo: one-off"
+    assert await client.threads.search(limit=100) == []
+
+
+async def test_join_after_disconnect_loses_and_repeats_nothing(client, model) -> None:
+    thread = await client.threads.create()
+    created = []
+    stream = client.runs.stream(
+        thread["thread_id"],
+        "lead_agent",
+        input=user_message(f"steps 3 {HOLD}"),
+        stream_mode=["values", "updates", "messages-tuple"],
+        stream_resumable=True,
+        on_run_created=created.append,
+    )
+    seen = [await stream.__anext__(), await stream.__anext__()]  # metadata, first values
+    await stream.aclose()  # the client goes away mid-run
+    run_id = created[0]["run_id"]
+    run = await client.runs.get(thread["thread_id"], run_id)
+    assert run["status"] == "running"  # on_disconnect defaults to continue
+    model.release()
+    rest = [p async for p in client.runs.join_stream(thread["thread_id"], run_id, last_event_id=seen[-1].id)]
+    ids = [int(p.id) for p in seen + rest]
+    assert ids == list(range(1, len(ids) + 1)), "every event exactly once, in order"
+    assert rest[-1].event == "end"
+    # A full replay from the start has exactly the same events.
+    replay = [p async for p in client.runs.join_stream(thread["thread_id"], run_id)]
+    assert [(p.id, p.event, p.data) for p in replay] == [(p.id, p.event, p.data) for p in seen + rest]
+    # A join can ask for some modes only.
+    only_values = [p async for p in client.runs.join_stream(thread["thread_id"], run_id, stream_mode="values")]
+    assert {p.event for p in only_values} == {"metadata", "values", "end"}
+    final = await client.runs.get(thread["thread_id"], run_id)
+    assert final["status"] == "success"
+    tools = [m for m in rest[-2].data["messages"] if m["type"] == "tool"] if rest[-2].event == "values" else None
+    state = await client.threads.get_state(thread["thread_id"])
+    assert len([m for m in state["values"]["messages"] if m["type"] == "tool"]) == 3
+    assert tools is None or len(tools) == 3
+
+
+async def test_stream_subgraphs_is_accepted(client) -> None:
+    thread = await client.threads.create()
+    parts = [
+        p
+        async for p in client.runs.stream(
+            thread["thread_id"], "lead_agent", input=user_message("hi"), stream_mode=["values", "debug"],
+            stream_subgraphs=True, stream_resumable=True,
+        )
+    ]
+    assert parts[-1].event == "end" and any(p.event == "debug" for p in parts)

@@ -1,0 +1,123 @@
+"""Threads, state and history through the official langgraph-sdk client."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from langgraph_sdk.errors import ConflictError, NotFoundError
+
+from tests.gateway.gateway_support import user_message
+
+
+async def test_create_get_patch_delete_thread(client) -> None:
+    thread = await client.threads.create(metadata={"project": "kiwi"})
+    assert thread["status"] == "idle" and thread["metadata"] == {"project": "kiwi"}
+    got = await client.threads.get(thread["thread_id"])
+    assert got["thread_id"] == thread["thread_id"] and got["values"] is None
+    patched = await client.threads.update(thread["thread_id"], metadata={"stage": "draft"})
+    assert patched["metadata"] == {"project": "kiwi", "stage": "draft"}
+    mine = await client.threads.create(thread_id="my-thread-1")
+    assert mine["thread_id"] == "my-thread-1"
+    with pytest.raises(ConflictError):
+        await client.threads.create(thread_id="my-thread-1")
+    again = await client.threads.create(thread_id="my-thread-1", if_exists="do_nothing")
+    assert again["created_at"] == mine["created_at"]
+    await client.threads.delete(thread["thread_id"])
+    with pytest.raises(NotFoundError):
+        await client.threads.get(thread["thread_id"])
+
+
+async def test_search_threads_by_metadata_and_status(client) -> None:
+    ran = await client.threads.create(metadata={"owner_name": "ana"})
+    await client.runs.wait(ran["thread_id"], "lead_agent", input=user_message("hi"))
+    idle = await client.threads.create(metadata={"owner_name": "bo"})
+    everything = await client.threads.search(limit=10)
+    assert [t["thread_id"] for t in everything] == [idle["thread_id"], ran["thread_id"]]  # newest first
+    by_graph = await client.threads.search(metadata={"graph_id": "lead_agent"})
+    assert [t["thread_id"] for t in by_graph] == [ran["thread_id"]]
+    by_assistant = await client.threads.search(metadata={"assistant_id": "lead_agent"})
+    assert [t["thread_id"] for t in by_assistant] == [ran["thread_id"]]
+    assert by_graph[0]["values"]["messages"][-1]["content"] == "echo: hi"
+    by_owner = await client.threads.search(metadata={"owner_name": "bo"})
+    assert [t["thread_id"] for t in by_owner] == [idle["thread_id"]]
+    assert len(await client.threads.search(status="idle", limit=1)) == 1
+    assert await client.threads.search(ids=[ran["thread_id"]], limit=5) == [by_graph[0]]
+
+
+async def test_history_and_branch_from_a_checkpoint(client) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("first"))
+    await client.runs.wait(tid, "lead_agent", input=user_message("second"))
+    history = await client.threads.get_history(tid, limit=100)
+    assert history[0]["checkpoint"]["checkpoint_id"] == (await client.threads.get_state(tid))["checkpoint"]["checkpoint_id"]
+    # Newest first, each state's parent is the next one in the list.
+    for newer, older in zip(history, history[1:]):
+        assert newer["parent_checkpoint"]["checkpoint_id"] == older["checkpoint"]["checkpoint_id"]
+    end_of_first = next(s for s in history if len(s["values"].get("messages", [])) == 2 and not s["next"])
+    at = await client.threads.get_state(tid, checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"])
+    assert [m["content"] for m in at["values"]["messages"]] == ["first", "echo: first"]
+    # Regenerate from there: the new branch does not contain "second".
+    await client.runs.wait(tid, "lead_agent", input=user_message("instead"), checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"])
+    state = await client.threads.get_state(tid)
+    assert [m["content"] for m in state["values"]["messages"]] == ["first", "echo: first", "instead", "echo: instead"]
+    assert state["parent_checkpoint"] is not None
+    only_input = await client.threads.get_history(tid, limit=100, metadata={"source": "input"})
+    assert only_input and all(s["metadata"]["source"] == "input" for s in only_input)
+
+
+async def test_update_state_writes_a_checkpoint(client) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("hello"))
+    before = await client.threads.get_state(tid)
+    result = await client.threads.update_state(tid, {"title": "Renamed"}, as_node="model")
+    after = await client.threads.get_state(tid)
+    assert after["checkpoint"]["checkpoint_id"] == result["checkpoint"]["checkpoint_id"] != before["checkpoint"]["checkpoint_id"]
+    assert after["values"]["title"] == "Renamed"
+
+
+async def test_unknown_ids_answer_404_with_a_clear_message(client, gateway) -> None:
+    with pytest.raises(NotFoundError):
+        await client.threads.get("no-such-thread")
+    with pytest.raises(NotFoundError):
+        await client.threads.get_state("no-such-thread")
+    thread = await client.threads.create()
+    with pytest.raises(NotFoundError):
+        await client.runs.get(thread["thread_id"], "no-such-run")
+    with pytest.raises(NotFoundError):
+        await client.threads.get_state(thread["thread_id"], checkpoint_id="no-such-checkpoint")
+    with pytest.raises(NotFoundError):
+        await client.assistants.get("other_agent")
+    async with httpx.AsyncClient(base_url=gateway.url) as http:
+        res = await http.post("/threads/no-such-thread/runs/wait", json={"assistant_id": "lead_agent"})
+        assert res.status_code == 404 and "POST /threads" in res.json()["detail"]
+        res = await http.get(f"/threads/{thread['thread_id']}/runs/no-such-run/stream")
+        assert res.status_code == 404 and "no-such-run" in res.json()["detail"]
+
+
+async def test_malformed_json_answers_422_with_a_clear_message(gateway) -> None:
+    async with httpx.AsyncClient(base_url=gateway.url) as http:
+        res = await http.post("/threads", content=b'{"metadata": ', headers={"content-type": "application/json"})
+        assert res.status_code == 422
+        assert "not valid JSON" in res.json()["detail"]
+        res = await http.post("/threads/search", json={"limit": "ten"})
+        assert res.status_code == 422 and res.json()["detail"].startswith("Invalid request: limit:")
+        res = await http.post("/runs/wait", json={"input": {}})
+        assert res.status_code == 422 and "assistant_id is required" in res.json()["detail"]
+        res = await http.post("/runs/wait", json={"assistant_id": "lead_agent", "stream_mode": ["values", "telepathy"]})
+        assert res.status_code == 422 and "telepathy" in res.json()["detail"]
+
+
+async def test_thread_routes_are_also_under_api_langgraph(gateway) -> None:
+    from langgraph_sdk import get_client
+
+    sdk = get_client(url=gateway.url + "/api/langgraph", api_key=None)
+    try:
+        thread = await sdk.threads.create()
+        parts = [p async for p in sdk.runs.stream(thread["thread_id"], "lead_agent", input=user_message("x"), stream_resumable=True)]
+        assert parts[-1].event == "end"
+        assert (await sdk.threads.get(thread["thread_id"]))["values"]["messages"][-1]["content"] == "echo: x"
+        assert [a["assistant_id"] for a in await sdk.assistants.search()] == ["lead_agent"]
+    finally:
+        await sdk.aclose()

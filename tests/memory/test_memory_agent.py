@@ -1,0 +1,134 @@
+"""Memory in the lead agent: learned after a turn, injected in the next thread, tool mode, failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from herdsman.agents.lead import create_lead_agent, run_config
+from herdsman.memory.facts import Fact
+from herdsman.memory.service import MemoryService
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+LEARNED = json.dumps(
+    {"summary": "Ann maintains a Rust CLI.", "facts": [{"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 0.9}]}
+)
+
+
+def memory_config(home: Path, **memory: Any):
+    return make_config(home, memory={"enabled": True, "debounce_seconds": 0, **memory})
+
+
+async def ask(agent: Any, config: Any, text: str, thread: str, **configurable: Any) -> str:
+    state = await agent.ainvoke({"messages": [HumanMessage(text)]}, run_config(config, thread, **configurable))
+    return state["messages"][-1].text
+
+
+async def test_a_turn_is_learned_and_injected_in_a_new_thread(home: Path) -> None:
+    config = memory_config(home)
+    memo = ScriptedChatModel(responses=[LEARNED])
+    service = MemoryService.open(config, memo)
+    lead = ScriptedChatModel(responses=["Noted, Rust it is.", "Here is a Rust skeleton."])
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+
+    await ask(agent, config, "I write all my CLI tools in Rust.", "t-1", user_id="ann")
+    await service.worker.drain()
+    facts = service.store.facts("ann")
+    assert [f.content for f in facts] == ["Ann writes her CLI tools in Rust"]
+    assert facts[0].source_thread == "t-1"
+    assert "I write all my CLI tools in Rust." in memo.calls[0].messages[0].text  # the memory model read the turn
+
+    await ask(agent, config, "Start a new CLI tool for me", "t-2", user_id="ann")
+    system = lead.calls[1].messages[0].text
+    assert "<memory>" in system and "Ann writes her CLI tools in Rust" in system
+    assert "Context: Ann maintains a Rust CLI." in system
+    service.close()
+
+
+async def test_memory_is_per_user(home: Path) -> None:
+    config = memory_config(home, mode="tool")
+    service = MemoryService.open(config, store=InMemoryStore())
+    service.store.put("ann", Fact.new("Ann likes Rust a lot", "preference"))
+    lead = ScriptedChatModel(responses=["hi bob"])
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+    await ask(agent, config, "hello", "t-bob", user_id="bob")
+    assert "Rust" not in lead.calls[0].messages[0].text
+
+
+async def test_invalid_json_from_the_memory_model_never_fails_the_turn(home: Path) -> None:
+    config = memory_config(home)
+    service = MemoryService.open(config, ScriptedChatModel(responses=["Sorry, I can't do JSON."]))
+    agent = create_lead_agent(config, model=ScriptedChatModel(responses=["fine"]), checkpointer=InMemorySaver(), memory=service)
+    assert await ask(agent, config, "I like green tea every morning", "t-json") == "fine"
+    await service.worker.drain()
+    assert service.store.facts("default") == []
+    pending = service.queue.pending()
+    assert pending[0]["attempts"] == 1 and "JSON" in pending[0]["last_error"]
+
+
+class DownStore(InMemoryStore):
+    """A store whose server is gone."""
+
+    def batch(self, ops: Any) -> Any:
+        raise ConnectionError("server closed the connection")
+
+    async def abatch(self, ops: Any) -> Any:
+        raise ConnectionError("server closed the connection")
+
+
+async def test_store_down_or_empty_skips_memory_gracefully(home: Path) -> None:
+    config = memory_config(home)
+    service = MemoryService.open(config, ScriptedChatModel(responses=[LEARNED]), store=DownStore())
+    lead = ScriptedChatModel(responses=["still here"])
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+    assert await ask(agent, config, "I write CLI tools in Rust", "t-down") == "still here"
+    assert "<memory>" not in lead.calls[0].messages[0].text
+    await service.worker.drain()
+    assert service.queue.pending()[0]["attempts"] == 1  # kept for a retry when the store is back
+
+
+def test_unreachable_postgres_leaves_the_agent_without_memory(home: Path) -> None:
+    config = make_config(home, memory={"enabled": True, "store": "postgres", "url": "postgresql://x@127.0.0.1:1/none"})
+    agent = create_lead_agent(config, model=ScriptedChatModel(responses=["ok"]), checkpointer=InMemorySaver())
+    assert agent is not None
+
+
+async def test_memory_tool_mode(home: Path) -> None:
+    config = memory_config(home, mode="tool")
+    service = MemoryService.open(config, store=InMemoryStore())
+    fact_id = Fact.new("Ann deploys on Fridays", "behavior").id
+    lead = ScriptedChatModel(
+        responses=[
+            {"tool_calls": [{"name": "memory", "args": {"action": "add", "content": "Ann deploys on Fridays", "category": "behavior"}}]},
+            {"tool_calls": [{"name": "memory", "args": {"action": "search", "query": "deploy"}}]},
+            {"tool_calls": [{"name": "memory", "args": {"action": "update", "fact_id": fact_id, "content": "Ann deploys on Thursdays"}}]},
+            {"tool_calls": [{"name": "memory", "args": {"action": "delete", "fact_id": "nope"}}]},
+            "done",
+        ]
+    )
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+    await ask(agent, config, "remember my deploy day", "t-tool", user_id="ann")
+    results = [m.text for m in lead.calls[-1].messages if m.type == "tool"]
+    assert results[0].startswith(f"Remembered {fact_id}")
+    assert f"{fact_id}: [behavior] Ann deploys on Fridays" in results[1]
+    assert "Ann deploys on Thursdays" in results[2]
+    assert "no fact 'nope'" in results[3]
+    assert [f.content for f in service.store.facts("ann")] == ["Ann deploys on Thursdays"]
+    assert "memory" in lead.calls[0].tools
+    assert service.queue.pending() == []  # tool mode: no automatic updates
+
+
+@pytest.mark.parametrize("mode", ["auto", "tool"])
+def test_memory_off_adds_nothing(home: Path, mode: str) -> None:
+    from herdsman.agents.lead import build_middleware
+
+    config = make_config(home, memory={"enabled": False, "mode": mode})
+    names = [type(m).__name__ for m in build_middleware(config, "p")]
+    assert not any("Memory" in n for n in names)

@@ -1,0 +1,60 @@
+"""Facts in a LangGraph store: idempotent writes, edits, deletes, summaries, retention."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from langgraph.store.memory import InMemoryStore
+
+from herdsman.memory.backend import open_store
+from herdsman.memory.facts import Fact, fact_id
+from herdsman.memory.store import MemoryStore, facts_namespace
+from tests.support import make_config
+
+
+def test_same_fact_twice_is_one_record() -> None:
+    store = MemoryStore(InMemoryStore())
+    first = store.put("ann", Fact.new("Ann prefers tabs over spaces.", "preference", 0.7, "t1"))
+    again = store.put("ann", Fact.new("ann prefers TABS over spaces", "preference", 0.9, "t2"))
+    assert first.id == again.id == fact_id("Ann prefers tabs over spaces")
+    facts = store.facts("ann")
+    assert len(facts) == 1
+    assert facts[0].confidence == 0.9 and facts[0].source_thread == "t2"
+    assert facts[0].created_at == first.created_at
+    assert store.facts("bob") == []  # per user
+
+
+def test_update_delete_summary_and_users() -> None:
+    store = MemoryStore(InMemoryStore())
+    fact = store.put("ann", Fact.new("Ann works on the billing service.", "project"))
+    changed = store.update("ann", fact.id, content="Ann works on the payments service.")
+    assert changed is not None and changed.id != fact.id and changed.category == "project"
+    assert [f.content for f in store.facts("ann")] == ["Ann works on the payments service."]
+    assert store.update("ann", "nope", content="x") is None
+    assert store.delete("ann", changed.id) and not store.delete("ann", changed.id)
+    store.set_summary("ann", "Ann is migrating billing to a new provider.")
+    assert store.summary("ann").startswith("Ann is migrating")
+    assert store.users() == ["ann"]
+
+
+def test_retention_keeps_the_strongest_and_forgets_the_old() -> None:
+    store = MemoryStore(InMemoryStore())
+    for i in range(6):
+        store.put("ann", Fact.new(f"Fact number {i} about Ann", "other", 0.5 + i * 0.05))
+    old = replace(Fact.new("A very old fact about Ann", "other", 1.0), updated_at="2000-01-01T00:00:00+00:00")
+    store.store.put(facts_namespace("ann"), old.id, old.to_value())
+    dropped = store.prune("ann", max_facts=3, retention_days=30)
+    assert old.id in dropped
+    kept = [f.content for f in store.facts("ann")]
+    assert kept == ["Fact number 5 about Ann", "Fact number 4 about Ann", "Fact number 3 about Ann"]
+
+
+def test_sqlite_store_under_home_survives_reopening(home: Path) -> None:
+    config = make_config(home, memory={"enabled": True})
+    first = open_store(config)
+    MemoryStore(first).put("ann", Fact.new("Ann lives in Lyon.", "profile"))
+    first.conn.close()
+    assert (home / "memory.sqlite").is_file()
+    reopened = MemoryStore(open_store(config))
+    assert [f.content for f in reopened.facts("ann")] == ["Ann lives in Lyon."]

@@ -1,0 +1,271 @@
+"""The docker provider against a real Docker-API engine (podman's compatible service).
+
+Each test checks what a user of the bash and file tools would: where files land, what the
+container may do, how commands end, and that containers come and go as promised.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.sandbox import Sandbox, SandboxProvider, build_sandbox_provider, make_sandbox_tools
+from herdsman.sandbox.docker import (
+    LABEL_OWNER,
+    LABEL_THREAD,
+    DockerEngineError,
+    DockerSandboxProvider,
+)
+from tests.sandbox.podman_engine import EngineUnavailable, PodmanEngine, shared_engine
+
+
+@pytest.fixture(scope="module")
+def engine() -> PodmanEngine:
+    try:
+        return shared_engine()
+    except EngineUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def docker_config(tmp_path: Path, skills_dir: Path, engine: PodmanEngine) -> Callable[..., HerdsmanConfig]:
+    """``docker_config(**sandbox)``: a docker-provider config on the test engine."""
+
+    def factory(**sandbox: Any) -> HerdsmanConfig:
+        docker = {"base_url": engine.base_url, "image": engine.image, "pull": "never", **sandbox.pop("docker", {})}
+        limits = {"memory_mb": 128, "pids": 64, "cpus": 1, "file_size_mb": 16, **sandbox.pop("limits", {})}
+        section = {"provider": "docker", "command_timeout_seconds": 20, "docker": docker, "limits": limits, **sandbox}
+        return HerdsmanConfig.model_validate(
+            {"home": str(tmp_path / "home"), "skills": {"path": str(skills_dir)}, "sandbox": section}
+        )
+
+    return factory
+
+
+@pytest.fixture
+def provider(docker_config) -> Iterator[DockerSandboxProvider]:
+    built = build_sandbox_provider(docker_config())
+    assert isinstance(built, DockerSandboxProvider)
+    yield built
+    built.cleanup()
+    built.close()
+
+
+@pytest.fixture
+def call(provider: DockerSandboxProvider, docker_config):
+    """Tool calls through a ToolNode, as the agent makes them."""
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode(make_sandbox_tools(provider, docker_config().sandbox)))
+    graph.add_edge(START, "tools")
+    app = graph.compile()
+
+    def run(name: str, thread_id: str = "t1", **args: Any) -> ToolMessage:
+        message = AIMessage("", tool_calls=[{"name": name, "args": args, "id": "c1"}])
+        out = app.invoke({"messages": [message]}, {"configurable": {"thread_id": thread_id}})
+        return [m for m in out["messages"] if isinstance(m, ToolMessage)][0]
+
+    return run
+
+
+def ok(message) -> str:
+    assert message.status == "success", message.content
+    return str(message.content)
+
+
+def test_provider_satisfies_the_protocols(provider: DockerSandboxProvider) -> None:
+    assert isinstance(provider, SandboxProvider)
+    assert isinstance(provider.acquire("t1"), Sandbox)
+    assert provider.acquire("t1") is provider.acquire("t1")
+
+
+def test_container_is_locked_down(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    sandbox.ensure_running()
+    attrs = provider.client.containers.get(provider.container_name("t1")).attrs
+    host = attrs["HostConfig"]
+    assert host["ReadonlyRootfs"] is True
+    assert host["NetworkMode"] == "none"
+    assert host["Memory"] == 128 * 1024 * 1024
+    assert host["PidsLimit"] == 64
+    assert host["NanoCpus"] == 1_000_000_000
+    dropped = {c.upper().removeprefix("CAP_") for c in host["CapDrop"] or []}
+    assert "ALL" in dropped or {"CHOWN", "DAC_OVERRIDE", "SETUID", "SETGID", "NET_RAW"} <= dropped
+    assert not host.get("CapAdd")
+    assert "no-new-privileges" in host["SecurityOpt"]
+    fsize = [u for u in host["Ulimits"] if u["Name"].upper().endswith("FSIZE")]
+    assert fsize and fsize[0]["Hard"] == 16 * 1024 * 1024
+    assert attrs["Config"]["User"] == "1000:1000"
+    assert attrs["Config"]["Labels"][LABEL_THREAD] == "t1"
+    assert attrs["Config"]["Labels"][LABEL_OWNER] == provider.owner
+
+
+def test_commands_run_as_a_non_root_user_without_capabilities(call) -> None:
+    out = ok(call("bash", command="id -u; grep CapEff /proc/self/status; pwd; echo $HOME"))
+    lines = out.splitlines()
+    assert lines[0] == "1000"
+    assert lines[1].split()[1] == "0000000000000000"
+    assert lines[2:] == ["/mnt/user-data/workspace", "/mnt/user-data/workspace"]
+
+
+def test_files_cross_between_tools_and_the_container(call, provider: DockerSandboxProvider) -> None:
+    ok(call("write_file", path="notes/plan.md", content="step one\n"))
+    assert ok(call("bash", command="cat notes/plan.md; echo two >> notes/plan.md; echo r > /mnt/user-data/outputs/r.txt"))  == "step one"
+    assert ok(call("read_file", path="/mnt/user-data/workspace/notes/plan.md")) == "     1\tstep one\n     2\ttwo"
+    ok(call("str_replace", path="notes/plan.md", old="two", new="three"))
+    assert ok(call("bash", command="tail -1 notes/plan.md")) == "three"
+    paths = provider.acquire("t1").paths
+    assert (paths.outputs / "r.txt").read_text() == "r\n"
+    assert ok(call("bash", command="ls /mnt/skills/public")) == "demo"
+    assert "Demo skill" in ok(call("read_file", path="/mnt/skills/public/demo/SKILL.md"))
+
+
+def test_root_skills_and_other_dirs_are_read_only(call) -> None:
+    out = ok(call("bash", command="touch /etc/x /usr/x /mnt/skills/x /mnt/user-data/x 2>&1; echo tmp > /tmp/t && cat /tmp/t"))
+    assert out.count("Read-only file system") == 4
+    assert out.splitlines()[-1] == "tmp"
+
+
+def test_network_is_none_by_default(call) -> None:
+    out = ok(call("bash", command="ls /sys/class/net; nc -w 2 127.0.0.1 22 </dev/null; echo rc=$?"))
+    assert out.splitlines()[0] == "lo"
+    assert "rc=0" not in out
+
+
+def test_exit_codes_and_stderr_come_back(provider: DockerSandboxProvider) -> None:
+    result = provider.acquire("t1").execute("echo out; echo err >&2; exit 3")
+    assert result.exit_code == 3
+    assert sorted(result.output.splitlines()) == ["err", "out"]
+    assert not result.timed_out
+
+
+def test_timeout_kills_the_command_and_its_background_jobs(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    result = sandbox.execute("echo started; (sleep 300 &) ; setsid sleep 301 & sleep 302", timeout=1)
+    assert result.timed_out
+    assert result.exit_code == 137
+    assert result.output.startswith("started")
+    after = sandbox.execute("ps -o args | grep -c '^sleep 30[012]'")
+    assert after.output.strip() == "0"
+
+
+def test_background_jobs_end_with_their_command(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    result = sandbox.execute("nohup sleep 303 > /dev/null 2>&1 & echo ok")
+    assert result.output == "ok\n" and not result.timed_out
+    assert sandbox.execute("ps -o args | grep -c '^sleep 303'").output.strip() == "0"
+
+
+def test_large_output_is_cut_in_the_middle(provider: DockerSandboxProvider) -> None:
+    result = provider.acquire("t1").execute("echo FIRST; yes x | head -c 5000000; echo; echo LAST")
+    assert result.output.startswith("FIRST\n") and result.output.endswith("LAST\n")
+    assert result.truncated_chars > 4_900_000
+    assert "characters cut" in result.output
+
+
+def test_output_limit_comes_from_sandbox_limits(docker_config) -> None:
+    provider = DockerSandboxProvider(docker_config(limits={"output": 1000}))
+    try:
+        result = provider.acquire("t1").execute("yes y | head -c 50000")
+        assert len(result.output) < 1100 and result.truncated_chars == 50_000 - 1000
+    finally:
+        provider.cleanup()
+        provider.close()
+
+
+def test_a_dead_container_is_recreated_with_files_intact(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    sandbox.execute("echo kept > keep.txt")
+    first = sandbox.ensure_running()
+    provider.client.containers.get(first).kill()
+    assert sandbox.execute("cat keep.txt").output == "kept\n"
+    assert sandbox.box.container_id != first
+    provider.client.containers.get(sandbox.box.container_id).remove(force=True)
+    assert sandbox.execute("cat keep.txt").output == "kept\n"
+
+
+def test_idle_containers_are_reaped_and_come_back(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    sandbox.execute("echo x > x.txt")
+    assert provider.reap_idle(max_idle_seconds=3600) == []
+    assert provider.reap_idle(max_idle_seconds=0) == ["t1"]
+    assert provider.containers() == []
+    assert sandbox.read_text("x.txt") == "x\n"
+    assert sandbox.execute("cat x.txt").output == "x\n"
+    assert len(provider.containers()) == 1
+
+
+def test_release_removes_the_container_but_keeps_files(provider: DockerSandboxProvider) -> None:
+    provider.acquire("t1").execute("echo x > x.txt")
+    provider.acquire("t2").execute("true")
+    assert {c.labels[LABEL_THREAD] for c in provider.containers()} == {"t1", "t2"}
+    provider.release("t1")
+    assert {c.labels[LABEL_THREAD] for c in provider.containers()} == {"t2"}
+    assert provider.acquire("t1").read_text("x.txt") == "x\n"
+
+
+def test_cleanup_by_label_removes_containers_of_an_earlier_process(docker_config) -> None:
+    first = DockerSandboxProvider(docker_config())
+    first.acquire("t1").execute("true")  # the process "crashes" without close()
+    second = DockerSandboxProvider(docker_config())
+    assert second.acquire("t1").execute("echo adopted").output == "adopted\n"
+    assert len(second.containers()) == 1
+    assert second.cleanup() == 1
+    assert second.containers() == []
+    second.close()
+    first.close()
+
+
+def test_threads_cannot_see_each_other(provider: DockerSandboxProvider) -> None:
+    provider.acquire("t2").write_text("secret.txt", "t2 secret")
+    out = provider.acquire("t1").execute("cat /mnt/user-data/workspace/secret.txt; ls / /mnt/user-data")
+    assert "t2 secret" not in out.output
+
+
+def test_no_host_path_in_output(provider: DockerSandboxProvider, tmp_path: Path) -> None:
+    out = provider.acquire("t1").execute("cat /proc/self/mountinfo; readlink -f .; df")
+    assert str(tmp_path) not in out.output
+    assert os.path.realpath(tmp_path) not in out.output
+    assert "/mnt/user-data/workspace" in out.output
+
+
+def test_parallel_commands_in_one_thread(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    results: list[str] = []
+    workers = [threading.Thread(target=lambda i=i: results.append(sandbox.execute(f"echo {i}").output)) for i in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert sorted(results) == [f"{i}\n" for i in range(4)]
+
+
+def test_files_written_by_tools_are_writable_by_the_container(call) -> None:
+    ok(call("write_file", path="deep/dir/f.txt", content="a"))
+    assert ok(call("bash", command="echo b >> deep/dir/f.txt && touch deep/dir/new && cat deep/dir/f.txt")) == "ab"
+
+
+def test_unreachable_engine_says_what_to_do(docker_config, tmp_path: Path) -> None:
+    config = docker_config(docker={"base_url": f"unix://{tmp_path}/missing.sock"})
+    with pytest.raises(DockerEngineError) as info:
+        DockerSandboxProvider(config)
+    message = str(info.value)
+    assert "cannot reach the Docker engine" in message
+    assert "sandbox.docker.base_url" in message
+
+
+def test_missing_image_says_how_to_build_it(docker_config) -> None:
+    provider = DockerSandboxProvider(docker_config(docker={"image": "localhost/no-such-image:1"}))
+    try:
+        with pytest.raises(DockerEngineError, match="python -m herdsman.sandbox.image"):
+            provider.acquire("t1").execute("true")
+    finally:
+        provider.close()

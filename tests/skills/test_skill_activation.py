@@ -1,0 +1,162 @@
+"""``/name`` activates a skill for one turn: prompt index, injected SKILL.md, allowed-tools enforced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from herdsman.client import HerdsmanClient, ToolResult
+from herdsman.models.scripted import ScriptedChatModel
+from herdsman.skills.activation import skill_command
+from tests.skills.conftest import skill_md
+from tests.support import make_config
+
+BODY = "# Audit\nALWAYS-GREP-FIRST: search the workspace before answering."
+
+
+def call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args}]}
+
+
+@pytest.fixture
+def audit_skills(skills_root: Path, add_skill) -> Path:
+    add_skill("audit", text=skill_md("audit", description="Audit code for secrets.", body=BODY, **{"allowed-tools": "[grep, read_file]"}))
+    add_skill("notes", description="Take notes.")
+    return skills_root
+
+
+def test_skill_command_parsing() -> None:
+    assert skill_command("/audit check the repo") == "audit"
+    assert skill_command("  /data-analysis") == "data-analysis"
+    assert skill_command("/mnt/user-data/x is a path") is None
+    assert skill_command("please /audit") is None
+    assert skill_command("/Audit") is None
+
+
+async def test_prompt_lists_an_index_only(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills)})
+    model = ScriptedChatModel(responses=["hi"])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("hello", thread_id="t-index")
+    system = model.calls[0].messages[0].text
+    assert "- audit (/mnt/skills/public/audit/SKILL.md): Audit code for secrets." in system
+    assert "- notes (/mnt/skills/public/notes/SKILL.md): Take notes." in system
+    assert "ALWAYS-GREP-FIRST" not in system
+
+
+async def test_slash_command_injects_skill_and_enforces_allowed_tools(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills)})
+    model = ScriptedChatModel(
+        responses=[
+            call("write_file", path="x.txt", content="nope"),
+            call("grep", pattern="password"),
+            "No secrets found.",
+            "Plain answer.",
+        ]
+    )
+    async with HerdsmanClient(config, model=model) as client:
+        events = [e async for e in client.stream("/audit check for passwords", thread_id="t-audit")]
+        second = await client.run("thanks, and now anything", thread_id="t-audit")
+
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert results[0].is_error and "not allowed while the skill 'audit' is active" in results[0].content
+    assert not (home / "threads" / "t-audit" / "user-data" / "workspace" / "x.txt").exists()
+    assert not results[1].is_error
+    # every model call of the turn carried the skill and only its tools
+    for recorded in model.calls[:3]:
+        assert "ALWAYS-GREP-FIRST" in recorded.messages[0].text
+        assert '<active_skill name="audit" path="/mnt/skills/public/audit">' in recorded.messages[0].text
+        assert sorted(recorded.tools) == ["grep", "read_file"]
+    # the next turn has no skill and every tool again
+    assert second.answer == "Plain answer."
+    assert "ALWAYS-GREP-FIRST" not in model.calls[3].messages[0].text
+    assert "write_file" in model.calls[3].tools and "bash" in model.calls[3].tools
+
+
+async def test_unknown_skill_gets_a_note_and_the_turn_goes_on(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills)})
+    model = ScriptedChatModel(responses=["There is no such skill."])
+    async with HerdsmanClient(config, model=model) as client:
+        result = await client.run("/nope do it", thread_id="t-nope")
+    assert result.answer == "There is no such skill."
+    system = model.calls[0].messages[0].text
+    assert "no enabled skill named 'nope'" in system and "/audit, /notes" in system
+
+
+async def test_disabled_skills_are_neither_listed_nor_activated(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills), "disabled": ["audit"]})
+    model = ScriptedChatModel(responses=["ok"])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("/audit now", thread_id="t-off")
+    system = model.calls[0].messages[0].text
+    assert "audit (/mnt" not in system and "ALWAYS-GREP-FIRST" not in system
+    assert "no enabled skill named 'audit'" in system
+
+
+async def test_skills_off_in_config(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills), "enabled": False})
+    model = ScriptedChatModel(responses=["ok"])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("/audit now", thread_id="t-skills-off")
+    system = model.calls[0].messages[0].text
+    assert "<skills>" not in system and "ALWAYS-GREP-FIRST" not in system
+
+
+async def test_skill_stays_active_when_its_message_was_summarized_away(home: Path, audit_skills: Path) -> None:
+    """The activation is kept in the state, so folding the user's message into a summary keeps it."""
+    from herdsman.middleware.skill_activation import SkillActivationMiddleware
+    from herdsman.skills import load_skills
+    from langchain.agents.middleware import ModelRequest, ModelResponse
+    from langchain_core.messages import AIMessage, SystemMessage
+
+    mw = SkillActivationMiddleware(load_skills(audit_skills, environ={}).skills)
+    user = HumanMessage("/audit go", id="m1")
+    seen: list[ModelRequest] = []
+
+    def handler(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    def request(messages, state) -> ModelRequest:
+        return ModelRequest(
+            model=ScriptedChatModel(responses=[]), messages=messages, system_message=SystemMessage("base"),
+            tool_choice=None, tools=[], response_format=None, state=state, runtime=None,
+        )
+
+    first = mw.wrap_model_call(request([user], {"messages": [user]}), handler)
+    update = first.command.update["active_skill"]
+    assert update == {"name": "audit", "message_id": "m1"}
+    summary = HumanMessage("summary of earlier work", additional_kwargs={"lc_source": "summarization"})
+    mw.wrap_model_call(request([summary], {"messages": [summary], "active_skill": update}), handler)
+    assert "ALWAYS-GREP-FIRST" in seen[-1].system_message.text
+    # a new user message without a command ends it
+    later = HumanMessage("something else", id="m2")
+    ended = mw.wrap_model_call(request([summary, later], {"messages": [summary, later], "active_skill": update}), handler)
+    assert ended.command.update["active_skill"] is None
+    assert "ALWAYS-GREP-FIRST" not in seen[-1].system_message.text
+
+
+@pytest.mark.bwrap
+async def test_skill_script_runs_from_read_only_mount(home: Path, skills_root: Path, add_skill) -> None:
+    from herdsman.sandbox.bwrap import bwrap_status
+
+    if not bwrap_status().available:
+        pytest.skip(bwrap_status().reason)
+    folder = add_skill("hello", text=skill_md("hello", body="Run /mnt/skills/public/hello/run.py."))
+    (folder / "run.py").write_text("print('hello from the skill')\n")
+    config = make_config(home, skills={"path": str(skills_root)}, sandbox={"isolation": "bwrap"})
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command="python3 /mnt/skills/public/hello/run.py"),
+            call("write_file", path="/mnt/skills/public/hello/run.py", content="hacked"),
+            "done",
+        ]
+    )
+    async with HerdsmanClient(config, model=model) as client:
+        events = [e async for e in client.stream("/hello", thread_id="t-hello")]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert "hello from the skill" in results[0].content
+    assert results[1].is_error and "read-only" in results[1].content
+    assert (folder / "run.py").read_text() == "print('hello from the skill')\n"

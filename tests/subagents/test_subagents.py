@@ -1,0 +1,351 @@
+"""Sub-agents with scripted models: fan-out, queueing, limits, isolation, DAGs, retries, streaming."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage, ToolMessage
+
+from herdsman.client import HerdsmanClient, RunFinished, TaskEvent, ToolResult
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+SUB_MODELS = [
+    {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
+    {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel"},
+    {"name": "backup", "use": "herdsman.models.scripted:ScriptedChatModel"},
+]
+
+
+def lead_model(*steps: Any) -> ScriptedChatModel:
+    """The lead plays ``steps`` (each a list of tool calls or a final string), in order."""
+    responses = [s if isinstance(s, str) else {"tool_calls": s} for s in steps]
+    return ScriptedChatModel(responses=responses)
+
+
+def task(description: str, prompt: str, subagent_type: str = "general-purpose", id: str | None = None) -> dict:
+    call = {"name": "task", "args": {"description": description, "prompt": prompt, "subagent_type": subagent_type}}
+    if id:
+        call["id"] = id
+    return call
+
+
+def worker(latency: float = 0.0, fail: set[str] | None = None, hang: set[str] | None = None) -> ScriptedChatModel:
+    """A sub-agent model: 'write <name>' writes outputs/<name>.txt then reports; others just answer.
+
+    Prompts in ``fail`` make the model raise; prompts in ``hang`` make it take an hour.
+    """
+    fail = fail or set()
+    hang = hang or set()
+
+    def respond(messages: list[Any]) -> Any:
+        prompt = next(m for m in messages if isinstance(m, HumanMessage)).text
+        first_line = prompt.splitlines()[0]
+        if first_line in fail:
+            return {"error": f"model broke on {first_line}"}
+        if first_line == "big answer":
+            return "x" * 8000  # about 2,000 output tokens
+        if first_line in hang:
+            return {"content": "too late", "delay": 3600}
+        done = [m for m in messages if isinstance(m, ToolMessage)]
+        if first_line.startswith("write ") and not done:
+            name = first_line.split()[1]
+            return {"tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}.txt", "content": name}}]}
+        return f"report for: {prompt}"
+
+    return ScriptedChatModel(respond=respond, latency=latency)
+
+
+def config_for(home: Path, **subagents: Any):
+    return make_config(home, models=SUB_MODELS, lead={"model_retries": 0}, subagents={"model": "worker", **subagents})
+
+
+async def run(config, lead: ScriptedChatModel, overrides: dict[str, ScriptedChatModel], thread: str = "t") -> list[Any]:
+    async with HerdsmanClient(config, model=lead, model_overrides=overrides) as client:
+        return [e async for e in client.stream("do the work", thread_id=thread)]
+
+
+def kinds(events: list[Any], kind: str) -> list[dict]:
+    return [e.data for e in events if isinstance(e, TaskEvent) and e.kind == kind]
+
+
+def peak_running(events: list[Any]) -> int:
+    running = peak = 0
+    for e in events:
+        if isinstance(e, TaskEvent) and e.kind == "task_started":
+            running += 1
+            peak = max(peak, running)
+        elif isinstance(e, TaskEvent) and e.kind in ("task_completed", "task_failed", "task_timed_out", "task_cancelled"):
+            if e.data.get("will_retry"):
+                continue
+            running -= 1
+    return peak
+
+
+@pytest.mark.parametrize("n", [3, 10])
+async def test_fan_out_runs_all_in_parallel(home: Path, n: int) -> None:
+    config = config_for(home, max_concurrent=n)
+    lead = lead_model([task(f"part {i}", f"write part{i}") for i in range(n)], "all parts done")
+    events = await run(config, lead, {"worker": worker(latency=0.05)})
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert len(results) == n and not any(r.is_error for r in results)
+    assert all("completed" in r.content for r in results)
+    assert peak_running(events) == n
+    outputs = sorted(Path(home, "threads", "t", "user-data", "outputs").iterdir())
+    assert [p.name for p in outputs] == sorted(f"part{i}.txt" for i in range(n))
+    # each result names the file its sub-agent wrote
+    assert any("/mnt/user-data/outputs/part0.txt" in r.content for r in results)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.answer == "all parts done"
+    # usage rolled up per sub-agent and in total
+    task_keys = [k for k in finished.usage if k.startswith("task:")]
+    assert len(task_keys) == n
+    assert finished.usage["total"]["total_tokens"] == sum(
+        v["total_tokens"] for k, v in finished.usage.items() if k != "total"
+    )
+
+
+async def test_queue_under_a_limit_of_three(home: Path) -> None:
+    config = config_for(home, max_concurrent=3)
+    lead = lead_model([task(f"part {i}", f"part {i}") for i in range(7)], "done")
+    events = await run(config, lead, {"worker": worker(latency=0.05)})
+    assert peak_running(events) == 3
+    assert len(kinds(events, "task_queued")) >= 4  # the rest waited, none dropped
+    assert len(kinds(events, "task_completed")) == 7
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert sum("waited" in r.content for r in results) >= 4  # and the lead is told
+
+
+async def test_per_run_concurrency_from_run_config(home: Path) -> None:
+    config = config_for(home, max_concurrent=10)
+    lead = lead_model([task(f"p{i}", f"p{i}") for i in range(4)], "done")
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker(0.05)})
+    cfg = run_config(config, "per-run", max_concurrent_subagents=1)
+    events = []
+    async for mode, chunk in agent.astream({"messages": [HumanMessage("go")]}, cfg, stream_mode=["custom"]):
+        events.append(TaskEvent(chunk["type"], chunk))
+    assert peak_running(events) == 1
+
+
+async def test_timeout_and_failure_do_not_touch_siblings(home: Path) -> None:
+    config = make_config(
+        home, models=SUB_MODELS, lead={"model_retries": 0},
+        subagents={"model": "worker", "timeout_seconds": 0.5},
+    )
+    lead = lead_model([task("ok", "fine job"), task("slow", "hang here"), task("bad", "explode")], "summarised")
+    events = await run(config, lead, {"worker": worker(fail={"explode"}, hang={"hang here"})})
+    by_desc = {e.content.split(":")[0]: e for e in events if isinstance(e, ToolResult)}
+    assert "completed" in by_desc["[general-purpose] ok"].content
+    assert "timed_out" in by_desc["[general-purpose] slow"].content and "timeout_seconds" in by_desc["[general-purpose] slow"].content
+    assert "failed" in by_desc["[general-purpose] bad"].content and "model broke on explode" in by_desc["[general-purpose] bad"].content
+    assert len(kinds(events, "task_timed_out")) == 1 and len(kinds(events, "task_failed")) == 1
+    assert events[-1].answer == "summarised"
+
+
+async def test_bad_requests_get_clear_tool_errors(home: Path) -> None:
+    config = config_for(home)
+    lead = lead_model([task("x", "do it", subagent_type="wizard"), task("y", "   ")], "ok")
+    events = await run(config, lead, {"worker": worker()})
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert results[0].is_error and "unknown subagent_type 'wizard'" in results[0].content
+    assert "general-purpose" in results[0].content
+    assert results[1].is_error and "prompt is empty" in results[1].content
+    assert events[-1].answer == "ok"
+
+
+async def test_max_subagents_per_run(home: Path) -> None:
+    config = config_for(home, max_per_run=2)
+    lead = lead_model([task(f"p{i}", f"p{i}") for i in range(3)], "ok")
+    events = await run(config, lead, {"worker": worker()})
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert sum(r.is_error and "max_per_run" in r.content for r in results) == 1
+    assert sum("completed" in r.content for r in results) == 2
+
+
+async def test_dag_order_and_result_passing(home: Path) -> None:
+    config = config_for(home, max_concurrent=5)
+    plan = [
+        {"id": "a", "description": "first", "prompt": "alpha"},
+        {"id": "b", "description": "second", "prompt": "beta"},
+        {"id": "c", "description": "join", "prompt": "combine", "depends_on": ["a", "b"]},
+    ]
+    lead = lead_model([{"name": "run_plan", "args": {"tasks": plan}}], "plan done")
+    sub = worker(latency=0.02)
+    events = await run(config, lead, {"worker": sub})
+    started = [d["description"] for d in kinds(events, "task_started")]
+    completed = [d["description"] for d in kinds(events, "task_completed")]
+    assert started.index("join") > max(completed.index("first"), completed.index("second"))
+    join_prompt = next(c.messages for c in sub.calls if "combine" in c.messages[1].text)[1].text
+    assert "report for: alpha" in join_prompt and "report for: beta" in join_prompt
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert not result.is_error and "## c" in result.content
+
+
+@pytest.mark.parametrize(
+    "plan, message",
+    [
+        ([{"id": "a", "description": "x", "prompt": "p", "depends_on": ["b"]},
+          {"id": "b", "description": "y", "prompt": "p", "depends_on": ["a"]}], "cycle"),
+        ([{"id": "a", "description": "x", "prompt": "p", "depends_on": ["zzz"]}], "unknown task(s) ['zzz']"),
+        ([{"id": "a", "description": "x", "prompt": "p"}, {"id": "a", "description": "y", "prompt": "q"}], "unique"),
+    ],
+)
+async def test_bad_plans_are_refused(home: Path, plan: list, message: str) -> None:
+    config = config_for(home)
+    lead = lead_model([{"name": "run_plan", "args": {"tasks": plan}}], "ok")
+    events = await run(config, lead, {"worker": worker()})
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.is_error and message in result.content
+    assert events[-1].answer == "ok"
+
+
+async def test_failed_dependency_skips_dependents(home: Path) -> None:
+    config = config_for(home)
+    plan = [
+        {"id": "a", "description": "breaks", "prompt": "explode"},
+        {"id": "b", "description": "after", "prompt": "never", "depends_on": ["a"]},
+    ]
+    lead = lead_model([{"name": "run_plan", "args": {"tasks": plan}}], "ok")
+    sub = worker(fail={"explode"})
+    events = await run(config, lead, {"worker": sub})
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.is_error and "skipped" in result.content
+    assert not any("never" in c.messages[1].text for c in sub.calls)
+
+
+async def test_token_budget_shared_by_the_run(home: Path) -> None:
+    config = config_for(home, token_budget=2000)
+    # the lead's first call stays well under 2,000 tokens; the sub-agent's reply alone is ~2,000
+    lead = lead_model([task("big", "big answer")], [task("more", "again")], "never reached")
+    events = await run(config, lead, {"worker": worker()})
+    results = [e for e in events if isinstance(e, ToolResult)]
+    finished = events[-1]
+    assert "token budget is spent" in finished.answer and "subagents.token_budget" in finished.answer
+    assert len(results) == 1  # the lead stopped instead of delegating again
+    assert results[0].is_error and "budget_exceeded" in results[0].content
+    assert "token budget is spent" in results[0].content
+    assert finished.usage["total"]["total_tokens"] >= 2000
+
+
+async def test_retry_with_fallback_model(home: Path) -> None:
+    config = config_for(home, retries=1, fallback_model="backup")
+    lead = lead_model([task("flaky", "explode")], "ok")
+    primary = worker(fail={"explode"})
+    backup = ScriptedChatModel(responses=["backup did it"])
+    events = await run(config, lead, {"worker": primary, "backup": backup})
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert "completed" in result.content and "2 attempts" in result.content and "backup did it" in result.content
+    retry = kinds(events, "task_failed")
+    assert retry and retry[0]["will_retry"] is True and retry[0]["next_model"] == "backup"
+    assert [d["model"] for d in kinds(events, "task_started")] == ["worker", "backup"]
+    assert len(backup.calls) == 1 and backup.calls[0].messages[-1].text == "explode"  # clean context
+
+
+async def test_subagent_context_is_isolated_and_has_no_task_tool(home: Path) -> None:
+    config = config_for(home)
+    lead = lead_model([task("iso", "what do you see?")], "ok")
+    sub = worker()
+    await run(config, lead, {"worker": sub})
+    call = sub.calls[0]
+    assert [m.type for m in call.messages] == ["system", "human"]
+    assert "do the work" not in json.dumps([m.text for m in call.messages])  # never the lead's conversation
+    assert "task" not in call.tools and "run_plan" not in call.tools
+    assert {"bash", "read_file", "write_file"} <= set(call.tools)
+
+
+async def test_bash_type_gets_only_shell_and_file_tools(home: Path) -> None:
+    config = config_for(home)
+    lead = lead_model([task("sh", "list files", subagent_type="bash")], "ok")
+    sub = worker()
+    await run(config, lead, {"worker": sub})
+    assert set(sub.calls[0].tools) == {"bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"}
+
+
+async def test_custom_type_from_config_with_its_own_model(home: Path) -> None:
+    config = make_config(
+        home, models=SUB_MODELS, lead={"model_retries": 0},
+        subagents={"model": "worker", "types": [
+            {"name": "reader", "description": "Reads files.", "system_prompt": "You only read.",
+             "tools": ["read_file", "ls"], "model": "backup", "max_turns": 3}
+        ]},
+    )
+    lead = lead_model([task("r", "read it", subagent_type="reader")], "ok")
+    backup = ScriptedChatModel(responses=["read done"])
+    events = await run(config, lead, {"worker": worker(), "backup": backup})
+    assert set(backup.calls[0].tools) == {"read_file", "ls"}
+    assert "You only read." in backup.calls[0].messages[0].text
+    assert "completed" in next(e for e in events if isinstance(e, ToolResult)).content
+
+
+async def test_max_turns(home: Path) -> None:
+    config = config_for(home, max_turns=2)
+    looping = ScriptedChatModel(
+        respond=lambda m: {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]}
+    )
+    lead = lead_model([task("loop", "keep listing")], "ok")
+    events = await run(config, lead, {"worker": looping})
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.is_error and "max_turns" in result.content
+    assert len(looping.calls) == 2
+
+
+async def test_nesting_allowed_by_depth(home: Path) -> None:
+    config = config_for(home, max_depth=2)
+    lead = lead_model([task("outer", "delegate")], "ok")
+    sub = worker()
+    await run(config, lead, {"worker": sub})
+    assert "task" in sub.calls[0].tools
+
+
+async def test_streams_under_tool_call_namespaces(home: Path) -> None:
+    config = config_for(home)
+    lead = lead_model([task("one", "a", id="call_one"), task("two", "b", id="call_two")], "ok")
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker()})
+    namespaces = set()
+    custom = []
+    async for ns, mode, chunk in agent.astream(
+        {"messages": [HumanMessage("go")]}, run_config(config, "ns"), stream_mode=["messages", "custom"], subgraphs=True
+    ):
+        if mode == "messages" and ns:
+            namespaces.add(ns[0])
+        if mode == "custom":
+            custom.append(chunk)
+    assert namespaces == {"tools:call_one", "tools:call_two"}
+    types = {c["type"] for c in custom}
+    assert {"task_started", "task_progress", "task_completed"} <= types
+    completed = [c for c in custom if c["type"] == "task_completed"]
+    assert {c["task_id"] for c in completed} == {"call_one", "call_two"}
+    assert all(c["usage"]["total_tokens"] > 0 and c["subagent_type"] == "general-purpose" for c in completed)
+
+
+async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:
+    from herdsman.subagents.scope import cancel_task
+
+    config = config_for(home)
+    lead = lead_model([task("stuck", "hang here", id="call_stuck"), task("fine", "quick", id="call_fine")], "ok")
+    sub = worker(latency=0.05, hang={"hang here"})
+
+    async def canceller() -> None:
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if cancel_task("t", "call_stuck"):
+                return
+
+    cancel = asyncio.create_task(canceller())
+    events = await run(config, lead, {"worker": sub})
+    await cancel
+    results = {e.id: e for e in events if isinstance(e, ToolResult)}
+    assert "cancelled" in results["call_stuck"].content
+    assert "completed" in results["call_fine"].content
+    assert kinds(events, "task_cancelled")
+    assert events[-1].answer == "ok"
