@@ -61,6 +61,35 @@ def _short_args(args: dict) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+_TASK_DONE = {
+    "task_completed": ("green", "✓"),
+    "task_failed": ("red", "✗"),
+    "task_timed_out": ("red", "⏱"),
+    "task_cancelled": ("yellow", "■"),
+}
+
+
+def describe_task_event(kind: str, data: dict) -> str | None:
+    """One rich-markup line for a sub-agent event, or None for events not shown."""
+    who = escape(f"[{data.get('subagent_type', '?')}] {data.get('description', '')}")
+    if kind == "task_queued":
+        return f"[dim]⏸ {who} queued ({data.get('running')} running, limit {data.get('limit')})[/dim]"
+    if kind == "task_started":
+        attempt = f", attempt {data['attempt']}" if data.get("attempt", 1) > 1 else ""
+        return f"[magenta]⧗ {who} started[/magenta] [dim]({escape(str(data.get('model')))}{attempt})[/dim]"
+    if kind == "task_progress":
+        tools = ", ".join(data.get("tool_calls") or []) or "answering"
+        return f"[dim]  · {who} step {data.get('step')}: {escape(tools)}[/dim]"
+    if kind in _TASK_DONE:
+        style, mark = _TASK_DONE[kind]
+        if data.get("will_retry"):
+            return f"[yellow]↻ {who} failed, retrying with {escape(str(data.get('next_model')))}: {escape(str(data.get('error')))}[/yellow]"
+        tokens = int((data.get("usage") or {}).get("total_tokens", 0))
+        error = f": {escape(str(data['error']))}" if data.get("error") else ""
+        return f"[{style}]{mark} {who} {data.get('status', kind)} in {data.get('duration_s', 0):.1f}s, {tokens:,} tokens{error}[/{style}]"
+    return None
+
+
 class _Printer:
     """Renders client events to the terminal as they arrive."""
 
@@ -73,9 +102,14 @@ class _Printer:
             self.in_text = False
 
     def __call__(self, event: object) -> None:
-        from herdsman.client import RunFinished, TextDelta, ToolCall, ToolResult
+        from herdsman.client import RunFinished, TaskEvent, TextDelta, ToolCall, ToolResult
 
-        if isinstance(event, TextDelta):
+        if isinstance(event, TaskEvent):
+            line = describe_task_event(event.kind, event.data)
+            if line:
+                self._end_text()
+                console.print(line)
+        elif isinstance(event, TextDelta):
             console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
             self.in_text = True
         elif isinstance(event, ToolCall):

@@ -1,6 +1,8 @@
-"""Structured logs with structlog: readable on a console, JSON lines for machines.
+"""Structured logs: structlog events routed through the standard ``logging`` module.
 
-Logs go to stderr so they never mix with a command's output.
+As a library, Herdsman prints nothing by itself: its structlog events go to stdlib logging
+(``herdsman.*`` loggers), where the application decides what to show. The CLI and the gateway
+call :func:`configure_logging` to render them on stderr, as console text or JSON lines.
 """
 
 from __future__ import annotations
@@ -10,21 +12,39 @@ import sys
 
 import structlog
 
+_SHARED = [
+    structlog.contextvars.merge_contextvars,
+    structlog.stdlib.add_log_level,
+    structlog.stdlib.add_logger_name,
+    structlog.processors.TimeStamper(fmt="iso"),
+]
+
+
+def route_to_stdlib() -> None:
+    """Send structlog events to stdlib logging (done on import of ``herdsman``, once)."""
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+
 
 def configure_logging(level: str = "WARNING", fmt: str = "console") -> None:
-    """Send structlog and stdlib logs to stderr at ``level``, as console text or JSON lines."""
-    numeric = getattr(logging, level.upper(), logging.WARNING)
+    """Show logs at ``level`` and above on stderr, as console text or JSON lines."""
+    route_to_stdlib()
     renderer = structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso"),
-            structlog.processors.format_exc_info if fmt == "json" else structlog.processors.StackInfoRenderer(),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=False,
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=_SHARED,
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
     )
-    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger()
+    root.handlers = [h for h in root.handlers if not getattr(h, "_herdsman", False)]
+    handler._herdsman = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level.upper(), logging.WARNING))

@@ -349,3 +349,35 @@ async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:
     assert "completed" in results["call_fine"].content
     assert kinds(events, "task_cancelled")
     assert events[-1].answer == "ok"
+
+
+def test_cli_shows_each_subagent_live(tmp_path: Path) -> None:
+    import yaml
+
+    from tests.support import run_cli
+
+    lead_script = tmp_path / "lead.yaml"
+    lead_script.write_text(yaml.safe_dump([
+        {"tool_calls": [task("first part", "alpha"), task("second part", "beta", subagent_type="bash")]},
+        "both parts done",
+    ]))
+    worker_script = tmp_path / "worker.yaml"
+    worker_script.write_text(yaml.safe_dump(["sub report"]))
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "home": "home",
+        "lead": {"model": "lead", "model_retries": 0},
+        "models": [
+            {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel", "script": str(lead_script)},
+            {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel", "script": str(worker_script),
+             "on_exhausted": "repeat_last"},
+        ],
+        "subagents": {"model": "worker"},
+    }))
+    out = run_cli("run", "split the work", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "⧗ [general-purpose] first part started" in out.stdout
+    assert "⧗ [bash] second part started" in out.stdout
+    assert "✓ [general-purpose] first part completed" in out.stdout
+    assert "✓ [bash] second part completed" in out.stdout
+    assert "both parts done" in out.stdout
