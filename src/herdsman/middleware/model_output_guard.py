@@ -52,30 +52,34 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
         super().__init__()
         self.max_retries = max_retries
 
+    def _judge(self, request: ModelRequest, response: ModelResponse, attempt: int) -> tuple[ModelResponse | None, ModelRequest]:
+        """(final response, or None to ask again; the request for the next attempt)."""
+        problem = reply_problem(response)
+        if problem is None:
+            return response, request
+        log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
+        if attempt >= self.max_retries:
+            return _give_up(problem), request
+        return None, _retry_request(request, problem)
+
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
         """Call the model, and again with feedback while its reply is unusable."""
-        current = request
-        for attempt in range(self.max_retries + 1):
-            response = handler(current)
-            problem = reply_problem(response)
-            if problem is None:
-                return response
-            log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
-            current = _retry_request(request, problem)
-        return _give_up(problem)
+        current, attempt = request, 0
+        while True:  # _judge gives a final response at the last attempt
+            final, current = self._judge(request, handler(current), attempt)
+            if final is not None:
+                return final
+            attempt += 1
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         """Async twin of :meth:`wrap_model_call`."""
-        current = request
-        for attempt in range(self.max_retries + 1):
-            response = await handler(current)
-            problem = reply_problem(response)
-            if problem is None:
-                return response
-            log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
-            current = _retry_request(request, problem)
-        return _give_up(problem)
+        current, attempt = request, 0
+        while True:  # _judge gives a final response at the last attempt
+            final, current = self._judge(request, await handler(current), attempt)
+            if final is not None:
+                return final
+            attempt += 1

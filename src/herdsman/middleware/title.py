@@ -67,38 +67,41 @@ class TitleMiddleware(AgentMiddleware):
         self.model = model
         self.max_chars = max_chars
 
-    def _update(self, state: dict[str, Any], title: str | None) -> dict[str, Any] | None:
-        return {"title": title} if title else None
-
     def _request(self, state: dict[str, Any]) -> str | None:
         if state.get("title"):
             return None
         return _first_exchange(state.get("messages", []))
+
+    def _prompt(self, request: str) -> str:
+        return TITLE_PROMPT.format(max_chars=self.max_chars, request=request[:2000])
+
+    def _finish(self, request: str, raw: str | None) -> dict[str, Any]:
+        """The state update: the model's title when usable, else the local fallback."""
+        title = clean_title(raw, self.max_chars) if raw else ""
+        return {"title": title or fallback_title(request, self.max_chars)}
 
     def after_agent(self, state: TitleState, runtime: Any) -> dict[str, Any] | None:
         """Title the thread when it has none yet."""
         request = self._request(state)
         if request is None:
             return None
-        title = ""
+        raw = None
         if self.model is not None:
             try:
-                prompt = TITLE_PROMPT.format(max_chars=self.max_chars, request=request[:2000])
-                title = clean_title(self.model.invoke(prompt).text, self.max_chars)
+                raw = self.model.invoke(self._prompt(request)).text
             except Exception as exc:  # noqa: BLE001 - a title is never worth failing a run
                 log.warning("title_model_failed", error=str(exc))
-        return self._update(state, title or fallback_title(request, self.max_chars))
+        return self._finish(request, raw)
 
     async def aafter_agent(self, state: TitleState, runtime: Any) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
         request = self._request(state)
         if request is None:
             return None
-        title = ""
+        raw = None
         if self.model is not None:
             try:
-                prompt = TITLE_PROMPT.format(max_chars=self.max_chars, request=request[:2000])
-                title = clean_title((await self.model.ainvoke(prompt)).text, self.max_chars)
+                raw = (await self.model.ainvoke(self._prompt(request))).text
             except Exception as exc:  # noqa: BLE001 - a title is never worth failing a run
                 log.warning("title_model_failed", error=str(exc))
-        return self._update(state, title or fallback_title(request, self.max_chars))
+        return self._finish(request, raw)
