@@ -3,6 +3,7 @@
 #   bubblewrap        isolates the local sandbox (without it, the bash tool is off by default)
 #   cmake, g++        build llama.cpp for the embedded local model
 #   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
+#   podman, runc, busybox-static  a Docker-API engine and a tiny image for the docker provider's tests
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -12,6 +13,9 @@ command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v podman >/dev/null 2>&1 || need+=(podman catatonit)  # catatonit: the init of --init containers
+command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
+[ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || need+=(busybox-static)
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"

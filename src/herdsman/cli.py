@@ -20,7 +20,9 @@ from rich.table import Table
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
 from herdsman.logs import configure_logging
+from herdsman.memory.cli import memory_app
 from herdsman.skills.cli import skills_app
+from herdsman.tools.mcp_cli import mcp_app
 
 app = typer.Typer(help="Herdsman: an agent harness with a sandbox, sub-agents and skills.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
@@ -30,6 +32,8 @@ app.add_typer(config_app, name="config")
 app.add_typer(threads_app, name="threads")
 app.add_typer(model_app, name="model")
 app.add_typer(skills_app, name="skills")
+app.add_typer(memory_app, name="memory")
+app.add_typer(mcp_app, name="mcp")
 
 console = Console()
 err = Console(stderr=True)
@@ -90,6 +94,19 @@ def describe_task_event(kind: str, data: dict) -> str | None:
     return None
 
 
+TODO_MARKS = {"completed": "[green]✔[/green]", "in_progress": "[yellow]▶[/yellow]", "pending": "[dim]○[/dim]"}
+
+
+def todo_list_text(todos: list) -> str:
+    """The plan (``write_todos``) as a checklist: done, in progress, pending."""
+    lines = ["[bold]Plan[/bold]"]
+    for todo in todos:
+        if isinstance(todo, dict):
+            mark = TODO_MARKS.get(str(todo.get("status")), "○")
+            lines.append(f"  {mark} {escape(str(todo.get('content', '')))}")
+    return "\n".join(lines)
+
+
 class _Printer:
     """Renders client events to the terminal as they arrive."""
 
@@ -112,6 +129,9 @@ class _Printer:
         elif isinstance(event, TextDelta):
             console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
             self.in_text = True
+        elif isinstance(event, ToolCall) and event.name == "write_todos":
+            self._end_text()
+            console.print(todo_list_text(event.args.get("todos") or []))
         elif isinstance(event, ToolCall):
             self._end_text()
             console.print(f"[cyan]▶ {escape(event.name)}[/cyan] [dim]{escape(_short_args(event.args))}[/dim]")

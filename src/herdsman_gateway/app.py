@@ -12,12 +12,14 @@ still going (their steps so far stay in the checkpointer).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 
 import structlog
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -63,6 +65,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        """Open what the routes need, and close it (runs first) on shutdown."""
         async with AsyncExitStack() as stack:
             saver = checkpointer or await stack.enter_async_context(open_checkpointer(config))
             store = await stack.enter_async_context(open_record_store(config))
@@ -77,8 +80,13 @@ def create_app(
                 await bridge.ping()
             gateway_metrics = GatewayMetrics()
             threads = ThreadStore(store)
-            runs = RunManager(graph, bridge, threads, config, listeners=[gateway_metrics])
+            runs = RunManager(
+                graph, bridge, threads, config, listeners=[gateway_metrics],
+                max_concurrency=config.gateway.max_concurrent_runs,
+            )
             stack.push_async_callback(runs.shutdown)
+            listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
+            stack.push_async_callback(_stop, listener)
             app.state.gateway = Gateway(config, graph, runs, threads, bridge, provider, gateway_metrics)
             await runs.recover()
             log.info("gateway_ready", checkpointer=config.checkpointer.type, stream_bridge=config.gateway.stream_bridge)
@@ -91,10 +99,47 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    if config.gateway.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=config.gateway.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["Content-Location", "Location"],  # the JS SDK reads run ids from them
+        )
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
     for module in (api, uploads, artifacts):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+async def _stop(task: asyncio.Task) -> None:
+    """Cancel a background task and wait for it."""
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+ERROR_SCHEMA = {
+    "title": "Error",
+    "type": "object",
+    "properties": {
+        "detail": {"type": "string", "description": "What failed and what to do."},
+        "errors": {"type": "array", "items": {"type": "object"}, "description": "Each validation problem."},
+    },
+    "required": ["detail"],
+}
+
+
+def _openapi(app: FastAPI) -> dict:
+    """FastAPI's schema, with the error body this gateway really sends (``{detail, errors}``)."""
+    if app.openapi_schema is None:
+        from fastapi.openapi.utils import get_openapi
+
+        schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        schema.setdefault("components", {}).setdefault("schemas", {})["HTTPValidationError"] = ERROR_SCHEMA
+        app.openapi_schema = schema
+    return app.openapi_schema

@@ -13,7 +13,7 @@ from herdsman.runtime.runs import Run
 
 
 class GatewayMetrics:
-    """Counters of runs and streams; also a :class:`~herdsman.runtime.runs.RunListener`."""
+    """Counters of runs, tokens and streams; also a :class:`~herdsman.runtime.runs.RunListener`."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -26,6 +26,16 @@ class GatewayMetrics:
             "herdsman_run_duration_seconds",
             "Wall time of runs, from start of execution to end.",
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
+            registry=self.registry,
+        )
+        self.tokens = Counter(
+            "herdsman_model_tokens", "Tokens used by model calls, by model and direction.", ["model", "direction"],
+            registry=self.registry,
+        )
+        self.tool_calls = Counter(
+            "herdsman_tool_calls",
+            "Tool calls that returned, by tool and outcome (bash: sandbox commands; task: sub-agents).",
+            ["tool", "outcome"],
             registry=self.registry,
         )
         self.active_streams = Gauge(
@@ -42,6 +52,15 @@ class GatewayMetrics:
         if run.status == "error":
             self.runs_failed.inc()
         self.run_duration.observe(seconds)
+
+    def model_tokens(self, run: Run, model: str, input_tokens: int, output_tokens: int) -> None:
+        """Count the tokens of one model call."""
+        self.tokens.labels(model=model, direction="input").inc(input_tokens)
+        self.tokens.labels(model=model, direction="output").inc(output_tokens)
+
+    def tool_finished(self, run: Run, tool: str, failed: bool) -> None:
+        """Count one tool call by name and outcome."""
+        self.tool_calls.labels(tool=tool, outcome="error" if failed else "ok").inc()
 
 
 router = APIRouter(tags=["metrics"])

@@ -34,6 +34,14 @@ class AssistantSearch(_Body):
     select: list[str] | None = None
 
 
+class AssistantCount(_Body):
+    """``POST /assistants/count``."""
+
+    graph_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+
+
 class Assistant(BaseModel):
     """An assistant: a graph with its configuration."""
 
@@ -78,6 +86,14 @@ class ThreadSearch(_Body):
     sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[str] | None = None
+
+
+class ThreadCount(_Body):
+    """``POST /threads/count``."""
+
+    metadata: dict[str, Any] | None = None
+    values: dict[str, Any] | None = None
+    status: Literal["idle", "busy", "interrupted", "error"] | None = None
 
 
 class Thread(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import structlog
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -66,10 +67,11 @@ async def _frames(
         gw.metrics.active_streams.dec()
         if not finished and cancel_on_disconnect:
             log.info("client_disconnected_cancelling", run_id=run_id, thread_id=thread_id)
-            try:
-                await gw.runs.cancel(thread_id, run_id)
-            except Exception:  # noqa: BLE001 - the run may be gone already
-                pass
+            with anyio.CancelScope(shield=True):  # this request is being cancelled; the cancel must still run
+                try:
+                    await gw.runs.cancel(thread_id, run_id)
+                except Exception:  # noqa: BLE001 - the run may be gone already
+                    pass
 
 
 def stream_response(

@@ -91,3 +91,28 @@ def test_fallback_title() -> None:
     assert len(long) <= 30 and long.endswith("…")
     assert fallback_title("   ") == "Untitled"
     assert clean_title('"Title: Build a website."\nextra', 60) == "Build a website"
+
+
+def test_memory_middlewares_take_their_places(tmp_path) -> None:
+    from herdsman.memory.service import MemoryService
+
+    config = parse_config(
+        f"home: {tmp_path}\nmemory: {{enabled: true}}\nsubagents: {{enabled: false}}\nlead: {{model_retries: 0}}\n"
+        "context: {offload_tool_output_chars: null, loop_warn_after: null, loop_stop_after: null}\n",
+        env={},
+    )
+    memory = MemoryService.open(config, ScriptedChatModel(responses=[]))
+    try:
+        assert names(build_middleware(config, "p", memory=memory)) == [
+            "SystemPromptMiddleware",
+            "MemoryInjectionMiddleware",
+            "SkillActivationMiddleware",
+            "DanglingToolCallMiddleware",
+            "ModelOutputGuardMiddleware",
+            "UsageMiddleware",
+            "ToolErrorMiddleware",
+            "TitleMiddleware",
+            "MemoryQueueMiddleware",
+        ]
+    finally:
+        memory.close()

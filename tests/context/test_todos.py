@@ -32,3 +32,14 @@ async def test_no_todo_tool_by_default(config) -> None:
     async with HerdsmanClient(config, model=model) as client:
         await client.run("hello", thread_id="t-no-todo")
     assert "write_todos" not in model.calls[0].tools
+
+
+def test_cli_shows_the_plan_as_a_checklist() -> None:
+    from rich.console import Console
+
+    from herdsman.cli import todo_list_text
+
+    out = Console(record=True, width=80)
+    out.print(todo_list_text(TODOS))
+    text = out.export_text()
+    assert "✔ Read the data" in text and "▶ Plot it" in text and "○ Write the report" in text

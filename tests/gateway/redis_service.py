@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -14,6 +16,14 @@ import redis
 from tests.services import free_port
 
 
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the test process dies, even if it crashes (Linux)."""
+    try:
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 @contextmanager
 def redis_server() -> Iterator[str]:
     """Start redis-server and yield its URL; skip the test when redis-server is not installed."""
@@ -23,7 +33,7 @@ def redis_server() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent,
     )
     url = f"redis://127.0.0.1:{port}/0"
     try:

@@ -58,7 +58,9 @@ async def test_interrupt_before_a_node_pauses_the_run(hitl_gateway) -> None:
         values = await sdk.runs.wait(tid, "lead_agent", input=user_message("write a.txt hi"), interrupt_before=["tools"])
         assert values["messages"][-1]["tool_calls"][0]["name"] == "write_file"
         assert (await sdk.threads.get_state(tid))["next"] == ["tools"]
+        assert (await sdk.threads.get(tid))["status"] == "interrupted"
         finished = await sdk.runs.wait(tid, "lead_agent", input=None)
         assert finished["messages"][-1]["content"].startswith("done: ")
+        assert (await sdk.threads.get(tid))["status"] == "idle"
     finally:
         await sdk.aclose()

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from langgraph_sdk import get_client
 
+from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+from herdsman_gateway.app import create_app
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
+from tests.services import free_port
 from tests.support import make_config
 
 
@@ -43,15 +47,29 @@ async def test_run_started_on_one_gateway_is_joined_from_another(home, redis_url
 
 
 async def test_unreachable_redis_is_a_clear_startup_error(home) -> None:
-    import pytest
-
-    from herdsman_gateway.app import create_app
-    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
-    from tests.services import free_port
-
     config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": f"redis://127.0.0.1:{free_port()}/0"})
     app = create_app(config, model=scripted_model())
     with pytest.raises(RedisBridgeError) as info:
         async with app.router.lifespan_context(app):
             pass
     assert "gateway.redis_url" in str(info.value)
+
+
+async def test_a_run_is_cancelled_through_the_other_gateway(home, redis_url) -> None:
+    config = make_config(home, checkpointer={"type": "sqlite"}, gateway={"stream_bridge": "redis", "redis_url": redis_url})
+    model_a = scripted_model()
+    with running_gateway(config, model=model_a) as first, running_gateway(config) as second:
+        a = get_client(url=first.url, api_key=None)
+        b = get_client(url=second.url, api_key=None)
+        try:
+            tid = (await a.threads.create())["thread_id"]
+            run = await a.runs.create(tid, "lead_agent", input=user_message(f"stop me {HOLD}"))
+            await asyncio.to_thread(model_a.wait_until_held)
+            cancelled = await b.runs.cancel(tid, run["run_id"], wait=True)
+            assert cancelled["status"] == "interrupted"
+            assert (await a.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+            events = [p async for p in b.runs.join_stream(tid, run["run_id"])]
+            assert events[-1].event == "end"
+        finally:
+            await a.aclose()
+            await b.aclose()

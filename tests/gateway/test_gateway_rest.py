@@ -59,12 +59,15 @@ async def test_artifacts_are_served_with_their_content_type(http, client) -> Non
 async def test_metrics_count_runs_and_streams(http, client) -> None:
     tid = (await client.threads.create())["thread_id"]
     await client.runs.wait(tid, "lead_agent", input=user_message("count me"))
+    await client.runs.wait(tid, "lead_agent", input=user_message("write m.txt metered"))
     text = (await http.get("/metrics")).text
-    assert "herdsman_runs_started_total 1.0" in text
-    assert 'herdsman_runs_finished_total{status="success"} 1.0' in text
+    assert "herdsman_runs_started_total 2.0" in text
+    assert 'herdsman_runs_finished_total{status="success"} 2.0' in text
     assert "herdsman_runs_failed_total 0.0" in text
-    assert "herdsman_run_duration_seconds_count 1.0" in text
+    assert "herdsman_run_duration_seconds_count 2.0" in text
+    assert 'herdsman_tool_calls_total{outcome="ok",tool="write_file"} 1.0' in text
     assert "herdsman_active_streams 0.0" in text
+    assert 'herdsman_model_tokens_total{direction="output",model="scripted"}' in text
 
 
 async def test_openapi_lists_every_route_once_per_prefix(http) -> None:
@@ -80,3 +83,13 @@ async def test_openapi_lists_every_route_once_per_prefix(http) -> None:
     stream = paths["/threads/{thread_id}/runs/stream"]["post"]
     assert "text/event-stream" in stream["responses"]["200"]["content"]
     assert "multipart/form-data" in paths["/api/threads/{thread_id}/uploads"]["post"]["requestBody"]["content"]
+
+
+async def test_cors_lets_the_configured_ui_in_and_no_other_site(http) -> None:
+    ask = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    ok = await http.options("/threads", headers={"Origin": "http://localhost:3000", **ask})
+    assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == "http://localhost:3000"
+    evil = await http.options("/threads", headers={"Origin": "https://evil.example", **ask})
+    assert "access-control-allow-origin" not in evil.headers
+    res = await http.post("/threads", json={}, headers={"Origin": "http://localhost:3000"})
+    assert "Content-Location" in res.headers.get("access-control-expose-headers", "")

@@ -9,6 +9,10 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import BadRequestError, ConflictError
 
+from herdsman.models.scripted import ScriptedChatModel
+from herdsman.runtime.record_store import open_record_store
+from herdsman.runtime.threads import ThreadStore
+
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
 from tests.support import make_config
 
@@ -127,8 +131,6 @@ async def test_resume_without_pending_interrupt_is_a_clear_400(client) -> None:
 
 
 async def test_failed_run_streams_an_error_event(config) -> None:
-    from herdsman.models.scripted import ScriptedChatModel
-
     broken = ScriptedChatModel(responses=[{"error": "the model is down"}])
     with running_gateway(config, model=broken) as served:
         sdk = get_client(url=served.url, api_key=None)
@@ -174,9 +176,6 @@ async def test_thread_resumes_after_a_gateway_restart(home) -> None:
 
 
 async def test_runs_lost_in_a_crash_are_marked_and_the_thread_is_usable(home) -> None:
-    from herdsman.runtime.record_store import open_record_store
-    from herdsman.runtime.threads import ThreadStore
-
     config = make_config(home, checkpointer={"type": "sqlite"})
     with running_gateway(config) as first:
         sdk = get_client(url=first.url, api_key=None)
@@ -199,5 +198,45 @@ async def test_runs_lost_in_a_crash_are_marked_and_the_thread_is_usable(home) ->
             values = await sdk.runs.wait(tid, "lead_agent", input=user_message("after"))
             assert [m["content"] for m in values["messages"]][-2:] == ["after", "echo: after"]
             assert values["messages"][0]["content"] == "before the crash"
+        finally:
+            await sdk.aclose()
+
+
+async def test_rolling_back_a_queued_run_leaves_the_thread_alone(client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    held = await _held_run(client, model, tid)
+    queued = await client.runs.create(tid, "lead_agent", input=user_message("later"), multitask_strategy="enqueue")
+    await client.runs.cancel(tid, queued["run_id"], action="rollback")
+    assert [r["run_id"] for r in await client.runs.list(tid)] == [held["run_id"]]
+    model.release()
+    values = await client.runs.join(tid, held["run_id"])
+    assert [m["content"] for m in values["messages"]] == ["hold on [hold]", "echo: hold on"]
+    assert len(await client.threads.search(status="idle")) == 1
+
+
+async def test_rollback_of_the_first_run_leaves_an_empty_thread(client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    held = await _held_run(client, model, tid)
+    values = await client.runs.wait(tid, "lead_agent", input=user_message("instead"), multitask_strategy="rollback")
+    assert [m["content"] for m in values["messages"]] == ["instead", "echo: instead"]
+    runs = await client.runs.list(tid)
+    assert len(runs) == 1 and runs[0]["run_id"] != held["run_id"] and runs[0]["status"] == "success"
+
+
+async def test_stopping_the_gateway_interrupts_its_runs_and_keeps_their_steps(home) -> None:
+    config = make_config(home, checkpointer={"type": "sqlite"})
+    model = scripted_model()
+    with running_gateway(config, model=model) as first:
+        sdk = get_client(url=first.url, api_key=None)
+        tid = (await sdk.threads.create())["thread_id"]
+        run = await _held_run(sdk, model, tid)
+        await sdk.aclose()
+    with running_gateway(config) as second:
+        sdk = get_client(url=second.url, api_key=None)
+        try:
+            assert (await sdk.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+            thread = await sdk.threads.get(tid)
+            assert thread["status"] == "idle"
+            assert thread["values"]["messages"][0]["content"] == "hold on [hold]"
         finally:
             await sdk.aclose()

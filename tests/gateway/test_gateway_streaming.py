@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import httpx
-import pytest
 
-from tests.gateway.gateway_support import HOLD, user_message
+from tests.gateway.gateway_support import HOLD, running_gateway, user_message
+from tests.support import make_config
 
 
 async def test_stream_values_updates_messages_and_custom(client, gateway) -> None:
@@ -126,7 +126,7 @@ async def test_join_after_disconnect_loses_and_repeats_nothing(client, model) ->
     assert tools is None or len(tools) == 3
 
 
-async def test_stream_subgraphs_is_accepted(client) -> None:
+async def test_debug_mode_streams_with_subgraphs_on(client) -> None:
     thread = await client.threads.create()
     parts = [
         p
@@ -136,3 +136,19 @@ async def test_stream_subgraphs_is_accepted(client) -> None:
         )
     ]
     assert parts[-1].event == "end" and any(p.event == "debug" for p in parts)
+
+
+async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
+    config = make_config(home, gateway={"heartbeat_seconds": 0.05})
+    with running_gateway(config, model=model) as served:
+        async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
+            tid = (await http.post("/threads", json={})).json()["thread_id"]
+            body = {"assistant_id": "lead_agent", "input": user_message(f"wait {HOLD}")}
+            lines: list[str] = []
+            async with http.stream("POST", f"/threads/{tid}/runs/stream", json=body) as res:
+                async for line in res.aiter_lines():
+                    lines.append(line)
+                    if line.startswith(": heartbeat"):
+                        model.release()
+            assert ": heartbeat" in lines
+            assert "event: end" in lines  # the run went on after the quiet spell

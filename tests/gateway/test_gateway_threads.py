@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
 from tests.gateway.gateway_support import user_message
@@ -42,6 +43,10 @@ async def test_search_threads_by_metadata_and_status(client) -> None:
     assert [t["thread_id"] for t in by_owner] == [idle["thread_id"]]
     assert len(await client.threads.search(status="idle", limit=1)) == 1
     assert await client.threads.search(ids=[ran["thread_id"]], limit=5) == [by_graph[0]]
+    assert await client.threads.count() == 2
+    assert await client.threads.count(metadata={"graph_id": "lead_agent"}) == 1
+    assert await client.threads.count(values={"title": "hi"}) == 1
+    assert await client.assistants.count(graph_id="lead_agent") == 1
 
 
 async def test_history_and_branch_from_a_checkpoint(client) -> None:
@@ -110,8 +115,6 @@ async def test_malformed_json_answers_422_with_a_clear_message(gateway) -> None:
 
 
 async def test_thread_routes_are_also_under_api_langgraph(gateway) -> None:
-    from langgraph_sdk import get_client
-
     sdk = get_client(url=gateway.url + "/api/langgraph", api_key=None)
     try:
         thread = await sdk.threads.create()
@@ -121,3 +124,28 @@ async def test_thread_routes_are_also_under_api_langgraph(gateway) -> None:
         assert [a["assistant_id"] for a in await sdk.assistants.search()] == ["lead_agent"]
     finally:
         await sdk.aclose()
+
+
+async def test_assistant_graph_and_schemas(client) -> None:
+    assistant = await client.assistants.get("lead_agent")
+    assert assistant["graph_id"] == "lead_agent" and assistant["assistant_id"] == "lead_agent"
+    assert await client.assistants.search(graph_id="other") == []
+    graph = await client.assistants.get_graph("lead_agent")
+    assert {"model", "tools"} <= {n["id"] for n in graph["nodes"]}
+    schemas = await client.assistants.get_schemas("lead_agent")
+    assert "messages" in schemas["input_schema"]["properties"]
+    assert "messages" in schemas["state_schema"]["properties"]
+
+
+async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway) -> None:
+    values = await client.runs.wait("fresh-thread", "lead_agent", input=user_message("hi"), if_not_exists="create")
+    assert values["messages"][-1]["content"] == "echo: hi"
+    state = await client.threads.get_state("fresh-thread")
+    again = await client.threads.get_state("fresh-thread", checkpoint=state["checkpoint"])
+    assert again["values"] == state["values"]
+    async with httpx.AsyncClient(base_url=gateway.url) as http:
+        bad = await http.post("/threads/..%2Fescape/runs/wait",
+                              json={"assistant_id": "lead_agent", "if_not_exists": "create"})
+        assert bad.status_code in (404, 422)
+        bad = await http.post("/threads", json={"thread_id": "../escape"})
+        assert bad.status_code == 422 and "invalid thread id" in bad.json()["detail"]

@@ -132,3 +132,17 @@ def test_memory_off_adds_nothing(home: Path, mode: str) -> None:
     config = make_config(home, memory={"enabled": False, "mode": mode})
     names = [type(m).__name__ for m in build_middleware(config, "p")]
     assert not any("Memory" in n for n in names)
+
+
+async def test_updates_left_by_a_previous_process_are_written_on_the_next_run(home: Path) -> None:
+    config = memory_config(home)
+    earlier = MemoryService.open(config)  # a process that queued a turn and died before the model ran
+    earlier.queue.enqueue("t-old", "default", [{"role": "user", "content": "I write CLI tools in Rust"}, {"role": "assistant", "content": "ok"}])
+    earlier.queue.close()
+
+    service = MemoryService.open(config, ScriptedChatModel(responses=[LEARNED]))
+    agent = create_lead_agent(config, model=ScriptedChatModel(responses=["hello"]), checkpointer=InMemorySaver(), memory=service)
+    await ask(agent, config, "hi", "t-new")
+    await service.worker.drain()
+    assert [f.source_thread for f in service.store.facts("default")] == ["t-old"]
+    service.close()

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 IMAGE = "localhost/herdsman-sandbox-test:latest"
-PACKAGES = ("podman", "runc", "busybox-static")
+PACKAGES = ("podman", "catatonit", "runc", "busybox-static")
 CONTAINERS_CONF = """\
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]

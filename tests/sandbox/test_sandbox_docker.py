@@ -269,3 +269,69 @@ def test_missing_image_says_how_to_build_it(docker_config) -> None:
             provider.acquire("t1").execute("true")
     finally:
         provider.close()
+
+
+def test_memory_bomb_is_killed_and_the_sandbox_lives_on(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    result = sandbox.execute('a=xxxxxxxxxxxxxxxx; while :; do a="$a$a"; done')
+    assert result.exit_code == 137 and not result.timed_out  # the OOM killer's SIGKILL
+    assert sandbox.execute("echo alive").output == "alive\n"
+
+
+def test_fork_bomb_is_contained_by_the_pid_limit(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    result = sandbox.execute("bomb() { bomb | bomb & }; bomb; sleep 2; echo survived", timeout=5)
+    assert "can't fork" in result.output  # the limit was hit, and the command still ended
+    assert sandbox.execute("echo alive").output == "alive\n"
+    assert sandbox.execute("ps -o pid | wc -l").output.strip() in {str(n) for n in range(2, 8)}
+
+
+def test_file_size_limit_stops_a_disk_fill(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    result = sandbox.execute("head -c 100000000 /dev/zero > big.bin; echo rc=$?")
+    assert "rc=0" not in result.output
+    assert (sandbox.paths.workspace / "big.bin").stat().st_size <= 16 * 1024 * 1024
+
+
+def test_a_leftover_container_with_other_settings_is_replaced(docker_config) -> None:
+    first = DockerSandboxProvider(docker_config())
+    old = first.acquire("t1").ensure_running()
+    second = DockerSandboxProvider(docker_config(limits={"memory_mb": 96}))
+    try:
+        new = second.acquire("t1").ensure_running()
+        assert new != old
+        assert second.client.containers.get(new).attrs["HostConfig"]["Memory"] == 96 * 1024 * 1024
+        assert len(second.containers()) == 1
+    finally:
+        second.cleanup()
+        second.close()
+        first.close()
+
+
+def test_the_reaper_removes_idle_containers_by_itself(docker_config) -> None:
+    provider = DockerSandboxProvider(docker_config(docker={"idle_timeout_seconds": 1}))
+    try:
+        provider.acquire("t1").execute("echo x > x.txt")
+        for _ in range(100):  # the reaper looks every second
+            if not provider.containers():
+                break
+            threading.Event().wait(0.1)
+        assert provider.containers() == []
+        assert provider.acquire("t1").execute("cat x.txt").output == "x\n"
+    finally:
+        provider.cleanup()
+        provider.close()
+
+
+def test_exec_frames_split_anywhere_are_decoded() -> None:
+    from herdsman.sandbox.docker_stream import FrameDecoder
+    from herdsman.sandbox.process import OutputCapture
+
+    stream = b"\x01\x00\x00\x00\x00\x00\x00\x06hello\n" + b"\x02\x00\x00\x00\x00\x00\x00\x04err\n"
+    for cut in range(len(stream) + 1):
+        capture = OutputCapture(1000)
+        decoder = FrameDecoder(capture)
+        decoder.feed(stream[:cut])
+        decoder.feed(stream[cut:])
+        capture.finish()
+        assert capture.text() == "hello\nerr\n", cut

@@ -92,7 +92,7 @@ async def test_disabled_skills_are_neither_listed_nor_activated(home: Path, audi
         await client.run("/audit now", thread_id="t-off")
     system = model.calls[0].messages[0].text
     assert "audit (/mnt" not in system and "ALWAYS-GREP-FIRST" not in system
-    assert "no enabled skill named 'audit'" in system
+    assert "no enabled skill named 'audit'; the skill exists but it is turned off in config.yaml" in system
 
 
 async def test_skills_off_in_config(home: Path, audit_skills: Path) -> None:

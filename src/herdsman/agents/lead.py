@@ -3,13 +3,15 @@
 The middleware order lives in :func:`build_middleware`, and only there; a test pins it.
 :func:`herdsman.middleware.chain.compose` then folds runs of wrapper-only middlewares into one
 layer each (same behaviour, less per-step cost).
-Outermost first: the system prompt is set, then the active skill (``/name``) adds its
+Outermost first: the system prompt is set, long-term memory (when on) adds what is known about
+the user, then the active skill (``/name``) adds its
 instructions and narrows the tools, the todo list (plan mode, when on) adds its tool, loop
 detection warns or stops a model repeating one tool call, dangling tool calls are patched,
 unusable replies are re-asked, then failed model calls are retried (innermost, closest to the
 model). Summarization (when enabled) rewrites old history before each model call; a tool-call
 limit (when set) ends a run that calls too many tools. Long tool results are saved to a file and
-previewed; tool errors are turned into results; the title is set after the agent finishes.
+previewed; tool errors are turned into results; the title is set after the agent finishes,
+and then the turn is queued for the memory model (memory mode auto).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ from herdsman.sandbox.tools import make_sandbox_tools
 from herdsman.subagents.executor import SubagentRunner
 from herdsman.subagents.scope import RunScopeMiddleware
 from herdsman.subagents.tools import make_task_tools
-from herdsman.skills import Skill, SkillCatalog, load_skills, resolve_skills_root
+from herdsman.tools import build_tools
+from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
 
 LEAD_AGENT_NAME = "lead_agent"
 
@@ -73,7 +76,12 @@ def model_error_message(exc: Exception) -> str:
 
 
 def summarization_middleware(config: HerdsmanConfig, model: BaseChatModel) -> SummarizationMiddleware:
-    """LangChain's SummarizationMiddleware with the triggers from ``summarization:``."""
+    """LangChain's SummarizationMiddleware with the triggers from ``summarization:``.
+
+    The old messages are summarized whole (no trimming): LangChain's trimming keeps only what
+    follows the last human message, which in a long tool loop is nothing, and the summary would
+    then say "too long to summarize". Their size is bounded by the trigger anyway.
+    """
     s = config.summarization
     triggers: list = []
     if s.trigger_tokens:
@@ -83,7 +91,10 @@ def summarization_middleware(config: HerdsmanConfig, model: BaseChatModel) -> Su
     if s.trigger_fraction:
         triggers.append(("fraction", s.trigger_fraction))
     return SummarizationMiddleware(
-        model, trigger=triggers or [("tokens", 60_000)], keep=("messages", s.keep_messages)
+        model,
+        trigger=triggers or [("tokens", 60_000)],
+        keep=("messages", s.keep_messages),
+        trim_tokens_to_summarize=None,
     )
 
 
@@ -92,7 +103,7 @@ def build_middleware(
     system_prompt: str,
     title_model: BaseChatModel | None = None,
     summary_model: BaseChatModel | None = None,
-    skills: Mapping[str, Skill] | None = None,
+    skills: SkillCatalog | None = None,
     usage: UsageMiddleware | None = None,
     sandbox_provider: SandboxProvider | None = None,
     memory: MemoryService | None = None,
@@ -100,7 +111,7 @@ def build_middleware(
     """The lead's middlewares, in order (see the module docstring).
 
     ``summary_model`` is required when summarization is enabled (the lead's model by default).
-    ``skills`` are the usable skills that ``/name`` can activate. ``usage`` counts tokens and
+    ``skills`` holds the skills that ``/name`` can activate. ``usage`` counts tokens and
     cost (a default one, without pricing, when not given). ``sandbox_provider`` is where long
     tool results are saved (without it they are only cut to a preview). ``memory`` is the
     long-term memory injected into the prompt and updated after each turn (when enabled).
@@ -118,7 +129,8 @@ def build_middleware(
     if memory is not None and config.memory.enabled:
         middleware.append(MemoryInjectionMiddleware(memory))
     if config.skills.enabled:
-        middleware.append(SkillActivationMiddleware(skills or {}))
+        known = skills or SkillCatalog(root=None)
+        middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
     if config.context.todos:
         middleware.append(TodoListMiddleware())
     if config.context.loop_warn_after or config.context.loop_stop_after:
@@ -193,13 +205,15 @@ def create_lead_agent(
     provider = sandbox_provider or build_sandbox_provider(config)
     disabled = set(config.tools.disabled)
     tools = [t for t in [*make_sandbox_tools(provider, config.sandbox), *extra_tools] if t.name not in disabled]
-    subagent_entries: list[PromptEntry] = []
-    if config.subagents.enabled:
-        runner = delegation_runner(config, resolver, tools, lead_name)
-        tools += [t for t in make_task_tools(runner) if t.name not in disabled]
-        subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
+    tools += build_tools(config, provider, lead_name, taken=[t.name for t in tools])  # web, images, MCP
     if memory is None and config.memory.enabled:
         memory = open_memory(config, resolver, lead_name, store)
+    subagent_entries: list[PromptEntry] = []
+    if config.subagents.enabled:
+        # Sub-agents get the tools built so far: never the memory tool (they read memory, never write it).
+        runner = delegation_runner(config, resolver, tools, lead_name, memory)
+        tools += [t for t in make_task_tools(runner) if t.name not in disabled]
+        subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
     if memory is not None and config.memory.mode in ("tool", "both") and "memory" not in disabled:
         tools.append(make_memory_tool(memory))
     catalog = load_skills(resolve_skills_root(config), config.skills.disabled)
@@ -221,7 +235,7 @@ def create_lead_agent(
             prompt,
             title_model,
             summary_model,
-            skills=catalog.skills,
+            skills=catalog,
             sandbox_provider=provider,
             memory=memory,
             usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name)),
@@ -245,12 +259,17 @@ def open_memory(config: HerdsmanConfig, resolver: ModelResolver, lead_name: str,
 
 
 def delegation_runner(
-    config: HerdsmanConfig, resolver: ModelResolver, tools: Sequence[BaseTool], lead_name: str
+    config: HerdsmanConfig,
+    resolver: ModelResolver,
+    tools: Sequence[BaseTool],
+    lead_name: str,
+    memory: MemoryService | None = None,
 ) -> SubagentRunner:
     """The lead's sub-agent runner; sub-agents get delegation tools of their own only while
     their depth is below ``subagents.max_depth``."""
     runners = [
-        SubagentRunner(config, resolver, tools, lead_name, depth=d) for d in range(1, config.subagents.max_depth + 1)
+        SubagentRunner(config, resolver, tools, lead_name, depth=d, memory=memory)
+        for d in range(1, config.subagents.max_depth + 1)
     ]
     for parent, child in zip(runners, runners[1:]):
         parent.extra_tools = make_task_tools(child)

@@ -322,6 +322,13 @@ class GatewayConfig(_Section):
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
     replay_retention_seconds: float = Field(600.0, ge=0, description="How long a finished run stays joinable.")
+    max_concurrent_runs: int = Field(
+        10, ge=1, description="Runs executing at once; more wait as pending (keeps the server responsive)."
+    )
+    cors_origins: list[str] = Field(
+        default_factory=lambda: ["http://localhost:3000", "http://127.0.0.1:3000"],
+        description="Web origins allowed to call the API from a browser (a LangGraph UI); [\"*\"] for any.",
+    )
 
     @model_validator(mode="after")
     def _redis_needs_url(self) -> "GatewayConfig":
@@ -331,6 +338,114 @@ class GatewayConfig(_Section):
                 "set redis_url: redis://localhost:6379/0"
             )
         return self
+
+
+class MCPServerConfig(_Section):
+    """One MCP server whose tools the agent may use (``mcp.servers``)."""
+
+    name: str = Field(
+        ..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,40}$", description="Name shown in status and logs; unique."
+    )
+    enabled: bool = Field(True, description="false: keep the entry but do not connect.")
+    transport: Literal["stdio", "sse", "streamable_http"] = Field(
+        "stdio", description="stdio: start command; sse or streamable_http: connect to url."
+    )
+    command: str | None = Field(None, description="Program to start (stdio), e.g. npx or python.")
+    args: list[str] = Field(default_factory=list, description="Its arguments (stdio).")
+    env: dict[str, str] | None = Field(None, description="Environment of the command (stdio); default the gateway's.")
+    cwd: Path | None = Field(None, description="Working directory of the command (stdio).")
+    url: str | None = Field(None, description="Endpoint (sse, streamable_http), e.g. http://127.0.0.1:8000/mcp.")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (sse, streamable_http), e.g. Authorization.")
+    tool_prefix: str = Field("", pattern=r"^[A-Za-z0-9_-]*$", description='Put before each tool name, e.g. "fs_".')
+    allow: list[str] = Field(
+        default_factory=list, description="Only these tools (names or globs, before the prefix); empty: all."
+    )
+    deny: list[str] = Field(default_factory=list, description="Never these tools (names or globs, before the prefix).")
+    timeout_seconds: float = Field(15.0, gt=0, description="Connecting and listing tools must finish within this.")
+    call_timeout_seconds: float = Field(120.0, gt=0, description="One tool call must finish within this.")
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> "MCPServerConfig":
+        if self.transport == "stdio" and not self.command:
+            raise ValueError(f"mcp server {self.name!r} uses transport stdio but has no command; set command: (e.g. npx)")
+        if self.transport != "stdio" and not self.url:
+            raise ValueError(
+                f"mcp server {self.name!r} uses transport {self.transport} but has no url; "
+                "set url: http://host:port/mcp"
+            )
+        return self
+
+
+class MCPConfig(_Section):
+    """Tools from MCP servers, loaded when the agent is built and cached; a failing server is skipped."""
+
+    servers: list[MCPServerConfig] = Field(default_factory=list)
+    retry_after_seconds: float = Field(
+        30.0, ge=0, description="A server that failed is tried again on the next load after this long."
+    )
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "MCPConfig":
+        names = [s.name for s in self.servers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"mcp.servers: the names {dupes} are used more than once; give each server a unique name")
+        return self
+
+
+class WebFetchConfig(_Section):
+    """The web_fetch tool."""
+
+    enabled: bool = True
+    timeout_seconds: float = Field(20.0, gt=0, description="Whole request, including reading the body.")
+    max_bytes: int = Field(5_000_000, ge=1_000, description="Bytes read from a response; the rest is cut.")
+    max_chars: int = Field(20_000, ge=1_000, description="Characters of page text returned to the model.")
+    max_redirects: int = Field(5, ge=0)
+    user_agent: str = Field("Mozilla/5.0 (compatible; Herdsman/1.0)", description="User-Agent header sent.")
+
+
+class WebSearchConfig(_Section):
+    """The web_search tool and its provider."""
+
+    enabled: bool = True
+    provider: Literal["duckduckgo", "searxng", "tavily", "brave"] = Field(
+        "duckduckgo", description="duckduckgo needs no key; tavily and brave need api_key; searxng needs base_url."
+    )
+    base_url: str | None = Field(None, description="Provider endpoint; default the provider's public one.")
+    api_key: str | None = Field(None, description="Key for tavily or brave (use $ENV).")
+    max_results: int = Field(5, ge=1, le=50)
+    timeout_seconds: float = Field(15.0, gt=0)
+
+    @model_validator(mode="after")
+    def _provider_needs(self) -> "WebSearchConfig":
+        if self.enabled and self.provider in ("tavily", "brave") and not self.api_key:
+            raise ValueError(f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. $TAVILY_API_KEY)")
+        if self.enabled and self.provider == "searxng" and not self.base_url:
+            raise ValueError("web.search.provider is searxng but web.search.base_url is empty; set it to your instance, e.g. http://localhost:8080")
+        return self
+
+
+class WebConfig(_Section):
+    """Web tools (fetch and search) and the guard against requests to internal addresses."""
+
+    fetch: WebFetchConfig = Field(default_factory=WebFetchConfig)
+    search: WebSearchConfig = Field(default_factory=WebSearchConfig)
+    allow_networks: list[str] = Field(
+        default_factory=list,
+        description='Private, loopback or link-local networks web_fetch may reach anyway, e.g. ["10.1.0.0/16"].',
+    )
+
+    @field_validator("allow_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not a network; write it like 10.0.0.0/8 or 127.0.0.1/32") from None
+        return value
 
 
 class HerdsmanConfig(_Section):
@@ -351,6 +466,8 @@ class HerdsmanConfig(_Section):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    mcp: MCPConfig = Field(default_factory=MCPConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
 
     @model_validator(mode="after")
     def _check_model_names(self) -> "HerdsmanConfig":

@@ -69,8 +69,19 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
 
 
 def close_store(store: BaseStore) -> None:
-    """Close the store's connection, if it has one."""
+    """Close the store's connection, if it has one.
+
+    Taken under the store's own lock (SqliteStore serializes its queries with it), so a
+    background worker never uses a connection while it is being closed (sqlite3 can crash
+    on that rather than raise).
+    """
     conn = getattr(store, "conn", None)
     close = getattr(conn, "close", None)
-    if callable(close):
+    if not callable(close):
+        return
+    lock = getattr(store, "lock", None)
+    if lock is not None and hasattr(lock, "__enter__"):
+        with lock:
+            close()
+    else:
         close()

@@ -63,8 +63,8 @@ class Fact:
     @classmethod
     def from_value(cls, key: str, value: dict[str, Any]) -> "Fact":
         """Rebuild a fact from its store key and record."""
-        fields = {k: value[k] for k in ("content", "category", "confidence", "source_thread", "created_at", "updated_at") if k in value}
-        return cls(id=key, **fields)
+        names = ("content", "category", "confidence", "source_thread", "created_at", "updated_at")
+        return cls(id=key, **{k: value[k] for k in names if k in value})
 
     def merged_with(self, newer: "Fact") -> "Fact":
         """This fact learned again: keep its creation time, take the newer details."""

@@ -38,6 +38,10 @@ CREATE TABLE IF NOT EXISTS memory_updates (
 LEASE_SECONDS = 300.0
 
 
+class QueueClosedError(RuntimeError):
+    """The queue was closed (the process is shutting down); nothing was lost."""
+
+
 @dataclass(frozen=True)
 class PendingUpdate:
     """A claimed row: the turns of one thread waiting to be read by the memory model."""
@@ -57,15 +61,18 @@ class UpdateQueue:
         self.path = path
         self._conn = connect_sqlite(path)
         self._lock = threading.Lock()
+        self._closed = False
         with self._lock:
             self._conn.execute(SCHEMA)
 
     def close(self) -> None:
-        """Close the connection."""
-        self._conn.close()
+        """Close the connection, once no transaction is using it (a worker may still be running)."""
+        with self._lock:
+            self._closed = True
+            self._conn.close()
 
     def _tx(self) -> Any:
-        return _Transaction(self._conn, self._lock)
+        return _Transaction(self._conn, self._lock, lambda: self._closed)
 
     def enqueue(self, thread_id: str, user_id: str, messages: list[dict[str, Any]], delay: float = 0.0) -> None:
         """Append ``messages`` to the thread's pending update and make it due ``delay`` seconds from now."""
@@ -152,12 +159,16 @@ class UpdateQueue:
 class _Transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK``) under the queue's lock."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock, closed: Any = lambda: False) -> None:
         self._conn = conn
         self._lock = lock
+        self._closed = closed
 
     def __enter__(self) -> sqlite3.Cursor:
         self._lock.acquire()
+        if self._closed():
+            self._lock.release()
+            raise QueueClosedError("the memory update queue is closed; pending updates stay for the next run")
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except BaseException:

@@ -64,7 +64,9 @@ class MemoryService:
         return cls(config.memory, memory, queue, updater, worker, owned)
 
     def close(self) -> None:
-        """Close the queue and the store this service opened."""
+        """Stop the worker; close the queue and the store this service opened."""
+        if self.worker is not None:
+            self.worker.stop()
         self.queue.close()
         if self._owned_store is not None:
             close_store(self._owned_store)

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from langgraph.store.base import BaseStore
 
-from herdsman.memory.facts import Fact, fact_id, now_iso
+from herdsman.memory.facts import Fact, now_iso
 
 ROOT = "memory"
 LIST_LIMIT = 100_000
@@ -117,4 +117,4 @@ class MemoryStore:
         return dropped
 
 
-__all__ = ["MemoryStore", "fact_id", "facts_namespace", "profile_namespace"]
+__all__ = ["MemoryStore", "facts_namespace", "profile_namespace"]

@@ -10,6 +10,7 @@ retried later and dropped after ``memory.max_attempts``; a failure never reaches
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from typing import Any
@@ -18,8 +19,8 @@ import structlog
 from langchain_core.language_models import BaseChatModel
 
 from herdsman.config.schema import MemoryConfig
-from herdsman.memory.extraction import MemoryModelError, build_prompt, filter_facts, parse_reply
-from herdsman.memory.queue import PendingUpdate, UpdateQueue
+from herdsman.memory.extraction import build_prompt, filter_facts, parse_reply
+from herdsman.memory.queue import PendingUpdate, QueueClosedError, UpdateQueue
 from herdsman.memory.store import MemoryStore
 
 log = structlog.get_logger(__name__)
@@ -64,7 +65,7 @@ class MemoryUpdater:
             try:
                 reply = self.model.invoke(self._prompt(update))
                 written = self._apply(update, reply.text)
-            except (MemoryModelError, Exception) as exc:  # noqa: BLE001 - memory never fails a turn
+            except Exception as exc:  # noqa: BLE001 - a bad reply (MemoryModelError) or a down store never fails a turn
                 self._failed(update, exc)
                 continue
             self.queue.complete(update)
@@ -80,7 +81,7 @@ class MemoryUpdater:
                 prompt = await asyncio.to_thread(self._prompt, update)
                 reply = await self.model.ainvoke(prompt)
                 written = await asyncio.to_thread(self._apply, update, reply.text)
-            except (MemoryModelError, Exception) as exc:  # noqa: BLE001 - memory never fails a turn
+            except Exception as exc:  # noqa: BLE001 - a bad reply (MemoryModelError) or a down store never fails a turn
                 await asyncio.to_thread(self._failed, update, exc)
                 continue
             await asyncio.to_thread(self.queue.complete, update)
@@ -103,9 +104,13 @@ class MemoryWorker:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._kicked = False
+        self._idle = False
 
     def _delay(self) -> float | None:
-        due = self.updater.queue.next_due()
+        try:
+            due = self.updater.queue.next_due()
+        except QueueClosedError:
+            return None  # shutting down: what is queued stays for the next run
         return None if due is None else max(0.0, due - time.time())
 
     async def _loop(self) -> None:
@@ -116,8 +121,16 @@ class MemoryWorker:
                 if self._kicked:  # a turn was queued while we looked: look again
                     continue
                 return
-            await asyncio.sleep(min(delay, 60.0) + 0.01)
-            await self.updater.arun_pending()
+            if delay > 0:
+                self._idle = True
+                try:
+                    await asyncio.sleep(min(delay, 60.0) + 0.01)
+                finally:
+                    self._idle = False
+            try:
+                await self.updater.arun_pending()
+            except QueueClosedError:
+                return
 
     def _thread_loop(self) -> None:
         while True:
@@ -125,7 +138,10 @@ class MemoryWorker:
             if delay is None:
                 return
             time.sleep(min(delay, 60.0) + 0.01)
-            self.updater.run_pending()
+            try:
+                self.updater.run_pending()
+            except QueueClosedError:
+                return
 
     def kick(self) -> None:
         """Make sure a pass will run when the next update is due."""
@@ -137,14 +153,32 @@ class MemoryWorker:
                 loop = None
             if loop is not None:
                 if self._task is None or self._task.done():
-                    self._task = loop.create_task(self._loop(), name="herdsman-memory-worker")
+                    # A fresh context: the memory model's calls must not join the run that kicked
+                    # the worker (its callbacks and stream).
+                    self._task = loop.create_task(
+                        self._loop(), name="herdsman-memory-worker", context=contextvars.Context()
+                    )
                 return
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._thread_loop, name="herdsman-memory-worker", daemon=True)
                 self._thread.start()
 
-    async def drain(self) -> None:
-        """Wait for the background task, if any (tests, shutdown)."""
+    async def drain(self, timeout: float = 30.0) -> None:
+        """Wait until the background task has processed every update due now (tests, shutdown).
+
+        Updates waiting for a later retry stay queued.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            task = self._task
+            if task is None or task.done():
+                return
+            if self._idle:
+                return
+            await asyncio.sleep(0.01)
+
+    def stop(self) -> None:
+        """Cancel the background task; what it had not written stays queued."""
         task = self._task
         if task is not None and not task.done():
-            await task
+            task.cancel()

@@ -3,7 +3,8 @@
 Once per turn (per user message), the user's facts are ranked against that message and rendered
 within ``memory.max_injected_tokens``; later model calls of the turn reuse the section. A store
 that is locked or down costs the turn its memory, never the turn: the error is logged and the
-model is called without the section.
+model is called without the section. The first model call of the process also kicks the
+memory worker, so updates queued before a restart are written while the new run goes on.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         super().__init__()
         self.service = service
         self._cache: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._worker_started = False
 
     def _key(self, request: ModelRequest) -> tuple[tuple[str, str], str]:
         user = current_user_id(self.service.config.user_id)
@@ -64,6 +66,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
         """Call the model with the memory section added."""
+        self._start_worker()
         key, query = self._key(request)
         section = self._cache.get(key)
         if section is None:
@@ -71,10 +74,17 @@ class MemoryInjectionMiddleware(AgentMiddleware):
             self._remember(key, section)
         return handler(self._with(request, section))
 
+    def _start_worker(self) -> None:
+        """Once per process: let the worker pick up updates left queued by an earlier process."""
+        if not self._worker_started and self.service.worker is not None:
+            self._worker_started = True
+            self.service.worker.kick()
+
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         """Async twin of :meth:`wrap_model_call` (the store is read in a worker thread)."""
+        self._start_worker()
         key, query = self._key(request)
         section = self._cache.get(key)
         if section is None:

@@ -6,8 +6,8 @@ is added to the system message of every model call in that turn. When the skill 
 answered with an error result instead of being run. An unknown ``/name`` gets a note so the
 model can tell the user which skills exist.
 
-Costs one backwards scan to the last user message per model and tool call; the activation is
-recorded in the state (``active_skill``) only when it changes.
+Costs one backwards scan to the last user message per model call, and a dict lookup per tool
+call; the activation is recorded in the state (``active_skill``) only when it changes.
 """
 
 from __future__ import annotations
@@ -52,13 +52,14 @@ def skill_block(skill: Skill) -> str:
     return "\n".join(lines)
 
 
-def unknown_skill_note(name: str, known: list[str]) -> str:
-    """The note for ``/name`` when no usable skill has that name."""
+def unknown_skill_note(name: str, known: list[str], reason: str | None = None) -> str:
+    """The note for ``/name`` when no usable skill has that name (``reason``: why, if it exists)."""
     choices = ", ".join(f"/{n}" for n in known) or "none are installed"
+    why = f"; the skill exists but {reason}" if reason else ""
     return (
         f"<skill_not_found>The user's message starts with /{name}, but there is no enabled skill "
-        f"named {name!r} (available: {choices}). Tell the user, then help with the rest of the "
-        "message.</skill_not_found>"
+        f"named {name!r}{why} (available: {choices}). Tell the user, then help with the rest of "
+        "the message.</skill_not_found>"
     )
 
 
@@ -85,10 +86,12 @@ class SkillActivationMiddleware(AgentMiddleware):
 
     state_schema = SkillState
 
-    def __init__(self, skills: Mapping[str, Skill]) -> None:
-        """``skills``: the usable skills by name (a SkillCatalog's ``skills``)."""
+    def __init__(self, skills: Mapping[str, Skill], unavailable: Mapping[str, str] | None = None) -> None:
+        """``skills``: the usable skills by name; ``unavailable``: why other known skills are not
+        (a SkillCatalog's ``skills`` and ``reasons()``)."""
         super().__init__()
         self.skills = dict(skills)
+        self.unavailable = dict(unavailable or {})
         self._blocks: dict[str, str] = {}
 
     def _block(self, skill: Skill) -> str:
@@ -103,7 +106,7 @@ class SkillActivationMiddleware(AgentMiddleware):
             return request, update
         skill = self.skills.get(name)
         if skill is None:
-            extra, tools = unknown_skill_note(name, sorted(self.skills)), request.tools
+            extra, tools = unknown_skill_note(name, sorted(self.skills), self.unavailable.get(name)), request.tools
             update = False
         else:
             extra, tools = self._block(skill), request.tools
@@ -135,9 +138,10 @@ class SkillActivationMiddleware(AgentMiddleware):
         return self._finish(await handler(prepared), update)
 
     def _blocked(self, request: ToolCallRequest) -> ToolMessage | None:
+        # The model call before this tool call recorded the turn's skill (or cleared it).
         state = request.state if isinstance(request.state, dict) else {}
-        name, _ = active_skill(state, state.get("messages", []))
-        skill = self.skills.get(name) if name else None
+        recorded = state.get("active_skill")
+        skill = self.skills.get(recorded["name"]) if recorded else None
         if skill is None or skill.allowed_tools is None:
             return None
         tool = request.tool_call.get("name", "")

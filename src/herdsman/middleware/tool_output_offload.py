@@ -95,7 +95,7 @@ class ToolOutputOffloadMiddleware(AgentMiddleware):
             return None
         return path
 
-    def _shrink(self, request: ToolCallRequest, result: ToolMessage, path: str | None, reread: bool) -> ToolMessage:
+    def _shrink(self, result: ToolMessage, path: str | None, reread: bool) -> ToolMessage:
         text = _text(result)
         lines = text.count("\n") + 1
         if reread:
@@ -116,7 +116,7 @@ class ToolOutputOffloadMiddleware(AgentMiddleware):
             return result
         reread = _reads_offloaded(request)
         path = None if reread else self._save(request, _text(result))
-        return self._shrink(request, result, path, reread)
+        return self._shrink(result, path, reread)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
@@ -127,4 +127,4 @@ class ToolOutputOffloadMiddleware(AgentMiddleware):
             return result
         reread = _reads_offloaded(request)
         path = None if reread else await asyncio.to_thread(self._save, request, _text(result))
-        return self._shrink(request, result, path, reread)
+        return self._shrink(result, path, reread)

@@ -50,6 +50,30 @@ def interrupts_of(update: Any) -> list[Any]:
     return []
 
 
+def token_usage(update: Any) -> list[tuple[str, int, int]]:
+    """(model name, input tokens, output tokens) of each AI message in an ``updates`` chunk."""
+    found: list[tuple[str, int, int]] = []
+    for node_update in (update or {}).values() if isinstance(update, dict) else ():
+        messages = node_update.get("messages", []) if isinstance(node_update, dict) else []
+        for message in messages if isinstance(messages, list) else [messages]:
+            usage = getattr(message, "usage_metadata", None)
+            if getattr(message, "type", None) == "ai" and usage:
+                model = (getattr(message, "response_metadata", None) or {}).get("model_name") or "unknown"
+                found.append((model, int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))))
+    return found
+
+
+def tool_results(update: Any) -> list[tuple[str, bool]]:
+    """(tool name, failed) of each tool message in an ``updates`` chunk."""
+    found: list[tuple[str, bool]] = []
+    for node_update in (update or {}).values() if isinstance(update, dict) else ():
+        messages = node_update.get("messages", []) if isinstance(node_update, dict) else []
+        for message in messages if isinstance(messages, list) else [messages]:
+            if getattr(message, "type", None) == "tool":
+                found.append((getattr(message, "name", None) or "unknown", getattr(message, "status", "") == "error"))
+    return found
+
+
 class EventTranslator:
     """Stateful translation of one run's chunks; remembers the last values and interrupts."""
 

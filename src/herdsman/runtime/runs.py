@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from langgraph.types import Command
 
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.run_events import EventTranslator, graph_modes, normalize_modes
+from herdsman.runtime.run_events import EventTranslator, graph_modes, normalize_modes, token_usage, tool_results
 from herdsman.runtime.serde import dumps, to_jsonable
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
 from herdsman.runtime.threads import ThreadStore, utc_now
@@ -33,6 +34,8 @@ RunStatus = Literal["pending", "running", "error", "success", "timeout", "interr
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 CancelAction = Literal["interrupt", "rollback"]
 FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
+REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
+KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
     "the gateway stopped while this run was in progress; the thread keeps every step up to its "
     "last checkpoint: start a new run on the thread to continue"
@@ -118,6 +121,7 @@ class Run:
     error: dict[str, str] | None = None
     result: dict[str, Any] | None = None
     checkpoint_before: str | None = None
+    executed: bool = False
     cancel_action: CancelAction | None = None
     task: asyncio.Task | None = None
 
@@ -153,6 +157,14 @@ class RunListener(Protocol):
         """A run ended with ``run.status`` after ``seconds``."""
         ...
 
+    def model_tokens(self, run: Run, model: str, input_tokens: int, output_tokens: int) -> None:
+        """A model call of the run (or of one of its sub-agents) used these tokens."""
+        ...
+
+    def tool_finished(self, run: Run, tool: str, failed: bool) -> None:
+        """A tool call of the run (``bash``: a sandbox command, ``task``: a sub-agent) returned."""
+        ...
+
 
 def _command(data: dict[str, Any]) -> Command:
     return Command(resume=data.get("resume"), update=data.get("update"), goto=data.get("goto") or ())
@@ -169,7 +181,9 @@ class RunManager:
         config: HerdsmanConfig,
         *,
         listeners: Iterable[RunListener] = (),
+        max_concurrency: int = 10,
     ) -> None:
+        """``max_concurrency`` runs execute at once; the others wait, pending, for a slot."""
         self.graph = graph
         self.bridge = bridge
         self.threads = threads
@@ -177,6 +191,8 @@ class RunManager:
         self.listeners = list(listeners)
         self._runs: dict[str, Run] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._finished: deque[str] = deque()
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -187,10 +203,6 @@ class RunManager:
     def is_busy(self, thread_id: str) -> bool:
         """Whether the thread has a run in progress."""
         return bool(self.active_runs(thread_id))
-
-    def live(self, run_id: str) -> Run | None:
-        """The run if this process holds it."""
-        return self._runs.get(run_id)
 
     async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
         """The run's record (live or saved), or None."""
@@ -243,6 +255,8 @@ class RunManager:
                 status="busy",
             )
             await self.threads.put_run(run.to_dict())
+            # Sent at once, so a client sees its run id before the graph starts.
+            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
             run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
@@ -261,24 +275,51 @@ class RunManager:
         """Stop a run. ``rollback`` also restores the thread to where it was before the run."""
         run = self._runs.get(run_id)
         if run is None or run.thread_id != thread_id:
-            record = await self.threads.get_run(thread_id, run_id)
-            if record is None:
-                raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
-            return record
-        if run.status not in FINAL_STATUSES:
+            return await self._cancel_elsewhere(thread_id, run_id, action, wait)
+        in_progress = run.status not in FINAL_STATUSES
+        if in_progress:
             run.cancel_action = action
             if run.task is not None:
                 run.task.cancel()
             log.info("run_cancel_requested", run_id=run_id, thread_id=thread_id, action=action)
         if (wait or action == "rollback") and run.task is not None:
             await asyncio.wait([run.task])
-        if action == "rollback":
+        if action == "rollback" and in_progress:
             await self._rollback(run)
         return run.to_dict()
 
+    async def _cancel_elsewhere(self, thread_id: str, run_id: str, action: CancelAction, wait: bool) -> dict[str, Any]:
+        """Cancel a run another gateway process executes (through the bridge), or report a finished one."""
+        record = await self.threads.get_run(thread_id, run_id)
+        if record is None:
+            raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+        if record.get("status") in FINAL_STATUSES:
+            return record
+        await self.bridge.request_cancel(run_id, action)
+        log.info("run_cancel_forwarded", run_id=run_id, thread_id=thread_id, action=action)
+        for _ in range(int(REMOTE_CANCEL_WAIT / 0.05) if wait else 0):
+            await asyncio.sleep(0.05)
+            latest = await self.threads.get_run(thread_id, run_id)
+            if latest is None or latest.get("status") in FINAL_STATUSES:
+                return latest or {**record, "status": "interrupted"}
+        return record
+
+    async def serve_cancel_requests(self) -> None:
+        """Cancel this process's runs when another process asks (runs until cancelled)."""
+        pending: set[asyncio.Task] = set()
+        async for run_id, action in self.bridge.cancel_requests():
+            run = self._runs.get(run_id)
+            if run is None or run.status in FINAL_STATUSES:
+                continue
+            task = asyncio.create_task(self.cancel(run.thread_id, run_id, action="rollback" if action == "rollback" else "interrupt"))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
     async def _rollback(self, run: Run) -> None:
         """Put the thread back to the checkpoint it had before ``run``, and forget the run."""
-        if run.checkpoint_before is None:
+        if not run.executed:
+            pass  # cancelled while pending: it changed nothing
+        elif run.checkpoint_before is None:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
         else:
             cfg = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": "", "checkpoint_id": run.checkpoint_before}}
@@ -341,14 +382,22 @@ class RunManager:
         await self.bridge.publish(run.run_id, event, dumps(data))
 
     async def _execute(self, run: Run, previous: list[asyncio.Task]) -> None:
-        """Run the graph for ``run``, publishing its events; never raises."""
+        """Wait for the thread's earlier runs and a free slot, then run the graph; never raises."""
         try:
             if previous:
                 await asyncio.wait(previous)
+            await self._slots.acquire()
         except asyncio.CancelledError:
             await self._set_status(run, "interrupted")
             await self._end(run, 0.0)
             return
+        try:
+            await self._run_graph(run)
+        finally:
+            self._slots.release()
+
+    async def _run_graph(self, run: Run) -> None:
+        """Stream the graph for ``run`` and publish what it yields; never raises."""
         started = time.monotonic()
         spec = run.spec
         translator = EventTranslator(spec.stream_mode)
@@ -357,10 +406,10 @@ class RunManager:
         try:
             head = await self.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
             run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id")
+            run.executed = True
             await self._set_status(run, "running")
             for listener in self.listeners:
                 listener.run_started(run)
-            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
             graph_input = _command(spec.command) if spec.command else spec.input
             kwargs: dict[str, Any] = {
                 "stream_mode": graph_modes(spec.stream_mode),
@@ -373,6 +422,8 @@ class RunManager:
             if spec.durability:
                 kwargs["durability"] = spec.durability
             async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
+                if mode == "updates":
+                    self._report_usage(run, chunk)
                 if namespace and not spec.stream_subgraphs:
                     continue
                 for name, data in translator.translate(tuple(namespace), mode, chunk):
@@ -393,6 +444,18 @@ class RunManager:
             structlog.contextvars.unbind_contextvars("run_id", "thread_id")
         await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
 
+    async def _has_pending_tasks(self, thread_id: str) -> bool:
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return bool(snapshot.next)
+
+    def _report_usage(self, run: Run, update: Any) -> None:
+        for model, tokens_in, tokens_out in token_usage(update):
+            for listener in self.listeners:
+                listener.model_tokens(run, model, tokens_in, tokens_out)
+        for tool, failed in tool_results(update):
+            for listener in self.listeners:
+                listener.tool_finished(run, tool, failed)
+
     async def _end(self, run: Run, seconds: float, interrupted: bool = False) -> None:
         """Close the run's stream, settle the thread's status, tell the listeners."""
         await self._publish(run, END_EVENT, None)
@@ -401,8 +464,15 @@ class RunManager:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
             await self.threads.delete(run.thread_id)
         elif not self.active_runs(run.thread_id):
-            status = "error" if run.status == "error" else "interrupted" if interrupted else "idle"
+            status = "idle"
+            if run.status == "error":
+                status = "error"
+            elif run.status == "success" and (interrupted or await self._has_pending_tasks(run.thread_id)):
+                status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
             await self.threads.update(run.thread_id, status=status)
         for listener in self.listeners:
             listener.run_finished(run, seconds)
+        self._finished.append(run.run_id)
+        while len(self._finished) > KEEP_FINISHED:
+            self._runs.pop(self._finished.popleft(), None)
         log.info("run_finished", run_id=run.run_id, thread_id=run.thread_id, status=run.status, seconds=round(seconds, 3))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import json
 import uuid
 from typing import Any
 
@@ -21,14 +22,11 @@ def to_jsonable(obj: Any) -> Any:
     """``obj`` as plain JSON types (dicts, lists, strings, numbers, booleans, None)."""
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in obj]
-    return to_jsonable(_default(obj))
+    return orjson.loads(_encode(obj))
 
 
 def _default(obj: Any) -> Any:
+    """orjson's hook for what it cannot encode itself (messages, pydantic models, sets...)."""
     if isinstance(obj, Interrupt):
         return {"value": obj.value, "id": obj.id}
     if hasattr(obj, "model_dump"):
@@ -38,6 +36,8 @@ def _default(obj: Any) -> Any:
             return str(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):  # a dict subclass orjson refuses
+        return {str(k): v for k, v in obj.items()}
     if isinstance(obj, (dt.datetime, dt.date)):
         return obj.isoformat()
     if isinstance(obj, uuid.UUID):
@@ -51,9 +51,20 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def _encode(obj: Any) -> bytes:
+    try:
+        return orjson.dumps(obj, default=_default, option=_OPTIONS)
+    except TypeError:
+        # orjson refuses integers beyond 64 bits; the standard library does not.
+        return json.dumps(obj, default=_default, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def dumps(obj: Any) -> str:
     """Compact JSON text of ``obj`` (one line, so it fits one SSE ``data:`` field)."""
-    return orjson.dumps(to_jsonable(obj), option=orjson.OPT_NON_STR_KEYS).decode()
+    return _encode(obj).decode()
 
 
 def loads(text: str | bytes) -> Any:

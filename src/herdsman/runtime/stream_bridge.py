@@ -56,6 +56,14 @@ class StreamBridge(Protocol):
         """Whether the bridge still holds events of ``run_id``."""
         ...
 
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Ask whichever process executes ``run_id`` to cancel it."""
+        ...
+
+    def cancel_requests(self) -> AsyncIterator[tuple[str, str]]:
+        """(run id, action) of every cancel request, until the bridge closes."""
+        ...
+
     async def close(self) -> None:
         """Release connections and wake every subscriber."""
         ...
@@ -160,6 +168,16 @@ class MemoryStreamBridge:
                 await asyncio.wait_for(waiter.wait(), timeout=heartbeat)
             except asyncio.TimeoutError:
                 yield None
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Nothing to do: in one process the run manager cancels its runs itself."""
+
+    async def cancel_requests(self) -> AsyncIterator[tuple[str, str]]:
+        """Never yields: no other process can ask (returns when the bridge closes)."""
+        while not self._closed:
+            await asyncio.sleep(3600)
+        return
+        yield  # pragma: no cover - makes this an async generator
 
     async def close(self) -> None:
         """Wake every subscriber so it returns."""

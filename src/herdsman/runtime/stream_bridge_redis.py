@@ -4,16 +4,19 @@ Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended wit
 (capped near ``max_events``) and read with a blocking ``XREAD``; the Redis entry id is the SSE
 event id, so ``Last-Event-ID`` works across processes: a run executing in one gateway can be
 joined from another. A subscriber stops after the run's ``end`` event; a finished run's stream
-expires ``retention_seconds`` later.
+expires ``retention_seconds`` later. Cancel requests travel on a pub/sub channel, so a run can be
+cancelled through any gateway.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 
 KEY_PREFIX = "herdsman:run:"
+CANCEL_CHANNEL = "herdsman:cancel"
 
 
 class RedisBridgeError(Exception):
@@ -83,6 +86,26 @@ class RedisStreamBridge:
                     yield StreamEvent(entry_id, event, fields.get("data", "null"))
                     if event == END_EVENT:
                         return
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Publish a cancel request; the gateway executing the run acts on it."""
+        await self._redis.publish(CANCEL_CHANNEL, json.dumps({"run_id": run_id, "action": action}))
+
+    async def cancel_requests(self) -> AsyncIterator[tuple[str, str]]:
+        """Cancel requests published by any gateway, as (run id, action)."""
+        pubsub = self._redis.pubsub()
+        await pubsub.subscribe(CANCEL_CHANNEL)
+        try:
+            async for message in pubsub.listen():
+                if message.get("type") != "message":
+                    continue
+                try:
+                    request = json.loads(message["data"])
+                    yield str(request["run_id"]), str(request.get("action") or "interrupt")
+                except (ValueError, KeyError, TypeError):
+                    continue
+        finally:
+            await pubsub.aclose()
 
     async def close(self) -> None:
         """Close the connection pool."""

@@ -1,8 +1,10 @@
 """The sandbox: a thread's files and shell behind virtual paths, and the tools that use them.
 
-``build_sandbox_provider(config)`` gives the provider; ``make_sandbox_tools(provider,
-config.sandbox)`` gives the LangChain tools (bash, ls, read_file, write_file, str_replace, glob,
-grep) that find their thread's sandbox through the run config's ``thread_id``.
+``build_sandbox_provider(config)`` gives the provider named by ``sandbox.provider`` (local,
+docker or kubernetes); ``make_sandbox_tools(provider, config.sandbox)`` gives the LangChain tools
+(bash, ls, read_file, write_file, str_replace, glob, grep) that find their thread's sandbox
+through the run config's ``thread_id``. ``sandbox.limits`` (:class:`Limits`) bounds memory, CPU,
+processes, file size and output for every provider.
 """
 
 from herdsman.sandbox.base import (
@@ -18,6 +20,9 @@ from herdsman.sandbox.base import (
     SandboxError,
     SandboxProvider,
 )
+from herdsman.sandbox.docker import DockerEngineError, DockerSandbox, DockerSandboxProvider
+from herdsman.sandbox.kubernetes import KubernetesError, KubernetesSandbox, KubernetesSandboxProvider
+from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import LocalSandbox, LocalSandboxProvider
 from herdsman.sandbox.paths import InvalidThreadIdError, ThreadPaths, validate_thread_id
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -30,8 +35,15 @@ __all__ = [
     "USER_DATA_ROOT",
     "WORKSPACE",
     "CommandNotAllowedError",
+    "DockerEngineError",
+    "DockerSandbox",
+    "DockerSandboxProvider",
     "ExecResult",
     "InvalidThreadIdError",
+    "KubernetesError",
+    "KubernetesSandbox",
+    "KubernetesSandboxProvider",
+    "Limits",
     "LocalSandbox",
     "LocalSandboxProvider",
     "PathEscapeError",

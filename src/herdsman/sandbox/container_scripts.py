@@ -7,9 +7,10 @@ dash and bash):
 - the command runs with ``bash -c`` (``sh -c`` where the image has no bash) in its own session,
   started by ``setsid`` and carrying ``HERDSMAN_RUN_ID=<run id>`` in its environment;
 - when it ends, the wrapper kills its session with the ``kill`` builtin (no fork needed, so it
-  works when a fork bomb filled the pid limit) and then every process still carrying the marker,
-  so background jobs and daemonized grandchildren end with their command, as they do in the
-  local bubblewrap sandbox;
+  works when a fork bomb filled the pid limit) and then every process still carrying the marker
+  (one ``grep -lz`` over ``/proc/*/environ``; GNU grep and busybox both have ``-z``), so
+  background jobs and daemonized grandchildren end with their command, as they do in the local
+  bubblewrap sandbox;
 - on a timeout or a cancel, the provider runs :func:`sweep_argv` in a second exec, which kills
   the marked processes; when even that cannot start (pid limit), the provider restarts the
   container (see the providers).
@@ -23,11 +24,9 @@ MARKER = "HERDSMAN_RUN_ID"
 CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _SWEEP = (
-    'for p in /proc/[0-9]*; do '
-    'n="${p#/proc/}"; [ "$n" = "$$" ] && continue; '
-    f'if {{ tr "\\000" "\\n" < "$p/environ"; }} 2>/dev/null | grep -qx "{MARKER}=$1"; then '
-    'kill -9 "$n" 2>/dev/null; fi; '
-    "done"
+    f'for f in $(grep -lzx "{MARKER}=$1" /proc/[0-9]*/environ 2>/dev/null); do '
+    'n="${f#/proc/}"; n="${n%/environ}"; [ "$n" = "$$" ] || kill -9 "$n" 2>/dev/null; '
+    "done; true"
 )
 
 _WRAPPER = (

@@ -34,15 +34,17 @@ from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, Exec
 from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
-from herdsman.sandbox.local import LocalSandbox, _skills_dir
+from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import OutputCapture, new_run_id
+from herdsman.sandbox.remote import Reaper, RemoteSandbox, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
 
 LABEL_SANDBOX = "herdsman.sandbox"
 LABEL_OWNER = "herdsman.owner"
 LABEL_THREAD = "herdsman.thread"
+LABEL_SPEC = "herdsman.spec"  # a digest of the settings: a container is adopted only if they match
 _DRAIN_SECONDS = 2.0
 _SWEEP_TIMEOUT = 10.0
 OPEN_FILES = 8192
@@ -62,6 +64,24 @@ def _docker() -> Any:
             "install it with pip install 'herdsman[docker]'"
         ) from exc
     return docker
+
+
+_CLIENTS: dict[str, Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _client_for(base_url: str) -> Any:
+    """One ``DockerClient`` per engine address in this process.
+
+    Creating a client asks the engine for its API version, which podman answers slowly (it runs
+    its helper binaries to report their versions), so clients are shared between providers.
+    """
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(base_url)
+        if client is None:
+            client = _docker().DockerClient(base_url=base_url, timeout=60)
+            _CLIENTS[base_url] = client
+        return client
 
 
 def owner_id(home: Path) -> str:
@@ -112,7 +132,6 @@ def container_options(
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "network_mode": conf.network if sandbox.network else "none",
-        "labels": {LABEL_SANDBOX: "1", LABEL_OWNER: owner, LABEL_THREAD: paths.thread_id},
     }
     if limits.memory_mb:
         options["mem_limit"] = f"{limits.memory_mb}m"
@@ -131,6 +150,8 @@ def container_options(
             docker.types.Ulimit(name="nofile", soft=OPEN_FILES, hard=OPEN_FILES),
             docker.types.Ulimit(name="nproc", soft=USER_PROCESSES, hard=USER_PROCESSES),
         ]
+    spec = hashlib.sha256(repr(sorted(options.items())).encode()).hexdigest()[:12]
+    options["labels"] = {LABEL_SANDBOX: "1", LABEL_OWNER: owner, LABEL_THREAD: paths.thread_id, LABEL_SPEC: spec}
     return options
 
 
@@ -143,8 +164,15 @@ class ThreadContainer:
         self.name = provider.container_name(paths.thread_id)
         self._container: Any = None
         self._lock = threading.Lock()
+        self._busy_lock = threading.Lock()
         self.busy = 0
         self.last_used = time.monotonic()
+
+    def use(self, delta: int) -> None:
+        """Count a command in (+1) or out (-1), and note the time for the idle reaper."""
+        with self._busy_lock:
+            self.busy += delta
+            self.last_used = time.monotonic()
 
     @property
     def container_id(self) -> str | None:
@@ -164,6 +192,10 @@ class ThreadContainer:
             self._provider.remove_container(self.name)
             self._container = self._provider.start_container(self.paths, self.name)
             return self._container
+
+    def ensure_id(self) -> str:
+        """The id of the running container (started when needed)."""
+        return str(self.ensure().id)
 
     def forget(self) -> None:
         """Remove the container (its files stay); the next command starts a new one."""
@@ -185,8 +217,7 @@ class DockerShell:
     ) -> ExecResult:
         """Run ``command`` in the container; a dead container is recreated once and retried."""
         box = self._box
-        box.busy += 1
-        box.last_used = time.monotonic()
+        box.use(+1)
         try:
             container = box.ensure()
             try:
@@ -197,8 +228,7 @@ class DockerShell:
                 exec_id = self._create_exec(container.id, command)
             return self._stream(exec_id, timeout, cancel)
         finally:
-            box.busy -= 1
-            box.last_used = time.monotonic()
+            box.use(-1)
 
     def _create_exec(self, container_id: str, command: str) -> tuple[str, str]:
         run_id = new_run_id()
@@ -278,42 +308,10 @@ def _is_gone(exc: Exception) -> bool:
     return status in (404, 409) or any(phrase in text for phrase in gone)
 
 
-class DockerSandbox(LocalSandbox):
+class DockerSandbox(RemoteSandbox):
     """A thread's sandbox: host-side files (like :class:`LocalSandbox`), commands in its container."""
 
-    def __init__(self, paths: ThreadPaths, shell: DockerShell, config: SandboxConfig, box: ThreadContainer, uid_gid: tuple[int, int] | None) -> None:
-        self.box = box
-        self._owner = uid_gid
-        super().__init__(paths, shell, config)
-        for directory in (paths.workspace, paths.uploads, paths.outputs):
-            self._give(directory)
-
-    def _give(self, path: Path) -> None:
-        """Make ``path`` the container user's when we run as root, so commands can change it."""
-        if self._owner is None:
-            return
-        try:
-            st = os.lstat(path)
-            if (st.st_uid, st.st_gid) != self._owner:
-                os.lchown(path, *self._owner)
-        except OSError:
-            pass
-
-    def write_text(self, path: str, content: str, append: bool = False) -> int:
-        """Write like the local sandbox; new files and directories belong to the container user."""
-        written = super().write_text(path, content, append=append)
-        if self._owner is not None:
-            host = self.paths.resolve(path, write=True)
-            root = next(r.host for r in self.paths.roots if host == r.host or r.host in host.parents)
-            current = host
-            while current != root:
-                self._give(current)
-                current = current.parent
-        return written
-
-    def ensure_running(self) -> str:
-        """Start the container now (normally it starts with the first command); its id."""
-        return self.box.ensure().id
+    box: ThreadContainer
 
 
 class DockerSandboxProvider:
@@ -328,41 +326,30 @@ class DockerSandboxProvider:
         self._skills = _skills_dir(config)
         self.owner = owner_id(self._home)
         self.user = container_user(self._docker_config)
-        self._uid_gid = self._file_owner()
+        self._uid_gid = file_owner(self.user)
         self.client = client or self._connect()
         self._sandboxes: dict[str, DockerSandbox] = {}
         self._lock = threading.Lock()
         self._image_checked = False
-        self._stop = threading.Event()
-        self._reaper: threading.Thread | None = None
-        if self._docker_config.idle_timeout_seconds > 0:
-            self._reaper = threading.Thread(target=self._reap_loop, name="herdsman-docker-reaper", daemon=True)
-            self._reaper.start()
+        idle = self._docker_config.idle_timeout_seconds
+        self._reaper = Reaper(self.reap_idle, reaper_interval(idle), "herdsman-docker-reaper") if idle > 0 else None
 
     # -- engine ---------------------------------------------------------------------------
 
     def _connect(self) -> Any:
-        docker = _docker()
+        _docker()  # a missing package is its own error, not an unreachable engine
         base_url = self._docker_config.base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
         try:
-            client = docker.DockerClient(base_url=base_url, timeout=60)
+            client = _client_for(base_url)
             client.ping()
         except Exception as exc:  # noqa: BLE001
+            _CLIENTS.pop(base_url, None)
             raise DockerEngineError(
                 f"cannot reach the Docker engine at {base_url} ({type(exc).__name__}); start Docker or "
                 "podman (podman system service --time=0 unix:///run/podman/podman.sock), and set "
                 "sandbox.docker.base_url or DOCKER_HOST to its socket"
             ) from None
         return client
-
-    def _file_owner(self) -> tuple[int, int] | None:
-        if os.geteuid() != 0:
-            return None
-        try:
-            uid, gid = (int(part) for part in self.user.split(":", 1))
-        except ValueError:
-            return None
-        return None if (uid, gid) == (0, 0) else (uid, gid)
 
     def engine_error(self, action: str, exc: Exception) -> DockerEngineError:
         """A model-safe error for a failed engine request (details go to the log)."""
@@ -408,14 +395,16 @@ class DockerSandboxProvider:
             existing = None
         except Exception as exc:  # noqa: BLE001
             raise self.engine_error("look up the sandbox container", exc) from exc
-        if existing is not None:
-            if existing.status == "running" and existing.labels.get(LABEL_OWNER) == self.owner:
-                return existing
-            self.remove_container(name)
-        self._ensure_image()
         options = container_options(
             paths, self._sandbox_config, self._limits, name=name, owner=self.owner, user=self.user
         )
+        if existing is not None:
+            labels = existing.labels or {}
+            same = labels.get(LABEL_OWNER) == self.owner and labels.get(LABEL_SPEC) == options["labels"][LABEL_SPEC]
+            if existing.status == "running" and same:
+                return existing  # left by an earlier process with the same settings: adopt it
+            self.remove_container(name)
+        self._ensure_image()
         try:
             container = self.client.containers.run(**options)
         except Exception as exc:  # noqa: BLE001
@@ -460,7 +449,8 @@ class DockerSandboxProvider:
 
     def close(self) -> None:
         """Release every sandbox and stop the reaper."""
-        self._stop.set()
+        if self._reaper is not None:
+            self._reaper.stop()
         with self._lock:
             thread_ids = list(self._sandboxes)
         for thread_id in thread_ids:
@@ -485,17 +475,10 @@ class DockerSandboxProvider:
             log.info("removed %d idle sandbox containers", len(reaped))
         return reaped
 
-    def _reap_loop(self) -> None:
-        interval = max(1.0, min(60.0, self._docker_config.idle_timeout_seconds / 4))
-        while not self._stop.wait(interval):
-            try:
-                self.reap_idle()
-            except Exception:  # noqa: BLE001 - the reaper must survive engine hiccups
-                log.exception("sandbox reaper failed")
-
     def containers(self) -> list[Any]:
         """Every container of this Herdsman home on the engine (running or not)."""
-        return self.client.containers.list(all=True, filters={"label": [f"{LABEL_SANDBOX}=1", f"{LABEL_OWNER}={self.owner}"]})
+        labels = [f"{LABEL_SANDBOX}=1", f"{LABEL_OWNER}={self.owner}"]
+        return self.client.containers.list(all=True, filters={"label": labels})
 
     def cleanup(self) -> int:
         """Remove every container of this home, including ones left by an earlier process."""

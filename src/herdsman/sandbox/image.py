@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m herdsman.sandbox.image", description=__doc__.split("\n")[0])
     parser.add_argument("--tag", default=DEFAULT_TAG, help=f"image tag (default {DEFAULT_TAG})")
     parser.add_argument("--context", type=Path, default=default_context(), help="directory with the Dockerfile")
-    parser.add_argument("--base-url", default=os.environ.get("DOCKER_HOST"), help="engine address (default $DOCKER_HOST)")
+    parser.add_argument(
+        "--base-url", default=os.environ.get("DOCKER_HOST"), help="engine address (default $DOCKER_HOST)"
+    )
     args = parser.parse_args(argv)
     import docker
 

@@ -78,15 +78,16 @@ class BwrapShell:
             read_only_paths=self._config.read_only_paths,
             env={"HERDSMAN_RUN_ID": run_id},
         )
-        with self.limiter.command() as preexec:
+        with self.limiter.command() as launch:
             return run_process(
-                argv,
+                launch.argv(argv),
                 timeout=timeout,
                 max_output_chars=self.limiter.limits.output_chars,
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                 run_id=run_id,
                 cancel=cancel,
-                preexec_fn=preexec,
+                preexec_fn=launch.preexec_fn,
+                kill_tree=launch.kill_tree,
             )
 
 
@@ -108,15 +109,16 @@ class HostShell:
             "TERM": "dumb",
         }
         bash = shutil.which("bash") or "/bin/sh"
-        with self.limiter.command() as preexec:
+        with self.limiter.command() as launch:
             return run_process(
-                [bash, "-c", paths.to_host_text(command)],
+                launch.argv([bash, "-c", paths.to_host_text(command)]),
                 timeout=timeout,
                 max_output_chars=self.limiter.limits.output_chars,
                 cwd=paths.workspace,
                 env=env,
                 cancel=cancel,
-                preexec_fn=preexec,
+                preexec_fn=launch.preexec_fn,
+                kill_tree=launch.kill_tree,
             )
 
 
@@ -414,3 +416,6 @@ class LocalSandboxProvider:
             self._sandboxes.clear()
         for sandbox in sandboxes:
             sandbox.cancel_running()
+        limiter = getattr(self._shell, "limiter", None)
+        if limiter is not None:
+            limiter.close()

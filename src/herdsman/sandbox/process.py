@@ -174,6 +174,7 @@ def _pump(
     selector.register(fd, selectors.EVENT_READ)
     eof = False
     exited_at: float | None = None
+    eof_poll = 0.001  # after EOF, poll for the exit quickly at first, then back off to 20 ms
     try:
         while True:
             now = time.monotonic()
@@ -187,7 +188,8 @@ def _pump(
                 return "cancelled", eof
             wait = min(deadline - now, 0.05)
             if eof:
-                time.sleep(min(wait, 0.02))
+                time.sleep(min(wait, eof_poll))
+                eof_poll = min(eof_poll * 2, 0.02)
                 continue
             if selector.select(timeout=wait):
                 chunk = os.read(fd, _CHUNK)
@@ -231,6 +233,7 @@ def run_process(
     run_id: str | None = None,
     cancel: threading.Event | None = None,
     preexec_fn: Callable[[], None] | None = None,
+    kill_tree: Callable[[], None] | None = None,
 ) -> ExecResult:
     """Run ``argv`` with merged stdout/stderr, a timeout, and bounded output.
 
@@ -238,7 +241,9 @@ def run_process(
     added to it as ``HERDSMAN_RUN_ID`` so the whole tree can be found and killed. Setting
     ``cancel`` stops the command early (checked every 50 ms). Every process of the command is
     killed when this returns, whether it finished, timed out or was cancelled. ``preexec_fn``
-    runs in the child before exec (resource limits, see ``limits.py``).
+    runs in the child before exec (resource limits, see ``limits.py``). ``kill_tree``,
+    when given, replaces the scan of ``/proc`` for marked processes: callers that hold every
+    process of the command in a cgroup kill them through it.
     """
     run_id = run_id or new_run_id()
     full_env = dict(env or {})
@@ -262,7 +267,9 @@ def run_process(
     try:
         reason, eof = _pump(proc, fd, capture, time.monotonic() + timeout, cancel)
     finally:
-        kill_process_tree(proc.pid, run_id)
+        kill_process_tree(proc.pid, None if kill_tree else run_id)
+        if kill_tree is not None:
+            kill_tree()
         try:
             if not eof:
                 _drain(fd, capture, _DRAIN_SECONDS)

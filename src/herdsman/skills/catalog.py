@@ -46,6 +46,13 @@ class SkillCatalog:
     def __len__(self) -> int:
         return len(self.skills)
 
+    def reasons(self) -> dict[str, str]:
+        """Why each known skill that cannot be used is left out, by name."""
+        why = {s.name: "it is turned off in config.yaml (skills.disabled)" for s in self.disabled}
+        for name, missing in self.unavailable.items():
+            why[name] = f"it needs the environment variable(s) {', '.join(missing)}, which are not set"
+        return why
+
     def sorted(self) -> list[Skill]:
         """The usable skills by name."""
         return [self.skills[n] for n in sorted(self.skills)]

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from herdsman.sandbox.base import SKILLS_ROOT
-
 Source = Literal["public", "custom"]
 SKILL_FILE = "SKILL.md"
 
@@ -52,6 +50,8 @@ class Skill:
     @property
     def virtual_dir(self) -> str:
         """The skill's folder as the agent sees it, under ``/mnt/skills``."""
+        from herdsman.sandbox.base import SKILLS_ROOT  # here, so the skills CLI starts without the sandbox
+
         return f"{SKILLS_ROOT}/{self.source}/{self.directory.name}"
 
     @property

@@ -30,6 +30,7 @@ from langchain_core.tools import BaseTool
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.chain import compose
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
+from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
@@ -107,14 +108,18 @@ class SubagentRunner:
         tools: Sequence[BaseTool],
         lead_model_name: str,
         depth: int = 1,
+        memory: Any = None,
     ) -> None:
-        """``tools``: the lead's tools, from which each type's allowlist picks; ``depth``: 1 for the lead's sub-agents."""
+        """``tools``: the lead's tools, from which each type's allowlist picks; ``depth``: 1 for the
+        lead's sub-agents; ``memory``: the lead's long-term memory, which sub-agents read (it is
+        injected into their prompt) but never write (no memory tool, no update queue)."""
         self.config = config
         self.settings = config.subagents
         self.resolver = resolver
         self.tools = list(tools)
         self.lead_model_name = lead_model_name
         self.depth = depth
+        self.memory = memory
         self.types = subagent_types(config)
         self._agents: dict[tuple[str, str], Any] = {}
         self.extra_tools: list[BaseTool] = []  # delegation tools, when nesting is allowed
@@ -141,8 +146,10 @@ class SubagentRunner:
         if key not in self._agents:
             allow_nesting = self.depth < self.settings.max_depth
             tools = select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
-            middleware = [
-                SystemPromptMiddleware(subagent_system_prompt(spec, tools)),
+            middleware: list[Any] = [SystemPromptMiddleware(subagent_system_prompt(spec, tools))]
+            if self.memory is not None:
+                middleware.append(MemoryInjectionMiddleware(self.memory))
+            middleware += [
                 DanglingToolCallMiddleware(),
                 ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
                 ModelCallLimitMiddleware(run_limit=self.max_turns(spec), exit_behavior="end"),

@@ -15,7 +15,8 @@ from langchain_core.tools import BaseTool
 from herdsman.config.schema import HerdsmanConfig
 
 DELEGATION_TOOLS = frozenset({"task", "run_plan"})
-LEAD_ONLY_TOOLS = frozenset({"ask_clarification"})
+# Sub-agents never ask the user, and read long-term memory without writing it.
+LEAD_ONLY_TOOLS = frozenset({"ask_clarification", "memory"})
 SHELL_AND_FILE_TOOLS = ("bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep")
 
 

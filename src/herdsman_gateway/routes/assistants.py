@@ -12,11 +12,16 @@ from fastapi import APIRouter, Depends, HTTPException
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
-from herdsman_gateway.schemas import Assistant, AssistantSearch
+from herdsman_gateway.schemas import Assistant, AssistantCount, AssistantSearch
 
 router = APIRouter(tags=["assistants"], dependencies=[Depends(current_user)])
 
 CREATED_AT = "2026-01-01T00:00:00+00:00"
+CONFIG_SCHEMA = {
+    "title": "Config",
+    "type": "object",
+    "properties": {"configurable": {"type": "object", "description": "Passed to the graph as config['configurable']."}},
+}
 
 
 def check_assistant(assistant_id: str) -> str:
@@ -54,6 +59,12 @@ async def search_assistants(body: AssistantSearch) -> Any:
     return [item][body.offset : body.offset + body.limit] if matches else []
 
 
+@router.post("/assistants/count", response_model=int, summary="Count assistants")
+async def count_assistants(body: AssistantCount) -> int:
+    """How many assistants match the filters (0 or 1)."""
+    return len(await search_assistants(AssistantSearch(graph_id=body.graph_id, metadata=body.metadata, name=body.name)))
+
+
 @router.get("/assistants/{assistant_id}", response_model=Assistant, summary="Get an assistant")
 async def get_assistant(assistant_id: str) -> Any:
     """The assistant ``lead_agent``."""
@@ -68,11 +79,22 @@ async def get_graph(assistant_id: str, xray: bool = False, gw: Gateway = Depends
     return gw.graph.get_graph(xray=xray).to_json()
 
 
-def _schema(fn: Any) -> dict[str, Any] | None:
-    try:
-        return fn()
-    except Exception:  # noqa: BLE001 - a schema LangGraph cannot render is shown as null
+def keys_schema(cls: Any) -> dict[str, Any] | None:
+    """A coarse JSON schema naming the keys of a state class (when pydantic cannot render it)."""
+    keys: dict[str, Any] = {}
+    for klass in reversed(getattr(cls, "__mro__", [cls])):
+        keys.update(getattr(klass, "__annotations__", {}) or {})
+    if not keys:
         return None
+    return {"title": getattr(cls, "__name__", "State"), "type": "object", "properties": {k: {} for k in keys}}
+
+
+def _schema(render: Any, cls: Any) -> dict[str, Any] | None:
+    """LangGraph's JSON schema, or the keys of ``cls`` when it cannot be rendered."""
+    try:
+        return render()
+    except Exception:  # noqa: BLE001 - e.g. pydantic refusing typing.TypedDict on Python < 3.12
+        return keys_schema(cls)
 
 
 @router.get("/assistants/{assistant_id}/schemas", summary="Get the assistant's schemas")
@@ -80,11 +102,12 @@ async def get_schemas(assistant_id: str, gw: Gateway = Depends(get_gateway)) -> 
     """JSON schemas of the graph's input, output, state, config and context."""
     check_assistant(assistant_id)
     graph = gw.graph
+    builder = graph.builder
     return {
         "graph_id": LEAD_AGENT_NAME,
-        "input_schema": _schema(graph.get_input_jsonschema),
-        "output_schema": _schema(graph.get_output_jsonschema),
-        "state_schema": _schema(lambda: graph.get_output_jsonschema()),
-        "config_schema": _schema(graph.get_config_jsonschema),
-        "context_schema": _schema(graph.get_context_jsonschema),
+        "input_schema": _schema(graph.get_input_jsonschema, builder.input_schema),
+        "output_schema": _schema(graph.get_output_jsonschema, builder.output_schema),
+        "state_schema": keys_schema(builder.state_schema),
+        "config_schema": CONFIG_SCHEMA,
+        "context_schema": _schema(graph.get_context_jsonschema, None),
     }

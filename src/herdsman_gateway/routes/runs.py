@@ -13,11 +13,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
 from herdsman.runtime.runs import FINAL_STATUSES, RunSpec
+from herdsman.runtime.runs import Run as RunRecord
 from herdsman.runtime.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import check_assistant
-from herdsman_gateway.routes.threads import load_thread
+from herdsman_gateway.routes.threads import check_thread_id, load_thread
 from herdsman_gateway.schemas import Run, RunCreate
 from herdsman_gateway.sse import run_path, stream_response
 
@@ -27,6 +28,7 @@ router = APIRouter(tags=["runs"])
 async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: str | None) -> ThreadRecord:
     record = await gw.threads.get(thread_id)
     if record is None and body.if_not_exists == "create":
+        check_thread_id(thread_id)
         return await gw.threads.create(thread_id, with_owner(None, user), if_exists="do_nothing")
     return await load_thread(gw, thread_id, user)
 
@@ -55,7 +57,8 @@ def _spec(thread_id: str, body: RunCreate, *, temporary: bool = False) -> RunSpe
     )
 
 
-async def _start(gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None):
+async def _start(gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None) -> RunRecord:
+    """Create the run the body asks for (on a temporary thread when ``thread_id`` is None)."""
     check_assistant(body.assistant_id)
     if thread_id is None:
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))

@@ -1,7 +1,7 @@
 """Threads: create, get, update, delete, search (LangGraph API ``/threads``).
 
-A thread's record (metadata, status) is in the thread store; its values come from the
-checkpointer. Its status is ``busy`` while a run is in progress in this process.
+A thread's record (metadata, status) is in the thread store, kept up to date by the run
+manager (``busy`` while a run is in progress); its values come from the checkpointer.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman.runtime.serde import to_jsonable
-from herdsman.runtime.threads import ThreadExistsError, ThreadRecord
+from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import validate_thread_id
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
-from herdsman_gateway.schemas import Thread, ThreadCreate, ThreadPatch, ThreadSearch
+from herdsman_gateway.schemas import Thread, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch
 from herdsman_gateway.state_view import interrupts_json
 
 router = APIRouter(tags=["threads"])
@@ -25,6 +25,14 @@ router = APIRouter(tags=["threads"])
 def not_found(thread_id: str) -> HTTPException:
     """The 404 for a thread that does not exist (or belongs to someone else)."""
     return HTTPException(404, f"Thread {thread_id} not found; create it with POST /threads or list them with POST /threads/search")
+
+
+def check_thread_id(thread_id: str) -> str:
+    """``thread_id`` when it can name a thread (it names a sandbox folder too), else 422."""
+    try:
+        return validate_thread_id(thread_id)
+    except SandboxError as exc:
+        raise HTTPException(422, f"Invalid request: thread_id: {exc}") from None
 
 
 async def load_thread(gw: Gateway, thread_id: str, user: str | None) -> ThreadRecord:
@@ -38,8 +46,6 @@ async def load_thread(gw: Gateway, thread_id: str, user: str | None) -> ThreadRe
 async def thread_json(gw: Gateway, record: ThreadRecord, *, with_values: bool = True) -> dict[str, Any]:
     """The LangGraph ``Thread`` JSON: record, live status, latest values and interrupts."""
     data: dict[str, Any] = {**record.to_dict(), "values": None, "interrupts": {}}
-    if gw.runs.is_busy(record.thread_id):
-        data["status"] = "busy"
     if with_values:
         snapshot = await gw.graph.aget_state({"configurable": {"thread_id": record.thread_id}})
         data["values"] = to_jsonable(snapshot.values or {}) if snapshot.values else None
@@ -52,10 +58,7 @@ async def thread_json(gw: Gateway, record: ThreadRecord, *, with_values: bool = 
 async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
     """Create a thread (``if_exists: do_nothing`` returns an existing one instead of 409)."""
     if body.thread_id:
-        try:
-            validate_thread_id(body.thread_id)
-        except (SandboxError, ValueError) as exc:
-            raise HTTPException(422, f"Invalid request: thread_id: {exc}") from None
+        check_thread_id(body.thread_id)
         existing = await gw.threads.get(body.thread_id)
         if existing is not None and not owns(existing.metadata, user):
             raise HTTPException(409, f"Thread {body.thread_id} already exists; choose another thread_id")
@@ -103,15 +106,26 @@ async def search_threads(body: ThreadSearch, gw: Gateway = Depends(get_gateway),
     records = await gw.threads.search(
         metadata=metadata,
         ids=body.ids,
-        status=None if body.status == "busy" else body.status,
-        limit=body.limit if body.status != "busy" else 100_000,
-        offset=body.offset if body.status != "busy" else 0,
+        status=body.status,
+        limit=body.limit,
+        offset=body.offset,
         sort_by=body.sort_by or "created_at",
         sort_order=body.sort_order or "desc",
     )
-    if body.status == "busy":
-        records = [r for r in records if gw.runs.is_busy(r.thread_id)][body.offset : body.offset + body.limit]
     found = [await thread_json(gw, r) for r in records]
-    if body.values:
-        found = [t for t in found if all((t["values"] or {}).get(k) == v for k, v in body.values.items())]
-    return found
+    return _with_values(found, body.values) if body.values else found
+
+
+def _with_values(threads: list[dict[str, Any]], values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The threads whose latest values hold every key of ``values`` with an equal value."""
+    return [t for t in threads if all((t["values"] or {}).get(k) == v for k, v in values.items())]
+
+
+@router.post("/threads/count", response_model=int, summary="Count threads")
+async def count_threads(body: ThreadCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> int:
+    """How many threads match the filters of ``POST /threads/search``."""
+    metadata = with_owner(body.metadata, user) if user is not None else body.metadata
+    records = await gw.threads.search(metadata=metadata, status=body.status, limit=SCAN_LIMIT)
+    if not body.values:
+        return len(records)
+    return len(_with_values([await thread_json(gw, r) for r in records], body.values))

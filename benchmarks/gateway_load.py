@@ -1,0 +1,186 @@
+"""Load on one gateway process: N concurrent streamed runs of the scripted agent.
+
+Starts a gateway in a child process (memory checkpointer, scripted model making ``--steps``
+model calls per run: tool calls, then an answer), creates N threads, then streams one run on
+each, all at once, with the official langgraph-sdk client. Prints one JSON line::
+
+    {"runs": 100, "errors": 0, "runs_per_s": ..., "first_event_p50_ms": ..., "first_event_p99_ms": ...}
+
+Time to first event is from sending the request to receiving the ``metadata`` event. The runs
+are sent by ``--clients`` processes at one agreed instant, so the load generator is not the
+bottleneck it would be as a single Python process.
+Target: 0 errors, p99 time to first event under 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
+
+
+def make_respond(steps: int):
+    """A scripted agent that makes ``steps - 1`` tool calls, then answers."""
+
+    def respond(messages):
+        """The next reply, from how many AI messages followed the last human one."""
+        since_human = 0
+        for m in reversed(messages):
+            if m.type == "human":
+                break
+            if m.type == "ai":
+                since_human += 1
+        if since_human < steps - 1:
+            return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[since_human % len(FOLDERS)]}}]}
+        return "All done: the folders are listed."
+
+    return respond
+
+
+def serve(port: int, steps: int, home: str) -> None:
+    """Child process: serve the gateway with the scripted agent on ``port``."""
+    import uvicorn
+    import yaml
+
+    from herdsman.config import parse_config
+    from herdsman.models.scripted import ScriptedChatModel
+    from herdsman_gateway.app import create_app
+
+    config = parse_config(
+        yaml.safe_dump({"home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0},
+                        "title": {"enabled": False}, "logging": {"level": "ERROR"}}),
+        env={},
+    )
+    model = ScriptedChatModel(respond=make_respond(steps))
+    uvicorn.run(create_app(config, model=model), host="127.0.0.1", port=port, log_level="error")
+
+
+def free_port() -> int:
+    """A free loopback TCP port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values``, nearest-rank."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+async def one_run(client, thread_id: str) -> tuple[float | None, bool]:
+    """Stream one run; (ms to the first event, ok)."""
+    start = time.perf_counter()
+    first: float | None = None
+    ok = False
+    try:
+        async for part in client.runs.stream(
+            thread_id, "lead_agent", input={"messages": [{"role": "user", "content": "list the folders"}]},
+            stream_mode=["values", "messages-tuple"],
+        ):
+            if first is None:
+                first = (time.perf_counter() - start) * 1000
+            if part.event == "error":
+                return first, False
+            if part.event == "end":
+                ok = True
+    except Exception:  # noqa: BLE001 - any failure counts as an error
+        return first, False
+    return first, ok
+
+
+async def client_share(url: str, runs: int, start_at: float) -> list[tuple[float | None, bool]]:
+    """One client process: create ``runs`` threads, wait for ``start_at``, stream them all at once."""
+    import httpx
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url, api_key=None, timeout=httpx.Timeout(120.0))
+    try:
+        threads = [(await client.threads.create())["thread_id"] for _ in range(runs)]
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        return list(await asyncio.gather(*(one_run(client, t) for t in threads)))
+    finally:
+        await client.aclose()
+
+
+def _client_process(url: str, runs: int, start_at: float) -> list[tuple[float | None, bool]]:
+    return asyncio.run(client_share(url, runs, start_at))
+
+
+def load(url: str, runs: int, clients: int) -> dict[str, float | int]:
+    """Stream ``runs`` runs at once from ``clients`` processes (one Python client cannot drive
+    100 streams without becoming the bottleneck itself); the figures of all of them."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    shares = [runs // clients + (1 if i < runs % clients else 0) for i in range(clients)]
+    start_at = time.time() + 0.5 + 0.03 * runs
+    with ProcessPoolExecutor(max_workers=clients) as pool:
+        futures = [pool.submit(_client_process, url, n, start_at) for n in shares if n]
+        results = [r for f in futures for r in f.result()]
+    elapsed = time.time() - start_at
+    firsts = [f for f, _ in results if f is not None]
+    return {
+        "runs": runs,
+        "errors": sum(1 for _, ok in results if not ok),
+        "runs_per_s": round(runs / elapsed, 2),
+        "first_event_p50_ms": round(percentile(firsts, 0.50), 2) if firsts else -1,
+        "first_event_p99_ms": round(percentile(firsts, 0.99), 2) if firsts else -1,
+    }
+
+
+def wait_ready(url: str, proc: subprocess.Popen) -> None:
+    """Block until the child gateway answers /api/health."""
+    import httpx
+
+    for _ in range(600):
+        if proc.poll() is not None:
+            raise SystemExit(f"the gateway exited at start: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx.get(f"{url}/api/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise SystemExit("the gateway did not start in 30 s")
+
+
+def main() -> None:
+    """Parse arguments; run the child gateway or the load."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="concurrent streamed runs")
+    parser.add_argument("--steps", type=int, default=5, help="model calls per run")
+    parser.add_argument("--clients", type=int, default=2, help="client processes sharing the runs")
+    parser.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--home", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_port:
+        serve(args.serve_port, args.steps, args.home)
+        return
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve-port", str(port), "--steps", str(args.steps), "--home", home],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        try:
+            wait_ready(url, proc)
+            figures = load(url, args.runs, max(1, args.clients))
+        finally:
+            proc.terminate()
+            proc.wait(20)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""``herdsman memory``: list, edit, delete and export what the agent remembers; see the queue.
+
+A typer sub-app mounted by :mod:`herdsman.cli`. It opens the configured memory store directly
+(no agent is built), so it also works while a gateway is running on the same SQLite file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from herdsman.config.loader import ConfigError, load_config
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
+from herdsman.memory.facts import CATEGORIES
+from herdsman.memory.queue import UpdateQueue
+from herdsman.memory.store import MemoryStore
+
+memory_app = typer.Typer(help="View, edit, delete and export long-term memory.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
+UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Whose memory; default memory.user_id.")]
+
+
+def _config(path: Path | None) -> HerdsmanConfig:
+    try:
+        return load_config(path).config
+    except ConfigError as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(2) from None
+
+
+class _Opened:
+    """The memory store of a config, closed on exit; errors become a clear message and exit 1."""
+
+    def __init__(self, config: HerdsmanConfig) -> None:
+        self.config = config
+
+    def __enter__(self) -> MemoryStore:
+        try:
+            self._raw = open_store(self.config)
+        except MemoryStoreError as exc:
+            err.print(f"[red]Error:[/red] {escape(str(exc))}")
+            raise typer.Exit(1) from None
+        return MemoryStore(self._raw)
+
+    def __exit__(self, *exc: object) -> None:
+        close_store(self._raw)
+
+
+def _user(config: HerdsmanConfig, user: str | None) -> str:
+    return user or config.memory.user_id
+
+
+@memory_app.command("list")
+def memory_list(user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """List the facts remembered about a user, strongest first, and the context summary."""
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    with _Opened(cfg) as store:
+        facts, summary, users = store.facts(uid), store.summary(uid), store.users()
+    if not cfg.memory.enabled:
+        console.print("[yellow]Memory is off (memory.enabled: false); the agent neither reads nor updates it.[/yellow]")
+    if not facts and not summary:
+        others = f" Users with memory: {', '.join(users)}." if users else ""
+        console.print(f"No memory for user {uid!r} yet.{others}")
+        return
+    if summary:
+        console.print(f"[bold]context:[/bold] {escape(summary)}")
+    table = Table("id", "category", "confidence", "fact", "source thread", "updated")
+    for f in facts:
+        table.add_row(f.id, f.category, f"{f.confidence:.2f}", escape(f.content), f.source_thread or "", f.updated_at[:19])
+    console.print(table)
+
+
+@memory_app.command("edit")
+def memory_edit(
+    fact_id: str,
+    content: Annotated[Optional[str], typer.Option(help="New text of the fact.")] = None,
+    category: Annotated[Optional[str], typer.Option(help=f"One of: {', '.join(CATEGORIES)}.")] = None,
+    confidence: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="0 to 1.")] = None,
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Change a fact (its id changes when its text does)."""
+    if content is None and category is None and confidence is None:
+        err.print("[red]Error:[/red] nothing to change; give --content, --category or --confidence")
+        raise typer.Exit(2)
+    if category is not None and category not in CATEGORIES:
+        err.print(f"[red]Error:[/red] --category {escape(category)!r} is unknown; use one of {', '.join(CATEGORIES)}")
+        raise typer.Exit(2)
+    cfg = _config(config)
+    with _Opened(cfg) as store:
+        fact = store.update(_user(cfg, user), fact_id, content=content, category=category, confidence=confidence)
+    if fact is None:
+        err.print(f"[red]Error:[/red] no fact {fact_id!r}; see 'herdsman memory list'")
+        raise typer.Exit(1)
+    console.print(f"[green]updated[/green] {fact.id}: {escape(fact.content)}")
+
+
+@memory_app.command("delete")
+def memory_delete(
+    fact_ids: Annotated[Optional[list[str]], typer.Argument(help="Ids of the facts to forget.")] = None,
+    all_facts: Annotated[bool, typer.Option("--all", help="Forget every fact and the summary of the user.")] = False,
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Forget facts by id, or everything about a user with --all."""
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    if not fact_ids and not all_facts:
+        err.print("[red]Error:[/red] give fact ids (see 'herdsman memory list') or --all")
+        raise typer.Exit(2)
+    with _Opened(cfg) as store:
+        ids = [f.id for f in store.facts(uid)] if all_facts else list(fact_ids or [])
+        missing = [fid for fid in ids if not store.delete(uid, fid)]
+        if all_facts:
+            store.set_summary(uid, "")
+    for fid in missing:
+        err.print(f"[yellow]no fact {escape(fid)!r}[/yellow]")
+    console.print(f"forgot {len(ids) - len(missing)} fact(s) of {uid!r}")
+    if missing:
+        raise typer.Exit(1)
+
+
+@memory_app.command("export")
+def memory_export(
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    user: UserOpt = None,
+    all_users: Annotated[bool, typer.Option("--all-users", help="Export every user.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Export memory as JSON: {user: {summary, facts: [...]}}."""
+    cfg = _config(config)
+    with _Opened(cfg) as store:
+        users = store.users() if all_users else [_user(cfg, user)]
+        data = {
+            uid: {"summary": store.summary(uid), "facts": [{"id": f.id, **f.to_value()} for f in store.facts(uid)]}
+            for uid in users
+        }
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if output is None:
+        sys.stdout.write(text + "\n")
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        err.print(f"wrote {sum(len(v['facts']) for v in data.values())} fact(s) to {escape(str(output))}")
+
+
+@memory_app.command("pending")
+def memory_pending(config: ConfigOpt = None) -> None:
+    """Show the turns waiting for the memory model (the durable update queue)."""
+    cfg = _config(config)
+    queue = UpdateQueue(memory_db_path(cfg))
+    try:
+        rows = queue.pending()
+    finally:
+        queue.close()
+    if not rows:
+        console.print("No pending memory updates.")
+        return
+    table = Table("thread", "user", "messages", "attempts", "last error")
+    for r in rows:
+        table.add_row(r["thread_id"], r["user_id"], str(r["messages"]), str(r["attempts"]), escape(r["last_error"] or ""))
+    console.print(table)
+
+
+@memory_app.command("flush")
+def memory_flush(config: ConfigOpt = None) -> None:
+    """Run the memory model now on every pending update that is due."""
+    from herdsman.memory.service import MemoryService
+    from herdsman.models.factory import create_chat_model
+
+    cfg = _config(config)
+    model = create_chat_model(cfg, cfg.memory.model or cfg.lead_model_name())
+    try:
+        service = MemoryService.open(cfg, model)
+    except MemoryStoreError as exc:
+        err.print(f"[red]Error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    try:
+        assert service.updater is not None
+        done = service.updater.run_pending()
+        left = len(service.queue.pending())
+    finally:
+        service.close()
+    console.print(f"wrote {done} update(s); {left} still pending")

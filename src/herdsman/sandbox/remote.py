@@ -1,0 +1,112 @@
+"""A sandbox whose files are on this machine and whose commands run elsewhere (container, pod).
+
+The docker and kubernetes providers keep a thread's files where the local provider does
+(``<home>/threads/<id>/user-data``, a directory the engine bind-mounts or a volume the gateway
+shares with the pods), so the file tools are :class:`~herdsman.sandbox.local.LocalSandbox`'s
+own, with the same escape rules. Only the shell differs.
+
+One wrinkle: the command runs as a non-root uid. When this process runs as root, files and
+directories the file tools create would be root's and read-only to the command, so they are
+handed to the sandbox's uid:gid.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from herdsman.config.schema import SandboxConfig
+from herdsman.sandbox.local import LocalSandbox, Shell
+from herdsman.sandbox.paths import ThreadPaths
+
+log = logging.getLogger(__name__)
+
+
+class Box(Protocol):
+    """Where a thread's commands run (a container, a pod)."""
+
+    def ensure_id(self) -> str:
+        """Start it when needed; its id or name."""
+        ...
+
+
+def file_owner(user: str | None) -> tuple[int, int] | None:
+    """The uid:gid new files must get, when we run as root and the sandbox user differs; else None."""
+    if os.geteuid() != 0 or not user:
+        return None
+    try:
+        uid, gid = (int(part) for part in user.split(":", 1))
+    except ValueError:
+        return None
+    return None if (uid, gid) == (0, 0) else (uid, gid)
+
+
+class RemoteSandbox(LocalSandbox):
+    """Host-side files like :class:`LocalSandbox`; commands go to ``shell`` (a container or pod)."""
+
+    def __init__(
+        self, paths: ThreadPaths, shell: Shell, config: SandboxConfig, box: Box, owner: tuple[int, int] | None
+    ) -> None:
+        self.box = box
+        self._owner = owner
+        super().__init__(paths, shell, config)
+        for directory in (paths.workspace, paths.uploads, paths.outputs):
+            self._give(directory)
+
+    def _give(self, path: Path) -> None:
+        """Hand ``path`` to the sandbox user (only when running as root)."""
+        if self._owner is None:
+            return
+        try:
+            st = os.lstat(path)
+            if (st.st_uid, st.st_gid) != self._owner:
+                os.lchown(path, *self._owner)
+        except OSError:
+            pass
+
+    def write_text(self, path: str, content: str, append: bool = False) -> int:
+        """Write like the local sandbox; new files and directories belong to the sandbox user."""
+        written = super().write_text(path, content, append=append)
+        if self._owner is not None:
+            host = self.paths.resolve(path, write=True)
+            roots = [r.host for r in self.paths.roots if r.writable]
+            current = host
+            while current not in roots and current != current.parent:
+                self._give(current)
+                current = current.parent
+        return written
+
+    def ensure_running(self) -> str:
+        """Start the container or pod now (normally the first command does); its id or name."""
+        return self.box.ensure_id()
+
+
+class Reaper:
+    """A daemon thread calling ``reap()`` every ``interval`` seconds until :meth:`stop`."""
+
+    def __init__(self, reap: Callable[[], object], interval: float, name: str) -> None:
+        self._reap = reap
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._reap()
+            except Exception:  # noqa: BLE001 - the reaper must survive engine hiccups
+                log.exception("sandbox reaper failed")
+
+    def stop(self) -> None:
+        """Stop the thread (it ends within one interval)."""
+        self._stop.set()
+
+
+def reaper_interval(idle_timeout: float) -> float:
+    """How often to look for idle sandboxes: a quarter of the timeout, between 1 s and 60 s."""
+    return max(1.0, min(60.0, idle_timeout / 4))

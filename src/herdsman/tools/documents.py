@@ -1,0 +1,135 @@
+"""Uploaded documents (PDF, DOCX, XLSX, PPTX) converted to Markdown the agent can read.
+
+:func:`convert_sandbox_upload` is what the uploads path calls after saving a file in a thread's
+sandbox (virtual paths in and out, any provider); :func:`convert_upload` does the same for a
+file on the local disk. For a convertible file ``report.pdf`` they write ``report.pdf.md`` beside it (the full name is kept, so
+``report.pdf`` and ``report.docx`` never overwrite each other's Markdown, nor a ``report.md``
+the user uploaded) and returns that path. The converter for the file's extension is called
+directly (markitdown's own dispatch falls back to reading a damaged file as plain text, which
+would hand the agent garbage), so a corrupted or mislabelled file raises
+:class:`DocumentConversionError` with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+CONVERTIBLE_SUFFIXES = (".pdf", ".docx", ".xlsx", ".pptx")
+MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
+
+
+class DocumentConversionError(Exception):
+    """A document that could not be converted; the message names the file and what to do."""
+
+
+def is_convertible(path: str | Path) -> bool:
+    """Whether :func:`convert_upload` handles files named like ``path``."""
+    return Path(path).suffix.lower() in CONVERTIBLE_SUFFIXES
+
+
+def markdown_path(path: str | Path) -> Path:
+    """Where the Markdown of ``path`` goes: ``<name>.md`` beside it (``a.pdf`` -> ``a.pdf.md``)."""
+    path = Path(path)
+    return path.with_name(path.name + ".md")
+
+
+def _converter(suffix: str) -> Any:
+    from markitdown.converters import DocxConverter, PdfConverter, PptxConverter, XlsxConverter
+
+    return {".pdf": PdfConverter, ".docx": DocxConverter, ".xlsx": XlsxConverter, ".pptx": PptxConverter}[suffix]()
+
+
+def document_to_markdown(path: str | Path) -> str:
+    """The Markdown of the document at ``path`` (PDF, DOCX, XLSX or PPTX)."""
+    from markitdown import StreamInfo
+    from markitdown._exceptions import MissingDependencyException
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    kind = suffix.lstrip(".").upper()
+    if suffix not in CONVERTIBLE_SUFFIXES:
+        raise DocumentConversionError(
+            f"{path.name}: only {', '.join(s.lstrip('.').upper() for s in CONVERTIBLE_SUFFIXES)} files are converted"
+        )
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DocumentConversionError(f"{path.name}: cannot be read ({exc.strerror})") from None
+    if size > MAX_DOCUMENT_BYTES:
+        raise DocumentConversionError(
+            f"{path.name} is {size // (1024 * 1024)} MB, more than the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB "
+            "converted; split it into smaller files and upload those"
+        )
+    try:
+        with open(path, "rb") as fh:
+            result = _converter(suffix).convert(fh, StreamInfo(extension=suffix, filename=path.name, local_path=str(path)))
+    except MissingDependencyException as exc:
+        raise DocumentConversionError(
+            f"{path.name}: the {kind} converter is not installed ({exc}); install markitdown[pdf,docx,xlsx,pptx]"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - every parser has its own errors; all mean a bad file
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DocumentConversionError(
+            f"{path.name} could not be read as a {kind} file ({type(exc).__name__}: {detail}); it may be "
+            f"damaged or not really a {kind}: open it on your computer to check, then upload it again"
+        ) from None
+    text = (result.markdown or "").replace("\x0c", "\n").strip()
+    if not text:
+        raise DocumentConversionError(
+            f"{path.name} has no text that can be extracted (a scanned {kind} holds only images); "
+            "upload a version with text, or the pages as images"
+        )
+    return text + "\n"
+
+
+def convert_upload(path: str | Path) -> Path:
+    """Convert the uploaded document at ``path`` and write ``<name>.md`` beside it; that path.
+
+    Raises :class:`DocumentConversionError` (the upload itself is left as it is).
+    """
+    path = Path(path)
+    text = document_to_markdown(path)
+    target = markdown_path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def convert_sandbox_upload(sandbox: Any, path: str) -> str | None:
+    """Convert the upload at virtual ``path`` in ``sandbox`` and write ``<path>.md`` beside it.
+
+    Returns the Markdown's virtual path, or None when the file is not a convertible type. Works
+    through the Sandbox protocol, so it is the same for every provider; raises
+    :class:`DocumentConversionError` (messages name only the file, never a host path).
+    """
+    import tempfile
+
+    from langchain_core.tools import ToolException
+
+    from herdsman.tools.sandbox_files import FileTooLargeError, read_sandbox_bytes
+
+    if not is_convertible(path):
+        return None
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    try:
+        data = read_sandbox_bytes(sandbox, path, MAX_DOCUMENT_BYTES)
+    except FileTooLargeError as exc:
+        raise DocumentConversionError(
+            f"{name} is {exc.size // (1024 * 1024)} MB, more than the {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB "
+            "converted; split it into smaller files and upload those"
+        ) from None
+    except (ToolException, OSError) as exc:
+        raise DocumentConversionError(f"{name}: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="herdsman-doc-") as tmp:
+        local = Path(tmp) / name
+        local.write_bytes(data)
+        text = document_to_markdown(local)
+    target = f"{path}.md"
+    sandbox.write_text(target, text)
+    return target

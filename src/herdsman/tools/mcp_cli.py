@@ -1,0 +1,61 @@
+"""``herdsman mcp status``: connect to each configured MCP server and show what it offers.
+
+A typer sub-app mounted by :mod:`herdsman.cli`. It loads the servers the way the agent does
+(each under its own timeout, failures isolated) and prints one row per server: its state, its
+tools, and for a failed one the reason. Exit code 1 when an enabled server failed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from herdsman.config.loader import ConfigError, load_config
+
+mcp_app = typer.Typer(help="MCP servers: their state and tools.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
+
+
+@mcp_app.command("status")
+def mcp_status_command(
+    config: ConfigOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Connect to every enabled MCP server and show its state, tools and errors."""
+    from herdsman.tools.mcp import registry_for
+
+    try:
+        cfg = load_config(config).config
+    except ConfigError as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(2) from None
+    if not cfg.mcp.servers:
+        console.print("No MCP servers configured; add them under mcp.servers in config.yaml.")
+        return
+    registry = registry_for(cfg)
+    with console.status("Connecting to MCP servers..."):
+        registry.load()
+    statuses = registry.status()
+    if as_json:
+        print(json.dumps([s.as_dict() for s in statuses], indent=2))
+    else:
+        table = Table("server", "transport", "state", "tools / reason")
+        colors = {"ready": "green", "failed": "red", "disabled": "dim", "not_loaded": "yellow"}
+        for s in statuses:
+            detail = (", ".join(s.tools) or "(no tools)") if s.state == "ready" else (s.error or "")
+            if s.skipped:
+                detail += "\nskipped: " + "; ".join(s.skipped)
+            color = colors.get(s.state, "white")
+            table.add_row(escape(s.name), s.transport, f"[{color}]{s.state}[/{color}]", escape(detail))
+        console.print(table)
+    if any(s.state == "failed" for s in statuses):
+        raise typer.Exit(1)

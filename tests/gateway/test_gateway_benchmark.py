@@ -1,0 +1,22 @@
+"""benchmarks/gateway_load.py still runs and prints one JSON line with its keys (figures not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.support import REPO
+
+
+def test_gateway_load_prints_one_json_line() -> None:
+    out = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "gateway_load.py"), "--runs", "4", "--steps", "2", "--clients", "1"],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1
+    figures = json.loads(lines[0])
+    assert set(figures) == {"runs", "errors", "runs_per_s", "first_event_p50_ms", "first_event_p99_ms"}
+    assert figures["runs"] == 4 and figures["errors"] == 0

@@ -1,0 +1,45 @@
+"""The gateway on a real PostgreSQL: checkpoints and thread/run records survive a restart."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+import pytest
+from langgraph_sdk import get_client
+
+from tests.gateway.gateway_support import running_gateway, user_message
+from tests.support import make_config
+
+
+@pytest.fixture
+def gateway_database(postgres_url: str) -> str:
+    """A database of its own on the session's PostgreSQL, so other tests see none of its threads."""
+    name = f"gateway_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def test_postgres_thread_survives_a_restart(home, gateway_database) -> None:
+    config = make_config(home, checkpointer={"type": "postgres", "url": gateway_database})
+    with running_gateway(config) as first:
+        sdk = get_client(url=first.url, api_key=None)
+        tid = (await sdk.threads.create(metadata={"db": "postgres"}))["thread_id"]
+        await sdk.runs.wait(tid, "lead_agent", input=user_message("stored in postgres"))
+        await sdk.aclose()
+    with running_gateway(config) as second:
+        sdk = get_client(url=second.url, api_key=None)
+        try:
+            found = await sdk.threads.search(metadata={"db": "postgres"})
+            assert [t["thread_id"] for t in found] == [tid]
+            assert found[0]["metadata"]["graph_id"] == "lead_agent"
+            values = await sdk.runs.wait(tid, "lead_agent", input=user_message("still there?"))
+            assert [m["content"] for m in values["messages"]] == [
+                "stored in postgres", "echo: stored in postgres", "still there?", "echo: still there?",
+            ]
+            history = await sdk.threads.get_history(tid, limit=50)
+            assert len(history) > 4 and history[0]["checkpoint"]["thread_id"] == tid
+            assert [r["status"] for r in await sdk.runs.list(tid)] == ["success", "success"]
+        finally:
+            await sdk.aclose()

@@ -1,0 +1,79 @@
+"""``herdsman memory list / edit / delete / export / pending`` against a real SQLite memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from herdsman.config import load_config
+from herdsman.memory.backend import close_store, open_store
+from herdsman.memory.facts import Fact
+from herdsman.memory.store import MemoryStore
+from tests.support import run_cli
+
+
+def seed(project: Path) -> tuple[str, str]:
+    (project / "config.yaml").write_text("home: .herdsman\nmemory: {enabled: true, user_id: ann}\n")
+    config = load_config(project / "config.yaml").config
+    raw = open_store(config)
+    store = MemoryStore(raw)
+    a = store.put("ann", Fact.new("Ann writes CLI tools in Rust", "preference", 0.9, "t-1"))
+    b = store.put("ann", Fact.new("Ann deploys on Fridays", "behavior", 0.6, "t-2"))
+    store.put("bob", Fact.new("Bob likes Go", "preference"))
+    store.set_summary("ann", "Ann maintains a Rust CLI.")
+    close_store(raw)
+    return a.id, b.id
+
+
+def test_list_edit_delete_export(tmp_path: Path) -> None:
+    rust, friday = seed(tmp_path)
+    listed = run_cli("memory", "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "Ann writes CLI tools in Rust" in listed.stdout and rust in listed.stdout
+    assert "context: Ann maintains a Rust CLI." in listed.stdout and "Bob" not in listed.stdout
+
+    edited = run_cli("memory", "edit", friday, "--content", "Ann deploys on Thursdays", cwd=tmp_path)
+    assert edited.returncode == 0 and "Ann deploys on Thursdays" in edited.stdout
+    bad = run_cli("memory", "edit", "nope", "--confidence", "0.1", cwd=tmp_path)
+    assert bad.returncode == 1 and "no fact 'nope'" in bad.stderr
+
+    deleted = run_cli("memory", "delete", rust, cwd=tmp_path)
+    assert deleted.returncode == 0 and "forgot 1 fact(s)" in deleted.stdout
+
+    out = tmp_path / "memory.json"
+    exported = run_cli("memory", "export", "--all-users", "-o", str(out), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    data = json.loads(out.read_text())
+    assert [f["content"] for f in data["ann"]["facts"]] == ["Ann deploys on Thursdays"]
+    assert data["ann"]["facts"][0]["source_thread"] == "t-2"
+    assert [f["content"] for f in data["bob"]["facts"]] == ["Bob likes Go"]
+
+    wiped = run_cli("memory", "delete", "--all", "--user", "bob", cwd=tmp_path)
+    assert wiped.returncode == 0
+    assert "No memory for user 'bob'" in run_cli("memory", "list", "-u", "bob", cwd=tmp_path).stdout
+    assert "No pending memory updates" in run_cli("memory", "pending", cwd=tmp_path).stdout
+
+
+def test_flush_runs_the_memory_model_on_pending_updates(tmp_path: Path) -> None:
+    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9}]})
+    (tmp_path / "memo.yaml").write_text(yaml_list(reply))
+    (tmp_path / "config.yaml").write_text(
+        "home: .herdsman\n"
+        "models:\n  - {name: memo, use: 'herdsman.models.scripted:ScriptedChatModel', script: memo.yaml}\n"
+        "memory: {enabled: true, model: memo, user_id: ann}\n"
+    )
+    from herdsman.memory.backend import memory_db_path
+    from herdsman.memory.queue import UpdateQueue
+
+    queue = UpdateQueue(memory_db_path(load_config(tmp_path / "config.yaml").config))
+    queue.enqueue("t-9", "ann", [{"role": "user", "content": "we deploy with helm"}, {"role": "assistant", "content": "ok"}])
+    queue.close()
+    assert "t-9" in run_cli("memory", "pending", cwd=tmp_path).stdout
+    flushed = run_cli("memory", "flush", cwd=tmp_path)
+    assert flushed.returncode == 0, flushed.stderr
+    assert "wrote 1 update(s); 0 still pending" in flushed.stdout
+    assert "Ann deploys with Helm charts" in run_cli("memory", "list", cwd=tmp_path).stdout
+
+
+def yaml_list(*replies: str) -> str:
+    return "".join(f"- {json.dumps(r)}\n" for r in replies)
