@@ -1,4 +1,4 @@
-# Herdsman — `make run` sets up and starts the agent; `make test` sets up and runs every test.
+# Herdsman — `make run` sets up and starts the gateway; `make test` sets up and runs every test.
 # Both are idempotent: the second time they only check stamps and start.
 
 SHELL := /bin/bash
@@ -17,7 +17,7 @@ SYSTEM_STAMP := $(VENV)/.stamp-system
 .PHONY: run test system weights lint-imports bench clean help
 
 help:
-	@echo "make run    set up and start Herdsman (interactive chat on the embedded model)"
+	@echo "make run    set up and start the Herdsman gateway (LangGraph API) on the embedded model"
 	@echo "make test   set up and run the whole test suite"
 	@echo "make bench  run the benchmarks (one JSON line each)"
 
@@ -48,7 +48,7 @@ weights: $(RUN_STAMP)
 	$(PY) -m herdsman.models.local.weights
 
 run: $(RUN_STAMP) weights
-	$(VENV)/bin/herdsman chat
+	$(VENV)/bin/herdsman serve
 
 lint-imports: $(TEST_STAMP)
 	$(VENV)/bin/lint-imports --config pyproject.toml
