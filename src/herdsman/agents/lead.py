@@ -23,6 +23,7 @@ import structlog
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
+    HumanInTheLoopMiddleware,
     ModelRetryMiddleware,
     SummarizationMiddleware,
     TodoListMiddleware,
@@ -55,6 +56,7 @@ from herdsman.models.resolver import ModelResolver
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman.sandbox.tools import make_sandbox_tools
+from herdsman.tools.clarification import make_clarification_tool
 from herdsman.subagents.executor import SubagentRunner
 from herdsman.subagents.scope import RunScopeMiddleware
 from herdsman.subagents.tools import make_task_tools
@@ -148,6 +150,9 @@ def build_middleware(
             )
         )
     middleware.append(usage or UsageMiddleware(config.subagents))
+    if config.tools.require_approval:
+        decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
+        middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
     if config.tools.max_tool_calls_per_run:
         middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
     if config.context.offload_tool_output_chars:
@@ -216,6 +221,8 @@ def create_lead_agent(
         subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
     if memory is not None and config.memory.mode in ("tool", "both") and "memory" not in disabled:
         tools.append(make_memory_tool(memory))
+    if "ask_clarification" not in disabled:
+        tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
     catalog = load_skills(resolve_skills_root(config), config.skills.disabled)
     prompt = build_system_prompt(
         tool_entries(tools),

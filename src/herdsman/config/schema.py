@@ -297,6 +297,10 @@ class ToolsConfig(_Section):
 
     disabled: list[str] = Field(default_factory=list, description="Tool names to remove.")
     max_tool_calls_per_run: int | None = Field(None, ge=1)
+    require_approval: list[str] = Field(
+        default_factory=list,
+        description="Tool names that pause the run for a person to approve, edit or reject each call.",
+    )
 
 
 class LoggingConfig(_Section):
