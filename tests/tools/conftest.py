@@ -40,9 +40,11 @@ def stdio_server(name: str, mode: str = "stdio", **extra: object) -> dict:
     return {"name": name, "transport": "stdio", "command": sys.executable, "args": [SERVER, mode], **extra}
 
 
-def _served(mode: str, path: str) -> Iterator[str]:
+def _served(mode: str, path: str, *extra: str) -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, SERVER, mode, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, SERVER, mode, str(port), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}{path}"
@@ -59,6 +61,13 @@ def _served(mode: str, path: str) -> Iterator[str]:
 def http_mcp_url() -> Iterator[str]:
     """The FastMCP test server over streamable HTTP on a loopback port."""
     yield from _served("http", "/mcp")
+
+
+@pytest.fixture(scope="session")
+def oauth_mcp_url() -> Iterator[str]:
+    """The FastMCP test server over streamable HTTP, wanting the token web_server.py's
+    /oauth/token issues to client "herdsman" with secret "s3cret"."""
+    yield from _served("http-auth", "/mcp", "tok-granted")
 
 
 @pytest.fixture(scope="session")

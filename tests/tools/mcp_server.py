@@ -3,6 +3,7 @@
 python mcp_server.py stdio              FastMCP "calc" over stdio
 python mcp_server.py http PORT          the same over streamable HTTP on 127.0.0.1:PORT
 python mcp_server.py sse PORT           the same over SSE (legacy HTTP transport)
+python mcp_server.py http-auth PORT TOK  streamable HTTP that wants "Authorization: Bearer TOK"
 python mcp_server.py malformed          a low-level server: one good tool, one with a bad schema (stdio)
 python mcp_server.py crash              exits at once with an error
 python mcp_server.py hang               starts and never answers
@@ -50,6 +51,23 @@ def calc_server(port: int = 0):
     return server
 
 
+def serve_with_token(port: int, token: str) -> None:
+    """The calc server over streamable HTTP, answering 401 unless sent ``Bearer <token>``."""
+    import uvicorn
+
+    app = calc_server(port).streamable_http_app()
+    wanted = f"Bearer {token}".encode()
+
+    async def guarded(scope, receive, send) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != wanted:
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
 def malformed_server() -> None:
     import anyio
     from mcp.server.lowlevel import Server
@@ -84,6 +102,8 @@ if __name__ == "__main__":
         calc_server(int(sys.argv[2])).run("streamable-http")
     elif mode == "sse":
         calc_server(int(sys.argv[2])).run("sse")
+    elif mode == "http-auth":
+        serve_with_token(int(sys.argv[2]), sys.argv[3])
     elif mode == "malformed":
         malformed_server()
     elif mode == "crash":

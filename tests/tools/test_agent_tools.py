@@ -66,11 +66,13 @@ async def test_vision_model_views_an_uploaded_image(home: Path) -> None:
     uploads.mkdir(parents=True)
     (uploads / "pixel.png").write_bytes(PNG_1PX)
     (uploads / "notes.txt").write_text("not an image")
+    (uploads / "huge.png").write_bytes(PNG_1PX + b"\0" * (9 * 1024 * 1024))
     model = ScriptedChatModel(
         responses=[
             call("view_image", path="/mnt/user-data/uploads/pixel.png"),
             call("view_image", path="/mnt/user-data/uploads/notes.txt"),
             call("view_image", path="/mnt/user-data/uploads/../../../../etc/passwd"),
+            call("view_image", path="/mnt/user-data/uploads/huge.png"),
             "It is one pixel.",
         ]
     )
@@ -83,6 +85,7 @@ async def test_vision_model_views_an_uploaded_image(home: Path) -> None:
     assert results[1].is_error and "not a PNG, JPEG, GIF or WebP image" in results[1].content
     assert results[2].is_error
     assert str(home) not in results[2].content
+    assert results[3].is_error and "make a smaller copy" in results[3].content
 
 
 async def test_model_without_vision_has_no_view_image(home: Path) -> None:

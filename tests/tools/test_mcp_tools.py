@@ -153,6 +153,8 @@ def test_sync_load_works_inside_a_running_loop() -> None:
         return [t.name for t in reg.load()]
 
     assert asyncio.run(inside()) == ["echo"]
+    [echo] = reg.load()  # cached: no new connection
+    assert "echo: sync" in text_of(echo.invoke({"text": "sync"}))  # a blocking call works too
 
 
 def test_config_errors_name_the_fix() -> None:
@@ -178,3 +180,37 @@ async def test_tool_call_that_hangs_is_cut_off_and_server_stays_usable(http_mcp_
     slow = await call(nap, seconds=8)
     assert slow.status == "error" and "did not finish nap within 1s" in text_of(slow)
     assert "awake" in text_of(await call(nap, seconds=0))
+
+
+async def test_http_server_refusing_credentials_is_reported(web) -> None:
+    """An endpoint that answers 401 (here the local Tavily stand-in, which wants a key)."""
+    reg = registry({"name": "locked", "transport": "streamable_http", "url": web.url("/tavily/search")})
+    assert await reg.aload() == []
+    [status] = reg.status()
+    assert status.state == "failed" and "401" in status.error and "headers" in status.error
+
+
+async def test_oauth_client_credentials(web, oauth_mcp_url: str) -> None:
+    """The token comes from the token endpoint once and is reused for listing and calling."""
+    oauth = {"token_url": web.url("/oauth/token"), "client_id": "herdsman", "client_secret": "s3cret", "scope": "tools"}
+    reg = registry({"name": "guarded", "transport": "streamable_http", "url": oauth_mcp_url, "oauth": oauth, "allow": ["echo"]})
+    [echo] = await reg.aload()
+    assert "echo: authorized" in text_of(await call(echo, text="authorized"))
+    token_calls = [r for r in web.requests if r[1] == "/oauth/token"]
+    assert len(token_calls) == 1 and b"scope=tools" in token_calls[0][3]
+
+    wrong = registry({"name": "wrong", "transport": "streamable_http", "url": oauth_mcp_url,
+                      "oauth": {**oauth, "client_secret": "nope"}})  # fmt: skip
+    assert await wrong.aload() == []
+    [status] = wrong.status()
+    assert status.state == "failed" and "HTTP 401" in status.error and "oauth.client_secret" in status.error
+
+    anonymous = registry({"name": "anon", "transport": "streamable_http", "url": oauth_mcp_url})
+    assert await anonymous.aload() == []
+    assert "401" in anonymous.status()[0].error
+
+
+def test_oauth_needs_http_transport() -> None:
+    oauth = {"token_url": "http://x/token", "client_id": "a", "client_secret": "b"}
+    with pytest.raises(ValueError, match="oauth is for sse and streamable_http"):
+        MCPConfig.model_validate({"servers": [{"name": "x", "command": "a", "oauth": oauth}]})

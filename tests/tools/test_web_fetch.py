@@ -109,6 +109,9 @@ async def test_loopback_refused_by_default(web) -> None:
         ("http://0.0.0.0/", "unspecified"),
         ("http://240.0.0.1/", "reserved"),
         ("http://100.64.0.1/", "non-global"),
+        ("http://2130706433/", "loopback"),  # 127.0.0.1 written as one number
+        ("http://127.1/", "loopback"),
+        ("http://[fe80::1]/", "link-local"),
     ],
 )
 async def test_guard_refuses_internal_addresses(url: str, kind: str) -> None:

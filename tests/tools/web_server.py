@@ -97,6 +97,15 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, b"late", "text/plain")
         elif path == "/huge":
             self._huge()
+        elif path == "/oauth/token":
+            import base64
+
+            expected = "Basic " + base64.b64encode(b"herdsman:s3cret").decode()
+            form = parse_qs(body.decode())
+            if self.headers.get("Authorization") != expected or form.get("grant_type") != ["client_credentials"]:
+                self._json({"error": "invalid_client"}, 401)
+                return
+            self._json({"access_token": "tok-granted", "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", [""])[0]})
         # -- search providers --------------------------------------------------------------
         elif path == "/searxng/search":
             self._json({"query": query["q"][0], "results": [

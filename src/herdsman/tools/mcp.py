@@ -2,7 +2,8 @@
 
 :class:`MCPToolRegistry` connects to each enabled server when tools are first asked for (not at
 import or config time), lists its tools, keeps those the server's ``allow``/``deny`` lists let
-through, puts ``tool_prefix`` before their names, and caches them. Servers load concurrently,
+through, puts ``tool_prefix`` before their names, and caches them. HTTP servers can take
+headers or OAuth client credentials (:mod:`herdsman.tools.oauth`). Servers load concurrently,
 each under its own ``timeout_seconds``: a server that crashes, hangs or is unreachable is left
 out with a reason that :meth:`MCPToolRegistry.status` reports (for ``herdsman mcp status`` and
 the gateway), and is tried again on a later load once ``mcp.retry_after_seconds`` have passed.
@@ -32,6 +33,7 @@ from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp.types import CallToolResult, TextContent
 
 from herdsman.config.schema import HerdsmanConfig, MCPConfig, MCPServerConfig
+from herdsman.tools.oauth import ClientCredentialsAuth
 from herdsman.tools.sync import run_sync
 
 log = structlog.get_logger(__name__)
@@ -90,6 +92,9 @@ def connection_of(server: MCPServerConfig) -> dict[str, Any]:
     conn = {"transport": server.transport, "url": server.url}
     if server.headers:
         conn["headers"] = dict(server.headers)
+    if server.oauth is not None:
+        o = server.oauth
+        conn["auth"] = ClientCredentialsAuth(o.token_url, o.client_id, o.client_secret, o.scope)
     return conn
 
 
@@ -136,6 +141,8 @@ def describe_error(exc: BaseException, server: MCPServerConfig) -> str:
     name = type(exc).__name__
     if name in ("ConnectError", "ConnectTimeout"):
         return f"cannot connect to {where} ({text}); is the server running there?"
+    if name == "OAuthError":
+        return text
     if name == "HTTPStatusError":
         return f"{where} answered {text}; check url and headers (e.g. Authorization)"
     closed = name in ("BrokenResourceError", "ClosedResourceError", "EndOfStream", "BrokenPipeError")
@@ -169,6 +176,17 @@ def _call_guard(server: MCPServerConfig) -> Callable[..., Any]:
     return guard
 
 
+def _sync_twin(coroutine: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """A blocking version of an adapter tool's coroutine, so ``tool.invoke`` works too."""
+    if coroutine is None:
+        return None
+
+    def func(*args: Any, **kwargs: Any) -> Any:
+        return run_sync(coroutine(*args, **kwargs))
+
+    return func
+
+
 async def load_server_tools(server: MCPServerConfig) -> tuple[list[BaseTool], list[str]]:
     """Connect to ``server`` and return (its wanted, usable tools renamed; skipped "name: reason").
 
@@ -193,7 +211,8 @@ async def load_server_tools(server: MCPServerConfig) -> tuple[list[BaseTool], li
             skipped.append(f"{tool.name}: {problem}")
             continue
         metadata = {**(tool.metadata or {}), "mcp_server": server.name, "mcp_tool": tool.name}
-        kept.append(tool.model_copy(update={"name": tool_name(server, tool.name), "metadata": metadata}))
+        update = {"name": tool_name(server, tool.name), "metadata": metadata, "func": _sync_twin(tool.coroutine)}
+        kept.append(tool.model_copy(update=update))
     return kept, skipped
 
 
