@@ -43,6 +43,30 @@ async def test_uploads_round_trip_into_the_thread_sandbox(http, client, gateway)
     assert wrong.status_code == 415 and "multipart/form-data" in wrong.json()["detail"]
 
 
+async def test_office_uploads_are_converted_to_markdown(http, client, gateway) -> None:
+    import io
+
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    book.active.append(["city", "people"])
+    book.active.append(["Lyon", 522000])
+    data = io.BytesIO()
+    book.save(data)
+    tid = (await client.threads.create())["thread_id"]
+    files = [("files", ("cities.xlsx", data.getvalue(), "application/vnd.ms-excel")),
+             ("files", ("broken.docx", b"not a zip at all", "application/octet-stream"))]
+    saved = (await http.post(f"/api/threads/{tid}/uploads", files=files)).json()["files"]
+    assert saved[0]["markdown"] == "/mnt/user-data/uploads/cities.xlsx.md"
+    sandbox = gateway.app.state.gateway.sandbox.acquire(tid)
+    assert "Lyon" in sandbox.read_text("/mnt/user-data/uploads/cities.xlsx.md")
+    assert "broken.docx" in saved[1]["conversion_error"] and "markdown" not in saved[1]
+
+
+async def test_mcp_status_lists_configured_servers(http) -> None:
+    res = await http.get("/api/mcp/status")
+    assert res.status_code == 200 and res.json() == {"servers": []}
+
+
 async def test_artifacts_are_served_with_their_content_type(http, client) -> None:
     tid = (await client.threads.create())["thread_id"]
     await client.runs.wait(tid, "lead_agent", input=user_message("write report.md # Findings"))

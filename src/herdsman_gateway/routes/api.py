@@ -1,4 +1,4 @@
-"""REST under ``/api``: health and the configured models."""
+"""REST under ``/api``: health, the configured models and the status of MCP servers."""
 
 from __future__ import annotations
 
@@ -37,3 +37,11 @@ async def models(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
         items.append({"name": EMBEDDED_MODEL_NAME, "display_name": "Embedded local model", "model": config.local_model.variant,
                       "supports_vision": False, "supports_thinking": False})
     return {"models": items, "default": config.lead_model_name()}
+
+
+@router.get("/mcp/status", summary="Status of the configured MCP servers", dependencies=[Depends(current_user)])
+async def mcp_servers(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
+    """Each MCP server: whether its tools loaded, how many, and why not when they did not."""
+    from herdsman.tools.mcp import mcp_status
+
+    return {"servers": [s.as_dict() for s in mcp_status(gw.config)]}

@@ -3,11 +3,14 @@
 ``POST /api/threads/{id}/uploads`` takes ``multipart/form-data`` (one or more ``files``
 fields). The body is parsed with the standard library's MIME parser, so the gateway needs no
 extra multipart package; uploads are bounded by ``MAX_UPLOAD_BYTES``. File names are reduced to
-their last component, so an upload can never leave the uploads folder.
+their last component, so an upload can never leave the uploads folder. PDF, DOCX, XLSX and PPTX
+uploads are also converted to Markdown beside them (``report.pdf.md``) for the agent to read; a
+file that cannot be converted is kept, and the response says why.
 """
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 from email import policy
 from email.parser import BytesParser
@@ -16,6 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 
 from herdsman.sandbox.base import UPLOADS, Sandbox, SandboxError
+from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -106,7 +110,14 @@ async def upload(
     for name, data in parse_multipart(request.headers.get("content-type", ""), body):
         vpath = f"{UPLOADS}/{name}"
         write_bytes(sandbox, vpath, data)
-        saved.append(describe(sandbox, vpath))
+        entry = describe(sandbox, vpath)
+        try:
+            markdown = await asyncio.to_thread(convert_sandbox_upload, sandbox, vpath)
+            if markdown:
+                entry["markdown"] = markdown
+        except DocumentConversionError as exc:
+            entry["conversion_error"] = str(exc)
+        saved.append(entry)
     return {"files": saved}
 
 
