@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 TEST_STAMP := $(VENV)/.stamp-test
 SYSTEM_STAMP := $(VENV)/.stamp-system
 
-.PHONY: run test system weights lint-imports bench clean help
+.PHONY: run test system weights lint-imports bench sandbox-image clean help
 
 help:
 	@echo "make run    set up and start the Herdsman gateway (LangGraph API) on the embedded model"
@@ -56,6 +56,10 @@ lint-imports: $(TEST_STAMP)
 test: $(TEST_STAMP) lint-imports
 	$(PY) -m herdsman.models.local.weights
 	$(PY) -m pytest
+
+# The docker sandbox image (needs a registry for its base image).
+sandbox-image: $(RUN_STAMP)
+	$(PY) -m herdsman.sandbox.image
 
 bench: $(TEST_STAMP)
 	$(PY) benchmarks/step_overhead.py

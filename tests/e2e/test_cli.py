@@ -86,7 +86,7 @@ def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     cfg = write_config(
         tmp_path,
         "slow",
-        [{"tool_calls": [{"name": "bash", "args": {"command": "sleep 60 & echo started; wait"}}]}, "never reached"],
+        [{"tool_calls": [{"name": "bash", "args": {"command": "sleep 67.31 & echo started; wait"}}]}, "never reached"],
     )
     env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"} | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
@@ -103,7 +103,7 @@ def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert "Stopped" in err and "--thread stopped" in err
     assert "Traceback" not in err
-    leftover = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True).stdout.split()
+    leftover = subprocess.run(["pgrep", "-f", "sleep 67.31"], capture_output=True, text=True).stdout.split()
     assert not leftover, "the sandboxed command outlived the CLI"
 
     again = write_config(tmp_path, "again", ["Resumed fine."])

@@ -335,3 +335,62 @@ def test_exec_frames_split_anywhere_are_decoded() -> None:
         decoder.feed(stream[cut:])
         capture.finish()
         assert capture.text() == "hello\nerr\n", cut
+
+
+def test_host_home_translates_the_mount_sources(tmp_path: Path) -> None:
+    from herdsman.config.schema import SandboxConfig
+    from herdsman.sandbox.docker import container_options
+    from herdsman.sandbox.limits import Limits
+    from herdsman.sandbox.paths import ThreadPaths
+
+    paths = ThreadPaths.for_thread(tmp_path / "home", "t1")
+    sandbox = SandboxConfig.model_validate({"docker": {"host_home": "/srv/herdsman"}})
+    options = container_options(paths, sandbox, Limits(), name="n", owner="o", user="1000:1000")
+    sources = {m["Target"]: m["Source"] for m in options["mounts"]}
+    assert sources["/mnt/user-data/workspace"] == "/srv/herdsman/threads/t1/user-data/workspace"
+    assert sources["/mnt/user-data/outputs"] == "/srv/herdsman/threads/t1/user-data/outputs"
+
+
+def _wait_until(predicate: Callable[[], bool]) -> bool:
+    for _ in range(300):
+        if predicate():
+            return True
+        threading.Event().wait(0.05)
+    return predicate()
+
+
+def test_warm_pool_hands_started_containers_to_new_threads(docker_config, tmp_path: Path) -> None:
+    provider = DockerSandboxProvider(docker_config(docker={"warm_pool": 2}))
+    try:
+        assert _wait_until(lambda: provider.pool_ready == 2)
+        sandbox = provider.acquire("fresh")
+        assert sandbox.box.container_id is not None  # started before the thread existed
+        sandbox.write_text("hello.txt", "from the tool\n")
+        result = sandbox.execute("cat hello.txt; ls /mnt/user-data; cat /proc/self/mountinfo")
+        assert result.output.startswith("from the tool\n")
+        assert "outputs" in result.output and str(tmp_path) not in result.output
+        assert provider.client.containers.get(sandbox.box.container_id).name == provider.container_name("fresh")
+        assert (sandbox.paths.workspace / "hello.txt").exists()
+        assert _wait_until(lambda: provider.pool_ready == 2)  # refilled
+
+        (tmp_path / "home" / "threads" / "old" / "user-data").mkdir(parents=True)
+        assert provider.acquire("old").box.container_id is None  # a thread with files gets its own
+    finally:
+        provider.close()
+        provider.cleanup()
+    assert provider.containers() == []
+    assert not any((tmp_path / "home" / "sandbox-pool").iterdir())
+
+
+def test_network_follows_sandbox_network(tmp_path: Path) -> None:
+    from herdsman.config.schema import SandboxConfig
+    from herdsman.sandbox.docker import container_options
+    from herdsman.sandbox.limits import Limits
+    from herdsman.sandbox.paths import ThreadPaths
+
+    paths = ThreadPaths.for_thread(tmp_path / "home", "t1")
+    off = container_options(paths, SandboxConfig(), Limits(), name="n", owner="o", user="1:1")
+    on = container_options(paths, SandboxConfig(network=True, docker={"network": "sandbox-net"}), Limits(),
+                           name="n", owner="o", user="1:1")  # fmt: skip
+    assert off["network_mode"] == "none" and on["network_mode"] == "sandbox-net"
+    assert off["labels"]["herdsman.spec"] != on["labels"]["herdsman.spec"]

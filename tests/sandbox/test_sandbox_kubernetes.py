@@ -307,3 +307,33 @@ def test_the_reaper_deletes_idle_pods_by_itself(make_provider) -> None:
             break
         threading.Event().wait(0.1)
     assert provider.pods() == []
+
+
+def test_build_sandbox_provider_reads_the_kubeconfig(cluster: EmulatedCluster, kube_config, tmp_path: Path) -> None:
+    from herdsman.sandbox import build_sandbox_provider
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "emu",
+        "clusters": [{"name": "emu", "cluster": {"server": cluster.url}}],
+        "users": [{"name": "me", "user": {"token": "t"}}],
+        "contexts": [{"name": "emu", "context": {"cluster": "emu", "user": "me"}}],
+    }))  # fmt: skip
+    provider = build_sandbox_provider(kube_config(kubernetes={"kubeconfig": str(kubeconfig)}))
+    assert isinstance(provider, KubernetesSandboxProvider)
+    assert provider.pods() == []
+    assert provider.ensure_network_policy() is not None
+    provider.close()
+
+
+def test_a_missing_kubeconfig_says_what_to_set(kube_config, tmp_path: Path) -> None:
+    with pytest.raises(KubernetesError, match="sandbox.kubernetes.kubeconfig"):
+        KubernetesSandboxProvider(kube_config(kubernetes={"kubeconfig": str(tmp_path / "nope")}))
+
+
+def test_the_policy_is_shared_by_providers_of_one_home(make_provider) -> None:
+    first, second = make_provider(), make_provider()
+    name = first.ensure_network_policy()
+    assert second.ensure_network_policy() == name  # it exists already: no error
+    policies = first.networking.list_namespaced_network_policy(NAMESPACE).items
+    assert [p.metadata.name for p in policies].count(name) == 1

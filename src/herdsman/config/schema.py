@@ -121,6 +121,14 @@ class DockerSandboxConfig(_Section):
     tmp_size_mb: int = Field(256, ge=1, description="Size of the container's writable /tmp (tmpfs).")
     pull: Literal["missing", "never"] = Field("missing", description="Pull the image when it is missing, or never.")
     name_prefix: str = Field("herdsman", pattern=r"^[a-z0-9][a-z0-9-]{0,30}$", description="Prefix of container names.")
+    host_home: Path | None = Field(
+        None,
+        description="The home as the engine's host sees it, when that differs from here "
+        "(the gateway in a container with the engine's socket); default the home itself.",
+    )
+    warm_pool: int = Field(
+        0, ge=0, le=64, description="Containers kept started for new threads (acquire takes one at once)."
+    )
 
 
 class KubernetesSandboxConfig(_Section):
@@ -344,6 +352,15 @@ class GatewayConfig(_Section):
         return self
 
 
+class MCPOAuthConfig(_Section):
+    """OAuth 2.0 client credentials for an MCP server over HTTP: a bearer token from token_url."""
+
+    token_url: str = Field(..., description="The authorization server's token endpoint.")
+    client_id: str = Field(..., min_length=1)
+    client_secret: str = Field(..., min_length=1, description="Use $ENV, e.g. $MCP_CLIENT_SECRET.")
+    scope: str | None = Field(None, description="Space-separated scopes to ask for.")
+
+
 class MCPServerConfig(_Section):
     """One MCP server whose tools the agent may use (``mcp.servers``)."""
 
@@ -360,6 +377,7 @@ class MCPServerConfig(_Section):
     cwd: Path | None = Field(None, description="Working directory of the command (stdio).")
     url: str | None = Field(None, description="Endpoint (sse, streamable_http), e.g. http://127.0.0.1:8000/mcp.")
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (sse, streamable_http), e.g. Authorization.")
+    oauth: MCPOAuthConfig | None = Field(None, description="OAuth client credentials (sse, streamable_http).")
     tool_prefix: str = Field("", pattern=r"^[A-Za-z0-9_-]*$", description='Put before each tool name, e.g. "fs_".')
     allow: list[str] = Field(
         default_factory=list, description="Only these tools (names or globs, before the prefix); empty: all."
@@ -372,6 +390,8 @@ class MCPServerConfig(_Section):
     def _transport_fields(self) -> "MCPServerConfig":
         if self.transport == "stdio" and not self.command:
             raise ValueError(f"mcp server {self.name!r} uses transport stdio but has no command; set command: (e.g. npx)")
+        if self.transport == "stdio" and self.oauth is not None:
+            raise ValueError(f"mcp server {self.name!r}: oauth is for sse and streamable_http servers; remove it or set url")
         if self.transport != "stdio" and not self.url:
             raise ValueError(
                 f"mcp server {self.name!r} uses transport {self.transport} but has no url; "
@@ -423,7 +443,7 @@ class WebSearchConfig(_Section):
     @model_validator(mode="after")
     def _provider_needs(self) -> "WebSearchConfig":
         if self.enabled and self.provider in ("tavily", "brave") and not self.api_key:
-            raise ValueError(f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. $TAVILY_API_KEY)")
+            raise ValueError(f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. ${self.provider.upper()}_API_KEY)")
         if self.enabled and self.provider == "searxng" and not self.base_url:
             raise ValueError("web.search.provider is searxng but web.search.base_url is empty; set it to your instance, e.g. http://localhost:8080")
         return self

@@ -13,10 +13,10 @@ orphans, and labels (``herdsman.sandbox``, ``herdsman.owner``, ``herdsman.thread
 :meth:`DockerSandboxProvider.cleanup` finds what to remove.
 
 Containers start on a thread's first command, not on :meth:`~DockerSandboxProvider.acquire`
-(file tools never need one). An idle container is removed by the reaper; a container that died
-(killed, OOM, removed by hand) is recreated on the next command with the thread's files intact,
-since they live on the host. A warm pool is not implemented: bind mounts are fixed when a
-container is created, so a pre-started container cannot be handed to a thread.
+(file tools never need one), unless ``sandbox.docker.warm_pool`` keeps started containers for
+new threads (see ``docker_pool.py``). An idle container is removed by the reaper; a container
+that died (killed, OOM, removed by hand) is recreated on the next command with the thread's
+files intact, since they live on the host.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from herdsman.config.schema import DockerSandboxConfig, HerdsmanConfig, SandboxConfig
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
 from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
+from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
@@ -45,6 +46,7 @@ LABEL_SANDBOX = "herdsman.sandbox"
 LABEL_OWNER = "herdsman.owner"
 LABEL_THREAD = "herdsman.thread"
 LABEL_SPEC = "herdsman.spec"  # a digest of the settings: a container is adopted only if they match
+LABEL_POOL = "herdsman.pool"  # started for the warm pool (its thread is in its name, see docker_pool.py)
 _DRAIN_SECONDS = 2.0
 _SWEEP_TIMEOUT = 10.0
 OPEN_FILES = 8192
@@ -109,13 +111,21 @@ def container_options(
     """Keyword arguments of ``containers.run`` for the thread of ``paths`` (a pure function)."""
     docker = _docker()
     conf = sandbox.docker
+
+    def source(path: Path) -> str:
+        """Where the engine finds ``path``: under ``docker.host_home`` when that is set."""
+        if conf.host_home is None:
+            return str(path)
+        return str(Path(conf.host_home) / path.relative_to(paths.home))
+
     mounts = [
-        docker.types.Mount(WORKSPACE, str(paths.workspace), type="bind", read_only=False),
-        docker.types.Mount(UPLOADS, str(paths.uploads), type="bind", read_only=False),
-        docker.types.Mount(OUTPUTS, str(paths.outputs), type="bind", read_only=False),
+        docker.types.Mount(WORKSPACE, source(paths.workspace), type="bind", read_only=False),
+        docker.types.Mount(UPLOADS, source(paths.uploads), type="bind", read_only=False),
+        docker.types.Mount(OUTPUTS, source(paths.outputs), type="bind", read_only=False),
     ]
     if paths.skills is not None:
-        mounts.append(docker.types.Mount(SKILLS_ROOT, str(paths.skills), type="bind", read_only=True))
+        skills = source(paths.skills) if paths.home in paths.skills.parents else str(paths.skills)
+        mounts.append(docker.types.Mount(SKILLS_ROOT, skills, type="bind", read_only=True))
     options: dict[str, Any] = {
         "image": conf.image,
         "command": ["sleep", "infinity"],
@@ -186,10 +196,20 @@ class ThreadContainer:
                 self._container = self._provider.start_container(self.paths, self.name)
             return self._container
 
+    def adopt(self, container: Any) -> None:
+        """Use ``container`` (taken from the warm pool) as this thread's."""
+        with self._lock:
+            self._container = container
+
+    def _drop(self) -> None:
+        if self._container is not None and self._container.name != self.name:
+            self._provider.remove_container(self._container.id)  # a pooled one not renamed
+        self._provider.remove_container(self.name)
+
     def recreate(self) -> Any:
         """Throw away the current container and start a new one (files are on the host)."""
         with self._lock:
-            self._provider.remove_container(self.name)
+            self._drop()
             self._container = self._provider.start_container(self.paths, self.name)
             return self._container
 
@@ -200,8 +220,8 @@ class ThreadContainer:
     def forget(self) -> None:
         """Remove the container (its files stay); the next command starts a new one."""
         with self._lock:
+            self._drop()
             self._container = None
-            self._provider.remove_container(self.name)
 
 
 class DockerShell:
@@ -331,6 +351,8 @@ class DockerSandboxProvider:
         self._sandboxes: dict[str, DockerSandbox] = {}
         self._lock = threading.Lock()
         self._image_checked = False
+        size = self._docker_config.warm_pool
+        self._pool = WarmPool(self, self._home, self._skills, size) if size > 0 else None
         idle = self._docker_config.idle_timeout_seconds
         self._reaper = Reaper(self.reap_idle, reaper_interval(idle), "herdsman-docker-reaper") if idle > 0 else None
 
@@ -359,6 +381,11 @@ class DockerSandboxProvider:
             "try again, and if it persists ask the operator to check the Docker engine"
         )
 
+    @property
+    def pool_ready(self) -> int:
+        """How many started containers wait in the warm pool (0 without one)."""
+        return self._pool.ready if self._pool is not None else 0
+
     def container_name(self, thread_id: str) -> str:
         """The container name of ``thread_id``: ``<prefix>-<owner>-<thread id>``."""
         return f"{self._docker_config.name_prefix}-{self.owner}-{thread_id}"
@@ -386,7 +413,7 @@ class DockerSandboxProvider:
                 ) from None
         self._image_checked = True
 
-    def start_container(self, paths: ThreadPaths, name: str) -> Any:
+    def start_container(self, paths: ThreadPaths, name: str, pooled: bool = False) -> Any:
         """A running container for ``paths``: an existing healthy one by that name, or a new one."""
         docker = _docker()
         try:
@@ -404,6 +431,8 @@ class DockerSandboxProvider:
             if existing.status == "running" and same:
                 return existing  # left by an earlier process with the same settings: adopt it
             self.remove_container(name)
+        if pooled:
+            options["labels"][LABEL_POOL] = "1"
         self._ensure_image()
         try:
             container = self.client.containers.run(**options)
@@ -426,14 +455,18 @@ class DockerSandboxProvider:
     # -- protocol -------------------------------------------------------------------------
 
     def acquire(self, thread_id: str) -> DockerSandbox:
-        """The sandbox of ``thread_id`` (its container starts with the first command)."""
+        """The sandbox of ``thread_id``: a new thread takes a pooled container when there is one;
+        otherwise its container starts with the first command."""
         validate_thread_id(thread_id)
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:
                 paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
+                pooled = self._pool.take(paths) if self._pool is not None else None
                 paths.ensure_dirs()
                 box = ThreadContainer(self, paths)
+                if pooled is not None:
+                    box.adopt(pooled)
                 shell = DockerShell(self, box, self._limits)
                 sandbox = DockerSandbox(paths, shell, self._sandbox_config, box, self._uid_gid)
                 self._sandboxes[thread_id] = sandbox
@@ -448,9 +481,11 @@ class DockerSandboxProvider:
             sandbox.box.forget()
 
     def close(self) -> None:
-        """Release every sandbox and stop the reaper."""
+        """Release every sandbox, empty the warm pool and stop the reaper."""
         if self._reaper is not None:
             self._reaper.stop()
+        if self._pool is not None:
+            self._pool.close()
         with self._lock:
             thread_ids = list(self._sandboxes)
         for thread_id in thread_ids:

@@ -9,6 +9,9 @@ provider from ``sandbox.isolation``:
   paths in the command rewritten to host paths (only with ``sandbox.allow_unisolated_bash``);
 - :class:`RefusingShell`: bash is off, and the error says how to turn it on.
 
+Both running shells apply ``sandbox.limits`` to each command through a
+:class:`~herdsman.sandbox.limits.LocalLimiter` (cgroup v1 where writable, rlimits otherwise).
+
 Writes to one host path are serialized by a process-wide lock per resolved path, so parallel
 tool calls appending to one file lose nothing.
 """

@@ -1,0 +1,129 @@
+"""A warm pool for the docker provider: started containers waiting for new threads.
+
+Bind mounts are fixed when a container is created, so a pooled container cannot be pointed at a
+thread's directories afterwards. It does not need to be: each pooled container is started on its
+own empty ``user-data`` directory under ``<home>/sandbox-pool/``, and when a *new* thread (one
+without files yet) is acquired, that directory is renamed to the thread's
+``<home>/threads/<id>/user-data``. A bind mount follows its directory through a rename on the
+same filesystem, so the container now shows the thread's files; it is renamed to the thread's
+container name, and the pool starts a replacement in the background.
+
+Threads that already have files (a conversation resumed after its container was reaped) get a
+fresh container on their first command, as without a pool. Pooled containers carry the label
+``herdsman.pool=1``; for them the thread is known by the container name, not the thread label.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from herdsman.sandbox.paths import ThreadPaths
+
+if TYPE_CHECKING:
+    from herdsman.sandbox.docker import DockerSandboxProvider
+
+log = logging.getLogger(__name__)
+
+POOL_DIR = "sandbox-pool"
+
+
+def remove_stale_pools(home: Path) -> None:
+    """Remove pool directories of processes that are gone (``<pid>-<random>``)."""
+    root = home / POOL_DIR
+    if not root.is_dir():
+        return
+    for entry in root.iterdir():
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+class WarmPool:
+    """Keeps ``size`` started containers ready; :meth:`take` hands one to a new thread."""
+
+    def __init__(self, provider: "DockerSandboxProvider", home: Path, skills: Path | None, size: int) -> None:
+        self._provider = provider
+        self._skills = skills
+        self._size = size
+        self._home = home / POOL_DIR / f"{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._ready: list[tuple[Any, ThreadPaths]] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        remove_stale_pools(home)
+        self._thread = threading.Thread(target=self._fill_loop, name="herdsman-docker-pool", daemon=True)
+        self._thread.start()
+        self._wake.set()
+
+    @property
+    def ready(self) -> int:
+        """How many containers wait in the pool now."""
+        with self._lock:
+            return len(self._ready)
+
+    def take(self, paths: ThreadPaths) -> Any | None:
+        """A running container showing ``paths``' files, or None (thread has files, pool empty)."""
+        if paths.user_data.exists():
+            return None
+        with self._lock:
+            if not self._ready:
+                return None
+            container, slot = self._ready.pop()
+        self._wake.set()
+        try:
+            paths.user_data.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(slot.user_data, paths.user_data)
+        except OSError as exc:
+            log.warning("could not hand a pooled container to thread %s: %s", paths.thread_id, exc)
+            self._discard(container, slot)
+            return None
+        try:
+            container.rename(self._provider.container_name(paths.thread_id))
+        except Exception as exc:  # noqa: BLE001 - the container still works under its pool name
+            log.info("could not rename pooled container for thread %s: %s", paths.thread_id, exc)
+        shutil.rmtree(slot.home, ignore_errors=True)
+        return container
+
+    def _discard(self, container: Any, slot: ThreadPaths) -> None:
+        try:
+            container.remove(force=True)
+        except Exception:  # noqa: BLE001
+            pass
+        shutil.rmtree(slot.home, ignore_errors=True)
+
+    def _start_one(self) -> None:
+        slot_id = uuid.uuid4().hex[:12]
+        slot = ThreadPaths.for_thread(self._home / slot_id, "pool", self._skills)
+        slot.ensure_dirs()
+        name = f"{self._provider.container_name('pool')}-{slot_id}"
+        container = self._provider.start_container(slot, name, pooled=True)
+        with self._lock:
+            self._ready.append((container, slot))
+
+    def _fill_loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            while not self._stop.is_set() and self.ready < self._size:
+                try:
+                    self._start_one()
+                except Exception as exc:  # noqa: BLE001 - retry on the next wake
+                    log.warning("could not start a pooled sandbox container: %s", exc)
+                    break
+
+    def close(self) -> None:
+        """Stop refilling and remove the waiting containers and their directories."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=30)
+        with self._lock:
+            ready, self._ready = self._ready, []
+        for container, slot in ready:
+            self._discard(container, slot)
+        shutil.rmtree(self._home, ignore_errors=True)
