@@ -9,6 +9,7 @@ machine in the thread's workspace instead of in a container.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -151,6 +152,9 @@ def test_timeout_kills_the_command_tree(make_provider, find_pids) -> None:
     result = sandbox.execute(f"echo started; setsid sleep {token} & sleep {token}", timeout=1)
     assert result.timed_out and result.exit_code == 137
     assert result.output.startswith("started")
+    deadline = time.monotonic() + 5  # SIGKILLed processes take a moment to be gone
+    while find_pids(f"sleep {token}") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert find_pids(f"sleep {token}") == []
 
 
