@@ -1,0 +1,96 @@
+"""Start the configured channels with the gateway and stop them with it.
+
+The app builds a :class:`ChannelManager` when it is created (so webhook routes can be mounted
+under ``/channels/<name>``) and starts it in its lifespan, once the run manager exists. A
+channel that fails to start is logged, left out and reported by ``GET /api/channels``; the
+others and the gateway keep going.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+import structlog
+from fastapi import APIRouter, Depends, FastAPI
+
+from herdsman_gateway.auth import current_user
+
+from herdsman.config.schema import ChannelsConfig
+from herdsman_gateway.channels.base import Channel
+from herdsman_gateway.channels.dispatcher import Dispatcher
+from herdsman_gateway.context import Gateway
+
+log = structlog.get_logger(__name__)
+
+# channel name -> "module:Class" (imported only when the channel is enabled)
+PLATFORMS = {
+    "telegram": "herdsman_gateway.channels.telegram:TelegramChannel",
+    "slack": "herdsman_gateway.channels.slack:SlackChannel",
+    "feishu": "herdsman_gateway.channels.feishu:FeishuChannel",
+    "discord": "herdsman_gateway.channels.discord:DiscordChannel",
+}
+
+
+def build_channels(config: ChannelsConfig) -> list[Channel]:
+    """A channel object for each enabled platform in ``config``."""
+    channels: list[Channel] = []
+    for name, target in PLATFORMS.items():
+        section = getattr(config, name)
+        if not section.enabled:
+            continue
+        module, _, cls = target.partition(":")
+        channels.append(getattr(import_module(module), cls)(section))
+    return channels
+
+
+class ChannelManager:
+    """The enabled channels of one app and the dispatcher they share."""
+
+    def __init__(self, config: ChannelsConfig, channels: list[Channel] | None = None) -> None:
+        """``channels`` defaults to :func:`build_channels` of ``config``."""
+        self.config = config
+        self.channels = build_channels(config) if channels is None else channels
+        self.running: list[Channel] = []
+        self.errors: dict[str, str] = {}
+        self.dispatcher: Dispatcher | None = None
+
+    def mount(self, app: FastAPI) -> None:
+        """Add the webhook routes of the channels that have some, under ``/channels/<name>``."""
+        for channel in self.channels:
+            router = channel.router()
+            if router is not None:
+                app.include_router(router, prefix=f"/channels/{channel.name}", tags=["channels"])
+        status = APIRouter(tags=["channels"])
+        status.add_api_route("/api/channels", self.status, methods=["GET"], summary="Status of the IM channels",
+                             dependencies=[Depends(current_user)])
+        app.include_router(status)
+
+    def status(self) -> list[dict[str, object]]:
+        """Each enabled channel: whether it runs, and why not when it failed to start."""
+        running = {c.name for c in self.running}
+        return [{"name": c.name, "running": c.name in running, "error": self.errors.get(c.name)} for c in self.channels]
+
+    async def start(self, gateway: Gateway) -> None:
+        """Start every channel against ``gateway``; a failing one is logged and skipped."""
+        allowed = {c.name: list(getattr(self.config, c.name).allowed_users) for c in self.channels}
+        self.dispatcher = Dispatcher(gateway, self.config, allowed)
+        for channel in self.channels:
+            try:
+                await channel.start(self.dispatcher)
+            except Exception as exc:  # noqa: BLE001 - one broken platform must not stop the gateway
+                self.errors[channel.name] = f"{type(exc).__name__}: {exc}"
+                log.error("channel_start_failed", channel=channel.name, error=self.errors[channel.name])
+                continue
+            self.running.append(channel)
+            log.info("channel_started", channel=channel.name, allowed_users=len(allowed[channel.name]))
+
+    async def stop(self) -> None:
+        """Stop the running channels and the dispatcher's follow-up tasks."""
+        for channel in reversed(self.running):
+            try:
+                await channel.stop()
+            except Exception as exc:  # noqa: BLE001 - keep stopping the others
+                log.warning("channel_stop_failed", channel=channel.name, error=str(exc))
+        self.running.clear()
+        if self.dispatcher is not None:
+            await self.dispatcher.close()

@@ -1,0 +1,41 @@
+"""Fixtures for channel tests: fake platform servers and a gateway whose channels use them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.channels.fake_server import serving
+from tests.channels.fake_discord import FakeDiscord
+from tests.channels.fake_feishu import FakeFeishu
+from tests.channels.fake_slack import FakeSlack
+from tests.channels.fake_telegram import FakeTelegram
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeTelegram]:
+    """A fake Telegram Bot API on a loopback port."""
+    with serving(FakeTelegram()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    """A fake Slack Web API on a loopback port."""
+    with serving(FakeSlack()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def feishu() -> Iterator[FakeFeishu]:
+    """A fake Feishu Open API on a loopback port."""
+    with serving(FakeFeishu()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def discord_api() -> Iterator[FakeDiscord]:
+    """A fake Discord REST API and gateway on a loopback port."""
+    with serving(FakeDiscord()) as fake:
+        yield fake

@@ -1,0 +1,112 @@
+"""The platform-free parts of the channels: commands, progress notes, throttling, answers,
+access rules, the chat -> thread map and the channels section of config.yaml.
+"""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from herdsman.config import ConfigError, parse_config
+from herdsman_gateway.channels.base import InboundMessage
+from herdsman_gateway.channels.commands import parse_command
+from herdsman_gateway.channels.dispatcher import Dispatcher, final_answer, is_allowed, split_text
+from herdsman_gateway.channels.progress import Throttle, progress_lines
+from herdsman_gateway.channels.slack import slash_command_text
+from herdsman_gateway.channels.threads import ChatThreads
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("/new", "new"), ("/status@herd_bot", "status"), ("  !cancel now", "cancel"), ("/HELP", "help"), ("/frobnicate", None)],
+)
+def test_commands_are_recognised(text: str, name: str | None) -> None:
+    command = parse_command(text)
+    assert command is not None and command.name == name
+
+
+@pytest.mark.parametrize("text", ["hello /new", "", "/", "/ spaced", "!!!", "/etc/passwd is a path"])
+def test_ordinary_text_is_not_a_command(text: str) -> None:
+    command = parse_command(text)
+    assert command is None or command.name is None
+
+
+def test_slash_commands_map_to_their_last_word() -> None:
+    assert slash_command_text("/herd-status", "") == "/status"
+    assert slash_command_text("/new", "please") == "/new please"
+    assert slash_command_text("/deploy", "x") == "/deploy x"
+
+
+def test_progress_tells_tool_calls_and_sub_agents() -> None:
+    update = {"model": {"messages": [{"type": "ai", "content": "", "tool_calls": [
+        {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/a.txt", "content": "x"}},
+        {"name": "task", "args": {"description": "dig"}}]}]}}
+    assert progress_lines("updates", update) == ["🔧 write_file: /mnt/user-data/outputs/a.txt"]
+    assert progress_lines("updates|tools:call_1", update) == [], "sub-agents' own steps stay quiet"
+    started = {"type": "task_started", "subagent_type": "researcher", "description": "find sources"}
+    assert progress_lines("custom|tools:call_1", started) == ["🤖 researcher started: find sources"]
+    assert progress_lines("custom", {"type": "task_completed", "subagent_type": "researcher"}) == ["🤖 researcher finished"]
+    assert progress_lines("values", {"messages": []}) == []
+
+
+def test_throttle_sends_at_most_once_per_interval() -> None:
+    now = [100.0]
+    throttle = Throttle(3.0, clock=lambda: now[0])
+    assert throttle.take() is None
+    throttle.add(["a"])
+    assert throttle.take() == "a"
+    throttle.add(["b"])
+    now[0] += 1
+    assert throttle.take() is None, "too soon"
+    throttle.add(["c"])
+    now[0] += 2.5
+    assert throttle.take() == "b\nc", "held lines come together"
+    throttle.add(["d"])
+    assert throttle.take(force=True) == "d"
+
+
+def test_long_answers_are_split_at_line_ends() -> None:
+    text = "\n".join(f"line {i:03d}" for i in range(100))
+    pieces = split_text(text, 100)
+    assert all(len(p) <= 100 for p in pieces) and "\n".join(pieces) == text
+    assert split_text("x" * 250, 100) == ["x" * 100, "x" * 100, "x" * 50]
+
+
+def test_answer_texts_for_each_ending() -> None:
+    values = {"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": "42"}]}]}
+    assert final_answer(values) == "42"
+    assert Dispatcher.answer_text({"status": "success"}, values) == "42"
+    failed = Dispatcher.answer_text({"status": "error"}, {"__error__": {"message": "model down"}})
+    assert "model down" in failed and "/new" in failed
+    assert "Stopped" in Dispatcher.answer_text({"status": "interrupted"}, {})
+    interrupt = {"value": {"question": "Which file?", "choices": ["a.txt", "b.txt"]}}
+    asked = Dispatcher.answer_text({"status": "success"}, {"__interrupt__": [interrupt]})
+    assert "Which file?" in asked and "a.txt, b.txt" in asked
+
+
+def test_allowed_users_by_id_name_or_star() -> None:
+    alice = InboundMessage("telegram", "1", "42", "hi", user_name="alice")
+    assert is_allowed(["42"], alice) and is_allowed(["alice"], alice) and is_allowed(["*"], alice)
+    assert not is_allowed([], alice) and not is_allowed(["43", "bob"], alice)
+
+
+async def test_chat_threads_are_per_chat_and_new_replaces() -> None:
+    chats = ChatThreads(InMemoryStore())
+    assert await chats.get("slack", "C1") is None
+    first = await chats.current("slack", "C1")
+    assert await chats.current("slack", "C1") == first
+    assert await chats.current("telegram", "C1") != first, "the same chat id on another platform is another chat"
+    fresh = await chats.new("slack", "C1")
+    assert fresh != first and await chats.get("slack", "C1") == fresh
+
+
+def test_enabled_channel_without_its_secret_names_the_fix() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config("channels:\n  slack:\n    enabled: true\n    bot_token: xoxb-1\n", env={})
+    assert "signing_secret" in str(info.value) and "SLACK_SIGNING_SECRET" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        parse_config("channels:\n  telegram:\n    enabled: true\n    bot_token: $TELEGRAM_BOT_TOKEN\n", env={})
+    assert "TELEGRAM_BOT_TOKEN" in str(info.value)
+    config = parse_config("channels:\n  discord:\n    enabled: true\n    bot_token: $DISCORD_BOT_TOKEN\n",
+                          env={"DISCORD_BOT_TOKEN": "abc"})
+    assert config.channels.discord.bot_token == "abc" and config.channels.discord.allowed_users == []
