@@ -6,20 +6,26 @@
     app = create_app(config, model=scripted_model) # tests: a scripted model instead of config's
 
 Its lifespan opens the checkpointer and the record store, builds the sandbox provider and the
-lead agent, marks runs a previous process lost as errors, and on shutdown cancels the runs
+lead agent, marks runs a previous process lost as errors, starts the IM channels enabled under
+``channels:`` (see ``channels/manager.py``), and on shutdown stops them and cancels the runs
 still going (their steps so far stay in the checkpointer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
 
 import structlog
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -33,11 +39,14 @@ from herdsman.runtime.threads import ThreadStore
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.bridges import build_stream_bridge
+from herdsman_gateway.channels.manager import ChannelManager
 from herdsman_gateway.context import Gateway
 from herdsman_gateway.errors import install_error_handlers
 from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.metrics import GatewayMetrics
-from herdsman_gateway.routes import api, artifacts, uploads
+from herdsman_gateway.routes import api, artifacts, memory as memory_routes, skills, uploads
+from herdsman_gateway.routes.memory import open_gateway_memory
+from herdsman_gateway.routes.skills import apply_switches
 
 log = structlog.get_logger(__name__)
 
@@ -71,9 +80,18 @@ def create_app(
             store = await stack.enter_async_context(open_record_store(config))
             provider = build_sandbox_provider(config)
             stack.callback(provider.close)
-            graph = create_lead_agent(
-                config, model=model, checkpointer=saver, sandbox_provider=provider, extra_tools=extra_tools
-            )
+            memory = open_gateway_memory(config, model)
+            if memory is not None:
+                stack.callback(memory.close)
+
+            def build_agent() -> Any:
+                """The lead agent, with the skills switched on or off through /api/skills."""
+                return create_lead_agent(
+                    apply_switches(config), model=model, checkpointer=saver, sandbox_provider=provider,
+                    extra_tools=extra_tools, memory=memory,
+                )
+
+            graph = build_agent()
             bridge = build_stream_bridge(config)
             stack.push_async_callback(bridge.close)
             if hasattr(bridge, "ping"):
@@ -87,8 +105,12 @@ def create_app(
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
             stack.push_async_callback(_stop, listener)
-            app.state.gateway = Gateway(config, graph, runs, threads, bridge, provider, gateway_metrics)
+            app.state.gateway = Gateway(
+                config, graph, runs, threads, bridge, provider, gateway_metrics, memory=memory, build_agent=build_agent
+            )
             await runs.recover()
+            await channels.start(app.state.gateway)
+            stack.push_async_callback(channels.stop)
             log.info("gateway_ready", checkpointer=config.checkpointer.type, stream_bridge=config.gateway.stream_bridge)
             yield
 
@@ -99,6 +121,9 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    channels = ChannelManager(config.channels)
+    channels.mount(app)
+    app.state.channels = channels
     if config.gateway.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -110,11 +135,35 @@ def create_app(
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, uploads, artifacts):
+    for module in (api, uploads, artifacts, skills, memory_routes):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
+    serve_web_ui(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def web_dist() -> Path:
+    """Where the built web UI is: ``$HERDSMAN_WEB_DIST``, else ``web/dist`` of the source tree."""
+    return Path(os.environ.get("HERDSMAN_WEB_DIST") or Path(__file__).resolve().parents[2] / "web" / "dist")
+
+
+def serve_web_ui(app: FastAPI) -> None:
+    """Serve the built web UI at ``/`` (and its files at ``/assets``) when it has been built.
+
+    Added after the API routes, so it never shadows one; without a build (``make web``) nothing is added.
+    """
+    dist = web_dist()
+    index = dist / "index.html"
+    if not index.is_file():
+        return
+
+    async def web_ui() -> FileResponse:
+        return FileResponse(index, media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    app.add_api_route("/", web_ui, methods=["GET"], include_in_schema=False)
+    if (dist / "assets").is_dir():
+        app.mount("/assets", StaticFiles(directory=dist / "assets"), name="web-assets")
 
 
 async def _stop(task: asyncio.Task) -> None:

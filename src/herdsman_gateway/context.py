@@ -1,16 +1,21 @@
 """What every route needs, built once per app: config, graph, run manager, records, sandbox.
 
 Routes get it with ``Depends(get_gateway)``; the app's lifespan creates it (see ``app.py``).
+:meth:`Gateway.rebuild_agent` builds the lead agent again (after a skill is switched on or off)
+and hands it to the run manager: runs that start afterwards use it, runs in progress keep theirs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.service import MemoryService
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.stream_bridge import StreamBridge
 from herdsman.runtime.threads import ThreadStore
@@ -20,7 +25,11 @@ from herdsman_gateway.metrics import GatewayMetrics
 
 @dataclass
 class Gateway:
-    """The services behind the HTTP routes of one app."""
+    """The services behind the HTTP routes of one app.
+
+    ``memory`` is the long-term memory the lead agent uses (None when off); ``build_agent``
+    builds the lead agent from the current config and skill switches (None: cannot rebuild).
+    """
 
     config: HerdsmanConfig
     graph: Any
@@ -29,8 +38,20 @@ class Gateway:
     bridge: StreamBridge
     sandbox: SandboxProvider
     metrics: GatewayMetrics
+    memory: MemoryService | None = None
+    build_agent: Callable[[], Any] | None = None
+    _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+    async def rebuild_agent(self) -> None:
+        """Build the lead agent again (in a worker thread) and use it for the runs that start next."""
+        if self.build_agent is None:
+            raise RuntimeError("this gateway was created without build_agent, so it cannot rebuild its agent")
+        async with self._rebuilding:  # one rebuild at a time: the last one reads the latest switches
+            graph = await asyncio.to_thread(self.build_agent)
+            self.graph = graph
+            self.runs.graph = graph
 
 
-def get_gateway(request: Request) -> Gateway:
-    """The app's :class:`Gateway` (a FastAPI dependency)."""
+async def get_gateway(request: Request) -> Gateway:
+    """The app's :class:`Gateway` (a FastAPI dependency; async, so no worker thread is used)."""
     return request.app.state.gateway

@@ -6,6 +6,10 @@ manager applies the multitask strategy when a thread already has a run (``reject
 ``interrupt``, ``rollback``, ``enqueue``), cancels runs, and saves each run's record (see
 ``threads.py``) at every change of status. Listeners (metrics, logs) hear when runs start and
 finish.
+
+Creating a run writes nothing before its ``metadata`` event: whether the thread is busy is
+decided in memory under the thread's lock, and the run's records are written by its task, first
+thing (``Run.saved`` tells when), so a streamed run's first event never waits for the record store.
 """
 
 from __future__ import annotations
@@ -124,6 +128,7 @@ class Run:
     executed: bool = False
     cancel_action: CancelAction | None = None
     task: asyncio.Task | None = None
+    saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     @property
     def thread_id(self) -> str:
@@ -248,16 +253,12 @@ class RunManager:
                     previous = [r.task for r in active if r.task is not None]
             now = utc_now()
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
-            self._runs[run.run_id] = run
-            await self.threads.update(
-                spec.thread_id,
-                metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
-                status="busy",
-            )
-            await self.threads.put_run(run.to_dict())
-            # Sent at once, so a client sees its run id before the graph starts.
+            self._runs[run.run_id] = run  # from here on the thread is busy (decided under its lock)
+            # Sent at once, so a client sees its run id before the graph starts; the records are
+            # written by the run's task, first thing (``run.saved`` is set once they are).
             await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
             run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
+            run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
@@ -381,9 +382,29 @@ class RunManager:
     async def _publish(self, run: Run, event: str, data: Any) -> None:
         await self.bridge.publish(run.run_id, event, dumps(data))
 
-    async def _execute(self, run: Run, previous: list[asyncio.Task]) -> None:
-        """Wait for the thread's earlier runs and a free slot, then run the graph; never raises."""
+    async def _save_new(self, run: Run) -> None:
+        """Write a new run's record and mark its thread busy (after its first event went out).
+
+        A store that fails here is logged, not fatal: the run goes on, and its record is written
+        again at each change of status.
+        """
         try:
+            await self.threads.update(
+                run.thread_id,
+                metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
+                status="busy",
+            )
+            await self.threads.put_run(run.to_dict())
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=str(exc))
+        finally:
+            run.saved.set()
+
+    async def _execute(self, run: Run, previous: list[asyncio.Task]) -> None:
+        """Save the run's records, wait for the thread's earlier runs and a free slot, then run
+        the graph; never raises."""
+        try:
+            await self._save_new(run)
             if previous:
                 await asyncio.wait(previous)
             await self._slots.acquire()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 
 from herdsman.runtime.runs import FINAL_STATUSES, RunSpec
 from herdsman.runtime.runs import Run as RunRecord
@@ -25,6 +25,12 @@ from herdsman_gateway.sse import run_path, stream_response
 router = APIRouter(tags=["runs"])
 
 
+async def run_user(request: Request) -> str | None:
+    """:func:`current_user`, called inline: a sync dependency would cost a trip through a worker
+    thread before a streamed run's first event."""
+    return current_user(request)
+
+
 async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: str | None) -> ThreadRecord:
     record = await gw.threads.get(thread_id)
     if record is None and body.if_not_exists == "create":
@@ -33,14 +39,24 @@ async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: st
     return await load_thread(gw, thread_id, user)
 
 
-def _spec(thread_id: str, body: RunCreate, *, temporary: bool = False) -> RunSpec:
+def run_config_for(config: dict[str, Any] | None, user: str | None) -> dict[str, Any] | None:
+    """The run's config; with auth on, ``configurable.user_id`` is always the caller's user, so a
+    run reads and writes only its own user's memory, whatever the client sent."""
+    if user is None:
+        return config
+    config = dict(config or {})
+    config["configurable"] = {**(config.get("configurable") or {}), "user_id": user}
+    return config
+
+
+def _spec(thread_id: str, body: RunCreate, user: str | None = None, *, temporary: bool = False) -> RunSpec:
     checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
     return RunSpec(
         thread_id=thread_id,
         assistant_id=check_assistant(body.assistant_id),
         input=body.input,
         command=body.command.model_dump(exclude_none=True) if body.command else None,
-        config=body.config,
+        config=run_config_for(body.config, user),
         context=body.context,
         metadata=dict(body.metadata or {}),
         stream_mode=[body.stream_mode] if isinstance(body.stream_mode, str) else list(body.stream_mode),
@@ -57,16 +73,26 @@ def _spec(thread_id: str, body: RunCreate, *, temporary: bool = False) -> RunSpe
     )
 
 
-async def _start(gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None) -> RunRecord:
-    """Create the run the body asks for (on a temporary thread when ``thread_id`` is None)."""
+async def _start(
+    gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None, *, saved: bool = True
+) -> RunRecord:
+    """Create the run the body asks for (on a temporary thread when ``thread_id`` is None).
+
+    With ``saved`` (every route but the streamed ones), wait until the run's record is written,
+    so a client that reads runs or the thread's status next finds them. A streamed run answers
+    with its ``metadata`` event first; its record follows at once.
+    """
     check_assistant(body.assistant_id)
     if thread_id is None:
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))
-        spec = _spec(record.thread_id, body, temporary=body.on_completion != "keep")
+        spec = _spec(record.thread_id, body, user, temporary=body.on_completion != "keep")
     else:
         await _thread_for_run(gw, thread_id, body, user)
-        spec = _spec(thread_id, body)
-    return await gw.runs.start(spec)
+        spec = _spec(thread_id, body, user)
+    run = await gw.runs.start(spec)
+    if saved:
+        await run.saved.wait()
+    return run
 
 
 def _located(response: Response, thread_id: str, run_id: str) -> None:
@@ -76,20 +102,20 @@ def _located(response: Response, thread_id: str, run_id: str) -> None:
 @router.post("/threads/{thread_id}/runs/stream", summary="Create a run and stream its events",
              response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
 async def stream_run(
-    thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
-    run = await _start(gw, thread_id, body, user)
+    run = await _start(gw, thread_id, body, user, saved=False)
     return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.post("/runs/stream", summary="Create a stateless run and stream its events",
              response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
 async def stream_stateless_run(
-    body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> Response:
     """Start a run on a temporary thread and stream it."""
-    run = await _start(gw, None, body, user)
+    run = await _start(gw, None, body, user, saved=False)
     return stream_response(
         gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary
     )
@@ -98,7 +124,7 @@ async def stream_stateless_run(
 @router.post("/threads/{thread_id}/runs", response_model=Run, summary="Create a background run")
 async def create_run(
     thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(current_user),
+    user: str | None = Depends(run_user),
 ) -> Any:
     """Start a run and return it at once; follow it with ``.../stream`` or ``.../join``."""
     run = await _start(gw, thread_id, body, user)
@@ -108,7 +134,7 @@ async def create_run(
 
 @router.post("/runs", response_model=Run, summary="Create a stateless background run")
 async def create_stateless_run(
-    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> Any:
     """Start a run on a temporary thread and return it at once."""
     run = await _start(gw, None, body, user)
@@ -119,7 +145,7 @@ async def create_stateless_run(
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its final state")
 async def wait_run(
     thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(current_user),
+    user: str | None = Depends(run_user),
 ) -> dict[str, Any]:
     """Start a run and answer with the thread's values when it ends."""
     run = await _start(gw, thread_id, body, user)
@@ -129,7 +155,7 @@ async def wait_run(
 
 @router.post("/runs/wait", summary="Create a stateless run and wait for its final state")
 async def wait_stateless_run(
-    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> dict[str, Any]:
     """Start a run on a temporary thread and answer with its final values."""
     run = await _start(gw, None, body, user)
@@ -144,11 +170,16 @@ async def list_runs(
     offset: int = Query(0, ge=0),
     status: str | None = None,
     gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(current_user),
+    user: str | None = Depends(run_user),
 ) -> Any:
     """The thread's runs, newest first."""
     await load_thread(gw, thread_id, user)
-    return await gw.threads.list_runs(thread_id, limit=limit, offset=offset, status=status)
+    runs = await gw.threads.list_runs(thread_id, limit=limit, offset=offset, status=status)
+    unsaved = [r.to_dict() for r in gw.runs.active_runs(thread_id) if not r.saved.is_set()]  # streamed, just created
+    if unsaved and offset == 0:
+        fresh = [r for r in reversed(unsaved) if status is None or r["status"] == status]
+        runs = (fresh + [r for r in runs if r["run_id"] not in {f["run_id"] for f in fresh}])[:limit]
+    return runs
 
 
 async def _run(gw: Gateway, thread_id: str, run_id: str, user: str | None) -> dict[str, Any]:
@@ -161,7 +192,7 @@ async def _run(gw: Gateway, thread_id: str, run_id: str, user: str | None) -> di
 
 @router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run, summary="Get a run")
 async def get_run(
-    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> Any:
     """The run and its status."""
     return await _run(gw, thread_id, run_id, user)
@@ -169,7 +200,7 @@ async def get_run(
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204, response_class=Response, summary="Delete a run")
 async def delete_run(
-    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> Response:
     """Forget a finished run (cancel it first if it is in progress: 409 otherwise)."""
     run = await _run(gw, thread_id, run_id, user)
@@ -188,7 +219,7 @@ async def join_stream(
     cancel_on_disconnect: bool = False,
     last_event_id: str | None = Header(None, alias="Last-Event-ID", description="Resume after this event id."),
     gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(current_user),
+    user: str | None = Depends(run_user),
 ) -> Response:
     """The run's events after ``Last-Event-ID`` (from the start without it), then live ones."""
     run = await _run(gw, thread_id, run_id, user)
@@ -206,7 +237,7 @@ async def join_stream(
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")
 async def join_run(
-    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
 ) -> dict[str, Any]:
     """Wait for the run to end, then answer with the thread's final values."""
     await _run(gw, thread_id, run_id, user)
@@ -220,7 +251,7 @@ async def cancel_run(
     wait: bool = False,
     action: str = Query("interrupt", pattern="^(interrupt|rollback)$"),
     gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(current_user),
+    user: str | None = Depends(run_user),
 ) -> Any:
     """Stop the run (``action=rollback`` also undoes its steps); ``wait=1`` waits until it stopped."""
     await _run(gw, thread_id, run_id, user)

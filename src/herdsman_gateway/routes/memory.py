@@ -1,0 +1,133 @@
+"""Long-term memory under ``/api/memory``: view, edit, delete and export what the agent remembers.
+
+Each user sees only their own memory: with API keys, the user of the key; without, the
+configured ``memory.user_id``. The routes use the same store as the lead agent
+(:func:`open_gateway_memory`, opened once by the app), so an edit is what the next run reads.
+With ``memory.enabled: false`` every route answers 409 and says how to turn memory on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, Depends, HTTPException, Response
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ConfigDict, Field
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.facts import CATEGORIES, Fact, fact_id
+from herdsman.memory.service import MemoryService
+from herdsman.memory.store import MemoryStore
+from herdsman_gateway.auth import current_user
+from herdsman_gateway.context import Gateway, get_gateway
+
+log = structlog.get_logger(__name__)
+
+router = APIRouter(prefix="/api/memory", tags=["memory"], dependencies=[Depends(current_user)])  # 401 before anything
+
+
+def open_gateway_memory(config: HerdsmanConfig, model: BaseChatModel | None = None) -> MemoryService | None:
+    """The memory the lead agent and these routes share; None when memory is off or cannot open.
+
+    ``model`` stands in for the lead's configured model (tests), as in ``create_lead_agent``.
+    """
+    if not config.memory.enabled:
+        return None
+    from herdsman.agents.lead import open_memory
+    from herdsman.models.resolver import ModelResolver
+
+    lead = config.lead_model_name()
+    resolver = ModelResolver(config, {lead: model} if model is not None else {})
+    return open_memory(config, resolver, lead, None)
+
+
+class FactPatch(BaseModel):
+    """A change to one fact: new text, new category, or both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str | None = Field(None, min_length=3, description="The new text of the fact (its id changes).")
+    category: str | None = Field(None, description=f"One of: {', '.join(CATEGORIES)}.")
+
+
+def memory_store(gw: Gateway = Depends(get_gateway)) -> MemoryStore:
+    """The memory store, or 409 (memory off) / 503 (store not open) with what to do."""
+    if not gw.config.memory.enabled:
+        raise HTTPException(
+            409, "Memory is off (memory.enabled: false in config.yaml); set memory.enabled: true and restart the "
+            "gateway to keep and manage long-term memory",
+        )
+    if gw.memory is None:
+        raise HTTPException(
+            503, "The memory store could not be opened; check memory.path (or memory.url) in config.yaml and the "
+            "gateway log, then restart the gateway",
+        )
+    return gw.memory.store
+
+
+def memory_user(gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> str:
+    """Whose memory: the API key's user, or ``memory.user_id`` when auth is off."""
+    return user or gw.config.memory.user_id
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    """A fact as the API shows it."""
+    return {"id": fact.id, **fact.to_value()}
+
+
+def _not_found(fid: str) -> HTTPException:
+    return HTTPException(404, f"No fact {fid!r} in your memory; list the facts and their ids with GET /api/memory")
+
+
+@router.get("", summary="View your memory")
+def get_memory(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> dict[str, Any]:
+    """Your context summary and facts, most confident first."""
+    return {"user_id": user, "summary": store.summary(user), "facts": [fact_json(f) for f in store.facts(user)]}
+
+
+@router.patch("/facts/{fid}", summary="Edit a fact")
+def patch_fact(
+    fid: str, body: FactPatch, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)
+) -> dict[str, Any]:
+    """Change a fact's text and/or category. New text gives the fact a new id (answered)."""
+    if body.content is None and body.category is None:
+        raise HTTPException(422, "Invalid request: nothing to change; send content, category or both")
+    if body.category is not None and body.category not in CATEGORIES:
+        raise HTTPException(422, f"Invalid request: category {body.category!r} is unknown; use one of {', '.join(CATEGORIES)}")
+    old = store.get(user, fid)
+    if old is None:
+        raise _not_found(fid)
+    if body.content is not None:
+        new_id = fact_id(body.content)
+        if new_id != fid and store.get(user, new_id) is not None:
+            raise HTTPException(
+                409, f"Fact {new_id!r} already says this; delete one of the two facts instead of making them the same",
+            )
+    fact = store.update(user, fid, content=body.content, category=body.category)
+    if fact is None:  # deleted meanwhile
+        raise _not_found(fid)
+    log.info("memory_fact_edited", user_id=user, fact_id=fid, new_id=fact.id)
+    return fact_json(fact)
+
+
+@router.delete("/facts/{fid}", status_code=204, response_class=Response, summary="Delete a fact")
+def delete_fact(fid: str, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> Response:
+    """Forget one fact."""
+    if not store.delete(user, fid):
+        raise _not_found(fid)
+    log.info("memory_fact_deleted", user_id=user, fact_id=fid)
+    return Response(status_code=204)
+
+
+@router.get("/export", summary="Export your memory as JSON",
+            response_class=Response, responses={200: {"content": {"application/json": {}}}})
+def export_memory(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> Response:
+    """A JSON download ``{user_id: {summary, facts}}``, the shape ``herdsman memory export`` writes."""
+    data = {user: {"summary": store.summary(user), "facts": [fact_json(f) for f in store.facts(user)]}}
+    return Response(
+        json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="herdsman-memory-{user}.json"'},
+    )

@@ -1,0 +1,222 @@
+"""Skills under ``/api/skills``: list them, read one, switch one on or off.
+
+Switches made here are kept in ``<home>/skills_state.json`` (:class:`SkillSwitches`), so they
+survive a restart: the gateway builds its lead agent from config.yaml with ``skills.disabled``
+as the switches make it (:func:`apply_switches`; a switch wins over config.yaml for its skill).
+After a switch the gateway builds the lead agent again (:meth:`Gateway.rebuild_agent`): runs
+that start afterwards see the change; runs in progress finish with the skills they started with.
+
+Skills are shared by every user of the gateway (they live in one folder), so any valid API key
+may read and switch them. Paths are shown as the agent sees them (``/mnt/skills/...``), never as
+host paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, Depends, HTTPException
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.sandbox.base import SKILLS_ROOT
+from herdsman.skills import Skill, SkillCatalog, SkillError, load_skills, resolve_skills_root
+from herdsman.skills.model import SKILL_FILE
+from herdsman.skills.parse import NAME_RE
+from herdsman_gateway.auth import current_user
+from herdsman_gateway.context import Gateway, get_gateway
+
+log = structlog.get_logger(__name__)
+
+router = APIRouter(prefix="/api/skills", tags=["skills"], dependencies=[Depends(current_user)])
+
+STATE_FILE = "skills_state.json"
+_WRITE_LOCK = threading.Lock()  # one switch written at a time (read, change, replace)
+
+
+class SkillSwitches:
+    """Skills switched on or off through the API, kept as JSON: ``{"skills": {name: bool}}``."""
+
+    def __init__(self, path: Path) -> None:
+        """``path``: the JSON file (created on the first switch)."""
+        self.path = path
+
+    @classmethod
+    def of(cls, config: HerdsmanConfig) -> "SkillSwitches":
+        """The switches of ``config``'s home."""
+        return cls(config.resolve_home() / STATE_FILE)
+
+    def load(self) -> dict[str, bool]:
+        """Name -> on/off; empty when nothing was switched (an unreadable file is logged and ignored)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("skills_state_unreadable", file=str(self.path), error=str(exc))
+            return {}
+        skills = data.get("skills") if isinstance(data, dict) else None
+        return {str(k): bool(v) for k, v in skills.items()} if isinstance(skills, dict) else {}
+
+    def set(self, name: str, enabled: bool) -> None:
+        """Record a switch (written to a temporary file, then renamed: never half a file)."""
+        with _WRITE_LOCK:
+            state = self.load()
+            state[name] = enabled
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps({"skills": dict(sorted(state.items()))}, indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def disabled(self, configured: Iterable[str]) -> list[str]:
+        """The skills to leave out: config.yaml's ``skills.disabled``, then the switches on top."""
+        state = self.load()
+        off = {name for name in configured if state.get(name) is not True}
+        off |= {name for name, on in state.items() if not on}
+        return sorted(off)
+
+
+def apply_switches(config: HerdsmanConfig) -> HerdsmanConfig:
+    """``config`` with ``skills.disabled`` as the switches of its home make it."""
+    disabled = SkillSwitches.of(config).disabled(config.skills.disabled)
+    return config.model_copy(update={"skills": config.skills.model_copy(update={"disabled": disabled})})
+
+
+def _catalog(config: HerdsmanConfig) -> SkillCatalog:
+    """Every skill of the skills folder (even when skills are off), with the switches applied."""
+    root = resolve_skills_root(config, when_disabled=True)
+    return load_skills(root, SkillSwitches.of(config).disabled(config.skills.disabled))
+
+
+def _status(catalog: SkillCatalog, skill: Skill) -> tuple[str, list[str]]:
+    """What the agent makes of ``skill``, and why it cannot use it (if it cannot)."""
+    if catalog.skills.get(skill.name) is skill:
+        return "enabled", []
+    if any(s is skill for s in catalog.overridden):
+        return "overridden", [f"the custom skill {skill.name!r} replaces this public one"]
+    if any(s is skill for s in catalog.disabled):
+        return "disabled", []
+    missing = catalog.unavailable.get(skill.name)
+    if missing:
+        return "unavailable", [f"needs the environment variable(s) {', '.join(missing)}; set them and restart the gateway"]
+    return "disabled", []
+
+
+def _skill_json(catalog: SkillCatalog, skill: Skill, off: set[str]) -> dict[str, Any]:
+    status, problems = _status(catalog, skill)
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "source": skill.source,
+        "enabled": skill.name not in off,
+        "status": status,
+        "path": skill.virtual_path,
+        "license": skill.license,
+        "allowed_tools": list(skill.allowed_tools) if skill.allowed_tools is not None else None,
+        "problems": problems,
+    }
+
+
+def _broken_json(error: SkillError, off: set[str]) -> dict[str, Any]:
+    """A SKILL.md that does not parse, named by its folder."""
+    folder = Path(error.file).parent
+    problem = f"{SKILL_FILE}: field {error.field!r}: {error.message}" if error.field else f"{SKILL_FILE}: {error.message}"
+    return {
+        "name": folder.name,
+        "description": "",
+        "source": folder.parent.name,
+        "enabled": folder.name not in off,
+        "status": "invalid",
+        "path": f"{SKILLS_ROOT}/{folder.parent.name}/{folder.name}/{SKILL_FILE}",
+        "license": None,
+        "allowed_tools": None,
+        "problems": [problem + "; fix it, then check it with: herdsman skills validate"],
+    }
+
+
+def list_skills(config: HerdsmanConfig) -> list[dict[str, Any]]:
+    """Every skill, usable or not, by name then source (broken ones with their problems)."""
+    catalog = _catalog(config)
+    off = set(SkillSwitches.of(config).disabled(config.skills.disabled))
+    items = [_skill_json(catalog, s, off) for s in catalog.all_skills]
+    items += [_broken_json(e, off) for e in catalog.problems]
+    return sorted(items, key=lambda s: (s["name"], s["source"]))
+
+
+def _check_name(name: str) -> None:
+    if not NAME_RE.fullmatch(name):
+        raise HTTPException(
+            422, f"Invalid request: {name!r} is not a skill name; skill names are lowercase letters, digits and "
+            "single hyphens, e.g. data-analysis",
+        )
+
+
+def find_skill(config: HerdsmanConfig, name: str) -> dict[str, Any]:
+    """The entry of skill ``name`` (the one the agent would use when custom overrides public); 404 if none."""
+    _check_name(name)
+    found = [s for s in list_skills(config) if s["name"] == name]
+    if not found:
+        raise HTTPException(404, f"No skill named {name!r}; list the skills with GET /api/skills")
+    return next((s for s in found if s["status"] != "overridden"), found[0])
+
+
+def _host_file(config: HerdsmanConfig, entry: dict[str, Any]) -> Path:
+    root = resolve_skills_root(config, when_disabled=True)
+    assert root is not None
+    return root / entry["source"] / entry["name"] / SKILL_FILE
+
+
+@router.get("", summary="List the skills")
+def get_skills(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
+    """Every skill with its source, switch, status and path; broken ones with their problems.
+
+    ``skills_enabled`` is false when config.yaml turns all skills off (``skills.enabled``).
+    """
+    return {"skills": list_skills(gw.config), "skills_enabled": gw.config.skills.enabled}
+
+
+@router.get("/{name}", summary="Get a skill and its SKILL.md")
+def get_skill(name: str, gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
+    """One skill as listed, plus ``content``: the text of its SKILL.md."""
+    entry = find_skill(gw.config, name)
+    try:
+        content = _host_file(gw.config, entry).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        content = ""
+    return {**entry, "content": content}
+
+
+async def _switch(gw: Gateway, name: str, enabled: bool) -> dict[str, Any]:
+    """Record the switch, rebuild the lead agent, answer with the skill as it is now."""
+    if not gw.config.skills.enabled:
+        raise HTTPException(
+            409, "Skills are off for the whole gateway (skills.enabled: false in config.yaml); set it to true "
+            "and restart the gateway to switch single skills",
+        )
+    entry = await asyncio.to_thread(find_skill, gw.config, name)
+    if enabled and entry["status"] == "invalid":
+        raise HTTPException(
+            409, f"Skill {name!r} cannot be enabled: {entry['problems'][0]}",
+        )
+    await asyncio.to_thread(SkillSwitches.of(gw.config).set, name, enabled)
+    await gw.rebuild_agent()
+    log.info("skill_switched", name=name, enabled=enabled)
+    return await asyncio.to_thread(find_skill, gw.config, name)
+
+
+@router.post("/{name}/enable", summary="Enable a skill")
+async def enable_skill(name: str, gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
+    """Switch the skill on, for the runs that start from now on (kept across restarts)."""
+    return await _switch(gw, name, True)
+
+
+@router.post("/{name}/disable", summary="Disable a skill")
+async def disable_skill(name: str, gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
+    """Switch the skill off, for the runs that start from now on (kept across restarts)."""
+    return await _switch(gw, name, False)
