@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 TEST_STAMP := $(VENV)/.stamp-test
 SYSTEM_STAMP := $(VENV)/.stamp-system
 
-.PHONY: run test system weights lint-imports bench sandbox-image clean help
+.PHONY: run test system weights lint-imports bench sandbox-image clean help web
 
 help:
 	@echo "make run    set up and start the Herdsman gateway (LangGraph API) on the embedded model"
@@ -47,15 +47,32 @@ $(TEST_STAMP): pyproject.toml $(SYSTEM_STAMP) | $(PY)
 weights: $(RUN_STAMP)
 	$(PY) -m herdsman.models.local.weights
 
-run: $(RUN_STAMP) weights
+run: $(RUN_STAMP) weights web
 	$(VENV)/bin/herdsman serve
+
+# The web UI (web/, npm): installed and built only when web/dist is older than its sources.
+WEB_SOURCES := web/package.json web/package-lock.json web/index.html web/vite.config.ts web/tsconfig.json $(shell find web/src -type f 2>/dev/null)
+
+# npm 11 here writes a lockfile without other platforms' optional rollup binaries, which `npm ci`
+# then refuses; `npm install --no-save` installs the same locked versions without rewriting it.
+web/dist/index.html: $(WEB_SOURCES)
+	cd web && { npm ci --no-audit --no-fund 2>/dev/null || npm install --no-audit --no-fund --no-save; } && npm run build
+	@touch $@
+
+web: web/dist/index.html
 
 lint-imports: $(TEST_STAMP)
 	$(VENV)/bin/lint-imports --config pyproject.toml
 
-test: $(TEST_STAMP) lint-imports
+# The reference filesystem MCP server (npm), a real MCP server for the MCP tests.
+MCP_FS := $(VENV)/npm/node_modules/.bin/mcp-server-filesystem
+$(MCP_FS): | $(PY)
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm @modelcontextprotocol/server-filesystem@2026.8.31 \
+	  || echo "NOTE: npm could not install @modelcontextprotocol/server-filesystem; its test will be skipped"
+
+test: $(TEST_STAMP) lint-imports web $(MCP_FS)
 	$(PY) -m herdsman.models.local.weights
-	$(PY) -m pytest
+	MCP_FILESYSTEM_SERVER=$(abspath $(MCP_FS)) $(PY) -m pytest
 
 # The docker sandbox image (needs a registry for its base image).
 sandbox-image: $(RUN_STAMP)

@@ -4,6 +4,7 @@
 #   cmake, g++        build llama.cpp for the embedded local model
 #   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
 #   podman, runc, busybox-static  a Docker-API engine and a tiny image for the docker provider's tests
+#   chromium          the headless browser the web UI's tests drive (Playwright with Debian's Chromium)
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -16,6 +17,7 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v podman >/dev/null 2>&1 || need+=(podman catatonit)  # catatonit: the init of --init containers
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || need+=(busybox-static)
+[ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"

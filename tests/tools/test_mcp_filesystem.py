@@ -1,7 +1,7 @@
 """The reference filesystem MCP server from npm (@modelcontextprotocol/server-filesystem).
 
-Skipped unless the server is installed: set MCP_FILESYSTEM_SERVER to its binary, or put
-``mcp-server-filesystem`` on PATH (``npm install -g @modelcontextprotocol/server-filesystem``).
+``make test`` installs it (npm, into .venv/npm) and names it in MCP_FILESYSTEM_SERVER; run alone,
+the test is skipped unless that variable or ``mcp-server-filesystem`` on PATH points at it.
 Tests never download it themselves (no network but loopback in tests).
 """
 

@@ -1,0 +1,214 @@
+/** The workspace: threads on the left, the conversation with its sub-agent cards and interrupts in the middle, files on the right. */
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { Message } from "@langchain/langgraph-sdk";
+import { useStream } from "@langchain/langgraph-sdk/react";
+import { ASSISTANT_ID, client } from "./api/client";
+import { uploadFiles } from "./api/rest";
+import { Composer } from "./components/Composer";
+import { ErrorBanner } from "./components/ErrorBanner";
+import { FilesPanel } from "./components/FilesPanel";
+import { InterruptPanel } from "./components/InterruptPanel";
+import { MessageList } from "./components/MessageList";
+import type { MessageActions } from "./components/MessageView";
+import { checkpointBefore } from "./state/branch";
+import { ModelPicker } from "./components/ModelPicker";
+import { Settings } from "./components/Settings";
+import { SubagentCards } from "./components/SubagentCards";
+import { ThreadList } from "./components/ThreadList";
+import { TodoList, type Todo } from "./components/TodoList";
+import { useGatewayUp } from "./state/health";
+import { messageText, writtenFiles } from "./state/messages";
+import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
+import { useThreadParam } from "./state/url";
+
+interface ThreadValues {
+  messages: Message[];
+  title?: string;
+  todos?: Todo[];
+  usage?: Record<string, Record<string, unknown>>;
+}
+
+/** The gateway's limit on one upload request (routes/uploads.py). */
+const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+
+const STREAM_MODES = ["values", "messages-tuple", "custom"] as const;
+
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
+  if (/Failed to fetch|NetworkError|fetch failed/i.test(text)) return "the gateway cannot be reached (is it running?)";
+  return text;
+}
+
+function newId(): string {
+  return `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export function App() {
+  const [threadId, setThreadId] = useThreadParam();
+  const [model, setModel] = useState("");
+  const [errors, setErrors] = useState<string[]>([]);
+  const [notice, setNotice] = useState("");
+  const [live, setLive] = useState<Record<string, Tasks>>({});
+  const [threadsKey, setThreadsKey] = useState(0);
+  const [filesKey, setFilesKey] = useState(0);
+  const runId = useRef<string | null>(null);
+  const threadRef = useRef(threadId);
+  threadRef.current = threadId;
+  const gatewayUp = useGatewayUp();
+
+  // When the gateway is back, drop the errors its absence caused and load what failed to load.
+  const wasUp = useRef(true);
+  useEffect(() => {
+    if (gatewayUp && !wasUp.current) {
+      setErrors((es) => es.filter((e) => !/reach|connect|fetch/i.test(e)));
+      setThreadsKey((k) => k + 1);
+      setFilesKey((k) => k + 1);
+    }
+    wasUp.current = gatewayUp;
+  }, [gatewayUp]);
+
+  const addError = useCallback((e: string) => setErrors((es) => (es.includes(e) ? es : [...es, e])), []);
+
+  const stream = useStream<ThreadValues>({
+    client,
+    assistantId: ASSISTANT_ID,
+    threadId,
+    onThreadId: setThreadId,
+    reconnectOnMount: true,
+    onCustomEvent: (data) => {
+      const tid = threadRef.current;
+      if (tid && isTaskEvent(data)) setLive((all) => ({ ...all, [tid]: applyTaskEvent(all[tid] ?? {}, data, Date.now()) }));
+    },
+    onCreated: (meta) => {
+      runId.current = meta.run_id;
+      setThreadsKey((k) => k + 1);
+    },
+    onFinish: () => {
+      setThreadsKey((k) => k + 1);
+      setFilesKey((k) => k + 1);
+    },
+    onError: (error) => addError(`The run failed: ${describeError(error)}`),
+  });
+
+  const messages = stream.messages;
+  const values = stream.values as ThreadValues | undefined;
+  const tasks = useMemo(
+    () => ({ ...tasksFromUsage(values?.usage), ...(threadId ? live[threadId] : {}) }),
+    [values?.usage, live, threadId],
+  );
+  const written = useMemo(() => writtenFiles(messages), [messages]);
+  const submitOptions = () => ({
+    streamMode: [...STREAM_MODES],
+    streamResumable: true,
+    config: model ? { configurable: { model_name: model } } : undefined,
+    metadata: model ? { model_name: model } : undefined,
+  });
+
+  const send = (text: string) => {
+    setNotice("");
+    const message = { type: "human" as const, content: text, id: newId() };
+    stream.submit(
+      { messages: [message] },
+      { ...submitOptions(), optimisticValues: (prev) => ({ ...prev, messages: [...(prev.messages ?? []), message] }) },
+    );
+  };
+
+  // Edit and regenerate: send from the checkpoint before the message, a new branch of the thread.
+  const latest = useRef({ messages, submit: stream.submit, submitOptions });
+  latest.current = { messages, submit: stream.submit, submitOptions };
+  const actions = useMemo<MessageActions>(() => {
+    const branch = async (index: number, text: string) => {
+      const tid = threadRef.current;
+      const { messages: current, submit, submitOptions: options } = latest.current;
+      if (!tid) return;
+      try {
+        const history = await client.threads.getHistory(tid, { limit: 200 });
+        const checkpoint = checkpointBefore(history, index, current);
+        if (!checkpoint) throw new Error("no checkpoint holds the conversation before that message");
+        const message = { type: "human" as const, content: text, id: newId() };
+        submit(
+          { messages: [message] },
+          { ...options(), checkpoint, optimisticValues: (prev) => ({ ...prev, messages: [...current.slice(0, index), message] }) },
+        );
+      } catch (e) {
+        addError(`Could not branch from that message: ${describeError(e)}`);
+      }
+    };
+    return {
+      edit: (index, text) => void branch(index, text),
+      regenerate: (index) => void branch(index, messageText(latest.current.messages[index])),
+    };
+  }, [addError]);
+
+  const resume = (value: unknown) => {
+    stream.submit(undefined, { ...submitOptions(), command: { resume: value } });
+  };
+
+  const stop = async () => {
+    const tid = threadRef.current;
+    const rid = runId.current ?? (tid ? sessionStorage.getItem(`lg:stream:${tid}`) : null);
+    await stream.stop();
+    if (tid && rid) await client.runs.cancel(tid, rid).catch((e) => addError(`Could not stop the run: ${describeError(e)}`));
+    setNotice("Stopped.");
+  };
+
+  const upload = async (files: File[]) => {
+    const total = files.reduce((n, f) => n + f.size, 0);
+    if (total > MAX_UPLOAD_BYTES) {
+      const mb = (n: number) => `${(n / 2 ** 20).toFixed(0)} MB`;
+      addError(`Not uploaded: ${files.map((f) => f.name).join(", ")} (${mb(total)}) is over the gateway's ${mb(MAX_UPLOAD_BYTES)} limit per upload`);
+      return;
+    }
+    try {
+      let tid = threadRef.current;
+      if (!tid) {
+        tid = (await client.threads.create()).thread_id;
+        setThreadId(tid);
+        setThreadsKey((k) => k + 1);
+      }
+      const saved = await uploadFiles(tid, files);
+      setNotice(`Uploaded ${saved.map((f) => f.path).join(", ")}`);
+      setFilesKey((k) => k + 1);
+    } catch (e) {
+      addError(`Upload failed: ${describeError(e)}`);
+    }
+  };
+
+  const selectThread = (id: string | null) => {
+    runId.current = null;
+    setNotice("");
+    setThreadId(id);
+  };
+
+  const interrupt = stream.isLoading ? undefined : stream.interrupt;
+  const firstHuman = messages.find((m) => m.type === "human");
+  const title = values?.title ?? (firstHuman ? messageText(firstHuman).slice(0, 60) : "New thread");
+
+  return (
+    <div className="app">
+      <aside className="sidebar">
+        <div className="brand">Herdsman</div>
+        <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />
+        <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
+        <Settings />
+      </aside>
+      <main className="chat">
+        <header className="chat-head">
+          <span className="chat-title" data-testid="thread-title">{title}</span>
+          {stream.isLoading && <span className="running" data-testid="running">running…</span>}
+        </header>
+        {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
+        <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
+        <MessageList messages={messages} busy={stream.isLoading} actions={actions}>
+          <SubagentCards tasks={tasks} />
+          {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
+        </MessageList>
+        {notice && <div className="notice" data-testid="notice">{notice}</div>}
+        <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} />
+      </main>
+      <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} onError={addError}>
+        <TodoList todos={values?.todos} />
+      </FilesPanel>
+    </div>
+  );
+}

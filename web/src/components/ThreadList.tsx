@@ -1,0 +1,52 @@
+/** The threads, newest first, titled from their values, with a search box. */
+import { useEffect, useState } from "react";
+import type { Thread } from "@langchain/langgraph-sdk";
+import { client } from "../api/client";
+import { messageText } from "../state/messages";
+
+export function threadTitle(thread: Thread): string {
+  const values = (thread.values ?? {}) as { title?: string; messages?: { type: string; content: unknown }[] };
+  if (values.title) return values.title;
+  const first = values.messages?.find((m) => m.type === "human");
+  return first ? messageText(first as never).slice(0, 60) || "Untitled" : "New thread";
+}
+
+export function ThreadList(props: {
+  current: string | null;
+  refreshKey: number;
+  onSelect: (id: string | null) => void;
+  onError: (e: string) => void;
+}) {
+  const [threads, setThreads] = useState<Thread[]>([]);
+  const [query, setQuery] = useState("");
+  const { refreshKey, onError } = props;
+  useEffect(() => {
+    client.threads
+      .search({ limit: 100, sortBy: "updated_at", sortOrder: "desc" })
+      .then(setThreads)
+      .catch((e: Error) => onError(`Could not list threads: ${e.message}`));
+  }, [refreshKey, onError]);
+  const q = query.trim().toLowerCase();
+  const shown = q ? threads.filter((t) => threadTitle(t).toLowerCase().includes(q)) : threads;
+  return (
+    <nav className="threads" data-testid="threads">
+      <button className="new-thread" onClick={() => props.onSelect(null)} data-testid="new-thread">New thread</button>
+      <input className="thread-search" placeholder="Search threads" value={query} onChange={(e) => setQuery(e.target.value)} />
+      <ul>
+        {shown.map((t) => (
+          <li key={t.thread_id}>
+            <button
+              className={t.thread_id === props.current ? "active" : ""}
+              onClick={() => props.onSelect(t.thread_id)}
+              data-testid="thread-item"
+              title={t.thread_id}
+            >
+              <span className="thread-title">{threadTitle(t)}</span>
+              {t.status !== "idle" && <span className={`thread-status status-${t.status}`}>{t.status}</span>}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}

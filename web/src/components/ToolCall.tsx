@@ -1,0 +1,30 @@
+/** One tool call, collapsible: its name, arguments and (when back) its result. */
+import { memo } from "react";
+import type { Message } from "@langchain/langgraph-sdk";
+import { messageText } from "../state/messages";
+
+const MAX_SHOWN = 20_000;
+
+function clip(text: string): string {
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}\n… (${text.length - MAX_SHOWN} more characters not shown)` : text;
+}
+
+export const ToolCall = memo(function ToolCall(props: { name: string; args: unknown; result?: Message }) {
+  const { name, args, result } = props;
+  const status = result ? ((result as { status?: string }).status === "error" ? "error" : "done") : "running";
+  return (
+    <details className={`tool-call tool-${status}`} data-testid="tool-call">
+      <summary>
+        <span className="tool-name">{name}</span> <span className="tool-status">{status}</span>
+      </summary>
+      <div className="tool-label">Arguments</div>
+      <pre>{clip(JSON.stringify(args, null, 2))}</pre>
+      {result && (
+        <>
+          <div className="tool-label">Result</div>
+          <pre>{clip(messageText(result))}</pre>
+        </>
+      )}
+    </details>
+  );
+});

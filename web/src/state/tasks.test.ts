@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { applyTaskEvent, formatElapsed, isTaskEvent, tasksFromUsage, type Tasks } from "./tasks";
+
+const base = { task_id: "t1", subagent_type: "general-purpose", description: "Read the CSV" };
+
+describe("task cards", () => {
+  it("follows a task from start to completion", () => {
+    let tasks: Tasks = {};
+    tasks = applyTaskEvent(tasks, { type: "task_started", ...base }, 1000);
+    expect(tasks.t1.status).toBe("running");
+    tasks = applyTaskEvent(tasks, { type: "task_progress", ...base, step: 1, tool_calls: ["ls"], usage: { total_tokens: 40 } }, 1500);
+    expect(tasks.t1.steps).toEqual(["ls"]);
+    tasks = applyTaskEvent(tasks, { type: "task_progress", ...base, step: 1, tool_calls: ["ls"] }, 1600);
+    expect(tasks.t1.steps).toEqual(["ls"]);
+    expect(tasks.t1.tokens).toBe(40);
+    tasks = applyTaskEvent(tasks, { type: "task_completed", ...base, status: "completed", duration_s: 2.5, usage: { total_tokens: 90 } }, 3500);
+    expect(tasks.t1).toMatchObject({ status: "completed", durationS: 2.5, tokens: 90 });
+  });
+
+  it("keeps several tasks apart", () => {
+    let tasks: Tasks = {};
+    for (const id of ["a", "b", "c"]) tasks = applyTaskEvent(tasks, { type: "task_started", task_id: id }, 0);
+    expect(Object.keys(tasks)).toEqual(["a", "b", "c"]);
+  });
+
+  it("recognises task events and rebuilds cards from usage", () => {
+    expect(isTaskEvent({ type: "task_started", task_id: "x" })).toBe(true);
+    expect(isTaskEvent({ progress: 1 })).toBe(false);
+    const cards = tasksFromUsage({ "task:x": { subagent_type: "coder", description: "d", status: "failed", total_tokens: 5 }, lead: {} });
+    expect(cards.x).toMatchObject({ subagentType: "coder", status: "failed", tokens: 5 });
+    expect(formatElapsed(65)).toBe("1 m 05 s");
+  });
+});
