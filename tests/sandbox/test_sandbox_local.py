@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -131,6 +132,9 @@ def test_close_kills_running_commands(make_config, find_pids) -> None:
     assert results[0].output.startswith("go\n")
     assert "[cancelled: the process tree was killed]" in results[0].output
     assert not results[0].timed_out
+    deadline = time.monotonic() + 5  # SIGKILLed processes take a moment to be gone
+    while find_pids(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert find_pids(token) == []
 
 
