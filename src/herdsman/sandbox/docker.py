@@ -38,7 +38,7 @@ from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import OutputCapture, new_run_id
-from herdsman.sandbox.remote import Reaper, RemoteSandbox, file_owner, reaper_interval
+from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
 
@@ -165,29 +165,26 @@ def container_options(
     return options
 
 
-class ThreadContainer:
+class ThreadContainer(BoxUsage):
     """The container of one thread: created on demand, recreated when dead, removed when idle."""
 
     def __init__(self, provider: "DockerSandboxProvider", paths: ThreadPaths) -> None:
+        super().__init__()
         self._provider = provider
         self.paths = paths
         self.name = provider.container_name(paths.thread_id)
         self._container: Any = None
         self._lock = threading.Lock()
-        self._busy_lock = threading.Lock()
-        self.busy = 0
-        self.last_used = time.monotonic()
-
-    def use(self, delta: int) -> None:
-        """Count a command in (+1) or out (-1), and note the time for the idle reaper."""
-        with self._busy_lock:
-            self.busy += delta
-            self.last_used = time.monotonic()
 
     @property
     def container_id(self) -> str | None:
         """The id of the current container, if one was started."""
         return self._container.id if self._container is not None else None
+
+    @property
+    def started(self) -> bool:
+        """Whether a container was started for the thread."""
+        return self._container is not None
 
     def ensure(self) -> Any:
         """The running container, created (or recreated) when needed."""
@@ -334,7 +331,7 @@ class DockerSandbox(RemoteSandbox):
     box: ThreadContainer
 
 
-class DockerSandboxProvider:
+class DockerSandboxProvider(RemoteSandboxes):
     """Hands out :class:`DockerSandbox` instances, one container per thread."""
 
     def __init__(self, config: HerdsmanConfig, client: Any = None) -> None:
@@ -472,43 +469,17 @@ class DockerSandboxProvider:
                 self._sandboxes[thread_id] = sandbox
             return sandbox
 
-    def release(self, thread_id: str) -> None:
-        """Kill the thread's commands and remove its container; its files stay."""
-        with self._lock:
-            sandbox = self._sandboxes.pop(thread_id, None)
-        if sandbox is not None:
-            sandbox.cancel_running()
-            sandbox.box.forget()
-
     def close(self) -> None:
         """Release every sandbox, empty the warm pool and stop the reaper."""
-        if self._reaper is not None:
-            self._reaper.stop()
         if self._pool is not None:
             self._pool.close()
-        with self._lock:
-            thread_ids = list(self._sandboxes)
-        for thread_id in thread_ids:
-            self.release(thread_id)
+        self.release_all()
 
     # -- housekeeping ---------------------------------------------------------------------
 
-    def reap_idle(self, max_idle_seconds: float | None = None) -> list[str]:
-        """Remove the containers unused for ``max_idle_seconds`` (default the config); thread ids."""
-        limit = self._docker_config.idle_timeout_seconds if max_idle_seconds is None else max_idle_seconds
-        now = time.monotonic()
-        with self._lock:
-            sandboxes = list(self._sandboxes.values())
-        reaped = []
-        for sandbox in sandboxes:
-            box = sandbox.box
-            if box.container_id is None or box.busy or now - box.last_used < limit:
-                continue
-            box.forget()
-            reaped.append(sandbox.thread_id)
-        if reaped:
-            log.info("removed %d idle sandbox containers", len(reaped))
-        return reaped
+    def idle_timeout(self) -> float:
+        """``sandbox.docker.idle_timeout_seconds``."""
+        return self._docker_config.idle_timeout_seconds
 
     def containers(self) -> list[Any]:
         """Every container of this Herdsman home on the engine (running or not)."""

@@ -36,7 +36,7 @@ from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import OutputCapture, new_run_id
-from herdsman.sandbox.remote import Reaper, RemoteSandbox, file_owner, reaper_interval
+from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
 
@@ -165,23 +165,20 @@ def _status(exc: Exception) -> int | None:
     return getattr(exc, "status", None)
 
 
-class ThreadPod:
+class ThreadPod(BoxUsage):
     """The pod of one thread: created on demand, recreated when gone, deleted when idle."""
 
     def __init__(self, provider: "KubernetesSandboxProvider", paths: ThreadPaths) -> None:
+        super().__init__()
         self._provider = provider
         self.paths = paths
         self.name: str | None = None
         self._lock = threading.Lock()
-        self._busy_lock = threading.Lock()
-        self.busy = 0
-        self.last_used = time.monotonic()
 
-    def use(self, delta: int) -> None:
-        """Count a command in (+1) or out (-1), and note the time for the idle reaper."""
-        with self._busy_lock:
-            self.busy += delta
-            self.last_used = time.monotonic()
+    @property
+    def started(self) -> bool:
+        """Whether a pod is known for the thread."""
+        return self.name is not None
 
     def ensure_id(self) -> str:
         """The name of the running pod (adopted by label, or created and waited for)."""
@@ -290,7 +287,7 @@ def load_api_client(sandbox: SandboxConfig) -> Any:
         ) from None
 
 
-class KubernetesSandboxProvider:
+class KubernetesSandboxProvider(RemoteSandboxes):
     """Hands out :class:`KubernetesSandbox` instances, one pod per thread."""
 
     def __init__(self, config: HerdsmanConfig, api_client: Any = None, exec_opener: ExecOpener | None = None) -> None:
@@ -439,39 +436,15 @@ class KubernetesSandboxProvider:
                 self._sandboxes[thread_id] = sandbox
             return sandbox
 
-    def release(self, thread_id: str) -> None:
-        """Kill the thread's commands and delete its pod; its files stay."""
-        with self._lock:
-            sandbox = self._sandboxes.pop(thread_id, None)
-        if sandbox is not None:
-            sandbox.cancel_running()
-            sandbox.box.forget()
-
     def close(self) -> None:
         """Release every sandbox and stop the reaper."""
-        if self._reaper is not None:
-            self._reaper.stop()
-        with self._lock:
-            thread_ids = list(self._sandboxes)
-        for thread_id in thread_ids:
-            self.release(thread_id)
+        self.release_all()
 
     # -- housekeeping ---------------------------------------------------------------------
 
-    def reap_idle(self, max_idle_seconds: float | None = None) -> list[str]:
-        """Delete the pods unused for ``max_idle_seconds`` (default the config); thread ids."""
-        limit = self._conf.idle_timeout_seconds if max_idle_seconds is None else max_idle_seconds
-        now = time.monotonic()
-        with self._lock:
-            sandboxes = list(self._sandboxes.values())
-        reaped = []
-        for sandbox in sandboxes:
-            pod = sandbox.box
-            if pod.name is None or pod.busy or now - pod.last_used < limit:
-                continue
-            pod.forget()
-            reaped.append(sandbox.thread_id)
-        return reaped
+    def idle_timeout(self) -> float:
+        """``sandbox.kubernetes.idle_timeout_seconds``."""
+        return self._conf.idle_timeout_seconds
 
     def cleanup(self) -> int:
         """Delete every sandbox pod of this home, including ones left by an earlier process."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -29,9 +30,36 @@ log = logging.getLogger(__name__)
 class Box(Protocol):
     """Where a thread's commands run (a container, a pod)."""
 
+    busy: int
+    last_used: float
+
+    @property
+    def started(self) -> bool:
+        """Whether a container or pod is running for the thread now."""
+        ...
+
     def ensure_id(self) -> str:
         """Start it when needed; its id or name."""
         ...
+
+    def forget(self) -> None:
+        """Remove the container or pod (files stay); the next command starts a new one."""
+        ...
+
+
+class BoxUsage:
+    """How many commands a box runs now and when it was last used (read by the idle reaper)."""
+
+    def __init__(self) -> None:
+        self._busy_lock = threading.Lock()
+        self.busy = 0
+        self.last_used = time.monotonic()
+
+    def use(self, delta: int) -> None:
+        """Count a command in (+1) or out (-1), and note the time for the idle reaper."""
+        with self._busy_lock:
+            self.busy += delta
+            self.last_used = time.monotonic()
 
 
 def file_owner(user: str | None) -> tuple[int, int] | None:
@@ -110,3 +138,53 @@ class Reaper:
 def reaper_interval(idle_timeout: float) -> float:
     """How often to look for idle sandboxes: a quarter of the timeout, between 1 s and 60 s."""
     return max(1.0, min(60.0, idle_timeout / 4))
+
+
+class RemoteSandboxes:
+    """The sandboxes a remote provider handed out, by thread: release, close and idle reaping.
+
+    Shared by the docker and kubernetes providers, which set ``_sandboxes``, ``_lock`` and
+    ``_reaper`` and say how long a box may sit idle.
+    """
+
+    _sandboxes: dict[str, RemoteSandbox]
+    _lock: threading.Lock
+    _reaper: Reaper | None
+
+    def idle_timeout(self) -> float:
+        """Seconds a container or pod may sit unused before the reaper removes it."""
+        raise NotImplementedError
+
+    def release(self, thread_id: str) -> None:
+        """Kill the thread's commands and remove its container or pod; its files stay."""
+        with self._lock:
+            sandbox = self._sandboxes.pop(thread_id, None)
+        if sandbox is not None:
+            sandbox.cancel_running()
+            sandbox.box.forget()
+
+    def release_all(self) -> None:
+        """Stop the reaper and release every sandbox."""
+        if self._reaper is not None:
+            self._reaper.stop()
+        with self._lock:
+            thread_ids = list(self._sandboxes)
+        for thread_id in thread_ids:
+            self.release(thread_id)
+
+    def reap_idle(self, max_idle_seconds: float | None = None) -> list[str]:
+        """Remove the containers or pods unused for ``max_idle_seconds`` (default the config); thread ids."""
+        limit = self.idle_timeout() if max_idle_seconds is None else max_idle_seconds
+        now = time.monotonic()
+        with self._lock:
+            sandboxes = list(self._sandboxes.values())
+        reaped = []
+        for sandbox in sandboxes:
+            box = sandbox.box
+            if not box.started or box.busy or now - box.last_used < limit:
+                continue
+            box.forget()
+            reaped.append(sandbox.thread_id)
+        if reaped:
+            log.info("removed %d idle sandboxes", len(reaped))
+        return reaped
