@@ -30,7 +30,6 @@ import logging
 import os
 import resource
 import shutil
-import signal
 import threading
 import time
 import uuid
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from herdsman.config.schema import SandboxConfig
+from herdsman.sandbox.process import kill_until_gone
 
 log = logging.getLogger(__name__)
 
@@ -221,16 +221,7 @@ class CommandGroup:
 
     def kill_all(self) -> None:
         """SIGKILL every process in the group until it is empty (catches escaped daemons)."""
-        for _ in range(50):
-            pids = self.pids()
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            time.sleep(0.01)
+        kill_until_gone(self.pids, passes=50)
 
     def remove(self) -> None:
         """Kill what is left and remove the groups (retrying while the kernel reaps)."""

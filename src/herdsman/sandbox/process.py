@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from herdsman.sandbox.base import ExecResult
@@ -145,10 +145,15 @@ def kill_process_tree(pgid: int, run_id: str | None = None) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    if not run_id:
-        return
-    for _ in range(20):
-        pids = _marked_pids(run_id)
+    if run_id:
+        kill_until_gone(lambda: _marked_pids(run_id), passes=20)
+
+
+def kill_until_gone(find_pids: Callable[[], Iterable[int]], passes: int) -> None:
+    """SIGKILL what ``find_pids()`` returns, again and again (at most ``passes`` times, 10 ms
+    apart) until it returns nothing, so a process that forks while being killed is caught too."""
+    for _ in range(passes):
+        pids = list(find_pids())
         if not pids:
             return
         for pid in pids:
