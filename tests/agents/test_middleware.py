@@ -9,7 +9,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from herdsman.agents.lead import build_middleware
 from herdsman.config import parse_config
 from herdsman.middleware.dangling_tool_calls import INTERRUPTED_RESULT, patch_dangling_tool_calls
+from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
+from herdsman.models.resolver import ModelResolver
 from herdsman.middleware.title import clean_title, fallback_title
 from herdsman.models.scripted import ScriptedChatModel
 
@@ -43,10 +45,12 @@ def test_optional_middlewares_take_their_places() -> None:
         "context: {todos: true}\n",
         env={},
     )
-    mws = build_middleware(config, "p", summary_model=ScriptedChatModel(responses=[]))
+    selection = ModelSelectionMiddleware(ModelResolver(config), "default")
+    mws = build_middleware(config, "p", summary_model=ScriptedChatModel(responses=[]), model_selection=selection)
     assert names(mws) == [
         "SummarizationMiddleware",
         "SystemPromptMiddleware",
+        "ModelSelectionMiddleware",
         "SkillActivationMiddleware",
         "TodoListMiddleware",
         "LoopDetectionMiddleware",

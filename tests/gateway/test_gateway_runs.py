@@ -240,3 +240,30 @@ async def test_stopping_the_gateway_interrupts_its_runs_and_keeps_their_steps(ho
             assert thread["values"]["messages"][0]["content"] == "hold on [hold]"
         finally:
             await sdk.aclose()
+
+
+async def test_a_run_picks_a_configured_model_and_an_unknown_one_is_a_400(home) -> None:
+    """``config.configurable.model_name`` (what the web UI's model picker sends) picks the lead's model."""
+    models = [
+        {"name": "main", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["from main"],
+         "on_exhausted": "repeat_last"},
+        {"name": "other", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["from other"],
+         "on_exhausted": "repeat_last"},
+    ]
+    with running_gateway(make_config(home, models=models, title={"enabled": False})) as served:
+        client = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await client.threads.create())["thread_id"]
+            picked = await client.runs.wait(tid, "lead_agent", input=user_message("hi"),
+                                            config={"configurable": {"model_name": "other"}})
+            assert picked["messages"][-1]["content"] == "from other"
+            assert picked["usage"]["lead"]["model"] == "other"
+            default = await client.runs.wait(tid, "lead_agent", input=user_message("hi again"))
+            assert default["messages"][-1]["content"] == "echo: hi again"  # the gateway's lead model (the test's echo)
+            with pytest.raises(BadRequestError) as info:
+                await client.runs.create(tid, "lead_agent", input=user_message("hi"),
+                                         config={"configurable": {"model_name": "gpt-9"}})
+            assert "model 'gpt-9' is not configured" in info.value.response.text
+            assert "main, other" in info.value.response.text
+        finally:
+            await client.aclose()

@@ -3,7 +3,8 @@
 The middleware order lives in :func:`build_middleware`, and only there; a test pins it.
 :func:`herdsman.middleware.chain.compose` then folds runs of wrapper-only middlewares into one
 layer each (same behaviour, less per-step cost).
-Outermost first: the system prompt is set, long-term memory (when on) adds what is known about
+Outermost first: the system prompt is set, the model the run picked (``configurable.model_name``)
+replaces the default one, long-term memory (when on) adds what is known about
 the user, then the active skill (``/name``) adds its
 instructions and narrows the tools, the todo list (plan mode, when on) adds its tool, loop
 detection warns or stops a model repeating one tool call, dangling tool calls are patched,
@@ -42,6 +43,7 @@ from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.loop_detection import LoopDetectionMiddleware
+from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
@@ -109,6 +111,7 @@ def build_middleware(
     usage: UsageMiddleware | None = None,
     sandbox_provider: SandboxProvider | None = None,
     memory: MemoryService | None = None,
+    model_selection: ModelSelectionMiddleware | None = None,
 ) -> list[AgentMiddleware]:
     """The lead's middlewares, in order (see the module docstring).
 
@@ -117,6 +120,7 @@ def build_middleware(
     cost (a default one, without pricing, when not given). ``sandbox_provider`` is where long
     tool results are saved (without it they are only cut to a preview). ``memory`` is the
     long-term memory injected into the prompt and updated after each turn (when enabled).
+    ``model_selection`` lets a run pick the model (``configurable.model_name``).
     """
     middleware: list[AgentMiddleware] = []
     if config.subagents.enabled:
@@ -128,6 +132,8 @@ def build_middleware(
     middleware += [
         SystemPromptMiddleware(system_prompt),
     ]
+    if model_selection is not None:
+        middleware.append(model_selection)
     if memory is not None and config.memory.enabled:
         middleware.append(MemoryInjectionMiddleware(memory))
     if config.skills.enabled:
@@ -246,6 +252,7 @@ def create_lead_agent(
             sandbox_provider=provider,
             memory=memory,
             usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name)),
+            model_selection=ModelSelectionMiddleware(resolver, lead_name),
         )),
         state_schema=ThreadState,
         checkpointer=checkpointer,

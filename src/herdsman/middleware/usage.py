@@ -17,6 +17,7 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from herdsman.config.schema import SubagentsConfig
+from herdsman.middleware.model_selection import selected_model
 from herdsman.subagents.scope import current_scope
 from herdsman.subagents.usage import merge_usage, usage_delta
 
@@ -57,14 +58,15 @@ class UsageMiddleware(AgentMiddleware):
         budget = current_scope(self.settings).budget
         delta: dict[str, Any] = {}
         reply: AIMessage | None = None
+        model_name, pricing = selected_model.get() or (self.model_name, self.pricing)  # a run's pick wins
         for message in response.result:
             if isinstance(message, AIMessage):
                 reply = message
-                d = usage_delta(message, self.pricing)
+                d = usage_delta(message, pricing)
                 budget.add(int(d["total_tokens"]))
                 delta = {k: delta.get(k, 0) + v for k, v in d.items()}
-        if self.model_name:
-            delta["model"] = self.model_name
+        if model_name:
+            delta["model"] = model_name
         delta.update(self.extra)
         if budget.exhausted:
             response = self._stopped(budget.message(), reply)

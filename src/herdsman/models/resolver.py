@@ -31,6 +31,10 @@ class ModelResolver:
             self._built[name] = create_chat_model(self.config, name)
         return self._built[name]
 
+    def cached(self, name: str) -> BaseChatModel | None:
+        """The model called ``name`` if it is an override or was built already (never builds)."""
+        return self.overrides.get(name) or self._built.get(name)
+
     def pricing(self, name: str) -> tuple[float, float] | None:
         """(input, output) US dollars per million tokens for ``name``, when its config has pricing."""
         for entry in self.config.models:

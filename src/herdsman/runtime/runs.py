@@ -27,6 +27,7 @@ from langgraph.types import Command
 
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
 from herdsman.runtime.run_events import EventTranslator, graph_modes, normalize_modes, token_usage, tool_results
 from herdsman.runtime.serde import dumps, to_jsonable
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
@@ -232,6 +233,10 @@ class RunManager:
     async def start(self, spec: RunSpec) -> Run:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
+        try:
+            check_model_name(requested_model(spec.config or {}), model_names(self.config))
+        except UnknownModelError as exc:
+            raise RunError(str(exc)) from None
         lock = self._locks.setdefault(spec.thread_id, asyncio.Lock())
         async with lock:
             if spec.command and spec.command.get("resume") is not None:
