@@ -109,6 +109,7 @@ def create_app(
                 config, graph, runs, threads, bridge, provider, gateway_metrics, memory=memory, build_agent=build_agent
             )
             await runs.recover()
+            prepare_routes(app.router.routes)
             await channels.start(app.state.gateway)
             stack.push_async_callback(channels.stop)
             log.info("gateway_ready", checkpointer=config.checkpointer.type, stream_bridge=config.gateway.stream_bridge)
@@ -166,6 +167,23 @@ def serve_web_ui(app: FastAPI) -> None:
         app.mount("/assets", StaticFiles(directory=dist / "assets"), name="web-assets")
 
 
+def prepare_routes(routes: Sequence[Any]) -> None:
+    """Build FastAPI's per-include route tables now, not on the first request that needs them.
+
+    FastAPI (0.16x) builds the matching table of each included router lazily, under a lock, on
+    the first request that reaches it: ~100 ms here, paid by whichever requests come first (a
+    burst of streamed runs, all waiting). Older FastAPI versions have no such tables: nothing to do.
+    """
+    for route in routes:
+        candidates = getattr(route, "effective_candidates", None)
+        if candidates is None:
+            continue
+        prepare_routes(candidates())
+        low_priority = getattr(route, "effective_low_priority_routes", None)
+        if low_priority is not None:
+            low_priority()
+
+
 async def _stop(task: asyncio.Task) -> None:
     """Cancel a background task and wait for it."""
     task.cancel()
@@ -192,3 +210,4 @@ def _openapi(app: FastAPI) -> dict:
         schema.setdefault("components", {}).setdefault("schemas", {})["HTTPValidationError"] = ERROR_SCHEMA
         app.openapi_schema = schema
     return app.openapi_schema
+
