@@ -44,7 +44,7 @@ from herdsman_gateway.context import Gateway
 from herdsman_gateway.errors import install_error_handlers
 from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.metrics import GatewayMetrics
-from herdsman_gateway.routes import api, artifacts, memory as memory_routes, skills, uploads
+from herdsman_gateway.routes import api, artifacts, files, memory as memory_routes, skills, uploads
 from herdsman_gateway.routes.memory import open_gateway_memory
 from herdsman_gateway.routes.skills import apply_switches
 
@@ -136,7 +136,7 @@ def create_app(
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, uploads, artifacts, skills, memory_routes):
+    for module in (api, uploads, artifacts, files, skills, memory_routes):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)

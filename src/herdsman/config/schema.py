@@ -342,6 +342,12 @@ class GatewayConfig(_Section):
     max_concurrent_runs: int = Field(
         10, ge=1, description="Runs executing at once; more wait as pending (keeps the server responsive)."
     )
+    max_upload_bytes: int = Field(
+        50 * 1024 * 1024,
+        ge=1,
+        description="Largest upload request in bytes (all files of one request together, default 50 MB); "
+        "bigger ones are refused with 413 and nothing is kept. The web UI reads it from GET /api/limits.",
+    )
     cors_origins: list[str] = Field(
         default_factory=lambda: ["http://localhost:3000", "http://127.0.0.1:3000"],
         description="Web origins allowed to call the API from a browser (a LangGraph UI); [\"*\"] for any.",

@@ -3,6 +3,7 @@
 ``GET /api/threads/{id}/artifacts/mnt/user-data/outputs/report.md`` answers the file with the
 content type its name implies; ``?download=true`` makes browsers save it instead. Paths leaving
 the thread's user-data folders (``..``, symlinks) are refused like in the sandbox itself.
+``GET /api/threads/{id}/files`` (routes/files.py) lists what there is to get.
 """
 
 from __future__ import annotations

@@ -1,22 +1,36 @@
 """Uploads: files a user gives a thread, put in its sandbox at ``/mnt/user-data/uploads``.
 
 ``POST /api/threads/{id}/uploads`` takes ``multipart/form-data`` (one or more ``files``
-fields). The body is parsed with the standard library's MIME parser, so the gateway needs no
-extra multipart package; uploads are bounded by ``MAX_UPLOAD_BYTES``. File names are reduced to
-their last component, so an upload can never leave the uploads folder. PDF, DOCX, XLSX and PPTX
-uploads are also converted to Markdown beside them (``report.pdf.md``) for the agent to read; a
-file that cannot be converted is kept, and the response says why.
+fields). The body is streamed, never held in memory: ``python-multipart``'s push parser (the one
+Starlette uses) cuts it into parts chunk by chunk, and each file part is written as it arrives
+to a staging folder beside the thread's user data (outside every virtual path, so neither the
+agent nor the file listing sees half-written files). Reading stops as soon as the body passes
+``gateway.max_upload_bytes`` (config.yaml; ``GET /api/limits`` tells clients): the answer is
+413 and the staging folder is removed, so nothing partial is left. Only a complete body moves
+its files into the uploads folder, with an atomic rename each.
+
+File names are reduced to their last component, so an upload can never leave the uploads
+folder. PDF, DOCX, XLSX and PPTX uploads are also converted to Markdown beside them
+(``report.pdf.md``) for the agent to read; a file that cannot be converted is kept, and the
+response says why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import posixpath
-from email import policy
-from email.parser import BytesParser
-from typing import Any
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from pydantic import BaseModel, Field
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 
 from herdsman.sandbox.base import UPLOADS, Sandbox, SandboxError
 from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload
@@ -24,9 +38,10 @@ from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 
-router = APIRouter(prefix="/api/threads/{thread_id}/uploads", tags=["uploads"])
+router = APIRouter(tags=["uploads"])
 
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+ROUTE = "/api/threads/{thread_id}/uploads"
+STAGING_PREFIX = ".upload-"  # folders beside a thread's user data holding uploads still arriving
 MULTIPART_SCHEMA = {
     "requestBody": {
         "required": True,
@@ -43,6 +58,27 @@ MULTIPART_SCHEMA = {
 }
 
 
+class Limits(BaseModel):
+    """Limits of this gateway that a client should check before sending."""
+
+    max_upload_bytes: int = Field(description="Largest upload request in bytes (all files of one request together).")
+
+
+def megabytes(size: int) -> str:
+    """``size`` in MB (2**20 bytes) for messages: ``50 MB``, ``0.5 MB``."""
+    value = size / 2**20
+    return f"{value:.0f} MB" if value >= 10 or value == int(value) else f"{value:.1f} MB"
+
+
+def too_large(limit: int) -> HTTPException:
+    """The 413 an upload over ``limit`` bytes gets, naming the limit and what to do."""
+    return HTTPException(
+        413,
+        f"Upload too large: the limit is {megabytes(limit)} ({limit} bytes) per upload request, set by "
+        "gateway.max_upload_bytes in config.yaml; nothing was kept. Send fewer or smaller files at a time.",
+    )
+
+
 def safe_name(filename: str) -> str:
     """The last component of an uploaded file's name; 400 when nothing usable is left."""
     name = posixpath.basename(filename.replace("\\", "/")).strip()
@@ -51,36 +87,131 @@ def safe_name(filename: str) -> str:
     return name
 
 
-def parse_multipart(content_type: str, body: bytes) -> list[tuple[str, bytes]]:
-    """The (file name, bytes) of every file part of a ``multipart/form-data`` body."""
-    if not content_type.lower().startswith("multipart/form-data"):
+def _decode(raw: bytes) -> str:
+    """A header parameter as sent by browsers (UTF-8), else as HTTP's latin-1."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+class _Stager:
+    """The callbacks of the multipart parser: each file part goes to its own file in ``folder``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.files: list[tuple[str, Path]] = []
+        self._headers: dict[str, str] = {}
+        self._field = b""
+        self._value = b""
+        self._out: BinaryIO | None = None
+
+    def callbacks(self) -> dict[str, Any]:
+        """The callback table :class:`MultipartParser` takes."""
+        return {
+            "on_part_begin": self._part_begin,
+            "on_header_field": lambda data, start, end: self._add("_field", data[start:end]),
+            "on_header_value": lambda data, start, end: self._add("_value", data[start:end]),
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_finished,
+            "on_part_data": self._part_data,
+            "on_part_end": self.close,
+        }
+
+    def _add(self, attr: str, data: bytes) -> None:
+        setattr(self, attr, getattr(self, attr) + data)
+
+    def _part_begin(self) -> None:
+        self._headers = {}
+
+    def _header_end(self) -> None:
+        self._headers[self._field.decode("latin-1").lower()] = self._value.decode("latin-1")
+        self._field = self._value = b""
+
+    def _headers_finished(self) -> None:
+        _, options = parse_options_header(self._headers.get("content-disposition"))
+        if b"filename" not in options:
+            return  # a plain form field: not a file, skipped
+        name = safe_name(_decode(options[b"filename"]))
+        target = self.folder / f"{len(self.files)}.part"
+        self._out = target.open("wb")
+        self.files.append((name, target))
+
+    def _part_data(self, data: bytes, start: int, end: int) -> None:
+        if self._out is not None:
+            self._out.write(data[start:end])
+
+    def close(self) -> None:
+        """Close the file being written, if any."""
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+
+@asynccontextmanager
+async def staged_upload(request: Request, staging_root: Path | None, limit: int) -> AsyncIterator[list[tuple[str, Path]]]:
+    """Stream the multipart body of ``request`` into a temporary folder under ``staging_root``.
+
+    Yields the (safe file name, staged file) of every file part. Raises 413 as soon as more than
+    ``limit`` bytes arrived, 415 or 422 for bodies that are not usable forms; the staging folder
+    is removed on the way out in every case (move the files out of it to keep them).
+    """
+    ctype, params = parse_options_header(request.headers.get("content-type", ""))
+    if ctype != b"multipart/form-data":
         raise HTTPException(415, "Send the files as multipart/form-data (a form with one or more 'files' fields)")
-    message = BytesParser(policy=policy.default).parsebytes(
-        b"Content-Type: " + content_type.encode("latin-1") + b"\r\nMIME-Version: 1.0\r\n\r\n" + body
-    )
-    if not message.is_multipart():
-        raise HTTPException(422, "Invalid request: the multipart body could not be parsed; check its boundary")
-    files = []
-    for part in message.iter_parts():
-        filename = part.get_filename()
-        if filename is None:
-            continue
-        files.append((safe_name(filename), part.get_payload(decode=True) or b""))
-    if not files:
-        raise HTTPException(422, "Invalid request: no file in the form; send them in fields named 'files' with a filename")
-    return files
+    boundary = params.get(b"boundary")
+    if not boundary:
+        raise HTTPException(422, "Invalid request: the multipart/form-data content type has no boundary")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)  # refused before reading anything
+    if staging_root is not None:
+        staging_root.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=staging_root))
+    stager = _Stager(folder)
+    try:
+        parser = MultipartParser(boundary, stager.callbacks())
+        received = 0
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                raise too_large(limit)
+            if chunk:
+                try:
+                    await asyncio.to_thread(parser.write, chunk)
+                except MultipartParseError as exc:
+                    raise HTTPException(
+                        422, f"Invalid request: the multipart body could not be parsed ({exc}); check its boundary"
+                    ) from None
+        if parser.state != MultipartState.END:
+            raise HTTPException(
+                422, "Invalid request: the multipart body ended early or could not be parsed; check its boundary"
+            )
+        if not stager.files:
+            raise HTTPException(
+                422, "Invalid request: no file in the form; send them in fields named 'files' with a filename"
+            )
+        yield stager.files
+    finally:
+        stager.close()
+        await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
-def write_bytes(sandbox: Sandbox, vpath: str, data: bytes) -> None:
-    """Write ``data`` at virtual ``vpath`` (binary through the local sandbox's paths, else as text)."""
+def store_upload(sandbox: Sandbox, vpath: str, staged: Path) -> None:
+    """Move the staged file to virtual ``vpath`` (through the sandbox's paths, else as text)."""
     paths = getattr(sandbox, "paths", None)
     if paths is not None:
-        host = paths.resolve(vpath, write=True)
+        try:
+            host = paths.resolve(vpath, write=True)
+        except SandboxError as exc:
+            raise HTTPException(400, str(exc)) from None
+        if host.is_dir():
+            raise HTTPException(409, f"{vpath} is a folder; rename the file and retry")
         host.parent.mkdir(parents=True, exist_ok=True)
-        host.write_bytes(data)
+        os.replace(staged, host)
         return
     try:
-        text = data.decode("utf-8")
+        text = staged.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise HTTPException(415, "This sandbox provider only accepts text uploads (UTF-8)") from None
     sandbox.write_text(vpath, text)
@@ -93,23 +224,29 @@ def describe(sandbox: Sandbox, vpath: str) -> dict[str, Any]:
     return {"filename": posixpath.basename(vpath), "path": vpath, "size": size}
 
 
-@router.post("", summary="Upload files to a thread", openapi_extra=MULTIPART_SCHEMA)
+@router.get("/api/limits", summary="Limits clients should check before sending", response_model=Limits,
+            dependencies=[Depends(current_user)])
+async def limits(gw: Gateway = Depends(get_gateway)) -> Limits:
+    """The largest upload request this gateway accepts (``gateway.max_upload_bytes``)."""
+    return Limits(max_upload_bytes=gw.config.gateway.max_upload_bytes)
+
+
+@router.post(ROUTE, summary="Upload files to a thread", openapi_extra=MULTIPART_SCHEMA,
+             responses={413: {"description": "The upload is over gateway.max_upload_bytes; nothing was kept."}})
 async def upload(
     thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
     """Save each file of the form in the thread's uploads folder (same name: replaced)."""
     await load_thread(gw, thread_id, user)
-    length = int(request.headers.get("content-length") or 0) if (request.headers.get("content-length") or "0").isdigit() else 0
-    if length > MAX_UPLOAD_BYTES:
-        raise HTTPException(413, f"Upload too large ({length} bytes); the limit is {MAX_UPLOAD_BYTES} bytes")
-    body = await request.body()
-    if len(body) > MAX_UPLOAD_BYTES:
-        raise HTTPException(413, f"Upload too large; the limit is {MAX_UPLOAD_BYTES} bytes")
     sandbox = gw.sandbox.acquire(thread_id)
+    paths = getattr(sandbox, "paths", None)
+    staging_root = paths.user_data.parent if paths is not None else None
     saved = []
-    for name, data in parse_multipart(request.headers.get("content-type", ""), body):
-        vpath = f"{UPLOADS}/{name}"
-        write_bytes(sandbox, vpath, data)
+    async with staged_upload(request, staging_root, gw.config.gateway.max_upload_bytes) as files:
+        for name, staged in files:
+            vpath = f"{UPLOADS}/{name}"
+            await asyncio.to_thread(store_upload, sandbox, vpath, staged)
+    for vpath in dict.fromkeys(f"{UPLOADS}/{name}" for name, _ in files):
         entry = describe(sandbox, vpath)
         try:
             markdown = await asyncio.to_thread(convert_sandbox_upload, sandbox, vpath)
@@ -121,7 +258,7 @@ async def upload(
     return {"files": saved}
 
 
-@router.get("", summary="List a thread's uploads")
+@router.get(ROUTE, summary="List a thread's uploads")
 async def list_uploads(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> dict[str, Any]:
     """The files in the thread's uploads folder."""
     await load_thread(gw, thread_id, user)
@@ -130,7 +267,7 @@ async def list_uploads(thread_id: str, gw: Gateway = Depends(get_gateway), user:
     return {"files": [describe(sandbox, p) for p in entries]}
 
 
-@router.delete("/{filename}", status_code=204, response_class=Response, summary="Delete an upload")
+@router.delete(ROUTE + "/{filename}", status_code=204, response_class=Response, summary="Delete an upload")
 async def delete_upload(
     thread_id: str, filename: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
