@@ -5,7 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.gateway.gateway_support import user_message
+from tests.gateway.gateway_support import running_gateway, user_message
+from tests.support import make_config
 
 
 @pytest.fixture
@@ -18,7 +19,28 @@ async def test_health_and_models(http) -> None:
     assert (await http.get("/api/health")).json() == {"status": "ok"}
     models = (await http.get("/api/models")).json()
     assert models["default"] == "embedded" and models["models"][0]["name"] == "embedded"
-    assert "api_key" not in str(models)
+    assert models["models"][0]["api_key"] == "not needed"
+
+
+async def test_models_report_api_key_status_without_the_key(home, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-1234")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    config = make_config(home, models=[
+        {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
+        {"name": "gpt", "use": "langchain_openai:ChatOpenAI", "model": "gpt-4o-mini"},
+        {"name": "own", "use": "langchain_openai:ChatOpenAI", "model": "gpt-4o", "api_key": "sk-in-config-5678"},
+        {"name": "claude", "use": "langchain_anthropic:ChatAnthropic", "model": "claude-sonnet-4-5"},
+    ])
+    with running_gateway(config) as gw:
+        async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+            res = await http.get("/api/models")
+    assert res.status_code == 200, res.text
+    by_name = {m["name"]: m for m in res.json()["models"]}
+    assert {n: m["api_key"] for n, m in by_name.items()} == {"lead": "not needed", "gpt": "set", "own": "set",
+                                                             "claude": "missing"}
+    assert by_name["claude"]["api_key_env"] == "ANTHROPIC_API_KEY" and "export ANTHROPIC_API_KEY" in by_name["claude"]["api_key_hint"]
+    assert by_name["gpt"]["use"] == "langchain_openai:ChatOpenAI"
+    assert "sk-from-env-1234" not in res.text and "sk-in-config-5678" not in res.text
 
 
 async def test_uploads_round_trip_into_the_thread_sandbox(http, client, gateway) -> None:

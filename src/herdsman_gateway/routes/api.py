@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from herdsman.config.schema import EMBEDDED_MODEL_NAME
+from herdsman.models.keys import model_key_statuses
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 
@@ -21,13 +22,20 @@ async def health() -> dict[str, str]:
 
 @router.get("/models", summary="List the configured models", dependencies=[Depends(current_user)])
 async def models(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
-    """The models of config.yaml (without keys or URLs) and which one the lead uses."""
+    """The models of config.yaml (without keys or URLs) and which one the lead uses.
+
+    Each model has its class (``use``) and ``api_key``: ``"set"``, ``"missing"``, ``"not needed"``
+    or ``"unknown"`` (never the key itself), with ``api_key_env`` (the variable to set, when
+    known) and ``api_key_hint`` (what to do).
+    """
     config = gw.config
+    keys = model_key_statuses(config)
     items = [
         {
             "name": m.name,
             "display_name": m.display_name or m.name,
             "model": m.model,
+            "use": m.use,
             "supports_vision": m.supports_vision,
             "supports_thinking": m.supports_thinking,
         }
@@ -35,7 +43,10 @@ async def models(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
     ]
     if not items:
         items.append({"name": EMBEDDED_MODEL_NAME, "display_name": "Embedded local model", "model": config.local_model.variant,
-                      "supports_vision": False, "supports_thinking": False})
+                      "use": "herdsman.models.local", "supports_vision": False, "supports_thinking": False})
+    for item in items:
+        key = keys[item["name"]]
+        item.update(api_key=key.state, api_key_env=key.env_var, api_key_hint=key.hint)
     return {"models": items, "default": config.lead_model_name()}
 
 
