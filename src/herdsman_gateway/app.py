@@ -44,7 +44,8 @@ from herdsman_gateway.context import Gateway
 from herdsman_gateway.errors import install_error_handlers
 from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.metrics import GatewayMetrics
-from herdsman_gateway.routes import api, artifacts, files, memory as memory_routes, skills, uploads
+from herdsman_gateway.pacing import CountRequests, RequestsFirst
+from herdsman_gateway.routes import api, artifacts, files, memory as memory_routes, skills, trace, uploads
 from herdsman_gateway.routes.memory import open_gateway_memory
 from herdsman_gateway.routes.skills import apply_switches
 
@@ -100,7 +101,7 @@ def create_app(
             threads = ThreadStore(store)
             runs = RunManager(
                 graph, bridge, threads, config, listeners=[gateway_metrics],
-                max_concurrency=config.gateway.max_concurrent_runs,
+                max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause,
             )
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
@@ -122,6 +123,7 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    requests_first = RequestsFirst(config.gateway.requests_first_ms / 1000)
     channels = ChannelManager(config.channels)
     channels.mount(app)
     app.state.channels = channels
@@ -133,10 +135,11 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["Content-Location", "Location"],  # the JS SDK reads run ids from them
         )
+    app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, uploads, artifacts, files, skills, memory_routes):
+    for module in (api, uploads, artifacts, files, skills, memory_routes, trace):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)
@@ -210,4 +213,3 @@ def _openapi(app: FastAPI) -> dict:
         schema.setdefault("components", {}).setdefault("schemas", {})["HTTPValidationError"] = ERROR_SCHEMA
         app.openapi_schema = schema
     return app.openapi_schema
-

@@ -18,5 +18,18 @@ def test_gateway_load_prints_one_json_line() -> None:
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 1
     figures = json.loads(lines[0])
-    assert set(figures) == {"runs", "errors", "runs_per_s", "first_event_p50_ms", "first_event_p99_ms"}
-    assert figures["runs"] == 4 and figures["errors"] == 0
+    assert set(figures) == {"runs", "client", "errors", "runs_per_s", "first_event_p50_ms", "first_event_p99_ms"}
+    assert figures["runs"] == 4 and figures["errors"] == 0 and figures["client"] == "raw"
+    assert 0 < figures["first_event_p50_ms"] <= figures["first_event_p99_ms"]
+
+
+def test_the_lean_stream_reader_splits_sse_events_across_reads() -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from gateway_load import sse_events
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    buffer = bytearray(b"event: metadata\ndata: {}\nid: 1\n\n: heartbeat\n\nevent: val")
+    assert sse_events(buffer) == ["metadata"]  # the heartbeat comment is no event
+    buffer += b"ues\ndata: {}\n\nevent: end\ndata: null\n\n"
+    assert sse_events(buffer) == ["values", "end"] and not buffer

@@ -342,6 +342,13 @@ class GatewayConfig(_Section):
     max_concurrent_runs: int = Field(
         10, ge=1, description="Runs executing at once; more wait as pending (keeps the server responsive)."
     )
+    requests_first_ms: float = Field(
+        50.0,
+        ge=0,
+        description="While requests are being answered, runs wait between two steps up to this many "
+        "milliseconds, so a burst of new requests (and their first events) is not slowed by running "
+        "agents; 0 turns it off.",
+    )
     max_upload_bytes: int = Field(
         50 * 1024 * 1024,
         ge=1,

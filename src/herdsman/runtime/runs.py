@@ -18,7 +18,7 @@ import asyncio
 import time
 from collections import deque
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -188,8 +188,13 @@ class RunManager:
         *,
         listeners: Iterable[RunListener] = (),
         max_concurrency: int = 10,
+        pause: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """``max_concurrency`` runs execute at once; the others wait, pending, for a slot."""
+        """``max_concurrency`` runs execute at once; the others wait, pending, for a slot.
+
+        ``pause`` is awaited between two steps of every run (the gateway's lets new requests
+        be answered first, see ``herdsman_gateway/pacing.py``).
+        """
         self.graph = graph
         self.bridge = bridge
         self.threads = threads
@@ -199,6 +204,7 @@ class RunManager:
         self._locks: dict[str, asyncio.Lock] = {}
         self._slots = asyncio.Semaphore(max_concurrency)
         self._finished: deque[str] = deque()
+        self._pause = pause
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -454,6 +460,8 @@ class RunManager:
                     continue
                 for name, data in translator.translate(tuple(namespace), mode, chunk):
                     await self._publish(run, name, data)
+                if self._pause is not None:
+                    await self._pause()
             run.result = translator.final_values()
             if translator.interrupts and "values" in spec.stream_mode:
                 await self._publish(run, "values", run.result)

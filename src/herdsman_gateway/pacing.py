@@ -1,0 +1,93 @@
+"""New requests first: running agents step aside while the gateway answers requests.
+
+Runs and HTTP requests share one event loop. asyncio runs ready callbacks first in, first out,
+so under load every step of every running agent (milliseconds of CPU each) sits between the
+loop iterations that read, route and answer a request; a burst of 100 streamed runs then waits
+hundreds of milliseconds for its first events while earlier runs keep stepping.
+
+:class:`RequestsFirst` counts requests that have not yet sent their first body bytes (for a
+streamed run: its ``metadata`` event) with a pure ASGI middleware, and gives the run manager a
+``pause()`` to await between two steps of a run: it returns at once when no request is waiting,
+else when the last one has answered, or after ``max_pause`` seconds at most, so runs are slowed
+under a steady stream of requests, never stopped. A request counts for ``max_pause`` at most, so
+one that waits on purpose (``runs/wait``, ``join``) does not hold runs back. Written here because neither asyncio nor
+uvicorn has priorities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class RequestsFirst:
+    """Tracks requests waiting for their first answer; runs ``await pause()`` between steps."""
+
+    def __init__(self, max_pause: float) -> None:
+        """``max_pause``: the longest one pause lasts, in seconds (0: never pause)."""
+        self.max_pause = max_pause
+        self.waiting = 0
+        self._answered = asyncio.Event()
+        self._answered.set()
+
+    def started(self) -> None:
+        """A request arrived."""
+        self.waiting += 1
+        self._answered.clear()
+
+    def answered(self) -> None:
+        """A request sent its first body bytes (or ended without any)."""
+        self.waiting -= 1
+        if self.waiting <= 0:
+            self.waiting = 0
+            self._answered.set()
+
+    async def pause(self) -> None:
+        """Wait while requests are waiting for their first answer, ``max_pause`` at most."""
+        if not self.waiting or self.max_pause <= 0:
+            return
+        try:
+            await asyncio.wait_for(self._answered.wait(), self.max_pause)
+        except asyncio.TimeoutError:
+            pass
+
+
+class CountRequests:
+    """The ASGI middleware feeding a :class:`RequestsFirst`: ``app.add_middleware(CountRequests, tracker=t)``.
+
+    Pure ASGI: no task per request and no body buffering (unlike ``BaseHTTPMiddleware``).
+    """
+
+    def __init__(self, app: ASGIApp, tracker: RequestsFirst) -> None:
+        """Wrap ``app``; its HTTP requests are counted by ``tracker``."""
+        self.app = app
+        self.tracker = tracker
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        tracker = self.tracker
+        tracker.started()
+        pending = True
+
+        def done() -> None:
+            nonlocal pending
+            if pending:
+                pending = False
+                tracker.answered()
+
+        # A request that waits on purpose (runs/wait, join) stops counting after max_pause.
+        timer = asyncio.get_running_loop().call_later(tracker.max_pause, done)
+
+        async def first_body(message: Message) -> None:
+            if pending and message["type"] == "http.response.body":
+                done()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, first_body)
+        finally:
+            timer.cancel()
+            done()
+

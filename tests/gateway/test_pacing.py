@@ -1,0 +1,92 @@
+"""New requests first: runs wait between steps while requests wait for their first answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from herdsman_gateway.pacing import CountRequests, RequestsFirst
+
+
+async def _spin(times: int = 20) -> None:
+    for _ in range(times):
+        await asyncio.sleep(0)
+
+
+async def test_pause_returns_at_once_without_waiting_requests() -> None:
+    tracker = RequestsFirst(max_pause=60)
+    await asyncio.wait_for(tracker.pause(), 5)
+
+
+async def test_pause_waits_until_the_waiting_request_is_answered() -> None:
+    tracker = RequestsFirst(max_pause=60)
+    tracker.started()
+    pause = asyncio.create_task(tracker.pause())
+    await _spin()
+    assert not pause.done()  # a request is waiting: the run steps aside
+    tracker.answered()
+    await asyncio.wait_for(pause, 5)
+
+
+async def test_pause_is_bounded_by_max_pause() -> None:
+    tracker = RequestsFirst(max_pause=0.01)
+    tracker.started()  # never answered
+    await asyncio.wait_for(tracker.pause(), 5)  # returns anyway: runs are slowed, never stopped
+
+
+async def test_the_middleware_counts_a_request_until_its_first_body_bytes() -> None:
+    tracker = RequestsFirst(max_pause=60)
+    seen: list[int] = []
+    release = asyncio.Event()
+
+    async def app(scope, receive, send):
+        seen.append(tracker.waiting)  # counted while the handler works
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        seen.append(tracker.waiting)  # headers alone are no answer yet
+        await send({"type": "http.response.body", "body": b"event: metadata\n\n", "more_body": True})
+        seen.append(tracker.waiting)  # the first event went out
+        await release.wait()  # a stream that stays open
+        await send({"type": "http.response.body", "body": b""})
+
+    async def send(message):
+        pass
+
+    request = asyncio.create_task(CountRequests(app, tracker)({"type": "http"}, None, send))
+    await _spin()
+    assert seen == [1, 1, 0] and tracker.waiting == 0
+    release.set()
+    await request
+    assert tracker.waiting == 0
+
+
+async def test_a_request_that_waits_on_purpose_stops_counting_after_max_pause() -> None:
+    tracker = RequestsFirst(max_pause=0.2)
+    finish = asyncio.Event()
+
+    async def app(scope, receive, send):  # like runs/wait: answers only when the run ends
+        await finish.wait()
+
+    async def send(message):
+        pass
+
+    request = asyncio.create_task(CountRequests(app, tracker)({"type": "http"}, None, send))
+    await _spin()
+    assert tracker.waiting == 1
+    for _ in range(500):
+        if tracker.waiting == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert tracker.waiting == 0  # runs are no longer held back by it
+    finish.set()
+    await request
+    assert tracker.waiting == 0  # and it is not uncounted twice
+
+
+async def test_non_http_scopes_pass_through() -> None:
+    tracker = RequestsFirst(max_pause=60)
+    called = []
+
+    async def app(scope, receive, send):
+        called.append(scope["type"])
+
+    await CountRequests(app, tracker)({"type": "lifespan"}, None, None)
+    assert called == ["lifespan"] and tracker.waiting == 0
