@@ -71,3 +71,26 @@ async def test_offload_off_keeps_results_whole(home: Path) -> None:
     async with HerdsmanClient(config, model=model) as client:
         events = [e async for e in client.stream("read", thread_id="t-whole")]
     assert "line 00300" in [e for e in events if isinstance(e, ToolResult)][1].content
+
+
+async def test_offloaded_bash_result_keeps_its_artifact_for_the_trace(home: Path) -> None:
+    from herdsman.runtime.trace import read_trace
+
+    config = make_config(
+        home,
+        context={"offload_tool_output_chars": 5000},
+        sandbox={"max_output_chars": 100_000, "allow_unisolated_bash": True},
+    )
+    command = "for i in $(seq 1 3000); do echo line $i; done; echo problem >&2; exit 5"
+    model = ScriptedChatModel(responses=[call("bash", command=command), "done"])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("run it", thread_id="t-art")
+        messages = await client.messages("t-art")
+        trace = await read_trace(client.agent, "t-art")
+    result = [m for m in messages if m.type == "tool"][0]
+    assert "saved in" in result.content and len(result.content) < 5000  # the model sees the preview
+    assert result.artifact["exit_code"] == 5 and result.artifact["stderr"] == "problem\n"
+    assert result.artifact["stdout"].startswith("line 1\n") and "line 3000" in result.artifact["stdout"]
+    bash = [s for s in trace.steps if s.kind == "tool"][0]
+    assert bash.bash is not None and bash.bash.exit_code == 5
+    assert [f.path for f in bash.files_changed] == []  # the saved copy is written after the command

@@ -325,16 +325,17 @@ def test_the_reaper_removes_idle_containers_by_itself(docker_config) -> None:
 
 def test_exec_frames_split_anywhere_are_decoded() -> None:
     from herdsman.sandbox.docker_stream import FrameDecoder
-    from herdsman.sandbox.process import OutputCapture
+    from herdsman.sandbox.process import StreamCapture
 
     stream = b"\x01\x00\x00\x00\x00\x00\x00\x06hello\n" + b"\x02\x00\x00\x00\x00\x00\x00\x04err\n"
     for cut in range(len(stream) + 1):
-        capture = OutputCapture(1000)
+        capture = StreamCapture(1000)
         decoder = FrameDecoder(capture)
         decoder.feed(stream[:cut])
         decoder.feed(stream[cut:])
         capture.finish()
         assert capture.text() == "hello\nerr\n", cut
+        assert (capture.stdout.text(), capture.stderr.text()) == ("hello\n", "err\n"), cut
 
 
 def test_host_home_translates_the_mount_sources(tmp_path: Path) -> None:

@@ -98,3 +98,10 @@ def test_environment_is_only_what_was_given(monkeypatch) -> None:
     result = bash("env")
     assert "sk-should-not-leak" not in result.output
     assert "HERDSMAN_RUN_ID=" in result.output
+
+
+def test_stdout_and_stderr_come_back_apart_as_well_as_merged() -> None:
+    result = bash("echo one; echo two >&2; sleep 0.05; echo three; echo four >&2; exit 1")
+    assert result.output == "one\ntwo\nthree\nfour\n"
+    assert (result.stdout, result.stderr) == ("one\nthree\n", "two\nfour\n")
+    assert result.exit_code == 1

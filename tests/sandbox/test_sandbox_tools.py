@@ -16,6 +16,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from herdsman.sandbox import LocalSandboxProvider, make_sandbox_tools
+from herdsman.sandbox.snapshot import take_snapshot
 
 EXPECTED_TOOLS = ["bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"]
 
@@ -357,3 +358,61 @@ async def test_tools_work_under_async_invocation(host_config, provider) -> None:
     results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
     assert results["w"].status == "success" and results["b"].content == "from bash"
     assert provider.acquire("async-1").read_text("async.txt") == "async ok"
+
+
+def test_bash_artifact_has_exit_code_streams_and_files_changed(call, ws: Path, tmp_path: Path) -> None:
+    (ws / "old.txt").write_text("old")
+    (ws / "gone.txt").write_text("bye")
+    message = call(
+        "bash",
+        command="echo made > made.txt; echo more >> old.txt; rm gone.txt; echo out; echo oops >&2; exit 3",
+    )
+    # The model sees the same text as before: merged output and the exit code line.
+    assert ok(message) == "out\noops\n[exit code 3]"
+    artifact = message.artifact
+    assert artifact["command"].startswith("echo made")
+    assert (artifact["exit_code"], artifact["stdout"], artifact["stderr"]) == (3, "out\n", "oops\n")
+    assert artifact["timed_out"] is False
+    assert artifact["files_changed"] == [
+        {"path": "/mnt/user-data/workspace/gone.txt", "action": "deleted"},
+        {"path": "/mnt/user-data/workspace/made.txt", "action": "created"},
+        {"path": "/mnt/user-data/workspace/old.txt", "action": "modified"},
+    ]
+    assert artifact["files_changed_incomplete"] is False
+    assert str(tmp_path) not in repr(artifact)
+
+
+def test_bash_artifact_says_when_the_file_list_is_capped(call, ws: Path, monkeypatch) -> None:
+    from herdsman.sandbox import local
+
+    monkeypatch.setattr(local, "take_snapshot", lambda root, vroot: take_snapshot(root, vroot, limit=3))
+    message = call("bash", command="for i in 1 2 3 4 5; do echo $i > f$i.txt; done")
+    assert message.artifact["files_changed_incomplete"] is True
+    assert len(message.artifact["files_changed"]) <= 3
+
+
+def test_file_tool_artifacts_name_the_file_and_the_action(call) -> None:
+    created = call("write_file", path="notes.md", content="a\n")
+    assert ok(created) == "Wrote 2 bytes to /mnt/user-data/workspace/notes.md"
+    assert created.artifact["files_changed"] == [{"path": "/mnt/user-data/workspace/notes.md", "action": "created"}]
+    rewritten = call("write_file", path="notes.md", content="b\n", append=True)
+    assert rewritten.artifact["action"] == "modified"
+    edited = call("str_replace", path="notes.md", old="b", new="c")
+    assert edited.artifact == {
+        "path": "/mnt/user-data/workspace/notes.md",
+        "action": "modified",
+        "replacements": 1,
+        "files_changed": [{"path": "/mnt/user-data/workspace/notes.md", "action": "modified"}],
+    }
+    failed = call("str_replace", path="notes.md", old="zzz", new="c")
+    assert failed.status == "error" and failed.artifact is None
+
+
+@pytest.mark.bwrap
+def test_bash_artifact_under_bubblewrap(make_config, make_runner) -> None:
+    _, call = make_runner(make_config(isolation="bwrap", command_timeout_seconds=20))
+    message = call("bash", command="mkdir -p ../outputs && echo hi | tee ../outputs/r.txt; ls nope")
+    assert message.artifact["stdout"] == "hi\n"
+    assert "nope" in message.artifact["stderr"]
+    assert message.artifact["exit_code"] == 2
+    assert message.artifact["files_changed"] == [{"path": "/mnt/user-data/outputs/r.txt", "action": "created"}]

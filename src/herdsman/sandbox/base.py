@@ -34,12 +34,19 @@ class CommandNotAllowedError(SandboxError):
 
 @dataclass(frozen=True)
 class ExecResult:
-    """The outcome of one shell command in a sandbox."""
+    """The outcome of one shell command in a sandbox.
+
+    ``output`` is stdout and stderr merged in the order they came (what the model reads);
+    ``stdout`` and ``stderr`` are the same streams apart, each bounded like ``output``, or None
+    when a provider cannot tell them apart.
+    """
 
     exit_code: int
     output: str
     timed_out: bool = False
     truncated_chars: int = 0
+    stdout: str | None = None
+    stderr: str | None = None
 
 
 @runtime_checkable

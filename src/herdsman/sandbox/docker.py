@@ -37,7 +37,7 @@ from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
-from herdsman.sandbox.process import OutputCapture, new_run_id
+from herdsman.sandbox.process import CANCELLED_NOTE, StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
@@ -270,7 +270,7 @@ class DockerShell:
     def _stream(self, exec_ref: tuple[str, str], timeout: float, cancel: threading.Event | None) -> ExecResult:
         exec_id, run_id = exec_ref
         api = self._provider.client.api
-        capture = OutputCapture(self._limits.output_chars)
+        capture = StreamCapture(self._limits.output_chars)
         reader = StreamReader(api.exec_start(exec_id, socket=True), capture)
         try:
             reason = reader.read(time.monotonic() + timeout, cancel)
@@ -281,10 +281,8 @@ class DockerShell:
             reader.close()
         capture.finish()
         exit_code = 137 if reason != "eof" else self._exit_code(exec_id)
-        output = capture.text()
-        if reason == "cancelled":
-            output += "\n[cancelled: the process tree was killed]"
-        return ExecResult(exit_code, output, timed_out=reason == "timeout", truncated_chars=capture.cut_chars)
+        note = CANCELLED_NOTE if reason == "cancelled" else ""
+        return capture.result(exit_code, timed_out=reason == "timeout", note=note)
 
     def _exit_code(self, exec_id: str) -> int:
         api = self._provider.client.api
@@ -301,7 +299,7 @@ class DockerShell:
         container = self._box.ensure()
         try:
             created = api.exec_create(container.id, sweep_argv(run_id), stdout=True, stderr=True)
-            reader = StreamReader(api.exec_start(created["Id"], socket=True), OutputCapture(1000))
+            reader = StreamReader(api.exec_start(created["Id"], socket=True), StreamCapture(1000))
             try:
                 finished = reader.read(time.monotonic() + _SWEEP_TIMEOUT) == "eof"
             finally:

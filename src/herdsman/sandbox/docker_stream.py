@@ -3,8 +3,8 @@
 ``exec_run`` in the ``docker`` SDK blocks until the command ends and buffers all of its output.
 Here the hijacked exec socket is read with ``select`` so a deadline or a cancel can stop the
 wait, and the multiplexed frames (8-byte header: stream, 0, 0, 0, big-endian size) are decoded
-incrementally into an :class:`~herdsman.sandbox.process.OutputCapture`, so a command printing
-gigabytes costs a few kilobytes.
+incrementally into a :class:`~herdsman.sandbox.process.StreamCapture` (merged, and stdout and
+stderr apart), so a command printing gigabytes costs a few kilobytes.
 """
 
 from __future__ import annotations
@@ -15,19 +15,20 @@ import threading
 import time
 from typing import Any
 
-from herdsman.sandbox.process import OutputCapture
+from herdsman.sandbox.process import STDOUT, StreamCapture
 
 _HEADER = 8
 _CHUNK = 64 * 1024
 
 
 class FrameDecoder:
-    """Turns the multiplexed exec stream into payload bytes (stdout and stderr merged)."""
+    """Turns the multiplexed exec stream into payload bytes of stdout and stderr."""
 
-    def __init__(self, capture: OutputCapture) -> None:
+    def __init__(self, capture: StreamCapture) -> None:
         self._capture = capture
         self._buffer = bytearray()
         self._remaining = 0
+        self._stream = STDOUT
 
     def feed(self, data: bytes) -> None:
         """Add raw bytes read from the socket."""
@@ -35,13 +36,13 @@ class FrameDecoder:
         while self._buffer:
             if self._remaining:
                 take = min(self._remaining, len(self._buffer))
-                self._capture.feed(bytes(self._buffer[:take]))
+                self._capture.feed(bytes(self._buffer[:take]), self._stream)
                 del self._buffer[:take]
                 self._remaining -= take
                 continue
             if len(self._buffer) < _HEADER:
                 return
-            _, size = struct.unpack(">BxxxL", bytes(self._buffer[:_HEADER]))
+            self._stream, size = struct.unpack(">BxxxL", bytes(self._buffer[:_HEADER]))
             del self._buffer[:_HEADER]
             self._remaining = size
 
@@ -49,7 +50,7 @@ class FrameDecoder:
 class StreamReader:
     """Reads one hijacked exec socket; :meth:`read` until the end, :meth:`drain` after a kill."""
 
-    def __init__(self, stream: Any, capture: OutputCapture) -> None:
+    def __init__(self, stream: Any, capture: StreamCapture) -> None:
         self._stream = stream
         self._sock = getattr(stream, "_sock", stream)
         self._decoder = FrameDecoder(capture)

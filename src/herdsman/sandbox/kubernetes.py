@@ -35,7 +35,7 @@ from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, re
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
-from herdsman.sandbox.process import OutputCapture, new_run_id
+from herdsman.sandbox.process import CANCELLED_NOTE, StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
@@ -225,7 +225,7 @@ class PodShell:
             except _PodGone:
                 log.info("sandbox pod of thread %s is gone; recreating it", paths.thread_id)
                 ws = self._provider.open_exec(pod.recreate(), wrapped_argv(command, run_id))
-            capture = OutputCapture(self._limits.output_chars)
+            capture = StreamCapture(self._limits.output_chars)
             try:
                 reason, code = read_exec(ws, capture, time.monotonic() + timeout, cancel)
             finally:
@@ -233,11 +233,9 @@ class PodShell:
             if reason != "eof":
                 self._kill(run_id)
             capture.finish()
-            output = capture.text()
-            if reason == "cancelled":
-                output += "\n[cancelled: the process tree was killed]"
+            note = CANCELLED_NOTE if reason == "cancelled" else ""
             exit_code = 137 if reason != "eof" else (code if code is not None else -1)
-            return ExecResult(exit_code, output, timed_out=reason == "timeout", truncated_chars=capture.cut_chars)
+            return capture.result(exit_code, timed_out=reason == "timeout", note=note)
         finally:
             pod.use(-1)
 
@@ -246,7 +244,7 @@ class PodShell:
         try:
             ws = self._provider.open_exec(self._pod.ensure_id(), sweep_argv(run_id))
             try:
-                reason, code = read_exec(ws, OutputCapture(1000), time.monotonic() + _SWEEP_TIMEOUT)
+                reason, code = read_exec(ws, StreamCapture(1000), time.monotonic() + _SWEEP_TIMEOUT)
             finally:
                 ws.close()
             if reason == "eof" and code == 0:

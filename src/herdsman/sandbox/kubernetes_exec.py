@@ -2,8 +2,8 @@
 
 The official client's ``kubernetes.stream.stream`` opens the exec websocket and hands back a
 ``WSClient``; this module reads it the way :mod:`~herdsman.sandbox.docker_stream` reads a Docker
-exec socket: in small steps (``update(timeout=...)``), stdout and stderr merged into an
-:class:`~herdsman.sandbox.process.OutputCapture`, stopping at the deadline or on cancel. The
+exec socket: in small steps (``update(timeout=...)``), stdout and stderr (merged and apart) into a
+:class:`~herdsman.sandbox.process.StreamCapture`, stopping at the deadline or on cancel. The
 exit status comes from the error channel (a ``Status`` object: ``Success``, or ``Failure`` with
 an ``ExitCode`` cause).
 
@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from herdsman.sandbox.process import OutputCapture
+from herdsman.sandbox.process import STDERR, STDOUT, StreamCapture
 
 ERROR_CHANNEL = 3
 _STEP_SECONDS = 0.05
@@ -101,7 +101,7 @@ def exit_code_of(status: Any) -> int | None:
 
 def read_exec(
     ws: ExecStream,
-    capture: OutputCapture,
+    capture: StreamCapture,
     deadline: float,
     cancel: threading.Event | None = None,
 ) -> tuple[str, int | None]:
@@ -117,10 +117,10 @@ def read_exec(
             reason = "cancelled"
             break
         ws.update(timeout=min(_STEP_SECONDS, deadline - now))
-        capture.feed(_as_bytes(ws.read_stdout(timeout=0)))
-        capture.feed(_as_bytes(ws.read_stderr(timeout=0)))
+        capture.feed(_as_bytes(ws.read_stdout(timeout=0)), STDOUT)
+        capture.feed(_as_bytes(ws.read_stderr(timeout=0)), STDERR)
         status += _as_bytes(ws.read_channel(ERROR_CHANNEL))
-    capture.feed(_as_bytes(ws.read_stdout(timeout=0)))
-    capture.feed(_as_bytes(ws.read_stderr(timeout=0)))
+    capture.feed(_as_bytes(ws.read_stdout(timeout=0)), STDOUT)
+    capture.feed(_as_bytes(ws.read_stderr(timeout=0)), STDERR)
     status += _as_bytes(ws.read_channel(ERROR_CHANNEL))
     return reason, exit_code_of(status) if reason == "eof" else None

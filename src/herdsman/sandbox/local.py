@@ -26,12 +26,14 @@ import stat
 import threading
 import weakref
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import bwrap as bwrap_module
 from herdsman.sandbox.base import (
+    USER_DATA_ROOT,
     CommandNotAllowedError,
     ExecResult,
     PathEscapeError,
@@ -41,6 +43,7 @@ from herdsman.sandbox.bwrap import build_bwrap_argv
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
+from herdsman.sandbox.snapshot import FileSnapshot, take_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -248,12 +251,16 @@ class LocalSandbox:
         finally:
             with self._running_lock:
                 self._running.discard(cancel)
-        return ExecResult(
-            exit_code=result.exit_code,
+        return replace(
+            result,
             output=self.scrub(result.output),
-            timed_out=result.timed_out,
-            truncated_chars=result.truncated_chars,
+            stdout=None if result.stdout is None else self.scrub(result.stdout),
+            stderr=None if result.stderr is None else self.scrub(result.stderr),
         )
+
+    def snapshot(self) -> FileSnapshot:
+        """Size and mtime of the files under ``/mnt/user-data`` (bounded; see ``snapshot.py``)."""
+        return take_snapshot(self.paths.user_data, USER_DATA_ROOT)
 
     def cancel_running(self) -> None:
         """Kill every command of this sandbox that is still running (they return at once)."""

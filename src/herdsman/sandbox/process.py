@@ -5,9 +5,11 @@ child, buffers all output in memory, and waits forever for a pipe held open by a
 job. :func:`run_process` instead
 
 - starts the command in a new session (its own process group);
-- reads stdout+stderr incrementally into :class:`OutputCapture`, which keeps the head and the
-  tail and counts the characters cut between them, so a command printing gigabytes costs a
-  few kilobytes;
+- reads stdout and stderr incrementally from two pipes into :class:`StreamCapture`: the merged
+  text (what the model reads) and each stream apart (what a trace shows), each an
+  :class:`OutputCapture` that keeps the head and the tail and counts the characters cut between
+  them, so a command printing gigabytes costs a few kilobytes. The merged text keeps the order
+  in which the pipes were read; writes to both streams within the same instant come stdout first;
 - decodes bytes as UTF-8 with ``errors="replace"``, so binary output cannot crash a tool;
 - when the command ends or its time is up, SIGKILLs its process group and every process that
   still carries the run's marker variable (``HERDSMAN_RUN_ID``), which catches grandchildren
@@ -99,6 +101,58 @@ class OutputCapture:
         return f"{head}\n... [{self._cut} characters cut] ...\n{tail}"
 
 
+STDOUT = 1
+STDERR = 2
+
+
+class StreamCapture:
+    """stdout and stderr of one command: merged in arrival order, and each on its own.
+
+    ``feed(data, stream)`` takes bytes of stream :data:`STDOUT` or :data:`STDERR` (the numbers
+    Docker and Kubernetes use too); every text is bounded like :class:`OutputCapture`.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self.merged = OutputCapture(max_chars)
+        self.stdout = OutputCapture(max_chars)
+        self.stderr = OutputCapture(max_chars)
+
+    @property
+    def cut_chars(self) -> int:
+        """How many characters of the merged text were dropped between head and tail."""
+        return self.merged.cut_chars
+
+    def feed(self, data: bytes, stream: int = STDOUT) -> None:
+        """Add raw bytes of ``stream`` (stderr when it is :data:`STDERR`, else stdout)."""
+        if not data:
+            return
+        self.merged.feed(data)
+        (self.stderr if stream == STDERR else self.stdout).feed(data)
+
+    def finish(self) -> None:
+        """Flush trailing partial UTF-8 sequences."""
+        for capture in (self.merged, self.stdout, self.stderr):
+            capture.finish()
+
+    def text(self) -> str:
+        """The merged text (see :meth:`OutputCapture.text`)."""
+        return self.merged.text()
+
+    def result(self, exit_code: int, *, timed_out: bool = False, note: str = "") -> ExecResult:
+        """The :class:`ExecResult` of the command; ``note`` is added to the merged output."""
+        return ExecResult(
+            exit_code=exit_code,
+            output=self.text() + note,
+            timed_out=timed_out,
+            truncated_chars=self.cut_chars,
+            stdout=self.stdout.text(),
+            stderr=self.stderr.text(),
+        )
+
+
+CANCELLED_NOTE = "\n[cancelled: the process tree was killed]"
+
+
 def new_run_id() -> str:
     """A fresh marker value identifying the processes of one command."""
     return uuid.uuid4().hex
@@ -164,63 +218,59 @@ def kill_until_gone(find_pids: Callable[[], Iterable[int]], passes: int) -> None
         time.sleep(0.01)
 
 
+def _read_ready(selector: selectors.BaseSelector, capture: StreamCapture, wait: float) -> bool:
+    """Read once from every pipe that is ready within ``wait`` seconds (stdout first).
+
+    A pipe at EOF is unregistered. False when nothing was ready.
+    """
+    events = selector.select(timeout=wait)
+    for key, _ in sorted(events, key=lambda event: event[0].data):
+        chunk = os.read(key.fd, _CHUNK)
+        if chunk:
+            capture.feed(chunk, key.data)
+        else:
+            selector.unregister(key.fd)
+    return bool(events)
+
+
 def _pump(
     proc: subprocess.Popen[bytes],
-    fd: int,
-    capture: OutputCapture,
+    selector: selectors.BaseSelector,
+    capture: StreamCapture,
     deadline: float,
     cancel: threading.Event | None,
-) -> tuple[str, bool]:
+) -> str:
     """Read output until the command exits, the deadline passes or ``cancel`` is set.
 
-    Returns why it stopped (``exited``, ``timeout`` or ``cancelled``) and whether EOF was seen.
+    Returns why it stopped: ``exited``, ``timeout`` or ``cancelled``.
     """
-    selector = selectors.DefaultSelector()
-    selector.register(fd, selectors.EVENT_READ)
-    eof = False
     exited_at: float | None = None
     eof_poll = 0.001  # after EOF, poll for the exit quickly at first, then back off to 20 ms
-    try:
-        while True:
-            now = time.monotonic()
-            if exited_at is None and _has_exited(proc.pid):
-                exited_at = now
-            if exited_at is not None and (eof or now - exited_at > _EXIT_GRACE_SECONDS):
-                return "exited", eof
-            if now >= deadline:
-                return "timeout", eof
-            if cancel is not None and cancel.is_set():
-                return "cancelled", eof
-            wait = min(deadline - now, 0.05)
-            if eof:
-                time.sleep(min(wait, eof_poll))
-                eof_poll = min(eof_poll * 2, 0.02)
-                continue
-            if selector.select(timeout=wait):
-                chunk = os.read(fd, _CHUNK)
-                if chunk:
-                    capture.feed(chunk)
-                else:
-                    eof = True
-    finally:
-        selector.close()
+    while True:
+        eof = not selector.get_map()
+        now = time.monotonic()
+        if exited_at is None and _has_exited(proc.pid):
+            exited_at = now
+        if exited_at is not None and (eof or now - exited_at > _EXIT_GRACE_SECONDS):
+            return "exited"
+        if now >= deadline:
+            return "timeout"
+        if cancel is not None and cancel.is_set():
+            return "cancelled"
+        wait = min(deadline - now, 0.05)
+        if eof:
+            time.sleep(min(wait, eof_poll))
+            eof_poll = min(eof_poll * 2, 0.02)
+            continue
+        _read_ready(selector, capture, wait)
 
 
-def _drain(fd: int, capture: OutputCapture, seconds: float) -> None:
-    """Read what is left in the pipe after the writers were killed, for at most ``seconds``."""
-    selector = selectors.DefaultSelector()
-    selector.register(fd, selectors.EVENT_READ)
+def _drain(selector: selectors.BaseSelector, capture: StreamCapture, seconds: float) -> None:
+    """Read what is left in the pipes after the writers were killed, for at most ``seconds``."""
     end = time.monotonic() + seconds
-    try:
-        while (left := end - time.monotonic()) > 0:
-            if not selector.select(timeout=left):
-                return
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                return
-            capture.feed(chunk)
-    finally:
-        selector.close()
+    while selector.get_map() and (left := end - time.monotonic()) > 0:
+        if not _read_ready(selector, capture, left):
+            return
 
 
 def _exit_code(returncode: int) -> int:
@@ -240,7 +290,7 @@ def run_process(
     preexec_fn: Callable[[], None] | None = None,
     kill_tree: Callable[[], None] | None = None,
 ) -> ExecResult:
-    """Run ``argv`` with merged stdout/stderr, a timeout, and bounded output.
+    """Run ``argv`` with a timeout and bounded output (stdout and stderr merged, and apart).
 
     ``env`` is the complete environment of the command (nothing is inherited); ``run_id`` is
     added to it as ``HERDSMAN_RUN_ID`` so the whole tree can be found and killed. Setting
@@ -253,41 +303,39 @@ def run_process(
     run_id = run_id or new_run_id()
     full_env = dict(env or {})
     full_env[MARKER_ENV] = run_id
-    capture = OutputCapture(max_output_chars)
+    capture = StreamCapture(max_output_chars)
     proc = subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE,
         cwd=cwd,
         env=full_env,
         start_new_session=True,
         close_fds=True,
         preexec_fn=preexec_fn,
     )
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
+    assert proc.stdout is not None and proc.stderr is not None
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout.fileno(), selectors.EVENT_READ, STDOUT)
+    selector.register(proc.stderr.fileno(), selectors.EVENT_READ, STDERR)
     reason = "exited"
-    eof = False
     try:
-        reason, eof = _pump(proc, fd, capture, time.monotonic() + timeout, cancel)
+        reason = _pump(proc, selector, capture, time.monotonic() + timeout, cancel)
     finally:
         kill_process_tree(proc.pid, None if kill_tree else run_id)
         if kill_tree is not None:
             kill_tree()
         try:
-            if not eof:
-                _drain(fd, capture, _DRAIN_SECONDS)
+            _drain(selector, capture, _DRAIN_SECONDS)
         finally:
+            selector.close()
             proc.stdout.close()
+            proc.stderr.close()
             returncode = proc.wait()
     capture.finish()
-    output = capture.text()
-    if reason == "cancelled":
-        output += "\n[cancelled: the process tree was killed]"
-    return ExecResult(
-        exit_code=_exit_code(returncode),
-        output=output,
+    return capture.result(
+        _exit_code(returncode),
         timed_out=reason == "timeout",
-        truncated_chars=capture.cut_chars,
+        note=CANCELLED_NOTE if reason == "cancelled" else "",
     )

@@ -6,6 +6,14 @@ and speaks only virtual paths. Every failure the model can act on (a bad path, a
 bash being off) is raised as ``ToolException`` and, with ``handle_tool_error=True``, reaches the
 model as a ``ToolMessage`` with ``status="error"`` instead of ending the run.
 
+``bash``, ``write_file`` and ``str_replace`` also return a LangChain tool *artifact*
+(``response_format="content_and_artifact"``): structured data kept on the ``ToolMessage`` for
+traces and UIs, never sent to the model. ``bash``'s is ``{"command", "exit_code", "stdout",
+"stderr", "timed_out", "files_changed": [{"path", "action"}], "files_changed_incomplete"}``; the
+files changed come from comparing a bounded snapshot of ``/mnt/user-data`` before and after the
+command (see ``snapshot.py``), when the sandbox can take one. The file tools' artifacts name the
+file and the action (``created``, ``modified``).
+
 ``grep`` is written in Python over the Sandbox protocol (``glob`` + ``read_text``) so it works the
 same for every provider and needs no ripgrep in the jail.
 """
@@ -36,6 +44,7 @@ from herdsman.sandbox.base import (
     SandboxProvider,
 )
 from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +114,11 @@ def _tool_exception(name: str, exc: Exception) -> ToolException:
     return ToolException(f"{name} failed because of an internal error (details are in the server log)")
 
 
-def _as_tool_errors(name: str, fn: Callable[..., str]) -> Callable[..., str]:
+def _as_tool_errors(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn sandbox errors into ToolException; hide unexpected errors' details from the model."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> str:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
@@ -118,11 +127,11 @@ def _as_tool_errors(name: str, fn: Callable[..., str]) -> Callable[..., str]:
     return wrapper
 
 
-def _as_async_tool_errors(name: str, fn: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]:
+def _as_async_tool_errors(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
     """The coroutine version of :func:`_as_tool_errors`."""
 
     @functools.wraps(fn)
-    async def wrapper(*args: Any, **kwargs: Any) -> str:
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return await fn(*args, **kwargs)
         except Exception as exc:
@@ -149,6 +158,40 @@ def _looks_binary(text: str) -> bool:
     return "\x00" in text[:8192]
 
 
+def _snapshot(sandbox: Sandbox) -> FileSnapshot | None:
+    """A snapshot of the sandbox's files, or None when it cannot take one (or taking it failed)."""
+    take = getattr(sandbox, "snapshot", None)
+    if not callable(take):
+        return None
+    try:
+        return take()
+    except Exception:  # noqa: BLE001 - the trace loses its file list; the command still runs
+        log.warning("sandbox snapshot failed", exc_info=True)
+        return None
+
+
+def run_traced(sandbox: Sandbox, command: str) -> tuple[ExecResult, dict[str, Any]]:
+    """Run ``command`` and describe it for a trace: the bash tool's artifact (module docstring)."""
+    before = _snapshot(sandbox)
+    result = sandbox.execute(command)
+    after = _snapshot(sandbox) if before is not None else None
+    artifact: dict[str, Any] = {"command": command, "exit_code": result.exit_code}
+    if result.stdout is None or result.stderr is None:
+        artifact["output"] = result.output  # this provider cannot tell the streams apart
+    else:
+        artifact["stdout"] = result.stdout
+        artifact["stderr"] = result.stderr
+    artifact["timed_out"] = result.timed_out
+    if before is not None and after is not None:
+        artifact["files_changed"], artifact["files_changed_incomplete"] = diff_snapshots(before, after)
+    return result, artifact
+
+
+def _file_artifact(path: str, action: str, **extra: Any) -> dict[str, Any]:
+    """The artifact of a file tool: the file, what happened to it, and ``files_changed`` like bash's."""
+    return {"path": path, "action": action, **extra, "files_changed": [{"path": path, "action": action}]}
+
+
 # -- the tools ------------------------------------------------------------------------------
 
 
@@ -172,24 +215,25 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
     def bash(
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime,
-    ) -> str:
-        return bash_result(sandbox_of(runtime).execute(command))
+    ) -> tuple[str, dict[str, Any]]:
+        result, artifact = run_traced(sandbox_of(runtime), command)
+        return bash_result(result), artifact
 
     async def abash(
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime,
-    ) -> str:
+    ) -> tuple[str, dict[str, Any]]:
         # Run in a worker thread; if the run is cancelled (Ctrl-C, a stopped run), kill the
         # command instead of leaving it to its timeout in an orphaned thread.
         sandbox = sandbox_of(runtime)
         try:
-            result = await asyncio.to_thread(sandbox.execute, command)
+            result, artifact = await asyncio.to_thread(run_traced, sandbox, command)
         except asyncio.CancelledError:
             cancel_running = getattr(sandbox, "cancel_running", None)
             if callable(cancel_running):
                 cancel_running()
             raise
-        return bash_result(result)
+        return bash_result(result), artifact
 
     def ls(
         runtime: ToolRuntime,
@@ -249,13 +293,16 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
         content: Annotated[str, "The full text to write."],
         runtime: ToolRuntime,
         append: Annotated[bool, "Add to the end of the file instead of replacing it."] = False,
-    ) -> str:
+    ) -> tuple[str, dict[str, Any]]:
         tid = thread_id_of(runtime)
         sandbox = provider.acquire(tid)
         with locks.get(tid, path):
+            existed = sandbox.exists(path)
             written = sandbox.write_text(path, content, append=append)
         verb = "Appended" if append else "Wrote"
-        return f"{verb} {written} bytes to {_display(path)}"
+        shown = _display(path)
+        artifact = _file_artifact(shown, "modified" if existed else "created", bytes=written, append=append)
+        return f"{verb} {written} bytes to {shown}", artifact
 
     def str_replace(
         path: Annotated[str, "File to edit."],
@@ -263,7 +310,7 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
         new: Annotated[str, "Text to put in its place."],
         runtime: ToolRuntime,
         replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
-    ) -> str:
+    ) -> tuple[str, dict[str, Any]]:
         if not old:
             raise ToolException("old is empty; give the exact text to replace")
         tid = thread_id_of(runtime)
@@ -286,7 +333,8 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
                 )
             updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
             sandbox.write_text(path, updated)
-        return f"Replaced {count if replace_all else 1} occurrence(s) in {shown}"
+        replaced = count if replace_all else 1
+        return f"Replaced {replaced} occurrence(s) in {shown}", _file_artifact(shown, "modified", replacements=replaced)
 
     def glob(
         pattern: Annotated[str, "Glob pattern, e.g. **/*.py or src/*.md; ** spans directories."],
@@ -351,8 +399,9 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
             out = out[:max_chars] + f"\n... [{cut} characters cut; narrow the search]"
         return out
 
-    coroutines: dict[str, Callable[..., Awaitable[str]]] = {"bash": abash}
-    specs: list[tuple[Callable[..., str], str]] = [
+    coroutines: dict[str, Callable[..., Awaitable[Any]]] = {"bash": abash}
+    with_artifact = {"bash", "write_file", "str_replace"}
+    specs: list[tuple[Callable[..., Any], str]] = [
         (
             bash,
             "Run a bash command and get its output (stdout and stderr together). "
@@ -407,6 +456,7 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
                 name=fn.__name__,
                 description=description,
                 handle_tool_error=True,
+                response_format="content_and_artifact" if fn.__name__ in with_artifact else "content",
             )
         )
     return tools

@@ -1,0 +1,281 @@
+"""A thread's trace: every model call and tool call of its runs, in order, from its checkpoints.
+
+:func:`build_trace` is pure: it takes the thread's checkpoints oldest first (their messages and
+the ``run_id`` LangGraph copies from the run's config into checkpoint metadata) and attributes
+each message to the run whose checkpoint first holds it. Then each message becomes a step:
+
+- ``input``: a user message;
+- ``model``: an AI message: the model's name, a preview of its text, the tool calls it asked
+  for, and its token usage (``usage_metadata``);
+- ``tool``: a tool result: the tool's name and arguments (from the call that asked for it), a
+  preview of its result, ``success`` or ``error``, and what its artifact tells: for ``bash``
+  the command, exit code, stdout and stderr; the files a tool created, modified or deleted
+  (see ``herdsman.sandbox.tools``); for ``task`` the sub-agents' token usage.
+
+:func:`read_trace` is the thin I/O edge: it reads the history through the compiled graph
+(``aget_state_history``) and calls :func:`build_trace`. Long texts are cut to
+:data:`MAX_TEXT_CHARS` with a note saying how much was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from pydantic import BaseModel, Field
+
+from herdsman.runtime.serde import to_jsonable
+
+MAX_TEXT_CHARS = 20_000
+MAX_PREVIEW_CHARS = 2_000
+
+
+class TokenUsage(BaseModel):
+    """Tokens of one model call, or summed over several."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+
+class RequestedToolCall(BaseModel):
+    """A tool call a model asked for."""
+
+    id: str | None = None
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class FileChange(BaseModel):
+    """A file a tool created, modified or deleted (virtual path)."""
+
+    path: str
+    action: str
+
+
+class BashRun(BaseModel):
+    """What the bash tool ran and how it ended.
+
+    ``stdout``/``stderr`` are None when the sandbox could not tell them apart; ``output`` then
+    holds both merged.
+    """
+
+    command: str
+    exit_code: int
+    stdout: str | None = None
+    stderr: str | None = None
+    output: str | None = None
+    timed_out: bool = False
+
+
+class TraceStep(BaseModel):
+    """One step of a trace: a user message, a model call or a tool call."""
+
+    index: int = Field(description="1-based position in the trace")
+    kind: Literal["input", "model", "tool"]
+    run_id: str | None = None
+    message_id: str | None = None
+    text: str = Field("", description="the message text or the tool result, cut to a preview")
+    model: str | None = None
+    usage: TokenUsage | None = None
+    tool_calls: list[RequestedToolCall] = Field(default_factory=list)
+    tool: str | None = None
+    tool_call_id: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["success", "error"] | None = None
+    bash: BashRun | None = None
+    files_changed: list[FileChange] = Field(default_factory=list)
+    files_changed_incomplete: bool = False
+
+
+class TraceRun(BaseModel):
+    """A run of the thread: its steps (by index) and the tokens its model calls used."""
+
+    run_id: str | None
+    first_step: int
+    step_count: int
+    model_calls: int = 0
+    tool_calls: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class Trace(BaseModel):
+    """The steps of a thread (or of one of its runs), in order, grouped by run."""
+
+    thread_id: str
+    run_id: str | None = None
+    steps: list[TraceStep] = Field(default_factory=list)
+    runs: list[TraceRun] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+@dataclass(frozen=True)
+class CheckpointMessages:
+    """The messages of one checkpoint and the run that wrote it."""
+
+    messages: Sequence[BaseMessage]
+    run_id: str | None = None
+
+
+def cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` up to ``limit`` characters, with a note on how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... [{len(text) - limit} more characters not shown]"
+
+
+def _text(message: BaseMessage) -> str:
+    return message.content if isinstance(message.content, str) else message.text
+
+
+def _usage(raw: Mapping[str, Any] | None) -> TokenUsage | None:
+    if not raw:
+        return None
+    inp, out = int(raw.get("input_tokens") or 0), int(raw.get("output_tokens") or 0)
+    return TokenUsage(input_tokens=inp, output_tokens=out, total_tokens=int(raw.get("total_tokens") or inp + out))
+
+
+def _add(total: TokenUsage, usage: TokenUsage | None) -> None:
+    if usage is not None:
+        total.input_tokens += usage.input_tokens
+        total.output_tokens += usage.output_tokens
+        total.total_tokens += usage.total_tokens
+
+
+def _model_name(message: AIMessage) -> str | None:
+    meta = message.response_metadata or {}
+    name = meta.get("model_name") or meta.get("model") or meta.get("model_id")
+    return str(name) if name else None
+
+
+def _bash(artifact: Mapping[str, Any]) -> BashRun | None:
+    if "command" not in artifact or "exit_code" not in artifact:
+        return None
+
+    def text(key: str) -> str | None:
+        value = artifact.get(key)
+        return None if value is None else cut(str(value))
+
+    return BashRun(
+        command=cut(str(artifact["command"])),
+        exit_code=int(artifact["exit_code"]),
+        stdout=text("stdout"),
+        stderr=text("stderr"),
+        output=text("output"),
+        timed_out=bool(artifact.get("timed_out")),
+    )
+
+
+def _files(artifact: Mapping[str, Any]) -> list[FileChange]:
+    changes = artifact.get("files_changed")
+    if isinstance(changes, list):
+        return [
+            FileChange(path=str(c["path"]), action=str(c.get("action", "modified")))
+            for c in changes
+            if isinstance(c, Mapping) and "path" in c
+        ]
+    written: list[FileChange] = []
+    for result in artifact.get("results") or ():  # the task tool: files its sub-agents wrote
+        if isinstance(result, Mapping):
+            written.extend(FileChange(path=str(p), action="written") for p in result.get("files_written") or ())
+    return written
+
+
+def _subagent_usage(artifact: Mapping[str, Any]) -> TokenUsage | None:
+    results = [r for r in artifact.get("results") or () if isinstance(r, Mapping) and r.get("usage")]
+    if not results:
+        return None
+    total = TokenUsage()
+    for result in results:
+        _add(total, _usage(result["usage"]))
+    return total
+
+
+def _tool_step(message: ToolMessage, requested: Mapping[str, RequestedToolCall], base: dict[str, Any]) -> TraceStep:
+    call = requested.get(message.tool_call_id)
+    artifact = message.artifact if isinstance(message.artifact, Mapping) else {}
+    return TraceStep(
+        **base,
+        kind="tool",
+        text=cut(_text(message), MAX_PREVIEW_CHARS),
+        tool=message.name or (call.name if call else None),
+        tool_call_id=message.tool_call_id,
+        args=call.args if call else {},
+        status="error" if message.status == "error" else "success",
+        bash=_bash(artifact) if artifact else None,
+        files_changed=_files(artifact) if artifact else [],
+        files_changed_incomplete=bool(artifact.get("files_changed_incomplete")),
+        usage=_subagent_usage(artifact) if artifact else None,
+    )
+
+
+def _ordered_messages(checkpoints: Iterable[CheckpointMessages]) -> list[tuple[BaseMessage, str | None]]:
+    """Each message once, in order, with the run of the first checkpoint that holds it."""
+    seen: set[str] = set()
+    ordered: list[tuple[BaseMessage, str | None]] = []
+    for checkpoint in checkpoints:
+        for position, message in enumerate(checkpoint.messages):
+            key = message.id or f"{position}:{message.type}:{_text(message)[:200]}"
+            if key in seen:
+                continue
+            seen.add(key)
+            ordered.append((message, checkpoint.run_id))
+    return ordered
+
+
+def build_trace(thread_id: str, checkpoints: Iterable[CheckpointMessages], run_id: str | None = None) -> Trace:
+    """The trace of a thread from its checkpoints, oldest first; only ``run_id``'s steps if given."""
+    requested: dict[str, RequestedToolCall] = {}
+    steps: list[TraceStep] = []
+    for message, owner in _ordered_messages(checkpoints):
+        if isinstance(message, AIMessage):
+            calls = [
+                RequestedToolCall(id=c.get("id"), name=c["name"], args=to_jsonable(c.get("args") or {}))
+                for c in message.tool_calls
+            ]
+            requested.update({c.id: c for c in calls if c.id})
+        if run_id is not None and owner != run_id:
+            continue
+        base: dict[str, Any] = {"index": len(steps) + 1, "run_id": owner, "message_id": message.id}
+        if isinstance(message, AIMessage):
+            steps.append(TraceStep(
+                **base, kind="model", model=_model_name(message), text=cut(_text(message), MAX_PREVIEW_CHARS),
+                usage=_usage(message.usage_metadata), tool_calls=calls,
+            ))  # fmt: skip
+        elif isinstance(message, ToolMessage):
+            steps.append(_tool_step(message, requested, base))
+        elif isinstance(message, HumanMessage):
+            steps.append(TraceStep(**base, kind="input", text=cut(_text(message), MAX_PREVIEW_CHARS)))
+    return Trace(thread_id=thread_id, run_id=run_id, steps=steps, **_group(steps))
+
+
+def _group(steps: list[TraceStep]) -> dict[str, Any]:
+    """Runs (consecutive steps of one run) and the token totals."""
+    runs: list[TraceRun] = []
+    total = TokenUsage()
+    for step in steps:
+        if not runs or runs[-1].run_id != step.run_id:
+            runs.append(TraceRun(run_id=step.run_id, first_step=step.index, step_count=0))
+        run = runs[-1]
+        run.step_count += 1
+        run.model_calls += step.kind == "model"
+        run.tool_calls += step.kind == "tool"
+        if step.kind == "model":  # a task step's usage is the sub-agents', counted in their own threads
+            _add(run.usage, step.usage)
+            _add(total, step.usage)
+    return {"runs": runs, "usage": total}
+
+
+async def read_trace(graph: Any, thread_id: str, run_id: str | None = None) -> Trace:
+    """The trace of ``thread_id`` read from ``graph``'s checkpointer (see :func:`build_trace`)."""
+    snapshots = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})]
+    checkpoints = [
+        CheckpointMessages(
+            messages=list((snapshot.values or {}).get("messages") or []) if isinstance(snapshot.values, Mapping) else [],
+            run_id=(snapshot.metadata or {}).get("run_id"),
+        )
+        for snapshot in reversed(snapshots)
+    ]
+    return build_trace(thread_id, checkpoints, run_id)
