@@ -4,7 +4,7 @@
 //
 // Prints one JSON line {ok, scenario, checks, screenshots, error?} and exits 0 only when the scenario passed.
 import { createRequire } from "node:module";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 const require = createRequire(new URL("../../web/package.json", import.meta.url));
@@ -140,14 +140,89 @@ const scenarios = {
     await shot(page, "uploaded");
   },
 
+  async files(page) {
+    // The agent writes into the workspace and the outputs: the panel lists both folders from the gateway.
+    await page.goto(baseUrl);
+    await send(page, "files please");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    const app = page.locator('[data-testid="file-item"][data-path="/mnt/user-data/workspace/src/app.py"]');
+    await app.waitFor();
+    await page.locator('[data-testid="file-item"][data-path="/mnt/user-data/outputs/summary.md"]').waitFor();
+    const folders = await page.getByTestId("folder-item").evaluateAll((els) => els.map((e) => e.dataset.path));
+    check("tree lists workspace and outputs", ["workspace", "workspace/src", "outputs", "uploads"].every((f) => folders.includes(`/mnt/user-data/${f}`)), folders);
+    // A code file is previewed highlighted.
+    await app.click();
+    await page.locator('[data-testid="preview-text"] code.hljs .hljs-keyword').first().waitFor();
+    check("code file highlighted", (await page.getByTestId("preview-text").innerText()).includes('return f"hello {name}"'));
+    await shot(page, "code-preview");
+    // Its download: saved under its own name, with its content; the gateway says attachment.
+    const [saved] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download").click()]);
+    check("download named and attached", saved.suggestedFilename() === "app.py", saved.suggestedFilename());
+    const content = readFileSync(await saved.path(), "utf8");
+    const threadId = new URL(page.url()).searchParams.get("thread");
+    const head = await page.request.get(`${baseUrl}/api/threads/${threadId}/artifacts/mnt/user-data/workspace/src/app.py?download=true`);
+    const disposition = head.headers()["content-disposition"] ?? "";
+    check("download content", content.startsWith("def greet(name):") && /^attachment;.*filename="app\.py"/.test(disposition), { disposition, content: content.slice(0, 40) });
+    // A big text upload is previewed in part, with a note; a binary one is offered for download.
+    const line = "a log line that repeats to make a big text file\n";
+    await page.getByTestId("file-input").setInputFiles({ name: "big.log", mimeType: "text/plain", buffer: Buffer.from(line.repeat(8000)) });
+    await page.getByTestId("notice").filter({ hasText: "big.log" }).waitFor({ timeout: 15000 });
+    await page.locator('[data-testid="file-item"][data-path="/mnt/user-data/uploads/big.log"]').click();
+    const note = page.getByTestId("preview-truncated");
+    await note.waitFor();
+    check("big text truncated with a note", (await note.innerText()).includes("Only the first"), await note.innerText());
+    await shot(page, "big-text");
+    await page.getByTestId("file-input").setInputFiles({ name: "raw.dat", mimeType: "application/octet-stream", buffer: Buffer.from([0, 1, 2, 0, 255, 0, 7]) });
+    await page.getByTestId("notice").filter({ hasText: "raw.dat" }).waitFor({ timeout: 15000 });
+    await page.locator('[data-testid="file-item"][data-path="/mnt/user-data/uploads/raw.dat"]').click();
+    const binary = page.getByTestId("preview-binary");
+    await binary.waitFor();
+    const [raw] = await Promise.all([page.waitForEvent("download"), binary.getByRole("button").click()]);
+    check("binary offered for download", (await binary.innerText()).includes("binary") && raw.suggestedFilename() === "raw.dat");
+    await shot(page, "binary");
+  },
+
+  async bigupload(page) {
+    // A 1 GB file (sparse, made by the test) is over the gateway's limit: the page says so and sends nothing.
+    const uploads = [];
+    page.on("request", (r) => r.method() === "POST" && r.url().includes("/uploads") && uploads.push(r.url()));
+    const limits = page.waitForResponse((r) => r.url().endsWith("/api/limits"));
+    await page.goto(baseUrl);
+    const limit = (await (await limits).json()).max_upload_bytes;
+    await page.getByTestId("file-input").setInputFiles(process.env.WEB_BIG_FILE);
+    const error = page.getByTestId("errors").filter({ hasText: "limit" });
+    await error.waitFor({ timeout: 10000 });
+    const said = await error.innerText();
+    check("over the limit shown", said.includes("Not uploaded") && said.includes(`${limit / 2 ** 20} MB`) && said.includes("huge.bin"), said);
+    await shot(page, "over-limit");
+    // The page stays usable: a small upload and a message still work.
+    await page.getByTestId("file-input").setInputFiles({ name: "small.txt", mimeType: "text/plain", buffer: Buffer.from("small and fine") });
+    await page.getByTestId("notice").filter({ hasText: "small.txt" }).waitFor({ timeout: 15000 });
+    await page.locator('[data-testid="file-item"][data-path="/mnt/user-data/uploads/small.txt"]').waitFor();
+    check("small upload works after", (await page.locator('[data-testid="file-item"][data-path$="huge.bin"]').count()) === 0);
+    await send(page, "read small.txt");
+    await lastAgent(page).filter({ hasText: "small and fine" }).waitFor({ timeout: 15000 });
+    check("chat works after", true);
+    check("nothing uploaded", uploads.length === 1, uploads.length - 1); // the small file was the only upload request
+    await shot(page, "usable-after");
+  },
+
   async auth(page) {
     // A gateway with api_keys: without the key the page says what to do; with it, chat and previews work.
     await page.goto(baseUrl);
     await page.getByTestId("errors").filter({ hasText: "401" }).first().waitFor({ timeout: 10000 });
     check("asks for the key", (await page.getByTestId("errors").innerText()).includes("API key"));
-    await page.locator(".settings summary").click();
-    await page.locator('.settings input[type="password"]').fill(process.env.WEB_API_KEY);
-    await Promise.all([page.waitForEvent("load"), page.locator(".settings button").click()]);
+    await page.getByTestId("settings-open").click();
+    await page.getByTestId("settings-tab-apikey").click();
+    await page.locator('[data-testid="key-verdict"][data-check="required"]').waitFor();
+    await page.getByTestId("api-key-input").fill("not-the-key");
+    await page.getByTestId("api-key-check").click();
+    await page.locator('[data-testid="key-verdict"][data-check="rejected"]').waitFor();
+    await page.getByTestId("api-key-input").fill(process.env.WEB_API_KEY);
+    await page.getByTestId("api-key-check").click();
+    await page.locator('[data-testid="key-verdict"][data-check="accepted"]').waitFor();
+    check("key checked in settings", true);
+    await Promise.all([page.waitForEvent("load"), page.getByTestId("api-key-save").click()]);
     await send(page, "hello with a key");
     await lastAgent(page).filter({ hasText: "until the answer is complete." }).waitFor({ timeout: 15000 });
     await send(page, `write dot.svg <svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><circle cx="20" cy="20" r="18" fill="teal"/></svg>`);
@@ -241,6 +316,124 @@ const scenarios = {
     check("all steps shown", calls === 4, { before, after: calls });
     await page.getByTestId("running").waitFor({ state: "detached", timeout: 10000 });
     await shot(page, "after-reload");
+  },
+
+  async settings(page) {
+    // The gateway holds three facts about the user (seeded by the test) and the repository's skills.
+    const api = async (path) => (await page.request.get(`${baseUrl}${path}`)).json();
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseUrl });
+    await page.goto(baseUrl);
+    await page.getByTestId("settings-open").click();
+    const dialog = page.getByTestId("settings");
+    await dialog.waitFor();
+    // Memory: the facts, one edited, one deleted, and the gateway has the change.
+    const facts = dialog.getByTestId("fact");
+    await facts.nth(2).waitFor();
+    const listed = await facts.allInnerTexts();
+    check("facts shown", ["green tea", "Lyon", "PostgreSQL"].every((t) => listed.some((f) => f.includes(t))), listed);
+    const tea = facts.filter({ hasText: "green tea" });
+    await tea.getByTestId("fact-edit").click();
+    await dialog.getByTestId("fact-input").fill("I prefer black tea");
+    await dialog.getByTestId("fact-save").click();
+    await facts.filter({ hasText: "I prefer black tea" }).waitFor();
+    const afterEdit = (await api("/api/memory")).facts.map((f) => f.content);
+    check("fact edited on the gateway", afterEdit.includes("I prefer black tea") && !afterEdit.some((f) => f.includes("green tea")), afterEdit);
+    const lyon = facts.filter({ hasText: "Lyon" });
+    await lyon.getByTestId("fact-delete").click();
+    await lyon.getByTestId("fact-delete-confirm").click();
+    await lyon.waitFor({ state: "detached" });
+    const afterDelete = (await api("/api/memory")).facts.map((f) => f.content);
+    check("fact deleted on the gateway", afterDelete.length === 2 && !afterDelete.some((f) => f.includes("Lyon")), afterDelete);
+    await shot(page, "memory");
+    // Skills: listed; one switched off (the gateway says so); its SKILL.md read.
+    await dialog.getByTestId("settings-tab-skills").click();
+    const enabled = dialog.locator('[data-testid="skill"][data-status="enabled"]');
+    await enabled.first().waitFor();
+    const name = await enabled.first().getAttribute("data-skill");
+    check("skills listed", (await dialog.getByTestId("skill").count()) >= 1, { first: name });
+    const row = dialog.locator(`[data-testid="skill"][data-skill="${name}"]`);
+    await row.getByTestId("skill-toggle").uncheck();
+    await dialog.locator(`[data-testid="skill"][data-skill="${name}"][data-status="disabled"]`).waitFor();
+    const skill = await api(`/api/skills/${name}`);
+    check("skill disabled on the gateway", skill.enabled === false && skill.status === "disabled", { enabled: skill.enabled, status: skill.status });
+    await row.getByTestId("skill-read").click();
+    const md = row.getByTestId("skill-md");
+    await md.filter({ hasText: `name: ${name}` }).waitFor();
+    check("SKILL.md shown", (await md.innerText()).includes(skill.path));
+    await shot(page, "skills");
+    // Models: the scripted models need no key; a failed call shows its error and the rest still works.
+    await page.route("**/api/mcp/status", (route) => route.abort("connectionrefused"));
+    await dialog.getByTestId("settings-tab-models").click();
+    const rows = dialog.getByTestId("model-row");
+    await rows.nth(1).waitFor();
+    const models = await rows.evaluateAll((els) => els.map((e) => [e.dataset.model, e.dataset.key, e.textContent]));
+    check("models with key status", models.length === 2 && models.every(([, key, text]) => key === "not needed" && text.includes("ScriptedChatModel")), models);
+    await dialog.getByTestId("settings-error").filter({ hasText: "cannot be reached" }).waitFor();
+    check("failed call shown in the panel", (await rows.count()) === 2);
+    await shot(page, "models");
+    await page.unroute("**/api/mcp/status");
+    // API key: this gateway has auth off.
+    await dialog.getByTestId("settings-tab-apikey").click();
+    await dialog.locator('[data-testid="key-verdict"][data-check="not required"]').waitFor();
+    check("key status shown", true);
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    // An answer with a fenced Python block is highlighted and can be copied.
+    await send(page, "code sample");
+    const code = lastAgent(page).locator("pre.code code");
+    await code.locator(".hljs-comment").filter({ hasText: "# polite" }).waitFor({ timeout: 15000 }); // the whole block has arrived
+    const classes = await code.locator('span[class^="hljs-"]').evaluateAll((els) => [...new Set(els.map((e) => e.className))]);
+    check("code highlighted", classes.includes("hljs-keyword") && classes.includes("hljs-comment"), classes);
+    await lastAgent(page).locator(".code-copy").click();
+    await lastAgent(page).locator(".code-copy").filter({ hasText: "Copied" }).waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    check("code copied", copied.startsWith("def greet(name):") && copied.includes("# polite"), copied);
+    await shot(page, "code");
+  },
+  async trace(page) {
+    // The trace panel is open before the run, and fills in when the run finishes.
+    await page.goto(baseUrl);
+    await page.getByTestId("trace-toggle").click();
+    const panel = page.getByTestId("trace-panel");
+    await panel.waitFor();
+    await send(page, "shell please");
+    await lastAgent(page).filter({ hasText: "ran both commands" }).waitFor({ timeout: 20000 });
+    const steps = panel.getByTestId("trace-step");
+    await steps.nth(5).waitFor({ timeout: 15000 });
+    const kinds = await steps.evaluateAll((els) => els.map((e) => e.dataset.kind));
+    check("steps in order", kinds.join(",") === "input,model,tool,model,tool,model", kinds);
+    const numbers = await panel.locator(".trace-num").allInnerTexts();
+    check("steps numbered", numbers.join(",") === "1,2,3,4,5,6", numbers);
+    const total = await panel.getByTestId("trace-total-tokens").innerText();
+    check("total tokens", /6 steps · tokens in [1-9][\d.k]* · out [1-9]/.test(total), total);
+    await shot(page, "steps");
+    // Next opens the model call: its tokens in and out.
+    await panel.getByTestId("trace-next").click();
+    const tokens = await steps.nth(1).getByTestId("trace-tokens").innerText();
+    check("model call tokens", /tokens in [1-9]\d* · out [1-9]\d*/.test(tokens), tokens);
+    // Next: the bash command that wrote a file.
+    await panel.getByTestId("trace-next").click();
+    const wrote = steps.nth(2);
+    check("bash command", (await wrote.getByTestId("trace-command").innerText()).includes("> /mnt/user-data/outputs/shell.txt"));
+    const okExit = wrote.getByTestId("trace-exit-code");
+    check("exit code 0", (await okExit.innerText()).includes("exit code 0") && !(await okExit.getAttribute("class")).includes("nonzero"));
+    check("stdout", (await wrote.getByTestId("trace-stdout").innerText()).includes("wrote shell.txt"));
+    const file = await wrote.getByTestId("trace-file").innerText();
+    check("file created", file.includes("created") && file.includes("/mnt/user-data/outputs/shell.txt"), file);
+    await shot(page, "bash-wrote-file");
+    // Two more: the command that failed, its exit code highlighted, stdout and stderr apart.
+    await panel.getByTestId("trace-next").click();
+    await panel.getByTestId("trace-next").click();
+    check("position", (await panel.getByTestId("trace-position").innerText()) === "5 / 6");
+    const failed = steps.nth(4);
+    const badExit = failed.getByTestId("trace-exit-code");
+    check("non-zero exit code highlighted", (await badExit.innerText()).includes("exit code 2") && (await badExit.getAttribute("class")).includes("nonzero"));
+    check("failed stdout", (await failed.getByTestId("trace-stdout").innerText()).trim() === "checking");
+    const stderr = await failed.getByTestId("trace-stderr").innerText();
+    check("failed stderr", stderr.includes("no-such-dir") && !stderr.includes("checking"), stderr);
+    await shot(page, "bash-failed");
+    await panel.getByTestId("trace-prev").click();
+    check("previous", (await panel.getByTestId("trace-position").innerText()) === "4 / 6");
   },
 };
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from herdsman.memory.facts import Fact
 from tests.gateway.gateway_support import RunningGateway
 from tests.web.web_support import REPO, WEB, web_gateway
 
@@ -61,11 +62,25 @@ def keyed_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFact
         yield served
 
 
-def run_scenario(gateway: RunningGateway, scenario: str) -> dict:
-    """Run one browser scenario; its checks on success, a readable failure otherwise."""
+FACTS = [("I prefer green tea", "preference"), ("I live in Lyon", "profile"), ("My project uses PostgreSQL", "project")]
+
+
+@pytest.fixture(scope="module")
+def memory_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A third gateway, with memory on (the agent's memory tool) and three facts about the default user."""
+    with web_gateway(tmp_path_factory.mktemp("web-memory"), memory={"enabled": True, "mode": "tool"}) as served:
+        store = served.app.state.gateway.memory.store
+        for content, category in FACTS:
+            store.put("default", Fact.new(content, category))
+        yield served
+
+
+def run_scenario(gateway: RunningGateway, scenario: str, extra_env: dict[str, str] | None = None) -> dict:
+    """Run one browser scenario (``extra_env`` is added to its environment); its checks on success,
+    a readable failure otherwise."""
     proc = subprocess.run(
         ["node", str(SCRIPT), scenario, gateway.url, str(ARTIFACTS)],
-        capture_output=True, text=True, timeout=120, cwd=REPO, env={**os.environ, "WEB_API_KEY": API_KEY},
+        capture_output=True, text=True, timeout=120, cwd=REPO, env={**os.environ, "WEB_API_KEY": API_KEY, **(extra_env or {})},
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     assert lines, f"the {scenario} scenario printed no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
@@ -99,6 +114,25 @@ def test_upload_by_drop_then_agent_reads_it(gateway: RunningGateway) -> None:
     assert checks["csv previewed as a table"] and checks["agent read the upload"]
 
 
+def test_files_panel_lists_workspace_and_outputs_previews_and_downloads(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "files")
+    assert checks["tree lists workspace and outputs"] and checks["code file highlighted"]
+    assert checks["download named and attached"] and checks["download content"]
+    assert checks["big text truncated with a note"] and checks["binary offered for download"]
+
+
+def test_a_1_gb_upload_is_refused_in_the_page_which_stays_usable(gateway: RunningGateway, tmp_path: Path) -> None:
+    big = tmp_path / "huge.bin"
+    with big.open("wb") as f:
+        f.truncate(1 << 30)  # sparse: 1 GB long, no disk blocks used
+    try:
+        checks = run_scenario(gateway, "bigupload", {"WEB_BIG_FILE": str(big)})
+    finally:
+        big.unlink()
+    assert "50 MB" in checks["over the limit shown"] and checks["nothing uploaded"] == 0
+    assert checks["small upload works after"] and checks["chat works after"]
+
+
 def test_reload_mid_run_and_the_run_goes_on_in_the_page(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "reload")
     assert checks["rejoined the running stream"] and checks["all steps shown"]["after"] == 4
@@ -121,4 +155,30 @@ def test_edit_and_regenerate_branch_from_a_checkpoint(gateway: RunningGateway) -
 
 def test_api_key_set_in_the_page_and_previews_work_with_auth(keyed_gateway: RunningGateway) -> None:
     checks = run_scenario(keyed_gateway, "auth")
-    assert checks["asks for the key"] and checks["image previewed with the key"] and checks["no errors left"]
+    assert checks["asks for the key"] and checks["key checked in settings"]
+    assert checks["image previewed with the key"] and checks["no errors left"]
+
+
+def test_settings_manage_memory_skills_and_see_models_and_highlighted_code(memory_gateway: RunningGateway) -> None:
+    checks = run_scenario(memory_gateway, "settings")
+    assert checks["facts shown"] and checks["fact edited on the gateway"] and checks["fact deleted on the gateway"]
+    assert checks["skill disabled on the gateway"] and checks["SKILL.md shown"]
+    assert checks["models with key status"] and checks["failed call shown in the panel"] and checks["key status shown"]
+    assert checks["code highlighted"] and checks["code copied"]
+    kept = sorted(f.content for f in memory_gateway.app.state.gateway.memory.store.facts("default"))
+    assert kept == ["I prefer black tea", "My project uses PostgreSQL"]
+
+
+@pytest.fixture(scope="module")
+def shell_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway whose bash runs even without bubblewrap (isolated when it is there)."""
+    with web_gateway(tmp_path_factory.mktemp("web-shell"), sandbox={"allow_unisolated_bash": True}) as served:
+        yield served
+
+
+def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: RunningGateway) -> None:
+    checks = run_scenario(shell_gateway, "trace")
+    assert checks["steps in order"] and checks["steps numbered"] and checks["total tokens"]
+    assert checks["model call tokens"] and checks["bash command"] and checks["exit code 0"] and checks["stdout"]
+    assert checks["file created"] and checks["non-zero exit code highlighted"]
+    assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]

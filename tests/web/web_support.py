@@ -4,8 +4,11 @@ gateway serving the built UI on a free port.
 The lead reacts to the first word of the user's message:
 ``hello ...`` streams a long answer slowly; ``fanout`` starts three sub-agents at once;
 ``ask`` asks a clarifying question with choices; ``approve`` calls ``glob``, which needs approval;
-``read NAME`` reads an upload; ``write NAME TEXT`` writes an output; ``slow N`` takes N slow tool
-steps (for reloading mid-run); ``fail`` makes the model call fail. Anything else is echoed.
+``read NAME`` reads an upload; ``write NAME TEXT`` writes an output; ``files`` writes ``APP_CODE`` to
+the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slow tool
+steps (for reloading mid-run); ``fail`` makes the model call fail; ``code`` answers with a fenced
+Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
+another (the first writes ``outputs/shell.txt``, the second fails). Anything else is echoed.
 """
 
 from __future__ import annotations
@@ -25,11 +28,26 @@ from tests.support import make_config
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "web"
 GREETING = "Hello from Herdsman! These words arrive as streamed tokens, a few characters at a time, until the answer is complete."
+CODE_ANSWER = 'Here is a greeting:\n\n```python\ndef greet(name):\n    return f"hi {name}"  # polite\n```\n'
 MODELS = [
     {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
     {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["report ready"],
      "on_exhausted": "repeat_last", "latency": 2.0},
 ]
+
+
+APP_CODE = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"\n'
+SUMMARY = "# Summary\n\nThe app greets people.\n"
+
+
+SHELL_COMMANDS = [
+    "echo shell-made > /mnt/user-data/outputs/shell.txt && echo wrote shell.txt",
+    "echo checking; ls /mnt/user-data/no-such-dir",
+]
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"name": "write_file", "args": {"path": path, "content": content}}
 
 
 def _task(topic: str) -> dict[str, Any]:
@@ -57,10 +75,17 @@ def web_reply(messages: list[BaseMessage]) -> Any:
         if first == "write" and len(words) > 2:
             return {"tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{words[1]}",
                                                                    "content": " ".join(words[2:]).replace("|", "\n")}}]}
+        if first == "files":
+            return {"tool_calls": [_write("/mnt/user-data/workspace/src/app.py", APP_CODE),
+                                   _write("/mnt/user-data/outputs/summary.md", SUMMARY)]}
         if first == "slow":
             return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[0]}}], "delay": 1.0}
         if first == "fail":
             return {"error": "the scripted model broke on purpose"}
+        if first == "code":
+            return CODE_ANSWER
+        if first == "shell":
+            return {"tool_calls": [{"name": "bash", "args": {"command": SHELL_COMMANDS[0]}}]}
         return f"echo: {human}"
     if last.type == "tool":
         if first == "slow":
@@ -71,6 +96,11 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return f"done after {done} slow steps"
         if first == "fanout":
             return "all three sub-agents reported"
+        if first == "shell":
+            done = sum(1 for m in messages if m.type == "tool")
+            if done < len(SHELL_COMMANDS):
+                return {"tool_calls": [{"name": "bash", "args": {"command": SHELL_COMMANDS[done]}}]}
+            return "ran both commands"
         return f"done: {last.text}"
     return "ok"
 
@@ -86,15 +116,16 @@ class SlowStreamModel(ScriptedChatModel):
 
 
 @contextmanager
-def web_gateway(home: Path, api_keys: list[str] | None = None) -> Iterator[RunningGateway]:
+def web_gateway(home: Path, api_keys: list[str] | None = None, **sections: Any) -> Iterator[RunningGateway]:
     """A gateway with the scripted lead, a slow scripted sub-agent model, and ``glob`` needing approval
-    (and auth on, when ``api_keys`` are given)."""
+    (and auth on, when ``api_keys`` are given); ``sections`` add config sections (e.g. ``memory``)."""
     config = make_config(
         home,
         models=MODELS,
         subagents={"model": "worker", "max_concurrent": 3},
         tools={"require_approval": ["glob"]},
         gateway={"api_keys": api_keys or []},
+        **sections,
     )
     model = SlowStreamModel(respond=web_reply, stream_chunk_chars=6)
     with running_gateway(config, model=model) as served:

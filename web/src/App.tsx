@@ -7,6 +7,7 @@ import { uploadFiles } from "./api/rest";
 import { Composer } from "./components/Composer";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { FilesPanel } from "./components/FilesPanel";
+import { TraceView } from "./components/TraceView";
 import { InterruptPanel } from "./components/InterruptPanel";
 import { MessageList } from "./components/MessageList";
 import type { MessageActions } from "./components/MessageView";
@@ -17,6 +18,7 @@ import { SubagentCards } from "./components/SubagentCards";
 import { ThreadList } from "./components/ThreadList";
 import { TodoList, type Todo } from "./components/TodoList";
 import { useGatewayUp } from "./state/health";
+import { megabytes, useUploadLimit } from "./state/limits";
 import { messageText, writtenFiles } from "./state/messages";
 import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
 import { useThreadParam } from "./state/url";
@@ -27,9 +29,6 @@ interface ThreadValues {
   todos?: Todo[];
   usage?: Record<string, Record<string, unknown>>;
 }
-
-/** The gateway's limit on one upload request (routes/uploads.py). */
-const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 
 const STREAM_MODES = ["values", "messages-tuple", "custom"] as const;
 
@@ -51,10 +50,12 @@ export function App() {
   const [live, setLive] = useState<Record<string, Tasks>>({});
   const [threadsKey, setThreadsKey] = useState(0);
   const [filesKey, setFilesKey] = useState(0);
+  const [traceOpen, setTraceOpen] = useState(false);
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
   const gatewayUp = useGatewayUp();
+  const maxUpload = useUploadLimit(gatewayUp);
 
   // When the gateway is back, drop the errors its absence caused and load what failed to load.
   const wasUp = useRef(true);
@@ -154,9 +155,8 @@ export function App() {
 
   const upload = async (files: File[]) => {
     const total = files.reduce((n, f) => n + f.size, 0);
-    if (total > MAX_UPLOAD_BYTES) {
-      const mb = (n: number) => `${(n / 2 ** 20).toFixed(0)} MB`;
-      addError(`Not uploaded: ${files.map((f) => f.name).join(", ")} (${mb(total)}) is over the gateway's ${mb(MAX_UPLOAD_BYTES)} limit per upload`);
+    if (maxUpload != null && total > maxUpload) {
+      addError(`Not uploaded: ${files.map((f) => f.name).join(", ")} (${megabytes(total)}) is over the gateway's ${megabytes(maxUpload)} limit per upload`);
       return;
     }
     try {
@@ -196,7 +196,11 @@ export function App() {
         <header className="chat-head">
           <span className="chat-title" data-testid="thread-title">{title}</span>
           {stream.isLoading && <span className="running" data-testid="running">running…</span>}
+          <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
+            Trace
+          </button>
         </header>
+        {traceOpen && <TraceView threadId={threadId} refreshKey={filesKey} onClose={() => setTraceOpen(false)} onError={addError} />}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
         <MessageList messages={messages} busy={stream.isLoading} actions={actions}>
@@ -206,7 +210,7 @@ export function App() {
         {notice && <div className="notice" data-testid="notice">{notice}</div>}
         <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} />
       </main>
-      <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} onError={addError}>
+      <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError}>
         <TodoList todos={values?.todos} />
       </FilesPanel>
     </div>

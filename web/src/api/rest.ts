@@ -14,10 +14,15 @@ export interface UploadedFile {
   conversion_error?: string;
 }
 
-/** An error a REST call ended with, worded for the page. */
-export class GatewayError extends Error {}
+/** An error a REST call ended with, worded for the page; `status` is the HTTP status, if any. */
+export class GatewayError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+  }
+}
 
-async function call<T>(path: string, init?: RequestInit): Promise<T> {
+/** Call a REST route with the API key; an error is a GatewayError that says what to do. */
+export async function call<T>(path: string, init?: RequestInit): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, { ...init, headers: { ...authHeaders(), ...(init?.headers ?? {}) } });
@@ -27,13 +32,15 @@ async function call<T>(path: string, init?: RequestInit): Promise<T> {
   if (!response.ok) {
     let detail = response.statusText;
     try {
-      detail = (await response.json()).detail ?? detail;
+      const body = (await response.json()).detail ?? detail;
+      detail = typeof body === "string" ? body : JSON.stringify(body);
     } catch {
       /* not JSON */
     }
     const hint = response.status === 401 ? " Set the gateway's API key under Settings." : "";
-    throw new GatewayError(`${init?.method ?? "GET"} ${path} failed (${response.status}): ${detail}${hint}`);
+    throw new GatewayError(`${init?.method ?? "GET"} ${path} failed (${response.status}): ${detail}${hint}`, response.status);
   }
+  if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }
 
@@ -50,6 +57,26 @@ export async function uploadFiles(threadId: string, files: File[]): Promise<Uplo
 
 export async function listUploads(threadId: string): Promise<UploadedFile[]> {
   return (await call<{ files: UploadedFile[] }>(`/api/threads/${threadId}/uploads`)).files;
+}
+
+/** One file or folder of a thread (GET /api/threads/{id}/files). */
+export interface FileEntry {
+  path: string;
+  name: string;
+  kind: "file" | "dir";
+  size: number | null;
+  modified: string | null;
+  content_type: string | null;
+}
+
+/** The files and folders below the virtual directory `path`, `depth` levels deep. */
+export function listFiles(threadId: string, path = "/mnt/user-data", depth = 1): Promise<{ path: string; entries: FileEntry[]; truncated: boolean }> {
+  return call(`/api/threads/${threadId}/files?${new URLSearchParams({ path, depth: String(depth) })}`);
+}
+
+/** Limits the gateway enforces (GET /api/limits), for checks before sending. */
+export function getLimits(): Promise<{ max_upload_bytes: number }> {
+  return call("/api/limits");
 }
 
 /** The URL of a thread's file by its virtual path (/mnt/user-data/...). */

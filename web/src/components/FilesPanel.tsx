@@ -1,47 +1,68 @@
-/** The thread's files: uploads and outputs as a tree; a click previews one, with a download link. */
-import { useEffect, useMemo, useState } from "react";
+/** The thread's files: its workspace, outputs and uploads as a tree listed by the gateway
+ * (GET /api/threads/{id}/files), refreshed when a run finishes and while one runs; a click previews
+ * a file (Markdown, highlighted code, images, CSV as a table, HTML in a sandboxed frame, PDF) with a
+ * download button. Big text files are previewed in part, binary files only offered for download. */
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { authHeaders } from "../api/key";
-import { artifactUrl, listUploads } from "../api/rest";
+import { artifactUrl, listFiles, type FileEntry } from "../api/rest";
+import { CodeBlock, languageOf } from "./CodeBlock";
 import { Markdown } from "./Markdown";
-import { buildTree, parseCsv, previewKind, type TreeNode } from "../state/tree";
+import { buildTree, formatSize, parseCsv, previewKind, type TreeNode } from "../state/tree";
 
+/** Bytes of a text file the preview loads; the rest is left to the download. */
 const MAX_PREVIEW = 200_000;
+/** Folder levels listed below /mnt/user-data. */
+const LIST_DEPTH = 8;
+/** How often the tree is listed again while a run goes on (it may write files with the shell). */
+const RUNNING_REFRESH_MS = 2_500;
 
-/** The file at `url`, fetched with the API key: its text, or an object URL for images, PDF and HTML. */
-function useArtifact(url: string, name: string, kind: string) {
-  const [text, setText] = useState<string | null>(null);
-  const [objectUrl, setObjectUrl] = useState<string | null>(null);
-  const [error, setError] = useState("");
+interface Loaded {
+  text: string | null;
+  objectUrl: string | null;
+  error: string;
+  binary: boolean;
+  truncated: boolean;
+}
+
+const EMPTY: Loaded = { text: null, objectUrl: null, error: "", binary: false, truncated: false };
+
+/** The file at `url`, fetched with the API key: its text (at most MAX_PREVIEW bytes, asked for with a
+ * Range header when the file is bigger), or an object URL for images, PDF and HTML. `version`
+ * (the modification time) makes it load again when the file changes. */
+function useArtifact(url: string, name: string, kind: string, size: number | null, version: string | null): Loaded {
+  const [loaded, setLoaded] = useState<Loaded>(EMPTY);
   useEffect(() => {
-    setText(null);
-    setObjectUrl(null);
-    setError("");
+    setLoaded(EMPTY);
     if (kind === "binary") return;
     let made: string | null = null;
     let cancelled = false;
-    fetch(url, { headers: authHeaders() })
+    const partial = kind !== "image" && kind !== "pdf" && kind !== "html" && size != null && size > MAX_PREVIEW;
+    const headers: Record<string, string> = { ...authHeaders(), ...(partial ? { Range: `bytes=0-${MAX_PREVIEW - 1}` } : {}) };
+    fetch(url, { headers })
       .then(async (r) => {
         if (!r.ok) throw new Error(`${r.status} ${(await r.json().catch(() => ({}))).detail ?? r.statusText}`);
         if (["image", "pdf", "html"].includes(kind)) {
           made = URL.createObjectURL(await r.blob());
-          if (!cancelled) setObjectUrl(made);
+          if (!cancelled) setLoaded({ ...EMPTY, objectUrl: made });
           return;
         }
-        const body = await r.text();
+        let body = await r.text();
         if (cancelled) return;
         if (body.slice(0, 8000).includes("\u0000")) {
-          setError(`${name} looks like a binary file: no preview. Download it instead.`);
+          setLoaded({ ...EMPTY, binary: true });
           return;
         }
-        setText(body.length > MAX_PREVIEW ? `${body.slice(0, MAX_PREVIEW)}\n… (file truncated in the preview; download it for the rest)` : body);
+        const cut = body.length > MAX_PREVIEW || (partial && r.status === 206);
+        if (body.length > MAX_PREVIEW) body = body.slice(0, MAX_PREVIEW);
+        setLoaded({ ...EMPTY, text: body, truncated: cut });
       })
-      .catch((e: Error) => !cancelled && setError(`Could not load ${name}: ${e.message}`));
+      .catch((e: Error) => !cancelled && setLoaded({ ...EMPTY, error: `Could not load ${name}: ${e.message}` }));
     return () => {
       cancelled = true;
       if (made) URL.revokeObjectURL(made);
     };
-  }, [url, kind, name]);
-  return { text, objectUrl, error };
+  }, [url, kind, name, size, version]);
+  return loaded;
 }
 
 /** Save a thread's file (fetched with the API key, so it works with auth on). */
@@ -58,22 +79,29 @@ async function download(url: string, name: string, onError: (e: string) => void)
   }
 }
 
-function Preview({ threadId, path, onError }: { threadId: string; path: string; onError: (e: string) => void }) {
+function Preview({ threadId, file, onError }: { threadId: string; file: TreeNode; onError: (e: string) => void }) {
+  const { path, name, size } = file;
   const url = artifactUrl(threadId, path);
-  const name = path.split("/").pop() ?? path;
-  const kind = previewKind(name);
-  const { text, objectUrl, error } = useArtifact(url, name, kind);
+  const kind = previewKind(name, file.contentType);
+  const { text, objectUrl, error, binary, truncated } = useArtifact(url, name, kind, size, file.modified);
+  const save = () => download(artifactUrl(threadId, path, true), name, onError);
+  const language = languageOf(name);
   return (
     <div className="preview" data-testid="preview">
       <div className="preview-head">
-        <span>{name}</span>
-        <button onClick={() => download(artifactUrl(threadId, path, true), name, onError)} data-testid="download">Download</button>
+        <span>{name}{size != null && <span className="file-size"> {formatSize(size)}</span>}</span>
+        <button onClick={save} data-testid="download">Download</button>
       </div>
       {error && <div className="error">{error}</div>}
       {kind === "image" && objectUrl && <img src={objectUrl} alt={name} />}
       {kind === "html" && objectUrl && <iframe sandbox="" src={objectUrl} title={name} />}
       {kind === "pdf" && objectUrl && <iframe src={objectUrl} title={name} />}
-      {kind === "binary" && <div className="empty">A binary file: no preview. Download it instead.</div>}
+      {(kind === "binary" || binary) && (
+        <div className="empty" data-testid="preview-binary">
+          {name} is a binary file: no preview.{" "}
+          <button className="link" onClick={save}>Download it</button>
+        </div>
+      )}
       {kind === "csv" && text != null && (
         <table>
           <tbody>
@@ -83,24 +111,37 @@ function Preview({ threadId, path, onError }: { threadId: string; path: string; 
           </tbody>
         </table>
       )}
-      {kind === "text" && text != null && <pre data-testid="preview-text">{text}</pre>}
+      {kind === "text" && text != null && (
+        language
+          ? <div data-testid="preview-text"><CodeBlock code={text} language={language} /></div>
+          : <pre data-testid="preview-text">{text}</pre>
+      )}
       {kind === "markdown" && text != null && <div data-testid="preview-text"><Markdown text={text} /></div>}
+      {truncated && (
+        <div className="preview-note" data-testid="preview-truncated">
+          Only the first {formatSize(MAX_PREVIEW)}{size != null ? ` of ${formatSize(size)}` : ""} are shown.{" "}
+          <button className="link" onClick={save}>Download the whole file</button>
+        </div>
+      )}
     </div>
   );
 }
 
-function Tree({ nodes, onOpen, selected }: { nodes: TreeNode[]; onOpen: (p: string) => void; selected: string | null }) {
+function Tree({ nodes, onOpen, selected }: { nodes: TreeNode[]; onOpen: (n: TreeNode) => void; selected: string | null }) {
   return (
     <ul className="tree">
       {nodes.map((n) => (
         <li key={n.path}>
           {n.isFile ? (
-            <button className={n.path === selected ? "active" : ""} onClick={() => onOpen(n.path)} data-testid="file-item">{n.name}</button>
+            <button className={n.path === selected ? "active" : ""} onClick={() => onOpen(n)} data-testid="file-item" data-path={n.path}>
+              {n.name}
+              {n.size != null && <span className="file-size"> {formatSize(n.size)}</span>}
+            </button>
           ) : (
-            <>
-              <span className="folder">{n.name}/</span>
-              <Tree nodes={n.children} onOpen={onOpen} selected={selected} />
-            </>
+            <details open data-testid="folder-item" data-path={n.path}>
+              <summary className="folder">{n.name}/</summary>
+              {n.children.length ? <Tree nodes={n.children} onOpen={onOpen} selected={selected} /> : <div className="empty tree-empty">empty</div>}
+            </details>
           )}
         </li>
       ))}
@@ -108,36 +149,67 @@ function Tree({ nodes, onOpen, selected }: { nodes: TreeNode[]; onOpen: (p: stri
   );
 }
 
+/** Find the node at `path` in a tree (the selected file, after a refresh). */
+function findNode(nodes: TreeNode[], path: string): TreeNode | null {
+  for (const n of nodes) {
+    if (n.path === path) return n;
+    if (!n.isFile && path.startsWith(n.path + "/")) return findNode(n.children, path);
+  }
+  return null;
+}
+
 export function FilesPanel(props: {
   threadId: string | null;
+  /** Files the run's tool calls wrote: a new one triggers a refresh of the listing. */
   written: string[];
   refreshKey: number;
+  /** While true, the listing is refreshed every few seconds. */
+  running?: boolean;
   onError: (e: string) => void;
   children?: React.ReactNode;
 }) {
-  const { threadId, written, refreshKey, onError } = props;
-  const [uploads, setUploads] = useState<string[]>([]);
+  const { threadId, written, refreshKey, running, onError } = props;
+  const [listing, setListing] = useState<{ thread: string; entries: FileEntry[]; truncated: boolean } | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   useEffect(() => {
     setSelected(null);
-    setUploads([]);
+    setListing(null);
   }, [threadId]);
+
+  const load = useCallback(
+    (report: boolean) => {
+      if (!threadId) return () => {};
+      let cancelled = false;
+      listFiles(threadId, "/mnt/user-data", LIST_DEPTH)
+        .then((l) => !cancelled && setListing({ thread: threadId, entries: l.entries, truncated: l.truncated }))
+        .catch((e: Error) => {
+          // A thread the gateway does not know yet (being created) has no files: not an error.
+          if (!cancelled && report && !e.message.includes("(404)")) onError(e.message);
+        });
+      return () => { cancelled = true; };
+    },
+    [threadId, onError],
+  );
+  useEffect(() => load(true), [load, refreshKey, written.length]);
   useEffect(() => {
-    if (!threadId) return;
-    listUploads(threadId)
-      .then((files) => setUploads(files.map((f) => f.path)))
-      .catch((e: Error) => {
-        if (!e.message.includes("(404)")) onError(e.message);
-      });
-  }, [threadId, refreshKey, onError]);
-  const tree = useMemo(() => buildTree([...new Set([...uploads, ...written])].sort()), [uploads, written]);
+    if (!running) return;
+    let stop = () => {};
+    const timer = setInterval(() => { stop(); stop = load(false); }, RUNNING_REFRESH_MS);
+    return () => { clearInterval(timer); stop(); };
+  }, [running, load]);
+
+  const tree = useMemo(() => (listing && listing.thread === threadId ? buildTree(listing.entries) : []), [listing, threadId]);
+  const file = selected ? findNode(tree, selected) : null;
   if (!threadId) return <aside className="files">{props.children}<div className="empty">Files of a thread show here.</div></aside>;
+  const hasFiles = listing?.entries.some((e) => e.kind === "file");
   return (
     <aside className="files" data-testid="files">
       {props.children}
       <h3>Files</h3>
-      {tree.length === 0 ? <div className="empty">No files yet. Drop files on the message box to upload.</div> : <Tree nodes={tree} onOpen={setSelected} selected={selected} />}
-      {selected && <Preview threadId={threadId} path={selected} onError={onError} />}
+      {tree.length > 0 && <Tree nodes={tree} onOpen={(n) => setSelected(n.path)} selected={selected} />}
+      {listing && !hasFiles && <div className="empty">No files yet. Drop files on the message box to upload.</div>}
+      {listing?.truncated && <div className="empty" data-testid="files-truncated">Not every file is listed: the thread has too many.</div>}
+      {file?.isFile && <Preview threadId={threadId} file={file} onError={onError} />}
     </aside>
   );
 }

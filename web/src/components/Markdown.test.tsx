@@ -8,6 +8,13 @@ describe("markdown blocks", () => {
     expect(blocks[3]).toEqual({ kind: "code", lang: "py", text: "print(1)" });
   });
 
+  it("joins indented continuation lines to their list item and keeps the start number", () => {
+    expect(parseBlocks("1. **Find** the data\n   by the scripts.\n2. Profile")).toEqual([
+      { kind: "list", ordered: true, items: ["**Find** the data by the scripts.", "Profile"] },
+    ]);
+    expect(parseBlocks("3. third\n4. fourth")).toEqual([{ kind: "list", ordered: true, items: ["third", "fourth"], start: 3 }]);
+  });
+
   it("keeps an unclosed fence as code", () => {
     expect(parseBlocks("```\nstill streaming")).toEqual([{ kind: "code", lang: "", text: "still streaming" }]);
   });

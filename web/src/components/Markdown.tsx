@@ -1,7 +1,9 @@
 /** A small Markdown renderer to React elements (never innerHTML): headings, paragraphs, lists,
- * fenced code with a language label, block quotes, inline code, bold, italic and links.
+ * fenced code (highlighted, with a copy button: see CodeBlock), block quotes, inline code, bold,
+ * italic and links.
  * Written here to keep the bundle small; it covers what agents write, not all of CommonMark. */
 import { memo, type ReactNode } from "react";
+import { CodeBlock } from "./CodeBlock";
 
 const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|(\[[^\]]+\]\((?:https?:\/\/|\/|#)[^)\s]*\))/g;
 
@@ -34,7 +36,7 @@ export function inline(text: string, key = ""): ReactNode[] {
 export type Block =
   | { kind: "code"; lang: string; text: string }
   | { kind: "heading"; level: number; text: string }
-  | { kind: "list"; ordered: boolean; items: string[] }
+  | { kind: "list"; ordered: boolean; items: string[]; start?: number }
   | { kind: "quote"; text: string }
   | { kind: "para"; text: string };
 
@@ -64,8 +66,13 @@ export function parseBlocks(source: string): Block[] {
     if (item.test(line)) {
       const ordered = /^\s*\d/.test(line);
       const items: string[] = [];
-      while (i < lines.length && item.test(lines[i])) items.push(lines[i++].replace(item, ""));
-      blocks.push({ kind: "list", ordered, items });
+      // Indented lines after an item continue it.
+      while (i < lines.length && (item.test(lines[i]) || /^\s+\S/.test(lines[i]))) {
+        if (item.test(lines[i])) items.push(lines[i++].replace(item, ""));
+        else items[items.length - 1] += " " + lines[i++].trim();
+      }
+      const start = ordered ? parseInt(line.trim(), 10) : 1;
+      blocks.push(start === 1 ? { kind: "list", ordered, items } : { kind: "list", ordered, items, start });
       continue;
     }
     if (line.startsWith(">")) {
@@ -89,10 +96,7 @@ function render(block: Block, key: number): ReactNode {
   switch (block.kind) {
     case "code":
       return (
-        <pre key={key} className="code" data-lang={block.lang || undefined}>
-          {block.lang && <span className="code-lang">{block.lang}</span>}
-          <code>{block.text}</code>
-        </pre>
+        <CodeBlock key={key} code={block.text} language={block.lang} />
       );
     case "heading": {
       const Tag = `h${Math.min(6, block.level + 2)}` as "h3";
@@ -100,7 +104,7 @@ function render(block: Block, key: number): ReactNode {
     }
     case "list": {
       const Tag = block.ordered ? "ol" : "ul";
-      return <Tag key={key}>{block.items.map((t, j) => <li key={j}>{inline(t, `${key}.${j}`)}</li>)}</Tag>;
+      return <Tag key={key} start={block.start}>{block.items.map((t, j) => <li key={j}>{inline(t, `${key}.${j}`)}</li>)}</Tag>;
     }
     case "quote":
       return <blockquote key={key}>{inline(block.text, String(key))}</blockquote>;

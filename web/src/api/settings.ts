@@ -1,0 +1,99 @@
+/** REST calls of the settings dialog: memory facts, skills, model key status, MCP servers, and
+ * whether the gateway accepts an API key. */
+import { call, GatewayError, type ModelInfo } from "./rest";
+
+export interface Fact {
+  id: string;
+  content: string;
+  category: string;
+  confidence: number;
+  source_thread?: string | null;
+  created_at?: string;
+  updated_at?: string;
+}
+
+export interface MemoryView {
+  user_id: string;
+  summary: string;
+  facts: Fact[];
+}
+
+/** The fact categories the gateway accepts (herdsman.memory.facts.CATEGORIES). */
+export const CATEGORIES = ["preference", "profile", "project", "knowledge", "behavior", "other"] as const;
+
+export interface SkillInfo {
+  name: string;
+  description: string;
+  source: string;
+  enabled: boolean;
+  status: "enabled" | "disabled" | "overridden" | "unavailable" | "invalid";
+  path: string;
+  license: string | null;
+  allowed_tools: string[] | null;
+  problems: string[];
+}
+
+export type KeyState = "set" | "missing" | "not needed" | "unknown";
+
+export interface ModelStatus extends ModelInfo {
+  use: string;
+  supports_vision: boolean;
+  supports_thinking: boolean;
+  api_key: KeyState;
+  api_key_env: string | null;
+  api_key_hint: string;
+}
+
+export interface McpServer {
+  name: string;
+  transport: string;
+  state: "ready" | "failed" | "disabled" | "not_loaded";
+  tools: string[];
+  error: string | null;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+const fact = (id: string) => `/api/memory/facts/${encodeURIComponent(id)}`;
+const skill = (name: string) => `/api/skills/${encodeURIComponent(name)}`;
+
+export const getMemory = () => call<MemoryView>("/api/memory");
+
+/** Change a fact's text and/or category; new text gives it a new id (in the answer). */
+export const editFact = (id: string, change: { content?: string; category?: string }) =>
+  call<Fact>(fact(id), { method: "PATCH", headers: JSON_HEADERS, body: JSON.stringify(change) });
+
+export const deleteFact = (id: string) => call<void>(fact(id), { method: "DELETE" });
+
+export const getSkills = () => call<{ skills: SkillInfo[]; skills_enabled: boolean }>("/api/skills");
+
+export const getSkill = (name: string) => call<SkillInfo & { content: string }>(skill(name));
+
+export const switchSkill = (name: string, enabled: boolean) =>
+  call<SkillInfo>(`${skill(name)}/${enabled ? "enable" : "disable"}`, { method: "POST" });
+
+export const getModelStatus = () => call<{ models: ModelStatus[]; default: string }>("/api/models");
+
+export const getMcpStatus = () => call<{ servers: McpServer[] }>("/api/mcp/status");
+
+export type KeyCheck = "accepted" | "not required" | "rejected" | "required";
+
+async function probe(key: string): Promise<Response> {
+  try {
+    return await fetch("/api/models", { headers: key ? { "x-api-key": key } : {} });
+  } catch {
+    throw new GatewayError("The gateway cannot be reached: is `herdsman serve` running?");
+  }
+}
+
+/** What the gateway makes of `key`: "not required" when it answers without any key (auth off);
+ * else "accepted", "rejected" (a 401: the key is wrong) or "required" (no key given). */
+export async function checkApiKey(key: string): Promise<KeyCheck> {
+  for (const attempt of key ? ["", key] : [""]) {
+    const response = await probe(attempt);
+    if (response.ok) return attempt ? "accepted" : "not required";
+    if (response.status !== 401) {
+      throw new GatewayError(`GET /api/models failed (${response.status}): ${response.statusText}`, response.status);
+    }
+  }
+  return key ? "rejected" : "required";
+}

@@ -1,0 +1,99 @@
+/** The Memory tab: the facts the agent keeps about you, to read, edit and delete. */
+import { useState } from "react";
+import { CATEGORIES, deleteFact, editFact, getMemory, type Fact } from "../../api/settings";
+import { errorText, PanelError, useLoad } from "./useLoad";
+
+type Mode = "view" | "edit" | "confirm";
+
+function FactRow({ fact, onChanged, onError }: { fact: Fact; onChanged: () => Promise<void>; onError: (e: string) => void }) {
+  const [mode, setMode] = useState<Mode>("view");
+  const [content, setContent] = useState(fact.content);
+  const [category, setCategory] = useState(fact.category);
+  const [busy, setBusy] = useState(false);
+
+  const act = async (what: () => Promise<unknown>) => {
+    setBusy(true);
+    onError("");
+    try {
+      await what();
+      setMode("view");
+      await onChanged();
+    } catch (e) {
+      onError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const save = () => {
+    const text = content.trim();
+    if (text.length < 3) return onError("A fact needs at least 3 characters; write the fact or delete it instead.");
+    const change: { content?: string; category?: string } = {};
+    if (text !== fact.content) change.content = text;
+    if (category !== fact.category) change.category = category;
+    if (!change.content && !change.category) return setMode("view");
+    void act(() => editFact(fact.id, change));
+  };
+
+  if (mode === "edit") {
+    return (
+      <li className="fact editing" data-testid="fact" data-fact-id={fact.id}>
+        <textarea value={content} onChange={(e) => setContent(e.target.value)} rows={2} data-testid="fact-input" aria-label="Fact" />
+        <div className="fact-actions">
+          <select value={category} onChange={(e) => setCategory(e.target.value)} aria-label="Category" data-testid="fact-category">
+            {CATEGORIES.map((c) => <option key={c} value={c}>{c}</option>)}
+          </select>
+          <button type="button" onClick={save} disabled={busy} data-testid="fact-save">Save</button>
+          <button type="button" onClick={() => { setContent(fact.content); setCategory(fact.category); setMode("view"); }} disabled={busy}>Cancel</button>
+        </div>
+      </li>
+    );
+  }
+  return (
+    <li className="fact" data-testid="fact" data-fact-id={fact.id}>
+      <span className="badge">{fact.category}</span>
+      <span className="fact-text">{fact.content}</span>
+      <span className="fact-meta" title="confidence">{Math.round(fact.confidence * 100)}%</span>
+      <div className="fact-actions">
+        {mode === "confirm" ? (
+          <>
+            <span>Delete this fact?</span>
+            <button type="button" className="danger" onClick={() => void act(() => deleteFact(fact.id))} disabled={busy} data-testid="fact-delete-confirm">Delete</button>
+            <button type="button" onClick={() => setMode("view")} disabled={busy}>Keep</button>
+          </>
+        ) : (
+          <>
+            <button type="button" onClick={() => setMode("edit")} data-testid="fact-edit">Edit</button>
+            <button type="button" onClick={() => setMode("confirm")} data-testid="fact-delete">Delete</button>
+          </>
+        )}
+      </div>
+    </li>
+  );
+}
+
+export function MemoryTab() {
+  const { data, error, loading, reload } = useLoad(getMemory);
+  const [actionError, setActionError] = useState("");
+  return (
+    <section className="settings-tab" data-testid="memory-tab">
+      <p className="settings-intro">
+        What the agent remembers about you{data ? <> (user <code>{data.user_id}</code>)</> : null}, added to its context in new
+        conversations. Edits apply to the next run.
+      </p>
+      <PanelError error={error} />
+      <PanelError error={actionError} onDismiss={() => setActionError("")} />
+      {data?.summary && (
+        <div className="memory-summary"><strong>Summary:</strong> {data.summary}</div>
+      )}
+      {loading && !data && <p className="empty">Loading memory…</p>}
+      {data && data.facts.length === 0 && <p className="empty">No facts yet: the agent adds them as it learns about you.</p>}
+      {data && data.facts.length > 0 && (
+        <ul className="facts">
+          {data.facts.map((f) => <FactRow key={f.id} fact={f} onChanged={reload} onError={setActionError} />)}
+        </ul>
+      )}
+      <button type="button" onClick={() => void reload()} disabled={loading}>Refresh</button>
+    </section>
+  );
+}
