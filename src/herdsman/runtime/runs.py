@@ -203,6 +203,7 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._slots = asyncio.Semaphore(max_concurrency)
+        self._by_thread: dict[str, list[Run]] = {}  # the runs of _runs, by thread (oldest first)
         self._finished: deque[str] = deque()
         self._pause = pause
 
@@ -210,7 +211,18 @@ class RunManager:
 
     def active_runs(self, thread_id: str) -> list[Run]:
         """The thread's pending and running runs in this process, oldest first."""
-        return [r for r in self._runs.values() if r.thread_id == thread_id and r.status in ("pending", "running")]
+        return [r for r in self._by_thread.get(thread_id, ()) if r.status in ("pending", "running")]
+
+    def _forget(self, run_id: str) -> None:
+        """Drop a run from memory (its record stays in the store)."""
+        run = self._runs.pop(run_id, None)
+        if run is None:
+            return
+        siblings = self._by_thread.get(run.thread_id, [])
+        if run in siblings:
+            siblings.remove(run)
+        if not siblings:
+            self._by_thread.pop(run.thread_id, None)
 
     def is_busy(self, thread_id: str) -> bool:
         """Whether the thread has a run in progress."""
@@ -265,6 +277,7 @@ class RunManager:
             now = utc_now()
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
             self._runs[run.run_id] = run  # from here on the thread is busy (decided under its lock)
+            self._by_thread.setdefault(run.thread_id, []).append(run)
             # Sent at once, so a client sees its run id before the graph starts; the records are
             # written by the run's task, first thing (``run.saved`` is set once they are).
             await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
@@ -338,7 +351,7 @@ class RunManager:
             snapshot = await self.graph.aget_state(cfg)
             await self.graph.aupdate_state(snapshot.config, None)
         await self.threads.delete_run(run.thread_id, run.run_id)
-        self._runs.pop(run.run_id, None)
+        self._forget(run.run_id)
         log.info("run_rolled_back", run_id=run.run_id, thread_id=run.thread_id)
 
     async def join(self, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -436,6 +449,8 @@ class RunManager:
         cfg = self._graph_config(run)
         structlog.contextvars.bind_contextvars(run_id=run.run_id, thread_id=run.thread_id)
         try:
+            if self._pause is not None:
+                await self._pause()  # a burst of new requests goes first, then this run starts
             head = await self.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
             run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id")
             run.executed = True
@@ -478,6 +493,11 @@ class RunManager:
             structlog.contextvars.unbind_contextvars("run_id", "thread_id")
         await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
 
+    @staticmethod
+    def _has_breakpoints(run: Run) -> bool:
+        """Whether the run could stop at a breakpoint (the lead graph has none of its own)."""
+        return bool(run.spec.interrupt_before or run.spec.interrupt_after)
+
     async def _has_pending_tasks(self, thread_id: str) -> bool:
         snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
         return bool(snapshot.next)
@@ -501,12 +521,12 @@ class RunManager:
             status = "idle"
             if run.status == "error":
                 status = "error"
-            elif run.status == "success" and (interrupted or await self._has_pending_tasks(run.thread_id)):
+            elif run.status == "success" and (interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))):
                 status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
             await self.threads.update(run.thread_id, status=status)
         for listener in self.listeners:
             listener.run_finished(run, seconds)
         self._finished.append(run.run_id)
         while len(self._finished) > KEEP_FINISHED:
-            self._runs.pop(self._finished.popleft(), None)
+            self._forget(self._finished.popleft())
         log.info("run_finished", run_id=run.run_id, thread_id=run.thread_id, status=run.status, seconds=round(seconds, 3))

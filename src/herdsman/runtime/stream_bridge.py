@@ -104,6 +104,7 @@ class MemoryStreamBridge:
 
     def __init__(self, *, max_events: int = 10_000, retention_seconds: float = 600.0) -> None:
         self._logs: dict[str, _RunLog] = {}
+        self._ended: deque[tuple[float, str]] = deque()  # (ended_at, run id), oldest first
         self._max_events = max_events
         self._retention = retention_seconds
         self._closed = False
@@ -116,14 +117,13 @@ class MemoryStreamBridge:
         return log
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        stale = [
-            rid
-            for rid, log in self._logs.items()
-            if log.ended and log.ended_at is not None and now - log.ended_at > self._retention
-        ]
-        for rid in stale:
-            del self._logs[rid]
+        """Forget the runs whose retention ran out (oldest first: O(1) per call when none did)."""
+        cutoff = time.monotonic() - self._retention
+        while self._ended and self._ended[0][0] < cutoff:
+            _, rid = self._ended.popleft()
+            log = self._logs.get(rid)
+            if log is not None and log.ended:
+                del self._logs[rid]
 
     async def publish(self, run_id: str, event: str, data: str) -> str:
         """Append an event; its id is the run's next sequence number."""
@@ -139,6 +139,7 @@ class MemoryStreamBridge:
         log = self._log(run_id)
         log.ended = True
         log.ended_at = time.monotonic()
+        self._ended.append((log.ended_at, run_id))
         log.notify()
         self._expire()
 
@@ -154,19 +155,25 @@ class MemoryStreamBridge:
         after = parse_event_id(last_event_id)
         log = self._log(run_id)
         while True:
-            for event in list(log.events):
-                seq = int(event.id)
-                if seq > after:
-                    after = seq
-                    yield event
+            # Sequence numbers are contiguous: the held events are first_seq .. next_seq - 1, so
+            # the ones to send start at an index (no copy or scan of the whole log per wake-up).
+            while after < log.next_seq - 1:
+                first_seq = log.next_seq - len(log.events)
+                index = max(0, after + 1 - first_seq)
+                if index >= len(log.events):
+                    break
+                event = log.events[index]
+                after = int(event.id)
+                yield event
             if log.ended or self._closed:
                 return
             waiter = log.changed
-            if int(log.next_seq) - 1 > after:
+            if log.next_seq - 1 > after:
                 continue
             try:
-                await asyncio.wait_for(waiter.wait(), timeout=heartbeat)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(heartbeat):
+                    await waiter.wait()
+            except TimeoutError:
                 yield None
 
     async def request_cancel(self, run_id: str, action: str) -> None:
