@@ -47,7 +47,6 @@ from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
 from herdsman_gateway.routes import api, artifacts, files, memory as memory_routes, skills, trace, uploads
 from herdsman_gateway.routes.memory import open_gateway_memory
-from herdsman_gateway.routes.skills import apply_switches
 
 log = structlog.get_logger(__name__)
 
@@ -86,9 +85,9 @@ def create_app(
                 stack.callback(memory.close)
 
             def build_agent() -> Any:
-                """The lead agent, with the skills switched on or off through /api/skills."""
+                """The lead agent, with the skills switched on or off through /api/skills (read at each build)."""
                 return create_lead_agent(
-                    apply_switches(config), model=model, checkpointer=saver, sandbox_provider=provider,
+                    config, model=model, checkpointer=saver, sandbox_provider=provider,
                     extra_tools=extra_tools, memory=memory,
                 )
 

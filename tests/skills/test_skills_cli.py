@@ -44,3 +44,36 @@ def test_validate_names_file_and_field_and_fails(tmp_path: Path) -> None:
 def test_show_unknown_skill(tmp_path: Path) -> None:
     out = run_cli("skills", "show", "nope", cwd=tmp_path)
     assert out.returncode == 1 and "no skill named 'nope'" in out.stderr
+
+
+def test_disable_and_enable_hold_for_the_cli_agent(tmp_path: Path) -> None:
+    """A switch made with ``herdsman skills disable`` (or the gateway's API: same file) is
+    honoured by ``herdsman run``: the agent's prompt no longer offers the skill."""
+    import json
+
+    import yaml
+
+    run_cli("skills", "new", "csv-tools", "-d", "Convert CSV files: to JSON.", cwd=tmp_path)
+    calls = tmp_path / "calls.jsonl"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({
+        "home": "home", "lead": {"model_retries": 0}, "title": {"enabled": False},
+        "models": [{"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel",
+                    "responses": ["ok"], "on_exhausted": "repeat_last", "record_file": str(calls)}],
+    }))
+
+    def prompt_of_a_run() -> str:
+        calls.unlink(missing_ok=True)
+        out = run_cli("run", "hi", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return json.dumps(json.loads(calls.read_text().splitlines()[0])["messages"][0])
+
+    assert "csv-tools" in prompt_of_a_run()
+    off = run_cli("skills", "disable", "csv-tools", cwd=tmp_path)
+    assert off.returncode == 0 and "disabled" in off.stdout, off.stderr
+    assert "disabled" in run_cli("skills", "list", cwd=tmp_path).stdout
+    assert "csv-tools" not in prompt_of_a_run()
+    on = run_cli("skills", "enable", "csv-tools", cwd=tmp_path)
+    assert on.returncode == 0
+    assert "csv-tools" in prompt_of_a_run()
+    unknown = run_cli("skills", "disable", "nope", cwd=tmp_path)
+    assert unknown.returncode == 1 and "no skill named 'nope'" in unknown.stderr

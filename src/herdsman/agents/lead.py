@@ -41,6 +41,7 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
+from herdsman.skills.switches import disabled_skills
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.loop_detection import LoopDetectionMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
@@ -229,7 +230,7 @@ def create_lead_agent(
         tools.append(make_memory_tool(memory))
     if "ask_clarification" not in disabled:
         tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
-    catalog = load_skills(resolve_skills_root(config), config.skills.disabled)
+    catalog = load_skills(resolve_skills_root(config), disabled_skills(config))  # config.yaml + switches
     prompt = build_system_prompt(
         tool_entries(tools),
         skills=skill_entries(catalog),

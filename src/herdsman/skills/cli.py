@@ -1,4 +1,4 @@
-"""``herdsman skills``: list, show, validate and create skills.
+"""``herdsman skills``: list, show, validate, create, enable and disable skills.
 
 A typer sub-app mounted by :mod:`herdsman.cli`; it reads only the config and the skills folder,
 so it starts fast and never builds an agent.
@@ -20,8 +20,9 @@ from herdsman.skills.catalog import SkillCatalog, load_skills, resolve_skills_ro
 from herdsman.skills.model import SKILL_FILE, SkillError
 from herdsman.skills.parse import parse_skill_file
 from herdsman.skills.scaffold import new_skill
+from herdsman.skills.switches import SkillSwitches, disabled_skills
 
-skills_app = typer.Typer(help="List, show, validate and create skills.", no_args_is_help=True)
+skills_app = typer.Typer(help="List, show, validate, create, enable and disable skills.", no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
 
@@ -43,7 +44,7 @@ def _catalog(config: HerdsmanConfig) -> SkillCatalog:
             f"[yellow]No skills folder at {escape(str(root))}.[/yellow] Set skills.path in config.yaml, "
             "or create one with: herdsman skills new <name>"
         )
-    return load_skills(root, config.skills.disabled)
+    return load_skills(root, disabled_skills(config))
 
 
 def _status(catalog: SkillCatalog, name: str, source: str) -> str:
@@ -53,7 +54,7 @@ def _status(catalog: SkillCatalog, name: str, source: str) -> str:
     if any(s.name == name and s.source == source for s in catalog.overridden):
         return "overridden by custom"
     if any(s.name == name for s in catalog.disabled):
-        return "disabled in config"
+        return "disabled"
     if name in catalog.unavailable:
         return "missing secrets: " + ", ".join(catalog.unavailable[name])
     return "?"
@@ -145,3 +146,28 @@ def skills_new(
         err.print(f"[red]Error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from None
     console.print(f"[green]created[/green] {escape(str(skill.file))}; edit it, then run: herdsman skills validate")
+
+
+def _switch(name: str, enabled: bool, config_path: Path | None) -> None:
+    cfg = _config(config_path)
+    catalog = _catalog(cfg)
+    names = sorted({s.name for s in catalog.all_skills})
+    if name not in names:
+        err.print(f"[red]Error:[/red] no skill named {escape(name)!r}; the skills are: {escape(', '.join(names) or 'none')}")
+        raise typer.Exit(1)
+    SkillSwitches.of(cfg).set(name, enabled)
+    state = "enabled" if enabled else "disabled"
+    console.print(f"[green]{state}[/green] {escape(name)} (for the CLI and the gateway; a running gateway picks it up "
+                  "when switched through its API, or at restart)")
+
+
+@skills_app.command("enable")
+def skills_enable(name: str, config: ConfigOpt = None) -> None:
+    """Switch a skill on (wins over skills.disabled in config.yaml)."""
+    _switch(name, True, config)
+
+
+@skills_app.command("disable")
+def skills_disable(name: str, config: ConfigOpt = None) -> None:
+    """Switch a skill off: the agent no longer sees it."""
+    _switch(name, False, config)

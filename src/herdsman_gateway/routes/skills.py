@@ -1,8 +1,8 @@
 """Skills under ``/api/skills``: list them, read one, switch one on or off.
 
-Switches made here are kept in ``<home>/skills_state.json`` (:class:`SkillSwitches`), so they
-survive a restart: the gateway builds its lead agent from config.yaml with ``skills.disabled``
-as the switches make it (:func:`apply_switches`; a switch wins over config.yaml for its skill).
+Switches made here are kept in ``<home>/skills_state.json`` (``herdsman.skills.switches``), so
+they survive a restart and the CLI honours them too: every lead agent is built with
+``skills.disabled`` as the switches make it (a switch wins over config.yaml for its skill).
 After a switch the gateway builds the lead agent again (:meth:`Gateway.rebuild_agent`): runs
 that start afterwards see the change; runs in progress finish with the skills they started with.
 
@@ -14,10 +14,6 @@ host paths.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import threading
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +25,7 @@ from herdsman.sandbox.base import SKILLS_ROOT
 from herdsman.skills import Skill, SkillCatalog, SkillError, load_skills, resolve_skills_root
 from herdsman.skills.model import SKILL_FILE
 from herdsman.skills.parse import NAME_RE
+from herdsman.skills.switches import SkillSwitches, disabled_skills
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 
@@ -36,62 +33,10 @@ log = structlog.get_logger(__name__)
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], dependencies=[Depends(current_user)])
 
-STATE_FILE = "skills_state.json"
-_WRITE_LOCK = threading.Lock()  # one switch written at a time (read, change, replace)
-
-
-class SkillSwitches:
-    """Skills switched on or off through the API, kept as JSON: ``{"skills": {name: bool}}``."""
-
-    def __init__(self, path: Path) -> None:
-        """``path``: the JSON file (created on the first switch)."""
-        self.path = path
-
-    @classmethod
-    def of(cls, config: HerdsmanConfig) -> "SkillSwitches":
-        """The switches of ``config``'s home."""
-        return cls(config.resolve_home() / STATE_FILE)
-
-    def load(self) -> dict[str, bool]:
-        """Name -> on/off; empty when nothing was switched (an unreadable file is logged and ignored)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("skills_state_unreadable", file=str(self.path), error=str(exc))
-            return {}
-        skills = data.get("skills") if isinstance(data, dict) else None
-        return {str(k): bool(v) for k, v in skills.items()} if isinstance(skills, dict) else {}
-
-    def set(self, name: str, enabled: bool) -> None:
-        """Record a switch (written to a temporary file, then renamed: never half a file)."""
-        with _WRITE_LOCK:
-            state = self.load()
-            state[name] = enabled
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps({"skills": dict(sorted(state.items()))}, indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, self.path)
-
-    def disabled(self, configured: Iterable[str]) -> list[str]:
-        """The skills to leave out: config.yaml's ``skills.disabled``, then the switches on top."""
-        state = self.load()
-        off = {name for name in configured if state.get(name) is not True}
-        off |= {name for name, on in state.items() if not on}
-        return sorted(off)
-
-
-def apply_switches(config: HerdsmanConfig) -> HerdsmanConfig:
-    """``config`` with ``skills.disabled`` as the switches of its home make it."""
-    disabled = SkillSwitches.of(config).disabled(config.skills.disabled)
-    return config.model_copy(update={"skills": config.skills.model_copy(update={"disabled": disabled})})
-
-
 def _catalog(config: HerdsmanConfig) -> SkillCatalog:
     """Every skill of the skills folder (even when skills are off), with the switches applied."""
     root = resolve_skills_root(config, when_disabled=True)
-    return load_skills(root, SkillSwitches.of(config).disabled(config.skills.disabled))
+    return load_skills(root, disabled_skills(config))
 
 
 def _status(catalog: SkillCatalog, skill: Skill) -> tuple[str, list[str]]:
