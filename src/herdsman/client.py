@@ -25,8 +25,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from herdsman.agents.lead import create_lead_agent, run_config
+from herdsman.agents.lead import create_lead_agent, open_memory, run_config
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.service import MemoryService
+from herdsman.models.resolver import ModelResolver
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -137,6 +139,12 @@ class HerdsmanClient:
         if self._provider is None:
             self._provider = build_sandbox_provider(self.config)
             self._stack.callback(self._provider.close)
+        lead_name = self._model_name or self.config.lead_model_name()
+        overrides = {**self._model_overrides, **({lead_name: self._model} if self._model is not None else {})}
+        memory = open_memory(self.config, ModelResolver(self.config, overrides), lead_name, None) if self.config.memory.enabled else None
+        if memory is not None:
+            self._stack.callback(memory.close)
+            self._stack.push_async_callback(self._flush_memory, memory)
         self._agent = create_lead_agent(
             self.config,
             model=self._model,
@@ -144,12 +152,20 @@ class HerdsmanClient:
             checkpointer=self._checkpointer,
             sandbox_provider=self._provider,
             model_overrides=self._model_overrides,
+            memory=memory,
         )
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        """Close what :meth:`__aenter__` opened."""
+        """Write what memory still has queued, then close what :meth:`__aenter__` opened."""
         await self._stack.aclose()
+
+    @staticmethod
+    async def _flush_memory(memory: MemoryService) -> None:
+        """Before the process ends: the turns of this session go into memory now, not at the next run."""
+        written = await memory.flush()
+        if written:
+            log.info("memory_flushed", updates=written)
 
     @property
     def agent(self) -> Any:

@@ -77,3 +77,22 @@ def test_flush_runs_the_memory_model_on_pending_updates(tmp_path: Path) -> None:
 
 def yaml_list(*replies: str) -> str:
     return "".join(f"- {json.dumps(r)}\n" for r in replies)
+
+
+def test_herdsman_run_writes_its_turn_to_memory_before_it_exits(tmp_path: Path) -> None:
+    """The turn's update is debounced (memory.debounce_seconds: 300), yet ``herdsman run`` writes
+    it before the process ends: the next run, in a new thread, already knows the fact."""
+    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9}]})
+    (tmp_path / "memo.yaml").write_text(yaml_list(reply))
+    (tmp_path / "lead.yaml").write_text(yaml_list("Noted.", "Use your Helm charts."))
+    (tmp_path / "config.yaml").write_text(
+        "home: .herdsman\ntitle: {enabled: false}\nlead: {model_retries: 0}\n"
+        "models:\n"
+        "  - {name: lead, use: 'herdsman.models.scripted:ScriptedChatModel', script: lead.yaml}\n"
+        "  - {name: memo, use: 'herdsman.models.scripted:ScriptedChatModel', script: memo.yaml}\n"
+        "memory: {enabled: true, model: memo, user_id: ann, debounce_seconds: 300}\n"
+    )
+    first = run_cli("run", "we deploy with helm", "--thread", "t-1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "No pending memory updates" in run_cli("memory", "pending", cwd=tmp_path).stdout
+    assert "Ann deploys with Helm charts" in run_cli("memory", "list", cwd=tmp_path).stdout

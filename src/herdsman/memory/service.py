@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,9 @@ from herdsman.memory.backend import close_store, memory_db_path, open_store
 from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.store import MemoryStore
 from herdsman.memory.updater import MemoryUpdater, MemoryWorker
+
+
+FLUSH_HORIZON = 365 * 24 * 3600.0  # "due by then": every queued update, whatever its debounce
 
 
 def user_id_of(configurable: dict[str, Any] | None, default: str) -> str:
@@ -62,6 +67,21 @@ class MemoryService:
         updater = MemoryUpdater(memory, queue, model, config.memory) if model is not None else None
         worker = MemoryWorker(updater) if updater is not None else None
         return cls(config.memory, memory, queue, updater, worker, owned)
+
+    async def flush(self, timeout: float = 60.0) -> int:
+        """Write every queued update now, debounce or not (a process about to exit); how many.
+
+        Without a memory model nothing can be written (``herdsman memory flush`` does it later);
+        after ``timeout`` seconds the rest stays queued, durable, for the next run.
+        """
+        if self.updater is None:
+            return 0
+        if self.worker is not None:
+            self.worker.stop()  # its debounce sleep would only delay what we do now
+        try:
+            return await asyncio.wait_for(self.updater.arun_pending(now=time.time() + FLUSH_HORIZON), timeout)
+        except asyncio.TimeoutError:
+            return 0
 
     def close(self) -> None:
         """Stop the worker; close the queue and the store this service opened."""
