@@ -43,6 +43,7 @@ from herdsman_gateway.channels.manager import ChannelManager
 from herdsman_gateway.context import Gateway
 from herdsman_gateway.errors import install_error_handlers
 from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
+from herdsman_gateway.mcp_watch import watch_mcp_servers
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
 from herdsman_gateway.routes import api, artifacts, files, memory as memory_routes, skills, trace, uploads
@@ -109,6 +110,8 @@ def create_app(
                 config, graph, runs, threads, bridge, provider, gateway_metrics, memory=memory, build_agent=build_agent
             )
             await runs.recover()
+            mcp_watcher = asyncio.create_task(watch_mcp_servers(app.state.gateway), name="mcp-watch")
+            stack.push_async_callback(_stop, mcp_watcher)
             prepare_routes(app.router.routes)
             await channels.start(app.state.gateway)
             stack.push_async_callback(channels.stop)

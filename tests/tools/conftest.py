@@ -40,6 +40,18 @@ def stdio_server(name: str, mode: str = "stdio", **extra: object) -> dict:
     return {"name": name, "transport": "stdio", "command": sys.executable, "args": [SERVER, mode], **extra}
 
 
+def flaky_stdio_server(tmp: Path, name: str, flag: Path, **extra: object) -> dict:
+    """An mcp.servers entry whose server crashes at start until ``flag`` exists, then serves calc."""
+    script = tmp / f"{name}.py"
+    script.write_text(
+        "import os, runpy, sys\n"
+        f"if not os.path.exists({str(flag)!r}): sys.exit(1)\n"
+        "sys.argv = ['mcp_server.py', 'stdio']\n"
+        f"runpy.run_path({SERVER!r}, run_name='__main__')\n"
+    )
+    return {"name": name, "transport": "stdio", "command": sys.executable, "args": [str(script)], **extra}
+
+
 def _served(mode: str, path: str, *extra: str) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(

@@ -11,7 +11,7 @@ from langchain_core.messages import ToolMessage
 
 from herdsman.config.schema import MCPConfig
 from herdsman.tools.mcp import MCPToolRegistry
-from tests.tools.conftest import stdio_server
+from tests.tools.conftest import flaky_stdio_server, stdio_server
 
 
 def registry(*servers: dict, **extra: object) -> MCPToolRegistry:
@@ -106,14 +106,6 @@ async def test_tools_are_cached_and_failed_server_retried(tmp_path: Path) -> Non
     """A server that failed is retried on a later load; one that loaded is not contacted again."""
     now = [0.0]
     flag = tmp_path / "ready"
-    # a "server" that crashes until the flag file exists, then runs the real one
-    script = tmp_path / "flaky.py"
-    script.write_text(
-        "import os, runpy, sys\n"
-        f"if not os.path.exists({str(flag)!r}): sys.exit(1)\n"
-        f"sys.argv = ['mcp_server.py', 'stdio']\n"
-        f"runpy.run_path({str(Path(__file__).with_name('mcp_server.py'))!r}, run_name='__main__')\n"
-    )
     count = tmp_path / "starts"
     counter = tmp_path / "counting.py"
     counter.write_text(
@@ -127,7 +119,7 @@ async def test_tools_are_cached_and_failed_server_retried(tmp_path: Path) -> Non
             {
                 "retry_after_seconds": 30,
                 "servers": [
-                    {"name": "flaky", "command": sys.executable, "args": [str(script)], "allow": ["echo"], "tool_prefix": "f_"},
+                    flaky_stdio_server(tmp_path, "flaky", flag, allow=["echo"], tool_prefix="f_"),
                     {"name": "steady", "command": sys.executable, "args": [str(counter)], "allow": ["add"]},
                 ],
             }

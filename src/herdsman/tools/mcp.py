@@ -6,7 +6,8 @@ through, puts ``tool_prefix`` before their names, and caches them. HTTP servers 
 headers or OAuth client credentials (:mod:`herdsman.tools.oauth`). Servers load concurrently,
 each under its own ``timeout_seconds``: a server that crashes, hangs or is unreachable is left
 out with a reason that :meth:`MCPToolRegistry.status` reports (for ``herdsman mcp status`` and
-the gateway), and is tried again on a later load once ``mcp.retry_after_seconds`` have passed.
+the gateway), and is tried again on a later load once ``mcp.retry_after_seconds`` have passed
+(the gateway retries on its own and rebuilds its agent when one comes back).
 Tools whose input schema is not a JSON object schema are skipped and named in the status.
 
 Each tool call opens a fresh session to its server (the adapters' default, so a tool works from
@@ -261,6 +262,21 @@ class MCPToolRegistry:
         if due:
             await asyncio.gather(*(self._load_one(e) for e in due))
         return self.cached_tools(reserved)
+
+    def failed(self) -> bool:
+        """Whether a server failed to load (and will be tried again)."""
+        return any(e.state == "failed" for e in self._entries.values())
+
+    async def retry_failed(self) -> list[str]:
+        """Try the failed servers that are due again; the names of those that loaded now.
+
+        A long-lived process (the gateway) calls this now and then, then rebuilds its agent when
+        a server came back, so a server that was down at start is not missing until a restart.
+        """
+        due = [e for e in self._entries.values() if e.state == "failed" and self._due(e)]
+        if due:
+            await asyncio.gather(*(self._load_one(e) for e in due))
+        return [e.server.name for e in due if e.state == "ready"]
 
     def load(self, reserved: Sequence[str] = ()) -> list[BaseTool]:
         """:meth:`aload` for synchronous callers, safe to call while an event loop runs here.
