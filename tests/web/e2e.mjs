@@ -78,6 +78,26 @@ const scenarios = {
     await shot(page, "run-error");
   },
 
+  async model(page) {
+    // The picker lists the gateway's models; a run uses the one picked, the next run the other.
+    await page.goto(baseUrl);
+    const picker = page.getByTestId("model-picker");
+    await picker.locator("option[value=worker]").waitFor({ state: "attached" });
+    check("default model picked", (await picker.inputValue()) === "lead");
+    await picker.selectOption("worker");
+    await send(page, "who answers?");
+    await lastAgent(page).filter({ hasText: "report ready" }).waitFor({ timeout: 15000 });
+    check("picked model answered", true);
+    await picker.selectOption("lead");
+    await send(page, "and now?");
+    await lastAgent(page).filter({ hasText: "echo: and now?" }).waitFor({ timeout: 15000 });
+    check("default model answered again", true);
+    const tid = new URL(page.url()).searchParams.get("thread");
+    const state = await (await page.request.get(`${baseUrl}/threads/${tid}/state`)).json();
+    check("usage counted per model", state.values.usage?.lead?.model === "lead", state.values.usage?.lead);
+    await shot(page, "picked");
+  },
+
   async subagents(page) {
     await page.goto(baseUrl);
     await send(page, "fanout");

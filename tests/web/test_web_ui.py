@@ -99,6 +99,11 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     assert checks["thread listed"] and checks["output previewed"] and checks["run error shown"]
 
 
+def test_the_model_picker_picks_the_model_of_the_next_run(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "model")
+    assert checks["picked model answered"] and checks["default model answered again"]
+
+
 def test_three_parallel_subagents_show_three_live_cards(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "subagents")
     assert checks["three cards"] and checks["cards live together"]["running"] >= 2 and checks["all completed"]

@@ -36,7 +36,16 @@ export function Composer(props: {
       />
       <label className="attach">
         Attach
-        <input type="file" multiple hidden data-testid="file-input" onChange={(e) => e.target.files && props.onFiles([...e.target.files])} />
+        <input
+          type="file"
+          multiple
+          hidden
+          data-testid="file-input"
+          onChange={(e) => {
+            if (e.target.files) props.onFiles([...e.target.files]);
+            e.target.value = ""; // the same file chosen again (after a refusal) is a new choice
+          }}
+        />
       </label>
       {props.running ? (
         <button type="button" onClick={props.onStop} data-testid="stop">Stop</button>
