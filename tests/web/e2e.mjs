@@ -440,6 +440,9 @@ const scenarios = {
     check("stdout", (await wrote.getByTestId("trace-stdout").innerText()).includes("wrote shell.txt"));
     const file = await wrote.getByTestId("trace-file").innerText();
     check("file created", file.includes("created") && file.includes("/mnt/user-data/outputs/shell.txt"), file);
+    await wrote.getByTestId("trace-open-file").click(); // the files panel previews it
+    await page.getByTestId("preview").filter({ hasText: "shell-made" }).waitFor();
+    check("file opened from the trace", true);
     await shot(page, "bash-wrote-file");
     // Two more: the command that failed, its exit code highlighted, stdout and stderr apart.
     await panel.getByTestId("trace-next").click();

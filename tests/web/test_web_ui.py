@@ -185,5 +185,5 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     checks = run_scenario(shell_gateway, "trace")
     assert checks["steps in order"] and checks["steps numbered"] and checks["total tokens"]
     assert checks["model call tokens"] and checks["bash command"] and checks["exit code 0"] and checks["stdout"]
-    assert checks["file created"] and checks["non-zero exit code highlighted"]
+    assert checks["file created"] and checks["file opened from the trace"] and checks["non-zero exit code highlighted"]
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]

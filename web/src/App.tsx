@@ -51,6 +51,7 @@ export function App() {
   const [threadsKey, setThreadsKey] = useState(0);
   const [filesKey, setFilesKey] = useState(0);
   const [traceOpen, setTraceOpen] = useState(false);
+  const [shownFile, setShownFile] = useState<{ path: string; n: number } | null>(null);
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
@@ -200,7 +201,15 @@ export function App() {
             Trace
           </button>
         </header>
-        {traceOpen && <TraceView threadId={threadId} refreshKey={filesKey} onClose={() => setTraceOpen(false)} onError={addError} />}
+        {traceOpen && (
+          <TraceView
+            threadId={threadId}
+            refreshKey={filesKey}
+            onClose={() => setTraceOpen(false)}
+            onError={addError}
+            onOpenFile={(path) => setShownFile((f) => ({ path, n: (f?.n ?? 0) + 1 }))}
+          />
+        )}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
         <MessageList messages={messages} busy={stream.isLoading} actions={actions}>
@@ -210,7 +219,7 @@ export function App() {
         {notice && <div className="notice" data-testid="notice">{notice}</div>}
         <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} />
       </main>
-      <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError}>
+      <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError} show={shownFile}>
         <TodoList todos={values?.todos} />
       </FilesPanel>
     </div>

@@ -166,15 +166,20 @@ export function FilesPanel(props: {
   /** While true, the listing is refreshed every few seconds. */
   running?: boolean;
   onError: (e: string) => void;
+  /** A file to show, asked for elsewhere (the trace): its path, and a counter so asking again reopens it. */
+  show?: { path: string; n: number } | null;
   children?: React.ReactNode;
 }) {
-  const { threadId, written, refreshKey, running, onError } = props;
+  const { threadId, written, refreshKey, running, onError, show } = props;
   const [listing, setListing] = useState<{ thread: string; entries: FileEntry[]; truncated: boolean } | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   useEffect(() => {
     setSelected(null);
     setListing(null);
   }, [threadId]);
+  useEffect(() => {
+    if (show) setSelected(show.path);
+  }, [show]);
 
   const load = useCallback(
     (report: boolean) => {

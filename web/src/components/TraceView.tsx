@@ -10,6 +10,8 @@ interface Props {
   threadId: string | null;
   refreshKey: number;
   onClose: () => void;
+  /** Show a file (by virtual path) in the files panel's preview. */
+  onOpenFile?: (path: string) => void;
   onError: (message: string) => void;
 }
 
@@ -38,7 +40,7 @@ function Tokens({ step }: { step: TraceStep }) {
   );
 }
 
-function StepDetails({ step }: { step: TraceStep }) {
+function StepDetails({ step, onOpenFile }: { step: TraceStep; onOpenFile?: (path: string) => void }) {
   const bash = step.bash;
   return (
     <div className="trace-details" data-testid="trace-details">
@@ -102,7 +104,14 @@ function StepDetails({ step }: { step: TraceStep }) {
           <ul className="trace-files">
             {step.files_changed.map((f) => (
               <li key={f.path} data-testid="trace-file">
-                <span className={`trace-action trace-${f.action}`}>{f.action}</span> <code>{f.path}</code>
+                <span className={`trace-action trace-${f.action}`}>{f.action}</span>{" "}
+                {onOpenFile && f.action !== "deleted" ? (
+                  <button className="link" onClick={() => onOpenFile(f.path)} data-testid="trace-open-file" title="Preview it in the files panel">
+                    <code>{f.path}</code>
+                  </button>
+                ) : (
+                  <code>{f.path}</code>
+                )}
               </li>
             ))}
           </ul>
@@ -113,7 +122,7 @@ function StepDetails({ step }: { step: TraceStep }) {
   );
 }
 
-export function TraceView({ threadId, refreshKey, onClose, onError }: Props) {
+export function TraceView({ threadId, refreshKey, onClose, onError, onOpenFile }: Props) {
   const [trace, setTrace] = useState<Trace | null>(null);
   const [loading, setLoading] = useState(false);
   const [current, setCurrent] = useState(0);
@@ -207,7 +216,7 @@ export function TraceView({ threadId, refreshKey, onClose, onError }: Props) {
                   {step.usage && <span className="trace-badge">{formatTokens(step.usage.total_tokens)} tok</span>}
                   {step.bash && <span className={`trace-badge ${step.bash.exit_code ? "nonzero" : ""}`}>exit {step.bash.exit_code}</span>}
                 </button>
-                {open.has(i) && <StepDetails step={step} />}
+                {open.has(i) && <StepDetails step={step} onOpenFile={onOpenFile} />}
               </li>
             </Fragment>
           );
