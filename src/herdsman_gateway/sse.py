@@ -3,7 +3,7 @@
 ``Content-Type: text/event-stream``; ``Content-Location: /threads/{tid}/runs/{rid}`` (the SDK
 reads the run id from it); ``Location`` pointing at the join endpoint so the SDK can reconnect
 with ``Last-Event-ID``; every event with its id; ``: heartbeat`` comment lines while the run is
-quiet. sse-starlette writes the frames and notices a client that went away: the run goes on
+quiet (the bridge says when: no ping task per stream). sse-starlette writes the frames and notices a client that went away: the run goes on
 unless it was created with ``on_disconnect: cancel``.
 """
 
@@ -22,6 +22,7 @@ log = structlog.get_logger(__name__)
 
 MODE_OF_EVENT = {"messages": "messages-tuple"}
 ALWAYS_SENT = {"metadata", "error", END_EVENT}
+HEARTBEAT = ServerSentEvent(comment="heartbeat", sep="\n")
 
 
 def run_path(thread_id: str, run_id: str) -> str:
@@ -56,12 +57,14 @@ async def _frames(
         yield ServerSentEvent(data="null", event=END_EVENT, sep="\n")
         return
     finished = False
+    heartbeat = gw.config.gateway.heartbeat_seconds
     gw.metrics.active_streams.inc()
     try:
-        async for event in gw.bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=3600):
-            if event is None or not wanted(event.event, modes):
-                continue
-            yield ServerSentEvent(data=event.data, event=event.event, id=event.id, sep="\n")
+        async for event in gw.bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
+            if event is None:  # the run was quiet for ``heartbeat`` seconds
+                yield HEARTBEAT
+            elif wanted(event.event, modes):
+                yield ServerSentEvent(data=event.data, event=event.event, id=event.id, sep="\n")
         finished = True
     finally:
         gw.metrics.active_streams.dec()
@@ -94,7 +97,6 @@ def stream_response(
         _frames(gw, thread_id, run_id, last_event_id=last_event_id, modes=modes, cancel_on_disconnect=cancel_on_disconnect,
                run_ended=run_ended),
         headers=headers,
-        ping=gw.config.gateway.heartbeat_seconds,
-        ping_message_factory=lambda: ServerSentEvent(comment="heartbeat", sep="\n"),
+        ping=0,  # heartbeats come from the bridge when the run is quiet: one task less per stream
         sep="\n",
     )
