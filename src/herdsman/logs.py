@@ -25,7 +25,9 @@ def route_to_stdlib() -> None:
     if structlog.is_configured():
         return
     structlog.configure(
-        processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        # filter_by_level first: an event below the logger's level costs one check, not the
+        # timestamp and the other processors (runs log on hot paths).
+        processors=[structlog.stdlib.filter_by_level, *_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
