@@ -68,7 +68,7 @@ def serve(port: int, steps: int, home: str) -> None:
         env={},
     )
     model = ScriptedChatModel(respond=make_respond(steps))
-    uvicorn.run(create_app(config, model=model), host="127.0.0.1", port=port, log_level="error")
+    uvicorn.run(create_app(config, model=model, freeze_gc=True), host="127.0.0.1", port=port, log_level="error")
 
 
 def free_port() -> int:

@@ -58,4 +58,4 @@ def serve(config: HerdsmanConfig, *, host: str | None = None, port: int | None =
     shown = f"[{host}]" if ":" in host else host
     print(f"Herdsman gateway on http://{shown}:{port}  (LangGraph API at / and /api/langgraph; docs at /docs)", file=sys.stderr)
     print(note, file=sys.stderr)
-    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    uvicorn.run(create_app(config, freeze_gc=True), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
