@@ -116,6 +116,9 @@ def create_app(
             await runs.recover()
             mcp_watcher = asyncio.create_task(watch_mcp_servers(app.state.gateway), name="mcp-watch")
             stack.push_async_callback(_stop, mcp_watcher)
+            exit_watcher = asyncio.create_task(app.state.gateway.streams.close_on_exit(), name="close-streams-on-exit")
+            stack.push_async_callback(_stop, exit_watcher)
+            stack.callback(app.state.gateway.streams.close_all)
             prepare_routes(app.router.routes)
             if freeze_gc:
                 freeze_startup_objects()

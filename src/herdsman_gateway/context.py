@@ -21,13 +21,14 @@ from herdsman.runtime.stream_bridge import StreamBridge
 from herdsman.runtime.threads import ThreadStore
 from herdsman.sandbox.base import SandboxProvider
 from herdsman_gateway.metrics import GatewayMetrics
+from herdsman_gateway.open_streams import OpenStreams
 
 
 @dataclass
 class Gateway:
     """The services behind the HTTP routes of one app.
 
-    ``memory`` is the long-term memory the lead agent uses (None when off); ``build_agent``
+    ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead agent uses (None when off); ``build_agent``
     builds the lead agent from the current config and skill switches (None: cannot rebuild).
     """
 
@@ -40,6 +41,7 @@ class Gateway:
     metrics: GatewayMetrics
     memory: MemoryService | None = None
     build_agent: Callable[[], Any] | None = None
+    streams: OpenStreams = field(default_factory=OpenStreams)
     _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     async def rebuild_agent(self) -> None:

@@ -3,26 +3,35 @@
 ``Content-Type: text/event-stream``; ``Content-Location: /threads/{tid}/runs/{rid}`` (the SDK
 reads the run id from it); ``Location`` pointing at the join endpoint so the SDK can reconnect
 with ``Last-Event-ID``; every event with its id; ``: heartbeat`` comment lines while the run is
-quiet (the bridge says when: no ping task per stream). sse-starlette writes the frames and notices a client that went away: the run goes on
-unless it was created with ``on_disconnect: cancel``.
+quiet (the bridge says when).
+
+:class:`EventStream` writes the frames itself: one task per stream watches for the client going
+away (the run goes on unless it was created with ``on_disconnect: cancel``). sse-starlette's
+response spawns four tasks in an anyio task group per stream, about a fifth of the gateway's
+CPU per streamed run; a burst of new runs waits for all of it before its first events. On
+shutdown, :class:`OpenStreams` ends every stream when the server is asked to exit (uvicorn waits
+for open responses before it stops), using sse-starlette's hook on uvicorn's exit handler.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import anyio
 import structlog
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from herdsman.runtime.stream_bridge import END_EVENT
 from herdsman_gateway.context import Gateway
+from herdsman_gateway.open_streams import OpenStreams
 
 log = structlog.get_logger(__name__)
 
 MODE_OF_EVENT = {"messages": "messages-tuple"}
 ALWAYS_SENT = {"metadata", "error", END_EVENT}
-HEARTBEAT = ServerSentEvent(comment="heartbeat", sep="\n")
+HEARTBEAT = b": heartbeat\n\n"
 
 
 def run_path(thread_id: str, run_id: str) -> str:
@@ -42,6 +51,66 @@ def wanted(event: str, modes: set[str] | None) -> bool:
     return MODE_OF_EVENT.get(base, base) in modes
 
 
+def frame(event: str, data: str, event_id: str | None = None) -> bytes:
+    """One SSE frame; each line of ``data`` (JSON text has none) gets its own ``data:`` field."""
+    lines = [f"event: {event}"]
+    lines += [f"data: {line}" for line in data.split("\n")] if "\n" in data else [f"data: {data}"]
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+class EventStream(Response):
+    """An SSE response of ``frames`` (bytes), ended when the client goes away or the server stops."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, frames: AsyncIterator[bytes], headers: dict[str, str], streams: OpenStreams) -> None:
+        """``headers``: extra response headers; ``streams``: where this stream registers."""
+        self.status_code = 200
+        self.background = None
+        self.init_headers(headers)  # no body attribute: no Content-Length, uvicorn sends it chunked
+        self.frames = frames
+        self.streams = streams
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Send the frames; stop when they end, the client disconnects, or the server stops."""
+        me = asyncio.current_task()
+        assert me is not None
+        gone = done = False
+
+        async def watch() -> None:
+            nonlocal gone
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone = True
+            if not done:
+                me.cancel()
+
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        if self.streams.closing:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        watcher = asyncio.get_running_loop().create_task(watch())
+        self.streams.add(me)
+        try:
+            async for chunk in self.frames:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            done = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if not (gone or self.streams.closing):
+                raise  # the request itself is being cancelled
+            me.uncancel()  # we cancelled ourselves: the client left, or the server is stopping
+            if not gone:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            done = True
+            self.streams.discard(me)
+            watcher.cancel()
+            await self.frames.aclose()  # type: ignore[attr-defined]  # runs _frames' cleanup now
+
+
 async def _frames(
     gw: Gateway,
     thread_id: str,
@@ -51,10 +120,10 @@ async def _frames(
     modes: set[str] | None,
     cancel_on_disconnect: bool,
     run_ended: bool,
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncIterator[bytes]:
     if run_ended and not await gw.bridge.exists(run_id):
         # The run ended long ago (or before a restart): its events are gone, say it ended.
-        yield ServerSentEvent(data="null", event=END_EVENT, sep="\n")
+        yield frame(END_EVENT, "null")
         return
     finished = False
     heartbeat = gw.config.gateway.heartbeat_seconds
@@ -64,7 +133,7 @@ async def _frames(
             if event is None:  # the run was quiet for ``heartbeat`` seconds
                 yield HEARTBEAT
             elif wanted(event.event, modes):
-                yield ServerSentEvent(data=event.data, event=event.event, id=event.id, sep="\n")
+                yield frame(event.event, event.data, event.id)
         finished = True
     finally:
         gw.metrics.active_streams.dec()
@@ -87,16 +156,12 @@ def stream_response(
     cancel_on_disconnect: bool = False,
     resumable: bool = True,
     run_ended: bool = False,
-) -> EventSourceResponse:
+) -> EventStream:
     """The SSE response following run ``run_id`` from just after ``last_event_id``."""
     path = run_path(thread_id, run_id)
     headers = {"Content-Location": path, "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     if resumable:
         headers["Location"] = f"{path}/stream"
-    return EventSourceResponse(
-        _frames(gw, thread_id, run_id, last_event_id=last_event_id, modes=modes, cancel_on_disconnect=cancel_on_disconnect,
-               run_ended=run_ended),
-        headers=headers,
-        ping=0,  # heartbeats come from the bridge when the run is quiet: one task less per stream
-        sep="\n",
-    )
+    frames = _frames(gw, thread_id, run_id, last_event_id=last_event_id, modes=modes,
+                     cancel_on_disconnect=cancel_on_disconnect, run_ended=run_ended)
+    return EventStream(frames, headers, gw.streams)
