@@ -63,3 +63,48 @@ def test_serve_starts_on_the_configured_port_and_answers(tmp_path: Path) -> None
         _, stderr = proc.communicate(timeout=20)
     assert f"http://127.0.0.1:{port}" in stderr
     assert "auth is off" in stderr and "loopback" in stderr
+
+
+def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
+    """SIGTERM while a client follows a long run: the stream ends and the server exits; it does
+    not wait for the run (its model call takes 600 s)."""
+    port = free_port()
+    config = _write_config(tmp_path, port=port)
+    data = yaml.safe_load(config.read_text())
+    data["models"][0]["responses"] = [{"content": "slow", "delay": 600}]
+    config.write_text(yaml.safe_dump(data))
+    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
+                time.sleep(0.05)
+        tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
+        body = {"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "take your time"}]}}
+        events = []
+        with httpx.stream("POST", f"{url}/threads/{tid}/runs/stream", json=body, timeout=60) as stream:
+            lines = stream.iter_lines()
+            for line in lines:
+                if line.startswith("event:"):
+                    events.append(line.split(":", 1)[1].strip())
+                    break  # the metadata event: the run is going
+            proc.terminate()
+            for line in lines:  # ends when the server closes the stream
+                if line.startswith("event:"):
+                    events.append(line.split(":", 1)[1].strip())
+        assert events[0] == "metadata"
+        proc.wait(timeout=20)  # not the run's 600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=20)
+    assert proc.returncode == 0  # a clean shutdown
