@@ -106,5 +106,5 @@ def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.communicate(timeout=20)
-    assert proc.returncode == 0  # a clean shutdown
+        _, stderr = proc.communicate(timeout=20)
+    assert "Application shutdown complete" in stderr  # the app shut down cleanly, runs cancelled
