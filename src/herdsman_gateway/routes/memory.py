@@ -67,7 +67,7 @@ def memory_store(gw: Gateway = Depends(get_gateway)) -> MemoryStore:
     return gw.memory.store
 
 
-def memory_user(gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> str:
+async def memory_user(gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> str:
     """Whose memory: the API key's user, or ``memory.user_id`` when auth is off."""
     return user or gw.config.memory.user_id
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
 from herdsman.runtime.runs import FINAL_STATUSES, RunSpec
 from herdsman.runtime.runs import Run as RunRecord
@@ -23,12 +23,6 @@ from herdsman_gateway.schemas import Run, RunCreate
 from herdsman_gateway.sse import run_path, stream_response
 
 router = APIRouter(tags=["runs"])
-
-
-async def run_user(request: Request) -> str | None:
-    """:func:`current_user`, called inline: a sync dependency would cost a trip through a worker
-    thread before a streamed run's first event."""
-    return current_user(request)
 
 
 async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: str | None) -> ThreadRecord:
@@ -102,7 +96,7 @@ def _located(response: Response, thread_id: str, run_id: str) -> None:
 @router.post("/threads/{thread_id}/runs/stream", summary="Create a run and stream its events",
              response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
 async def stream_run(
-    thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
     run = await _start(gw, thread_id, body, user, saved=False)
@@ -112,7 +106,7 @@ async def stream_run(
 @router.post("/runs/stream", summary="Create a stateless run and stream its events",
              response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
 async def stream_stateless_run(
-    body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on a temporary thread and stream it."""
     run = await _start(gw, None, body, user, saved=False)
@@ -124,7 +118,7 @@ async def stream_stateless_run(
 @router.post("/threads/{thread_id}/runs", response_model=Run, summary="Create a background run")
 async def create_run(
     thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(run_user),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """Start a run and return it at once; follow it with ``.../stream`` or ``.../join``."""
     run = await _start(gw, thread_id, body, user)
@@ -134,7 +128,7 @@ async def create_run(
 
 @router.post("/runs", response_model=Run, summary="Create a stateless background run")
 async def create_stateless_run(
-    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """Start a run on a temporary thread and return it at once."""
     run = await _start(gw, None, body, user)
@@ -145,7 +139,7 @@ async def create_stateless_run(
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its final state")
 async def wait_run(
     thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(run_user),
+    user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """Start a run and answer with the thread's values when it ends."""
     run = await _start(gw, thread_id, body, user)
@@ -155,7 +149,7 @@ async def wait_run(
 
 @router.post("/runs/wait", summary="Create a stateless run and wait for its final state")
 async def wait_stateless_run(
-    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
     """Start a run on a temporary thread and answer with its final values."""
     run = await _start(gw, None, body, user)
@@ -170,7 +164,7 @@ async def list_runs(
     offset: int = Query(0, ge=0),
     status: str | None = None,
     gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(run_user),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """The thread's runs, newest first."""
     await load_thread(gw, thread_id, user)
@@ -192,7 +186,7 @@ async def _run(gw: Gateway, thread_id: str, run_id: str, user: str | None) -> di
 
 @router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run, summary="Get a run")
 async def get_run(
-    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """The run and its status."""
     return await _run(gw, thread_id, run_id, user)
@@ -200,7 +194,7 @@ async def get_run(
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204, response_class=Response, summary="Delete a run")
 async def delete_run(
-    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Forget a finished run (cancel it first if it is in progress: 409 otherwise)."""
     run = await _run(gw, thread_id, run_id, user)
@@ -219,7 +213,7 @@ async def join_stream(
     cancel_on_disconnect: bool = False,
     last_event_id: str | None = Header(None, alias="Last-Event-ID", description="Resume after this event id."),
     gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(run_user),
+    user: str | None = Depends(current_user),
 ) -> Response:
     """The run's events after ``Last-Event-ID`` (from the start without it), then live ones."""
     run = await _run(gw, thread_id, run_id, user)
@@ -237,7 +231,7 @@ async def join_stream(
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")
 async def join_run(
-    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(run_user)
+    thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
     """Wait for the run to end, then answer with the thread's final values."""
     await _run(gw, thread_id, run_id, user)
@@ -251,7 +245,7 @@ async def cancel_run(
     wait: bool = False,
     action: str = Query("interrupt", pattern="^(interrupt|rollback)$"),
     gw: Gateway = Depends(get_gateway),
-    user: str | None = Depends(run_user),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """Stop the run (``action=rollback`` also undoes its steps); ``wait=1`` waits until it stopped."""
     await _run(gw, thread_id, run_id, user)
