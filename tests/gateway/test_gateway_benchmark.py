@@ -11,15 +11,16 @@ from tests.support import REPO
 
 def test_gateway_load_prints_one_json_line() -> None:
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "gateway_load.py"), "--runs", "4", "--steps", "2", "--clients", "1"],
+        [sys.executable, str(REPO / "benchmarks" / "gateway_load.py"), "--runs", "4", "--steps", "2", "--clients", "1",
+         "--rounds", "2"],
         capture_output=True, text=True, timeout=120, cwd=REPO,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 1
     figures = json.loads(lines[0])
-    assert set(figures) == {"runs", "client", "errors", "runs_per_s", "first_event_p50_ms", "first_event_p99_ms"}
-    assert figures["runs"] == 4 and figures["errors"] == 0 and figures["client"] == "raw"
+    assert set(figures) == {"runs", "client", "errors", "runs_per_s", "first_event_p50_ms", "first_event_p99_ms", "rounds"}
+    assert figures["runs"] == 4 and figures["errors"] == 0 and figures["client"] == "raw" and figures["rounds"] == 2
     assert 0 < figures["first_event_p50_ms"] <= figures["first_event_p99_ms"]
 
 
