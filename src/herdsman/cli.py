@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
+from herdsman.cli_options import ConfigOpt, load_or_exit
 from herdsman.logs import configure_logging
 from herdsman.memory.cli import memory_app
 from herdsman.skills.cli import skills_app
@@ -38,7 +39,6 @@ app.add_typer(mcp_app, name="mcp")
 console = Console()
 err = Console(stderr=True)
 
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
 ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id to continue or name.")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Name of a model in config.yaml.")]
 
@@ -46,11 +46,7 @@ RESULT_PREVIEW_LINES = 8
 
 
 def _load(path: Path | None) -> LoadedConfig:
-    try:
-        loaded = load_config(path)
-    except ConfigError as exc:
-        err.print(f"[red]{escape(str(exc))}[/red]")
-        raise typer.Exit(2) from None
+    loaded = load_or_exit(path)
     configure_logging(loaded.config.logging.level, loaded.config.logging.format)
     return loaded
 

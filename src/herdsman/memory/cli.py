@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from herdsman.config.loader import ConfigError, load_config
+from herdsman.cli_options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
 from herdsman.memory.facts import CATEGORIES
@@ -27,16 +27,11 @@ memory_app = typer.Typer(help="View, edit, delete and export long-term memory.",
 console = Console()
 err = Console(stderr=True)
 
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
 UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Whose memory; default memory.user_id.")]
 
 
 def _config(path: Path | None) -> HerdsmanConfig:
-    try:
-        return load_config(path).config
-    except ConfigError as exc:
-        err.print(f"[red]{escape(str(exc))}[/red]")
-        raise typer.Exit(2) from None
+    return load_or_exit(path).config
 
 
 class _Opened:

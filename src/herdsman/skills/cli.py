@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from herdsman.config.loader import ConfigError, load_config
+from herdsman.cli_options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.skills.catalog import SkillCatalog, load_skills, resolve_skills_root
 from herdsman.skills.model import SKILL_FILE, SkillError
@@ -26,15 +26,10 @@ skills_app = typer.Typer(help="List, show, validate, create, enable and disable 
 console = Console()
 err = Console(stderr=True)
 
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
 
 
 def _config(path: Path | None) -> HerdsmanConfig:
-    try:
-        return load_config(path).config
-    except ConfigError as exc:
-        err.print(f"[red]{escape(str(exc))}[/red]")
-        raise typer.Exit(2) from None
+    return load_or_exit(path).config
 
 
 def _catalog(config: HerdsmanConfig) -> SkillCatalog:

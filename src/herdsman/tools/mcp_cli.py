@@ -8,21 +8,17 @@ tools, and for a failed one the reason. Exit code 1 when an enabled server faile
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from herdsman.config.loader import ConfigError, load_config
+from herdsman.cli_options import ConfigOpt, load_or_exit
 
 mcp_app = typer.Typer(help="MCP servers: their state and tools.", no_args_is_help=True)
 console = Console()
-err = Console(stderr=True)
-
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
 
 
 @mcp_app.command("status")
@@ -33,11 +29,7 @@ def mcp_status_command(
     """Connect to every enabled MCP server and show its state, tools and errors."""
     from herdsman.tools.mcp import registry_for
 
-    try:
-        cfg = load_config(config).config
-    except ConfigError as exc:
-        err.print(f"[red]{escape(str(exc))}[/red]")
-        raise typer.Exit(2) from None
+    cfg = load_or_exit(config).config
     if not cfg.mcp.servers:
         console.print("No MCP servers configured; add them under mcp.servers in config.yaml.")
         return
