@@ -5,14 +5,19 @@ model whose runs can be held in progress until the test lets them go.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from langchain_core.messages import BaseMessage
 from pydantic import PrivateAttr
@@ -20,6 +25,7 @@ from pydantic import PrivateAttr
 from herdsman.config import HerdsmanConfig
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman_gateway.app import create_app
+from tests.support import REPO
 
 HOLD = "[hold]"
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
@@ -142,3 +148,45 @@ def running_gateway(
 def user_message(text: str) -> dict[str, Any]:
     """The run input for one user message."""
     return {"messages": [{"role": "user", "content": text}]}
+
+
+@dataclass
+class ServeProcess:
+    """A ``herdsman serve`` child: the process, its URL, and (once it ended) what it printed on stderr."""
+
+    proc: subprocess.Popen
+    url: str
+    stderr: str = ""
+
+
+@contextmanager
+def serve_subprocess(
+    config: Path, port: int, cwd: Path, *, stdout: Any = subprocess.PIPE, tries: int = 300
+) -> Iterator[ServeProcess]:
+    """``herdsman serve --config CONFIG`` in a new process on ``port``, handed over once
+    ``/api/health`` answers (polled ``tries`` times, 50 ms apart); terminated and reaped at the end."""
+    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
+        cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,
+    )
+    served = ServeProcess(proc, f"http://127.0.0.1:{port}")
+    url = served.url
+    try:
+        for _ in range(tries):
+            try:
+                if httpx.get(f"{url}/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
+                time.sleep(0.05)
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            _, served.stderr = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, served.stderr = proc.communicate()

@@ -7,8 +7,6 @@ import os
 import select
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,9 +17,9 @@ import yaml
 
 from herdsman_gateway.routes import files as files_route
 from herdsman_gateway.routes.uploads import STAGING_PREFIX
-from tests.gateway.gateway_support import RunningGateway, running_gateway
+from tests.gateway.gateway_support import RunningGateway, running_gateway, serve_subprocess
 from tests.services import free_port
-from tests.support import REPO, make_config
+from tests.support import make_config
 
 GB = 1 << 30
 MB = 1 << 20
@@ -185,23 +183,8 @@ def served_gateway(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen, Path
         "home": str(home), "checkpointer": {"type": "memory"}, "gateway": {"port": port},
         "models": [{"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["ok"]}],
     }))
-    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
-    env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.Popen([sys.executable, "-m", "herdsman", "serve", "--config", str(config)], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"{url}/api/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
-                time.sleep(0.05)
-        yield url, proc, home
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=20)
+    with serve_subprocess(config, port, tmp_path, stdout=subprocess.DEVNULL, tries=600) as served:
+        yield served.url, served.proc, home
 
 
 def stream_chunked_upload(url: str, path: str, total: int, chunk: int = MB) -> tuple[int, str, int]:

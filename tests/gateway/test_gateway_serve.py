@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import yaml
 
+from tests.gateway.gateway_support import serve_subprocess
 from tests.services import free_port
-from tests.support import REPO, run_cli
+from tests.support import run_cli
 
 
 def _write_config(tmp_path: Path, **gateway: object) -> Path:
@@ -39,31 +36,15 @@ def test_serve_refuses_an_open_address_without_api_keys(tmp_path: Path) -> None:
 def test_serve_starts_on_the_configured_port_and_answers(tmp_path: Path) -> None:
     port = free_port()
     config = _write_config(tmp_path, port=port)
-    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
-    env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/api/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
-                time.sleep(0.05)
+    with serve_subprocess(config, port, tmp_path) as served:
+        url = served.url
         thread = httpx.post(f"{url}/threads", json={}).json()
         values = httpx.post(f"{url}/threads/{thread['thread_id']}/runs/wait",
                             json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}},
                             timeout=30).json()
         assert values["messages"][-1]["content"] == "hello from the gateway"
-    finally:
-        proc.terminate()
-        _, stderr = proc.communicate(timeout=20)
-    assert f"http://127.0.0.1:{port}" in stderr
-    assert "auth is off" in stderr and "loopback" in stderr
+    assert f"http://127.0.0.1:{port}" in served.stderr
+    assert "auth is off" in served.stderr and "loopback" in served.stderr
 
 
 def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
@@ -74,21 +55,8 @@ def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
     data = yaml.safe_load(config.read_text())
     data["models"][0]["responses"] = [{"content": "slow", "delay": 600}]
     config.write_text(yaml.safe_dump(data))
-    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
-    env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/api/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
-                time.sleep(0.05)
+    with serve_subprocess(config, port, tmp_path) as served:
+        proc, url = served.proc, served.url
         tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
         body = {"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "take your time"}]}}
         events = []
@@ -104,8 +72,4 @@ def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
                     events.append(line.split(":", 1)[1].strip())
         assert events[0] == "metadata"
         proc.wait(timeout=20)  # not the run's 600 s
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=20)
     assert proc.returncode in (0, -signal.SIGTERM)  # stopped by the signal (uvicorn re-raises it), not killed
