@@ -25,10 +25,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from herdsman.agents.lead import create_lead_agent, open_memory, run_config
+from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
-from herdsman.models.resolver import ModelResolver
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -139,9 +138,8 @@ class HerdsmanClient:
         if self._provider is None:
             self._provider = build_sandbox_provider(self.config)
             self._stack.callback(self._provider.close)
-        lead_name = self._model_name or self.config.lead_model_name()
-        overrides = {**self._model_overrides, **({lead_name: self._model} if self._model is not None else {})}
-        memory = open_memory(self.config, ModelResolver(self.config, overrides), lead_name, None) if self.config.memory.enabled else None
+        lead_name, resolver = lead_resolver(self.config, self._model, self._model_name, self._model_overrides)
+        memory = open_memory(self.config, resolver, lead_name, None) if self.config.memory.enabled else None
         if memory is not None:
             self._stack.callback(memory.close)
             self._stack.push_async_callback(self._flush_memory, memory)
@@ -153,6 +151,7 @@ class HerdsmanClient:
             sandbox_provider=self._provider,
             model_overrides=self._model_overrides,
             memory=memory,
+            resolver=resolver,  # one resolver: the memory model and the lead's are built once
         )
         return self
 

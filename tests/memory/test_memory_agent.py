@@ -146,3 +146,24 @@ async def test_updates_left_by_a_previous_process_are_written_on_the_next_run(ho
     await service.worker.drain()
     assert [f.source_thread for f in service.store.facts("default")] == ["t-old"]
     service.close()
+
+
+async def test_the_client_builds_the_lead_model_once_for_the_agent_and_its_memory(home: Path, monkeypatch) -> None:
+    """Memory without its own model uses the lead's: the embedded client builds it once (a local
+    model loads its weights when built)."""
+    from herdsman.client import HerdsmanClient
+    from herdsman.models import resolver as resolver_module
+
+    built: list[str] = []
+    real = resolver_module.create_chat_model
+
+    def counting(config, name):
+        built.append(name)
+        return real(config, name)
+
+    monkeypatch.setattr(resolver_module, "create_chat_model", counting)
+    config = make_config(home, memory={"enabled": True}, title={"enabled": False}, subagents={"enabled": False},
+                         models=[{"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["hi"]}])
+    async with HerdsmanClient(config) as client:
+        assert client.agent is not None
+    assert built.count("lead") == 1

@@ -200,19 +200,18 @@ def create_lead_agent(
     store: Any = None,
     model_overrides: Mapping[str, BaseChatModel] | None = None,
     memory: MemoryService | None = None,
+    resolver: ModelResolver | None = None,
 ) -> CompiledStateGraph:
     """The compiled lead agent graph.
 
     ``model`` overrides the configured one (tests pass a scripted model); ``model_name``
     picks another configured model; ``model_overrides`` maps configured model names to
     instances (for sub-agent models in tests). The sandbox provider is built from config when
-    not given; so is long-term memory (``memory``) when ``memory.enabled``.
+    not given; so is long-term memory (``memory``) when ``memory.enabled``. ``resolver`` (from
+    :func:`lead_resolver`) shares built models with a caller that opened ``memory`` itself.
     """
-    lead_name = model_name or config.lead_model_name()
-    overrides = dict(model_overrides or {})
-    if model is not None:
-        overrides[lead_name] = model
-    resolver = ModelResolver(config, overrides)
+    lead_name, own_resolver = lead_resolver(config, model, model_name, model_overrides)
+    resolver = resolver or own_resolver
     model = resolver.get(lead_name)
     provider = sandbox_provider or build_sandbox_provider(config)
     disabled = set(config.tools.disabled)
@@ -260,6 +259,21 @@ def create_lead_agent(
         store=store,
         name=LEAD_AGENT_NAME,
     )
+
+
+def lead_resolver(
+    config: HerdsmanConfig,
+    model: BaseChatModel | None = None,
+    model_name: str | None = None,
+    model_overrides: Mapping[str, BaseChatModel] | None = None,
+) -> tuple[str, ModelResolver]:
+    """The lead's model name, and the resolver an agent builds its models with (``model``, when
+    given, stands in for the lead's; ``model_overrides`` for others by name)."""
+    lead_name = model_name or config.lead_model_name()
+    overrides = dict(model_overrides or {})
+    if model is not None:
+        overrides[lead_name] = model
+    return lead_name, ModelResolver(config, overrides)
 
 
 def open_memory(config: HerdsmanConfig, resolver: ModelResolver, lead_name: str, store: Any) -> MemoryService | None:
