@@ -134,7 +134,7 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    requests_first = RequestsFirst(config.gateway.requests_first_ms / 1000)
+    requests_first = RequestsFirst(config.gateway.requests_first_ms / 1000, config.gateway.requests_first_quiet_ms / 1000)
     channels = ChannelManager(config.channels)
     channels.mount(app)
     app.state.channels = channels

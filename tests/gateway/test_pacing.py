@@ -90,3 +90,34 @@ async def test_non_http_scopes_pass_through() -> None:
 
     await CountRequests(app, tracker)({"type": "lifespan"}, None, None)
     assert called == ["lifespan"] and tracker.waiting == 0
+
+
+async def test_pause_waits_for_a_quiet_gap_after_the_last_arrival() -> None:
+    tracker = RequestsFirst(max_pause=60, quiet=60)
+    tracker.started()
+    tracker.answered()  # answered, but the next request of a burst may be on its way
+    pause = asyncio.create_task(tracker.pause())
+    await _spin()
+    assert not pause.done()
+    pause.cancel()
+
+
+async def test_pause_returns_once_arrivals_have_stopped() -> None:
+    tracker = RequestsFirst(max_pause=60, quiet=0.01)
+    tracker.started()
+    tracker.answered()
+    await asyncio.wait_for(tracker.pause(), 5)  # 10 ms without an arrival: the run goes on
+
+
+async def test_a_quiet_gap_is_bounded_by_max_pause() -> None:
+    tracker = RequestsFirst(max_pause=0.01, quiet=60)
+    tracker.started()
+    tracker.answered()
+    await asyncio.wait_for(tracker.pause(), 5)  # requests keep coming: runs are slowed, never stopped
+
+
+async def test_without_quiet_an_answered_burst_holds_nothing_back() -> None:
+    tracker = RequestsFirst(max_pause=60)
+    tracker.started()
+    tracker.answered()
+    await asyncio.wait_for(tracker.pause(), 5)

@@ -349,6 +349,13 @@ class GatewayConfig(_Section):
         "milliseconds, so a burst of new requests (and their first events) is not slowed by running "
         "agents; 0 turns it off.",
     )
+    requests_first_quiet_ms: float = Field(
+        10.0,
+        ge=0,
+        description="Runs also wait (within requests_first_ms) until no request has arrived for this many "
+        "milliseconds: a burst of requests reaches the gateway one by one, and between two of them none "
+        "is waiting; 0 turns it off.",
+    )
     max_upload_bytes: int = Field(
         50 * 1024 * 1024,
         ge=1,
