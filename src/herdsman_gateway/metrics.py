@@ -38,6 +38,14 @@ class GatewayMetrics:
             ["tool", "outcome"],
             registry=self.registry,
         )
+        self.sandbox_commands = Counter(
+            "herdsman_sandbox_commands", "Shell commands run in sandboxes (bash tool calls), by outcome.", ["outcome"],
+            registry=self.registry,
+        )
+        self.subagents = Counter(
+            "herdsman_subagents", "Sub-agents that ended, by outcome (completed, failed, timed_out, cancelled).",
+            ["outcome"], registry=self.registry,
+        )
         self.active_streams = Gauge(
             "herdsman_active_streams", "SSE streams open to clients right now.", registry=self.registry
         )
@@ -60,7 +68,14 @@ class GatewayMetrics:
 
     def tool_finished(self, run: Run, tool: str, failed: bool) -> None:
         """Count one tool call by name and outcome."""
-        self.tool_calls.labels(tool=tool, outcome="error" if failed else "ok").inc()
+        outcome = "error" if failed else "ok"
+        self.tool_calls.labels(tool=tool, outcome=outcome).inc()
+        if tool == "bash":
+            self.sandbox_commands.labels(outcome=outcome).inc()
+
+    def subagent_finished(self, run: Run, outcome: str) -> None:
+        """Count one sub-agent by how it ended."""
+        self.subagents.labels(outcome=outcome).inc()
 
 
 router = APIRouter(tags=["metrics"])

@@ -35,7 +35,8 @@ def reply(messages: list[BaseMessage]) -> Any:
     """The scripted agent's behaviour, decided by the last message.
 
     ``write NAME TEXT`` writes TEXT to outputs/NAME with a tool call, then answers; ``steps N``
-    makes N tool calls one after another; anything else is echoed back.
+    makes N tool calls one after another; ``run CMD`` runs CMD with bash; ``delegate TEXT``
+    hands TEXT to a general-purpose sub-agent (which echoes it); anything else is echoed back.
     """
     last = messages[-1]
     text = last.text if hasattr(last, "text") else str(last.content)
@@ -49,6 +50,12 @@ def reply(messages: list[BaseMessage]) -> Any:
             return {"tool_calls": [{"name": "ask_user", "args": {"question": " ".join(words[1:])}}]}
         if words[:1] == ["steps"]:
             return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[0]}}]}
+        if words[:1] == ["run"]:
+            return {"tool_calls": [{"name": "bash", "args": {"command": " ".join(words[1:])}}]}
+        if words[:1] == ["delegate"]:
+            prompt = " ".join(words[1:])
+            args = {"description": prompt[:40], "prompt": prompt, "subagent_type": "general-purpose"}
+            return {"tool_calls": [{"name": "task", "args": args}]}
         return f"echo: {text.replace(HOLD, '').strip()}"
     if last.type == "tool":
         if human.split()[:1] == ["steps"]:

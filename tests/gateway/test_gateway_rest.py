@@ -106,12 +106,18 @@ async def test_metrics_count_runs_and_streams(http, client) -> None:
     tid = (await client.threads.create())["thread_id"]
     await client.runs.wait(tid, "lead_agent", input=user_message("count me"))
     await client.runs.wait(tid, "lead_agent", input=user_message("write m.txt metered"))
+    await client.runs.wait(tid, "lead_agent", input=user_message("run exit 3"))
+    await client.runs.wait(tid, "lead_agent", input=user_message("run true"))
+    await client.runs.wait(tid, "lead_agent", input=user_message("delegate look around"))
     text = (await http.get("/metrics")).text
-    assert "herdsman_runs_started_total 2.0" in text
-    assert 'herdsman_runs_finished_total{status="success"} 2.0' in text
+    assert "herdsman_runs_started_total 5.0" in text
+    assert 'herdsman_runs_finished_total{status="success"} 5.0' in text
     assert "herdsman_runs_failed_total 0.0" in text
-    assert "herdsman_run_duration_seconds_count 2.0" in text
+    assert "herdsman_run_duration_seconds_count 5.0" in text
     assert 'herdsman_tool_calls_total{outcome="ok",tool="write_file"} 1.0' in text
+    assert 'herdsman_sandbox_commands_total{outcome="error"} 1.0' in text  # exit 3
+    assert 'herdsman_sandbox_commands_total{outcome="ok"} 1.0' in text
+    assert 'herdsman_subagents_total{outcome="completed"} 1.0' in text
     assert "herdsman_active_streams 0.0" in text
     assert 'herdsman_model_tokens_total{direction="output",model="scripted"}' in text
 

@@ -29,9 +29,14 @@ def normalize_modes(stream_mode: str | Iterable[str] | None) -> list[str]:
     return list(dict.fromkeys(modes)) or ["values"]
 
 
+SUBAGENT_ENDINGS = {"task_completed": "completed", "task_failed": "failed", "task_timed_out": "timed_out",
+                    "task_cancelled": "cancelled"}
+
+
 def graph_modes(api_modes: Iterable[str]) -> list[str]:
-    """Graph stream modes to ask ``astream`` for; ``values`` and ``updates`` always (final state, interrupts)."""
-    wanted = {"values", "updates"}
+    """Graph stream modes to ask ``astream`` for; ``values``, ``updates`` and ``custom`` always
+    (final state, interrupts, sub-agent outcomes; custom events reach clients only when asked for)."""
+    wanted = {"values", "updates", "custom"}
     for mode in api_modes:
         if mode in API_STREAM_MODES and mode != "events":
             wanted.add(GRAPH_MODE.get(mode, mode))
@@ -63,14 +68,26 @@ def token_usage(update: Any) -> list[tuple[str, int, int]]:
     return found
 
 
+def subagent_outcome(chunk: Any) -> str | None:
+    """How a sub-agent ended (completed, failed, timed_out, cancelled) when a ``custom`` chunk is
+    a sub-agent's last event, else None."""
+    return SUBAGENT_ENDINGS.get(chunk.get("type")) if isinstance(chunk, dict) else None
+
+
 def tool_results(update: Any) -> list[tuple[str, bool]]:
-    """(tool name, failed) of each tool message in an ``updates`` chunk."""
+    """(tool name, failed) of each tool message in an ``updates`` chunk. A tool fails when it
+    raised, and a command (``bash``) also when it exited non-zero or timed out (its artifact says)."""
     found: list[tuple[str, bool]] = []
     for node_update in (update or {}).values() if isinstance(update, dict) else ():
         messages = node_update.get("messages", []) if isinstance(node_update, dict) else []
         for message in messages if isinstance(messages, list) else [messages]:
             if getattr(message, "type", None) == "tool":
-                found.append((getattr(message, "name", None) or "unknown", getattr(message, "status", "") == "error"))
+                artifact = getattr(message, "artifact", None)
+                command_failed = isinstance(artifact, dict) and (
+                    artifact.get("exit_code") not in (None, 0) or bool(artifact.get("timed_out"))
+                )
+                failed = getattr(message, "status", "") == "error" or command_failed
+                found.append((getattr(message, "name", None) or "unknown", failed))
     return found
 
 

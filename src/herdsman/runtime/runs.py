@@ -28,7 +28,14 @@ from langgraph.types import Command
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
-from herdsman.runtime.run_events import EventTranslator, graph_modes, normalize_modes, token_usage, tool_results
+from herdsman.runtime.run_events import (
+    EventTranslator,
+    graph_modes,
+    normalize_modes,
+    subagent_outcome,
+    token_usage,
+    tool_results,
+)
 from herdsman.runtime.serde import dumps, to_jsonable
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
 from herdsman.runtime.threads import ThreadStore, utc_now
@@ -169,6 +176,10 @@ class RunListener(Protocol):
 
     def tool_finished(self, run: Run, tool: str, failed: bool) -> None:
         """A tool call of the run (``bash``: a sandbox command, ``task``: a sub-agent) returned."""
+        ...
+
+    def subagent_finished(self, run: Run, outcome: str) -> None:
+        """A sub-agent of the run ended: completed, failed, timed_out or cancelled."""
         ...
 
 
@@ -471,6 +482,9 @@ class RunManager:
             async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
                 if mode == "updates":
                     self._report_usage(run, chunk)
+                elif mode == "custom" and (outcome := subagent_outcome(chunk)):
+                    for listener in self.listeners:
+                        listener.subagent_finished(run, outcome)
                 if namespace and not spec.stream_subgraphs:
                     continue
                 for name, data in translator.translate(tuple(namespace), mode, chunk):
