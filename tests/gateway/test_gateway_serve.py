@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import httpx
@@ -73,3 +74,44 @@ def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
         assert events[0] == "metadata"
         proc.wait(timeout=20)  # not the run's 600 s
     assert proc.returncode in (0, -signal.SIGTERM)  # stopped by the signal (uvicorn re-raises it), not killed
+
+
+def test_a_gateway_killed_mid_run_keeps_the_thread_up_to_its_last_checkpoint(tmp_path: Path) -> None:
+    """SIGKILL while a run waits on its second model call: after a restart the run is reported
+    lost, the thread has every finished step (and the file it wrote), and a new run continues it."""
+    port = free_port()
+    config = _write_config(tmp_path, port=port)
+    data = yaml.safe_load(config.read_text())
+    data["checkpointer"] = {"type": "sqlite"}
+    write = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/a.txt", "content": "one"}}
+    data["models"][0]["responses"] = [{"tool_calls": [write]}, {"content": "never", "delay": 600}]
+    config.write_text(yaml.safe_dump(data))
+    body = {"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "write a.txt"}]}}
+    with serve_subprocess(config, port, tmp_path) as served:
+        url = served.url
+        tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
+        run_id = httpx.post(f"{url}/threads/{tid}/runs", json=body).json()["run_id"]
+        for _ in range(400):  # until the tool's step is checkpointed
+            messages = httpx.get(f"{url}/threads/{tid}/state").json()["values"].get("messages", [])
+            if [m["type"] for m in messages] == ["human", "ai", "tool"]:
+                break
+            time.sleep(0.05)
+        assert [m["type"] for m in messages] == ["human", "ai", "tool"]
+        assert httpx.get(f"{url}/threads/{tid}/runs/{run_id}").json()["status"] == "running"
+        served.proc.send_signal(signal.SIGKILL)
+        served.proc.wait(timeout=20)
+
+    data["models"][0]["responses"] = ["carried on"]
+    config.write_text(yaml.safe_dump(data))
+    with serve_subprocess(config, port, tmp_path) as served:
+        url = served.url
+        lost = httpx.get(f"{url}/threads/{tid}/runs/{run_id}").json()
+        assert lost["status"] == "error" and "start a new run on the thread" in lost["error"]["message"]
+        assert httpx.get(f"{url}/threads/{tid}").json()["status"] == "idle"
+        state = httpx.get(f"{url}/threads/{tid}/state").json()["values"]
+        assert [m["type"] for m in state["messages"]] == ["human", "ai", "tool"]
+        assert httpx.get(f"{url}/api/threads/{tid}/artifacts/outputs/a.txt").text == "one"
+        more = {"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "go on"}]}}
+        values = httpx.post(f"{url}/threads/{tid}/runs/wait", json=more, timeout=30).json()
+        assert [m["content"] for m in values["messages"]][-2:] == ["go on", "carried on"]
+        assert [m["type"] for m in values["messages"]][:3] == ["human", "ai", "tool"]
