@@ -162,6 +162,19 @@ def test_a_broken_form_is_refused_and_leaves_nothing(home, model) -> None:
         assert list((folder / "user-data" / "uploads").iterdir()) == [] and staging_left(folder) == []
 
 
+def test_an_upload_with_one_refused_file_keeps_none_of_them(home, model) -> None:
+    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+        tid = http.post("/threads", json={}).json()["thread_id"]
+        folder = host_dirs(served, tid)
+        (folder / "user-data" / "uploads" / "data").mkdir()  # e.g. made by the agent
+        res = http.post(f"/api/threads/{tid}/uploads",
+                        files=[("files", ("first.txt", b"one", "text/plain")), ("files", ("data", b"two", "text/plain"))])
+        assert res.status_code == 409
+        assert "/mnt/user-data/uploads/data is a folder" in res.json()["detail"] and "nothing was kept" in res.json()["detail"]
+        assert [p.name for p in (folder / "user-data" / "uploads").iterdir()] == ["data"]
+        assert staging_left(folder) == []
+
+
 # -- a 1 GB upload against a gateway in its own process --------------------------------------
 
 def _status_kb(pid: int, field: str) -> int:

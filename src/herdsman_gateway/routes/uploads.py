@@ -7,7 +7,8 @@ to a staging folder beside the thread's user data (outside every virtual path, s
 agent nor the file listing sees half-written files). Reading stops as soon as the body passes
 ``gateway.max_upload_bytes`` (config.yaml; ``GET /api/limits`` tells clients): the answer is
 413 and the staging folder is removed, so nothing partial is left. Only a complete body moves
-its files into the uploads folder, with an atomic rename each.
+its files into the uploads folder, all or nothing: every target is checked first (a folder of
+the same name refuses the request with 409), then each file moves with an atomic rename.
 
 File names are reduced to their last component, so an upload can never leave the uploads
 folder. PDF, DOCX, XLSX and PPTX uploads are also converted to Markdown beside them
@@ -197,8 +198,9 @@ async def staged_upload(request: Request, staging_root: Path | None, limit: int)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
-def store_upload(sandbox: Sandbox, vpath: str, staged: Path) -> None:
-    """Move the staged file to virtual ``vpath`` (through the sandbox's paths, else as text)."""
+def upload_target(sandbox: Sandbox, vpath: str, staged: Path) -> Path | str:
+    """Where the staged file will go: its host path (through the sandbox's paths), else its text
+    for a provider that only takes text. Raises the HTTP error that refuses it; moves nothing."""
     paths = getattr(sandbox, "paths", None)
     if paths is not None:
         try:
@@ -206,15 +208,27 @@ def store_upload(sandbox: Sandbox, vpath: str, staged: Path) -> None:
         except SandboxError as exc:
             raise HTTPException(400, str(exc)) from None
         if host.is_dir():
-            raise HTTPException(409, f"{vpath} is a folder; rename the file and retry")
-        host.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staged, host)
-        return
+            raise HTTPException(409, f"{vpath} is a folder; rename the file and retry (nothing was kept)")
+        return host
     try:
-        text = staged.read_bytes().decode("utf-8")
+        return staged.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
-        raise HTTPException(415, "This sandbox provider only accepts text uploads (UTF-8)") from None
-    sandbox.write_text(vpath, text)
+        raise HTTPException(415, "This sandbox provider only accepts text uploads (UTF-8); nothing was kept") from None
+
+
+def store_uploads(sandbox: Sandbox, files: list[tuple[str, Path]]) -> list[str]:
+    """Put every staged file in the uploads folder, all or nothing: every target is checked
+    first, so a refused file (a folder of that name, a provider that takes text only) keeps
+    none; the files then move with an atomic rename each. The virtual paths written, in order."""
+    targets = [(f"{UPLOADS}/{name}", staged) for name, staged in files]
+    checked = [(vpath, staged, upload_target(sandbox, vpath, staged)) for vpath, staged in targets]
+    for vpath, staged, target in checked:
+        if isinstance(target, Path):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged, target)
+        else:
+            sandbox.write_text(vpath, target)
+    return list(dict.fromkeys(vpath for vpath, _ in targets))
 
 
 def describe(sandbox: Sandbox, vpath: str) -> dict[str, Any]:
@@ -243,10 +257,8 @@ async def upload(
     staging_root = paths.user_data.parent if paths is not None else None
     saved = []
     async with staged_upload(request, staging_root, gw.config.gateway.max_upload_bytes) as files:
-        for name, staged in files:
-            vpath = f"{UPLOADS}/{name}"
-            await asyncio.to_thread(store_upload, sandbox, vpath, staged)
-    for vpath in dict.fromkeys(f"{UPLOADS}/{name}" for name, _ in files):
+        stored = await asyncio.to_thread(store_uploads, sandbox, files)
+    for vpath in stored:
         entry = describe(sandbox, vpath)
         try:
             markdown = await asyncio.to_thread(convert_sandbox_upload, sandbox, vpath)
