@@ -364,6 +364,12 @@ const scenarios = {
     await lyon.waitFor({ state: "detached" });
     const afterDelete = (await api("/api/memory")).facts.map((f) => f.content);
     check("fact deleted on the gateway", afterDelete.length === 2 && !afterDelete.some((f) => f.includes("Lyon")), afterDelete);
+    // Export: a JSON download, named by the gateway, holding the facts as they are now.
+    const [exported] = await Promise.all([page.waitForEvent("download"), dialog.getByTestId("memory-export").click()]);
+    const dump = JSON.parse(readFileSync(await exported.path(), "utf8"));
+    const dumped = Object.values(dump)[0]?.facts?.map((f) => f.content) ?? [];
+    check("memory exported", /^herdsman-memory-.+\.json$/.test(exported.suggestedFilename()) &&
+      dumped.length === 2 && dumped.includes("I prefer black tea"), { name: exported.suggestedFilename(), dumped });
     await shot(page, "memory");
     // Skills: listed; one switched off (the gateway says so); its SKILL.md read.
     await dialog.getByTestId("settings-tab-skills").click();

@@ -92,3 +92,20 @@ export async function health(): Promise<boolean> {
     return false;
   }
 }
+
+/** The file name a Content-Disposition header gives (``attachment; filename="x.json"``), else null. */
+export function dispositionName(header: string | null): string | null {
+  const match = header ? /filename="?([^";]+)"?/i.exec(header) : null;
+  return match ? match[1] : null;
+}
+
+/** Fetch ``url`` with the API key (so it works with auth on) and save it as a download, under the
+ * name the gateway gives, else ``name``. Throws a GatewayError-like message on failure. */
+export async function downloadFile(url: string, name: string): Promise<void> {
+  const r = await fetch(url, { headers: authHeaders() });
+  if (!r.ok) throw new Error(`${r.status} ${r.statusText}`);
+  const href = URL.createObjectURL(await r.blob());
+  const a = Object.assign(document.createElement("a"), { href, download: dispositionName(r.headers.get("content-disposition")) ?? name });
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(href), 10_000);
+}

@@ -4,7 +4,7 @@
  * download button. Big text files are previewed in part, binary files only offered for download. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { authHeaders } from "../api/key";
-import { artifactUrl, listFiles, type FileEntry } from "../api/rest";
+import { artifactUrl, downloadFile, listFiles, type FileEntry } from "../api/rest";
 import { CodeBlock, languageOf } from "./CodeBlock";
 import { Markdown } from "./Markdown";
 import { buildTree, formatSize, parseCsv, previewKind, type TreeNode } from "../state/tree";
@@ -65,15 +65,10 @@ function useArtifact(url: string, name: string, kind: string, size: number | nul
   return loaded;
 }
 
-/** Save a thread's file (fetched with the API key, so it works with auth on). */
+/** Save a thread's file; a failure is shown, not thrown. */
 async function download(url: string, name: string, onError: (e: string) => void) {
   try {
-    const r = await fetch(url, { headers: authHeaders() });
-    if (!r.ok) throw new Error(`${r.status} ${r.statusText}`);
-    const href = URL.createObjectURL(await r.blob());
-    const a = Object.assign(document.createElement("a"), { href, download: name });
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(href), 10_000);
+    await downloadFile(url, name);
   } catch (e) {
     onError(`Could not download ${name}: ${(e as Error).message}`);
   }

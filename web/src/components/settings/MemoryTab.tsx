@@ -1,5 +1,6 @@
 /** The Memory tab: the facts the agent keeps about you, to read, edit and delete. */
 import { useState } from "react";
+import { downloadFile } from "../../api/rest";
 import { CATEGORIES, deleteFact, editFact, getMemory, type Fact } from "../../api/settings";
 import { errorText, PanelError, useLoad } from "./useLoad";
 
@@ -93,7 +94,14 @@ export function MemoryTab() {
           {data.facts.map((f) => <FactRow key={f.id} fact={f} onChanged={reload} onError={setActionError} />)}
         </ul>
       )}
-      <button type="button" onClick={() => void reload()} disabled={loading}>Refresh</button>
+      <div className="settings-actions">
+        <button type="button" onClick={() => void reload()} disabled={loading}>Refresh</button>
+        <button type="button" data-testid="memory-export" disabled={!data}
+          onClick={() => downloadFile("/api/memory/export", `herdsman-memory-${data?.user_id ?? "me"}.json`)
+            .catch((e) => setActionError(`Could not export memory: ${errorText(e)}`))}>
+          Export as JSON
+        </button>
+      </div>
     </section>
   );
 }
