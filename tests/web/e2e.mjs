@@ -355,7 +355,10 @@ const scenarios = {
     await tea.getByTestId("fact-edit").click();
     await dialog.getByTestId("fact-input").fill("I prefer black tea");
     await dialog.getByTestId("fact-save").click();
-    await facts.filter({ hasText: "I prefer black tea" }).waitFor();
+    // The row leaves edit mode once the gateway answered (while editing, the textarea itself
+    // holds the new text, so waiting for the text alone could pass before the save).
+    await dialog.getByTestId("fact-input").waitFor({ state: "detached" });
+    await facts.locator(".fact-text", { hasText: "I prefer black tea" }).waitFor();
     const afterEdit = (await api("/api/memory")).facts.map((f) => f.content);
     check("fact edited on the gateway", afterEdit.includes("I prefer black tea") && !afterEdit.some((f) => f.includes("green tea")), afterEdit);
     const lyon = facts.filter({ hasText: "Lyon" });
