@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, TypedDict
 
+import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.types import Command, interrupt
 
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.trace import MAX_PREVIEW_CHARS, CheckpointMessages, build_trace, read_trace
+from herdsman.runtime.trace import MAX_PREVIEW_CHARS, CheckpointMessages, build_trace, read_checkpoints, read_trace
 from herdsman.sandbox import LocalSandboxProvider, make_sandbox_tools
 from tests.support import make_config
 
@@ -109,3 +115,85 @@ async def test_read_trace_from_a_real_agent_run(home: Path) -> None:
     assert trace.steps[-1].text == "all done"
     assert all(s.usage and s.usage.total_tokens > 0 for s in trace.steps if s.kind == "model")
     provider.close()
+
+
+# -- reading run by run gives the same trace as reading every checkpoint -------------------------
+
+class _Chat(TypedDict):
+    messages: Annotated[list, add_messages]
+
+
+def _work(state: _Chat) -> dict:
+    return {"messages": [AIMessage(f"working on: {state['messages'][-1].text}")]}
+
+
+def _answer(state: _Chat) -> dict:
+    asked = [m for m in state["messages"] if m.type == "human"][-1].text
+    if asked == "ask":
+        return {"messages": [AIMessage(f"told: {interrupt('which one?')}")]}
+    if asked == "squash":  # a summary: drops what came before, this run's first step too
+        gone = [RemoveMessage(id=m.id) for m in state["messages"][:-1]]
+        return {"messages": [*gone, AIMessage("summary of it all")]}
+    return {"messages": [AIMessage(f"done: {asked}")]}
+
+
+def _chat_graph(saver=None):
+    builder = StateGraph(_Chat)
+    builder.add_node("work", _work)
+    builder.add_node("answer", _answer)
+    builder.add_edge(START, "work")
+    builder.add_edge("work", "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(checkpointer=saver or InMemorySaver())
+
+
+async def _every_checkpoint(graph, thread_id: str) -> list[CheckpointMessages]:
+    """The plain reading: the whole history, oldest first."""
+    history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})]
+    return [CheckpointMessages(list(s.values.get("messages") or []), (s.metadata or {}).get("run_id"))
+            for s in reversed(history)]
+
+
+def _steps(trace) -> list[tuple[str, str | None, str | None]]:
+    return [(s.kind, s.text, s.run_id) for s in trace.steps]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def saver(request, tmp_path: Path):
+    """Each kind of checkpointer filters and orders checkpoints itself: both are checked."""
+    if request.param == "memory":
+        yield InMemorySaver()
+        return
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "checkpoints.sqlite")) as sqlite:
+        yield sqlite
+
+
+async def test_reading_run_by_run_matches_reading_every_checkpoint(saver) -> None:
+    graph = _chat_graph(saver)
+
+    def cfg(run_id: str, **configurable: str) -> dict:
+        return {"configurable": {"thread_id": "t", **configurable}, "metadata": {"run_id": run_id}}
+
+    await graph.ainvoke({"messages": [HumanMessage("hello")]}, cfg("r1"))
+    first_end = (await graph.aget_state(cfg("r1"))).config["configurable"]["checkpoint_id"]
+    await graph.ainvoke({"messages": [HumanMessage("ask")]}, cfg("r2"))  # stops at the interrupt
+    await graph.ainvoke(Command(resume="the blue one"), cfg("r3"))  # a resumed run: no input checkpoint
+    await graph.ainvoke({"messages": [HumanMessage("more")]}, cfg("r4"))
+    await graph.ainvoke({"messages": [HumanMessage("squash")]}, cfg("r5"))
+    await graph.ainvoke({"messages": [HumanMessage("branch")]}, cfg("r6", checkpoint_id=first_end))  # a fork
+
+    fast = build_trace("t", await read_checkpoints(graph.checkpointer, "t"))
+    plain = build_trace("t", await _every_checkpoint(graph, "t"))
+    assert _steps(fast) == _steps(plain)
+    texts = {(text, run) for _, text, run in _steps(fast)}
+    assert {("working on: ask", "r2"), ("told: the blue one", "r3")} <= texts  # the resumed run's own step
+    assert {("working on: squash", "r5"), ("summary of it all", "r5")} <= texts  # removed later in its run
+    assert {("working on: more", "r4"), ("done: branch", "r6")} <= texts
+    assert [r.run_id for r in fast.runs] == ["r1", "r2", "r3", "r4", "r5", "r6"]
+    only = build_trace("t", await read_checkpoints(graph.checkpointer, "t"), run_id="r3")
+    assert [s.text for s in only.steps] == ["told: the blue one"]
+
+
+async def test_a_thread_without_checkpoints_has_an_empty_trace() -> None:
+    graph = _chat_graph()
+    assert (await read_trace(graph, "nobody")).steps == []

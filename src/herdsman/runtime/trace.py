@@ -12,8 +12,9 @@ each message to the run whose checkpoint first holds it. Then each message becom
   the command, exit code, stdout and stderr; the files a tool created, modified or deleted
   (see ``herdsman.sandbox.tools``); for ``task`` the sub-agents' token usage.
 
-:func:`read_trace` is the thin I/O edge: it reads the history through the compiled graph
-(``aget_state_history``) and calls :func:`build_trace`. Long texts are cut to
+:func:`read_trace` is the thin I/O edge: it reads the checkpoints through the graph's
+checkpointer, one pair per run where it can (see :func:`read_checkpoints`), and calls
+:func:`build_trace`. Long texts are cut to
 :data:`MAX_TEXT_CHARS` with a note saying how much was left out.
 """
 
@@ -268,14 +269,57 @@ def _group(steps: list[TraceStep]) -> dict[str, Any]:
     return {"runs": runs, "usage": total}
 
 
+def _messages_of(checkpoint: Any) -> CheckpointMessages:
+    """The messages and run of one checkpoint tuple (as a checkpointer lists them)."""
+    values = (checkpoint.checkpoint or {}).get("channel_values") or {}
+    messages = values.get("messages") if isinstance(values, Mapping) else None
+    return CheckpointMessages(messages=list(messages or []), run_id=(checkpoint.metadata or {}).get("run_id"))
+
+
+def _id_of(checkpoint: Any) -> str:
+    return checkpoint.config["configurable"]["checkpoint_id"]
+
+
+async def _between(saver: Any, config: dict[str, Any], first: str | None, before: str | None,
+                   limit: int | None = None) -> list[Any]:
+    """The thread's checkpoints created from ``first`` (None: the oldest) up to, not including,
+    ``before`` (None: the newest included), oldest first; the newest ``limit`` of them only."""
+    upto = {"configurable": {**config["configurable"], "checkpoint_id": before}} if before else None
+    found = []
+    async for checkpoint in saver.alist(config, before=upto, limit=limit):
+        if first is not None and _id_of(checkpoint) < first:
+            break
+        found.append(checkpoint)
+    return found[::-1]
+
+
+async def read_checkpoints(saver: Any, thread_id: str) -> list[CheckpointMessages]:
+    """The checkpoints :func:`build_trace` needs, oldest first, read run by run.
+
+    Every checkpoint holds every message of the thread so far, so reading them all costs the
+    square of the thread's length. A run starts at an ``input`` checkpoint (found by metadata,
+    which checkpointers filter before loading values); when its last checkpoint still holds all
+    the messages of its first and was written by the same run, these two say everything. A run
+    that removed messages (a summary) or was followed by a resumed run (which has no ``input``
+    checkpoint of its own) is read checkpoint by checkpoint.
+    """
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    starts = [c async for c in saver.alist(config, filter={"source": "input"})][::-1]
+    if not starts:
+        return [_messages_of(c) for c in await _between(saver, config, None, None)]
+    chosen = [_messages_of(c) for c in await _between(saver, config, None, _id_of(starts[0]))]  # before any run
+    for index, start in enumerate(starts):
+        following = _id_of(starts[index + 1]) if index + 1 < len(starts) else None
+        first = _messages_of(start)
+        last = _messages_of((await _between(saver, config, _id_of(start), following, limit=1))[-1])
+        kept = {m.id for m in last.messages}
+        if last.run_id == first.run_id and all(m.id in kept for m in first.messages):
+            chosen += [first, last]
+        else:
+            chosen += [_messages_of(c) for c in await _between(saver, config, _id_of(start), following)]
+    return chosen
+
+
 async def read_trace(graph: Any, thread_id: str, run_id: str | None = None) -> Trace:
     """The trace of ``thread_id`` read from ``graph``'s checkpointer (see :func:`build_trace`)."""
-    snapshots = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})]
-    checkpoints = [
-        CheckpointMessages(
-            messages=list((snapshot.values or {}).get("messages") or []) if isinstance(snapshot.values, Mapping) else [],
-            run_id=(snapshot.metadata or {}).get("run_id"),
-        )
-        for snapshot in reversed(snapshots)
-    ]
-    return build_trace(thread_id, checkpoints, run_id)
+    return build_trace(thread_id, await read_checkpoints(graph.checkpointer, thread_id), run_id)
