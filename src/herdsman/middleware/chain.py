@@ -51,6 +51,7 @@ class _Commands:
         self.items: list[Command] = []
 
     def unwrap(self, result: Any) -> ModelResponse:
+        """The model response inside ``result``, keeping any command it carries."""
         if isinstance(result, ExtendedModelResponse):
             if result.command is not None:
                 self.items.append(result.command)
@@ -58,6 +59,7 @@ class _Commands:
         return _as_response(result)
 
     def wrap(self, response: Any) -> Any:
+        """``response`` with the commands collected so far merged into one, if any."""
         response = self.unwrap(response)
         command = _merge_commands(self.items)
         return ExtendedModelResponse(model_response=response, command=command) if command else response

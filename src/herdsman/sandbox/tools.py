@@ -83,6 +83,7 @@ class _EditLocks:
         self._locks: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
 
     def get(self, thread_id: str, path: str) -> Any:
+        """The lock of ``path`` in ``thread_id``'s sandbox (one per file, shared while in use)."""
         key = (thread_id, normalize_virtual(path))
         with self._guard:
             lock = self._locks.get(key)

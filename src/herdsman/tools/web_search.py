@@ -107,6 +107,7 @@ class SearxngProvider:
         self.base_url, self.timeout = base_url.rstrip("/"), timeout
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        """Up to ``max_results`` results for ``query`` from this provider."""
         data = await _request_json(
             self.name, self.timeout, "GET", f"{self.base_url}/search", params={"q": query, "format": "json"}
         )
@@ -123,6 +124,7 @@ class TavilyProvider:
         self.api_key, self.base_url, self.timeout = api_key, base_url.rstrip("/"), timeout
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        """Up to ``max_results`` results for ``query`` from this provider."""
         data = await _request_json(
             self.name, self.timeout, "POST", f"{self.base_url}/search",
             json={"query": query, "max_results": max_results},
@@ -141,6 +143,7 @@ class BraveProvider:
         self.api_key, self.base_url, self.timeout = api_key, base_url.rstrip("/"), timeout
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        """Up to ``max_results`` results for ``query`` from this provider."""
         data = await _request_json(
             self.name, self.timeout, "GET", f"{self.base_url}/web/search",
             params={"q": query, "count": max_results},
@@ -188,6 +191,7 @@ class DuckDuckGoProvider:
         return [SearchResult(_text(h.title), str(h.href), _text(h.body)) for h in hits][:max_results]
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        """Up to ``max_results`` results for ``query`` from this provider."""
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._search_sync, query, max_results), self.timeout + 1)
         except TimeoutError:

@@ -96,34 +96,44 @@ VARIANTS: dict[str, WeightsVariant] = {
 class Reporter(Protocol):
     """Receives progress events while the weights are fetched."""
 
-    def start(self, variant: WeightsVariant, done_bytes: int) -> None: ...
+    def start(self, variant: WeightsVariant, done_bytes: int) -> None:
+        """Fetching of ``variant`` begins, ``done_bytes`` of it already on disk."""
+        ...
 
-    def part(self, index: int, total: int) -> None: ...
+    def part(self, index: int, total: int) -> None:
+        """Part ``index`` of ``total`` begins."""
+        ...
 
-    def advance(self, nbytes: int) -> None: ...
+    def advance(self, nbytes: int) -> None:
+        """``nbytes`` more bytes arrived."""
+        ...
 
-    def message(self, text: str) -> None: ...
+    def message(self, text: str) -> None:
+        """A line of news for the user."""
+        ...
 
-    def finish(self) -> None: ...
+    def finish(self) -> None:
+        """Fetching ended."""
+        ...
 
 
 class SilentReporter:
     """Reports nothing (``progress=False``)."""
 
     def start(self, variant: WeightsVariant, done_bytes: int) -> None:
-        pass
+        """Fetching of ``variant`` begins, ``done_bytes`` of it already on disk."""
 
     def part(self, index: int, total: int) -> None:
-        pass
+        """Part ``index`` of ``total`` begins."""
 
     def advance(self, nbytes: int) -> None:
-        pass
+        """``nbytes`` more bytes arrived."""
 
     def message(self, text: str) -> None:
-        pass
+        """A line of news for the user."""
 
     def finish(self) -> None:
-        pass
+        """Fetching ended."""
 
 
 class LineReporter:
@@ -138,6 +148,7 @@ class LineReporter:
         print(f"herdsman: {text}", file=self._stream, flush=True)
 
     def start(self, variant: WeightsVariant, done_bytes: int) -> None:
+        """Fetching of ``variant`` begins, ``done_bytes`` of it already on disk."""
         self._variant, self._done = variant, done_bytes
         resumed = f", resuming at {done_bytes / 1e6:.0f} MB" if done_bytes else ""
         self._line(
@@ -145,17 +156,20 @@ class LineReporter:
         )
 
     def part(self, index: int, total: int) -> None:
+        """Part ``index`` of ``total`` begins."""
         size = self._variant.size if self._variant else 0
         self._line(f"part {index}/{total} ({self._done / 1e6:.0f}/{size / 1e6:.0f} MB so far)")
 
     def advance(self, nbytes: int) -> None:
+        """``nbytes`` more bytes arrived."""
         self._done += nbytes
 
     def message(self, text: str) -> None:
+        """A line of news for the user."""
         self._line(text)
 
     def finish(self) -> None:
-        pass
+        """Fetching ended."""
 
 
 class RichReporter:
@@ -185,22 +199,27 @@ class RichReporter:
         self._name = ""
 
     def start(self, variant: WeightsVariant, done_bytes: int) -> None:
+        """Fetching of ``variant`` begins, ``done_bytes`` of it already on disk."""
         self._name = variant.name
         self._progress.start()
         self._task = self._progress.add_task(variant.name, total=variant.size, completed=done_bytes)
 
     def part(self, index: int, total: int) -> None:
+        """Part ``index`` of ``total`` begins."""
         if self._task is not None:
             self._progress.update(self._task, description=f"{self._name} part {index}/{total}")
 
     def advance(self, nbytes: int) -> None:
+        """``nbytes`` more bytes arrived."""
         if self._task is not None:
             self._progress.advance(self._task, nbytes)
 
     def message(self, text: str) -> None:
+        """A line of news for the user."""
         self._console.print(f"herdsman: {text}")
 
     def finish(self) -> None:
+        """Fetching ended."""
         self._progress.stop()
 
 
