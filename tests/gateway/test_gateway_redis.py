@@ -14,36 +14,44 @@ from tests.services import free_port
 from tests.support import make_config
 
 
-async def test_run_started_on_one_gateway_is_joined_from_another(home, redis_url) -> None:
+@pytest.fixture
+async def two_gateways(home, redis_url):
+    """Two gateways sharing runs through Redis (sqlite checkpoints): the first one's model, and
+    an SDK client for each."""
     config = make_config(home, checkpointer={"type": "sqlite"}, gateway={"stream_bridge": "redis", "redis_url": redis_url})
     model_a = scripted_model()
     with running_gateway(config, model=model_a) as first, running_gateway(config) as second:
         a = get_client(url=first.url, api_key=None)
         b = get_client(url=second.url, api_key=None)
         try:
-            tid = (await a.threads.create())["thread_id"]
-            run = await a.runs.create(tid, "lead_agent", input=user_message(f"steps 2 {HOLD}"),
-                                      stream_mode=["values", "updates"], stream_resumable=True)
-            await asyncio.to_thread(model_a.wait_until_held)
-            assert (await b.runs.get(tid, run["run_id"]))["status"] == "running"
-            joined = b.runs.join_stream(tid, run["run_id"])
-            head = [await joined.__anext__(), await joined.__anext__()]  # metadata, first values
-            await joined.aclose()
-            model_a.release()
-            tail = [p async for p in b.runs.join_stream(tid, run["run_id"], last_event_id=head[-1].id)]
-            events = head + tail
-            assert events[0].event == "metadata" and events[0].data["run_id"] == run["run_id"]
-            assert events[-1].event == "end"
-            ids = [p.id for p in events]
-            assert len(set(ids)) == len(ids), "no event twice"
-            # The same events, in the same order, as the gateway that ran it sends.
-            from_a = [p async for p in a.runs.join_stream(tid, run["run_id"])]
-            assert [(p.id, p.event, p.data) for p in from_a] == [(p.id, p.event, p.data) for p in events]
-            state = await b.threads.get_state(tid)
-            assert len([m for m in state["values"]["messages"] if m["type"] == "tool"]) == 2
+            yield model_a, a, b
         finally:
             await a.aclose()
             await b.aclose()
+
+
+async def test_run_started_on_one_gateway_is_joined_from_another(two_gateways) -> None:
+    model_a, a, b = two_gateways
+    tid = (await a.threads.create())["thread_id"]
+    run = await a.runs.create(tid, "lead_agent", input=user_message(f"steps 2 {HOLD}"),
+                              stream_mode=["values", "updates"], stream_resumable=True)
+    await asyncio.to_thread(model_a.wait_until_held)
+    assert (await b.runs.get(tid, run["run_id"]))["status"] == "running"
+    joined = b.runs.join_stream(tid, run["run_id"])
+    head = [await joined.__anext__(), await joined.__anext__()]  # metadata, first values
+    await joined.aclose()
+    model_a.release()
+    tail = [p async for p in b.runs.join_stream(tid, run["run_id"], last_event_id=head[-1].id)]
+    events = head + tail
+    assert events[0].event == "metadata" and events[0].data["run_id"] == run["run_id"]
+    assert events[-1].event == "end"
+    ids = [p.id for p in events]
+    assert len(set(ids)) == len(ids), "no event twice"
+    # The same events, in the same order, as the gateway that ran it sends.
+    from_a = [p async for p in a.runs.join_stream(tid, run["run_id"])]
+    assert [(p.id, p.event, p.data) for p in from_a] == [(p.id, p.event, p.data) for p in events]
+    state = await b.threads.get_state(tid)
+    assert len([m for m in state["values"]["messages"] if m["type"] == "tool"]) == 2
 
 
 async def test_unreachable_redis_is_a_clear_startup_error(home) -> None:
@@ -55,21 +63,13 @@ async def test_unreachable_redis_is_a_clear_startup_error(home) -> None:
     assert "gateway.redis_url" in str(info.value)
 
 
-async def test_a_run_is_cancelled_through_the_other_gateway(home, redis_url) -> None:
-    config = make_config(home, checkpointer={"type": "sqlite"}, gateway={"stream_bridge": "redis", "redis_url": redis_url})
-    model_a = scripted_model()
-    with running_gateway(config, model=model_a) as first, running_gateway(config) as second:
-        a = get_client(url=first.url, api_key=None)
-        b = get_client(url=second.url, api_key=None)
-        try:
-            tid = (await a.threads.create())["thread_id"]
-            run = await a.runs.create(tid, "lead_agent", input=user_message(f"stop me {HOLD}"))
-            await asyncio.to_thread(model_a.wait_until_held)
-            cancelled = await b.runs.cancel(tid, run["run_id"], wait=True)
-            assert cancelled["status"] == "interrupted"
-            assert (await a.runs.get(tid, run["run_id"]))["status"] == "interrupted"
-            events = [p async for p in b.runs.join_stream(tid, run["run_id"])]
-            assert events[-1].event == "end"
-        finally:
-            await a.aclose()
-            await b.aclose()
+async def test_a_run_is_cancelled_through_the_other_gateway(two_gateways) -> None:
+    model_a, a, b = two_gateways
+    tid = (await a.threads.create())["thread_id"]
+    run = await a.runs.create(tid, "lead_agent", input=user_message(f"stop me {HOLD}"))
+    await asyncio.to_thread(model_a.wait_until_held)
+    cancelled = await b.runs.cancel(tid, run["run_id"], wait=True)
+    assert cancelled["status"] == "interrupted"
+    assert (await a.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+    events = [p async for p in b.runs.join_stream(tid, run["run_id"])]
+    assert events[-1].event == "end"

@@ -117,23 +117,8 @@ class Reporter(Protocol):
         ...
 
 
-class SilentReporter:
-    """Reports nothing (``progress=False``)."""
-
-    def start(self, variant: WeightsVariant, done_bytes: int) -> None:
-        """Fetching of ``variant`` begins, ``done_bytes`` of it already on disk."""
-
-    def part(self, index: int, total: int) -> None:
-        """Part ``index`` of ``total`` begins."""
-
-    def advance(self, nbytes: int) -> None:
-        """``nbytes`` more bytes arrived."""
-
-    def message(self, text: str) -> None:
-        """A line of news for the user."""
-
-    def finish(self) -> None:
-        """Fetching ended."""
+class SilentReporter(Reporter):
+    """Reports nothing (``progress=False``): every event is the protocol's no-op."""
 
 
 class LineReporter:
