@@ -11,6 +11,15 @@ from tests.channels.fake_discord import FakeDiscord
 from tests.channels.fake_feishu import FakeFeishu
 from tests.channels.fake_slack import FakeSlack
 from tests.channels.fake_telegram import FakeTelegram
+from tests.gateway.gateway_support import HeldModel, scripted_model
+
+
+@pytest.fixture
+def model() -> Iterator[HeldModel]:
+    """The scripted agent behind the channels; released at the end so no run stays held."""
+    held = scripted_model()
+    yield held
+    held.release()
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from fastapi import Request, WebSocket, WebSocketDisconnect
+from fastapi import Request, WebSocket
 from fastapi.responses import JSONResponse
 
-from tests.channels.fake_server import Call, FakeServer
+from tests.channels.fake_server import Call, FakeServer, pump
 
 TOKEN = "discord-test-token"
 BOT = {"id": "1000", "username": "herd", "discriminator": "0", "avatar": None, "bot": True, "global_name": None,
@@ -140,12 +140,4 @@ class FakeDiscord(FakeServer):
                 event, data = await self._outbox.get()  # type: ignore[union-attr]
                 await ws.send_text(json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data}))
 
-        tasks = [asyncio.create_task(read()), asyncio.create_task(write())]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await pump(read, write)

@@ -7,16 +7,20 @@ sent over the wire.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import uvicorn
-from fastapi import FastAPI
+from fastapi import FastAPI, WebSocketDisconnect
+
+from herdsman.config.schema import HerdsmanConfig
+from tests.support import make_config
 
 T = TypeVar("T")
 
@@ -93,3 +97,21 @@ def serving(fake: FakeServer) -> Iterator[FakeServer]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+async def pump(read: Callable[[], Awaitable[None]], write: Callable[[], Awaitable[None]]) -> None:
+    """Run a fake websocket's reader and writer until either ends (the client left), then stop both."""
+    tasks = [asyncio.create_task(read()), asyncio.create_task(write())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def channel_config(home: Any, name: str, section: dict[str, Any], **config: Any) -> HerdsmanConfig:
+    """A config with channel ``name`` set to ``section`` (progress updates sent at once)."""
+    return make_config(home, channels={"progress_interval_seconds": 0, name: section}, **config)

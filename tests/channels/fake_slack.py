@@ -15,11 +15,11 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qsl
 
-from fastapi import Request, WebSocket, WebSocketDisconnect
+from fastapi import Request, WebSocket
 from fastapi.responses import JSONResponse, PlainTextResponse
 from slack_sdk.signature import SignatureVerifier
 
-from tests.channels.fake_server import Call, FakeServer
+from tests.channels.fake_server import Call, FakeServer, pump
 
 BOT_TOKEN = "xoxb-test-token"
 APP_TOKEN = "xapp-test-token"
@@ -146,12 +146,4 @@ class FakeSlack(FakeServer):
             while True:
                 await ws.send_text(json.dumps(await self._envelopes.get()))  # type: ignore[union-attr]
 
-        tasks = [asyncio.create_task(read()), asyncio.create_task(write())]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await pump(read, write)

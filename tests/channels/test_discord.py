@@ -14,25 +14,19 @@ import pytest
 from discord.gateway import DiscordWebSocket
 
 from tests.channels.fake_discord import BROKEN_CHANNEL, TOKEN, FakeDiscord
-from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
-from tests.support import make_config
+from tests.channels.fake_server import channel_config
+from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway
 
 ALICE, DM = 42, 4200
 GUILD, GUILD_CHANNEL = 9, 900
 
-
-@pytest.fixture
-def model() -> Iterator[HeldModel]:
-    held = scripted_model()
-    yield held
-    held.release()
 
 
 @pytest.fixture
 def bot(home: Path, discord_api: FakeDiscord, model: HeldModel) -> Iterator[RunningGateway]:
     """A gateway whose Discord channel is connected to the fake."""
     section = {"enabled": True, "bot_token": TOKEN, "base_url": discord_api.base_url, "allowed_users": [str(ALICE)]}
-    config = make_config(home, channels={"progress_interval_seconds": 0, "discord": section})
+    config = channel_config(home, "discord", section)
     original = (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
     with running_gateway(config, model=model) as served:
         discord_api.wait_for(discord_api.connected, "the bot to identify")

@@ -23,17 +23,12 @@ from tests.channels.fake_feishu import (
     encrypted,
     message_event,
 )
-from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
+from tests.channels.fake_server import channel_config
+from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway
 from tests.support import make_config
 
 ALICE, CHAT = "ou_alice", "oc_chat"
 
-
-@pytest.fixture
-def model() -> Iterator[HeldModel]:
-    held = scripted_model()
-    yield held
-    held.release()
 
 
 @pytest.fixture
@@ -41,7 +36,7 @@ def bot(home: Path, feishu: FakeFeishu, model: HeldModel) -> Iterator[RunningGat
     """A gateway whose Feishu channel answers through the fake Open API."""
     section = {"enabled": True, "app_id": APP_ID, "app_secret": APP_SECRET, "verification_token": VERIFICATION_TOKEN,
                "base_url": feishu.url, "allowed_users": [ALICE]}
-    config = make_config(home, channels={"progress_interval_seconds": 0, "feishu": section})
+    config = channel_config(home, "feishu", section)
     with running_gateway(config, model=model) as served:
         yield served
 

@@ -14,18 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.channels.fake_server import channel_config
 from tests.channels.fake_slack import APP_TOKEN, BOT_TOKEN, BROKEN_CHANNEL, SIGNING_SECRET, FakeSlack, message_event, signed_headers
-from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
+from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway
 from tests.support import make_config
 
 ALICE, DM = "U42", "D42"
 
-
-@pytest.fixture
-def model() -> Iterator[HeldModel]:
-    held = scripted_model()
-    yield held
-    held.release()
 
 
 @pytest.fixture
@@ -33,7 +28,7 @@ def app(home: Path, slack: FakeSlack, model: HeldModel) -> Iterator[RunningGatew
     """A gateway whose Slack channel answers through the fake Web API."""
     section = {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
                "base_url": slack.base_url, "allowed_users": [ALICE]}
-    config = make_config(home, channels={"progress_interval_seconds": 0, "slack": section})
+    config = channel_config(home, "slack", section)
     with running_gateway(config, model=model) as served:
         yield served
 

@@ -16,8 +16,9 @@ from langchain_core.messages import BaseMessage
 
 from herdsman.models.scripted import ScriptedChatModel
 
+from tests.channels.fake_server import channel_config
 from tests.channels.fake_telegram import BROKEN_CHAT, TOKEN, FakeTelegram
-from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
+from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway
 from tests.support import make_config
 
 ALICE, CHAT = 42, 4200
@@ -28,14 +29,8 @@ def telegram_config(home: Path, fake: FakeTelegram, **extra: Any):
     """A config whose telegram channel talks to ``fake``."""
     section = {"enabled": True, "bot_token": TOKEN, "base_url": fake.base_url, "allowed_users": [str(ALICE), "bob"],
                "poll_timeout_seconds": 1, **extra}
-    return make_config(home, channels={"progress_interval_seconds": 0, "telegram": section})
+    return channel_config(home, "telegram", section)
 
-
-@pytest.fixture
-def model() -> Iterator[HeldModel]:
-    held = scripted_model()
-    yield held
-    held.release()
 
 
 @pytest.fixture
