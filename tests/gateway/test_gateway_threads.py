@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
+from herdsman_gateway.routes.assistants import json_schema_or_keys
 from tests.gateway.gateway_support import user_message
 
 
@@ -133,8 +136,10 @@ async def test_assistant_graph_and_schemas(client) -> None:
     graph = await client.assistants.get_graph("lead_agent")
     assert {"model", "tools"} <= {n["id"] for n in graph["nodes"]}
     schemas = await client.assistants.get_schemas("lead_agent")
-    assert "messages" in schemas["input_schema"]["properties"]
-    assert "messages" in schemas["state_schema"]["properties"]
+    for key in ("input_schema", "output_schema", "state_schema"):  # rendered in full, not just key names
+        properties = schemas[key]["properties"]
+        assert properties["messages"]["type"] == "array", (key, properties["messages"])
+        assert set(schemas[key]["$defs"]["ActiveSkill"]["properties"]) == {"name", "message_id"}
 
 
 async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway) -> None:
@@ -149,3 +154,14 @@ async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway
         assert bad.status_code in (404, 422)
         bad = await http.post("/threads", json={"thread_id": "../escape"})
         assert bad.status_code == 422 and "invalid thread id" in bad.json()["detail"]
+
+
+def test_a_schema_that_cannot_be_rendered_falls_back_to_its_keys() -> None:
+    class Legacy(TypedDict):
+        notes: str
+        count: int
+
+    def refuse() -> dict:
+        raise ValueError("pydantic cannot render this")
+
+    assert json_schema_or_keys(refuse, Legacy) == {"title": "Legacy", "type": "object", "properties": {"notes": {}, "count": {}}}

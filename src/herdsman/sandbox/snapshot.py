@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal
+
+from typing_extensions import TypedDict  # not typing's: pydantic renders it on Python 3.11
 
 MAX_SNAPSHOT_ENTRIES = 1_000
 SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".cache", ".mypy_cache", ".pytest_cache"})

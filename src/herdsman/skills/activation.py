@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
+from typing_extensions import TypedDict  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
 
 COMMAND_RE = re.compile(r"^\s*/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from fastapi import APIRouter, Depends, HTTPException
+from pydantic import TypeAdapter
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman_gateway.auth import current_user
@@ -15,6 +17,7 @@ from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.schemas import Assistant, AssistantCount, AssistantSearch
 
 router = APIRouter(tags=["assistants"], dependencies=[Depends(current_user)])
+log = structlog.get_logger(__name__)
 
 CREATED_AT = "2026-01-01T00:00:00+00:00"
 CONFIG_SCHEMA = {
@@ -89,11 +92,12 @@ def keys_schema(cls: Any) -> dict[str, Any] | None:
     return {"title": getattr(cls, "__name__", "State"), "type": "object", "properties": {k: {} for k in keys}}
 
 
-def _schema(render: Any, cls: Any) -> dict[str, Any] | None:
+def json_schema_or_keys(render: Any, cls: Any) -> dict[str, Any] | None:
     """LangGraph's JSON schema, or the keys of ``cls`` when it cannot be rendered."""
     try:
         return render()
-    except Exception:  # noqa: BLE001 - e.g. pydantic refusing typing.TypedDict on Python < 3.12
+    except Exception as exc:  # noqa: BLE001 - e.g. a tool's state declared with typing.TypedDict on Python < 3.12
+        log.warning("schema_not_rendered", schema=getattr(cls, "__name__", None), error=str(exc).splitlines()[0])
         return keys_schema(cls)
 
 
@@ -105,9 +109,9 @@ async def get_schemas(assistant_id: str, gw: Gateway = Depends(get_gateway)) -> 
     builder = graph.builder
     return {
         "graph_id": LEAD_AGENT_NAME,
-        "input_schema": _schema(graph.get_input_jsonschema, builder.input_schema),
-        "output_schema": _schema(graph.get_output_jsonschema, builder.output_schema),
-        "state_schema": keys_schema(builder.state_schema),
+        "input_schema": json_schema_or_keys(graph.get_input_jsonschema, builder.input_schema),
+        "output_schema": json_schema_or_keys(graph.get_output_jsonschema, builder.output_schema),
+        "state_schema": json_schema_or_keys(lambda: TypeAdapter(builder.state_schema).json_schema(), builder.state_schema),
         "config_schema": CONFIG_SCHEMA,
-        "context_schema": _schema(graph.get_context_jsonschema, None),
+        "context_schema": json_schema_or_keys(graph.get_context_jsonschema, None),
     }
