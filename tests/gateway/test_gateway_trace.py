@@ -60,3 +60,38 @@ async def test_trace_shows_model_calls_bash_and_files_for_the_owner_only(home) -
     schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
     assert schema == {"$ref": "#/components/schemas/Trace"}
     assert {"steps", "runs", "usage"} <= set(spec["components"]["schemas"]["Trace"]["properties"])
+
+
+async def test_a_task_step_shows_what_its_subagent_did(home) -> None:
+    def respond(messages):
+        last = messages[-1]
+        if last.type == "human" and last.text == "delegate it":  # the lead
+            args = {"description": "list files", "prompt": "list the workspace", "subagent_type": "general-purpose"}
+            return {"tool_calls": [{"name": "task", "args": args, "id": "call_delegate"}]}
+        if last.type == "human":  # the sub-agent, given its prompt
+            return {"tool_calls": [{"name": "bash", "args": {"command": "echo from-the-subagent"}}]}
+        if last.type == "tool" and last.name == "bash":
+            return "the workspace is listed"
+        return "the sub-agent reported"
+
+    config = make_config(home, sandbox={"allow_unisolated_bash": True})
+    with running_gateway(config, model=ScriptedChatModel(respond=respond)) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            await sdk.runs.wait(tid, "lead_agent", input=user_message("delegate it"))
+        finally:
+            await sdk.aclose()
+        async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
+            trace = (await http.get(f"/api/threads/{tid}/trace")).json()
+
+    task = next(s for s in trace["steps"] if s["tool"] == "task")
+    [subagent] = task["subagents"]
+    assert subagent["task_id"] == "call_delegate" and subagent["status"] == "completed"
+    assert subagent["subagent_type"] == "general-purpose" and subagent["description"] == "list files"
+    inner = subagent["steps"]
+    assert [s["kind"] for s in inner] == ["input", "model", "tool", "model"]
+    assert inner[0]["text"] == "list the workspace"
+    assert inner[2]["bash"]["stdout"] == "from-the-subagent\n" and inner[2]["bash"]["exit_code"] == 0
+    assert inner[3]["text"] == "the workspace is listed"
+    assert [s["kind"] for s in trace["steps"]] == ["input", "model", "tool", "model"]  # the lead's own steps

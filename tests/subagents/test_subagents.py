@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient, RunFinished, TaskEvent, ToolResult
 from herdsman.models.scripted import ScriptedChatModel
+from herdsman.runtime.transcripts import transcript_loader
 from tests.support import make_config
 
 SUB_MODELS = [
@@ -147,6 +148,13 @@ async def test_timeout_and_failure_do_not_touch_siblings(home: Path) -> None:
     assert "failed" in by_desc["[general-purpose] bad"].content and "model broke on explode" in by_desc["[general-purpose] bad"].content
     assert len(kinds(events, "task_timed_out")) == 1 and len(kinds(events, "task_failed")) == 1
     assert events[-1].answer == "summarised"
+    # Each keeps a transcript for the trace, however it ended: the prompt and what it did.
+    load = transcript_loader(config.home, "t")
+    for data in kinds(events, "task_completed") + kinds(events, "task_timed_out") + kinds(events, "task_failed"):
+        steps = load(data["task_id"])
+        assert steps and steps[0].kind == "input", data["description"]
+    done = load(kinds(events, "task_completed")[0]["task_id"])
+    assert [(s.kind, s.text) for s in done] == [("input", "fine job"), ("model", "report for: fine job")]
 
 
 async def test_bad_requests_get_clear_tool_errors(home: Path) -> None:

@@ -20,7 +20,7 @@ checkpointer, one pair per run where it can (see :func:`read_checkpoints`), and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -89,6 +89,19 @@ class TraceStep(BaseModel):
     bash: BashRun | None = None
     files_changed: list[FileChange] = Field(default_factory=list)
     files_changed_incomplete: bool = False
+    subagents: list[SubagentTrace] = Field(
+        default_factory=list, description="for task and run_plan: each sub-agent and what it did"
+    )
+
+
+class SubagentTrace(BaseModel):
+    """One sub-agent a ``task`` or ``run_plan`` step started: how it ended and its own steps."""
+
+    task_id: str
+    subagent_type: str | None = None
+    description: str | None = None
+    status: str | None = None
+    steps: list[TraceStep] = Field(default_factory=list, description="empty when no transcript was kept")
 
 
 class TraceRun(BaseModel):
@@ -194,6 +207,16 @@ def _subagent_usage(artifact: Mapping[str, Any]) -> TokenUsage | None:
     return total
 
 
+def _subagents(artifact: Mapping[str, Any]) -> list[SubagentTrace]:
+    """The sub-agents a task/run_plan result names (their steps are filled in from transcripts)."""
+    return [
+        SubagentTrace(task_id=str(r["task_id"]), subagent_type=r.get("subagent_type"), description=r.get("description"),
+                      status=r.get("status"))
+        for r in artifact.get("results") or ()
+        if isinstance(r, Mapping) and r.get("task_id")
+    ]
+
+
 def _tool_step(message: ToolMessage, requested: Mapping[str, RequestedToolCall], base: dict[str, Any]) -> TraceStep:
     call = requested.get(message.tool_call_id)
     artifact = message.artifact if isinstance(message.artifact, Mapping) else {}
@@ -209,6 +232,7 @@ def _tool_step(message: ToolMessage, requested: Mapping[str, RequestedToolCall],
         files_changed=_files(artifact) if artifact else [],
         files_changed_incomplete=bool(artifact.get("files_changed_incomplete")),
         usage=_subagent_usage(artifact) if artifact else None,
+        subagents=_subagents(artifact) if artifact else [],
     )
 
 
@@ -320,6 +344,24 @@ async def read_checkpoints(saver: Any, thread_id: str) -> list[CheckpointMessage
     return chosen
 
 
-async def read_trace(graph: Any, thread_id: str, run_id: str | None = None) -> Trace:
-    """The trace of ``thread_id`` read from ``graph``'s checkpointer (see :func:`build_trace`)."""
-    return build_trace(thread_id, await read_checkpoints(graph.checkpointer, thread_id), run_id)
+def attach_transcripts(steps: Sequence[TraceStep], load: Callable[[str], list[TraceStep] | None], depth: int = 3) -> None:
+    """Fill in the steps of each sub-agent of ``steps`` with ``load(task_id)`` (its kept
+    transcript, or None), and theirs in turn, ``depth`` levels deep."""
+    if depth <= 0:
+        return
+    for step in steps:
+        for subagent in step.subagents:
+            subagent.steps = load(subagent.task_id) or []
+            attach_transcripts(subagent.steps, load, depth - 1)
+
+
+async def read_trace(
+    graph: Any, thread_id: str, run_id: str | None = None,
+    transcripts: Callable[[str], list[TraceStep] | None] | None = None,
+) -> Trace:
+    """The trace of ``thread_id`` read from ``graph``'s checkpointer (see :func:`build_trace`);
+    ``transcripts(task_id)`` gives the steps of a sub-agent, when they were kept."""
+    trace = build_trace(thread_id, await read_checkpoints(graph.checkpointer, thread_id), run_id)
+    if transcripts is not None:
+        attach_transcripts(trace.steps, transcripts)
+    return trace

@@ -36,6 +36,7 @@ from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.resolver import ModelResolver
+from herdsman.runtime.transcripts import save_transcript
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
 from herdsman.subagents.scope import RunScope, current_scope
@@ -292,14 +293,27 @@ class SubagentRunner:
         config: dict[str, Any],
         writer: Writer, base: dict[str, Any],
     ) -> _Outcome:
-        """Stream the sub-agent to its end, reporting each step; failures become outcomes."""
-        pricing = self.resolver.pricing(model_name)
+        """Stream the sub-agent to its end, reporting each step; failures become outcomes. Its
+        messages are kept as a transcript for the trace however it ends."""
         messages: list[Any] = []
+        try:
+            return await self._stream(request, spec, agent, model_name, config, writer, base, messages)
+        finally:
+            thread_id = (config.get("configurable") or {}).get("thread_id")
+            if thread_id and messages:
+                save_transcript(self.config.home, str(thread_id), request.task_id, messages)
+
+    async def _stream(
+        self, request: TaskRequest, spec: SubagentType, agent: Any, model_name: str, config: dict[str, Any],
+        writer: Writer, base: dict[str, Any], messages: list[Any],
+    ) -> _Outcome:
+        """The body of :meth:`_drive`; ``messages`` is filled in place as the sub-agent goes."""
+        pricing = self.resolver.pricing(model_name)
         steps = 0
         try:
             async with asyncio.timeout(self.timeout(spec)):
                 async for values in agent.astream({"messages": [HumanMessage(request.prompt)]}, config, stream_mode="values"):
-                    messages = values.get("messages", messages)
+                    messages[:] = values.get("messages", messages)
                     last = messages[-1] if messages else None
                     if isinstance(last, AIMessage):
                         steps += 1

@@ -2,7 +2,8 @@
 
 Answers :class:`~herdsman.runtime.trace.Trace`: each model call (model, text, tool calls asked
 for, tokens) and tool call (arguments, result, status; for bash the command, exit code, stdout and
-stderr; the files created or changed) in order, grouped by run. Built by the harness from the
+stderr; the files created or changed; for task and run_plan the steps of each sub-agent, from
+the transcripts the executor keeps) in order, grouped by run. Built by the harness from the
 thread's checkpoints; a thread the caller may not see is a 404 like everywhere else.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query
 
 from herdsman.runtime.trace import Trace, read_trace
+from herdsman.runtime.transcripts import transcript_loader
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -27,4 +29,4 @@ async def get_trace(
 ) -> Trace:
     """Every model call and tool call of the thread (or of ``run_id``), in order."""
     await load_thread(gw, thread_id, user)
-    return await read_trace(gw.graph, thread_id, run_id)
+    return await read_trace(gw.graph, thread_id, run_id, transcripts=transcript_loader(gw.config.home, thread_id))
