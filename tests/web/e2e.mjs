@@ -117,6 +117,22 @@ const scenarios = {
     await lastAgent(page).filter({ hasText: "all three sub-agents reported" }).waitFor({ timeout: 15000 });
     check("all completed", true);
     await shot(page, "completed");
+    // The trace shows what each sub-agent did: its task step, then the sub-agent's own steps.
+    await page.getByTestId("trace-toggle").click();
+    const panel = page.getByTestId("trace-panel");
+    const delegated = panel.getByTestId("trace-step").filter({ hasText: "task: Research beta" });
+    await delegated.waitFor({ timeout: 15000 });
+    await delegated.locator(".trace-step-head").first().click();
+    const sub = delegated.getByTestId("trace-subagent");
+    check("subagent in trace", (await sub.getAttribute("data-status")) === "completed" &&
+      (await sub.innerText()).includes("general-purpose"), await sub.innerText());
+    const inner = sub.getByTestId("trace-substep");
+    const innerKinds = await inner.evaluateAll((els) => els.map((e) => e.dataset.kind));
+    check("subagent steps", innerKinds.join(",") === "input,model", innerKinds);
+    await inner.nth(1).locator(".trace-step-head").click();
+    const said = await inner.nth(1).getByTestId("trace-text").innerText();
+    check("subagent answer", said.includes("report ready"), said);
+    await shot(page, "subagent-trace");
   },
 
   async interrupt(page) {

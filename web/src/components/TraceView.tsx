@@ -4,7 +4,7 @@
  * Next step through; the trace is loaded again when a run finishes (`refreshKey`). */
 import { Fragment, useEffect, useRef, useState } from "react";
 import { call } from "../api/rest";
-import { argsText, clip, failed, formatTokens, move, runLabel, stepTitle, type Trace, type TraceStep } from "../state/trace";
+import { argsText, clip, failed, formatTokens, move, runLabel, stepTitle, type SubagentTrace, type Trace, type TraceStep } from "../state/trace";
 
 interface Props {
   threadId: string | null;
@@ -36,6 +36,52 @@ function Tokens({ step }: { step: TraceStep }) {
     <div className="trace-tokens" data-testid="trace-tokens">
       tokens in <b>{formatTokens(step.usage.input_tokens)}</b> · out <b>{formatTokens(step.usage.output_tokens)}</b>
       {step.kind === "tool" && " (sub-agents)"}
+    </div>
+  );
+}
+
+/** A step's one-line head: number, kind, title and badges; it opens and closes the details. */
+function StepHead({ step, expanded, onToggle }: { step: TraceStep; expanded: boolean; onToggle: () => void }) {
+  return (
+    <button className="trace-step-head" onClick={onToggle} aria-expanded={expanded}>
+      <span className="trace-num">{step.index}</span>
+      <span className="trace-kind">{step.kind === "tool" ? "tool" : step.kind === "model" ? "model" : "user"}</span>
+      <span className="trace-title">{stepTitle(step)}</span>
+      {step.usage && <span className="trace-badge">{formatTokens(step.usage.total_tokens)} tok</span>}
+      {step.bash && <span className={`trace-badge ${step.bash.exit_code ? "nonzero" : ""}`}>exit {step.bash.exit_code}</span>}
+    </button>
+  );
+}
+
+/** One step of a sub-agent, opened on its own. */
+function SubStep({ step, onOpenFile }: { step: TraceStep; onOpenFile?: (path: string) => void }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <li className={`trace-step trace-${step.kind} ${failed(step) ? "trace-failed" : ""}`} data-testid="trace-substep" data-kind={step.kind}>
+      <StepHead step={step} expanded={open} onToggle={() => setOpen((o) => !o)} />
+      {open && <StepDetails step={step} onOpenFile={onOpenFile} />}
+    </li>
+  );
+}
+
+/** What the sub-agents of a task or run_plan step did, step by step. */
+function Subagents({ subagents, onOpenFile }: { subagents: SubagentTrace[]; onOpenFile?: (path: string) => void }) {
+  return (
+    <div data-testid="trace-subagents">
+      {subagents.map((s) => (
+        <div key={s.task_id} className="trace-subagent" data-testid="trace-subagent" data-status={s.status ?? ""}>
+          <div className="trace-label">
+            sub-agent {s.subagent_type ?? ""}{s.description ? ` · ${s.description}` : ""} · {s.status ?? "unknown"} · {s.steps.length} steps
+          </div>
+          {s.steps.length === 0 ? (
+            <div className="trace-note">No transcript was kept for this sub-agent.</div>
+          ) : (
+            <ol className="trace-substeps">
+              {s.steps.map((sub) => <SubStep key={sub.index} step={sub} onOpenFile={onOpenFile} />)}
+            </ol>
+          )}
+        </div>
+      ))}
     </div>
   );
 }
@@ -118,6 +164,7 @@ function StepDetails({ step, onOpenFile }: { step: TraceStep; onOpenFile?: (path
           {step.files_changed_incomplete && <div className="trace-note">The list may be incomplete: many files changed.</div>}
         </div>
       )}
+      {step.subagents && step.subagents.length > 0 && <Subagents subagents={step.subagents} onOpenFile={onOpenFile} />}
     </div>
   );
 }
@@ -209,13 +256,7 @@ export function TraceView({ threadId, refreshKey, onClose, onError, onOpenFile }
                 data-testid="trace-step"
                 data-kind={step.kind}
               >
-                <button className="trace-step-head" onClick={() => toggle(i)} aria-expanded={open.has(i)}>
-                  <span className="trace-num">{step.index}</span>
-                  <span className="trace-kind">{step.kind === "tool" ? "tool" : step.kind === "model" ? "model" : "user"}</span>
-                  <span className="trace-title">{stepTitle(step)}</span>
-                  {step.usage && <span className="trace-badge">{formatTokens(step.usage.total_tokens)} tok</span>}
-                  {step.bash && <span className={`trace-badge ${step.bash.exit_code ? "nonzero" : ""}`}>exit {step.bash.exit_code}</span>}
-                </button>
+                <StepHead step={step} expanded={open.has(i)} onToggle={() => toggle(i)} />
                 {open.has(i) && <StepDetails step={step} onOpenFile={onOpenFile} />}
               </li>
             </Fragment>

@@ -31,6 +31,8 @@ describe("trace helpers", () => {
     expect(stepTitle(step({ kind: "model", text: "done" }))).toBe("model: done");
     expect(stepTitle(bash(0, "echo a\necho b"))).toBe("bash: echo a");
     expect(stepTitle(step({ tool: "read_file", status: "error" }))).toBe("read_file (error)");
+    const sub = (description: string | null, task_id: string) => ({ task_id, description, subagent_type: "general-purpose", status: "completed", steps: [] });
+    expect(stepTitle(step({ tool: "run_plan", subagents: [sub("Research alpha", "t1"), sub(null, "t2")] }))).toBe("run_plan: Research alpha, t2");
   });
 
   it("flags errors and non-zero exit codes", () => {

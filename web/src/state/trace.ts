@@ -37,6 +37,16 @@ export interface TraceStep {
   bash: BashRun | null;
   files_changed: FileChange[];
   files_changed_incomplete: boolean;
+  /** For task and run_plan: each sub-agent it started and the steps it took (when kept). */
+  subagents?: SubagentTrace[];
+}
+
+export interface SubagentTrace {
+  task_id: string;
+  subagent_type: string | null;
+  description: string | null;
+  status: string | null;
+  steps: TraceStep[];
 }
 
 export interface TraceRun {
@@ -80,7 +90,9 @@ export function stepTitle(step: TraceStep): string {
     return calls.length ? `${who} → ${calls.join(", ")}` : `${who}: ${firstLine(step.text) || "(no text)"}`;
   }
   if (step.bash) return `bash: ${firstLine(step.bash.command)}`;
-  return `${step.tool ?? "tool"}${step.status === "error" ? " (error)" : ""}`;
+  const tool = `${step.tool ?? "tool"}${step.status === "error" ? " (error)" : ""}`;
+  const delegated = (step.subagents ?? []).map((s) => s.description ?? s.task_id);
+  return delegated.length ? `${tool}: ${firstLine(delegated.join(", "))}` : tool;
 }
 
 function firstLine(text: string, limit = 80): string {
