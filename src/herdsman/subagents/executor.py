@@ -198,11 +198,12 @@ class SubagentRunner:
         enqueued = time.monotonic()
         if scope.gate.locked():
             writer({"type": "task_queued", **base, "running": scope.running, "limit": scope.max_concurrent})
+        kept: list[Any] = []  # the sub-agent's messages, for its transcript
         async with scope.gate:
             queued_s = time.monotonic() - enqueued
             scope.running += 1
             try:
-                result = await self._attempts(request, spec, scope, parent_config, writer, base)
+                result = await self._attempts(request, spec, scope, parent_config, writer, base, kept)
             finally:
                 scope.running -= 1
         result.queued_s = queued_s
@@ -214,11 +215,14 @@ class SubagentRunner:
         writer({"type": final, **base, "status": result.status, "error": result.error, "usage": result.usage,
                 "duration_s": round(result.duration_s, 3), "files_written": result.files_written})
         log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
+        thread_id = (parent_config.get("configurable") or {}).get("thread_id")
+        if thread_id and kept:  # after the event: keeping it never delays the result's news
+            await asyncio.to_thread(save_transcript, self.config.home, str(thread_id), request.task_id, kept)
         return result
 
     async def _attempts(
         self, request: TaskRequest, spec: SubagentType, scope: RunScope, parent_config: dict[str, Any],
-        writer: Writer, base: dict[str, Any],
+        writer: Writer, base: dict[str, Any], kept: list[Any],
     ) -> TaskResult:
         started = time.monotonic()
         retries = self.settings.retries
@@ -232,7 +236,7 @@ class SubagentRunner:
                 outcome = _Outcome("budget_exceeded", error=scope.budget.message())
                 break
             writer({"type": "task_started", **base, "attempt": attempt, "model": model_name})
-            outcome = await self._attempt(request, spec, model_name, parent_config, writer, base)
+            outcome = await self._attempt(request, spec, model_name, parent_config, writer, base, kept)
             for key, value in outcome.usage.items():
                 usage[key] = usage.get(key, 0) + value
             if outcome.status in ("completed", "cancelled", "budget_exceeded", "max_turns"):
@@ -258,7 +262,7 @@ class SubagentRunner:
 
     async def _attempt(
         self, request: TaskRequest, spec: SubagentType, model_name: str, parent_config: dict[str, Any],
-        writer: Writer, base: dict[str, Any],
+        writer: Writer, base: dict[str, Any], kept: list[Any],
     ) -> _Outcome:
         try:
             agent = self.agent_for(spec, model_name)
@@ -275,7 +279,7 @@ class SubagentRunner:
             "recursion_limit": self.max_turns(spec) * 2 + 10,
         }
         scope = current_scope(self.settings, parent_config)
-        inner = asyncio.create_task(self._drive(request, spec, scope, agent, model_name, config, writer, base))
+        inner = asyncio.create_task(self._drive(request, spec, agent, model_name, config, writer, base, kept))
         scope.tasks[request.task_id] = inner
         try:
             return await inner
@@ -289,25 +293,12 @@ class SubagentRunner:
             scope.tasks.pop(request.task_id, None)
 
     async def _drive(
-        self, request: TaskRequest, spec: SubagentType, scope: RunScope, agent: Any, model_name: str,
-        config: dict[str, Any],
-        writer: Writer, base: dict[str, Any],
-    ) -> _Outcome:
-        """Stream the sub-agent to its end, reporting each step; failures become outcomes. Its
-        messages are kept as a transcript for the trace however it ends."""
-        messages: list[Any] = []
-        try:
-            return await self._stream(request, spec, agent, model_name, config, writer, base, messages)
-        finally:
-            thread_id = (config.get("configurable") or {}).get("thread_id")
-            if thread_id and messages:
-                save_transcript(self.config.home, str(thread_id), request.task_id, messages)
-
-    async def _stream(
         self, request: TaskRequest, spec: SubagentType, agent: Any, model_name: str, config: dict[str, Any],
         writer: Writer, base: dict[str, Any], messages: list[Any],
     ) -> _Outcome:
-        """The body of :meth:`_drive`; ``messages`` is filled in place as the sub-agent goes."""
+        """Stream the sub-agent to its end, reporting each step; failures become outcomes.
+        ``messages`` holds its messages as it goes (an earlier attempt's are replaced)."""
+        messages.clear()
         pricing = self.resolver.pricing(model_name)
         steps = 0
         try:
