@@ -5,10 +5,10 @@ model calls per run: tool calls, then an answer), creates N threads, then stream
 each, all at once (see below for how the streams are read). Prints one JSON line::
 
     {"runs": 100, "client": "raw", "errors": 0, "runs_per_s": ..., "first_event_p50_ms": ...,
-     "first_event_p99_ms": ..., "rounds": 3}
+     "first_event_p99_ms": ..., "rounds": 5}
 
-``--rounds`` bursts run one after another against the same gateway (new threads each time);
-errors are summed over all of them, the other figures are the median of the rounds.
+``--rounds`` bursts (5 by default) run one after another against the same gateway (new threads
+each time); errors are summed over all of them, the other figures are the median of the rounds.
 
 Time to first event is from sending the request to receiving the ``metadata`` event. The runs
 are sent by ``--clients`` processes at one agreed instant, so the load generator is not the
@@ -254,7 +254,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=2, help="client processes sharing the runs")
     parser.add_argument("--client", choices=["raw", "sdk"], default="raw",
                         help="read streams with a lean HTTP reader (default) or the langgraph-sdk client")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="bursts in a row; errors are summed, the other figures are the median of the rounds")
     parser.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
