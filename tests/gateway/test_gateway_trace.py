@@ -32,6 +32,7 @@ async def test_trace_shows_model_calls_bash_and_files_for_the_owner_only(home) -
             trace = (await http.get(f"/api/threads/{tid}/trace")).json()
             first_only = (await http.get(f"/api/threads/{tid}/trace", params={"run_id": runs[0]["run_id"]})).json()
             unknown = await http.get("/api/threads/no-such-thread/trace")
+            no_run = await http.get(f"/api/threads/{tid}/trace", params={"run_id": "no-such-run"})
             spec = (await http.get("/openapi.json")).json()
         async with httpx.AsyncClient(base_url=served.url, headers={"x-api-key": "key-bo"}, timeout=30) as http:
             foreign = await http.get(f"/api/threads/{tid}/trace")
@@ -55,6 +56,7 @@ async def test_trace_shows_model_calls_bash_and_files_for_the_owner_only(home) -
     assert [s["text"] for s in first_only["steps"]][-1] == "ran it"
     assert len(first_only["steps"]) == 4 and first_only["run_id"] == runs[0]["run_id"]
     assert unknown.status_code == 404 and foreign.status_code == 404
+    assert no_run.status_code == 404 and "GET /threads/" in no_run.json()["detail"]
 
     operation = spec["paths"]["/api/threads/{thread_id}/trace"]["get"]
     schema = operation["responses"]["200"]["content"]["application/json"]["schema"]

@@ -9,7 +9,7 @@ thread's checkpoints; a thread the caller may not see is a 404 like everywhere e
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, HTTPException, Query
 
 from herdsman.runtime.trace import Trace, read_trace
 from herdsman.runtime.transcripts import transcript_loader
@@ -20,7 +20,8 @@ from herdsman_gateway.routes.threads import load_thread
 router = APIRouter(prefix="/api/threads/{thread_id}", tags=["trace"])
 
 
-@router.get("/trace", response_model=Trace, summary="Get the trace of a thread's runs")
+@router.get("/trace", response_model=Trace, summary="Get the trace of a thread's runs",
+            responses={404: {"description": "No such thread (or not yours), or no such run on it."}})
 async def get_trace(
     thread_id: str,
     run_id: str | None = Query(None, description="only the steps of this run"),
@@ -29,4 +30,7 @@ async def get_trace(
 ) -> Trace:
     """Every model call and tool call of the thread (or of ``run_id``), in order."""
     await load_thread(gw, thread_id, user)
-    return await read_trace(gw.graph, thread_id, run_id, transcripts=transcript_loader(gw.config.home, thread_id))
+    trace = await read_trace(gw.graph, thread_id, run_id, transcripts=transcript_loader(gw.config.home, thread_id))
+    if run_id is not None and not trace.steps and await gw.runs.get(thread_id, run_id) is None:
+        raise HTTPException(404, f"No run {run_id} on thread {thread_id}; list its runs with GET /threads/{thread_id}/runs")
+    return trace
