@@ -197,3 +197,14 @@ async def test_reading_run_by_run_matches_reading_every_checkpoint(saver) -> Non
 async def test_a_thread_without_checkpoints_has_an_empty_trace() -> None:
     graph = _chat_graph()
     assert (await read_trace(graph, "nobody")).steps == []
+
+
+async def test_plain_runs_are_read_as_one_pair_of_checkpoints_each() -> None:
+    graph = _chat_graph()
+    for n in range(5):
+        await graph.ainvoke({"messages": [HumanMessage(f"turn {n}")]},
+                            {"configurable": {"thread_id": "long"}, "metadata": {"run_id": f"r{n}"}})
+    history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": "long"}})]
+    read = await read_checkpoints(graph.checkpointer, "long")
+    assert len(history) == 20 and len(read) == 10  # each run: its input checkpoint and its last one
+    assert _steps(build_trace("long", read)) == _steps(build_trace("long", await _every_checkpoint(graph, "long")))
