@@ -37,7 +37,7 @@ from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
-from herdsman.sandbox.process import CANCELLED_NOTE, StreamCapture, new_run_id
+from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
@@ -281,8 +281,7 @@ class DockerShell:
             reader.close()
         capture.finish()
         exit_code = 137 if reason != "eof" else self._exit_code(exec_id)
-        note = CANCELLED_NOTE if reason == "cancelled" else ""
-        return capture.result(exit_code, timed_out=reason == "timeout", note=note)
+        return capture.result(exit_code, reason)
 
     def _exit_code(self, exec_id: str) -> int:
         api = self._provider.client.api

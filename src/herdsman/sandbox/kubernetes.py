@@ -35,7 +35,7 @@ from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, re
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.local import _skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
-from herdsman.sandbox.process import CANCELLED_NOTE, StreamCapture, new_run_id
+from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
@@ -233,9 +233,8 @@ class PodShell:
             if reason != "eof":
                 self._kill(run_id)
             capture.finish()
-            note = CANCELLED_NOTE if reason == "cancelled" else ""
             exit_code = 137 if reason != "eof" else (code if code is not None else -1)
-            return capture.result(exit_code, timed_out=reason == "timeout", note=note)
+            return capture.result(exit_code, reason)
         finally:
             pod.use(-1)
 

@@ -103,6 +103,7 @@ class OutputCapture:
 
 STDOUT = 1
 STDERR = 2
+CANCELLED_NOTE = "\n[cancelled: the process tree was killed]"
 
 
 class StreamCapture:
@@ -138,19 +139,19 @@ class StreamCapture:
         """The merged text (see :meth:`OutputCapture.text`)."""
         return self.merged.text()
 
-    def result(self, exit_code: int, *, timed_out: bool = False, note: str = "") -> ExecResult:
-        """The :class:`ExecResult` of the command; ``note`` is added to the merged output."""
+    def result(self, exit_code: int, stopped: str = "exited") -> ExecResult:
+        """The :class:`ExecResult` of the command; ``stopped`` says why its output ended: a
+        ``timeout``, ``cancelled`` (noted at the end of the merged output), or anything else
+        when it ended by itself (``exited``, ``eof``)."""
         return ExecResult(
             exit_code=exit_code,
-            output=self.text() + note,
-            timed_out=timed_out,
+            output=self.text() + (CANCELLED_NOTE if stopped == "cancelled" else ""),
+            timed_out=stopped == "timeout",
             truncated_chars=self.cut_chars,
             stdout=self.stdout.text(),
             stderr=self.stderr.text(),
         )
 
-
-CANCELLED_NOTE = "\n[cancelled: the process tree was killed]"
 
 
 def new_run_id() -> str:
@@ -334,8 +335,4 @@ def run_process(
             proc.stderr.close()
             returncode = proc.wait()
     capture.finish()
-    return capture.result(
-        _exit_code(returncode),
-        timed_out=reason == "timeout",
-        note=CANCELLED_NOTE if reason == "cancelled" else "",
-    )
+    return capture.result(_exit_code(returncode), reason)
