@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dispositionName } from "./rest";
+import { dispositionName, failureDetail } from "./rest";
 
 describe("dispositionName", () => {
   it("reads the file name of an attachment, quoted or not", () => {
@@ -9,5 +9,14 @@ describe("dispositionName", () => {
   it("is null without a name", () => {
     expect(dispositionName("inline")).toBeNull();
     expect(dispositionName(null)).toBeNull();
+  });
+});
+
+describe("failureDetail", () => {
+  it("says what the gateway said, else the status text", async () => {
+    const json = (body: unknown) => new Response(JSON.stringify(body), { status: 400, statusText: "Bad Request" });
+    expect(await failureDetail(json({ detail: "no such file" }))).toBe("no such file");
+    expect(await failureDetail(json({ detail: [{ msg: "field required" }] }))).toBe('[{"msg":"field required"}]');
+    expect(await failureDetail(new Response("<html>", { status: 502, statusText: "Bad Gateway" }))).toBe("Bad Gateway");
   });
 });

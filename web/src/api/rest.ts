@@ -21,6 +21,17 @@ export class GatewayError extends Error {
   }
 }
 
+/** What a failed response says: the gateway's `detail` (its errors are JSON), else the status text. */
+export async function failureDetail(response: Response): Promise<string> {
+  try {
+    const detail = (await response.json()).detail;
+    if (detail != null) return typeof detail === "string" ? detail : JSON.stringify(detail);
+  } catch {
+    /* not JSON */
+  }
+  return response.statusText;
+}
+
 /** Call a REST route with the API key; an error is a GatewayError that says what to do. */
 export async function call<T>(path: string, init?: RequestInit): Promise<T> {
   let response: Response;
@@ -30,13 +41,7 @@ export async function call<T>(path: string, init?: RequestInit): Promise<T> {
     throw new GatewayError("The gateway cannot be reached: is `herdsman serve` running?");
   }
   if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      const body = (await response.json()).detail ?? detail;
-      detail = typeof body === "string" ? body : JSON.stringify(body);
-    } catch {
-      /* not JSON */
-    }
+    const detail = await failureDetail(response);
     const hint = response.status === 401 ? " Set the gateway's API key under Settings." : "";
     throw new GatewayError(`${init?.method ?? "GET"} ${path} failed (${response.status}): ${detail}${hint}`, response.status);
   }
@@ -100,10 +105,10 @@ export function dispositionName(header: string | null): string | null {
 }
 
 /** Fetch ``url`` with the API key (so it works with auth on) and save it as a download, under the
- * name the gateway gives, else ``name``. Throws a GatewayError-like message on failure. */
+ * name the gateway gives, else ``name``. A failure throws an Error with the status and what the gateway said. */
 export async function downloadFile(url: string, name: string): Promise<void> {
   const r = await fetch(url, { headers: authHeaders() });
-  if (!r.ok) throw new Error(`${r.status} ${r.statusText}`);
+  if (!r.ok) throw new Error(`${r.status} ${await failureDetail(r)}`);
   const href = URL.createObjectURL(await r.blob());
   const a = Object.assign(document.createElement("a"), { href, download: dispositionName(r.headers.get("content-disposition")) ?? name });
   a.click();

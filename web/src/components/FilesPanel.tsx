@@ -4,7 +4,7 @@
  * download button. Big text files are previewed in part, binary files only offered for download. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { authHeaders } from "../api/key";
-import { artifactUrl, downloadFile, listFiles, type FileEntry } from "../api/rest";
+import { artifactUrl, downloadFile, failureDetail, listFiles, type FileEntry } from "../api/rest";
 import { CodeBlock, languageOf } from "./CodeBlock";
 import { Markdown } from "./Markdown";
 import { buildTree, formatSize, parseCsv, previewKind, type TreeNode } from "../state/tree";
@@ -40,7 +40,7 @@ function useArtifact(url: string, name: string, kind: string, size: number | nul
     const headers: Record<string, string> = { ...authHeaders(), ...(partial ? { Range: `bytes=0-${MAX_PREVIEW - 1}` } : {}) };
     fetch(url, { headers })
       .then(async (r) => {
-        if (!r.ok) throw new Error(`${r.status} ${(await r.json().catch(() => ({}))).detail ?? r.statusText}`);
+        if (!r.ok) throw new Error(`${r.status} ${await failureDetail(r)}`);
         if (["image", "pdf", "html"].includes(kind)) {
           made = URL.createObjectURL(await r.blob());
           if (!cancelled) setLoaded({ ...EMPTY, objectUrl: made });

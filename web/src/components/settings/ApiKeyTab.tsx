@@ -2,7 +2,7 @@
 import { useEffect, useState } from "react";
 import { getApiKey, setApiKey } from "../../api/key";
 import { checkApiKey, type KeyCheck } from "../../api/settings";
-import { errorText, PanelError } from "./useLoad";
+import { PanelError, useAction } from "./useLoad";
 
 const VERDICT: Record<KeyCheck, { text: string; ok: boolean }> = {
   accepted: { text: "The gateway accepts this key.", ok: true },
@@ -16,19 +16,9 @@ export function ApiKeyTab() {
   const [key, setKey] = useState(saved);
   const [verdict, setVerdict] = useState<{ of: string; check: KeyCheck } | null>(null);
   const [error, setError] = useState("");
-  const [busy, setBusy] = useState(false);
+  const { busy, run } = useAction(setError);
 
-  const check = async (candidate: string) => {
-    setBusy(true);
-    setError("");
-    try {
-      setVerdict({ of: candidate, check: await checkApiKey(candidate) });
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const check = (candidate: string) => run(async () => setVerdict({ of: candidate, check: await checkApiKey(candidate) }));
   useEffect(() => {
     void check(saved);
   }, [saved]);

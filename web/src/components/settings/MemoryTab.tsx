@@ -2,7 +2,7 @@
 import { useState } from "react";
 import { downloadFile } from "../../api/rest";
 import { CATEGORIES, deleteFact, editFact, getMemory, type Fact } from "../../api/settings";
-import { errorText, PanelError, useLoad } from "./useLoad";
+import { errorText, PanelError, useAction, useLoad } from "./useLoad";
 
 type Mode = "view" | "edit" | "confirm";
 
@@ -10,21 +10,13 @@ function FactRow({ fact, onChanged, onError }: { fact: Fact; onChanged: () => Pr
   const [mode, setMode] = useState<Mode>("view");
   const [content, setContent] = useState(fact.content);
   const [category, setCategory] = useState(fact.category);
-  const [busy, setBusy] = useState(false);
+  const { busy, run } = useAction(onError);
 
-  const act = async (what: () => Promise<unknown>) => {
-    setBusy(true);
-    onError("");
-    try {
-      await what();
-      setMode("view");
-      await onChanged();
-    } catch (e) {
-      onError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const act = (what: () => Promise<unknown>) => run(async () => {
+    await what();
+    setMode("view");
+    await onChanged();
+  });
 
   const save = () => {
     const text = content.trim();

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { getSkill, getSkills, switchSkill, type SkillInfo } from "../../api/settings";
 import { CodeBlock } from "../CodeBlock";
 import { Markdown } from "../Markdown";
-import { errorText, PanelError, useLoad } from "./useLoad";
+import { PanelError, useAction, useLoad } from "./useLoad";
 
 /** A SKILL.md split into its YAML front matter and its Markdown body. */
 export function splitSkillFile(text: string): { front: string; body: string } {
@@ -27,21 +27,9 @@ function SkillRow({ skill, canSwitch, onChanged, onError }: {
   onChanged: () => Promise<void>;
   onError: (e: string) => void;
 }) {
-  const [busy, setBusy] = useState(false);
+  const { busy, run } = useAction(onError);
   const [text, setText] = useState<string | null>(null);
   const [pending, setPending] = useState<boolean | null>(null); // the switch as clicked, until the gateway answers
-
-  const run = async (what: () => Promise<void>) => {
-    setBusy(true);
-    onError("");
-    try {
-      await what();
-    } catch (e) {
-      onError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  };
   const toggle = (enabled: boolean) => {
     setPending(enabled);
     void run(async () => {

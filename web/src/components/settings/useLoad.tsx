@@ -1,4 +1,4 @@
-/** Load data for a settings tab: the data, the error worded for the page, and a reload. */
+/** Data and actions of a settings tab: loading with a reload (`useLoad`), one action at a time (`useAction`), errors. */
 import { useCallback, useEffect, useRef, useState } from "react";
 
 /** The message of anything thrown, for the page. */
@@ -35,6 +35,24 @@ export function useLoad<T>(load: () => Promise<T>): Loaded<T> {
     };
   }, [reload]);
   return { ...state, reload };
+}
+
+/** One action at a time (a save, a switch, a check): `busy` while `run(what)` runs; its error goes
+ * to `onError`, which is cleared first. */
+export function useAction(onError: (error: string) => void): { busy: boolean; run: (what: () => Promise<unknown>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const run = async (what: () => Promise<unknown>) => {
+    setBusy(true);
+    onError("");
+    try {
+      await what();
+    } catch (e) {
+      onError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, run };
 }
 
 /** An error in a settings tab, dismissible when `onDismiss` is given. */
