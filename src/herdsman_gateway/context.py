@@ -28,8 +28,9 @@ from herdsman_gateway.open_streams import OpenStreams
 class Gateway:
     """The services behind the HTTP routes of one app.
 
-    ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead agent uses (None when off); ``build_agent``
-    builds the lead agent from the current config and skill switches (None: cannot rebuild).
+    ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
+    agent uses (None when off); ``build_agent`` builds the lead agent from the current config and
+    skill switches (None: cannot rebuild).
     """
 
     config: HerdsmanConfig

@@ -41,13 +41,12 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
-from herdsman.skills.switches import disabled_skills
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.loop_detection import LoopDetectionMiddleware
-from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
+from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
@@ -65,6 +64,7 @@ from herdsman.subagents.scope import RunScopeMiddleware
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
 from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
+from herdsman.skills.switches import disabled_skills
 
 LEAD_AGENT_NAME = "lead_agent"
 

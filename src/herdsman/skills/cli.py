@@ -27,7 +27,6 @@ console = Console()
 err = Console(stderr=True)
 
 
-
 def _config(path: Path | None) -> HerdsmanConfig:
     return load_or_exit(path).config
 
