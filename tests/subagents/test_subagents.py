@@ -149,7 +149,7 @@ async def test_timeout_and_failure_do_not_touch_siblings(home: Path) -> None:
     assert len(kinds(events, "task_timed_out")) == 1 and len(kinds(events, "task_failed")) == 1
     assert events[-1].answer == "summarised"
     # Each keeps a transcript for the trace, however it ended: the prompt and what it did.
-    load = transcript_loader(config.home, "t")
+    load = transcript_loader(config, "t")
     for data in kinds(events, "task_completed") + kinds(events, "task_timed_out") + kinds(events, "task_failed"):
         steps = load(data["task_id"])
         assert steps and steps[0].kind == "input", data["description"]

@@ -20,27 +20,25 @@ from typing import Any
 
 import structlog
 
+from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.trace import CheckpointMessages, TraceStep, build_trace
-from herdsman.sandbox.paths import validate_thread_id
+from herdsman.sandbox.paths import thread_dir
 
 log = structlog.get_logger(__name__)
 
 
-def transcript_dir(home: Path, thread_id: str) -> Path:
-    """Where the sub-agents of ``thread_id`` keep their transcripts."""
-    return Path(home) / "threads" / validate_thread_id(thread_id) / "subagents"
+def transcript_path(config: HerdsmanConfig, thread_id: str, task_id: str) -> Path:
+    """The transcript file of sub-agent ``task_id`` (its id reduced to a safe file name) under
+    ``config``'s home, resolved like every other path of the home (``~``, relative paths)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", task_id)[:128]
+    return thread_dir(config.resolve_home(), thread_id) / "subagents" / f"{name}.json"
 
 
-def transcript_path(home: Path, thread_id: str, task_id: str) -> Path:
-    """The transcript file of sub-agent ``task_id`` (its id reduced to a safe file name)."""
-    return transcript_dir(home, thread_id) / f"{re.sub(r'[^A-Za-z0-9_.-]', '-', task_id)[:128]}.json"
-
-
-def save_transcript(home: Path, thread_id: str, task_id: str, messages: Sequence[Any]) -> None:
+def save_transcript(config: HerdsmanConfig, thread_id: str, task_id: str, messages: Sequence[Any]) -> None:
     """Keep a sub-agent's messages as trace steps (replacing an earlier attempt's); never raises."""
     try:
         steps = build_trace(thread_id, [CheckpointMessages(list(messages))]).steps
-        path = transcript_path(home, thread_id, task_id)
+        path = transcript_path(config, thread_id, task_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".json.partial")
         partial.write_text(json.dumps([s.model_dump(mode="json") for s in steps], ensure_ascii=False), encoding="utf-8")
@@ -49,11 +47,11 @@ def save_transcript(home: Path, thread_id: str, task_id: str, messages: Sequence
         log.warning("subagent_transcript_not_saved", task_id=task_id, thread_id=thread_id, error=str(exc))
 
 
-def transcript_loader(home: Path, thread_id: str) -> Callable[[str], list[TraceStep] | None]:
+def transcript_loader(config: HerdsmanConfig, thread_id: str) -> Callable[[str], list[TraceStep] | None]:
     """``load(task_id)``: the kept steps of a sub-agent of ``thread_id``, or None."""
 
     def load(task_id: str) -> list[TraceStep] | None:
-        path = transcript_path(home, thread_id, task_id)
+        path = transcript_path(config, thread_id, task_id)
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:

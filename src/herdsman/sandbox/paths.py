@@ -64,6 +64,12 @@ def validate_thread_id(thread_id: str) -> str:
     return thread_id
 
 
+def thread_dir(home: Path, thread_id: str) -> Path:
+    """``<home>/threads/<thread_id>``: the thread's user data, and what the harness keeps for it
+    beside that (sub-agent transcripts, uploads still arriving); the id is validated first."""
+    return Path(home) / "threads" / validate_thread_id(thread_id)
+
+
 def normalize_virtual(path: str) -> str:
     """The absolute, lexically normalized virtual form of ``path``; no symlink is followed.
 
@@ -121,7 +127,7 @@ class ThreadPaths:
         validate_thread_id(thread_id)
         given_home = Path(os.path.abspath(home))
         real_home = _real(given_home)
-        user_data = real_home / "threads" / thread_id / "user-data"
+        user_data = thread_dir(real_home, thread_id) / "user-data"
         skills_dir = _real(Path(os.path.abspath(skills))) if skills is not None else None
         if skills_dir is not None and not skills_dir.is_dir():
             skills_dir = None

@@ -217,7 +217,7 @@ class SubagentRunner:
         log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
         thread_id = (parent_config.get("configurable") or {}).get("thread_id")
         if thread_id and kept:  # after the event: keeping it never delays the result's news
-            await asyncio.to_thread(save_transcript, self.config.home, str(thread_id), request.task_id, kept)
+            await asyncio.to_thread(save_transcript, self.config, str(thread_id), request.task_id, kept)
         return result
 
     async def _attempts(

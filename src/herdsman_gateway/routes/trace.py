@@ -30,7 +30,7 @@ async def get_trace(
 ) -> Trace:
     """Every model call and tool call of the thread (or of ``run_id``), in order."""
     await load_thread(gw, thread_id, user)
-    trace = await read_trace(gw.graph, thread_id, run_id, transcripts=transcript_loader(gw.config.home, thread_id))
+    trace = await read_trace(gw.graph, thread_id, run_id, transcripts=transcript_loader(gw.config, thread_id))
     if run_id is not None and not trace.steps and await gw.runs.get(thread_id, run_id) is None:
         raise HTTPException(404, f"No run {run_id} on thread {thread_id}; list its runs with GET /threads/{thread_id}/runs")
     return trace
