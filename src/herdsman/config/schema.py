@@ -166,6 +166,15 @@ class SandboxConfig(_Section):
     read_only_paths: list[str] = Field(
         default_factory=list, description="Extra host paths bound read-only into the bwrap sandbox."
     )
+    disk_quota_mb: int | None = Field(
+        2048,
+        ge=1,
+        description="Disk space one thread's files may use (workspace, uploads, outputs and the sandbox's "
+        "scratch space), in MiB; null: no quota.",
+    )
+    max_files: int | None = Field(
+        50_000, ge=100, description="Files and directories one thread may hold; null: no limit."
+    )
     limits: SandboxLimitsConfig = Field(default_factory=SandboxLimitsConfig)
     docker: DockerSandboxConfig = Field(default_factory=DockerSandboxConfig)
     kubernetes: KubernetesSandboxConfig = Field(default_factory=KubernetesSandboxConfig)
