@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 
 from herdsman.sandbox import InvalidThreadIdError, PathEscapeError, ThreadPaths, validate_thread_id
+from herdsman.sandbox.fs import ThreadFiles
 from herdsman.sandbox.paths import ReadOnlyPathError
+
+
+def resolve(paths: ThreadPaths, path: str, write: bool = False) -> Path:
+    """The host path behind virtual ``path``, resolved the way every host-side access does
+    (``ThreadFiles.locate``: by descriptors, links read in virtual space)."""
+    with ThreadFiles(paths).locate(path, write=write) as loc:
+        root = loc.root
+        rel = loc.vpath[len(root.virtual):].lstrip("/")
+        return root.host / rel if rel else root.host
 
 
 @pytest.fixture
@@ -42,11 +52,12 @@ def test_layout_is_per_thread_under_home(tmp_path: Path, paths: ThreadPaths) -> 
 
 
 def test_relative_paths_start_in_the_workspace(paths: ThreadPaths) -> None:
-    assert paths.resolve("notes/a.md") == paths.workspace / "notes" / "a.md"
-    assert paths.resolve("./a.md") == paths.workspace / "a.md"
-    assert paths.resolve("~/a.md") == paths.workspace / "a.md"
-    assert paths.resolve("/mnt/user-data/uploads/x.csv") == paths.uploads / "x.csv"
-    assert paths.resolve("../outputs/r.md") == paths.outputs / "r.md"
+    (paths.workspace / "notes").mkdir()
+    assert resolve(paths, "notes/a.md") == paths.workspace / "notes" / "a.md"
+    assert resolve(paths, "./a.md") == paths.workspace / "a.md"
+    assert resolve(paths, "~/a.md") == paths.workspace / "a.md"
+    assert resolve(paths, "/mnt/user-data/uploads/x.csv") == paths.uploads / "x.csv"
+    assert resolve(paths, "../outputs/r.md") == paths.outputs / "r.md"
 
 
 @pytest.mark.parametrize(
@@ -64,26 +75,26 @@ def test_relative_paths_start_in_the_workspace(paths: ThreadPaths) -> None:
 )
 def test_paths_leaving_the_roots_are_refused(paths: ThreadPaths, escape: str) -> None:
     with pytest.raises(PathEscapeError, match="leaves the sandbox"):
-        paths.resolve(escape)
+        resolve(paths, escape)
 
 
 def test_a_host_path_of_the_thread_itself_is_refused(paths: ThreadPaths) -> None:
     with pytest.raises(PathEscapeError):
-        paths.resolve(str(paths.workspace / "a.txt"))
+        resolve(paths, str(paths.workspace / "a.txt"))
 
 
 def test_skills_are_readable_but_not_writable(paths: ThreadPaths, skills_dir: Path) -> None:
-    assert paths.resolve("/mnt/skills/public/demo/SKILL.md").read_text().startswith("---")
+    assert resolve(paths, "/mnt/skills/public/demo/SKILL.md").read_text().startswith("---")
     with pytest.raises(ReadOnlyPathError, match="/mnt/skills is read-only"):
-        paths.resolve("/mnt/skills/public/x.md", write=True)
+        resolve(paths, "/mnt/skills/public/x.md", write=True)
     with pytest.raises(ReadOnlyPathError):
-        paths.resolve("/mnt/user-data/new.txt", write=True)
+        resolve(paths, "/mnt/user-data/new.txt", write=True)
 
 
 def test_no_skills_folder_means_no_skills_root(tmp_path: Path) -> None:
     p = ThreadPaths.for_thread(tmp_path / "home", "t1", tmp_path / "missing")
     with pytest.raises(PathEscapeError, match="no skills folder"):
-        p.resolve("/mnt/skills/x")
+        resolve(p, "/mnt/skills/x")
 
 
 def test_symlink_to_etc_is_refused_even_as_last_component(paths: ThreadPaths) -> None:
@@ -91,7 +102,7 @@ def test_symlink_to_etc_is_refused_even_as_last_component(paths: ThreadPaths) ->
     os.symlink("/etc/passwd", paths.workspace / "pw")
     for p in ("etc", "etc/passwd", "pw"):
         with pytest.raises(PathEscapeError, match="symbolic link"):
-            paths.resolve(p)
+            resolve(paths, p)
 
 
 def test_symlink_to_another_threads_dir_is_refused(tmp_path: Path, paths: ThreadPaths) -> None:
@@ -102,7 +113,7 @@ def test_symlink_to_another_threads_dir_is_refused(tmp_path: Path, paths: Thread
     os.symlink("../../../t2/user-data/workspace/secret.txt", paths.workspace / "rel")
     for p in ("other/secret.txt", "other", "rel"):
         with pytest.raises(PathEscapeError):
-            paths.resolve(p)
+            resolve(paths, p)
 
 
 def test_dangling_symlink_pointing_outside_is_refused_for_writes(
@@ -111,24 +122,24 @@ def test_dangling_symlink_pointing_outside_is_refused_for_writes(
     target = tmp_path / "outside" / "new.txt"
     os.symlink(target, paths.workspace / "dangling")
     with pytest.raises(PathEscapeError):
-        paths.resolve("dangling", write=True)
+        resolve(paths, "dangling", write=True)
     with pytest.raises(PathEscapeError):
-        paths.resolve("dangling/child", write=True)
+        resolve(paths, "dangling/child", write=True)
 
 
 def test_symlink_loops_are_refused(paths: ThreadPaths) -> None:
     os.symlink("b", paths.workspace / "a")
     os.symlink("a", paths.workspace / "b")
     with pytest.raises(PathEscapeError, match="too many levels"):
-        paths.resolve("a")
+        resolve(paths, "a")
 
 
 def test_symlinks_inside_the_sandbox_follow_virtual_paths(paths: ThreadPaths) -> None:
     (paths.uploads / "data.csv").write_text("a,b\n")
     os.symlink("/mnt/user-data/uploads/data.csv", paths.workspace / "data.csv")
     os.symlink("../outputs", paths.workspace / "out")
-    assert paths.resolve("data.csv") == paths.uploads / "data.csv"
-    assert paths.resolve("out/report.md", write=True) == paths.outputs / "report.md"
+    assert resolve(paths, "data.csv") == paths.uploads / "data.csv"
+    assert resolve(paths, "out/report.md", write=True) == paths.outputs / "report.md"
 
 
 def test_scrub_replaces_every_host_path_with_its_virtual_form(

@@ -8,7 +8,12 @@ real places and never lets a host path show in a result or an error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from herdsman.sandbox.fs import ThreadFiles
+    from herdsman.sandbox.paths import ThreadPaths
+    from herdsman.sandbox.snapshot import FileSnapshot
 
 USER_DATA_ROOT = "/mnt/user-data"
 WORKSPACE = f"{USER_DATA_ROOT}/workspace"
@@ -77,6 +82,33 @@ class Sandbox(Protocol):
 
     def exists(self, path: str) -> bool:
         """Whether virtual ``path`` exists."""
+        ...
+
+
+class PathList(list[str]):
+    """Virtual paths from a listing or a search; ``note`` says why it stopped early ("" if it saw all)."""
+
+    note: str = ""
+
+
+@runtime_checkable
+class HostBackedSandbox(Sandbox, Protocol):
+    """A sandbox whose files live in host directories the gateway can reach (every provider
+    here: the local one, and the docker and kubernetes ones through a bind mount or volume).
+
+    ``files`` is the only way the host touches them (race-free, by descriptors, quota charged);
+    ``paths`` names the directories and scrubs host paths from text.
+    """
+
+    paths: "ThreadPaths"
+    files: "ThreadFiles"
+
+    def snapshot(self) -> "FileSnapshot":
+        """Size and mtime of the files under ``/mnt/user-data`` (bounded)."""
+        ...
+
+    def cancel_running(self) -> None:
+        """Kill every command of this sandbox that is still running."""
         ...
 
 

@@ -18,7 +18,6 @@ tool calls appending to one file lose nothing.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import shutil
@@ -36,19 +35,24 @@ from herdsman.sandbox.base import (
     USER_DATA_ROOT,
     CommandNotAllowedError,
     ExecResult,
-    PathEscapeError,
+    PathList,
     SandboxError,
 )
 from herdsman.sandbox.bwrap import build_bwrap_argv
+from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
+from herdsman.sandbox.quota import DiskQuota, Usage
+from herdsman.sandbox.search import compile_glob
 from herdsman.sandbox.snapshot import FileSnapshot, take_snapshot
 
 log = logging.getLogger(__name__)
 
 MAX_READ_BYTES = 50 * 1024 * 1024
 MAX_LISTED = 10_000
+MAX_WALKED = 100_000  # entries a glob looks at before it stops
+WALK_SECONDS = 10.0  # time a listing or a glob may take before it stops
 
 # -- shells -----------------------------------------------------------------------------
 
@@ -187,9 +191,8 @@ _locks_guard = threading.Lock()
 
 
 @contextmanager
-def path_lock(host_path: Path) -> Iterator[None]:
-    """Hold the process-wide lock of ``host_path`` (one lock per resolved path)."""
-    key = os.path.abspath(host_path)
+def path_lock(key: str) -> Iterator[None]:
+    """Hold the process-wide lock named ``key`` (one lock per thread and virtual path)."""
     with _locks_guard:
         holder = _locks.get(key)
         if holder is None:
@@ -203,9 +206,15 @@ def path_lock(host_path: Path) -> Iterator[None]:
 
 
 class LocalSandbox:
-    """Files and a shell for one thread, kept under ``<home>/threads/<thread_id>``."""
+    """Files and a shell for one thread, kept under ``<home>/threads/<thread_id>``.
 
-    def __init__(self, paths: ThreadPaths, shell: Shell, config: SandboxConfig) -> None:
+    Every host-side access to the thread's files goes through :class:`ThreadFiles` (by
+    descriptors, never by host path) and is charged to the thread's :class:`DiskQuota`.
+    """
+
+    def __init__(
+        self, paths: ThreadPaths, shell: Shell, config: SandboxConfig, owner: tuple[int, int] | None = None
+    ) -> None:
         self.thread_id = paths.thread_id
         self.paths = paths
         self._shell = shell
@@ -213,54 +222,53 @@ class LocalSandbox:
         self._running: set[threading.Event] = set()
         self._running_lock = threading.Lock()
         paths.ensure_dirs()
+        self.quota = DiskQuota(
+            self._measure,
+            None if config.disk_quota_mb is None else config.disk_quota_mb * 1024 * 1024,
+            config.max_files,
+        )
+        self.files = ThreadFiles(paths, owner=owner, quota=self.quota)
 
     def scrub(self, text: str) -> str:
         """``text`` with this thread's host paths replaced by virtual ones."""
         return self.paths.scrub(text)
 
-    @staticmethod
-    def _check_regular(fd: int, path: str) -> None:
-        """Refuse directories, FIFOs and devices (a FIFO would block the tool forever)."""
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(path)
-        if not stat.S_ISREG(mode):
-            raise SandboxError(f"{path} is not a regular file (a pipe, socket or device)")
-
-    def _os_error(self, exc: OSError, path: str, action: str) -> SandboxError:
-        if isinstance(exc, FileNotFoundError):
-            return SandboxError(f"{path} does not exist")
-        if isinstance(exc, IsADirectoryError):
-            return SandboxError(f"{path} is a directory, not a file; use ls to see what it holds")
-        if isinstance(exc, NotADirectoryError):
-            return SandboxError(f"{path}: a part of this path is a file, not a directory")
-        if isinstance(exc, PermissionError):
-            return SandboxError(f"cannot {action} {path}: permission denied")
-        if exc.errno == errno.ELOOP:  # the last component became a symlink after the check
-            return PathEscapeError(f"{path} is a symbolic link that changed while it was used")
-        return SandboxError(self.scrub(f"cannot {action} {path}: {exc.strerror or exc}"))
+    def _measure(self) -> Usage:
+        """Bytes on disk and entries under ``/mnt/user-data`` (bounded walk, see quota.py)."""
+        total = count = 0
+        cap = (self._config.max_files or 10_000_000) + 1
+        for entry in self.files.walk(USER_DATA_ROOT, limit=cap, seconds=30.0):
+            count += 1
+            total += entry.st.st_blocks * 512
+        return Usage(total, count)
 
     def execute(self, command: str, timeout: float | None = None) -> ExecResult:
-        """Run ``command`` with bash in the workspace; output is bounded and scrubbed."""
+        """Run ``command`` with bash in the workspace; output is bounded and scrubbed; a command
+        that takes the thread past its disk quota is stopped and says so."""
         limit = timeout if timeout and timeout > 0 else self._config.command_timeout_seconds
         cancel = threading.Event()
         with self._running_lock:
             self._running.add(cancel)
         try:
-            result = self._shell.run(self.paths, command, limit, cancel)
+            with self.quota.watch(cancel) as watch:
+                result = self._shell.run(self.paths, command, limit, cancel)
         finally:
             with self._running_lock:
                 self._running.discard(cancel)
+        output = self.scrub(result.output)
+        if watch.tripped is not None:
+            output = f"{output.rstrip()}\n[{watch.message()}]".lstrip()
+            result = replace(result, exit_code=result.exit_code or 1)
         return replace(
             result,
-            output=self.scrub(result.output),
+            output=output,
             stdout=None if result.stdout is None else self.scrub(result.stdout),
             stderr=None if result.stderr is None else self.scrub(result.stderr),
         )
 
     def snapshot(self) -> FileSnapshot:
         """Size and mtime of the files under ``/mnt/user-data`` (bounded; see ``snapshot.py``)."""
-        return take_snapshot(self.paths.user_data, USER_DATA_ROOT)
+        return take_snapshot(self.files, USER_DATA_ROOT)
 
     def cancel_running(self) -> None:
         """Kill every command of this sandbox that is still running (they return at once)."""
@@ -270,106 +278,92 @@ class LocalSandbox:
 
     def read_text(self, path: str) -> str:
         """The text of the file at virtual ``path`` (UTF-8, undecodable bytes replaced)."""
-        host = self.paths.resolve(path)
         try:
-            fd = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-            with os.fdopen(fd, "rb") as fh:
-                self._check_regular(fh.fileno(), path)
-                if os.fstat(fh.fileno()).st_size > MAX_READ_BYTES:
-                    raise SandboxError(
-                        f"{path} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB; "
-                        "use bash (head, tail, grep, sed -n) to look at parts of it"
-                    )
-                data = fh.read()
-        except OSError as exc:
-            raise self._os_error(exc, path, "read") from None
+            data = self.files.read_bytes(path, MAX_READ_BYTES)
+        except FileTooLargeError:
+            raise SandboxError(
+                f"{path} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB; "
+                "use bash (head, tail, grep, sed -n) to look at parts of it"
+            ) from None
         return data.decode("utf-8", errors="replace")
 
     def write_text(self, path: str, content: str, append: bool = False) -> int:
         """Write or append ``content`` at virtual ``path``, creating parent directories."""
-        host = self.paths.resolve(path, write=True)
-        data = content.encode("utf-8")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        flags |= os.O_APPEND if append else os.O_TRUNC
         try:
-            host.parent.mkdir(parents=True, exist_ok=True)
-            with path_lock(host):
-                fd = os.open(host, flags | os.O_NONBLOCK, 0o644)
-                with os.fdopen(fd, "wb") as fh:
-                    self._check_regular(fh.fileno(), path)
-                    fh.write(data)
-        except OSError as exc:
-            raise self._os_error(exc, path, "write") from None
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SandboxError(
+                "the content holds characters that are not valid text (lone surrogates); write plain UTF-8"
+            ) from None
+        key = self.paths.normalize(path)
+        with path_lock(f"{self.thread_id}:{key}"):
+            self.files.write_bytes(path, data, append=append)
         return len(data)
 
     def list_dir(self, path: str, max_depth: int = 2) -> list[str]:
-        """Virtual paths below ``path`` (symlinks not followed), directories ending in ``/``."""
-        vroot = self.paths.resolve_virtual(path)
-        host = self.paths.resolve(vroot)
-        if not host.exists():
-            raise SandboxError(f"{path} does not exist")
-        if not host.is_dir():
-            raise SandboxError(f"{path} is a file, not a directory; use read_file to read it")
-        found: list[str] = []
-
-        def walk(directory: Path, vdir: str, depth: int) -> None:
-            try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
-            except OSError:
-                return
-            for entry in entries:
-                if len(found) >= MAX_LISTED:
-                    return
-                vpath = f"{vdir.rstrip('/')}/{entry.name}"
-                is_dir = entry.is_dir(follow_symlinks=False)
-                found.append(vpath + "/" if is_dir else vpath)
-                if is_dir and depth < max_depth:
-                    walk(Path(entry.path), vpath, depth + 1)
-
-        walk(host, vroot, 1)
+        """Virtual paths below ``path`` (symlinks not followed), directories ending in ``/``;
+        a :class:`PathList` whose ``note`` says when the listing was cut."""
+        stop = WalkStop()
+        found = PathList()
+        for entry in self.files.walk(path, max_depth=max_depth, limit=MAX_LISTED, seconds=WALK_SECONDS, stop=stop):
+            found.append(entry.vpath + "/" if entry.is_dir else entry.vpath)
+        found.note = stop.reason
         return found
 
     def glob(self, pattern: str, path: str) -> list[str]:
-        """Virtual paths below ``path`` matching ``pattern`` (``**`` spans directories).
-
-        Matches reached through a symlink that leaves the sandbox are dropped.
-        """
+        """Virtual paths below ``path`` matching ``pattern`` (``**`` spans directories); a
+        :class:`PathList` whose ``note`` says when the search was cut. Symlinked folders are
+        not entered; a link that leaves the sandbox is not listed."""
         if not pattern:
             raise SandboxError("empty glob pattern; use for example **/*.py")
-        base_v = self.paths.resolve_virtual(path)
+        base = path
         if pattern.startswith("/"):
-            base_v, pattern = self._split_absolute_pattern(pattern)
-        host = self.paths.resolve(base_v)
-        if not host.is_dir():
-            return []
-        matches: list[str] = []
+            base, pattern = self._split_absolute_pattern(pattern)
+        matcher = compile_glob(pattern)
         try:
-            for match in host.glob(pattern):
-                if len(matches) >= MAX_LISTED:
-                    break
-                vpath = base_v.rstrip("/") + "/" + str(match.relative_to(host))
+            base_v = self.files.resolve_virtual(base)
+            st = self.files.stat(base_v)
+        except NotFoundError:
+            return PathList()
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return PathList()
+        stop = WalkStop()
+        matches = PathList()
+        prefix = len(base_v.rstrip("/")) + 1
+        for entry in self.files.walk(
+            base_v, max_depth=matcher.depth, limit=MAX_WALKED, seconds=WALK_SECONDS, stop=stop
+        ):
+            if not matcher.match(entry.vpath[prefix:]):
+                continue
+            if entry.is_link:
                 try:
-                    self.paths.resolve_virtual(vpath)
-                except PathEscapeError:
+                    target = self.files.stat(entry.vpath)
+                except SandboxError:
+                    continue  # leaves the sandbox
+                if target is None:
                     continue
-                matches.append(vpath + "/" if match.is_dir() else vpath)
-        except (OSError, ValueError, NotImplementedError) as exc:
-            raise SandboxError(self.scrub(f"invalid glob pattern {pattern!r}: {exc}")) from None
-        return sorted(matches)
+                matches.append(entry.vpath + "/" if stat.S_ISDIR(target.st_mode) else entry.vpath)
+            else:
+                matches.append(entry.vpath + "/" if entry.is_dir else entry.vpath)
+            if len(matches) >= MAX_LISTED:
+                stop.reason = f"stopped after {MAX_LISTED} matches"
+                break
+        matches.sort()
+        matches.note = stop.reason
+        return matches
 
     def _split_absolute_pattern(self, pattern: str) -> tuple[str, str]:
         parts = pattern.split("/")
         base: list[str] = []
         for i, part in enumerate(parts):
             if any(ch in part for ch in "*?["):
-                rest = "/".join(parts[i:])
-                return self.paths.resolve_virtual("/".join(base) or "/"), rest
+                return "/".join(base) or "/", "/".join(parts[i:])
             base.append(part)
         raise SandboxError(f"glob pattern {pattern!r} has no wildcard; use read_file or ls")
 
     def exists(self, path: str) -> bool:
         """Whether virtual ``path`` exists (a dangling link inside the sandbox counts as not)."""
-        return self.paths.resolve(path).exists()
+        return self.files.exists(path)
 
 
 # -- provider ---------------------------------------------------------------------------

@@ -4,15 +4,10 @@ The agent only ever sees ``/mnt/user-data/{workspace,uploads,outputs}`` and ``/m
 :class:`ThreadPaths` maps those virtual roots to ``<home>/threads/<thread_id>/user-data/...``
 and the skills folder, and resolves a path the model gave into a host path.
 
-Resolution walks the path one component at a time *in virtual space*, the way the kernel
-would inside the bubblewrap sandbox: every symlink met on the way (including the last
-component, and dangling links) is read and its target is interpreted as a virtual path.
-A link to ``/etc``, to another thread's host directory, or ``..`` that climbs out of the roots
-therefore ends outside every virtual root and is refused, while a link the model made with
-``ln -s /mnt/user-data/uploads/a.csv`` works the same in the file tools as in the shell.
-The resulting host path contains no symlinks; the remaining gap is a race with a command that
-swaps a directory for a symlink between the check and the open (the final component is
-opened with ``O_NOFOLLOW`` by the sandbox to narrow it).
+Resolving a path the model gave is not done here, on strings: code in the sandbox can swap a
+folder for a symlink at any moment, so every host-side access resolves and opens by
+descriptors through :class:`herdsman.sandbox.fs.ThreadFiles`, which follows the rules named
+here (the virtual roots, which ones are writable, links read as virtual paths).
 
 :meth:`ThreadPaths.scrub` rewrites host paths back to virtual ones so no output, error or
 trace shows where the files really are.
@@ -37,7 +32,6 @@ from herdsman.sandbox.base import (
 )
 
 _THREAD_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_MAX_SYMLINKS = 40
 HOME_PLACEHOLDER = "<herdsman-home>"
 
 
@@ -173,80 +167,6 @@ class ThreadPaths:
     def normalize(self, path: str) -> str:
         """The absolute, lexically normalized virtual form of ``path`` (see normalize_virtual)."""
         return normalize_virtual(path)
-
-    def _root_of(self, vpath: str) -> VirtualRoot | None:
-        for root in self.roots:
-            if vpath == root.virtual or vpath.startswith(root.virtual + "/"):
-                return root
-        return None
-
-    def _host_of(self, vpath: str) -> tuple[VirtualRoot, Path] | None:
-        root = self._root_of(vpath)
-        if root is None:
-            return None
-        rel = vpath[len(root.virtual) :].lstrip("/")
-        return root, (root.host / rel if rel else root.host)
-
-    def resolve_virtual(self, path: str) -> str:
-        """Follow every symlink in ``path`` in virtual space; the canonical virtual path.
-
-        Raises PathEscapeError when the result (or a link on the way) leaves the virtual roots.
-        """
-        shown = path
-        vpath = self.normalize(path)
-        pending = [c for c in vpath.split("/") if c]
-        resolved: list[str] = []
-        links = 0
-        while pending:
-            comp = pending.pop(0)
-            if comp == ".":
-                continue
-            if comp == "..":
-                if resolved:
-                    resolved.pop()
-                continue
-            resolved.append(comp)
-            current = "/" + "/".join(resolved)
-            mapped = self._host_of(current)
-            if mapped is None:
-                continue  # a virtual directory above the roots (/mnt, /mnt/user-data, /etc ...)
-            _, host = mapped
-            if not os.path.islink(host):
-                continue
-            links += 1
-            if links > _MAX_SYMLINKS:
-                raise PathEscapeError(f"{shown}: too many levels of symbolic links")
-            target = os.readlink(host)
-            resolved.pop()
-            if target.startswith("/"):
-                resolved = []
-            pending = [c for c in target.split("/") if c] + pending
-        final = "/" + "/".join(resolved)
-        if self._root_of(final) is None:
-            if self.skills is None and (final == SKILLS_ROOT or final.startswith(SKILLS_ROOT + "/")):
-                raise PathEscapeError(f"{shown}: no skills folder is mounted in this sandbox")
-            via = " (through a symbolic link)" if links else ""
-            raise PathEscapeError(
-                f"{shown}: the path leaves the sandbox{via}; only paths under "
-                f"{self.describe_roots()} are allowed (relative paths start in {WORKSPACE})"
-            )
-        return final
-
-    def resolve(self, path: str, *, write: bool = False) -> Path:
-        """The host path behind virtual ``path``; refuses escapes and writes to read-only roots."""
-        vpath = self.resolve_virtual(path)
-        mapped = self._host_of(vpath)
-        assert mapped is not None  # resolve_virtual guarantees a root
-        root, host = mapped
-        if write and not root.writable:
-            if root.virtual == SKILLS_ROOT:
-                raise ReadOnlyPathError(
-                    f"{path}: {SKILLS_ROOT} is read-only; write to {WORKSPACE} or {OUTPUTS} instead"
-                )
-            raise ReadOnlyPathError(
-                f"{path}: only {WORKSPACE}, {UPLOADS} and {OUTPUTS} are writable"
-            )
-        return host
 
     def to_virtual(self, host: Path | str) -> str:
         """The virtual path of a host path inside one of the roots (raises PathEscapeError)."""

@@ -17,7 +17,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
 from herdsman.config.schema import SandboxConfig
@@ -74,39 +73,24 @@ def file_owner(user: str | None) -> tuple[int, int] | None:
 
 
 class RemoteSandbox(LocalSandbox):
-    """Host-side files like :class:`LocalSandbox`; commands go to ``shell`` (a container or pod)."""
+    """Host-side files like :class:`LocalSandbox`; commands go to ``shell`` (a container or pod).
+
+    New files and folders the host writes are handed to ``owner`` (the container user) through
+    :class:`~herdsman.sandbox.fs.ThreadFiles`, by descriptor, never following a link.
+    """
 
     def __init__(
         self, paths: ThreadPaths, shell: Shell, config: SandboxConfig, box: Box, owner: tuple[int, int] | None
     ) -> None:
         self.box = box
         self._owner = owner
-        super().__init__(paths, shell, config)
-        for directory in (paths.workspace, paths.uploads, paths.outputs):
-            self._give(directory)
-
-    def _give(self, path: Path) -> None:
-        """Hand ``path`` to the sandbox user (only when running as root)."""
-        if self._owner is None:
-            return
-        try:
-            st = os.lstat(path)
-            if (st.st_uid, st.st_gid) != self._owner:
-                os.lchown(path, *self._owner)
-        except OSError:
-            pass
-
-    def write_text(self, path: str, content: str, append: bool = False) -> int:
-        """Write like the local sandbox; new files and directories belong to the sandbox user."""
-        written = super().write_text(path, content, append=append)
-        if self._owner is not None:
-            host = self.paths.resolve(path, write=True)
-            roots = [r.host for r in self.paths.roots if r.writable]
-            current = host
-            while current not in roots and current != current.parent:
-                self._give(current)
-                current = current.parent
-        return written
+        super().__init__(paths, shell, config, owner=owner)
+        if owner is not None:
+            for directory in (paths.workspace, paths.uploads, paths.outputs):
+                try:  # the harness's own folders, created just above; not reachable by the agent
+                    os.chown(directory, *owner, follow_symlinks=False)
+                except OSError:
+                    pass
 
     def ensure_running(self) -> str:
         """Start the container or pod now (normally the first command does); its id or name."""

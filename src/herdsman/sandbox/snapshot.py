@@ -1,7 +1,7 @@
 """Which files a shell command created, modified or deleted: compare two bounded snapshots.
 
 A snapshot is every regular file under a thread's ``/mnt/user-data`` with its size and mtime,
-walked with ``os.scandir`` (symlinks are not followed) up to ``limit`` entries, skipping the
+walked by descriptors through :class:`~herdsman.sandbox.fs.ThreadFiles` (symlinks are not followed) up to ``limit`` entries, skipping the
 trees tools fill by the thousand (``.git``, ``node_modules``, virtualenvs, caches). It costs about
 3.5 microseconds a file (a stat each): under a millisecond for a workspace of a hundred files,
 about 3.5 ms at the cap, so the bash tool takes one before and one after each command without
@@ -14,12 +14,15 @@ contents and has no limit), hence these few lines.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from typing_extensions import TypedDict  # not typing's: pydantic renders it on Python 3.11
+
+from herdsman.sandbox.fs import WalkStop
+
+if TYPE_CHECKING:
+    from herdsman.sandbox.fs import ThreadFiles
 
 MAX_SNAPSHOT_ENTRIES = 1_000
 SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".cache", ".mypy_cache", ".pytest_cache"})
@@ -43,36 +46,19 @@ class FileSnapshot:
     capped: bool = False
 
 
-def take_snapshot(host_root: Path, virtual_root: str, limit: int = MAX_SNAPSHOT_ENTRIES) -> FileSnapshot:
-    """The regular files below ``host_root``, named by their path under ``virtual_root``.
-
-    Directories named in :data:`SKIPPED_DIRS` are not entered.
-    """
+def take_snapshot(files: "ThreadFiles", virtual_root: str, limit: int = MAX_SNAPSHOT_ENTRIES) -> FileSnapshot:
+    """The regular files below ``virtual_root``, walked through ``files`` (by descriptors,
+    links never followed). Directories named in :data:`SKIPPED_DIRS` are not entered."""
     entries: dict[str, tuple[int, int]] = {}
-    stack: list[tuple[str, str]] = [(str(host_root), virtual_root.rstrip("/"))]
-    while stack:
-        host_dir, vdir = stack.pop()
-        try:
-            scanner = os.scandir(host_dir)
-        except OSError:
+    stop = WalkStop()
+    # Folders count towards the walk's bound too: allow them, then cap the files.
+    for entry in files.walk(virtual_root, limit=limit * 4, seconds=5.0, skip_dirs=SKIPPED_DIRS, stop=stop):
+        if not entry.is_file:
             continue
-        with scanner:
-            for entry in scanner:
-                vpath = f"{vdir}/{entry.name}"
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in SKIPPED_DIRS:
-                            stack.append((entry.path, vpath))
-                        continue
-                    if not entry.is_file(follow_symlinks=False):
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if len(entries) >= limit:
-                    return FileSnapshot(entries, capped=True)
-                entries[vpath] = (info.st_size, info.st_mtime_ns)
-    return FileSnapshot(entries)
+        if len(entries) >= limit:
+            return FileSnapshot(entries, capped=True)
+        entries[entry.vpath] = (entry.st.st_size, entry.st.st_mtime_ns)
+    return FileSnapshot(entries, capped=bool(stop.reason))
 
 
 def diff_snapshots(

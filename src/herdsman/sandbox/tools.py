@@ -15,7 +15,9 @@ command (see ``snapshot.py``), when the sandbox can take one. The file tools' ar
 file and the action (``created``, ``modified``).
 
 ``grep`` is written in Python over the Sandbox protocol (``glob`` + ``read_text``) so it works the
-same for every provider and needs no ripgrep in the jail.
+same for every provider and needs no ripgrep in the jail. Its patterns run on RE2 (linear time,
+see ``search.py``) and it stops after ``MAX_GREP_BYTES`` or ``GREP_SECONDS``; listings and globs
+stop at their own bounds. Each says when it stopped.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -39,11 +41,13 @@ from herdsman.sandbox.base import (
     UPLOADS,
     WORKSPACE,
     ExecResult,
+    HostBackedSandbox,
     Sandbox,
     SandboxError,
     SandboxProvider,
 )
 from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
 
 log = logging.getLogger(__name__)
@@ -52,6 +56,8 @@ MAX_LINE_CHARS = 2_000
 MAX_LISTED_ENTRIES = 500
 MAX_GREP_MATCHES = 200
 MAX_GREP_LINE_CHARS = 300
+MAX_GREP_BYTES = 200 * 1024 * 1024  # text a grep reads before it stops
+GREP_SECONDS = 15.0  # time a grep may take before it stops
 
 _PATHS_NOTE = (
     f"Paths are virtual: {WORKSPACE} (your working directory; relative paths start here), "
@@ -161,11 +167,10 @@ def _looks_binary(text: str) -> bool:
 
 def _snapshot(sandbox: Sandbox) -> FileSnapshot | None:
     """A snapshot of the sandbox's files, or None when it cannot take one (or taking it failed)."""
-    take = getattr(sandbox, "snapshot", None)
-    if not callable(take):
+    if not isinstance(sandbox, HostBackedSandbox):
         return None
     try:
-        return take()
+        return sandbox.snapshot()
     except Exception:  # noqa: BLE001 - the trace loses its file list; the command still runs
         log.warning("sandbox snapshot failed", exc_info=True)
         return None
@@ -196,67 +201,86 @@ def _file_artifact(path: str, action: str, **extra: Any) -> dict[str, Any]:
 # -- the tools ------------------------------------------------------------------------------
 
 
-def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list[BaseTool]:
-    """The seven sandbox tools, bound to ``provider``; limits come from ``config``."""
-    locks = _EditLocks()
-    max_chars = config.max_output_chars
-    timeout = config.command_timeout_seconds
+def _stopped(listing: list[str]) -> str:
+    """The note a bounded listing carries when it was cut, as a line for the model."""
+    note = getattr(listing, "note", "")
+    return f"\n[search {note}; narrow the path or the pattern to see the rest]" if note else ""
 
-    def sandbox_of(runtime: ToolRuntime) -> Sandbox:
-        return provider.acquire(thread_id_of(runtime))
 
-    def bash_result(result: ExecResult) -> str:
+class SandboxTools:
+    """The seven sandbox tools as methods, bound to ``provider``; limits come from ``config``.
+
+    :meth:`as_tools` turns them into LangChain tools. Each method finds the thread's sandbox
+    through the run's ``ToolRuntime``.
+    """
+
+    def __init__(self, provider: SandboxProvider, config: SandboxConfig) -> None:
+        self.provider = provider
+        self.locks = _EditLocks()
+        self.max_chars = config.max_output_chars
+        self.timeout = config.command_timeout_seconds
+
+    def sandbox_of(self, runtime: ToolRuntime) -> Sandbox:
+        """The sandbox of the run's thread."""
+        return self.provider.acquire(thread_id_of(runtime))
+
+    def bash_result(self, result: ExecResult) -> str:
+        """What the model reads of a command: its output, then its exit code and timeout."""
         lines = [result.output.rstrip("\n") or "(no output)"]
         if result.exit_code != 0:
             lines.append(f"[exit code {result.exit_code}]")
         if result.timed_out:
-            lines.append(f"[timed out after {timeout:g}s, the process tree was killed]")
+            lines.append(f"[timed out after {self.timeout:g}s, the process tree was killed]")
         return "\n".join(lines)
 
     def bash(
+        self,
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime,
     ) -> tuple[str, dict[str, Any]]:
-        result, artifact = run_traced(sandbox_of(runtime), command)
-        return bash_result(result), artifact
+        """Run a command (blocking)."""
+        result, artifact = run_traced(self.sandbox_of(runtime), command)
+        return self.bash_result(result), artifact
 
     async def abash(
+        self,
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime,
     ) -> tuple[str, dict[str, Any]]:
-        # Run in a worker thread; if the run is cancelled (Ctrl-C, a stopped run), kill the
-        # command instead of leaving it to its timeout in an orphaned thread.
-        sandbox = sandbox_of(runtime)
+        """Run a command in a worker thread; a cancelled run kills the command instead of
+        leaving it to its timeout in an orphaned thread."""
+        sandbox = self.sandbox_of(runtime)
         try:
             result, artifact = await asyncio.to_thread(run_traced, sandbox, command)
         except asyncio.CancelledError:
-            cancel_running = getattr(sandbox, "cancel_running", None)
-            if callable(cancel_running):
-                cancel_running()
+            if isinstance(sandbox, HostBackedSandbox):
+                sandbox.cancel_running()
             raise
-        return bash_result(result), artifact
+        return self.bash_result(result), artifact
 
     def ls(
+        self,
         runtime: ToolRuntime,
         path: Annotated[str, "Directory to list; default the workspace."] = WORKSPACE,
     ) -> str:
-        entries = sandbox_of(runtime).list_dir(path, max_depth=2)
+        """List a folder two levels deep."""
+        entries = self.sandbox_of(runtime).list_dir(path, max_depth=2)
         if not entries:
             return f"{_display(path)} is empty"
-        return _cap_lines(entries, MAX_LISTED_ENTRIES, "entries", "ls a subdirectory to see them")
+        return _cap_lines(entries, MAX_LISTED_ENTRIES, "entries", "ls a subdirectory to see them") + _stopped(entries)
 
     def read_file(
+        self,
         path: Annotated[str, "File to read."],
         runtime: ToolRuntime,
         start_line: Annotated[int | None, "First line to show, 1-based; default 1."] = None,
         end_line: Annotated[int | None, "Last line to show, inclusive; default the last line."] = None,
     ) -> str:
-        text = sandbox_of(runtime).read_text(path)
+        """Read a text file, numbered, cut to the output budget."""
+        text = self.sandbox_of(runtime).read_text(path)
         shown = _display(path)
         if _looks_binary(text):
-            raise ToolException(
-                f"{shown} looks like a binary file; inspect it with bash (file, xxd | head)"
-            )
+            raise ToolException(f"{shown} looks like a binary file; inspect it with bash (file, xxd | head)")
         lines = text.splitlines()
         total = len(lines)
         if total == 0:
@@ -277,7 +301,7 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
             if len(line) > MAX_LINE_CHARS:
                 line = line[:MAX_LINE_CHARS] + f" ... [{len(line) - MAX_LINE_CHARS} characters cut from this line]"
             row = f"{number:>6}\t{line}"
-            if out and used + len(row) + 1 > max_chars:
+            if out and used + len(row) + 1 > self.max_chars:
                 out.append(
                     f"... [output cut: lines {number}-{end} not shown; "
                     f"call read_file with start_line={number} to continue]"
@@ -290,14 +314,16 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
         return "\n".join(out)
 
     def write_file(
+        self,
         path: Annotated[str, "File to write; parent directories are created."],
         content: Annotated[str, "The full text to write."],
         runtime: ToolRuntime,
         append: Annotated[bool, "Add to the end of the file instead of replacing it."] = False,
     ) -> tuple[str, dict[str, Any]]:
+        """Create, overwrite or append to a file."""
         tid = thread_id_of(runtime)
-        sandbox = provider.acquire(tid)
-        with locks.get(tid, path):
+        sandbox = self.provider.acquire(tid)
+        with self.locks.get(tid, path):
             existed = sandbox.exists(path)
             written = sandbox.write_text(path, content, append=append)
         verb = "Appended" if append else "Wrote"
@@ -306,18 +332,20 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
         return f"{verb} {written} bytes to {shown}", artifact
 
     def str_replace(
+        self,
         path: Annotated[str, "File to edit."],
         old: Annotated[str, "Exact text to find, including whitespace and indentation."],
         new: Annotated[str, "Text to put in its place."],
         runtime: ToolRuntime,
         replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
     ) -> tuple[str, dict[str, Any]]:
+        """Replace an exact piece of text in a file."""
         if not old:
             raise ToolException("old is empty; give the exact text to replace")
         tid = thread_id_of(runtime)
-        sandbox = provider.acquire(tid)
+        sandbox = self.provider.acquire(tid)
         shown = _display(path)
-        with locks.get(tid, path):
+        with self.locks.get(tid, path):
             content = sandbox.read_text(path)
             if _looks_binary(content):
                 raise ToolException(f"{shown} looks like a binary file; str_replace edits text only")
@@ -338,42 +366,54 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
         return f"Replaced {replaced} occurrence(s) in {shown}", _file_artifact(shown, "modified", replacements=replaced)
 
     def glob(
+        self,
         pattern: Annotated[str, "Glob pattern, e.g. **/*.py or src/*.md; ** spans directories."],
         runtime: ToolRuntime,
         path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
     ) -> str:
-        matches = sandbox_of(runtime).glob(pattern, path)
+        """Find paths by glob pattern."""
+        matches = self.sandbox_of(runtime).glob(pattern, path)
         if not matches:
-            return f"no paths match {pattern!r} under {_display(path)}"
-        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern")
+            return f"no paths match {pattern!r} under {_display(path)}" + _stopped(matches)
+        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern") + _stopped(matches)
 
     def grep(
-        pattern: Annotated[str, "Python regular expression to search for."],
+        self,
+        pattern: Annotated[str, "Regular expression (RE2 syntax) to search for."],
         runtime: ToolRuntime,
         path: Annotated[str, "File or directory to search; default the workspace."] = WORKSPACE,
         glob: Annotated[str | None, "Only search files matching this glob, e.g. *.py or src/**/*.ts."] = None,
         ignore_case: Annotated[bool, "Match without regard to case."] = False,
     ) -> str:
+        """Search file contents (linear-time RE2, bounded in files, bytes and time)."""
         try:
-            regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
-            raise ToolException(f"invalid regular expression {pattern!r}: {exc}") from None
-        sandbox = sandbox_of(runtime)
+            regex = compile_regex(pattern, ignore_case)
+        except SandboxError as exc:
+            raise ToolException(str(exc)) from None
+        sandbox = self.sandbox_of(runtime)
         file_glob = "**/*" if not glob else (glob if "/" in glob else f"**/{glob}")
-        files = [
-            f for f in sandbox.glob(file_glob, path)
-            if not f.endswith("/") and "/.git/" not in f
-        ]  # fmt: skip
+        listed = sandbox.glob(file_glob, path)
+        files = [f for f in listed if not f.endswith("/") and "/.git/" not in f]
         if not files and sandbox.exists(path):
             files = [_display(path)]
         hits: list[str] = []
         total = 0
         files_with_hits = 0
+        scanned = 0
+        stopped = getattr(listed, "note", "")
+        deadline = time.monotonic() + GREP_SECONDS
         for file in files:
+            if scanned > MAX_GREP_BYTES or time.monotonic() > deadline:
+                stopped = (
+                    f"stopped after {scanned // (1024 * 1024)} MB" if scanned > MAX_GREP_BYTES
+                    else f"stopped after {GREP_SECONDS:g} seconds"
+                )
+                break
             try:
                 text = sandbox.read_text(file)
             except SandboxError:
                 continue
+            scanned += len(text)
             if _looks_binary(text):
                 continue
             found_here = False
@@ -386,78 +426,67 @@ def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list
                             line = line[:MAX_GREP_LINE_CHARS] + " ..."
                         hits.append(f"{file}:{number}: {line}")
             files_with_hits += found_here
+        note = f"\n[search {stopped}; narrow the path, the glob or the pattern to search the rest]" if stopped else ""
         if not hits:
             where = _display(path) + (f" (files matching {glob})" if glob else "")
-            return f"no matches for {pattern!r} in {where}"
+            return f"no matches for {pattern!r} in {where}" + note
         out = "\n".join(hits)
         if total > len(hits):
             out += (
                 f"\n... [{total - len(hits)} more matches not shown ({total} in {files_with_hits} files); "
                 "narrow the pattern, the path or the glob]"
             )
-        if len(out) > max_chars:
-            cut = len(out) - max_chars
-            out = out[:max_chars] + f"\n... [{cut} characters cut; narrow the search]"
-        return out
+        if len(out) > self.max_chars:
+            cut = len(out) - self.max_chars
+            out = out[: self.max_chars] + f"\n... [{cut} characters cut; narrow the search]"
+        return out + note
 
-    coroutines: dict[str, Callable[..., Awaitable[Any]]] = {"bash": abash}
-    with_artifact = {"bash", "write_file", "str_replace"}
-    specs: list[tuple[Callable[..., Any], str]] = [
-        (
-            bash,
-            "Run a bash command and get its output (stdout and stderr together). "
+    def descriptions(self) -> dict[str, str]:
+        """What each tool tells the model about itself."""
+        return {
+            "bash": "Run a bash command and get its output (stdout and stderr together). "
             f"It starts in {WORKSPACE}; each call is a fresh shell, so use cd within one command "
             f"if you need another directory. {_PATHS_NOTE} Commands are stopped after "
-            f"{timeout:g} seconds and every process they started is killed, so do not start "
+            f"{self.timeout:g} seconds and every process they started is killed, so do not start "
             "servers in the background expecting them to survive. Long output is cut in the "
             "middle. A non-zero exit code is reported on the last line.",
-        ),
-        (
-            ls,
-            "List a directory two levels deep; directories end with '/'. "
-            f"{_PATHS_NOTE}",
-        ),
-        (
-            read_file,
-            "Read a text file; lines come numbered (the numbers are not part of the file). "
+            "ls": f"List a directory two levels deep; directories end with '/'. {_PATHS_NOTE}",
+            "read_file": "Read a text file; lines come numbered (the numbers are not part of the file). "
             "Use start_line and end_line (1-based, inclusive) to read part of a long file. "
             f"Long output is cut and says where to continue. {_PATHS_NOTE}",
-        ),
-        (
-            write_file,
-            "Create or overwrite a text file with content, or add content to its end with "
-            f"append=true. Parent directories are created. {_PATHS_NOTE} "
-            f"{SKILLS_ROOT} is read-only.",
-        ),
-        (
-            str_replace,
-            "Edit a file by replacing an exact piece of text. old must match exactly, including "
+            "write_file": "Create or overwrite a text file with content, or add content to its end with "
+            f"append=true. Parent directories are created. {_PATHS_NOTE} {SKILLS_ROOT} is read-only.",
+            "str_replace": "Edit a file by replacing an exact piece of text. old must match exactly, including "
             "whitespace, and must occur once unless replace_all=true; otherwise the tool says how "
             f"many times it was found. Read the file first. {_PATHS_NOTE}",
-        ),
-        (
-            glob,
-            "Find files and directories by glob pattern (e.g. **/*.py, data/*.csv); directories end "
+            "glob": "Find files and directories by glob pattern (e.g. **/*.py, data/*.csv); directories end "
             f"with '/'. {_PATHS_NOTE}",
-        ),
-        (
-            grep,
-            "Search file contents with a regular expression; prints path:line: text for each match. "
-            "Give a directory (searched recursively) or one file, and optionally a glob filter "
-            f"such as *.py. .git directories and binary files are skipped. {_PATHS_NOTE}",
-        ),
-    ]
-    tools: list[BaseTool] = []
-    for fn, description in specs:
-        coroutine = coroutines.get(fn.__name__)
-        tools.append(
-            StructuredTool.from_function(
-                func=_as_tool_errors(fn.__name__, fn),
-                coroutine=_as_async_tool_errors(fn.__name__, coroutine) if coroutine else None,
-                name=fn.__name__,
-                description=description,
-                handle_tool_error=True,
-                response_format="content_and_artifact" if fn.__name__ in with_artifact else "content",
+            "grep": "Search file contents with a regular expression (RE2 syntax: no backreferences or "
+            "lookaround); prints path:line: text for each match. Give a directory (searched "
+            "recursively) or one file, and optionally a glob filter such as *.py. .git directories "
+            f"and binary files are skipped. {_PATHS_NOTE}",
+        }
+
+    def as_tools(self) -> list[BaseTool]:
+        """The LangChain tools, in a fixed order; errors reach the model as tool errors."""
+        coroutines: dict[str, Callable[..., Awaitable[Any]]] = {"bash": self.abash}
+        with_artifact = {"bash", "write_file", "str_replace"}
+        tools: list[BaseTool] = []
+        for name, description in self.descriptions().items():
+            coroutine = coroutines.get(name)
+            tools.append(
+                StructuredTool.from_function(
+                    func=_as_tool_errors(name, getattr(self, name)),
+                    coroutine=_as_async_tool_errors(name, coroutine) if coroutine else None,
+                    name=name,
+                    description=description,
+                    handle_tool_error=True,
+                    response_format="content_and_artifact" if name in with_artifact else "content",
+                )
             )
-        )
-    return tools
+        return tools
+
+
+def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list[BaseTool]:
+    """The seven sandbox tools, bound to ``provider``; limits come from ``config``."""
+    return SandboxTools(provider, config).as_tools()

@@ -1,21 +1,22 @@
 """Reading a file's bytes from a thread's sandbox by its virtual path.
 
 The Sandbox protocol reads text; images and documents need bytes. Sandboxes whose files live
-in host directories (every provider here: ``sandbox.paths``) are read directly, after the
-provider's own path resolution (which refuses paths that leave the virtual roots) and without
-following a final symlink; any other sandbox is read with ``base64`` through its shell.
+in host directories (every provider here: :class:`HostBackedSandbox`) are read through their
+``ThreadFiles``, by descriptors (race-free; paths that leave the virtual roots are refused); any other sandbox is read with ``base64`` through its shell.
 Errors are ``ToolException`` with messages in virtual paths only.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import shlex
-import stat
 from typing import Any
 
 from langchain_core.tools import ToolException
+
+from herdsman.sandbox.base import HostBackedSandbox, SandboxError
+from herdsman.sandbox.fs import FileTooLargeError as FsTooLarge
+from herdsman.sandbox.fs import NotFoundError
 
 
 class FileTooLargeError(ToolException):
@@ -29,27 +30,18 @@ class FileTooLargeError(ToolException):
 def read_sandbox_bytes(sandbox: Any, path: str, limit: int) -> bytes:
     """The bytes of the file at virtual ``path`` (at most ``limit``; larger files raise).
 
-    Sandboxes whose files live in host directories (``paths``) are read directly, without
-    following a final symlink; any other sandbox is read with ``base64`` through its shell.
+    Host-backed sandboxes are read by descriptors; any other sandbox is read with ``base64``
+    through its shell.
     """
-    paths = getattr(sandbox, "paths", None)
-    if paths is not None and hasattr(paths, "resolve"):
-        host = paths.resolve(path)
+    if isinstance(sandbox, HostBackedSandbox):
         try:
-            fd = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode):
-                    raise ToolException(f"{path} is not a regular file; give the path of a file")
-                if st.st_size > limit:
-                    raise FileTooLargeError(path, st.st_size, limit)
-                return fh.read()
-        except FileNotFoundError:
+            return sandbox.files.read_bytes(path, limit)
+        except FsTooLarge as exc:
+            raise FileTooLargeError(path, exc.size, limit) from None
+        except NotFoundError:
             raise ToolException(f"{path} does not exist; list the directory with ls to find the file") from None
-        except IsADirectoryError:
-            raise ToolException(f"{path} is a directory; give the path of a file") from None
-        except OSError as exc:
-            raise ToolException(f"cannot read {path} ({exc.strerror}); check the path") from None
+        except SandboxError as exc:
+            raise ToolException(str(exc)) from None
     result = sandbox.execute(f"base64 -w0 -- {shlex.quote(path)}")
     if result.exit_code != 0:
         raise ToolException(f"cannot read {path}: {result.output.strip()[:300]}")

@@ -20,7 +20,7 @@ import structlog
 from herdsman.config.schema import ChannelsConfig
 from herdsman.runtime.runs import RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
-from herdsman.sandbox.base import OUTPUTS
+from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox
 from herdsman_gateway.channels.base import Channel, InboundMessage
 from herdsman_gateway.channels.commands import HELP, parse_command
 from herdsman_gateway.channels.progress import Throttle, progress_lines
@@ -236,15 +236,14 @@ class Dispatcher:
 
         def scan() -> dict[str, tuple[int, int]]:
             sandbox = self.gateway.sandbox.acquire(thread_id)
-            paths = getattr(sandbox, "paths", None)
             found: dict[str, tuple[int, int]] = {}
+            if isinstance(sandbox, HostBackedSandbox):
+                for entry in sandbox.files.walk(OUTPUTS, max_depth=10, limit=10_000, seconds=5.0):
+                    if entry.is_file:
+                        found[entry.vpath] = (entry.st.st_size, entry.st.st_mtime_ns)
+                return found
             for vpath in sandbox.list_dir(OUTPUTS, max_depth=10):
-                if vpath.endswith("/"):
-                    continue
-                if paths is not None:
-                    stat = paths.resolve(vpath).stat()
-                    found[vpath] = (stat.st_size, stat.st_mtime_ns)
-                else:
+                if not vpath.endswith("/"):
                     found[vpath] = (len(sandbox.read_text(vpath)), 0)
             return found
 
@@ -257,9 +256,8 @@ class Dispatcher:
     def read_file(self, thread_id: str, vpath: str) -> bytes:
         """The bytes of one output file."""
         sandbox = self.gateway.sandbox.acquire(thread_id)
-        paths = getattr(sandbox, "paths", None)
-        if paths is not None:
-            return paths.resolve(vpath).read_bytes()
+        if isinstance(sandbox, HostBackedSandbox):
+            return sandbox.files.read_bytes(vpath, MAX_FILE_BYTES)
         return sandbox.read_text(vpath).encode()
 
     async def send_new_files(self, channel: Channel, message: InboundMessage, thread_id: str, before: dict) -> None:

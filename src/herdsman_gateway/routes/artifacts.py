@@ -2,19 +2,26 @@
 
 ``GET /api/threads/{id}/artifacts/mnt/user-data/outputs/report.md`` answers the file with the
 content type its name implies; ``?download=true`` makes browsers save it instead. Paths leaving
-the thread's user-data folders (``..``, symlinks) are refused like in the sandbox itself.
+the thread's user-data folders (``..``, symlinks) are refused like in the sandbox itself. The
+file is opened by descriptors (``ThreadFiles``) and streamed from that descriptor, so a link
+swapped in while the download runs changes nothing.
 ``GET /api/threads/{id}/files`` (routes/files.py) lists what there is to get.
 """
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
+import os
 import posixpath
+from collections.abc import AsyncIterator
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import Response, StreamingResponse
 
-from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
+from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError
+from herdsman.sandbox.fs import CHUNK, NotFoundError, ThreadFiles
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -58,13 +65,40 @@ async def get_artifact(
     name = posixpath.basename(vpath)
     media = content_type(name)
     disposition = "attachment" if download else "inline"
-    paths = getattr(sandbox, "paths", None)
-    try:
-        if paths is None:
+    if not isinstance(sandbox, HostBackedSandbox):
+        try:
             return Response(sandbox.read_text(vpath), media_type=media)
-        host = paths.resolve(vpath)
+        except SandboxError as exc:
+            raise HTTPException(404 if "does not exist" in str(exc) else 400, str(exc)) from None
+    try:
+        fd, size = await asyncio.to_thread(open_download, sandbox.files, vpath)
+    except NotFoundError as exc:
+        raise HTTPException(404, f"{exc}; list the thread's files under {USER_DATA_ROOT}") from None
     except SandboxError as exc:
-        raise HTTPException(404 if "does not exist" in str(exc) else 400, str(exc)) from None
-    if not host.is_file():
-        raise HTTPException(404, f"{vpath} is not a file of thread {thread_id}; list files under {USER_DATA_ROOT}/outputs")
-    return FileResponse(host, media_type=media, filename=name, content_disposition_type=disposition)
+        raise HTTPException(400, str(exc)) from None
+    headers = {"content-length": str(size), "content-disposition": content_disposition(disposition, name)}
+    return StreamingResponse(stream_fd(fd), media_type=media, headers=headers)
+
+
+def open_download(files: ThreadFiles, vpath: str) -> tuple[int, int]:
+    """A descriptor of the regular file at ``vpath`` (opened race-free, its own copy) and its size."""
+    with files.open_file(vpath) as (fd, st, _):
+        return os.dup(fd), st.st_size
+
+
+async def stream_fd(fd: int) -> AsyncIterator[bytes]:
+    """The bytes behind ``fd`` in chunks, read in a worker thread; closes it at the end."""
+    try:
+        while True:
+            chunk = await asyncio.to_thread(os.read, fd, CHUNK)
+            if not chunk:
+                return
+            yield chunk
+    finally:
+        os.close(fd)
+
+
+def content_disposition(kind: str, name: str) -> str:
+    """A Content-Disposition header for ``name`` (RFC 6266: ASCII fallback plus UTF-8 form)."""
+    ascii_name = name.encode("ascii", "replace").decode().replace('"', "_").replace("\\", "_")
+    return f"{kind}; filename=\"{ascii_name}\"; filename*=utf-8''{quote(name, safe='')}"

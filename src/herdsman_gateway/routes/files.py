@@ -3,7 +3,7 @@
 The web UI's files panel shows the thread's workspace, outputs and uploads as a tree built from
 this listing. ``path`` is a virtual directory (``/mnt/user-data`` by default, or one of its
 folders; ``outputs`` is short for ``/mnt/user-data/outputs``) and is resolved by the sandbox's own
-:class:`~herdsman.sandbox.paths.ThreadPaths`, so ``..`` and symlinks that leave the thread's user
+:class:`~herdsman.sandbox.fs.ThreadFiles` (by descriptors, race-free), so ``..`` and symlinks that leave the thread's user
 data are refused with 400 exactly as the agent's file tools refuse them. The walk goes breadth
 first (top folders before their contents), never follows a symlink into a folder, leaves out
 links that point outside the sandbox, and stops at ``MAX_ENTRIES`` with ``truncated: true``.
@@ -15,16 +15,14 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections import deque
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
-from herdsman.sandbox.base import USER_DATA_ROOT, PathEscapeError, Sandbox, SandboxError
-from herdsman.sandbox.paths import ThreadPaths
+from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, PathEscapeError, Sandbox, SandboxError
+from herdsman.sandbox.fs import ThreadFiles, WalkStop
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.artifacts import content_type
@@ -68,39 +66,32 @@ def _entry(vpath: str, st: os.stat_result) -> FileEntry:
     )
 
 
-def walk(paths: ThreadPaths, vroot: str, host: Path, depth: int, limit: int | None = None) -> tuple[list[FileEntry], bool]:
-    """Entries below ``host`` (virtual ``vroot``), breadth first, ``depth`` levels deep, at most
-    ``limit`` of them (default ``MAX_ENTRIES``); the flag says whether some were left out.
+def walk(files: ThreadFiles, vroot: str, depth: int, limit: int | None = None) -> tuple[list[FileEntry], bool]:
+    """Entries below virtual ``vroot``, breadth first, ``depth`` levels deep, at most ``limit``
+    of them (default ``MAX_ENTRIES``); the flag says whether some were left out.
 
-    Symlinks are resolved in virtual space by ``paths``: one that leaves the sandbox is left out,
-    one that stays in is listed as what it points to but never descended into.
+    The walk goes by descriptors (``ThreadFiles.walk``): a symlink is resolved in virtual space,
+    one that leaves the sandbox is left out, one that stays in is listed as what it points to
+    but never descended into.
     """
     limit = MAX_ENTRIES if limit is None else limit
     found: list[FileEntry] = []
-    queue: deque[tuple[Path, str, int]] = deque([(host, vroot, 1)])
-    while queue:
-        directory, vdir, level = queue.popleft()
-        try:
-            children = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            continue
-        for child in children:
-            vchild = f"{vdir.rstrip('/')}/{child.name}"
+    stop = WalkStop()
+    for entry in files.walk(vroot, max_depth=depth, limit=limit * 4, seconds=10.0, stop=stop, breadth_first=True):
+        st = entry.st
+        if entry.is_link:
             try:
-                if child.is_symlink():
-                    st = paths.resolve(vchild).stat()
-                else:
-                    st = child.stat(follow_symlinks=False)
-            except (SandboxError, OSError):
-                continue  # a link leaving the sandbox, a dangling link, or a file gone meanwhile
-            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-                continue  # sockets, pipes, devices
-            if len(found) >= limit:
-                return found, True
-            found.append(_entry(vchild, st))
-            if stat.S_ISDIR(st.st_mode) and not child.is_symlink() and level < depth:
-                queue.append((Path(child.path), vchild, level + 1))
-    return found, False
+                st = files.stat(entry.vpath)
+            except SandboxError:
+                continue  # a link leaving the sandbox
+            if st is None:
+                continue  # a dangling link
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            continue  # sockets, pipes, devices
+        if len(found) >= limit:
+            return found, True
+        found.append(_entry(entry.vpath, st))
+    return found, bool(stop.reason)
 
 
 def _listing_without_paths(sandbox: Sandbox, vpath: str, depth: int) -> FileListing:
@@ -130,23 +121,27 @@ async def list_files(
     await load_thread(gw, thread_id, user)
     sandbox = gw.sandbox.acquire(thread_id)
     vpath = path.strip() if path.strip().startswith("/") else f"{USER_DATA_ROOT}/{path.strip()}"
-    paths: ThreadPaths | None = getattr(sandbox, "paths", None)
-    if paths is None:
+    if not isinstance(sandbox, HostBackedSandbox):
         return await asyncio.to_thread(_listing_without_paths, sandbox, vpath, depth)
-    try:
-        canonical = paths.resolve_virtual(vpath)
-        if canonical != USER_DATA_ROOT and not canonical.startswith(USER_DATA_ROOT + "/"):
-            raise PathEscapeError(f"{path}: only {USER_DATA_ROOT} and the folders below it are listed here")
-        host = paths.resolve(canonical)
-    except SandboxError as exc:
-        raise HTTPException(400, str(exc)) from None
-    if not host.exists():
-        raise HTTPException(
-            404, f"{canonical} does not exist in thread {thread_id}; list {USER_DATA_ROOT} to see its folders"
-        )
-    if not host.is_dir():
-        raise HTTPException(
-            400, f"{canonical} is a file, not a folder; get it from /api/threads/{thread_id}/artifacts{canonical}"
-        )
-    entries, truncated = await asyncio.to_thread(walk, paths, canonical, host, depth)
-    return FileListing(path=canonical, entries=entries, truncated=truncated)
+    files = sandbox.files
+
+    def listing() -> FileListing:
+        try:
+            canonical = files.resolve_virtual(vpath)
+            if canonical != USER_DATA_ROOT and not canonical.startswith(USER_DATA_ROOT + "/"):
+                raise PathEscapeError(f"{path}: only {USER_DATA_ROOT} and the folders below it are listed here")
+            st = files.stat(canonical)
+        except SandboxError as exc:
+            raise HTTPException(400, str(exc)) from None
+        if st is None:
+            raise HTTPException(
+                404, f"{canonical} does not exist in thread {thread_id}; list {USER_DATA_ROOT} to see its folders"
+            )
+        if not stat.S_ISDIR(st.st_mode):
+            raise HTTPException(
+                400, f"{canonical} is a file, not a folder; get it from /api/threads/{thread_id}/artifacts{canonical}"
+            )
+        entries, truncated = walk(files, canonical, depth)
+        return FileListing(path=canonical, entries=entries, truncated=truncated)
+
+    return await asyncio.to_thread(listing)

@@ -22,6 +22,7 @@ import asyncio
 import os
 import posixpath
 import shutil
+import stat
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +34,8 @@ from pydantic import BaseModel, Field
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 
-from herdsman.sandbox.base import UPLOADS, Sandbox, SandboxError
+from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, Sandbox, SandboxError
+from herdsman.sandbox.quota import QuotaExceededError, Usage
 from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
@@ -198,44 +200,66 @@ async def staged_upload(request: Request, staging_root: Path | None, limit: int)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
 
-def upload_target(sandbox: Sandbox, vpath: str, staged: Path) -> Path | str:
-    """Where the staged file will go: its host path (through the sandbox's paths), else its text
-    for a provider that only takes text. Raises the HTTP error that refuses it; moves nothing."""
-    paths = getattr(sandbox, "paths", None)
-    if paths is not None:
+def upload_target(sandbox: Sandbox, vpath: str, staged: Path) -> str | None:
+    """Check where the staged file will go: None for a sandbox with host-backed files (checked
+    through its descriptors), else its text for a provider that only takes text. Raises the
+    HTTP error that refuses it; moves nothing."""
+    if isinstance(sandbox, HostBackedSandbox):
         try:
-            host = paths.resolve(vpath, write=True)
+            st = sandbox.files.stat(vpath)
         except SandboxError as exc:
             raise HTTPException(400, str(exc)) from None
-        if host.is_dir():
+        if st is not None and stat.S_ISDIR(st.st_mode):
             raise HTTPException(409, f"{vpath} is a folder; rename the file and retry (nothing was kept)")
-        return host
+        return None
     try:
         return staged.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise HTTPException(415, "This sandbox provider only accepts text uploads (UTF-8); nothing was kept") from None
 
 
+def check_quota(sandbox: Sandbox, staged: list[Path]) -> None:
+    """Refuse the whole request (413) when its files would take the thread past its disk quota."""
+    if not isinstance(sandbox, HostBackedSandbox) or sandbox.files.quota is None:
+        return
+    quota = sandbox.files.quota
+    if not quota.enabled:
+        return
+    usage = quota.usage(fresh=True)
+    after = Usage(usage.bytes + sum(p.stat().st_size for p in staged), usage.files + len(staged))
+    if quota.over(after):
+        raise HTTPException(413, f"{quota.error('the upload was refused (nothing was kept)', usage)}")
+
+
 def store_uploads(sandbox: Sandbox, files: list[tuple[str, Path]]) -> list[str]:
-    """Put every staged file in the uploads folder, all or nothing: every target is checked
-    first, so a refused file (a folder of that name, a provider that takes text only) keeps
-    none; the files then move with an atomic rename each. The virtual paths written, in order."""
+    """Put every staged file in the uploads folder, all or nothing: every target (and the
+    quota) is checked first, so a refused file (a folder of that name, a provider that takes
+    text only) keeps none; the files then move with an atomic rename each, by descriptor.
+    The virtual paths written, in order."""
     targets = [(f"{UPLOADS}/{name}", staged) for name, staged in files]
     checked = [(vpath, staged, upload_target(sandbox, vpath, staged)) for vpath, staged in targets]
-    for vpath, staged, target in checked:
-        if isinstance(target, Path):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, target)
+    check_quota(sandbox, [staged for _, staged in targets])
+    for vpath, staged, text in checked:
+        if text is None:
+            assert isinstance(sandbox, HostBackedSandbox)
+            folder = os.open(staged.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                sandbox.files.move_in(folder, staged.name, vpath)
+            except QuotaExceededError as exc:
+                raise HTTPException(413, str(exc)) from None
+            except SandboxError as exc:
+                raise HTTPException(400, str(exc)) from None
+            finally:
+                os.close(folder)
         else:
-            sandbox.write_text(vpath, target)
+            sandbox.write_text(vpath, text)
     return list(dict.fromkeys(vpath for vpath, _ in targets))
 
 
 def describe(sandbox: Sandbox, vpath: str) -> dict[str, Any]:
     """Name, virtual path and size of an uploaded file."""
-    paths = getattr(sandbox, "paths", None)
-    size = paths.resolve(vpath).stat().st_size if paths is not None else None
-    return {"filename": posixpath.basename(vpath), "path": vpath, "size": size}
+    st = sandbox.files.stat(vpath) if isinstance(sandbox, HostBackedSandbox) else None
+    return {"filename": posixpath.basename(vpath), "path": vpath, "size": st.st_size if st is not None else None}
 
 
 @router.get("/api/limits", summary="Limits clients should check before sending", response_model=Limits,
@@ -253,8 +277,7 @@ async def upload(
     """Save each file of the form in the thread's uploads folder (same name: replaced)."""
     await load_thread(gw, thread_id, user)
     sandbox = gw.sandbox.acquire(thread_id)
-    paths = getattr(sandbox, "paths", None)
-    staging_root = paths.user_data.parent if paths is not None else None
+    staging_root = sandbox.paths.user_data.parent if isinstance(sandbox, HostBackedSandbox) else None
     saved = []
     async with staged_upload(request, staging_root, gw.config.gateway.max_upload_bytes) as files:
         stored = await asyncio.to_thread(store_uploads, sandbox, files)
@@ -287,14 +310,16 @@ async def delete_upload(
     await load_thread(gw, thread_id, user)
     sandbox = gw.sandbox.acquire(thread_id)
     vpath = f"{UPLOADS}/{safe_name(filename)}"
-    paths = getattr(sandbox, "paths", None)
-    if paths is None:
+    if not isinstance(sandbox, HostBackedSandbox):
         raise HTTPException(501, "This sandbox provider cannot delete files through the gateway")
+    missing = HTTPException(
+        404, f"No upload named {filename!r} on thread {thread_id}; list them with GET /api/threads/{thread_id}/uploads"
+    )
     try:
-        host = paths.resolve(vpath, write=True)
+        st = sandbox.files.stat(vpath, follow=False)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            raise missing
+        sandbox.files.unlink(vpath)
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
-    if not host.is_file():
-        raise HTTPException(404, f"No upload named {filename!r} on thread {thread_id}; list them with GET /api/threads/{thread_id}/uploads")
-    host.unlink()
     return Response(status_code=204)

@@ -1,0 +1,562 @@
+"""Race-free host-side access to one thread's files, by virtual path.
+
+Code in the sandbox can change its files at any moment: a ``renameat2(RENAME_EXCHANGE)`` loop
+can swap a directory for a symlink to another thread's folder, or to ``/etc``, between the
+moment the host checks a path and the moment it opens it. So the host never opens a thread's
+file by its host path. :class:`ThreadFiles` walks every path one component at a time from a
+directory file descriptor of one of the thread's roots, opening each directory with
+``O_NOFOLLOW | O_DIRECTORY`` relative to its parent's descriptor (``openat``). The kernel
+never follows a symlink on the way and never sees ``..``; whatever a swap does, the walk stays
+on inodes below the root it started from.
+
+Symlinks the agent made are still honoured, the way the shell inside the jail sees them: a
+link met on the way is read with ``readlinkat`` and its target is interpreted as a *virtual*
+path (``ln -s /mnt/user-data/uploads/a.csv a.csv`` works in the file tools as in bash), then the
+walk goes on from the descriptor of the root that target names. A target that leaves the
+virtual roots is refused. If the link is swapped again after it was read, the next
+``openat`` with ``O_NOFOLLOW`` sees the new state and the walk re-reads it; nothing is ever
+resolved by the kernel on a host path string.
+
+Why by hand and not ``openat2(RESOLVE_BENEATH)``: absolute links in a sandbox name virtual
+paths (``/mnt/user-data/...``), which ``RESOLVE_BENEATH`` refuses and ``RESOLVE_IN_ROOT`` would
+resolve against the wrong directory, and Python has no ``openat2`` binding; the walk is the
+``O_NOFOLLOW`` fallback that design notes name, used everywhere, so there is one code path.
+
+Walks over trees (:meth:`ThreadFiles.walk`) never descend into a symlink, stop at a bound on
+entries and on time, and say why they stopped. Writes can be charged to a
+:class:`~herdsman.sandbox.quota.DiskQuota`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from herdsman.sandbox.base import SKILLS_ROOT, WORKSPACE, PathEscapeError, SandboxError
+from herdsman.sandbox.paths import ReadOnlyPathError, ThreadPaths, VirtualRoot
+
+if TYPE_CHECKING:
+    from herdsman.sandbox.quota import DiskQuota
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_SYMLINKS = 40
+_MAX_COMPONENT_BYTES = 255
+MAX_PATH_CHARS = 4096
+CHUNK = 1024 * 1024
+
+
+@dataclass
+class _Step:
+    """One resolved component: its name and, inside a root, an open directory descriptor."""
+
+    name: str
+    fd: int | None
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a virtual path lives: its canonical virtual form, its root, and the open directory
+    that holds its last component (``name`` is ``"."`` when the path is a root itself)."""
+
+    vpath: str
+    root: VirtualRoot
+    dir_fd: int
+    name: str
+
+
+@dataclass(frozen=True)
+class WalkEntry:
+    """One entry met by :meth:`ThreadFiles.walk`; ``st`` is its own ``lstat``."""
+
+    vpath: str
+    name: str
+    st: os.stat_result
+    depth: int
+
+    @property
+    def is_dir(self) -> bool:
+        """A real directory (a symlink to one is not)."""
+        return stat.S_ISDIR(self.st.st_mode)
+
+    @property
+    def is_file(self) -> bool:
+        """A regular file (a symlink to one is not)."""
+        return stat.S_ISREG(self.st.st_mode)
+
+    @property
+    def is_link(self) -> bool:
+        """A symbolic link (never followed by the walk)."""
+        return stat.S_ISLNK(self.st.st_mode)
+
+
+@dataclass
+class WalkStop:
+    """Why a walk ended early ("" when it saw everything)."""
+
+    reason: str = ""
+
+
+class NotFoundError(SandboxError):
+    """The path (or a folder on the way) does not exist."""
+
+
+def os_error(exc: OSError, path: str, action: str) -> SandboxError:
+    """A message for the model about ``exc`` met while doing ``action`` on virtual ``path``."""
+    if isinstance(exc, FileNotFoundError):
+        return NotFoundError(f"{path} does not exist")
+    if isinstance(exc, IsADirectoryError):
+        return SandboxError(f"{path} is a directory, not a file; use ls to see what it holds")
+    if isinstance(exc, NotADirectoryError):
+        return SandboxError(f"{path}: a part of this path is a file, not a directory")
+    if isinstance(exc, PermissionError):
+        return SandboxError(f"cannot {action} {path}: permission denied")
+    if exc.errno == errno.ELOOP:
+        return PathEscapeError(f"{path} is a symbolic link that changed while it was used; try again")
+    if exc.errno == errno.ENAMETOOLONG:
+        return SandboxError(f"cannot {action} {path}: a name in the path is too long (255 bytes at most)")
+    if exc.errno == errno.ENOSPC or exc.errno == errno.EDQUOT:
+        return SandboxError(f"cannot {action} {path}: no space left on the disk")
+    return SandboxError(f"cannot {action} {path}: {exc.strerror or type(exc).__name__}")
+
+
+def _check_name(name: str, shown: str) -> None:
+    """Refuse a component the filesystem cannot store, with a message instead of an OSError."""
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SandboxError(
+            f"{shown[:200]!r}: the path holds characters that are not valid text (lone surrogates); "
+            "use plain UTF-8 names"
+        ) from None
+    if len(encoded) > _MAX_COMPONENT_BYTES:
+        raise SandboxError(
+            f"{shown[:120]}...: the name {name[:40]!r}... is too long ({len(encoded)} bytes; "
+            f"names are at most {_MAX_COMPONENT_BYTES} bytes); use a shorter one"
+        )
+
+
+def _regular(fd: int, path: str) -> os.stat_result:
+    """The ``fstat`` of ``fd``; refuses directories, FIFOs and devices (a FIFO would block forever)."""
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise SandboxError(f"{path} is a directory, not a file; use ls to see what it holds")
+    if not stat.S_ISREG(st.st_mode):
+        raise SandboxError(f"{path} is not a regular file (a pipe, socket or device)")
+    return st
+
+
+class ThreadFiles:
+    """The files of one thread, reached only through descriptors (see the module docstring).
+
+    ``owner`` (uid, gid), when given, is what new files and directories are handed to (the
+    container user of the docker provider when the gateway runs as root); ``quota`` is charged
+    for every write.
+    """
+
+    def __init__(
+        self,
+        paths: ThreadPaths,
+        *,
+        owner: tuple[int, int] | None = None,
+        quota: DiskQuota | None = None,
+    ) -> None:
+        self.paths = paths
+        self.owner = owner
+        self.quota = quota
+
+    # -- resolution -----------------------------------------------------------------------
+
+    def _root_exact(self, vpath: str) -> VirtualRoot | None:
+        for root in self.paths.roots:
+            if root.virtual == vpath:
+                return root
+        return None
+
+    def _root_of(self, vpath: str) -> VirtualRoot | None:
+        for root in self.paths.roots:
+            if vpath == root.virtual or vpath.startswith(root.virtual + "/"):
+                return root
+        return None
+
+    def _open_root(self, root: VirtualRoot, shown: str) -> int:
+        try:
+            return os.open(root.host, _DIR_FLAGS)
+        except FileNotFoundError:
+            if root.writable:
+                root.host.mkdir(parents=True, exist_ok=True)  # the harness's own folder, not the agent's
+            try:
+                return os.open(root.host, _DIR_FLAGS)
+            except OSError:
+                raise SandboxError(f"{shown}: {root.virtual} is not available in this sandbox") from None
+
+    def _escape(self, shown: str, final: str, links: int) -> PathEscapeError:
+        if self.paths.skills is None and (final == SKILLS_ROOT or final.startswith(SKILLS_ROOT + "/")):
+            return PathEscapeError(f"{shown}: no skills folder is mounted in this sandbox")
+        via = " (through a symbolic link)" if links else ""
+        return PathEscapeError(
+            f"{shown}: the path leaves the sandbox{via}; only paths under "
+            f"{self.paths.describe_roots()} are allowed (relative paths start in {WORKSPACE})"
+        )
+
+    @contextmanager
+    def locate(
+        self, path: str, *, write: bool = False, follow: bool = True, create_dirs: bool = False
+    ) -> Iterator[Location]:
+        """Resolve virtual ``path`` by descriptors; the location of its last component.
+
+        ``follow``: a symlink as the last component is followed (in virtual space).
+        ``create_dirs``: missing directories on the way are created (writable roots only).
+        ``write``: refuse read-only roots. The descriptors are closed when the block ends.
+        """
+        shown = path if isinstance(path, str) else repr(path)
+        if isinstance(path, str) and len(path) > MAX_PATH_CHARS:
+            raise SandboxError(f"the path is {len(path)} characters long; paths are at most {MAX_PATH_CHARS}")
+        vpath = self.paths.normalize(path)
+        pending = deque(c for c in vpath.split("/") if c)
+        steps: list[_Step] = []
+        links = 0
+        try:
+            while pending:
+                comp = pending.popleft()
+                if comp == ".":
+                    continue
+                if comp == "..":
+                    if steps:
+                        gone = steps.pop()
+                        if gone.fd is not None:
+                            os.close(gone.fd)
+                    continue
+                _check_name(comp, shown)
+                current = "/" + "/".join([s.name for s in steps] + [comp])
+                root = self._root_exact(current)
+                if root is not None:
+                    steps.append(_Step(comp, self._open_root(root, shown)))
+                    continue
+                parent = steps[-1].fd if steps else None
+                if parent is None:
+                    steps.append(_Step(comp, None))  # a virtual directory above the roots
+                    continue
+                last = not pending
+                if last:
+                    target = self._link_target(parent, comp) if follow else None
+                    if target is None:
+                        steps.append(_Step(comp, None))
+                        continue
+                else:
+                    fd, target = self._open_dir(parent, comp, shown, write and create_dirs, current)
+                    if fd is not None:
+                        steps.append(_Step(comp, fd))
+                        continue
+                links += 1
+                if links > _MAX_SYMLINKS:
+                    raise PathEscapeError(f"{shown}: too many levels of symbolic links")
+                if target.startswith("/"):
+                    for step in steps:
+                        if step.fd is not None:
+                            os.close(step.fd)
+                    steps = []
+                pending.extendleft(reversed([c for c in target.split("/") if c]))
+            final = "/" + "/".join(s.name for s in steps)
+            root = self._root_of(final)
+            if root is None:
+                raise self._escape(shown, final, links)
+            if write and not root.writable:
+                if root.virtual == SKILLS_ROOT:
+                    raise ReadOnlyPathError(
+                        f"{shown}: {SKILLS_ROOT} is read-only; write to the workspace or the outputs instead"
+                    )
+                raise ReadOnlyPathError(f"{shown}: only the workspace, uploads and outputs folders are writable")
+            if final == root.virtual:
+                dir_fd, name = steps[-1].fd, "."
+            else:
+                dir_fd, name = steps[-2].fd, steps[-1].name
+            assert dir_fd is not None
+            yield Location(final, root, dir_fd, name)
+        finally:
+            for step in steps:
+                if step.fd is not None:
+                    os.close(step.fd)
+
+    def _link_target(self, dir_fd: int, name: str) -> str | None:
+        """The target of ``name`` in ``dir_fd`` if it is a symlink, else None."""
+        try:
+            return os.readlink(name, dir_fd=dir_fd)
+        except OSError:
+            return None  # not a link (EINVAL), or missing: the caller opens it with O_NOFOLLOW
+
+    def _open_dir(
+        self, parent: int, name: str, shown: str, create: bool, current: str
+    ) -> tuple[int | None, str]:
+        """Open directory ``name`` below ``parent`` without following a link: (fd, "") or
+        (None, link target). Creates it first when ``create`` and it is missing."""
+        for _ in range(8):
+            try:
+                return os.open(name, _DIR_FLAGS, dir_fd=parent), ""
+            except FileNotFoundError:
+                if not create:
+                    raise NotFoundError(f"{shown} does not exist ({current} is missing)") from None
+                try:
+                    os.mkdir(name, 0o755, dir_fd=parent)
+                    self._give(parent, name)
+                except FileExistsError:
+                    pass
+                except OSError as exc:
+                    raise os_error(exc, shown, "create a folder for") from None
+            except (NotADirectoryError, OSError) as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise os_error(exc, shown, "open") from None
+                target = self._link_target(parent, name)
+                if target is not None:
+                    return None, target
+                if exc.errno == errno.ENOTDIR:
+                    raise NotFoundError(f"{shown} does not exist ({current} is a file, not a folder)") from None
+                # ELOOP but no longer a link: it was swapped meanwhile; try again
+        raise PathEscapeError(f"{shown}: the path keeps changing while it is used; try again")
+
+    def _give(self, dir_fd: int, name: str) -> None:
+        """Hand a new entry to ``owner`` (never following a link)."""
+        if self.owner is None:
+            return
+        try:
+            os.chown(name, *self.owner, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            pass
+
+    def resolve_virtual(self, path: str) -> str:
+        """The canonical virtual path of ``path`` (links followed in virtual space); refuses escapes."""
+        with self.locate(path) as loc:
+            return loc.vpath
+
+    # -- reading --------------------------------------------------------------------------
+
+    @contextmanager
+    def open_file(self, path: str) -> Iterator[tuple[int, os.stat_result, str]]:
+        """An open descriptor of the regular file at ``path``, its ``fstat`` and canonical path."""
+        with self.locate(path) as loc:
+            try:
+                fd = os.open(loc.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=loc.dir_fd)
+            except OSError as exc:
+                raise os_error(exc, path, "read") from None
+        try:
+            yield fd, _regular(fd, path), loc.vpath
+        finally:
+            os.close(fd)
+
+    def read_bytes(self, path: str, limit: int) -> bytes:
+        """The bytes of the file at ``path``; a file larger than ``limit`` raises FileTooLarge."""
+        with self.open_file(path) as (fd, st, _):
+            if st.st_size > limit:
+                raise FileTooLargeError(path, st.st_size, limit)
+            chunks = []
+            total = 0
+            while True:
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    raise FileTooLargeError(path, total, limit)
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+    def stat(self, path: str, *, follow: bool = True) -> os.stat_result | None:
+        """The ``stat`` of ``path`` (links followed in virtual space), or None when missing."""
+        try:
+            with self.locate(path, follow=follow) as loc:
+                try:
+                    return os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    return None
+        except NotFoundError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists (a link leaving the sandbox raises; a dangling one is missing)."""
+        return self.stat(path) is not None
+
+    # -- writing --------------------------------------------------------------------------
+
+    def write_bytes(self, path: str, data: bytes, *, append: bool = False) -> str:
+        """Write (or append) ``data`` at ``path``, creating parent directories; the canonical path.
+
+        The quota, when there is one, is checked first; a refused write changes nothing.
+        """
+        with self.locate(path, write=True, create_dirs=True) as loc:
+            if loc.name == ".":
+                raise SandboxError(f"{path} is a directory, not a file; give a file name")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            flags |= os.O_APPEND if append else 0
+            with self._charged(path, loc, len(data), append):
+                try:
+                    fd = os.open(loc.name, flags, 0o644, dir_fd=loc.dir_fd)
+                except OSError as exc:
+                    raise os_error(exc, path, "write") from None
+                try:
+                    st = _regular(fd, path)
+                    if not append:
+                        os.ftruncate(fd, 0)
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    if self.owner is not None and (st.st_uid, st.st_gid) != self.owner:
+                        os.fchown(fd, *self.owner)
+                except OSError as exc:
+                    raise os_error(exc, path, "write") from None
+                finally:
+                    os.close(fd)
+            return loc.vpath
+
+    @contextmanager
+    def _charged(self, path: str, loc: Location, size: int, append: bool) -> Iterator[None]:
+        if self.quota is None:
+            yield
+            return
+        try:
+            old = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+        except OSError:
+            old = None
+        grow = size if append or old is None else size - old.st_size
+        with self.quota.charge(path, grow, 0 if old is not None else 1):
+            yield
+
+    def move_in(self, source_dir_fd: int, source_name: str, path: str) -> str:
+        """Move a staged file (outside the thread's roots) to ``path`` with one rename; the
+        quota is charged first. Refuses a directory in the way. The canonical path."""
+        st = os.stat(source_name, dir_fd=source_dir_fd, follow_symlinks=False)
+        with self.locate(path, write=True, create_dirs=True) as loc:
+            if loc.name == ".":
+                raise SandboxError(f"{path} is a directory, not a file; give a file name")
+            try:
+                existing = os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                existing = None
+            if existing is not None and stat.S_ISDIR(existing.st_mode):
+                raise IsADirectoryError(path)
+            with self._charged(path, loc, st.st_size, False):
+                os.replace(source_name, loc.name, src_dir_fd=source_dir_fd, dst_dir_fd=loc.dir_fd)
+                self._give(loc.dir_fd, loc.name)
+            return loc.vpath
+
+    def unlink(self, path: str) -> None:
+        """Remove the file (or link) at ``path``; the link itself, never what it points to."""
+        with self.locate(path, write=True, follow=False) as loc:
+            try:
+                os.unlink(loc.name, dir_fd=loc.dir_fd)
+            except OSError as exc:
+                raise os_error(exc, path, "delete") from None
+
+    # -- walking --------------------------------------------------------------------------
+
+    def walk(
+        self,
+        path: str,
+        *,
+        max_depth: int = 1 << 30,
+        limit: int = 10_000,
+        seconds: float = 10.0,
+        skip_dirs: frozenset[str] = frozenset(),
+        stop: WalkStop | None = None,
+        breadth_first: bool = False,
+    ) -> Iterator[WalkEntry]:
+        """The entries below directory ``path`` (links listed, never entered), at most
+        ``limit`` of them and for at most ``seconds``; ``stop.reason`` says when it was cut.
+
+        Depth-first in name order by default (``ls -R``'s order); ``breadth_first`` lists top
+        folders before their contents.
+        """
+        stop = stop if stop is not None else WalkStop()
+        deadline = time.monotonic() + seconds
+        with self.locate(path) as loc:
+            try:
+                top = os.open(loc.name, _DIR_FLAGS, dir_fd=loc.dir_fd)
+            except OSError as exc:
+                if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                    raise SandboxError(f"{path} is a file, not a directory; use read_file to read it") from None
+                raise os_error(exc, path, "list") from None
+            base = loc.vpath
+        count = 0
+        # Each queued directory is (its parent's shared descriptor, name, virtual path, depth):
+        # a folder holds one descriptor while any of its sub-folders waits, not one per sub-folder.
+        pending: deque[tuple[_SharedFd | None, str, str, int]] = deque([(None, "", base, 1)])
+        try:
+            while pending:
+                holder, name, vdir, depth = pending.popleft() if breadth_first else pending.pop()
+                if holder is None:
+                    fd = top
+                else:
+                    try:
+                        fd = os.open(name, _DIR_FLAGS, dir_fd=holder.fd)
+                    except OSError:
+                        fd = -1  # swapped for a link or removed meanwhile: not entered
+                    holder.release()
+                    if fd < 0:
+                        continue
+                here = _SharedFd(fd)
+                children: list[tuple[_SharedFd | None, str, str, int]] = []
+                try:
+                    with os.scandir(fd) as scanner:
+                        names = sorted(entry.name for entry in scanner)
+                    for child in names:
+                        if count >= limit:
+                            stop.reason = f"stopped after {limit} entries"
+                            return
+                        if time.monotonic() > deadline:
+                            stop.reason = f"stopped after {seconds:g} seconds"
+                            return
+                        try:
+                            st = os.stat(child, dir_fd=fd, follow_symlinks=False)
+                        except OSError:
+                            continue  # gone meanwhile
+                        vpath = f"{vdir.rstrip('/')}/{child}"
+                        count += 1
+                        yield WalkEntry(vpath, child, st, depth)
+                        if stat.S_ISDIR(st.st_mode) and depth < max_depth and child not in skip_dirs:
+                            children.append((here.take(), child, vpath, depth + 1))
+                    pending.extend(children if breadth_first else reversed(children))
+                    children = []
+                finally:
+                    for queued in children:  # cut short: the sub-folders were never queued
+                        queued[0].release()
+                    here.release()
+        finally:
+            for holder, _, _, _ in pending:
+                if holder is not None:
+                    holder.release()
+                else:
+                    os.close(top)
+
+
+class _SharedFd:
+    """A directory descriptor shared by the walk's queued sub-folders; closed by the last user."""
+
+    __slots__ = ("fd", "users")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.users = 1
+
+    def take(self) -> "_SharedFd":
+        """One more user (a queued sub-folder)."""
+        self.users += 1
+        return self
+
+    def release(self) -> None:
+        """One user less; the descriptor closes with the last."""
+        self.users -= 1
+        if self.users == 0:
+            os.close(self.fd)
+
+
+class FileTooLargeError(SandboxError):
+    """The file is larger than the caller accepts."""
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(f"{path} is {size // 1024} KB, more than the {limit // 1024} KB allowed here")
+        self.path, self.size, self.limit = path, size, limit
