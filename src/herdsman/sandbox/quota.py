@@ -146,21 +146,19 @@ class CommandWatch:
         return True
 
     def _loop(self) -> None:
-        while True:  # at least one measurement, even for a command that ends at once
+        interval = _MIN_POLL
+        while not self._done.wait(interval):  # a short command ends before the first walk
             began = time.monotonic()
             usage = self._quota.usage(fresh=True)
-            if self._start is None:
-                self._start = usage  # measured as the command starts, beside it, not before it
             if self._limit_passed(usage):
                 self.tripped = usage
                 self._cancel.set()
                 return
-            spent = time.monotonic() - began
-            if self._done.wait(max(_MIN_POLL, 2 * spent)):
-                return
+            interval = max(_MIN_POLL, 2 * (time.monotonic() - began))
 
     def __enter__(self) -> "CommandWatch":
         if self._quota.enabled:
+            self._start = self._quota.usage()  # the cached figure (at most two seconds old)
             self._thread = threading.Thread(target=self._loop, name="herdsman-quota-watch", daemon=True)
             self._thread.start()
         return self
