@@ -57,9 +57,19 @@ async def sandbox_error(request: Request, exc: SandboxError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=400)
 
 
+# FastAPI's own words for a body its JSON parser gave up on (not UTF-8, nested too deeply)
+UNPARSED_BODY = "There was an error parsing the body"
+
+
 async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     """HTTP errors raised by routes, as ``{"detail": ...}``."""
-    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+    detail = exc.detail
+    if exc.status_code == 400 and detail == UNPARSED_BODY:
+        detail = (
+            "Invalid request: the body could not be parsed as JSON (it is not UTF-8, or it is nested too deeply); "
+            "send a JSON object in UTF-8 with Content-Type: application/json"
+        )
+    return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -140,6 +140,8 @@ def check_input(graph: Any, value: Any) -> None:
     if value is None:
         return
     check_json("input", value)
+    if value == {}:
+        raise RunInputError("input", 'has no state key; send {"messages": [...]}, or null to continue without new input')
     _check_state_dict("input", value, graph.get_input_schema(), known=None)
 
 
