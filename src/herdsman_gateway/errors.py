@@ -2,7 +2,7 @@
 
 Validation errors (malformed JSON, wrong field types) answer 422 with one readable sentence per
 problem in ``detail`` and the raw list in ``errors``; run-manager errors keep their status
-(409 busy thread, 404 unknown run, 400 nothing to resume).
+(409 busy thread, 404 unknown run, 400 nothing to resume, 422 input the graph cannot take).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from herdsman.runtime.runs import RunError
+from herdsman.runtime.runs import InvalidRunError, RunError
 from herdsman.sandbox.base import SandboxError
 
 log = structlog.get_logger(__name__)
@@ -44,8 +44,12 @@ async def validation_error(request: Request, exc: RequestValidationError) -> JSO
 
 
 async def run_error(request: Request, exc: RunError) -> JSONResponse:
-    """The run manager's refusal, with its status."""
-    return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+    """The run manager's refusal, with its status (a refused field also in ``errors``, like 422s
+    of malformed requests)."""
+    body: dict[str, Any] = {"detail": str(exc)}
+    if isinstance(exc, InvalidRunError):
+        body["errors"] = [{"type": "invalid_run", "loc": ["body", *exc.field.split(".")], "msg": str(exc)}]
+    return JSONResponse(body, status_code=exc.status)
 
 
 async def sandbox_error(request: Request, exc: SandboxError) -> JSONResponse:
@@ -53,9 +57,19 @@ async def sandbox_error(request: Request, exc: SandboxError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=400)
 
 
+# FastAPI's own words for a body its JSON parser gave up on (not UTF-8, nested too deeply)
+UNPARSED_BODY = "There was an error parsing the body"
+
+
 async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     """HTTP errors raised by routes, as ``{"detail": ...}``."""
-    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+    detail = exc.detail
+    if exc.status_code == 400 and detail == UNPARSED_BODY:
+        detail = (
+            "Invalid request: the body could not be parsed as JSON (it is not UTF-8, or it is nested too deeply); "
+            "send a JSON object in UTF-8 with Content-Type: application/json"
+        )
+    return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -106,6 +106,7 @@ class Thread(BaseModel):
     status: Literal["idle", "busy", "interrupted", "error"]
     values: dict[str, Any] | None = None
     interrupts: dict[str, list[Any]] = Field(default_factory=dict)
+    error: str | None = Field(None, description="Set when the thread's state cannot be read; says what to do.")
 
 
 # -- state -----------------------------------------------------------------------------------
@@ -156,6 +157,7 @@ class ThreadState(BaseModel):
     created_at: str | None
     parent_checkpoint: dict[str, Any] | None
     interrupts: list[dict[str, Any]]
+    error: str | None = Field(None, description="Set when this state cannot be read; the values are as last saved.")
 
 
 class StateUpdateResult(BaseModel):

@@ -135,7 +135,7 @@ def small_limit_gateway(home: Path, model, limit: int):
 
 def test_uploads_over_the_configured_limit_get_413_and_leave_nothing(home, model) -> None:
     with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30) as http:
-        assert http.get("/api/limits").json() == {"max_upload_bytes": MB}
+        assert http.get("/api/limits").json() == {"max_upload_bytes": MB, "max_upload_files": 1000}
         tid = http.post("/threads", json={}).json()["thread_id"]
         ok = http.post(f"/api/threads/{tid}/uploads", files=[("files", ("small.txt", b"x" * 1000, "text/plain"))])
         assert ok.status_code == 200, ok.text

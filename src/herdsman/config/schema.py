@@ -371,6 +371,12 @@ class GatewayConfig(_Section):
         description="Largest upload request in bytes (all files of one request together, default 50 MB); "
         "bigger ones are refused with 413 and nothing is kept. The web UI reads it from GET /api/limits.",
     )
+    max_upload_files: int = Field(
+        1000,
+        ge=1,
+        description="Most files in one upload request (default 1000); more are refused with 413 and nothing "
+        "is kept. Clients read it from GET /api/limits.",
+    )
     cors_origins: list[str] = Field(
         default_factory=lambda: ["http://localhost:3000", "http://127.0.0.1:3000"],
         description="Web origins allowed to call the API from a browser (a LangGraph UI); [\"*\"] for any.",

@@ -7,6 +7,11 @@ manager applies the multitask strategy when a thread already has a run (``reject
 ``threads.py``) at every change of status. Listeners (metrics, logs) hear when runs start and
 finish.
 
+What a client sends is checked before the run is created (``run_input.py``: the input against
+the graph's input schema, ``configurable`` against the keys the manager sets itself); a refusal
+is a :class:`InvalidRunError` (422) and leaves the thread as it was. Once created, a run always
+ends: whatever fails while it is set up or executed ends it as ``error`` and frees its thread.
+
 Creating a run writes nothing before its ``metadata`` event: whether the thread is busy is
 decided in memory under the thread's lock, and the run's records are written by its task, first
 thing (``Run.saved`` tells when), so a streamed run's first event never waits for the record store.
@@ -36,6 +41,14 @@ from herdsman.runtime.run_events import (
     token_usage,
     tool_results,
 )
+from herdsman.runtime.run_input import (
+    RunInputError,
+    check_goto,
+    check_input,
+    check_json,
+    check_run_config,
+    check_update,
+)
 from herdsman.runtime.serde import dumps, to_jsonable
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
 from herdsman.runtime.threads import ThreadStore, utc_now
@@ -58,6 +71,17 @@ class RunError(Exception):
     """A run cannot be created or changed; ``status`` is the HTTP status that fits."""
 
     status: int = 400
+
+
+class InvalidRunError(RunError):
+    """What the client sent cannot start a run (bad input, a reserved ``configurable`` key);
+    ``field`` is the dotted path of the value refused (``input.messages[0]``)."""
+
+    status = 422
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class ThreadBusyError(RunError):
@@ -187,6 +211,12 @@ def _command(data: dict[str, Any]) -> Command:
     return Command(resume=data.get("resume"), update=data.get("update"), goto=data.get("goto") or ())
 
 
+def _text(exc: BaseException) -> str:
+    """An exception's message as text that always encodes (lone surrogates replaced)."""
+    text = str(exc) or type(exc).__name__
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 class RunManager:
     """Creates, executes, cancels and tracks runs of one compiled graph."""
 
@@ -259,9 +289,29 @@ class RunManager:
             log.warning("runs_lost_in_restart", count=len(lost))
         return len(lost)
 
+    def _owned(self, spec: RunSpec) -> dict[str, Any]:
+        """The ``configurable`` values the manager sets itself that a client may echo unchanged."""
+        return {"thread_id": spec.thread_id, "assistant_id": spec.assistant_id, "graph_id": LEAD_AGENT_NAME}
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse (422) a spec whose input, command, config or metadata the graph cannot take."""
+        try:
+            check_run_config(spec.config, self._owned(spec))
+            check_json("metadata", spec.metadata)
+            check_json("context", spec.context)
+            if spec.command:
+                check_json("command", spec.command)
+                check_update(self.graph, "command.update", spec.command.get("update"))
+                check_goto(self.graph, spec.command.get("goto"))
+            else:
+                check_input(self.graph, spec.input)
+        except RunInputError as exc:
+            raise InvalidRunError(f"Invalid request: {exc}", exc.field) from None
+
     async def start(self, spec: RunSpec) -> Run:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
+        self.check(spec)
         try:
             check_model_name(requested_model(spec.config or {}), model_names(self.config))
         except UnknownModelError as exc:
@@ -289,16 +339,26 @@ class RunManager:
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
             self._runs[run.run_id] = run  # from here on the thread is busy (decided under its lock)
             self._by_thread.setdefault(run.thread_id, []).append(run)
-            # Sent at once, so a client sees its run id before the graph starts; the records are
-            # written by the run's task, first thing (``run.saved`` is set once they are).
-            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
-            run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
+            try:
+                # Sent at once, so a client sees its run id before the graph starts; the records are
+                # written by the run's task, first thing (``run.saved`` is set once they are).
+                await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+                run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
+            except BaseException:
+                self._forget(run.run_id)  # never started: the thread must not stay busy
+                raise
             run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
     async def _check_resumable(self, spec: RunSpec) -> None:
-        state = await self.graph.aget_state({"configurable": {"thread_id": spec.thread_id}})
+        try:
+            state = await self.graph.aget_state({"configurable": {"thread_id": spec.thread_id}})
+        except Exception as exc:  # noqa: BLE001 - a thread whose state cannot be read has nothing to resume
+            raise NothingToResumeError(
+                f"thread {spec.thread_id}'s state cannot be read ({type(exc).__name__}: {_text(exc)}), so "
+                "command.resume has nothing to answer; start from an earlier checkpoint (checkpoint_id) instead"
+            ) from None
         if not state.interrupts and not self.active_runs(spec.thread_id):
             raise NothingToResumeError(
                 f"thread {spec.thread_id} is not waiting at an interrupt, so command.resume has nothing "
@@ -391,17 +451,16 @@ class RunManager:
     # -- execution -------------------------------------------------------------------------
 
     def _graph_config(self, run: Run) -> dict[str, Any]:
+        """The graph's config: the client's ``configurable`` (checked in :meth:`check`) under the
+        keys the manager sets (``run_input.RESERVED_CONFIGURABLE``), merged as dicts, never as
+        keyword arguments, so no client key can collide with a parameter name."""
         spec = run.spec
         user = dict(spec.config or {})
-        configurable = {
-            **(user.pop("configurable", None) or {}),
-            "run_id": run.run_id,
-            "assistant_id": spec.assistant_id,
-            "graph_id": LEAD_AGENT_NAME,
-        }
+        owned = {**self._owned(spec), "run_id": run.run_id}
         if spec.checkpoint_id:
-            configurable.update(checkpoint_id=spec.checkpoint_id, checkpoint_ns=spec.checkpoint_ns)
-        cfg = run_config(self.config, spec.thread_id, **configurable)
+            owned.update(checkpoint_id=spec.checkpoint_id, checkpoint_ns=spec.checkpoint_ns)
+        cfg = run_config(self.config, spec.thread_id)
+        cfg["configurable"] = {**(user.pop("configurable", None) or {}), **cfg["configurable"], **owned}
         if "recursion_limit" in user:
             cfg["recursion_limit"] = user.pop("recursion_limit")
         cfg["metadata"] = {**(user.pop("metadata", None) or {}), **spec.metadata, "run_id": run.run_id,
@@ -410,9 +469,14 @@ class RunManager:
         return cfg
 
     async def _set_status(self, run: Run, status: RunStatus) -> None:
+        """Set the run's status and save its record (a store that fails is logged: the status in
+        memory is what decides whether the thread is busy)."""
         run.status = status
         run.updated_at = utc_now()
-        await self.threads.put_run(run.to_dict())
+        try:
+            await self.threads.put_run(run.to_dict())
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, status=status, error=_text(exc))
 
     async def _publish(self, run: Run, event: str, data: Any) -> None:
         await self.bridge.publish(run.run_id, event, dumps(data))
@@ -437,7 +501,7 @@ class RunManager:
 
     async def _execute(self, run: Run, previous: list[asyncio.Task]) -> None:
         """Save the run's records, wait for the thread's earlier runs and a free slot, then run
-        the graph; never raises."""
+        the graph; never raises, and always ends the run (``error`` when anything failed)."""
         try:
             await self._save_new(run)
             if previous:
@@ -447,23 +511,44 @@ class RunManager:
             await self._set_status(run, "interrupted")
             await self._end(run, 0.0)
             return
+        except Exception as exc:  # noqa: BLE001 - a run that cannot be set up ends as an error
+            await self._fail(run, exc)
+            await self._end(run, 0.0)
+            return
         try:
             await self._run_graph(run)
+        except Exception as exc:  # noqa: BLE001 - a safety net: no run may stay pending or running
+            log.exception("run_not_ended", run_id=run.run_id, thread_id=run.thread_id)
+            if run.status not in FINAL_STATUSES:
+                await self._fail(run, exc)
+                await self._end(run, 0.0)
         finally:
             self._slots.release()
+
+    async def _fail(self, run: Run, exc: BaseException) -> None:
+        """End ``run`` as an error: status, record, and an ``error`` event for its stream."""
+        run.error = {"error": type(exc).__name__, "message": _text(exc)}
+        await self._set_status(run, "error")
+        try:
+            await self._publish(run, "error", run.error)
+        except Exception as publish_exc:  # noqa: BLE001 - the status is what frees the thread
+            log.warning("run_error_not_published", run_id=run.run_id, error=_text(publish_exc))
+        log.warning("run_failed", run_id=run.run_id, error=run.error["error"], message=run.error["message"])
 
     async def _run_graph(self, run: Run) -> None:
         """Stream the graph for ``run`` and publish what it yields; never raises."""
         started = time.monotonic()
         spec = run.spec
         translator = EventTranslator(spec.stream_mode)
-        cfg = self._graph_config(run)
         structlog.contextvars.bind_contextvars(run_id=run.run_id, thread_id=run.thread_id)
         try:
+            cfg = self._graph_config(run)
             if self._pause is not None:
                 await self._pause()  # a burst of new requests goes first, then this run starts
-            head = await self.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
-            run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id")
+            # the saved head, not a state snapshot: a head whose writes cannot be applied must
+            # not stop a run that starts from an earlier checkpoint
+            head = await self.graph.checkpointer.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
+            run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
             run.executed = True
             await self._set_status(run, "running")
             for listener in self.listeners:
@@ -499,10 +584,7 @@ class RunManager:
             await self._set_status(run, "interrupted")
             log.info("run_cancelled", action=run.cancel_action)
         except Exception as exc:  # noqa: BLE001 - any failure of the agent ends the run as an error
-            run.error = {"error": type(exc).__name__, "message": str(exc) or type(exc).__name__}
-            await self._set_status(run, "error")
-            await self._publish(run, "error", run.error)
-            log.warning("run_failed", error=run.error["error"], message=run.error["message"])
+            await self._fail(run, exc)
         finally:
             structlog.contextvars.unbind_contextvars("run_id", "thread_id")
         await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
@@ -524,10 +606,9 @@ class RunManager:
             for listener in self.listeners:
                 listener.tool_finished(run, tool, failed)
 
-    async def _end(self, run: Run, seconds: float, interrupted: bool = False) -> None:
-        """Close the run's stream, settle the thread's status, tell the listeners."""
-        await self._publish(run, END_EVENT, None)
-        await self.bridge.finish(run.run_id)
+    async def _settle_thread(self, run: Run, interrupted: bool) -> None:
+        """After ``run``: delete its temporary thread, or set the thread's status (when no other
+        run of it is in progress)."""
         if run.spec.temporary:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
             await self.threads.delete(run.thread_id)
@@ -538,6 +619,22 @@ class RunManager:
             elif run.status == "success" and (interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))):
                 status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
             await self.threads.update(run.thread_id, status=status)
+
+    async def _end(self, run: Run, seconds: float, interrupted: bool = False) -> None:
+        """Close the run's stream, settle the thread's status, tell the listeners.
+
+        Each step is tried on its own (failures are logged): a store or bridge that fails here
+        must not keep the others from happening.
+        """
+        try:
+            await self._publish(run, END_EVENT, None)
+            await self.bridge.finish(run.run_id)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("run_stream_not_closed", run_id=run.run_id, error=_text(exc))
+        try:
+            await self._settle_thread(run, interrupted)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("thread_status_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
         for listener in self.listeners:
             listener.run_finished(run, seconds)
         self._finished.append(run.run_id)

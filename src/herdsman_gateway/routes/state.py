@@ -1,7 +1,9 @@
 """Thread state: read it (now or at a checkpoint), write it, list its history.
 
 Everything here reads and writes the checkpointer through the compiled graph, so checkpoints,
-parent checkpoints and branching behave exactly as in LangGraph.
+parent checkpoints and branching behave exactly as in LangGraph. A checkpoint LangGraph cannot
+read back is shown as saved, with an ``error`` (``state_view.py``); a state update is checked
+against the graph's state schema first (422), so it cannot write one.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException
 from langgraph.errors import InvalidUpdateError
 
+from herdsman.runtime.run_input import RunInputError, check_update
 from herdsman.runtime.serde import to_jsonable
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
@@ -23,7 +26,7 @@ from herdsman_gateway.schemas import (
     StateUpdateResult,
     ThreadState,
 )
-from herdsman_gateway.state_view import checkpoint_json, snapshot_json
+from herdsman_gateway.state_view import checkpoint_json, read_history, read_state
 
 router = APIRouter(tags=["thread state"])
 
@@ -39,12 +42,12 @@ def _config(thread_id: str, checkpoint: CheckpointRef | None = None, checkpoint_
 
 async def _state(gw: Gateway, thread_id: str, checkpoint_id: str | None, subgraphs: bool, ns: str = "") -> dict[str, Any]:
     cfg = _config(thread_id, CheckpointRef(checkpoint_ns=ns) if ns else None, checkpoint_id)
-    snapshot = await gw.graph.aget_state(cfg, subgraphs=subgraphs)
-    if checkpoint_id and snapshot.metadata is None:
+    _, state = await read_state(gw.graph, cfg, subgraphs=subgraphs)
+    if checkpoint_id and state["metadata"] is None:
         raise HTTPException(
             404, f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history"
         )
-    return snapshot_json(snapshot)
+    return state
 
 
 @router.get("/threads/{thread_id}/state", response_model=ThreadState, summary="Get the thread's state")
@@ -87,9 +90,15 @@ async def update_state(
     if gw.runs.is_busy(thread_id):
         raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before updating its state")
     cfg = _config(thread_id, body.checkpoint, body.checkpoint_id)
+    updates = body.values if isinstance(body.values, list) else [body.values]
+    try:
+        for index, values in enumerate(updates):
+            check_update(gw.graph, "values" if len(updates) == 1 else f"values[{index}]", values)
+    except RunInputError as exc:
+        raise HTTPException(422, f"Invalid request: {exc}") from None
     try:
         new_config = await gw.graph.aupdate_state(cfg, to_jsonable(body.values), as_node=body.as_node)
-    except (InvalidUpdateError, ValueError, KeyError) as exc:
+    except (InvalidUpdateError, ValueError, KeyError, TypeError, NotImplementedError) as exc:
         raise HTTPException(400, f"Cannot update the state of thread {thread_id}: {exc}") from None
     return {"checkpoint": checkpoint_json(new_config)}
 
@@ -103,13 +112,10 @@ async def history(
     before = body.before
     if isinstance(before, str):
         before = CheckpointRef(checkpoint_id=before)
-    cfg = _config(thread_id, body.checkpoint)
-    states = []
-    async for snapshot in gw.graph.aget_state_history(
-        cfg,
+    return await read_history(
+        gw.graph,
+        _config(thread_id, body.checkpoint),
         filter=body.metadata or None,
         before=_config(thread_id, before) if before and before.checkpoint_id else None,
         limit=body.limit,
-    ):
-        states.append(snapshot_json(snapshot))
-    return states
+    )

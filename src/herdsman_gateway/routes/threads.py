@@ -10,14 +10,14 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Response
 
-from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.run_input import RunInputError, check_json
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import validate_thread_id
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.schemas import Thread, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch
-from herdsman_gateway.state_view import interrupts_json
+from herdsman_gateway.state_view import interrupts_json, read_state, safe_json
 
 router = APIRouter(tags=["threads"])
 
@@ -25,6 +25,14 @@ router = APIRouter(tags=["threads"])
 def not_found(thread_id: str) -> HTTPException:
     """The 404 for a thread that does not exist (or belongs to someone else)."""
     return HTTPException(404, f"Thread {thread_id} not found; create it with POST /threads or list them with POST /threads/search")
+
+
+def check_metadata(metadata: dict[str, Any] | None) -> None:
+    """422 for metadata that cannot be stored as JSON (lone surrogates, huge integers, deep nesting)."""
+    try:
+        check_json("metadata", metadata)
+    except RunInputError as exc:
+        raise HTTPException(422, f"Invalid request: {exc}") from None
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -44,19 +52,23 @@ async def load_thread(gw: Gateway, thread_id: str, user: str | None) -> ThreadRe
 
 
 async def thread_json(gw: Gateway, record: ThreadRecord, *, with_values: bool = True) -> dict[str, Any]:
-    """The LangGraph ``Thread`` JSON: record, live status, latest values and interrupts."""
-    data: dict[str, Any] = {**record.to_dict(), "values": None, "interrupts": {}}
+    """The LangGraph ``Thread`` JSON: record, live status, latest values and interrupts; a thread
+    whose state cannot be read shows its values as last saved and an ``error`` (never fails)."""
+    data: dict[str, Any] = {**safe_json(record.to_dict()), "values": None, "interrupts": {}}
     if with_values:
-        snapshot = await gw.graph.aget_state({"configurable": {"thread_id": record.thread_id}})
-        data["values"] = to_jsonable(snapshot.values or {}) if snapshot.values else None
-        by_task = {t.id: interrupts_json(t.interrupts) for t in snapshot.tasks or () if t.interrupts}
-        data["interrupts"] = by_task
+        snapshot, state = await read_state(gw.graph, {"configurable": {"thread_id": record.thread_id}})
+        data["values"] = state["values"] or None
+        if snapshot is not None:
+            data["interrupts"] = {t.id: interrupts_json(t.interrupts) for t in snapshot.tasks or () if t.interrupts}
+        if state.get("error"):
+            data["error"] = state["error"]
     return data
 
 
 @router.post("/threads", response_model=Thread, summary="Create a thread")
 async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
     """Create a thread (``if_exists: do_nothing`` returns an existing one instead of 409)."""
+    check_metadata(body.metadata)
     if body.thread_id:
         check_thread_id(body.thread_id)
         existing = await gw.threads.get(body.thread_id)
@@ -82,6 +94,7 @@ async def patch_thread(
     thread_id: str, body: ThreadPatch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """Merge ``metadata`` into the thread's metadata."""
+    check_metadata(body.metadata)
     await load_thread(gw, thread_id, user)
     record = await gw.threads.update(thread_id, metadata=with_owner(body.metadata, user))
     assert record is not None

@@ -5,13 +5,15 @@ fields). The body is streamed, never held in memory: ``python-multipart``'s push
 Starlette uses) cuts it into parts chunk by chunk, and each file part is written as it arrives
 to a staging folder beside the thread's user data (outside every virtual path, so neither the
 agent nor the file listing sees half-written files). Reading stops as soon as the body passes
-``gateway.max_upload_bytes`` (config.yaml; ``GET /api/limits`` tells clients): the answer is
-413 and the staging folder is removed, so nothing partial is left. Only a complete body moves
+``gateway.max_upload_bytes`` or its files ``gateway.max_upload_files`` (config.yaml;
+``GET /api/limits`` tells clients): the answer is 413 and the staging folder is removed, so
+nothing partial is left. Only a complete body moves
 its files into the uploads folder, all or nothing: every target is checked first (a folder of
 the same name refuses the request with 409), then each file moves with an atomic rename.
 
 File names are reduced to their last component, so an upload can never leave the uploads
-folder. PDF, DOCX, XLSX and PPTX uploads are also converted to Markdown beside them
+folder, and checked before anything is written: a name the filesystem would refuse (longer than
+:data:`MAX_NAME_BYTES` in UTF-8, a NUL, text that is not Unicode) is a 400 that says to rename. PDF, DOCX, XLSX and PPTX uploads are also converted to Markdown beside them
 (``report.pdf.md``) for the agent to read; a file that cannot be converted is kept, and the
 response says why.
 """
@@ -44,6 +46,7 @@ from herdsman_gateway.routes.threads import load_thread
 router = APIRouter(tags=["uploads"])
 
 ROUTE = "/api/threads/{thread_id}/uploads"
+MAX_NAME_BYTES = 255 - len(".md")  # a file name's limit (NAME_MAX), less the Markdown copy's suffix
 STAGING_PREFIX = ".upload-"  # folders beside a thread's user data holding uploads still arriving
 MULTIPART_SCHEMA = {
     "requestBody": {
@@ -65,6 +68,7 @@ class Limits(BaseModel):
     """Limits of this gateway that a client should check before sending."""
 
     max_upload_bytes: int = Field(description="Largest upload request in bytes (all files of one request together).")
+    max_upload_files: int = Field(description="Most files in one upload request.")
 
 
 def megabytes(size: int) -> str:
@@ -82,11 +86,30 @@ def too_large(limit: int) -> HTTPException:
     )
 
 
+def too_many(limit: int) -> HTTPException:
+    """The 413 an upload of more than ``limit`` files gets, naming the limit and what to do."""
+    return HTTPException(
+        413,
+        f"Too many files: the limit is {limit} files per upload request, set by gateway.max_upload_files in "
+        "config.yaml; nothing was kept. Send the files in several requests, or as one archive.",
+    )
+
+
 def safe_name(filename: str) -> str:
-    """The last component of an uploaded file's name; 400 when nothing usable is left."""
+    """The last component of an uploaded file's name; 400 when the filesystem could not take it."""
     name = posixpath.basename(filename.replace("\\", "/")).strip()
+    shown = repr(filename if len(filename) <= 60 else filename[:57] + "...")
     if not name or name in (".", "..") or "\x00" in name:
-        raise HTTPException(400, f"Upload name {filename!r} is not a usable file name; rename the file and retry")
+        raise HTTPException(400, f"Upload name {shown} is not a usable file name; rename the file and retry")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise HTTPException(400, f"Upload name {shown} is not valid Unicode text; rename the file and retry") from None
+    if size > MAX_NAME_BYTES:
+        raise HTTPException(
+            400, f"Upload name {shown} is too long ({size} bytes in UTF-8, at most {MAX_NAME_BYTES}); "
+            "rename the file to a shorter name and retry (nothing was kept)",
+        )
     return name
 
 
@@ -101,8 +124,9 @@ def _decode(raw: bytes) -> str:
 class _Stager:
     """The callbacks of the multipart parser: each file part goes to its own file in ``folder``."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, max_files: int) -> None:
         self.folder = folder
+        self.max_files = max_files
         self.files: list[tuple[str, Path]] = []
         self._headers: dict[str, str] = {}
         self._field = b""
@@ -135,6 +159,8 @@ class _Stager:
         _, options = parse_options_header(self._headers.get("content-disposition"))
         if b"filename" not in options:
             return  # a plain form field: not a file, skipped
+        if len(self.files) >= self.max_files:
+            raise too_many(self.max_files)  # before this part is written
         name = safe_name(_decode(options[b"filename"]))
         target = self.folder / f"{len(self.files)}.part"
         self._out = target.open("wb")
@@ -152,11 +178,13 @@ class _Stager:
 
 
 @asynccontextmanager
-async def staged_upload(request: Request, staging_root: Path | None, limit: int) -> AsyncIterator[list[tuple[str, Path]]]:
+async def staged_upload(
+    request: Request, staging_root: Path | None, limit: int, max_files: int
+) -> AsyncIterator[list[tuple[str, Path]]]:
     """Stream the multipart body of ``request`` into a temporary folder under ``staging_root``.
 
     Yields the (safe file name, staged file) of every file part. Raises 413 as soon as more than
-    ``limit`` bytes arrived, 415 or 422 for bodies that are not usable forms; the staging folder
+    ``limit`` bytes or ``max_files`` files arrived, 400 for a file name the filesystem would refuse, 415 or 422 for bodies that are not usable forms; the staging folder
     is removed on the way out in every case (move the files out of it to keep them).
     """
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
@@ -171,7 +199,7 @@ async def staged_upload(request: Request, staging_root: Path | None, limit: int)
     if staging_root is not None:
         staging_root.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=staging_root))
-    stager = _Stager(folder)
+    stager = _Stager(folder, max_files)
     try:
         parser = MultipartParser(boundary, stager.callbacks())
         received = 0
@@ -265,12 +293,13 @@ def describe(sandbox: Sandbox, vpath: str) -> dict[str, Any]:
 @router.get("/api/limits", summary="Limits clients should check before sending", response_model=Limits,
             dependencies=[Depends(current_user)])
 async def limits(gw: Gateway = Depends(get_gateway)) -> Limits:
-    """The largest upload request this gateway accepts (``gateway.max_upload_bytes``)."""
-    return Limits(max_upload_bytes=gw.config.gateway.max_upload_bytes)
+    """The largest upload request this gateway accepts (``gateway.max_upload_bytes``, ``max_upload_files``)."""
+    return Limits(max_upload_bytes=gw.config.gateway.max_upload_bytes, max_upload_files=gw.config.gateway.max_upload_files)
 
 
 @router.post(ROUTE, summary="Upload files to a thread", openapi_extra=MULTIPART_SCHEMA,
-             responses={413: {"description": "The upload is over gateway.max_upload_bytes; nothing was kept."}})
+             responses={413: {"description": "The upload is over gateway.max_upload_bytes or max_upload_files; "
+                                   "nothing was kept."}})
 async def upload(
     thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
@@ -279,7 +308,8 @@ async def upload(
     sandbox = gw.sandbox.acquire(thread_id)
     staging_root = sandbox.paths.user_data.parent if isinstance(sandbox, HostBackedSandbox) else None
     saved = []
-    async with staged_upload(request, staging_root, gw.config.gateway.max_upload_bytes) as files:
+    limits = gw.config.gateway
+    async with staged_upload(request, staging_root, limits.max_upload_bytes, limits.max_upload_files) as files:
         stored = await asyncio.to_thread(store_uploads, sandbox, files)
     for vpath in stored:
         entry = describe(sandbox, vpath)
