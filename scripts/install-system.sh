@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the system packages Herdsman uses, when they are missing:
 #   bubblewrap        isolates the local sandbox (without it, the bash tool is off by default)
+#   libseccomp2       builds the jail's seccomp filter (through the pyseccomp binding)
 #   cmake, g++        build llama.cpp for the embedded local model
 #   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
 #   podman, runc, busybox-static  a Docker-API engine and a tiny image for the docker provider's tests
@@ -10,6 +11,8 @@ set -euo pipefail
 
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need+=(libseccomp2)  # the jail's seccomp filter
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)  # the red-team suite runs the jail as a non-root user too
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)

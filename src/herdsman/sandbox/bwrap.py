@@ -3,10 +3,24 @@
 The jail shows the command a read-only system (``/usr``, ``/bin``, ``/lib*``, the parts of
 ``/etc`` programs need), the thread's three user-data directories writable at their virtual
 paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and ``/dev``, a tmpfs
-``/tmp``, and nothing else: no other thread, no home directory, no host ``/tmp``. All
-namespaces are unshared (network too, unless ``sandbox.network`` is true), capabilities are
+``/tmp``, and nothing else: no other thread, no home directory, no host ``/tmp``, no ``/sys``.
+All namespaces are unshared (network too, unless ``sandbox.network`` is true), capabilities are
 dropped, the command runs in a new session under its own pid namespace, and the jail dies with
 its parent, so killing bwrap kills every process the command started.
+
+Never uid 0 inside, whatever uid Herdsman runs as: the command runs as uid/gid 1000 in a user
+namespace that maps it to the host user (so files it writes in user-data stay the host user's),
+with ``no_new_privs``, no nested user namespaces (``--disable-userns``) and the seccomp filter of
+``seccomp.py``. When the host user is root, the kernel still sees root as the *owner* of
+root-owned files, so every kernel interface a container runtime masks or makes read-only (the
+OCI default lists) is masked or bound read-only here: ``/proc/sys`` (``core_pattern`` ran a
+script as root on the host), ``/proc/sysrq-trigger``, ``/proc/kcore``, ``/proc/keys``,
+``/proc/timer_list`` and the rest of :data:`MASKED_PROC`/:data:`READ_ONLY_PROC`.
+
+bubblewrap is started with an empty environment and reads its arguments from a descriptor
+(``--args``), so ``/proc/1/environ`` and ``/proc/1/cmdline`` inside show nothing of the host. The
+host paths of the thread's folders still show in ``/proc/self/mountinfo`` (the kernel names the
+source of each bind mount there; see docs/security.md).
 """
 
 from __future__ import annotations
@@ -17,10 +31,17 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from herdsman.sandbox import seccomp
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE
 from herdsman.sandbox.paths import ThreadPaths
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+SANDBOX_UID = 1000
+SANDBOX_GID = 1000
+# The OCI runtime spec's default masked and read-only /proc paths (runc, Docker, podman).
+MASKED_PROC = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "kmsg",
+               "acpi", "asound", "scsi", "sysrq-trigger", "kallsyms", "config.gz", "vmallocinfo", "mtrr")
+READ_ONLY_PROC = ("sys", "bus", "fs", "irq", "driver")
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_ENTRIES = (
     "alternatives",
@@ -51,11 +72,37 @@ _NETWORK_ETC_ENTRIES = ("resolv.conf", "gai.conf")
 
 @dataclass(frozen=True)
 class BwrapStatus:
-    """Whether bubblewrap can be used, where it is, and why not when it cannot."""
+    """Whether bubblewrap can be used, where it is, and why not when it cannot;
+    ``disable_userns``: this bubblewrap has ``--disable-userns`` (0.8 and later)."""
 
     available: bool
     path: str | None
     reason: str = ""
+    disable_userns: bool = False
+
+
+def _proc_args() -> list[str]:
+    """A fresh /proc with the OCI default masks: files hidden behind /dev/null, folders behind an
+    empty read-only tmpfs, and the read-only list bound read-only."""
+    args = ["--proc", "/proc"]
+    for name in READ_ONLY_PROC:
+        if os.path.isdir(f"/proc/{name}"):
+            args += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    for name in MASKED_PROC:
+        path = f"/proc/{name}"
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+def _identity_args(disable_userns: bool) -> list[str]:
+    """A user namespace in which the command is uid/gid 1000, never 0."""
+    args = ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+    if disable_userns:
+        args.append("--disable-userns")
+    return args
 
 
 def _system_args() -> list[str]:
@@ -104,15 +151,19 @@ def build_bwrap_argv(
     network: bool = False,
     read_only_paths: list[str] | tuple[str, ...] = (),
     env: dict[str, str] | None = None,
+    seccomp_fd: int | None = None,
+    disable_userns: bool = False,
 ) -> list[str]:
     """The full argv running ``bash -c command`` jailed for the thread of ``paths``.
 
     ``env`` holds extra variables set inside (on top of PATH, HOME and LANG); the environment
     is otherwise empty. ``read_only_paths`` are host paths bound read-only at the same place.
+    ``seccomp_fd`` is a descriptor holding the filter program (``seccomp.program_fd``).
     """
     argv = [bwrap, "--unshare-all"]
     if network:
         argv.append("--share-net")
+    argv += _identity_args(disable_userns)
     argv += [
         "--die-with-parent",
         "--new-session",
@@ -127,7 +178,8 @@ def build_bwrap_argv(
         real = os.path.realpath(os.path.expanduser(extra))
         if os.path.exists(real):
             argv += ["--ro-bind", real, real]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    argv += _proc_args()
+    argv += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
     argv += [
         "--bind", str(paths.workspace), WORKSPACE,
         "--bind", str(paths.uploads), UPLOADS,
@@ -140,28 +192,56 @@ def build_bwrap_argv(
     variables.update(env or {})
     for key, value in variables.items():
         argv += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--", _shell(), "-c", command]
     return argv
 
 
+def split_for_args_fd(argv: list[str]) -> tuple[int, list[str]]:
+    """bubblewrap's options moved into a descriptor for ``--args FD`` (NUL-separated), and the
+    argv that is left: ``[bwrap, "--args", FD, "--", shell, "-c", command]``. The options, host
+    paths included, then never show in the jail's ``/proc/1/cmdline``; the caller closes FD."""
+    cut = argv.index("--")
+    fd = os.memfd_create("herdsman-bwrap-args", 0)
+    data = b"".join(arg.encode("utf-8", "surrogateescape") + b"\0" for arg in argv[1:cut])
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd, [argv[0], "--args", str(fd), *argv[cut:]]
+
+
+def _probe_argv(bwrap: str, disable_userns: bool) -> list[str]:
+    argv = [bwrap, "--unshare-all", *_identity_args(disable_userns), "--die-with-parent", "--new-session"]
+    argv += ["--cap-drop", "ALL", *_system_args(), *_proc_args(), "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--remount-ro", "/", "--clearenv", "--setenv", "PATH", SANDBOX_PATH, "--", _shell(), "-c", "true"]
+    return argv
+
+
 def _probe(bwrap: str) -> BwrapStatus:
-    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    argv += _system_args()
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/"]
-    argv += ["--clearenv", "--setenv", "PATH", SANDBOX_PATH, "--", _shell(), "-c", "true"]
+    """Start a jail like the real ones (user namespace, masks) once; why not, when it fails."""
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=15, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return BwrapStatus(False, bwrap, f"bubblewrap failed to start: {exc}")
-    if done.returncode != 0:
-        err = done.stderr.decode(errors="replace").strip()[:300]
-        return BwrapStatus(
-            False,
-            bwrap,
-            f"bubblewrap is installed but cannot create a sandbox here ({err or done.returncode}); "
-            "unprivileged user namespaces may be disabled",
-        )
-    return BwrapStatus(True, bwrap)
+        seccomp.filter_program()
+    except seccomp.SeccompUnavailable as exc:
+        return BwrapStatus(False, bwrap, str(exc))
+    err = ""
+    for disable_userns in (True, False):
+        try:
+            done = subprocess.run(
+                _probe_argv(bwrap, disable_userns), capture_output=True, timeout=15, stdin=subprocess.DEVNULL, env={}
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return BwrapStatus(False, bwrap, f"bubblewrap failed to start: {exc}")
+        if done.returncode == 0:
+            return BwrapStatus(True, bwrap, disable_userns=disable_userns)
+        err = done.stderr.decode(errors="replace").strip()[:300] or str(done.returncode)
+    return BwrapStatus(
+        False,
+        bwrap,
+        f"bubblewrap is installed but cannot create a sandbox here ({err}); "
+        "unprivileged user namespaces may be disabled",
+    )
 
 
 @functools.cache

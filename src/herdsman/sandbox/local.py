@@ -31,6 +31,7 @@ from typing import Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import bwrap as bwrap_module
+from herdsman.sandbox import seccomp
 from herdsman.sandbox.base import (
     USER_DATA_ROOT,
     CommandNotAllowedError,
@@ -38,7 +39,7 @@ from herdsman.sandbox.base import (
     PathList,
     SandboxError,
 )
-from herdsman.sandbox.bwrap import build_bwrap_argv
+from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
 from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
@@ -68,37 +69,58 @@ class Shell(Protocol):
 
 
 class BwrapShell:
-    """Commands jailed by bubblewrap: only the thread's directories are visible and writable."""
+    """Commands jailed by bubblewrap: only the thread's directories are visible and writable.
 
-    def __init__(self, bwrap: str, config: SandboxConfig, limiter: LocalLimiter | None = None) -> None:
+    bubblewrap starts with an empty environment (``env -i``) and reads its arguments and the
+    seccomp program from descriptors, so nothing of the host shows in the jail's pid 1.
+    """
+
+    def __init__(
+        self, bwrap: str, config: SandboxConfig, limiter: LocalLimiter | None = None, disable_userns: bool = False
+    ) -> None:
         self._bwrap = bwrap
         self._config = config
+        self._disable_userns = disable_userns
+        self._env = shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
         self.limiter = limiter or LocalLimiter(Limits.from_config(config))
 
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
     ) -> ExecResult:
         """Run ``command`` inside a fresh bubblewrap jail."""
+        if "\x00" in command:
+            raise SandboxError("the command contains a NUL character; remove it and run it again")
         run_id = new_run_id()
-        argv = build_bwrap_argv(
-            self._bwrap,
-            paths,
-            command,
-            network=self._config.network,
-            read_only_paths=self._config.read_only_paths,
-            env={"HERDSMAN_RUN_ID": run_id},
-        )
-        with self.limiter.command() as launch:
-            return run_process(
-                launch.argv(argv),
-                timeout=timeout,
-                max_output_chars=self.limiter.limits.output_chars,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                run_id=run_id,
-                cancel=cancel,
-                preexec_fn=launch.preexec_fn,
-                kill_tree=launch.kill_tree,
+        filter_fd = seccomp.program_fd()
+        arguments = -1
+        try:
+            argv = build_bwrap_argv(
+                self._bwrap,
+                paths,
+                command,
+                network=self._config.network,
+                read_only_paths=self._config.read_only_paths,
+                env={"HERDSMAN_RUN_ID": run_id},
+                seccomp_fd=filter_fd,
+                disable_userns=self._disable_userns,
             )
+            arguments, short_argv = split_for_args_fd(argv)
+            with self.limiter.command() as launch:
+                return run_process(
+                    launch.argv([self._env, "-i", *short_argv]),
+                    timeout=timeout,
+                    max_output_chars=self.limiter.limits.output_chars,
+                    env={},
+                    run_id=run_id,
+                    cancel=cancel,
+                    preexec_fn=launch.preexec_fn,
+                    kill_tree=launch.kill_tree,
+                    pass_fds=(filter_fd, arguments),
+                )
+        finally:
+            os.close(filter_fd)
+            if arguments >= 0:
+                os.close(arguments)
 
 
 class HostShell:
@@ -155,7 +177,7 @@ _ENABLE_HINT = (
 def choose_shell(config: SandboxConfig, status: bwrap_module.BwrapStatus) -> Shell:
     """The shell strategy for ``sandbox.isolation`` given what bubblewrap can do here."""
     if config.isolation in ("auto", "bwrap") and status.available and status.path:
-        return BwrapShell(status.path, config)
+        return BwrapShell(status.path, config, disable_userns=status.disable_userns)
     if config.isolation == "bwrap":
         return RefusingShell(
             f"The bash tool is unavailable: sandbox.isolation is bwrap but {status.reason}. "

@@ -290,6 +290,7 @@ def run_process(
     cancel: threading.Event | None = None,
     preexec_fn: Callable[[], None] | None = None,
     kill_tree: Callable[[], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ExecResult:
     """Run ``argv`` with a timeout and bounded output (stdout and stderr merged, and apart).
 
@@ -299,7 +300,8 @@ def run_process(
     killed when this returns, whether it finished, timed out or was cancelled. ``preexec_fn``
     runs in the child before exec (resource limits, see ``limits.py``). ``kill_tree``,
     when given, replaces the scan of ``/proc`` for marked processes: callers that hold every
-    process of the command in a cgroup kill them through it.
+    process of the command in a cgroup kill them through it. ``pass_fds`` stay open in the
+    command (bubblewrap's ``--args`` and ``--seccomp`` descriptors).
     """
     run_id = run_id or new_run_id()
     full_env = dict(env or {})
@@ -314,6 +316,7 @@ def run_process(
         env=full_env,
         start_new_session=True,
         close_fds=True,
+        pass_fds=tuple(pass_fds),
         preexec_fn=preexec_fn,
     )
     assert proc.stdout is not None and proc.stderr is not None
