@@ -8,16 +8,32 @@ the user uploaded) and returns that path. The converter for the file's extension
 directly (markitdown's own dispatch falls back to reading a damaged file as plain text, which
 would hand the agent garbage), so a corrupted or mislabelled file raises
 :class:`DocumentConversionError` with a message that says what to do.
+
+Parsers of untrusted documents are the classic bomb target: a 66 KB DOCX holding 18 MB of XML
+took the gateway from 147 MB to 796 MB and 63 s. So every conversion runs in a child process
+(``python -m herdsman.tools.documents``) that limits itself before it imports a parser:
+address space (``RLIMIT_AS``, :data:`MAX_MEMORY_MB`), CPU time (``RLIMIT_CPU``) and output
+size, and the parent kills it after :data:`MAX_SECONDS` of wall time. A bomb ends as
+"this document could not be converted: ..." and the gateway's memory stays flat.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 CONVERTIBLE_SUFFIXES = (".pdf", ".docx", ".xlsx", ".pptx")
 MAX_DOCUMENT_BYTES = 100 * 1024 * 1024
+MAX_MEMORY_MB = 1024  # address space of the converting child (Python and the parsers need ~300 MB)
+MAX_CPU_SECONDS = 60
+MAX_SECONDS = 90.0  # wall time, then the child is killed
+MAX_MARKDOWN_CHARS = 5_000_000
 
 
 class DocumentConversionError(Exception):
@@ -41,8 +57,49 @@ def _converter(suffix: str) -> Any:
     return {".pdf": PdfConverter, ".docx": DocxConverter, ".xlsx": XlsxConverter, ".pptx": PptxConverter}[suffix]()
 
 
-def document_to_markdown(path: str | Path) -> str:
-    """The Markdown of the document at ``path`` (PDF, DOCX, XLSX or PPTX)."""
+def document_to_markdown(
+    path: str | Path, *, memory_mb: int = MAX_MEMORY_MB, cpu_seconds: int = MAX_CPU_SECONDS, seconds: float = MAX_SECONDS
+) -> str:
+    """The Markdown of the document at ``path`` (PDF, DOCX, XLSX or PPTX), converted in a child
+    process under memory, CPU and wall-time limits (see the module docstring)."""
+    path = Path(path)
+    if path.suffix.lower() not in CONVERTIBLE_SUFFIXES:
+        return _convert_here(path)  # raises the "only ... are converted" error
+    failed = f"this document could not be converted: {path.name}"
+    with tempfile.TemporaryDirectory(prefix="herdsman-convert-") as tmp:
+        out = Path(tmp) / "out.json"
+        argv = [sys.executable, "-m", "herdsman.tools.documents", str(path), str(out), str(memory_mb), str(cpu_seconds)]
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=seconds,
+                                  env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        except subprocess.TimeoutExpired:
+            raise DocumentConversionError(
+                f"{failed} (it took longer than {seconds:g} s); split it into smaller files or convert it yourself"
+            ) from None
+        if done.returncode != 0 or not out.exists():
+            raise DocumentConversionError(f"{failed} ({_why(done.returncode, done.stderr, memory_mb, cpu_seconds)})")
+        if out.stat().st_size > 4 * MAX_MARKDOWN_CHARS + 4096:
+            raise DocumentConversionError(f"{failed} (its text is larger than {MAX_MARKDOWN_CHARS} characters)")
+        answer = json.loads(out.read_text(encoding="utf-8"))
+    if "error" in answer:
+        raise DocumentConversionError(answer["error"])
+    return answer["markdown"]
+
+
+def _why(code: int, stderr: bytes, memory_mb: int, cpu_seconds: int) -> str:
+    """What made the converting child fail, from its exit status and its last words."""
+    tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    if code in (-9, -24) or "SIGXCPU" in tail[0]:  # SIGKILL after SIGXCPU, or SIGXCPU
+        return f"it needed more than {cpu_seconds} s of CPU time"
+    if "MemoryError" in tail[0] or code == 3:
+        return f"it needed more than {memory_mb} MB of memory to read"
+    if code in (-6, -11):  # a C parser aborting when an allocation fails
+        return f"the converter crashed, most likely out of its {memory_mb} MB of memory"
+    return f"the converter stopped: {tail[0][:200] or f'exit status {code}'}"
+
+
+def _convert_here(path: Path) -> str:
+    """The conversion itself (in the limited child): the Markdown of ``path``."""
     from markitdown import StreamInfo
     from markitdown._exceptions import MissingDependencyException
 
@@ -69,6 +126,8 @@ def document_to_markdown(path: str | Path) -> str:
         raise DocumentConversionError(
             f"{path.name}: the {kind} converter is not installed ({exc}); install markitdown[pdf,docx,xlsx,pptx]"
         ) from None
+    except MemoryError:
+        raise  # the child's limit: reported as such, not as a damaged file
     except Exception as exc:  # noqa: BLE001 - every parser has its own errors; all mean a bad file
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DocumentConversionError(
@@ -108,8 +167,6 @@ def convert_sandbox_upload(sandbox: Any, path: str) -> str | None:
     through the Sandbox protocol, so it is the same for every provider; raises
     :class:`DocumentConversionError` (messages name only the file, never a host path).
     """
-    import tempfile
-
     from langchain_core.tools import ToolException
 
     from herdsman.tools.sandbox_files import FileTooLargeError, read_sandbox_bytes
@@ -133,3 +190,26 @@ def convert_sandbox_upload(sandbox: Any, path: str) -> str | None:
     target = f"{path}.md"
     sandbox.write_text(target, text)
     return target
+
+
+def _child(source: str, target: str, memory_mb: int, cpu_seconds: int) -> int:
+    """The child's work: limit this process, convert ``source``, write the answer as JSON."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        text = _convert_here(Path(source))
+        if len(text) > MAX_MARKDOWN_CHARS:
+            text = text[:MAX_MARKDOWN_CHARS] + f"\n\n[cut at {MAX_MARKDOWN_CHARS} characters]\n"
+        answer: dict[str, str] = {"markdown": text}
+    except DocumentConversionError as exc:
+        answer = {"error": str(exc)}
+    except MemoryError:
+        return 3
+    with open(target, "w", encoding="utf-8") as fh:
+        json.dump(answer, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
