@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from herdsman.terminal_text import escape
 from rich.table import Table
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
