@@ -1,20 +1,36 @@
-"""API-key auth and per-user ownership of threads.
+"""API-key auth, roles, and per-user ownership of threads.
 
-With ``gateway.api_keys`` empty, auth is off and every request is the anonymous user (the
-server then only binds to loopback, see ``serve.py``). With keys, each request must send one as
-``x-api-key`` or ``Authorization: Bearer <key>``; each key is a user, identified by a hash of
-the key. Threads record their owner in ``metadata.owner``; another user's thread answers 404,
-exactly like a thread that does not exist.
+With ``gateway.api_keys`` empty, auth is off and every request is the one local user, who is an
+admin (the server then only binds to loopback, see ``serve.py``). With keys, each request must
+send one as ``x-api-key`` or ``Authorization: Bearer <key>``. Each key acts as a user (its
+``user:``, or a hash of the key) with a role:
+
+- ``user`` (a plain string in ``api_keys``): its own threads, runs, files, uploads, traces and
+  memory, and the read-only views every user shares (models, skills, MCP status, info);
+- ``admin``: also the settings every user shares (``require_admin``: skills on/off).
+
+Threads record their owner in ``metadata.owner``; another user's thread answers 404, exactly
+like a thread that does not exist. ``/metrics`` needs a key of any role unless
+``gateway.metrics_require_key`` is false.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
 
 OWNER_KEY = "owner"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a request: the user id (None when auth is off) and the role."""
+
+    user: str | None
+    role: str
 
 
 def user_id_for_key(key: str) -> str:
@@ -30,22 +46,46 @@ def _presented_key(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+def identify(request: Request) -> Caller:
+    """The caller of ``request``; 401 for a missing or wrong key (constant-time comparison)."""
+    keys = request.app.state.gateway.config.gateway.keys()
+    if not keys:
+        return Caller(None, "admin")
+    presented = _presented_key(request)
+    if presented is None:
+        raise HTTPException(401, "Missing API key: send it as the x-api-key header or Authorization: Bearer <key>")
+    found = None
+    for entry in keys:
+        if hmac.compare_digest(presented.encode(), entry.key.encode()) and found is None:
+            found = entry
+    if found is None:
+        raise HTTPException(401, "Invalid API key: check the key against gateway.api_keys in config.yaml")
+    return Caller(found.user or user_id_for_key(found.key), found.role)
+
+
 async def current_user(request: Request) -> str | None:
     """The user making the request (None when auth is off); 401 for a missing or wrong key.
 
     ``async`` though it awaits nothing: FastAPI runs a sync dependency in a worker thread, a
     hop that cost more than the check itself on every request.
     """
-    keys = request.app.state.gateway.config.gateway.api_keys
-    if not keys:
-        return None
-    presented = _presented_key(request)
-    if presented is None:
-        raise HTTPException(401, "Missing API key: send it as the x-api-key header or Authorization: Bearer <key>")
-    for key in keys:
-        if hmac.compare_digest(presented.encode(), key.encode()):
-            return user_id_for_key(key)
-    raise HTTPException(401, "Invalid API key: check the key against gateway.api_keys in config.yaml")
+    return identify(request).user
+
+
+async def require_admin(request: Request) -> None:
+    """Let only admin keys through (403 otherwise): for settings every user shares."""
+    if identify(request).role != "admin":
+        raise HTTPException(
+            403,
+            "This changes a setting for every user and needs an admin key: add an entry "
+            "{key: ..., role: admin} under gateway.api_keys in config.yaml, or change it there",
+        )
+
+
+async def metrics_access(request: Request) -> None:
+    """``/metrics`` needs a key when auth is on, unless ``gateway.metrics_require_key`` is false."""
+    if request.app.state.gateway.config.gateway.metrics_require_key:
+        identify(request)
 
 
 def owns(metadata: dict | None, user: str | None) -> bool:

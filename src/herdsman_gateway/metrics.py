@@ -6,10 +6,11 @@ The run manager reports to :class:`GatewayMetrics` as a run listener.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from herdsman.runtime.runs import Run
+from herdsman_gateway.auth import metrics_access
 
 
 class GatewayMetrics:
@@ -81,7 +82,7 @@ class GatewayMetrics:
 router = APIRouter(tags=["metrics"])
 
 
-@router.get("/metrics", response_class=Response, summary="Prometheus metrics")
+@router.get("/metrics", response_class=Response, summary="Prometheus metrics", dependencies=[Depends(metrics_access)])
 def metrics(request: Request) -> Response:
     """Counters of runs, run durations and open streams, in the Prometheus text format."""
     registry = request.app.state.gateway.metrics.registry

@@ -332,14 +332,34 @@ class LoggingConfig(_Section):
     format: Literal["console", "json"] = "console"
 
 
+class ApiKeyConfig(_Section):
+    """One API key of the gateway and what it may do."""
+
+    key: str = Field(..., min_length=1, description="The key itself; use $ENV, e.g. $HERDSMAN_ADMIN_KEY.")
+    role: Literal["admin", "user"] = Field(
+        "user",
+        description="user: its own threads, runs, files and memory; admin: also the settings every user "
+        "shares (skills on/off).",
+    )
+    user: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$",
+        description="Who the key acts as (keys naming one user share its threads); default a hash of the key.",
+    )
+
+
 class GatewayConfig(_Section):
     """The HTTP gateway started by ``herdsman serve`` (LangGraph API, REST, metrics)."""
 
     host: str = Field("127.0.0.1", description="Address to bind; without api_keys only loopback is allowed.")
     port: int = Field(2026, ge=0, le=65535, description="TCP port (0 picks a free one).")
-    api_keys: list[str] = Field(
+    api_keys: list[str | ApiKeyConfig] = Field(
         default_factory=list,
-        description="Accepted API keys (x-api-key or Authorization: Bearer); empty turns auth off.",
+        description="Accepted API keys (x-api-key or Authorization: Bearer): a plain string is a user key, "
+        "{key, role: admin} an admin key; empty turns auth off (loopback only, the one local user is admin).",
+    )
+    metrics_require_key: bool = Field(
+        True, description="With api_keys, /metrics needs a key (any role); false: anyone reaching the port reads it."
     )
     stream_bridge: Literal["memory", "redis"] = Field(
         "memory", description="Where run events are kept for streaming: memory, or redis to share runs."
@@ -390,6 +410,10 @@ class GatewayConfig(_Section):
                 "set redis_url: redis://localhost:6379/0"
             )
         return self
+
+    def keys(self) -> list[ApiKeyConfig]:
+        """Every API key in its full form (a plain string is a ``user`` key)."""
+        return [k if isinstance(k, ApiKeyConfig) else ApiKeyConfig(key=k) for k in self.api_keys]
 
 
 class MCPOAuthConfig(_Section):

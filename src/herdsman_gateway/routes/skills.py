@@ -26,7 +26,7 @@ from herdsman.skills import Skill, SkillCatalog, SkillError, load_skills, resolv
 from herdsman.skills.model import SKILL_FILE
 from herdsman.skills.parse import NAME_RE
 from herdsman.skills.switches import SkillSwitches, disabled_skills
-from herdsman_gateway.auth import current_user
+from herdsman_gateway.auth import current_user, require_admin
 from herdsman_gateway.context import Gateway, get_gateway
 
 log = structlog.get_logger(__name__)
@@ -155,13 +155,13 @@ async def _switch(gw: Gateway, name: str, enabled: bool) -> dict[str, Any]:
     return await asyncio.to_thread(find_skill, gw.config, name)
 
 
-@router.post("/{name}/enable", summary="Enable a skill")
+@router.post("/{name}/enable", summary="Enable a skill (admin)", dependencies=[Depends(require_admin)])
 async def enable_skill(name: str, gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
     """Switch the skill on, for the runs that start from now on (kept across restarts)."""
     return await _switch(gw, name, True)
 
 
-@router.post("/{name}/disable", summary="Disable a skill")
+@router.post("/{name}/disable", summary="Disable a skill (admin)", dependencies=[Depends(require_admin)])
 async def disable_skill(name: str, gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
     """Switch the skill off, for the runs that start from now on (kept across restarts)."""
     return await _switch(gw, name, False)

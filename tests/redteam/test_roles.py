@@ -1,0 +1,189 @@
+"""Red team: every route answers each key only what that key may see or change.
+
+Finding 9 of the hardening issue: with auth on, any user's key could switch a skill off for
+everyone (there was no admin role), and ``/metrics`` answered without a key. The table below
+classifies every route the app serves; a route added without a class fails
+``test_every_route_is_classified``, so no route slips through unreviewed. Each route is then called
+without a key, with a user key where it needs an admin, and with another user's key where it
+belongs to a user (404: an id of someone else's thread must not even be confirmed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.gateway.gateway_support import RunningGateway, running_gateway, scripted_model, user_message
+from tests.support import make_config
+
+ANA, BO, ADMIN = "key-ana-0001", "key-bo-0002", "key-admin-0003"
+PREFIX = "/api/langgraph"
+
+PUBLIC = {("GET", "/api/health"), ("GET", "/info")}  # /info: LangGraph clients probe it before they authenticate
+ADMIN_ONLY = {("POST", "/api/skills/{name}/enable"), ("POST", "/api/skills/{name}/disable")}
+SHARED_READ = {  # the same for every key: configuration views, the graph
+    ("POST", "/assistants/search"), ("POST", "/assistants/count"),
+    ("GET", "/assistants/{assistant_id}"), ("GET", "/assistants/{assistant_id}/graph"),
+    ("GET", "/assistants/{assistant_id}/schemas"), ("GET", "/api/models"), ("GET", "/api/mcp/status"),
+    ("GET", "/api/limits"), ("GET", "/api/skills"), ("GET", "/api/skills/{name}"), ("GET", "/api/channels"),
+    ("GET", "/metrics"),
+}
+OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, new threads and runs
+    ("GET", "/api/memory"), ("PATCH", "/api/memory/facts/{fid}"), ("DELETE", "/api/memory/facts/{fid}"),
+    ("GET", "/api/memory/export"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
+    ("POST", "/runs/stream"), ("POST", "/runs"), ("POST", "/runs/wait"),
+}
+# Every route with {thread_id} belongs to the thread's owner.
+
+
+def _routes(app) -> list[tuple[str, str]]:
+    found = []
+    for path, ops in app.openapi()["paths"].items():
+        for method in ops:
+            found.append((method.upper(), path))
+    return found
+
+
+def _class(method: str, path: str) -> str:
+    key = (method, path[len(PREFIX):] if path.startswith(PREFIX + "/") else path)
+    if key in PUBLIC:
+        return "public"
+    if key in ADMIN_ONLY:
+        return "admin"
+    if key in SHARED_READ:
+        return "shared"
+    if key in OWN_USER:
+        return "own-user"
+    if "{thread_id}" in key[1]:
+        return "own-thread"
+    return "unclassified"
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[RunningGateway]:
+    skills = tmp_path / "skills" / "public" / "demo"
+    skills.mkdir(parents=True)
+    (skills / "SKILL.md").write_text("---\nname: demo\ndescription: A demo skill.\n---\nDemo.\n")
+    config = make_config(
+        tmp_path / "home",
+        skills={"path": str(tmp_path / "skills")},
+        memory={"enabled": True, "mode": "tool"},
+        gateway={"api_keys": [ANA, {"key": BO, "role": "user"}, {"key": ADMIN, "role": "admin"}]},
+    )
+    model = scripted_model()
+    with running_gateway(config, model=model) as served:
+        try:
+            yield served
+        finally:
+            model.release()
+
+
+def _fill(path: str, ids: dict[str, str]) -> str:
+    for name, value in ids.items():
+        path = path.replace("{" + name + "}", value)
+    return path
+
+
+def _body(method: str, path: str, ids: dict[str, str] | None = None) -> dict | None:
+    if method not in ("POST", "PATCH", "PUT"):
+        return None
+    if path.endswith(("/runs", "/runs/stream", "/runs/wait")):
+        return {"assistant_id": "lead_agent", "input": user_message("hello")}
+    if path.endswith("/state"):
+        return {"values": {}}
+    if path.endswith("/state/checkpoint"):
+        return {"checkpoint": {"checkpoint_id": (ids or {}).get("checkpoint_id", "")}}
+    if "/memory/facts/" in path:
+        return {"content": "x"}
+    return {}
+
+
+async def _ids(http: httpx.AsyncClient) -> dict[str, str]:
+    """A thread of ana's with a finished run (its ids fill the paths)."""
+    headers = {"x-api-key": ANA}
+    tid = (await http.post("/threads", json={}, headers=headers)).json()["thread_id"]
+    done = await http.post(f"/threads/{tid}/runs/wait", json=_body("POST", "/runs/wait"), headers=headers)
+    assert done.status_code == 200, done.text
+    run = (await http.get(f"/threads/{tid}/runs", headers=headers)).json()[0]
+    history = (await http.post(f"/threads/{tid}/history", json={}, headers=headers)).json()
+    checkpoint = history[0]["checkpoint"]["checkpoint_id"]
+    await http.post(f"/api/threads/{tid}/uploads", files={"files": ("a.txt", b"ana's file")}, headers=headers)
+    return {"thread_id": tid, "run_id": run["run_id"], "checkpoint_id": checkpoint, "assistant_id": "lead_agent",
+            "name": "demo", "fid": "nope", "filename": "a.txt", "path": "mnt/user-data/uploads/a.txt"}
+
+
+def test_every_route_is_classified(secured: RunningGateway) -> None:
+    unclassified = [r for r in _routes(secured.app) if _class(*r) == "unclassified"]
+    assert unclassified == [], f"classify these routes in tests/redteam/test_roles.py: {unclassified}"
+    assert ("GET", "/metrics") in _routes(secured.app)
+
+
+async def test_every_route_asks_for_a_key(secured: RunningGateway) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        ids = await _ids(http)
+        for method, path in _routes(secured.app):
+            if _class(method, path) == "public":
+                continue
+            url = _fill(path, ids)
+            res = await http.request(method, url, json=_body(method, path, ids))
+            assert res.status_code == 401, (method, path, res.status_code, res.text[:200])
+
+
+async def test_user_keys_cannot_change_shared_settings(secured: RunningGateway) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        ids = await _ids(http)
+        admin_routes = [r for r in _routes(secured.app) if _class(*r) == "admin"]
+        assert admin_routes
+        for method, path in admin_routes:
+            for key in (ANA, BO):
+                res = await http.request(method, _fill(path, ids), headers={"x-api-key": key})
+                assert res.status_code == 403 and "admin" in res.json()["detail"], (method, path, res.text)
+        skills = (await http.get("/api/skills", headers={"x-api-key": ANA})).json()
+        assert all(s["enabled"] for s in skills["skills"] if s["name"] == "demo")
+        res = await http.post("/api/skills/demo/disable", headers={"x-api-key": ADMIN})
+        assert res.status_code == 200
+        skills = (await http.get("/api/skills", headers={"x-api-key": BO})).json()
+        assert not any(s["enabled"] for s in skills["skills"] if s["name"] == "demo")
+
+
+async def test_another_users_key_sees_none_of_a_thread(secured: RunningGateway) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        ids = await _ids(http)
+        thread_routes = [r for r in _routes(secured.app) if _class(*r) == "own-thread"]
+        assert len(thread_routes) > 20
+        # reading and destroying routes last, so the thread exists for every call
+        thread_routes.sort(key=lambda r: r[0] == "DELETE")
+        for method, path in thread_routes:
+            for key in (BO, ADMIN):  # an admin key is another user too: roles do not open threads
+                res = await http.request(method, _fill(path, ids), json=_body(method, path, ids), headers={"x-api-key": key})
+                assert res.status_code == 404, (method, path, key, res.status_code, res.text[:200])
+        still = await http.get(f"/threads/{ids['thread_id']}", headers={"x-api-key": ANA})
+        assert still.status_code == 200
+        upload = await http.get(f"/api/threads/{ids['thread_id']}/artifacts/{ids['path']}", headers={"x-api-key": ANA})
+        assert upload.content == b"ana's file"
+
+
+async def test_own_user_routes_are_scoped_to_the_caller(secured: RunningGateway) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        await _ids(http)
+        for key, expected in ((BO, 0), (ANA, 1)):
+            listed = await http.post("/threads/search", json={}, headers={"x-api-key": key})
+            assert len(listed.json()) == expected
+            counted = await http.post("/threads/count", json={}, headers={"x-api-key": key})
+            assert counted.json() == expected
+        memory = await http.get("/api/memory", headers={"x-api-key": BO})
+        assert memory.status_code == 200 and memory.json()["user_id"] != (
+            await http.get("/api/memory", headers={"x-api-key": ANA})
+        ).json()["user_id"]
+
+
+async def test_metrics_key_is_a_choice(tmp_path: Path) -> None:
+    for required, expected in ((True, 401), (False, 200)):
+        config = make_config(tmp_path / f"home-{required}", gateway={"api_keys": [ANA], "metrics_require_key": required})
+        with running_gateway(config) as served:
+            async with httpx.AsyncClient(base_url=served.url) as http:
+                assert (await http.get("/metrics")).status_code == expected
+                assert (await http.get("/metrics", headers={"x-api-key": ANA})).status_code == 200
