@@ -1,4 +1,4 @@
-"""The escape and abuse suite: every case against every provider available here.
+"""The escape and abuse suite: every case against every provider available here (the first red-team file).
 
 Providers: ``local`` (commands on the host, unisolated by explicit opt-in: only the file-tool
 and resource cases apply to it), ``local_bwrap`` (bubblewrap jail) and ``docker`` (a container
