@@ -180,3 +180,13 @@ def shared_engine() -> PodmanEngine:
             raise
         atexit.register(manager.__exit__, None, None, None)
     return _shared["engine"]  # type: ignore[return-value]
+
+
+def engine_or_skip() -> PodmanEngine:
+    """The shared engine, or skip the calling test with the reason it cannot start."""
+    import pytest
+
+    try:
+        return shared_engine()
+    except EngineUnavailable as exc:
+        pytest.skip(str(exc))

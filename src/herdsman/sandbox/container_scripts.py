@@ -14,6 +14,11 @@ dash and bash):
 - on a timeout or a cancel, the provider runs :func:`sweep_argv` in a second exec, which kills
   the marked processes; when even that cannot start (pid limit), the provider restarts the
   container (see the providers).
+
+The marker is the command's own environment, which a process can clear (``setsid env -i ...``,
+a double fork): so when the last running command of a container ends, the docker provider also
+runs :func:`sweep_all_argv`, which kills every process but the container's init and main
+process, whatever its environment.
 """
 
 from __future__ import annotations
@@ -48,6 +53,25 @@ def wrapped_argv(command: str, run_id: str) -> list[str]:
 def sweep_argv(run_id: str) -> list[str]:
     """The exec argv killing every process of the container that carries ``run_id``."""
     return ["/bin/sh", "-c", _SWEEP, "herdsman", run_id]
+
+
+_SWEEP_ALL = (
+    'for p in /proc/[0-9]*; do n="${p#/proc/}"; '
+    '[ "$n" = 1 ] || [ "$n" = "$1" ] || [ "$n" = "$$" ] || kill -9 "$n" 2>/dev/null; '
+    "done; true"
+)
+MAIN_PID = "cat /proc/1/task/1/children"
+
+
+def sweep_all_argv(main_pid: int) -> list[str]:
+    """The exec argv killing every process of the container but pid 1 and ``main_pid``."""
+    return ["/bin/sh", "-c", _SWEEP_ALL, "herdsman", str(main_pid)]
+
+
+def main_pid_argv() -> list[str]:
+    """The exec argv printing the children of the container's init (its main process, when
+    nothing else runs yet)."""
+    return ["/bin/sh", "-c", MAIN_PID]
 
 
 def exec_environment() -> dict[str, str]:

@@ -6,8 +6,10 @@ rules, the same results). The container sees them bind-mounted at
 ``/mnt/user-data/{workspace,uploads,outputs}``, with the skills read-only at ``/mnt/skills``.
 Only ``bash`` runs in the container, by exec.
 
-Each container is locked down: read-only root with a small tmpfs ``/tmp``, a non-root user, all
-capabilities dropped, ``no-new-privileges``, ``network_mode=none`` unless ``sandbox.network``,
+Each container is locked down: read-only root with sized tmpfs ``/tmp``, ``/var/tmp``, ``/run``
+and ``/dev/shm``, a non-root user, all capabilities dropped, ``no-new-privileges``, the seccomp
+profile of ``seccomp.docker_profile`` (the engine's default allows user namespaces; this one does
+not), ``network_mode=none`` unless ``sandbox.network``,
 memory / CPU / pid / file-size limits from ``sandbox.limits``, an init process that reaps
 orphans, and labels (``herdsman.sandbox``, ``herdsman.owner``, ``herdsman.thread``) by which
 :meth:`DockerSandboxProvider.cleanup` finds what to remove.
@@ -26,12 +28,20 @@ import logging
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from herdsman.config.schema import DockerSandboxConfig, HerdsmanConfig, SandboxConfig
+from herdsman.sandbox import seccomp
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
-from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
+from herdsman.sandbox.container_scripts import (
+    exec_environment,
+    main_pid_argv,
+    sweep_all_argv,
+    sweep_argv,
+    wrapped_argv,
+)
 from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
@@ -47,9 +57,36 @@ LABEL_OWNER = "herdsman.owner"
 LABEL_THREAD = "herdsman.thread"
 LABEL_SPEC = "herdsman.spec"  # a digest of the settings: a container is adopted only if they match
 LABEL_POOL = "herdsman.pool"  # started for the warm pool (its thread is in its name, see docker_pool.py)
+LABEL_CREATOR = "herdsman.creator"  # <boot id>:<pid> of the process that started it
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return "unknown"
+
+
+CREATOR = f"{_boot_id()}:{os.getpid()}"
+
+
+def creator_alive(label: str) -> bool:
+    """Whether the process named by a ``herdsman.creator`` label may still run. A container with
+    no label (an older Herdsman) counts as an orphan; one started on another machine (or before a
+    reboot) is not ours to judge and counts as alive."""
+    boot, _, pid = label.partition(":")
+    if not pid.isdigit():
+        return False
+    if boot != _boot_id():
+        return True
+    return int(pid) == os.getpid() or os.path.exists(f"/proc/{pid}")
+
+
 _DRAIN_SECONDS = 2.0
 _SWEEP_TIMEOUT = 10.0
 OPEN_FILES = 8192
+SMALL_TMPFS_MB = 16  # /var/tmp, /run and /dev/shm
 USER_PROCESSES = 16384
 
 
@@ -99,6 +136,39 @@ def container_user(config: DockerSandboxConfig) -> str:
     return "1000:1000" if uid == 0 else f"{uid}:{gid}"
 
 
+def seccomp_option(client: Any, home: Path, host_home: Path | None) -> str:
+    """The seccomp profile as this engine takes it: Docker's API takes the JSON itself, podman's
+    compatible API a path it can open (written once under the home, named by its content)."""
+    profile = seccomp.docker_profile()
+    try:
+        components = client.version().get("Components") or []
+    except Exception:  # noqa: BLE001 - an engine that does not say is treated as Docker
+        components = []
+    if not any("podman" in str(c.get("Name", "")).lower() for c in components):
+        return profile
+    name = f"seccomp-{hashlib.sha256(profile.encode()).hexdigest()[:12]}.json"
+    path = home / name
+    if not path.exists():
+        tmp = path.with_name(f".{name}.{os.getpid()}")
+        tmp.write_text(profile)
+        os.replace(tmp, path)
+    return str((host_home or home) / name)
+
+
+def scratch_mounts(tmp_size_mb: int) -> dict[str, str]:
+    """Every writable tmpfs of the container, each sized in bytes and inodes.
+
+    With a read-only root the engine would otherwise mount ``/run`` and ``/var/tmp`` unsized,
+    charged to the container's memory: filling them left every later command killed (137).
+    """
+    small = f"rw,nosuid,nodev,size={SMALL_TMPFS_MB}m,mode=1777"
+    return {
+        "/tmp": f"rw,nosuid,nodev,size={tmp_size_mb}m,mode=1777",
+        "/var/tmp": small,
+        "/run": small,
+    }
+
+
 def container_options(
     paths: ThreadPaths,
     sandbox: SandboxConfig,
@@ -107,8 +177,14 @@ def container_options(
     name: str,
     owner: str,
     user: str,
+    seccomp_option: str | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments of ``containers.run`` for the thread of ``paths`` (a pure function)."""
+    """Keyword arguments of ``containers.run`` for the thread of ``paths`` (a pure function).
+
+    ``seccomp_option`` is the profile as the engine takes it (see :func:`seccomp_option`);
+    default the JSON itself, as Docker's API takes it.
+    """
+    seccomp_option = seccomp_option or seccomp.docker_profile()
     docker = _docker()
     conf = sandbox.docker
 
@@ -137,10 +213,11 @@ def container_options(
         "working_dir": WORKSPACE,
         "environment": exec_environment(),
         "mounts": mounts,
-        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={conf.tmp_size_mb}m,mode=1777"},
+        "tmpfs": scratch_mounts(conf.tmp_size_mb),
+        "shm_size": f"{SMALL_TMPFS_MB}m",
         "read_only": True,
         "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges"],
+        "security_opt": ["no-new-privileges", f"seccomp={seccomp_option}"],
         "network_mode": conf.network if sandbox.network else "none",
     }
     if limits.memory_mb:
@@ -175,6 +252,8 @@ class ThreadContainer(BoxUsage):
         self.name = provider.container_name(paths.thread_id)
         self._container: Any = None
         self._lock = threading.Lock()
+        self.main_pid: int | None = None  # the container's main process, spared by the sweep
+        self.sweeping = threading.Lock()  # held while the processes of ended commands are killed
 
     @property
     def container_id(self) -> str | None:
@@ -191,12 +270,20 @@ class ThreadContainer(BoxUsage):
         with self._lock:
             if self._container is None:
                 self._container = self._provider.start_container(self.paths, self.name)
+                self.main_pid = self._provider.main_pid(self._container.id)
             return self._container
 
     def adopt(self, container: Any) -> None:
         """Use ``container`` (taken from the warm pool) as this thread's."""
         with self._lock:
             self._container = container
+            self.main_pid = self._provider.main_pid(container.id)
+
+    def lost(self) -> None:
+        """The container died under a command: the next command starts a new one."""
+        with self._lock:
+            self._container = None
+            self.main_pid = None
 
     def _drop(self) -> None:
         if self._container is not None and self._container.name != self.name:
@@ -208,6 +295,7 @@ class ThreadContainer(BoxUsage):
         with self._lock:
             self._drop()
             self._container = self._provider.start_container(self.paths, self.name)
+            self.main_pid = self._provider.main_pid(self._container.id)
             return self._container
 
     def ensure_id(self) -> str:
@@ -234,7 +322,8 @@ class DockerShell:
     ) -> ExecResult:
         """Run ``command`` in the container; a dead container is recreated once and retried."""
         box = self._box
-        box.use(+1)
+        with box.sweeping:  # wait until the processes of the last ended command are gone
+            box.use(+1)
         try:
             container = box.ensure()
             try:
@@ -243,9 +332,45 @@ class DockerShell:
                 log.info("sandbox container of thread %s is gone; recreating it", paths.thread_id)
                 container = box.recreate()
                 exec_id = self._create_exec(container.id, command)
-            return self._stream(exec_id, timeout, cancel)
+            result = self._stream(exec_id, timeout, cancel)
+            if result.exit_code in (137, -1) and not self._provider.is_running(container.id):
+                box.lost()
+                note = (
+                    "[the sandbox container stopped while the command ran (killed, out of memory, or "
+                    "removed); the files are kept and the next command starts a fresh container]"
+                )
+                return replace(result, output=f"{result.output.rstrip()}\n{note}".lstrip())
+            return result
         finally:
+            self._end_command()
+
+    def _end_command(self) -> None:
+        """Count the command out; when it was the last one running, kill whatever processes are
+        left in the container (even ones that cleared their environment), in the background,
+        while the next command waits for it."""
+        box = self._box
+        box.sweeping.acquire()  # kept, and handed to the sweep thread, when this was the last command
+        try:
             box.use(-1)
+            last = box.busy == 0 and box.main_pid is not None and box.started
+        except BaseException:
+            box.sweeping.release()
+            raise
+        if not last:
+            box.sweeping.release()
+            return
+        threading.Thread(target=self._sweep_all, name="herdsman-docker-sweep", daemon=True).start()
+
+    def _sweep_all(self) -> None:
+        box = self._box
+        try:
+            container_id = box.container_id
+            if container_id is not None and box.main_pid is not None:
+                self._provider.exec_quietly(container_id, sweep_all_argv(box.main_pid))
+        except Exception as exc:  # noqa: BLE001 - the next command still runs; the reaper ends the rest
+            log.info("could not sweep the sandbox container of thread %s: %s", box.paths.thread_id, exc)
+        finally:
+            box.sweeping.release()
 
     def _create_exec(self, container_id: str, command: str) -> tuple[str, str]:
         run_id = new_run_id()
@@ -345,10 +470,12 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._sandboxes: dict[str, DockerSandbox] = {}
         self._lock = threading.Lock()
         self._image_checked = False
+        self._seccomp_option: str | None = None
         size = self._docker_config.warm_pool
         self._pool = WarmPool(self, self._home, self._skills, size) if size > 0 else None
         idle = self._docker_config.idle_timeout_seconds
-        self._reaper = Reaper(self.reap_idle, reaper_interval(idle), "herdsman-docker-reaper") if idle > 0 else None
+        self._reaper = Reaper(self.housekeeping, reaper_interval(idle or 900.0), "herdsman-docker-reaper")
+        threading.Thread(target=self.reap_orphans, name="herdsman-docker-orphans", daemon=True).start()
 
     # -- engine ---------------------------------------------------------------------------
 
@@ -416,15 +543,19 @@ class DockerSandboxProvider(RemoteSandboxes):
             existing = None
         except Exception as exc:  # noqa: BLE001
             raise self.engine_error("look up the sandbox container", exc) from exc
+        if self._seccomp_option is None:
+            self._seccomp_option = seccomp_option(self.client, self._home, self._docker_config.host_home)
         options = container_options(
-            paths, self._sandbox_config, self._limits, name=name, owner=self.owner, user=self.user
+            paths, self._sandbox_config, self._limits, name=name, owner=self.owner, user=self.user,
+            seccomp_option=self._seccomp_option,
         )
         if existing is not None:
             labels = existing.labels or {}
             same = labels.get(LABEL_OWNER) == self.owner and labels.get(LABEL_SPEC) == options["labels"][LABEL_SPEC]
-            if existing.status == "running" and same:
-                return existing  # left by an earlier process with the same settings: adopt it
-            self.remove_container(name)
+            if existing.status == "running" and same and creator_alive(labels.get(LABEL_CREATOR, "")):
+                return existing  # another live process of this home runs it: share it
+            self.remove_container(name)  # an orphan may hold leftover processes: start clean
+        options["labels"][LABEL_CREATOR] = CREATOR
         if pooled:
             options["labels"][LABEL_POOL] = "1"
         self._ensure_image()
@@ -445,6 +576,70 @@ class DockerSandboxProvider(RemoteSandboxes):
         except Exception as exc:  # noqa: BLE001 - removal is best effort
             if "no such container" not in str(exc).lower():
                 log.warning("could not remove sandbox container %s: %s", name, exc)
+
+    def exec_quietly(self, container_id: str, argv: list[str], timeout: float = _SWEEP_TIMEOUT) -> tuple[int, str]:
+        """Run ``argv`` in the container to its end (bounded); its exit code and output."""
+        api = self.client.api
+        created = api.exec_create(container_id, argv, stdout=True, stderr=True)
+        capture = StreamCapture(4000)
+        reader = StreamReader(api.exec_start(created["Id"], socket=True), capture)
+        try:
+            finished = reader.read(time.monotonic() + timeout) == "eof"
+        finally:
+            reader.close()
+        capture.finish()
+        if not finished:
+            return -1, ""
+        for _ in range(100):
+            info = api.exec_inspect(created["Id"])
+            if not info.get("Running") and info.get("ExitCode") is not None:
+                return int(info["ExitCode"]), capture.result(0, "eof").output
+            time.sleep(0.01)
+        return -1, ""
+
+    def main_pid(self, container_id: str) -> int | None:
+        """The pid (in the container) of its main process: the oldest child of its init."""
+        try:
+            code, out = self.exec_quietly(container_id, main_pid_argv())
+        except Exception as exc:  # noqa: BLE001 - without it only the marker sweep runs
+            log.info("could not read the main process of container %s: %s", container_id[:12], exc)
+            return None
+        pids = sorted(int(p) for p in out.split() if p.isdigit())
+        return pids[0] if code == 0 and pids else None
+
+    def is_running(self, container_id: str) -> bool:
+        """Whether the container still runs (False when it is gone or the engine says not)."""
+        try:
+            return bool(self.client.api.inspect_container(container_id)["State"]["Running"])
+        except Exception:  # noqa: BLE001 - not found, or the engine failed: treat it as stopped
+            return False
+
+    def reap_orphans(self) -> list[str]:
+        """Remove the containers of this home whose creating process is gone (it died without
+        ``close()``): their leftover processes die with them. The names removed."""
+        removed = []
+        try:
+            containers = self.containers()
+        except Exception as exc:  # noqa: BLE001 - housekeeping is best effort
+            log.info("could not list sandbox containers: %s", exc)
+            return removed
+        for container in containers:
+            if creator_alive((container.labels or {}).get(LABEL_CREATOR, "")):
+                continue
+            try:
+                container.remove(force=True)
+                removed.append(container.name)
+                log.info("removed orphaned sandbox container %s", container.name)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("could not remove orphaned sandbox container %s: %s", container.name, exc)
+        return removed
+
+    def housekeeping(self) -> None:
+        """What the reaper runs: idle containers (when ``idle_timeout_seconds`` is set) and
+        orphans go."""
+        if self.idle_timeout() > 0:
+            self.reap_idle()
+        self.reap_orphans()
 
     # -- protocol -------------------------------------------------------------------------
 

@@ -17,13 +17,15 @@ dangerous *without* capabilities or that make the kernel's attack surface larger
 Calls made for another architecture (the i386 or x32 entry points) are killed: libseccomp's
 default for a foreign architecture. The program is built with the ``pyseccomp`` binding of
 libseccomp (no hand-written BPF), once per process, and handed to bubblewrap's ``--seccomp``
-through a memory file descriptor.
+through a memory file descriptor. :func:`docker_profile` states the same denials in the JSON
+profile format of Docker and podman, for the docker provider.
 """
 
 from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 
 DENIED = (
@@ -98,3 +100,21 @@ def program_fd() -> int:
     os.write(fd, program)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+@functools.cache
+def docker_profile() -> str:
+    """The same denials as a Docker/podman seccomp profile (JSON for ``security_opt``), on top
+    of allowing everything else: the engine's own default profile is replaced by this one, so
+    user namespaces, which the default allows, are refused too."""
+    rules: list[dict[str, object]] = [
+        {"names": list(DENIED), "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM},
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS},
+    ]
+    for flag in CLONE_NAMESPACE_FLAGS.values():
+        rules.append({
+            "names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
+            "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}],
+        })  # fmt: skip
+    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"],
+                       "syscalls": rules})
