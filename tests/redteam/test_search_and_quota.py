@@ -187,3 +187,24 @@ def test_long_names_and_lone_surrogates_get_clean_errors(setup, tool: str, kwarg
             assert "too long" in out or "not valid text" in out or "does not exist" in out or "characters long" in out, out
     status, out = call("write_file", path="ok.txt", content="text \udcff here")
     assert status == "error" and "not valid text" in out
+
+
+def test_deep_paths_hold_few_descriptors_and_dot_dot_still_works(setup) -> None:
+    _, sandbox, call = setup
+    deep = sandbox.paths.workspace
+    for _ in range(200):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("bottom\n")
+    (sandbox.paths.workspace / "top.txt").write_text("top\n")
+    path = "/".join(["d"] * 200) + "/f.txt"
+    open_before = len(os.listdir("/proc/self/fd"))
+    with sandbox.files.locate(path) as loc:
+        held = len(os.listdir("/proc/self/fd")) - open_before
+    assert loc.name == "f.txt" and held <= 3, f"{held} descriptors held for one path"
+    assert "bottom" in call("read_file", path=path)[1]
+    back = "/".join(["d"] * 200) + "/" + "/".join([".."] * 200) + "/top.txt"
+    assert "top" in call("read_file", path=back)[1]
+    (deep / "/".join(["d"] * 100)).mkdir(parents=True)
+    status, out = call("read_file", path="/".join(["d"] * 300) + "/x")
+    assert status == "error" and "folders deep" in out

@@ -49,15 +49,21 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_SYMLINKS = 40
 _MAX_COMPONENT_BYTES = 255
 MAX_PATH_CHARS = 4096
+MAX_DEPTH = 256  # folders in one path
 CHUNK = 1024 * 1024
 
 
 @dataclass
 class _Step:
-    """One resolved component: its name and, inside a root, an open directory descriptor."""
+    """One resolved component: its name and, inside a root, an open directory descriptor
+    (``closed`` when the walk let it go to keep only the last two open)."""
 
     name: str
     fd: int | None
+    closed: bool = False
+
+
+_KEEP_OPEN = 2  # descriptors a walk holds at once: the current folder and its parent
 
 
 @dataclass(frozen=True)
@@ -233,6 +239,9 @@ class ThreadFiles:
                         if gone.fd is not None:
                             os.close(gone.fd)
                     continue
+                if len(steps) >= MAX_DEPTH:
+                    raise SandboxError(f"{shown[:120]}...: the path is more than {MAX_DEPTH} folders deep")
+                self._keep_last_open(steps, shown)
                 _check_name(comp, shown)
                 current = "/" + "/".join([s.name for s in steps] + [comp])
                 root = self._root_exact(current)
@@ -273,6 +282,7 @@ class ThreadFiles:
                         f"{shown}: {SKILLS_ROOT} is read-only; write to the workspace or the outputs instead"
                     )
                 raise ReadOnlyPathError(f"{shown}: only the workspace, uploads and outputs folders are writable")
+            self._keep_last_open(steps, shown)
             if final == root.virtual:
                 dir_fd, name = steps[-1].fd, "."
             else:
@@ -283,6 +293,37 @@ class ThreadFiles:
             for step in steps:
                 if step.fd is not None:
                     os.close(step.fd)
+
+    def _keep_last_open(self, steps: list[_Step], shown: str) -> None:
+        """Close the descriptors of all but the last two steps, and reopen those two if a
+        ``..`` brought the walk back to steps it had closed (so a path of many folders never
+        holds many descriptors)."""
+        for step in steps[:-_KEEP_OPEN]:
+            if step.fd is not None:
+                os.close(step.fd)
+                step.fd, step.closed = None, True
+        for index in range(max(0, len(steps) - _KEEP_OPEN), len(steps)):
+            if steps[index].closed:
+                steps[index].fd = self._reopen(steps, index, shown)
+                steps[index].closed = False
+
+    def _reopen(self, steps: list[_Step], index: int, shown: str) -> int:
+        """A descriptor of ``steps[index]``: from its root, by the canonical names, following
+        no link (one that appeared since the walk passed means the path changed: refused)."""
+        names = [s.name for s in steps[: index + 1]]
+        start = next(i for i in range(index, -1, -1) if self._root_exact("/" + "/".join(names[: i + 1])))
+        root = self._root_exact("/" + "/".join(names[: start + 1]))
+        assert root is not None
+        fd = self._open_root(root, shown)
+        try:
+            for name in names[start + 1 :]:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except OSError:
+            os.close(fd)
+            raise PathEscapeError(f"{shown}: the path changed while it was used; try again") from None
+        return fd
 
     def _link_target(self, dir_fd: int, name: str) -> str | None:
         """The target of ``name`` in ``dir_fd`` if it is a symlink, else None."""
