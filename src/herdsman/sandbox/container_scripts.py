@@ -55,23 +55,19 @@ def sweep_argv(run_id: str) -> list[str]:
     return ["/bin/sh", "-c", _SWEEP, "herdsman", run_id]
 
 
-_SWEEP_ALL = (
+_SWEEP_ALL = (  # builtins only (it must run when the pid limit is full): the main process is init's oldest child
+    'read -r kids < /proc/1/task/1/children; main=; '
+    'for k in $kids; do if [ -z "$main" ] || [ "$k" -lt "$main" ]; then main=$k; fi; done; '
     'for p in /proc/[0-9]*; do n="${p#/proc/}"; '
-    '[ "$n" = 1 ] || [ "$n" = "$1" ] || [ "$n" = "$$" ] || kill -9 "$n" 2>/dev/null; '
+    '[ "$n" = 1 ] || [ "$n" = "$main" ] || [ "$n" = "$$" ] || kill -9 "$n" 2>/dev/null; '
     "done; true"
 )
-MAIN_PID = "cat /proc/1/task/1/children"
 
 
-def sweep_all_argv(main_pid: int) -> list[str]:
-    """The exec argv killing every process of the container but pid 1 and ``main_pid``."""
-    return ["/bin/sh", "-c", _SWEEP_ALL, "herdsman", str(main_pid)]
-
-
-def main_pid_argv() -> list[str]:
-    """The exec argv printing the children of the container's init (its main process, when
-    nothing else runs yet)."""
-    return ["/bin/sh", "-c", MAIN_PID]
+def sweep_all_argv() -> list[str]:
+    """The exec argv killing every process of the container but its init (pid 1) and main
+    process (init's oldest child: it started before any command)."""
+    return ["/bin/sh", "-c", _SWEEP_ALL, "herdsman"]
 
 
 def exec_environment() -> dict[str, str]:

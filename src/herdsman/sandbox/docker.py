@@ -37,7 +37,6 @@ from herdsman.sandbox import seccomp
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
 from herdsman.sandbox.container_scripts import (
     exec_environment,
-    main_pid_argv,
     sweep_all_argv,
     sweep_argv,
     wrapped_argv,
@@ -252,7 +251,6 @@ class ThreadContainer(BoxUsage):
         self.name = provider.container_name(paths.thread_id)
         self._container: Any = None
         self._lock = threading.Lock()
-        self.main_pid: int | None = None  # the container's main process, spared by the sweep
         self.sweeping = threading.Lock()  # held while the processes of ended commands are killed
 
     @property
@@ -270,20 +268,17 @@ class ThreadContainer(BoxUsage):
         with self._lock:
             if self._container is None:
                 self._container = self._provider.start_container(self.paths, self.name)
-                self.main_pid = self._provider.main_pid(self._container.id)
             return self._container
 
     def adopt(self, container: Any) -> None:
         """Use ``container`` (taken from the warm pool) as this thread's."""
         with self._lock:
             self._container = container
-            self.main_pid = self._provider.main_pid(container.id)
 
     def lost(self) -> None:
         """The container died under a command: the next command starts a new one."""
         with self._lock:
             self._container = None
-            self.main_pid = None
 
     def _drop(self) -> None:
         if self._container is not None and self._container.name != self.name:
@@ -295,7 +290,6 @@ class ThreadContainer(BoxUsage):
         with self._lock:
             self._drop()
             self._container = self._provider.start_container(self.paths, self.name)
-            self.main_pid = self._provider.main_pid(self._container.id)
             return self._container
 
     def ensure_id(self) -> str:
@@ -352,7 +346,7 @@ class DockerShell:
         box.sweeping.acquire()  # kept, and handed to the sweep thread, when this was the last command
         try:
             box.use(-1)
-            last = box.busy == 0 and box.main_pid is not None and box.started
+            last = box.busy == 0 and box.started
         except BaseException:
             box.sweeping.release()
             raise
@@ -365,8 +359,8 @@ class DockerShell:
         box = self._box
         try:
             container_id = box.container_id
-            if container_id is not None and box.main_pid is not None:
-                self._provider.exec_quietly(container_id, sweep_all_argv(box.main_pid))
+            if container_id is not None:
+                self._provider.exec_quietly(container_id, sweep_all_argv())
         except Exception as exc:  # noqa: BLE001 - the next command still runs; the reaper ends the rest
             log.info("could not sweep the sandbox container of thread %s: %s", box.paths.thread_id, exc)
         finally:
@@ -596,16 +590,6 @@ class DockerSandboxProvider(RemoteSandboxes):
                 return int(info["ExitCode"]), capture.result(0, "eof").output
             time.sleep(0.01)
         return -1, ""
-
-    def main_pid(self, container_id: str) -> int | None:
-        """The pid (in the container) of its main process: the oldest child of its init."""
-        try:
-            code, out = self.exec_quietly(container_id, main_pid_argv())
-        except Exception as exc:  # noqa: BLE001 - without it only the marker sweep runs
-            log.info("could not read the main process of container %s: %s", container_id[:12], exc)
-            return None
-        pids = sorted(int(p) for p in out.split() if p.isdigit())
-        return pids[0] if code == 0 and pids else None
 
     def is_running(self, container_id: str) -> bool:
         """Whether the container still runs (False when it is gone or the engine says not)."""
