@@ -208,3 +208,17 @@ def test_deep_paths_hold_few_descriptors_and_dot_dot_still_works(setup) -> None:
     (deep / "/".join(["d"] * 100)).mkdir(parents=True)
     status, out = call("read_file", path="/".join(["d"] * 300) + "/x")
     assert status == "error" and "folders deep" in out
+
+
+@pytest.mark.parametrize("tool,kwargs", [
+    ("grep", {"pattern": "a\ud800b"}), ("bash", {"command": "echo \ud800"}), ("bash", {"command": "echo a\x00b"}),
+    ("glob", {"pattern": "*\ud800"}), ("str_replace", {"path": "f.txt", "old": "x", "new": "\ud800"}),
+])
+def test_hostile_patterns_and_commands_get_clean_errors(setup, tool: str, kwargs: dict) -> None:
+    _, sandbox, call = setup
+    (sandbox.paths.workspace / "f.txt").write_text("x\n")
+    status, out = call(tool, **kwargs)
+    assert "internal error" not in out, out
+    if status == "error":
+        assert "not valid text" in out or "NUL" in out, out
+    assert (sandbox.paths.workspace / "f.txt").read_text() == "x\n"

@@ -88,8 +88,6 @@ class BwrapShell:
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
     ) -> ExecResult:
         """Run ``command`` inside a fresh bubblewrap jail."""
-        if "\x00" in command:
-            raise SandboxError("the command contains a NUL character; remove it and run it again")
         run_id = new_run_id()
         filter_fd = seccomp.program_fd()
         arguments = -1
@@ -198,6 +196,19 @@ def choose_shell(config: SandboxConfig, status: bwrap_module.BwrapStatus) -> She
     return RefusingShell(f"The bash tool is unavailable: {status.reason}. {_ENABLE_HINT}")
 
 
+def check_command(command: str) -> None:
+    """Refuse a command no process can be given: a NUL byte, or text that is not valid (lone
+    surrogates), with a message instead of an internal error."""
+    if "\x00" in command:
+        raise SandboxError("the command contains a NUL character; remove it and run it again")
+    try:
+        command.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise SandboxError(
+            "the command holds characters that are not valid text (lone surrogates); write it in plain UTF-8"
+        ) from None
+
+
 # -- write locks ------------------------------------------------------------------------
 
 
@@ -267,6 +278,7 @@ class LocalSandbox:
     def execute(self, command: str, timeout: float | None = None) -> ExecResult:
         """Run ``command`` with bash in the workspace; output is bounded and scrubbed; a command
         that takes the thread past its disk quota is stopped and says so."""
+        check_command(command)
         limit = timeout if timeout and timeout > 0 else self._config.command_timeout_seconds
         cancel = threading.Event()
         with self._running_lock:

@@ -59,6 +59,12 @@ def compile_regex(pattern: str, ignore_case: bool = False) -> Any:
     options.case_sensitive = not ignore_case
     options.log_errors = False
     try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SandboxError(
+            "the regular expression holds characters that are not valid text (lone surrogates); use plain UTF-8"
+        ) from None
+    try:
         return re2.compile(pattern, options)
     except re2.error as exc:
         raise SandboxError(
