@@ -53,3 +53,17 @@ def test_a_name_the_filesystem_refuses_is_a_400_that_says_to_rename(home, model,
         longest = "b" * 252
         ok = http.post(f"/api/threads/{tid}/uploads", files=[("files", (longest, b"fits", "text/plain"))])
         assert ok.status_code == 200 and ok.json()["files"][0]["filename"] == longest
+
+
+def test_an_upload_past_the_threads_disk_quota_is_refused_whole(home, model) -> None:
+    config = make_config(home, sandbox={"disk_quota_mb": 1})
+    with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+        tid = http.post("/threads", json={}).json()["thread_id"]
+        files = [("files", ("small.txt", b"x" * 1000)), ("files", ("big.bin", b"y" * 1_200_000))]
+        res = http.post(f"/api/threads/{tid}/uploads", files=files)
+        assert res.status_code == 413, res.text
+        assert "disk quota exceeded" in res.json()["detail"] and "sandbox.disk_quota_mb" in res.json()["detail"]
+        folder = host_dirs(served, tid)
+        assert list((folder / "user-data" / "uploads").iterdir()) == [] and staging_left(folder) == []
+        ok = http.post(f"/api/threads/{tid}/uploads", files=[("files", ("small.txt", b"x" * 1000))])
+        assert ok.status_code == 200
