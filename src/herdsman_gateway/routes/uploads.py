@@ -277,6 +277,10 @@ def store_uploads(sandbox: Sandbox, files: list[tuple[str, Path]]) -> list[str]:
                 raise HTTPException(413, str(exc)) from None
             except SandboxError as exc:
                 raise HTTPException(400, str(exc)) from None
+            except IsADirectoryError:
+                raise HTTPException(409, f"{vpath} is a folder; rename the file and retry") from None
+            except OSError as exc:
+                raise HTTPException(400, f"{vpath} could not be stored ({exc.strerror}); rename it and retry") from None
             finally:
                 os.close(folder)
         else:
