@@ -167,3 +167,10 @@ def test_ten_megabytes_from_the_jail_are_cut_and_say_so(call) -> None:
     out = ok(call("bash", command="printf 'FIRST\\n'; head -c 10000000 /dev/zero | tr '\\0' x; printf '\\nLAST'"))
     assert out.startswith("FIRST\n") and out.endswith("\nLAST")
     assert f"... [{10_000_011 - 20_000} characters cut] ..." in out
+
+
+@pytest.mark.bwrap
+def test_python_names_python3_in_the_jail(bwrap_config) -> None:
+    sandbox = LocalSandboxProvider(bwrap_config).acquire("t1")
+    out = sandbox.execute("python -c 'import sys; print(sys.version_info[0])'")
+    assert out.exit_code == 0 and out.output.strip() == "3", out.output

@@ -37,6 +37,7 @@ from herdsman.sandbox.paths import ThreadPaths
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 SANDBOX_UID = 1000
+ALIAS_DIR = "/run/herdsman/bin"  # on the jail's own tmpfs root; holds ``python`` -> python3
 SANDBOX_GID = 1000
 # The OCI runtime spec's default masked and read-only /proc paths (runc, Docker, podman).
 MASKED_PROC = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "kmsg",
@@ -126,6 +127,16 @@ def _python_lives_in_opt() -> bool:
     return bool(found and os.path.realpath(found).startswith("/opt/"))
 
 
+@functools.cache
+def _python_alias() -> str | None:
+    """The python3 that ``python`` should name in the jail, when the system has no ``python``
+    (Debian ships only ``python3``; a model's ``python -m ...`` then failed with exit 127)."""
+    if shutil.which("python", path=SANDBOX_PATH):
+        return None
+    found = shutil.which("python3", path=SANDBOX_PATH)
+    return found
+
+
 def _etc_args(network: bool) -> list[str]:
     entries = _ETC_ENTRIES + (_NETWORK_ETC_ENTRIES if network else ())
     args: list[str] = []
@@ -187,8 +198,12 @@ def build_bwrap_argv(
     ]  # fmt: skip
     if paths.skills is not None:
         argv += ["--ro-bind", str(paths.skills), SKILLS_ROOT]
+    alias = _python_alias()
+    if alias:
+        argv += ["--dir", ALIAS_DIR, "--symlink", alias, f"{ALIAS_DIR}/python"]
     argv += ["--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv"]
-    variables = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb"}
+    path = f"{SANDBOX_PATH}:{ALIAS_DIR}" if alias else SANDBOX_PATH
+    variables = {"PATH": path, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb"}
     variables.update(env or {})
     for key, value in variables.items():
         argv += ["--setenv", key, value]
