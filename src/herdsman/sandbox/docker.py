@@ -316,8 +316,10 @@ class DockerShell:
     ) -> ExecResult:
         """Run ``command`` in the container; a dead container is recreated once and retried."""
         box = self._box
-        with box.sweeping:  # wait until the processes of the last ended command are gone
-            box.use(+1)
+        waited = box.sweeping.acquire(timeout=_SWEEP_TIMEOUT)  # until the last command's leftovers are gone
+        box.use(+1)
+        if waited:
+            box.sweeping.release()
         try:
             container = box.ensure()
             try:
@@ -343,13 +345,14 @@ class DockerShell:
         left in the container (even ones that cleared their environment), in the background,
         while the next command waits for it."""
         box = self._box
-        box.sweeping.acquire()  # kept, and handed to the sweep thread, when this was the last command
-        try:
-            box.use(-1)
-            last = box.busy == 0 and box.started
-        except BaseException:
-            box.sweeping.release()
-            raise
+        # Kept, and handed to the sweep thread, when this was the last command; never waited
+        # for longer than a sweep may take (a stuck engine must not stall the thread for good).
+        held = box.sweeping.acquire(timeout=_SWEEP_TIMEOUT)
+        box.use(-1)
+        last = box.busy == 0 and box.started
+        if not held:
+            log.warning("sandbox container of thread %s: a sweep is still running; skipping this one", box.paths.thread_id)
+            return
         if not last:
             box.sweeping.release()
             return
