@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -148,8 +149,11 @@ def seccomp_option(client: Any, home: Path, host_home: Path | None) -> str:
     name = f"seccomp-{hashlib.sha256(profile.encode()).hexdigest()[:12]}.json"
     path = home / name
     if not path.exists():
-        tmp = path.with_name(f".{name}.{os.getpid()}")
-        tmp.write_text(profile)
+        home.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=home)  # a name of its own: threads race here
+        with os.fdopen(fd, "w") as fh:
+            fh.write(profile)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     return str((host_home or home) / name)
 
@@ -468,6 +472,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._lock = threading.Lock()
         self._image_checked = False
         self._seccomp_option: str | None = None
+        self._seccomp_lock = threading.Lock()
         size = self._docker_config.warm_pool
         self._pool = WarmPool(self, self._home, self._skills, size) if size > 0 else None
         idle = self._docker_config.idle_timeout_seconds
@@ -540,8 +545,9 @@ class DockerSandboxProvider(RemoteSandboxes):
             existing = None
         except Exception as exc:  # noqa: BLE001
             raise self.engine_error("look up the sandbox container", exc) from exc
-        if self._seccomp_option is None:
-            self._seccomp_option = seccomp_option(self.client, self._home, self._docker_config.host_home)
+        with self._seccomp_lock:
+            if self._seccomp_option is None:
+                self._seccomp_option = seccomp_option(self.client, self._home, self._docker_config.host_home)
         options = container_options(
             paths, self._sandbox_config, self._limits, name=name, owner=self.owner, user=self.user,
             seccomp_option=self._seccomp_option,
