@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.sandbox.docker import LABEL_CREATOR, DockerSandboxProvider
+from herdsman.sandbox.docker import LABEL_CREATOR, SWEEP_DELAY, DockerSandboxProvider
 from tests.sandbox.podman_engine import PodmanEngine, engine_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +77,7 @@ def test_processes_that_clear_their_environment_die_with_their_command(provider:
         "sleep 0.3; ps -o args | grep -c 'sleep 77[12]$'"
     )
     assert int(started.output.strip().splitlines()[-1]) >= 2, "the survivors never started"
+    time.sleep(SWEEP_DELAY + 0.5)  # the thread went quiet: its leftovers are swept
     left = sandbox.execute("ps -o args | grep -v grep | grep -c 'sleep 77[12]' || true")
     assert left.output.strip().splitlines()[-1] == "0", left.output
 

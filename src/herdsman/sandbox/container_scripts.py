@@ -16,7 +16,7 @@ dash and bash):
   container (see the providers).
 
 The marker is the command's own environment, which a process can clear (``setsid env -i ...``,
-a double fork): so when the last running command of a container ends, the docker provider also
+a double fork): so once a container has had no command for a moment, the docker provider also
 runs :func:`sweep_all_argv`, which kills every process but the container's init and main
 process, whatever its environment.
 """

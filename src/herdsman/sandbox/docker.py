@@ -87,6 +87,7 @@ _DRAIN_SECONDS = 2.0
 _SWEEP_TIMEOUT = 10.0
 OPEN_FILES = 8192
 SMALL_TMPFS_MB = 16  # /var/tmp, /run and /dev/shm
+SWEEP_DELAY = 0.3  # seconds a container stays idle before its leftover processes are killed
 USER_PROCESSES = 16384
 
 
@@ -256,6 +257,7 @@ class ThreadContainer(BoxUsage):
         self._container: Any = None
         self._lock = threading.Lock()
         self.sweeping = threading.Lock()  # held while the processes of ended commands are killed
+        self.commands_started = 0  # counted under ``sweeping``: a sweep runs only if none started since
 
     @property
     def container_id(self) -> str | None:
@@ -320,7 +322,8 @@ class DockerShell:
     ) -> ExecResult:
         """Run ``command`` in the container; a dead container is recreated once and retried."""
         box = self._box
-        waited = box.sweeping.acquire(timeout=_SWEEP_TIMEOUT)  # until the last command's leftovers are gone
+        waited = box.sweeping.acquire(timeout=_SWEEP_TIMEOUT)  # never while a sweep runs
+        box.commands_started += 1
         box.use(+1)
         if waited:
             box.sweeping.release()
@@ -345,30 +348,28 @@ class DockerShell:
             self._end_command()
 
     def _end_command(self) -> None:
-        """Count the command out; when it was the last one running, kill whatever processes are
-        left in the container (even ones that cleared their environment), in the background,
-        while the next command waits for it."""
+        """Count the command out; when it was the last one running, sweep the container's
+        leftover processes (even ones that cleared their environment) once it has stayed idle
+        for ``SWEEP_DELAY``: back-to-back commands (parallel sub-agents, scripts) do not each
+        wait for a sweep, and a survivor lives at most that long after the thread goes quiet."""
         box = self._box
-        # Kept, and handed to the sweep thread, when this was the last command; never waited
-        # for longer than a sweep may take (a stuck engine must not stall the thread for good).
-        held = box.sweeping.acquire(timeout=_SWEEP_TIMEOUT)
         box.use(-1)
-        last = box.busy == 0 and box.started
-        if not held:
-            log.warning("sandbox container of thread %s: a sweep is still running; skipping this one", box.paths.thread_id)
-            return
-        if not last:
-            box.sweeping.release()
-            return
-        threading.Thread(target=self._sweep_all, name="herdsman-docker-sweep", daemon=True).start()
+        if box.busy == 0 and box.started:
+            timer = threading.Timer(SWEEP_DELAY, self._sweep_if_idle, args=(box.commands_started,))
+            timer.daemon = True
+            timer.start()
 
-    def _sweep_all(self) -> None:
+    def _sweep_if_idle(self, generation: int) -> None:
+        """Kill every process but init and the main one, if no command started since ``generation``."""
         box = self._box
+        if not box.sweeping.acquire(timeout=_SWEEP_TIMEOUT):
+            return
         try:
             container_id = box.container_id
-            if container_id is not None:
-                self._provider.exec_quietly(container_id, sweep_all_argv())
-        except Exception as exc:  # noqa: BLE001 - the next command still runs; the reaper ends the rest
+            if box.busy or box.commands_started != generation or container_id is None:
+                return
+            self._provider.exec_quietly(container_id, sweep_all_argv())
+        except Exception as exc:  # noqa: BLE001 - the next idle moment sweeps again; the reaper ends the rest
             log.info("could not sweep the sandbox container of thread %s: %s", box.paths.thread_id, exc)
         finally:
             box.sweeping.release()
