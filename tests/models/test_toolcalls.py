@@ -328,3 +328,37 @@ def test_streamed_prefix_is_always_a_prefix_of_the_parsed_content(reply):
         final = parse_tool_calls(reply, TOOLS).content
         assert final.startswith(out)
         assert out == reply[lead : sent or 0] if sent is not None else out == ""
+
+
+# --- JSON that almost parses (mended by json-repair) -----------------------------------------------
+
+
+def test_invalid_escape_in_a_fenced_call_from_a_real_transcript():
+    """The 1.5B model wrote this; the invalid \\. escape made the whole call unreadable."""
+    text = (
+        "```json\n"
+        '{"name": "bash", "arguments": {"command": "cd /mnt/user-data/workspace && '
+        "rename 's/\\.txt$/.md/' *.txt\"}}\n```"
+    )
+    content, calls = _calls(text, tools={"bash"})
+    assert calls == [("bash", {"command": "cd /mnt/user-data/workspace && rename 's/\\.txt$/.md/' *.txt"})]
+    assert content == ""
+
+
+def test_single_quotes_and_python_literals_in_a_tagged_call():
+    text = "<tool_call>{'name': 'write_file', 'arguments': {'path': 'a.json', 'content': 'x', 'append': False}}</tool_call>"
+    assert _calls(text)[1] == [("write_file", {"path": "a.json", "content": "x", "append": False})]
+
+
+def test_repaired_json_that_is_not_a_call_stays_content():
+    text = "{'city': 'Rome', 'temperature': 21"
+    content, calls = _calls(text)
+    assert calls == [] and content == text
+
+
+def test_a_reply_cut_off_inside_a_value_is_not_a_call():
+    for text in (
+        '<tool_call>{"name": "write_file", "arguments": {"path": "a.py", "content": "def f():\\n    ret',
+        '```json\n{"name": "write_file", "arguments": {"path": "a.py", "content": "x = {}',
+    ):
+        assert _calls(text)[1] == [], text

@@ -3,7 +3,7 @@
 Qwen2.5 models answer a tool request with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
 blocks, as their chat template teaches them, but a 1.5B model also drifts: it writes bare JSON,
 JSON in a ```json fence, ``"parameters"`` instead of ``"arguments"``, arguments as a JSON string,
-or trailing chatter after the call. llama.cpp leaves all of that as plain text, and LangChain's
+trailing chatter after the call, or JSON that does not quite parse (mended by ``json-repair``). llama.cpp leaves all of that as plain text, and LangChain's
 parsers expect provider-side tool calls, so the recovery is written here, as pure functions:
 
 * :func:`parse_tool_calls` splits a finished reply into content and tool calls, accepting only
@@ -21,6 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+import json_repair
 from langchain_core.messages import ToolCall
 
 TOOL_CALL_OPEN = "<tool_call>"
@@ -66,6 +67,17 @@ def _decode_json(text: str) -> tuple[Any, int] | None:
         except ValueError:
             continue
         return value, len(text)
+    # JSON that almost parses: single quotes, Python literals, an invalid escape such as
+    # "rename 's/\.txt$/.md/'" (kept as written). json-repair mends it, but only a block the
+    # model closed itself: a reply cut off inside a value (a path, a file's content) must not
+    # become a call that writes half a file.
+    if not rest.endswith(("}", "]")):
+        return None
+    repaired, fixes = json_repair.loads(rest, logging=True)
+    if any("closing quote" in str(fix.get("text", "")) for fix in fixes):
+        return None
+    if isinstance(repaired, (dict, list)) and repaired:
+        return repaired, len(text)
     return None
 
 
