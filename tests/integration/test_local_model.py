@@ -347,3 +347,48 @@ def test_fallback_template_is_the_models_own(real_model):
     """The template used for GGUF files without one is Qwen2.5's, as shipped in the weights."""
     source = real_model.load().llama.metadata["tokenizer.chat_template"]
     assert source.strip() == chat.FALLBACK_CHAT_TEMPLATE.strip()
+
+
+LONG_SYSTEM = "You are a careful assistant for a shipping company. " + " ".join(
+    f"Rule {i}: order ids look like A-{1000 + i} and are always quoted exactly." for i in range(40)
+)
+
+
+@pytest.mark.local_model
+def test_saved_system_prompt_gives_the_same_reply_as_processing_it(real_model, tmp_path, caplog):
+    """The system message's KV state is saved once per prompt version; a new thread restored
+    from it (in memory or from disk) answers exactly as one that processed the prompt itself."""
+    import logging
+
+    from herdsman.models.local.prompt_cache import PromptCache
+
+    bound_fields = dict(model_path=real_model.model_path, n_ctx=real_model.n_ctx, max_tokens=40)
+    cached = ChatLocalLlama(**bound_fields, prompt_cache_dir=str(tmp_path))
+    plain = ChatLocalLlama(**bound_fields, prompt_cache=False)
+    question = [SystemMessage(content=LONG_SYSTEM), HumanMessage(content="Which tool tells me where order A-1042 is?")]
+    other = [SystemMessage(content=LONG_SYSTEM), HumanMessage(content="Give me the weather in Oslo.")]
+    tools = [get_weather, _order_tool([])]
+    with caplog.at_level(logging.INFO, logger="herdsman.models.local.chat"):
+        first = cached.bind_tools(tools).invoke(question)  # processes the head and saves it
+        assert len(list(tmp_path.glob("*.kv"))) == 1
+        real_model.invoke("Name one color.")  # another prompt replaces the in-memory state
+        restored = cached.bind_tools(tools).invoke(other)  # restored from the file
+        plain.invoke("Name one color.")
+        reference = plain.bind_tools(tools).invoke(other)  # processed from scratch
+    outcomes = [r.getMessage().split(":")[0] for r in caplog.records if r.getMessage().startswith("prompt_cache")]
+    assert outcomes[:2] == ["prompt_cache saved", "prompt_cache disk"], outcomes
+    assert first.tool_calls or first.content
+    assert (restored.content, [(c["name"], c["args"]) for c in restored.tool_calls]) == (
+        reference.content, [(c["name"], c["args"]) for c in reference.tool_calls]
+    )
+    assert len(list(tmp_path.glob("*.kv"))) == 1  # one prompt version, one file
+    # a damaged file is recomputed and replaced, never fatal
+    damaged = next(tmp_path.glob("*.kv"))
+    damaged.write_bytes(b"HERDSMAN-KV1\n\x05")
+    real_model.invoke("Name one color.")
+    again = cached.bind_tools(tools).invoke(other)
+    assert (again.content, again.tool_calls and again.tool_calls[0]["name"]) == (
+        reference.content, reference.tool_calls and reference.tool_calls[0]["name"]
+    )
+    assert next(tmp_path.glob("*.kv")).stat().st_size > 1000
+    assert isinstance(PromptCache(tmp_path, "x").key([1, 2]), str)

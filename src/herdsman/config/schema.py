@@ -45,6 +45,10 @@ class ModelConfig(BaseModel):
     supports_vision: bool = False
     supports_thinking: bool = False
     pricing: PricingConfig | None = None
+    profile: Literal["small", "standard"] = Field(
+        "standard",
+        description="small: a short system prompt with worked examples and only the tools a step needs (for models of a few billion parameters).",
+    )
 
     @field_validator("use")
     @classmethod
@@ -85,6 +89,10 @@ class LocalModelConfig(_Section):
     n_threads: int | None = Field(None, ge=1)
     temperature: float = Field(0.0, ge=0)
     max_tokens: int = Field(1024, ge=1)
+    profile: Literal["small", "standard"] = Field("small", description="Prompt and tool profile (see models[].profile).")
+    prompt_cache: bool = Field(True, description="Keep the processed system prompt on disk so a new thread starts in seconds.")
+    prompt_cache_dir: Path | None = Field(None, description="Where; default ~/.cache/herdsman/prompt-cache.")
+    repair_tool_calls: bool = Field(True, description="Mend tool calls written as almost-JSON.")
 
 
 class ScriptedModelConfig(_Section):
@@ -685,6 +693,16 @@ class HerdsmanConfig(_Section):
             if m.name == name:
                 return m
         raise KeyError(f"no model named {name!r} in models:; choices: {[m.name for m in self.models]}")
+
+    def model_profile(self, name: str) -> str:
+        """``small`` or ``standard``: the profile of the model called ``name`` (the embedded
+        model's is ``local_model.profile``; unknown names are ``standard``)."""
+        if name == EMBEDDED_MODEL_NAME:
+            return self.local_model.profile
+        try:
+            return self.model_by_name(name).profile
+        except KeyError:
+            return "standard"
 
     def lead_model_name(self) -> str:
         """The lead's model: ``lead.model``, else the first configured model, else the embedded one."""

@@ -104,4 +104,7 @@ def build_local_model(config: LocalModelConfig, progress: bool = True) -> BaseCh
         n_threads=config.n_threads,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
+        prompt_cache=config.prompt_cache,
+        prompt_cache_dir=str(config.prompt_cache_dir) if config.prompt_cache_dir else None,
+        repair_tool_calls=config.repair_tool_calls,
     )

@@ -21,9 +21,11 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -45,6 +47,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
+from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
 from herdsman.models.local.toolcalls import (
     TOOL_CALL_OPEN,
     ParsedReply,
@@ -181,6 +184,8 @@ class GenerationLock:
             self._thread.release()
 
 
+_prompt_caches: dict[tuple[str, str], PromptCache] = {}
+
 GENERATION_LOCK = GenerationLock()
 """Held for the whole of each generation (see :class:`GenerationLock`)."""
 
@@ -223,7 +228,6 @@ def load_model(path: str, n_ctx: int, n_threads: int | None = None) -> LoadedMod
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        import time
 
         from llama_cpp import Llama
 
@@ -350,6 +354,8 @@ class _Request:
     """One generation, ready to run: prompt tokens, prefill and limits."""
 
     tokens: list[int]
+    head: int
+    """How many leading tokens are the system message (the part a new thread shares)."""
     prefill: str
     tool_names: list[str]
     max_tokens: int
@@ -378,6 +384,12 @@ class ChatLocalLlama(BaseChatModel):
     """Sampling seed when temperature > 0 (temperature 0 is greedy and deterministic)."""
     tool_hint: str = TOOL_USE_HINT
     """Appended to the system prompt when tools are bound; empty to turn it off."""
+    prompt_cache: bool = True
+    """Keep the processed system message on disk so a new thread or process starts from it."""
+    prompt_cache_dir: str | None = None
+    """Where (default ``~/.cache/herdsman/prompt-cache``, or ``$HERDSMAN_PROMPT_CACHE``)."""
+    repair_tool_calls: bool = True
+    """Mend tool calls written as almost-JSON (json-repair); off only to measure what it buys."""
 
     @property
     def _llm_type(self) -> str:
@@ -447,6 +459,7 @@ class ChatLocalLlama(BaseChatModel):
         prompt, prefill, names = self.render_prompt(messages, kwargs.get("tools"), kwargs.get("tool_choice"))
         text = prompt + prefill
         add_bos = not (loaded.bos_token and text.startswith(loaded.bos_token))
+        head_tokens = self._head_tokens(loaded, prompt, add_bos)
         tokens = loaded.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
         room = self.n_ctx - len(tokens)
         if room < 16:
@@ -456,7 +469,44 @@ class ChatLocalLlama(BaseChatModel):
                 "(enable summarization)"
             )
         max_tokens = min(int(kwargs.get("max_tokens") or self.max_tokens), room)
-        return _Request(tokens, prefill, names, max_tokens, [*STOP_STRINGS, *(stop or [])])
+        head = len(head_tokens) if head_tokens and tokens[: len(head_tokens)] == head_tokens else 0
+        return _Request(tokens, head, prefill, names, max_tokens, [*STOP_STRINGS, *(stop or [])])
+
+    @staticmethod
+    def _head_tokens(loaded: LoadedModel, prompt: str, add_bos: bool) -> list[int]:
+        """The tokens of the prompt's leading system message (what a new thread shares with
+        the last one), or none when it does not start with one."""
+        start = prompt[len(loaded.bos_token):] if loaded.bos_token and prompt.startswith(loaded.bos_token) else prompt
+        end = prompt.find(STOP_STRINGS[0])
+        if not start.startswith("<|im_start|>system") or end < 0:
+            return []
+        head_text = prompt[: end + len(STOP_STRINGS[0])] + "\n"
+        return loaded.llama.tokenize(head_text.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def _prompt_cache(self) -> PromptCache | None:
+        if not self.prompt_cache:
+            return None
+        path = Path(self.model_path)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return None
+        import llama_cpp
+
+        model_id = f"{path.name}:{size}:{self.n_ctx}:{llama_cpp.__version__}"
+        directory = Path(self.prompt_cache_dir).expanduser() if self.prompt_cache_dir else default_cache_dir()
+        return _prompt_caches.setdefault((str(directory), model_id), PromptCache(directory, model_id))
+
+    def _warm(self, request: _Request) -> None:
+        """Bring the system message's processed state in (memory, disk, or computed and saved);
+        called with the generation lock held."""
+        cache = self._prompt_cache() if request.head else None
+        if cache is None:
+            return
+        started = time.monotonic()
+        outcome = cache.prepare(self.load().llama, request.tokens[: request.head])
+        level = logging.DEBUG if outcome.how == "skipped" else logging.INFO
+        log.log(level, "prompt_cache %s: %d tokens in %.2f s", outcome.how, outcome.tokens, time.monotonic() - started)
 
     def _completion(self, request: _Request, stream: bool) -> Any:
         return self.load().llama.create_completion(
@@ -482,7 +532,7 @@ class ChatLocalLlama(BaseChatModel):
 
     def _parse(self, text: str, request: _Request) -> ParsedReply:
         if request.tool_names:
-            return parse_tool_calls(text, request.tool_names)
+            return parse_tool_calls(text, request.tool_names, repair=self.repair_tool_calls)
         return ParsedReply(content=text.strip())
 
     # -- generation ---------------------------------------------------------------------------
@@ -496,6 +546,7 @@ class ChatLocalLlama(BaseChatModel):
     ) -> ChatResult:
         request = self._request(messages, stop, kwargs)
         with GENERATION_LOCK:
+            self._warm(request)
             result = self._completion(request, stream=False)
         choice = result["choices"][0]
         generated = choice["text"]
@@ -530,6 +581,7 @@ class ChatLocalLlama(BaseChatModel):
         sent: int | None = None  # index in text up to which content was yielded
         finish_reason = None
         with GENERATION_LOCK:
+            self._warm(request)
             for piece in self._completion(request, stream=True):
                 choice = piece["choices"][0]
                 text += choice.get("text") or ""

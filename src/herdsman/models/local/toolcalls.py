@@ -48,8 +48,9 @@ def new_call_id() -> str:
     return "call_" + uuid.uuid4().hex[:24]
 
 
-def _decode_json(text: str) -> tuple[Any, int] | None:
-    """The first JSON object or array in ``text`` and the index where it ends, or None."""
+def _decode_json(text: str, repair: bool = True) -> tuple[Any, int] | None:
+    """The first JSON object or array in ``text`` and the index where it ends, or None
+    (``repair``: mend almost-JSON with json-repair as a last resort)."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return None
@@ -71,7 +72,7 @@ def _decode_json(text: str) -> tuple[Any, int] | None:
     # "rename 's/\.txt$/.md/'" (kept as written). json-repair mends it, but only a block the
     # model closed itself: a reply cut off inside a value (a path, a file's content) must not
     # become a call that writes half a file.
-    if not rest.endswith(("}", "]")):
+    if not repair or not rest.endswith(("}", "]")):
         return None
     repaired, fixes = json_repair.loads(rest, logging=True)
     if any("closing quote" in str(fix.get("text", "")) for fix in fixes):
@@ -136,25 +137,25 @@ def _as_calls(value: Any, tool_names: Collection[str]) -> list[ToolCall] | None:
     return calls  # type: ignore[return-value]
 
 
-def _fence_calls(lang: str, body: str, tool_names: Collection[str]) -> list[ToolCall] | None:
+def _fence_calls(lang: str, body: str, tool_names: Collection[str], repair: bool = True) -> list[ToolCall] | None:
     """Tool calls in a fenced block's body when its language fits JSON and it holds only calls."""
     if lang.lower() not in _FENCE_LANGS:
         return None
     stripped = body.strip()
     if not stripped.startswith(("{", "[")):
         return None
-    decoded = _decode_json(stripped)
+    decoded = _decode_json(stripped, repair)
     if decoded is None or stripped[decoded[1] :].strip():
         return None
     return _as_calls(decoded[0], tool_names)
 
 
-def _take_bare(text: str, tool_names: Collection[str]) -> tuple[list[ToolCall], str]:
+def _take_bare(text: str, tool_names: Collection[str], repair: bool = True) -> tuple[list[ToolCall], str]:
     """Calls written as bare JSON at the very start of ``text``; returns them and the rest."""
     calls: list[ToolCall] = []
     rest = text.lstrip()
     while rest.startswith(("{", "[")):
-        decoded = _decode_json(rest)
+        decoded = _decode_json(rest, repair)
         if decoded is None:
             break
         found = _as_calls(decoded[0], tool_names)
@@ -165,7 +166,7 @@ def _take_bare(text: str, tool_names: Collection[str]) -> tuple[list[ToolCall], 
     return (calls, rest) if calls else ([], text)
 
 
-def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
+def parse_tool_calls(text: str, tool_names: Collection[str], repair: bool = True) -> ParsedReply:
     """Split a model reply into content and tool calls of the tools named in ``tool_names``.
 
     Accepted forms, in this order: ``<tool_call>...</tool_call>`` blocks (the closing tag may be
@@ -173,7 +174,8 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
     A call is an object with ``name`` and ``arguments`` (or ``parameters``/``args``), where the
     arguments may also be a JSON string; a list of such objects is several calls. Calls to tools
     that are not bound, and JSON that does not parse, stay in the content unchanged. With no tool
-    names nothing is ever a call.
+    names nothing is ever a call. ``repair`` (on by default) lets json-repair mend a call the
+    model closed but wrote as almost-JSON.
     """
     if not tool_names or not text:
         return ParsedReply(content=text.strip() if text else "")
@@ -181,7 +183,7 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
 
     def tagged(match: re.Match[str]) -> str:
         body = match.group(1)
-        decoded = _decode_json(body)
+        decoded = _decode_json(body, repair)
         if decoded is None:
             return match.group(0)
         found = _as_calls(decoded[0], tool_names)
@@ -191,7 +193,7 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
         return ""
 
     def fenced(match: re.Match[str]) -> str:
-        found = _fence_calls(match.group(1), match.group(2), tool_names)
+        found = _fence_calls(match.group(1), match.group(2), tool_names, repair)
         if found is None:
             return match.group(0)
         calls.extend(found)
@@ -199,7 +201,7 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
 
     content = _TAGGED.sub(tagged, text)
     content = _FENCED.sub(fenced, content)
-    bare, content = _take_bare(content, tool_names)
+    bare, content = _take_bare(content, tool_names, repair)
     calls.extend(bare)
     return ParsedReply(content=content.strip(), tool_calls=calls)
 

@@ -1,0 +1,190 @@
+"""The processed system prompt, kept: llama.cpp's KV state of a prompt's fixed head, saved to disk.
+
+Every new thread starts with the same few thousand tokens (the system prompt and the tools), and
+on two cores processing them from scratch took 70-112 s before the first token. llama.cpp keeps
+the KV state of the last prompt in memory and reuses its longest common prefix, but a new process,
+or any other prompt in between (a title, a sub-agent, another thread's memory), loses it.
+
+So the head of each prompt (up to the end of its system message) is processed once per *prompt
+version* and its state saved to a file named by a hash of the model, the context size and the
+head's tokens; a later prompt with the same head (a new thread, a new process) restores the file
+instead of recomputing it. Files are written atomically and the oldest are removed beyond
+``keep``.
+
+Why hand-written: llama-cpp-python's ``LlamaDiskCache`` saves the state after *every*
+completion, keyed by the whole prompt plus the reply (hundreds of MB per call, and the key of a
+new thread never matches), and stores the full logits table with each state. What is needed is
+one state per system prompt, which the public ``Llama.eval``/``save_state``/``load_state`` give.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import struct
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"HERDSMAN-KV1\n"
+DEFAULT_KEEP = 8
+MIN_TOKENS = 128
+"""A head shorter than this is quicker to recompute than to load from disk."""
+
+
+def default_cache_dir() -> Path:
+    """``$HERDSMAN_PROMPT_CACHE``, else ``~/.cache/herdsman/prompt-cache``."""
+    env = os.environ.get("HERDSMAN_PROMPT_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "herdsman" / "prompt-cache"
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What :meth:`PromptCache.prepare` did: ``memory`` (already in the KV cache), ``disk``
+    (restored from a file), ``saved`` (processed now and written), ``skipped`` (too short)."""
+
+    how: str
+    tokens: int
+
+
+class PromptCache:
+    """Saved KV states of prompt heads for one model file, in ``directory``."""
+
+    def __init__(self, directory: Path, model_id: str, keep: int = DEFAULT_KEEP, min_tokens: int = MIN_TOKENS) -> None:
+        """``model_id`` names the weights and settings a state belongs to (path, size, n_ctx)."""
+        self.directory = Path(directory)
+        self.model_id = model_id
+        self.keep = keep
+        self.min_tokens = min_tokens
+
+    def key(self, head: Sequence[int]) -> str:
+        """The file name of ``head``'s state: a hash of the model id and the tokens."""
+        digest = hashlib.sha256(self.model_id.encode())
+        digest.update(struct.pack(f"<{len(head)}i", *head))
+        return digest.hexdigest()[:32] + ".kv"
+
+    def prepare(self, llama: Any, head: Sequence[int]) -> Outcome:
+        """Put ``head``'s KV state into ``llama`` (call with the generation lock held).
+
+        After this, ``llama``'s evaluated tokens start with ``head``, so a completion whose
+        prompt starts with it only processes the rest.
+        """
+        head = list(head)
+        if len(head) < self.min_tokens:
+            return Outcome("skipped", len(head))
+        current = llama.input_ids[: llama.n_tokens].tolist()
+        if common_prefix(current, head) == len(head):
+            return Outcome("memory", len(head))
+        path = self.directory / self.key(head)
+        if self._restore(llama, path, head):
+            return Outcome("disk", len(head))
+        shared = common_prefix(current, head)
+        llama.n_tokens = shared  # eval() drops the KV cache past n_tokens, then extends it
+        llama.eval(head[shared:])
+        self._save(llama, path, head)
+        return Outcome("saved", len(head))
+
+    def _restore(self, llama: Any, path: Path, head: list[int]) -> bool:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return False
+        try:
+            tokens, state = _decode(data)
+            if tokens != head:
+                raise ValueError("tokens differ from the file's name")
+            llama.load_state(_as_llama_state(llama, tokens, state))
+        except Exception as exc:  # noqa: BLE001 - a bad file is recomputed, never fatal
+            log.warning("prompt cache file %s unusable (%s); recomputing", path.name, exc)
+            llama.reset()
+            _unlink(path)
+            return False
+        _touch(path)
+        return True
+
+    def _save(self, llama: Any, path: Path, head: list[int]) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            state = llama.save_state()
+            payload = _encode(head, state.llama_state[: state.llama_state_size])
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".kv-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(payload)
+            os.replace(tmp, path)
+            self._prune(keep=path)
+        except OSError as exc:  # a read-only or full disk only costs speed
+            log.warning("prompt cache not saved (%s)", exc)
+
+    def _prune(self, keep: Path) -> None:
+        files = sorted(self.directory.glob("*.kv"), key=lambda p: _mtime(p), reverse=True)
+        for old in [p for p in files if p != keep][max(0, self.keep - 1):]:
+            _unlink(old)
+
+
+def _encode(tokens: list[int], state: bytes) -> bytes:
+    return MAGIC + struct.pack("<I", len(tokens)) + struct.pack(f"<{len(tokens)}i", *tokens) + bytes(state)
+
+
+def _decode(data: bytes) -> tuple[list[int], bytes]:
+    if not data.startswith(MAGIC):
+        raise ValueError("not a prompt cache file")
+    offset = len(MAGIC)
+    (count,) = struct.unpack_from("<I", data, offset)
+    offset += 4
+    tokens = list(struct.unpack_from(f"<{count}i", data, offset))
+    offset += 4 * count
+    return tokens, data[offset:]
+
+
+def _as_llama_state(llama: Any, tokens: list[int], state: bytes) -> Any:
+    """A ``LlamaState`` for ``load_state``: the tokens, the KV bytes, and a one-row score table
+    (it broadcasts; the scores are recomputed by the next evaluation anyway)."""
+    import numpy as np
+    from llama_cpp import LlamaState
+
+    input_ids = np.zeros(llama.input_ids.shape, dtype=llama.input_ids.dtype)
+    input_ids[: len(tokens)] = tokens
+    return LlamaState(
+        input_ids=input_ids,
+        scores=np.zeros((1, llama.scores.shape[1]), dtype=llama.scores.dtype),
+        n_tokens=len(tokens),
+        llama_state=state,
+        llama_state_size=len(state),
+        seed=getattr(llama, "_seed", 0),
+    )
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
