@@ -47,6 +47,7 @@ from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
+from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
@@ -162,6 +163,8 @@ def build_middleware(
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
     if config.tools.max_tool_calls_per_run:
         middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
+    if config.tools.read_before_write and sandbox_provider is not None:
+        middleware.append(ReadBeforeWriteMiddleware(sandbox_provider))
     if config.context.offload_tool_output_chars:
         middleware.append(
             ToolOutputOffloadMiddleware(

@@ -77,6 +77,13 @@ class LeadConfig(_Section):
     model_retries: int = Field(2, ge=0, description="Retries of a failed model call (network errors).")
     retry_initial_delay: float = Field(1.0, ge=0, description="Seconds before the first retry.")
     unusable_reply_retries: int = Field(2, ge=0, description="Re-asks when a reply cannot be parsed.")
+    verify_rounds: int = Field(
+        2, ge=0,
+        description="When the model stops, check the request against what happened (files named exist, errors dealt with, no refusal) and send it back to work at most this many times; 0: off.",
+    )
+    verifier_model: str | None = Field(
+        None, description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
+    )
 
 
 class LocalModelConfig(_Section):
@@ -262,6 +269,12 @@ class ContextConfig(_Section):
         5, ge=2, description="End the run when the same tool call comes this many times in a row; null: off."
     )
     todos: bool = Field(False, description="Plan mode: a write_todos tool and a todo list in the thread state.")
+    announce_uploads: bool = Field(
+        True, description="Tell the model about files uploaded since the last turn: path, size and a preview.",
+    )
+    hide_unavailable_tools: bool = Field(
+        True, description="Leave out tools that cannot work here (web tools without network access or a key).",
+    )
 
     @model_validator(mode="after")
     def _stop_after_warn(self) -> "ContextConfig":
@@ -326,6 +339,9 @@ class ToolsConfig(_Section):
     """Built-in tools outside the sandbox."""
 
     disabled: list[str] = Field(default_factory=list, description="Tool names to remove.")
+    read_before_write: bool = Field(
+        True, description="Refuse to overwrite or edit an existing file the agent has not read (or that changed since).",
+    )
     max_tool_calls_per_run: int | None = Field(None, ge=1)
     require_approval: list[str] = Field(
         default_factory=list,
@@ -679,6 +695,7 @@ class HerdsmanConfig(_Section):
             ("summarization.model", self.summarization.model),
             ("title.model", self.title.model),
             ("memory.model", self.memory.model),
+            ("lead.verifier_model", self.lead.verifier_model),
         ):
             if value:
                 refs.append((where, value))

@@ -1,0 +1,157 @@
+"""Read before write: no blind edits or overwrites of a file the agent has not read.
+
+A small model asked to fix one line of a script rewrote it from scratch without reading it,
+dropping half of it. So ``write_file`` (replacing) and ``str_replace`` on a file that already
+exists are refused unless the agent has read that file in this thread and it has not changed
+since; the refusal says to read it first. New files are free, appending is free, and a file
+the agent wrote or edited itself counts as read (in the state it left it).
+
+What counts as reading: ``read_file`` (any part of it), or a ``bash`` command that prints it
+(``cat``, ``head``, ``tail``, ``nl``, ``less``, ``more`` naming the file). Each read records a
+fingerprint (a hash of the content) in the thread state, so a file changed behind the agent's
+back (by a command, a sub-agent, the user) must be read again. The state survives between runs
+of a thread, in the checkpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import shlex
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from herdsman.sandbox.base import SandboxError, SandboxProvider
+from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.tools import thread_id_of
+
+READERS = {"cat", "head", "tail", "nl", "less", "more", "bat"}
+
+
+def merge_reads(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
+    """Reducer: later fingerprints win (parallel tool calls each add theirs)."""
+    return {**(left or {}), **(right or {})}
+
+
+class ReadState(AgentState):
+    """``files_read``: virtual path -> fingerprint of the content the agent last saw."""
+
+    files_read: NotRequired[Annotated[dict[str, str], merge_reads]]
+
+
+def fingerprint(content: str) -> str:
+    """A short hash of a file's content."""
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _virtual(path: Any) -> str | None:
+    try:
+        return normalize_virtual(path) if isinstance(path, str) else None
+    except SandboxError:
+        return None
+
+
+def printed_paths(command: str) -> list[str]:
+    """Virtual paths a simple ``cat``/``head``/... command prints (relative to the workspace)."""
+    paths: list[str] = []
+    for part in command.replace("&&", ";").replace("||", ";").replace("|", ";").split(";"):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        if not words or words[0] not in READERS:
+            continue
+        for word in words[1:]:
+            if not word.startswith("-") and not word.isdigit() and (path := _virtual(word)):
+                paths.append(path)
+    return paths
+
+
+def refusal(path: str, changed: bool) -> str:
+    """What the model reads when an edit is refused."""
+    why = "it changed since you last read it" if changed else "you have not read it in this conversation"
+    return (
+        f"Error: refused to change {path}: the file exists and {why}. Read it first with "
+        f"read_file (path {path!r}), then edit it with str_replace (or write_file with the whole "
+        "new content). Nothing was written."
+    )
+
+
+class ReadBeforeWriteMiddleware(AgentMiddleware):
+    """Refuse ``write_file``/``str_replace`` on an existing file the agent has not read."""
+
+    state_schema = ReadState
+
+    def __init__(self, provider: SandboxProvider) -> None:
+        """``provider`` gives the thread's sandbox, to fingerprint files."""
+        super().__init__()
+        self.provider = provider
+
+    def _current(self, request: ToolCallRequest, path: str) -> str | None:
+        """The fingerprint of ``path`` now, or None when it does not exist or cannot be read."""
+        try:
+            sandbox = self.provider.acquire(thread_id_of(request.runtime))
+            if not sandbox.exists(path):
+                return None
+            return fingerprint(sandbox.read_text(path))
+        except Exception:  # noqa: BLE001 - unreadable (binary, too large): the tool reports it
+            return None
+
+    def _check(self, request: ToolCallRequest) -> ToolMessage | None:
+        """A refusal for a blind edit, or None to let the call run."""
+        call = request.tool_call
+        args = call.get("args") or {}
+        if call["name"] not in ("write_file", "str_replace") or (call["name"] == "write_file" and args.get("append")):
+            return None
+        path = _virtual(args.get("path"))
+        if path is None:
+            return None
+        now = self._current(request, path)
+        if now is None:
+            return None
+        seen = (request.state or {}).get("files_read", {}).get(path)
+        if seen == now:
+            return None
+        return ToolMessage(content=refusal(path, changed=seen is not None), tool_call_id=call["id"], name=call["name"], status="error")
+
+    def _touched(self, request: ToolCallRequest) -> list[str]:
+        """Paths whose content the agent has now seen (read, printed, written or edited)."""
+        call = request.tool_call
+        args = call.get("args") or {}
+        if call["name"] in ("read_file", "write_file", "str_replace"):
+            path = _virtual(args.get("path"))
+            return [path] if path else []
+        if call["name"] == "bash" and isinstance(args.get("command"), str):
+            return printed_paths(args["command"])
+        return []
+
+    def _record(self, request: ToolCallRequest, result: Any) -> Any:
+        """``result`` plus the fingerprints of the files it showed or changed."""
+        if not isinstance(result, ToolMessage) or result.status == "error":
+            return result
+        seen = {p: f for p in self._touched(request) if (f := self._current(request, p))}
+        if not seen:
+            return result
+        return Command(update={"messages": [result], "files_read": seen})
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        """Refuse a blind edit; otherwise run the tool and record what it showed."""
+        refused = self._check(request)
+        if refused is not None:
+            return refused
+        return self._record(request, handler(request))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_tool_call` (file checks run in a worker thread)."""
+        refused = await asyncio.to_thread(self._check, request)
+        if refused is not None:
+            return refused
+        result = await handler(request)
+        return await asyncio.to_thread(self._record, request, result)

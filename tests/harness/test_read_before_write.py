@@ -1,0 +1,90 @@
+"""Read before write: a blind overwrite or edit of an existing file is refused and loses nothing;
+after reading it (read_file or cat) the same edit goes through; new files are free."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from herdsman.client import HerdsmanClient, ToolResult
+from herdsman.middleware.read_before_write import printed_paths
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+SCRIPT = "import sys\n\nname = sys.argv[1]\nprint('hello ' + nme)\n"
+
+
+def call(name: str, n: int, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args, "id": f"call-{n}"}]}
+
+
+def workspace(home: Path, thread: str) -> Path:
+    return home / "threads" / thread / "user-data" / "workspace"
+
+
+async def run(config, responses: list, thread: str, message: str = "fix greet.py") -> list[ToolResult]:
+    async with HerdsmanClient(config, model=ScriptedChatModel(responses=responses)) as client:
+        events = [e async for e in client.stream(message, thread_id=thread)]
+    return [e for e in events if isinstance(e, ToolResult)]
+
+
+async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path) -> None:
+    config = make_config(home)
+    ws = workspace(home, "t-rbw")
+    ws.mkdir(parents=True)
+    (ws / "greet.py").write_text(SCRIPT)
+    results = await run(config, [
+        call("write_file", 1, path="greet.py", content="print('hello')\n"),  # blind: refused
+        call("str_replace", 2, path="/mnt/user-data/workspace/greet.py", old="nme", new="name"),  # still blind
+        call("read_file", 3, path="greet.py"),
+        call("str_replace", 4, path="greet.py", old="nme", new="name"),  # read: allowed
+        call("str_replace", 5, path="greet.py", old="hello ", new="hi "),  # its own edit counts as read
+        call("write_file", 6, path="notes/new.md", content="fresh\n"),  # new file: free
+        "done",
+    ], "t-rbw")
+    assert "refused to change /mnt/user-data/workspace/greet.py" in results[0].content
+    assert "read_file" in results[0].content and "Nothing was written" in results[0].content
+    assert "have not read it" in results[1].content
+    assert results[3].content.startswith("Replaced 1")
+    assert results[4].content.startswith("Replaced 1")
+    assert (ws / "greet.py").read_text() == SCRIPT.replace("nme", "name").replace("hello ", "hi ")
+    assert (ws / "notes" / "new.md").read_text() == "fresh\n"
+
+
+async def test_a_file_changed_since_reading_must_be_read_again(home: Path) -> None:
+    config = make_config(home)
+    ws = workspace(home, "t-rbw2")
+    ws.mkdir(parents=True)
+    (ws / "data.txt").write_text("one\n")
+    model = ScriptedChatModel(responses=[
+        call("bash", 1, command="cat data.txt"), "seen",
+        call("write_file", 2, path="data.txt", content="three\n"),
+        call("bash", 3, command="head -n 5 /mnt/user-data/workspace/data.txt"),
+        call("write_file", 4, path="data.txt", content="three\n"),
+        call("write_file", 5, path="data.txt", content="four\n", append=True),
+        "done",
+    ])
+    async with HerdsmanClient(config, model=model) as client:
+        [e async for e in client.stream("show data.txt", thread_id="t-rbw2")]
+        (ws / "data.txt").write_text("one\ntwo\n")  # changed behind the agent's back, between runs
+        events = [e async for e in client.stream("replace data.txt", thread_id="t-rbw2")]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert "it changed since you last read it" in results[0].content
+    assert results[2].content.startswith("Wrote")
+    assert (ws / "data.txt").read_text() == "three\nfour\n"
+
+
+async def test_switched_off_blind_writes_go_through(home: Path) -> None:
+    config = make_config(home, tools={"read_before_write": False})
+    ws = workspace(home, "t-rbw3")
+    ws.mkdir(parents=True)
+    (ws / "greet.py").write_text(SCRIPT)
+    results = await run(config, [call("write_file", 1, path="greet.py", content="x\n"), "done"], "t-rbw3")
+    assert results[0].content.startswith("Wrote")
+
+
+def test_printed_paths_reads_simple_commands() -> None:
+    assert printed_paths("cat a.txt && head -n 3 /mnt/user-data/uploads/b.csv | wc -l") == [
+        "/mnt/user-data/workspace/a.txt", "/mnt/user-data/uploads/b.csv",
+    ]
+    assert printed_paths("echo hi > a.txt; python3 x.py") == []
+    assert printed_paths("cat 'unterminated") == []
