@@ -48,6 +48,7 @@ from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
+from herdsman.middleware.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
@@ -136,6 +137,8 @@ def build_middleware(
     ]
     if model_selection is not None:
         middleware.append(model_selection)
+    if config.context.announce_uploads and sandbox_provider is not None:
+        middleware.append(UploadsNoticeMiddleware(sandbox_provider))
     if memory is not None and config.memory.enabled:
         middleware.append(MemoryInjectionMiddleware(memory))
     if config.skills.enabled:

@@ -1,5 +1,7 @@
 """Assemble the built-in tools the config turns on, for the lead agent.
 
+Web tools that cannot work here (no internet, an unreachable search endpoint) are left out unless
+``context.hide_unavailable_tools`` is off (see :mod:`herdsman.tools.reachability`).
 Order: web tools, ``view_image`` (only for a model with ``supports_vision``), then MCP tools.
 A tool whose name is in ``tools.disabled`` or already ``taken`` (by the sandbox tools) is left
 out; MCP servers are connected only here, when an agent is built (see :mod:`herdsman.tools.mcp`).
@@ -13,6 +15,7 @@ from langchain_core.tools import BaseTool
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox.base import SandboxProvider
+from herdsman.tools.reachability import any_reachable, endpoint_of, internet_reachable
 
 
 def supports_vision(config: HerdsmanConfig, model_name: str | None) -> bool:
@@ -25,6 +28,15 @@ def supports_vision(config: HerdsmanConfig, model_name: str | None) -> bool:
         return False
 
 
+def search_reachable(config: HerdsmanConfig) -> bool:
+    """Whether the web search provider's endpoint accepts connections (cached briefly)."""
+    from herdsman.tools.web_search import DEFAULT_BASE_URLS
+
+    search = config.web.search
+    endpoint = endpoint_of(search.base_url or DEFAULT_BASE_URLS.get(search.provider, ""))
+    return endpoint is not None and any_reachable((endpoint,))
+
+
 def build_tools(
     config: HerdsmanConfig,
     provider: SandboxProvider | None = None,
@@ -33,11 +45,12 @@ def build_tools(
 ) -> list[BaseTool]:
     """The built-in non-sandbox tools for an agent using model ``model_name``."""
     tools: list[BaseTool] = []
-    if config.web.fetch.enabled:
+    hide = config.context.hide_unavailable_tools
+    if config.web.fetch.enabled and (not hide or config.web.allow_networks or internet_reachable()):
         from herdsman.tools.web_fetch import make_web_fetch_tool
 
         tools.append(make_web_fetch_tool(config.web))
-    if config.web.search.enabled:
+    if config.web.search.enabled and (not hide or search_reachable(config)):
         from herdsman.tools.web_search import make_web_search_tool
 
         tools.append(make_web_search_tool(config.web.search))

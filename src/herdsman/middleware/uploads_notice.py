@@ -1,0 +1,167 @@
+"""Tell the model what the user uploaded since the last turn: path, size, and a short preview.
+
+The web UI uploads a file into ``/mnt/user-data/uploads`` and then sends only what the user
+typed ("what is the average price?"). Without this the model never learns the file is there: it
+invented a URL and tried to fetch it. So at the start of each run the uploads folder is compared
+with what earlier runs of the thread already announced (kept in the thread state), and the new
+or changed files are described under the user's message, as the model sees it:
+
+    <uploaded_files>
+    The user uploaded these files for this message (read them from these paths):
+    - /mnt/user-data/uploads/sales.csv (1.2 KB, 41 lines). First lines:
+        region,month,amount
+        ...
+    </uploaded_files>
+
+The stored message is not changed (the UI shows what the user typed); the notice is kept in the
+state by message id and added to the model's view of that message on every call, so it stays in
+place for the rest of the thread. Files a command of the agent wrote into uploads are announced
+too, on the next turn; that is harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import HumanMessage
+from langgraph.config import get_config
+from typing_extensions import NotRequired
+
+from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
+from herdsman.sandbox.snapshot import take_snapshot
+
+log = structlog.get_logger(__name__)
+
+MAX_FILES = 20
+PREVIEW_LINES = 5
+PREVIEW_CHARS = 600
+COUNT_LINES_BELOW = 2 * 1024 * 1024
+TEXT_SUFFIXES = {
+    ".csv", ".tsv", ".txt", ".md", ".json", ".jsonl", ".yaml", ".yml", ".xml", ".html", ".log",
+    ".py", ".js", ".ts", ".sql", ".ini", ".toml", ".cfg", ".sh", ".r", ".tex",
+}
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer: keys of ``right`` win."""
+    return {**(left or {}), **(right or {})}
+
+
+class UploadsState(AgentState):
+    """``uploads_seen``: path -> [size, mtime] announced; ``upload_notices``: message id -> notice."""
+
+    uploads_seen: NotRequired[Annotated[dict[str, list[int]], merge_dicts]]
+    upload_notices: NotRequired[Annotated[dict[str, str], merge_dicts]]
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes as B, KB or MB."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def describe(sandbox: HostBackedSandbox, path: str, size: int) -> str:
+    """One file's line in the notice: path, size, line count and first lines for text files."""
+    suffix = path[path.rfind("."):].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    line = f"- {path} ({human_size(size)}"
+    if suffix not in TEXT_SUFFIXES or size == 0:
+        return line + ")"
+    try:
+        head = sandbox.files.read_bytes(path, min(size, COUNT_LINES_BELOW)).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - unreadable now (removed, too large): the path is enough
+        return line + ")"
+    if size <= COUNT_LINES_BELOW:
+        line += f", {head.count(chr(10)) + (0 if head.endswith(chr(10)) else 1)} lines"
+    first = head[:PREVIEW_CHARS].splitlines()[:PREVIEW_LINES]
+    return line + "). First lines:\n" + "\n".join(f"    {row}" for row in first)
+
+
+def build_notice(sandbox: HostBackedSandbox, files: dict[str, tuple[int, int]]) -> str:
+    """The ``<uploaded_files>`` block for ``files`` (path -> (size, mtime))."""
+    names = sorted(files)
+    rows = [describe(sandbox, p, files[p][0]) for p in names[:MAX_FILES]]
+    if len(names) > MAX_FILES:
+        rows.append(f"- ... and {len(names) - MAX_FILES} more in {UPLOADS} (list them with ls)")
+    return (
+        "<uploaded_files>\nThe user uploaded these files for this message (read them from these paths):\n"
+        + "\n".join(rows)
+        + "\n</uploaded_files>"
+    )
+
+
+def with_notice(message: HumanMessage, notice: str) -> HumanMessage:
+    """A copy of ``message`` with ``notice`` after its text (other content blocks kept)."""
+    if isinstance(message.content, str):
+        content: Any = f"{message.content}\n\n{notice}"
+    else:
+        content = [*message.content, {"type": "text", "text": notice}]
+    return message.model_copy(update={"content": content})
+
+
+class UploadsNoticeMiddleware(AgentMiddleware):
+    """Announce new uploads under the user's message (see the module docstring)."""
+
+    state_schema = UploadsState
+
+    def __init__(self, provider: SandboxProvider) -> None:
+        """``provider`` gives the thread's sandbox, whose uploads folder is read."""
+        super().__init__()
+        self.provider = provider
+
+    def _scan(self, state: dict[str, Any]) -> dict[str, Any] | None:
+        thread_id = (get_config().get("configurable") or {}).get("thread_id")
+        last = next((m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None)
+        if not thread_id or last is None or not last.id:
+            return None
+        try:
+            sandbox = self.provider.acquire(str(thread_id))
+            if not isinstance(sandbox, HostBackedSandbox):
+                return None
+            snapshot = take_snapshot(sandbox.files, UPLOADS, limit=500)
+        except Exception as exc:  # noqa: BLE001 - no notice is better than no run
+            log.warning("uploads_scan_failed", thread_id=thread_id, error=str(exc))
+            return None
+        seen = state.get("uploads_seen") or {}
+        new = {p: st for p, st in snapshot.entries.items() if list(st) != list(seen.get(p, []))}
+        if not new:
+            return None
+        return {
+            "uploads_seen": {p: list(st) for p, st in new.items()},
+            "upload_notices": {last.id: build_notice(sandbox, new)},
+        }
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """At the start of a run: note the files uploaded since the last one."""
+        return self._scan(state)
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent` (the folder is read in a worker thread)."""
+        return await asyncio.to_thread(self._scan, state)
+
+    @staticmethod
+    def _with_notices(request: ModelRequest) -> ModelRequest:
+        notices = (request.state or {}).get("upload_notices") or {}
+        if not notices:
+            return request
+        messages = [
+            with_notice(m, notices[m.id]) if isinstance(m, HumanMessage) and m.id in notices else m
+            for m in request.messages
+        ]
+        return request.override(messages=messages)
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        """The model sees each announced message with its notice."""
+        return handler(self._with_notices(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        return await handler(self._with_notices(request))
