@@ -15,8 +15,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def make_config(home: Path, **sections: object) -> HerdsmanConfig:
-    """A config rooted at ``home`` with retries off (scripted models fail fast) plus ``sections``."""
-    data: dict = {"home": str(home), "lead": {"model_retries": 0}, "checkpointer": {"type": "memory"}}
+    """A config rooted at ``home`` with retries off (scripted models fail fast) and the completion
+    check off (a scripted reply is final as written; tests of the check turn it on) plus ``sections``."""
+    data: dict = {"home": str(home), "lead": {"model_retries": 0, "verify_rounds": 0}, "checkpointer": {"type": "memory"}}
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key] = {**data[key], **value}

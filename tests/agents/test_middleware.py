@@ -22,15 +22,19 @@ def names(mws) -> list[str]:
 
 def test_default_middleware_order() -> None:
     config = parse_config("", env={})
-    assert names(build_middleware(config, "prompt")) == [
+    provider = object()  # stands in for the sandbox provider the file middlewares keep
+    assert names(build_middleware(config, "prompt", sandbox_provider=provider)) == [
         "RunScopeMiddleware",
         "SystemPromptMiddleware",
+        "UploadsNoticeMiddleware",
+        "CompletionCheckMiddleware",
         "SkillActivationMiddleware",
         "LoopDetectionMiddleware",
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
         "ModelRetryMiddleware",
         "UsageMiddleware",
+        "ReadBeforeWriteMiddleware",
         "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
         "TitleMiddleware",
@@ -51,6 +55,7 @@ def test_optional_middlewares_take_their_places() -> None:
         "SummarizationMiddleware",
         "SystemPromptMiddleware",
         "ModelSelectionMiddleware",
+        "CompletionCheckMiddleware",
         "SkillActivationMiddleware",
         "TodoListMiddleware",
         "LoopDetectionMiddleware",
@@ -110,6 +115,7 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
         assert names(build_middleware(config, "p", memory=memory)) == [
             "SystemPromptMiddleware",
             "MemoryInjectionMiddleware",
+            "CompletionCheckMiddleware",
             "SkillActivationMiddleware",
             "DanglingToolCallMiddleware",
             "ModelOutputGuardMiddleware",

@@ -36,7 +36,7 @@ async def offered(config) -> set[str]:
 
 
 async def test_unreachable_search_endpoint_and_no_internet_hide_the_web_tools(home: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reachability, "INTERNET_PROBES", (("127.0.0.1", closed_port()),))
+    monkeypatch.setattr(reachability, "INTERNET_PROBES", (("127.0.0.1", closed_port(), False),))
     search = {"provider": "searxng", "base_url": f"http://127.0.0.1:{closed_port()}"}
     tools = await offered(make_config(home, web={"search": search}))
     assert "web_fetch" not in tools and "web_search" not in tools
@@ -48,14 +48,26 @@ async def test_reachable_endpoints_keep_the_web_tools(home: Path, monkeypatch) -
         server.bind(("127.0.0.1", 0))
         server.listen(8)
         port = server.getsockname()[1]
-        monkeypatch.setattr(reachability, "INTERNET_PROBES", (("127.0.0.1", port),))
+        monkeypatch.setattr(reachability, "INTERNET_PROBES", (("127.0.0.1", port, False),))
         search = {"provider": "searxng", "base_url": f"http://127.0.0.1:{port}"}
         tools = await offered(make_config(home, web={"search": search}))
     assert {"web_fetch", "web_search"} <= tools
 
 
+def test_a_network_that_accepts_any_connection_is_not_the_internet() -> None:
+    """A verified TLS handshake is needed: a plain listener (as a sandbox's catch-all proxy)
+    accepts the TCP connection but is not taken for the internet."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        assert reachability.any_reachable((("127.0.0.1", port, False),))
+        reachability.clear_cache()
+        assert not reachability.any_reachable((("127.0.0.1", port, True),))
+
+
 async def test_allowed_networks_keep_web_fetch_and_the_switch_keeps_all(home: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reachability, "INTERNET_PROBES", (("127.0.0.1", closed_port()),))
+    monkeypatch.setattr(reachability, "INTERNET_PROBES", (("127.0.0.1", closed_port(), False),))
     tools = await offered(make_config(home, web={"allow_networks": ["127.0.0.0/8"]}))
     assert "web_fetch" in tools
     reachability.clear_cache()

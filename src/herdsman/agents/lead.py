@@ -41,6 +41,7 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
+from herdsman.middleware.completion_check import CompletionCheckMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.loop_detection import LoopDetectionMiddleware
 from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
@@ -115,6 +116,8 @@ def build_middleware(
     sandbox_provider: SandboxProvider | None = None,
     memory: MemoryService | None = None,
     model_selection: ModelSelectionMiddleware | None = None,
+    tool_names: Sequence[str] = (),
+    verifier_model: BaseChatModel | None = None,
 ) -> list[AgentMiddleware]:
     """The lead's middlewares, in order (see the module docstring).
 
@@ -124,6 +127,7 @@ def build_middleware(
     tool results are saved (without it they are only cut to a preview). ``memory`` is the
     long-term memory injected into the prompt and updated after each turn (when enabled).
     ``model_selection`` lets a run pick the model (``configurable.model_name``).
+    ``tool_names`` and ``verifier_model`` serve the completion check (``lead.verify_rounds``).
     """
     middleware: list[AgentMiddleware] = []
     if config.subagents.enabled:
@@ -141,6 +145,8 @@ def build_middleware(
         middleware.append(UploadsNoticeMiddleware(sandbox_provider))
     if memory is not None and config.memory.enabled:
         middleware.append(MemoryInjectionMiddleware(memory))
+    if config.lead.verify_rounds:
+        middleware.append(CompletionCheckMiddleware(sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names))
     if config.skills.enabled:
         known = skills or SkillCatalog(root=None)
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
@@ -259,6 +265,8 @@ def create_lead_agent(
             memory=memory,
             usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name)),
             model_selection=ModelSelectionMiddleware(resolver, lead_name),
+            tool_names=[t.name for t in tools],
+            verifier_model=resolver.get(config.lead.verifier_model) if config.lead.verifier_model else None,
         )),
         state_schema=ThreadState,
         checkpointer=checkpointer,

@@ -26,7 +26,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from herdsman.sandbox.base import SandboxError, SandboxProvider
+from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
 
@@ -109,8 +109,8 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         if call["name"] not in ("write_file", "str_replace") or (call["name"] == "write_file" and args.get("append")):
             return None
         path = _virtual(args.get("path"))
-        if path is None:
-            return None
+        if path is None or not path.startswith(USER_DATA_ROOT + "/"):
+            return None  # skills are read-only: the tool itself says so
         now = self._current(request, path)
         if now is None:
             return None

@@ -3,8 +3,11 @@
 A tool that cannot work should not be offered: on a machine without internet access a small
 model given ``web_fetch`` invents a URL, fetches it twice, fails, and ends with a plan instead of
 an answer. So when an agent is built, ``web_search`` is kept only if its provider's host accepts
-a TCP connection, and ``web_fetch`` only if the internet does (a connection to a well-known
-anycast address, no DNS needed) or ``web.allow_networks`` names networks the user wants fetched.
+a connection, and ``web_fetch`` only if the internet does (a TLS handshake, certificate verified,
+with a well-known anycast address: no DNS needed, and a network that accepts every TCP connection,
+as some sandboxes' do, does not pass for the internet) or ``web.allow_networks`` names networks
+the user wants fetched. An https endpoint is checked with a verified TLS handshake, an http one
+(a self-hosted search instance) with a TCP connection.
 Each answer is cached for ``TTL_SECONDS`` per process, and the check is bounded to about a
 second and a half, so building agents stays cheap. ``context.hide_unavailable_tools: false``
 turns it off.
@@ -13,6 +16,7 @@ turns it off.
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -24,21 +28,28 @@ log = structlog.get_logger(__name__)
 
 TTL_SECONDS = 600.0
 TIMEOUT_SECONDS = 1.5
-INTERNET_PROBES = (("1.1.1.1", 443), ("8.8.8.8", 443), ("9.9.9.9", 443))
+INTERNET_PROBES: tuple[tuple[str, int, bool], ...] = (("1.1.1.1", 443, True), ("8.8.8.8", 443, True), ("9.9.9.9", 443, True))
 
-_cache: dict[tuple[str, int], tuple[float, bool]] = {}
+Endpoint = tuple[str, int, bool]
+"""(host, port, tls): tls asks for a verified TLS handshake, not just a TCP connection."""
+
+_cache: dict[Endpoint, tuple[float, bool]] = {}
 _lock = threading.Lock()
 
 
-def _connect(host: str, port: int) -> bool:
+def _connect(host: str, port: int, tls: bool) -> bool:
     try:
-        with socket.create_connection((host, port), timeout=TIMEOUT_SECONDS):
+        with socket.create_connection((host, port), timeout=TIMEOUT_SECONDS) as sock:
+            if tls:
+                context = ssl.create_default_context()
+                with context.wrap_socket(sock, server_hostname=host):
+                    pass
             return True
-    except OSError:
+    except (OSError, ssl.SSLError, ValueError):
         return False
 
 
-def any_reachable(endpoints: tuple[tuple[str, int], ...]) -> bool:
+def any_reachable(endpoints: tuple[Endpoint, ...]) -> bool:
     """Whether any of ``endpoints`` accepts a TCP connection within the time bound (cached).
 
     Name lookups run in the worker threads too, so a resolver that hangs costs the bound, not
@@ -50,7 +61,7 @@ def any_reachable(endpoints: tuple[tuple[str, int], ...]) -> bool:
     if any(cached) or (cached and len(cached) == len(endpoints)):
         return any(cached)
     pool = ThreadPoolExecutor(max_workers=len(endpoints))
-    futures = {pool.submit(_connect, host, port): (host, port) for host, port in endpoints}
+    futures = {pool.submit(_connect, *endpoint): endpoint for endpoint in endpoints}
     done, _ = wait(futures, timeout=TIMEOUT_SECONDS + 0.2)
     pool.shutdown(wait=False, cancel_futures=True)
     results = {futures[f]: f.result() for f in done}
@@ -58,16 +69,17 @@ def any_reachable(endpoints: tuple[tuple[str, int], ...]) -> bool:
         for endpoint in endpoints:
             _cache[endpoint] = (now, results.get(endpoint, False))
     reachable = any(results.values())
-    log.info("reachability_checked", endpoints=[f"{h}:{p}" for h, p in endpoints], reachable=reachable)
+    log.info("reachability_checked", endpoints=[f"{h}:{p}" for h, p, _ in endpoints], reachable=reachable)
     return reachable
 
 
-def endpoint_of(url: str) -> tuple[str, int] | None:
-    """(host, port) of an http(s) URL, or None."""
+def endpoint_of(url: str) -> Endpoint | None:
+    """(host, port, tls) of an http(s) URL, or None."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
-    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    tls = parts.scheme == "https"
+    return parts.hostname, parts.port or (443 if tls else 80), tls
 
 
 def internet_reachable() -> bool:

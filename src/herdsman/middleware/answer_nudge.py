@@ -1,0 +1,60 @@
+"""Nudge a small model to answer once a tool result holds the answer (the ``small`` profile).
+
+Asked a question ("how many rows have status failed?"), a small model runs the right command,
+gets the answer, and then runs it again, or a different one, until loop detection stops it. With
+the ``small`` profile, when the user's request is a question and the last tool call succeeded,
+the model's view of the conversation ends with a short note: if that result answers the
+question, answer now in plain text. The note is not stored in the thread; requests that are
+tasks ("fix", "create", "rename") get no note, so multi-step work is not cut short.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import HumanMessage, ToolMessage
+
+from herdsman.middleware.tool_selection import request_text
+
+NUDGE = (
+    "[harness] If the tool result above answers the question, reply now in plain text with the answer "
+    "(numbers and names exactly as the result shows them). Otherwise take the next step."
+)
+_QUESTION = re.compile(r"^\s*(what|which|how|who|when|where|why|is|are|does|do|did|can|count|list|find|show|tell)\b", re.IGNORECASE)
+_TASK = re.compile(
+    r"\b(save|write|create|fix|rename|move|copy|delete|remove|edit|change|update|convert|generate|make|build|add|"
+    r"replace|draw|plot|export|sort|merge|split)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(text: str) -> bool:
+    """Whether the request asks for an answer rather than for work on files."""
+    text = text.strip()
+    return bool(text) and (text.endswith("?") or bool(_QUESTION.match(text))) and not _TASK.search(text)
+
+
+class AnswerNudgeMiddleware(AgentMiddleware):
+    """Add :data:`NUDGE` to the model's view after a successful tool result for a question."""
+
+    @staticmethod
+    def _nudged(request: ModelRequest) -> ModelRequest:
+        messages = request.messages
+        if not messages or not isinstance(messages[-1], ToolMessage) or messages[-1].status == "error":
+            return request
+        if not is_question(request_text(messages)):
+            return request
+        return request.override(messages=[*messages, HumanMessage(content=NUDGE, name="harness")])
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        """Call the model, nudged when a question may be answered."""
+        return handler(self._nudged(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        return await handler(self._nudged(request))

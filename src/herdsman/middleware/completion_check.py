@@ -1,0 +1,287 @@
+"""Verify, then continue: when the model stops, check the request against what happened.
+
+A small model often stops before the job is done: it prints the JSON it was asked to save,
+answers "2" after a grep without writing the requested file, states a total without opening the
+CSV, claims a chart "is saved in /mnt/user-data/outputs/profit.png" that does not exist, or
+apologizes that it "can't assist" with a harmless task. This middleware is the cheap end of the
+act-observe-reflect loop: when a reply has no tool calls, rules check it (and, when
+``lead.verifier_model`` is set, one short model call judges it); what is missing is told to the
+agent in a ``[harness check]`` message and the model runs again, at most ``lead.verify_rounds``
+times per run. The rules, in order:
+
+* the reply holds a tool call written as text (it was not run);
+* the reply is a refusal;
+* a file the request names to be made (a request with a verb such as save, write, create) did
+  not exist when the run began and still does not exist, or is empty;
+* the reply names a path under ``/mnt/user-data`` that does not exist;
+* the last tool call failed and nothing succeeded after it;
+* no tool was used at all although the request is about files (or files were just uploaded).
+
+Each round costs one more model call (and what the agent then does); the thread state keeps
+``completion_checks``, the rounds used by the last run, so a benchmark can count them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.config import get_config
+from typing_extensions import NotRequired
+
+from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
+from herdsman.sandbox.paths import normalize_virtual
+
+log = structlog.get_logger(__name__)
+
+HARNESS_NAME = "harness"
+PREFIX = "[harness check]"
+FILE_EXTENSIONS = (
+    "txt|md|csv|tsv|json|jsonl|yaml|yml|xml|html|htm|css|js|ts|py|sh|sql|log|ini|toml|cfg|png|jpg|jpeg|svg|"
+    "pdf|docx|xlsx|pptx|zip|tar|gz|r|ipynb|tex|rst|env|conf"
+)
+_FILE = re.compile(rf"(?<![\w/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))\b", re.IGNORECASE)
+_VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
+_MAKE_VERBS = re.compile(
+    r"\b(save|saves|saved|write|writes|create|creates|generate|export|produce|make|store|put|output|"
+    r"convert|rename|move|copy|build|draw|plot|render|dump|append|add|split|merge|extract|compress|archive)\b",
+    re.IGNORECASE,
+)
+_REFUSAL = re.compile(
+    r"(I(?:'m| am) sorry,? but I|I can(?:'|no)t (?:assist|help) with|I(?:'m| am) (?:unable|not able) to "
+    r"(?:assist|help|do|complete|fulfill)|I cannot (?:fulfill|complete|do) (?:this|that|your)|As an AI\b)",
+    re.IGNORECASE,
+)
+_FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
+_ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+
+
+class CompletionState(AgentState):
+    """``completion_checks``: rounds used in the current run; ``preexisting``: files the request
+    named that existed when the run began."""
+
+    completion_checks: NotRequired[int]
+    preexisting: NotRequired[list[str]]
+
+
+def is_harness(message: AnyMessage) -> bool:
+    """Whether ``message`` is one of this middleware's own notes."""
+    return isinstance(message, HumanMessage) and message.name == HARNESS_NAME
+
+
+def this_run(messages: Sequence[AnyMessage]) -> tuple[HumanMessage | None, list[AnyMessage]]:
+    """The user's last message and everything after it."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage) and not is_harness(messages[i]):
+            return messages[i], list(messages[i + 1 :])  # type: ignore[return-value]
+    return None, list(messages)
+
+
+def named_files(request: str) -> list[str]:
+    """File names and virtual paths the request mentions (URLs excluded)."""
+    text = re.sub(r"https?://\S+", " ", request)
+    names = []
+    for match in _FILE.finditer(text):
+        name = match.group(1).rstrip(".")
+        if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
+            names.append(name)
+    return names
+
+
+class FileLookup:
+    """Where a thread's files are: exact virtual paths, or any file with a given relative tail."""
+
+    def __init__(self, sandbox: HostBackedSandbox) -> None:
+        self.sandbox = sandbox
+        self._entries: dict[str, tuple[int, int]] | None = None
+
+    def entries(self) -> dict[str, tuple[int, int]]:
+        """Virtual path -> (size, mtime) of the files under /mnt/user-data (bounded walk)."""
+        if self._entries is None:
+            self._entries = dict(self.sandbox.snapshot().entries)
+        return self._entries
+
+    def size_of(self, name: str) -> int | None:
+        """The size of the file ``name`` names (largest match for a bare or relative name), or None."""
+        if name.startswith("/"):
+            try:
+                st = self.sandbox.files.stat(normalize_virtual(name))
+            except Exception:  # noqa: BLE001 - a bad path is a missing file here
+                return None
+            return st.st_size if st is not None else None
+        tail = "/" + name.lstrip("./")
+        sizes = [size for path, (size, _) in self.entries().items() if path.endswith(tail)]
+        return max(sizes) if sizes else None
+
+
+def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
+    """Whether the reply holds a tool call written as text."""
+    if "<tool_call>" in reply:
+        return True
+    return any(re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) for n in tool_names)
+
+
+class CompletionCheckMiddleware(AgentMiddleware):
+    """Send the agent back to work when its final reply misses what the request asked."""
+
+    state_schema = CompletionState
+
+    def __init__(
+        self,
+        provider: SandboxProvider | None,
+        rounds: int = 2,
+        verifier: BaseChatModel | None = None,
+        tool_names: Sequence[str] = (),
+    ) -> None:
+        """``provider``: the thread's files; ``rounds``: checks per run; ``verifier``: optional
+        judge; ``tool_names``: the agent's tools (to spot a tool call written as text)."""
+        super().__init__()
+        self.provider = provider
+        self.tool_names = tuple(tool_names)
+        self.rounds = rounds
+        self.verifier = verifier
+
+    def _lookup(self) -> FileLookup | None:
+        thread_id = (get_config().get("configurable") or {}).get("thread_id")
+        if self.provider is None or not thread_id:
+            return None
+        try:
+            sandbox = self.provider.acquire(str(thread_id))
+        except Exception:  # noqa: BLE001 - no sandbox: the file rules are skipped
+            return None
+        return FileLookup(sandbox) if isinstance(sandbox, HostBackedSandbox) else None
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """At the start of a run: reset the rounds, note which named files already exist."""
+        request, _ = this_run(state.get("messages") or [])
+        lookup = self._lookup()
+        names = named_files(request.text) if request is not None else []
+        existing = [n for n in names if lookup is not None and lookup.size_of(n) is not None]
+        return {"completion_checks": 0, "preexisting": existing}
+
+    def problems(self, state: Any, tool_names: Sequence[str]) -> list[str]:
+        """What the final reply misses, by the rules (empty: done)."""
+        request, run = this_run(state.get("messages") or [])
+        reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
+        if request is None or reply is None or reply.tool_calls:
+            return []
+        text = reply.text
+        if text.startswith(_ERROR_REPLIES):
+            return []
+        found: list[str] = []
+        if text_tool_call(text, tool_names):
+            found.append("Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.")
+        if _REFUSAL.search(text):
+            found.append(
+                "You refused, but this is a normal task in your own sandbox and your tools can do it. "
+                "Continue the work step by step."
+            )
+        lookup = self._lookup()
+        if lookup is not None:
+            found += self._file_problems(state, request.text, text, lookup)
+        tool_results = [m for m in run if isinstance(m, ToolMessage)]
+        told = "\n".join(m.text for m in run if is_harness(m))
+        if tool_results and tool_results[-1].status == "error":
+            first = tool_results[-1].text.strip().splitlines()[0][:200] if tool_results[-1].text.strip() else ""
+            failed = (
+                f"Your last tool call ({tool_results[-1].name}) failed: {first}. Fix the cause and try "
+                "again, or try another way; if it truly cannot be done, say why."
+            )
+            if failed not in told:  # once: the answer after it may be the explanation
+                found.append(failed)
+        uploaded = request.id in (state.get("upload_notices") or {})
+        if not tool_results and (_FILES_TOPIC.search(request.text) or named_files(request.text) or uploaded):
+            found.append(
+                "You answered without using any tool. Look at the files with your tools (read_file, "
+                "ls, grep, bash) and answer from what they show."
+            )
+        return found
+
+    def _file_problems(self, state: Any, request: str, reply: str, lookup: FileLookup) -> list[str]:
+        found: list[str] = []
+        preexisting = set(state.get("preexisting") or [])
+        if _MAKE_VERBS.search(request):
+            for name in named_files(request):
+                if name in preexisting:
+                    continue
+                size = lookup.size_of(name)
+                if size is None:
+                    found.append(f"The request asks for {name}, which does not exist yet. Create it with your tools.")
+                elif size == 0:
+                    found.append(f"{name} is empty. Write its content.")
+        for path in dict.fromkeys(_VIRTUAL.findall(reply)):
+            if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
+                continue
+            if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
+                found.append(f"Your answer mentions {path}, but there is no such file. Create it, or correct the answer.")
+        return found
+
+    def _verify(self, state: Any) -> list[str]:
+        """The verifier model's judgement: one short call; MISSING: ... becomes a problem."""
+        if self.verifier is None:
+            return []
+        request, run = this_run(state.get("messages") or [])
+        steps = []
+        for m in run[:-1]:
+            if isinstance(m, AIMessage):
+                steps += [f"called {c['name']}({str(c['args'])[:200]})" for c in m.tool_calls]
+            elif isinstance(m, ToolMessage):
+                steps.append(f"result: {m.text[:300]}")
+        prompt = [
+            SystemMessage(content=(
+                "You check an agent's work. Given the user's request, the agent's steps and its final "
+                "answer, reply with DONE if the request was fully carried out, otherwise with "
+                "MISSING: and one sentence saying what is still to do."
+            )),
+            HumanMessage(content=(
+                f"Request:\n{request.text if request else ''}\n\nSteps:\n" + "\n".join(steps[-20:])
+                + f"\n\nFinal answer:\n{run[-1].text if run else ''}"
+            )),
+        ]
+        try:
+            verdict = self.verifier.invoke(prompt).text.strip()
+        except Exception as exc:  # noqa: BLE001 - a failing verifier must not fail the run
+            log.warning("verifier_failed", error=str(exc))
+            return []
+        if verdict.upper().startswith("MISSING"):
+            return [verdict.split(":", 1)[-1].strip() or "The request is not fully carried out."]
+        return []
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """When the model stops: check, and send it back with what is missing."""
+        used = int(state.get("completion_checks") or 0)
+        if used >= self.rounds:
+            return None
+        found = self.problems(state, self.tool_names)
+        if not found:
+            found = self._verify(state) if self._is_final(state) else []
+        if not found:
+            return None
+        log.info("completion_check", round=used + 1, problems=found)
+        note = f"{PREFIX} Not done yet:\n" + "\n".join(f"- {p}" for p in found)
+        return {
+            "messages": [HumanMessage(content=note, name=HARNESS_NAME)],
+            "completion_checks": used + 1,
+            "jump_to": "model",
+        }
+
+    @staticmethod
+    def _is_final(state: Any) -> bool:
+        messages = state.get("messages") or []
+        return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_model` (files and the verifier in a worker thread)."""
+        return await asyncio.to_thread(self.after_model, state, runtime)
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent`."""
+        return await asyncio.to_thread(self.before_agent, state, runtime)

@@ -1,0 +1,96 @@
+"""Offer a small model only the tools the request needs (the ``small`` model profile).
+
+A 1.5B model given a dozen tools picks wrong ones: asked about an uploaded CSV it called
+``web_fetch`` on an invented URL and delegated to a sub-agent. With the ``small`` profile each
+model call gets the core tools (shell and files, search) plus a group only when the request
+calls for it: delegation when it asks for sub-agents or parallel work, web tools when it names
+the web or a URL, the clarification tool when the request is too short to act on. Other tools
+(MCP servers', images, memory, the todo list) stay whenever the request names them, and a tool
+already used in the run is always kept.
+
+Groups rather than single tools on purpose: the tools are part of the system message, which the
+embedded model keeps processed per version (see :mod:`herdsman.models.local.prompt_cache`); a few
+groups make a few versions, each processed once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, HumanMessage
+
+CORE = frozenset({"bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"})
+GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
+    "delegation": (
+        frozenset({"task", "run_plan"}),
+        re.compile(r"\b(sub-?agents?|delegat\w*|in parallel|parallel|helpers?|workers?)\b", re.IGNORECASE),
+    ),
+    "web": (
+        frozenset({"web_fetch", "web_search"}),
+        re.compile(r"(https?://|\bwww\.|\b(web|website|internet|online|url|google|search the)\b)", re.IGNORECASE),
+    ),
+}
+ASK = "ask_clarification"
+SHORT_REQUEST_WORDS = 3
+
+
+def _tool_name(tool: Any) -> str:
+    return getattr(tool, "name", None) or (tool.get("name") if isinstance(tool, dict) else "") or ""
+
+
+def request_text(messages: Iterable[Any]) -> str:
+    """The user's last message (harness notes skipped)."""
+    for message in reversed(list(messages)):
+        if isinstance(message, HumanMessage) and message.name != "harness":
+            return message.text
+    return ""
+
+
+def used_tools(messages: Iterable[Any]) -> set[str]:
+    """Names of the tools called since the user's last message."""
+    used: set[str] = set()
+    for message in reversed(list(messages)):
+        if isinstance(message, HumanMessage) and message.name != "harness":
+            break
+        if isinstance(message, AIMessage):
+            used.update(call["name"] for call in message.tool_calls)
+    return used
+
+
+def select_tools(names: Iterable[str], text: str, used: set[str]) -> set[str]:
+    """The tool names to offer for a request ``text`` when ``used`` were called already."""
+    names = set(names)
+    keep = (CORE & names) | (used & names)
+    for tools, pattern in GROUPS.values():
+        if pattern.search(text):
+            keep |= tools & names
+    grouped = CORE | {ASK} | frozenset().union(*(tools for tools, _ in GROUPS.values()))
+    lowered = text.lower()
+    keep |= {n for n in names - grouped if n.lower() in lowered or n.replace("_", " ").lower() in lowered}
+    if ASK in names and len(text.split()) <= SHORT_REQUEST_WORDS:
+        keep.add(ASK)
+    return keep
+
+
+class ToolSelectionMiddleware(AgentMiddleware):
+    """Narrow each model call's tools to what the request needs (see the module docstring)."""
+
+    def _narrow(self, request: ModelRequest) -> ModelRequest:
+        names = [_tool_name(t) for t in request.tools]
+        keep = select_tools(names, request_text(request.messages), used_tools(request.messages))
+        if len(keep) == len(names):
+            return request
+        return request.override(tools=[t for t in request.tools if _tool_name(t) in keep])
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        """Call the model with the narrowed tools."""
+        return handler(self._narrow(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        return await handler(self._narrow(request))

@@ -1,0 +1,130 @@
+"""The completion check: when the model stops short, the harness says what is missing and the
+agent continues (at most lead.verify_rounds times); finished work and plain answers pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from langchain_core.messages import HumanMessage
+
+from herdsman.client import HerdsmanClient
+from herdsman.middleware.completion_check import named_files
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+CHECKED = {"lead": {"model_retries": 0, "verify_rounds": 2}}
+
+
+def call(name: str, n: int, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args, "id": f"call-{n}"}]}
+
+
+def user_data(home: Path, thread: str) -> Path:
+    return home / "threads" / thread / "user-data"
+
+
+async def run(home: Path, thread: str, message: str, responses: list, **sections) -> tuple[ScriptedChatModel, dict]:
+    config = make_config(home, **{**CHECKED, **sections})
+    model = ScriptedChatModel(responses=responses)
+    async with HerdsmanClient(config, model=model) as client:
+        [e async for e in client.stream(message, thread_id=thread)]
+        state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
+    return model, state.values
+
+
+def harness_notes(model: ScriptedChatModel, call_index: int) -> list[str]:
+    return [m.text for m in model.calls[call_index].messages if isinstance(m, HumanMessage) and m.name == "harness"]
+
+
+async def test_printed_instead_of_saved_is_sent_back_and_then_saved(home: Path) -> None:
+    content = json.dumps({"north": 10, "south": 5})
+    model, state = await run(home, "t-cc1", "Save the totals as JSON to /mnt/user-data/outputs/totals.json", [
+        f"Here is the JSON: {content}",  # stops without saving
+        call("write_file", 1, path="/mnt/user-data/outputs/totals.json", content=content),
+        "Saved /mnt/user-data/outputs/totals.json",
+    ])
+    assert json.loads((user_data(home, "t-cc1") / "outputs" / "totals.json").read_text()) == {"north": 10, "south": 5}
+    [note] = harness_notes(model, 1)
+    assert note.startswith("[harness check] Not done yet") and "/mnt/user-data/outputs/totals.json" in note
+    assert "does not exist yet" in note
+    assert len(model.calls) == 3 and state["completion_checks"] == 1
+
+
+async def test_refusal_and_answer_without_looking_are_sent_back(home: Path) -> None:
+    ws = user_data(home, "t-cc2") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "notes.txt").write_text("a\nb\nc\n")
+    model, _ = await run(home, "t-cc2", "How many lines are in notes.txt?", [
+        "I'm sorry, but I can't assist with that request.",
+        call("bash", 1, command="wc -l notes.txt"),
+        "notes.txt has 3 lines.",
+    ])
+    [note] = harness_notes(model, 1)
+    assert "You refused" in note and "without using any tool" in note
+    assert len(model.calls) == 3
+
+
+async def test_claimed_file_that_does_not_exist(home: Path) -> None:
+    (user_data(home, "t-cc3") / "workspace").mkdir(parents=True)
+    model, _ = await run(home, "t-cc3", "Draw a bar chart of profit per month.", [
+        call("bash", 1, command="echo drawing"),
+        "The bar chart is saved in /mnt/user-data/outputs/profit.png.",
+        call("bash", 2, command="printf 'png' > /mnt/user-data/outputs/profit.png"),
+        "The bar chart is saved in /mnt/user-data/outputs/profit.png.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "mentions /mnt/user-data/outputs/profit.png, but there is no such file" in note
+    assert len(model.calls) == 4  # after the file exists, the same answer passes
+
+
+async def test_rounds_are_bounded_and_the_run_ends(home: Path) -> None:
+    model, state = await run(home, "t-cc4", "Write hello to greeting.txt", [
+        "I cannot do that.", "I'm sorry, but I can't.", "Still no.",
+    ])
+    assert len(model.calls) == 3 and state["completion_checks"] == 2
+    assert state["messages"][-1].text == "Still no."
+
+
+async def test_done_work_and_plain_answers_pass_untouched(home: Path) -> None:
+    ws = user_data(home, "t-cc5") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "temp.log").write_text("x\n")
+    model, _ = await run(home, "t-cc5", "Delete temp.log and save a note to done.md", [
+        call("bash", 1, command="rm temp.log && echo ok > done.md"), "Deleted temp.log; wrote done.md.",
+    ])
+    assert len(model.calls) == 2
+    model, _ = await run(home, "t-cc6", "What is 2 + 2?", ["4"])
+    assert len(model.calls) == 1
+    model, _ = await run(home, "t-cc7", "Is there a file called foo.txt?", [call("ls", 1), "No, there is none."])
+    assert len(model.calls) == 2
+
+
+async def test_tool_call_written_as_text_and_a_failed_last_call(home: Path) -> None:
+    model, _ = await run(home, "t-cc8", "Run the tests", [
+        call("bash", 1, command="exit 3"),  # bash reports the exit code; not an error status
+        call("read_file", 2, path="missing.py"),  # an error result
+        'I will run: {"name": "bash", "arguments": {"command": "pytest"}}',
+        "Done.",
+    ])
+    [note] = harness_notes(model, 3)
+    assert "tool call written as text" in note and "(read_file) failed" in note
+
+
+async def test_verifier_model_judges_when_the_rules_pass(home: Path) -> None:
+    scripted = "herdsman.models.scripted:ScriptedChatModel"
+    models = [
+        {"name": "main", "use": scripted, "responses": ["unused"]},
+        {"name": "judge", "use": scripted, "responses": ["MISSING: the summary was not sent to the user.", "DONE"]},
+    ]
+    model, _ = await run(home, "t-cc9", "Summarize our plan in one line.", ["Plan.", "The plan: ship on Friday."],
+                         models=models, lead={"model_retries": 0, "verify_rounds": 2, "verifier_model": "judge", "model": "main"})
+    [note] = harness_notes(model, 1)
+    assert "the summary was not sent to the user" in note
+    assert len(model.calls) == 2
+
+
+def test_named_files_ignore_urls_and_keep_paths() -> None:
+    assert named_files("Fetch https://x.org/a.csv, save it as out/data.csv and /mnt/user-data/outputs/r.md") == [
+        "out/data.csv", "/mnt/user-data/outputs/r.md",
+    ]
