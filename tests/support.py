@@ -16,8 +16,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def make_config(home: Path, **sections: object) -> HerdsmanConfig:
     """A config rooted at ``home`` with retries off (scripted models fail fast) and the completion
-    check off (a scripted reply is final as written; tests of the check turn it on) plus ``sections``."""
-    data: dict = {"home": str(home), "lead": {"model_retries": 0, "verify_rounds": 0}, "checkpointer": {"type": "memory"}}
+    check off (a scripted reply is final as written; tests of the check turn it on), and the
+    standard profile for the scripted model that stands in for the embedded one (tests of the
+    small profile ask for it) plus ``sections``."""
+    data: dict = {
+        "home": str(home),
+        "lead": {"model_retries": 0, "verify_rounds": 0},
+        "local_model": {"profile": "standard"},
+        "checkpointer": {"type": "memory"},
+    }
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key] = {**data[key], **value}

@@ -35,11 +35,12 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from herdsman.agents.prompt import PromptEntry, build_system_prompt, first_sentence
+from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt, first_sentence
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
+from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
@@ -53,6 +54,7 @@ from herdsman.middleware.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
+from herdsman.middleware.tool_selection import ToolSelectionMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
 from herdsman.middleware.tool_output_offload import ToolOutputOffloadMiddleware
 from herdsman.middleware.usage import UsageMiddleware
@@ -118,6 +120,7 @@ def build_middleware(
     model_selection: ModelSelectionMiddleware | None = None,
     tool_names: Sequence[str] = (),
     verifier_model: BaseChatModel | None = None,
+    profile: str = "standard",
 ) -> list[AgentMiddleware]:
     """The lead's middlewares, in order (see the module docstring).
 
@@ -128,6 +131,7 @@ def build_middleware(
     long-term memory injected into the prompt and updated after each turn (when enabled).
     ``model_selection`` lets a run pick the model (``configurable.model_name``).
     ``tool_names`` and ``verifier_model`` serve the completion check (``lead.verify_rounds``).
+    ``profile`` ``small`` narrows the tools per request and nudges answers to questions.
     """
     middleware: list[AgentMiddleware] = []
     if config.subagents.enabled:
@@ -150,6 +154,8 @@ def build_middleware(
     if config.skills.enabled:
         known = skills or SkillCatalog(root=None)
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
+    if profile == "small":
+        middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware()]
     if config.context.todos:
         middleware.append(TodoListMiddleware())
     if config.context.loop_warn_after or config.context.loop_stop_after:
@@ -242,12 +248,16 @@ def create_lead_agent(
     if "ask_clarification" not in disabled:
         tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
     catalog = load_skills(resolve_skills_root(config), disabled_skills(config))  # config.yaml + switches
-    prompt = build_system_prompt(
-        tool_entries(tools),
-        skills=skill_entries(catalog),
-        subagents=subagent_entries,
-        extra_instructions=config.lead.extra_instructions,
-    )
+    profile = config.model_profile(lead_name)
+    if profile == "small":
+        prompt = build_small_system_prompt(skill_entries(catalog), subagent_entries, config.lead.extra_instructions)
+    else:
+        prompt = build_system_prompt(
+            tool_entries(tools),
+            skills=skill_entries(catalog),
+            subagents=subagent_entries,
+            extra_instructions=config.lead.extra_instructions,
+        )
     title_model = create_chat_model(config, config.title.model) if config.title.model else None
     summary_model = None
     if config.summarization.enabled:
@@ -267,6 +277,7 @@ def create_lead_agent(
             model_selection=ModelSelectionMiddleware(resolver, lead_name),
             tool_names=[t.name for t in tools],
             verifier_model=resolver.get(config.lead.verifier_model) if config.lead.verifier_model else None,
+            profile=profile,
         )),
         state_schema=ThreadState,
         checkpointer=checkpointer,

@@ -44,6 +44,44 @@ STYLE = """\
 </response_style>"""
 
 
+SMALL_ROLE = f"""\
+You are Herdsman, an agent that does the user's task with tools in a sandbox. Today is {{date}}.
+Folders: {WORKSPACE} (your working folder; commands start here), {UPLOADS} (files the user
+uploaded), {OUTPUTS} (put files for the user here)."""
+
+SMALL_RULES = """\
+How to work:
+1. Look before you answer: read the files, list folders, run commands. Never guess what a file holds.
+2. Do the whole task. Asked to save, create or write a file: write it (write_file, or a command),
+   then answer with its path.
+3. To change a file, read it first, then edit it with str_replace (or write_file with the whole new text).
+4. Compute with python3 (for CSV and JSON use the csv and json modules); the shell has python3 and python.
+5. When a tool result holds the answer, reply in plain text: short, with the exact numbers or names.
+6. If a command fails, read the error, fix the cause and try again."""
+
+SMALL_EXAMPLES = f"""\
+Examples of good work:
+
+User: What is the total of the amount column in {UPLOADS}/sales.csv?
+Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 -c \\"import csv; print(sum(float(r['amount']) for r in csv.DictReader(open('{UPLOADS}/sales.csv'))))\\""}}}}</tool_call>
+Tool result: 1234.5
+Assistant: The total of amount is 1234.5.
+
+User: Fix calc.py so that python3 calc.py 2 3 prints 5.
+Assistant: <tool_call>{{"name": "read_file", "arguments": {{"path": "calc.py"}}}}</tool_call>
+Tool result: 1  import sys ... 3  print(int(a) - int(b))
+Assistant: <tool_call>{{"name": "str_replace", "arguments": {{"path": "calc.py", "old": "int(a) - int(b)", "new": "int(a) + int(b)"}}}}</tool_call>
+Tool result: Replaced 1 occurrence(s)
+Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 calc.py 2 3"}}}}</tool_call>
+Tool result: 5
+Assistant: Fixed calc.py (it subtracted); python3 calc.py 2 3 now prints 5.
+
+User: Save the three primary colors as a JSON list in {OUTPUTS}/colors.json.
+Assistant: <tool_call>{{"name": "write_file", "arguments": {{"path": "{OUTPUTS}/colors.json", "content": "[\\"red\\", \\"yellow\\", \\"blue\\"]"}}}}</tool_call>
+Tool result: Wrote 27 bytes
+Assistant: Saved {OUTPUTS}/colors.json."""
+
+
 def _section(tag: str, intro: str, entries: Sequence[PromptEntry]) -> str:
     lines = [f"<{tag}>", intro]
     for e in entries:
@@ -84,6 +122,32 @@ def build_system_prompt(
     parts.append(STYLE)
     if extra_instructions.strip():
         parts.append(f"<instructions>\n{extra_instructions.strip()}\n</instructions>")
+    return "\n\n".join(parts)
+
+
+def build_small_system_prompt(
+    skills: Sequence[PromptEntry] = (),
+    subagents: Sequence[PromptEntry] = (),
+    extra_instructions: str = "",
+) -> str:
+    """The ``small`` profile's prompt: folders, six rules and worked examples of tool use.
+
+    A model of a few billion parameters follows examples better than descriptions, and reads
+    the tools' own schemas anyway (they come with the request), so the tool list is left out.
+    Skills are listed by name and path; sub-agent types only when delegation is possible.
+    """
+    parts = [SMALL_ROLE, SMALL_RULES, SMALL_EXAMPLES]
+    if skills:
+        lines = "\n".join(f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills)
+        parts.append(f"Skills (instructions for special tasks):\n{lines}")
+    if subagents:
+        lines = "\n".join(f"- {s.name}: {first_sentence(s.description, 100)}" for s in subagents)
+        parts.append(
+            "When the user asks for sub-agents or parallel work, use the task tool with one of these types "
+            f"and give it everything it needs in its prompt:\n{lines}"
+        )
+    if extra_instructions.strip():
+        parts.append(extra_instructions.strip())
     return "\n\n".join(parts)
 
 

@@ -63,7 +63,7 @@ def used_tools(messages: Iterable[Any]) -> set[str]:
 def select_tools(names: Iterable[str], text: str, used: set[str]) -> set[str]:
     """The tool names to offer for a request ``text`` when ``used`` were called already."""
     names = set(names)
-    keep = (CORE & names) | (used & names)
+    keep = set(names & CORE) | (used & names)
     for tools, pattern in GROUPS.values():
         if pattern.search(text):
             keep |= tools & names

@@ -1,0 +1,66 @@
+"""The small model profile: a short prompt with worked examples, only the tools the request
+needs at each call, and a nudge to answer once a tool result holds the answer to a question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from herdsman.client import HerdsmanClient
+from herdsman.middleware.answer_nudge import NUDGE, is_question
+from herdsman.middleware.tool_selection import CORE, select_tools
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+SMALL = {"local_model": {"profile": "small"}, "context": {"hide_unavailable_tools": False}}
+
+
+def call(name: str, n: int, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args, "id": f"call-{n}"}]}
+
+
+async def run(home: Path, message: str, responses: list, **sections) -> ScriptedChatModel:
+    model = ScriptedChatModel(responses=responses)
+    async with HerdsmanClient(make_config(home, **{**SMALL, **sections}), model=model) as client:
+        [e async for e in client.stream(message, thread_id="t-small")]
+    return model
+
+
+async def test_small_prompt_and_core_tools_for_a_file_question(home: Path) -> None:
+    model = await run(home, "How many lines does notes.txt have?", [call("bash", 1, command="echo 3"), "3 lines."])
+    system = model.calls[0].messages[0]
+    assert isinstance(system, SystemMessage)
+    assert "Examples of good work" in system.text and "<response_style>" not in system.text
+    assert len(system.text) < 4000
+    assert set(model.calls[0].tools) == set(CORE)
+    nudges = [m for m in model.calls[1].messages if isinstance(m, HumanMessage) and m.text == NUDGE]
+    assert len(nudges) == 1  # a question, and the tool result came back
+
+
+async def test_delegation_and_web_tools_only_when_asked(home: Path) -> None:
+    model = await run(home, "Use a sub-agent to summarize https://example.org/notes", ["ok"])
+    assert {"task", "run_plan", "web_fetch", "web_search"} <= set(model.calls[0].tools)
+    assert "ask_clarification" not in model.calls[0].tools
+
+
+async def test_tasks_get_no_nudge_and_standard_profile_is_unchanged(home: Path) -> None:
+    model = await run(home, "Create hello.txt with the text hi", [call("bash", 1, command="echo hi > hello.txt"), "Done."])
+    assert not any(isinstance(m, HumanMessage) and m.text == NUDGE for m in model.calls[1].messages)
+    standard = await run(home, "How many lines does notes.txt have?", ["no idea"], local_model={"profile": "standard"})
+    assert "<response_style>" in standard.calls[0].messages[0].text
+    assert "task" in standard.calls[0].tools
+
+
+def test_selection_keeps_used_and_named_tools() -> None:
+    names = {*CORE, "task", "run_plan", "web_fetch", "calc_add", "ask_clarification"}
+    assert select_tools(names, "add 2 and 3 with calc_add", set()) == {*CORE, "calc_add"}
+    assert select_tools(names, "continue the work from before", {"task"}) == {*CORE, "task"}
+    assert "ask_clarification" in select_tools(names, "help", set())
+
+
+def test_question_or_task() -> None:
+    assert is_question("Which file mentions the word falcon?")
+    assert is_question("how many rows are there")
+    assert not is_question("Fix the bug in calc.py, why does it fail?")
+    assert not is_question("Save the totals to out.json")
