@@ -128,3 +128,19 @@ def test_named_files_ignore_urls_and_keep_paths() -> None:
     assert named_files("Fetch https://x.org/a.csv, save it as out/data.csv and /mnt/user-data/outputs/r.md") == [
         "out/data.csv", "/mnt/user-data/outputs/r.md",
     ]
+
+
+async def test_a_file_to_fix_that_was_not_changed_and_a_failed_command(home: Path) -> None:
+    ws = user_data(home, "t-cc10") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "greet.py").write_text("print(nme)\n")
+    model, _ = await run(home, "t-cc10", "Fix greet.py so it prints the name", [
+        call("bash", 1, command="python3 greet.py"),  # exits 1
+        "The script is at /mnt/user-data/workspace/greet.py.",
+        call("bash", 2, command="echo 'name = \"Ann\"; print(name)' > greet.py && python3 greet.py"),
+        "Fixed greet.py.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "asks to change greet.py, but it was not changed" in note
+    assert "(bash) failed" in note and "exit code 1" in note
+    assert len(model.calls) == 4  # after the change and a clean run, the answer passes

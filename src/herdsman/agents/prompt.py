@@ -62,10 +62,10 @@ How to work:
 SMALL_EXAMPLES = f"""\
 Examples of good work:
 
-User: What is the total of the amount column in {UPLOADS}/sales.csv?
-Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 -c \\"import csv; print(sum(float(r['amount']) for r in csv.DictReader(open('{UPLOADS}/sales.csv'))))\\""}}}}</tool_call>
-Tool result: 1234.5
-Assistant: The total of amount is 1234.5.
+User: What is the mean of the score column in {UPLOADS}/grades.csv?
+Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 -c \\"import csv; v=[float(r['score']) for r in csv.DictReader(open('{UPLOADS}/grades.csv'))]; print(sum(v)/len(v))\\""}}}}</tool_call>
+Tool result: <the number the command printed>
+Assistant: The mean score is <that number>.
 
 User: Fix calc.py so that python3 calc.py 2 3 prints 5.
 Assistant: <tool_call>{{"name": "read_file", "arguments": {{"path": "calc.py"}}}}</tool_call>

@@ -11,12 +11,10 @@ tasks ("fix", "create", "rename") get no note, so multi-step work is not cut sho
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage, ToolMessage
 
+from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.tool_selection import request_text
 
 NUDGE = (
@@ -37,24 +35,13 @@ def is_question(text: str) -> bool:
     return bool(text) and (text.endswith("?") or bool(_QUESTION.match(text))) and not _TASK.search(text)
 
 
-class AnswerNudgeMiddleware(AgentMiddleware):
+class AnswerNudgeMiddleware(RequestRewriteMiddleware):
     """Add :data:`NUDGE` to the model's view after a successful tool result for a question."""
 
-    @staticmethod
-    def _nudged(request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         messages = request.messages
         if not messages or not isinstance(messages[-1], ToolMessage) or messages[-1].status == "error":
             return request
         if not is_question(request_text(messages)):
             return request
         return request.override(messages=[*messages, HumanMessage(content=NUDGE, name="harness")])
-
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
-        """Call the model, nudged when a question may be answered."""
-        return handler(self._nudged(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await handler(self._nudged(request))

@@ -7,14 +7,16 @@ apologizes that it "can't assist" with a harmless task. This middleware is the c
 act-observe-reflect loop: when a reply has no tool calls, rules check it (and, when
 ``lead.verifier_model`` is set, one short model call judges it); what is missing is told to the
 agent in a ``[harness check]`` message and the model runs again, at most ``lead.verify_rounds``
-times per run. The rules, in order:
+times per run; that next call must call a tool (``tool_choice="any"``), since a small model told
+it did not look otherwise apologizes instead of looking. The rules, in order:
 
 * the reply holds a tool call written as text (it was not run);
 * the reply is a refusal;
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
-* the last tool call failed and nothing succeeded after it;
+* a file the request asks to fix or change (it existed when the run began) was not changed;
+* the last tool call failed (an error, or a command's non-zero exit code);
 * no tool was used at all although the request is about files (or files were just uploaded).
 
 Each round costs one more model call (and what the agent then does); the thread state keeps
@@ -29,12 +31,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import structlog
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentState, ModelRequest, hook_config
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.config import get_config
 from typing_extensions import NotRequired
 
+from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 
@@ -42,6 +45,7 @@ log = structlog.get_logger(__name__)
 
 HARNESS_NAME = "harness"
 PREFIX = "[harness check]"
+VERIFIER_PREFIX = "[harness review]"
 FILE_EXTENSIONS = (
     "txt|md|csv|tsv|json|jsonl|yaml|yml|xml|html|htm|css|js|ts|py|sh|sql|log|ini|toml|cfg|png|jpg|jpeg|svg|"
     "pdf|docx|xlsx|pptx|zip|tar|gz|r|ipynb|tex|rst|env|conf"
@@ -58,16 +62,36 @@ _REFUSAL = re.compile(
     r"(?:assist|help|do|complete|fulfill)|I cannot (?:fulfill|complete|do) (?:this|that|your)|As an AI\b)",
     re.IGNORECASE,
 )
+_EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
+_CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
+_SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
 _FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
 _ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
 
 
 class CompletionState(AgentState):
     """``completion_checks``: rounds used in the current run; ``preexisting``: files the request
-    named that existed when the run began."""
+    named that existed when the run began (``preexisting_stat``: size and mtime of the code and
+    config files among them)."""
 
     completion_checks: NotRequired[int]
     preexisting: NotRequired[list[str]]
+    preexisting_stat: NotRequired[dict[str, Any]]
+
+
+def failure_detail(result: ToolMessage) -> str:
+    """The line that says why: a command's last output line and its exit code, else the first line."""
+    lines = [line for line in result.text.strip().splitlines() if line.strip()]
+    if not lines:
+        return "no output"
+    if _EXIT_CODE.search(lines[-1]) and len(lines) > 1:
+        return f"{lines[-2].strip()[:200]} {lines[-1].strip()}"
+    return lines[0][:200]
+
+
+def failed(result: ToolMessage) -> bool:
+    """Whether a tool result is a failure: an error status, or a command's non-zero exit code."""
+    return result.status == "error" or bool(_EXIT_CODE.search(result.text[-200:]))
 
 
 def is_harness(message: AnyMessage) -> bool:
@@ -119,6 +143,15 @@ class FileLookup:
         sizes = [size for path, (size, _) in self.entries().items() if path.endswith(tail)]
         return max(sizes) if sizes else None
 
+    def stat_of(self, name: str) -> list[int] | None:
+        """[size, mtime_ns] of the file ``name`` names (first match), or None."""
+        path = normalize_virtual(name) if name.startswith("/") else None
+        tail = "/" + name.lstrip("./")
+        for vpath, (size, mtime) in self.entries().items():
+            if vpath == path or (path is None and vpath.endswith(tail)):
+                return [size, mtime]
+        return None
+
 
 def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
     """Whether the reply holds a tool call written as text."""
@@ -127,7 +160,7 @@ def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
     return any(re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) for n in tool_names)
 
 
-class CompletionCheckMiddleware(AgentMiddleware):
+class CompletionCheckMiddleware(RequestRewriteMiddleware):
     """Send the agent back to work when its final reply misses what the request asked."""
 
     state_schema = CompletionState
@@ -163,7 +196,8 @@ class CompletionCheckMiddleware(AgentMiddleware):
         lookup = self._lookup()
         names = named_files(request.text) if request is not None else []
         existing = [n for n in names if lookup is not None and lookup.size_of(n) is not None]
-        return {"completion_checks": 0, "preexisting": existing}
+        stats = {n: lookup.stat_of(n) for n in existing if n.endswith(_SOURCE_SUFFIXES)} if lookup else {}
+        return {"completion_checks": 0, "preexisting": existing, "preexisting_stat": stats}
 
     def problems(self, state: Any, tool_names: Sequence[str]) -> list[str]:
         """What the final reply misses, by the rules (empty: done)."""
@@ -187,14 +221,13 @@ class CompletionCheckMiddleware(AgentMiddleware):
             found += self._file_problems(state, request.text, text, lookup)
         tool_results = [m for m in run if isinstance(m, ToolMessage)]
         told = "\n".join(m.text for m in run if is_harness(m))
-        if tool_results and tool_results[-1].status == "error":
-            first = tool_results[-1].text.strip().splitlines()[0][:200] if tool_results[-1].text.strip() else ""
-            failed = (
-                f"Your last tool call ({tool_results[-1].name}) failed: {first}. Fix the cause and try "
+        if tool_results and failed(tool_results[-1]):
+            failure = (
+                f"Your last tool call ({tool_results[-1].name}) failed: {failure_detail(tool_results[-1])}. Fix the cause and try "
                 "again, or try another way; if it truly cannot be done, say why."
             )
-            if failed not in told:  # once: the answer after it may be the explanation
-                found.append(failed)
+            if failure not in told:  # once: the answer after it may be the explanation
+                found.append(failure)
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results and (_FILES_TOPIC.search(request.text) or named_files(request.text) or uploaded):
             found.append(
@@ -205,7 +238,12 @@ class CompletionCheckMiddleware(AgentMiddleware):
 
     def _file_problems(self, state: Any, request: str, reply: str, lookup: FileLookup) -> list[str]:
         found: list[str] = []
+        before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
+        if before and _CHANGE_VERBS.search(request):
+            if all(lookup.stat_of(name) == stat for name, stat in before.items()):
+                names = ", ".join(before)
+                found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
         if _MAKE_VERBS.search(request):
             for name in named_files(request):
                 if name in preexisting:
@@ -260,12 +298,14 @@ class CompletionCheckMiddleware(AgentMiddleware):
         if used >= self.rounds:
             return None
         found = self.problems(state, self.tool_names)
+        prefix = PREFIX
         if not found:
             found = self._verify(state) if self._is_final(state) else []
+            prefix = VERIFIER_PREFIX
         if not found:
             return None
         log.info("completion_check", round=used + 1, problems=found)
-        note = f"{PREFIX} Not done yet:\n" + "\n".join(f"- {p}" for p in found)
+        note = f"{prefix} Not done yet:\n" + "\n".join(f"- {p}" for p in found)
         return {
             "messages": [HumanMessage(content=note, name=HARNESS_NAME)],
             "completion_checks": used + 1,
@@ -276,6 +316,14 @@ class CompletionCheckMiddleware(AgentMiddleware):
     def _is_final(state: Any) -> bool:
         messages = state.get("messages") or []
         return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
+
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
+        """Right after a rules note, the model must call a tool (``tool_choice="any"``): a small
+        model told it answered without looking otherwise apologizes instead of looking."""
+        messages = request.messages
+        if messages and is_harness(messages[-1]) and messages[-1].text.startswith(PREFIX) and request.tools:
+            return request.override(tool_choice="any")
+        return request
 
     @hook_config(can_jump_to=["model"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:

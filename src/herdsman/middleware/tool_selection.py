@@ -16,11 +16,13 @@ groups make a few versions, each processed once.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, HumanMessage
+
+from herdsman.middleware.rewrite import RequestRewriteMiddleware
 
 CORE = frozenset({"bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"})
 GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
@@ -75,22 +77,12 @@ def select_tools(names: Iterable[str], text: str, used: set[str]) -> set[str]:
     return keep
 
 
-class ToolSelectionMiddleware(AgentMiddleware):
+class ToolSelectionMiddleware(RequestRewriteMiddleware):
     """Narrow each model call's tools to what the request needs (see the module docstring)."""
 
-    def _narrow(self, request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         names = [_tool_name(t) for t in request.tools]
         keep = select_tools(names, request_text(request.messages), used_tools(request.messages))
         if len(keep) == len(names):
             return request
         return request.override(tools=[t for t in request.tools if _tool_name(t) in keep])
-
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
-        """Call the model with the narrowed tools."""
-        return handler(self._narrow(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await handler(self._narrow(request))

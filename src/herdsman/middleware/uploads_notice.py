@@ -22,15 +22,15 @@ too, on the next turn; that is harmless.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import structlog
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ModelRequest
 from langchain_core.messages import HumanMessage
 from langgraph.config import get_config
 from typing_extensions import NotRequired
 
+from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.snapshot import take_snapshot
 
@@ -105,7 +105,7 @@ def with_notice(message: HumanMessage, notice: str) -> HumanMessage:
     return message.model_copy(update={"content": content})
 
 
-class UploadsNoticeMiddleware(AgentMiddleware):
+class UploadsNoticeMiddleware(RequestRewriteMiddleware):
     """Announce new uploads under the user's message (see the module docstring)."""
 
     state_schema = UploadsState
@@ -145,8 +145,7 @@ class UploadsNoticeMiddleware(AgentMiddleware):
         """Async twin of :meth:`before_agent` (the folder is read in a worker thread)."""
         return await asyncio.to_thread(self._scan, state)
 
-    @staticmethod
-    def _with_notices(request: ModelRequest) -> ModelRequest:
+    def rewrite(self, request: ModelRequest) -> ModelRequest:
         notices = (request.state or {}).get("upload_notices") or {}
         if not notices:
             return request
@@ -155,13 +154,3 @@ class UploadsNoticeMiddleware(AgentMiddleware):
             for m in request.messages
         ]
         return request.override(messages=messages)
-
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
-        """The model sees each announced message with its notice."""
-        return handler(self._with_notices(request))
-
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> Any:
-        """Async twin of :meth:`wrap_model_call`."""
-        return await handler(self._with_notices(request))

@@ -1,0 +1,300 @@
+"""Agent task benchmark: Herdsman and deepagents on the same embedded model, same tasks.
+
+Each task of ``tasks.yaml`` (written by ``make_tasks.py``) gets fresh folders with its set-up
+files, runs once per agent (and per ablation variant), and is judged by its check
+(:mod:`checks`) on the files and the final answer. Both agents use ONE model instance in this
+process (the embedded Qwen2.5-Coder-1.5B unless ``--model-path``) and the same jailed shell:
+deepagents gets ``create_deep_agent`` with a backend whose files are the thread's folders under
+the same virtual paths (/mnt/user-data/...) and whose ``execute`` runs in Herdsman's sandbox for
+that thread, so a command means the same for both. Tasks marked ``upload`` start as the web UI
+starts them: the file is already in /mnt/user-data/uploads and the message is the typed text.
+
+Results are appended to ``<results>/results.jsonl`` as each run ends; a rerun skips what is
+there (``--fresh`` starts over). Prints one JSON line: herdsman_solved, deepagents_solved, total,
+per_category, median_seconds, median_tool_calls, checks_per_run (completion-check rounds, the
+model calls they cost), ablation.
+
+    python benchmarks/agent_tasks/run.py [--only ID,ID|CATEGORY] [--agents herdsman,deepagents]
+        [--ablate all|no_verify,...] [--jobs N] [--max-seconds S] [--results DIR] [--fresh]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+from checks import check  # noqa: E402
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "full": {},
+    "no_repair": {"local_model": {"repair_tool_calls": False}},
+    "no_read_before_write": {"tools": {"read_before_write": False}},
+    "no_verify": {"lead": {"verify_rounds": 0}},
+    "no_uploads_notice": {"context": {"announce_uploads": False}},
+    "no_hide_unavailable": {"context": {"hide_unavailable_tools": False}},
+    "standard_profile": {"local_model": {"profile": "standard"}},
+}
+"""Ablation: each variant switches one of the harness's aids off (config overrides)."""
+
+
+def load_tasks(only: str | None = None) -> list[dict[str, Any]]:
+    """The tasks, filtered by ids or categories (comma-separated)."""
+    tasks = yaml.safe_load((HERE / "tasks.yaml").read_text())["tasks"]
+    if not only:
+        return tasks
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    return [t for t in tasks if t["id"] in wanted or t["category"] in wanted]
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra`` merged in, section by section."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = merge(out.get(key, {}), value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def place_files(user_data: Path, files: dict[str, str]) -> None:
+    """Write the task's set-up files under ``user_data`` (keys are workspace/... or uploads/...)."""
+    for rel, text in files.items():
+        path = user_data / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def herdsman_config(home: Path, variant: str) -> Any:
+    """The config of one Herdsman run: embedded model, local jail, no title or memory calls."""
+    from herdsman.config.schema import HerdsmanConfig
+
+    base = {"home": str(home), "title": {"enabled": False}, "checkpointer": {"type": "memory"}, "sandbox": {"provider": "local"}}
+    return HerdsmanConfig.model_validate(merge(base, VARIANTS[variant]))
+
+
+class Models:
+    """One loaded model, with a chat model object per variant (the weights are shared)."""
+
+    def __init__(self) -> None:
+        self._by_variant: dict[str, Any] = {}
+
+    def get(self, config: Any) -> Any:
+        from herdsman.models.local import build_local_model
+
+        key = json.dumps(config.local_model.model_dump(mode="json"), sort_keys=True)
+        if key not in self._by_variant:
+            self._by_variant[key] = build_local_model(config.local_model, progress=True)
+        return self._by_variant[key]
+
+
+async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work: Path, max_seconds: float) -> dict[str, Any]:
+    """Run ``task`` with Herdsman; the record of the run (answer, tool calls, seconds, check)."""
+    from herdsman.client import HerdsmanClient, ToolCall
+
+    home = work / f"h-{variant}-{task['id']}-{uuid.uuid4().hex[:6]}"
+    config = herdsman_config(home, variant)
+    thread = "bench"
+    user_data = home / "threads" / thread / "user-data"
+    place_files(user_data, task["files"])
+    tool_calls, error, state = 0, None, {}
+    started = time.monotonic()
+    async with HerdsmanClient(config, model=models.get(config)) as client:
+        async def go() -> None:
+            nonlocal tool_calls
+            async for event in client.stream(task["prompt"], thread_id=thread):
+                tool_calls += isinstance(event, ToolCall)
+        try:
+            await asyncio.wait_for(go(), max_seconds)
+        except asyncio.TimeoutError:
+            error = f"timed out after {max_seconds:g} s"
+        except Exception as exc:  # noqa: BLE001 - a crashed run is an unsolved task, recorded
+            error = f"{type(exc).__name__}: {exc}"
+        snapshot = await client.agent.aget_state({"configurable": {"thread_id": thread}})
+        state = snapshot.values or {}
+    seconds = time.monotonic() - started
+    messages = state.get("messages") or []
+    answer = messages[-1].text if messages else ""
+    return finish(task, "herdsman", variant, user_data, answer, seconds, tool_calls, error,
+                  checks=int(state.get("completion_checks") or 0))
+
+
+class JailedShell:
+    """deepagents' ``execute`` backed by Herdsman's sandbox for one thread (same jail, same paths)."""
+
+    def __init__(self, sandbox: Any, files: Any) -> None:
+        self.sandbox = sandbox
+        self.files = files
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.files, name)
+
+    @property
+    def id(self) -> str:  # noqa: D401 - SandboxBackendProtocol wants an id
+        """An id for the backend."""
+        return "herdsman-jail"
+
+    def execute(self, command: str, *, timeout: int | None = None) -> Any:
+        """Run ``command`` in the thread's jail."""
+        from deepagents.backends.protocol import ExecuteResponse
+
+        result = self.sandbox.execute(command, timeout=timeout)
+        return ExecuteResponse(output=result.output, exit_code=result.exit_code)
+
+    async def aexecute(self, command: str, *, timeout: int | None = None) -> Any:
+        """Async twin of :meth:`execute`."""
+        return await asyncio.to_thread(self.execute, command, timeout=timeout)
+
+
+async def run_deepagents(task: dict[str, Any], models: Models, work: Path, max_seconds: float) -> dict[str, Any]:
+    """Run ``task`` with ``create_deep_agent`` on the same model and the same folders."""
+    from deepagents import create_deep_agent
+    from deepagents.backends import CompositeBackend, FilesystemBackend
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.sandbox.provider import build_sandbox_provider
+
+    home = work / f"d-{task['id']}-{uuid.uuid4().hex[:6]}"
+    config = herdsman_config(home, "full")
+    provider = build_sandbox_provider(config)
+    thread = "bench"
+    sandbox = provider.acquire(thread)
+    user_data = home / "threads" / thread / "user-data"
+    place_files(user_data, task["files"])
+    files = FilesystemBackend(root_dir=str(user_data), virtual_mode=True)
+    shell = JailedShell(sandbox, FilesystemBackend(root_dir=str(user_data / "workspace"), virtual_mode=True))
+    backend = CompositeBackend(default=shell, routes={"/mnt/user-data/": files})
+    agent = create_deep_agent(model=models.get(config), backend=backend, checkpointer=InMemorySaver())
+    run_config = {"configurable": {"thread_id": thread}, "recursion_limit": config.lead.max_steps * 2 + 10}
+    error = None
+    started = time.monotonic()
+    try:
+        await asyncio.wait_for(agent.ainvoke({"messages": [("user", task["prompt"])]}, run_config), max_seconds)
+    except asyncio.TimeoutError:
+        error = f"timed out after {max_seconds:g} s"
+    except Exception as exc:  # noqa: BLE001 - recorded as unsolved
+        error = f"{type(exc).__name__}: {exc}"
+    seconds = time.monotonic() - started
+    messages = (await agent.aget_state(run_config)).values.get("messages") or []
+    provider.close()
+    answer = messages[-1].text if messages else ""
+    tool_calls = sum(len(m.tool_calls) for m in messages if isinstance(m, AIMessage))
+    return finish(task, "deepagents", "full", user_data, answer, seconds, tool_calls, error)
+
+
+def finish(task: dict[str, Any], agent: str, variant: str, user_data: Path, answer: str, seconds: float,
+           tool_calls: int, error: str | None, checks: int = 0) -> dict[str, Any]:
+    """The run's record, with the verdict of the task's check."""
+    why = check(task["check"], user_data, answer)
+    return {
+        "task": task["id"], "category": task["category"], "agent": agent, "variant": variant,
+        "solved": why is None, "why": why, "error": error, "seconds": round(seconds, 1),
+        "tool_calls": tool_calls, "completion_checks": checks, "answer": answer[:500],
+    }
+
+
+def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one-line report."""
+    ids = {t["id"] for t in tasks}
+    recs = [r for r in records if r["task"] in ids]
+    full = {a: [r for r in recs if r["agent"] == a and r["variant"] == "full"] for a in ("herdsman", "deepagents")}
+    per_category: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        row = per_category.setdefault(t["category"], {"herdsman": 0, "deepagents": 0, "total": 0})
+        row["total"] += 1
+        for agent, rs in full.items():
+            row[agent] += any(r["task"] == t["id"] and r["solved"] for r in rs)
+
+    def median(agent: str, key: str) -> float | None:
+        values = [r[key] for r in full[agent]]
+        return round(statistics.median(values), 1) if values else None
+
+    ablation = {
+        v: sum(r["solved"] for r in recs if r["agent"] == "herdsman" and r["variant"] == v)
+        for v in VARIANTS if v != "full" and any(r["variant"] == v for r in recs)
+    }
+    runs = full["herdsman"]
+    return {
+        "herdsman_solved": sum(r["solved"] for r in full["herdsman"]),
+        "deepagents_solved": sum(r["solved"] for r in full["deepagents"]),
+        "total": len(tasks),
+        "herdsman_runs": len(full["herdsman"]),
+        "deepagents_runs": len(full["deepagents"]),
+        "per_category": per_category,
+        "median_seconds": {a: median(a, "seconds") for a in full},
+        "median_tool_calls": {a: median(a, "tool_calls") for a in full},
+        "completion_checks_per_run": round(sum(r["completion_checks"] for r in runs) / len(runs), 2) if runs else None,
+        "ablation": ablation,
+    }
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    """Run what is not in the results yet, then print the summary line."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    tasks = load_tasks(args.only)
+    results = Path(args.results)
+    if args.fresh and results.exists():
+        shutil.rmtree(results)
+    results.mkdir(parents=True, exist_ok=True)
+    log = results / "results.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    done = {(r["agent"], r["variant"], r["task"]) for r in records}
+    variants = ["full"] + (list(VARIANTS)[1:] if args.ablate == "all" else [v for v in (args.ablate or "").split(",") if v])
+    todo: list[tuple[str, str, dict[str, Any]]] = []
+    for agent in args.agents.split(","):
+        for variant in variants if agent == "herdsman" else ["full"]:
+            todo += [(agent, variant, t) for t in tasks if (agent, variant, t["id"]) not in done]
+    models = Models()
+    work = Path(tempfile.mkdtemp(prefix="agent-tasks-"))
+    gate = asyncio.Semaphore(max(1, args.jobs))
+    with Progress(console=Console(stderr=True)) as progress:
+        bar = progress.add_task("agent tasks", total=len(todo))
+
+        async def one(agent: str, variant: str, task: dict[str, Any]) -> None:
+            async with gate:
+                if agent == "herdsman":
+                    record = await run_herdsman(task, variant, models, work, args.max_seconds)
+                else:
+                    record = await run_deepagents(task, models, work, args.max_seconds)
+                records.append(record)
+                with log.open("a") as f:
+                    f.write(json.dumps(record) + "\n")
+                mark = "solved" if record["solved"] else "failed"
+                progress.console.print(f"{agent}/{variant} {task['id']}: {mark} in {record['seconds']} s")
+                progress.advance(bar)
+
+        await asyncio.gather(*(one(*item) for item in todo))
+    shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(summarize(records, tasks)))
+
+
+def main() -> None:
+    """Parse arguments and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="task ids or categories, comma-separated")
+    parser.add_argument("--agents", default="herdsman,deepagents")
+    parser.add_argument("--ablate", default="", help=f"variants to run too: all, or some of {list(VARIANTS)[1:]}")
+    parser.add_argument("--jobs", type=int, default=1, help="tasks at once (the model still generates one at a time)")
+    parser.add_argument("--max-seconds", type=float, default=600.0, help="time limit per task run")
+    parser.add_argument("--results", default=".herdsman/bench/agent_tasks")
+    parser.add_argument("--fresh", action="store_true", help="forget earlier results")
+    args = parser.parse_args()
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
