@@ -68,7 +68,8 @@ def serve(port: int, steps: int, home: str) -> None:
     from herdsman_gateway.app import create_app
 
     config = parse_config(
-        yaml.safe_dump({"home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0},
+        yaml.safe_dump({"home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0, "verify_rounds": 0},
+                        "local_model": {"profile": "standard"},  # the scripted agent stands in for a large model
                         "title": {"enabled": False}, "logging": {"level": "ERROR"}}),
         env={},
     )

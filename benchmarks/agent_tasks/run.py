@@ -289,7 +289,7 @@ def main() -> None:
     parser.add_argument("--agents", default="herdsman,deepagents")
     parser.add_argument("--ablate", default="", help=f"variants to run too: all, or some of {list(VARIANTS)[1:]}")
     parser.add_argument("--jobs", type=int, default=1, help="tasks at once (the model still generates one at a time)")
-    parser.add_argument("--max-seconds", type=float, default=600.0, help="time limit per task run")
+    parser.add_argument("--max-seconds", type=float, default=600.0, help="time limit per task run (with --jobs > 1 it includes waiting for the model)")
     parser.add_argument("--results", default=".herdsman/bench/agent_tasks")
     parser.add_argument("--fresh", action="store_true", help="forget earlier results")
     args = parser.parse_args()

@@ -126,3 +126,13 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
         ]
     finally:
         memory.close()
+
+
+def test_small_profile_middlewares_sit_inside_loop_detection() -> None:
+    """The small profile's request rewriters (tool selection, answer nudge, one write per step)
+    come after loop detection, which must see the thread rather than the nudged view."""
+    config = parse_config("", env={})
+    found = names(build_middleware(config, "prompt", profile="small"))
+    at = found.index("LoopDetectionMiddleware")
+    assert found[at + 1 : at + 4] == ["ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware"]
+    assert "ToolSelectionMiddleware" not in names(build_middleware(config, "prompt"))

@@ -64,3 +64,21 @@ def test_question_or_task() -> None:
     assert is_question("how many rows are there")
     assert not is_question("Fix the bug in calc.py, why does it fail?")
     assert not is_question("Save the totals to out.json")
+
+
+async def test_a_write_planned_before_a_result_waits_for_it(home: Path) -> None:
+    """From a transcript: glob and write_file('<number of .py files>') in one reply; the write is
+    dropped, the model sees the listing and writes the real count next."""
+    both = {"tool_calls": [
+        {"name": "glob", "args": {"pattern": "**/*.py"}, "id": "c1"},
+        {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/count.txt", "content": "<number of .py files>"}, "id": "c2"},
+    ]}
+    reads = {"tool_calls": [{"name": "read_file", "args": {"path": "a.py"}, "id": "c3"}, {"name": "ls", "args": {}, "id": "c4"}]}
+    model = await run(home, "Count the .py files and save the count to /mnt/user-data/outputs/count.txt", [
+        both, reads, call("write_file", 5, path="/mnt/user-data/outputs/count.txt", content="0"), "Saved.",
+    ])
+    second = model.calls[1].messages
+    assert [m.tool_call_id for m in second if m.type == "tool"] == ["c1"]  # the write never ran
+    third = model.calls[2].messages
+    assert [m.tool_call_id for m in third if m.type == "tool"][-2:] == ["c3", "c4"]  # reads run together
+    assert (home / "threads" / "t-small" / "user-data" / "outputs" / "count.txt").read_text() == "0"

@@ -362,3 +362,24 @@ def test_a_reply_cut_off_inside_a_value_is_not_a_call():
         '```json\n{"name": "write_file", "arguments": {"path": "a.py", "content": "x = {}',
     ):
         assert _calls(text)[1] == [], text
+
+
+def test_xml_style_calls_from_a_transcript_are_calls() -> None:
+    """Seen from Qwen2.5-Coder-1.5B on the rename task: the call as an XML element, with quotes
+    inside the value left unescaped. A reply of nothing but such elements is a call."""
+    reply = '<tools>\n  <bash command="for f in /mnt/user-data/workspace/notes/*.txt; do mv "$f" "${f%.txt}.md"; done"/>\n</tools>'
+    parsed = parse_tool_calls(reply, ["bash", "write_file"])
+    assert parsed.content == ""
+    assert [(c["name"], c["args"]) for c in parsed.tool_calls] == [
+        ("bash", {"command": 'for f in /mnt/user-data/workspace/notes/*.txt; do mv "$f" "${f%.txt}.md"; done'})
+    ]
+    two = parse_tool_calls('<write_file path="a.txt" content="x &amp; y"/>\n<bash command="cat a.txt"></bash>', ["bash", "write_file"])
+    assert [c["args"] for c in two.tool_calls] == [{"path": "a.txt", "content": "x & y"}, {"command": "cat a.txt"}]
+
+
+def test_xml_that_is_not_only_calls_stays_text() -> None:
+    for text in ('Use <b x="1"/> here', '<html><body/></html>', '<bash command="ls"/> and then I will answer', '<rm path="x"/>'):
+        parsed = parse_tool_calls(text, ["bash", "b"])
+        assert parsed.tool_calls == [] and parsed.content == text.strip(), text
+    assert parse_tool_calls('<bash command="ls"/>', ["bash"], repair=False).tool_calls == []
+    assert streamable_prefix('<bash command="ls', ["bash"]) == 0

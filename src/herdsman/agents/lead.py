@@ -52,6 +52,7 @@ from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
+from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
@@ -154,12 +155,12 @@ def build_middleware(
     if config.skills.enabled:
         known = skills or SkillCatalog(root=None)
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
-    if profile == "small":
-        middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware()]
     if config.context.todos:
         middleware.append(TodoListMiddleware())
     if config.context.loop_warn_after or config.context.loop_stop_after:
         middleware.append(LoopDetectionMiddleware(config.context.loop_warn_after, config.context.loop_stop_after))
+    if profile == "small":  # inside loop detection: it must see the thread, not the nudged view
+        middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
     middleware += [
         DanglingToolCallMiddleware(),
         ModelOutputGuardMiddleware(max_retries=config.lead.unusable_reply_retries),

@@ -18,8 +18,8 @@ from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.tool_selection import request_text
 
 NUDGE = (
-    "[harness] If the tool result above answers the question, reply now in plain text with the answer "
-    "(numbers and names exactly as the result shows them). Otherwise take the next step."
+    "[harness] Now either give the user the answer, with the exact value the tool printed, "
+    "or, if you still need something, call the next tool."
 )
 _QUESTION = re.compile(r"^\s*(what|which|how|who|when|where|why|is|are|does|do|did|can|count|list|find|show|tell)\b", re.IGNORECASE)
 _TASK = re.compile(

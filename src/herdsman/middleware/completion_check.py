@@ -110,12 +110,13 @@ def this_run(messages: Sequence[AnyMessage]) -> tuple[HumanMessage | None, list[
 def named_files(request: str) -> list[str]:
     """File names and virtual paths the request mentions (URLs excluded)."""
     text = re.sub(r"https?://\S+", " ", request)
-    names = []
+    names: list[str] = []
     for match in _FILE.finditer(text):
         name = match.group(1).rstrip(".")
         if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
             names.append(name)
-    return names
+    # a bare name also written as a full path is the same file
+    return [n for n in names if "/" in n or not any(o.endswith("/" + n) for o in names)]
 
 
 class FileLookup:
@@ -157,7 +158,10 @@ def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
     """Whether the reply holds a tool call written as text."""
     if "<tool_call>" in reply:
         return True
-    return any(re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) for n in tool_names)
+    return any(
+        re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) or re.search(rf"<{re.escape(n)}\s+\w+=", reply)
+        for n in tool_names
+    )
 
 
 class CompletionCheckMiddleware(RequestRewriteMiddleware):

@@ -670,7 +670,15 @@ class DockerSandboxProvider(RemoteSandboxes):
     def containers(self) -> list[Any]:
         """Every container of this Herdsman home on the engine (running or not)."""
         labels = [f"{LABEL_SANDBOX}=1", f"{LABEL_OWNER}={self.owner}"]
-        return self.client.containers.list(all=True, filters={"label": labels})
+        for attempt in range(3):
+            try:
+                return self.client.containers.list(all=True, filters={"label": labels})
+            except docker.errors.NotFound:
+                continue  # one was removed (by the reaper) between the list and its inspection
+            except docker.errors.APIError as exc:
+                if "no such container" not in str(exc).lower() or attempt == 2:
+                    raise
+        return self.client.containers.list(all=True, filters={"label": labels}, sparse=True)
 
     def cleanup(self) -> int:
         """Remove every container of this home, including ones left by an earlier process."""

@@ -14,6 +14,7 @@ parsers expect provider-side tool calls, so the recovery is written here, as pur
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import uuid
@@ -203,7 +204,50 @@ def parse_tool_calls(text: str, tool_names: Collection[str], repair: bool = True
     content = _FENCED.sub(fenced, content)
     bare, content = _take_bare(content, tool_names, repair)
     calls.extend(bare)
+    if not calls and repair:
+        xml = _xml_calls(content, tool_names)
+        if xml:
+            return ParsedReply(content="", tool_calls=xml)
     return ParsedReply(content=content.strip(), tool_calls=calls)
+
+
+_XML_WRAPPER = re.compile(r"</?(?:tools|tool_calls?|function_calls)\s*>")
+_XML_ELEMENT = re.compile(r"<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_]\w*=\".*?\")*)\s*/>|<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_]\w*=\".*?\")*)\s*>\s*</\3>", re.DOTALL)
+_XML_ATTR = re.compile(r'\s+([A-Za-z_]\w*)="')
+
+
+def _xml_attributes(raw: str) -> dict[str, str]:
+    """``key="value"`` pairs; a value runs to the quote before the next ``key="`` (small models
+    leave quotes inside values unescaped, as in ``command="mv "$f" x"``)."""
+    starts = list(_XML_ATTR.finditer(raw))
+    args: dict[str, str] = {}
+    for i, match in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(raw)
+        value = raw[match.end():end].rstrip()
+        if value.endswith('"'):
+            value = value[:-1]
+        args[match.group(1)] = html.unescape(value)
+    return args
+
+
+def _xml_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
+    """Calls written as XML elements named after bound tools, with the arguments as attributes
+    (``<tools><bash command="ls -la"/></tools>``, seen from Qwen2.5-Coder-1.5B). Only a reply
+    made of nothing but such elements counts; anything else leaves it as text."""
+    body = _XML_WRAPPER.sub("", text).strip()
+    if not body.startswith("<"):
+        return []
+    calls: list[ToolCall] = []
+    pos = 0
+    for match in _XML_ELEMENT.finditer(body):
+        if body[pos:match.start()].strip():
+            return []
+        name = _resolve_name(match.group(1) or match.group(3), tool_names)
+        if name is None:
+            return []
+        calls.append(ToolCall(name=name, args=_xml_attributes(match.group(2) or match.group(4) or ""), id=new_call_id(), type="tool_call"))
+        pos = match.end()
+    return calls if calls and not body[pos:].strip() else []
 
 
 def _partial_marker_at(text: str, start: int) -> int | None:
@@ -223,14 +267,14 @@ def streamable_prefix(text: str, tool_names: Collection[str]) -> int:
 
     Everything before the returned index can be streamed now and will be a prefix of
     ``parse_tool_calls(final_text).content`` (leading whitespace aside: the caller skips it).
-    Held back: a reply starting with ``{`` or ``[`` (bare JSON), anything from a ``<tool_call>``
+    Held back: a reply starting with ``{``, ``[`` (bare JSON) or ``<`` (XML-style calls), anything from a ``<tool_call>``
     tag or an open fence on, a fence that holds a tool call, a marker that may be starting at the
     end, and trailing whitespace. The index never moves backwards as ``text`` grows.
     """
     lead = len(text) - len(text.lstrip())
     if not tool_names:
         return len(text.rstrip())
-    if lead >= len(text) or text[lead] in "{[":
+    if lead >= len(text) or text[lead] in "{[<":  # bare JSON, or XML-style calls
         return 0
     return len(text[: _hold_point(text, lead, tool_names)].rstrip())
 
