@@ -127,7 +127,7 @@ async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work:
     messages = state.get("messages") or []
     answer = messages[-1].text if messages else ""
     return finish(task, "herdsman", variant, user_data, answer, seconds, tool_calls, error,
-                  checks=int(state.get("completion_checks") or 0))
+                  checks=int(state.get("completion_checks") or 0), messages=messages)
 
 
 class JailedShell:
@@ -191,17 +191,31 @@ async def run_deepagents(task: dict[str, Any], models: Models, work: Path, max_s
     provider.close()
     answer = messages[-1].text if messages else ""
     tool_calls = sum(len(m.tool_calls) for m in messages if isinstance(m, AIMessage))
-    return finish(task, "deepagents", "full", user_data, answer, seconds, tool_calls, error)
+    return finish(task, "deepagents", "full", user_data, answer, seconds, tool_calls, error, messages=messages)
+
+
+def transcript(messages: list[Any]) -> list[dict[str, Any]]:
+    """The run's messages, short: who, what, which calls (for reading why a task failed)."""
+    out = []
+    for m in messages:
+        item: dict[str, Any] = {"type": m.type, "text": m.text[:1500]}
+        if getattr(m, "name", None):
+            item["name"] = m.name
+        if getattr(m, "tool_calls", None):
+            item["calls"] = [{"name": c["name"], "args": c["args"]} for c in m.tool_calls]
+        out.append(item)
+    return out
 
 
 def finish(task: dict[str, Any], agent: str, variant: str, user_data: Path, answer: str, seconds: float,
-           tool_calls: int, error: str | None, checks: int = 0) -> dict[str, Any]:
-    """The run's record, with the verdict of the task's check."""
+           tool_calls: int, error: str | None, checks: int = 0, messages: list[Any] | None = None) -> dict[str, Any]:
+    """The run's record, with the verdict of the task's check and the transcript."""
     why = check(task["check"], user_data, answer)
     return {
         "task": task["id"], "category": task["category"], "agent": agent, "variant": variant,
         "solved": why is None, "why": why, "error": error, "seconds": round(seconds, 1),
         "tool_calls": tool_calls, "completion_checks": checks, "answer": answer[:500],
+        "transcript": transcript(messages or []),
     }
 
 

@@ -8,7 +8,8 @@ the agent wrote or edited itself counts as read (in the state it left it).
 
 What counts as reading: ``read_file`` (any part of it), or a ``bash`` command that prints it
 (``cat``, ``head``, ``tail``, ``nl``, ``less``, ``more`` naming the file). Each read records a
-fingerprint (a hash of the content) in the thread state, so a file changed behind the agent's
+fingerprint (size and modification time, taken by descriptor; a hash of the content where the
+files are not on this host) in the thread state, so a file changed behind the agent's
 back (by a command, a sub-agent, the user) must be read again. The state survives between runs
 of a thread, in the checkpoint.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import shlex
+import stat
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -26,7 +28,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError, SandboxProvider
+from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
 
@@ -93,9 +95,13 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         self.provider = provider
 
     def _current(self, request: ToolCallRequest, path: str) -> str | None:
-        """The fingerprint of ``path`` now, or None when it does not exist or cannot be read."""
+        """The fingerprint of ``path`` now (size and mtime where the files are on this host,
+        else a hash of the content), or None when it does not exist or cannot be read."""
         try:
             sandbox = self.provider.acquire(thread_id_of(request.runtime))
+            if isinstance(sandbox, HostBackedSandbox):
+                st = sandbox.files.stat(path, follow=False)
+                return None if st is None or not stat.S_ISREG(st.st_mode) else f"{st.st_size}:{st.st_mtime_ns}"
             if not sandbox.exists(path):
                 return None
             return fingerprint(sandbox.read_text(path))

@@ -22,6 +22,7 @@ too, on the next turn; that is harmless.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Annotated, Any
 
 import structlog
@@ -58,6 +59,10 @@ class UploadsState(AgentState):
     upload_notices: NotRequired[Annotated[dict[str, str], merge_dicts]]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""Control characters in a file name (a newline could fake the end of the notice)."""
+
+
 def human_size(n: int) -> str:
     """``n`` bytes as B, KB or MB."""
     if n < 1024:
@@ -70,7 +75,7 @@ def human_size(n: int) -> str:
 def describe(sandbox: HostBackedSandbox, path: str, size: int) -> str:
     """One file's line in the notice: path, size, line count and first lines for text files."""
     suffix = path[path.rfind("."):].lower() if "." in path.rsplit("/", 1)[-1] else ""
-    line = f"- {path} ({human_size(size)}"
+    line = f"- {_CONTROL.sub('?', path)} ({human_size(size)}"
     if suffix not in TEXT_SUFFIXES or size == 0:
         return line + ")"
     try:
