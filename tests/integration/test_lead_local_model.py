@@ -17,7 +17,8 @@ pytestmark = [
 
 
 async def test_lead_agent_writes_a_file_with_the_embedded_model(home: Path) -> None:
-    config = make_config(home, local_model={"max_tokens": 256})
+    # the embedded model's defaults: the small profile and the completion check
+    config = make_config(home, local_model={"max_tokens": 256, "profile": "small"}, lead={"model_retries": 0, "verify_rounds": 2})
     async with HerdsmanClient(config) as client:
         events = [
             e
