@@ -144,3 +144,21 @@ async def test_a_file_to_fix_that_was_not_changed_and_a_failed_command(home: Pat
     assert "asks to change greet.py, but it was not changed" in note
     assert "(bash) failed" in note and "exit code 1" in note
     assert len(model.calls) == 4  # after the change and a clean run, the answer passes
+
+
+async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
+    """From a transcript: asked how many orders failed, the model ran a command and answered 111,
+    a number no tool printed; it is sent back to compute it, and the printed value passes."""
+    ws = user_data(home, "t-cc11") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "orders.json").write_text('[{"status": "failed"}, {"status": "ok"}, {"status": "failed"}]')
+    count = "python3 -c \"import json; print(sum(o['status'] == 'failed' for o in json.load(open('orders.json'))))\""
+    model, _ = await run(home, "t-cc11", "How many orders in orders.json have the status failed?", [
+        call("bash", 1, command="head -c 100 orders.json"),
+        "111 orders have the status failed.",
+        call("bash", 2, command=count),
+        "2 orders have the status failed.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "states 111, which no tool result shows" in note
+    assert len(model.calls) == 4

@@ -15,6 +15,7 @@ it did not look otherwise apologizes instead of looking. The rules, in order:
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
+* the answer to a question states a number no tool result shows;
 * a file the request asks to fix or change (it existed when the run began) was not changed;
 * the last tool call failed (an error, or a command's non-zero exit code);
 * no tool was used at all although the request is about files (or files were just uploaded).
@@ -37,6 +38,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langgraph.config import get_config
 from typing_extensions import NotRequired
 
+from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
@@ -77,6 +79,22 @@ class CompletionState(AgentState):
     completion_checks: NotRequired[int]
     preexisting: NotRequired[list[str]]
     preexisting_stat: NotRequired[dict[str, Any]]
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.lstrip("-").rstrip("0").rstrip(".") if "." in n else n.lstrip("-") for n in _NUMBER.findall(text.replace(",", ""))}
+
+
+def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]) -> list[str]:
+    """Numbers the reply states that neither the request nor any tool result of the run shows
+    (an answer the model made up, or worked out in its head)."""
+    seen = _numbers(request)
+    for result in results:
+        seen |= _numbers(result.text)
+    return [n for n in sorted(_numbers(reply)) if n not in seen]
 
 
 def failure_detail(result: ToolMessage) -> str:
@@ -232,6 +250,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             )
             if failure not in told:  # once: the answer after it may be the explanation
                 found.append(failure)
+        unsupported = unsupported_numbers(request.text, text, tool_results)
+        if tool_results and unsupported and is_question(request.text):
+            found.append(
+                f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
+                "with a tool (for example python3) and answer with the value the tool prints."
+            )
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results and (_FILES_TOPIC.search(request.text) or named_files(request.text) or uploaded):
             found.append(
