@@ -162,3 +162,15 @@ async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
     [note] = harness_notes(model, 2)
     assert "states 111, which no tool result shows" in note
     assert len(model.calls) == 4
+
+
+async def test_placeholders_in_the_answer_are_sent_back(home: Path) -> None:
+    """From a transcript: 'The total amount is $<total_amount> and the number of rows is <number_of_rows>.'"""
+    model, _ = await run(home, "t-cc12", "Tell me the total amount and the number of rows of sales.csv", [
+        call("bash", 1, command="echo 3"),
+        "The total amount is $<total_amount> and the number of rows is <number_of_rows>.",
+        call("bash", 2, command="echo 12.5"),
+        "The total amount is 12.5 and the number of rows is 3.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "placeholders (<total_amount>, <number_of_rows>)" in note

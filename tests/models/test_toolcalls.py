@@ -383,3 +383,14 @@ def test_xml_that_is_not_only_calls_stays_text() -> None:
         assert parsed.tool_calls == [] and parsed.content == text.strip(), text
     assert parse_tool_calls('<bash command="ls"/>', ["bash"], repair=False).tool_calls == []
     assert streamable_prefix('<bash command="ls', ["bash"]) == 0
+
+
+def test_a_bare_string_is_the_only_required_argument() -> None:
+    """From a transcript: '"arguments": "python3 -c ..."' for bash, whose one required argument
+    is command; a tool with several arguments gets no such guess."""
+    reply = '<tool_call>\n{"name": "bash", "arguments": "python3 -c \\"print(1)\\""}\n</tool_call>'
+    parsed = parse_tool_calls(reply, {"bash": "command", "write_file": None})
+    assert [(c["name"], c["args"]) for c in parsed.tool_calls] == [("bash", {"command": 'python3 -c "print(1)"'})]
+    other = '<tool_call>{"name": "write_file", "arguments": "notes.txt"}</tool_call>'
+    assert parse_tool_calls(other, {"bash": "command", "write_file": None}).tool_calls == []
+    assert parse_tool_calls(reply, ["bash"]).tool_calls == []  # names only: no guess

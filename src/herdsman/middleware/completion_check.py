@@ -11,7 +11,7 @@ times per run; that next call must call a tool (``tool_choice="any"``), since a 
 it did not look otherwise apologizes instead of looking. The rules, in order:
 
 * the reply holds a tool call written as text (it was not run);
-* the reply is a refusal;
+* the reply is a refusal, or has placeholders (``<total_amount>``) where values belong;
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
@@ -64,6 +64,7 @@ _REFUSAL = re.compile(
     r"(?:assist|help|do|complete|fulfill)|I cannot (?:fulfill|complete|do) (?:this|that|your)|As an AI\b)",
     re.IGNORECASE,
 )
+_PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
 _EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
 _CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
 _SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
@@ -233,6 +234,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         found: list[str] = []
         if text_tool_call(text, tool_names):
             found.append("Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.")
+        holes = _PLACEHOLDER.findall(text)
+        if holes:
+            found.append(
+                f"Your answer has placeholders ({', '.join(dict.fromkeys(holes[:3]))}) instead of values. "
+                "Compute the values with your tools and give them."
+            )
         if _REFUSAL.search(text):
             found.append(
                 "You refused, but this is a normal task in your own sandbox and your tools can do it. "

@@ -328,6 +328,12 @@ def _tool_name(tool: dict[str, Any]) -> str:
     return tool.get("function", {}).get("name") or tool.get("name", "")
 
 
+def _single_argument(tool: dict[str, Any]) -> str | None:
+    """The tool's only required argument, or None."""
+    required = (tool.get("function", tool).get("parameters") or {}).get("required") or []
+    return required[0] if len(required) == 1 else None
+
+
 def _prefill(tool_choice: Any, tool_names: list[str]) -> str:
     """Text that starts the reply so the model must call a tool (``any``, or one named tool).
 
@@ -357,7 +363,8 @@ class _Request:
     head: int
     """How many leading tokens are the system message (the part a new thread shares)."""
     prefill: str
-    tool_names: list[str]
+    tool_names: dict[str, str | None]
+    """Offered tools, each with its only required argument (None when it has several or none)."""
     max_tokens: int
     stop: list[str]
 
@@ -470,7 +477,8 @@ class ChatLocalLlama(BaseChatModel):
             )
         max_tokens = min(int(kwargs.get("max_tokens") or self.max_tokens), room)
         head = len(head_tokens) if head_tokens and tokens[: len(head_tokens)] == head_tokens else 0
-        return _Request(tokens, head, prefill, names, max_tokens, [*STOP_STRINGS, *(stop or [])])
+        offered = {_tool_name(t): _single_argument(t) for t in kwargs.get("tools") or [] if _tool_name(t) in names}
+        return _Request(tokens, head, prefill, offered, max_tokens, [*STOP_STRINGS, *(stop or [])])
 
     @staticmethod
     def _head_tokens(loaded: LoadedModel, prompt: str, add_bos: bool) -> list[int]:

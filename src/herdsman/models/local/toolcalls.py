@@ -18,7 +18,7 @@ import html
 import json
 import re
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +122,8 @@ def _as_call(value: Any, tool_names: Collection[str]) -> ToolCall | None:
         return None
     raw = next((value[key] for key in _ARG_KEYS if key in value), None)
     args = _coerce_arguments(raw)
+    if args is None and isinstance(raw, str) and isinstance(tool_names, Mapping) and tool_names.get(name):
+        args = {tool_names[name]: raw}  # a tool of one required argument given it as a bare string
     if args is None:
         return None
     return ToolCall(name=name, args=args, id=new_call_id(), type="tool_call")
@@ -169,6 +171,9 @@ def _take_bare(text: str, tool_names: Collection[str], repair: bool = True) -> t
 
 def parse_tool_calls(text: str, tool_names: Collection[str], repair: bool = True) -> ParsedReply:
     """Split a model reply into content and tool calls of the tools named in ``tool_names``.
+
+    ``tool_names`` may map each name to the tool's only required argument (or None): then
+    ``"arguments": "ls -la"`` for such a tool means that argument, as small models write it.
 
     Accepted forms, in this order: ``<tool_call>...</tool_call>`` blocks (the closing tag may be
     missing), ```json fenced blocks that hold only a call, and bare JSON at the start of the reply.
