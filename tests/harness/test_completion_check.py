@@ -141,6 +141,7 @@ async def test_a_file_to_fix_that_was_not_changed_and_a_failed_command(home: Pat
         "Fixed greet.py.",
     ])
     [note] = harness_notes(model, 2)
+    assert model.calls[2].kwargs.get("tool_choice") == "any"  # not read yet: any tool
     assert "asks to change greet.py, but it was not changed" in note
     assert "(bash) failed" in note and "exit code 1" in note
     assert len(model.calls) == 4  # after the change and a clean run, the answer passes
@@ -174,3 +175,23 @@ async def test_placeholders_in_the_answer_are_sent_back(home: Path) -> None:
     ])
     [note] = harness_notes(model, 2)
     assert "placeholders (<total_amount>, <number_of_rows>)" in note
+
+
+async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path) -> None:
+    """From a transcript: the model read greet.py, then wrote a tutorial; told the file is
+    unchanged, its next call is forced to be str_replace (and a missing file, write_file)."""
+    ws = user_data(home, "t-cc13") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "greet.py").write_text("print(nme)\n")
+    model, _ = await run(home, "t-cc13", "Fix greet.py", [
+        call("read_file", 1, path="greet.py"),
+        "To fix the script, follow these steps: ...",
+        call("str_replace", 2, path="greet.py", old="nme", new="'Ann'"),
+        "Fixed.",
+    ])
+    assert model.calls[2].kwargs.get("tool_choice") == "str_replace"
+    assert (ws / "greet.py").read_text() == "print('Ann')\n"
+    model, _ = await run(home, "t-cc14", "Save hi to /mnt/user-data/outputs/hi.txt", [
+        call("bash", 1, command="echo hi"), "hi", call("write_file", 2, path="/mnt/user-data/outputs/hi.txt", content="hi"), "Saved.",
+    ])
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"

@@ -7,8 +7,9 @@ apologizes that it "can't assist" with a harmless task. This middleware is the c
 act-observe-reflect loop: when a reply has no tool calls, rules check it (and, when
 ``lead.verifier_model`` is set, one short model call judges it); what is missing is told to the
 agent in a ``[harness check]`` message and the model runs again, at most ``lead.verify_rounds``
-times per run; that next call must call a tool (``tool_choice="any"``), since a small model told
-it did not look otherwise apologizes instead of looking. The rules, in order:
+times per run; that next call must call a tool (``tool_choice="any"``; the editing or writing tool when
+the problem is a file that still needs its change or is missing), since a small model told it
+did not look otherwise apologizes, or writes a tutorial, instead of doing it. The rules, in order:
 
 * the reply holds a tool call written as text (it was not run);
 * the reply is a refusal, or has placeholders (``<total_amount>``) where values belong;
@@ -96,6 +97,19 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
     for result in results:
         seen |= _numbers(result.text)
     return [n for n in sorted(_numbers(reply)) if n not in seen]
+
+
+def next_tool(problems: Sequence[str], state: Any) -> str:
+    """The tool the call after a note must use: the edit when a file that was read still needs
+    its change, the writer when a requested file is missing, else any tool."""
+    _, run = this_run(state.get("messages") or [])
+    read = any(c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"]))
+               for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
+    if any("but it was not changed" in p for p in problems) and read:
+        return "str_replace"
+    if any("does not exist yet" in p for p in problems) and len(problems) == 1:
+        return "write_file"
+    return "any"
 
 
 def failure_detail(result: ToolMessage) -> str:
@@ -342,7 +356,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         log.info("completion_check", round=used + 1, problems=found)
         note = f"{prefix} Not done yet:\n" + "\n".join(f"- {p}" for p in found)
         return {
-            "messages": [HumanMessage(content=note, name=HARNESS_NAME)],
+            "messages": [HumanMessage(content=note, name=HARNESS_NAME, additional_kwargs={"force_tool": next_tool(found, state)})],
             "completion_checks": used + 1,
             "jump_to": "model",
         }
@@ -357,7 +371,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         model told it answered without looking otherwise apologizes instead of looking."""
         messages = request.messages
         if messages and is_harness(messages[-1]) and messages[-1].text.startswith(PREFIX) and request.tools:
-            return request.override(tool_choice="any")
+            names = {getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) for t in request.tools}
+            wanted = messages[-1].additional_kwargs.get("force_tool")
+            return request.override(tool_choice=wanted if wanted in names else "any")
         return request
 
     @hook_config(can_jump_to=["model"])

@@ -152,6 +152,8 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Accept tools like a real model; their names are recorded with each call."""
         names = [t.name if isinstance(t, BaseTool) else convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice  # recorded with the call; the script decides anyway
         return self.bind(tools=names, **kwargs)
 
     def _append_record(self, call: RecordedCall) -> None:
