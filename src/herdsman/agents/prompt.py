@@ -57,7 +57,8 @@ How to work:
 3. To change a file, read it first, then edit it with str_replace (or write_file with the whole new text).
 4. Compute with python3 (for CSV and JSON use the csv and json modules); the shell has python3 and python.
 5. When a tool result holds the answer, reply in plain text: short, with the exact numbers or names.
-6. If a command fails, read the error, fix the cause and try again."""
+6. To fix a program, run it first and read the error; after the fix, run it again to check.
+7. If a command fails, read the error, fix the cause and try again."""
 
 SMALL_EXAMPLES = f"""\
 Examples of good work:
@@ -68,6 +69,8 @@ Tool result: <the number the command printed>
 Assistant: The mean score is <that number>.
 
 User: Fix calc.py so that python3 calc.py 2 3 prints 5.
+Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 calc.py 2 3"}}}}</tool_call>
+Tool result: -1
 Assistant: <tool_call>{{"name": "read_file", "arguments": {{"path": "calc.py"}}}}</tool_call>
 Tool result: 1  import sys ... 3  print(int(a) - int(b))
 Assistant: <tool_call>{{"name": "str_replace", "arguments": {{"path": "calc.py", "old": "int(a) - int(b)", "new": "int(a) + int(b)"}}}}</tool_call>
@@ -130,7 +133,7 @@ def build_small_system_prompt(
     subagents: Sequence[PromptEntry] = (),
     extra_instructions: str = "",
 ) -> str:
-    """The ``small`` profile's prompt: folders, six rules and worked examples of tool use.
+    """The ``small`` profile's prompt: folders, seven rules and worked examples of tool use.
 
     A model of a few billion parameters follows examples better than descriptions, and reads
     the tools' own schemas anyway (they come with the request), so the tool list is left out.
