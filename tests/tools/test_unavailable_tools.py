@@ -73,3 +73,20 @@ async def test_allowed_networks_keep_web_fetch_and_the_switch_keeps_all(home: Pa
     reachability.clear_cache()
     tools = await offered(make_config(home, context={"hide_unavailable_tools": False}))
     assert {"web_fetch", "web_search"} <= tools
+
+
+def test_a_hanging_probe_never_keeps_the_process_alive() -> None:
+    """A name lookup or connect that hangs (a resolver that does not answer) must not hold the
+    process at exit: the CLI's Ctrl-C test timed out when the probe's worker was joined at exit."""
+    import subprocess
+    import sys
+
+    code = (
+        "import socket, time\n"
+        "from herdsman.tools import reachability as r\n"
+        "socket.create_connection = lambda *a, **k: time.sleep(600)\n"
+        "print(r.any_reachable((('example.invalid', 443, True),)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

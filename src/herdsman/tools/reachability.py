@@ -19,7 +19,6 @@ import socket
 import ssl
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
 import structlog
@@ -52,19 +51,28 @@ def _connect(host: str, port: int, tls: bool) -> bool:
 def any_reachable(endpoints: tuple[Endpoint, ...]) -> bool:
     """Whether any of ``endpoints`` accepts a TCP connection within the time bound (cached).
 
-    Name lookups run in the worker threads too, so a resolver that hangs costs the bound, not
-    its own timeout.
+    Name lookups run in the probing (daemon) threads too, so a resolver that hangs costs the
+    bound, not its own timeout, and never delays the process's exit.
     """
     now = time.monotonic()
     with _lock:
         cached = [_cache[e][1] for e in endpoints if e in _cache and now - _cache[e][0] < TTL_SECONDS]
     if any(cached) or (cached and len(cached) == len(endpoints)):
         return any(cached)
-    pool = ThreadPoolExecutor(max_workers=len(endpoints))
-    futures = {pool.submit(_connect, *endpoint): endpoint for endpoint in endpoints}
-    done, _ = wait(futures, timeout=TIMEOUT_SECONDS + 0.2)
-    pool.shutdown(wait=False, cancel_futures=True)
-    results = {futures[f]: f.result() for f in done}
+    results: dict[Endpoint, bool] = {}
+    answered = threading.Event()
+
+    def probe(endpoint: Endpoint) -> None:
+        results[endpoint] = _connect(*endpoint)
+        if results[endpoint] or len(results) == len(endpoints):
+            answered.set()
+
+    # Daemon threads: a name lookup that hangs (a resolver that does not answer can take tens of
+    # seconds) must neither hold up the caller past the bound nor keep the process from exiting.
+    for endpoint in endpoints:
+        threading.Thread(target=probe, args=(endpoint,), name="herdsman-probe", daemon=True).start()
+    answered.wait(TIMEOUT_SECONDS + 0.2)
+    results = dict(results)
     with _lock:
         for endpoint in endpoints:
             _cache[endpoint] = (now, results.get(endpoint, False))
