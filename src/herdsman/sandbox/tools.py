@@ -58,6 +58,7 @@ MAX_GREP_MATCHES = 200
 MAX_GREP_LINE_CHARS = 300
 MAX_GREP_BYTES = 200 * 1024 * 1024  # text a grep reads before it stops
 GREP_SECONDS = 15.0  # time a grep may take before it stops
+CANCEL_WAIT_SECONDS = 10.0  # how long a cancelled bash call keeps killing a command that starts late
 
 _PATHS_NOTE = (
     f"Paths are virtual: {WORKSPACE} (your working directory; relative paths start here), "
@@ -250,11 +251,17 @@ class SandboxTools:
         """Run a command in a worker thread; a cancelled run kills the command instead of
         leaving it to its timeout in an orphaned thread."""
         sandbox = self.sandbox_of(runtime)
+        work = asyncio.ensure_future(asyncio.to_thread(run_traced, sandbox, command))
         try:
-            result, artifact = await asyncio.to_thread(run_traced, sandbox, command)
+            result, artifact = await asyncio.shield(work)
         except asyncio.CancelledError:
             if isinstance(sandbox, HostBackedSandbox):
-                sandbox.cancel_running()
+                # The command may not have started yet (the worker takes a snapshot first): keep
+                # cancelling until the worker is done, so a late start is killed too (bounded).
+                deadline = time.monotonic() + CANCEL_WAIT_SECONDS
+                while not work.done() and time.monotonic() < deadline:
+                    sandbox.cancel_running()
+                    await asyncio.sleep(0.05)
             raise
         return self.bash_result(result), artifact
 
