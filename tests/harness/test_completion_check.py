@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from herdsman.client import HerdsmanClient
@@ -65,17 +66,32 @@ async def test_refusal_and_answer_without_looking_are_sent_back(home: Path) -> N
     assert len(model.calls) == 3
 
 
-async def test_claimed_file_that_does_not_exist(home: Path) -> None:
+@pytest.mark.parametrize(("request_text", "bad", "fix", "good", "expected"), [
+    pytest.param(
+        "Draw a bar chart of profit per month.",
+        "The bar chart is saved in /mnt/user-data/outputs/profit.png.",
+        "printf 'png' > /mnt/user-data/outputs/profit.png",
+        "The bar chart is saved in /mnt/user-data/outputs/profit.png.",  # the same answer passes once the file exists
+        "mentions /mnt/user-data/outputs/profit.png, but there is no such file",
+        id="claimed-file",
+    ),
+    pytest.param(  # from a transcript
+        "Tell me the total amount and the number of rows of sales.csv",
+        "The total amount is $<total_amount> and the number of rows is <number_of_rows>.",
+        "echo 12.5",
+        "The total amount is 12.5 and the number of rows is 3.",
+        "placeholders (<total_amount>, <number_of_rows>)",
+        id="placeholders",
+    ),
+])
+async def test_an_answer_that_misses_is_sent_back_then_passes(
+    home: Path, request_text: str, bad: str, fix: str, good: str, expected: str
+) -> None:
     (user_data(home, "t-cc3") / "workspace").mkdir(parents=True)
-    model, _ = await run(home, "t-cc3", "Draw a bar chart of profit per month.", [
-        call("bash", 1, command="echo drawing"),
-        "The bar chart is saved in /mnt/user-data/outputs/profit.png.",
-        call("bash", 2, command="printf 'png' > /mnt/user-data/outputs/profit.png"),
-        "The bar chart is saved in /mnt/user-data/outputs/profit.png.",
-    ])
+    model, _ = await run(home, "t-cc3", request_text, [call("bash", 1, command="echo 3"), bad, call("bash", 2, command=fix), good])
     [note] = harness_notes(model, 2)
-    assert "mentions /mnt/user-data/outputs/profit.png, but there is no such file" in note
-    assert len(model.calls) == 4  # after the file exists, the same answer passes
+    assert expected in note
+    assert len(model.calls) == 4
 
 
 async def test_rounds_are_bounded_and_the_run_ends(home: Path) -> None:
@@ -163,18 +179,6 @@ async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
     [note] = harness_notes(model, 2)
     assert "states 111, which no tool result shows" in note
     assert len(model.calls) == 4
-
-
-async def test_placeholders_in_the_answer_are_sent_back(home: Path) -> None:
-    """From a transcript: 'The total amount is $<total_amount> and the number of rows is <number_of_rows>.'"""
-    model, _ = await run(home, "t-cc12", "Tell me the total amount and the number of rows of sales.csv", [
-        call("bash", 1, command="echo 3"),
-        "The total amount is $<total_amount> and the number of rows is <number_of_rows>.",
-        call("bash", 2, command="echo 12.5"),
-        "The total amount is 12.5 and the number of rows is 3.",
-    ])
-    [note] = harness_notes(model, 2)
-    assert "placeholders (<total_amount>, <number_of_rows>)" in note
 
 
 async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path) -> None:

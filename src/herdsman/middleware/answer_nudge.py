@@ -15,7 +15,7 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.tool_selection import request_text
+from herdsman.middleware.turn import HARNESS_NAME, request_text
 
 NUDGE = (
     "[harness] Now either give the user the answer, with the exact value the tool printed, "
@@ -44,4 +44,4 @@ class AnswerNudgeMiddleware(RequestRewriteMiddleware):
             return request
         if not is_question(request_text(messages)):
             return request
-        return request.override(messages=[*messages, HumanMessage(content=NUDGE, name="harness")])
+        return request.override(messages=[*messages, HumanMessage(content=NUDGE, name=HARNESS_NAME)])

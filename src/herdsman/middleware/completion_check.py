@@ -35,18 +35,17 @@ from typing import Any
 import structlog
 from langchain.agents.middleware import AgentState, ModelRequest, hook_config
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.config import get_config
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
+from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run, tool_names
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 
 log = structlog.get_logger(__name__)
 
-HARNESS_NAME = "harness"
 PREFIX = "[harness check]"
 VERIFIER_PREFIX = "[harness review]"
 FILE_EXTENSIONS = (
@@ -127,19 +126,6 @@ def failed(result: ToolMessage) -> bool:
     return result.status == "error" or bool(_EXIT_CODE.search(result.text[-200:]))
 
 
-def is_harness(message: AnyMessage) -> bool:
-    """Whether ``message`` is one of this middleware's own notes."""
-    return isinstance(message, HumanMessage) and message.name == HARNESS_NAME
-
-
-def this_run(messages: Sequence[AnyMessage]) -> tuple[HumanMessage | None, list[AnyMessage]]:
-    """The user's last message and everything after it."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage) and not is_harness(messages[i]):
-            return messages[i], list(messages[i + 1 :])  # type: ignore[return-value]
-    return None, list(messages)
-
-
 def named_files(request: str) -> list[str]:
     """File names and virtual paths the request mentions (URLs excluded)."""
     text = re.sub(r"https?://\S+", " ", request)
@@ -218,14 +204,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         self.verifier = verifier
 
     def _lookup(self) -> FileLookup | None:
-        thread_id = (get_config().get("configurable") or {}).get("thread_id")
-        if self.provider is None or not thread_id:
-            return None
         try:
-            sandbox = self.provider.acquire(str(thread_id))
+            sandbox = run_sandbox(self.provider)
         except Exception:  # noqa: BLE001 - no sandbox: the file rules are skipped
             return None
-        return FileLookup(sandbox) if isinstance(sandbox, HostBackedSandbox) else None
+        return FileLookup(sandbox) if sandbox is not None else None
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """At the start of a run: reset the rounds, note which named files already exist."""
@@ -236,7 +219,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         stats = {n: lookup.stat_of(n) for n in existing if n.endswith(_SOURCE_SUFFIXES)} if lookup else {}
         return {"completion_checks": 0, "preexisting": existing, "preexisting_stat": stats}
 
-    def problems(self, state: Any, tool_names: Sequence[str]) -> list[str]:
+    def problems(self, state: Any) -> list[str]:
         """What the final reply misses, by the rules (empty: done)."""
         request, run = this_run(state.get("messages") or [])
         reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
@@ -246,7 +229,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if text.startswith(_ERROR_REPLIES):
             return []
         found: list[str] = []
-        if text_tool_call(text, tool_names):
+        if text_tool_call(text, self.tool_names):
             found.append("Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.")
         holes = _PLACEHOLDER.findall(text)
         if holes:
@@ -271,8 +254,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             )
             if failure not in told:  # once: the answer after it may be the explanation
                 found.append(failure)
-        unsupported = unsupported_numbers(request.text, text, tool_results)
-        if tool_results and unsupported and is_question(request.text):
+        unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and is_question(request.text) else []
+        if unsupported:
             found.append(
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
                 "with a tool (for example python3) and answer with the value the tool prints."
@@ -346,7 +329,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         used = int(state.get("completion_checks") or 0)
         if used >= self.rounds:
             return None
-        found = self.problems(state, self.tool_names)
+        found = self.problems(state)
         prefix = PREFIX
         if not found:
             found = self._verify(state) if self._is_final(state) else []
@@ -371,9 +354,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         model told it answered without looking otherwise apologizes instead of looking."""
         messages = request.messages
         if messages and is_harness(messages[-1]) and messages[-1].text.startswith(PREFIX) and request.tools:
-            names = {getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else None) for t in request.tools}
             wanted = messages[-1].additional_kwargs.get("force_tool")
-            return request.override(tool_choice=wanted if wanted in names else "any")
+            return request.override(tool_choice=wanted if wanted in tool_names(request.tools) else "any")
         return request
 
     @hook_config(can_jump_to=["model"])

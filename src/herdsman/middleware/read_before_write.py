@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import operator
 import shlex
 import stat
 from collections.abc import Awaitable, Callable
@@ -35,15 +36,11 @@ from herdsman.sandbox.tools import thread_id_of
 READERS = {"cat", "head", "tail", "nl", "less", "more", "bat"}
 
 
-def merge_reads(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
-    """Reducer: later fingerprints win (parallel tool calls each add theirs)."""
-    return {**(left or {}), **(right or {})}
-
-
 class ReadState(AgentState):
-    """``files_read``: virtual path -> fingerprint of the content the agent last saw."""
+    """``files_read``: virtual path -> fingerprint of the content the agent last saw (merged with
+    ``|``: later fingerprints win, parallel tool calls each add theirs)."""
 
-    files_read: NotRequired[Annotated[dict[str, str], merge_reads]]
+    files_read: NotRequired[Annotated[dict[str, str], operator.or_]]
 
 
 def fingerprint(content: str) -> str:

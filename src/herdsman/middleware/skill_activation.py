@@ -27,6 +27,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.middleware.turn import tool_name
 from herdsman.skills.activation import ActiveSkill, active_skill
 from herdsman.skills.model import Skill
 
@@ -77,10 +78,6 @@ def refusal(skill: Skill, tool: str, call_id: str) -> ToolMessage:
     )
 
 
-def _tool_name(tool: Any) -> str:
-    return tool.get("name", "") if isinstance(tool, dict) else getattr(tool, "name", "")
-
-
 class SkillActivationMiddleware(AgentMiddleware):
     """Inject the active skill and restrict tools to its ``allowed-tools`` (see module docstring)."""
 
@@ -112,7 +109,7 @@ class SkillActivationMiddleware(AgentMiddleware):
             extra, tools = self._block(skill), request.tools
             if skill.allowed_tools is not None:
                 allowed = set(skill.allowed_tools)
-                tools = [t for t in request.tools if _tool_name(t) in allowed]
+                tools = [t for t in request.tools if tool_name(t) in allowed]
         base = request.system_message.text if request.system_message is not None else ""
         system = SystemMessage(content=f"{base}\n\n{extra}" if base else extra)
         return request.override(system_message=system, tools=tools), update

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import AIMessage, HumanMessage
-
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
+from herdsman.middleware.turn import request_text, tool_name, used_tools
 
 CORE = frozenset({"bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"})
 GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
@@ -37,29 +35,6 @@ GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
 }
 ASK = "ask_clarification"
 SHORT_REQUEST_WORDS = 3
-
-
-def _tool_name(tool: Any) -> str:
-    return getattr(tool, "name", None) or (tool.get("name") if isinstance(tool, dict) else "") or ""
-
-
-def request_text(messages: Iterable[Any]) -> str:
-    """The user's last message (harness notes skipped)."""
-    for message in reversed(list(messages)):
-        if isinstance(message, HumanMessage) and message.name != "harness":
-            return message.text
-    return ""
-
-
-def used_tools(messages: Iterable[Any]) -> set[str]:
-    """Names of the tools called since the user's last message."""
-    used: set[str] = set()
-    for message in reversed(list(messages)):
-        if isinstance(message, HumanMessage) and message.name != "harness":
-            break
-        if isinstance(message, AIMessage):
-            used.update(call["name"] for call in message.tool_calls)
-    return used
 
 
 def select_tools(names: Iterable[str], text: str, used: set[str]) -> set[str]:
@@ -81,8 +56,8 @@ class ToolSelectionMiddleware(RequestRewriteMiddleware):
     """Narrow each model call's tools to what the request needs (see the module docstring)."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        names = [_tool_name(t) for t in request.tools]
+        names = [tool_name(t) for t in request.tools]
         keep = select_tools(names, request_text(request.messages), used_tools(request.messages))
         if len(keep) == len(names):
             return request
-        return request.override(tools=[t for t in request.tools if _tool_name(t) in keep])
+        return request.override(tools=[t for t in request.tools if tool_name(t) in keep])

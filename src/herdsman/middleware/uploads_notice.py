@@ -22,16 +22,17 @@ too, on the next turn; that is harmless.
 from __future__ import annotations
 
 import asyncio
+import operator
 import re
 from typing import Annotated, Any
 
 import structlog
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain_core.messages import HumanMessage
-from langgraph.config import get_config
 from typing_extensions import NotRequired
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
+from herdsman.middleware.turn import run_sandbox, this_run
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.snapshot import take_snapshot
 
@@ -47,16 +48,12 @@ TEXT_SUFFIXES = {
 }
 
 
-def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Reducer: keys of ``right`` win."""
-    return {**(left or {}), **(right or {})}
-
-
 class UploadsState(AgentState):
-    """``uploads_seen``: path -> [size, mtime] announced; ``upload_notices``: message id -> notice."""
+    """``uploads_seen``: path -> [size, mtime] announced; ``upload_notices``: message id -> notice
+    (both merged with ``|``: new keys win)."""
 
-    uploads_seen: NotRequired[Annotated[dict[str, list[int]], merge_dicts]]
-    upload_notices: NotRequired[Annotated[dict[str, str], merge_dicts]]
+    uploads_seen: NotRequired[Annotated[dict[str, list[int]], operator.or_]]
+    upload_notices: NotRequired[Annotated[dict[str, str], operator.or_]]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -121,17 +118,16 @@ class UploadsNoticeMiddleware(RequestRewriteMiddleware):
         self.provider = provider
 
     def _scan(self, state: dict[str, Any]) -> dict[str, Any] | None:
-        thread_id = (get_config().get("configurable") or {}).get("thread_id")
-        last = next((m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)), None)
-        if not thread_id or last is None or not last.id:
+        last, _ = this_run(state.get("messages") or [])
+        if last is None or not last.id:
             return None
         try:
-            sandbox = self.provider.acquire(str(thread_id))
-            if not isinstance(sandbox, HostBackedSandbox):
+            sandbox = run_sandbox(self.provider)
+            if sandbox is None:
                 return None
             snapshot = take_snapshot(sandbox.files, UPLOADS, limit=500)
         except Exception as exc:  # noqa: BLE001 - no notice is better than no run
-            log.warning("uploads_scan_failed", thread_id=thread_id, error=str(exc))
+            log.warning("uploads_scan_failed", error=str(exc))
             return None
         seen = state.get("uploads_seen") or {}
         new = {p: st for p, st in snapshot.entries.items() if list(st) != list(seen.get(p, []))}

@@ -1,0 +1,65 @@
+"""The current turn as the middlewares see it: the user's last message, what followed it, the
+harness's own notes among the messages, the names of the tools a request offers, and the
+sandbox of the thread the run is on.
+
+Several middlewares (completion check, tool selection, answer nudge, skill activation) read the
+same things; they are written once here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.config import get_config
+
+from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
+
+HARNESS_NAME = "harness"
+"""The ``name`` of the messages the harness adds to a thread (notes, not the user's words)."""
+
+
+def is_harness(message: Any) -> bool:
+    """Whether ``message`` is a note of the harness rather than something the user wrote."""
+    return isinstance(message, HumanMessage) and message.name == HARNESS_NAME
+
+
+def this_run(messages: Sequence[AnyMessage]) -> tuple[HumanMessage | None, list[AnyMessage]]:
+    """The user's last message and everything after it (harness notes are not the user's)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage) and not is_harness(messages[i]):
+            return messages[i], list(messages[i + 1 :])  # type: ignore[return-value]
+    return None, list(messages)
+
+
+def request_text(messages: Sequence[AnyMessage]) -> str:
+    """The text of the user's last message ("" when there is none)."""
+    request, _ = this_run(messages)
+    return request.text if request is not None else ""
+
+
+def used_tools(messages: Sequence[AnyMessage]) -> set[str]:
+    """Names of the tools called since the user's last message."""
+    _, run = this_run(messages)
+    return {call["name"] for m in run if isinstance(m, AIMessage) for call in m.tool_calls}
+
+
+def tool_name(tool: Any) -> str:
+    """The name of a tool as a request carries it: a LangChain tool or a dict."""
+    return (tool.get("name", "") if isinstance(tool, dict) else getattr(tool, "name", "")) or ""
+
+
+def tool_names(tools: Iterable[Any]) -> set[str]:
+    """The names of ``tools``."""
+    return {tool_name(t) for t in tools}
+
+
+def run_sandbox(provider: SandboxProvider | None) -> HostBackedSandbox | None:
+    """The sandbox of the thread this run is on (from the run config), when its files are on
+    this host; None without a provider, a thread id, or host-side files."""
+    thread_id = (get_config().get("configurable") or {}).get("thread_id")
+    if provider is None or not thread_id:
+        return None
+    sandbox = provider.acquire(str(thread_id))
+    return sandbox if isinstance(sandbox, HostBackedSandbox) else None
