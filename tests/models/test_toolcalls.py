@@ -385,6 +385,45 @@ def test_xml_that_is_not_only_calls_stays_text() -> None:
     assert streamable_prefix('<bash command="ls', ["bash"]) == 0
 
 
+def test_an_unknown_name_with_one_tools_only_argument_is_that_tool() -> None:
+    """From the benchmark: the model named the interpreter instead of the tool. Arguments that
+    are exactly the one required argument of one bound tool say which tool; anything else, or
+    two tools with the same argument, stays text."""
+    names = {"bash": "command", "read_file": "path", "glob": "pattern", "grep": "pattern", "write_file": None}
+    reply = '<tool_call>\n{"name": "python3", "arguments": {"command": "python3 -c \\"print(1)\\""}}'
+    assert [(c["name"], c["args"]) for c in parse_tool_calls(reply, names).tool_calls] == [
+        ("bash", {"command": 'python3 -c "print(1)"'})
+    ]
+    for text in (
+        '<tool_call>{"name": "find", "arguments": {"pattern": "*.py"}}</tool_call>',  # glob or grep
+        '<tool_call>{"name": "copy", "arguments": {"source": "a", "destination": "b"}}</tool_call>',
+        '<tool_call>{"name": "python3", "arguments": {"command": "ls", "cwd": "/"}}</tool_call>',
+    ):
+        assert parse_tool_calls(text, names).tool_calls == [], text
+    assert parse_tool_calls(reply, ["bash"]).tool_calls == []  # names only: no guess
+
+
+def test_xml_element_text_is_the_only_required_argument() -> None:
+    """From the benchmark (create a file with three lines): the command as the element's text,
+    indented, with \\n escapes meant for Python. Child elements name the arguments; a tool with
+    several arguments gets no guess from bare text."""
+    reply = (
+        "<tools>\n  <bash>\n    python3 -c \"with open('/mnt/user-data/workspace/todo.txt', 'w') as f: "
+        "f.write('buy milk\\ncall mom\\n')\"\n  </bash>\n</tools>"
+    )
+    names = {"bash": "command", "write_file": None}
+    parsed = parse_tool_calls(reply, names)
+    assert parsed.content == ""
+    assert [(c["name"], c["args"]) for c in parsed.tool_calls] == [
+        ("bash", {"command": "python3 -c \"with open('/mnt/user-data/workspace/todo.txt', 'w') as f: f.write('buy milk\\ncall mom\\n')\""})
+    ]
+    children = parse_tool_calls("<write_file>\n  <path>a.txt</path>\n  <content>x &lt; y</content>\n</write_file>", names)
+    assert [c["args"] for c in children.tool_calls] == [{"path": "a.txt", "content": "x < y"}]
+    for text in ("<write_file>notes</write_file>", "<bash>ls</bash> then I answer", "<bash>ls", '<bash command="x">ls</bash>'):
+        assert parse_tool_calls(text, names).tool_calls == [], text
+    assert parse_tool_calls("<bash>ls</bash>", ["bash"]).tool_calls == []  # names only: no guess
+
+
 def test_a_bare_string_is_the_only_required_argument() -> None:
     """From a transcript: '"arguments": "python3 -c ..."' for bash, whose one required argument
     is command; a tool with several arguments gets no such guess."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import textwrap
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -111,17 +112,30 @@ def _resolve_name(name: Any, tool_names: Collection[str]) -> str | None:
     return short if short in tool_names else None
 
 
+def _tool_by_arguments(args: dict[str, Any] | None, tool_names: Collection[str]) -> str | None:
+    """The bound tool an unknown name must mean, by its arguments: they are exactly one
+    argument, the only required one of exactly one bound tool (from the benchmark:
+    ``{"name": "python3", "arguments": {"command": "python3 -c ..."}}`` is bash)."""
+    if not args or len(args) != 1 or not isinstance(tool_names, Mapping):
+        return None
+    [key] = args
+    matches = [name for name, single in tool_names.items() if single == key]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _as_call(value: Any, tool_names: Collection[str]) -> ToolCall | None:
     """One decoded JSON object as a tool call of a bound tool, or None."""
     if not isinstance(value, dict):
         return None
     if isinstance(value.get("function"), dict):  # OpenAI's {"type": "function", "function": {...}}
         value = value["function"]
-    name = _resolve_name(value.get("name"), tool_names)
-    if name is None:
-        return None
     raw = next((value[key] for key in _ARG_KEYS if key in value), None)
     args = _coerce_arguments(raw)
+    name = _resolve_name(value.get("name"), tool_names)
+    if name is None and isinstance(value.get("name"), str):
+        name = _tool_by_arguments(args, tool_names)
+    if name is None:
+        return None
     if args is None and isinstance(raw, str) and isinstance(tool_names, Mapping) and tool_names.get(name):
         args = {tool_names[name]: raw}  # a tool of one required argument given it as a bare string
     if args is None:
@@ -217,8 +231,9 @@ def parse_tool_calls(text: str, tool_names: Collection[str], repair: bool = True
 
 
 _XML_WRAPPER = re.compile(r"</?(?:tools|tool_calls?|function_calls)\s*>")
-_XML_ELEMENT = re.compile(r"<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_]\w*=\".*?\")*)\s*/>|<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_]\w*=\".*?\")*)\s*>\s*</\3>", re.DOTALL)
+_XML_OPEN = re.compile(r"<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_]\w*=\".*?\")*)\s*(/?)>", re.DOTALL)
 _XML_ATTR = re.compile(r'\s+([A-Za-z_]\w*)="')
+_XML_CHILD = re.compile(r"\s*<([A-Za-z_]\w*)>(.*?)</\1>\s*", re.DOTALL)
 
 
 def _xml_attributes(raw: str) -> dict[str, str]:
@@ -235,24 +250,47 @@ def _xml_attributes(raw: str) -> dict[str, str]:
     return args
 
 
+def _xml_body_arguments(name: str, body: str, tool_names: Collection[str]) -> dict[str, str] | None:
+    """The arguments an element's body gives: child elements (``<command>ls</command>``) by
+    name, or the whole text as the tool's only required argument; None when neither fits."""
+    children = list(_XML_CHILD.finditer(body))
+    if children and "".join(m.group(0) for m in children) == body:
+        return {m.group(1): html.unescape(textwrap.dedent(m.group(2)).strip()) for m in children}
+    single = tool_names.get(name) if isinstance(tool_names, Mapping) else None
+    return {single: html.unescape(textwrap.dedent(body).strip("\n")).strip()} if single else None
+
+
 def _xml_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
-    """Calls written as XML elements named after bound tools, with the arguments as attributes
-    (``<tools><bash command="ls -la"/></tools>``, seen from Qwen2.5-Coder-1.5B). Only a reply
-    made of nothing but such elements counts; anything else leaves it as text."""
+    """Calls written as XML elements named after bound tools, seen from Qwen2.5-Coder-1.5B:
+    arguments as attributes (``<tools><bash command="ls -la"/></tools>``), as child elements
+    (``<bash><command>ls</command></bash>``) or, for a tool of one required argument, as the
+    element's text (``<bash>ls -la</bash>``). Only a reply made of nothing but such elements
+    counts; anything else leaves it as text."""
     body = _XML_WRAPPER.sub("", text).strip()
-    if not body.startswith("<"):
-        return []
     calls: list[ToolCall] = []
     pos = 0
-    for match in _XML_ELEMENT.finditer(body):
-        if body[pos:match.start()].strip():
+    while pos < len(body):
+        match = _XML_OPEN.match(body, pos)
+        if match is None:
             return []
-        name = _resolve_name(match.group(1) or match.group(3), tool_names)
+        name = _resolve_name(match.group(1), tool_names)
         if name is None:
             return []
-        calls.append(ToolCall(name=name, args=_xml_attributes(match.group(2) or match.group(4) or ""), id=new_call_id(), type="tool_call"))
+        args: dict[str, str] | None = _xml_attributes(match.group(2) or "")
         pos = match.end()
-    return calls if calls and not body[pos:].strip() else []
+        if not match.group(3):  # <name ...>body</name>
+            close = body.find(f"</{match.group(1)}>", pos)
+            if close < 0:
+                return []
+            inner = body[pos:close]
+            if inner.strip():
+                args = None if args else _xml_body_arguments(name, inner, tool_names)
+            pos = close + len(match.group(1)) + 3
+        if args is None:
+            return []
+        calls.append(ToolCall(name=name, args=args, id=new_call_id(), type="tool_call"))
+        pos = len(body) - len(body[pos:].lstrip())
+    return calls
 
 
 def _partial_marker_at(text: str, start: int) -> int | None:
