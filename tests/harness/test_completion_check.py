@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.completion_check import named_files
+from herdsman.middleware.turn import named_files
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
@@ -52,17 +52,29 @@ async def test_printed_instead_of_saved_is_sent_back_and_then_saved(home: Path) 
     assert len(model.calls) == 3 and state["completion_checks"] == 1
 
 
-async def test_refusal_and_answer_without_looking_are_sent_back(home: Path) -> None:
-    ws = user_data(home, "t-cc2") / "workspace"
+@pytest.mark.parametrize(("thread", "file", "request_text", "replies", "expected"), [
+    pytest.param(
+        "t-cc2", "notes.txt", "How many lines are in notes.txt?",
+        ["I'm sorry, but I can't assist with that request.", call("bash", 1, command="wc -l notes.txt"), "3 lines."],
+        ["You refused", "without using any tool"], id="refusal-without-looking",
+    ),
+    pytest.param(  # from the benchmark: asked to copy a file, the model called a "copy" tool as text
+        "t-cc17", "report.md", "Copy report.md from the workspace to /mnt/user-data/outputs/report.md.",
+        ['```json\n{"name": "copy", "arguments": {"source": "report.md", "destination": "/mnt/user-data/outputs/report.md"}}\n```',
+         call("bash", 1, command="cp /mnt/user-data/workspace/report.md /mnt/user-data/outputs/report.md"),
+         "Copied to /mnt/user-data/outputs/report.md."],
+        ["There is no tool named copy", "bash runs any shell command"], id="unknown-tool",
+    ),
+])
+async def test_what_a_reply_misses_is_named_and_the_next_round_passes(
+    home: Path, thread: str, file: str, request_text: str, replies: list, expected: list[str]
+) -> None:
+    ws = user_data(home, thread) / "workspace"
     ws.mkdir(parents=True)
-    (ws / "notes.txt").write_text("a\nb\nc\n")
-    model, _ = await run(home, "t-cc2", "How many lines are in notes.txt?", [
-        "I'm sorry, but I can't assist with that request.",
-        call("bash", 1, command="wc -l notes.txt"),
-        "notes.txt has 3 lines.",
-    ])
+    (ws / file).write_text("a\nb\nc\n")
+    model, _ = await run(home, thread, request_text, replies)
     [note] = harness_notes(model, 1)
-    assert "You refused" in note and "without using any tool" in note
+    assert all(part in note for part in expected), note
     assert len(model.calls) == 3
 
 
@@ -199,3 +211,26 @@ async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path
         call("bash", 1, command="echo hi"), "hi", call("write_file", 2, path="/mnt/user-data/outputs/hi.txt", content="hi"), "Saved.",
     ])
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+
+
+async def test_a_text_file_the_model_failed_to_write_another_way_forces_write_file(home: Path) -> None:
+    """From the benchmark: asked for todo.txt, the model ran a python3 -c that died on a quoting
+    error. It knows the content, not the mechanics: the next call is forced to write_file. A
+    missing file the model never tried to write, beside another problem, leaves the choice open."""
+    failing = "python3 -c \"open('/mnt/user-data/workspace/todo.txt', 'w').write('buy milk\n')\""
+    model, _ = await run(home, "t-cc15", "Create /mnt/user-data/workspace/todo.txt with the line: buy milk", [
+        call("bash", 1, command=failing),
+        "Done, created /mnt/user-data/workspace/todo.txt.",
+        call("write_file", 2, path="/mnt/user-data/workspace/todo.txt", content="buy milk\n"),
+        "Created /mnt/user-data/workspace/todo.txt.",
+    ])
+    assert "SyntaxError" in harness_notes(model, 2)[0]
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+    assert (user_data(home, "t-cc15") / "workspace" / "todo.txt").read_text() == "buy milk\n"
+    model, _ = await run(home, "t-cc16", "Count the users and save the count to /mnt/user-data/outputs/n.txt", [
+        call("bash", 1, command="exit 3"),
+        "Done.",
+        call("bash", 2, command="echo 1 > /mnt/user-data/outputs/n.txt"),
+        "Saved.",
+    ])
+    assert model.calls[2].kwargs.get("tool_choice") == "any"

@@ -52,6 +52,20 @@ async def test_tasks_get_no_nudge_and_standard_profile_is_unchanged(home: Path) 
     assert "task" in standard.calls[0].tools
 
 
+async def test_the_first_call_on_a_file_request_must_call_a_tool(home: Path) -> None:
+    """From the benchmark: asked to copy report.md, the model answered with a call to a "copy"
+    tool that does not exist, written as text. The first call of a run about files is forced to
+    call a tool; later calls, and requests that are not about files, choose freely."""
+    model = await run(home, "Copy report.md from the workspace to /mnt/user-data/outputs/report.md.", [
+        call("bash", 1, command="cp /mnt/user-data/workspace/report.md /mnt/user-data/outputs/ || true"), "Copied.",
+    ])
+    assert [c.kwargs.get("tool_choice") for c in model.calls] == ["any", None]
+    chat = await run(home, "What is the capital of France?", ["Paris."])
+    assert chat.calls[0].kwargs.get("tool_choice") is None
+    standard = await run(home, "Copy report.md to report2.md", ["Done."], local_model={"profile": "standard"})
+    assert standard.calls[0].kwargs.get("tool_choice") is None
+
+
 def test_selection_keeps_used_and_named_tools() -> None:
     names = {*CORE, "task", "run_plan", "web_fetch", "calc_add", "ask_clarification"}
     assert select_tools(names, "add 2 and 3 with calc_add", set()) == {*CORE, "calc_add"}

@@ -132,6 +132,11 @@ def test_ls_glob_and_grep(call, ws: Path) -> None:
     ]
     assert ok(call("glob", pattern="/mnt/user-data/workspace/src/*.py")) == "/mnt/user-data/workspace/src/main.py"
     assert "no paths match" in ok(call("glob", pattern="*.rs"))
+    # one level: the subfolders' matches are counted, with the pattern that includes them
+    assert ok(call("glob", pattern="*.py", path="src")).splitlines() == [
+        "/mnt/user-data/workspace/src/main.py", "[1 more in subfolders: the pattern **/*.py includes them]",
+    ]
+    assert ok(call("glob", pattern="*.md")) == "/mnt/user-data/workspace/README.md"
 
     hits = ok(call("grep", pattern=r"hello\(")).splitlines()
     assert hits == [

@@ -40,7 +40,7 @@ from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run, tool_names
+from herdsman.middleware.turn import HARNESS_NAME, about_files, is_harness, named_files, run_sandbox, this_run, tool_names
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 
@@ -48,11 +48,6 @@ log = structlog.get_logger(__name__)
 
 PREFIX = "[harness check]"
 VERIFIER_PREFIX = "[harness review]"
-FILE_EXTENSIONS = (
-    "txt|md|csv|tsv|json|jsonl|yaml|yml|xml|html|htm|css|js|ts|py|sh|sql|log|ini|toml|cfg|png|jpg|jpeg|svg|"
-    "pdf|docx|xlsx|pptx|zip|tar|gz|r|ipynb|tex|rst|env|conf"
-)
-_FILE = re.compile(rf"(?<![\w/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))\b", re.IGNORECASE)
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
 _MAKE_VERBS = re.compile(
     r"\b(save|saves|saved|write|writes|create|creates|generate|export|produce|make|store|put|output|"
@@ -68,7 +63,6 @@ _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total
 _EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
 _CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
 _SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
-_FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
 _ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
 
 
@@ -98,15 +92,24 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
     return [n for n in sorted(_numbers(reply)) if n not in seen]
 
 
+_MISSING = re.compile(r"The request asks for (\S+), which does not exist yet")
+
+
 def next_tool(problems: Sequence[str], state: Any) -> str:
     """The tool the call after a note must use: the edit when a file that was read still needs
-    its change, the writer when a requested file is missing, else any tool."""
+    its change; the writer when a requested file is missing and it is the only problem, or the
+    file is text the model already tried to write another way (a command that failed, a call
+    written as text: it knows the content, not the mechanics); else any tool."""
     _, run = this_run(state.get("messages") or [])
-    read = any(c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"]))
-               for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+    read = any(c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])) for c in calls)
     if any("but it was not changed" in p for p in problems) and read:
         return "str_replace"
-    if any("does not exist yet" in p for p in problems) and len(problems) == 1:
+    missing = [m.group(1) for p in problems if (m := _MISSING.search(p))]
+    if missing and len(problems) == 1:
+        return "write_file"
+    tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
+    if missing and all(name.lower().endswith(_SOURCE_SUFFIXES) and name in tried for name in missing):
         return "write_file"
     return "any"
 
@@ -124,18 +127,6 @@ def failure_detail(result: ToolMessage) -> str:
 def failed(result: ToolMessage) -> bool:
     """Whether a tool result is a failure: an error status, or a command's non-zero exit code."""
     return result.status == "error" or bool(_EXIT_CODE.search(result.text[-200:]))
-
-
-def named_files(request: str) -> list[str]:
-    """File names and virtual paths the request mentions (URLs excluded)."""
-    text = re.sub(r"https?://\S+", " ", request)
-    names: list[str] = []
-    for match in _FILE.finditer(text):
-        name = match.group(1).rstrip(".")
-        if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
-            names.append(name)
-    # a bare name also written as a full path is the same file
-    return [n for n in names if "/" in n or not any(o.endswith("/" + n) for o in names)]
 
 
 class FileLookup:
@@ -181,6 +172,15 @@ def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
         re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) or re.search(rf"<{re.escape(n)}\s+\w+=", reply)
         for n in tool_names
     )
+
+
+_CALL_NAME = re.compile(r'\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"(?:arguments|parameters|args)"')
+
+
+def unknown_tools(reply: str, tool_names: Sequence[str]) -> list[str]:
+    """Names of tools that do not exist which the reply tries to call as JSON (from the
+    benchmark: ``{"name": "copy", "arguments": {...}}`` to copy a file)."""
+    return sorted({n for n in _CALL_NAME.findall(reply) if n not in tool_names and n.rsplit(".", 1)[-1] not in tool_names})
 
 
 class CompletionCheckMiddleware(RequestRewriteMiddleware):
@@ -231,6 +231,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         found: list[str] = []
         if text_tool_call(text, self.tool_names):
             found.append("Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.")
+        unknown = unknown_tools(text, self.tool_names) if self.tool_names else []
+        if unknown:
+            found.append(
+                f"There is no tool named {', '.join(unknown)}. Use your tools ({', '.join(sorted(self.tool_names)[:12])}); "
+                "bash runs any shell command (cp, mv, python3...)."
+            )
         holes = _PLACEHOLDER.findall(text)
         if holes:
             found.append(
@@ -261,7 +267,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "with a tool (for example python3) and answer with the value the tool prints."
             )
         uploaded = request.id in (state.get("upload_notices") or {})
-        if not tool_results and (_FILES_TOPIC.search(request.text) or named_files(request.text) or uploaded):
+        if not tool_results and (about_files(request.text) or uploaded):
             found.append(
                 "You answered without using any tool. Look at the files with your tools (read_file, "
                 "ls, grep, bash) and answer from what they show."

@@ -8,6 +8,10 @@ the web or a URL, the clarification tool when the request is too short to act on
 (MCP servers', images, memory, the todo list) stay whenever the request names them, and a tool
 already used in the run is always kept.
 
+The first call of a run on a request about files must call a tool (``tool_choice="any"``): asked
+to copy a file or find the largest one, the 1.5B model otherwise writes a tutorial, or a call to
+a tool that does not exist ("copy"), and every later fix starts from that answer.
+
 Groups rather than single tools on purpose: the tools are part of the system message, which the
 embedded model keeps processed per version (see :mod:`herdsman.models.local.prompt_cache`); a few
 groups make a few versions, each processed once.
@@ -20,7 +24,7 @@ from collections.abc import Iterable
 
 from langchain.agents.middleware import ModelRequest
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import request_text, tool_name, used_tools
+from herdsman.middleware.turn import about_files, request_text, this_run, tool_name, used_tools
 
 CORE = frozenset({"bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"})
 GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
@@ -53,11 +57,17 @@ def select_tools(names: Iterable[str], text: str, used: set[str]) -> set[str]:
 
 
 class ToolSelectionMiddleware(RequestRewriteMiddleware):
-    """Narrow each model call's tools to what the request needs (see the module docstring)."""
+    """Narrow each model call's tools to what the request needs, and make the first call on a
+    request about files a tool call (see the module docstring)."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         names = [tool_name(t) for t in request.tools]
-        keep = select_tools(names, request_text(request.messages), used_tools(request.messages))
-        if len(keep) == len(names):
-            return request
-        return request.override(tools=[t for t in request.tools if tool_name(t) in keep])
+        text = request_text(request.messages)
+        keep = select_tools(names, text, used_tools(request.messages))
+        changes: dict[str, object] = {}
+        if len(keep) < len(names):
+            changes["tools"] = [t for t in request.tools if tool_name(t) in keep]
+        last, run = this_run(request.messages)
+        if keep and last is not None and not run and request.tool_choice in (None, "auto") and about_files(text):
+            changes["tool_choice"] = "any"
+        return request.override(**changes) if changes else request

@@ -1,6 +1,6 @@
 """The current turn as the middlewares see it: the user's last message, what followed it, the
-harness's own notes among the messages, the names of the tools a request offers, and the
-sandbox of the thread the run is on.
+harness's own notes among the messages, the files a request names, the names of the tools a
+request offers, and the sandbox of the thread the run is on.
 
 Several middlewares (completion check, tool selection, answer nudge, skill activation) read the
 same things; they are written once here.
@@ -8,6 +8,7 @@ same things; they are written once here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,6 +17,12 @@ from langgraph.config import get_config
 
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
 
+FILE_EXTENSIONS = (
+    "txt|md|csv|tsv|json|jsonl|yaml|yml|xml|html|htm|css|js|ts|py|sh|sql|log|ini|toml|cfg|png|jpg|jpeg|svg|"
+    "pdf|docx|xlsx|pptx|zip|tar|gz|r|ipynb|tex|rst|env|conf"
+)
+_FILE = re.compile(rf"(?<![\w/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))\b", re.IGNORECASE)
+_FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
 HARNESS_NAME = "harness"
 """The ``name`` of the messages the harness adds to a thread (notes, not the user's words)."""
 
@@ -43,6 +50,23 @@ def used_tools(messages: Sequence[AnyMessage]) -> set[str]:
     """Names of the tools called since the user's last message."""
     _, run = this_run(messages)
     return {call["name"] for m in run if isinstance(m, AIMessage) for call in m.tool_calls}
+
+
+def named_files(request: str) -> list[str]:
+    """File names and virtual paths the request mentions (URLs excluded)."""
+    text = re.sub(r"https?://\S+", " ", request)
+    names: list[str] = []
+    for match in _FILE.finditer(text):
+        name = match.group(1).rstrip(".")
+        if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
+            names.append(name)
+    # a bare name also written as a full path is the same file
+    return [n for n in names if "/" in n or not any(o.endswith("/" + n) for o in names)]
+
+
+def about_files(request: str) -> bool:
+    """Whether the request is about files (names one, or talks of files, folders, data)."""
+    return bool(_FILES_TOPIC.search(request) or named_files(request))
 
 
 def tool_name(tool: Any) -> str:

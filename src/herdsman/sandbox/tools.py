@@ -378,11 +378,18 @@ class SandboxTools:
         runtime: ToolRuntime,
         path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
     ) -> str:
-        """Find paths by glob pattern."""
-        matches = self.sandbox_of(runtime).glob(pattern, path)
+        """Find paths by glob pattern; a pattern for one folder level says how many more match
+        in subfolders (a model asked to count "including subfolders" wrote ``*.py``)."""
+        sandbox = self.sandbox_of(runtime)
+        matches = sandbox.glob(pattern, path)
+        deeper = ""
+        if "/" not in pattern and "**" not in pattern:
+            extra = len(sandbox.glob(f"**/{pattern}", path)) - len(matches)
+            if extra > 0:
+                deeper = f"\n[{extra} more in subfolders: the pattern **/{pattern} includes them]"
         if not matches:
-            return f"no paths match {pattern!r} under {_display(path)}" + _stopped(matches)
-        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern") + _stopped(matches)
+            return f"no paths match {pattern!r} under {_display(path)}" + deeper + _stopped(matches)
+        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern") + deeper + _stopped(matches)
 
     def grep(
         self,
