@@ -224,7 +224,8 @@ async def test_a_text_file_the_model_failed_to_write_another_way_forces_write_fi
         call("write_file", 2, path="/mnt/user-data/workspace/todo.txt", content="buy milk\n"),
         "Created /mnt/user-data/workspace/todo.txt.",
     ])
-    assert "SyntaxError" in harness_notes(model, 2)[0]
+    [note] = harness_notes(model, 2)
+    assert "SyntaxError" in note and "python3 - <<'EOF'" in note  # the way out of python3 -c quoting
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
     assert (user_data(home, "t-cc15") / "workspace" / "todo.txt").read_text() == "buy milk\n"
     model, _ = await run(home, "t-cc16", "Count the users and save the count to /mnt/user-data/outputs/n.txt", [

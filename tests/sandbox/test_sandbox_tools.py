@@ -421,3 +421,17 @@ def test_bash_artifact_under_bubblewrap(make_config, make_runner) -> None:
     assert "nope" in message.artifact["stderr"]
     assert message.artifact["exit_code"] == 2
     assert message.artifact["files_changed"] == [{"path": "/mnt/user-data/outputs/r.txt", "action": "created"}]
+
+
+def test_the_small_prompts_python_example_runs_as_written(call, tmp_path: Path) -> None:
+    """The small profile teaches Python through a heredoc (python3 -c cannot hold for/with after
+    ';', which the model kept writing): the worked example's command runs in the jail as written."""
+    import json
+    import re
+
+    from herdsman.agents.prompt import SMALL_EXAMPLES
+
+    command = json.loads(re.search(r"<tool_call>(.*?)</tool_call>", SMALL_EXAMPLES).group(1))["arguments"]["command"]
+    assert "for row in" in command
+    ok(call("write_file", path="/mnt/user-data/uploads/grades.csv", content="name,score\nA,3\nB,4\n"))
+    assert ok(call("bash", command=command)).strip() == "3.5"

@@ -55,7 +55,8 @@ How to work:
 2. Do the whole task. Asked to save, create or write a file: write it (write_file, or a command),
    then answer with its path.
 3. To change a file, read it first, then edit it with str_replace (or write_file with the whole new text).
-4. Compute with python3 (for CSV and JSON use the csv and json modules); the shell has python3 and python.
+4. Compute with python3 (for CSV and JSON use the csv and json modules): run the code as
+   python3 - <<'EOF' with one statement per line, ending with EOF (python3 -c cannot hold for or with).
 5. When a tool result holds the answer, reply in plain text: short, with the exact numbers or names.
 6. To fix a program, run it first and read the error; after the fix, run it again to check.
 7. If a command fails, read the error, fix the cause and try again."""
@@ -64,7 +65,7 @@ SMALL_EXAMPLES = f"""\
 Examples of good work:
 
 User: What is the mean of the score column in {UPLOADS}/grades.csv?
-Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 -c \\"import csv; v=[float(r['score']) for r in csv.DictReader(open('{UPLOADS}/grades.csv'))]; print(sum(v)/len(v))\\""}}}}</tool_call>
+Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 - <<'EOF'\\nimport csv\\nv = []\\nfor row in csv.DictReader(open('{UPLOADS}/grades.csv')):\\n    v.append(float(row['score']))\\nprint(sum(v) / len(v))\\nEOF"}}}}</tool_call>
 Tool result: <the number the command printed>
 Assistant: The mean score is <that number>.
 

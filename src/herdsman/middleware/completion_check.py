@@ -124,6 +124,20 @@ def failure_detail(result: ToolMessage) -> str:
     return lines[0][:200]
 
 
+_PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
+
+
+def _one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
+    """A hint for the commonest failure of a small model: Python with for/with squeezed into
+    ``python3 -c "...; ..."``, a SyntaxError however it is retried."""
+    call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
+    command = str((call or {}).get("args", {}).get("command", ""))
+    if "SyntaxError" in result.text and _PYTHON_C.search(command):
+        return (" Python with for, with or if, or newlines inside strings, does not fit in python3 -c: run it as "
+                "python3 - <<'EOF' with one statement per line, then EOF.")
+    return ""
+
+
 def failed(result: ToolMessage) -> bool:
     """Whether a tool result is a failure: an error status, or a command's non-zero exit code."""
     return result.status == "error" or bool(_EXIT_CODE.search(result.text[-200:]))
@@ -259,7 +273,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "again, or try another way; if it truly cannot be done, say why."
             )
             if failure not in told:  # once: the answer after it may be the explanation
-                found.append(failure)
+                found.append(failure + _one_liner_tip(run, tool_results[-1]))
         unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and is_question(request.text) else []
         if unsupported:
             found.append(
