@@ -165,14 +165,17 @@ async def test_a_file_to_fix_that_was_not_changed_and_a_failed_command(home: Pat
     model, _ = await run(home, "t-cc10", "Fix greet.py so it prints the name", [
         call("bash", 1, command="python3 greet.py"),  # exits 1
         "The script is at /mnt/user-data/workspace/greet.py.",
-        call("bash", 2, command="echo 'name = \"Ann\"; print(name)' > greet.py && python3 greet.py"),
+        call("read_file", 2, path="greet.py"),
+        call("str_replace", 3, path="greet.py", old="print(nme)", new="name = 'Ann'\nprint(name)"),
+        call("bash", 4, command="python3 greet.py"),
         "Fixed greet.py.",
     ])
     [note] = harness_notes(model, 2)
-    assert model.calls[2].kwargs.get("tool_choice") == "any"  # not read yet: any tool
+    # not read yet: read it, then edit it (read before write refuses an unread file's edit)
+    assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None, None]
     assert "asks to change greet.py, but it was not changed" in note
     assert "(bash) failed" in note and "exit code 1" in note
-    assert len(model.calls) == 4  # after the change and a clean run, the answer passes
+    assert len(model.calls) == 6  # after the change and a clean run, the answer passes
 
 
 async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
@@ -235,3 +238,31 @@ async def test_a_text_file_the_model_failed_to_write_another_way_forces_write_fi
         "Saved.",
     ])
     assert model.calls[2].kwargs.get("tool_choice") == "any"
+
+
+async def test_code_shown_instead_of_written_is_read_then_written(home: Path) -> None:
+    """From the benchmark (fix greet.py): the model answered with the corrected script in a
+    fence ("here is the corrected greet.py"), and after a forced read wrote the same prose again.
+    The note says to write that code, and the next two calls are forced: read_file, then
+    write_file. Code for a computation that nothing ran is sent to bash."""
+    ws = user_data(home, "t-cc18") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "greet.py").write_text("print(nme)\n")
+    model, _ = await run(home, "t-cc18", "greet.py crashes. Fix it so that python3 greet.py prints Ann", [
+        "Here is the corrected greet.py:\n```python\nprint('Ann')\n```\nSave it and run it.",
+        call("read_file", 1, path="greet.py"),
+        call("write_file", 2, path="greet.py", content="print('Ann')\n"),
+        "Fixed greet.py.",
+    ])
+    [note] = harness_notes(model, 1)
+    assert "Your reply shows the new code, but greet.py is unchanged: write that code into it with write_file" in note
+    assert [c.kwargs.get("tool_choice") for c in model.calls] == [None, "read_file", "write_file", None]
+    assert (ws / "greet.py").read_text() == "print('Ann')\n"
+    model, _ = await run(home, "t-cc19", "Save the number of users to /mnt/user-data/outputs/users.txt", [
+        "Run this:\n```python\nopen('/mnt/user-data/outputs/users.txt', 'w').write('3')\n```",
+        call("bash", 1, command="echo 3 > /mnt/user-data/outputs/users.txt"),
+        "Saved /mnt/user-data/outputs/users.txt.",
+    ])
+    [note] = harness_notes(model, 1)
+    assert "Your reply shows code that nothing ran" in note and "python3 - <<'EOF'" in note
+    assert model.calls[1].kwargs.get("tool_choice") == "bash"

@@ -7,11 +7,14 @@ apologizes that it "can't assist" with a harmless task. This middleware is the c
 act-observe-reflect loop: when a reply has no tool calls, rules check it (and, when
 ``lead.verifier_model`` is set, one short model call judges it); what is missing is told to the
 agent in a ``[harness check]`` message and the model runs again, at most ``lead.verify_rounds``
-times per run; that next call must call a tool (``tool_choice="any"``; the editing or writing tool when
-the problem is a file that still needs its change or is missing), since a small model told it
-did not look otherwise apologizes, or writes a tutorial, instead of doing it. The rules, in order:
+times per run. The calls after a note are forced (``tool_choice``) along a short plan: some tool
+(``"any"``); or read the file to fix, then edit it (``str_replace``, or ``write_file`` when the
+reply showed the new code); or ``write_file`` for a missing file; or ``bash`` to run code the reply
+showed. A small model told it did not look otherwise apologizes, or writes a tutorial, instead
+of doing it. The rules, in order:
 
-* the reply holds a tool call written as text (it was not run);
+* the reply holds a tool call written as text (it was not run), or a call to a tool that does
+  not exist;
 * the reply is a refusal, or has placeholders (``<total_amount>``) where values belong;
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
@@ -19,7 +22,9 @@ did not look otherwise apologizes, or writes a tutorial, instead of doing it. Th
 * the answer to a question states a number no tool result shows;
 * a file the request asks to fix or change (it existed when the run began) was not changed;
 * the last tool call failed (an error, or a command's non-zero exit code);
-* no tool was used at all although the request is about files (or files were just uploaded).
+* no tool was used at all although the request is about files (or files were just uploaded);
+* and when any of these holds, code the reply shows (a fenced Python or shell block: "here is
+  the corrected script, save it and run it") is named: write it into the file, or run it.
 
 Each round costs one more model call (and what the agent then does); the thread state keeps
 ``completion_checks``, the rounds used by the last run, so a benchmark can count them.
@@ -95,23 +100,40 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
 _MISSING = re.compile(r"The request asks for (\S+), which does not exist yet")
 
 
-def next_tool(problems: Sequence[str], state: Any) -> str:
-    """The tool the call after a note must use: the edit when a file that was read still needs
-    its change; the writer when a requested file is missing and it is the only problem, or the
-    file is text the model already tried to write another way (a command that failed, a call
-    written as text: it knows the content, not the mechanics); else any tool."""
+_CODE_FENCE = re.compile(r"```[ \t]*(python3?|py|bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+CODE_NOT_WRITTEN = "Your reply shows the new code, but"
+CODE_NOT_RUN = "Your reply shows code that nothing ran."
+
+
+def fenced_code(reply: str) -> list[tuple[str, str]]:
+    """The Python and shell code blocks of a reply: (language, code)."""
+    return [(m.group(1).lower(), m.group(2)) for m in _CODE_FENCE.finditer(reply) if m.group(2).strip()]
+
+
+def next_tools(problems: Sequence[str], state: Any) -> list[str]:
+    """The tools the calls after a note must use, in order ("any": some tool).
+
+    A file to fix that is unchanged: read it first when the run has not (read before write
+    refuses an edit of an unread file), then write_file when the reply showed the new code
+    (the model copies its own code), else str_replace. A missing file: write_file when it is
+    the only problem, or a text file the model already tried to write another way (it knows
+    the content, not the mechanics); bash first when the reply showed code that would make it. Else
+    any tool."""
     _, run = this_run(state.get("messages") or [])
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
     read = any(c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])) for c in calls)
-    if any("but it was not changed" in p for p in problems) and read:
-        return "str_replace"
+    if any("but it was not changed" in p for p in problems):
+        edit = "write_file" if any(p.startswith(CODE_NOT_WRITTEN) for p in problems) else "str_replace"
+        return [edit] if read else ["read_file", edit]
+    if any(p.startswith(CODE_NOT_RUN) for p in problems):
+        return ["bash"]
     missing = [m.group(1) for p in problems if (m := _MISSING.search(p))]
     if missing and len(problems) == 1:
-        return "write_file"
+        return ["write_file"]
     tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
     if missing and all(name.lower().endswith(_SOURCE_SUFFIXES) and name in tried for name in missing):
-        return "write_file"
-    return "any"
+        return ["write_file"]
+    return ["any"]
 
 
 def failure_detail(result: ToolMessage) -> str:
@@ -286,7 +308,23 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "You answered without using any tool. Look at the files with your tools (read_file, "
                 "ls, grep, bash) and answer from what they show."
             )
+        code = fenced_code(text) if found else []
+        if code:
+            found.append(self._code_problem(found, code))
         return found
+
+    @staticmethod
+    def _code_problem(found: Sequence[str], code: Sequence[tuple[str, str]]) -> str:
+        """What to do with the code a reply shows instead of using it (a small model's habit:
+        "here is the corrected script, save it and run it")."""
+        unchanged = next((p for p in found if "but it was not changed" in p), None)
+        if unchanged:
+            target = unchanged.removeprefix("The request asks to change ").split(", but")[0]
+            return f"{CODE_NOT_WRITTEN} {target} is unchanged: write that code into it with write_file (the whole new text), then run it."
+        if any(lang.startswith(("py",)) for lang, _ in code):
+            return (f"{CODE_NOT_RUN} Run it with bash as python3 - <<'EOF', the code with one statement per line, "
+                    "then EOF; make it write any file the request asks for.")
+        return f"{CODE_NOT_RUN} Run those commands with bash."
 
     def _file_problems(self, state: Any, request: str, reply: str, lookup: FileLookup) -> list[str]:
         found: list[str] = []
@@ -359,7 +397,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         log.info("completion_check", round=used + 1, problems=found)
         note = f"{prefix} Not done yet:\n" + "\n".join(f"- {p}" for p in found)
         return {
-            "messages": [HumanMessage(content=note, name=HARNESS_NAME, additional_kwargs={"force_tool": next_tool(found, state)})],
+            "messages": [HumanMessage(content=note, name=HARNESS_NAME, additional_kwargs={"force_tools": next_tools(found, state)})],
             "completion_checks": used + 1,
             "jump_to": "model",
         }
@@ -370,13 +408,22 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
-        """Right after a rules note, the model must call a tool (``tool_choice="any"``): a small
-        model told it answered without looking otherwise apologizes instead of looking."""
+        """After a rules note, the next calls must use the tools its plan names, in order
+        (``tool_choice``; "any" for some tool): a small model told it answered without looking
+        otherwise apologizes instead of looking, and after a forced read it writes prose again."""
         messages = request.messages
-        if messages and is_harness(messages[-1]) and messages[-1].text.startswith(PREFIX) and request.tools:
-            wanted = messages[-1].additional_kwargs.get("force_tool")
-            return request.override(tool_choice=wanted if wanted in tool_names(request.tools) else "any")
-        return request
+        note_at = next((i for i in range(len(messages) - 1, -1, -1) if is_harness(messages[i])), None)
+        if note_at is None or not messages[note_at].text.startswith(PREFIX) or not request.tools:
+            return request
+        after = messages[note_at + 1:]
+        if any(isinstance(m, AIMessage) and not m.tool_calls for m in after):
+            return request  # the model answered since: the plan is over
+        plan = messages[note_at].additional_kwargs.get("force_tools") or ["any"]
+        step = sum(isinstance(m, AIMessage) for m in after)
+        if step >= len(plan):
+            return request
+        wanted = plan[step]
+        return request.override(tool_choice=wanted if wanted in tool_names(request.tools) else "any")
 
     @hook_config(can_jump_to=["model"])
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
