@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE
+from herdsman.middleware.prompt_parts import FILES, SMALL_EXAMPLES, SMALL_ROLE, SMALL_RULES, STYLE, first_sentence
+from herdsman.sandbox.base import SKILLS_ROOT
 
 
 @dataclass(frozen=True)
@@ -26,65 +27,6 @@ ROLE = """\
 You are Herdsman, an agent that gets long, multi-step work done. You plan, act with your tools
 in a sandbox, check your results, and finish with a clear answer. Today is {date}.
 </role>"""
-
-FILES = f"""\
-<files>
-You work in a sandbox with these folders (use these paths; there are no others):
-- {WORKSPACE}: your working folder (the shell starts here)
-- {UPLOADS}: files the user uploaded
-- {OUTPUTS}: put deliverables here; the user receives every file in it
-</files>"""
-
-STYLE = """\
-<response_style>
-- Use a tool only when it helps; when a tool result already holds the answer, answer in plain
-  text and do not call the tool again.
-- Be concise. Name the files you wrote by their paths.
-- If something fails, read the error, fix the cause and try again; say so if you cannot.
-</response_style>"""
-
-
-SMALL_ROLE = f"""\
-You are Herdsman, an agent that does the user's task with tools in a sandbox. Today is {{date}}.
-Folders: {WORKSPACE} (your working folder; commands start here), {UPLOADS} (files the user
-uploaded), {OUTPUTS} (put files for the user here)."""
-
-SMALL_RULES = """\
-How to work:
-1. Look before you answer: read the files, list folders, run commands. Never guess what a file holds.
-2. Do the whole task. Asked to save, create or write a file: write it (write_file, or a command),
-   then answer with its path.
-3. To change a file, read it first, then edit it with str_replace (or write_file with the whole new text).
-4. Compute with python3 (for CSV and JSON use the csv and json modules): run the code as
-   python3 - <<'EOF' with one statement per line, ending with EOF (python3 -c cannot hold for or with).
-5. When a tool result holds the answer, reply in plain text: short, with the exact numbers or names.
-6. To fix a program, run it first and read the error; after the fix, run it again to check.
-7. If a command fails, read the error, fix the cause and try again."""
-
-SMALL_EXAMPLES = f"""\
-Examples of good work:
-
-User: What is the mean of the score column in {UPLOADS}/grades.csv?
-Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 - <<'EOF'\\nimport csv\\nv = []\\nfor row in csv.DictReader(open('{UPLOADS}/grades.csv')):\\n    v.append(float(row['score']))\\nprint(sum(v) / len(v))\\nEOF"}}}}</tool_call>
-Tool result: <the number the command printed>
-Assistant: The mean score is <that number>.
-
-User: Fix calc.py so that python3 calc.py 2 3 prints 5.
-Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 calc.py 2 3"}}}}</tool_call>
-Tool result: -1
-Assistant: <tool_call>{{"name": "read_file", "arguments": {{"path": "calc.py"}}}}</tool_call>
-Tool result: 1  import sys ... 3  print(int(a) - int(b))
-Assistant: <tool_call>{{"name": "str_replace", "arguments": {{"path": "calc.py", "old": "int(a) - int(b)", "new": "int(a) + int(b)"}}}}</tool_call>
-Tool result: Replaced 1 occurrence(s)
-Assistant: <tool_call>{{"name": "bash", "arguments": {{"command": "python3 calc.py 2 3"}}}}</tool_call>
-Tool result: 5
-Assistant: Fixed calc.py (it subtracted); python3 calc.py 2 3 now prints 5.
-
-User: Save the three primary colors as a JSON list in {OUTPUTS}/colors.json.
-Assistant: <tool_call>{{"name": "write_file", "arguments": {{"path": "{OUTPUTS}/colors.json", "content": "[\\"red\\", \\"yellow\\", \\"blue\\"]"}}}}</tool_call>
-Tool result: Wrote 27 bytes
-Assistant: Saved {OUTPUTS}/colors.json."""
-
 
 def _section(tag: str, intro: str, entries: Sequence[PromptEntry]) -> str:
     lines = [f"<{tag}>", intro]
@@ -154,10 +96,3 @@ def build_small_system_prompt(
         parts.append(extra_instructions.strip())
     return "\n\n".join(parts)
 
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of a tool description, for the prompt's short tool list."""
-    text = " ".join(text.split())
-    end = text.find(". ")
-    sentence = text if end == -1 else text[: end + 1]
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.tools import BaseTool
 
-from herdsman.agents.prompt import FILES, STYLE, first_sentence
+from herdsman.middleware.prompt_parts import FILES, STYLE, first_sentence
 from herdsman.subagents.types import SubagentType
 
 REPORT = """\
