@@ -419,3 +419,30 @@ async def test_subagents_read_memory_but_cannot_write_it(home: Path) -> None:
     queued_threads = {p.get("thread_id") for p in service.queue.pending()} if service.queue else set()
     assert all("deploy please" not in json.dumps(p) or True for p in queued_threads)
     service.close()
+
+
+async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) -> None:
+    """Sub-agents on a small model get what the lead gets: the small prompt, a first call forced
+    to a tool, read before write, and the completion check with its forced plan (read, then edit)."""
+    models = [{**m, "profile": "small"} if m["name"] == "worker" else m for m in SUB_MODELS]
+    config = make_config(home, models=models, lead={"model_retries": 0, "verify_rounds": 2}, subagents={"model": "worker"})
+    notes = home / "threads" / "t-small" / "user-data" / "workspace" / "notes.txt"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("old text\n")
+    lead = lead_model([task("fix", "Change /mnt/user-data/workspace/notes.txt so that it says hi")], "ok")
+    path = "/mnt/user-data/workspace/notes.txt"
+    sub = ScriptedChatModel(responses=[
+        {"tool_calls": [{"name": "write_file", "args": {"path": path, "content": "hi\n"}}]},  # not read: refused
+        "Done, notes.txt says hi.",
+        {"tool_calls": [{"name": "read_file", "args": {"path": path}}]},
+        {"tool_calls": [{"name": "str_replace", "args": {"path": path, "old": "old text", "new": "hi"}}]},
+        "Changed /mnt/user-data/workspace/notes.txt.",
+    ])
+    await run(config, lead, {"worker": sub}, thread="t-small")
+    assert "How to work:" in sub.calls[0].messages[0].text
+    assert [c.kwargs.get("tool_choice") for c in sub.calls] == ["any", None, "read_file", "str_replace", None]
+    refusal = next(m for m in sub.calls[1].messages if isinstance(m, ToolMessage))
+    assert "read" in refusal.text.lower() and refusal.status == "error"
+    note = [m.text for m in sub.calls[2].messages if isinstance(m, HumanMessage) and m.name == "harness"]
+    assert note and "but it was not changed" in note[0]
+    assert notes.read_text() == "hi\n"

@@ -241,7 +241,7 @@ def create_lead_agent(
     subagent_entries: list[PromptEntry] = []
     if config.subagents.enabled:
         # Sub-agents get the tools built so far: never the memory tool (they read memory, never write it).
-        runner = delegation_runner(config, resolver, tools, lead_name, memory)
+        runner = delegation_runner(config, resolver, tools, lead_name, memory, provider)
         tools += [t for t in make_task_tools(runner) if t.name not in disabled]
         subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
     if memory is not None and config.memory.mode in ("tool", "both") and "memory" not in disabled:
@@ -319,11 +319,13 @@ def delegation_runner(
     tools: Sequence[BaseTool],
     lead_name: str,
     memory: MemoryService | None = None,
+    provider: SandboxProvider | None = None,
 ) -> SubagentRunner:
     """The lead's sub-agent runner; sub-agents get delegation tools of their own only while
-    their depth is below ``subagents.max_depth``."""
+    their depth is below ``subagents.max_depth``, and the thread's files (``provider``) for
+    read before write and the completion check."""
     runners = [
-        SubagentRunner(config, resolver, tools, lead_name, depth=d, memory=memory)
+        SubagentRunner(config, resolver, tools, lead_name, depth=d, memory=memory, provider=provider)
         for d in range(1, config.subagents.max_depth + 1)
     ]
     for parent, child in zip(runners, runners[1:]):

@@ -27,10 +27,13 @@ STYLE = """\
 </response_style>"""
 
 
-SMALL_ROLE = f"""\
-You are Herdsman, an agent that does the user's task with tools in a sandbox. Today is {{date}}.
+SMALL_FOLDERS = f"""\
 Folders: {WORKSPACE} (your working folder; commands start here), {UPLOADS} (files the user
 uploaded), {OUTPUTS} (put files for the user here)."""
+
+SMALL_ROLE = f"""\
+You are Herdsman, an agent that does the user's task with tools in a sandbox. Today is {{date}}.
+{SMALL_FOLDERS}"""
 
 SMALL_RULES = """\
 How to work:

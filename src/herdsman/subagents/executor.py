@@ -28,15 +28,21 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
+from herdsman.middleware.completion_check import CompletionCheckMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
+from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
+from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
+from herdsman.middleware.tool_selection import ToolSelectionMiddleware
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.resolver import ModelResolver
 from herdsman.runtime.transcripts import save_transcript
+from herdsman.sandbox.base import SandboxProvider
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
 from herdsman.subagents.scope import RunScope, current_scope
@@ -110,10 +116,12 @@ class SubagentRunner:
         lead_model_name: str,
         depth: int = 1,
         memory: Any = None,
+        provider: SandboxProvider | None = None,
     ) -> None:
         """``tools``: the lead's tools, from which each type's allowlist picks; ``depth``: 1 for the
         lead's sub-agents; ``memory``: the lead's long-term memory, which sub-agents read (it is
-        injected into their prompt) but never write (no memory tool, no update queue)."""
+        injected into their prompt) but never write (no memory tool, no update queue);
+        ``provider``: the thread's files, for read before write and the completion check."""
         self.config = config
         self.settings = config.subagents
         self.resolver = resolver
@@ -121,6 +129,7 @@ class SubagentRunner:
         self.lead_model_name = lead_model_name
         self.depth = depth
         self.memory = memory
+        self.provider = provider
         self.types = subagent_types(config)
         self._agents: dict[tuple[str, str], Any] = {}
         self.extra_tools: list[BaseTool] = []  # delegation tools, when nesting is allowed
@@ -147,24 +156,38 @@ class SubagentRunner:
         if key not in self._agents:
             allow_nesting = self.depth < self.settings.max_depth
             tools = select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
-            middleware: list[Any] = [SystemPromptMiddleware(subagent_system_prompt(spec, tools))]
-            if self.memory is not None:
-                middleware.append(MemoryInjectionMiddleware(self.memory))
-            middleware += [
-                DanglingToolCallMiddleware(),
-                ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
-                ModelCallLimitMiddleware(run_limit=self.max_turns(spec), exit_behavior="end"),
-                UsageMiddleware(self.settings, agent_key="self"),
-                tool_error_middleware(),
-            ]
+            small = self.config.model_profile(model_name) == "small"
             self._agents[key] = create_agent(
                 self.resolver.get(model_name),
                 tools=tools,
-                middleware=compose(middleware),
+                middleware=compose(self.middleware_for(spec, tools, small)),
                 checkpointer=False,
                 name=f"subagent:{spec.name}",
             )
         return self._agents[key]
+
+    def middleware_for(self, spec: SubagentType, tools: Sequence[BaseTool], small: bool) -> list[Any]:
+        """A sub-agent's middlewares: the lead's harness for doing the work (the completion check,
+        read before write and, for a ``small`` model, its prompt, tool selection, answer nudge and
+        one call at a time), without the lead's conversation-level ones (title, memory updates,
+        summarization, uploads notice)."""
+        middleware: list[Any] = [SystemPromptMiddleware(subagent_system_prompt(spec, tools, small=small))]
+        if self.memory is not None:
+            middleware.append(MemoryInjectionMiddleware(self.memory))
+        if self.config.lead.verify_rounds:
+            middleware.append(CompletionCheckMiddleware(self.provider, self.config.lead.verify_rounds, tool_names=[t.name for t in tools]))
+        if small:
+            middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
+        middleware += [
+            DanglingToolCallMiddleware(),
+            ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
+            ModelCallLimitMiddleware(run_limit=self.max_turns(spec), exit_behavior="end"),
+            UsageMiddleware(self.settings, agent_key="self"),
+        ]
+        if self.config.tools.read_before_write and self.provider is not None:
+            middleware.append(ReadBeforeWriteMiddleware(self.provider))
+        middleware.append(tool_error_middleware())
+        return middleware
 
     # -- running ----------------------------------------------------------------------------
 
