@@ -186,6 +186,7 @@ def test_every_file_tool_refuses_traversal(call, escape: str, tmp_path: Path) ->
 def test_glob_patterns_cannot_climb_out(call) -> None:
     assert "climbs out" in err(call("glob", pattern="../../../../../../etc/*"))
     assert "leaves the sandbox" in err(call("glob", pattern="/etc/*"))
+    assert "climbs out" in err(call("glob", pattern="..", path="/mnt/user-data"))  # one level, also counted deeper
 
 
 def test_symlink_escapes_are_refused_by_every_file_tool(call, provider, ws: Path, tmp_path: Path) -> None:
