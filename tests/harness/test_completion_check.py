@@ -152,6 +152,15 @@ async def test_verifier_model_judges_when_the_rules_pass(home: Path) -> None:
     assert len(model.calls) == 2
 
 
+def test_named_files_skip_examples() -> None:
+    """From the benchmark: 'write its path relative to pkg (like a/b.py) to outputs/where.txt'
+    made the check demand a file a/b.py."""
+    assert named_files("Write its path relative to pkg (like a/b.py) to /mnt/user-data/outputs/where.txt.") == [
+        "/mnt/user-data/outputs/where.txt"
+    ]
+    assert named_files("Name it e.g. notes.md, or such as: todo.txt; then fix app.py") == ["app.py"]
+
+
 def test_named_files_ignore_urls_and_keep_paths() -> None:
     assert named_files("Fetch https://x.org/a.csv, save it as out/data.csv and /mnt/user-data/outputs/r.md") == [
         "out/data.csv", "/mnt/user-data/outputs/r.md",

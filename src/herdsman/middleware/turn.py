@@ -23,6 +23,7 @@ FILE_EXTENSIONS = (
 )
 _FILE = re.compile(rf"(?<![\w/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))\b", re.IGNORECASE)
 _FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
+_EXAMPLE = re.compile(r"\b(like|e\.g\.|such as|for example|for instance)[\s:,]*$", re.IGNORECASE)
 HARNESS_NAME = "harness"
 """The ``name`` of the messages the harness adds to a thread (notes, not the user's words)."""
 
@@ -53,11 +54,13 @@ def used_tools(messages: Sequence[AnyMessage]) -> set[str]:
 
 
 def named_files(request: str) -> list[str]:
-    """File names and virtual paths the request mentions (URLs excluded)."""
+    """File names and virtual paths the request mentions (URLs and examples excluded)."""
     text = re.sub(r"https?://\S+", " ", request)
     names: list[str] = []
     for match in _FILE.finditer(text):
         name = match.group(1).rstrip(".")
+        if _EXAMPLE.search(text[max(0, match.start() - 16):match.start()]):
+            continue  # "its path (like a/b.py)": a shape, not a file
         if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
             names.append(name)
     # a bare name also written as a full path is the same file
