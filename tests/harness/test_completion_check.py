@@ -275,3 +275,16 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     [note] = harness_notes(model, 1)
     assert "Your reply shows code that nothing ran" in note and "python3 - <<'EOF'" in note
     assert model.calls[1].kwargs.get("tool_choice") == "bash"
+
+
+async def test_a_file_made_empty_with_touch_forces_write_file(home: Path) -> None:
+    """From the benchmark: asked to write primes.py, the model ran 'touch primes.py' and stopped."""
+    model, _ = await run(home, "t-cc20", "Write a Python script /mnt/user-data/workspace/primes.py that prints 2", [
+        call("bash", 1, command="touch /mnt/user-data/workspace/primes.py"),
+        "<tool_response>\n(no output)\n</tool_response>",
+        call("write_file", 2, path="/mnt/user-data/workspace/primes.py", content="print(2)\n"),
+        "Wrote /mnt/user-data/workspace/primes.py.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "primes.py is empty" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"

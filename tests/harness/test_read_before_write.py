@@ -1,5 +1,5 @@
 """Read before write: a blind overwrite or edit of an existing file is refused and loses nothing;
-after reading it (read_file or cat) the same edit goes through; new files are free."""
+after reading it (read_file or cat) the same edit goes through; new and empty files are free."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
         call("str_replace", 4, path="greet.py", old="nme", new="name"),  # read: allowed
         call("str_replace", 5, path="greet.py", old="hello ", new="hi "),  # its own edit counts as read
         call("write_file", 6, path="notes/new.md", content="fresh\n"),  # new file: free
+        call("bash", 7, command="touch empty.py"),
+        call("write_file", 8, path="empty.py", content="print(2)\n"),  # empty: nothing to lose, free
         "done",
     ], "t-rbw")
     assert "refused to change /mnt/user-data/workspace/greet.py" in results[0].content
@@ -48,6 +50,7 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
     assert results[4].content.startswith("Replaced 1")
     assert (ws / "greet.py").read_text() == SCRIPT.replace("nme", "name").replace("hello ", "hi ")
     assert (ws / "notes" / "new.md").read_text() == "fresh\n"
+    assert (ws / "empty.py").read_text() == "print(2)\n"
 
 
 async def test_a_file_changed_since_reading_must_be_read_again(home: Path) -> None:

@@ -97,7 +97,7 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
     return [n for n in sorted(_numbers(reply)) if n not in seen]
 
 
-_MISSING = re.compile(r"The request asks for (\S+), which does not exist yet")
+_MISSING = re.compile(r"^(?:The request asks for (\S+), which does not exist yet|(\S+) is empty\. Write its content)")
 
 
 _CODE_FENCE = re.compile(r"```[ \t]*(python3?|py|bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -117,7 +117,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     refuses an edit of an unread file), then write_file when the reply showed the new code
     (the model copies its own code), else str_replace. A missing file: write_file when it is
     the only problem, or a text file the model already tried to write another way (it knows
-    the content, not the mechanics); bash first when the reply showed code that would make it. Else
+    the content, not the mechanics; an empty file counts as missing); bash first when the reply showed code that would make it. Else
     any tool."""
     _, run = this_run(state.get("messages") or [])
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
@@ -127,7 +127,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(CODE_NOT_RUN) for p in problems):
         return ["bash"]
-    missing = [m.group(1) for p in problems if (m := _MISSING.search(p))]
+    missing = [m.group(1) or m.group(2) for p in problems if (m := _MISSING.search(p))]
     if missing and len(problems) == 1:
         return ["write_file"]
     tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])

@@ -3,7 +3,8 @@
 A small model asked to fix one line of a script rewrote it from scratch without reading it,
 dropping half of it. So ``write_file`` (replacing) and ``str_replace`` on a file that already
 exists are refused unless the agent has read that file in this thread and it has not changed
-since; the refusal says to read it first. New files are free, appending is free, and a file
+since; the refusal says to read it first. New and empty files are free (from the benchmark: the
+model ran ``touch primes.py``, then had to read an empty file before writing it), appending is free, and a file
 the agent wrote or edited itself counts as read (in the state it left it).
 
 What counts as reading: ``read_file`` (any part of it), or a ``bash`` command that prints it
@@ -46,6 +47,9 @@ class ReadState(AgentState):
 def fingerprint(content: str) -> str:
     """A short hash of a file's content."""
     return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+EMPTY = fingerprint("")
 
 
 def _virtual(path: Any) -> str | None:
@@ -115,8 +119,8 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         if path is None or not path.startswith(USER_DATA_ROOT + "/"):
             return None  # skills are read-only: the tool itself says so
         now = self._current(request, path)
-        if now is None:
-            return None
+        if now is None or now.startswith("0:") or now == EMPTY:
+            return None  # new or empty: nothing to lose
         seen = (request.state or {}).get("files_read", {}).get(path)
         if seen == now:
             return None
