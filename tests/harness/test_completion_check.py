@@ -286,5 +286,5 @@ async def test_a_file_made_empty_with_touch_forces_write_file(home: Path) -> Non
         "Wrote /mnt/user-data/workspace/primes.py.",
     ])
     [note] = harness_notes(model, 2)
-    assert "primes.py is empty" in note
+    assert "primes.py is empty" in note and "imitates a tool result" in note and "placeholders" not in note
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"

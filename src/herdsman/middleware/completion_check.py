@@ -15,7 +15,8 @@ of doing it. The rules, in order:
 
 * the reply holds a tool call written as text (it was not run), or a call to a tool that does
   not exist;
-* the reply is a refusal, or has placeholders (``<total_amount>``) where values belong;
+* the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
+  (``<total_amount>``) where values belong;
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
@@ -273,7 +274,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 f"There is no tool named {', '.join(unknown)}. Use your tools ({', '.join(sorted(self.tool_names)[:12])}); "
                 "bash runs any shell command (cp, mv, python3...)."
             )
-        holes = _PLACEHOLDER.findall(text)
+        if "<tool_response>" in text:
+            found.append(
+                "Your reply imitates a tool result (<tool_response>); only a tool call gives one. Call the tool, "
+                "then answer from what it returns."
+            )
+        holes = [h for h in _PLACEHOLDER.findall(text) if h.lower() != "<tool_response>"]
         if holes:
             found.append(
                 f"Your answer has placeholders ({', '.join(dict.fromkeys(holes[:3]))}) instead of values. "
