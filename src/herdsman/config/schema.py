@@ -79,7 +79,7 @@ class LeadConfig(_Section):
     unusable_reply_retries: int = Field(2, ge=0, description="Re-asks when a reply cannot be parsed.")
     verify_rounds: int = Field(
         2, ge=0,
-        description="When the model stops, check the request against what happened (files named exist, errors dealt with, no refusal) and send it back to work at most this many times; 0: off.",
+        description="When the model (the lead, or a sub-agent) stops, check the request against what happened (files named exist, errors dealt with, no refusal) and send it back to work at most this many times per run; 0: off.",
     )
     verifier_model: str | None = Field(
         None, description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
