@@ -55,11 +55,14 @@ async def test_tasks_get_no_nudge_and_standard_profile_is_unchanged(home: Path) 
 async def test_the_first_call_on_a_file_request_must_call_a_tool(home: Path) -> None:
     """From the benchmark: asked to copy report.md, the model answered with a call to a "copy"
     tool that does not exist, written as text. The first call of a run about files is forced to
-    call a tool; later calls, and requests that are not about files, choose freely."""
+    call a tool (a request for sub-agents: the task tool); later calls, and requests that are not
+    about files, choose freely."""
     model = await run(home, "Copy report.md from the workspace to /mnt/user-data/outputs/report.md.", [
         call("bash", 1, command="cp /mnt/user-data/workspace/report.md /mnt/user-data/outputs/ || true"), "Copied.",
     ])
     assert [c.kwargs.get("tool_choice") for c in model.calls] == ["any", None]
+    delegated = await run(home, "Use a sub-agent to count the words in /mnt/user-data/workspace/essay.txt", ["ok"])
+    assert delegated.calls[0].kwargs.get("tool_choice") == "task"
     chat = await run(home, "What is the capital of France?", ["Paris."])
     assert chat.calls[0].kwargs.get("tool_choice") is None
     standard = await run(home, "Copy report.md to report2.md", ["Done."], local_model={"profile": "standard"})

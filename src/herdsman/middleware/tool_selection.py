@@ -10,7 +10,9 @@ already used in the run is always kept.
 
 The first call of a run on a request about files must call a tool (``tool_choice="any"``): asked
 to copy a file or find the largest one, the 1.5B model otherwise writes a tutorial, or a call to
-a tool that does not exist ("copy"), and every later fix starts from that answer.
+a tool that does not exist ("copy"), and every later fix starts from that answer. A request that
+asks for sub-agents gets the ``task`` tool as its first call (it wrote a plan of what sub-agents
+would do, then did the work itself with made-up numbers).
 
 Groups rather than single tools on purpose: the tools are part of the system message, which the
 embedded model keeps processed per version (see :mod:`herdsman.models.local.prompt_cache`); a few
@@ -38,6 +40,8 @@ GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
     ),
 }
 ASK = "ask_clarification"
+DELEGATE = "task"
+_ASKS_TO_DELEGATE = re.compile(r"\b(sub-?agents?|delegate)\b", re.IGNORECASE)
 SHORT_REQUEST_WORDS = 3
 
 
@@ -68,6 +72,9 @@ class ToolSelectionMiddleware(RequestRewriteMiddleware):
         if len(keep) < len(names):
             changes["tools"] = [t for t in request.tools if tool_name(t) in keep]
         last, run = this_run(request.messages)
-        if keep and last is not None and not run and request.tool_choice in (None, "auto") and about_files(text):
-            changes["tool_choice"] = "any"
+        if keep and last is not None and not run and request.tool_choice in (None, "auto"):
+            if DELEGATE in keep and _ASKS_TO_DELEGATE.search(text):
+                changes["tool_choice"] = DELEGATE
+            elif about_files(text):
+                changes["tool_choice"] = "any"
         return request.override(**changes) if changes else request
