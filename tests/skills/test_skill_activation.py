@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage
 
 from herdsman.client import HerdsmanClient, ToolResult
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.skills.activation import skill_command
+from herdsman.skills.activation import named_skill, skill_command
 from tests.skills.conftest import skill_md
 from tests.support import make_config
 
@@ -33,6 +33,25 @@ def test_skill_command_parsing() -> None:
     assert skill_command("/mnt/user-data/x is a path") is None
     assert skill_command("please /audit") is None
     assert skill_command("/Audit") is None
+
+
+def test_a_known_skill_asked_for_in_words() -> None:
+    known = {"audit", "data-analysis"}
+    assert named_skill("Use the data-analysis skill to draw a chart", known) == "data-analysis"
+    assert named_skill("please check the repo using the `audit` skill", known) == "audit"
+    assert named_skill("Use the juggling skill", known) is None  # unknown: no activation, no note
+    assert named_skill("the audit skill is nice", known) is None  # talked about, not asked for
+
+
+async def test_asking_for_a_skill_in_words_activates_it(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills)})
+    model = ScriptedChatModel(responses=["No secrets.", "Plain answer."])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("Use the audit skill to check for passwords", thread_id="t-words")
+        await client.run("thanks", thread_id="t-words")
+    assert "ALWAYS-GREP-FIRST" in model.calls[0].messages[0].text
+    assert set(model.calls[0].tools) == {"grep", "read_file"}
+    assert "ALWAYS-GREP-FIRST" not in model.calls[1].messages[0].text  # one turn only
 
 
 async def test_prompt_lists_an_index_only(home: Path, audit_skills: Path) -> None:

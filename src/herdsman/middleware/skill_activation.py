@@ -1,4 +1,5 @@
-"""Activate a skill for one turn with ``/skill-name``, and enforce its ``allowed-tools``.
+"""Activate a skill for one turn with ``/skill-name`` (or by asking for it in words: "use the
+data-analysis skill"), and enforce its ``allowed-tools``.
 
 When the turn's user message starts with ``/name`` and ``name`` is a usable skill, its SKILL.md
 is added to the system message of every model call in that turn. When the skill lists
@@ -98,7 +99,7 @@ class SkillActivationMiddleware(AgentMiddleware):
         return block
 
     def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
-        name, update = active_skill(request.state, request.messages)
+        name, update = active_skill(request.state, request.messages, self.skills)
         if name is None:
             return request, update
         skill = self.skills.get(name)

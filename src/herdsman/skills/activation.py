@@ -1,4 +1,5 @@
-"""``/skill-name`` at the start of a user message: which skill a turn activates.
+"""``/skill-name`` at the start of a user message, or a known skill asked for in words ("use the
+data-analysis skill"): which skill a turn activates.
 
 The active skill of a turn is derived from the turn's user message. It is also remembered in the
 thread state (``active_skill``), so it stays active when summarization has folded that message
@@ -8,7 +9,7 @@ away, and it ends with the next user message.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -47,11 +48,26 @@ def last_user_message(messages: Sequence[AnyMessage]) -> AnyMessage | None:
     return None
 
 
-def active_skill(state: dict[str, Any] | Any, messages: Sequence[AnyMessage]) -> tuple[str | None, ActiveSkill | None | bool]:
+_NAMED = re.compile(r"\b(?:use|using|with|apply|follow)\s+(?:the\s+|your\s+)?[`'\"]?([a-z0-9]+(?:-[a-z0-9]+)*)[`'\"]?\s+skill\b", re.IGNORECASE)
+
+
+def named_skill(text: str, known: Collection[str]) -> str | None:
+    """A known skill the message asks for in words ("use the data-analysis skill to ...")."""
+    for match in _NAMED.finditer(text):
+        if match.group(1).lower() in known:
+            return match.group(1).lower()
+    return None
+
+
+def active_skill(
+    state: dict[str, Any] | Any, messages: Sequence[AnyMessage], known: Collection[str] = ()
+) -> tuple[str | None, ActiveSkill | None | bool]:
     """``(skill name or None, state update)`` for the current turn.
 
-    The update is ``False`` when the recorded activation is already right; otherwise it is the
-    record to write (an :class:`ActiveSkill`, or ``None`` to clear a previous turn's skill).
+    ``/name`` at the start activates ``name`` (known or not: an unknown one gets a note); so does
+    asking for one of the ``known`` skills in words ("use the data-analysis skill"). The update
+    is ``False`` when the recorded activation is already right; otherwise it is the record to
+    write (an :class:`ActiveSkill`, or ``None`` to clear a previous turn's skill).
     """
     recorded: ActiveSkill | None = state.get("active_skill") if isinstance(state, dict) else None
     user = last_user_message(messages)
@@ -59,7 +75,7 @@ def active_skill(state: dict[str, Any] | Any, messages: Sequence[AnyMessage]) ->
         return (recorded["name"] if recorded else None), False
     if recorded and recorded.get("message_id") == user.id:
         return recorded["name"], False
-    name = skill_command(user.text)
+    name = skill_command(user.text) or named_skill(user.text, known)
     if name is None:
         return None, (None if recorded else False)
     return name, ActiveSkill(name=name, message_id=user.id)
