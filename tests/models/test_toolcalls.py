@@ -385,6 +385,16 @@ def test_xml_that_is_not_only_calls_stays_text() -> None:
     assert streamable_prefix('<bash command="ls', ["bash"]) == 0
 
 
+def test_arguments_written_beside_the_name_are_the_arguments() -> None:
+    """From the benchmark: the lead's task calls arrived with no arguments at all, three times
+    in a row; the model had written them beside the name instead of under "arguments"."""
+    reply = '<tool_call>\n{"name": "task", "description": "Sort names", "prompt": "Sort team.txt", "subagent_type": "bash"}\n</tool_call>'
+    [call] = parse_tool_calls(reply, ["task"]).tool_calls
+    assert call["args"] == {"description": "Sort names", "prompt": "Sort team.txt", "subagent_type": "bash"}
+    [bare] = parse_tool_calls('<tool_call>{"name": "ls"}</tool_call>', ["ls"]).tool_calls
+    assert bare["args"] == {}
+
+
 def test_an_unknown_name_with_one_tools_only_argument_is_that_tool() -> None:
     """From the benchmark: the model named the interpreter instead of the tool. Arguments that
     are exactly the one required argument of one bound tool say which tool; anything else, or

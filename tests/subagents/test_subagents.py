@@ -440,6 +440,7 @@ async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) 
     ])
     await run(config, lead, {"worker": sub}, thread="t-small")
     assert "How to work:" in sub.calls[0].messages[0].text
+    assert sub.calls[0].messages[1].text.startswith("Task: fix\n\nChange ")  # the description the prompt lacked
     assert [c.kwargs.get("tool_choice") for c in sub.calls] == ["any", None, "read_file", "str_replace", None]
     refusal = next(m for m in sub.calls[1].messages if isinstance(m, ToolMessage))
     assert "read" in refusal.text.lower() and refusal.status == "error"

@@ -189,6 +189,15 @@ class SubagentRunner:
         middleware.append(tool_error_middleware())
         return middleware
 
+    def opening(self, request: TaskRequest, model_name: str) -> str:
+        """The sub-agent's first message: the lead's prompt; on a ``small`` model with the task's
+        description above it when the prompt does not say it (from the benchmark: the lead's
+        prompt was just "python3 hello.py", the goal was only in the description)."""
+        description = request.description.strip()
+        if self.config.model_profile(model_name) != "small" or not description or description in request.prompt:
+            return request.prompt
+        return f"Task: {description}\n\n{request.prompt}"
+
     # -- running ----------------------------------------------------------------------------
 
     def refuse(self, request: TaskRequest, reason: str) -> TaskResult:
@@ -326,7 +335,8 @@ class SubagentRunner:
         steps = 0
         try:
             async with asyncio.timeout(self.timeout(spec)):
-                async for values in agent.astream({"messages": [HumanMessage(request.prompt)]}, config, stream_mode="values"):
+                opening = HumanMessage(self.opening(request, model_name))
+                async for values in agent.astream({"messages": [opening]}, config, stream_mode="values"):
                     messages[:] = values.get("messages", messages)
                     last = messages[-1] if messages else None
                     if isinstance(last, AIMessage):

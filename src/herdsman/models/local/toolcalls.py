@@ -35,6 +35,7 @@ _TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.
 _FENCED = re.compile(r"```[ \t]*([A-Za-z_]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _FENCE_LANGS = {"", "json", "json5", "tool_call", "tool_code"}
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
+_CALL_KEYS = ("name", "type", "id", "function")
 
 
 @dataclass
@@ -130,6 +131,8 @@ def _as_call(value: Any, tool_names: Collection[str]) -> ToolCall | None:
     if isinstance(value.get("function"), dict):  # OpenAI's {"type": "function", "function": {...}}
         value = value["function"]
     raw = next((value[key] for key in _ARG_KEYS if key in value), None)
+    if raw is None and not any(key in value for key in _ARG_KEYS):
+        raw = {k: v for k, v in value.items() if k not in _CALL_KEYS}  # arguments beside the name
     args = _coerce_arguments(raw)
     name = _resolve_name(value.get("name"), tool_names)
     if name is None and isinstance(value.get("name"), str):
