@@ -385,6 +385,23 @@ def test_xml_that_is_not_only_calls_stays_text() -> None:
     assert streamable_prefix('<bash command="ls', ["bash"]) == 0
 
 
+def test_a_function_element_with_json_arguments_is_a_call() -> None:
+    """From the benchmark (the bar chart task), twice in one run, with a stray brace or paren."""
+    for reply in (
+        '<tools>\n<function name="bash" arguments={"command": "pip3 install matplotlib"})\n</tools>',
+        '<tools>\n<function name="bash" arguments={"command": "ls -la"}}\n</tools>',
+        '<function name="bash" arguments={"command": "ls -la"}></function>',
+    ):
+        [call] = parse_tool_calls(reply, {"bash": "command"}).tool_calls
+        assert call["name"] == "bash" and set(call["args"]) == {"command"}, reply
+    for text in (
+        '<function name="bash" arguments={"command": "ls"}} and then I will explain',
+        '<function name="rm" arguments={"path": "x"}}',
+        '<function name="bash" description="Run a bash command">',  # the tools list echoed back
+    ):
+        assert parse_tool_calls(text, {"bash": "command"}).tool_calls == [], text
+
+
 def test_arguments_written_beside_the_name_are_the_arguments() -> None:
     """From the benchmark: the lead's task calls arrived with no arguments at all, three times
     in a row; the model had written them beside the name instead of under "arguments"."""

@@ -236,6 +236,8 @@ def parse_tool_calls(text: str, tool_names: Collection[str], repair: bool = True
 _XML_WRAPPER = re.compile(r"</?(?:tools|tool_calls?|function_calls)\s*>")
 _XML_OPEN = re.compile(r"<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_]\w*=\".*?\")*)\s*(/?)>", re.DOTALL)
 _XML_ATTR = re.compile(r'\s+([A-Za-z_]\w*)="')
+_XML_FUNCTION = re.compile(r'<function\s+name="([\w.-]+)"\s+arguments=\s*(\{.*)', re.DOTALL)
+_XML_FUNCTION_END = re.compile(r"[\s})>/]|</function>")
 _XML_CHILD = re.compile(r"\s*<([A-Za-z_]\w*)>(.*?)</\1>\s*", re.DOTALL)
 
 
@@ -267,11 +269,21 @@ def _xml_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
     """Calls written as XML elements named after bound tools, seen from Qwen2.5-Coder-1.5B:
     arguments as attributes (``<tools><bash command="ls -la"/></tools>``), as child elements
     (``<bash><command>ls</command></bash>``) or, for a tool of one required argument, as the
-    element's text (``<bash>ls -la</bash>``). Only a reply made of nothing but such elements
-    counts; anything else leaves it as text."""
+    element's text (``<bash>ls -la</bash>``), or as JSON in a ``function`` element
+    (``<function name="bash" arguments={"command": "ls"}}``). Only a reply made of nothing but
+    such elements counts; anything else leaves it as text."""
     body = _XML_WRAPPER.sub("", text).strip()
     calls: list[ToolCall] = []
     pos = 0
+    function = _XML_FUNCTION.match(body)
+    if function is not None:  # <function name="bash" arguments={"command": "..."}}
+        decoded = _decode_json(function.group(2))
+        name = _resolve_name(function.group(1), tool_names)
+        if decoded is None or name is None or not isinstance(decoded[0], dict):
+            return []
+        if _XML_FUNCTION_END.sub("", function.group(2)[decoded[1]:]).strip():
+            return []
+        return [ToolCall(name=name, args=decoded[0], id=new_call_id(), type="tool_call")]
     while pos < len(body):
         match = _XML_OPEN.match(body, pos)
         if match is None:
