@@ -16,7 +16,6 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from herdsman.terminal_text import escape
-from rich.table import Table
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
 from herdsman.cli_options import ConfigOpt, load_or_exit
@@ -245,22 +244,29 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
         if not threads:
             console.print("No threads yet. Start one with: herdsman run \"...\"")
             return
-        table = Table("thread", "title", "messages", "updated")
+        # one line per thread, wrapped rather than cut: the id is what --thread and 'threads show' take
         for t in threads:
-            table.add_row(t.thread_id, escape(t.title or ""), str(t.messages), (t.updated_at or "")[:19])
-        console.print(table)
+            when = (t.updated_at or "")[:19].replace("T", " ")
+            console.print(
+                f"[bold]{escape(t.thread_id)}[/bold]  {escape(t.title or '(untitled)')}  "
+                f"[dim]{t.messages} messages, {when}[/dim]",
+                soft_wrap=True, highlight=False,
+            )
 
     _run_async(main, "-")
 
 
 @threads_app.command("show")
 def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
-    """Print the conversation of one thread."""
+    """Print the conversation of one thread, then its files (uploads, workspace, outputs)."""
+    from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
+
     loaded = _load(config)
 
     async def main() -> None:
         async with _client(loaded, None) as client:
             messages = await client.messages(thread_id)
+            files = {folder: client.files(thread_id, folder) for folder in (UPLOADS, WORKSPACE, OUTPUTS)} if messages else {}
         if not messages:
             raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
         for m in messages:
@@ -270,6 +276,10 @@ def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
             console.print(f"[bold]{escape(role)}>[/bold] {escape(text)}")
             for c in calls:
                 console.print(f"  [cyan]▶ {escape(c['name'])}[/cyan] [dim]{escape(_short_args(c['args']))}[/dim]")
+        for folder, paths in files.items():
+            console.print(f"[bold]files in {escape(folder)}[/bold]" + ("" if paths else " [dim](none)[/dim]"))
+            for path in paths:
+                console.print(f"  {escape(path)}")
 
     _run_async(main, thread_id)
 

@@ -228,9 +228,13 @@ class HerdsmanClient:
 
     def outputs(self, thread_id: str) -> list[str]:
         """Virtual paths of the files in the thread's outputs folder."""
+        return self.files(thread_id, OUTPUTS)
+
+    def files(self, thread_id: str, folder: str) -> list[str]:
+        """Virtual paths of the files under ``folder`` (a virtual path) of the thread."""
         assert self._provider is not None
         sandbox = self._provider.acquire(thread_id)
-        return [p for p in sandbox.list_dir(OUTPUTS, max_depth=10) if not p.endswith("/")]
+        return [p for p in sandbox.list_dir(folder, max_depth=10) if not p.endswith("/")]
 
     async def messages(self, thread_id: str) -> list[AnyMessage]:
         """The saved conversation of ``thread_id`` (empty for an unknown thread)."""

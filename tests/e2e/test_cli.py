@@ -71,12 +71,18 @@ def test_run_then_resume_in_a_new_process(tmp_path: Path) -> None:
     assert [m["type"] for m in seen] == ["system", "human", "ai", "tool", "ai", "human"]
     assert seen[1]["content"] == "Write a plan" and seen[-1]["content"] == "What did I ask?"
 
-    listing = run_cli("threads", "list", "--config", str(second), cwd=tmp_path)
+    long_id = "d049ba2c574044c38f8eff54a1b2c3d4e5f60718"
+    third = write_config(tmp_path, "third", ["Hello."])
+    assert run_cli("run", "hi", "--thread", long_id, "--config", str(third), cwd=tmp_path).returncode == 0
+    listing = run_cli("threads", "list", "--config", str(second), cwd=tmp_path, env={"COLUMNS": "60"})
     assert listing.returncode == 0, listing.stderr
     assert "resume-me" in listing.stdout and "Write a plan" in listing.stdout
+    assert long_id in listing.stdout  # whole on a narrow terminal: it is what --thread takes
     shown = run_cli("threads", "show", "resume-me", "--config", str(second), cwd=tmp_path)
     assert "you> Write a plan" in shown.stdout and "you> What did I ask?" in shown.stdout
     assert "▶ write_file" in shown.stdout
+    assert "files in /mnt/user-data/outputs" in shown.stdout and "  /mnt/user-data/outputs/note.md" in shown.stdout
+    assert "files in /mnt/user-data/uploads (none)" in shown.stdout
     missing = run_cli("threads", "show", "nope", "--config", str(second), cwd=tmp_path)
     assert missing.returncode == 1 and "no thread 'nope'" in missing.stderr
 
