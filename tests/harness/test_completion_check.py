@@ -288,3 +288,22 @@ async def test_a_file_made_empty_with_touch_forces_write_file(home: Path) -> Non
     [note] = harness_notes(model, 2)
     assert "primes.py is empty" in note and "imitates a tool result" in note and "placeholders" not in note
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+
+
+async def test_a_number_written_to_a_file_that_no_tool_showed_is_sent_back(home: Path) -> None:
+    """From the benchmark: glob listed 7 paths (and said so), the model wrote 0 to count.txt."""
+    ws = user_data(home, "t-cc21") / "workspace"
+    (ws / "src").mkdir(parents=True)
+    for name in ("a.py", "b.py"):
+        (ws / "src" / name).write_text("")
+    model, _ = await run(home, "t-cc21", "How many .py files are in src? Write just the number to /mnt/user-data/outputs/count.txt.", [
+        call("glob", 1, pattern="**/*.py", path="src"),
+        call("write_file", 2, path="/mnt/user-data/outputs/count.txt", content="0"),
+        "Done.",
+        call("write_file", 3, path="/mnt/user-data/outputs/count.txt", content="2"),
+        "Wrote 2 to /mnt/user-data/outputs/count.txt.",
+    ])
+    [note] = harness_notes(model, 3)
+    assert "You wrote 0 to /mnt/user-data/outputs/count.txt, but no tool result shows that number" in note
+    assert (user_data(home, "t-cc21") / "outputs" / "count.txt").read_text() == "2"
+    assert len(model.calls) == 5  # 2 is in the glob's count line: the answer passes

@@ -129,6 +129,7 @@ def test_ls_glob_and_grep(call, ws: Path) -> None:
     assert ok(call("glob", pattern="**/*.py")).splitlines() == [
         "/mnt/user-data/workspace/src/main.py",
         "/mnt/user-data/workspace/src/pkg/mod.py",
+        "[2 matches]",  # counted: a small model given 7 paths answered 10
     ]
     assert ok(call("glob", pattern="/mnt/user-data/workspace/src/*.py")) == "/mnt/user-data/workspace/src/main.py"
     assert "no paths match" in ok(call("glob", pattern="*.rs"))
@@ -142,9 +143,10 @@ def test_ls_glob_and_grep(call, ws: Path) -> None:
     assert hits == [
         "/mnt/user-data/workspace/src/main.py:2: print(hello())",
         "/mnt/user-data/workspace/src/pkg/mod.py:1: def hello():",
+        "[2 matching lines in 2 files]",
     ]
     assert ok(call("grep", pattern="hello", glob="*.md")) == "/mnt/user-data/workspace/README.md:1: # hello project"
-    assert ok(call("grep", pattern="HELLO", path="src/pkg/mod.py", ignore_case=True)).count("\n") == 1
+    assert ok(call("grep", pattern="HELLO", path="src/pkg/mod.py", ignore_case=True)).count("\n") == 2
     assert "no matches" in ok(call("grep", pattern="nothing-like-this"))
     assert "invalid regular expression" in err(call("grep", pattern="("))
 

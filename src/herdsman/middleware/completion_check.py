@@ -20,7 +20,8 @@ of doing it. The rules, in order:
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
-* the answer to a question states a number no tool result shows;
+* the answer to a question states a number no tool result shows, or a file the run wrote holds
+  nothing but such a number;
 * a file the request asks to fix or change (it existed when the run began) was not changed;
 * the last tool call failed (an error, or a command's non-zero exit code);
 * no tool was used at all although the request is about files (or files were just uploaded);
@@ -109,6 +110,28 @@ CODE_NOT_RUN = "Your reply shows code that nothing ran."
 def fenced_code(reply: str) -> list[tuple[str, str]]:
     """The Python and shell code blocks of a reply: (language, code)."""
     return [(m.group(1).lower(), m.group(2)) for m in _CODE_FENCE.finditer(reply) if m.group(2).strip()]
+
+
+def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
+    """(path, number) for each file the run wrote whose whole content is a number that neither
+    the request nor an earlier tool result shows (from the benchmark: given 7 paths, the model
+    wrote 0 to count.txt)."""
+    seen = _numbers(request)
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    last: dict[str, str | None] = {}  # path -> the guessed number its last write holds, or None
+    for message in run:
+        if isinstance(message, ToolMessage):
+            seen |= _numbers(message.text)
+        elif isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                args = call.get("args") or {}
+                result = results.get(call.get("id"))
+                if call["name"] != "write_file" or result is None or failed(result):
+                    continue
+                content = str(args.get("content", "")).strip()
+                guess = _NUMBER.fullmatch(content) is not None and not _numbers(content) <= seen
+                last[str(args.get("path"))] = content if guess else None
+    return [(path, number) for path, number in last.items() if number is not None]
 
 
 def next_tools(problems: Sequence[str], state: Any) -> list[str]:
@@ -307,6 +330,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
                 "with a tool (for example python3) and answer with the value the tool prints."
+            )
+        for path, number in guessed_numbers(run, request.text):
+            found.append(
+                f"You wrote {number} to {path}, but no tool result shows that number. Compute it with a tool "
+                "and write the value the tool prints."
             )
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results and (about_files(request.text) or uploaded):

@@ -378,8 +378,9 @@ class SandboxTools:
         runtime: ToolRuntime,
         path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
     ) -> str:
-        """Find paths by glob pattern; a pattern for one folder level says how many more match
-        in subfolders (a model asked to count "including subfolders" wrote ``*.py``)."""
+        """Find paths by glob pattern, with their count; a pattern for one folder level says how
+        many more match in subfolders (a model asked to count "including subfolders" wrote
+        ``*.py``; given the 7 paths, it answered 10)."""
         sandbox = self.sandbox_of(runtime)
         matches = sandbox.glob(pattern, path)
         deeper = ""
@@ -389,7 +390,8 @@ class SandboxTools:
                 deeper = f"\n[{extra} more in subfolders: the pattern **/{pattern} includes them]"
         if not matches:
             return f"no paths match {pattern!r} under {_display(path)}" + deeper + _stopped(matches)
-        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern") + deeper + _stopped(matches)
+        count = f"\n[{len(matches)} matches]" if len(matches) > 1 else ""  # a small model cannot count lines
+        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern") + count + deeper + _stopped(matches)
 
     def grep(
         self,
@@ -450,6 +452,8 @@ class SandboxTools:
                 f"\n... [{total - len(hits)} more matches not shown ({total} in {files_with_hits} files); "
                 "narrow the pattern, the path or the glob]"
             )
+        elif total > 1:
+            out += f"\n[{total} matching lines in {files_with_hits} files]"
         if len(out) > self.max_chars:
             cut = len(out) - self.max_chars
             out = out[: self.max_chars] + f"\n... [{cut} characters cut; narrow the search]"
