@@ -203,6 +203,15 @@ async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
     [note] = harness_notes(model, 2)
     assert "states 111, which no tool result shows" in note
     assert len(model.calls) == 4
+    # read_file's line numbers are not the file's: counting by eye, the model answered a line number
+    other = user_data(home, "t-cc12") / "workspace"
+    other.mkdir(parents=True)
+    (other / "list.json").write_text("\n".join(['{"status": "failed"}'] * 3))
+    model, _ = await run(home, "t-cc12", "How many orders in list.json have the status failed?", [
+        call("read_file", 1, path="list.json"), "2 orders have the status failed.",
+        call("bash", 2, command="grep -c failed list.json"), "3 orders have the status failed.",
+    ])
+    assert "states 2, which no tool result shows" in harness_notes(model, 2)[0]
 
 
 async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path) -> None:

@@ -90,12 +90,26 @@ def _numbers(text: str) -> set[str]:
     return {n.lstrip("-").rstrip("0").rstrip(".") if "." in n else n.lstrip("-") for n in _NUMBER.findall(text.replace(",", ""))}
 
 
+_GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
+_READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
+
+
+def shown_numbers(result: ToolMessage) -> set[str]:
+    """The numbers a tool result shows; read_file's line numbers are its own decoration, not the
+    file's (from the benchmark: counting 'failed' orders by eye, the model answered 11, a line
+    number of the listing)."""
+    text = result.text
+    if result.name == "read_file":
+        text = _READ_RANGE.sub("", _GUTTER.sub("", text))
+    return _numbers(text)
+
+
 def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]) -> list[str]:
     """Numbers the reply states that neither the request nor any tool result of the run shows
     (an answer the model made up, or worked out in its head)."""
     seen = _numbers(request)
     for result in results:
-        seen |= _numbers(result.text)
+        seen |= shown_numbers(result)
     return [n for n in sorted(_numbers(reply)) if n not in seen]
 
 
@@ -121,7 +135,7 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     last: dict[str, str | None] = {}  # path -> the guessed number its last write holds, or None
     for message in run:
         if isinstance(message, ToolMessage):
-            seen |= _numbers(message.text)
+            seen |= shown_numbers(message)
         elif isinstance(message, AIMessage):
             for call in message.tool_calls:
                 args = call.get("args") or {}
