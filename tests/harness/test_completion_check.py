@@ -152,6 +152,17 @@ async def test_verifier_model_judges_when_the_rules_pass(home: Path) -> None:
     assert len(model.calls) == 2
 
 
+def test_the_file_to_change_is_the_one_named_after_the_verb() -> None:
+    """From the benchmark: 'python3 test_stats.py fails ... Fix the bug in stats.py (not the
+    test)': the note named both files, and the model edited the test."""
+    from herdsman.middleware.completion_check import change_targets
+
+    request = "python3 test_stats.py fails in /mnt/user-data/workspace. Fix the bug in stats.py (not the test) so that it passes."
+    assert change_targets(request, ["test_stats.py", "stats.py"]) == ["stats.py"]
+    assert change_targets("In app.ini set port to 9090", ["app.ini"]) == ["app.ini"]  # none after the verb: all
+    assert change_targets("Fix a.py and b.py", ["a.py", "b.py"]) == ["a.py", "b.py"]
+
+
 def test_named_files_skip_examples() -> None:
     """From the benchmark: 'write its path relative to pkg (like a/b.py) to outputs/where.txt'
     made the check demand a file a/b.py."""
@@ -316,3 +327,23 @@ async def test_a_number_written_to_a_file_that_no_tool_showed_is_sent_back(home:
     assert "You wrote 0 to /mnt/user-data/outputs/count.txt, but no tool result shows that number" in note
     assert (user_data(home, "t-cc21") / "outputs" / "count.txt").read_text() == "2"
     assert len(model.calls) == 5  # 2 is in the glob's count line: the answer passes
+
+
+async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> None:
+    """From the benchmark: the model ran the test and read it; the file to fix (stats.py) it never
+    read, so the plan reads it before the edit (read before write would refuse the edit)."""
+    ws = user_data(home, "t-cc22") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
+    (ws / "test_stats.py").write_text("from stats import mean\nassert mean([2, 4]) == 3\n")
+    model, _ = await run(home, "t-cc22", "python3 test_stats.py fails. Fix the bug in stats.py (not the test).", [
+        call("read_file", 1, path="test_stats.py"),
+        "The mean must divide by the count.",
+        call("read_file", 2, path="stats.py"),
+        call("str_replace", 3, path="stats.py", old="sum(v)", new="sum(v) / len(v)"),
+        "Fixed stats.py.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "asks to change stats.py, but" in note and "test_stats.py" not in note
+    assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None]
+    assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"

@@ -126,6 +126,23 @@ def fenced_code(reply: str) -> list[tuple[str, str]]:
     return [(m.group(1).lower(), m.group(2)) for m in _CODE_FENCE.finditer(reply) if m.group(2).strip()]
 
 
+def _mention(text: str, name: str) -> re.Match[str] | None:
+    """Where ``text`` first names the file ``name`` as a whole (stats.py is not test_stats.py)."""
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text)
+
+
+def change_targets(request: str, names: Sequence[str]) -> list[str]:
+    """Which of the existing files the request ``names`` it asks to change: those named after
+    its first change verb ("python3 test_stats.py fails. Fix the bug in stats.py (not the
+    test)": stats.py), or all of them when none is."""
+    verb = _CHANGE_VERBS.search(request)
+    if verb is None:
+        return list(names)
+    first = {n: _mention(request, n) for n in names}
+    after = [n for n, m in first.items() if m is not None and m.start() >= verb.end()]
+    return after or list(names)
+
+
 def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     """(path, number) for each file the run wrote whose whole content is a number that neither
     the request nor an earlier tool result shows (from the benchmark: given 7 paths, the model
@@ -157,9 +174,14 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     the only problem, or a text file the model already tried to write another way (it knows
     the content, not the mechanics; an empty file counts as missing); bash first when the reply showed code that would make it. Else
     any tool."""
-    _, run = this_run(state.get("messages") or [])
+    request, run = this_run(state.get("messages") or [])
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
-    read = any(c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])) for c in calls)
+    targets = change_targets(request.text if request else "", list(state.get("preexisting_stat") or {}))
+    read = any(
+        (c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])))
+        and any(_mention(str(c["args"]), t.rsplit("/", 1)[-1]) for t in targets)
+        for c in calls
+    )  # the file to change, not another one (the test beside it)
     if any("but it was not changed" in p for p in problems):
         edit = "write_file" if any(p.startswith(CODE_NOT_WRITTEN) for p in problems) else "str_replace"
         return [edit] if read else ["read_file", edit]
@@ -379,8 +401,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
         if before and _CHANGE_VERBS.search(request):
-            if all(lookup.stat_of(name) == stat for name, stat in before.items()):
-                names = ", ".join(before)
+            targets = change_targets(request, list(before))
+            if all(lookup.stat_of(name) == before[name] for name in targets):
+                names = " or ".join(targets)
                 found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
         if _MAKE_VERBS.search(request):
             for name in named_files(request):
