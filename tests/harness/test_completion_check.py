@@ -295,6 +295,12 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     [note] = harness_notes(model, 1)
     assert "Your reply shows code that nothing ran" in note and "python3 - <<'EOF'" in note
     assert model.calls[1].kwargs.get("tool_choice") == "bash"
+    # from the benchmark: a shell command shown for a Python fix is not the file's new text
+    from herdsman.middleware.completion_check import CompletionCheckMiddleware
+
+    unchanged = ["The request asks to change wc.py, but it was not changed. Make the change with your tools."]
+    assert CompletionCheckMiddleware._code_problem(unchanged, [("bash", "python3 wc.py FILE")]) is None
+    assert CompletionCheckMiddleware._code_problem(unchanged, [("python", "print(1)")]).startswith("Your reply shows the new code")
 
 
 async def test_a_file_made_empty_with_touch_forces_write_file(home: Path) -> None:
@@ -347,3 +353,20 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
     assert "asks to change stats.py, but" in note and "test_stats.py" not in note
     assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None]
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
+
+
+async def test_a_one_word_answer_is_offered_for_the_missing_file(home: Path) -> None:
+    """From the benchmark: asked to write the file's name to answer.txt, the model answered
+    /book07.txt, then wrote an empty file and a sentence; the note offers the value to copy."""
+    model, _ = await run(home, "t-cc23", "Which file mentions a falcon? Write just its file name to /mnt/user-data/outputs/answer.txt.", [
+        call("bash", 1, command="echo book07.txt"),
+        "book07.txt",
+        call("write_file", 2, path="/mnt/user-data/outputs/answer.txt", content="book07.txt"),
+        "Wrote /mnt/user-data/outputs/answer.txt.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "Your answer was book07.txt: if that is what belongs in /mnt/user-data/outputs/answer.txt" in note
+    model, _ = await run(home, "t-cc24", "Summarize notes and save it to /mnt/user-data/outputs/s.md.", [
+        call("bash", 1, command="echo notes"), "The notes are about cows.", call("write_file", 2, path="/mnt/user-data/outputs/s.md", content="cows"), "Saved.",
+    ])
+    assert "Your answer was" not in harness_notes(model, 2)[0]  # a sentence is not a value to copy

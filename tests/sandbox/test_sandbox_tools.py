@@ -438,3 +438,16 @@ def test_the_small_prompts_python_example_runs_as_written(call, tmp_path: Path) 
     assert "for row in" in command
     ok(call("write_file", path="/mnt/user-data/uploads/grades.csv", content="name,score\nA,3\nB,4\n"))
     assert ok(call("bash", command=command)).strip() == "3.5"
+
+
+def test_read_files_line_numbers_copied_into_write_file_are_left_out(call, ws: Path) -> None:
+    """From the benchmark: the model copied read_file's listing, numbers and all, into write_file
+    and broke the script. Only text numbered exactly as read_file numbers it is cut."""
+    (ws / "wc.py").write_text("import sys\n\nprint(len(sys.argv))\n")
+    listing = ok(call("read_file", path="wc.py"))
+    out = ok(call("write_file", path="wc.py", content=listing + "\n"))
+    assert "without the line numbers" in out
+    assert (ws / "wc.py").read_text() == "import sys\n\nprint(len(sys.argv))\n"
+    for kept in ("1\tAda\n2\tBob\n", "     1\ta\n     3\tb\n", "     1\tonly one line"):  # a TSV, a gap, one line
+        ok(call("write_file", path="t.tsv", content=kept))
+        assert (ws / "t.tsv").read_text() == kept

@@ -118,7 +118,9 @@ _MISSING = re.compile(r"^(?:The request asks for (\S+), which does not exist yet
 
 _CODE_FENCE = re.compile(r"```[ \t]*(python3?|py|bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 CODE_NOT_WRITTEN = "Your reply shows the new code, but"
+_FENCE_SUFFIX = {"py": ".py", "ba": ".sh", "sh": ".sh"}  # fence language (first two letters) -> file type
 CODE_NOT_RUN = "Your reply shows code that nothing ran."
+ANSWER_OFFER = "Your answer was"
 
 
 def fenced_code(reply: str) -> list[tuple[str, str]]:
@@ -165,13 +167,21 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     return [(path, number) for path, number in last.items() if number is not None]
 
 
+_STOCK_REPLIES = {"done", "ok", "okay", "finished", "complete", "completed", "saved", "success", "created", "fixed"}
+
+
+def _is_value(reply: str) -> bool:
+    """Whether a reply is one value (a number, a name, a path), not a sentence or a stock word."""
+    return 0 < len(reply) <= 80 and not any(c.isspace() for c in reply) and reply.lower().strip(".!") not in _STOCK_REPLIES
+
+
 def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     """The tools the calls after a note must use, in order ("any": some tool).
 
     A file to fix that is unchanged: read it first when the run has not (read before write
     refuses an edit of an unread file), then write_file when the reply showed the new code
     (the model copies its own code), else str_replace. A missing file: write_file when it is
-    the only problem, or a text file the model already tried to write another way (it knows
+    the only problem or the reply was a value to copy into it, or a text file the model already tried to write another way (it knows
     the content, not the mechanics; an empty file counts as missing); bash first when the reply showed code that would make it. Else
     any tool."""
     request, run = this_run(state.get("messages") or [])
@@ -188,7 +198,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     if any(p.startswith(CODE_NOT_RUN) for p in problems):
         return ["bash"]
     missing = [m.group(1) or m.group(2) for p in problems if (m := _MISSING.search(p))]
-    if missing and len(problems) == 1:
+    if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
         return ["write_file"]
     tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
     if missing and all(name.lower().endswith(_SOURCE_SUFFIXES) and name in tried for name in missing):
@@ -379,17 +389,22 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "ls, grep, bash) and answer from what they show."
             )
         code = fenced_code(text) if found else []
-        if code:
-            found.append(self._code_problem(found, code))
+        problem = self._code_problem(found, code) if code else None
+        if problem:
+            found.append(problem)
         return found
 
     @staticmethod
-    def _code_problem(found: Sequence[str], code: Sequence[tuple[str, str]]) -> str:
+    def _code_problem(found: Sequence[str], code: Sequence[tuple[str, str]]) -> str | None:
         """What to do with the code a reply shows instead of using it (a small model's habit:
-        "here is the corrected script, save it and run it")."""
+        "here is the corrected script, save it and run it"); for a file to fix, only code in its
+        language counts (a shell command shown for a Python fix is not its new text)."""
         unchanged = next((p for p in found if "but it was not changed" in p), None)
         if unchanged:
             target = unchanged.removeprefix("The request asks to change ").split(", but")[0]
+            suffixes = {_FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
+            if not any(name.endswith(tuple(s for s in suffixes if s)) for name in target.split(" or ")):
+                return None
             return f"{CODE_NOT_WRITTEN} {target} is unchanged: write that code into it with write_file (the whole new text), then run it."
         if any(lang.startswith(("py",)) for lang, _ in code):
             return (f"{CODE_NOT_RUN} Run it with bash as python3 - <<'EOF', the code with one statement per line, "
@@ -406,14 +421,22 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 names = " or ".join(targets)
                 found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
         if _MAKE_VERBS.search(request):
+            empty: list[str] = []
             for name in named_files(request):
                 if name in preexisting:
                     continue
                 size = lookup.size_of(name)
                 if size is None:
                     found.append(f"The request asks for {name}, which does not exist yet. Create it with your tools.")
+                    empty.append(name)
                 elif size == 0:
                     found.append(f"{name} is empty. Write its content.")
+                    empty.append(name)
+            value = reply.strip()
+            if len(empty) == 1 and _is_value(value):
+                # "Write just the file name to answer.txt": the model answered /book07.txt, then
+                # wrote an empty file; a value to copy is easier than a task to redo
+                found.append(f"{ANSWER_OFFER} {value}: if that is what belongs in {empty[0]}, write exactly that there with write_file.")
         for path in dict.fromkeys(_VIRTUAL.findall(reply)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
                 continue

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import threading
 import time
 import weakref
@@ -160,6 +161,26 @@ def _cap_lines(lines: list[str], limit: int, what: str, hint: str) -> str:
         return "\n".join(lines)
     shown = "\n".join(lines[:limit])
     return f"{shown}\n... [{len(lines) - limit} more {what} not shown; {hint}]"
+
+
+_GUTTER = re.compile(r"^ *(\d{1,6})\t")
+
+
+def strip_line_numbers(text: str) -> tuple[str, bool]:
+    """``text`` without read_file's line numbers when every line carries them, numbered one by
+    one (a small model copied a listing into write_file, gutter and all, and broke the
+    script); anything else comes back unchanged. Returns the text and whether it was cut."""
+    lines = text.split("\n")
+    trailing = lines[-1] == ""
+    body = lines[:-1] if trailing else lines
+    matches = [_GUTTER.match(line) for line in body]
+    if len(body) < 2 or any(m is None or len(m.group(0)) != 7 for m in matches):
+        return text, False
+    numbers = [int(m.group(1)) for m in matches]  # type: ignore[union-attr]
+    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return text, False
+    cut = [line[7:] for line in body]
+    return "\n".join(cut + ([""] if trailing else [])), True
 
 
 def _looks_binary(text: str) -> bool:
@@ -330,13 +351,15 @@ class SandboxTools:
         """Create, overwrite or append to a file."""
         tid = thread_id_of(runtime)
         sandbox = self.provider.acquire(tid)
+        content, cut = strip_line_numbers(content)
         with self.locks.get(tid, path):
             existed = sandbox.exists(path)
             written = sandbox.write_text(path, content, append=append)
         verb = "Appended" if append else "Wrote"
         shown = _display(path)
         artifact = _file_artifact(shown, "modified" if existed else "created", bytes=written, append=append)
-        return f"{verb} {written} bytes to {shown}", artifact
+        note = " (without the line numbers read_file shows: they are not part of the file)" if cut else ""
+        return f"{verb} {written} bytes to {shown}{note}", artifact
 
     def str_replace(
         self,
