@@ -303,19 +303,6 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     assert CompletionCheckMiddleware._code_problem(unchanged, [("python", "print(1)")]).startswith("Your reply shows the new code")
 
 
-async def test_a_file_made_empty_with_touch_forces_write_file(home: Path) -> None:
-    """From the benchmark: asked to write primes.py, the model ran 'touch primes.py' and stopped."""
-    model, _ = await run(home, "t-cc20", "Write a Python script /mnt/user-data/workspace/primes.py that prints 2", [
-        call("bash", 1, command="touch /mnt/user-data/workspace/primes.py"),
-        "<tool_response>\n(no output)\n</tool_response>",
-        call("write_file", 2, path="/mnt/user-data/workspace/primes.py", content="print(2)\n"),
-        "Wrote /mnt/user-data/workspace/primes.py.",
-    ])
-    [note] = harness_notes(model, 2)
-    assert "primes.py is empty" in note and "imitates a tool result" in note and "placeholders" not in note
-    assert model.calls[2].kwargs.get("tool_choice") == "write_file"
-
-
 async def test_a_number_written_to_a_file_that_no_tool_showed_is_sent_back(home: Path) -> None:
     """From the benchmark: glob listed 7 paths (and said so), the model wrote 0 to count.txt."""
     ws = user_data(home, "t-cc21") / "workspace"
@@ -355,18 +342,29 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
 
 
-async def test_a_one_word_answer_is_offered_for_the_missing_file(home: Path) -> None:
-    """From the benchmark: asked to write the file's name to answer.txt, the model answered
-    /book07.txt, then wrote an empty file and a sentence; the note offers the value to copy."""
-    model, _ = await run(home, "t-cc23", "Which file mentions a falcon? Write just its file name to /mnt/user-data/outputs/answer.txt.", [
-        call("bash", 1, command="echo book07.txt"),
-        "book07.txt",
-        call("write_file", 2, path="/mnt/user-data/outputs/answer.txt", content="book07.txt"),
-        "Wrote /mnt/user-data/outputs/answer.txt.",
+@pytest.mark.parametrize(("thread", "request_text", "command", "reply", "path", "expected", "absent"), [
+    pytest.param(  # from the benchmark: asked to write primes.py, the model ran 'touch primes.py' and stopped
+        "t-cc20", "Write a Python script /mnt/user-data/workspace/primes.py that prints 2",
+        "touch /mnt/user-data/workspace/primes.py", "<tool_response>\n(no output)\n</tool_response>",
+        "/mnt/user-data/workspace/primes.py", ["primes.py is empty", "imitates a tool result"], "placeholders", id="touched",
+    ),
+    pytest.param(  # from the benchmark: it answered book07.txt, then wrote an empty file and a sentence
+        "t-cc23", "Which file mentions a falcon? Write just its file name to /mnt/user-data/outputs/answer.txt.",
+        "echo book07.txt", "book07.txt", "/mnt/user-data/outputs/answer.txt",
+        ["Your answer was book07.txt: if that is what belongs in /mnt/user-data/outputs/answer.txt"], None, id="value-to-copy",
+    ),
+    pytest.param(  # a sentence is not a value to copy
+        "t-cc24", "Summarize the notes and save it to /mnt/user-data/outputs/s.md.", "echo notes", "The notes are about cows.",
+        "/mnt/user-data/outputs/s.md", ["s.md, which does not exist yet"], "Your answer was", id="sentence",
+    ),
+])
+async def test_a_missing_or_empty_file_forces_write_file(
+    home: Path, thread: str, request_text: str, command: str, reply: str, path: str, expected: list[str], absent: str | None
+) -> None:
+    model, _ = await run(home, thread, request_text, [
+        call("bash", 1, command=command), reply, call("write_file", 2, path=path, content="x\n"), "Wrote it.",
     ])
     [note] = harness_notes(model, 2)
-    assert "Your answer was book07.txt: if that is what belongs in /mnt/user-data/outputs/answer.txt" in note
-    model, _ = await run(home, "t-cc24", "Summarize notes and save it to /mnt/user-data/outputs/s.md.", [
-        call("bash", 1, command="echo notes"), "The notes are about cows.", call("write_file", 2, path="/mnt/user-data/outputs/s.md", content="cows"), "Saved.",
-    ])
-    assert "Your answer was" not in harness_notes(model, 2)[0]  # a sentence is not a value to copy
+    assert all(part in note for part in expected), note
+    assert absent is None or absent not in note
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"
