@@ -317,7 +317,7 @@ async def test_a_number_written_to_a_file_that_no_tool_showed_is_sent_back(home:
         "Wrote 2 to /mnt/user-data/outputs/count.txt.",
     ])
     [note] = harness_notes(model, 3)
-    assert "You wrote 0 to /mnt/user-data/outputs/count.txt, but no tool result shows that number" in note
+    assert "You wrote 0 to /mnt/user-data/outputs/count.txt, but no tool result shows that" in note
     assert (user_data(home, "t-cc21") / "outputs" / "count.txt").read_text() == "2"
     assert len(model.calls) == 5  # 2 is in the glob's count line: the answer passes
 
@@ -368,3 +368,23 @@ async def test_a_missing_or_empty_file_forces_write_file(
     assert all(part in note for part in expected), note
     assert absent is None or absent not in note
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+
+
+def test_numbers_written_without_evidence() -> None:
+    """A file of nothing but numbers needs them shown by a tool (from the benchmark: told to run
+    primes.py and save its output, the model wrote the primes itself, 1 among them); a long
+    sequence the request describes is left alone."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from herdsman.middleware.completion_check import guessed_numbers
+
+    def wrote(content: str) -> list:
+        return [
+            AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "p.txt", "content": content}, "id": "w1"}]),
+            ToolMessage("Wrote 20 bytes to p.txt", tool_call_id="w1", name="write_file"),
+        ]
+
+    assert guessed_numbers(wrote("1\n2\n3\n5\n7"), "Save the primes below 10 to p.txt") == [("p.txt", "1, 2, 3, 5, 7")]
+    assert guessed_numbers(wrote("\n".join(map(str, range(1, 201)))), "Write the numbers 1 to 200 to p.txt") == []
+    assert guessed_numbers(wrote("2, 3"), "Save 2 and 3 to p.txt") == []
+    assert guessed_numbers(wrote("total: 5"), "Save the total to p.txt") == []  # not only numbers

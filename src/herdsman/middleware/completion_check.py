@@ -91,6 +91,8 @@ def _numbers(text: str) -> set[str]:
 
 
 _GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
+MAX_CHECKED_NUMBERS = 20
+_ONLY_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:[\s,;]+-?\d+(?:\.\d+)?)*")
 _READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
 
 
@@ -146,9 +148,10 @@ def change_targets(request: str, names: Sequence[str]) -> list[str]:
 
 
 def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
-    """(path, number) for each file the run wrote whose whole content is a number that neither
-    the request nor an earlier tool result shows (from the benchmark: given 7 paths, the model
-    wrote 0 to count.txt)."""
+    """(path, numbers) for each file the run wrote whose content is nothing but numbers, some of
+    which neither the request nor an earlier tool result shows (from the benchmark: given 7
+    paths, the model wrote 0 to count.txt; told to run primes.py and save its output, it wrote
+    the primes itself, 1 among them)."""
     seen = _numbers(request)
     results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
     last: dict[str, str | None] = {}  # path -> the guessed number its last write holds, or None
@@ -162,8 +165,10 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
                 if call["name"] != "write_file" or result is None or failed(result):
                     continue
                 content = str(args.get("content", "")).strip()
-                guess = _NUMBER.fullmatch(content) is not None and not _numbers(content) <= seen
-                last[str(args.get("path"))] = content if guess else None
+                numbers = _numbers(content) if _ONLY_NUMBERS.fullmatch(content) else set()
+                # a short list only: "write 1 to 200" is a sequence the request describes, not a result
+                unseen = sorted(numbers - seen, key=lambda n: (len(n), n)) if len(numbers) <= MAX_CHECKED_NUMBERS else []
+                last[str(args.get("path"))] = ", ".join(unseen[:5]) if unseen else None
     return [(path, number) for path, number in last.items() if number is not None]
 
 
@@ -379,8 +384,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             )
         for path, number in guessed_numbers(run, request.text):
             found.append(
-                f"You wrote {number} to {path}, but no tool result shows that number. Compute it with a tool "
-                "and write the value the tool prints."
+                f"You wrote {number} to {path}, but no tool result shows that. Compute it with a tool (run the "
+                "script or command) and write what the tool prints."
             )
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results and (about_files(request.text) or uploaded):
