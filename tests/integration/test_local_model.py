@@ -169,9 +169,9 @@ async def test_astream_keeps_tool_calls(stub):
 
 
 def test_forced_tool_choice_prefills_the_call(stub):
-    model, llama = stub('{"city": "Oslo"}}\n</tool_call>')
+    model, llama = stub('city": "Oslo"}}\n</tool_call>')
     reply = model.bind_tools([get_weather], tool_choice="get_weather").invoke("Oslo?")
-    assert llama.prompts[0].endswith('<tool_call>\n{"name": "get_weather", "arguments": ')
+    assert llama.prompts[0].endswith('<tool_call>\n{"name": "get_weather", "arguments": {"')
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Oslo"})]
 
 
