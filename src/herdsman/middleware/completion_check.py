@@ -364,10 +364,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "You refused, but this is a normal task in your own sandbox and your tools can do it. "
                 "Continue the work step by step."
             )
+        tool_results = [m for m in run if isinstance(m, ToolMessage)]
         lookup = self._lookup()
         if lookup is not None:
-            found += self._file_problems(state, request.text, text, lookup)
-        tool_results = [m for m in run if isinstance(m, ToolMessage)]
+            shown = _numbers(request.text).union(*(shown_numbers(r) for r in tool_results))
+            found += self._file_problems(state, request.text, text, lookup, shown)
         told = "\n".join(m.text for m in run if is_harness(m))
         if tool_results and failed(tool_results[-1]):
             failure = (
@@ -376,7 +377,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             )
             if failure not in told:  # once: the answer after it may be the explanation
                 found.append(failure + _one_liner_tip(run, tool_results[-1]))
-        unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and is_question(request.text) else []
+        asked = is_question(request.text) or _NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
+        unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and asked else []
         if unsupported:
             found.append(
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
@@ -416,7 +418,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     "then EOF; make it write any file the request asks for.")
         return f"{CODE_NOT_RUN} Run those commands with bash."
 
-    def _file_problems(self, state: Any, request: str, reply: str, lookup: FileLookup) -> list[str]:
+    def _file_problems(self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str]) -> list[str]:
+        """The rules on files; ``shown``: the numbers the request and the run's tool results show."""
         found: list[str] = []
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
@@ -438,9 +441,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     found.append(f"{name} is empty. Write its content.")
                     empty.append(name)
             value = reply.strip()
-            if len(empty) == 1 and _is_value(value):
+            if len(empty) == 1 and _is_value(value) and _numbers(value) <= shown:
                 # "Write just the file name to answer.txt": the model answered /book07.txt, then
-                # wrote an empty file; a value to copy is easier than a task to redo
+                # wrote an empty file; a value to copy is easier than a task to redo (but not a
+                # number no tool showed: given "[7 matches]", it answered 1)
                 found.append(f"{ANSWER_OFFER} {value}: if that is what belongs in {empty[0]}, write exactly that there with write_file.")
         for path in dict.fromkeys(_VIRTUAL.findall(reply)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
