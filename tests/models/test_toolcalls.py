@@ -403,8 +403,10 @@ def test_a_function_element_with_json_arguments_is_a_call() -> None:
 
 
 def test_arguments_written_beside_the_name_are_the_arguments() -> None:
-    """From the benchmark: the lead's task calls arrived with no arguments at all, three times
-    in a row; the model had written them beside the name instead of under "arguments"."""
+    """Arguments written beside the name instead of under "arguments" are the arguments. (Made
+    when the benchmark's task calls arrived with no arguments, three times in a row; the raw
+    text was not kept, so that this was the cause is not confirmed: a forced call that ended
+    right after its prefill was, and is fixed in the prefill.)"""
     reply = '<tool_call>\n{"name": "task", "description": "Sort names", "prompt": "Sort team.txt", "subagent_type": "bash"}\n</tool_call>'
     [call] = parse_tool_calls(reply, ["task"]).tool_calls
     assert call["args"] == {"description": "Sort names", "prompt": "Sort team.txt", "subagent_type": "bash"}
