@@ -235,6 +235,7 @@ async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path
         call("read_file", 1, path="greet.py"),
         "To fix the script, follow these steps: ...",
         call("str_replace", 2, path="greet.py", old="nme", new="'Ann'"),
+        call("bash", 3, command="python3 greet.py"),
         "Fixed.",
     ])
     assert model.calls[2].kwargs.get("tool_choice") == "str_replace"
@@ -282,10 +283,14 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
         call("read_file", 1, path="greet.py"),
         call("write_file", 2, path="greet.py", content="print('Ann')\n"),
         "Fixed greet.py.",
+        call("bash", 3, command="python3 greet.py"),
+        "Fixed greet.py: it prints Ann.",
     ])
     [note] = harness_notes(model, 1)
     assert "Your reply shows the new code, but greet.py is unchanged: write that code into it with write_file" in note
-    assert [c.kwargs.get("tool_choice") for c in model.calls] == [None, "read_file", "write_file", None]
+    # changed but not run: the act-observe loop asks for the run the request names
+    assert "You changed greet.py but have not run it since. Run it now (python3 greet.py)" in harness_notes(model, 4)[-1]
+    assert [c.kwargs.get("tool_choice") for c in model.calls] == [None, "read_file", "write_file", None, "bash", None]
     assert (ws / "greet.py").read_text() == "print('Ann')\n"
     model, _ = await run(home, "t-cc19", "Save the number of users to /mnt/user-data/outputs/users.txt", [
         "Run this:\n```python\nopen('/mnt/user-data/outputs/users.txt', 'w').write('3')\n```",
@@ -334,11 +339,12 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
         "The mean must divide by the count.",
         call("read_file", 2, path="stats.py"),
         call("str_replace", 3, path="stats.py", old="sum(v)", new="sum(v) / len(v)"),
+        call("bash", 4, command="python3 test_stats.py"),
         "Fixed stats.py.",
     ])
     [note] = harness_notes(model, 2)
     assert "asks to change stats.py, but" in note and "test_stats.py" not in note
-    assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None]
+    assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None, None]
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
 
 
@@ -392,3 +398,21 @@ def test_numbers_written_without_evidence() -> None:
     assert guessed_numbers(wrote("\n".join(map(str, range(1, 201)))), "Write the numbers 1 to 200 to p.txt") == []
     assert guessed_numbers(wrote("2, 3"), "Save 2 and 3 to p.txt") == []
     assert guessed_numbers(wrote("total: 5"), "Save the total to p.txt") == []  # not only numbers
+
+
+async def test_a_file_written_back_unchanged_is_not_fixed(home: Path) -> None:
+    """From the benchmark: the model read stats.py and wrote the same text back; by size and
+    mtime that was a change, by content it is not."""
+    ws = user_data(home, "t-cc26") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
+    model, _ = await run(home, "t-cc26", "Fix the bug in stats.py", [
+        call("read_file", 1, path="stats.py"),
+        call("write_file", 2, path="stats.py", content="def mean(v):\n    return sum(v)\n"),
+        "Wrote 30 bytes.",
+        call("str_replace", 3, path="stats.py", old="sum(v)", new="sum(v) / len(v)"),
+        call("bash", 4, command="python3 -c 'import stats'"),
+        "Fixed stats.py.",
+    ])
+    assert "asks to change stats.py, but it was not changed" in harness_notes(model, 3)[0]
+    assert len(model.calls) == 6

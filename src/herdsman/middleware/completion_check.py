@@ -22,7 +22,8 @@ of doing it. The rules, in order:
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
   nothing but such a number;
-* a file the request asks to fix or change (it existed when the run began) was not changed;
+* a file the request asks to fix or change (it existed when the run began) was not changed (by
+  content), or a script was changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
 * no tool was used at all although the request is about files (or files were just uploaded);
 * and when any of these holds, code the reply shows (a fenced Python or shell block: "here is
@@ -35,6 +36,7 @@ Each round costs one more model call (and what the agent then does); the thread 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -75,8 +77,8 @@ _ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not b
 
 class CompletionState(AgentState):
     """``completion_checks``: rounds used in the current run; ``preexisting``: files the request
-    named that existed when the run began (``preexisting_stat``: size and mtime of the code and
-    config files among them)."""
+    named that existed when the run began (``preexisting_stat``: a fingerprint of the content of
+    the code and config files among them, see :meth:`FileLookup.fingerprint_of`)."""
 
     completion_checks: NotRequired[int]
     preexisting: NotRequired[list[str]]
@@ -147,6 +149,30 @@ def change_targets(request: str, names: Sequence[str]) -> list[str]:
     return after or list(names)
 
 
+_RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
+RUN_IT = "You changed"
+
+
+def untested_change(request: str, targets: Sequence[str], run: Sequence[Any]) -> list[str]:
+    """A note when the run changed a script the request asks to fix but ran no command since
+    (from the benchmark: an edit that broke wc.py with a syntax error, then an answer that it
+    was fixed). The command is the one the request names, when it names one."""
+    scripts = [t for t in targets if t.endswith((".py", ".sh", ".js"))]
+    last_edit = last_run = -1
+    for i, message in enumerate(run):
+        for call in message.tool_calls if isinstance(message, AIMessage) else []:
+            path = str((call.get("args") or {}).get("path", ""))
+            if call["name"] in ("write_file", "str_replace") and any(path.endswith(t.rsplit("/", 1)[-1]) for t in scripts):
+                last_edit = i
+            elif call["name"] == "bash":
+                last_run = i
+    if last_edit < 0 or last_run > last_edit or any(is_harness(m) and RUN_IT in m.text for m in run):
+        return []
+    command = _RUN_COMMAND.search(request)
+    how = f" ({command.group(0)})" if command else ""
+    return [f"{RUN_IT} {' or '.join(scripts)} but have not run it since. Run it now{how} and check that it does what the request asks."]
+
+
 def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     """(path, numbers) for each file the run wrote whose content is nothing but numbers, some of
     which neither the request nor an earlier tool result shows (from the benchmark: given 7
@@ -200,7 +226,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     if any("but it was not changed" in p for p in problems):
         edit = "write_file" if any(p.startswith(CODE_NOT_WRITTEN) for p in problems) else "str_replace"
         return [edit] if read else ["read_file", edit]
-    if any(p.startswith(CODE_NOT_RUN) for p in problems):
+    if any(p.startswith((CODE_NOT_RUN, RUN_IT)) for p in problems):
         return ["bash"]
     missing = [m.group(1) or m.group(2) for p in problems if (m := _MISSING.search(p))]
     if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
@@ -240,6 +266,9 @@ def failed(result: ToolMessage) -> bool:
     return result.status == "error" or bool(_EXIT_CODE.search(result.text[-200:]))
 
 
+MAX_HASHED_BYTES = 1_000_000
+
+
 class FileLookup:
     """Where a thread's files are: exact virtual paths, or any file with a given relative tail."""
 
@@ -265,13 +294,21 @@ class FileLookup:
         sizes = [size for path, (size, _) in self.entries().items() if path.endswith(tail)]
         return max(sizes) if sizes else None
 
-    def stat_of(self, name: str) -> list[int] | None:
-        """[size, mtime_ns] of the file ``name`` names (first match), or None."""
+    def fingerprint_of(self, name: str) -> str | None:
+        """What the file ``name`` names (first match) holds: a hash of its content when it is
+        small, else its size and mtime; None when there is no such file. By content, so that
+        writing a file back unchanged does not count as changing it (from the benchmark: the
+        model "fixed" stats.py by writing back what it had read)."""
         path = normalize_virtual(name) if name.startswith("/") else None
         tail = "/" + name.lstrip("./")
         for vpath, (size, mtime) in self.entries().items():
             if vpath == path or (path is None and vpath.endswith(tail)):
-                return [size, mtime]
+                if size <= MAX_HASHED_BYTES:
+                    try:
+                        return hashlib.sha256(self.sandbox.read_text(vpath).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+                    except Exception:  # noqa: BLE001 - unreadable (binary): size and mtime
+                        pass
+                return f"{size}:{mtime}"
         return None
 
 
@@ -327,7 +364,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         lookup = self._lookup()
         names = named_files(request.text) if request is not None else []
         existing = [n for n in names if lookup is not None and lookup.size_of(n) is not None]
-        stats = {n: lookup.stat_of(n) for n in existing if n.endswith(_SOURCE_SUFFIXES)} if lookup else {}
+        stats = {n: lookup.fingerprint_of(n) for n in existing if n.endswith(_SOURCE_SUFFIXES)} if lookup else {}
         return {"completion_checks": 0, "preexisting": existing, "preexisting_stat": stats}
 
     def problems(self, state: Any) -> list[str]:
@@ -368,7 +405,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         lookup = self._lookup()
         if lookup is not None:
             shown = _numbers(request.text).union(*(shown_numbers(r) for r in tool_results))
-            found += self._file_problems(state, request.text, text, lookup, shown)
+            found += self._file_problems(state, request.text, text, lookup, shown, run)
         told = "\n".join(m.text for m in run if is_harness(m))
         if tool_results and failed(tool_results[-1]):
             failure = (
@@ -418,16 +455,20 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     "then EOF; make it write any file the request asks for.")
         return f"{CODE_NOT_RUN} Run those commands with bash."
 
-    def _file_problems(self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str]) -> list[str]:
+    def _file_problems(
+        self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str], run: Sequence[Any] = ()
+    ) -> list[str]:
         """The rules on files; ``shown``: the numbers the request and the run's tool results show."""
         found: list[str] = []
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
         if before and _CHANGE_VERBS.search(request):
             targets = change_targets(request, list(before))
-            if all(lookup.stat_of(name) == before[name] for name in targets):
+            if all(lookup.fingerprint_of(name) == before[name] for name in targets):
                 names = " or ".join(targets)
                 found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
+            else:
+                found += untested_change(request, targets, run)
         if _MAKE_VERBS.search(request):
             empty: list[str] = []
             for name in named_files(request):
