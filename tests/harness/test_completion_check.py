@@ -363,6 +363,10 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
         "t-cc25", "How many files are there? Write just the number to /mnt/user-data/outputs/n.txt.", "echo '[7 matches]'", "1",
         "/mnt/user-data/outputs/n.txt", ["Your answer states 1, which no tool result shows"], "Your answer was", id="unshown-number",
     ),
+    pytest.param(  # from the benchmark: asked for a JSON list of names, a sub-agent wrote []
+        "t-cc27", "Create /mnt/user-data/outputs/team.json, a JSON list of the team's names.", "echo '[]' > /mnt/user-data/outputs/team.json",
+        "Created it.", "/mnt/user-data/outputs/team.json", ["team.json is empty"], None, id="empty-json",
+    ),
     pytest.param(  # a sentence is not a value to copy
         "t-cc24", "Summarize the notes and save it to /mnt/user-data/outputs/s.md.", "echo notes", "The notes are about cows.",
         "/mnt/user-data/outputs/s.md", ["s.md, which does not exist yet"], "Your answer was", id="sentence",

@@ -41,6 +41,8 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
         call("write_file", 6, path="notes/new.md", content="fresh\n"),  # new file: free
         call("bash", 7, command="touch empty.py"),
         call("write_file", 8, path="empty.py", content="print(2)\n"),  # empty: nothing to lose, free
+        call("bash", 9, command="echo '[]' > list.json"),
+        call("write_file", 10, path="list.json", content='["Ada"]'),  # [] holds nothing either
         "done",
     ], "t-rbw")
     assert "refused to change /mnt/user-data/workspace/greet.py" in results[0].content
@@ -51,6 +53,7 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
     assert (ws / "greet.py").read_text() == SCRIPT.replace("nme", "name").replace("hello ", "hi ")
     assert (ws / "notes" / "new.md").read_text() == "fresh\n"
     assert (ws / "empty.py").read_text() == "print(2)\n"
+    assert (ws / "list.json").read_text() == '["Ada"]'
 
 
 async def test_a_file_changed_since_reading_must_be_read_again(home: Path) -> None:

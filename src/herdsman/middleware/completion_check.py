@@ -49,7 +49,9 @@ from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import HARNESS_NAME, about_files, is_harness, named_files, run_sandbox, this_run, tool_names
+from herdsman.middleware.turn import (
+    HARNESS_NAME, about_files, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
+)
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 
@@ -294,22 +296,36 @@ class FileLookup:
         sizes = [size for path, (size, _) in self.entries().items() if path.endswith(tail)]
         return max(sizes) if sizes else None
 
+    def _find(self, name: str) -> str | None:
+        """The virtual path of the first file ``name`` names (a full path, or a relative tail)."""
+        path = normalize_virtual(name) if name.startswith("/") else None
+        tail = "/" + name.lstrip("./")
+        return next((v for v in self.entries() if v == path or (path is None and v.endswith(tail))), None)
+
+    def holds_nothing(self, name: str) -> bool:
+        """Whether a (small) file holds only an empty value: whitespace, [], {}, "" or null (from
+        the benchmark: a sub-agent asked for a JSON list of names wrote [])."""
+        vpath = self._find(name)
+        try:
+            return vpath is not None and holds_nothing(self.sandbox.read_text(vpath))
+        except Exception:  # noqa: BLE001 - unreadable: not known to be empty
+            return False
+
     def fingerprint_of(self, name: str) -> str | None:
         """What the file ``name`` names (first match) holds: a hash of its content when it is
         small, else its size and mtime; None when there is no such file. By content, so that
         writing a file back unchanged does not count as changing it (from the benchmark: the
         model "fixed" stats.py by writing back what it had read)."""
-        path = normalize_virtual(name) if name.startswith("/") else None
-        tail = "/" + name.lstrip("./")
-        for vpath, (size, mtime) in self.entries().items():
-            if vpath == path or (path is None and vpath.endswith(tail)):
-                if size <= MAX_HASHED_BYTES:
-                    try:
-                        return hashlib.sha256(self.sandbox.read_text(vpath).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-                    except Exception:  # noqa: BLE001 - unreadable (binary): size and mtime
-                        pass
-                return f"{size}:{mtime}"
-        return None
+        vpath = self._find(name)
+        if vpath is None:
+            return None
+        size, mtime = self.entries()[vpath]
+        if size <= MAX_HASHED_BYTES:
+            try:
+                return hashlib.sha256(self.sandbox.read_text(vpath).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            except Exception:  # noqa: BLE001 - unreadable (binary): size and mtime
+                pass
+        return f"{size}:{mtime}"
 
 
 def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
@@ -478,7 +494,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 if size is None:
                     found.append(f"The request asks for {name}, which does not exist yet. Create it with your tools.")
                     empty.append(name)
-                elif size == 0:
+                elif size == 0 or (size <= 8 and lookup.holds_nothing(name)):
                     found.append(f"{name} is empty. Write its content.")
                     empty.append(name)
             value = reply.strip()

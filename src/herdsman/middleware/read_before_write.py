@@ -3,8 +3,9 @@
 A small model asked to fix one line of a script rewrote it from scratch without reading it,
 dropping half of it. So ``write_file`` (replacing) and ``str_replace`` on a file that already
 exists are refused unless the agent has read that file in this thread and it has not changed
-since; the refusal says to read it first. New and empty files are free (from the benchmark: the
-model ran ``touch primes.py``, then had to read an empty file before writing it), appending is free, and a file
+since; the refusal says to read it first. New and empty files (nothing, or just [], {}, "" or
+null) are free (from the benchmark: the model ran ``touch primes.py``, then had to read an empty
+file before writing it), appending is free, and a file
 the agent wrote or edited itself counts as read (in the state it left it).
 
 What counts as reading: ``read_file`` (any part of it), or a ``bash`` command that prints it
@@ -30,6 +31,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.middleware.turn import holds_nothing
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
@@ -49,7 +51,8 @@ def fingerprint(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-EMPTY = fingerprint("")
+EMPTY = "empty"
+SMALL = 8  # bytes: a file this small is read to see whether it holds anything
 
 
 def _virtual(path: Any) -> str | None:
@@ -102,10 +105,15 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             sandbox = self.provider.acquire(thread_id_of(request.runtime))
             if isinstance(sandbox, HostBackedSandbox):
                 st = sandbox.files.stat(path, follow=False)
-                return None if st is None or not stat.S_ISREG(st.st_mode) else f"{st.st_size}:{st.st_mtime_ns}"
+                if st is None or not stat.S_ISREG(st.st_mode):
+                    return None
+                if st.st_size <= SMALL and holds_nothing(sandbox.read_text(path)):
+                    return EMPTY
+                return f"{st.st_size}:{st.st_mtime_ns}"
             if not sandbox.exists(path):
                 return None
-            return fingerprint(sandbox.read_text(path))
+            text = sandbox.read_text(path)
+            return EMPTY if holds_nothing(text) else fingerprint(text)
         except Exception:  # noqa: BLE001 - unreadable (binary, too large): the tool reports it
             return None
 
@@ -119,7 +127,7 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         if path is None or not path.startswith(USER_DATA_ROOT + "/"):
             return None  # skills are read-only: the tool itself says so
         now = self._current(request, path)
-        if now is None or now.startswith("0:") or now == EMPTY:
+        if now is None or now == EMPTY:
             return None  # new or empty: nothing to lose
         seen = (request.state or {}).get("files_read", {}).get(path)
         if seen == now:

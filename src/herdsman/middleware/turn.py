@@ -72,6 +72,15 @@ def about_files(request: str) -> bool:
     return bool(_FILES_TOPIC.search(request) or named_files(request))
 
 
+EMPTY_VALUES = ("", "[]", "{}", '""', "null")
+"""What a file may hold and still be empty: nothing to lose by overwriting it, nothing delivered."""
+
+
+def holds_nothing(text: str) -> bool:
+    """Whether ``text`` (a file's content) is empty: whitespace, [], {}, "" or null."""
+    return text.strip() in EMPTY_VALUES
+
+
 def tool_name(tool: Any) -> str:
     """The name of a tool as a request carries it: a LangChain tool or a dict."""
     return (tool.get("name", "") if isinstance(tool, dict) else getattr(tool, "name", "")) or ""
