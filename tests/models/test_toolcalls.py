@@ -402,6 +402,28 @@ def test_a_function_element_with_json_arguments_is_a_call() -> None:
         assert parse_tool_calls(text, {"bash": "command"}).tool_calls == [], text
 
 
+def test_unescaped_quotes_in_a_value_are_read_by_the_argument_names() -> None:
+    """From the benchmark (two sums by sub-agents): the task's description quoted the JSON it
+    wanted, quotes unescaped, so the call did not parse and json-repair mangled it."""
+    reply = (
+        '<tool_call>\n{"name": "task", "arguments": {"description": "Sum a.txt; save as {"a": <sum>, "b": <sum>}.", '
+        '"prompt": "Sum the numbers in a.txt.\\nSave as {"a": <sum>}.", "subagent_type": "general-purpose"}}'
+    )
+    params = {"task": ["description", "prompt", "subagent_type"], "write_file": ["path", "content", "append"]}
+    [call] = parse_tool_calls(reply, {"task": None, "write_file": None}, params=params).tool_calls
+    assert call["args"] == {
+        "description": 'Sum a.txt; save as {"a": <sum>, "b": <sum>}.',
+        "prompt": 'Sum the numbers in a.txt.\nSave as {"a": <sum>}.',
+        "subagent_type": "general-purpose",
+    }
+    written = '<tool_call>{"name": "write_file", "arguments": {"path": "a.json", "content": "{"x": 1}", "append": false}}</tool_call>'
+    [call] = parse_tool_calls(written, {"write_file": None}, params=params).tool_calls
+    assert call["args"] == {"path": "a.json", "content": '{"x": 1}', "append": False}
+    cut = '<tool_call>{"name": "task", "arguments": {"description": "a "b" c", "prompt": "x'  # cut off: no call
+    assert parse_tool_calls(cut, {"task": None}, params=params).tool_calls == []
+    assert parse_tool_calls(reply, {"task": None}).tool_calls == []  # without the names: no guess
+
+
 def test_arguments_written_beside_the_name_are_the_arguments() -> None:
     """Arguments written beside the name instead of under "arguments" are the arguments. (Made
     when the benchmark's task calls arrived with no arguments, three times in a row; the raw

@@ -328,6 +328,11 @@ def _tool_name(tool: dict[str, Any]) -> str:
     return tool.get("function", {}).get("name") or tool.get("name", "")
 
 
+def _argument_names(tool: dict[str, Any]) -> list[str]:
+    """The names of the tool's arguments, as its schema lists them."""
+    return list(((tool.get("function", tool).get("parameters") or {}).get("properties") or {}).keys())
+
+
 def _single_argument(tool: dict[str, Any]) -> str | None:
     """The tool's only required argument, or None."""
     required = (tool.get("function", tool).get("parameters") or {}).get("required") or []
@@ -368,6 +373,8 @@ class _Request:
     prefill: str
     tool_names: dict[str, str | None]
     """Offered tools, each with its only required argument (None when it has several or none)."""
+    tool_params: dict[str, list[str]]
+    """Offered tools, each with the names of its arguments."""
     max_tokens: int
     stop: list[str]
 
@@ -480,8 +487,10 @@ class ChatLocalLlama(BaseChatModel):
             )
         max_tokens = min(int(kwargs.get("max_tokens") or self.max_tokens), room)
         head = len(head_tokens) if head_tokens and tokens[: len(head_tokens)] == head_tokens else 0
-        offered = {_tool_name(t): _single_argument(t) for t in kwargs.get("tools") or [] if _tool_name(t) in names}
-        return _Request(tokens, head, prefill, offered, max_tokens, [*STOP_STRINGS, *(stop or [])])
+        bound = [t for t in kwargs.get("tools") or [] if _tool_name(t) in names]
+        offered = {_tool_name(t): _single_argument(t) for t in bound}
+        params = {_tool_name(t): _argument_names(t) for t in bound}
+        return _Request(tokens, head, prefill, offered, params, max_tokens, [*STOP_STRINGS, *(stop or [])])
 
     @staticmethod
     def _head_tokens(loaded: LoadedModel, prompt: str, add_bos: bool) -> list[int]:
@@ -543,7 +552,7 @@ class ChatLocalLlama(BaseChatModel):
 
     def _parse(self, text: str, request: _Request) -> ParsedReply:
         if request.tool_names:
-            return parse_tool_calls(text, request.tool_names, repair=self.repair_tool_calls)
+            return parse_tool_calls(text, request.tool_names, repair=self.repair_tool_calls, params=request.tool_params)
         return ParsedReply(content=text.strip())
 
     # -- generation ---------------------------------------------------------------------------
