@@ -447,3 +447,17 @@ async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) 
     note = [m.text for m in sub.calls[2].messages if isinstance(m, HumanMessage) and m.name == "harness"]
     assert note and "but it was not changed" in note[0]
     assert notes.read_text() == "hi\n"
+
+
+def test_a_prompt_copied_from_the_tools_own_instructions_becomes_the_description() -> None:
+    """From the benchmark: a small lead's task prompt was the task tool's own instructions."""
+    from herdsman.subagents.tools import own_prompt
+
+    copied = (
+        "Write a complete prompt: the goal, the inputs (file paths), constraints, and what to produce "
+        "(e.g. a file under /mnt/user-data/outputs). Call task several times in one reply to run independent parts in parallel."
+    )
+    assert own_prompt("Fix hello.py so that it prints hello world.", copied) == "Fix hello.py so that it prints hello world."
+    assert own_prompt("Fix hello.py", "Fix /mnt/user-data/workspace/hello.py; write the goal down first.") == (
+        "Fix /mnt/user-data/workspace/hello.py; write the goal down first."
+    )

@@ -98,13 +98,26 @@ async def run_plan_tasks(
     return [results[t.id] for t in tasks]
 
 
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def own_prompt(description: str, prompt: str) -> str:
+    """The prompt a sub-agent gets: the lead's, or the description when the lead copied this
+    tool's own instructions as the prompt (from the benchmark: a small model's prompt was "Write a
+    complete prompt: the goal, the inputs (file paths), ..."; the task was only in the
+    description)."""
+    copied = _words(prompt)
+    return description if len(copied) >= 20 and copied in _words(TASK_DESCRIPTION) else prompt
+
+
 def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     """The ``task`` and ``run_plan`` tools bound to ``runner``."""
     types_list = ", ".join(sorted(runner.types))
 
     @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
     async def task(description: str, prompt: str, runtime: ToolRuntime, subagent_type: str = "general-purpose") -> Command:
-        request = TaskRequest(runtime.tool_call_id or "task", description, prompt, subagent_type)
+        request = TaskRequest(runtime.tool_call_id or "task", description, own_prompt(description, prompt), subagent_type)
         result = await runner.run(request, runtime.config, runtime.stream_writer)
         return _command([result], result.to_text(), request.task_id, "task")
 
