@@ -367,6 +367,11 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
         "t-cc27", "Create /mnt/user-data/outputs/team.json, a JSON list of the team's names.", "echo '[]' > /mnt/user-data/outputs/team.json",
         "Created it.", "/mnt/user-data/outputs/team.json", ["team.json is empty"], None, id="empty-json",
     ),
+    pytest.param(  # from the benchmark: asked for a site in outputs/site, the model wrote a plan and said "Done."
+        "t-cc28", "Make a one-page site for a bakery in /mnt/user-data/outputs/site.", "echo plan > site-plan.md",
+        "Done.", "/mnt/user-data/outputs/site/index.html", ["files in /mnt/user-data/outputs/site, which has none yet"], None,
+        id="empty-folder",
+    ),
     pytest.param(  # a sentence is not a value to copy
         "t-cc24", "Summarize the notes and save it to /mnt/user-data/outputs/s.md.", "echo notes", "The notes are about cows.",
         "/mnt/user-data/outputs/s.md", ["s.md, which does not exist yet"], "Your answer was", id="sentence",

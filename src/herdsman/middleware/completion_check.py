@@ -19,6 +19,7 @@ of doing it. The rules, in order:
   (``<total_amount>``) where values belong;
 * a file the request names to be made (a request with a verb such as save, write, create) did
   not exist when the run began and still does not exist, or is empty;
+* a folder under outputs the request asks for holds no file;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
   nothing but such a number;
@@ -127,6 +128,7 @@ CODE_NOT_WRITTEN = "Your reply shows the new code, but"
 _FENCE_SUFFIX = {"py": ".py", "ba": ".sh", "sh": ".sh"}  # fence language (first two letters) -> file type
 CODE_NOT_RUN = "Your reply shows code that nothing ran."
 ANSWER_OFFER = "Your answer was"
+FOLDER_EMPTY = "The request asks for files in"
 
 
 def fenced_code(reply: str) -> list[tuple[str, str]]:
@@ -137,6 +139,17 @@ def fenced_code(reply: str) -> list[tuple[str, str]]:
 def _mention(text: str, name: str) -> re.Match[str] | None:
     """Where ``text`` first names the file ``name`` as a whole (stats.py is not test_stats.py)."""
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text)
+
+
+_OUTPUT_FOLDER = re.compile(r"(/mnt/user-data/outputs/[\w./-]*[\w-])(?=[\s,;:)]|\.?$|\.\s)")
+
+
+def output_folders(request: str) -> list[str]:
+    """Folders under outputs the request names (a path without a file extension), to be made
+    and filled (from the benchmark: asked for a site in /mnt/user-data/outputs/site, the model
+    wrote a plan in the workspace and answered "Done.")."""
+    found = [m.group(1) for m in _OUTPUT_FOLDER.finditer(request)]
+    return [f for f in dict.fromkeys(found) if "." not in f.rsplit("/", 1)[-1]]
 
 
 def change_targets(request: str, names: Sequence[str]) -> list[str]:
@@ -232,6 +245,8 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return ["bash"]
     missing = [m.group(1) or m.group(2) for p in problems if (m := _MISSING.search(p))]
     if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
+        return ["write_file"]
+    if len(problems) == 1 and problems[0].startswith(FOLDER_EMPTY):
         return ["write_file"]
     tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
     if missing and all(name.lower().endswith(_SOURCE_SUFFIXES) and name in tried for name in missing):
@@ -497,6 +512,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 elif size == 0 or (size <= 8 and lookup.holds_nothing(name)):
                     found.append(f"{name} is empty. Write its content.")
                     empty.append(name)
+            for folder in output_folders(request):
+                if not any(path.startswith(folder + "/") for path in lookup.entries()):
+                    found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")
             value = reply.strip()
             if len(empty) == 1 and _is_value(value) and _numbers(value) <= shown:
                 # "Write just the file name to answer.txt": the model answered /book07.txt, then
