@@ -357,7 +357,7 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
     pytest.param(  # from the benchmark: it answered book07.txt, then wrote an empty file and a sentence
         "t-cc23", "Which file mentions a falcon? Write just its file name to /mnt/user-data/outputs/answer.txt.",
         "echo book07.txt", "book07.txt", "/mnt/user-data/outputs/answer.txt",
-        ["Your answer was book07.txt: if that is what belongs in /mnt/user-data/outputs/answer.txt"], None, id="value-to-copy",
+        ["Your answer was the line below; if it is what belongs in /mnt/user-data/outputs/answer.txt, write just that line there with write_file:\nbook07.txt"], None, id="value-to-copy",
     ),
     pytest.param(  # from the benchmark: given "[7 matches]" it answered 1; a number no tool showed is no value to copy
         "t-cc25", "How many files are there? Write just the number to /mnt/user-data/outputs/n.txt.", "echo '[7 matches]'", "1",
@@ -386,6 +386,7 @@ async def test_a_missing_or_empty_file_forces_write_file(
     [note] = harness_notes(model, 2)
     assert all(part in note for part in expected), note
     assert absent is None or absent not in note
+    assert "Your answer was" not in note or note.endswith("\nbook07.txt")  # the value alone, last
     assert model.calls[2].kwargs.get("tool_choice") == ("any" if "Your answer states" in note else "write_file")
 
 

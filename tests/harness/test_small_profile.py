@@ -32,7 +32,7 @@ async def test_small_prompt_and_core_tools_for_a_file_question(home: Path) -> No
     system = model.calls[0].messages[0]
     assert isinstance(system, SystemMessage)
     assert "Examples of good work" in system.text and "<response_style>" not in system.text
-    assert len(system.text) < 4000
+    assert len(system.text) < 4500  # about 1,100 tokens, processed once per version (prompt cache)
     assert set(model.calls[0].tools) == set(CORE)
     nudges = [m for m in model.calls[1].messages if isinstance(m, HumanMessage) and m.text == NUDGE]
     assert len(nudges) == 1  # a question, and the tool result came back

@@ -76,7 +76,7 @@ def build_small_system_prompt(
     subagents: Sequence[PromptEntry] = (),
     extra_instructions: str = "",
 ) -> str:
-    """The ``small`` profile's prompt: folders, seven rules and worked examples of tool use.
+    """The ``small`` profile's prompt: folders, seven rules and four worked examples of tool use.
 
     A model of a few billion parameters follows examples better than descriptions, and reads
     the tools' own schemas anyway (they come with the request), so the tool list is left out.

@@ -467,7 +467,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         problem = self._code_problem(found, code) if code else None
         if problem:
             found.append(problem)
-        return found
+        # a value to copy goes last, alone on the note's last line: a small model copied the
+        # whole sentence around it into the file ("book07.txt: if that is what belongs in ...")
+        return sorted(found, key=lambda p: p.startswith(ANSWER_OFFER))
 
     @staticmethod
     def _code_problem(found: Sequence[str], code: Sequence[tuple[str, str]]) -> str | None:
@@ -520,7 +522,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 # "Write just the file name to answer.txt": the model answered /book07.txt, then
                 # wrote an empty file; a value to copy is easier than a task to redo (but not a
                 # number no tool showed: given "[7 matches]", it answered 1)
-                found.append(f"{ANSWER_OFFER} {value}: if that is what belongs in {empty[0]}, write exactly that there with write_file.")
+                found.append(f"{ANSWER_OFFER} the line below; if it is what belongs in {empty[0]}, write just that line there with write_file:\n{value}")
         for path in dict.fromkeys(_VIRTUAL.findall(reply)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
                 continue
