@@ -58,6 +58,11 @@ async def test_printed_instead_of_saved_is_sent_back_and_then_saved(home: Path) 
         ["I'm sorry, but I can't assist with that request.", call("bash", 1, command="wc -l notes.txt"), "3 lines."],
         ["You refused", "without using any tool"], id="refusal-without-looking",
     ),
+    pytest.param(  # from the benchmark: asked how many TODOs, it listed the folder and showed a grep command
+        "t-cc29", "notes.txt", "How many TODO comments are in the .py files?",
+        ["I'll run this:\n```bash\ngrep -r TODO .\n```", call("bash", 2, command="grep -c TODO notes.txt || true"), "0 TODOs."],
+        ["The question asks for a number, and your answer has none", "Run those commands with bash"], id="count-without-number",
+    ),
     pytest.param(  # from the benchmark: asked to copy a file, the model called a "copy" tool as text
         "t-cc17", "report.md", "Copy report.md from the workspace to /mnt/user-data/outputs/report.md.",
         ['```json\n{"name": "copy", "arguments": {"source": "report.md", "destination": "/mnt/user-data/outputs/report.md"}}\n```',

@@ -22,7 +22,7 @@ of doing it. The rules, in order:
 * a folder under outputs the request asks for holds no file;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
-  nothing but such a number;
+  nothing but such numbers; the answer to "how many" (or "what is the total") states none;
 * a file the request asks to fix or change (it existed when the run began) was not changed (by
   content), or a script was changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
@@ -97,6 +97,7 @@ def _numbers(text: str) -> set[str]:
 
 _GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
 MAX_CHECKED_NUMBERS = 20
+_COUNT_QUESTION = re.compile(r"\b(how many|how much|what is the (?:total|sum|average|mean|count|number))\b", re.IGNORECASE)
 _ONLY_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:[\s,;]+-?\d+(?:\.\d+)?)*")
 _READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
 
@@ -451,6 +452,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
                 "with a tool (for example python3) and answer with the value the tool prints."
+            )
+        delivers_file = bool(_MAKE_VERBS.search(request.text) and named_files(request.text))
+        if _COUNT_QUESTION.search(request.text) and not delivers_file and not _numbers(text):
+            found.append(
+                "The question asks for a number, and your answer has none. Compute it with a tool and answer with the "
+                "number it prints."
             )
         for path, number in guessed_numbers(run, request.text):
             found.append(
