@@ -160,7 +160,7 @@ async def test_verifier_model_judges_when_the_rules_pass(home: Path) -> None:
 def test_the_file_to_change_is_the_one_named_after_the_verb() -> None:
     """From the benchmark: 'python3 test_stats.py fails ... Fix the bug in stats.py (not the
     test)': the note named both files, and the model edited the test."""
-    from herdsman.middleware.completion_check import change_targets
+    from herdsman.middleware.completion_rules import change_targets
 
     request = "python3 test_stats.py fails in /mnt/user-data/workspace. Fix the bug in stats.py (not the test) so that it passes."
     assert change_targets(request, ["test_stats.py", "stats.py"]) == ["stats.py"]
@@ -401,7 +401,7 @@ def test_numbers_written_without_evidence() -> None:
     sequence the request describes is left alone."""
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from herdsman.middleware.completion_check import guessed_numbers
+    from herdsman.middleware.completion_rules import guessed_numbers
 
     def wrote(content: str) -> list:
         return [

@@ -49,6 +49,12 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
+from herdsman.middleware.completion_rules import (
+    ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
+    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_value, next_tools,
+    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsupported_numbers,
+    untested_change,
+)
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
     HARNESS_NAME, about_files, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
@@ -72,9 +78,6 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
-_EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
-_CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
-_SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
 _ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
 
 
@@ -86,202 +89,6 @@ class CompletionState(AgentState):
     completion_checks: NotRequired[int]
     preexisting: NotRequired[list[str]]
     preexisting_stat: NotRequired[dict[str, Any]]
-
-
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
-
-
-def _numbers(text: str) -> set[str]:
-    return {n.lstrip("-").rstrip("0").rstrip(".") if "." in n else n.lstrip("-") for n in _NUMBER.findall(text.replace(",", ""))}
-
-
-_GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
-MAX_CHECKED_NUMBERS = 20
-_COUNT_QUESTION = re.compile(r"\b(how many|how much|what is the (?:total|sum|average|mean|count|number))\b", re.IGNORECASE)
-_ONLY_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:[\s,;]+-?\d+(?:\.\d+)?)*")
-_READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
-
-
-def shown_numbers(result: ToolMessage) -> set[str]:
-    """The numbers a tool result shows; read_file's line numbers are its own decoration, not the
-    file's (from the benchmark: counting 'failed' orders by eye, the model answered 11, a line
-    number of the listing)."""
-    text = result.text
-    if result.name == "read_file":
-        text = _READ_RANGE.sub("", _GUTTER.sub("", text))
-    return _numbers(text)
-
-
-def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]) -> list[str]:
-    """Numbers the reply states that neither the request nor any tool result of the run shows
-    (an answer the model made up, or worked out in its head)."""
-    seen = _numbers(request)
-    for result in results:
-        seen |= shown_numbers(result)
-    return [n for n in sorted(_numbers(reply)) if n not in seen]
-
-
-_MISSING = re.compile(r"^(?:The request asks for (\S+), which does not exist yet|(\S+) is empty\. Write its content)")
-
-
-_CODE_FENCE = re.compile(r"```[ \t]*(python3?|py|bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
-CODE_NOT_WRITTEN = "Your reply shows the new code, but"
-_FENCE_SUFFIX = {"py": ".py", "ba": ".sh", "sh": ".sh"}  # fence language (first two letters) -> file type
-CODE_NOT_RUN = "Your reply shows code that nothing ran."
-ANSWER_OFFER = "Your answer was"
-FOLDER_EMPTY = "The request asks for files in"
-
-
-def fenced_code(reply: str) -> list[tuple[str, str]]:
-    """The Python and shell code blocks of a reply: (language, code)."""
-    return [(m.group(1).lower(), m.group(2)) for m in _CODE_FENCE.finditer(reply) if m.group(2).strip()]
-
-
-def _mention(text: str, name: str) -> re.Match[str] | None:
-    """Where ``text`` first names the file ``name`` as a whole (stats.py is not test_stats.py)."""
-    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text)
-
-
-_OUTPUT_FOLDER = re.compile(r"(/mnt/user-data/outputs/[\w./-]*[\w-])(?=[\s,;:)]|\.?$|\.\s)")
-
-
-def output_folders(request: str) -> list[str]:
-    """Folders under outputs the request names (a path without a file extension), to be made
-    and filled (from the benchmark: asked for a site in /mnt/user-data/outputs/site, the model
-    wrote a plan in the workspace and answered "Done.")."""
-    found = [m.group(1) for m in _OUTPUT_FOLDER.finditer(request)]
-    return [f for f in dict.fromkeys(found) if "." not in f.rsplit("/", 1)[-1]]
-
-
-def change_targets(request: str, names: Sequence[str]) -> list[str]:
-    """Which of the existing files the request ``names`` it asks to change: those named after
-    its first change verb ("python3 test_stats.py fails. Fix the bug in stats.py (not the
-    test)": stats.py), or all of them when none is."""
-    verb = _CHANGE_VERBS.search(request)
-    if verb is None:
-        return list(names)
-    first = {n: _mention(request, n) for n in names}
-    after = [n for n, m in first.items() if m is not None and m.start() >= verb.end()]
-    return after or list(names)
-
-
-_RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
-RUN_IT = "You changed"
-
-
-def untested_change(request: str, targets: Sequence[str], run: Sequence[Any]) -> list[str]:
-    """A note when the run changed a script the request asks to fix but ran no command since
-    (from the benchmark: an edit that broke wc.py with a syntax error, then an answer that it
-    was fixed). The command is the one the request names, when it names one."""
-    scripts = [t for t in targets if t.endswith((".py", ".sh", ".js"))]
-    last_edit = last_run = -1
-    for i, message in enumerate(run):
-        for call in message.tool_calls if isinstance(message, AIMessage) else []:
-            path = str((call.get("args") or {}).get("path", ""))
-            if call["name"] in ("write_file", "str_replace") and any(path.endswith(t.rsplit("/", 1)[-1]) for t in scripts):
-                last_edit = i
-            elif call["name"] == "bash":
-                last_run = i
-    if last_edit < 0 or last_run > last_edit or any(is_harness(m) and RUN_IT in m.text for m in run):
-        return []
-    command = _RUN_COMMAND.search(request)
-    how = f" ({command.group(0)})" if command else ""
-    return [f"{RUN_IT} {' or '.join(scripts)} but have not run it since. Run it now{how} and check that it does what the request asks."]
-
-
-def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
-    """(path, numbers) for each file the run wrote whose content is nothing but numbers, some of
-    which neither the request nor an earlier tool result shows (from the benchmark: given 7
-    paths, the model wrote 0 to count.txt; told to run primes.py and save its output, it wrote
-    the primes itself, 1 among them)."""
-    seen = _numbers(request)
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
-    last: dict[str, str | None] = {}  # path -> the guessed number its last write holds, or None
-    for message in run:
-        if isinstance(message, ToolMessage):
-            seen |= shown_numbers(message)
-        elif isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                args = call.get("args") or {}
-                result = results.get(call.get("id"))
-                if call["name"] != "write_file" or result is None or failed(result):
-                    continue
-                content = str(args.get("content", "")).strip()
-                numbers = _numbers(content) if _ONLY_NUMBERS.fullmatch(content) else set()
-                # a short list only: "write 1 to 200" is a sequence the request describes, not a result
-                unseen = sorted(numbers - seen, key=lambda n: (len(n), n)) if len(numbers) <= MAX_CHECKED_NUMBERS else []
-                last[str(args.get("path"))] = ", ".join(unseen[:5]) if unseen else None
-    return [(path, number) for path, number in last.items() if number is not None]
-
-
-_STOCK_REPLIES = {"done", "ok", "okay", "finished", "complete", "completed", "saved", "success", "created", "fixed"}
-
-
-def _is_value(reply: str) -> bool:
-    """Whether a reply is one value (a number, a name, a path), not a sentence or a stock word."""
-    return 0 < len(reply) <= 80 and not any(c.isspace() for c in reply) and reply.lower().strip(".!") not in _STOCK_REPLIES
-
-
-def next_tools(problems: Sequence[str], state: Any) -> list[str]:
-    """The tools the calls after a note must use, in order ("any": some tool).
-
-    A file to fix that is unchanged: read it first when the run has not (read before write
-    refuses an edit of an unread file), then write_file when the reply showed the new code
-    (the model copies its own code), else str_replace. A missing file: write_file when it is
-    the only problem or the reply was a value to copy into it, or a text file the model already tried to write another way (it knows
-    the content, not the mechanics; an empty file counts as missing); bash first when the reply showed code that would make it. Else
-    any tool."""
-    request, run = this_run(state.get("messages") or [])
-    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
-    targets = change_targets(request.text if request else "", list(state.get("preexisting_stat") or {}))
-    read = any(
-        (c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])))
-        and any(_mention(str(c["args"]), t.rsplit("/", 1)[-1]) for t in targets)
-        for c in calls
-    )  # the file to change, not another one (the test beside it)
-    if any("but it was not changed" in p for p in problems):
-        edit = "write_file" if any(p.startswith(CODE_NOT_WRITTEN) for p in problems) else "str_replace"
-        return [edit] if read else ["read_file", edit]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT)) for p in problems):
-        return ["bash"]
-    missing = [m.group(1) or m.group(2) for p in problems if (m := _MISSING.search(p))]
-    if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
-        return ["write_file"]
-    if len(problems) == 1 and problems[0].startswith(FOLDER_EMPTY):
-        return ["write_file"]
-    tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
-    if missing and all(name.lower().endswith(_SOURCE_SUFFIXES) and name in tried for name in missing):
-        return ["write_file"]
-    return ["any"]
-
-
-def failure_detail(result: ToolMessage) -> str:
-    """The line that says why: a command's last output line and its exit code, else the first line."""
-    lines = [line for line in result.text.strip().splitlines() if line.strip()]
-    if not lines:
-        return "no output"
-    if _EXIT_CODE.search(lines[-1]) and len(lines) > 1:
-        return f"{lines[-2].strip()[:200]} {lines[-1].strip()}"
-    return lines[0][:200]
-
-
-_PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
-
-
-def _one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
-    """A hint for the commonest failure of a small model: Python with for/with squeezed into
-    ``python3 -c "...; ..."``, a SyntaxError however it is retried."""
-    call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
-    command = str((call or {}).get("args", {}).get("command", ""))
-    if "SyntaxError" in result.text and _PYTHON_C.search(command):
-        return (" Python with for, with or if, or newlines inside strings, does not fit in python3 -c: run it as "
-                "python3 - <<'EOF' with one statement per line, then EOF.")
-    return ""
-
-
-def failed(result: ToolMessage) -> bool:
-    """Whether a tool result is a failure: an error status, or a command's non-zero exit code."""
-    return result.status == "error" or bool(_EXIT_CODE.search(result.text[-200:]))
 
 
 MAX_HASHED_BYTES = 1_000_000
@@ -344,25 +151,6 @@ class FileLookup:
         return f"{size}:{mtime}"
 
 
-def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
-    """Whether the reply holds a tool call written as text."""
-    if "<tool_call>" in reply:
-        return True
-    return any(
-        re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) or re.search(rf"<{re.escape(n)}\s+\w+=", reply)
-        for n in tool_names
-    )
-
-
-_CALL_NAME = re.compile(r'\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"(?:arguments|parameters|args)"')
-
-
-def unknown_tools(reply: str, tool_names: Sequence[str]) -> list[str]:
-    """Names of tools that do not exist which the reply tries to call as JSON (from the
-    benchmark: ``{"name": "copy", "arguments": {...}}`` to copy a file)."""
-    return sorted({n for n in _CALL_NAME.findall(reply) if n not in tool_names and n.rsplit(".", 1)[-1] not in tool_names})
-
-
 class CompletionCheckMiddleware(RequestRewriteMiddleware):
     """Send the agent back to work when its final reply misses what the request asked."""
 
@@ -396,7 +184,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         lookup = self._lookup()
         names = named_files(request.text) if request is not None else []
         existing = [n for n in names if lookup is not None and lookup.size_of(n) is not None]
-        stats = {n: lookup.fingerprint_of(n) for n in existing if n.endswith(_SOURCE_SUFFIXES)} if lookup else {}
+        stats = {n: lookup.fingerprint_of(n) for n in existing if n.endswith(SOURCE_SUFFIXES)} if lookup else {}
         return {"completion_checks": 0, "preexisting": existing, "preexisting_stat": stats}
 
     def problems(self, state: Any) -> list[str]:
@@ -436,7 +224,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         tool_results = [m for m in run if isinstance(m, ToolMessage)]
         lookup = self._lookup()
         if lookup is not None:
-            shown = _numbers(request.text).union(*(shown_numbers(r) for r in tool_results))
+            shown = numbers_in(request.text).union(*(shown_numbers(r) for r in tool_results))
             found += self._file_problems(state, request.text, text, lookup, shown, run)
         told = "\n".join(m.text for m in run if is_harness(m))
         if tool_results and failed(tool_results[-1]):
@@ -445,8 +233,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "again, or try another way; if it truly cannot be done, say why."
             )
             if failure not in told:  # once: the answer after it may be the explanation
-                found.append(failure + _one_liner_tip(run, tool_results[-1]))
-        asked = is_question(request.text) or _NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
+                found.append(failure + one_liner_tip(run, tool_results[-1]))
+        asked = is_question(request.text) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
         unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and asked else []
         if unsupported:
             found.append(
@@ -454,7 +242,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "with a tool (for example python3) and answer with the value the tool prints."
             )
         delivers_file = bool(_MAKE_VERBS.search(request.text) and named_files(request.text))
-        if _COUNT_QUESTION.search(request.text) and not delivers_file and not _numbers(text):
+        if COUNT_QUESTION.search(request.text) and not delivers_file and not numbers_in(text):
             found.append(
                 "The question asks for a number, and your answer has none. Compute it with a tool and answer with the "
                 "number it prints."
@@ -486,7 +274,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         unchanged = next((p for p in found if "but it was not changed" in p), None)
         if unchanged:
             target = unchanged.removeprefix("The request asks to change ").split(", but")[0]
-            suffixes = {_FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
+            suffixes = {FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
             if not any(name.endswith(tuple(s for s in suffixes if s)) for name in target.split(" or ")):
                 return None
             return f"{CODE_NOT_WRITTEN} {target} is unchanged: write that code into it with write_file (the whole new text), then run it."
@@ -502,7 +290,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         found: list[str] = []
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
-        if before and _CHANGE_VERBS.search(request):
+        if before and CHANGE_VERBS.search(request):
             targets = change_targets(request, list(before))
             if all(lookup.fingerprint_of(name) == before[name] for name in targets):
                 names = " or ".join(targets)
@@ -525,7 +313,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 if not any(path.startswith(folder + "/") for path in lookup.entries()):
                     found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")
             value = reply.strip()
-            if len(empty) == 1 and _is_value(value) and _numbers(value) <= shown:
+            if len(empty) == 1 and is_value(value) and numbers_in(value) <= shown:
                 # "Write just the file name to answer.txt": the model answered /book07.txt, then
                 # wrote an empty file; a value to copy is easier than a task to redo (but not a
                 # number no tool showed: given "[7 matches]", it answered 1)
