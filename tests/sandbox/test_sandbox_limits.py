@@ -73,7 +73,10 @@ def test_memory_bomb_is_killed_under_bwrap(limited) -> None:
 def test_fork_bomb_is_contained_under_bwrap(limited, find_pids) -> None:
     sandbox = limited("bwrap").acquire("t1")
     token = f"bomb{uuid.uuid4().hex[:8]}"
-    result = sandbox.execute(f"{token}() {{ {token} | {token} & }}; {token}; sleep 1; echo survived", timeout=10)
+    # the shell waits with builtins only: a 'sleep' would itself need a fork while the bomb holds
+    # every pid, and bash's fork retries could outlast the timeout on a loaded machine (seen in CI)
+    wait = "SECONDS=0; while [ $SECONDS -lt 2 ]; do :; done"
+    result = sandbox.execute(f"{token}() {{ {token} | {token} & }}; {token}; {wait}; echo survived", timeout=10)
     assert "survived" in result.output
     assert "Resource temporarily unavailable" in result.output
     assert find_pids(token) == []
