@@ -377,6 +377,11 @@ async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> No
         "Done.", "/mnt/user-data/outputs/site/index.html", ["files in /mnt/user-data/outputs/site, which has none yet"], None,
         id="empty-folder",
     ),
+    pytest.param(  # from the benchmark: it printed the totals as JSON in its answer, then wrote {} twice
+        "t-cc30", "Compute the totals per region and save them to /mnt/user-data/outputs/by_region.json.",
+        "echo '{\"north\": 2.4999999999999996}'", 'The totals are {"north": 2.5}.', "/mnt/user-data/outputs/by_region.json",
+        ['write just that line there with write_file:\n{"north": 2.5}'], None, id="json-to-copy",
+    ),
     pytest.param(  # a sentence is not a value to copy
         "t-cc24", "Summarize the notes and save it to /mnt/user-data/outputs/s.md.", "echo notes", "The notes are about cows.",
         "/mnt/user-data/outputs/s.md", ["s.md, which does not exist yet"], "Your answer was", id="sentence",
@@ -391,7 +396,7 @@ async def test_a_missing_or_empty_file_forces_write_file(
     [note] = harness_notes(model, 2)
     assert all(part in note for part in expected), note
     assert absent is None or absent not in note
-    assert "Your answer was" not in note or note.endswith("\nbook07.txt")  # the value alone, last
+    assert "Your answer was" not in note or note.endswith(("\nbook07.txt", '\n{"north": 2.5}'))  # the value alone, last
     assert model.calls[2].kwargs.get("tool_choice") == ("any" if "Your answer states" in note else "write_file")
 
 
@@ -431,3 +436,12 @@ async def test_a_file_written_back_unchanged_is_not_fixed(home: Path) -> None:
     ])
     assert "asks to change stats.py, but it was not changed" in harness_notes(model, 3)[0]
     assert len(model.calls) == 6
+
+
+def test_a_rounded_number_counts_as_shown() -> None:
+    """A tool printed 2050.6499999999996 and the answer said 2050.65: that is the tool's number."""
+    from herdsman.middleware.completion_rules import is_shown
+
+    shown = {"2050.6499999999996", "7", "1.5"}
+    assert is_shown("2050.65", shown) and is_shown("2050.6", shown) and is_shown("7", shown)
+    assert not is_shown("2050.66", shown) and not is_shown("8", shown) and not is_shown("1.50001", shown)

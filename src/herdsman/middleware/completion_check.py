@@ -51,7 +51,8 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_value, next_tools,
+    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value, json_in,
+    next_tools,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsupported_numbers,
     untested_change,
 )
@@ -313,7 +314,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 if not any(path.startswith(folder + "/") for path in lookup.entries()):
                     found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")
             value = reply.strip()
-            if len(empty) == 1 and is_value(value) and numbers_in(value) <= shown:
+            if len(empty) == 1 and empty[0].endswith(".json"):
+                value = json_in(reply) or value  # the JSON the answer holds (it printed the totals, then wrote {})
+            offered = is_value(value) or value != reply.strip()
+            if len(empty) == 1 and offered and all(is_shown(n, shown) for n in numbers_in(value)):
                 # "Write just the file name to answer.txt": the model answered /book07.txt, then
                 # wrote an empty file; a value to copy is easier than a task to redo (but not a
                 # number no tool showed: given "[7 matches]", it answered 1)

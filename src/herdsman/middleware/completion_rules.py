@@ -9,6 +9,7 @@ model stops.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -51,7 +52,19 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
     seen = numbers_in(request)
     for result in results:
         seen |= shown_numbers(result)
-    return [n for n in sorted(numbers_in(reply)) if n not in seen]
+    return [n for n in sorted(numbers_in(reply)) if not is_shown(n, seen)]
+
+
+def is_shown(number: str, shown: set[str]) -> bool:
+    """Whether ``number`` is one of ``shown``, or one of them rounded to its decimals (2050.65 for
+    a tool's 2050.6499999999996)."""
+    if number in shown:
+        return True
+    decimals = len(number.split(".", 1)[1]) if "." in number else None
+    if decimals is None:
+        return False
+    return any("." in s and len(s.split(".", 1)[1]) > decimals and f"{float(s):.{decimals}f}".rstrip("0").rstrip(".") == number
+               for s in shown)
 
 
 _MISSING = re.compile(r"^(?:The request asks for (\S+), which does not exist yet|(\S+) is empty\. Write its content)")
@@ -153,6 +166,20 @@ _STOCK_REPLIES = {"done", "ok", "okay", "finished", "complete", "completed", "sa
 def is_value(reply: str) -> bool:
     """Whether a reply is one value (a number, a name, a path), not a sentence or a stock word."""
     return 0 < len(reply) <= 80 and not any(c.isspace() for c in reply) and reply.lower().strip(".!") not in _STOCK_REPLIES
+
+
+def json_in(reply: str) -> str | None:
+    """The first JSON object or list in a reply that is not empty, compact, or None."""
+    decoder = json.JSONDecoder()
+    for i, char in enumerate(reply):
+        if char in "{[":
+            try:
+                value, _ = decoder.raw_decode(reply, i)
+            except ValueError:
+                continue
+            if value:
+                return json.dumps(value, ensure_ascii=False)
+    return None
 
 
 def next_tools(problems: Sequence[str], state: Any) -> list[str]:
