@@ -183,26 +183,6 @@ def test_named_files_ignore_urls_and_keep_paths() -> None:
     ]
 
 
-async def test_a_file_to_fix_that_was_not_changed_and_a_failed_command(home: Path) -> None:
-    ws = user_data(home, "t-cc10") / "workspace"
-    ws.mkdir(parents=True)
-    (ws / "greet.py").write_text("print(nme)\n")
-    model, _ = await run(home, "t-cc10", "Fix greet.py so it prints the name", [
-        call("bash", 1, command="python3 greet.py"),  # exits 1
-        "The script is at /mnt/user-data/workspace/greet.py.",
-        call("read_file", 2, path="greet.py"),
-        call("str_replace", 3, path="greet.py", old="print(nme)", new="name = 'Ann'\nprint(name)"),
-        call("bash", 4, command="python3 greet.py"),
-        "Fixed greet.py.",
-    ])
-    [note] = harness_notes(model, 2)
-    # not read yet: read it, then edit it (read before write refuses an unread file's edit)
-    assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None, None]
-    assert "asks to change greet.py, but it was not changed" in note
-    assert "(bash) failed" in note and "exit code 1" in note
-    assert len(model.calls) == 6  # after the change and a clean run, the answer passes
-
-
 async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
     """From a transcript: asked how many orders failed, the model ran a command and answered 111,
     a number no tool printed; it is sent back to compute it, and the printed value passes."""
@@ -332,25 +312,45 @@ async def test_a_number_written_to_a_file_that_no_tool_showed_is_sent_back(home:
     assert len(model.calls) == 5  # 2 is in the glob's count line: the answer passes
 
 
-async def test_reading_the_test_is_not_reading_the_file_to_fix(home: Path) -> None:
-    """From the benchmark: the model ran the test and read it; the file to fix (stats.py) it never
-    read, so the plan reads it before the edit (read before write would refuse the edit)."""
-    ws = user_data(home, "t-cc22") / "workspace"
-    ws.mkdir(parents=True)
-    (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
-    (ws / "test_stats.py").write_text("from stats import mean\nassert mean([2, 4]) == 3\n")
-    model, _ = await run(home, "t-cc22", "python3 test_stats.py fails. Fix the bug in stats.py (not the test).", [
+@pytest.mark.parametrize(("thread", "files", "request_text", "first", "fixed", "expected", "absent"), [
+    pytest.param(  # the failed run of the script: not read yet, so read it, then edit it
+        "t-cc10", {"greet.py": "print(nme)\n"}, "Fix greet.py so it prints the name",
+        call("bash", 1, command="python3 greet.py"),  # exits 1
+        ("greet.py", "print(nme)", "name = 'Ann'\nprint(name)", "python3 greet.py"),
+        ["asks to change greet.py, but it was not changed", "(bash) failed", "exit code 1"], None, id="failed-run",
+    ),
+    pytest.param(  # from the benchmark: the model read the test; the file to fix (stats.py) it never read
+        "t-cc22", {"stats.py": "def mean(v):\n    return sum(v)\n", "test_stats.py": "from stats import mean\nassert mean([2, 4]) == 3\n"},
+        "python3 test_stats.py fails. Fix the bug in stats.py (not the test).",
         call("read_file", 1, path="test_stats.py"),
-        "The mean must divide by the count.",
-        call("read_file", 2, path="stats.py"),
-        call("str_replace", 3, path="stats.py", old="sum(v)", new="sum(v) / len(v)"),
-        call("bash", 4, command="python3 test_stats.py"),
-        "Fixed stats.py.",
+        ("stats.py", "sum(v)", "sum(v) / len(v)", "python3 test_stats.py"),
+        ["asks to change stats.py, but"], "test_stats.py", id="read-the-test",
+    ),
+])
+async def test_the_file_to_fix_is_read_then_edited(
+    home: Path, thread: str, files: dict, request_text: str, first: dict, fixed: tuple, expected: list[str], absent: str | None
+) -> None:
+    """Told the file to fix is unchanged, the model must read it (read before write refuses an
+    unread file's edit), then edit it; after the edit and a clean run, the answer passes."""
+    ws = user_data(home, thread) / "workspace"
+    ws.mkdir(parents=True)
+    for name, text in files.items():
+        (ws / name).write_text(text)
+    path, old, new, command = fixed
+    model, _ = await run(home, thread, request_text, [
+        first,
+        "The script is at /mnt/user-data/workspace.",
+        call("read_file", 2, path=path),
+        call("str_replace", 3, path=path, old=old, new=new),
+        call("bash", 4, command=command),
+        "Fixed it.",
     ])
     [note] = harness_notes(model, 2)
-    assert "asks to change stats.py, but" in note and "test_stats.py" not in note
+    assert all(part in note for part in expected), note
+    assert absent is None or absent not in note
     assert [c.kwargs.get("tool_choice") for c in model.calls[2:]] == ["read_file", "str_replace", None, None]
-    assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
+    assert (ws / path).read_text() == files[path].replace(old, new)
+    assert len(model.calls) == 6
 
 
 @pytest.mark.parametrize(("thread", "request_text", "command", "reply", "path", "expected", "absent"), [
