@@ -424,6 +424,25 @@ def test_unescaped_quotes_in_a_value_are_read_by_the_argument_names() -> None:
     assert parse_tool_calls(reply, {"task": None}).tool_calls == []  # without the names: no guess
 
 
+def test_a_value_in_single_quotes_and_a_wrong_closing_tag_still_make_the_call() -> None:
+    """From the benchmark (two sums by sub-agents): the sub-agent and then the lead wrote the file's
+    JSON content in single quotes and closed the block with </tool_response>; the call was shown
+    as text twice and the file never written."""
+    reply = (
+        '<tool_call>\n{"name": "write_file", "arguments": {"path": "/mnt/user-data/outputs/sums.json", '
+        '"content": \'{"a": 296, "b": 603}\'}}\n</tool_response>'
+    )
+    params = {"write_file": ["path", "content", "append"]}
+    parsed = parse_tool_calls(reply, {"write_file": None, "bash": "command"}, params=params)
+    assert [c["args"] for c in parsed.tool_calls] == [
+        {"path": "/mnt/user-data/outputs/sums.json", "content": '{"a": 296, "b": 603}'}
+    ]
+    assert parsed.content == ""
+    mixed = '<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": \'it\'s "x"\'}}'
+    [call] = parse_tool_calls(mixed, {"write_file": None}, params=params).tool_calls
+    assert call["args"]["content"] == 'it\'s "x"'
+
+
 def test_arguments_written_beside_the_name_are_the_arguments() -> None:
     """Arguments written beside the name instead of under "arguments" are the arguments. (Made
     when the benchmark's task calls arrived with no arguments, three times in a row; the raw

@@ -30,8 +30,9 @@ TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 FENCE = "```"
 
-# A <tool_call> block ends at its closing tag, at the next opening tag, or at the end of the text.
-_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL)
+# A <tool_call> block ends at its closing tag (or a wrong one a small model writes instead, as
+# ``</tool_response>``), at the next opening tag, or at the end of the text.
+_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|</tool_response>|</function>|(?=<tool_call>)|\Z)", re.DOTALL)
 _FENCED = re.compile(r"```[ \t]*([A-Za-z_]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _FENCE_LANGS = {"", "json", "json5", "tool_call", "tool_code"}
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
@@ -197,7 +198,8 @@ def _unescape(raw: str) -> str:
 
 def _anchored_call(body: str, tool_names: Collection[str], params: Mapping[str, Sequence[str]]) -> ToolCall | None:
     """A call whose JSON does not parse because a string value holds unescaped quotes (a prompt
-    that quotes JSON: ``"description": "save as {"a": <sum>}"``), read by the tool's own argument
+    that quotes JSON: ``"description": "save as {"a": <sum>}"``, or a value in single quotes around
+JSON: ``"content": '{"a": 296}'``), read by the tool's own argument
     names: each value runs from its ``"key": `` to the ``, "next_key": `` of the next known
     argument, or to the closing braces. None unless every piece fits (from the benchmark)."""
     head = _ANCHORED_HEAD.match(body)
@@ -216,7 +218,7 @@ def _anchored_call(body: str, tool_names: Collection[str], params: Mapping[str, 
     args: dict[str, Any] = {}
     for i, match in enumerate(starts):
         raw = rest[match.end(): starts[i + 1].start() if i + 1 < len(starts) else len(rest)].strip()
-        if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":  # 'x' as Python writes it
             args[match.group(1)] = _unescape(raw[1:-1])
         else:
             try:
