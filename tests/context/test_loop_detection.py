@@ -69,3 +69,47 @@ async def test_changing_arguments_is_not_a_loop(home: Path) -> None:
         result = await client.run("walk", thread_id="t-walk")
     assert result.answer == "done"
     assert not any("[harness]" in m.text for c in model.calls for m in c.messages)
+
+
+async def test_a_call_that_just_failed_is_not_run_again_unchanged(home: Path) -> None:
+    """From the benchmark: a chart command failed naming the right column; told to fix the cause,
+    the model sent the same command again. The repeat is not run (the command appends a line each
+    time it runs); a changed call runs, and so does the same call after another call in between
+    (the usual run, edit, run again)."""
+    from herdsman.client import ToolResult
+
+    command = "echo ran >> runs.txt; exit 3"
+
+    def bash(n: int, cmd: str = command) -> dict:
+        return {"tool_calls": [{"name": "bash", "args": {"command": cmd}, "id": f"b{n}"}]}
+
+    model = ScriptedChatModel(responses=[
+        bash(1), bash(2), bash(3, "echo other"), bash(4), "done",
+    ])
+    async with HerdsmanClient(make_config(home), model=model) as client:
+        events = [e async for e in client.stream("run the job", thread_id="t-repeat")]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    runs = home / "threads" / "t-repeat" / "user-data" / "workspace" / "runs.txt"
+    assert runs.read_text().splitlines() == ["ran", "ran"]  # the 1st and the 4th, not the 2nd
+    assert results[1].content.startswith("Not run again: this exact bash call just failed with:")
+    assert "exit code 3" in results[1].content and "Change what the error points at" in results[1].content
+    assert results[2].content.strip() == "other"
+
+
+def test_a_repeat_after_an_answer_and_a_harness_note_is_still_a_repeat() -> None:
+    from herdsman.middleware.loop_detection import repeated_failure
+
+    call = {"name": "bash", "args": {"command": "python3 chart.py --y total"}, "id": "c1"}
+    again = {**call, "id": "c2"}
+    failed = ToolMessage("error: no column 'total'\n[exit code 1]", tool_call_id="c1", name="bash")
+    history = [HumanMessage("chart"), AIMessage("", tool_calls=[call]), failed, AIMessage("There is no column total."),
+               HumanMessage("[harness check] Not done yet", name="harness"), AIMessage("", tool_calls=[again])]
+    assert repeated_failure(history, again) is failed
+    ok = ToolMessage("saved", tool_call_id="c1", name="bash")
+    assert repeated_failure([*history[:2], ok, *history[3:]], again) is None  # it worked: run it again
+    web = {"name": "web_fetch", "args": {"url": "https://example.org"}, "id": "w"}
+    assert repeated_failure([AIMessage("", tool_calls=[web]), ToolMessage("timeout", tool_call_id="w", status="error"),
+                             AIMessage("", tool_calls=[{**web, "id": "w2"}])], {**web, "id": "w2"}) is None
+    user = [HumanMessage("chart"), AIMessage("", tool_calls=[call]), failed, HumanMessage("I added the column, try again"),
+            AIMessage("", tool_calls=[again])]
+    assert repeated_failure(user, again) is None  # the user spoke since: run it

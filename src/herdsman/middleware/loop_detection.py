@@ -7,6 +7,12 @@ When the model still asks for that call, making ``stop_after`` in a row, the rep
 a plain answer saying the run stopped and why: it has no tool calls, so the run ends and no tool
 call is left without a result.
 
+A call that repeats the previous tool call exactly, after that call failed, is not run again: its
+result is the earlier failure and a request to change the call (from the benchmark: a chart
+command failed with "no column 'total'; the columns are: date, region, amount", the model said so,
+was told to fix the cause, and sent the same command again, twice). Something must differ for a
+different outcome, and a call in between (an edit, then the same test) makes it run as usual.
+
 Costs a backwards scan over the last few messages per model call; stops at the first difference.
 """
 
@@ -16,8 +22,14 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
+from typing import Any
+
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.tools.tool_node import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+
+from herdsman.middleware.completion_rules import failed, failure_detail
+from herdsman.middleware.turn import this_run
 
 log = structlog.get_logger(__name__)
 
@@ -58,6 +70,32 @@ def describe(message: AIMessage) -> str:
         args = args[:117] + "..."
     more = f" and {len(message.tool_calls) - 1} more" if len(message.tool_calls) > 1 else ""
     return f"{call['name']} {args}{more}"
+
+
+SANDBOX_TOOLS = frozenset({"bash", "read_file", "write_file", "str_replace", "glob", "grep", "ls"})
+"""Tools whose failure a repeat reproduces: they act on the sandbox only."""
+
+
+def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> ToolMessage | None:
+    """The failed result of the previous tool call when ``call`` repeats it exactly, else None.
+
+    ``messages`` end with the model turn that makes ``call``; the previous tool call is the
+    latest one before that turn in this run (harness notes and answers in between do not count;
+    a message from the user does: it may have changed what the call meets, or decided on it)."""
+    if call["name"] not in SANDBOX_TOOLS:
+        return None  # a network tool may fail once and work the next time
+    wanted = json.dumps([call["name"], call.get("args")], sort_keys=True, default=str)
+    _, run = this_run(messages)
+    turns = [m for m in run if isinstance(m, AIMessage) and m.tool_calls]
+    if len(turns) < 2:
+        return None
+    previous = turns[-2]
+    same = [c for c in previous.tool_calls if json.dumps([c["name"], c.get("args")], sort_keys=True, default=str) == wanted]
+    if not same:
+        return None
+    ids = {c.get("id") for c in same}
+    result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id in ids), None)
+    return result if result is not None and failed(result) else None
 
 
 def _last_ai(messages: Sequence[AnyMessage]) -> AIMessage | None:
@@ -116,3 +154,32 @@ class LoopDetectionMiddleware(AgentMiddleware):
         """Async twin of :meth:`wrap_model_call`."""
         request, signature, streak = self._prepare(request)
         return self._check(await handler(request), signature, streak)
+
+    @staticmethod
+    def _refuse_repeat(request: ToolCallRequest) -> ToolMessage | None:
+        """The refusal of a call that repeats the previous, failed one, or None to run it."""
+        call = request.tool_call
+        earlier = repeated_failure((request.state or {}).get("messages") or [], call)
+        if earlier is None:
+            return None
+        log.info("repeated_failed_call_refused", tool=call["name"])
+        return ToolMessage(
+            content=(
+                f"Not run again: this exact {call['name']} call just failed with: {failure_detail(earlier)}. "
+                "The same call gives the same failure. Change what the error points at (an argument, a "
+                "name, a path), or do something else first."
+            ),
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="error",
+        )
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        """Refuse to repeat a call that just failed; run any other."""
+        return self._refuse_repeat(request) or handler(request)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_tool_call`."""
+        return self._refuse_repeat(request) or await handler(request)
