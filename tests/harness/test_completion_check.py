@@ -421,15 +421,15 @@ def test_numbers_written_without_evidence() -> None:
 
 
 async def test_a_file_written_back_unchanged_is_not_fixed(home: Path) -> None:
-    """From the benchmark: the model read stats.py and wrote the same text back; by size and
-    mtime that was a change, by content it is not."""
+    """From the benchmark: the model read stats.py and wrote the same text back (once without its
+    final newline); by size and mtime that was a change, by content it is not."""
     ws = user_data(home, "t-cc26") / "workspace"
     ws.mkdir(parents=True)
     (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
     model, _ = await run(home, "t-cc26", "Fix the bug in stats.py", [
         call("read_file", 1, path="stats.py"),
-        call("write_file", 2, path="stats.py", content="def mean(v):\n    return sum(v)\n"),
-        "Wrote 30 bytes.",
+        call("write_file", 2, path="stats.py", content="def mean(v):\n    return sum(v)"),
+        "Wrote 29 bytes.",
         call("str_replace", 3, path="stats.py", old="sum(v)", new="sum(v) / len(v)"),
         call("bash", 4, command="python3 -c 'import stats'"),
         "Fixed stats.py.",

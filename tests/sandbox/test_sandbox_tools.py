@@ -451,3 +451,15 @@ def test_read_files_line_numbers_copied_into_write_file_are_left_out(call, ws: P
     for kept in ("1\tAda\n2\tBob\n", "     1\ta\n     3\tb\n", "     1\tonly one line"):  # a TSV, a gap, one line
         ok(call("write_file", path="t.tsv", content=kept))
         assert (ws / "t.tsv").read_text() == kept
+
+
+def test_writing_back_the_same_text_says_nothing_changed(call, ws: Path) -> None:
+    """From the benchmark: asked to fix stats.py, the model wrote back what it had read (less the
+    final newline), was told "Wrote 60 bytes" and answered that it was fixed."""
+    (ws / "stats.py").write_text("def mean(values):\n    return sum(values) / (len(values) - 1)\n")
+    same = ok(call("write_file", path="stats.py", content="def mean(values):\n    return sum(values) / (len(values) - 1)"))
+    assert "Nothing changed: /mnt/user-data/workspace/stats.py already held this text" in same
+    fixed = ok(call("write_file", path="stats.py", content="def mean(values):\n    return sum(values) / len(values)\n"))
+    assert "Nothing changed" not in fixed and fixed.startswith("Wrote ")
+    assert "Nothing changed" not in ok(call("write_file", path="new.py", content="x = 1\n"))
+    assert "Nothing changed" not in ok(call("write_file", path="new.py", content="x = 1\n", append=True))

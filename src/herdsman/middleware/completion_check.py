@@ -139,14 +139,15 @@ class FileLookup:
         """What the file ``name`` names (first match) holds: a hash of its content when it is
         small, else its size and mtime; None when there is no such file. By content, so that
         writing a file back unchanged does not count as changing it (from the benchmark: the
-        model "fixed" stats.py by writing back what it had read)."""
+        model "fixed" stats.py by writing back what it had read, without its final newline)."""
         vpath = self._find(name)
         if vpath is None:
             return None
         size, mtime = self.entries()[vpath]
         if size <= MAX_HASHED_BYTES:
             try:
-                return hashlib.sha256(self.sandbox.read_text(vpath).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+                text = self.sandbox.read_text(vpath).rstrip()  # a final newline dropped is no change
+                return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
             except Exception:  # noqa: BLE001 - unreadable (binary): size and mtime
                 pass
         return f"{size}:{mtime}"

@@ -183,6 +183,14 @@ def strip_line_numbers(text: str) -> tuple[str, bool]:
     return "\n".join(cut + ([""] if trailing else [])), True
 
 
+def _same_text(sandbox: Any, path: str, content: str) -> bool:
+    """Whether the text file at ``path`` already holds ``content`` (a final newline aside)."""
+    try:
+        return sandbox.read_text(path).rstrip() == content.rstrip()
+    except Exception:  # noqa: BLE001 - unreadable (binary, too large): not the same text
+        return False
+
+
 def _looks_binary(text: str) -> bool:
     return "\x00" in text[:8192]
 
@@ -354,11 +362,16 @@ class SandboxTools:
         content, cut = strip_line_numbers(content)
         with self.locks.get(tid, path):
             existed = sandbox.exists(path)
+            same = existed and not append and _same_text(sandbox, path, content)
             written = sandbox.write_text(path, content, append=append)
         verb = "Appended" if append else "Wrote"
         shown = _display(path)
         artifact = _file_artifact(shown, "modified" if existed else "created", bytes=written, append=append)
         note = " (without the line numbers read_file shows: they are not part of the file)" if cut else ""
+        if same:
+            # a small model asked to fix a file wrote back what it had read, was told "Wrote 60
+            # bytes", and answered that the bug was fixed
+            note += f". Nothing changed: {shown} already held this text. If it needs a fix, write the changed text"
         return f"{verb} {written} bytes to {shown}{note}", artifact
 
     def str_replace(
