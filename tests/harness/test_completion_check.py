@@ -166,6 +166,9 @@ def test_the_file_to_change_is_the_one_named_after_the_verb() -> None:
     assert change_targets(request, ["test_stats.py", "stats.py"]) == ["stats.py"]
     assert change_targets("In app.ini set port to 9090", ["app.ini"]) == ["app.ini"]  # none after the verb: all
     assert change_targets("Fix a.py and b.py", ["a.py", "b.py"]) == ["a.py", "b.py"]
+    fix = "python3 /mnt/user-data/workspace/server.py fails with a KeyError. Fix server.py so it prints the port from config.json."
+    assert change_targets(fix, ["server.py", "config.json"]) == ["server.py"]  # config.json is read from
+    assert change_targets("Update a.txt using /mnt/user-data/workspace/b.txt", ["a.txt", "b.txt"]) == ["a.txt"]
 
 
 def test_named_files_skip_examples() -> None:

@@ -106,9 +106,15 @@ def change_targets(request: str, names: Sequence[str]) -> list[str]:
     verb = CHANGE_VERBS.search(request)
     if verb is None:
         return list(names)
-    first = {n: _mention(request, n) for n in names}
-    after = [n for n, m in first.items() if m is not None and m.start() >= verb.end()]
-    return after or list(names)
+    first = {n: _mention(request[verb.end():], n) for n in names}  # the first mention after the verb
+    after = [n for n, m in first.items() if m is not None]
+    # a file the change reads from is not the one to change ("Fix server.py so it prints the port
+    # from config.json": from the benchmark, where the model was sent to change config.json)
+    changed = [n for n in after if not _SOURCE_BEFORE.search(request[: verb.end() + first[n].start()])]  # type: ignore[union-attr]
+    return changed or after or list(names)
+
+
+_SOURCE_BEFORE = re.compile(r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:file\s+)?(?:/mnt/user-data/[\w./-]*/)?$", re.IGNORECASE)
 
 
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
