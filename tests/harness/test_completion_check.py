@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
 from herdsman.middleware.turn import named_files
@@ -407,8 +407,6 @@ def test_numbers_written_without_evidence() -> None:
     """A file of nothing but numbers needs them shown by a tool (from the benchmark: told to run
     primes.py and save its output, the model wrote the primes itself, 1 among them); a long
     sequence the request describes is left alone."""
-    from langchain_core.messages import AIMessage, ToolMessage
-
     from herdsman.middleware.completion_rules import guessed_numbers
 
     def wrote(content: str) -> list:
@@ -448,3 +446,55 @@ def test_a_rounded_number_counts_as_shown() -> None:
     shown = {"2050.6499999999996", "7", "1.5"}
     assert is_shown("2050.65", shown) and is_shown("2050.6", shown) and is_shown("7", shown)
     assert not is_shown("2050.66", shown) and not is_shown("8", shown) and not is_shown("1.50001", shown)
+
+
+async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_inside_the_files(home: Path) -> None:
+    """From the benchmark: asked where parse_date is defined, the model ran find -name
+    parse_date.py, got nothing and answered that it is defined nowhere; asked which file mentions
+    a falcon, it grepped the folder without -r ("Is a directory"). Both are sent to the grep tool
+    with the term and the folder, once."""
+    ws = user_data(home, "t-cc40") / "workspace"
+    (ws / "pkg" / "utils").mkdir(parents=True)
+    (ws / "pkg" / "utils" / "dates.py").write_text("def parse_date(s):\n    return s\n")
+    request = "In which file under /mnt/user-data/workspace/pkg is the function parse_date defined?"
+    model, answer = await run(home, "t-cc40", request, [
+        call("bash", 1, command="find /mnt/user-data/workspace/pkg -name parse_date.py"),
+        "The function parse_date is not defined in any file.",
+        call("grep", 2, pattern="parse_date", path="/mnt/user-data/workspace/pkg"),
+        "utils/dates.py",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "Your search (bash for 'parse_date.py') found nothing" in note
+    assert "call grep with pattern 'parse_date' and path '/mnt/user-data/workspace/pkg'" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "grep"
+    assert answer["messages"][-1].text == "utils/dates.py"
+
+    from herdsman.middleware.completion_rules import fruitless_search
+
+    def ran(command: str, output: str) -> list:
+        return [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "b"}]),
+                ToolMessage(output, tool_call_id="b", name="bash"), AIMessage("No falcon found.")]
+
+    ask = "Which file in /mnt/user-data/workspace/library mentions a falcon?"
+    directory = ran("grep falcon /mnt/user-data/workspace/library | head -n 1", "grep: /mnt/user-data/workspace/library: Is a directory")
+    assert "pattern 'falcon' and path '/mnt/user-data/workspace/library'" in fruitless_search(ask, directory)
+    assert fruitless_search(ask, ran("grep -rl falcon /mnt/user-data/workspace/library", "library/book07.txt")) is None
+    assert fruitless_search("Say hello", directory) is None  # not a search request
+
+
+def test_a_search_term_no_call_looked_for_is_searched_for() -> None:
+    """From the benchmark: asked how many TODO comments the .py files hold, the model listed the
+    .py files and answered with their number."""
+    from herdsman.middleware.completion_rules import unsearched_term
+
+    ask = "How many TODO comments are there in the .py files under /mnt/user-data/workspace/project?"
+    listed = [AIMessage("", tool_calls=[{"name": "glob", "args": {"pattern": "**/*.py"}, "id": "g"}]),
+              ToolMessage("app.py\nutil.py\n[3 matches]", tool_call_id="g", name="glob"), AIMessage("3")]
+    note = unsearched_term(ask, listed)
+    assert note.startswith("The request is about 'TODO', but none of your tool calls looked for it")
+    assert "call grep with pattern 'TODO' and path '/mnt/user-data/workspace/project'" in note
+    grepped = [AIMessage("", tool_calls=[{"name": "grep", "args": {"pattern": "TODO", "glob": "*.py"}, "id": "g"}]),
+               ToolMessage("[5 matching lines in 3 files]", tool_call_id="g", name="grep"), AIMessage("5")]
+    assert unsearched_term(ask, grepped) is None
+    assert unsearched_term("How many rows does the CSV file in /mnt/user-data/workspace have?", listed) is None
+    assert unsearched_term("Write TODO to a.txt", listed) is None  # not a search

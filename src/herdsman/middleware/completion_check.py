@@ -51,10 +51,10 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value, json_in,
+    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
-    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsupported_numbers,
-    untested_change,
+    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsearched_term,
+    unsupported_numbers, untested_change,
 )
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
@@ -243,6 +243,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
                 "with a tool (for example python3) and answer with the value the tool prints."
             )
+        again = fruitless_search(request.text, run) or unsearched_term(request.text, run)
+        if again:
+            found.append(again)
         delivers_file = bool(_MAKE_VERBS.search(request.text) and named_files(request.text))
         if COUNT_QUESTION.search(request.text) and not delivers_file and not numbers_in(text):
             found.append(
