@@ -498,3 +498,28 @@ def test_a_search_term_no_call_looked_for_is_searched_for() -> None:
     assert unsearched_term(ask, grepped) is None
     assert unsearched_term("How many rows does the CSV file in /mnt/user-data/workspace have?", listed) is None
     assert unsearched_term("Write TODO to a.txt", listed) is None  # not a search
+
+
+async def test_a_claim_of_work_done_without_a_write_is_sent_back(home: Path) -> None:
+    """From the benchmark: asked to make a skill, the model ran mkdir and answered "The skill
+    csv-summary has been created"."""
+    model, result = await run(home, "t-cc41", "Make a skill named csv-summary that summarizes a CSV file.", [
+        call("bash", 1, command="mkdir -p /mnt/user-data/outputs/skills/csv-summary"),
+        "The skill `csv-summary` has been created.",
+        call("write_file", 2, path="/mnt/user-data/outputs/skills/csv-summary/SKILL.md", content="---\nname: csv-summary\n---\n"),
+        "The skill `csv-summary` has been created.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "Your answer says the work was done, but none of your tool calls wrote a file (mkdir makes an empty folder only)" in note
+    assert len(model.calls) == 4  # after the write, the same answer stands
+
+    from herdsman.middleware.completion_rules import unbacked_claim
+
+    def ran(command: str) -> list:
+        return [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "b"}]),
+                ToolMessage("", tool_call_id="b", name="bash")]
+
+    assert unbacked_claim("I have saved the chart.", ran("python3 chart.py")) is None
+    assert unbacked_claim("The list has been saved.", ran("sort a.txt > b.txt")) is None
+    assert unbacked_claim("The file has 3 lines.", ran("wc -l a.txt")) is None  # no claim
+    assert unbacked_claim("I have saved the chart.", ran("ls /mnt/user-data/outputs")) is not None

@@ -53,8 +53,8 @@ from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
-    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsearched_term,
-    unsupported_numbers, untested_change,
+    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
+    unsearched_term, unsupported_numbers, untested_change,
 )
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
@@ -263,6 +263,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "You answered without using any tool. Look at the files with your tools (read_file, "
                 "ls, grep, bash) and answer from what they show."
             )
+        claim = unbacked_claim(text, run) if not found else None  # alone: other notes say what to write
+        if claim:
+            found.append(claim)
         code = fenced_code(text) if found else []
         problem = self._code_problem(found, code) if code else None
         if problem:

@@ -314,6 +314,36 @@ def unsearched_term(request: str, run: Sequence[Any]) -> str | None:
     )
 
 
+_CLAIM = re.compile(
+    r"\b(?:has|have) been (?:created|saved|written|generated|made|built|added|renamed|moved|updated)\b"
+    r"|\bI(?:'ve| have)? (?:created|saved|written|wrote|generated|made|built|added)\b",
+    re.IGNORECASE,
+)
+_WRITING_COMMAND = re.compile(r">|\b(?:tee|cp|mv|touch|rename|zip|tar|ln|python3?|node|sed\s+-i|perl|dd|install)\b")
+CLAIM_UNBACKED = "Your answer says the work was done"
+
+
+def unbacked_claim(reply: str, run: Sequence[Any]) -> str | None:
+    """A note when the answer claims something was created or saved but no call of the run
+    could have written a file (from the benchmark: asked to make a skill, the model ran
+    ``mkdir -p skills/custom/csv-summary`` and answered "The skill has been created")."""
+    if not _CLAIM.search(reply):
+        return None
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+    for call in calls:
+        if call["name"] != "bash":
+            if call["name"] not in ("read_file", "ls", "glob", "grep", "view_image", "web_search", "web_fetch"):
+                return None  # write_file, str_replace, a sub-agent, a tool of a skill or server: may have written
+            continue
+        if _WRITING_COMMAND.search(str((call.get("args") or {}).get("command") or "")):
+            return None
+    made = " (mkdir makes an empty folder only)" if any("mkdir" in str(c.get("args")) for c in calls) else ""
+    return (
+        f"{CLAIM_UNBACKED}, but none of your tool calls wrote a file{made}. Do it now with your tools: "
+        "write each file with write_file, then answer."
+    )
+
+
 def failure_detail(result: ToolMessage) -> str:
     """The line that says why: a command's last output line and its exit code, else the first line."""
     lines = [line for line in result.text.strip().splitlines() if line.strip()]
