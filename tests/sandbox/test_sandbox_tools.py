@@ -122,7 +122,8 @@ def test_ls_glob_and_grep(call, ws: Path) -> None:
 
     listing = ok(call("ls")).splitlines()
     assert "/mnt/user-data/workspace/src/" in listing
-    assert "/mnt/user-data/workspace/src/main.py" in listing
+    assert "/mnt/user-data/workspace/src/main.py  (41 bytes)" in listing  # files with their sizes
+    assert "/mnt/user-data/workspace/README.md  (16 bytes)" in listing
     assert "/mnt/user-data/workspace/src/pkg/" in listing
     assert "/mnt/user-data/workspace/src/pkg/mod.py" not in listing  # two levels deep
 

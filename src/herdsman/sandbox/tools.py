@@ -156,6 +156,17 @@ def _display(path: str) -> str:
         return path
 
 
+def _with_sizes(sandbox: Sandbox, entries: list[str]) -> list[str]:
+    """``entries`` with each file's size in bytes after it (asked which file is the largest,
+    a small model given names only picked one). Sizes come from one bounded walk of the
+    thread's files; entries outside them (skills) stay as they are."""
+    try:
+        sizes = sandbox.snapshot().entries
+    except Exception:  # noqa: BLE001 - no sizes is still a listing
+        return entries
+    return [f"{e}  ({sizes[e][0]} bytes)" if e in sizes else e for e in entries]
+
+
 def _cap_lines(lines: list[str], limit: int, what: str, hint: str) -> str:
     if len(lines) <= limit:
         return "\n".join(lines)
@@ -299,11 +310,13 @@ class SandboxTools:
         runtime: ToolRuntime,
         path: Annotated[str, "Directory to list; default the workspace."] = WORKSPACE,
     ) -> str:
-        """List a folder two levels deep."""
-        entries = self.sandbox_of(runtime).list_dir(path, max_depth=2)
+        """List a folder two levels deep, each file with its size."""
+        sandbox = self.sandbox_of(runtime)
+        entries = sandbox.list_dir(path, max_depth=2)
         if not entries:
             return f"{_display(path)} is empty"
-        return _cap_lines(entries, MAX_LISTED_ENTRIES, "entries", "ls a subdirectory to see them") + _stopped(entries)
+        shown = _with_sizes(sandbox, entries[: MAX_LISTED_ENTRIES + 1]) + entries[MAX_LISTED_ENTRIES + 1:]
+        return _cap_lines(shown, MAX_LISTED_ENTRIES, "entries", "ls a subdirectory to see them") + _stopped(entries)
 
     def read_file(
         self,
