@@ -211,6 +211,15 @@ async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
         call("bash", 2, command="grep -c failed list.json"), "3 orders have the status failed.",
     ])
     assert "states 2, which no tool result shows" in harness_notes(model, 2)[0]
+    # from the benchmark: glob listed 7 files and said so; the model answered 1: the note quotes the count
+    src = user_data(home, "t-cc13") / "workspace" / "src"
+    (src / "sub").mkdir(parents=True)
+    for name in ("a.py", "b.py", "sub/c.py"):
+        (src / name).write_text("x = 1\n")
+    model, _ = await run(home, "t-cc13", "How many .py files are in /mnt/user-data/workspace/src?", [
+        call("glob", 1, pattern="**/*.py", path="/mnt/user-data/workspace/src"), "1", "3",
+    ])
+    assert "states 1, which no tool result shows. Your glob call said [3 matches]: if that counts" in harness_notes(model, 2)[0]
 
 
 async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path) -> None:

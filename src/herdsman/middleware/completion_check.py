@@ -51,6 +51,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
+    count_line,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
@@ -239,9 +240,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         asked = is_question(request.text) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
         unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and asked else []
         if unsupported:
+            counted = count_line(tool_results)
             found.append(
-                f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. Compute it "
-                "with a tool (for example python3) and answer with the value the tool prints."
+                f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. "
+                + (f"Your {counted[0]} call said {counted[1]}: if that counts what the request asks about, use that number." if counted else
+                   "Compute it with a tool (for example python3) and answer with the value the tool prints.")
             )
         again = fruitless_search(request.text, run) or unsearched_term(request.text, run)
         if again:

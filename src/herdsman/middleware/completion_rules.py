@@ -56,6 +56,20 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
     return [n for n in sorted(numbers_in(reply)) if not is_shown(n, seen)]
 
 
+_COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
+
+
+def count_line(results: Sequence[ToolMessage]) -> tuple[str, str] | None:
+    """``(tool, line)``: the latest count a search tool printed ("[7 matches]"), or None (from the
+    benchmark: glob listed seven .py files and said "[7 matches]"; the model answered 1, and
+    wrote 1 when told that no tool showed it)."""
+    for result in reversed(results):
+        found = _COUNT_LINE.findall(result.text)
+        if found:
+            return result.name or "tool", found[-1]
+    return None
+
+
 def is_shown(number: str, shown: set[str]) -> bool:
     """Whether ``number`` is one of ``shown``, or one of them rounded to its decimals (2050.65 for
     a tool's 2050.6499999999996)."""
