@@ -532,3 +532,29 @@ async def test_a_claim_of_work_done_without_a_write_is_sent_back(home: Path) -> 
     assert unbacked_claim("The list has been saved.", ran("sort a.txt > b.txt")) is None
     assert unbacked_claim("The file has 3 lines.", ran("wc -l a.txt")) is None  # no claim
     assert unbacked_claim("I have saved the chart.", ran("ls /mnt/user-data/outputs")) is not None
+
+
+async def test_a_value_the_request_sets_that_the_file_lacks_is_sent_back(home: Path) -> None:
+    """From the benchmark: "set port to 9090 and debug to false"; a sed for port = 8080 on a file
+    that said port = 8000 changed nothing, the debug edit worked, and the model said both were set."""
+    ws = user_data(home, "t-cc42") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "app.ini").write_text("[server]\nhost = 0.0.0.0\nport = 8000\ndebug = true\n")
+    request = "In /mnt/user-data/workspace/app.ini set port to 9090 and debug to false; keep everything else as it is."
+    model, _ = await run(home, "t-cc42", request, [
+        call("bash", 1, command="sed -i 's/port = 8080/port = 9090/; s/debug = true/debug = false/' app.ini"),
+        "The port is now 9090 and debug is false.",
+        call("read_file", 2, path="/mnt/user-data/workspace/app.ini"),
+        call("str_replace", 3, path="/mnt/user-data/workspace/app.ini", old="port = 8000", new="port = 9090"),
+        "Done: port 9090, debug false.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "The request sets port to 9090, but /mnt/user-data/workspace/app.ini still says: port = 8000" in note
+    assert [c.kwargs.get("tool_choice") for c in model.calls[2:4]] == ["read_file", "str_replace"]
+    assert (ws / "app.ini").read_text() == "[server]\nhost = 0.0.0.0\nport = 9090\ndebug = false\n"
+    assert len(model.calls) == 5  # then it is done
+
+    from herdsman.middleware.completion_rules import unset_value
+
+    assert unset_value('Set "timeout" to 30 in config.json', "config.json", '{\n  "timeout": 10\n}') is not None
+    assert unset_value("Update the version to 2.0.1 in setup.cfg", "setup.cfg", "version = 2.0.1\n") is None

@@ -51,7 +51,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    count_line,
+    count_line, unset_value,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
@@ -126,6 +126,16 @@ class FileLookup:
         path = normalize_virtual(name) if name.startswith("/") else None
         tail = "/" + name.lstrip("./")
         return next((v for v in self.entries() if v == path or (path is None and v.endswith(tail))), None)
+
+    def text_of(self, name: str) -> str | None:
+        """The text of the (small) file ``name`` names, or None when missing or unreadable."""
+        vpath = self._find(name)
+        if vpath is None or self.entries()[vpath][0] > MAX_HASHED_BYTES:
+            return None
+        try:
+            return self.sandbox.read_text(vpath)
+        except Exception:  # noqa: BLE001 - unreadable (binary): no text
+            return None
 
     def holds_nothing(self, name: str) -> bool:
         """Whether a (small) file holds only an empty value: whitespace, [], {}, "" or null (from
@@ -308,6 +318,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
             else:
                 found += untested_change(request, targets, run)
+                found += [note for name in targets if (note := unset_value(request, name, lookup.text_of(name) or ""))]
         if _MAKE_VERBS.search(request):
             empty: list[str] = []
             for name in named_files(request):

@@ -132,6 +132,29 @@ def change_targets(request: str, names: Sequence[str]) -> list[str]:
 _SOURCE_BEFORE = re.compile(r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:file\s+)?(?:/mnt/user-data/[\w./-]*/)?$", re.IGNORECASE)
 
 
+_SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
+_PAIR = re.compile(r"(?:^|,|\band\b)\s*(?:the\s+)?[\"']?([\w.-]+)[\"']?\s+(?:to|=)\s+[\"']?([\w.:/-]*\w)", re.IGNORECASE)
+VALUE_NOT_SET = "The request sets"
+
+
+def unset_value(request: str, name: str, text: str) -> str | None:
+    """A note when the request sets a key to a value ("set port to 9090 and debug to false") and
+    the file ``name`` still has a line with the key but not the value (from the benchmark: a sed
+    for "port = 8080" on a file that said "port = 8000" changed nothing, the debug edit worked,
+    and the model answered that both were set)."""
+    clause = _SET.search(request)
+    if clause is None or not text:
+        return None
+    for key, value in _PAIR.findall(clause.group(1)):
+        lines = [line.strip() for line in text.splitlines() if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*[=:]", line)]
+        if lines and not any(re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", line) for line in lines):
+            return (
+                f"{VALUE_NOT_SET} {key} to {value}, but {name} still says: {lines[0]}. Change that line "
+                "(str_replace with the line exactly as it is now), then check the file."
+            )
+    return None
+
+
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
 RUN_IT = "You changed"
 
@@ -223,6 +246,8 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     if any("but it was not changed" in p for p in problems):
         edit = "write_file" if any(p.startswith(CODE_NOT_WRITTEN) for p in problems) else "str_replace"
         return [edit] if read else ["read_file", edit]
+    if any(p.startswith(VALUE_NOT_SET) for p in problems):
+        return ["str_replace"] if read else ["read_file", "str_replace"]
     if any(p.startswith((CODE_NOT_RUN, RUN_IT)) for p in problems):
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
