@@ -394,6 +394,14 @@ async def test_the_file_to_fix_is_read_then_edited(
         "echo '{\"north\": 2.4999999999999996}'", 'The totals are {"north": 2.5}.', "/mnt/user-data/outputs/by_region.json",
         ['write just that line there with write_file:\n{"north": 2.5}'], None, id="json-to-copy",
     ),
+    pytest.param(  # from the benchmark: python3 printed the rows as a Python list; then it wrote [] twice
+        "t-cc31", "Turn the uploaded CSV into JSON and save it to /mnt/user-data/outputs/contacts.json.",
+        "python3 - <<'EOF'\nprint([{'name': 'Mia'}])\nEOF", "Saved /mnt/user-data/outputs/contacts.json.",
+        "/mnt/user-data/outputs/contacts.json",
+        ["Your last command printed its result but saved nothing to /mnt/user-data/outputs/contacts.json. Run it again "
+         "with its output saved: python3 - > /mnt/user-data/outputs/contacts.json <<'EOF' (the same code, then EOF). "
+         "Print it as JSON (json.dumps)"], "Your answer was", id="printed-not-saved",
+    ),
     pytest.param(  # a sentence is not a value to copy
         "t-cc24", "Summarize the notes and save it to /mnt/user-data/outputs/s.md.", "echo notes", "The notes are about cows.",
         "/mnt/user-data/outputs/s.md", ["s.md, which does not exist yet"], "Your answer was", id="sentence",
@@ -409,7 +417,8 @@ async def test_a_missing_or_empty_file_forces_write_file(
     assert all(part in note for part in expected), note
     assert absent is None or absent not in note
     assert "Your answer was" not in note or note.endswith(("\nbook07.txt", '\n{"north": 2.5}'))  # the value alone, last
-    assert model.calls[2].kwargs.get("tool_choice") == ("any" if "Your answer states" in note else "write_file")
+    forced = "any" if "Your answer states" in note else "bash" if "Your last command printed" in note else "write_file"
+    assert model.calls[2].kwargs.get("tool_choice") == forced
 
 
 def test_numbers_written_without_evidence() -> None:
@@ -558,3 +567,19 @@ async def test_a_value_the_request_sets_that_the_file_lacks_is_sent_back(home: P
 
     assert unset_value('Set "timeout" to 30 in config.json', "config.json", '{\n  "timeout": 10\n}') is not None
     assert unset_value("Update the version to 2.0.1 in setup.cfg", "setup.cfg", "version = 2.0.1\n") is None
+
+
+def test_output_of_nothing_but_error_lines_is_a_failure_whatever_the_exit_code() -> None:
+    """From the benchmark: ``find ... -exec rename`` without rename exited 0 printing "find:
+    'rename': No such file or directory" three times; ``grep falcon folder | head`` exited 0 with
+    "Is a directory". The model went on as if they had worked."""
+    from herdsman.middleware.completion_rules import failed
+
+    def bash(text: str) -> ToolMessage:
+        return ToolMessage(text, tool_call_id="b", name="bash")
+
+    assert failed(bash("find: ‘rename’: No such file or directory\nfind: ‘rename’: No such file or directory"))
+    assert failed(bash("grep: /mnt/user-data/workspace/library: Is a directory"))
+    assert not failed(bash("a.txt\ngrep: b: Is a directory"))  # something was found
+    assert not failed(bash("(no output)"))
+    assert failed(bash("done\n[exit code 2]"))

@@ -51,7 +51,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    count_line, unset_value,
+    count_line, printed_not_saved, unset_value,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
@@ -343,6 +343,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 # wrote an empty file; a value to copy is easier than a task to redo (but not a
                 # number no tool showed: given "[7 matches]", it answered 1)
                 found.append(f"{ANSWER_OFFER} the line below; if it is what belongs in {empty[0]}, write just that line there with write_file:\n{value}")
+            elif (printed := printed_not_saved(empty, run)) is not None:
+                found.append(printed)
         for path in dict.fromkeys(_VIRTUAL.findall(reply)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
                 continue

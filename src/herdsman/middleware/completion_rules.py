@@ -155,6 +155,39 @@ def unset_value(request: str, name: str, text: str) -> str | None:
     return None
 
 
+PRINTED_NOT_SAVED = "Your last command printed"
+_COMPUTING = re.compile(r"\s*(?:python3?|node|awk|jq|sort|uniq|cut|tr|seq)\b")
+
+
+def printed_not_saved(missing: Sequence[str], run: Sequence[Any]) -> str | None:
+    """A note when a file the request asks for is missing or empty and the run's last command
+    printed a result without saving it anywhere (from the benchmark: a python3 heredoc printed
+    the rows of the uploaded CSV, then the model wrote [] to the JSON file, twice). Only for a
+    command that computes (python3, awk, sort...). Says how to save exactly what it prints: run
+    it again with its output sent to the file."""
+    if len(missing) != 1:
+        return None
+    last = None
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    for message in run:
+        for call in message.tool_calls if isinstance(message, AIMessage) else []:
+            if call["name"] == "bash":
+                last = call
+    if last is None:
+        return None
+    command = str((last.get("args") or {}).get("command") or "")
+    result = results.get(last.get("id"))
+    name = missing[0]
+    if result is None or failed(result) or result.text.strip() in ("", "(no output)") or ">" in command:
+        return None
+    if not _COMPUTING.match(command):
+        return None  # cat or grep shows material to work on (a file to summarize), not the result
+    how = (f"python3 - > {name} <<'EOF' (the same code, then EOF)" if re.search(r"python3?\s+-\s*<<", command)
+           else f"the same command followed by > {name}")
+    json_hint = " Print it as JSON (json.dumps) when the file is .json." if name.endswith(".json") and not re.search(r"json\.dumps?\(", command) else ""
+    return f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved: {how}.{json_hint}"
+
+
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
 RUN_IT = "You changed"
 
@@ -248,7 +281,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(VALUE_NOT_SET) for p in problems):
         return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT)) for p in problems):
+    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED)) for p in problems):
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
         return ["grep"]
@@ -407,9 +440,20 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
     return ""
 
 
+_ERROR_LINE = re.compile(
+    r"^[\w./-]+: .*(?:No such file or directory|command not found|Is a directory|Permission denied|not found)$"
+)
+
+
 def failed(result: ToolMessage) -> bool:
-    """Whether a tool result is a failure: an error status, or a command's non-zero exit code."""
-    return result.status == "error" or bool(EXIT_CODE.search(result.text[-200:]))
+    """Whether a tool result is a failure: an error status, a command's non-zero exit code, or
+    output that is nothing but error lines (``grep x folder | head`` exits 0 with "grep: folder: Is
+    a directory"; ``find -exec rename`` with no rename exits 0 with "find: 'rename': No such file
+    or directory" thrice: both from the benchmark, where the model moved on as if it had worked)."""
+    if result.status == "error" or EXIT_CODE.search(result.text[-200:]):
+        return True
+    lines = [line.strip() for line in result.text.strip().splitlines() if line.strip()]
+    return result.name == "bash" and bool(lines) and all(_ERROR_LINE.match(line) for line in lines)
 
 
 def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
