@@ -179,3 +179,21 @@ async def test_skill_script_runs_from_read_only_mount(home: Path, skills_root: P
     assert "hello from the skill" in results[0].content
     assert results[1].is_error and "read-only" in results[1].content
     assert (folder / "run.py").read_text() == "print('hello from the skill')\n"
+
+
+async def test_a_reply_that_echoes_the_skill_is_asked_again(home: Path, skills_root: Path, add_skill) -> None:
+    """From the benchmark: given the web-page-builder skill, the model answered with the skill's own
+    text. The reply is re-asked with the reason; a second echo stands (it is prose) after the last try."""
+    steps = "\n".join(f"{i}. Write the section number {i} of the page into index.html, with its heading." for i in range(1, 6))
+    add_skill("pages", text=skill_md("pages", description="Build pages.", body=f"# Pages\n## Steps\n{steps}\n"))
+    config = make_config(home, skills={"path": str(skills_root)})
+    echo = f"Follow these steps:\n{steps}"
+    model = ScriptedChatModel(responses=[echo, call("write_file", path="/mnt/user-data/outputs/index.html", content="<h1>Hi</h1>"), "Done."])
+    async with HerdsmanClient(config, model=model) as client:
+        result = await client.run("/pages make a page", thread_id="t-echo")
+    assert "Your reply repeated your instructions instead of doing the task" in model.calls[1].messages[-1].text
+    assert result.answer == "Done."
+    model = ScriptedChatModel(responses=[echo] * 3)
+    async with HerdsmanClient(config, model=model) as client:
+        result = await client.run("/pages make a page", thread_id="t-echo2")
+    assert len(model.calls) == 3 and result.answer == echo

@@ -5,6 +5,11 @@ Small and local models sometimes answer with tool calls whose arguments are not 
 reply. This middleware re-asks the model, telling it what was wrong, up to ``max_retries``
 times; after that it returns a plain message saying the model's output was unusable, so the
 run ends cleanly and the thread stays usable.
+
+A reply that copies its own instructions back (three or more long lines of the system message,
+verbatim: from the benchmark, a 1.5B model given the web-page-builder skill answered with the
+skill's text) is re-asked the same way, but after the last try it stands: it is prose, and the
+completion check can still send the agent back to work.
 """
 
 from __future__ import annotations
@@ -35,6 +40,20 @@ def reply_problem(response: ModelResponse) -> str | None:
     return None
 
 
+def echoed_instructions(reply: str, system: str) -> bool:
+    """Whether ``reply`` repeats three or more long lines (40+ characters) of ``system`` verbatim."""
+    if len(reply) < 120 or not system:
+        return False
+    lines = {line.strip() for line in system.splitlines() if len(line.strip()) >= 40}
+    return sum(1 for line in lines if line in reply) >= 3
+
+
+ECHO = (
+    "Your reply repeated your instructions instead of doing the task. Do the first step now: call "
+    "a tool (write_file, bash, read_file...)."
+)
+
+
 def _retry_request(request: ModelRequest, problem: str) -> ModelRequest:
     return request.override(messages=[*request.messages, HumanMessage(content=f"[harness] {problem}")])
 
@@ -56,7 +75,13 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
         """(final response, or None to ask again; the request for the next attempt)."""
         problem = reply_problem(response)
         if problem is None:
-            return response, request
+            message = next((m for m in response.result if isinstance(m, AIMessage)), None)
+            system = request.system_message.text if request.system_message is not None else ""
+            if message is None or message.tool_calls or not echoed_instructions(message.text, system):
+                return response, request
+            if attempt >= self.max_retries:
+                return response, request  # prose after all: the completion check has its say
+            problem = ECHO
         log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
         if attempt >= self.max_retries:
             return _give_up(problem), request
