@@ -126,8 +126,24 @@ async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work:
     seconds = time.monotonic() - started
     messages = state.get("messages") or []
     answer = messages[-1].text if messages else ""
-    return finish(task, "herdsman", variant, user_data, answer, seconds, tool_calls, error,
-                  checks=int(state.get("completion_checks") or 0), messages=messages)
+    record = finish(task, "herdsman", variant, user_data, answer, seconds, tool_calls, error,
+                    checks=int(state.get("completion_checks") or 0), messages=messages)
+    record["subagents"] = subagent_steps(home / "threads" / thread / "subagents")
+    return record
+
+
+def subagent_steps(folder: Path) -> dict[str, Any]:
+    """The sub-agents' transcripts the run kept (task id -> steps, each cut short), for reading
+    why a delegated task failed: the lead's transcript holds only their results."""
+    out: dict[str, Any] = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            steps = json.loads(path.read_text())
+        except ValueError:
+            continue
+        text = json.dumps(steps, default=str)
+        out[path.stem] = steps if len(text) <= 20000 else text[:20000] + " ...[cut]"
+    return out
 
 
 class JailedShell:
