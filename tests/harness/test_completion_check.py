@@ -583,3 +583,24 @@ def test_output_of_nothing_but_error_lines_is_a_failure_whatever_the_exit_code()
     assert not failed(bash("a.txt\ngrep: b: Is a directory"))  # something was found
     assert not failed(bash("(no output)"))
     assert failed(bash("done\n[exit code 2]"))
+
+
+def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
+    """From the benchmark: the model ran "python3 wc.py FILE" (FILE from the request) three times,
+    and "find -exec rename" in a sandbox without rename; and the note after its edit told it to run
+    the request's "python3 wc.py FILE" as written."""
+    from herdsman.middleware.completion_rules import one_liner_tip, untested_change
+
+    def ran(command: str, output: str) -> tuple[list, ToolMessage]:
+        return ([AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "b"}])],
+                ToolMessage(output, tool_call_id="b", name="bash"))
+
+    missing = "FileNotFoundError: [Errno 2] No such file or directory: 'FILE'\n[exit code 1]"
+    assert "FILE is a placeholder from the request, not a file" in one_liner_tip(*ran("python3 wc.py FILE --lines", missing))
+    assert "use mv in a loop" in one_liner_tip(*ran("find . -name '*.txt' -exec rename 's/x/y/' {} \\;",
+                                                    "find: ‘rename’: No such file or directory"))
+    assert one_liner_tip(*ran("python3 wc.py a.txt", "FileNotFoundError: 'a.txt'\n[exit code 1]")) == ""
+    request = "wc.py should print the number of words in a file (python3 wc.py FILE). Fix that one bug."
+    edited = [AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "wc.py", "content": "x"}, "id": "w"}])]
+    [note] = untested_change(request, ["wc.py"], edited, ["sample.txt"])
+    assert "Run it now (python3 wc.py FILE, with FILE a file that exists, such as sample.txt)" in note

@@ -69,6 +69,7 @@ log = structlog.get_logger(__name__)
 PREFIX = "[harness check]"
 VERIFIER_PREFIX = "[harness review]"
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
+_SAMPLE_SUFFIXES = (".txt", ".csv", ".json", ".log", ".md")
 _MAKE_VERBS = re.compile(
     r"\b(save|saves|saved|write|writes|create|creates|generate|export|produce|make|store|put|output|"
     r"convert|rename|move|copy|build|draw|plot|render|dump|append|add|split|merge|extract|compress|archive)\b",
@@ -317,7 +318,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 names = " or ".join(targets)
                 found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
             else:
-                found += untested_change(request, targets, run)
+                samples = [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
+                found += untested_change(request, targets, run, samples)
                 found += [note for name in targets if (note := unset_value(request, name, lookup.text_of(name) or ""))]
         if _MAKE_VERBS.search(request):
             empty: list[str] = []

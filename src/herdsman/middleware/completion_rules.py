@@ -190,12 +190,15 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any]) -> str | None:
 
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
 RUN_IT = "You changed"
+_PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
 
-def untested_change(request: str, targets: Sequence[str], run: Sequence[Any]) -> list[str]:
+def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], samples: Sequence[str] = ()) -> list[str]:
     """A note when the run changed a script the request asks to fix but ran no command since
     (from the benchmark: an edit that broke wc.py with a syntax error, then an answer that it
-    was fixed). The command is the one the request names, when it names one."""
+    was fixed). The command is the one the request names, when it names one; a placeholder in
+    it (FILE in "python3 wc.py FILE") is given one of ``samples``, files that exist (from the
+    benchmark: the model ran "python3 wc.py FILE" and got FileNotFoundError, three times)."""
     scripts = [t for t in targets if t.endswith((".py", ".sh", ".js"))]
     last_edit = last_run = -1
     for i, message in enumerate(run):
@@ -209,6 +212,9 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any]) ->
         return []
     command = _RUN_COMMAND.search(request)
     how = f" ({command.group(0)})" if command else ""
+    placeholder = _PLACEHOLDER_WORD.search(how)
+    if placeholder and samples:
+        how = f" ({command.group(0)}, with {placeholder.group(0)} a file that exists, such as {samples[0]})"  # type: ignore[union-attr]
     return [f"{RUN_IT} {' or '.join(scripts)} but have not run it since. Run it now{how} and check that it does what the request asks."]
 
 
@@ -430,13 +436,20 @@ _PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
 
 
 def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
-    """A hint for the commonest failure of a small model: Python with for/with squeezed into
-    ``python3 -c "...; ..."``, a SyntaxError however it is retried."""
+    """A hint for the commonest failures of a small model: Python with for/with squeezed into
+    ``python3 -c "...; ..."`` (a SyntaxError however it is retried); a placeholder of the request
+    run as a file name ("python3 wc.py FILE"); ``rename``, which this sandbox does not have."""
     call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
     command = str((call or {}).get("args", {}).get("command", ""))
     if "SyntaxError" in result.text and _PYTHON_C.search(command):
         return (" Python with for, with or if, or newlines inside strings, does not fit in python3 -c: run it as "
                 "python3 - <<'EOF' with one statement per line, then EOF.")
+    placeholder = _PLACEHOLDER_WORD.search(command)
+    if placeholder and "No such file" in result.text and placeholder.group(0) in result.text:
+        return (f" {placeholder.group(0)} is a placeholder from the request, not a file: put the name of a file "
+                "that exists in its place (ls shows them).")
+    if re.search(r"\brename\b.*(?:No such file or directory|not found)", result.text):
+        return ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done'
     return ""
 
 
