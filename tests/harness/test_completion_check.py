@@ -604,3 +604,19 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
     edited = [AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "wc.py", "content": "x"}, "id": "w"}])]
     [note] = untested_change(request, ["wc.py"], edited, ["sample.txt"])
     assert "Run it now (python3 wc.py FILE, with FILE a file that exists, such as sample.txt)" in note
+
+
+def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
+    """From the benchmark: asked for a header and one row for each n from 1 to 50, the model typed
+    49 rows into write_file."""
+    from herdsman.middleware.completion_rules import rows_short
+
+    request = "Create /mnt/user-data/outputs/squares.csv with the header n,square and one row for each n from 1 to 50."
+    rows = [f"{n},{n * n}" for n in range(1, 51)]
+    note = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]))
+    assert note.startswith("The request asks for one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
+    assert rows_short(request, "squares.csv", "\n".join(["n,square", *rows])) is None
+    numbers = "Write the numbers 1 to 200, one per line, to /mnt/user-data/outputs/numbers.txt."
+    assert rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 201)))) is None
+    assert "has 199 lines" in rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 200))))
+    assert rows_short("Write a poem to p.txt", "p.txt", "a\nb") is None

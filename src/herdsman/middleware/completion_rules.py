@@ -188,6 +188,33 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any]) -> str | None:
     return f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved: {how}.{json_hint}"
 
 
+_ROW_RANGE = re.compile(
+    r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the )?numbers (\d+) to (\d+), one per line\b",
+    re.IGNORECASE,
+)
+ROWS_SHORT = "The request asks for"
+
+
+def rows_short(request: str, name: str, text: str) -> str | None:
+    """A note when the request asks for one row per item of a range ("one row for each n from 1
+    to 50") and the file ``name`` has another number of lines (and a header when asked for), from the
+    benchmark: the model typed 49 of 50 rows into write_file. Suggests generating the rows."""
+    match = _ROW_RANGE.search(request)
+    if match is None or not text.strip() or name.endswith(".json"):
+        return None
+    low, high = (int(g) for g in (match.group(1) or match.group(3), match.group(2) or match.group(4)))
+    wanted = high - low + 1
+    lines = [line for line in text.splitlines() if line.strip()]
+    allowed = (wanted + 1,) if re.search(r"\bheader\b", request, re.IGNORECASE) else (wanted, wanted + 1)
+    if wanted <= 0 or len(lines) in allowed:  # a header row when the request asks for one; else either
+        return None
+    return (
+        f"{ROWS_SHORT} one row per item from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
+        "Generate the rows with a loop instead of typing them: python3 - > file <<'EOF' with a for loop that prints "
+        "each row, then EOF."
+    )
+
+
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
 RUN_IT = "You changed"
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
@@ -287,7 +314,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(VALUE_NOT_SET) for p in problems):
         return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED)) for p in problems):
+    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT)) for p in problems):
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
         return ["grep"]
