@@ -614,7 +614,7 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     request = "Create /mnt/user-data/outputs/squares.csv with the header n,square and one row for each n from 1 to 50."
     rows = [f"{n},{n * n}" for n in range(1, 51)]
     note = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]))
-    assert note.startswith("The request asks for one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
+    assert note.startswith("The request wants one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
     assert rows_short(request, "squares.csv", "\n".join(["n,square", *rows])) is None
     numbers = "Write the numbers 1 to 200, one per line, to /mnt/user-data/outputs/numbers.txt."
     assert rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 201)))) is None

@@ -192,7 +192,7 @@ _ROW_RANGE = re.compile(
     r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the )?numbers (\d+) to (\d+), one per line\b",
     re.IGNORECASE,
 )
-ROWS_SHORT = "The request asks for"
+ROWS_SHORT = "The request wants one row per item"
 
 
 def rows_short(request: str, name: str, text: str) -> str | None:
@@ -209,7 +209,7 @@ def rows_short(request: str, name: str, text: str) -> str | None:
     if wanted <= 0 or len(lines) in allowed:  # a header row when the request asks for one; else either
         return None
     return (
-        f"{ROWS_SHORT} one row per item from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
+        f"{ROWS_SHORT} from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
         "Generate the rows with a loop instead of typing them: python3 - > file <<'EOF' with a for loop that prints "
         "each row, then EOF."
     )
