@@ -261,7 +261,7 @@ async def test_a_text_file_the_model_failed_to_write_another_way_forces_write_fi
     model, _ = await run(home, "t-cc16", "Count the users and save the count to /mnt/user-data/outputs/n.txt", [
         call("bash", 1, command="exit 3"),
         "Done.",
-        call("bash", 2, command="echo 1 > /mnt/user-data/outputs/n.txt"),
+        call("bash", 2, command="python3 -c 'print(1)' > /mnt/user-data/outputs/n.txt"),
         "Saved.",
     ])
     assert model.calls[2].kwargs.get("tool_choice") == "any"
@@ -291,7 +291,7 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     assert (ws / "greet.py").read_text() == "print('Ann')\n"
     model, _ = await run(home, "t-cc19", "Save the number of users to /mnt/user-data/outputs/users.txt", [
         "Run this:\n```python\nopen('/mnt/user-data/outputs/users.txt', 'w').write('3')\n```",
-        call("bash", 1, command="echo 3 > /mnt/user-data/outputs/users.txt"),
+        call("bash", 1, command="python3 -c 'print(3)' > /mnt/user-data/outputs/users.txt"),
         "Saved /mnt/user-data/outputs/users.txt.",
     ])
     [note] = harness_notes(model, 1)
@@ -437,6 +437,12 @@ def test_numbers_written_without_evidence() -> None:
     assert guessed_numbers(wrote("\n".join(map(str, range(1, 201)))), "Write the numbers 1 to 200 to p.txt") == []
     assert guessed_numbers(wrote("2, 3"), "Save 2 and 3 to p.txt") == []
     assert guessed_numbers(wrote("total: 5"), "Save the total to p.txt") == []  # not only numbers
+    echoed = [
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "echo 1 > /mnt/user-data/outputs/count.txt"}, "id": "b1"}]),
+        ToolMessage("(no output)", tool_call_id="b1", name="bash"),
+    ]  # from the benchmark: given "[7 matches]", it wrote 1 with echo
+    assert guessed_numbers(echoed, "How many .py files? Write the number to count.txt") == [("/mnt/user-data/outputs/count.txt", "1")]
+    assert guessed_numbers(echoed, "Write 1 to count.txt") == []
 
 
 async def test_a_file_written_back_unchanged_is_not_fixed(home: Path) -> None:

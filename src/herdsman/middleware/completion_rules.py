@@ -245,11 +245,14 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
     return [f"{RUN_IT} {' or '.join(scripts)} but have not run it since. Run it now{how} and check that it does what the request asks."]
 
 
+_ECHO_TO_FILE = re.compile(r"echo\s+(?:-n\s+)?(['\"]?[-\d.\s,]+['\"]?)\s*>\s*(\S+)")
+
+
 def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
-    """(path, numbers) for each file the run wrote whose content is nothing but numbers, some of
-    which neither the request nor an earlier tool result shows (from the benchmark: given 7
-    paths, the model wrote 0 to count.txt; told to run primes.py and save its output, it wrote
-    the primes itself, 1 among them)."""
+    """(path, numbers) for each file the run wrote (write_file, or ``echo 1 > file``) whose content
+    is nothing but numbers, some of which neither the request nor an earlier tool result shows
+    (from the benchmark: given 7 paths, the model wrote 0 to count.txt, and 1 with echo; told to
+    run primes.py and save its output, it wrote the primes itself, 1 among them)."""
     seen = numbers_in(request)
     results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
     last: dict[str, str | None] = {}  # path -> the guessed number its last write holds, or None
@@ -260,9 +263,12 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
             for call in message.tool_calls:
                 args = call.get("args") or {}
                 result = results.get(call.get("id"))
-                if call["name"] != "write_file" or result is None or failed(result):
+                echoed = _ECHO_TO_FILE.fullmatch(str(args.get("command") or "").strip()) if call["name"] == "bash" else None
+                if (call["name"] != "write_file" and echoed is None) or result is None or failed(result):
                     continue
-                content = str(args.get("content", "")).strip()
+                content = (echoed.group(1) if echoed else str(args.get("content", ""))).strip().strip("'\"")
+                if echoed:
+                    args = {"path": echoed.group(2)}
                 numbers = numbers_in(content) if _ONLY_NUMBERS.fullmatch(content) else set()
                 # a short list only: "write 1 to 200" is a sequence the request describes, not a result
                 unseen = sorted(numbers - seen, key=lambda n: (len(n), n)) if len(numbers) <= MAX_CHECKED_NUMBERS else []
