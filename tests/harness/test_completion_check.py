@@ -626,3 +626,24 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     assert rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 201)))) is None
     assert "has 199 lines" in rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 200))))
     assert rows_short("Write a poem to p.txt", "p.txt", "a\nb") is None
+
+
+def test_lines_written_cut_short_are_sent_back_with_a_grep_that_saves_them_whole() -> None:
+    """From the benchmark: asked to save the ERROR lines of app.log, the model grepped them, then
+    wrote each without its timestamp."""
+    from herdsman.middleware.completion_rules import cut_lines
+
+    log = [f"2025-05-01 10:0{i}:00 ERROR disk full id={i}" for i in range(3)]
+    grep = {"name": "grep", "args": {"pattern": "ERROR", "path": "/mnt/user-data/workspace/app.log"}, "id": "g"}
+    found = ToolMessage("\n".join(f"/mnt/user-data/workspace/app.log:{i + 4}: {line}" for i, line in enumerate(log)),
+                        tool_call_id="g", name="grep")
+
+    def wrote(lines: list[str]) -> list:
+        call = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/errors.txt", "content": "\n".join(lines)}, "id": "w"}
+        return [AIMessage("", tool_calls=[grep]), found, AIMessage("", tool_calls=[call]), ToolMessage("Wrote", tool_call_id="w")]
+
+    note = cut_lines(wrote([line.split(" ", 2)[2] for line in log]))
+    assert note.startswith("The lines you wrote are cut short: 'ERROR disk full id=0' is part of the line '2025-05-01 10:00:00 ERROR")
+    assert note.endswith("grep ERROR /mnt/user-data/workspace/app.log > /mnt/user-data/outputs/errors.txt")
+    assert cut_lines(wrote(log)) is None  # whole lines
+    assert cut_lines(wrote(["a summary line"])) is None

@@ -51,7 +51,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    count_line, printed_not_saved, rows_short, unset_value,
+    count_line, cut_lines, printed_not_saved, rows_short, unset_value,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
@@ -277,6 +277,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 "You answered without using any tool. Look at the files with your tools (read_file, "
                 "ls, grep, bash) and answer from what they show."
             )
+        cut = cut_lines(run)
+        if cut:
+            found.append(cut)
         claim = unbacked_claim(text, run) if not found else None  # alone: other notes say what to write
         if claim:
             found.append(claim)

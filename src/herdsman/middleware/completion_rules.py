@@ -215,6 +215,40 @@ def rows_short(request: str, name: str, text: str) -> str | None:
     )
 
 
+_GREP_PREFIX = re.compile(r"^(?:/mnt/user-data/[^:\s]+:\d+: ?|\s*\d+\t)")  # grep's path:line:, read_file's gutter
+LINES_CUT = "The lines you wrote are cut short"
+
+
+def cut_lines(run: Sequence[Any]) -> str | None:
+    """A note when the last write_file of the run holds lines that are each only part of a line a
+    tool showed (from the benchmark: asked to save the ERROR lines of a log, the model wrote
+    "ERROR disk full id=3" for "2025-05-01 10:03:00 ERROR disk full id=3", all six of them). With
+    a grep call in the run, says how to save whole lines with it."""
+    shown: list[str] = []
+    writes: list[dict[str, Any]] = []
+    greps: list[dict[str, Any]] = []
+    for message in run:
+        if isinstance(message, ToolMessage):
+            shown += [_GREP_PREFIX.sub("", line).strip() for line in message.text.splitlines()]
+        elif isinstance(message, AIMessage):
+            writes += [c for c in message.tool_calls if c["name"] == "write_file"]
+            greps += [c for c in message.tool_calls if c["name"] == "grep"]
+    if not writes:
+        return None
+    args = writes[-1].get("args") or {}
+    lines = [line.strip() for line in str(args.get("content") or "").splitlines() if line.strip()]
+    whole = set(shown)
+    cut = [line for line in lines if len(line) >= 12 and line not in whole and any(line in s and len(s) > len(line) for s in shown)]
+    if not lines or len(cut) * 2 <= len(lines):
+        return None
+    full = next(s for s in shown if cut[0] in s and len(s) > len(cut[0]))
+    how = ""
+    if greps:
+        g = greps[-1].get("args") or {}
+        how = f" Save whole lines with bash: grep {shlex.quote(str(g.get('pattern') or ''))} {g.get('path') or '.'} > {args.get('path')}"
+    return f"{LINES_CUT}: {cut[0]!r} is part of the line {full!r}.{how}"
+
+
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
 RUN_IT = "You changed"
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
@@ -320,7 +354,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(VALUE_NOT_SET) for p in problems):
         return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT)) for p in problems):
+    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT)) for p in problems):
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
         return ["grep"]
