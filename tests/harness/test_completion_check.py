@@ -647,3 +647,24 @@ def test_lines_written_cut_short_are_sent_back_with_a_grep_that_saves_them_whole
     assert note.endswith("grep ERROR /mnt/user-data/workspace/app.log > /mnt/user-data/outputs/errors.txt")
     assert cut_lines(wrote(log)) is None  # whole lines
     assert cut_lines(wrote(["a summary line"])) is None
+
+
+async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_name(home: Path) -> None:
+    """From the benchmark: asked to write the largest file's name, the model wrote a sentence."""
+    sentence = "The largest file in /mnt/user-data/workspace/data is /mnt/user-data/workspace/data/c.log."
+    out = "/mnt/user-data/outputs/largest.txt"
+    model, _ = await run(home, "t-cc43", f"Which file in /mnt/user-data/workspace/data is the largest? Write its file name to {out}.", [
+        call("write_file", 1, path=out, content=sentence), "Saved.",
+        call("write_file", 2, path=out, content="c.log"), "c.log",
+    ])
+    [note] = harness_notes(model, 2)
+    assert f"The request asks for just the name in {out}, but it holds a sentence" in note
+    assert note.endswith("If it is c.log, write just c.log there with write_file.")
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+    assert (user_data(home, "t-cc43") / "outputs" / "largest.txt").read_text() == "c.log"
+
+    from herdsman.middleware.completion_rules import not_just_value
+
+    assert "If it is 7, write just 7" in not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
+    assert not_just_value("Write just the number to c.txt", "c.txt", "7") is None
+    assert not_just_value("Write a summary to s.txt", "s.txt", "It is about cows.") is None

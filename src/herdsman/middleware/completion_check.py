@@ -51,7 +51,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    count_line, cut_lines, printed_not_saved, rows_short, unset_value,
+    count_line, cut_lines, not_just_value, printed_not_saved, rows_short, unset_value,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
     next_tools,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
@@ -338,6 +338,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     empty.append(name)
                 elif (short := rows_short(request, name, lookup.text_of(name) or "")) is not None:
                     found.append(short)
+                elif size <= 400 and (sentence := not_just_value(request, name, lookup.text_of(name) or "")) is not None:
+                    found.append(sentence)
             for folder in output_folders(request):
                 if not any(path.startswith(folder + "/") for path in lookup.entries()):
                     found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")

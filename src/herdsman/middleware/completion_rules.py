@@ -318,6 +318,35 @@ def is_value(reply: str) -> bool:
     return 0 < len(reply) <= 80 and not any(c.isspace() for c in reply) and reply.lower().strip(".!") not in _STOCK_REPLIES
 
 
+_JUST = re.compile(
+    r"\b(?:write|save|put)\s+(?:just\s+|only\s+)?(?:its|the)\s+(?:(file\s*)?name|path|number)|\bjust\s+(?:the|its)\s+(?:(file\s*)?name|path|number)",
+    re.IGNORECASE,
+)
+NOT_JUST_VALUE = "The request asks for just"
+
+
+def not_just_value(request: str, name: str, text: str) -> str | None:
+    """A note when the request asks for just a name, path or number in the file ``name`` and the
+    file holds a sentence (from the benchmark: asked to write the largest file's name, the model
+    wrote "The largest file in ... is /mnt/user-data/workspace/data/c.log."). Offers the value the
+    sentence holds: the last path's file name (or the path), or its one number."""
+    match = _JUST.search(request)
+    value = text.strip()
+    if match is None or not value or is_value(value) or "\n" in value:
+        return None
+    what = match.group(0).lower()
+    if "number" in what:
+        numbers = sorted(numbers_in(value))
+        offer = numbers[0] if len(numbers) == 1 else None
+        thing = "the number"
+    else:
+        paths = re.findall(r"[\w./-]*\w\.\w+", value)
+        offer = (paths[-1].rsplit("/", 1)[-1] if "name" in what else paths[-1]) if paths else None
+        thing = "the name" if "name" in what else "the path"
+    tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
+    return f"{NOT_JUST_VALUE} {thing} in {name}, but it holds a sentence: {value[:120]!r}.{tail}"
+
+
 def json_in(reply: str) -> str | None:
     """The first JSON object or list in a reply that is not empty, compact, or None."""
     decoder = json.JSONDecoder()
@@ -361,7 +390,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     missing = [m.group(1) or m.group(2) for p in problems if (m := _MISSING.search(p))]
     if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
         return ["write_file"]
-    if len(problems) == 1 and problems[0].startswith(FOLDER_EMPTY):
+    if len(problems) == 1 and problems[0].startswith((FOLDER_EMPTY, NOT_JUST_VALUE)):
         return ["write_file"]
     tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
     if missing and all(name.lower().endswith(SOURCE_SUFFIXES) and name in tried for name in missing):
