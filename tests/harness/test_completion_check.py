@@ -493,7 +493,7 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
     assert model.calls[2].kwargs.get("tool_choice") == "grep"
     assert answer["messages"][-1].text == "utils/dates.py"
 
-    from herdsman.middleware.completion_rules import fruitless_search
+    from herdsman.middleware.completion_search import fruitless_search
 
     def ran(command: str, output: str) -> list:
         return [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "b"}]),
@@ -509,7 +509,7 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
 def test_a_search_term_no_call_looked_for_is_searched_for() -> None:
     """From the benchmark: asked how many TODO comments the .py files hold, the model listed the
     .py files and answered with their number."""
-    from herdsman.middleware.completion_rules import unsearched_term
+    from herdsman.middleware.completion_search import unsearched_term
 
     ask = "How many TODO comments are there in the .py files under /mnt/user-data/workspace/project?"
     listed = [AIMessage("", tool_calls=[{"name": "glob", "args": {"pattern": "**/*.py"}, "id": "g"}]),
@@ -537,7 +537,7 @@ async def test_a_claim_of_work_done_without_a_write_is_sent_back(home: Path) -> 
     assert "Your answer says the work was done, but none of your tool calls wrote a file (mkdir makes an empty folder only)" in note
     assert len(model.calls) == 4  # after the write, the same answer stands
 
-    from herdsman.middleware.completion_rules import unbacked_claim
+    from herdsman.middleware.completion_files import unbacked_claim
 
     def ran(command: str) -> list:
         return [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "b"}]),
@@ -569,7 +569,7 @@ async def test_a_value_the_request_sets_that_the_file_lacks_is_sent_back(home: P
     assert (ws / "app.ini").read_text() == "[server]\nhost = 0.0.0.0\nport = 9090\ndebug = false\n"
     assert len(model.calls) == 5  # then it is done
 
-    from herdsman.middleware.completion_rules import unset_value
+    from herdsman.middleware.completion_files import unset_value
 
     assert unset_value('Set "timeout" to 30 in config.json', "config.json", '{\n  "timeout": 10\n}') is not None
     assert unset_value("Update the version to 2.0.1 in setup.cfg", "setup.cfg", "version = 2.0.1\n") is None
@@ -615,7 +615,7 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
 def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     """From the benchmark: asked for a header and one row for each n from 1 to 50, the model typed
     49 rows into write_file."""
-    from herdsman.middleware.completion_rules import rows_short
+    from herdsman.middleware.completion_files import rows_short
 
     request = "Create /mnt/user-data/outputs/squares.csv with the header n,square and one row for each n from 1 to 50."
     rows = [f"{n},{n * n}" for n in range(1, 51)]
@@ -631,7 +631,7 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
 def test_lines_written_cut_short_are_sent_back_with_a_grep_that_saves_them_whole() -> None:
     """From the benchmark: asked to save the ERROR lines of app.log, the model grepped them, then
     wrote each without its timestamp."""
-    from herdsman.middleware.completion_rules import cut_lines
+    from herdsman.middleware.completion_files import cut_lines
 
     log = [f"2025-05-01 10:0{i}:00 ERROR disk full id={i}" for i in range(3)]
     grep = {"name": "grep", "args": {"pattern": "ERROR", "path": "/mnt/user-data/workspace/app.log"}, "id": "g"}
@@ -663,7 +663,7 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
     assert (user_data(home, "t-cc43") / "outputs" / "largest.txt").read_text() == "c.log"
 
-    from herdsman.middleware.completion_rules import not_just_value
+    from herdsman.middleware.completion_files import not_just_value
 
     assert "If it is 7, write just 7" in not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
     assert not_just_value("Write just the number to c.txt", "c.txt", "7") is None

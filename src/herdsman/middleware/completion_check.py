@@ -49,14 +49,17 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
+from herdsman.middleware.completion_files import (
+    cut_lines, not_just_value, printed_not_saved, rows_short, unbacked_claim, unset_value,
+)
+from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    count_line, cut_lines, not_just_value, printed_not_saved, rows_short, unset_value,
-    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, fruitless_search, guessed_numbers, is_shown, is_value, json_in,
-    next_tools,
-    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unbacked_claim, unknown_tools,
-    unsearched_term, unsupported_numbers, untested_change,
+    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value, json_in,
+    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsupported_numbers,
+    untested_change,
 )
+from herdsman.middleware.completion_search import count_line, fruitless_search, unsearched_term
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
     HARNESS_NAME, about_files, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,

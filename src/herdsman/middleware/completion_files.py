@@ -1,0 +1,195 @@
+"""The completion check's rules on what the run delivered in files: values the request sets
+that the file lacks, rows short of a range, lines cut short, a sentence where just a value was
+asked for, a result printed instead of saved, and work claimed that no call could have done.
+
+Pure functions of the request, the run's messages and a file's text (read by the caller), so
+each rule can be read and tested on its own; every note starts with a prefix of its own, which
+:func:`herdsman.middleware.completion_plan.next_tools` reads to choose the next tool.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+
+from herdsman.middleware.completion_rules import failed, is_value, numbers_in
+
+
+_SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
+_PAIR = re.compile(r"(?:^|,|\band\b)\s*(?:the\s+)?[\"']?([\w.-]+)[\"']?\s+(?:to|=)\s+[\"']?([\w.:/-]*\w)", re.IGNORECASE)
+VALUE_NOT_SET = "The request sets"
+
+
+def unset_value(request: str, name: str, text: str) -> str | None:
+    """A note when the request sets a key to a value ("set port to 9090 and debug to false") and
+    the file ``name`` still has a line with the key but not the value (from the benchmark: a sed
+    for "port = 8080" on a file that said "port = 8000" changed nothing, the debug edit worked,
+    and the model answered that both were set)."""
+    clause = _SET.search(request)
+    if clause is None or not text:
+        return None
+    for key, value in _PAIR.findall(clause.group(1)):
+        lines = [line.strip() for line in text.splitlines() if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*[=:]", line)]
+        if lines and not any(re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", line) for line in lines):
+            return (
+                f"{VALUE_NOT_SET} {key} to {value}, but {name} still says: {lines[0]}. Change that line "
+                "(str_replace with the line exactly as it is now), then check the file."
+            )
+    return None
+
+
+PRINTED_NOT_SAVED = "Your last command printed"
+_COMPUTING = re.compile(r"\s*(?:python3?|node|awk|jq|sort|uniq|cut|tr|seq)\b")
+
+
+def printed_not_saved(missing: Sequence[str], run: Sequence[Any]) -> str | None:
+    """A note when a file the request asks for is missing or empty and the run's last command
+    printed a result without saving it anywhere (from the benchmark: a python3 heredoc printed
+    the rows of the uploaded CSV, then the model wrote [] to the JSON file, twice). Only for a
+    command that computes (python3, awk, sort...). Says how to save exactly what it prints: run
+    it again with its output sent to the file."""
+    if len(missing) != 1:
+        return None
+    last = None
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    for message in run:
+        for call in message.tool_calls if isinstance(message, AIMessage) else []:
+            if call["name"] == "bash":
+                last = call
+    if last is None:
+        return None
+    command = str((last.get("args") or {}).get("command") or "")
+    result = results.get(last.get("id"))
+    name = missing[0]
+    if result is None or failed(result) or result.text.strip() in ("", "(no output)") or ">" in command:
+        return None
+    if not _COMPUTING.match(command):
+        return None  # cat or grep shows material to work on (a file to summarize), not the result
+    how = (f"python3 - > {name} <<'EOF' (the same code, then EOF)" if re.search(r"python3?\s+-\s*<<", command)
+           else f"the same command followed by > {name}")
+    json_hint = " Print it as JSON (json.dumps) when the file is .json." if name.endswith(".json") and not re.search(r"json\.dumps?\(", command) else ""
+    return f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved: {how}.{json_hint}"
+
+
+_ROW_RANGE = re.compile(
+    r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the )?numbers (\d+) to (\d+), one per line\b",
+    re.IGNORECASE,
+)
+ROWS_SHORT = "The request wants one row per item"
+
+
+def rows_short(request: str, name: str, text: str) -> str | None:
+    """A note when the request asks for one row per item of a range ("one row for each n from 1
+    to 50") and the file ``name`` has another number of lines (and a header when asked for), from the
+    benchmark: the model typed 49 of 50 rows into write_file. Suggests generating the rows."""
+    match = _ROW_RANGE.search(request)
+    if match is None or not text.strip() or name.endswith(".json"):
+        return None
+    low, high = (int(g) for g in (match.group(1) or match.group(3), match.group(2) or match.group(4)))
+    wanted = high - low + 1
+    lines = [line for line in text.splitlines() if line.strip()]
+    allowed = (wanted + 1,) if re.search(r"\bheader\b", request, re.IGNORECASE) else (wanted, wanted + 1)
+    if wanted <= 0 or len(lines) in allowed:  # a header row when the request asks for one; else either
+        return None
+    return (
+        f"{ROWS_SHORT} from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
+        "Generate the rows with a loop instead of typing them: python3 - > file <<'EOF' with a for loop that prints "
+        "each row, then EOF."
+    )
+
+
+_GREP_PREFIX = re.compile(r"^(?:/mnt/user-data/[^:\s]+:\d+: ?|\s*\d+\t)")  # grep's path:line:, read_file's gutter
+LINES_CUT = "The lines you wrote are cut short"
+
+
+def cut_lines(run: Sequence[Any]) -> str | None:
+    """A note when the last write_file of the run holds lines that are each only part of a line a
+    tool showed (from the benchmark: asked to save the ERROR lines of a log, the model wrote
+    "ERROR disk full id=3" for "2025-05-01 10:03:00 ERROR disk full id=3", all six of them). With
+    a grep call in the run, says how to save whole lines with it."""
+    shown: list[str] = []
+    writes: list[dict[str, Any]] = []
+    greps: list[dict[str, Any]] = []
+    for message in run:
+        if isinstance(message, ToolMessage):
+            shown += [_GREP_PREFIX.sub("", line).strip() for line in message.text.splitlines()]
+        elif isinstance(message, AIMessage):
+            writes += [c for c in message.tool_calls if c["name"] == "write_file"]
+            greps += [c for c in message.tool_calls if c["name"] == "grep"]
+    if not writes:
+        return None
+    args = writes[-1].get("args") or {}
+    lines = [line.strip() for line in str(args.get("content") or "").splitlines() if line.strip()]
+    whole = set(shown)
+    cut = [line for line in lines if len(line) >= 12 and line not in whole and any(line in s and len(s) > len(line) for s in shown)]
+    if not lines or len(cut) * 2 <= len(lines):
+        return None
+    full = next(s for s in shown if cut[0] in s and len(s) > len(cut[0]))
+    how = ""
+    if greps:
+        g = greps[-1].get("args") or {}
+        how = f" Save whole lines with bash: grep {shlex.quote(str(g.get('pattern') or ''))} {g.get('path') or '.'} > {args.get('path')}"
+    return f"{LINES_CUT}: {cut[0]!r} is part of the line {full!r}.{how}"
+
+
+_JUST = re.compile(
+    r"\b(?:write|save|put)\s+(?:just\s+|only\s+)?(?:its|the)\s+(?:(file\s*)?name|path|number)|\bjust\s+(?:the|its)\s+(?:(file\s*)?name|path|number)",
+    re.IGNORECASE,
+)
+NOT_JUST_VALUE = "The request asks for just"
+
+
+def not_just_value(request: str, name: str, text: str) -> str | None:
+    """A note when the request asks for just a name, path or number in the file ``name`` and the
+    file holds a sentence (from the benchmark: asked to write the largest file's name, the model
+    wrote "The largest file in ... is /mnt/user-data/workspace/data/c.log."). Offers the value the
+    sentence holds: the last path's file name (or the path), or its one number."""
+    match = _JUST.search(request)
+    value = text.strip()
+    if match is None or not value or is_value(value) or "\n" in value:
+        return None
+    what = match.group(0).lower()
+    if "number" in what:
+        numbers = sorted(numbers_in(value))
+        offer = numbers[0] if len(numbers) == 1 else None
+        thing = "the number"
+    else:
+        paths = re.findall(r"[\w./-]*\w\.\w+", value)
+        offer = (paths[-1].rsplit("/", 1)[-1] if "name" in what else paths[-1]) if paths else None
+        thing = "the name" if "name" in what else "the path"
+    tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
+    return f"{NOT_JUST_VALUE} {thing} in {name}, but it holds a sentence: {value[:120]!r}.{tail}"
+
+
+_CLAIM = re.compile(
+    r"\b(?:has|have) been (?:created|saved|written|generated|made|built|added|renamed|moved|updated)\b"
+    r"|\bI(?:'ve| have)? (?:created|saved|written|wrote|generated|made|built|added)\b",
+    re.IGNORECASE,
+)
+_WRITING_COMMAND = re.compile(r">|\b(?:tee|cp|mv|touch|rename|zip|tar|ln|python3?|node|sed\s+-i|perl|dd|install)\b")
+CLAIM_UNBACKED = "Your answer says the work was done"
+
+
+def unbacked_claim(reply: str, run: Sequence[Any]) -> str | None:
+    """A note when the answer claims something was created or saved but no call of the run
+    could have written a file (from the benchmark: asked to make a skill, the model ran
+    ``mkdir -p skills/custom/csv-summary`` and answered "The skill has been created")."""
+    if not _CLAIM.search(reply):
+        return None
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+    for call in calls:
+        if call["name"] != "bash":
+            if call["name"] not in ("read_file", "ls", "glob", "grep", "view_image", "web_search", "web_fetch"):
+                return None  # write_file, str_replace, a sub-agent, a tool of a skill or server: may have written
+            continue
+        if _WRITING_COMMAND.search(str((call.get("args") or {}).get("command") or "")):
+            return None
+    made = " (mkdir makes an empty folder only)" if any("mkdir" in str(c.get("args")) for c in calls) else ""
+    return (
+        f"{CLAIM_UNBACKED}, but none of your tool calls wrote a file{made}. Do it now with your tools: "
+        "write each file with write_file, then answer."
+    )

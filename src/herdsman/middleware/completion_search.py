@@ -1,0 +1,122 @@
+"""The completion check's rules on searching: a search that found nothing before the answer, a
+term of the request no call looked for, and the count the last search printed.
+
+Pure functions of the request and the run's messages; every note starts with a prefix of its
+own, which :func:`herdsman.middleware.completion_plan.next_tools` reads to choose the next tool.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+
+from herdsman.middleware.turn import is_harness
+
+
+_COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
+
+
+def count_line(results: Sequence[ToolMessage]) -> tuple[str, str] | None:
+    """``(tool, line)``: the latest count a search tool printed ("[7 matches]"), or None (from the
+    benchmark: glob listed seven .py files and said "[7 matches]"; the model answered 1, and
+    wrote 1 when told that no tool showed it)."""
+    for result in reversed(results):
+        found = _COUNT_LINE.findall(result.text)
+        if found:
+            return result.name or "tool", found[-1]
+    return None
+
+
+_FIND_QUESTION = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+)?files?\b|\bin which\b|\bwhere\b|\bmentions?\b|\bcontains?\b|\bdefined\b|\bhow many\b",
+    re.IGNORECASE,
+)
+_FOUND_NOTHING = re.compile(r"\A(?:\(no output\)|no matches for |no paths match )|: Is a directory$|No such file or directory", re.MULTILINE)
+SEARCH_AGAIN = "Your search"
+
+
+def _search_of(call: dict[str, Any]) -> tuple[str, str] | None:
+    """``(term, path)`` of a search call: the grep or glob tool, or grep/find in bash."""
+    args = call.get("args") or {}
+    if call["name"] == "grep":
+        return str(args.get("pattern") or ""), str(args.get("path") or "")
+    if call["name"] == "glob":
+        return str(args.get("pattern") or ""), str(args.get("path") or "")
+    if call["name"] != "bash":
+        return None
+    try:
+        words = shlex.split(str(args.get("command") or ""))
+    except ValueError:
+        return None
+    for i, word in enumerate(words):
+        if word in ("grep", "egrep", "rg"):
+            rest = [w for w in words[i + 1:] if not w.startswith("-") and w not in ("|", ">")]
+            if rest:
+                return rest[0], rest[1] if len(rest) > 1 else ""
+        if word == "find":
+            named = [words[j + 1] for j in range(i, len(words) - 1) if words[j] in ("-name", "-iname")]
+            if named:
+                return named[0], words[i + 1] if len(words) > i + 1 else ""
+    return None
+
+
+def fruitless_search(request: str, run: Sequence[Any]) -> str | None:
+    """A note when the request asks where something is (or how many) and the run's last search
+    found nothing: a name search, one file, a folder given to grep without -r. From the
+    benchmark: ``find -name parse_date.py`` came back empty and the model answered that the
+    function is defined nowhere; ``grep falcon library`` said "Is a directory" and the model wrote
+    "No falcon found". The note names the term and the folder for the grep tool, which searches
+    inside every file under a folder."""
+    if not _FIND_QUESTION.search(request) or any(is_harness(m) and SEARCH_AGAIN in m.text for m in run):
+        return None
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    for message in reversed(run):
+        for call in reversed(message.tool_calls if isinstance(message, AIMessage) else []):
+            search = _search_of(call)
+            if search is None:
+                continue
+            result = results.get(call.get("id"))
+            if result is None or not _FOUND_NOTHING.search(result.text.strip()):
+                return None  # the last search found something: the answer may rest on it
+            term, path = search
+            term = re.sub(r"\.\w+$", "", term.strip("*'\"")).strip("*") or term  # parse_date.py: parse_date
+            folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request) if "." not in f.rsplit("/", 1)[-1]]
+            folder = folders[0] if folders else (path if path and "." not in path.rsplit("/", 1)[-1] else "/mnt/user-data/workspace")
+            return (
+                f"{SEARCH_AGAIN} ({call['name']} for {search[0]!r}) found nothing, so your answer rests on nothing. "
+                f"Search inside every file under the folder: call grep with pattern {term!r} and path {folder!r}."
+            )
+    return None
+
+
+_TERM = re.compile(r"(?<![\w/.-])(?:[A-Z]{3,}|[a-z]+(?:_[a-z0-9]+)+)(?![\w/.-])|'([^'\s]{2,40})'|\"([^\"\s]{2,40})\"")
+SEARCH_FOR = "The request is about"
+_FORMATS = {"CSV", "JSON", "YAML", "HTML", "XML", "PDF", "TXT", "SQL", "API", "URL", "CLI", "PNG", "SVG", "TSV", "INI", "UTF"}
+
+
+def unsearched_term(request: str, run: Sequence[Any]) -> str | None:
+    """A note when a search request names a term (a word in capitals like TODO, a name like
+    parse_date, a quoted word) that none of the run's tool calls looked for (from the benchmark:
+    asked how many TODO comments the .py files hold, the model listed the .py files and answered
+    with their number)."""
+    if not _FIND_QUESTION.search(request) or any(is_harness(m) and SEARCH_FOR in m.text for m in run):
+        return None
+    calls = " ".join(json.dumps(c.get("args"), default=str) for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
+    if not calls:
+        return None  # no tool at all: another rule says so
+    terms = [m.group(1) or m.group(2) or m.group(0) for m in _TERM.finditer(request)]
+    terms = [t for t in terms if t not in _FORMATS]
+    missing = [t for t in dict.fromkeys(terms) if t.lower() not in calls.lower()]
+    if not missing:
+        return None
+    folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request)]
+    where = f" and path {folders[0]!r}" if folders else ""
+    return (
+        f"{SEARCH_FOR} {missing[0]!r}, but none of your tool calls looked for it, so your answer rests on "
+        f"something else. Search for it: call grep with pattern {missing[0]!r}{where}."
+    )
