@@ -197,3 +197,27 @@ async def test_a_reply_that_echoes_the_skill_is_asked_again(home: Path, skills_r
     async with HerdsmanClient(config, model=model) as client:
         result = await client.run("/pages make a page", thread_id="t-echo2")
     assert len(model.calls) == 3 and result.answer == echo
+
+
+async def test_an_active_skills_declared_outputs_are_checked_before_the_answer_stands(
+    home: Path, skills_root: Path, add_skill
+) -> None:
+    """From the benchmark: with the report-writing skill active, the model ran the render script on
+    a report it had not written, touched the file and stopped. A skill's ``outputs`` are files it
+    delivers: while it is active, a missing one sends the agent back, once it exists the answer stands."""
+    add_skill("memo", text=skill_md("memo", description="Write memos.", body="# Memo\nWrite outputs/memo.md.", outputs='["**/*.md"]'))
+    config = make_config(home, skills={"path": str(skills_root)}, lead={"model_retries": 0, "verify_rounds": 2})
+    model = ScriptedChatModel(responses=[
+        "The memo is ready.",
+        call("write_file", path="/mnt/user-data/outputs/memo.md", content="# Memo\nShip it.\n"),
+        "Wrote /mnt/user-data/outputs/memo.md.",
+        "Plain answer.",
+    ])
+    async with HerdsmanClient(config, model=model) as client:
+        result = await client.run("Use the memo skill to write a memo on the launch", thread_id="t-outputs")
+        other = await client.run("thanks", thread_id="t-outputs")  # no skill active: nothing asked for
+    note = model.calls[1].messages[-1].text
+    assert "The active memo skill delivers **/*.md in /mnt/user-data/outputs, and there is none yet" in note
+    assert model.calls[1].kwargs.get("tool_choice") == "write_file"
+    assert result.answer == "Wrote /mnt/user-data/outputs/memo.md."
+    assert other.answer == "Plain answer." and len(model.calls) == 4

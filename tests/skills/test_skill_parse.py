@@ -26,6 +26,7 @@ def test_all_fields_are_read(tmp_path: Path) -> None:
             "allowed-tools": "bash, read_file",
             "env": "{REGION: the cloud region}",
             "required-secrets": "[DEMO_KEY]",
+            "outputs": '["**/*.png", "summary.md"]',
             "metadata": "{owner: team-a}",
         },
     )
@@ -36,6 +37,7 @@ def test_all_fields_are_read(tmp_path: Path) -> None:
     assert skill.allowed_tools == ("bash", "read_file")
     assert skill.env == {"REGION": "the cloud region"}
     assert skill.required_secrets == ("DEMO_KEY",)
+    assert skill.outputs == ("**/*.png", "summary.md")
     assert skill.metadata == {"owner": "team-a"}
     assert skill.body.startswith("# Steps")
     assert skill.virtual_path == "/mnt/skills/public/demo/SKILL.md"
@@ -63,6 +65,8 @@ def test_no_allowed_tools_means_all_and_list_form_works(tmp_path: Path) -> None:
         (skill_md("demo", **{"allowed-tools": "{a: 1}"}), "allowed-tools", "must be a list of names"),
         (skill_md("demo", **{"required-secrets": "[my-key]"}), "required-secrets", "'my-key' is not a valid name"),
         (skill_md("demo", env="[1BAD]"), "env", "'1BAD' is not a valid name"),
+        (skill_md("demo", outputs="[../../etc/x]"), "outputs", "'../../etc/x' is not a valid name"),
+        (skill_md("demo", outputs="[/etc/passwd]"), "outputs", "'/etc/passwd' is not a valid name"),
         (skill_md("demo", license="[1, 2]"), "license", "must be a string"),
         (skill_md("demo", body=""), None, "has no instructions"),
     ],

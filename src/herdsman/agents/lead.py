@@ -150,10 +150,12 @@ def build_middleware(
         middleware.append(UploadsNoticeMiddleware(sandbox_provider))
     if memory is not None and config.memory.enabled:
         middleware.append(MemoryInjectionMiddleware(memory))
+    known = (skills or SkillCatalog(root=None)) if config.skills.enabled else None
     if config.lead.verify_rounds:
-        middleware.append(CompletionCheckMiddleware(sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names))
-    if config.skills.enabled:
-        known = skills or SkillCatalog(root=None)
+        middleware.append(CompletionCheckMiddleware(
+            sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
+        ))
+    if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
     if config.context.todos:
         middleware.append(TodoListMiddleware())

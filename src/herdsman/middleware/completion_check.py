@@ -37,9 +37,10 @@ Each round costs one more model call (and what the agent then does); the thread 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -50,6 +51,7 @@ from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
+    SKILL_OUTPUT,
     cut_lines, not_just_value, printed_not_saved, rows_short, unbacked_claim, unset_value,
 )
 from herdsman.middleware.completion_plan import next_tools
@@ -64,7 +66,9 @@ from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
     HARNESS_NAME, about_files, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
-from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
+from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
+from herdsman.skills.activation import active_skill
+from herdsman.skills.model import Skill
 from herdsman.sandbox.paths import normalize_virtual
 
 log = structlog.get_logger(__name__)
@@ -179,10 +183,13 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         rounds: int = 2,
         verifier: BaseChatModel | None = None,
         tool_names: Sequence[str] = (),
+        skills: Mapping[str, Skill] | None = None,
     ) -> None:
         """``provider``: the thread's files; ``rounds``: checks per run; ``verifier``: optional
-        judge; ``tool_names``: the agent's tools (to spot a tool call written as text)."""
+        judge; ``tool_names``: the agent's tools (to spot a tool call written as text);
+        ``skills``: the usable skills, whose declared ``outputs`` are checked while one is active."""
         super().__init__()
+        self.skills = dict(skills or {})
         self.provider = provider
         self.tool_names = tuple(tool_names)
         self.rounds = rounds
@@ -357,12 +364,30 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 found.append(f"{ANSWER_OFFER} the line below; if it is what belongs in {empty[0]}, write just that line there with write_file:\n{value}")
             elif (printed := printed_not_saved(empty, run)) is not None:
                 found.append(printed)
+        found += self._skill_outputs(state, lookup)
         for path in dict.fromkeys(_VIRTUAL.findall(reply)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
                 continue
             if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
                 found.append(f"Your answer mentions {path}, but there is no such file. Create it, or correct the answer.")
         return found
+
+    def _skill_outputs(self, state: Any, lookup: FileLookup) -> list[str]:
+        """The active skill's declared outputs with no (non-empty) file in outputs yet (from the
+        benchmark: with the report-writing skill active, the model rendered a report it had not
+        written, touched the file and stopped)."""
+        name, _ = active_skill(state, state.get("messages") or [], self.skills)
+        skill = self.skills.get(name) if name else None
+        if skill is None or not skill.outputs:
+            return []
+        made = [path.removeprefix(OUTPUTS + "/") for path, (size, _) in lookup.entries().items()
+                if path.startswith(OUTPUTS + "/") and size > 0]
+        return [
+            f"{SKILL_OUTPUT} {skill.name} skill delivers {pattern} in {OUTPUTS}, and there is none yet. Do its "
+            "steps: write it with write_file (or the skill's script)."
+            for pattern in skill.outputs
+            if not any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.removeprefix("**/")) for p in made)
+        ]
 
     def _verify(self, state: Any) -> list[str]:
         """The verifier model's judgement: one short call; MISSING: ... becomes a problem."""

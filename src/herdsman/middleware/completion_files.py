@@ -18,6 +18,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import failed, is_value, numbers_in
 
+SKILL_OUTPUT = "The active"
+"""The prefix of the note on an active skill's declared output that is missing (the check is in
+the middleware, which knows the skills and the files)."""
+
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
 _PAIR = re.compile(r"(?:^|,|\band\b)\s*(?:the\s+)?[\"']?([\w.-]+)[\"']?\s+(?:to|=)\s+[\"']?([\w.:/-]*\w)", re.IGNORECASE)

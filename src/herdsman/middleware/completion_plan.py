@@ -10,7 +10,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from herdsman.middleware.completion_files import LINES_CUT, NOT_JUST_VALUE, PRINTED_NOT_SAVED, ROWS_SHORT, VALUE_NOT_SET
+from herdsman.middleware.completion_files import (
+    LINES_CUT, NOT_JUST_VALUE, PRINTED_NOT_SAVED, ROWS_SHORT, SKILL_OUTPUT, VALUE_NOT_SET,
+)
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CODE_NOT_RUN, CODE_NOT_WRITTEN, FOLDER_EMPTY, MISSING_FILE, RUN_IT, SOURCE_SUFFIXES, change_targets, mention,
 )
@@ -47,7 +49,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     missing = [m.group(1) or m.group(2) for p in problems if (m := MISSING_FILE.search(p))]
     if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
         return ["write_file"]
-    if len(problems) == 1 and problems[0].startswith((FOLDER_EMPTY, NOT_JUST_VALUE)):
+    if len(problems) == 1 and problems[0].startswith((FOLDER_EMPTY, NOT_JUST_VALUE, SKILL_OUTPUT)):
         return ["write_file"]
     tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
     if missing and all(name.lower().endswith(SOURCE_SUFFIXES) and name in tried for name in missing):

@@ -28,7 +28,9 @@ class Skill:
 
     ``allowed_tools`` is ``None`` when the skill does not restrict tools. ``env`` maps the
     environment variables the skill reads to their descriptions; ``required_secrets`` lists
-    those that must be set for the skill to work.
+    those that must be set for the skill to work. ``outputs`` are glob patterns, relative to
+    /mnt/user-data/outputs, of the files the skill delivers: while it is active, the completion
+    check asks for one file matching each before the agent's answer stands.
     """
 
     name: str
@@ -40,6 +42,7 @@ class Skill:
     allowed_tools: tuple[str, ...] | None = None
     env: dict[str, str] = field(default_factory=dict)
     required_secrets: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
 
     @property

@@ -3,7 +3,8 @@
 Fields: ``name`` (required, lowercase-with-hyphens, equal to the folder's name), ``description``
 (required), ``license``, ``allowed-tools`` (a list or a comma-separated string), ``env`` (a list
 of variable names or a mapping name -> description), ``required-secrets`` (a list of variable
-names), plus the free-form ``metadata``, ``version`` and ``compatibility``. Any other key is an
+names), ``outputs`` (the files the skill delivers, as glob patterns under /mnt/user-data/outputs
+such as ``**/*.md``), plus the free-form ``metadata``, ``version`` and ``compatibility``. Any other key is an
 error, so a typo such as ``allowed_tool`` does not pass silently.
 """
 
@@ -19,6 +20,7 @@ from herdsman.skills.model import SKILL_FILE, Skill, SkillError, Source
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+OUTPUT_GLOB_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_.*?/-]+$")  # relative, no ..
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 KNOWN_FIELDS = (
@@ -28,6 +30,7 @@ KNOWN_FIELDS = (
     "allowed-tools",
     "env",
     "required-secrets",
+    "outputs",
     "metadata",
     "version",
     "compatibility",
@@ -138,6 +141,12 @@ def parse_skill_text(
         if secrets_value is None
         else _string_list(secrets_value, shown, "required-secrets", ENV_NAME_RE, "[OPENAI_API_KEY]")
     )
+    outputs_value = data.get("outputs")
+    outputs = (
+        ()
+        if outputs_value is None
+        else _string_list(outputs_value, shown, "outputs", OUTPUT_GLOB_RE, "[report.md, **/*.png]")
+    )
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise SkillError(shown, "must be a mapping of keys to values", "metadata")
@@ -153,6 +162,7 @@ def parse_skill_text(
         allowed_tools=allowed_tools,
         env=env,
         required_secrets=secrets,
+        outputs=outputs,
         metadata=dict(metadata),
     )
 

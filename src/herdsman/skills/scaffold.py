@@ -15,6 +15,7 @@ description: {description}
 license: MIT
 # allowed-tools: [bash, read_file, write_file]   # uncomment to restrict tools while active
 # required-secrets: [SOME_API_KEY]               # environment variables the skill needs
+# outputs: ["**/*.md"]                           # files it delivers under outputs (checked before the answer)
 ---
 
 # {title}

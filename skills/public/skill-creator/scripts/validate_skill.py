@@ -15,7 +15,7 @@ from pathlib import Path
 
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-FIELDS = ("name", "description", "license", "allowed-tools", "env", "required-secrets", "metadata", "version", "compatibility")
+FIELDS = ("name", "description", "license", "allowed-tools", "env", "required-secrets", "outputs", "metadata", "version", "compatibility")
 
 
 def scalar(text: str) -> str:
@@ -80,7 +80,7 @@ def validate(folder: Path) -> list[str]:
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         out.append(f"{path}: field 'description' is missing; say what the skill does and when to use it")
-    for key in ("allowed-tools", "required-secrets"):
+    for key in ("allowed-tools", "required-secrets", "outputs"):
         value = data.get(key)
         if value is not None and not isinstance(value, list):
             out.append(f"{path}: field {key!r} must be a list, e.g. [a, b]")
