@@ -464,3 +464,5 @@ def test_writing_back_the_same_text_says_nothing_changed(call, ws: Path) -> None
     assert "Nothing changed" not in fixed and fixed.startswith("Wrote ")
     assert "Nothing changed" not in ok(call("write_file", path="new.py", content="x = 1\n"))
     assert "Nothing changed" not in ok(call("write_file", path="new.py", content="x = 1\n", append=True))
+    same = err(call("str_replace", path="stats.py", old="len(values)", new="len(values)"))
+    assert "old and new are the same text, so nothing would change" in same

@@ -398,6 +398,8 @@ class SandboxTools:
         """Replace an exact piece of text in a file."""
         if not old:
             raise ToolException("old is empty; give the exact text to replace")
+        if old == new:
+            raise ToolException("old and new are the same text, so nothing would change; put the changed text in new")
         tid = thread_id_of(runtime)
         sandbox = self.provider.acquire(tid)
         shown = _display(path)
