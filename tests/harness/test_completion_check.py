@@ -668,3 +668,21 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
     assert "If it is 7, write just 7" in not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
     assert not_just_value("Write just the number to c.txt", "c.txt", "7") is None
     assert not_just_value("Write a summary to s.txt", "s.txt", "It is about cows.") is None
+
+
+async def test_a_script_to_run_with_its_output_saved_is_given_the_command(home: Path) -> None:
+    """From the benchmark: told to write primes.py, run it and save its output, the model wrote the
+    script and then typed the primes into the output file itself (1 among them)."""
+    script = "/mnt/user-data/workspace/primes.py"
+    out = "/mnt/user-data/outputs/primes.txt"
+    request = f"Write a Python script {script} that prints the primes below 10. Run it and save its output to {out}."
+    model, _ = await run(home, "t-cc44", request, [
+        call("write_file", 1, path=script, content="print(2)\nprint(3)\nprint(5)\nprint(7)\n"),
+        "The script is written.",
+        call("bash", 2, command=f"python3 {script} > {out}"),
+        "Saved the primes.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert f"Run the script the request names with its output saved, instead of writing the output yourself: python3 {script} > {out}" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "bash"
+    assert (user_data(home, "t-cc44") / "outputs" / "primes.txt").read_text() == "2\n3\n5\n7\n"

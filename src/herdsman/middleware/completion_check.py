@@ -52,7 +52,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
     SKILL_OUTPUT,
-    cut_lines, not_just_value, printed_not_saved, rows_short, unbacked_claim, unset_value,
+    cut_lines, not_just_value, printed_not_saved, rows_short, run_and_save, unbacked_claim, unset_value,
 )
 from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
@@ -364,6 +364,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 found.append(f"{ANSWER_OFFER} the line below; if it is what belongs in {empty[0]}, write just that line there with write_file:\n{value}")
             elif (printed := printed_not_saved(empty, run)) is not None:
                 found.append(printed)
+            elif (script := run_and_save(request, empty, [n for n in named_files(request) if n.endswith((".py", ".sh", ".js"))
+                                                         and lookup.size_of(n)])) is not None:
+                found.append(script)
         found += self._skill_outputs(state, lookup)
         for path in dict.fromkeys(_VIRTUAL.findall(reply)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):

@@ -79,6 +79,23 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any]) -> str | None:
     return f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved: {how}.{json_hint}"
 
 
+_RUN_AND_SAVE = re.compile(r"\b(?:run|execute)\b.{0,80}?\b(?:save|write|store|put)\b.{0,20}?\boutput\b", re.IGNORECASE | re.DOTALL)
+_RUNNERS = {".py": "python3", ".sh": "bash", ".js": "node"}
+RUN_SCRIPT = "Run the script"
+
+
+def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -> str | None:
+    """A note when the request says to run a script and save its output to a file that is still
+    missing or empty, and the script exists: the command that does both (from the benchmark:
+    told to write primes.py, run it and save its output, the model wrote the script, then typed
+    the primes into the file itself, 1 among them)."""
+    if len(missing) != 1 or not scripts or not _RUN_AND_SAVE.search(request):
+        return None
+    script = scripts[0]
+    runner = _RUNNERS.get(script[script.rfind("."):], "")
+    return f"{RUN_SCRIPT} the request names with its output saved, instead of writing the output yourself: {runner} {script} > {missing[0]}"
+
+
 _ROW_RANGE = re.compile(
     r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the )?numbers (\d+) to (\d+), one per line\b",
     re.IGNORECASE,
