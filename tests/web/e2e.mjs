@@ -482,6 +482,9 @@ const scenarios = {
     await shot(page, "bash-failed");
     await panel.getByTestId("trace-prev").click();
     check("previous", (await panel.getByTestId("trace-position").innerText()) === "4 / 6");
+    // The chat's tool cards agree with the trace: the failed command says so, with its exit code.
+    const statuses = await page.getByTestId("tool-status").allInnerTexts();
+    check("tool cards: done, then failed with the exit code", statuses.slice(-2).join(" | ") === "done | failed · exit 2", statuses);
   },
 };
 

@@ -1,7 +1,7 @@
 /** One tool call, collapsible: its name, arguments and (when back) its result. */
 import { memo } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { messageText } from "../state/messages";
+import { messageText, toolStatus } from "../state/messages";
 
 const MAX_SHOWN = 20_000;
 
@@ -11,11 +11,11 @@ function clip(text: string): string {
 
 export const ToolCall = memo(function ToolCall(props: { name: string; args: unknown; result?: Message }) {
   const { name, args, result } = props;
-  const status = result ? ((result as { status?: string }).status === "error" ? "error" : "done") : "running";
+  const { status, label } = toolStatus(result);
   return (
     <details className={`tool-call tool-${status}`} data-testid="tool-call">
       <summary>
-        <span className="tool-name">{name}</span> <span className="tool-status">{status}</span>
+        <span className="tool-name">{name}</span> <span className="tool-status" data-testid="tool-status">{label}</span>
       </summary>
       <div className="tool-label">Arguments</div>
       <pre>{clip(JSON.stringify(args, null, 2))}</pre>

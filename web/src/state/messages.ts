@@ -24,6 +24,19 @@ export function toolResults(messages: Message[]): Map<string, Message> {
   return out;
 }
 
+/** A tool card's status and label: running, done, or failed (an error result, a command's
+ * non-zero exit code or its timeout, from the bash artifact: exit 127 used to show "done"). */
+export function toolStatus(result?: Message): { status: "running" | "done" | "error"; label: string } {
+  if (!result) return { status: "running", label: "running" };
+  const artifact = (result as { artifact?: { exit_code?: unknown; timed_out?: unknown } }).artifact;
+  if (artifact?.timed_out === true) return { status: "error", label: "timed out" };
+  if (typeof artifact?.exit_code === "number" && artifact.exit_code !== 0) {
+    return { status: "error", label: `failed · exit ${artifact.exit_code}` };
+  }
+  if ((result as { status?: string }).status === "error") return { status: "error", label: "failed" };
+  return { status: "done", label: "done" };
+}
+
 /** Virtual paths of files the agent (or its sub-agents) wrote, from tool calls and task results. */
 export function writtenFiles(messages: Message[]): string[] {
   const files = new Set<string>();
