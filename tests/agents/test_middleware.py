@@ -99,6 +99,8 @@ def test_fallback_title() -> None:
     long = fallback_title("word " * 40, 30)
     assert len(long) <= 30 and long.endswith("…")
     assert fallback_title("   ") == "Untitled"
+    assert fallback_title("/data-analysis chart the sales") == "/data-analysis chart the sales"  # the skill stays
+    assert fallback_title("## Notes") == "Notes"
     assert clean_title('"Title: Build a website."\nextra', 60) == "Build a website"
 
 

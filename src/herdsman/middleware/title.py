@@ -30,8 +30,9 @@ class TitleState(AgentState):
 
 
 def fallback_title(text: str, max_chars: int = 60) -> str:
-    """The first non-empty line of ``text``, cut at a word boundary to ``max_chars``."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "").lstrip("/#>*- ")
+    """The first non-empty line of ``text`` without Markdown marks, cut at a word boundary to
+    ``max_chars``; a skill's ``/name`` at the start is kept (it says what the thread is)."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "").lstrip("#>*- ")
     if not line:
         return "Untitled"
     if len(line) <= max_chars:
