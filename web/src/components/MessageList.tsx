@@ -1,7 +1,7 @@
 /** The conversation, kept scrolled to the newest message while the user is at the bottom. */
 import { useLayoutEffect, useMemo, useRef } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { toolResults } from "../state/messages";
+import { isHarnessNote, toolResults } from "../state/messages";
 import { MessageView, type MessageActions } from "./MessageView";
 
 export function MessageList(props: { messages: Message[]; busy: boolean; actions: MessageActions; children?: React.ReactNode }) {
@@ -10,7 +10,7 @@ export function MessageList(props: { messages: Message[]; busy: boolean; actions
   // The agent's last text answer can be regenerated from the human message before it.
   const [lastAnswer, lastHuman] = useMemo(() => {
     let human = -1;
-    for (let i = messages.length - 1; i >= 0; i--) if (messages[i].type === "human") { human = i; break; }
+    for (let i = messages.length - 1; i >= 0; i--) if (messages[i].type === "human" && !isHarnessNote(messages[i])) { human = i; break; }
     let answer = -1;
     for (let i = messages.length - 1; i > human; i--) if (messages[i].type === "ai") { answer = i; break; }
     return [answer, human];

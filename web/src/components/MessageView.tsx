@@ -1,7 +1,7 @@
 /** One chat message: the user's (editable), or the agent's Markdown with its tool calls. Tool messages show inside their call. */
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { messageText } from "../state/messages";
+import { hasTextToolCall, isHarnessNote, messageText } from "../state/messages";
 import { Markdown } from "./Markdown";
 import { ToolCall } from "./ToolCall";
 
@@ -64,6 +64,14 @@ export const MessageView = memo(function MessageView(props: Props) {
   const calls = message.type === "ai" ? message.tool_calls ?? [] : [];
   const role = message.type === "human" ? "user" : "agent";
   if (!text && calls.length === 0) return null;
+  if (isHarnessNote(message)) {
+    return (
+      <div className="message message-harness" data-testid="message-harness">
+        <div className="harness-label">Harness check — sent back to the agent</div>
+        <div className="message-text">{text.replace(/^\[harness check\]\s*/, "")}</div>
+      </div>
+    );
+  }
   if (editing) {
     return (
       <div className="message message-user editing">
@@ -73,6 +81,11 @@ export const MessageView = memo(function MessageView(props: Props) {
   }
   return (
     <div className={`message message-${role}`} data-testid={`message-${role}`}>
+      {role === "agent" && hasTextToolCall(text) && (
+        <div className="malformed-call" data-testid="malformed-call">
+          Tool call written as text: it was not run
+        </div>
+      )}
       {text && <div className="message-text">{role === "agent" ? <Markdown text={text} /> : text}</div>}
       {calls.map((call, i) => (
         <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined} />

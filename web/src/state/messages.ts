@@ -24,6 +24,20 @@ export function toolResults(messages: Message[]): Map<string, Message> {
   return out;
 }
 
+/** A note the harness added to the conversation (the completion check's "[harness check] Not done
+ * yet: ..."): a human message by its name, shown as the harness's, not as the user's. */
+export function isHarnessNote(message: Message): boolean {
+  return message.type === "human" && (message as { name?: string }).name === "harness";
+}
+
+const TEXT_CALL = /<tool_call>|"name"\s*:\s*"[\w.-]+"\s*,\s*"(?:arguments|parameters)"\s*:/;
+
+/** Whether an answer holds a tool call the model wrote as text: it was not run (the completion
+ * check sends the model back), and the card says so instead of showing it as prose. */
+export function hasTextToolCall(text: string): boolean {
+  return TEXT_CALL.test(text);
+}
+
 /** A tool card's status and label: running, done, or failed (an error result, a command's
  * non-zero exit code or its timeout, from the bash artifact: exit 127 used to show "done"). */
 export function toolStatus(result?: Message): { status: "running" | "done" | "error"; label: string } {
