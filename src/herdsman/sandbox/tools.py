@@ -519,7 +519,7 @@ class SandboxTools:
             f"{self.timeout:g} seconds and every process they started is killed, so do not start "
             "servers in the background expecting them to survive. Long output is cut in the "
             "middle. A non-zero exit code is reported on the last line.",
-            "ls": f"List a directory two levels deep; directories end with '/'. {_PATHS_NOTE}",
+            "ls": f"List a directory two levels deep, files with their sizes; directories end with '/'. {_PATHS_NOTE}",
             "read_file": "Read a text file; lines come numbered (the numbers are not part of the file). "
             "Use start_line and end_line (1-based, inclusive) to read part of a long file. "
             f"Long output is cut and says where to continue. {_PATHS_NOTE}",
