@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from herdsman.cli_markdown import MarkdownStream
 from herdsman.terminal_text import escape
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
@@ -105,12 +106,17 @@ def todo_list_text(todos: list) -> str:
 class _Printer:
     """Renders client events to the terminal as they arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, markdown: bool | None = None) -> None:
+        """``markdown``: render answers as Markdown (default: when printing to a terminal)."""
         self.in_text = False
+        self.markdown = MarkdownStream(console) if (console.is_terminal if markdown is None else markdown) else None
 
     def _end_text(self) -> None:
         if self.in_text:
-            console.print()
+            if self.markdown is not None:
+                self.markdown.close()
+            else:
+                console.print()
             self.in_text = False
 
     def __call__(self, event: object) -> None:
@@ -122,7 +128,10 @@ class _Printer:
                 self._end_text()
                 console.print(line)
         elif isinstance(event, TextDelta):
-            console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
+            if self.markdown is not None:
+                self.markdown.feed(event.text)
+            else:
+                console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
             self.in_text = True
         elif isinstance(event, ToolCall) and event.name == "write_todos":
             self._end_text()
