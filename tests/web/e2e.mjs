@@ -354,6 +354,34 @@ const scenarios = {
     await shot(page, "after-reload");
   },
 
+  async start(page) {
+    // A new thread: example tasks and the skills, and / in the composer lists skills to pick.
+    await page.goto(baseUrl);
+    const start = page.getByTestId("start-screen");
+    await start.waitFor();
+    const examples = await start.getByTestId("example").allInnerTexts();
+    check("example tasks", examples.length >= 3, examples);
+    await start.getByTestId("start-skill").first().waitFor();
+    const skills = await start.getByTestId("start-skill").allInnerTexts();
+    check("skills listed with a line each", skills.some((s) => s.startsWith("/data-analysis ") && s.length > 20), skills);
+    await shot(page, "start");
+    await start.getByTestId("example").first().click();
+    check("an example fills the composer", (await page.getByTestId("input").inputValue()) === examples[0]);
+    await page.getByTestId("input").fill("/d");
+    await page.getByTestId("slash-menu").waitFor();
+    const items = await page.getByTestId("slash-item").allInnerTexts();
+    check("the / menu lists matching skills", items.length >= 1 && items.every((t) => t.startsWith("/d")), items);
+    await shot(page, "slash-menu");
+    await page.getByTestId("input").press("Enter");
+    const picked = await page.getByTestId("input").inputValue();
+    check("Enter picks the skill", /^\/d[a-z-]+ $/.test(picked), picked);
+    check("the menu closes", (await page.getByTestId("slash-menu").count()) === 0);
+    await page.getByTestId("input").pressSequentially("hello there");
+    await page.getByTestId("input").press("Enter");
+    await lastAgent(page).filter({ hasText: "echo:" }).waitFor({ timeout: 15000 });
+    check("the start screen gives way to the thread", (await page.getByTestId("start-screen").count()) === 0);
+  },
+
   async settings(page) {
     // The gateway holds three facts about the user (seeded by the test) and the repository's skills.
     const api = async (path) => (await page.request.get(`${baseUrl}${path}`)).json();

@@ -99,6 +99,13 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     assert checks["thread listed"] and checks["output previewed"] and checks["run error shown"]
 
 
+def test_the_start_screen_offers_examples_and_skills_and_slash_picks_one(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "start")
+    assert checks["example tasks"] and checks["skills listed with a line each"] and checks["an example fills the composer"]
+    assert checks["the / menu lists matching skills"] and checks["Enter picks the skill"] and checks["the menu closes"]
+    assert checks["the start screen gives way to the thread"]
+
+
 def test_the_model_picker_picks_the_model_of_the_next_run(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "model")
     assert checks["picked model answered"] and checks["default model answered again"]

@@ -4,7 +4,9 @@ import type { Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, client } from "./api/client";
 import { uploadFiles } from "./api/rest";
+import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
+import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { FilesPanel } from "./components/FilesPanel";
 import { TraceView } from "./components/TraceView";
@@ -21,6 +23,7 @@ import { useGatewayUp } from "./state/health";
 import { megabytes, useUploadLimit } from "./state/limits";
 import { messageText, writtenFiles } from "./state/messages";
 import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
+import type { SkillChoice } from "./state/slash";
 import { useThreadParam } from "./state/url";
 
 interface ThreadValues {
@@ -52,6 +55,8 @@ export function App() {
   const [filesKey, setFilesKey] = useState(0);
   const [traceOpen, setTraceOpen] = useState(false);
   const [shownFile, setShownFile] = useState<{ path: string; n: number } | null>(null);
+  const [skills, setSkills] = useState<SkillChoice[]>([]);
+  const [fill, setFill] = useState<{ text: string; n: number } | undefined>(undefined);
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
@@ -70,6 +75,13 @@ export function App() {
   }, [gatewayUp]);
 
   const addError = useCallback((e: string) => setErrors((es) => (es.includes(e) ? es : [...es, e])), []);
+
+  // The skills there are, for the start screen and the composer's / menu (none when that fails).
+  useEffect(() => {
+    getSkills()
+      .then((r) => setSkills(r.skills_enabled ? r.skills.filter((k) => k.status === "enabled") : []))
+      .catch(() => setSkills([]));
+  }, [gatewayUp, threadsKey]);
 
   const stream = useStream<ThreadValues>({
     client,
@@ -212,12 +224,15 @@ export function App() {
         )}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
+        {messages.length === 0 && !stream.isLoading && (
+          <StartScreen skills={skills} onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))} />
+        )}
         <MessageList messages={messages} busy={stream.isLoading} actions={actions}>
           <SubagentCards tasks={tasks} />
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}
-        <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} />
+        <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} skills={skills} fill={fill} />
       </main>
       <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError} show={shownFile}>
         <TodoList todos={values?.todos} />

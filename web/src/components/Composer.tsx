@@ -1,14 +1,25 @@
-/** The message box: send, stop while running, and drop files to upload them. */
-import { useState } from "react";
+/** The message box: send, stop while running, drop files to upload them, and `/` to pick a skill. */
+import { useEffect, useState } from "react";
+import { pickSkill, slashMatches, type SkillChoice } from "../state/slash";
 
 export function Composer(props: {
   running: boolean;
   onSend: (text: string) => void;
   onStop: () => void;
   onFiles: (files: File[]) => void;
+  skills?: SkillChoice[];
+  /** Text to put in the box (an example from the start screen); a new `n` puts it again. */
+  fill?: { text: string; n: number };
 }) {
   const [text, setText] = useState("");
   const [over, setOver] = useState(false);
+  const [active, setActive] = useState(0);
+  const matches = slashMatches(text, props.skills ?? []);
+  useEffect(() => {
+    if (props.fill) setText(props.fill.text);
+  }, [props.fill]);
+  useEffect(() => setActive(0), [text]);
+  const pick = (name: string) => setText(pickSkill(name));
   const send = () => {
     if (!text.trim() || props.running) return;
     props.onSend(text.trim());
@@ -31,9 +42,44 @@ export function Composer(props: {
         value={text}
         placeholder="Message Herdsman (Enter to send, Shift+Enter for a new line; drop files to upload)"
         onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); } }}
+        onKeyDown={(e) => {
+          if (matches.length > 0) {
+            if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+              e.preventDefault();
+              const step = e.key === "ArrowDown" ? 1 : matches.length - 1;
+              setActive((a) => (a + step) % matches.length);
+              return;
+            }
+            if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey)) {
+              e.preventDefault();
+              pick(matches[Math.min(active, matches.length - 1)].name);
+              return;
+            }
+            if (e.key === "Escape") {
+              setText(text + " ");
+              return;
+            }
+          }
+          if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); }
+        }}
         data-testid="input"
       />
+      {matches.length > 0 && (
+        <ul className="slash-menu" role="listbox" data-testid="slash-menu">
+          {matches.map((s, i) => (
+            <li
+              key={s.name}
+              role="option"
+              aria-selected={i === active}
+              className={i === active ? "active" : ""}
+              onMouseDown={(e) => { e.preventDefault(); pick(s.name); }}
+              data-testid="slash-item"
+            >
+              <code>/{s.name}</code> <span>{s.description.split(". ")[0]}</span>
+            </li>
+          ))}
+        </ul>
+      )}
       <label className="attach">
         Attach
         <input
