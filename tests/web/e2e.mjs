@@ -321,6 +321,8 @@ const scenarios = {
     await page.goto(baseUrl);
     await send(page, "slow 8");
     await page.getByTestId("tool-call").first().waitFor({ timeout: 15000 });
+    const doing = await page.getByTestId("running").innerText();
+    check("the header says what the agent is doing, and for how long", /^(thinking|calling ls) · \d+ s$/.test(doing), doing);
     await page.getByTestId("stop").click();
     await page.getByTestId("notice").filter({ hasText: "Stopped" }).waitFor();
     await page.getByTestId("running").waitFor({ state: "detached" });

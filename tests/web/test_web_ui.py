@@ -159,6 +159,7 @@ def test_gateway_down_is_shown_and_the_page_recovers(gateway: RunningGateway) ->
 def test_stop_cancels_the_run(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "stop")
     assert checks["run cancelled on the gateway"]["status"] != "busy"
+    assert checks["the header says what the agent is doing, and for how long"]
 
 
 def test_edit_and_regenerate_branch_from_a_checkpoint(gateway: RunningGateway) -> None:

@@ -6,6 +6,7 @@ import { ASSISTANT_ID, client } from "./api/client";
 import { uploadFiles } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
+import { RunBadge } from "./components/RunBadge";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { FilesPanel } from "./components/FilesPanel";
@@ -208,7 +209,7 @@ export function App() {
       <main className="chat">
         <header className="chat-head">
           <span className="chat-title" data-testid="thread-title">{title}</span>
-          {stream.isLoading && <span className="running" data-testid="running">running…</span>}
+          <RunBadge running={stream.isLoading} messages={messages} />
           <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
             Trace
           </button>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "@langchain/langgraph-sdk";
-import { hasTextToolCall, isHarnessNote, toolStatus } from "./messages";
+import { activity, hasTextToolCall, isHarnessNote, toolStatus } from "./messages";
 
 const tool = (extra: Record<string, unknown>): Message =>
   ({ type: "tool", tool_call_id: "c1", content: "out", ...extra }) as unknown as Message;
@@ -37,5 +37,20 @@ describe("harness notes and calls written as text", () => {
     expect(hasTextToolCall('{"name": "bash", "arguments": {"command": "ls"}}')).toBe(true);
     expect(hasTextToolCall('The totals are {"north": 2.5}.')).toBe(false);
     expect(hasTextToolCall("Saved the file.")).toBe(false);
+  });
+});
+
+describe("what a running agent is doing", () => {
+  const human = { type: "human", content: "go" } as unknown as Message;
+  const call = (name: string, id: string) =>
+    ({ type: "ai", content: "", tool_calls: [{ name, id, args: {} }] }) as unknown as Message;
+  const result = (id: string) => ({ type: "tool", tool_call_id: id, content: "ok" }) as unknown as Message;
+  it("thinks until it calls a tool, and after the result", () => {
+    expect(activity([human])).toBe("thinking");
+    expect(activity([human, call("bash", "c1")])).toBe("calling bash");
+    expect(activity([human, call("bash", "c1"), result("c1")])).toBe("thinking");
+  });
+  it("waits for sub-agents while a task call is open", () => {
+    expect(activity([human, call("task", "t1")])).toBe("waiting for sub-agents");
   });
 });

@@ -68,3 +68,20 @@ export function writtenFiles(messages: Message[]): string[] {
   }
   return [...files].sort();
 }
+
+/** What a running agent is doing now, from the thread's messages: thinking (a model call,
+ * streaming or not), calling a tool (a call with no result yet), or waiting for sub-agents
+ * (a task or run_plan call with no result yet). */
+export function activity(messages: Message[]): string {
+  const results = toolResults(messages);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.type === "human") break;
+    if (m.type !== "ai" || !("tool_calls" in m)) continue;
+    const open = (m.tool_calls ?? []).filter((c) => !c.id || !results.has(c.id));
+    if (open.length === 0) break;
+    if (open.some((c) => c.name === "task" || c.name === "run_plan")) return "waiting for sub-agents";
+    return `calling ${[...new Set(open.map((c) => c.name))].join(", ")}`;
+  }
+  return "thinking";
+}

@@ -1,0 +1,26 @@
+/** The header's sign of life while a run goes on: what the agent is doing and for how long. */
+import { useEffect, useState } from "react";
+import type { Message } from "@langchain/langgraph-sdk";
+import { activity } from "../state/messages";
+import { formatElapsed } from "../state/tasks";
+
+export function RunBadge(props: { running: boolean; messages: Message[] }) {
+  const [started, setStarted] = useState<number | null>(null);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!props.running) {
+      setStarted(null);
+      return;
+    }
+    setStarted(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [props.running]);
+  if (!props.running) return null;
+  const seconds = started == null ? 0 : Math.max(0, Math.floor((now - started) / 1000));
+  return (
+    <span className="running" data-testid="running" title="The agent is working">
+      {activity(props.messages)} · {seconds < 60 ? `${seconds} s` : formatElapsed(seconds)}
+    </span>
+  );
+}
