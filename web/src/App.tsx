@@ -17,7 +17,6 @@ import type { MessageActions } from "./components/MessageView";
 import { checkpointBefore } from "./state/branch";
 import { ModelPicker } from "./components/ModelPicker";
 import { Settings } from "./components/Settings";
-import { SubagentCards } from "./components/SubagentCards";
 import { ThreadList } from "./components/ThreadList";
 import { TodoList, type Todo } from "./components/TodoList";
 import { useGatewayUp } from "./state/health";
@@ -228,8 +227,7 @@ export function App() {
         {messages.length === 0 && !stream.isLoading && (
           <StartScreen skills={skills} onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))} />
         )}
-        <MessageList messages={messages} busy={stream.isLoading} actions={actions}>
-          <SubagentCards tasks={tasks} />
+        <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks}>
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}

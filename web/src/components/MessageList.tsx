@@ -1,12 +1,22 @@
 /** The conversation, kept scrolled to the newest message while the user is at the bottom. */
-import { useLayoutEffect, useMemo, useRef } from "react";
+import { Fragment, useLayoutEffect, useMemo, useRef } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { isHarnessNote, toolResults } from "../state/messages";
+import { placeCards, type Tasks } from "../state/tasks";
 import { MessageView, type MessageActions } from "./MessageView";
+import { SubagentCards } from "./SubagentCards";
 
-export function MessageList(props: { messages: Message[]; busy: boolean; actions: MessageActions; children?: React.ReactNode }) {
+export function MessageList(props: {
+  messages: Message[];
+  busy: boolean;
+  actions: MessageActions;
+  /** Sub-agent cards, shown with the turn that started them. */
+  tasks?: Tasks;
+  children?: React.ReactNode;
+}) {
   const { messages, busy, actions } = props;
   const results = useMemo(() => toolResults(messages), [messages]);
+  const cards = useMemo(() => placeCards(messages as never, props.tasks ?? {}), [messages, props.tasks]);
   // The agent's last text answer can be regenerated from the human message before it.
   const [lastAnswer, lastHuman] = useMemo(() => {
     let human = -1;
@@ -30,18 +40,20 @@ export function MessageList(props: { messages: Message[]; busy: boolean; actions
         pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
       }}
     >
-      {messages.length === 0 && <div className="empty">Ask Herdsman something to start.</div>}
       {messages.map((m, i) => (
-        <MessageView
-          key={m.id ?? i}
-          message={m}
-          index={i}
-          busy={busy}
-          regenerateFrom={i === lastAnswer && lastHuman >= 0 ? lastHuman : null}
-          results={results}
-          actions={actions}
-        />
+        <Fragment key={m.id ?? i}>
+          <MessageView
+            message={m}
+            index={i}
+            busy={busy}
+            regenerateFrom={i === lastAnswer && lastHuman >= 0 ? lastHuman : null}
+            results={results}
+            actions={actions}
+          />
+          {cards.byMessage.has(i) && <SubagentCards tasks={Object.fromEntries(cards.byMessage.get(i)!.map((c) => [c.id, c]))} />}
+        </Fragment>
       ))}
+      {cards.rest.length > 0 && <SubagentCards tasks={Object.fromEntries(cards.rest.map((c) => [c.id, c]))} />}
       {props.children}
     </div>
   );

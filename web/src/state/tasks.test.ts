@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyTaskEvent, formatElapsed, isTaskEvent, tasksFromUsage, type Tasks } from "./tasks";
+import { applyTaskEvent, formatElapsed, isTaskEvent, placeCards, tasksFromUsage, type Tasks } from "./tasks";
 
 const base = { task_id: "t1", subagent_type: "general-purpose", description: "Read the CSV" };
 
@@ -29,5 +29,25 @@ describe("task cards", () => {
     const cards = tasksFromUsage({ "task:x": { subagent_type: "coder", description: "d", status: "failed", total_tokens: 5 }, lead: {} });
     expect(cards.x).toMatchObject({ subagentType: "coder", status: "failed", tokens: 5 });
     expect(formatElapsed(65)).toBe("1 m 05 s");
+  });
+});
+
+describe("cards with their turn", () => {
+  it("places each card after the message whose task or run_plan call started it", () => {
+    let tasks: Tasks = {};
+    for (const id of ["call-a", "call-p-x", "call-p-y", "orphan"]) {
+      tasks = applyTaskEvent(tasks, { type: "task_started", ...base, task_id: id }, 1000);
+    }
+    const messages = [
+      { type: "human" },
+      { type: "ai", tool_calls: [{ name: "task", id: "call-a" }] },
+      { type: "tool" },
+      { type: "human" },
+      { type: "ai", tool_calls: [{ name: "run_plan", id: "call-p" }] },
+    ];
+    const { byMessage, rest } = placeCards(messages, tasks);
+    expect(byMessage.get(1)!.map((c) => c.id)).toEqual(["call-a"]);
+    expect(byMessage.get(4)!.map((c) => c.id)).toEqual(["call-p-x", "call-p-y"]);
+    expect(rest.map((c) => c.id)).toEqual(["orphan"]);
   });
 });

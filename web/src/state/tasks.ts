@@ -117,3 +117,25 @@ export function formatElapsed(seconds: number): string {
   const m = Math.floor(seconds / 60);
   return `${m} m ${String(Math.floor(seconds % 60)).padStart(2, "0")} s`;
 }
+
+/** The sub-agent cards placed with the turn that started them: by the index of the agent message
+ * whose task or run_plan call started each (its id is the call's id, or the call's id and a
+ * plan task's id), and the rest (not matched yet), shown after the conversation. */
+export function placeCards(
+  messages: { type: string; tool_calls?: { name: string; id?: string }[] }[],
+  tasks: Tasks,
+): { byMessage: Map<number, TaskCard[]>; rest: TaskCard[] } {
+  const byMessage = new Map<number, TaskCard[]>();
+  const placed = new Set<string>();
+  messages.forEach((m, i) => {
+    if (m.type !== "ai") return;
+    for (const call of m.tool_calls ?? []) {
+      if (!call.id || (call.name !== "task" && call.name !== "run_plan")) continue;
+      const mine = Object.values(tasks).filter((c) => !placed.has(c.id) && (c.id === call.id || c.id.startsWith(`${call.id}-`)));
+      if (mine.length === 0) continue;
+      mine.forEach((c) => placed.add(c.id));
+      byMessage.set(i, [...(byMessage.get(i) ?? []), ...mine]);
+    }
+  });
+  return { byMessage, rest: Object.values(tasks).filter((c) => !placed.has(c.id)) };
+}
