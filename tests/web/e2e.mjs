@@ -334,6 +334,10 @@ const scenarios = {
       if (status === "busy") await page.waitForTimeout(100);
     }
     check("run cancelled on the gateway", status !== "busy", { status });
+    check("no empty question box after the stop", (await page.getByTestId("interrupt").count()) === 0);
+    const listed = page.getByTestId("thread-item").filter({ hasText: "slow 8" });
+    await listed.waitFor();
+    check("the thread list does not say busy", !(await listed.innerText()).includes("busy"), await listed.innerText());
     await page.waitForTimeout(1500);
     check("no more steps", (await page.getByTestId("tool-call").count()) < 8);
     await shot(page, "stopped");

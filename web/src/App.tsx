@@ -162,8 +162,10 @@ export function App() {
     const tid = threadRef.current;
     const rid = runId.current ?? (tid ? sessionStorage.getItem(`lg:stream:${tid}`) : null);
     await stream.stop();
-    if (tid && rid) await client.runs.cancel(tid, rid).catch((e) => addError(`Could not stop the run: ${describeError(e)}`));
+    if (tid && rid) await client.runs.cancel(tid, rid, true).catch((e) => addError(`Could not stop the run: ${describeError(e)}`));
     setNotice("Stopped.");
+    setThreadsKey((k) => k + 1); // the thread's status in the list: idle again, not "busy"
+    setFilesKey((k) => k + 1);
   };
 
   const upload = async (files: File[]) => {

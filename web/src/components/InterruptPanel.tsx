@@ -70,7 +70,17 @@ function Approval({ requests, onResume }: { requests: ActionRequest[]; onResume:
   );
 }
 
+/** Whether an interrupt's value asks something: a stopped run leaves an empty one (no question,
+ * no tool calls), which must not show as an empty "The agent asks" box. */
+export function asksSomething(value: unknown): boolean {
+  if (value == null) return false;
+  if (typeof value === "string") return value.trim() !== "";
+  if (typeof value === "object") return Object.keys(value as object).length > 0;
+  return true;
+}
+
 export function InterruptPanel({ value, onResume }: { value: unknown; onResume: Resume }) {
+  if (!asksSomething(value)) return null;
   const v = value as Record<string, unknown> | null;
   if (v && typeof v === "object" && Array.isArray(v.action_requests)) {
     return <Approval requests={v.action_requests as ActionRequest[]} onResume={onResume} />;
