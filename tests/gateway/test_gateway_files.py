@@ -275,3 +275,37 @@ def test_a_1_gb_upload_is_refused_at_the_limit_without_buffering(served_gateway)
     assert [p.name for p in (folder / "user-data" / "uploads").iterdir()] == ["warm.txt"]
     assert staging_left(folder) == []
     assert httpx.get(f"{url}/api/health").status_code == 200
+
+
+async def test_outputs_download_as_one_zip_without_links_or_escapes(http, gateway, tmp_path: Path, monkeypatch) -> None:
+    """"Download all": the outputs as a zip, nested folders kept; links (out of the sandbox or not)
+    are left out, paths outside /mnt/user-data are refused, and a folder too big gets 413."""
+    import io
+    import zipfile
+
+    from herdsman_gateway.routes import archive as archive_route
+
+    tid = await new_thread(http)
+    sandbox = gateway.app.state.gateway.sandbox.acquire(tid)
+    sandbox.write_text("/mnt/user-data/outputs/report.md", "# Report\n")
+    sandbox.write_text("/mnt/user-data/outputs/site/index.html", "<h1>Hi</h1>\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the archive")
+    (sandbox.paths.outputs / "leak.txt").symlink_to(secret)
+    (sandbox.paths.outputs / "etc").symlink_to("/etc")
+    res = await http.get(f"/api/threads/{tid}/archive")
+    assert res.status_code == 200, res.text
+    assert res.headers["content-type"] == "application/zip" and 'filename="outputs.zip"' in res.headers["content-disposition"]
+    with zipfile.ZipFile(io.BytesIO(res.content)) as z:
+        assert sorted(z.namelist()) == ["report.md", "site/index.html"]
+        assert z.read("site/index.html") == b"<h1>Hi</h1>\n"
+    assert b"not for the archive" not in res.content
+    for bad in ("/etc", "/mnt/user-data/../../etc", "/mnt/user-data/outputs/etc", "/mnt/skills"):
+        refused = await http.get(f"/api/threads/{tid}/archive", params={"path": bad})
+        assert refused.status_code == 400, (bad, refused.text)
+    assert (await http.get(f"/api/threads/{tid}/archive", params={"path": "outputs/report.md"})).status_code == 400
+    assert (await http.get(f"/api/threads/{tid}/archive", params={"path": "outputs/nope"})).status_code == 404
+    assert (await http.get("/api/threads/no-such-thread/archive")).status_code == 404
+    monkeypatch.setattr(archive_route, "MAX_FILES", 1)
+    big = await http.get(f"/api/threads/{tid}/archive")
+    assert big.status_code == 413 and "download the files one by one" in big.json()["detail"]

@@ -199,6 +199,11 @@ const scenarios = {
     const head = await page.request.get(`${baseUrl}/api/threads/${threadId}/artifacts/mnt/user-data/workspace/src/app.py?download=true`);
     const disposition = head.headers()["content-disposition"] ?? "";
     check("download content", content.startsWith("def greet(name):") && /^attachment;.*filename="app\.py"/.test(disposition), { disposition, content: content.slice(0, 40) });
+    // All outputs at once, as one zip named after the folder.
+    const [zip] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-outputs").click()]);
+    const zipBytes = readFileSync(await zip.path());
+    check("outputs downloaded as one zip", zip.suggestedFilename() === "outputs.zip" && zipBytes.subarray(0, 2).toString() === "PK"
+      && zipBytes.includes(Buffer.from("summary.md")), zip.suggestedFilename());
     // A big text upload is previewed in part, with a note; a binary one is offered for download.
     const line = "a log line that repeats to make a big text file\n";
     await page.getByTestId("file-input").setInputFiles({ name: "big.log", mimeType: "text/plain", buffer: Buffer.from(line.repeat(8000)) });

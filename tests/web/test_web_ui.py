@@ -130,7 +130,7 @@ def test_upload_by_drop_then_agent_reads_it(gateway: RunningGateway) -> None:
 def test_files_panel_lists_workspace_and_outputs_previews_and_downloads(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "files")
     assert checks["tree lists workspace and outputs"] and checks["code file highlighted"]
-    assert checks["download named and attached"] and checks["download content"]
+    assert checks["download named and attached"] and checks["download content"] and checks["outputs downloaded as one zip"]
     assert checks["big text truncated with a note"] and checks["binary offered for download"]
 
 

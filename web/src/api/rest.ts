@@ -90,6 +90,11 @@ export function artifactUrl(threadId: string, vpath: string, download = false): 
   return `/api/threads/${threadId}/artifacts/${path}${download ? "?download=true" : ""}`;
 }
 
+/** The URL of a thread's folder (default: its outputs) as one zip. */
+export function archiveUrl(threadId: string, folder = "outputs"): string {
+  return `/api/threads/${threadId}/archive?path=${encodeURIComponent(folder)}`;
+}
+
 export async function health(): Promise<boolean> {
   try {
     return (await fetch("/api/health")).ok;

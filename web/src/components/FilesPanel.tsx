@@ -4,7 +4,7 @@
  * download button. Big text files are previewed in part, binary files only offered for download. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { authHeaders } from "../api/key";
-import { artifactUrl, downloadFile, failureDetail, listFiles, type FileEntry } from "../api/rest";
+import { archiveUrl, artifactUrl, downloadFile, failureDetail, listFiles, type FileEntry } from "../api/rest";
 import { CodeBlock, languageOf } from "./CodeBlock";
 import { Markdown } from "./Markdown";
 import { buildTree, formatSize, parseCsv, previewKind, type TreeNode } from "../state/tree";
@@ -202,10 +202,23 @@ export function FilesPanel(props: {
   const file = selected ? findNode(tree, selected) : null;
   if (!threadId) return <aside className="files">{props.children}<div className="empty">Files of a thread show here.</div></aside>;
   const hasFiles = listing?.entries.some((e) => e.kind === "file");
+  const hasOutputs = listing?.entries.some((e) => e.kind === "file" && e.path.startsWith("/mnt/user-data/outputs/"));
   return (
     <aside className="files" data-testid="files">
       {props.children}
-      <h3>Files</h3>
+      <h3>
+        Files
+        {hasOutputs && (
+          <button
+            className="download-all"
+            onClick={() => download(archiveUrl(threadId), "outputs.zip", onError)}
+            data-testid="download-outputs"
+            title="All files in /mnt/user-data/outputs as one zip"
+          >
+            Download outputs
+          </button>
+        )}
+      </h3>
       {tree.length > 0 && <Tree nodes={tree} onOpen={(n) => setSelected(n.path)} selected={selected} />}
       {listing && !hasFiles && <div className="empty">No files yet. Drop files on the message box to upload.</div>}
       {listing?.truncated && <div className="empty" data-testid="files-truncated">Not every file is listed: the thread has too many.</div>}
