@@ -377,7 +377,10 @@ const scenarios = {
     check("skills listed with a line each", skills.some((s) => s.startsWith("/data-analysis ") && s.length > 20), skills);
     await shot(page, "start");
     await start.getByTestId("example").first().click();
-    check("an example fills the composer", (await page.getByTestId("input").inputValue()) === examples[0]);
+    const filled = await page
+      .waitForFunction((t) => document.querySelector('[data-testid="input"]')?.value === t, examples[0], { timeout: 5000 })
+      .then(() => true, () => false);
+    check("an example fills the composer", filled, await page.getByTestId("input").inputValue());
     await page.getByTestId("input").fill("/d");
     await page.getByTestId("slash-menu").waitFor();
     const items = await page.getByTestId("slash-item").allInnerTexts();
