@@ -686,3 +686,17 @@ async def test_a_script_to_run_with_its_output_saved_is_given_the_command(home: 
     assert f"Run the script the request names with its output saved, instead of writing the output yourself: python3 {script} > {out}" in note
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert (user_data(home, "t-cc44") / "outputs" / "primes.txt").read_text() == "2\n3\n5\n7\n"
+
+
+async def test_paths_inside_shown_commands_are_not_claimed_files(home: Path) -> None:
+    """From the benchmark: the model suggested "touch .../file1.txt" in a code block; the note told it
+    to create file1.txt, and it did. A path in prose that does not exist is still sent back."""
+    model, _ = await run(home, "t-cc45", "List the files in /mnt/user-data/workspace/notes", [
+        call("ls", 1, path="/mnt/user-data/workspace"),
+        "The folder is empty. Create some:\n```bash\ntouch /mnt/user-data/workspace/notes/file1.txt\n```",
+    ])
+    assert len(model.calls) == 2  # nothing to send back: the answer claims no file
+    model, _ = await run(home, "t-cc46", "List the files in /mnt/user-data/workspace/notes", [
+        call("ls", 1, path="/mnt/user-data/workspace"), "Saved the list to /mnt/user-data/outputs/list.txt.", "Nothing was saved.",
+    ])
+    assert "mentions /mnt/user-data/outputs/list.txt, but there is no such file" in harness_notes(model, 2)[0]

@@ -368,7 +368,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                                                          and lookup.size_of(n)])) is not None:
                 found.append(script)
         found += self._skill_outputs(state, lookup)
-        for path in dict.fromkeys(_VIRTUAL.findall(reply)):
+        prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
+        for path in dict.fromkeys(_VIRTUAL.findall(prose)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
                 continue
             if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
