@@ -647,13 +647,18 @@ def test_lines_written_cut_short_are_sent_back_with_a_grep_that_saves_them_whole
     assert note.endswith("grep ERROR /mnt/user-data/workspace/app.log > /mnt/user-data/outputs/errors.txt")
     assert cut_lines(wrote(log)) is None  # whole lines
     assert cut_lines(wrote(["a summary line"])) is None
+    listed = [AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "l"}]),
+              ToolMessage("/mnt/user-data/workspace/data/c.log  (50 bytes)", tool_call_id="l", name="ls")]
+    path = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/x.txt", "content": "/mnt/user-data/workspace/data/c.log"}, "id": "w"}
+    assert cut_lines([*listed, AIMessage("", tool_calls=[path])]) is None  # a path taken from a listing is a value
 
 
 async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_name(home: Path) -> None:
-    """From the benchmark: asked to write the largest file's name, the model wrote a sentence."""
-    sentence = "The largest file in /mnt/user-data/workspace/data is /mnt/user-data/workspace/data/c.log."
+    """From the benchmark: asked to write the largest file's name, the model wrote a sentence
+    ("The largest file in ... is .../c.log.")."""
+    sentence = "The notes are in /mnt/user-data/workspace/data/c.log."
     out = "/mnt/user-data/outputs/largest.txt"
-    model, _ = await run(home, "t-cc43", f"Which file in /mnt/user-data/workspace/data is the largest? Write its file name to {out}.", [
+    model, _ = await run(home, "t-cc43", f"Which file in /mnt/user-data/workspace/data holds the notes? Write its file name to {out}.", [
         call("write_file", 1, path=out, content=sentence), "Saved.",
         call("write_file", 2, path=out, content="c.log"), "c.log",
     ])
@@ -700,3 +705,27 @@ async def test_paths_inside_shown_commands_are_not_claimed_files(home: Path) -> 
         call("ls", 1, path="/mnt/user-data/workspace"), "Saved the list to /mnt/user-data/outputs/list.txt.", "Nothing was saved.",
     ])
     assert "mentions /mnt/user-data/outputs/list.txt, but there is no such file" in harness_notes(model, 2)[0]
+
+
+async def test_which_is_the_largest_is_sent_to_compare_with_a_command(home: Path) -> None:
+    """From the benchmark: given three files with their sizes, the model named the one of 50 bytes
+    as the largest. Asked which is the largest, an answer with no comparing command goes back once."""
+    ws = user_data(home, "t-cc47") / "workspace" / "data"
+    ws.mkdir(parents=True)
+    for name, size in (("a.log", 10), ("b.log", 500), ("c.log", 50)):
+        (ws / name).write_text("x" * size)
+    model, answer = await run(home, "t-cc47", "Which file in /mnt/user-data/workspace/data is the largest?", [
+        call("ls", 1, path="/mnt/user-data/workspace/data"), "c.log",
+        call("bash", 2, command="ls -S /mnt/user-data/workspace/data | head -n 1"), "b.log",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "The request asks which is the largest: find it with a command that compares" in note
+    assert "ls -S /mnt/user-data/workspace/data | head -n 1" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "bash"
+    assert answer["messages"][-1].text == "b.log"
+
+    from herdsman.middleware.completion_rules import uncompared
+
+    computed = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 - <<'EOF'\nprint(max(v))\nEOF"}, "id": "b"}])]
+    assert uncompared("Which city is the warmest in the uploaded file?", computed) is None
+    assert uncompared("What is the total of the amount column?", []) is None

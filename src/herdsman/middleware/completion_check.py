@@ -58,8 +58,8 @@ from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value, json_in,
-    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, unknown_tools, unsupported_numbers,
-    untested_change,
+    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, uncompared, unknown_tools,
+    unsupported_numbers, untested_change,
 )
 from herdsman.middleware.completion_search import count_line, fruitless_search, unsearched_term
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
@@ -267,7 +267,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 + (f"Your {counted[0]} call said {counted[1]}: if that counts what the request asks about, use that number." if counted else
                    "Compute it with a tool (for example python3) and answer with the value the tool prints.")
             )
-        again = fruitless_search(request.text, run) or unsearched_term(request.text, run)
+        again = fruitless_search(request.text, run) or unsearched_term(request.text, run) or uncompared(request.text, run)
         if again:
             found.append(again)
         delivers_file = bool(_MAKE_VERBS.search(request.text) and named_files(request.text))

@@ -146,7 +146,9 @@ def cut_lines(run: Sequence[Any]) -> str | None:
     args = writes[-1].get("args") or {}
     lines = [line.strip() for line in str(args.get("content") or "").splitlines() if line.strip()]
     whole = set(shown)
-    cut = [line for line in lines if len(line) >= 12 and line not in whole and any(line in s and len(s) > len(line) for s in shown)]
+    # a single token (a path, a name) is a value taken from a line, not a line cut short
+    cut = [line for line in lines if len(line) >= 12 and " " in line and line not in whole
+           and any(line in s and len(s) > len(line) for s in shown)]
     if not lines or len(cut) * 2 <= len(lines):
         return None
     full = next(s for s in shown if cut[0] in s and len(s) > len(cut[0]))

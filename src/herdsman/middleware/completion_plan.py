@@ -14,7 +14,8 @@ from herdsman.middleware.completion_files import (
     LINES_CUT, NOT_JUST_VALUE, PRINTED_NOT_SAVED, ROWS_SHORT, RUN_SCRIPT, SKILL_OUTPUT, VALUE_NOT_SET,
 )
 from herdsman.middleware.completion_rules import (
-    ANSWER_OFFER, CODE_NOT_RUN, CODE_NOT_WRITTEN, FOLDER_EMPTY, MISSING_FILE, RUN_IT, SOURCE_SUFFIXES, change_targets, mention,
+    ANSWER_OFFER, CODE_NOT_RUN, CODE_NOT_WRITTEN, COMPARE_IT, FOLDER_EMPTY, MISSING_FILE, RUN_IT, SOURCE_SUFFIXES, change_targets,
+    mention,
 )
 from herdsman.middleware.completion_search import SEARCH_AGAIN, SEARCH_FOR
 from herdsman.middleware.turn import this_run
@@ -42,7 +43,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(VALUE_NOT_SET) for p in problems):
         return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT)) for p in problems):
+    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT)) for p in problems):
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
         return ["grep"]

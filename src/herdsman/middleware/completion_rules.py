@@ -203,6 +203,34 @@ def json_in(reply: str) -> str | None:
     return None
 
 
+_SUPERLATIVE = re.compile(
+    r"\b(?:which|what)\b[^?.]*?\b(largest|biggest|smallest|longest|shortest|oldest|newest|highest|lowest|warmest|"
+    r"coldest|cheapest|most|least)\b",
+    re.IGNORECASE,
+)
+_COMPARING = re.compile(r"\b(?:sort|sorted|max|min|du|awk|python3?|node)\b|\bls\s+-\w*S")
+COMPARE_IT = "The request asks which is the"
+
+
+def uncompared(request: str, run: Sequence[Any]) -> str | None:
+    """A note when the request asks which item is the largest (smallest, warmest...) and no
+    command of the run compared anything (from the benchmark: given three files with their sizes,
+    the model named the one of 50 bytes as the largest, twice). Says how to compare with a command."""
+    match = _SUPERLATIVE.search(request)
+    if match is None or any(is_harness(m) and COMPARE_IT in m.text for m in run):
+        return None
+    commands = " ".join(str((c.get("args") or {}).get("command") or "") for m in run if isinstance(m, AIMessage)
+                        for c in m.tool_calls if c["name"] == "bash")
+    if _COMPARING.search(commands):
+        return None
+    folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request) if "." not in f.rsplit("/", 1)[-1]]
+    by_size = f"ls -S {folders[0]} | head -n 1" if folders else "ls -S <folder> | head -n 1"
+    return (
+        f"{COMPARE_IT} {match.group(1).lower()}: find it with a command that compares, not by eye (files by size: "
+        f"{by_size}; values in a table: python3 with max() or min(), or sort), then answer with what it prints."
+    )
+
+
 def failure_detail(result: ToolMessage) -> str:
     """The line that says why: a command's last output line and its exit code, else the first line."""
     lines = [line for line in result.text.strip().splitlines() if line.strip()]
