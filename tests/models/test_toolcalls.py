@@ -438,6 +438,10 @@ def test_a_value_in_single_quotes_and_a_wrong_closing_tag_still_make_the_call() 
         {"path": "/mnt/user-data/outputs/sums.json", "content": '{"a": 296, "b": 603}'}
     ]
     assert parsed.content == ""
+    stray = ('<tool_call>\n{"name": "write_file", "arguments": {"path": "/mnt/user-data/outputs/by_region.json", '
+             '"content": \'{"north": 1427.25, "west": 2099.68}\'}"}}')  # from the benchmark: }" after the value
+    [call] = parse_tool_calls(stray, {"write_file": None}, params=params).tool_calls
+    assert call["args"]["content"] == '{"north": 1427.25, "west": 2099.68}'
     mixed = '<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": \'it\'s "x"\'}}'
     [call] = parse_tool_calls(mixed, {"write_file": None}, params=params).tool_calls
     assert call["args"]["content"] == 'it\'s "x"'

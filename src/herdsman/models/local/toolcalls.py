@@ -218,8 +218,9 @@ JSON: ``"content": '{"a": 296}'``), read by the tool's own argument
     args: dict[str, Any] = {}
     for i, match in enumerate(starts):
         raw = rest[match.end(): starts[i + 1].start() if i + 1 < len(starts) else len(rest)].strip()
-        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":  # 'x' as Python writes it
-            args[match.group(1)] = _unescape(raw[1:-1])
+        close = raw.rfind(raw[0]) if raw[:1] in ("\"", "'") else -1
+        if close > 0 and not raw[close + 1:].strip("}\"' \n"):  # 'x' as Python writes it; stray }" after it
+            args[match.group(1)] = _unescape(raw[1:close])
         else:
             try:
                 args[match.group(1)] = json.loads(raw)
