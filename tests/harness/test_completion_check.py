@@ -168,6 +168,7 @@ def test_the_file_to_change_is_the_one_named_after_the_verb() -> None:
     assert change_targets("Fix a.py and b.py", ["a.py", "b.py"]) == ["a.py", "b.py"]
     fix = "python3 /mnt/user-data/workspace/server.py fails with a KeyError. Fix server.py so it prints the port from config.json."
     assert change_targets(fix, ["server.py", "config.json"]) == ["server.py"]  # config.json is read from
+    assert change_targets(fix, ["/mnt/user-data/workspace/server.py", "config.json"]) == ["/mnt/user-data/workspace/server.py"]
     assert change_targets("Update a.txt using /mnt/user-data/workspace/b.txt", ["a.txt", "b.txt"]) == ["a.txt"]
 
 

@@ -109,7 +109,8 @@ def change_targets(request: str, names: Sequence[str]) -> list[str]:
     verb = CHANGE_VERBS.search(request)
     if verb is None:
         return list(names)
-    first = {n: mention(request[verb.end():], n) for n in names}  # the first mention after the verb
+    # the first mention after the verb, by the file's name ("Fix server.py" names /mnt/.../server.py too)
+    first = {n: mention(request[verb.end():], n.rsplit("/", 1)[-1]) for n in names}
     after = [n for n, m in first.items() if m is not None]
     # a file the change reads from is not the one to change ("Fix server.py so it prints the port
     # from config.json": from the benchmark, where the model was sent to change config.json)
