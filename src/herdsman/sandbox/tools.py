@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import re
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -192,6 +194,34 @@ def strip_line_numbers(text: str) -> tuple[str, bool]:
         return text, False
     cut = [line[7:] for line in body]
     return "\n".join(cut + ([""] if trailing else [])), True
+
+
+MAX_PARSED_CHARS = 1_000_000
+
+
+def parse_problem(shown: str, text: str) -> str:
+    """A note when a Python or JSON file no longer parses (empty when it does, or is another
+    kind, or is too big to check here): a small model wrote ``.replace('\\n', ' ')`` through
+    JSON, the ``\\n`` became a real line break, and the script died on a SyntaxError only when
+    run. Python is compiled, never run; JSON is decoded."""
+    if len(text) > MAX_PARSED_CHARS:
+        return ""
+    if shown.endswith(".py"):
+        try:
+            with warnings.catch_warnings():  # "invalid escape sequence" and the like are not problems here
+                warnings.simplefilter("ignore")
+                compile(text, shown, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return (f". Warning: {shown} does not parse now: SyntaxError: {exc.msg} (line {exc.lineno}). "
+                    "Read those lines and fix them (a line break inside quotes is written \\n)")
+        except (ValueError, RecursionError, MemoryError):  # null bytes, nesting too deep to check
+            return ""
+    elif shown.endswith(".json") and text.strip():
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            return f". Warning: {shown} is not valid JSON now: {exc}. Write it again as valid JSON"
+    return ""
 
 
 def _same_text(sandbox: Any, path: str, content: str) -> bool:
@@ -385,6 +415,8 @@ class SandboxTools:
             # a small model asked to fix a file wrote back what it had read, was told "Wrote 60
             # bytes", and answered that the bug was fixed
             note += f". Nothing changed: {shown} already held this text. If it needs a fix, write the changed text"
+        if not append:
+            note += parse_problem(shown, content)
         return f"{verb} {written} bytes to {shown}{note}", artifact
 
     def str_replace(
@@ -421,7 +453,8 @@ class SandboxTools:
             updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
             sandbox.write_text(path, updated)
         replaced = count if replace_all else 1
-        return f"Replaced {replaced} occurrence(s) in {shown}", _file_artifact(shown, "modified", replacements=replaced)
+        problem = parse_problem(shown, updated) if not parse_problem(shown, content) else ""  # one this edit made
+        return f"Replaced {replaced} occurrence(s) in {shown}{problem}", _file_artifact(shown, "modified", replacements=replaced)
 
     def glob(
         self,
