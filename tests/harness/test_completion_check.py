@@ -490,7 +490,7 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
     ])
     [note] = harness_notes(model, 2)
     assert "Your search (bash for 'parse_date.py') found nothing" in note
-    assert "call grep with pattern 'parse_date' and path '/mnt/user-data/workspace/pkg'" in note
+    assert "call grep with pattern '(def|class|function) parse_date' and path '/mnt/user-data/workspace/pkg'" in note
     assert model.calls[2].kwargs.get("tool_choice") == "grep"
     assert answer["messages"][-1].text == "utils/dates.py"
 
@@ -517,7 +517,7 @@ def test_a_search_term_no_call_looked_for_is_searched_for() -> None:
               ToolMessage("app.py\nutil.py\n[3 matches]", tool_call_id="g", name="glob"), AIMessage("3")]
     note = unsearched_term(ask, listed)
     assert note.startswith("The request is about 'TODO', but none of your tool calls looked for it")
-    assert "call grep with pattern 'TODO' and path '/mnt/user-data/workspace/project'" in note
+    assert "call grep with pattern 'TODO' and path '/mnt/user-data/workspace/project' and glob '*.py'" in note
     grepped = [AIMessage("", tool_calls=[{"name": "grep", "args": {"pattern": "TODO", "glob": "*.py"}, "id": "g"}]),
                ToolMessage("[5 matching lines in 3 files]", tool_call_id="g", name="grep"), AIMessage("5")]
     assert unsearched_term(ask, grepped) is None
@@ -674,6 +674,9 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
     assert "If it is 7, write just 7" in not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
     assert not_just_value("Write just the number to c.txt", "c.txt", "7") is None
     assert not_just_value("Write a summary to s.txt", "s.txt", "It is about cows.") is None
+    grepped = "pkg/main.py:1: from utils.dates import parse_date\npkg/utils/dates.py:3: def parse_date(s):"
+    assert not_just_value("Write its path relative to pkg to where.txt.", "where.txt", grepped).endswith(
+        "but it holds 2 lines. Write just the path there.")
 
 
 async def test_a_script_to_run_with_its_output_saved_is_given_the_command(home: Path) -> None:
@@ -730,3 +733,20 @@ async def test_which_is_the_largest_is_sent_to_compare_with_a_command(home: Path
     computed = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 - <<'EOF'\nprint(max(v))\nEOF"}, "id": "b"}])]
     assert uncompared("Which city is the warmest in the uploaded file?", computed) is None
     assert uncompared("What is the total of the amount column?", []) is None
+
+
+async def test_lines_the_grep_tool_found_are_saved_with_a_shell_grep(home: Path) -> None:
+    """From the benchmark: asked to save the ERROR lines of a log, the model grepped them with the
+    grep tool, wrote an empty file, then wrote the check's own note into it."""
+    ws = user_data(home, "t-cc48") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "app.log").write_text("a ok\nb ERROR disk full\nc ok\nd ERROR disk full\n")
+    out = "/mnt/user-data/outputs/errors.txt"
+    model, _ = await run(home, "t-cc48", f"Save all lines containing ERROR from /mnt/user-data/workspace/app.log to {out}.", [
+        call("grep", 1, pattern="ERROR", path="/mnt/user-data/workspace/app.log"), "Saved them.",
+        call("bash", 2, command=f"grep ERROR /mnt/user-data/workspace/app.log > {out}"), "Saved the 2 lines.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert f"Save them whole with bash: grep ERROR /mnt/user-data/workspace/app.log > {out}" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "bash"
+    assert (user_data(home, "t-cc48") / "outputs" / "errors.txt").read_text() == "b ERROR disk full\nd ERROR disk full\n"

@@ -362,7 +362,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 # wrote an empty file; a value to copy is easier than a task to redo (but not a
                 # number no tool showed: given "[7 matches]", it answered 1)
                 found.append(f"{ANSWER_OFFER} the line below; if it is what belongs in {empty[0]}, write just that line there with write_file:\n{value}")
-            elif (printed := printed_not_saved(empty, run)) is not None:
+            elif (printed := printed_not_saved(empty, run, request)) is not None:
                 found.append(printed)
             elif (script := run_and_save(request, empty, [n for n in named_files(request) if n.endswith((".py", ".sh", ".js"))
                                                          and lookup.size_of(n)])) is not None:

@@ -50,25 +50,44 @@ PRINTED_NOT_SAVED = "Your last command printed"
 _COMPUTING = re.compile(r"\s*(?:python3?|node|awk|jq|sort|uniq|cut|tr|seq)\b")
 
 
-def printed_not_saved(missing: Sequence[str], run: Sequence[Any]) -> str | None:
+_SAVE_LINES = re.compile(r"\blines?\b", re.IGNORECASE)
+
+
+def _grep_not_saved(call: dict[str, Any], result: ToolMessage | None, request: str, name: str) -> str | None:
+    """For a request to save lines (``request`` says "lines") that the grep tool found: the
+    shell grep that saves them whole (from the benchmark: six ERROR lines found, then an empty
+    file, then the check's own note written into it)."""
+    if result is None or failed(result) or result.text.startswith("no matches") or not _SAVE_LINES.search(request):
+        return None
+    args = call.get("args") or {}
+    path = str(args.get("path") or ".")
+    flags = "-rh " if "." not in path.rsplit("/", 1)[-1] else ""
+    command = f"grep {flags}{shlex.quote(str(args.get('pattern') or ''))} {path} > {name}"
+    return f"{PRINTED_NOT_SAVED} the lines but saved nothing to {name}. Save them whole with bash: {command}"
+
+
+def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str = "") -> str | None:
     """A note when a file the request asks for is missing or empty and the run's last command
     printed a result without saving it anywhere (from the benchmark: a python3 heredoc printed
     the rows of the uploaded CSV, then the model wrote [] to the JSON file, twice). Only for a
-    command that computes (python3, awk, sort...). Says how to save exactly what it prints: run
-    it again with its output sent to the file."""
+    command that computes (python3, awk, sort...), or the grep tool's lines when the request is to
+    save lines. Says how to save exactly what it prints: run it again with its output sent to the
+    file."""
     if len(missing) != 1:
         return None
     last = None
     results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
     for message in run:
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
-            if call["name"] == "bash":
+            if call["name"] in ("bash", "grep"):
                 last = call
     if last is None:
         return None
+    name = missing[0]
+    if last["name"] == "grep":
+        return _grep_not_saved(last, results.get(last.get("id")), request, name)
     command = str((last.get("args") or {}).get("command") or "")
     result = results.get(last.get("id"))
-    name = missing[0]
     if result is None or failed(result) or result.text.strip() in ("", "(no output)") or ">" in command:
         return None
     if not _COMPUTING.match(command):
@@ -170,11 +189,13 @@ def not_just_value(request: str, name: str, text: str) -> str | None:
     """A note when the request asks for just a name, path or number in the file ``name`` and the
     file holds a sentence (from the benchmark: asked to write the largest file's name, the model
     wrote "The largest file in ... is /mnt/user-data/workspace/data/c.log."). Offers the value the
-    sentence holds: the last path's file name (or the path), or its one number."""
+    sentence holds: the last path's file name (or the path), or its one number. Several lines (a
+    search's output copied in whole, from the benchmark) get the note without an offer."""
     match = _JUST.search(request)
     value = text.strip()
-    if match is None or not value or is_value(value) or "\n" in value:
+    if match is None or not value or is_value(value):
         return None
+    lines = len(value.splitlines())
     what = match.group(0).lower()
     if "number" in what:
         numbers = sorted(numbers_in(value))
@@ -184,8 +205,11 @@ def not_just_value(request: str, name: str, text: str) -> str | None:
         paths = re.findall(r"[\w./-]*\w\.\w+", value)
         offer = (paths[-1].rsplit("/", 1)[-1] if "name" in what else paths[-1]) if paths else None
         thing = "the name" if "name" in what else "the path"
+    if lines > 1:
+        offer = None  # several lines (a search's output): which one is meant is the model's to say
     tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
-    return f"{NOT_JUST_VALUE} {thing} in {name}, but it holds a sentence: {value[:120]!r}.{tail}"
+    holds = f"{lines} lines" if lines > 1 else f"a sentence: {value[:120]!r}"
+    return f"{NOT_JUST_VALUE} {thing} in {name}, but it holds {holds}.{tail}"
 
 
 _CLAIM = re.compile(

@@ -89,7 +89,7 @@ def fruitless_search(request: str, run: Sequence[Any]) -> str | None:
             folder = folders[0] if folders else (path if path and "." not in path.rsplit("/", 1)[-1] else "/mnt/user-data/workspace")
             return (
                 f"{SEARCH_AGAIN} ({call['name']} for {search[0]!r}) found nothing, so your answer rests on nothing. "
-                f"Search inside every file under the folder: call grep with pattern {term!r} and path {folder!r}."
+                f"Search inside every file under the folder: call grep with {grep_arguments(request, term, folder)}."
             )
     return None
 
@@ -115,8 +115,26 @@ def unsearched_term(request: str, run: Sequence[Any]) -> str | None:
     if not missing:
         return None
     folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request)]
-    where = f" and path {folders[0]!r}" if folders else ""
     return (
         f"{SEARCH_FOR} {missing[0]!r}, but none of your tool calls looked for it, so your answer rests on "
-        f"something else. Search for it: call grep with pattern {missing[0]!r}{where}."
+        f"something else. Search for it: call grep with {grep_arguments(request, missing[0], folders[0] if folders else None)}."
     )
+
+
+_DEFINED = re.compile(r"\bdefin(?:ed|es|ition)\b", re.IGNORECASE)
+_KIND = re.compile(r"(?<![\w/])\.(\w{1,5}) files\b", re.IGNORECASE)
+
+
+def grep_arguments(request: str, term: str, folder: str | None) -> str:
+    """The grep tool's arguments a note suggests: the term (as a definition when the request asks
+    where something is defined: a plain search also finds every use, and the model picked a use),
+    the folder, and the files of the kind the request names ("the .py files": not README.md, whose
+    TODO the model counted)."""
+    pattern = f"(def|class|function) {term}" if _DEFINED.search(request) and re.fullmatch(r"\w+", term) else term
+    parts = [f"pattern {pattern!r}"]
+    if folder:
+        parts.append(f"path {folder!r}")
+    kind = _KIND.search(request)
+    if kind:
+        parts.append(f"glob '*.{kind.group(1)}'")
+    return " and ".join(parts)
