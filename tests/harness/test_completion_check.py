@@ -750,3 +750,17 @@ async def test_lines_the_grep_tool_found_are_saved_with_a_shell_grep(home: Path)
     assert f"Save them whole with bash: grep ERROR /mnt/user-data/workspace/app.log > {out}" in note
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert (user_data(home, "t-cc48") / "outputs" / "errors.txt").read_text() == "b ERROR disk full\nd ERROR disk full\n"
+
+
+def test_a_list_asked_for_sorted_that_is_not_is_sent_back() -> None:
+    """From the benchmark: asked for the names sorted alphabetically, a sub-agent typed them in
+    the file's order."""
+    from herdsman.middleware.completion_files import not_sorted
+
+    request = "Create /mnt/user-data/outputs/team.json, a JSON list of the names in team.txt sorted alphabetically."
+    note = not_sorted(request, "team.json", '["Zoe", "Adam", "Mira", "Karl", "Bea"]')
+    assert note.startswith("The request asks for it sorted, but team.json is not in order (Zoe, Adam, Mira, Karl...)")
+    assert not_sorted(request, "team.json", '["Adam", "Bea", "karl", "Mira", "Zoe"]') is None  # case aside
+    assert not_sorted(request, "team.txt", "Zoe\nMira\nBea") is None  # descending is an order too
+    assert not_sorted("Create team.json with the names", "team.json", '["Zoe", "Adam"]') is None
+    assert not_sorted(request, "team.json", '{"a": 1}') is None

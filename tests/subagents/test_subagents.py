@@ -461,3 +461,16 @@ def test_a_prompt_copied_from_the_tools_own_instructions_becomes_the_description
     assert own_prompt("Fix hello.py", "Fix /mnt/user-data/workspace/hello.py; write the goal down first.") == (
         "Fix /mnt/user-data/workspace/hello.py; write the goal down first."
     )
+
+
+def test_the_leads_result_text_holds_no_time_or_token_numbers() -> None:
+    """From the benchmark: asked for a word count, the small lead answered with the sub-agent's
+    "16,945 tokens". The numbers stay in the artifact; the text has the status, files and answer."""
+    from herdsman.subagents.result import TaskResult
+
+    result = TaskResult("t1", "general-purpose", "Count the words", "completed", answer="173",
+                        files_written=["/mnt/user-data/outputs/words.txt"], usage={"total_tokens": 16945},
+                        duration_s=64.9, queued_s=2.5, attempts=2)
+    text = result.to_text()
+    assert text.splitlines()[0] == "[general-purpose] Count the words: completed after 2 attempts (it waited for a free slot)"
+    assert "16" not in text and "64" not in text and text.endswith("Result:\n173")

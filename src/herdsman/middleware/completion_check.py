@@ -52,7 +52,7 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
     SKILL_OUTPUT,
-    cut_lines, not_just_value, printed_not_saved, rows_short, run_and_save, unbacked_claim, unset_value,
+    cut_lines, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, unbacked_claim, unset_value,
 )
 from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
@@ -350,6 +350,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     found.append(short)
                 elif size <= 400 and (sentence := not_just_value(request, name, lookup.text_of(name) or "")) is not None:
                     found.append(sentence)
+                elif (unordered := not_sorted(request, name, lookup.text_of(name) or "")) is not None:
+                    found.append(unordered)
             for folder in output_folders(request):
                 if not any(path.startswith(folder + "/") for path in lookup.entries()):
                     found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")

@@ -9,6 +9,7 @@ each rule can be read and tested on its own; every note starts with a prefix of 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -210,6 +211,34 @@ def not_just_value(request: str, name: str, text: str) -> str | None:
     tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
     holds = f"{lines} lines" if lines > 1 else f"a sentence: {value[:120]!r}"
     return f"{NOT_JUST_VALUE} {thing} in {name}, but it holds {holds}.{tail}"
+
+
+_SORTED = re.compile(r"\b(?:sorted|in (?:alphabetical|ascending|descending) order|alphabetically)\b", re.IGNORECASE)
+NOT_SORTED = "The request asks for it sorted"
+
+
+def not_sorted(request: str, name: str, text: str) -> str | None:
+    """A note when the request asks for a sorted list and the file ``name`` holds a list (JSON,
+    or one item per line) in neither ascending nor descending order (from the benchmark: asked
+    for the names sorted alphabetically, a sub-agent typed them in the file's order)."""
+    if not _SORTED.search(request) or not text.strip():
+        return None
+    try:
+        items = json.loads(text)
+    except ValueError:
+        items = [line.strip() for line in text.splitlines() if line.strip()]
+    if not isinstance(items, list) or len(items) < 2 or not all(isinstance(i, (str, int, float)) for i in items):
+        return None
+    keys = [i.lower() if isinstance(i, str) else i for i in items]
+    try:
+        if keys == sorted(keys) or keys == sorted(keys, reverse=True):
+            return None
+    except TypeError:  # mixed kinds: not a list to judge
+        return None
+    return (
+        f"{NOT_SORTED}, but {name} is not in order ({', '.join(map(str, items[:4]))}...). Sort it with a "
+        "command (python3 with sorted(), or sort) and write the result."
+    )
 
 
 _CLAIM = re.compile(

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion_files import (
-    LINES_CUT, NOT_JUST_VALUE, PRINTED_NOT_SAVED, ROWS_SHORT, RUN_SCRIPT, SKILL_OUTPUT, VALUE_NOT_SET,
+    LINES_CUT, NOT_JUST_VALUE, NOT_SORTED, PRINTED_NOT_SAVED, ROWS_SHORT, RUN_SCRIPT, SKILL_OUTPUT, VALUE_NOT_SET,
 )
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CODE_NOT_RUN, CODE_NOT_WRITTEN, COMPARE_IT, FOLDER_EMPTY, MISSING_FILE, RUN_IT, SOURCE_SUFFIXES, change_targets,
@@ -43,7 +43,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(VALUE_NOT_SET) for p in problems):
         return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT)) for p in problems):
+    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT, NOT_SORTED)) for p in problems):
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
         return ["grep"]

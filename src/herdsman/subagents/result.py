@@ -35,13 +35,14 @@ class TaskResult:
         return asdict(self)
 
     def to_text(self) -> str:
-        """What the lead reads as the tool result."""
-        tokens = int(self.usage.get("total_tokens", 0))
-        head = f"[{self.subagent_type}] {self.description}: {self.status} in {self.duration_s:.1f}s, {tokens:,} tokens"
+        """What the lead reads as the tool result: status, files, answer. The time and the tokens
+        it took are in the artifact (the UI and the trace show them), not here: a small lead asked
+        for a word count answered with the sub-agent's "16,945 tokens" (from the benchmark)."""
+        head = f"[{self.subagent_type}] {self.description}: {self.status}"
         if self.attempts > 1:
-            head += f", {self.attempts} attempts"
+            head += f" after {self.attempts} attempts"
         if self.queued_s >= 0.05:
-            head += f" (waited {self.queued_s:.1f}s for a free slot)"
+            head += " (it waited for a free slot)"
         lines = [head]
         if self.error:
             lines.append(f"Error: {self.error}")
