@@ -113,3 +113,16 @@ def test_a_repeat_after_an_answer_and_a_harness_note_is_still_a_repeat() -> None
     user = [HumanMessage("chart"), AIMessage("", tool_calls=[call]), failed, HumanMessage("I added the column, try again"),
             AIMessage("", tool_calls=[again])]
     assert repeated_failure(user, again) is None  # the user spoke since: run it
+
+
+async def test_a_refused_repeat_repeated_again_names_the_first_failure_once(home: Path) -> None:
+    from herdsman.client import ToolResult
+
+    def bash(n: int) -> dict:
+        return {"tool_calls": [{"name": "bash", "args": {"command": "echo no column total; exit 1"}, "id": f"b{n}"}]}
+
+    model = ScriptedChatModel(responses=[bash(1), bash(2), bash(3), "done"])
+    async with HerdsmanClient(make_config(home), model=model) as client:
+        events = [e async for e in client.stream("chart it", thread_id="t-repeat3")]
+    third = [e for e in events if isinstance(e, ToolResult)][2].content
+    assert third.count("Not run again") == 1 and "no column total" in third, third

@@ -72,6 +72,7 @@ def describe(message: AIMessage) -> str:
     return f"{call['name']} {args}{more}"
 
 
+REFUSED = "Not run again: this exact "
 SANDBOX_TOOLS = frozenset({"bash", "read_file", "write_file", "str_replace", "glob", "grep", "ls"})
 """Tools whose failure a repeat reproduces: they act on the sandbox only."""
 
@@ -163,9 +164,12 @@ class LoopDetectionMiddleware(AgentMiddleware):
         if earlier is None:
             return None
         log.info("repeated_failed_call_refused", tool=call["name"])
+        detail = failure_detail(earlier)
+        if detail.startswith(REFUSED):  # refused before: say the first failure once, not nested
+            detail = detail.removeprefix(REFUSED).split(" The same call gives", 1)[0].rstrip(".")
         return ToolMessage(
             content=(
-                f"Not run again: this exact {call['name']} call just failed with: {failure_detail(earlier)}. "
+                f"{REFUSED}{call['name']} call just failed with: {detail}. "
                 "The same call gives the same failure. Change what the error points at (an argument, a "
                 "name, a path), or do something else first."
             ),
