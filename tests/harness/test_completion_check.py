@@ -607,6 +607,8 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
     assert "use mv in a loop" in one_liner_tip(*ran("find . -name '*.txt' -exec rename 's/x/y/' {} \\;",
                                                     "find: ‘rename’: No such file or directory"))
     assert one_liner_tip(*ran("python3 wc.py a.txt", "FileNotFoundError: 'a.txt'\n[exit code 1]")) == ""
+    columns = "error: no column 'total'; the columns are: date, region, amount\n[exit code 1]"
+    assert "'total' is not one of them: use one of date, region, amount instead" in one_liner_tip(*ran("python3 chart.py --y total", columns))
     request = "wc.py should print the number of words in a file (python3 wc.py FILE). Fix that one bug."
     edited = [AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "wc.py", "content": "x"}, "id": "w"}])]
     [note] = untested_change(request, ["wc.py"], edited, ["sample.txt"])

@@ -242,13 +242,20 @@ def failure_detail(result: ToolMessage) -> str:
     return lines[0][:200]
 
 
+_CHOICES = re.compile(
+    r"(?:no|unknown|invalid) (?:column|field|key|option|choice|sheet)s?:? '([^']+)'.{0,40}?"
+    r"(?:the columns are|the fields are|choose from|one of|available|valid (?:choices|values) are)[: ]+([^\n\[]+)",
+    re.IGNORECASE,
+)
 _PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
 
 
 def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
     """A hint for the commonest failures of a small model: Python with for/with squeezed into
     ``python3 -c "...; ..."`` (a SyntaxError however it is retried); a placeholder of the request
-    run as a file name ("python3 wc.py FILE"); ``rename``, which this sandbox does not have."""
+    run as a file name ("python3 wc.py FILE"); ``rename``, which this sandbox does not have; a
+    name that is not among the choices an error lists (the chart script said "no column 'total';
+    the columns are: date, region, amount", and the model sent 'total' twice more)."""
     call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
     command = str((call or {}).get("args", {}).get("command", ""))
     if "SyntaxError" in result.text and _PYTHON_C.search(command):
@@ -258,6 +265,10 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
     if placeholder and "No such file" in result.text and placeholder.group(0) in result.text:
         return (f" {placeholder.group(0)} is a placeholder from the request, not a file: put the name of a file "
                 "that exists in its place (ls shows them).")
+    choice = _CHOICES.search(result.text)
+    if choice:
+        return (f" {choice.group(1)!r} is not one of them: use one of {choice.group(2).strip().rstrip('.)')} instead "
+                "(the request's words need not be the names).")
     if re.search(r"\brename\b.*(?:No such file or directory|not found)", result.text):
         return ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done'
     return ""
