@@ -766,3 +766,19 @@ def test_a_list_asked_for_sorted_that_is_not_is_sent_back() -> None:
     assert not_sorted(request, "team.txt", "Zoe\nMira\nBea") is None  # descending is an order too
     assert not_sorted("Create team.json with the names", "team.json", '["Zoe", "Adam"]') is None
     assert not_sorted(request, "team.json", '{"a": 1}') is None
+
+
+def test_figures_in_a_written_report_that_no_tool_showed() -> None:
+    """From the benchmark: with the report skill, the model wrote a sales report stating $123,456.78
+    before anything had read the CSV."""
+    from herdsman.middleware.completion_rules import made_up_figures
+
+    def wrote(content: str) -> list:
+        call = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/report.md", "content": content}, "id": "w"}
+        return [AIMessage("", tool_calls=[call]), ToolMessage("Wrote", tool_call_id="w", name="write_file")]
+
+    report = "# Sales\nThe total is $123,456.78 over 100 rows (see section 2.1, 2025)."
+    assert made_up_figures(wrote(report), "Write a report on sales.csv") == [("/mnt/user-data/outputs/report.md", "123456.78")]
+    computed = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 x.py"}, "id": "b"}]),
+                ToolMessage("7990.9299999999985\n30", tool_call_id="b", name="bash")]
+    assert made_up_figures(computed + wrote("Total: 7,990.93 over 30 rows."), "Write a report") == []

@@ -58,6 +58,7 @@ from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
     SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value, json_in,
+    made_up_figures,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, uncompared, unknown_tools,
     unsupported_numbers, untested_change,
 )
@@ -275,6 +276,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(
                 "The question asks for a number, and your answer has none. Compute it with a tool and answer with the "
                 "number it prints."
+            )
+        for path, figures in made_up_figures(run, request.text):
+            found.append(
+                f"{path} states {figures}, which no tool result shows. Compute the figures with a tool (python3) "
+                "first, then write them as the tool prints them."
             )
         for path, number in guessed_numbers(run, request.text):
             found.append(
