@@ -782,3 +782,14 @@ def test_figures_in_a_written_report_that_no_tool_showed() -> None:
     computed = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 x.py"}, "id": "b"}]),
                 ToolMessage("7990.9299999999985\n30", tool_call_id="b", name="bash")]
     assert made_up_figures(computed + wrote("Total: 7,990.93 over 30 rows."), "Write a report") == []
+
+
+def test_a_count_of_words_or_lines_is_given_its_command() -> None:
+    """From the benchmark: a sub-agent read the essay, answered 100 and wrote 100, then ran wc -l on
+    its own output file."""
+    from herdsman.middleware.completion_rules import count_command
+
+    ask = "Count the words in /mnt/user-data/workspace/essay.txt and save the number to /mnt/user-data/outputs/words.txt."
+    assert count_command(ask) == "wc -w < /mnt/user-data/workspace/essay.txt"
+    assert count_command("How many lines does app.log have?") == "wc -l < app.log"
+    assert count_command("How many .py files are there?") is None

@@ -57,7 +57,8 @@ from herdsman.middleware.completion_files import (
 from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    SOURCE_SUFFIXES, change_targets, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value, json_in,
+    SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value,
+    json_in,
     made_up_figures,
     numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, uncompared, unknown_tools,
     unsupported_numbers, untested_change,
@@ -266,7 +267,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. "
                 + (f"Your {counted[0]} call said {counted[1]}: if that counts what the request asks about, use that number." if counted else
-                   "Compute it with a tool (for example python3) and answer with the value the tool prints.")
+                   f"Compute it with a tool (for example {count_command(request.text) or 'python3'}) and answer with the value "
+                   "the tool prints.")
             )
         again = fruitless_search(request.text, run) or unsearched_term(request.text, run) or uncompared(request.text, run)
         if again:
@@ -284,8 +286,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             )
         for path, number in guessed_numbers(run, request.text):
             found.append(
-                f"You wrote {number} to {path}, but no tool result shows that. Compute it with a tool (run the "
-                "script or command) and write what the tool prints."
+                f"You wrote {number} to {path}, but no tool result shows that. Compute it with a tool (run "
+                f"{count_command(request.text) or 'the script or command'}) and write what the tool prints."
             )
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results and (about_files(request.text) or uploaded):

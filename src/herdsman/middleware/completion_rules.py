@@ -154,6 +154,21 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
 _ECHO_TO_FILE = re.compile(r"echo\s+(?:-n\s+)?(['\"]?[-\d.\s,]+['\"]?)\s*>\s*(\S+)")
 
 
+_COUNT_OF = re.compile(r"\b(?:count|number of|how many)\s+(?:the\s+)?(words|lines|characters)\b", re.IGNORECASE)
+_WC = {"words": "-w", "lines": "-l", "characters": "-m"}
+
+
+def count_command(request: str) -> str | None:
+    """The command that counts what the request asks to count in the file it names ("count the
+    words in essay.txt": ``wc -w essay.txt``), or None (from the benchmark: a sub-agent read the
+    essay, answered 100 and wrote 100, then ran ``wc -l`` on its own output file)."""
+    what = _COUNT_OF.search(request)
+    files = [f for f in re.findall(r"(?:/mnt/user-data/)?[\w./-]+\.\w+", request) if "/outputs/" not in f]
+    if what is None or not files:
+        return None
+    return f"wc {_WC[what.group(1).lower()]} < {files[0]}"
+
+
 def _writes(run: Sequence[Any], request: str) -> Iterator[tuple[str, str, set[str]]]:
     """``(path, content, numbers shown so far)`` for each write of the run that succeeded: a
     write_file (not an append), or ``echo N > file``. The numbers are those of the request and of
