@@ -624,6 +624,7 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     rows = [f"{n},{n * n}" for n in range(1, 51)]
     note = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]))
     assert note.startswith("The request wants one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
+    assert "python3 - > squares.csv <<'EOF'" in note
     assert rows_short(request, "squares.csv", "\n".join(["n,square", *rows])) is None
     numbers = "Write the numbers 1 to 200, one per line, to /mnt/user-data/outputs/numbers.txt."
     assert rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 201)))) is None

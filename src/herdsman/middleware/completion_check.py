@@ -380,8 +380,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         found += self._skill_outputs(state, lookup)
         prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
         for path in dict.fromkeys(_VIRTUAL.findall(prose)):
-            if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs", f"{USER_DATA_ROOT}/uploads"):
-                continue
+            if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs") \
+                    or path.startswith(f"{USER_DATA_ROOT}/uploads"):
+                continue  # an upload is the user's to give, never the agent's to make up (it touched one)
             if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
                 found.append(f"Your answer mentions {path}, but there is no such file. Create it, or correct the answer.")
         return found

@@ -138,8 +138,8 @@ def rows_short(request: str, name: str, text: str) -> str | None:
         return None
     return (
         f"{ROWS_SHORT} from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
-        "Generate the rows with a loop instead of typing them: python3 - > file <<'EOF' with a for loop that prints "
-        "each row, then EOF."
+        f"Generate the rows with a loop instead of typing them: python3 - > {name} <<'EOF' with a for loop that prints "
+        "each row (the header line first, when the request asks for one), then EOF."
     )
 
 
