@@ -400,8 +400,8 @@ async def test_the_file_to_fix_is_read_then_edited(
         "python3 - <<'EOF'\nprint([{'name': 'Mia'}])\nEOF", "Saved /mnt/user-data/outputs/contacts.json.",
         "/mnt/user-data/outputs/contacts.json",
         ["Your last command printed its result but saved nothing to /mnt/user-data/outputs/contacts.json. Run it again "
-         "with its output saved: python3 - > /mnt/user-data/outputs/contacts.json <<'EOF' (the same code, then EOF). "
-         "Print it as JSON (json.dumps)"], "Your answer was", id="printed-not-saved",
+         "with its output saved, like this:\npython3 - > /mnt/user-data/outputs/contacts.json <<'EOF'\n"
+         "print([{'name': 'Mia'}])\nEOF"], "Your answer was", id="printed-not-saved",
     ),
     pytest.param(  # a sentence is not a value to copy
         "t-cc24", "Summarize the notes and save it to /mnt/user-data/outputs/s.md.", "echo notes", "The notes are about cows.",
@@ -794,3 +794,16 @@ def test_a_count_of_words_or_lines_is_given_its_command() -> None:
     assert count_command(ask) == "wc -w < /mnt/user-data/workspace/essay.txt"
     assert count_command("How many lines does app.log have?") == "wc -l < app.log"
     assert count_command("How many .py files are there?") is None
+
+
+def test_the_saving_command_is_the_models_own_with_the_redirect() -> None:
+    """From the benchmark: told to add '> file' after 'python3 -', the model re-ran its command
+    unchanged, twice. The note gives the command whole: redirect in, and JSON for a .json file."""
+    from herdsman.middleware.completion_files import saving_command
+
+    code = "python3 - <<'EOF'\nimport csv\nv = []\nfor row in csv.DictReader(open('a.csv')):\n    v.append(row)\nprint(v)\nEOF"
+    saved = saving_command(code, "/mnt/user-data/outputs/c.json")
+    assert saved.startswith("python3 - > /mnt/user-data/outputs/c.json <<'EOF'\nimport csv\n")
+    assert saved.endswith("import json\nprint(json.dumps(v))\nEOF")
+    assert saving_command(code, "/mnt/user-data/outputs/c.txt").endswith("print(v)\nEOF")
+    assert saving_command("sort a.txt | uniq", "b.txt") == "sort a.txt | uniq > b.txt"

@@ -93,10 +93,22 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
         return None
     if not _COMPUTING.match(command):
         return None  # cat or grep shows material to work on (a file to summarize), not the result
-    how = (f"python3 - > {name} <<'EOF' (the same code, then EOF)" if re.search(r"python3?\s+-\s*<<", command)
-           else f"the same command followed by > {name}")
-    json_hint = " Print it as JSON (json.dumps) when the file is .json." if name.endswith(".json") and not re.search(r"json\.dumps?\(", command) else ""
-    return f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved: {how}.{json_hint}"
+    return (f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved, "
+            f"like this:\n{saving_command(command, name)}")
+
+
+def saving_command(command: str, name: str) -> str:
+    """``command`` with its output sent to ``name``: ``> name`` after ``python3 -`` of a heredoc
+    (or at the end of a one-line command); for a .json file, a last ``print(x)`` of a heredoc
+    prints ``json.dumps(x)``. A small model told to add the redirect re-ran its command
+    unchanged, twice (from the benchmark); given the whole command, it has only to copy it."""
+    heredoc = re.match(r"(\s*python3?\s+-)(\s*<<)", command)
+    if heredoc is None:
+        return f"{command.rstrip()} > {name}"
+    saved = f"{heredoc.group(1)} > {name}{heredoc.group(2)}{command[heredoc.end():]}"
+    if name.endswith(".json") and not re.search(r"json\.dumps?\(", command):
+        saved = re.sub(r"^print\((\w+)\)\s*$", r"import json\nprint(json.dumps(\1))", saved, count=1, flags=re.MULTILINE)
+    return saved
 
 
 _RUN_AND_SAVE = re.compile(r"\b(?:run|execute)\b.{0,80}?\b(?:save|write|store|put)\b.{0,20}?\boutput\b", re.IGNORECASE | re.DOTALL)
