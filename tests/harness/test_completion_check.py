@@ -677,6 +677,10 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
     assert "If it is 7, write just 7" in not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
     assert not_just_value("Write just the number to c.txt", "c.txt", "7") is None
     assert not_just_value("Write a summary to s.txt", "s.txt", "It is about cows.") is None
+    relative = "Write its path relative to pkg (like a/b.py) to /mnt/user-data/outputs/where.txt."
+    assert not_just_value(relative, "where.txt", "/mnt/user-data/workspace/pkg/utils/dates.py").endswith(
+        "If it is utils/dates.py, write just utils/dates.py there with write_file.")
+    assert not_just_value(relative, "where.txt", "utils/dates.py") is None
     grepped = "pkg/main.py:1: from utils.dates import parse_date\npkg/utils/dates.py:3: def parse_date(s):"
     assert not_just_value("Write its path relative to pkg to where.txt.", "where.txt", grepped).endswith(
         "but it holds 2 lines. Write just the path there.")

@@ -480,3 +480,17 @@ def test_an_edit_that_breaks_a_python_or_json_file_says_so(call, ws: Path) -> No
     assert "is not valid JSON now" in ok(call("write_file", path="out/a.json", content='{"a": 1'))
     assert "Warning" not in ok(call("write_file", path="out/b.json", content='{"a": 1}'))
     assert "Warning" not in ok(call("write_file", path="notes.md", content="not code (\n"))
+
+
+def test_python_written_as_one_escaped_line_gets_its_line_breaks(call, ws: Path) -> None:
+    """From the benchmark: write_file got server.py with its line breaks escaped twice, one line of
+    "import json\\n\\nconfig = ...", and the script would not parse. Such text is written with real
+    line breaks (and says so); a \\n inside a string of code that parses stays as it is."""
+    escaped = "import json\\n\\nconfig = {'port': 1}\\nprint('listening on', config['port'])"
+    out = ok(call("write_file", path="server.py", content=escaped))
+    assert "with real line breaks" in out and "Warning" not in out
+    assert (ws / "server.py").read_text() == "import json\n\nconfig = {'port': 1}\nprint('listening on', config['port'])"
+    ok(call("write_file", path="greet.py", content="print('a\\nb')"))
+    assert (ws / "greet.py").read_text() == "print('a\\nb')"
+    ok(call("write_file", path="notes.txt", content="a\\nb"))
+    assert (ws / "notes.txt").read_text() == "a\\nb"

@@ -196,6 +196,7 @@ _JUST = re.compile(
     re.IGNORECASE,
 )
 NOT_JUST_VALUE = "The request asks for just"
+_RELATIVE = re.compile(r"\brelative to ([\w.-]+)", re.IGNORECASE)
 
 
 def not_just_value(request: str, name: str, text: str) -> str | None:
@@ -206,7 +207,15 @@ def not_just_value(request: str, name: str, text: str) -> str | None:
     search's output copied in whole, from the benchmark) get the note without an offer."""
     match = _JUST.search(request)
     value = text.strip()
-    if match is None or not value or is_value(value):
+    if match is None or not value:
+        return None
+    relative = _RELATIVE.search(request)
+    if relative and is_value(value) and value.startswith("/") and f"/{relative.group(1)}/" in value:
+        # "its path relative to pkg (like a/b.py)": the model wrote /mnt/user-data/workspace/pkg/utils/dates.py
+        offer = value.split(f"/{relative.group(1)}/", 1)[1]
+        return (f"{NOT_JUST_VALUE} the path relative to {relative.group(1)} in {name}, but it holds the full path. "
+                f"If it is {offer}, write just {offer} there with write_file.")
+    if is_value(value):
         return None
     lines = len(value.splitlines())
     what = match.group(0).lower()

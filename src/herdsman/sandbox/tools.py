@@ -224,6 +224,19 @@ def parse_problem(shown: str, text: str) -> str:
     return ""
 
 
+def unescape_python(shown: str, text: str) -> tuple[str, bool]:
+    """A Python file's text with ``\\n`` turned into line breaks when it came as one line of
+    escaped code: it has no line break, does not compile, and compiles once unescaped (from the
+    benchmark: write_file got "import json\\n\\nconfig = ..." escaped twice, and the script was
+    one line). Anything else comes back unchanged; returns the text and whether it changed."""
+    if not shown.endswith(".py") or "\n" in text or "\\n" not in text or len(text) > MAX_PARSED_CHARS:
+        return text, False
+    candidate = text.replace("\\n", "\n").replace("\\t", "\t")
+    if parse_problem(shown, text) and not parse_problem(shown, candidate):
+        return candidate, True
+    return text, False
+
+
 def _same_text(sandbox: Any, path: str, content: str) -> bool:
     """Whether the text file at ``path`` already holds ``content`` (a final newline aside)."""
     try:
@@ -403,6 +416,7 @@ class SandboxTools:
         tid = thread_id_of(runtime)
         sandbox = self.provider.acquire(tid)
         content, cut = strip_line_numbers(content)
+        content, unescaped = unescape_python(_display(path), content)
         with self.locks.get(tid, path):
             existed = sandbox.exists(path)
             same = existed and not append and _same_text(sandbox, path, content)
@@ -411,6 +425,8 @@ class SandboxTools:
         shown = _display(path)
         artifact = _file_artifact(shown, "modified" if existed else "created", bytes=written, append=append)
         note = " (without the line numbers read_file shows: they are not part of the file)" if cut else ""
+        if unescaped:
+            note += " (with real line breaks where the text had \\n: as written it was one line that does not parse)"
         if same:
             # a small model asked to fix a file wrote back what it had read, was told "Wrote 60
             # bytes", and answered that the bug was fixed
