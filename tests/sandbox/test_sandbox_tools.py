@@ -472,11 +472,12 @@ def test_an_edit_that_breaks_a_python_or_json_file_says_so(call, ws: Path) -> No
     """From the benchmark: str_replace put .replace('<a real line break>', ' ') into wc.py (the \\n of
     the model's JSON), and the script died on a SyntaxError only when run."""
     (ws / "wc.py").write_text("import sys\ntext = open(sys.argv[1]).read()\nprint(len(text))\n")
-    broke = ok(call("str_replace", path="wc.py", old="open(sys.argv[1]).read()", new="open(sys.argv[1]).read().replace('\n', ' ')"))
-    assert broke.startswith("Replaced 1 occurrence(s)")
-    assert "Warning: /mnt/user-data/workspace/wc.py does not parse now: SyntaxError: unterminated string literal" in broke
-    fixed = ok(call("str_replace", path="wc.py", old="replace('\n', ' ')", new="replace('\\n', ' ')"))
-    assert "Warning" not in fixed
+    mended = ok(call("str_replace", path="wc.py", old="open(sys.argv[1]).read()", new="open(sys.argv[1]).read().replace('\n', ' ')"))
+    assert mended.startswith("Replaced 1 occurrence(s)") and "the line break in new was written as \\n" in mended
+    assert "Warning" not in mended
+    assert (ws / "wc.py").read_text() == "import sys\ntext = open(sys.argv[1]).read().replace('\\n', ' ')\nprint(len(text))\n"
+    broke = ok(call("str_replace", path="wc.py", old="print(len(text))", new="print(len(text)"))
+    assert "Warning: /mnt/user-data/workspace/wc.py does not parse now: SyntaxError:" in broke
     assert "is not valid JSON now" in ok(call("write_file", path="out/a.json", content='{"a": 1'))
     assert "Warning" not in ok(call("write_file", path="out/b.json", content='{"a": 1}'))
     assert "Warning" not in ok(call("write_file", path="notes.md", content="not code (\n"))

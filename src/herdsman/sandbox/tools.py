@@ -451,6 +451,7 @@ class SandboxTools:
         tid = thread_id_of(runtime)
         sandbox = self.provider.acquire(tid)
         shown = _display(path)
+        escaped_note = ""
         with self.locks.get(tid, path):
             content = sandbox.read_text(path)
             if _looks_binary(content):
@@ -467,10 +468,18 @@ class SandboxTools:
                     "make it unique, or set replace_all=true to replace all of them"
                 )
             updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
+            if "\n" not in old and "\n" in new and parse_problem(shown, updated) and not parse_problem(shown, content):
+                # one line edited into several that break the code: the model's "\n" inside quotes came
+                # through JSON as a real line break (from the benchmark: .replace('<break>', ' '))
+                mended = content.replace(old, new.replace("\n", "\\n"), -1 if replace_all else 1)
+                if not parse_problem(shown, mended):
+                    updated, new = mended, new.replace("\n", "\\n")
+                    escaped_note = " (the line break in new was written as \\n: as a real break the code did not parse)"
             sandbox.write_text(path, updated)
         replaced = count if replace_all else 1
         problem = parse_problem(shown, updated) if not parse_problem(shown, content) else ""  # one this edit made
-        return f"Replaced {replaced} occurrence(s) in {shown}{problem}", _file_artifact(shown, "modified", replacements=replaced)
+        return (f"Replaced {replaced} occurrence(s) in {shown}{escaped_note}{problem}",
+                _file_artifact(shown, "modified", replacements=replaced))
 
     def glob(
         self,
