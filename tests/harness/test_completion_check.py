@@ -811,3 +811,19 @@ def test_the_saving_command_is_the_models_own_with_the_redirect() -> None:
     assert saved.endswith("import json\nprint(json.dumps(v))\nEOF")
     assert saving_command(code, "/mnt/user-data/outputs/c.txt").endswith("print(v)\nEOF")
     assert saving_command("sort a.txt | uniq", "b.txt") == "sort a.txt | uniq > b.txt"
+
+
+async def test_a_count_made_by_eye_is_sent_to_run_wc(home: Path) -> None:
+    """From the second benchmark run: a sub-agent answered 100 words by eye and wrote 100 twice;
+    the note gave wc -w, but the next call was left free and it chose write_file again."""
+    ws = user_data(home, "t-cc49") / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "essay.txt").write_text("the herd moves " * 5)
+    model, answer = await run(home, "t-cc49", "Count the words in /mnt/user-data/workspace/essay.txt.", [
+        call("read_file", 1, path="/mnt/user-data/workspace/essay.txt"), "100",
+        call("bash", 2, command="wc -w < /mnt/user-data/workspace/essay.txt"), "15",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "wc -w < /mnt/user-data/workspace/essay.txt" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "bash"
+    assert answer["messages"][-1].text == "15"

@@ -21,6 +21,10 @@ from herdsman.middleware.completion_search import SEARCH_AGAIN, SEARCH_FOR
 from herdsman.middleware.turn import this_run
 
 
+_BASH_NOTES = (CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT, NOT_SORTED)
+"""Notes whose way out is a command: run the code shown, the script changed, the saving command..."""
+
+
 def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     """The tools the calls after a note must use, in order ("any": some tool).
 
@@ -28,8 +32,9 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
     refuses an edit of an unread file), then write_file when the reply showed the new code
     (the model copies its own code), else str_replace. A missing file: write_file when it is
     the only problem or the reply was a value to copy into it, or a text file the model already tried to write another way (it knows
-    the content, not the mechanics; an empty file counts as missing); bash first when the reply showed code that would make it. Else
-    any tool."""
+    the content, not the mechanics; an empty file counts as missing); bash when the note's way out is a
+    command (code to run, output to save, a count or a comparison to make); grep when a search found
+    nothing or never looked for the request's term. Else any tool."""
     request, run = this_run(state.get("messages") or [])
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
     targets = change_targets(request.text if request else "", list(state.get("preexisting_stat") or {}))
@@ -43,7 +48,7 @@ def next_tools(problems: Sequence[str], state: Any) -> list[str]:
         return [edit] if read else ["read_file", edit]
     if any(p.startswith(VALUE_NOT_SET) for p in problems):
         return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith((CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT, NOT_SORTED)) for p in problems):
+    if any(p.startswith(_BASH_NOTES) or " wc -" in p for p in problems):  # " wc -": a count to make with that command
         return ["bash"]
     if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
         return ["grep"]
