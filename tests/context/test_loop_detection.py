@@ -125,4 +125,4 @@ async def test_a_refused_repeat_repeated_again_names_the_first_failure_once(home
     async with HerdsmanClient(make_config(home), model=model) as client:
         events = [e async for e in client.stream("chart it", thread_id="t-repeat3")]
     third = [e for e in events if isinstance(e, ToolResult)][2].content
-    assert third.count("Not run again") == 1 and "no column total" in third, third
+    assert third.count("Not run again") == 1 and third.count("call just failed with") == 1 and "no column total" in third, third

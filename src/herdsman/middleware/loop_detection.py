@@ -82,7 +82,8 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
 
     ``messages`` end with the model turn that makes ``call``; the previous tool call is the
     latest one before that turn in this run (harness notes and answers in between do not count;
-    a message from the user does: it may have changed what the call meets, or decided on it)."""
+    a message from the user does: it may have changed what the call meets, or decided on it).
+    When that result was itself a refused repeat, the failure returned is the first one."""
     if call["name"] not in SANDBOX_TOOLS:
         return None  # a network tool may fail once and work the next time
     wanted = json.dumps([call["name"], call.get("args")], sort_keys=True, default=str)
@@ -90,13 +91,17 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
     turns = [m for m in run if isinstance(m, AIMessage) and m.tool_calls]
     if len(turns) < 2:
         return None
-    previous = turns[-2]
-    same = [c for c in previous.tool_calls if json.dumps([c["name"], c.get("args")], sort_keys=True, default=str) == wanted]
-    if not same:
-        return None
-    ids = {c.get("id") for c in same}
-    result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id in ids), None)
-    return result if result is not None and failed(result) else None
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    found: ToolMessage | None = None
+    for previous in reversed(turns[:-1]):  # back through refused repeats to the failure itself
+        same = [c for c in previous.tool_calls if json.dumps([c["name"], c.get("args")], sort_keys=True, default=str) == wanted]
+        result = next((results[c["id"]] for c in same if c.get("id") in results), None)
+        if result is None or not failed(result):
+            break
+        found = result
+        if not result.text.startswith(REFUSED):
+            break
+    return found
 
 
 def _last_ai(messages: Sequence[AnyMessage]) -> AIMessage | None:
@@ -165,8 +170,6 @@ class LoopDetectionMiddleware(AgentMiddleware):
             return None
         log.info("repeated_failed_call_refused", tool=call["name"])
         detail = failure_detail(earlier)
-        if detail.startswith(REFUSED):  # refused before: say the first failure once, not nested
-            detail = detail.removeprefix(REFUSED).split(" The same call gives", 1)[0].rstrip(".")
         return ToolMessage(
             content=(
                 f"{REFUSED}{call['name']} call just failed with: {detail}. "
