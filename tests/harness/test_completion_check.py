@@ -625,6 +625,13 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     note = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]))
     assert note.startswith("The request wants one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
     assert "python3 - > squares.csv <<'EOF'" in note
+    # from the second benchmark run: the loop printed the 50 rows, twice, never saved: the note gives the command
+    loop = "python3 - <<'EOF'\nfor n in range(1, 51):\n    print(f'{n},{n**2}')\nEOF"
+    printed = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": loop}, "id": "b"}]),
+               ToolMessage("\n".join(rows), tool_call_id="b", name="bash")]
+    saved = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]), printed)
+    assert saved.endswith("save them like this:\npython3 - > squares.csv <<'EOF'\nprint('n,square')\n"
+                          "for n in range(1, 51):\n    print(f'{n},{n**2}')\nEOF")
     assert rows_short(request, "squares.csv", "\n".join(["n,square", *rows])) is None
     numbers = "Write the numbers 1 to 200, one per line, to /mnt/user-data/outputs/numbers.txt."
     assert rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 201)))) is None

@@ -354,7 +354,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 elif size == 0 or (size <= 8 and lookup.holds_nothing(name)):
                     found.append(f"{name} is empty. Write its content.")
                     empty.append(name)
-                elif (short := rows_short(request, name, lookup.text_of(name) or "")) is not None:
+                elif (short := rows_short(request, name, lookup.text_of(name) or "", run)) is not None:
                     found.append(short)
                 elif size <= 400 and (sentence := not_just_value(request, name, lookup.text_of(name) or "")) is not None:
                     found.append(sentence)

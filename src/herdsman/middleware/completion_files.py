@@ -135,10 +135,12 @@ _ROW_RANGE = re.compile(
 ROWS_SHORT = "The request wants one row per item"
 
 
-def rows_short(request: str, name: str, text: str) -> str | None:
+def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> str | None:
     """A note when the request asks for one row per item of a range ("one row for each n from 1
     to 50") and the file ``name`` has another number of lines (and a header when asked for), from the
-    benchmark: the model typed 49 of 50 rows into write_file. Suggests generating the rows."""
+    benchmark: the model typed 49 of 50 rows into write_file. Suggests generating the rows; when
+    the run's last command printed just that many rows without saving them (the model's next
+    move, twice), gives that command whole, saving them, the header printed first."""
     match = _ROW_RANGE.search(request)
     if match is None or not text.strip() or name.endswith(".json"):
         return None
@@ -148,11 +150,35 @@ def rows_short(request: str, name: str, text: str) -> str | None:
     allowed = (wanted + 1,) if re.search(r"\bheader\b", request, re.IGNORECASE) else (wanted, wanted + 1)
     if wanted <= 0 or len(lines) in allowed:  # a header row when the request asks for one; else either
         return None
-    return (
-        f"{ROWS_SHORT} from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
+    head = f"{ROWS_SHORT} from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
+    printed = _last_printed(run)
+    if printed is not None and len(printed[1].strip().splitlines()) == wanted and _COMPUTING.match(printed[0]):
+        command = saving_command(printed[0], name)
+        header = _HEADER.search(request)
+        if header and re.match(r"\s*python3?\s+-\s*>", command):
+            first, rest = command.split("\n", 1)
+            command = f"{first}\nprint({header.group(1)!r})\n{rest}"
+        return head + f"Your last command printed the {wanted} rows: save them like this:\n{command}"
+    return head + (
         f"Generate the rows with a loop instead of typing them: python3 - > {name} <<'EOF' with a for loop that prints "
         "each row (the header line first, when the request asks for one), then EOF."
     )
+
+
+_HEADER = re.compile(r"\bheader(?: row| line)? ([^\s]+?)[.,;]?(?:\s|$)", re.IGNORECASE)
+
+
+def _last_printed(run: Sequence[Any]) -> tuple[str, str] | None:
+    """``(command, output)`` of the run's last bash call when it succeeded without a redirect."""
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] == "bash"]
+    if not calls:
+        return None
+    command = str((calls[-1].get("args") or {}).get("command") or "")
+    result = results.get(calls[-1].get("id"))
+    if result is None or failed(result) or ">" in command:
+        return None
+    return command, result.text
 
 
 _GREP_PREFIX = re.compile(r"^(?:/mnt/user-data/[^:\s]+:\d+: ?|\s*\d+\t)")  # grep's path:line:, read_file's gutter
