@@ -221,3 +221,18 @@ async def test_an_active_skills_declared_outputs_are_checked_before_the_answer_s
     assert model.calls[1].kwargs.get("tool_choice") == "write_file"
     assert result.answer == "Wrote /mnt/user-data/outputs/memo.md."
     assert other.answer == "Plain answer." and len(model.calls) == 4
+
+
+async def test_a_declared_output_with_a_wildcard_is_named_after_what_the_request_names(
+    home: Path, skills_root: Path, add_skill
+) -> None:
+    """From the benchmark: asked for "a skill named csv-summary" with the skill creator active, the
+    model never wrote the file; the note now says which file: skills/csv-summary/SKILL.md."""
+    add_skill("maker", text=skill_md("maker", description="Make skills.", body="# Maker\nWrite the SKILL.md.",
+                                     outputs='["skills/*/SKILL.md"]'))
+    config = make_config(home, skills={"path": str(skills_root)}, lead={"model_retries": 0, "verify_rounds": 1})
+    model = ScriptedChatModel(responses=["Made it.", "Made it."])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("Use the maker skill to make a skill named csv-summary", thread_id="t-named")
+    note = model.calls[1].messages[-1].text
+    assert "write /mnt/user-data/outputs/skills/csv-summary/SKILL.md with write_file" in note

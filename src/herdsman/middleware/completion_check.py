@@ -78,6 +78,7 @@ log = structlog.get_logger(__name__)
 PREFIX = "[harness check]"
 VERIFIER_PREFIX = "[harness review]"
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
+_NAMED = re.compile(r"\bnamed\s+[`'\"]?([a-z0-9][a-z0-9-]*)", re.IGNORECASE)
 _SAMPLE_SUFFIXES = (".txt", ".csv", ".json", ".log", ".md")
 _MAKE_VERBS = re.compile(
     r"\b(save|saves|saved|write|writes|create|creates|generate|export|produce|make|store|put|output|"
@@ -397,12 +398,19 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return []
         made = [path.removeprefix(OUTPUTS + "/") for path, (size, _) in lookup.entries().items()
                 if path.startswith(OUTPUTS + "/") and size > 0]
-        return [
-            f"{SKILL_OUTPUT} {skill.name} skill delivers {pattern} in {OUTPUTS}, and there is none yet. Do its "
-            "steps: write it with write_file (or the skill's script)."
-            for pattern in skill.outputs
-            if not any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.removeprefix("**/")) for p in made)
-        ]
+        request, _ = this_run(state.get("messages") or [])
+        named = _NAMED.search(request.text if request else "")
+        found = []
+        for pattern in skill.outputs:
+            if any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.removeprefix("**/")) for p in made):
+                continue
+            # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
+            where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
+            found.append(
+                f"{SKILL_OUTPUT} {skill.name} skill delivers {pattern} in {OUTPUTS}, and there is none yet. Do its steps: "
+                + (f"write {where} with write_file." if where else "write it with write_file (or the skill's script).")
+            )
+        return found
 
     def _verify(self, state: Any) -> list[str]:
         """The verifier model's judgement: one short call; MISSING: ... becomes a problem."""
