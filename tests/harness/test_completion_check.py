@@ -834,3 +834,21 @@ async def test_a_count_made_by_eye_is_sent_to_run_wc(home: Path) -> None:
     assert "wc -w < /mnt/user-data/workspace/essay.txt" in note
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert answer["messages"][-1].text == "15"
+
+
+async def test_renamed_files_with_both_extensions_are_sent_back_with_the_loop(home: Path) -> None:
+    """From the benchmark: 'find -exec mv {} {}.md' made a.txt.md of a.txt; the model answered done."""
+    notes = user_data(home, "t-cc50") / "workspace" / "notes"
+    notes.mkdir(parents=True)
+    for name in ("a", "b"):
+        (notes / f"{name}.txt").write_text(name)
+    folder = "/mnt/user-data/workspace/notes"
+    fix = f'cd {folder} && for f in *.txt.md; do mv "$f" "${{f%.txt.md}}.md"; done'
+    model, _ = await run(home, "t-cc50", f"Rename every .txt file in {folder} to .md.", [
+        call("bash", 1, command=f"find {folder} -name '*.txt' -exec mv {{}} {{}}.md \\;"), "Renamed them.",
+        call("bash", 2, command=fix), "Renamed them.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert f"The files are now named like a.txt.md: the .txt must go. Fix the names with bash: {fix}" in note
+    assert model.calls[2].kwargs.get("tool_choice") == "bash"
+    assert sorted(p.name for p in notes.iterdir()) == ["a.md", "b.md"]

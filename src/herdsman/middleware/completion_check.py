@@ -52,7 +52,8 @@ from typing_extensions import NotRequired
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
     SKILL_OUTPUT,
-    cut_lines, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, unbacked_claim, unset_value,
+    cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, unbacked_claim,
+    unset_value,
 )
 from herdsman.middleware.completion_plan import next_tools
 from herdsman.middleware.completion_rules import (
@@ -379,6 +380,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                                                          and lookup.size_of(n)])) is not None:
                 found.append(script)
         found += self._skill_outputs(state, lookup)
+        doubled = double_extension(request, list(lookup.entries()))
+        if doubled:
+            found.append(doubled)
         prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
         for path in dict.fromkeys(_VIRTUAL.findall(prose)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs") \

@@ -288,6 +288,28 @@ def not_sorted(request: str, name: str, text: str) -> str | None:
     )
 
 
+_RENAME_EXT = re.compile(r"\brename\b.*?\.(\w{1,8})\b.*?\bto\s+(?:\w+\s+)?\.(\w{1,8})\b", re.IGNORECASE)
+DOUBLE_EXTENSION = "The files are now named"
+
+
+def double_extension(request: str, paths: Sequence[str]) -> str | None:
+    """A note when the request renames files from one extension to another and files now end in
+    both (``a.txt.md``): ``mv {} {}.md`` added the new one without taking the old one off (from
+    the benchmark). Gives the loop that fixes the names."""
+    match = _RENAME_EXT.search(request)
+    if match is None:
+        return None
+    old, new = match.group(1), match.group(2)
+    doubled = [p for p in paths if p.endswith(f".{old}.{new}")]
+    if not doubled:
+        return None
+    folder = doubled[0].rsplit("/", 1)[0]
+    return (
+        f"{DOUBLE_EXTENSION} like {doubled[0].rsplit('/', 1)[-1]}: the .{old} must go. Fix the names with bash: "
+        f'cd {folder} && for f in *.{old}.{new}; do mv "$f" "${{f%.{old}.{new}}}.{new}"; done'
+    )
+
+
 _CLAIM = re.compile(
     r"\b(?:has|have) been (?:created|saved|written|generated|made|built|added|renamed|moved|updated)\b"
     r"|\bI(?:'ve| have)? (?:created|saved|written|wrote|generated|made|built|added)\b",

@@ -11,7 +11,8 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion_files import (
-    LINES_CUT, NOT_JUST_VALUE, NOT_SORTED, PRINTED_NOT_SAVED, ROWS_SHORT, RUN_SCRIPT, SKILL_OUTPUT, VALUE_NOT_SET,
+    DOUBLE_EXTENSION, LINES_CUT, NOT_JUST_VALUE, NOT_SORTED, PRINTED_NOT_SAVED, ROWS_SHORT, RUN_SCRIPT, SKILL_OUTPUT,
+    VALUE_NOT_SET,
 )
 from herdsman.middleware.completion_rules import (
     ANSWER_OFFER, CODE_NOT_RUN, CODE_NOT_WRITTEN, COMPARE_IT, FOLDER_EMPTY, MISSING_FILE, RUN_IT, SOURCE_SUFFIXES, change_targets,
@@ -21,7 +22,7 @@ from herdsman.middleware.completion_search import SEARCH_AGAIN, SEARCH_FOR
 from herdsman.middleware.turn import this_run
 
 
-_BASH_NOTES = (CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT, NOT_SORTED)
+_BASH_NOTES = (CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT, NOT_SORTED, DOUBLE_EXTENSION)
 """Notes whose way out is a command: run the code shown, the script changed, the saving command..."""
 
 
