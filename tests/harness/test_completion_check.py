@@ -220,7 +220,8 @@ async def test_a_number_no_tool_showed_is_sent_back(home: Path) -> None:
     model, _ = await run(home, "t-cc13", "How many .py files are in /mnt/user-data/workspace/src?", [
         call("glob", 1, pattern="**/*.py", path="/mnt/user-data/workspace/src"), "1", "3",
     ])
-    assert "states 1, which no tool result shows. Your glob call said [3 matches]: if that counts" in harness_notes(model, 2)[0]
+    assert ("states 1, which no tool result shows. Your glob call said [3 matches]: if that counts what the request "
+            "asks about, the number is 3; use it") in harness_notes(model, 2)[0]
 
 
 async def test_after_reading_a_file_to_fix_the_next_call_must_edit_it(home: Path) -> None:

@@ -268,7 +268,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             counted = count_line(tool_results)
             found.append(
                 f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. "
-                + (f"Your {counted[0]} call said {counted[1]}: if that counts what the request asks about, use that number." if counted else
+                + (f"Your {counted[0]} call said {counted[1]}: if that counts what the request asks about, the number is "
+                   f"{NUMBER.search(counted[1]).group(0)}; use it, in the answer and in any file the request asks for." if counted else
                    f"Compute it with a tool (for example {count_command(request.text) or 'python3'}) and answer with the value "
                    "the tool prints.")
             )
