@@ -495,3 +495,18 @@ def test_python_written_as_one_escaped_line_gets_its_line_breaks(call, ws: Path)
     assert (ws / "greet.py").read_text() == "print('a\\nb')"
     ok(call("write_file", path="notes.txt", content="a\\nb"))
     assert (ws / "notes.txt").read_text() == "a\\nb"
+
+
+def test_a_command_cancelled_before_it_starts_never_starts(provider: LocalSandboxProvider, ws: Path) -> None:
+    """A Ctrl-C that lands while the bash worker still takes its snapshot: the command must not
+    start afterwards (it would outlive the cancelling loop and run its whole length)."""
+    from herdsman.sandbox.tools import run_traced
+
+    sandbox = provider.acquire("t1")
+    cancelled = threading.Event()
+    cancelled.set()
+    result, artifact = run_traced(sandbox, "echo ran > ran.txt", cancelled)
+    assert result.exit_code == -1 and "cancelled before it started" in result.output
+    assert not (ws / "ran.txt").exists()
+    result, _ = run_traced(sandbox, "echo ran > ran.txt", threading.Event())
+    assert result.exit_code == 0 and (ws / "ran.txt").read_text() == "ran\n"

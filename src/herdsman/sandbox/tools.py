@@ -260,9 +260,16 @@ def _snapshot(sandbox: Sandbox) -> FileSnapshot | None:
         return None
 
 
-def run_traced(sandbox: Sandbox, command: str) -> tuple[ExecResult, dict[str, Any]]:
-    """Run ``command`` and describe it for a trace: the bash tool's artifact (module docstring)."""
+def run_traced(
+    sandbox: Sandbox, command: str, cancelled: threading.Event | None = None
+) -> tuple[ExecResult, dict[str, Any]]:
+    """Run ``command`` and describe it for a trace: the bash tool's artifact (module docstring).
+    A ``cancelled`` event set before the command starts (the worker takes a snapshot first)
+    keeps it from starting at all: a late start would outlive the cancelling loop and run its
+    whole length."""
     before = _snapshot(sandbox)
+    if cancelled is not None and cancelled.is_set():
+        return ExecResult(exit_code=-1, output="cancelled before it started"), {"command": command, "exit_code": -1}
     result = sandbox.execute(command)
     after = _snapshot(sandbox) if before is not None else None
     artifact: dict[str, Any] = {"command": command, "exit_code": result.exit_code}
@@ -334,10 +341,12 @@ class SandboxTools:
         """Run a command in a worker thread; a cancelled run kills the command instead of
         leaving it to its timeout in an orphaned thread."""
         sandbox = self.sandbox_of(runtime)
-        work = asyncio.ensure_future(asyncio.to_thread(run_traced, sandbox, command))
+        cancelled = threading.Event()
+        work = asyncio.ensure_future(asyncio.to_thread(run_traced, sandbox, command, cancelled))
         try:
             result, artifact = await asyncio.shield(work)
         except asyncio.CancelledError:
+            cancelled.set()  # not started yet: it never starts
             if isinstance(sandbox, HostBackedSandbox):
                 # The command may not have started yet (the worker takes a snapshot first): keep
                 # cancelling until the worker is done, so a late start is killed too (bounded).
