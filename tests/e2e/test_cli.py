@@ -95,9 +95,13 @@ def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
         [{"tool_calls": [{"name": "bash", "args": {"command": "sleep 67.31 & echo started; wait"}}]}, "never reached"],
     )
     env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"} | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    # The CLI starts as from a terminal, with Ctrl-C's default disposition: a test run started in the
+    # background by a non-interactive shell (nohup ... &) ignores SIGINT, its children inherit that,
+    # and this test then hung (twice in clean-clone runs; SigIgn of the pytest process showed it).
     proc = subprocess.Popen(
         [sys.executable, "-m", "herdsman", "run", "Sleep a while", "--thread", "stopped", "--config", str(cfg)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     line = proc.stdout.readline()
     while "▶ bash" not in line:
