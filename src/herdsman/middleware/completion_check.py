@@ -357,12 +357,13 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 elif size == 0 or (size <= 8 and lookup.holds_nothing(name)):
                     found.append(f"{name} is empty. Write its content.")
                     empty.append(name)
-                elif (short := rows_short(request, name, lookup.text_of(name) or "", run)) is not None:
-                    found.append(short)
-                elif size <= 400 and (sentence := not_just_value(request, name, lookup.text_of(name) or "")) is not None:
-                    found.append(sentence)
-                elif (unordered := not_sorted(request, name, lookup.text_of(name) or "")) is not None:
-                    found.append(unordered)
+                else:  # read once for the rules on what it holds
+                    text = lookup.text_of(name) or ""
+                    held = (rows_short(request, name, text, run)
+                            or (not_just_value(request, name, text) if size <= 400 else None)
+                            or not_sorted(request, name, text))
+                    if held:
+                        found.append(held)
             for folder in output_folders(request):
                 if not any(path.startswith(folder + "/") for path in lookup.entries()):
                     found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")

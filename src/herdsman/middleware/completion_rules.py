@@ -102,6 +102,16 @@ def output_folders(request: str) -> list[str]:
     return [f for f in dict.fromkeys(found) if "." not in f.rsplit("/", 1)[-1]]
 
 
+def request_paths(request: str) -> list[str]:
+    """The /mnt/user-data paths the request names, in order."""
+    return re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request)
+
+
+def request_folders(request: str) -> list[str]:
+    """The paths the request names that look like folders (no extension on the last part)."""
+    return [p for p in request_paths(request) if "." not in p.rsplit("/", 1)[-1]]
+
+
 def change_targets(request: str, names: Sequence[str]) -> list[str]:
     """Which of the existing files the request ``names`` it asks to change: those named after
     its first change verb ("python3 test_stats.py fails. Fix the bug in stats.py (not the
@@ -266,7 +276,7 @@ def uncompared(request: str, run: Sequence[Any]) -> str | None:
                         for c in m.tool_calls if c["name"] == "bash")
     if _COMPARING.search(commands):
         return None
-    folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request) if "." not in f.rsplit("/", 1)[-1]]
+    folders = request_folders(request)
     by_size = f"ls -S {folders[0]} | head -n 1" if folders else "ls -S <folder> | head -n 1"
     return (
         f"{COMPARE_IT} {match.group(1).lower()}: find it with a command that compares, not by eye (files by size: "

@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from herdsman.middleware.completion_rules import request_folders, request_paths
 from herdsman.middleware.turn import is_harness
 
 
@@ -85,7 +86,7 @@ def fruitless_search(request: str, run: Sequence[Any]) -> str | None:
                 return None  # the last search found something: the answer may rest on it
             term, path = search
             term = re.sub(r"\.\w+$", "", term.strip("*'\"")).strip("*") or term  # parse_date.py: parse_date
-            folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request) if "." not in f.rsplit("/", 1)[-1]]
+            folders = request_folders(request)
             folder = folders[0] if folders else (path if path and "." not in path.rsplit("/", 1)[-1] else "/mnt/user-data/workspace")
             return (
                 f"{SEARCH_AGAIN} ({call['name']} for {search[0]!r}) found nothing, so your answer rests on nothing. "
@@ -114,7 +115,7 @@ def unsearched_term(request: str, run: Sequence[Any]) -> str | None:
     missing = [t for t in dict.fromkeys(terms) if t.lower() not in calls.lower()]
     if not missing:
         return None
-    folders = [f for f in re.findall(r"/mnt/user-data/[\w./-]*[\w-]", request)]
+    folders = request_paths(request)
     return (
         f"{SEARCH_FOR} {missing[0]!r}, but none of your tool calls looked for it, so your answer rests on "
         f"something else. Search for it: call grep with {grep_arguments(request, missing[0], folders[0] if folders else None)}."

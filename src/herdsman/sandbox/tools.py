@@ -477,7 +477,8 @@ class SandboxTools:
                     "make it unique, or set replace_all=true to replace all of them"
                 )
             updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
-            if "\n" not in old and "\n" in new and parse_problem(shown, updated) and not parse_problem(shown, content):
+            was_broken = bool(parse_problem(shown, content))
+            if "\n" not in old and "\n" in new and not was_broken and parse_problem(shown, updated):
                 # one line edited into several that break the code: the model's "\n" inside quotes came
                 # through JSON as a real line break (from the benchmark: .replace('<break>', ' '))
                 mended = content.replace(old, new.replace("\n", "\\n"), -1 if replace_all else 1)
@@ -486,7 +487,7 @@ class SandboxTools:
                     escaped_note = " (the line break in new was written as \\n: as a real break the code did not parse)"
             sandbox.write_text(path, updated)
         replaced = count if replace_all else 1
-        problem = parse_problem(shown, updated) if not parse_problem(shown, content) else ""  # one this edit made
+        problem = parse_problem(shown, updated) if not was_broken else ""  # one this edit made
         return (f"Replaced {replaced} occurrence(s) in {shown}{escaped_note}{problem}",
                 _file_artifact(shown, "modified", replacements=replaced))
 
