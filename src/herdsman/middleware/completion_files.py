@@ -76,19 +76,13 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
     file."""
     if len(missing) != 1:
         return None
-    last = None
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
-    for message in run:
-        for call in message.tool_calls if isinstance(message, AIMessage) else []:
-            if call["name"] in ("bash", "grep"):
-                last = call
+    last, result = _last_call(run, ("bash", "grep"))
     if last is None:
         return None
     name = missing[0]
     if last["name"] == "grep":
-        return _grep_not_saved(last, results.get(last.get("id")), request, name)
+        return _grep_not_saved(last, result, request, name)
     command = str((last.get("args") or {}).get("command") or "")
-    result = results.get(last.get("id"))
     if result is None or failed(result) or result.text.strip() in ("", "(no output)") or ">" in command:
         return None
     if not _COMPUTING.match(command):
@@ -168,14 +162,19 @@ def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> s
 _HEADER = re.compile(r"\bheader(?: row| line)? ([^\s]+?)[.,;]?(?:\s|$)", re.IGNORECASE)
 
 
+def _last_call(run: Sequence[Any], names: Sequence[str]) -> tuple[dict[str, Any] | None, ToolMessage | None]:
+    """The run's last call of one of the tools ``names`` and its result (either may be None)."""
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] in names]
+    if not calls:
+        return None, None
+    result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id == calls[-1].get("id")), None)
+    return calls[-1], result
+
+
 def _last_printed(run: Sequence[Any]) -> tuple[str, str] | None:
     """``(command, output)`` of the run's last bash call when it succeeded without a redirect."""
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
-    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] == "bash"]
-    if not calls:
-        return None
-    command = str((calls[-1].get("args") or {}).get("command") or "")
-    result = results.get(calls[-1].get("id"))
+    call, result = _last_call(run, ("bash",))
+    command = str(((call or {}).get("args") or {}).get("command") or "")
     if result is None or failed(result) or ">" in command:
         return None
     return command, result.text
