@@ -323,6 +323,28 @@ def test_the_reaper_removes_idle_containers_by_itself(docker_config) -> None:
         provider.close()
 
 
+def test_listing_survives_a_container_removed_mid_list(provider: DockerSandboxProvider, monkeypatch) -> None:
+    """The engine answers 'no such container' when one is reaped between its list and inspection."""
+    import docker
+    from docker.models.containers import ContainerCollection
+
+    provider.acquire("t1").execute("true")
+    real_list = ContainerCollection.list
+    failures = [
+        docker.errors.NotFound("gone"),
+        docker.errors.APIError("500 Server Error: container abc does not exist in database: no such container"),
+    ]
+
+    def flaky_list(self, *args, **kwargs):
+        if failures:
+            raise failures.pop(0)
+        return real_list(self, *args, **kwargs)
+
+    monkeypatch.setattr(ContainerCollection, "list", flaky_list)  # a new collection per .containers
+    assert len(provider.containers()) == 1
+    assert failures == []
+
+
 def test_exec_frames_split_anywhere_are_decoded() -> None:
     from herdsman.sandbox.docker_stream import FrameDecoder
     from herdsman.sandbox.process import StreamCapture

@@ -669,6 +669,7 @@ class DockerSandboxProvider(RemoteSandboxes):
 
     def containers(self) -> list[Any]:
         """Every container of this Herdsman home on the engine (running or not)."""
+        docker = _docker()
         labels = [f"{LABEL_SANDBOX}=1", f"{LABEL_OWNER}={self.owner}"]
         for attempt in range(3):
             try:
