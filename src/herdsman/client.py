@@ -14,6 +14,7 @@ stream. The lead's own messages come from the root graph; sub-agents stream as s
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
@@ -29,6 +30,7 @@ from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 
@@ -177,14 +179,38 @@ class HerdsmanClient:
         """Send ``message`` on ``thread_id`` (new when omitted) and yield what happens."""
         thread_id = thread_id or new_thread_id()
         config = run_config(self.config, thread_id)
-        names: dict[str, str] = {}
+        said = PartialAnswer()
         log.info("run_started", thread_id=thread_id)
+        try:
+            async for event in self._events(message, config, said):
+                yield event
+        except asyncio.CancelledError:  # Ctrl-C: keep the words of the answer the user saw
+            if await said.keep(self.agent, thread_id):
+                log.info("run_partial_answer_kept", thread_id=thread_id)
+            raise
+        state = await self.agent.aget_state(config)
+        values = state.values
+        last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
+        log.info("run_finished", thread_id=thread_id)
+        yield RunFinished(
+            thread_id,
+            _content_text(last_ai) if last_ai else "",
+            values.get("title"),
+            self.outputs(thread_id),
+            dict(values.get("usage") or {}),
+        )
+
+    async def _events(self, message: str, config: dict[str, Any], said: PartialAnswer) -> AsyncIterator[Event]:
+        """The events of one run of the lead agent on ``message`` (all but the end); ``said``
+        follows the answer's words as they stream."""
+        names: dict[str, str] = {}
         async for namespace, mode, chunk in self.agent.astream(
             {"messages": [HumanMessage(content=message)]},
             config,
             stream_mode=["messages", "updates", "custom"],
             subgraphs=True,
         ):
+            said.see(tuple(namespace), mode, chunk)
             if mode == "custom":
                 if isinstance(chunk, dict) and str(chunk.get("type", "")).startswith("task_"):
                     yield TaskEvent(chunk["type"], chunk, tuple(namespace))
@@ -205,17 +231,6 @@ class HerdsmanClient:
                     elif isinstance(msg, ToolMessage):
                         name = msg.name or names.get(msg.tool_call_id, "?")
                         yield ToolResult(msg.tool_call_id, name, _content_text(msg), msg.status == "error")
-        state = await self.agent.aget_state(config)
-        values = state.values
-        last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
-        log.info("run_finished", thread_id=thread_id)
-        yield RunFinished(
-            thread_id,
-            _content_text(last_ai) if last_ai else "",
-            values.get("title"),
-            self.outputs(thread_id),
-            dict(values.get("usage") or {}),
-        )
 
     async def run(self, message: str, thread_id: str | None = None) -> RunFinished:
         """Send ``message`` and wait for the end of the run."""

@@ -126,6 +126,32 @@ def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     assert "interrupted" in seen[3]["content"]
 
 
+def test_ctrl_c_during_an_answer_keeps_the_words_said(tmp_path: Path) -> None:
+    answer = "Here is the first part of a long answer, and then much more that never comes."
+    cfg = write_config(tmp_path, "talk", [answer], stream_chunk_chars=6, chunk_delay=0.3)
+    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"} | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdsman", "run", "Talk", "--thread", "talking", "--config", str(cfg)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # see the test above
+    )
+    shown = b""
+    while b"first" not in shown:
+        piece = os.read(proc.stdout.fileno(), 100)
+        assert piece, "the run ended before the answer streamed"
+        shown += piece
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+
+    again = write_config(tmp_path, "again", ["Yes."])
+    assert run_cli("run", "Go on", "--thread", "talking", "--config", str(again), cwd=tmp_path).returncode == 0
+    seen = records(tmp_path, "again")[0]["messages"]
+    assert [m["type"] for m in seen] == ["system", "human", "ai", "human"]
+    kept = seen[2]["content"]
+    assert kept.startswith("Here is the first") and answer.startswith(kept) and kept != answer
+
+
 def test_config_check_reports_problems_with_paths(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("models:\n  - name: x\n    use: nowhere:Chat\nsandbox: {timeout: 3}\n")

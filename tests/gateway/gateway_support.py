@@ -28,6 +28,7 @@ from herdsman_gateway.app import create_app
 from tests.support import REPO
 
 HOLD = "[hold]"
+HOLD_MID = "[hold-mid]"  # the answer streams its first words, then waits for release()
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
 
 
@@ -56,7 +57,7 @@ def reply(messages: list[BaseMessage]) -> Any:
             prompt = " ".join(words[1:])
             args = {"description": prompt[:40], "prompt": prompt, "subagent_type": "general-purpose"}
             return {"tool_calls": [{"name": "task", "args": args}]}
-        return f"echo: {text.replace(HOLD, '').strip()}"
+        return f"echo: {text.replace(HOLD_MID, '').replace(HOLD, '').strip()}"
     if last.type == "tool":
         if human.split()[:1] == ["steps"]:
             wanted = int(human.split()[1])
@@ -81,16 +82,20 @@ class HeldModel(ScriptedChatModel):
         """Block until some model call is waiting at the gate."""
         assert self._waiting.wait(timeout), "no model call reached the hold"
 
-    async def _hold(self, messages: list[BaseMessage]) -> None:
+    async def _hold(self, messages: list[BaseMessage], marker: str = HOLD) -> None:
         human = [m for m in messages if m.type == "human"]
-        if human and HOLD in human[-1].text and messages[-1].type == "human":
+        if human and marker in human[-1].text and messages[-1].type == "human":
             self._waiting.set()
             while not self._gate.is_set():
                 await asyncio.sleep(0.01)
 
     async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
         await self._hold(messages)
+        sent = 0
         async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            if sent == 3:
+                await self._hold(messages, HOLD_MID)
+            sent += 1
             yield chunk
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]

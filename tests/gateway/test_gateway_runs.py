@@ -13,7 +13,7 @@ from herdsman.models.scripted import ScriptedChatModel
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.threads import ThreadStore
 
-from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
+from tests.gateway.gateway_support import HOLD, HOLD_MID, running_gateway, scripted_model, user_message
 from tests.support import make_config
 
 
@@ -72,6 +72,34 @@ async def test_cancel_a_running_run(client, model) -> None:
     model.release()
     after = await client.runs.wait(tid, "lead_agent", input=user_message("next"))
     assert after["messages"][-1]["content"] == "echo: next"
+
+
+async def test_a_stopped_answer_keeps_what_was_said(client, model) -> None:
+    """Stop while the answer streams: the words the user saw stay in the thread as the agent's
+    message, the thread is idle with nothing pending, and the next turn sees them."""
+    tid = (await client.threads.create())["thread_id"]
+    seen = ""
+    stream = client.runs.stream(tid, "lead_agent", input=user_message(f"tell me a long story {HOLD_MID}"),
+                                stream_mode="messages-tuple")
+    async for part in stream:
+        if part.event == "metadata":
+            run_id = part.data["run_id"]
+        elif part.event == "messages":
+            seen += part.data[0]["content"]
+            if seen == "echo: tell m":  # three 4-character chunks, then the model holds
+                break
+    await stream.aclose()
+    await client.runs.cancel(tid, run_id, wait=True)
+    assert (await client.runs.get(tid, run_id))["status"] == "interrupted"
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "idle"
+    said = thread["values"]["messages"][-1]
+    assert said["type"] == "ai" and said["content"] == seen
+    assert (await client.threads.get_state(tid))["next"] == []
+    model.release()
+    after = await client.runs.wait(tid, "lead_agent", input=user_message("go on"))
+    assert [m["content"] for m in after["messages"]][-3:] == [seen, "go on", "echo: go on"]
+    assert seen in [m.text for m in model.calls[-1].messages]
 
 
 async def test_multitask_interrupt_rollback_and_enqueue(client, model) -> None:

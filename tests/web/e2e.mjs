@@ -346,6 +346,24 @@ const scenarios = {
     await page.waitForTimeout(1500);
     check("no more steps", (await page.getByTestId("tool-call").count()) < 8);
     await shot(page, "stopped");
+
+    // Stopped while the answer streams: the words already shown stay, in the page and in the thread.
+    await page.getByTestId("new-thread").click();
+    await send(page, "story please");
+    await lastAgent(page).filter({ hasText: "Once upon a time" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("stop").click();
+    await page.getByTestId("notice").filter({ hasText: "Stopped" }).waitFor();
+    await page.getByTestId("running").waitFor({ state: "detached" });
+    const kept = await lastAgent(page).locator(".message-text").innerText();
+    check("the stopped answer stays on the page", kept.startsWith("Once upon a time") && !kept.includes("and it ended."), kept);
+    const storyThread = new URL(page.url()).searchParams.get("thread");
+    const state = await (await page.request.get(`${baseUrl}/api/langgraph/threads/${storyThread}/state`)).json();
+    const saved = state.values.messages.at(-1);
+    check("the stopped answer is saved in the thread", saved.type === "ai" && saved.content.startsWith("Once upon a time") && state.next.length === 0, { type: saved.type, next: state.next });
+    await page.reload();
+    await lastAgent(page).filter({ hasText: "Once upon a time" }).waitFor({ timeout: 15000 });
+    check("and is there after a reload", true);
+    await shot(page, "stopped-answer");
   },
 
   async reload(page) {

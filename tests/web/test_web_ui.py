@@ -156,10 +156,13 @@ def test_gateway_down_is_shown_and_the_page_recovers(gateway: RunningGateway) ->
     assert checks["down shown"] and checks["usable after recovery"]
 
 
-def test_stop_cancels_the_run(gateway: RunningGateway) -> None:
+def test_stop_cancels_the_run_and_keeps_what_was_said(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "stop")
     assert checks["run cancelled on the gateway"]["status"] != "busy"
     assert checks["the header says what the agent is doing, and for how long"]
+    assert checks["the stopped answer stays on the page"].startswith("Once upon a time")
+    assert checks["the stopped answer is saved in the thread"]["next"] == []
+    assert checks["and is there after a reload"]
 
 
 def test_edit_and_regenerate_branch_from_a_checkpoint(gateway: RunningGateway) -> None:

@@ -2,7 +2,7 @@
 gateway serving the built UI on a free port.
 
 The lead reacts to the first word of the user's message:
-``hello ...`` streams a long answer slowly; ``fanout`` starts three sub-agents at once;
+``hello ...`` streams an answer slowly; ``story`` a much longer one (to stop midway); ``fanout`` starts three sub-agents at once;
 ``ask`` asks a clarifying question with choices; ``approve`` calls ``glob``, which needs approval;
 ``read NAME`` reads an upload; ``write NAME TEXT`` writes an output; ``files`` writes ``APP_CODE`` to
 the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slow tool
@@ -13,7 +13,6 @@ another (the first writes ``outputs/shell.txt``, the second fails). Anything els
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.support import make_config
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "web"
 GREETING = "Hello from Herdsman! These words arrive as streamed tokens, a few characters at a time, until the answer is complete."
+STORY = "Once upon a time " + "a long story went on and on, " * 40 + "and it ended."
 CODE_ANSWER = 'Here is a greeting:\n\n```python\ndef greet(name):\n    return f"hi {name}"  # polite\n```\n'
 MODELS = [
     {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
@@ -64,6 +64,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
     if last.type == "human":
         if first == "hello":
             return GREETING
+        if first == "story":
+            return STORY
         if first == "fanout":
             return {"tool_calls": [_task(t) for t in ("alpha", "beta", "gamma")]}
         if first == "ask":
@@ -105,16 +107,6 @@ def web_reply(messages: list[BaseMessage]) -> Any:
     return "ok"
 
 
-class SlowStreamModel(ScriptedChatModel):
-    """The scripted lead, streaming its content chunks 30 ms apart so a page sees tokens arrive."""
-
-    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
-        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
-            if chunk.message.content:
-                await asyncio.sleep(0.03)
-            yield chunk
-
-
 @contextmanager
 def web_gateway(home: Path, api_keys: list[str] | None = None, **sections: Any) -> Iterator[RunningGateway]:
     """A gateway with the scripted lead, a slow scripted sub-agent model, and ``glob`` needing approval
@@ -127,6 +119,6 @@ def web_gateway(home: Path, api_keys: list[str] | None = None, **sections: Any) 
         gateway={"api_keys": api_keys or []},
         **sections,
     )
-    model = SlowStreamModel(respond=web_reply, stream_chunk_chars=6)
+    model = ScriptedChatModel(respond=web_reply, stream_chunk_chars=6, chunk_delay=0.03)  # tokens arrive visibly
     with running_gateway(config, model=model) as served:
         yield served

@@ -161,8 +161,10 @@ export function App() {
   const stop = async () => {
     const tid = threadRef.current;
     const rid = runId.current ?? (tid ? sessionStorage.getItem(`lg:stream:${tid}`) : null);
-    await stream.stop();
+    // The gateway stops the run first (and keeps the words of the answer said so far), so what
+    // the page reads back after its stream ends is the thread as the stop left it.
     if (tid && rid) await client.runs.cancel(tid, rid, true).catch((e) => addError(`Could not stop the run: ${describeError(e)}`));
+    await stream.stop();
     setNotice("Stopped.");
     setThreadsKey((k) => k + 1); // the thread's status in the list: idle again, not "busy"
     setFilesKey((k) => k + 1);

@@ -125,6 +125,7 @@ class ScriptedChatModel(BaseChatModel):
     latency: float = Field(0.0, ge=0, description="Seconds each call waits before answering.")
     on_exhausted: Literal["error", "repeat_last"] = "error"
     stream_chunk_chars: int = Field(16, ge=1, description="Characters per streamed content chunk.")
+    chunk_delay: float = Field(0.0, ge=0, description="Seconds between streamed chunks (a slow model).")
     record_file: str | None = Field(
         None, description="Append each call as a JSON line (messages and tools) to this file."
     )
@@ -262,7 +263,9 @@ class ScriptedChatModel(BaseChatModel):
             time.sleep(self.latency)
         message = self._next(messages, kwargs)
         time.sleep(message.response_metadata.get("scripted_delay", 0))
-        for chunk in self._chunks(message):
+        for i, chunk in enumerate(self._chunks(message)):
+            if i and self.chunk_delay:
+                time.sleep(self.chunk_delay)
             if run_manager and chunk.message.content:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -278,7 +281,9 @@ class ScriptedChatModel(BaseChatModel):
             await asyncio.sleep(self.latency)
         message = self._next(messages, kwargs)
         await asyncio.sleep(message.response_metadata.get("scripted_delay", 0))
-        for chunk in self._chunks(message):
+        for i, chunk in enumerate(self._chunks(message)):
+            if i and self.chunk_delay:
+                await asyncio.sleep(self.chunk_delay)
             if run_manager and chunk.message.content:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

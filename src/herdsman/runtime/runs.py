@@ -33,6 +33,7 @@ from langgraph.types import Command
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
+from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.run_events import (
     EventTranslator,
     graph_modes,
@@ -540,6 +541,7 @@ class RunManager:
         started = time.monotonic()
         spec = run.spec
         translator = EventTranslator(spec.stream_mode)
+        said = PartialAnswer()
         structlog.contextvars.bind_contextvars(run_id=run.run_id, thread_id=run.thread_id)
         try:
             cfg = self._graph_config(run)
@@ -565,6 +567,7 @@ class RunManager:
             if spec.durability:
                 kwargs["durability"] = spec.durability
             async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
+                said.see(tuple(namespace), mode, chunk)
                 if mode == "updates":
                     self._report_usage(run, chunk)
                 elif mode == "custom" and (outcome := subagent_outcome(chunk)):
@@ -583,11 +586,23 @@ class RunManager:
         except asyncio.CancelledError:
             await self._set_status(run, "interrupted")
             log.info("run_cancelled", action=run.cancel_action)
+            await self._keep_said(run, said)
         except Exception as exc:  # noqa: BLE001 - any failure of the agent ends the run as an error
             await self._fail(run, exc)
         finally:
             structlog.contextvars.unbind_contextvars("run_id", "thread_id")
         await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
+
+    async def _keep_said(self, run: Run, said: PartialAnswer) -> None:
+        """After a stop (not a rollback, which undoes the run): keep the streamed words of the
+        answer in progress in the thread."""
+        if run.cancel_action == "rollback":
+            return
+        try:
+            if await said.keep(self.graph, run.thread_id):
+                log.info("run_partial_answer_kept", run_id=run.run_id)
+        except Exception as exc:  # noqa: BLE001 - the stop itself must still end the run
+            log.warning("run_partial_answer_not_kept", run_id=run.run_id, error=_text(exc))
 
     @staticmethod
     def _has_breakpoints(run: Run) -> bool:
