@@ -52,6 +52,33 @@ async def test_a_turn_is_learned_and_injected_in_a_new_thread(home: Path) -> Non
     service.close()
 
 
+async def test_confidence_comes_from_who_said_it_not_from_the_memory_model(home: Path) -> None:
+    """The small memory model calls every fact certain; what is kept is capped by the evidence:
+    said by the user, only inferred from the assistant's words, or said by no one (dropped)."""
+    config = memory_config(home)
+    claims = [
+        {"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 1.0},
+        {"content": "Ann's tools rely on the clap crate", "category": "project", "confidence": 1.0},
+        {"content": "Ann lives in Berlin near the river", "category": "profile", "confidence": 1.0},
+    ]
+    memo = ScriptedChatModel(responses=[json.dumps({"summary": "", "facts": claims}),
+                                        json.dumps({"summary": "", "facts": claims[:1]})])
+    service = MemoryService.open(config, memo)
+    lead = ScriptedChatModel(responses=["Noted. I would use the clap crate for the argument parsing.", "Sure."])
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+
+    await ask(agent, config, "I write all my CLI tools in Rust.", "t-1", user_id="ann")
+    await service.worker.drain()
+    sure = {f.content: f.confidence for f in service.store.facts("ann")}
+    assert sure == {"Ann writes her CLI tools in Rust": 0.9, "Ann's tools rely on the clap crate": 0.6}
+
+    await ask(agent, config, "My CLI tools are all Rust, as I said.", "t-2", user_id="ann")
+    await service.worker.drain()
+    sure = {f.content: f.confidence for f in service.store.facts("ann")}
+    assert sure["Ann writes her CLI tools in Rust"] == 0.95  # learned again in another thread
+    service.close()
+
+
 async def test_memory_is_per_user(home: Path) -> None:
     config = memory_config(home, mode="tool")
     service = MemoryService.open(config, store=InMemoryStore())

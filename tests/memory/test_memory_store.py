@@ -20,8 +20,11 @@ def test_same_fact_twice_is_one_record() -> None:
     assert first.id == again.id == fact_id("Ann prefers tabs over spaces")
     facts = store.facts("ann")
     assert len(facts) == 1
-    assert facts[0].confidence == 0.9 and facts[0].source_thread == "t2"
+    # learned again in another thread: the surer of the two, and a little surer still
+    assert facts[0].confidence == 0.95 and facts[0].source_thread == "t2"
     assert facts[0].created_at == first.created_at
+    retried = store.put("ann", Fact.new("Ann prefers tabs over spaces.", "preference", 0.6, "t2"))
+    assert retried.confidence == 0.95  # the same thread again (a retried update) adds nothing
     assert store.facts("bob") == []  # per user
 
 

@@ -67,10 +67,13 @@ class Fact:
         return cls(id=key, **{k: value[k] for k in names if k in value})
 
     def merged_with(self, newer: "Fact") -> "Fact":
-        """This fact learned again: keep its creation time, take the newer details."""
+        """This fact learned again: keep its creation time, take the newer details; learned in
+        another thread, it is surer (see :mod:`herdsman.memory.grounding`)."""
+        from herdsman.memory.grounding import reinforced  # grounding builds on this module
+
         return replace(
             newer,
             id=self.id,
             created_at=self.created_at or newer.created_at,
-            confidence=max(self.confidence, newer.confidence),
+            confidence=reinforced(self.confidence, newer.confidence, self.source_thread == newer.source_thread),
         )

@@ -20,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 
 from herdsman.config.schema import MemoryConfig
 from herdsman.memory.extraction import build_prompt, filter_facts, parse_reply
+from herdsman.memory.grounding import grounded
 from herdsman.memory.queue import PendingUpdate, QueueClosedError, UpdateQueue
 from herdsman.memory.store import MemoryStore
 
@@ -38,6 +39,7 @@ class MemoryUpdater:
 
     def _apply(self, update: PendingUpdate, reply_text: str) -> int:
         result = parse_reply(reply_text, update.thread_id)
+        result.facts = grounded(result.facts, update.messages)
         existing = self.store.facts(update.user_id)
         known = {f.id for f in existing}
         for fid in result.forget:
