@@ -336,6 +336,28 @@ async def test_streams_under_tool_call_namespaces(home: Path) -> None:
     assert all(c["usage"]["total_tokens"] > 0 and c["subagent_type"] == "general-purpose" for c in completed)
 
 
+async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, monkeypatch) -> None:
+    """Between two steps, task_generating events say how much the sub-agent's model call has
+    written so far, growing; the step that ends the call carries the real usage."""
+    import herdsman.subagents.live as live
+
+    monkeypatch.setattr(live, "INTERVAL", 0.0)  # every streamed chunk reports
+    config = config_for(home)
+    lead = lead_model([task("essay", "write", id="call_essay")], "ok")
+    writer = ScriptedChatModel(responses=["word " * 40], stream_chunk_chars=20)
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": writer})
+    custom = [chunk async for _, mode, chunk in agent.astream(
+        {"messages": [HumanMessage("go")]}, run_config(config, "live"), stream_mode=["custom"], subgraphs=True)]
+    generating = [c for c in custom if c["type"] == "task_generating"]
+    assert [c["tokens"] for c in generating] == [5 * n for n in range(1, 11)]  # 20 characters a chunk
+    assert all(c["task_id"] == "call_essay" and c["step"] == 1 for c in generating)
+    kinds = [c["type"] for c in custom]
+    assert kinds.index("task_started") < kinds.index("task_generating") < kinds.index("task_progress")
+
+
 async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:
     from herdsman.subagents.scope import cancel_task
 

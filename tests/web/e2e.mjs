@@ -108,6 +108,14 @@ const scenarios = {
     check("cards live together", live >= 2, { running: live });
     const text = await page.getByTestId("subagent-cards").innerText();
     check("card details", ["Research alpha", "Research beta", "Research gamma", "general-purpose", "tokens"].every((t) => text.includes(t)), text);
+    // While a sub-agent's model writes, its card says so and its token count grows.
+    const writing = page.getByTestId("card-activity").filter({ hasText: "writing" }).first();
+    await writing.waitFor({ timeout: 15000 });
+    const count = async () => Number((await page.getByTestId("card-tokens").first().innerText()).replace(/[^0-9]/g, ""));
+    const early = await count();
+    await page.waitForTimeout(1500);
+    const later = await count();
+    check("tokens grow while the model writes", early > 0 && later > early, { early, later });
     await shot(page, "running");
     // A reload while they work: the page joins the run again and rebuilds the cards from its events.
     await page.reload();

@@ -114,6 +114,7 @@ def test_the_model_picker_picks_the_model_of_the_next_run(gateway: RunningGatewa
 def test_three_parallel_subagents_show_three_live_cards(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "subagents")
     assert checks["three cards"] and checks["cards live together"]["running"] >= 2 and checks["all completed"]
+    assert checks["tokens grow while the model writes"]["later"] > checks["tokens grow while the model writes"]["early"]
     assert checks["subagent in trace"] and checks["subagent steps"] and checks["subagent answer"]
 
 

@@ -29,10 +29,11 @@ WEB = REPO / "web"
 GREETING = "Hello from Herdsman! These words arrive as streamed tokens, a few characters at a time, until the answer is complete."
 STORY = "Once upon a time " + "a long story went on and on, " * 40 + "and it ended."
 CODE_ANSWER = 'Here is a greeting:\n\n```python\ndef greet(name):\n    return f"hi {name}"  # polite\n```\n'
+WORKER_REPORT = "report ready: " + "the details, one by one, " * 10  # streams for about 3 s
 MODELS = [
     {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
-    {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["report ready"],
-     "on_exhausted": "repeat_last", "latency": 2.0},
+    {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": [WORKER_REPORT],
+     "on_exhausted": "repeat_last", "latency": 2.0, "stream_chunk_chars": 8, "chunk_delay": 0.1},
 ]
 
 

@@ -10,7 +10,8 @@ a timeout and a turn limit per sub-agent, and the run's shared token budget. A f
 or cancellation of one sub-agent is caught here and becomes its result: siblings go on. Failed
 attempts are retried from a clean context (``subagents.retries``), with ``fallback_model`` when
 set. Progress is reported as custom stream events (``task_queued``, ``task_started``,
-``task_progress``, ``task_completed``, ``task_failed``, ``task_timed_out``, ``task_cancelled``).
+``task_generating`` while a model call streams, ``task_progress`` after each step,
+``task_completed``, ``task_failed``, ``task_timed_out``, ``task_cancelled``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.resolver import ModelResolver
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import SandboxProvider
+from herdsman.subagents.live import LiveTokens
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
 from herdsman.subagents.scope import RunScope, current_scope
@@ -333,14 +335,19 @@ class SubagentRunner:
         messages.clear()
         pricing = self.resolver.pricing(model_name)
         steps = 0
+        live = LiveTokens(writer, base)
         try:
             async with asyncio.timeout(self.timeout(spec)):
                 opening = HumanMessage(self.opening(request, model_name))
-                async for values in agent.astream({"messages": [opening]}, config, stream_mode="values"):
-                    messages[:] = values.get("messages", messages)
+                async for mode, chunk in agent.astream({"messages": [opening]}, config, stream_mode=["values", "messages"]):
+                    if mode == "messages":
+                        live.saw(chunk[0], steps + 1)
+                        continue
+                    messages[:] = chunk.get("messages", messages)
                     last = messages[-1] if messages else None
                     if isinstance(last, AIMessage):
                         steps += 1
+                        live.step_done()
                         writer({"type": "task_progress", **base, "step": steps,
                                 "tool_calls": [c["name"] for c in last.tool_calls],
                                 "usage": sum_usage(messages, pricing)})

@@ -1,4 +1,5 @@
-/** A live card per sub-agent: type, description, status, elapsed time, tokens and its steps. */
+/** A live card per sub-agent: type, description, status, elapsed time, tokens (growing while its
+ * model writes), what it is doing now, and its steps. */
 import { memo, useEffect, useState } from "react";
 import { formatElapsed, type TaskCard, type Tasks } from "../state/tasks";
 
@@ -23,8 +24,10 @@ const Card = memo(function Card({ card, now }: { card: TaskCard; now: number }) 
       </div>
       <div className="card-desc">{card.description}</div>
       <div className="card-meta">
-        {(live || elapsed > 0) && <span>{formatElapsed(elapsed)}</span>} <span>{card.tokens} tokens</span>
+        {(live || elapsed > 0) && <span>{formatElapsed(elapsed)}</span>}{" "}
+        <span data-testid="card-tokens">{card.liveTokens ? `≈${card.tokens + card.liveTokens}` : card.tokens} tokens</span>
         {card.model && <span> · {card.model}</span>}
+        {live && card.activity && <span className="card-activity" data-testid="card-activity"> · {card.activity}</span>}
       </div>
       {card.steps.length > 0 && (
         <ol className="card-steps">

@@ -17,6 +17,19 @@ describe("task cards", () => {
     expect(tasks.t1).toMatchObject({ status: "completed", durationS: 2.5, tokens: 90 });
   });
 
+  it("counts tokens while the model writes and says what the sub-agent is doing", () => {
+    let tasks: Tasks = {};
+    tasks = applyTaskEvent(tasks, { type: "task_started", ...base }, 0);
+    expect(tasks.t1.activity).toBe("");
+    tasks = applyTaskEvent(tasks, { type: "task_generating", ...base, step: 1, tokens: 12 }, 100);
+    tasks = applyTaskEvent(tasks, { type: "task_generating", ...base, step: 1, tokens: 30 }, 200);
+    expect(tasks.t1).toMatchObject({ liveTokens: 30, activity: "writing", steps: [] });
+    tasks = applyTaskEvent(tasks, { type: "task_progress", ...base, step: 1, tool_calls: ["bash"], usage: { total_tokens: 400 } }, 300);
+    expect(tasks.t1).toMatchObject({ liveTokens: 0, tokens: 400, activity: "calling bash", steps: ["bash"] });
+    tasks = applyTaskEvent(tasks, { type: "task_completed", ...base, status: "completed", usage: { total_tokens: 500 } }, 400);
+    expect(tasks.t1).toMatchObject({ liveTokens: 0, activity: "", tokens: 500 });
+  });
+
   it("keeps several tasks apart", () => {
     let tasks: Tasks = {};
     for (const id of ["a", "b", "c"]) tasks = applyTaskEvent(tasks, { type: "task_started", task_id: id }, 0);

@@ -13,6 +13,7 @@ export interface TaskEvent {
   duration_s?: number;
   model?: string;
   attempt?: number;
+  tokens?: number;
 }
 
 export type TaskStatus = "queued" | "running" | "completed" | "failed" | "timed_out" | "cancelled" | "retrying";
@@ -26,6 +27,10 @@ export interface TaskCard {
   endedAt?: number;
   durationS?: number;
   tokens: number;
+  /** Tokens the model call in progress has streamed so far (an estimate; 0 between calls). */
+  liveTokens: number;
+  /** What it is doing now: "writing", "calling bash", "answered", "" before its first call. */
+  activity: string;
   steps: string[];
   error?: string;
   model?: string;
@@ -55,6 +60,8 @@ export function applyTaskEvent(tasks: Tasks, event: TaskEvent, now: number): Tas
     status: "queued",
     startedAt: now,
     tokens: 0,
+    liveTokens: 0,
+    activity: "",
     steps: [],
   };
   const card: TaskCard = { ...prev };
@@ -68,8 +75,15 @@ export function applyTaskEvent(tasks: Tasks, event: TaskEvent, now: number): Tas
       card.model = event.model ?? card.model;
       if (prev.status === "queued") card.startedAt = now;
       break;
+    case "task_generating":
+      card.status = "running";
+      card.liveTokens = event.tokens ?? prev.liveTokens;
+      card.activity = "writing";
+      break;
     case "task_progress":
       card.status = "running";
+      card.liveTokens = 0;
+      card.activity = event.tool_calls?.length ? `calling ${event.tool_calls.join(", ")}` : "answered";
       // A step is numbered; the same step reported twice replaces itself.
       card.steps = [...prev.steps];
       card.steps[event.step != null && event.step > 0 ? event.step - 1 : prev.steps.length] =
@@ -84,6 +98,8 @@ export function applyTaskEvent(tasks: Tasks, event: TaskEvent, now: number): Tas
       }
       if (FINAL[event.type]) {
         card.status = FINAL[event.type];
+        card.liveTokens = 0;
+        card.activity = "";
         card.endedAt = now;
         card.durationS = event.duration_s ?? (now - prev.startedAt) / 1000;
         card.error = event.error ?? undefined;
@@ -105,6 +121,8 @@ export function tasksFromUsage(usage: Record<string, Record<string, unknown>> | 
       status: (String(u.status ?? "completed") as TaskStatus),
       startedAt: 0,
       tokens: Number(u.total_tokens ?? 0),
+      liveTokens: 0,
+      activity: "",
       steps: [],
     };
   }
