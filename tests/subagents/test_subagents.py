@@ -356,6 +356,8 @@ async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, m
     assert all(c["task_id"] == "call_essay" and c["step"] == 1 for c in generating)
     kinds = [c["type"] for c in custom]
     assert kinds.index("task_started") < kinds.index("task_generating") < kinds.index("task_progress")
+    # one model call, one step (the agent's later nodes repeat its message in the state)
+    assert [c["step"] for c in custom if c["type"] == "task_progress"] == [1]
 
 
 async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:

@@ -35,6 +35,18 @@ async function send(page, text) {
 
 const lastAgent = (page) => page.getByTestId("message-agent").last();
 
+/** Reads the header's activity badge every 150 ms until the run ends, into ``samples``. */
+async function watchRun(page, samples) {
+  const badge = page.getByTestId("running");
+  await badge.waitFor({ timeout: 10000 });
+  for (let i = 0; i < 400; i++) {
+    const text = await badge.innerText({ timeout: 300 }).catch(() => null);
+    if (text === null) return;
+    samples.push(text);
+    await page.waitForTimeout(150);
+  }
+}
+
 const scenarios = {
   async chat(page) {
     await page.goto(baseUrl);
@@ -420,6 +432,59 @@ const scenarios = {
     await page.getByTestId("input").press("Enter");
     await lastAgent(page).filter({ hasText: "echo:" }).waitFor({ timeout: 15000 });
     check("the start screen gives way to the thread", (await page.getByTestId("start-screen").count()) === 0);
+  },
+
+  async firstsession(page) {
+    // A newcomer's first session in one thread: an example, an upload, sub-agents, a stop, the
+    // outputs; the header says what the agent is doing at every moment a run is going.
+    const samples = [];
+    await page.goto(baseUrl);
+    const start = page.getByTestId("start-screen");
+    await start.waitFor();
+    await start.getByTestId("example").first().click();
+    await page.getByTestId("input").press("Enter");
+    await watchRun(page, samples);
+    await lastAgent(page).filter({ hasText: "echo:" }).waitFor({ timeout: 15000 });
+    check("an example ran", true);
+    await shot(page, "example");
+
+    await page.getByTestId("file-input").setInputFiles({ name: "sales.csv", mimeType: "text/csv", buffer: Buffer.from("region,total\nnorth,120\nsouth,80\n") });
+    await page.getByTestId("notice").filter({ hasText: "sales.csv" }).waitFor({ timeout: 15000 });
+    await send(page, "read sales.csv");
+    await watchRun(page, samples);
+    await lastAgent(page).filter({ hasText: "north,120" }).waitFor({ timeout: 15000 });
+    check("the upload was read", true);
+
+    await send(page, "fanout");
+    const during = [];
+    await watchRun(page, during);
+    samples.push(...during);
+    await lastAgent(page).filter({ hasText: "all three sub-agents reported" }).waitFor({ timeout: 30000 });
+    check("three sub-agents completed", (await page.locator('[data-testid="subagent-card"][data-status="completed"]').count()) === 3);
+    check("the header said it waited for sub-agents", during.some((s) => s.startsWith("waiting for sub-agents")), during);
+    await shot(page, "subagents");
+
+    await send(page, "story please");
+    await lastAgent(page).filter({ hasText: "Once upon a time" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("stop").click();
+    await page.getByTestId("running").waitFor({ state: "detached" });
+    const kept = await lastAgent(page).locator(".message-text").innerText();
+    check("the stopped answer is kept", kept.startsWith("Once upon a time") && !kept.includes("and it ended."), kept);
+
+    await send(page, "write report.md # Sales|North sold more than south.");
+    await watchRun(page, samples);
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    const report = page.locator('[data-testid="file-item"][data-path="/mnt/user-data/outputs/report.md"]');
+    await report.waitFor({ timeout: 10000 });
+    await report.click();
+    await page.locator('[data-testid="preview-text"] h3').filter({ hasText: "Sales" }).waitFor(); // a heading, not "# Sales"
+    check("the report is rendered in the preview", true);
+    const [zip] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-outputs").click()]);
+    const zipBytes = readFileSync(await zip.path());
+    check("outputs download as one zip", zipBytes.includes(Buffer.from("report.md")), zip.suggestedFilename());
+    await shot(page, "outputs");
+    const said = /^(thinking|calling [a-z_, ]+|waiting for sub-agents) · \d+ s$/;
+    check("the header always said what the agent was doing", samples.length >= 5 && samples.every((s) => said.test(s)), samples);
   },
 
   async settings(page) {

@@ -99,6 +99,17 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     assert checks["thread listed"] and checks["output previewed"] and checks["run error shown"]
 
 
+def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:
+    """Open, try an example, upload a file, watch sub-agents, stop a run, look at the outputs."""
+    checks = run_scenario(gateway, "firstsession")
+    assert checks["an example ran"] and checks["the upload was read"] and checks["three sub-agents completed"]
+    assert checks["the header said it waited for sub-agents"]
+    assert checks["the stopped answer is kept"] and checks["the report is rendered in the preview"]
+    assert checks["outputs download as one zip"] == "outputs.zip"
+    samples = checks["the header always said what the agent was doing"]
+    assert len(samples) >= 5
+
+
 def test_the_start_screen_offers_examples_and_skills_and_slash_picks_one(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "start")
     assert checks["example tasks"] and checks["skills listed with a line each"] and checks["an example fills the composer"]

@@ -334,7 +334,7 @@ class SubagentRunner:
         ``messages`` holds its messages as it goes (an earlier attempt's are replaced)."""
         messages.clear()
         pricing = self.resolver.pricing(model_name)
-        steps = 0
+        steps, stepped = 0, (0, None)
         live = LiveTokens(writer, base)
         try:
             async with asyncio.timeout(self.timeout(spec)):
@@ -345,7 +345,8 @@ class SubagentRunner:
                         continue
                     messages[:] = chunk.get("messages", messages)
                     last = messages[-1] if messages else None
-                    if isinstance(last, AIMessage):
+                    if isinstance(last, AIMessage) and (len(messages), last.id) != stepped:
+                        stepped = (len(messages), last.id)  # later nodes (after_agent) repeat the last message
                         steps += 1
                         live.step_done()
                         writer({"type": "task_progress", **base, "step": steps,
