@@ -83,6 +83,17 @@ const scenarios = {
     await page.getByTestId("preview-text").filter({ hasText: "first line" }).waitFor();
     check("output previewed", true);
     await shot(page, "tool-and-preview");
+    // A file asked for and not written: the harness's check sends the agent back, shown as the harness's.
+    const users = await page.getByTestId("message-user").count();
+    await send(page, "save it to /mnt/user-data/outputs/never.md");
+    const note = page.getByTestId("message-harness").first();
+    await note.waitFor({ timeout: 15000 });
+    const noteText = await note.innerText();
+    check("harness note shown as the harness's", noteText.includes("Harness check") && noteText.includes("never.md"), noteText.slice(0, 200));
+    check("its points as a list", (await note.locator("li").count()) >= 2);
+    await page.getByTestId("send").waitFor({ timeout: 15000 });
+    check("not as the user's", (await page.getByTestId("message-user").count()) === users + 1);
+    await shot(page, "harness-note");
     // A run that fails shows its error in the page, which stays usable.
     await send(page, "fail now");
     await page.getByTestId("errors").filter({ hasText: "broke on purpose" }).waitFor({ timeout: 15000 });

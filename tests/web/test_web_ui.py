@@ -48,7 +48,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway
             pytest.fail(reason)
         pytest.skip(reason)
     ARTIFACTS.mkdir(exist_ok=True)
-    with web_gateway(tmp_path_factory.mktemp("web-home")) as served:
+    # the completion check on, as users have it: its notes are rendered as the harness's
+    with web_gateway(tmp_path_factory.mktemp("web-home"), lead={"verify_rounds": 1}) as served:
         yield served
 
 
@@ -97,6 +98,8 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "chat")
     assert checks["tokens streamed"]["distinct_lengths"] >= 3
     assert checks["thread listed"] and checks["output previewed"] and checks["run error shown"]
+    assert "never.md" in checks["harness note shown as the harness's"] and checks["not as the user's"]
+    assert checks["its points as a list"]
 
 
 def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:

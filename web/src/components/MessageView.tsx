@@ -68,7 +68,7 @@ export const MessageView = memo(function MessageView(props: Props) {
     return (
       <div className="message message-harness" data-testid="message-harness">
         <div className="harness-label">Harness check — sent back to the agent</div>
-        <div className="message-text">{text.replace(/^\[harness check\]\s*/, "")}</div>
+        <div className="message-text"><Markdown text={text.replace(/^\[harness check\]\s*/, "")} /></div>
       </div>
     );
   }
