@@ -466,6 +466,13 @@ const scenarios = {
     await lastAgent(page).filter({ hasText: "north,120" }).waitFor({ timeout: 15000 });
     check("the upload was read", true);
 
+    await send(page, "plan it");
+    await watchRun(page, samples);
+    const plan = page.getByTestId("todos");
+    await plan.waitFor({ timeout: 15000 });
+    const planText = await plan.innerText();
+    check("the plan is shown with what is done", planText.includes("1/3") && planText.includes("Sum the totals"), planText);
+
     await send(page, "fanout");
     const during = [];
     await watchRun(page, during);
@@ -494,6 +501,15 @@ const scenarios = {
     const zipBytes = readFileSync(await zip.path());
     check("outputs download as one zip", zipBytes.includes(Buffer.from("report.md")), zip.suggestedFilename());
     await shot(page, "outputs");
+    // An image (a chart) is shown in the preview, not offered as a download only.
+    const png = Buffer.from( // a 2x2 red PNG
+      "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==", "base64");
+    await page.getByTestId("file-input").setInputFiles({ name: "chart.png", mimeType: "image/png", buffer: png });
+    await page.getByTestId("notice").filter({ hasText: "chart.png" }).waitFor({ timeout: 15000 });
+    await page.locator('[data-testid="file-item"][data-path="/mnt/user-data/uploads/chart.png"]').click();
+    const img = page.locator('[data-testid="preview"] img');
+    await img.waitFor();
+    check("an image is shown inline", await img.evaluate((el) => el.complete && el.naturalWidth === 2));
     const said = /^(thinking|calling [a-z_, ]+|waiting for sub-agents) · \d+ s$/;
     check("the header always said what the agent was doing", samples.length >= 5 && samples.every((s) => said.test(s)), samples);
   },

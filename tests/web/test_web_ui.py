@@ -48,8 +48,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway
             pytest.fail(reason)
         pytest.skip(reason)
     ARTIFACTS.mkdir(exist_ok=True)
-    # the completion check on, as users have it: its notes are rendered as the harness's
-    with web_gateway(tmp_path_factory.mktemp("web-home"), lead={"verify_rounds": 1}) as served:
+    # the completion check on, as users have it: its notes are rendered as the harness's; plan
+    # mode on (context.todos), so the plan view has todos to show
+    with web_gateway(tmp_path_factory.mktemp("web-home"), lead={"verify_rounds": 1}, context={"todos": True}) as served:
         yield served
 
 
@@ -103,12 +104,14 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
 
 
 def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:
-    """Open, try an example, upload a file, watch sub-agents, stop a run, look at the outputs."""
+    """Open, try an example, upload a file, see the plan, watch sub-agents, stop a run, look at the
+    outputs (a Markdown report, an image)."""
     checks = run_scenario(gateway, "firstsession")
     assert checks["an example ran"] and checks["the upload was read"] and checks["three sub-agents completed"]
     assert checks["the header said it waited for sub-agents"]
     assert checks["the stopped answer is kept"] and checks["the report is rendered in the preview"]
     assert checks["outputs download as one zip"] == "outputs.zip"
+    assert "Sum the totals" in checks["the plan is shown with what is done"] and checks["an image is shown inline"]
     samples = checks["the header always said what the agent was doing"]
     assert len(samples) >= 5
 

@@ -2,7 +2,7 @@
 gateway serving the built UI on a free port.
 
 The lead reacts to the first word of the user's message:
-``hello ...`` streams an answer slowly; ``story`` a much longer one (to stop midway); ``fanout`` starts three sub-agents at once;
+``hello ...`` streams an answer slowly; ``story`` a much longer one (to stop midway); ``plan`` writes :data:`PLAN` with ``write_todos``; ``fanout`` starts three sub-agents at once;
 ``ask`` asks a clarifying question with choices; ``approve`` calls ``glob``, which needs approval;
 ``read NAME`` reads an upload; ``write NAME TEXT`` writes an output; ``files`` writes ``APP_CODE`` to
 the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slow tool
@@ -27,6 +27,9 @@ from tests.support import make_config
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "web"
 GREETING = "Hello from Herdsman! These words arrive as streamed tokens, a few characters at a time, until the answer is complete."
+PLAN = [{"content": "Read the sales file", "status": "completed"},
+        {"content": "Sum the totals", "status": "in_progress"},
+        {"content": "Write the report", "status": "pending"}]
 STORY = "Once upon a time " + "a long story went on and on, " * 40 + "and it ended."
 CODE_ANSWER = 'Here is a greeting:\n\n```python\ndef greet(name):\n    return f"hi {name}"  # polite\n```\n'
 WORKER_REPORT = "report ready: " + "the details, one by one, " * 10  # streams for about 3 s
@@ -67,6 +70,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return GREETING
         if first == "story":
             return STORY
+        if first == "plan":
+            return {"tool_calls": [{"name": "write_todos", "args": {"todos": PLAN}}]}
         if first == "fanout":
             return {"tool_calls": [_task(t) for t in ("alpha", "beta", "gamma")]}
         if first == "ask":
