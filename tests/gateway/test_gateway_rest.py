@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
-from tests.gateway.gateway_support import running_gateway, user_message
+from tests.gateway.gateway_support import HOLD_MID, running_gateway, user_message
 from tests.support import make_config
 
 
@@ -120,6 +122,26 @@ async def test_metrics_count_runs_and_streams(http, client) -> None:
     assert 'herdsman_subagents_total{outcome="completed"} 1.0' in text
     assert "herdsman_active_streams 0.0" in text
     assert 'herdsman_model_tokens_total{direction="output",model="scripted"}' in text
+
+
+async def test_one_subagent_is_stopped_and_the_run_goes_on(http, client, model) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(tid, "lead_agent", input=user_message(f"delegate a long job {HOLD_MID}"))
+    await asyncio.to_thread(model.wait_until_held)  # the sub-agent is writing its answer
+    call = (await client.threads.get_state(tid))["values"]["messages"][-1]["tool_calls"][0]
+    assert call["name"] == "task"
+    stopped = await http.post(f"/api/threads/{tid}/tasks/{call['id']}/cancel")
+    assert stopped.status_code == 200 and stopped.json()["status"] == "cancelling"
+    values = await client.runs.join(tid, run["run_id"])
+    assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"  # the run went on
+    result = next(m for m in values["messages"] if m["type"] == "tool")
+    assert "cancelled" in result["content"] and "stopped by the user" in result["content"]
+    assert result["status"] == "success"  # the user's choice, not a failure for the agent to fix
+    assert values["messages"][-1]["type"] == "ai"  # the lead answered after it
+    again = await http.post(f"/api/threads/{tid}/tasks/{call['id']}/cancel")
+    assert again.status_code == 404 and "is running" in again.json()["detail"]
+    other = (await client.threads.create())["thread_id"]
+    assert (await http.post(f"/api/threads/{other}/tasks/{call['id']}/cancel")).status_code == 404
 
 
 async def test_openapi_lists_every_route_once_per_prefix(http) -> None:

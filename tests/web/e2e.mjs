@@ -475,10 +475,16 @@ const scenarios = {
 
     await send(page, "fanout");
     const during = [];
-    await watchRun(page, during);
+    const watching = watchRun(page, during);
+    // Stop one sub-agent from its card: it ends cancelled, the other two finish and the run goes on.
+    const gamma = page.getByTestId("subagent-card").filter({ hasText: "Research gamma" });
+    await gamma.getByTestId("card-stop").click({ timeout: 15000 });
+    await page.locator('[data-testid="subagent-card"][data-status="cancelled"]').waitFor({ timeout: 15000 });
+    await watching;
     samples.push(...during);
     await lastAgent(page).filter({ hasText: "all three sub-agents reported" }).waitFor({ timeout: 30000 });
-    check("three sub-agents completed", (await page.locator('[data-testid="subagent-card"][data-status="completed"]').count()) === 3);
+    const statuses = await page.getByTestId("subagent-card").evaluateAll((els) => els.map((e) => e.dataset.status));
+    check("one sub-agent stopped, two completed", statuses.filter((s) => s === "completed").length === 2 && (await gamma.getAttribute("data-status")) === "cancelled", statuses);
     check("the header said it waited for sub-agents", during.some((s) => s.startsWith("waiting for sub-agents")), during);
     await shot(page, "subagents");
 

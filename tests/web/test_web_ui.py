@@ -104,10 +104,11 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
 
 
 def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:
-    """Open, try an example, upload a file, see the plan, watch sub-agents, stop a run, look at the
-    outputs (a Markdown report, an image)."""
+    """Open, try an example, upload a file, see the plan, watch sub-agents and stop one, stop a
+    run, look at the outputs (a Markdown report, an image)."""
     checks = run_scenario(gateway, "firstsession")
-    assert checks["an example ran"] and checks["the upload was read"] and checks["three sub-agents completed"]
+    assert checks["an example ran"] and checks["the upload was read"]
+    assert sorted(checks["one sub-agent stopped, two completed"]) == ["cancelled", "completed", "completed"]
     assert checks["the header said it waited for sub-agents"]
     assert checks["the stopped answer is kept"] and checks["the report is rendered in the preview"]
     assert checks["outputs download as one zip"] == "outputs.zip"

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, client } from "./api/client";
-import { uploadFiles } from "./api/rest";
+import { cancelSubagent, uploadFiles } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
@@ -170,6 +170,15 @@ export function App() {
     setFilesKey((k) => k + 1);
   };
 
+  const stopTask = (taskId: string) => {
+    const tid = threadRef.current;
+    if (!tid) return;
+    cancelSubagent(tid, taskId).then(
+      () => setNotice("Stopping that sub-agent; the run goes on."),
+      (e) => addError(`Could not stop the sub-agent: ${describeError(e)}`),
+    );
+  };
+
   const upload = async (files: File[]) => {
     const total = files.reduce((n, f) => n + f.size, 0);
     if (maxUpload != null && total > maxUpload) {
@@ -231,7 +240,7 @@ export function App() {
         {messages.length === 0 && !stream.isLoading && (
           <StartScreen skills={skills} onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))} />
         )}
-        <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks}>
+        <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}>
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}

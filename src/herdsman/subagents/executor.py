@@ -322,7 +322,8 @@ class SubagentRunner:
             if current is not None and current.cancelling():
                 writer({"type": "task_cancelled", **base, "status": "cancelled"})
                 raise  # the whole run is being cancelled
-            return _Outcome("cancelled", error="the sub-agent was cancelled")
+            # only a user stops one sub-agent (cancel_task); the run goes on without it
+            return _Outcome("cancelled", error="stopped by the user; do not start it again unless they ask")
         finally:
             scope.tasks.pop(request.task_id, None)
 

@@ -51,7 +51,9 @@ def _usage_update(results: list[TaskResult]) -> dict[str, Any]:
 
 
 def _command(results: list[TaskResult], text: str, tool_call_id: str, name: str, ok: bool | None = None) -> Command:
-    ok = all(r.ok for r in results) if ok is None else ok
+    # a sub-agent the user stopped is their choice, not a failure to fix (the completion check
+    # and the tool card would otherwise call it one)
+    ok = all(r.ok or r.status == "cancelled" for r in results) if ok is None else ok
     message = ToolMessage(
         content=text,
         tool_call_id=tool_call_id,

@@ -91,6 +91,11 @@ export function artifactUrl(threadId: string, vpath: string, download = false): 
 }
 
 /** The URL of a thread's folder (default: its outputs) as one zip. */
+/** Stop one running sub-agent of the thread's run; the run and its other sub-agents go on. */
+export function cancelSubagent(threadId: string, taskId: string): Promise<{ status: string }> {
+  return call(`/api/threads/${threadId}/tasks/${encodeURIComponent(taskId)}/cancel`, { method: "POST" });
+}
+
 export function archiveUrl(threadId: string, folder = "outputs"): string {
   return `/api/threads/${threadId}/archive?path=${encodeURIComponent(folder)}`;
 }

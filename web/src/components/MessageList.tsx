@@ -12,6 +12,8 @@ export function MessageList(props: {
   actions: MessageActions;
   /** Sub-agent cards, shown with the turn that started them. */
   tasks?: Tasks;
+  /** Stop one running sub-agent (by its task id). */
+  onStopTask?: (id: string) => void;
   children?: React.ReactNode;
 }) {
   const { messages, busy, actions } = props;
@@ -50,10 +52,10 @@ export function MessageList(props: {
             results={results}
             actions={actions}
           />
-          {cards.byMessage.has(i) && <SubagentCards tasks={Object.fromEntries(cards.byMessage.get(i)!.map((c) => [c.id, c]))} />}
+          {cards.byMessage.has(i) && <SubagentCards tasks={Object.fromEntries(cards.byMessage.get(i)!.map((c) => [c.id, c]))} onStop={props.onStopTask} />}
         </Fragment>
       ))}
-      {cards.rest.length > 0 && <SubagentCards tasks={Object.fromEntries(cards.rest.map((c) => [c.id, c]))} />}
+      {cards.rest.length > 0 && <SubagentCards tasks={Object.fromEntries(cards.rest.map((c) => [c.id, c]))} onStop={props.onStopTask} />}
       {props.children}
     </div>
   );

@@ -13,7 +13,7 @@ function useNow(active: boolean): number {
   return now;
 }
 
-const Card = memo(function Card({ card, now }: { card: TaskCard; now: number }) {
+const Card = memo(function Card({ card, now, onStop }: { card: TaskCard; now: number; onStop?: (id: string) => void }) {
   const live = card.status === "running" || card.status === "queued" || card.status === "retrying";
   const elapsed = card.durationS ?? (card.startedAt ? Math.max(0, ((card.endedAt ?? now) - card.startedAt) / 1000) : 0);
   return (
@@ -21,6 +21,11 @@ const Card = memo(function Card({ card, now }: { card: TaskCard; now: number }) 
       <div className="card-head">
         <span className="card-type">{card.subagentType}</span>
         <span className="card-status">{card.status.replace("_", " ")}</span>
+        {onStop && card.status === "running" && (
+          <button className="card-stop" onClick={() => onStop(card.id)} data-testid="card-stop" title="Stop this sub-agent; the run goes on">
+            Stop
+          </button>
+        )}
       </div>
       <div className="card-desc">{card.description}</div>
       <div className="card-meta">
@@ -36,12 +41,12 @@ const Card = memo(function Card({ card, now }: { card: TaskCard; now: number }) 
           ))}
         </ol>
       )}
-      {card.error && <div className="card-error">{card.error}</div>}
+      {card.error && card.status !== "cancelled" && <div className="card-error">{card.error}</div>}
     </div>
   );
 });
 
-export function SubagentCards({ tasks }: { tasks: Tasks }) {
+export function SubagentCards({ tasks, onStop }: { tasks: Tasks; onStop?: (id: string) => void }) {
   const cards = Object.values(tasks);
   const live = cards.some((c) => c.status === "running" || c.status === "queued" || c.status === "retrying");
   const now = useNow(live);
@@ -49,7 +54,7 @@ export function SubagentCards({ tasks }: { tasks: Tasks }) {
   return (
     <div className="cards" data-testid="subagent-cards">
       {cards.map((c) => (
-        <Card key={c.id} card={c} now={now} />
+        <Card key={c.id} card={c} now={now} onStop={onStop} />
       ))}
     </div>
   );
