@@ -9,29 +9,32 @@ import sys
 from tests.support import REPO
 
 
-def test_step_overhead_prints_one_json_line() -> None:
+def run_benchmark(name: str, *args: str) -> dict:
+    """Run ``benchmarks/<name>`` with ``args``; the figures of the one JSON line it prints."""
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "step_overhead.py"), "--steps", "3", "--repeats", "1"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
+        [sys.executable, str(REPO / "benchmarks" / name), *args], capture_output=True, text=True, timeout=300, cwd=REPO,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 1
-    figures = json.loads(lines[0])
+    return json.loads(lines[0])
+
+
+def test_step_overhead_prints_one_json_line() -> None:
+    figures = run_benchmark("step_overhead.py", "--steps", "3", "--repeats", "1")
     for key in ("herdsman_ms_per_step", "deepagents_ms_per_step", "bare_ms_per_step"):
         assert figures[key] > 0
 
 
 def test_subagent_fanout_prints_one_json_line() -> None:
-    out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "subagent_fanout.py"), "--sizes", "2,3", "--latency", "0.05", "--compare", "2"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-    )
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.strip().splitlines()
-    assert len(lines) == 1
-    figures = json.loads(lines[0])
+    figures = run_benchmark("subagent_fanout.py", "--sizes", "2,3", "--latency", "0.05", "--compare", "2")
     # every sub-agent really waited its latency: wall time is at least the ideal
     assert figures["efficiency_2"] >= 1.0 and figures["efficiency_3"] >= 1.0
     assert figures["deepagents_efficiency_2"] >= 1.0
     assert figures["completion_latency_p50_ms"] >= 0
+
+
+def test_snapshots_prints_one_json_line() -> None:
+    figures = run_benchmark("snapshots.py", "--sizes", "50", "--steps", "3", "--big-steps", "3")
+    assert figures["snapshot_ms_p50_50"] > 0 and figures["restore_ms"] > 0
+    assert figures["bytes_per_step"] >= 1024 * 1024  # each step rewrote 1 MB of random bytes

@@ -30,6 +30,7 @@ from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -140,6 +141,8 @@ class HerdsmanClient:
         if self._provider is None:
             self._provider = build_sandbox_provider(self.config)
             self._stack.callback(self._provider.close)
+        if file_versions_of(self._checkpointer) is None:
+            keep_file_versions(self._checkpointer, FileVersions(self.config, self._provider))
         lead_name, resolver = lead_resolver(self.config, self._model, self._model_name, self._model_overrides)
         memory = open_memory(self.config, resolver, lead_name, None) if self.config.memory.enabled else None
         if memory is not None:

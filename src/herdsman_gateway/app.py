@@ -34,6 +34,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from herdsman.agents.lead import create_lead_agent
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.threads import ThreadStore
@@ -85,6 +86,8 @@ def create_app(
             store = await stack.enter_async_context(open_record_store(config))
             provider = build_sandbox_provider(config)
             stack.callback(provider.close)
+            if file_versions_of(saver) is None:
+                keep_file_versions(saver, FileVersions(config, provider))
             memory = open_gateway_memory(config, model)
             if memory is not None:
                 stack.callback(memory.close)

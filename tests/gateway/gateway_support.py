@@ -29,6 +29,7 @@ from tests.support import REPO
 
 HOLD = "[hold]"
 HOLD_MID = "[hold-mid]"  # the answer streams its first words, then waits for release()
+HOLD_AFTER_TOOL = "[hold-after-tool]"  # the answer after a tool call waits (the call's work is done)
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
 
 
@@ -43,7 +44,7 @@ def reply(messages: list[BaseMessage]) -> Any:
     text = last.text if hasattr(last, "text") else str(last.content)
     human = [m for m in messages if m.type == "human"][-1].text
     if last.type == "human":
-        words = text.replace(HOLD, "").split()
+        words = text.replace(HOLD_AFTER_TOOL, "").replace(HOLD, "").split()
         if words[:1] == ["write"] and len(words) >= 3:
             path = f"/mnt/user-data/outputs/{words[1]}"
             return {"tool_calls": [{"name": "write_file", "args": {"path": path, "content": " ".join(words[2:])}}]}
@@ -84,13 +85,15 @@ class HeldModel(ScriptedChatModel):
 
     async def _hold(self, messages: list[BaseMessage], marker: str = HOLD) -> None:
         human = [m for m in messages if m.type == "human"]
-        if human and marker in human[-1].text and messages[-1].type == "human":
+        after = "tool" if marker == HOLD_AFTER_TOOL else "human"
+        if human and marker in human[-1].text and messages[-1].type == after:
             self._waiting.set()
             while not self._gate.is_set():
                 await asyncio.sleep(0.01)
 
     async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
         await self._hold(messages)
+        await self._hold(messages, HOLD_AFTER_TOOL)
         sent = 0
         async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
             if sent == 3:
@@ -100,6 +103,7 @@ class HeldModel(ScriptedChatModel):
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
         await self._hold(messages)
+        await self._hold(messages, HOLD_AFTER_TOOL)
         return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
 

@@ -163,6 +163,17 @@ class KubernetesSandboxConfig(_Section):
     name_prefix: str = Field("herdsman", pattern=r"^[a-z0-9][a-z0-9-]{0,30}$", description="Prefix of pod names.")
 
 
+class SnapshotsConfig(_Section):
+    """Versions of a thread's files, one per checkpoint, so time travel brings the files back."""
+
+    enabled: bool = Field(True, description="Keep a version of the thread's files at each checkpoint (local and docker providers).")
+    max_bytes: int = Field(
+        1024 * 1024 * 1024, ge=1024 * 1024,
+        description="Bytes of file contents one thread's versions may hold; the oldest versions go first.",
+    )
+    keep_last: int = Field(200, ge=1, description="Versions kept per thread; older checkpoints lose their files.")
+
+
 class SandboxConfig(_Section):
     """Where the agent's files and shell live."""
 
@@ -191,6 +202,7 @@ class SandboxConfig(_Section):
         50_000, ge=100, description="Files and directories one thread may hold; null: no limit."
     )
     limits: SandboxLimitsConfig = Field(default_factory=SandboxLimitsConfig)
+    snapshots: SnapshotsConfig = Field(default_factory=SnapshotsConfig)
     docker: DockerSandboxConfig = Field(default_factory=DockerSandboxConfig)
     kubernetes: KubernetesSandboxConfig = Field(default_factory=KubernetesSandboxConfig)
 

@@ -33,6 +33,7 @@ from langgraph.types import Command
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
+from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.run_events import (
     EventTranslator,
@@ -420,6 +421,8 @@ class RunManager:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
         else:
             cfg = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": "", "checkpoint_id": run.checkpoint_before}}
+            if versions := file_versions_of(self.graph.checkpointer):
+                await versions.arestore(run.thread_id, run.checkpoint_before)  # and its files
             snapshot = await self.graph.aget_state(cfg)
             await self.graph.aupdate_state(snapshot.config, None)
         await self.threads.delete_run(run.thread_id, run.run_id)
@@ -551,6 +554,8 @@ class RunManager:
             # not stop a run that starts from an earlier checkpoint
             head = await self.graph.checkpointer.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
             run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
+            if spec.checkpoint_id and not spec.checkpoint_ns and (versions := file_versions_of(self.graph.checkpointer)):
+                await versions.arestore(run.thread_id, spec.checkpoint_id)  # time travel brings the files back too
             run.executed = True
             await self._set_status(run, "running")
             for listener in self.listeners:

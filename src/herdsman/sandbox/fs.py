@@ -485,6 +485,47 @@ class ThreadFiles:
                 self._give(loc.dir_fd, loc.name)
             return loc.vpath
 
+    def read_link(self, path: str) -> str:
+        """The target of the symlink at ``path`` (as written in the sandbox, never followed)."""
+        with self.locate(path, follow=False) as loc:
+            try:
+                return os.readlink(loc.name, dir_fd=loc.dir_fd)
+            except OSError as exc:
+                raise os_error(exc, path, "read the link") from None
+
+    def make_link(self, path: str, target: str) -> None:
+        """Create the symlink ``path`` -> ``target`` (the target is kept as text, as ``ln -s`` does;
+        every host-side access treats it as a virtual path and refuses one that leaves the roots)."""
+        with self.locate(path, write=True, follow=False, create_dirs=True) as loc:
+            try:
+                os.symlink(target, loc.name, dir_fd=loc.dir_fd)
+            except OSError as exc:
+                raise os_error(exc, path, "create the link") from None
+            self._give(loc.dir_fd, loc.name)
+
+    def make_dir(self, path: str, mode: int = 0o755) -> None:
+        """Create the directory ``path`` (and its parents); nothing happens when it is one already."""
+        with self.locate(path, write=True, follow=False, create_dirs=True) as loc:
+            if loc.name == ".":
+                return
+            try:
+                os.mkdir(loc.name, mode, dir_fd=loc.dir_fd)
+            except FileExistsError:
+                return
+            except OSError as exc:
+                raise os_error(exc, path, "create the folder") from None
+            self._give(loc.dir_fd, loc.name)
+
+    def remove_dir(self, path: str) -> None:
+        """Remove the empty directory ``path`` (a root is never removed)."""
+        with self.locate(path, write=True, follow=False) as loc:
+            if loc.name == ".":
+                return
+            try:
+                os.rmdir(loc.name, dir_fd=loc.dir_fd)
+            except OSError as exc:
+                raise os_error(exc, path, "remove the folder") from None
+
     def unlink(self, path: str) -> None:
         """Remove the file (or link) at ``path``; the link itself, never what it points to."""
         with self.locate(path, write=True, follow=False) as loc:

@@ -26,6 +26,7 @@ from herdsman_gateway.schemas import (
     StateUpdateResult,
     ThreadState,
 )
+from herdsman.runtime.file_versions import file_versions_of
 from herdsman_gateway.state_view import checkpoint_json, read_history, read_state
 
 router = APIRouter(tags=["thread state"])
@@ -96,6 +97,9 @@ async def update_state(
             check_update(gw.graph, "values" if len(updates) == 1 else f"values[{index}]", values)
     except RunInputError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
+    cid = cfg["configurable"].get("checkpoint_id")
+    if cid and not cfg["configurable"].get("checkpoint_ns") and (versions := file_versions_of(gw.graph.checkpointer)):
+        await versions.arestore(thread_id, cid)  # the branch starts from that checkpoint's files
     try:
         new_config = await gw.graph.aupdate_state(cfg, to_jsonable(body.values), as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError, NotImplementedError) as exc:

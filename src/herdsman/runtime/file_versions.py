@@ -1,0 +1,129 @@
+"""Tie a version of the thread's files to each checkpoint, and bring it back on time travel.
+
+:func:`keep_file_versions` wraps the ``put``/``aput`` of one checkpointer instance (not the
+class, and nothing at import time): after a checkpoint of a thread's root graph is saved, a
+version of the thread's files is captured (:class:`~herdsman.sandbox.history.FileHistory`) and
+recorded under that checkpoint's id. Every path that writes checkpoints (gateway runs, the CLI,
+``update_state``) gets versions without knowing about them; sub-agents' checkpoints (their own
+namespaces) share the thread's files and the root's next checkpoint captures them.
+
+:meth:`FileVersions.restore` puts the files of a checkpoint back: the run manager calls it before
+a run that starts from an earlier checkpoint, the state route before ``update_state`` from one.
+A checkpoint whose files are not kept (made before versions were on, or pruned) leaves the files
+as they are, with a warning in the log: time travel of the conversation still works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import structlog
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
+from herdsman.sandbox.history import FileHistory, HistoryError, RestoreReport
+from herdsman.sandbox.paths import thread_dir
+
+log = structlog.get_logger(__name__)
+
+
+class FileVersions:
+    """The file histories of one home's threads, made on first use (one per thread)."""
+
+    def __init__(self, config: HerdsmanConfig, provider: SandboxProvider) -> None:
+        """Versions follow ``config.sandbox.snapshots``; files are reached through ``provider``."""
+        self.config = config
+        self.provider = provider
+        self._histories: dict[str, FileHistory | None] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        """``sandbox.snapshots.enabled``."""
+        return self.config.sandbox.snapshots.enabled
+
+    def history(self, thread_id: str) -> FileHistory | None:
+        """The thread's history; None when versions are off or its files are not on this host."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            if thread_id not in self._histories:
+                sandbox = self.provider.acquire(thread_id)
+                self._histories[thread_id] = (
+                    FileHistory(sandbox.files, thread_dir(self.config.home, thread_id) / "history", self.config.sandbox.snapshots)
+                    if isinstance(sandbox, HostBackedSandbox) else None
+                )
+            return self._histories[thread_id]
+
+    def checkpointed(self, thread_id: str, checkpoint_id: str) -> None:
+        """Capture the thread's files as the version of ``checkpoint_id`` (never raises: a
+        version that cannot be made is recorded as not kept, and logged)."""
+        history = self.history(thread_id)
+        if history is None:
+            return
+        try:
+            root: str | None = history.capture()
+        except Exception as exc:  # noqa: BLE001 - a checkpoint must never fail on its files
+            log.warning("file_version_not_kept", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
+            root = None
+        history.record(checkpoint_id, root)
+        try:
+            history.prune()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("file_versions_not_pruned", thread_id=thread_id, error=str(exc))
+
+    def restore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
+        """Put back the files of ``checkpoint_id``; None (and a warning) when they are not kept."""
+        history = self.history(thread_id)
+        if history is None:
+            return None
+        try:
+            root = history.version_of(checkpoint_id)
+        except HistoryError as exc:
+            log.warning("file_version_missing", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
+            return None
+        assert root is not None
+        return history.restore(root)
+
+    async def arestore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
+        """:meth:`restore` off the event loop."""
+        return await asyncio.to_thread(self.restore, thread_id, checkpoint_id)
+
+
+def _root_checkpoint(config: dict[str, Any]) -> tuple[str, str] | None:
+    conf = (config or {}).get("configurable") or {}
+    if conf.get("checkpoint_ns", "") or not conf.get("thread_id") or not conf.get("checkpoint_id"):
+        return None
+    return str(conf["thread_id"]), str(conf["checkpoint_id"])
+
+
+def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> BaseCheckpointSaver:
+    """Make ``saver`` record a file version with each root checkpoint it saves; returns it."""
+    if not versions.enabled:
+        return saver
+    put, aput = saver.put, saver.aput
+
+    def put_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        saved = put(config, checkpoint, metadata, new_versions)
+        if (key := _root_checkpoint(saved)) is not None:
+            versions.checkpointed(*key)
+        return saved
+
+    async def aput_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        saved = await aput(config, checkpoint, metadata, new_versions)
+        if (key := _root_checkpoint(saved)) is not None:
+            await asyncio.to_thread(versions.checkpointed, *key)
+        return saved
+
+    saver.put = put_with_files  # type: ignore[method-assign]
+    saver.aput = aput_with_files  # type: ignore[method-assign]
+    saver.file_versions = versions  # type: ignore[attr-defined]
+    return saver
+
+
+def file_versions_of(saver: Any) -> FileVersions | None:
+    """The versions :func:`keep_file_versions` attached to ``saver``, if any."""
+    return getattr(saver, "file_versions", None)

@@ -1,0 +1,384 @@
+"""Versions of a thread's files, one per checkpoint: time travel brings the files back too.
+
+Layout, under ``<home>/threads/<id>/history/`` (beside ``user-data``, never mounted in a sandbox):
+
+- ``objects/ab/<sha256>``: file contents and folder listings, content-addressed: written once,
+  never changed, shared by every version that has them.
+- ``index.sqlite``: the version of each checkpoint (``checkpoint_id -> root``), in order.
+
+A folder listing is JSON ``{name: entry}``, an entry being ``["f", mode, digest, size]``,
+``["l", target]`` or ``["d", mode, digest]`` (the sub-folder's listing): git's layout, so a step
+that changed one file stores that file and the listings on its path, nothing more. A version is
+the digest of the listing of ``/mnt/user-data``; a step that changed nothing has the version of
+the step before.
+
+Cost: :meth:`FileHistory.capture` walks the tree and ``lstat``s each entry; a file whose
+``(size, mtime_ns, ctime_ns, inode)`` is the one seen last time at its path is not read again
+(ctime cannot be set from the sandbox, so ``touch -d`` does not hide a change).
+
+Why by hand: git, restic and rsync open a tree's files by path name; code in the sandbox can
+swap a folder for a symlink between their check and their open, and they would copy ``/etc`` or
+another thread's folder into a version, which a restore then hands to the agent. Every read and
+write here goes through :class:`~herdsman.sandbox.fs.ThreadFiles` descriptors, links are kept as
+links (their target as text) and never followed. Contents are copied, not hard-linked: a hard
+link shares the inode, so the next in-place write in the sandbox would change the version too.
+
+Bounds: a file larger than ``max_bytes`` is never read (that capture fails with a message and
+its checkpoint has no files to restore); past ``max_bytes`` of stored contents or ``keep_last``
+versions, the oldest versions are dropped, and objects no kept version uses are deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from herdsman.config.schema import SnapshotsConfig
+from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
+from herdsman.sandbox.fs import CHUNK, ThreadFiles, WalkStop
+
+log = structlog.get_logger(__name__)
+
+WALK_LIMIT = 200_000
+WALK_SECONDS = 60.0
+Entry = list[Any]
+
+
+class HistoryError(SandboxError):
+    """A version could not be made or brought back; the message says why and what to do."""
+
+
+@dataclass
+class RestoreReport:
+    """What a restore changed: virtual paths written and removed."""
+
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+def _parent(vpath: str) -> str:
+    return vpath.rsplit("/", 1)[0]
+
+
+class FileHistory:
+    """The versions of one thread's files (see the module docstring)."""
+
+    def __init__(self, files: ThreadFiles, directory: Path, config: SnapshotsConfig) -> None:
+        """``files`` reaches the thread's files; versions are kept in ``directory``."""
+        self.files = files
+        self.directory = directory
+        self.config = config
+        self.objects = directory / "objects"
+        self.objects.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        # vpath -> (size, mtime_ns, ctime_ns, ino, digest) of the last capture: unchanged files are not read
+        self._seen: dict[str, tuple[int, int, int, int, str]] = {}
+        self._new_bytes = 0
+        with closing(self._db()) as db, db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
+                "created REAL NOT NULL, seq INTEGER NOT NULL)"
+            )
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+
+    def _db(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    # -- objects ----------------------------------------------------------------------------
+
+    def _object(self, digest: str) -> Path:
+        return self.objects / digest[:2] / digest[2:]
+
+    def _keep(self, tmp: Path, digest: str, size: int) -> None:
+        """Move the staged ``tmp`` in as object ``digest`` (dropped when it is there already)."""
+        target = self._object(digest)
+        if target.exists():
+            tmp.unlink()
+            return
+        target.parent.mkdir(exist_ok=True)
+        os.replace(tmp, target)
+        self._new_bytes += size
+
+    def _put_listing(self, listing: dict[str, Entry]) -> str:
+        data = json.dumps(listing, sort_keys=True, separators=(",", ":")).encode()
+        digest = hashlib.sha256(data).hexdigest()
+        if not self._object(digest).exists():
+            fd, name = tempfile.mkstemp(dir=self.objects)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            self._keep(Path(name), digest, len(data))
+        return digest
+
+    def _listing(self, digest: str) -> dict[str, Entry]:
+        try:
+            return json.loads(self._object(digest).read_bytes())
+        except FileNotFoundError:
+            raise HistoryError(f"a folder listing of this version ({digest[:12]}) is gone; the version cannot be restored") from None
+
+    def _put_file(self, vpath: str, size: int) -> str:
+        """Copy the file at ``vpath`` in (read by descriptor); its digest."""
+        if size > self.config.max_bytes:
+            raise HistoryError(
+                f"{vpath} is {size} bytes, more than sandbox.snapshots.max_bytes ({self.config.max_bytes}); "
+                "its checkpoint keeps no files. Raise the limit or keep such files out of the thread"
+            )
+        digest = hashlib.sha256()
+        fd, name = tempfile.mkstemp(dir=self.objects)
+        copied = 0
+        try:
+            with os.fdopen(fd, "wb") as out, self.files.open_file(vpath) as (src, _st, _):
+                while chunk := os.read(src, CHUNK):
+                    copied += len(chunk)
+                    if copied > self.config.max_bytes:
+                        raise HistoryError(f"{vpath} grew past sandbox.snapshots.max_bytes while it was copied")
+                    digest.update(chunk)
+                    out.write(chunk)
+        except BaseException:
+            os.unlink(name)
+            raise
+        hexd = digest.hexdigest()
+        self._keep(Path(name), hexd, copied)
+        return hexd
+
+    def _count_new_bytes(self) -> None:
+        """Add the bytes of the objects stored since the last call to the running total."""
+        n, self._new_bytes = self._new_bytes, 0
+        if n:
+            with closing(self._db()) as db, db:
+                db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = value + ?", (n, n))
+
+    def stored_bytes(self) -> int:
+        """Bytes of objects kept (contents and listings)."""
+        with closing(self._db()) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- capture ----------------------------------------------------------------------------
+
+    def capture(self) -> str:
+        """A version of the thread's files as they are now; its root digest."""
+        with self._lock:
+            try:
+                return self._capture()
+            finally:
+                self._count_new_bytes()
+
+    def _capture(self) -> str:
+        with self._lock:
+            stop = WalkStop()
+            folders: dict[str, dict[str, Entry]] = {USER_DATA_ROOT: {}}
+            seen: dict[str, tuple[int, int, int, int, str]] = {}
+            for entry in self.files.walk(USER_DATA_ROOT, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop):
+                st = entry.st
+                if entry.is_dir:
+                    folders[entry.vpath] = {}
+                    continue
+                if entry.is_link:
+                    try:
+                        item: Entry = ["l", self.files.read_link(entry.vpath)]
+                    except SandboxError:
+                        continue  # gone meanwhile
+                elif entry.is_file:
+                    key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                    known = self._seen.get(entry.vpath)
+                    digest = known[4] if known is not None and known[:4] == key else self._put_file(entry.vpath, st.st_size)
+                    seen[entry.vpath] = (*key, digest)
+                    item = ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
+                else:
+                    continue  # fifos, sockets, devices are not kept
+                folders.setdefault(_parent(entry.vpath), {})[entry.name] = item
+            if stop.reason:
+                raise HistoryError(f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files")
+            for vdir in sorted(folders, key=lambda p: p.count("/"), reverse=True):
+                if vdir == USER_DATA_ROOT:
+                    continue
+                digest = self._put_listing(folders[vdir])
+                folders.setdefault(_parent(vdir), {})[vdir.rsplit("/", 1)[1]] = ["d", 0o755, digest]
+            self._seen = seen
+            return self._put_listing(folders[USER_DATA_ROOT])
+
+    # -- the index --------------------------------------------------------------------------
+
+    def record(self, checkpoint_id: str, root: str | None) -> None:
+        """Say that checkpoint ``checkpoint_id`` has version ``root`` (None: its files are not kept)."""
+        with closing(self._db()) as db, db:
+            seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM versions").fetchone()[0]
+            db.execute(
+                "INSERT INTO versions VALUES (?, ?, ?, ?) ON CONFLICT(checkpoint_id) DO UPDATE SET root = excluded.root",
+                (checkpoint_id, root, time.time(), seq),
+            )
+
+    def version_of(self, checkpoint_id: str) -> str | None:
+        """The version of ``checkpoint_id``; HistoryError when its files are not kept."""
+        with closing(self._db()) as db:
+            row = db.execute("SELECT root FROM versions WHERE checkpoint_id = ?", (checkpoint_id,)).fetchone()
+        if row is None or row[0] is None:
+            raise HistoryError(
+                f"the files of checkpoint {checkpoint_id} are not kept (it is older than "
+                "sandbox.snapshots.keep_last or max_bytes allow, or it was made before versions were on)"
+            )
+        return str(row[0])
+
+    def versions(self) -> list[tuple[str, str | None, float]]:
+        """Every (checkpoint id, version or None, time) recorded, oldest first."""
+        with closing(self._db()) as db:
+            return [(c, r, t) for c, r, t in db.execute("SELECT checkpoint_id, root, created FROM versions ORDER BY seq")]
+
+    # -- reading a version ------------------------------------------------------------------
+
+    def entries(self, root: str) -> dict[str, Entry]:
+        """Every entry of version ``root`` by virtual path (folders included)."""
+        out: dict[str, Entry] = {}
+        stack = [(USER_DATA_ROOT, root)]
+        while stack:
+            vdir, digest = stack.pop()
+            for name, item in self._listing(digest).items():
+                vpath = f"{vdir}/{name}"
+                out[vpath] = item
+                if item[0] == "d":
+                    stack.append((vpath, item[2]))
+        return out
+
+    def diff(self, old: str, new: str) -> dict[str, list[str]]:
+        """Files added, removed and changed from version ``old`` to version ``new``."""
+        a, b = self.entries(old), self.entries(new)
+        files_a = {p: e for p, e in a.items() if e[0] != "d"}
+        files_b = {p: e for p, e in b.items() if e[0] != "d"}
+        return {
+            "added": sorted(p for p in files_b if p not in files_a),
+            "removed": sorted(p for p in files_a if p not in files_b),
+            "changed": sorted(p for p in files_b if p in files_a and files_a[p] != files_b[p]),
+        }
+
+    # -- restore ----------------------------------------------------------------------------
+
+    def restore(self, root: str) -> RestoreReport:
+        """Make the thread's files those of version ``root``. The files as they were just before
+        are captured first, so a restore can itself be undone."""
+        with self._lock:
+            target = self.entries(root)
+            current = self.entries(self.capture())
+            report = RestoreReport()
+            for vpath in sorted(current, key=lambda p: p.count("/"), reverse=True):
+                now, want = current[vpath], target.get(vpath)
+                if want is not None and now[0] == want[0] and (now[0] == "d" or now == want):
+                    continue
+                if now[0] == "d":
+                    if want is None or want[0] != "d":
+                        self.files.remove_dir(vpath)
+                        report.removed.append(vpath)
+                else:
+                    self.files.unlink(vpath)
+                    if want is None:
+                        report.removed.append(vpath)
+            for vpath in sorted(target, key=lambda p: p.count("/")):
+                want, now = target[vpath], current.get(vpath)
+                if now is not None and now == want or (now is not None and now[0] == want[0] == "d"):
+                    continue
+                if want[0] == "d":
+                    self.files.make_dir(vpath)
+                elif want[0] == "l":
+                    self.files.make_link(vpath, want[1])
+                    report.written.append(vpath)
+                else:
+                    self._write_back(vpath, want)
+                    report.written.append(vpath)
+            self.capture()  # what is there now (the files just written are read once, to check them)
+            log.info("files_restored", thread_id=self.files.paths.thread_id, version=root[:12],
+                     written=len(report.written), removed=len(report.removed))
+            return report
+
+    def _write_back(self, vpath: str, item: Entry) -> None:
+        source = self._object(item[2])
+        if not source.exists():
+            raise HistoryError(f"the contents of {vpath} in this version are gone; the version cannot be restored")
+        fd, name = tempfile.mkstemp(dir=self.directory)
+        try:
+            with os.fdopen(fd, "wb") as out, source.open("rb") as src:
+                while chunk := src.read(CHUNK):
+                    out.write(chunk)
+            os.chmod(name, item[1] & 0o777)
+            staging = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                self.files.move_in(staging, os.path.basename(name), vpath)
+            finally:
+                os.close(staging)
+        except BaseException:
+            if os.path.exists(name):
+                os.unlink(name)
+            raise
+
+    # -- bounds -----------------------------------------------------------------------------
+
+    def prune(self) -> int:
+        """Drop the oldest versions past ``keep_last`` or ``max_bytes`` and delete the objects no
+        kept version uses; how many versions were dropped."""
+        with self._lock:
+            rows = [(c, r) for c, r, _ in self.versions() if r is not None]
+            roots = list(dict.fromkeys(r for _, r in rows))  # oldest first, each once
+            dropped = 0
+            while roots and (len(roots) > self.config.keep_last or self.stored_bytes() > self.config.max_bytes):
+                if len(roots) == 1:
+                    break  # the newest version stays
+                gone = roots.pop(0)
+                with closing(self._db()) as db, db:
+                    db.execute("UPDATE versions SET root = NULL WHERE root = ?", (gone,))
+                dropped += 1
+                self._sweep(roots)
+            return dropped
+
+    def forget(self, live_checkpoints: set[str]) -> int:
+        """Drop the versions of checkpoints that are no longer in the thread; how many."""
+        with self._lock:
+            stale = [c for c, _, _ in self.versions() if c not in live_checkpoints]
+            with closing(self._db()) as db, db:
+                db.executemany("DELETE FROM versions WHERE checkpoint_id = ?", [(c,) for c in stale])
+            self._sweep(list(dict.fromkeys(r for _, r, _ in self.versions() if r is not None)))
+            return len(stale)
+
+    def _reachable(self, roots: list[str]) -> set[str]:
+        keep: set[str] = set(roots)
+        stack = list(roots)
+        while stack:
+            try:
+                listing = self._listing(stack.pop())
+            except HistoryError:
+                continue
+            for item in listing.values():
+                if item[0] in ("f", "d") and item[2] not in keep:
+                    keep.add(item[2])
+                    if item[0] == "d":
+                        stack.append(item[2])
+        return keep | {s[4] for s in self._seen.values()}
+
+    def _objects(self) -> Iterator[Path]:
+        for sub in self.objects.iterdir():
+            if sub.is_dir():
+                yield from sub.iterdir()
+
+    def _sweep(self, roots: list[str]) -> None:
+        """Delete the objects none of ``roots`` uses, and count what is left."""
+        keep = self._reachable(roots)
+        total = 0
+        for path in list(self._objects()):
+            if path.parent.name + path.name in keep:
+                total += path.stat().st_size
+            else:
+                path.unlink(missing_ok=True)
+        with closing(self._db()) as db, db:
+            db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = ?", (total, total))

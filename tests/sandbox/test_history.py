@@ -1,0 +1,128 @@
+"""Versions of a thread's files: capture, diff, restore, bounds and hostile trees."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from herdsman.config.schema import SnapshotsConfig
+from herdsman.sandbox.fs import ThreadFiles
+from herdsman.sandbox.history import FileHistory, HistoryError
+from herdsman.sandbox.paths import ThreadPaths
+
+WS = "/mnt/user-data/workspace"
+
+
+@pytest.fixture
+def thread(home: Path) -> ThreadPaths:
+    paths = ThreadPaths.for_thread(home, "t1")
+    paths.ensure_dirs()
+    return paths
+
+
+def history(paths: ThreadPaths, **config) -> FileHistory:
+    return FileHistory(ThreadFiles(paths), paths.user_data.parent / "history", SnapshotsConfig(**config))
+
+
+def tree(paths: ThreadPaths) -> dict[str, str]:
+    """Every file and link below user-data, as the sandbox would see it."""
+    out = {}
+    for dirpath, dirs, names in os.walk(paths.user_data):
+        for name in dirs + names:
+            full = Path(dirpath) / name
+            rel = str(full.relative_to(paths.user_data))
+            if full.is_symlink():
+                out[rel] = "-> " + os.readlink(full)
+            elif full.is_file():
+                out[rel] = full.read_text()
+    return out
+
+
+def test_restore_brings_back_written_deleted_and_edited_files(thread: ThreadPaths) -> None:
+    h = history(thread)
+    files = h.files
+    files.write_bytes(f"{WS}/a.txt", b"one")
+    files.write_bytes(f"{WS}/sub/b.txt", b"two")
+    v1, s1 = h.capture(), tree(thread)
+    files.write_bytes(f"{WS}/a.txt", b"edited")
+    files.unlink(f"{WS}/sub/b.txt")
+    files.write_bytes(f"{WS}/sub/deeper/c.txt", b"new")
+    files.make_link(f"{WS}/link", f"{WS}/a.txt")
+    v2, s2 = h.capture(), tree(thread)
+    assert h.diff(v1, v2) == {"added": [f"{WS}/link", f"{WS}/sub/deeper/c.txt"], "removed": [f"{WS}/sub/b.txt"],
+                              "changed": [f"{WS}/a.txt"]}
+    report = h.restore(v1)
+    assert tree(thread) == s1 and not (thread.workspace / "sub" / "deeper").exists()
+    assert f"{WS}/sub/deeper/c.txt" in report.removed and f"{WS}/a.txt" in report.written
+    h.restore(v2)
+    assert tree(thread) == s2
+    assert h.capture() == v2  # the same files, the same version
+
+
+def test_a_file_replaced_by_a_folder_and_back(thread: ThreadPaths) -> None:
+    h = history(thread)
+    h.files.write_bytes(f"{WS}/x", b"file")
+    v1 = h.capture()
+    h.files.unlink(f"{WS}/x")
+    h.files.write_bytes(f"{WS}/x/inner.txt", b"now a folder")
+    v2 = h.capture()
+    h.restore(v1)
+    assert (thread.workspace / "x").read_text() == "file"
+    h.restore(v2)
+    assert (thread.workspace / "x" / "inner.txt").read_text() == "now a folder"
+
+
+def test_unchanged_steps_share_one_version_and_store_nothing_new(thread: ThreadPaths) -> None:
+    h = history(thread)
+    for i in range(50):
+        h.files.write_bytes(f"{WS}/f{i}.txt", b"x" * 1000)
+    first = h.capture()
+    stored = h.stored_bytes()
+    assert h.capture() == first and h.stored_bytes() == stored
+    h.files.write_bytes(f"{WS}/f7.txt", b"y" * 1000)
+    h.capture()
+    grown = h.stored_bytes() - stored
+    assert 1000 <= grown < 1000 + 8000  # the changed file and the listings on its path
+
+
+def test_a_link_out_of_the_sandbox_is_kept_as_a_link_never_followed(thread: ThreadPaths, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret")
+    os.symlink(secret, thread.workspace / "leak")
+    os.symlink("/etc", thread.workspace / "etc")
+    h = history(thread)
+    v = h.capture()
+    stored = b"".join(p.read_bytes() for p in (thread.user_data.parent / "history" / "objects").rglob("*") if p.is_file())
+    assert b"host secret" not in stored and b"root:" not in stored
+    os.unlink(thread.workspace / "leak")
+    h.restore(v)
+    assert os.readlink(thread.workspace / "leak") == str(secret)  # the link again, as it was
+    assert secret.read_text() == "host secret"
+
+
+def test_a_huge_file_is_refused_without_being_read(thread: ThreadPaths) -> None:
+    with open(thread.workspace / "huge.bin", "wb") as f:
+        f.truncate(10 * 1024 * 1024 * 1024)  # sparse: 10 GiB that would take minutes to read
+    h = history(thread, max_bytes=1024 * 1024)
+    with pytest.raises(HistoryError, match="max_bytes"):
+        h.capture()
+    assert h.stored_bytes() == 0
+
+
+def test_old_versions_are_pruned_and_their_objects_freed(thread: ThreadPaths) -> None:
+    h = history(thread, keep_last=3)
+    for i in range(6):
+        h.files.write_bytes(f"{WS}/note.txt", f"version {i}".encode() * 100)
+        h.record(f"cp{i}", h.capture())
+        h.prune()
+    kept = [c for c, root, _ in h.versions() if root is not None]
+    assert kept == ["cp3", "cp4", "cp5"]
+    with pytest.raises(HistoryError, match="not kept"):
+        h.version_of("cp0")
+    h.restore(h.version_of("cp3"))
+    assert (thread.workspace / "note.txt").read_text() == "version 3" * 100
+    contents = [p.read_bytes() for p in (thread.user_data.parent / "history" / "objects").rglob("*") if p.is_file()]
+    assert not any(c.startswith(b"version 0") for c in contents)  # freed
+    assert h.forget({"cp5"}) == 5 and [c for c, _, _ in h.versions()] == ["cp5"]
