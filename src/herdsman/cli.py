@@ -293,6 +293,48 @@ def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
     _run_async(main, thread_id)
 
 
+@threads_app.command("restore")
+def threads_restore(
+    thread_id: str,
+    checkpoint: Annotated[Optional[str], typer.Option(help="Checkpoint id whose files to bring back; omit to list them.")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Put a thread's files back as they were at a checkpoint (the conversation stays); without
+    --checkpoint, list the checkpoints where its files changed, newest first."""
+    from herdsman.sandbox.history import HistoryError
+
+    loaded = _load(config)
+
+    async def main() -> None:
+        async with _client(loaded, None) as client:
+            if not await client.messages(thread_id):
+                raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
+            versions = client.file_versions
+            if versions is None or versions.history(thread_id) is None:
+                raise _fail("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are elsewhere)")
+            if checkpoint is None:  # the newest checkpoint and those where files changed
+                steps = versions.steps(thread_id, limit=500)
+                for i, step in enumerate(steps):
+                    c = step["changes"]
+                    if i and step["kept"] and not any(c.values()):
+                        continue
+                    what = f"+{len(c['added'])} ~{len(c['changed'])} -{len(c['removed'])}" if step["kept"] else "files not kept"
+                    console.print(f"{escape(step['checkpoint_id'])}  {step['created_at'][:19].replace('T', ' ')}  [dim]{what}[/dim]",
+                                  soft_wrap=True, highlight=False)
+                return
+            try:
+                report = versions.restore_strict(thread_id, checkpoint)
+            except HistoryError as exc:
+                raise _fail(str(exc)) from None
+            console.print(f"Restored the files of {escape(checkpoint)}: {len(report.written)} written, {len(report.removed)} removed")
+            for path in report.written:
+                console.print(f"  [green]+[/green] {escape(path)}")
+            for path in report.removed:
+                console.print(f"  [red]-[/red] {escape(path)}")
+
+    _run_async(main, thread_id)
+
+
 @config_app.command("check")
 def config_check(
     config: ConfigOpt = None,

@@ -244,6 +244,11 @@ class HerdsmanClient:
         assert finished is not None
         return finished
 
+    @property
+    def file_versions(self) -> FileVersions | None:
+        """The file versions kept with the checkpoints (None when ``sandbox.snapshots`` is off)."""
+        return file_versions_of(self._checkpointer)
+
     def outputs(self, thread_id: str) -> list[str]:
         """Virtual paths of the files in the thread's outputs folder."""
         return self.files(thread_id, OUTPUTS)

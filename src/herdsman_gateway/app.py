@@ -48,7 +48,9 @@ from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.mcp_watch import watch_mcp_servers
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
-from herdsman_gateway.routes import api, archive, artifacts, files, memory as memory_routes, skills, tasks, trace, uploads
+from herdsman_gateway.routes import (
+    api, archive, artifacts, files, memory as memory_routes, skills, snapshots, tasks, trace, uploads,
+)
 from herdsman_gateway.routes.memory import open_gateway_memory
 
 log = structlog.get_logger(__name__)
@@ -153,7 +155,7 @@ def create_app(
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, uploads, artifacts, archive, files, skills, memory_routes, tasks, trace):
+    for module in (api, uploads, artifacts, archive, files, skills, memory_routes, snapshots, tasks, trace):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)

@@ -174,3 +174,23 @@ def test_unset_variable_stops_run_with_its_name(tmp_path: Path) -> None:
     out = run_cli("run", "hi", "--config", str(cfg), cwd=tmp_path)
     assert out.returncode == 2
     assert "models.0.api_key" in out.stderr and "$HERDSMAN_TEST_UNSET_KEY is not set" in out.stderr
+
+
+def test_threads_restore_lists_versions_and_brings_files_back(tmp_path: Path) -> None:
+    write = lambda name, text: {"tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}", "content": text}}]}  # noqa: E731
+    cfg = write_config(tmp_path, "versions", [write("a.txt", "one"), "wrote a"])
+    assert run_cli("run", "first", "--thread", "v", "--config", str(cfg), cwd=tmp_path).returncode == 0
+    cfg = write_config(tmp_path, "again", [write("a.txt", "two"), "wrote again"])
+    assert run_cli("run", "second", "--thread", "v", "--config", str(cfg), cwd=tmp_path).returncode == 0
+    listed = run_cli("threads", "restore", "v", "--config", str(cfg), cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 3  # the newest checkpoint, the step that changed a.txt, the step that made it
+    assert "~1" in lines[1] and "+1 " in lines[2]
+    added = [lines[2].split()[0]]
+    out = run_cli("threads", "restore", "v", "--checkpoint", added[0], "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "1 written" in out.stdout and "/mnt/user-data/outputs/a.txt" in out.stdout
+    assert (tmp_path / "home" / "threads" / "v" / "user-data" / "outputs" / "a.txt").read_text() == "one"
+    bad = run_cli("threads", "restore", "v", "--checkpoint", "nope", "--config", str(cfg), cwd=tmp_path)
+    assert bad.returncode == 1 and "not kept" in bad.stderr

@@ -61,3 +61,28 @@ async def test_a_rolled_back_run_takes_its_files_with_it(client, model, config) 
                                     multitask_strategy="rollback")
     assert [m["content"] for m in rolled["messages"]][-1].startswith("done: Wrote")
     assert outputs(config, tid) == {"kept.txt": "yes", "new.txt": "instead"}
+
+
+async def test_rest_lists_compares_and_restores_file_versions(client, gateway, config) -> None:
+    import httpx
+
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("write a.txt one"))
+    first = await checkpoint_after(client, tid, "a.txt")
+    await client.runs.wait(tid, "lead_agent", input=user_message("write b.txt two"))
+    last = await checkpoint_after(client, tid, "b.txt")
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
+        listed = (await http.get(f"/api/threads/{tid}/snapshots")).json()["snapshots"]
+        assert listed[0]["checkpoint_id"] == last and listed[0]["kept"]
+        added = [p for s in listed for p in s["changes"]["added"]]
+        assert "/mnt/user-data/outputs/a.txt" in added and "/mnt/user-data/outputs/b.txt" in added
+        diff = (await http.get(f"/api/threads/{tid}/snapshots/diff", params={"from": first, "to": last})).json()
+        assert diff["added"] == ["/mnt/user-data/outputs/b.txt"] and diff["removed"] == diff["changed"] == []
+        restored = await http.post(f"/api/threads/{tid}/snapshots/{first}/restore")
+        assert restored.status_code == 200 and restored.json()["removed"] == ["/mnt/user-data/outputs/b.txt"]
+        assert outputs(config, tid) == {"a.txt": "one"}
+        missing = await http.post(f"/api/threads/{tid}/snapshots/no-such-checkpoint/restore")
+        assert missing.status_code == 404 and "not kept" in missing.json()["detail"]
+        other = (await client.threads.create())["thread_id"]
+        stolen = await http.post(f"/api/threads/{other}/snapshots/{first}/restore")
+        assert stolen.status_code == 404  # another thread's checkpoint is not this thread's

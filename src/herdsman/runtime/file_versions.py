@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import datetime, timezone
 from typing import Any
 
 import structlog
@@ -87,6 +88,39 @@ class FileVersions:
             return None
         assert root is not None
         return history.restore(root)
+
+    def restore_strict(self, thread_id: str, checkpoint_id: str) -> RestoreReport:
+        """Put back the files of ``checkpoint_id``; HistoryError when they are not kept here."""
+        history = self.history(thread_id)
+        if history is None:
+            raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
+        return history.restore(history.version_of(checkpoint_id) or "")
+
+    def steps(self, thread_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The thread's last ``limit`` checkpoints with a version, newest first: id, time, whether
+        its files are kept, and the files changed since the version before."""
+        history = self.history(thread_id)
+        if history is None:
+            return []
+        rows = history.versions()[-(limit + 1):]
+        out: list[dict[str, Any]] = []
+        previous: str | None = None
+        for checkpoint_id, root, created in rows:
+            changes = history.diff(previous, root) if previous and root and previous != root else None
+            out.append({
+                "checkpoint_id": checkpoint_id, "version": root, "kept": root is not None,
+                "created_at": datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="seconds"),
+                "changes": changes or {"added": [], "removed": [], "changed": []},
+            })
+            previous = root or previous
+        return list(reversed(out[-limit:]))
+
+    def diff(self, thread_id: str, old: str, new: str) -> dict[str, list[str]]:
+        """Files added, removed and changed from checkpoint ``old`` to checkpoint ``new``."""
+        history = self.history(thread_id)
+        if history is None:
+            raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
+        return history.diff(history.version_of(old) or "", history.version_of(new) or "")
 
     async def arestore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
         """:meth:`restore` off the event loop."""

@@ -1,0 +1,77 @@
+"""The file versions of a thread (``sandbox.snapshots``): list them, compare two, restore one.
+
+- ``GET /api/threads/{id}/snapshots``: its checkpoints with a version, newest first, each with
+  the files changed since the version before;
+- ``GET /api/threads/{id}/snapshots/diff?from=CP&to=CP``: files added, removed and changed
+  between two checkpoints;
+- ``POST /api/threads/{id}/snapshots/{checkpoint_id}/restore``: put that checkpoint's files back
+  (the conversation stays as it is; the next checkpoint records the restored files). Refused
+  while a run is in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+
+from herdsman.runtime.file_versions import FileVersions, file_versions_of
+from herdsman.sandbox.history import HistoryError
+from herdsman_gateway.auth import current_user
+from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.routes.threads import load_thread
+
+router = APIRouter(prefix="/api/threads/{thread_id}/snapshots", tags=["artifacts"])
+
+
+def _versions(gw: Gateway) -> FileVersions:
+    versions = file_versions_of(gw.graph.checkpointer)
+    if versions is None:
+        raise HTTPException(404, "file versions are off: set sandbox.snapshots.enabled: true in config.yaml")
+    return versions
+
+
+@router.get("", summary="List the file versions of a thread's checkpoints")
+async def list_snapshots(
+    thread_id: str,
+    limit: int = Query(50, ge=1, le=500),
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> dict[str, Any]:
+    """Checkpoints with a file version, newest first, with the files each changed."""
+    await load_thread(gw, thread_id, user)
+    steps = await asyncio.to_thread(_versions(gw).steps, thread_id, limit)
+    return {"thread_id": thread_id, "snapshots": steps}
+
+
+@router.get("/diff", summary="Compare the files of two checkpoints")
+async def diff_snapshots(
+    thread_id: str,
+    old: str = Query(..., alias="from", description="the earlier checkpoint id"),
+    new: str = Query(..., alias="to", description="the later checkpoint id"),
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> dict[str, Any]:
+    """Files added, removed and changed from checkpoint ``from`` to checkpoint ``to``."""
+    await load_thread(gw, thread_id, user)
+    try:
+        changes = await asyncio.to_thread(_versions(gw).diff, thread_id, old, new)
+    except HistoryError as exc:
+        raise HTTPException(404, str(exc)) from None
+    return {"from": old, "to": new, **changes}
+
+
+@router.post("/{checkpoint_id}/restore", summary="Put a checkpoint's files back")
+async def restore_snapshot(
+    thread_id: str, checkpoint_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> dict[str, Any]:
+    """Make the thread's files those of ``checkpoint_id`` (the conversation is not changed)."""
+    await load_thread(gw, thread_id, user)
+    if gw.runs.is_busy(thread_id):
+        raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before restoring files")
+    try:
+        report = await asyncio.to_thread(_versions(gw).restore_strict, thread_id, checkpoint_id)
+    except HistoryError as exc:
+        raise HTTPException(404, str(exc)) from None
+    return {"checkpoint_id": checkpoint_id, "written": report.written, "removed": report.removed}
