@@ -212,6 +212,8 @@ class HerdsmanClient:
             config,
             stream_mode=["messages", "updates", "custom"],
             subgraphs=True,
+            # with file versions, each step's files are captured before the next step runs
+            durability="sync" if self.file_versions is not None else "async",
         ):
             said.see(tuple(namespace), mode, chunk)
             if mode == "custom":

@@ -111,7 +111,10 @@ def test_a_huge_file_is_refused_without_being_read(thread: ThreadPaths) -> None:
     assert h.stored_bytes() == 0
 
 
-def test_old_versions_are_pruned_and_their_objects_freed(thread: ThreadPaths) -> None:
+def test_old_versions_are_pruned_and_their_objects_freed(thread: ThreadPaths, monkeypatch) -> None:
+    import herdsman.sandbox.history as history_module
+
+    monkeypatch.setattr(history_module, "SWEEP_GRACE", 0.0)  # objects are otherwise safe for 10 minutes
     h = history(thread, keep_last=3)
     for i in range(6):
         h.files.write_bytes(f"{WS}/note.txt", f"version {i}".encode() * 100)
@@ -121,8 +124,50 @@ def test_old_versions_are_pruned_and_their_objects_freed(thread: ThreadPaths) ->
     assert kept == ["cp3", "cp4", "cp5"]
     with pytest.raises(HistoryError, match="not kept"):
         h.version_of("cp0")
-    h.restore(h.version_of("cp3"))
-    assert (thread.workspace / "note.txt").read_text() == "version 3" * 100
     contents = [p.read_bytes() for p in (thread.user_data.parent / "history" / "objects").rglob("*") if p.is_file()]
     assert not any(c.startswith(b"version 0") for c in contents)  # freed
-    assert h.forget({"cp5"}) == 5 and [c for c, _, _ in h.versions()] == ["cp5"]
+    report = h.restore(h.version_of("cp3"))
+    assert (thread.workspace / "note.txt").read_text() == "version 3" * 100
+    h.restore(report.before)  # the files just before the restore are kept: it can be undone
+    assert (thread.workspace / "note.txt").read_text() == "version 5" * 100
+    assert h.forget({"cp5"}) == 5 and [c for c, _, _ in h.versions()][0] == "cp5"
+
+
+def test_names_the_virtual_paths_cannot_address_are_left_alone(thread: ThreadPaths) -> None:
+    """'x ' would be read and written as 'x' (paths are stripped): such entries are kept out of
+    versions, so a restore neither stores the wrong file nor deletes them."""
+    (thread.workspace / "x").write_text("the real x")
+    (thread.workspace / "x ").write_text("trailing space")
+    (thread.workspace / "notes.txt\n").write_text("newline")
+    os.mkdir(thread.workspace / b"bad\xff".decode("utf-8", "surrogateescape"))
+    h = history(thread)
+    v = h.capture()
+    assert {p for p in h.entries(v) if p.startswith(f"{WS}/")} == {f"{WS}/x"}
+    (thread.workspace / "x").write_text("changed")
+    report = h.restore(v)
+    assert report.failed == [] and (thread.workspace / "x").read_text() == "the real x"
+    assert (thread.workspace / "x ").read_text() == "trailing space"
+    assert (thread.workspace / "notes.txt\n").exists()
+
+
+def test_a_restore_goes_past_an_entry_it_cannot_change_and_says_so(thread: ThreadPaths) -> None:
+    h = history(thread)
+    h.files.write_bytes(f"{WS}/a.txt", b"kept")
+    v = h.capture()
+    h.files.write_bytes(f"{WS}/later/b.txt", b"new")
+    os.mkfifo(thread.workspace / "later" / "pipe")  # not kept in versions: its folder cannot go
+    h.files.write_bytes(f"{WS}/a.txt", b"edited")
+    report = h.restore(v)
+    assert (thread.workspace / "a.txt").read_text() == "kept"
+    assert not (thread.workspace / "later" / "b.txt").exists()
+    assert any(f.startswith(f"{WS}/later:") for f in report.failed)
+
+
+def test_folder_modes_come_back(thread: ThreadPaths) -> None:
+    h = history(thread)
+    h.files.make_dir(f"{WS}/private", 0o700)
+    os.chmod(thread.workspace / "private", 0o700)
+    v = h.capture()
+    os.rmdir(thread.workspace / "private")
+    h.restore(v)
+    assert (thread.workspace / "private").stat().st_mode & 0o777 == 0o700

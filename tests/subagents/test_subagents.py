@@ -498,3 +498,46 @@ def test_the_leads_result_text_holds_no_time_or_token_numbers() -> None:
     text = result.to_text()
     assert text.splitlines()[0] == "[general-purpose] Count the words: completed after 2 attempts (it waited for a free slot)"
     assert "16" not in text and "64" not in text and text.endswith("Result:\n173")
+
+
+async def test_a_failed_attempt_is_rolled_back_before_its_retry_and_siblings_keep_theirs(home: Path) -> None:
+    """'wreck' writes two files, one of them also written by its sibling, then its model breaks;
+    before the retry its own file is gone, the shared one and the sibling's stay."""
+    outputs = Path(home, "threads", "t", "user-data", "outputs")
+
+    def flaky(messages: list[Any]) -> Any:
+        prompt = next(m for m in messages if isinstance(m, HumanMessage)).text.splitlines()[0]
+        done = [m for m in messages if isinstance(m, ToolMessage)]
+        if prompt == "wreck" and not done:
+            return {"tool_calls": [
+                {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/half.txt", "content": "half done"}},
+                {"name": "bash", "args": {"command": "echo wreck >> /mnt/user-data/outputs/shared.txt"}},
+            ]}
+        if prompt == "wreck":
+            return {"error": "model broke after writing"}
+        if prompt == "sibling" and not done:
+            return {"tool_calls": [
+                {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sibling.txt", "content": "mine"}},
+                {"name": "bash", "args": {"command": "echo sibling >> /mnt/user-data/outputs/shared.txt"}},
+            ]}
+        return "sibling done"
+
+    seen_by_retry: list[list[str]] = []
+
+    def backup_reply(messages: list[Any]) -> Any:
+        seen_by_retry.append(sorted(p.name for p in outputs.iterdir()))
+        return "retried from a clean state"
+
+    config = config_for(home, retries=1, fallback_model="backup", max_concurrent=2)
+    config.sandbox.allow_unisolated_bash = True
+    lead = lead_model([task("sibling", "sibling", id="call_sib"), task("wreck", "wreck", id="call_wreck")], "ok")
+    primary = ScriptedChatModel(respond=flaky, latency=0.2)
+    backup = ScriptedChatModel(respond=backup_reply)
+    events = await run(config, lead, {"worker": primary, "backup": backup})
+    retry = next(d for d in kinds(events, "task_failed") if d.get("will_retry"))
+    assert retry["rolled_back"] == ["/mnt/user-data/outputs/half.txt"]
+    # both appended to shared.txt with bash: whose change it is cannot be told apart, so it stays
+    assert "/mnt/user-data/outputs/shared.txt" in retry["kept_for_siblings"]
+    assert seen_by_retry == [["shared.txt", "sibling.txt"]]  # half.txt undone before the retry began
+    assert (outputs / "sibling.txt").read_text() == "mine"
+    assert "sibling" in (outputs / "shared.txt").read_text()

@@ -4,7 +4,10 @@
 class, and nothing at import time): after a checkpoint of a thread's root graph is saved, a
 version of the thread's files is captured (:class:`~herdsman.sandbox.history.FileHistory`) and
 recorded under that checkpoint's id. Every path that writes checkpoints (gateway runs, the CLI,
-``update_state``) gets versions without knowing about them; sub-agents' checkpoints (their own
+``update_state``) gets versions without knowing about them. Runs with versions use
+``durability="sync"`` (unless the client asks otherwise): with LangGraph's default, ``async``, a
+checkpoint is saved while the next step already works, and its version would hold some of that
+step's files (found by red-teaming: 2 of 20 files, every time); sub-agents' checkpoints (their own
 namespaces) share the thread's files and the root's next checkpoint captures them.
 
 :meth:`FileVersions.restore` puts the files of a checkpoint back: the run manager calls it before
@@ -24,9 +27,8 @@ import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
-from herdsman.sandbox.history import FileHistory, HistoryError, RestoreReport
-from herdsman.sandbox.paths import thread_dir
+from herdsman.sandbox.base import SandboxProvider
+from herdsman.sandbox.history import FileHistory, HistoryError, RestoreReport, thread_history
 
 log = structlog.get_logger(__name__)
 
@@ -48,28 +50,28 @@ class FileVersions:
 
     def history(self, thread_id: str) -> FileHistory | None:
         """The thread's history; None when versions are off or its files are not on this host."""
-        if not self.enabled:
-            return None
         with self._lock:
             if thread_id not in self._histories:
-                sandbox = self.provider.acquire(thread_id)
-                self._histories[thread_id] = (
-                    FileHistory(sandbox.files, thread_dir(self.config.home, thread_id) / "history", self.config.sandbox.snapshots)
-                    if isinstance(sandbox, HostBackedSandbox) else None
-                )
+                self._histories[thread_id] = thread_history(self.provider, self.config, thread_id)
             return self._histories[thread_id]
 
-    def checkpointed(self, thread_id: str, checkpoint_id: str) -> None:
-        """Capture the thread's files as the version of ``checkpoint_id`` (never raises: a
-        version that cannot be made is recorded as not kept, and logged)."""
+    def capture(self, thread_id: str, checkpoint_id: str) -> str | None:
+        """A version of the thread's files now, for ``checkpoint_id`` (never raises: one that
+        cannot be made is None, and logged)."""
+        history = self.history(thread_id)
+        if history is None:
+            return None
+        try:
+            return history.capture()
+        except Exception as exc:  # noqa: BLE001 - a checkpoint must never fail on its files
+            log.warning("file_version_not_kept", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
+            return None
+
+    def record(self, thread_id: str, checkpoint_id: str, root: str | None) -> None:
+        """Record ``root`` as the version of the saved checkpoint ``checkpoint_id``, then prune."""
         history = self.history(thread_id)
         if history is None:
             return
-        try:
-            root: str | None = history.capture()
-        except Exception as exc:  # noqa: BLE001 - a checkpoint must never fail on its files
-            log.warning("file_version_not_kept", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
-            root = None
         history.record(checkpoint_id, root)
         try:
             history.prune()
@@ -127,11 +129,13 @@ class FileVersions:
         return await asyncio.to_thread(self.restore, thread_id, checkpoint_id)
 
 
-def _root_checkpoint(config: dict[str, Any]) -> tuple[str, str] | None:
+def _root_checkpoint(config: dict[str, Any], checkpoint: Any) -> tuple[str, str] | None:
+    """(thread id, checkpoint id) of a checkpoint of a thread's root graph about to be saved."""
     conf = (config or {}).get("configurable") or {}
-    if conf.get("checkpoint_ns", "") or not conf.get("thread_id") or not conf.get("checkpoint_id"):
+    checkpoint_id = checkpoint.get("id") if isinstance(checkpoint, dict) else None
+    if conf.get("checkpoint_ns", "") or not conf.get("thread_id") or not checkpoint_id:
         return None
-    return str(conf["thread_id"]), str(conf["checkpoint_id"])
+    return str(conf["thread_id"]), str(checkpoint_id)
 
 
 def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> BaseCheckpointSaver:
@@ -141,15 +145,19 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
     put, aput = saver.put, saver.aput
 
     def put_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        key = _root_checkpoint(config, checkpoint)
+        root = versions.capture(*key) if key is not None else None
         saved = put(config, checkpoint, metadata, new_versions)
-        if (key := _root_checkpoint(saved)) is not None:
-            versions.checkpointed(*key)
+        if key is not None:
+            versions.record(*key, root)
         return saved
 
     async def aput_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        key = _root_checkpoint(config, checkpoint)
+        root = await asyncio.to_thread(versions.capture, *key) if key is not None else None
         saved = await aput(config, checkpoint, metadata, new_versions)
-        if (key := _root_checkpoint(saved)) is not None:
-            await asyncio.to_thread(versions.checkpointed, *key)
+        if key is not None:
+            await asyncio.to_thread(versions.record, *key, root)
         return saved
 
     saver.put = put_with_files  # type: ignore[method-assign]

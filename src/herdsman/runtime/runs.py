@@ -571,6 +571,9 @@ class RunManager:
                 kwargs["context"] = spec.context
             if spec.durability:
                 kwargs["durability"] = spec.durability
+            elif file_versions_of(self.graph.checkpointer):
+                kwargs["durability"] = "sync"  # each step's files are captured before the next step runs
+
             async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
                 said.see(tuple(namespace), mode, chunk)
                 if mode == "updates":

@@ -48,7 +48,8 @@ import structlog
 
 from herdsman.config.schema import SnapshotsConfig
 from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
-from herdsman.sandbox.fs import CHUNK, ThreadFiles, WalkStop
+from herdsman.sandbox.fs import CHUNK, MAX_DEPTH, MAX_PATH_CHARS, ThreadFiles, WalkStop
+from herdsman.sandbox.paths import normalize_virtual
 
 log = structlog.get_logger(__name__)
 
@@ -67,14 +68,45 @@ class RestoreReport:
 
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "path: why", for entries left as they were
+    before: str | None = None  # the version of the files just before the restore (kept: undo)
 
 
 def _parent(vpath: str) -> str:
     return vpath.rsplit("/", 1)[0]
 
 
+def addressable(vpath: str) -> bool:
+    """Whether ``vpath`` names exactly this entry through the virtual paths: a name that
+    normalizing would change (trailing spaces, a newline at the end), that is not UTF-8, or that
+    is too deep or too long is left out of versions, and so never touched by a restore."""
+    if len(vpath) > MAX_PATH_CHARS or vpath.count("/") > MAX_DEPTH:
+        return False
+    try:
+        vpath.encode("utf-8")
+        return normalize_virtual(vpath) == vpath
+    except (UnicodeEncodeError, SandboxError):
+        return False
+
+
+_SHARED: dict[Path, "FileHistory"] = {}
+_SHARED_LOCK = threading.Lock()
+SWEEP_GRACE = 600.0  # seconds a new object is safe from a sweep (another process may still be recording it)
+
+
 class FileHistory:
-    """The versions of one thread's files (see the module docstring)."""
+    """The versions of one thread's files (see the module docstring). Use :meth:`of` so every
+    user in a process shares one instance per thread (its lock keeps a sweep from deleting what a
+    capture is writing)."""
+
+    @classmethod
+    def of(cls, files: ThreadFiles, directory: Path, config: SnapshotsConfig) -> "FileHistory":
+        """The process's history kept in ``directory`` (made on first use)."""
+        with _SHARED_LOCK:
+            history = _SHARED.get(directory)
+            if history is None or history.files.paths != files.paths:
+                history = _SHARED[directory] = cls(files, directory, config)
+            return history
 
     def __init__(self, files: ThreadFiles, directory: Path, config: SnapshotsConfig) -> None:
         """``files`` reaches the thread's files; versions are kept in ``directory``."""
@@ -87,6 +119,7 @@ class FileHistory:
         # vpath -> (size, mtime_ns, ctime_ns, ino, digest) of the last capture: unchanged files are not read
         self._seen: dict[str, tuple[int, int, int, int, str]] = {}
         self._new_bytes = 0
+        self._capture_bytes = 0
         with closing(self._db()) as db, db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
@@ -130,21 +163,26 @@ class FileHistory:
         except FileNotFoundError:
             raise HistoryError(f"a folder listing of this version ({digest[:12]}) is gone; the version cannot be restored") from None
 
-    def _put_file(self, vpath: str, size: int) -> str:
-        """Copy the file at ``vpath`` in (read by descriptor); its digest."""
-        if size > self.config.max_bytes:
+    def _put_file(self, vpath: str, seen: os.stat_result) -> str | None:
+        """Copy the file at ``vpath`` in (read by descriptor); its digest, or None when the file
+        opened is not the one the walk saw (swapped meanwhile: left out of this version)."""
+        size = seen.st_size
+        if size > self.config.max_bytes or self._capture_bytes + size > self.config.max_bytes:
             raise HistoryError(
-                f"{vpath} is {size} bytes, more than sandbox.snapshots.max_bytes ({self.config.max_bytes}); "
-                "its checkpoint keeps no files. Raise the limit or keep such files out of the thread"
+                f"{vpath} ({size} bytes) would take this version past sandbox.snapshots.max_bytes "
+                f"({self.config.max_bytes}); its checkpoint keeps no files. Raise the limit or keep such files out of the thread"
             )
         digest = hashlib.sha256()
         fd, name = tempfile.mkstemp(dir=self.objects)
         copied = 0
         try:
-            with os.fdopen(fd, "wb") as out, self.files.open_file(vpath) as (src, _st, _):
+            with os.fdopen(fd, "wb") as out, self.files.open_file(vpath) as (src, opened, _):
+                if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
+                    os.unlink(name)
+                    return None
                 while chunk := os.read(src, CHUNK):
                     copied += len(chunk)
-                    if copied > self.config.max_bytes:
+                    if self._capture_bytes + copied > self.config.max_bytes:
                         raise HistoryError(f"{vpath} grew past sandbox.snapshots.max_bytes while it was copied")
                     digest.update(chunk)
                     out.write(chunk)
@@ -152,6 +190,7 @@ class FileHistory:
             os.unlink(name)
             raise
         hexd = digest.hexdigest()
+        self._capture_bytes += copied
         self._keep(Path(name), hexd, copied)
         return hexd
 
@@ -173,6 +212,7 @@ class FileHistory:
     def capture(self) -> str:
         """A version of the thread's files as they are now; its root digest."""
         with self._lock:
+            self._capture_bytes = 0
             try:
                 return self._capture()
             finally:
@@ -182,11 +222,15 @@ class FileHistory:
         with self._lock:
             stop = WalkStop()
             folders: dict[str, dict[str, Entry]] = {USER_DATA_ROOT: {}}
+            modes: dict[str, int] = {}
             seen: dict[str, tuple[int, int, int, int, str]] = {}
             for entry in self.files.walk(USER_DATA_ROOT, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop):
                 st = entry.st
+                if not addressable(entry.vpath) or _parent(entry.vpath) not in folders:
+                    continue  # see addressable(); below a folder left out
                 if entry.is_dir:
                     folders[entry.vpath] = {}
+                    modes[entry.vpath] = stat.S_IMODE(st.st_mode)
                     continue
                 if entry.is_link:
                     try:
@@ -196,7 +240,9 @@ class FileHistory:
                 elif entry.is_file:
                     key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
                     known = self._seen.get(entry.vpath)
-                    digest = known[4] if known is not None and known[:4] == key else self._put_file(entry.vpath, st.st_size)
+                    digest = known[4] if known is not None and known[:4] == key else self._put_file(entry.vpath, st)
+                    if digest is None:
+                        continue  # swapped while it was read
                     seen[entry.vpath] = (*key, digest)
                     item = ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
                 else:
@@ -208,7 +254,7 @@ class FileHistory:
                 if vdir == USER_DATA_ROOT:
                     continue
                 digest = self._put_listing(folders[vdir])
-                folders.setdefault(_parent(vdir), {})[vdir.rsplit("/", 1)[1]] = ["d", 0o755, digest]
+                folders.setdefault(_parent(vdir), {})[vdir.rsplit("/", 1)[1]] = ["d", modes.get(vdir, 0o755), digest]
             self._seen = seen
             return self._put_listing(folders[USER_DATA_ROOT])
 
@@ -272,35 +318,63 @@ class FileHistory:
         are captured first, so a restore can itself be undone."""
         with self._lock:
             target = self.entries(root)
-            current = self.entries(self.capture())
-            report = RestoreReport()
+            before = self.capture()
+            self.record(f"before-restore-{time.time_ns()}", before)  # kept like any version: the undo
+            current = self.entries(before)
+            report = RestoreReport(before=before)
+
+            def attempt(vpath: str, action: Any, *args: Any) -> bool:
+                try:
+                    action(vpath, *args)
+                    return True
+                except (SandboxError, OSError) as exc:  # one entry that cannot change does not stop the rest
+                    report.failed.append(f"{vpath}: {exc}")
+                    return False
+
             for vpath in sorted(current, key=lambda p: p.count("/"), reverse=True):
                 now, want = current[vpath], target.get(vpath)
                 if want is not None and now[0] == want[0] and (now[0] == "d" or now == want):
                     continue
                 if now[0] == "d":
-                    if want is None or want[0] != "d":
-                        self.files.remove_dir(vpath)
+                    if (want is None or want[0] != "d") and attempt(vpath, self.files.remove_dir):
                         report.removed.append(vpath)
-                else:
-                    self.files.unlink(vpath)
-                    if want is None:
-                        report.removed.append(vpath)
+                elif attempt(vpath, self.files.unlink) and want is None:
+                    report.removed.append(vpath)
             for vpath in sorted(target, key=lambda p: p.count("/")):
                 want, now = target[vpath], current.get(vpath)
                 if now is not None and now == want or (now is not None and now[0] == want[0] == "d"):
                     continue
                 if want[0] == "d":
-                    self.files.make_dir(vpath)
-                elif want[0] == "l":
-                    self.files.make_link(vpath, want[1])
-                    report.written.append(vpath)
-                else:
-                    self._write_back(vpath, want)
+                    attempt(vpath, self.files.make_dir, want[1])
+                elif attempt(vpath, self.files.make_link, want[1]) if want[0] == "l" else attempt(vpath, self._write_back, want):
                     report.written.append(vpath)
             self.capture()  # what is there now (the files just written are read once, to check them)
             log.info("files_restored", thread_id=self.files.paths.thread_id, version=root[:12],
                      written=len(report.written), removed=len(report.removed))
+            return report
+
+    def revert(self, root: str, paths: list[str]) -> RestoreReport:
+        """Put only ``paths`` back as they were in version ``root``: written back when the version
+        has them, removed when it does not (a sub-agent's failed attempt, undone file by file
+        while its siblings' files stay)."""
+        with self._lock:
+            target = self.entries(root)
+            report = RestoreReport()
+            for vpath in dict.fromkeys(paths):
+                want = target.get(vpath)
+                now = self.files.stat(vpath, follow=False)
+                if want is None or want[0] == "d":
+                    if now is not None and not stat.S_ISDIR(now.st_mode):
+                        self.files.unlink(vpath)
+                        report.removed.append(vpath)
+                    continue
+                if now is not None and not stat.S_ISDIR(now.st_mode):
+                    self.files.unlink(vpath)
+                if want[0] == "l":
+                    self.files.make_link(vpath, want[1])
+                else:
+                    self._write_back(vpath, want)
+                report.written.append(vpath)
             return report
 
     def _write_back(self, vpath: str, item: Entry) -> None:
@@ -345,7 +419,7 @@ class FileHistory:
     def forget(self, live_checkpoints: set[str]) -> int:
         """Drop the versions of checkpoints that are no longer in the thread; how many."""
         with self._lock:
-            stale = [c for c, _, _ in self.versions() if c not in live_checkpoints]
+            stale = [c for c, _, _ in self.versions() if c not in live_checkpoints and not c.startswith("before-restore-")]
             with closing(self._db()) as db, db:
                 db.executemany("DELETE FROM versions WHERE checkpoint_id = ?", [(c,) for c in stale])
             self._sweep(list(dict.fromkeys(r for _, r, _ in self.versions() if r is not None)))
@@ -375,10 +449,26 @@ class FileHistory:
         """Delete the objects none of ``roots`` uses, and count what is left."""
         keep = self._reachable(roots)
         total = 0
+        young = time.time() - SWEEP_GRACE
         for path in list(self._objects()):
-            if path.parent.name + path.name in keep:
-                total += path.stat().st_size
+            st = path.stat()
+            if path.parent.name + path.name in keep or st.st_mtime > young:
+                total += st.st_size
             else:
                 path.unlink(missing_ok=True)
         with closing(self._db()) as db, db:
             db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = ?", (total, total))
+
+
+def thread_history(provider: Any, config: Any, thread_id: str) -> FileHistory | None:
+    """The shared history of ``thread_id`` (``config`` is the HerdsmanConfig), or None when
+    ``sandbox.snapshots`` is off or the provider keeps the thread's files off this host."""
+    from herdsman.sandbox.base import HostBackedSandbox
+    from herdsman.sandbox.paths import thread_dir
+
+    if not config.sandbox.snapshots.enabled:
+        return None
+    sandbox = provider.acquire(thread_id)
+    if not isinstance(sandbox, HostBackedSandbox):
+        return None
+    return FileHistory.of(sandbox.files, thread_dir(config.home, thread_id) / "history", config.sandbox.snapshots)

@@ -9,7 +9,10 @@ Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-a
 a timeout and a turn limit per sub-agent, and the run's shared token budget. A failure, timeout
 or cancellation of one sub-agent is caught here and becomes its result: siblings go on. Failed
 attempts are retried from a clean context (``subagents.retries``), with ``fallback_model`` when
-set. Progress is reported as custom stream events (``task_queued``, ``task_started``,
+set, and from clean files: the files the failed attempt changed are put back as they were when it
+started (:meth:`~herdsman.sandbox.history.FileHistory.revert`), except those a sibling running
+alongside may have changed too (it named them, or its command's before/after comparison saw
+them and this task did not name them), which are kept and reported. Progress is reported as custom stream events (``task_queued``, ``task_started``,
 ``task_generating`` while a model call streams, ``task_progress`` after each step,
 ``task_completed``, ``task_failed``, ``task_timed_out``, ``task_cancelled``).
 """
@@ -44,6 +47,7 @@ from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.resolver import ModelResolver
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import SandboxProvider
+from herdsman.sandbox.history import FileHistory, thread_history
 from herdsman.subagents.live import LiveTokens
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
@@ -93,6 +97,23 @@ def files_written(messages: Sequence[Any]) -> list[str]:
                 path = call["args"].get("path") if isinstance(call.get("args"), dict) else None
                 if call["name"] in FILE_WRITING_TOOLS and call["id"] not in failed and path and path not in paths:
                     paths.append(path)
+    return paths
+
+
+def files_changed(messages: Sequence[Any], *, only_named: bool = False) -> list[str]:
+    """Every path the tool results in ``messages`` report changed (their artifacts' ``files_changed``),
+    in order, without repeats. ``only_named``: just the files a file tool named; a bash command's
+    list comes from comparing the files before and after it, so it also holds what a sibling
+    running at the same time changed."""
+    paths: list[str] = []
+    for m in messages:
+        artifact = getattr(m, "artifact", None) if isinstance(m, ToolMessage) else None
+        if not isinstance(artifact, dict) or (only_named and "command" in artifact):
+            continue
+        for change in artifact.get("files_changed") or ():
+            path = change.get("path") if isinstance(change, dict) else None
+            if path and path not in paths:
+                paths.append(path)
     return paths
 
 
@@ -264,11 +285,13 @@ class SubagentRunner:
         outcome = _Outcome("failed")
         attempt = 0
         model_name = self.model_name_for(spec, 1)
+        history = self._history(parent_config) if retries else None
         for attempt in range(1, retries + 2):
             model_name = self.model_name_for(spec, attempt)
             if scope.budget.exhausted:
                 outcome = _Outcome("budget_exceeded", error=scope.budget.message())
                 break
+            before = await asyncio.to_thread(history.capture) if history is not None and attempt <= retries else None
             writer({"type": "task_started", **base, "attempt": attempt, "model": model_name})
             outcome = await self._attempt(request, spec, model_name, parent_config, writer, base, kept)
             for key, value in outcome.usage.items():
@@ -276,8 +299,9 @@ class SubagentRunner:
             if outcome.status in ("completed", "cancelled", "budget_exceeded", "max_turns"):
                 break
             if attempt <= retries:
+                undone = await self._roll_back(history, before, request.task_id, scope, kept)
                 writer({"type": "task_failed", **base, "attempt": attempt, "error": outcome.error, "will_retry": True,
-                        "next_model": self.model_name_for(spec, attempt + 1)})
+                        "next_model": self.model_name_for(spec, attempt + 1), **undone})
         if "model_calls" in usage:
             usage["model"] = model_name
         return TaskResult(
@@ -294,6 +318,35 @@ class SubagentRunner:
             model=model_name,
         )
 
+    def _history(self, parent_config: dict[str, Any]) -> FileHistory | None:
+        """The thread's file history, to undo a failed attempt (None: versions off or no files here)."""
+        thread_id = (parent_config.get("configurable") or {}).get("thread_id")
+        if self.provider is None or not thread_id:
+            return None
+        try:
+            return thread_history(self.provider, self.config, str(thread_id))
+        except Exception as exc:  # noqa: BLE001 - without a history a retry simply starts where it is
+            log.warning("subagent_history_unavailable", error=str(exc))
+            return None
+
+    async def _roll_back(
+        self, history: FileHistory | None, before: str | None, task_id: str, scope: RunScope, messages: list[Any],
+    ) -> dict[str, Any]:
+        """Undo the files a failed attempt changed (``files_changed`` of its tool results), except
+        those a sibling sub-agent changed too; what was undone and what was kept, for the event."""
+        if history is None or before is None:
+            return {}
+        changed = files_changed(messages)
+        shared = scope.shared(task_id, changed, named_here=set(files_changed(messages, only_named=True)))
+        mine = [p for p in changed if p not in shared]
+        try:
+            report = await asyncio.to_thread(history.revert, before, mine)
+        except Exception as exc:  # noqa: BLE001 - the retry goes on from where the files are
+            log.warning("subagent_rollback_failed", task_id=task_id, error=str(exc))
+            return {"rolled_back": [], "rollback_error": str(exc)}
+        log.info("subagent_rolled_back", task_id=task_id, files=len(mine), kept_for_siblings=len(shared))
+        return {"rolled_back": report.written + report.removed, "kept_for_siblings": shared}
+
     async def _attempt(
         self, request: TaskRequest, spec: SubagentType, model_name: str, parent_config: dict[str, Any],
         writer: Writer, base: dict[str, Any], kept: list[Any],
@@ -303,7 +356,9 @@ class SubagentRunner:
         except Exception as exc:  # noqa: BLE001 - a model that cannot be built fails this task only
             return _Outcome("failed", error=f"cannot build the sub-agent's model {model_name!r}: {exc}")
         configurable = {
-            **(parent_config.get("configurable") or {}),
+            # not the lead's durability: "sync" (a lead run with file versions) fails in LangGraph for
+            # a graph that saves no checkpoints, and a sub-agent keeps none of its own
+            **{k: v for k, v in (parent_config.get("configurable") or {}).items() if k != "__pregel_durability"},
             "checkpoint_ns": f"tools:{request.task_id}",
             "herdsman_depth": self.depth,
         }
@@ -313,7 +368,7 @@ class SubagentRunner:
             "recursion_limit": self.max_turns(spec) * 2 + 10,
         }
         scope = current_scope(self.settings, parent_config)
-        inner = asyncio.create_task(self._drive(request, spec, agent, model_name, config, writer, base, kept))
+        inner = asyncio.create_task(self._drive(request, spec, agent, model_name, config, writer, base, kept, scope))
         scope.tasks[request.task_id] = inner
         try:
             return await inner
@@ -329,10 +384,11 @@ class SubagentRunner:
 
     async def _drive(
         self, request: TaskRequest, spec: SubagentType, agent: Any, model_name: str, config: dict[str, Any],
-        writer: Writer, base: dict[str, Any], messages: list[Any],
+        writer: Writer, base: dict[str, Any], messages: list[Any], scope: RunScope,
     ) -> _Outcome:
         """Stream the sub-agent to its end, reporting each step; failures become outcomes.
-        ``messages`` holds its messages as it goes (an earlier attempt's are replaced)."""
+        ``messages`` holds its messages as it goes (an earlier attempt's are replaced); the files
+        its tools change are noted in ``scope`` as they are."""
         messages.clear()
         pricing = self.resolver.pricing(model_name)
         steps, stepped = 0, (0, None)
@@ -345,6 +401,7 @@ class SubagentRunner:
                         live.saw(chunk[0], steps + 1)
                         continue
                     messages[:] = chunk.get("messages", messages)
+                    scope.note_files(request.task_id, files_changed(messages), files_changed(messages, only_named=True))
                     last = messages[-1] if messages else None
                     if isinstance(last, AIMessage) and (len(messages), last.id) != stepped:
                         stepped = (len(messages), last.id)  # later nodes (after_agent) repeat the last message

@@ -32,7 +32,30 @@ class RunScope:
     started: int = 0
     running: int = 0
     tasks: dict[str, asyncio.Task] = field(default_factory=dict)
+    # path -> the sub-agent tasks that changed it in this run (to keep a sibling's files on a
+    # rollback): ``named`` by a file tool (certain), ``seen`` in a bash command's before/after
+    # comparison (which also catches what a sibling changed at the same time)
+    named: dict[str, set[str]] = field(default_factory=dict)
+    seen: dict[str, set[str]] = field(default_factory=dict)
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
+
+    def note_files(self, task_id: str, seen: list[str], named: list[str]) -> None:
+        """Record the files sub-agent ``task_id`` changed: all it ``seen`` change, and those ``named``."""
+        for path in seen:
+            self.seen.setdefault(path, set()).add(task_id)
+        for path in named:
+            self.named.setdefault(path, set()).add(task_id)
+
+    def shared(self, task_id: str, paths: list[str], named_here: set[str]) -> list[str]:
+        """Those of ``paths`` that may be another sub-agent's work: one named them, or one saw
+        them change while this task (``named_here``: the paths it named itself) did not name them."""
+        out = []
+        for path in paths:
+            named_elsewhere = self.named.get(path, set()) - {task_id}
+            seen_elsewhere = self.seen.get(path, set()) - {task_id}
+            if named_elsewhere or (seen_elsewhere and path not in named_here):
+                out.append(path)
+        return out
 
     @property
     def gate(self) -> asyncio.Semaphore:
