@@ -520,6 +520,40 @@ const scenarios = {
     check("the header always said what the agent was doing", samples.length >= 5 && samples.every((s) => said.test(s)), samples);
   },
 
+  async timetravel(page) {
+    // The trace offers, per step, to put the files back as they were after it, or to run again from it.
+    await page.goto(baseUrl);
+    await send(page, "write a.txt one");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    await send(page, "write a.txt two");
+    await lastAgent(page).filter({ hasText: "done:" }).filter({ hasText: "Wrote 3 bytes" }).last().waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    const threadId = new URL(page.url()).searchParams.get("thread");
+    const file = async () => (await page.request.get(`${baseUrl}/api/threads/${threadId}/artifacts/mnt/user-data/outputs/a.txt`)).text();
+    check("the second write is on disk", (await file()) === "two");
+    await page.getByTestId("trace-toggle").click();
+    const firstWrite = page.locator('[data-testid="trace-step"][data-kind="tool"]').filter({ hasText: "write_file" }).first();
+    await firstWrite.waitFor({ timeout: 15000 });
+    await firstWrite.locator(".trace-step-head").first().click();
+    await firstWrite.getByTestId("trace-restore").click();
+    await page.getByTestId("notice").filter({ hasText: "Files restored" }).waitFor({ timeout: 15000 });
+    check("restore files to this step", (await file()) === "one", await file());
+    await shot(page, "restored");
+    await send(page, "write b.txt three");
+    await lastAgent(page).filter({ hasText: "Wrote 5 bytes" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    const other = async () => (await page.request.get(`${baseUrl}/api/threads/${threadId}/artifacts/mnt/user-data/outputs/b.txt`)).status();
+    check("written again", (await other()) === 200);
+    const again = page.locator('[data-testid="trace-step"][data-kind="tool"]').filter({ hasText: "write_file" }).first();
+    await again.waitFor({ timeout: 15000 });
+    if (!(await again.getByTestId("trace-run-from").count())) await again.locator(".trace-step-head").first().click();
+    await again.getByTestId("trace-run-from").click();
+    await page.getByTestId("send").waitFor({ timeout: 15000 });
+    await page.waitForTimeout(500);
+    check("run again from a step starts from its files", (await file()) === "one" && (await other()) === 404, await file());
+    await shot(page, "ran-from-step");
+  },
+
   async settings(page) {
     // The gateway holds three facts about the user (seeded by the test) and the repository's skills.
     const api = async (path) => (await page.request.get(`${baseUrl}${path}`)).json();

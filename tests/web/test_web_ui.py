@@ -184,6 +184,12 @@ def test_stop_cancels_the_run_and_keeps_what_was_said(gateway: RunningGateway) -
     assert checks["and is there after a reload"]
 
 
+def test_the_trace_restores_files_to_a_step_and_runs_again_from_it(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "timetravel")
+    assert checks["restore files to this step"] and checks["written again"]
+    assert checks["run again from a step starts from its files"]
+
+
 def test_edit_and_regenerate_branch_from_a_checkpoint(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "branch")
     assert checks["edited branch"] and checks["regenerated in place"]

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, client } from "./api/client";
-import { cancelSubagent, uploadFiles } from "./api/rest";
+import { cancelSubagent, restoreFiles, uploadFiles } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
@@ -170,6 +170,25 @@ export function App() {
     setFilesKey((k) => k + 1);
   };
 
+  const restoreStep = (checkpointId: string) => {
+    const tid = threadRef.current;
+    if (!tid) return;
+    restoreFiles(tid, checkpointId).then(
+      (r) => {
+        setNotice(`Files restored to that step: ${r.written.length} written, ${r.removed.length} removed.`);
+        setFilesKey((k) => k + 1);
+      },
+      (e) => addError(`Could not restore the files: ${describeError(e)}`),
+    );
+  };
+
+  const runFromStep = (checkpointId: string) => {
+    const tid = threadRef.current;
+    if (!tid) return;
+    // the gateway puts that step's files back before the run starts
+    stream.submit(undefined, { ...submitOptions(), checkpoint: { checkpoint_id: checkpointId, checkpoint_ns: "", checkpoint_map: {} } });
+  };
+
   const stopTask = (taskId: string) => {
     const tid = threadRef.current;
     if (!tid) return;
@@ -233,6 +252,9 @@ export function App() {
             onClose={() => setTraceOpen(false)}
             onError={addError}
             onOpenFile={(path) => setShownFile((f) => ({ path, n: (f?.n ?? 0) + 1 }))}
+            busy={stream.isLoading}
+            onRestore={restoreStep}
+            onRunFrom={runFromStep}
           />
         )}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}

@@ -67,12 +67,13 @@ class FileVersions:
             log.warning("file_version_not_kept", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
             return None
 
-    def record(self, thread_id: str, checkpoint_id: str, root: str | None) -> None:
-        """Record ``root`` as the version of the saved checkpoint ``checkpoint_id``, then prune."""
+    def record(self, thread_id: str, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
+        """Record ``root`` as the version of the saved checkpoint ``checkpoint_id`` (whose last
+        message is ``message_id``), then prune."""
         history = self.history(thread_id)
         if history is None:
             return
-        history.record(checkpoint_id, root)
+        history.record(checkpoint_id, root, message_id)
         try:
             history.prune()
         except Exception as exc:  # noqa: BLE001
@@ -104,13 +105,13 @@ class FileVersions:
         history = self.history(thread_id)
         if history is None:
             return []
-        rows = history.versions()[-(limit + 1):]
+        rows = history.versions_with_messages()[-(limit + 1):]
         out: list[dict[str, Any]] = []
         previous: str | None = None
-        for checkpoint_id, root, created in rows:
+        for checkpoint_id, root, created, message_id in rows:
             changes = history.diff(previous, root) if previous and root and previous != root else None
             out.append({
-                "checkpoint_id": checkpoint_id, "version": root, "kept": root is not None,
+                "checkpoint_id": checkpoint_id, "version": root, "kept": root is not None, "message_id": message_id,
                 "created_at": datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="seconds"),
                 "changes": changes or {"added": [], "removed": [], "changed": []},
             })
@@ -127,6 +128,13 @@ class FileVersions:
     async def arestore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
         """:meth:`restore` off the event loop."""
         return await asyncio.to_thread(self.restore, thread_id, checkpoint_id)
+
+
+def _last_message_id(checkpoint: Any) -> str | None:
+    values = checkpoint.get("channel_values") if isinstance(checkpoint, dict) else None
+    messages = values.get("messages") if isinstance(values, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    return getattr(last, "id", None)
 
 
 def _root_checkpoint(config: dict[str, Any], checkpoint: Any) -> tuple[str, str] | None:
@@ -149,7 +157,7 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
         root = versions.capture(*key) if key is not None else None
         saved = put(config, checkpoint, metadata, new_versions)
         if key is not None:
-            versions.record(*key, root)
+            versions.record(*key, root, _last_message_id(checkpoint))
         return saved
 
     async def aput_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
@@ -157,7 +165,7 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
         root = await asyncio.to_thread(versions.capture, *key) if key is not None else None
         saved = await aput(config, checkpoint, metadata, new_versions)
         if key is not None:
-            await asyncio.to_thread(versions.record, *key, root)
+            await asyncio.to_thread(versions.record, *key, root, _last_message_id(checkpoint))
         return saved
 
     saver.put = put_with_files  # type: ignore[method-assign]

@@ -126,6 +126,8 @@ class FileHistory:
                 "created REAL NOT NULL, seq INTEGER NOT NULL)"
             )
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+            if "message_id" not in {row[1] for row in db.execute("PRAGMA table_info(versions)")}:
+                db.execute("ALTER TABLE versions ADD COLUMN message_id TEXT")
 
     def _db(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.directory / "index.sqlite", timeout=30)
@@ -260,13 +262,15 @@ class FileHistory:
 
     # -- the index --------------------------------------------------------------------------
 
-    def record(self, checkpoint_id: str, root: str | None) -> None:
-        """Say that checkpoint ``checkpoint_id`` has version ``root`` (None: its files are not kept)."""
+    def record(self, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
+        """Say that checkpoint ``checkpoint_id`` has version ``root`` (None: its files are not kept);
+        ``message_id``: the id of the checkpoint's last message (what a trace step is found by)."""
         with closing(self._db()) as db, db:
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM versions").fetchone()[0]
             db.execute(
-                "INSERT INTO versions VALUES (?, ?, ?, ?) ON CONFLICT(checkpoint_id) DO UPDATE SET root = excluded.root",
-                (checkpoint_id, root, time.time(), seq),
+                "INSERT INTO versions (checkpoint_id, root, created, seq, message_id) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(checkpoint_id) DO UPDATE SET root = excluded.root",
+                (checkpoint_id, root, time.time(), seq, message_id),
             )
 
     def version_of(self, checkpoint_id: str) -> str | None:
@@ -282,8 +286,12 @@ class FileHistory:
 
     def versions(self) -> list[tuple[str, str | None, float]]:
         """Every (checkpoint id, version or None, time) recorded, oldest first."""
+        return [(c, r, t) for c, r, t, _ in self.versions_with_messages()]
+
+    def versions_with_messages(self) -> list[tuple[str, str | None, float, str | None]]:
+        """Every (checkpoint id, version or None, time, id of its last message), oldest first."""
         with closing(self._db()) as db:
-            return [(c, r, t) for c, r, t in db.execute("SELECT checkpoint_id, root, created FROM versions ORDER BY seq")]
+            return list(db.execute("SELECT checkpoint_id, root, created, message_id FROM versions ORDER BY seq"))
 
     # -- reading a version ------------------------------------------------------------------
 

@@ -96,6 +96,30 @@ export function cancelSubagent(threadId: string, taskId: string): Promise<{ stat
   return call(`/api/threads/${threadId}/tasks/${encodeURIComponent(taskId)}/cancel`, { method: "POST" });
 }
 
+/** A checkpoint with a version of the thread's files (``GET /api/threads/{id}/snapshots``). */
+export interface FileVersion {
+  checkpoint_id: string;
+  message_id: string | null;
+  kept: boolean;
+  created_at: string;
+  changes: { added: string[]; removed: string[]; changed: string[] };
+}
+
+/** The thread's checkpoints with file versions, newest first (empty when versions are off). */
+export async function listFileVersions(threadId: string): Promise<FileVersion[]> {
+  try {
+    return (await call<{ snapshots: FileVersion[] }>(`/api/threads/${threadId}/snapshots?limit=500`)).snapshots;
+  } catch (e) {
+    if (e instanceof GatewayError && e.status === 404) return [];
+    throw e;
+  }
+}
+
+/** Put the thread's files back as they were at ``checkpointId`` (the conversation stays). */
+export function restoreFiles(threadId: string, checkpointId: string): Promise<{ written: string[]; removed: string[] }> {
+  return call(`/api/threads/${threadId}/snapshots/${encodeURIComponent(checkpointId)}/restore`, { method: "POST" });
+}
+
 export function archiveUrl(threadId: string, folder = "outputs"): string {
   return `/api/threads/${threadId}/archive?path=${encodeURIComponent(folder)}`;
 }

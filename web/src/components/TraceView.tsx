@@ -3,7 +3,7 @@
  * command, exit code, stdout and stderr (bash) and the files it created or changed. Previous and
  * Next step through; the trace is loaded again when a run finishes (`refreshKey`). */
 import { Fragment, useEffect, useRef, useState } from "react";
-import { call } from "../api/rest";
+import { call, listFileVersions } from "../api/rest";
 import { argsText, clip, failed, formatTokens, move, runLabel, stepTitle, type SubagentTrace, type Trace, type TraceStep } from "../state/trace";
 
 interface Props {
@@ -13,6 +13,32 @@ interface Props {
   /** Show a file (by virtual path) in the files panel's preview. */
   onOpenFile?: (path: string) => void;
   onError: (message: string) => void;
+  /** Put the files back as they were after a step (by the checkpoint that step wrote). */
+  onRestore?: (checkpointId: string) => void;
+  /** Run the thread again from the checkpoint after a step. */
+  onRunFrom?: (checkpointId: string) => void;
+  /** A run is going: the step actions wait. */
+  busy?: boolean;
+}
+
+/** The actions of a step that has a checkpoint with its files: restore them, or run again from it. */
+function StepActions({ checkpointId, busy, onRestore, onRunFrom }: {
+  checkpointId: string; busy?: boolean; onRestore?: (id: string) => void; onRunFrom?: (id: string) => void;
+}) {
+  return (
+    <div className="trace-actions">
+      {onRestore && (
+        <button onClick={() => onRestore(checkpointId)} disabled={busy} data-testid="trace-restore" title="Put the thread's files back as they were after this step">
+          Restore files to this step
+        </button>
+      )}
+      {onRunFrom && (
+        <button onClick={() => onRunFrom(checkpointId)} disabled={busy} data-testid="trace-run-from" title="Run the agent again from this step, with its files">
+          Run again from here
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** An output cut to VIEW_CHARS characters, with a note saying how much is not shown. */
@@ -169,8 +195,10 @@ function StepDetails({ step, onOpenFile }: { step: TraceStep; onOpenFile?: (path
   );
 }
 
-export function TraceView({ threadId, refreshKey, onClose, onError, onOpenFile }: Props) {
+export function TraceView({ threadId, refreshKey, onClose, onError, onOpenFile, onRestore, onRunFrom, busy }: Props) {
   const [trace, setTrace] = useState<Trace | null>(null);
+  // message id -> the newest checkpoint whose last message it is (the state right after that step)
+  const [checkpoints, setCheckpoints] = useState<Map<string, string>>(new Map());
   const [loading, setLoading] = useState(false);
   const [current, setCurrent] = useState(0);
   const [open, setOpen] = useState<Set<number>>(new Set());
@@ -183,6 +211,13 @@ export function TraceView({ threadId, refreshKey, onClose, onError, onOpenFile }
     }
     let live = true;
     setLoading(true);
+    listFileVersions(threadId)
+      .then((versions) => {
+        const found = new Map<string, string>();
+        for (const v of versions) if (v.kept && v.message_id && !found.has(v.message_id)) found.set(v.message_id, v.checkpoint_id);
+        if (live) setCheckpoints(found);
+      })
+      .catch(() => live && setCheckpoints(new Map()));
     call<Trace>(`/api/threads/${threadId}/trace`)
       .then((t) => live && setTrace(t))
       .catch((e) => live && onError(`Could not load the trace: ${e instanceof Error ? e.message : String(e)}`))
@@ -258,6 +293,9 @@ export function TraceView({ threadId, refreshKey, onClose, onError, onOpenFile }
               >
                 <StepHead step={step} expanded={open.has(i)} onToggle={() => toggle(i)} />
                 {open.has(i) && <StepDetails step={step} onOpenFile={onOpenFile} />}
+                {open.has(i) && step.message_id && checkpoints.has(step.message_id) && (
+                  <StepActions checkpointId={checkpoints.get(step.message_id)!} busy={busy} onRestore={onRestore} onRunFrom={onRunFrom} />
+                )}
               </li>
             </Fragment>
           );
