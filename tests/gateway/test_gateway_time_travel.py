@@ -86,3 +86,23 @@ async def test_rest_lists_compares_and_restores_file_versions(client, gateway, c
         other = (await client.threads.create())["thread_id"]
         stolen = await http.post(f"/api/threads/{other}/snapshots/{first}/restore")
         assert stolen.status_code == 404  # another thread's checkpoint is not this thread's
+
+
+async def test_a_copied_thread_has_its_own_files_and_history(client, config) -> None:
+    tid = (await client.threads.create(metadata={"project": "fork me"}))["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("write a.txt one"))
+    first = await checkpoint_after(client, tid, "a.txt")
+    await client.runs.wait(tid, "lead_agent", input=user_message("write b.txt two"))
+    copy = await client.threads.copy(tid)
+    new = copy["thread_id"]
+    assert new != tid and copy["metadata"]["project"] == "fork me"
+    assert [m["content"] for m in copy["values"]["messages"]] == [m["content"] for m in (await client.threads.get(tid))["values"]["messages"]]
+    assert outputs(config, new) == {"a.txt": "one", "b.txt": "two"}
+    # the copy goes its own way: its files change, the original's do not
+    await client.runs.wait(new, "lead_agent", input=user_message("write c.txt three"))
+    assert outputs(config, new) == {"a.txt": "one", "b.txt": "two", "c.txt": "three"}
+    assert outputs(config, tid) == {"a.txt": "one", "b.txt": "two"}
+    # and its history came along: a run from an old checkpoint of the copy brings back its files
+    await client.runs.wait(new, "lead_agent", input=user_message("hello"), checkpoint_id=first)
+    assert outputs(config, new) == {"a.txt": "one"}
+    assert outputs(config, tid) == {"a.txt": "one", "b.txt": "two"}

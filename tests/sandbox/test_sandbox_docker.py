@@ -417,3 +417,20 @@ def test_network_follows_sandbox_network(tmp_path: Path) -> None:
                            name="n", owner="o", user="1:1")  # fmt: skip
     assert off["network_mode"] == "none" and on["network_mode"] == "sandbox-net"
     assert off["labels"]["herdsman.spec"] != on["labels"]["herdsman.spec"]
+
+
+def test_file_versions_restore_what_the_container_wrote(provider: DockerSandboxProvider, docker_config) -> None:
+    """Versions work on the docker provider: files the container wrote come back, owned by the
+    container's user, so the next command can change them."""
+    from herdsman.sandbox.history import thread_history
+
+    box = provider.acquire("t1")
+    assert box.execute("mkdir -p d && echo one > d/a.txt && echo keep > k.txt").exit_code == 0
+    history = thread_history(provider, docker_config(), "t1")
+    assert history is not None
+    first = history.capture()
+    assert box.execute("echo two > d/a.txt && rm k.txt && echo new > b.txt").exit_code == 0
+    history.restore(first)
+    out = box.execute("cat d/a.txt k.txt; ls; echo more >> d/a.txt && echo appended")
+    assert out.exit_code == 0, out.output
+    assert out.output.split() == ["one", "keep", "d", "k.txt", "appended"]

@@ -125,6 +125,16 @@ class FileVersions:
             raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
         return history.diff(history.version_of(old) or "", history.version_of(new) or "")
 
+    def copy_files(self, source: str, target: str) -> None:
+        """Give thread ``target`` the files of ``source`` and its versions (same checkpoint ids,
+        as :func:`~herdsman.runtime.thread_copy.copy_checkpoints` keeps them)."""
+        src, dst = self.history(source), self.history(target)
+        if src is None or dst is None:
+            return
+        now = src.capture()
+        src.copy_into(dst)
+        dst.restore(now)
+
     async def arestore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
         """:meth:`restore` off the event loop."""
         return await asyncio.to_thread(self.restore, thread_id, checkpoint_id)
@@ -170,8 +180,14 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
 
     saver.put = put_with_files  # type: ignore[method-assign]
     saver.aput = aput_with_files  # type: ignore[method-assign]
+    saver.aput_without_files = aput  # type: ignore[attr-defined]
     saver.file_versions = versions  # type: ignore[attr-defined]
     return saver
+
+
+def plain_aput(saver: Any) -> Any:
+    """``saver.aput`` without the file versions :func:`keep_file_versions` adds."""
+    return getattr(saver, "aput_without_files", saver.aput)
 
 
 def file_versions_of(saver: Any) -> FileVersions | None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import tempfile
@@ -404,6 +405,23 @@ class FileHistory:
             if os.path.exists(name):
                 os.unlink(name)
             raise
+
+    def copy_into(self, other: "FileHistory") -> None:
+        """Give ``other`` (another thread's history) every version of this one: the objects
+        (hard links where the filesystem allows: they never change) and the index rows."""
+        with self._lock, other._lock:
+            for path in list(self._objects()):
+                target = other._object(path.parent.name + path.name)
+                if target.exists():
+                    continue
+                target.parent.mkdir(exist_ok=True)
+                try:
+                    os.link(path, target)
+                except OSError:
+                    shutil.copyfile(path, target)
+            for checkpoint_id, root, _created, message_id in self.versions_with_messages():
+                other.record(checkpoint_id, root, message_id)
+            other._sweep(list(dict.fromkeys(r for _, r, _ in other.versions() if r is not None)))
 
     # -- bounds -----------------------------------------------------------------------------
 

@@ -6,11 +6,14 @@ manager (``busy`` while a run is in progress); its values come from the checkpoi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Response
 
+from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.run_input import RunInputError, check_json
+from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import validate_thread_id
@@ -110,6 +113,20 @@ async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user
     await gw.graph.checkpointer.adelete_thread(thread_id)
     await gw.threads.delete(thread_id)
     return Response(status_code=204)
+
+
+@router.post("/threads/{thread_id}/copy", response_model=Thread, summary="Copy a thread")
+async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """A new thread with this one's metadata, checkpoints and files (each version of them too):
+    a fork that goes its own way from here."""
+    source = await load_thread(gw, thread_id, user)
+    if gw.runs.is_busy(thread_id):
+        raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before copying it")
+    record = await gw.threads.create(None, with_owner(dict(source.metadata), user))
+    await copy_checkpoints(gw.graph.checkpointer, thread_id, record.thread_id)
+    if versions := file_versions_of(gw.graph.checkpointer):
+        await asyncio.to_thread(versions.copy_files, thread_id, record.thread_id)
+    return await thread_json(gw, record)
 
 
 @router.post("/threads/search", response_model=list[Thread], summary="Search threads")

@@ -1,0 +1,39 @@
+"""Copy a thread: its checkpoints (every namespace, with pending writes) and its files.
+
+LangGraph's ``BaseCheckpointSaver.copy_thread`` is not implemented by the memory, SQLite or
+Postgres savers installed here, so the checkpoints are read with ``alist`` and saved again under
+the new thread id, oldest first, each with its parent, through the saver's own ``aput`` (the one
+without file versions: the files are copied as versions, below). The files come over through
+the file history (:meth:`FileVersions.copy_files`): read by descriptors from the source, written
+by descriptors into the copy, never by host paths a sandbox could swap.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from herdsman.runtime.file_versions import plain_aput
+
+
+async def copy_checkpoints(saver: BaseCheckpointSaver, source: str, target: str) -> int:
+    """Save every checkpoint of thread ``source`` again under ``target``; how many there were."""
+    found = [t async for t in saver.alist({"configurable": {"thread_id": source}})]
+    put = plain_aput(saver)
+    for saved in reversed(found):  # oldest first: parents before children
+        conf = saved.config["configurable"]
+        ns = conf.get("checkpoint_ns", "")
+        parent = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        config: dict[str, Any] = {"configurable": {"thread_id": target, "checkpoint_ns": ns}}
+        if parent:
+            config["configurable"]["checkpoint_id"] = parent
+        await put(config, saved.checkpoint, saved.metadata, dict(saved.checkpoint.get("channel_versions") or {}))
+        by_task: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+        for task_id, channel, value in saved.pending_writes or ():
+            by_task[task_id].append((channel, value))
+        at = {"configurable": {"thread_id": target, "checkpoint_ns": ns, "checkpoint_id": conf["checkpoint_id"]}}
+        for task_id, writes in by_task.items():
+            await saver.aput_writes(at, writes, task_id)
+    return len(found)
