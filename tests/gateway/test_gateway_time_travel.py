@@ -106,3 +106,18 @@ async def test_a_copied_thread_has_its_own_files_and_history(client, config) -> 
     await client.runs.wait(new, "lead_agent", input=user_message("hello"), checkpoint_id=first)
     assert outputs(config, new) == {"a.txt": "one"}
     assert outputs(config, tid) == {"a.txt": "one", "b.txt": "two"}
+
+
+async def test_deleting_a_thread_frees_its_file_versions(client, config, monkeypatch) -> None:
+    import herdsman.sandbox.history as history_module
+
+    monkeypatch.setattr(history_module, "SWEEP_GRACE", 0.0)
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("write a.txt one"))
+    await client.runs.wait(tid, "lead_agent", input=user_message("write a.txt two"))
+    objects = Path(config.home) / "threads" / tid / "history" / "objects"
+    assert any(p.read_bytes() == b"one" for p in objects.rglob("*") if p.is_file())
+    await client.threads.delete(tid)
+    left = [p.read_bytes() for p in objects.rglob("*") if p.is_file()]
+    assert b"one" not in left  # no checkpoint reaches it any more
+    assert outputs(config, tid) == {"a.txt": "two"}  # the files themselves stay, as documented

@@ -125,6 +125,15 @@ class FileVersions:
             raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
         return history.diff(history.version_of(old) or "", history.version_of(new) or "")
 
+    async def collect(self, thread_id: str, saver: BaseCheckpointSaver) -> int:
+        """Drop the versions of checkpoints the thread no longer has (after a rollback or a
+        delete) and free what no kept version uses; how many were dropped."""
+        history = self.history(thread_id)
+        if history is None:
+            return 0
+        live = {t.config["configurable"]["checkpoint_id"] async for t in saver.alist({"configurable": {"thread_id": thread_id}})}
+        return await asyncio.to_thread(history.forget, live)
+
     def copy_files(self, source: str, target: str) -> None:
         """Give thread ``target`` the files of ``source`` and its versions (same checkpoint ids,
         as :func:`~herdsman.runtime.thread_copy.copy_checkpoints` keeps them)."""

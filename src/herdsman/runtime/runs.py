@@ -419,6 +419,8 @@ class RunManager:
             pass  # cancelled while pending: it changed nothing
         elif run.checkpoint_before is None:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
+            if versions := file_versions_of(self.graph.checkpointer):
+                await versions.collect(run.thread_id, self.graph.checkpointer)
         else:
             cfg = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": "", "checkpoint_id": run.checkpoint_before}}
             if versions := file_versions_of(self.graph.checkpointer):
