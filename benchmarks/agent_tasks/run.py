@@ -247,15 +247,21 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
         for agent, rs in full.items():
             row[agent] += any(r["task"] == t["id"] and r["solved"] for r in rs)
 
+    runs = full["herdsman"]
+
     def median(agent: str, key: str) -> float | None:
         values = [r[key] for r in full[agent]]
         return round(statistics.median(values), 1) if values else None
 
-    ablation = {
-        v: sum(r["solved"] for r in recs if r["agent"] == "herdsman" and r["variant"] == v)
-        for v in VARIANTS if v != "full" and any(r["variant"] == v for r in recs)
+    ablation = {  # solved of runs, and the full harness on the same tasks (a variant may be part-way)
+        v: {
+            "solved": sum(r["solved"] for r in variant),
+            "runs": len(variant),
+            "full_solved_same_tasks": sum(r["solved"] for r in runs if r["task"] in {x["task"] for x in variant}),
+        }
+        for v in VARIANTS if v != "full"
+        for variant in [[r for r in recs if r["agent"] == "herdsman" and r["variant"] == v]] if variant
     }
-    runs = full["herdsman"]
     return {
         "herdsman_solved": sum(r["solved"] for r in full["herdsman"]),
         "deepagents_solved": sum(r["solved"] for r in full["deepagents"]),
