@@ -34,10 +34,11 @@ SUBAGENT_ENDINGS = {"task_completed": "completed", "task_failed": "failed", "tas
 
 
 def graph_modes(api_modes: Iterable[str]) -> list[str]:
-    """Graph stream modes to ask ``astream`` for; ``values``, ``updates``, ``custom`` and
-    ``messages`` always (final state, interrupts, sub-agent outcomes, the words of an answer a
-    stop keeps; these reach clients only when asked for)."""
-    wanted = {"values", "updates", "custom", "messages"}
+    """Graph stream modes to ask ``astream`` for; ``values``, ``updates`` and ``custom`` always
+    (final state, interrupts, sub-agent outcomes; custom events reach clients only when asked for).
+    ``messages`` only when asked for: it makes the model stream token by token (a stop then keeps
+    the words a client saw; a client that streamed none saw none)."""
+    wanted = {"values", "updates", "custom"}
     for mode in api_modes:
         if mode in API_STREAM_MODES and mode != "events":
             wanted.add(GRAPH_MODE.get(mode, mode))
