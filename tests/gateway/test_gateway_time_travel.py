@@ -78,6 +78,8 @@ async def test_rest_lists_compares_and_restores_file_versions(client, gateway, c
         assert "/mnt/user-data/outputs/a.txt" in added and "/mnt/user-data/outputs/b.txt" in added
         diff = (await http.get(f"/api/threads/{tid}/snapshots/diff", params={"from": first, "to": last})).json()
         assert diff["added"] == ["/mnt/user-data/outputs/b.txt"] and diff["removed"] == diff["changed"] == []
+        newest = (await http.get(f"/api/threads/{tid}/snapshots/diff")).json()  # the newest step against the one before
+        assert newest["to"] == last and set(newest) >= {"added", "removed", "changed"}
         restored = await http.post(f"/api/threads/{tid}/snapshots/{first}/restore")
         assert restored.status_code == 200 and restored.json()["removed"] == ["/mnt/user-data/outputs/b.txt"]
         assert outputs(config, tid) == {"a.txt": "one"}

@@ -48,13 +48,20 @@ async def list_snapshots(
 @router.get("/diff", summary="Compare the files of two checkpoints")
 async def diff_snapshots(
     thread_id: str,
-    old: str = Query(..., alias="from", description="the earlier checkpoint id"),
-    new: str = Query(..., alias="to", description="the later checkpoint id"),
+    old: str | None = Query(None, alias="from", description="the earlier checkpoint id (default: the step before `to`)"),
+    new: str | None = Query(None, alias="to", description="the later checkpoint id (default: the newest)"),
     gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """Files added, removed and changed from checkpoint ``from`` to checkpoint ``to``."""
     await load_thread(gw, thread_id, user)
+    if old is None or new is None:
+        kept = [s["checkpoint_id"] for s in await asyncio.to_thread(_versions(gw).steps, thread_id, 500) if s["kept"]]
+        new = new or (kept[0] if kept else None)
+        before = kept[kept.index(new) + 1:] if new in kept else []
+        if new is None or (old is None and not before):
+            raise HTTPException(404, f"thread {thread_id} has no two file versions to compare; give from= and to= checkpoint ids")
+        old = old or before[0]
     try:
         changes = await asyncio.to_thread(_versions(gw).diff, thread_id, old, new)
     except HistoryError as exc:
