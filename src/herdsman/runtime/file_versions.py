@@ -89,15 +89,24 @@ class FileVersions:
         except HistoryError as exc:
             log.warning("file_version_missing", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
             return None
-        assert root is not None
         return history.restore(root)
 
-    def restore_strict(self, thread_id: str, checkpoint_id: str) -> RestoreReport:
-        """Put back the files of ``checkpoint_id``; HistoryError when they are not kept here."""
+    def _required(self, thread_id: str) -> FileHistory:
+        """The thread's history; HistoryError (saying why) when there is none."""
         history = self.history(thread_id)
         if history is None:
             raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
-        return history.restore(history.version_of(checkpoint_id) or "")
+        return history
+
+    def restore_strict(self, thread_id: str, checkpoint_id: str) -> RestoreReport:
+        """Put back the files of ``checkpoint_id``; HistoryError when they are not kept here."""
+        history = self._required(thread_id)
+        return history.restore(history.version_of(checkpoint_id))
+
+    def kept_checkpoints(self, thread_id: str) -> list[str]:
+        """The thread's checkpoints whose files are kept, newest first."""
+        history = self.history(thread_id)
+        return [c for c, root, _ in reversed(history.versions()) if root is not None] if history else []
 
     def steps(self, thread_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """The thread's last ``limit`` checkpoints with a version, newest first: id, time, whether
@@ -120,10 +129,8 @@ class FileVersions:
 
     def diff(self, thread_id: str, old: str, new: str) -> dict[str, list[str]]:
         """Files added, removed and changed from checkpoint ``old`` to checkpoint ``new``."""
-        history = self.history(thread_id)
-        if history is None:
-            raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
-        return history.diff(history.version_of(old) or "", history.version_of(new) or "")
+        history = self._required(thread_id)
+        return history.diff(history.version_of(old), history.version_of(new))
 
     async def collect(self, thread_id: str, saver: BaseCheckpointSaver) -> int:
         """Drop the versions of checkpoints the thread no longer has (after a rollback or a

@@ -39,6 +39,7 @@ import stat
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from herdsman.sandbox.paths import normalize_virtual
 log = structlog.get_logger(__name__)
 
 WALK_LIMIT = 200_000
+ENTRIES_CACHED = 8  # versions whose entries a history keeps read
 WALK_SECONDS = 60.0
 Entry = list[Any]
 
@@ -121,6 +123,7 @@ class FileHistory:
         self._seen: dict[str, tuple[int, int, int, int, str]] = {}
         self._new_bytes = 0
         self._capture_bytes = 0
+        self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
         with closing(self._db()) as db, db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
@@ -170,7 +173,7 @@ class FileHistory:
         """Copy the file at ``vpath`` in (read by descriptor); its digest, or None when the file
         opened is not the one the walk saw (swapped meanwhile: left out of this version)."""
         size = seen.st_size
-        if size > self.config.max_bytes or self._capture_bytes + size > self.config.max_bytes:
+        if self._capture_bytes + size > self.config.max_bytes:
             raise HistoryError(
                 f"{vpath} ({size} bytes) would take this version past sandbox.snapshots.max_bytes "
                 f"({self.config.max_bytes}); its checkpoint keeps no files. Raise the limit or keep such files out of the thread"
@@ -222,44 +225,44 @@ class FileHistory:
                 self._count_new_bytes()
 
     def _capture(self) -> str:
-        with self._lock:
-            stop = WalkStop()
-            folders: dict[str, dict[str, Entry]] = {USER_DATA_ROOT: {}}
-            modes: dict[str, int] = {}
-            seen: dict[str, tuple[int, int, int, int, str]] = {}
-            for entry in self.files.walk(USER_DATA_ROOT, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop):
-                st = entry.st
-                if not addressable(entry.vpath) or _parent(entry.vpath) not in folders:
-                    continue  # see addressable(); below a folder left out
-                if entry.is_dir:
-                    folders[entry.vpath] = {}
-                    modes[entry.vpath] = stat.S_IMODE(st.st_mode)
-                    continue
-                if entry.is_link:
-                    try:
-                        item: Entry = ["l", self.files.read_link(entry.vpath)]
-                    except SandboxError:
-                        continue  # gone meanwhile
-                elif entry.is_file:
-                    key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-                    known = self._seen.get(entry.vpath)
-                    digest = known[4] if known is not None and known[:4] == key else self._put_file(entry.vpath, st)
-                    if digest is None:
-                        continue  # swapped while it was read
-                    seen[entry.vpath] = (*key, digest)
-                    item = ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
-                else:
-                    continue  # fifos, sockets, devices are not kept
-                folders.setdefault(_parent(entry.vpath), {})[entry.name] = item
-            if stop.reason:
-                raise HistoryError(f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files")
-            for vdir in sorted(folders, key=lambda p: p.count("/"), reverse=True):
-                if vdir == USER_DATA_ROOT:
-                    continue
-                digest = self._put_listing(folders[vdir])
-                folders.setdefault(_parent(vdir), {})[vdir.rsplit("/", 1)[1]] = ["d", modes.get(vdir, 0o755), digest]
-            self._seen = seen
-            return self._put_listing(folders[USER_DATA_ROOT])
+        """The walk and the listings of :meth:`capture` (which holds the lock)."""
+        stop = WalkStop()
+        folders: dict[str, dict[str, Entry]] = {USER_DATA_ROOT: {}}
+        modes: dict[str, int] = {}
+        seen: dict[str, tuple[int, int, int, int, str]] = {}
+        for entry in self.files.walk(USER_DATA_ROOT, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop):
+            st = entry.st
+            if not addressable(entry.vpath) or _parent(entry.vpath) not in folders:
+                continue  # see addressable(); below a folder left out
+            if entry.is_dir:
+                folders[entry.vpath] = {}
+                modes[entry.vpath] = stat.S_IMODE(st.st_mode)
+                continue
+            if entry.is_link:
+                try:
+                    item: Entry = ["l", self.files.read_link(entry.vpath)]
+                except SandboxError:
+                    continue  # gone meanwhile
+            elif entry.is_file:
+                key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                known = self._seen.get(entry.vpath)
+                digest = known[4] if known is not None and known[:4] == key else self._put_file(entry.vpath, st)
+                if digest is None:
+                    continue  # swapped while it was read
+                seen[entry.vpath] = (*key, digest)
+                item = ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
+            else:
+                continue  # fifos, sockets, devices are not kept
+            folders.setdefault(_parent(entry.vpath), {})[entry.name] = item
+        if stop.reason:
+            raise HistoryError(f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files")
+        for vdir in sorted(folders, key=lambda p: p.count("/"), reverse=True):
+            if vdir == USER_DATA_ROOT:
+                continue
+            digest = self._put_listing(folders[vdir])
+            folders.setdefault(_parent(vdir), {})[vdir.rsplit("/", 1)[1]] = ["d", modes.get(vdir, 0o755), digest]
+        self._seen = seen
+        return self._put_listing(folders[USER_DATA_ROOT])
 
     # -- the index --------------------------------------------------------------------------
 
@@ -274,7 +277,7 @@ class FileHistory:
                 (checkpoint_id, root, time.time(), seq, message_id),
             )
 
-    def version_of(self, checkpoint_id: str) -> str | None:
+    def version_of(self, checkpoint_id: str) -> str:
         """The version of ``checkpoint_id``; HistoryError when its files are not kept."""
         with closing(self._db()) as db:
             row = db.execute("SELECT root FROM versions WHERE checkpoint_id = ?", (checkpoint_id,)).fetchone()
@@ -297,7 +300,19 @@ class FileHistory:
     # -- reading a version ------------------------------------------------------------------
 
     def entries(self, root: str) -> dict[str, Entry]:
-        """Every entry of version ``root`` by virtual path (folders included)."""
+        """Every entry of version ``root`` by virtual path (folders included). A version never
+        changes, so the last few read are kept (listing steps diffs each version twice)."""
+        with self._lock:
+            if root in self._entries:
+                self._entries.move_to_end(root)
+                return self._entries[root]
+            out = self._read_entries(root)
+            self._entries[root] = out
+            while len(self._entries) > ENTRIES_CACHED:
+                self._entries.popitem(last=False)
+            return out
+
+    def _read_entries(self, root: str) -> dict[str, Entry]:
         out: dict[str, Entry] = {}
         stack = [(USER_DATA_ROOT, root)]
         while stack:
@@ -355,7 +370,7 @@ class FileHistory:
                     continue
                 if want[0] == "d":
                     attempt(vpath, self.files.make_dir, want[1])
-                elif attempt(vpath, self.files.make_link, want[1]) if want[0] == "l" else attempt(vpath, self._write_back, want):
+                elif attempt(vpath, self._put_back, want):
                     report.written.append(vpath)
             self.capture()  # what is there now (the files just written are read once, to check them)
             log.info("files_restored", thread_id=self.files.paths.thread_id, version=root[:12],
@@ -379,12 +394,16 @@ class FileHistory:
                     continue
                 if now is not None and not stat.S_ISDIR(now.st_mode):
                     self.files.unlink(vpath)
-                if want[0] == "l":
-                    self.files.make_link(vpath, want[1])
-                else:
-                    self._write_back(vpath, want)
+                self._put_back(vpath, want)
                 report.written.append(vpath)
             return report
+
+    def _put_back(self, vpath: str, item: Entry) -> None:
+        """Create the link or file entry ``item`` of a version at ``vpath`` (nothing is there)."""
+        if item[0] == "l":
+            self.files.make_link(vpath, item[1])
+        else:
+            self._write_back(vpath, item)
 
     def _write_back(self, vpath: str, item: Entry) -> None:
         source = self._object(item[2])

@@ -56,7 +56,7 @@ async def diff_snapshots(
     """Files added, removed and changed from checkpoint ``from`` to checkpoint ``to``."""
     await load_thread(gw, thread_id, user)
     if old is None or new is None:
-        kept = [s["checkpoint_id"] for s in await asyncio.to_thread(_versions(gw).steps, thread_id, 500) if s["kept"]]
+        kept = await asyncio.to_thread(_versions(gw).kept_checkpoints, thread_id)
         new = new or (kept[0] if kept else None)
         before = kept[kept.index(new) + 1:] if new in kept else []
         if new is None or (old is None and not before):
