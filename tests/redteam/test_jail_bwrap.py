@@ -38,12 +38,29 @@ def _run_probe(home: Path, as_nobody: bool) -> dict:
     else:
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
         prefix = []
+    if as_nobody:
+        _skip_unless_readable(prefix, python, env)
     done = subprocess.run(
         [*prefix, python, "-m", "tests.redteam.jail_probe", str(home)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _skip_unless_readable(prefix: list[str], python: str, env: dict) -> None:
+    """Skips when ``nobody`` cannot import the probe: the checkout or its venv sits under a
+    directory only root may enter (``mktemp -d`` makes 0700 directories)."""
+    check = subprocess.run(
+        [*prefix, python, "-c", "import herdsman.sandbox.bwrap, tests.redteam.jail_probe"],
+        cwd="/", env=env, capture_output=True, text=True, timeout=60,
+    )
+    if check.returncode != 0:
+        last = (check.stderr.strip().splitlines() or ["?"])[-1]
+        pytest.skip(
+            f"uid {NOBODY} cannot read this checkout or its venv ({last}); "
+            "clone into a directory every user may enter to run the unprivileged probes"
+        )
 
 
 def _python_for_nobody() -> str:

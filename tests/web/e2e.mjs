@@ -453,6 +453,8 @@ const scenarios = {
     const start = page.getByTestId("start-screen");
     await start.waitFor();
     await start.getByTestId("example").first().click();
+    // The example fills the composer on its next render: pressing Enter before that sent nothing.
+    await page.waitForFunction(() => document.querySelector('[data-testid="input"]')?.value.trim().length > 0, null, { timeout: 5000 });
     await page.getByTestId("input").press("Enter");
     await watchRun(page, samples);
     await lastAgent(page).filter({ hasText: "echo:" }).waitFor({ timeout: 15000 });
