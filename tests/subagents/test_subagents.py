@@ -500,6 +500,47 @@ def test_the_leads_result_text_holds_no_time_or_token_numbers() -> None:
     assert "16" not in text and "64" not in text and text.endswith("Result:\n173")
 
 
+@pytest.mark.parametrize("retries", [0, 1])
+async def test_an_answer_the_completion_check_rejects_is_rolled_back_and_retried(home: Path, retries: int) -> None:
+    """The worker writes a scratch file instead of the summary it was asked to save and answers
+    'done', even after the check's note: its attempt is rejected, scratch.txt is undone and the
+    backup model starts from clean files and saves the summary. Without retries the answer stands,
+    with what the check found attached."""
+    outputs = Path(home, "threads", "t", "user-data", "outputs")
+
+    def sloppy(messages: list[Any]) -> Any:
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            return {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/scratch.txt", "content": "notes"}}]}
+        return "done"
+
+    seen_by_retry: list[list[str]] = []
+
+    def careful(messages: list[Any]) -> Any:
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            seen_by_retry.append(sorted(p.name for p in outputs.iterdir()))
+            return {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/summary.txt", "content": "the summary"}}]}
+        return "saved the summary"
+
+    config = make_config(home, models=SUB_MODELS, lead={"model_retries": 0, "verify_rounds": 1},
+                         subagents={"model": "worker", "retries": retries, "fallback_model": "backup"})
+    prompt = "Write a summary and save it to /mnt/user-data/outputs/summary.txt"
+    lead = lead_model([task("Summarize", prompt, id="call_sum")], "ok")
+    events = await run(config, lead, {"worker": ScriptedChatModel(respond=sloppy), "backup": ScriptedChatModel(respond=careful)})
+    final = kinds(events, "task_completed")[-1]
+    answer = next(e.content for e in events if isinstance(e, ToolResult) and e.name == "task")
+    if retries == 0:
+        assert answer.endswith("Result:\ndone") and final["attempts"] == 1
+        assert any("summary.txt" in p for p in final["unresolved"])
+        assert (outputs / "scratch.txt").exists()  # nothing to retry, nothing undone
+        return
+    rejected = next(d for d in kinds(events, "task_failed") if d.get("will_retry"))
+    assert rejected["rejected"] is True and "summary.txt" in rejected["error"]
+    assert rejected["rolled_back"] == ["/mnt/user-data/outputs/scratch.txt"]
+    assert seen_by_retry == [[]]  # the retry began from the files as they were before the task
+    assert answer.endswith("Result:\nsaved the summary") and final["attempts"] == 2 and final["unresolved"] == []
+    assert (outputs / "summary.txt").read_text() == "the summary" and not (outputs / "scratch.txt").exists()
+
+
 async def test_a_failed_attempt_is_rolled_back_before_its_retry_and_siblings_keep_theirs(home: Path) -> None:
     """'wreck' writes two files, one of them also written by its sibling, then its model breaks;
     before the retry its own file is gone, the shared one and the sibling's stay."""

@@ -31,7 +31,9 @@ of doing it. The rules, in order:
   the corrected script, save it and run it") is named: write it into the file, or run it.
 
 Each round costs one more model call (and what the agent then does); the thread state keeps
-``completion_checks``, the rounds used by the last run, so a benchmark can count them.
+``completion_checks``, the rounds used by the last run, so a benchmark can count them, and
+``completion_unresolved``, what the rules still found when the rounds ran out (a sub-agent whose
+final reply leaves something there is retried, with its files rolled back, when retries are set).
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ class CompletionState(AgentState):
     the code and config files among them, see :meth:`FileLookup.fingerprint_of`)."""
 
     completion_checks: NotRequired[int]
+    completion_unresolved: NotRequired[list[str]]
     preexisting: NotRequired[list[str]]
     preexisting_stat: NotRequired[dict[str, Any]]
 
@@ -213,7 +216,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         names = named_files(request.text) if request is not None else []
         existing = [n for n in names if lookup is not None and lookup.size_of(n) is not None]
         stats = {n: lookup.fingerprint_of(n) for n in existing if n.endswith(SOURCE_SUFFIXES)} if lookup else {}
-        return {"completion_checks": 0, "preexisting": existing, "preexisting_stat": stats}
+        return {"completion_checks": 0, "completion_unresolved": [], "preexisting": existing, "preexisting_stat": stats}
 
     def problems(self, state: Any) -> list[str]:
         """What the final reply misses, by the rules (empty: done)."""
@@ -454,7 +457,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         """When the model stops: check, and send it back with what is missing."""
         used = int(state.get("completion_checks") or 0)
         if used >= self.rounds:
-            return None
+            # out of rounds: what the rules still find is kept, for a caller that can retry (a
+            # sub-agent's attempt is then "rejected", see herdsman.subagents.executor)
+            left = self.problems(state) if self._is_final(state) else []
+            return {"completion_unresolved": left} if left else None
         found = self.problems(state)
         prefix = PREFIX
         if not found:

@@ -9,7 +9,9 @@ Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-a
 a timeout and a turn limit per sub-agent, and the run's shared token budget. A failure, timeout
 or cancellation of one sub-agent is caught here and becomes its result: siblings go on. Failed
 attempts are retried from a clean context (``subagents.retries``), with ``fallback_model`` when
-set, and from clean files: the files the failed attempt changed are put back as they were when it
+set, and from clean files (an attempt whose answer its completion check still rejects when its
+rounds run out counts as failed when a retry is left; the last attempt's answer is kept, with what
+the check found in its result's ``unresolved``): the files the failed attempt changed are put back as they were when it
 started (:meth:`~herdsman.sandbox.history.FileHistory.revert`), except those a sibling running
 alongside may have changed too (it named them, or its command's before/after comparison saw
 them and this task did not name them), which are kept and reported. Progress is reported as custom stream events (``task_queued``, ``task_started``,
@@ -85,6 +87,12 @@ class _Outcome:
     error: str | None = None
     files: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    unresolved: list[str] = field(default_factory=list)  # what the completion check still found
+
+    @property
+    def rejected(self) -> bool:
+        """It ended with an answer that its completion check, out of rounds, still found short."""
+        return self.status == "completed" and bool(self.unresolved)
 
 
 def files_written(messages: Sequence[Any]) -> list[str]:
@@ -268,7 +276,8 @@ class SubagentRunner:
             "cancelled": "task_cancelled",
         }.get(result.status, "task_failed")
         writer({"type": final, **base, "status": result.status, "error": result.error, "usage": result.usage,
-                "duration_s": round(result.duration_s, 3), "files_written": result.files_written})
+                "duration_s": round(result.duration_s, 3), "files_written": result.files_written,
+                "attempts": result.attempts, "unresolved": result.unresolved})
         log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
         thread_id = (parent_config.get("configurable") or {}).get("thread_id")
         if thread_id and kept:  # after the event: keeping it never delays the result's news
@@ -296,12 +305,14 @@ class SubagentRunner:
             outcome = await self._attempt(request, spec, model_name, parent_config, writer, base, kept)
             for key, value in outcome.usage.items():
                 usage[key] = usage.get(key, 0) + value
-            if outcome.status in ("completed", "cancelled", "budget_exceeded", "max_turns"):
+            if outcome.status in ("cancelled", "budget_exceeded", "max_turns") or (
+                    outcome.status == "completed" and not outcome.rejected):
                 break
             if attempt <= retries:
+                error = outcome.error or "rejected by the completion check: " + "; ".join(outcome.unresolved)
                 undone = await self._roll_back(history, before, request.task_id, scope, kept)
-                writer({"type": "task_failed", **base, "attempt": attempt, "error": outcome.error, "will_retry": True,
-                        "next_model": self.model_name_for(spec, attempt + 1), **undone})
+                writer({"type": "task_failed", **base, "attempt": attempt, "error": error, "will_retry": True,
+                        "rejected": outcome.rejected, "next_model": self.model_name_for(spec, attempt + 1), **undone})
         if "model_calls" in usage:
             usage["model"] = model_name
         return TaskResult(
@@ -316,6 +327,7 @@ class SubagentRunner:
             duration_s=time.monotonic() - started,
             attempts=attempt,
             model=model_name,
+            unresolved=outcome.unresolved,
         )
 
     def _history(self, parent_config: dict[str, Any]) -> FileHistory | None:
@@ -392,6 +404,7 @@ class SubagentRunner:
         messages.clear()
         pricing = self.resolver.pricing(model_name)
         steps, stepped = 0, (0, None)
+        unresolved: list[str] = []
         live = LiveTokens(writer, base)
         try:
             async with asyncio.timeout(self.timeout(spec)):
@@ -401,6 +414,7 @@ class SubagentRunner:
                         live.saw(chunk[0], steps + 1)
                         continue
                     messages[:] = chunk.get("messages", messages)
+                    unresolved = list(chunk.get("completion_unresolved") or [])
                     scope.note_files(request.task_id, files_changed(messages), files_changed(messages, only_named=True))
                     last = messages[-1] if messages else None
                     if isinstance(last, AIMessage) and (len(messages), last.id) != stepped:
@@ -427,4 +441,4 @@ class SubagentRunner:
         if answer.startswith(LIMIT_PREFIX):
             return _Outcome("max_turns", error=f"stopped after {self.max_turns(spec)} turns (max_turns)", files=files,
                             usage=usage)
-        return _Outcome("completed", answer=answer, files=files, usage=usage)
+        return _Outcome("completed", answer=answer, files=files, usage=usage, unresolved=unresolved)

@@ -24,6 +24,9 @@ class TaskResult:
     queued_s: float = 0.0
     attempts: int = 1
     model: str | None = None
+    unresolved: list[str] = field(default_factory=list)
+    """What the sub-agent's completion check still found missing in its last answer (shown in
+    the events and the UI; the lead reads only the answer, as before)."""
 
     @property
     def ok(self) -> bool:

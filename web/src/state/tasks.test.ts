@@ -30,6 +30,16 @@ describe("task cards", () => {
     expect(tasks.t1).toMatchObject({ liveTokens: 0, activity: "", tokens: 500 });
   });
 
+  it("shows a rejected attempt retrying, then what the check still found in the last answer", () => {
+    let tasks: Tasks = {};
+    tasks = applyTaskEvent(tasks, { type: "task_started", ...base }, 0);
+    tasks = applyTaskEvent(tasks, { type: "task_failed", ...base, error: "rejected by the completion check: out.txt was not made", will_retry: true } as never, 100);
+    expect(tasks.t1).toMatchObject({ status: "retrying", error: "rejected by the completion check: out.txt was not made" });
+    tasks = applyTaskEvent(tasks, { type: "task_started", ...base, attempt: 2 }, 200);
+    tasks = applyTaskEvent(tasks, { type: "task_completed", ...base, status: "completed", error: null, unresolved: ["out.txt was not made"] }, 300);
+    expect(tasks.t1).toMatchObject({ status: "completed", error: "still missing: out.txt was not made" });
+  });
+
   it("keeps several tasks apart", () => {
     let tasks: Tasks = {};
     for (const id of ["a", "b", "c"]) tasks = applyTaskEvent(tasks, { type: "task_started", task_id: id }, 0);

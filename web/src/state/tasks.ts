@@ -14,6 +14,8 @@ export interface TaskEvent {
   model?: string;
   attempt?: number;
   tokens?: number;
+  /** What the sub-agent's completion check still found missing in its last answer. */
+  unresolved?: string[];
 }
 
 export type TaskStatus = "queued" | "running" | "completed" | "failed" | "timed_out" | "cancelled" | "retrying";
@@ -102,7 +104,7 @@ export function applyTaskEvent(tasks: Tasks, event: TaskEvent, now: number): Tas
         card.activity = "";
         card.endedAt = now;
         card.durationS = event.duration_s ?? (now - prev.startedAt) / 1000;
-        card.error = event.error ?? undefined;
+        card.error = event.error ?? (event.unresolved?.length ? `still missing: ${event.unresolved.join("; ")}` : undefined);
       }
   }
   return { ...tasks, [event.task_id]: card };
