@@ -19,7 +19,7 @@ SYSTEM_STAMP := $(VENV)/.stamp-system
 help:
 	@echo "make run    set up and start the Herdsman gateway (LangGraph API) on the embedded model"
 	@echo "make test   set up and run the whole test suite"
-	@echo "make bench  run the benchmarks (one JSON line each)"
+	@echo "make bench  run the benchmarks that need no model weights (one JSON line each)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -78,8 +78,13 @@ test: $(TEST_STAMP) lint-imports web $(MCP_FS)
 sandbox-image: $(RUN_STAMP)
 	$(PY) -m herdsman.sandbox.image
 
-bench: $(TEST_STAMP)
-	$(PY) benchmarks/step_overhead.py
+# The benchmarks that need no model weights, one JSON line each; the embedded model's own
+# (first_token.py, agent_tasks/run.py) take long and run by hand, see benchmarks/.
+BENCHES := step_overhead context_budget gateway_load sandbox_latency snapshots subagent_fanout
+
+bench: $(TEST_STAMP) web
+	@for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done
+	$(PY) benchmarks/web_ui.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

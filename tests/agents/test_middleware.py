@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.agents.lead import build_middleware
@@ -14,6 +15,7 @@ from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.models.resolver import ModelResolver
 from herdsman.middleware.title import clean_title, fallback_title
 from herdsman.models.scripted import ScriptedChatModel
+from herdsman.subagents.executor import SubagentRunner
 
 
 def names(mws) -> list[str]:
@@ -64,6 +66,26 @@ def test_optional_middlewares_take_their_places() -> None:
         "UsageMiddleware",
         "ToolCallLimitMiddleware",
         "ToolOutputOffloadMiddleware",
+        "ToolErrorMiddleware",
+    ]
+
+
+@pytest.mark.parametrize("small", [False, True])
+def test_subagent_middleware_order(small: bool) -> None:
+    """A sub-agent's middlewares: the lead's for doing the work, none for the conversation."""
+    config = parse_config("", env={})
+    runner = SubagentRunner(config, ModelResolver(config), [], "embedded", provider=object())
+    spec = runner.types["general-purpose"]
+    profile = ["ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware"] if small else []
+    assert names(runner.middleware_for(spec, [], small)) == [
+        "SystemPromptMiddleware",
+        "CompletionCheckMiddleware",
+        *profile,
+        "DanglingToolCallMiddleware",
+        "ModelOutputGuardMiddleware",
+        "ModelCallLimitMiddleware",
+        "UsageMiddleware",
+        "ReadBeforeWriteMiddleware",
         "ToolErrorMiddleware",
     ]
 

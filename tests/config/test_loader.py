@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from herdsman.config import ConfigError, HerdsmanConfig, load_config, parse_config
 from herdsman.config.loader import find_config_file
@@ -124,5 +128,32 @@ def test_example_config_is_valid_and_documents_every_section() -> None:
     env = {"OPENAI_API_KEY": "sk-test", "DEEPSEEK_API_KEY": "x", "DATABASE_URL": "postgresql://x@localhost/db"}
     config = parse_config(text, str(example), env)
     assert config.models, "the example shows at least one model"
-    for section in HerdsmanConfig.model_fields:
-        assert f"\n{section}:" in "\n" + text or f"# {section}:" in text, f"config.example.yaml lacks {section}"
+    missing = [path for path, block, key in _example_keys(HerdsmanConfig, text)
+               if not re.search(rf"(^|[\s{{,#-]){re.escape(key)}:", block, re.M)]
+    assert not missing, f"config.example.yaml does not show these keys of the schema: {missing}"
+
+
+def _example_keys(model: type[BaseModel], text: str, path: str = "", block: str | None = None):
+    """Every key of the schema, nested models and list items included, with the part of the example
+    that must show it (the block of its top-level section, commented out or not)."""
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        here = f"{path}.{key}" if path else key
+        section = block if block is not None else _section_block(text, key)
+        yield here, section, key
+        for inner in _models_in(field.annotation):
+            if inner is not model:
+                yield from _example_keys(inner, text, here, section)
+
+
+def _section_block(text: str, section: str) -> str:
+    """The lines of top-level ``section`` in the example (from its line to the next top-level key)."""
+    found = re.search(rf"^(# )?{re.escape(section)}:.*?(?=^[a-z_]+:|\Z)", text, re.M | re.S)
+    return found.group(0) if found else ""
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models inside a field's type (``list[X]``, ``X | None``, ``dict[str, X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]

@@ -3,16 +3,21 @@
 The middleware order lives in :func:`build_middleware`, and only there; a test pins it.
 :func:`herdsman.middleware.chain.compose` then folds runs of wrapper-only middlewares into one
 layer each (same behaviour, less per-step cost).
-Outermost first: the system prompt is set, the model the run picked (``configurable.model_name``)
-replaces the default one, long-term memory (when on) adds what is known about
-the user, then the active skill (``/name``) adds its
-instructions and narrows the tools, the todo list (plan mode, when on) adds its tool, loop
-detection warns or stops a model repeating one tool call, dangling tool calls are patched,
-unusable replies are re-asked, then failed model calls are retried (innermost, closest to the
-model). Summarization (when enabled) rewrites old history before each model call; a tool-call
-limit (when set) ends a run that calls too many tools. Long tool results are saved to a file and
-previewed; tool errors are turned into results; the title is set after the agent finishes,
-and then the turn is queued for the memory model (memory mode auto).
+Outermost first (each only when its setting turns it on):
+
+1. run scope (``subagents.enabled``): the sub-agents' concurrency gate, per-run cap and budget;
+2. summarization (``summarization.enabled``) rewrites old history before each model call;
+3. the system prompt; 4. the model the run picked (``configurable.model_name``);
+5. the uploads notice (``context.announce_uploads``); 6. long-term memory (``memory.enabled``);
+7. the completion check (``lead.verify_rounds``); 8. skill activation (``/name``: instructions,
+   narrowed tools); 9. the todo list (``context.todos``); 10. loop detection;
+11. the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
+    detection, which must see the thread rather than the nudged view);
+12. dangling tool calls patched; 13. unusable replies re-asked; 14. failed model calls retried
+    (``lead.model_retries``); 15. usage and cost; 16. human approval (``tools.require_approval``);
+17. the tool-call limit (``tools.max_tool_calls_per_run``); 18. read before write;
+19. long tool results saved to a file and previewed; 20. tool errors turned into results;
+21. the title, after the agent finishes; 22. the turn queued for the memory model (mode auto).
 """
 
 from __future__ import annotations

@@ -72,8 +72,10 @@ def token_usage(update: Any) -> list[tuple[str, int, int]]:
 
 def subagent_outcome(chunk: Any) -> str | None:
     """How a sub-agent ended (completed, failed, timed_out, cancelled) when a ``custom`` chunk is
-    a sub-agent's last event, else None."""
-    return SUBAGENT_ENDINGS.get(chunk.get("type")) if isinstance(chunk, dict) else None
+    a sub-agent's last event, else None (a failed attempt that will be retried has not ended)."""
+    if not isinstance(chunk, dict) or chunk.get("will_retry"):
+        return None
+    return SUBAGENT_ENDINGS.get(chunk.get("type"))
 
 
 def tool_results(update: Any) -> list[tuple[str, bool]]:
