@@ -36,6 +36,7 @@ def test_default_middleware_order() -> None:
         "ModelOutputGuardMiddleware",
         "ModelRetryMiddleware",
         "UsageMiddleware",
+        "StepLimitMiddleware",
         "ReadBeforeWriteMiddleware",
         "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
@@ -64,6 +65,7 @@ def test_optional_middlewares_take_their_places() -> None:
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
         "UsageMiddleware",
+        "StepLimitMiddleware",
         "ToolCallLimitMiddleware",
         "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
@@ -144,6 +146,7 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
             "DanglingToolCallMiddleware",
             "ModelOutputGuardMiddleware",
             "UsageMiddleware",
+            "StepLimitMiddleware",
             "ToolErrorMiddleware",
             "TitleMiddleware",
             "MemoryQueueMiddleware",
@@ -160,3 +163,24 @@ def test_small_profile_middlewares_sit_inside_loop_detection() -> None:
     at = found.index("LoopDetectionMiddleware")
     assert found[at + 1 : at + 4] == ["ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware"]
     assert "ToolSelectionMiddleware" not in names(build_middleware(config, "prompt"))
+
+
+async def test_the_step_limit_ends_a_run_with_an_answer_that_says_why(tmp_path) -> None:
+    """A model that never stops calling tools is stopped after lead.max_steps model calls, with
+    an answer naming the setting, not a recursion error; the thread takes the next message."""
+    from herdsman.client import HerdsmanClient
+    from herdsman.middleware.step_limit import stop_message
+
+    config = parse_config(f"home: {tmp_path}\nlead: {{max_steps: 3, verify_rounds: 0}}\nsandbox: {{allow_unisolated_bash: true}}\n", env={})
+    calls = []
+
+    def forever(messages):
+        calls.append(len(messages))
+        return {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]}
+
+    async with HerdsmanClient(config, model=ScriptedChatModel(respond=forever)) as client:
+        finished = await client.run("list the workspace until told to stop", thread_id="t")
+        assert len(calls) == 3
+        assert finished.answer == stop_message(3)
+        again = await client.run("go on", thread_id="t")  # a new run gets a fresh count
+        assert again.answer == stop_message(3) and len(calls) == 6

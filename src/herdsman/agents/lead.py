@@ -14,10 +14,11 @@ Outermost first (each only when its setting turns it on):
 11. the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
     detection, which must see the thread rather than the nudged view);
 12. dangling tool calls patched; 13. unusable replies re-asked; 14. failed model calls retried
-    (``lead.model_retries``); 15. usage and cost; 16. human approval (``tools.require_approval``);
-17. the tool-call limit (``tools.max_tool_calls_per_run``); 18. read before write;
-19. long tool results saved to a file and previewed; 20. tool errors turned into results;
-21. the title, after the agent finishes; 22. the turn queued for the memory model (mode auto).
+    (``lead.model_retries``); 15. usage and cost; 16. the step limit (``lead.max_steps``: the run
+    ends with an answer that says so); 17. human approval (``tools.require_approval``);
+18. the tool-call limit (``tools.max_tool_calls_per_run``); 19. read before write;
+20. long tool results saved to a file and previewed; 21. tool errors turned into results;
+22. the title, after the agent finishes; 23. the turn queued for the memory model (mode auto).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
+from herdsman.middleware.step_limit import StepLimitMiddleware
 from herdsman.middleware.tool_output_offload import ToolOutputOffloadMiddleware
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.factory import create_chat_model
@@ -181,6 +183,7 @@ def build_middleware(
             )
         )
     middleware.append(usage or UsageMiddleware(config.subagents))
+    middleware.append(StepLimitMiddleware(config.lead.max_steps))
     if config.tools.require_approval:
         decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
@@ -344,5 +347,7 @@ def run_config(config: HerdsmanConfig, thread_id: str, **configurable: Any) -> d
     """The LangGraph run config for one run of the lead on ``thread_id``."""
     return {
         "configurable": {"thread_id": thread_id, **configurable},
-        "recursion_limit": config.lead.max_steps * 2 + 10,
+        # a safety net only: StepLimitMiddleware ends the run first, with an answer that says why
+        # (a model call takes several graph steps: its middleware hooks, then the tools)
+        "recursion_limit": config.lead.max_steps * 10 + 50,
     }
