@@ -91,7 +91,7 @@ async def run_herdsman(steps: int, budget: int) -> tuple[ScriptedChatModel, int]
         config = herdsman_config(Path(tmp), budget, steps)
         model = long_run_model(steps)
         agent = create_lead_agent(config, model=model, checkpointer=InMemorySaver(), extra_tools=[fetch_page])
-        cfg = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps * 4 + 50}
+        cfg = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps * 10 + 50}
         await agent.ainvoke({"messages": [HumanMessage("Read every page of the log.")]}, cfg)
     return model, steps
 
@@ -102,7 +102,7 @@ async def run_deepagents(steps: int) -> ScriptedChatModel:
 
     model = long_run_model(steps)
     agent = create_deep_agent(model=model, tools=[fetch_page], checkpointer=InMemorySaver())
-    cfg = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps * 4 + 50}
+    cfg = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps * 10 + 50}
     await agent.ainvoke({"messages": [HumanMessage("Read every page of the log.")]}, cfg)
     return model
 

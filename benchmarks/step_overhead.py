@@ -89,7 +89,7 @@ async def time_run(make: Callable[[ScriptedChatModel, Any], Any], steps: int) ->
     """Milliseconds per step for one run of a fresh agent on a fresh thread."""
     model = stepping_model(steps)
     agent = make(model, InMemorySaver())
-    config = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps * 4 + 20}
+    config = {"configurable": {"thread_id": uuid.uuid4().hex}, "recursion_limit": steps * 10 + 50}
     start = time.perf_counter()
     result = await agent.ainvoke({"messages": [HumanMessage("go")]}, config)
     elapsed = time.perf_counter() - start

@@ -193,7 +193,7 @@ async def run_deepagents(task: dict[str, Any], models: Models, work: Path, max_s
     shell = JailedShell(sandbox, FilesystemBackend(root_dir=str(user_data / "workspace"), virtual_mode=True))
     backend = CompositeBackend(default=shell, routes={"/mnt/user-data/": files})
     agent = create_deep_agent(model=models.get(config), backend=backend, checkpointer=InMemorySaver())
-    run_config = {"configurable": {"thread_id": thread}, "recursion_limit": config.lead.max_steps * 2 + 10}
+    run_config = {"configurable": {"thread_id": thread}, "recursion_limit": config.lead.max_steps * 10 + 50}
     error = None
     started = time.monotonic()
     try:
