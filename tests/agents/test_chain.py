@@ -23,11 +23,8 @@ class NotesState(AgentState):
     notes: NotRequired[Annotated[list[str], operator.add]]
 
 
-class Noting(AgentMiddleware):
-    """Returns a command with each response: a note, added through the list's reducer (two
-    commands setting one plain key in a step is an error in LangGraph, composed or not)."""
-
-    state_schema = NotesState
+class Labelled(AgentMiddleware):
+    """A middleware named by its class and a label, so one class can be used twice."""
 
     def __init__(self, label: str) -> None:
         super().__init__()
@@ -35,7 +32,14 @@ class Noting(AgentMiddleware):
 
     @property
     def name(self) -> str:
-        return f"Noting{self.label}"
+        return f"{type(self).__name__}{self.label}"
+
+
+class Noting(Labelled):
+    """Returns a command with each response: a note, added through the list's reducer (two
+    commands setting one plain key in a step is an error in LangGraph, composed or not)."""
+
+    state_schema = NotesState
 
     def wrap_model_call(self, request, handler):
         response = handler(request)
@@ -46,17 +50,9 @@ class Noting(AgentMiddleware):
         return ExtendedModelResponse(model_response=response, command=Command(update={"notes": [self.label]}))
 
 
-class Retrying(AgentMiddleware):
+class Retrying(Labelled):
     """Calls the model again when it says "flaky-<label>": the commands of the layers inside it
     from the first call must go."""
-
-    def __init__(self, label: str) -> None:
-        super().__init__()
-        self.label = label
-
-    @property
-    def name(self) -> str:
-        return f"Retrying{self.label}"
 
     def wrap_model_call(self, request, handler):
         response = handler(request)
@@ -77,16 +73,8 @@ class Prompting(AgentMiddleware):
         return await handler(request.override(system_message=SystemMessage("be brief")))
 
 
-class Wrapping(AgentMiddleware):
+class Wrapping(Labelled):
     """Changes tool results."""
-
-    def __init__(self, label: str) -> None:
-        super().__init__()
-        self.label = label
-
-    @property
-    def name(self) -> str:
-        return f"Wrapping{self.label}"
 
     def wrap_tool_call(self, request, handler):
         result = handler(request)
