@@ -104,7 +104,7 @@ def test_patterns_re2_cannot_run_get_a_hint(setup) -> None:
 
 
 def test_searches_say_when_they_stopped(setup, monkeypatch) -> None:
-    from herdsman.sandbox import local
+    from herdsman.sandbox import host_files as local
 
     _, sandbox, call = setup
     for i in range(30):

@@ -392,7 +392,7 @@ def test_bash_artifact_has_exit_code_streams_and_files_changed(call, ws: Path, t
 
 
 def test_bash_artifact_says_when_the_file_list_is_capped(call, ws: Path, monkeypatch) -> None:
-    from herdsman.sandbox import local
+    from herdsman.sandbox import host_files as local
 
     monkeypatch.setattr(local, "take_snapshot", lambda root, vroot: take_snapshot(root, vroot, limit=3))
     message = call("bash", command="for i in 1 2 3 4 5; do echo $i > f$i.txt; done")

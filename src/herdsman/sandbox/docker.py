@@ -45,7 +45,7 @@ from herdsman.sandbox.container_scripts import (
 from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
-from herdsman.sandbox.local import _skills_dir
+from herdsman.sandbox.host_files import skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
@@ -450,7 +450,7 @@ def _is_gone(exc: Exception) -> bool:
 
 
 class DockerSandbox(RemoteSandbox):
-    """A thread's sandbox: host-side files (like :class:`LocalSandbox`), commands in its container."""
+    """A thread's sandbox: host-side files (:class:`~herdsman.sandbox.host_files.HostFilesSandbox`), commands in its container."""
 
     box: ThreadContainer
 
@@ -464,7 +464,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._docker_config = config.sandbox.docker
         self._limits = Limits.from_config(config.sandbox)
         self._home = config.resolve_home()
-        self._skills = _skills_dir(config)
+        self._skills = skills_dir(config)
         self.owner = owner_id(self._home)
         self.user = container_user(self._docker_config)
         self._uid_gid = file_owner(self.user)

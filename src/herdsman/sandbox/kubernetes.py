@@ -33,7 +33,7 @@ from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wra
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
 from herdsman.sandbox.limits import Limits
-from herdsman.sandbox.local import _skills_dir
+from herdsman.sandbox.host_files import skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
@@ -294,7 +294,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         self._conf = config.sandbox.kubernetes
         self._limits = Limits.from_config(config.sandbox)
         self._home = config.resolve_home()
-        self._skills = _skills_dir(config)
+        self._skills = skills_dir(config)
         self.namespace = self._conf.namespace
         self.owner = owner_id(self._home)
         self.api_client = api_client or load_api_client(config.sandbox)

@@ -1,8 +1,8 @@
 """The local sandbox: each thread's files in a directory under ``<home>/threads/``.
 
-File operations run in this process on host paths from :class:`ThreadPaths` (which refuses
-escapes). Shell commands run through one of three small ``Shell`` strategies, chosen once per
-provider from ``sandbox.isolation``:
+File operations are :class:`~herdsman.sandbox.host_files.HostFilesSandbox`'s, shared with the
+docker and kubernetes sandboxes. Shell commands run through one of three small ``Shell``
+strategies, chosen once per provider from ``sandbox.isolation``:
 
 - :class:`BwrapShell`: the command runs jailed by bubblewrap (see ``bwrap.py``);
 - :class:`HostShell`: the command runs on the host in the thread's workspace, with virtual
@@ -11,9 +11,6 @@ provider from ``sandbox.isolation``:
 
 Both running shells apply ``sandbox.limits`` to each command through a
 :class:`~herdsman.sandbox.limits.LocalLimiter` (cgroup v1 where writable, rlimits otherwise).
-
-Writes to one host path are serialized by a process-wide lock per resolved path, so parallel
-tool calls appending to one file lose nothing.
 """
 
 from __future__ import annotations
@@ -21,51 +18,22 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import stat
 import threading
-import weakref
-from contextlib import contextmanager
-from dataclasses import replace
-from pathlib import Path
-from typing import Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import bwrap as bwrap_module
 from herdsman.sandbox import seccomp
-from herdsman.sandbox.base import (
-    USER_DATA_ROOT,
-    CommandNotAllowedError,
-    ExecResult,
-    PathList,
-    SandboxError,
-)
+from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
 from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
-from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
+from herdsman.sandbox.host_files import HostFilesSandbox, Shell, skills_dir
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
-from herdsman.sandbox.quota import DiskQuota, Usage
-from herdsman.sandbox.search import compile_glob
-from herdsman.sandbox.snapshot import FileSnapshot, take_snapshot
 
 log = logging.getLogger(__name__)
 
-MAX_READ_BYTES = 50 * 1024 * 1024
-MAX_LISTED = 10_000
-MAX_WALKED = 100_000  # entries a glob looks at before it stops
-WALK_SECONDS = 10.0  # time a listing or a glob may take before it stops
 
 # -- shells -----------------------------------------------------------------------------
-
-
-class Shell(Protocol):
-    """Runs one command for one thread; the result may still contain host paths."""
-
-    def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
-    ) -> ExecResult:
-        """Run ``command`` with bash in the thread's workspace; stop early when ``cancel`` is set."""
-        ...
 
 
 class BwrapShell:
@@ -196,220 +164,15 @@ def choose_shell(config: SandboxConfig, status: bwrap_module.BwrapStatus) -> She
     return RefusingShell(f"The bash tool is unavailable: {status.reason}. {_ENABLE_HINT}")
 
 
-def check_command(command: str) -> None:
-    """Refuse a command no process can be given: a NUL byte, or text that is not valid (lone
-    surrogates), with a message instead of an internal error."""
-    if "\x00" in command:
-        raise SandboxError("the command contains a NUL character; remove it and run it again")
-    try:
-        command.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raise SandboxError(
-            "the command holds characters that are not valid text (lone surrogates); write it in plain UTF-8"
-        ) from None
-
-
-# -- write locks ------------------------------------------------------------------------
-
-
-class _PathLock:
-    __slots__ = ("lock", "__weakref__")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-
-_locks: "weakref.WeakValueDictionary[str, _PathLock]" = weakref.WeakValueDictionary()
-_locks_guard = threading.Lock()
-
-
-@contextmanager
-def path_lock(key: str) -> Iterator[None]:
-    """Hold the process-wide lock named ``key`` (one lock per thread and virtual path)."""
-    with _locks_guard:
-        holder = _locks.get(key)
-        if holder is None:
-            holder = _PathLock()
-            _locks[key] = holder
-    with holder.lock:
-        yield
-
-
 # -- sandbox ----------------------------------------------------------------------------
 
 
-class LocalSandbox:
-    """Files and a shell for one thread, kept under ``<home>/threads/<thread_id>``.
-
-    Every host-side access to the thread's files goes through :class:`ThreadFiles` (by
-    descriptors, never by host path) and is charged to the thread's :class:`DiskQuota`.
-    """
-
-    def __init__(
-        self, paths: ThreadPaths, shell: Shell, config: SandboxConfig, owner: tuple[int, int] | None = None
-    ) -> None:
-        self.thread_id = paths.thread_id
-        self.paths = paths
-        self._shell = shell
-        self._config = config
-        self._running: set[threading.Event] = set()
-        self._running_lock = threading.Lock()
-        paths.ensure_dirs()
-        self.quota = DiskQuota(
-            self._measure,
-            None if config.disk_quota_mb is None else config.disk_quota_mb * 1024 * 1024,
-            config.max_files,
-        )
-        self.files = ThreadFiles(paths, owner=owner, quota=self.quota)
-
-    def scrub(self, text: str) -> str:
-        """``text`` with this thread's host paths replaced by virtual ones."""
-        return self.paths.scrub(text)
-
-    def _measure(self) -> Usage:
-        """Bytes on disk and entries under ``/mnt/user-data`` (bounded walk, see quota.py)."""
-        total = count = 0
-        cap = (self._config.max_files or 10_000_000) + 1
-        for entry in self.files.walk(USER_DATA_ROOT, limit=cap, seconds=30.0):
-            count += 1
-            total += entry.st.st_blocks * 512
-        return Usage(total, count)
-
-    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
-        """Run ``command`` with bash in the workspace; output is bounded and scrubbed; a command
-        that takes the thread past its disk quota is stopped and says so."""
-        check_command(command)
-        limit = timeout if timeout and timeout > 0 else self._config.command_timeout_seconds
-        cancel = threading.Event()
-        with self._running_lock:
-            self._running.add(cancel)
-        try:
-            with self.quota.watch(cancel) as watch:
-                result = self._shell.run(self.paths, command, limit, cancel)
-        finally:
-            with self._running_lock:
-                self._running.discard(cancel)
-        output = self.scrub(result.output)
-        if watch.tripped is not None:
-            output = f"{output.rstrip()}\n[{watch.message()}]".lstrip()
-            result = replace(result, exit_code=result.exit_code or 1)
-        return replace(
-            result,
-            output=output,
-            stdout=None if result.stdout is None else self.scrub(result.stdout),
-            stderr=None if result.stderr is None else self.scrub(result.stderr),
-        )
-
-    def snapshot(self) -> FileSnapshot:
-        """Size and mtime of the files under ``/mnt/user-data`` (bounded; see ``snapshot.py``)."""
-        return take_snapshot(self.files, USER_DATA_ROOT)
-
-    def cancel_running(self) -> None:
-        """Kill every command of this sandbox that is still running (they return at once)."""
-        with self._running_lock:
-            for event in self._running:
-                event.set()
-
-    def read_text(self, path: str) -> str:
-        """The text of the file at virtual ``path`` (UTF-8, undecodable bytes replaced)."""
-        try:
-            data = self.files.read_bytes(path, MAX_READ_BYTES)
-        except FileTooLargeError:
-            raise SandboxError(
-                f"{path} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB; "
-                "use bash (head, tail, grep, sed -n) to look at parts of it"
-            ) from None
-        return data.decode("utf-8", errors="replace")
-
-    def write_text(self, path: str, content: str, append: bool = False) -> int:
-        """Write or append ``content`` at virtual ``path``, creating parent directories."""
-        try:
-            data = content.encode("utf-8")
-        except UnicodeEncodeError:
-            raise SandboxError(
-                "the content holds characters that are not valid text (lone surrogates); write plain UTF-8"
-            ) from None
-        key = self.paths.normalize(path)
-        with path_lock(f"{self.thread_id}:{key}"):
-            self.files.write_bytes(path, data, append=append)
-        return len(data)
-
-    def list_dir(self, path: str, max_depth: int = 2) -> list[str]:
-        """Virtual paths below ``path`` (symlinks not followed), directories ending in ``/``;
-        a :class:`PathList` whose ``note`` says when the listing was cut."""
-        stop = WalkStop()
-        found = PathList()
-        for entry in self.files.walk(path, max_depth=max_depth, limit=MAX_LISTED, seconds=WALK_SECONDS, stop=stop):
-            found.append(entry.vpath + "/" if entry.is_dir else entry.vpath)
-        found.note = stop.reason
-        return found
-
-    def glob(self, pattern: str, path: str) -> list[str]:
-        """Virtual paths below ``path`` matching ``pattern`` (``**`` spans directories); a
-        :class:`PathList` whose ``note`` says when the search was cut. Symlinked folders are
-        not entered; a link that leaves the sandbox is not listed."""
-        if not pattern:
-            raise SandboxError("empty glob pattern; use for example **/*.py")
-        base = path
-        if pattern.startswith("/"):
-            base, pattern = self._split_absolute_pattern(pattern)
-        matcher = compile_glob(pattern)
-        try:
-            base_v = self.files.resolve_virtual(base)
-            st = self.files.stat(base_v)
-        except NotFoundError:
-            return PathList()
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return PathList()
-        stop = WalkStop()
-        matches = PathList()
-        prefix = len(base_v.rstrip("/")) + 1
-        for entry in self.files.walk(
-            base_v, max_depth=matcher.depth, limit=MAX_WALKED, seconds=WALK_SECONDS, stop=stop
-        ):
-            if not matcher.match(entry.vpath[prefix:]):
-                continue
-            if entry.is_link:
-                try:
-                    target = self.files.stat(entry.vpath)
-                except SandboxError:
-                    continue  # leaves the sandbox
-                if target is None:
-                    continue
-                matches.append(entry.vpath + "/" if stat.S_ISDIR(target.st_mode) else entry.vpath)
-            else:
-                matches.append(entry.vpath + "/" if entry.is_dir else entry.vpath)
-            if len(matches) >= MAX_LISTED:
-                stop.reason = f"stopped after {MAX_LISTED} matches"
-                break
-        matches.sort()
-        matches.note = stop.reason
-        return matches
-
-    def _split_absolute_pattern(self, pattern: str) -> tuple[str, str]:
-        parts = pattern.split("/")
-        base: list[str] = []
-        for i, part in enumerate(parts):
-            if any(ch in part for ch in "*?["):
-                return "/".join(base) or "/", "/".join(parts[i:])
-            base.append(part)
-        raise SandboxError(f"glob pattern {pattern!r} has no wildcard; use read_file or ls")
-
-    def exists(self, path: str) -> bool:
-        """Whether virtual ``path`` exists (a dangling link inside the sandbox counts as not)."""
-        return self.files.exists(path)
+class LocalSandbox(HostFilesSandbox):
+    """Files and a shell for one thread, kept under ``<home>/threads/<thread_id>``; commands run on
+    this machine through one of the shells above (bubblewrap, or the host by explicit opt-in)."""
 
 
 # -- provider ---------------------------------------------------------------------------
-
-
-def _skills_dir(config: HerdsmanConfig) -> Path | None:
-    if not config.skills.enabled:
-        return None
-    skills = config.skills.path.expanduser()
-    if not skills.is_absolute():
-        skills = Path.cwd() / skills
-    return skills if skills.is_dir() else None
 
 
 class LocalSandboxProvider:
@@ -418,7 +181,7 @@ class LocalSandboxProvider:
     def __init__(self, config: HerdsmanConfig) -> None:
         self._config = config
         self._home = config.resolve_home()
-        self._skills = _skills_dir(config)
+        self._skills = skills_dir(config)
         self._shell = choose_shell(config.sandbox, bwrap_module.bwrap_status())
         self._sandboxes: dict[str, LocalSandbox] = {}
         self._lock = threading.Lock()

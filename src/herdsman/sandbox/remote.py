@@ -2,8 +2,8 @@
 
 The docker and kubernetes providers keep a thread's files where the local provider does
 (``<home>/threads/<id>/user-data``, a directory the engine bind-mounts or a volume the gateway
-shares with the pods), so the file tools are :class:`~herdsman.sandbox.local.LocalSandbox`'s
-own, with the same escape rules. Only the shell differs.
+shares with the pods), so the file tools are :class:`~herdsman.sandbox.host_files.HostFilesSandbox`'s,
+the local sandbox's too, with the same escape rules. Only the shell differs.
 
 One wrinkle: the command runs as a non-root uid. When this process runs as root, files and
 directories the file tools create would be root's and read-only to the command, so they are
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from herdsman.config.schema import SandboxConfig
-from herdsman.sandbox.local import LocalSandbox, Shell
+from herdsman.sandbox.host_files import HostFilesSandbox, Shell
 from herdsman.sandbox.paths import ThreadPaths
 
 log = logging.getLogger(__name__)
@@ -72,8 +72,8 @@ def file_owner(user: str | None) -> tuple[int, int] | None:
     return None if (uid, gid) == (0, 0) else (uid, gid)
 
 
-class RemoteSandbox(LocalSandbox):
-    """Host-side files like :class:`LocalSandbox`; commands go to ``shell`` (a container or pod).
+class RemoteSandbox(HostFilesSandbox):
+    """Host-side files as every sandbox has them; commands go to ``shell`` (a container or pod).
 
     New files and folders the host writes are handed to ``owner`` (the container user) through
     :class:`~herdsman.sandbox.fs.ThreadFiles`, by descriptor, never following a link.
