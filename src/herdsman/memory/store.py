@@ -3,6 +3,11 @@
 Layout: facts under the namespace ``("memory", <user>, "facts")`` keyed by :func:`fact_id`;
 the user's context summary under ``("memory", <user>, "profile")`` key ``summary``.
 Writes are idempotent: the same fact written twice is one record.
+
+``<user>`` is :func:`user_label` of the user id: LangGraph's SQL stores keep a namespace as its
+labels joined by ".", so a user id with a "." in it (``bob.smith``) would otherwise read as two
+labels and share rows with user ``bob``'s namespaces. Ids without "." "%" or "*" are kept as they
+are; :func:`adopt_dotted_users` moves memory written before this rule to the escaped label.
 """
 
 from __future__ import annotations
@@ -18,14 +23,51 @@ ROOT = "memory"
 LIST_LIMIT = 100_000
 
 
+LEAVES = ("facts", "profile")
+_ESCAPES = {"%": "%25", ".": "%2E", "*": "%2A"}
+
+
+def user_label(user_id: str) -> str:
+    """The namespace label of a user: the id, with "%" "." and "*" percent-escaped (reversible)."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in user_id)
+
+
+def user_of_label(label: str) -> str:
+    """The user id a :func:`user_label` stands for."""
+    for ch, escaped in reversed(_ESCAPES.items()):
+        label = label.replace(escaped, ch)
+    return label
+
+
 def facts_namespace(user_id: str) -> tuple[str, ...]:
     """Where a user's facts live."""
-    return (ROOT, user_id, "facts")
+    return (ROOT, user_label(user_id), "facts")
 
 
 def profile_namespace(user_id: str) -> tuple[str, ...]:
     """Where a user's context summary lives."""
-    return (ROOT, user_id, "profile")
+    return (ROOT, user_label(user_id), "profile")
+
+
+def adopt_dotted_users(store: BaseStore) -> int:
+    """Move memory kept under a raw dotted user id to its :func:`user_label`; how many items moved.
+
+    Before labels were escaped, ``("memory", "bob.smith", "facts")`` was stored as if it had four
+    labels; every namespace of that shape under ``memory`` is such a user (nothing else writes
+    more than three labels there).
+    """
+    moved = 0
+    for space in store.list_namespaces(prefix=(ROOT,), limit=LIST_LIMIT):
+        if len(space) <= 3 or space[-1] not in LEAVES:
+            continue
+        user = ".".join(space[1:-1])
+        target = (ROOT, user_label(user), space[-1])
+        for item in store.search(space, limit=LIST_LIMIT):
+            if item.namespace == space:
+                store.put(target, item.key, item.value)
+                store.delete(space, item.key)
+                moved += 1
+    return moved
 
 
 class MemoryStore:
@@ -56,7 +98,7 @@ class MemoryStore:
     def users(self) -> list[str]:
         """Every user with memory."""
         spaces = self.store.list_namespaces(prefix=(ROOT,), max_depth=2, limit=LIST_LIMIT)
-        return sorted({ns[1] for ns in spaces if len(ns) >= 2})
+        return sorted({user_of_label(ns[1]) for ns in spaces if len(ns) >= 2})
 
     # -- writing ------------------------------------------------------------------------
 
@@ -117,4 +159,4 @@ class MemoryStore:
         return dropped
 
 
-__all__ = ["MemoryStore", "facts_namespace", "profile_namespace"]
+__all__ = ["MemoryStore", "adopt_dotted_users", "facts_namespace", "profile_namespace", "user_label", "user_of_label"]
