@@ -14,7 +14,6 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.memory.store import adopt_dotted_users
 
 
 class MemoryStoreError(RuntimeError):
@@ -66,7 +65,6 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
         except sqlite3.Error as exc:
             raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
     store.setup()  # type: ignore[attr-defined]
-    adopt_dotted_users(store)
     return store
 
 

@@ -4,10 +4,10 @@ Layout: facts under the namespace ``("memory", <user>, "facts")`` keyed by :func
 the user's context summary under ``("memory", <user>, "profile")`` key ``summary``.
 Writes are idempotent: the same fact written twice is one record.
 
-``<user>`` is :func:`user_label` of the user id: LangGraph's SQL stores keep a namespace as its
-labels joined by ".", so a user id with a "." in it (``bob.smith``) would otherwise read as two
-labels and share rows with user ``bob``'s namespaces. Ids without "." "%" or "*" are kept as they
-are; :func:`adopt_dotted_users` moves memory written before this rule to the escaped label.
+``<user>`` is :func:`user_label` of the user id. LangGraph refuses a "." in a label (its SQL
+stores keep a namespace as its labels joined by "."): unescaped, a user id such as ``bob.smith``
+could not keep memory at all, and its reads would match rows of user ``bob``'s namespaces. Ids
+without "." "%" or "*" are their own label, so what memory kept before is where it was.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ ROOT = "memory"
 LIST_LIMIT = 100_000
 
 
-LEAVES = ("facts", "profile")
 _ESCAPES = {"%": "%25", ".": "%2E", "*": "%2A"}
 
 
@@ -47,27 +46,6 @@ def facts_namespace(user_id: str) -> tuple[str, ...]:
 def profile_namespace(user_id: str) -> tuple[str, ...]:
     """Where a user's context summary lives."""
     return (ROOT, user_label(user_id), "profile")
-
-
-def adopt_dotted_users(store: BaseStore) -> int:
-    """Move memory kept under a raw dotted user id to its :func:`user_label`; how many items moved.
-
-    Before labels were escaped, ``("memory", "bob.smith", "facts")`` was stored as if it had four
-    labels; every namespace of that shape under ``memory`` is such a user (nothing else writes
-    more than three labels there).
-    """
-    moved = 0
-    for space in store.list_namespaces(prefix=(ROOT,), limit=LIST_LIMIT):
-        if len(space) <= 3 or space[-1] not in LEAVES:
-            continue
-        user = ".".join(space[1:-1])
-        target = (ROOT, user_label(user), space[-1])
-        for item in store.search(space, limit=LIST_LIMIT):
-            if item.namespace == space:
-                store.put(target, item.key, item.value)
-                store.delete(space, item.key)
-                moved += 1
-    return moved
 
 
 class MemoryStore:
@@ -159,4 +137,4 @@ class MemoryStore:
         return dropped
 
 
-__all__ = ["MemoryStore", "adopt_dotted_users", "facts_namespace", "profile_namespace", "user_label", "user_of_label"]
+__all__ = ["MemoryStore", "facts_namespace", "profile_namespace", "user_label", "user_of_label"]
