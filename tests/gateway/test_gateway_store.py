@@ -4,6 +4,7 @@ items, one user's items out of every other user's reach, and clear errors for ba
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -201,10 +202,15 @@ BAD_REQUESTS = [
     ("PUT", {"namespace": ["memory", "profile"], "key": "other", "value": {"text": "x"}}, "summary"),
     ("PUT", {"namespace": ["memory", "notes"], "key": "k", "value": {"text": "x"}}, "another first label"),
     ("PUT", {"namespace": ["memory"], "key": "k", "value": {"text": "x"}}, "another first label"),
+    ("PUT", {"namespace": ["notes"], "key": "k\x00", "value": {}}, "NUL"),
+    ("PUT", {"namespace": ["notes"], "key": "k", "value": {"text": "a\x00b"}}, "NUL"),
+    ("PUT", {"namespace": ["no\ud800tes"], "key": "k", "value": {}}, "not valid Unicode"),
+    ("PUT", {"namespace": ["notes"], "key": "k", "value": {"n": 2**70}}, "64-bit"),
     ("DELETE", {"namespace": [], "key": "k"}, "namespace: is empty"),
     ("SEARCH", {"namespace_prefix": ["a.b"]}, "without periods"),
     ("SEARCH", {"namespace_prefix": ["notes"], "filter": {"bad key'": 1}}, "filter"),
     ("SEARCH", {"namespace_prefix": ["notes"], "limit": -1}, "limit"),
+    ("SEARCH", {"namespace_prefix": ["notes"], "filter": {"kind": {"$regex": ".*"}}}, "operator"),
     ("NAMESPACES", {"prefix": ["a.b"]}, "without periods"),
     ("NAMESPACES", {"max_depth": 0}, "max_depth"),
 ]
@@ -216,7 +222,7 @@ async def test_bad_input_gets_a_clear_422_and_leaves_the_store_usable(gateway) -
     async with httpx.AsyncClient(base_url=gateway.url) as http:
         for kind, body, words in BAD_REQUESTS:
             method, path = paths[kind]
-            res = await http.request(method, path, json=body)
+            res = await http.request(method, path, content=json.dumps(body), headers={"content-type": "application/json"})
             assert res.status_code == 422, (body, res.text)
             detail = res.json()["detail"]
             assert detail.startswith("Invalid request") and words in detail, (body, detail)

@@ -23,7 +23,7 @@ this module is written by hand.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,6 +50,34 @@ class StoreRequestError(ValueError):
         self.field = field
 
 
+def check_text(field: str, text: str) -> str:
+    """``text`` when every store keeps it as it is: valid Unicode, no NUL (PostgreSQL refuses both)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreRequestError(field, "contains text that is not valid Unicode (a lone surrogate); send UTF-8") from None
+    if "\x00" in text:
+        raise StoreRequestError(field, "contains a NUL character; remove it")
+    return text
+
+
+def check_json_object(field: str, value: Any, limit: int) -> dict[str, Any]:
+    """``value`` when it is a JSON object every store keeps, of at most ``limit`` bytes as JSON."""
+    if not isinstance(value, Mapping):
+        raise StoreRequestError(field, "must be a JSON object, e.g. {\"text\": \"...\"}")
+    try:
+        encoded = orjson.dumps(value)
+    except orjson.JSONEncodeError as exc:
+        raise StoreRequestError(field, f"cannot be stored as JSON ({exc}); send valid UTF-8 text and 64-bit numbers") from None
+    if b"\\u0000" in encoded and any("\x00" in text for text in strings(value, keys=True)):
+        raise StoreRequestError(field, "contains a NUL character (\\u0000); remove it")
+    if len(encoded) > limit:
+        raise StoreRequestError(
+            field, f"is {len(encoded):,} bytes as JSON; an item holds at most {limit:,}: split it into several items"
+        )
+    return dict(value)
+
+
 def check_namespace(field: str, namespace: Sequence[str], *, empty_ok: bool = False) -> tuple[str, ...]:
     """``namespace`` as a tuple when every label is a non-empty string without "." (else 422-worthy)."""
     labels = tuple(namespace)
@@ -64,6 +92,7 @@ def check_namespace(field: str, namespace: Sequence[str], *, empty_ok: bool = Fa
             )
         if len(label) > MAX_LABEL_CHARS:
             raise StoreRequestError(field, f"label {label[:40]!r}... is longer than {MAX_LABEL_CHARS} characters")
+        check_text(field, label)
     return labels
 
 
@@ -73,22 +102,12 @@ def check_key(key: str) -> str:
         raise StoreRequestError("key", "is empty; send the item's key")
     if len(key) > MAX_KEY_CHARS:
         raise StoreRequestError("key", f"is longer than {MAX_KEY_CHARS} characters")
-    return key
+    return check_text("key", key)
 
 
 def check_value(value: Mapping[str, Any]) -> dict[str, Any]:
     """``value`` when it is a JSON object of at most :data:`MAX_VALUE_BYTES`."""
-    if not isinstance(value, Mapping):
-        raise StoreRequestError("value", "must be a JSON object, e.g. {\"text\": \"...\"}")
-    try:
-        size = len(orjson.dumps(value))
-    except orjson.JSONEncodeError as exc:
-        raise StoreRequestError("value", f"cannot be stored as JSON ({exc}); send valid UTF-8 text and 64-bit numbers") from None
-    if size > MAX_VALUE_BYTES:
-        raise StoreRequestError(
-            "value", f"is {size:,} bytes as JSON; an item holds at most {MAX_VALUE_BYTES:,}: split it into several items"
-        )
-    return dict(value)
+    return check_json_object("value", value, MAX_VALUE_BYTES)
 
 
 def fact_value(value: Mapping[str, Any], existing: Item | None) -> dict[str, Any]:
@@ -129,20 +148,21 @@ def item_text(value: Mapping[str, Any]) -> str:
     for name in ("content", "text"):
         if isinstance(value.get(name), str):
             return value[name]
-    parts: list[str] = []
+    return " ".join(strings(value))
 
-    def walk(node: Any) -> None:
-        if isinstance(node, str):
-            parts.append(node)
-        elif isinstance(node, Mapping):
-            for inner in node.values():
-                walk(inner)
-        elif isinstance(node, list):
-            for inner in node:
-                walk(inner)
 
-    walk(value)
-    return " ".join(parts)
+def strings(node: Any, *, keys: bool = False) -> Iterator[str]:
+    """Every string in a JSON value (object keys too when ``keys``), depth first."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, Mapping):
+        for name, inner in node.items():
+            if keys:
+                yield str(name)
+            yield from strings(inner, keys=keys)
+    elif isinstance(node, list):
+        for inner in node:
+            yield from strings(inner, keys=keys)
 
 
 @dataclass(frozen=True)
@@ -166,11 +186,15 @@ class UserStore:
     def _mine(self, namespace: Sequence[str]) -> bool:
         return len(namespace) >= 2 and namespace[1] == user_label(self.user_id)
 
+    def _namespaces(self, prefix: Sequence[str]) -> list[tuple[str, ...]]:
+        """The user's stored namespaces under the client's ``prefix`` (all of them for an empty one),
+        in one query: LangGraph's stores read ``*`` in a listing prefix as any one label."""
+        scoped = self.scoped(prefix) if prefix else ("*", user_label(self.user_id))
+        return [ns for ns in self.store.list_namespaces(prefix=scoped, limit=LIST_LIMIT) if self._mine(ns)]
+
     def _roots(self, prefix: Sequence[str]) -> list[str]:
-        """The first labels to visit for ``prefix``: its own, or every one in the store."""
-        if prefix:
-            return [prefix[0]]
-        return sorted({ns[0] for ns in self.store.list_namespaces(max_depth=1, limit=LIST_LIMIT)})
+        """The first labels to search for ``prefix``: its own, or those of the user's namespaces."""
+        return [prefix[0]] if prefix else sorted({ns[0] for ns in self._namespaces(())})
 
     def public_item(self, item: Item) -> dict[str, Any]:
         """An item as the LangGraph API answers it (``score`` too for a search result)."""
@@ -230,6 +254,10 @@ class UserStore:
         """Items under ``prefix`` matching ``filter``, newest first, or most relevant to ``query``
         first (with a ``score``); and how they were ranked (None, "meaning" or "keywords")."""
         space = check_namespace("namespace_prefix", prefix, empty_ok=True)
+        if filter is not None:
+            check_json_object("filter", filter, MAX_VALUE_BYTES)
+        if query is not None:
+            check_text("query", query)
         wanted = SCAN_LIMIT if query else offset + limit
         found: list[SearchItem] = []
         for root in self._roots(space):
@@ -263,13 +291,10 @@ class UserStore:
         start = check_namespace("prefix", prefix or (), empty_ok=True)
         end = check_namespace("suffix", suffix or (), empty_ok=True)
         names: set[tuple[str, ...]] = set()
-        for root in self._roots(start):
-            for space in self.store.list_namespaces(prefix=self.scoped((root, *start[1:])), limit=LIST_LIMIT):
-                if not self._mine(space):
-                    continue
-                public = self.public(space)
-                if public[: len(start)] != start or (end and public[-len(end):] != end):
-                    continue
-                names.add(public[:max_depth] if max_depth else public)
+        for space in self._namespaces(start):
+            public = self.public(space)
+            if public[: len(start)] != start or (end and public[-len(end):] != end):
+                continue  # a literal "*" in the prefix, or another suffix
+            names.add(public[:max_depth] if max_depth else public)
         return [list(ns) for ns in sorted(names)[offset:offset + limit]]
 
