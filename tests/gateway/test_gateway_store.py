@@ -264,3 +264,30 @@ async def test_an_item_with_a_ttl_is_swept_once_it_expired(home) -> None:
     assert items.get(["notes"], "brief") is None
     assert items.get(["notes"], "kept") is not None
     close_store(store)
+
+
+async def test_items_on_postgres_round_trip_and_stay_per_user(home, postgres_url: str) -> None:
+    import uuid
+
+    import psycopg
+
+    name = f"store_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    config = make_config(home, memory={"enabled": True, "store": "postgres", "url": url},
+                         gateway={"api_keys": ["key-ana", "key-bo"]})
+    with running_gateway(config) as gw:
+        async with sdk(gw.url, "key-ana") as ana, sdk(gw.url, "key-bo") as bo:
+            await ana.store.put_item(["notes", "work"], "k", {"text": "on postgres", "kind": "note"})
+            await ana.store.put_item(["memory", "facts"], "f", {"content": "Ana likes chess"})
+            assert (await ana.store.get_item(["notes", "work"], "k"))["value"]["text"] == "on postgres"
+            assert keys_of(await ana.store.search_items([], filter={"kind": "note"})) == ["k"]
+            assert keys_of(await ana.store.search_items(["notes"], query="postgres")) == ["k"]
+            assert (await ana.store.list_namespaces())["namespaces"] == [["memory", "facts"], ["notes", "work"]]
+            assert (await bo.store.search_items([]))["items"] == []
+            assert (await bo.store.list_namespaces())["namespaces"] == []
+            await ana.store.delete_item(["notes", "work"], "k")
+            assert await ana.store.get_item(["notes", "work"], "k") is None
+        async with httpx.AsyncClient(base_url=gw.url, headers={"x-api-key": "key-ana"}) as http:
+            assert [f["content"] for f in (await http.get("/api/memory")).json()["facts"]] == ["Ana likes chess"]
