@@ -158,7 +158,7 @@ def create_app(
             allow_origins=config.gateway.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["Content-Location", "Location"],  # the JS SDK reads run ids from them
+            expose_headers=["Content-Location", "Location", "X-Herdsman-Ranking"],  # the JS SDK reads run ids from the first two
         )
     app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
     router = langgraph_router()
