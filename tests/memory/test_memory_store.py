@@ -78,3 +78,13 @@ def test_a_dotted_user_id_keeps_memory_apart_from_the_user_before_the_dot(home: 
     assert facts_namespace("bob.smith") == ("memory", "bob%2Esmith", "facts")
     assert facts_namespace("50%*") == ("memory", "50%25%2A", "facts")
     assert user_of_label(user_label("a.b%2E*")) == "a.b%2E*"
+
+
+def test_a_fact_kept_under_a_key_of_its_own_is_learned_again_in_place() -> None:
+    """A client may put a fact under any key through the Store API; learning it again adds no copy."""
+    store = MemoryStore(InMemoryStore())
+    mine = Fact.new("Ann lives in Lyon.", "profile", 0.6, "t1")
+    store.store.put(facts_namespace("ann"), "my-key", mine.to_value())
+    kept = store.put("ann", Fact.new("ann lives in LYON", "profile", 0.9, "t2"))
+    assert kept.id == "my-key"
+    assert [(f.id, f.confidence) for f in store.facts("ann")] == [("my-key", 0.95)]

@@ -2,7 +2,8 @@
 
 Layout: facts under the namespace ``("memory", <user>, "facts")`` keyed by :func:`fact_id`;
 the user's context summary under ``("memory", <user>, "profile")`` key ``summary``.
-Writes are idempotent: the same fact written twice is one record.
+Writes are idempotent: the same fact written twice is one record (also when a client keeps it
+under a key of its own).
 
 ``<user>`` is :func:`user_label` of the user id. LangGraph refuses a "." in a label (its SQL
 stores keep a namespace as its labels joined by "."): unescaped, a user id such as ``bob.smith``
@@ -17,7 +18,7 @@ from dataclasses import replace
 
 from langgraph.store.base import BaseStore
 
-from herdsman.memory.facts import Fact, now_iso
+from herdsman.memory.facts import Fact, normalize, now_iso
 
 ROOT = "memory"
 LIST_LIMIT = 100_000
@@ -82,7 +83,7 @@ class MemoryStore:
 
     def put(self, user_id: str, fact: Fact) -> Fact:
         """Write ``fact`` (merged into the existing record with the same id); returns what was kept."""
-        existing = self.get(user_id, fact.id)
+        existing = self.get(user_id, fact.id) or self._saying(user_id, fact.content)
         kept = existing.merged_with(fact) if existing else fact
         self.store.put(facts_namespace(user_id), kept.id, kept.to_value())
         return kept
@@ -106,6 +107,11 @@ class MemoryStore:
             self.store.delete(facts_namespace(user_id), fid)
         self.store.put(facts_namespace(user_id), changed.id, changed.to_value())
         return changed
+
+    def _saying(self, user_id: str, content: str) -> Fact | None:
+        """A fact with this text kept under a key of its own (a client chose it through the Store API)."""
+        wanted = normalize(content)
+        return next((f for f in self.facts(user_id) if normalize(f.content) == wanted), None)
 
     def delete(self, user_id: str, fid: str) -> bool:
         """Forget one fact; False when it did not exist."""
