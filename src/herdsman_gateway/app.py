@@ -33,6 +33,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.agents.lead import create_lead_agent
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.backend import close_store
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
@@ -52,6 +53,7 @@ from herdsman_gateway.routes import (
     api, archive, artifacts, files, memory as memory_routes, skills, snapshots, tasks, trace, uploads,
 )
 from herdsman_gateway.routes.memory import open_gateway_memory
+from herdsman_gateway.routes.store import open_item_store, sweep_expired_items
 
 log = structlog.get_logger(__name__)
 
@@ -93,6 +95,9 @@ def create_app(
             memory = open_gateway_memory(config, model)
             if memory is not None:
                 stack.callback(memory.close)
+            item_store = memory.store.store if memory is not None else open_item_store(config)
+            if memory is None and item_store is not None:
+                stack.callback(close_store, item_store)
 
             def build_agent() -> Any:
                 """The lead agent, with the skills switched on or off through /api/skills (read at each build)."""
@@ -116,11 +121,15 @@ def create_app(
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
             stack.push_async_callback(_stop, listener)
             app.state.gateway = Gateway(
-                config, graph, runs, threads, bridge, provider, gateway_metrics, memory=memory, build_agent=build_agent
+                config, graph, runs, threads, bridge, provider, gateway_metrics, memory=memory, store=item_store,
+                build_agent=build_agent,
             )
             await runs.recover()
             mcp_watcher = asyncio.create_task(watch_mcp_servers(app.state.gateway), name="mcp-watch")
             stack.push_async_callback(_stop, mcp_watcher)
+            if item_store is not None:
+                sweeper = asyncio.create_task(sweep_expired_items(item_store), name="store-ttl-sweep")
+                stack.push_async_callback(_stop, sweeper)
             exit_watcher = asyncio.create_task(app.state.gateway.streams.close_on_exit(), name="close-streams-on-exit")
             stack.push_async_callback(_stop, exit_watcher)
             stack.callback(app.state.gateway.streams.close_all)
@@ -149,7 +158,7 @@ def create_app(
             allow_origins=config.gateway.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["Content-Location", "Location"],  # the JS SDK reads run ids from them
+            expose_headers=["Content-Location", "Location", "X-Herdsman-Ranking"],  # the JS SDK reads run ids from the first two
         )
     app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
     router = langgraph_router()

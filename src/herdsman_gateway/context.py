@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
+from langgraph.store.base import BaseStore
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
@@ -29,7 +30,8 @@ class Gateway:
     """The services behind the HTTP routes of one app.
 
     ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
-    agent uses (None when off); ``build_agent`` builds the lead agent from the current config and
+    agent uses (None when off); ``store`` the BaseStore behind the Store API, the one memory
+    keeps its facts in (None when it cannot open); ``build_agent`` builds the lead agent from the current config and
     skill switches (None: cannot rebuild).
     """
 
@@ -41,6 +43,7 @@ class Gateway:
     sandbox: SandboxProvider
     metrics: GatewayMetrics
     memory: MemoryService | None = None
+    store: BaseStore | None = None
     build_agent: Callable[[], Any] | None = None
     streams: OpenStreams = field(default_factory=OpenStreams)
     _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)

@@ -9,7 +9,7 @@ from langgraph.store.memory import InMemoryStore
 
 from herdsman.memory.backend import open_store
 from herdsman.memory.facts import Fact, fact_id
-from herdsman.memory.store import MemoryStore, facts_namespace
+from herdsman.memory.store import MemoryStore, facts_namespace, user_label, user_of_label
 from tests.support import make_config
 
 
@@ -61,3 +61,30 @@ def test_sqlite_store_under_home_survives_reopening(home: Path) -> None:
     assert (home / "memory.sqlite").is_file()
     reopened = MemoryStore(open_store(config))
     assert [f.content for f in reopened.facts("ann")] == ["Ann lives in Lyon."]
+
+
+
+def test_a_dotted_user_id_keeps_memory_apart_from_the_user_before_the_dot(home: Path) -> None:
+    """LangGraph refuses "." in a label and its SQL stores join labels with ".": the user id is escaped."""
+    store = MemoryStore(open_store(make_config(home, memory={"enabled": True})))
+    store.put("bob.smith", Fact.new("Bob Smith plays the cello.", "profile"))
+    store.set_summary("bob.smith", "Cellist.")
+    store.put("bob", Fact.new("Bob plays the drums.", "profile"))
+    store.store.put(("memory", "bob", "smith"), "x", {"content": "not a fact of bob.smith"})
+    assert [f.content for f in store.facts("bob.smith")] == ["Bob Smith plays the cello."]
+    assert store.summary("bob.smith") == "Cellist."
+    assert [f.content for f in store.facts("bob")] == ["Bob plays the drums."]
+    assert store.users() == ["bob", "bob.smith"]
+    assert facts_namespace("bob.smith") == ("memory", "bob%2Esmith", "facts")
+    assert facts_namespace("50%*") == ("memory", "50%25%2A", "facts")
+    assert user_of_label(user_label("a.b%2E*")) == "a.b%2E*"
+
+
+def test_a_fact_kept_under_a_key_of_its_own_is_learned_again_in_place() -> None:
+    """A client may put a fact under any key through the Store API; learning it again adds no copy."""
+    store = MemoryStore(InMemoryStore())
+    mine = Fact.new("Ann lives in Lyon.", "profile", 0.6, "t1")
+    store.store.put(facts_namespace("ann"), "my-key", mine.to_value())
+    kept = store.put("ann", Fact.new("ann lives in LYON", "profile", 0.9, "t2"))
+    assert kept.id == "my-key"
+    assert [(f.id, f.confidence) for f in store.facts("ann")] == [("my-key", 0.95)]

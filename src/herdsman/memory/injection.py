@@ -43,16 +43,25 @@ def rank(facts: Sequence[Fact], query: str, embedding_model: str | None = None) 
     Relevance is semantic similarity when ``embedding_model`` is set (and loads), keyword
     overlap otherwise.
     """
-    similarity = semantic_scores(embedding_model, query, [f.content for f in facts]) if facts else None
+    scores, _ = relevance(query, [f.content for f in facts], embedding_model)
+    order = sorted(range(len(facts)), key=lambda i: (scores[i], facts[i].confidence, facts[i].updated_at), reverse=True)
+    return [facts[i] for i in order]
+
+
+def relevance(query: str, texts: Sequence[str], embedding_model: str | None = None) -> tuple[list[float], str]:
+    """How relevant each of ``texts`` is to ``query``, and by what: ``"meaning"`` (cosine
+    similarity, when ``embedding_model`` is set and loads) or ``"keywords"`` (shared content
+    words, weighted down for long texts; 0 when none are shared)."""
+    similarity = semantic_scores(embedding_model, query, texts) if texts else None
+    if similarity is not None:
+        return similarity, "meaning"
     wanted = keywords(query)
 
-    def overlap(fact: Fact) -> float:
-        words = keywords(fact.content)
+    def overlap(text: str) -> float:
+        words = keywords(text)
         return len(words & wanted) / (len(words) ** 0.5) if words and wanted else 0.0
 
-    relevance = similarity if similarity is not None else [overlap(f) for f in facts]
-    order = sorted(range(len(facts)), key=lambda i: (relevance[i], facts[i].confidence, facts[i].updated_at), reverse=True)
-    return [facts[i] for i in order]
+    return [overlap(t) for t in texts], "keywords"
 
 
 def render_memory(

@@ -2,7 +2,13 @@
 
 Layout: facts under the namespace ``("memory", <user>, "facts")`` keyed by :func:`fact_id`;
 the user's context summary under ``("memory", <user>, "profile")`` key ``summary``.
-Writes are idempotent: the same fact written twice is one record.
+Writes are idempotent: the same fact written twice is one record (also when a client keeps it
+under a key of its own).
+
+``<user>`` is :func:`user_label` of the user id. LangGraph refuses a "." in a label (its SQL
+stores keep a namespace as its labels joined by "."): unescaped, a user id such as ``bob.smith``
+could not keep memory at all, and its reads would match rows of user ``bob``'s namespaces. Ids
+without "." "%" or "*" are their own label, so what memory kept before is where it was.
 """
 
 from __future__ import annotations
@@ -12,20 +18,35 @@ from dataclasses import replace
 
 from langgraph.store.base import BaseStore
 
-from herdsman.memory.facts import Fact, now_iso
+from herdsman.memory.facts import Fact, normalize, now_iso
 
 ROOT = "memory"
 LIST_LIMIT = 100_000
 
 
+_ESCAPES = {"%": "%25", ".": "%2E", "*": "%2A"}
+
+
+def user_label(user_id: str) -> str:
+    """The namespace label of a user: the id, with "%" "." and "*" percent-escaped (reversible)."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in user_id)
+
+
+def user_of_label(label: str) -> str:
+    """The user id a :func:`user_label` stands for."""
+    for ch, escaped in reversed(_ESCAPES.items()):
+        label = label.replace(escaped, ch)
+    return label
+
+
 def facts_namespace(user_id: str) -> tuple[str, ...]:
     """Where a user's facts live."""
-    return (ROOT, user_id, "facts")
+    return (ROOT, user_label(user_id), "facts")
 
 
 def profile_namespace(user_id: str) -> tuple[str, ...]:
     """Where a user's context summary lives."""
-    return (ROOT, user_id, "profile")
+    return (ROOT, user_label(user_id), "profile")
 
 
 class MemoryStore:
@@ -56,13 +77,13 @@ class MemoryStore:
     def users(self) -> list[str]:
         """Every user with memory."""
         spaces = self.store.list_namespaces(prefix=(ROOT,), max_depth=2, limit=LIST_LIMIT)
-        return sorted({ns[1] for ns in spaces if len(ns) >= 2})
+        return sorted({user_of_label(ns[1]) for ns in spaces if len(ns) >= 2})
 
     # -- writing ------------------------------------------------------------------------
 
     def put(self, user_id: str, fact: Fact) -> Fact:
         """Write ``fact`` (merged into the existing record with the same id); returns what was kept."""
-        existing = self.get(user_id, fact.id)
+        existing = self.get(user_id, fact.id) or self._saying(user_id, fact.content)
         kept = existing.merged_with(fact) if existing else fact
         self.store.put(facts_namespace(user_id), kept.id, kept.to_value())
         return kept
@@ -86,6 +107,11 @@ class MemoryStore:
             self.store.delete(facts_namespace(user_id), fid)
         self.store.put(facts_namespace(user_id), changed.id, changed.to_value())
         return changed
+
+    def _saying(self, user_id: str, content: str) -> Fact | None:
+        """A fact with this text kept under a key of its own (a client chose it through the Store API)."""
+        wanted = normalize(content)
+        return next((f for f in self.facts(user_id) if normalize(f.content) == wanted), None)
 
     def delete(self, user_id: str, fid: str) -> bool:
         """Forget one fact; False when it did not exist."""
@@ -117,4 +143,4 @@ class MemoryStore:
         return dropped
 
 
-__all__ = ["MemoryStore", "facts_namespace", "profile_namespace"]
+__all__ = ["MemoryStore", "facts_namespace", "profile_namespace", "user_label", "user_of_label"]
