@@ -16,6 +16,7 @@ from fastapi import Request
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
+from herdsman.runtime.assistants import AssistantStore
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.stream_bridge import StreamBridge
 from herdsman.runtime.threads import ThreadStore
@@ -28,6 +29,7 @@ from herdsman_gateway.open_streams import OpenStreams
 class Gateway:
     """The services behind the HTTP routes of one app.
 
+    ``assistants`` holds the custom agents (in the same record store as ``threads``).
     ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
     agent uses (None when off); ``build_agent`` builds the lead agent from the current config and
     skill switches (None: cannot rebuild).
@@ -40,6 +42,7 @@ class Gateway:
     bridge: StreamBridge
     sandbox: SandboxProvider
     metrics: GatewayMetrics
+    assistants: AssistantStore
     memory: MemoryService | None = None
     build_agent: Callable[[], Any] | None = None
     streams: OpenStreams = field(default_factory=OpenStreams)

@@ -26,6 +26,7 @@ def test_default_middleware_order() -> None:
     assert names(build_middleware(config, "prompt", sandbox_provider=provider)) == [
         "RunScopeMiddleware",
         "SystemPromptMiddleware",
+        "AgentProfileMiddleware",
         "UploadsNoticeMiddleware",
         "CompletionCheckMiddleware",
         "SkillActivationMiddleware",
@@ -54,6 +55,7 @@ def test_optional_middlewares_take_their_places() -> None:
     assert names(mws) == [
         "SummarizationMiddleware",
         "SystemPromptMiddleware",
+        "AgentProfileMiddleware",
         "ModelSelectionMiddleware",
         "CompletionCheckMiddleware",
         "SkillActivationMiddleware",
@@ -116,6 +118,7 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
     try:
         assert names(build_middleware(config, "p", memory=memory)) == [
             "SystemPromptMiddleware",
+            "AgentProfileMiddleware",
             "MemoryInjectionMiddleware",
             "CompletionCheckMiddleware",
             "SkillActivationMiddleware",

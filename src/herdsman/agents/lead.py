@@ -3,7 +3,8 @@
 The middleware order lives in :func:`build_middleware`, and only there; a test pins it.
 :func:`herdsman.middleware.chain.compose` then folds runs of wrapper-only middlewares into one
 layer each (same behaviour, less per-step cost).
-Outermost first: the system prompt is set, the model the run picked (``configurable.model_name``)
+Outermost first: the system prompt is set, the custom agent the run is on (if any) adds its
+instructions and narrows the tools (see ``middleware/agent_profile.py``), the model the run picked (``configurable.model_name``)
 replaces the default one, long-term memory (when on) adds what is known about
 the user, then the active skill (``/name``) adds its
 instructions and narrows the tools, the todo list (plan mode, when on) adds its tool, loop
@@ -40,6 +41,7 @@ from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
+from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware
@@ -143,6 +145,7 @@ def build_middleware(
         middleware.append(summarization_middleware(config, summary_model))
     middleware += [
         SystemPromptMiddleware(system_prompt),
+        AgentProfileMiddleware(),
     ]
     if model_selection is not None:
         middleware.append(model_selection)
@@ -339,5 +342,11 @@ def run_config(config: HerdsmanConfig, thread_id: str, **configurable: Any) -> d
     """The LangGraph run config for one run of the lead on ``thread_id``."""
     return {
         "configurable": {"thread_id": thread_id, **configurable},
-        "recursion_limit": config.lead.max_steps * 2 + 10,
+        "recursion_limit": recursion_limit(config.lead.max_steps),
     }
+
+
+def recursion_limit(max_steps: int) -> int:
+    """LangGraph's recursion limit for a run of at most ``max_steps`` model calls (each model
+    call and its tool calls are two graph steps)."""
+    return max_steps * 2 + 10
