@@ -96,10 +96,17 @@ def mirrored(config: dict[str, Any] | None, context: dict[str, Any] | None) -> t
 def run_config_on(
     assistant: AssistantRecord, config: dict[str, Any] | None, context: dict[str, Any] | None
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The ``config`` and ``context`` of a run on ``assistant``: the assistant's, with the run's
-    own keys winning (``configurable`` and ``context`` merged key by key, as LangGraph's server
-    does), and ``max_steps`` turned into a recursion limit unless the run sets one."""
+    """The ``config`` and ``context`` of a run on ``assistant``: the assistant's config with the
+    run's own keys winning (``configurable`` merged key by key, as LangGraph's server does), and
+    ``max_steps`` turned into a recursion limit unless the run sets one.
+
+    The assistant's context is its ``configurable`` (they are kept mirrored), which is how its
+    settings reach the lead; the graph declares no context schema, so the run's context is
+    passed on as the client sent it, not merged with the assistant's.
+    """
     own = dict(config or {})
+    if not isinstance(own.get("configurable") or {}, dict):
+        return config, context  # left as sent: the run manager refuses it, naming the field
     merged = {**assistant.config, **own}
     configurable = {**(assistant.config.get("configurable") or {}), **(own.get("configurable") or {})}
     if configurable:
@@ -107,8 +114,7 @@ def run_config_on(
     steps = configurable.get(MAX_STEPS)
     if "recursion_limit" not in own and isinstance(steps, int) and not isinstance(steps, bool):
         merged["recursion_limit"] = recursion_limit(steps)
-    merged_context = {**assistant.context, **(context or {})}
-    return (merged or config), (merged_context or context)
+    return (merged or config), context
 
 
 class AssistantStore:

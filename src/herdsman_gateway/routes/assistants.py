@@ -88,21 +88,20 @@ def check_graph(graph_id: str | None) -> None:
         raise HTTPException(404, f"Graph {graph_id!r} not found; this server runs one graph: {LEAD_AGENT_NAME!r}")
 
 
-def checked_settings(
+def check_settings(
     gw: Gateway, config: dict[str, Any] | None, context: dict[str, Any] | None, metadata: dict[str, Any] | None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """``config`` and ``context`` mirrored and checked (422 naming the bad field and the valid values)."""
+) -> None:
+    """422 naming the bad field and the valid values for settings the agent cannot use (400 for
+    both ``config.configurable`` and ``context``, as LangGraph's server answers)."""
     try:
         check_json("metadata", metadata)
         check_run_config(config, {})
         check_json("context", context)
-        config, context = mirrored(config, context)
-        check_profile(context, known_names(gw.config, gw.graph))
+        check_profile(mirrored(config, context)[1], known_names(gw.config, gw.graph))
     except BothConfigurableAndContextError as exc:
         raise HTTPException(400, str(exc)) from None
     except (RunInputError, ProfileError) as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
-    return config, context
 
 
 def assistant_json(record: AssistantRecord, select: list[str] | None = None) -> dict[str, Any]:
@@ -130,11 +129,11 @@ async def create_assistant(body: AssistantCreate, gw: Gateway = Depends(get_gate
         existing = await gw.assistants.get(body.assistant_id)
         if existing is not None and not owns(existing.metadata, user):
             raise HTTPException(409, f"Assistant {body.assistant_id} already exists; choose another assistant_id")
-    config, context = checked_settings(gw, body.config, body.context, body.metadata)
+    check_settings(gw, body.config, body.context, body.metadata)
     try:
         record = await gw.assistants.create(
-            graph_id=body.graph_id, name=body.name or "Untitled", assistant_id=body.assistant_id, config=config,
-            context=context, metadata=with_owner(body.metadata, user), description=body.description,
+            graph_id=body.graph_id, name=body.name or "Untitled", assistant_id=body.assistant_id, config=body.config,
+            context=body.context, metadata=with_owner(body.metadata, user), description=body.description,
             if_exists=body.if_exists,
         )
     except AssistantExistsError:
@@ -143,11 +142,12 @@ async def create_assistant(body: AssistantCreate, gw: Gateway = Depends(get_gate
     return assistant_json(record)
 
 
-@router.post("/assistants/search", response_model=list[Assistant], summary="Search assistants")
+@router.post("/assistants/search", response_model=list[dict[str, Any]], summary="Search assistants")
 async def search_assistants(
     body: AssistantSearch, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
-    """The assistants the caller may see that match the filters (``X-Pagination-Next`` when more follow)."""
+    """The assistants the caller may see that match the filters (``X-Pagination-Next`` when more
+    follow); each is an ``Assistant``, or its ``select`` fields."""
     check_graph(body.graph_id)
     found = matching(await visible(gw, user), graph_id=body.graph_id, name=body.name, metadata=body.metadata,
                      sort_by=body.sort_by, sort_order=body.sort_order)
@@ -176,9 +176,9 @@ async def patch_assistant(
     """A new version: the given fields replace the latest's (``metadata`` is merged into it)."""
     await load_own_assistant(gw, assistant_id, user)
     check_graph(body.graph_id)
-    config, context = checked_settings(gw, body.config, body.context, body.metadata)
+    check_settings(gw, body.config, body.context, body.metadata)
     record = await gw.assistants.update(
-        assistant_id, graph_id=body.graph_id, config=config, context=context,
+        assistant_id, graph_id=body.graph_id, config=body.config, context=body.context,
         metadata=with_owner(body.metadata, user) if body.metadata is not None else None,
         name=body.name, description=body.description,
     )
@@ -237,7 +237,7 @@ def subgraphs_json(gw: Gateway, record: AssistantRecord, namespace: str | None) 
     allowed = (record.context or {}).get(SUBAGENT_TYPES)
     task_tool = getattr(gw.graph.nodes.get("tools"), "bound", None)
     task = (getattr(task_tool, "tools_by_name", {}) or {}).get("task")
-    input_schema = task.get_input_jsonschema() if task is not None else None
+    input_schema = task.tool_call_schema.model_json_schema() if task is not None else None
     found = {}
     for name, spec in sorted(subagent_types(gw.config).items()):
         if (isinstance(allowed, list) and name not in allowed) or (namespace is not None and name != namespace):
