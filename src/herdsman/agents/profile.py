@@ -63,6 +63,15 @@ def known_names(config: HerdsmanConfig, graph: Any) -> KnownNames:
     )
 
 
+def local_known_names(config: HerdsmanConfig) -> KnownNames:
+    """The names valid for ``config`` outside a gateway (the CLI): the lead is built once with a
+    stand-in model, so no model is loaded, to learn its tools (MCP servers' included)."""
+    from herdsman.agents.lead import create_lead_agent
+    from herdsman.models.scripted import ScriptedChatModel
+
+    return known_names(config, create_lead_agent(config, model=ScriptedChatModel(responses=[])))
+
+
 def _names(field: str, value: Any, valid: Sequence[str], what: str) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ProfileError(field, f"must be a list of {what} names, like {list(valid[:3])}")
