@@ -15,6 +15,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import APIStatusError, ConflictError
 
+from herdsman.config import HerdsmanConfig
 from tests.gateway.gateway_support import running_gateway, scripted_model, user_message
 from tests.support import make_config
 
@@ -131,6 +132,8 @@ async def test_bad_settings_are_refused_naming_the_field_and_the_valid_values(cl
     async with httpx.AsyncClient(base_url=gateway.url) as http:
         res = await http.post("/assistants", json={"graph_id": "lead_agent", "name": "x" * 201})
         assert res.status_code == 422 and "name" in res.json()["detail"]
+        res = await http.post("/assistants", json={"graph_id": "lead_agent", "metadata": {"blob": "x" * 70_000}})
+        assert res.status_code == 422 and "keep it under" in res.json()["detail"]
 
 
 async def test_a_run_on_a_custom_agent_uses_its_model_instructions_and_tools(home: Path) -> None:
@@ -237,8 +240,8 @@ async def test_users_never_see_or_use_each_others_agents(home: Path) -> None:
             await bo.aclose()
 
 
-async def test_agents_and_their_versions_survive_a_restart(home: Path) -> None:
-    config = make_config(home, checkpointer={"type": "sqlite"})
+async def agents_survive_a_restart(config: HerdsmanConfig) -> None:
+    """An agent and its versions, made on one gateway, are there on the next one on the same database."""
     with running_gateway(config) as served:
         client = get_client(url=served.url, api_key=None)
         try:
@@ -256,3 +259,7 @@ async def test_agents_and_their_versions_survive_a_restart(home: Path) -> None:
             assert out["messages"][-1]["content"] == "echo: still here"
         finally:
             await client.aclose()
+
+
+async def test_agents_and_their_versions_survive_a_restart(home: Path) -> None:
+    await agents_survive_a_restart(make_config(home, checkpointer={"type": "sqlite"}))

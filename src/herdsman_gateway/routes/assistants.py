@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import orjson
 import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 from pydantic import TypeAdapter
@@ -48,6 +49,7 @@ from herdsman_gateway.schemas import (
 router = APIRouter(tags=["assistants"], dependencies=[Depends(current_user)])
 log = structlog.get_logger(__name__)
 
+MAX_SETTINGS_BYTES = 64 * 1024  # config, context and metadata of one version, as JSON: every change keeps one
 CONFIG_SCHEMA = {
     "title": "Config",
     "type": "object",
@@ -97,6 +99,9 @@ def check_settings(
         check_json("metadata", metadata)
         check_run_config(config, {})
         check_json("context", context)
+        size = len(orjson.dumps([config, context, metadata], option=orjson.OPT_NON_STR_KEYS))
+        if size > MAX_SETTINGS_BYTES:
+            raise RunInputError("config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}")
         check_profile(mirrored(config, context)[1], known_names(gw.config, gw.graph))
     except BothConfigurableAndContextError as exc:
         raise HTTPException(400, str(exc)) from None
