@@ -114,6 +114,7 @@ async def test_bad_settings_are_refused_naming_the_field_and_the_valid_values(cl
     assert await status_of(client.assistants.create(
         "lead_agent", config={"configurable": {"a": 1}}, context={"a": 2})) == 400
     assert await status_of(client.assistants.create("lead_agent", config={"configurable": {"thread_id": "x"}})) == 422
+    assert await status_of(client.assistants.create("lead_agent", context={"__pregel_x": 1})) == 422
     with pytest.raises(ConflictError):
         await client.assistants.create("lead_agent", assistant_id=agent["assistant_id"], name="Again")
     same = await client.assistants.create("lead_agent", assistant_id=agent["assistant_id"], if_exists="do_nothing", name="Again")

@@ -12,6 +12,11 @@ The built-in ``lead_agent`` (:func:`builtin_assistant`) is not stored: it is the
 config.yaml makes it, read-only, seen by every user.
 
 :func:`run_config_on` is the one place where an assistant's settings meet a run's own config.
+
+Versions are numbered under a lock of this process: two gateway processes changing the same
+assistant at the same moment may both write the same version number (the later one wins).
+Making a version the latest brings back its context too (LangGraph's in-memory server brings
+back only its config, leaving the two out of step).
 """
 
 from __future__ import annotations

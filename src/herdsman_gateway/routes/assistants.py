@@ -21,6 +21,7 @@ from pydantic import TypeAdapter
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.agents.profile import ProfileError, check_profile, known_names
+from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.runtime.assistants import (
     AssistantExistsError,
     AssistantRecord,
@@ -31,7 +32,6 @@ from herdsman.runtime.assistants import (
 )
 from herdsman.runtime.run_input import RunInputError, check_json, check_run_config
 from herdsman.runtime.threads import SCAN_LIMIT
-from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.subagents.types import subagent_types
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
@@ -97,12 +97,14 @@ def check_settings(
     both ``config.configurable`` and ``context``, as LangGraph's server answers)."""
     try:
         check_json("metadata", metadata)
-        check_run_config(config, {})
         check_json("context", context)
-        size = len(orjson.dumps([config, context, metadata], option=orjson.OPT_NON_STR_KEYS))
+        check_run_config(config, {})
+        config, context = mirrored(config, context)
+        check_run_config(config, {})  # the context too: it becomes the configurable of the agent's runs
+        size = len(orjson.dumps([config, metadata], option=orjson.OPT_NON_STR_KEYS))
         if size > MAX_SETTINGS_BYTES:
             raise RunInputError("config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}")
-        check_profile(mirrored(config, context)[1], known_names(gw.config, gw.graph))
+        check_profile(context, known_names(gw.config, gw.graph))
     except BothConfigurableAndContextError as exc:
         raise HTTPException(400, str(exc)) from None
     except (RunInputError, ProfileError) as exc:
