@@ -17,7 +17,7 @@ sections, so there only the tools are narrowed.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
@@ -26,6 +26,7 @@ from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.config import get_config
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
+from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import tool_name
 
 INSTRUCTIONS = "instructions"
@@ -104,7 +105,7 @@ def refusal(name: str, call_id: str) -> ToolMessage:
     )
 
 
-class AgentProfileMiddleware(RequestRewriteMiddleware):
+class AgentProfileMiddleware(RequestRewriteMiddleware, ToolGateMiddleware):
     """Apply a custom agent's instructions and allow-lists to each model call and tool call."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
@@ -122,18 +123,9 @@ class AgentProfileMiddleware(RequestRewriteMiddleware):
             changes["tools"] = tools
         return request.override(**changes) if changes else request
 
-    def _blocked(self, request: ToolCallRequest) -> ToolMessage | None:
+    def refuse(self, request: ToolCallRequest) -> ToolMessage | None:
+        """A refusal for a tool the agent may not use."""
         name = request.tool_call.get("name", "")
         if tool_allowed(run_settings(), name):
             return None
         return refusal(name, request.tool_call.get("id") or "")
-
-    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
-        """Refuse a tool the agent may not use; run any other."""
-        return self._blocked(request) or handler(request)
-
-    async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
-    ) -> Any:
-        """Async twin of :meth:`wrap_tool_call`."""
-        return self._blocked(request) or await handler(request)
