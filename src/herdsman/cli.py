@@ -21,6 +21,7 @@ from herdsman.terminal_text import escape
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
 from herdsman.cli_options import ConfigOpt, load_or_exit
 from herdsman.logs import configure_logging
+from herdsman.agents_cli import agents_app, load_agent
 from herdsman.memory.cli import memory_app
 from herdsman.skills.cli import skills_app
 from herdsman.tools.mcp_cli import mcp_app
@@ -35,12 +36,14 @@ app.add_typer(model_app, name="model")
 app.add_typer(skills_app, name="skills")
 app.add_typer(memory_app, name="memory")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(agents_app, name="agents")
 
 console = Console()
 err = Console(stderr=True)
 
 ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id to continue or name.")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Name of a model in config.yaml.")]
+AgentOpt = Annotated[Optional[str], typer.Option("--agent", "-a", help="A custom agent's id or name (herdsman agents list).")]
 
 RESULT_PREVIEW_LINES = 8
 
@@ -160,10 +163,12 @@ async def _run_turn(client: object, message: str, thread_id: str) -> None:
         printer(event)
 
 
-def _client(loaded: LoadedConfig, model: str | None):
+def _client(loaded: LoadedConfig, model: str | None, agent: str | None = None):
+    """The embedded client; with ``agent``, every run uses that custom agent's settings."""
     from herdsman.client import HerdsmanClient
 
-    return HerdsmanClient(loaded.config, model_name=model)
+    assistant = load_agent(loaded.config, agent) if agent else None
+    return HerdsmanClient(loaded.config, model_name=model, assistant=assistant)
 
 
 def _friendly(exc: Exception) -> str | None:
@@ -195,6 +200,7 @@ def run(
     task: Annotated[str, typer.Argument(help="What the agent should do.")],
     thread: ThreadOpt = None,
     model: ModelOpt = None,
+    agent: AgentOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Run one task to its end, streaming tool calls and results, then print the answer."""
@@ -202,9 +208,10 @@ def run(
 
     loaded = _load(config)
     thread_id = thread or new_thread_id()
+    client_for_run = _client(loaded, model, agent)
 
     async def main() -> None:
-        async with _client(loaded, model) as client:
+        async with client_for_run as client:
             await _run_turn(client, task, thread_id)
         err.print(f"[dim]thread: {thread_id}[/dim]")
 
@@ -212,15 +219,16 @@ def run(
 
 
 @app.command()
-def chat(thread: ThreadOpt = None, model: ModelOpt = None, config: ConfigOpt = None) -> None:
+def chat(thread: ThreadOpt = None, model: ModelOpt = None, agent: AgentOpt = None, config: ConfigOpt = None) -> None:
     """Chat with the agent, turn after turn; /exit or Ctrl-D quits, Ctrl-C stops a turn."""
     from herdsman.client import new_thread_id
 
     loaded = _load(config)
     thread_id = thread or new_thread_id()
+    client_for_chat = _client(loaded, model, agent)
 
     async def main() -> None:
-        async with _client(loaded, model) as client:
+        async with client_for_chat as client:
             history = await client.messages(thread_id)
             note = f"resuming, {len(history)} messages" if history else "new thread"
             console.print(f"[bold]Herdsman[/bold] [dim]thread {thread_id} ({note}); /exit to quit[/dim]")

@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, Human
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, run_config
+from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.runtime.checkpointer import open_checkpointer
@@ -122,15 +123,18 @@ class HerdsmanClient:
         checkpointer: BaseCheckpointSaver | None = None,
         sandbox_provider: SandboxProvider | None = None,
         model_overrides: Mapping[str, BaseChatModel] | None = None,
+        assistant: AssistantRecord | None = None,
     ) -> None:
         """``model`` or ``model_name`` override the configured lead model; ``model_overrides``
-        maps configured model names to instances (sub-agent models in tests); the rest come from config."""
+        maps configured model names to instances (sub-agent models in tests); the rest come from config.
+        ``assistant`` is a custom agent whose settings every run uses (``herdsman run --agent``)."""
         self.config = config or HerdsmanConfig()
         self._model = model
         self._model_name = model_name
         self._checkpointer = checkpointer
         self._provider = sandbox_provider
         self._model_overrides = dict(model_overrides or {})
+        self._assistant = assistant
         self._stack = AsyncExitStack()
         self._agent: Any = None
 
@@ -182,6 +186,8 @@ class HerdsmanClient:
         """Send ``message`` on ``thread_id`` (new when omitted) and yield what happens."""
         thread_id = thread_id or new_thread_id()
         config = run_config(self.config, thread_id)
+        if self._assistant is not None:  # its settings; its max_steps replaces the default limit
+            config.update(run_config_on(self._assistant, {"configurable": config["configurable"]}, None)[0] or {})
         said = PartialAnswer()
         log.info("run_started", thread_id=thread_id)
         try:

@@ -34,6 +34,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from herdsman.agents.lead import create_lead_agent
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import close_store
+from herdsman.runtime.assistants import AssistantStore
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
@@ -121,8 +122,8 @@ def create_app(
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
             stack.push_async_callback(_stop, listener)
             app.state.gateway = Gateway(
-                config, graph, runs, threads, bridge, provider, gateway_metrics, memory=memory, store=item_store,
-                build_agent=build_agent,
+                config, graph, runs, threads, bridge, provider, gateway_metrics, AssistantStore(store),
+                memory=memory, store=item_store, build_agent=build_agent,
             )
             await runs.recover()
             mcp_watcher = asyncio.create_task(watch_mcp_servers(app.state.gateway), name="mcp-watch")

@@ -17,6 +17,7 @@ from langgraph.store.base import BaseStore
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
+from herdsman.runtime.assistants import AssistantStore
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.stream_bridge import StreamBridge
 from herdsman.runtime.threads import ThreadStore
@@ -29,6 +30,7 @@ from herdsman_gateway.open_streams import OpenStreams
 class Gateway:
     """The services behind the HTTP routes of one app.
 
+    ``assistants`` holds the custom agents (in the same record store as ``threads``).
     ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
     agent uses (None when off); ``store`` the BaseStore behind the Store API, the one memory
     keeps its facts in (None when it cannot open); ``build_agent`` builds the lead agent from the current config and
@@ -42,6 +44,7 @@ class Gateway:
     bridge: StreamBridge
     sandbox: SandboxProvider
     metrics: GatewayMetrics
+    assistants: AssistantStore
     memory: MemoryService | None = None
     store: BaseStore | None = None
     build_agent: Callable[[], Any] | None = None

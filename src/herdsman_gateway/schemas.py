@@ -42,6 +42,44 @@ class AssistantCount(_Body):
     name: str | None = None
 
 
+class AssistantCreate(_Body):
+    """``POST /assistants``: a custom agent (its settings in ``context``, see the README)."""
+
+    graph_id: str = Field(..., description='The graph the assistant runs: "lead_agent".')
+    assistant_id: str | None = Field(None, description="A UUID; a new one when omitted.")
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+    name: str | None = Field(None, max_length=200)
+    description: str | None = Field(None, max_length=2000)
+
+
+class AssistantPatch(_Body):
+    """``PATCH /assistants/{assistant_id}``: a new version (given fields replace the latest's)."""
+
+    graph_id: str | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = Field(None, max_length=200)
+    description: str | None = Field(None, max_length=2000)
+
+
+class AssistantVersionsSearch(_Body):
+    """``POST /assistants/{assistant_id}/versions``."""
+
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(10, ge=0, le=1000)
+    offset: int = Field(0, ge=0)
+
+
+class AssistantVersionChange(_Body):
+    """``POST /assistants/{assistant_id}/latest``."""
+
+    version: int = Field(..., ge=1)
+
+
 class Assistant(BaseModel):
     """An assistant: a graph with its configuration."""
 

@@ -28,6 +28,7 @@ def test_default_middleware_order() -> None:
     assert names(build_middleware(config, "prompt", sandbox_provider=provider)) == [
         "RunScopeMiddleware",
         "SystemPromptMiddleware",
+        "AgentProfileMiddleware",
         "UploadsNoticeMiddleware",
         "CompletionCheckMiddleware",
         "SkillActivationMiddleware",
@@ -57,6 +58,7 @@ def test_optional_middlewares_take_their_places() -> None:
     assert names(mws) == [
         "SummarizationMiddleware",
         "SystemPromptMiddleware",
+        "AgentProfileMiddleware",
         "ModelSelectionMiddleware",
         "CompletionCheckMiddleware",
         "SkillActivationMiddleware",
@@ -140,6 +142,7 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
     try:
         assert names(build_middleware(config, "p", memory=memory)) == [
             "SystemPromptMiddleware",
+            "AgentProfileMiddleware",
             "MemoryInjectionMiddleware",
             "CompletionCheckMiddleware",
             "SkillActivationMiddleware",
@@ -184,3 +187,23 @@ async def test_the_step_limit_ends_a_run_with_an_answer_that_says_why(tmp_path) 
         assert finished.answer == stop_message(3)
         again = await client.run("go on", thread_id="t")  # a new run gets a fresh count
         assert again.answer == stop_message(3) and len(calls) == 6
+
+
+async def test_a_run_may_carry_its_own_step_limit() -> None:
+    """A custom agent's max_steps reaches the run as configurable.max_steps and replaces the default."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from herdsman.middleware.step_limit import StepLimitMiddleware, stop_message
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    model = ScriptedChatModel(respond=lambda messages: {"tool_calls": [{"name": "ping", "args": {}}]})
+    agent = create_agent(model, tools=[ping], middleware=[StepLimitMiddleware(5)])
+    out = await agent.ainvoke({"messages": [HumanMessage("ping until stopped")]}, {"configurable": {"max_steps": 2}})
+    assert len(model.calls) == 2 and out["messages"][-1].text == stop_message(2)
+    out = await agent.ainvoke({"messages": [HumanMessage("again")]}, {"configurable": {"max_steps": "lots"}})
+    assert len(model.calls) == 2 + 5 and out["messages"][-1].text == stop_message(5)  # a bad value: the default

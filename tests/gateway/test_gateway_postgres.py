@@ -43,3 +43,9 @@ async def test_postgres_thread_survives_a_restart(home, gateway_database) -> Non
             assert [r["status"] for r in await sdk.runs.list(tid)] == ["success", "success"]
         finally:
             await sdk.aclose()
+
+
+async def test_postgres_keeps_custom_agents_and_their_versions(home, gateway_database) -> None:
+    from tests.gateway.test_gateway_assistants import agents_survive_a_restart
+
+    await agents_survive_a_restart(make_config(home, checkpointer={"type": "postgres", "url": gateway_database}))

@@ -34,9 +34,14 @@ SHARED_READ = {  # the same for every key: configuration views, the graph
 OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, new threads and runs
     ("GET", "/api/memory"), ("PATCH", "/api/memory/facts/{fid}"), ("DELETE", "/api/memory/facts/{fid}"),
     ("GET", "/api/memory/export"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
-    ("POST", "/runs/stream"), ("POST", "/runs"), ("POST", "/runs/wait"),
+    ("POST", "/runs/stream"), ("POST", "/runs"), ("POST", "/runs/wait"), ("POST", "/assistants"),
+    # the store: each key's own namespaces (tests/gateway/test_gateway_store.py tries to cross)
+    ("PUT", "/store/items"), ("GET", "/store/items"), ("DELETE", "/store/items"), ("POST", "/store/items/search"),
+    ("POST", "/store/namespaces"),
 }
-# Every route with {thread_id} belongs to the thread's owner.
+# Every route with {thread_id} belongs to the thread's owner; every other route with
+# {assistant_id} reads or changes a custom agent, which belongs to its owner (the built-in
+# lead_agent is read by everyone and changed by no one).
 
 
 def _routes(app) -> list[tuple[str, str]]:
@@ -59,6 +64,8 @@ def _class(method: str, path: str) -> str:
         return "own-user"
     if "{thread_id}" in key[1]:
         return "own-thread"
+    if "{assistant_id}" in key[1]:
+        return "own-assistant"
     return "unclassified"
 
 
@@ -94,6 +101,8 @@ def _body(method: str, path: str, ids: dict[str, str] | None = None) -> dict | N
         return {"assistant_id": "lead_agent", "input": user_message("hello")}
     if path.endswith("/state"):
         return {"values": {}}
+    if path.endswith("/latest"):
+        return {"version": 1}
     if path.endswith("/state/checkpoint"):
         return {"checkpoint": {"checkpoint_id": (ids or {}).get("checkpoint_id", "")}}
     if "/memory/facts/" in path:
@@ -164,6 +173,28 @@ async def test_another_users_key_sees_none_of_a_thread(secured: RunningGateway) 
         assert still.status_code == 200
         upload = await http.get(f"/api/threads/{ids['thread_id']}/artifacts/{ids['path']}", headers={"x-api-key": ANA})
         assert upload.content == b"ana's file"
+
+
+async def test_another_users_key_sees_none_of_a_custom_agent(secured: RunningGateway) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        ids = await _ids(http)
+        made = await http.post("/assistants", json={"graph_id": "lead_agent", "name": "ana's"}, headers={"x-api-key": ANA})
+        ids["assistant_id"] = made.json()["assistant_id"]
+        ids["namespace"] = "bash"
+        routes = [r for r in _routes(secured.app) if "{assistant_id}" in r[1]]
+        assert len(routes) >= 9
+        routes.sort(key=lambda r: r[0] == "DELETE")
+        for method, path in routes:
+            for key in (BO, ADMIN):
+                res = await http.request(method, _fill(path, ids), json=_body(method, path, ids), headers={"x-api-key": key})
+                assert res.status_code == 404, (method, path, key, res.status_code, res.text[:200])
+        for key in (BO, ADMIN):
+            listed = await http.post("/assistants/search", json={}, headers={"x-api-key": key})
+            assert [a["assistant_id"] for a in listed.json()] == ["lead_agent"]
+            run = await http.post("/runs/wait", json={"assistant_id": ids["assistant_id"]}, headers={"x-api-key": key})
+            assert run.status_code == 404
+        still = await http.get(f"/assistants/{ids['assistant_id']}", headers={"x-api-key": ANA})
+        assert still.status_code == 200 and still.json()["version"] == 1
 
 
 async def test_own_user_routes_are_scoped_to_the_caller(secured: RunningGateway) -> None:

@@ -101,6 +101,48 @@ const scenarios = {
     await shot(page, "run-error");
   },
 
+  async agents(page) {
+    // A custom agent made in the page: a new thread runs on it (its model answers), the thread
+    // list names it, an edit makes a new version, and the thread goes on with its agent.
+    await page.goto(baseUrl);
+    const picker = page.getByTestId("agent-picker");
+    await picker.locator("option[value=lead_agent]").waitFor({ state: "attached" });
+    check("built-in agent listed", (await picker.inputValue()) === "lead_agent");
+    await page.getByTestId("agent-new").click();
+    await page.getByTestId("agent-save").click();
+    await page.getByTestId("agent-form").getByRole("alert").filter({ hasText: "name" }).waitFor();
+    check("a nameless agent is refused in the form", true);
+    await page.getByTestId("agent-name").fill("Reporter");
+    await page.getByTestId("agent-instructions").fill("You write short reports.");
+    await page.getByTestId("agent-model").locator("option[value=worker]").waitFor({ state: "attached" });
+    await page.getByTestId("agent-model").selectOption("worker");
+    await shot(page, "form");
+    await page.getByTestId("agent-save").click();
+    await page.getByTestId("agent-form").waitFor({ state: "detached" });
+    const id = await picker.inputValue();
+    check("the new agent is picked", id !== "lead_agent", id);
+    check("its model is its own (no model picker)", (await page.getByTestId("model-picker").count()) === 0);
+    await send(page, "who answers?");
+    await lastAgent(page).filter({ hasText: "report ready" }).waitFor({ timeout: 15000 });
+    check("its model answered", true);
+    await page.getByTestId("thread-agent").filter({ hasText: "Reporter" }).first().waitFor();
+    check("the thread list names its agent", true);
+    const tid = new URL(page.url()).searchParams.get("thread");
+    await page.getByTestId("agent-edit").click();
+    await page.getByTestId("agent-name").fill("Reporter 2");
+    await page.getByTestId("agent-save").click();
+    await picker.locator("option", { hasText: "Reporter 2" }).waitFor({ state: "attached" });
+    const saved = await (await page.request.get(`${baseUrl}/assistants/${id}`)).json();
+    check("an edit is a new version", saved.version === 2 && saved.context.instructions === "You write short reports.", saved);
+    await picker.selectOption("lead_agent");
+    await page.getByTestId("model-picker").waitFor();
+    check("picking the built-in agent starts a new thread", new URL(page.url()).searchParams.get("thread") === null);
+    await page.locator(`[data-testid=thread-item][title="${tid}"]`).click();
+    await page.waitForFunction((want) => document.querySelector('[data-testid="agent-picker"]').value === want, id);
+    check("the thread goes on with its agent", true);
+    await shot(page, "thread-on-agent");
+  },
+
   async model(page) {
     // The picker lists the gateway's models; a run uses the one picked, the next run the other.
     await page.goto(baseUrl);

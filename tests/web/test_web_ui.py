@@ -129,6 +129,13 @@ def test_the_model_picker_picks_the_model_of_the_next_run(gateway: RunningGatewa
     assert checks["picked model answered"] and checks["default model answered again"]
 
 
+def test_a_custom_agent_made_in_the_page_runs_new_threads(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "agents")
+    assert checks["a nameless agent is refused in the form"] and checks["its model answered"]
+    assert checks["the thread list names its agent"] and checks["an edit is a new version"]
+    assert checks["the thread goes on with its agent"]
+
+
 def test_three_parallel_subagents_show_three_live_cards(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "subagents")
     assert checks["three cards"] and checks["cards live together"]["running"] >= 2 and checks["all completed"]

@@ -16,6 +16,8 @@ import { MessageList } from "./components/MessageList";
 import type { MessageActions } from "./components/MessageView";
 import { checkpointBefore } from "./state/branch";
 import { ModelPicker } from "./components/ModelPicker";
+import { AgentPicker } from "./components/AgentPicker";
+import type { AgentRecord } from "./state/agents";
 import { Settings } from "./components/Settings";
 import { ThreadList } from "./components/ThreadList";
 import { TodoList, type Todo } from "./components/TodoList";
@@ -48,6 +50,8 @@ function newId(): string {
 export function App() {
   const [threadId, setThreadId] = useThreadParam();
   const [model, setModel] = useState("");
+  const [agent, setAgent] = useState(ASSISTANT_ID);
+  const [agents, setAgents] = useState<AgentRecord[]>([]);
   const [errors, setErrors] = useState<string[]>([]);
   const [notice, setNotice] = useState("");
   const [live, setLive] = useState<Record<string, Tasks>>({});
@@ -85,7 +89,7 @@ export function App() {
 
   const stream = useStream<ThreadValues>({
     client,
-    assistantId: ASSISTANT_ID,
+    assistantId: agent,
     threadId,
     onThreadId: setThreadId,
     reconnectOnMount: true,
@@ -114,8 +118,9 @@ export function App() {
   const submitOptions = () => ({
     streamMode: [...STREAM_MODES],
     streamResumable: true,
-    config: model ? { configurable: { model_name: model } } : undefined,
-    metadata: model ? { model_name: model } : undefined,
+    // a custom agent runs on its own model; the picker is the built-in agent's
+    config: model && agent === ASSISTANT_ID ? { configurable: { model_name: model } } : undefined,
+    metadata: model && agent === ASSISTANT_ID ? { model_name: model } : undefined,
   });
 
   const send = (text: string) => {
@@ -225,6 +230,22 @@ export function App() {
     setThreadId(id);
   };
 
+  // A thread goes on with the agent it was started on; picking an agent starts a new thread.
+  useEffect(() => {
+    if (!threadId) return;
+    client.threads
+      .get(threadId)
+      .then((t) => {
+        const on = (t.metadata as { assistant_id?: unknown } | null)?.assistant_id;
+        if (typeof on === "string") setAgent(on);
+      })
+      .catch(() => undefined);
+  }, [threadId]);
+  const pickAgent = (id: string) => {
+    setAgent(id);
+    selectThread(null);
+  };
+
   const interrupt = stream.isLoading ? undefined : stream.interrupt;
   const firstHuman = messages.find((m) => m.type === "human");
   const title = values?.title ?? (firstHuman ? messageText(firstHuman).slice(0, 60) : "New thread");
@@ -233,8 +254,9 @@ export function App() {
     <div className="app">
       <aside className="sidebar">
         <div className="brand">Herdsman</div>
-        <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />
-        <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
+        <AgentPicker value={agent} onChange={pickAgent} onAgents={setAgents} onError={addError} reloadKey={threadsKey} />
+        {agent === ASSISTANT_ID && <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />}
+        <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} agents={agents} />
         <Settings />
       </aside>
       <main className="chat">

@@ -5,20 +5,21 @@ The middleware order lives in :func:`build_middleware`, and only there; a test p
 layer each (same behaviour, less per-step cost).
 Outermost first (each only when its setting turns it on):
 
-1. run scope (``subagents.enabled``): the sub-agents' concurrency gate, per-run cap and budget;
-2. summarization (``summarization.enabled``) rewrites old history before each model call;
-3. the system prompt; 4. the model the run picked (``configurable.model_name``);
-5. the uploads notice (``context.announce_uploads``); 6. long-term memory (``memory.enabled``);
-7. the completion check (``lead.verify_rounds``); 8. skill activation (``/name``: instructions,
-   narrowed tools); 9. the todo list (``context.todos``); 10. loop detection;
-11. the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
-    detection, which must see the thread rather than the nudged view);
-12. dangling tool calls patched; 13. unusable replies re-asked; 14. failed model calls retried
-    (``lead.model_retries``); 15. usage and cost; 16. the step limit (``lead.max_steps``: the run
-    ends with an answer that says so); 17. human approval (``tools.require_approval``);
-18. the tool-call limit (``tools.max_tool_calls_per_run``); 19. read before write;
-20. long tool results saved to a file and previewed; 21. tool errors turned into results;
-22. the title, after the agent finishes; 23. the turn queued for the memory model (mode auto).
+- run scope (``subagents.enabled``): the sub-agents' concurrency gate, per-run cap and budget;
+- summarization (``summarization.enabled``) rewrites old history before each model call;
+- the system prompt; the custom agent the run is on, if any (its instructions and narrowed
+  tools, ``middleware/agent_profile.py``); the model the run picked (``configurable.model_name``);
+- the uploads notice (``context.announce_uploads``); long-term memory (``memory.enabled``);
+- the completion check (``lead.verify_rounds``); skill activation (``/name``: instructions,
+  narrowed tools); the todo list (``context.todos``); loop detection;
+- the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
+  detection, which must see the thread rather than the nudged view);
+- dangling tool calls patched; unusable replies re-asked; failed model calls retried
+  (``lead.model_retries``); usage and cost; the step limit (``lead.max_steps`` or the agent's:
+  the run ends with an answer that says so); human approval (``tools.require_approval``);
+- the tool-call limit (``tools.max_tool_calls_per_run``); read before write; long tool results
+  saved to a file and previewed; tool errors turned into results;
+- the title, after the agent finishes; the turn queued for the memory model (mode auto).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
+from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware
@@ -150,6 +152,7 @@ def build_middleware(
         middleware.append(summarization_middleware(config, summary_model))
     middleware += [
         SystemPromptMiddleware(system_prompt),
+        AgentProfileMiddleware(),
     ]
     if model_selection is not None:
         middleware.append(model_selection)
@@ -347,7 +350,12 @@ def run_config(config: HerdsmanConfig, thread_id: str, **configurable: Any) -> d
     """The LangGraph run config for one run of the lead on ``thread_id``."""
     return {
         "configurable": {"thread_id": thread_id, **configurable},
-        # a safety net only: StepLimitMiddleware ends the run first, with an answer that says why
-        # (a model call takes several graph steps: its middleware hooks, then the tools)
-        "recursion_limit": config.lead.max_steps * 10 + 50,
+        "recursion_limit": recursion_limit(config.lead.max_steps),
     }
+
+
+def recursion_limit(max_steps: int) -> int:
+    """LangGraph's recursion limit for a run of at most ``max_steps`` model calls: a safety net
+    only, StepLimitMiddleware ends the run first with an answer that says why (a model call takes
+    several graph steps: its middleware hooks, the model, then the tools)."""
+    return max_steps * 10 + 50

@@ -24,11 +24,12 @@ from collections.abc import Awaitable, Callable, Sequence
 import structlog
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.tools.tool_node import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import failed, failure_detail
+from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import this_run
 
 log = structlog.get_logger(__name__)
@@ -108,7 +109,7 @@ def _last_ai(messages: Sequence[AnyMessage]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
 
 
-class LoopDetectionMiddleware(AgentMiddleware):
+class LoopDetectionMiddleware(ToolGateMiddleware):
     """Warn after ``warn_after`` identical tool calls in a row; stop at ``stop_after`` (None: never)."""
 
     def __init__(self, warn_after: int | None = 3, stop_after: int | None = 5) -> None:
@@ -181,12 +182,6 @@ class LoopDetectionMiddleware(AgentMiddleware):
             status="error",
         )
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
-        """Refuse to repeat a call that just failed; run any other."""
-        return self._refuse_repeat(request) or handler(request)
-
-    async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
-    ) -> Any:
-        """Async twin of :meth:`wrap_tool_call`."""
-        return self._refuse_repeat(request) or await handler(request)
+    def refuse(self, request: ToolCallRequest) -> ToolMessage | None:
+        """Refuse to repeat a call that just failed."""
+        return self._refuse_repeat(request)

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import (
-    AgentMiddleware,
     AgentState,
     ExtendedModelResponse,
     ModelRequest,
@@ -28,6 +27,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import tool_name
 from herdsman.skills.activation import ActiveSkill, active_skill
 from herdsman.skills.model import Skill
@@ -79,7 +79,7 @@ def refusal(skill: Skill, tool: str, call_id: str) -> ToolMessage:
     )
 
 
-class SkillActivationMiddleware(AgentMiddleware):
+class SkillActivationMiddleware(ToolGateMiddleware):
     """Inject the active skill and restrict tools to its ``allowed-tools`` (see module docstring)."""
 
     state_schema = SkillState
@@ -147,12 +147,6 @@ class SkillActivationMiddleware(AgentMiddleware):
             return None
         return refusal(skill, tool, request.tool_call.get("id") or "")
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
-        """Refuse a tool the active skill does not allow; run any other."""
-        return self._blocked(request) or handler(request)
-
-    async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
-    ) -> Any:
-        """Async twin of :meth:`wrap_tool_call`."""
-        return self._blocked(request) or await handler(request)
+    def refuse(self, request: ToolCallRequest) -> ToolMessage | None:
+        """Refuse a tool the active skill does not allow."""
+        return self._blocked(request)

@@ -1,8 +1,10 @@
-"""The lead's step limit: LangChain's ``ModelCallLimitMiddleware`` with a final message that says
-which setting stopped the run and what to do.
+"""The lead's step limit: LangChain's ``ModelCallLimitMiddleware`` (its per-run count) with a final
+message that says which setting stopped the run and what to do.
 
 ``lead.max_steps`` used to be approximated through LangGraph's ``recursion_limit``, so hitting it
-ended the run with ``GraphRecursionError``; the library's limit ends it with an answer instead.
+ended the run with ``GraphRecursionError``; the library's limit ends it with an answer instead. A
+run may carry its own limit (``configurable.max_steps``, set by a custom agent, see
+``agents/profile.py``); the count itself is the library's (``run_model_call_count``).
 """
 
 from __future__ import annotations
@@ -11,33 +13,43 @@ from typing import Any
 
 from langchain.agents.middleware import ModelCallLimitMiddleware, hook_config
 from langchain_core.messages import AIMessage
+from langgraph.config import get_config
+
+RUN_LIMIT_KEY = "max_steps"
 
 
 def stop_message(max_steps: int) -> str:
     """The run's last message when it used its ``max_steps`` model calls."""
-    return (f"I stopped after {max_steps} model calls, the limit of one run (lead.max_steps in config.yaml). "
-            "Send a message to go on from here, or raise the limit.")
+    return (f"I stopped after {max_steps} model calls, the limit of one run (lead.max_steps in config.yaml, "
+            "or the agent's max_steps). Send a message to go on from here, or raise the limit.")
 
 
 class StepLimitMiddleware(ModelCallLimitMiddleware):
-    """Ends a run after ``max_steps`` model calls with :func:`stop_message` as its answer."""
+    """Ends a run after ``max_steps`` model calls (or the run's own ``configurable.max_steps``)
+    with :func:`stop_message` as its answer."""
 
     def __init__(self, max_steps: int) -> None:
-        """``max_steps``: model calls allowed in one run."""
+        """``max_steps``: model calls allowed in one run unless the run says otherwise."""
         super().__init__(run_limit=max_steps, exit_behavior="end")
         self.max_steps = max_steps
 
-    def _explained(self, update: dict[str, Any] | None) -> dict[str, Any] | None:
-        if update and update.get("messages"):
-            update = {**update, "messages": [AIMessage(stop_message(self.max_steps))]}
-        return update
+    def limit(self) -> int:
+        """This run's limit: ``configurable.max_steps`` when it is a positive int, else the default."""
+        try:
+            own = (get_config().get("configurable") or {}).get(RUN_LIMIT_KEY)
+        except RuntimeError:  # outside a run
+            own = None
+        return own if isinstance(own, int) and not isinstance(own, bool) and own > 0 else self.max_steps
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Before a model call: end the run with the stop message when the limit is reached."""
-        return self._explained(super().before_model(state, runtime))
+        limit = self.limit()
+        if int(state.get("run_model_call_count", 0) or 0) >= limit:
+            return {"jump_to": "end", "messages": [AIMessage(stop_message(limit))]}
+        return None
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async twin of :meth:`before_model`."""
-        return self._explained(await super().abefore_model(state, runtime))
+        return self.before_model(state, runtime)

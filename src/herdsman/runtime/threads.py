@@ -44,12 +44,12 @@ class ThreadRecord:
         return asdict(self)
 
 
-def _matches(metadata: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
+def metadata_contains(metadata: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
     """Every key of ``wanted`` is in ``metadata`` with an equal value (nested dicts too)."""
     for key, value in (wanted or {}).items():
         have = metadata.get(key)
         if isinstance(value, dict) and isinstance(have, dict):
-            if not _matches(have, value):
+            if not metadata_contains(have, value):
                 return False
         elif have != value:
             return False
@@ -134,7 +134,7 @@ class ThreadStore:
             for r in records
             if (wanted is None or r.thread_id in wanted)
             and (status is None or r.status == status)
-            and _matches(r.metadata, metadata)
+            and metadata_contains(r.metadata, metadata)
         ]
         key = sort_by if sort_by in ("thread_id", "created_at", "updated_at", "status") else "created_at"
         found.sort(key=lambda r: getattr(r, key), reverse=sort_order != "asc")

@@ -34,6 +34,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware
@@ -243,10 +244,21 @@ class SubagentRunner:
             return "the prompt is empty; say what the sub-agent should do and give it the context it needs"
         return None
 
+    @staticmethod
+    def check_allowed(request: TaskRequest, parent_config: dict[str, Any]) -> str | None:
+        """Why the run's custom agent may not delegate to ``request``'s type (its
+        ``configurable.subagent_types`` allow-list), or ``None``."""
+        types = (parent_config.get("configurable") or {}).get(SUBAGENT_TYPES)
+        if not isinstance(types, list) or request.subagent_type in types:
+            return None
+        if not types:
+            return "this agent does not delegate; do the work yourself"
+        return f"this agent may not use subagent_type {request.subagent_type!r}; choose one of {sorted(types)}"
+
     async def run(self, request: TaskRequest, parent_config: dict[str, Any], writer: Writer | None = None) -> TaskResult:
         """Run ``request`` to its end and return its result; never raises for the sub-agent's own failures."""
         writer = writer or _noop_writer
-        reason = self.check(request)
+        reason = self.check(request) or self.check_allowed(request, parent_config)
         if reason:
             return self.refuse(request, reason)
         scope = current_scope(self.settings, parent_config)

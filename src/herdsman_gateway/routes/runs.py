@@ -12,12 +12,13 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
 
+from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.runtime.runs import FINAL_STATUSES, RunSpec
 from herdsman.runtime.runs import Run as RunRecord
 from herdsman.runtime.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
-from herdsman_gateway.routes.assistants import check_assistant
+from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.threads import check_thread_id, load_thread
 from herdsman_gateway.schemas import Run, RunCreate
 from herdsman_gateway.sse import run_path, stream_response
@@ -43,15 +44,16 @@ def run_config_for(config: dict[str, Any] | None, user: str | None) -> dict[str,
     return config
 
 
-def _spec(thread_id: str, body: RunCreate, user: str | None = None, *, temporary: bool = False) -> RunSpec:
+def _spec(thread_id: str, body: RunCreate, assistant: AssistantRecord, user: str | None, *, temporary: bool = False) -> RunSpec:
+    config, context = run_config_on(assistant, body.config, body.context)  # the custom agent's settings
     checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
     return RunSpec(
         thread_id=thread_id,
-        assistant_id=check_assistant(body.assistant_id),
+        assistant_id=assistant.assistant_id,
         input=body.input,
         command=body.command.model_dump(exclude_none=True) if body.command else None,
-        config=run_config_for(body.config, user),
-        context=body.context,
+        config=run_config_for(config, user),
+        context=context,
         metadata=dict(body.metadata or {}),
         stream_mode=[body.stream_mode] if isinstance(body.stream_mode, str) else list(body.stream_mode),
         stream_subgraphs=body.stream_subgraphs,
@@ -76,13 +78,13 @@ async def _start(
     so a client that reads runs or the thread's status next finds them. A streamed run answers
     with its ``metadata`` event first; its record follows at once.
     """
-    check_assistant(body.assistant_id)
+    assistant = await load_assistant(gw, body.assistant_id, user)
     if thread_id is None:
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))
-        spec = _spec(record.thread_id, body, user, temporary=body.on_completion != "keep")
+        spec = _spec(record.thread_id, body, assistant, user, temporary=body.on_completion != "keep")
     else:
         await _thread_for_run(gw, thread_id, body, user)
-        spec = _spec(thread_id, body, user)
+        spec = _spec(thread_id, body, assistant, user)
     run = await gw.runs.start(spec)
     if saved:
         await run.saved.wait()

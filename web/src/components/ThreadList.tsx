@@ -2,6 +2,7 @@
 import { useEffect, useState } from "react";
 import type { Thread } from "@langchain/langgraph-sdk";
 import { client } from "../api/client";
+import { agentLabel, type AgentRecord } from "../state/agents";
 import { messageText } from "../state/messages";
 
 export function threadTitle(thread: Thread): string {
@@ -11,11 +12,18 @@ export function threadTitle(thread: Thread): string {
   return first ? messageText(first as never).slice(0, 60) || "Untitled" : "New thread";
 }
 
+/** The custom agent a thread runs on (nothing for the built-in one). */
+function ThreadAgent(props: { thread: Thread; agents: AgentRecord[] }) {
+  const label = agentLabel((props.thread.metadata as { assistant_id?: unknown } | null)?.assistant_id, props.agents);
+  return label ? <span className="thread-agent" data-testid="thread-agent">{label}</span> : null;
+}
+
 export function ThreadList(props: {
   current: string | null;
   refreshKey: number;
   onSelect: (id: string | null) => void;
   onError: (e: string) => void;
+  agents?: AgentRecord[];
 }) {
   const [threads, setThreads] = useState<Thread[]>([]);
   const [query, setQuery] = useState("");
@@ -42,6 +50,7 @@ export function ThreadList(props: {
               title={t.thread_id}
             >
               <span className="thread-title">{threadTitle(t)}</span>
+              <ThreadAgent thread={t} agents={props.agents ?? []} />
               {t.status !== "idle" && <span className={`thread-status status-${t.status}`}>{t.status}</span>}
             </button>
           </li>
