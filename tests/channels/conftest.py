@@ -11,6 +11,7 @@ from tests.channels.fake_discord import FakeDiscord
 from tests.channels.fake_feishu import FakeFeishu
 from tests.channels.fake_slack import FakeSlack
 from tests.channels.fake_telegram import FakeTelegram
+from tests.channels.fake_wecom import FakeWeCom
 from tests.gateway.gateway_support import HeldModel, scripted_model
 
 
@@ -47,4 +48,11 @@ def feishu() -> Iterator[FakeFeishu]:
 def discord_api() -> Iterator[FakeDiscord]:
     """A fake Discord REST API and gateway on a loopback port."""
     with serving(FakeDiscord()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def wecom() -> Iterator[FakeWeCom]:
+    """A fake WeCom API on a loopback port."""
+    with serving(FakeWeCom()) as fake:
         yield fake

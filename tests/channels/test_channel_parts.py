@@ -72,6 +72,16 @@ def test_long_answers_are_split_at_line_ends() -> None:
     assert split_text("x" * 250, 100) == ["x" * 100, "x" * 100, "x" * 50]
 
 
+def test_split_by_bytes_keeps_characters_whole() -> None:
+    def utf8(t: str) -> int:
+        return len(t.encode())
+
+    text = "说明" * 1500 + "\nend"  # 3 bytes a character
+    pieces = split_text(text, 2048, utf8)
+    assert all(utf8(p) <= 2048 for p in pieces) and "".join(pieces).replace("\n", "") == text.replace("\n", "")
+    assert len(pieces) == 5
+
+
 def test_answer_texts_for_each_ending() -> None:
     values = {"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": "42"}]}]}
     assert final_answer(values) == "42"

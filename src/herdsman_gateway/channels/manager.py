@@ -28,6 +28,9 @@ PLATFORMS = {
     "slack": "herdsman_gateway.channels.slack:SlackChannel",
     "feishu": "herdsman_gateway.channels.feishu:FeishuChannel",
     "discord": "herdsman_gateway.channels.discord:DiscordChannel",
+    "dingtalk": "herdsman_gateway.channels.dingtalk:DingTalkChannel",
+    "wecom": "herdsman_gateway.channels.wecom:WeComChannel",
+    "whatsapp": "herdsman_gateway.channels.whatsapp:WhatsAppChannel",
 }
 
 
