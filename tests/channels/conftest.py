@@ -12,6 +12,7 @@ from tests.channels.fake_feishu import FakeFeishu
 from tests.channels.fake_slack import FakeSlack
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.fake_wecom import FakeWeCom
+from tests.channels.fake_whatsapp import FakeWhatsApp
 from tests.gateway.gateway_support import HeldModel, scripted_model
 
 
@@ -55,4 +56,11 @@ def discord_api() -> Iterator[FakeDiscord]:
 def wecom() -> Iterator[FakeWeCom]:
     """A fake WeCom API on a loopback port."""
     with serving(FakeWeCom()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def whatsapp() -> Iterator[FakeWhatsApp]:
+    """A fake WhatsApp Cloud API on a loopback port."""
+    with serving(FakeWhatsApp()) as fake:
         yield fake

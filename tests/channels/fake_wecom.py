@@ -112,9 +112,6 @@ class FakeWeCom(FakeServer):
         return [c.params["text"]["content"] for c in self.named("message/send")
                 if c.params.get("msgtype") == "text" and (user is None or c.params.get("touser") == user)]
 
-    def wait_message(self, needle: str) -> str:
-        """Wait for a text message containing ``needle``."""
-        return self.wait_for(lambda: next((t for t in self.message_texts() if needle in t), None), f"a message with {needle!r}")
 
 
 def parameters(**extra: Any) -> dict[str, Any]:
