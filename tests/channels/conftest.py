@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.channels.fake_server import serving
+from tests.channels.fake_bark import FakeBark
+from tests.channels.fake_dingtalk import FakeDingTalk
 from tests.channels.fake_discord import FakeDiscord
 from tests.channels.fake_feishu import FakeFeishu
 from tests.channels.fake_slack import FakeSlack
@@ -63,4 +65,18 @@ def wecom() -> Iterator[FakeWeCom]:
 def whatsapp() -> Iterator[FakeWhatsApp]:
     """A fake WhatsApp Cloud API on a loopback port."""
     with serving(FakeWhatsApp()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def dingtalk() -> Iterator[FakeDingTalk]:
+    """A fake DingTalk (stream gateway and APIs) on a loopback port."""
+    with serving(FakeDingTalk()) as fake:
+        yield fake
+
+
+@pytest.fixture
+def bark() -> Iterator[FakeBark]:
+    """A fake Bark server on a loopback port."""
+    with serving(FakeBark()) as fake:
         yield fake

@@ -120,6 +120,13 @@ async def pump(read: Callable[[], Awaitable[None]], write: Callable[[], Awaitabl
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def channel_row(gateway_url: str, name: str) -> dict[str, Any]:
+    """The line of ``GET /api/channels`` about channel ``name``."""
+    import httpx
+
+    return next(c for c in httpx.get(f"{gateway_url}/api/channels").json() if c["name"] == name)
+
+
 def channel_config(home: Any, name: str, section: dict[str, Any], **config: Any) -> HerdsmanConfig:
     """A config with channel ``name`` set to ``section`` (progress updates sent at once)."""
     return make_config(home, channels={"progress_interval_seconds": 0, name: section}, **config)

@@ -78,6 +78,10 @@ class Channel(ABC):
     async def send_file(self, chat_id: str, filename: str, data: bytes, *, reply_to: str | None = None) -> None:
         """Upload a file to the chat; raises on a platform error (the caller logs it)."""
 
+    def problem(self) -> str | None:
+        """What is wrong with a started channel now (a dropped connection), or None when it is well."""
+        return None
+
     def router(self) -> APIRouter | None:
         """Webhook routes for this platform (mounted under ``/channels/<name>``), if it uses any."""
         return None
