@@ -44,8 +44,8 @@ def test_telegram_and_slack_side_by_side(home: Path, telegram: FakeTelegram, sla
 def test_broken_channels_fail_alone(home: Path, dingtalk: FakeDingTalk, wecom: FakeWeCom, whatsapp: FakeWhatsApp) -> None:
     """A wrong DingTalk secret and an expired WhatsApp token leave WeCom and the gateway working."""
     channels = {
-        "dingtalk": dingtalk_section(base_url=dingtalk.url, client_secret="wrong", allowed_users=["*"]),
-        "whatsapp": whatsapp_section(base_url=whatsapp.url, access_token="expired", allowed_users=["*"]),
+        "dingtalk": dingtalk_section(base_url=dingtalk.url, client_secret="not-the-secret-42", allowed_users=["*"]),
+        "whatsapp": whatsapp_section(base_url=whatsapp.url, access_token="expired-token-42", allowed_users=["*"]),
         "wecom": wecom_section(base_url=wecom.base_url, allowed_users=["alice"]),
     }
     with running_gateway(make_config(home, channels=channels), model=scripted_model()) as served:
@@ -53,6 +53,7 @@ def test_broken_channels_fail_alone(home: Path, dingtalk: FakeDingTalk, wecom: F
         assert rows["dingtalk"]["state"] == "failed" and "clientSecret is wrong" in rows["dingtalk"]["error"]
         assert rows["whatsapp"]["state"] == "failed" and "Invalid OAuth access token" in rows["whatsapp"]["error"]
         assert rows["wecom"]["state"] == "running" and rows["wecom"]["error"] is None
+        assert "-42" not in httpx.get(f"{served.url}/api/channels").text, "no secret in the status"
         body, query = wecom_callback("alice", "still here")
         httpx.post(f"{served.url}/channels/wecom/callback", params=query, content=body)
         wecom.wait_message("echo: still here")

@@ -13,6 +13,7 @@ enabled), ``running``, ``degraded`` (started, but its connection or last push ha
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
 
 import structlog
@@ -38,6 +39,20 @@ PLATFORMS = {
     "wecom": "herdsman_gateway.channels.wecom:WeComChannel",
     "whatsapp": "herdsman_gateway.channels.whatsapp:WhatsAppChannel",
 }
+
+
+SECRET_FIELD = re.compile(r"token|secret|key|password", re.IGNORECASE)
+SECRET_PARAM = re.compile(r"((?:access_token|corpsecret|secret|token|key|password)=)[^&\s\"')]+", re.IGNORECASE)
+
+
+def redact(text: str, section: object) -> str:
+    """``text`` without the secrets of a channel's config ``section`` (its token, secret and key
+    fields, and any ``secret=...``-like query parameter: HTTP errors often quote the URL)."""
+    text = SECRET_PARAM.sub(r"\1***", text)
+    for field, value in vars(section).items():
+        if SECRET_FIELD.search(field) and isinstance(value, str) and len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
 
 
 def build_channels(config: ChannelsConfig) -> list[Channel]:
@@ -94,11 +109,11 @@ class ChannelManager:
         for name in PLATFORMS:
             channel = built.get(name)
             problem = channel.problem() if channel is not None and name in running else None
-            error = self.errors.get(name) or problem
+            error = self.errors.get(name) or (redact(problem, getattr(self.config, name)) if problem else None)
             rows.append(_row(name, "chat", channel is not None, name in running, error))
         bark = self.bark
-        enabled = self.config.bark.enabled
-        rows.append(_row("bark", "notify", enabled, bark is not None, self.errors.get("bark") or (bark.error if bark else None)))
+        error = redact(bark.error, self.config.bark) if bark is not None and bark.error else None
+        rows.append(_row("bark", "notify", self.config.bark.enabled, bark is not None, error))
         return rows
 
     async def start(self, gateway: Gateway) -> None:
@@ -109,7 +124,7 @@ class ChannelManager:
             try:
                 await channel.start(self.dispatcher)
             except Exception as exc:  # noqa: BLE001 - one broken platform must not stop the gateway
-                self.errors[channel.name] = f"{type(exc).__name__}: {exc}"
+                self.errors[channel.name] = redact(f"{type(exc).__name__}: {exc}", getattr(self.config, channel.name))
                 log.error("channel_start_failed", channel=channel.name, error=self.errors[channel.name])
                 continue
             self.running.append(channel)
