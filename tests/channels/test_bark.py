@@ -88,3 +88,18 @@ async def test_refused_push_shows_in_the_status_and_runs_go_on(home: Path, bark:
         assert "device key not found" in row["error"] and row["running"] is True
         second = await sdk.runs.wait(thread_id, "lead_agent", input=user_message("two"))
         assert first["messages"][-1]["content"] == "echo: one" and second["messages"][-1]["content"] == "echo: two"
+
+
+async def test_on_a_shared_gateway_only_the_chosen_users_runs_are_pushed(home: Path, bark: FakeBark, model: HeldModel) -> None:
+    keys = [{"key": "alice-key", "user": "alice"}, {"key": "bob-key", "user": "bob"}]
+    settings = {"enabled": True, "device_key": DEVICE_KEY, "base_url": bark.url, "min_seconds": 0, "users": ["alice"]}
+    config = channel_config(home, "bark", settings, gateway={"api_keys": keys})
+    with running_gateway(config, model=model) as served:
+        bob, alice = (get_client(url=served.url, api_key=key) for key in ("bob-key", "alice-key"))
+        bobs = (await bob.threads.create(metadata={"owner": "alice"}))["thread_id"]  # a forged owner is ignored
+        await bob.runs.wait(bobs, "lead_agent", input=user_message("bob's secret plan"))
+        alices = (await alice.threads.create())["thread_id"]
+        await alice.runs.wait(alices, "lead_agent", input=user_message("alice's report"))
+        pushes = bark.wait_for(lambda: bark.named("push"), "alice's push")
+        assert [p.params["body"].split("\n")[-1] for p in pushes] == [f"Thread {alices}"]
+        assert not any("bob" in p.params["body"] for p in pushes)

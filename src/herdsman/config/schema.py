@@ -709,6 +709,10 @@ class BarkConfig(_Section):
     min_seconds: float = Field(60.0, ge=0, description="Push when a run took at least this long (any run waiting for an answer is pushed).")
     web_url: str | None = Field(None, description="Where the web UI is reached, e.g. https://herd.example.com; the push opens the thread there.")
     group: str = Field("Herdsman", min_length=1, description="The Bark group the pushes are filed under.")
+    users: list[str] = Field(
+        default_factory=list,
+        description="With gateway.api_keys: push only runs on threads these users own (the user of a key); empty: every run.",
+    )
 
     @model_validator(mode="after")
     def _needs_key(self) -> "BarkConfig":

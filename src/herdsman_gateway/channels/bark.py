@@ -5,7 +5,9 @@ manager, so it hears about every run that ends, whoever started it (the API, the
 chat channel, a schedule). It pushes when the run took at least ``channels.bark.min_seconds``,
 and always when the run left its thread waiting for an answer (an interrupt, such as an
 approval or a question); runs the user cancelled are not pushed. The push opens the thread in
-the web UI when ``channels.bark.web_url`` is set.
+the web UI when ``channels.bark.web_url`` is set. The pushes go to one device, so on a gateway
+shared by several users (``gateway.api_keys``) ``channels.bark.users`` keeps them to the runs on
+threads those users own: nobody's request text reaches another person's phone.
 
 Bark's API is one documented call (``POST /push`` with a JSON body: ``device_key``, ``title``,
 ``body``, ``group``, ``url``, ``level``), so it is made with httpx; there is no maintained
@@ -25,6 +27,7 @@ import structlog
 from herdsman.config.schema import BarkConfig
 from herdsman.runtime.runs import Run
 from herdsman.runtime.threads import ThreadStore
+from herdsman_gateway.auth import OWNER_KEY
 
 log = structlog.get_logger(__name__)
 
@@ -113,6 +116,9 @@ class BarkNotifier:
         """Push for ``run`` if it deserves it; True when a push was sent."""
         try:
             record = await self.threads.get(run.thread_id)
+            owner = record.metadata.get(OWNER_KEY) if record is not None else None
+            if self.config.users and owner not in self.config.users:
+                return False
             waiting = record is not None and record.status == "interrupted"
             push = push_for(run, seconds, waiting, self.config.min_seconds)
             if push is None:
