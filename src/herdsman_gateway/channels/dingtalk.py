@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import platform
 import posixpath
 import time
@@ -84,7 +85,8 @@ class DingTalkChannel(Channel):
         self.api = (config.base_url or DEFAULT_API).rstrip("/")
         self.oapi = (config.base_url or DEFAULT_OAPI).rstrip("/")
         self.robot_code = config.robot_code or config.client_id or ""
-        self.stream = DingTalkStreamClient(Credential(config.client_id, config.client_secret))
+        # the SDK's own logger would add a stdout handler at INFO; a plain one follows the app's logging
+        self.stream = DingTalkStreamClient(Credential(config.client_id, config.client_secret), logger=logging.getLogger("dingtalk_stream"))
         self.stream.register_callback_handler(ChatbotMessage.TOPIC, _Inbox(self))
         self.http: httpx.AsyncClient | None = None
         self._token: tuple[str, float] | None = None
