@@ -111,3 +111,10 @@ def test_api_error_is_logged_and_the_bot_keeps_working(bot: RunningGateway, what
     whatsapp.wait_for(lambda: [c for c in whatsapp.named("messages") if c.params["to"] == BROKEN_NUMBER], "the failed send")
     post(bot, message_payload(ALICE, "still there?"))
     whatsapp.wait_message("echo: still there?")
+
+
+def test_sub_agent_progress_reaches_the_chat(bot: RunningGateway, whatsapp: FakeWhatsApp) -> None:
+    post(bot, message_payload(ALICE, "delegate count the files"))
+    started = whatsapp.wait_message("🤖 general-purpose started")
+    assert "count the files" in started
+    whatsapp.wait_message("🤖 general-purpose finished")
