@@ -96,7 +96,3 @@ class FakeFeishu(FakeServer):
         """The text of every text message the bot sent."""
         return [json.loads(c.params["content"]).get("text", "") for c in self.named("im.message.create")
                 if c.params.get("msg_type") == "text"]
-
-    def wait_message(self, needle: str) -> str:
-        """Wait for a text message containing ``needle``."""
-        return self.wait_for(lambda: next((t for t in self.message_texts() if needle in t), None), f"a message with {needle!r}")

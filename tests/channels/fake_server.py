@@ -66,6 +66,14 @@ class FakeServer:
                 raise AssertionError(f"timed out waiting for {what}; last calls: {seen}")
             time.sleep(0.02)
 
+    def message_texts(self) -> list[str]:
+        """The text of every text message the bot sent (fakes of message APIs override it)."""
+        raise NotImplementedError
+
+    def wait_message(self, needle: str) -> str:
+        """Wait for a text message (of :meth:`message_texts`) containing ``needle``; return it."""
+        return self.wait_for(lambda: next((t for t in self.message_texts() if needle in t), None), f"a message with {needle!r}")
+
     def texts(self, method: str, key: str = "text") -> list[str]:
         """The ``key`` parameter of every call of ``method``."""
         return [str(c.params.get(key)) for c in self.named(method)]
@@ -110,6 +118,13 @@ async def pump(read: Callable[[], Awaitable[None]], write: Callable[[], Awaitabl
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def channel_row(gateway_url: str, name: str) -> dict[str, Any]:
+    """The line of ``GET /api/channels`` about channel ``name``."""
+    import httpx
+
+    return next(c for c in httpx.get(f"{gateway_url}/api/channels").json() if c["name"] == name)
 
 
 def channel_config(home: Any, name: str, section: dict[str, Any], **config: Any) -> HerdsmanConfig:

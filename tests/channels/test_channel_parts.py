@@ -10,6 +10,8 @@ from langgraph.store.memory import InMemoryStore
 from herdsman.config import ConfigError, parse_config
 from herdsman_gateway.channels.base import InboundMessage
 from herdsman_gateway.channels.commands import parse_command
+from herdsman.config.schema import WeComChannelConfig
+from herdsman_gateway.channels.manager import redact
 from herdsman_gateway.channels.dispatcher import Dispatcher, final_answer, is_allowed, split_text
 from herdsman_gateway.channels.progress import Throttle, progress_lines
 from herdsman_gateway.channels.slack import slash_command_text
@@ -72,6 +74,16 @@ def test_long_answers_are_split_at_line_ends() -> None:
     assert split_text("x" * 250, 100) == ["x" * 100, "x" * 100, "x" * 50]
 
 
+def test_split_by_bytes_keeps_characters_whole() -> None:
+    def utf8(t: str) -> int:
+        return len(t.encode())
+
+    text = "说明" * 1500 + "\nend"  # 3 bytes a character
+    pieces = split_text(text, 2048, utf8)
+    assert all(utf8(p) <= 2048 for p in pieces) and "".join(pieces).replace("\n", "") == text.replace("\n", "")
+    assert len(pieces) == 5
+
+
 def test_answer_texts_for_each_ending() -> None:
     values = {"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": "42"}]}]}
     assert final_answer(values) == "42"
@@ -110,3 +122,13 @@ def test_enabled_channel_without_its_secret_names_the_fix() -> None:
     config = parse_config("channels:\n  discord:\n    enabled: true\n    bot_token: $DISCORD_BOT_TOKEN\n",
                           env={"DISCORD_BOT_TOKEN": "abc"})
     assert config.channels.discord.bot_token == "abc" and config.channels.discord.allowed_users == []
+
+
+def test_errors_shown_for_a_channel_hide_its_secrets() -> None:
+    section = WeComChannelConfig(enabled=True, corp_id="ww1", secret="s3cr3t-value", agent_id=1, token="tok-value",
+                                 encoding_aes_key="a" * 43)
+    error = ("ConnectionError: HTTPConnectionPool(host='127.0.0.1'): Max retries exceeded with url: "
+             "/cgi-bin/gettoken?corpid=ww1&corpsecret=x9 (token tok-value, s3cr3t-value)")
+    shown = redact(error, section)
+    assert "x9" not in shown and "tok-value" not in shown and "s3cr3t-value" not in shown
+    assert "corpid=ww1" in shown and "corpsecret=***" in shown and "Max retries exceeded" in shown

@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage
 
 from herdsman.models.scripted import ScriptedChatModel
 
-from tests.channels.fake_server import channel_config
+from tests.channels.fake_server import channel_config, channel_row
 from tests.channels.fake_telegram import BROKEN_CHAT, TOKEN, FakeTelegram
 from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway
 from tests.support import make_config
@@ -144,8 +144,8 @@ def test_a_channel_that_cannot_log_in_leaves_the_gateway_running(home: Path, tel
                                                       "allowed_users": ["*"]}})
     with running_gateway(config, model=model) as served:
         assert httpx.get(f"{served.url}/info").status_code == 200
-        (status,) = httpx.get(f"{served.url}/api/channels").json()
-        assert status["name"] == "telegram" and status["running"] is False
+        status = channel_row(served.url, "telegram")
+        assert status["state"] == "failed" and status["running"] is False
         assert "InvalidToken" in status["error"]
 
 

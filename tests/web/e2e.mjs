@@ -679,6 +679,39 @@ const scenarios = {
     check("code copied", copied.startsWith("def greet(name):") && copied.includes("# polite"), copied);
     await shot(page, "code");
   },
+  async channels(page) {
+    // The gateway has WeCom enabled against an address that refuses connections (it fails to
+    // start), and Bark enabled against one too (it runs until a push fails).
+    await page.goto(baseUrl);
+    await page.getByTestId("settings-open").click();
+    const dialog = page.getByTestId("settings");
+    await dialog.getByTestId("settings-tab-channels").click();
+    const row = (name) => dialog.locator(`[data-testid="channel"][data-channel="${name}"]`);
+    await row("wecom").waitFor();
+    const states = await dialog.getByTestId("channel").evaluateAll((els) => els.map((e) => [e.dataset.channel, e.dataset.state]));
+    check("every platform listed", states.length === 8 && states[0][0] === "wecom", states);
+    check("failed channel with its reason", (await row("wecom").getAttribute("data-state")) === "failed" &&
+      (await row("wecom").getByTestId("channel-error").innerText()).includes("Connection"), await row("wecom").innerText());
+    check("no secret shown", !(await dialog.innerText()).includes("wecom-secret-value"));
+    check("unconfigured channel", (await row("telegram").innerText()).includes("not configured"));
+    check("bark running", (await row("bark").getAttribute("data-state")) === "running");
+    check("summary", (await dialog.getByTestId("channels-summary").innerText()).includes("1 of 2 configured channels working"));
+    await shot(page, "channels");
+    await page.keyboard.press("Escape");
+    // A run ends; its push fails; the refreshed tab says Bark has trouble and why.
+    await send(page, "hello");
+    await lastAgent(page).waitFor();
+    await page.getByTestId("send").waitFor();
+    await page.getByTestId("settings-open").click();
+    await dialog.getByTestId("settings-tab-channels").click();
+    for (let i = 0; i < 50 && (await row("bark").getAttribute("data-state")) !== "degraded"; i++) {
+      await page.waitForTimeout(200);
+      await dialog.getByTestId("channels-reload").click();
+    }
+    check("bark failing after a push", (await row("bark").getAttribute("data-state")) === "degraded" &&
+      (await row("bark").innerText()).includes("last push failed"), await row("bark").innerText());
+    await shot(page, "channels-bark");
+  },
   async trace(page) {
     // The trace panel is open before the run, and fills in when the run finishes.
     await page.goto(baseUrl);

@@ -231,3 +231,30 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     assert checks["model call tokens"] and checks["bash command"] and checks["exit code 0"] and checks["stdout"]
     assert checks["file created"] and checks["file opened from the trace"] and checks["non-zero exit code highlighted"]
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def channels_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway with WeCom and Bark enabled against addresses that refuse connections."""
+    nowhere = f"http://127.0.0.1:{_closed_port()}"
+    wecom = {"enabled": True, "corp_id": "ww1", "secret": "wecom-secret-value", "agent_id": 1, "token": "t", "encoding_aes_key": "a" * 43,
+             "base_url": nowhere + "/cgi-bin/"}
+    bark = {"enabled": True, "device_key": "k", "base_url": nowhere, "min_seconds": 0}
+    with web_gateway(tmp_path_factory.mktemp("web-channels"), channels={"wecom": wecom, "bark": bark}) as served:
+        yield served
+
+
+def test_settings_show_channels_configured_connected_or_failing(channels_gateway: RunningGateway) -> None:
+    checks = run_scenario(channels_gateway, "channels")
+    assert checks["every platform listed"] and checks["failed channel with its reason"] and checks["unconfigured channel"]
+    assert checks["no secret shown"]
+    assert checks["bark running"] and checks["summary"] and checks["bark failing after a push"]

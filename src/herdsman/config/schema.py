@@ -582,6 +582,12 @@ class _ChannelConfig(_Section):
     )
     base_url: str | None = Field(None, description="The platform API's address; default the public one (tests point it elsewhere).")
 
+    def _require(self, section: str, keys: tuple[str, ...], hint: str) -> None:
+        """When enabled, every one of ``keys`` must be set; the error names the empty ones and ``hint``."""
+        missing = [k for k in keys if not getattr(self, k)]
+        if self.enabled and missing:
+            raise ValueError(f"channels.{section} is enabled but {', '.join(missing)} is empty; {hint}")
+
 
 class TelegramChannelConfig(_ChannelConfig):
     """Telegram through python-telegram-bot: long polling (default) or a webhook."""
@@ -647,6 +653,78 @@ class DiscordChannelConfig(_ChannelConfig):
         return self
 
 
+class DingTalkChannelConfig(_ChannelConfig):
+    """DingTalk through dingtalk-stream: Stream mode (an outbound websocket, no public address needed)."""
+
+    client_id: str | None = Field(None, description="The app's AppKey (Client ID); use $DINGTALK_CLIENT_ID.")
+    client_secret: str | None = Field(None, description="The app's AppSecret; use $DINGTALK_CLIENT_SECRET.")
+    robot_code: str | None = Field(None, description="The robot's code; default the client_id (as for an app's own robot).")
+
+    @model_validator(mode="after")
+    def _needs_app(self) -> "DingTalkChannelConfig":
+        self._require("dingtalk", ("client_id", "client_secret"), "set both (use $DINGTALK_CLIENT_ID, $DINGTALK_CLIENT_SECRET)")
+        return self
+
+
+class WeComChannelConfig(_ChannelConfig):
+    """WeCom / WeChat Work: an app's encrypted callback at /channels/wecom/callback, the message API out."""
+
+    corp_id: str | None = Field(None, description="The company's CorpID; use $WECOM_CORP_ID.")
+    secret: str | None = Field(None, description="The app's Secret; use $WECOM_SECRET.")
+    agent_id: int | None = Field(None, description="The app's AgentId (a number).")
+    token: str | None = Field(None, description="The callback's Token; use $WECOM_TOKEN.")
+    encoding_aes_key: str | None = Field(None, description="The callback's EncodingAESKey (43 characters); use $WECOM_AES_KEY.")
+
+    @model_validator(mode="after")
+    def _needs_app(self) -> "WeComChannelConfig":
+        keys = ("corp_id", "secret", "agent_id", "token", "encoding_aes_key")
+        self._require("wecom", keys, "set them from the app's page in the WeCom admin console")
+        if self.enabled and len(self.encoding_aes_key or "") != 43:
+            raise ValueError("channels.wecom.encoding_aes_key must be the 43 characters the WeCom admin console shows")
+        return self
+
+
+class WhatsAppChannelConfig(_ChannelConfig):
+    """WhatsApp through the Cloud API: the webhook at /channels/whatsapp/webhook, the Graph API out."""
+
+    access_token: str | None = Field(None, description="A system user's access token; use $WHATSAPP_ACCESS_TOKEN.")
+    phone_number_id: str | None = Field(None, description="The business phone number's id (not the number).")
+    app_secret: str | None = Field(None, description="The Meta app's secret: checks X-Hub-Signature-256; use $WHATSAPP_APP_SECRET.")
+    verify_token: str | None = Field(None, description="The token you typed when subscribing the webhook; use $WHATSAPP_VERIFY_TOKEN.")
+    api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$", description="The Graph API version, like v21.0.")
+
+    @model_validator(mode="after")
+    def _needs_app(self) -> "WhatsAppChannelConfig":
+        keys = ("access_token", "phone_number_id", "app_secret", "verify_token")
+        self._require("whatsapp", keys, "set them from the app's WhatsApp page (use $WHATSAPP_... variables)")
+        return self
+
+
+class BarkConfig(_Section):
+    """Bark push notifications to an iPhone when a long run ends or a run waits for an answer."""
+
+    enabled: bool = Field(False, description="Send pushes through Bark.")
+    device_key: str | None = Field(None, description="The key the Bark app shows; use $BARK_DEVICE_KEY.")
+    base_url: str = Field("https://api.day.app", description="The Bark server; your own if you run one.")
+    min_seconds: float = Field(60.0, ge=0, description="Push when a run took at least this long (any run waiting for an answer is pushed).")
+    web_url: str | None = Field(None, description="Where the web UI is reached, e.g. https://herd.example.com; the push opens the thread there.")
+    group: str = Field("Herdsman", min_length=1, description="The Bark group the pushes are filed under.")
+    users: list[str] = Field(
+        default_factory=list,
+        description="With gateway.api_keys: push only runs on threads these users own (the user of a key); empty: every run.",
+    )
+
+    @model_validator(mode="after")
+    def _needs_key(self) -> "BarkConfig":
+        if self.enabled and not self.device_key:
+            raise ValueError("channels.bark is enabled but device_key is empty; set device_key: $BARK_DEVICE_KEY")
+        for name in ("base_url", "web_url"):
+            value = getattr(self, name)
+            if value and not value.startswith(("http://", "https://")):
+                raise ValueError(f"channels.bark.{name} must start with http:// or https://, got {value!r}")
+        return self
+
+
 class ChannelsConfig(_Section):
     """IM channels: each maps a chat to a thread and answers there (/new, /status, /cancel)."""
 
@@ -658,6 +736,10 @@ class ChannelsConfig(_Section):
     slack: SlackChannelConfig = Field(default_factory=SlackChannelConfig)
     feishu: FeishuChannelConfig = Field(default_factory=FeishuChannelConfig)
     discord: DiscordChannelConfig = Field(default_factory=DiscordChannelConfig)
+    dingtalk: DingTalkChannelConfig = Field(default_factory=DingTalkChannelConfig)
+    wecom: WeComChannelConfig = Field(default_factory=WeComChannelConfig)
+    whatsapp: WhatsAppChannelConfig = Field(default_factory=WhatsAppChannelConfig)
+    bark: BarkConfig = Field(default_factory=BarkConfig)
 
 
 class HerdsmanConfig(_Section):

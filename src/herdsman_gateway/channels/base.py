@@ -8,7 +8,9 @@ receive events over HTTP (webhooks) also give an ``APIRouter`` the app mounts un
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -46,6 +48,19 @@ class Channel(ABC):
 
     def __init__(self) -> None:
         self.handler: MessageHandler | None = None
+        self._handing: set[asyncio.Task] = set()
+
+    def hand_over(self, message: InboundMessage) -> None:
+        """Give ``message`` to the handler in a task, so a webhook can be answered at once."""
+        if self.handler is None:
+            return
+        task = asyncio.create_task(self.handler.handle(self, message), name=f"{self.name}-message")
+        self._handing.add(task)
+        task.add_done_callback(self._handing.discard)
+
+    async def handed_over(self) -> None:
+        """Wait for the messages being handed over (on stop)."""
+        await asyncio.gather(*self._handing, return_exceptions=True)
 
     @abstractmethod
     async def start(self, handler: MessageHandler) -> None:
@@ -63,6 +78,10 @@ class Channel(ABC):
     async def send_file(self, chat_id: str, filename: str, data: bytes, *, reply_to: str | None = None) -> None:
         """Upload a file to the chat; raises on a platform error (the caller logs it)."""
 
+    def problem(self) -> str | None:
+        """What is wrong with a started channel now (a dropped connection), or None when it is well."""
+        return None
+
     def router(self) -> APIRouter | None:
         """Webhook routes for this platform (mounted under ``/channels/<name>``), if it uses any."""
         return None
@@ -71,6 +90,29 @@ class Channel(ABC):
     def max_text(self) -> int:
         """The longest text one message may hold on this platform."""
         return 4000
+
+    def text_size(self, text: str) -> int:
+        """The size of ``text`` in the unit of :attr:`max_text` (characters; a platform counting bytes overrides it)."""
+        return len(text)
+
+
+class RecentIds:
+    """The last ``size`` event or message ids seen: platforms re-deliver what they think was missed."""
+
+    def __init__(self, size: int = 1000) -> None:
+        self.size = size
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def first_time(self, key: str | None) -> bool:
+        """False for an id seen before (a re-delivery); True, remembered, otherwise (and for no id)."""
+        if not key:
+            return True
+        if key in self._seen:
+            return False
+        self._seen[key] = None
+        while len(self._seen) > self.size:
+            self._seen.popitem(last=False)
+        return True
 
 
 class ChannelNotReadyError(RuntimeError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -47,17 +48,35 @@ def is_allowed(allowed: list[str], message: InboundMessage) -> bool:
     return message.user_id in allowed or (message.user_name is not None and message.user_name in allowed)
 
 
-def split_text(text: str, limit: int) -> list[str]:
-    """``text`` in pieces of at most ``limit`` characters, cut at line ends where possible."""
+def split_text(text: str, limit: int, size: Callable[[str], int] = len) -> list[str]:
+    """``text`` in pieces of at most ``limit`` by ``size`` (characters unless told), cut at line ends where possible.
+
+    ``size`` lets a platform that counts bytes (WeCom: 2048 UTF-8 bytes) split by its own measure.
+    """
     pieces: list[str] = []
-    while len(text) > limit:
-        cut = text.rfind("\n", 0, limit)
-        cut = cut if cut > limit // 2 else limit
+    while size(text) > limit:
+        fits = _longest_prefix(text, limit, size)
+        cut = text.rfind("\n", 0, fits)
+        cut = cut if cut > fits // 2 else fits
         pieces.append(text[:cut])
         text = text[cut:].lstrip("\n")
     if text:
         pieces.append(text)
     return pieces
+
+
+def _longest_prefix(text: str, limit: int, size: Callable[[str], int]) -> int:
+    """How many leading characters of ``text`` fit in ``limit`` (at least one, so splitting ends)."""
+    if size is len:
+        return max(1, limit)
+    low, high = 1, len(text)
+    while low < high:  # binary search: size grows with the prefix
+        mid = (low + high + 1) // 2
+        if size(text[:mid]) <= limit:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -278,7 +297,7 @@ class Dispatcher:
     async def send(self, channel: Channel, message: InboundMessage, text: str) -> bool:
         """Send ``text`` (split to the platform's limit); False, logged, when the platform refuses."""
         try:
-            for piece in split_text(text, channel.max_text):
+            for piece in split_text(text, channel.max_text, channel.text_size):
                 await channel.send_text(message.chat_id, piece, reply_to=message.reply_to)
             return True
         except Exception as exc:  # noqa: BLE001 - a platform error is logged; the channel goes on

@@ -15,7 +15,6 @@ import asyncio
 import io
 import json
 import re
-from collections import OrderedDict
 from typing import Any
 
 import lark_oapi as lark
@@ -32,12 +31,11 @@ from lark_oapi.api.im.v1 import (
 from lark_oapi.core.model import RawRequest
 
 from herdsman.config.schema import FeishuChannelConfig
-from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler
+from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler, RecentIds
 
 log = structlog.get_logger(__name__)
 
 MENTION = re.compile(r"@_user_\d+\s*")
-SEEN_EVENTS = 1000
 DENIED = ("verification_token", "signature verification failed", "encrypt_key not found")
 
 
@@ -63,8 +61,7 @@ class FeishuChannel(Channel):
         builder = lark.Client.builder().app_id(config.app_id or "").app_secret(config.app_secret or "")
         self.client = builder.domain(config.base_url or lark.FEISHU_DOMAIN).log_level(lark.LogLevel.WARNING).build()
         self._received: list[InboundMessage] = []
-        self._seen: OrderedDict[str, None] = OrderedDict()
-        self._tasks: set[asyncio.Task] = set()
+        self._seen = RecentIds()
         self.events = (
             lark.EventDispatcherHandler.builder(config.encrypt_key or "", config.verification_token or "")
             .register_p2_im_message_receive_v1(self._on_message)
@@ -84,22 +81,11 @@ class FeishuChannel(Channel):
     async def stop(self) -> None:
         """Stop accepting event callbacks (messages being handed over finish first)."""
         self.handler = None
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _first_time(self, event_id: str | None) -> bool:
-        """False for an event id seen before (a re-delivery)."""
-        if not event_id:
-            return True
-        if event_id in self._seen:
-            return False
-        self._seen[event_id] = None
-        while len(self._seen) > SEEN_EVENTS:
-            self._seen.popitem(last=False)
-        return True
+        await self.handed_over()
 
     def _on_message(self, data: P2ImMessageReceiveV1) -> None:
         """lark-oapi's callback (synchronous): keep text messages for :meth:`receive` to dispatch."""
-        if not self._first_time(data.header.event_id if data.header else None):
+        if not self._seen.first_time(data.header.event_id if data.header else None):
             return
         event = data.event
         message, sender = event.message, event.sender
@@ -176,7 +162,5 @@ class FeishuChannel(Channel):
             log.warning("feishu_event_refused" if denied else "feishu_event_failed", detail=detail)
             return JSONResponse({"detail": detail}, status_code=401 if denied else 400)
         for message in received:  # answered at once: Feishu re-sends events not acknowledged in 3 s
-            task = asyncio.create_task(self.handler.handle(self, message), name="feishu-message")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self.hand_over(message)
         return Response(answer.content, status_code=200, media_type="application/json")

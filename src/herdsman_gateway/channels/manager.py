@@ -3,11 +3,17 @@
 The app builds a :class:`ChannelManager` when it is created (so webhook routes can be mounted
 under ``/channels/<name>``) and starts it in its lifespan, once the run manager exists. A
 channel that fails to start is logged, left out and reported by ``GET /api/channels``; the
-others and the gateway keep going.
+others and the gateway keep going. Bark, a notifier rather than a chat, is added to the run
+manager's listeners so it hears of every run that ends.
+
+``GET /api/channels`` lists every platform Herdsman knows, each with ``state``: ``off`` (not
+enabled), ``running``, ``degraded`` (started, but its connection or last push has a problem) or
+``failed`` (did not start), and ``error`` saying why; the web UI's settings show it.
 """
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
 
 import structlog
@@ -16,6 +22,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from herdsman_gateway.auth import current_user
 
 from herdsman.config.schema import ChannelsConfig
+from herdsman_gateway.channels.bark import BarkNotifier
 from herdsman_gateway.channels.base import Channel
 from herdsman_gateway.channels.dispatcher import Dispatcher
 from herdsman_gateway.context import Gateway
@@ -28,7 +35,24 @@ PLATFORMS = {
     "slack": "herdsman_gateway.channels.slack:SlackChannel",
     "feishu": "herdsman_gateway.channels.feishu:FeishuChannel",
     "discord": "herdsman_gateway.channels.discord:DiscordChannel",
+    "dingtalk": "herdsman_gateway.channels.dingtalk:DingTalkChannel",
+    "wecom": "herdsman_gateway.channels.wecom:WeComChannel",
+    "whatsapp": "herdsman_gateway.channels.whatsapp:WhatsAppChannel",
 }
+
+
+SECRET_FIELD = re.compile(r"token|secret|key|password", re.IGNORECASE)
+SECRET_PARAM = re.compile(r"((?:access_token|corpsecret|secret|token|key|password)=)[^&\s\"')]+", re.IGNORECASE)
+
+
+def redact(text: str, section: object) -> str:
+    """``text`` without the secrets of a channel's config ``section`` (its token, secret and key
+    fields, and any ``secret=...``-like query parameter: HTTP errors often quote the URL)."""
+    text = SECRET_PARAM.sub(r"\1***", text)
+    for field, value in vars(section).items():
+        if SECRET_FIELD.search(field) and isinstance(value, str) and len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
 
 
 def build_channels(config: ChannelsConfig) -> list[Channel]:
@@ -43,6 +67,17 @@ def build_channels(config: ChannelsConfig) -> list[Channel]:
     return channels
 
 
+def _row(name: str, kind: str, enabled: bool, running: bool, error: str | None) -> dict[str, object]:
+    """One line of ``GET /api/channels``."""
+    if not enabled:
+        state = "off"
+    elif not running:
+        state = "failed"
+    else:
+        state = "degraded" if error else "running"
+    return {"name": name, "kind": kind, "enabled": enabled, "running": running, "state": state, "error": error}
+
+
 class ChannelManager:
     """The enabled channels of one app and the dispatcher they share."""
 
@@ -53,6 +88,7 @@ class ChannelManager:
         self.running: list[Channel] = []
         self.errors: dict[str, str] = {}
         self.dispatcher: Dispatcher | None = None
+        self.bark: BarkNotifier | None = None
 
     def mount(self, app: FastAPI) -> None:
         """Add the webhook routes of the channels that have some, under ``/channels/<name>``."""
@@ -66,9 +102,19 @@ class ChannelManager:
         app.include_router(status)
 
     def status(self) -> list[dict[str, object]]:
-        """Each enabled channel: whether it runs, and why not when it failed to start."""
+        """Every known platform: enabled or not, its state, and why when it is not well."""
+        built = {c.name: c for c in self.channels}
         running = {c.name for c in self.running}
-        return [{"name": c.name, "running": c.name in running, "error": self.errors.get(c.name)} for c in self.channels]
+        rows: list[dict[str, object]] = []
+        for name in PLATFORMS:
+            channel = built.get(name)
+            problem = channel.problem() if channel is not None and name in running else None
+            error = self.errors.get(name) or (redact(problem, getattr(self.config, name)) if problem else None)
+            rows.append(_row(name, "chat", channel is not None, name in running, error))
+        bark = self.bark
+        error = redact(bark.error, self.config.bark) if bark is not None and bark.error else None
+        rows.append(_row("bark", "notify", self.config.bark.enabled, bark is not None, error))
+        return rows
 
     async def start(self, gateway: Gateway) -> None:
         """Start every channel against ``gateway``; a failing one is logged and skipped."""
@@ -78,11 +124,15 @@ class ChannelManager:
             try:
                 await channel.start(self.dispatcher)
             except Exception as exc:  # noqa: BLE001 - one broken platform must not stop the gateway
-                self.errors[channel.name] = f"{type(exc).__name__}: {exc}"
+                self.errors[channel.name] = redact(f"{type(exc).__name__}: {exc}", getattr(self.config, channel.name))
                 log.error("channel_start_failed", channel=channel.name, error=self.errors[channel.name])
                 continue
             self.running.append(channel)
             log.info("channel_started", channel=channel.name, allowed_users=len(allowed[channel.name]))
+        if self.config.bark.enabled:
+            self.bark = BarkNotifier(self.config.bark, gateway.threads)
+            gateway.runs.listeners.append(self.bark)
+            log.info("bark_started", min_seconds=self.config.bark.min_seconds)
 
     async def stop(self) -> None:
         """Stop the running channels and the dispatcher's follow-up tasks."""
@@ -94,3 +144,5 @@ class ChannelManager:
         self.running.clear()
         if self.dispatcher is not None:
             await self.dispatcher.close()
+        if self.bark is not None:
+            await self.bark.close()

@@ -1,5 +1,6 @@
-/** REST calls of the settings dialog: memory facts, skills, model key status, MCP servers, and
- * whether the gateway accepts an API key. */
+/** REST calls of the settings dialog: memory facts, skills, model key status, MCP servers, IM
+ * channels, and whether the gateway accepts an API key. */
+import type { ChannelRow } from "../state/channels";
 import { call, GatewayError, type ModelInfo } from "./rest";
 
 export interface Fact {
@@ -74,6 +75,8 @@ export const switchSkill = (name: string, enabled: boolean) =>
 export const getModelStatus = () => call<{ models: ModelStatus[]; default: string }>("/api/models");
 
 export const getMcpStatus = () => call<{ servers: McpServer[] }>("/api/mcp/status");
+
+export const getChannels = () => call<ChannelRow[]>("/api/channels");
 
 export type KeyCheck = "accepted" | "not required" | "rejected" | "required";
 

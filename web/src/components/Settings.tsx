@@ -1,8 +1,10 @@
 /** The settings dialog: Memory (facts the agent keeps), Skills (switch, read), Models (key status,
- * MCP servers) and the gateway API key kept in this browser. Each tab loads when opened, and a
+ * MCP servers), Channels (IM platforms and Bark: configured, connected or failing) and the
+ * gateway API key kept in this browser. Each tab loads when opened, and a
  * failed call shows its error in the tab while the rest of the page stays usable. */
 import { useEffect, useState } from "react";
 import { ApiKeyTab } from "./settings/ApiKeyTab";
+import { ChannelsTab } from "./settings/ChannelsTab";
 import { MemoryTab } from "./settings/MemoryTab";
 import { ModelsTab } from "./settings/ModelsTab";
 import { SkillsTab } from "./settings/SkillsTab";
@@ -12,6 +14,7 @@ const TABS = [
   { id: "memory", label: "Memory", Panel: MemoryTab },
   { id: "skills", label: "Skills", Panel: SkillsTab },
   { id: "models", label: "Models", Panel: ModelsTab },
+  { id: "channels", label: "Channels", Panel: ChannelsTab },
   { id: "apikey", label: "API key", Panel: ApiKeyTab },
 ] as const;
 
