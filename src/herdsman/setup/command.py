@@ -55,9 +55,14 @@ def show_key_check(result: KeyCheck) -> None:
     console.print(f"[{colour}]API key: {escape(result.message)}[/{colour}]")
 
 
+def config_flag(path: Path) -> str:
+    """`` --config PATH`` for the commands to run next, empty when the lookup finds ``path`` anyway."""
+    return "" if path.resolve() == (Path.cwd() / "config.yaml").resolve() else f" --config {path}"
+
+
 def final_check(path: Path, offline: bool) -> bool:
     """``herdsman config check`` on what was written; True when it found nothing to fix."""
-    console.print(f"\n[bold]herdsman config check --config {escape(str(path))}[/bold]"
+    console.print(f"\n[bold]herdsman config check{escape(config_flag(path))}[/bold]"
                   + (" [dim](no network probe: the provider was unreachable)[/dim]" if offline else ""))
     try:
         loaded = load_config(path)
@@ -74,7 +79,7 @@ def final_check(path: Path, offline: bool) -> bool:
 
 def next_steps(path: Path, answers: Answers, doc: Mapping) -> list[str]:
     """The commands to run next, with --config when the file is not found by default."""
-    flag = "" if path.resolve() == (Path.cwd() / "config.yaml").resolve() else f" --config {path}"
+    flag = config_flag(path)
     steps = []
     lead = (doc.get("lead") or {}).get("model") if isinstance(doc.get("lead"), Mapping) else None
     if lead == EMBEDDED or not doc.get("models"):

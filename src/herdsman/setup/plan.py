@@ -126,9 +126,11 @@ def apply_model(doc: MutableMapping[str, Any], answer: ModelAnswer, outcome: Out
         outcome.changes.append(f"models.0: new model {name!r}" + (" (the others move down one)" if len(models) > 1 else ""))
     entry, where = models[index], f"models.{index}"
     _put(entry, "use", provider.use, f"{where}.use", outcome)
-    if answer.model or provider.model:
-        _put(entry, "model", answer.model or provider.model, f"{where}.model", outcome)
-    _put(entry, "base_url", answer.base_url or provider.base_url, f"{where}.base_url", outcome)
+    for key, value in (("model", answer.model or provider.model), ("base_url", answer.base_url or provider.base_url)):
+        if value and getattr(answer, key) is None and entry.get(key):
+            value = entry[key]  # not asked again: the entry's own (a proxy's address, another model) stays
+        if value:
+            _put(entry, key, value, f"{where}.{key}", outcome)
     named = env_reference(entry.get("api_key"))
     key_env = answer.key_env or named or provider.key_env or f"{name.upper()}_API_KEY"
     keyless = not provider.key_required and answer.api_key is None and answer.key_env is None and named is None
