@@ -79,6 +79,9 @@ def test_a_refused_key_or_a_missing_one_writes_nothing(tmp_path: Path) -> None:
     assert "pass --api-key, or export OPENAI_API_KEY" in missing.stderr
     bad_pair = cli("setup", "--non-interactive", "--secret", "no-equals-sign", cwd=tmp_path)
     assert bad_pair.returncode == 2 and "is not NAME=VALUE" in bad_pair.stderr
+    two_lines = cli("setup", "--non-interactive", "--provider", "openai", "--api-key", "sk-1\nsk-2", "--no-check-key",
+                    cwd=tmp_path)
+    assert two_lines.returncode == 2 and "line break" in two_lines.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from herdsman.config import load_config
 from herdsman.setup.detect import SandboxChoice, find_docker, find_kubeconfig, ping_engine
-from herdsman.setup.files import SetupError, backup, dump_document, read_document, write_secrets
+from herdsman.setup.files import SetupError, backup, dump_document, read_document, write_secrets, write_text_atomically
 from herdsman.setup.plan import Answers, ChannelAnswer, ModelAnswer, apply_answers
 from tests.support import REPO
 
@@ -97,6 +97,18 @@ def test_backup_keeps_every_previous_file(tmp_path: Path) -> None:
     path.write_text("a: 1\n")
     first, second = backup(path), backup(path)
     assert first != second and first.read_text() == second.read_text() == "a: 1\n"
+    assert stat.S_IMODE(first.stat().st_mode) == 0o600
+
+
+def test_a_symlinked_config_stays_a_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "herdsman.yaml"
+    real.parent.mkdir()
+    real.write_text("a: 1\n")
+    os.chmod(real, 0o640)
+    link = tmp_path / "config.yaml"
+    link.symlink_to(real)
+    write_text_atomically(link, "a: 2\n")
+    assert link.is_symlink() and real.read_text() == "a: 2\n" and stat.S_IMODE(real.stat().st_mode) == 0o640
 
 
 def test_a_broken_config_is_refused_before_anything_changes(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from rich.console import Console
 from herdsman.config.check import check_config
 from herdsman.config.loader import ConfigError, env_file_values, find_config_file, load_config, parse_config
 from herdsman.setup.detect import Machine, detect_machine
-from herdsman.setup.files import SetupError, backup, dump_document, env_path, read_document, write_secrets, write_text_atomically
+from herdsman.setup.files import SetupError, backup, check_secret, dump_document, env_path, read_document, write_secrets, write_text_atomically
 from herdsman.setup.flags import Flags, answers_from_flags, check_flags, key_variable, model_entry, parse_pairs
 from herdsman.setup.keycheck import KeyCheck, check_key
 from herdsman.setup.plan import Answers, apply_answers
@@ -108,7 +108,11 @@ def run_setup(path: Path, flags: Flags, interactive: bool) -> int:
     if interactive:
         from herdsman.setup.wizard import ask
 
-        answers, key_result = ask(path, doc, env, flags, machine)
+        asked = ask(path, doc, env, flags, machine)
+        if asked is None:
+            console.print("Nothing was written.")
+            return 1
+        answers, key_result = asked
     else:
         answers = answers_from_flags(flags, doc, env, machine)
         if flags.check_key:
@@ -126,6 +130,8 @@ def run_setup(path: Path, flags: Flags, interactive: bool) -> int:
     if not outcome.changes and not outcome.secrets and path.exists():
         console.print(f"{escape(str(path))} already says all that; nothing to change.")
         return 0 if final_check(path, offline=True) else 1
+    for name, value in outcome.secrets.items():
+        check_secret(name, value)
     new_text = dump_document(doc)
     _refuse_if_broken(path, old_text, new_text, {**env, **outcome.secrets})
     saved = backup(path)
@@ -166,7 +172,7 @@ def setup_command(
     model: Annotated[Optional[str], typer.Option(help="Model id, e.g. gpt-4o-mini (default the provider's).")] = None,
     model_name: Annotated[Optional[str], typer.Option(help="Name of the entry under models: (default the provider's id).")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="The provider's address (required for custom), e.g. http://localhost:8000/v1.")] = None,
-    api_key: Annotated[Optional[str], typer.Option(help="The API key (kept in .env); default the one in its variable.")] = None,
+    api_key: Annotated[Optional[str], typer.Option(help="The API key (kept in .env); default the one in its variable (exporting it keeps it out of ps and shell history).")] = None,
     api_key_env: Annotated[Optional[str], typer.Option(help="The variable that holds the key (default OPENAI_API_KEY, ...).")] = None,
     check_key_: Annotated[bool, typer.Option("--check-key/--no-check-key", help="Try the key with one call to the provider.")] = True,
     sandbox: Annotated[Optional[str], typer.Option(help="Sandbox provider: auto (by what this machine has) | local | docker | kubernetes.")] = None,

@@ -73,7 +73,7 @@ def dump_document(doc: Any) -> str:
 
 
 def backup(path: Path) -> Path | None:
-    """Copy ``path`` to ``<name>.<date-time>.bak`` beside it; ``None`` when there is no file."""
+    """Copy ``path`` to ``<name>.<date-time>.bak`` beside it (0600); ``None`` when there is no file."""
     if not path.exists():
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -83,11 +83,14 @@ def backup(path: Path) -> Path | None:
         target = path.with_name(f"{path.name}.{stamp}-{n}.bak")
         n += 1
     shutil.copy2(path, target)
+    os.chmod(target, 0o600)  # it may hold a literal secret the edit moved to .env
     return target
 
 
 def write_text_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step, keeping its mode (0644 for a new file)."""
+    """Replace ``path`` with ``text`` in one step, keeping its mode (0644 for a new file); a
+    symlink stays a symlink and its target is replaced."""
+    path = path.resolve() if path.is_symlink() else path
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

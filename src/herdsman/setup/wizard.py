@@ -165,8 +165,9 @@ def ask_channels(doc: MutableMapping[str, Any], env: Mapping[str, str], flags: F
 
 
 def ask(path: Path, doc: MutableMapping[str, Any], env: Mapping[str, str], flags: Flags,
-        machine: Callable[[], Machine]) -> tuple[Answers, KeyCheck | None]:
-    """Ask every question whose flag was not given; the answers and the key check's outcome."""
+        machine: Callable[[], Machine]) -> tuple[Answers, KeyCheck | None] | None:
+    """Ask every question whose flag was not given; the answers and the key check's outcome
+    (``None`` when the user chose not to write them)."""
     verb = "Editing" if path.exists() else "Creating"
     console.print(f"[bold]Herdsman setup[/bold]: {verb} {escape(str(path))}"
                   + (" (your comments and other keys stay; the old file is kept as a backup)" if path.exists() else ""))
@@ -180,7 +181,7 @@ def ask(path: Path, doc: MutableMapping[str, Any], env: Mapping[str, str], flags
                                           default=bool(memory_now)))
     answers = Answers(model=model, sandbox=sandbox, channels=channels, memory=memory)
     if not _ask(questionary.confirm(f"Write {path.name}" + (" and .env" if _any_secret(answers, flags) else "") + "?", default=True)):
-        raise KeyboardInterrupt
+        return None
     return answers, key_result
 
 
