@@ -11,7 +11,6 @@ from typing import Annotated, Mapping, Optional
 import typer
 from rich.console import Console
 
-from herdsman.config.check import check_config
 from herdsman.config.loader import ConfigError, env_file_values, find_config_file, load_config, parse_config
 from herdsman.setup.detect import Machine, detect_machine
 from herdsman.setup.files import SetupError, backup, check_secret, dump_document, env_path, read_document, write_secrets, write_text_atomically
@@ -64,6 +63,8 @@ def final_check(path: Path, offline: bool) -> bool:
     """``herdsman config check`` on what was written; True when it found nothing to fix."""
     console.print(f"\n[bold]herdsman config check{escape(config_flag(path))}[/bold]"
                   + (" [dim](no network probe: the provider was unreachable)[/dim]" if offline else ""))
+    from herdsman.config.check import check_config  # imports LangChain: only when it runs
+
     try:
         loaded = load_config(path)
     except ConfigError as exc:

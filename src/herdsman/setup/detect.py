@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import httpx
 import yaml
 
 DEFAULT_DOCKER_URL = "unix:///var/run/docker.sock"
@@ -71,6 +70,8 @@ def docker_candidates(env: Mapping[str, str]) -> list[str]:
 
 def ping_engine(url: str, timeout: float = 2.0) -> str | None:
     """``None`` when the Docker-API engine at ``url`` answers ``/_ping``, else why not."""
+    import httpx  # only when looking: it is slow to import and the CLI starts with this module
+
     if url.startswith("unix://"):
         socket_path = url.removeprefix("unix://")
         if not Path(socket_path).exists():
