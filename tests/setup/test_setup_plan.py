@@ -172,3 +172,19 @@ def test_non_interactive_keeps_what_the_config_says_and_reads_keys_from_the_envi
     text, config, outcome = written(answers, doc, {"OPENAI_API_KEY": "from-env"})
     assert outcome.secrets == {}  # the key stays where it is
     assert config.sandbox.provider == "docker"
+
+
+def test_a_second_run_edits_the_leads_entry_of_the_same_provider() -> None:
+    doc = read_document(Path("/nonexistent"))
+    doc["models"] = [{"name": "gpu", "use": "langchain_openai:ChatOpenAI", "model": "qwen3", "base_url": "http://gpu:8000/v1",
+                      "api_key": "EMPTY", "max_tokens": 512}]
+    doc["lead"] = {"model": "gpu"}
+    answers = answers_from_flags(Flags(provider="custom", model="qwen3-coder"), doc, {}, lambda: machine(bwrap=YES))
+    _, config, outcome = written(answers, doc)
+    assert [m.name for m in config.models] == ["gpu"]
+    gpu = config.model_by_name("gpu")
+    assert (gpu.model, gpu.base_url, gpu.api_key, gpu.extra_kwargs()) == ("qwen3-coder", "http://gpu:8000/v1", "EMPTY", {"max_tokens": 512})
+    assert outcome.changes == ["models.0.model: qwen3-coder", "sandbox.provider: local"]  # the config named no sandbox
+    answers = answers_from_flags(Flags(provider="openai", api_key="sk-o"), doc, {}, lambda: machine(bwrap=YES))
+    _, config, _ = written(answers, doc)
+    assert [m.name for m in config.models] == ["openai", "gpu"] and config.lead_model_name() == "openai"

@@ -15,7 +15,7 @@ from herdsman.setup.channels import channel_models
 from herdsman.setup.detect import Machine, choose_sandbox
 from herdsman.setup.files import SetupError
 from herdsman.setup.plan import Answers, ChannelAnswer, ModelAnswer, channel_credentials
-from herdsman.setup.providers import CUSTOM, EMBEDDED, PROVIDERS, env_reference, is_env_name
+from herdsman.setup.providers import CUSTOM, EMBEDDED, PROVIDERS, env_reference, infer_provider, is_env_name
 
 SANDBOXES = ("auto", "local", "docker", "kubernetes")
 
@@ -81,6 +81,17 @@ def model_entry(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return next((m for m in doc.get("models") or [] if isinstance(m, Mapping) and m.get("name") == name), {})
 
 
+def entry_name(doc: Mapping[str, Any], provider_id: str, wanted: str | None) -> str:
+    """The ``models:`` entry to write: ``wanted``, else the lead's current one when it is of this
+    provider (a second run edits it rather than adding another), else the provider's id."""
+    if wanted:
+        return wanted
+    entry = current_model(doc)
+    if entry and entry.get("name") and infer_provider(entry) == provider_id:
+        return str(entry["name"])
+    return provider_id
+
+
 def key_variable(doc: Mapping[str, Any], answer: ModelAnswer) -> str:
     """The variable the answer's API key is kept in (the one the YAML names, else the provider's)."""
     provider = PROVIDERS[answer.provider]
@@ -93,14 +104,15 @@ def model_from_flags(flags: Flags, doc: Mapping[str, Any], env: Mapping[str, str
     if flags.provider is None:
         return None
     provider = PROVIDERS[flags.provider]
-    answer = ModelAnswer(flags.provider, flags.model_name or "", flags.model, flags.base_url, flags.api_key, flags.api_key_env)
-    if provider.id == CUSTOM and not (flags.base_url or model_entry(doc, answer.name or CUSTOM).get("base_url")):
+    name = entry_name(doc, provider.id, flags.model_name)
+    answer = ModelAnswer(flags.provider, name, flags.model, flags.base_url, flags.api_key, flags.api_key_env)
+    if provider.id == CUSTOM and not (flags.base_url or model_entry(doc, name).get("base_url")):
         raise SetupError("--provider custom needs --base-url (the server's OpenAI-compatible address, e.g. http://localhost:8000/v1)")
-    if provider.id == CUSTOM and not (flags.model or model_entry(doc, answer.name or CUSTOM).get("model")):
+    if provider.id == CUSTOM and not (flags.model or model_entry(doc, name).get("model")):
         raise SetupError("--provider custom needs --model (the model id the server serves)")
     if provider.key_required and answer.api_key is None:
         env_name = key_variable(doc, answer)
-        literal = model_entry(doc, answer.name or provider.id).get("api_key")
+        literal = model_entry(doc, name).get("api_key")
         if env_name not in env and not (isinstance(literal, str) and literal and env_reference(literal) is None):
             raise SetupError(f"--provider {provider.id} needs an API key: pass --api-key, or export {env_name} "
                              "(or put it in .env beside config.yaml)")

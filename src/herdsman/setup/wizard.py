@@ -15,14 +15,16 @@ import questionary
 from rich.console import Console
 
 from herdsman.setup.channels import channel_models
+from herdsman.setup.command import show_key_check
 from herdsman.setup.detect import Found, Machine, choose_sandbox
-from herdsman.setup.files import check_secret
+from herdsman.setup.files import SetupError, check_secret
 from herdsman.setup.flags import (
     Flags,
     channel_section,
     channels_from_flags,
     current_model,
     current_sandbox,
+    entry_name,
     key_variable,
     model_entry,
 )
@@ -43,7 +45,7 @@ def _secret_ok(name: str) -> Callable[[str], bool | str]:
     def validate(value: str) -> bool | str:
         try:
             check_secret(name, value)
-        except Exception as exc:  # noqa: BLE001 - shown under the prompt
+        except SetupError as exc:  # shown under the prompt
             return str(exc)
         return True
 
@@ -60,10 +62,11 @@ def ask_model(doc: Mapping[str, Any], env: Mapping[str, str], flags: Flags) -> t
         default=default, use_shortcuts=True,
     ))
     provider = PROVIDERS[provider_id]
-    answer = ModelAnswer(provider_id, flags.model_name or "", flags.model, flags.base_url, flags.api_key, flags.api_key_env)
+    answer = ModelAnswer(provider_id, entry_name(doc, provider_id, flags.model_name), flags.model, flags.base_url,
+                         flags.api_key, flags.api_key_env)
     if provider_id == EMBEDDED:
         return answer, None
-    old = model_entry(doc, answer.name or provider_id)
+    old = model_entry(doc, answer.name)
     if answer.base_url is None and provider_id == CUSTOM:
         answer.base_url = _ask(questionary.text(
             "The server's OpenAI-compatible address:", default=str(old.get("base_url") or "http://localhost:8000/v1"),
@@ -83,8 +86,7 @@ def ask_model(doc: Mapping[str, Any], env: Mapping[str, str], flags: Flags) -> t
             return answer, None
         console.print("[dim]Trying the key with one call to the provider...[/dim]")
         result = check_key(provider, key, answer.base_url or old.get("base_url"), answer.model)
-        colour = {"ok": "green", "rejected": "red"}.get(result.status, "yellow")
-        console.print(f"[{colour}]API key: {escape(result.message)}[/{colour}]")
+        show_key_check(result)
         if result.status != "rejected" or not _ask(questionary.confirm("Type the key again?", default=True)):
             return answer, result
         answer.api_key = None
