@@ -35,6 +35,7 @@ def test_non_interactive_setup_then_config_check_passes(tmp_path: Path) -> None:
                    cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "API key: the key works" in done.stdout
+        assert "sk-live-1" not in done.stdout + done.stderr and "123:tg" not in done.stdout + done.stderr
         assert "herdsman config check" in done.stdout and "OK " in done.stdout
         assert "herdsman chat" in done.stdout and "--config" not in done.stdout.split("Next:")[1]
         text = (tmp_path / "config.yaml").read_text()

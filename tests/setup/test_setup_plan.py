@@ -142,6 +142,8 @@ def test_channels_and_memory_are_switched_with_their_secrets_in_variables() -> N
     env = {"TELEGRAM_BOT_TOKEN": "t", "DISCORD_BOT_TOKEN": "d"}
     _, config, _ = written(Answers(channels={"telegram": ChannelAnswer(False)}, memory=False), doc, env)
     assert not config.channels.telegram.enabled and config.channels.discord.enabled and not config.memory.enabled
+    _, _, outcome = written(Answers(channels={"slack": ChannelAnswer(False)}), doc, env)
+    assert outcome.changes == []  # off by default: nothing written for it
 
 
 def test_non_interactive_flags_name_what_is_missing() -> None:

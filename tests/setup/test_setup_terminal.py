@@ -71,13 +71,18 @@ def terminal(tmp_path: Path):
     term.close()
 
 
-def test_wizard_in_a_real_terminal(tmp_path: Path, terminal: Terminal) -> None:
-    (tmp_path / "config.yaml").write_text(EXISTING)
+def setup_command(folder: Path) -> str:
+    """``herdsman setup`` in ``folder`` with a clean environment (no keys), then its exit code."""
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**keep, "TERM": "xterm-256color"}.items())
+    return (f"cd {shlex.quote(str(folder))} && env -i {env} {shlex.quote(sys.executable)} -m herdsman setup;"
+            " echo \"setup exited $?\"; sleep 120")
+
+
+def test_wizard_in_a_real_terminal(tmp_path: Path, terminal: Terminal) -> None:
+    (tmp_path / "config.yaml").write_text(EXISTING)
     with fake_provider("sk-right") as server:
-        terminal.start(f"cd {shlex.quote(str(tmp_path))} && env -i {env} {shlex.quote(sys.executable)} -m herdsman setup;"
-                       " echo \"setup exited $?\"; sleep 120")
+        terminal.start(setup_command(tmp_path))
         terminal.answer("Which model should the agent use?", "5", "Enter")
         terminal.answer("The server's OpenAI-compatible address:", "C-u", f"{server.url}/v1", "Enter")
         terminal.answer("Model id:", "fake-large", "Enter")
@@ -109,3 +114,14 @@ def test_wizard_in_a_real_terminal(tmp_path: Path, terminal: Terminal) -> None:
     assert data["memory"] == {"enabled": True}
     assert (tmp_path / ".env").read_text() == "CUSTOM_API_KEY='sk-right'\nTELEGRAM_BOT_TOKEN='123:tg'\n"
     assert [p.read_text() for p in tmp_path.glob("config.yaml.*.bak")] == [EXISTING]
+
+
+def test_ctrl_c_in_the_wizard_writes_nothing(tmp_path: Path, terminal: Terminal) -> None:
+    (tmp_path / "config.yaml").write_text(EXISTING)
+    terminal.start(setup_command(tmp_path))
+    terminal.answer("Which model should the agent use?", "1", "Enter")
+    terminal.answer("Model id:", "C-c")
+    screen = terminal.wait_for("setup exited")
+    assert "Stopped; nothing was written." in screen and "setup exited 130" in screen
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "tmux.sock"]
+    assert (tmp_path / "config.yaml").read_text() == EXISTING

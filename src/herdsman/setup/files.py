@@ -121,6 +121,7 @@ def write_secrets(path: Path, secrets: Mapping[str, str]) -> None:
     """Set each variable in the ``.env`` at ``path`` (created 0600; other lines stay)."""
     if not secrets:
         return
+    path = path.resolve() if path.is_symlink() else path  # like config.yaml: the link's target is the file
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
     os.chmod(path, 0o600)

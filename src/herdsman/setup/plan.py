@@ -150,6 +150,9 @@ def channel_credentials(doc: MutableMapping[str, Any], name: str) -> list[tuple[
 
 def apply_channel(doc: MutableMapping[str, Any], name: str, answer: ChannelAnswer, outcome: Outcome) -> None:
     """Switch ``channels.<name>`` on (with ``$VARIABLE`` credentials and allowed users) or off."""
+    channels = doc.get("channels")
+    if not answer.enabled and not (isinstance(channels, MutableMapping) and name in channels):
+        return  # off already, by default: nothing to write
     section = _section(doc, "channels", name)
     if answer.enabled:
         for key, env in channel_credentials(doc, name):
