@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from herdsman.config.loader import ConfigError, env_file_values, find_config_file, load_config, parse_config
-from herdsman.setup.detect import Machine, detect_machine
+from herdsman.setup.detect import Machine, SandboxChoice, detect_machine
 from herdsman.setup.files import SetupError, backup, check_secret, dump_document, env_path, read_document, write_secrets, write_text_atomically
 from herdsman.setup.flags import Flags, answers_from_flags, check_flags, key_variable, model_entry, parse_pairs
 from herdsman.setup.keycheck import KeyCheck, check_key
@@ -52,6 +52,12 @@ def show_key_check(result: KeyCheck) -> None:
     """Say what the key check found, in the colour of its outcome."""
     colour = {"ok": "green", "rejected": "red"}.get(result.status, "yellow")
     console.print(f"[{colour}]API key: {escape(result.message)}[/{colour}]")
+
+
+def show_sandbox_notes(choice: SandboxChoice) -> None:
+    """What the chosen sandbox needs or lacks, one dim line each."""
+    for note in choice.notes:
+        console.print(f"[dim]sandbox {escape(choice.provider)}: {escape(note)}[/dim]")
 
 
 def config_flag(path: Path) -> str:
@@ -123,9 +129,8 @@ def run_setup(path: Path, flags: Flags, interactive: bool) -> int:
                 if key_result.status == "rejected":
                     err.print("[red]Nothing was written.[/red] Give the right key, or --no-check-key to keep it anyway.")
                     return 1
-    if answers.sandbox is not None:
-        for note in answers.sandbox.notes:
-            console.print(f"[dim]sandbox {escape(answers.sandbox.provider)}: {escape(note)}[/dim]")
+        if answers.sandbox is not None:
+            show_sandbox_notes(answers.sandbox)
     outcome = apply_answers(doc, answers)
     outcome.secrets.update(flags.secrets)
     if not outcome.changes and not outcome.secrets and path.exists():

@@ -15,8 +15,8 @@ import questionary
 from rich.console import Console
 
 from herdsman.setup.channels import channel_models
-from herdsman.setup.command import show_key_check
-from herdsman.setup.detect import Found, Machine, choose_sandbox
+from herdsman.setup.command import show_key_check, show_sandbox_notes
+from herdsman.setup.detect import Found, Machine, SandboxChoice, choose_sandbox
 from herdsman.setup.files import SetupError, check_secret
 from herdsman.setup.flags import (
     Flags,
@@ -111,27 +111,31 @@ def _found_line(name: str, found: Found) -> str:
     return f"  {mark} {name}: {escape(found.detail)}"
 
 
-def ask_sandbox(doc: Mapping[str, Any], flags: Flags, machine: Callable[[], Machine]):
+def ask_sandbox(doc: Mapping[str, Any], flags: Flags, machine: Callable[[], Machine]) -> SandboxChoice:
     """Show what this machine has and pick the sandbox (default: the config's, else the detected one)."""
     found = machine()
     console.print("[bold]What this machine has for the sandbox:[/bold]")
     console.print(_found_line("bubblewrap", found.bwrap))
     console.print(_found_line("Docker-API engine", found.docker))
     console.print(_found_line("Kubernetes", found.kubernetes))
-    if flags.sandbox:
-        return choose_sandbox(found, None if flags.sandbox == "auto" else flags.sandbox)
     detected = choose_sandbox(found).provider
     labels = {
         "local": "local: folders on this machine, commands in bubblewrap",
         "docker": "docker: a container per conversation (Docker or podman)",
         "kubernetes": "kubernetes: a pod per conversation",
     }
-    choice = _ask(questionary.select(
-        "Where should the agent's files and commands live?",
-        choices=[questionary.Choice(label + ("  (found here)" if name == detected else ""), name) for name, label in labels.items()],
-        default=current_sandbox(doc) or detected, use_shortcuts=True,
-    ))
-    return choose_sandbox(found, choice)
+    if flags.sandbox:
+        wanted = None if flags.sandbox == "auto" else flags.sandbox
+    else:
+        wanted = _ask(questionary.select(
+            "Where should the agent's files and commands live?",
+            choices=[questionary.Choice(label + ("  (found here)" if name == detected else ""), name)
+                     for name, label in labels.items()],
+            default=current_sandbox(doc) or detected, use_shortcuts=True,
+        ))
+    sandbox = choose_sandbox(found, wanted)
+    show_sandbox_notes(sandbox)
+    return sandbox
 
 
 def ask_channels(doc: MutableMapping[str, Any], env: Mapping[str, str], flags: Flags) -> dict[str, ChannelAnswer]:
