@@ -30,7 +30,7 @@ from herdsman.setup.flags import (
 )
 from herdsman.setup.keycheck import KeyCheck, check_key
 from herdsman.setup.plan import Answers, ChannelAnswer, ModelAnswer, channel_credentials
-from herdsman.setup.providers import CUSTOM, EMBEDDED, PROVIDERS, env_reference, infer_provider
+from herdsman.setup.providers import CUSTOM, EMBEDDED, NO_KEY, PROVIDERS, env_reference, infer_provider
 from herdsman.terminal_text import escape
 
 console = Console()
@@ -96,7 +96,7 @@ def ask_model(doc: Mapping[str, Any], env: Mapping[str, str], flags: Flags) -> t
 def _ask_key(provider_id: str, env_name: str, env: Mapping[str, str], old: Mapping[str, Any]) -> str | None:
     """A new key, or ``None`` to keep the one ``env_name`` holds (or none, for a keyless server)."""
     have = env_name in env or (isinstance(old.get("api_key"), str) and env_reference(old.get("api_key")) is None
-                               and old.get("api_key") not in ("", "EMPTY"))
+                               and old.get("api_key") not in ("", NO_KEY))
     if have and _ask(questionary.confirm(f"Keep the API key already in {env_name}?", default=True)):
         return None
     if not PROVIDERS[provider_id].key_required:
