@@ -8,8 +8,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # Portable llama.cpp build flags (llama-cpp-python has no wheel on PyPI; pip caches the build).
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
-RUN_EXTRAS := local,openai,redis,documents,search,channels
-TEST_EXTRAS := local,openai,postgres,redis,docker,kubernetes,documents,search,channels,embeddings,dev
+RUN_EXTRAS := local,openai,anthropic,redis,documents,search,channels
+TEST_EXTRAS := local,openai,anthropic,postgres,redis,docker,kubernetes,documents,search,channels,embeddings,dev
 RUN_STAMP := $(VENV)/.stamp-run
 TEST_STAMP := $(VENV)/.stamp-test
 SYSTEM_STAMP := $(VENV)/.stamp-system

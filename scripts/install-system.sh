@@ -6,6 +6,7 @@
 #   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
 #   podman, runc, busybox-static  a Docker-API engine and a tiny image for the docker provider's tests
 #   chromium          the headless browser the web UI's tests drive (Playwright with Debian's Chromium)
+#   tmux              a real terminal for the test that answers herdsman setup's questions
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -21,6 +22,7 @@ command -v podman >/dev/null 2>&1 || need+=(podman catatonit)  # catatonit: the 
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || need+=(busybox-static)
 [ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
+command -v tmux >/dev/null 2>&1 || need+=(tmux)  # a real terminal for the setup wizard's test
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"

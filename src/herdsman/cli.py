@@ -23,6 +23,7 @@ from herdsman.cli_options import ConfigOpt, load_or_exit
 from herdsman.logs import configure_logging
 from herdsman.agents_cli import agents_app, load_agent
 from herdsman.memory.cli import memory_app
+from herdsman.setup.command import setup_command
 from herdsman.skills.cli import skills_app
 from herdsman.tools.mcp_cli import mcp_app
 
@@ -37,6 +38,7 @@ app.add_typer(skills_app, name="skills")
 app.add_typer(memory_app, name="memory")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(agents_app, name="agents")
+app.command("setup")(setup_command)
 
 console = Console()
 err = Console(stderr=True)

@@ -113,6 +113,26 @@ def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert loaded.config.home == tmp_path / ".herdsman"
 
 
+def test_env_file_beside_the_config_supplies_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``herdsman setup`` keeps secrets in .env beside config.yaml; the environment wins over it."""
+    config = tmp_path / "config.yaml"
+    config.write_text("models:\n  - {name: a, use: 'm:C', api_key: $KEY, base_url: $URL}\n")
+    (tmp_path / ".env").write_text("# secrets\nKEY='sk-$HOME-1'\nURL=http://from-file\n")
+    loaded = load_config(config, {"URL": "http://from-env"})
+    assert loaded.config.models[0].api_key == "sk-$HOME-1"  # taken literally
+    assert loaded.config.models[0].base_url == "http://from-env"
+    (tmp_path / ".env").unlink()
+    with pytest.raises(ConfigError) as info:
+        load_config(config, {"URL": "u"})
+    assert "$KEY is not set" in str(info.value)
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    (elsewhere / ".env").write_text("KEY=k\n")  # only the .env beside the file counts, not the cwd's
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(ConfigError):
+        load_config(config, {"URL": "u"})
+
+
 def test_explicit_missing_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path / "nope.yaml", {})

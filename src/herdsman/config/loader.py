@@ -2,8 +2,10 @@
 
 Lookup order: an explicit path (``--config``), ``$HERDSMAN_CONFIG``, ``./config.yaml``,
 ``~/.herdsman/config.yaml``, else the built-in defaults. ``$VAR`` and ``${VAR}`` in string
-values are replaced from the environment; an unset variable is an error naming it and its
-YAML path. Every problem is reported with its YAML path and a fix, all at once.
+values are replaced from the environment, then from a ``.env`` file beside the config file
+(python-dotenv's format; the environment wins, as with ``load_dotenv``); an unset variable is an
+error naming it and its YAML path. Every problem is reported with its YAML path and a fix, all
+at once.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
+from dotenv import dotenv_values
 from pydantic import ValidationError
 
 from herdsman.config.schema import HerdsmanConfig
 
 ENV_CONFIG = "HERDSMAN_CONFIG"
+ENV_FILE = ".env"
 _VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -144,8 +148,26 @@ def parse_config(text: str, source: str = "<config>", env: Mapping[str, str] | N
     return config
 
 
+def env_file_values(config_path: Path) -> dict[str, str]:
+    """The variables of the ``.env`` file beside ``config_path`` (none when there is no file).
+
+    Values are taken literally (no ``${VAR}`` expansion inside ``.env``): a secret may hold a ``$``.
+    """
+    path = config_path.parent / ENV_FILE
+    if not path.is_file():
+        return {}
+    try:
+        values = dotenv_values(path, interpolate=False, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [ConfigProblem("", f"cannot read the file: {exc}")]) from None
+    return {key: value for key, value in values.items() if value is not None}
+
+
 def load_config(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> LoadedConfig:
-    """Find and load the config by the lookup order; defaults when there is no file."""
+    """Find and load the config by the lookup order; defaults when there is no file.
+
+    ``$VAR`` comes from ``env`` (default the environment), else from the ``.env`` beside the file.
+    """
     path = find_config_file(explicit, env)
     if path is None:
         return LoadedConfig(HerdsmanConfig(), None)
@@ -153,7 +175,7 @@ def load_config(explicit: str | Path | None = None, env: Mapping[str, str] | Non
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), [ConfigProblem("", f"cannot read the file: {exc}")]) from None
-    config = parse_config(text, str(path), env)
+    config = parse_config(text, str(path), {**env_file_values(path), **(os.environ if env is None else env)})
     # Relative paths in a config file are relative to the file, not the cwd.
     if not config.home.is_absolute() and not str(config.home).startswith("~"):
         config = config.model_copy(update={"home": path.parent.resolve() / config.home})
