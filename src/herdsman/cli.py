@@ -15,17 +15,17 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from herdsman.cli_markdown import MarkdownStream
+from herdsman.commands.markdown import MarkdownStream
 from herdsman.terminal_text import escape
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
-from herdsman.cli_options import ConfigOpt, load_or_exit
+from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.logs import configure_logging
-from herdsman.agents_cli import agents_app, load_agent
-from herdsman.memory.cli import memory_app
+from herdsman.commands.agents import agents_app, load_agent
+from herdsman.commands.memory import memory_app
 from herdsman.setup.command import setup_command
-from herdsman.skills.cli import skills_app
-from herdsman.tools.mcp_cli import mcp_app
+from herdsman.commands.skills import skills_app
+from herdsman.commands.mcp import mcp_app
 
 app = typer.Typer(help="Herdsman: an agent harness with a sandbox, sub-agents and skills.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
@@ -351,7 +351,7 @@ def config_check(
     offline: Annotated[bool, typer.Option(help="Skip network checks of base_url.")] = False,
 ) -> None:
     """Validate config.yaml and try each model; print every problem with its YAML path and fix."""
-    from herdsman.config.check import check_config
+    from herdsman.commands.check import check_config
 
     try:
         loaded = load_config(config)
@@ -382,23 +382,29 @@ def model_fetch(config: ConfigOpt = None) -> None:
     console.print(f"[green]ready[/green] {path.name}")
 
 
-@app.command()
-def serve(
-    config: ConfigOpt = None,
-    host: Annotated[Optional[str], typer.Option(help="Address to bind (default gateway.host).")] = None,
-    port: Annotated[Optional[int], typer.Option(help="Port (default gateway.port, 2026).")] = None,
-) -> None:
-    """Start the gateway: the LangGraph API, REST under /api and /metrics, over HTTP."""
-    import importlib
+def add_plugin_commands(target: typer.Typer) -> None:
+    """Register the sub-commands other installed packages declare under the ``herdsman.commands``
+    entry-point group (the gateway's ``serve``); the harness never imports them by name. A broken
+    one is skipped with a warning; without the gateway installed, ``serve`` says how to get it."""
+    from importlib.metadata import entry_points
 
-    loaded = _load(config)
-    # The gateway is an app built on this library; load it by name so that the library
-    # itself never imports it (the one-way rule checked by import-linter).
-    gateway = importlib.import_module("herdsman_gateway.serve")
-    try:
-        gateway.serve(loaded.config, host=host, port=port, log_level=loaded.config.logging.level.lower())
-    except gateway.UnsafeBindError as exc:
-        raise _fail(str(exc), 2) from None
+    found = set()
+    for point in entry_points(group="herdsman.commands"):
+        try:
+            point.load()(target)
+            found.add(point.name)
+        except Exception as exc:  # noqa: BLE001 - one broken plugin never breaks the CLI
+            err.print(f"[yellow]Warning:[/yellow] the {escape(point.name)} command could not load: {escape(str(exc))}")
+    if "serve" not in found:
+
+        @target.command("serve")
+        def serve_missing() -> None:
+            """Start the gateway (not installed here)."""
+            raise _fail("the gateway is not installed in this environment; run `make run`, or pip install -e . "
+                        "from the repository, to get `herdsman serve`", 2)
+
+
+add_plugin_commands(app)
 
 
 def main() -> None:

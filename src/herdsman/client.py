@@ -19,6 +19,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -33,6 +34,7 @@ from herdsman.memory.service import MemoryService
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.partial_answer import PartialAnswer
+from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 
@@ -161,6 +163,7 @@ class HerdsmanClient:
             model_overrides=self._model_overrides,
             memory=memory,
             resolver=resolver,  # one resolver: the memory model and the lead's are built once
+            keep_transcript=partial(save_transcript, self.config),
         )
         return self
 

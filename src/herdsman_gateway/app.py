@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from functools import partial
 from typing import Any
 
 import structlog
@@ -40,6 +41,7 @@ from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.threads import ThreadStore
+from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.bridges import build_stream_bridge
@@ -104,7 +106,7 @@ def create_app(
                 """The lead agent, with the skills switched on or off through /api/skills (read at each build)."""
                 return create_lead_agent(
                     config, model=model, checkpointer=saver, sandbox_provider=provider,
-                    extra_tools=extra_tools, memory=memory,
+                    extra_tools=extra_tools, memory=memory, keep_transcript=partial(save_transcript, config),
                 )
 
             graph = build_agent()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from herdsman.config import parse_config
-from herdsman.config.check import check_base_url, check_config
+from herdsman.commands.check import check_base_url, check_config
 
 
 def test_unknown_model_class_and_missing_key() -> None:

@@ -7,7 +7,7 @@ import re
 
 from rich.console import Console
 
-from herdsman.cli_markdown import MarkdownStream
+from herdsman.commands.markdown import MarkdownStream
 
 ANSWER = (
     "# Totals\n\nThe **north** region sold most.\n\n"

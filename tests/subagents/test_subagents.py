@@ -361,7 +361,7 @@ async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, m
 
 
 async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:
-    from herdsman.subagents.scope import cancel_task
+    from herdsman.middleware.run_scope import cancel_task
 
     config = config_for(home)
     lead = lead_model([task("stuck", "hang here", id="call_stuck"), task("fine", "quick", id="call_fine")], "ok")

@@ -74,8 +74,8 @@ from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman.sandbox.tools import make_sandbox_tools
 from herdsman.tools.clarification import make_clarification_tool
-from herdsman.subagents.executor import SubagentRunner
-from herdsman.subagents.scope import RunScopeMiddleware
+from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
+from herdsman.middleware.run_scope import RunScopeMiddleware
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
 from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
@@ -233,6 +233,7 @@ def create_lead_agent(
     model_overrides: Mapping[str, BaseChatModel] | None = None,
     memory: MemoryService | None = None,
     resolver: ModelResolver | None = None,
+    keep_transcript: TranscriptKeeper | None = None,
 ) -> CompiledStateGraph:
     """The compiled lead agent graph.
 
@@ -254,7 +255,7 @@ def create_lead_agent(
     subagent_entries: list[PromptEntry] = []
     if config.subagents.enabled:
         # Sub-agents get the tools built so far: never the memory tool (they read memory, never write it).
-        runner = delegation_runner(config, resolver, tools, lead_name, memory, provider)
+        runner = delegation_runner(config, resolver, tools, lead_name, memory, provider, keep_transcript)
         tools += [t for t in make_task_tools(runner) if t.name not in disabled]
         subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
     if memory is not None and config.memory.mode in ("tool", "both") and "memory" not in disabled:
@@ -333,12 +334,14 @@ def delegation_runner(
     lead_name: str,
     memory: MemoryService | None = None,
     provider: SandboxProvider | None = None,
+    keep_transcript: TranscriptKeeper | None = None,
 ) -> SubagentRunner:
     """The lead's sub-agent runner; sub-agents get delegation tools of their own only while
-    their depth is below ``subagents.max_depth``, and the thread's files (``provider``) for
-    read before write and the completion check."""
+    their depth is below ``subagents.max_depth``, the thread's files (``provider``) for read
+    before write and the completion check, and ``keep_transcript`` to keep what each did."""
     runners = [
-        SubagentRunner(config, resolver, tools, lead_name, depth=d, memory=memory, provider=provider)
+        SubagentRunner(config, resolver, tools, lead_name, depth=d, memory=memory, provider=provider,
+                       keep_transcript=keep_transcript)
         for d in range(1, config.subagents.max_depth + 1)
     ]
     for parent, child in zip(runners, runners[1:]):

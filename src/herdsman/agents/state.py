@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from langchain.agents.middleware import AgentState
 from typing_extensions import NotRequired
 
-from herdsman.subagents.usage import merge_usage
+from herdsman.models.usage import merge_usage
 
 
 class ThreadState(AgentState):

@@ -18,8 +18,8 @@ from typing_extensions import NotRequired
 
 from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.model_selection import selected_model
-from herdsman.subagents.scope import current_scope
-from herdsman.subagents.usage import merge_usage, usage_delta
+from herdsman.middleware.run_scope import current_scope
+from herdsman.models.usage import merge_usage, usage_delta
 
 
 class UsageState(AgentState):

@@ -69,7 +69,7 @@ def final_check(path: Path, offline: bool) -> bool:
     """``herdsman config check`` on what was written; True when it found nothing to fix."""
     console.print(f"\n[bold]herdsman config check{escape(config_flag(path))}[/bold]"
                   + (" [dim](no network probe: the provider was unreachable)[/dim]" if offline else ""))
-    from herdsman.config.check import check_config  # imports LangChain: only when it runs
+    from herdsman.commands.check import check_config  # imports LangChain: only when it runs
 
     try:
         loaded = load_config(path)

@@ -48,15 +48,14 @@ from herdsman.middleware.tool_errors import tool_error_middleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.resolver import ModelResolver
-from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.history import FileHistory, thread_history
 from herdsman.subagents.live import LiveTokens
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
-from herdsman.subagents.scope import RunScope, current_scope
+from herdsman.middleware.run_scope import RunScope, current_scope
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
-from herdsman.subagents.usage import BUDGET_SPENT, usage_delta
+from herdsman.models.usage import BUDGET_SPENT, usage_delta
 
 log = structlog.get_logger(__name__)
 
@@ -77,6 +76,10 @@ class TaskRequest:
     description: str
     prompt: str
     subagent_type: str
+
+
+TranscriptKeeper = Callable[[str, str, list[Any]], None]
+"""Keeps a sub-agent's messages: ``(thread_id, task_id, messages)``; never raises."""
 
 
 @dataclass
@@ -149,11 +152,14 @@ class SubagentRunner:
         depth: int = 1,
         memory: Any = None,
         provider: SandboxProvider | None = None,
+        keep_transcript: TranscriptKeeper | None = None,
     ) -> None:
         """``tools``: the lead's tools, from which each type's allowlist picks; ``depth``: 1 for the
         lead's sub-agents; ``memory``: the lead's long-term memory, which sub-agents read (it is
         injected into their prompt) but never write (no memory tool, no update queue);
-        ``provider``: the thread's files, for read before write and the completion check."""
+        ``provider``: the thread's files, for read before write and the completion check;
+        ``keep_transcript(thread_id, task_id, messages)``: keeps what a sub-agent did, for the trace
+        (the runtime's ``save_transcript``; this layer cannot import it)."""
         self.config = config
         self.settings = config.subagents
         self.resolver = resolver
@@ -162,6 +168,7 @@ class SubagentRunner:
         self.depth = depth
         self.memory = memory
         self.provider = provider
+        self.keep_transcript = keep_transcript
         self.types = subagent_types(config)
         self._agents: dict[tuple[str, str], Any] = {}
         self.extra_tools: list[BaseTool] = []  # delegation tools, when nesting is allowed
@@ -292,8 +299,8 @@ class SubagentRunner:
                 "attempts": result.attempts, "unresolved": result.unresolved})
         log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
         thread_id = (parent_config.get("configurable") or {}).get("thread_id")
-        if thread_id and kept:  # after the event: keeping it never delays the result's news
-            await asyncio.to_thread(save_transcript, self.config, str(thread_id), request.task_id, kept)
+        if thread_id and kept and self.keep_transcript is not None:  # after the event: never delays the news
+            await asyncio.to_thread(self.keep_transcript, str(thread_id), request.task_id, kept)
         return result
 
     async def _attempts(

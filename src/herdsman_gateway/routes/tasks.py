@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException
 
-from herdsman.subagents.scope import cancel_task
+from herdsman.middleware.run_scope import cancel_task
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread

@@ -15,7 +15,7 @@ from rich.console import Console
 from herdsman.terminal_text import escape
 from rich.table import Table
 
-from herdsman.cli_options import ConfigOpt, load_or_exit
+from herdsman.commands.options import ConfigOpt, load_or_exit
 
 mcp_app = typer.Typer(help="MCP servers: their state and tools.", no_args_is_help=True)
 console = Console()

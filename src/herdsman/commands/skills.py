@@ -14,7 +14,7 @@ from rich.console import Console
 from herdsman.terminal_text import escape
 from rich.table import Table
 
-from herdsman.cli_options import ConfigOpt, load_or_exit
+from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.skills.catalog import SkillCatalog, load_skills, resolve_skills_root
 from herdsman.skills.model import SKILL_FILE, SkillError

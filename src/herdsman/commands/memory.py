@@ -16,7 +16,7 @@ from rich.console import Console
 from herdsman.terminal_text import escape
 from rich.table import Table
 
-from herdsman.cli_options import ConfigOpt, load_or_exit
+from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
 from herdsman.memory.facts import CATEGORIES

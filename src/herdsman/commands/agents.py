@@ -21,7 +21,7 @@ from rich.table import Table
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.agents.profile import KnownNames, ProfileError, check_profile, local_known_names
-from herdsman.cli_options import ConfigOpt, load_or_exit
+from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.agent_profile import INSTRUCTIONS, MAX_STEPS, SKILLS, SUBAGENT_TYPES, TOOLS
 from herdsman.middleware.model_selection import CONFIG_KEY as MODEL

@@ -19,7 +19,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langgraph.config import get_config
 
 from herdsman.config.schema import SubagentsConfig
-from herdsman.subagents.usage import TokenBudget
+from herdsman.models.usage import TokenBudget
 
 
 @dataclass
