@@ -16,6 +16,8 @@ from fastapi import Request
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
+from herdsman.runtime.cron_scheduler import CronScheduler
+from herdsman.runtime.cron_store import CronStore
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.stream_bridge import StreamBridge
 from herdsman.runtime.threads import ThreadStore
@@ -29,7 +31,8 @@ class Gateway:
     """The services behind the HTTP routes of one app.
 
     ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
-    agent uses (None when off); ``build_agent`` builds the lead agent from the current config and
+    agent uses (None when off); ``crons`` and ``scheduler`` keep and fire scheduled runs;
+    ``build_agent`` builds the lead agent from the current config and
     skill switches (None: cannot rebuild).
     """
 
@@ -41,6 +44,8 @@ class Gateway:
     sandbox: SandboxProvider
     metrics: GatewayMetrics
     memory: MemoryService | None = None
+    crons: CronStore | None = None
+    scheduler: CronScheduler | None = None
     build_agent: Callable[[], Any] | None = None
     streams: OpenStreams = field(default_factory=OpenStreams)
     _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)

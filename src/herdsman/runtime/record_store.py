@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.checkpointer import CheckpointerError, sqlite_path
+from herdsman.runtime.checkpointer import postgres_missing, sqlite_path
+
+
+def gateway_db_path(config: HerdsmanConfig) -> Path:
+    """The gateway's SQLite file (records, crons): ``gateway.sqlite`` beside the checkpoints; its folder is created."""
+    path = sqlite_path(config).with_name("gateway.sqlite")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @asynccontextmanager
@@ -27,18 +35,14 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
     if kind == "sqlite":
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-        path = sqlite_path(config).with_name("gateway.sqlite")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteStore.from_conn_string(str(path)) as store:
+        async with AsyncSqliteStore.from_conn_string(str(gateway_db_path(config))) as store:
             await store.setup()
             yield store
         return
     try:
         from langgraph.store.postgres.aio import AsyncPostgresStore
     except ImportError:
-        raise CheckpointerError(
-            "checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'"
-        ) from None
+        raise postgres_missing() from None
     async with AsyncPostgresStore.from_conn_string(config.checkpointer.url or "") as store:
         await store.setup()
         yield store

@@ -43,7 +43,8 @@ def run_config_for(config: dict[str, Any] | None, user: str | None) -> dict[str,
     return config
 
 
-def _spec(thread_id: str, body: RunCreate, user: str | None = None, *, temporary: bool = False) -> RunSpec:
+def run_spec(thread_id: str, body: RunCreate, user: str | None = None, *, temporary: bool = False) -> RunSpec:
+    """The run manager's spec for ``body`` on ``thread_id``, run as ``user``."""
     checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
     return RunSpec(
         thread_id=thread_id,
@@ -67,7 +68,7 @@ def _spec(thread_id: str, body: RunCreate, user: str | None = None, *, temporary
     )
 
 
-async def _start(
+async def start_run(
     gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None, *, saved: bool = True
 ) -> RunRecord:
     """Create the run the body asks for (on a temporary thread when ``thread_id`` is None).
@@ -79,10 +80,10 @@ async def _start(
     check_assistant(body.assistant_id)
     if thread_id is None:
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))
-        spec = _spec(record.thread_id, body, user, temporary=body.on_completion != "keep")
+        spec = run_spec(record.thread_id, body, user, temporary=body.on_completion != "keep")
     else:
         await _thread_for_run(gw, thread_id, body, user)
-        spec = _spec(thread_id, body, user)
+        spec = run_spec(thread_id, body, user)
     run = await gw.runs.start(spec)
     if saved:
         await run.saved.wait()
@@ -99,7 +100,7 @@ async def stream_run(
     thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
-    run = await _start(gw, thread_id, body, user, saved=False)
+    run = await start_run(gw, thread_id, body, user, saved=False)
     return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
@@ -109,7 +110,7 @@ async def stream_stateless_run(
     body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on a temporary thread and stream it."""
-    run = await _start(gw, None, body, user, saved=False)
+    run = await start_run(gw, None, body, user, saved=False)
     return stream_response(
         gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary
     )
@@ -121,7 +122,7 @@ async def create_run(
     user: str | None = Depends(current_user),
 ) -> Any:
     """Start a run and return it at once; follow it with ``.../stream`` or ``.../join``."""
-    run = await _start(gw, thread_id, body, user)
+    run = await start_run(gw, thread_id, body, user)
     _located(response, run.thread_id, run.run_id)
     return run.to_dict()
 
@@ -131,7 +132,7 @@ async def create_stateless_run(
     body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """Start a run on a temporary thread and return it at once."""
-    run = await _start(gw, None, body, user)
+    run = await start_run(gw, None, body, user)
     _located(response, run.thread_id, run.run_id)
     return run.to_dict()
 
@@ -142,7 +143,7 @@ async def wait_run(
     user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """Start a run and answer with the thread's values when it ends."""
-    run = await _start(gw, thread_id, body, user)
+    run = await start_run(gw, thread_id, body, user)
     _located(response, run.thread_id, run.run_id)
     return await gw.runs.join(run.thread_id, run.run_id)
 
@@ -152,7 +153,7 @@ async def wait_stateless_run(
     body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
     """Start a run on a temporary thread and answer with its final values."""
-    run = await _start(gw, None, body, user)
+    run = await start_run(gw, None, body, user)
     _located(response, run.thread_id, run.run_id)
     return await gw.runs.join(run.thread_id, run.run_id)
 
