@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import ValidationError
 
 from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
-from herdsman.runtime.runs import Run as RunRecord
+from herdsman.runtime.runs import FINAL_STATUSES, Run as RunRecord
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.routes.assistants import check_assistant
@@ -81,9 +81,20 @@ def _check_payload(gw: Gateway, payload: dict[str, Any], thread_id: str | None, 
 
 
 async def cron_json(gw: Gateway, cron: dict[str, Any]) -> dict[str, Any]:
-    """The cron as the API shows it, with its latest firing as ``last_run``."""
+    """The cron as the API shows it, with its latest firing as ``last_run``.
+
+    A firing still shown in progress whose run record says it ended (the process that fired
+    it stopped before it could write the outcome) is brought up to date from that record.
+    """
     latest = await _crons(gw).firings(cron["cron_id"], limit=1)
-    return {**cron, "last_run": latest[0] if latest else None}
+    last = latest[0] if latest else None
+    if last is not None and last["status"] not in FINAL_STATUSES and last["run_id"] and last["thread_id"]:
+        run = await gw.threads.get_run(last["thread_id"], last["run_id"])
+        if run is not None and run.get("status") in FINAL_STATUSES:
+            error = (run.get("error") or {}).get("message")
+            await _crons(gw).set_firing(cron["cron_id"], last["scheduled_at"], run["status"], error=error)
+            last = {**last, "status": run["status"], "error": error}
+    return {**cron, "last_run": last}
 
 
 def _crons(gw: Gateway) -> Any:
