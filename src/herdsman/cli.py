@@ -20,6 +20,7 @@ from herdsman.terminal_text import escape
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
 from herdsman.cli_options import ConfigOpt, load_or_exit
+from herdsman.crons_cli import crons_app
 from herdsman.logs import configure_logging
 from herdsman.memory.cli import memory_app
 from herdsman.skills.cli import skills_app
@@ -35,6 +36,7 @@ app.add_typer(model_app, name="model")
 app.add_typer(skills_app, name="skills")
 app.add_typer(memory_app, name="memory")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(crons_app, name="crons")
 
 console = Console()
 err = Console(stderr=True)

@@ -14,7 +14,7 @@ from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
 from tests.gateway.cron_support import YEARLY, firings, settled, tick
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
-from tests.support import make_config
+from tests.support import make_config, run_cli
 
 async def test_create_search_count_get_patch_delete(client) -> None:
     thread = await client.threads.create()
@@ -275,5 +275,31 @@ async def test_a_firing_left_unfinished_by_a_stopped_gateway_shows_how_its_run_e
             shown = await sdk.http.get(f"/runs/crons/{cron['cron_id']}")
             run = await sdk.runs.get(thread["thread_id"], shown["last_run"]["run_id"])
             assert shown["last_run"]["status"] == run["status"] != "running"
+        finally:
+            await sdk.aclose()
+
+
+async def test_the_cli_creates_lists_and_deletes_crons_the_gateway_fires(tmp_path) -> None:
+    (tmp_path / "config.yaml").write_text("home: .herdsman\ncheckpointer: {type: sqlite}\n")
+    config = make_config(tmp_path / ".herdsman", checkpointer={"type": "sqlite"})
+    with running_gateway(config, model=scripted_model()) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            thread = (await sdk.threads.create())["thread_id"]
+            made = await asyncio.to_thread(run_cli, "crons", "create", YEARLY, "--message", "from the cli", "--thread", thread,
+                                           cwd=tmp_path)
+            assert made.returncode == 0, made.stderr
+            [cron] = await sdk.crons.search()
+            assert cron["cron_id"] in made.stdout and cron["thread_id"] == thread
+            tick(served, cron["next_run_date"])
+            assert (await settled(sdk, cron["cron_id"]))["status"] == "success"
+            listed = await asyncio.to_thread(run_cli, "crons", "list", cwd=tmp_path)
+            assert cron["cron_id"] in listed.stdout and thread in listed.stdout and "success" in listed.stdout
+            bad = await asyncio.to_thread(run_cli, "crons", "create", "every day", "-m", "x", cwd=tmp_path)
+            assert bad.returncode == 1 and "0 9 * * 1-5" in bad.stderr
+            gone = await asyncio.to_thread(run_cli, "crons", "delete", cron["cron_id"], cwd=tmp_path)
+            assert gone.returncode == 0 and await sdk.crons.search() == []
+            again = await asyncio.to_thread(run_cli, "crons", "delete", cron["cron_id"], cwd=tmp_path)
+            assert again.returncode == 1 and "herdsman crons list" in again.stderr
         finally:
             await sdk.aclose()
