@@ -9,6 +9,7 @@ skipped locally and fail in CI.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,8 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langgraph_sdk import get_client
 
 from herdsman.memory.facts import Fact
+from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import RunningGateway
 from tests.web.web_support import REPO, WEB, web_gateway
 
@@ -224,3 +227,25 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     assert checks["model call tokens"] and checks["bash command"] and checks["exit code 0"] and checks["stdout"]
     assert checks["file created"] and checks["file opened from the trace"] and checks["non-zero exit code highlighted"]
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]
+
+
+def test_the_scheduled_panel_lists_creates_and_deletes_crons(gateway: RunningGateway) -> None:
+    """A cron fired by the scheduler (driven by the test) shows its next time and last result."""
+    async def fire_one() -> None:
+        sdk = get_client(url=gateway.url, api_key=None)
+        try:
+            thread = await sdk.threads.create()
+            cron = await sdk.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY,
+                                                     input={"messages": [{"role": "user", "content": "status report"}]})
+            tick(gateway, cron["next_run_date"])
+            assert (await settled(sdk, cron["cron_id"]))["status"] == "success"
+        finally:
+            await sdk.aclose()
+
+    asyncio.run(fire_one())
+    checks = run_scenario(gateway, "scheduled")
+    assert checks["fired cron shows its last result"].startswith("last success")
+    assert checks["and its next time"].startswith("next ")
+    assert "0 9 * * 1-5" in checks["a bad schedule is refused with an example"]
+    assert checks["the new cron is listed"] and checks["deleted"]
+    assert checks["with its next time and no run yet"].startswith("next ") and checks["with its next time and no run yet"].endswith("never run yet")

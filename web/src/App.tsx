@@ -7,6 +7,7 @@ import { cancelSubagent, restoreFiles, uploadFiles } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
+import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { FilesPanel } from "./components/FilesPanel";
@@ -235,6 +236,7 @@ export function App() {
         <div className="brand">Herdsman</div>
         <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />
         <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
+        <ScheduledPanel threadId={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
         <Settings />
       </aside>
       <main className="chat">
