@@ -33,6 +33,8 @@ async def test_create_search_count_get_patch_delete(client) -> None:
     assert {c["cron_id"] for c in await client.crons.search()} == {on_thread["cron_id"], stateless["cron_id"]}
     assert [c["cron_id"] for c in await client.crons.search(thread_id=thread["thread_id"])] == [on_thread["cron_id"]]
     assert [c["cron_id"] for c in await client.crons.search(metadata={"kind": "report"})] == [on_thread["cron_id"]]
+    picked = await client.crons.search(select=["cron_id", "next_run_date"], thread_id=thread["thread_id"])
+    assert picked == [{"cron_id": on_thread["cron_id"], "next_run_date": on_thread["next_run_date"]}]
     ordered = await client.crons.search(sort_by="next_run_date", sort_order="asc")
     assert [c["cron_id"] for c in ordered] == [stateless["cron_id"], on_thread["cron_id"]]
     assert await client.crons.count() == 2
@@ -150,7 +152,9 @@ async def test_bad_inputs_get_clear_errors(client) -> None:
         assert res.status_code == 404 and "POST /threads" in res.json()["detail"]
         cron = (await http.post("/runs/crons", json={"assistant_id": "lead_agent", "schedule": YEARLY})).json()
         res = await http.patch(f"/runs/crons/{cron['cron_id']}", json={})
-        assert res.status_code == 422 and "changes nothing" in res.json()["detail"]
+        assert res.status_code == 400 and "changes nothing" in res.json()["detail"]  # as LangGraph's server answers
+        res = await http.post("/runs/crons/search", json={"select": ["cron_id", "password"]})
+        assert res.status_code == 422 and "next_run_date" in res.json()["detail"]
         res = await http.patch(f"/runs/crons/{cron['cron_id']}", json={"schedule": "soon"})
         assert res.status_code == 422 and "cron expression" in res.json()["detail"]
         res = await http.patch("/runs/crons/no-such-cron", json={"enabled": False})

@@ -15,6 +15,7 @@ document with the rest (schedule, timezone, end time, run payload, metadata).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -71,18 +72,32 @@ class Sql(Protocol):
 
 
 class _Sqlite:
-    """:class:`Sql` over one aiosqlite connection in autocommit mode."""
+    """:class:`Sql` over one aiosqlite connection in autocommit mode.
+
+    Each write is its own ``BEGIN IMMEDIATE`` transaction: it takes the file's write lock first,
+    waiting for it (busy timeout), where a plain statement that read first and then wants to
+    write fails at once with "database is locked" when another process wrote in between (WAL).
+    """
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self._writing = asyncio.Lock()  # one transaction at a time on this connection
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cursor = await self.conn.execute(sql, tuple(params))
-        return cursor.rowcount
+        async with self._writing:
+            await self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = await self.conn.execute(sql, tuple(params))
+            except BaseException:
+                await self.conn.execute("ROLLBACK")
+                raise
+            await self.conn.execute("COMMIT")
+            return cursor.rowcount
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        async with self.conn.execute(sql, tuple(params)) as cursor:
-            return list(await cursor.fetchall())
+        # executed and read in one call: a cursor left open between awaits would hold the file's
+        # shared lock while this connection waits, and two processes could wait on each other
+        return list(await self.conn.execute_fetchall(sql, tuple(params)))
 
 
 class _Postgres:

@@ -15,9 +15,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
+from herdsman.runtime.cron_store import SCAN_LIMIT
 from herdsman.runtime.runs import FINAL_STATUSES, Run as RunRecord
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.auth import current_user
@@ -149,22 +151,24 @@ async def create_thread_cron(
 
 @router.post("/runs/crons/search", response_model=list[Cron], summary="Search crons")
 async def search_crons(body: CronSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
-    """The caller's crons matching the filters, newest first unless ``sort_by``/``sort_order`` say otherwise."""
+    """The caller's crons matching the filters, newest first unless ``sort_by``/``sort_order`` say
+    otherwise; ``select`` keeps only those fields of each."""
+    unknown = sorted(set(body.select or ()) - set(Cron.model_fields) - {"now"})  # "now": the SDK may ask, none is kept
+    if unknown:
+        raise HTTPException(422, f"Invalid request: select: unknown field(s) {unknown}; choose from {sorted(Cron.model_fields)}")
     found = await _crons(gw).search(
         user_id=user, assistant_id=body.assistant_id, thread_id=body.thread_id, enabled=body.enabled,
         metadata=body.metadata, limit=body.limit, offset=body.offset, sort_by=body.sort_by, sort_order=body.sort_order,
     )
     crons = [await cron_json(gw, c) for c in found]
-    if body.select:
-        return [{k: v for k, v in c.items() if k in body.select} for c in crons]
+    if body.select:  # a part of each cron: answered as is, not as a whole Cron
+        return JSONResponse([{k: v for k, v in c.items() if k in body.select} for c in crons])
     return crons
 
 
 @router.post("/runs/crons/count", response_model=int, summary="Count crons")
 async def count_crons(body: CronCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> int:
     """How many of the caller's crons match the filters."""
-    from herdsman.runtime.cron_store import SCAN_LIMIT
-
     found = await _crons(gw).search(user_id=user, assistant_id=body.assistant_id, thread_id=body.thread_id,
                                     metadata=body.metadata, limit=SCAN_LIMIT)
     return len(found)
@@ -194,7 +198,7 @@ async def patch_cron(
     cron = await load_cron(gw, cron_id, user)
     sent = body.model_dump(exclude_unset=True)
     if not sent:
-        raise HTTPException(422, "Invalid request: the body changes nothing; send at least one field, e.g. {\"enabled\": false}")
+        raise HTTPException(400, "Invalid request: the body changes nothing; send at least one field, e.g. {\"enabled\": false}")
     if cron["thread_id"] is not None and sent.get("on_run_completed") is not None:
         raise HTTPException(422, "Invalid request: on_run_completed is for crons without a thread; omit it for a thread's cron")
     now = _now()
