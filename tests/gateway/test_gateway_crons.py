@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 from langgraph_sdk import get_client
-from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
 from tests.gateway.cron_support import YEARLY, firings, settled, tick
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
@@ -305,5 +305,21 @@ async def test_the_cli_creates_lists_and_deletes_crons_the_gateway_fires(tmp_pat
             assert gone.returncode == 0 and await sdk.crons.search() == []
             again = await asyncio.to_thread(run_cli, "crons", "delete", cron["cron_id"], cwd=tmp_path)
             assert again.returncode == 1 and "herdsman crons list" in again.stderr
+        finally:
+            await sdk.aclose()
+
+
+async def test_a_user_has_at_most_max_crons_per_user(home) -> None:
+    config = make_config(home, gateway={"max_crons_per_user": 2})
+    with running_gateway(config, model=scripted_model()) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            first = await sdk.crons.create("lead_agent", schedule=YEARLY)
+            await sdk.crons.create("lead_agent", schedule=YEARLY)
+            with pytest.raises(ConflictError, match="max_crons_per_user"):
+                await sdk.crons.create("lead_agent", schedule=YEARLY)
+            await sdk.crons.delete(first["cron_id"])
+            await sdk.crons.create("lead_agent", schedule=YEARLY)
+            assert await sdk.crons.count() == 2
         finally:
             await sdk.aclose()

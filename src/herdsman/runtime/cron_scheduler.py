@@ -120,9 +120,17 @@ class CronScheduler:
         key = self._watched.pop(run.run_id, None) if forget else self._watched.get(run.run_id)
         if key is None:
             return
-        write = asyncio.create_task(self.store.set_firing(*key, status, error=_error_text(run)))
+        write = asyncio.create_task(self._write_outcome(key, status, _error_text(run)))
         self._writes.add(write)
         write.add_done_callback(self._writes.discard)
+
+    async def _write_outcome(self, key: tuple[str, str], status: str, error: str | None) -> None:
+        """Save a fired run's status as its firing's outcome (a failure is logged; the cron's
+        ``last_run`` then catches up from the run's record when it is read)."""
+        try:
+            await self.store.set_firing(*key, status, error=error)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("cron_outcome_not_saved", cron_id=key[0], scheduled_at=key[1], status=status, error=str(exc))
 
     def model_tokens(self, run: Run, model: str, input_tokens: int, output_tokens: int) -> None:
         """Not used."""

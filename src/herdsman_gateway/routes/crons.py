@@ -107,6 +107,12 @@ def _crons(gw: Gateway) -> Any:
 
 async def _create(gw: Gateway, body: CronCreate, thread_id: str | None, user: str | None) -> dict[str, Any]:
     now = _now()
+    limit = gw.config.gateway.max_crons_per_user
+    if len(await _crons(gw).search(user_id=user, limit=limit)) >= limit:
+        raise HTTPException(
+            409, f"You have {limit} crons, the most gateway.max_crons_per_user allows; delete one "
+            "(DELETE /runs/crons/{cron_id}) or ask the operator to raise the limit",
+        )
     fields = body.model_dump(exclude_none=True)
     _checked(fields, now)
     payload = {k: fields[k] for k in RUN_FIELDS if k in fields}
