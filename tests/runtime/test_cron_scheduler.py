@@ -85,3 +85,20 @@ async def test_a_failed_fire_is_recorded_and_the_schedule_goes_on(home) -> None:
         assert made[0]["status"] == "error" and made[0]["error"] == "thread is gone"
         assert [(f["status"], f["error"]) for f in await store.firings(cron["cron_id"])] == [("error", "thread is gone")]
         assert (await store.get(cron["cron_id"]))["next_run_date"] is not None
+
+
+async def test_a_broken_cron_does_not_keep_the_others_from_firing(home) -> None:
+    stack, (store,) = await _stores(home, 1)
+    fired: list[str] = []
+
+    async def fire(cron):
+        fired.append(cron["cron_id"])
+        return SimpleNamespace(run_id="r", thread_id="t", status="success", error=None)
+
+    async with stack:
+        broken = await store.create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, NOW)
+        fine = await store.create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, NOW)
+        await store.sql.execute("UPDATE herdsman_crons SET data = ? WHERE cron_id = ?",
+                                ('{"schedule": "not a schedule", "payload": {}}', broken["cron_id"]))
+        made = await CronScheduler(store, fire).tick(NOW + timedelta(hours=1))
+        assert fired == [fine["cron_id"]] and [m["cron_id"] for m in made] == [fine["cron_id"]]

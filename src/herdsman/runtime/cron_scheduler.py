@@ -51,7 +51,11 @@ class CronScheduler:
         now = now or _now()
         fired = []
         for cron_id, scheduled_at in await self.store.due(now):
-            firing = await self._fire_one(cron_id, scheduled_at, now)
+            try:
+                firing = await self._fire_one(cron_id, scheduled_at, now)
+            except Exception as exc:  # noqa: BLE001 - one broken cron must not keep the others from firing
+                log.warning("cron_not_fired", cron_id=cron_id, scheduled_at=scheduled_at, error=f"{type(exc).__name__}: {exc}")
+                continue
             if firing is not None:
                 fired.append(firing)
         return fired
