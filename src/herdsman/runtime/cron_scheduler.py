@@ -1,8 +1,8 @@
 """The cron scheduler: fires due crons, once each, and records every firing and its outcome.
 
 Each :meth:`CronScheduler.tick` reads the crons due at ``now``, claims each with a
-compare-and-set on its next run date (see ``cron_store.py``: of several schedulers on one
-database, exactly one wins), records the firing, then asks ``fire`` to start the run (the
+compare-and-set on its next run date that also records the firing (see ``cron_store.py``: of
+several schedulers on one database, exactly one wins), then asks ``fire`` to start the run (the
 gateway passes a function that starts it the way its runs routes do, as the cron's owner). A
 cron that was due several times while no scheduler ran fires once, then waits for its next
 time after now. The scheduler also listens to the run manager: when a fired run ends, its
@@ -67,7 +67,6 @@ class CronScheduler:
         following = iso(next_fire(cron["schedule"], now, cron.get("timezone"), parse_time(cron.get("end_time"))))
         if not await self.store.claim(cron_id, scheduled_at, following, now):
             return None  # another scheduler fired it
-        await self.store.add_firing(cron_id, scheduled_at, now)
         firing: dict[str, Any] = {"cron_id": cron_id, "scheduled_at": scheduled_at}
         try:
             run = await self.fire(cron)

@@ -70,6 +70,15 @@ class Sql(Protocol):
         """Run a query; its rows."""
         ...
 
+    async def all_or_none(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        """Run the statements in one transaction; if one of them changes no row, undo them all
+        and answer False."""
+        ...
+
+
+class _NothingChanged(Exception):
+    """A statement of :meth:`Sql.all_or_none` changed no row: its transaction is rolled back."""
+
 
 class _Sqlite:
     """:class:`Sql` over one aiosqlite connection in autocommit mode.
@@ -84,15 +93,30 @@ class _Sqlite:
         self._writing = asyncio.Lock()  # one transaction at a time on this connection
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        counts = await self._transaction([(sql, params)], every_one_changes=False)
+        return counts[0]
+
+    async def all_or_none(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        try:
+            await self._transaction(statements, every_one_changes=True)
+        except _NothingChanged:
+            return False
+        return True
+
+    async def _transaction(self, statements: Sequence[tuple[str, Sequence[Any]]], *, every_one_changes: bool) -> list[int]:
         async with self._writing:
             await self.conn.execute("BEGIN IMMEDIATE")
             try:
-                cursor = await self.conn.execute(sql, tuple(params))
+                counts = []
+                for sql, params in statements:
+                    counts.append((await self.conn.execute(sql, tuple(params))).rowcount)
+                    if every_one_changes and counts[-1] == 0:
+                        raise _NothingChanged
             except BaseException:
                 await self.conn.execute("ROLLBACK")
                 raise
             await self.conn.execute("COMMIT")
-            return cursor.rowcount
+            return counts
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         # executed and read in one call: a cursor left open between awaits would hold the file's
@@ -113,6 +137,16 @@ class _Postgres:
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         cursor = await self.conn.execute(sql.replace("?", "%s"), tuple(params))
         return list(await cursor.fetchall())
+
+    async def all_or_none(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        try:
+            async with self.conn.transaction():
+                for sql, params in statements:
+                    if (await self.conn.execute(sql.replace("?", "%s"), tuple(params))).rowcount == 0:
+                        raise _NothingChanged
+        except _NothingChanged:
+            return False
+        return True
 
 
 def _matches(have: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
@@ -239,20 +273,15 @@ class CronStore:
         )]
 
     async def claim(self, cron_id: str, seen_next: str, new_next: str | None, now: datetime) -> bool:
-        """Move the cron's next run from ``seen_next`` to ``new_next``, only if no one else did
-        first (compare-and-set): True means this caller fires it."""
-        changed = await self.sql.execute(
-            "UPDATE herdsman_crons SET next_run_at = ?, updated_at = ? WHERE cron_id = ? AND next_run_at = ? AND enabled = 1",
-            (new_next, iso(now), cron_id, seen_next),
-        )
-        return changed == 1
-
-    async def add_firing(self, cron_id: str, scheduled_at: str, now: datetime) -> None:
-        """Record that the cron fired for ``scheduled_at`` (status ``starting`` until its run exists)."""
-        await self.sql.execute(
-            f"INSERT INTO herdsman_cron_firings ({FIRING_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, 'starting', NULL)",
-            (cron_id, scheduled_at, iso(now)),
-        )
+        """Move the cron's next run from ``seen_next`` to ``new_next`` and record the firing for
+        ``seen_next`` (status ``starting`` until its run exists), in one transaction, only if no
+        one moved it first (compare-and-set): True means this caller fires it."""
+        return await self.sql.all_or_none([
+            ("UPDATE herdsman_crons SET next_run_at = ?, updated_at = ? WHERE cron_id = ? AND next_run_at = ? AND enabled = 1",
+             (new_next, iso(now), cron_id, seen_next)),
+            (f"INSERT INTO herdsman_cron_firings ({FIRING_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, 'starting', NULL)",
+             (cron_id, seen_next, iso(now))),
+        ])
 
     async def set_firing(
         self, cron_id: str, scheduled_at: str, status: str, *, run_id: str | None = None,
@@ -291,6 +320,7 @@ async def _connect(config: HerdsmanConfig) -> AsyncIterator[Sql]:
     target = str(gateway_db_path(config)) if config.checkpointer.type == "sqlite" else ":memory:"
     async with aiosqlite.connect(target, isolation_level=None, timeout=30) as lite:
         await lite.execute("PRAGMA busy_timeout = 30000")  # another process may be writing the file
+        await lite.execute("PRAGMA journal_mode = WAL")  # readers never wait for a writer, as in the checkpointer's file
         yield _Sqlite(lite)
 
 
