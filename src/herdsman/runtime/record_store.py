@@ -18,9 +18,9 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.checkpointer import postgres_missing, sqlite_path
 
 
-def gateway_db_path(config: HerdsmanConfig) -> Path:
-    """The gateway's SQLite file (records, crons): ``gateway.sqlite`` beside the checkpoints; its folder is created."""
-    path = sqlite_path(config).with_name("gateway.sqlite")
+def gateway_db_path(config: HerdsmanConfig, name: str = "gateway.sqlite") -> Path:
+    """A SQLite file of the gateway beside the checkpoints (the records' by default); its folder is created."""
+    path = sqlite_path(config).with_name(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
