@@ -137,6 +137,7 @@ async def test_bad_inputs_get_clear_errors(client) -> None:
         ({"schedule": YEARLY, "stream_mode": "telepathy"}, "stream mode"),
         ({"schedule": YEARLY, "config": {"configurable": {"thread_id": "someone-else"}}}, "configurable"),
         ({"schedule": YEARLY, "metadata": "not an object"}, "metadata"),
+        ({"schedule": YEARLY, "config": {"configurable": {"model_name": "no-such-model"}}}, "no-such-model"),
         ({"assistant_id": "lead_agent"}, "schedule is required"),
     ]
     async with httpx.AsyncClient(base_url=str(client.http.client.base_url)) as http:

@@ -18,11 +18,12 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
 from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
-from herdsman.runtime.cron_store import SCAN_LIMIT
+from herdsman.runtime.cron_store import SCAN_LIMIT, CronStore
 from herdsman.runtime.runs import FINAL_STATUSES, Run as RunRecord
-from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.auth import current_user
+from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import check_assistant
 from herdsman_gateway.routes.runs import run_spec, start_run
 from herdsman_gateway.routes.threads import check_metadata, load_thread
@@ -59,7 +60,7 @@ async def fire(gw: Gateway, cron: dict[str, Any]) -> RunRecord:
 
 
 def _checked(fields: dict[str, Any], now: datetime) -> None:
-    """422 for a schedule, timezone, end time or run payload that cannot work (before anything is saved)."""
+    """422 for a schedule, timezone or end time that cannot work (``fields`` get their stored form)."""
     try:
         if "schedule" in fields:
             fields["schedule"] = check_schedule(fields["schedule"])
@@ -79,7 +80,12 @@ def _check_payload(gw: Gateway, payload: dict[str, Any], thread_id: str | None, 
     check_metadata(payload.get("metadata"))
     body = _run_body(payload)
     check_assistant(body.assistant_id)
-    gw.runs.check(run_spec(thread_id or "cron-check", body, user))
+    spec = run_spec(thread_id or "cron-check", body, user)
+    gw.runs.check(spec)
+    try:
+        check_model_name(requested_model(spec.config or {}), model_names(gw.config))
+    except UnknownModelError as exc:
+        raise HTTPException(422, f"Invalid request: {exc}") from None
 
 
 async def cron_json(gw: Gateway, cron: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +105,7 @@ async def cron_json(gw: Gateway, cron: dict[str, Any]) -> dict[str, Any]:
     return {**cron, "last_run": last}
 
 
-def _crons(gw: Gateway) -> Any:
+def _crons(gw: Gateway) -> CronStore:
     if gw.crons is None:
         raise HTTPException(503, "Crons are not available on this gateway (it was started without its cron store)")
     return gw.crons
