@@ -12,21 +12,21 @@ import asyncio
 from contextlib import AsyncExitStack
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.cli_options import ConfigOpt, load_or_exit
-from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.checkpointer import CheckpointerError
 from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
-from herdsman.runtime.cron_store import SCAN_LIMIT, CronStore, open_cron_store
-from herdsman.runtime.record_store import open_record_store
-from herdsman.runtime.threads import ThreadStore
 from herdsman.terminal_text import escape
+
+if TYPE_CHECKING:  # imported when a command runs: every `herdsman` command imports this module
+    from herdsman.runtime.cron_store import CronStore
+    from herdsman.runtime.threads import ThreadStore
+
+ASSISTANT = "lead_agent"  # the one graph the gateway serves (herdsman.agents.lead.LEAD_AGENT_NAME)
 
 crons_app = typer.Typer(help="Scheduled runs: list, create and delete crons.", no_args_is_help=True)
 console = Console()
@@ -40,7 +40,12 @@ def _fail(message: str) -> typer.Exit:
 
 def _opened(path: Path | None, action: Any) -> Any:
     """Run ``action(crons, threads)`` with the gateway's cron and thread stores open; clear errors exit 1."""
-    config: HerdsmanConfig = load_or_exit(path).config
+    from herdsman.runtime.checkpointer import CheckpointerError
+    from herdsman.runtime.cron_store import open_cron_store
+    from herdsman.runtime.record_store import open_record_store
+    from herdsman.runtime.threads import ThreadStore
+
+    config = load_or_exit(path).config
     if config.checkpointer.type == "memory":
         raise _fail("checkpointer.type is memory, so crons live only inside a running gateway; "
                     "use the API (POST /runs/crons) or set checkpointer.type: sqlite")
@@ -66,6 +71,8 @@ def crons_list(config: ConfigOpt = None) -> None:
     """List every cron: schedule, where it runs, next run and how its last run ended."""
 
     async def action(crons: CronStore, threads: ThreadStore) -> list[tuple[dict, dict | None]]:
+        from herdsman.runtime.cron_store import SCAN_LIMIT
+
         found = await crons.search(limit=SCAN_LIMIT, sort_by="created_at", sort_order="asc")
         return [(c, next(iter(await crons.firings(c["cron_id"], limit=1)), None)) for c in found]
 
@@ -106,7 +113,7 @@ def crons_create(
         raise _fail(f"--end-time {end_time} is in the past; give a later time or omit it")
     if thread and keep:
         raise _fail("--keep is for crons without --thread (a thread's runs always stay on it)")
-    payload = {"assistant_id": LEAD_AGENT_NAME, "input": {"messages": [{"role": "user", "content": message}]}}
+    payload = {"assistant_id": ASSISTANT, "input": {"messages": [{"role": "user", "content": message}]}}
 
     async def action(crons: CronStore, threads: ThreadStore) -> dict:
         owner = None
@@ -117,7 +124,7 @@ def crons_create(
             owner = record.metadata.get("owner")
             payload["multitask_strategy"] = "enqueue"
         return await crons.create({
-            **fields, "end_time": iso(end), "assistant_id": LEAD_AGENT_NAME, "thread_id": thread, "user_id": owner,
+            **fields, "end_time": iso(end), "assistant_id": ASSISTANT, "thread_id": thread, "user_id": owner,
             "on_run_completed": None if thread else ("keep" if keep else "delete"), "payload": payload,
         }, now)
 
