@@ -1,8 +1,8 @@
 """``herdsman crons``: list, create and delete scheduled runs (the gateway's ``/runs/crons``).
 
 A typer sub-app mounted by :mod:`herdsman.cli`. Like ``herdsman memory``, it opens the
-gateway's database directly (no agent is built), so it works while a gateway runs on the same
-SQLite file or Postgres database; the gateway's scheduler fires what it creates. A cron on a
+gateway's crons database directly (``crons.sqlite`` in the home, or Postgres; no agent is
+built), so it works while a gateway runs; the gateway's scheduler fires what it creates. A cron on a
 thread belongs to the thread's owner; one without thread to the local user (auth off).
 """
 
