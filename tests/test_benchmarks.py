@@ -38,3 +38,8 @@ def test_snapshots_prints_one_json_line() -> None:
     figures = run_benchmark("snapshots.py", "--sizes", "50", "--steps", "3", "--big-steps", "3")
     assert figures["snapshot_ms_p50_50"] > 0 and figures["restore_ms"] > 0
     assert figures["bytes_per_step"] >= 1024 * 1024  # each step rewrote 1 MB of random bytes
+
+
+def test_cron_tick_prints_one_json_line() -> None:
+    figures = run_benchmark("cron_tick.py", "--crons", "20", "--schedulers", "2")
+    assert figures["duplicates"] == 0 and figures["missed"] == 0 and figures["ms_per_firing"] > 0

@@ -20,6 +20,7 @@ from herdsman.terminal_text import escape
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
 from herdsman.commands.options import ConfigOpt, load_or_exit
+from herdsman.commands.crons import crons_app
 from herdsman.logs import configure_logging
 from herdsman.commands.agents import agents_app, load_agent
 from herdsman.commands.memory import memory_app
@@ -39,6 +40,7 @@ app.add_typer(memory_app, name="memory")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(agents_app, name="agents")
 app.command("setup")(setup_command)
+app.add_typer(crons_app, name="crons")
 
 console = Console()
 err = Console(stderr=True)

@@ -6,9 +6,9 @@
     app = create_app(config, model=scripted_model) # tests: a scripted model instead of config's
 
 Its lifespan opens the checkpointer and the record store, builds the sandbox provider and the
-lead agent, marks runs a previous process lost as errors, starts the IM channels enabled under
-``channels:`` (see ``channels/manager.py``), and on shutdown stops them and cancels the runs
-still going (their steps so far stay in the checkpointer).
+lead agent, marks runs a previous process lost as errors, starts the cron scheduler and the IM
+channels enabled under ``channels:`` (see ``channels/manager.py``), and on shutdown stops them
+and cancels the runs still going (their steps so far stay in the checkpointer).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import close_store
 from herdsman.runtime.assistants import AssistantStore
 from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.runtime.cron_scheduler import CronScheduler
+from herdsman.runtime.cron_store import open_cron_store
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.runs import RunManager
@@ -55,6 +57,7 @@ from herdsman_gateway.pacing import CountRequests, RequestsFirst
 from herdsman_gateway.routes import (
     api, archive, artifacts, files, memory as memory_routes, skills, snapshots, tasks, trace, uploads,
 )
+from herdsman_gateway.routes.crons import fire as fire_cron
 from herdsman_gateway.routes.memory import open_gateway_memory
 from herdsman_gateway.routes.store import open_item_store, sweep_expired_items
 
@@ -91,6 +94,7 @@ def create_app(
         async with AsyncExitStack() as stack:
             saver = checkpointer or await stack.enter_async_context(open_checkpointer(config))
             store = await stack.enter_async_context(open_record_store(config))
+            crons = await stack.enter_async_context(open_cron_store(config))
             provider = build_sandbox_provider(config)
             stack.callback(provider.close)
             if file_versions_of(saver) is None:
@@ -123,11 +127,18 @@ def create_app(
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
             stack.push_async_callback(_stop, listener)
-            app.state.gateway = Gateway(
+            gateway = Gateway(
                 config, graph, runs, threads, bridge, provider, gateway_metrics, AssistantStore(store),
-                memory=memory, store=item_store, build_agent=build_agent,
+                memory=memory, store=item_store, build_agent=build_agent, crons=crons,
             )
+            app.state.gateway = gateway
             await runs.recover()
+            gateway.scheduler = CronScheduler(
+                crons, lambda cron: fire_cron(gateway, cron), poll_seconds=config.gateway.cron_poll_seconds
+            )
+            runs.listeners.append(gateway.scheduler)
+            gateway.scheduler.start()
+            stack.push_async_callback(gateway.scheduler.stop)
             mcp_watcher = asyncio.create_task(watch_mcp_servers(app.state.gateway), name="mcp-watch")
             stack.push_async_callback(_stop, mcp_watcher)
             if item_store is not None:

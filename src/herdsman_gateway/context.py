@@ -18,6 +18,8 @@ from langgraph.store.base import BaseStore
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.runtime.assistants import AssistantStore
+from herdsman.runtime.cron_scheduler import CronScheduler
+from herdsman.runtime.cron_store import CronStore
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.stream_bridge import StreamBridge
 from herdsman.runtime.threads import ThreadStore
@@ -33,7 +35,8 @@ class Gateway:
     ``assistants`` holds the custom agents (in the same record store as ``threads``).
     ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
     agent uses (None when off); ``store`` the BaseStore behind the Store API, the one memory
-    keeps its facts in (None when it cannot open); ``build_agent`` builds the lead agent from the current config and
+    keeps its facts in (None when it cannot open); ``crons`` and ``scheduler`` keep and fire
+    scheduled runs; ``build_agent`` builds the lead agent from the current config and
     skill switches (None: cannot rebuild).
     """
 
@@ -47,6 +50,8 @@ class Gateway:
     assistants: AssistantStore
     memory: MemoryService | None = None
     store: BaseStore | None = None
+    crons: CronStore | None = None
+    scheduler: CronScheduler | None = None
     build_agent: Callable[[], Any] | None = None
     streams: OpenStreams = field(default_factory=OpenStreams)
     _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)

@@ -260,3 +260,100 @@ class Run(BaseModel):
     multitask_strategy: str
     kwargs: dict[str, Any]
     error: dict[str, str] | None = None
+
+
+# -- crons -----------------------------------------------------------------------------------
+
+
+class _CronFields(_Body):
+    """What a cron body may set besides its schedule: when it stops, and the run it starts."""
+
+    timezone: str | None = Field(None, description='IANA timezone of the schedule, e.g. "Europe/Paris"; UTC when omitted.')
+    end_time: str | None = Field(None, description="ISO-8601 time after which the cron no longer fires.")
+    input: Any = None
+    metadata: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    webhook: str | None = Field(None, description="Kept with the cron, never called.")
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
+    on_run_completed: Literal["delete", "keep"] | None = Field(
+        None, description="For a cron without thread: delete (default) or keep the new thread of each run."
+    )
+    stream_mode: str | list[str] | None = None
+    stream_subgraphs: bool | None = None
+    stream_resumable: bool | None = None
+    durability: Literal["sync", "async", "exit"] | None = None
+
+
+class CronCreate(_CronFields):
+    """``POST /runs/crons`` and ``POST /threads/{thread_id}/runs/crons``: a schedule and the run it
+    starts (``checkpoint_during``, deprecated, is ignored)."""
+
+    schedule: str = Field(..., description='Cron expression in UTC (or `timezone`), e.g. "0 9 * * 1-5".')
+    assistant_id: str = Field(..., description='The assistant or graph id: "lead_agent".')
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] | None = Field(
+        None, description="For a thread's cron, when the thread is busy at firing time (default enqueue)."
+    )
+    enabled: bool = True
+
+
+class CronPatch(_CronFields):
+    """``PATCH /runs/crons/{cron_id}``: the fields to change (``end_time: null`` clears the end time)."""
+
+    schedule: str | None = None
+    enabled: bool | None = None
+
+
+class CronSearch(_Body):
+    """``POST /runs/crons/search``."""
+
+    assistant_id: str | None = None
+    thread_id: str | None = None
+    enabled: bool | None = None
+    metadata: dict[str, Any] | None = None
+    limit: int = Field(10, ge=0, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: Literal["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"] | None = None
+    sort_order: Literal["asc", "desc"] | None = None
+    select: list[str] | None = None
+
+
+class CronCount(_Body):
+    """``POST /runs/crons/count``."""
+
+    assistant_id: str | None = None
+    thread_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class CronFiring(BaseModel):
+    """One firing of a cron: when it was due, when it fired, its run and how that run ended."""
+
+    cron_id: str
+    scheduled_at: str
+    fired_at: str
+    run_id: str | None
+    thread_id: str | None
+    status: str = Field(description="starting, pending, running, then the run's final status; error if no run started.")
+    error: str | None
+
+
+class Cron(BaseModel):
+    """A cron as the LangGraph API returns it, plus ``last_run``: its latest firing."""
+
+    cron_id: str
+    assistant_id: str
+    thread_id: str | None
+    user_id: str | None
+    schedule: str
+    timezone: str | None
+    end_time: str | None
+    on_run_completed: str | None
+    payload: dict[str, Any]
+    metadata: dict[str, Any]
+    enabled: bool
+    next_run_date: str | None
+    created_at: str
+    updated_at: str
+    last_run: CronFiring | None = None

@@ -9,6 +9,7 @@ from langgraph_sdk import get_client
 
 from herdsman.config import HerdsmanConfig
 from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
+from tests.support import make_config
 
 
 @pytest.fixture
@@ -25,6 +26,13 @@ def gateway(config: HerdsmanConfig, model: HeldModel) -> Iterator[RunningGateway
             yield served
         finally:
             model.release()
+
+
+@pytest.fixture
+def secured(home, model: HeldModel) -> Iterator[RunningGateway]:
+    """A gateway with auth on: two user keys, ``key-ana`` and ``key-bo``."""
+    with running_gateway(make_config(home, gateway={"api_keys": ["key-ana", "key-bo"]}), model=model) as served:
+        yield served
 
 
 @pytest.fixture

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import AuthenticationError, NotFoundError
 
-from tests.gateway.gateway_support import RunningGateway, running_gateway, user_message
-from tests.support import make_config
-
-
-@pytest.fixture
-def secured(home, model) -> Iterator[RunningGateway]:
-    config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"]})
-    with running_gateway(config, model=model) as served:
-        yield served
+from tests.gateway.gateway_support import user_message
 
 
 async def test_missing_or_wrong_key_is_401(secured) -> None:

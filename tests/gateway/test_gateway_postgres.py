@@ -1,13 +1,15 @@
-"""The gateway on a real PostgreSQL: checkpoints and thread/run records survive a restart."""
+"""The gateway on a real PostgreSQL: checkpoints, thread/run records and crons survive a restart."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import psycopg
 import pytest
 from langgraph_sdk import get_client
 
+from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import running_gateway, user_message
 from tests.support import make_config
 
@@ -49,3 +51,23 @@ async def test_postgres_keeps_custom_agents_and_their_versions(home, gateway_dat
     from tests.gateway.test_gateway_assistants import agents_survive_a_restart
 
     await agents_survive_a_restart(make_config(home, checkpointer={"type": "postgres", "url": gateway_database}))
+
+
+async def test_postgres_crons_survive_a_restart_and_two_gateways_fire_them_once(home, gateway_database) -> None:
+    config = make_config(home, checkpointer={"type": "postgres", "url": gateway_database})
+    with running_gateway(config) as first:
+        sdk = get_client(url=first.url, api_key=None)
+        tid = (await sdk.threads.create())["thread_id"]
+        cron = await sdk.crons.create_for_thread(tid, "lead_agent", schedule=YEARLY, input=user_message("scheduled"))
+        await sdk.aclose()
+    with running_gateway(config) as one, running_gateway(config) as two:
+        sdk = get_client(url=one.url, api_key=None)
+        try:
+            assert [c["cron_id"] for c in await sdk.crons.search()] == [cron["cron_id"]]
+            both = await asyncio.gather(*(asyncio.to_thread(tick, g, cron["next_run_date"]) for g in (one, two)))
+            assert sum(len(made) for made in both) == 1
+            assert (await settled(sdk, cron["cron_id"]))["status"] == "success"
+            assert [r["status"] for r in await sdk.runs.list(tid)] == ["success"]
+            assert tick(two, cron["next_run_date"]) == []
+        finally:
+            await sdk.aclose()

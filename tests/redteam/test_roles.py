@@ -38,6 +38,7 @@ OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, 
     # the store: each key's own namespaces (tests/gateway/test_gateway_store.py tries to cross)
     ("PUT", "/store/items"), ("GET", "/store/items"), ("DELETE", "/store/items"), ("POST", "/store/items/search"),
     ("POST", "/store/namespaces"),
+    ("POST", "/runs/crons"), ("POST", "/runs/crons/search"), ("POST", "/runs/crons/count"),
 }
 # Every route with {thread_id} belongs to the thread's owner; every other route with
 # {assistant_id} reads or changes a custom agent, which belongs to its owner (the built-in
@@ -66,6 +67,8 @@ def _class(method: str, path: str) -> str:
         return "own-thread"
     if "{assistant_id}" in key[1]:
         return "own-assistant"
+    if "{cron_id}" in key[1]:
+        return "own-cron"
     return "unclassified"
 
 
@@ -97,6 +100,8 @@ def _fill(path: str, ids: dict[str, str]) -> str:
 def _body(method: str, path: str, ids: dict[str, str] | None = None) -> dict | None:
     if method not in ("POST", "PATCH", "PUT"):
         return None
+    if path.endswith("/runs/crons"):
+        return {"assistant_id": "lead_agent", "schedule": "0 9 * * *", "input": user_message("hello")}
     if path.endswith(("/runs", "/runs/stream", "/runs/wait")):
         return {"assistant_id": "lead_agent", "input": user_message("hello")}
     if path.endswith("/state"):
@@ -195,6 +200,27 @@ async def test_another_users_key_sees_none_of_a_custom_agent(secured: RunningGat
             assert run.status_code == 404
         still = await http.get(f"/assistants/{ids['assistant_id']}", headers={"x-api-key": ANA})
         assert still.status_code == 200 and still.json()["version"] == 1
+
+
+async def test_another_users_key_sees_none_of_a_cron(secured: RunningGateway) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        ids = await _ids(http)
+        made = await http.post(f"/threads/{ids['thread_id']}/runs/crons", headers={"x-api-key": ANA},
+                               json=_body("POST", "/runs/crons"))
+        assert made.status_code == 200, made.text
+        ids["cron_id"] = made.json()["cron_id"]
+        routes = sorted((r for r in _routes(secured.app) if "{cron_id}" in r[1]), key=lambda r: r[0] == "DELETE")
+        assert len(routes) >= 4
+        for method, path in routes:
+            for key in (BO, ADMIN):
+                res = await http.request(method, _fill(path, ids), json=_body(method, path, ids) if method != "PATCH"
+                                         else {"schedule": "0 10 * * *"}, headers={"x-api-key": key})
+                assert res.status_code == 404, (method, path, key, res.status_code, res.text[:200])
+        for key in (BO, ADMIN):
+            listed = await http.post("/runs/crons/search", json={}, headers={"x-api-key": key})
+            assert listed.json() == []
+        still = await http.get(f"/runs/crons/{ids['cron_id']}", headers={"x-api-key": ANA})
+        assert still.status_code == 200 and still.json()["schedule"] == "0 9 * * *"
 
 
 async def test_own_user_routes_are_scoped_to_the_caller(secured: RunningGateway) -> None:

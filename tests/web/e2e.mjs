@@ -350,6 +350,38 @@ const scenarios = {
     await shot(page, "with-key");
   },
 
+  async scheduled(page) {
+    // The Scheduled panel: a cron the test fired shows its next time and last result; a bad schedule
+    // is refused with an example; a new one is listed, then deleted.
+    await page.goto(baseUrl);
+    const fired = page.getByTestId("cron-item").filter({ hasText: "status report" });
+    await fired.waitFor({ timeout: 10000 });
+    const lastText = await fired.getByTestId("cron-last").innerText();
+    check("fired cron shows its last result", lastText.startsWith("last success"), lastText);
+    const nextText = await fired.getByTestId("cron-next").innerText();
+    check("and its next time", nextText.startsWith("next "), nextText);
+    await shot(page, "listed");
+    const before = await page.getByTestId("cron-item").count();
+    await page.getByTestId("schedule-toggle").click();
+    await page.getByTestId("schedule-expr").fill("every morning");
+    await page.getByTestId("schedule-message").fill("water the plants");
+    await page.getByTestId("schedule-create").click();
+    const refusal = await page.getByTestId("schedule-error").innerText();
+    check("a bad schedule is refused with an example", refusal.includes("0 9 * * 1-5"), refusal);
+    await shot(page, "refused");
+    await page.getByTestId("schedule-expr").fill("30 7 * * *");
+    await page.getByTestId("schedule-create").click();
+    const made = page.getByTestId("cron-item").filter({ hasText: "water the plants" });
+    await made.waitFor();
+    check("the new cron is listed", (await page.getByTestId("cron-item").count()) === before + 1);
+    const fresh = `${await made.getByTestId("cron-next").innerText()} / ${await made.getByTestId("cron-last").innerText()}`;
+    check("with its next time and no run yet", fresh.startsWith("next ") && fresh.endsWith("never run yet"), fresh);
+    await shot(page, "created");
+    await made.getByTestId("cron-delete").click();
+    await made.waitFor({ state: "detached" });
+    check("deleted", (await page.getByTestId("cron-item").count()) === before);
+  },
+
   async down(page) {
     // The gateway unreachable (its requests fail): the page says so and recovers when it is back.
     await page.route("**/api/**", (route) => route.abort("connectionrefused"));

@@ -9,6 +9,7 @@ skipped locally and fail in CI.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,8 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langgraph_sdk import get_client
 
 from herdsman.memory.facts import Fact
+from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import RunningGateway
 from tests.web.web_support import REPO, WEB, web_gateway
 
@@ -258,3 +261,25 @@ def test_settings_show_channels_configured_connected_or_failing(channels_gateway
     assert checks["every platform listed"] and checks["failed channel with its reason"] and checks["unconfigured channel"]
     assert checks["no secret shown"]
     assert checks["bark running"] and checks["summary"] and checks["bark failing after a push"]
+
+
+def test_the_scheduled_panel_lists_creates_and_deletes_crons(gateway: RunningGateway) -> None:
+    """A cron fired by the scheduler (driven by the test) shows its next time and last result."""
+    async def fire_one() -> None:
+        sdk = get_client(url=gateway.url, api_key=None)
+        try:
+            thread = await sdk.threads.create()
+            cron = await sdk.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY,
+                                                     input={"messages": [{"role": "user", "content": "status report"}]})
+            tick(gateway, cron["next_run_date"])
+            assert (await settled(sdk, cron["cron_id"]))["status"] == "success"
+        finally:
+            await sdk.aclose()
+
+    asyncio.run(fire_one())
+    checks = run_scenario(gateway, "scheduled")
+    assert checks["fired cron shows its last result"].startswith("last success")
+    assert checks["and its next time"].startswith("next ")
+    assert "0 9 * * 1-5" in checks["a bad schedule is refused with an example"]
+    assert checks["the new cron is listed"] and checks["deleted"]
+    assert checks["with its next time and no run yet"].startswith("next ") and checks["with its next time and no run yet"].endswith("never run yet")

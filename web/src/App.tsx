@@ -7,6 +7,7 @@ import { cancelSubagent, restoreFiles, uploadFiles } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
+import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { FilesPanel } from "./components/FilesPanel";
@@ -257,6 +258,7 @@ export function App() {
         <AgentPicker value={agent} onChange={pickAgent} onAgents={setAgents} onError={addError} reloadKey={threadsKey} />
         {agent === ASSISTANT_ID && <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />}
         <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} agents={agents} />
+        <ScheduledPanel threadId={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
         <Settings />
       </aside>
       <main className="chat">

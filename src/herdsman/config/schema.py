@@ -401,6 +401,13 @@ class GatewayConfig(_Section):
         "memory", description="Where run events are kept for streaming: memory, or redis to share runs."
     )
     redis_url: str | None = Field(None, description="Redis URL for stream_bridge: redis.")
+    cron_poll_seconds: float = Field(
+        5.0, gt=0, le=60,
+        description="How often the cron scheduler looks for due crons (a cron fires at most this late).",
+    )
+    max_crons_per_user: int = Field(
+        100, ge=1, description="Crons one user may have at once (POST /runs/crons answers 409 past it).",
+    )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
     replay_retention_seconds: float = Field(600.0, ge=0, description="How long a finished run stays joinable.")

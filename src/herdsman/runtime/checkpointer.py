@@ -20,6 +20,11 @@ class CheckpointerError(Exception):
     """The configured checkpointer cannot be opened."""
 
 
+def postgres_missing() -> CheckpointerError:
+    """The error for ``checkpointer.type: postgres`` without the postgres extra installed."""
+    return CheckpointerError("checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'")
+
+
 def sqlite_path(config: HerdsmanConfig) -> Path:
     """The SQLite file: ``checkpointer.path``, else ``<home>/checkpoints.sqlite``."""
     home = config.resolve_home()
@@ -51,9 +56,7 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     except ImportError:
-        raise CheckpointerError(
-            "checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'"
-        ) from None
+        raise postgres_missing() from None
     try:
         manager = AsyncPostgresSaver.from_conn_string(config.checkpointer.url or "")
         saver = await manager.__aenter__()

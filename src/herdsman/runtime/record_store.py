@@ -9,12 +9,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.checkpointer import CheckpointerError, sqlite_path
+from herdsman.runtime.checkpointer import postgres_missing, sqlite_path
+
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def gateway_db_path(config: HerdsmanConfig, name: str = "gateway.sqlite") -> Path:
+    """A SQLite file of the gateway beside the checkpoints (the records' by default); its folder is created."""
+    path = sqlite_path(config).with_name(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @asynccontextmanager
@@ -27,18 +38,17 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
     if kind == "sqlite":
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-        path = sqlite_path(config).with_name("gateway.sqlite")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteStore.from_conn_string(str(path)) as store:
+        async with AsyncSqliteStore.from_conn_string(str(gateway_db_path(config))) as store:
+            # several gateway processes may share the file: wait for another's write instead of
+            # failing at once with "database is locked" (SQLite's default is not to wait)
+            await store.conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
             await store.setup()
             yield store
         return
     try:
         from langgraph.store.postgres.aio import AsyncPostgresStore
     except ImportError:
-        raise CheckpointerError(
-            "checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'"
-        ) from None
+        raise postgres_missing() from None
     async with AsyncPostgresStore.from_conn_string(config.checkpointer.url or "") as store:
         await store.setup()
         yield store

@@ -44,7 +44,10 @@ def run_config_for(config: dict[str, Any] | None, user: str | None) -> dict[str,
     return config
 
 
-def _spec(thread_id: str, body: RunCreate, assistant: AssistantRecord, user: str | None, *, temporary: bool = False) -> RunSpec:
+def run_spec(
+    thread_id: str, body: RunCreate, assistant: AssistantRecord, user: str | None = None, *, temporary: bool = False
+) -> RunSpec:
+    """The run manager's spec for ``body`` on ``thread_id`` on ``assistant``, run as ``user``."""
     config, context = run_config_on(assistant, body.config, body.context)  # the custom agent's settings
     checkpoint_id = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
     return RunSpec(
@@ -69,7 +72,7 @@ def _spec(thread_id: str, body: RunCreate, assistant: AssistantRecord, user: str
     )
 
 
-async def _start(
+async def start_run(
     gw: Gateway, thread_id: str | None, body: RunCreate, user: str | None, *, saved: bool = True
 ) -> RunRecord:
     """Create the run the body asks for (on a temporary thread when ``thread_id`` is None).
@@ -81,10 +84,10 @@ async def _start(
     assistant = await load_assistant(gw, body.assistant_id, user)
     if thread_id is None:
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))
-        spec = _spec(record.thread_id, body, assistant, user, temporary=body.on_completion != "keep")
+        spec = run_spec(record.thread_id, body, assistant, user, temporary=body.on_completion != "keep")
     else:
         await _thread_for_run(gw, thread_id, body, user)
-        spec = _spec(thread_id, body, assistant, user)
+        spec = run_spec(thread_id, body, assistant, user)
     run = await gw.runs.start(spec)
     if saved:
         await run.saved.wait()
@@ -101,7 +104,7 @@ async def stream_run(
     thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
-    run = await _start(gw, thread_id, body, user, saved=False)
+    run = await start_run(gw, thread_id, body, user, saved=False)
     return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
@@ -111,7 +114,7 @@ async def stream_stateless_run(
     body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on a temporary thread and stream it."""
-    run = await _start(gw, None, body, user, saved=False)
+    run = await start_run(gw, None, body, user, saved=False)
     return stream_response(
         gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary
     )
@@ -123,7 +126,7 @@ async def create_run(
     user: str | None = Depends(current_user),
 ) -> Any:
     """Start a run and return it at once; follow it with ``.../stream`` or ``.../join``."""
-    run = await _start(gw, thread_id, body, user)
+    run = await start_run(gw, thread_id, body, user)
     _located(response, run.thread_id, run.run_id)
     return run.to_dict()
 
@@ -133,7 +136,7 @@ async def create_stateless_run(
     body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """Start a run on a temporary thread and return it at once."""
-    run = await _start(gw, None, body, user)
+    run = await start_run(gw, None, body, user)
     _located(response, run.thread_id, run.run_id)
     return run.to_dict()
 
@@ -144,7 +147,7 @@ async def wait_run(
     user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """Start a run and answer with the thread's values when it ends."""
-    run = await _start(gw, thread_id, body, user)
+    run = await start_run(gw, thread_id, body, user)
     _located(response, run.thread_id, run.run_id)
     return await gw.runs.join(run.thread_id, run.run_id)
 
@@ -154,7 +157,7 @@ async def wait_stateless_run(
     body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
     """Start a run on a temporary thread and answer with its final values."""
-    run = await _start(gw, None, body, user)
+    run = await start_run(gw, None, body, user)
     _located(response, run.thread_id, run.run_id)
     return await gw.runs.join(run.thread_id, run.run_id)
 

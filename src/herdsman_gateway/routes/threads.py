@@ -106,9 +106,11 @@ async def patch_thread(
 
 @router.delete("/threads/{thread_id}", status_code=204, response_class=Response, summary="Delete a thread")
 async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Response:
-    """Cancel the thread's runs, then delete its record, checkpoints and their file versions
-    (its files stay)."""
+    """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
+    versions (its files stay)."""
     await load_thread(gw, thread_id, user)
+    if gw.crons is not None:
+        await gw.crons.delete_for_thread(thread_id)
     for run in gw.runs.active_runs(thread_id):
         await gw.runs.cancel(thread_id, run.run_id, wait=True)
     await gw.graph.checkpointer.adelete_thread(thread_id)
