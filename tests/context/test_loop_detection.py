@@ -7,7 +7,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient, ToolCall
-from herdsman.middleware.loop_detection import repeat_streak
+from herdsman.middleware.context.loop_detection import repeat_streak
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
@@ -97,7 +97,7 @@ async def test_a_call_that_just_failed_is_not_run_again_unchanged(home: Path) ->
 
 
 def test_a_repeat_after_an_answer_and_a_harness_note_is_still_a_repeat() -> None:
-    from herdsman.middleware.loop_detection import repeated_failure
+    from herdsman.middleware.context.loop_detection import repeated_failure
 
     call = {"name": "bash", "args": {"command": "python3 chart.py --y total"}, "id": "c1"}
     again = {**call, "id": "c2"}

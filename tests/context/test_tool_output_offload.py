@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from herdsman.client import HerdsmanClient, ToolResult
-from herdsman.middleware.tool_output_offload import OFFLOAD_DIR, offload_path, preview
+from herdsman.middleware.context.tool_output_offload import OFFLOAD_DIR, offload_path, preview
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 

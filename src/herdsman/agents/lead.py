@@ -33,7 +33,6 @@ from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
     ModelRetryMiddleware,
-    SummarizationMiddleware,
     TodoListMiddleware,
     ToolCallLimitMiddleware,
 )
@@ -52,13 +51,14 @@ from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
-from herdsman.middleware.loop_detection import LoopDetectionMiddleware
-from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
+from herdsman.middleware.context.loop_detection import LoopDetectionMiddleware
+from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
+from herdsman.middleware.context.summarization import summarization_middleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
-from herdsman.middleware.uploads_notice import UploadsNoticeMiddleware
+from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
@@ -66,7 +66,7 @@ from herdsman.middleware.title import TitleMiddleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
 from herdsman.middleware.step_limit import StepLimitMiddleware
-from herdsman.middleware.tool_output_offload import ToolOutputOffloadMiddleware
+from herdsman.middleware.context.tool_output_offload import ToolOutputOffloadMiddleware
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.factory import create_chat_model
 from herdsman.models.resolver import ModelResolver
@@ -92,29 +92,6 @@ def model_error_message(exc: Exception) -> str:
     return (
         f"Error: the model call failed ({type(exc).__name__}: {detail}). Check the model's "
         "base_url, api_key and network, then send the message again; the thread is kept."
-    )
-
-
-def summarization_middleware(config: HerdsmanConfig, model: BaseChatModel) -> SummarizationMiddleware:
-    """LangChain's SummarizationMiddleware with the triggers from ``summarization:``.
-
-    The old messages are summarized whole (no trimming): LangChain's trimming keeps only what
-    follows the last human message, which in a long tool loop is nothing, and the summary would
-    then say "too long to summarize". Their size is bounded by the trigger anyway.
-    """
-    s = config.summarization
-    triggers: list = []
-    if s.trigger_tokens:
-        triggers.append(("tokens", s.trigger_tokens))
-    if s.trigger_messages:
-        triggers.append(("messages", s.trigger_messages))
-    if s.trigger_fraction:
-        triggers.append(("fraction", s.trigger_fraction))
-    return SummarizationMiddleware(
-        model,
-        trigger=triggers or [("tokens", 60_000)],
-        keep=("messages", s.keep_messages),
-        trim_tokens_to_summarize=None,
     )
 
 

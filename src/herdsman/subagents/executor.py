@@ -39,7 +39,7 @@ from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
-from herdsman.middleware.memory_injection import MemoryInjectionMiddleware
+from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
