@@ -26,7 +26,7 @@ async def test_stream_values_updates_messages_and_custom(client, gateway) -> Non
     ]
     names = [p.event for p in parts]
     assert names[0] == "metadata" and parts[0].data["run_id"] == created[0]["run_id"]
-    assert names[-1] == "end"
+    assert "end" not in names  # LangGraph's server ends the response without an "end" part
     assert {"values", "messages", "updates"} <= set(names)
     # Every event has an id, strictly increasing.
     ids = [int(p.id) for p in parts]
@@ -53,18 +53,26 @@ async def test_stream_values_updates_messages_and_custom(client, gateway) -> Non
     assert got["values"]["messages"][-1]["content"] == answer
 
 
-async def test_legacy_messages_mode_sends_metadata_partial_and_complete(client) -> None:
+async def test_legacy_messages_mode_sends_metadata_then_the_message_so_far(client) -> None:
+    """As LangGraph's server: per message, messages/metadata once, then messages/partial with the
+    whole message so far for each streamed chunk (no messages/complete for a streamed message)."""
     thread = await client.threads.create()
     parts = [
         p
         async for p in client.runs.stream(
-            thread["thread_id"], "lead_agent", input=user_message("hello there friend"), stream_mode="messages"
+            thread["thread_id"], "lead_agent", input=user_message("hello there friend, a longer line"),
+            stream_mode="messages",
         )
     ]
     names = [p.event for p in parts]
-    assert "messages/metadata" in names and "messages/partial" in names
-    complete = [p.data for p in parts if p.event == "messages/complete"]
-    assert complete[-1][0]["content"] == "echo: hello there friend" and complete[-1][0]["type"] == "ai"
+    assert names[0] == "metadata" and names[1] == "messages/metadata"
+    (msg_id, meta), = parts[1].data.items()
+    assert meta["metadata"]["langgraph_node"] == "model"
+    partial = [p.data[0] for p in parts if p.event == "messages/partial"]
+    assert len(partial) > 1 and {m["id"] for m in partial} == {msg_id}
+    assert all(a["content"] and b["content"].startswith(a["content"]) for a, b in zip(partial, partial[1:]))
+    assert partial[-1]["content"] == "echo: hello there friend, a longer line" and partial[-1]["type"] == "ai"
+    assert "messages/complete" not in names and "end" not in names
 
 
 async def test_sse_framing_headers_and_event_format(gateway, client) -> None:
@@ -80,14 +88,14 @@ async def test_sse_framing_headers_and_event_format(gateway, client) -> None:
             text = (await res.aread()).decode()
     frames = [dict(line.split(": ", 1) for line in f.splitlines()) for f in text.split("\n\n") if f.strip()]
     assert frames[0]["event"] == "metadata" and frames[0]["id"] == "1"
-    assert all(json.loads(f["data"]) is not None or f["event"] == "end" for f in frames)
+    assert all(json.loads(f["data"]) is not None for f in frames)
     assert [f["id"] for f in frames] == [str(i) for i in range(1, len(frames) + 1)]
-    assert frames[-1]["event"] == "end"
+    assert frames[-1]["event"] == "values"  # the response ends after the last event: no "end" event
 
 
 async def test_stateless_run_streams_and_leaves_no_thread(client) -> None:
     parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("one-off"), stream_mode="values")]
-    assert parts[-2].data["messages"][-1]["content"] == "echo: one-off"
+    assert parts[-1].data["messages"][-1]["content"] == "echo: one-off"
     assert await client.threads.search(limit=100) == []
 
 
@@ -111,19 +119,19 @@ async def test_join_after_disconnect_loses_and_repeats_nothing(client, model) ->
     rest = [p async for p in client.runs.join_stream(thread["thread_id"], run_id, last_event_id=seen[-1].id)]
     ids = [int(p.id) for p in seen + rest]
     assert ids == list(range(1, len(ids) + 1)), "every event exactly once, in order"
-    assert rest[-1].event == "end"
+    assert "end" not in {p.event for p in rest}
     # A full replay from the start has exactly the same events.
     replay = [p async for p in client.runs.join_stream(thread["thread_id"], run_id)]
     assert [(p.id, p.event, p.data) for p in replay] == [(p.id, p.event, p.data) for p in seen + rest]
     # A join can ask for some modes only.
     only_values = [p async for p in client.runs.join_stream(thread["thread_id"], run_id, stream_mode="values")]
-    assert {p.event for p in only_values} == {"metadata", "values", "end"}
+    assert {p.event for p in only_values} == {"metadata", "values"}
     final = await client.runs.get(thread["thread_id"], run_id)
     assert final["status"] == "success"
-    tools = [m for m in rest[-2].data["messages"] if m["type"] == "tool"] if rest[-2].event == "values" else None
+    tools = [m for m in [p for p in rest if p.event == "values"][-1].data["messages"] if m["type"] == "tool"]
     state = await client.threads.get_state(thread["thread_id"])
     assert len([m for m in state["values"]["messages"] if m["type"] == "tool"]) == 3
-    assert tools is None or len(tools) == 3
+    assert len(tools) == 3
 
 
 async def test_debug_mode_streams_with_subgraphs_on(client) -> None:
@@ -135,7 +143,7 @@ async def test_debug_mode_streams_with_subgraphs_on(client) -> None:
             stream_subgraphs=True, stream_resumable=True,
         )
     ]
-    assert parts[-1].event == "end" and any(p.event == "debug" for p in parts)
+    assert parts[0].event == "metadata" and any(p.event == "debug" for p in parts)
 
 
 async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
@@ -151,4 +159,4 @@ async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
                     if line.startswith(": heartbeat"):
                         model.release()
             assert ": heartbeat" in lines
-            assert "event: end" in lines  # the run went on after the quiet spell
+            assert "event: values" in lines[lines.index(": heartbeat"):]  # the run went on after the quiet spell

@@ -39,6 +39,7 @@ from herdsman.runtime.run_events import (
     EventTranslator,
     graph_modes,
     normalize_modes,
+    stream_with_events,
     subagent_outcome,
     token_usage,
     tool_results,
@@ -119,7 +120,7 @@ class RunSpec:
     stream_subgraphs: bool = False
     stream_resumable: bool = False
     on_disconnect: Literal["cancel", "continue"] = "continue"
-    multitask_strategy: MultitaskStrategy = "reject"
+    multitask_strategy: MultitaskStrategy = "enqueue"
     checkpoint_id: str | None = None
     checkpoint_ns: str = ""
     interrupt_before: Any = None
@@ -270,6 +271,13 @@ class RunManager:
     def is_busy(self, thread_id: str) -> bool:
         """Whether the thread has a run in progress."""
         return bool(self.active_runs(thread_id))
+
+    async def in_progress(self) -> list[dict[str, Any]]:
+        """Every pending or running run: this process's, and those the store says another
+        process executes."""
+        mine = {r.run_id: r.to_dict() for r in self._runs.values() if r.status in ("pending", "running")}
+        saved = [r for r in await self.threads.unfinished_runs() if r["run_id"] not in mine and r["run_id"] not in self._runs]
+        return [*mine.values(), *saved]
 
     async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
         """The run's record (live or saved), or None."""
@@ -576,7 +584,11 @@ class RunManager:
             elif file_versions_of(self.graph.checkpointer):
                 kwargs["durability"] = "sync"  # each step's files are captured before the next step runs
 
-            async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
+            if "events" in spec.stream_mode:
+                chunks = stream_with_events(self.graph, graph_input, cfg, kwargs)
+            else:
+                chunks = self.graph.astream(graph_input, cfg, **kwargs)
+            async for namespace, mode, chunk in chunks:
                 said.see(tuple(namespace), mode, chunk)
                 if mode == "updates":
                     self._report_usage(run, chunk)
@@ -641,6 +653,8 @@ class RunManager:
             status = "idle"
             if run.status == "error":
                 status = "error"
+            elif run.status == "interrupted" and run.executed and run.cancel_action == "interrupt":
+                status = "interrupted"  # stopped mid-way: LangGraph's server shows a cancelled run's thread so
             elif run.status == "success" and (interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))):
                 status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
             await self.threads.update(run.thread_id, status=status)
