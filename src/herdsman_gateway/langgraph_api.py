@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from herdsman_gateway.routes import assistants, info, runs, state, threads
+from herdsman_gateway.routes import assistants, info, runs, state, thread_stream, threads
 
 PREFIXES = ("", "/api/langgraph")
 
 
 def langgraph_router() -> APIRouter:
-    """One router holding the info, assistants, threads, state and runs routes."""
+    """One router holding the info, assistants, threads, state, thread stream and runs routes."""
     router = APIRouter()
-    for module in (info, assistants, threads, state, runs):
+    for module in (info, assistants, threads, state, thread_stream, runs):
         router.include_router(module.router)
     return router

@@ -154,6 +154,13 @@ async def test_on_disconnect_cancel_stops_the_run(client, model) -> None:
 
     await _until(interrupted, "the run to be cancelled after the client left")
 
+    async def thread_interrupted() -> bool:  # as LangGraph's server: interrupted, with the run's input kept
+        return (await client.threads.get(tid))["status"] == "interrupted"
+
+    await _until(thread_interrupted, "the thread to show the cancelled run")
+    thread = await client.threads.get(tid)
+    assert [m["content"] for m in thread["values"]["messages"]] == [f"bye {HOLD}"]
+
 
 async def test_resume_without_pending_interrupt_is_a_clear_400(client) -> None:
     tid = (await client.threads.create())["thread_id"]
@@ -301,3 +308,27 @@ async def test_a_run_picks_a_configured_model_and_an_unknown_one_is_a_400(home) 
             assert "main, other" in info.value.response.text
         finally:
             await client.aclose()
+
+
+async def test_concurrent_users_each_follow_the_script_in_order(config) -> None:
+    """One scripted agent serving many users at once: each thread gets the script from its start,
+    in order, whatever the other threads' runs do meanwhile; cycle starts it again."""
+    script = [{"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/outputs"}}], "delay": 0.02},
+              {"content": "answer one", "delay": 0.01}, "answer two"]
+    model = ScriptedChatModel(responses=script, on_exhausted="cycle", chunk_delay=0.005)
+    with running_gateway(config, model=model) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tids = [(await sdk.threads.create())["thread_id"] for _ in range(8)]
+
+            async def two_turns(tid: str) -> list[str]:
+                for text in ("first", "second", "third"):
+                    await sdk.runs.wait(tid, "lead_agent", input=user_message(text))
+                messages = (await sdk.threads.get_state(tid))["values"]["messages"]
+                return [m["content"] or "tool call" for m in messages if m["type"] == "ai"]
+
+            said = await asyncio.gather(*(two_turns(t) for t in tids))
+        finally:
+            await sdk.aclose()
+    assert said == [["tool call", "answer one", "answer two", "tool call", "answer one"]] * 8
+    assert len(model.calls) == 8 * 5

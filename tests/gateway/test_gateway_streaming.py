@@ -160,3 +160,44 @@ async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
                         model.release()
             assert ": heartbeat" in lines
             assert "event: values" in lines[lines.index(": heartbeat"):]  # the run went on after the quiet spell
+
+
+async def test_events_mode_streams_langchain_callback_events(client) -> None:
+    """As LangGraph's server: stream_mode events sends astream_events (v2) as "events" parts, the
+    model's tokens among them, and nothing of the modes not asked for."""
+    tid = (await client.threads.create())["thread_id"]
+    parts = [p async for p in client.runs.stream(tid, "lead_agent", input=user_message("tell me more"), stream_mode="events")]
+    assert parts[0].event == "metadata" and {p.event for p in parts[1:]} == {"events"}
+    kinds = [p.data["event"] for p in parts[1:]]
+    assert kinds[0] == "on_chain_start" and kinds[-1] == "on_chain_end"
+    assert {"on_chat_model_start", "on_chat_model_stream", "on_chat_model_end"} <= set(kinds)
+    said = "".join(p.data["data"]["chunk"]["content"] for p in parts[1:] if p.data["event"] == "on_chat_model_stream")
+    assert said == "echo: tell me more"
+    assert all({"run_id", "name", "metadata", "data"} <= set(p.data) for p in parts[1:])
+    assert (await client.threads.get_state(tid))["values"]["messages"][-1]["content"] == "echo: tell me more"
+
+
+async def test_tasks_checkpoints_and_debug_modes_have_the_references_shape(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    parts = [p async for p in client.runs.stream(tid, "lead_agent", input=user_message("hi"),
+                                                 stream_mode=["tasks", "checkpoints", "debug"])]
+    checkpoints = [p.data for p in parts if p.event == "checkpoints"]
+    assert all({"config", "parent_config", "values", "metadata", "next", "tasks"} <= set(c) for c in checkpoints)
+    history = await client.threads.get_history(tid, limit=100)
+    assert [c["config"]["configurable"]["checkpoint_id"] for c in checkpoints] == [
+        h["checkpoint"]["checkpoint_id"] for h in reversed(history)]
+    tasks = [p.data for p in parts if p.event == "tasks"]
+    started = [t for t in tasks if "input" in t]
+    ended = [t for t in tasks if "result" in t]
+    assert started and {t["id"] for t in started} == {t["id"] for t in ended}
+    assert {"id", "name", "input", "triggers"} <= set(started[0]) and {"id", "name", "error", "result", "interrupts"} <= set(ended[0])
+    debug = [p.data for p in parts if p.event == "debug"]
+    assert {d["type"] for d in debug} == {"checkpoint", "task", "task_result"}
+    for d in (d for d in debug if d["type"] == "checkpoint"):
+        payload = d["payload"]
+        assert payload["checkpoint"]["checkpoint_id"] == payload["config"]["configurable"]["checkpoint_id"]
+        parent = payload["parent_config"]
+        if parent is None:
+            assert payload["parent_checkpoint"] is None
+        else:
+            assert payload["parent_checkpoint"]["checkpoint_id"] == parent["configurable"]["checkpoint_id"]

@@ -165,3 +165,22 @@ def test_a_schema_that_cannot_be_rendered_falls_back_to_its_keys() -> None:
         raise ValueError("pydantic cannot render this")
 
     assert json_schema_or_keys(refuse, Legacy) == {"title": "Legacy", "type": "object", "properties": {"notes": {}, "count": {}}}
+
+
+async def test_update_state_answers_like_langgraphs_server_and_moves_next(client) -> None:
+    """The reference answers {checkpoint, configurable, checkpoint_id}; an update as the model
+    with a tool call makes the tools the next step, and a run with no input carries it out."""
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("hello"))
+    assert (await client.threads.get_state(tid))["next"] == []
+    call = {"name": "ls", "args": {"path": "/mnt/user-data/outputs"}, "id": "call_ls_1"}
+    result = await client.threads.update_state(tid, {"messages": [{"type": "ai", "content": "", "tool_calls": [call]}]},
+                                               as_node="model")
+    assert result["checkpoint"] == result["configurable"] and result["checkpoint_id"] == result["checkpoint"]["checkpoint_id"]
+    state = await client.threads.get_state(tid)
+    assert state["checkpoint"]["checkpoint_id"] == result["checkpoint_id"]
+    assert state["next"] == ["tools"]  # an update as the model moves the thread on to the tool call
+    final = await client.runs.wait(tid, "lead_agent", input=None)
+    tool = [m for m in final["messages"] if m["type"] == "tool"]
+    assert tool and tool[-1]["tool_call_id"] == "call_ls_1"
+    assert (await client.threads.get_state(tid))["next"] == []

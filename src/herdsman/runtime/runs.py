@@ -250,12 +250,27 @@ class RunManager:
         self._by_thread: dict[str, list[Run]] = {}  # the runs of _runs, by thread (oldest first)
         self._finished: deque[str] = deque()
         self._pause = pause
+        self._watchers: dict[str, set[asyncio.Queue[Run]]] = {}  # per thread: who hears of its new runs
 
     # -- queries ---------------------------------------------------------------------------
 
     def active_runs(self, thread_id: str) -> list[Run]:
         """The thread's pending and running runs in this process, oldest first."""
         return [r for r in self._by_thread.get(thread_id, ()) if r.status in ("pending", "running")]
+
+    def watch_thread(self, thread_id: str) -> asyncio.Queue[Run]:
+        """A queue that receives each run created on ``thread_id`` from now on (in this process);
+        give it back with :meth:`unwatch_thread`."""
+        queue: asyncio.Queue[Run] = asyncio.Queue()
+        self._watchers.setdefault(thread_id, set()).add(queue)
+        return queue
+
+    def unwatch_thread(self, thread_id: str, queue: asyncio.Queue[Run]) -> None:
+        """Stop sending the thread's new runs to ``queue``."""
+        watchers = self._watchers.get(thread_id, set())
+        watchers.discard(queue)
+        if not watchers:
+            self._watchers.pop(thread_id, None)
 
     def _forget(self, run_id: str) -> None:
         """Drop a run from memory (its record stays in the store)."""
@@ -358,6 +373,8 @@ class RunManager:
                 self._forget(run.run_id)  # never started: the thread must not stay busy
                 raise
             run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
+            for queue in self._watchers.get(run.thread_id, ()):
+                queue.put_nowait(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 

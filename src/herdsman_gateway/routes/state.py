@@ -15,6 +15,7 @@ from langgraph.errors import InvalidUpdateError
 
 from herdsman.runtime.run_input import RunInputError, check_update
 from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.thread_storage import thread_storage
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -136,3 +137,11 @@ async def history(
         before=_config(thread_id, before) if before and before.checkpoint_id else None,
         limit=body.limit,
     )
+
+
+@router.get("/threads/{thread_id}/storage", summary="Bytes the thread's checkpoints take")
+async def storage(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """Checkpoints, channel values (per channel) and pending writes of the thread, with their
+    serialized sizes (``herdsman.runtime.thread_storage``)."""
+    await load_thread(gw, thread_id, user)
+    return {"thread_id": thread_id, **await thread_storage(gw.graph.checkpointer, thread_id)}
