@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from langgraph_sdk import get_client
-from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
+from langgraph_sdk.errors import BadRequestError, NotFoundError, UnprocessableEntityError
 
 from herdsman_gateway.app import create_app
 from tests.gateway.gateway_support import HOLD, RunningGateway, running_gateway, scripted_model, user_message
@@ -110,7 +110,13 @@ async def test_batch_starts_stateless_runs_and_refuses_a_bad_item_whole(client) 
             {"assistant_id": "lead_agent", "input": {"messages": 5}},
         ])
     assert "runs[1]" in info.value.response.text
-    assert len(await client.threads.search(limit=100)) == 2  # the bad batch started nothing
+    with pytest.raises(BadRequestError) as info:
+        await client.runs.create_batch([
+            {"assistant_id": "lead_agent", "input": user_message("fine"), "on_completion": "keep"},
+            {"assistant_id": "lead_agent", "input": user_message("x"), "config": {"configurable": {"model_name": "nope"}}},
+        ])
+    assert "runs[1]" in info.value.response.text and "nope" in info.value.response.text
+    assert len(await client.threads.search(limit=100)) == 2  # the bad batches started nothing
 
 
 async def test_cancel_many_by_ids_and_by_status(client, model) -> None:

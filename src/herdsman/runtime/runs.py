@@ -319,7 +319,8 @@ class RunManager:
         return {"thread_id": spec.thread_id, "assistant_id": spec.assistant_id, "graph_id": LEAD_AGENT_NAME}
 
     def check(self, spec: RunSpec) -> None:
-        """Refuse (422) a spec whose input, command, config or metadata the graph cannot take."""
+        """Refuse (422) a spec whose input, command, config or metadata the graph cannot take,
+        and (400) one that asks for a model config.yaml does not name."""
         try:
             check_run_config(spec.config, self._owned(spec))
             check_json("metadata", spec.metadata)
@@ -332,15 +333,15 @@ class RunManager:
                 check_input(self.graph, spec.input)
         except RunInputError as exc:
             raise InvalidRunError(f"Invalid request: {exc}", exc.field) from None
+        try:
+            check_model_name(requested_model(spec.config or {}), model_names(self.config))
+        except UnknownModelError as exc:
+            raise RunError(str(exc)) from None
 
     async def start(self, spec: RunSpec) -> Run:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
         self.check(spec)
-        try:
-            check_model_name(requested_model(spec.config or {}), model_names(self.config))
-        except UnknownModelError as exc:
-            raise RunError(str(exc)) from None
         lock = self._locks.setdefault(spec.thread_id, asyncio.Lock())
         async with lock:
             if spec.command and spec.command.get("resume") is not None:
