@@ -152,6 +152,9 @@ async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), u
                 422, f"strategy keep_latest needs a checkpointer that prunes (checkpointer.type: postgres); "
                 f"this one is {type(gw.graph.checkpointer).__name__}: use strategy delete"
             ) from None
+        if versions := file_versions_of(gw.graph.checkpointer):
+            for tid in found:
+                await versions.collect(tid, gw.graph.checkpointer)  # the files of the pruned checkpoints go too
     else:
         for tid in found:
             await _delete(gw, tid)
