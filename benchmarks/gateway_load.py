@@ -105,8 +105,7 @@ async def one_run(client, thread_id: str) -> tuple[float | None, bool]:
                 first = (time.perf_counter() - start) * 1000
             if part.event == "error":
                 return first, False
-            if part.event == "end":
-                ok = True
+            ok = part.event != "metadata"  # the run's events came, and the stream ended without an error
     except Exception:  # noqa: BLE001 - any failure counts as an error
         return first, False
     return first, ok
@@ -154,23 +153,25 @@ async def one_raw_run(url: str, thread_id: str) -> tuple[float | None, bool]:
         while (line := await reader.readline()) not in (b"\r\n", b""):
             chunked |= line.lower().startswith(b"transfer-encoding:") and b"chunked" in line.lower()
         buffer = bytearray()
+        events = 0
         while True:
             if chunked:
                 size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
                 if size == 0:
-                    return first, False
+                    return first, events > 1  # the stream ended after the run's events (no "end" event)
                 buffer += (await reader.readexactly(size + 2))[:-2]
             else:
                 data = await reader.read(65536)
                 if not data:
-                    return first, False
+                    return first, events > 1
                 buffer += data
             for name in sse_events(buffer):
+                events += 1
                 if first is None:
                     first = (time.perf_counter() - start) * 1000
                 if name == "error":
                     return first, False
-                if name == "end":
+                if name == "end":  # a server that still sends one
                     return first, True
     except (OSError, ValueError, asyncio.IncompleteReadError):
         return first, False

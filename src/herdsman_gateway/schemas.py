@@ -134,6 +134,21 @@ class ThreadCount(_Body):
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
 
 
+class ThreadPrune(_Body):
+    """``POST /threads/prune``."""
+
+    thread_ids: list[str] = Field(..., max_length=1000, description="The threads to prune.")
+    strategy: Literal["delete", "keep_latest"] = Field(
+        "delete", description="delete: the whole thread; keep_latest: only its older checkpoints."
+    )
+
+
+class PruneResult(BaseModel):
+    """How many threads ``POST /threads/prune`` pruned."""
+
+    pruned_count: int
+
+
 class Thread(BaseModel):
     """A thread as the LangGraph API returns it."""
 
@@ -199,9 +214,12 @@ class ThreadState(BaseModel):
 
 
 class StateUpdateResult(BaseModel):
-    """The checkpoint written by a state update."""
+    """The checkpoint written by a state update (as LangGraph's server: the checkpoint, the same as
+    ``configurable``, and its id)."""
 
     checkpoint: dict[str, Any]
+    configurable: dict[str, Any]
+    checkpoint_id: str | None
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -228,7 +246,10 @@ class RunCreate(_Body):
     stream_subgraphs: bool = False
     stream_resumable: bool = False
     on_disconnect: Literal["cancel", "continue"] = "continue"
-    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = "reject"
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = Field(
+        "enqueue", description="When the thread has a run in progress: wait for it (enqueue, as LangGraph's server), "
+        "refuse (reject), or stop it first (interrupt, rollback)."
+    )
     if_not_exists: Literal["create", "reject"] = "reject"
     on_completion: Literal["delete", "keep"] | None = None
     checkpoint: CheckpointRef | None = None
@@ -245,6 +266,14 @@ class RunCreate(_Body):
         if unknown:
             raise ValueError(f"unknown stream mode(s) {unknown}; use some of {list(API_STREAM_MODES)}")
         return value
+
+
+class RunsCancel(_Body):
+    """``POST /runs/cancel``: the runs ``run_ids`` of ``thread_id``, or every run with ``status``."""
+
+    thread_id: str | None = None
+    run_ids: list[str] | None = Field(None, max_length=1000)
+    status: Literal["pending", "running", "all"] | None = None
 
 
 class Run(BaseModel):

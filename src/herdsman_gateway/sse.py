@@ -3,7 +3,8 @@
 ``Content-Type: text/event-stream``; ``Content-Location: /threads/{tid}/runs/{rid}`` (the SDK
 reads the run id from it); ``Location`` pointing at the join endpoint so the SDK can reconnect
 with ``Last-Event-ID``; every event with its id; ``: heartbeat`` comment lines while the run is
-quiet (the bridge says when).
+quiet (the bridge says when). The bridge's ``end`` marker is not sent: LangGraph's server ends
+the response instead, and the SDK would hand an ``end`` event to the client as one more part.
 
 :class:`EventStream` writes the frames itself: one task per stream watches for the client going
 away (the run goes on unless it was created with ``on_disconnect: cancel``). sse-starlette's
@@ -30,7 +31,7 @@ from herdsman_gateway.open_streams import OpenStreams
 log = structlog.get_logger(__name__)
 
 MODE_OF_EVENT = {"messages": "messages-tuple"}
-ALWAYS_SENT = {"metadata", "error", END_EVENT}
+ALWAYS_SENT = {"metadata", "error"}
 HEARTBEAT = b": heartbeat\n\n"
 
 
@@ -122,9 +123,7 @@ async def _frames(
     run_ended: bool,
 ) -> AsyncIterator[bytes]:
     if run_ended and not await gw.bridge.exists(run_id):
-        # The run ended long ago (or before a restart): its events are gone, say it ended.
-        yield frame(END_EVENT, "null")
-        return
+        return  # the run ended long ago (or before a restart): its events are gone, the stream ends at once
     finished = False
     heartbeat = gw.config.gateway.heartbeat_seconds
     gw.metrics.active_streams.inc()
@@ -132,7 +131,7 @@ async def _frames(
         async for event in gw.bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
             if event is None:  # the run was quiet for ``heartbeat`` seconds
                 yield HEARTBEAT
-            elif wanted(event.event, modes):
+            elif event.event != END_EVENT and wanted(event.event, modes):
                 yield frame(event.event, event.data, event.id)
         finished = True
     finally:

@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from herdsman.runtime.run_events import checkpoint_of
 from herdsman.runtime.serde import to_jsonable
 
 log = structlog.get_logger(__name__)
@@ -56,19 +57,7 @@ def safe_json(value: Any) -> Any:
             return f"[not shown: {type(exc).__name__}]"
 
 
-def checkpoint_json(config: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``{thread_id, checkpoint_ns, checkpoint_id, checkpoint_map}`` of a run config, or None."""
-    if not config:
-        return None
-    conf = config.get("configurable") or {}
-    if not conf.get("checkpoint_id"):
-        return None
-    return {
-        "thread_id": conf.get("thread_id"),
-        "checkpoint_ns": conf.get("checkpoint_ns", ""),
-        "checkpoint_id": conf.get("checkpoint_id"),
-        "checkpoint_map": conf.get("checkpoint_map") or {},
-    }
+checkpoint_json = checkpoint_of  # ``{thread_id, checkpoint_ns, checkpoint_id, checkpoint_map}`` of a config
 
 
 def interrupts_json(interrupts: Any) -> list[dict[str, Any]]:

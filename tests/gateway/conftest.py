@@ -10,6 +10,7 @@ from langgraph_sdk import get_client
 from herdsman.config import HerdsmanConfig
 from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
 from tests.support import make_config
+from tests.gateway.langgraph_compat import SUMMARY
 
 
 @pytest.fixture
@@ -52,3 +53,9 @@ def redis_url() -> Iterator[str]:
 
     with redis_server() as url:
         yield url
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """The LangGraph API compatibility line, when ``test_gateway_compat.py`` ran."""
+    if line := config.stash.get(SUMMARY, None):
+        terminalreporter.write_line(line)

@@ -137,13 +137,15 @@ async def test_bad_inputs_get_clear_errors(client) -> None:
         ({"schedule": YEARLY, "stream_mode": "telepathy"}, "stream mode"),
         ({"schedule": YEARLY, "config": {"configurable": {"thread_id": "someone-else"}}}, "configurable"),
         ({"schedule": YEARLY, "metadata": "not an object"}, "metadata"),
-        ({"schedule": YEARLY, "config": {"configurable": {"model_name": "no-such-model"}}}, "no-such-model"),
         ({"assistant_id": "lead_agent"}, "schedule is required"),
     ]
     async with httpx.AsyncClient(base_url=str(client.http.client.base_url)) as http:
         for body, words in cases:
             res = await http.post("/runs/crons", json={"assistant_id": "lead_agent", **body})
             assert res.status_code == 422 and words in res.json()["detail"], (body, res.text)
+        res = await http.post("/runs/crons", json={"assistant_id": "lead_agent", "schedule": YEARLY,
+                                                   "config": {"configurable": {"model_name": "no-such-model"}}})
+        assert res.status_code == 400 and "no-such-model" in res.json()["detail"]  # as a run on that model is
         res = await http.post("/runs/crons", json={"assistant_id": "nobody", "schedule": YEARLY})
         assert res.status_code == 404 and "nobody" in res.json()["detail"] and "assistants/search" in res.json()["detail"]
         res = await http.post(f"/threads/{thread['thread_id']}/runs/crons",

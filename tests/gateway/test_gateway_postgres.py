@@ -71,3 +71,24 @@ async def test_postgres_crons_survive_a_restart_and_two_gateways_fire_them_once(
             assert tick(two, cron["next_run_date"]) == []
         finally:
             await sdk.aclose()
+
+
+async def test_prune_keep_latest_keeps_only_the_latest_checkpoint(home, gateway_database) -> None:
+    """``POST /threads/prune`` with ``keep_latest`` on PostgreSQL (LangGraph's saver prunes): the
+    thread stays, with its latest state and no older checkpoints, and takes the next run."""
+    config = make_config(home, checkpointer={"type": "postgres", "url": gateway_database})
+    with running_gateway(config) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            await sdk.runs.wait(tid, "lead_agent", input=user_message("first"))
+            latest = (await sdk.threads.get_state(tid))["checkpoint"]["checkpoint_id"]
+            assert len(await sdk.threads.get_history(tid, limit=50)) > 1
+            assert await sdk.threads.prune([tid], strategy="keep_latest") == {"pruned_count": 1}
+            history = await sdk.threads.get_history(tid, limit=50)
+            assert [h["checkpoint"]["checkpoint_id"] for h in history] == [latest]
+            assert [m["content"] for m in history[0]["values"]["messages"]] == ["first", "echo: first"]
+            values = await sdk.runs.wait(tid, "lead_agent", input=user_message("again"))
+            assert [m["content"] for m in values["messages"]][-1] == "echo: again"
+        finally:
+            await sdk.aclose()

@@ -47,15 +47,20 @@ async def test_background_run_join_list_and_get(client) -> None:
     assert len(listed) == 2 and listed[1]["run_id"] == run["run_id"]
 
 
-async def test_run_on_a_busy_thread_is_rejected_with_409(client, model) -> None:
+async def test_run_on_a_busy_thread_is_enqueued_by_default_and_rejected_when_asked(client, model) -> None:
+    """As LangGraph's server: no multitask_strategy means enqueue; reject answers 409."""
     tid = (await client.threads.create())["thread_id"]
     held = await _held_run(client, model, tid)
     assert (await client.threads.get(tid))["status"] == "busy"
     with pytest.raises(ConflictError) as info:
-        await client.runs.create(tid, "lead_agent", input=user_message("me too"))
+        await client.runs.create(tid, "lead_agent", input=user_message("me too"), multitask_strategy="reject")
     assert "in progress" in info.value.response.text and "multitask_strategy" in info.value.response.text
+    queued = await client.runs.create(tid, "lead_agent", input=user_message("after you"))
+    assert queued["multitask_strategy"] == "enqueue" and queued["status"] == "pending"
     model.release()
     await client.runs.join(tid, held["run_id"])
+    final = await client.runs.join(tid, queued["run_id"])
+    assert [m["content"] for m in final["messages"] if m["type"] == "ai"][-1] == "echo: after you"
     assert (await client.threads.get(tid))["status"] == "idle"
 
 
@@ -66,7 +71,7 @@ async def test_cancel_a_running_run(client, model) -> None:
     run = await client.runs.get(tid, held["run_id"])
     assert run["status"] == "interrupted"
     thread = await client.threads.get(tid)
-    assert thread["status"] == "idle"
+    assert thread["status"] == "interrupted"  # as LangGraph's server shows the thread of a cancelled run
     # The input the run had already checkpointed is kept; the thread takes new runs.
     assert thread["values"]["messages"][0]["content"].startswith("hold on")
     model.release()
@@ -76,7 +81,8 @@ async def test_cancel_a_running_run(client, model) -> None:
 
 async def test_a_stopped_answer_keeps_what_was_said(client, model) -> None:
     """Stop while the answer streams: the words the user saw stay in the thread as the agent's
-    message, the thread is idle with nothing pending, and the next turn sees them."""
+    message, the thread is interrupted (as LangGraph's server shows it) with nothing pending, and the
+    next turn sees them."""
     tid = (await client.threads.create())["thread_id"]
     seen = ""
     stream = client.runs.stream(tid, "lead_agent", input=user_message(f"tell me a long story {HOLD_MID}"),
@@ -92,7 +98,7 @@ async def test_a_stopped_answer_keeps_what_was_said(client, model) -> None:
     await client.runs.cancel(tid, run_id, wait=True)
     assert (await client.runs.get(tid, run_id))["status"] == "interrupted"
     thread = await client.threads.get(tid)
-    assert thread["status"] == "idle"
+    assert thread["status"] == "interrupted"
     said = thread["values"]["messages"][-1]
     assert said["type"] == "ai" and said["content"] == seen
     assert (await client.threads.get_state(tid))["next"] == []
@@ -148,6 +154,13 @@ async def test_on_disconnect_cancel_stops_the_run(client, model) -> None:
 
     await _until(interrupted, "the run to be cancelled after the client left")
 
+    async def thread_interrupted() -> bool:  # as LangGraph's server: interrupted, with the run's input kept
+        return (await client.threads.get(tid))["status"] == "interrupted"
+
+    await _until(thread_interrupted, "the thread to show the cancelled run")
+    thread = await client.threads.get(tid)
+    assert [m["content"] for m in thread["values"]["messages"]] == [f"bye {HOLD}"]
+
 
 async def test_resume_without_pending_interrupt_is_a_clear_400(client) -> None:
     tid = (await client.threads.create())["thread_id"]
@@ -168,7 +181,7 @@ async def test_failed_run_streams_an_error_event(config) -> None:
             errors = [p.data for p in parts if p.event == "error"]
             assert errors and set(errors[0]) == {"error", "message"}
             assert "the model is down" in errors[0]["message"]
-            assert parts[-1].event == "end"
+            assert parts[-1].event == "error"  # the last part: the stream ends after it
             runs = await sdk.runs.list(tid)
             assert runs[0]["status"] == "error"
             assert (await sdk.threads.get(tid))["status"] == "error"
@@ -295,3 +308,27 @@ async def test_a_run_picks_a_configured_model_and_an_unknown_one_is_a_400(home) 
             assert "main, other" in info.value.response.text
         finally:
             await client.aclose()
+
+
+async def test_concurrent_users_each_follow_the_script_in_order(config) -> None:
+    """One scripted agent serving many users at once: each thread gets the script from its start,
+    in order, whatever the other threads' runs do meanwhile; cycle starts it again."""
+    script = [{"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/outputs"}}], "delay": 0.02},
+              {"content": "answer one", "delay": 0.01}, "answer two"]
+    model = ScriptedChatModel(responses=script, on_exhausted="cycle", chunk_delay=0.005)
+    with running_gateway(config, model=model) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tids = [(await sdk.threads.create())["thread_id"] for _ in range(8)]
+
+            async def two_turns(tid: str) -> list[str]:
+                for text in ("first", "second", "third"):
+                    await sdk.runs.wait(tid, "lead_agent", input=user_message(text))
+                messages = (await sdk.threads.get_state(tid))["values"]["messages"]
+                return [m["content"] or "tool call" for m in messages if m["type"] == "ai"]
+
+            said = await asyncio.gather(*(two_turns(t) for t in tids))
+        finally:
+            await sdk.aclose()
+    assert said == [["tool call", "answer one", "answer two", "tool call", "answer one"]] * 8
+    assert len(model.calls) == 8 * 5

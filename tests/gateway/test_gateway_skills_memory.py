@@ -238,7 +238,8 @@ async def test_a_streamed_run_is_listed_and_its_thread_busy_once_its_first_event
             run_id = json.loads(frame["data"])["run_id"]
             assert [r["run_id"] for r in (await http.get(f"/threads/{tid}/runs")).json()] == [run_id]
             assert (await http.get(f"/threads/{tid}")).json()["status"] == "busy"
-            busy = await http.post(f"/threads/{tid}/runs", json={**body, "input": user_message("me too")})
+            busy = await http.post(f"/threads/{tid}/runs", json={**body, "input": user_message("me too"),
+                                                                 "multitask_strategy": "reject"})
             assert busy.status_code == 409
             model.release()
             async for _ in lines:

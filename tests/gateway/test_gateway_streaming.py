@@ -26,7 +26,7 @@ async def test_stream_values_updates_messages_and_custom(client, gateway) -> Non
     ]
     names = [p.event for p in parts]
     assert names[0] == "metadata" and parts[0].data["run_id"] == created[0]["run_id"]
-    assert names[-1] == "end"
+    assert "end" not in names  # LangGraph's server ends the response without an "end" part
     assert {"values", "messages", "updates"} <= set(names)
     # Every event has an id, strictly increasing.
     ids = [int(p.id) for p in parts]
@@ -53,18 +53,26 @@ async def test_stream_values_updates_messages_and_custom(client, gateway) -> Non
     assert got["values"]["messages"][-1]["content"] == answer
 
 
-async def test_legacy_messages_mode_sends_metadata_partial_and_complete(client) -> None:
+async def test_legacy_messages_mode_sends_metadata_then_the_message_so_far(client) -> None:
+    """As LangGraph's server: per message, messages/metadata once, then messages/partial with the
+    whole message so far for each streamed chunk (no messages/complete for a streamed message)."""
     thread = await client.threads.create()
     parts = [
         p
         async for p in client.runs.stream(
-            thread["thread_id"], "lead_agent", input=user_message("hello there friend"), stream_mode="messages"
+            thread["thread_id"], "lead_agent", input=user_message("hello there friend, a longer line"),
+            stream_mode="messages",
         )
     ]
     names = [p.event for p in parts]
-    assert "messages/metadata" in names and "messages/partial" in names
-    complete = [p.data for p in parts if p.event == "messages/complete"]
-    assert complete[-1][0]["content"] == "echo: hello there friend" and complete[-1][0]["type"] == "ai"
+    assert names[0] == "metadata" and names[1] == "messages/metadata"
+    (msg_id, meta), = parts[1].data.items()
+    assert meta["metadata"]["langgraph_node"] == "model"
+    partial = [p.data[0] for p in parts if p.event == "messages/partial"]
+    assert len(partial) > 1 and {m["id"] for m in partial} == {msg_id}
+    assert all(a["content"] and b["content"].startswith(a["content"]) for a, b in zip(partial, partial[1:]))
+    assert partial[-1]["content"] == "echo: hello there friend, a longer line" and partial[-1]["type"] == "ai"
+    assert "messages/complete" not in names and "end" not in names
 
 
 async def test_sse_framing_headers_and_event_format(gateway, client) -> None:
@@ -80,14 +88,14 @@ async def test_sse_framing_headers_and_event_format(gateway, client) -> None:
             text = (await res.aread()).decode()
     frames = [dict(line.split(": ", 1) for line in f.splitlines()) for f in text.split("\n\n") if f.strip()]
     assert frames[0]["event"] == "metadata" and frames[0]["id"] == "1"
-    assert all(json.loads(f["data"]) is not None or f["event"] == "end" for f in frames)
+    assert all(json.loads(f["data"]) is not None for f in frames)
     assert [f["id"] for f in frames] == [str(i) for i in range(1, len(frames) + 1)]
-    assert frames[-1]["event"] == "end"
+    assert frames[-1]["event"] == "values"  # the response ends after the last event: no "end" event
 
 
 async def test_stateless_run_streams_and_leaves_no_thread(client) -> None:
     parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("one-off"), stream_mode="values")]
-    assert parts[-2].data["messages"][-1]["content"] == "echo: one-off"
+    assert parts[-1].data["messages"][-1]["content"] == "echo: one-off"
     assert await client.threads.search(limit=100) == []
 
 
@@ -111,13 +119,13 @@ async def test_join_after_disconnect_loses_and_repeats_nothing(client, model) ->
     rest = [p async for p in client.runs.join_stream(thread["thread_id"], run_id, last_event_id=seen[-1].id)]
     ids = [int(p.id) for p in seen + rest]
     assert ids == list(range(1, len(ids) + 1)), "every event exactly once, in order"
-    assert rest[-1].event == "end"
+    assert "end" not in {p.event for p in rest}
     # A full replay from the start has exactly the same events.
     replay = [p async for p in client.runs.join_stream(thread["thread_id"], run_id)]
     assert [(p.id, p.event, p.data) for p in replay] == [(p.id, p.event, p.data) for p in seen + rest]
     # A join can ask for some modes only.
     only_values = [p async for p in client.runs.join_stream(thread["thread_id"], run_id, stream_mode="values")]
-    assert {p.event for p in only_values} == {"metadata", "values", "end"}
+    assert {p.event for p in only_values} == {"metadata", "values"}
     final = await client.runs.get(thread["thread_id"], run_id)
     assert final["status"] == "success"
     last_values = [p for p in rest if p.event == "values"][-1].data  # what a UI shows when the run ends
@@ -135,7 +143,7 @@ async def test_debug_mode_streams_with_subgraphs_on(client) -> None:
             stream_subgraphs=True, stream_resumable=True,
         )
     ]
-    assert parts[-1].event == "end" and any(p.event == "debug" for p in parts)
+    assert parts[0].event == "metadata" and any(p.event == "debug" for p in parts)
 
 
 async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
@@ -151,4 +159,45 @@ async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
                     if line.startswith(": heartbeat"):
                         model.release()
             assert ": heartbeat" in lines
-            assert "event: end" in lines  # the run went on after the quiet spell
+            assert "event: values" in lines[lines.index(": heartbeat"):]  # the run went on after the quiet spell
+
+
+async def test_events_mode_streams_langchain_callback_events(client) -> None:
+    """As LangGraph's server: stream_mode events sends astream_events (v2) as "events" parts, the
+    model's tokens among them, and nothing of the modes not asked for."""
+    tid = (await client.threads.create())["thread_id"]
+    parts = [p async for p in client.runs.stream(tid, "lead_agent", input=user_message("tell me more"), stream_mode="events")]
+    assert parts[0].event == "metadata" and {p.event for p in parts[1:]} == {"events"}
+    kinds = [p.data["event"] for p in parts[1:]]
+    assert kinds[0] == "on_chain_start" and kinds[-1] == "on_chain_end"
+    assert {"on_chat_model_start", "on_chat_model_stream", "on_chat_model_end"} <= set(kinds)
+    said = "".join(p.data["data"]["chunk"]["content"] for p in parts[1:] if p.data["event"] == "on_chat_model_stream")
+    assert said == "echo: tell me more"
+    assert all({"run_id", "name", "metadata", "data"} <= set(p.data) for p in parts[1:])
+    assert (await client.threads.get_state(tid))["values"]["messages"][-1]["content"] == "echo: tell me more"
+
+
+async def test_tasks_checkpoints_and_debug_modes_have_the_references_shape(client) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    parts = [p async for p in client.runs.stream(tid, "lead_agent", input=user_message("hi"),
+                                                 stream_mode=["tasks", "checkpoints", "debug"])]
+    checkpoints = [p.data for p in parts if p.event == "checkpoints"]
+    assert all({"config", "parent_config", "values", "metadata", "next", "tasks"} <= set(c) for c in checkpoints)
+    history = await client.threads.get_history(tid, limit=100)
+    assert [c["config"]["configurable"]["checkpoint_id"] for c in checkpoints] == [
+        h["checkpoint"]["checkpoint_id"] for h in reversed(history)]
+    tasks = [p.data for p in parts if p.event == "tasks"]
+    started = [t for t in tasks if "input" in t]
+    ended = [t for t in tasks if "result" in t]
+    assert started and {t["id"] for t in started} == {t["id"] for t in ended}
+    assert {"id", "name", "input", "triggers"} <= set(started[0]) and {"id", "name", "error", "result", "interrupts"} <= set(ended[0])
+    debug = [p.data for p in parts if p.event == "debug"]
+    assert {d["type"] for d in debug} == {"checkpoint", "task", "task_result"}
+    for d in (d for d in debug if d["type"] == "checkpoint"):
+        payload = d["payload"]
+        assert payload["checkpoint"]["checkpoint_id"] == payload["config"]["configurable"]["checkpoint_id"]
+        parent = payload["parent_config"]
+        if parent is None:
+            assert payload["parent_checkpoint"] is None
+        else:
+            assert payload["parent_checkpoint"]["checkpoint_id"] == parent["configurable"]["checkpoint_id"]

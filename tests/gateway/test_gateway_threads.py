@@ -122,7 +122,7 @@ async def test_thread_routes_are_also_under_api_langgraph(gateway) -> None:
     try:
         thread = await sdk.threads.create()
         parts = [p async for p in sdk.runs.stream(thread["thread_id"], "lead_agent", input=user_message("x"), stream_resumable=True)]
-        assert parts[-1].event == "end"
+        assert parts[0].event == "metadata" and "end" not in {p.event for p in parts}  # as LangGraph's server
         assert (await sdk.threads.get(thread["thread_id"]))["values"]["messages"][-1]["content"] == "echo: x"
         assert [a["assistant_id"] for a in await sdk.assistants.search()] == ["lead_agent"]
     finally:
@@ -166,3 +166,24 @@ def test_a_schema_that_cannot_be_rendered_falls_back_to_its_keys() -> None:
         raise ValueError("pydantic cannot render this")
 
     assert json_schema_or_keys(refuse, Legacy) == {"title": "Legacy", "type": "object", "properties": {"notes": {}, "count": {}}}
+
+
+async def test_update_state_answers_like_langgraphs_server_and_moves_next(client) -> None:
+    """The reference answers {checkpoint, configurable, checkpoint_id}; an update as the model
+    with a tool call makes the tools the next step, and a run with no input carries it out."""
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("hello"))
+    assert (await client.threads.get_state(tid))["next"] == []
+    call = {"name": "ls", "args": {"path": "/mnt/user-data/outputs"}, "id": "call_ls_1"}
+    result = await client.threads.update_state(tid, {"messages": [{"type": "ai", "content": "", "tool_calls": [call]}]},
+                                               as_node="model")
+    assert result["checkpoint"] == result["configurable"] and result["checkpoint_id"] == result["checkpoint"]["checkpoint_id"]
+    state = await client.threads.get_state(tid)
+    assert state["checkpoint"]["checkpoint_id"] == result["checkpoint_id"]
+    # an update as the model moves the thread on past the model: to its after-model hooks (the
+    # step limit counts the call), which lead to the tool call
+    assert state["next"] == ["StepLimitMiddleware.after_model"]
+    final = await client.runs.wait(tid, "lead_agent", input=None)
+    tool = [m for m in final["messages"] if m["type"] == "tool"]
+    assert tool and tool[-1]["tool_call_id"] == "call_ls_1"
+    assert (await client.threads.get_state(tid))["next"] == []

@@ -124,3 +124,50 @@ def test_usable_from_config_factory() -> None:
     model = create_chat_model(config)
     assert isinstance(model, ScriptedChatModel)
     assert isinstance(model.invoke("x"), AIMessage) and model.calls
+
+
+def _graph_of(model: ScriptedChatModel):
+    """A one-node LangGraph graph calling ``model``: a call inside a run, with its thread in the config."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    async def call(state: MessagesState) -> dict:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    return StateGraph(MessagesState).add_node("call", call).add_edge(START, "call").add_edge("call", END).compile(
+        checkpointer=InMemorySaver()
+    )
+
+
+async def _answers(graph, thread: str, turns: int, run_id: str | None = None) -> list[str]:
+    said = []
+    for _ in range(turns):
+        configurable = {"thread_id": thread, **({"run_id": run_id} if run_id else {})}
+        out = await graph.ainvoke({"messages": [HumanMessage("go")]}, {"configurable": configurable})
+        said.append(out["messages"][-1].text)
+    return said
+
+
+async def test_each_thread_follows_the_script_from_its_start() -> None:
+    model = ScriptedChatModel(responses=["one", "two", "three"])
+    graph = _graph_of(model)
+    results = await asyncio.gather(*(_answers(graph, f"t{n}", 3) for n in range(8)))
+    assert results == [["one", "two", "three"]] * 8
+    with pytest.raises(ScriptExhaustedError, match="cycle"):
+        await _answers(graph, "t0", 1)
+
+
+async def test_follow_run_and_shared_cursors() -> None:
+    per_run = _graph_of(ScriptedChatModel(responses=["a", "b"], follow="run"))
+    assert await _answers(per_run, "t", 1, run_id="r1") == ["a"]
+    assert await _answers(per_run, "t", 1, run_id="r2") == ["a"]
+    shared = _graph_of(ScriptedChatModel(responses=["a", "b"], follow="shared"))
+    assert await _answers(shared, "t1", 1) + await _answers(shared, "t2", 1) == ["a", "b"]
+
+
+async def test_cycle_serves_any_number_of_turns_and_the_record_is_bounded() -> None:
+    model = ScriptedChatModel(responses=["ping", "pong"], on_exhausted="cycle", keep_calls=3)
+    assert await _answers(_graph_of(model), "t", 5) == ["ping", "pong", "ping", "pong", "ping"]
+    assert len(model.calls) == 3
+    assert len(model.calls[-1].messages) == 9  # the newest call is kept: 5 questions and 4 answers
+    assert model.invoke("outside a run").text == "ping"  # no thread: the shared cursor, from the top

@@ -22,7 +22,7 @@ from tests.support import make_config
 ANA, BO, ADMIN = "key-ana-0001", "key-bo-0002", "key-admin-0003"
 PREFIX = "/api/langgraph"
 
-PUBLIC = {("GET", "/api/health"), ("GET", "/info")}  # /info: LangGraph clients probe it before they authenticate
+PUBLIC = {("GET", "/api/health"), ("GET", "/info"), ("GET", "/ok")}  # /ok: LangGraph's health probe  # /info: LangGraph clients probe it before they authenticate
 ADMIN_ONLY = {("POST", "/api/skills/{name}/enable"), ("POST", "/api/skills/{name}/disable")}
 SHARED_READ = {  # the same for every key: configuration views, the graph
     ("POST", "/assistants/search"), ("POST", "/assistants/count"),
@@ -39,6 +39,8 @@ OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, 
     ("PUT", "/store/items"), ("GET", "/store/items"), ("DELETE", "/store/items"), ("POST", "/store/items/search"),
     ("POST", "/store/namespaces"),
     ("POST", "/runs/crons"), ("POST", "/runs/crons/search"), ("POST", "/runs/crons/count"),
+    # by the caller's thread ids or runs only (test_gateway_compat.py tries another user's)
+    ("POST", "/threads/prune"), ("POST", "/runs/batch"), ("POST", "/runs/cancel"),
 }
 # Every route with {thread_id} belongs to the thread's owner; every other route with
 # {assistant_id} reads or changes a custom agent, which belongs to its owner (the built-in

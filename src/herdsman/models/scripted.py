@@ -17,11 +17,20 @@ or from config.yaml::
         script: tests/scripts/demo.yaml     # a YAML or JSON list of responses
         latency: 0.2                        # seconds per call
         record_file: calls.jsonl            # each call it receives, as a JSON line
+        follow: thread                      # one script cursor per thread (run, shared)
+        on_exhausted: cycle                 # start the script again (error, repeat_last)
+
+Each thread follows the script from its first response (``follow: thread``, the default), so
+concurrent runs on different threads never take each other's replies; ``follow: run`` starts
+every run at the top, ``follow: shared`` is one cursor for every caller. Outside a LangGraph run
+(no thread in the config) the shared cursor is used. With ``on_exhausted: cycle`` a script
+serves any number of turns, so one deterministic agent can serve many concurrent users.
 
 A response is a string (a final answer), a mapping ``{content, tool_calls: [{name, args, id?}],
 delay?}`` (``delay``: extra seconds this reply takes), an ``AIMessage``, or ``{error: "..."}`` to
 make the call raise. ``respond=`` takes a function of
-the messages instead of a fixed list. Every call is recorded in ``model.calls``.
+the messages instead of a fixed list. Calls are recorded in ``model.calls``: the latest
+``keep_calls`` (10,000) of them, so a model serving a long load test stays small.
 
 LangChain's own fake chat models drop tool calls when streaming and cannot bind tools, which
 is why this one is written here.
@@ -30,11 +39,11 @@ is why this one is written here.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import threading
 import time
 import uuid
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +57,7 @@ from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.config import get_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
 
@@ -123,7 +133,13 @@ class ScriptedChatModel(BaseChatModel):
     )
     script: str | None = Field(None, description="A YAML/JSON file of responses (appended to responses).")
     latency: float = Field(0.0, ge=0, description="Seconds each call waits before answering.")
-    on_exhausted: Literal["error", "repeat_last"] = "error"
+    on_exhausted: Literal["error", "repeat_last", "cycle"] = Field(
+        "error", description="When a cursor passed the last response: fail, repeat the last one, or start again."
+    )
+    follow: Literal["thread", "run", "shared"] = Field(
+        "thread", description="Whose cursor a call advances: its thread's, its run's, or one shared by all."
+    )
+    keep_calls: int = Field(10_000, ge=1, description="Calls kept in ``calls`` (the oldest are dropped).")
     stream_chunk_chars: int = Field(16, ge=1, description="Characters per streamed content chunk.")
     chunk_delay: float = Field(0.0, ge=0, description="Seconds between streamed chunks (a slow model).")
     record_file: str | None = Field(
@@ -131,15 +147,16 @@ class ScriptedChatModel(BaseChatModel):
     )
     model: str = "scripted"
 
-    _cursor: itertools.count = PrivateAttr(default_factory=itertools.count)
-    _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _cursors: OrderedDict[str | None, int] = PrivateAttr(default_factory=OrderedDict)
+    _calls: deque[RecordedCall] = PrivateAttr(default_factory=deque)
+    _lock: threading.RLock = PrivateAttr(default_factory=threading.RLock)
     _bound_tools: list[str] = PrivateAttr(default_factory=list)
 
     def model_post_init(self, __context: Any) -> None:
         """Load ``script`` once, when given."""
         if self.script:
             self.responses = [*self.responses, *load_script(self.script)]
+        self._calls = deque(maxlen=self.keep_calls)
 
     @property
     def _llm_type(self) -> str:
@@ -147,8 +164,33 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def calls(self) -> list[RecordedCall]:
-        """Every call received so far, oldest first."""
-        return list(self._calls)
+        """The calls received so far (the latest ``keep_calls``), oldest first."""
+        with self._lock:
+            return list(self._calls)
+
+    def _cursor_key(self) -> str | None:
+        """The cursor this call advances: its thread's or run's (``follow``), None for the shared one."""
+        if self.follow == "shared":
+            return None
+        try:
+            configurable = get_config().get("configurable") or {}
+        except RuntimeError:  # not called inside a LangGraph run
+            return None
+        key = configurable.get("run_id") if self.follow == "run" else None
+        key = key or configurable.get("thread_id")
+        return None if key is None else str(key)
+
+    def _take_index(self) -> int:
+        """The index of the next response for this call's cursor (advanced; under ``_lock``).
+
+        Cursors are kept for the ``keep_calls`` most recent threads or runs, so a long load test
+        does not grow them without bound; a forgotten thread starts its script again."""
+        key = self._cursor_key()
+        index = self._cursors.pop(key, 0)
+        self._cursors[key] = index + 1
+        while len(self._cursors) > self.keep_calls:
+            self._cursors.popitem(last=False)
+        return index
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Accept tools like a real model; their names are recorded with each call."""
@@ -177,14 +219,17 @@ class ScriptedChatModel(BaseChatModel):
             if self.respond is not None:
                 entry = self.respond(list(messages))
             else:
-                index = next(self._cursor)
+                index = self._take_index()
                 if index >= len(self.responses):
                     if self.on_exhausted == "repeat_last" and self.responses:
                         index = len(self.responses) - 1
+                    elif self.on_exhausted == "cycle" and self.responses:
+                        index %= len(self.responses)
                     else:
                         raise ScriptExhaustedError(
                             f"scripted model called {index + 1} times but its script has "
-                            f"{len(self.responses)} responses; add responses or set on_exhausted: repeat_last"
+                            f"{len(self.responses)} responses; add responses or set on_exhausted: "
+                            "repeat_last or cycle"
                         )
                 entry = self.responses[index]
         message = to_ai_message(entry)

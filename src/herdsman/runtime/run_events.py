@@ -4,12 +4,17 @@ API stream modes map to graph stream modes: ``messages-tuple`` and ``messages`` 
 graph's ``messages`` mode; the others have the same name. Events of a subgraph are named
 ``<mode>|<namespace>`` (``values|tools:call_1``). ``messages`` (the older mode) is rebuilt
 here as ``messages/metadata``, ``messages/partial`` and ``messages/complete``, as LangGraph's
-server does, because LangGraph itself only streams message chunks.
+server does, because LangGraph itself only streams message chunks: the first time a message is
+seen its metadata, then the message so far as ``messages/partial`` for each streamed chunk (a
+streamed message never gets a ``complete``), or ``messages/complete`` for a whole message (a tool
+result). ``debug`` checkpoints carry ``checkpoint`` and ``parent_checkpoint`` as the server adds
+them. ``events`` are LangChain's ``astream_events`` (v2), see :func:`stream_with_events`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
@@ -19,6 +24,53 @@ from herdsman.runtime.serde import to_jsonable
 API_STREAM_MODES = ("values", "updates", "messages-tuple", "messages", "custom", "debug", "events", "tasks", "checkpoints")
 GRAPH_MODE = {"messages-tuple": "messages"}
 INTERRUPT_KEY = "__interrupt__"
+
+
+async def stream_with_events(
+    graph: Any, graph_input: Any, config: dict[str, Any], kwargs: dict[str, Any]
+) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
+    """What ``graph.astream(..., subgraphs=True)`` yields, plus ``((), "events", event)`` for each
+    other LangChain callback event: how LangGraph's server serves ``stream_mode="events"`` (the
+    root graph's own ``on_chain_stream`` events are the stream chunks, not events)."""
+    root = uuid.uuid4()
+    async for event in graph.astream_events(graph_input, {**config, "run_id": root}, version="v2", **kwargs):
+        if "langsmith:hidden" in (event.get("tags") or ()):
+            continue
+        if event["event"] == "on_chain_stream" and event["run_id"] == str(root):
+            namespace, mode, chunk = event["data"]["chunk"]
+            yield tuple(namespace), mode, chunk
+        else:
+            yield (), "events", event
+
+
+def checkpoint_of(config: Any) -> dict[str, Any] | None:
+    """``{thread_id, checkpoint_ns, checkpoint_id, checkpoint_map}`` of a run config, or None
+    when it names no checkpoint."""
+    conf = (config.get("configurable") or {}) if isinstance(config, dict) else {}
+    if not conf.get("checkpoint_id"):
+        return None
+    return {
+        "thread_id": conf.get("thread_id"),
+        "checkpoint_ns": conf.get("checkpoint_ns", ""),
+        "checkpoint_id": conf.get("checkpoint_id"),
+        "checkpoint_map": conf.get("checkpoint_map") or {},
+    }
+
+
+def debug_payload(chunk: Any) -> Any:
+    """A ``debug`` chunk as LangGraph's server sends it: a checkpoint's payload also has
+    ``checkpoint`` and ``parent_checkpoint``, and its tasks' ``state`` config is their ``checkpoint``."""
+    if not isinstance(chunk, dict) or chunk.get("type") != "checkpoint" or not isinstance(chunk.get("payload"), dict):
+        return chunk
+    payload = chunk["payload"]
+    tasks = []
+    for task in payload.get("tasks") or ():
+        state = task.get("state") if isinstance(task, dict) else None
+        if isinstance(state, dict) and state.get("configurable"):
+            task = {**{k: v for k, v in task.items() if k != "state"}, "checkpoint": state["configurable"]}
+        tasks.append(task)
+    return {**chunk, "payload": {**payload, "checkpoint": checkpoint_of(payload.get("config")),
+                                 "parent_checkpoint": checkpoint_of(payload.get("parent_config")), "tasks": tasks}}
 
 
 def normalize_modes(stream_mode: str | Iterable[str] | None) -> list[str]:
@@ -126,12 +178,15 @@ class EventTranslator:
             return events
         if mode == "custom":
             return [(event_name("custom", namespace), to_jsonable(chunk))] if "custom" in self.modes else []
+        if mode == "debug" and "debug" in self.modes:
+            return [(event_name(mode, namespace), to_jsonable(debug_payload(chunk)))]
         if mode in self.modes:
             return [(event_name(mode, namespace), to_jsonable(chunk))]
         return []
 
     def _legacy_messages(self, namespace: tuple[str, ...], message: BaseMessage, metadata: Any) -> list[tuple[str, Any]]:
-        """``messages/metadata`` the first time a message id is seen, then partial or complete."""
+        """``messages/metadata`` the first time a message id is seen, then the message so far:
+        ``messages/partial`` for a chunk, ``messages/complete`` for a whole message."""
         events: list[tuple[str, Any]] = []
         msg_id = message.id or ""
         if msg_id not in self._seen:
@@ -141,10 +196,8 @@ class EventTranslator:
             so_far = self._partial.get(msg_id)
             so_far = message if so_far is None else so_far + message
             self._partial[msg_id] = so_far
-            full = to_jsonable(message_chunk_to_message(so_far))
-            last = getattr(message, "chunk_position", None) == "last"
-            events.append((event_name("messages/complete" if last else "messages/partial", namespace), [full]))
-            if last:
+            events.append((event_name("messages/partial", namespace), [to_jsonable(message_chunk_to_message(so_far))]))
+            if getattr(message, "chunk_position", None) == "last":
                 self._partial.pop(msg_id, None)
         else:
             events.append((event_name("messages/complete", namespace), [to_jsonable(message)]))

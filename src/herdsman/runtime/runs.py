@@ -39,6 +39,7 @@ from herdsman.runtime.run_events import (
     EventTranslator,
     graph_modes,
     normalize_modes,
+    stream_with_events,
     subagent_outcome,
     token_usage,
     tool_results,
@@ -119,7 +120,7 @@ class RunSpec:
     stream_subgraphs: bool = False
     stream_resumable: bool = False
     on_disconnect: Literal["cancel", "continue"] = "continue"
-    multitask_strategy: MultitaskStrategy = "reject"
+    multitask_strategy: MultitaskStrategy = "enqueue"
     checkpoint_id: str | None = None
     checkpoint_ns: str = ""
     interrupt_before: Any = None
@@ -249,12 +250,27 @@ class RunManager:
         self._by_thread: dict[str, list[Run]] = {}  # the runs of _runs, by thread (oldest first)
         self._finished: deque[str] = deque()
         self._pause = pause
+        self._watchers: dict[str, set[asyncio.Queue[Run]]] = {}  # per thread: who hears of its new runs
 
     # -- queries ---------------------------------------------------------------------------
 
     def active_runs(self, thread_id: str) -> list[Run]:
         """The thread's pending and running runs in this process, oldest first."""
         return [r for r in self._by_thread.get(thread_id, ()) if r.status in ("pending", "running")]
+
+    def watch_thread(self, thread_id: str) -> asyncio.Queue[Run]:
+        """A queue that receives each run created on ``thread_id`` from now on (in this process);
+        give it back with :meth:`unwatch_thread`."""
+        queue: asyncio.Queue[Run] = asyncio.Queue()
+        self._watchers.setdefault(thread_id, set()).add(queue)
+        return queue
+
+    def unwatch_thread(self, thread_id: str, queue: asyncio.Queue[Run]) -> None:
+        """Stop sending the thread's new runs to ``queue``."""
+        watchers = self._watchers.get(thread_id, set())
+        watchers.discard(queue)
+        if not watchers:
+            self._watchers.pop(thread_id, None)
 
     def _forget(self, run_id: str) -> None:
         """Drop a run from memory (its record stays in the store)."""
@@ -270,6 +286,13 @@ class RunManager:
     def is_busy(self, thread_id: str) -> bool:
         """Whether the thread has a run in progress."""
         return bool(self.active_runs(thread_id))
+
+    async def in_progress(self) -> list[dict[str, Any]]:
+        """Every pending or running run: this process's, and those the store says another
+        process executes."""
+        mine = {r.run_id: r.to_dict() for r in self._runs.values() if r.status in ("pending", "running")}
+        saved = [r for r in await self.threads.unfinished_runs() if r["run_id"] not in mine and r["run_id"] not in self._runs]
+        return [*mine.values(), *saved]
 
     async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
         """The run's record (live or saved), or None."""
@@ -296,7 +319,8 @@ class RunManager:
         return {"thread_id": spec.thread_id, "assistant_id": spec.assistant_id, "graph_id": LEAD_AGENT_NAME}
 
     def check(self, spec: RunSpec) -> None:
-        """Refuse (422) a spec whose input, command, config or metadata the graph cannot take."""
+        """Refuse (422) a spec whose input, command, config or metadata the graph cannot take,
+        and (400) one that asks for a model config.yaml does not name."""
         try:
             check_run_config(spec.config, self._owned(spec))
             check_json("metadata", spec.metadata)
@@ -309,15 +333,15 @@ class RunManager:
                 check_input(self.graph, spec.input)
         except RunInputError as exc:
             raise InvalidRunError(f"Invalid request: {exc}", exc.field) from None
+        try:
+            check_model_name(requested_model(spec.config or {}), model_names(self.config))
+        except UnknownModelError as exc:
+            raise RunError(str(exc)) from None
 
     async def start(self, spec: RunSpec) -> Run:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
         self.check(spec)
-        try:
-            check_model_name(requested_model(spec.config or {}), model_names(self.config))
-        except UnknownModelError as exc:
-            raise RunError(str(exc)) from None
         lock = self._locks.setdefault(spec.thread_id, asyncio.Lock())
         async with lock:
             if spec.command and spec.command.get("resume") is not None:
@@ -350,6 +374,8 @@ class RunManager:
                 self._forget(run.run_id)  # never started: the thread must not stay busy
                 raise
             run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
+            for queue in self._watchers.get(run.thread_id, ()):
+                queue.put_nowait(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
@@ -576,7 +602,11 @@ class RunManager:
             elif file_versions_of(self.graph.checkpointer):
                 kwargs["durability"] = "sync"  # each step's files are captured before the next step runs
 
-            async for namespace, mode, chunk in self.graph.astream(graph_input, cfg, **kwargs):
+            if "events" in spec.stream_mode:
+                chunks = stream_with_events(self.graph, graph_input, cfg, kwargs)
+            else:
+                chunks = self.graph.astream(graph_input, cfg, **kwargs)
+            async for namespace, mode, chunk in chunks:
                 said.see(tuple(namespace), mode, chunk)
                 if mode == "updates":
                     self._report_usage(run, chunk)
@@ -641,6 +671,8 @@ class RunManager:
             status = "idle"
             if run.status == "error":
                 status = "error"
+            elif run.status == "interrupted" and run.executed and run.cancel_action == "interrupt":
+                status = "interrupted"  # stopped mid-way: LangGraph's server shows a cancelled run's thread so
             elif run.status == "success" and (interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))):
                 status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
             await self.threads.update(run.thread_id, status=status)

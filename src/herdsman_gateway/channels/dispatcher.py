@@ -198,6 +198,7 @@ class Dispatcher:
             stream_mode=["updates", "custom"],
             stream_subgraphs=True,
             metadata={"channel": channel.name, "chat_id": message.chat_id, "user_id": message.user_id},
+            multitask_strategy="reject",  # a chat says it is still busy rather than queue the message unseen
         )
         if state.interrupts:
             spec.command = {"resume": message.text}

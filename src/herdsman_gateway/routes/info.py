@@ -1,6 +1,7 @@
-"""``GET /info``: what this server is and which optional LangGraph features it has.
+"""``GET /info``: what this server is and which optional LangGraph features it has; ``GET /ok``:
+LangGraph's health check.
 
-UIs such as agent-chat-ui call it as a health check before anything else.
+UIs such as agent-chat-ui call ``/info`` as a health check before anything else.
 """
 
 from __future__ import annotations
@@ -29,3 +30,9 @@ async def info() -> dict[str, Any]:
         "langgraph_py_version": _version("langgraph"),
         "flags": {"assistants": True, "crons": False, "langsmith": False, "stream_resumable": True},
     }
+
+
+@router.get("/ok", summary="Health check")
+async def ok() -> dict[str, Any]:
+    """``{"ok": true}`` while the server answers (LangGraph's health check)."""
+    return {"ok": True}

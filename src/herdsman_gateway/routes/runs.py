@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Response
+from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Response
 
 from herdsman.runtime.assistants import AssistantRecord, run_config_on
-from herdsman.runtime.runs import FINAL_STATUSES, RunSpec
+from herdsman.runtime.runs import FINAL_STATUSES, RunError, RunSpec
 from herdsman.runtime.runs import Run as RunRecord
 from herdsman.runtime.threads import ThreadRecord
-from herdsman_gateway.auth import current_user, with_owner
+from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.threads import check_thread_id, load_thread
-from herdsman_gateway.schemas import Run, RunCreate
+from herdsman_gateway.schemas import Run, RunCreate, RunsCancel
 from herdsman_gateway.sse import run_path, stream_response
 
 router = APIRouter(tags=["runs"])
@@ -139,6 +139,54 @@ async def create_stateless_run(
     run = await start_run(gw, None, body, user)
     _located(response, run.thread_id, run.run_id)
     return run.to_dict()
+
+
+@router.post("/runs/batch", response_model=list[Run], summary="Create a batch of stateless background runs")
+async def create_run_batch(
+    body: list[RunCreate] = Body(..., max_length=100), gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Any:
+    """Start one stateless background run per item, each on its own temporary thread; every item
+    is checked before any run starts, so a bad one (422) starts none."""
+    for index, item in enumerate(body):
+        try:
+            assistant = await load_assistant(gw, item.assistant_id, user)
+            gw.runs.check(run_spec("", item, assistant, user, temporary=True))
+        except HTTPException as exc:
+            raise HTTPException(exc.status_code, f"runs[{index}]: {exc.detail}") from None
+        except RunError as exc:
+            raise HTTPException(exc.status, f"runs[{index}]: {exc}") from None
+    return [(await start_run(gw, None, item, user)).to_dict() for item in body]
+
+
+@router.post("/runs/cancel", status_code=204, response_class=Response, summary="Cancel runs")
+async def cancel_runs(
+    body: RunsCancel,
+    action: str = Query("interrupt", pattern="^(interrupt|rollback)$"),
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Response:
+    """Cancel the runs ``run_ids`` of ``thread_id``, or every run (of the caller, with auth on)
+    with ``status`` (pending, running or all)."""
+    if body.status is not None:
+        if body.thread_id or body.run_ids:
+            raise HTTPException(422, "Send either status, or thread_id with run_ids, not both: status cancels "
+                                     "every run with that status whatever its thread")
+        wanted = ("pending", "running") if body.status == "all" else (body.status,)
+        targets = []
+        for record in await gw.runs.in_progress():
+            thread = await gw.threads.get(record["thread_id"])
+            if record["status"] in wanted and thread is not None and owns(thread.metadata, user):
+                targets.append((record["thread_id"], record["run_id"]))
+    else:
+        if not body.thread_id or not body.run_ids:
+            raise HTTPException(422, "Send thread_id with run_ids (the runs to cancel), or status (pending, running or all)")
+        for run_id in body.run_ids:
+            await _run(gw, body.thread_id, run_id, user)  # 404 before anything is cancelled
+        targets = [(body.thread_id, run_id) for run_id in body.run_ids]
+    for thread_id, run_id in targets:
+        await gw.runs.cancel(thread_id, run_id, action=action)  # type: ignore[arg-type]
+    return Response(status_code=204)
 
 
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its final state")

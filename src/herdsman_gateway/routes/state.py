@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Query
 from langgraph.errors import InvalidUpdateError
 
 from herdsman.runtime.run_input import RunInputError, check_update
 from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.thread_storage import thread_storage
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.context import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -104,7 +105,20 @@ async def update_state(
         new_config = await gw.graph.aupdate_state(cfg, to_jsonable(body.values), as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError, NotImplementedError) as exc:
         raise HTTPException(400, f"Cannot update the state of thread {thread_id}: {exc}") from None
-    return {"checkpoint": checkpoint_json(new_config)}
+    checkpoint = checkpoint_json(new_config)
+    return {"checkpoint": checkpoint, "configurable": checkpoint, "checkpoint_id": checkpoint.get("checkpoint_id")}
+
+
+@router.get("/threads/{thread_id}/history", response_model=list[ThreadState], summary="List the thread's checkpoints")
+async def history_get(
+    thread_id: str,
+    limit: int = Query(1, ge=1, le=1000, description="How many states (newest first); 1 by default, as LangGraph's server."),
+    before: str | None = Query(None, description="Only states before this checkpoint id."),
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
+) -> Any:
+    """Past states of the thread, newest first: ``POST .../history`` with query parameters."""
+    return await history(thread_id, HistoryRequest(limit=limit, before=before), gw, user)
 
 
 @router.post("/threads/{thread_id}/history", response_model=list[ThreadState], summary="List the thread's checkpoints")
@@ -123,3 +137,11 @@ async def history(
         before=_config(thread_id, before) if before and before.checkpoint_id else None,
         limit=body.limit,
     )
+
+
+@router.get("/threads/{thread_id}/storage", summary="Bytes the thread's checkpoints take")
+async def storage(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """Checkpoints, channel values (per channel) and pending writes of the thread, with their
+    serialized sizes (``herdsman.runtime.thread_storage``)."""
+    await load_thread(gw, thread_id, user)
+    return {"thread_id": thread_id, **await thread_storage(gw.graph.checkpointer, thread_id)}

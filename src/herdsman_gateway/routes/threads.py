@@ -19,7 +19,15 @@ from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import validate_thread_id
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.context import Gateway, get_gateway
-from herdsman_gateway.schemas import Thread, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch
+from herdsman_gateway.schemas import (
+    PruneResult,
+    Thread,
+    ThreadCount,
+    ThreadCreate,
+    ThreadPatch,
+    ThreadPrune,
+    ThreadSearch,
+)
 from herdsman_gateway.state_view import interrupts_json, read_state, safe_json
 
 router = APIRouter(tags=["threads"])
@@ -109,6 +117,13 @@ async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user
     """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
     versions (its files stay)."""
     await load_thread(gw, thread_id, user)
+    await _delete(gw, thread_id)
+    return Response(status_code=204)
+
+
+async def _delete(gw: Gateway, thread_id: str) -> None:
+    """Delete the thread's crons, cancel its runs, then delete its record, checkpoints and their
+    file versions."""
     if gw.crons is not None:
         await gw.crons.delete_for_thread(thread_id)
     for run in gw.runs.active_runs(thread_id):
@@ -117,7 +132,36 @@ async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user
     if versions := file_versions_of(gw.graph.checkpointer):
         await versions.collect(thread_id, gw.graph.checkpointer)  # the versions of its checkpoints go too
     await gw.threads.delete(thread_id)
-    return Response(status_code=204)
+
+
+@router.post("/threads/prune", response_model=PruneResult, summary="Prune threads")
+async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+    """Delete the threads (``strategy: delete``, as ``DELETE /threads/{id}`` each), or keep only
+    their latest checkpoint (``keep_latest``, where the checkpointer can: PostgreSQL).
+
+    Ids of no thread are skipped, as in LangGraph's server; with auth on, a thread of another
+    user makes it a 404 and nothing is pruned."""
+    records = {tid: await gw.threads.get(tid) for tid in dict.fromkeys(body.thread_ids)}
+    if user is not None and (foreign := [t for t, r in records.items() if r is None or not owns(r.metadata, user)]):
+        raise HTTPException(404, f"Thread {foreign[0]} not found; prune only threads listed by POST /threads/search")
+    found = [tid for tid, record in records.items() if record is not None]
+    if body.strategy == "keep_latest":
+        if busy := [tid for tid in found if gw.runs.is_busy(tid)]:
+            raise HTTPException(409, f"Thread {busy[0]} has a run in progress; wait for it or cancel it before pruning it")
+        try:
+            await gw.graph.checkpointer.aprune(found, strategy="keep_latest")
+        except NotImplementedError:
+            raise HTTPException(
+                422, f"strategy keep_latest needs a checkpointer that prunes (checkpointer.type: postgres); "
+                f"this one is {type(gw.graph.checkpointer).__name__}: use strategy delete"
+            ) from None
+        if versions := file_versions_of(gw.graph.checkpointer):
+            for tid in found:
+                await versions.collect(tid, gw.graph.checkpointer)  # the files of the pruned checkpoints go too
+    else:
+        for tid in found:
+            await _delete(gw, tid)
+    return {"pruned_count": len(found)}
 
 
 @router.post("/threads/{thread_id}/copy", response_model=Thread, summary="Copy a thread")
