@@ -48,7 +48,7 @@ from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.bridges import build_stream_bridge
 from herdsman_gateway.channels.manager import ChannelManager
-from herdsman_gateway.context import Gateway
+from herdsman_gateway.container import Gateway
 from herdsman_gateway.errors import install_error_handlers
 from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.mcp_watch import watch_mcp_servers

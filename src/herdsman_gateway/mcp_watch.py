@@ -13,7 +13,7 @@ import asyncio
 import structlog
 
 from herdsman.tools.mcp import registry_for
-from herdsman_gateway.context import Gateway
+from herdsman_gateway.container import Gateway
 
 log = structlog.get_logger(__name__)
 

@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from herdsman.runtime.stream_bridge import END_EVENT
-from herdsman_gateway.context import Gateway
+from herdsman_gateway.container import Gateway
 from herdsman_gateway.open_streams import OpenStreams
 
 log = structlog.get_logger(__name__)

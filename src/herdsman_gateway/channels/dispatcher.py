@@ -26,7 +26,7 @@ from herdsman_gateway.channels.base import Channel, InboundMessage
 from herdsman_gateway.channels.commands import HELP, parse_command
 from herdsman_gateway.channels.progress import Throttle, progress_lines
 from herdsman_gateway.channels.threads import ChatThreads, chat_key
-from herdsman_gateway.context import Gateway
+from herdsman_gateway.container import Gateway
 
 log = structlog.get_logger(__name__)
 

@@ -25,7 +25,7 @@ from herdsman.config.schema import ChannelsConfig
 from herdsman_gateway.channels.bark import BarkNotifier
 from herdsman_gateway.channels.base import Channel
 from herdsman_gateway.channels.dispatcher import Dispatcher
-from herdsman_gateway.context import Gateway
+from herdsman_gateway.container import Gateway
 
 log = structlog.get_logger(__name__)
 

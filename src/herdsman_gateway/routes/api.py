@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 from herdsman.config.schema import EMBEDDED_MODEL_NAME
 from herdsman.models.keys import model_key_statuses
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 
 router = APIRouter(prefix="/api", tags=["api"])
 

@@ -28,7 +28,7 @@ from fastapi.responses import StreamingResponse
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError
 from herdsman.sandbox.fs import CHUNK, ThreadFiles, WalkStop
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.artifacts import content_disposition
 from herdsman_gateway.routes.threads import load_thread
 

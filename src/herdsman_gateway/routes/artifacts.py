@@ -23,7 +23,7 @@ from fastapi.responses import Response, StreamingResponse
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError
 from herdsman.sandbox.fs import CHUNK, NotFoundError, ThreadFiles
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(prefix="/api/threads/{thread_id}/artifacts", tags=["artifacts"])

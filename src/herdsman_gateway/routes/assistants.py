@@ -34,7 +34,7 @@ from herdsman.runtime.run_input import RunInputError, check_json, check_run_conf
 from herdsman.runtime.threads import SCAN_LIMIT
 from herdsman.subagents.types import subagent_types
 from herdsman_gateway.auth import current_user, owns, with_owner
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import delete_thread
 from herdsman_gateway.schemas import (
     Assistant,

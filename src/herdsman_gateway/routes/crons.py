@@ -22,7 +22,7 @@ from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_
 from herdsman.runtime.cron_store import SCAN_LIMIT, CronStore
 from herdsman.runtime.runs import FINAL_STATUSES, Run as RunRecord
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.runs import run_spec, start_run
 from herdsman_gateway.routes.threads import check_metadata, load_thread

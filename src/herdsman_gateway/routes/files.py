@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, PathEscapeError, Sandbox, SandboxError
 from herdsman.sandbox.fs import ThreadFiles, WalkStop
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.artifacts import content_type
 from herdsman_gateway.routes.threads import load_thread
 

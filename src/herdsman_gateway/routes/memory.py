@@ -21,7 +21,7 @@ from herdsman.memory.facts import CATEGORIES, Fact, fact_id
 from herdsman.memory.service import MemoryService
 from herdsman.memory.store import MemoryStore
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 
 log = structlog.get_logger(__name__)
 

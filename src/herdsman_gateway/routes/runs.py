@@ -17,7 +17,7 @@ from herdsman.runtime.runs import FINAL_STATUSES, RunError, RunSpec
 from herdsman.runtime.runs import Run as RunRecord
 from herdsman.runtime.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, owns, with_owner
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.threads import check_thread_id, load_thread
 from herdsman_gateway.schemas import Run, RunCreate, RunsCancel

@@ -27,7 +27,7 @@ from herdsman.skills.model import SKILL_FILE
 from herdsman.skills.parse import NAME_RE
 from herdsman.skills.switches import SkillSwitches, disabled_skills
 from herdsman_gateway.auth import current_user, require_admin
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 
 log = structlog.get_logger(__name__)
 

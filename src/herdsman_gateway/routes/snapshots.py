@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from herdsman.runtime.file_versions import FileVersions, file_versions_of
 from herdsman.sandbox.history import HistoryError
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(prefix="/api/threads/{thread_id}/snapshots", tags=["artifacts"])

@@ -17,7 +17,7 @@ from herdsman.runtime.run_input import RunInputError, check_update
 from herdsman.runtime.serde import to_jsonable
 from herdsman.runtime.thread_storage import thread_storage
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 from herdsman_gateway.schemas import (
     CheckpointRef,

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import open_store
 from herdsman.memory.user_store import StoreRequestError, UserStore
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.memory import memory_user
 
 log = structlog.get_logger(__name__)

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException
 
 from herdsman.middleware.run_scope import cancel_task
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(prefix="/api/threads/{thread_id}/tasks", tags=["runs"])

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
 from herdsman.runtime.stream_bridge import END_EVENT
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 from herdsman_gateway.sse import HEARTBEAT, EventStream, frame
 

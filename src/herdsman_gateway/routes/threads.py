@@ -18,7 +18,7 @@ from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import validate_thread_id
 from herdsman_gateway.auth import current_user, owns, with_owner
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.schemas import (
     PruneResult,
     Thread,

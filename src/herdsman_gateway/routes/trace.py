@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from herdsman.runtime.trace import Trace, read_trace
 from herdsman.runtime.transcripts import transcript_loader
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(prefix="/api/threads/{thread_id}", tags=["trace"])

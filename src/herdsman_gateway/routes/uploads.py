@@ -40,7 +40,7 @@ from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, Sandbox, SandboxEr
 from herdsman.sandbox.quota import QuotaExceededError, Usage
 from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload
 from herdsman_gateway.auth import current_user
-from herdsman_gateway.context import Gateway, get_gateway
+from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(tags=["uploads"])

@@ -1,4 +1,5 @@
-"""What every route needs, built once per app: config, graph, run manager, records, sandbox.
+"""The app's dependency container: what every route needs, built once per app (config, graph,
+run manager, records, sandbox, stores, scheduler).
 
 Routes get it with ``Depends(get_gateway)``; the app's lifespan creates it (see ``app.py``).
 :meth:`Gateway.rebuild_agent` builds the lead agent again (after a skill is switched on or off)
