@@ -49,7 +49,7 @@ class PodmanEngine:
         """Run a podman command against this engine's storage."""
         return subprocess.run(
             ["podman", *_storage_flags(self.root), *args],
-            capture_output=True, text=True, env=_env(self.root), timeout=120,
+            capture_output=True, text=True, env=_env(self.root), timeout=120, cwd=self.root,
         )  # fmt: skip
 
 
@@ -130,6 +130,7 @@ def podman_engine() -> Iterator[PodmanEngine]:
         proc = subprocess.Popen(
             ["podman", *_storage_flags(root), "system", "service", "--time=0", f"unix://{socket_path}"],
             stdout=log, stderr=subprocess.STDOUT, env=_env(root), start_new_session=True,
+            cwd=root,  # conmon leaves an empty "oom" file in its working directory when a container is killed
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while not socket_path.exists():

@@ -119,6 +119,9 @@ const scenarios = {
     await shot(page, "form");
     await page.getByTestId("agent-save").click();
     await page.getByTestId("agent-form").waitFor({ state: "detached" });
+    // the picker takes the new agent once the list holding it has reloaded (a moment later on a busy machine)
+    await page.waitForFunction(() => document.querySelector('[data-testid="agent-picker"]')?.value !== "lead_agent", null,
+                               { timeout: 10000 }).catch(() => {});
     const id = await picker.inputValue();
     check("the new agent is picked", id !== "lead_agent", id);
     check("its model is its own (no model picker)", (await page.getByTestId("model-picker").count()) === 0);

@@ -68,10 +68,21 @@ async def load_assistant(gw: Gateway, assistant_id: str, user: str | None) -> As
     """The assistant if ``user`` may see it (the built-in one always), else 404."""
     if assistant_id == LEAD_AGENT_NAME:
         return builtin_assistant()
+    if not _storable(assistant_id):  # a lone surrogate cannot even be looked up: no such assistant
+        raise not_found(assistant_id.encode("utf-8", "replace").decode())
     record = await gw.assistants.get(assistant_id)
     if record is None or not owns(record.metadata, user):
         raise not_found(assistant_id)
     return record
+
+
+def _storable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode text a database can keep (no lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def load_own_assistant(gw: Gateway, assistant_id: str, user: str | None) -> AssistantRecord:
