@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from herdsman.runtime.runs import InvalidRunError, RunError
 from herdsman.sandbox.base import SandboxError
+from herdsman_gateway.schemas import UNSTORABLE
 
 log = structlog.get_logger(__name__)
 
@@ -30,6 +31,8 @@ def _describe(error: dict[str, Any]) -> str:
         return f"the request body is not valid JSON ({reason}); send a JSON object with Content-Type: application/json"
     if not loc and error.get("type") in ("model_attributes_type", "dict_type", "model_type"):
         return "the request body must be a JSON object; send JSON with Content-Type: application/json"
+    if error.get("type") == UNSTORABLE:  # names its own field
+        return str(error.get("msg"))
     if error.get("type") == "missing":
         return f"{where} is required"
     return f"{where}: {error.get('msg', 'invalid value')}"

@@ -9,19 +9,43 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from herdsman.runtime.run_events import API_STREAM_MODES
+from herdsman.runtime.run_input import RunInputError, check_json
+
+UNSTORABLE = "unstorable_json"  # the pydantic error type of a body no database could keep
 
 
-class _Body(BaseModel):
+class StorableBody(BaseModel):
+    """A request body whose every value a database can keep.
+
+    Refused whole, as a 422 naming the field, before any route reads it: text that is not valid
+    Unicode (a lone surrogate such as ``\\ud800``, which JSON escapes can carry), integers beyond
+    64 bits, nesting deeper than 255 levels. One check for every route, so none can pass such a
+    value on to SQLite, Postgres or a log line that cannot encode it.
+    """
+
     model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        try:
+            check_json("body", data)
+        except RunInputError as exc:
+            field = "the request body" if exc.field == "body" else exc.field.removeprefix("body.")
+            raise PydanticCustomError(UNSTORABLE, "{field}: {reason}", {"field": field, "reason": exc.reason}) from None
+        return data
+
+
 
 
 # -- assistants ------------------------------------------------------------------------------
 
 
-class AssistantSearch(_Body):
+class AssistantSearch(StorableBody):
     """``POST /assistants/search``."""
 
     graph_id: str | None = None
@@ -34,7 +58,7 @@ class AssistantSearch(_Body):
     select: list[str] | None = None
 
 
-class AssistantCount(_Body):
+class AssistantCount(StorableBody):
     """``POST /assistants/count``."""
 
     graph_id: str | None = None
@@ -42,7 +66,7 @@ class AssistantCount(_Body):
     name: str | None = None
 
 
-class AssistantCreate(_Body):
+class AssistantCreate(StorableBody):
     """``POST /assistants``: a custom agent (its settings in ``context``, see the README)."""
 
     graph_id: str = Field(..., description='The graph the assistant runs: "lead_agent".')
@@ -55,7 +79,7 @@ class AssistantCreate(_Body):
     description: str | None = Field(None, max_length=2000)
 
 
-class AssistantPatch(_Body):
+class AssistantPatch(StorableBody):
     """``PATCH /assistants/{assistant_id}``: a new version (given fields replace the latest's)."""
 
     graph_id: str | None = None
@@ -66,7 +90,7 @@ class AssistantPatch(_Body):
     description: str | None = Field(None, max_length=2000)
 
 
-class AssistantVersionsSearch(_Body):
+class AssistantVersionsSearch(StorableBody):
     """``POST /assistants/{assistant_id}/versions``."""
 
     metadata: dict[str, Any] | None = None
@@ -74,7 +98,7 @@ class AssistantVersionsSearch(_Body):
     offset: int = Field(0, ge=0)
 
 
-class AssistantVersionChange(_Body):
+class AssistantVersionChange(StorableBody):
     """``POST /assistants/{assistant_id}/latest``."""
 
     version: int = Field(..., ge=1)
@@ -98,7 +122,7 @@ class Assistant(BaseModel):
 # -- threads ---------------------------------------------------------------------------------
 
 
-class ThreadCreate(_Body):
+class ThreadCreate(StorableBody):
     """``POST /threads``."""
 
     thread_id: str | None = Field(None, description="Id of the new thread; a UUID when omitted.")
@@ -106,13 +130,13 @@ class ThreadCreate(_Body):
     if_exists: Literal["raise", "do_nothing"] = "raise"
 
 
-class ThreadPatch(_Body):
+class ThreadPatch(StorableBody):
     """``PATCH /threads/{thread_id}``: metadata is merged into the thread's."""
 
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class ThreadSearch(_Body):
+class ThreadSearch(StorableBody):
     """``POST /threads/search``."""
 
     metadata: dict[str, Any] | None = None
@@ -126,7 +150,7 @@ class ThreadSearch(_Body):
     select: list[str] | None = None
 
 
-class ThreadCount(_Body):
+class ThreadCount(StorableBody):
     """``POST /threads/count``."""
 
     metadata: dict[str, Any] | None = None
@@ -134,7 +158,7 @@ class ThreadCount(_Body):
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
 
 
-class ThreadPrune(_Body):
+class ThreadPrune(StorableBody):
     """``POST /threads/prune``."""
 
     thread_ids: list[str] = Field(..., max_length=1000, description="The threads to prune.")
@@ -165,7 +189,7 @@ class Thread(BaseModel):
 # -- state -----------------------------------------------------------------------------------
 
 
-class CheckpointRef(_Body):
+class CheckpointRef(StorableBody):
     """A checkpoint of a thread."""
 
     thread_id: str | None = None
@@ -174,7 +198,7 @@ class CheckpointRef(_Body):
     checkpoint_map: dict[str, Any] | None = None
 
 
-class StateUpdate(_Body):
+class StateUpdate(StorableBody):
     """``POST /threads/{thread_id}/state``."""
 
     values: dict[str, Any] | list[dict[str, Any]] | None = None
@@ -183,14 +207,14 @@ class StateUpdate(_Body):
     as_node: str | None = None
 
 
-class StateAtCheckpoint(_Body):
+class StateAtCheckpoint(StorableBody):
     """``POST /threads/{thread_id}/state/checkpoint``."""
 
     checkpoint: CheckpointRef
     subgraphs: bool = False
 
 
-class HistoryRequest(_Body):
+class HistoryRequest(StorableBody):
     """``POST /threads/{thread_id}/history``."""
 
     limit: int = Field(10, ge=1, le=1000)
@@ -225,7 +249,7 @@ class StateUpdateResult(BaseModel):
 # -- runs ------------------------------------------------------------------------------------
 
 
-class RunCommand(_Body):
+class RunCommand(StorableBody):
     """``command``: resume an interrupt, update the state, or go to a node."""
 
     resume: Any = None
@@ -233,7 +257,7 @@ class RunCommand(_Body):
     goto: Any = None
 
 
-class RunCreate(_Body):
+class RunCreate(StorableBody):
     """The body of every run-creating endpoint (``/runs/stream``, ``/runs/wait``, ``/runs``)."""
 
     assistant_id: str = Field(..., description='The assistant or graph id: "lead_agent".')
@@ -268,7 +292,7 @@ class RunCreate(_Body):
         return value
 
 
-class RunsCancel(_Body):
+class RunsCancel(StorableBody):
     """``POST /runs/cancel``: the runs ``run_ids`` of ``thread_id``, or every run with ``status``."""
 
     thread_id: str | None = None
@@ -294,7 +318,7 @@ class Run(BaseModel):
 # -- crons -----------------------------------------------------------------------------------
 
 
-class _CronFields(_Body):
+class _CronFields(StorableBody):
     """What a cron body may set besides its schedule: when it stops, and the run it starts."""
 
     timezone: str | None = Field(None, description='IANA timezone of the schedule, e.g. "Europe/Paris"; UTC when omitted.')
@@ -334,7 +358,7 @@ class CronPatch(_CronFields):
     enabled: bool | None = None
 
 
-class CronSearch(_Body):
+class CronSearch(StorableBody):
     """``POST /runs/crons/search``."""
 
     assistant_id: str | None = None
@@ -348,7 +372,7 @@ class CronSearch(_Body):
     select: list[str] | None = None
 
 
-class CronCount(_Body):
+class CronCount(StorableBody):
     """``POST /runs/crons/count``."""
 
     assistant_id: str | None = None

@@ -205,7 +205,7 @@ BAD_REQUESTS = [
     ("PUT", {"namespace": ["notes"], "key": "k\x00", "value": {}}, "NUL"),
     ("PUT", {"namespace": ["notes"], "key": "k", "value": {"text": "a\x00b"}}, "NUL"),
     ("PUT", {"namespace": ["no\ud800tes"], "key": "k", "value": {}}, "not valid Unicode"),
-    ("PUT", {"namespace": ["notes"], "key": "k", "value": {"n": 2**70}}, "64-bit"),
+    ("PUT", {"namespace": ["notes"], "key": "k", "value": {"n": 2**70}}, "value.n: contains an integer beyond 64 bits"),
     ("DELETE", {"namespace": [], "key": "k"}, "namespace: is empty"),
     ("SEARCH", {"namespace_prefix": ["a.b"]}, "without periods"),
     ("SEARCH", {"namespace_prefix": ["notes"], "filter": {"bad key'": 1}}, "filter"),

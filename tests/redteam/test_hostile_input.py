@@ -155,3 +155,59 @@ def test_a_wrong_content_type_and_a_huge_body_get_no_5xx(http: httpx.Client) -> 
     big = _run(input={"messages": [{"role": "user", "content": "y" * 20_000_000}]})
     assert http.post(f"/threads/{tid}/runs/wait", content=big, headers={"content-type": "application/json"}).status_code < 500
     _assert_thread_is_healthy(http, tid)
+
+
+LONE = "\ud800"
+
+
+def _with_surrogates(schema: dict[str, Any], components: dict[str, Any], depth: int = 0) -> Any:
+    """A value of ``schema`` (OpenAPI) with a lone surrogate in every string it can hold."""
+    if "$ref" in schema:
+        return _with_surrogates(components[schema["$ref"].rsplit("/", 1)[1]], components, depth)
+    if "const" in schema or "enum" in schema:
+        return schema.get("const", (schema.get("enum") or [None])[0])
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if branches:
+        text_first = sorted(branches, key=lambda b: b.get("type") not in ("string", "array", "object") and "$ref" not in b)
+        return _with_surrogates(text_first[0], components, depth)
+    kind = schema.get("type")
+    if kind == "string":
+        return LONE
+    if kind == "array":
+        return [_with_surrogates(schema.get("items", {"type": "string"}), components, depth + 1)]
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        if not properties or depth > 3:
+            return {LONE: LONE}
+        return {name: _with_surrogates(sub, components, depth + 1) for name, sub in properties.items()}
+    return {"integer": 1, "number": 1.0, "boolean": True}.get(kind, LONE)
+
+
+def test_every_json_body_with_a_lone_surrogate_gets_a_422_that_says_so(http: httpx.Client) -> None:
+    """Every route that reads a JSON body refuses text that is not valid Unicode the same way
+    (found: an assistant named with a lone surrogate reset the connection, a cron search 500ed)."""
+    spec = http.get("/openapi.json").json()
+    components = spec["components"]["schemas"]
+    tid = http.post("/threads", json={}).json()["thread_id"]
+    params = {"thread_id": tid, "assistant_id": "lead_agent", "run_id": "00000000-0000-4000-8000-000000000000",
+              "cron_id": "00000000-0000-4000-8000-000000000000", "fid": "f" * 16}
+    checked = []
+    for path, operations in spec["paths"].items():
+        if path.startswith(("/api/langgraph/", "/api/memory/")):  # the same routes under a prefix; memory is off here
+            continue
+        for method, operation in operations.items():
+            body_schema = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+            if body_schema is None:
+                continue
+            body = _with_surrogates(body_schema, components)
+            bodies = [body, {LONE: 1}] if isinstance(body, dict) else [body]
+            for raw in [b for b in bodies if "\\ud800" in json.dumps(b)]:  # a body with no text: its key
+                answer = http.request(
+                    method.upper(), path.format(**params), content=json.dumps(raw, ensure_ascii=True),
+                    headers={"content-type": "application/json"},
+                )
+                assert answer.status_code == 422, f"{method} {path} {raw!r}: {answer.status_code} {answer.text}"
+                assert "not valid Unicode" in answer.json()["detail"], f"{method} {path}: {answer.text}"
+            checked.append(f"{method} {path}")
+    assert len(checked) >= 25, checked  # every body route of the LangGraph API, the store and memory
+    _assert_thread_is_healthy(http, tid)

@@ -30,7 +30,7 @@ from herdsman.runtime.assistants import (
     mirrored,
     search_assistants as matching,
 )
-from herdsman.runtime.run_input import RunInputError, check_json, check_run_config
+from herdsman.runtime.run_input import RunInputError, check_run_config
 from herdsman.runtime.threads import SCAN_LIMIT
 from herdsman.subagents.types import subagent_types
 from herdsman_gateway.auth import current_user, owns, with_owner
@@ -107,8 +107,6 @@ def check_settings(
     """422 naming the bad field and the valid values for settings the agent cannot use (400 for
     both ``config.configurable`` and ``context``, as LangGraph's server answers)."""
     try:
-        check_json("metadata", metadata)
-        check_json("context", context)
         check_run_config(config, {})
         config, context = mirrored(config, context)
         check_run_config(config, {})  # the context too: it becomes the configurable of the agent's runs

@@ -25,7 +25,7 @@ from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.runs import run_spec, start_run
-from herdsman_gateway.routes.threads import check_metadata, load_thread
+from herdsman_gateway.routes.threads import load_thread
 from herdsman_gateway.schemas import Cron, CronCount, CronCreate, CronFiring, CronPatch, CronSearch, RunCreate
 
 router = APIRouter(tags=["crons"])
@@ -76,7 +76,6 @@ def _checked(fields: dict[str, Any], now: datetime) -> None:
 
 async def _check_payload(gw: Gateway, payload: dict[str, Any], thread_id: str | None, user: str | None) -> None:
     """422 (or 404 for an assistant the user cannot see) when the run the cron would start cannot be created."""
-    check_metadata(payload.get("metadata"))
     body = _run_body(payload)
     assistant = await load_assistant(gw, body.assistant_id, user)  # a custom agent of the user's, or the lead
     spec = run_spec(thread_id or "cron-check", body, assistant, user)

@@ -14,7 +14,7 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.facts import CATEGORIES, Fact, fact_id
@@ -22,6 +22,7 @@ from herdsman.memory.service import MemoryService
 from herdsman.memory.store import MemoryStore
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
+from herdsman_gateway.schemas import StorableBody
 
 log = structlog.get_logger(__name__)
 
@@ -43,7 +44,7 @@ def open_gateway_memory(config: HerdsmanConfig, model: BaseChatModel | None = No
     return open_memory(config, resolver, lead, None)
 
 
-class FactPatch(BaseModel):
+class FactPatch(StorableBody):
     """A change to one fact: new text, new category, or both."""
 
     model_config = ConfigDict(extra="forbid")

@@ -21,13 +21,14 @@ from typing import Any, Literal
 import structlog
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from langgraph.store.base import BaseStore
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import open_store
 from herdsman.memory.user_store import StoreRequestError, UserStore
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.memory import memory_user
+from herdsman_gateway.schemas import StorableBody
 
 log = structlog.get_logger(__name__)
 
@@ -36,11 +37,7 @@ SWEEP_SECONDS = 60.0
 RANKING_HEADER = "X-Herdsman-Ranking"
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class StorePut(_Body):
+class StorePut(StorableBody):
     """``PUT /store/items``."""
 
     namespace: list[str] = Field(..., description="The namespace path, e.g. [\"notes\", \"work\"].")
@@ -50,14 +47,14 @@ class StorePut(_Body):
     ttl: float | None = Field(None, gt=0, description="Minutes the item lives; null: for ever.")
 
 
-class StoreDelete(_Body):
+class StoreDelete(StorableBody):
     """``DELETE /store/items``."""
 
     namespace: list[str] | None = None
     key: str
 
 
-class StoreSearch(_Body):
+class StoreSearch(StorableBody):
     """``POST /store/items/search``."""
 
     namespace_prefix: list[str] | None = Field(None, description="Items in this namespace or below; null: all yours.")
@@ -68,7 +65,7 @@ class StoreSearch(_Body):
     refresh_ttl: bool | None = None
 
 
-class StoreListNamespaces(_Body):
+class StoreListNamespaces(StorableBody):
     """``POST /store/namespaces``."""
 
     prefix: list[str] | None = None

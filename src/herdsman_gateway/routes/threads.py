@@ -12,7 +12,6 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman.runtime.file_versions import file_versions_of
-from herdsman.runtime.run_input import RunInputError, check_json
 from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
@@ -36,14 +35,6 @@ router = APIRouter(tags=["threads"])
 def not_found(thread_id: str) -> HTTPException:
     """The 404 for a thread that does not exist (or belongs to someone else)."""
     return HTTPException(404, f"Thread {thread_id} not found; create it with POST /threads or list them with POST /threads/search")
-
-
-def check_metadata(metadata: dict[str, Any] | None) -> None:
-    """422 for metadata that cannot be stored as JSON (lone surrogates, huge integers, deep nesting)."""
-    try:
-        check_json("metadata", metadata)
-    except RunInputError as exc:
-        raise HTTPException(422, f"Invalid request: {exc}") from None
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -79,7 +70,6 @@ async def thread_json(gw: Gateway, record: ThreadRecord, *, with_values: bool = 
 @router.post("/threads", response_model=Thread, summary="Create a thread")
 async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
     """Create a thread (``if_exists: do_nothing`` returns an existing one instead of 409)."""
-    check_metadata(body.metadata)
     if body.thread_id:
         check_thread_id(body.thread_id)
         existing = await gw.threads.get(body.thread_id)
@@ -105,7 +95,6 @@ async def patch_thread(
     thread_id: str, body: ThreadPatch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """Merge ``metadata`` into the thread's metadata."""
-    check_metadata(body.metadata)
     await load_thread(gw, thread_id, user)
     record = await gw.threads.update(thread_id, metadata=with_owner(body.metadata, user))
     assert record is not None
