@@ -332,3 +332,17 @@ async def test_concurrent_users_each_follow_the_script_in_order(config) -> None:
             await sdk.aclose()
     assert said == [["tool call", "answer one", "answer two", "tool call", "answer one"]] * 8
     assert len(model.calls) == 8 * 5
+
+
+async def test_the_thread_is_settled_when_its_stream_ends(client) -> None:
+    """A client that reads the thread (or its runs) as soon as the stream or wait ends sees it idle
+    and the run done, as LangGraph's server answers (the thread is settled before the stream's
+    end is sent; the web UI's thread list refreshes then)."""
+    tid = (await client.threads.create())["thread_id"]
+    for i in range(15):
+        async for _ in client.runs.stream(tid, "lead_agent", input=user_message(f"turn {i}")):
+            pass
+        assert (await client.threads.get(tid))["status"] == "idle", f"busy after the stream of turn {i} ended"
+        await client.runs.wait(tid, "lead_agent", input=user_message(f"wait {i}"))
+        assert (await client.threads.get(tid))["status"] == "idle", f"busy after the wait of turn {i} ended"
+        assert all(r["status"] == "success" for r in await client.runs.list(tid))

@@ -128,6 +128,12 @@ const scenarios = {
     await send(page, "who answers?");
     await lastAgent(page).filter({ hasText: "report ready" }).waitFor({ timeout: 15000 });
     check("its model answered", true);
+    // the sidebar catches up as the run ends: the thread's title, and no "busy"
+    await page.getByTestId("send").waitFor({ timeout: 30000 });
+    const ended = async () => page.waitForFunction(() => [...document.querySelectorAll('[data-testid="thread-item"]')].some(
+      (b) => b.innerText.includes("who answers?") && !b.innerText.includes("busy")), null, { timeout: 10000 })
+      .then(() => true, () => false);
+    check("the thread list shows the run ended", await ended(), await page.getByTestId("threads").innerText());
     await page.getByTestId("thread-agent").filter({ hasText: "Reporter" }).first().waitFor();
     check("the thread list names its agent", true);
     const tid = new URL(page.url()).searchParams.get("thread");
@@ -144,6 +150,28 @@ const scenarios = {
     await page.waitForFunction((want) => document.querySelector('[data-testid="agent-picker"]').value === want, id);
     check("the thread goes on with its agent", true);
     await shot(page, "thread-on-agent");
+    // On a new thread of the built-in agent, the start screen lists the custom agent and the / menu offers it.
+    await picker.selectOption("lead_agent");
+    await page.getByTestId("start-agent").filter({ hasText: "/reporter-2" }).waitFor();
+    check("the start screen lists the custom agent", true);
+    await page.getByTestId("input").fill("/reporter"); // "/rep" matches the report-writing skill first
+    const item = page.getByTestId("slash-item").filter({ hasText: "/reporter-2" });
+    await item.waitFor();
+    check("the / menu offers the agent", (await item.innerText()).includes("agent"));
+    await shot(page, "slash-agent");
+    await page.getByTestId("input").press("Enter");
+    await page.waitForFunction((want) => document.querySelector('[data-testid="agent-picker"]').value === want, id);
+    check("picking it in the / menu starts a thread on it", new URL(page.url()).searchParams.get("thread") === null
+          && (await page.getByTestId("input").inputValue()) === "");
+    await send(page, "who answers now?");
+    await lastAgent(page).filter({ hasText: "report ready" }).waitFor({ timeout: 15000 });
+    check("the agent picked by / answers", true);
+    // Leave while it still answers: the sidebar sees its run end without being asked.
+    await page.locator(`[data-testid=thread-item][title="${tid}"]`).click();
+    const settled = await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="thread-item"]')].some(
+      (b) => b.innerText.includes("who answers now?") && !b.innerText.includes("busy")), null, { timeout: 30000 })
+      .then(() => true, () => false);
+    check("a run that ends out of sight leaves its thread idle in the list", settled, await page.getByTestId("threads").innerText());
   },
 
   async model(page) {

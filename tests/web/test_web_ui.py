@@ -137,6 +137,10 @@ def test_a_custom_agent_made_in_the_page_runs_new_threads(gateway: RunningGatewa
     assert checks["a nameless agent is refused in the form"] and checks["its model answered"]
     assert checks["the thread list names its agent"] and checks["an edit is a new version"]
     assert checks["the thread goes on with its agent"]
+    assert checks["the start screen lists the custom agent"] and checks["the / menu offers the agent"]
+    assert checks["picking it in the / menu starts a thread on it"] and checks["the agent picked by / answers"]
+    assert checks["the thread list shows the run ended"]
+    assert checks["a run that ends out of sight leaves its thread idle in the list"]
 
 
 def test_three_parallel_subagents_show_three_live_cards(gateway: RunningGateway) -> None:

@@ -26,7 +26,7 @@ import { useGatewayUp } from "./state/health";
 import { megabytes, useUploadLimit } from "./state/limits";
 import { messageText, writtenFiles } from "./state/messages";
 import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
-import type { SkillChoice } from "./state/slash";
+import { agentChoices, type SkillChoice } from "./state/slash";
 import { useThreadParam } from "./state/url";
 
 interface ThreadValues {
@@ -247,6 +247,8 @@ export function App() {
     selectThread(null);
   };
 
+  const agentMenu = useMemo(() => agentChoices(agents, ASSISTANT_ID), [agents]);
+
   const interrupt = stream.isLoading ? undefined : stream.interrupt;
   const firstHuman = messages.find((m) => m.type === "human");
   const title = values?.title ?? (firstHuman ? messageText(firstHuman).slice(0, 60) : "New thread");
@@ -284,13 +286,19 @@ export function App() {
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
         {messages.length === 0 && !stream.isLoading && (
-          <StartScreen skills={skills} onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))} />
+          <StartScreen
+            skills={skills}
+            agents={agentMenu}
+            current={agent}
+            onAgent={pickAgent}
+            onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))}
+          />
         )}
         <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}>
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}
-        <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} skills={skills} fill={fill} />
+        <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} skills={[...skills, ...agentMenu]} onAgent={pickAgent} fill={fill} />
       </main>
       <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError} show={shownFile}>
         <TodoList todos={values?.todos} />

@@ -678,20 +678,21 @@ class RunManager:
             await self.threads.update(run.thread_id, status=status)
 
     async def _end(self, run: Run, seconds: float, interrupted: bool = False) -> None:
-        """Close the run's stream, settle the thread's status, tell the listeners.
+        """Settle the thread's status, close the run's stream, tell the listeners.
 
-        Each step is tried on its own (failures are logged): a store or bridge that fails here
-        must not keep the others from happening.
+        The thread is settled first, so a client that reads it as soon as the stream ends sees
+        it idle (as LangGraph's server answers). Each step is tried on its own (failures are
+        logged): a store or bridge that fails here must not keep the others from happening.
         """
+        try:
+            await self._settle_thread(run, interrupted)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("thread_status_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
         try:
             await self._publish(run, END_EVENT, None)
             await self.bridge.finish(run.run_id)
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("run_stream_not_closed", run_id=run.run_id, error=_text(exc))
-        try:
-            await self._settle_thread(run, interrupted)
-        except Exception as exc:  # noqa: BLE001 - see the docstring
-            log.warning("thread_status_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
         for listener in self.listeners:
             listener.run_finished(run, seconds)
         self._finished.append(run.run_id)

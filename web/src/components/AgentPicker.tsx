@@ -18,14 +18,19 @@ export function AgentPicker(props: {
   const [loaded, setLoaded] = useState(0);
 
   useEffect(() => {
+    let live = true; // only the newest list counts (an older answer can arrive later)
     client.assistants
       .search({ limit: 100, sortBy: "name", sortOrder: "asc" })
       .then((found) => {
+        if (!live) return;
         const list = found as AgentRecord[];
         setAgents(list);
         onAgents(list);
       })
-      .catch((e: Error) => onError(`Could not list agents: ${e.message}`));
+      .catch((e: Error) => live && onError(`Could not list agents: ${e.message}`));
+    return () => {
+      live = false;
+    };
   }, [reloadKey, loaded, onAgents, onError]);
 
   const current = agents.find((a) => a.assistant_id === value);

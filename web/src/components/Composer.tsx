@@ -1,4 +1,5 @@
-/** The message box: send, stop while running, drop files to upload them, and `/` to pick a skill. */
+/** The message box: send, stop while running, drop files to upload them, and `/` to pick a skill
+ * (its command goes in the box) or a custom agent (a new thread starts on it). */
 import { useEffect, useState } from "react";
 import { pickSkill, slashMatches, type SkillChoice } from "../state/slash";
 
@@ -8,6 +9,8 @@ export function Composer(props: {
   onStop: () => void;
   onFiles: (files: File[]) => void;
   skills?: SkillChoice[];
+  /** Picks a custom agent chosen in the `/` menu. */
+  onAgent?: (assistantId: string) => void;
   /** Text to put in the box (an example from the start screen); a new `n` puts it again. */
   fill?: { text: string; n: number };
 }) {
@@ -19,7 +22,14 @@ export function Composer(props: {
     if (props.fill) setText(props.fill.text);
   }, [props.fill]);
   useEffect(() => setActive(0), [text]);
-  const pick = (name: string) => setText(pickSkill(name));
+  const pick = (choice: SkillChoice) => {
+    if (choice.agentId) {
+      setText("");
+      props.onAgent?.(choice.agentId);
+    } else {
+      setText(pickSkill(choice.name));
+    }
+  };
   const send = () => {
     if (!text.trim() || props.running) return;
     props.onSend(text.trim());
@@ -52,7 +62,7 @@ export function Composer(props: {
             }
             if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey)) {
               e.preventDefault();
-              pick(matches[Math.min(active, matches.length - 1)].name);
+              pick(matches[Math.min(active, matches.length - 1)]);
               return;
             }
             if (e.key === "Escape") {
@@ -68,14 +78,14 @@ export function Composer(props: {
         <ul className="slash-menu" role="listbox" data-testid="slash-menu">
           {matches.map((s, i) => (
             <li
-              key={s.name}
+              key={s.agentId ?? s.name}
               role="option"
               aria-selected={i === active}
               className={i === active ? "active" : ""}
-              onMouseDown={(e) => { e.preventDefault(); pick(s.name); }}
+              onMouseDown={(e) => { e.preventDefault(); pick(s); }}
               data-testid="slash-item"
             >
-              <code>/{s.name}</code> <span>{s.description.split(". ")[0]}</span>
+              <code>/{s.name}</code> {s.agentId && <em className="slash-kind">agent</em>} <span>{s.description.split(". ")[0]}</span>
             </li>
           ))}
         </ul>

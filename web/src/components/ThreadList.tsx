@@ -5,6 +5,9 @@ import { client } from "../api/client";
 import { agentLabel, type AgentRecord } from "../state/agents";
 import { messageText } from "../state/messages";
 
+/** How often the list is read again while a thread is busy. */
+const BUSY_POLL_MS = 2500;
+
 export function threadTitle(thread: Thread): string {
   const values = (thread.values ?? {}) as { title?: string; messages?: { type: string; content: unknown }[] };
   if (values.title) return values.title;
@@ -27,13 +30,28 @@ export function ThreadList(props: {
 }) {
   const [threads, setThreads] = useState<Thread[]>([]);
   const [query, setQuery] = useState("");
+  const [poll, setPoll] = useState(0);
   const { refreshKey, onError } = props;
+  // Only the newest listing is shown: a run's start and end each ask for one, and the first
+  // answer (the thread busy, untitled) can arrive after the second.
   useEffect(() => {
+    let live = true;
     client.threads
       .search({ limit: 100, sortBy: "updated_at", sortOrder: "desc" })
-      .then(setThreads)
-      .catch((e: Error) => onError(`Could not list threads: ${e.message}`));
-  }, [refreshKey, onError]);
+      .then((found) => live && setThreads(found))
+      .catch((e: Error) => live && onError(`Could not list threads: ${e.message}`));
+    return () => {
+      live = false;
+    };
+  }, [refreshKey, poll, onError]);
+  // A thread whose run goes on out of sight (the page moved to another thread, a scheduled run,
+  // another client) says busy until that run ends: look again every few seconds while one does.
+  const busy = threads.some((t) => t.status === "busy");
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setTimeout(() => setPoll((n) => n + 1), BUSY_POLL_MS);
+    return () => clearTimeout(timer);
+  }, [busy, threads]);
   const q = query.trim().toLowerCase();
   const shown = q ? threads.filter((t) => threadTitle(t).toLowerCase().includes(q)) : threads;
   return (

@@ -1,13 +1,27 @@
-/** `/name` in the composer: which skills match what is typed, and the text after picking one. */
+/** `/name` in the composer: which skills and custom agents match what is typed, and what picking one does. */
 
 export interface SkillChoice {
   name: string;
   description: string;
+  /** Set for a custom agent: picking it starts a new thread on that assistant instead of typing a command. */
+  agentId?: string;
+}
+
+/** The `/command` of a custom agent: its name in lower case, words joined by dashes ("Sales Report" -> sales-report). */
+export function agentCommand(name: string): string {
+  return name.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "agent";
+}
+
+/** The custom agents as `/` choices (the built-in agent is the default, not a choice). */
+export function agentChoices(agents: { assistant_id: string; name: string; description?: string | null }[], builtin: string): SkillChoice[] {
+  return agents
+    .filter((a) => a.assistant_id !== builtin)
+    .map((a) => ({ name: agentCommand(a.name), description: a.description || `Your agent "${a.name}"`, agentId: a.assistant_id }));
 }
 
 const TYPING = /^\/([a-z0-9-]*)$/;
 
-/** The skills whose name starts with the `/prefix` being typed (nothing once a space follows). */
+/** The choices (skills, then agents) whose name starts with the `/prefix` being typed (nothing once a space follows). */
 export function slashMatches(text: string, skills: SkillChoice[]): SkillChoice[] {
   const typed = TYPING.exec(text);
   if (!typed) return [];
