@@ -54,6 +54,7 @@ from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.mcp_watch import watch_mcp_servers
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
+from herdsman_gateway.rate_limit import RateLimit, limit_storage
 from herdsman_gateway.routes import (
     api, archive, artifacts, files, memory as memory_routes, skills, snapshots, tasks, trace, uploads,
 )
@@ -166,6 +167,8 @@ def create_app(
     channels = ChannelManager(config.channels)
     channels.mount(app)
     app.state.channels = channels
+    if config.gateway.rate_limit:  # inside CORS, so a browser can read the 429
+        app.add_middleware(RateLimit, limits=config.gateway.rate_limit, storage=limit_storage(config.gateway))
     if config.gateway.cors_origins:
         app.add_middleware(
             CORSMiddleware,

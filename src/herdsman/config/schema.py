@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from limits import parse_many
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 EMBEDDED_MODEL_NAME = "embedded"
@@ -444,6 +445,27 @@ class GatewayConfig(_Section):
         default_factory=lambda: ["http://localhost:3000", "http://127.0.0.1:3000"],
         description="Web origins allowed to call the API from a browser (a LangGraph UI); [\"*\"] for any.",
     )
+    rate_limit: str | None = Field(
+        None,
+        description="Requests one API key (one client address when auth is off) may make, e.g. "
+        "\"20/second;600/minute\" (the limits library's notation); past it 429 with Retry-After. "
+        "Counted in Redis when stream_bridge is redis (one count for all gateways), else per process; "
+        "empty: no limit.",
+    )
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate_limit_parses(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        try:
+            parse_many(value)
+        except ValueError:
+            raise ValueError(
+                f"gateway.rate_limit {value!r} is not a rate; write amounts per period joined by ';', "
+                "e.g. \"20/second;600/minute\" (periods: second, minute, hour, day)"
+            ) from None
+        return value
 
     @model_validator(mode="after")
     def _redis_needs_url(self) -> "GatewayConfig":
