@@ -41,7 +41,7 @@ KUBERNETES_VERSIONS = ("1.27.0", "1.37.0")
 CHART_REQUIRED = {
     "secrets": {"apiKey": "user-key", "adminKey": "admin-key", "env": {"OPENAI_API_KEY": "sk-test"}},
     "postgresql": {"password": "pg pass/with@odd:chars"},
-    "redis": {"password": "redis-pass"},
+    "redis": {"password": "redis pass+1"},
 }
 
 
