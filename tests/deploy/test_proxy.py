@@ -1,0 +1,191 @@
+"""deploy/compose/nginx.conf, run by a real nginx: it spreads requests over both gateways, sends
+the web UI's paths to the web service, passes a stream on event by event, rate-limits each API
+key on its own with a 429, and keeps answering when one gateway is gone.
+
+The shipped file is used as it is, but for its addresses: the Compose service names become two
+stand-in gateways and a stand-in web server on loopback (small HTTP servers that say who they
+are), since there is no Docker network here. Debian's nginx (scripts/install-system.sh) is older
+than the image's, and has every directive the file uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from tests.deploy.deploy_support import COMPOSE_DIR
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (scripts/install-system.sh installs it)")
+
+
+class Backend:
+    """A stand-in upstream: answers every request with its name; ``/stream`` sends one event,
+    waits until the client says it got it (``received``), then sends a second one."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.paths: list[str] = []
+        self.received = threading.Event()
+        self.first_event_seen_before_second: bool | None = None
+        backend = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                backend.paths.append(self.path)
+                if self.path == "/stream":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write(b"event: values\ndata: 1\n\n")
+                    self.wfile.flush()
+                    backend.first_event_seen_before_second = backend.received.wait(timeout=20)
+                    self.wfile.write(b"event: values\ndata: 2\n\n")
+                    return
+                body = json.dumps({"server": backend.name, "path": self.path}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.received.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def local_copy(conf: str, port: int, backends: dict[str, Backend]) -> str:
+    """The shipped server config with loopback addresses instead of Compose service names."""
+    replacements = {r"listen 8080;": f"listen 127.0.0.1:{port};"}
+    replacements.update({rf"server {name}:{upstream_port}(?=[ ;])": f"server 127.0.0.1:{backends[name].port}"
+                         for name, upstream_port in (("gateway-1", 2026), ("gateway-2", 2026), ("web", 8080))})
+    for pattern, address in replacements.items():
+        conf, count = re.subn(pattern, address, conf)
+        assert count == 1, f"nginx.conf no longer has {pattern!r} once; update this test"
+    return conf
+
+
+@pytest.fixture
+def proxy(tmp_path: Path) -> Iterator[tuple[str, dict[str, Backend]]]:
+    """nginx with the shipped config in front of two stand-in gateways and a stand-in web UI."""
+    backends = {name: Backend(name) for name in ("gateway-1", "gateway-2", "web")}
+    port = free_port()
+    (tmp_path / "default.conf").write_text(local_copy((COMPOSE_DIR / "nginx.conf").read_text(), port, backends))
+    temp = "\n".join(f"  {kind}_temp_path {tmp_path / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    (tmp_path / "nginx.conf").write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")
+        + f"worker_processes 1;\ndaemon off;\npid {tmp_path / 'nginx.pid'};\nerror_log {tmp_path / 'error.log'} warn;\n"
+        + "events { worker_connections 256; }\n"
+        + f"http {{\n  access_log off;\n{temp}\n  include {tmp_path / 'default.conf'};\n}}\n"
+    )
+    nginx = subprocess.Popen([NGINX, "-e", str(tmp_path / "error.log"), "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):  # until it listens (at most ~10 s)
+            if nginx.poll() is not None:
+                pytest.fail(f"nginx refused the config: {nginx.stderr.read().decode()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("nginx did not start listening")
+        yield f"http://127.0.0.1:{port}", backends
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+        for backend in backends.values():
+            backend.stop()
+
+
+def test_the_config_passes_nginx_t(tmp_path: Path) -> None:
+    backends = {name: Backend(name) for name in ("gateway-1", "gateway-2", "web")}
+    server_conf = tmp_path / "default.conf"
+    (tmp_path / "nginx.conf").write_text(f"events {{}}\nhttp {{ include {server_conf}; }}\n")
+    check = [NGINX, "-t", "-e", str(tmp_path / "e.log"), "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")]
+    try:
+        server_conf.write_text(local_copy((COMPOSE_DIR / "nginx.conf").read_text(), free_port(), backends))
+        done = subprocess.run(check, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        server_conf.write_text(server_conf.read_text().replace("least_conn;", "least_con;"))
+        broken = subprocess.run(check, capture_output=True, text=True, timeout=30)
+        assert broken.returncode != 0 and "least_con" in broken.stderr
+    finally:
+        for backend in backends.values():
+            backend.stop()
+
+
+def test_api_requests_reach_both_gateways_and_the_ui_reaches_the_web_service(proxy) -> None:
+    url, backends = proxy
+    with httpx.Client(base_url=url, timeout=10) as client:
+        answered = {client.get("/threads/search", headers={"x-api-key": f"key-{i}"}).json()["server"] for i in range(8)}
+        assert answered == {"gateway-1", "gateway-2"}
+        assert client.get("/").json()["server"] == "web"
+        assert client.get("/assets/index-abc.js").json()["server"] == "web"
+        assert client.get("/api/langgraph/threads/x").json()["server"].startswith("gateway-")
+    assert "/" in backends["web"].paths and not any(p.startswith("/threads") for p in backends["web"].paths)
+
+
+def test_streams_pass_through_event_by_event(proxy) -> None:
+    url, backends = proxy
+    events = []
+    with httpx.Client(base_url=url, timeout=30) as client, client.stream("GET", "/stream") as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(line)
+                for backend in backends.values():
+                    backend.received.set()  # the client has the first event: let the second go
+    assert events == ["data: 1", "data: 2"]
+    senders = [b for b in backends.values() if b.first_event_seen_before_second is not None]
+    assert [b.first_event_seen_before_second for b in senders] == [True], "the proxy held the first event back"
+
+
+def test_each_api_key_is_rate_limited_on_its_own(proxy) -> None:
+    url, _ = proxy
+    with httpx.Client(base_url=url, timeout=10) as client:
+        statuses = [client.get("/ok", headers={"x-api-key": "greedy"}).status_code for _ in range(200)]
+        assert statuses[0] == 200 and 429 in statuses, "200 requests at once passed a 20 r/s limit with a burst of 40"
+        assert set(statuses) == {200, 429}
+        # Another key, a bearer token and a client without a key still get through.
+        assert client.get("/ok", headers={"x-api-key": "patient"}).status_code == 200
+        assert client.get("/ok", headers={"Authorization": "Bearer other"}).status_code == 200
+        assert client.get("/ok").status_code == 200
+
+
+def test_a_gateway_that_is_gone_is_skipped(proxy) -> None:
+    url, backends = proxy
+    backends["gateway-1"].stop()
+    with httpx.Client(base_url=url, timeout=10) as client:
+        answers = [client.get("/threads/search", headers={"x-api-key": f"k{i}"}) for i in range(6)]
+    assert [r.status_code for r in answers] == [200] * 6
+    assert {r.json()["server"] for r in answers} == {"gateway-2"}
