@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -98,6 +102,59 @@ def bind_mounts(service: dict[str, Any]) -> dict[str, str]:
         source, target = str(volume).split(":")[:2]
         mounts[target] = source
     return mounts
+
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+
+
+def local_nginx_conf(port: int, upstreams: dict[str, int]) -> str:
+    """deploy/compose/nginx.conf listening on loopback ``port``, with each Compose service
+    (``gateway-1``, ``gateway-2``, ``web``) replaced by ``127.0.0.1:upstreams[name]``."""
+    conf = (COMPOSE_DIR / "nginx.conf").read_text(encoding="utf-8")
+    replacements = {r"listen 8080;": f"listen 127.0.0.1:{port};"}
+    replacements.update({rf"server {name}:{service_port}(?=[ ;])": f"server 127.0.0.1:{upstreams[name]}"
+                         for name, service_port in (("gateway-1", 2026), ("gateway-2", 2026), ("web", 8080))})
+    for pattern, address in replacements.items():
+        conf, count = re.subn(pattern, address, conf)
+        assert count == 1, f"nginx.conf no longer has {pattern!r} once; update tests/deploy"
+    return conf
+
+
+@contextmanager
+def serve_nginx(workdir: Path, upstreams: dict[str, int]) -> Iterator[str]:
+    """Run nginx in the foreground with the shipped proxy config (see :func:`local_nginx_conf`)
+    for the ``with`` block; yield its URL. Fails the test with nginx's words if it refuses."""
+    import pytest
+
+    from tests.services import free_port
+
+    assert NGINX, "nginx is not installed"
+    port = free_port()
+    (workdir / "default.conf").write_text(local_nginx_conf(port, upstreams))
+    temp = "\n".join(f"  {kind}_temp_path {workdir / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    (workdir / "nginx.conf").write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")
+        + f"worker_processes 1;\ndaemon off;\npid {workdir / 'nginx.pid'};\nerror_log {workdir / 'error.log'} warn;\n"
+        + "events { worker_connections 256; }\n"
+        + f"http {{\n  access_log off;\n{temp}\n  include {workdir / 'default.conf'};\n}}\n"
+    )
+    nginx = subprocess.Popen([NGINX, "-e", str(workdir / "error.log"), "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):  # until it listens (at most ~10 s)
+            if nginx.poll() is not None:
+                pytest.fail(f"nginx refused the config: {nginx.stderr.read().decode()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("nginx did not start listening")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
 
 
 # --- Helm and Kubernetes ---------------------------------------------------------------------

@@ -11,13 +11,8 @@ than the image's, and has every directive the file uses.
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
-import socket
 import subprocess
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
@@ -25,9 +20,9 @@ from typing import Iterator
 import httpx
 import pytest
 
-from tests.deploy.deploy_support import COMPOSE_DIR
+from tests.deploy.deploy_support import NGINX, local_nginx_conf, serve_nginx
+from tests.services import free_port
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (scripts/install-system.sh installs it)")
 
 
@@ -76,53 +71,14 @@ class Backend:
         self.server.server_close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def local_copy(conf: str, port: int, backends: dict[str, Backend]) -> str:
-    """The shipped server config with loopback addresses instead of Compose service names."""
-    replacements = {r"listen 8080;": f"listen 127.0.0.1:{port};"}
-    replacements.update({rf"server {name}:{upstream_port}(?=[ ;])": f"server 127.0.0.1:{backends[name].port}"
-                         for name, upstream_port in (("gateway-1", 2026), ("gateway-2", 2026), ("web", 8080))})
-    for pattern, address in replacements.items():
-        conf, count = re.subn(pattern, address, conf)
-        assert count == 1, f"nginx.conf no longer has {pattern!r} once; update this test"
-    return conf
-
-
 @pytest.fixture
 def proxy(tmp_path: Path) -> Iterator[tuple[str, dict[str, Backend]]]:
     """nginx with the shipped config in front of two stand-in gateways and a stand-in web UI."""
     backends = {name: Backend(name) for name in ("gateway-1", "gateway-2", "web")}
-    port = free_port()
-    (tmp_path / "default.conf").write_text(local_copy((COMPOSE_DIR / "nginx.conf").read_text(), port, backends))
-    temp = "\n".join(f"  {kind}_temp_path {tmp_path / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    (tmp_path / "nginx.conf").write_text(
-        ("user root;\n" if os.geteuid() == 0 else "")
-        + f"worker_processes 1;\ndaemon off;\npid {tmp_path / 'nginx.pid'};\nerror_log {tmp_path / 'error.log'} warn;\n"
-        + "events { worker_connections 256; }\n"
-        + f"http {{\n  access_log off;\n{temp}\n  include {tmp_path / 'default.conf'};\n}}\n"
-    )
-    nginx = subprocess.Popen([NGINX, "-e", str(tmp_path / "error.log"), "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        for _ in range(200):  # until it listens (at most ~10 s)
-            if nginx.poll() is not None:
-                pytest.fail(f"nginx refused the config: {nginx.stderr.read().decode()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("nginx did not start listening")
-        yield f"http://127.0.0.1:{port}", backends
+        with serve_nginx(tmp_path, {name: b.port for name, b in backends.items()}) as url:
+            yield url, backends
     finally:
-        nginx.terminate()
-        nginx.wait(timeout=10)
         for backend in backends.values():
             backend.stop()
 
@@ -133,7 +89,7 @@ def test_the_config_passes_nginx_t(tmp_path: Path) -> None:
     (tmp_path / "nginx.conf").write_text(f"events {{}}\nhttp {{ include {server_conf}; }}\n")
     check = [NGINX, "-t", "-e", str(tmp_path / "e.log"), "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")]
     try:
-        server_conf.write_text(local_copy((COMPOSE_DIR / "nginx.conf").read_text(), free_port(), backends))
+        server_conf.write_text(local_nginx_conf(free_port(), {name: b.port for name, b in backends.items()}))
         done = subprocess.run(check, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
         server_conf.write_text(server_conf.read_text().replace("least_conn;", "least_con;"))
