@@ -9,7 +9,12 @@ start from base images on a container registry this machine cannot reach (docs/d
 
 from __future__ import annotations
 
+import fnmatch
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -176,3 +181,35 @@ def test_the_images_build_from_the_repository() -> None:
     assert "nginx-unprivileged" in web and "npm run build" in web
     ignored = (REPO / ".dockerignore").read_text().split()
     assert {".venv", "web/node_modules", ".env"} <= set(ignored)
+
+
+def test_the_gateway_image_build_stage_makes_a_package_with_the_serve_command(tmp_path: Path) -> None:
+    """The build stage's `pip install .`, on exactly what its COPY lines bring into the context
+    (less .dockerignore): the wheel holds both packages and the `herdsman serve` entry points.
+    Building the image itself needs its base image from a container registry; this does not."""
+    dockerfile = (REPO / "docker" / "gateway" / "Dockerfile").read_text()
+    build_stage = dockerfile.split("\nFROM ")[1]
+    ignored = [line for line in (REPO / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
+    context = tmp_path / "context"
+    context.mkdir()
+    for line in build_stage.splitlines():
+        if not line.startswith("COPY ") or "--from" in line:
+            continue
+        *sources, _ = line.split()[1:]
+        for source in sources:
+            assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), f"{source} is in .dockerignore"
+            target = context / source
+            if (REPO / source).is_dir():
+                shutil.copytree(REPO / source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                shutil.copy(REPO / source, target)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "wheel"), str(context)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (wheel,) = (tmp_path / "wheel").glob("herdsman-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
+    assert "herdsman/cli.py" in names and "herdsman_gateway/app.py" in names
+    assert "herdsman = herdsman.cli:app" in entry_points
+    assert "serve = herdsman_gateway.command:register" in entry_points
