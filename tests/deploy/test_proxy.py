@@ -138,6 +138,14 @@ def test_each_api_key_is_rate_limited_on_its_own(proxy) -> None:
         assert client.get("/ok").status_code == 200
 
 
+def test_made_up_keys_do_not_escape_the_limit_of_their_address(proxy) -> None:
+    """Each request with a new key has a fresh per-key budget; the address's limit still holds."""
+    url, _ = proxy
+    with httpx.Client(base_url=url, timeout=10) as client:
+        statuses = [client.get("/ok", headers={"x-api-key": f"made-up-{i}"}).status_code for i in range(1000)]
+    assert statuses[0] == 200 and 429 in statuses, "1000 requests with fresh keys passed 100 r/s with a burst of 200"
+
+
 def test_a_gateway_that_is_gone_is_skipped(proxy) -> None:
     url, backends = proxy
     backends["gateway-1"].stop()
