@@ -245,3 +245,54 @@ def test_network_policies_close_the_sandbox_and_the_datastores(rendered: dict) -
                           if e["key"] == "app.kubernetes.io/component")
         assert components["values"] == ["gateway", "worker"]
     assert not find(rendered["external-services"], "NetworkPolicy", "herdsman-postgresql")
+
+
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
+
+
+def restricted_problems(template: dict[str, Any]) -> list[str]:
+    """What in a pod template the Pod Security Standard "restricted" forbids (its checks as of
+    Kubernetes 1.27: host namespaces and ports, volume types, privilege, capabilities, root,
+    seccomp)."""
+    spec = template["spec"]
+    pod_security = spec.get("securityContext", {})
+    problems = [f"spec.{key}" for key in ("hostNetwork", "hostPID", "hostIPC") if spec.get(key)]
+    problems += [f"volume {v['name']}" for v in spec.get("volumes", []) if not RESTRICTED_VOLUMES & v.keys()]
+    for container in spec.get("initContainers", []) + spec["containers"]:
+        security = container.get("securityContext", {})
+        name = container["name"]
+        if security.get("privileged"):
+            problems.append(f"{name}: privileged")
+        if security.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{name}: allowPrivilegeEscalation is not false")
+        capabilities = security.get("capabilities", {})
+        if "ALL" not in capabilities.get("drop", []) or set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
+            problems.append(f"{name}: capabilities must drop ALL")
+        if not security.get("runAsNonRoot", pod_security.get("runAsNonRoot")):
+            problems.append(f"{name}: runAsNonRoot is not true")
+        if security.get("runAsUser", pod_security.get("runAsUser")) == 0:
+            problems.append(f"{name}: runs as uid 0")
+        seccomp = security.get("seccompProfile", pod_security.get("seccompProfile", {})).get("type")
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{name}: no RuntimeDefault seccomp profile")
+        if any(p.get("hostPort") for p in container.get("ports", [])):
+            problems.append(f"{name}: hostPort")
+    return problems
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_pod_meets_the_restricted_pod_security_standard(rendered: dict, variant: str) -> None:
+    """So the release's namespace can enforce `restricted` (docs/deploy.md), as the sandbox's does."""
+    for workload, template in pod_templates(rendered[variant]):
+        assert restricted_problems(template) == [], workload["metadata"]["name"]
+
+
+def test_the_restricted_check_sees_a_root_container(rendered: dict) -> None:
+    _, template = next(pod_templates(rendered["defaults"]))
+    template = copy.deepcopy(template)
+    template["spec"]["securityContext"]["runAsNonRoot"] = False
+    template["spec"]["containers"][0]["securityContext"]["capabilities"] = {"add": ["SYS_ADMIN"]}
+    template["spec"]["volumes"].append({"name": "host", "hostPath": {"path": "/"}})
+    problems = restricted_problems(template)
+    assert any("runAsNonRoot" in p for p in problems) and any("capabilities" in p for p in problems)
+    assert "volume host" in problems
