@@ -115,6 +115,23 @@ def test_missing_secrets_stop_the_render_with_what_to_set() -> None:
         render_chart(values(postgresql={"bundled": False}))
 
 
+@pytest.mark.parametrize(("bad", "said"), [
+    ({"gateway": {"replicas": "two"}}, "at '/gateway/replicas': got string, want integer"),
+    ({"postgres": {"password": "x"}}, "additional properties 'postgres' not allowed"),
+    ({"postgresql": {"bundled": False, "externalUrl": "mysql://db/h"}}, "at '/postgresql/externalUrl'"),
+    ({"workers": {"autoscaling": {"targetCPUUtilizationPercentage": 170}}}, "at '/workers/autoscaling/targetCPUUtilizationPercentage'"),
+])
+def test_values_schema_names_a_wrong_value(bad: dict, said: str) -> None:
+    """values.schema.json: Helm refuses a mistyped or misspelled value before rendering anything."""
+    import helm_python as helm
+
+    merged = values(**bad)
+    with pytest.raises(helm.HelmError) as caught:
+        render_chart(merged)
+    assert said in str(caught.value)
+    assert any(said in f for f in lint_chart(merged))
+
+
 def secret_env(objects: list[dict[str, Any]]) -> dict[str, str]:
     """The variables the chart's Secret gives every gateway and worker."""
     return one(objects, "Secret", "herdsman-secrets")["stringData"]
