@@ -113,6 +113,7 @@ def test_only_the_proxy_is_published_and_it_reaches_both_gateways_and_the_web_ui
     assert gateways == {("gateway-1", "2026"), ("gateway-2", "2026")}
     for name, port in gateways:
         assert port in services[name]["expose"] and port in " ".join(services[name]["command"])
+        assert f"127.0.0.1:{port}/ok" in " ".join(services[name]["healthcheck"]["test"])
     assert re.findall(r"server ([\w-]+):(\d+)", upstreams["herdsman_web"]) == [("web", "8080")]
     # Each client (API key, else address) is rate-limited, and over-limit requests get a 429.
     assert re.search(r"limit_req_zone \$herdsman_client zone=\w+:\w+ rate=\d+r/s;", nginx)
