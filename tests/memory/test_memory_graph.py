@@ -1,0 +1,98 @@
+"""The memory graph: entities and relations learned by the updater, contradictions kept as history,
+an audit record of every write, and the user's off switch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from herdsman.agents.lead import create_lead_agent, run_config
+from herdsman.memory.audit import records
+from herdsman.memory.extraction import build_prompt, parse_reply
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.service import MemoryService
+from herdsman.memory.store import user_label
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+
+def reply(*relations: dict[str, Any], entities: list[dict[str, Any]] | None = None) -> str:
+    return json.dumps({"summary": "", "facts": [], "entities": entities or [], "relations": list(relations)})
+
+
+AWS = {"subject": "Atlas", "predicate": "deploys to", "object": "AWS", "valid_from": "2026-01-10", "confidence": 1}
+GCP = {"subject": "Atlas", "predicate": "deploys_to", "object": "GCP", "valid_from": "2026-03-01", "confidence": 1}
+ANN = {"subject": "Ann", "predicate": "works on", "object": "Atlas", "confidence": 1}
+
+
+async def learn(home: Path, replies: list[str], turns: list[str], user: str = "ann") -> tuple[MemoryService, Any]:
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service = MemoryService.open(config, ScriptedChatModel(responses=replies))
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=lambda m: "Noted."), checkpointer=InMemorySaver(),
+                              memory=service)
+    for i, text in enumerate(turns):
+        await agent.ainvoke({"messages": [HumanMessage(text)]}, run_config(config, f"t-{i}", user_id=user))
+        await service.worker.drain()
+    return service, agent
+
+
+def test_the_prompt_asks_for_entities_and_relations_and_bad_items_are_dropped() -> None:
+    prompt = build_prompt("", [], [{"role": "user", "content": "We deploy Atlas to AWS"}])
+    assert '"entities"' in prompt and '"relations"' in prompt and "deploys_to" in prompt
+    update = parse_reply(json.dumps({"facts": [], "entities": [{"name": "Atlas", "kind": "project"}, {"name": 3}, "x"],
+                                     "relations": [AWS, {"subject": "Atlas"}, {**GCP, "valid_from": "March"}]}))
+    assert [(e.name, e.kind) for e in update.entities] == [("Atlas", "project")]
+    assert [(r.predicate, r.object, r.valid_from) for r in update.relations] == [
+        ("deploys_to", "AWS", "2026-01-10"), ("deploys_to", "GCP", None)]
+
+
+async def test_a_contradiction_closes_the_old_relation_and_keeps_it_as_history(home: Path) -> None:
+    service, _ = await learn(home, [reply(AWS, ANN, entities=[{"name": "Atlas", "kind": "project", "aliases": ["atlas-api"]}]),
+                                    reply(GCP)],
+                             ["Ann here: I work on Atlas, and we deploy Atlas to AWS.", "Atlas deploys to GCP now, since March."])
+    graph = GraphStore(service.store.store)
+    names = {e.id: e.name for e in graph.entities("ann")}
+    assert sorted(names.values()) == ["AWS", "Ann", "Atlas", "GCP"]
+    deploys = {names[r.object]: r for r in graph.relations("ann") if r.predicate == "deploys_to"}
+    assert deploys["AWS"].valid_to == "2026-03-01" and deploys["AWS"].valid_from == "2026-01-10"
+    assert deploys["GCP"].open and deploys["GCP"].source_thread == "t-1"
+    works = [r for r in graph.relations("ann") if r.predicate == "works_on"]
+    assert len(works) == 1 and works[0].open  # a multi-valued predicate is not closed by anything
+    assert graph.find("ann", "atlas-api").name == "Atlas"  # found by its alias
+    assert graph.entities("bob") == []
+
+    trail = records(service.store.store, user_label("ann"))
+    closed = [a for a in trail if a["action"] == "close"]
+    assert [(a["kind"], a["id"], a["thread_id"]) for a in closed] == [("relation", deploys["AWS"].id, "t-1")]
+    assert all(a["origin"] == "updater" and a["thread_id"] in ("t-0", "t-1") for a in trail)
+    service.close()
+
+
+async def test_the_same_relation_learned_twice_is_one_record(home: Path) -> None:
+    service, _ = await learn(home, [reply(AWS), reply(AWS)], ["We deploy Atlas to AWS.", "Yes, Atlas deploys to AWS."])
+    graph = GraphStore(service.store.store)
+    assert len(graph.relations("ann")) == 1
+    service.close()
+
+
+async def test_relations_nobody_said_are_not_kept(home: Path) -> None:
+    made_up = {"subject": "Ann", "predicate": "lives_in", "object": "Berlin", "confidence": 1}
+    service, _ = await learn(home, [reply(made_up)], ["Please format this JSON file."])
+    assert GraphStore(service.store.store).relations("ann") == []
+    service.close()
+
+
+async def test_memory_turned_off_learns_nothing(home: Path) -> None:
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[reply(AWS)]))
+    service.store.set_enabled("ann", False)
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=lambda m: "Noted."), checkpointer=InMemorySaver(),
+                              memory=service)
+    await agent.ainvoke({"messages": [HumanMessage("We deploy Atlas to AWS.")]}, run_config(config, "t-0", user_id="ann"))
+    await service.worker.drain()
+    assert service.queue.pending() == [] and GraphStore(service.store.store).relations("ann") == []
+    service.close()
