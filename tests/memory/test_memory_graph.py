@@ -9,13 +9,18 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 from herdsman.agents.lead import create_lead_agent, run_config
-from herdsman.memory.audit import records
+from herdsman.memory.audit import Origin, records
 from herdsman.memory.extraction import build_prompt, parse_reply
+from herdsman.memory.facts import Fact
 from herdsman.memory.graph import GraphStore
+from herdsman.memory.graph_schema import ExtractedRelation
+from herdsman.memory.injection import FOOTER, HEADER, estimate_tokens, render_memory
+from herdsman.memory.recall import GraphView
 from herdsman.memory.service import MemoryService
-from herdsman.memory.store import user_label
+from herdsman.memory.store import MemoryStore, user_label
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
@@ -95,4 +100,66 @@ async def test_memory_turned_off_learns_nothing(home: Path) -> None:
     await agent.ainvoke({"messages": [HumanMessage("We deploy Atlas to AWS.")]}, run_config(config, "t-0", user_id="ann"))
     await service.worker.drain()
     assert service.queue.pending() == [] and GraphStore(service.store.store).relations("ann") == []
+    service.close()
+
+
+# -- recall ---------------------------------------------------------------------------------
+
+
+def seeded_graph(store: Any) -> GraphStore:
+    """Atlas deployed to AWS then GCP; Ann works on Atlas; Zephyr (unrelated) uses Redis; and facts."""
+    graph = GraphStore(store)
+    origin = Origin("updater", "t-0")
+    graph.put_relation("ann", ExtractedRelation(**AWS), origin)
+    graph.put_relation("ann", ExtractedRelation(**GCP), origin)
+    graph.put_relation("ann", ExtractedRelation(**ANN), origin)
+    graph.put_relation("ann", ExtractedRelation(subject="Zephyr", predicate="uses", object="Redis"), origin)
+    return graph
+
+
+def test_injection_starts_from_the_entities_the_request_names_and_cites_ids() -> None:
+    memory = MemoryStore(InMemoryStore())
+    graph = seeded_graph(memory.store)
+    tea = memory.put("ann", Fact.new("Ann drinks green tea every morning", "preference"))
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    by_object = {view.name(r.object): r for r in view.relations}
+
+    section = render_memory(memory.facts("ann"), "", "Where does atlas deploy?", 1000, graph=view)
+    lines = section.splitlines()
+    gcp = next(i for i, line in enumerate(lines) if f"[r:{by_object['GCP'].id}]" in line)
+    assert "Atlas deploys to GCP (since 2026-03-01; was AWS until 2026-03-01" in lines[gcp]
+    assert f"[r:{by_object['AWS'].id}]" in lines[gcp]  # the history it replaced, cited too
+    assert any(f"[r:{by_object['Atlas'].id}] Ann works on Atlas" in line for line in lines)  # one hop
+    zephyr = next(i for i, line in enumerate(lines) if "Zephyr uses Redis" in line)
+    assert zephyr > gcp and f"[f:{tea.id}]" in section  # the rest follows while the budget lasts
+
+    tight = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(lines[gcp]) + 4
+    small = render_memory(memory.facts("ann"), "", "Where does atlas deploy?", tight, graph=view)
+    assert "GCP" in small and "Zephyr" not in small and "tea" not in small
+    assert estimate_tokens(small) <= tight
+
+
+async def test_the_lead_memory_tool_answers_about_an_entity_with_its_history(home: Path) -> None:
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[]))
+    seeded_graph(service.store.store)
+
+    def lead(messages: list[Any]) -> Any:
+        if messages[-1].type == "human":
+            return {"tool_calls": [{"name": "memory", "args": {"action": "about", "query": "atlas"}}]}
+        if messages[-1].type == "tool" and "about" not in messages[-1].text:
+            return {"tool_calls": [{"name": "memory", "args": {"action": "add", "content": "Ann likes tea a lot"}}]}
+        return "done"
+
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=lead), checkpointer=InMemorySaver(), memory=service)
+    state = await agent.ainvoke({"messages": [HumanMessage("What do we know about Atlas?")]},
+                                run_config(config, "t-9", user_id="ann"))
+    answers = [m.text for m in state["messages"] if m.type == "tool"]
+    assert "Now:" in answers[0] and "Atlas deploys to GCP (since 2026-03-01" in answers[0]
+    assert "History:" in answers[0] and "Atlas deploys to AWS (from 2026-01-10 until 2026-03-01)" in answers[0]
+    assert "not available" in answers[1]  # mode auto: the lead's tool is read-only
+    assert service.store.facts("ann") == []
+    bob = await agent.ainvoke({"messages": [HumanMessage("What do we know about Atlas?")]},
+                              run_config(config, "t-10", user_id="bob"))
+    assert "Nothing is known about 'atlas'" in [m.text for m in bob["messages"] if m.type == "tool"][0]
     service.close()
