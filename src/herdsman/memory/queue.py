@@ -137,6 +137,11 @@ class UpdateQueue:
             )
         return False
 
+    def forget_user(self, user_id: str) -> int:
+        """Drop every queued turn of ``user_id`` (their memory is being purged); how many threads."""
+        with self._tx() as cur:
+            return cur.execute("DELETE FROM memory_updates WHERE user_id = ?", (user_id,)).rowcount
+
     def pending(self) -> list[dict[str, Any]]:
         """Every queued row (for the CLI): thread, user, message count, due time, attempts, last error."""
         with self._tx() as cur:

@@ -10,6 +10,7 @@ memory update and :func:`sweep` over every user periodically (the gateway) and o
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 
 import structlog
@@ -21,6 +22,7 @@ from herdsman.memory.store import MemoryStore, user_label
 
 log = structlog.get_logger(__name__)
 RETENTION = Origin("retention")
+SWEEP_SECONDS = 3600.0
 
 
 def cutoff(days: int | None, now: dt.datetime | None = None) -> str | None:
@@ -71,4 +73,16 @@ def sweep(store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = No
     return sum(apply_retention(store, config, user, now) for user in store.users())
 
 
-__all__ = ["apply_retention", "cutoff", "sweep"]
+async def sweep_forever(store: MemoryStore, config: MemoryConfig, every: float = SWEEP_SECONDS) -> None:
+    """:func:`sweep` now and then every ``every`` seconds, until cancelled (a failure is logged and retried)."""
+    if config.retention_days is None:
+        return
+    while True:
+        try:
+            await asyncio.to_thread(sweep, store, config)
+        except Exception as exc:  # noqa: BLE001 - try again next time
+            log.warning("memory_retention_sweep_failed", error=str(exc))
+        await asyncio.sleep(every)
+
+
+__all__ = ["apply_retention", "cutoff", "sweep", "sweep_forever"]
