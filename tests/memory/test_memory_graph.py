@@ -3,10 +3,12 @@ an audit record of every write, and the user's off switch."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
@@ -162,4 +164,78 @@ async def test_the_lead_memory_tool_answers_about_an_entity_with_its_history(hom
     bob = await agent.ainvoke({"messages": [HumanMessage("What do we know about Atlas?")]},
                               run_config(config, "t-10", user_id="bob"))
     assert "Nothing is known about 'atlas'" in [m.text for m in bob["messages"] if m.type == "tool"][0]
+    service.close()
+
+
+# -- on the real stores ---------------------------------------------------------------------
+
+
+def real_store(kind: str, home: Path, request: Any) -> Any:
+    """An opened SQLite or PostgreSQL memory store (a fresh database)."""
+    from herdsman.memory.backend import open_store
+
+    if kind == "sqlite":
+        return open_store(make_config(home, memory={"enabled": True}))
+    import uuid
+
+    import psycopg
+
+    base = request.getfixturevalue("postgres_url")
+    name = f"graph_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = base.rsplit("/", 1)[0] + f"/{name}"
+    return open_store(make_config(home, memory={"enabled": True, "store": "postgres", "url": url}))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_history_purge_and_retention_stay_within_one_user_on_real_stores(kind: str, home: Path, request: Any) -> None:
+    """Users whose labels share a prefix ("ann", "anna", "ann.b") never touch each other's graph."""
+    from herdsman.config.schema import MemoryConfig
+    from herdsman.memory.backend import close_store
+    from herdsman.memory.governance import export_user, purge_user
+    from herdsman.memory.retention import sweep
+
+    raw = real_store(kind, home, request)
+    try:
+        memory, graph = MemoryStore(raw), GraphStore(raw)
+        users = ("ann", "anna", "ann.b")
+        for user in users:
+            graph.put_relation(user, ExtractedRelation(**AWS), Origin("updater", f"t-{user}"))
+            graph.put_relation(user, ExtractedRelation(**GCP), Origin("updater", f"t-{user}"))
+            memory.put(user, Fact.new(f"{user} prefers short answers", "preference"))
+        for user in users:
+            relations = graph.relations(user)
+            assert sorted((r.valid_to or "open") for r in relations) == ["2026-03-01", "open"], user
+            assert export_user(memory, user)["audit"]
+        purge_user(memory, None, "ann")
+        assert export_user(memory, "ann") == {"enabled": True, "summary": "", "facts": [], "entities": [],
+                                              "relations": [], "audit": []}
+        for user in ("anna", "ann.b"):
+            assert len(graph.relations(user)) == 2 and len(memory.facts(user)) == 1, user
+        far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=40)
+        assert sweep(memory, MemoryConfig(retention_days={"graph": 30}), now=far) > 0
+        for user in ("anna", "ann.b"):
+            assert graph.relations(user) == [] and graph.entities(user) == [] and len(memory.facts(user)) == 1
+    finally:
+        close_store(raw)
+
+
+async def test_a_purge_while_the_memory_model_reads_a_turn_keeps_nothing_of_it(home: Path) -> None:
+    """The turn is claimed, the user purges, then the model answers: nothing is written."""
+    from herdsman.memory.governance import purge_user
+
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service: MemoryService
+
+    def purging_model(messages: list[Any]) -> str:
+        purge_user(service.store, service.queue, "ann")
+        return reply(AWS)
+
+    service = MemoryService.open(config, ScriptedChatModel(respond=purging_model))
+    service.queue.enqueue("t-0", "ann", [{"role": "user", "content": "We deploy Atlas to AWS."},
+                                         {"role": "assistant", "content": "ok"}])
+    await service.updater.arun_pending()
+    assert GraphStore(service.store.store).relations("ann") == [] and service.queue.pending() == []
+    assert records(service.store.store, user_label("ann")) == []
     service.close()

@@ -137,6 +137,13 @@ class UpdateQueue:
             )
         return False
 
+    def holds(self, update: PendingUpdate) -> bool:
+        """The update's row is still queued (a purge of its user removes it while it is read)."""
+        with self._tx() as cur:
+            row = cur.execute("SELECT 1 FROM memory_updates WHERE thread_id = ? AND user_id = ?",
+                              (update.thread_id, update.user_id)).fetchone()
+        return row is not None
+
     def forget_user(self, user_id: str) -> int:
         """Drop every queued turn of ``user_id`` (their memory is being purged); how many threads."""
         with self._tx() as cur:

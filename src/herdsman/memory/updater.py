@@ -49,6 +49,8 @@ class MemoryUpdater:
         user = update.user_id
         if not self.store.enabled_for(user):
             return 0  # the user turned memory off after the turn was queued: learn nothing
+        if not self.queue.holds(update):
+            return 0  # the user's memory was purged while the memory model read the turn
         result = parse_reply(reply_text, update.thread_id)
         result.facts = grounded(result.facts, update.messages)
         origin = Origin("updater", update.thread_id, run_of(update))
