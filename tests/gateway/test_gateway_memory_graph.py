@@ -144,3 +144,8 @@ async def test_no_route_reads_or_changes_another_users_memory(home) -> None:
             assert res.status_code == 200 and "Orion" not in res.text
             res = await http.post("/store/items/search", headers=ana, json={"namespace_prefix": ["memory", "graph"]})
             assert "Orion" in res.text
+            # ... where the graph, the audit trail and the switch are read-only: they change only through memory
+            for space in (["memory", "graph", "relations"], ["memory", "audit"], ["memory", "settings"]):
+                res = await http.put("/store/items", headers=ana, json={"namespace": space, "key": ana_rel.id, "value": {"x": 1}})
+                assert res.status_code == 422 and '["memory", "facts"]' in res.json()["detail"], (space, res.text)
+            assert (await http.get("/api/memory/graph", headers=ana)).json()["relations"][0]["object_name"] == "Azure"

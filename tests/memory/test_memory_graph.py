@@ -141,6 +141,22 @@ def test_injection_starts_from_the_entities_the_request_names_and_cites_ids() ->
     assert estimate_tokens(small) <= tight
 
 
+def test_a_large_graph_never_passes_the_budget() -> None:
+    memory = MemoryStore(InMemoryStore())
+    graph = GraphStore(memory.store)
+    for i in range(60):
+        graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="depends_on", object=f"Service {i}"), Origin())
+        graph.put_relation("ann", ExtractedRelation(subject=f"Project {i}", predicate="hosted_on", object="GCP"), Origin())
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    for budget in (30, 60, 200, 800):
+        section = render_memory([], "A long summary of the user " * 5, "what does atlas depend on?", budget, graph=view)
+        assert estimate_tokens(section) <= budget, budget
+    section = render_memory([], "", "what does atlas depend on?", 200, graph=view)
+    lines = section.splitlines()[2:-1]
+    atlas = [i for i, line in enumerate(lines) if "Atlas depends on" in line]
+    assert atlas == list(range(len(atlas))) and len(atlas) >= len(lines) - 1  # the named entity's relations first
+
+
 async def test_the_lead_memory_tool_answers_about_an_entity_with_its_history(home: Path) -> None:
     config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
     service = MemoryService.open(config, ScriptedChatModel(responses=[]))
