@@ -149,3 +149,18 @@ async def test_no_route_reads_or_changes_another_users_memory(home) -> None:
                 res = await http.put("/store/items", headers=ana, json={"namespace": space, "key": ana_rel.id, "value": {"x": 1}})
                 assert res.status_code == 422 and '["memory", "facts"]' in res.json()["detail"], (space, res.text)
             assert (await http.get("/api/memory/graph", headers=ana)).json()["relations"][0]["object_name"] == "Azure"
+
+            # a correction: the relation stopped being true; only its owner can say so, with a date after it began
+            path = f"/api/memory/relations/{ana_rel.id}"
+            assert (await http.patch(path, headers=bo, json={"valid_to": "2099-01-01"})).status_code == 404
+            for bad, words in (({"valid_to": "soon"}, "not a date"), ({"valid_to": "2001-01-01"}, "before the relation began"),
+                               ({}, "valid_to"), ({"valid_to": "2099-01-01", "x": 1}, "x")):
+                res = await http.patch(path, headers=ana, json=bad)
+                assert res.status_code == 422 and words in res.json()["detail"], (bad, res.text)
+            ended = await http.patch(path, headers=ana, json={"valid_to": "2099-01-01"})
+            assert ended.status_code == 200 and ended.json()["valid_to"] == "2099-01-01"
+            assert ended.json()["subject_name"] == "Orion"
+            again = await http.patch(path, headers=ana, json={"valid_to": "2099-02-01"})
+            assert again.status_code == 409 and "already ended" in again.json()["detail"]
+            trail = (await http.get("/api/memory/audit", headers=ana)).json()["records"]
+            assert ("close", "relation", ana_rel.id, "api") in {(a["action"], a["kind"], a["id"], a["origin"]) for a in trail}

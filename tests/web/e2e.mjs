@@ -696,8 +696,8 @@ const scenarios = {
     const dumped = Object.values(dump)[0]?.facts?.map((f) => f.content) ?? [];
     check("memory exported", /^herdsman-memory-.+\.json$/.test(exported.suggestedFilename()) &&
       dumped.length === 2 && dumped.includes("I prefer black tea"), { name: exported.suggestedFilename(), dumped });
-    // The graph: Atlas with where it deploys now and where it did before; the old relation deleted;
-    // then memory switched off for this user.
+    // The graph: Atlas with where it deploys now and where it did before; the old relation deleted,
+    // the current one ended (no longer true); then memory switched off for this user.
     const atlas = dialog.getByTestId("entity").filter({ has: page.locator("strong", { hasText: /^Atlas$/ }) });
     await atlas.waitFor();
     const said = await atlas.getByTestId("relation").allInnerTexts();
@@ -709,6 +709,12 @@ const scenarios = {
     await old.waitFor({ state: "detached" });
     const left = (await api("/api/memory/graph")).relations.map((r) => `${r.predicate} ${r.object_name}`);
     check("relation deleted on the gateway", left.length === 1 && left[0] === "deploys_to GCP", left);
+    const current = atlas.getByTestId("relation").filter({ hasText: "deploys to GCP" });
+    await current.getByTestId("relation-end").click();
+    await current.getByTestId("relation-end-confirm").click();
+    await current.filter({ hasText: "2026-03-01 – " }).waitFor();
+    const ended = (await api("/api/memory/graph")).relations.map((r) => r.valid_to);
+    check("relation ended on the gateway", ended.length === 1 && /^\d{4}-\d{2}-\d{2}$/.test(ended[0] ?? ""), ended);
     await dialog.getByTestId("memory-enabled").click();
     await page.waitForFunction(async (url) => (await (await fetch(`${url}/api/memory/settings`)).json()).enabled === false, baseUrl);
     check("memory switched off", (await api("/api/memory")).enabled === false);

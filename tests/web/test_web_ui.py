@@ -226,13 +226,15 @@ def test_settings_manage_memory_skills_and_see_models_and_highlighted_code(memor
     checks = run_scenario(memory_gateway, "settings")
     assert checks["facts shown"] and checks["fact edited on the gateway"] and checks["fact deleted on the gateway"]
     assert checks["graph with history shown"] and checks["relation deleted on the gateway"] and checks["memory switched off"]
+    assert checks["relation ended on the gateway"]
     assert checks["skill disabled on the gateway"] and checks["SKILL.md shown"]
     assert checks["models with key status"] and checks["failed call shown in the panel"] and checks["key status shown"]
     assert checks["code highlighted"] and checks["code copied"]
     memory = memory_gateway.app.state.gateway.memory.store
     kept = sorted(f.content for f in memory.facts("default"))
     assert kept == ["I prefer black tea", "My project uses PostgreSQL"]
-    assert [r.valid_to for r in GraphStore(memory.store).relations("default")] == [None] and not memory.enabled_for("default")
+    assert [r.valid_to is not None for r in GraphStore(memory.store).relations("default")] == [True]
+    assert not memory.enabled_for("default")
 
 
 @pytest.fixture(scope="module")

@@ -134,6 +134,11 @@ class GraphStore:
         return sorted((Relation.from_value(i.key, i.value) for i in items),
                       key=lambda r: (r.valid_from, r.updated_at), reverse=True)
 
+    def get_relation(self, user_id: str, rid: str) -> Relation | None:
+        """One relation by id, or None."""
+        item = self.store.get(relations_namespace(user_id), rid)
+        return Relation.from_value(item.key, item.value) if item else None
+
     def find(self, user_id: str, name: str, entities: list[Entity] | None = None) -> Entity | None:
         """The entity called ``name`` (or with it as an alias), or None."""
         wanted = normalize(name)
@@ -207,7 +212,7 @@ class GraphStore:
 
     def delete_relation(self, user_id: str, rid: str, origin: Origin) -> bool:
         """Forget one relation; False when there is none with that id."""
-        if self.store.get(relations_namespace(user_id), rid) is None:
+        if self.get_relation(user_id, rid) is None:
             return False
         self.store.delete(relations_namespace(user_id), rid)
         record(self.store, user_label(user_id), "delete", "relation", rid, origin)

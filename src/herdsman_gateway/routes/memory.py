@@ -1,6 +1,7 @@
 """Long-term memory under ``/api/memory``: view, edit, delete and export what the agent remembers.
 
-Facts (``/facts/{id}``), the graph (``/graph``, ``/entities/{id}``, ``/relations/{id}``), the
+Facts (``/facts/{id}``), the graph (``/graph``, ``/entities/{id}``, ``/relations/{id}``: delete,
+or end one that stopped being true), the
 audit trail (``/audit``), the user's off switch (``/settings``), and all of it at once: ``GET
 /export`` and ``DELETE /api/memory`` (purge). Each user sees only their own memory: with API
 keys, the user of the key; without, the configured ``memory.user_id``. The routes use the same store as the lead agent
@@ -23,6 +24,7 @@ from herdsman.memory.audit import Origin, records
 from herdsman.memory.facts import CATEGORIES, Fact, fact_id
 from herdsman.memory.governance import export_user, graph_json, purge_user
 from herdsman.memory.graph import GraphStore
+from herdsman.memory.graph_schema import since_date
 from herdsman.memory.service import MemoryService
 from herdsman.memory.store import MemoryStore, user_label
 from herdsman_gateway.auth import current_user
@@ -64,6 +66,14 @@ class MemorySettings(StorableBody):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(description="false: nothing is learned about you, injected or looked up until you turn it on.")
+
+
+class RelationPatch(StorableBody):
+    """A correction of one relation: it stopped being true at ``valid_to``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    valid_to: str = Field(description="When it stopped being true: an ISO date or date-time, e.g. 2026-03-01.")
 
 
 API = Origin("api")
@@ -154,6 +164,27 @@ def delete_relation(rid: str, store: MemoryStore = Depends(memory_store), user: 
     if not GraphStore(store.store).delete_relation(user, rid, API):
         raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
     return Response(status_code=204)
+
+
+@router.patch("/relations/{rid}", summary="End a relation")
+def end_relation(
+    rid: str, body: RelationPatch, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)
+) -> dict[str, Any]:
+    """Say a relation stopped being true (it stays as history, with ``valid_to``)."""
+    graph = GraphStore(store.store)
+    relation = graph.get_relation(user, rid)
+    if relation is None:
+        raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
+    when = since_date(body.valid_to)
+    if when is None:
+        raise HTTPException(422, f"Invalid request: valid_to {body.valid_to[:40]!r} is not a date; send e.g. 2026-03-01")
+    if when < relation.valid_from[: len(when)]:
+        raise HTTPException(422, f"Invalid request: valid_to {when} is before the relation began ({relation.valid_from}); "
+                            "send a later date, or delete the relation")
+    if not relation.open:
+        raise HTTPException(409, f"Relation {rid!r} already ended on {relation.valid_to}; delete it to correct it further")
+    closed = graph.close(user, relation, when, API)
+    return next(r for r in graph_json(store, user)["relations"] if r["id"] == closed.id)
 
 
 @router.get("/audit", summary="Where your memory came from")

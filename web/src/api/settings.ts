@@ -99,6 +99,12 @@ export const deleteEntity = (id: string) => call<void>(`/api/memory/entities/${e
 /** Forget one relation, current or past. */
 export const deleteRelation = (id: string) => call<void>(`/api/memory/relations/${encodeURIComponent(id)}`, { method: "DELETE" });
 
+/** Say a relation stopped being true on `validTo` (an ISO date); it stays as history. */
+export const endRelation = (id: string, validTo: string) =>
+  call<Relation>(`/api/memory/relations/${encodeURIComponent(id)}`, {
+    method: "PATCH", headers: JSON_HEADERS, body: JSON.stringify({ valid_to: validTo }),
+  });
+
 /** Turn the caller's memory on or off. */
 export const setMemoryEnabled = (enabled: boolean) =>
   call<{ enabled: boolean }>("/api/memory/settings", { method: "PUT", headers: JSON_HEADERS, body: JSON.stringify({ enabled }) });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { deleteEntity, deleteRelation, purgeMemory, setMemoryEnabled, type MemoryGraph, type Relation } from "../../api/settings";
-import { entityRows, relationText } from "./MemoryGraph";
+import { deleteEntity, deleteRelation, endRelation, purgeMemory, setMemoryEnabled, type MemoryGraph, type Relation } from "../../api/settings";
+import { entityRows, relationText, today } from "./MemoryGraph";
 
 const rel = (id: string, subject: string, object: string, from: string, to: string | null, predicate = "deploys_to"): Relation => ({
   id, subject, object, predicate, subject_name: subject.toUpperCase(), object_name: object.toUpperCase(),
@@ -45,16 +45,24 @@ describe("the memory graph", () => {
     const seen: string[] = [];
     vi.stubGlobal("fetch", vi.fn(async (url: string, init?: RequestInit) => {
       seen.push(`${init?.method ?? "GET"} ${url} ${init?.body ?? ""}`.trim());
-      return init?.method === "PUT" ? new Response(JSON.stringify({ enabled: false }), { status: 200 }) : new Response(null, { status: 204 });
+      if (init?.method === "PUT") return new Response(JSON.stringify({ enabled: false }), { status: 200 });
+      if (init?.method === "PATCH") return new Response(JSON.stringify(rel("r2", "atlas", "gcp", "2026-03-01", "2026-05-01")), { status: 200 });
+      return new Response(null, { status: 204 });
     }));
     await deleteRelation("r/1");
     await deleteEntity("atlas");
+    expect((await endRelation("r2", "2026-05-01")).valid_to).toBe("2026-05-01");
     expect(await setMemoryEnabled(false)).toEqual({ enabled: false });
     await purgeMemory();
     expect(seen.map((s) => s.replace(/^(\w+) \S*?(\/api\/)/, "$1 $2"))).toEqual([
       "DELETE /api/memory/relations/r%2F1", "DELETE /api/memory/entities/atlas",
+      'PATCH /api/memory/relations/r2 {"valid_to":"2026-05-01"}',
       'PUT /api/memory/settings {"enabled":false}', "DELETE /api/memory",
     ]);
+  });
+
+  it("ends a relation today, as a date the gateway reads", () => {
+    expect(today()).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
   it("a missing relation's 404 says what to do", async () => {

@@ -1,7 +1,8 @@
 /** The memory graph in the Memory tab: each entity with what is true of it now and what used to
- * be, and a delete (with a confirmation) for an entity or a single relation. */
+ * be; a relation that is no longer true can be ended (today), and an entity or a single relation
+ * deleted (each with a confirmation). */
 import { useState } from "react";
-import { deleteEntity, deleteRelation, type Entity, type MemoryGraph, type Relation } from "../../api/settings";
+import { deleteEntity, deleteRelation, endRelation, type Entity, type MemoryGraph, type Relation } from "../../api/settings";
 import { useAction } from "./useLoad";
 
 export interface EntityRow {
@@ -34,25 +35,31 @@ export function relationText(r: Relation): string {
   return `${r.subject_name} ${r.predicate.replace(/_/g, " ")} ${r.object_name} (${when})`;
 }
 
-function Confirmed({ label, question, testid, onConfirm, busy }: {
-  label: string; question: string; testid: string; onConfirm: () => void; busy: boolean;
+/** Today as the gateway takes a date (UTC, YYYY-MM-DD). */
+export const today = () => new Date().toISOString().slice(0, 10);
+
+function Confirmed({ label, question, testid, onConfirm, busy, verb = "Delete" }: {
+  label: string; question: string; testid: string; onConfirm: () => void; busy: boolean; verb?: string;
 }) {
   const [asking, setAsking] = useState(false);
   if (!asking) return <button type="button" onClick={() => setAsking(true)} data-testid={testid}>{label}</button>;
   return (
     <>
       <span>{question}</span>
-      <button type="button" className="danger" onClick={onConfirm} disabled={busy} data-testid={`${testid}-confirm`}>Delete</button>
+      <button type="button" className="danger" onClick={onConfirm} disabled={busy} data-testid={`${testid}-confirm`}>{verb}</button>
       <button type="button" onClick={() => setAsking(false)} disabled={busy}>Keep</button>
     </>
   );
 }
 
-function RelationItem({ relation, past, onDelete, busy }: { relation: Relation; past: boolean; onDelete: () => void; busy: boolean }) {
+function RelationItem({ relation, past, onDelete, onEnd, busy }: {
+  relation: Relation; past: boolean; onDelete: () => void; onEnd: () => void; busy: boolean;
+}) {
   return (
     <li className={past ? "relation past" : "relation"} data-testid="relation" data-relation-id={relation.id}>
       <span className="fact-text">{relationText(relation)}</span>
       <div className="fact-actions">
+        {!past && <Confirmed label="No longer true" question="Ended today?" verb="End" testid="relation-end" onConfirm={onEnd} busy={busy} />}
         <Confirmed label="Delete" question="Delete this relation?" testid="relation-delete" onConfirm={onDelete} busy={busy} />
       </div>
     </li>
@@ -81,8 +88,10 @@ export function MemoryGraphList({ graph, onChanged, onError }: {
           </div>
           {(now.length > 0 || past.length > 0) && (
             <ul className="relations">
-              {now.map((r) => <RelationItem key={r.id} relation={r} past={false} busy={busy} onDelete={() => act(() => deleteRelation(r.id))} />)}
-              {past.map((r) => <RelationItem key={r.id} relation={r} past busy={busy} onDelete={() => act(() => deleteRelation(r.id))} />)}
+              {[...now, ...past].map((r) => (
+                <RelationItem key={r.id} relation={r} past={r.valid_to !== null} busy={busy}
+                  onDelete={() => act(() => deleteRelation(r.id))} onEnd={() => act(() => endRelation(r.id, today()))} />
+              ))}
             </ul>
           )}
         </li>
