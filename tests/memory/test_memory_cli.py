@@ -127,6 +127,7 @@ def test_graph_export_off_switch_and_purge_of_one_user(tmp_path: Path) -> None:
 
     assert run_cli("memory", "off", "--user", "ann", cwd=tmp_path).stdout.strip() == "memory is off for 'ann'"
     assert json.loads(run_cli("memory", "export", "-u", "ann", cwd=tmp_path).stdout)["ann"]["enabled"] is False
+    assert "Memory is off for 'ann'" in run_cli("memory", "list", cwd=tmp_path).stdout
     refused = run_cli("memory", "purge", "--user", "ann", cwd=tmp_path)  # no --yes, nothing typed: not confirmed
     assert refused.returncode == 1
     purged = run_cli("memory", "purge", "--user", "ann", "--yes", cwd=tmp_path)

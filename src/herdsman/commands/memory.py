@@ -68,9 +68,11 @@ def memory_list(user: UserOpt = None, config: ConfigOpt = None) -> None:
     cfg = _config(config)
     uid = _user(cfg, user)
     with _Opened(cfg) as store:
-        facts, summary, users = store.facts(uid), store.summary(uid), store.users()
+        facts, summary, users, on = store.facts(uid), store.summary(uid), store.users(), store.enabled_for(uid)
     if not cfg.memory.enabled:
         console.print("[yellow]Memory is off (memory.enabled: false); the agent neither reads nor updates it.[/yellow]")
+    elif not on:
+        console.print(f"[yellow]Memory is off for {escape(uid)!r} ('herdsman memory on' turns it back on).[/yellow]")
     if not facts and not summary:
         others = f" Users with memory: {', '.join(users)}." if users else ""
         console.print(f"No memory for user {uid!r} yet.{others}")
