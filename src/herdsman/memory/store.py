@@ -1,7 +1,10 @@
 """Facts and the context summary of each user, kept in a LangGraph BaseStore.
 
 Layout: facts under the namespace ``("memory", <user>, "facts")`` keyed by :func:`fact_id`;
-the user's context summary under ``("memory", <user>, "profile")`` key ``summary``.
+the user's context summary under ``("memory", <user>, "profile")`` key ``summary``; the user's
+off switch under ``("memory", <user>, "settings")`` key ``switch``; beside them the graph
+(:mod:`herdsman.memory.graph`) and the audit trail (:mod:`herdsman.memory.audit`), which every
+write here adds to.
 Writes are idempotent: the same fact written twice is one record (also when a client keeps it
 under a key of its own).
 
@@ -155,7 +158,7 @@ class MemoryStore:
         removed = 0
         for space in spaces:
             if space[:2] != (ROOT, label) or space == settings_namespace(user_id):
-                continue  # LangGraph reads no wildcard here, but a label is only ever its own prefix
+                continue  # a store may match a prefix loosely ("ann" and "anna"): only this user's, exactly
             for item in self.store.search(space, limit=LIST_LIMIT):
                 if item.namespace == space:
                     self.store.delete(space, item.key)
