@@ -35,6 +35,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from herdsman.agents.lead import create_lead_agent
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import close_store
+from herdsman.memory.retention import sweep_forever
 from herdsman.runtime.assistants import AssistantStore
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.cron_scheduler import CronScheduler
@@ -145,6 +146,9 @@ def create_app(
             if item_store is not None:
                 sweeper = asyncio.create_task(sweep_expired_items(item_store), name="store-ttl-sweep")
                 stack.push_async_callback(_stop, sweeper)
+            if memory is not None:  # memory.retention_days: nothing outlives it, idle users' memory included
+                retention = asyncio.create_task(sweep_forever(memory.store, config.memory), name="memory-retention")
+                stack.push_async_callback(_stop, retention)
             exit_watcher = asyncio.create_task(app.state.gateway.streams.close_on_exit(), name="close-streams-on-exit")
             stack.push_async_callback(_stop, exit_watcher)
             stack.callback(app.state.gateway.streams.close_all)

@@ -149,6 +149,13 @@ async def test_a_fact_the_agent_saved_is_an_item_a_client_reads_and_edits(home) 
             await client.runs.wait(thread["thread_id"], "lead_agent", input=user_message("and now?"))
             assert "black tea" not in system_prompt(model)
 
+            # every write to memory, by the agent's tool or through the Store API, is in the audit trail
+            trail = [(a["action"], a["kind"], a["id"], a["origin"], a["thread_id"])
+                     for a in (await http.get("/api/memory/audit")).json()["records"]]
+            assert trail == [("put", "fact", fact["key"], "tool", thread["thread_id"]),
+                             ("put", "fact", fact["key"], "store", None), ("put", "summary", "summary", "store", None),
+                             ("delete", "fact", fact["key"], "store", None)]
+
 
 async def test_users_never_see_or_touch_each_others_items(home) -> None:
     keys = ["key-ana", "key-bo", {"key": "key-bob", "user": "bob"}, {"key": "key-bob-smith", "user": "bob.smith"}]
@@ -169,7 +176,8 @@ async def test_users_never_see_or_touch_each_others_items(home) -> None:
             await bo.store.put_item(["notes"], "secret", {"text": "bo's own"})
             assert (await ana.store.get_item(["notes"], "secret"))["value"] == {"text": "ana's secret"}
             assert (await bo.store.get_item(["notes"], "secret"))["value"] == {"text": "bo's own"}
-            assert (await ana.store.list_namespaces())["namespaces"] == [["memory", "facts"], ["notes"], ["notes", "deep"]]
+            assert (await ana.store.list_namespaces())["namespaces"] == [
+                ["memory", "audit"], ["memory", "facts"], ["notes"], ["notes", "deep"]]  # audit: her writes to memory
             async with httpx.AsyncClient(base_url=gw.url) as http:
                 assert (await http.get("/api/memory", headers={"x-api-key": "key-bo"})).json()["facts"] == []
                 assert (await http.get("/store/items", params={"namespace": "notes", "key": "secret"})).status_code == 401
@@ -284,7 +292,7 @@ async def test_items_on_postgres_round_trip_and_stay_per_user(home, postgres_url
             assert (await ana.store.get_item(["notes", "work"], "k"))["value"]["text"] == "on postgres"
             assert keys_of(await ana.store.search_items([], filter={"kind": "note"})) == ["k"]
             assert keys_of(await ana.store.search_items(["notes"], query="postgres")) == ["k"]
-            assert (await ana.store.list_namespaces())["namespaces"] == [["memory", "facts"], ["notes", "work"]]
+            assert (await ana.store.list_namespaces())["namespaces"] == [["memory", "audit"], ["memory", "facts"], ["notes", "work"]]
             assert (await bo.store.search_items([]))["items"] == []
             assert (await bo.store.list_namespaces())["namespaces"] == []
             await ana.store.delete_item(["notes", "work"], "k")

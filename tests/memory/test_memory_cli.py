@@ -96,3 +96,61 @@ def test_herdsman_run_writes_its_turn_to_memory_before_it_exits(tmp_path: Path) 
     assert first.returncode == 0, first.stderr
     assert "No pending memory updates" in run_cli("memory", "pending", cwd=tmp_path).stdout
     assert "Ann deploys with Helm charts" in run_cli("memory", "list", cwd=tmp_path).stdout
+
+
+def test_graph_export_off_switch_and_purge_of_one_user(tmp_path: Path) -> None:
+    from herdsman.memory.audit import Origin
+    from herdsman.memory.backend import memory_db_path
+    from herdsman.memory.graph import GraphStore
+    from herdsman.memory.graph_schema import ExtractedRelation
+    from herdsman.memory.queue import UpdateQueue
+
+    seed(tmp_path)
+    config = load_config(tmp_path / "config.yaml").config
+    raw = open_store(config)
+    graph = GraphStore(raw)
+    for user in ("ann", "bob"):
+        graph.put_relation(user, ExtractedRelation(subject="Atlas", predicate="deploys_to", object="AWS"), Origin("updater", "t-1", "r-1"))
+    close_store(raw)
+    queue = UpdateQueue(memory_db_path(config))
+    queue.enqueue("t-ann", "ann", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], delay=600)
+    queue.enqueue("t-bob", "bob", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], delay=600)
+    queue.close()
+
+    listed = run_cli("memory", "graph", cwd=tmp_path)
+    assert listed.returncode == 0 and "Atlas" in listed.stdout and "deploys_to" in listed.stdout and "AWS" in listed.stdout
+    exported = json.loads(run_cli("memory", "export", "--user", "ann", cwd=tmp_path).stdout)["ann"]
+    assert exported["enabled"] is True
+    assert [(r["subject_name"], r["predicate"], r["object_name"]) for r in exported["relations"]] == [("Atlas", "deploys_to", "AWS")]
+    assert {e["name"] for e in exported["entities"]} == {"Atlas", "AWS"}
+    assert {(a["kind"], a["thread_id"], a["run_id"]) for a in exported["audit"] if a["kind"] == "relation"} == {("relation", "t-1", "r-1")}
+
+    assert run_cli("memory", "off", "--user", "ann", cwd=tmp_path).stdout.strip() == "memory is off for 'ann'"
+    assert json.loads(run_cli("memory", "export", "-u", "ann", cwd=tmp_path).stdout)["ann"]["enabled"] is False
+    assert "Memory is off for 'ann'" in run_cli("memory", "list", cwd=tmp_path).stdout
+    refused = run_cli("memory", "purge", "--user", "ann", cwd=tmp_path)  # no --yes, nothing typed: not confirmed
+    assert refused.returncode == 1
+    purged = run_cli("memory", "purge", "--user", "ann", "--yes", cwd=tmp_path)
+    assert purged.returncode == 0, purged.stderr
+    after = json.loads(run_cli("memory", "export", "-u", "ann", cwd=tmp_path).stdout)["ann"]
+    assert after == {"enabled": False, "summary": "", "facts": [], "entities": [], "relations": [], "audit": []}
+    pending = run_cli("memory", "pending", cwd=tmp_path).stdout
+    assert "t-ann" not in pending and "t-bob" in pending
+    bob = json.loads(run_cli("memory", "export", "-u", "bob", cwd=tmp_path).stdout)["bob"]
+    assert bob["facts"] and bob["relations"]  # another user's memory is untouched
+
+
+def test_sweep_applies_retention_from_the_cli(tmp_path: Path) -> None:
+    seed(tmp_path)
+    assert "not set" in run_cli("memory", "sweep", cwd=tmp_path).stdout
+    (tmp_path / "config.yaml").write_text("home: .herdsman\nmemory: {enabled: true, user_id: ann, retention_days: {behavior: 1}}\n")
+    config = load_config(tmp_path / "config.yaml").config
+    raw = open_store(config)
+    store = MemoryStore(raw)
+    old = next(f for f in store.facts("ann") if f.category == "behavior")
+    raw.put(("memory", "ann", "facts"), old.id, {**old.to_value(), "updated_at": "2020-01-01T00:00:00+00:00"})
+    close_store(raw)
+    swept = run_cli("memory", "sweep", cwd=tmp_path)
+    assert swept.returncode == 0 and "removed 1 item(s)" in swept.stdout
+    listed = run_cli("memory", "list", cwd=tmp_path).stdout
+    assert "Ann deploys on Fridays" not in listed and "Ann writes CLI tools in Rust" in listed

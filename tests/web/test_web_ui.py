@@ -20,7 +20,10 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_client
 
+from herdsman.memory.audit import Origin
 from herdsman.memory.facts import Fact
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.graph_schema import ExtractedRelation
 from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import RunningGateway
 from tests.web.web_support import REPO, WEB, web_gateway
@@ -77,6 +80,10 @@ def memory_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFac
         store = served.app.state.gateway.memory.store
         for content, category in FACTS:
             store.put("default", Fact.new(content, category))
+        graph = GraphStore(store.store)
+        for where, since in (("AWS", "2026-01-10"), ("GCP", "2026-03-01")):  # GCP replaces AWS: a history
+            graph.put_relation("default", ExtractedRelation(subject="Atlas", predicate="deploys_to", object=where,
+                                                            valid_from=since), Origin("updater", "t-seed"))
         yield served
 
 
@@ -218,11 +225,16 @@ def test_api_key_set_in_the_page_and_previews_work_with_auth(keyed_gateway: Runn
 def test_settings_manage_memory_skills_and_see_models_and_highlighted_code(memory_gateway: RunningGateway) -> None:
     checks = run_scenario(memory_gateway, "settings")
     assert checks["facts shown"] and checks["fact edited on the gateway"] and checks["fact deleted on the gateway"]
+    assert checks["graph with history shown"] and checks["relation deleted on the gateway"] and checks["memory switched off"]
+    assert checks["relation ended on the gateway"]
     assert checks["skill disabled on the gateway"] and checks["SKILL.md shown"]
     assert checks["models with key status"] and checks["failed call shown in the panel"] and checks["key status shown"]
     assert checks["code highlighted"] and checks["code copied"]
-    kept = sorted(f.content for f in memory_gateway.app.state.gateway.memory.store.facts("default"))
+    memory = memory_gateway.app.state.gateway.memory.store
+    kept = sorted(f.content for f in memory.facts("default"))
     assert kept == ["I prefer black tea", "My project uses PostgreSQL"]
+    assert [r.valid_to is not None for r in GraphStore(memory.store).relations("default")] == [True]
+    assert not memory.enabled_for("default")
 
 
 @pytest.fixture(scope="module")

@@ -235,8 +235,8 @@ def create_lead_agent(
         runner = delegation_runner(config, resolver, tools, lead_name, memory, provider, keep_transcript)
         tools += [t for t in make_task_tools(runner) if t.name not in disabled]
         subagent_entries = [PromptEntry(t.name, t.description) for t in runner.types.values()]
-    if memory is not None and config.memory.mode in ("tool", "both") and "memory" not in disabled:
-        tools.append(make_memory_tool(memory))
+    if memory is not None and "memory" not in disabled:  # read-only in mode auto: the memory model writes
+        tools.append(make_memory_tool(memory, writable=config.memory.mode in ("tool", "both")))
     if "ask_clarification" not in disabled:
         tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
     catalog = load_skills(resolve_skills_root(config), disabled_skills(config))  # config.yaml + switches

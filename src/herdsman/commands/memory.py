@@ -1,4 +1,5 @@
-"""``herdsman memory``: list, edit, delete and export what the agent remembers; see the queue.
+"""``herdsman memory``: list, edit, delete, export and purge what the agent remembers; the graph,
+the user's off switch, retention; see the queue.
 
 A typer sub-app mounted by :mod:`herdsman.cli`. It opens the configured memory store directly
 (no agent is built), so it also works while a gateway is running on the same SQLite file.
@@ -19,9 +20,14 @@ from rich.table import Table
 from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
+from herdsman.memory.audit import Origin
 from herdsman.memory.facts import CATEGORIES
+from herdsman.memory.governance import export_user, graph_json, purge_user
 from herdsman.memory.queue import UpdateQueue
+from herdsman.memory.retention import sweep
 from herdsman.memory.store import MemoryStore
+
+CLI = Origin("cli")
 
 memory_app = typer.Typer(help="View, edit, delete and export long-term memory.", no_args_is_help=True)
 console = Console()
@@ -62,9 +68,11 @@ def memory_list(user: UserOpt = None, config: ConfigOpt = None) -> None:
     cfg = _config(config)
     uid = _user(cfg, user)
     with _Opened(cfg) as store:
-        facts, summary, users = store.facts(uid), store.summary(uid), store.users()
+        facts, summary, users, on = store.facts(uid), store.summary(uid), store.users(), store.enabled_for(uid)
     if not cfg.memory.enabled:
         console.print("[yellow]Memory is off (memory.enabled: false); the agent neither reads nor updates it.[/yellow]")
+    elif not on:
+        console.print(f"[yellow]Memory is off for {escape(uid)!r} ('herdsman memory on' turns it back on).[/yellow]")
     if not facts and not summary:
         others = f" Users with memory: {', '.join(users)}." if users else ""
         console.print(f"No memory for user {uid!r} yet.{others}")
@@ -95,7 +103,8 @@ def memory_edit(
         raise typer.Exit(2)
     cfg = _config(config)
     with _Opened(cfg) as store:
-        fact = store.update(_user(cfg, user), fact_id, content=content, category=category, confidence=confidence)
+        fact = store.update(_user(cfg, user), fact_id, content=content, category=category, confidence=confidence,
+                            origin=CLI)
     if fact is None:
         err.print(f"[red]Error:[/red] no fact {fact_id!r}; see 'herdsman memory list'")
         raise typer.Exit(1)
@@ -117,9 +126,9 @@ def memory_delete(
         raise typer.Exit(2)
     with _Opened(cfg) as store:
         ids = [f.id for f in store.facts(uid)] if all_facts else list(fact_ids or [])
-        missing = [fid for fid in ids if not store.delete(uid, fid)]
+        missing = [fid for fid in ids if not store.delete(uid, fid, CLI)]
         if all_facts:
-            store.set_summary(uid, "")
+            store.set_summary(uid, "", CLI)
     for fid in missing:
         err.print(f"[yellow]no fact {escape(fid)!r}[/yellow]")
     console.print(f"forgot {len(ids) - len(missing)} fact(s) of {uid!r}")
@@ -134,20 +143,85 @@ def memory_export(
     all_users: Annotated[bool, typer.Option("--all-users", help="Export every user.")] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Export memory as JSON: {user: {summary, facts: [...]}}."""
+    """Export memory as JSON: {user: {enabled, summary, facts, entities, relations, audit}}."""
     cfg = _config(config)
     with _Opened(cfg) as store:
         users = store.users() if all_users else [_user(cfg, user)]
-        data = {
-            uid: {"summary": store.summary(uid), "facts": [{"id": f.id, **f.to_value()} for f in store.facts(uid)]}
-            for uid in users
-        }
+        data = {uid: export_user(store, uid) for uid in users}
     text = json.dumps(data, indent=2, ensure_ascii=False)
     if output is None:
         sys.stdout.write(text + "\n")
     else:
         output.write_text(text + "\n", encoding="utf-8")
         err.print(f"wrote {sum(len(v['facts']) for v in data.values())} fact(s) to {escape(str(output))}")
+
+
+@memory_app.command("graph")
+def memory_graph(user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """List a user's relations (open and ended, newest first) between their entities."""
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    with _Opened(cfg) as store:
+        graph = graph_json(store, uid)
+    if not graph["relations"] and not graph["entities"]:
+        console.print(f"No entities or relations for user {uid!r} yet.")
+        return
+    table = Table("id", "subject", "predicate", "object", "from", "until", "source thread")
+    for r in graph["relations"]:
+        table.add_row(r["id"], escape(r["subject_name"]), r["predicate"], escape(r["object_name"]),
+                      r["valid_from"][:10], (r["valid_to"] or "now")[:10], r["source_thread"] or "")
+    console.print(table)
+
+
+@memory_app.command("purge")
+def memory_purge(
+    user: Annotated[str, typer.Option("--user", "-u", help="Whose memory to delete, entirely.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Delete everything memory keeps about a user: summary, facts, graph, audit trail, queued turns."""
+    cfg = _config(config)
+    if not yes and not typer.confirm(f"Delete all memory of {user!r}?"):
+        raise typer.Exit(1)
+    with _Opened(cfg) as store:
+        queue = UpdateQueue(memory_db_path(cfg))
+        try:
+            removed = purge_user(store, queue, user)
+        finally:
+            queue.close()
+    console.print(f"purged {removed} item(s) of {user!r}")
+
+
+@memory_app.command("off")
+def memory_off(user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """Turn memory off for a user: nothing is learned, injected or looked up (what is kept stays)."""
+    _switch(config, user, False)
+
+
+@memory_app.command("on")
+def memory_on(user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """Turn memory back on for a user."""
+    _switch(config, user, True)
+
+
+def _switch(config: Path | None, user: str | None, enabled: bool) -> None:
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    with _Opened(cfg) as store:
+        store.set_enabled(uid, enabled)
+    console.print(f"memory is {'on' if enabled else 'off'} for {uid!r}")
+
+
+@memory_app.command("sweep")
+def memory_sweep(config: ConfigOpt = None) -> None:
+    """Apply memory.retention_days now, to every user (the gateway does it every hour)."""
+    cfg = _config(config)
+    if cfg.memory.retention_days is None:
+        console.print("memory.retention_days is not set: memory is kept until deleted")
+        return
+    with _Opened(cfg) as store:
+        removed = sweep(store, cfg.memory)
+    console.print(f"removed {removed} item(s) past retention")
 
 
 @memory_app.command("pending")

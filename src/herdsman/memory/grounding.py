@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from herdsman.memory.facts import Fact, normalize
+from herdsman.memory.graph_schema import ExtractedRelation
 
 STATED = 0.9
 INFERRED = 0.6
@@ -61,6 +62,17 @@ def evidence_cap(content: str, conversation: Iterable[Mapping[str, Any]]) -> flo
 def grounded(facts: Iterable[Fact], conversation: list[Mapping[str, Any]]) -> list[Fact]:
     """``facts`` with each confidence capped by its evidence in ``conversation``."""
     return [replace(f, confidence=min(f.confidence, evidence_cap(f.content, conversation))) for f in facts]
+
+
+def grounded_relations(
+    relations: Iterable[ExtractedRelation], conversation: list[Mapping[str, Any]]
+) -> list[ExtractedRelation]:
+    """``relations`` with each confidence capped by the evidence for its three parts in ``conversation``."""
+    capped = []
+    for r in relations:
+        said = f"{r.subject} {r.predicate.replace('_', ' ')} {r.object}"
+        capped.append(r.model_copy(update={"confidence": min(r.confidence, evidence_cap(said, conversation))}))
+    return capped
 
 
 def reinforced(old: float, new: float, same_source: bool) -> float:

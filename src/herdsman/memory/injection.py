@@ -1,8 +1,12 @@
-"""Choose what the model is told about the user: the most relevant facts within a token budget.
+"""Choose what the model is told about the user: the most relevant memory within a token budget.
 
-Relevance is keyword overlap between a fact and the user's message, then confidence, then
-recency; facts are added until the budget (``memory.max_injected_tokens``) would be passed.
-Tokens are estimated at four characters each, the same estimate everywhere in this module.
+In order, until the budget (``memory.max_injected_tokens``) would be passed: the context
+summary; the relations of the entities the request names and of their neighbours (with the
+history they replaced, :mod:`herdsman.memory.recall`); the facts relevant to the request
+(meaning or keyword overlap, then confidence, then recency); the other open relations, newest
+first; the remaining facts. Each line cites its id (``[f:<id>]`` a fact, ``[r:<id>]`` a
+relation), so the agent can say where a memory came from. Tokens are estimated at four
+characters each, the same estimate everywhere in this module.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Sequence
 
 from herdsman.memory.embeddings import semantic_scores
 from herdsman.memory.facts import Fact
+from herdsman.memory.recall import GraphView, graph_lines
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
 STOPWORDS = frozenset(
@@ -43,9 +48,19 @@ def rank(facts: Sequence[Fact], query: str, embedding_model: str | None = None) 
     Relevance is semantic similarity when ``embedding_model`` is set (and loads), keyword
     overlap otherwise.
     """
+    return [fact for fact, _ in scored(facts, query, embedding_model)]
+
+
+def scored(facts: Sequence[Fact], query: str, embedding_model: str | None = None) -> list[tuple[Fact, float]]:
+    """:func:`rank` with each fact's relevance score."""
     scores, _ = relevance(query, [f.content for f in facts], embedding_model)
     order = sorted(range(len(facts)), key=lambda i: (scores[i], facts[i].confidence, facts[i].updated_at), reverse=True)
-    return [facts[i] for i in order]
+    return [(facts[i], scores[i]) for i in order]
+
+
+def fact_line(fact: Fact) -> str:
+    """A fact as injected: ``- [f:<id>] [<category>] <content>``."""
+    return f"- [f:{fact.id}] [{fact.category}] {fact.content}"
 
 
 def relevance(query: str, texts: Sequence[str], embedding_model: str | None = None) -> tuple[list[float], str]:
@@ -65,29 +80,30 @@ def relevance(query: str, texts: Sequence[str], embedding_model: str | None = No
 
 
 def render_memory(
-    facts: Sequence[Fact], summary: str, query: str, budget_tokens: int, embedding_model: str | None = None
+    facts: Sequence[Fact], summary: str, query: str, budget_tokens: int, embedding_model: str | None = None,
+    graph: GraphView | None = None,
 ) -> str:
     """The ``<memory>`` section for the system prompt, within ``budget_tokens`` ('' when nothing fits)."""
-    if budget_tokens <= 0 or (not facts and not summary):
+    near, recent = graph_lines(graph, query) if graph is not None else ([], [])
+    if budget_tokens <= 0 or (not facts and not summary and not near and not recent):
         return ""
+    ranked = scored(facts, query, embedding_model)
+    candidates = [
+        *([f"Context: {summary}"] if summary else []),
+        *near,
+        *(fact_line(f) for f, score in ranked if score > 0),
+        *recent,
+        *(fact_line(f) for f, score in ranked if score <= 0),
+    ]
     lines = [HEADER]
     used = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + 2
-    if summary:
-        line = f"Context: {summary}"
-        cost = estimate_tokens(line) + 1
-        if used + cost <= budget_tokens:
-            lines.append(line)
-            used += cost
-    added = 0
-    for fact in rank(facts, query, embedding_model):
-        line = f"- [{fact.category}] {fact.content}"
+    for line in candidates:
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
             continue
         lines.append(line)
         used += cost
-        added += 1
-    if added == 0 and len(lines) == 1:
+    if len(lines) == 1:
         return ""
     lines.append(FOOTER)
     return "\n".join(lines)

@@ -137,6 +137,18 @@ class UpdateQueue:
             )
         return False
 
+    def holds(self, update: PendingUpdate) -> bool:
+        """The update's row is still queued (a purge of its user removes it while it is read)."""
+        with self._tx() as cur:
+            row = cur.execute("SELECT 1 FROM memory_updates WHERE thread_id = ? AND user_id = ?",
+                              (update.thread_id, update.user_id)).fetchone()
+        return row is not None
+
+    def forget_user(self, user_id: str) -> int:
+        """Drop every queued turn of ``user_id`` (their memory is being purged); how many threads."""
+        with self._tx() as cur:
+            return cur.execute("DELETE FROM memory_updates WHERE user_id = ?", (user_id,)).rowcount
+
     def pending(self) -> list[dict[str, Any]]:
         """Every queued row (for the CLI): thread, user, message count, due time, attempts, last error."""
         with self._tx() as cur:

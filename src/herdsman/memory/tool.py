@@ -1,7 +1,11 @@
-"""The ``memory`` tool: the agent searches, adds, updates and deletes the user's facts itself.
+"""The ``memory`` tool: the agent reads the user's memory, and (mode tool/both) changes their facts.
 
-Used with ``memory.mode: tool`` (or ``both``), as an alternative to automatic updates. The user
-comes from the run (``configurable.user_id``), never from the model.
+``action=search`` finds facts; ``action=about`` answers "what do we know about X" from the graph:
+the entity, what is true of it now and what used to be (closed relations, with dates). With
+``memory.mode: tool`` (or ``both``) the tool also adds, updates and deletes facts; with ``auto``
+the lead gets it read-only (the memory model does the writing), and sub-agents never get it. The
+user comes from the run (``configurable.user_id``), never from the model; a user who turned their
+memory off gets nothing from it.
 """
 
 from __future__ import annotations
@@ -11,56 +15,85 @@ from typing import Annotated, Literal
 from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
+from herdsman.memory.audit import Origin
 from herdsman.memory.facts import CATEGORIES, Fact
-from herdsman.memory.injection import rank
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.injection import keywords, rank
+from herdsman.memory.recall import GraphView, describe, named
 from herdsman.memory.service import MemoryService, user_id_of
 
 MAX_RESULTS = 20
 
-DESCRIPTION = (
+READ = (
     "Long-term memory about the user, kept across conversations. action=search finds facts "
-    "(query: words to look for; empty lists the strongest); action=add stores one self-contained "
-    "fact (content, category); action=update changes a fact by its id; action=delete forgets one. "
-    f"Categories: {', '.join(CATEGORIES)}. Store only lasting things (preferences, profile, "
-    "projects), never secrets."
+    "(query: words to look for; empty lists the strongest); action=about tells what is known about a "
+    "person, project, repository or service (query: its name), now and before. "
+)
+WRITE = (
+    "action=add stores one self-contained fact (content, category); action=update changes a fact by its "
+    f"id; action=delete forgets one. Categories: {', '.join(CATEGORIES)}. Store only lasting things "
+    "(preferences, profile, projects), never secrets."
 )
 
 
-def make_memory_tool(service: MemoryService) -> BaseTool:
-    """The ``memory`` tool bound to ``service``."""
+def about(service: MemoryService, user: str, query: str) -> str:
+    """What the user's graph knows about the entities ``query`` names (or whose names share its words)."""
+    graph = GraphStore(service.store.store)
+    view = GraphView(graph.entities(user), graph.relations(user))
+    found = named(view.entities, query) or [
+        e for e in view.entities if keywords(query) & keywords(" ".join((e.name, *e.aliases)))
+    ]
+    if not found:
+        known = ", ".join(e.name for e in view.entities[:MAX_RESULTS]) or "none yet"
+        return f"Nothing is known about {query!r}. Known entities: {known}."
+    return "\n\n".join(describe(view, e) for e in found[:5])
+
+
+def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
+    """The ``memory`` tool bound to ``service`` (read-only unless ``writable``)."""
 
     def memory(
-        action: Annotated[Literal["search", "add", "update", "delete"], "What to do."],
+        action: Annotated[Literal["search", "about", "add", "update", "delete"], "What to do."],
         runtime: ToolRuntime,
-        query: Annotated[str, "search: words to look for."] = "",
+        query: Annotated[str, "search: words to look for; about: a name."] = "",
         content: Annotated[str, "add/update: the fact, one sentence."] = "",
         category: Annotated[str, "add/update: the kind of fact (update: empty keeps it)."] = "",
         fact_id: Annotated[str, "update/delete: the id shown by search."] = "",
     ) -> str:
-        user = user_id_of((runtime.config or {}).get("configurable"), service.config.user_id)
-        thread = ((runtime.config or {}).get("configurable") or {}).get("thread_id")
+        configurable = (runtime.config or {}).get("configurable") or {}
+        user = user_id_of(configurable, service.config.user_id)
+        origin = Origin("tool", configurable.get("thread_id"), configurable.get("run_id"))
         store = service.store
+        if not store.enabled_for(user):
+            return "The user turned their memory off: nothing is remembered or looked up."
         if action == "search":
             facts = rank(store.facts(user), query, service.config.embedding_model)[:MAX_RESULTS]
             if not facts:
                 return "No facts remembered yet." if not query else f"No facts match {query!r}."
             return "\n".join(f"{f.id}: [{f.category}] {f.content} (confidence {f.confidence:.1f})" for f in facts)
+        if action == "about":
+            if not query.strip():
+                raise ToolException("about needs query: the name of a person, project, repository or service")
+            return about(service, user, query)
+        if not writable:
+            raise ToolException(f"{action} is not available: memory is written by the memory model after each turn")
         if action == "add":
             if len(content.strip()) < 3:
                 raise ToolException("add needs content: the fact to remember, as one sentence")
-            fact = store.put(user, Fact.new(content, category or "other", 0.9, thread))
+            fact = store.put(user, Fact.new(content, category or "other", 0.9, origin.thread_id), origin)
             return f"Remembered {fact.id}: {fact.content}"
         if not fact_id:
             raise ToolException(f"{action} needs fact_id; find it with action=search")
         if action == "update":
             if not content.strip() and not category:
                 raise ToolException("update needs the new content or category")
-            fact = store.update(user, fact_id, content=content.strip() or None, category=category or None)
+            fact = store.update(user, fact_id, content=content.strip() or None, category=category or None, origin=origin)
             if fact is None:
                 raise ToolException(f"no fact {fact_id!r}; find ids with action=search")
             return f"Updated {fact_id} -> {fact.id}: {fact.content}"
-        if not store.delete(user, fact_id):
+        if not store.delete(user, fact_id, origin):
             raise ToolException(f"no fact {fact_id!r}; find ids with action=search")
         return f"Forgot {fact_id}."
 
-    return StructuredTool.from_function(func=memory, name="memory", description=DESCRIPTION, handle_tool_error=True)
+    description = READ + (WRITE if writable else "It is read-only: memory is learned after each turn.")
+    return StructuredTool.from_function(func=memory, name="memory", description=description, handle_tool_error=True)

@@ -19,12 +19,20 @@ import structlog
 from langchain_core.language_models import BaseChatModel
 
 from herdsman.config.schema import MemoryConfig
-from herdsman.memory.extraction import build_prompt, filter_facts, parse_reply
-from herdsman.memory.grounding import grounded
+from herdsman.memory.audit import Origin
+from herdsman.memory.extraction import MemoryUpdate, build_prompt, filter_facts, parse_reply
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.grounding import grounded, grounded_relations
 from herdsman.memory.queue import PendingUpdate, QueueClosedError, UpdateQueue
+from herdsman.memory.retention import apply_retention
 from herdsman.memory.store import MemoryStore
 
 log = structlog.get_logger(__name__)
+
+
+def run_of(update: PendingUpdate) -> str | None:
+    """The run that queued the newest of the update's turns (the queue keeps it on user turns)."""
+    return next((str(m["run_id"]) for m in reversed(update.messages) if m.get("run_id")), None)
 
 
 class MemoryUpdater:
@@ -38,20 +46,37 @@ class MemoryUpdater:
         self.config = config
 
     def _apply(self, update: PendingUpdate, reply_text: str) -> int:
+        user = update.user_id
+        if not self.store.enabled_for(user):
+            return 0  # the user turned memory off after the turn was queued: learn nothing
+        if not self.queue.holds(update):
+            return 0  # the user's memory was purged while the memory model read the turn
         result = parse_reply(reply_text, update.thread_id)
         result.facts = grounded(result.facts, update.messages)
-        existing = self.store.facts(update.user_id)
+        origin = Origin("updater", update.thread_id, run_of(update))
+        existing = self.store.facts(user)
         known = {f.id for f in existing}
         for fid in result.forget:
             if fid in known:
-                self.store.delete(update.user_id, fid)
+                self.store.delete(user, fid, origin)
         fresh = filter_facts(result.facts, [f for f in existing if f.id not in result.forget], self.config.min_confidence)
         for fact in fresh:
-            self.store.put(update.user_id, fact)
+            self.store.put(user, fact, origin)
         if result.summary:
-            self.store.set_summary(update.user_id, result.summary)
-        self.store.prune(update.user_id, self.config.max_facts, self.config.retention_days)
+            self.store.set_summary(user, result.summary, origin)
+        self._apply_graph(update, result, origin)
+        self.store.prune(user, self.config.max_facts)
+        apply_retention(self.store, self.config, user)
         return len(fresh)
+
+    def _apply_graph(self, update: PendingUpdate, result: MemoryUpdate, origin: Origin) -> None:
+        """Write the entities and the relations the user's words support."""
+        graph = GraphStore(self.store.store)
+        for entity in result.entities:
+            graph.put_entity(update.user_id, entity, origin)
+        for relation in grounded_relations(result.relations, update.messages):
+            if relation.confidence >= self.config.min_confidence:
+                graph.put_relation(update.user_id, relation, origin)
 
     def _prompt(self, update: PendingUpdate) -> str:
         return build_prompt(self.store.summary(update.user_id), self.store.facts(update.user_id), update.messages)

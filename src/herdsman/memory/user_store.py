@@ -11,7 +11,8 @@ the store's first labels one by one, each scoped to the user.
 Writes under ``memory`` must keep memory working: ``("memory", "facts")`` takes facts
 (``content`` and optionally ``category``, ``confidence``, ``source_thread``; the rest is filled
 in), ``("memory", "profile")`` only the key ``summary`` with ``text``; other namespaces under
-``memory`` are refused.
+``memory`` (the graph, the audit trail, the off switch) are refused. Every write or delete under
+``memory`` leaves an audit record (origin ``store``).
 
 ``query`` ranks by meaning when ``memory.embedding_model`` is set (and loads), else by shared
 keywords (:func:`~herdsman.memory.injection.relevance`), over the first :data:`SCAN_LIMIT`
@@ -30,6 +31,8 @@ from typing import Any
 import orjson
 from langgraph.store.base import BaseStore, Item, SearchItem
 
+from herdsman.memory.audit import Origin
+from herdsman.memory.audit import record as audit
 from herdsman.memory.facts import CATEGORIES, Fact, now_iso
 from herdsman.memory.injection import relevance
 from herdsman.memory.store import LIST_LIMIT, ROOT, user_label
@@ -39,6 +42,7 @@ MAX_LABEL_CHARS = 256
 MAX_KEY_CHARS = 1024
 MAX_VALUE_BYTES = 256 * 1024
 SCAN_LIMIT = 2000
+STORE = Origin("store")
 FACT_FIELDS = ("content", "category", "confidence", "source_thread", "created_at", "updated_at")
 
 
@@ -218,7 +222,14 @@ class UserStore:
         if space[0] == ROOT:
             record = self._memory_record(space, key, record)
         self.store.put(self.scoped(space), key, record, ttl=ttl)
+        self._audit("put", space, key)
         return record
+
+    def _audit(self, action: str, space: tuple[str, ...], key: str) -> None:
+        """An audit record for a write to memory (other namespaces are the client's own items)."""
+        if space[0] == ROOT and len(space) > 1 and space[1] in ("facts", "profile"):
+            kind = "fact" if space[1] == "facts" else "summary"
+            audit(self.store, user_label(self.user_id), action, kind, key, STORE)
 
     def _memory_record(self, space: tuple[str, ...], key: str, value: dict[str, Any]) -> dict[str, Any]:
         if space == (ROOT, "facts"):
@@ -240,6 +251,7 @@ class UserStore:
         """Remove the item at ``(namespace, key)`` (nothing happens when there is none)."""
         space = check_namespace("namespace", namespace)
         self.store.delete(self.scoped(space), check_key(key))
+        self._audit("delete", space, key)
 
     def search(
         self,

@@ -34,13 +34,17 @@ def turn_messages(messages: Sequence[AnyMessage]) -> list[dict[str, str]]:
     return turn
 
 
-def _thread_id() -> str | None:
+def _run_ids() -> tuple[str | None, str | None]:
+    """The thread and run of the current run (None outside one)."""
     try:
         from langgraph.config import get_config
 
-        return (get_config().get("configurable") or {}).get("thread_id")
+        config = get_config()
     except RuntimeError:
-        return None
+        return None, None
+    configurable = config.get("configurable") or {}
+    run = configurable.get("run_id") or (config.get("metadata") or {}).get("run_id")
+    return configurable.get("thread_id"), str(run) if run else None
 
 
 class MemoryQueueMiddleware(AgentMiddleware):
@@ -51,12 +55,25 @@ class MemoryQueueMiddleware(AgentMiddleware):
         super().__init__()
         self.service = service
 
+    def _enabled(self, user: str) -> bool:
+        """The user's off switch; a store that is down counts as on (the turn is queued, durably,
+        and the updater looks at the switch again before it writes anything)."""
+        try:
+            return self.service.store.enabled_for(user)
+        except Exception as exc:  # noqa: BLE001 - memory must never fail a turn
+            log.warning("memory_switch_unreadable", user_id=user, error=str(exc))
+            return True
+
     def _enqueue(self, state: AgentState) -> bool:
-        thread_id = _thread_id()
+        thread_id, run_id = _run_ids()
         turn = turn_messages(state.get("messages", []))
         if not thread_id or len(turn) < 2:
             return False
         user = current_user_id(self.service.config.user_id)
+        if run_id:
+            turn[0]["run_id"] = run_id  # the audit trail names the run a memory came from
+        if not self._enabled(user):
+            return False  # the user turned their memory off
         try:
             self.service.queue.enqueue(str(thread_id), user, turn, self.service.config.debounce_seconds)
         except Exception as exc:  # noqa: BLE001 - memory must never fail a turn

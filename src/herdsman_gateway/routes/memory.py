@@ -1,7 +1,10 @@
 """Long-term memory under ``/api/memory``: view, edit, delete and export what the agent remembers.
 
-Each user sees only their own memory: with API keys, the user of the key; without, the
-configured ``memory.user_id``. The routes use the same store as the lead agent
+Facts (``/facts/{id}``), the graph (``/graph``, ``/entities/{id}``, ``/relations/{id}``: delete,
+or end one that stopped being true), the
+audit trail (``/audit``), the user's off switch (``/settings``), and all of it at once: ``GET
+/export`` and ``DELETE /api/memory`` (purge). Each user sees only their own memory: with API
+keys, the user of the key; without, the configured ``memory.user_id``. The routes use the same store as the lead agent
 (:func:`open_gateway_memory`, opened once by the app), so an edit is what the next run reads.
 With ``memory.enabled: false`` every route answers 409 and says how to turn memory on.
 """
@@ -17,9 +20,13 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import ConfigDict, Field
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.memory.audit import Origin, records
 from herdsman.memory.facts import CATEGORIES, Fact, fact_id
+from herdsman.memory.governance import export_user, graph_json, purge_user
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.graph_schema import since_date
 from herdsman.memory.service import MemoryService
-from herdsman.memory.store import MemoryStore
+from herdsman.memory.store import MemoryStore, user_label
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.schemas import StorableBody
@@ -53,8 +60,27 @@ class FactPatch(StorableBody):
     category: str | None = Field(None, description=f"One of: {', '.join(CATEGORIES)}.")
 
 
-def memory_store(gw: Gateway = Depends(get_gateway)) -> MemoryStore:
-    """The memory store, or 409 (memory off) / 503 (store not open) with what to do."""
+class MemorySettings(StorableBody):
+    """The user's own memory settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(description="false: nothing is learned about you, injected or looked up until you turn it on.")
+
+
+class RelationPatch(StorableBody):
+    """A correction of one relation: it stopped being true at ``valid_to``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    valid_to: str = Field(description="When it stopped being true: an ISO date or date-time, e.g. 2026-03-01.")
+
+
+API = Origin("api")
+
+
+def memory_service(gw: Gateway = Depends(get_gateway)) -> MemoryService:
+    """The memory service, or 409 (memory off) / 503 (store not open) with what to do."""
     if not gw.config.memory.enabled:
         raise HTTPException(
             409, "Memory is off (memory.enabled: false in config.yaml); set memory.enabled: true and restart the "
@@ -65,7 +91,12 @@ def memory_store(gw: Gateway = Depends(get_gateway)) -> MemoryStore:
             503, "The memory store could not be opened; check memory.path (or memory.url) in config.yaml and the "
             "gateway log, then restart the gateway",
         )
-    return gw.memory.store
+    return gw.memory
+
+
+def memory_store(service: MemoryService = Depends(memory_service)) -> MemoryStore:
+    """The memory store (see :func:`memory_service` for the errors)."""
+    return service.store
 
 
 async def memory_user(gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> str:
@@ -84,8 +115,82 @@ def _not_found(fid: str) -> HTTPException:
 
 @router.get("", summary="View your memory")
 def get_memory(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> dict[str, Any]:
-    """Your context summary and facts, most confident first."""
-    return {"user_id": user, "summary": store.summary(user), "facts": [fact_json(f) for f in store.facts(user)]}
+    """Your context summary and facts, most confident first, and whether your memory is on."""
+    return {"user_id": user, "enabled": store.enabled_for(user), "summary": store.summary(user),
+            "facts": [fact_json(f) for f in store.facts(user)]}
+
+
+@router.delete("", status_code=204, response_class=Response, summary="Purge your memory")
+def purge_memory(service: MemoryService = Depends(memory_service), user: str = Depends(memory_user)) -> Response:
+    """Delete everything memory keeps about you: summary, facts, graph, audit trail, and your turns
+    still waiting to be learned. Your off switch stays as it is."""
+    purge_user(service.store, service.queue, user)
+    return Response(status_code=204)
+
+
+@router.get("/settings", summary="Your memory settings")
+def get_settings(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> dict[str, Any]:
+    """``{"enabled": ...}``: whether memory is on for you."""
+    return {"enabled": store.enabled_for(user)}
+
+
+@router.put("/settings", summary="Turn your memory on or off")
+def put_settings(
+    body: MemorySettings, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)
+) -> dict[str, Any]:
+    """Off: nothing new is learned, injected or looked up; what is kept stays (purge it with DELETE /api/memory)."""
+    store.set_enabled(user, body.enabled)
+    log.info("memory_switched", user_id=user, enabled=body.enabled)
+    return {"enabled": body.enabled}
+
+
+@router.get("/graph", summary="Your entities and relations")
+def get_graph(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> dict[str, Any]:
+    """Entities by name; relations newest first, open (``valid_to`` null) and closed (history)."""
+    return graph_json(store, user)
+
+
+@router.delete("/entities/{eid}", status_code=204, response_class=Response, summary="Delete an entity")
+def delete_entity(eid: str, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> Response:
+    """Forget an entity and every relation that names it."""
+    if not GraphStore(store.store).delete_entity(user, eid, API):
+        raise HTTPException(404, f"No entity {eid!r} in your memory; list them with GET /api/memory/graph")
+    return Response(status_code=204)
+
+
+@router.delete("/relations/{rid}", status_code=204, response_class=Response, summary="Delete a relation")
+def delete_relation(rid: str, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> Response:
+    """Forget one relation (open or closed)."""
+    if not GraphStore(store.store).delete_relation(user, rid, API):
+        raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
+    return Response(status_code=204)
+
+
+@router.patch("/relations/{rid}", summary="End a relation")
+def end_relation(
+    rid: str, body: RelationPatch, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)
+) -> dict[str, Any]:
+    """Say a relation stopped being true (it stays as history, with ``valid_to``)."""
+    graph = GraphStore(store.store)
+    relation = graph.get_relation(user, rid)
+    if relation is None:
+        raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
+    when = since_date(body.valid_to)
+    if when is None:
+        raise HTTPException(422, f"Invalid request: valid_to {body.valid_to[:40]!r} is not a date; send e.g. 2026-03-01")
+    if when < relation.valid_from[: len(when)]:
+        raise HTTPException(422, f"Invalid request: valid_to {when} is before the relation began ({relation.valid_from}); "
+                            "send a later date, or delete the relation")
+    if not relation.open:
+        raise HTTPException(409, f"Relation {rid!r} already ended on {relation.valid_to}; delete it to correct it further")
+    closed = graph.close(user, relation, when, API)
+    return next(r for r in graph_json(store, user)["relations"] if r["id"] == closed.id)
+
+
+@router.get("/audit", summary="Where your memory came from")
+def get_audit(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> dict[str, Any]:
+    """Every write to your memory, oldest first: what (kind, id), how (action, origin), from which thread and run."""
+    return {"records": records(store.store, user_label(user))}
 
 
 @router.patch("/facts/{fid}", summary="Edit a fact")
@@ -125,8 +230,9 @@ def delete_fact(fid: str, store: MemoryStore = Depends(memory_store), user: str 
 @router.get("/export", summary="Export your memory as JSON",
             response_class=Response, responses={200: {"content": {"application/json": {}}}})
 def export_memory(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> Response:
-    """A JSON download ``{user_id: {summary, facts}}``, the shape ``herdsman memory export`` writes."""
-    data = {user: {"summary": store.summary(user), "facts": [fact_json(f) for f in store.facts(user)]}}
+    """A JSON download ``{user_id: {enabled, summary, facts, entities, relations, audit}}``, the shape
+    ``herdsman memory export`` writes."""
+    data = {user: export_user(store, user)}
     return Response(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n",
         media_type="application/json",

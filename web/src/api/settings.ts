@@ -15,8 +15,40 @@ export interface Fact {
 
 export interface MemoryView {
   user_id: string;
+  /** false: the user turned their memory off (nothing learned, injected or looked up). */
+  enabled?: boolean;
   summary: string;
   facts: Fact[];
+}
+
+/** A person, project, repository, service or preference the memory graph knows. */
+export interface Entity {
+  id: string;
+  name: string;
+  kind: string;
+  aliases: string[];
+  created_at?: string;
+  updated_at?: string;
+}
+
+/** subject predicate object, true from valid_from until valid_to (null: still true). */
+export interface Relation {
+  id: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  subject_name: string;
+  object_name: string;
+  valid_from: string;
+  valid_to: string | null;
+  confidence: number;
+  source_thread?: string | null;
+  source_run?: string | null;
+}
+
+export interface MemoryGraph {
+  entities: Entity[];
+  relations: Relation[];
 }
 
 /** The fact categories the gateway accepts (herdsman.memory.facts.CATEGORIES). */
@@ -58,6 +90,27 @@ const fact = (id: string) => `/api/memory/facts/${encodeURIComponent(id)}`;
 const skill = (name: string) => `/api/skills/${encodeURIComponent(name)}`;
 
 export const getMemory = () => call<MemoryView>("/api/memory");
+
+export const getMemoryGraph = () => call<MemoryGraph>("/api/memory/graph");
+
+/** Forget an entity and every relation that names it. */
+export const deleteEntity = (id: string) => call<void>(`/api/memory/entities/${encodeURIComponent(id)}`, { method: "DELETE" });
+
+/** Forget one relation, current or past. */
+export const deleteRelation = (id: string) => call<void>(`/api/memory/relations/${encodeURIComponent(id)}`, { method: "DELETE" });
+
+/** Say a relation stopped being true on `validTo` (an ISO date); it stays as history. */
+export const endRelation = (id: string, validTo: string) =>
+  call<Relation>(`/api/memory/relations/${encodeURIComponent(id)}`, {
+    method: "PATCH", headers: JSON_HEADERS, body: JSON.stringify({ valid_to: validTo }),
+  });
+
+/** Turn the caller's memory on or off. */
+export const setMemoryEnabled = (enabled: boolean) =>
+  call<{ enabled: boolean }>("/api/memory/settings", { method: "PUT", headers: JSON_HEADERS, body: JSON.stringify({ enabled }) });
+
+/** Delete everything memory keeps about the caller. */
+export const purgeMemory = () => call<void>("/api/memory", { method: "DELETE" });
 
 /** Change a fact's text and/or category; new text gives it a new id (in the answer). */
 export const editFact = (id: string, change: { content?: string; category?: string }) =>

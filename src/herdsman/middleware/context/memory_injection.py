@@ -1,7 +1,8 @@
 """Tell the model what it remembers about the user: a ``<memory>`` section in the system message.
 
-Once per turn (per user message), the user's facts are ranked against that message and rendered
-within ``memory.max_injected_tokens``; later model calls of the turn reuse the section. A store
+Once per turn (per user message), the user's facts and graph are ranked against that message and
+rendered within ``memory.max_injected_tokens`` (:mod:`herdsman.memory.injection`), nothing when
+the user turned their memory off; later model calls of the turn reuse the section. A store
 that is locked or down costs the turn its memory, never the turn: the error is logged and the
 model is called without the section. The first model call of the process also kicks the
 memory worker, so updates queued before a restart are written while the new run goes on.
@@ -17,7 +18,9 @@ import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
 
+from herdsman.memory.graph import GraphStore
 from herdsman.memory.injection import render_memory
+from herdsman.memory.recall import GraphView
 from herdsman.memory.service import MemoryService, current_user_id
 from herdsman.skills.activation import last_user_message
 
@@ -46,8 +49,13 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         try:
             store = self.service.store
             settings = self.service.config
+            if not store.enabled_for(user):
+                return ""
+            graph = GraphStore(store.store)
+            view = GraphView(graph.entities(user), graph.relations(user))
             return render_memory(
-                store.facts(user), store.summary(user), query, settings.max_injected_tokens, settings.embedding_model
+                store.facts(user), store.summary(user), query, settings.max_injected_tokens, settings.embedding_model,
+                view,
             )
         except Exception as exc:  # noqa: BLE001 - memory must never fail a turn
             log.warning("memory_read_failed", user_id=user, error=str(exc))

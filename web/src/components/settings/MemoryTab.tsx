@@ -1,7 +1,11 @@
-/** The Memory tab: the facts the agent keeps about you, to read, edit and delete. */
+/** The Memory tab: the facts and the graph the agent keeps about you, to read, edit and delete;
+ * your off switch; export and delete everything. */
 import { useState } from "react";
 import { downloadFile } from "../../api/rest";
-import { CATEGORIES, deleteFact, editFact, getMemory, type Fact } from "../../api/settings";
+import {
+  CATEGORIES, deleteFact, editFact, getMemory, getMemoryGraph, purgeMemory, setMemoryEnabled, type Fact,
+} from "../../api/settings";
+import { MemoryGraphList } from "./MemoryGraph";
 import { errorText, PanelError, useAction, useLoad } from "./useLoad";
 
 type Mode = "view" | "edit" | "confirm";
@@ -65,8 +69,35 @@ function FactRow({ fact, onChanged, onError }: { fact: Fact; onChanged: () => Pr
   );
 }
 
+/** The off switch and "delete everything", each acting on the caller's memory only. */
+function MemoryControls({ enabled, onChanged, onError }: { enabled: boolean; onChanged: () => Promise<void>; onError: (e: string) => void }) {
+  const { busy, run } = useAction(onError);
+  const [confirm, setConfirm] = useState(false);
+  return (
+    <div className="settings-actions memory-controls">
+      <label>
+        <input type="checkbox" checked={enabled} disabled={busy} data-testid="memory-enabled"
+          onChange={(e) => void run(async () => { await setMemoryEnabled(e.target.checked); await onChanged(); })} />
+        {" "}Remember things about me
+      </label>
+      {confirm ? (
+        <>
+          <span>Delete all your memory (facts, graph, history)?</span>
+          <button type="button" className="danger" disabled={busy} data-testid="memory-purge-confirm"
+            onClick={() => void run(async () => { await purgeMemory(); setConfirm(false); await onChanged(); })}>Delete all</button>
+          <button type="button" onClick={() => setConfirm(false)} disabled={busy}>Keep</button>
+        </>
+      ) : (
+        <button type="button" className="danger" onClick={() => setConfirm(true)} data-testid="memory-purge">Delete all my memory</button>
+      )}
+    </div>
+  );
+}
+
 export function MemoryTab() {
-  const { data, error, loading, reload } = useLoad(getMemory);
+  const { data, error, loading, reload: reloadFacts } = useLoad(getMemory);
+  const graph = useLoad(getMemoryGraph);
+  const reload = async () => { await Promise.all([reloadFacts(), graph.reload()]); };
   const [actionError, setActionError] = useState("");
   return (
     <section className="settings-tab" data-testid="memory-tab">
@@ -76,6 +107,7 @@ export function MemoryTab() {
       </p>
       <PanelError error={error} />
       <PanelError error={actionError} onDismiss={() => setActionError("")} />
+      {data && <MemoryControls enabled={data.enabled !== false} onChanged={reload} onError={setActionError} />}
       {data?.summary && (
         <div className="memory-summary"><strong>Summary:</strong> {data.summary}</div>
       )}
@@ -86,8 +118,11 @@ export function MemoryTab() {
           {data.facts.map((f) => <FactRow key={f.id} fact={f} onChanged={reload} onError={setActionError} />)}
         </ul>
       )}
+      <h4>People, projects and services</h4>
+      <PanelError error={graph.error} />
+      {graph.data && <MemoryGraphList graph={graph.data} onChanged={graph.reload} onError={setActionError} />}
       <div className="settings-actions">
-        <button type="button" onClick={() => void reload()} disabled={loading}>Refresh</button>
+        <button type="button" onClick={() => void reload()} disabled={loading || graph.loading}>Refresh</button>
         <button type="button" data-testid="memory-export" disabled={!data}
           onClick={() => downloadFile("/api/memory/export", `herdsman-memory-${data?.user_id ?? "me"}.json`)
             .catch((e) => setActionError(`Could not export memory: ${errorText(e)}`))}>

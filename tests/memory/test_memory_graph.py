@@ -1,0 +1,257 @@
+"""The memory graph: entities and relations learned by the updater, contradictions kept as history,
+an audit record of every write, and the user's off switch."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from herdsman.agents.lead import create_lead_agent, run_config
+from herdsman.memory.audit import Origin, records
+from herdsman.memory.extraction import build_prompt, parse_reply
+from herdsman.memory.facts import Fact
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.graph_schema import ExtractedRelation
+from herdsman.memory.injection import FOOTER, HEADER, estimate_tokens, render_memory
+from herdsman.memory.recall import GraphView
+from herdsman.memory.service import MemoryService
+from herdsman.memory.store import MemoryStore, user_label
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+
+def reply(*relations: dict[str, Any], entities: list[dict[str, Any]] | None = None) -> str:
+    return json.dumps({"summary": "", "facts": [], "entities": entities or [], "relations": list(relations)})
+
+
+AWS = {"subject": "Atlas", "predicate": "deploys to", "object": "AWS", "valid_from": "2026-01-10", "confidence": 1}
+GCP = {"subject": "Atlas", "predicate": "deploys_to", "object": "GCP", "valid_from": "2026-03-01", "confidence": 1}
+ANN = {"subject": "Ann", "predicate": "works on", "object": "Atlas", "confidence": 1}
+
+
+async def learn(home: Path, replies: list[str], turns: list[str], user: str = "ann") -> tuple[MemoryService, Any]:
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service = MemoryService.open(config, ScriptedChatModel(responses=replies))
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=lambda m: "Noted."), checkpointer=InMemorySaver(),
+                              memory=service)
+    for i, text in enumerate(turns):
+        await agent.ainvoke({"messages": [HumanMessage(text)]}, run_config(config, f"t-{i}", user_id=user))
+        await service.worker.drain()
+    return service, agent
+
+
+def test_the_prompt_asks_for_entities_and_relations_and_bad_items_are_dropped() -> None:
+    prompt = build_prompt("", [], [{"role": "user", "content": "We deploy Atlas to AWS"}])
+    assert '"entities"' in prompt and '"relations"' in prompt and "deploys_to" in prompt
+    update = parse_reply(json.dumps({"facts": [], "entities": [{"name": "Atlas", "kind": "project"}, {"name": 3}, "x"],
+                                     "relations": [AWS, {"subject": "Atlas"}, {**GCP, "valid_from": "March"}]}))
+    assert [(e.name, e.kind) for e in update.entities] == [("Atlas", "project")]
+    assert [(r.predicate, r.object, r.valid_from) for r in update.relations] == [
+        ("deploys_to", "AWS", "2026-01-10"), ("deploys_to", "GCP", None)]
+
+
+async def test_a_contradiction_closes_the_old_relation_and_keeps_it_as_history(home: Path) -> None:
+    service, _ = await learn(home, [reply(AWS, ANN, entities=[{"name": "Atlas", "kind": "project", "aliases": ["atlas-api"]}]),
+                                    reply(GCP)],
+                             ["Ann here: I work on Atlas, and we deploy Atlas to AWS.", "Atlas deploys to GCP now, since March."])
+    graph = GraphStore(service.store.store)
+    names = {e.id: e.name for e in graph.entities("ann")}
+    assert sorted(names.values()) == ["AWS", "Ann", "Atlas", "GCP"]
+    deploys = {names[r.object]: r for r in graph.relations("ann") if r.predicate == "deploys_to"}
+    assert deploys["AWS"].valid_to == "2026-03-01" and deploys["AWS"].valid_from == "2026-01-10"
+    assert deploys["GCP"].open and deploys["GCP"].source_thread == "t-1"
+    works = [r for r in graph.relations("ann") if r.predicate == "works_on"]
+    assert len(works) == 1 and works[0].open  # a multi-valued predicate is not closed by anything
+    assert graph.find("ann", "atlas-api").name == "Atlas"  # found by its alias
+    assert graph.entities("bob") == []
+
+    trail = records(service.store.store, user_label("ann"))
+    closed = [a for a in trail if a["action"] == "close"]
+    assert [(a["kind"], a["id"], a["thread_id"]) for a in closed] == [("relation", deploys["AWS"].id, "t-1")]
+    assert all(a["origin"] == "updater" and a["thread_id"] in ("t-0", "t-1") for a in trail)
+    service.close()
+
+
+async def test_the_same_relation_learned_twice_is_one_record(home: Path) -> None:
+    service, _ = await learn(home, [reply(AWS), reply(AWS)], ["We deploy Atlas to AWS.", "Yes, Atlas deploys to AWS."])
+    graph = GraphStore(service.store.store)
+    assert len(graph.relations("ann")) == 1
+    service.close()
+
+
+async def test_relations_nobody_said_are_not_kept(home: Path) -> None:
+    made_up = {"subject": "Ann", "predicate": "lives_in", "object": "Berlin", "confidence": 1}
+    service, _ = await learn(home, [reply(made_up)], ["Please format this JSON file."])
+    assert GraphStore(service.store.store).relations("ann") == []
+    service.close()
+
+
+async def test_memory_turned_off_learns_nothing(home: Path) -> None:
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[reply(AWS)]))
+    service.store.set_enabled("ann", False)
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=lambda m: "Noted."), checkpointer=InMemorySaver(),
+                              memory=service)
+    await agent.ainvoke({"messages": [HumanMessage("We deploy Atlas to AWS.")]}, run_config(config, "t-0", user_id="ann"))
+    await service.worker.drain()
+    assert service.queue.pending() == [] and GraphStore(service.store.store).relations("ann") == []
+    service.close()
+
+
+# -- recall ---------------------------------------------------------------------------------
+
+
+def seeded_graph(store: Any) -> GraphStore:
+    """Atlas deployed to AWS then GCP; Ann works on Atlas; Zephyr (unrelated) uses Redis; and facts."""
+    graph = GraphStore(store)
+    origin = Origin("updater", "t-0")
+    graph.put_relation("ann", ExtractedRelation(**AWS), origin)
+    graph.put_relation("ann", ExtractedRelation(**GCP), origin)
+    graph.put_relation("ann", ExtractedRelation(**ANN), origin)
+    graph.put_relation("ann", ExtractedRelation(subject="Zephyr", predicate="uses", object="Redis"), origin)
+    return graph
+
+
+def test_injection_starts_from_the_entities_the_request_names_and_cites_ids() -> None:
+    memory = MemoryStore(InMemoryStore())
+    graph = seeded_graph(memory.store)
+    tea = memory.put("ann", Fact.new("Ann drinks green tea every morning", "preference"))
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    by_object = {view.name(r.object): r for r in view.relations}
+
+    section = render_memory(memory.facts("ann"), "", "Where does atlas deploy?", 1000, graph=view)
+    lines = section.splitlines()
+    gcp = next(i for i, line in enumerate(lines) if f"[r:{by_object['GCP'].id}]" in line)
+    assert "Atlas deploys to GCP (since 2026-03-01; was AWS until 2026-03-01" in lines[gcp]
+    assert f"[r:{by_object['AWS'].id}]" in lines[gcp]  # the history it replaced, cited too
+    assert any(f"[r:{by_object['Atlas'].id}] Ann works on Atlas" in line for line in lines)  # one hop
+    zephyr = next(i for i, line in enumerate(lines) if "Zephyr uses Redis" in line)
+    assert zephyr > gcp and f"[f:{tea.id}]" in section  # the rest follows while the budget lasts
+
+    tight = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(lines[gcp]) + 4
+    small = render_memory(memory.facts("ann"), "", "Where does atlas deploy?", tight, graph=view)
+    assert "GCP" in small and "Zephyr" not in small and "tea" not in small
+    assert estimate_tokens(small) <= tight
+
+
+def test_a_large_graph_never_passes_the_budget() -> None:
+    memory = MemoryStore(InMemoryStore())
+    graph = GraphStore(memory.store)
+    for i in range(60):
+        graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="depends_on", object=f"Service {i}"), Origin())
+        graph.put_relation("ann", ExtractedRelation(subject=f"Project {i}", predicate="hosted_on", object="GCP"), Origin())
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    for budget in (30, 60, 200, 800):
+        section = render_memory([], "A long summary of the user " * 5, "what does atlas depend on?", budget, graph=view)
+        assert estimate_tokens(section) <= budget, budget
+    section = render_memory([], "", "what does atlas depend on?", 200, graph=view)
+    lines = section.splitlines()[2:-1]
+    atlas = [i for i, line in enumerate(lines) if "Atlas depends on" in line]
+    assert atlas == list(range(len(atlas))) and len(atlas) >= len(lines) - 1  # the named entity's relations first
+
+
+async def test_the_lead_memory_tool_answers_about_an_entity_with_its_history(home: Path) -> None:
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[]))
+    seeded_graph(service.store.store)
+
+    def lead(messages: list[Any]) -> Any:
+        if messages[-1].type == "human":
+            return {"tool_calls": [{"name": "memory", "args": {"action": "about", "query": "atlas"}}]}
+        if messages[-1].type == "tool" and "about" not in messages[-1].text:
+            return {"tool_calls": [{"name": "memory", "args": {"action": "add", "content": "Ann likes tea a lot"}}]}
+        return "done"
+
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=lead), checkpointer=InMemorySaver(), memory=service)
+    state = await agent.ainvoke({"messages": [HumanMessage("What do we know about Atlas?")]},
+                                run_config(config, "t-9", user_id="ann"))
+    answers = [m.text for m in state["messages"] if m.type == "tool"]
+    assert "Now:" in answers[0] and "Atlas deploys to GCP (since 2026-03-01" in answers[0]
+    assert "History:" in answers[0] and "Atlas deploys to AWS (from 2026-01-10 until 2026-03-01)" in answers[0]
+    assert "not available" in answers[1]  # mode auto: the lead's tool is read-only
+    assert service.store.facts("ann") == []
+    bob = await agent.ainvoke({"messages": [HumanMessage("What do we know about Atlas?")]},
+                              run_config(config, "t-10", user_id="bob"))
+    assert "Nothing is known about 'atlas'" in [m.text for m in bob["messages"] if m.type == "tool"][0]
+    service.close()
+
+
+# -- on the real stores ---------------------------------------------------------------------
+
+
+def real_store(kind: str, home: Path, request: Any) -> Any:
+    """An opened SQLite or PostgreSQL memory store (a fresh database)."""
+    from herdsman.memory.backend import open_store
+
+    if kind == "sqlite":
+        return open_store(make_config(home, memory={"enabled": True}))
+    import uuid
+
+    import psycopg
+
+    base = request.getfixturevalue("postgres_url")
+    name = f"graph_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = base.rsplit("/", 1)[0] + f"/{name}"
+    return open_store(make_config(home, memory={"enabled": True, "store": "postgres", "url": url}))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_history_purge_and_retention_stay_within_one_user_on_real_stores(kind: str, home: Path, request: Any) -> None:
+    """Users whose labels share a prefix ("ann", "anna", "ann.b") never touch each other's graph."""
+    from herdsman.config.schema import MemoryConfig
+    from herdsman.memory.backend import close_store
+    from herdsman.memory.governance import export_user, purge_user
+    from herdsman.memory.retention import sweep
+
+    raw = real_store(kind, home, request)
+    try:
+        memory, graph = MemoryStore(raw), GraphStore(raw)
+        users = ("ann", "anna", "ann.b")
+        for user in users:
+            graph.put_relation(user, ExtractedRelation(**AWS), Origin("updater", f"t-{user}"))
+            graph.put_relation(user, ExtractedRelation(**GCP), Origin("updater", f"t-{user}"))
+            memory.put(user, Fact.new(f"{user} prefers short answers", "preference"))
+        for user in users:
+            relations = graph.relations(user)
+            assert sorted((r.valid_to or "open") for r in relations) == ["2026-03-01", "open"], user
+            assert export_user(memory, user)["audit"]
+        purge_user(memory, None, "ann")
+        assert export_user(memory, "ann") == {"enabled": True, "summary": "", "facts": [], "entities": [],
+                                              "relations": [], "audit": []}
+        for user in ("anna", "ann.b"):
+            assert len(graph.relations(user)) == 2 and len(memory.facts(user)) == 1, user
+        far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=40)
+        assert sweep(memory, MemoryConfig(retention_days={"graph": 30}), now=far) > 0
+        for user in ("anna", "ann.b"):
+            assert graph.relations(user) == [] and graph.entities(user) == [] and len(memory.facts(user)) == 1
+    finally:
+        close_store(raw)
+
+
+async def test_a_purge_while_the_memory_model_reads_a_turn_keeps_nothing_of_it(home: Path) -> None:
+    """The turn is claimed, the user purges, then the model answers: nothing is written."""
+    from herdsman.memory.governance import purge_user
+
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0})
+    service: MemoryService
+
+    def purging_model(messages: list[Any]) -> str:
+        purge_user(service.store, service.queue, "ann")
+        return reply(AWS)
+
+    service = MemoryService.open(config, ScriptedChatModel(respond=purging_model))
+    service.queue.enqueue("t-0", "ann", [{"role": "user", "content": "We deploy Atlas to AWS."},
+                                         {"role": "assistant", "content": "ok"}])
+    await service.updater.arun_pending()
+    assert GraphStore(service.store.store).relations("ann") == [] and service.queue.pending() == []
+    assert records(service.store.store, user_label("ann")) == []
+    service.close()
