@@ -25,11 +25,14 @@ def _root_end(event: dict[str, Any]) -> bool:
         "completed", "failed", "interrupted")
 
 
+CHANNELS = ["values", "updates", "messages", "tools", "lifecycle", "input", "tasks", "custom"]
+
+
 async def _events_until_end(thread) -> list[dict[str, Any]]:
-    """The thread stream's events up to the root's last lifecycle event."""
+    """The events of the run just started, up to the root's last lifecycle event."""
     seen = []
     async with asyncio.timeout(TIMEOUT):
-        async for event in thread.events:
+        async for event in thread.subscribe(CHANNELS):
             seen.append(event)
             if _root_end(event):
                 return seen
@@ -313,3 +316,43 @@ async def test_one_user_never_reaches_another_users_thread(secured) -> None:
     finally:
         await ana.aclose()
         await bo.aclose()
+
+
+async def test_the_agent_tree_shows_the_sub_agents(client, gateway) -> None:
+    async with client.threads.stream(assistant_id="lead_agent") as thread:
+        await thread.run.start(input=user_message("delegate look around"))
+        await _events_until_end(thread)
+        response = await _command(gateway.url, thread.thread_id, {"id": 4, "method": "agent.getTree", "params": {}})
+    tree = response.json()["result"]["tree"]
+    (child,) = tree["children"]
+    assert tree["namespace"] == [] and tree["status"] == "completed" and tree["graph_name"] == "lead_agent"
+    assert child["namespace"][0].startswith("tools:") and child["status"] == "completed" and child["graph_name"] == "tools"
+
+
+async def test_run_start_with_input_answers_a_pending_interrupt(hitl_gateway) -> None:
+    sdk = get_client(url=hitl_gateway.url, api_key=None)
+    try:
+        async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+            await thread.run.start(input=user_message("ask go on"))
+            first = await _events_until_end(thread)
+            assert [e["method"] for e in first[-2:]] == ["input.requested", "lifecycle"]
+            await thread.run.start(input="yes")  # the thread waits: the input is the answer
+            async with asyncio.timeout(TIMEOUT):
+                output = await thread.output
+        assert output["messages"][-1]["content"] == "done: the user said yes"
+    finally:
+        await sdk.aclose()
+
+
+async def test_a_new_session_on_a_thread_waits_for_its_own_run(client) -> None:
+    async with client.threads.stream(assistant_id="lead_agent") as thread:
+        await thread.run.start(input=user_message("first"))
+        async with asyncio.timeout(TIMEOUT):
+            await thread.output
+    for text in ("second", "third"):  # the last run's "completed" must not end the next session's wait
+        async with client.threads.stream(thread.thread_id, assistant_id="lead_agent") as again:
+            await asyncio.sleep(0.2)  # its lifecycle watcher attaches before the run starts
+            await again.run.start(input=user_message(text))
+            async with asyncio.timeout(TIMEOUT):
+                output = await again.output
+        assert output["messages"][-1]["content"] == f"echo: {text}"

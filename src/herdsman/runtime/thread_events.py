@@ -7,10 +7,14 @@ manager tells of each new one), translates their events from the stream bridge
 (:mod:`herdsman.runtime.protocol_events`) and numbers them: every stream of the thread sees the
 same ``seq`` and ``event_id`` for the same event, as the SDK's ``since`` and dedup need.
 
-A stream without ``since`` starts at the first event of the oldest run in progress (or waiting
-for its turn), else of the last run: a client that opens its streams just after ``run.start``
-sees the whole run even when it was quick, and one that comes back to a thread waiting at an
-interrupt learns what it is asked. (LangGraph's server replays the thread's whole stream.) Logs are in this
+A stream without ``since`` attaches to the thread as it is now (the SDK opens one to watch
+lifecycle events, and reads a thread that has ended through ``GET .../state``): it starts at the
+first event of the oldest run in progress (or waiting for its turn), or that ended before any
+such stream read it (a quick run, over before the SDK's watcher connected after ``run.start``);
+else at the first event of the last run when it stopped at an interrupt, so a client that comes
+back learns what it is asked; else with the next run. Replaying a finished run's ``completed``
+would end a new session's ``thread.output`` before its own run. Streams with ``since`` (the
+SDK's projections, from ``run.start``'s ``applied_through_seq``) get exactly what follows it. Logs are in this
 process's memory (bounded, dropped when idle), like the runs they follow.
 """
 
@@ -42,6 +46,7 @@ class _RunEntry:
     first_seq: int
     translator: RunProtocolTranslator
     ended: bool = False
+    attached: bool = False  # a stream without ``since`` has read some of its events
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,9 @@ class ThreadEventLog:
             )
         while len(self.events) > self.max_events:
             self.events.popleft()
+        first_kept = self.events[0]["seq"]
+        for old_id in [r for r, e in list(self._runs.items())[:-1] if e.ended and e.first_seq < first_kept]:
+            del self._runs[old_id]  # its events are gone from the log
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
@@ -165,11 +173,12 @@ class ThreadEventLog:
         """Where a stream without ``since`` starts (see the module docstring)."""
         active = {r.run_id for r in self.runs.active_runs(self.thread_id)}
         for run_id, entry in self._runs.items():
-            if run_id in active or not entry.ended:
+            if run_id in active or not entry.ended or not entry.attached:
                 return entry.first_seq
         if active or not self._runs:
             return self.seq + 1  # the run's events are not in the log yet: they come next
-        return next(reversed(self._runs.values())).first_seq
+        last = next(reversed(self._runs.values()))
+        return last.first_seq if last.translator.interrupt_ids else self.seq + 1
 
     def tree(self) -> dict[str, Any]:
         """``agent.getTree``: the latest run's root and the subgraph namespaces it opened."""
@@ -196,6 +205,8 @@ class ThreadEventLog:
                 for index in range(max(0, after + 1 - first), len(self.events)):
                     event = self.events[index]
                     after = event["seq"]
+                    if since is None and (entry := self._runs.get(event["event_id"].rpartition(":")[0])):
+                        entry.attached = True
                     if wanted.wants(event):
                         yield event
                 waiter = self._changed
