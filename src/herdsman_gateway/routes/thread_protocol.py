@@ -294,6 +294,7 @@ def _stream_filter(body: Any) -> tuple[EventFilter, int | None]:
 
 
 async def _frames(events: ThreadEventLog, since: int | None, wanted: EventFilter):
+    yield HEARTBEAT  # at once, so headers and a first byte reach the client even on a quiet thread
     async for event in events.read(since, wanted):
         if event is None:
             yield HEARTBEAT
