@@ -1,8 +1,8 @@
 """The thread streaming protocol (``POST /threads/{id}/commands`` and ``.../stream/events``)
 driven by the official SDK's ``client.threads.stream()``: a turn's messages and tool calls as
 the SDK's projections expose them, a sub-agent as a subgraph, an interrupt answered with
-``run.respond``, a cancel, ``since`` replay, clear errors, and one user kept out of another's
-thread."""
+``run.respond``, a cancel, ``since`` replay, clear errors, one user kept out of another's
+thread, and the same through the Redis stream bridge."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.gateway.gateway_support import HOLD, user_message
+from tests.gateway.gateway_support import HOLD, running_gateway, user_message
+from tests.support import make_config
 
 TIMEOUT = 30
 
@@ -356,3 +357,19 @@ async def test_a_new_session_on_a_thread_waits_for_its_own_run(client) -> None:
             async with asyncio.timeout(TIMEOUT):
                 output = await again.output
         assert output["messages"][-1]["content"] == f"echo: {text}"
+
+
+async def test_the_protocol_streams_through_the_redis_bridge(home, model, redis_url) -> None:
+    config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": redis_url})
+    with running_gateway(config, model=model) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                await thread.run.start(input=user_message("write r.txt via redis"))
+                events = await _events_until_end(thread)
+                async with asyncio.timeout(TIMEOUT):
+                    output = await thread.output
+        finally:
+            await sdk.aclose()
+    assert [e["params"]["data"]["event"] for e in events if e["method"] == "tools"] == ["tool-started", "tool-finished"]
+    assert output["messages"][-1]["content"] == "done: Wrote 9 bytes to /mnt/user-data/outputs/r.txt"
