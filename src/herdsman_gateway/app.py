@@ -43,6 +43,7 @@ from herdsman.runtime.cron_store import open_cron_store
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.runs import RunManager
+from herdsman.runtime.thread_events import ThreadEventHub
 from herdsman.runtime.threads import ThreadStore
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -134,6 +135,8 @@ def create_app(
                 memory=memory, store=item_store, build_agent=build_agent, crons=crons,
             )
             app.state.gateway = gateway
+            gateway.thread_events = ThreadEventHub(runs, bridge, heartbeat=config.gateway.heartbeat_seconds)
+            stack.push_async_callback(gateway.thread_events.close)
             await runs.recover()
             gateway.scheduler = CronScheduler(
                 crons, lambda cron: fire_cron(gateway, cron), poll_seconds=config.gateway.cron_poll_seconds

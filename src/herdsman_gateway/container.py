@@ -23,6 +23,7 @@ from herdsman.runtime.cron_scheduler import CronScheduler
 from herdsman.runtime.cron_store import CronStore
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.stream_bridge import StreamBridge
+from herdsman.runtime.thread_events import ThreadEventHub
 from herdsman.runtime.threads import ThreadStore
 from herdsman.sandbox.base import SandboxProvider
 from herdsman_gateway.metrics import GatewayMetrics
@@ -37,7 +38,7 @@ class Gateway:
     ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
     agent uses (None when off); ``store`` the BaseStore behind the Store API, the one memory
     keeps its facts in (None when it cannot open); ``crons`` and ``scheduler`` keep and fire
-    scheduled runs; ``build_agent`` builds the lead agent from the current config and
+    scheduled runs; ``thread_events`` numbers the protocol events of streamed threads; ``build_agent`` builds the lead agent from the current config and
     skill switches (None: cannot rebuild).
     """
 
@@ -54,6 +55,7 @@ class Gateway:
     crons: CronStore | None = None
     scheduler: CronScheduler | None = None
     build_agent: Callable[[], Any] | None = None
+    thread_events: ThreadEventHub | None = None
     streams: OpenStreams = field(default_factory=OpenStreams)
     _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 

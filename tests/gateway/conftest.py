@@ -8,7 +8,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from herdsman.config import HerdsmanConfig
-from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway, scripted_model
+from tests.gateway.gateway_support import HeldModel, RunningGateway, ask_user, running_gateway, scripted_model
 from tests.support import make_config
 from tests.gateway.langgraph_compat import SUMMARY
 
@@ -27,6 +27,13 @@ def gateway(config: HerdsmanConfig, model: HeldModel) -> Iterator[RunningGateway
             yield served
         finally:
             model.release()
+
+
+@pytest.fixture
+def hitl_gateway(config: HerdsmanConfig, model: HeldModel) -> Iterator[RunningGateway]:
+    """A gateway whose agent also has ``ask_user``, a tool that waits at an ``interrupt()``."""
+    with running_gateway(config, model=model, extra_tools=[ask_user]) as served:
+        yield served
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from typing import Any
 import httpx
 import uvicorn
 from langchain_core.messages import BaseMessage
+from langchain_core.tools import tool
+from langgraph.types import interrupt
 from pydantic import PrivateAttr
 
 from herdsman.config import HerdsmanConfig
@@ -67,6 +69,13 @@ def reply(messages: list[BaseMessage]) -> Any:
                 return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[done % len(FOLDERS)]}}]}
         return f"done: {text}"
     return "ok"
+
+
+@tool
+def ask_user(question: str) -> str:
+    """Ask the user a question and wait for the answer."""
+    answer = interrupt({"question": question, "choices": ["yes", "no"]})
+    return f"the user said {answer}"
 
 
 class HeldModel(ScriptedChatModel):

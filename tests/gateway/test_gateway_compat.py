@@ -22,7 +22,7 @@ from tests.gateway.gateway_support import HOLD, RunningGateway, running_gateway,
 from tests.gateway.langgraph_compat import SKIPPED, SUMMARY, compat_report, reference_operations, summary_line, write_report
 from tests.support import make_config
 
-# Operations other parts of issue #14 add (assistants, store, crons, the v2 streaming protocol):
+# Operations other parts of issue #14 add (assistants, store, crons):
 # missing until they are merged, counted as served as soon as their route exists.
 PENDING = {
     ("POST", "/assistants"), ("DELETE", "/assistants/{assistant_id}"), ("PATCH", "/assistants/{assistant_id}"),
@@ -33,7 +33,6 @@ PENDING = {
     ("DELETE", "/runs/crons/{cron_id}"),
     ("PUT", "/store/items"), ("DELETE", "/store/items"), ("GET", "/store/items"), ("POST", "/store/items/search"),
     ("POST", "/store/namespaces"),
-    ("POST", "/threads/{thread_id}/commands"), ("POST", "/threads/{thread_id}/stream/events"),
 }
 
 

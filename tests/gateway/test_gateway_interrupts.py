@@ -1,29 +1,12 @@
-"""Human in the loop through the API: a tool that calls LangGraph ``interrupt()``, the thread
-waits (status interrupted, ``__interrupt__`` in values), and ``command.resume`` answers it."""
+"""Human in the loop through the API: a tool that calls LangGraph ``interrupt()`` (``ask_user``,
+served by the ``hitl_gateway`` fixture), the thread waits (status interrupted, ``__interrupt__``
+in values), and ``command.resume`` answers it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from langchain_core.tools import tool
-from langgraph.types import interrupt
 from langgraph_sdk import get_client
 
-from tests.gateway.gateway_support import RunningGateway, running_gateway, user_message
-
-
-@tool
-def ask_user(question: str) -> str:
-    """Ask the user a question and wait for the answer."""
-    answer = interrupt({"question": question, "choices": ["yes", "no"]})
-    return f"the user said {answer}"
-
-
-@pytest.fixture
-def hitl_gateway(config, model) -> Iterator[RunningGateway]:
-    with running_gateway(config, model=model, extra_tools=[ask_user]) as served:
-        yield served
+from tests.gateway.gateway_support import user_message
 
 
 async def test_interrupt_and_resume(hitl_gateway) -> None:
