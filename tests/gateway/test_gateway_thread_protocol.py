@@ -284,6 +284,14 @@ async def test_bad_commands_get_clear_errors(client, gateway) -> None:
         with pytest.raises(RuntimeError, match=r"Protocol error \[invalid_argument\]: .*no-such-agent"):
             stream.assistant_id = "no-such-agent"
             await stream.run.start(input=user_message("hi"))
+        # The same session goes on after the error. (Closing it at once, while the SDK's lifecycle
+        # watcher is still opening its stream, can hang the client on Python 3.11: its
+        # asyncio.wait_for swallows the close's cancellation when the stream opens at that instant.)
+        stream.assistant_id = "lead_agent"
+        await stream.run.start(input=user_message("after the error"))
+        async with asyncio.timeout(TIMEOUT):
+            output = await stream.output
+        assert output["messages"][-1]["content"] == "echo: after the error"
     # nothing was left half done: the thread still runs
     assert (await client.runs.wait(tid, "lead_agent", input=user_message("still fine")))["messages"][-1]["content"] == "echo: still fine"
 
