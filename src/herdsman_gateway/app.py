@@ -41,6 +41,7 @@ from herdsman.runtime.cron_scheduler import CronScheduler
 from herdsman.runtime.cron_store import open_cron_store
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
+from herdsman.runtime.run_queue import open_run_queue
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.threads import ThreadStore
 from herdsman.runtime.transcripts import save_transcript
@@ -120,9 +121,10 @@ def create_app(
                 await bridge.ping()
             gateway_metrics = GatewayMetrics()
             threads = ThreadStore(store)
+            queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
                 graph, bridge, threads, config, listeners=[gateway_metrics],
-                max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause,
+                max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause, queue=queue,
             )
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
@@ -133,6 +135,7 @@ def create_app(
             )
             app.state.gateway = gateway
             await runs.recover()
+            runs.start_workers()
             gateway.scheduler = CronScheduler(
                 crons, lambda cron: fire_cron(gateway, cron), poll_seconds=config.gateway.cron_poll_seconds
             )

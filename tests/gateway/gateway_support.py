@@ -182,7 +182,7 @@ def serve_subprocess(
     """``herdsman serve --config CONFIG`` in a new process on ``port``, handed over once
     ``/api/health`` answers (polled ``tries`` times, 50 ms apart); terminated and reaped at the end."""
     env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])  # this checkout's code, not an installed one
     proc = subprocess.Popen(
         [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
         cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,

@@ -1,0 +1,153 @@
+"""A run survives the death of the process executing it: ``herdsman serve`` processes are killed
+with SIGKILL mid-run, and another process's worker takes the run over from the durable queue and
+resumes it from the thread's last checkpoint (not from scratch, not marked lost).
+
+The agent (``recovery_model.StepsModel``) makes three bash steps, each appending to a log in the
+thread's workspace and printing it, and logs every model call with its process id; it holds the
+call after the second step until the test removes the hold file, and the test kills the
+process there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from langgraph_sdk import get_client
+
+from tests.gateway.gateway_support import ServeProcess, serve_subprocess, user_message
+from tests.services import free_port
+
+FINAL = ("success", "error", "interrupted", "timeout")
+
+
+def write_config(tmp_path: Path, name: str, port: int, **sections: Any) -> Path:
+    """A config.yaml for one ``herdsman serve`` child on ``port``: the steps agent, short leases."""
+    data: dict[str, Any] = {
+        "home": str(tmp_path / "home"),
+        "lead": {"model_retries": 0, "verify_rounds": 0},
+        "local_model": {"profile": "standard"},
+        "models": [{"name": "steps", "use": "tests.gateway.recovery_model:StepsModel",
+                    "calls_file": str(tmp_path / "calls.log"), "hold_file": str(tmp_path / "hold")}],
+        "checkpointer": {"type": "sqlite"},
+        "runs": {"workers": 2, "lease_seconds": 1, "poll_seconds": 0.2},
+        "gateway": {"port": port},
+        **sections,
+    }
+    data["gateway"] = {"port": port, **sections.get("gateway", {})}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@contextmanager
+def gateway_process(tmp_path: Path, name: str, **sections: Any) -> Iterator[ServeProcess]:
+    """``herdsman serve`` with :func:`write_config`'s config, on a free port."""
+    port = free_port()
+    with serve_subprocess(write_config(tmp_path, name, port, **sections), port, tmp_path) as served:
+        assert served.proc.poll() is None, "the gateway did not start"
+        yield served
+
+
+async def wait_for(path: Path) -> None:
+    """Wait until ``path`` exists (the model reached its hold)."""
+    while not path.exists():
+        await asyncio.sleep(0.05)
+
+
+async def settled(sdk: Any, thread_id: str, run_id: str) -> dict[str, Any]:
+    """The run once it ended (looked at every 0.1 s)."""
+    while (run := await sdk.runs.get(thread_id, run_id))["status"] not in FINAL:
+        await asyncio.sleep(0.1)
+    return run
+
+
+def calls(tmp_path: Path) -> list[tuple[int, int]]:
+    """Every model call as (process id, tool results it had seen), in order."""
+    lines = (tmp_path / "calls.log").read_text().split("\n")
+    return [(int(pid), int(seen)) for pid, seen in (line.split() for line in lines if line)]
+
+
+def assert_resumed(messages: list[dict[str, Any]], made: list[tuple[int, int]], killed: int, survivor: int) -> None:
+    """The thread holds the whole conversation once, in order; the killed process made the calls
+    up to the held one, the survivor repeated only that one (it was in flight) and went on."""
+    kinds = [m["type"] for m in messages]
+    assert kinds == ["human", "ai", "tool", "ai", "tool", "ai", "tool", "ai"]
+    tools = [m["content"] for m in messages if m["type"] == "tool"]
+    assert tools == ["step1", "step1\nstep2", "step1\nstep2\nstep3"], "each bash step ran exactly once"
+    assert messages[-1]["content"] == "finished"
+    assert made == [(killed, 0), (killed, 1), (killed, 2), (survivor, 2), (survivor, 3)]
+
+
+async def test_a_run_whose_process_was_killed_is_resumed_on_sqlite_when_a_gateway_starts(tmp_path: Path) -> None:
+    """One process on the embedded default (SQLite): killed mid-run; the next one started on the
+    same home finds the run's lease expired and finishes it from its last checkpoint."""
+    (tmp_path / "hold").touch()
+    with gateway_process(tmp_path, "first") as first:
+        sdk = get_client(url=first.url, api_key=None)
+        tid = (await sdk.threads.create())["thread_id"]
+        run = await sdk.runs.create(tid, "lead_agent", input=user_message("steps 3"))
+        await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+        await sdk.aclose()
+        first.proc.kill()
+        first.proc.wait()
+    os.unlink(tmp_path / "hold")
+    with gateway_process(tmp_path, "second") as second:
+        sdk = get_client(url=second.url, api_key=None)
+        try:
+            ended = await asyncio.wait_for(settled(sdk, tid, run["run_id"]), 60)
+            assert ended["status"] == "success"
+            assert ended["attempt"] == 2
+            assert (await sdk.threads.get(tid))["status"] == "idle"
+            state = await sdk.threads.get_state(tid)
+            assert_resumed(state["values"]["messages"], calls(tmp_path), first.proc.pid, second.proc.pid)
+            again = await sdk.runs.wait(tid, "lead_agent", input=user_message("thanks"))
+            assert again["messages"][-1]["content"] == "finished"  # the thread takes new runs
+        finally:
+            await sdk.aclose()
+
+
+async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp_path, gateway_database, redis_url) -> None:
+    """Two gateway processes on one PostgreSQL and Redis: the one executing a run is killed with
+    SIGKILL; the other takes the run over, and a client that follows it from the survivor sees
+    the stream from its first event to the end, the continuation included."""
+    shared = {"checkpointer": {"type": "postgres", "url": gateway_database},
+              "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    (tmp_path / "hold").touch()
+    with ExitStack() as stack:
+        a = stack.enter_context(gateway_process(tmp_path, "a", **shared))
+        b = stack.enter_context(gateway_process(tmp_path, "b", **shared))
+        on_a, on_b = get_client(url=a.url, api_key=None), get_client(url=b.url, api_key=None)
+        try:
+            tid = (await on_a.threads.create())["thread_id"]
+            run = await on_a.runs.create(tid, "lead_agent", input=user_message("steps 3"),
+                                         stream_mode=["values", "updates"], stream_resumable=True)
+            await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+            assert (await on_b.runs.get(tid, run["run_id"]))["status"] == "running"
+            a.proc.kill()
+            a.proc.wait()
+            os.unlink(tmp_path / "hold")
+            events = await asyncio.wait_for(collect(on_b.runs.join_stream(tid, run["run_id"])), 60)
+            ended = await on_b.runs.get(tid, run["run_id"])
+            assert ended["status"] == "success" and ended["attempt"] == 2
+            assert [e.data["attempt"] for e in events if e.event == "metadata"] == [1, 2]
+            ids = [e.id for e in events]
+            assert len(set(ids)) == len(ids), "no event twice"
+            finals = [e.data for e in events if e.event == "values"]
+            assert finals[-1]["messages"][-1]["content"] == "finished"
+            state = await on_b.threads.get_state(tid)
+            assert_resumed(state["values"]["messages"], calls(tmp_path), a.proc.pid, b.proc.pid)
+            assert (await on_b.threads.get(tid))["status"] == "idle"
+        finally:
+            await on_a.aclose()
+            await on_b.aclose()
+
+
+async def collect(stream: Any) -> list[Any]:
+    """Every event of an SSE stream, to its end."""
+    return [part async for part in stream]
