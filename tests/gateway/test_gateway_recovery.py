@@ -151,3 +151,31 @@ async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp
 async def collect(stream: Any) -> list[Any]:
     """Every event of an SSE stream, to its end."""
     return [part async for part in stream]
+
+
+async def test_a_run_cancelled_after_its_process_died_is_not_resumed(tmp_path: Path) -> None:
+    """Two processes on one SQLite home; the one executing a run is killed, and the run is
+    cancelled through the other before its lease ran out: the worker that takes it over ends
+    it as cancelled instead of resuming it, and the thread takes new runs."""
+    (tmp_path / "hold").touch()
+    slow_lease = {"runs": {"workers": 2, "lease_seconds": 3, "poll_seconds": 0.2}}
+    with gateway_process(tmp_path, "a", **slow_lease) as a, gateway_process(tmp_path, "b", **slow_lease) as b:
+        on_b = get_client(url=b.url, api_key=None)
+        try:
+            tid = (await on_b.threads.create())["thread_id"]
+            on_a = get_client(url=a.url, api_key=None)
+            run = await on_a.runs.create(tid, "lead_agent", input=user_message("steps 3"))
+            await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+            await on_a.aclose()
+            a.proc.kill()
+            a.proc.wait()
+            await on_b.runs.cancel(tid, run["run_id"])
+            os.unlink(tmp_path / "hold")
+            ended = await asyncio.wait_for(settled(on_b, tid, run["run_id"]), 60)
+            assert ended["status"] == "interrupted"
+            assert (await on_b.threads.get(tid))["status"] == "interrupted"
+            assert {pid for pid, _ in calls(tmp_path)} == {a.proc.pid}, "the survivor did not go on with it"
+            values = await on_b.runs.wait(tid, "lead_agent", input=user_message("steps 1"))
+            assert values["messages"][-1]["content"] == "finished"
+        finally:
+            await on_b.aclose()

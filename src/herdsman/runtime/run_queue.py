@@ -32,11 +32,12 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
 
 TABLE = "herdsman_run_queue"
-COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before"
+COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action"
 SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, "
     "created_at TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', worker_id TEXT, "
-    "lease_until DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, checkpoint_before TEXT)",
+    "lease_until DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, checkpoint_before TEXT, "
+    "cancel_action TEXT)",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_thread ON {TABLE} (thread_id, created_at, run_id)",
 )
 # The oldest row of its thread, whose lease ran out (its worker died); ? is the current time.
@@ -62,17 +63,19 @@ class QueuedRun:
     lease_until: float = 0.0
     attempts: int = 0
     checkpoint_before: str | None = None
+    cancel_action: str | None = None  # a cancel asked while its worker was gone: honoured when taken over
 
     @classmethod
     def from_row(cls, row: Any) -> "QueuedRun":
         """A row read in ``COLUMNS`` order (``spec`` as JSON text)."""
-        run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before = row
-        return cls(run_id, thread_id, created_at, json.loads(spec), status, worker_id, float(lease_until), int(attempts), before)
+        run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before, cancel = row
+        return cls(run_id, thread_id, created_at, json.loads(spec), status, worker_id, float(lease_until), int(attempts),
+                   before, cancel)
 
     def row(self) -> tuple[Any, ...]:
         """The values of ``COLUMNS``, in order (``spec`` as JSON text)."""
         return (self.run_id, self.thread_id, self.created_at, json.dumps(self.spec), self.status, self.worker_id,
-                self.lease_until, self.attempts, self.checkpoint_before)
+                self.lease_until, self.attempts, self.checkpoint_before, self.cancel_action)
 
 
 class RunQueue(Protocol):
@@ -100,6 +103,11 @@ class RunQueue(Protocol):
 
     async def get(self, run_id: str) -> QueuedRun | None:
         """The run's row, or None (not queued, or ended)."""
+        ...
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note that the run is to be cancelled (``interrupt`` or ``rollback``), for a worker
+        that takes it over."""
         ...
 
     async def remove(self, run_id: str) -> None:
@@ -155,6 +163,11 @@ class MemoryRunQueue:
         """The run's row."""
         return self._rows.get(run_id)
 
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note the cancel on the run's row."""
+        if (row := self._rows.get(run_id)) is not None:
+            row.cancel_action = action
+
     async def remove(self, run_id: str) -> None:
         """Forget the run."""
         self._rows.pop(run_id, None)
@@ -191,7 +204,7 @@ class SqliteRunQueue:
     async def add(self, run: QueuedRun) -> None:
         """Queue a new run."""
         await self._write(
-            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             run.row(),
         )
 
@@ -241,6 +254,10 @@ class SqliteRunQueue:
             cursor = await self._conn.execute(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = ?", (run_id,))
             row = await cursor.fetchone()
         return QueuedRun.from_row(row) if row else None
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note the cancel on the run's row."""
+        await self._write(f"UPDATE {TABLE} SET cancel_action = ? WHERE run_id = ?", (action, run_id))
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

@@ -51,7 +51,7 @@ class PostgresRunQueue:
     async def add(self, run: QueuedRun) -> None:
         """Queue a new run."""
         await self._execute(
-            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             run.row(),
         )
 
@@ -78,6 +78,10 @@ class PostgresRunQueue:
         """The run's row."""
         rows = await self._execute(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = %s", (run_id,))
         return QueuedRun.from_row(rows[0]) if rows else None
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note the cancel on the run's row."""
+        await self._execute(f"UPDATE {TABLE} SET cancel_action = %s WHERE run_id = %s", (action, run_id))
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

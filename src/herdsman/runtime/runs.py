@@ -451,6 +451,10 @@ class RunManager:
             raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
         if record.get("status") in FINAL_STATUSES:
             return record
+        try:
+            await self.queue.request_cancel(run_id, action)  # for a worker that takes it over (its own died)
+        except Exception as exc:  # noqa: BLE001 - the live holder still hears it through the bridge
+            log.warning("run_cancel_not_queued", run_id=run_id, error=_text(exc))
         await self.bridge.request_cancel(run_id, action)
         log.info("run_cancel_forwarded", run_id=run_id, thread_id=thread_id, action=action)
         for _ in range(int(REMOTE_CANCEL_WAIT / 0.05) if wait else 0):
@@ -579,6 +583,10 @@ class RunManager:
         mine = self._runs.get(claimed.run_id)
         if mine is not None and mine.status not in FINAL_STATUSES:
             return None  # this process still executes it (its lease was renewed late)
+        if await self.threads.get_run(claimed.thread_id, claimed.run_id) is None:
+            await self.queue.remove(claimed.run_id)  # its thread (or the run) was deleted meanwhile
+            log.info("run_dropped_from_queue", run_id=claimed.run_id, thread_id=claimed.thread_id)
+            return None
         now = utc_now()
         run = Run(run_id=claimed.run_id, spec=RunSpec(**claimed.spec), created_at=claimed.created_at, updated_at=now,
                   checkpoint_before=claimed.checkpoint_before, attempt=claimed.attempts)
@@ -587,8 +595,15 @@ class RunManager:
         self._by_thread.setdefault(run.thread_id, []).append(run)
         log.warning("run_taken_over", run_id=run.run_id, thread_id=run.thread_id, attempts=claimed.attempts,
                     previous_worker=claimed.worker_id)
+        run.executed = claimed.status == "running"
+        if claimed.cancel_action in ("interrupt", "rollback"):
+            run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
+            await self._set_status(run, "interrupted")
+            await self._end(run, 0.0)
+            if run.cancel_action == "rollback":
+                await self._rollback(run)
+            return run
         if claimed.attempts >= self.config.runs.max_attempts:
-            run.executed = claimed.status == "running"
             run.error = {"error": "WorkerLost", "message": WORKER_LOST_MESSAGE.format(attempts=claimed.attempts)}
             await self._set_status(run, "error")
             await self._publish(run, "error", run.error)
