@@ -79,6 +79,7 @@ def create_app(
     checkpointer: BaseCheckpointSaver | None = None,
     extra_tools: Sequence[BaseTool] = (),
     freeze_gc: bool = False,
+    serve_requests: bool = True,
 ) -> FastAPI:
     """The gateway app for ``config``.
 
@@ -86,7 +87,9 @@ def create_app(
     ``checkpointer`` replaces the configured one (the caller then owns its lifetime);
     ``extra_tools`` are given to the lead agent besides its own. ``freeze_gc`` (what
     ``herdsman serve`` sets: it owns the process) moves everything built at startup out of the
-    garbage collector's sight, see :func:`freeze_startup_objects`.
+    garbage collector's sight, see :func:`freeze_startup_objects`. ``serve_requests=False`` is a
+    worker's app (``herdsman worker``, see ``worker.py``): the same services and run workers, no
+    cron scheduler and no IM channels (the gateways have them).
     """
 
     @asynccontextmanager
@@ -136,6 +139,10 @@ def create_app(
             app.state.gateway = gateway
             await runs.recover()
             runs.start_workers()
+            if not serve_requests:
+                log.info("worker_ready", worker_id=runs.worker_id, workers=config.runs.workers)
+                yield
+                return
             gateway.scheduler = CronScheduler(
                 crons, lambda cron: fire_cron(gateway, cron), poll_seconds=config.gateway.cron_poll_seconds
             )

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 import yaml
 from langgraph_sdk import get_client
 
-from tests.gateway.gateway_support import ServeProcess, serve_subprocess, user_message
+from tests.gateway.gateway_support import ServeProcess, child_env, serve_subprocess, user_message
 from tests.services import free_port
 
 FINAL = ("success", "error", "interrupted", "timeout")
@@ -179,3 +183,72 @@ async def test_a_run_cancelled_after_its_process_died_is_not_resumed(tmp_path: P
             assert values["messages"][-1]["content"] == "finished"
         finally:
             await on_b.aclose()
+
+
+@contextmanager
+def worker_process(tmp_path: Path, name: str, **sections: Any) -> Iterator[subprocess.Popen]:
+    """``herdsman worker`` with :func:`write_config`'s config; terminated and reaped at the end."""
+    config = write_config(tmp_path, name, free_port(), **sections)
+    proc = subprocess.Popen([sys.executable, "-m", "herdsman", "worker", "--config", str(config)], cwd=tmp_path, env=child_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def test_a_gateway_without_workers_queues_runs_that_worker_processes_execute_and_resume(
+    tmp_path, redis_url
+) -> None:
+    """A gateway with ``runs.workers: 0`` only accepts and relays; two ``herdsman worker``
+    processes execute. The worker holding a run is killed mid-run; the other resumes it, and the
+    client streaming it from the gateway sees it to the end. A ``reject`` run on the busy thread
+    is refused by the gateway, although the gateway itself runs nothing."""
+    shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    (tmp_path / "hold").touch()
+    with ExitStack() as stack:
+        gateway = stack.enter_context(gateway_process(tmp_path, "gateway", runs={"workers": 0}, **shared))
+        workers = [stack.enter_context(worker_process(tmp_path, f"worker{n}", **shared)) for n in range(2)]
+        sdk = get_client(url=gateway.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            stream = asyncio.create_task(collect(sdk.runs.stream(
+                tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"])))
+            await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+            with pytest.raises(httpx.HTTPStatusError) as refused:
+                await sdk.runs.create(tid, "lead_agent", input=user_message("me too"), multitask_strategy="reject")
+            assert refused.value.response.status_code == 409
+            holder = next(w for w in workers if w.pid == calls(tmp_path)[-1][0])
+            survivor = next(w for w in workers if w is not holder)
+            holder.kill()
+            holder.wait()
+            os.unlink(tmp_path / "hold")
+            events = await asyncio.wait_for(stream, 60)
+            run_id = events[0].data["run_id"]
+            assert [e.data["attempt"] for e in events if e.event == "metadata"] == [1, 2]
+            assert events[-1].event == "values" and events[-1].data["messages"][-1]["content"] == "finished"
+            ended = await sdk.runs.get(tid, run_id)
+            assert ended["status"] == "success" and ended["attempt"] == 2
+            state = await sdk.threads.get_state(tid)
+            assert_resumed(state["values"]["messages"], calls(tmp_path), holder.pid, survivor.pid)
+            assert gateway.proc.pid not in {pid for pid, _ in calls(tmp_path)}, "the gateway executed nothing"
+        finally:
+            await sdk.aclose()
+
+
+def test_a_process_without_workers_needs_a_shared_database_and_redis(tmp_path: Path) -> None:
+    """``runs.workers: 0`` with the memory checkpointer or bridge is a config error that says what to set."""
+    from herdsman.config import parse_config
+    from herdsman.config.loader import ConfigError
+
+    for sections, fix in (({"checkpointer": {"type": "memory"}}, "checkpointer.type sqlite or postgres"),
+                          ({"checkpointer": {"type": "sqlite"}}, "gateway.stream_bridge: redis")):
+        with pytest.raises(ConfigError) as info:
+            parse_config(yaml.safe_dump({"runs": {"workers": 0}, **sections}), env={})
+        assert "runs.workers is 0" in str(info.value) and fix in str(info.value)

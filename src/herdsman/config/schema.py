@@ -754,8 +754,10 @@ class RunsConfig(_Section):
 
     workers: int = Field(
         2, ge=0, le=64,
-        description="Worker tasks in this process that take over queued runs whose worker died "
-        "(0: this process only executes the runs it accepts).",
+        description="Worker tasks in this process: they execute the runs it accepts at once, and claim queued "
+        "runs (accepted by a process without workers, or whose worker died); 0: this process only accepts runs "
+        "and relays their streams (needs a shared checkpointer and stream_bridge: redis, and `herdsman worker` "
+        "processes).",
     )
     lease_seconds: float = Field(
         30.0, ge=1, le=3600,
@@ -802,6 +804,22 @@ class HerdsmanConfig(_Section):
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+
+    @model_validator(mode="after")
+    def _accept_only_needs_shared_runs(self) -> "HerdsmanConfig":
+        if self.runs.workers:
+            return self
+        if self.checkpointer.type == "memory":
+            raise ValueError(
+                "runs.workers is 0 (this process executes no runs) but checkpointer.type is memory, so no other "
+                "process can see its runs; use checkpointer.type sqlite or postgres, or set runs.workers: 2"
+            )
+        if self.gateway.stream_bridge != "redis":
+            raise ValueError(
+                "runs.workers is 0 (other processes execute the runs) but gateway.stream_bridge is memory, so their "
+                "events would never reach this process; set gateway.stream_bridge: redis, or runs.workers: 2"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_model_names(self) -> "HerdsmanConfig":

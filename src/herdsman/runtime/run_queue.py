@@ -48,6 +48,7 @@ CLAIMABLE_FROM = (
     "ORDER BY q.created_at, q.run_id LIMIT 1"
 )
 CLAIMABLE = f"SELECT {COLUMNS} {CLAIMABLE_FROM}"
+THREAD_RUNS = f"SELECT {COLUMNS} FROM {TABLE} WHERE thread_id = ? ORDER BY created_at, run_id"
 
 
 @dataclass
@@ -103,6 +104,10 @@ class RunQueue(Protocol):
 
     async def get(self, run_id: str) -> QueuedRun | None:
         """The run's row, or None (not queued, or ended)."""
+        ...
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
         ...
 
     async def request_cancel(self, run_id: str, action: str) -> None:
@@ -162,6 +167,10 @@ class MemoryRunQueue:
     async def get(self, run_id: str) -> QueuedRun | None:
         """The run's row."""
         return self._rows.get(run_id)
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
+        return sorted((r for r in self._rows.values() if r.thread_id == thread_id), key=lambda r: (r.created_at, r.run_id))
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
@@ -254,6 +263,13 @@ class SqliteRunQueue:
             cursor = await self._conn.execute(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = ?", (run_id,))
             row = await cursor.fetchone()
         return QueuedRun.from_row(row) if row else None
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
+        async with self._lock:
+            cursor = await self._conn.execute(THREAD_RUNS, (thread_id,))
+            rows = await cursor.fetchall()
+        return [QueuedRun.from_row(row) for row in rows]
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""

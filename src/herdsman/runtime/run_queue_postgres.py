@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, SCHEMA, TABLE, QueuedRun
+from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, SCHEMA, TABLE, THREAD_RUNS, QueuedRun
 
 CLAIM = (
     f"UPDATE {TABLE} SET worker_id = %s, lease_until = %s WHERE run_id = (SELECT q.run_id "
@@ -78,6 +78,10 @@ class PostgresRunQueue:
         """The run's row."""
         rows = await self._execute(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = %s", (run_id,))
         return QueuedRun.from_row(rows[0]) if rows else None
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
+        return [QueuedRun.from_row(row) for row in await self._execute(THREAD_RUNS.replace("?", "%s"), (thread_id,))]
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""

@@ -234,6 +234,14 @@ def _command(data: dict[str, Any]) -> Command:
     return Command(resume=data.get("resume"), update=data.get("update"), goto=data.get("goto") or ())
 
 
+def _busy(thread_id: str, run_id: str) -> ThreadBusyError:
+    """The refusal of a run sent with ``multitask_strategy: reject`` to a busy thread."""
+    return ThreadBusyError(
+        f"thread {thread_id} already has run {run_id} in progress; wait for it (GET .../runs/{{run_id}}/join), "
+        "cancel it, or send multitask_strategy interrupt, rollback or enqueue"
+    )
+
+
 def _text(exc: BaseException) -> str:
     """An exception's message as text that always encodes (lone surrogates replaced)."""
     text = str(exc) or type(exc).__name__
@@ -378,16 +386,14 @@ class RunManager:
         async with lock:
             if spec.command and spec.command.get("resume") is not None:
                 await self._check_resumable(spec)
+            if not self.config.runs.workers:
+                return await self._queue_only(spec)
             active = self.active_runs(spec.thread_id)
             previous: list[asyncio.Task] = []
             if active:
                 strategy = spec.multitask_strategy
                 if strategy == "reject":
-                    raise ThreadBusyError(
-                        f"thread {spec.thread_id} already has run {active[-1].run_id} in progress; wait for it "
-                        "(GET .../runs/{run_id}/join), cancel it, or send multitask_strategy "
-                        "interrupt, rollback or enqueue"
-                    )
+                    raise _busy(spec.thread_id, active[-1].run_id)
                 if strategy in ("interrupt", "rollback"):
                     for other in active:
                         await self.cancel(other.thread_id, other.run_id, action=strategy, wait=True)
@@ -409,6 +415,27 @@ class RunManager:
             for queue in self._watchers.get(run.thread_id, ()):
                 queue.put_nowait(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
+        return run
+
+    async def _queue_only(self, spec: RunSpec) -> Run:
+        """Create a run for another process's workers (this one has none): apply the multitask
+        strategy to the thread's queued runs, send the ``metadata`` event, write the records and
+        queue the run, held by no one, so the first free worker claims it."""
+        others = await self.queue.thread_runs(spec.thread_id)
+        if others and spec.multitask_strategy == "reject":
+            raise _busy(spec.thread_id, others[-1].run_id)
+        if spec.multitask_strategy in ("interrupt", "rollback"):
+            for other in others:
+                await self.cancel(spec.thread_id, other.run_id, action=spec.multitask_strategy, wait=True)
+        now = utc_now()
+        run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
+        await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+        await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
+                                  status="busy")
+        await self.threads.put_run(run.to_dict())
+        await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, spec.to_queue()))
+        run.saved.set()
+        log.info("run_queued", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
     async def _check_resumable(self, spec: RunSpec) -> None:
@@ -609,7 +636,8 @@ class RunManager:
             await self._publish(run, "error", run.error)
             await self._end(run, 0.0)
             return run
-        await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": claimed.attempts + 1})
+        if run.executed:  # a start again (the first start's metadata event went out when it was accepted)
+            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": claimed.attempts + 1})
         run.task = asyncio.create_task(
             self._execute(run, [], taken_over=True, resume=claimed.status == "running"), name=f"run-{run.run_id}"
         )
