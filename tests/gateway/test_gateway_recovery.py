@@ -71,6 +71,13 @@ async def settled(sdk: Any, thread_id: str, run_id: str) -> dict[str, Any]:
     return run
 
 
+async def thread_status(sdk: Any, thread_id: str) -> str:
+    """The thread's status once its run settled it (a run's record ends just before its thread)."""
+    while (status := (await sdk.threads.get(thread_id))["status"]) == "busy":
+        await asyncio.sleep(0.05)
+    return status
+
+
 def calls(tmp_path: Path) -> list[tuple[int, int]]:
     """Every model call as (process id, tool results it had seen), in order."""
     lines = (tmp_path / "calls.log").read_text().split("\n")
@@ -107,7 +114,7 @@ async def test_a_run_whose_process_was_killed_is_resumed_on_sqlite_when_a_gatewa
             ended = await asyncio.wait_for(settled(sdk, tid, run["run_id"]), 60)
             assert ended["status"] == "success"
             assert ended["attempt"] == 2
-            assert (await sdk.threads.get(tid))["status"] == "idle"
+            assert await thread_status(sdk, tid) == "idle"
             state = await sdk.threads.get_state(tid)
             assert_resumed(state["values"]["messages"], calls(tmp_path), first.proc.pid, second.proc.pid)
             again = await sdk.runs.wait(tid, "lead_agent", input=user_message("thanks"))
@@ -146,7 +153,7 @@ async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp
             assert finals[-1]["messages"][-1]["content"] == "finished"
             state = await on_b.threads.get_state(tid)
             assert_resumed(state["values"]["messages"], calls(tmp_path), a.proc.pid, b.proc.pid)
-            assert (await on_b.threads.get(tid))["status"] == "idle"
+            assert await thread_status(on_b, tid) == "idle"
         finally:
             await on_a.aclose()
             await on_b.aclose()
@@ -177,7 +184,7 @@ async def test_a_run_cancelled_after_its_process_died_is_not_resumed(tmp_path: P
             os.unlink(tmp_path / "hold")
             ended = await asyncio.wait_for(settled(on_b, tid, run["run_id"]), 60)
             assert ended["status"] == "interrupted"
-            assert (await on_b.threads.get(tid))["status"] == "interrupted"
+            assert await thread_status(on_b, tid) == "interrupted"
             assert {pid for pid, _ in calls(tmp_path)} == {a.proc.pid}, "the survivor did not go on with it"
             values = await on_b.runs.wait(tid, "lead_agent", input=user_message("steps 1"))
             assert values["messages"][-1]["content"] == "finished"

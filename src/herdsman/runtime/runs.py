@@ -610,8 +610,9 @@ class RunManager:
         mine = self._runs.get(claimed.run_id)
         if mine is not None and mine.status not in FINAL_STATUSES:
             return None  # this process still executes it (its lease was renewed late)
-        if await self.threads.get_run(claimed.thread_id, claimed.run_id) is None:
-            await self.queue.remove(claimed.run_id)  # its thread (or the run) was deleted meanwhile
+        record = await self.threads.get_run(claimed.thread_id, claimed.run_id)
+        if record is None or record.get("status") in FINAL_STATUSES:
+            await self.queue.remove(claimed.run_id)  # its thread was deleted, or it ended just before its process did
             log.info("run_dropped_from_queue", run_id=claimed.run_id, thread_id=claimed.thread_id)
             return None
         now = utc_now()
