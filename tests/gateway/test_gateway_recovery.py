@@ -96,11 +96,13 @@ def assert_resumed(messages: list[dict[str, Any]], made: list[tuple[int, int]], 
 
 
 async def test_a_run_whose_process_was_killed_is_resumed_on_sqlite_when_a_gateway_starts(tmp_path: Path) -> None:
-    """One process on the embedded default (SQLite): killed mid-run; the next one started on the
-    same home finds the run's lease expired and finishes it from its last checkpoint."""
+    """One process on the embedded default (SQLite), auth on: killed mid-run; the next one
+    started on the same home finds the run's lease expired and finishes it from its last
+    checkpoint, still as its owner's run, which another user can neither see nor cancel."""
+    keys = {"gateway": {"api_keys": ["key-ana", "key-bo"]}}
     (tmp_path / "hold").touch()
-    with gateway_process(tmp_path, "first") as first:
-        sdk = get_client(url=first.url, api_key=None)
+    with gateway_process(tmp_path, "first", **keys) as first:
+        sdk = get_client(url=first.url, api_key="key-ana")
         tid = (await sdk.threads.create())["thread_id"]
         run = await sdk.runs.create(tid, "lead_agent", input=user_message("steps 3"))
         await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
@@ -108,19 +110,27 @@ async def test_a_run_whose_process_was_killed_is_resumed_on_sqlite_when_a_gatewa
         first.proc.kill()
         first.proc.wait()
     os.unlink(tmp_path / "hold")
-    with gateway_process(tmp_path, "second") as second:
-        sdk = get_client(url=second.url, api_key=None)
+    with gateway_process(tmp_path, "second", **keys) as second:
+        sdk, bo = get_client(url=second.url, api_key="key-ana"), get_client(url=second.url, api_key="key-bo")
         try:
+            for peek in (bo.runs.get(tid, run["run_id"]), bo.runs.cancel(tid, run["run_id"]), bo.runs.join(tid, run["run_id"])):
+                with pytest.raises(httpx.HTTPStatusError) as refused:
+                    await peek
+                assert refused.value.response.status_code == 404
             ended = await asyncio.wait_for(settled(sdk, tid, run["run_id"]), 60)
             assert ended["status"] == "success"
             assert ended["attempt"] == 2
+            owner = run["kwargs"]["config"]["configurable"]["user_id"]
+            assert ended["kwargs"]["config"]["configurable"]["user_id"] == owner  # resumed as its owner
             assert await thread_status(sdk, tid) == "idle"
             state = await sdk.threads.get_state(tid)
             assert_resumed(state["values"]["messages"], calls(tmp_path), first.proc.pid, second.proc.pid)
+            assert [t["thread_id"] for t in await bo.threads.search()] == []
             again = await sdk.runs.wait(tid, "lead_agent", input=user_message("thanks"))
             assert again["messages"][-1]["content"] == "finished"  # the thread takes new runs
         finally:
             await sdk.aclose()
+            await bo.aclose()
 
 
 async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp_path, gateway_database, redis_url) -> None:
