@@ -4,8 +4,9 @@ It opens the same services as a gateway (``create_app(..., serve_requests=False)
 checkpointer, records, run queue, stream bridge, sandbox) and runs ``runs.workers`` workers that
 claim runs from the queue, resume them from their last checkpoint and publish their events into
 the stream bridge, from which the gateways relay them. Start any number, on any machine that
-reaches the database (and Redis); SIGTERM or Ctrl-C stops it (its runs in progress end as
-interrupted).
+reaches the database (and Redis); SIGTERM or Ctrl-C stops it, and hands its runs in progress
+back to the queue, where another worker claims them at once and resumes each from its last
+checkpoint (a rolling restart interrupts no run).
 """
 
 from __future__ import annotations
@@ -48,4 +49,5 @@ async def work(config: HerdsmanConfig, *, model: Any = None, stop: asyncio.Event
     app = create_app(config, model=model, serve_requests=False)
     async with app.router.lifespan_context(app):
         await stop.wait()
+        await app.state.gateway.runs.hand_over()
     log.info("worker_stopped")

@@ -269,3 +269,34 @@ def test_a_process_without_workers_needs_a_shared_database_and_redis(tmp_path: P
         with pytest.raises(ConfigError) as info:
             parse_config(yaml.safe_dump({"runs": {"workers": 0}, **sections}), env={})
         assert "runs.workers is 0" in str(info.value) and fix in str(info.value)
+
+
+async def test_a_worker_asked_to_stop_hands_its_run_to_another_at_once(tmp_path, redis_url) -> None:
+    """SIGTERM to the ``herdsman worker`` executing a run: it gives the run back to the queue, and
+    another worker resumes it from its last checkpoint without waiting for the lease (an hour
+    here) to run out; the client streaming it from the gateway sees it to the end."""
+    shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url},
+              "runs": {"workers": 2, "lease_seconds": 3600, "poll_seconds": 0.2}}
+    unheld = [{"name": "steps", "use": "tests.gateway.recovery_model:StepsModel", "calls_file": str(tmp_path / "calls.log")}]
+    (tmp_path / "hold").touch()
+    with ExitStack() as stack:
+        gateway = stack.enter_context(gateway_process(tmp_path, "gateway", **{**shared, "runs": {"workers": 0}}))
+        first = stack.enter_context(worker_process(tmp_path, "first", **shared))
+        sdk = get_client(url=gateway.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            stream = asyncio.create_task(collect(sdk.runs.stream(
+                tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"])))
+            await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+            second = stack.enter_context(worker_process(tmp_path, "second", models=unheld, **shared))
+            first.terminate()
+            assert first.wait(timeout=30) == 0
+            events = await asyncio.wait_for(stream, 60)
+            assert [e.data["attempt"] for e in events if e.event == "metadata"] == [1, 2]
+            assert events[-1].data["messages"][-1]["content"] == "finished"
+            run = (await sdk.runs.list(tid))[0]
+            assert run["status"] == "success" and run["attempt"] == 2
+            state = await sdk.threads.get_state(tid)
+            assert_resumed(state["values"]["messages"], calls(tmp_path), first.pid, second.pid)
+        finally:
+            await sdk.aclose()

@@ -48,6 +48,7 @@ CLAIMABLE_FROM = (
     "ORDER BY q.created_at, q.run_id LIMIT 1"
 )
 CLAIMABLE = f"SELECT {COLUMNS} {CLAIMABLE_FROM}"
+RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
 THREAD_RUNS = f"SELECT {COLUMNS} FROM {TABLE} WHERE thread_id = ? ORDER BY created_at, run_id"
 
 
@@ -108,6 +109,10 @@ class RunQueue(Protocol):
 
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
+        ...
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up ``worker_id``'s hold on the run: any worker may claim it at once."""
         ...
 
     async def request_cancel(self, run_id: str, action: str) -> None:
@@ -171,6 +176,11 @@ class MemoryRunQueue:
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
         return sorted((r for r in self._rows.values() if r.thread_id == thread_id), key=lambda r: (r.created_at, r.run_id))
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up the hold on the run."""
+        if (row := self._rows.get(run_id)) is not None and row.worker_id == worker_id:
+            row.worker_id, row.lease_until = None, 0.0
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
@@ -270,6 +280,10 @@ class SqliteRunQueue:
             cursor = await self._conn.execute(THREAD_RUNS, (thread_id,))
             rows = await cursor.fetchall()
         return [QueuedRun.from_row(row) for row in rows]
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up the hold on the run."""
+        await self._write(RELEASE, (run_id, worker_id))
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""

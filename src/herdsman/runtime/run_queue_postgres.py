@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, SCHEMA, TABLE, THREAD_RUNS, QueuedRun
+from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, RELEASE, SCHEMA, TABLE, THREAD_RUNS, QueuedRun
 
 CLAIM = (
     f"UPDATE {TABLE} SET worker_id = %s, lease_until = %s WHERE run_id = (SELECT q.run_id "
@@ -82,6 +82,10 @@ class PostgresRunQueue:
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
         return [QueuedRun.from_row(row) for row in await self._execute(THREAD_RUNS.replace("?", "%s"), (thread_id,))]
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up the hold on the run."""
+        await self._execute(RELEASE.replace("?", "%s"), (run_id, worker_id))
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""

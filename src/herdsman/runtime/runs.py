@@ -284,6 +284,7 @@ class RunManager:
         self.queue: RunQueue = queue if queue is not None else MemoryRunQueue()
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._workers: list[asyncio.Task] = []
+        self._handing_over = False  # runs stopped now go back to the queue instead of ending
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -557,6 +558,26 @@ class RunManager:
         if tasks:
             await asyncio.wait(tasks)
 
+    async def hand_over(self) -> None:
+        """Stop the workers and this process's runs without ending them: each goes back to the
+        queue (its hold released), so another worker claims it at once and resumes it from its
+        last checkpoint. What a ``herdsman worker`` that is asked to stop does."""
+        self._handing_over = True
+        await self.shutdown()
+
+    async def _handed_back(self, run: Run) -> bool:
+        """When :meth:`hand_over` stopped ``run`` (no one cancelled it): release its hold and
+        forget it here, leaving its records and stream to the worker that claims it next."""
+        if not self._handing_over or run.cancel_action is not None:
+            return False
+        try:
+            await self.queue.release(run.run_id, self.worker_id)
+        except Exception as exc:  # noqa: BLE001 - its lease then runs out, and it is claimed later
+            log.warning("run_not_released", run_id=run.run_id, error=_text(exc))
+        self._forget(run.run_id)
+        log.info("run_handed_over", run_id=run.run_id, thread_id=run.thread_id)
+        return True
+
     # -- workers: leases and runs taken over ------------------------------------------------
 
     def _lease_end(self) -> float:
@@ -710,8 +731,9 @@ class RunManager:
                 await asyncio.wait(previous)
             await self._slots.acquire()
         except asyncio.CancelledError:
-            await self._set_status(run, "interrupted")
-            await self._end(run, 0.0)
+            if not await self._handed_back(run):
+                await self._set_status(run, "interrupted")
+                await self._end(run, 0.0)
             return
         except Exception as exc:  # noqa: BLE001 - a run that cannot be set up ends as an error
             await self._fail(run, exc)
@@ -804,6 +826,8 @@ class RunManager:
                 await self._publish(run, "values", run.result)
             await self._set_status(run, "success")
         except asyncio.CancelledError:
+            if await self._handed_back(run):
+                return
             await self._set_status(run, "interrupted")
             log.info("run_cancelled", action=run.cancel_action)
             await self._keep_said(run, said)
