@@ -169,6 +169,16 @@ async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp
             await on_b.aclose()
 
 
+async def stream_until_held(sdk: Any, tmp_path: Path) -> tuple[str, asyncio.Task]:
+    """A new thread, and a task streaming a ``steps 3`` run on it to its end (values mode),
+    handed over once the run is held mid-way."""
+    tid = (await sdk.threads.create())["thread_id"]
+    stream = asyncio.create_task(collect(sdk.runs.stream(
+        tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"])))
+    await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+    return tid, stream
+
+
 async def collect(stream: Any) -> list[Any]:
     """Every event of an SSE stream, to its end."""
     return [part async for part in stream]
@@ -234,10 +244,7 @@ async def test_a_gateway_without_workers_queues_runs_that_worker_processes_execu
         workers = [stack.enter_context(worker_process(tmp_path, f"worker{n}", **shared)) for n in range(2)]
         sdk = get_client(url=gateway.url, api_key=None)
         try:
-            tid = (await sdk.threads.create())["thread_id"]
-            stream = asyncio.create_task(collect(sdk.runs.stream(
-                tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"])))
-            await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+            tid, stream = await stream_until_held(sdk, tmp_path)
             with pytest.raises(httpx.HTTPStatusError) as refused:
                 await sdk.runs.create(tid, "lead_agent", input=user_message("me too"), multitask_strategy="reject")
             assert refused.value.response.status_code == 409
@@ -284,10 +291,7 @@ async def test_a_worker_asked_to_stop_hands_its_run_to_another_at_once(tmp_path,
         first = stack.enter_context(worker_process(tmp_path, "first", **shared))
         sdk = get_client(url=gateway.url, api_key=None)
         try:
-            tid = (await sdk.threads.create())["thread_id"]
-            stream = asyncio.create_task(collect(sdk.runs.stream(
-                tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"])))
-            await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
+            tid, stream = await stream_until_held(sdk, tmp_path)
             second = stack.enter_context(worker_process(tmp_path, "second", models=unheld, **shared))
             first.terminate()
             assert first.wait(timeout=30) == 0

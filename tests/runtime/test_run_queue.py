@@ -22,7 +22,7 @@ from herdsman.runtime.run_queue_postgres import PostgresRunQueue
 async def queues(request, tmp_path: Path) -> AsyncIterator[tuple[RunQueue, RunQueue]]:
     """Two queues on one database (SQLite file, or a fresh PostgreSQL database)."""
     if request.param == "sqlite":
-        opened = [await SqliteRunQueue.open(str(tmp_path / "gateway.sqlite")) for _ in range(2)]
+        opened = [await SqliteRunQueue.open(str(tmp_path / "runs.sqlite")) for _ in range(2)]
     else:
         server = request.getfixturevalue("postgres_url")
         name = f"queue_{uuid.uuid4().hex[:12]}"

@@ -1,14 +1,17 @@
 """The durable run queue: every run is a row that a worker holds under a lease while it executes it.
 
-A run accepted by a gateway becomes a row of ``herdsman_run_queue`` in the gateway database (the
-SQLite file of the records, or the PostgreSQL database of the checkpoints, see
-``run_queue_postgres.py``), held at once by the accepting process's worker; it stays there until
+A run accepted by a gateway becomes a row of ``herdsman_run_queue`` in the gateway's database
+(``<home>/runs.sqlite`` beside the records' ``gateway.sqlite``, or the PostgreSQL database of the
+checkpoints and records, see ``run_queue_postgres.py``), held at once by the accepting process's worker; it stays there until
 the run ends. The holder renews its lease every third of ``runs.lease_seconds``; when the process
 dies, the lease runs out and any worker may claim the row, and resumes the run from its thread's
 last checkpoint. A claim takes only the oldest row of its thread, so the runs of one thread keep
 their order and never execute side by side.
 
-Why a table and not Redis Streams: the runs already live in that database, the same transaction
+Why a table and not Redis Streams: the runs already live in that database (on SQLite, a file of
+its own beside it, in WAL mode, for the reason ``cron_store.py`` gives: the record store's
+read-then-write batches fail at once with "database is locked" when another connection wrote to
+their file in between), the same transaction
 that claims a row records who holds it and until when, and the embedded default (SQLite, one
 process) needs no other server. Written here (not a task-queue library) because what is queued is
 a LangGraph run whose progress is the checkpointer's, not a job to re-run from scratch; the queue
@@ -211,6 +214,7 @@ class SqliteRunQueue:
 
         conn = await aiosqlite.connect(path, isolation_level=None)  # transactions are explicit
         await conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        await conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the claims
         for statement in SCHEMA:
             await conn.execute(statement)
         return cls(conn)
@@ -300,13 +304,13 @@ class SqliteRunQueue:
 
 @asynccontextmanager
 async def open_run_queue(config: HerdsmanConfig) -> AsyncIterator[RunQueue]:
-    """The queue matching ``checkpointer.type`` (memory, the SQLite records file, PostgreSQL),
+    """The queue matching ``checkpointer.type`` (memory, ``runs.sqlite`` in the home, PostgreSQL),
     open for the ``async with`` block."""
     kind = config.checkpointer.type
     if kind == "memory":
         queue: RunQueue = MemoryRunQueue()
     elif kind == "sqlite":
-        queue = await SqliteRunQueue.open(str(gateway_db_path(config)))
+        queue = await SqliteRunQueue.open(str(gateway_db_path(config, "runs.sqlite")))
     else:
         from herdsman.runtime.run_queue_postgres import PostgresRunQueue
 
