@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -303,4 +305,38 @@ async def test_a_worker_asked_to_stop_hands_its_run_to_another_at_once(tmp_path,
             state = await sdk.threads.get_state(tid)
             assert_resumed(state["values"]["messages"], calls(tmp_path), first.pid, second.pid)
         finally:
+            await sdk.aclose()
+
+
+async def stopped_here(manager: Any, thread_id: str) -> None:
+    """Wait until the process of ``manager`` executes no run of the thread."""
+    while manager.active_runs(thread_id):
+        await asyncio.sleep(0.05)
+
+
+async def test_a_process_whose_lease_was_taken_stops_the_run_and_leaves_it_to_the_new_holder(home) -> None:
+    """A run's row claimed by another worker while this process still executed it (as after a
+    stall longer than a lease): at its next renewal this process stops the run without ending
+    it (the record stays ``running``, for the new holder), so it never executes in two places."""
+    from herdsman.runtime.record_store import gateway_db_path
+    from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model
+    from tests.support import make_config
+
+    config = make_config(home, checkpointer={"type": "sqlite"}, runs={"lease_seconds": 1, "poll_seconds": 0.2})
+    model = scripted_model()
+    with running_gateway(config, model=model) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        manager = served.app.state.gateway.runs
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            run = await sdk.runs.create(tid, "lead_agent", input=user_message(f"hello {HOLD}"))
+            await asyncio.to_thread(model.wait_until_held)
+            with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
+                db.execute("UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
+                           (time.time() + 3600, run["run_id"]))
+            await asyncio.wait_for(stopped_here(manager, tid), 60)
+            assert (await sdk.runs.get(tid, run["run_id"]))["status"] == "running"
+            assert (await sdk.threads.get(tid))["status"] == "busy"
+        finally:
+            model.release()
             await sdk.aclose()

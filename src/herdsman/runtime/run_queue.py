@@ -51,6 +51,7 @@ CLAIMABLE_FROM = (
     "ORDER BY q.created_at, q.run_id LIMIT 1"
 )
 CLAIMABLE = f"SELECT {COLUMNS} {CLAIMABLE_FROM}"
+RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id"
 RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
 THREAD_RUNS = f"SELECT {COLUMNS} FROM {TABLE} WHERE thread_id = ? ORDER BY created_at, run_id"
 
@@ -97,8 +98,8 @@ class RunQueue(Protocol):
         start); returns how many times it has been started, this one included."""
         ...
 
-    async def renew(self, worker_id: str, lease_until: float) -> int:
-        """Extend every lease ``worker_id`` holds; returns how many."""
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+        """Extend every lease ``worker_id`` holds; returns the ids of those runs."""
         ...
 
     async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
@@ -154,12 +155,12 @@ class MemoryRunQueue:
         row.checkpoint_before = row.checkpoint_before or checkpoint_before
         return row.attempts
 
-    async def renew(self, worker_id: str, lease_until: float) -> int:
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
         """Extend the worker's leases."""
         held = [r for r in self._rows.values() if r.worker_id == worker_id]
         for row in held:
             row.lease_until = lease_until
-        return len(held)
+        return {r.run_id for r in held}
 
     async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id``."""
@@ -242,9 +243,11 @@ class SqliteRunQueue:
             row = await cursor.fetchone()
         return int(row[0]) if row else 1
 
-    async def renew(self, worker_id: str, lease_until: float) -> int:
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
         """Extend the worker's leases."""
-        return await self._write(f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ?", (lease_until, worker_id))
+        async with self._lock:
+            cursor = await self._conn.execute(RENEW, (lease_until, worker_id))
+            return {row[0] for row in await cursor.fetchall()}
 
     async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id``: a cheap read first, then the

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, RELEASE, SCHEMA, TABLE, THREAD_RUNS, QueuedRun
+from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, RELEASE, RENEW, SCHEMA, TABLE, THREAD_RUNS, QueuedRun
 
 CLAIM = (
     f"UPDATE {TABLE} SET worker_id = %s, lease_until = %s WHERE run_id = (SELECT q.run_id "
@@ -64,10 +64,9 @@ class PostgresRunQueue:
         )
         return int(rows[0][0]) if rows else 1
 
-    async def renew(self, worker_id: str, lease_until: float) -> int:
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
         """Extend the worker's leases."""
-        rows = await self._execute(f"UPDATE {TABLE} SET lease_until = %s WHERE worker_id = %s", (lease_until, worker_id))
-        return int(rows[0][0])
+        return {row[0] for row in await self._execute(RENEW.replace("?", "%s"), (lease_until, worker_id))}
 
     async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id`` (one statement, rows being claimed skipped)."""

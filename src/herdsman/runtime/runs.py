@@ -181,6 +181,8 @@ class Run:
     executed: bool = False
     cancel_action: CancelAction | None = None
     attempt: int = 1
+    held_since: float | None = None  # when this process's hold on its queue row began (monotonic)
+    lease_lost: bool = False  # another worker claimed it: this process stops it and leaves it alone
     task: asyncio.Task | None = None
     saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
@@ -567,7 +569,11 @@ class RunManager:
 
     async def _handed_back(self, run: Run) -> bool:
         """When :meth:`hand_over` stopped ``run`` (no one cancelled it): release its hold and
-        forget it here, leaving its records and stream to the worker that claims it next."""
+        forget it here, leaving its records and stream to the worker that claims it next; when
+        it was stopped because its lease was lost: just forget it here."""
+        if run.lease_lost:  # another worker holds it now: its records and stream are that worker's
+            self._forget(run.run_id)
+            return True
         if not self._handing_over or run.cancel_action is not None:
             return False
         try:
@@ -602,13 +608,23 @@ class RunManager:
         log.info("run_workers_started", worker_id=self.worker_id, workers=self.config.runs.workers)
 
     async def _renew_leases(self) -> None:
-        """Renew every lease this process holds, every third of ``runs.lease_seconds``."""
+        """Renew every lease this process holds, every third of ``runs.lease_seconds``; a run
+        whose lease another worker took meanwhile (this process stalled, or lost the database
+        longer than a lease) is stopped here, so it never executes in two places."""
         while True:
             await asyncio.sleep(self.config.runs.lease_seconds / 3)
+            asked = time.monotonic()
             try:
-                await self.queue.renew(self.worker_id, self._lease_end())
+                renewed = await self.queue.renew(self.worker_id, self._lease_end())
             except Exception as exc:  # noqa: BLE001 - try again at the next beat
                 log.warning("run_leases_not_renewed", worker_id=self.worker_id, error=_text(exc))
+                continue
+            for run in list(self._runs.values()):
+                held = run.held_since is not None and run.held_since < asked
+                if held and run.status not in FINAL_STATUSES and run.run_id not in renewed and run.task is not None:
+                    run.lease_lost = True
+                    run.task.cancel()
+                    log.warning("run_lease_lost", run_id=run.run_id, thread_id=run.thread_id, worker_id=self.worker_id)
 
     async def _work(self) -> None:
         """One worker: claim a run whose lease ran out, execute it to its end, repeat."""
@@ -638,7 +654,7 @@ class RunManager:
             return None
         now = utc_now()
         run = Run(run_id=claimed.run_id, spec=RunSpec(**claimed.spec), created_at=claimed.created_at, updated_at=now,
-                  checkpoint_before=claimed.checkpoint_before, attempt=claimed.attempts)
+                  checkpoint_before=claimed.checkpoint_before, attempt=claimed.attempts, held_since=time.monotonic())
         run.saved.set()
         self._runs[run.run_id] = run
         self._by_thread.setdefault(run.thread_id, []).append(run)
@@ -715,6 +731,7 @@ class RunManager:
             await self.threads.put_run(run.to_dict())
             await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(),
                                            worker_id=self.worker_id, lease_until=self._lease_end()))
+            run.held_since = time.monotonic()
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=str(exc))
         finally:
