@@ -16,8 +16,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,12 @@ import pytest
 import yaml
 from langgraph_sdk import get_client
 
-from tests.gateway.gateway_support import ServeProcess, child_env, serve_subprocess, user_message
+from herdsman.runtime.record_store import gateway_db_path
+from tests.gateway.gateway_support import (
+    HOLD, ServeProcess, child_env, running_gateway, scripted_model, serve_subprocess, user_message,
+)
 from tests.services import free_port
+from tests.support import make_config
 
 FINAL = ("success", "error", "interrupted", "timeout")
 
@@ -314,29 +318,50 @@ async def stopped_here(manager: Any, thread_id: str) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_a_process_whose_lease_was_taken_stops_the_run_and_leaves_it_to_the_new_holder(home) -> None:
-    """A run's row claimed by another worker while this process still executed it (as after a
-    stall longer than a lease): at its next renewal this process stops the run without ending
-    it (the record stays ``running``, for the new holder), so it never executes in two places."""
-    from herdsman.runtime.record_store import gateway_db_path
-    from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model
-    from tests.support import make_config
-
+@asynccontextmanager
+async def held_in_process(home: Path) -> AsyncIterator[tuple[Any, Any, dict[str, Any], Any]]:
+    """An in-process gateway on SQLite with 1 s leases, executing a run held mid-way: (its SDK
+    client, its run manager, the run, a connection to its run queue's database)."""
     config = make_config(home, checkpointer={"type": "sqlite"}, runs={"lease_seconds": 1, "poll_seconds": 0.2})
     model = scripted_model()
     with running_gateway(config, model=model) as served:
         sdk = get_client(url=served.url, api_key=None)
-        manager = served.app.state.gateway.runs
         try:
             tid = (await sdk.threads.create())["thread_id"]
             run = await sdk.runs.create(tid, "lead_agent", input=user_message(f"hello {HOLD}"))
             await asyncio.to_thread(model.wait_until_held)
             with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
-                db.execute("UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
-                           (time.time() + 3600, run["run_id"]))
-            await asyncio.wait_for(stopped_here(manager, tid), 60)
-            assert (await sdk.runs.get(tid, run["run_id"]))["status"] == "running"
-            assert (await sdk.threads.get(tid))["status"] == "busy"
+                yield sdk, served.app.state.gateway.runs, run, db
+                model.release()
         finally:
             model.release()
             await sdk.aclose()
+
+
+async def test_a_process_whose_lease_was_taken_stops_the_run_and_leaves_it_to_the_new_holder(home) -> None:
+    """A run's row claimed by another worker while this process still executed it (as after a
+    stall longer than a lease): at its next renewal this process stops the run without ending
+    it (the record stays ``running``, for the new holder), so it never executes in two places."""
+    async with held_in_process(home) as (sdk, manager, run, db):
+        db.execute("UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
+                   (time.time() + 3600, run["run_id"]))
+        db.commit()
+        await asyncio.wait_for(stopped_here(manager, run["thread_id"]), 60)
+        assert (await sdk.runs.get(run["thread_id"], run["run_id"]))["status"] == "running"
+        assert (await sdk.threads.get(run["thread_id"]))["status"] == "busy"
+
+
+async def test_a_queued_run_that_cannot_be_read_back_ends_as_an_error_and_the_worker_goes_on(home) -> None:
+    """A queued run whose row no longer reads as a run (as after an upgrade), left by a worker
+    that lost it: the worker that claims it ends it as an error that says to start a new run,
+    and the thread takes new runs."""
+    async with held_in_process(home) as (sdk, manager, run, db):
+        # taken by a worker that then died: this process stops it, and claims it once that lease ran out
+        db.execute("UPDATE herdsman_run_queue SET spec = ?, worker_id = 'gone', lease_until = ? WHERE run_id = ?",
+                   ('{"no_such_field": 1}', time.time() + 2, run["run_id"]))
+        db.commit()
+        ended = await asyncio.wait_for(settled(sdk, run["thread_id"], run["run_id"]), 60)
+        assert ended["status"] == "error" and ended["error"]["error"] == "RunNotResumable"
+        assert "start a new run on the thread" in ended["error"]["message"]
+        values = await sdk.runs.wait(run["thread_id"], "lead_agent", input=user_message("second"))
+        assert values["messages"][-1]["content"] == "echo: second"

@@ -637,9 +637,28 @@ class RunManager:
             if claimed is None:
                 await asyncio.sleep(self.config.runs.poll_seconds)
                 continue
-            run = await self.take_over(claimed)
+            try:
+                run = await self.take_over(claimed)
+            except Exception as exc:  # noqa: BLE001 - one bad row must not stop the worker
+                await self._drop_unreadable(claimed, exc)
+                continue
             if run is not None and run.task is not None:
                 await asyncio.wait([run.task])
+
+    async def _drop_unreadable(self, claimed: QueuedRun, exc: Exception) -> None:
+        """End a claimed run that cannot be taken over (its row cannot be read back as a run,
+        as after an upgrade that changed what a run holds) as an error, and drop its row."""
+        log.error("run_not_taken_over", run_id=claimed.run_id, thread_id=claimed.thread_id, error=_text(exc))
+        try:
+            record = await self.threads.get_run(claimed.thread_id, claimed.run_id)
+            if record is not None and record.get("status") not in FINAL_STATUSES:
+                message = f"the run could not be resumed ({type(exc).__name__}: {_text(exc)}); start a new run on the thread"
+                record.update(status="error", updated_at=utc_now(), error={"error": "RunNotResumable", "message": message})
+                await self.threads.put_run(record)
+                await self.threads.update(claimed.thread_id, status="error")
+            await self.queue.remove(claimed.run_id)
+        except Exception as store_exc:  # noqa: BLE001 - its lease runs out and it is tried again
+            log.warning("run_not_dropped", run_id=claimed.run_id, error=_text(store_exc))
 
     async def take_over(self, claimed: QueuedRun) -> Run | None:
         """Execute a run claimed from the queue: resumed from its last checkpoint when it had
