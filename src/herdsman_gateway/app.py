@@ -42,6 +42,7 @@ from herdsman.runtime.cron_scheduler import CronScheduler
 from herdsman.runtime.cron_store import open_cron_store
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.record_store import open_record_store
+from herdsman.runtime.run_queue import open_run_queue
 from herdsman.runtime.runs import RunManager
 from herdsman.runtime.thread_events import ThreadEventHub
 from herdsman.runtime.threads import ThreadStore
@@ -81,6 +82,7 @@ def create_app(
     checkpointer: BaseCheckpointSaver | None = None,
     extra_tools: Sequence[BaseTool] = (),
     freeze_gc: bool = False,
+    serve_requests: bool = True,
 ) -> FastAPI:
     """The gateway app for ``config``.
 
@@ -88,7 +90,9 @@ def create_app(
     ``checkpointer`` replaces the configured one (the caller then owns its lifetime);
     ``extra_tools`` are given to the lead agent besides its own. ``freeze_gc`` (what
     ``herdsman serve`` sets: it owns the process) moves everything built at startup out of the
-    garbage collector's sight, see :func:`freeze_startup_objects`.
+    garbage collector's sight, see :func:`freeze_startup_objects`. ``serve_requests=False`` is a
+    worker's app (``herdsman worker``, see ``worker.py``): the same services and run workers, no
+    cron scheduler and no IM channels (the gateways have them).
     """
 
     @asynccontextmanager
@@ -123,9 +127,10 @@ def create_app(
                 await bridge.ping()
             gateway_metrics = GatewayMetrics()
             threads = ThreadStore(store)
+            queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
                 graph, bridge, threads, config, listeners=[gateway_metrics],
-                max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause,
+                max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause, queue=queue,
             )
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
@@ -138,6 +143,11 @@ def create_app(
             gateway.thread_events = ThreadEventHub(runs, bridge, heartbeat=config.gateway.heartbeat_seconds)
             stack.push_async_callback(gateway.thread_events.close)
             await runs.recover()
+            runs.start_workers()
+            if not serve_requests:
+                log.info("worker_ready", worker_id=runs.worker_id, workers=config.runs.workers)
+                yield
+                return
             gateway.scheduler = CronScheduler(
                 crons, lambda cron: fire_cron(gateway, cron), poll_seconds=config.gateway.cron_poll_seconds
             )

@@ -1,4 +1,4 @@
-"""``herdsman serve``: the gateway's own sub-command, found by the CLI through an entry point.
+"""``herdsman serve`` and ``herdsman worker``: the gateway's own sub-commands, found by the CLI through an entry point.
 
 The harness never imports the gateway (import-linter keeps it so); the gateway declares this
 module under the ``herdsman.commands`` entry-point group in ``pyproject.toml`` and
@@ -33,6 +33,21 @@ def serve(
         raise typer.Exit(2) from None
 
 
+def worker(config: ConfigOpt = None) -> None:
+    """Execute queued runs (no HTTP): the runs accepted by gateways, and those whose process died."""
+    import asyncio
+
+    from herdsman_gateway.worker import WorkerConfigError, work
+
+    loaded = load_or_exit(config)
+    try:
+        asyncio.run(work(loaded.config))
+    except WorkerConfigError as exc:
+        Console(stderr=True).print(f"[red]Error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``serve`` to the ``herdsman`` command."""
+    """Add ``serve`` and ``worker`` to the ``herdsman`` command."""
     app.command("serve")(serve)
+    app.command("worker")(worker)

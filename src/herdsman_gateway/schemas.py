@@ -313,6 +313,7 @@ class Run(BaseModel):
     multitask_strategy: str
     kwargs: dict[str, Any]
     error: dict[str, str] | None = None
+    attempt: int = Field(1, description="How many times a worker started the run (more than 1 after its worker died).")
 
 
 # -- crons -----------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
+import psycopg
 import pytest
 from langgraph_sdk import get_client
 
@@ -51,6 +53,15 @@ async def client(gateway: RunningGateway) -> AsyncIterator:
         yield sdk
     finally:
         await sdk.aclose()
+
+
+@pytest.fixture
+def gateway_database(postgres_url: str) -> str:
+    """A database of its own on the session's PostgreSQL, so other tests see none of its threads."""
+    name = f"gateway_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 @pytest.fixture(scope="session")

@@ -184,17 +184,23 @@ class ServeProcess:
     stderr: str = ""
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a ``herdsman`` child process: this checkout's code (not an installed
+    copy) first on the path, and no ``HERDSMAN_CONFIG`` (the child is given ``--config``)."""
+    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
+    return env
+
+
 @contextmanager
 def serve_subprocess(
     config: Path, port: int, cwd: Path, *, stdout: Any = subprocess.PIPE, tries: int = 300
 ) -> Iterator[ServeProcess]:
     """``herdsman serve --config CONFIG`` in a new process on ``port``, handed over once
     ``/api/health`` answers (polled ``tries`` times, 50 ms apart); terminated and reaped at the end."""
-    env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
-    env["PYTHONPATH"] = str(REPO)
     proc = subprocess.Popen(
         [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
-        cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,
+        cwd=cwd, env=child_env(), stdout=stdout, stderr=subprocess.PIPE, text=True,
     )
     served = ServeProcess(proc, f"http://127.0.0.1:{port}")
     url = served.url

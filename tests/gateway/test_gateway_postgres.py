@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 
-import psycopg
-import pytest
 from langgraph_sdk import get_client
 
 from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import running_gateway, user_message
 from tests.support import make_config
-
-
-@pytest.fixture
-def gateway_database(postgres_url: str) -> str:
-    """A database of its own on the session's PostgreSQL, so other tests see none of its threads."""
-    name = f"gateway_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return postgres_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 async def test_postgres_thread_survives_a_restart(home, gateway_database) -> None:

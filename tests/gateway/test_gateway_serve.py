@@ -77,12 +77,15 @@ def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
 
 
 def test_a_gateway_killed_mid_run_keeps_the_thread_up_to_its_last_checkpoint(tmp_path: Path) -> None:
-    """SIGKILL while a run waits on its second model call: after a restart the run is reported
-    lost, the thread has every finished step (and the file it wrote), and a new run continues it."""
+    """SIGKILL while a run waits on its second model call, with ``runs.max_attempts: 1``: after a
+    restart the run is not started again but reported lost (WorkerLost), the thread has every
+    finished step (and the file it wrote), and a new run continues it. (With attempts left the
+    run is resumed instead: test_gateway_recovery.py.)"""
     port = free_port()
     config = _write_config(tmp_path, port=port)
     data = yaml.safe_load(config.read_text())
     data["checkpointer"] = {"type": "sqlite"}
+    data["runs"] = {"max_attempts": 1, "lease_seconds": 1, "poll_seconds": 0.1}
     write = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/a.txt", "content": "one"}}
     data["models"][0]["responses"] = [{"tool_calls": [write]}, {"content": "never", "delay": 600}]
     config.write_text(yaml.safe_dump(data))
@@ -105,9 +108,14 @@ def test_a_gateway_killed_mid_run_keeps_the_thread_up_to_its_last_checkpoint(tmp
     config.write_text(yaml.safe_dump(data))
     with serve_subprocess(config, port, tmp_path) as served:
         url = served.url
-        lost = httpx.get(f"{url}/threads/{tid}/runs/{run_id}").json()
-        assert lost["status"] == "error" and "start a new run on the thread" in lost["error"]["message"]
-        assert httpx.get(f"{url}/threads/{tid}").json()["status"] == "idle"
+        for _ in range(400):  # until a worker finds the run's lease expired
+            lost = httpx.get(f"{url}/threads/{tid}/runs/{run_id}").json()
+            if lost["status"] != "running":
+                break
+            time.sleep(0.05)
+        assert lost["status"] == "error" and lost["error"]["error"] == "WorkerLost"
+        assert "start a new run on the thread" in lost["error"]["message"]
+        assert httpx.get(f"{url}/threads/{tid}").json()["status"] == "error"  # as after any failed run; it takes new runs (below)
         state = httpx.get(f"{url}/threads/{tid}/state").json()["values"]
         assert [m["type"] for m in state["messages"]] == ["human", "ai", "tool"]
         assert httpx.get(f"{url}/api/threads/{tid}/artifacts/outputs/a.txt").text == "one"

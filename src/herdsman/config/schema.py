@@ -796,6 +796,39 @@ class ChannelsConfig(_Section):
     bark: BarkConfig = Field(default_factory=BarkConfig)
 
 
+class RunsConfig(_Section):
+    """The durable run queue: leases held by the workers that execute runs, and their retries."""
+
+    workers: int = Field(
+        2, ge=0, le=64,
+        description="Worker tasks in this process: they execute the runs it accepts at once, and claim queued "
+        "runs (accepted by a process without workers, or whose worker died); 0: this process only accepts runs "
+        "and relays their streams (needs a shared checkpointer and stream_bridge: redis, and `herdsman worker` "
+        "processes).",
+    )
+    lease_seconds: float = Field(
+        30.0, ge=1, le=3600,
+        description="How long a worker's hold on a run lasts without renewal (renewed every third of it); "
+        "a run whose worker died is taken over this long after its last renewal.",
+    )
+    max_attempts: int = Field(
+        3, ge=1, le=100,
+        description="Times a run may be started by a worker; a run whose worker died this often ends as an error.",
+    )
+    poll_seconds: float = Field(
+        1.0, gt=0, le=60, description="How often idle workers look for runs to take over."
+    )
+
+    @model_validator(mode="after")
+    def _poll_within_lease(self) -> "RunsConfig":
+        if self.poll_seconds >= self.lease_seconds:
+            raise ValueError(
+                f"runs.poll_seconds ({self.poll_seconds}) must be below runs.lease_seconds "
+                f"({self.lease_seconds}); lower poll_seconds or raise lease_seconds"
+            )
+        return self
+
+
 class HerdsmanConfig(_Section):
     """The whole of ``config.yaml``."""
 
@@ -814,9 +847,26 @@ class HerdsmanConfig(_Section):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    runs: RunsConfig = Field(default_factory=RunsConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+
+    @model_validator(mode="after")
+    def _accept_only_needs_shared_runs(self) -> "HerdsmanConfig":
+        if self.runs.workers:
+            return self
+        if self.checkpointer.type == "memory":
+            raise ValueError(
+                "runs.workers is 0 (this process executes no runs) but checkpointer.type is memory, so no other "
+                "process can see its runs; use checkpointer.type sqlite or postgres, or set runs.workers: 2"
+            )
+        if self.gateway.stream_bridge != "redis":
+            raise ValueError(
+                "runs.workers is 0 (other processes execute the runs) but gateway.stream_bridge is memory, so their "
+                "events would never reach this process; set gateway.stream_bridge: redis, or runs.workers: 2"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_model_names(self) -> "HerdsmanConfig":

@@ -15,16 +15,24 @@ ends: whatever fails while it is set up or executed ends it as ``error`` and fre
 Creating a run writes nothing before its ``metadata`` event: whether the thread is busy is
 decided in memory under the thread's lock, and the run's records are written by its task, first
 thing (``Run.saved`` tells when), so a streamed run's first event never waits for the record store.
+
+Every run is also a row of the durable run queue (``run_queue.py``), held under a lease by the
+process executing it; :meth:`RunManager.start_workers` renews this process's leases and runs
+``runs.workers`` workers that take over the runs of a process that died (its leases ran out) and
+resume each from its thread's last checkpoint (the graph streamed again with ``None`` input), so
+a run outlives the process that started it; after ``runs.max_attempts`` starts it ends as an error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
 from collections import deque
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 import structlog
@@ -44,6 +52,7 @@ from herdsman.runtime.run_events import (
     token_usage,
     tool_results,
 )
+from herdsman.runtime.run_queue import MemoryRunQueue, QueuedRun, RunQueue
 from herdsman.runtime.run_input import (
     RunInputError,
     check_goto,
@@ -63,10 +72,15 @@ MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 CancelAction = Literal["interrupt", "rollback"]
 FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
 REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
+REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
 KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
     "the gateway stopped while this run was in progress; the thread keeps every step up to its "
     "last checkpoint: start a new run on the thread to continue"
+)
+WORKER_LOST_MESSAGE = (
+    "the process executing this run died {attempts} times (runs.max_attempts), so it is not tried again; "
+    "the thread keeps every step up to its last checkpoint: start a new run on the thread to continue"
 )
 
 
@@ -128,6 +142,10 @@ class RunSpec:
     durability: str | None = None
     temporary: bool = False
 
+    def to_queue(self) -> dict[str, Any]:
+        """The whole spec as JSON, for the run queue (read back with ``RunSpec(**data)``)."""
+        return to_jsonable(asdict(self))
+
     def kwargs(self) -> dict[str, Any]:
         """The part of the spec shown in the run's ``kwargs``."""
         return to_jsonable(
@@ -162,6 +180,9 @@ class Run:
     checkpoint_before: str | None = None
     executed: bool = False
     cancel_action: CancelAction | None = None
+    attempt: int = 1
+    held_since: float | None = None  # when this process's hold on its queue row began (monotonic)
+    lease_lost: bool = False  # another worker claimed it: this process stops it and leaves it alone
     task: asyncio.Task | None = None
     saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
@@ -183,6 +204,7 @@ class Run:
             "multitask_strategy": self.spec.multitask_strategy,
             "kwargs": self.spec.kwargs(),
             "error": self.error,
+            "attempt": self.attempt,
         }
 
 
@@ -214,6 +236,14 @@ def _command(data: dict[str, Any]) -> Command:
     return Command(resume=data.get("resume"), update=data.get("update"), goto=data.get("goto") or ())
 
 
+def _busy(thread_id: str, run_id: str) -> ThreadBusyError:
+    """The refusal of a run sent with ``multitask_strategy: reject`` to a busy thread."""
+    return ThreadBusyError(
+        f"thread {thread_id} already has run {run_id} in progress; wait for it (GET .../runs/{{run_id}}/join), "
+        "cancel it, or send multitask_strategy interrupt, rollback or enqueue"
+    )
+
+
 def _text(exc: BaseException) -> str:
     """An exception's message as text that always encodes (lone surrogates replaced)."""
     text = str(exc) or type(exc).__name__
@@ -233,11 +263,13 @@ class RunManager:
         listeners: Iterable[RunListener] = (),
         max_concurrency: int = 10,
         pause: Callable[[], Awaitable[None]] | None = None,
+        queue: RunQueue | None = None,
     ) -> None:
         """``max_concurrency`` runs execute at once; the others wait, pending, for a slot.
 
         ``pause`` is awaited between two steps of every run (the gateway's lets new requests
-        be answered first, see ``herdsman_gateway/pacing.py``).
+        be answered first, see ``herdsman_gateway/pacing.py``). ``queue`` keeps the runs and
+        their leases (in memory when None).
         """
         self.graph = graph
         self.bridge = bridge
@@ -251,6 +283,10 @@ class RunManager:
         self._finished: deque[str] = deque()
         self._pause = pause
         self._watchers: dict[str, set[asyncio.Queue[Run]]] = {}  # per thread: who hears of its new runs
+        self.queue: RunQueue = queue if queue is not None else MemoryRunQueue()
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._workers: list[asyncio.Task] = []
+        self._handing_over = False  # runs stopped now go back to the queue instead of ending
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -304,8 +340,15 @@ class RunManager:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def recover(self) -> int:
-        """Mark runs a previous process left unfinished as errors; returns how many."""
-        lost = await self.threads.unfinished_runs()
+        """Mark runs a previous process left unfinished as errors, unless the durable queue
+        still has them (a live worker holds them, or a worker will take them over when their
+        lease runs out); returns how many were lost."""
+        lost = []
+        for record in await self.threads.unfinished_runs():
+            if self.queue.durable and await self.queue.get(record["run_id"]) is not None:
+                log.info("run_left_to_workers", run_id=record["run_id"], thread_id=record["thread_id"])
+                continue
+            lost.append(record)
         for record in lost:
             record.update(status="error", updated_at=utc_now(), error={"error": "GatewayRestarted", "message": RESTART_MESSAGE})
             await self.threads.put_run(record)
@@ -346,16 +389,14 @@ class RunManager:
         async with lock:
             if spec.command and spec.command.get("resume") is not None:
                 await self._check_resumable(spec)
+            if not self.config.runs.workers:
+                return await self._queue_only(spec)
             active = self.active_runs(spec.thread_id)
             previous: list[asyncio.Task] = []
             if active:
                 strategy = spec.multitask_strategy
                 if strategy == "reject":
-                    raise ThreadBusyError(
-                        f"thread {spec.thread_id} already has run {active[-1].run_id} in progress; wait for it "
-                        "(GET .../runs/{run_id}/join), cancel it, or send multitask_strategy "
-                        "interrupt, rollback or enqueue"
-                    )
+                    raise _busy(spec.thread_id, active[-1].run_id)
                 if strategy in ("interrupt", "rollback"):
                     for other in active:
                         await self.cancel(other.thread_id, other.run_id, action=strategy, wait=True)
@@ -377,6 +418,27 @@ class RunManager:
             for queue in self._watchers.get(run.thread_id, ()):
                 queue.put_nowait(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
+        return run
+
+    async def _queue_only(self, spec: RunSpec) -> Run:
+        """Create a run for another process's workers (this one has none): apply the multitask
+        strategy to the thread's queued runs, send the ``metadata`` event, write the records and
+        queue the run, held by no one, so the first free worker claims it."""
+        others = await self.queue.thread_runs(spec.thread_id)
+        if others and spec.multitask_strategy == "reject":
+            raise _busy(spec.thread_id, others[-1].run_id)
+        if spec.multitask_strategy in ("interrupt", "rollback"):
+            for other in others:
+                await self.cancel(spec.thread_id, other.run_id, action=spec.multitask_strategy, wait=True)
+        now = utc_now()
+        run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
+        await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+        await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
+                                  status="busy")
+        await self.threads.put_run(run.to_dict())
+        await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, spec.to_queue()))
+        run.saved.set()
+        log.info("run_queued", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
     async def _check_resumable(self, spec: RunSpec) -> None:
@@ -419,6 +481,10 @@ class RunManager:
             raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
         if record.get("status") in FINAL_STATUSES:
             return record
+        try:
+            await self.queue.request_cancel(run_id, action)  # for a worker that takes it over (its own died)
+        except Exception as exc:  # noqa: BLE001 - the live holder still hears it through the bridge
+            log.warning("run_cancel_not_queued", run_id=run_id, error=_text(exc))
         await self.bridge.request_cancel(run_id, action)
         log.info("run_cancel_forwarded", run_id=run_id, thread_id=thread_id, action=action)
         for _ in range(int(REMOTE_CANCEL_WAIT / 0.05) if wait else 0):
@@ -464,6 +530,15 @@ class RunManager:
             record = await self.threads.get_run(thread_id, run_id)
             if record is None:
                 raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+            waited = False
+            while record is not None and record.get("status") not in FINAL_STATUSES:
+                waited = True
+                await asyncio.sleep(REMOTE_JOIN_POLL)  # another process executes it (or will take it over)
+                if (mine := self._runs.get(run_id)) is not None and mine.task is not None:
+                    return await self.join(thread_id, run_id)  # taken over by this process meanwhile
+                record = await self.threads.get_run(thread_id, run_id)
+            if waited and record is not None and record.get("error"):
+                return {"__error__": record["error"]}  # as a run of this process answers
             state = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
             return to_jsonable(state.values)
         if run.task is not None:
@@ -473,12 +548,159 @@ class RunManager:
         return run.result or {}
 
     async def shutdown(self) -> None:
-        """Cancel every run of this process and wait for them to stop."""
+        """Stop the workers, cancel every run of this process and wait for them to stop."""
+        for worker in self._workers:
+            worker.cancel()
+        if self._workers:
+            await asyncio.wait(self._workers)
+        self._workers = []
         tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
+
+    async def hand_over(self) -> None:
+        """Stop the workers and this process's runs without ending them: each goes back to the
+        queue (its hold released), so another worker claims it at once and resumes it from its
+        last checkpoint. What a ``herdsman worker`` that is asked to stop does."""
+        self._handing_over = True
+        await self.shutdown()
+
+    async def _handed_back(self, run: Run) -> bool:
+        """When :meth:`hand_over` stopped ``run`` (no one cancelled it): release its hold and
+        forget it here, leaving its records and stream to the worker that claims it next; when
+        it was stopped because its lease was lost: just forget it here."""
+        if run.lease_lost:  # another worker holds it now: its records and stream are that worker's
+            self._forget(run.run_id)
+            return True
+        if not self._handing_over or run.cancel_action is not None:
+            return False
+        try:
+            await self.queue.release(run.run_id, self.worker_id)
+        except Exception as exc:  # noqa: BLE001 - its lease then runs out, and it is claimed later
+            log.warning("run_not_released", run_id=run.run_id, error=_text(exc))
+        self._forget(run.run_id)
+        log.info("run_handed_over", run_id=run.run_id, thread_id=run.thread_id)
+        return True
+
+    # -- workers: leases and runs taken over ------------------------------------------------
+
+    def _lease_end(self) -> float:
+        """When a lease taken or renewed now runs out (seconds since the epoch)."""
+        return time.time() + self.config.runs.lease_seconds
+
+    async def _hold(self, run: Run) -> None:
+        """Record in the queue that this worker starts ``run`` (and which attempt it is)."""
+        try:
+            run.attempt = await self.queue.start(run.run_id, self.worker_id, self._lease_end(), run.checkpoint_before)
+        except Exception as exc:  # noqa: BLE001 - the run goes on; only a takeover after a crash is lost
+            log.warning("run_not_held", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
+
+    def start_workers(self) -> None:
+        """With a durable queue: renew this process's leases, and run ``runs.workers`` workers
+        that take over runs whose process died. Stopped by :meth:`shutdown`."""
+        if not self.queue.durable or self._workers:
+            return
+        self._workers.append(asyncio.create_task(self._renew_leases(), name="run-leases"))
+        for number in range(self.config.runs.workers):
+            self._workers.append(asyncio.create_task(self._work(), name=f"run-worker-{number}"))
+        log.info("run_workers_started", worker_id=self.worker_id, workers=self.config.runs.workers)
+
+    async def _renew_leases(self) -> None:
+        """Renew every lease this process holds, every third of ``runs.lease_seconds``; a run
+        whose lease another worker took meanwhile (this process stalled, or lost the database
+        longer than a lease) is stopped here, so it never executes in two places."""
+        while True:
+            await asyncio.sleep(self.config.runs.lease_seconds / 3)
+            asked = time.monotonic()
+            try:
+                renewed = await self.queue.renew(self.worker_id, self._lease_end())
+            except Exception as exc:  # noqa: BLE001 - try again at the next beat
+                log.warning("run_leases_not_renewed", worker_id=self.worker_id, error=_text(exc))
+                continue
+            for run in list(self._runs.values()):
+                held = run.held_since is not None and run.held_since < asked
+                if held and run.status not in FINAL_STATUSES and run.run_id not in renewed and run.task is not None:
+                    run.lease_lost = True
+                    run.task.cancel()
+                    log.warning("run_lease_lost", run_id=run.run_id, thread_id=run.thread_id, worker_id=self.worker_id)
+
+    async def _work(self) -> None:
+        """One worker: claim a run whose lease ran out, execute it to its end, repeat."""
+        while True:
+            try:
+                claimed = await self.queue.claim(self.worker_id, time.time(), self._lease_end())
+            except Exception as exc:  # noqa: BLE001 - the database may come back
+                log.warning("run_claim_failed", worker_id=self.worker_id, error=_text(exc))
+                claimed = None
+            if claimed is None:
+                await asyncio.sleep(self.config.runs.poll_seconds)
+                continue
+            try:
+                run = await self.take_over(claimed)
+            except Exception as exc:  # noqa: BLE001 - one bad row must not stop the worker
+                await self._drop_unreadable(claimed, exc)
+                continue
+            if run is not None and run.task is not None:
+                await asyncio.wait([run.task])
+
+    async def _drop_unreadable(self, claimed: QueuedRun, exc: Exception) -> None:
+        """End a claimed run that cannot be taken over (its row cannot be read back as a run,
+        as after an upgrade that changed what a run holds) as an error, and drop its row."""
+        log.error("run_not_taken_over", run_id=claimed.run_id, thread_id=claimed.thread_id, error=_text(exc))
+        try:
+            record = await self.threads.get_run(claimed.thread_id, claimed.run_id)
+            if record is not None and record.get("status") not in FINAL_STATUSES:
+                message = f"the run could not be resumed ({type(exc).__name__}: {_text(exc)}); start a new run on the thread"
+                record.update(status="error", updated_at=utc_now(), error={"error": "RunNotResumable", "message": message})
+                await self.threads.put_run(record)
+                await self.threads.update(claimed.thread_id, status="error")
+            await self.queue.remove(claimed.run_id)
+        except Exception as store_exc:  # noqa: BLE001 - its lease runs out and it is tried again
+            log.warning("run_not_dropped", run_id=claimed.run_id, error=_text(store_exc))
+
+    async def take_over(self, claimed: QueuedRun) -> Run | None:
+        """Execute a run claimed from the queue: resumed from its last checkpoint when it had
+        started, or failed when it was started ``runs.max_attempts`` times already."""
+        mine = self._runs.get(claimed.run_id)
+        if mine is not None and mine.status not in FINAL_STATUSES:
+            return None  # this process still executes it (its lease was renewed late)
+        record = await self.threads.get_run(claimed.thread_id, claimed.run_id)
+        if record is None or record.get("status") in FINAL_STATUSES:
+            await self.queue.remove(claimed.run_id)  # its thread was deleted, or it ended just before its process did
+            log.info("run_dropped_from_queue", run_id=claimed.run_id, thread_id=claimed.thread_id)
+            return None
+        now = utc_now()
+        run = Run(run_id=claimed.run_id, spec=RunSpec(**claimed.spec), created_at=claimed.created_at, updated_at=now,
+                  checkpoint_before=claimed.checkpoint_before, attempt=claimed.attempts, held_since=time.monotonic())
+        run.saved.set()
+        self._runs[run.run_id] = run
+        self._by_thread.setdefault(run.thread_id, []).append(run)
+        log.warning("run_taken_over", run_id=run.run_id, thread_id=run.thread_id, attempts=claimed.attempts,
+                    previous_worker=claimed.worker_id)
+        run.executed = claimed.status == "running"
+        if claimed.cancel_action in ("interrupt", "rollback"):
+            run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
+            await self._set_status(run, "interrupted")
+            await self._end(run, 0.0)
+            if run.cancel_action == "rollback":
+                await self._rollback(run)
+            return run
+        if claimed.attempts >= self.config.runs.max_attempts:
+            run.error = {"error": "WorkerLost", "message": WORKER_LOST_MESSAGE.format(attempts=claimed.attempts)}
+            await self._set_status(run, "error")
+            await self._publish(run, "error", run.error)
+            await self._end(run, 0.0)
+            return run
+        if run.executed:  # a start again (the first start's metadata event went out when it was accepted)
+            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": claimed.attempts + 1})
+        run.task = asyncio.create_task(
+            self._execute(run, [], taken_over=True, resume=claimed.status == "running"), name=f"run-{run.run_id}"
+        )
+        for queue in self._watchers.get(run.thread_id, ()):
+            queue.put_nowait(run)
+        return run
 
     # -- execution -------------------------------------------------------------------------
 
@@ -526,29 +748,35 @@ class RunManager:
                 status="busy",
             )
             await self.threads.put_run(run.to_dict())
+            await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(),
+                                           worker_id=self.worker_id, lease_until=self._lease_end()))
+            run.held_since = time.monotonic()
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=str(exc))
         finally:
             run.saved.set()
 
-    async def _execute(self, run: Run, previous: list[asyncio.Task]) -> None:
-        """Save the run's records, wait for the thread's earlier runs and a free slot, then run
-        the graph; never raises, and always ends the run (``error`` when anything failed)."""
+    async def _execute(self, run: Run, previous: list[asyncio.Task], *, taken_over: bool = False, resume: bool = False) -> None:
+        """Save the run's records (a new run), wait for the thread's earlier runs and a free
+        slot, then run the graph (``resume``: from the run's last checkpoint); never raises, and
+        always ends the run (``error`` when anything failed)."""
         try:
-            await self._save_new(run)
+            if not taken_over:
+                await self._save_new(run)
             if previous:
                 await asyncio.wait(previous)
             await self._slots.acquire()
         except asyncio.CancelledError:
-            await self._set_status(run, "interrupted")
-            await self._end(run, 0.0)
+            if not await self._handed_back(run):
+                await self._set_status(run, "interrupted")
+                await self._end(run, 0.0)
             return
         except Exception as exc:  # noqa: BLE001 - a run that cannot be set up ends as an error
             await self._fail(run, exc)
             await self._end(run, 0.0)
             return
         try:
-            await self._run_graph(run)
+            await self._run_graph(run, resume=resume)
         except Exception as exc:  # noqa: BLE001 - a safety net: no run may stay pending or running
             log.exception("run_not_ended", run_id=run.run_id, thread_id=run.thread_id)
             if run.status not in FINAL_STATUSES:
@@ -567,8 +795,12 @@ class RunManager:
             log.warning("run_error_not_published", run_id=run.run_id, error=_text(publish_exc))
         log.warning("run_failed", run_id=run.run_id, error=run.error["error"], message=run.error["message"])
 
-    async def _run_graph(self, run: Run) -> None:
-        """Stream the graph for ``run`` and publish what it yields; never raises."""
+    async def _run_graph(self, run: Run, *, resume: bool = False) -> None:
+        """Stream the graph for ``run`` and publish what it yields; never raises.
+
+        ``resume`` (a run another process had started): when the thread's head checkpoint is
+        the run's own, the graph goes on from it (``None`` input) instead of starting again.
+        """
         started = time.monotonic()
         spec = run.spec
         translator = EventTranslator(spec.stream_mode)
@@ -581,14 +813,20 @@ class RunManager:
             # the saved head, not a state snapshot: a head whose writes cannot be applied must
             # not stop a run that starts from an earlier checkpoint
             head = await self.graph.checkpointer.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
-            run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
-            if spec.checkpoint_id and not spec.checkpoint_ns and (versions := file_versions_of(self.graph.checkpointer)):
+            resuming = resume and head is not None and (head.metadata or {}).get("run_id") == run.run_id
+            if not resume:
+                run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
+            if resuming:
+                for key in ("checkpoint_id", "checkpoint_ns"):  # go on from the head, not from where it began
+                    cfg["configurable"].pop(key, None)
+            elif spec.checkpoint_id and not spec.checkpoint_ns and (versions := file_versions_of(self.graph.checkpointer)):
                 await versions.arestore(run.thread_id, spec.checkpoint_id)  # time travel brings the files back too
             run.executed = True
+            await self._hold(run)
             await self._set_status(run, "running")
             for listener in self.listeners:
                 listener.run_started(run)
-            graph_input = _command(spec.command) if spec.command else spec.input
+            graph_input = None if resuming else _command(spec.command) if spec.command else spec.input
             kwargs: dict[str, Any] = {
                 "stream_mode": graph_modes(spec.stream_mode),
                 "subgraphs": True,
@@ -624,6 +862,8 @@ class RunManager:
                 await self._publish(run, "values", run.result)
             await self._set_status(run, "success")
         except asyncio.CancelledError:
+            if await self._handed_back(run):
+                return
             await self._set_status(run, "interrupted")
             log.info("run_cancelled", action=run.cancel_action)
             await self._keep_said(run, said)
@@ -684,6 +924,10 @@ class RunManager:
         it idle (as LangGraph's server answers). Each step is tried on its own (failures are
         logged): a store or bridge that fails here must not keep the others from happening.
         """
+        try:
+            await self.queue.remove(run.run_id)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("run_not_dequeued", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
         try:
             await self._settle_thread(run, interrupted)
         except Exception as exc:  # noqa: BLE001 - see the docstring

@@ -1,0 +1,324 @@
+"""The durable run queue: every run is a row that a worker holds under a lease while it executes it.
+
+A run accepted by a gateway becomes a row of ``herdsman_run_queue`` in the gateway's database
+(``<home>/runs.sqlite`` beside the records' ``gateway.sqlite``, or the PostgreSQL database of the
+checkpoints and records, see ``run_queue_postgres.py``), held at once by the accepting process's worker; it stays there until
+the run ends. The holder renews its lease every third of ``runs.lease_seconds``; when the process
+dies, the lease runs out and any worker may claim the row, and resumes the run from its thread's
+last checkpoint. A claim takes only the oldest row of its thread, so the runs of one thread keep
+their order and never execute side by side.
+
+Why a table and not Redis Streams: the runs already live in that database (on SQLite, a file of
+its own beside it, in WAL mode, for the reason ``cron_store.py`` gives: the record store's
+read-then-write batches fail at once with "database is locked" when another connection wrote to
+their file in between), the same transaction
+that claims a row records who holds it and until when, and the embedded default (SQLite, one
+process) needs no other server. Written here (not a task-queue library) because what is queued is
+a LangGraph run whose progress is the checkpointer's, not a job to re-run from scratch; the queue
+only has to say who holds which run until when.
+
+:class:`MemoryRunQueue` is the same contract for the memory checkpointer (nothing survives a
+restart there, so it is not ``durable``); :class:`SqliteRunQueue` claims inside ``BEGIN IMMEDIATE``,
+so two processes sharing the file never claim the same row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from herdsman.config.schema import HerdsmanConfig
+from herdsman.runtime.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
+
+TABLE = "herdsman_run_queue"
+COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action"
+SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, "
+    "created_at TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', worker_id TEXT, "
+    "lease_until DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, checkpoint_before TEXT, "
+    "cancel_action TEXT)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_thread ON {TABLE} (thread_id, created_at, run_id)",
+)
+# The oldest row of its thread, whose lease ran out (its worker died); ? is the current time.
+CLAIMABLE_FROM = (
+    f"FROM {TABLE} q WHERE q.lease_until < ? AND NOT EXISTS ("
+    f"SELECT 1 FROM {TABLE} o WHERE o.thread_id = q.thread_id AND "
+    "(o.created_at < q.created_at OR (o.created_at = q.created_at AND o.run_id < q.run_id))) "
+    "ORDER BY q.created_at, q.run_id LIMIT 1"
+)
+CLAIMABLE = f"SELECT {COLUMNS} {CLAIMABLE_FROM}"
+RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id"
+RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
+THREAD_RUNS = f"SELECT {COLUMNS} FROM {TABLE} WHERE thread_id = ? ORDER BY created_at, run_id"
+
+
+@dataclass
+class QueuedRun:
+    """One row of the queue: the run, what was asked (``spec``), and who holds it."""
+
+    run_id: str
+    thread_id: str
+    created_at: str
+    spec: dict[str, Any]
+    status: str = "pending"  # pending: never started; running: started ``attempts`` times
+    worker_id: str | None = None
+    lease_until: float = 0.0
+    attempts: int = 0
+    checkpoint_before: str | None = None
+    cancel_action: str | None = None  # a cancel asked while its worker was gone: honoured when taken over
+
+    @classmethod
+    def from_row(cls, row: Any) -> "QueuedRun":
+        """A row read in ``COLUMNS`` order (``spec`` as JSON text)."""
+        run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before, cancel = row
+        return cls(run_id, thread_id, created_at, json.loads(spec), status, worker_id, float(lease_until), int(attempts),
+                   before, cancel)
+
+    def row(self) -> tuple[Any, ...]:
+        """The values of ``COLUMNS``, in order (``spec`` as JSON text)."""
+        return (self.run_id, self.thread_id, self.created_at, json.dumps(self.spec), self.status, self.worker_id,
+                self.lease_until, self.attempts, self.checkpoint_before, self.cancel_action)
+
+
+class RunQueue(Protocol):
+    """Where runs wait and who holds them. Times are seconds since the epoch."""
+
+    durable: bool
+
+    async def add(self, run: QueuedRun) -> None:
+        """Queue a new run (held by ``run.worker_id`` until ``run.lease_until``)."""
+        ...
+
+    async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
+        """Mark the run as started by ``worker_id`` (its first checkpoint kept from the first
+        start); returns how many times it has been started, this one included."""
+        ...
+
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+        """Extend every lease ``worker_id`` holds; returns the ids of those runs."""
+        ...
+
+    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Take the oldest run whose lease ran out and that no earlier run of its thread
+        precedes, or None."""
+        ...
+
+    async def get(self, run_id: str) -> QueuedRun | None:
+        """The run's row, or None (not queued, or ended)."""
+        ...
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
+        ...
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up ``worker_id``'s hold on the run: any worker may claim it at once."""
+        ...
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note that the run is to be cancelled (``interrupt`` or ``rollback``), for a worker
+        that takes it over."""
+        ...
+
+    async def remove(self, run_id: str) -> None:
+        """Forget the run (it ended)."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+class MemoryRunQueue:
+    """The queue in this process's memory (the memory checkpointer: nothing to resume after a restart)."""
+
+    durable = False
+
+    def __init__(self) -> None:
+        self._rows: dict[str, QueuedRun] = {}
+
+    async def add(self, run: QueuedRun) -> None:
+        """Queue a new run."""
+        self._rows[run.run_id] = run
+
+    async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
+        """Mark the run started; returns its start count."""
+        row = self._rows.get(run_id)
+        if row is None:
+            return 1
+        row.status, row.worker_id, row.lease_until = "running", worker_id, lease_until
+        row.attempts += 1
+        row.checkpoint_before = row.checkpoint_before or checkpoint_before
+        return row.attempts
+
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+        """Extend the worker's leases."""
+        held = [r for r in self._rows.values() if r.worker_id == worker_id]
+        for row in held:
+            row.lease_until = lease_until
+        return {r.run_id for r in held}
+
+    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """The oldest claimable run, now held by ``worker_id``."""
+        oldest: dict[str, QueuedRun] = {}
+        for row in sorted(self._rows.values(), key=lambda r: (r.created_at, r.run_id)):
+            oldest.setdefault(row.thread_id, row)
+        for row in oldest.values():
+            if row.lease_until < now:
+                row.worker_id, row.lease_until = worker_id, lease_until
+                return row
+        return None
+
+    async def get(self, run_id: str) -> QueuedRun | None:
+        """The run's row."""
+        return self._rows.get(run_id)
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
+        return sorted((r for r in self._rows.values() if r.thread_id == thread_id), key=lambda r: (r.created_at, r.run_id))
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up the hold on the run."""
+        if (row := self._rows.get(run_id)) is not None and row.worker_id == worker_id:
+            row.worker_id, row.lease_until = None, 0.0
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note the cancel on the run's row."""
+        if (row := self._rows.get(run_id)) is not None:
+            row.cancel_action = action
+
+    async def remove(self, run_id: str) -> None:
+        """Forget the run."""
+        self._rows.pop(run_id, None)
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+
+class SqliteRunQueue:
+    """The queue in the gateway's SQLite file; several processes may share it."""
+
+    durable = True
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._lock = asyncio.Lock()  # one connection: one transaction at a time
+
+    @classmethod
+    async def open(cls, path: str) -> "SqliteRunQueue":
+        """Connect to ``path`` and create the table when missing."""
+        import aiosqlite
+
+        conn = await aiosqlite.connect(path, isolation_level=None)  # transactions are explicit
+        await conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        await conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the claims
+        for statement in SCHEMA:
+            await conn.execute(statement)
+        return cls(conn)
+
+    async def _write(self, sql: str, params: tuple[Any, ...]) -> int:
+        async with self._lock:
+            cursor = await self._conn.execute(sql, params)
+            return cursor.rowcount
+
+    async def add(self, run: QueuedRun) -> None:
+        """Queue a new run."""
+        await self._write(
+            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            run.row(),
+        )
+
+    async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
+        """Mark the run started; returns its start count."""
+        async with self._lock:
+            cursor = await self._conn.execute(
+                f"UPDATE {TABLE} SET status = 'running', worker_id = ?, lease_until = ?, attempts = attempts + 1, "
+                "checkpoint_before = COALESCE(checkpoint_before, ?) WHERE run_id = ? RETURNING attempts",
+                (worker_id, lease_until, checkpoint_before, run_id),
+            )
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 1
+
+    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+        """Extend the worker's leases."""
+        async with self._lock:
+            cursor = await self._conn.execute(RENEW, (lease_until, worker_id))
+            return {row[0] for row in await cursor.fetchall()}
+
+    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """The oldest claimable run, now held by ``worker_id``: a cheap read first, then the
+        claim inside ``BEGIN IMMEDIATE`` (the write lock), so two processes never take one row."""
+        async with self._lock:
+            cursor = await self._conn.execute(CLAIMABLE, (now,))
+            if await cursor.fetchone() is None:
+                return None
+            await self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = await self._conn.execute(CLAIMABLE, (now,))
+                row = await cursor.fetchone()
+                if row is not None:
+                    await self._conn.execute(
+                        f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ?", (worker_id, lease_until, row[0])
+                    )
+                await self._conn.execute("COMMIT")
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
+        if row is None:
+            return None
+        claimed = QueuedRun.from_row(row)
+        claimed.worker_id, claimed.lease_until = worker_id, lease_until
+        return claimed
+
+    async def get(self, run_id: str) -> QueuedRun | None:
+        """The run's row."""
+        async with self._lock:
+            cursor = await self._conn.execute(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = ?", (run_id,))
+            row = await cursor.fetchone()
+        return QueuedRun.from_row(row) if row else None
+
+    async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's unfinished runs, oldest first."""
+        async with self._lock:
+            cursor = await self._conn.execute(THREAD_RUNS, (thread_id,))
+            rows = await cursor.fetchall()
+        return [QueuedRun.from_row(row) for row in rows]
+
+    async def release(self, run_id: str, worker_id: str) -> None:
+        """Give up the hold on the run."""
+        await self._write(RELEASE, (run_id, worker_id))
+
+    async def request_cancel(self, run_id: str, action: str) -> None:
+        """Note the cancel on the run's row."""
+        await self._write(f"UPDATE {TABLE} SET cancel_action = ? WHERE run_id = ?", (action, run_id))
+
+    async def remove(self, run_id: str) -> None:
+        """Forget the run."""
+        await self._write(f"DELETE FROM {TABLE} WHERE run_id = ?", (run_id,))
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self._conn.close()
+
+
+@asynccontextmanager
+async def open_run_queue(config: HerdsmanConfig) -> AsyncIterator[RunQueue]:
+    """The queue matching ``checkpointer.type`` (memory, ``runs.sqlite`` in the home, PostgreSQL),
+    open for the ``async with`` block."""
+    kind = config.checkpointer.type
+    if kind == "memory":
+        queue: RunQueue = MemoryRunQueue()
+    elif kind == "sqlite":
+        queue = await SqliteRunQueue.open(str(gateway_db_path(config, "runs.sqlite")))
+    else:
+        from herdsman.runtime.run_queue_postgres import PostgresRunQueue
+
+        queue = await PostgresRunQueue.open(config.checkpointer.url or "")
+    try:
+        yield queue
+    finally:
+        await queue.close()

@@ -1,0 +1,101 @@
+"""The durable run queue on a real SQLite file and a real PostgreSQL: who may claim what.
+
+Two queue objects on one database stand for two processes (each has its own connection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from herdsman.runtime.run_queue import QueuedRun, RunQueue, SqliteRunQueue
+from herdsman.runtime.run_queue_postgres import PostgresRunQueue
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def queues(request, tmp_path: Path) -> AsyncIterator[tuple[RunQueue, RunQueue]]:
+    """Two queues on one database (SQLite file, or a fresh PostgreSQL database)."""
+    if request.param == "sqlite":
+        opened = [await SqliteRunQueue.open(str(tmp_path / "runs.sqlite")) for _ in range(2)]
+    else:
+        server = request.getfixturevalue("postgres_url")
+        name = f"queue_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        url = server.rsplit("/", 1)[0] + f"/{name}"
+        opened = [await PostgresRunQueue.open(url) for _ in range(2)]
+    try:
+        yield opened[0], opened[1]
+    finally:
+        for queue in opened:
+            await queue.close()
+
+
+def row(run_id: str, thread_id: str, created_at: str, *, worker: str = "dead", lease_until: float = 0.0) -> QueuedRun:
+    """A queued run held by ``worker`` until ``lease_until`` (by default: a lease long gone)."""
+    return QueuedRun(run_id, thread_id, created_at, {"thread_id": thread_id, "input": {"n": run_id}},
+                     worker_id=worker, lease_until=lease_until)
+
+
+async def test_a_live_lease_is_never_claimed_and_an_expired_one_is(queues) -> None:
+    one, two = queues
+    now = time.time()
+    await one.add(row("live", "t1", "2026-01-01T00:00:01", worker="one", lease_until=now + 60))
+    assert await two.claim("two", now, now + 30) is None
+    await one.add(row("lost", "t2", "2026-01-01T00:00:02"))
+    claimed = await two.claim("two", now, now + 30)
+    assert claimed is not None and claimed.run_id == "lost" and claimed.spec["input"] == {"n": "lost"}
+    assert (await one.get("lost")).worker_id == "two"
+    assert await one.claim("one", now, now + 30) is None  # now held by two
+    assert await one.renew("one", now + 120) == {"live"}
+    assert (await two.claim("two", now + 90, now + 120)).run_id == "lost"  # two's lease ran out: taken again
+    assert await two.renew("two", now + 150) == {"lost"}
+    assert await one.claim("one", now + 110, now + 140) is None  # both renewed in time
+
+
+async def test_a_thread_s_runs_are_claimed_oldest_first_and_one_at_a_time(queues) -> None:
+    one, two = queues
+    now = time.time()
+    await one.add(row("second", "t", "2026-01-01T00:00:02"))
+    await one.add(row("first", "t", "2026-01-01T00:00:01"))
+    assert (await one.claim("one", now, now + 30)).run_id == "first"
+    assert await two.claim("two", now, now + 30) is None  # "first" still holds the thread
+    assert await one.start("first", "one", now + 30, "ckpt-0") == 1
+    await one.remove("first")
+    assert (await two.claim("two", now, now + 30)).run_id == "second"
+
+
+async def test_starts_are_counted_and_the_first_checkpoint_is_kept(queues) -> None:
+    one, two = queues
+    now = time.time()
+    await one.add(row("r", "t", "2026-01-01T00:00:01", worker="one", lease_until=now + 30))
+    assert await one.start("r", "one", now + 30, "before") == 1
+    claimed = await two.claim("two", now + 60, now + 90)
+    assert (claimed.status, claimed.attempts, claimed.checkpoint_before) == ("running", 1, "before")
+    assert await two.start("r", "two", now + 90, "later") == 2
+    assert (await one.get("r")).checkpoint_before == "before"
+    await one.request_cancel("r", "rollback")
+    assert (await two.get("r")).cancel_action == "rollback"
+
+
+async def test_two_processes_claiming_at_once_never_take_the_same_run(queues) -> None:
+    one, two = queues
+    now = time.time()
+    for n in range(20):
+        await one.add(row(f"r{n:02d}", f"t{n}", f"2026-01-01T00:00:{n:02d}"))
+
+    async def drain(queue: RunQueue, worker: str) -> list[str]:
+        taken = []
+        while (claimed := await queue.claim(worker, now, now + 30)) is not None:
+            taken.append(claimed.run_id)
+        return taken
+
+    first, second = await asyncio.gather(drain(one, "one"), drain(two, "two"))
+    assert sorted(first + second) == [f"r{n:02d}" for n in range(20)]
+    assert not set(first) & set(second)
