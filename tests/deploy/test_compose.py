@@ -81,7 +81,8 @@ def test_a_missing_secret_stops_compose_with_its_name(tmp_path: Path) -> None:
 
 
 def test_workers_wait_for_their_profile(raw: dict) -> None:
-    """Until `herdsman worker` exists, a plain `up` must not start crash-looping workers."""
+    """Separate workers are optional (the gateways' in-process workers execute runs): a plain `up`
+    starts none, `--profile workers` starts `herdsman worker` processes."""
     assert raw["services"]["worker"]["profiles"] == ["workers"]
     assert raw["services"]["worker"]["command"] == ["worker"]
     assert "profiles" not in raw["services"]["gateway-1"]
