@@ -250,6 +250,7 @@ async def thread_command(
     thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Run one command of the thread streaming protocol (see the module docstring)."""
+    await _visible_thread(gw, thread_id, user, creating=True)  # another user's thread: 404 before the body is read
     payload = await _json_body(request)
     command_id = payload.get("id") if isinstance(payload, dict) else None
     if (not isinstance(payload, dict) or not isinstance(command_id, int) or isinstance(command_id, bool)
