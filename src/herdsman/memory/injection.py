@@ -30,6 +30,15 @@ HEADER = (
     "the user's words in this conversation win):"
 )
 FOOTER = "</memory>"
+# A <memory> or </memory> tag inside what is remembered (a fact, an entity's name, the summary):
+# its "<" is escaped so no stored text can close the section and speak as the system prompt.
+_TAG = re.compile(r"<(?=\s*/?\s*memory\b)", re.IGNORECASE)
+
+
+def inline(text: str) -> str:
+    """``text`` as one line of the section: whitespace (newlines too) collapsed, so no stored text
+    starts a line of its own, and memory tags escaped (see :data:`_TAG`)."""
+    return _TAG.sub("&lt;", " ".join(text.split()))
 
 
 def estimate_tokens(text: str) -> int:
@@ -97,7 +106,7 @@ def render_memory(
     ]
     lines = [HEADER]
     used = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + 2
-    for line in candidates:
+    for line in map(inline, candidates):  # stored text never leaves the section
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
             continue
