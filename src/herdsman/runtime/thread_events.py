@@ -244,6 +244,13 @@ class ThreadEventHub:
         found.last_used = time.monotonic()
         return found
 
+    def drop(self, thread_id: str) -> None:
+        """Forget the thread's log now (the thread was deleted): a thread created later with the
+        same id, by any user, starts with an empty log, never with the deleted thread's events."""
+        old = self._logs.pop(thread_id, None)
+        if old is not None and old._task is not None:
+            old._task.cancel()
+
     def _sweep(self) -> None:
         cutoff = time.monotonic() - self.idle_seconds
         for thread_id, old in list(self._logs.items()):

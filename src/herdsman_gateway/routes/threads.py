@@ -7,11 +7,13 @@ manager (``busy`` while a run is in progress); its values come from the checkpoi
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman.runtime.file_versions import file_versions_of
+from herdsman.runtime.runs import RunError
 from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
@@ -117,10 +119,20 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
         await gw.crons.delete_for_thread(thread_id)
     for run in gw.runs.active_runs(thread_id):
         await gw.runs.cancel(thread_id, run.run_id, wait=True)
+    # and the runs another process executes (a worker, another gateway) or no worker took yet:
+    # left alone, they went on writing checkpoints to the deleted thread
+    for queued in await gw.runs.queue.thread_runs(thread_id):
+        held = queued.worker_id is not None and queued.lease_until > time.time()
+        try:
+            await gw.runs.cancel(thread_id, queued.run_id, wait=held)
+        except RunError:
+            pass  # its record is gone already: a worker that claims it drops it
     await gw.graph.checkpointer.adelete_thread(thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
         await versions.collect(thread_id, gw.graph.checkpointer)  # the versions of its checkpoints go too
     await gw.threads.delete(thread_id)
+    if gw.thread_events is not None:
+        gw.thread_events.drop(thread_id)  # its protocol events go with it
 
 
 @router.post("/threads/prune", response_model=PruneResult, summary="Prune threads")
