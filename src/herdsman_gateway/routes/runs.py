@@ -19,7 +19,7 @@ from herdsman.runtime.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
-from herdsman_gateway.routes.threads import check_thread_id, load_thread
+from herdsman_gateway.routes.threads import check_thread_id, load_thread, not_found
 from herdsman_gateway.schemas import Run, RunCreate, RunsCancel
 from herdsman_gateway.sse import run_path, stream_response
 
@@ -30,7 +30,10 @@ async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: st
     record = await gw.threads.get(thread_id)
     if record is None and body.if_not_exists == "create":
         check_thread_id(thread_id)
-        return await gw.threads.create(thread_id, with_owner(None, user), if_exists="do_nothing")
+        record = await gw.threads.create(thread_id, with_owner(None, user), if_exists="do_nothing")
+        if not owns(record.metadata, user):  # another user made it meanwhile: theirs, not a thread to run on
+            raise not_found(thread_id)
+        return record
     return await load_thread(gw, thread_id, user)
 
 
