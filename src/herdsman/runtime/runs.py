@@ -389,7 +389,7 @@ class RunManager:
         async with lock:
             if spec.command and spec.command.get("resume") is not None:
                 await self._check_resumable(spec)
-            if not self.config.runs.workers:
+            if not self.config.runs.workers or await self._held_elsewhere(spec.thread_id):
                 return await self._queue_only(spec)
             active = self.active_runs(spec.thread_id)
             previous: list[asyncio.Task] = []
@@ -419,6 +419,20 @@ class RunManager:
                 queue.put_nowait(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
+
+    async def _held_elsewhere(self, thread_id: str) -> bool:
+        """Whether the durable queue has an unfinished run of the thread that this process does not
+        execute (another gateway or a worker does, or will once its lease runs out): a new run
+        then waits in the queue behind it, as the multitask strategy says, instead of executing
+        here side by side with it (this process's memory knows only its own runs)."""
+        if not self.queue.durable:
+            return False
+        try:
+            queued = await self.queue.thread_runs(thread_id)
+        except Exception as exc:  # noqa: BLE001 - the run is then decided on this process's runs alone
+            log.warning("run_queue_not_read", thread_id=thread_id, error=_text(exc))
+            return False
+        return any(row.run_id not in self._runs for row in queued)
 
     async def _queue_only(self, spec: RunSpec) -> Run:
         """Create a run for another process's workers (this one has none): apply the multitask
