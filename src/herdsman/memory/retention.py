@@ -1,7 +1,8 @@
 """Retention: nothing in a user's memory outlives ``memory.retention_days`` for its category.
 
-Facts go by their category, entities and relations by ``graph``, audit records by ``audit``
-(one number in config applies to all of them). An item is past retention when it was last
+Facts go by their category, the context summary by ``profile`` (it is the model's prose about
+the user, made of the same things as profile facts), entities and relations by ``graph``, audit
+records by ``audit`` (one number in config applies to all of them). An item is past retention when it was last
 updated (an audit record: written) more days ago than its category keeps; an entity goes once it
 is past retention and no relation that is kept names it. :func:`apply_retention` runs after every
 memory update and :func:`sweep` over every user periodically (the gateway) and on
@@ -16,9 +17,9 @@ import datetime as dt
 import structlog
 
 from herdsman.config.schema import MemoryConfig
-from herdsman.memory.audit import Origin, audit_namespace, records
+from herdsman.memory.audit import Origin, audit_namespace, record, records
 from herdsman.memory.graph import GraphStore
-from herdsman.memory.store import MemoryStore, user_label
+from herdsman.memory.store import MemoryStore, profile_namespace, user_label
 
 log = structlog.get_logger(__name__)
 RETENTION = Origin("retention")
@@ -42,6 +43,11 @@ def apply_retention(store: MemoryStore, config: MemoryConfig, user_id: str, now:
     for fact in store.facts(user_id):
         if _expired(fact.updated_at, cutoff(config.retention_for(fact.category), now)):
             removed += store.delete(user_id, fact.id, RETENTION)
+    summary = store.store.get(profile_namespace(user_id), "summary")
+    if summary is not None and _expired(str(summary.value.get("updated_at", "")), cutoff(config.retention_for("profile"), now)):
+        store.store.delete(profile_namespace(user_id), "summary")
+        record(store.store, user_label(user_id), "delete", "summary", "summary", RETENTION)
+        removed += 1
     graph = GraphStore(store.store)
     limit = cutoff(config.retention_for("graph"), now)
     if limit:
