@@ -53,6 +53,8 @@ CLAIMABLE_FROM = (
 CLAIMABLE = f"SELECT {COLUMNS} {CLAIMABLE_FROM}"
 RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id"
 RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
+# The run's row, unless another worker holds it (it claimed the run when this one's lease ran out).
+STARTABLE = "run_id = ? AND (worker_id IS NULL OR worker_id = ?)"
 THREAD_RUNS = f"SELECT {COLUMNS} FROM {TABLE} WHERE thread_id = ? ORDER BY created_at, run_id"
 
 
@@ -95,7 +97,9 @@ class RunQueue(Protocol):
 
     async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
         """Mark the run as started by ``worker_id`` (its first checkpoint kept from the first
-        start); returns how many times it has been started, this one included."""
+        start); returns how many times it has been started, this one included, or 0 when another
+        worker holds the run now (it claimed it when this one's lease ran out: this one must not
+        execute it)."""
         ...
 
     async def renew(self, worker_id: str, lease_until: float) -> set[str]:
@@ -150,6 +154,8 @@ class MemoryRunQueue:
         row = self._rows.get(run_id)
         if row is None:
             return 1
+        if row.worker_id not in (None, worker_id):
+            return 0  # another worker holds it
         row.status, row.worker_id, row.lease_until = "running", worker_id, lease_until
         row.attempts += 1
         row.checkpoint_before = row.checkpoint_before or checkpoint_before
@@ -237,11 +243,14 @@ class SqliteRunQueue:
         async with self._lock:
             cursor = await self._conn.execute(
                 f"UPDATE {TABLE} SET status = 'running', worker_id = ?, lease_until = ?, attempts = attempts + 1, "
-                "checkpoint_before = COALESCE(checkpoint_before, ?) WHERE run_id = ? RETURNING attempts",
-                (worker_id, lease_until, checkpoint_before, run_id),
+                f"checkpoint_before = COALESCE(checkpoint_before, ?) WHERE {STARTABLE} RETURNING attempts",
+                (worker_id, lease_until, checkpoint_before, run_id, worker_id),
             )
             row = await cursor.fetchone()
-        return int(row[0]) if row else 1
+            if row is None:
+                cursor = await self._conn.execute(f"SELECT 1 FROM {TABLE} WHERE run_id = ?", (run_id,))
+                return 0 if await cursor.fetchone() else 1  # held by another worker, or not queued
+        return int(row[0])
 
     async def renew(self, worker_id: str, lease_until: float) -> set[str]:
         """Extend the worker's leases."""

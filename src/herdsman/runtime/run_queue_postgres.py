@@ -12,7 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.run_queue import CLAIMABLE_FROM, COLUMNS, RELEASE, RENEW, SCHEMA, TABLE, THREAD_RUNS, QueuedRun
+from herdsman.runtime.run_queue import (
+    CLAIMABLE_FROM,
+    COLUMNS,
+    RELEASE,
+    RENEW,
+    SCHEMA,
+    STARTABLE,
+    TABLE,
+    THREAD_RUNS,
+    QueuedRun,
+)
 
 CLAIM = (
     f"UPDATE {TABLE} SET worker_id = %s, lease_until = %s WHERE run_id = (SELECT q.run_id "
@@ -59,10 +69,12 @@ class PostgresRunQueue:
         """Mark the run started; returns its start count."""
         rows = await self._execute(
             f"UPDATE {TABLE} SET status = 'running', worker_id = %s, lease_until = %s, attempts = attempts + 1, "
-            "checkpoint_before = COALESCE(checkpoint_before, %s) WHERE run_id = %s RETURNING attempts",
-            (worker_id, lease_until, checkpoint_before, run_id),
+            "checkpoint_before = COALESCE(checkpoint_before, %s) WHERE " + STARTABLE.replace("?", "%s") + " RETURNING attempts",
+            (worker_id, lease_until, checkpoint_before, run_id, worker_id),
         )
-        return int(rows[0][0]) if rows else 1
+        if rows:
+            return int(rows[0][0])
+        return 0 if await self.get(run_id) is not None else 1  # held by another worker, or not queued
 
     async def renew(self, worker_id: str, lease_until: float) -> set[str]:
         """Extend the worker's leases."""

@@ -607,9 +607,15 @@ class RunManager:
     async def _hold(self, run: Run) -> None:
         """Record in the queue that this worker starts ``run`` (and which attempt it is)."""
         try:
-            run.attempt = await self.queue.start(run.run_id, self.worker_id, self._lease_end(), run.checkpoint_before)
+            attempt = await self.queue.start(run.run_id, self.worker_id, self._lease_end(), run.checkpoint_before)
         except Exception as exc:  # noqa: BLE001 - the run goes on; only a takeover after a crash is lost
             log.warning("run_not_held", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
+            return
+        if attempt == 0:  # another worker claimed it meanwhile (this process stalled): it is that worker's now
+            run.lease_lost = True
+            log.warning("run_lease_lost", run_id=run.run_id, thread_id=run.thread_id, worker_id=self.worker_id)
+            raise asyncio.CancelledError
+        run.attempt = attempt
 
     def start_workers(self) -> None:
         """With a durable queue: renew this process's leases, and run ``runs.workers`` workers
