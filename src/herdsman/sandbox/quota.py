@@ -158,7 +158,9 @@ class CommandWatch:
 
     def __enter__(self) -> "CommandWatch":
         if self._quota.enabled:
-            self._start = self._quota.usage()  # the cached figure (at most two seconds old)
+            self._start = self._quota.usage()  # the cached figure (at most two seconds old)...
+            if self._quota.over(self._start):  # ...unless over: a command that frees space is held to
+                self._start = self._quota.usage(fresh=True)  # what is there now, not a stale figure
             self._thread = threading.Thread(target=self._loop, name="herdsman-quota-watch", daemon=True)
             self._thread.start()
         return self
