@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 CATEGORIES = ("preference", "profile", "project", "knowledge", "behavior", "other")
@@ -31,8 +31,24 @@ def fact_id(content: str) -> str:
     return hashlib.sha256(normalize(content).encode()).hexdigest()[:16]
 
 
+class KeyedRecord:
+    """A dataclass kept in the store under its ``id`` (the key), its other fields as the value."""
+
+    def to_value(self) -> dict[str, Any]:
+        """The record kept in the store (everything but the id, which is the key)."""
+        value = asdict(self)  # type: ignore[call-overload]
+        value.pop("id")
+        return value
+
+    @classmethod
+    def from_value(cls, key: str, value: dict[str, Any]) -> Any:
+        """Rebuild the record from its store key and value (fields the value lacks keep their defaults)."""
+        names = [f.name for f in fields(cls) if f.name != "id"]  # type: ignore[arg-type]
+        return cls(id=key, **{k: value[k] for k in names if k in value})
+
+
 @dataclass(frozen=True)
-class Fact:
+class Fact(KeyedRecord):
     """One fact: what, of which kind, how sure, learned where and when."""
 
     id: str
@@ -53,18 +69,6 @@ class Fact:
         category = category if category in CATEGORIES else "other"
         confidence = min(1.0, max(0.0, float(confidence)))
         return cls(fact_id(content), content, category, confidence, source_thread, stamp, stamp)
-
-    def to_value(self) -> dict[str, Any]:
-        """The record kept in the store (everything but the id, which is the key)."""
-        value = asdict(self)
-        value.pop("id")
-        return value
-
-    @classmethod
-    def from_value(cls, key: str, value: dict[str, Any]) -> "Fact":
-        """Rebuild a fact from its store key and record."""
-        names = ("content", "category", "confidence", "source_thread", "created_at", "updated_at")
-        return cls(id=key, **{k: value[k] for k in names if k in value})
 
     def merged_with(self, newer: "Fact") -> "Fact":
         """This fact learned again: keep its creation time, take the newer details; learned in

@@ -25,7 +25,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from herdsman.memory.audit import Origin, record
-from herdsman.memory.facts import normalize, now_iso
+from herdsman.memory.facts import KeyedRecord, normalize, now_iso
 from herdsman.memory.graph_schema import KINDS, SINGLE_VALUED, ExtractedEntity, ExtractedRelation
 from herdsman.memory.store import LIST_LIMIT, ROOT, user_label
 
@@ -80,7 +80,7 @@ class Entity:
 
 
 @dataclass(frozen=True)
-class Relation:
+class Relation(KeyedRecord):
     """``subject predicate object`` (entity ids), true from ``valid_from`` until ``valid_to`` (None: still)."""
 
     id: str
@@ -99,19 +99,6 @@ class Relation:
     def open(self) -> bool:
         """Still true (not contradicted, not ended)."""
         return self.valid_to is None
-
-    def to_value(self) -> dict[str, Any]:
-        """The record kept in the store (the id is the key)."""
-        value = asdict(self)
-        value.pop("id")
-        return value
-
-    @classmethod
-    def from_value(cls, key: str, value: dict[str, Any]) -> "Relation":
-        """Rebuild a relation from its key and record."""
-        names = ("subject", "predicate", "object", "valid_from", "valid_to", "confidence", "source_thread",
-                 "source_run", "created_at", "updated_at")
-        return cls(id=key, **{k: value[k] for k in names if k in value})
 
 
 class GraphStore:
