@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.postgres_setup import setup_lock_sync
 
 
 class MemoryStoreError(RuntimeError):
@@ -56,14 +57,16 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
                 "the server is running"
             ) from None
         store: BaseStore = PostgresStore(conn)
-    else:
-        from langgraph.store.sqlite import SqliteStore
+        with setup_lock_sync(conn):
+            store.setup()
+        return store
+    from langgraph.store.sqlite import SqliteStore
 
-        path = memory_db_path(config)
-        try:
-            store = SqliteStore(connect_sqlite(path))
-        except sqlite3.Error as exc:
-            raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
+    path = memory_db_path(config)
+    try:
+        store = SqliteStore(connect_sqlite(path))
+    except sqlite3.Error as exc:
+        raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
     store.setup()  # type: ignore[attr-defined]
     return store
 

@@ -57,16 +57,25 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     except ImportError:
         raise postgres_missing() from None
+    from herdsman.postgres_setup import setup_lock
+
+    manager = AsyncPostgresSaver.from_conn_string(config.checkpointer.url or "")
     try:
-        manager = AsyncPostgresSaver.from_conn_string(config.checkpointer.url or "")
         saver = await manager.__aenter__()
-        await saver.setup()
     except Exception as exc:  # noqa: BLE001 - any connection failure gets the same advice
         raise CheckpointerError(
             f"checkpointer.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); "
             "check the URL and that the server is running"
         ) from None
     try:
+        try:
+            async with setup_lock(saver.conn):
+                await saver.setup()
+        except Exception as exc:  # noqa: BLE001 - e.g. a user without the right to create tables
+            raise CheckpointerError(
+                f"checkpointer.url: cannot create the checkpoint tables ({type(exc).__name__}: {exc}); "
+                "check that the database user may create tables"
+            ) from None
         yield saver
     finally:
         await manager.__aexit__(None, None, None)

@@ -22,12 +22,13 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from datetime import datetime
 from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.checkpointer import postgres_missing
+from herdsman.postgres_setup import setup_lock
 from herdsman.runtime.record_store import gateway_db_path
 from herdsman.runtime.cron_schedule import iso, next_fire, parse_time
 
@@ -332,5 +333,6 @@ async def open_cron_store(config: HerdsmanConfig) -> AsyncIterator[CronStore]:
     """The cron store of the gateway's database (see the module docstring), tables created."""
     async with _connect(config) as sql:
         store = CronStore(sql)
-        await store.setup()
+        async with setup_lock(sql.conn) if isinstance(sql, _Postgres) else nullcontext():
+            await store.setup()
         yield store

@@ -16,6 +16,7 @@ from langgraph.store.memory import InMemoryStore
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.checkpointer import postgres_missing, sqlite_path
+from herdsman.postgres_setup import setup_lock
 
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -50,5 +51,6 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
     except ImportError:
         raise postgres_missing() from None
     async with AsyncPostgresStore.from_conn_string(config.checkpointer.url or "") as store:
-        await store.setup()
+        async with setup_lock(store.conn):
+            await store.setup()
         yield store

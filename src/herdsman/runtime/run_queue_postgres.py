@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
+from herdsman.postgres_setup import setup_lock
 from herdsman.runtime.run_queue import (
     CLAIMABLE_FROM,
     COLUMNS,
@@ -48,7 +49,7 @@ class PostgresRunQueue:
             raise postgres_missing() from None
         pool = AsyncConnectionPool(url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False)
         await pool.open(wait=True)
-        async with pool.connection() as conn:
+        async with pool.connection() as conn, setup_lock(conn):
             for statement in SCHEMA:
                 await conn.execute(statement)
         return cls(pool)
