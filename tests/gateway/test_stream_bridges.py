@@ -52,3 +52,19 @@ async def test_replay_after_an_event_id_and_heartbeats(bridge) -> None:
     await bridge.finish(run_id)
     rest = [e async for e in stream if e is not None]
     assert [e.event for e in rest] == [END_EVENT]
+
+
+async def test_the_memory_bridge_keeps_a_run_within_its_byte_budget() -> None:
+    """Big events (a long thread's whole state in each ``values`` event) are dropped oldest first
+    once the run's events pass ``max_bytes``; the newest are replayed whole."""
+    bridge = MemoryStreamBridge(max_events=10_000, max_bytes=1_000_000)
+    run_id = uuid.uuid4().hex
+    big = "x" * 100_000
+    for n in range(50):
+        await bridge.publish(run_id, "values", f'{{"n": {n}, "pad": "{big}"}}')
+    await bridge.publish(run_id, END_EVENT, "null")
+    await bridge.finish(run_id)
+    kept = await _collect(bridge, run_id)
+    assert 5 <= len(kept) <= 11 and kept[-1].event == END_EVENT
+    assert [e.data.startswith(f'{{"n": {n},') for n, e in zip(range(50 - len(kept) + 1, 50), kept)] == [True] * (len(kept) - 1)
+    await bridge.close()

@@ -436,6 +436,10 @@ class GatewayConfig(_Section):
     )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
+    replay_max_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024 * 1024,
+        description="Bytes of events kept per run (and per thread's protocol log) in this process; oldest go first.",
+    )
     replay_retention_seconds: float = Field(600.0, ge=0, description="How long a finished run stays joinable.")
     max_concurrent_runs: int = Field(
         10, ge=1, description="Runs executing at once; more wait as pending (keeps the server responsive)."
