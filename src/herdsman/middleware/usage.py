@@ -19,6 +19,7 @@ from typing_extensions import NotRequired
 from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.model_selection import requested_model
 from herdsman.middleware.run_scope import current_scope
+from herdsman.middleware.step_limit import stopped_reply
 from herdsman.models.usage import merge_usage, usage_delta
 
 
@@ -64,7 +65,7 @@ class UsageMiddleware(AgentMiddleware):
     def _stopped(self, budget_message: str, spent: AIMessage | None = None) -> ModelResponse:
         """A reply that ends the agent; it keeps the usage of the reply it replaces, if any."""
         usage = spent.usage_metadata if spent is not None else None
-        return ModelResponse(result=[AIMessage(content=budget_message, usage_metadata=usage)])
+        return ModelResponse(result=[stopped_reply(budget_message, "token_budget", usage_metadata=usage)])
 
     def _account(self, response: ModelResponse) -> ExtendedModelResponse:
         budget = current_scope(self.settings).budget
