@@ -86,6 +86,26 @@ async def test_the_same_relation_learned_twice_is_one_record(home: Path) -> None
     service.close()
 
 
+async def test_with_graph_off_only_flat_facts_are_learned_and_injected(home: Path) -> None:
+    """memory.graph: false is the flat mode: facts only, whatever the memory model lists beside them."""
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0, "graph": False})
+    fact = {"content": "Atlas deploys to AWS", "category": "project", "confidence": 1}
+    learned = json.dumps({"facts": [fact], "entities": [{"name": "Atlas"}], "relations": [AWS]})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[learned]))
+    GraphStore(service.store.store).put_relation("ann", ExtractedRelation(**GCP), Origin())  # kept from before
+    lead = ScriptedChatModel(respond=lambda m: "Noted.")
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+    await agent.ainvoke({"messages": [HumanMessage("We deploy Atlas to AWS.")]}, run_config(config, "t-0", user_id="ann"))
+    await service.worker.drain()
+    graph = GraphStore(service.store.store)
+    assert [f.content for f in service.store.facts("ann")] == ["Atlas deploys to AWS"]
+    assert [graph.find("ann", "AWS"), len(graph.relations("ann"))] == [None, 1]  # nothing new in the graph
+    await agent.ainvoke({"messages": [HumanMessage("Where does Atlas deploy?")]}, run_config(config, "t-1", user_id="ann"))
+    system = lead.calls[-1].messages[0].text
+    assert "Atlas deploys to AWS" in system and "[r:" not in system and "GCP" not in system
+    service.close()
+
+
 async def test_relations_nobody_said_are_not_kept(home: Path) -> None:
     made_up = {"subject": "Ann", "predicate": "lives_in", "object": "Berlin", "confidence": 1}
     service, _ = await learn(home, [reply(made_up)], ["Please format this JSON file."])

@@ -64,7 +64,8 @@ class MemoryUpdater:
             self.store.put(user, fact, origin)
         if result.summary:
             self.store.set_summary(user, result.summary, origin)
-        self._apply_graph(update, result, origin)
+        if self.config.graph:
+            self._apply_graph(update, result, origin)
         self.store.prune(user, self.config.max_facts)
         apply_retention(self.store, self.config, user)
         return len(fresh)
