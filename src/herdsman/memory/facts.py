@@ -33,6 +33,19 @@ def normalize(content: str) -> str:
     return " ".join(_WORD.findall(content.lower()))
 
 
+def stem(word: str, size: int = 5) -> str:
+    """A crude stem of a lowercase word: without a final "s" (but "ss"), its first ``size`` letters,
+    so "lives" and "live" share one, as do "prefers" and "preference"."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:size]
+
+
+def stems(text: str, ignored: frozenset[str] = frozenset()) -> set[str]:
+    """The :func:`stem` of each word of ``text`` longer than two letters and not in ``ignored``."""
+    return {stem(w) for w in normalize(text).split() if len(w) > 2 and w not in ignored}
+
+
 def fact_id(content: str) -> str:
     """The stable id of a fact's content."""
     return hashlib.sha256(normalize(content).encode()).hexdigest()[:16]
