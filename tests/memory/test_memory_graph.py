@@ -106,6 +106,28 @@ async def test_with_graph_off_only_flat_facts_are_learned_and_injected(home: Pat
     service.close()
 
 
+async def test_an_ended_relation_is_closed_even_when_its_predicate_is_multi_valued(home: Path) -> None:
+    """"uses" is closed by nothing else: the memory model lists what ended (with another wording of
+    the predicate, since it does not see the graph), and the relation becomes history."""
+    pager = {"subject": "Harbor", "predicate": "uses", "object": "PagerDuty", "valid_from": "2025-01-01", "confidence": 1}
+    k8s = {"subject": "Harbor", "predicate": "uses", "object": "Kubernetes", "confidence": 1}
+    ops = {"subject": "Harbor", "predicate": "on_call_uses", "object": "Opsgenie", "confidence": 1}
+    ended = json.dumps({"facts": [], "relations": [ops], "ended": [
+        {"subject": "Harbor", "predicate": "on call uses", "object": "PagerDuty", "valid_to": "2026-04-01"},
+        {"subject": "Harbor", "predicate": "uses", "object": "Nomad"},  # nothing to close: ignored
+    ]})
+    service, _ = await learn(home, [reply(pager, k8s), ended],
+                             ["Harbor uses PagerDuty for on-call and runs on Kubernetes, Harbor uses Kubernetes.",
+                              "We replaced PagerDuty: Harbor's on-call uses Opsgenie since April, not Nomad."])
+    graph = GraphStore(service.store.store)
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    state = {view.name(r.object): r.valid_to for r in graph.relations("ann")}
+    assert state == {"PagerDuty": "2026-04-01", "Kubernetes": None, "Opsgenie": None}
+    trail = records(service.store.store, user_label("ann"))
+    assert [(a["action"], a["thread_id"]) for a in trail if a["action"] == "close"] == [("close", "t-1")]
+    service.close()
+
+
 async def test_relations_nobody_said_are_not_kept(home: Path) -> None:
     made_up = {"subject": "Ann", "predicate": "lives_in", "object": "Berlin", "confidence": 1}
     service, _ = await learn(home, [reply(made_up)], ["Please format this JSON file."])

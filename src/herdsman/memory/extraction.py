@@ -21,7 +21,7 @@ import structlog
 
 from herdsman.memory.duplicates import same_fact
 from herdsman.memory.facts import CATEGORIES, Fact, normalize
-from herdsman.memory.graph_schema import PROMPT_PART, ExtractedEntity, ExtractedRelation, parse_items
+from herdsman.memory.graph_schema import PROMPT_PART, EndedRelation, ExtractedEntity, ExtractedRelation, parse_items
 from herdsman.memory.worth import refusal
 
 log = structlog.get_logger(__name__)
@@ -59,7 +59,7 @@ Answer with JSON only, no prose, in this form:
 {{"summary": "<the updated context summary, at most 3 sentences>",
   "facts": [{{"content": "<one self-contained fact>", "category": "<one of {categories}>", "confidence": <0 to 1>}}],
   "forget": ["<id of a current fact that is now wrong>"],
-  "entities": [...], "relations": [...]}}
+  "entities": [...], "relations": [...], "ended": [...]}}
 Use an empty list when there is nothing new."""
 
 
@@ -76,6 +76,7 @@ class MemoryUpdate:
     summary: str | None = None
     entities: list[ExtractedEntity] = field(default_factory=list)
     relations: list[ExtractedRelation] = field(default_factory=list)
+    ended: list[EndedRelation] = field(default_factory=list)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -132,6 +133,7 @@ def parse_reply(text: str, source_thread: str | None = None) -> MemoryUpdate:
     return MemoryUpdate(
         facts, forget, summary.strip() if isinstance(summary, str) and summary.strip() else None,
         parse_items(ExtractedEntity, data.get("entities")), parse_items(ExtractedRelation, data.get("relations")),
+        parse_items(EndedRelation, data.get("ended")),
     )
 
 

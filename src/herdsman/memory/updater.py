@@ -78,6 +78,9 @@ class MemoryUpdater:
         for relation in grounded_relations(result.relations, update.messages):
             if relation.confidence >= self.config.min_confidence:
                 graph.put_relation(update.user_id, relation, origin)
+        for ended in grounded_relations(result.ended, update.messages):  # after the new ones: what is still open
+            if ended.confidence >= self.config.min_confidence:
+                graph.end(update.user_id, ended, origin)
 
     def _prompt(self, update: PendingUpdate) -> str:
         return build_prompt(self.store.summary(update.user_id), self.store.facts(update.user_id), update.messages)
