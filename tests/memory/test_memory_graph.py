@@ -128,6 +128,15 @@ async def test_an_ended_relation_is_closed_even_when_its_predicate_is_multi_valu
     service.close()
 
 
+def test_a_relation_about_the_user_is_grounded_by_its_object_in_their_words() -> None:
+    from herdsman.memory.grounding import STATED, UNSUPPORTED, grounded_relations
+
+    said = [{"role": "user", "content": "I finished my PhD! I work at RIKEN as a postdoc now."}]
+    role = ExtractedRelation(subject="Hana", predicate="role", object="postdoc", confidence=1)
+    made_up = ExtractedRelation(subject="Hana", predicate="lives_in", object="Berlin", confidence=1)
+    assert [r.confidence for r in grounded_relations([role, made_up], said)] == [STATED, UNSUPPORTED]
+
+
 async def test_relations_nobody_said_are_not_kept(home: Path) -> None:
     made_up = {"subject": "Ann", "predicate": "lives_in", "object": "Berlin", "confidence": 1}
     service, _ = await learn(home, [reply(made_up)], ["Please format this JSON file."])

@@ -66,10 +66,13 @@ def grounded(facts: Iterable[Fact], conversation: list[Mapping[str, Any]]) -> li
 
 
 def grounded_relations(relations: Iterable[R], conversation: list[Mapping[str, Any]]) -> list[R]:
-    """``relations`` with each confidence capped by the evidence for its three parts in ``conversation``."""
+    """``relations`` with each confidence capped by the evidence for their subject and object in
+    ``conversation``. The predicate is the memory model's wording ("role", "advised_by"), rarely the
+    user's, and the subject is often the user, whom their own turns do not name ("I work at RIKEN
+    as a postdoc" is "Hana role postdoc"): the object alone, if said, is half the evidence."""
     capped = []
     for r in relations:
-        said = f"{r.subject} {r.predicate.replace('_', ' ')} {r.object}"
+        said = f"{r.subject} {r.object}"
         capped.append(r.model_copy(update={"confidence": min(r.confidence, evidence_cap(said, conversation))}))
     return capped
 
