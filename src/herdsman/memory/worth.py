@@ -15,7 +15,8 @@ log-like and one-off statements, each with the reason it is refused:
 - ``moment``: true only now (a clock time or time stamp, "today", "right now", "yesterday").
 
 Habits and schedules stay: a statement with a habitual word ("every", "always", "nightly",
-"prefers", ...) is not refused for naming a time ("the daily standup is at 9:30").
+"prefers", "on Fridays", ...) is not refused for naming a time ("the daily standup is at 9:30")
+or a request ("always asks for tests"), nor is a wish to be asked ("wants to be asked first").
 
 Written by hand: no library classifies memory-worthy statements; a model call per fact would cost
 what extraction costs. The patterns are scored on ``tests/memory/data/keep_drop.jsonl``.
@@ -47,17 +48,17 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"\b(the )?output (was|is|shows?)\b|\b(directory|folder|workspace) "
         r"(contains|lists|holds|has)\b", _I),
     "request": re.compile(
-        r"\b(asked|asks|asking|requested|requests)\b|\bwants to know\b|\b(this|that) (article|file|page|message|"
+        r"(?<!be )\b(asked|asks|asking|requested|requests)\b|\bwants to know\b|\b(this|that) (article|file|page|message|"
         r"link|document|email|pr|snippet|output|error)\b", _I),
     "moment": re.compile(
         r"\b\d{1,2}:\d{2}(:\d{2})?\b|\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|\b(today|tonight|yesterday|right now|just now|"
-        r"at the moment|this (morning|afternoon|evening)|a moment ago|earlier today)\b", _I),
+        r"at the moment|this (morning|afternoon|evening|week)|a moment ago|earlier today|tomorrow|next week)\b", _I),
 }
 # words that make a statement a habit or a standing rule: it may name a time and still last
 HABITUAL = re.compile(
     r"\b(always|never|usually|every|each|daily|nightly|weekly|monthly|yearly|prefers?|likes?|favou?rite|"
-    r"schedules?|scheduled|standup|recurring)\b", _I)
-EXEMPT_WHEN_HABITUAL = frozenset({"moment"})
+    r"schedules?|scheduled|standup|recurring|(mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends)\b", _I)
+EXEMPT_WHEN_HABITUAL = frozenset({"moment", "request"})
 FILE_NAME = re.compile(r"\b[\w-]{2,}\.[a-z][a-z0-9]{0,4}\b", _I)
 LISTED_FILES = 3  # this many file names or more: a listing
 
