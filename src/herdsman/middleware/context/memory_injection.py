@@ -55,8 +55,10 @@ class MemoryInjectionMiddleware(AgentMiddleware):
             settings = self.service.config
             if not store.enabled_for(user):
                 return ""
-            graph = GraphStore(store.store)
-            view = GraphView(graph.entities(user), graph.relations(user))
+            view = None
+            if settings.graph:
+                graph = GraphStore(store.store)
+                view = GraphView(graph.entities(user), graph.relations(user))
             return render_memory(
                 store.facts(user), store.summary(user), query, settings.max_injected_tokens, settings.embedding_model,
                 view,
