@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import json_repair
 import structlog
 
 from herdsman.memory.duplicates import same_fact
@@ -105,7 +106,10 @@ def _json_object(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text[start : end + 1])
     except json.JSONDecodeError as exc:
-        raise MemoryModelError(f"the memory model's JSON is invalid ({exc.msg} at char {exc.pos})") from None
+        # a small model's JSON often lacks a comma or a closing quote: json-repair mends what it can
+        data = json_repair.loads(text[start : end + 1])
+        if not isinstance(data, dict) or not data:
+            raise MemoryModelError(f"the memory model's JSON is invalid ({exc.msg} at char {exc.pos})") from None
     if not isinstance(data, dict):
         raise MemoryModelError("the memory model's JSON is not an object")
     return data
