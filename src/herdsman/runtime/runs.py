@@ -21,6 +21,8 @@ process executing it; :meth:`RunManager.start_workers` renews this process's lea
 ``runs.workers`` workers that take over the runs of a process that died (its leases ran out) and
 resume each from its thread's last checkpoint (the graph streamed again with ``None`` input), so
 a run outlives the process that started it; after ``runs.max_attempts`` starts it ends as an error.
+Before a run resumes, its tool calls that were in flight and are not safe to repeat (a ``bash``
+command) are answered as interrupted instead of run again (``inflight_tools.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
 from herdsman.runtime.file_versions import file_versions_of
+from herdsman.runtime.inflight_tools import settle_inflight_tool_calls
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.run_events import (
     EventTranslator,
@@ -843,6 +846,8 @@ class RunManager:
                 await versions.arestore(run.thread_id, spec.checkpoint_id)  # time travel brings the files back too
             run.executed = True
             await self._hold(run)
+            if resuming:  # a command in flight when its worker died is reported, not run again
+                await settle_inflight_tool_calls(self.graph, cfg)
             await self._set_status(run, "running")
             for listener in self.listeners:
                 listener.run_started(run)
