@@ -52,3 +52,20 @@ async def test_replay_after_an_event_id_and_heartbeats(bridge) -> None:
     await bridge.finish(run_id)
     rest = [e async for e in stream if e is not None]
     assert [e.event for e in rest] == [END_EVENT]
+
+
+async def test_a_redis_subscriber_waits_longer_than_the_socket_timeout(redis_url) -> None:
+    """A run quiet for longer than the Redis client's socket timeout (as one waiting for a
+    worker): its subscriber gets heartbeats, then the next event, not a TimeoutError."""
+    bridge = RedisStreamBridge(redis_url, socket_timeout=0.3)
+    run_id = uuid.uuid4().hex
+    try:
+        stream = bridge.subscribe(run_id, heartbeat=1.0)
+        waiting = asyncio.create_task(stream.__anext__())
+        await asyncio.sleep(1.5)  # past the socket timeout, and past one heartbeat
+        assert await waiting is None
+        await bridge.publish(run_id, "values", "1")
+        await bridge.publish(run_id, END_EVENT, "null")
+        assert [e.data async for e in stream if e is not None] == ["1", "null"]
+    finally:
+        await bridge.close()
