@@ -284,6 +284,10 @@ async def test_runs_survive_killed_workers_and_gateways(tmp_path: Path, gateway_
         assert clients.reconnected, "streams cut by the gateway's death went on through the other"
         print(f"chaos: {THREADS * RUNS_PER_THREAD} runs in {seconds:.1f} s, {resumed} resumed, "
               f"{interrupted} tool calls interrupted, {len(clients.reconnected)} streams reconnected, {chaos_done}")
+    except BaseException:
+        for log in sorted(tmp_path.glob("*.log")):  # what the processes said, for a failure in CI
+            print(f"--- {log.name} (last lines)\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))
+        raise
     finally:
         if clients is not None:
             for client in clients.sdk.values():
