@@ -76,6 +76,7 @@ CancelAction = Literal["interrupt", "rollback"]
 FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
 REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
+RECOVER_SETTLE = 1.0  # seconds before an unqueued run of a live deployment is looked at again (see recover)
 KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
     "the gateway stopped while this run was in progress; the thread keeps every step up to its "
@@ -342,16 +343,32 @@ class RunManager:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def recover(self) -> int:
-        """Mark runs a previous process left unfinished as errors, unless the durable queue
-        still has them (a live worker holds them, or a worker will take them over when their
-        lease runs out); returns how many were lost."""
-        lost = []
+    async def _unqueued_runs(self) -> list[dict[str, Any]]:
+        """Records of unfinished runs the durable queue does not have (all of them without one)."""
+        unqueued = []
         for record in await self.threads.unfinished_runs():
             if self.queue.durable and await self.queue.get(record["run_id"]) is not None:
                 log.info("run_left_to_workers", run_id=record["run_id"], thread_id=record["thread_id"])
                 continue
-            lost.append(record)
+            unqueued.append(record)
+        return unqueued
+
+    async def recover(self) -> int:
+        """Mark runs a previous process left unfinished as errors, unless the durable queue
+        still has them (a live worker holds them, or a worker will take them over when their
+        lease runs out); returns how many were lost.
+
+        With a durable queue other processes are alive: one may be between writing a new run's
+        record and queueing it, or may end a run (drop its row) between our reading its record
+        and looking at the queue; such a record is looked at again after ``RECOVER_SETTLE``
+        seconds and left alone if it changed or was queued meanwhile (found by the chaos test: a
+        worker that restarted marked lost a run that a gateway was queueing or a worker ending).
+        """
+        lost = await self._unqueued_runs()
+        if lost and self.queue.durable:
+            await asyncio.sleep(RECOVER_SETTLE)
+            again = {r["run_id"]: r for r in await self._unqueued_runs()}
+            lost = [r for r in lost if r == again.get(r["run_id"])]
         for record in lost:
             record.update(status="error", updated_at=utc_now(), error={"error": "GatewayRestarted", "message": RESTART_MESSAGE})
             await self.threads.put_run(record)
