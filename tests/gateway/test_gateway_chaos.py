@@ -14,7 +14,8 @@ other one (a stream reconnects there with ``Last-Event-ID``).
 Then: every run ended ``success``; every thread holds its 5 conversations complete and in
 order; no tool call ran twice, and no step ran that the thread does not show (a step executed
 again past its last checkpoint would leave one); every stream a client received equals the
-run's whole stream, reconnected ones included, with no event twice or missing.
+run's whole stream, reconnected ones included, with no event twice or missing; and no gateway
+failed a request (the SDK would hide a stream that failed with 500 by reconnecting).
 """
 
 from __future__ import annotations
@@ -280,6 +281,8 @@ async def test_runs_survive_killed_workers_and_gateways(tmp_path: Path, gateway_
                 assert [(p.id, p.event, p.data) for p in received] == [(p.id, p.event, p.data) for p in whole], (
                     f"run {run_id}: the stream received differs from the run's stream")
                 assert len({p.id for p in received}) == len(received)
+        for name in GATEWAYS:  # the SDK retries a stream that failed with 500; a browser's EventSource shows it
+            assert "unhandled_error" not in (tmp_path / f"{name}.log").read_text(errors="replace"), f"gateway {name} failed requests"
         assert resumed >= 1, "the killed worker held runs that another resumed"
         assert clients.reconnected, "streams cut by the gateway's death went on through the other"
         print(f"chaos: {THREADS * RUNS_PER_THREAD} runs in {seconds:.1f} s, {resumed} resumed, "

@@ -128,6 +128,7 @@ async def test_a_thread_not_in_a_tools_step_is_left_alone() -> None:
 def test_what_is_safe_to_repeat() -> None:
     """Reads and whole-file writes repeat safely; commands, appends, edits and unknown tools do not."""
     assert is_repeatable({"name": "read_file", "args": {}})
+    assert is_repeatable({"name": "ask_clarification", "args": {"question": "which?"}})
     assert is_repeatable({"name": "write_file", "args": {"path": "a", "content": "x"}})
     assert not is_repeatable({"name": "write_file", "args": {"path": "a", "content": "x", "append": True}})
     for name in ("bash", "str_replace", "task", "some_mcp_tool"):

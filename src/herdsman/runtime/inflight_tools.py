@@ -28,8 +28,11 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 log = structlog.get_logger(__name__)
 
 TOOLS_NODE = "tools"
-# tools whose second run with the same arguments leaves things as one run does
-REPEATABLE_TOOLS = frozenset({"read_file", "ls", "glob", "grep", "web_fetch", "web_search", "view_image"})
+# tools whose second run with the same arguments leaves things as one run does (ask_clarification
+# asks again, or takes the answer a resumed run brought: answering it as interrupted would lose it)
+REPEATABLE_TOOLS = frozenset(
+    {"read_file", "ls", "glob", "grep", "web_fetch", "web_search", "view_image", "ask_clarification"}
+)
 INTERRUPTED_NOTICE = (
     "The {tool} call was interrupted: the worker executing this run stopped while it was running, "
     "and the run was resumed by another worker, which did NOT run it again. It may have done part or "
