@@ -717,8 +717,10 @@ class RunManager:
         run.saved.set()
         self._runs[run.run_id] = run
         self._by_thread.setdefault(run.thread_id, []).append(run)
-        log.warning("run_taken_over", run_id=run.run_id, thread_id=run.thread_id, attempts=claimed.attempts,
-                    previous_worker=claimed.worker_id)
+        # a run whose worker died is a warning; one queued by a process without workers is routine
+        report = log.warning if claimed.status == "running" else log.info
+        report("run_taken_over" if claimed.status == "running" else "run_claimed", run_id=run.run_id,
+               thread_id=run.thread_id, attempts=claimed.attempts, previous_worker=claimed.worker_id)
         run.executed = claimed.status == "running"
         if claimed.cancel_action in ("interrupt", "rollback"):
             run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
