@@ -407,3 +407,33 @@ async def test_a_command_in_flight_when_its_worker_was_killed_is_reported_not_ru
             assert messages[-1]["content"] == "finished r1 after 1 interrupted", "the model saw the notice"
         finally:
             await sdk.aclose()
+
+
+async def test_a_gateway_that_cannot_record_a_run_it_queued_leaves_no_run_behind(home, redis_url) -> None:
+    """A gateway without workers queues a run (held by itself, so no worker starts it before its
+    record exists), then cannot write its record: the client gets an error, and neither the
+    queue row nor a record is left (a held row would be renewed by the live gateway forever);
+    the thread is not busy and takes the next run."""
+    sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    config = make_config(home, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}, **sections)
+    with running_gateway(config, model=scripted_model()) as served:
+        manager = served.app.state.gateway.runs
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+
+            async def store_down(record: dict[str, Any]) -> None:
+                raise OSError("the record store is gone")
+
+            manager.threads.put_run = store_down
+            with pytest.raises(httpx.HTTPStatusError):
+                await sdk.runs.create(tid, "lead_agent", input=user_message("hi"))
+            del manager.threads.put_run
+            with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
+                assert db.execute("SELECT run_id FROM herdsman_run_queue WHERE thread_id = ?", (tid,)).fetchall() == []
+            await sdk.aclose()
+            sdk = get_client(url=served.url, api_key=None)  # the server closed the connection of its 500
+            assert await sdk.runs.list(tid) == []
+            assert (await sdk.threads.get(tid))["status"] == "idle"
+        finally:
+            await sdk.aclose()

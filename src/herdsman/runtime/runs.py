@@ -456,8 +456,8 @@ class RunManager:
 
     async def _queue_only(self, spec: RunSpec) -> Run:
         """Create a run for another process's workers (this one has none): apply the multitask
-        strategy to the thread's queued runs, send the ``metadata`` event, write the records and
-        queue the run, held by no one, so the first free worker claims it."""
+        strategy to the thread's queued runs, send the ``metadata`` event, queue the run and
+        write its records, then release it, so the first free worker claims it."""
         others = await self.queue.thread_runs(spec.thread_id)
         if others and spec.multitask_strategy == "reject":
             raise _busy(spec.thread_id, others[-1].run_id)
@@ -467,13 +467,31 @@ class RunManager:
         now = utc_now()
         run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
         await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
-        await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
-                                  status="busy")
-        await self.threads.put_run(run.to_dict())
-        await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, spec.to_queue()))
+        # Queued first, held by this process until its records are written, then let go: a
+        # process that dies in between leaves a row without a record, which the worker that
+        # claims it drops (the client had no answer), never a record without a row, which no
+        # worker would execute and a restarting process would end as lost.
+        await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, spec.to_queue(),
+                                       worker_id=self.worker_id, lease_until=self._lease_end()))
+        try:
+            await self.threads.put_run(run.to_dict())
+            await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
+                                      status="busy")
+        except BaseException:
+            await self._unqueue(run)  # not created: the client gets the error, and nothing is left held
+            raise
+        await self.queue.release(run.run_id, self.worker_id)
         run.saved.set()
         log.info("run_queued", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
+
+    async def _unqueue(self, run: Run) -> None:
+        """Take back a run whose creation failed: its queue row and its record, if written."""
+        for undo in (self.queue.remove(run.run_id), self.threads.delete_run(run.thread_id, run.run_id)):
+            try:
+                await undo
+            except Exception as exc:  # noqa: BLE001 - the creation's own error is what the client needs
+                log.warning("run_not_taken_back", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
 
     async def _check_resumable(self, spec: RunSpec) -> None:
         try:
