@@ -57,7 +57,7 @@ class Plan:
     @property
     def text(self) -> str:
         """The user message: 2 or 3 steps, one run in seven with long (1.5 s) steps."""
-        steps = 2 + (self.thread + self.index) % 2
+        steps = 3 if (self.thread + self.index) % 3 == 1 else 2
         sleep = 1.5 if (self.thread * RUNS_PER_THREAD + self.index) % 7 == 0 else 0.1
         return f"chaos {self.tag} {steps} {sleep}"
 
@@ -250,9 +250,10 @@ async def test_runs_survive_killed_workers_and_gateways(tmp_path: Path, gateway_
     stack = Stack(tmp_path, gateway_database, redis_url)
     clients: Clients | None = None
     try:
-        urls = {name: await asyncio.to_thread(stack.start_gateway, name) for name in GATEWAYS}
         for name in WORKERS:
             stack.start_worker(name)
+        started = await asyncio.gather(*(asyncio.to_thread(stack.start_gateway, name) for name in GATEWAYS))
+        urls = dict(zip(GATEWAYS, started))
         clients = Clients({name: sdk_client(url) for name, url in urls.items()})
         started = time.monotonic()
         killer = asyncio.create_task(chaos(stack, clients, gateway_database))
