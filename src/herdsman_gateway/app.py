@@ -187,7 +187,8 @@ def create_app(
     channels.mount(app)
     app.state.channels = channels
     if config.gateway.rate_limit:  # inside CORS, so a browser can read the 429
-        app.add_middleware(RateLimit, limits=config.gateway.rate_limit, storage=limit_storage(config.gateway))
+        app.add_middleware(RateLimit, limits=config.gateway.rate_limit, storage=limit_storage(config.gateway),
+                           keys=config.gateway.keys())
     if config.gateway.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -476,7 +476,7 @@ class GatewayConfig(_Section):
     )
     rate_limit: str | None = Field(
         None,
-        description="Requests one API key (one client address when auth is off) may make, e.g. "
+        description="Requests one API key (one client address for no key or a wrong one) may make, e.g. "
         "\"20/second;600/minute\" (the limits library's notation); past it 429 with Retry-After. "
         "Counted in Redis when stream_bridge is redis (one count for all gateways), else per process; "
         "empty: no limit.",
