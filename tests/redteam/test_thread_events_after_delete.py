@@ -5,6 +5,11 @@ Finding (thread streaming protocol, #14): ``DELETE /threads/{id}`` left the thre
 minutes. Another user who then created a thread with the same id (``POST /threads`` takes the
 client's ``thread_id``) and opened ``POST /threads/{id}/stream/events`` with ``since: 0`` was
 replayed the first owner's runs: their messages, tool calls and values.
+
+Second finding: with two gateways on one database, only the gateway that served the delete
+dropped its log; another gateway that had streamed the thread kept it, and replayed it to whoever
+made the id again. A log now remembers which thread record it follows (its ``created_at``) and
+is dropped when the id names another one.
 """
 
 from __future__ import annotations
@@ -36,13 +41,13 @@ def secured(tmp_path: Path) -> Iterator[RunningGateway]:
             model.release()
 
 
-async def _read_events(http: httpx.AsyncClient, key: str, seconds: float) -> list[str]:
+async def _read_events(http: httpx.AsyncClient, key: str, seconds: float, url: str = "") -> list[str]:
     """Every ``data:`` line the thread's event stream sends (replayed from seq 0) within ``seconds``."""
     got: list[str] = []
     body = {"channels": ["values", "messages", "lifecycle", "updates"], "since": 0}
     try:
         async with asyncio.timeout(seconds):
-            async with http.stream("POST", f"/threads/{TID}/stream/events", json=body, headers={"x-api-key": key}) as response:
+            async with http.stream("POST", f"{url}/threads/{TID}/stream/events", json=body, headers={"x-api-key": key}) as response:
                 assert response.status_code == 200, await response.aread()
                 async for line in response.aiter_lines():
                     if line.startswith("data: "):
@@ -69,3 +74,23 @@ async def test_a_thread_made_again_with_a_deleted_thread_s_id_replays_none_of_it
         replayed = await _read_events(http, BO, 2)
     assert not any(SECRET in line for line in replayed), [json.loads(line)["method"] for line in replayed]
 
+
+
+async def test_another_gateway_replays_none_of_a_deleted_thread_s_events(tmp_path: Path) -> None:
+    config = make_config(tmp_path / "home", checkpointer={"type": "sqlite"}, gateway={"api_keys": [ANA, BO]},
+                         runs={"lease_seconds": 3, "poll_seconds": 0.2})
+    with running_gateway(config) as first, running_gateway(config) as second:
+        async with httpx.AsyncClient(timeout=30) as http:
+            ana = {"x-api-key": ANA}
+            assert (await http.post(f"{second.url}/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
+            command = {"id": 1, "method": "run.start", "params": {"assistant_id": "lead_agent", "input": user_message(SECRET)}}
+            answer = (await http.post(f"{second.url}/threads/{TID}/commands", json=command, headers=ana)).json()
+            assert answer["type"] == "success", answer
+            await http.get(f"{second.url}/threads/{TID}/runs/{answer['result']['run_id']}/join", headers=ana)
+            assert any(SECRET in line for line in await _read_events(http, ANA, 2, second.url)), "the second gateway has the log"
+            assert (await http.delete(f"{first.url}/threads/{TID}", headers=ana)).status_code == 204  # served by the first
+
+            created = await http.post(f"{first.url}/threads", json={"thread_id": TID}, headers={"x-api-key": BO})
+            assert created.status_code == 200, created.text
+            replayed = await _read_events(http, BO, 2, second.url)
+    assert not any(SECRET in line for line in replayed), [json.loads(line)["method"] for line in replayed]

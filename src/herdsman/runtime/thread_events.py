@@ -98,6 +98,7 @@ class ThreadEventLog:
     events: BoundedLog[dict[str, Any]] = field(init=False)
     seq: int = 0
     readers: int = 0
+    created_at: str | None = None  # the thread record's it follows (None: not known yet)
     last_used: float = field(default_factory=time.monotonic)
     _runs: dict[str, _RunEntry] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -245,14 +246,23 @@ class ThreadEventHub:
         self.idle_seconds = idle_seconds
         self._logs: dict[str, ThreadEventLog] = {}
 
-    def log(self, thread_id: str) -> ThreadEventLog:
-        """The thread's log, following the thread from now on (its runs in progress included)."""
+    def log(self, thread_id: str, created_at: str | None = None) -> ThreadEventLog:
+        """The thread's log, following the thread from now on (its runs in progress included).
+
+        ``created_at`` is the thread record's (None: no thread has the id yet). A log kept for an
+        earlier thread with this id, deleted through another process (whose delete could not
+        :meth:`drop` it here), is dropped first: a thread made again with the id, by any user,
+        never reads the deleted one's events."""
         self._sweep()
         found = self._logs.get(thread_id)
+        if found is not None and found.created_at is not None and found.created_at != created_at:
+            self.drop(thread_id)
+            found = None
         if found is None:
             found = ThreadEventLog(thread_id, self.runs, self.bridge, heartbeat=self.heartbeat, max_bytes=self.max_bytes)
             found.start()
             self._logs[thread_id] = found
+        found.created_at = found.created_at or created_at
         found.last_used = time.monotonic()
         return found
 
