@@ -99,3 +99,14 @@ async def test_two_processes_claiming_at_once_never_take_the_same_run(queues) ->
     first, second = await asyncio.gather(drain(one, "one"), drain(two, "two"))
     assert sorted(first + second) == [f"r{n:02d}" for n in range(20)]
     assert not set(first) & set(second)
+
+
+async def test_a_cancel_asked_by_one_process_reaches_the_holder_through_its_rows(queues) -> None:
+    one, two = queues
+    now = time.time()
+    await one.add(row("held", "t1", "2026-01-01T00:00:01", worker="one", lease_until=now + 60))
+    await one.add(row("other", "t2", "2026-01-01T00:00:02", worker="one", lease_until=now + 60))
+    assert await one.cancels_asked("one") == {}
+    await two.request_cancel("held", "rollback")  # another process, no bridge between them
+    assert await one.cancels_asked("one") == {"held": "rollback"}
+    assert await two.cancels_asked("two") == {}, "only the holder's rows"
