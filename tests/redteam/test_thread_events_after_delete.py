@@ -10,6 +10,11 @@ Second finding: with two gateways on one database, only the gateway that served 
 dropped its log; another gateway that had streamed the thread kept it, and replayed it to whoever
 made the id again. A log now remembers which thread record it follows (its ``created_at``) and
 is dropped when the id names another one.
+
+Third finding: a stream open on a thread when it was deleted went on for ever (heartbeats), and
+kept the deleted thread's log, up to ``gateway.replay_max_bytes``, in memory as long as it
+stayed open; deleting and making the thread again let one client pile up such logs. The streams
+of a dropped log now end.
 """
 
 from __future__ import annotations
@@ -94,3 +99,29 @@ async def test_another_gateway_replays_none_of_a_deleted_thread_s_events(tmp_pat
             assert created.status_code == 200, created.text
             replayed = await _read_events(http, BO, 2, second.url)
     assert not any(SECRET in line for line in replayed), [json.loads(line)["method"] for line in replayed]
+
+
+async def test_a_stream_of_a_deleted_thread_ends(secured) -> None:
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
+        ana = {"x-api-key": ANA}
+        assert (await http.post("/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
+        opened = asyncio.Event()
+
+        async def follow() -> None:
+            body = {"channels": ["values", "lifecycle"]}
+            async with http.stream("POST", f"/threads/{TID}/stream/events", json=body, headers=ana) as response:
+                assert response.status_code == 200
+                opened.set()
+                async for _ in response.aiter_lines():
+                    pass
+
+        stream = asyncio.create_task(follow())
+        async with asyncio.timeout(20):
+            await opened.wait()
+        assert (await http.delete(f"/threads/{TID}", headers=ana)).status_code == 204
+        try:
+            async with asyncio.timeout(20):  # heartbeats every 15 s would keep it open for ever
+                await stream
+        finally:
+            stream.cancel()
+    assert not secured.app.state.gateway.thread_events._logs, "no log is kept for the deleted thread"

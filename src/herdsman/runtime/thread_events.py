@@ -99,6 +99,7 @@ class ThreadEventLog:
     seq: int = 0
     readers: int = 0
     created_at: str | None = None  # the thread record's it follows (None: not known yet)
+    dropped: bool = False  # its thread was deleted (or its id names another one): its streams end
     last_used: float = field(default_factory=time.monotonic)
     _runs: dict[str, _RunEntry] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -119,6 +120,14 @@ class ThreadEventLog:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+
+    def drop(self) -> None:
+        """Stop following the thread and end its streams (they held the log's events for ever)."""
+        self.dropped = True
+        if self._task is not None:
+            self._task.cancel()
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     def idle(self) -> bool:
         """No reader, no run in progress."""
@@ -207,7 +216,7 @@ class ThreadEventLog:
         after = since if since is not None else self.start_seq() - 1
         self.readers += 1
         try:
-            while True:
+            while not self.dropped:
                 self.last_used = time.monotonic()
                 first = self.seq - len(self.events) + 1
                 for index in range(max(0, after + 1 - first), len(self.events)):
@@ -270,8 +279,8 @@ class ThreadEventHub:
         """Forget the thread's log now (the thread was deleted): a thread created later with the
         same id, by any user, starts with an empty log, never with the deleted thread's events."""
         old = self._logs.pop(thread_id, None)
-        if old is not None and old._task is not None:
-            old._task.cancel()
+        if old is not None:
+            old.drop()
 
     def _sweep(self) -> None:
         cutoff = time.monotonic() - self.idle_seconds
