@@ -15,12 +15,17 @@ Third finding: a stream open on a thread when it was deleted went on for ever (h
 kept the deleted thread's log, up to ``gateway.replay_max_bytes``, in memory as long as it
 stayed open; deleting and making the thread again let one client pile up such logs. The streams
 of a dropped log now end.
+
+Fourth finding: a ``run.start`` refused (an unknown assistant, bad params) on an id no thread has
+left a log, its task and a run watcher behind for that id for ten minutes: a client sending
+refused commands to fresh ids grew the gateway's memory without bound. Nothing stays for them now.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,3 +130,16 @@ async def test_a_stream_of_a_deleted_thread_ends(secured) -> None:
         finally:
             stream.cancel()
     assert not secured.app.state.gateway.thread_events._logs, "no log is kept for the deleted thread"
+
+
+async def test_refused_run_starts_on_fresh_ids_leave_nothing_behind(secured) -> None:
+    gateway = secured.app.state.gateway
+    async with httpx.AsyncClient(base_url=secured.url, timeout=30, headers={"x-api-key": ANA}) as http:
+        for params in ({"assistant_id": "no-such-assistant"}, {}, {"assistant_id": "lead_agent", "config": "x"}):
+            for _ in range(20):
+                command = {"id": 1, "method": "run.start", "params": params}
+                answer = (await http.post(f"/threads/{uuid.uuid4()}/commands", json=command)).json()
+                assert answer["type"] == "error" and answer["error"] == "invalid_argument", answer
+        assert (await http.post("/threads/search", json={})).json() == [], "no thread was made"
+    assert not gateway.thread_events._logs, f"{len(gateway.thread_events._logs)} logs kept for ids of no thread"
+    assert not gateway.runs._watchers, "nor run watchers"

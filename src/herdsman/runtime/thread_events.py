@@ -104,13 +104,14 @@ class ThreadEventLog:
     _runs: dict[str, _RunEntry] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task | None = None
+    _watching: asyncio.Queue[Run] | None = None
 
     def __post_init__(self) -> None:
         self.events = BoundedLog(self.max_events, self.max_bytes)
 
     def start(self) -> None:
         """Follow the thread's runs: those in progress now, then each new one."""
-        queue = self.runs.watch_thread(self.thread_id)
+        queue = self._watching = self.runs.watch_thread(self.thread_id)
         for run in self.runs.active_runs(self.thread_id):
             queue.put_nowait(run)
         self._task = asyncio.create_task(self._follow(queue), name=f"thread-events-{self.thread_id}")
@@ -126,6 +127,8 @@ class ThreadEventLog:
         self.dropped = True
         if self._task is not None:
             self._task.cancel()
+        if self._watching is not None:  # also when the task was cancelled before it ever ran
+            self.runs.unwatch_thread(self.thread_id, self._watching)
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
@@ -287,8 +290,7 @@ class ThreadEventHub:
         for thread_id, old in list(self._logs.items()):
             if old.last_used < cutoff and old.idle():
                 del self._logs[thread_id]
-                if old._task is not None:
-                    old._task.cancel()
+                old.drop()
 
     async def close(self) -> None:
         """Stop following every thread."""

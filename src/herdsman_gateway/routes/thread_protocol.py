@@ -281,6 +281,8 @@ async def thread_command(
             raise CommandError("invalid_argument", f"{method}: params must be an object")
         result = await handler(gw, thread_id, params, user)
     except CommandError as exc:
+        if await gw.threads.get(thread_id) is None:  # a run.start that made no thread: no log to keep for its id
+            gw.thread_events.drop(thread_id)  # (kept, each refused id held a log and a task for ten minutes)
         return _error(command_id, exc.code, exc.message)
     return JSONResponse({"type": "success", "id": command_id, "result": result, "meta": {"applied_through_seq": applied_through}})
 
