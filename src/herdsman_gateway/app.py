@@ -49,6 +49,7 @@ from herdsman.runtime.threads import ThreadStore
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
+from herdsman_gateway.body_limit import BodyLimit
 from herdsman_gateway.bridges import build_stream_bridge
 from herdsman_gateway.channels.manager import ChannelManager
 from herdsman_gateway.container import Gateway
@@ -186,8 +187,13 @@ def create_app(
     channels = ChannelManager(config.channels)
     channels.mount(app)
     app.state.channels = channels
+    app.add_middleware(  # inside the rate limit (counted first) and CORS (a browser reads the 413)
+        BodyLimit, limit=config.gateway.max_request_bytes, uploads_limit=uploads.max_request_bytes(config.gateway),
+        uploads_detail=uploads.too_large(config.gateway.max_upload_bytes).detail,
+    )
     if config.gateway.rate_limit:  # inside CORS, so a browser can read the 429
-        app.add_middleware(RateLimit, limits=config.gateway.rate_limit, storage=limit_storage(config.gateway))
+        app.add_middleware(RateLimit, limits=config.gateway.rate_limit, storage=limit_storage(config.gateway),
+                           keys=config.gateway.keys())
     if config.gateway.cors_origins:
         app.add_middleware(
             CORSMiddleware,

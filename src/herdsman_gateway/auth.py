@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
+
+from herdsman.config.schema import ApiKeyConfig
 
 OWNER_KEY = "owner"
 
@@ -38,12 +41,24 @@ def user_id_for_key(key: str) -> str:
     return "user-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def _presented_key(request: Request) -> str | None:
-    key = request.headers.get("x-api-key")
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a request presents: ``x-api-key``, else ``Authorization: Bearer``. ``headers`` is
+    Starlette's ``Headers``, whose ``get`` reads the first of repeated headers: every check that
+    reads a key must read this one (the rate limit counted a repeated header's last value)."""
+    key = headers.get("x-api-key")
     if key:
         return key
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    scheme, _, token = headers.get("authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def matching_key(keys: Sequence[ApiKeyConfig], presented: str) -> ApiKeyConfig | None:
+    """The configured key equal to ``presented`` (constant-time comparison), or None."""
+    found = None
+    for entry in keys:
+        if hmac.compare_digest(presented.encode(), entry.key.encode()) and found is None:
+            found = entry
+    return found
 
 
 def identify(request: Request) -> Caller:
@@ -51,13 +66,10 @@ def identify(request: Request) -> Caller:
     keys = request.app.state.gateway.config.gateway.keys()
     if not keys:
         return Caller(None, "admin")
-    presented = _presented_key(request)
+    presented = presented_key(request.headers)
     if presented is None:
         raise HTTPException(401, "Missing API key: send it as the x-api-key header or Authorization: Bearer <key>")
-    found = None
-    for entry in keys:
-        if hmac.compare_digest(presented.encode(), entry.key.encode()) and found is None:
-            found = entry
+    found = matching_key(keys, presented)
     if found is None:
         raise HTTPException(401, "Invalid API key: check the key against gateway.api_keys in config.yaml")
     return Caller(found.user or user_id_for_key(found.key), found.role)

@@ -1,9 +1,10 @@
 """Requests per API key: ``gateway.rate_limit`` at the gateway, before any route runs.
 
 The counting is the ``limits`` library's (moving windows, in memory or in Redis); this module
-only decides who a request is and answers 429. Who: the presented API key, as the stable user id
-the auth module derives from it (never the key itself), or the client's address when auth is off.
-A wrong key is counted like a right one, so guessing keys is throttled too; ``GET /ok`` and
+only decides who a request is and answers 429. Who: a configured API key the request presents
+(read as the auth module reads it: the first of repeated headers), as the stable user id derived
+from it (never the key itself); else the client's address. So a wrong key counts against the
+address it comes from, and guessing keys (a new one each time) is throttled too; ``GET /ok`` and
 ``GET /api/health`` (load balancer health checks) and the web UI's static files are not counted.
 
 With ``gateway.stream_bridge: redis`` the counts live in that Redis, so several gateways behind a
@@ -15,16 +16,18 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 
 import orjson
 import structlog
 from limits import RateLimitItem, parse_many
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from herdsman.config.schema import GatewayConfig
-from herdsman_gateway.auth import user_id_for_key
+from herdsman.config.schema import ApiKeyConfig, GatewayConfig
+from herdsman_gateway.auth import matching_key, presented_key, user_id_for_key
 
 log = structlog.get_logger(__name__)
 
@@ -39,14 +42,11 @@ def limit_storage(config: GatewayConfig) -> Storage:
     return MemoryStorage()
 
 
-def caller_key(scope: Scope) -> str:
-    """Who makes the request: the user id of the presented API key, else the client address."""
-    headers = dict(scope.get("headers") or ())
-    key = headers.get(b"x-api-key", b"").decode("latin-1").strip()
-    if not key:
-        scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        key = token.strip() if scheme.lower() == "bearer" else ""
-    if key:
+def caller_key(scope: Scope, keys: Sequence[ApiKeyConfig] = ()) -> str:
+    """Who makes the request: the user id of the configured key it presents (one of ``keys``),
+    else the client address (no key, a wrong key, or auth off)."""
+    key = presented_key(Headers(scope=scope))
+    if key is not None and matching_key(keys, key) is not None:
         return user_id_for_key(key)
     client = scope.get("client")
     return f"addr-{client[0]}" if client else "addr-unknown"
@@ -55,9 +55,11 @@ def caller_key(scope: Scope) -> str:
 class RateLimit:
     """Pure ASGI middleware: ``app.add_middleware(RateLimit, limits="20/second", storage=...)``."""
 
-    def __init__(self, app: ASGIApp, limits: str, storage: Storage) -> None:
-        """Wrap ``app``; each caller may make ``limits`` requests (``"20/second;600/minute"``)."""
+    def __init__(self, app: ASGIApp, limits: str, storage: Storage, keys: Sequence[ApiKeyConfig] = ()) -> None:
+        """Wrap ``app``; each caller may make ``limits`` requests (``"20/second;600/minute"``);
+        ``keys``: the gateway's API keys (``gateway.keys()``), each counted on its own."""
         self.app = app
+        self.keys = list(keys)
         self.items: list[RateLimitItem] = parse_many(limits)
         self.limiter = MovingWindowRateLimiter(storage)
 
@@ -65,7 +67,7 @@ class RateLimit:
         if scope["type"] != "http" or scope["path"] in UNCOUNTED_PATHS or scope["path"].startswith(UNCOUNTED_PREFIXES):
             await self.app(scope, receive, send)
             return
-        who = caller_key(scope)
+        who = caller_key(scope, self.keys)
         try:
             refused = [item for item in self.items if not await self.limiter.hit(item, who)]
         except Exception as exc:  # noqa: BLE001 - the counter's store is down: serve rather than fail

@@ -122,7 +122,7 @@ async def test_deleting_a_thread_frees_its_file_versions(client, config, monkeyp
     await client.threads.delete(tid)
     left = [p.read_bytes() for p in objects.rglob("*") if p.is_file()]
     assert b"one" not in left  # no checkpoint reaches it any more
-    assert outputs(config, tid) == {"a.txt": "two"}  # the files themselves stay, as documented
+    assert not (Path(config.home) / "threads" / tid).exists()  # nor its files: a thread made again with its id starts empty
 
 
 async def test_a_run_from_a_checkpoint_the_thread_never_had_is_refused(client) -> None:

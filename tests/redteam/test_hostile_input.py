@@ -211,3 +211,27 @@ def test_every_json_body_with_a_lone_surrogate_gets_a_422_that_says_so(http: htt
             checked.append(f"{method} {path}")
     assert len(checked) >= 25, checked  # every body route of the LangGraph API, the store and memory
     _assert_thread_is_healthy(http, tid)
+
+
+async def test_a_state_update_from_a_checkpoint_the_thread_never_had_keeps_the_conversation(served: RunningGateway) -> None:
+    """Finding (#14): ``POST /threads/{id}/state`` from a checkpoint id the thread never had (a typo,
+    or another thread's) answered 200 and wrote a state branched from nothing: the thread's
+    conversation was gone from its head. Runs already refused such an id; now the update does too."""
+    from langgraph_sdk import get_client
+
+    client = get_client(url=served.url)
+    try:
+        tid = (await client.threads.create())["thread_id"]
+        await client.runs.wait(tid, "lead_agent", input=user_message("keep me"))
+        other = (await client.threads.create())["thread_id"]
+        await client.runs.wait(other, "lead_agent", input=user_message("elsewhere"))
+        foreign = (await client.threads.get_state(other))["checkpoint"]["checkpoint_id"]
+        for checkpoint_id in ("1f0-no-such-checkpoint", foreign):
+            with pytest.raises(httpx.HTTPStatusError) as refused:
+                await client.threads.update_state(tid, {"messages": []}, checkpoint_id=checkpoint_id)
+            assert refused.value.response.status_code == 404
+            assert "not found on thread" in refused.value.response.text and "/history" in refused.value.response.text
+        state = await client.threads.get_state(tid)
+    finally:
+        await client.aclose()
+    assert [m["content"] for m in state["values"]["messages"]] == ["keep me", "echo: keep me"]

@@ -134,3 +134,14 @@ async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_a
         assert (await threads.get_run("t-ending", "ending"))["status"] == "success"
     finally:
         await queue.close()
+
+
+async def test_a_cancel_asked_by_one_process_reaches_the_holder_through_its_rows(queues) -> None:
+    one, two = queues
+    now = time.time()
+    await one.add(row("held", "t1", "2026-01-01T00:00:01", worker="one", lease_until=now + 60))
+    await one.add(row("other", "t2", "2026-01-01T00:00:02", worker="one", lease_until=now + 60))
+    assert await one.cancels_asked("one") == {}
+    await two.request_cancel("held", "rollback")  # another process, no bridge between them
+    assert await one.cancels_asked("one") == {"held": "rollback"}
+    assert await two.cancels_asked("two") == {}, "only the holder's rows"

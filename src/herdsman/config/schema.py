@@ -478,13 +478,19 @@ class GatewayConfig(_Section):
         description="Most files in one upload request (default 1000); more are refused with 413 and nothing "
         "is kept. Clients read it from GET /api/limits.",
     )
+    max_request_bytes: int = Field(
+        32 * 1024 * 1024,
+        ge=64 * 1024,
+        description="Largest request body in bytes on every route but uploads (default 32 MiB, at least 64 KiB); "
+        "bigger ones are refused with 413 before they are read into memory, with or without a valid key.",
+    )
     cors_origins: list[str] = Field(
         default_factory=lambda: ["http://localhost:3000", "http://127.0.0.1:3000"],
         description="Web origins allowed to call the API from a browser (a LangGraph UI); [\"*\"] for any.",
     )
     rate_limit: str | None = Field(
         None,
-        description="Requests one API key (one client address when auth is off) may make, e.g. "
+        description="Requests one API key (one client address for no key or a wrong one) may make, e.g. "
         "\"20/second;600/minute\" (the limits library's notation); past it 429 with Retry-After. "
         "Counted in Redis when stream_bridge is redis (one count for all gateways), else per process; "
         "empty: no limit.",

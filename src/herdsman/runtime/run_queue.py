@@ -56,6 +56,7 @@ RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = 
 # The run's row, unless another worker holds it (it claimed the run when this one's lease ran out).
 STARTABLE = "run_id = ? AND (worker_id IS NULL OR worker_id = ?)"
 THREAD_RUNS = f"SELECT {COLUMNS} FROM {TABLE} WHERE thread_id = ? ORDER BY created_at, run_id"
+CANCELS_ASKED = f"SELECT run_id, cancel_action FROM {TABLE} WHERE worker_id = ? AND cancel_action IS NOT NULL"
 
 
 @dataclass
@@ -124,8 +125,13 @@ class RunQueue(Protocol):
         ...
 
     async def request_cancel(self, run_id: str, action: str) -> None:
-        """Note that the run is to be cancelled (``interrupt`` or ``rollback``), for a worker
-        that takes it over."""
+        """Note that the run is to be cancelled (``interrupt`` or ``rollback``), for the worker
+        that holds it (see :meth:`cancels_asked`) or takes it over."""
+        ...
+
+    async def cancels_asked(self, worker_id: str) -> dict[str, str]:
+        """The runs ``worker_id`` holds whose cancel was asked (run id -> action): how a cancel
+        reaches the process executing a run when no shared bridge (Redis) carries it."""
         ...
 
     async def remove(self, run_id: str) -> None:
@@ -196,6 +202,10 @@ class MemoryRunQueue:
         """Note the cancel on the run's row."""
         if (row := self._rows.get(run_id)) is not None:
             row.cancel_action = action
+
+    async def cancels_asked(self, worker_id: str) -> dict[str, str]:
+        """The worker's runs whose cancel was asked."""
+        return {r.run_id: r.cancel_action for r in self._rows.values() if r.worker_id == worker_id and r.cancel_action}
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""
@@ -304,6 +314,12 @@ class SqliteRunQueue:
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
         await self._write(f"UPDATE {TABLE} SET cancel_action = ? WHERE run_id = ?", (action, run_id))
+
+    async def cancels_asked(self, worker_id: str) -> dict[str, str]:
+        """The worker's runs whose cancel was asked."""
+        async with self._lock:
+            cursor = await self._conn.execute(CANCELS_ASKED, (worker_id,))
+            return {run_id: action for run_id, action in await cursor.fetchall()}
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

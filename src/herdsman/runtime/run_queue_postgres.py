@@ -14,6 +14,7 @@ from typing import Any
 from herdsman.runtime.checkpointer import postgres_missing
 from herdsman.postgres_setup import setup_lock
 from herdsman.runtime.run_queue import (
+    CANCELS_ASKED,
     CLAIMABLE_FROM,
     COLUMNS,
     RELEASE,
@@ -102,6 +103,10 @@ class PostgresRunQueue:
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
         await self._execute(f"UPDATE {TABLE} SET cancel_action = %s WHERE run_id = %s", (action, run_id))
+
+    async def cancels_asked(self, worker_id: str) -> dict[str, str]:
+        """The worker's runs whose cancel was asked."""
+        return {row[0]: row[1] for row in await self._execute(CANCELS_ASKED.replace("?", "%s"), (worker_id,))}
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

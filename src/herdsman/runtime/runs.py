@@ -33,7 +33,7 @@ import socket
 import time
 from collections import deque
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -547,11 +547,29 @@ class RunManager:
         return record
 
     async def serve_cancel_requests(self) -> None:
-        """Cancel this process's runs when another process asks (runs until cancelled)."""
+        """Cancel this process's runs when another process asks through the bridge (runs until cancelled)."""
+        await self._serve_cancels(self.bridge.cancel_requests())
+
+    async def _queued_cancels(self) -> AsyncIterator[tuple[str, str]]:
+        """Every ``runs.poll_seconds``, the cancels asked on the queue rows of this process's runs:
+        without a shared bridge (Redis) no other process reaches them otherwise, and a thread
+        deleted through another gateway had its run go on writing its checkpoints (red-team finding)."""
+        while True:
+            await asyncio.sleep(self.config.runs.poll_seconds)
+            try:
+                asked = await self.queue.cancels_asked(self.worker_id)
+            except Exception as exc:  # noqa: BLE001 - asked again at the next beat
+                log.warning("run_cancels_not_read", worker_id=self.worker_id, error=_text(exc))
+                continue
+            for request in asked.items():
+                yield request
+
+    async def _serve_cancels(self, requests: AsyncIterator[tuple[str, str]]) -> None:
+        """Cancel this process's runs named by ``requests`` (run id, action), each once per action."""
         pending: set[asyncio.Task] = set()
-        async for run_id, action in self.bridge.cancel_requests():
+        async for run_id, action in requests:
             run = self._runs.get(run_id)
-            if run is None or run.status in FINAL_STATUSES:
+            if run is None or run.status in FINAL_STATUSES or run.cancel_action == action:
                 continue
             task = asyncio.create_task(self.cancel(run.thread_id, run_id, action="rollback" if action == "rollback" else "interrupt"))
             pending.add(task)
@@ -661,6 +679,7 @@ class RunManager:
         if not self.queue.durable or self._workers:
             return
         self._workers.append(asyncio.create_task(self._renew_leases(), name="run-leases"))
+        self._workers.append(asyncio.create_task(self._serve_cancels(self._queued_cancels()), name="run-cancels"))
         for number in range(self.config.runs.workers):
             self._workers.append(asyncio.create_task(self._work(), name=f"run-worker-{number}"))
         log.info("run_workers_started", worker_id=self.worker_id, workers=self.config.runs.workers)

@@ -98,17 +98,20 @@ class ThreadEventLog:
     events: BoundedLog[dict[str, Any]] = field(init=False)
     seq: int = 0
     readers: int = 0
+    created_at: str | None = None  # the thread record's it follows (None: not known yet)
+    dropped: bool = False  # its thread was deleted (or its id names another one): its streams end
     last_used: float = field(default_factory=time.monotonic)
     _runs: dict[str, _RunEntry] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task | None = None
+    _watching: asyncio.Queue[Run] | None = None
 
     def __post_init__(self) -> None:
         self.events = BoundedLog(self.max_events, self.max_bytes)
 
     def start(self) -> None:
         """Follow the thread's runs: those in progress now, then each new one."""
-        queue = self.runs.watch_thread(self.thread_id)
+        queue = self._watching = self.runs.watch_thread(self.thread_id)
         for run in self.runs.active_runs(self.thread_id):
             queue.put_nowait(run)
         self._task = asyncio.create_task(self._follow(queue), name=f"thread-events-{self.thread_id}")
@@ -118,6 +121,16 @@ class ThreadEventLog:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+
+    def drop(self) -> None:
+        """Stop following the thread and end its streams (they held the log's events for ever)."""
+        self.dropped = True
+        if self._task is not None:
+            self._task.cancel()
+        if self._watching is not None:  # also when the task was cancelled before it ever ran
+            self.runs.unwatch_thread(self.thread_id, self._watching)
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     def idle(self) -> bool:
         """No reader, no run in progress."""
@@ -206,7 +219,7 @@ class ThreadEventLog:
         after = since if since is not None else self.start_seq() - 1
         self.readers += 1
         try:
-            while True:
+            while not self.dropped:
                 self.last_used = time.monotonic()
                 first = self.seq - len(self.events) + 1
                 for index in range(max(0, after + 1 - first), len(self.events)):
@@ -245,14 +258,23 @@ class ThreadEventHub:
         self.idle_seconds = idle_seconds
         self._logs: dict[str, ThreadEventLog] = {}
 
-    def log(self, thread_id: str) -> ThreadEventLog:
-        """The thread's log, following the thread from now on (its runs in progress included)."""
+    def log(self, thread_id: str, created_at: str | None = None) -> ThreadEventLog:
+        """The thread's log, following the thread from now on (its runs in progress included).
+
+        ``created_at`` is the thread record's (None: no thread has the id yet). A log kept for an
+        earlier thread with this id, deleted through another process (whose delete could not
+        :meth:`drop` it here), is dropped first: a thread made again with the id, by any user,
+        never reads the deleted one's events."""
         self._sweep()
         found = self._logs.get(thread_id)
+        if found is not None and found.created_at is not None and found.created_at != created_at:
+            self.drop(thread_id)
+            found = None
         if found is None:
             found = ThreadEventLog(thread_id, self.runs, self.bridge, heartbeat=self.heartbeat, max_bytes=self.max_bytes)
             found.start()
             self._logs[thread_id] = found
+        found.created_at = found.created_at or created_at
         found.last_used = time.monotonic()
         return found
 
@@ -260,16 +282,15 @@ class ThreadEventHub:
         """Forget the thread's log now (the thread was deleted): a thread created later with the
         same id, by any user, starts with an empty log, never with the deleted thread's events."""
         old = self._logs.pop(thread_id, None)
-        if old is not None and old._task is not None:
-            old._task.cancel()
+        if old is not None:
+            old.drop()
 
     def _sweep(self) -> None:
         cutoff = time.monotonic() - self.idle_seconds
         for thread_id, old in list(self._logs.items()):
             if old.last_used < cutoff and old.idle():
                 del self._logs[thread_id]
-                if old._task is not None:
-                    old._task.cancel()
+                old.drop()
 
     async def close(self) -> None:
         """Stop following every thread."""

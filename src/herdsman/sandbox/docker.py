@@ -45,7 +45,7 @@ from herdsman.sandbox.container_scripts import (
 from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
-from herdsman.sandbox.host_files import skills_dir
+from herdsman.sandbox.host_files import release_if_deleted, skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
@@ -641,6 +641,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         """The sandbox of ``thread_id``: a new thread takes a pooled container when there is one;
         otherwise its container starts with the first command."""
         validate_thread_id(thread_id)
+        release_if_deleted(self, self._sandboxes, thread_id)
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:

@@ -107,7 +107,8 @@ class FileHistory:
         """The process's history kept in ``directory`` (made on first use)."""
         with _SHARED_LOCK:
             history = _SHARED.get(directory)
-            if history is None or history.files.paths != files.paths:
+            # a history whose folder is gone (its thread was deleted) starts again, empty
+            if history is None or history.files.paths != files.paths or not history.objects.is_dir():
                 history = _SHARED[directory] = cls(files, directory, config)
             return history
 

@@ -18,7 +18,8 @@ import weakref
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Protocol
+from collections.abc import Mapping
+from typing import Any, Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox.base import USER_DATA_ROOT, ExecResult, PathList, SandboxError
@@ -54,6 +55,16 @@ def skills_dir(config: HerdsmanConfig) -> Path | None:
     if not skills.is_absolute():
         skills = Path.cwd() / skills
     return skills if skills.is_dir() else None
+
+
+def release_if_deleted(provider: Any, sandboxes: Mapping[str, HostFilesSandbox], thread_id: str) -> None:
+    """Release ``provider``'s sandbox of ``thread_id`` when its folder is gone: the thread was
+    deleted (``DELETE /threads/{id}`` removes its files), by this process or another sharing the
+    home, so the sandbox made next for the id starts with new, empty folders (a cached one kept
+    answering that its folders were not available)."""
+    cached = sandboxes.get(thread_id)
+    if cached is not None and not cached.paths.user_data.is_dir():
+        provider.release(thread_id)
 
 
 def check_command(command: str) -> None:

@@ -33,7 +33,7 @@ from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wra
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
 from herdsman.sandbox.limits import Limits
-from herdsman.sandbox.host_files import skills_dir
+from herdsman.sandbox.host_files import release_if_deleted, skills_dir
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
@@ -422,6 +422,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
     def acquire(self, thread_id: str) -> KubernetesSandbox:
         """The sandbox of ``thread_id`` (its pod starts with the first command)."""
         validate_thread_id(thread_id)
+        release_if_deleted(self, self._sandboxes, thread_id)
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:

@@ -25,7 +25,7 @@ from herdsman.sandbox import bwrap as bwrap_module
 from herdsman.sandbox import seccomp
 from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
 from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
-from herdsman.sandbox.host_files import HostFilesSandbox, Shell, skills_dir
+from herdsman.sandbox.host_files import HostFilesSandbox, Shell, release_if_deleted, skills_dir
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
@@ -195,6 +195,7 @@ class LocalSandboxProvider:
     def acquire(self, thread_id: str) -> LocalSandbox:
         """The sandbox of ``thread_id`` (directories created on first use)."""
         validate_thread_id(thread_id)
+        release_if_deleted(self, self._sandboxes, thread_id)
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:

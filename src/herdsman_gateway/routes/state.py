@@ -42,13 +42,18 @@ def _config(thread_id: str, checkpoint: CheckpointRef | None = None, checkpoint_
     return {"configurable": conf}
 
 
+def _no_checkpoint(thread_id: str, checkpoint_id: str) -> HTTPException:
+    """The 404 for a checkpoint the thread does not have."""
+    return HTTPException(
+        404, f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history"
+    )
+
+
 async def _state(gw: Gateway, thread_id: str, checkpoint_id: str | None, subgraphs: bool, ns: str = "") -> dict[str, Any]:
     cfg = _config(thread_id, CheckpointRef(checkpoint_ns=ns) if ns else None, checkpoint_id)
     _, state = await read_state(gw.graph, cfg, subgraphs=subgraphs)
     if checkpoint_id and state["metadata"] is None:
-        raise HTTPException(
-            404, f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history"
-        )
+        raise _no_checkpoint(thread_id, checkpoint_id)
     return state
 
 
@@ -99,6 +104,8 @@ async def update_state(
     except RunInputError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
     cid = cfg["configurable"].get("checkpoint_id")
+    if cid and await gw.graph.checkpointer.aget_tuple(cfg) is None:
+        raise _no_checkpoint(thread_id, cid)  # LangGraph would branch from an empty state: the conversation gone
     if cid and not cfg["configurable"].get("checkpoint_ns") and (versions := file_versions_of(gw.graph.checkpointer)):
         await versions.arestore(thread_id, cid)  # the branch starts from that checkpoint's files
     try:

@@ -109,9 +109,12 @@ async def _visible_thread(gw: Gateway, thread_id: str, user: str | None, *, crea
         raise not_found(thread_id)
 
 
-def _events(gw: Gateway, thread_id: str) -> ThreadEventLog:
+async def _events(gw: Gateway, thread_id: str) -> ThreadEventLog:
+    """The thread's event log, for the thread as it is now: never one kept for an earlier thread
+    with its id (deleted through another gateway, whose delete could not drop this one's log)."""
     assert gw.thread_events is not None, "the app's lifespan creates the thread event hub"
-    return gw.thread_events.log(thread_id)
+    record = await gw.threads.get(thread_id)
+    return gw.thread_events.log(thread_id, record.created_at if record is not None else None)
 
 
 def _object(params: dict[str, Any], key: str, command: str) -> dict[str, Any] | None:
@@ -135,7 +138,7 @@ async def _start(gw: Gateway, thread_id: str, user: str | None, **fields: Any) -
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in exc.errors())
         raise CommandError("invalid_argument", problems) from None
-    _events(gw, thread_id)  # follows the thread before the run starts, so it sees the run's first event
+    await _events(gw, thread_id)  # follows the thread before the run starts, so it sees the run's first event
     try:
         run = await start_run(gw, thread_id, body, user)
     except RunError as exc:
@@ -241,7 +244,7 @@ async def _reconnect(gw: Gateway, thread_id: str, params: dict[str, Any], user: 
 
 
 async def _get_tree(gw: Gateway, thread_id: str, params: dict[str, Any], user: str | None) -> dict[str, Any]:
-    return {"tree": _events(gw, thread_id).tree()}
+    return {"tree": (await _events(gw, thread_id)).tree()}
 
 
 COMMANDS = {
@@ -272,12 +275,14 @@ async def thread_command(
     if handler is None:
         return _error(command_id, "unknown_command", f"Unknown protocol command: {method}; use one of {sorted(COMMANDS)}")
     params = payload.get("params", {})
-    applied_through = _events(gw, thread_id).seq  # the events the command's effects come after
+    applied_through = (await _events(gw, thread_id)).seq  # the events the command's effects come after
     try:
         if not isinstance(params, dict):
             raise CommandError("invalid_argument", f"{method}: params must be an object")
         result = await handler(gw, thread_id, params, user)
     except CommandError as exc:
+        if await gw.threads.get(thread_id) is None:  # a run.start that made no thread: no log to keep for its id
+            gw.thread_events.drop(thread_id)  # (kept, each refused id held a log and a task for ten minutes)
         return _error(command_id, exc.code, exc.message)
     return JSONResponse({"type": "success", "id": command_id, "result": result, "meta": {"applied_through_seq": applied_through}})
 
@@ -320,5 +325,5 @@ async def thread_events(
     """The thread's protocol events that match the body's filter, until the client leaves."""
     await _visible_thread(gw, thread_id, user, creating=False)
     wanted, since = _stream_filter(await _json_body(request))
-    events = _events(gw, thread_id)
+    events = await _events(gw, thread_id)
     return EventStream(_frames(events, since, wanted), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}, gw.streams)

@@ -7,9 +7,11 @@ manager (``busy`` while a run is in progress); its values come from the checkpoi
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from typing import Any
 
+import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman.runtime.file_versions import file_versions_of
@@ -17,7 +19,7 @@ from herdsman.runtime.runs import RunError
 from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
-from herdsman.sandbox.paths import validate_thread_id
+from herdsman.sandbox.paths import thread_dir, validate_thread_id
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.schemas import (
@@ -30,6 +32,8 @@ from herdsman_gateway.schemas import (
     ThreadSearch,
 )
 from herdsman_gateway.state_view import interrupts_json, read_state, safe_json
+
+log = structlog.get_logger(__name__)
 
 router = APIRouter(tags=["threads"])
 
@@ -106,7 +110,7 @@ async def patch_thread(
 @router.delete("/threads/{thread_id}", status_code=204, response_class=Response, summary="Delete a thread")
 async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Response:
     """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
-    versions (its files stay)."""
+    versions, and its files (workspace, uploads, outputs, sub-agent transcripts)."""
     await load_thread(gw, thread_id, user)
     await _delete(gw, thread_id)
     return Response(status_code=204)
@@ -114,7 +118,7 @@ async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user
 
 async def _delete(gw: Gateway, thread_id: str) -> None:
     """Delete the thread's crons, cancel its runs, then delete its record, checkpoints and their
-    file versions."""
+    file versions, and its files."""
     if gw.crons is not None:
         await gw.crons.delete_for_thread(thread_id)
     for run in gw.runs.active_runs(thread_id):
@@ -130,9 +134,24 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
     await gw.graph.checkpointer.adelete_thread(thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
         await versions.collect(thread_id, gw.graph.checkpointer)  # the versions of its checkpoints go too
+    await asyncio.to_thread(remove_thread_files, gw, thread_id)  # while the record still holds the id
     await gw.threads.delete(thread_id)
     if gw.thread_events is not None:
         gw.thread_events.drop(thread_id)  # its protocol events go with it
+
+
+def remove_thread_files(gw: Gateway, thread_id: str) -> None:
+    """Stop the thread's sandbox (its commands, its container) and delete everything kept for it on
+    disk (``<home>/threads/<id>``). Kept, a deleted thread's files were handed to whoever created a
+    thread with its id next, another user too (red-team finding). ``rmtree`` never follows a
+    symlink the sandbox left there (it works by descriptors on Linux)."""
+    def not_removed(_function: Any, _path: str, exc_info: Any) -> None:
+        log.warning("thread_file_not_removed", thread_id=thread_id, error=type(exc_info[1]).__name__)
+
+    gw.sandbox.release(thread_id)
+    folder = thread_dir(gw.config.resolve_home(), thread_id)
+    if folder.exists():
+        shutil.rmtree(folder, onerror=not_removed)
 
 
 @router.post("/threads/prune", response_model=PruneResult, summary="Prune threads")

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 
+from herdsman.config.schema import GatewayConfig
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, Sandbox, SandboxError
 from herdsman.sandbox.quota import QuotaExceededError, Usage
 from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload
@@ -69,6 +70,16 @@ class Limits(BaseModel):
 
     max_upload_bytes: int = Field(description="Largest upload request in bytes (all files of one request together).")
     max_upload_files: int = Field(description="Most files in one upload request.")
+
+
+FRAMING_BYTES_PER_FILE = 16 * 1024  # a part's boundary and headers (its file name included), generously
+
+
+def max_request_bytes(config: GatewayConfig) -> int:
+    """The request body limit of these routes (FastAPI's ``max_body_size``): the files' limit plus
+    their multipart framing, so the upload's own checks, with their own words, refuse first (the
+    body is streamed to disk, never held in memory)."""
+    return config.max_upload_bytes + config.max_upload_files * FRAMING_BYTES_PER_FILE + 1024 * 1024
 
 
 def megabytes(size: int) -> str:
