@@ -156,6 +156,9 @@ class Stack:
     gateways: list[subprocess.Popen] = field(default_factory=list)
     workers: list[subprocess.Popen] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.exits.callback(stop_all, self.workers)  # the list as it is then, every worker added
+
     def pids(self) -> list[int]:
         """Every gateway and live worker process."""
         return [p.pid for p in [*self.gateways, *self.workers] if p.poll() is None]
@@ -205,7 +208,6 @@ class Stack:
             [sys.executable, "-m", "herdsman", "worker", "--config", str(self.config(name, free_port(), tasks))],
             cwd=self.folder, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        self.exits.callback(stop, proc)
         others = list(self.workers)
         self.workers.append(proc)
         for other in others:
@@ -218,15 +220,18 @@ class Stack:
                 other.send_signal(signal.SIGCONT)
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """Terminate and reap a child process (killed after 20 s)."""
-    if proc.poll() is None:
-        proc.terminate()
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    """Terminate child processes together, and reap them (those still there after 20 s killed)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 20
+    for proc in procs:
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
-    proc.wait()
+            proc.wait()
 
 
 def user_input(text: str) -> dict[str, Any]:
