@@ -52,3 +52,21 @@ async def test_replay_after_an_event_id_and_heartbeats(bridge) -> None:
     await bridge.finish(run_id)
     rest = [e async for e in stream if e is not None]
     assert [e.event for e in rest] == [END_EVENT]
+
+
+async def test_a_redis_subscriber_waits_longer_than_the_clients_read_timeout(redis_url) -> None:
+    """A run quiet for longer than redis-py's default read timeout (5 s since redis-py 8, below
+    the 15 s heartbeat) still reaches its subscriber: the blocking read waits, and does not fail
+    the stream with 'Timeout reading from ...'."""
+    bridge = RedisStreamBridge(redis_url)
+    run_id = uuid.uuid4().hex
+    try:
+        stream = bridge.subscribe(run_id, heartbeat=8.0)
+        first = asyncio.create_task(stream.__anext__())
+        await asyncio.sleep(6.0)  # a model call that takes a while: no event meanwhile
+        assert not first.done(), "the subscriber gave up before the heartbeat"
+        await bridge.publish(run_id, "values", "late")
+        assert (await asyncio.wait_for(first, 30)).data == "late"
+        await stream.aclose()
+    finally:
+        await bridge.close()

@@ -33,7 +33,10 @@ class RedisStreamBridge:
             raise RedisBridgeError(
                 "gateway.stream_bridge is redis but the redis package is missing; pip install 'herdsman[redis]'"
             ) from None
-        self._redis = aioredis.from_url(url, decode_responses=True)
+        # redis-py 8 gives every read a 5 s timeout by default, which fails a blocking XREAD that
+        # waits longer (a quiet run: the heartbeat is 15 s) with "Timeout reading from ...": reads
+        # wait as long as the command asks, as before redis-py 8; connecting stays bounded.
+        self._redis = aioredis.from_url(url, decode_responses=True, socket_timeout=None, socket_connect_timeout=10)
         self._url = url
         self._max_events = max_events
         self._retention = max(1, int(retention_seconds))
