@@ -157,11 +157,40 @@ class Stack:
     workers: list[subprocess.Popen] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.exits.callback(stop_all, self.workers)  # the list as it is then, every worker added
+        self.exits.callback(self.stop)
 
     def pids(self) -> list[int]:
         """Every gateway and live worker process."""
         return [p.pid for p in [*self.gateways, *self.workers] if p.poll() is None]
+
+    def stop(self) -> None:
+        """Terminate every process together, and reap them (those still there after 20 s killed)."""
+        procs = [*self.workers, *self.gateways]
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + 20
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def log_tails(self, lines: int = 30) -> str:
+        """The last lines each process wrote (its ``<name>.log``)."""
+        return "\n".join(f"== {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+                         for log in sorted(self.folder.glob("*.log")))
+
+    def launch(self, command: str, name: str, workers: int, port: int) -> subprocess.Popen:
+        """``herdsman <command>`` with its own config; what it prints goes to ``<name>.log`` (a
+        pipe that nobody reads would fill up and block it)."""
+        from tests.gateway.gateway_support import child_env
+
+        config = self.config(name, port, workers)
+        with open(self.folder / f"{name}.log", "wb") as log:
+            return subprocess.Popen([sys.executable, "-m", "herdsman", command, "--config", str(config)],
+                                    cwd=self.folder, env=child_env(), stdout=log, stderr=log)
 
     def config(self, name: str, port: int, workers: int) -> Path:
         """Write the config.yaml of one process; its path."""
@@ -186,28 +215,24 @@ class Stack:
 
     def add_gateway(self, workers: int) -> None:
         """Start a ``herdsman serve`` (``workers`` in-process run workers); back once it answers."""
-        from tests.gateway.gateway_support import serve_subprocess
         from tests.services import free_port
 
         port = free_port()
-        name = f"gateway{len(self.gateways)}"
-        served = self.exits.enter_context(serve_subprocess(self.config(name, port, workers), port, self.folder))
-        if served.proc.poll() is not None:
-            raise SystemExit(f"{name} exited at start")
-        self.urls.append(served.url)
-        self.gateways.append(served.proc)
+        proc = self.launch("serve", f"gateway{len(self.gateways)}", workers, port)
+        self.gateways.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _gateway_load().wait_ready(url, proc)
+        except SystemExit as exc:
+            raise SystemExit(f"{exc}\n{self.log_tails()}") from None
+        self.urls.append(url)
 
     def add_worker(self, tasks: int, steps: int) -> None:
         """Start a ``herdsman worker`` (``tasks`` run workers); back once it executed a warm-up run
         through each gateway, the other workers paused meanwhile so that it is the one executing."""
-        from tests.gateway.gateway_support import child_env
         from tests.services import free_port
 
-        name = f"worker{len(self.workers)}"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "herdsman", "worker", "--config", str(self.config(name, free_port(), tasks))],
-            cwd=self.folder, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        proc = self.launch("worker", f"worker{len(self.workers)}", tasks, free_port())
         others = list(self.workers)
         self.workers.append(proc)
         for other in others:
@@ -215,23 +240,11 @@ class Stack:
         try:
             for url in self.urls:
                 warm_up(url, steps, proc)
+        except SystemExit as exc:
+            raise SystemExit(f"{exc}\n{self.log_tails()}") from None
         finally:
             for other in others:
                 other.send_signal(signal.SIGCONT)
-
-
-def stop_all(procs: list[subprocess.Popen]) -> None:
-    """Terminate child processes together, and reap them (those still there after 20 s killed)."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-    deadline = time.monotonic() + 20
-    for proc in procs:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def user_input(text: str) -> dict[str, Any]:
@@ -465,6 +478,8 @@ def durable(args: argparse.Namespace, postgres: str, redis_url: str, *, pacing: 
                 stack.add_worker(args.worker_tasks, args.steps)
             suffix = f"_{count}w" + ("" if pacing else "_nopacing")
             measured = measure(stack, args, lambda: service_pids(port_of(postgres), port_of(redis_url)))
+            if measured["errors"]:
+                print(f"{measured['errors']} runs failed with {count} workers:\n{stack.log_tails()}", file=sys.stderr)
             figures.update({f"{key}{suffix}": value for key, value in measured.items()})
         if recover:
             figures["recovery_s"] = asyncio.run(recovery_seconds(stack, database, args.pause))
@@ -479,6 +494,8 @@ def in_memory(args: argparse.Namespace, *, pacing: bool) -> dict[str, float]:
         stack.add_gateway(workers=2)
         warm_up(stack.urls[0], args.steps)
         measured = measure(stack, args, None)
+        if measured["errors"]:
+            print(f"{measured['errors']} runs failed in memory:\n{stack.log_tails()}", file=sys.stderr)
     suffix = "_memory" + ("" if pacing else "_nopacing")
     return {f"{key}{suffix}": value for key, value in measured.items()}
 
@@ -505,6 +522,7 @@ def main() -> None:
     counts = sorted({int(n) for n in args.workers.split(",")})
     if counts[0] < 1:
         parser.error("--workers takes counts of 1 or more, e.g. 1,2,3")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers and processes on the way out
     os.chdir(REPO)  # the children import this module as benchmarks.scale_out
     sys.path.insert(0, str(REPO))  # and this process the test suite's helpers (tests.services, ...)
     figures: dict[str, Any] = {"runs": args.runs, "steps": args.steps, "rounds": args.rounds, "gateways": 2,
