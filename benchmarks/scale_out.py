@@ -24,6 +24,9 @@ Prints one JSON line; per setup (suffix ``_<n>w`` for n workers, ``_<n>w_nopacin
   ``services_cpu_s_per_run``: the same for PostgreSQL and Redis (durable setups only);
 - ``errors``: streams that failed or ended with an ``error`` event, summed over the rounds.
 
+``load_average_start``/``end``: the machine's 1-minute load average before and after (other
+work on the machine shows in every figure).
+
 The other figures are the median of the rounds. ``recovery_s``: with the most workers, a run is
 streamed through a gateway with the SDK, the worker holding it is killed with SIGKILL in the
 middle of a model call, and this is the time from the kill to the next event of the run that
@@ -527,12 +530,13 @@ def main() -> None:
     sys.path.insert(0, str(REPO))  # and this process the test suite's helpers (tests.services, ...)
     figures: dict[str, Any] = {"runs": args.runs, "steps": args.steps, "rounds": args.rounds, "gateways": 2,
                                "workers": counts, "worker_tasks": args.worker_tasks, "lease_seconds": args.lease_seconds,
-                               "poll_seconds": RunsConfig().poll_seconds}
+                               "poll_seconds": RunsConfig().poll_seconds, "load_average_start": os.getloadavg()[0]}
     with services() as (postgres, redis_url):
         figures.update(durable(args, postgres, redis_url, pacing=True, counts=counts, recover=counts[-1] >= 2))
         figures.update(durable(args, postgres, redis_url, pacing=False, counts=counts[-1:], recover=False))
     figures.update(in_memory(args, pacing=True))
     figures.update(in_memory(args, pacing=False))
+    figures["load_average_end"] = os.getloadavg()[0]  # the machine's other load, besides this benchmark's
     print(json.dumps(figures))
 
 

@@ -30,7 +30,8 @@ def test_scale_out_quick_prints_one_json_line_with_every_setup() -> None:
     figures = json.loads(lines[0])
     setups = {f"{key}{suffix}" for suffix in (*DURABLE, *IN_MEMORY) for key in FIGURES}
     services = {f"services_cpu_s_per_run{suffix}" for suffix in DURABLE}
-    settings = {"runs", "steps", "rounds", "gateways", "workers", "worker_tasks", "lease_seconds", "poll_seconds"}
+    settings = {"runs", "steps", "rounds", "gateways", "workers", "worker_tasks", "lease_seconds", "poll_seconds",
+                "load_average_start", "load_average_end"}
     assert set(figures) == settings | setups | services | {"recovery_s"}
     assert figures["workers"] == [1, 2] and figures["gateways"] == 2 and figures["lease_seconds"] == 2.0
     for suffix in (*DURABLE, *IN_MEMORY):
