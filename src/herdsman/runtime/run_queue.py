@@ -87,6 +87,7 @@ def count_in_memory(rows: Iterable["QueuedRun"], thread_id: str, worker: str, us
 
 
 RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id, cancel_action"
+OFFER = f"UPDATE {TABLE} SET lease_until = 0 WHERE run_id = ? AND worker_id IS NULL"
 INSERT = f"INSERT INTO {TABLE} ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
 RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
 # The run's row, unless another worker holds it (it claimed the run when this one's lease ran out).
@@ -123,8 +124,9 @@ class QueuedRun:
                 self.lease_until, self.attempts, self.checkpoint_before, self.cancel_action, self.user_id)
 
     def unheld(self) -> "QueuedRun":
-        """This run held by no one, so the first free worker claims it."""
-        return replace(self, worker_id=None, lease_until=0.0)
+        """This run held by no process; no worker claims it before its lease time, until
+        :meth:`RunQueue.offer` (its records are written then)."""
+        return replace(self, worker_id=None)
 
 
 class RunQueue(Protocol):
@@ -175,6 +177,11 @@ class RunQueue(Protocol):
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note that the run is to be cancelled (``interrupt`` or ``rollback``), for a worker
         that takes it over."""
+        ...
+
+    async def offer(self, run_id: str) -> None:
+        """Let any worker claim a run queued held by no process (its records are written now:
+        a worker that claimed it before would have found no record and dropped it)."""
         ...
 
     async def remove(self, run_id: str) -> None:
@@ -254,6 +261,11 @@ class MemoryRunQueue:
         """Note the cancel on the run's row."""
         if (row := self._rows.get(run_id)) is not None:
             row.cancel_action = action
+
+    async def offer(self, run_id: str) -> None:
+        """Make the unheld run claimable now."""
+        if (row := self._rows.get(run_id)) is not None and row.worker_id is None:
+            row.lease_until = 0.0
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""
@@ -384,6 +396,10 @@ class SqliteRunQueue:
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
         await self._write(f"UPDATE {TABLE} SET cancel_action = ? WHERE run_id = ?", (action, run_id))
+
+    async def offer(self, run_id: str) -> None:
+        """Make the unheld run claimable now."""
+        await self._write(OFFER, (run_id,))
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

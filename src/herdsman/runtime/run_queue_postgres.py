@@ -18,6 +18,7 @@ from herdsman.runtime.run_queue import (
     ADD_USER,
     COLUMNS,
     INSERT,
+    OFFER,
     RELEASE,
     RENEW,
     SCHEMA,
@@ -138,6 +139,10 @@ class PostgresRunQueue:
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
         await self._execute(f"UPDATE {TABLE} SET cancel_action = %s WHERE run_id = %s", (action, run_id))
+
+    async def offer(self, run_id: str) -> None:
+        """Make the unheld run claimable now."""
+        await self._execute(_pg(OFFER), (run_id,))
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

@@ -496,10 +496,13 @@ class RunManager:
         return sum(1 for r in self._runs.values() if r.status in ("pending", "running")) < self._max_concurrency
 
     def _row(self, run: Run, *, held: bool) -> QueuedRun:
-        """The queue row of a new run (held by this process under a fresh lease, or by no one)."""
-        row = QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), user_id=run.spec.user or "")
+        """The queue row of a new run, under a fresh lease: held by this process, or by no one
+        (then claimable once :meth:`_queued` offered it, or once the lease ran out if this
+        process died first)."""
+        row = QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), user_id=run.spec.user or "",
+                        lease_until=self._lease_end())
         if held:
-            row.worker_id, row.lease_until = self.worker_id, self._lease_end()
+            row.worker_id = self.worker_id
         return row
 
     async def _queue_only(self, spec: RunSpec) -> Run:
@@ -540,6 +543,7 @@ class RunManager:
         await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
                                   status="busy")
         await self.threads.put_run(run.to_dict())
+        await self.queue.offer(run.run_id)
         run.saved.set()
         log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
         return run
