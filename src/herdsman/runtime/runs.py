@@ -31,7 +31,8 @@ import socket
 import time
 from collections import deque
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -315,7 +316,7 @@ class RunManager:
         self.config = config
         self.listeners = list(listeners)
         self._runs: dict[str, Run] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per thread: its lock, and how many use it
         self._slots = asyncio.Semaphore(max_concurrency)
         self._max_concurrency = max_concurrency
         self._by_thread: dict[str, list[Run]] = {}  # the runs of _runs, by thread (oldest first)
@@ -433,8 +434,7 @@ class RunManager:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
         self.check(spec)
-        lock = self._locks.setdefault(spec.thread_id, asyncio.Lock())
-        async with lock:
+        async with self._thread_lock(spec.thread_id):
             if spec.command and spec.command.get("resume") is not None:
                 await self._check_resumable(spec)
             if not self.config.runs.workers:
@@ -478,6 +478,22 @@ class RunManager:
                 queue.put_nowait(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
+
+    @asynccontextmanager
+    async def _thread_lock(self, thread_id: str) -> AsyncIterator[None]:
+        """Hold the thread's lock (new runs of one thread are decided one at a time); the lock is
+        dropped when no one holds or waits for it, so a long queue of new threads leaves none behind."""
+        lock, users = self._locks.get(thread_id) or (asyncio.Lock(), 0)
+        self._locks[thread_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[thread_id]
+            if users == 1:
+                del self._locks[thread_id]
+            else:
+                self._locks[thread_id] = (lock, users - 1)
 
     def _admission(self, spec: RunSpec, *, worker: str, hold: bool) -> Admission:
         """The limits of ``runs:`` for a new run, asked by ``worker`` ("": a process that only queues)."""
