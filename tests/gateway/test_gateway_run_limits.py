@@ -119,3 +119,35 @@ def test_run_limits_are_validated_with_their_yaml_path() -> None:
         assert f"runs.{key}" in str(info.value)
     config = parse_config(yaml.safe_dump({"runs": {"max_running_per_user": 2, "max_queued_per_user": 0}}), env={})
     assert (config.runs.max_running_per_user, config.runs.max_queued_per_user, config.runs.max_queued) == (2, 0, None)
+
+
+async def test_a_run_waiting_in_the_queue_is_ended_at_once_by_interrupt_or_rollback(home, monkeypatch) -> None:
+    """A run no worker may start yet (its user is at max_running_per_user) is ended by the gateway
+    that is asked to cancel it, instead of waiting for a worker to take it first."""
+    import herdsman.runtime.runs as runs_module
+
+    monkeypatch.setattr(runs_module, "REMOTE_CANCEL_WAIT", 1.0)  # waiting for a worker would end the wait unanswered
+    config = make_config(home, **SHARED, runs={"workers": 2, "lease_seconds": 3, "poll_seconds": 0.2, "max_running_per_user": 1})
+    model = scripted_model()
+    with running_gateway(config, model=model) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            busy, other = [(await sdk.threads.create())["thread_id"] for _ in range(2)]
+            running = await sdk.runs.create(busy, "lead_agent", input=user_message(f"one {HOLD}"))
+            await asyncio.to_thread(model.wait_until_held)
+            waiting = await sdk.runs.create(other, "lead_agent", input=user_message("waits"))
+            assert waiting["status"] == "pending"
+
+            instead = await sdk.runs.create(other, "lead_agent", input=user_message("instead"), multitask_strategy="rollback")
+            assert [r["run_id"] for r in await sdk.runs.list(other)] == [instead["run_id"]], "the waiting run was forgotten"
+            stopped = await sdk.runs.create(other, "lead_agent", input=user_message("last"), multitask_strategy="interrupt")
+            assert (await sdk.runs.get(other, instead["run_id"]))["status"] == "interrupted"
+
+            model.release()
+            assert (await settled(sdk, busy, running["run_id"]))["status"] == "success"
+            assert (await settled(sdk, other, stopped["run_id"]))["status"] == "success"
+            messages = (await sdk.threads.get_state(other))["values"]["messages"]
+            assert [m["content"] for m in messages] == ["last", "echo: last"]
+        finally:
+            model.release()
+            await sdk.aclose()

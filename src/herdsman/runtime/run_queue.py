@@ -88,6 +88,7 @@ def count_in_memory(rows: Iterable["QueuedRun"], thread_id: str, worker: str, us
 
 RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id, cancel_action"
 OFFER = f"UPDATE {TABLE} SET lease_until = 0 WHERE run_id = ? AND worker_id IS NULL"
+TAKE = f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ? AND lease_until < ? RETURNING {COLUMNS}"
 INSERT = f"INSERT INTO {TABLE} ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
 RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
 # The run's row, unless another worker holds it (it claimed the run when this one's lease ran out).
@@ -184,6 +185,11 @@ class RunQueue(Protocol):
         a worker that claimed it before would have found no record and dropped it)."""
         ...
 
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold this one run if no live process holds it (it waits for a worker, or its worker
+        died), whatever its place in the queue; None otherwise. For ending a cancelled run at once."""
+        ...
+
     async def remove(self, run_id: str) -> None:
         """Forget the run (it ended)."""
         ...
@@ -266,6 +272,13 @@ class MemoryRunQueue:
         """Make the unheld run claimable now."""
         if (row := self._rows.get(run_id)) is not None and row.worker_id is None:
             row.lease_until = 0.0
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold the run if no live process does."""
+        if (row := self._rows.get(run_id)) is None or row.lease_until >= now:
+            return None
+        row.worker_id, row.lease_until = worker_id, lease_until
+        return row
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""
@@ -400,6 +413,13 @@ class SqliteRunQueue:
     async def offer(self, run_id: str) -> None:
         """Make the unheld run claimable now."""
         await self._write(OFFER, (run_id,))
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold the run if no live process does (one statement)."""
+        async with self._lock:
+            cursor = await self._conn.execute(TAKE, (worker_id, lease_until, run_id, now))
+            row = await cursor.fetchone()
+        return QueuedRun.from_row(row) if row else None
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

@@ -23,6 +23,7 @@ from herdsman.runtime.run_queue import (
     RENEW,
     SCHEMA,
     STARTABLE,
+    TAKE,
     TABLE,
     THREAD_RUNS,
     USER_INDEX,
@@ -143,6 +144,11 @@ class PostgresRunQueue:
     async def offer(self, run_id: str) -> None:
         """Make the unheld run claimable now."""
         await self._execute(_pg(OFFER), (run_id,))
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold the run if no live process does (one statement)."""
+        rows = await self._execute(_pg(TAKE), (worker_id, lease_until, run_id, now))
+        return QueuedRun.from_row(rows[0]) if rows else None
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

@@ -604,8 +604,19 @@ class RunManager:
             return record
         try:
             await self.queue.request_cancel(run_id, action)  # for a worker that takes it over (its own died)
+            # a run no live process holds (waiting for a worker, or its worker died) is ended here at once
+            taken = await self.queue.take(run_id, self.worker_id, time.time(), self._lease_end())
         except Exception as exc:  # noqa: BLE001 - the live holder still hears it through the bridge
             log.warning("run_cancel_not_queued", run_id=run_id, error=_text(exc))
+            taken = None
+        if taken is not None:
+            try:
+                ended = await self.take_over(taken)
+            except Exception as exc:  # noqa: BLE001 - a row that cannot be read back as a run ends as an error
+                await self._drop_unreadable(taken, exc)
+                return await self.threads.get_run(thread_id, run_id) or record
+            log.info("run_cancelled_in_queue", run_id=run_id, thread_id=thread_id, action=action)
+            return ended.to_dict() if ended is not None else record
         await self.bridge.request_cancel(run_id, action)
         log.info("run_cancel_forwarded", run_id=run_id, thread_id=thread_id, action=action)
         for _ in range(int(REMOTE_CANCEL_WAIT / 0.05) if wait else 0):
