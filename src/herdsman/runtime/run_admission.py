@@ -93,18 +93,24 @@ def decide(counts: QueueCounts, admission: Admission) -> Decision:
     return Decision("wait", counts)
 
 
-def count_sql(table: str) -> str:
-    """One SELECT giving :class:`QueueCounts` in order; parameters (``?``): see :func:`count_params`."""
+def count_sql(table: str, admission: Admission) -> str:
+    """One SELECT giving :class:`QueueCounts` in order (a count no limit needs is 0, not counted:
+    the overall one reads the whole table); parameters (``?``): see :func:`count_params`."""
     waiting = "(worker_id IS NULL OR lease_until < ?)"
+    thread = (f"SELECT (SELECT run_id FROM {table} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?) "
+              "ORDER BY created_at DESC, run_id DESC LIMIT 1), ")
+    if not admission.limited:
+        return thread + "0, 0, 0"
     return (
-        f"SELECT (SELECT run_id FROM {table} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?) "
-        "ORDER BY created_at DESC, run_id DESC LIMIT 1), "
-        f"(SELECT count(*) FROM {table} WHERE {waiting}), "
-        f"(SELECT count(*) FROM {table} WHERE user_id = ? AND NOT {waiting}), "
-        f"(SELECT count(*) FROM {table} WHERE user_id = ? AND {waiting})"
+        thread
+        + f"(SELECT count(*) FROM {table} WHERE {waiting}), "
+        + f"(SELECT count(*) FROM {table} WHERE user_id = ? AND NOT {waiting}), "
+        + f"(SELECT count(*) FROM {table} WHERE user_id = ? AND {waiting})"
     )
 
 
-def count_params(thread_id: str, worker: str, user: str, now: float) -> tuple[object, ...]:
+def count_params(thread_id: str, worker: str, user: str, now: float, admission: Admission) -> tuple[object, ...]:
     """The parameters of :func:`count_sql`: the thread and the asking worker, then now and the user."""
+    if not admission.limited:
+        return (thread_id, worker)
     return (thread_id, worker, now, user, now, user, now)

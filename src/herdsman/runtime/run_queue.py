@@ -49,7 +49,9 @@ SCHEMA = (
 )
 # tables made before runs had a user (the per-user limits count them): SQLite has no ADD COLUMN IF NOT EXISTS
 ADD_USER = f"ALTER TABLE {TABLE} ADD COLUMN user_id TEXT NOT NULL DEFAULT ''"
-USER_INDEX = f"CREATE INDEX IF NOT EXISTS {TABLE}_user ON {TABLE} (user_id, lease_until)"
+# the counts of run_admission.count_sql and the claims read by user and by lease
+INDEXES = (f"CREATE INDEX IF NOT EXISTS {TABLE}_user ON {TABLE} (user_id, lease_until)",
+           f"CREATE INDEX IF NOT EXISTS {TABLE}_lease ON {TABLE} (lease_until)")
 # The user of row q holds fewer runs than the limit (the last ?) with a live lease (the first ?: now).
 UNDER_USER_LIMIT = (
     f"(SELECT count(*) FROM {TABLE} u WHERE u.user_id = q.user_id AND u.run_id <> q.run_id "
@@ -310,7 +312,8 @@ class SqliteRunQueue:
         columns = [row[1] for row in await (await conn.execute(f"PRAGMA table_info({TABLE})")).fetchall()]
         if "user_id" not in columns:
             await conn.execute(ADD_USER)
-        await conn.execute(USER_INDEX)
+        for statement in INDEXES:
+            await conn.execute(statement)
         return cls(conn)
 
     @asynccontextmanager
@@ -340,7 +343,7 @@ class SqliteRunQueue:
     async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
         """Count and queue inside one write transaction, so two processes never both take the last place."""
         async with self._transaction() as conn:
-            counts = await (await conn.execute(count_sql(TABLE), count_params(run.thread_id, admission.worker, run.user_id, now))).fetchone()
+            counts = await (await conn.execute(count_sql(TABLE, admission), count_params(run.thread_id, admission.worker, run.user_id, now, admission))).fetchone()
             decision = decide(QueueCounts(*counts), admission)
             if decision.verdict in ("hold", "wait"):
                 await conn.execute(INSERT, (run if decision.verdict == "hold" else run.unheld()).row())

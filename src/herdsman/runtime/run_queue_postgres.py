@@ -17,6 +17,7 @@ from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, cou
 from herdsman.runtime.run_queue import (
     ADD_USER,
     COLUMNS,
+    INDEXES,
     INSERT,
     OFFER,
     RELEASE,
@@ -26,15 +27,17 @@ from herdsman.runtime.run_queue import (
     TAKE,
     TABLE,
     THREAD_RUNS,
-    USER_INDEX,
     QueuedRun,
     claim_params,
     claimable_from,
 )
 
-# Admissions, and claims under a per-user limit, take this transaction lock in turn: the counts
-# they read stay true until they commit (READ COMMITTED alone lets two see the same last place).
+# Admissions under a limit, and claims under a per-user limit, take this transaction lock in
+# turn: the counts they read stay true until they commit (READ COMMITTED alone lets two see the
+# same last place). Without limits an admission locks only its thread (two-key form: this class
+# and the thread's hash).
 ADMISSION_LOCK_KEY = 0x68657264_61646D74  # "herdadmt"
+THREAD_LOCK_CLASS = 0x68657264  # "herd"
 
 
 def _pg(sql: str) -> str:
@@ -71,7 +74,8 @@ class PostgresRunQueue:
             for statement in SCHEMA:
                 await conn.execute(statement)
             await conn.execute(ADD_USER.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
-            await conn.execute(USER_INDEX)
+            for statement in INDEXES:
+                await conn.execute(statement)
         return cls(pool)
 
     async def _execute(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -87,10 +91,13 @@ class PostgresRunQueue:
         )
 
     async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
-        """Count and queue in one transaction under the admission lock."""
+        """Count and queue in one transaction, under the admission lock (or the thread's, without limits)."""
         async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK_KEY,))
-            cursor = await conn.execute(_pg(count_sql(TABLE)), count_params(run.thread_id, admission.worker, run.user_id, now))
+            if admission.limited:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK_KEY,))
+            else:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (THREAD_LOCK_CLASS, run.thread_id))
+            cursor = await conn.execute(_pg(count_sql(TABLE, admission)), count_params(run.thread_id, admission.worker, run.user_id, now, admission))
             decision = decide(QueueCounts(*await cursor.fetchone()), admission)
             if decision.verdict in ("hold", "wait"):
                 await conn.execute(_pg(INSERT), (run if decision.verdict == "hold" else run.unheld()).row())
