@@ -834,6 +834,11 @@ class RunsConfig(_Section):
         "it); past it a new run gets 503 with Retry-After instead of the queue growing. null: no limit.",
     )
 
+    @property
+    def limited(self) -> bool:
+        """Whether any run limit is set."""
+        return any(v is not None for v in (self.max_running_per_user, self.max_queued_per_user, self.max_queued))
+
     @model_validator(mode="after")
     def _poll_within_lease(self) -> "RunsConfig":
         if self.poll_seconds >= self.lease_seconds:

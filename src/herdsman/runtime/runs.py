@@ -12,9 +12,11 @@ the graph's input schema, ``configurable`` against the keys the manager sets its
 is a :class:`InvalidRunError` (422) and leaves the thread as it was. Once created, a run always
 ends: whatever fails while it is set up or executed ends it as ``error`` and frees its thread.
 
-Creating a run writes nothing before its ``metadata`` event: whether the thread is busy is
-decided in memory under the thread's lock, and the run's records are written by its task, first
-thing (``Run.saved`` tells when), so a streamed run's first event never waits for the record store.
+Creating a run writes one thing before its ``metadata`` event: its row of the run queue,
+inserted in the transaction that decides, for every process on the database, whether the thread
+is busy elsewhere and whether the run fits in the run limits (``run_admission.py``); the run's
+records are written by its task, first thing (``Run.saved`` tells when), so a streamed run's
+first event never waits for the record store.
 
 Every run is also a row of the durable run queue (``run_queue.py``), held under a lease by the
 process executing it; :meth:`RunManager.start_workers` renews this process's leases and runs
@@ -472,6 +474,7 @@ class RunManager:
                 run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
             except BaseException:
                 self._forget(run.run_id)  # never started: the thread must not stay busy
+                await self._unqueue(run)
                 raise
             run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
             for queue in self._watchers.get(run.thread_id, ()):
@@ -506,8 +509,7 @@ class RunManager:
         """Whether a new run would execute here at once: always without run limits (it waits for a
         slot in this process otherwise); with one, only while fewer than ``max_concurrency`` runs of
         this process are in progress, so the runs that wait, wait as rows of the queue, not here."""
-        limits = self.config.runs
-        if limits.max_queued is None and limits.max_running_per_user is None and limits.max_queued_per_user is None:
+        if not self.config.runs.limited:
             return True
         return sum(1 for r in self._runs.values() if r.status in ("pending", "running")) < self._max_concurrency
 
@@ -563,6 +565,15 @@ class RunManager:
         run.saved.set()
         log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
         return run
+
+    async def _unqueue(self, run: Run) -> None:
+        """Drop the queue row of a run that never started (best effort: a row left behind keeps
+        its thread busy for other processes until this one stops; the worker that claims it then
+        finds no record and drops it)."""
+        try:
+            await self.queue.remove(run.run_id)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("run_not_dequeued", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
 
     async def _check_resumable(self, spec: RunSpec) -> None:
         try:
