@@ -267,7 +267,8 @@ def main() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        repo = Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(repo)])}
         proc = subprocess.Popen(
             [sys.executable, __file__, "--serve-port", str(port), "--steps", str(args.steps), "--home", home],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,

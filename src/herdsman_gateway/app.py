@@ -140,7 +140,9 @@ def create_app(
                 memory=memory, store=item_store, build_agent=build_agent, crons=crons,
             )
             app.state.gateway = gateway
-            gateway.thread_events = ThreadEventHub(runs, bridge, heartbeat=config.gateway.heartbeat_seconds)
+            gateway.thread_events = ThreadEventHub(
+                runs, bridge, heartbeat=config.gateway.heartbeat_seconds, max_bytes=config.gateway.replay_max_bytes
+            )
             stack.push_async_callback(gateway.thread_events.close)
             await runs.recover()
             runs.start_workers()

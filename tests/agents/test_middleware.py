@@ -87,7 +87,7 @@ def test_subagent_middleware_order(small: bool) -> None:
         *profile,
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
-        "ModelCallLimitMiddleware",
+        "StepLimitMiddleware",
         "UsageMiddleware",
         "ReadBeforeWriteMiddleware",
         "ToolErrorMiddleware",

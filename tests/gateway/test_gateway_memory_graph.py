@@ -164,3 +164,49 @@ async def test_no_route_reads_or_changes_another_users_memory(home) -> None:
             assert again.status_code == 409 and "already ended" in again.json()["detail"]
             trail = (await http.get("/api/memory/audit", headers=ana)).json()["records"]
             assert ("close", "relation", ana_rel.id, "api") in {(a["action"], a["kind"], a["id"], a["origin"]) for a in trail}
+
+
+async def test_the_owner_corrects_a_relation_over_rest_and_no_one_else_can(home) -> None:
+    """A relation that was wrong gets its object or predicate corrected: a new id, the same validity,
+    what it replaced named in the audit trail; another user can neither see nor change it."""
+    config = make_config(home, memory={"enabled": True, "mode": "tool"}, gateway={"api_keys": ["key-ana", "key-bo"]})
+    with running_gateway(config) as gw:
+        service = gw.app.state.gateway.memory
+        ana_user = user_id_for_key("key-ana")
+        graph = GraphStore(service.store.store)
+        wrong = graph.put_relation(ana_user, ExtractedRelation(subject="Orion", predicate="deploys_to", object="AWS",
+                                                               valid_from="2026-01-10"), Origin())
+        other = graph.put_relation(ana_user, ExtractedRelation(subject="Orion", predicate="uses", object="GCP"), Origin())
+        ana, bo = {"x-api-key": "key-ana"}, {"x-api-key": "key-bo"}
+        path = f"/api/memory/relations/{wrong.id}"
+        async with httpx.AsyncClient(base_url=gw.url) as http:
+            assert (await http.patch(path, json={"object": "GCP"})).status_code == 401
+            assert (await http.patch(path, headers=bo, json={"object": "GCP"})).status_code == 404
+            for bad, words in (({"object": "x"}, "object must name an entity"), ({"predicate": "!!"}, "predicate"),
+                               ({"object": "GCP", "valid_to": "2099-01-01"}, "not both"), ({}, "valid_to"),
+                               ({"object": 3}, "object")):
+                res = await http.patch(path, headers=ana, json=bad)
+                assert res.status_code == 422 and words in res.json()["detail"], (bad, res.text)
+            assert graph.get_relation(ana_user, wrong.id) == wrong  # a refused correction changed nothing
+
+            res = await http.patch(path, headers=ana, json={"object": "Azure"})
+            assert res.status_code == 200, res.text
+            fixed = res.json()
+            assert (fixed["subject_name"], fixed["predicate"], fixed["object_name"]) == ("Orion", "deploys_to", "Azure")
+            assert fixed["id"] != wrong.id and fixed["valid_from"] == "2026-01-10" and fixed["valid_to"] is None
+            assert (await http.patch(path, headers=ana, json={"object": "GCP"})).status_code == 404  # the old id is gone
+
+            res = await http.patch(f"/api/memory/relations/{fixed['id']}", headers=ana, json={"predicate": "Hosted on"})
+            assert res.status_code == 200 and res.json()["predicate"] == "hosted_on"
+            final = res.json()["id"]
+            listed = (await http.get("/api/memory/graph", headers=ana)).json()
+            assert sorted((r["predicate"], r["object_name"]) for r in listed["relations"]) == [
+                ("hosted_on", "Azure"), ("uses", "GCP")]
+            assert "Azure" in {e["name"] for e in listed["entities"]}
+            assert (await http.get("/api/memory/graph", headers=bo)).json() == {"entities": [], "relations": []}
+
+            trail = (await http.get("/api/memory/audit", headers=ana)).json()["records"]
+            corrections = [(a["id"], a["sources"], a["origin"]) for a in trail if a["action"] == "correct"]
+            assert corrections == [(fixed["id"], [wrong.id], "api"), (final, [fixed["id"]], "api")]
+            assert {wrong.id, fixed["id"]} <= {a["id"] for a in trail if a["action"] == "delete"}
+            assert graph.get_relation(ana_user, other.id) == other  # the other relation is untouched

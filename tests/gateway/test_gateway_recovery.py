@@ -365,3 +365,75 @@ async def test_a_queued_run_that_cannot_be_read_back_ends_as_an_error_and_the_wo
         assert "start a new run on the thread" in ended["error"]["message"]
         values = await sdk.runs.wait(run["thread_id"], "lead_agent", input=user_message("second"))
         assert values["messages"][-1]["content"] == "echo: second"
+
+
+def ran_counts(home: Path, thread_id: str) -> dict[str, int]:
+    """How many times each bash call of the chaos agent ran on the thread (by tool call id)."""
+    ran = home / "threads" / thread_id / "user-data" / "workspace" / "ran"
+    return {p.name: len(p.read_text().split()) for p in ran.iterdir()} if ran.is_dir() else {}
+
+
+async def test_a_command_in_flight_when_its_worker_was_killed_is_reported_not_run_again(tmp_path, redis_url) -> None:
+    """A ``herdsman worker`` is killed with SIGKILL while a bash command of its run executes; the
+    other worker resumes the run: the command is not run again, the model is told it was
+    interrupted (and makes the step again), and the run ends in success."""
+    chaos = [{"name": "chaos", "use": "tests.gateway.chaos_model:ChaosModel", "calls_file": str(tmp_path / "calls.log")}]
+    shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url}, "models": chaos}
+    with ExitStack() as stack:
+        gateway = stack.enter_context(gateway_process(tmp_path, "gateway", runs={"workers": 0}, **shared))
+        workers = [stack.enter_context(worker_process(tmp_path, f"worker{n}", **shared)) for n in range(2)]
+        sdk = get_client(url=gateway.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            run = await sdk.runs.create(tid, "lead_agent", input=user_message("chaos r1 1 3"))
+            while not (started := ran_counts(tmp_path / "home", tid)):
+                await asyncio.sleep(0.05)
+            (in_flight,) = started
+            pid = int((tmp_path / "calls.log").read_text().split()[-1])
+            holder = next(w for w in workers if w.pid == pid)
+            holder.kill()
+            holder.wait()
+            ended = await asyncio.wait_for(settled(sdk, tid, run["run_id"]), 60)
+            assert ended["status"] == "success" and ended["attempt"] == 2
+            counts = ran_counts(tmp_path / "home", tid)
+            assert counts[in_flight] == 1, "the command in flight was not run again"
+            assert set(counts.values()) == {1} and len(counts) == 2, "the step made again ran once"
+            messages = (await sdk.threads.get_state(tid))["values"]["messages"]
+            assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai", "tool", "ai"]
+            notice, result = messages[2], messages[4]
+            assert notice["tool_call_id"] == in_flight and notice["status"] == "error"
+            assert "interrupted" in notice["content"] and "run it again if needed" in notice["content"]
+            assert result["content"].strip() == "r1 step1"
+            assert messages[-1]["content"] == "finished r1 after 1 interrupted", "the model saw the notice"
+        finally:
+            await sdk.aclose()
+
+
+async def test_a_gateway_that_cannot_record_a_run_it_queued_leaves_no_run_behind(home, redis_url) -> None:
+    """A gateway without workers queues a run (no worker may claim it before its record exists),
+    then cannot write its record: the client gets an error, and neither the
+    queue row nor a record is left (a held row would be renewed by the live gateway forever);
+    the thread is not busy and takes the next run."""
+    sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    config = make_config(home, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}, **sections)
+    with running_gateway(config, model=scripted_model()) as served:
+        manager = served.app.state.gateway.runs
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+
+            async def store_down(record: dict[str, Any]) -> None:
+                raise OSError("the record store is gone")
+
+            manager.threads.put_run = store_down
+            with pytest.raises(httpx.HTTPStatusError):
+                await sdk.runs.create(tid, "lead_agent", input=user_message("hi"))
+            del manager.threads.put_run
+            with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
+                assert db.execute("SELECT run_id FROM herdsman_run_queue WHERE thread_id = ?", (tid,)).fetchall() == []
+            await sdk.aclose()
+            sdk = get_client(url=served.url, api_key=None)  # the server closed the connection of its 500
+            assert await sdk.runs.list(tid) == []
+            assert (await sdk.threads.get(tid))["status"] == "idle"
+        finally:
+            await sdk.aclose()

@@ -265,6 +265,10 @@ async def test_bad_commands_get_clear_errors(client, gateway) -> None:
     assert bad_input["error"] == "invalid_argument"
     assert (await error_of({"method": "run.start", "params": {"assistant_id": "lead_agent", "config": []}}))["error"] == "invalid_argument"
     assert (await error_of({"method": "input.respond", "params": {"namespace": []}}))["error"] == "invalid_argument"
+    for bad_checkpoint in (3, "", "no-such-checkpoint"):
+        forked = await error_of({"method": "run.start", "params": {
+            "assistant_id": "lead_agent", "input": None, "config": {"configurable": {"checkpoint_id": bad_checkpoint}}}})
+        assert forked["error"] == "invalid_argument" and "checkpoint" in forked["message"], forked
     nothing_pending = await error_of({"method": "input.respond", "params": {"interrupt_id": "x", "namespace": [], "response": 1}})
     assert nothing_pending["error"] == "no_such_interrupt" and "waits for none" in nothing_pending["message"]
     assert (await error_of({"method": "subscription.subscribe", "params": {"channels": ["nope"]}}))["error"] == "invalid_argument"
@@ -381,3 +385,22 @@ async def test_the_protocol_streams_through_the_redis_bridge(home, model, redis_
             await sdk.aclose()
     assert [e["params"]["data"]["event"] for e in events if e["method"] == "tools"] == ["tool-started", "tool-finished"]
     assert output["messages"][-1]["content"] == "done: Wrote 9 bytes to /mnt/user-data/outputs/r.txt"
+
+
+async def test_run_start_from_a_checkpoint_forks_the_thread(client) -> None:
+    """``run.start`` with ``config.configurable.checkpoint_id`` (the protocol has no other place
+    for it) continues from that checkpoint: the turn after it is left out of the new branch."""
+    async with client.threads.stream(assistant_id="lead_agent") as thread:
+        for text in ("first", "second"):
+            await thread.run.start(input=user_message(text))
+            await _events_until_end(thread)
+    history = await client.threads.get_history(thread.thread_id, limit=50)
+    after_first = next(s for s in reversed(history) if [m["content"] for m in s["values"].get("messages", [])]
+                       == ["first", "echo: first"])
+    async with client.threads.stream(thread.thread_id, assistant_id="lead_agent") as again:
+        await asyncio.sleep(0.2)  # its lifecycle watcher attaches before the run starts
+        await again.run.start(input=user_message("third"),
+                              config={"configurable": {"checkpoint_id": after_first["checkpoint"]["checkpoint_id"]}})
+        async with asyncio.timeout(TIMEOUT):
+            output = await again.output
+    assert [m["content"] for m in output["messages"]] == ["first", "echo: first", "third", "echo: third"]

@@ -123,3 +123,19 @@ async def test_deleting_a_thread_frees_its_file_versions(client, config, monkeyp
     left = [p.read_bytes() for p in objects.rglob("*") if p.is_file()]
     assert b"one" not in left  # no checkpoint reaches it any more
     assert outputs(config, tid) == {"a.txt": "two"}  # the files themselves stay, as documented
+
+
+async def test_a_run_from_a_checkpoint_the_thread_never_had_is_refused(client) -> None:
+    """A mistyped checkpoint id is a 404 naming where to find the real ones, not a run that starts
+    from an empty state; the thread keeps its conversation and takes the next run."""
+    import httpx
+    import pytest
+
+    tid = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tid, "lead_agent", input=user_message("write a.txt one"))
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        await client.runs.wait(tid, "lead_agent", input=user_message("again"), checkpoint_id="1f0-no-such-checkpoint")
+    assert refused.value.response.status_code == 404
+    assert "not found on thread" in refused.value.response.text and "/history" in refused.value.response.text
+    done = await client.runs.wait(tid, "lead_agent", input=user_message("and on"))
+    assert [m["content"] for m in done["messages"]][0] == "write a.txt one"

@@ -52,3 +52,36 @@ async def test_replay_after_an_event_id_and_heartbeats(bridge) -> None:
     await bridge.finish(run_id)
     rest = [e async for e in stream if e is not None]
     assert [e.event for e in rest] == [END_EVENT]
+
+
+async def test_the_memory_bridge_keeps_a_run_within_its_byte_budget() -> None:
+    """Big events (a long thread's whole state in each ``values`` event) are dropped oldest first
+    once the run's events pass ``max_bytes``; the newest are replayed whole."""
+    bridge = MemoryStreamBridge(max_events=10_000, max_bytes=1_000_000)
+    run_id = uuid.uuid4().hex
+    big = "x" * 100_000
+    for n in range(50):
+        await bridge.publish(run_id, "values", f'{{"n": {n}, "pad": "{big}"}}')
+    await bridge.publish(run_id, END_EVENT, "null")
+    await bridge.finish(run_id)
+    kept = await _collect(bridge, run_id)
+    assert 5 <= len(kept) <= 11 and kept[-1].event == END_EVENT
+    assert [e.data.startswith(f'{{"n": {n},') for n, e in zip(range(50 - len(kept) + 1, 50), kept)] == [True] * (len(kept) - 1)
+    await bridge.close()
+
+
+async def test_a_redis_subscriber_waits_longer_than_the_socket_timeout(redis_url) -> None:
+    """A run quiet for longer than the Redis client's socket timeout (as one waiting for a
+    worker): its subscriber gets heartbeats, then the next event, not a TimeoutError."""
+    bridge = RedisStreamBridge(redis_url, socket_timeout=0.3)
+    run_id = uuid.uuid4().hex
+    try:
+        stream = bridge.subscribe(run_id, heartbeat=1.0)
+        waiting = asyncio.create_task(stream.__anext__())
+        await asyncio.sleep(1.5)  # past the socket timeout, and past one heartbeat
+        assert await waiting is None
+        await bridge.publish(run_id, "values", "1")
+        await bridge.publish(run_id, END_EVENT, "null")
+        assert [e.data async for e in stream if e is not None] == ["1", "null"]
+    finally:
+        await bridge.close()

@@ -194,3 +194,34 @@ async def test_the_client_builds_the_lead_model_once_for_the_agent_and_its_memor
     async with HerdsmanClient(config) as client:
         assert client.agent is not None
     assert built.count("lead") == 1
+
+
+async def test_memory_taken_back_mid_turn_leaves_the_next_model_call_and_learned_waits(home: Path) -> None:
+    """Within one turn: a fact learned after the first model call is not added to the prompt (it
+    stays the same for the model server's prompt cache), but a purge takes effect at the very next
+    model call of the same turn."""
+    from herdsman.memory.governance import purge_user
+
+    config = memory_config(home)
+    nothing_learned = json.dumps({"summary": "", "facts": []})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[nothing_learned], on_exhausted="repeat_last"))
+    service.store.put("ann", Fact.new("Ann writes her CLI tools in Rust", "preference", 0.9, None))
+    systems: list[str] = []
+
+    def respond(messages: list) -> Any:
+        systems.append(messages[0].text)
+        if len(systems) == 1:
+            service.store.put("ann", Fact.new("Ann likes green tea", "preference", 0.9, None))
+        elif len(systems) == 2:
+            purge_user(service.store, service.queue, "ann")
+        if len(systems) < 3:
+            return {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]}
+        return "done"
+
+    agent = create_lead_agent(config, model=ScriptedChatModel(respond=respond), checkpointer=InMemorySaver(),
+                              memory=service)
+    await ask(agent, config, "Start a new CLI tool for me", "t-1", user_id="ann")
+    assert "Ann writes her CLI tools in Rust" in systems[0] and systems[1] == systems[0]
+    assert "green tea" not in systems[1]
+    assert "<memory>" not in systems[2] and "Rust" not in systems[2]
+    service.close()

@@ -48,3 +48,21 @@ def test_prompt_lists_facts_with_ids_and_the_conversation() -> None:
     prompt = build_prompt("", [fact], [{"role": "user", "content": "I moved to Paris"}])
     assert f"{fact.id}: [profile] Ann lives in Lyon" in prompt
     assert "user: I moved to Paris" in prompt and "JSON only" in prompt
+
+
+@pytest.mark.parametrize(("fact", "said"), [
+    ("Bruno lives in Porto", "And I moved too: I live in Porto now."),
+    ("Ann works at Globex", "I work at Globex since February."),
+    ("Ann prefers Polars", "I have a preference for Polars."),
+])
+def test_a_fact_in_other_forms_of_the_users_words_is_grounded(fact: str, said: str) -> None:
+    from herdsman.memory.grounding import STATED, evidence_cap
+
+    assert evidence_cap(fact, [{"role": "user", "content": said}]) == STATED
+
+
+def test_stems_drop_a_final_s_but_not_a_double_one() -> None:
+    from herdsman.memory.facts import stem
+
+    assert stem("lives") == stem("live") == "live" and stem("works") == stem("work")
+    assert stem("class") == "class" and stem("gas") == "gas"

@@ -86,6 +86,57 @@ async def test_the_same_relation_learned_twice_is_one_record(home: Path) -> None
     service.close()
 
 
+async def test_with_graph_off_only_flat_facts_are_learned_and_injected(home: Path) -> None:
+    """memory.graph: false is the flat mode: facts only, whatever the memory model lists beside them."""
+    config = make_config(home, memory={"enabled": True, "debounce_seconds": 0, "graph": False})
+    fact = {"content": "Atlas deploys to AWS", "category": "project", "confidence": 1}
+    learned = json.dumps({"facts": [fact], "entities": [{"name": "Atlas"}], "relations": [AWS]})
+    service = MemoryService.open(config, ScriptedChatModel(responses=[learned]))
+    GraphStore(service.store.store).put_relation("ann", ExtractedRelation(**GCP), Origin())  # kept from before
+    lead = ScriptedChatModel(respond=lambda m: "Noted.")
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+    await agent.ainvoke({"messages": [HumanMessage("We deploy Atlas to AWS.")]}, run_config(config, "t-0", user_id="ann"))
+    await service.worker.drain()
+    graph = GraphStore(service.store.store)
+    assert [f.content for f in service.store.facts("ann")] == ["Atlas deploys to AWS"]
+    assert [graph.find("ann", "AWS"), len(graph.relations("ann"))] == [None, 1]  # nothing new in the graph
+    await agent.ainvoke({"messages": [HumanMessage("Where does Atlas deploy?")]}, run_config(config, "t-1", user_id="ann"))
+    system = lead.calls[-1].messages[0].text
+    assert "Atlas deploys to AWS" in system and "[r:" not in system and "GCP" not in system
+    service.close()
+
+
+async def test_an_ended_relation_is_closed_even_when_its_predicate_is_multi_valued(home: Path) -> None:
+    """"uses" is closed by nothing else: the memory model lists what ended (with another wording of
+    the predicate, since it does not see the graph), and the relation becomes history."""
+    pager = {"subject": "Harbor", "predicate": "uses", "object": "PagerDuty", "valid_from": "2025-01-01", "confidence": 1}
+    k8s = {"subject": "Harbor", "predicate": "uses", "object": "Kubernetes", "confidence": 1}
+    ops = {"subject": "Harbor", "predicate": "on_call_uses", "object": "Opsgenie", "confidence": 1}
+    ended = json.dumps({"facts": [], "relations": [ops], "ended": [
+        {"subject": "Harbor", "predicate": "on call uses", "object": "PagerDuty", "valid_to": "2026-04-01"},
+        {"subject": "Harbor", "predicate": "uses", "object": "Nomad"},  # nothing to close: ignored
+    ]})
+    service, _ = await learn(home, [reply(pager, k8s), ended],
+                             ["Harbor uses PagerDuty for on-call and runs on Kubernetes, Harbor uses Kubernetes.",
+                              "We replaced PagerDuty: Harbor's on-call uses Opsgenie since April, not Nomad."])
+    graph = GraphStore(service.store.store)
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    state = {view.name(r.object): r.valid_to for r in graph.relations("ann")}
+    assert state == {"PagerDuty": "2026-04-01", "Kubernetes": None, "Opsgenie": None}
+    trail = records(service.store.store, user_label("ann"))
+    assert [(a["action"], a["thread_id"]) for a in trail if a["action"] == "close"] == [("close", "t-1")]
+    service.close()
+
+
+def test_a_relation_about_the_user_is_grounded_by_its_object_in_their_words() -> None:
+    from herdsman.memory.grounding import STATED, UNSUPPORTED, grounded_relations
+
+    said = [{"role": "user", "content": "I finished my PhD! I work at RIKEN as a postdoc now."}]
+    role = ExtractedRelation(subject="Hana", predicate="role", object="postdoc", confidence=1)
+    made_up = ExtractedRelation(subject="Hana", predicate="lives_in", object="Berlin", confidence=1)
+    assert [r.confidence for r in grounded_relations([role, made_up], said)] == [STATED, UNSUPPORTED]
+
+
 async def test_relations_nobody_said_are_not_kept(home: Path) -> None:
     made_up = {"subject": "Ann", "predicate": "lives_in", "object": "Berlin", "confidence": 1}
     service, _ = await learn(home, [reply(made_up)], ["Please format this JSON file."])

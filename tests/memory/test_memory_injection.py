@@ -29,3 +29,33 @@ def test_relevant_facts_come_first() -> None:
 
 def test_empty_memory_renders_nothing() -> None:
     assert render_memory([], "", "hello", 1000) == ""
+
+
+def test_a_fact_that_restates_an_injected_relation_is_left_out() -> None:
+    from herdsman.memory.audit import Origin
+    from herdsman.memory.graph import GraphStore
+    from herdsman.memory.graph_schema import ExtractedRelation
+    from herdsman.memory.recall import GraphView
+    from langgraph.store.memory import InMemoryStore
+
+    graph = GraphStore(InMemoryStore())
+    graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="written_in", object="Go"), Origin())
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    same = Fact.new("Atlas is written in Go", "project")
+    more = Fact.new("Atlas is written in Go and Rust", "project")
+    section = render_memory([same, more], "", "what is Atlas written in?", 1000, graph=view)
+    assert "Atlas written in Go" in section and "[f:" + more.id in section
+    assert same.id not in section
+
+
+def test_memory_unrelated_to_the_request_takes_only_a_share_of_the_budget() -> None:
+    from herdsman.memory.injection import BACKGROUND_SHARE, FOOTER, HEADER
+
+    unrelated = [Fact.new(f"Ann collects stamp series number {i} from Peru", "preference") for i in range(200)]
+    related = Fact.new("Ann tunes postgres autovacuum herself", "knowledge")
+    section = render_memory([*unrelated, related], "", "how do I tune postgres?", 1000)
+    body = section.replace(HEADER, "").replace(FOOTER, "")
+    assert related.id in section
+    stamps = [line for line in body.splitlines() if "stamp" in line]
+    assert stamps and sum(estimate_tokens(line) + 1 for line in stamps) <= 1000 * BACKGROUND_SHARE
+    assert estimate_tokens(section) < 1000 * BACKGROUND_SHARE + 100  # not filled to the budget with stamps

@@ -92,3 +92,34 @@ def test_update_survives_a_process_killed_between_queueing_and_writing(tmp_path:
     queue.enqueue("t-crash", "ann", TURN)
     assert updater.run_pending() == 1
     assert len(store.facts("ann")) == 1
+
+
+def test_a_reused_thread_id_keeps_each_owners_turns_apart(tmp_path: Path) -> None:
+    """Ann's thread is deleted and Bob re-creates the id before Ann's turns are read: each user's
+    update holds only their own turns, so Bob's memory never learns what Ann said."""
+    queue = UpdateQueue(tmp_path / "q.sqlite")
+    queue.enqueue("t1", "ann", [{"role": "user", "content": "my salary is 90k"}], delay=0)
+    queue.enqueue("t1", "bob", [{"role": "user", "content": "I like tea"}], delay=0)
+    claimed = {u.user_id: [m["content"] for m in u.messages] for u in queue.claim()}
+    assert claimed == {"ann": ["my salary is 90k"], "bob": ["I like tea"]}
+
+
+def test_rows_of_the_old_thread_keyed_table_are_kept(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "q.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE memory_updates (thread_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, messages TEXT NOT NULL, "
+        "version INTEGER NOT NULL DEFAULT 1, due_at REAL NOT NULL, leased_until REAL NOT NULL DEFAULT 0, "
+        "attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL)"
+    )
+    old.execute("INSERT INTO memory_updates (thread_id, user_id, messages, due_at, created_at, updated_at) "
+                "VALUES ('t1', 'ann', ?, 0, 0, 0)", (json.dumps(TURN),))
+    old.commit()
+    old.close()
+    queue = UpdateQueue(path)
+    assert [(u.thread_id, u.user_id, u.messages) for u in queue.claim()] == [("t1", "ann", TURN)]
+    queue.close()
+    assert UpdateQueue(path).pending() == [{"thread_id": "t1", "user_id": "ann", "messages": 2,
+                                            "due_at": 0, "attempts": 0, "last_error": None}]

@@ -148,3 +148,38 @@ async def test_a_user_at_max_running_waits_and_workers_claim_others_first(queues
     # a thread whose run another process holds: a process with workers is told to queue behind it
     behind = await one.admit(new_run("a04", "t2", "ana", worker="gw", lease_until=now + 30), capped, now)
     assert behind.verdict == "behind" and behind.counts.thread_run == "a02"
+
+
+async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_are_queueing_or_ending(tmp_path: Path) -> None:
+    """``RunManager.recover`` at start with a durable queue: a run another gateway recorded and
+    queues a moment later, and a run that ends meanwhile, are not marked lost; a run recorded
+    and never queued (its process died in between) is."""
+    from langgraph.store.memory import InMemoryStore
+
+    from herdsman.runtime.runs import RunManager
+    from herdsman.runtime.stream_bridge import MemoryStreamBridge
+    from herdsman.runtime.threads import ThreadStore
+    from tests.support import make_config
+
+    queue = await SqliteRunQueue.open(str(tmp_path / "runs.sqlite"))
+    threads = ThreadStore(InMemoryStore())
+    manager = RunManager(None, MemoryStreamBridge(), threads, make_config(tmp_path), queue=queue)
+    records = {}
+    for name, status in (("queueing", "pending"), ("ending", "running"), ("orphan", "pending")):
+        await threads.create(thread_id=f"t-{name}")
+        records[name] = {"run_id": name, "thread_id": f"t-{name}", "status": status, "updated_at": "2026-01-01T00:00:00"}
+        await threads.put_run(records[name])
+
+    async def other_processes() -> None:
+        await asyncio.sleep(0.2)
+        await queue.add(row("queueing", "t-queueing", "2026-01-01T00:00:01", worker="gateway-b", lease_until=time.time() + 60))
+        await threads.put_run({**records["ending"], "status": "success", "updated_at": "2026-01-01T00:00:02"})
+
+    try:
+        lost, _ = await asyncio.gather(manager.recover(), other_processes())
+        assert lost == 1
+        assert (await threads.get_run("t-orphan", "orphan"))["error"]["error"] == "GatewayRestarted"
+        assert (await threads.get_run("t-queueing", "queueing"))["status"] == "pending"
+        assert (await threads.get_run("t-ending", "ending"))["status"] == "success"
+    finally:
+        await queue.close()

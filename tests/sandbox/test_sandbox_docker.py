@@ -434,3 +434,32 @@ def test_file_versions_restore_what_the_container_wrote(provider: DockerSandboxP
     out = box.execute("cat d/a.txt k.txt; ls; echo more >> d/a.txt && echo appended")
     assert out.exit_code == 0, out.output
     assert out.output.split() == ["one", "keep", "d", "k.txt", "appended"]
+
+
+def test_output_read_with_the_response_headers_is_not_lost() -> None:
+    """A quick command's output can arrive with the exec's HTTP response headers; the HTTP client
+    then holds it in its buffer, not the socket. It must still be the command's output."""
+    import io
+    import socket
+    import time
+    from types import SimpleNamespace
+
+    from herdsman.sandbox.docker_stream import StreamReader
+    from herdsman.sandbox.process import StreamCapture
+
+    engine, ours = socket.socketpair()
+    raw = socket.SocketIO(ours, "rb")
+    engine.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n"
+                   b"\x01\x00\x00\x00\x00\x00\x00\x03hi\n")
+    response = io.BufferedReader(raw)
+    while response.readline() != b"\r\n":  # the HTTP client reads the headers...
+        pass
+    raw._response = SimpleNamespace(raw=SimpleNamespace(_fp=SimpleNamespace(fp=response)))  # as docker's SDK does
+    capture = StreamCapture(1000)
+    reader = StreamReader(raw, capture)
+    engine.sendall(b"\x01\x00\x00\x00\x00\x00\x00\x06there\n")
+    engine.close()
+    assert reader.read(time.monotonic() + 5) == "eof"
+    reader.close()
+    capture.finish()
+    assert capture.text() == "hi\nthere\n"

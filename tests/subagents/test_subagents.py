@@ -304,6 +304,19 @@ async def test_max_turns(home: Path) -> None:
     assert len(looping.calls) == 2
 
 
+async def test_an_answer_that_quotes_a_limit_is_still_an_answer(home: Path) -> None:
+    """How a sub-agent ended is known from who wrote its last message (a limit marks its own),
+    not from the words: an answer quoting a limit's message is a completed task."""
+    config = config_for(home, max_turns=2)
+    quoting = ScriptedChatModel(responses=["stopped after 2 turns (max_turns) is what the build log says",
+                                           "The run's token budget is spent, the log also says"])
+    lead = lead_model([task("a", "read the log"), task("b", "read it again")], "ok")
+    events = await run(config, lead, {"worker": quoting})
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert len(results) == 2 and not any(r.is_error for r in results)
+    assert all("completed" in r.content for r in results)
+
+
 async def test_nesting_allowed_by_depth(home: Path) -> None:
     config = config_for(home, max_depth=2)
     lead = lead_model([task("outer", "delegate")], "ok")

@@ -715,6 +715,16 @@ const scenarios = {
     await current.filter({ hasText: "2026-03-01 – " }).waitFor();
     const ended = (await api("/api/memory/graph")).relations.map((r) => r.valid_to);
     check("relation ended on the gateway", ended.length === 1 && /^\d{4}-\d{2}-\d{2}$/.test(ended[0] ?? ""), ended);
+    // ... and it was wrong: Atlas deployed to Azure, not GCP (corrected: a new id, the same dates)
+    const rid = await current.getAttribute("data-relation-id");
+    const item = atlas.locator(`[data-relation-id="${rid}"]`);
+    await item.getByTestId("relation-correct").click();
+    await item.getByTestId("relation-object").fill("Azure");
+    await item.getByTestId("relation-correct-save").click();
+    await atlas.getByTestId("relation").filter({ hasText: "Atlas deploys to Azure (2026-03-01 – " }).waitFor();
+    const fixed = (await api("/api/memory/graph")).relations;
+    check("relation corrected on the gateway", fixed.length === 1 && fixed[0].object_name === "Azure" &&
+      fixed[0].id !== rid && fixed[0].valid_to === ended[0], fixed);
     await dialog.getByTestId("memory-enabled").click();
     await page.waitForFunction(async (url) => (await (await fetch(`${url}/api/memory/settings`)).json()).enabled === false, baseUrl);
     check("memory switched off", (await api("/api/memory")).enabled === false);

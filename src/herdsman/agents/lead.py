@@ -265,7 +265,7 @@ def create_lead_agent(
             skills=catalog,
             sandbox_provider=provider,
             memory=memory,
-            usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name)),
+            usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name), pricing_of=resolver.pricing),
             model_selection=ModelSelectionMiddleware(resolver, lead_name),
             tool_names=[t.name for t in tools],
             verifier_model=resolver.get(config.lead.verifier_model) if config.lead.verifier_model else None,

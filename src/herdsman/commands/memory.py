@@ -24,7 +24,7 @@ from herdsman.memory.audit import Origin
 from herdsman.memory.facts import CATEGORIES
 from herdsman.memory.governance import export_user, graph_json, purge_user
 from herdsman.memory.queue import UpdateQueue
-from herdsman.memory.retention import sweep
+from herdsman.memory.retention import scheduled, sweep
 from herdsman.memory.store import MemoryStore
 
 CLI = Origin("cli")
@@ -214,14 +214,15 @@ def _switch(config: Path | None, user: str | None, enabled: bool) -> None:
 
 @memory_app.command("sweep")
 def memory_sweep(config: ConfigOpt = None) -> None:
-    """Apply memory.retention_days now, to every user (the gateway does it every hour)."""
+    """Apply memory.retention_days and memory.consolidate_after_days now, to every user (the gateway
+    does it every hour)."""
     cfg = _config(config)
-    if cfg.memory.retention_days is None:
-        console.print("memory.retention_days is not set: memory is kept until deleted")
+    if not scheduled(cfg.memory):
+        console.print("memory.retention_days and memory.consolidate_after_days are not set: memory is kept until deleted")
         return
     with _Opened(cfg) as store:
         removed = sweep(store, cfg.memory)
-    console.print(f"removed {removed} item(s) past retention")
+    console.print(f"removed {removed} item(s) past retention or folded into summaries")
 
 
 @memory_app.command("pending")

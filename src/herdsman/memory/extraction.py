@@ -5,7 +5,9 @@ The model sees the user's current facts (with ids) and the new turns, and answer
 "entities": [...], "relations": [...]}`` (the graph part's schema is
 :mod:`herdsman.memory.graph_schema`).
 A reply that is not such JSON raises :class:`MemoryModelError` (the update is retried later,
-then dropped); candidate facts that are vague, low-confidence or duplicates are filtered out.
+then dropped); candidate facts that are vague, low-confidence, log-like or one-off
+(:mod:`herdsman.memory.worth`: the prompt asks, the filter makes sure) are filtered out, and a
+duplicate of a known fact in other words (:mod:`herdsman.memory.duplicates`) refreshes that fact.
 """
 
 from __future__ import annotations
@@ -15,20 +17,33 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import json_repair
+import structlog
+
+from herdsman.memory.duplicates import same_fact
 from herdsman.memory.facts import CATEGORIES, Fact, normalize
-from herdsman.memory.graph_schema import PROMPT_PART, ExtractedEntity, ExtractedRelation, parse_items
+from herdsman.memory.graph_schema import PROMPT_PART, EndedRelation, ExtractedEntity, ExtractedRelation, parse_items
+from herdsman.memory.worth import refusal
+
+log = structlog.get_logger(__name__)
 
 MAX_TURN_CHARS = 4_000
 MAX_PROMPT_MESSAGES = 40
 MIN_FACT_CHARS = 8
 MAX_FACT_CHARS = 500
-SIMILAR = 0.8
 
 PROMPT = """\
 You keep the long-term memory of an assistant about one user. Read the new conversation and
-update what is worth remembering across conversations: stable preferences, facts about the user
-and their work, ongoing projects, and how they like things done. Skip small talk, one-off task
-details, and anything already known.
+update what is worth remembering across conversations. Keep only what will still be true and
+useful in a later conversation:
+- preferences and how the user likes things done ("prefers tabs", "wants short answers");
+- who the user is (name, role, employer, city, languages);
+- facts about their projects (language, hosting, repositories, services, schedules);
+- decisions they made ("moved to GCP", "chose pnpm").
+Never store: what was run or when ("ran ls at 10:32"), how one task ended ("the build passed",
+"tests failed"), greetings and thanks, file listings or command output, errors seen once,
+one-off requests ("asked to rename a file"), or anything true only today. Skip what is already
+known.
 
 Current summary of the user's context:
 {summary}
@@ -45,7 +60,7 @@ Answer with JSON only, no prose, in this form:
 {{"summary": "<the updated context summary, at most 3 sentences>",
   "facts": [{{"content": "<one self-contained fact>", "category": "<one of {categories}>", "confidence": <0 to 1>}}],
   "forget": ["<id of a current fact that is now wrong>"],
-  "entities": [...], "relations": [...]}}
+  "entities": [...], "relations": [...], "ended": [...]}}
 Use an empty list when there is nothing new."""
 
 
@@ -62,6 +77,7 @@ class MemoryUpdate:
     summary: str | None = None
     entities: list[ExtractedEntity] = field(default_factory=list)
     relations: list[ExtractedRelation] = field(default_factory=list)
+    ended: list[EndedRelation] = field(default_factory=list)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -90,7 +106,10 @@ def _json_object(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text[start : end + 1])
     except json.JSONDecodeError as exc:
-        raise MemoryModelError(f"the memory model's JSON is invalid ({exc.msg} at char {exc.pos})") from None
+        # a small model's JSON often lacks a comma or a closing quote: json-repair mends what it can
+        data = json_repair.loads(text[start : end + 1])
+        if not isinstance(data, dict) or not data:
+            raise MemoryModelError(f"the memory model's JSON is invalid ({exc.msg} at char {exc.pos})") from None
     if not isinstance(data, dict):
         raise MemoryModelError("the memory model's JSON is not an object")
     return data
@@ -118,21 +137,14 @@ def parse_reply(text: str, source_thread: str | None = None) -> MemoryUpdate:
     return MemoryUpdate(
         facts, forget, summary.strip() if isinstance(summary, str) and summary.strip() else None,
         parse_items(ExtractedEntity, data.get("entities")), parse_items(ExtractedRelation, data.get("relations")),
+        parse_items(EndedRelation, data.get("ended")),
     )
 
 
-def similarity(a: str, b: str) -> float:
-    """Word overlap (Jaccard) of two texts, 0 to 1."""
-    wa, wb = set(normalize(a).split()), set(normalize(b).split())
-    if not wa or not wb:
-        return 0.0
-    return len(wa & wb) / len(wa | wb)
-
-
 def filter_facts(candidates: list[Fact], existing: list[Fact], min_confidence: float) -> list[Fact]:
-    """Drop low-value candidates (unsure, too short or long) and near-duplicates.
+    """Drop low-value candidates (unsure, too short or long, log-like or one-off) and duplicates.
 
-    A candidate close to an existing fact takes that fact's id, so it refreshes it.
+    A candidate that says what an existing fact says takes that fact's id, so it refreshes it.
     """
     kept: list[Fact] = []
     for fact in candidates:
@@ -140,9 +152,13 @@ def filter_facts(candidates: list[Fact], existing: list[Fact], min_confidence: f
             continue
         if len(normalize(fact.content).split()) < 2:
             continue
-        if any(similarity(fact.content, k.content) >= SIMILAR for k in kept):
+        reason = refusal(fact.content)
+        if reason is not None:
+            log.info("memory_fact_refused", reason=reason, fact_id=fact.id)
             continue
-        twin = next((e for e in existing if similarity(fact.content, e.content) >= SIMILAR), None)
+        if any(same_fact(fact.content, k.content) for k in kept):
+            continue
+        twin = next((e for e in existing if same_fact(fact.content, e.content)), None)
         if twin is not None:
             fact = Fact(twin.id, fact.content, fact.category, fact.confidence, fact.source_thread,
                         twin.created_at, fact.updated_at)

@@ -21,9 +21,29 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def cutoff(days: int | None, now: dt.datetime | None = None) -> str | None:
+    """The ISO time before which something last updated is more than ``days`` old; None when ``days`` is unset."""
+    if not days:
+        return None
+    return ((now or dt.datetime.now(dt.timezone.utc)) - dt.timedelta(days=days)).isoformat()
+
+
 def normalize(content: str) -> str:
     """Lowercase words only: the form two facts are compared in."""
     return " ".join(_WORD.findall(content.lower()))
+
+
+def stem(word: str, size: int = 5) -> str:
+    """A crude stem of a lowercase word: without a final "s" (but "ss"), its first ``size`` letters,
+    so "lives" and "live" share one, as do "prefers" and "preference"."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:size]
+
+
+def stems(text: str, ignored: frozenset[str] = frozenset()) -> set[str]:
+    """The :func:`stem` of each word of ``text`` longer than two letters and not in ``ignored``."""
+    return {stem(w) for w in normalize(text).split() if len(w) > 2 and w not in ignored}
 
 
 def fact_id(content: str) -> str:
@@ -38,7 +58,7 @@ class KeyedRecord:
         """The record kept in the store (everything but the id, which is the key)."""
         value = asdict(self)  # type: ignore[call-overload]
         value.pop("id")
-        return value
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}  # JSON's shape, in every store
 
     @classmethod
     def from_value(cls, key: str, value: dict[str, Any]) -> Any:
@@ -49,7 +69,8 @@ class KeyedRecord:
 
 @dataclass(frozen=True)
 class Fact(KeyedRecord):
-    """One fact: what, of which kind, how sure, learned where and when."""
+    """One fact: what, of which kind, how sure, learned where and when; a summary of older facts
+    (:mod:`herdsman.memory.consolidation`) lists their ids in ``sources``."""
 
     id: str
     content: str
@@ -58,6 +79,10 @@ class Fact(KeyedRecord):
     source_thread: str | None = None
     created_at: str = ""
     updated_at: str = ""
+    sources: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", tuple(self.sources or ()))  # a list when read back from a store
 
     @classmethod
     def new(
@@ -79,5 +104,6 @@ class Fact(KeyedRecord):
             newer,
             id=self.id,
             created_at=self.created_at or newer.created_at,
+            sources=tuple(self.sources) or tuple(newer.sources),
             confidence=reinforced(self.confidence, newer.confidence, self.source_thread == newer.source_thread),
         )

@@ -26,7 +26,7 @@ from langgraph.store.base import BaseStore
 
 from herdsman.memory.audit import Origin, record
 from herdsman.memory.facts import KeyedRecord, normalize, now_iso
-from herdsman.memory.graph_schema import KINDS, SINGLE_VALUED, ExtractedEntity, ExtractedRelation
+from herdsman.memory.graph_schema import KINDS, SINGLE_VALUED, EndedRelation, ExtractedEntity, ExtractedRelation
 from herdsman.memory.store import LIST_LIMIT, ROOT, user_label
 
 
@@ -171,13 +171,55 @@ class GraphStore:
             nth = sum(1 for r in same if r.object == obj.id)
             kept = Relation(relation_id(subject.id, found.predicate, obj.id, nth), subject.id, found.predicate, obj.id,
                             since, None, found.confidence, origin.thread_id, origin.run_id, stamp, stamp)
-        if found.predicate in SINGLE_VALUED:
-            for old in same:
-                if old.open and old.object != obj.id:
-                    self.close(user_id, old, max(old.valid_from, kept.valid_from), origin)
+        self._close_replaced(user_id, kept, same, origin)
         self.store.put(relations_namespace(user_id), kept.id, kept.to_value())
         record(self.store, user_label(user_id), "put", "relation", kept.id, origin)
         return kept
+
+    def _close_replaced(self, user_id: str, kept: Relation, same: list[Relation], origin: Origin) -> None:
+        """When ``kept`` is open and its predicate single-valued, close the relations of ``same`` (its
+        subject and predicate) that are open with another object: the new one replaced them."""
+        if kept.open and kept.predicate in SINGLE_VALUED:
+            for old in same:
+                if old.open and old.object != kept.object and old.id != kept.id:
+                    self.close(user_id, old, max(old.valid_from, kept.valid_from), origin)
+
+    def correct(
+        self, user_id: str, relation: Relation, origin: Origin, *, predicate: str | None = None, obj: str | None = None,
+    ) -> Relation:
+        """``relation`` was wrong: it becomes ``subject predicate obj`` (each unchanged when None), with
+        the same validity, certain (the user said so), under a new id; the old record goes. An
+        ``obj`` no entity names yet is added. An open correction with a single-valued predicate
+        closes the subject's other open relation with it, as a new relation does. The audit trail
+        has the old id deleted and the new one ``correct`` with the old id in ``sources``."""
+        target = self._named(user_id, obj, origin).id if obj is not None else relation.object
+        predicate = predicate or relation.predicate
+        if (predicate, target) == (relation.predicate, relation.object):
+            return relation
+        same = [r for r in self.relations(user_id)
+                if r.subject == relation.subject and r.predicate == predicate and r.id != relation.id]
+        nth = sum(1 for r in same if r.object == target)
+        fixed = replace(relation, id=relation_id(relation.subject, predicate, target, nth), predicate=predicate,
+                        object=target, confidence=1.0, updated_at=now_iso())
+        label = user_label(user_id)
+        self.store.delete(relations_namespace(user_id), relation.id)
+        record(self.store, label, "delete", "relation", relation.id, origin)
+        self._close_replaced(user_id, fixed, same, origin)
+        self.store.put(relations_namespace(user_id), fixed.id, fixed.to_value())
+        record(self.store, label, "correct", "relation", fixed.id, origin, sources=[relation.id])
+        return fixed
+
+    def end(self, user_id: str, ended: EndedRelation, origin: Origin) -> list[Relation]:
+        """Close the open relations ``ended`` names (at its ``valid_to``, else now): those of its subject
+        and object with its predicate, or with any predicate when none has it (the memory model does
+        not see the graph, so it may word the predicate differently); what was closed."""
+        subject, obj = self.find(user_id, ended.subject), self.find(user_id, ended.object)
+        if subject is None or obj is None:
+            return []
+        between = [r for r in self.relations(user_id) if r.open and (r.subject, r.object) == (subject.id, obj.id)]
+        matching = [r for r in between if r.predicate == ended.predicate] or between
+        when = ended.valid_to or now_iso()
+        return [self.close(user_id, r, max(r.valid_from, when), origin) for r in matching]
 
     def close(self, user_id: str, relation: Relation, when: str, origin: Origin) -> Relation:
         """End ``relation`` at ``when`` (it stays, as history)."""

@@ -1,7 +1,8 @@
 """What the memory model may say about entities and relations: the extraction schema, in one place.
 
 The memory model answers JSON (see :mod:`herdsman.memory.extraction`); beside ``facts`` it may
-list ``entities`` and ``relations``. These pydantic models are that part of the reply: each item
+list ``entities``, ``relations`` and the relations that ``ended`` (stopped being true, or were
+wrong: a multi-valued predicate such as ``uses`` is closed by nothing else). These pydantic models are that part of the reply: each item
 is validated on its own, so one malformed entity or relation is dropped, never the whole update.
 The same names, kinds and single-valued predicates are what :mod:`herdsman.memory.graph` keeps.
 """
@@ -102,6 +103,17 @@ class ExtractedRelation(BaseModel):
         return since_date(value)
 
 
+class EndedRelation(ExtractedRelation):
+    """A relation the user said stopped being true, or was wrong: ``subject predicate object`` until ``valid_to``."""
+
+    valid_to: str | None = None
+
+    @field_validator("valid_to", mode="before")
+    @classmethod
+    def _until(cls, value: Any) -> str | None:
+        return since_date(value)
+
+
 def parse_items(model: type[BaseModel], raw: Any) -> list[Any]:
     """The items of ``raw`` (a JSON list) that ``model`` accepts; the others are dropped."""
     if not isinstance(raw, list):
@@ -122,4 +134,7 @@ and how they relate, when the user said so:
   "relations": [{{"subject": "<entity name>", "predicate": "<verb_phrase, e.g. deploys_to, works_at, prefers, uses>",
                  "object": "<entity name>", "valid_from": "<YYYY-MM-DD when the user said when, else null>",
                  "confidence": <0 to 1>}}]
-A new value of {', '.join(sorted(SINGLE_VALUED))} replaces the old one: just state the new relation."""
+A new value of {', '.join(sorted(SINGLE_VALUED))} replaces the old one: just state the new relation.
+When the user says another relation stopped being true or was wrong, list it too:
+  "ended": [{{"subject": "<entity name>", "predicate": "<as before>", "object": "<entity name>",
+              "valid_to": "<YYYY-MM-DD when the user said when, else null>"}}]"""

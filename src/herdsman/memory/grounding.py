@@ -11,25 +11,26 @@ bound here; the cap comes from the evidence in the conversation the fact was dra
 
 A fact learned again in another thread gains :data:`REINFORCED`, up to :data:`LEARNED_CAP`
 (:meth:`herdsman.memory.facts.Fact.merged_with`). Facts a user adds or edits themselves (settings,
-CLI) keep the confidence given. Word matching is by the first five letters, so "prefers" and
-"preference" count as the same word; no stemming library is needed for a cap this coarse.
+CLI) keep the confidence given. Word matching is by :func:`~herdsman.memory.facts.stem` (a final "s" dropped, then the first five
+letters), so "prefers" and "preference", "lives" and "live" count as the same word; no stemming library is needed for a cap this coarse.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
-from herdsman.memory.facts import Fact, normalize
+from herdsman.memory.facts import Fact, stems
 from herdsman.memory.graph_schema import ExtractedRelation
+
+R = TypeVar("R", bound=ExtractedRelation)
 
 STATED = 0.9
 INFERRED = 0.6
 UNSUPPORTED = 0.3
 REINFORCED = 0.1
 LEARNED_CAP = 0.95
-STEM = 5
 # words that say nothing about which turn a fact came from
 _IGNORED = frozenset(
     "the and for with that this from into their they them user users likes like wants prefers "
@@ -38,7 +39,7 @@ _IGNORED = frozenset(
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:STEM] for w in normalize(text).split() if len(w) > 2 and w not in _IGNORED}
+    return stems(text, _IGNORED)
 
 
 def _cover(fact_stems: set[str], text_stems: set[str]) -> float:
@@ -64,13 +65,14 @@ def grounded(facts: Iterable[Fact], conversation: list[Mapping[str, Any]]) -> li
     return [replace(f, confidence=min(f.confidence, evidence_cap(f.content, conversation))) for f in facts]
 
 
-def grounded_relations(
-    relations: Iterable[ExtractedRelation], conversation: list[Mapping[str, Any]]
-) -> list[ExtractedRelation]:
-    """``relations`` with each confidence capped by the evidence for its three parts in ``conversation``."""
+def grounded_relations(relations: Iterable[R], conversation: list[Mapping[str, Any]]) -> list[R]:
+    """``relations`` with each confidence capped by the evidence for their subject and object in
+    ``conversation``. The predicate is the memory model's wording ("role", "advised_by"), rarely the
+    user's, and the subject is often the user, whom their own turns do not name ("I work at RIKEN
+    as a postdoc" is "Hana role postdoc"): the object alone, if said, is half the evidence."""
     capped = []
     for r in relations:
-        said = f"{r.subject} {r.predicate.replace('_', ' ')} {r.object}"
+        said = f"{r.subject} {r.object}"
         capped.append(r.model_copy(update={"confidence": min(r.confidence, evidence_cap(said, conversation))}))
     return capped
 

@@ -1,10 +1,14 @@
-"""The durable queue of pending memory updates: one SQLite table, one row per thread.
+"""The durable queue of pending memory updates: one SQLite table, one row per thread and user.
 
 After a turn, the turn's messages are appended to its thread's row and the row's due time is
 pushed back by ``memory.debounce_seconds`` (so a quick exchange is read once, as a whole). A
 worker claims due rows with a lease, writes memory, and only then removes the messages it read.
 A crash between queueing and writing therefore loses nothing: the row is still there, its lease
 runs out, and the next worker takes it again (at-least-once; the writes are idempotent).
+
+A row belongs to its thread *and* its user: a thread deleted and re-created by someone else
+under the same id starts a row of its own, so the first owner's queued turns never reach the new
+owner's memory.
 
 Written here because LangGraph has no durable work queue; a table with a lease is all it needs.
 """
@@ -22,8 +26,8 @@ from typing import Any
 from herdsman.memory.backend import connect_sqlite
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS memory_updates (
-    thread_id     TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS memory_pending (
+    thread_id     TEXT NOT NULL,
     user_id       TEXT NOT NULL,
     messages      TEXT NOT NULL,
     version       INTEGER NOT NULL DEFAULT 1,
@@ -32,10 +36,19 @@ CREATE TABLE IF NOT EXISTS memory_updates (
     attempts      INTEGER NOT NULL DEFAULT 0,
     last_error    TEXT,
     created_at    REAL NOT NULL,
-    updated_at    REAL NOT NULL
+    updated_at    REAL NOT NULL,
+    PRIMARY KEY (thread_id, user_id)
 )
 """
+#: the table of earlier versions (keyed by thread only): its rows move into the new one on open
+OLD_TABLE = "memory_updates"
+MIGRATE = f"""
+INSERT OR IGNORE INTO memory_pending SELECT thread_id, user_id, messages, version, due_at, leased_until,
+    attempts, last_error, created_at, updated_at FROM {OLD_TABLE}
+"""
 LEASE_SECONDS = 300.0
+#: the condition that picks one row
+ROW = "thread_id = ? AND user_id = ?"
 
 
 class QueueClosedError(RuntimeError):
@@ -62,8 +75,11 @@ class UpdateQueue:
         self._conn = connect_sqlite(path)
         self._lock = threading.Lock()
         self._closed = False
-        with self._lock:
-            self._conn.execute(SCHEMA)
+        with self._tx() as cur:
+            cur.execute(SCHEMA)
+            if cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (OLD_TABLE,)).fetchone():
+                cur.execute(MIGRATE)
+                cur.execute(f"DROP TABLE {OLD_TABLE}")
 
     def close(self) -> None:
         """Close the connection, once no transaction is using it (a worker may still be running)."""
@@ -78,19 +94,19 @@ class UpdateQueue:
         """Append ``messages`` to the thread's pending update and make it due ``delay`` seconds from now."""
         now = time.time()
         with self._tx() as cur:
-            row = cur.execute("SELECT messages FROM memory_updates WHERE thread_id = ?", (thread_id,)).fetchone()
+            row = cur.execute("SELECT messages FROM memory_pending WHERE " + ROW, (thread_id, user_id)).fetchone()
             if row is None:
                 cur.execute(
-                    "INSERT INTO memory_updates (thread_id, user_id, messages, due_at, created_at, updated_at) "
+                    "INSERT INTO memory_pending (thread_id, user_id, messages, due_at, created_at, updated_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (thread_id, user_id, json.dumps(messages), now + delay, now, now),
                 )
             else:
                 merged = json.loads(row[0]) + messages
                 cur.execute(
-                    "UPDATE memory_updates SET messages = ?, user_id = ?, version = version + 1, due_at = ?, "
-                    "updated_at = ? WHERE thread_id = ?",
-                    (json.dumps(merged), user_id, now + delay, now, thread_id),
+                    "UPDATE memory_pending SET messages = ?, version = version + 1, due_at = ?, "
+                    "updated_at = ? WHERE " + ROW,
+                    (json.dumps(merged), now + delay, now, thread_id, user_id),
                 )
 
     def claim(self, limit: int = 10, now: float | None = None, lease: float = LEASE_SECONDS) -> list[PendingUpdate]:
@@ -98,29 +114,30 @@ class UpdateQueue:
         now = time.time() if now is None else now
         with self._tx() as cur:
             rows = cur.execute(
-                "SELECT thread_id, user_id, messages, version, attempts FROM memory_updates "
+                "SELECT thread_id, user_id, messages, version, attempts FROM memory_pending "
                 "WHERE due_at <= ? AND leased_until <= ? ORDER BY due_at LIMIT ?",
                 (now, now, limit),
             ).fetchall()
             for row in rows:
-                cur.execute("UPDATE memory_updates SET leased_until = ? WHERE thread_id = ?", (now + lease, row[0]))
+                cur.execute("UPDATE memory_pending SET leased_until = ? WHERE " + ROW,
+                            (now + lease, row[0], row[1]))
         return [PendingUpdate(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
 
     def complete(self, update: PendingUpdate) -> None:
         """The update was written: drop the messages it read (newer ones stay queued)."""
         with self._tx() as cur:
             row = cur.execute(
-                "SELECT messages, version FROM memory_updates WHERE thread_id = ?", (update.thread_id,)
+                "SELECT messages, version FROM memory_pending WHERE " + ROW, (update.thread_id, update.user_id)
             ).fetchone()
             if row is None:
                 return
             if row[1] == update.version:
-                cur.execute("DELETE FROM memory_updates WHERE thread_id = ?", (update.thread_id,))
+                cur.execute("DELETE FROM memory_pending WHERE " + ROW, (update.thread_id, update.user_id))
                 return
             rest = json.loads(row[0])[len(update.messages) :]
             cur.execute(
-                "UPDATE memory_updates SET messages = ?, leased_until = 0, attempts = 0 WHERE thread_id = ?",
-                (json.dumps(rest), update.thread_id),
+                "UPDATE memory_pending SET messages = ?, leased_until = 0, attempts = 0 WHERE " + ROW,
+                (json.dumps(rest), update.thread_id, update.user_id),
             )
 
     def fail(self, update: PendingUpdate, error: str, max_attempts: int, retry_in: float = 30.0) -> bool:
@@ -128,32 +145,30 @@ class UpdateQueue:
         attempts = update.attempts + 1
         with self._tx() as cur:
             if attempts >= max_attempts:
-                cur.execute("DELETE FROM memory_updates WHERE thread_id = ?", (update.thread_id,))
+                cur.execute("DELETE FROM memory_pending WHERE " + ROW, (update.thread_id, update.user_id))
                 return True
             cur.execute(
-                "UPDATE memory_updates SET attempts = ?, last_error = ?, leased_until = 0, due_at = ? "
-                "WHERE thread_id = ?",
-                (attempts, error[:500], time.time() + retry_in * attempts, update.thread_id),
+                "UPDATE memory_pending SET attempts = ?, last_error = ?, leased_until = 0, due_at = ? WHERE " + ROW,
+                (attempts, error[:500], time.time() + retry_in * attempts, update.thread_id, update.user_id),
             )
         return False
 
     def holds(self, update: PendingUpdate) -> bool:
         """The update's row is still queued (a purge of its user removes it while it is read)."""
         with self._tx() as cur:
-            row = cur.execute("SELECT 1 FROM memory_updates WHERE thread_id = ? AND user_id = ?",
-                              (update.thread_id, update.user_id)).fetchone()
+            row = cur.execute("SELECT 1 FROM memory_pending WHERE " + ROW, (update.thread_id, update.user_id)).fetchone()
         return row is not None
 
     def forget_user(self, user_id: str) -> int:
         """Drop every queued turn of ``user_id`` (their memory is being purged); how many threads."""
         with self._tx() as cur:
-            return cur.execute("DELETE FROM memory_updates WHERE user_id = ?", (user_id,)).rowcount
+            return cur.execute("DELETE FROM memory_pending WHERE user_id = ?", (user_id,)).rowcount
 
     def pending(self) -> list[dict[str, Any]]:
         """Every queued row (for the CLI): thread, user, message count, due time, attempts, last error."""
         with self._tx() as cur:
             rows = cur.execute(
-                "SELECT thread_id, user_id, messages, due_at, attempts, last_error FROM memory_updates ORDER BY due_at"
+                "SELECT thread_id, user_id, messages, due_at, attempts, last_error FROM memory_pending ORDER BY due_at"
             ).fetchall()
         return [
             {"thread_id": r[0], "user_id": r[1], "messages": len(json.loads(r[2])), "due_at": r[3],
@@ -164,7 +179,7 @@ class UpdateQueue:
     def next_due(self) -> float | None:
         """When the next row falls due (epoch seconds), or None when the queue is empty."""
         with self._tx() as cur:
-            row = cur.execute("SELECT MIN(MAX(due_at, leased_until)) FROM memory_updates").fetchone()
+            row = cur.execute("SELECT MIN(MAX(due_at, leased_until)) FROM memory_pending").fetchone()
         return row[0] if row and row[0] is not None else None
 
 

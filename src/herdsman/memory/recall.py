@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from herdsman.memory.facts import normalize
+from herdsman.memory.facts import normalize, stems
 from herdsman.memory.graph import Entity, Relation
 
 
@@ -34,11 +34,6 @@ def named(entities: Sequence[Entity], text: str) -> list[Entity]:
     """The entities ``text`` names, by name or alias, as whole words."""
     padded = f" {normalize(text)} "
     return [e for e in entities if any(f" {n} " in padded for n in e.names())]
-
-
-def _stems(text: str) -> set[str]:
-    """The first five letters of each word of ``text`` ("deploy" and "deploys" share one)."""
-    return {w[:5] for w in normalize(text).split() if len(w) > 2}
 
 
 def _day(stamp: str | None) -> str:
@@ -75,8 +70,8 @@ def graph_lines(view: GraphView, query: str) -> tuple[list[str], list[str]]:
         if relation.id not in shown and not relation.open and ids & {relation.subject, relation.object}:
             near.append(relation_line(view, relation))
             shown.add(relation.id)
-    asked = _stems(query)
-    near.sort(key=lambda line: len(asked & _stems(line)), reverse=True)  # stable: newest first among equals
+    asked = stems(query)
+    near.sort(key=lambda line: len(asked & stems(line)), reverse=True)  # stable: newest first among equals
     recent = sorted((r for r in view.relations if r.open and r.id not in shown), key=lambda r: r.updated_at, reverse=True)
     return near, [relation_line(view, r) for r in recent]
 

@@ -6,7 +6,8 @@ records by ``audit`` (one number in config applies to all of them). An item is p
 updated (an audit record: written) more days ago than its category keeps; an entity goes once it
 is past retention and no relation that is kept names it. :func:`apply_retention` runs after every
 memory update and :func:`sweep` over every user periodically (the gateway) and on
-``herdsman memory sweep``, so an idle user's memory expires too.
+``herdsman memory sweep``, so an idle user's memory expires too. The sweep first consolidates
+old facts into summaries (``memory.consolidate_after_days``, :mod:`herdsman.memory.consolidation`).
 """
 
 from __future__ import annotations
@@ -18,19 +19,14 @@ import structlog
 
 from herdsman.config.schema import MemoryConfig
 from herdsman.memory.audit import Origin, audit_namespace, record, records
+from herdsman.memory.consolidation import consolidate
+from herdsman.memory.facts import cutoff
 from herdsman.memory.graph import GraphStore
 from herdsman.memory.store import MemoryStore, profile_namespace, user_label
 
 log = structlog.get_logger(__name__)
 RETENTION = Origin("retention")
 SWEEP_SECONDS = 3600.0
-
-
-def cutoff(days: int | None, now: dt.datetime | None = None) -> str | None:
-    """The ISO time before which an item ``days`` old is gone; None when kept forever."""
-    if not days:
-        return None
-    return ((now or dt.datetime.now(dt.timezone.utc)) - dt.timedelta(days=days)).isoformat()
 
 
 def _expired(stamp: str, limit: str | None) -> bool:
@@ -72,16 +68,26 @@ def apply_retention(store: MemoryStore, config: MemoryConfig, user_id: str, now:
     return removed
 
 
+def scheduled(config: MemoryConfig) -> bool:
+    """True when a sweep has work: retention or consolidation is configured."""
+    return config.retention_days is not None or config.consolidate_after_days is not None
+
+
 def sweep(store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = None) -> int:
-    """:func:`apply_retention` for every user with memory; how many items went in all."""
-    if config.retention_days is None:
+    """For every user with memory, :func:`~herdsman.memory.consolidation.consolidate` old facts,
+    then :func:`apply_retention`; how many items went in all (facts folded into a summary count)."""
+    if not scheduled(config):
         return 0
-    return sum(apply_retention(store, config, user, now) for user in store.users())
+    removed = 0
+    for user in store.users():
+        removed += sum(len(summary.sources) for summary in consolidate(store, config, user, now))
+        removed += apply_retention(store, config, user, now)
+    return removed
 
 
 async def sweep_forever(store: MemoryStore, config: MemoryConfig, every: float = SWEEP_SECONDS) -> None:
     """:func:`sweep` now and then every ``every`` seconds, until cancelled (a failure is logged and retried)."""
-    if config.retention_days is None:
+    if not scheduled(config):
         return
     while True:
         try:
@@ -91,4 +97,4 @@ async def sweep_forever(store: MemoryStore, config: MemoryConfig, every: float =
         await asyncio.sleep(every)
 
 
-__all__ = ["apply_retention", "cutoff", "sweep", "sweep_forever"]
+__all__ = ["apply_retention", "cutoff", "scheduled", "sweep", "sweep_forever"]

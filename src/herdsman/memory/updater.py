@@ -64,7 +64,8 @@ class MemoryUpdater:
             self.store.put(user, fact, origin)
         if result.summary:
             self.store.set_summary(user, result.summary, origin)
-        self._apply_graph(update, result, origin)
+        if self.config.graph:
+            self._apply_graph(update, result, origin)
         self.store.prune(user, self.config.max_facts)
         apply_retention(self.store, self.config, user)
         return len(fresh)
@@ -77,6 +78,9 @@ class MemoryUpdater:
         for relation in grounded_relations(result.relations, update.messages):
             if relation.confidence >= self.config.min_confidence:
                 graph.put_relation(update.user_id, relation, origin)
+        for ended in grounded_relations(result.ended, update.messages):  # after the new ones: what is still open
+            if ended.confidence >= self.config.min_confidence:
+                graph.end(update.user_id, ended, origin)
 
     def _prompt(self, update: PendingUpdate) -> str:
         return build_prompt(self.store.summary(update.user_id), self.store.facts(update.user_id), update.messages)

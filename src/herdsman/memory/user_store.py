@@ -43,7 +43,7 @@ MAX_KEY_CHARS = 1024
 MAX_VALUE_BYTES = 256 * 1024
 SCAN_LIMIT = 2000
 STORE = Origin("store")
-FACT_FIELDS = ("content", "category", "confidence", "source_thread", "created_at", "updated_at")
+FACT_FIELDS = ("content", "category", "confidence", "source_thread", "created_at", "updated_at", "sources")
 
 
 class StoreRequestError(ValueError):

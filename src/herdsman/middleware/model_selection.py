@@ -4,7 +4,8 @@ The web UI's model picker, the SDK (``config={"configurable": {"model_name": "..
 CLI's ``--model`` all end here. The lead agent is built once, with its default model; this
 middleware swaps the model of each model request for the one the run names, built once by the
 agent's :class:`~herdsman.models.resolver.ModelResolver` (in a worker thread: building a local
-model loads its weights). Token usage and cost are then counted for the model really used.
+model loads its weights). Token usage and cost are counted for the model really used: the usage
+middleware reads the same ``configurable.model_name`` of the run (:func:`requested_model`).
 
 A name that config does not know fails the model call with a message listing the known names;
 the gateway checks names before a run starts, so API clients get a 400 instead.
@@ -13,24 +14,16 @@ the gateway checks names before a run starts, so API clients get a 400 instead.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_config
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.models.resolver import ModelResolver
 
 CONFIG_KEY = "model_name"
-
-# (name, pricing) of the model the current model call uses, when a run picked one.
-selected_model: contextvars.ContextVar[tuple[str, tuple[float, float] | None] | None] = contextvars.ContextVar(
-    "herdsman_selected_model", default=None
-)
-
 
 class UnknownModelError(ValueError):
     """A run named a model that config.yaml does not define."""
@@ -83,10 +76,6 @@ class ModelSelectionMiddleware(AgentMiddleware):
         check_model_name(name, self.known)
         return name
 
-    def _use(self, request: ModelRequest, name: str, model: BaseChatModel) -> tuple[ModelRequest, contextvars.Token]:
-        token = selected_model.set((name, self.resolver.pricing(name)))
-        return request.override(model=model), token
-
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
@@ -94,11 +83,7 @@ class ModelSelectionMiddleware(AgentMiddleware):
         name = self._wanted()
         if name is None:
             return handler(request)
-        swapped, token = self._use(request, name, self.resolver.get(name))
-        try:
-            return handler(swapped)
-        finally:
-            selected_model.reset(token)
+        return handler(request.override(model=self.resolver.get(name)))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -111,8 +96,4 @@ class ModelSelectionMiddleware(AgentMiddleware):
         if model is None:
             async with self._lock:  # one build per model, even when runs pick it at the same moment
                 model = await asyncio.to_thread(self.resolver.get, name)
-        swapped, token = self._use(request, name, model)
-        try:
-            return await handler(swapped)
-        finally:
-            selected_model.reset(token)
+        return await handler(request.override(model=model))

@@ -17,8 +17,9 @@ from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from herdsman.config.schema import SubagentsConfig
-from herdsman.middleware.model_selection import selected_model
+from herdsman.middleware.model_selection import requested_model
 from herdsman.middleware.run_scope import current_scope
+from herdsman.middleware.step_limit import stopped_reply
 from herdsman.models.usage import merge_usage, usage_delta
 
 
@@ -40,25 +41,37 @@ class UsageMiddleware(AgentMiddleware):
         model_name: str | None = None,
         pricing: tuple[float, float] | None = None,
         extra: dict[str, Any] | None = None,
+        pricing_of: Callable[[str], tuple[float, float] | None] | None = None,
     ) -> None:
-        """``agent_key`` names the agent in ``state["usage"]``; ``pricing`` is $/M tokens in, out."""
+        """``agent_key`` names the agent in ``state["usage"]``; ``pricing`` is $/M tokens in, out.
+        ``pricing_of`` (the lead's): the agent's model can be picked per run
+        (``configurable.model_name``, see :mod:`herdsman.middleware.model_selection`), and this
+        prices the model the run picked."""
         super().__init__()
         self.settings = settings
         self.agent_key = agent_key
         self.model_name = model_name
         self.pricing = pricing
         self.extra = extra or {}
+        self.pricing_of = pricing_of
+
+    def _model(self) -> tuple[str | None, tuple[float, float] | None]:
+        """The name and pricing of the model this call uses: the run's pick, else the agent's own."""
+        picked = requested_model() if self.pricing_of is not None else None
+        if picked is None or picked == self.model_name or self.pricing_of is None:
+            return self.model_name, self.pricing
+        return picked, self.pricing_of(picked)
 
     def _stopped(self, budget_message: str, spent: AIMessage | None = None) -> ModelResponse:
         """A reply that ends the agent; it keeps the usage of the reply it replaces, if any."""
         usage = spent.usage_metadata if spent is not None else None
-        return ModelResponse(result=[AIMessage(content=budget_message, usage_metadata=usage)])
+        return ModelResponse(result=[stopped_reply(budget_message, "token_budget", usage_metadata=usage)])
 
     def _account(self, response: ModelResponse) -> ExtendedModelResponse:
         budget = current_scope(self.settings).budget
         delta: dict[str, Any] = {}
         reply: AIMessage | None = None
-        model_name, pricing = selected_model.get() or (self.model_name, self.pricing)  # a run's pick wins
+        model_name, pricing = self._model()
         for message in response.result:
             if isinstance(message, AIMessage):
                 reply = message

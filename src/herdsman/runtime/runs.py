@@ -23,6 +23,8 @@ process executing it; :meth:`RunManager.start_workers` renews this process's lea
 ``runs.workers`` workers that take over the runs of a process that died (its leases ran out) and
 resume each from its thread's last checkpoint (the graph streamed again with ``None`` input), so
 a run outlives the process that started it; after ``runs.max_attempts`` starts it ends as an error.
+Before a run resumes, its tool calls that were in flight and are not safe to repeat (a ``bash``
+command) are answered as interrupted instead of run again (``inflight_tools.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
 from herdsman.runtime.file_versions import file_versions_of
+from herdsman.runtime.inflight_tools import settle_inflight_tool_calls
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.run_events import (
     EventTranslator,
@@ -78,6 +81,7 @@ FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
 REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
 QUEUE_FULL_RETRY_AFTER = 5  # seconds a client refused with 503 (runs.max_queued) is told to wait
+RECOVER_SETTLE = 1.0  # seconds before an unqueued run of a live deployment is looked at again (see recover)
 KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
     "the gateway stopped while this run was in progress; the thread keeps every step up to its "
@@ -390,16 +394,32 @@ class RunManager:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def recover(self) -> int:
-        """Mark runs a previous process left unfinished as errors, unless the durable queue
-        still has them (a live worker holds them, or a worker will take them over when their
-        lease runs out); returns how many were lost."""
-        lost = []
+    async def _unqueued_runs(self) -> list[dict[str, Any]]:
+        """Records of unfinished runs the durable queue does not have (all of them without one)."""
+        unqueued = []
         for record in await self.threads.unfinished_runs():
             if self.queue.durable and await self.queue.get(record["run_id"]) is not None:
                 log.info("run_left_to_workers", run_id=record["run_id"], thread_id=record["thread_id"])
                 continue
-            lost.append(record)
+            unqueued.append(record)
+        return unqueued
+
+    async def recover(self) -> int:
+        """Mark runs a previous process left unfinished as errors, unless the durable queue
+        still has them (a live worker holds them, or a worker will take them over when their
+        lease runs out); returns how many were lost.
+
+        With a durable queue other processes are alive: one may be between writing a new run's
+        record and queueing it, or may end a run (drop its row) between our reading its record
+        and looking at the queue; such a record is looked at again after ``RECOVER_SETTLE``
+        seconds and left alone if it changed or was queued meanwhile (found by the chaos test: a
+        worker that restarted marked lost a run that a gateway was queueing or a worker ending).
+        """
+        lost = await self._unqueued_runs()
+        if lost and self.queue.durable:
+            await asyncio.sleep(RECOVER_SETTLE)
+            again = {r["run_id"]: r for r in await self._unqueued_runs()}
+            lost = [r for r in lost if r == again.get(r["run_id"])]
         for record in lost:
             record.update(status="error", updated_at=utc_now(), error={"error": "GatewayRestarted", "message": RESTART_MESSAGE})
             await self.threads.put_run(record)
@@ -557,23 +577,30 @@ class RunManager:
 
     async def _queued(self, run: Run) -> Run:
         """A run whose row waits in the queue for a worker: send its ``metadata`` event and write its records."""
-        await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
-        await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
-                                  status="busy")
-        await self.threads.put_run(run.to_dict())
+        # Queued first (by the admission), held by no process but claimable by none until its
+        # records are written and it is offered: a process that dies in between leaves a row
+        # without a record, which the worker that claims it once its lease ran out drops (the
+        # client had no answer), never a record without a row, which no worker would execute.
+        try:
+            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+            await self.threads.put_run(run.to_dict())
+            await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
+                                      status="busy")
+        except BaseException:
+            await self._unqueue(run)  # not created: the client gets the error, and nothing is left held
+            raise
         await self.queue.offer(run.run_id)
         run.saved.set()
         log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
         return run
 
     async def _unqueue(self, run: Run) -> None:
-        """Drop the queue row of a run that never started (best effort: a row left behind keeps
-        its thread busy for other processes until this one stops; the worker that claims it then
-        finds no record and drops it)."""
-        try:
-            await self.queue.remove(run.run_id)
-        except Exception as exc:  # noqa: BLE001 - see the docstring
-            log.warning("run_not_dequeued", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
+        """Take back a run whose creation failed: its queue row and its record, if written."""
+        for undo in (self.queue.remove(run.run_id), self.threads.delete_run(run.thread_id, run.run_id)):
+            try:
+                await undo
+            except Exception as exc:  # noqa: BLE001 - the creation's own error is what the client needs
+                log.warning("run_not_taken_back", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
 
     async def _check_resumable(self, spec: RunSpec) -> None:
         try:
@@ -844,8 +871,10 @@ class RunManager:
         run.saved.set()
         self._runs[run.run_id] = run
         self._by_thread.setdefault(run.thread_id, []).append(run)
-        log.warning("run_taken_over", run_id=run.run_id, thread_id=run.thread_id, attempts=claimed.attempts,
-                    previous_worker=claimed.worker_id)
+        # a run whose worker died is a warning; one queued by a process without workers is routine
+        report = log.warning if claimed.status == "running" else log.info
+        report("run_taken_over" if claimed.status == "running" else "run_claimed", run_id=run.run_id,
+               thread_id=run.thread_id, attempts=claimed.attempts, previous_worker=claimed.worker_id)
         run.executed = claimed.status == "running"
         if claimed.cancel_action in ("interrupt", "rollback"):
             run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
@@ -985,6 +1014,8 @@ class RunManager:
                 await versions.arestore(run.thread_id, spec.checkpoint_id)  # time travel brings the files back too
             run.executed = True
             await self._hold(run)
+            if resuming:  # a command in flight when its worker died is reported, not run again
+                await settle_inflight_tool_calls(self.graph, cfg)
             await self._set_status(run, "running")
             for listener in self.listeners:
                 listener.run_started(run)

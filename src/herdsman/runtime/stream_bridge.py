@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
+
 END_EVENT = "end"
 
 
@@ -83,7 +85,7 @@ def parse_event_id(value: str | None) -> int:
 class _RunLog:
     """The events of one run held in memory, and a way to wait for the next one."""
 
-    events: deque[StreamEvent]
+    events: BoundedLog[StreamEvent]
     next_seq: int = 1
     ended: bool = False
     ended_at: float | None = None
@@ -98,21 +100,24 @@ class _RunLog:
 class MemoryStreamBridge:
     """A stream bridge inside this process.
 
-    Keeps at most ``max_events`` events per run (the oldest are dropped first) and forgets a
-    run ``retention_seconds`` after its stream ended.
+    Keeps at most ``max_events`` events and ``max_bytes`` of event data per run (the oldest are
+    dropped first) and forgets a run ``retention_seconds`` after its stream ended.
     """
 
-    def __init__(self, *, max_events: int = 10_000, retention_seconds: float = 600.0) -> None:
+    def __init__(
+        self, *, max_events: int = 10_000, retention_seconds: float = 600.0, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self._logs: dict[str, _RunLog] = {}
         self._ended: deque[tuple[float, str]] = deque()  # (ended_at, run id), oldest first
         self._max_events = max_events
+        self._max_bytes = max_bytes
         self._retention = retention_seconds
         self._closed = False
 
     def _log(self, run_id: str) -> _RunLog:
         log = self._logs.get(run_id)
         if log is None:
-            log = _RunLog(events=deque(maxlen=self._max_events))
+            log = _RunLog(events=BoundedLog(self._max_events, self._max_bytes))
             self._logs[run_id] = log
         return log
 
@@ -130,7 +135,7 @@ class MemoryStreamBridge:
         log = self._log(run_id)
         event_id = str(log.next_seq)
         log.next_seq += 1
-        log.events.append(StreamEvent(event_id, event, data))
+        log.events.append(StreamEvent(event_id, event, data), len(data) + len(event) + len(event_id))
         log.notify()
         return event_id
 

@@ -4,13 +4,17 @@ Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended wit
 (capped near ``max_events``) and read with a blocking ``XREAD``; the Redis entry id is the SSE
 event id, so ``Last-Event-ID`` works across processes: a run executing in one gateway can be
 joined from another. A subscriber stops after the run's ``end`` event; a finished run's stream
-expires ``retention_seconds`` later. Cancel requests travel on a pub/sub channel, so a run can be
+expires ``retention_seconds`` later. A blocking ``XREAD`` waits at most half the client's socket
+timeout (``socket_timeout``, redis-py's 5 s by default) and is sent again until a heartbeat is
+due: one that blocked longer would end as a ``TimeoutError`` in the middle of a quiet run's stream
+(found by the chaos test: streams of runs waiting for a worker failed with 500). Cancel requests travel on a pub/sub channel, so a run can be
 cancelled through any gateway.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 
 from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
@@ -26,14 +30,18 @@ class RedisBridgeError(Exception):
 class RedisStreamBridge:
     """A stream bridge backed by Redis streams (needs the ``redis`` package)."""
 
-    def __init__(self, url: str, *, max_events: int = 10_000, retention_seconds: float = 600.0) -> None:
+    def __init__(
+        self, url: str, *, max_events: int = 10_000, retention_seconds: float = 600.0, socket_timeout: float = 5.0
+    ) -> None:
+        """``socket_timeout``: seconds a Redis command may wait for its answer before it fails."""
         try:
             from redis import asyncio as aioredis
         except ImportError:
             raise RedisBridgeError(
                 "gateway.stream_bridge is redis but the redis package is missing; pip install 'herdsman[redis]'"
             ) from None
-        self._redis = aioredis.from_url(url, decode_responses=True)
+        self._redis = aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout)
+        self._read_slice_ms = max(1, int(socket_timeout * 500))  # half the socket timeout
         self._url = url
         self._max_events = max_events
         self._retention = max(1, int(retention_seconds))
@@ -74,11 +82,15 @@ class RedisStreamBridge:
         key = self.key(run_id)
         cursor = last_event_id if last_event_id and _is_entry_id(last_event_id) else "0-0"
         block_ms = max(1, int(heartbeat * 1000))
+        quiet_since = time.monotonic()
         while True:
-            reply = await self._redis.xread({key: cursor}, block=block_ms, count=500)
+            reply = await self._redis.xread({key: cursor}, block=min(block_ms, self._read_slice_ms), count=500)
             if not reply:
-                yield None
+                if time.monotonic() - quiet_since >= heartbeat:
+                    quiet_since = time.monotonic()
+                    yield None
                 continue
+            quiet_since = time.monotonic()
             for _, entries in reply:
                 for entry_id, fields in entries:
                     cursor = entry_id

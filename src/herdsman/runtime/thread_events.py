@@ -15,7 +15,7 @@ else at the first event of the last run when it stopped at an interrupt, so a cl
 back learns what it is asked; else with the next run. Replaying a finished run's ``completed``
 would end a new session's ``thread.output`` before its own run. Streams with ``since`` (the
 SDK's projections, from ``run.start``'s ``applied_through_seq``) get exactly what follows it. Logs are in this
-process's memory (bounded, dropped when idle), like the runs they follow.
+process's memory (bounded by count and bytes, dropped when idle), like the runs they follow.
 """
 
 from __future__ import annotations
@@ -23,19 +23,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
+from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
 from herdsman.runtime.protocol_events import ProtocolEvent, RunProtocolTranslator
 from herdsman.runtime.runs import Run, RunManager
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
 
 log = structlog.get_logger(__name__)
 
+EVENT_OVERHEAD_BYTES = 200  # what an event costs beyond its data (ids, method, namespace)
 GRAPH_NAME = "lead_agent"  # the root's name in lifecycle events: the graph every assistant runs
 
 
@@ -92,14 +93,18 @@ class ThreadEventLog:
     runs: RunManager
     bridge: StreamBridge
     max_events: int = 10_000
+    max_bytes: int = DEFAULT_MAX_BYTES
     heartbeat: float = 15.0
-    events: deque[dict[str, Any]] = field(default_factory=deque)
+    events: BoundedLog[dict[str, Any]] = field(init=False)
     seq: int = 0
     readers: int = 0
     last_used: float = field(default_factory=time.monotonic)
     _runs: dict[str, _RunEntry] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task | None = None
+
+    def __post_init__(self) -> None:
+        self.events = BoundedLog(self.max_events, self.max_bytes)
 
     def start(self) -> None:
         """Follow the thread's runs: those in progress now, then each new one."""
@@ -143,15 +148,18 @@ class ThreadEventLog:
             if event.event == END_EVENT:
                 break
             failed = failed or event.event == "error"
-            self._append(run.run_id, translator.translate(event.event, json.loads(event.data)))
+            self._append(run.run_id, translator.translate(event.event, json.loads(event.data)), len(event.data))
         if run.task is not None:
             await asyncio.wait([run.task])  # its status is final once its task is done
         entry.ended = True
         self._append(run.run_id, [] if failed else translator.finish(run.status))
 
-    def _append(self, run_id: str, events: list[ProtocolEvent]) -> None:
+    def _append(self, run_id: str, events: list[ProtocolEvent], source_bytes: int = 0) -> None:
+        """Number and keep ``events``, translated from a bridge event of ``source_bytes`` (their
+        size in the log's byte budget, shared among them)."""
         if not events:
             return
+        size = EVENT_OVERHEAD_BYTES + source_bytes // len(events)
         now = int(time.time() * 1000)
         for event in events:
             self.seq += 1
@@ -159,10 +167,9 @@ class ThreadEventLog:
             if event.node is not None:
                 params["node"] = event.node
             self.events.append(
-                {"type": "event", "event_id": f"{run_id}:{self.seq}", "seq": self.seq, "method": event.method, "params": params}
+                {"type": "event", "event_id": f"{run_id}:{self.seq}", "seq": self.seq, "method": event.method, "params": params},
+                size,
             )
-        while len(self.events) > self.max_events:
-            self.events.popleft()
         first_kept = self.events[0]["seq"]
         for old_id in [r for r, e in list(self._runs.items())[:-1] if e.ended and e.first_seq < first_kept]:
             del self._runs[old_id]  # its events are gone from the log
@@ -225,8 +232,13 @@ class ThreadEventLog:
 class ThreadEventHub:
     """The event logs of the threads being streamed, one per thread, dropped when idle."""
 
-    def __init__(self, runs: RunManager, bridge: StreamBridge, *, heartbeat: float = 15.0, idle_seconds: float = 600.0) -> None:
-        """``idle_seconds``: how long a log nobody reads, of a thread with no run, is kept."""
+    def __init__(
+        self, runs: RunManager, bridge: StreamBridge, *, heartbeat: float = 15.0, idle_seconds: float = 600.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        """``idle_seconds``: how long a log nobody reads, of a thread with no run, is kept;
+        ``max_bytes``: the byte budget of each thread's log."""
+        self.max_bytes = max_bytes
         self.runs = runs
         self.bridge = bridge
         self.heartbeat = heartbeat
@@ -238,7 +250,7 @@ class ThreadEventHub:
         self._sweep()
         found = self._logs.get(thread_id)
         if found is None:
-            found = ThreadEventLog(thread_id, self.runs, self.bridge, heartbeat=self.heartbeat)
+            found = ThreadEventLog(thread_id, self.runs, self.bridge, heartbeat=self.heartbeat, max_bytes=self.max_bytes)
             found.start()
             self._logs[thread_id] = found
         found.last_used = time.monotonic()

@@ -5,6 +5,11 @@ Here the hijacked exec socket is read with ``select`` so a deadline or a cancel 
 wait, and the multiplexed frames (8-byte header: stream, 0, 0, 0, big-endian size) are decoded
 incrementally into a :class:`~herdsman.sandbox.process.StreamCapture` (merged, and stdout and
 stderr apart), so a command printing gigabytes costs a few kilobytes.
+
+The socket the ``docker`` SDK hands out is the one under the HTTP response it parsed: reading the
+response's headers may already have pulled the first frames into ``http.client``'s buffer (a
+quick command's whole output arrives with the headers), and a read of the bare socket would
+never see them: the command would seem to print nothing. Those buffered bytes are decoded first.
 """
 
 from __future__ import annotations
@@ -47,6 +52,25 @@ class FrameDecoder:
             self._remaining = size
 
 
+def _already_buffered(stream: Any, sock: Any) -> bytes:
+    """What the HTTP response that ``stream`` came from read past its headers (see the module
+    docstring); ``b""`` when there is none or the stream is not one of the SDK's."""
+    try:
+        buffered = stream._response.raw._fp.fp  # the SDK keeps the response on the socket it returns
+        peek = buffered.peek
+    except AttributeError:
+        return b""
+    timeout = sock.gettimeout()
+    sock.setblocking(False)  # take only what is buffered: an empty buffer must not wait for the command
+    try:
+        data = peek()
+        return buffered.read(len(data)) if data else b""
+    except (BlockingIOError, OSError, ValueError):
+        return b""
+    finally:
+        sock.settimeout(timeout)
+
+
 class StreamReader:
     """Reads one hijacked exec socket; :meth:`read` until the end, :meth:`drain` after a kill."""
 
@@ -55,6 +79,7 @@ class StreamReader:
         self._sock = getattr(stream, "_sock", stream)
         self._decoder = FrameDecoder(capture)
         self.eof = False
+        self._decoder.feed(_already_buffered(stream, self._sock))
 
     def _read_once(self, wait: float) -> bool:
         """Wait up to ``wait`` seconds for data; False when nothing came."""

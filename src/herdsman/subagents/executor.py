@@ -29,7 +29,6 @@ from typing import Any
 
 import structlog
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelCallLimitMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
@@ -43,6 +42,7 @@ from herdsman.middleware.context.memory_injection import MemoryInjectionMiddlewa
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
+from herdsman.middleware.step_limit import StepLimitMiddleware, stop_reason
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
@@ -55,12 +55,17 @@ from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
 from herdsman.middleware.run_scope import RunScope, current_scope
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
-from herdsman.models.usage import BUDGET_SPENT, usage_delta
+from herdsman.models.usage import usage_delta
 
 log = structlog.get_logger(__name__)
 
 FILE_WRITING_TOOLS = frozenset({"write_file", "str_replace"})
-LIMIT_PREFIX = "Model call limits exceeded"
+
+
+def max_turns_message(turns: int) -> str:
+    """A sub-agent's last message when it used its ``max_turns`` model calls."""
+    return f"stopped after {turns} turns (max_turns)"
+
 Writer = Callable[[Any], None]
 
 
@@ -220,7 +225,7 @@ class SubagentRunner:
         middleware += [
             DanglingToolCallMiddleware(),
             ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
-            ModelCallLimitMiddleware(run_limit=self.max_turns(spec), exit_behavior="end"),
+            StepLimitMiddleware(self.max_turns(spec), message=max_turns_message, run_key=None),
             UsageMiddleware(self.settings, agent_key="self"),
         ]
         if self.config.tools.read_before_write and self.provider is not None:
@@ -455,9 +460,9 @@ class SubagentRunner:
         answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), "")
         usage = sum_usage(messages, pricing)
         files = files_written(messages)
-        if answer.startswith(BUDGET_SPENT):
+        stopped_by = stop_reason(next((m for m in reversed(messages) if isinstance(m, AIMessage)), None))
+        if stopped_by == "token_budget":
             return _Outcome("budget_exceeded", answer="", error=answer, files=files, usage=usage)
-        if answer.startswith(LIMIT_PREFIX):
-            return _Outcome("max_turns", error=f"stopped after {self.max_turns(spec)} turns (max_turns)", files=files,
-                            usage=usage)
+        if stopped_by == "max_steps":
+            return _Outcome("max_turns", error=answer, files=files, usage=usage)
         return _Outcome("completed", answer=answer, files=files, usage=usage, unresolved=unresolved)

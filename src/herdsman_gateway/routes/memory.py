@@ -1,7 +1,7 @@
 """Long-term memory under ``/api/memory``: view, edit, delete and export what the agent remembers.
 
 Facts (``/facts/{id}``), the graph (``/graph``, ``/entities/{id}``, ``/relations/{id}``: delete,
-or end one that stopped being true), the
+end one that stopped being true, or correct its predicate or object), the
 audit trail (``/audit``), the user's off switch (``/settings``), and all of it at once: ``GET
 /export`` and ``DELETE /api/memory`` (purge). Each user sees only their own memory: with API
 keys, the user of the key; without, the configured ``memory.user_id``. The routes use the same store as the lead agent
@@ -24,7 +24,7 @@ from herdsman.memory.audit import Origin, records
 from herdsman.memory.facts import CATEGORIES, Fact, fact_id
 from herdsman.memory.governance import export_user, graph_json, purge_user
 from herdsman.memory.graph import GraphStore
-from herdsman.memory.graph_schema import since_date
+from herdsman.memory.graph_schema import MAX_NAME_CHARS, predicate_name, since_date
 from herdsman.memory.service import MemoryService
 from herdsman.memory.store import MemoryStore, user_label
 from herdsman_gateway.auth import current_user
@@ -69,11 +69,14 @@ class MemorySettings(StorableBody):
 
 
 class RelationPatch(StorableBody):
-    """A correction of one relation: it stopped being true at ``valid_to``."""
+    """A correction of one relation: it stopped being true at ``valid_to``, or it was wrong and is
+    really ``predicate`` and/or ``object``."""
 
     model_config = ConfigDict(extra="forbid")
 
-    valid_to: str = Field(description="When it stopped being true: an ISO date or date-time, e.g. 2026-03-01.")
+    valid_to: str | None = Field(None, description="When it stopped being true: an ISO date or date-time, e.g. 2026-03-01.")
+    predicate: str | None = Field(None, description="What it really is, e.g. deploys_to (it was wrong).")
+    object: str | None = Field(None, description="The entity it really names, e.g. GCP (it was wrong).")
 
 
 API = Origin("api")
@@ -166,15 +169,43 @@ def delete_relation(rid: str, store: MemoryStore = Depends(memory_store), user: 
     return Response(status_code=204)
 
 
-@router.patch("/relations/{rid}", summary="End a relation")
-def end_relation(
+def _corrected(body: RelationPatch) -> tuple[str | None, str | None]:
+    """The predicate and object of a correction, checked as the memory model's are (422 otherwise)."""
+    predicate = obj = None
+    if body.predicate is not None:
+        predicate = predicate_name(body.predicate)
+        if len(predicate) < 2 or len(predicate) > 60:
+            raise HTTPException(422, f"Invalid request: predicate {body.predicate[:40]!r} needs words (2 to 60 "
+                                "characters), e.g. deploys_to")
+    if body.object is not None:
+        obj = " ".join(body.object.split())
+        if not 2 <= len(obj) <= MAX_NAME_CHARS:
+            raise HTTPException(422, f"Invalid request: object must name an entity in 2 to {MAX_NAME_CHARS} characters, "
+                                "e.g. GCP")
+    return predicate, obj
+
+
+@router.patch("/relations/{rid}", summary="End or correct a relation")
+def patch_relation(
     rid: str, body: RelationPatch, store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)
 ) -> dict[str, Any]:
-    """Say a relation stopped being true (it stays as history, with ``valid_to``)."""
+    """Say a relation stopped being true (``valid_to``: it stays as history), or correct it
+    (``predicate`` and/or ``object``: it was wrong; it gets a new id, answered)."""
     graph = GraphStore(store.store)
     relation = graph.get_relation(user, rid)
     if relation is None:
         raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
+    if body.valid_to is None and body.predicate is None and body.object is None:
+        raise HTTPException(422, "Invalid request: send valid_to (it stopped being true, e.g. 2026-03-01), or object "
+                            "and/or predicate (it was wrong, e.g. {\"object\": \"GCP\"})")
+    if body.valid_to is not None and (body.predicate is not None or body.object is not None):
+        raise HTTPException(422, "Invalid request: send either valid_to (it stopped being true) or object/predicate "
+                            "(it was wrong), not both; correct it first, then end it")
+    if body.valid_to is None:
+        predicate, obj = _corrected(body)
+        fixed = graph.correct(user, relation, API, predicate=predicate, obj=obj)
+        log.info("memory_relation_corrected", user_id=user, relation_id=rid, new_id=fixed.id)
+        return next(r for r in graph_json(store, user)["relations"] if r["id"] == fixed.id)
     when = since_date(body.valid_to)
     if when is None:
         raise HTTPException(422, f"Invalid request: valid_to {body.valid_to[:40]!r} is not a date; send e.g. 2026-03-01")

@@ -92,10 +92,23 @@ async def start_run(
     else:
         await _thread_for_run(gw, thread_id, body, user)
         spec = run_spec(thread_id, body, assistant, user)
+    if spec.checkpoint_id is not None:
+        await _checkpoint_exists(gw, spec)
     run = await gw.runs.start(spec)
     if saved:
         await run.saved.wait()
     return run
+
+
+async def _checkpoint_exists(gw: Gateway, spec: RunSpec) -> None:
+    """404 unless the run's start checkpoint is one of its thread's: LangGraph would otherwise
+    start the run from an empty state, a branch that silently lost the conversation."""
+    ref = {"thread_id": spec.thread_id, "checkpoint_ns": spec.checkpoint_ns, "checkpoint_id": spec.checkpoint_id}
+    if await gw.graph.checkpointer.aget_tuple({"configurable": ref}) is None:
+        raise HTTPException(
+            404, f"Checkpoint {spec.checkpoint_id} not found on thread {spec.thread_id}; list checkpoints with "
+            f"POST /threads/{spec.thread_id}/history",
+        )
 
 
 def _located(response: Response, thread_id: str, run_id: str) -> None:

@@ -155,11 +155,20 @@ async def _run_start(gw: Gateway, thread_id: str, params: dict[str, Any], user: 
     graph_input, command = params.get("input"), None
     if graph_input is not None and await gw.threads.get(thread_id) is not None and await _pending_interrupts(gw, thread_id):
         graph_input, command = None, {"resume": params["input"]}  # the thread waits: the input answers it
-    checkpoint_id = ((config or {}).get("configurable") or {}).get("checkpoint_id")
+    configurable = (config or {}).get("configurable")
+    checkpoint_id = None
+    if isinstance(configurable, dict) and "checkpoint_id" in configurable:
+        # the protocol's only place for where to start from: taken out of the config, as the
+        # REST body's checkpoint_id (the run's config may not set the server's own keys)
+        checkpoint_id = configurable["checkpoint_id"]
+        if not isinstance(checkpoint_id, str) or not checkpoint_id:
+            raise CommandError("invalid_argument", "run.start: config.configurable.checkpoint_id must be a checkpoint id "
+                               "(a string from the thread's history)")
+        config = {**config, "configurable": {k: v for k, v in configurable.items() if k != "checkpoint_id"}}
     run_id = await _start(
         gw, thread_id, user, assistant_id=assistant_id, input=graph_input, command=command, config=config,
         metadata=metadata, multitask_strategy=strategy if strategy in STRATEGIES else "enqueue",
-        checkpoint_id=checkpoint_id if isinstance(checkpoint_id, str) else None,
+        checkpoint_id=checkpoint_id,
     )
     return {"run_id": run_id}
 

@@ -105,6 +105,12 @@ export const endRelation = (id: string, validTo: string) =>
     method: "PATCH", headers: JSON_HEADERS, body: JSON.stringify({ valid_to: validTo }),
   });
 
+/** Correct a relation that was wrong: its object and/or predicate (it gets a new id, answered). */
+export const correctRelation = (id: string, change: { object?: string; predicate?: string }) =>
+  call<Relation>(`/api/memory/relations/${encodeURIComponent(id)}`, {
+    method: "PATCH", headers: JSON_HEADERS, body: JSON.stringify(change),
+  });
+
 /** Turn the caller's memory on or off. */
 export const setMemoryEnabled = (enabled: boolean) =>
   call<{ enabled: boolean }>("/api/memory/settings", { method: "PUT", headers: JSON_HEADERS, body: JSON.stringify({ enabled }) });

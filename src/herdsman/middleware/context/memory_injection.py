@@ -2,7 +2,11 @@
 
 Once per turn (per user message), the user's facts and graph are ranked against that message and
 rendered within ``memory.max_injected_tokens`` (:mod:`herdsman.memory.injection`), nothing when
-the user turned their memory off; later model calls of the turn reuse the section. A store
+the user turned their memory off. Later model calls of the turn render it again (about a
+millisecond for a hundred facts) and keep the turn's first section while nothing in it was taken
+back: memory learned mid-turn waits for the next turn (the prompt's prefix, and so the model
+server's prompt cache, stays the same), but a purge, a deleted or changed fact or relation, or the
+off switch takes effect at the very next model call. A store
 that is locked or down costs the turn its memory, never the turn: the error is logged and the
 model is called without the section. The first model call of the process also kicks the
 memory worker, so updates queued before a restart are written while the new run goes on.
@@ -51,8 +55,10 @@ class MemoryInjectionMiddleware(AgentMiddleware):
             settings = self.service.config
             if not store.enabled_for(user):
                 return ""
-            graph = GraphStore(store.store)
-            view = GraphView(graph.entities(user), graph.relations(user))
+            view = None
+            if settings.graph:
+                graph = GraphStore(store.store)
+                view = GraphView(graph.entities(user), graph.relations(user))
             return render_memory(
                 store.facts(user), store.summary(user), query, settings.max_injected_tokens, settings.embedding_model,
                 view,
@@ -61,10 +67,16 @@ class MemoryInjectionMiddleware(AgentMiddleware):
             log.warning("memory_read_failed", user_id=user, error=str(exc))
             return ""
 
-    def _remember(self, key: tuple[str, str], section: str) -> None:
-        self._cache[key] = section
+    def _current(self, key: tuple[str, str], fresh: str) -> str:
+        """The section to send: the turn's earlier one while every line of it is still in ``fresh``
+        (only additions since), else ``fresh`` (see the module docstring)."""
+        earlier = self._cache.get(key)
+        if earlier is not None and set(earlier.splitlines()) <= set(fresh.splitlines()):
+            return earlier
+        self._cache[key] = fresh
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
+        return fresh
 
     @staticmethod
     def _with(request: ModelRequest, section: str) -> ModelRequest:
@@ -79,10 +91,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         """Call the model with the memory section added."""
         self._start_worker()
         key, query = self._key(request)
-        section = self._cache.get(key)
-        if section is None:
-            section = self._render(key[0], query)
-            self._remember(key, section)
+        section = self._current(key, self._render(key[0], query))
         return handler(self._with(request, section))
 
     def _start_worker(self) -> None:
@@ -97,8 +106,5 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         """Async twin of :meth:`wrap_model_call` (the store is read in a worker thread)."""
         self._start_worker()
         key, query = self._key(request)
-        section = self._cache.get(key)
-        if section is None:
-            section = await asyncio.to_thread(self._render, key[0], query)
-            self._remember(key, section)
+        section = self._current(key, await asyncio.to_thread(self._render, key[0], query))
         return await handler(self._with(request, section))

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { deleteEntity, deleteRelation, endRelation, purgeMemory, setMemoryEnabled, type MemoryGraph, type Relation } from "../../api/settings";
-import { entityRows, relationText, today } from "./MemoryGraph";
+import {
+  correctRelation, deleteEntity, deleteRelation, endRelation, purgeMemory, setMemoryEnabled, type MemoryGraph, type Relation,
+} from "../../api/settings";
+import { correction, entityRows, relationText, today } from "./MemoryGraph";
 
 const rel = (id: string, subject: string, object: string, from: string, to: string | null, predicate = "deploys_to"): Relation => ({
   id, subject, object, predicate, subject_name: subject.toUpperCase(), object_name: object.toUpperCase(),
@@ -52,13 +54,22 @@ describe("the memory graph", () => {
     await deleteRelation("r/1");
     await deleteEntity("atlas");
     expect((await endRelation("r2", "2026-05-01")).valid_to).toBe("2026-05-01");
+    await correctRelation("r2", { object: "Azure" });
     expect(await setMemoryEnabled(false)).toEqual({ enabled: false });
     await purgeMemory();
     expect(seen.map((s) => s.replace(/^(\w+) \S*?(\/api\/)/, "$1 $2"))).toEqual([
       "DELETE /api/memory/relations/r%2F1", "DELETE /api/memory/entities/atlas",
-      'PATCH /api/memory/relations/r2 {"valid_to":"2026-05-01"}',
+      'PATCH /api/memory/relations/r2 {"valid_to":"2026-05-01"}', 'PATCH /api/memory/relations/r2 {"object":"Azure"}',
       'PUT /api/memory/settings {"enabled":false}', "DELETE /api/memory",
     ]);
+  });
+
+  it("a correction sends only what changed, and nothing when nothing did", () => {
+    const r = graph.relations[1];
+    expect(correction(r, "deploys_to", " Azure ")).toEqual({ object: "Azure" });
+    expect(correction(r, "hosted on", "GCP")).toEqual({ predicate: "hosted on" });
+    expect(correction(r, "deploys_to", "GCP")).toBeNull();
+    expect(correction(r, " ", "")).toBeNull();
   });
 
   it("ends a relation today, as a date the gateway reads", () => {

@@ -1,8 +1,10 @@
 /** The memory graph in the Memory tab: each entity with what is true of it now and what used to
- * be; a relation that is no longer true can be ended (today), and an entity or a single relation
- * deleted (each with a confirmation). */
+ * be; a relation that is no longer true can be ended (today), one that was wrong corrected (its
+ * predicate or object), and an entity or a single relation deleted (each with a confirmation). */
 import { useState } from "react";
-import { deleteEntity, deleteRelation, endRelation, type Entity, type MemoryGraph, type Relation } from "../../api/settings";
+import {
+  correctRelation, deleteEntity, deleteRelation, endRelation, type Entity, type MemoryGraph, type Relation,
+} from "../../api/settings";
 import { useAction } from "./useLoad";
 
 export interface EntityRow {
@@ -52,13 +54,44 @@ function Confirmed({ label, question, testid, onConfirm, busy, verb = "Delete" }
   );
 }
 
-function RelationItem({ relation, past, onDelete, onEnd, busy }: {
-  relation: Relation; past: boolean; onDelete: () => void; onEnd: () => void; busy: boolean;
+/** What a correction form sends: only what changed, trimmed; null when nothing did. */
+export function correction(r: Relation, predicate: string, object: string): { predicate?: string; object?: string } | null {
+  const change: { predicate?: string; object?: string } = {};
+  if (predicate.trim() && predicate.trim() !== r.predicate) change.predicate = predicate.trim();
+  if (object.trim() && object.trim() !== r.object_name) change.object = object.trim();
+  return Object.keys(change).length > 0 ? change : null;
+}
+
+function CorrectForm({ relation, onCorrect, onCancel, busy }: {
+  relation: Relation; onCorrect: (change: { predicate?: string; object?: string }) => void; onCancel: () => void; busy: boolean;
 }) {
+  const [predicate, setPredicate] = useState(relation.predicate);
+  const [object, setObject] = useState(relation.object_name);
+  const change = correction(relation, predicate, object);
+  return (
+    <form className="relation-correct" onSubmit={(e) => { e.preventDefault(); if (change) onCorrect(change); }}>
+      <span>{relation.subject_name}</span>
+      <input aria-label="Predicate" value={predicate} onChange={(e) => setPredicate(e.target.value)} data-testid="relation-predicate" />
+      <input aria-label="Object" value={object} onChange={(e) => setObject(e.target.value)} data-testid="relation-object" />
+      <button type="submit" disabled={busy || change === null} data-testid="relation-correct-save">Save</button>
+      <button type="button" onClick={onCancel} disabled={busy}>Cancel</button>
+    </form>
+  );
+}
+
+function RelationItem({ relation, past, onDelete, onEnd, onCorrect, busy }: {
+  relation: Relation; past: boolean; onDelete: () => void; onEnd: () => void;
+  onCorrect: (change: { predicate?: string; object?: string }) => void; busy: boolean;
+}) {
+  const [correcting, setCorrecting] = useState(false);
   return (
     <li className={past ? "relation past" : "relation"} data-testid="relation" data-relation-id={relation.id}>
-      <span className="fact-text">{relationText(relation)}</span>
+      {correcting
+        ? <CorrectForm relation={relation} busy={busy} onCancel={() => setCorrecting(false)}
+            onCorrect={(change) => { setCorrecting(false); onCorrect(change); }} />
+        : <span className="fact-text">{relationText(relation)}</span>}
       <div className="fact-actions">
+        {!correcting && <button type="button" onClick={() => setCorrecting(true)} data-testid="relation-correct">Correct</button>}
         {!past && <Confirmed label="No longer true" question="Ended today?" verb="End" testid="relation-end" onConfirm={onEnd} busy={busy} />}
         <Confirmed label="Delete" question="Delete this relation?" testid="relation-delete" onConfirm={onDelete} busy={busy} />
       </div>
@@ -90,7 +123,8 @@ export function MemoryGraphList({ graph, onChanged, onError }: {
             <ul className="relations">
               {[...now, ...past].map((r) => (
                 <RelationItem key={r.id} relation={r} past={r.valid_to !== null} busy={busy}
-                  onDelete={() => act(() => deleteRelation(r.id))} onEnd={() => act(() => endRelation(r.id, today()))} />
+                  onDelete={() => act(() => deleteRelation(r.id))} onEnd={() => act(() => endRelation(r.id, today()))}
+                  onCorrect={(change) => act(() => correctRelation(r.id, change))} />
               ))}
             </ul>
           )}
