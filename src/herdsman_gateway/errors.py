@@ -2,7 +2,8 @@
 
 Validation errors (malformed JSON, wrong field types) answer 422 with one readable sentence per
 problem in ``detail`` and the raw list in ``errors``; run-manager errors keep their status
-(409 busy thread, 404 unknown run, 400 nothing to resume, 422 input the graph cannot take).
+(409 busy thread, 404 unknown run, 400 nothing to resume, 422 input the graph cannot take, 429
+a user's run limits, 503 with Retry-After a full run queue).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ async def run_error(request: Request, exc: RunError) -> JSONResponse:
     body: dict[str, Any] = {"detail": str(exc)}
     if isinstance(exc, InvalidRunError):
         body["errors"] = [{"type": "invalid_run", "loc": ["body", *exc.field.split(".")], "msg": str(exc)}]
-    return JSONResponse(body, status_code=exc.status)
+    retry_after = getattr(exc, "retry_after", None)
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
+    return JSONResponse(body, status_code=exc.status, headers=headers)
 
 
 async def sandbox_error(request: Request, exc: SandboxError) -> JSONResponse:

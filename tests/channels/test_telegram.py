@@ -162,3 +162,20 @@ def test_a_question_from_the_agent_is_answered_by_the_next_message(home: Path, t
         assert question.startswith("❓")
         telegram.send_user_message(CHAT, ALICE, "blue")
         assert "blue" in telegram.wait_text("sendMessage", "You chose")
+
+
+def test_a_user_past_the_run_limits_is_told_in_the_chat(home: Path, telegram: FakeTelegram, model: HeldModel) -> None:
+    """runs.max_running_per_user counts a chat user's runs over all their chats; past it the
+    chat says so (and the run is not started), and other users are not held up."""
+    config = channel_config(home, "telegram", {"enabled": True, "bot_token": TOKEN, "base_url": telegram.base_url,
+                                               "allowed_users": [str(ALICE), str(MALLORY)], "poll_timeout_seconds": 1},
+                            runs={"max_running_per_user": 1, "max_queued_per_user": 0})
+    with running_gateway(config, model=model):
+        telegram.send_user_message(CHAT, ALICE, "[hold] take your time")
+        model.wait_until_held()
+        telegram.send_user_message(CHAT + 1, ALICE, "meanwhile, elsewhere")
+        telegram.wait_text("sendMessage", "too many messages in progress")
+        telegram.send_user_message(MALLORY_CHAT, MALLORY, "hello")
+        telegram.wait_text("sendMessage", "echo: hello")  # while alice's run is still held
+        model.release()
+        telegram.wait_text("sendMessage", "echo: take your time")

@@ -410,8 +410,8 @@ async def test_a_command_in_flight_when_its_worker_was_killed_is_reported_not_ru
 
 
 async def test_a_gateway_that_cannot_record_a_run_it_queued_leaves_no_run_behind(home, redis_url) -> None:
-    """A gateway without workers queues a run (held by itself, so no worker starts it before its
-    record exists), then cannot write its record: the client gets an error, and neither the
+    """A gateway without workers queues a run (no worker may claim it before its record exists),
+    then cannot write its record: the client gets an error, and neither the
     queue row nor a record is left (a held row would be renewed by the live gateway forever);
     the thread is not busy and takes the next run."""
     sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}

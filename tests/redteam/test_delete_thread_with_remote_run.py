@@ -7,7 +7,8 @@ calling the model and tools for the deleted thread and wrote checkpoints and a r
 id again, so the owner's deleted conversation came back, and a thread made later with that id
 (``POST /threads`` takes the client's id) started with it. The gateway now also cancels the runs
 the queue has for the thread (through the bridge, and on the queue row for a worker that takes
-the run over).
+the run over). A holder that does not stop within the wait keeps the thread from being deleted
+(409, nothing deleted) rather than writing to it after the delete.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import asyncio
 import sqlite3
 import time
 
+import pytest
 from langgraph_sdk import get_client
+from langgraph_sdk.errors import ConflictError, NotFoundError
 
 import herdsman.runtime.runs as runs_module
 from herdsman.runtime.record_store import gateway_db_path
@@ -44,10 +47,20 @@ async def test_deleting_a_thread_cancels_the_run_another_process_holds(home, mon
                     while manager.active_runs(tid):
                         await asyncio.sleep(0.05)
 
-                await sdk.threads.delete(tid)
+                # the holder never answers (there is none here): the delete waits, then refuses and deletes nothing
+                with pytest.raises(ConflictError) as refused:
+                    await sdk.threads.delete(tid)
+                assert "has not stopped yet" in refused.value.response.json()["detail"]
+                assert (await sdk.threads.get(tid))["thread_id"] == tid
 
                 row = db.execute("SELECT cancel_action FROM herdsman_run_queue WHERE run_id = ?", (run["run_id"],)).fetchone()
-            assert row is not None and row[0] == "interrupt", "the run held elsewhere was never asked to stop"
+                assert row is not None and row[0] == "interrupt", "the run held elsewhere was never asked to stop"
+                # its holder died (the lease ran out): the delete goes through, and no worker resumes the run
+                db.execute("UPDATE herdsman_run_queue SET lease_until = 0 WHERE run_id = ?", (run["run_id"],))
+                db.commit()
+                await sdk.threads.delete(tid)
+            with pytest.raises(NotFoundError):
+                await sdk.threads.get(tid)
         finally:
             model.release()
             await sdk.aclose()

@@ -14,6 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from herdsman.runtime.run_admission import Admission
 from herdsman.runtime.run_queue import QueuedRun, RunQueue, SqliteRunQueue
 from herdsman.runtime.run_queue_postgres import PostgresRunQueue
 
@@ -53,9 +54,9 @@ async def test_a_live_lease_is_never_claimed_and_an_expired_one_is(queues) -> No
     assert claimed is not None and claimed.run_id == "lost" and claimed.spec["input"] == {"n": "lost"}
     assert (await one.get("lost")).worker_id == "two"
     assert await one.claim("one", now, now + 30) is None  # now held by two
-    assert await one.renew("one", now + 120) == {"live"}
+    assert set(await one.renew("one", now + 120)) == {"live"}
     assert (await two.claim("two", now + 90, now + 120)).run_id == "lost"  # two's lease ran out: taken again
-    assert await two.renew("two", now + 150) == {"lost"}
+    assert set(await two.renew("two", now + 150)) == {"lost"}
     assert await one.claim("one", now + 110, now + 140) is None  # both renewed in time
 
 
@@ -99,6 +100,54 @@ async def test_two_processes_claiming_at_once_never_take_the_same_run(queues) ->
     first, second = await asyncio.gather(drain(one, "one"), drain(two, "two"))
     assert sorted(first + second) == [f"r{n:02d}" for n in range(20)]
     assert not set(first) & set(second)
+
+
+def new_run(run_id: str, thread_id: str, user: str, *, worker: str | None = None, lease_until: float = 0.0) -> QueuedRun:
+    """A new run of ``user`` as a gateway admits it (held by ``worker``, or by no process)."""
+    return QueuedRun(run_id, thread_id, f"2026-01-01T00:00:{run_id[-2:]}", {"thread_id": thread_id},
+                     worker_id=worker, lease_until=lease_until, user_id=user)
+
+
+async def test_two_processes_admitting_at_once_never_pass_the_limits_together(queues) -> None:
+    one, two = queues
+    now = time.time()
+    queued_only = Admission(max_queued=7, max_queued_per_user=4, worker="", hold=False)
+    runs = [new_run(f"r{n:02d}", f"t{n}", "ana" if n < 10 else "bo", lease_until=now + 30) for n in range(20)]
+    decisions = await asyncio.gather(*(queue.admit(run, queued_only, now) for queue, run in zip([one, two] * 10, runs)))
+    admitted = [run for run, decision in zip(runs, decisions) if decision.verdict == "wait"]
+    assert len(admitted) == 7, [d.verdict for d in decisions]
+    users = [run.user_id for run in admitted]
+    assert users.count("ana") <= 4 and users.count("bo") <= 4
+    assert {d.verdict for d in decisions} <= {"wait", "queue_full", "user_full"}
+    rows = {run.run_id: await two.get(run.run_id) for run in runs}
+    assert {run_id for run_id, found in rows.items() if found} == {run.run_id for run in admitted}, "a refused run leaves no row"
+
+
+async def test_reject_on_one_thread_from_two_processes_at_once_admits_one(queues) -> None:
+    one, two = queues
+    now = time.time()
+    reject = Admission(worker="", hold=False, reject_if_busy=True)
+    decisions = await asyncio.gather(one.admit(new_run("a01", "t", "ana", lease_until=now + 30), reject, now),
+                                     two.admit(new_run("b02", "t", "ana", lease_until=now + 30), reject, now))
+    assert sorted(d.verdict for d in decisions) == ["busy", "wait"]
+
+
+async def test_a_user_at_max_running_waits_and_workers_claim_others_first(queues) -> None:
+    one, two = queues
+    now = time.time()
+    capped = Admission(max_running_per_user=1, worker="gw", hold=True)
+    assert (await one.admit(new_run("a01", "t1", "ana", worker="gw", lease_until=now + 30), capped, now)).verdict == "hold"
+    waits = await two.admit(new_run("a02", "t2", "ana", worker="gw", lease_until=now + 30), capped, now)
+    assert waits.verdict == "wait" and (await one.get("a02")).worker_id is None  # queued for a worker, held by none
+    assert (await one.admit(new_run("b03", "t3", "bo", worker="gw", lease_until=now + 30), capped, now)).verdict == "hold"
+    assert await one.claim("w", now, now + 30, 1) is None  # not offered yet: its records are being written
+    await one.offer("a02")
+    assert await two.claim("w", now, now + 30, 1) is None  # ana holds her one run
+    await one.remove("a01")
+    assert (await two.claim("w", now, now + 30, 1)).run_id == "a02"
+    # a thread whose run another process holds: a process with workers is told to queue behind it
+    behind = await one.admit(new_run("a04", "t2", "ana", worker="gw", lease_until=now + 30), capped, now)
+    assert behind.verdict == "behind" and behind.counts.thread_run == "a02"
 
 
 async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_are_queueing_or_ending(tmp_path: Path) -> None:

@@ -836,6 +836,26 @@ class RunsConfig(_Section):
     poll_seconds: float = Field(
         1.0, gt=0, le=60, description="How often idle workers look for runs to take over."
     )
+    max_running_per_user: int | None = Field(
+        None, ge=1, le=100_000,
+        description="Runs of one user held by processes at once (executing, or about to), counted over every "
+        "gateway and worker; a user's further runs wait in the queue (see max_queued_per_user). null: no limit.",
+    )
+    max_queued_per_user: int | None = Field(
+        None, ge=0, le=1_000_000,
+        description="Runs of one user waiting in the queue beyond max_running_per_user (without it: waiting for a "
+        "worker); past it a new run gets 429 saying to wait for or cancel a run. null: no limit.",
+    )
+    max_queued: int | None = Field(
+        None, ge=1, le=10_000_000,
+        description="Runs waiting for a worker, all users together (a process with no free slot for a run queues "
+        "it); past it a new run gets 503 with Retry-After instead of the queue growing. null: no limit.",
+    )
+
+    @property
+    def limited(self) -> bool:
+        """Whether any run limit is set."""
+        return any(v is not None for v in (self.max_running_per_user, self.max_queued_per_user, self.max_queued))
 
     @model_validator(mode="after")
     def _poll_within_lease(self) -> "RunsConfig":

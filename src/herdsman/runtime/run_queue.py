@@ -28,30 +28,75 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
 
 TABLE = "herdsman_run_queue"
-COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action"
+COLUMNS = (
+    "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action, user_id"
+)
 SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, "
     "created_at TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', worker_id TEXT, "
     "lease_until DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, checkpoint_before TEXT, "
-    "cancel_action TEXT)",
+    "cancel_action TEXT, user_id TEXT NOT NULL DEFAULT '')",
     f"CREATE INDEX IF NOT EXISTS {TABLE}_thread ON {TABLE} (thread_id, created_at, run_id)",
 )
-# The oldest row of its thread, whose lease ran out (its worker died); ? is the current time.
-CLAIMABLE_FROM = (
-    f"FROM {TABLE} q WHERE q.lease_until < ? AND NOT EXISTS ("
-    f"SELECT 1 FROM {TABLE} o WHERE o.thread_id = q.thread_id AND "
-    "(o.created_at < q.created_at OR (o.created_at = q.created_at AND o.run_id < q.run_id))) "
-    "ORDER BY q.created_at, q.run_id LIMIT 1"
+# tables made before runs had a user (the per-user limits count them): SQLite has no ADD COLUMN IF NOT EXISTS
+ADD_USER = f"ALTER TABLE {TABLE} ADD COLUMN user_id TEXT NOT NULL DEFAULT ''"
+# the counts of run_admission.count_sql and the claims read by user and by lease
+INDEXES = (f"CREATE INDEX IF NOT EXISTS {TABLE}_user ON {TABLE} (user_id, lease_until)",
+           f"CREATE INDEX IF NOT EXISTS {TABLE}_lease ON {TABLE} (lease_until)")
+# The user of row q holds fewer runs than the limit (the last ?) with a live lease (the first ?: now).
+UNDER_USER_LIMIT = (
+    f"(SELECT count(*) FROM {TABLE} u WHERE u.user_id = q.user_id AND u.run_id <> q.run_id "
+    "AND u.worker_id IS NOT NULL AND u.lease_until >= ?) < ?"
 )
-CLAIMABLE = f"SELECT {COLUMNS} {CLAIMABLE_FROM}"
-RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id"
+
+
+def claimable_from(capped: bool) -> str:
+    """The oldest row of its thread whose lease ran out (its worker died, or no one took it yet);
+    parameters: now, then (``capped``: ``runs.max_running_per_user``) now and the limit, so a
+    user's runs beyond the limit wait for one of theirs to end."""
+    return (
+        f"FROM {TABLE} q WHERE q.lease_until < ? AND NOT EXISTS ("
+        f"SELECT 1 FROM {TABLE} o WHERE o.thread_id = q.thread_id AND "
+        "(o.created_at < q.created_at OR (o.created_at = q.created_at AND o.run_id < q.run_id))) "
+        + (f"AND {UNDER_USER_LIMIT} " if capped else "")
+        + "ORDER BY q.created_at, q.run_id LIMIT 1"
+    )
+
+
+def claim_params(now: float, max_running_per_user: int | None) -> tuple[Any, ...]:
+    """The parameters of :func:`claimable_from` (capped when the limit is set)."""
+    return (now,) if max_running_per_user is None else (now, now, max_running_per_user)
+
+
+def count_in_memory(rows: Iterable["QueuedRun"], thread_id: str, worker: str, user: str, now: float) -> QueueCounts:
+    """:class:`QueueCounts` of rows held in memory (what ``count_sql`` counts in a table)."""
+    rows = list(rows)
+    on_thread = sorted((r for r in rows if r.thread_id == thread_id and r.worker_id != worker),
+                       key=lambda r: (r.created_at, r.run_id))
+    waiting = [r for r in rows if r.worker_id is None or r.lease_until < now]
+    held_users = [r.user_id for r in rows if not (r.worker_id is None or r.lease_until < now)]
+    return QueueCounts(on_thread[-1].run_id if on_thread else None, len(waiting), held_users.count(user),
+                       sum(1 for r in waiting if r.user_id == user))
+
+
+RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id, cancel_action"
+OFFER = f"UPDATE {TABLE} SET lease_until = 0 WHERE run_id = ? AND worker_id IS NULL"
+TAKE = f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ? AND lease_until < ? RETURNING {COLUMNS}"
+INSERT = f"INSERT INTO {TABLE} ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
+# a new run, unless its thread has a run the asking worker (the last ?) does not hold
+INSERT_IF_THREAD_FREE = (
+    f"INSERT INTO {TABLE} ({COLUMNS}) SELECT {', '.join('?' * len(COLUMNS.split(',')))} WHERE NOT EXISTS ("
+    f"SELECT 1 FROM {TABLE} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?))"
+)
 RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
 # The run's row, unless another worker holds it (it claimed the run when this one's lease ran out).
 STARTABLE = "run_id = ? AND (worker_id IS NULL OR worker_id = ?)"
@@ -73,18 +118,24 @@ class QueuedRun:
     attempts: int = 0
     checkpoint_before: str | None = None
     cancel_action: str | None = None  # a cancel asked while its worker was gone: honoured when taken over
+    user_id: str = ""  # whose run it is (the per-user limits count by it); "": anonymous local use
 
     @classmethod
     def from_row(cls, row: Any) -> "QueuedRun":
         """A row read in ``COLUMNS`` order (``spec`` as JSON text)."""
-        run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before, cancel = row
+        run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before, cancel, user = row
         return cls(run_id, thread_id, created_at, json.loads(spec), status, worker_id, float(lease_until), int(attempts),
-                   before, cancel)
+                   before, cancel, user or "")
 
     def row(self) -> tuple[Any, ...]:
         """The values of ``COLUMNS``, in order (``spec`` as JSON text)."""
         return (self.run_id, self.thread_id, self.created_at, json.dumps(self.spec), self.status, self.worker_id,
-                self.lease_until, self.attempts, self.checkpoint_before, self.cancel_action)
+                self.lease_until, self.attempts, self.checkpoint_before, self.cancel_action, self.user_id)
+
+    def unheld(self) -> "QueuedRun":
+        """This run held by no process; no worker claims it before its lease time, until
+        :meth:`RunQueue.offer` (its records are written then)."""
+        return replace(self, worker_id=None)
 
 
 class RunQueue(Protocol):
@@ -96,6 +147,11 @@ class RunQueue(Protocol):
         """Queue a new run (held by ``run.worker_id`` until ``run.lease_until``)."""
         ...
 
+    async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
+        """Count the queue and queue ``run`` as :func:`decide` says, in one transaction: held by
+        ``run.worker_id`` (``hold``), held by no one (``wait``), or not at all (``behind``, a refusal)."""
+        ...
+
     async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
         """Mark the run as started by ``worker_id`` (its first checkpoint kept from the first
         start); returns how many times it has been started, this one included, or 0 when another
@@ -103,13 +159,16 @@ class RunQueue(Protocol):
         execute it)."""
         ...
 
-    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
-        """Extend every lease ``worker_id`` holds; returns the ids of those runs."""
+    async def renew(self, worker_id: str, lease_until: float) -> dict[str, str | None]:
+        """Extend every lease ``worker_id`` holds; returns the ids of those runs, each with the
+        cancel asked for it on its row (None: none), so a cancel reaches the holder through the
+        queue even without a bridge between the processes."""
         ...
 
-    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
-        """Take the oldest run whose lease ran out and that no earlier run of its thread
-        precedes, or None."""
+    async def claim(self, worker_id: str, now: float, lease_until: float,
+                    max_running_per_user: int | None = None) -> QueuedRun | None:
+        """Take the oldest run whose lease ran out, that no earlier run of its thread precedes
+        and whose user holds fewer than ``max_running_per_user`` runs, or None."""
         ...
 
     async def get(self, run_id: str) -> QueuedRun | None:
@@ -134,6 +193,16 @@ class RunQueue(Protocol):
         reaches the process executing a run when no shared bridge (Redis) carries it."""
         ...
 
+    async def offer(self, run_id: str) -> None:
+        """Let any worker claim a run queued held by no process (its records are written now:
+        a worker that claimed it before would have found no record and dropped it)."""
+        ...
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold this one run if no live process holds it (it waits for a worker, or its worker
+        died), whatever its place in the queue; None otherwise. For ending a cancelled run at once."""
+        ...
+
     async def remove(self, run_id: str) -> None:
         """Forget the run (it ended)."""
         ...
@@ -155,6 +224,13 @@ class MemoryRunQueue:
         """Queue a new run."""
         self._rows[run.run_id] = run
 
+    async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
+        """Queue ``run`` as the counts of this process's rows decide."""
+        decision = decide(count_in_memory(self._rows.values(), run.thread_id, admission.worker, run.user_id, now), admission)
+        if decision.verdict in ("hold", "wait"):
+            await self.add(run if decision.verdict == "hold" else run.unheld())
+        return decision
+
     async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
         """Mark the run started; returns its start count."""
         row = self._rows.get(run_id)
@@ -167,20 +243,22 @@ class MemoryRunQueue:
         row.checkpoint_before = row.checkpoint_before or checkpoint_before
         return row.attempts
 
-    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+    async def renew(self, worker_id: str, lease_until: float) -> dict[str, str | None]:
         """Extend the worker's leases."""
         held = [r for r in self._rows.values() if r.worker_id == worker_id]
         for row in held:
             row.lease_until = lease_until
-        return {r.run_id for r in held}
+        return {r.run_id: r.cancel_action for r in held}
 
-    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+    async def claim(self, worker_id: str, now: float, lease_until: float,
+                    max_running_per_user: int | None = None) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id``."""
         oldest: dict[str, QueuedRun] = {}
         for row in sorted(self._rows.values(), key=lambda r: (r.created_at, r.run_id)):
             oldest.setdefault(row.thread_id, row)
         for row in oldest.values():
-            if row.lease_until < now:
+            held = count_in_memory(self._rows.values(), "", "", row.user_id, now).user_held
+            if row.lease_until < now and (max_running_per_user is None or held < max_running_per_user):
                 row.worker_id, row.lease_until = worker_id, lease_until
                 return row
         return None
@@ -207,6 +285,18 @@ class MemoryRunQueue:
         """The worker's runs whose cancel was asked."""
         return {r.run_id: r.cancel_action for r in self._rows.values() if r.worker_id == worker_id and r.cancel_action}
 
+    async def offer(self, run_id: str) -> None:
+        """Make the unheld run claimable now."""
+        if (row := self._rows.get(run_id)) is not None and row.worker_id is None:
+            row.lease_until = 0.0
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold the run if no live process does."""
+        if (row := self._rows.get(run_id)) is None or row.lease_until >= now:
+            return None
+        row.worker_id, row.lease_until = worker_id, lease_until
+        return row
+
     async def remove(self, run_id: str) -> None:
         """Forget the run."""
         self._rows.pop(run_id, None)
@@ -216,7 +306,15 @@ class MemoryRunQueue:
 
 
 class SqliteRunQueue:
-    """The queue in the gateway's SQLite file; several processes may share it."""
+    """The queue in the gateway's SQLite file; several processes may share it.
+
+    ``synchronous = NORMAL``: a new run's row is written before its first event is sent, and
+    with SQLite's default (FULL) each of those commits waited for an fsync (about 3 ms here, so a
+    burst of 100 new runs queued up 300 ms behind one another; 10 ms with NORMAL). In WAL mode
+    NORMAL never corrupts the file and loses nothing when a process dies (what leases recover
+    from); only an OS crash or a power cut may undo the last commits, and the runs whose rows
+    were undone are then reported lost at the next start, as they were before the queue existed.
+    """
 
     durable = True
 
@@ -232,9 +330,27 @@ class SqliteRunQueue:
         conn = await aiosqlite.connect(path, isolation_level=None)  # transactions are explicit
         await conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         await conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the claims
+        await conn.execute("PRAGMA synchronous = NORMAL")  # see the class docstring
         for statement in SCHEMA:
             await conn.execute(statement)
+        columns = [row[1] for row in await (await conn.execute(f"PRAGMA table_info({TABLE})")).fetchall()]
+        if "user_id" not in columns:
+            await conn.execute(ADD_USER)
+        for statement in INDEXES:
+            await conn.execute(statement)
         return cls(conn)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Any]:
+        """The connection inside ``BEGIN IMMEDIATE`` (the write lock: one process at a time)."""
+        async with self._lock:
+            await self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                await self._conn.execute("COMMIT")
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> int:
         async with self._lock:
@@ -244,9 +360,38 @@ class SqliteRunQueue:
     async def add(self, run: QueuedRun) -> None:
         """Queue a new run."""
         await self._write(
-            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            INSERT,
             run.row(),
         )
+
+    async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
+        """Count and queue inside one write transaction, so two processes never both take the last place."""
+        if not admission.limited:
+            return await self._admit_unlimited(run, admission)
+        async with self._transaction() as conn:
+            counts = await (await conn.execute(count_sql(TABLE, admission), count_params(run.thread_id, admission.worker, run.user_id, now, admission))).fetchone()
+            decision = decide(QueueCounts(*counts), admission)
+            if decision.verdict in ("hold", "wait"):
+                await conn.execute(INSERT, (run if decision.verdict == "hold" else run.unheld()).row())
+        return decision
+
+    async def _admit_unlimited(self, run: QueuedRun, admission: Admission) -> Decision:
+        """Without limits only the thread matters: one ``INSERT ... WHERE NOT EXISTS`` (atomic on
+        its own, one round trip before the run's first event instead of a four-statement
+        transaction), and the thread's run read back only when the run was refused."""
+        hold = bool(admission.worker) and admission.hold
+        row = (run if hold else run.unheld()).row()
+        guarded = admission.reject_if_busy or bool(admission.worker)
+        async with self._lock:
+            if not guarded:
+                await self._conn.execute(INSERT, row)
+                return Decision("wait", QueueCounts(None, 0, 0, 0))
+            cursor = await self._conn.execute(INSERT_IF_THREAD_FREE, (*row, run.thread_id, admission.worker))
+            if cursor.rowcount == 1:
+                return Decision("hold" if hold else "wait", QueueCounts(None, 0, 0, 0))
+            cursor = await self._conn.execute(count_sql(TABLE, admission), (run.thread_id, admission.worker))
+            counts = QueueCounts(*await cursor.fetchone())
+        return Decision("busy" if admission.reject_if_busy else "behind", counts)
 
     async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
         """Mark the run started; returns its start count."""
@@ -262,31 +407,28 @@ class SqliteRunQueue:
                 return 0 if await cursor.fetchone() else 1  # held by another worker, or not queued
         return int(row[0])
 
-    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+    async def renew(self, worker_id: str, lease_until: float) -> dict[str, str | None]:
         """Extend the worker's leases."""
         async with self._lock:
             cursor = await self._conn.execute(RENEW, (lease_until, worker_id))
-            return {row[0] for row in await cursor.fetchall()}
+            return {row[0]: row[1] for row in await cursor.fetchall()}
 
-    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+    async def claim(self, worker_id: str, now: float, lease_until: float,
+                    max_running_per_user: int | None = None) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id``: a cheap read first, then the
         claim inside ``BEGIN IMMEDIATE`` (the write lock), so two processes never take one row."""
+        claimable = f"SELECT {COLUMNS} {claimable_from(max_running_per_user is not None)}"
+        params = claim_params(now, max_running_per_user)
         async with self._lock:
-            cursor = await self._conn.execute(CLAIMABLE, (now,))
+            cursor = await self._conn.execute(claimable, params)
             if await cursor.fetchone() is None:
                 return None
-            await self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = await self._conn.execute(CLAIMABLE, (now,))
-                row = await cursor.fetchone()
-                if row is not None:
-                    await self._conn.execute(
-                        f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ?", (worker_id, lease_until, row[0])
-                    )
-                await self._conn.execute("COMMIT")
-            except BaseException:
-                await self._conn.execute("ROLLBACK")
-                raise
+        async with self._transaction() as conn:
+            row = await (await conn.execute(claimable, params)).fetchone()
+            if row is not None:
+                await conn.execute(
+                    f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ?", (worker_id, lease_until, row[0])
+                )
         if row is None:
             return None
         claimed = QueuedRun.from_row(row)
@@ -320,6 +462,17 @@ class SqliteRunQueue:
         async with self._lock:
             cursor = await self._conn.execute(CANCELS_ASKED, (worker_id,))
             return {run_id: action for run_id, action in await cursor.fetchall()}
+
+    async def offer(self, run_id: str) -> None:
+        """Make the unheld run claimable now."""
+        await self._write(OFFER, (run_id,))
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold the run if no live process does (one statement)."""
+        async with self._lock:
+            cursor = await self._conn.execute(TAKE, (worker_id, lease_until, run_id, now))
+            row = await cursor.fetchone()
+        return QueuedRun.from_row(row) if row else None
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

@@ -13,24 +13,45 @@ from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
 from herdsman.postgres_setup import setup_lock
+from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.run_queue import (
+    ADD_USER,
     CANCELS_ASKED,
-    CLAIMABLE_FROM,
     COLUMNS,
+    INDEXES,
+    INSERT,
+    OFFER,
     RELEASE,
     RENEW,
     SCHEMA,
     STARTABLE,
+    TAKE,
     TABLE,
     THREAD_RUNS,
     QueuedRun,
+    claim_params,
+    claimable_from,
 )
 
-CLAIM = (
-    f"UPDATE {TABLE} SET worker_id = %s, lease_until = %s WHERE run_id = (SELECT q.run_id "
-    + CLAIMABLE_FROM.replace("?", "%s")
-    + f" FOR UPDATE OF q SKIP LOCKED) RETURNING {COLUMNS}"
-)
+# Admissions under a limit, and claims under a per-user limit, take this transaction lock in
+# turn: the counts they read stay true until they commit (READ COMMITTED alone lets two see the
+# same last place). Without limits an admission locks only its thread (two-key form: this class
+# and the thread's hash).
+ADMISSION_LOCK_KEY = 0x68657264_61646D74  # "herdadmt"
+THREAD_LOCK_CLASS = 0x68657264  # "herd"
+
+
+def _pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+def claim_sql(capped: bool) -> str:
+    """The claim: one UPDATE of the row picked with ``FOR UPDATE SKIP LOCKED``."""
+    return (
+        f"UPDATE {TABLE} SET worker_id = %s, lease_until = %s WHERE run_id = (SELECT q.run_id "
+        + _pg(claimable_from(capped))
+        + f" FOR UPDATE OF q SKIP LOCKED) RETURNING {COLUMNS}"
+    )
 
 
 class PostgresRunQueue:
@@ -53,6 +74,9 @@ class PostgresRunQueue:
         async with pool.connection() as conn, setup_lock(conn):
             for statement in SCHEMA:
                 await conn.execute(statement)
+            await conn.execute(ADD_USER.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
+            for statement in INDEXES:
+                await conn.execute(statement)
         return cls(pool)
 
     async def _execute(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -63,28 +87,49 @@ class PostgresRunQueue:
     async def add(self, run: QueuedRun) -> None:
         """Queue a new run."""
         await self._execute(
-            f"INSERT INTO {TABLE} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            _pg(INSERT),
             run.row(),
         )
+
+    async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
+        """Count and queue in one transaction, under the admission lock (or the thread's, without limits)."""
+        async with self._pool.connection() as conn, conn.transaction():
+            if admission.limited:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK_KEY,))
+            else:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (THREAD_LOCK_CLASS, run.thread_id))
+            cursor = await conn.execute(_pg(count_sql(TABLE, admission)), count_params(run.thread_id, admission.worker, run.user_id, now, admission))
+            decision = decide(QueueCounts(*await cursor.fetchone()), admission)
+            if decision.verdict in ("hold", "wait"):
+                await conn.execute(_pg(INSERT), (run if decision.verdict == "hold" else run.unheld()).row())
+        return decision
 
     async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
         """Mark the run started; returns its start count."""
         rows = await self._execute(
             f"UPDATE {TABLE} SET status = 'running', worker_id = %s, lease_until = %s, attempts = attempts + 1, "
-            "checkpoint_before = COALESCE(checkpoint_before, %s) WHERE " + STARTABLE.replace("?", "%s") + " RETURNING attempts",
+            "checkpoint_before = COALESCE(checkpoint_before, %s) WHERE " + _pg(STARTABLE) + " RETURNING attempts",
             (worker_id, lease_until, checkpoint_before, run_id, worker_id),
         )
         if rows:
             return int(rows[0][0])
         return 0 if await self.get(run_id) is not None else 1  # held by another worker, or not queued
 
-    async def renew(self, worker_id: str, lease_until: float) -> set[str]:
+    async def renew(self, worker_id: str, lease_until: float) -> dict[str, str | None]:
         """Extend the worker's leases."""
-        return {row[0] for row in await self._execute(RENEW.replace("?", "%s"), (lease_until, worker_id))}
+        return {row[0]: row[1] for row in await self._execute(_pg(RENEW), (lease_until, worker_id))}
 
-    async def claim(self, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
-        """The oldest claimable run, now held by ``worker_id`` (one statement, rows being claimed skipped)."""
-        rows = await self._execute(CLAIM, (worker_id, lease_until, now))
+    async def claim(self, worker_id: str, now: float, lease_until: float,
+                    max_running_per_user: int | None = None) -> QueuedRun | None:
+        """The oldest claimable run, now held by ``worker_id`` (one statement, rows being claimed
+        skipped; under the admission lock when a per-user limit is counted)."""
+        params = (worker_id, lease_until, *claim_params(now, max_running_per_user))
+        if max_running_per_user is None:
+            rows = await self._execute(claim_sql(False), params)
+        else:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK_KEY,))
+                rows = await (await conn.execute(claim_sql(True), params)).fetchall()
         return QueuedRun.from_row(rows[0]) if rows else None
 
     async def get(self, run_id: str) -> QueuedRun | None:
@@ -94,11 +139,11 @@ class PostgresRunQueue:
 
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
-        return [QueuedRun.from_row(row) for row in await self._execute(THREAD_RUNS.replace("?", "%s"), (thread_id,))]
+        return [QueuedRun.from_row(row) for row in await self._execute(_pg(THREAD_RUNS), (thread_id,))]
 
     async def release(self, run_id: str, worker_id: str) -> None:
         """Give up the hold on the run."""
-        await self._execute(RELEASE.replace("?", "%s"), (run_id, worker_id))
+        await self._execute(_pg(RELEASE), (run_id, worker_id))
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Note the cancel on the run's row."""
@@ -107,6 +152,15 @@ class PostgresRunQueue:
     async def cancels_asked(self, worker_id: str) -> dict[str, str]:
         """The worker's runs whose cancel was asked."""
         return {row[0]: row[1] for row in await self._execute(CANCELS_ASKED.replace("?", "%s"), (worker_id,))}
+
+    async def offer(self, run_id: str) -> None:
+        """Make the unheld run claimable now."""
+        await self._execute(_pg(OFFER), (run_id,))
+
+    async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
+        """Hold the run if no live process does (one statement)."""
+        rows = await self._execute(_pg(TAKE), (worker_id, lease_until, run_id, now))
+        return QueuedRun.from_row(rows[0]) if rows else None
 
     async def remove(self, run_id: str) -> None:
         """Forget the run."""

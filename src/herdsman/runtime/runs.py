@@ -12,9 +12,11 @@ the graph's input schema, ``configurable`` against the keys the manager sets its
 is a :class:`InvalidRunError` (422) and leaves the thread as it was. Once created, a run always
 ends: whatever fails while it is set up or executed ends it as ``error`` and frees its thread.
 
-Creating a run writes nothing before its ``metadata`` event: whether the thread is busy is
-decided in memory under the thread's lock, and the run's records are written by its task, first
-thing (``Run.saved`` tells when), so a streamed run's first event never waits for the record store.
+Creating a run writes one thing before its ``metadata`` event: its row of the run queue,
+inserted in the transaction that decides, for every process on the database, whether the thread
+is busy elsewhere and whether the run fits in the run limits (``run_admission.py``); the run's
+records are written by its task, first thing (``Run.saved`` tells when), so a streamed run's
+first event never waits for the record store.
 
 Every run is also a row of the durable run queue (``run_queue.py``), held under a lease by the
 process executing it; :meth:`RunManager.start_workers` renews this process's leases and runs
@@ -34,6 +36,7 @@ import time
 from collections import deque
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -55,6 +58,7 @@ from herdsman.runtime.run_events import (
     token_usage,
     tool_results,
 )
+from herdsman.runtime.run_admission import Admission, Decision
 from herdsman.runtime.run_queue import MemoryRunQueue, QueuedRun, RunQueue
 from herdsman.runtime.run_input import (
     RunInputError,
@@ -76,6 +80,7 @@ CancelAction = Literal["interrupt", "rollback"]
 FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
 REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
+QUEUE_FULL_RETRY_AFTER = 5  # seconds a client refused with 503 (runs.max_queued) is told to wait
 RECOVER_SETTLE = 1.0  # seconds before an unqueued run of a live deployment is looked at again (see recover)
 KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
@@ -109,6 +114,20 @@ class ThreadBusyError(RunError):
     """The thread has a run in progress and the multitask strategy is ``reject``."""
 
     status = 409
+
+
+class RunLimitError(RunError):
+    """The user has as many runs in progress as ``runs.max_running_per_user`` and
+    ``runs.max_queued_per_user`` allow."""
+
+    status = 429
+
+
+class QueueFullError(RunError):
+    """``runs.max_queued`` runs wait for a worker already; ``retry_after`` is in seconds."""
+
+    status = 503
+    retry_after = QUEUE_FULL_RETRY_AFTER
 
 
 class RunNotFoundError(RunError):
@@ -145,6 +164,7 @@ class RunSpec:
     interrupt_after: Any = None
     durability: str | None = None
     temporary: bool = False
+    user: str | None = None  # the authenticated user (None: auth off, the one local user)
 
     def to_queue(self) -> dict[str, Any]:
         """The whole spec as JSON, for the run queue (read back with ``RunSpec(**data)``)."""
@@ -248,6 +268,27 @@ def _busy(thread_id: str, run_id: str) -> ThreadBusyError:
     )
 
 
+def _refusal(decision: Decision, admission: Admission, spec: RunSpec) -> RunError | None:
+    """The error for a run the queue did not admit (None when it did)."""
+    counts = decision.counts
+    if decision.verdict == "busy":
+        return _busy(spec.thread_id, counts.thread_run or "")
+    if decision.verdict == "queue_full":
+        return QueueFullError(
+            f"the run queue is full: {counts.waiting} runs wait for a worker (runs.max_queued: {admission.max_queued}); "
+            f"send the run again in {QUEUE_FULL_RETRY_AFTER} seconds (Retry-After), or add workers (herdsman worker)"
+        )
+    if decision.verdict == "user_full":
+        who = f"user {spec.user}" if spec.user else "the local user"
+        return RunLimitError(
+            f"{who} has {counts.user_held} runs in progress (runs.max_running_per_user: {admission.max_running_per_user}) "
+            f"and {counts.user_waiting} waiting (runs.max_queued_per_user: {admission.max_queued_per_user}); "
+            "wait for one to end (GET /threads/{thread_id}/runs/{run_id}/join) or cancel one (POST /runs/cancel), "
+            "then send this run again"
+        )
+    return None
+
+
 def _text(exc: BaseException) -> str:
     """An exception's message as text that always encodes (lone surrogates replaced)."""
     text = str(exc) or type(exc).__name__
@@ -281,8 +322,9 @@ class RunManager:
         self.config = config
         self.listeners = list(listeners)
         self._runs: dict[str, Run] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per thread: its lock, and how many use it
         self._slots = asyncio.Semaphore(max_concurrency)
+        self._max_concurrency = max_concurrency
         self._by_thread: dict[str, list[Run]] = {}  # the runs of _runs, by thread (oldest first)
         self._finished: deque[str] = deque()
         self._pause = pause
@@ -291,6 +333,7 @@ class RunManager:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._workers: list[asyncio.Task] = []
         self._handing_over = False  # runs stopped now go back to the queue instead of ending
+        self._cancels: set[asyncio.Task] = set()  # cancels asked through the queue, in progress
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -324,8 +367,16 @@ class RunManager:
             self._by_thread.pop(run.thread_id, None)
 
     def is_busy(self, thread_id: str) -> bool:
-        """Whether the thread has a run in progress."""
+        """Whether the thread has a run in progress in this process."""
         return bool(self.active_runs(thread_id))
+
+    async def busy_run(self, thread_id: str) -> str | None:
+        """The id of a run in progress on the thread in any process (this one's first, then the
+        queue's: another gateway's or worker's, or one waiting for a worker), or None."""
+        if active := self.active_runs(thread_id):
+            return active[-1].run_id
+        queued = await self.queue.thread_runs(thread_id)
+        return queued[-1].run_id if queued else None
 
     async def in_progress(self) -> list[dict[str, Any]]:
         """Every pending or running run: this process's, and those the store says another
@@ -405,11 +456,10 @@ class RunManager:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
         self.check(spec)
-        lock = self._locks.setdefault(spec.thread_id, asyncio.Lock())
-        async with lock:
+        async with self._thread_lock(spec.thread_id):
             if spec.command and spec.command.get("resume") is not None:
                 await self._check_resumable(spec)
-            if not self.config.runs.workers or await self._held_elsewhere(spec.thread_id):
+            if not self.config.runs.workers:
                 return await self._queue_only(spec)
             active = self.active_runs(spec.thread_id)
             previous: list[asyncio.Task] = []
@@ -424,6 +474,17 @@ class RunManager:
                     previous = [r.task for r in active if r.task is not None]
             now = utc_now()
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
+            # one transaction counts the queue and inserts the row: another process's run on the
+            # thread (the strategy is then applied to it), and the limits, are seen by every gateway
+            admission = self._admission(spec, worker=self.worker_id, hold=self._has_free_slot())
+            decision = await self._admit(self._row(run, held=True), admission)
+            if decision.verdict == "behind":
+                return await self._queue_only(spec)
+            if (refused := _refusal(decision, admission, spec)) is not None:
+                raise refused
+            if decision.verdict == "wait":
+                return await self._queued(run)
+            run.held_since = time.monotonic()
             self._runs[run.run_id] = run  # from here on the thread is busy (decided under its lock)
             self._by_thread.setdefault(run.thread_id, []).append(run)
             try:
@@ -433,6 +494,7 @@ class RunManager:
                 run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
             except BaseException:
                 self._forget(run.run_id)  # never started: the thread must not stay busy
+                await self._unqueue(run)
                 raise
             run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
             for queue in self._watchers.get(run.thread_id, ()):
@@ -440,24 +502,54 @@ class RunManager:
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
-    async def _held_elsewhere(self, thread_id: str) -> bool:
-        """Whether the durable queue has an unfinished run of the thread that this process does not
-        execute (another gateway or a worker does, or will once its lease runs out): a new run
-        then waits in the queue behind it, as the multitask strategy says, instead of executing
-        here side by side with it (this process's memory knows only its own runs)."""
-        if not self.queue.durable:
-            return False
+    @asynccontextmanager
+    async def _thread_lock(self, thread_id: str) -> AsyncIterator[None]:
+        """Hold the thread's lock (new runs of one thread are decided one at a time); the lock is
+        dropped when no one holds or waits for it, so a long queue of new threads leaves none behind."""
+        lock, users = self._locks.get(thread_id) or (asyncio.Lock(), 0)
+        self._locks[thread_id] = (lock, users + 1)
         try:
-            queued = await self.queue.thread_runs(thread_id)
-        except Exception as exc:  # noqa: BLE001 - the run is then decided on this process's runs alone
-            log.warning("run_queue_not_read", thread_id=thread_id, error=_text(exc))
-            return False
-        return any(row.run_id not in self._runs for row in queued)
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[thread_id]
+            if users == 1:
+                del self._locks[thread_id]
+            else:
+                self._locks[thread_id] = (lock, users - 1)
+
+    def _admission(self, spec: RunSpec, *, worker: str, hold: bool) -> Admission:
+        """The limits of ``runs:`` for a new run, asked by ``worker`` ("": a process that only queues)."""
+        limits = self.config.runs
+        return Admission(max_queued=limits.max_queued, max_running_per_user=limits.max_running_per_user,
+                         max_queued_per_user=limits.max_queued_per_user, worker=worker, hold=hold,
+                         reject_if_busy=spec.multitask_strategy == "reject")
+
+    def _has_free_slot(self) -> bool:
+        """Whether a new run would execute here at once: always without run limits (it waits for a
+        slot in this process otherwise); with one, only while fewer than ``max_concurrency`` runs of
+        this process are in progress, so the runs that wait, wait as rows of the queue, not here."""
+        if not self.config.runs.limited:
+            return True
+        return sum(1 for r in self._runs.values() if r.status in ("pending", "running")) < self._max_concurrency
+
+    def _row(self, run: Run, *, held: bool) -> QueuedRun:
+        """The queue row of a new run, under a fresh lease: held by this process, or by no one
+        (then claimable once :meth:`_queued` offered it, or once the lease ran out if this
+        process died first)."""
+        row = QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), user_id=run.spec.user or "",
+                        lease_until=self._lease_end())
+        if held:
+            row.worker_id = self.worker_id
+        return row
 
     async def _queue_only(self, spec: RunSpec) -> Run:
-        """Create a run for another process's workers (this one has none): apply the multitask
-        strategy to the thread's queued runs, send the ``metadata`` event, queue the run and
-        write its records, then release it, so the first free worker claims it."""
+        """Create a run that this process will not execute (it has no workers, or the thread's runs
+        are held elsewhere): apply the multitask strategy to the thread's queued runs, then queue
+        the run, held by no one, so the first free worker claims it once its turn came.
+
+        The thread is counted again in the transaction that queues the run, so a ``reject`` run
+        sent to two gateways at once is refused by one of them."""
         others = await self.queue.thread_runs(spec.thread_id)
         if others and spec.multitask_strategy == "reject":
             raise _busy(spec.thread_id, others[-1].run_id)
@@ -466,23 +558,40 @@ class RunManager:
                 await self.cancel(spec.thread_id, other.run_id, action=spec.multitask_strategy, wait=True)
         now = utc_now()
         run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
-        await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
-        # Queued first, held by this process until its records are written, then let go: a
-        # process that dies in between leaves a row without a record, which the worker that
-        # claims it drops (the client had no answer), never a record without a row, which no
-        # worker would execute and a restarting process would end as lost.
-        await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, spec.to_queue(),
-                                       worker_id=self.worker_id, lease_until=self._lease_end()))
+        admission = self._admission(spec, worker="", hold=False)
+        decision = await self._admit(self._row(run, held=False), admission)
+        if (refused := _refusal(decision, admission, spec)) is not None:
+            raise refused
+        return await self._queued(run)
+
+    async def _admit(self, row: QueuedRun, admission: Admission) -> Decision:
+        """Queue ``row`` as the limits allow; a queue that cannot be written refuses the run (503)."""
         try:
+            return await self.queue.admit(row, admission, time.time())
+        except Exception as exc:  # noqa: BLE001 - a run that is not queued would not survive its process
+            log.warning("run_not_queued", run_id=row.run_id, thread_id=row.thread_id, error=_text(exc))
+            raise QueueFullError(
+                f"the run queue cannot be written ({type(exc).__name__}: {_text(exc)}); nothing was started: "
+                f"send the run again in {QUEUE_FULL_RETRY_AFTER} seconds, and check the database if it persists"
+            ) from None
+
+    async def _queued(self, run: Run) -> Run:
+        """A run whose row waits in the queue for a worker: send its ``metadata`` event and write its records."""
+        # Queued first (by the admission), held by no process but claimable by none until its
+        # records are written and it is offered: a process that dies in between leaves a row
+        # without a record, which the worker that claims it once its lease ran out drops (the
+        # client had no answer), never a record without a row, which no worker would execute.
+        try:
+            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
             await self.threads.put_run(run.to_dict())
-            await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": spec.assistant_id},
+            await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
                                       status="busy")
         except BaseException:
             await self._unqueue(run)  # not created: the client gets the error, and nothing is left held
             raise
-        await self.queue.release(run.run_id, self.worker_id)
+        await self.queue.offer(run.run_id)
         run.saved.set()
-        log.info("run_queued", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
+        log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
         return run
 
     async def _unqueue(self, run: Run) -> None:
@@ -521,9 +630,7 @@ class RunManager:
                 run.task.cancel()
             log.info("run_cancel_requested", run_id=run_id, thread_id=thread_id, action=action)
         if (wait or action == "rollback") and run.task is not None:
-            await asyncio.wait([run.task])
-        if action == "rollback" and in_progress:
-            await self._rollback(run)
+            await asyncio.wait([run.task])  # a rollback is done by the run's task as it ends (see _end)
         return run.to_dict()
 
     async def _cancel_elsewhere(self, thread_id: str, run_id: str, action: CancelAction, wait: bool) -> dict[str, Any]:
@@ -535,8 +642,19 @@ class RunManager:
             return record
         try:
             await self.queue.request_cancel(run_id, action)  # for a worker that takes it over (its own died)
+            # a run no live process holds (waiting for a worker, or its worker died) is ended here at once
+            taken = await self.queue.take(run_id, self.worker_id, time.time(), self._lease_end())
         except Exception as exc:  # noqa: BLE001 - the live holder still hears it through the bridge
             log.warning("run_cancel_not_queued", run_id=run_id, error=_text(exc))
+            taken = None
+        if taken is not None:
+            try:
+                ended = await self.take_over(taken)
+            except Exception as exc:  # noqa: BLE001 - a row that cannot be read back as a run ends as an error
+                await self._drop_unreadable(taken, exc)
+                return await self.threads.get_run(thread_id, run_id) or record
+            log.info("run_cancelled_in_queue", run_id=run_id, thread_id=thread_id, action=action)
+            return ended.to_dict() if ended is not None else record
         await self.bridge.request_cancel(run_id, action)
         log.info("run_cancel_forwarded", run_id=run_id, thread_id=thread_id, action=action)
         for _ in range(int(REMOTE_CANCEL_WAIT / 0.05) if wait else 0):
@@ -702,12 +820,17 @@ class RunManager:
                     run.lease_lost = True
                     run.task.cancel()
                     log.warning("run_lease_lost", run_id=run.run_id, thread_id=run.thread_id, worker_id=self.worker_id)
+            # a cancel asked on a row of this process reaches it through _queued_cancels
 
     async def _work(self) -> None:
         """One worker: claim a run whose lease ran out, execute it to its end, repeat."""
         while True:
+            if not self._has_free_slot():  # with run limits: the run waits as a row, not in this process
+                await asyncio.sleep(self.config.runs.poll_seconds)
+                continue
             try:
-                claimed = await self.queue.claim(self.worker_id, time.time(), self._lease_end())
+                claimed = await self.queue.claim(self.worker_id, time.time(), self._lease_end(),
+                                                 self.config.runs.max_running_per_user)
             except Exception as exc:  # noqa: BLE001 - the database may come back
                 log.warning("run_claim_failed", worker_id=self.worker_id, error=_text(exc))
                 claimed = None
@@ -762,9 +885,7 @@ class RunManager:
         if claimed.cancel_action in ("interrupt", "rollback"):
             run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
             await self._set_status(run, "interrupted")
-            await self._end(run, 0.0)
-            if run.cancel_action == "rollback":
-                await self._rollback(run)
+            await self._end(run, 0.0)  # and rolled back, when that was asked
             return run
         if claimed.attempts >= self.config.runs.max_attempts:
             run.error = {"error": "WorkerLost", "message": WORKER_LOST_MESSAGE.format(attempts=claimed.attempts)}
@@ -827,9 +948,6 @@ class RunManager:
                 status="busy",
             )
             await self.threads.put_run(run.to_dict())
-            await self.queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(),
-                                           worker_id=self.worker_id, lease_until=self._lease_end()))
-            run.held_since = time.monotonic()
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=str(exc))
         finally:
@@ -1004,7 +1122,16 @@ class RunManager:
         The thread is settled first, so a client that reads it as soon as the stream ends sees
         it idle (as LangGraph's server answers). Each step is tried on its own (failures are
         logged): a store or bridge that fails here must not keep the others from happening.
+
+        A run stopped with ``rollback`` is rolled back first, while its queue row still holds the
+        thread: a run queued behind it (``multitask_strategy: rollback`` sent to another gateway)
+        starts only from the thread as it was before this run.
         """
+        if run.cancel_action == "rollback" and run.status == "interrupted":
+            try:
+                await self._rollback(run)
+            except Exception as exc:  # noqa: BLE001 - see the docstring
+                log.warning("run_not_rolled_back", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
         try:
             await self.queue.remove(run.run_id)
         except Exception as exc:  # noqa: BLE001 - see the docstring

@@ -19,7 +19,7 @@ from typing import Any
 import structlog
 
 from herdsman.config.schema import ChannelsConfig
-from herdsman.runtime.runs import RunSpec, ThreadBusyError
+from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
 from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox
 from herdsman_gateway.channels.base import Channel, InboundMessage
@@ -199,6 +199,7 @@ class Dispatcher:
             stream_subgraphs=True,
             metadata={"channel": channel.name, "chat_id": message.chat_id, "user_id": message.user_id},
             multitask_strategy="reject",  # a chat says it is still busy rather than queue the message unseen
+            user=f"{channel.name}:{message.user_id}",  # whom runs.max_running_per_user and max_queued_per_user count
         )
         if state.interrupts:
             spec.command = {"resume": message.text}
@@ -209,6 +210,11 @@ class Dispatcher:
             run = await gw.runs.start(spec)
         except ThreadBusyError:
             await self.send(channel, message, "I am still working on your previous message. Wait for it, or send /cancel.")
+            return
+        except (RunLimitError, QueueFullError) as exc:
+            log.info("channel_run_refused", channel=channel.name, chat_id=message.chat_id, reason=type(exc).__name__)
+            why = "you have too many messages in progress" if isinstance(exc, RunLimitError) else "the server is busy"
+            await self.send(channel, message, f"Not started: {why}. Send it again once an answer came, or send /cancel.")
             return
         log.info("channel_run_started", channel=channel.name, chat_id=message.chat_id, thread_id=thread_id, run_id=run.run_id)
         task = asyncio.create_task(self.follow(channel, message, thread_id, run.run_id, before), name=f"channel-{run.run_id}")

@@ -72,6 +72,7 @@ def run_spec(
         interrupt_after=body.interrupt_after,
         durability=body.durability,
         temporary=temporary,
+        user=user,
     )
 
 

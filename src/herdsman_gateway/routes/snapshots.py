@@ -20,7 +20,7 @@ from herdsman.runtime.file_versions import FileVersions, file_versions_of
 from herdsman.sandbox.history import HistoryError
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
-from herdsman_gateway.routes.threads import load_thread
+from herdsman_gateway.routes.threads import load_thread, refuse_busy
 
 router = APIRouter(prefix="/api/threads/{thread_id}/snapshots", tags=["artifacts"])
 
@@ -75,8 +75,7 @@ async def restore_snapshot(
 ) -> dict[str, Any]:
     """Make the thread's files those of ``checkpoint_id`` (the conversation is not changed)."""
     await load_thread(gw, thread_id, user)
-    if gw.runs.is_busy(thread_id):
-        raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before restoring files")
+    await refuse_busy(gw, thread_id, "restoring files")
     try:
         report = await asyncio.to_thread(_versions(gw).restore_strict, thread_id, checkpoint_id)
     except HistoryError as exc:

@@ -18,7 +18,7 @@ from herdsman.runtime.serde import to_jsonable
 from herdsman.runtime.thread_storage import thread_storage
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
-from herdsman_gateway.routes.threads import load_thread
+from herdsman_gateway.routes.threads import load_thread, refuse_busy
 from herdsman_gateway.schemas import (
     CheckpointRef,
     HistoryRequest,
@@ -94,8 +94,7 @@ async def update_state(
 ) -> Any:
     """Write ``values`` as if node ``as_node`` returned them (from ``checkpoint`` to branch)."""
     await load_thread(gw, thread_id, user)
-    if gw.runs.is_busy(thread_id):
-        raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before updating its state")
+    await refuse_busy(gw, thread_id, "updating its state")
     cfg = _config(thread_id, body.checkpoint, body.checkpoint_id)
     updates = body.values if isinstance(body.values, list) else [body.values]
     try:

@@ -15,7 +15,7 @@ import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman.runtime.file_versions import file_versions_of
-from herdsman.runtime.runs import RunError
+from herdsman.runtime.runs import FINAL_STATUSES, RunError
 from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
@@ -117,10 +117,9 @@ async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user
 
 
 async def _delete(gw: Gateway, thread_id: str) -> None:
-    """Delete the thread's crons, cancel its runs, then delete its record, checkpoints and their
-    file versions, and its files."""
-    if gw.crons is not None:
-        await gw.crons.delete_for_thread(thread_id)
+    """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
+    versions, and its files; 409 (nothing deleted) when a run another process holds did not stop
+    in time."""
     for run in gw.runs.active_runs(thread_id):
         await gw.runs.cancel(thread_id, run.run_id, wait=True)
     # and the runs another process executes (a worker, another gateway) or no worker took yet:
@@ -128,9 +127,16 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
     for queued in await gw.runs.queue.thread_runs(thread_id):
         held = queued.worker_id is not None and queued.lease_until > time.time()
         try:
-            await gw.runs.cancel(thread_id, queued.run_id, wait=held)
+            stopped = await gw.runs.cancel(thread_id, queued.run_id, wait=held)
         except RunError:
-            pass  # its record is gone already: a worker that claims it drops it
+            continue  # its record is gone already: a worker that claims it drops it
+        if held and stopped.get("status") not in FINAL_STATUSES:
+            raise HTTPException(
+                409, f"Thread {thread_id}'s run {queued.run_id} is executed by another process and has not stopped yet "
+                "(it was asked to); nothing was deleted: send the delete again in a few seconds"
+            )
+    if gw.crons is not None:
+        await gw.crons.delete_for_thread(thread_id)
     await gw.graph.checkpointer.adelete_thread(thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
         await versions.collect(thread_id, gw.graph.checkpointer)  # the versions of its checkpoints go too
@@ -154,6 +160,15 @@ def remove_thread_files(gw: Gateway, thread_id: str) -> None:
         shutil.rmtree(folder, onerror=not_removed)
 
 
+async def refuse_busy(gw: Gateway, thread_id: str, doing: str) -> None:
+    """409 when the thread has a run in progress in any process (gateway, worker, or queued)."""
+    if (run_id := await gw.runs.busy_run(thread_id)) is not None:
+        raise HTTPException(
+            409, f"Thread {thread_id} has run {run_id} in progress; wait for it (GET /threads/{thread_id}/runs/{run_id}/join) "
+            f"or cancel it before {doing}"
+        )
+
+
 @router.post("/threads/prune", response_model=PruneResult, summary="Prune threads")
 async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
     """Delete the threads (``strategy: delete``, as ``DELETE /threads/{id}`` each), or keep only
@@ -166,8 +181,8 @@ async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), u
         raise HTTPException(404, f"Thread {foreign[0]} not found; prune only threads listed by POST /threads/search")
     found = [tid for tid, record in records.items() if record is not None]
     if body.strategy == "keep_latest":
-        if busy := [tid for tid in found if gw.runs.is_busy(tid)]:
-            raise HTTPException(409, f"Thread {busy[0]} has a run in progress; wait for it or cancel it before pruning it")
+        for tid in found:
+            await refuse_busy(gw, tid, "pruning it")
         try:
             await gw.graph.checkpointer.aprune(found, strategy="keep_latest")
         except NotImplementedError:
@@ -189,8 +204,7 @@ async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: 
     """A new thread with this one's metadata, checkpoints and files (each version of them too):
     a fork that goes its own way from here."""
     source = await load_thread(gw, thread_id, user)
-    if gw.runs.is_busy(thread_id):
-        raise HTTPException(409, f"Thread {thread_id} has a run in progress; wait for it or cancel it before copying it")
+    await refuse_busy(gw, thread_id, "copying it")
     record = await gw.threads.create(None, with_owner(dict(source.metadata), user))
     await copy_checkpoints(gw.graph.checkpointer, thread_id, record.thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
