@@ -333,7 +333,6 @@ class RunManager:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._workers: list[asyncio.Task] = []
         self._handing_over = False  # runs stopped now go back to the queue instead of ending
-        self._cancels: set[asyncio.Task] = set()  # cancels asked through the queue, in progress
 
     # -- queries ---------------------------------------------------------------------------
 
