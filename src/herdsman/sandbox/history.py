@@ -39,10 +39,9 @@ import stat
 import tempfile
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,16 +120,12 @@ class FileHistory:
         self.objects = directory / "objects"
         self.objects.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        # one connection to the index for this history's life (closed when it goes): opening one
-        # per read or write cost more than the writes (measured: 72 per run of five steps)
-        self._held: list[sqlite3.Connection | None] = [None]
-        weakref.finalize(self, _close_held, self._held)
         # vpath -> (size, mtime_ns, ctime_ns, ino, digest) of the last capture: unchanged files are not read
         self._seen: dict[str, tuple[int, int, int, int, str]] = {}
         self._new_bytes = 0
         self._capture_bytes = 0
         self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
-        with self._index() as db:
+        with closing(self._db()) as db, db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
                 "created REAL NOT NULL, seq INTEGER NOT NULL)"
@@ -140,20 +135,9 @@ class FileHistory:
                 db.execute("ALTER TABLE versions ADD COLUMN message_id TEXT")
 
     def _db(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, check_same_thread=False)
+        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")  # WAL: consistent after any crash; a power cut may lose the last versions
         return db
-
-    @contextmanager
-    def _index(self) -> Iterator[sqlite3.Connection]:
-        """The index in a transaction (committed at the end, rolled back on an error), one caller
-        at a time (the connection is shared by the threads that use this history)."""
-        with self._lock:
-            if self._held[0] is None:
-                self._held[0] = self._db()
-            with self._held[0] as db:
-                yield db
 
     # -- objects ----------------------------------------------------------------------------
 
@@ -221,12 +205,12 @@ class FileHistory:
         """Add the bytes of the objects stored since the last call to the running total."""
         n, self._new_bytes = self._new_bytes, 0
         if n:
-            with self._index() as db:
+            with closing(self._db()) as db, db:
                 db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = value + ?", (n, n))
 
     def stored_bytes(self) -> int:
         """Bytes of objects kept (contents and listings)."""
-        with self._index() as db:
+        with closing(self._db()) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()
         return int(row[0]) if row else 0
 
@@ -286,7 +270,7 @@ class FileHistory:
     def record(self, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
         """Say that checkpoint ``checkpoint_id`` has version ``root`` (None: its files are not kept);
         ``message_id``: the id of the checkpoint's last message (what a trace step is found by)."""
-        with self._index() as db:
+        with closing(self._db()) as db, db:
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM versions").fetchone()[0]
             db.execute(
                 "INSERT INTO versions (checkpoint_id, root, created, seq, message_id) VALUES (?, ?, ?, ?, ?) "
@@ -296,7 +280,7 @@ class FileHistory:
 
     def version_of(self, checkpoint_id: str) -> str:
         """The version of ``checkpoint_id``; HistoryError when its files are not kept."""
-        with self._index() as db:
+        with closing(self._db()) as db:
             row = db.execute("SELECT root FROM versions WHERE checkpoint_id = ?", (checkpoint_id,)).fetchone()
         if row is None or row[0] is None:
             raise HistoryError(
@@ -311,7 +295,7 @@ class FileHistory:
 
     def versions_with_messages(self) -> list[tuple[str, str | None, float, str | None]]:
         """Every (checkpoint id, version or None, time, id of its last message), oldest first."""
-        with self._index() as db:
+        with closing(self._db()) as db:
             return list(db.execute("SELECT checkpoint_id, root, created, message_id FROM versions ORDER BY seq"))
 
     # -- reading a version ------------------------------------------------------------------
@@ -472,7 +456,7 @@ class FileHistory:
                 if len(roots) == 1:
                     break  # the newest version stays
                 gone = roots.pop(0)
-                with self._index() as db:
+                with closing(self._db()) as db, db:
                     db.execute("UPDATE versions SET root = NULL WHERE root = ?", (gone,))
                 dropped += 1
                 self._sweep(roots)
@@ -482,7 +466,7 @@ class FileHistory:
         """Drop the versions of checkpoints that are no longer in the thread; how many."""
         with self._lock:
             stale = [c for c, _, _ in self.versions() if c not in live_checkpoints and not c.startswith("before-restore-")]
-            with self._index() as db:
+            with closing(self._db()) as db, db:
                 db.executemany("DELETE FROM versions WHERE checkpoint_id = ?", [(c,) for c in stale])
             self._sweep(list(dict.fromkeys(r for _, r, _ in self.versions() if r is not None)))
             return len(stale)
@@ -518,15 +502,8 @@ class FileHistory:
                 total += st.st_size
             else:
                 path.unlink(missing_ok=True)
-        with self._index() as db:
+        with closing(self._db()) as db, db:
             db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = ?", (total, total))
-
-
-def _close_held(held: list[sqlite3.Connection | None]) -> None:
-    """Close the index connection a history held (when the history is dropped)."""
-    if held[0] is not None:
-        held[0].close()
-        held[0] = None
 
 
 def thread_history(provider: Any, config: Any, thread_id: str) -> FileHistory | None:
