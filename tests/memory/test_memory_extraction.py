@@ -23,10 +23,16 @@ def test_reply_in_a_code_fence_is_read() -> None:
     assert update.forget == ["abc"]
 
 
-@pytest.mark.parametrize("reply", ["I could not find anything.", "{\"facts\": [oops]}", "[1, 2]", '{"facts": "x"}'])
+@pytest.mark.parametrize("reply", ["I could not find anything.", "{oops}", "[1, 2]", '{"facts": "x"}'])
 def test_invalid_replies_raise(reply: str) -> None:
     with pytest.raises(MemoryModelError):
         parse_reply(reply)
+
+
+def test_json_a_small_model_broke_is_mended() -> None:
+    """A missing comma (the embedded model's usual slip) no longer loses the turn's update."""
+    update = parse_reply('{"summary": "" "facts": [{"content": "Ann prefers Postgres", "category": "preference"}]}')
+    assert [f.content for f in update.facts] == ["Ann prefers Postgres"]
 
 
 def test_filter_drops_unsure_vague_and_duplicate_facts() -> None:
