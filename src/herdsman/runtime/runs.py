@@ -1062,9 +1062,11 @@ class RunManager:
         except asyncio.CancelledError:
             if await self._handed_back(run):
                 return
+            # the words said so far go into the thread before the status turns final: a delete that
+            # waits for the final status must find them there, not have them written after it
+            await self._keep_said(run, said)
             await self._set_status(run, "interrupted")
             log.info("run_cancelled", action=run.cancel_action)
-            await self._keep_said(run, said)
         except Exception as exc:  # noqa: BLE001 - any failure of the agent ends the run as an error
             await self._fail(run, exc)
         finally:
