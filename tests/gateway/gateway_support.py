@@ -170,6 +170,18 @@ def running_gateway(
         sock.close()
 
 
+@contextmanager
+def scripted_gateway(config: HerdsmanConfig) -> Iterator[RunningGateway]:
+    """:func:`running_gateway` with a fresh :func:`scripted_model`, released at the end (so a
+    run still held by the model lets the gateway stop)."""
+    model = scripted_model()
+    with running_gateway(config, model=model) as served:
+        try:
+            yield served
+        finally:
+            model.release()
+
+
 def user_message(text: str) -> dict[str, Any]:
     """The run input for one user message."""
     return {"messages": [{"role": "user", "content": text}]}

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway.gateway_support import RunningGateway, running_gateway, scripted_model, user_message
+from tests.gateway.gateway_support import RunningGateway, running_gateway, scripted_gateway, user_message
 from tests.support import make_config
 
 ANA, BO, ADMIN = "key-ana-0001", "key-bo-0002", "key-admin-0003"
@@ -88,12 +88,8 @@ def secured(tmp_path: Path) -> Iterator[RunningGateway]:
         memory={"enabled": True, "mode": "tool"},
         gateway={"api_keys": [ANA, {"key": BO, "role": "user"}, {"key": ADMIN, "role": "admin"}]},
     )
-    model = scripted_model()
-    with running_gateway(config, model=model) as served:
-        try:
-            yield served
-        finally:
-            model.release()
+    with scripted_gateway(config) as served:
+        yield served
 
 
 def _fill(path: str, ids: dict[str, str]) -> str:

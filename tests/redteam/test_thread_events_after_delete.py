@@ -32,7 +32,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway.gateway_support import RunningGateway, running_gateway, scripted_model, user_message
+from tests.gateway.gateway_support import RunningGateway, running_gateway, scripted_gateway, user_message
 from tests.support import make_config
 
 ANA, BO = "key-ana-0001", "key-bo-0002"
@@ -43,12 +43,8 @@ SECRET = "ana private launch codes"
 @pytest.fixture
 def secured(tmp_path: Path) -> Iterator[RunningGateway]:
     config = make_config(tmp_path / "home", gateway={"api_keys": [ANA, BO]})
-    model = scripted_model()
-    with running_gateway(config, model=model) as served:
-        try:
-            yield served
-        finally:
-            model.release()
+    with scripted_gateway(config) as served:
+        yield served
 
 
 async def _read_events(http: httpx.AsyncClient, key: str, seconds: float, url: str = "") -> list[str]:
