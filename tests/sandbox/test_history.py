@@ -171,3 +171,43 @@ def test_folder_modes_come_back(thread: ThreadPaths) -> None:
     os.rmdir(thread.workspace / "private")
     h.restore(v)
     assert (thread.workspace / "private").stat().st_mode & 0o777 == 0o700
+
+
+def _open_index_files() -> int:
+    """How many of this process's descriptors are open on a file-version index."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        count += "index.sqlite" in target
+    return count
+
+
+def test_a_process_that_saw_many_threads_keeps_few_indexes_open(home: Path, monkeypatch) -> None:
+    """Each history keeps its index open between uses, but only the most recently used ones do:
+    histories of 3x the limit stay usable (one closed is opened again) while the descriptors open
+    on indexes stay bounded (CI ran out of select()'s 1024 with one held per thread forever)."""
+    from herdsman.sandbox import history as module
+
+    monkeypatch.setattr(module, "MAX_OPEN_INDEXES", 4)
+    monkeypatch.setattr(module, "_OPEN", module.OrderedDict())
+    before = _open_index_files()
+    kept = []
+    for n in range(12):
+        paths = ThreadPaths.for_thread(home, f"many-{n}")
+        paths.ensure_dirs()
+        (paths.user_data / "workspace" / "a.txt").write_text(f"thread {n}")
+        h = history(paths)
+        h.record(f"c{n}", h.capture())
+        kept.append((paths, h))
+        assert _open_index_files() - before <= 4 * 3  # the db, its -wal and -shm
+    # the first histories had their index closed; they still answer and record
+    for n, (paths, h) in enumerate(kept[:3]):
+        (paths.user_data / "workspace" / "a.txt").write_text("changed")
+        h.record(f"d{n}", h.capture())
+        assert [c for c, _, _ in h.versions()] == [f"c{n}", f"d{n}"]
+        h.restore(h.version_of(f"c{n}"))
+        assert tree(paths)["workspace/a.txt"] == f"thread {n}"
+    assert _open_index_files() - before <= 4 * 3

@@ -39,9 +39,10 @@ import stat
 import tempfile
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,11 @@ def addressable(vpath: str) -> bool:
 
 _SHARED: dict[Path, "FileHistory"] = {}
 _SHARED_LOCK = threading.Lock()
+# the histories whose index connection is open, least recently used first: at most MAX_OPEN_INDEXES
+# stay open (three descriptors each with WAL), so a process that saw many threads keeps few files open
+MAX_OPEN_INDEXES = 32
+_OPEN: OrderedDict["FileHistory", None] = OrderedDict()
+_OPEN_LOCK = threading.Lock()
 SWEEP_GRACE = 600.0  # seconds a new object is safe from a sweep (another process may still be recording it)
 
 
@@ -120,12 +126,18 @@ class FileHistory:
         self.objects = directory / "objects"
         self.objects.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        # one connection to the index, kept open between uses (closed when the history goes or when
+        # MAX_OPEN_INDEXES others were used since): opening one per read or write cost more than
+        # the writes (measured: 72 per run of five steps)
+        self._held: list[sqlite3.Connection | None] = [None]
+        self._in_index = 0
+        weakref.finalize(self, _close_held, self._held)
         # vpath -> (size, mtime_ns, ctime_ns, ino, digest) of the last capture: unchanged files are not read
         self._seen: dict[str, tuple[int, int, int, int, str]] = {}
         self._new_bytes = 0
         self._capture_bytes = 0
         self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
-        with closing(self._db()) as db, db:
+        with self._index() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
                 "created REAL NOT NULL, seq INTEGER NOT NULL)"
@@ -135,9 +147,37 @@ class FileHistory:
                 db.execute("ALTER TABLE versions ADD COLUMN message_id TEXT")
 
     def _db(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30)
+        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL: consistent after any crash; a power cut may lose the last versions
         return db
+
+    @contextmanager
+    def _index(self) -> Iterator[sqlite3.Connection]:
+        """The index in a transaction (committed at the end, rolled back on an error), one caller
+        at a time (the connection is shared by the threads that use this history)."""
+        with self._lock:
+            if self._held[0] is None:
+                self._held[0] = self._db()
+            _used(self)
+            self._in_index += 1
+            try:
+                with self._held[0] as db:
+                    yield db
+            finally:
+                self._in_index -= 1
+
+    def _close_index(self) -> bool:
+        """Close the index connection unless another thread is using it; False when busy."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._in_index:  # this thread is inside a transaction on it (the lock is reentrant)
+                return False
+            _close_held(self._held)
+            return True
+        finally:
+            self._lock.release()
 
     # -- objects ----------------------------------------------------------------------------
 
@@ -205,12 +245,12 @@ class FileHistory:
         """Add the bytes of the objects stored since the last call to the running total."""
         n, self._new_bytes = self._new_bytes, 0
         if n:
-            with closing(self._db()) as db, db:
+            with self._index() as db:
                 db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = value + ?", (n, n))
 
     def stored_bytes(self) -> int:
         """Bytes of objects kept (contents and listings)."""
-        with closing(self._db()) as db:
+        with self._index() as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()
         return int(row[0]) if row else 0
 
@@ -270,7 +310,7 @@ class FileHistory:
     def record(self, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
         """Say that checkpoint ``checkpoint_id`` has version ``root`` (None: its files are not kept);
         ``message_id``: the id of the checkpoint's last message (what a trace step is found by)."""
-        with closing(self._db()) as db, db:
+        with self._index() as db:
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM versions").fetchone()[0]
             db.execute(
                 "INSERT INTO versions (checkpoint_id, root, created, seq, message_id) VALUES (?, ?, ?, ?, ?) "
@@ -280,7 +320,7 @@ class FileHistory:
 
     def version_of(self, checkpoint_id: str) -> str:
         """The version of ``checkpoint_id``; HistoryError when its files are not kept."""
-        with closing(self._db()) as db:
+        with self._index() as db:
             row = db.execute("SELECT root FROM versions WHERE checkpoint_id = ?", (checkpoint_id,)).fetchone()
         if row is None or row[0] is None:
             raise HistoryError(
@@ -295,7 +335,7 @@ class FileHistory:
 
     def versions_with_messages(self) -> list[tuple[str, str | None, float, str | None]]:
         """Every (checkpoint id, version or None, time, id of its last message), oldest first."""
-        with closing(self._db()) as db:
+        with self._index() as db:
             return list(db.execute("SELECT checkpoint_id, root, created, message_id FROM versions ORDER BY seq"))
 
     # -- reading a version ------------------------------------------------------------------
@@ -456,7 +496,7 @@ class FileHistory:
                 if len(roots) == 1:
                     break  # the newest version stays
                 gone = roots.pop(0)
-                with closing(self._db()) as db, db:
+                with self._index() as db:
                     db.execute("UPDATE versions SET root = NULL WHERE root = ?", (gone,))
                 dropped += 1
                 self._sweep(roots)
@@ -466,7 +506,7 @@ class FileHistory:
         """Drop the versions of checkpoints that are no longer in the thread; how many."""
         with self._lock:
             stale = [c for c, _, _ in self.versions() if c not in live_checkpoints and not c.startswith("before-restore-")]
-            with closing(self._db()) as db, db:
+            with self._index() as db:
                 db.executemany("DELETE FROM versions WHERE checkpoint_id = ?", [(c,) for c in stale])
             self._sweep(list(dict.fromkeys(r for _, r, _ in self.versions() if r is not None)))
             return len(stale)
@@ -502,8 +542,29 @@ class FileHistory:
                 total += st.st_size
             else:
                 path.unlink(missing_ok=True)
-        with closing(self._db()) as db, db:
+        with self._index() as db:
             db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = ?", (total, total))
+
+
+def _used(history: FileHistory) -> None:
+    """Note that ``history``'s index was just used, and close the least recently used indexes past
+    MAX_OPEN_INDEXES (one in use by another thread stays open and is tried again later)."""
+    with _OPEN_LOCK:
+        _OPEN[history] = None
+        _OPEN.move_to_end(history)
+        excess = [_OPEN.popitem(last=False)[0] for _ in range(max(0, len(_OPEN) - MAX_OPEN_INDEXES))]
+    busy = [h for h in excess if not h._close_index()]
+    if busy:
+        with _OPEN_LOCK:
+            for h in busy:
+                _OPEN[h] = None
+
+
+def _close_held(held: list[sqlite3.Connection | None]) -> None:
+    """Close the index connection a history held (when the history is dropped)."""
+    if held[0] is not None:
+        held[0].close()
+        held[0] = None
 
 
 def thread_history(provider: Any, config: Any, thread_id: str) -> FileHistory | None:
