@@ -27,6 +27,7 @@ def test_default_middleware_order() -> None:
     provider = object()  # stands in for the sandbox provider the file middlewares keep
     assert names(build_middleware(config, "prompt", sandbox_provider=provider)) == [
         "RunScopeMiddleware",
+        "StepLimitMiddleware",
         "SystemPromptMiddleware",
         "AgentProfileMiddleware",
         "UploadsNoticeMiddleware",
@@ -37,7 +38,6 @@ def test_default_middleware_order() -> None:
         "ModelOutputGuardMiddleware",
         "ModelRetryMiddleware",
         "UsageMiddleware",
-        "StepLimitMiddleware",
         "ReadBeforeWriteMiddleware",
         "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
@@ -57,6 +57,7 @@ def test_optional_middlewares_take_their_places() -> None:
     mws = build_middleware(config, "p", summary_model=ScriptedChatModel(responses=[]), model_selection=selection)
     assert names(mws) == [
         "SummarizationMiddleware",
+        "StepLimitMiddleware",
         "SystemPromptMiddleware",
         "AgentProfileMiddleware",
         "ModelSelectionMiddleware",
@@ -67,7 +68,6 @@ def test_optional_middlewares_take_their_places() -> None:
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
         "UsageMiddleware",
-        "StepLimitMiddleware",
         "ToolCallLimitMiddleware",
         "ToolOutputOffloadMiddleware",
         "ToolErrorMiddleware",
@@ -82,12 +82,12 @@ def test_subagent_middleware_order(small: bool) -> None:
     spec = runner.types["general-purpose"]
     profile = ["ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware"] if small else []
     assert names(runner.middleware_for(spec, [], small)) == [
+        "StepLimitMiddleware",
         "SystemPromptMiddleware",
         "CompletionCheckMiddleware",
         *profile,
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
-        "StepLimitMiddleware",
         "UsageMiddleware",
         "ReadBeforeWriteMiddleware",
         "ToolErrorMiddleware",
@@ -141,6 +141,7 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
     memory = MemoryService.open(config, ScriptedChatModel(responses=[]))
     try:
         assert names(build_middleware(config, "p", memory=memory)) == [
+            "StepLimitMiddleware",
             "SystemPromptMiddleware",
             "AgentProfileMiddleware",
             "MemoryInjectionMiddleware",
@@ -149,7 +150,6 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
             "DanglingToolCallMiddleware",
             "ModelOutputGuardMiddleware",
             "UsageMiddleware",
-            "StepLimitMiddleware",
             "ToolErrorMiddleware",
             "TitleMiddleware",
             "MemoryQueueMiddleware",
@@ -207,3 +207,34 @@ async def test_a_run_may_carry_its_own_step_limit() -> None:
     assert len(model.calls) == 2 and out["messages"][-1].text == stop_message(2)
     out = await agent.ainvoke({"messages": [HumanMessage("again")]}, {"configurable": {"max_steps": "lots"}})
     assert len(model.calls) == 2 + 5 and out["messages"][-1].text == stop_message(5)  # a bad value: the default
+
+
+async def test_the_step_limit_counts_a_step_asked_again_once_and_adds_no_graph_step() -> None:
+    """A model call that failed and was retried, or whose empty reply was asked again, inside one
+    step is one step of the limit; the limit is no node of the
+    graph, so a run of two model calls and a tool call saves a checkpoint for the model, the tools
+    and the model, not for hooks around each."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ModelRetryMiddleware
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
+    from herdsman.middleware.step_limit import StepLimitMiddleware, stop_reason
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    model = ScriptedChatModel(responses=[{"error": "overloaded"}, "", {"tool_calls": [{"name": "ping", "args": {}}]}, "", "done"])
+    saver = InMemorySaver()
+    agent = create_agent(model, tools=[ping], checkpointer=saver, middleware=[
+        StepLimitMiddleware(2), ModelOutputGuardMiddleware(max_retries=1), ModelRetryMiddleware(max_retries=1, initial_delay=0),
+    ])
+    cfg = {"configurable": {"thread_id": "t"}}
+    out = await agent.ainvoke({"messages": [HumanMessage("ping once")]}, cfg)
+    assert len(model.calls) == 5 and out["messages"][-1].text == "done" and stop_reason(out["messages"][-1]) is None
+    steps = [t async for t in saver.alist(cfg)]
+    assert not any("StepLimitMiddleware" in node for t in steps for node in t.checkpoint["versions_seen"])
+    assert len(steps) == 5  # input, start, model, tools, model

@@ -7,6 +7,8 @@ Outermost first (each only when its setting turns it on):
 
 - run scope (``subagents.enabled``): the sub-agents' concurrency gate, per-run cap and budget;
 - summarization (``summarization.enabled``) rewrites old history before each model call;
+- the step limit (``lead.max_steps`` or the agent's: the run ends with an answer that says so),
+  outside the other model-call wrappers, so its reply is not checked or re-asked as a model's;
 - the system prompt; the custom agent the run is on, if any (its instructions and narrowed
   tools, ``middleware/agent_profile.py``); the model the run picked (``configurable.model_name``);
 - the uploads notice (``context.announce_uploads``); long-term memory (``memory.enabled``);
@@ -15,8 +17,7 @@ Outermost first (each only when its setting turns it on):
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
   detection, which must see the thread rather than the nudged view);
 - dangling tool calls patched; unusable replies re-asked; failed model calls retried
-  (``lead.model_retries``); usage and cost; the step limit (``lead.max_steps`` or the agent's:
-  the run ends with an answer that says so); human approval (``tools.require_approval``);
+  (``lead.model_retries``); usage and cost; human approval (``tools.require_approval``);
 - the tool-call limit (``tools.max_tool_calls_per_run``); read before write; long tool results
   saved to a file and previewed; tool errors turned into results;
 - the title, after the agent finishes; the turn queued for the memory model (mode auto).
@@ -128,6 +129,7 @@ def build_middleware(
             raise ValueError("summarization is enabled: pass the model that writes summaries")
         middleware.append(summarization_middleware(config, summary_model))
     middleware += [
+        StepLimitMiddleware(config.lead.max_steps),  # outside every model-call wrapper: see step_limit.py
         SystemPromptMiddleware(system_prompt),
         AgentProfileMiddleware(),
     ]
@@ -163,7 +165,6 @@ def build_middleware(
             )
         )
     middleware.append(usage or UsageMiddleware(config.subagents))
-    middleware.append(StepLimitMiddleware(config.lead.max_steps))
     if config.tools.require_approval:
         decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))

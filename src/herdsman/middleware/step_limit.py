@@ -1,10 +1,21 @@
-"""The lead's step limit: LangChain's ``ModelCallLimitMiddleware`` (its per-run count) with a final
-message that says which setting stopped the run and what to do.
+"""The lead's step limit: the count of LangChain's ``ModelCallLimitMiddleware``
+(``run_model_call_count`` in its state schema) with a final message that says which setting
+stopped the run and what to do.
 
 ``lead.max_steps`` used to be approximated through LangGraph's ``recursion_limit``, so hitting it
-ended the run with ``GraphRecursionError``; the library's limit ends it with an answer instead. A
+ended the run with ``GraphRecursionError``; the limit now ends it with an answer instead. A
 run may carry its own limit (``configurable.max_steps``, set by a custom agent, see
-``agents/profile.py``); the count itself is the library's (``run_model_call_count``).
+``agents/profile.py``).
+
+Why not the library's hooks: ``ModelCallLimitMiddleware`` checks in ``before_model`` and counts in
+``after_model``, two graph nodes around every model call, so a five-call run took 24 supersteps
+instead of 14, each a checkpoint written (with ``durability="sync"`` and a file version captured)
+and streamed; ``benchmarks/gateway_load.py`` ran slower for it. The same check and count are made
+here in ``wrap_model_call`` (the count returned with the reply as a state update, applied through
+the state's reducers), which adds no node. The count is read from the step's state, so a model
+call retried or asked again inside one step counts once, as the library's ``after_model`` counted
+it. It is placed outside the other model-call wrappers, so the limit's reply goes out as it is
+(no completion check or re-ask of a reply the model did not write).
 
 A reply that a limit wrote in place of the model's says so in its ``response_metadata``
 (:func:`stopped_reply`, :func:`stop_reason`), so whoever reads the result (the sub-agent
@@ -13,12 +24,15 @@ executor) knows why the agent stopped without matching the text of the message.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import ModelCallLimitMiddleware, hook_config
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.model_call_limit import ModelCallLimitState
+from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage
 from langgraph.config import get_config
+from langgraph.types import Command
 
 RUN_LIMIT_KEY = "max_steps"
 STOP_KEY = "herdsman_stopped_by"  # in a limit's reply's response_metadata: which limit wrote it
@@ -42,9 +56,11 @@ def stop_message(max_steps: int) -> str:
             "or the agent's max_steps). Send a message to go on from here, or raise the limit.")
 
 
-class StepLimitMiddleware(ModelCallLimitMiddleware):
+class StepLimitMiddleware(AgentMiddleware[ModelCallLimitState[Any], Any, Any]):
     """Ends a run after ``max_steps`` model calls (or the run's own ``configurable.max_steps``)
     with :func:`stop_message` as its answer."""
+
+    state_schema = ModelCallLimitState
 
     def __init__(
         self, max_steps: int, message: Callable[[int], str] = stop_message, run_key: str | None = RUN_LIMIT_KEY
@@ -52,7 +68,7 @@ class StepLimitMiddleware(ModelCallLimitMiddleware):
         """``max_steps``: model calls allowed in one run unless the run's ``configurable[run_key]``
         says otherwise (``run_key`` None: no per-run limit, as for a sub-agent, whose config is its
         lead's); ``message``: the final answer, given the limit."""
-        super().__init__(run_limit=max_steps, exit_behavior="end")
+        super().__init__()
         self.max_steps = max_steps
         self.message = message
         self.run_key = run_key
@@ -67,15 +83,34 @@ class StepLimitMiddleware(ModelCallLimitMiddleware):
             own = None
         return own if isinstance(own, int) and not isinstance(own, bool) and own > 0 else self.max_steps
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Before a model call: end the run with the stop message when the limit is reached."""
+    def _stopped(self, request: ModelRequest) -> tuple[int, AIMessage | None]:
+        """The run's model calls so far, and the stop reply when the limit is reached."""
+        count = int(request.state.get("run_model_call_count", 0) or 0)
         limit = self.limit()
-        if int(state.get("run_model_call_count", 0) or 0) >= limit:
-            return {"jump_to": "end", "messages": [stopped_reply(self.message(limit), "max_steps")]}
-        return None
+        return count, stopped_reply(self.message(limit), "max_steps") if count >= limit else None
 
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_model`."""
-        return self.before_model(state, runtime)
+    @staticmethod
+    def _counted(response: Any, state: Any, count: int) -> ExtendedModelResponse:
+        """``response`` with the run's and the thread's model call counts raised by one."""
+        if isinstance(response, ExtendedModelResponse):  # an inner wrapper's own update goes on
+            inner, command = response.model_response, response.command
+        else:
+            inner, command = (ModelResponse(result=[response]) if isinstance(response, AIMessage) else response), None
+        update = dict(command.update or {}) if command is not None and isinstance(command.update, dict) else {}
+        update.update(run_model_call_count=count + 1,
+                      thread_model_call_count=int(state.get("thread_model_call_count", 0) or 0) + 1)
+        return ExtendedModelResponse(model_response=inner, command=Command(update=update))
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Answer with the stop message when the limit is reached, else call the model and count it."""
+        count, stop = self._stopped(request)
+        if stop is not None:
+            return ModelResponse(result=[stop])
+        return self._counted(handler(request), request.state, count)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        count, stop = self._stopped(request)
+        if stop is not None:
+            return ModelResponse(result=[stop])
+        return self._counted(await handler(request), request.state, count)

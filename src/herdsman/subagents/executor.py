@@ -215,7 +215,10 @@ class SubagentRunner:
         read before write and, for a ``small`` model, its prompt, tool selection, answer nudge and
         one call at a time), without the lead's conversation-level ones (title, memory updates,
         summarization, uploads notice)."""
-        middleware: list[Any] = [SystemPromptMiddleware(subagent_system_prompt(spec, tools, small=small))]
+        middleware: list[Any] = [
+            StepLimitMiddleware(self.max_turns(spec), message=max_turns_message, run_key=None),  # outermost: see step_limit.py
+            SystemPromptMiddleware(subagent_system_prompt(spec, tools, small=small)),
+        ]
         if self.memory is not None:
             middleware.append(MemoryInjectionMiddleware(self.memory))
         if self.config.lead.verify_rounds:
@@ -225,7 +228,6 @@ class SubagentRunner:
         middleware += [
             DanglingToolCallMiddleware(),
             ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
-            StepLimitMiddleware(self.max_turns(spec), message=max_turns_message, run_key=None),
             UsageMiddleware(self.settings, agent_key="self"),
         ]
         if self.config.tools.read_before_write and self.provider is not None:
