@@ -10,6 +10,10 @@ Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`Too
 :class:`TaskEvent` for sub-agents, :class:`RunFinished`), so the CLI and tests consume the same
 stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
 ``tools:<task_id>`` and surface here through their ``task_*`` events.
+
+Each call of :meth:`HerdsmanClient.stream` is one run with a run scope of its own (sub-agent
+gate, per-run cap, token budget), passed in the graph's runtime context; the client holds it
+while the run streams, so :meth:`HerdsmanClient.stop_subagent` can stop one of its sub-agents.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, 
 from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
+from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.partial_answer import PartialAnswer
@@ -139,6 +144,7 @@ class HerdsmanClient:
         self._assistant = assistant
         self._stack = AsyncExitStack()
         self._agent: Any = None
+        self._scopes: dict[str, RunScope] = {}  # thread id -> the scope of its run streaming now
 
     async def __aenter__(self) -> "HerdsmanClient":
         """Open the checkpointer and build the agent."""
@@ -192,14 +198,18 @@ class HerdsmanClient:
         if self._assistant is not None:  # its settings; its max_steps replaces the default limit
             config.update(run_config_on(self._assistant, {"configurable": config["configurable"]}, None)[0] or {})
         said = PartialAnswer()
+        scope = self._scopes[thread_id] = open_scope(self.config.subagents, config)
         log.info("run_started", thread_id=thread_id)
         try:
-            async for event in self._events(message, config, said):
+            async for event in self._events(message, config, said, scope):
                 yield event
         except asyncio.CancelledError:  # Ctrl-C: keep the words of the answer the user saw
             if await said.keep(self.agent, thread_id):
                 log.info("run_partial_answer_kept", thread_id=thread_id)
             raise
+        finally:
+            if self._scopes.get(thread_id) is scope:
+                del self._scopes[thread_id]
         state = await self.agent.aget_state(config)
         values = state.values
         last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
@@ -212,13 +222,22 @@ class HerdsmanClient:
             dict(values.get("usage") or {}),
         )
 
-    async def _events(self, message: str, config: dict[str, Any], said: PartialAnswer) -> AsyncIterator[Event]:
-        """The events of one run of the lead agent on ``message`` (all but the end); ``said``
-        follows the answer's words as they stream."""
+    def stop_subagent(self, thread_id: str, task_id: str) -> bool:
+        """Stop the sub-agent ``task_id`` (its task call's id) of the run streaming on ``thread_id``;
+        the run and the other sub-agents go on. False when no such sub-agent is running."""
+        scope = self._scopes.get(thread_id)
+        return scope is not None and scope.cancel(task_id)
+
+    async def _events(
+        self, message: str, config: dict[str, Any], said: PartialAnswer, scope: RunScope
+    ) -> AsyncIterator[Event]:
+        """The events of one run of the lead agent on ``message`` (all but the end), under the run
+        scope ``scope``; ``said`` follows the answer's words as they stream."""
         names: dict[str, str] = {}
         async for namespace, mode, chunk in self.agent.astream(
             {"messages": [HumanMessage(content=message)]},
             config,
+            context=with_scope(None, scope),
             stream_mode=["messages", "updates", "custom"],
             subgraphs=True,
             # with file versions, each step's files are captured before the next step runs

@@ -26,7 +26,6 @@ def test_default_middleware_order() -> None:
     config = parse_config("", env={})
     provider = object()  # stands in for the sandbox provider the file middlewares keep
     assert names(build_middleware(config, "prompt", sandbox_provider=provider)) == [
-        "RunScopeMiddleware",
         "StepLimitMiddleware",
         "SystemPromptMiddleware",
         "AgentProfileMiddleware",

@@ -177,6 +177,31 @@ async def test_max_subagents_per_run(home: Path) -> None:
     assert sum("completed" in r.content for r in results) == 2
 
 
+async def test_each_invocation_has_its_own_run_scope(home: Path) -> None:
+    """The lead graph invoked directly, without a context: each invocation gets a fresh scope
+    (the cap of one sub-agent is not spent by the one before on the same thread); a scope passed
+    in the context is the one the run uses."""
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from herdsman.middleware.run_scope import open_scope, with_scope
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    config = config_for(home, max_per_run=1)
+    lead = lead_model([task("a", "first")], "ok", [task("b", "second")], "ok", [task("c", "third")], "ok")
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker()})
+    cfg = run_config(config, "same-thread")
+
+    def last_result(values: dict) -> ToolMessage:
+        return [m for m in values["messages"] if isinstance(m, ToolMessage)][-1]
+
+    for prompt in ("first", "second"):
+        values = await agent.ainvoke({"messages": [HumanMessage("go")]}, cfg)
+        assert "completed" in last_result(values).content and prompt in last_result(values).content
+    spent = open_scope(config.subagents, cfg)
+    assert spent.claim_slot()  # the caller's scope has used its one sub-agent
+    values = await agent.ainvoke({"messages": [HumanMessage("go")]}, cfg, context=with_scope({"mine": 1}, spent))
+    assert last_result(values).status == "error" and "max_per_run" in last_result(values).content
+
+
 async def test_dag_order_and_result_passing(home: Path) -> None:
     config = config_for(home, max_concurrent=5)
     plan = [
@@ -374,21 +399,23 @@ async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, m
 
 
 async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:
-    from herdsman.middleware.run_scope import cancel_task
-
     config = config_for(home)
     lead = lead_model([task("stuck", "hang here", id="call_stuck"), task("fine", "quick", id="call_fine")], "ok")
     sub = worker(latency=0.05, hang={"hang here"})
 
-    async def canceller() -> None:
-        for _ in range(200):
-            await asyncio.sleep(0.02)
-            if cancel_task("t", "call_stuck"):
-                return
+    async with HerdsmanClient(config, model=lead, model_overrides={"worker": sub}) as client:
+        assert not client.stop_subagent("t", "call_stuck")  # no run yet
 
-    cancel = asyncio.create_task(canceller())
-    events = await run(config, lead, {"worker": sub})
-    await cancel
+        async def canceller() -> None:
+            for _ in range(200):
+                await asyncio.sleep(0.02)
+                if client.stop_subagent("t", "call_stuck"):
+                    return
+
+        cancel = asyncio.create_task(canceller())
+        events = [e async for e in client.stream("do the work", thread_id="t")]
+        await cancel
+        assert not client.stop_subagent("t", "call_stuck")  # the run is over
     results = {e.id: e for e in events if isinstance(e, ToolResult)}
     assert "cancelled" in results["call_stuck"].content
     assert "completed" in results["call_fine"].content

@@ -5,7 +5,6 @@ The middleware order lives in :func:`build_middleware`, and only there; a test p
 layer each (same behaviour, less per-step cost).
 Outermost first (each only when its setting turns it on):
 
-- run scope (``subagents.enabled``): the sub-agents' concurrency gate, per-run cap and budget;
 - summarization (``summarization.enabled``) rewrites old history before each model call;
 - the step limit (``lead.max_steps`` or the agent's: the run ends with an answer that says so),
   outside the other model-call wrappers, so its reply is not checked or re-asked as a model's;
@@ -21,6 +20,11 @@ Outermost first (each only when its setting turns it on):
 - the tool-call limit (``tools.max_tool_calls_per_run``); read before write; long tool results
   saved to a file and previewed; tool errors turned into results;
 - the title, after the agent finishes; the turn queued for the memory model (mode auto).
+
+The run's scope (the sub-agents' concurrency gate, per-run cap and the shared token budget) is no
+middleware: it travels in the run's runtime context (``context_schema`` :class:`RunContext`), and
+the compiled graph is a :class:`~herdsman.agents.lead_graph.LeadGraph`, which gives an invocation
+that brings no scope a fresh one (see :mod:`herdsman.middleware.run_scope`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
+from herdsman.agents.lead_graph import LeadGraph
 from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt, first_sentence
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
@@ -76,7 +81,7 @@ from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman.sandbox.tools import make_sandbox_tools
 from herdsman.tools.clarification import make_clarification_tool
 from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
-from herdsman.middleware.run_scope import RunScopeMiddleware
+from herdsman.middleware.run_scope import RunContext
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
 from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
@@ -122,8 +127,6 @@ def build_middleware(
     ``profile`` ``small`` narrows the tools per request and nudges answers to questions.
     """
     middleware: list[AgentMiddleware] = []
-    if config.subagents.enabled:
-        middleware.append(RunScopeMiddleware(config.subagents))
     if config.summarization.enabled:
         if summary_model is None:
             raise ValueError("summarization is enabled: pass the model that writes summaries")
@@ -255,7 +258,7 @@ def create_lead_agent(
     summary_model = None
     if config.summarization.enabled:
         summary_model = create_chat_model(config, config.summarization.model) if config.summarization.model else model
-    return create_agent(
+    graph = create_agent(
         model,
         tools=tools,
         middleware=compose(build_middleware(
@@ -273,10 +276,12 @@ def create_lead_agent(
             profile=profile,
         )),
         state_schema=ThreadState,
+        context_schema=RunContext,
         checkpointer=checkpointer,
         store=store,
         name=LEAD_AGENT_NAME,
     )
+    return LeadGraph.of(graph, config.subagents)
 
 
 def lead_resolver(

@@ -10,7 +10,7 @@ memory off gets nothing from it.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -54,7 +54,7 @@ def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
 
     def memory(
         action: Annotated[Literal["search", "about", "add", "update", "delete"], "What to do."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         query: Annotated[str, "search: words to look for; about: a name."] = "",
         content: Annotated[str, "add/update: the fact, one sentence."] = "",
         category: Annotated[str, "add/update: the kind of fact (update: empty keeps it)."] = "",

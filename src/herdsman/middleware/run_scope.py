@@ -1,9 +1,19 @@
 """Run scope: what the lead and its sub-agents share during one run of a thread.
 
 A scope holds the concurrency gate (at most ``max_concurrent`` sub-agents at once; the rest wait
-in FIFO order, never dropped), the shared token budget, and the count of sub-agents started.
-Scopes are keyed by thread id (a thread runs one run at a time); the lead's
-:class:`RunScopeMiddleware` opens a fresh scope when a run starts and closes it at the end.
+in FIFO order, never dropped), the shared token budget, the count of sub-agents started, the
+running sub-agents' tasks (so one can be stopped) and the files each changed.
+
+It lives in LangGraph's runtime context of the run, under :data:`RUN_SCOPE` (the lead graph's
+``context_schema`` is :class:`RunContext`): whoever starts a run makes a fresh scope for it and
+passes it with ``graph.astream(..., context=with_scope(context, scope))`` (the run manager keeps
+it on its ``Run``, so the gateway can stop one sub-agent; the embedded client keeps it while the
+run streams). The lead graph (:class:`herdsman.agents.lead_graph.LeadGraph`) makes one for an
+invocation that brings none (tests, a direct ``invoke``), so each invocation, never each thread,
+has its own. Middleware read it from ``request.runtime.context``, tools from
+``ToolRuntime.context``, and sub-agent graphs get the lead's context passed on. Nothing keeps
+scopes in the process: a scope ends with its run.
+
 Per-run settings come from ``config["configurable"]`` (``max_concurrent_subagents``,
 ``token_budget``), falling back to ``subagents:`` in config.yaml.
 """
@@ -11,15 +21,20 @@ Per-run settings come from ``config["configurable"]`` (``max_concurrent_subagent
 from __future__ import annotations
 
 import asyncio
-import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
 from langgraph.config import get_config
+from pydantic import ConfigDict
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypedDict
 
 from herdsman.config.schema import SubagentsConfig
 from herdsman.models.usage import TokenBudget
+
+
+RUN_SCOPE = "run_scope"  # the key of the run's scope in its runtime context
 
 
 @dataclass
@@ -64,6 +79,15 @@ class RunScope:
             self._gate = asyncio.Semaphore(self.max_concurrent)
         return self._gate
 
+    def cancel(self, task_id: str) -> bool:
+        """Stop the running sub-agent ``task_id`` of this run (its siblings go on); False when it
+        is not running (finished, or never started)."""
+        task = self.tasks.get(task_id)
+        if task is None or task.done():
+            return False
+        task.get_loop().call_soon_threadsafe(task.cancel)
+        return True
+
     def claim_slot(self) -> bool:
         """Count one more sub-agent for this run; False when ``max_subagents`` is reached."""
         if self.started >= self.max_subagents:
@@ -72,65 +96,47 @@ class RunScope:
         return True
 
 
-_SCOPES: dict[str, RunScope] = {}
-_LOCK = threading.Lock()
-
-
-def _thread_id(config: dict[str, Any] | None) -> str:
-    return str(((config or {}).get("configurable") or {}).get("thread_id", "default"))
-
-
 def open_scope(settings: SubagentsConfig, config: dict[str, Any] | None) -> RunScope:
-    """A fresh scope for the run described by ``config`` (replacing any stale one)."""
+    """A fresh scope for the run described by ``config`` (its ``configurable`` may set the limits)."""
     configurable = (config or {}).get("configurable") or {}
-    scope = RunScope(
+    return RunScope(
         max_concurrent=int(configurable.get("max_concurrent_subagents") or settings.max_concurrent),
         max_subagents=settings.max_per_run,
         budget=TokenBudget(configurable.get("token_budget") or settings.token_budget),
     )
-    with _LOCK:
-        _SCOPES[_thread_id(config)] = scope
-    return scope
 
 
-def current_scope(settings: SubagentsConfig, config: dict[str, Any] | None = None) -> RunScope:
-    """The scope of the run in ``config`` (or the current LangGraph config); opened if missing."""
+def scope_in(context: Any) -> RunScope | None:
+    """The run scope that a runtime ``context`` carries, or None."""
+    value = context.get(RUN_SCOPE) if isinstance(context, Mapping) else getattr(context, RUN_SCOPE, None)
+    return value if isinstance(value, RunScope) else None
+
+
+def with_scope(context: Mapping[str, Any] | None, scope: RunScope) -> dict[str, Any]:
+    """A copy of the run's ``context`` (the client's keys, if any) that carries ``scope``; a
+    client's own ``run_scope`` key is replaced, never trusted."""
+    return {**(context or {}), RUN_SCOPE: scope}
+
+
+def run_scope(settings: SubagentsConfig, context: Any, config: dict[str, Any] | None = None) -> RunScope:
+    """The scope the runtime ``context`` carries; outside a run that has one (an agent invoked
+    on its own), a fresh one for this call, with the limits of ``config`` (or the current
+    LangGraph config)."""
+    scope = scope_in(context)
+    if scope is not None:
+        return scope
     if config is None:
-        config = get_config()
-    with _LOCK:
-        scope = _SCOPES.get(_thread_id(config))
-    return scope or open_scope(settings, config)
+        try:
+            config = get_config()
+        except RuntimeError:  # outside a graph
+            config = None
+    return open_scope(settings, config)
 
 
-def cancel_task(thread_id: str, task_id: str) -> bool:
-    """Cancel one running sub-agent of ``thread_id``'s run; its siblings go on. False if not running."""
-    with _LOCK:
-        scope = _SCOPES.get(thread_id)
-    task = scope.tasks.get(task_id) if scope else None
-    if task is None or task.done():
-        return False
-    task.get_loop().call_soon_threadsafe(task.cancel)
-    return True
+class RunContext(TypedDict, total=False):
+    """The lead graph's runtime context (its ``context_schema``): what a client sends as the run's
+    ``context``, plus the run's scope, which the server sets (left out of the JSON schema)."""
 
+    __pydantic_config__ = ConfigDict(arbitrary_types_allowed=True)  # type: ignore[misc]
 
-def close_scope(config: dict[str, Any] | None) -> None:
-    """Forget the scope of the run in ``config``."""
-    with _LOCK:
-        _SCOPES.pop(_thread_id(config), None)
-
-
-class RunScopeMiddleware(AgentMiddleware):
-    """Open a run scope when the lead starts a run, and close it when the run ends."""
-
-    def __init__(self, settings: SubagentsConfig) -> None:
-        """``settings``: the ``subagents:`` section (defaults for per-run limits)."""
-        super().__init__()
-        self.settings = settings
-
-    def before_agent(self, state: Any, runtime: Any) -> None:
-        """Start the run with a fresh scope."""
-        open_scope(self.settings, get_config())
-
-    def after_agent(self, state: Any, runtime: Any) -> None:
-        """Drop the run's scope."""
-        close_scope(get_config())
+    run_scope: SkipJsonSchema[RunScope]

@@ -3,7 +3,9 @@
 Wraps the model call, so it adds no graph node. The usage goes to ``state["usage"]`` under this
 agent's key (``lead`` or ``task:<id>``) through a reducer that sums. When the run's shared budget
 is spent, the agent is stopped cleanly: its reply is replaced by a message saying so, with no
-tool calls left dangling, and no further model call is made.
+tool calls left dangling, and no further model call is made. The budget is the run scope's, read
+from the run's runtime context (``request.runtime.context``, see :mod:`herdsman.middleware.run_scope`);
+a sub-agent's graph runs with its lead's context, so they share it.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from typing_extensions import NotRequired
 
 from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.model_selection import requested_model
-from herdsman.middleware.run_scope import current_scope
+from herdsman.middleware.run_scope import run_scope
 from herdsman.middleware.step_limit import stopped_reply
-from herdsman.models.usage import merge_usage, usage_delta
+from herdsman.models.usage import TokenBudget, merge_usage, usage_delta
 
 
 class UsageState(AgentState):
@@ -67,8 +69,11 @@ class UsageMiddleware(AgentMiddleware):
         usage = spent.usage_metadata if spent is not None else None
         return ModelResponse(result=[stopped_reply(budget_message, "token_budget", usage_metadata=usage)])
 
-    def _account(self, response: ModelResponse) -> ExtendedModelResponse:
-        budget = current_scope(self.settings).budget
+    def _budget(self, request: ModelRequest) -> TokenBudget:
+        """The run's token budget, from the scope in the run's runtime context."""
+        return run_scope(self.settings, request.runtime.context if request.runtime else None).budget
+
+    def _account(self, response: ModelResponse, budget: TokenBudget) -> ExtendedModelResponse:
         delta: dict[str, Any] = {}
         reply: AIMessage | None = None
         model_name, pricing = self._model()
@@ -89,16 +94,16 @@ class UsageMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | ExtendedModelResponse:
         """Call the model unless the budget is spent, then count what the call used."""
-        budget = current_scope(self.settings).budget
+        budget = self._budget(request)
         if budget.exhausted:
             return self._stopped(budget.message())
-        return self._account(handler(request))
+        return self._account(handler(request), budget)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | ExtendedModelResponse:
         """Async twin of :meth:`wrap_model_call`."""
-        budget = current_scope(self.settings).budget
+        budget = self._budget(request)
         if budget.exhausted:
             return self._stopped(budget.message())
-        return self._account(await handler(request))
+        return self._account(await handler(request), budget)

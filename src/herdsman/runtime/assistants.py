@@ -106,8 +106,9 @@ def run_config_on(
     ``max_steps`` turned into a recursion limit unless the run sets one.
 
     The assistant's context is its ``configurable`` (they are kept mirrored), which is how its
-    settings reach the lead; the graph declares no context schema, so the run's context is
-    passed on as the client sent it, not merged with the assistant's.
+    settings reach the lead; the graph's context schema (``RunContext``) is a TypedDict, which
+    LangGraph does not coerce, so the run's context is passed on as the client sent it (plus the
+    run scope the run manager adds), not merged with the assistant's.
     """
     own = dict(config or {})
     if not isinstance(own.get("configurable") or {}, dict):

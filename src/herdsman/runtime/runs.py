@@ -25,6 +25,10 @@ resume each from its thread's last checkpoint (the graph streamed again with ``N
 a run outlives the process that started it; after ``runs.max_attempts`` starts it ends as an error.
 Before a run resumes, its tool calls that were in flight and are not safe to repeat (a ``bash``
 command) are answered as interrupted instead of run again (``inflight_tools.py``).
+
+Each execution of a run gets a fresh run scope (sub-agent gate, per-run cap, token budget, the
+running sub-agents), passed to the graph in its runtime context and kept on the :class:`Run`, so
+:meth:`RunManager.stop_subagent` can stop one sub-agent of the thread's running run.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from langgraph.types import Command
 
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
 from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.inflight_tools import settle_inflight_tool_calls
@@ -209,6 +214,7 @@ class Run:
     lease_lost: bool = False  # another worker claimed it: this process stops it and leaves it alone
     task: asyncio.Task | None = None
     saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    scope: RunScope | None = field(default=None, repr=False)  # while executing here: its run scope
 
     @property
     def thread_id(self) -> str:
@@ -339,6 +345,11 @@ class RunManager:
     def active_runs(self, thread_id: str) -> list[Run]:
         """The thread's pending and running runs in this process, oldest first."""
         return [r for r in self._by_thread.get(thread_id, ()) if r.status in ("pending", "running")]
+
+    def stop_subagent(self, thread_id: str, task_id: str) -> bool:
+        """Stop the sub-agent ``task_id`` (its task call's id) of the thread's run executing in this
+        process; the run and the other sub-agents go on. False when no such sub-agent is running."""
+        return any(r.scope is not None and r.scope.cancel(task_id) for r in self.active_runs(thread_id))
 
     def watch_thread(self, thread_id: str) -> asyncio.Queue[Run]:
         """A queue that receives each run created on ``thread_id`` from now on (in this process);
@@ -1031,8 +1042,8 @@ class RunManager:
                 "interrupt_before": spec.interrupt_before,
                 "interrupt_after": spec.interrupt_after,
             }
-            if spec.context:
-                kwargs["context"] = spec.context
+            run.scope = open_scope(self.config.subagents, cfg)  # fresh for each execution of the run
+            kwargs["context"] = with_scope(spec.context, run.scope)
             if spec.durability:
                 kwargs["durability"] = spec.durability
             elif file_versions_of(self.graph.checkpointer):
@@ -1070,6 +1081,7 @@ class RunManager:
         except Exception as exc:  # noqa: BLE001 - any failure of the agent ends the run as an error
             await self._fail(run, exc)
         finally:
+            run.scope = None  # the run's sub-agents are over; nothing of it is kept
             structlog.contextvars.unbind_contextvars("run_id", "thread_id")
         await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
 

@@ -1,7 +1,9 @@
 """The sandbox tools the model uses: bash, ls, read_file, write_file, str_replace, glob, grep.
 
 Each tool finds its thread through LangChain's injected ``ToolRuntime``
-(``runtime.config["configurable"]["thread_id"]``), asks the provider for that thread's sandbox
+(``runtime.config["configurable"]["thread_id"]``; typed ``ToolRuntime[Any]``: the run's context,
+a client's keys and the run scope, is passed as it is, with no pydantic warning that it is not
+None, the unparametrized type's context), asks the provider for that thread's sandbox
 and speaks only virtual paths. Every failure the model can act on (a bad path, a missing file,
 bash being off) is raised as ``ToolException`` and, with ``handle_tool_error=True``, reaches the
 model as a ``ToolMessage`` with ``status="error"`` instead of ending the run.
@@ -327,7 +329,7 @@ class SandboxTools:
     def bash(
         self,
         command: Annotated[str, "The bash command line to run."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command (blocking)."""
         result, artifact = run_traced(self.sandbox_of(runtime), command)
@@ -336,7 +338,7 @@ class SandboxTools:
     async def abash(
         self,
         command: Annotated[str, "The bash command line to run."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command in a worker thread; a cancelled run kills the command instead of
         leaving it to its timeout in an orphaned thread."""
@@ -359,7 +361,7 @@ class SandboxTools:
 
     def ls(
         self,
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         path: Annotated[str, "Directory to list; default the workspace."] = WORKSPACE,
     ) -> str:
         """List a folder two levels deep, each file with its size."""
@@ -373,7 +375,7 @@ class SandboxTools:
     def read_file(
         self,
         path: Annotated[str, "File to read."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         start_line: Annotated[int | None, "First line to show, 1-based; default 1."] = None,
         end_line: Annotated[int | None, "Last line to show, inclusive; default the last line."] = None,
     ) -> str:
@@ -418,7 +420,7 @@ class SandboxTools:
         self,
         path: Annotated[str, "File to write; parent directories are created."],
         content: Annotated[str, "The full text to write."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         append: Annotated[bool, "Add to the end of the file instead of replacing it."] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Create, overwrite or append to a file."""
@@ -449,7 +451,7 @@ class SandboxTools:
         path: Annotated[str, "File to edit."],
         old: Annotated[str, "Exact text to find, including whitespace and indentation."],
         new: Annotated[str, "Text to put in its place."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Replace an exact piece of text in a file."""
@@ -494,7 +496,7 @@ class SandboxTools:
     def glob(
         self,
         pattern: Annotated[str, "Glob pattern, e.g. **/*.py or src/*.md; ** spans directories."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
     ) -> str:
         """Find paths by glob pattern, with their count; a pattern for one folder level says how
@@ -515,7 +517,7 @@ class SandboxTools:
     def grep(
         self,
         pattern: Annotated[str, "Regular expression (RE2 syntax) to search for."],
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any],
         path: Annotated[str, "File or directory to search; default the workspace."] = WORKSPACE,
         glob: Annotated[str | None, "Only search files matching this glob, e.g. *.py or src/**/*.ts."] = None,
         ignore_case: Annotated[bool, "Match without regard to case."] = False,

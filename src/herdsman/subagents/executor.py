@@ -6,7 +6,9 @@ thread's sandbox (same thread id) and runs as a LangGraph subgraph under the nam
 ``tools:<task_id>``, so with ``subgraphs=True`` its messages stream like any subgraph's.
 
 Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-agents per run,
-a timeout and a turn limit per sub-agent, and the run's shared token budget. A failure, timeout
+a timeout and a turn limit per sub-agent, and the run's shared token budget (the gate, cap and
+budget are the run scope the task tool finds in the lead's runtime context, which the sub-agent's
+graph runs with too; see :mod:`herdsman.middleware.run_scope`). A failure, timeout
 or cancellation of one sub-agent is caught here and becomes its result: siblings go on. Failed
 attempts are retried from a clean context (``subagents.retries``), with ``fallback_model`` when
 set, and from clean files (an attempt whose answer its completion check still rejects when its
@@ -53,7 +55,7 @@ from herdsman.sandbox.history import FileHistory, thread_history
 from herdsman.subagents.live import LiveTokens
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
-from herdsman.middleware.run_scope import RunScope, current_scope
+from herdsman.middleware.run_scope import RUN_SCOPE, RunScope, run_scope, with_scope
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
 from herdsman.models.usage import usage_delta
 
@@ -269,13 +271,20 @@ class SubagentRunner:
             return "this agent does not delegate; do the work yourself"
         return f"this agent may not use subagent_type {request.subagent_type!r}; choose one of {sorted(types)}"
 
-    async def run(self, request: TaskRequest, parent_config: dict[str, Any], writer: Writer | None = None) -> TaskResult:
-        """Run ``request`` to its end and return its result; never raises for the sub-agent's own failures."""
+    async def run(
+        self, request: TaskRequest, parent_config: dict[str, Any], writer: Writer | None = None, context: Any = None,
+    ) -> TaskResult:
+        """Run ``request`` to its end and return its result; never raises for the sub-agent's own failures.
+
+        ``context``: the parent's runtime context, whose run scope (gate, cap, budget) the task
+        runs under and passes on to the sub-agent's graph; without one (a call outside any run),
+        the task has a scope of its own."""
         writer = writer or _noop_writer
         reason = self.check(request) or self.check_allowed(request, parent_config)
         if reason:
             return self.refuse(request, reason)
-        scope = current_scope(self.settings, parent_config)
+        scope = run_scope(self.settings, context, parent_config)
+        context = with_scope(context, scope)
         if not scope.claim_slot():
             return self.refuse(
                 request,
@@ -292,7 +301,7 @@ class SubagentRunner:
             queued_s = time.monotonic() - enqueued
             scope.running += 1
             try:
-                result = await self._attempts(request, spec, scope, parent_config, writer, base, kept)
+                result = await self._attempts(request, spec, context, parent_config, writer, base, kept)
             finally:
                 scope.running -= 1
         result.queued_s = queued_s
@@ -311,9 +320,11 @@ class SubagentRunner:
         return result
 
     async def _attempts(
-        self, request: TaskRequest, spec: SubagentType, scope: RunScope, parent_config: dict[str, Any],
+        self, request: TaskRequest, spec: SubagentType, context: dict[str, Any], parent_config: dict[str, Any],
         writer: Writer, base: dict[str, Any], kept: list[Any],
     ) -> TaskResult:
+        """Run the task's attempts (a retry after a failure) under the run scope in ``context``."""
+        scope: RunScope = context[RUN_SCOPE]
         started = time.monotonic()
         retries = self.settings.retries
         usage: dict[str, Any] = {}
@@ -328,7 +339,7 @@ class SubagentRunner:
                 break
             before = await asyncio.to_thread(history.capture) if history is not None and attempt <= retries else None
             writer({"type": "task_started", **base, "attempt": attempt, "model": model_name})
-            outcome = await self._attempt(request, spec, model_name, parent_config, writer, base, kept)
+            outcome = await self._attempt(request, spec, model_name, parent_config, context, writer, base, kept)
             for key, value in outcome.usage.items():
                 usage[key] = usage.get(key, 0) + value
             if outcome.status in ("cancelled", "budget_exceeded", "max_turns") or (
@@ -387,7 +398,7 @@ class SubagentRunner:
 
     async def _attempt(
         self, request: TaskRequest, spec: SubagentType, model_name: str, parent_config: dict[str, Any],
-        writer: Writer, base: dict[str, Any], kept: list[Any],
+        context: dict[str, Any], writer: Writer, base: dict[str, Any], kept: list[Any],
     ) -> _Outcome:
         try:
             agent = self.agent_for(spec, model_name)
@@ -405,8 +416,8 @@ class SubagentRunner:
             "configurable": configurable,
             "recursion_limit": self.max_turns(spec) * 2 + 10,
         }
-        scope = current_scope(self.settings, parent_config)
-        inner = asyncio.create_task(self._drive(request, spec, agent, model_name, config, writer, base, kept, scope))
+        scope: RunScope = context[RUN_SCOPE]
+        inner = asyncio.create_task(self._drive(request, spec, agent, model_name, config, context, writer, base, kept))
         scope.tasks[request.task_id] = inner
         try:
             return await inner
@@ -422,11 +433,12 @@ class SubagentRunner:
 
     async def _drive(
         self, request: TaskRequest, spec: SubagentType, agent: Any, model_name: str, config: dict[str, Any],
-        writer: Writer, base: dict[str, Any], messages: list[Any], scope: RunScope,
+        context: dict[str, Any], writer: Writer, base: dict[str, Any], messages: list[Any],
     ) -> _Outcome:
-        """Stream the sub-agent to its end, reporting each step; failures become outcomes.
-        ``messages`` holds its messages as it goes (an earlier attempt's are replaced); the files
-        its tools change are noted in ``scope`` as they are."""
+        """Stream the sub-agent to its end, with the lead's runtime ``context``, reporting each
+        step; failures become outcomes. ``messages`` holds its messages as it goes (an earlier
+        attempt's are replaced); the files its tools change are noted in the run scope as they are."""
+        scope: RunScope = context[RUN_SCOPE]
         messages.clear()
         pricing = self.resolver.pricing(model_name)
         steps, stepped = 0, (0, None)
@@ -435,7 +447,8 @@ class SubagentRunner:
         try:
             async with asyncio.timeout(self.timeout(spec)):
                 opening = HumanMessage(self.opening(request, model_name))
-                async for mode, chunk in agent.astream({"messages": [opening]}, config, stream_mode=["values", "messages"]):
+                async for mode, chunk in agent.astream({"messages": [opening]}, config, context=context,
+                                                      stream_mode=["values", "messages"]):
                     if mode == "messages":
                         live.saw(chunk[0], steps + 1)
                         continue

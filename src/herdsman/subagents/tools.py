@@ -17,6 +17,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.types import Command
 
+from herdsman.middleware.run_scope import RunContext, run_scope, with_scope
 from herdsman.subagents.dag import PlanError, PlanTask, prompt_with_dependencies, validate_plan
 from herdsman.subagents.executor import SubagentRunner, TaskRequest
 from herdsman.subagents.result import TaskResult
@@ -73,10 +74,13 @@ def _safe_id(text: str) -> str:
 
 
 async def run_plan_tasks(
-    runner: SubagentRunner, tasks: list[PlanTask], tool_call_id: str, parent_config: dict[str, Any], writer: Any
+    runner: SubagentRunner, tasks: list[PlanTask], tool_call_id: str, parent_config: dict[str, Any], writer: Any,
+    context: Any = None,
 ) -> list[TaskResult]:
-    """Run ``tasks`` in dependency order, in parallel where possible; a failed dependency skips its dependents."""
+    """Run ``tasks`` in dependency order, in parallel where possible; a failed dependency skips its dependents.
+    All run under the run scope of ``context`` (the lead's runtime context; one for the plan without it)."""
     validate_plan(tasks)
+    context = with_scope(context, run_scope(runner.settings, context, parent_config))
     done: dict[str, asyncio.Event] = {t.id: asyncio.Event() for t in tasks}
     results: dict[str, TaskResult] = {}
 
@@ -92,7 +96,7 @@ async def run_plan_tasks(
                 return
             answers = {d: results[d].answer for d in t.depends_on}
             request = TaskRequest(task_id, t.description, prompt_with_dependencies(t, answers), t.subagent_type)
-            results[t.id] = await runner.run(request, parent_config, writer)
+            results[t.id] = await runner.run(request, parent_config, writer, context)
         finally:
             done[t.id].set()
 
@@ -118,16 +122,17 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     types_list = ", ".join(sorted(runner.types))
 
     @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
-    async def task(description: str, prompt: str, runtime: ToolRuntime, subagent_type: str = "general-purpose") -> Command:
+    async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext], subagent_type: str = "general-purpose") -> Command:
         request = TaskRequest(runtime.tool_call_id or "task", description, own_prompt(description, prompt), subagent_type)
-        result = await runner.run(request, runtime.config, runtime.stream_writer)
+        result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
     @tool("run_plan", description=PLAN_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
-    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime) -> Command:
+    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext]) -> Command:
         call_id = runtime.tool_call_id or "plan"
         try:
-            results = await run_plan_tasks(runner, list(tasks), call_id, runtime.config, runtime.stream_writer)
+            results = await run_plan_tasks(runner, list(tasks), call_id, runtime.config, runtime.stream_writer,
+                                           runtime.context)
         except PlanError as exc:
             return _command([], f"Error: the plan was refused: {exc}", call_id, "run_plan", ok=False)
         text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results))
