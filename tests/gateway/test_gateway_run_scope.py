@@ -92,3 +92,32 @@ async def test_two_runs_of_one_thread_never_share_a_scope(home) -> None:
             assert "completed" in result["content"] and job in result["content"], result["content"]
             assert "max_per_run" not in result["content"]
         await client.aclose()
+
+
+async def test_another_user_cannot_stop_a_users_subagent(home) -> None:
+    """With auth on, Bo's key gets 404 for Ana's running sub-agent, through her thread or his own
+    (whose task call has the same id), and her sub-agent finishes its work."""
+    model = TrackingModel(respond=same_task_ids, stream_chunk_chars=4)
+    config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"]})
+    with running_gateway(config, model=model) as gw:
+        try:
+            ana = get_client(url=gw.url, api_key="key-ana")
+            bo = get_client(url=gw.url, api_key="key-bo")
+            mine = (await ana.threads.create())["thread_id"]
+            his = (await bo.threads.create())["thread_id"]
+            run = await ana.runs.create(mine, "lead_agent", input=user_message(f"delegate ana's job {HOLD_MID}"))
+            his_run = await bo.runs.create(his, "lead_agent", input=user_message(f"delegate bo's job {HOLD_MID}"))
+            await model.until_held(2)
+            async with httpx.AsyncClient(base_url=gw.url, timeout=30, headers={"x-api-key": "key-bo"}) as http:
+                through_hers = await http.post(f"/api/threads/{mine}/tasks/{SAME_ID}/cancel")
+                assert through_hers.status_code == 404 and "ana" not in through_hers.text
+                own = await http.post(f"/api/threads/{his}/tasks/{SAME_ID}/cancel")  # stops his own only
+                assert own.status_code == 200, own.text
+            assert "stopped by the user" in task_result(await bo.runs.join(his, his_run["run_id"]))["content"]
+            model.release()
+            result = task_result(await ana.runs.join(mine, run["run_id"]))
+            assert "completed" in result["content"] and "cancelled" not in result["content"]
+            await ana.aclose()
+            await bo.aclose()
+        finally:
+            model.release()
