@@ -426,7 +426,7 @@ class SubagentRunner:
             if current is not None and current.cancelling():
                 writer({"type": "task_cancelled", **base, "status": "cancelled"})
                 raise  # the whole run is being cancelled
-            # only a user stops one sub-agent (cancel_task); the run goes on without it
+            # only a user stops one sub-agent (RunScope.cancel); the run goes on without it
             return _Outcome("cancelled", error="stopped by the user; do not start it again unless they ask")
         finally:
             scope.tasks.pop(request.task_id, None)
