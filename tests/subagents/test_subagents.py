@@ -202,6 +202,26 @@ async def test_each_invocation_has_its_own_run_scope(home: Path) -> None:
     assert last_result(values).status == "error" and "max_per_run" in last_result(values).content
 
 
+async def test_tools_take_a_run_context_without_pydantic_warnings(home: Path) -> None:
+    """A run's context (a client's keys and the run scope) reaches the lead's and a sub-agent's
+    tools without pydantic warning that it is not None (a bare ``ToolRuntime`` types it None)."""
+    import warnings
+
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    config = config_for(home)
+    write = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/lead.txt", "content": "x"}}
+    lead = lead_model([write], [task("w", "write sub")], "ok")
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker()})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = await agent.ainvoke({"messages": [HumanMessage("go")]}, run_config(config, "ctx"), context={"mine": 1})
+    results = [m for m in values["messages"] if isinstance(m, ToolMessage)]
+    assert [m.status for m in results] == ["success", "success"] and "completed" in results[1].content
+    assert not [str(w.message) for w in caught if "serialized value may not be as expected" in str(w.message)]
+
+
 async def test_dag_order_and_result_passing(home: Path) -> None:
     config = config_for(home, max_concurrent=5)
     plan = [

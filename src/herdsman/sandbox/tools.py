@@ -1,12 +1,13 @@
 """The sandbox tools the model uses: bash, ls, read_file, write_file, str_replace, glob, grep.
 
 Each tool finds its thread through LangChain's injected ``ToolRuntime``
-(``runtime.config["configurable"]["thread_id"]``; typed ``ToolRuntime[Any]``: the run's context,
-a client's keys and the run scope, is passed as it is, with no pydantic warning that it is not
-None, the unparametrized type's context), asks the provider for that thread's sandbox
-and speaks only virtual paths. Every failure the model can act on (a bad path, a missing file,
-bash being off) is raised as ``ToolException`` and, with ``handle_tool_error=True``, reaches the
-model as a ``ToolMessage`` with ``status="error"`` instead of ending the run.
+(``runtime.config["configurable"]["thread_id"]``), asks the provider for that thread's sandbox
+and speaks only virtual paths. The runtime is typed ``ToolRuntime[Any, dict]``: left bare, its
+context is typed None, and a run's context (a client's keys, the run scope) made pydantic warn
+on every tool call when LangChain dumps the tool's arguments. Every failure the model can act on
+(a bad path, a missing file, bash being off) is raised as ``ToolException`` and, with
+``handle_tool_error=True``, reaches the model as a ``ToolMessage`` with ``status="error"``
+instead of ending the run.
 
 ``bash``, ``write_file`` and ``str_replace`` also return a LangChain tool *artifact*
 (``response_format="content_and_artifact"``): structured data kept on the ``ToolMessage`` for
@@ -329,7 +330,7 @@ class SandboxTools:
     def bash(
         self,
         command: Annotated[str, "The bash command line to run."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command (blocking)."""
         result, artifact = run_traced(self.sandbox_of(runtime), command)
@@ -338,7 +339,7 @@ class SandboxTools:
     async def abash(
         self,
         command: Annotated[str, "The bash command line to run."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command in a worker thread; a cancelled run kills the command instead of
         leaving it to its timeout in an orphaned thread."""
@@ -361,7 +362,7 @@ class SandboxTools:
 
     def ls(
         self,
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
         path: Annotated[str, "Directory to list; default the workspace."] = WORKSPACE,
     ) -> str:
         """List a folder two levels deep, each file with its size."""
@@ -375,7 +376,7 @@ class SandboxTools:
     def read_file(
         self,
         path: Annotated[str, "File to read."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
         start_line: Annotated[int | None, "First line to show, 1-based; default 1."] = None,
         end_line: Annotated[int | None, "Last line to show, inclusive; default the last line."] = None,
     ) -> str:
@@ -420,7 +421,7 @@ class SandboxTools:
         self,
         path: Annotated[str, "File to write; parent directories are created."],
         content: Annotated[str, "The full text to write."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
         append: Annotated[bool, "Add to the end of the file instead of replacing it."] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Create, overwrite or append to a file."""
@@ -451,7 +452,7 @@ class SandboxTools:
         path: Annotated[str, "File to edit."],
         old: Annotated[str, "Exact text to find, including whitespace and indentation."],
         new: Annotated[str, "Text to put in its place."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
         replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Replace an exact piece of text in a file."""
@@ -496,7 +497,7 @@ class SandboxTools:
     def glob(
         self,
         pattern: Annotated[str, "Glob pattern, e.g. **/*.py or src/*.md; ** spans directories."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
         path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
     ) -> str:
         """Find paths by glob pattern, with their count; a pattern for one folder level says how
@@ -517,7 +518,7 @@ class SandboxTools:
     def grep(
         self,
         pattern: Annotated[str, "Regular expression (RE2 syntax) to search for."],
-        runtime: ToolRuntime[Any],
+        runtime: ToolRuntime[Any, dict],
         path: Annotated[str, "File or directory to search; default the workspace."] = WORKSPACE,
         glob: Annotated[str | None, "Only search files matching this glob, e.g. *.py or src/**/*.ts."] = None,
         ignore_case: Annotated[bool, "Match without regard to case."] = False,

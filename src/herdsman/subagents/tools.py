@@ -122,13 +122,13 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     types_list = ", ".join(sorted(runner.types))
 
     @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
-    async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext], subagent_type: str = "general-purpose") -> Command:
+    async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose") -> Command:
         request = TaskRequest(runtime.tool_call_id or "task", description, own_prompt(description, prompt), subagent_type)
         result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
     @tool("run_plan", description=PLAN_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
-    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext]) -> Command:
+    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict]) -> Command:
         call_id = runtime.tool_call_id or "plan"
         try:
             results = await run_plan_tasks(runner, list(tasks), call_id, runtime.config, runtime.stream_writer,
