@@ -35,7 +35,7 @@ class LeadGraph(CompiledStateGraph):
     def of(cls, graph: CompiledStateGraph, run_settings: SubagentsConfig) -> LeadGraph:
         """``graph`` (as ``create_agent`` compiled it) as a lead graph (built as LangGraph's own
         ``copy`` does, from the graph's attributes)."""
-        attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
+        attrs = {k: v for k, v in graph.__dict__.items() if k not in ("__orig_class__", "run_settings")}
         return cls(run_settings=run_settings, **attrs)
 
     def run_context(self, context: Any, config: Any) -> Any:
