@@ -69,7 +69,7 @@ async def test_a_run_teaches_the_graph_which_the_owner_lists_audits_edits_switch
 
             # the next run is told, with the relation's id
             await client.runs.wait(None, "lead_agent", input=user_message("Where does Atlas deploy?"))
-            assert f"[r:{relation['id']}] Atlas deploys to GCP" in system_prompt(model)
+            assert f"- Atlas: [r:{relation['id']}] deploys to GCP" in system_prompt(model)
 
             # delete a relation, then an entity (with what names it); unknown ids are 404 and say what to do
             assert (await http.delete(f"/api/memory/relations/{relation['id']}")).status_code == 204
