@@ -87,6 +87,12 @@ def test_a_near_identical_fact_is_injected_once() -> None:
     assert full.id in section and short.id not in section
 
 
+def test_facts_that_differ_in_a_short_word_are_not_restatements() -> None:
+    go, c = Fact.new("Atlas is written in Go", "project"), Fact.new("Atlas is written in C", "project")
+    section = render_memory([go, c], "", "what is Atlas written in?", 1000)
+    assert go.id in section and c.id in section
+
+
 def test_memory_unrelated_to_the_request_comes_only_when_nothing_is_related() -> None:
     from herdsman.memory.injection import BACKGROUND_SHARE, FOOTER, HEADER
 

@@ -3,8 +3,9 @@
 In order, until the budget (``memory.max_injected_tokens``) would be passed: the context
 summary; one line per entity for the entities the request names and their neighbours, with their
 current relations (:mod:`herdsman.memory.recall`; what a relation replaced, and dates, only when
-the request is about change or time); the facts relevant to the request (meaning or keyword
-overlap, then confidence, then recency). Only when nothing in memory relates to the request
+the request is about change or time); the facts relevant to the request (a shared content word,
+or a similarity of meaning above :data:`RELATED_FROM`; by relevance, then confidence, then
+recency). Only when nothing in memory relates to the request
 (a greeting, a new subject) comes background, within :data:`BACKGROUND_SHARE` of the budget: the
 other open relations, newest first, then the remaining facts; a request about something is not
 padded with what it is not about.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from herdsman.memory.embeddings import semantic_scores
-from herdsman.memory.facts import Fact, stems
+from herdsman.memory.facts import Fact, normalize, stem
 from herdsman.memory.recall import EntityLine, GraphView, about_change, graph_lines, named
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
@@ -40,6 +41,11 @@ STOPWORDS = frozenset(
 # the share of the budget that memory unrelated to the request (recent relations, facts sharing no
 # word or meaning with it) may take when nothing is related: a little background, not the whole budget
 BACKGROUND_SHARE = 0.25
+# Above which relevance score a fact is related to the request: any shared content word; by meaning,
+# a cosine similarity above 0.25 (MiniLM puts unrelated sentences below about 0.2, "Hello there!"
+# against "Ann prefers short answers" 0.22, and a paraphrase above 0.3), not any positive one,
+# which nearly every pair of sentences has.
+RELATED_FROM = {"keywords": 0.0, "meaning": 0.25}
 HEADER = (
     "<memory>\nWhat you remember about the user from earlier conversations (it may be outdated; "
     "the user's words in this conversation win):"
@@ -83,9 +89,14 @@ def rank(facts: Sequence[Fact], query: str, embedding_model: str | None = None) 
 
 def scored(facts: Sequence[Fact], query: str, embedding_model: str | None = None) -> list[tuple[Fact, float]]:
     """:func:`rank` with each fact's relevance score."""
-    scores, _ = relevance(query, [f.content for f in facts], embedding_model)
+    return _scored(facts, query, embedding_model)[0]
+
+
+def _scored(facts: Sequence[Fact], query: str, embedding_model: str | None) -> tuple[list[tuple[Fact, float]], float]:
+    """:func:`scored`, and the score above which a fact is related to ``query`` (:data:`RELATED_FROM`)."""
+    scores, by = relevance(query, [f.content for f in facts], embedding_model)
     order = sorted(range(len(facts)), key=lambda i: (scores[i], facts[i].confidence, facts[i].updated_at), reverse=True)
-    return [(facts[i], scores[i]) for i in order]
+    return [(facts[i], scores[i]) for i in order], RELATED_FROM[by]
 
 
 def fact_line(fact: Fact) -> str:
@@ -114,7 +125,8 @@ def gist(line: str, dated: bool = True) -> set[str]:
     not ``dated``, also without the words that only say when (months, years, "since", "now"),
     since dates are not shown then: a fact differs from a relation in what it says, not in when."""
     text = _CITES.sub(" ", line)
-    return stems(text if dated else _WHEN.sub(" ", text), STOPWORDS)
+    words = normalize(text if dated else _WHEN.sub(" ", text)).split()
+    return {stem(w) for w in words if w not in STOPWORDS and w != "s"}  # short words too: "Go" is not "C"
 
 
 @dataclass
@@ -217,13 +229,13 @@ def render_memory(
     near, recent = graph_lines(graph, query) if graph is not None else ([], [])
     if budget_tokens <= 0 or (not facts and not summary and not near and not recent):
         return ""
-    ranked = scored(facts, query, embedding_model)
+    ranked, threshold = _scored(facts, query, embedding_model)
     candidates: list[tuple[str | EntityLine, bool]] = [  # (line, related to the request)
         *([(f"Context: {summary}", True)] if summary else []),
         *((line, True) for line in near),
-        *((fact_line(f), True) for f, score in ranked if score > 0),
+        *((fact_line(f), True) for f, score in ranked if score > threshold),
         *((line, False) for line in recent),
-        *((fact_line(f), False) for f, score in ranked if score <= 0),
+        *((fact_line(f), False) for f, score in ranked if score <= threshold),
     ]
     section = _Section(budget_tokens, about_change(query), graph)
     for candidate, related in candidates:
