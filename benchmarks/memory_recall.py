@@ -45,7 +45,8 @@ flat, one user         65, 330.4 / 350.2      64, 124.6 / 117.5
 the budget of unrelated memory on every turn. "After": one line per entity with its current
 relations, history and dates only when the request is about change or time, nothing said twice,
 unrelated memory only when nothing is related (:mod:`herdsman.memory.injection`). Flat lost one
-answer it had by chance (an unrelated fact naming the history question's gold phrase).
+answer it had by chance (an unrelated fact naming the history question's gold phrase). The
+one-user figures move by a few tenths between runs (facts written in the same second tie).
 """
 
 from __future__ import annotations

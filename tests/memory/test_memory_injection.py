@@ -80,6 +80,18 @@ def test_dates_count_only_when_the_request_is_about_time() -> None:
     assert other.id in render_memory([other], "", "Since when does Atlas deploy to GCP?", 1000, graph=view)
 
 
+def test_a_fact_the_graph_knows_was_replaced_is_not_presented_as_current() -> None:
+    view = graph_of({"subject": "Atlas", "predicate": "deploys_to", "object": "AWS", "valid_from": "2026-01-10"},
+                    {"subject": "Atlas", "predicate": "deploys_to", "object": "GCP", "valid_from": "2026-03-01"})
+    stale = Fact.new("Atlas deploys to AWS", "project")  # the memory model did not forget it
+    backups = Fact.new("Atlas keeps its backups on AWS S3", "project")  # AWS, but not where it deploys
+    moved = Fact.new("Atlas deploys to GCP since it left AWS", "project")  # names the current value too
+    now = render_memory([stale, backups, moved], "", "Where does Atlas deploy?", 1000, graph=view)
+    assert stale.id not in now and backups.id in now and moved.id in now
+    before = render_memory([stale], "", "Where did Atlas deploy before?", 1000, graph=view)
+    assert "was AWS until" in before
+
+
 def test_a_near_identical_fact_is_injected_once() -> None:
     short = Fact.new("Ann likes tea", "preference", 0.9)
     full = Fact.new("Ann likes green tea in the morning", "preference", 0.5)

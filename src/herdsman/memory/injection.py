@@ -14,7 +14,9 @@ Nothing is said twice: a fact that says nothing a line already in does not say (
 written in Go" beside "Atlas: written in Go") is left out, and goes if a relation line saying it
 comes later; a relation that a fact says in fuller words (all of its words, or, for a current
 value, both of its entities: "The team chose pnpm over npm for Nova" says "Nova: uses pnpm") is
-left out of its entity's line; a fact that says less than a fact in goes. Words that only say
+left out of its entity's line; a fact that says less than a fact in goes; a fact stating a value
+the graph knows was replaced (:func:`~herdsman.memory.recall.outdated`) is left out unless the
+request is about change. Words that only say
 when (months, years, "since") count only when the request is about time, since dates are not
 shown otherwise. Each item cites its id (``[f:<id>]`` a fact, ``[r:<id>]`` a relation), so the
 agent can say where a memory came from. Tokens are estimated at four characters each, the same
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 from herdsman.memory.embeddings import semantic_scores
 from herdsman.memory.facts import Fact, normalize, stem
-from herdsman.memory.recall import EntityLine, GraphView, about_change, graph_lines, named
+from herdsman.memory.recall import EntityLine, GraphView, about_change, graph_lines, named, outdated
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
 STOPWORDS = frozenset(
@@ -151,6 +153,7 @@ class _Section:
 
     def __init__(self, budget_tokens: int, dated: bool, graph: GraphView | None) -> None:
         self.budget, self.dated, self.graph = budget_tokens, dated, graph
+        self.replaced = graph.replaced() if graph is not None and not dated else []
         self.allowance = int(budget_tokens * BACKGROUND_SHARE)
         self.entries: list[_Entry] = []
 
@@ -181,6 +184,8 @@ class _Section:
         """``candidate`` as an entry, without what an entry in already says; None when nothing is left."""
         if isinstance(candidate, str):
             mentions = frozenset(e.id for e in named(self.graph.entities, candidate)) if self.graph else frozenset()
+            if self.replaced and outdated(self.replaced, candidate, mentions):
+                return None  # what the graph knows was replaced, unless the request is about change
             entry = _Entry(inline(candidate), gist(candidate, self.dated), related, mentions=mentions)
             return None if any(entry.words <= e.words for e in self.entries) else entry
         new = [i for i in range(len(candidate.items)) if not any(self._restated(candidate, i, e) for e in self.entries)]

@@ -41,6 +41,22 @@ class GraphView:
         """The name of the entity ``eid`` (its id when it is gone)."""
         return next((e.name for e in self.entities if e.id == eid), eid)
 
+    def replaced(self) -> list[tuple[Relation, Relation]]:
+        """(old, current) for every closed relation an open one with its subject and predicate replaced."""
+        current = {(r.subject, r.predicate): r for r in self.relations if r.open}
+        return [(r, current[(r.subject, r.predicate)]) for r in self.relations
+                if not r.open and (r.subject, r.predicate) in current and current[(r.subject, r.predicate)].object != r.object]
+
+
+def outdated(replaced: Sequence[tuple[Relation, Relation]], text: str, mentions: set[str] | frozenset[str]) -> bool:
+    """Whether ``text`` (a fact naming the entities ``mentions``) states what the graph knows was
+    ``replaced`` (:meth:`GraphView.replaced`): it names a relation's subject, its old object and its
+    predicate ("Atlas deploys to AWS" once Atlas deploys to GCP), not the current object. A fact the
+    memory model did not forget when the user said the new value is then not presented as current."""
+    said = stems(text)
+    return any({old.subject, old.object} <= mentions and new.object not in mentions
+               and stems(old.predicate.replace("_", " ")) & said for old, new in replaced)
+
 
 def named(entities: Sequence[Entity], text: str) -> list[Entity]:
     """The entities ``text`` names, by name or alias, as whole words ("Nova's" names Nova)."""
