@@ -6,9 +6,9 @@ agent with long-term memory on, one thread per session: the memory model reads e
 thread and the ``<memory>`` section the lead receives before it is measured:
 
 - recall: the share of the question's gold phrases the section contains;
-- precision: the share of injected memory lines (facts, relations, the context summary) that
-  contain a gold phrase;
-- answerable: every gold phrase is there and no line presents a stale value as current (a line
+- precision: the share of injected memory items (facts, relations, the context summary; an
+  entity's line holds one item per relation) that contain a gold phrase;
+- answerable: every gold phrase is there and no line presents a stale value as current (an item
   about the question, sharing two of its content words, that names a stale value, no gold phrase
   and no "until");
 - tokens injected per turn: the section's size (four characters a token, as memory estimates it),
@@ -26,6 +26,27 @@ there: this measures the mechanics (storage, history, recall, budget), not a mod
 that contain every gold phrase (slow: run by hand).
 
 Prints one JSON line.
+
+Measured with ``--model scripted`` (20 conversations, 65 sessions, 75 questions; answerable of
+75, tokens injected per turn over every turn / per question; one run of all modes each):
+
+=====================  =====================  =====================
+mode                   before (flat lines)    after (entity lines)
+=====================  =====================  =====================
+graph @ 1000           75, 121.0 / 155.0      75, 73.0 / 92.5
+flat @ 1000            65, 86.7 / 108.2       64, 77.0 / 97.5
+graph @ 150            75, 100.5 / 129.2      75, 71.8 / 92.4
+flat @ 150             65, 83.6 / 106.7       64, 75.7 / 97.5
+graph, one user        75, 359.8 / 391.9      75, 121.1 / 113.3
+flat, one user         65, 330.4 / 350.2      64, 124.6 / 117.5
+=====================  =====================  =====================
+
+"Before": a line per relation with its dates and history, facts beside them, and a quarter of
+the budget of unrelated memory on every turn. "After": one line per entity with its current
+relations, history and dates only when the request is about change or time, nothing said twice,
+unrelated memory only when nothing is related (:mod:`herdsman.memory.injection`). Flat lost one
+answer it had by chance (an unrelated fact naming the history question's gold phrase). The
+one-user figures move by a few tenths between runs (facts written in the same second tie).
 """
 
 from __future__ import annotations
@@ -59,6 +80,8 @@ DATA = Path(__file__).parent / "data" / "memory_conversations.yaml"
 BUDGETS = (1000, 150)
 SECTION = re.compile(r"<memory>.*?</memory>", re.S)
 LISTED_FACT = re.compile(r"^(\S+): \[[a-z]+\] (.*)$", re.M)
+ENTITY_LINE = re.compile(r"^- (.+?): (\[r:.*)$")  # "- Atlas: [r:...] deploys to GCP; [r:...] written in Go"
+ITEM = re.compile(r"; (?=\[r:)")
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -101,8 +124,18 @@ def bench_config(home: Path, graph: bool, budget: int) -> HerdsmanConfig:
 
 
 def memory_lines(section: str) -> list[str]:
-    """The remembered items of a ``<memory>`` section: its fact, relation and context lines."""
-    return [line for line in section.splitlines() if line.startswith(("- [", "Context:"))]
+    """The remembered items of a ``<memory>`` section: each fact, each relation (an entity's line
+    holds one per relation; each is counted with the entity's name) and the context summary."""
+    items = []
+    for line in section.splitlines():
+        if not line.startswith(("- ", "Context:")):
+            continue
+        entity = ENTITY_LINE.match(line)
+        if entity is None:
+            items.append(line)
+        else:
+            items += [f"- {entity.group(1)}: {item}" for item in ITEM.split(entity.group(2))]
+    return items
 
 
 def judge(section: str, question: dict[str, Any]) -> dict[str, Any]:

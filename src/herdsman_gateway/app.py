@@ -163,7 +163,8 @@ def create_app(
                 sweeper = asyncio.create_task(sweep_expired_items(item_store), name="store-ttl-sweep")
                 stack.push_async_callback(_stop, sweeper)
             if memory is not None:  # memory.retention_days: nothing outlives it, idle users' memory included
-                retention = asyncio.create_task(sweep_forever(memory.store, config.memory), name="memory-retention")
+                retention = asyncio.create_task(sweep_forever(memory.store, config.memory, queue=memory.queue),
+                                                name="memory-retention")
                 stack.push_async_callback(_stop, retention)
             exit_watcher = asyncio.create_task(app.state.gateway.streams.close_on_exit(), name="close-streams-on-exit")
             stack.push_async_callback(_stop, exit_watcher)

@@ -44,6 +44,16 @@ def test_the_judge_wants_every_gold_phrase_and_no_stale_value_as_current() -> No
     assert (missing["found"], missing["relevant"], missing["lines"], missing["answerable"]) == (0, 0, 1, False)
 
 
+def test_an_entity_line_is_judged_item_by_item() -> None:
+    question = {"q": "Where does Atlas deploy now?", "gold": ["GCP"], "stale": ["AWS"]}
+    line = bench.judge("<memory>\n- Atlas: [r:r1] deploys to GCP; [r:r2] written in Go\n</memory>", question)
+    assert (line["lines"], line["relevant"], line["answerable"]) == (2, 1, True)
+    stale = bench.judge("<memory>\n- Atlas: [r:r2] written in Go; [r:r0] deploys to AWS\n</memory>", question)
+    assert stale["misleading"] and not stale["answerable"]
+    history = "<memory>\n- Atlas: [r:r1] deploys to GCP (since 2026-03-01, was AWS until 2026-03-01 [r:r0])\n</memory>"
+    assert bench.judge(history, question)["answerable"]
+
+
 def test_a_short_scripted_run_measures_both_modes() -> None:
     """On the first two conversations the graph keeps what a fact was before it changed; flat
     facts forget it, so only the graph answers the history questions."""
@@ -61,4 +71,5 @@ def test_a_short_scripted_run_measures_both_modes() -> None:
     assert graph["answerable_by_kind"]["history"] == f"{history}/{history}"
     assert flat["answerable_by_kind"]["history"] == f"0/{history}"
     assert graph["recall"] == 1.0 and 0 < flat["recall"] < 1.0
-    assert 0 < flat["tokens_per_turn"] and 0 < graph["tokens_per_turn"] <= 1000
+    assert 0 < graph["tokens_per_turn"] < flat["tokens_per_turn"]  # more answered with fewer tokens, every turn
+    assert 0 < graph["tokens_per_question"] < flat["tokens_per_question"]

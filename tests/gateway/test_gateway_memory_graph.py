@@ -69,7 +69,7 @@ async def test_a_run_teaches_the_graph_which_the_owner_lists_audits_edits_switch
 
             # the next run is told, with the relation's id
             await client.runs.wait(None, "lead_agent", input=user_message("Where does Atlas deploy?"))
-            assert f"[r:{relation['id']}] Atlas deploys to GCP" in system_prompt(model)
+            assert f"- Atlas: [r:{relation['id']}] deploys to GCP" in system_prompt(model)
 
             # delete a relation, then an entity (with what names it); unknown ids are 404 and say what to do
             assert (await http.delete(f"/api/memory/relations/{relation['id']}")).status_code == 204
@@ -210,3 +210,23 @@ async def test_the_owner_corrects_a_relation_over_rest_and_no_one_else_can(home)
             assert corrections == [(fixed["id"], [wrong.id], "api"), (final, [fixed["id"]], "api")]
             assert {wrong.id, fixed["id"]} <= {a["id"] for a in trail if a["action"] == "delete"}
             assert graph.get_relation(ana_user, other.id) == other  # the other relation is untouched
+
+
+async def test_an_export_over_rest_carries_nothing_past_retention(home) -> None:
+    """The hourly sweep may not have come yet: the export applies the owner's retention first."""
+    from dataclasses import replace
+
+    from herdsman.memory.store import facts_namespace
+
+    config = make_config(home, memory={"enabled": True, "retention_days": {"behavior": 30}})
+    with running_gateway(config) as gw:
+        service = gw.app.state.gateway.memory
+        old = replace(Fact.new("Ann deploys on Fridays", "behavior"), updated_at="2020-01-01T00:00:00+00:00")
+        service.store.store.put(facts_namespace("default"), old.id, old.to_value())  # after the gateway's first sweep
+        kept = service.store.put("default", Fact.new("Ann reviews code on Mondays", "behavior"))
+        async with httpx.AsyncClient(base_url=gw.url) as http:
+            exported = (await http.get("/api/memory/export")).json()["default"]
+            assert [f["id"] for f in exported["facts"]] == [kept.id]
+            assert ("delete", "fact", old.id, "retention") in {
+                (a["action"], a["kind"], a["id"], a["origin"]) for a in exported["audit"]}
+            assert old.id not in (await http.get("/api/memory")).text

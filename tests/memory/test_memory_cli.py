@@ -141,6 +141,9 @@ def test_graph_export_off_switch_and_purge_of_one_user(tmp_path: Path) -> None:
 
 
 def test_sweep_applies_retention_from_the_cli(tmp_path: Path) -> None:
+    from herdsman.memory.backend import memory_db_path
+    from herdsman.memory.queue import UpdateQueue
+
     seed(tmp_path)
     assert "not set" in run_cli("memory", "sweep", cwd=tmp_path).stdout
     (tmp_path / "config.yaml").write_text("home: .herdsman\nmemory: {enabled: true, user_id: ann, retention_days: {behavior: 1}}\n")
@@ -150,7 +153,66 @@ def test_sweep_applies_retention_from_the_cli(tmp_path: Path) -> None:
     old = next(f for f in store.facts("ann") if f.category == "behavior")
     raw.put(("memory", "ann", "facts"), old.id, {**old.to_value(), "updated_at": "2020-01-01T00:00:00+00:00"})
     close_store(raw)
+    queue = UpdateQueue(memory_db_path(config))  # turns never learned: kept no longer than the shortest retention
+    queue.enqueue("t-old", "ann", [{"role": "user", "content": "We deploy on Fridays."}], delay=3600)
+    with queue._tx() as cur:
+        cur.execute("UPDATE memory_pending SET created_at = 1577836800 WHERE thread_id = 't-old'")  # 2020-01-01
+    queue.enqueue("t-new", "ann", [{"role": "user", "content": "Review my branch."}], delay=3600)
+    queue.close()
     swept = run_cli("memory", "sweep", cwd=tmp_path)
-    assert swept.returncode == 0 and "removed 1 item(s)" in swept.stdout
+    assert swept.returncode == 0 and "removed 2 item(s)" in swept.stdout
+    pending = run_cli("memory", "pending", cwd=tmp_path).stdout
+    assert "t-old" not in pending and "t-new" in pending
     listed = run_cli("memory", "list", cwd=tmp_path).stdout
     assert "Ann deploys on Fridays" not in listed and "Ann writes CLI tools in Rust" in listed
+
+
+def test_relations_and_entities_are_ended_corrected_and_deleted_and_the_audit_read_from_the_cli(tmp_path: Path) -> None:
+    """The governance REST offers, from the command line: end a relation (history), correct it (a new
+    id), delete it; show and delete an entity; read the audit trail. Only the named user's graph."""
+    from herdsman.memory.audit import Origin
+    from herdsman.memory.graph import GraphStore
+    from herdsman.memory.graph_schema import ExtractedRelation
+
+    seed(tmp_path)
+    raw = open_store(load_config(tmp_path / "config.yaml").config)
+    graph = GraphStore(raw)
+    deploy = graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="deploys_to", object="AWS",
+                                                         valid_from="2026-01-10"), Origin("updater", "t-1", "r-1"))
+    uses = graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="uses", object="Redis"), Origin())
+    bobs = graph.put_relation("bob", ExtractedRelation(subject="Zephyr", predicate="uses", object="Kafka"), Origin())
+    close_store(raw)
+
+    for bad, words in ((["--end", "soon"], "--end 'soon' is not a date"), (["--object", "x"], "--object must name"),
+                       (["--end", "2001-01-01"], "before the relation began"), ([], "give one of"),
+                       (["--delete", "--end", "2026-03-01"], "give one of")):
+        res = run_cli("memory", "relation", deploy.id, *bad, cwd=tmp_path)
+        assert res.returncode == 2 and words in res.stderr, (bad, res.stderr)
+    assert run_cli("memory", "relation", "r-none", "--delete", cwd=tmp_path).returncode == 1
+    assert run_cli("memory", "relation", bobs.id, "--delete", cwd=tmp_path).returncode == 1  # ann's graph only
+
+    fixed = run_cli("memory", "relation", deploy.id, "--object", "Azure", cwd=tmp_path)
+    assert fixed.returncode == 0 and "corrected" in fixed.stdout and "Atlas deploys to Azure (since 2026-01-10)" in fixed.stdout
+    new_id = fixed.stdout.split("[r:")[1].split("]")[0]
+    ended = run_cli("memory", "relation", new_id, "--end", "2026-03-01", cwd=tmp_path)
+    assert ended.returncode == 0 and "from 2026-01-10 until 2026-03-01" in ended.stdout
+    again = run_cli("memory", "relation", new_id, "--end", "2026-04-01", cwd=tmp_path)
+    assert again.returncode == 1 and "already ended" in again.stderr
+    assert run_cli("memory", "relation", uses.id, "--delete", cwd=tmp_path).returncode == 0
+
+    about = run_cli("memory", "entity", "atlas", cwd=tmp_path)
+    assert about.returncode == 0 and "History:" in about.stdout and "Atlas deploys to Azure" in about.stdout
+    assert "Redis" not in about.stdout
+    assert run_cli("memory", "entity", "Nowhere", cwd=tmp_path).returncode == 1
+    assert run_cli("memory", "entity", "Atlas", "--delete", cwd=tmp_path).returncode == 0
+    after = json.loads(run_cli("memory", "export", "-u", "ann", cwd=tmp_path).stdout)["ann"]
+    assert after["relations"] == [] and "Atlas" not in {e["name"] for e in after["entities"]}
+    assert json.loads(run_cli("memory", "export", "-u", "bob", cwd=tmp_path).stdout)["bob"]["relations"]  # untouched
+
+    audit = run_cli("memory", "audit", cwd=tmp_path)
+    assert audit.returncode == 0
+    rows = [line for line in audit.stdout.splitlines() if deploy.id in line]
+    assert any("put" in r and "updater" in r and "t-1" in r and "r-1" in r for r in rows)
+    assert any("delete" in r and "cli" in r for r in rows)  # the correction replaced it
+    assert "correct" in audit.stdout and "close" in audit.stdout
+    assert "No audit records for user 'carl'" in run_cli("memory", "audit", "-u", "carl", cwd=tmp_path).stdout

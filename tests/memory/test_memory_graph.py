@@ -179,17 +179,36 @@ def test_injection_starts_from_the_entities_the_request_names_and_cites_ids() ->
 
     section = render_memory(memory.facts("ann"), "", "Where does atlas deploy?", 1000, graph=view)
     lines = section.splitlines()
-    gcp = next(i for i, line in enumerate(lines) if f"[r:{by_object['GCP'].id}]" in line)
-    assert "Atlas deploys to GCP (since 2026-03-01; was AWS until 2026-03-01" in lines[gcp]
-    assert f"[r:{by_object['AWS'].id}]" in lines[gcp]  # the history it replaced, cited too
-    assert any(f"[r:{by_object['Atlas'].id}] Ann works on Atlas" in line for line in lines)  # one hop
-    zephyr = next(i for i, line in enumerate(lines) if "Zephyr uses Redis" in line)
-    assert zephyr > gcp and f"[f:{tea.id}]" in section  # the rest follows while the budget lasts
+    assert lines[2] == f"- Atlas: [r:{by_object['GCP'].id}] deploys to GCP"  # one line per entity, cited
+    assert f"- Ann: [r:{by_object['Atlas'].id}] works on Atlas" in lines  # one hop
+    assert "AWS" not in section  # not asked about change: the current value only
+    assert "Zephyr" not in section and tea.id not in section  # about something: nothing unrelated fills the budget
 
-    tight = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(lines[gcp]) + 4
+    tight = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(lines[2]) + 4
     small = render_memory(memory.facts("ann"), "", "Where does atlas deploy?", tight, graph=view)
-    assert "GCP" in small and "Zephyr" not in small and "tea" not in small
+    assert "GCP" in small and "Ann" not in small.replace(HEADER, "")
     assert estimate_tokens(small) <= tight
+
+    idle = render_memory(memory.facts("ann"), "", "Hello there!", 1000, graph=view)
+    assert "Zephyr: [r:" in idle and tea.id in idle  # about nothing memory knows: a little of the most recent
+
+
+def test_history_is_injected_when_the_request_is_about_change() -> None:
+    graph = seeded_graph(InMemoryStore())
+    view = GraphView(graph.entities("ann"), graph.relations("ann"))
+    by_object = {view.name(r.object): r for r in view.relations}
+    for asked in ("Where did atlas deploy before?", "Since when does Atlas deploy to GCP?", "Is Atlas still on AWS?"):
+        section = render_memory([], "", asked, 1000, graph=view)
+        assert (f"- Atlas: [r:{by_object['GCP'].id}] deploys to GCP (since 2026-03-01, was AWS until 2026-03-01 "
+                f"[r:{by_object['AWS'].id}])") in section, asked
+    ended = GraphStore(InMemoryStore())
+    ended.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="uses", object="Redis",
+                                                valid_from="2025-05-01"), Origin())
+    ended.close("ann", ended.relations("ann")[0], "2026-02-01", Origin())
+    view = GraphView(ended.entities("ann"), ended.relations("ann"))
+    assert render_memory([], "", "What does Atlas use?", 1000, graph=view) == ""  # an ended relation is history
+    assert "uses Redis (from 2025-05-01 until 2026-02-01)" in render_memory([], "", "What did Atlas use before?",
+                                                                            1000, graph=view)
 
 
 def test_a_large_graph_never_passes_the_budget() -> None:

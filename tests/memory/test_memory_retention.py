@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.store.memory import InMemoryStore
@@ -42,8 +43,11 @@ def aged_relation(store: MemoryStore, user: str, subject: str, obj: str, age: in
     return relation.id
 
 
-def test_retention_keys_are_the_fact_categories_the_graph_and_the_audit_trail() -> None:
-    assert set(MEMORY_RETENTION_KEYS) == {*CATEGORIES, "graph", "audit"}
+def test_retention_keys_are_the_fact_categories_the_graph_the_audit_trail_and_the_queue() -> None:
+    assert set(MEMORY_RETENTION_KEYS) == {*CATEGORIES, "graph", "audit", "pending"}
+    assert MemoryConfig(retention_days={"graph": 90, "behavior": 30}).retention_for("pending") == 30  # the shortest
+    assert MemoryConfig(retention_days={"graph": 90, "pending": 2}).retention_for("pending") == 2
+    assert MemoryConfig().retention_for("pending") is None
     with pytest.raises(ValidationError, match="has no category colour"):
         MemoryConfig(retention_days={"colour": 3})
     with pytest.raises(ValidationError, match="1 or more"):
@@ -90,3 +94,64 @@ def test_one_number_applies_to_every_category_and_none_keeps_everything(tmp_path
     assert sweep(store, MemoryConfig(retention_days=10), now=NOW) > 0
     assert store.facts("ann") == [] and GraphStore(store.store).relations("ann") == []
     assert GraphStore(store.store).entities("ann") == []
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_no_kind_of_record_outlives_its_retention_on_the_real_stores(kind: str, home: Path, request: Any) -> None:
+    """Facts, a consolidated summary, the context summary, entities, relations and their history,
+    the audit trail, queued turns: everything older than its retention is gone after the sweep,
+    what is younger stays."""
+    from herdsman.memory.backend import close_store, memory_db_path
+    from herdsman.memory.queue import UpdateQueue
+    from tests.memory.test_memory_graph import AWS, GCP, real_store
+    from tests.support import make_config
+
+    raw = real_store(kind, home, request)
+    queue = UpdateQueue(memory_db_path(make_config(home, memory={"enabled": True})))
+    try:
+        store, graph = MemoryStore(raw), GraphStore(raw)
+        for n in range(3):  # old enough to be folded into a summary by the sweep, which is as old as they are
+            store.put("ann", Fact.new(f"Ann deploys on day {n} of the sprint", "behavior"))
+        store.set_summary("ann", "Ann leads Atlas.")
+        graph.put_relation("ann", ExtractedRelation(**AWS), Origin("updater", "t-0"))
+        graph.put_relation("ann", ExtractedRelation(**GCP), Origin("updater", "t-0"))  # AWS becomes history
+        queue.enqueue("t-old", "ann", [{"role": "user", "content": "We deploy Atlas on Fridays."}])
+        far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=40)  # everything above is 40 days old then
+        young = (far - dt.timedelta(days=1)).isoformat(timespec="seconds")
+        fresh = replace(Fact.new("Ann reviews code on Mondays", "behavior"), created_at=young, updated_at=young)
+        raw.put(facts_namespace("ann"), fresh.id, fresh.to_value())
+        queue.enqueue("t-new", "ann", [{"role": "user", "content": "Review my branch."}])
+        with queue._tx() as cur:  # queued a day before `far`
+            cur.execute("UPDATE memory_pending SET created_at = ? WHERE thread_id = 't-new'",
+                        ((far - dt.timedelta(days=1)).timestamp(),))
+        config = MemoryConfig(retention_days={"behavior": 30, "profile": 30, "graph": 30, "audit": 30},
+                              consolidate_after_days=20)
+        assert records(raw, user_label("ann")) and len(graph.relations("ann")) == 2
+
+        assert sweep(store, config, now=far, queue=queue) > 0
+
+        assert [f.id for f in store.facts("ann")] == [fresh.id]  # the summary of the old ones went too
+        assert store.summary("ann") == ""
+        assert graph.relations("ann") == [] and graph.entities("ann") == []
+        assert [row["thread_id"] for row in queue.pending()] == ["t-new"]
+        assert records(raw, user_label("ann")) == []  # every record, the sweep's own deletions too, is that old then
+    finally:
+        queue.close()
+        close_store(raw)
+
+
+def test_an_export_carries_nothing_past_retention(home: Path) -> None:
+    from herdsman.memory.backend import close_store, open_store
+    from herdsman.memory.governance import export_user
+    from tests.support import make_config
+
+    raw = open_store(make_config(home, memory={"enabled": True}))
+    try:
+        store = MemoryStore(raw)
+        old = aged_fact(store, "ann", "Ann deploys on Fridays", "behavior", 400)
+        kept = store.put("ann", Fact.new("Ann reviews code on Mondays", "behavior"))
+        assert {f["id"] for f in export_user(store, "ann")["facts"]} == {old.id, kept.id}  # no config: as kept
+        exported = export_user(store, "ann", MemoryConfig(retention_days={"behavior": 30}))
+        assert [f["id"] for f in exported["facts"]] == [kept.id] and store.get("ann", old.id) is None
+    finally:
+        close_store(raw)

@@ -725,6 +725,12 @@ const scenarios = {
     const fixed = (await api("/api/memory/graph")).relations;
     check("relation corrected on the gateway", fixed.length === 1 && fixed[0].object_name === "Azure" &&
       fixed[0].id !== rid && fixed[0].valid_to === ended[0], fixed);
+    // The audit trail: every write, newest first, with where it came from (these edits: the API).
+    await dialog.getByTestId("memory-audit").locator("summary").click();
+    await dialog.getByTestId("audit-record").first().waitFor();
+    const trail = await dialog.getByTestId("audit-record").allInnerTexts();
+    check("audit trail shown", trail[0].includes(`correct relation ${fixed[0].id} (api`) &&
+      trail.some((t) => t.includes(`close relation ${rid} (api`)), trail.slice(0, 6));
     await dialog.getByTestId("memory-enabled").click();
     await page.waitForFunction(async (url) => (await (await fetch(`${url}/api/memory/settings`)).json()).enabled === false, baseUrl);
     check("memory switched off", (await api("/api/memory")).enabled === false);

@@ -226,6 +226,7 @@ def test_settings_manage_memory_skills_and_see_models_and_highlighted_code(memor
     checks = run_scenario(memory_gateway, "settings")
     assert checks["facts shown"] and checks["fact edited on the gateway"] and checks["fact deleted on the gateway"]
     assert checks["graph with history shown"] and checks["relation deleted on the gateway"] and checks["memory switched off"]
+    assert checks["audit trail shown"]
     assert checks["relation corrected on the gateway"]
     assert checks["relation ended on the gateway"]
     assert checks["skill disabled on the gateway"] and checks["SKILL.md shown"]

@@ -1,5 +1,6 @@
-"""``herdsman memory``: list, edit, delete, export and purge what the agent remembers; the graph,
-the user's off switch, retention; see the queue.
+"""``herdsman memory``: list, edit, delete, export and purge what the agent remembers; the graph
+(end, correct or delete a relation, show or delete an entity), the audit trail, the user's off
+switch, retention; see the queue.
 
 A typer sub-app mounted by :mod:`herdsman.cli`. It opens the configured memory store directly
 (no agent is built), so it also works while a gateway is running on the same SQLite file.
@@ -20,12 +21,14 @@ from rich.table import Table
 from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
-from herdsman.memory.audit import Origin
+from herdsman.memory.audit import Origin, records
 from herdsman.memory.facts import CATEGORIES
-from herdsman.memory.governance import export_user, graph_json, purge_user
+from herdsman.memory.governance import EditRefused, correct_relation, end_relation, export_user, graph_json, purge_user
+from herdsman.memory.graph import GraphStore
+from herdsman.memory.recall import GraphView, describe, relation_line
 from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.retention import scheduled, sweep
-from herdsman.memory.store import MemoryStore
+from herdsman.memory.store import MemoryStore, user_label
 
 CLI = Origin("cli")
 
@@ -147,7 +150,7 @@ def memory_export(
     cfg = _config(config)
     with _Opened(cfg) as store:
         users = store.users() if all_users else [_user(cfg, user)]
-        data = {uid: export_user(store, uid) for uid in users}
+        data = {uid: export_user(store, uid, cfg.memory) for uid in users}
     text = json.dumps(data, indent=2, ensure_ascii=False)
     if output is None:
         sys.stdout.write(text + "\n")
@@ -170,6 +173,86 @@ def memory_graph(user: UserOpt = None, config: ConfigOpt = None) -> None:
     for r in graph["relations"]:
         table.add_row(r["id"], escape(r["subject_name"]), r["predicate"], escape(r["object_name"]),
                       r["valid_from"][:10], (r["valid_to"] or "now")[:10], r["source_thread"] or "")
+    console.print(table)
+
+
+@memory_app.command("relation")
+def memory_relation(
+    relation_id: Annotated[str, typer.Argument(help="The relation's id (see 'herdsman memory graph').")],
+    end: Annotated[Optional[str], typer.Option("--end", help="It stopped being true on this date (2026-03-01).")] = None,
+    obj: Annotated[Optional[str], typer.Option("--object", help="It was wrong: the right object (an entity's name).")] = None,
+    predicate: Annotated[Optional[str], typer.Option("--predicate", help="It was wrong: the right predicate.")] = None,
+    delete: Annotated[bool, typer.Option("--delete", help="Forget the relation.")] = False,
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """End a relation (it stays as history), correct its object or predicate (a new id), or delete it."""
+    if sum((end is not None, obj is not None or predicate is not None, delete)) != 1:
+        err.print("[red]Error:[/red] give one of --end DATE (it stopped being true), --object/--predicate (it was "
+                  "wrong) or --delete")
+        raise typer.Exit(2)
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    with _Opened(cfg) as store:
+        graph = GraphStore(store.store)
+        relation = graph.get_relation(uid, relation_id)
+        if relation is None:
+            err.print(f"[red]Error:[/red] no relation {relation_id!r} for {uid!r}; see 'herdsman memory graph'")
+            raise typer.Exit(1)
+        if delete:
+            graph.delete_relation(uid, relation_id, CLI)
+            console.print(f"forgot relation {relation_id}")
+            return
+        try:
+            changed = (end_relation(store, uid, relation, end, CLI) if end is not None
+                       else correct_relation(store, uid, relation, CLI, predicate=predicate, obj=obj))
+        except EditRefused as exc:
+            option = {"valid_to": "--end", "predicate": "--predicate", "object": "--object"}[exc.field]
+            err.print(f"[red]Error:[/red] {escape(exc.message if exc.conflict else f'{option} {exc.message}')}")
+            raise typer.Exit(1 if exc.conflict else 2) from None
+        view = GraphView(graph.entities(uid), graph.relations(uid))
+    console.print(f"[green]{'ended' if end is not None else 'corrected'}[/green] {escape(relation_line(view, changed))}")
+
+
+@memory_app.command("entity")
+def memory_entity(
+    entity: Annotated[str, typer.Argument(help="The entity's name (or its id).")],
+    delete: Annotated[bool, typer.Option("--delete", help="Forget it and every relation that names it.")] = False,
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Show what is known about an entity, now and before; or delete it with --delete."""
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    with _Opened(cfg) as store:
+        graph = GraphStore(store.store)
+        entities = graph.entities(uid)
+        found = next((e for e in entities if e.id == entity), None) or graph.find(uid, entity, entities)
+        if found is None:
+            known = ", ".join(f"{e.name} ({e.id})" for e in entities[:20]) or "none yet"
+            err.print(f"[red]Error:[/red] no entity {escape(entity)!r} for {uid!r}; known: {escape(known)}")
+            raise typer.Exit(1)
+        if delete:
+            graph.delete_entity(uid, found.id, CLI)
+            console.print(f"forgot {escape(found.name)} ({found.id}) and the relations that named it")
+            return
+        console.print(escape(describe(GraphView(entities, graph.relations(uid)), found)))
+
+
+@memory_app.command("audit")
+def memory_audit(user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """Every write to a user's memory, oldest first: what, how, and from which thread and run."""
+    cfg = _config(config)
+    uid = _user(cfg, user)
+    with _Opened(cfg) as store:
+        trail = records(store.store, user_label(uid))
+    if not trail:
+        console.print(f"No audit records for user {uid!r}.")
+        return
+    table = Table("at", "action", "kind", "id", "origin", "thread", "run")
+    for a in trail:
+        table.add_row(a["at"][:19], a["action"], a["kind"], a["id"], a["origin"], a.get("thread_id") or "",
+                      a.get("run_id") or "")
     console.print(table)
 
 
@@ -221,7 +304,11 @@ def memory_sweep(config: ConfigOpt = None) -> None:
         console.print("memory.retention_days and memory.consolidate_after_days are not set: memory is kept until deleted")
         return
     with _Opened(cfg) as store:
-        removed = sweep(store, cfg.memory)
+        queue = UpdateQueue(memory_db_path(cfg))
+        try:
+            removed = sweep(store, cfg.memory, queue=queue)
+        finally:
+            queue.close()
     console.print(f"removed {removed} item(s) past retention or folded into summaries")
 
 

@@ -234,8 +234,10 @@ class SkillsConfig(_Section):
 
 
 # What memory.retention_days may name: the fact categories (herdsman.memory.facts.CATEGORIES),
-# the graph (entities and relations) and the audit trail.
-MEMORY_RETENTION_KEYS = ("preference", "profile", "project", "knowledge", "behavior", "other", "graph", "audit")
+# the graph (entities and relations), the audit trail and the turns waiting to be learned (pending).
+MEMORY_RETENTION_KEYS = (
+    "preference", "profile", "project", "knowledge", "behavior", "other", "graph", "audit", "pending",
+)
 
 
 class MemoryConfig(_Section):
@@ -257,7 +259,8 @@ class MemoryConfig(_Section):
     retention_days: int | dict[str, int] | None = Field(
         None,
         description="Forget memory not updated for this many days: one number for everything, or per category "
-        f"({', '.join(MEMORY_RETENTION_KEYS)}), e.g. {{graph: 180, audit: 365}}; unnamed categories are kept.",
+        f"({', '.join(MEMORY_RETENTION_KEYS)}), e.g. {{graph: 180, audit: 365}}; unnamed categories are kept, "
+        "but turns still waiting to be learned (pending) no longer than the shortest retention named.",
     )
     max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
     consolidate_after_days: int | None = Field(
@@ -286,9 +289,16 @@ class MemoryConfig(_Section):
         return value
 
     def retention_for(self, category: str) -> int | None:
-        """Days kept of ``category`` (a fact category, ``graph`` or ``audit``); None: forever."""
+        """Days kept of ``category`` (a fact category, ``graph``, ``audit`` or ``pending``); None: forever.
+
+        Turns waiting to be learned (``pending``) may hold anything of any category: unless named,
+        they are kept no longer than the shortest retention configured."""
         value = self.retention_days
-        return value.get(category) if isinstance(value, dict) else value
+        if not isinstance(value, dict):
+            return value
+        if category == "pending" and category not in value:
+            return min(value.values(), default=None)
+        return value.get(category)
 
     @model_validator(mode="after")
     def _postgres_needs_url(self) -> "MemoryConfig":

@@ -1,8 +1,12 @@
 """Retention: nothing in a user's memory outlives ``memory.retention_days`` for its category.
 
-Facts go by their category, the context summary by ``profile`` (it is the model's prose about
-the user, made of the same things as profile facts), entities and relations by ``graph``, audit
-records by ``audit`` (one number in config applies to all of them). An item is past retention when it was last
+Facts go by their category (a consolidated summary is dated by the oldest fact in it), the context
+summary by ``profile`` (it is the model's prose about the user, made of the same things as profile
+facts), entities and relations (the closed ones too: history) by ``graph``, audit records by
+``audit``, and the turns still waiting in the update queue (``memory_pending``) by ``pending``,
+which defaults to the shortest retention named, since a turn may hold anything (one number in
+config applies to all of them). Exports are made on request from what is kept (an export applies
+retention to its user first); herdsman keeps no copy of one. An item is past retention when it was last
 updated (an audit record: written) more days ago than its category keeps; an entity goes once it
 is past retention and no relation that is kept names it. :func:`apply_retention` runs after every
 memory update and :func:`sweep` over every user periodically (the gateway) and on
@@ -22,6 +26,7 @@ from herdsman.memory.audit import Origin, audit_namespace, record, records
 from herdsman.memory.consolidation import consolidate
 from herdsman.memory.facts import cutoff
 from herdsman.memory.graph import GraphStore
+from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.store import MemoryStore, profile_namespace, user_label
 
 log = structlog.get_logger(__name__)
@@ -73,28 +78,46 @@ def scheduled(config: MemoryConfig) -> bool:
     return config.retention_days is not None or config.consolidate_after_days is not None
 
 
-def sweep(store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = None) -> int:
+def expire_pending(queue: UpdateQueue, config: MemoryConfig, now: dt.datetime | None = None) -> int:
+    """Drop the queued turns older than ``pending``'s retention; how many threads' rows went."""
+    days = config.retention_for("pending")
+    if not days:
+        return 0
+    before = (now or dt.datetime.now(dt.timezone.utc)) - dt.timedelta(days=days)
+    dropped = queue.expire(before.timestamp())
+    if dropped:
+        log.info("memory_pending_expired", threads=dropped, days=days)
+    return dropped
+
+
+def sweep(store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = None,
+          queue: UpdateQueue | None = None) -> int:
     """For every user with memory, :func:`~herdsman.memory.consolidation.consolidate` old facts,
-    then :func:`apply_retention`; how many items went in all (facts folded into a summary count)."""
+    then :func:`apply_retention`; then :func:`expire_pending` on ``queue``; how many items went in
+    all (facts folded into a summary count)."""
     if not scheduled(config):
         return 0
     removed = 0
     for user in store.users():
         removed += sum(len(summary.sources) for summary in consolidate(store, config, user, now))
         removed += apply_retention(store, config, user, now)
+    if queue is not None:
+        removed += expire_pending(queue, config, now)
     return removed
 
 
-async def sweep_forever(store: MemoryStore, config: MemoryConfig, every: float = SWEEP_SECONDS) -> None:
+async def sweep_forever(
+    store: MemoryStore, config: MemoryConfig, every: float = SWEEP_SECONDS, queue: UpdateQueue | None = None,
+) -> None:
     """:func:`sweep` now and then every ``every`` seconds, until cancelled (a failure is logged and retried)."""
     if not scheduled(config):
         return
     while True:
         try:
-            await asyncio.to_thread(sweep, store, config)
+            await asyncio.to_thread(sweep, store, config, None, queue)
         except Exception as exc:  # noqa: BLE001 - try again next time
             log.warning("memory_retention_sweep_failed", error=str(exc))
         await asyncio.sleep(every)
 
 
-__all__ = ["apply_retention", "cutoff", "scheduled", "sweep", "sweep_forever"]
+__all__ = ["apply_retention", "cutoff", "expire_pending", "scheduled", "sweep", "sweep_forever"]

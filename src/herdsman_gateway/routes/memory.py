@@ -22,9 +22,8 @@ from pydantic import ConfigDict, Field
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.audit import Origin, records
 from herdsman.memory.facts import CATEGORIES, Fact, fact_id
-from herdsman.memory.governance import export_user, graph_json, purge_user
+from herdsman.memory.governance import EditRefused, correct_relation, end_relation, export_user, graph_json, purge_user
 from herdsman.memory.graph import GraphStore
-from herdsman.memory.graph_schema import MAX_NAME_CHARS, predicate_name, since_date
 from herdsman.memory.service import MemoryService
 from herdsman.memory.store import MemoryStore, user_label
 from herdsman_gateway.auth import current_user
@@ -169,20 +168,10 @@ def delete_relation(rid: str, store: MemoryStore = Depends(memory_store), user: 
     return Response(status_code=204)
 
 
-def _corrected(body: RelationPatch) -> tuple[str | None, str | None]:
-    """The predicate and object of a correction, checked as the memory model's are (422 otherwise)."""
-    predicate = obj = None
-    if body.predicate is not None:
-        predicate = predicate_name(body.predicate)
-        if len(predicate) < 2 or len(predicate) > 60:
-            raise HTTPException(422, f"Invalid request: predicate {body.predicate[:40]!r} needs words (2 to 60 "
-                                "characters), e.g. deploys_to")
-    if body.object is not None:
-        obj = " ".join(body.object.split())
-        if not 2 <= len(obj) <= MAX_NAME_CHARS:
-            raise HTTPException(422, f"Invalid request: object must name an entity in 2 to {MAX_NAME_CHARS} characters, "
-                                "e.g. GCP")
-    return predicate, obj
+def _refused(exc: EditRefused) -> HTTPException:
+    """A refused edit as the answer: 409 when the relation's state forbids it, else 422 naming the field."""
+    return HTTPException(409, exc.message) if exc.conflict else HTTPException(
+        422, f"Invalid request: {exc.field} {exc.message}")
 
 
 @router.patch("/relations/{rid}", summary="End or correct a relation")
@@ -191,8 +180,7 @@ def patch_relation(
 ) -> dict[str, Any]:
     """Say a relation stopped being true (``valid_to``: it stays as history), or correct it
     (``predicate`` and/or ``object``: it was wrong; it gets a new id, answered)."""
-    graph = GraphStore(store.store)
-    relation = graph.get_relation(user, rid)
+    relation = GraphStore(store.store).get_relation(user, rid)
     if relation is None:
         raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
     if body.valid_to is None and body.predicate is None and body.object is None:
@@ -201,21 +189,15 @@ def patch_relation(
     if body.valid_to is not None and (body.predicate is not None or body.object is not None):
         raise HTTPException(422, "Invalid request: send either valid_to (it stopped being true) or object/predicate "
                             "(it was wrong), not both; correct it first, then end it")
-    if body.valid_to is None:
-        predicate, obj = _corrected(body)
-        fixed = graph.correct(user, relation, API, predicate=predicate, obj=obj)
-        log.info("memory_relation_corrected", user_id=user, relation_id=rid, new_id=fixed.id)
-        return next(r for r in graph_json(store, user)["relations"] if r["id"] == fixed.id)
-    when = since_date(body.valid_to)
-    if when is None:
-        raise HTTPException(422, f"Invalid request: valid_to {body.valid_to[:40]!r} is not a date; send e.g. 2026-03-01")
-    if when < relation.valid_from[: len(when)]:
-        raise HTTPException(422, f"Invalid request: valid_to {when} is before the relation began ({relation.valid_from}); "
-                            "send a later date, or delete the relation")
-    if not relation.open:
-        raise HTTPException(409, f"Relation {rid!r} already ended on {relation.valid_to}; delete it to correct it further")
-    closed = graph.close(user, relation, when, API)
-    return next(r for r in graph_json(store, user)["relations"] if r["id"] == closed.id)
+    try:
+        if body.valid_to is None:
+            changed = correct_relation(store, user, relation, API, predicate=body.predicate, obj=body.object)
+            log.info("memory_relation_corrected", user_id=user, relation_id=rid, new_id=changed.id)
+        else:
+            changed = end_relation(store, user, relation, body.valid_to, API)
+    except EditRefused as exc:
+        raise _refused(exc) from None
+    return next(r for r in graph_json(store, user)["relations"] if r["id"] == changed.id)
 
 
 @router.get("/audit", summary="Where your memory came from")
@@ -260,10 +242,10 @@ def delete_fact(fid: str, store: MemoryStore = Depends(memory_store), user: str 
 
 @router.get("/export", summary="Export your memory as JSON",
             response_class=Response, responses={200: {"content": {"application/json": {}}}})
-def export_memory(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> Response:
+def export_memory(service: MemoryService = Depends(memory_service), user: str = Depends(memory_user)) -> Response:
     """A JSON download ``{user_id: {enabled, summary, facts, entities, relations, audit}}``, the shape
-    ``herdsman memory export`` writes."""
-    data = {user: export_user(store, user)}
+    ``herdsman memory export`` writes; nothing past ``memory.retention_days`` is in it."""
+    data = {user: export_user(service.store, user, service.config)}
     return Response(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n",
         media_type="application/json",

@@ -51,6 +51,19 @@ export interface MemoryGraph {
   relations: Relation[];
 }
 
+/** One write to the caller's memory: what (kind, id), how (action, origin), from which thread and run. */
+export interface AuditRecord {
+  key: string;
+  at: string;
+  action: string;
+  kind: string;
+  id: string;
+  origin: string;
+  thread_id: string | null;
+  run_id: string | null;
+  sources?: string[];
+}
+
 /** The fact categories the gateway accepts (herdsman.memory.facts.CATEGORIES). */
 export const CATEGORIES = ["preference", "profile", "project", "knowledge", "behavior", "other"] as const;
 
@@ -92,6 +105,9 @@ const skill = (name: string) => `/api/skills/${encodeURIComponent(name)}`;
 export const getMemory = () => call<MemoryView>("/api/memory");
 
 export const getMemoryGraph = () => call<MemoryGraph>("/api/memory/graph");
+
+/** Every write to the caller's memory, oldest first. */
+export const getMemoryAudit = () => call<{ records: AuditRecord[] }>("/api/memory/audit");
 
 /** Forget an entity and every relation that names it. */
 export const deleteEntity = (id: string) => call<void>(`/api/memory/entities/${encodeURIComponent(id)}`, { method: "DELETE" });

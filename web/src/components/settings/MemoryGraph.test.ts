@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  correctRelation, deleteEntity, deleteRelation, endRelation, purgeMemory, setMemoryEnabled, type MemoryGraph, type Relation,
+  correctRelation, deleteEntity, deleteRelation, endRelation, getMemoryAudit, purgeMemory, setMemoryEnabled, type MemoryGraph,
+  type Relation,
 } from "../../api/settings";
+import { auditText } from "./MemoryAudit";
 import { correction, entityRows, relationText, today } from "./MemoryGraph";
 
 const rel = (id: string, subject: string, object: string, from: string, to: string | null, predicate = "deploys_to"): Relation => ({
@@ -80,5 +82,23 @@ describe("the memory graph", () => {
     vi.stubGlobal("window", { localStorage: { getItem: () => null } });
     vi.stubGlobal("fetch", vi.fn(async () => new Response(JSON.stringify({ detail: "No relation 'x' in your memory; list them with GET /api/memory/graph" }), { status: 404 })));
     await expect(deleteRelation("x")).rejects.toThrow(/404.*GET \/api\/memory\/graph/);
+  });
+});
+
+describe("the memory audit trail", () => {
+  it("reads the caller's /api/memory/audit and says each write in one line", async () => {
+    vi.stubGlobal("window", { localStorage: { getItem: () => null } });
+    const record = { key: "k1", at: "2026-03-01T12:00:05+00:00", action: "put", kind: "relation", id: "r1",
+      origin: "updater", thread_id: "t-1", run_id: "run-1" };
+    const seen: string[] = [];
+    vi.stubGlobal("fetch", vi.fn(async (url: string) => {
+      seen.push(url);
+      return new Response(JSON.stringify({ records: [record] }), { status: 200 });
+    }));
+    const { records } = await getMemoryAudit();
+    expect(seen.map((u) => u.replace(/^.*?(\/api\/)/, "$1"))).toEqual(["/api/memory/audit"]);
+    expect(auditText(records[0])).toBe("2026-03-01 12:00 put relation r1 (updater, thread t-1, run run-1)");
+    expect(auditText({ ...record, origin: "cli", thread_id: null, run_id: null })).toBe(
+      "2026-03-01 12:00 put relation r1 (cli)");
   });
 });

@@ -1,10 +1,11 @@
 /** The Memory tab: the facts and the graph the agent keeps about you, to read, edit and delete;
- * your off switch; export and delete everything. */
+ * your off switch; where each write came from (the audit trail); export and delete everything. */
 import { useState } from "react";
 import { downloadFile } from "../../api/rest";
 import {
   CATEGORIES, deleteFact, editFact, getMemory, getMemoryGraph, purgeMemory, setMemoryEnabled, type Fact,
 } from "../../api/settings";
+import { MemoryAudit } from "./MemoryAudit";
 import { MemoryGraphList } from "./MemoryGraph";
 import { errorText, PanelError, useAction, useLoad } from "./useLoad";
 
@@ -121,6 +122,7 @@ export function MemoryTab() {
       <h4>People, projects and services</h4>
       <PanelError error={graph.error} />
       {graph.data && <MemoryGraphList graph={graph.data} onChanged={graph.reload} onError={setActionError} />}
+      <MemoryAudit />
       <div className="settings-actions">
         <button type="button" onClick={() => void reload()} disabled={loading || graph.loading}>Refresh</button>
         <button type="button" data-testid="memory-export" disabled={!data}
