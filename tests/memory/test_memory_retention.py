@@ -155,3 +155,40 @@ def test_an_export_carries_nothing_past_retention(home: Path) -> None:
         assert [f["id"] for f in exported["facts"]] == [kept.id] and store.get("ann", old.id) is None
     finally:
         close_store(raw)
+
+
+async def test_what_is_past_retention_is_never_injected_or_found_even_before_the_sweep(home: Path) -> None:
+    """Between two sweeps, an old fact, relation or context summary stays in the store; the lead's
+    memory section and the memory tool must not use it (the fresh ones are used)."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from herdsman.memory.service import MemoryService
+    from herdsman.memory.tool import about
+    from herdsman.models.scripted import ScriptedChatModel
+    from tests.support import make_config
+
+    config = make_config(home, memory={"enabled": True, "mode": "tool", "retention_days": {"behavior": 30, "graph": 30, "profile": 30}})
+    service = MemoryService.open(config, store=InMemoryStore())
+    store = service.store
+    age = (dt.datetime.now(dt.timezone.utc) - NOW).days + 400  # 400 days old today
+    aged_fact(store, "default", "Ann deploys Atlas on Fridays", "behavior", age)
+    store.put("default", Fact.new("Ann deploys Atlas on Mondays now", "behavior"))
+    aged_relation(store, "default", "Atlas", "Heroku", age)
+    GraphStore(store.store).put_relation("default", ExtractedRelation(subject="Atlas", predicate="uses", object="Fly"), Origin())
+    store.set_summary("default", "Ann ran Atlas on Heroku.")
+    summary = store.store.get(("memory", user_label("default"), "profile"), "summary")
+    if summary is not None:
+        store.store.put(("memory", user_label("default"), "profile"), "summary", {**summary.value, "updated_at": days_ago(age)})
+    search = {"tool_calls": [{"name": "memory", "args": {"action": "search", "query": "Atlas deploys"}}]}
+    lead = ScriptedChatModel(responses=[search, "noted"])
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
+    state = await agent.ainvoke({"messages": [HumanMessage("When does Atlas deploy, and where?")]}, run_config(config, "t1"))
+    section = lead.calls[0].messages[0].text
+    assert "Mondays" in section and "Fly" in section
+    assert "Fridays" not in section and "Heroku" not in section
+    found = next(m.text for m in state["messages"] if m.type == "tool")
+    assert "Mondays" in found and "Fridays" not in found
+    assert "Heroku" not in about(service, "default", "Atlas")
+    assert len(store.facts("default")) == 2  # nothing was deleted: reading is not the sweep

@@ -8,7 +8,9 @@ which defaults to the shortest retention named, since a turn may hold anything (
 config applies to all of them). Exports are made on request from what is kept (an export applies
 retention to its user first); herdsman keeps no copy of one. An item is past retention when it was last
 updated (an audit record: written) more days ago than its category keeps; an entity goes once it
-is past retention and no relation that is kept names it. :func:`apply_retention` runs after every
+is past retention and no relation that is kept names it. Recall reads through
+:func:`within_retention`, so what is past retention is never injected, even before it is deleted.
+:func:`apply_retention` runs after every
 memory update and :func:`sweep` over every user periodically (the gateway) and on
 ``herdsman memory sweep``, so an idle user's memory expires too. The sweep first consolidates
 old facts into summaries (``memory.consolidate_after_days``, :mod:`herdsman.memory.consolidation`).
@@ -24,8 +26,8 @@ import structlog
 from herdsman.config.schema import MemoryConfig
 from herdsman.memory.audit import Origin, audit_namespace, record, records
 from herdsman.memory.consolidation import consolidate
-from herdsman.memory.facts import cutoff
-from herdsman.memory.graph import GraphStore
+from herdsman.memory.facts import Fact, cutoff
+from herdsman.memory.graph import Entity, GraphStore, Relation
 from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.store import MemoryStore, profile_namespace, user_label
 
@@ -38,29 +40,54 @@ def _expired(stamp: str, limit: str | None) -> bool:
     return bool(limit and stamp and stamp < limit)
 
 
+def _graph_expired(relations: list[Relation], entities: list[Entity], limit: str | None) -> tuple[list[Relation], list[Entity]]:
+    """The relations past ``limit``, and the entities past it that no kept relation names."""
+    if not limit:
+        return [], []
+    gone = [r for r in relations if _expired(r.updated_at, limit)]
+    gone_ids = {r.id for r in gone}
+    named = {end for r in relations if r.id not in gone_ids for end in (r.subject, r.object)}
+    return gone, [e for e in entities if e.id not in named and _expired(e.updated_at, limit)]
+
+
+def _summary_expired(store: MemoryStore, config: MemoryConfig, user_id: str, now: dt.datetime | None) -> bool:
+    summary = store.store.get(profile_namespace(user_id), "summary")
+    return summary is not None and _expired(str(summary.value.get("updated_at", "")), cutoff(config.retention_for("profile"), now))
+
+
+def within_retention(
+    store: MemoryStore, config: MemoryConfig, user_id: str, now: dt.datetime | None = None
+) -> tuple[list[Fact], str, list[Entity], list[Relation]]:
+    """The user's facts, context summary, entities and relations that are within retention: what
+    recall may inject, even before the next sweep deletes the rest (read only)."""
+    facts = [f for f in store.facts(user_id) if not _expired(f.updated_at, cutoff(config.retention_for(f.category), now))]
+    summary = "" if _summary_expired(store, config, user_id, now) else store.summary(user_id)
+    if not config.graph:
+        return facts, summary, [], []
+    graph = GraphStore(store.store)
+    entities, relations = graph.entities(user_id), graph.relations(user_id)
+    gone_relations, gone_entities = _graph_expired(relations, entities, cutoff(config.retention_for("graph"), now))
+    gone = {r.id for r in gone_relations} | {e.id for e in gone_entities}
+    return facts, summary, [e for e in entities if e.id not in gone], [r for r in relations if r.id not in gone]
+
+
 def apply_retention(store: MemoryStore, config: MemoryConfig, user_id: str, now: dt.datetime | None = None) -> int:
     """Delete what the user's memory keeps past retention; how many items went."""
     removed = 0
     for fact in store.facts(user_id):
         if _expired(fact.updated_at, cutoff(config.retention_for(fact.category), now)):
             removed += store.delete(user_id, fact.id, RETENTION)
-    summary = store.store.get(profile_namespace(user_id), "summary")
-    if summary is not None and _expired(str(summary.value.get("updated_at", "")), cutoff(config.retention_for("profile"), now)):
+    if _summary_expired(store, config, user_id, now):
         store.store.delete(profile_namespace(user_id), "summary")
         record(store.store, user_label(user_id), "delete", "summary", "summary", RETENTION)
         removed += 1
     graph = GraphStore(store.store)
-    limit = cutoff(config.retention_for("graph"), now)
-    if limit:
-        kept: set[str] = set()
-        for relation in graph.relations(user_id):
-            if _expired(relation.updated_at, limit):
-                removed += graph.delete_relation(user_id, relation.id, RETENTION)
-            else:
-                kept.update((relation.subject, relation.object))
-        for entity in graph.entities(user_id):
-            if entity.id not in kept and _expired(entity.updated_at, limit):
-                removed += graph.delete_entity(user_id, entity.id, RETENTION)
+    gone_relations, gone_entities = _graph_expired(
+        graph.relations(user_id), graph.entities(user_id), cutoff(config.retention_for("graph"), now))
+    for relation in gone_relations:
+        removed += graph.delete_relation(user_id, relation.id, RETENTION)
+    for entity in gone_entities:
+        removed += graph.delete_entity(user_id, entity.id, RETENTION)
     limit = cutoff(config.retention_for("audit"), now)
     if limit:
         label = user_label(user_id)

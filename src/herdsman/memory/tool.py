@@ -17,9 +17,9 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from herdsman.memory.audit import Origin
 from herdsman.memory.facts import CATEGORIES, Fact
-from herdsman.memory.graph import GraphStore
 from herdsman.memory.injection import keywords, rank
 from herdsman.memory.recall import GraphView, describe, named
+from herdsman.memory.retention import within_retention
 from herdsman.memory.service import MemoryService, user_id_of
 
 MAX_RESULTS = 20
@@ -38,8 +38,8 @@ WRITE = (
 
 def about(service: MemoryService, user: str, query: str) -> str:
     """What the user's graph knows about the entities ``query`` names (or whose names share its words)."""
-    graph = GraphStore(service.store.store)
-    view = GraphView(graph.entities(user), graph.relations(user))
+    _, _, entities, relations = within_retention(service.store, service.config, user)
+    view = GraphView(entities, relations)
     found = named(view.entities, query) or [
         e for e in view.entities if keywords(query) & keywords(" ".join((e.name, *e.aliases)))
     ]
@@ -67,7 +67,7 @@ def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
         if not store.enabled_for(user):
             return "The user turned their memory off: nothing is remembered or looked up."
         if action == "search":
-            facts = rank(store.facts(user), query, service.config.embedding_model)[:MAX_RESULTS]
+            facts = rank(within_retention(store, service.config, user)[0], query, service.config.embedding_model)[:MAX_RESULTS]
             if not facts:
                 return "No facts remembered yet." if not query else f"No facts match {query!r}."
             return "\n".join(f"{f.id}: [{f.category}] {f.content} (confidence {f.confidence:.1f})" for f in facts)

@@ -2,7 +2,8 @@
 
 Once per turn (per user message), the user's facts and graph are ranked against that message and
 rendered within ``memory.max_injected_tokens`` (:mod:`herdsman.memory.injection`), nothing when
-the user turned their memory off. Later model calls of the turn render it again (about a
+the user turned their memory off; what is past ``memory.retention_days`` is left out even
+before the sweep deletes it. Later model calls of the turn render it again (about a
 millisecond for a hundred facts) and keep the turn's first section while nothing in it was taken
 back: memory learned mid-turn waits for the next turn (the prompt's prefix, and so the model
 server's prompt cache, stays the same), but a purge, a deleted or changed fact or relation, or the
@@ -22,9 +23,9 @@ import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
 
-from herdsman.memory.graph import GraphStore
 from herdsman.memory.injection import render_memory
 from herdsman.memory.recall import GraphView
+from herdsman.memory.retention import within_retention
 from herdsman.memory.service import MemoryService, current_user_id
 from herdsman.skills.activation import last_user_message
 
@@ -55,14 +56,9 @@ class MemoryInjectionMiddleware(AgentMiddleware):
             settings = self.service.config
             if not store.enabled_for(user):
                 return ""
-            view = None
-            if settings.graph:
-                graph = GraphStore(store.store)
-                view = GraphView(graph.entities(user), graph.relations(user))
-            return render_memory(
-                store.facts(user), store.summary(user), query, settings.max_injected_tokens, settings.embedding_model,
-                view,
-            )
+            facts, summary, entities, relations = within_retention(store, settings, user)
+            view = GraphView(entities, relations) if settings.graph else None
+            return render_memory(facts, summary, query, settings.max_injected_tokens, settings.embedding_model, view)
         except Exception as exc:  # noqa: BLE001 - memory must never fail a turn
             log.warning("memory_read_failed", user_id=user, error=str(exc))
             return ""
