@@ -24,7 +24,7 @@ import structlog
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from herdsman.runtime.stream_bridge import END_EVENT
+from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.open_streams import OpenStreams
 
@@ -121,6 +121,7 @@ async def _frames(
     modes: set[str] | None,
     cancel_on_disconnect: bool,
     run_ended: bool,
+    first: StreamEvent | None,
 ) -> AsyncIterator[bytes]:
     if run_ended and not await gw.bridge.exists(run_id):
         return  # the run ended long ago (or before a restart): its events are gone, the stream ends at once
@@ -128,6 +129,9 @@ async def _frames(
     heartbeat = gw.config.gateway.heartbeat_seconds
     gw.metrics.active_streams.inc()
     try:
+        if first is not None:  # sent as published, then the bridge from just after it
+            yield frame(first.event, first.data, first.id)
+            last_event_id = first.id
         async for event in gw.bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
             if event is None:  # the run was quiet for ``heartbeat`` seconds
                 yield HEARTBEAT
@@ -155,12 +159,14 @@ def stream_response(
     cancel_on_disconnect: bool = False,
     resumable: bool = True,
     run_ended: bool = False,
+    first: StreamEvent | None = None,
 ) -> EventStream:
-    """The SSE response following run ``run_id`` from just after ``last_event_id``."""
+    """The SSE response following run ``run_id`` from just after ``last_event_id``; ``first``, the
+    run's first event as its creator published it, is sent at once (a new run's stream)."""
     path = run_path(thread_id, run_id)
     headers = {"Content-Location": path, "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     if resumable:
         headers["Location"] = f"{path}/stream"
     frames = _frames(gw, thread_id, run_id, last_event_id=last_event_id, modes=modes,
-                     cancel_on_disconnect=cancel_on_disconnect, run_ended=run_ended)
+                     cancel_on_disconnect=cancel_on_disconnect, run_ended=run_ended, first=first)
     return EventStream(frames, headers, gw.streams)

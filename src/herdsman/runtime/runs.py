@@ -69,7 +69,7 @@ from herdsman.runtime.run_input import (
     check_update,
 )
 from herdsman.runtime.serde import dumps, to_jsonable
-from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
+from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
 from herdsman.runtime.threads import ThreadStore, utc_now
 
 log = structlog.get_logger(__name__)
@@ -209,6 +209,8 @@ class Run:
     lease_lost: bool = False  # another worker claimed it: this process stops it and leaves it alone
     task: asyncio.Task | None = None
     saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    save_error: BaseException | None = None  # why the records of a run queued for workers were not written
+    first_event: StreamEvent | None = None  # its metadata event, as published (a stream sends it at once)
 
     @property
     def thread_id(self) -> str:
@@ -333,12 +335,20 @@ class RunManager:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._workers: list[asyncio.Task] = []
         self._handing_over = False  # runs stopped now go back to the queue instead of ending
+        self._recording: dict[str, Run] = {}  # runs queued for workers whose records are being written
+        self._recorders: set[asyncio.Task] = set()  # the tasks writing them
 
     # -- queries ---------------------------------------------------------------------------
 
     def active_runs(self, thread_id: str) -> list[Run]:
         """The thread's pending and running runs in this process, oldest first."""
         return [r for r in self._by_thread.get(thread_id, ()) if r.status in ("pending", "running")]
+
+    def unsaved_runs(self, thread_id: str) -> list[Run]:
+        """The thread's runs created here whose records are not written yet, oldest first: runs
+        this process executes (their task writes them first thing) or queued for workers."""
+        recording = [r for r in self._recording.values() if r.thread_id == thread_id]
+        return [r for r in self.active_runs(thread_id) if not r.saved.is_set()] + recording
 
     def watch_thread(self, thread_id: str) -> asyncio.Queue[Run]:
         """A queue that receives each run created on ``thread_id`` from now on (in this process);
@@ -386,7 +396,7 @@ class RunManager:
 
     async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
         """The run's record (live or saved), or None."""
-        run = self._runs.get(run_id)
+        run = self._runs.get(run_id) or self._recording.get(run_id)
         if run is not None and run.thread_id == thread_id:
             return run.to_dict()
         return await self.threads.get_run(thread_id, run_id)
@@ -489,7 +499,7 @@ class RunManager:
             try:
                 # Sent at once, so a client sees its run id before the graph starts; the records are
                 # written by the run's task, first thing (``run.saved`` is set once they are).
-                await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+                await self._publish_metadata(run)
                 run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
             except BaseException:
                 self._forget(run.run_id)  # never started: the thread must not stay busy
@@ -547,13 +557,11 @@ class RunManager:
         are held elsewhere): apply the multitask strategy to the thread's queued runs, then queue
         the run, held by no one, so the first free worker claims it once its turn came.
 
-        The thread is counted again in the transaction that queues the run, so a ``reject`` run
-        sent to two gateways at once is refused by one of them."""
-        others = await self.queue.thread_runs(spec.thread_id)
-        if others and spec.multitask_strategy == "reject":
-            raise _busy(spec.thread_id, others[-1].run_id)
+        The thread is counted in the statement or transaction that queues the run, so a ``reject``
+        run sent to two gateways at once is refused by one of them; the thread's queued runs are
+        read first only for ``interrupt`` and ``rollback`` (to stop them)."""
         if spec.multitask_strategy in ("interrupt", "rollback"):
-            for other in others:
+            for other in await self.queue.thread_runs(spec.thread_id):
                 await self.cancel(spec.thread_id, other.run_id, action=spec.multitask_strategy, wait=True)
         now = utc_now()
         run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
@@ -575,23 +583,56 @@ class RunManager:
             ) from None
 
     async def _queued(self, run: Run) -> Run:
-        """A run whose row waits in the queue for a worker: send its ``metadata`` event and write its records."""
-        # Queued first (by the admission), held by no process but claimable by none until its
-        # records are written and it is offered: a process that dies in between leaves a row
-        # without a record, which the worker that claims it once its lease ran out drops (the
-        # client had no answer), never a record without a row, which no worker would execute.
+        """A run whose row waits in the queue for a worker: send its ``metadata`` event, and
+        write its records and offer it to the workers in a task of its own (``run.saved`` is set
+        when done, ``run.save_error`` says why it failed), so a streamed run's first event waits
+        for its queue row only. Meanwhile :meth:`get`, :meth:`cancel` and :meth:`join` find it here."""
         try:
-            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
-            await self.threads.put_run(run.to_dict())
-            await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
-                                      status="busy")
+            await self._publish_metadata(run)
         except BaseException:
             await self._unqueue(run)  # not created: the client gets the error, and nothing is left held
             raise
-        await self.queue.offer(run.run_id)
-        run.saved.set()
-        log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
+        self._recording[run.run_id] = run
+        task = asyncio.create_task(self._record_queued(run), name=f"run-record-{run.run_id}")
+        self._recorders.add(task)
+        task.add_done_callback(self._recorders.discard)
+        task.add_done_callback(lambda _: self._recording.pop(run.run_id, None))
         return run
+
+    async def _record_queued(self, run: Run) -> None:
+        """Write a queued run's record and mark its thread busy (together), then offer it.
+
+        Queued first (by the admission), held by no process but claimable by none until its
+        records are written and it is offered: a process that dies in between leaves a row
+        without a record, which the worker that claims it once its lease ran out drops, never a
+        record without a row, which no worker would execute. When the records cannot be written
+        the run is taken back (row and record) and its stream ends with an ``error`` event.
+        """
+        try:
+            await asyncio.gather(
+                self.threads.put_run(run.to_dict()),
+                self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
+                                    status="busy"),
+            )
+            await self.queue.offer(run.run_id)
+        except BaseException as exc:  # noqa: BLE001 - told to the client, on its stream or as the request's error
+            run.save_error = exc
+            await self._unqueue(run)
+            try:
+                if not await self.queue.thread_runs(run.thread_id):  # marked busy beside the record that failed
+                    await self.threads.update(run.thread_id, status="idle")
+                await self._publish(run, "error", {"error": type(exc).__name__, "message": f"the run was not started: {_text(exc)}"})
+                await self._publish(run, END_EVENT, None)
+                await self.bridge.finish(run.run_id)
+            except Exception as undo_exc:  # noqa: BLE001 - a client waiting for the request still gets the error
+                log.warning("run_error_not_published", run_id=run.run_id, error=_text(undo_exc))
+            log.warning("run_not_recorded", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
+            if not isinstance(exc, Exception):
+                raise
+        else:
+            log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
+        finally:
+            run.saved.set()
 
     async def _unqueue(self, run: Run) -> None:
         """Take back a run whose creation failed: its queue row and its record, if written."""
@@ -634,6 +675,7 @@ class RunManager:
 
     async def _cancel_elsewhere(self, thread_id: str, run_id: str, action: CancelAction, wait: bool) -> dict[str, Any]:
         """Cancel a run another gateway process executes (through the bridge), or report a finished one."""
+        await self._recorded(run_id)
         record = await self.threads.get_run(thread_id, run_id)
         if record is None:
             raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
@@ -662,6 +704,11 @@ class RunManager:
             if latest is None or latest.get("status") in FINAL_STATUSES:
                 return latest or {**record, "status": "interrupted"}
         return record
+
+    async def _recorded(self, run_id: str) -> None:
+        """Wait until the records of a run this process is queueing are written (at once otherwise)."""
+        if (run := self._recording.get(run_id)) is not None:
+            await run.saved.wait()
 
     async def serve_cancel_requests(self) -> None:
         """Cancel this process's runs when another process asks through the bridge (runs until cancelled)."""
@@ -714,6 +761,7 @@ class RunManager:
         """Wait for the run to end; its final state values (with ``__interrupt__`` when interrupted)."""
         run = self._runs.get(run_id)
         if run is None or run.thread_id != thread_id:
+            await self._recorded(run_id)
             record = await self.threads.get_run(thread_id, run_id)
             if record is None:
                 raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
@@ -744,8 +792,8 @@ class RunManager:
         tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
         for task in tasks:
             task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        if tasks or self._recorders:
+            await asyncio.wait([*tasks, *self._recorders])  # runs being queued are recorded and offered first
 
     async def hand_over(self) -> None:
         """Stop the workers and this process's runs without ending them: each goes back to the
@@ -933,6 +981,12 @@ class RunManager:
 
     async def _publish(self, run: Run, event: str, data: Any) -> None:
         await self.bridge.publish(run.run_id, event, dumps(data))
+
+    async def _publish_metadata(self, run: Run) -> None:
+        """Publish a new run's ``metadata`` event and keep it as ``run.first_event``: the stream
+        of the request that created the run sends it at once, without reading it back."""
+        data = dumps({"run_id": run.run_id, "attempt": 1})
+        run.first_event = StreamEvent(await self.bridge.publish(run.run_id, "metadata", data), "metadata", data)
 
     async def _save_new(self, run: Run) -> None:
         """Write a new run's record and mark its thread busy (after its first event went out).

@@ -82,8 +82,9 @@ async def start_run(
     """Create the run the body asks for (on a temporary thread when ``thread_id`` is None).
 
     With ``saved`` (every route but the streamed ones), wait until the run's record is written,
-    so a client that reads runs or the thread's status next finds them. A streamed run answers
-    with its ``metadata`` event first; its record follows at once.
+    so a client that reads runs or the thread's status next finds them (and answer with the error
+    when it could not be). A streamed run answers with its ``metadata`` event first, as soon as
+    the run is queued; its record follows at once (an ``error`` event when it cannot be written).
     """
     assistant = await load_assistant(gw, body.assistant_id, user)
     if thread_id is None:
@@ -97,6 +98,8 @@ async def start_run(
     run = await gw.runs.start(spec)
     if saved:
         await run.saved.wait()
+        if run.save_error is not None:
+            raise run.save_error
     return run
 
 
@@ -122,7 +125,8 @@ async def stream_run(
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
     run = await start_run(gw, thread_id, body, user, saved=False)
-    return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel")
+    return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
+                           first=run.first_event)
 
 
 @router.post("/runs/stream", summary="Create a stateless run and stream its events",
@@ -133,7 +137,8 @@ async def stream_stateless_run(
     """Start a run on a temporary thread and stream it."""
     run = await start_run(gw, None, body, user, saved=False)
     return stream_response(
-        gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary
+        gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary,
+        first=run.first_event,
     )
 
 
@@ -239,7 +244,7 @@ async def list_runs(
     """The thread's runs, newest first."""
     await load_thread(gw, thread_id, user)
     runs = await gw.threads.list_runs(thread_id, limit=limit, offset=offset, status=status)
-    unsaved = [r.to_dict() for r in gw.runs.active_runs(thread_id) if not r.saved.is_set()]  # streamed, just created
+    unsaved = [r.to_dict() for r in gw.runs.unsaved_runs(thread_id)]  # streamed, just created
     if unsaved and offset == 0:
         fresh = [r for r in reversed(unsaved) if status is None or r["status"] == status]
         runs = (fresh + [r for r in runs if r["run_id"] not in {f["run_id"] for f in fresh}])[:limit]
