@@ -82,6 +82,7 @@ REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another proc
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
 QUEUE_FULL_RETRY_AFTER = 5  # seconds a client refused with 503 (runs.max_queued) is told to wait
 RECOVER_SETTLE = 1.0  # seconds before an unqueued run of a live deployment is looked at again (see recover)
+OFFER_BATCH = 500  # runs offered to the workers by one statement at most (SQLite bounds its parameters)
 KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
     "the gateway stopped while this run was in progress; the thread keeps every step up to its "
@@ -336,7 +337,8 @@ class RunManager:
         self._workers: list[asyncio.Task] = []
         self._handing_over = False  # runs stopped now go back to the queue instead of ending
         self._recording: dict[str, Run] = {}  # runs queued for workers whose records are being written
-        self._recorders: set[asyncio.Task] = set()  # the tasks writing them
+        self._to_record: list[Run] = []  # those of them the recorder has not taken yet
+        self._recorder: asyncio.Task | None = None  # the task writing them (see _record_queued_runs)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -583,56 +585,77 @@ class RunManager:
             ) from None
 
     async def _queued(self, run: Run) -> Run:
-        """A run whose row waits in the queue for a worker: send its ``metadata`` event, and
-        write its records and offer it to the workers in a task of its own (``run.saved`` is set
-        when done, ``run.save_error`` says why it failed), so a streamed run's first event waits
-        for its queue row only. Meanwhile :meth:`get`, :meth:`cancel` and :meth:`join` find it here."""
+        """A run whose row waits in the queue for a worker: send its ``metadata`` event; its
+        records are written and it is offered to the workers by :meth:`_record_queued_runs`
+        (``run.saved`` is set when done, ``run.save_error`` says why it failed), so a streamed
+        run's first event waits for its queue row only. Meanwhile :meth:`get`, :meth:`cancel`
+        and :meth:`join` find it here."""
         try:
             await self._publish_metadata(run)
         except BaseException:
             await self._unqueue(run)  # not created: the client gets the error, and nothing is left held
             raise
         self._recording[run.run_id] = run
-        task = asyncio.create_task(self._record_queued(run), name=f"run-record-{run.run_id}")
-        self._recorders.add(task)
-        task.add_done_callback(self._recorders.discard)
-        task.add_done_callback(lambda _: self._recording.pop(run.run_id, None))
+        self._to_record.append(run)
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_queued_runs(), name="run-recorder")
         return run
 
-    async def _record_queued(self, run: Run) -> None:
-        """Write a queued run's record and mark its thread busy (together), then offer it.
+    async def _record_queued_runs(self) -> None:
+        """Write the records of the runs queued for workers, every run waiting at once (the
+        record store batches what is asked together), then offer them to the workers in one
+        statement; again while runs arrived meanwhile. A burst of new runs costs a few
+        statements, not three per run, and its first events do not queue up behind them.
 
         Queued first (by the admission), held by no process but claimable by none until its
         records are written and it is offered: a process that dies in between leaves a row
         without a record, which the worker that claims it once its lease ran out drops, never a
-        record without a row, which no worker would execute. When the records cannot be written
-        the run is taken back (row and record) and its stream ends with an ``error`` event.
+        record without a row, which no worker would execute.
         """
+        while self._to_record:
+            batch, self._to_record = self._to_record, []
+            recorded = [run for run, ok in zip(batch, await asyncio.gather(*map(self._record, batch))) if ok]
+            for start in range(0, len(recorded), OFFER_BATCH):
+                chunk = recorded[start:start + OFFER_BATCH]
+                try:
+                    await self.queue.offer([run.run_id for run in chunk])
+                except Exception as exc:  # noqa: BLE001 - each run is taken back and told
+                    for run in chunk:
+                        await self._not_recorded(run, exc)
+            for run in batch:
+                if run.save_error is None:
+                    log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
+                self._recording.pop(run.run_id, None)
+                run.saved.set()
+
+    async def _record(self, run: Run) -> bool:
+        """Write a queued run's record and mark its thread busy (together); False when they could not be."""
         try:
             await asyncio.gather(
                 self.threads.put_run(run.to_dict()),
                 self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
                                     status="busy"),
             )
-            await self.queue.offer(run.run_id)
-        except BaseException as exc:  # noqa: BLE001 - told to the client, on its stream or as the request's error
-            run.save_error = exc
-            await self._unqueue(run)
-            try:
-                if not await self.queue.thread_runs(run.thread_id):  # marked busy beside the record that failed
-                    await self.threads.update(run.thread_id, status="idle")
-                await self._publish(run, "error", {"error": type(exc).__name__, "message": f"the run was not started: {_text(exc)}"})
-                await self._publish(run, END_EVENT, None)
-                await self.bridge.finish(run.run_id)
-            except Exception as undo_exc:  # noqa: BLE001 - a client waiting for the request still gets the error
-                log.warning("run_error_not_published", run_id=run.run_id, error=_text(undo_exc))
-            log.warning("run_not_recorded", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
-            if not isinstance(exc, Exception):
-                raise
-        else:
-            log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
-        finally:
-            run.saved.set()
+        except Exception as exc:  # noqa: BLE001 - told to the client, on its stream or as the request's error
+            await self._not_recorded(run, exc)
+            return False
+        return True
+
+    async def _not_recorded(self, run: Run, exc: Exception) -> None:
+        """A queued run whose records could not be written (or that could not be offered) is taken
+        back, row and record, its thread left idle unless another run is queued on it, and its
+        stream ends with an ``error`` event; ``run.save_error`` is the request's error."""
+        run.save_error = exc
+        log.warning("run_not_recorded", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
+        await self._unqueue(run)
+        try:
+            if not await self.queue.thread_runs(run.thread_id):  # marked busy beside the record that failed
+                await self.threads.update(run.thread_id, status="idle")
+            await self._publish(run, "error", {"error": type(exc).__name__, "message": f"the run was not started: {_text(exc)}"})
+            await self._publish(run, END_EVENT, None)
+            await self.bridge.finish(run.run_id)
+        except Exception as undo_exc:  # noqa: BLE001 - a client waiting for the request still gets the error
+            log.warning("run_error_not_published", run_id=run.run_id, error=_text(undo_exc))
 
     async def _unqueue(self, run: Run) -> None:
         """Take back a run whose creation failed: its queue row and its record, if written."""
@@ -792,8 +815,10 @@ class RunManager:
         tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
         for task in tasks:
             task.cancel()
-        if tasks or self._recorders:
-            await asyncio.wait([*tasks, *self._recorders])  # runs being queued are recorded and offered first
+        if self._recorder is not None and not self._recorder.done():
+            tasks.append(self._recorder)  # runs being queued are recorded and offered first
+        if tasks:
+            await asyncio.wait(tasks)
 
     async def hand_over(self) -> None:
         """Stop the workers and this process's runs without ending them: each goes back to the
