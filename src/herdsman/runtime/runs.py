@@ -70,6 +70,7 @@ from herdsman.runtime.run_input import (
 )
 from herdsman.runtime.serde import dumps, to_jsonable
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
+from herdsman.runtime.thread_copy import drop_run_checkpoints
 from herdsman.runtime.threads import ThreadStore, utc_now
 
 log = structlog.get_logger(__name__)
@@ -763,19 +764,23 @@ class RunManager:
             task.add_done_callback(pending.discard)
 
     async def _rollback(self, run: Run) -> None:
-        """Put the thread back to the checkpoint it had before ``run``, and forget the run."""
+        """Put the thread back to the checkpoint it had before ``run`` and forget the run: its
+        checkpoints are deleted (LangGraph's server does so: the thread's history no longer shows
+        them), and its files are back as they were at that checkpoint."""
+        saver = self.graph.checkpointer
+        versions = file_versions_of(saver)
         if not run.executed:
             pass  # cancelled while pending: it changed nothing
         elif run.checkpoint_before is None:
-            await self.graph.checkpointer.adelete_thread(run.thread_id)
-            if versions := file_versions_of(self.graph.checkpointer):
-                await versions.collect(run.thread_id, self.graph.checkpointer)
+            await saver.adelete_thread(run.thread_id)
+            if versions:
+                await versions.collect(run.thread_id, saver)
         else:
-            cfg = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": "", "checkpoint_id": run.checkpoint_before}}
-            if versions := file_versions_of(self.graph.checkpointer):
+            if versions:
                 await versions.arestore(run.thread_id, run.checkpoint_before)  # and its files
-            snapshot = await self.graph.aget_state(cfg)
-            await self.graph.aupdate_state(snapshot.config, None)
+            await drop_run_checkpoints(saver, run.thread_id, run.run_id)
+            if versions:
+                await versions.collect(run.thread_id, saver)
         await self.threads.delete_run(run.thread_id, run.run_id)
         self._forget(run.run_id)
         log.info("run_rolled_back", run_id=run.run_id, thread_id=run.thread_id)
