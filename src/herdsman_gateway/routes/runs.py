@@ -21,7 +21,7 @@ from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.threads import check_thread_id, load_thread, not_found
 from herdsman_gateway.schemas import Run, RunCreate, RunsCancel
-from herdsman_gateway.sse import run_path, stream_response
+from herdsman_gateway.sse import run_path, stream_response, stream_slot
 
 router = APIRouter(tags=["runs"])
 
@@ -124,9 +124,10 @@ async def stream_run(
     thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
-    run = await start_run(gw, thread_id, body, user, saved=False)
-    return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
-                           first=run.first_event)
+    with stream_slot(gw, user) as slot:
+        run = await start_run(gw, thread_id, body, user, saved=False)
+        return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
+                               first=run.first_event, slot=slot)
 
 
 @router.post("/runs/stream", summary="Create a stateless run and stream its events",
@@ -135,11 +136,12 @@ async def stream_stateless_run(
     body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on a temporary thread and stream it."""
-    run = await start_run(gw, None, body, user, saved=False)
-    return stream_response(
-        gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary,
-        first=run.first_event,
-    )
+    with stream_slot(gw, user) as slot:
+        run = await start_run(gw, None, body, user, saved=False)
+        return stream_response(
+            gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
+            resumable=not run.spec.temporary, first=run.first_event, slot=slot,
+        )
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, summary="Create a background run")
@@ -293,15 +295,17 @@ async def join_stream(
     """The run's events after ``Last-Event-ID`` (from the start without it), then live ones."""
     run = await _run(gw, thread_id, run_id, user)
     modes = {m for m in stream_mode or () if m}  # the SDK sends "stream_mode=" for none
-    return stream_response(
-        gw,
-        thread_id,
-        run_id,
-        last_event_id=last_event_id,
-        modes=modes or None,
-        cancel_on_disconnect=cancel_on_disconnect,
-        run_ended=run["status"] in FINAL_STATUSES,
-    )
+    with stream_slot(gw, user) as slot:
+        return stream_response(
+            gw,
+            thread_id,
+            run_id,
+            last_event_id=last_event_id,
+            modes=modes or None,
+            cancel_on_disconnect=cancel_on_disconnect,
+            run_ended=run["status"] in FINAL_STATUSES,
+            slot=slot,
+        )
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")
