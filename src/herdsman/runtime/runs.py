@@ -71,6 +71,7 @@ from herdsman.runtime.run_input import (
 from herdsman.runtime.serde import dumps, to_jsonable
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
 from herdsman.runtime.thread_copy import drop_run_checkpoints
+from herdsman.runtime.thread_files import remove_thread_files
 from herdsman.runtime.threads import ThreadStore, utc_now
 
 log = structlog.get_logger(__name__)
@@ -313,17 +314,20 @@ class RunManager:
         max_concurrency: int = 10,
         pause: Callable[[], Awaitable[None]] | None = None,
         queue: RunQueue | None = None,
+        sandbox: Any = None,
     ) -> None:
         """``max_concurrency`` runs execute at once; the others wait, pending, for a slot.
 
         ``pause`` is awaited between two steps of every run (the gateway's lets new requests
         be answered first, see ``herdsman_gateway/pacing.py``). ``queue`` keeps the runs and
-        their leases (in memory when None).
+        their leases (in memory when None). ``sandbox`` is the sandbox provider, released with the
+        files of a stateless run's temporary thread when the run ends.
         """
         self.graph = graph
         self.bridge = bridge
         self.threads = threads
         self.config = config
+        self.sandbox = sandbox
         self.listeners = list(listeners)
         self._runs: dict[str, Run] = {}
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per thread: its lock, and how many use it
@@ -1190,6 +1194,10 @@ class RunManager:
         run of it is in progress)."""
         if run.spec.temporary:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
+            if versions := file_versions_of(self.graph.checkpointer):
+                await versions.collect(run.thread_id, self.graph.checkpointer)
+            # its files and sandbox too (they stayed on disk: <home>/threads/<id> of every stateless run)
+            await asyncio.to_thread(remove_thread_files, self.sandbox, self.config.resolve_home(), run.thread_id)
             await self.threads.delete(run.thread_id)
         elif not self.active_runs(run.thread_id):
             status = "idle"
