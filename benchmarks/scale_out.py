@@ -65,6 +65,7 @@ REPO = BENCHMARKS.parent
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
 ANSWER = "All done: the folders are listed."
 MODEL_USE = "benchmarks.scale_out:StepsModel"  # imported by the gateway and worker processes
+SETUPS = ("durable", "durable_nopacing", "memory", "memory_nopacing")  # what --setups picks from
 
 
 def steps_reply(messages: list[Any]) -> Any:
@@ -518,8 +519,13 @@ def main() -> None:
     parser.add_argument("--lease-seconds", type=float, default=RunsConfig().lease_seconds, help="runs.lease_seconds")
     parser.add_argument("--pause", type=float, default=2.0,
                         help="seconds each model call of the recovery run takes (the worker is killed in one)")
+    parser.add_argument("--setups", default=",".join(SETUPS),
+                        help="which setups to measure, comma-separated, among " + ", ".join(SETUPS))
     parser.add_argument("--quick", action="store_true", help="a smoke run: 6 runs, 2 steps, 1 round, 1 and 2 workers, 2 s leases")
     args = parser.parse_args()
+    setups = [s for s in args.setups.split(",") if s]
+    if not setups or any(s not in SETUPS for s in setups):
+        parser.error(f"--setups takes some of {', '.join(SETUPS)}, e.g. durable,memory")
     if args.quick:
         args.runs, args.steps, args.rounds, args.clients, args.workers, args.lease_seconds = 6, 2, 1, 1, "1,2", 2.0
     counts = sorted({int(n) for n in args.workers.split(",")})
@@ -531,11 +537,16 @@ def main() -> None:
     figures: dict[str, Any] = {"runs": args.runs, "steps": args.steps, "rounds": args.rounds, "gateways": 2,
                                "workers": counts, "worker_tasks": args.worker_tasks, "lease_seconds": args.lease_seconds,
                                "poll_seconds": RunsConfig().poll_seconds, "load_average_start": os.getloadavg()[0]}
-    with services() as (postgres, redis_url):
-        figures.update(durable(args, postgres, redis_url, pacing=True, counts=counts, recover=counts[-1] >= 2))
-        figures.update(durable(args, postgres, redis_url, pacing=False, counts=counts[-1:], recover=False))
-    figures.update(in_memory(args, pacing=True))
-    figures.update(in_memory(args, pacing=False))
+    if {"durable", "durable_nopacing"} & set(setups):
+        with services() as (postgres, redis_url):
+            if "durable" in setups:
+                figures.update(durable(args, postgres, redis_url, pacing=True, counts=counts, recover=counts[-1] >= 2))
+            if "durable_nopacing" in setups:
+                figures.update(durable(args, postgres, redis_url, pacing=False, counts=counts[-1:], recover=False))
+    if "memory" in setups:
+        figures.update(in_memory(args, pacing=True))
+    if "memory_nopacing" in setups:
+        figures.update(in_memory(args, pacing=False))
     figures["load_average_end"] = os.getloadavg()[0]  # the machine's other load, besides this benchmark's
     print(json.dumps(figures))
 

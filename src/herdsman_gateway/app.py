@@ -132,6 +132,7 @@ def create_app(
             runs = RunManager(
                 graph, bridge, threads, config, listeners=[gateway_metrics],
                 max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause, queue=queue,
+                sandbox=provider,
             )
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")

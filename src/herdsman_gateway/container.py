@@ -59,6 +59,9 @@ class Gateway:
     streams: OpenStreams = field(default_factory=OpenStreams)
     _rebuilding: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
+    def __post_init__(self) -> None:
+        self.streams.max_per_user = self.config.gateway.max_streams_per_user
+
     async def rebuild_agent(self) -> None:
         """Build the lead agent again (in a worker thread) and use it for the runs that start next."""
         if self.build_agent is None:

@@ -17,14 +17,15 @@ for open responses before it stops), using sse-starlette's hook on uvicorn's exi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 
 import anyio
 import structlog
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from herdsman.runtime.stream_bridge import END_EVENT
+from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.open_streams import OpenStreams
 
@@ -66,16 +67,27 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, frames: AsyncIterator[bytes], headers: dict[str, str], streams: OpenStreams) -> None:
-        """``headers``: extra response headers; ``streams``: where this stream registers."""
+    def __init__(
+        self, frames: AsyncIterator[bytes], headers: dict[str, str], streams: OpenStreams, slot: str | None = None
+    ) -> None:
+        """``headers``: extra response headers; ``streams``: where this stream registers; ``slot``:
+        what :func:`stream_slot` claimed for it, given back when it ends."""
         self.status_code = 200
         self.background = None
         self.init_headers(headers)  # no body attribute: no Content-Length, uvicorn sends it chunked
         self.frames = frames
         self.streams = streams
+        self.slot = slot
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Send the frames; stop when they end, the client disconnects, or the server stops."""
+        try:
+            await self._send_frames(receive, send)
+        finally:
+            if self.slot is not None:
+                self.streams.release(self.slot)
+
+    async def _send_frames(self, receive: Receive, send: Send) -> None:
         me = asyncio.current_task()
         assert me is not None
         gone = done = False
@@ -121,6 +133,7 @@ async def _frames(
     modes: set[str] | None,
     cancel_on_disconnect: bool,
     run_ended: bool,
+    first: StreamEvent | None,
 ) -> AsyncIterator[bytes]:
     if run_ended and not await gw.bridge.exists(run_id):
         return  # the run ended long ago (or before a restart): its events are gone, the stream ends at once
@@ -128,6 +141,9 @@ async def _frames(
     heartbeat = gw.config.gateway.heartbeat_seconds
     gw.metrics.active_streams.inc()
     try:
+        if first is not None:  # sent as published, then the bridge from just after it
+            yield frame(first.event, first.data, first.id)
+            last_event_id = first.id
         async for event in gw.bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
             if event is None:  # the run was quiet for ``heartbeat`` seconds
                 yield HEARTBEAT
@@ -145,6 +161,19 @@ async def _frames(
                     pass
 
 
+@contextmanager
+def stream_slot(gw: Gateway, user: str | None) -> Iterator[str]:
+    """Claim one of ``user``'s open streams (429 past ``gateway.max_streams_per_user``) for the
+    stream a route is about to answer with, before it creates anything; given back at once when
+    the route fails, else when the stream ends (pass it to the response)."""
+    slot = gw.streams.claim(user)
+    try:
+        yield slot
+    except BaseException:
+        gw.streams.release(slot)
+        raise
+
+
 def stream_response(
     gw: Gateway,
     thread_id: str,
@@ -155,12 +184,15 @@ def stream_response(
     cancel_on_disconnect: bool = False,
     resumable: bool = True,
     run_ended: bool = False,
+    first: StreamEvent | None = None,
+    slot: str | None = None,
 ) -> EventStream:
-    """The SSE response following run ``run_id`` from just after ``last_event_id``."""
+    """The SSE response following run ``run_id`` from just after ``last_event_id``; ``first``, the
+    run's first event as its creator published it, is sent at once (a new run's stream)."""
     path = run_path(thread_id, run_id)
     headers = {"Content-Location": path, "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     if resumable:
         headers["Location"] = f"{path}/stream"
     frames = _frames(gw, thread_id, run_id, last_event_id=last_event_id, modes=modes,
-                     cancel_on_disconnect=cancel_on_disconnect, run_ended=run_ended)
-    return EventStream(frames, headers, gw.streams)
+                     cancel_on_disconnect=cancel_on_disconnect, run_ended=run_ended, first=first)
+    return EventStream(frames, headers, gw.streams, slot)

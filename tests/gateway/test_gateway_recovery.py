@@ -437,3 +437,34 @@ async def test_a_gateway_that_cannot_record_a_run_it_queued_leaves_no_run_behind
             assert (await sdk.threads.get(tid))["status"] == "idle"
         finally:
             await sdk.aclose()
+
+
+async def test_a_streamed_run_whose_record_cannot_be_written_ends_its_stream_with_an_error(home, redis_url) -> None:
+    """A gateway without workers sends a streamed run's metadata event as soon as its queue row is
+    committed and writes its record afterwards; when that write fails, the stream that already
+    has the metadata event ends with an error event naming the failure, no queue row or record
+    is left, the thread is idle and the next run on it goes through."""
+    sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    config = make_config(home, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}, **sections)
+    with running_gateway(config, model=scripted_model()) as served:
+        manager = served.app.state.gateway.runs
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+
+            async def store_down(record: dict[str, Any]) -> None:
+                raise OSError("the record store is gone")
+
+            manager.threads.put_run = store_down
+            parts = [p async for p in sdk.runs.stream(tid, "lead_agent", input=user_message("hi"))]
+            del manager.threads.put_run
+            assert [p.event for p in parts] == ["metadata", "error"]
+            assert parts[1].data["error"] == "OSError" and "the record store is gone" in parts[1].data["message"]
+            with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
+                assert db.execute("SELECT run_id FROM herdsman_run_queue WHERE thread_id = ?", (tid,)).fetchall() == []
+            assert await sdk.runs.list(tid) == []
+            assert (await sdk.threads.get(tid))["status"] == "idle"
+            run = await sdk.runs.create(tid, "lead_agent", input=user_message("hi"))
+            assert (await sdk.runs.list(tid))[0]["run_id"] == run["run_id"]
+        finally:
+            await sdk.aclose()

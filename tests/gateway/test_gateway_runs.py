@@ -264,6 +264,25 @@ async def test_rollback_of_the_first_run_leaves_an_empty_thread(client, model) -
     assert len(runs) == 1 and runs[0]["run_id"] != held["run_id"] and runs[0]["status"] == "success"
 
 
+async def test_a_rolled_back_run_leaves_none_of_its_checkpoints_in_the_history(client, model) -> None:
+    """As LangGraph's server: multitask_strategy rollback deletes the stopped run and the
+    checkpoints it wrote; the thread's history shows only the earlier run's and the new run's."""
+    tid = (await client.threads.create())["thread_id"]
+    first = await client.runs.create(tid, "lead_agent", input=user_message("kept"))
+    await client.runs.join(tid, first["run_id"])
+    before = {h["checkpoint"]["checkpoint_id"] for h in await client.threads.get_history(tid, limit=100)}
+    held = await _held_run(client, model, tid)
+    during = await client.threads.get_history(tid, limit=100)
+    assert held["run_id"] in {h["metadata"].get("run_id") for h in during}  # it had written checkpoints
+    await client.runs.wait(tid, "lead_agent", input=user_message("instead"), multitask_strategy="rollback")
+    history = await client.threads.get_history(tid, limit=100)
+    assert held["run_id"] not in {h["metadata"].get("run_id") for h in history}
+    assert before <= {h["checkpoint"]["checkpoint_id"] for h in history}  # the earlier run's are all kept
+    newest_kept = next(h for h in history if h["checkpoint"]["checkpoint_id"] in before)
+    assert [m["content"] for m in newest_kept["values"]["messages"]] == ["kept", "echo: kept"]
+    assert [m["content"] for m in history[0]["values"]["messages"]] == ["kept", "echo: kept", "instead", "echo: instead"]
+
+
 async def test_stopping_the_gateway_interrupts_its_runs_and_keeps_their_steps(home) -> None:
     config = make_config(home, checkpointer={"type": "sqlite"})
     model = scripted_model()

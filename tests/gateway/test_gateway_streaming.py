@@ -99,6 +99,19 @@ async def test_stateless_run_streams_and_leaves_no_thread(client) -> None:
     assert await client.threads.search(limit=100) == []
 
 
+async def test_a_stateless_run_leaves_none_of_its_files_on_disk(gateway, client) -> None:
+    """The temporary thread of a stateless run goes with its files: what the agent wrote in the
+    sandbox (and the thread's folder) stayed under <home>/threads/<id> for good."""
+    threads_root = gateway.app.state.gateway.config.resolve_home() / "threads"
+    before = set(threads_root.iterdir()) if threads_root.exists() else set()
+    parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("write note.txt one-off"),
+                                                 stream_mode="updates")]
+    assert any("note.txt" in json.dumps(p.data) for p in parts), "the agent wrote the file"
+    after = set(threads_root.iterdir()) if threads_root.exists() else set()
+    assert after == before
+    assert not list(threads_root.rglob("note.txt"))
+
+
 async def test_join_after_disconnect_loses_and_repeats_nothing(client, model) -> None:
     thread = await client.threads.create()
     created = []

@@ -141,7 +141,7 @@ async def test_a_user_at_max_running_waits_and_workers_claim_others_first(queues
     assert waits.verdict == "wait" and (await one.get("a02")).worker_id is None  # queued for a worker, held by none
     assert (await one.admit(new_run("b03", "t3", "bo", worker="gw", lease_until=now + 30), capped, now)).verdict == "hold"
     assert await one.claim("w", now, now + 30, 1) is None  # not offered yet: its records are being written
-    await one.offer("a02")
+    await one.offer(["a02"])
     assert await two.claim("w", now, now + 30, 1) is None  # ana holds her one run
     await one.remove("a01")
     assert (await two.claim("w", now, now + 30, 1)).run_id == "a02"

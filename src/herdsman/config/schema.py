@@ -453,6 +453,11 @@ class GatewayConfig(_Section):
         100, ge=1, description="Crons one user may have at once (POST /runs/crons answers 409 past it).",
     )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
+    max_streams_per_user: int | None = Field(
+        None, ge=1,
+        description="SSE streams one user may have open at once on one gateway process (run, join and thread "
+        "streams); past it 429, before any run is created. None: no cap.",
+    )
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
     replay_max_bytes: int = Field(
         32 * 1024 * 1024, ge=1024 * 1024,

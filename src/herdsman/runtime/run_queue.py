@@ -28,7 +28,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -89,7 +89,12 @@ def count_in_memory(rows: Iterable["QueuedRun"], thread_id: str, worker: str, us
 
 
 RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id, cancel_action"
-OFFER = f"UPDATE {TABLE} SET lease_until = 0 WHERE run_id = ? AND worker_id IS NULL"
+
+def offer_sql(count: int) -> str:
+    """Make ``count`` unheld runs claimable now (their ids the parameters)."""
+    return f"UPDATE {TABLE} SET lease_until = 0 WHERE run_id IN ({', '.join('?' * count)}) AND worker_id IS NULL"
+
+
 TAKE = f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ? AND lease_until < ? RETURNING {COLUMNS}"
 INSERT = f"INSERT INTO {TABLE} ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
 # a new run, unless its thread has a run the asking worker (the last ?) does not hold
@@ -193,9 +198,9 @@ class RunQueue(Protocol):
         reaches the process executing a run when no shared bridge (Redis) carries it."""
         ...
 
-    async def offer(self, run_id: str) -> None:
-        """Let any worker claim a run queued held by no process (its records are written now:
-        a worker that claimed it before would have found no record and dropped it)."""
+    async def offer(self, run_ids: Sequence[str]) -> None:
+        """Let any worker claim these runs queued held by no process (their records are written
+        now: a worker that claimed one before would have found no record and dropped it)."""
         ...
 
     async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
@@ -285,10 +290,11 @@ class MemoryRunQueue:
         """The worker's runs whose cancel was asked."""
         return {r.run_id: r.cancel_action for r in self._rows.values() if r.worker_id == worker_id and r.cancel_action}
 
-    async def offer(self, run_id: str) -> None:
-        """Make the unheld run claimable now."""
-        if (row := self._rows.get(run_id)) is not None and row.worker_id is None:
-            row.lease_until = 0.0
+    async def offer(self, run_ids: Sequence[str]) -> None:
+        """Make the unheld runs claimable now."""
+        for run_id in run_ids:
+            if (row := self._rows.get(run_id)) is not None and row.worker_id is None:
+                row.lease_until = 0.0
 
     async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """Hold the run if no live process does."""
@@ -463,9 +469,10 @@ class SqliteRunQueue:
             cursor = await self._conn.execute(CANCELS_ASKED, (worker_id,))
             return {run_id: action for run_id, action in await cursor.fetchall()}
 
-    async def offer(self, run_id: str) -> None:
-        """Make the unheld run claimable now."""
-        await self._write(OFFER, (run_id,))
+    async def offer(self, run_ids: Sequence[str]) -> None:
+        """Make the unheld runs claimable now (one statement)."""
+        if run_ids:
+            await self._write(offer_sql(len(run_ids)), tuple(run_ids))
 
     async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """Hold the run if no live process does (one statement)."""

@@ -9,6 +9,7 @@ same run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
@@ -20,7 +21,6 @@ from herdsman.runtime.run_queue import (
     COLUMNS,
     INDEXES,
     INSERT,
-    OFFER,
     RELEASE,
     RENEW,
     SCHEMA,
@@ -31,6 +31,7 @@ from herdsman.runtime.run_queue import (
     QueuedRun,
     claim_params,
     claimable_from,
+    offer_sql,
 )
 
 # Admissions under a limit, and claims under a per-user limit, take this transaction lock in
@@ -92,7 +93,13 @@ class PostgresRunQueue:
         )
 
     async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
-        """Count and queue in one transaction, under the admission lock (or the thread's, without limits)."""
+        """Count and queue in one transaction, under the admission lock (or the thread's, without
+        limits); a run that nothing can refuse (no limits, ``enqueue``, asked by a process without
+        workers: it waits behind whatever the thread has) is one ``INSERT``, one round trip
+        before its first event instead of a five-statement transaction."""
+        if not (admission.limited or admission.reject_if_busy or admission.worker):
+            await self._execute(_pg(INSERT), run.unheld().row())
+            return Decision("wait", QueueCounts(None, 0, 0, 0))
         async with self._pool.connection() as conn, conn.transaction():
             if admission.limited:
                 await conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK_KEY,))
@@ -153,9 +160,10 @@ class PostgresRunQueue:
         """The worker's runs whose cancel was asked."""
         return {row[0]: row[1] for row in await self._execute(CANCELS_ASKED.replace("?", "%s"), (worker_id,))}
 
-    async def offer(self, run_id: str) -> None:
-        """Make the unheld run claimable now."""
-        await self._execute(_pg(OFFER), (run_id,))
+    async def offer(self, run_ids: Sequence[str]) -> None:
+        """Make the unheld runs claimable now (one statement)."""
+        if run_ids:
+            await self._execute(_pg(offer_sql(len(run_ids))), tuple(run_ids))
 
     async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """Hold the run if no live process does (one statement)."""

@@ -74,7 +74,9 @@ from herdsman.runtime.run_input import (
     check_update,
 )
 from herdsman.runtime.serde import dumps, to_jsonable
-from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
+from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
+from herdsman.runtime.thread_copy import drop_run_checkpoints
+from herdsman.runtime.thread_files import remove_thread_files
 from herdsman.runtime.threads import ThreadStore, utc_now
 
 log = structlog.get_logger(__name__)
@@ -87,6 +89,7 @@ REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another proc
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
 QUEUE_FULL_RETRY_AFTER = 5  # seconds a client refused with 503 (runs.max_queued) is told to wait
 RECOVER_SETTLE = 1.0  # seconds before an unqueued run of a live deployment is looked at again (see recover)
+OFFER_BATCH = 500  # runs offered to the workers by one statement at most (SQLite bounds its parameters)
 KEEP_FINISHED = 1000  # finished runs kept in memory (with their results); older ones only in the store
 RESTART_MESSAGE = (
     "the gateway stopped while this run was in progress; the thread keeps every step up to its "
@@ -215,6 +218,8 @@ class Run:
     task: asyncio.Task | None = None
     saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     scope: RunScope | None = field(default=None, repr=False)  # while executing here: its run scope
+    save_error: BaseException | None = None  # why the records of a run queued for workers were not written
+    first_event: StreamEvent | None = None  # its metadata event, as published (a stream sends it at once)
 
     @property
     def thread_id(self) -> str:
@@ -315,17 +320,20 @@ class RunManager:
         max_concurrency: int = 10,
         pause: Callable[[], Awaitable[None]] | None = None,
         queue: RunQueue | None = None,
+        sandbox: Any = None,
     ) -> None:
         """``max_concurrency`` runs execute at once; the others wait, pending, for a slot.
 
         ``pause`` is awaited between two steps of every run (the gateway's lets new requests
         be answered first, see ``herdsman_gateway/pacing.py``). ``queue`` keeps the runs and
-        their leases (in memory when None).
+        their leases (in memory when None). ``sandbox`` is the sandbox provider, released with the
+        files of a stateless run's temporary thread when the run ends.
         """
         self.graph = graph
         self.bridge = bridge
         self.threads = threads
         self.config = config
+        self.sandbox = sandbox
         self.listeners = list(listeners)
         self._runs: dict[str, Run] = {}
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per thread: its lock, and how many use it
@@ -339,6 +347,9 @@ class RunManager:
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._workers: list[asyncio.Task] = []
         self._handing_over = False  # runs stopped now go back to the queue instead of ending
+        self._recording: dict[str, Run] = {}  # runs queued for workers whose records are being written
+        self._to_record: list[Run] = []  # those of them the recorder has not taken yet
+        self._recorder: asyncio.Task | None = None  # the task writing them (see _record_queued_runs)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -350,6 +361,12 @@ class RunManager:
         """Stop the sub-agent ``task_id`` (its task call's id) of the thread's run executing in this
         process; the run and the other sub-agents go on. False when no such sub-agent is running."""
         return any(r.scope is not None and r.scope.cancel(task_id) for r in self.active_runs(thread_id))
+
+    def unsaved_runs(self, thread_id: str) -> list[Run]:
+        """The thread's runs created here whose records are not written yet, oldest first: runs
+        this process executes (their task writes them first thing) or queued for workers."""
+        recording = [r for r in self._recording.values() if r.thread_id == thread_id]
+        return [r for r in self.active_runs(thread_id) if not r.saved.is_set()] + recording
 
     def watch_thread(self, thread_id: str) -> asyncio.Queue[Run]:
         """A queue that receives each run created on ``thread_id`` from now on (in this process);
@@ -397,7 +414,7 @@ class RunManager:
 
     async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
         """The run's record (live or saved), or None."""
-        run = self._runs.get(run_id)
+        run = self._runs.get(run_id) or self._recording.get(run_id)
         if run is not None and run.thread_id == thread_id:
             return run.to_dict()
         return await self.threads.get_run(thread_id, run_id)
@@ -500,7 +517,7 @@ class RunManager:
             try:
                 # Sent at once, so a client sees its run id before the graph starts; the records are
                 # written by the run's task, first thing (``run.saved`` is set once they are).
-                await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
+                await self._publish_metadata(run)
                 run.task = asyncio.create_task(self._execute(run, previous), name=f"run-{run.run_id}")
             except BaseException:
                 self._forget(run.run_id)  # never started: the thread must not stay busy
@@ -558,13 +575,11 @@ class RunManager:
         are held elsewhere): apply the multitask strategy to the thread's queued runs, then queue
         the run, held by no one, so the first free worker claims it once its turn came.
 
-        The thread is counted again in the transaction that queues the run, so a ``reject`` run
-        sent to two gateways at once is refused by one of them."""
-        others = await self.queue.thread_runs(spec.thread_id)
-        if others and spec.multitask_strategy == "reject":
-            raise _busy(spec.thread_id, others[-1].run_id)
+        The thread is counted in the statement or transaction that queues the run, so a ``reject``
+        run sent to two gateways at once is refused by one of them; the thread's queued runs are
+        read first only for ``interrupt`` and ``rollback`` (to stop them)."""
         if spec.multitask_strategy in ("interrupt", "rollback"):
-            for other in others:
+            for other in await self.queue.thread_runs(spec.thread_id):
                 await self.cancel(spec.thread_id, other.run_id, action=spec.multitask_strategy, wait=True)
         now = utc_now()
         run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
@@ -586,23 +601,77 @@ class RunManager:
             ) from None
 
     async def _queued(self, run: Run) -> Run:
-        """A run whose row waits in the queue for a worker: send its ``metadata`` event and write its records."""
-        # Queued first (by the admission), held by no process but claimable by none until its
-        # records are written and it is offered: a process that dies in between leaves a row
-        # without a record, which the worker that claims it once its lease ran out drops (the
-        # client had no answer), never a record without a row, which no worker would execute.
+        """A run whose row waits in the queue for a worker: send its ``metadata`` event; its
+        records are written and it is offered to the workers by :meth:`_record_queued_runs`
+        (``run.saved`` is set when done, ``run.save_error`` says why it failed), so a streamed
+        run's first event waits for its queue row only. Meanwhile :meth:`get`, :meth:`cancel`
+        and :meth:`join` find it here."""
         try:
-            await self._publish(run, "metadata", {"run_id": run.run_id, "attempt": 1})
-            await self.threads.put_run(run.to_dict())
-            await self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
-                                      status="busy")
+            await self._publish_metadata(run)
         except BaseException:
             await self._unqueue(run)  # not created: the client gets the error, and nothing is left held
             raise
-        await self.queue.offer(run.run_id)
-        run.saved.set()
-        log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
+        self._recording[run.run_id] = run
+        self._to_record.append(run)
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_queued_runs(), name="run-recorder")
         return run
+
+    async def _record_queued_runs(self) -> None:
+        """Write the records of the runs queued for workers, every run waiting at once (the
+        record store batches what is asked together), then offer them to the workers in one
+        statement; again while runs arrived meanwhile. A burst of new runs costs a few
+        statements, not three per run, and its first events do not queue up behind them.
+
+        Queued first (by the admission), held by no process but claimable by none until its
+        records are written and it is offered: a process that dies in between leaves a row
+        without a record, which the worker that claims it once its lease ran out drops, never a
+        record without a row, which no worker would execute.
+        """
+        while self._to_record:
+            batch, self._to_record = self._to_record, []
+            recorded = [run for run, ok in zip(batch, await asyncio.gather(*map(self._record, batch))) if ok]
+            for start in range(0, len(recorded), OFFER_BATCH):
+                chunk = recorded[start:start + OFFER_BATCH]
+                try:
+                    await self.queue.offer([run.run_id for run in chunk])
+                except Exception as exc:  # noqa: BLE001 - each run is taken back and told
+                    for run in chunk:
+                        await self._not_recorded(run, exc)
+            for run in batch:
+                if run.save_error is None:
+                    log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
+                self._recording.pop(run.run_id, None)
+                run.saved.set()
+
+    async def _record(self, run: Run) -> bool:
+        """Write a queued run's record and mark its thread busy (together); False when they could not be."""
+        try:
+            await asyncio.gather(
+                self.threads.put_run(run.to_dict()),
+                self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
+                                    status="busy"),
+            )
+        except Exception as exc:  # noqa: BLE001 - told to the client, on its stream or as the request's error
+            await self._not_recorded(run, exc)
+            return False
+        return True
+
+    async def _not_recorded(self, run: Run, exc: Exception) -> None:
+        """A queued run whose records could not be written (or that could not be offered) is taken
+        back, row and record, its thread left idle unless another run is queued on it, and its
+        stream ends with an ``error`` event; ``run.save_error`` is the request's error."""
+        run.save_error = exc
+        log.warning("run_not_recorded", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
+        await self._unqueue(run)
+        try:
+            if not await self.queue.thread_runs(run.thread_id):  # marked busy beside the record that failed
+                await self.threads.update(run.thread_id, status="idle")
+            await self._publish(run, "error", {"error": type(exc).__name__, "message": f"the run was not started: {_text(exc)}"})
+            await self._publish(run, END_EVENT, None)
+            await self.bridge.finish(run.run_id)
+        except Exception as undo_exc:  # noqa: BLE001 - a client waiting for the request still gets the error
+            log.warning("run_error_not_published", run_id=run.run_id, error=_text(undo_exc))
 
     async def _unqueue(self, run: Run) -> None:
         """Take back a run whose creation failed: its queue row and its record, if written."""
@@ -645,6 +714,7 @@ class RunManager:
 
     async def _cancel_elsewhere(self, thread_id: str, run_id: str, action: CancelAction, wait: bool) -> dict[str, Any]:
         """Cancel a run another gateway process executes (through the bridge), or report a finished one."""
+        await self._recorded(run_id)
         record = await self.threads.get_run(thread_id, run_id)
         if record is None:
             raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
@@ -673,6 +743,11 @@ class RunManager:
             if latest is None or latest.get("status") in FINAL_STATUSES:
                 return latest or {**record, "status": "interrupted"}
         return record
+
+    async def _recorded(self, run_id: str) -> None:
+        """Wait until the records of a run this process is queueing are written (at once otherwise)."""
+        if (run := self._recording.get(run_id)) is not None:
+            await run.saved.wait()
 
     async def serve_cancel_requests(self) -> None:
         """Cancel this process's runs when another process asks through the bridge (runs until cancelled)."""
@@ -704,19 +779,23 @@ class RunManager:
             task.add_done_callback(pending.discard)
 
     async def _rollback(self, run: Run) -> None:
-        """Put the thread back to the checkpoint it had before ``run``, and forget the run."""
+        """Put the thread back to the checkpoint it had before ``run`` and forget the run: its
+        checkpoints are deleted (LangGraph's server does so: the thread's history no longer shows
+        them), and its files are back as they were at that checkpoint."""
+        saver = self.graph.checkpointer
+        versions = file_versions_of(saver)
         if not run.executed:
             pass  # cancelled while pending: it changed nothing
         elif run.checkpoint_before is None:
-            await self.graph.checkpointer.adelete_thread(run.thread_id)
-            if versions := file_versions_of(self.graph.checkpointer):
-                await versions.collect(run.thread_id, self.graph.checkpointer)
+            await saver.adelete_thread(run.thread_id)
+            if versions:
+                await versions.collect(run.thread_id, saver)
         else:
-            cfg = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": "", "checkpoint_id": run.checkpoint_before}}
-            if versions := file_versions_of(self.graph.checkpointer):
+            if versions:
                 await versions.arestore(run.thread_id, run.checkpoint_before)  # and its files
-            snapshot = await self.graph.aget_state(cfg)
-            await self.graph.aupdate_state(snapshot.config, None)
+            await drop_run_checkpoints(saver, run.thread_id, run.run_id)
+            if versions:
+                await versions.collect(run.thread_id, saver)
         await self.threads.delete_run(run.thread_id, run.run_id)
         self._forget(run.run_id)
         log.info("run_rolled_back", run_id=run.run_id, thread_id=run.thread_id)
@@ -725,6 +804,7 @@ class RunManager:
         """Wait for the run to end; its final state values (with ``__interrupt__`` when interrupted)."""
         run = self._runs.get(run_id)
         if run is None or run.thread_id != thread_id:
+            await self._recorded(run_id)
             record = await self.threads.get_run(thread_id, run_id)
             if record is None:
                 raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
@@ -755,6 +835,8 @@ class RunManager:
         tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
         for task in tasks:
             task.cancel()
+        if self._recorder is not None and not self._recorder.done():
+            tasks.append(self._recorder)  # runs being queued are recorded and offered first
         if tasks:
             await asyncio.wait(tasks)
 
@@ -945,6 +1027,12 @@ class RunManager:
     async def _publish(self, run: Run, event: str, data: Any) -> None:
         await self.bridge.publish(run.run_id, event, dumps(data))
 
+    async def _publish_metadata(self, run: Run) -> None:
+        """Publish a new run's ``metadata`` event and keep it as ``run.first_event``: the stream
+        of the request that created the run sends it at once, without reading it back."""
+        data = dumps({"run_id": run.run_id, "attempt": 1})
+        run.first_event = StreamEvent(await self.bridge.publish(run.run_id, "metadata", data), "metadata", data)
+
     async def _save_new(self, run: Run) -> None:
         """Write a new run's record and mark its thread busy (after its first event went out).
 
@@ -1118,6 +1206,10 @@ class RunManager:
         run of it is in progress)."""
         if run.spec.temporary:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
+            if versions := file_versions_of(self.graph.checkpointer):
+                await versions.collect(run.thread_id, self.graph.checkpointer)
+            # its files and sandbox too (they stayed on disk: <home>/threads/<id> of every stateless run)
+            await asyncio.to_thread(remove_thread_files, self.sandbox, self.config.resolve_home(), run.thread_id)
             await self.threads.delete(run.thread_id)
         elif not self.active_runs(run.thread_id):
             status = "idle"

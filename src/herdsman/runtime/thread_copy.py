@@ -1,4 +1,5 @@
-"""Copy a thread: its checkpoints (every namespace, with pending writes) and its files.
+"""Copy a thread: its checkpoints (every namespace, with pending writes) and its files; and drop
+the checkpoints one run wrote from its thread (a rollback).
 
 LangGraph's ``BaseCheckpointSaver.copy_thread`` is not implemented by the memory, SQLite or
 Postgres savers installed here, so the checkpoints are read with ``alist`` and saved again under
@@ -6,6 +7,9 @@ the new thread id, oldest first, each with its parent, through the saver's own `
 without file versions: the files are copied as versions, below). The files come over through
 the file history (:meth:`FileVersions.copy_files`): read by descriptors from the source, written
 by descriptors into the copy, never by host paths a sandbox could swap.
+
+``delete_for_runs`` is not implemented by these savers either, so :func:`drop_run_checkpoints`
+reads the thread, deletes it and saves again the checkpoints that other runs wrote, the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +25,25 @@ from herdsman.runtime.file_versions import plain_aput
 async def copy_checkpoints(saver: BaseCheckpointSaver, source: str, target: str) -> int:
     """Save every checkpoint of thread ``source`` again under ``target``; how many there were."""
     found = [t async for t in saver.alist({"configurable": {"thread_id": source}})]
+    await _save_again(saver, found, target)
+    return len(found)
+
+
+async def drop_run_checkpoints(saver: BaseCheckpointSaver, thread_id: str, run_id: str) -> int:
+    """Delete the checkpoints run ``run_id`` wrote on the thread (every namespace; their
+    ``metadata.run_id`` says which), keeping every other one as it was (same ids, parents and
+    pending writes); how many were deleted. The thread's head is then the newest one kept."""
+    found = [t async for t in saver.alist({"configurable": {"thread_id": thread_id}})]
+    kept = [t for t in found if (t.metadata or {}).get("run_id") != run_id]
+    if len(kept) == len(found):
+        return 0
+    await saver.adelete_thread(thread_id)
+    await _save_again(saver, kept, thread_id)
+    return len(found) - len(kept)
+
+
+async def _save_again(saver: BaseCheckpointSaver, found: list[Any], target: str) -> None:
+    """Save the checkpoints ``found`` (newest first, as ``alist`` lists them) under thread ``target``."""
     put = plain_aput(saver)
     for saved in reversed(found):  # oldest first: parents before children
         conf = saved.config["configurable"]
@@ -36,4 +59,3 @@ async def copy_checkpoints(saver: BaseCheckpointSaver, source: str, target: str)
         at = {"configurable": {"thread_id": target, "checkpoint_ns": ns, "checkpoint_id": conf["checkpoint_id"]}}
         for task_id, writes in by_task.items():
             await saver.aput_writes(at, writes, task_id)
-    return len(found)

@@ -21,7 +21,7 @@ from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
 from herdsman_gateway.routes.threads import check_thread_id, load_thread, not_found
 from herdsman_gateway.schemas import Run, RunCreate, RunsCancel
-from herdsman_gateway.sse import run_path, stream_response
+from herdsman_gateway.sse import run_path, stream_response, stream_slot
 
 router = APIRouter(tags=["runs"])
 
@@ -82,8 +82,9 @@ async def start_run(
     """Create the run the body asks for (on a temporary thread when ``thread_id`` is None).
 
     With ``saved`` (every route but the streamed ones), wait until the run's record is written,
-    so a client that reads runs or the thread's status next finds them. A streamed run answers
-    with its ``metadata`` event first; its record follows at once.
+    so a client that reads runs or the thread's status next finds them (and answer with the error
+    when it could not be). A streamed run answers with its ``metadata`` event first, as soon as
+    the run is queued; its record follows at once (an ``error`` event when it cannot be written).
     """
     assistant = await load_assistant(gw, body.assistant_id, user)
     if thread_id is None:
@@ -97,6 +98,8 @@ async def start_run(
     run = await gw.runs.start(spec)
     if saved:
         await run.saved.wait()
+        if run.save_error is not None:
+            raise run.save_error
     return run
 
 
@@ -121,8 +124,10 @@ async def stream_run(
     thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
-    run = await start_run(gw, thread_id, body, user, saved=False)
-    return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel")
+    with stream_slot(gw, user) as slot:
+        run = await start_run(gw, thread_id, body, user, saved=False)
+        return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
+                               first=run.first_event, slot=slot)
 
 
 @router.post("/runs/stream", summary="Create a stateless run and stream its events",
@@ -131,10 +136,12 @@ async def stream_stateless_run(
     body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on a temporary thread and stream it."""
-    run = await start_run(gw, None, body, user, saved=False)
-    return stream_response(
-        gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel", resumable=not run.spec.temporary
-    )
+    with stream_slot(gw, user) as slot:
+        run = await start_run(gw, None, body, user, saved=False)
+        return stream_response(
+            gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
+            resumable=not run.spec.temporary, first=run.first_event, slot=slot,
+        )
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, summary="Create a background run")
@@ -239,7 +246,7 @@ async def list_runs(
     """The thread's runs, newest first."""
     await load_thread(gw, thread_id, user)
     runs = await gw.threads.list_runs(thread_id, limit=limit, offset=offset, status=status)
-    unsaved = [r.to_dict() for r in gw.runs.active_runs(thread_id) if not r.saved.is_set()]  # streamed, just created
+    unsaved = [r.to_dict() for r in gw.runs.unsaved_runs(thread_id)]  # streamed, just created
     if unsaved and offset == 0:
         fresh = [r for r in reversed(unsaved) if status is None or r["status"] == status]
         runs = (fresh + [r for r in runs if r["run_id"] not in {f["run_id"] for f in fresh}])[:limit]
@@ -288,15 +295,17 @@ async def join_stream(
     """The run's events after ``Last-Event-ID`` (from the start without it), then live ones."""
     run = await _run(gw, thread_id, run_id, user)
     modes = {m for m in stream_mode or () if m}  # the SDK sends "stream_mode=" for none
-    return stream_response(
-        gw,
-        thread_id,
-        run_id,
-        last_event_id=last_event_id,
-        modes=modes or None,
-        cancel_on_disconnect=cancel_on_disconnect,
-        run_ended=run["status"] in FINAL_STATUSES,
-    )
+    with stream_slot(gw, user) as slot:
+        return stream_response(
+            gw,
+            thread_id,
+            run_id,
+            last_event_id=last_event_id,
+            modes=modes or None,
+            cancel_on_disconnect=cancel_on_disconnect,
+            run_ended=run["status"] in FINAL_STATUSES,
+            slot=slot,
+        )
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join", summary="Wait for a run to end")

@@ -41,7 +41,7 @@ from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.runs import start_run
 from herdsman_gateway.routes.threads import check_thread_id, not_found
 from herdsman_gateway.schemas import RunCreate
-from herdsman_gateway.sse import HEARTBEAT, EventStream, frame
+from herdsman_gateway.sse import HEARTBEAT, EventStream, frame, stream_slot
 
 router = APIRouter(tags=["threads"])
 
@@ -326,4 +326,6 @@ async def thread_events(
     await _visible_thread(gw, thread_id, user, creating=False)
     wanted, since = _stream_filter(await _json_body(request))
     events = await _events(gw, thread_id)
-    return EventStream(_frames(events, since, wanted), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}, gw.streams)
+    with stream_slot(gw, user) as slot:
+        return EventStream(_frames(events, since, wanted), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+                           gw.streams, slot)

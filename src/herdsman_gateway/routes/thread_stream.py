@@ -21,7 +21,7 @@ from herdsman.runtime.stream_bridge import END_EVENT
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
-from herdsman_gateway.sse import HEARTBEAT, EventStream, frame
+from herdsman_gateway.sse import HEARTBEAT, EventStream, frame, stream_slot
 
 router = APIRouter(tags=["threads"])
 
@@ -80,4 +80,6 @@ async def join_thread_stream(
     """The events of the thread's runs as they happen, until the client leaves."""
     await load_thread(gw, thread_id, user)
     modes = _modes((stream_mode or []) + (stream_modes or []))
-    return EventStream(_thread_frames(gw, thread_id, modes), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}, gw.streams)
+    with stream_slot(gw, user) as slot:
+        return EventStream(_thread_frames(gw, thread_id, modes), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+                           gw.streams, slot)

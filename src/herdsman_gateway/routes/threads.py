@@ -7,7 +7,6 @@ manager (``busy`` while a run is in progress); its values come from the checkpoi
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from typing import Any
 
@@ -17,9 +16,10 @@ from fastapi import APIRouter, Depends, HTTPException, Response
 from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.runs import FINAL_STATUSES, RunError
 from herdsman.runtime.thread_copy import copy_checkpoints
+from herdsman.runtime.thread_files import remove_thread_files as remove_files
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
-from herdsman.sandbox.paths import thread_dir, validate_thread_id
+from herdsman.sandbox.paths import validate_thread_id
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.schemas import (
@@ -147,17 +147,10 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
 
 
 def remove_thread_files(gw: Gateway, thread_id: str) -> None:
-    """Stop the thread's sandbox (its commands, its container) and delete everything kept for it on
-    disk (``<home>/threads/<id>``). Kept, a deleted thread's files were handed to whoever created a
-    thread with its id next, another user too (red-team finding). ``rmtree`` never follows a
-    symlink the sandbox left there (it works by descriptors on Linux)."""
-    def not_removed(_function: Any, _path: str, exc_info: Any) -> None:
-        log.warning("thread_file_not_removed", thread_id=thread_id, error=type(exc_info[1]).__name__)
-
-    gw.sandbox.release(thread_id)
-    folder = thread_dir(gw.config.resolve_home(), thread_id)
-    if folder.exists():
-        shutil.rmtree(folder, onerror=not_removed)
+    """Stop the thread's sandbox and delete everything kept for it on disk (``<home>/threads/<id>``).
+    Kept, a deleted thread's files were handed to whoever created a thread with its id next,
+    another user too (red-team finding)."""
+    remove_files(gw.sandbox, gw.config.resolve_home(), thread_id)
 
 
 async def refuse_busy(gw: Gateway, thread_id: str, doing: str) -> None:
