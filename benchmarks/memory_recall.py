@@ -189,6 +189,8 @@ async def run_mode(
                         await ask(turn, f"{conv['id']}-s{n}", user)
                     await service.flush(timeout=600)
                 progress.advance(task)
+                if not progress.console.is_terminal:  # no live bar to show: a line per conversation
+                    progress.console.print(f"{label}: {conv['id']} played")
             for conv in conversations:  # questions after every session: one user's memory holds them all
                 user = "everyone" if one_user else conv["user"]
                 for n, question in enumerate(conv["questions"]):
