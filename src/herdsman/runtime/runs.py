@@ -71,6 +71,7 @@ from herdsman.runtime.run_input import (
     check_input,
     check_json,
     check_run_config,
+    check_run_limits,
     check_update,
 )
 from herdsman.runtime.serde import dumps, to_jsonable
@@ -464,6 +465,7 @@ class RunManager:
         and (400) one that asks for a model config.yaml does not name."""
         try:
             check_run_config(spec.config, self._owned(spec))
+            check_run_limits(spec.config, self.config.subagents)
             check_json("metadata", spec.metadata)
             check_json("context", spec.context)
             if spec.command:
