@@ -406,6 +406,15 @@ class RunManager:
         queued = await self.queue.thread_runs(thread_id)
         return queued[-1].run_id if queued else None
 
+    async def temporary_run(self, thread_id: str) -> str | None:
+        """The id of the stateless run in progress whose temporary thread ``thread_id`` is (in any
+        process), or None: that thread is deleted when the run ends, so it takes no other run."""
+        for run in self.active_runs(thread_id):
+            if run.spec.temporary:
+                return run.run_id
+        queued = await self.queue.thread_runs(thread_id)
+        return next((q.run_id for q in queued if q.spec.get("temporary")), None)
+
     async def in_progress(self) -> list[dict[str, Any]]:
         """Every pending or running run: this process's, and those the store says another
         process executes."""
