@@ -41,6 +41,11 @@ async def test_a_run_cannot_raise_or_break_its_subagent_limits(home, key, value,
             lower = {"max_concurrent_subagents": 1, "token_budget": 4000}
             values = await client.runs.wait(tid, "lead_agent", input=user_message("fine"), config={"configurable": lower})
             assert values["messages"][-1]["content"] == "echo: fine"
+            # nor through an assistant, whose config (or context) becomes its runs' configurable
+            for settings in ({"config": {"configurable": {key: value}}}, {"context": {key: value}}):
+                with pytest.raises(httpx.HTTPStatusError) as refused:
+                    await client.assistants.create("lead_agent", **settings)
+                assert refused.value.response.status_code == 422 and key in refused.value.response.json()["detail"]
             await client.aclose()
         finally:
             model.release()
