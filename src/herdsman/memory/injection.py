@@ -26,6 +26,7 @@ estimate everywhere in this module.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,7 +67,11 @@ _WHEN = re.compile(
 
 def inline(text: str) -> str:
     """``text`` as one line of the section: whitespace (newlines too) collapsed, so no stored text
-    starts a line of its own, and memory tags escaped (see :data:`_TAG`)."""
+    starts a line of its own, and memory tags escaped (see :data:`_TAG`). NFKC first, and format
+    characters (zero-width space, soft hyphen, word joiner...) dropped: a model reads a closing
+    tag with a zero-width space after its "<", or one in full-width angle brackets, as the
+    closing tag, which the escape would not see."""
+    text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     return _TAG.sub("&lt;", " ".join(text.split()))
 
 

@@ -15,7 +15,8 @@ has its own. Middleware read it from ``request.runtime.context``, tools from
 scopes in the process: a scope ends with its run.
 
 Per-run settings come from ``config["configurable"]`` (``max_concurrent_subagents``,
-``token_budget``), falling back to ``subagents:`` in config.yaml.
+``token_budget``), falling back to ``subagents:`` in config.yaml, which caps them: a run may lower
+its limits, never raise them (the gateway refuses a higher or malformed value with 422).
 """
 
 from __future__ import annotations
@@ -96,13 +97,40 @@ class RunScope:
         return True
 
 
+# the ``configurable`` keys a run may set its limits with -> the ``subagents:`` setting capping each
+RUN_LIMITS = {"max_concurrent_subagents": "max_concurrent", "token_budget": "token_budget"}
+
+
+def limit_problem(settings: SubagentsConfig, key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the run's limit ``key`` (one of :data:`RUN_LIMITS`), or None. A run
+    may lower what config.yaml allows, never raise it: the operator's limits hold for every
+    client (a budget is what a user's key may spend)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"must be a positive integer, not {value!r}"
+    cap = getattr(settings, RUN_LIMITS[key])
+    if cap is not None and value > cap:
+        return (f"{value} is above subagents.{RUN_LIMITS[key]} ({cap}) in config.yaml; a run may only lower it, "
+                "so send at most that, or leave it out")
+    return None
+
+
+def _run_limit(settings: SubagentsConfig, configurable: Mapping[str, Any], key: str) -> Any:
+    """The run's own ``key`` when it is one it may set (see :func:`limit_problem`), else config.yaml's."""
+    value = configurable.get(key)
+    if value is None or limit_problem(settings, key, value) is not None:
+        return getattr(settings, RUN_LIMITS[key])
+    return value
+
+
 def open_scope(settings: SubagentsConfig, config: dict[str, Any] | None) -> RunScope:
-    """A fresh scope for the run described by ``config`` (its ``configurable`` may set the limits)."""
+    """A fresh scope for the run described by ``config`` (its ``configurable`` may lower the limits)."""
     configurable = (config or {}).get("configurable") or {}
     return RunScope(
-        max_concurrent=int(configurable.get("max_concurrent_subagents") or settings.max_concurrent),
+        max_concurrent=_run_limit(settings, configurable, "max_concurrent_subagents"),
         max_subagents=settings.max_per_run,
-        budget=TokenBudget(configurable.get("token_budget") or settings.token_budget),
+        budget=TokenBudget(_run_limit(settings, configurable, "token_budget")),
     )
 
 

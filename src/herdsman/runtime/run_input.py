@@ -16,6 +16,9 @@ which refuses lone surrogates, integers beyond 64 bits and nesting deeper than 2
 act on that thread, and learns at once that the URL decides. The same value the server would
 set is accepted, so clients that echo the thread id keep working.
 
+The run's own sub-agent limits (``max_concurrent_subagents``, ``token_budget`` in ``configurable``)
+are checked against ``subagents:`` (:func:`check_run_limits`): lower, never higher.
+
 Each check raises :class:`RunInputError` with the field (a dotted path) and what to do; the run
 manager turns it into a 422.
 """
@@ -28,6 +31,9 @@ from typing import Any
 import orjson
 from langchain_core.messages import convert_to_messages
 from pydantic import ValidationError
+
+from herdsman.config.schema import SubagentsConfig
+from herdsman.middleware.run_scope import RUN_LIMITS, limit_problem
 
 # configurable keys the run manager sets for every run (see RunManager._graph_config)
 RESERVED_CONFIGURABLE = ("thread_id", "run_id", "assistant_id", "graph_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map")
@@ -216,3 +222,12 @@ def check_run_config(config: Any, owned: Mapping[str, Any]) -> None:
 
 def _kind_name(kind: type) -> str:
     return {Mapping: "a JSON object", list: "a list", str: "a string", int: "an integer"}[kind]
+
+
+def check_run_limits(config: Any, settings: SubagentsConfig) -> None:
+    """The sub-agent limits a run sets in its ``configurable`` (already checked to be a mapping):
+    positive integers no higher than ``settings`` (config.yaml's ``subagents:``)."""
+    configurable = (config or {}).get("configurable") or {}
+    for key in RUN_LIMITS:
+        if (problem := limit_problem(settings, key, configurable.get(key))) is not None:
+            raise RunInputError(f"config.configurable.{key}", problem)

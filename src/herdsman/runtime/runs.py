@@ -71,6 +71,7 @@ from herdsman.runtime.run_input import (
     check_input,
     check_json,
     check_run_config,
+    check_run_limits,
     check_update,
 )
 from herdsman.runtime.serde import dumps, to_jsonable
@@ -405,6 +406,15 @@ class RunManager:
         queued = await self.queue.thread_runs(thread_id)
         return queued[-1].run_id if queued else None
 
+    async def temporary_run(self, thread_id: str) -> str | None:
+        """The id of the stateless run in progress whose temporary thread ``thread_id`` is (in any
+        process), or None: that thread is deleted when the run ends, so it takes no other run."""
+        for run in self.active_runs(thread_id):
+            if run.spec.temporary:
+                return run.run_id
+        queued = await self.queue.thread_runs(thread_id)
+        return next((q.run_id for q in queued if q.spec.get("temporary")), None)
+
     async def in_progress(self) -> list[dict[str, Any]]:
         """Every pending or running run: this process's, and those the store says another
         process executes."""
@@ -464,6 +474,7 @@ class RunManager:
         and (400) one that asks for a model config.yaml does not name."""
         try:
             check_run_config(spec.config, self._owned(spec))
+            check_run_limits(spec.config, self.config.subagents)
             check_json("metadata", spec.metadata)
             check_json("context", spec.context)
             if spec.command:

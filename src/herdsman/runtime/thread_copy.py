@@ -9,12 +9,16 @@ the file history (:meth:`FileVersions.copy_files`): read by descriptors from the
 by descriptors into the copy, never by host paths a sandbox could swap.
 
 ``delete_for_runs`` is not implemented by these savers either, so :func:`drop_run_checkpoints`
-reads the thread, deletes it and saves again the checkpoints that other runs wrote, the same way.
+reads the thread, deletes it and saves again the checkpoints that other runs wrote, the same way;
+a cancel that comes meanwhile waits for the last save (a process that dies there still loses the
+thread's checkpoints: the savers give no transaction over both).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
+from collections.abc import Coroutine
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -37,9 +41,32 @@ async def drop_run_checkpoints(saver: BaseCheckpointSaver, thread_id: str, run_i
     kept = [t for t in found if (t.metadata or {}).get("run_id") != run_id]
     if len(kept) == len(found):
         return 0
-    await saver.adelete_thread(thread_id)
-    await _save_again(saver, kept, thread_id)
+
+    async def rewrite() -> None:
+        await saver.adelete_thread(thread_id)
+        await _save_again(saver, kept, thread_id)
+
+    await _to_the_end(rewrite())
     return len(found) - len(kept)
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await ``work`` to its end even when the caller is cancelled meanwhile (then raise the
+    cancel after it): a rewrite stopped between the delete and the last save would lose the
+    checkpoints not yet saved again, which belong to other runs (a shutdown cancels a run's task
+    while it rolls back)."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            cancelled = True
+    task.result()
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 async def _save_again(saver: BaseCheckpointSaver, found: list[Any], target: str) -> None:

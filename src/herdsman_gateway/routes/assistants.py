@@ -30,7 +30,7 @@ from herdsman.runtime.assistants import (
     mirrored,
     search_assistants as matching,
 )
-from herdsman.runtime.run_input import RunInputError, check_run_config
+from herdsman.runtime.run_input import RunInputError, check_run_config, check_run_limits
 from herdsman.runtime.threads import SCAN_LIMIT
 from herdsman.subagents.types import subagent_types
 from herdsman_gateway.auth import current_user, owns, with_owner
@@ -110,6 +110,7 @@ def check_settings(
         check_run_config(config, {})
         config, context = mirrored(config, context)
         check_run_config(config, {})  # the context too: it becomes the configurable of the agent's runs
+        check_run_limits(config, gw.config.subagents)  # its runs may lower the sub-agent limits, not raise them
         size = len(orjson.dumps([config, metadata], option=orjson.OPT_NON_STR_KEYS))
         if size > MAX_SETTINGS_BYTES:
             raise RunInputError("config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}")

@@ -34,7 +34,14 @@ async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: st
         if not owns(record.metadata, user):  # another user made it meanwhile: theirs, not a thread to run on
             raise not_found(thread_id)
         return record
-    return await load_thread(gw, thread_id, user)
+    record = await load_thread(gw, thread_id, user)
+    if record.metadata.get("temporary") and (stateless := await gw.runs.temporary_run(thread_id)) is not None:
+        raise HTTPException(  # it would run on a deleted thread, leaving files and checkpoints nothing reaches
+            409, f"Thread {thread_id} is the temporary thread of stateless run {stateless}, deleted with it when that "
+            "run ends; create a thread (POST /threads) to run more than once on it, or send on_completion: keep "
+            "with the stateless run",
+        )
+    return record
 
 
 def run_config_for(config: dict[str, Any] | None, user: str | None) -> dict[str, Any] | None:
