@@ -106,6 +106,7 @@ def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pyte
 
 
 @pytest.mark.local_model
+@pytest.mark.timeout(1500)  # three tasks of up to 240 s each, waiting for the machine-wide model lock first
 def test_smoke_three_tasks_with_the_embedded_model(tmp_path: Path) -> None:
     """A handful of tasks, for real: the benchmark runs end to end and prints its one line."""
     import subprocess
