@@ -409,30 +409,43 @@ async def test_a_command_in_flight_when_its_worker_was_killed_is_reported_not_ru
             await sdk.aclose()
 
 
+@contextmanager
+def record_store_down(home: Path, redis_url: str) -> Iterator[tuple[Any, str, Any]]:
+    """A gateway without workers (SQLite, Redis bridge) whose record store cannot write runs until
+    the caller deletes ``manager.threads.put_run``: (config, url, run manager)."""
+    sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    config = make_config(home, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}, **sections)
+    with running_gateway(config, model=scripted_model()) as served:
+        manager = served.app.state.gateway.runs
+
+        async def store_down(record: dict[str, Any]) -> None:
+            raise OSError("the record store is gone")
+
+        manager.threads.put_run = store_down
+        yield config, served.url, manager
+
+
+def queued_runs(config: Any, tid: str) -> list[tuple[str]]:
+    """The thread's rows in the SQLite run queue."""
+    with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
+        return db.execute("SELECT run_id FROM herdsman_run_queue WHERE thread_id = ?", (tid,)).fetchall()
+
+
 async def test_a_gateway_that_cannot_record_a_run_it_queued_leaves_no_run_behind(home, redis_url) -> None:
     """A gateway without workers queues a run (no worker may claim it before its record exists),
     then cannot write its record: the client gets an error, and neither the
     queue row nor a record is left (a held row would be renewed by the live gateway forever);
     the thread is not busy and takes the next run."""
-    sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
-    config = make_config(home, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}, **sections)
-    with running_gateway(config, model=scripted_model()) as served:
-        manager = served.app.state.gateway.runs
-        sdk = get_client(url=served.url, api_key=None)
+    with record_store_down(home, redis_url) as (config, url, manager):
+        sdk = get_client(url=url, api_key=None)
         try:
             tid = (await sdk.threads.create())["thread_id"]
-
-            async def store_down(record: dict[str, Any]) -> None:
-                raise OSError("the record store is gone")
-
-            manager.threads.put_run = store_down
             with pytest.raises(httpx.HTTPStatusError):
                 await sdk.runs.create(tid, "lead_agent", input=user_message("hi"))
             del manager.threads.put_run
-            with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
-                assert db.execute("SELECT run_id FROM herdsman_run_queue WHERE thread_id = ?", (tid,)).fetchall() == []
+            assert queued_runs(config, tid) == []
             await sdk.aclose()
-            sdk = get_client(url=served.url, api_key=None)  # the server closed the connection of its 500
+            sdk = get_client(url=url, api_key=None)  # the server closed the connection of its 500
             assert await sdk.runs.list(tid) == []
             assert (await sdk.threads.get(tid))["status"] == "idle"
         finally:
@@ -444,24 +457,15 @@ async def test_a_streamed_run_whose_record_cannot_be_written_ends_its_stream_wit
     committed and writes its record afterwards; when that write fails, the stream that already
     has the metadata event ends with an error event naming the failure, no queue row or record
     is left, the thread is idle and the next run on it goes through."""
-    sections = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
-    config = make_config(home, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}, **sections)
-    with running_gateway(config, model=scripted_model()) as served:
-        manager = served.app.state.gateway.runs
-        sdk = get_client(url=served.url, api_key=None)
+    with record_store_down(home, redis_url) as (config, url, manager):
+        sdk = get_client(url=url, api_key=None)
         try:
             tid = (await sdk.threads.create())["thread_id"]
-
-            async def store_down(record: dict[str, Any]) -> None:
-                raise OSError("the record store is gone")
-
-            manager.threads.put_run = store_down
             parts = [p async for p in sdk.runs.stream(tid, "lead_agent", input=user_message("hi"))]
             del manager.threads.put_run
             assert [p.event for p in parts] == ["metadata", "error"]
             assert parts[1].data["error"] == "OSError" and "the record store is gone" in parts[1].data["message"]
-            with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
-                assert db.execute("SELECT run_id FROM herdsman_run_queue WHERE thread_id = ?", (tid,)).fetchall() == []
+            assert queued_runs(config, tid) == []
             assert await sdk.runs.list(tid) == []
             assert (await sdk.threads.get(tid))["status"] == "idle"
             run = await sdk.runs.create(tid, "lead_agent", input=user_message("hi"))
