@@ -11,8 +11,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,6 +180,28 @@ def scripted_gateway(config: HerdsmanConfig) -> Iterator[RunningGateway]:
             yield served
         finally:
             model.release()
+
+
+@asynccontextmanager
+async def one_stream_each(home: Path) -> AsyncIterator[tuple[str, HeldModel, Any, Any]]:
+    """A gateway where ana (``key-ana``) and bo (``key-bo``) may each have one stream open
+    (``gateway.max_streams_per_user: 1``): its URL, its held scripted model (released at the end)
+    and an SDK client for each user."""
+    from langgraph_sdk import get_client
+
+    from tests.support import make_config
+
+    config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"], "max_streams_per_user": 1})
+    model = scripted_model()
+    with running_gateway(config, model=model) as served:
+        ana = get_client(url=served.url, api_key="key-ana")
+        bo = get_client(url=served.url, api_key="key-bo")
+        try:
+            yield served.url, model, ana, bo
+        finally:
+            model.release()
+            await ana.aclose()
+            await bo.aclose()
 
 
 def user_message(text: str) -> dict[str, Any]:

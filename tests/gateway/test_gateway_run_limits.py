@@ -11,7 +11,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import InternalServerError, RateLimitError
 
-from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
+from tests.gateway.gateway_support import HOLD, one_stream_each, running_gateway, scripted_model, user_message
 from tests.support import make_config
 
 FINAL = ("success", "error", "interrupted", "timeout")
@@ -157,37 +157,29 @@ async def test_a_user_s_open_streams_are_capped_and_a_refused_stream_creates_no_
     """gateway.max_streams_per_user: past it a new run stream (or a join) is refused with 429
     naming the setting, before any run is created; another user's streams are not counted, and
     once the user's stream ended she may open another."""
-    config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"], "max_streams_per_user": 1})
-    model = scripted_model()
-    with running_gateway(config, model=model) as served:
-        ana = get_client(url=served.url, api_key="key-ana")
-        bo = get_client(url=served.url, api_key="key-bo")
-        try:
-            tid, other = [(await ana.threads.create())["thread_id"] for _ in range(2)]
-            stream = ana.runs.stream(tid, "lead_agent", input=user_message(f"one {HOLD}"))
-            first = await anext(stream)
-            assert first.event == "metadata"
-            await asyncio.to_thread(model.wait_until_held)
+    async with one_stream_each(home) as (_, model, ana, bo):
+        tid, other = [(await ana.threads.create())["thread_id"] for _ in range(2)]
+        stream = ana.runs.stream(tid, "lead_agent", input=user_message(f"one {HOLD}"))
+        first = await anext(stream)
+        assert first.event == "metadata"
+        await asyncio.to_thread(model.wait_until_held)
 
-            with pytest.raises(RateLimitError) as refused:
-                async for _ in ana.runs.stream(other, "lead_agent", input=user_message("two")):
-                    pass
-            detail = refused.value.response.json()["detail"]
-            assert "gateway.max_streams_per_user: 1" in detail and "join" in detail
-            assert await ana.runs.list(other) == [], "a refused stream creates no run"
-            with pytest.raises(RateLimitError):
-                async for _ in ana.runs.join_stream(tid, first.data["run_id"]):
-                    pass
+        with pytest.raises(RateLimitError) as refused:
+            async for _ in ana.runs.stream(other, "lead_agent", input=user_message("two")):
+                pass
+        detail = refused.value.response.json()["detail"]
+        assert "gateway.max_streams_per_user: 1" in detail and "join" in detail
+        assert await ana.runs.list(other) == [], "a refused stream creates no run"
+        with pytest.raises(RateLimitError):
+            async for _ in ana.runs.join_stream(tid, first.data["run_id"]):
+                pass
 
-            bo_thread = (await bo.threads.create())["thread_id"]
-            parts = [p async for p in bo.runs.stream(bo_thread, "lead_agent", input=user_message("bo here"),
-                                                     stream_mode="values")]
-            assert parts[-1].data["messages"][-1]["content"] == "echo: bo here"
+        bo_thread = (await bo.threads.create())["thread_id"]
+        parts = [p async for p in bo.runs.stream(bo_thread, "lead_agent", input=user_message("bo here"),
+                                                 stream_mode="values")]
+        assert parts[-1].data["messages"][-1]["content"] == "echo: bo here"
 
-            model.release()
-            assert [p async for p in stream][-1].event != "error"
-            again = [p.event async for p in ana.runs.stream(other, "lead_agent", input=user_message("two"))]
-            assert again[0] == "metadata" and "error" not in again
-        finally:
-            await ana.aclose()
-            await bo.aclose()
+        model.release()
+        assert [p async for p in stream][-1].event != "error"
+        again = [p.event async for p in ana.runs.stream(other, "lead_agent", input=user_message("two"))]
+        assert again[0] == "metadata" and "error" not in again

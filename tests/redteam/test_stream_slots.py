@@ -9,11 +9,9 @@ import asyncio
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.errors import RateLimitError
 
-from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
-from tests.support import make_config
+from tests.gateway.gateway_support import HOLD, one_stream_each, user_message
 
 
 async def _stream_ends(client, tid: str, text: str) -> list[str]:
@@ -28,43 +26,34 @@ async def _stream_ends(client, tid: str, text: str) -> list[str]:
 
 
 async def test_refused_and_dropped_streams_give_their_slot_back(home) -> None:
-    config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"], "max_streams_per_user": 1})
-    model = scripted_model()
-    with running_gateway(config, model=model) as served:
-        ana = get_client(url=served.url, api_key="key-ana")
-        bo = get_client(url=served.url, api_key="key-bo")
-        try:
-            tid = (await ana.threads.create())["thread_id"]
-            his = (await bo.threads.create())["thread_id"]
-            busy = (await ana.threads.create())["thread_id"]
-            await ana.runs.create(busy, "lead_agent", input=user_message(f"busy {HOLD}"))
-            await asyncio.to_thread(model.wait_until_held)
-            for _ in range(3):  # each refused after the slot was claimed
-                for thread, kwargs, status in [
-                    (tid, {"input": {"messages": 5}}, 422),
-                    (his, {"input": user_message("not mine")}, 404),
-                    (busy, {"input": user_message("reject"), "multitask_strategy": "reject"}, 409),
-                ]:
-                    with pytest.raises(httpx.HTTPStatusError) as info:
-                        async for _ in ana.runs.stream(thread, "lead_agent", **kwargs):
-                            pass
-                    assert info.value.response.status_code == status
-            model.release()
-            assert (await _stream_ends(ana, tid, "after refusals"))[-1] != "error"
+    async with one_stream_each(home) as (url, model, ana, bo):
+        tid = (await ana.threads.create())["thread_id"]
+        his = (await bo.threads.create())["thread_id"]
+        busy = (await ana.threads.create())["thread_id"]
+        await ana.runs.create(busy, "lead_agent", input=user_message(f"busy {HOLD}"))
+        await asyncio.to_thread(model.wait_until_held)
+        for _ in range(3):  # each refused after the slot was claimed
+            for thread, kwargs, status in [
+                (tid, {"input": {"messages": 5}}, 422),
+                (his, {"input": user_message("not mine")}, 404),
+                (busy, {"input": user_message("reject"), "multitask_strategy": "reject"}, 409),
+            ]:
+                with pytest.raises(httpx.HTTPStatusError) as info:
+                    async for _ in ana.runs.stream(thread, "lead_agent", **kwargs):
+                        pass
+                assert info.value.response.status_code == status
+        model.release()
+        assert (await _stream_ends(ana, tid, "after refusals"))[-1] != "error"
 
-            # a stream dropped by its client while the run is held
-            async with httpx.AsyncClient(base_url=served.url, headers={"x-api-key": "key-ana"}, timeout=30) as http:
-                body = {"assistant_id": "lead_agent", "input": user_message(f"dropped {HOLD}"), "stream_mode": ["values"]}
-                async with http.stream("POST", f"/threads/{tid}/runs/stream", json=body) as response:
-                    assert response.status_code == 200
-                    async for line in response.aiter_lines():
-                        if line.startswith("event: metadata"):
-                            break
-                    await asyncio.to_thread(model.wait_until_held)
-            model.release()
-            events = await _stream_ends(ana, busy, "after a drop")
-            assert events[0] == "metadata" and "error" not in events
-        finally:
-            model.release()
-            await ana.aclose()
-            await bo.aclose()
+        # a stream dropped by its client while the run is held
+        async with httpx.AsyncClient(base_url=url, headers={"x-api-key": "key-ana"}, timeout=30) as http:
+            body = {"assistant_id": "lead_agent", "input": user_message(f"dropped {HOLD}"), "stream_mode": ["values"]}
+            async with http.stream("POST", f"/threads/{tid}/runs/stream", json=body) as response:
+                assert response.status_code == 200
+                async for line in response.aiter_lines():
+                    if line.startswith("event: metadata"):
+                        break
+                await asyncio.to_thread(model.wait_until_held)
+        model.release()
+        events = await _stream_ends(ana, busy, "after a drop")
+        assert events[0] == "metadata" and "error" not in events
