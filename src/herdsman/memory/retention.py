@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from typing import Any
 
 import structlog
 
@@ -50,8 +51,8 @@ def _graph_expired(relations: list[Relation], entities: list[Entity], limit: str
     return gone, [e for e in entities if e.id not in named and _expired(e.updated_at, limit)]
 
 
-def _summary_expired(store: MemoryStore, config: MemoryConfig, user_id: str, now: dt.datetime | None) -> bool:
-    summary = store.store.get(profile_namespace(user_id), "summary")
+def _summary_expired(summary: Any, config: MemoryConfig, now: dt.datetime | None) -> bool:
+    """Whether the context summary item ``summary`` (None: there is none) is past retention."""
     return summary is not None and _expired(str(summary.value.get("updated_at", "")), cutoff(config.retention_for("profile"), now))
 
 
@@ -61,7 +62,8 @@ def within_retention(
     """The user's facts, context summary, entities and relations that are within retention: what
     recall may inject, even before the next sweep deletes the rest (read only)."""
     facts = [f for f in store.facts(user_id) if not _expired(f.updated_at, cutoff(config.retention_for(f.category), now))]
-    summary = "" if _summary_expired(store, config, user_id, now) else store.summary(user_id)
+    item = store.store.get(profile_namespace(user_id), "summary")  # read once: its date and its text
+    summary = "" if item is None or _summary_expired(item, config, now) else str(item.value.get("text", ""))
     if not config.graph:
         return facts, summary, [], []
     graph = GraphStore(store.store)
@@ -77,7 +79,7 @@ def apply_retention(store: MemoryStore, config: MemoryConfig, user_id: str, now:
     for fact in store.facts(user_id):
         if _expired(fact.updated_at, cutoff(config.retention_for(fact.category), now)):
             removed += store.delete(user_id, fact.id, RETENTION)
-    if _summary_expired(store, config, user_id, now):
+    if _summary_expired(store.store.get(profile_namespace(user_id), "summary"), config, now):
         store.store.delete(profile_namespace(user_id), "summary")
         record(store.store, user_label(user_id), "delete", "summary", "summary", RETENTION)
         removed += 1
