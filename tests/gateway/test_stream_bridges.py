@@ -85,3 +85,84 @@ async def test_a_redis_subscriber_waits_longer_than_the_socket_timeout(redis_url
         assert [e.data async for e in stream if e is not None] == ["1", "null"]
     finally:
         await bridge.close()
+
+
+async def _redis_clients(redis_url) -> int:
+    from redis import asyncio as aioredis
+
+    admin = aioredis.from_url(redis_url)
+    try:
+        return len(await admin.client_list())
+    finally:
+        await admin.aclose()
+
+
+async def test_a_redis_bridge_follows_more_streams_than_its_connection_pool(redis_url) -> None:
+    """150 clients following 150 quiet runs at once (a blocking read per stream needed a
+    connection each: the 101st failed with "Too many connections"): every stream gets its events,
+    and the process holds a handful of Redis connections, not one per stream."""
+    bridge = RedisStreamBridge(redis_url)
+    runs = [uuid.uuid4().hex for _ in range(150)]
+    before = await _redis_clients(redis_url)
+    try:
+        followers = [asyncio.create_task(_collect(bridge, run_id)) for run_id in runs]
+        await asyncio.sleep(0.5)  # every follower is waiting in its read
+        held = await _redis_clients(redis_url) - before
+        for run_id in runs:
+            await bridge.publish(run_id, "values", f'"{run_id}"')
+            await bridge.publish(run_id, END_EVENT, "null")
+        results = await asyncio.wait_for(asyncio.gather(*followers), 30)
+        assert [[e.data for e in events] for events in results] == [[f'"{run_id}"', "null"] for run_id in runs]
+        assert held <= 5
+    finally:
+        await bridge.close()
+
+
+async def test_a_redis_subscriber_that_joins_a_waiting_read_is_served_at_once(redis_url) -> None:
+    """A subscriber added while the shared read blocks (here for up to 15 s) wakes it, so its
+    run's events reach it at once, not when the read times out."""
+    bridge = RedisStreamBridge(redis_url, socket_timeout=30.0)
+    first, second = uuid.uuid4().hex, uuid.uuid4().hex
+    try:
+        waiting = asyncio.create_task(_collect(bridge, first))
+        await asyncio.sleep(0.3)  # the read for ``first`` is blocked now
+        await bridge.publish(second, "values", "1")
+        await bridge.publish(second, END_EVENT, "null")
+        events = await asyncio.wait_for(_collect(bridge, second), 5)
+        assert [e.data for e in events] == ["1", "null"]
+        await bridge.publish(first, END_EVENT, "null")
+        assert [e.event for e in await asyncio.wait_for(waiting, 5)] == [END_EVENT]
+    finally:
+        await bridge.close()
+
+
+async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis_url) -> None:
+    """A subscriber that takes nothing is left out of the shared read once ``max_pending`` events
+    wait for it (its memory stays bounded while its run goes on); once it took them, it is read
+    for again from where it was and gets every event in order, once each."""
+    from redis import asyncio as aioredis
+
+    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+
+    writer = aioredis.from_url(redis_url, decode_responses=True)
+    fanout = StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True), writer,
+                          block_ms=200, count=5, max_pending=10)
+    key = f"test:slow:{uuid.uuid4().hex}"
+    try:
+        for n in range(50):
+            await writer.xadd(key, {"n": str(n)})
+        sub = Subscription(key, "0-0")
+        fanout.add(sub)
+        await asyncio.sleep(1.0)  # reads of 5: two of them, then it is left out
+        assert sub.paused and sub.pending == 10 and key not in fanout._subs
+        got: list[str] = []
+        while len(got) < 50:
+            batch = await asyncio.wait_for(sub.queue.get(), 5)
+            sub.take(batch)
+            got += [fields["n"] for _, fields in batch]
+            if sub.paused and sub.queue.empty():
+                fanout.add(sub)
+        assert got == [str(n) for n in range(50)] and sub.queue.empty()
+    finally:
+        await fanout.close()
+        await writer.aclose()

@@ -1,22 +1,24 @@
 """The Redis stream bridge: run events in Redis streams, shared by several gateway processes.
 
 Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended with ``XADD``
-(capped near ``max_events``) and read with a blocking ``XREAD``; the Redis entry id is the SSE
-event id, so ``Last-Event-ID`` works across processes: a run executing in one gateway can be
-joined from another. A subscriber stops after the run's ``end`` event; a finished run's stream
-expires ``retention_seconds`` later. A blocking ``XREAD`` waits at most half the client's socket
-timeout (``socket_timeout``, redis-py's 5 s by default) and is sent again until a heartbeat is
-due: one that blocked longer would end as a ``TimeoutError`` in the middle of a quiet run's stream
-(found by the chaos test: streams of runs waiting for a worker failed with 500). Cancel requests travel on a pub/sub channel, so a run can be
+(capped near ``max_events``) and read by one blocking ``XREAD`` per process for all its
+subscribers (:mod:`herdsman.runtime.redis_fanout`); the Redis entry id is the SSE event id, so
+``Last-Event-ID`` works across processes: a run executing in one gateway can be joined from
+another. A subscriber stops after the run's ``end`` event and gets a heartbeat tick while its
+run is quiet; a finished run's stream expires ``retention_seconds`` later. The ``XREAD`` blocks
+at most half the client's socket timeout (``socket_timeout``, redis-py's 5 s by default) and is
+sent again: one that blocked longer would end as a ``TimeoutError`` in the middle of a quiet
+run's stream (found by the chaos test: streams of runs waiting for a worker failed with 500). Cancel requests travel on a pub/sub channel, so a run can be
 cancelled through any gateway.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 
+from herdsman.runtime.redis_fanout import StreamFanout, Subscription
 from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 
 KEY_PREFIX = "herdsman:run:"
@@ -31,9 +33,12 @@ class RedisStreamBridge:
     """A stream bridge backed by Redis streams (needs the ``redis`` package)."""
 
     def __init__(
-        self, url: str, *, max_events: int = 10_000, retention_seconds: float = 600.0, socket_timeout: float = 5.0
+        self, url: str, *, max_events: int = 10_000, retention_seconds: float = 600.0, socket_timeout: float = 5.0,
+        max_pending: int = 2000,
     ) -> None:
-        """``socket_timeout``: seconds a Redis command may wait for its answer before it fails."""
+        """``socket_timeout``: seconds a Redis command may wait for its answer before it fails;
+        ``max_pending``: events read for a subscriber and not yet taken by it before reading for it
+        waits until it caught up (bounds a slow client's memory)."""
         try:
             from redis import asyncio as aioredis
         except ImportError:
@@ -41,7 +46,12 @@ class RedisStreamBridge:
                 "gateway.stream_bridge is redis but the redis package is missing; pip install 'herdsman[redis]'"
             ) from None
         self._redis = aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout)
-        self._read_slice_ms = max(1, int(socket_timeout * 500))  # half the socket timeout
+        self._fanout = StreamFanout(  # one read for every stream followed here, on a connection of its own
+            aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout, single_connection_client=True),
+            self._redis,
+            block_ms=max(1, int(socket_timeout * 500)),  # half the socket timeout
+            max_pending=max_pending,
+        )
         self._url = url
         self._max_events = max_events
         self._retention = max(1, int(retention_seconds))
@@ -79,25 +89,29 @@ class RedisStreamBridge:
         self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
     ) -> AsyncIterator[StreamEvent | None]:
         """Entries after ``last_event_id`` (from the start without it), then live ones until ``end``."""
-        key = self.key(run_id)
         cursor = last_event_id if last_event_id and _is_entry_id(last_event_id) else "0-0"
-        block_ms = max(1, int(heartbeat * 1000))
-        quiet_since = time.monotonic()
-        while True:
-            reply = await self._redis.xread({key: cursor}, block=min(block_ms, self._read_slice_ms), count=500)
-            if not reply:
-                if time.monotonic() - quiet_since >= heartbeat:
-                    quiet_since = time.monotonic()
-                    yield None
-                continue
-            quiet_since = time.monotonic()
-            for _, entries in reply:
-                for entry_id, fields in entries:
-                    cursor = entry_id
+        sub = Subscription(self.key(run_id), cursor)
+        self._fanout.add(sub)
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(heartbeat):
+                        batch = await sub.queue.get()
+                except TimeoutError:
+                    yield None  # the run was quiet for ``heartbeat`` seconds
+                    continue
+                if isinstance(batch, BaseException):
+                    raise batch
+                sub.take(batch)
+                for entry_id, fields in batch:
                     event = fields.get("event", "")
                     yield StreamEvent(entry_id, event, fields.get("data", "null"))
                     if event == END_EVENT:
                         return
+                if sub.paused and sub.queue.empty():  # it fell behind and has caught up: read for it again
+                    self._fanout.add(sub)
+        finally:
+            self._fanout.remove(sub)
 
     async def request_cancel(self, run_id: str, action: str) -> None:
         """Publish a cancel request; the gateway executing the run acts on it."""
@@ -120,7 +134,8 @@ class RedisStreamBridge:
             await pubsub.aclose()
 
     async def close(self) -> None:
-        """Close the connection pool."""
+        """Stop reading streams and close the connections."""
+        await self._fanout.close()
         await self._redis.aclose()
 
 

@@ -1,0 +1,167 @@
+"""One blocking ``XREAD`` per process for every run stream its clients follow.
+
+A blocking ``XREAD`` holds its Redis connection until it answers, so one read per subscriber
+needs one connection per open stream: past the pool's size (redis-py's default is 100) a
+gateway answered new streams with 500 ``Too many connections``, and under a burst it spent
+most of its time opening connections. :class:`StreamFanout` reads every subscribed stream with
+one command on one connection and hands each subscriber the entries after its own cursor.
+
+A subscriber added while the read is blocked wakes it: the fan-out appends to a wake stream of
+its own (one per process, read from the last wake entry it saw, so a wake that reaches Redis
+before the read it is meant to interrupt still counts). A subscriber more than ``max_pending``
+entries behind is left out of the read until it has caught up with what it was given (then it
+is read again from its own cursor), so a slow client costs at most that much memory. When the
+read fails (Redis gone), every subscriber gets the error and the next subscriber starts over.
+
+Written here because redis-py has no multiplexed stream reader (its pub/sub multiplexes
+channels, but pub/sub keeps no history to replay after ``Last-Event-ID``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+Entry = tuple[str, dict[str, str]]
+WAKE_PREFIX = "herdsman:wake:"
+WAKE_TTL_SECONDS = 3600  # a wake stream outlives its process by at most this long
+
+
+def entry_order(entry_id: str) -> tuple[int, int]:
+    """A Redis stream entry id (``<ms>-<seq>``) as a tuple that sorts like the ids."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One reader of one stream: what the fan-out read for it after ``cursor`` waits in ``queue``
+    (a batch of entries each, or the error that ended the read)."""
+
+    key: str
+    cursor: str
+    queue: asyncio.Queue[list[Entry] | BaseException] = field(default_factory=asyncio.Queue)
+    pending: int = 0  # entries queued and not yet taken
+    paused: bool = False  # left out of the read until it caught up (see ``max_pending``)
+
+    def take(self, batch: list[Entry]) -> None:
+        """Count a batch as handed to the reader."""
+        self.pending -= len(batch)
+
+
+class StreamFanout:
+    """Reads every subscribed stream with one blocking ``XREAD`` and fans the entries out."""
+
+    def __init__(self, redis: Any, waker: Any, *, block_ms: int, count: int = 500, max_pending: int = 2000) -> None:
+        """``redis``: a redis-py asyncio client for this reader alone (the read holds its
+        connection), closed with the fan-out; ``waker``: another client, to wake the read; ``block_ms``: how long one read blocks (less than the client's socket
+        timeout); ``count``: entries per stream and read; ``max_pending``: entries a subscriber
+        may have waiting before it is left out of the reads until it caught up."""
+        self._redis = redis
+        self._waker = waker
+        self._block_ms = block_ms
+        self._count = count
+        self._max_pending = max_pending
+        self._wake_key = WAKE_PREFIX + uuid.uuid4().hex
+        self._wake_cursor = "0-0"
+        self._subs: dict[str, set[Subscription]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._blocked = False
+        self._wake_sent = False
+        self._waking: asyncio.Task[None] | None = None
+        self._closing = False
+
+    def add(self, sub: Subscription) -> None:
+        """Read ``sub.key`` after ``sub.cursor`` for ``sub`` from now on."""
+        sub.paused = False
+        self._subs.setdefault(sub.key, set()).add(sub)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._read(), name="redis-stream-fanout")
+        elif self._blocked and not self._wake_sent:
+            self._wake_sent = True
+            self._waking = asyncio.get_running_loop().create_task(self._wake(), name="redis-stream-fanout-wake")
+
+    def remove(self, sub: Subscription) -> None:
+        """Stop reading for ``sub``."""
+        subs = self._subs.get(sub.key)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._subs[sub.key]
+
+    async def _wake(self) -> None:
+        try:
+            async with self._waker.pipeline(transaction=False) as pipe:
+                pipe.xadd(self._wake_key, {"w": "1"}, maxlen=1, approximate=False)
+                pipe.expire(self._wake_key, WAKE_TTL_SECONDS)
+                await pipe.execute()
+        except Exception as exc:  # noqa: BLE001 - the read answers within block_ms anyway
+            log.warning("stream_fanout_wake_failed", error=f"{type(exc).__name__}: {exc}")
+
+    def _streams(self) -> dict[str, str]:
+        """Each subscribed stream from the earliest cursor of its subscribers, and the wake stream."""
+        streams = {key: min((s.cursor for s in subs), key=entry_order) for key, subs in self._subs.items()}
+        streams[self._wake_key] = self._wake_cursor
+        return streams
+
+    async def _read(self) -> None:
+        try:
+            while self._subs:
+                streams = self._streams()
+                self._blocked, self._wake_sent = True, False
+                try:
+                    reply = await self._redis.xread(streams, block=self._block_ms, count=self._count)
+                finally:
+                    self._blocked = False
+                for key, entries in reply or ():
+                    if key == self._wake_key:
+                        self._wake_cursor = entries[-1][0]
+                    elif entries:
+                        self._deliver(key, streams[key], entries)
+        except Exception as exc:  # noqa: BLE001 - every subscriber gets it; the next one starts over
+            if self._closing:
+                return
+            log.warning("stream_fanout_failed", error=f"{type(exc).__name__}: {exc}", streams=len(self._subs))
+            subs = [s for group in self._subs.values() for s in group]
+            self._subs.clear()
+            for sub in subs:
+                sub.queue.put_nowait(exc)
+
+    def _deliver(self, key: str, read_after: str, entries: list[Entry]) -> None:
+        """Hand ``entries`` (read after ``read_after``) to the subscribers of ``key`` past that point;
+        one further behind (added while the read was under way) is served by the next read."""
+        floor = entry_order(read_after)
+        for sub in list(self._subs.get(key, ())):
+            after = entry_order(sub.cursor)
+            if after < floor:
+                continue
+            batch = [e for e in entries if entry_order(e[0]) > after]
+            if not batch:
+                continue
+            sub.cursor = batch[-1][0]
+            sub.pending += len(batch)
+            sub.queue.put_nowait(batch)
+            if sub.pending >= self._max_pending:
+                sub.paused = True
+                self.remove(sub)
+
+    async def close(self) -> None:
+        """Stop reading; subscribers still waiting get a ``ConnectionError``."""
+        self._closing = True
+        subs = [s for group in self._subs.values() for s in group]
+        self._subs.clear()
+        if self._redis.connection is not None:  # a blocked read ends now (it does not answer a cancel until it returns)
+            await self._redis.connection.disconnect(nowait=True)
+        for task in (self._task, self._waking):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        for sub in subs:
+            sub.queue.put_nowait(ConnectionError("the stream bridge was closed"))
+        await self._redis.aclose()
