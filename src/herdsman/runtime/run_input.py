@@ -25,6 +25,8 @@ manager turns it into a 422.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -148,7 +150,14 @@ def check_input(graph: Any, value: Any) -> None:
     check_json("input", value)
     if value == {}:
         raise RunInputError("input", 'has no state key; send {"messages": [...]}, or null to continue without new input')
-    _check_state_dict("input", value, graph.get_input_schema(), known=None)
+    _check_state_dict("input", value, _input_schema(graph), known=None)
+
+
+@functools.lru_cache(maxsize=16)
+def _input_schema(graph: Any) -> Any:
+    """The graph's input schema: LangGraph builds it again on every call (a new model), and it
+    does not change for a compiled graph."""
+    return graph.get_input_schema()
 
 
 def check_update(graph: Any, field: str, value: Any) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
+from herdsman.runtime.coalesce import Coalescer
 from herdsman.postgres_setup import setup_lock
 from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.run_queue import (
@@ -62,6 +63,14 @@ class PostgresRunQueue:
 
     def __init__(self, pool: Any) -> None:
         self._pool = pool
+        self._insert = Coalescer(self._insert_rows)  # a burst of new runs: one INSERT for those waiting
+
+    async def _insert_rows(self, rows: list[tuple[Any, ...]]) -> list[None]:
+        """Queue several new runs with one multi-row ``INSERT``."""
+        width = len(COLUMNS.split(","))
+        values = ", ".join(["(" + ", ".join(["%s"] * width) + ")"] * len(rows))
+        await self._execute(f"INSERT INTO {TABLE} ({COLUMNS}) VALUES {values}", tuple(v for row in rows for v in row))
+        return [None] * len(rows)
 
     @classmethod
     async def open(cls, url: str) -> "PostgresRunQueue":
@@ -87,18 +96,15 @@ class PostgresRunQueue:
 
     async def add(self, run: QueuedRun) -> None:
         """Queue a new run."""
-        await self._execute(
-            _pg(INSERT),
-            run.row(),
-        )
+        await self._insert(run.row())
 
     async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
         """Count and queue in one transaction, under the admission lock (or the thread's, without
         limits); a run that nothing can refuse (no limits, ``enqueue``, asked by a process without
-        workers: it waits behind whatever the thread has) is one ``INSERT``, one round trip
-        before its first event instead of a five-statement transaction."""
+        workers: it waits behind whatever the thread has) is one ``INSERT``, shared with the new
+        runs that arrive meanwhile, instead of a five-statement transaction."""
         if not (admission.limited or admission.reject_if_busy or admission.worker):
-            await self._execute(_pg(INSERT), run.unheld().row())
+            await self._insert(run.unheld().row())
             return Decision("wait", QueueCounts(None, 0, 0, 0))
         async with self._pool.connection() as conn, conn.transaction():
             if admission.limited:

@@ -18,6 +18,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
+from herdsman.runtime.coalesce import Coalescer
 from herdsman.runtime.redis_fanout import StreamFanout, Subscription
 from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 
@@ -52,6 +53,7 @@ class RedisStreamBridge:
             block_ms=max(1, int(socket_timeout * 500)),  # half the socket timeout
             max_pending=max_pending,
         )
+        self._appends = Coalescer(self._append)
         self._url = url
         self._max_events = max_events
         self._retention = max(1, int(retention_seconds))
@@ -72,10 +74,15 @@ class RedisStreamBridge:
             ) from None
 
     async def publish(self, run_id: str, event: str, data: str) -> str:
-        """Append an event to the run's stream; returns its Redis entry id."""
-        return await self._redis.xadd(
-            self.key(run_id), {"event": event, "data": data}, maxlen=self._max_events, approximate=True
-        )
+        """Append an event to the run's stream; returns its Redis entry id. Events published
+        while others are on their way go together in one pipeline (in the order published)."""
+        return await self._appends((run_id, event, data))
+
+    async def _append(self, events: list[tuple[str, str, str]]) -> list[str | BaseException]:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for run_id, event, data in events:
+                pipe.xadd(self.key(run_id), {"event": event, "data": data}, maxlen=self._max_events, approximate=True)
+            return await pipe.execute(raise_on_error=False)
 
     async def finish(self, run_id: str) -> None:
         """Start the retention clock of the run's stream."""
