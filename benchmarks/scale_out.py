@@ -7,12 +7,12 @@ The agent is the scripted model of this module (:class:`StepsModel`): ``--steps`
 run, each but the last a short ``ls`` tool call. For each number of workers, ``--rounds`` bursts
 of ``--runs`` streamed runs are sent at one agreed instant, half through each gateway, by
 ``--clients`` processes (the lean HTTP/SSE reader of ``gateway_load.py``: the figures are the
-servers', not a Python client's). Then the same again with the gateways' pacing switched off
-(``gateway.requests_first_ms: 0``, see ``src/herdsman_gateway/pacing.py``), and for the in-memory
-default: one gateway executing its runs in-process on the memory checkpointer, with pacing on and off.
+servers', not a Python client's). Nothing is paced there: the gateways execute no run and the
+workers serve no request. Then the in-memory default: one gateway executing its runs in-process
+on the memory checkpointer, where runs and requests share a loop, with its pacing on and off
+(``gateway.requests_first_ms: 0``, see ``src/herdsman_gateway/pacing.py``).
 
-Prints one JSON line; per setup (suffix ``_<n>w`` for n workers, ``_<n>w_nopacing``,
-``_memory``, ``_memory_nopacing``):
+Prints one JSON line; per setup (suffix ``_<n>w`` for n workers, ``_memory``, ``_memory_nopacing``):
 
 - ``runs_per_s``: runs of a burst / seconds from its start to its last stream's end;
 - ``first_event_p50_ms``/``p99``: from sending the POST to the stream's first event (``metadata``,
@@ -65,7 +65,7 @@ REPO = BENCHMARKS.parent
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
 ANSWER = "All done: the folders are listed."
 MODEL_USE = "benchmarks.scale_out:StepsModel"  # imported by the gateway and worker processes
-SETUPS = ("durable", "durable_nopacing", "memory", "memory_nopacing")  # what --setups picks from
+SETUPS = ("durable", "memory", "memory_nopacing")  # what --setups picks from
 
 
 def steps_reply(messages: list[Any]) -> Any:
@@ -465,22 +465,22 @@ def port_of(url: str) -> int:
     return int(url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
 
 
-def durable(args: argparse.Namespace, postgres: str, redis_url: str, *, pacing: bool, counts: list[int],
-            recover: bool) -> dict[str, float]:
+def durable(args: argparse.Namespace, postgres: str, redis_url: str, *, counts: list[int], recover: bool) -> dict[str, float]:
     """Two accept-only gateways and ``counts`` workers in turn on a new database: the figures of
-    each count, suffixed ``_<n>w`` (``_nopacing`` without pacing), and ``recovery_s`` if asked."""
+    each count, suffixed ``_<n>w``, and ``recovery_s`` if asked. Nothing is paced: the gateways
+    execute no run and the workers serve no request."""
     figures: dict[str, float] = {}
     database = new_database(postgres)
     shared = {"checkpointer": {"type": "postgres", "url": database},
               "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
     with tempfile.TemporaryDirectory() as folder, ExitStack() as exits:
-        stack = Stack(Path(folder), shared, args.lease_seconds, pacing, exits)
+        stack = Stack(Path(folder), shared, args.lease_seconds, True, exits)
         for _ in range(2):
             stack.add_gateway(workers=0)
         for count in counts:
             while len(stack.workers) < count:
                 stack.add_worker(args.worker_tasks, args.steps)
-            suffix = f"_{count}w" + ("" if pacing else "_nopacing")
+            suffix = f"_{count}w"
             measured = measure(stack, args, lambda: service_pids(port_of(postgres), port_of(redis_url)))
             if measured["errors"]:
                 print(f"{measured['errors']} runs failed with {count} workers:\n{stack.log_tails()}", file=sys.stderr)
@@ -537,12 +537,9 @@ def main() -> None:
     figures: dict[str, Any] = {"runs": args.runs, "steps": args.steps, "rounds": args.rounds, "gateways": 2,
                                "workers": counts, "worker_tasks": args.worker_tasks, "lease_seconds": args.lease_seconds,
                                "poll_seconds": RunsConfig().poll_seconds, "load_average_start": os.getloadavg()[0]}
-    if {"durable", "durable_nopacing"} & set(setups):
+    if "durable" in setups:
         with services() as (postgres, redis_url):
-            if "durable" in setups:
-                figures.update(durable(args, postgres, redis_url, pacing=True, counts=counts, recover=counts[-1] >= 2))
-            if "durable_nopacing" in setups:
-                figures.update(durable(args, postgres, redis_url, pacing=False, counts=counts[-1:], recover=False))
+            figures.update(durable(args, postgres, redis_url, counts=counts, recover=counts[-1] >= 2))
     if "memory" in setups:
         figures.update(in_memory(args, pacing=True))
     if "memory_nopacing" in setups:

@@ -131,7 +131,8 @@ def create_app(
             queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
                 graph, bridge, threads, config, listeners=[gateway_metrics],
-                max_concurrency=config.gateway.max_concurrent_runs, pause=requests_first.pause, queue=queue,
+                max_concurrency=config.gateway.max_concurrent_runs,
+                pause=requests_first.pause if requests_first is not None else None, queue=queue,
                 sandbox=provider,
             )
             stack.push_async_callback(runs.shutdown)
@@ -185,7 +186,12 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    requests_first = RequestsFirst(config.gateway.requests_first_ms / 1000, config.gateway.requests_first_quiet_ms / 1000)
+    # Runs step aside for requests only where both share this loop: a gateway with in-process
+    # workers (the embedded default). An accept-only gateway executes no run, a worker serves no
+    # request: neither paces anything.
+    requests_first: RequestsFirst | None = None
+    if serve_requests and config.runs.workers and config.gateway.requests_first_ms:
+        requests_first = RequestsFirst(config.gateway.requests_first_ms / 1000, config.gateway.requests_first_quiet_ms / 1000)
     channels = ChannelManager(config.channels)
     channels.mount(app)
     app.state.channels = channels
@@ -204,7 +210,8 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["Content-Location", "Location", "X-Herdsman-Ranking"],  # the JS SDK reads run ids from the first two
         )
-    app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
+    if requests_first is not None:
+        app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)

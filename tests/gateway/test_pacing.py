@@ -121,3 +121,22 @@ async def test_without_quiet_an_answered_burst_holds_nothing_back() -> None:
     tracker.started()
     tracker.answered()
     await asyncio.wait_for(tracker.pause(), 5)
+
+
+def test_only_a_process_that_serves_and_executes_runs_paces_them(tmp_path) -> None:
+    """Pacing is there only where runs and requests share a loop (a gateway with in-process
+    workers, the default); an accept-only gateway (``runs.workers: 0``) and ``herdsman worker``
+    have none: nothing of theirs waits on the other."""
+    from herdsman_gateway.app import create_app
+    from tests.gateway.gateway_support import scripted_model
+    from tests.support import make_config
+
+    def paced(app) -> bool:
+        return any(m.cls is CountRequests for m in app.user_middleware)
+
+    assert paced(create_app(make_config(tmp_path), model=scripted_model()))
+    accept_only = make_config(tmp_path, runs={"workers": 0}, checkpointer={"type": "sqlite"},
+                              gateway={"stream_bridge": "redis", "redis_url": "redis://127.0.0.1:1"})  # not opened here
+    assert not paced(create_app(accept_only, model=scripted_model()))
+    assert not paced(create_app(make_config(tmp_path), model=scripted_model(), serve_requests=False))
+    assert not paced(create_app(make_config(tmp_path, gateway={"requests_first_ms": 0}), model=scripted_model()))

@@ -15,7 +15,7 @@ from tests.support import REPO
 
 FIGURES = ("runs_per_s", "first_event_p50_ms", "first_event_p99_ms", "first_output_p50_ms", "first_output_p99_ms",
            "cpu_s_per_run", "errors")
-DURABLE = ("_1w", "_2w", "_2w_nopacing")
+DURABLE = ("_1w", "_2w")
 IN_MEMORY = ("_memory", "_memory_nopacing")
 
 
