@@ -79,6 +79,10 @@ class RedisStreamBridge:
         return await self._appends((run_id, event, data))
 
     async def _append(self, events: list[tuple[str, str, str]]) -> list[str | BaseException]:
+        if len(events) == 1:  # nothing else on its way: a plain XADD costs less than a pipeline of one
+            (run_id, event, data), = events
+            return [await self._redis.xadd(self.key(run_id), {"event": event, "data": data},
+                                           maxlen=self._max_events, approximate=True)]
         async with self._redis.pipeline(transaction=False) as pipe:
             for run_id, event, data in events:
                 pipe.xadd(self.key(run_id), {"event": event, "data": data}, maxlen=self._max_events, approximate=True)
