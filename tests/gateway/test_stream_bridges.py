@@ -166,3 +166,25 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
     finally:
         await fanout.close()
         await writer.aclose()
+
+
+@pytest.mark.parametrize("hostile", ["18446744073709551616-0", "1-99999999999999999999999", "١٢-٣", "00000001-0", "-", "x-1"])
+async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile: str) -> None:
+    """Every stream of a process is read by one command, so a ``Last-Event-ID`` Redis refuses
+    (a part past 64 bits) would fail every client's stream at once; it is read as no id (the
+    stream from its start), and the other client's stream goes on."""
+    bridge = RedisStreamBridge(redis_url)
+    mine, theirs = uuid.uuid4().hex, uuid.uuid4().hex
+    try:
+        await bridge.publish(theirs, "values", "0")
+        following = asyncio.create_task(_collect(bridge, mine))
+        await asyncio.sleep(0.2)
+        hostile_stream = asyncio.create_task(_collect(bridge, theirs, last_event_id=hostile))
+        await asyncio.sleep(0.2)
+        for run_id in (mine, theirs):
+            await bridge.publish(run_id, "values", "1")
+            await bridge.publish(run_id, END_EVENT, "null")
+        assert [e.data for e in await asyncio.wait_for(following, 5)] == ["1", "null"]
+        assert [e.data for e in await asyncio.wait_for(hostile_stream, 5)] == ["0", "1", "null"]  # all after it
+    finally:
+        await bridge.close()

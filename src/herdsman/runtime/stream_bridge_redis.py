@@ -100,7 +100,7 @@ class RedisStreamBridge:
         self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
     ) -> AsyncIterator[StreamEvent | None]:
         """Entries after ``last_event_id`` (from the start without it), then live ones until ``end``."""
-        cursor = last_event_id if last_event_id and _is_entry_id(last_event_id) else "0-0"
+        cursor = stream_entry_id(last_event_id) or "0-0"
         sub = Subscription(self.key(run_id), cursor)
         self._fanout.add(sub)
         try:
@@ -150,7 +150,17 @@ class RedisStreamBridge:
         await self._redis.aclose()
 
 
-def _is_entry_id(value: str) -> bool:
-    """Whether ``value`` looks like a Redis stream entry id (``<ms>-<seq>``)."""
-    ms, sep, seq = value.partition("-")
-    return bool(sep) and ms.isdigit() and seq.isdigit()
+MAX_ID_PART = 2**64 - 1  # a stream entry id is two unsigned 64-bit numbers
+
+
+def stream_entry_id(value: str | None) -> str | None:
+    """``value`` as a Redis stream entry id in its plain form (``<ms>-<seq>``, ASCII digits, no
+    leading zeros), or None when it is not one. A client's ``Last-Event-ID`` goes into the read
+    shared by every stream of the process, where an id Redis refuses (a part past 64 bits) would
+    fail the read for all of them."""
+    ms, sep, seq = (value or "").partition("-")
+    if not (sep and ms.isascii() and ms.isdigit() and seq.isascii() and seq.isdigit()):
+        return None
+    if len(ms) > 20 or len(seq) > 20 or int(ms) > MAX_ID_PART or int(seq) > MAX_ID_PART:
+        return None
+    return f"{int(ms)}-{int(seq)}"
