@@ -168,6 +168,29 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
         await writer.aclose()
 
 
+async def test_a_slow_redis_subscriber_of_big_events_holds_a_bounded_size(redis_url) -> None:
+    """Big events (each ``values`` event is the whole state) count by size: a subscriber that
+    takes nothing is left out once ``max_pending_bytes`` wait for it, whatever their number."""
+    from redis import asyncio as aioredis
+
+    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+
+    writer = aioredis.from_url(redis_url, decode_responses=True)
+    fanout = StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True), writer,
+                          block_ms=200, count=2, max_pending=1000, max_pending_bytes=100_000)
+    key = f"test:big:{uuid.uuid4().hex}"
+    try:
+        for n in range(40):
+            await writer.xadd(key, {"data": f"{n:02d}" + "x" * 30_000})
+        sub = Subscription(key, "0-0")
+        fanout.add(sub)
+        await asyncio.sleep(1.0)
+        assert sub.paused and 100_000 <= sub.pending_bytes < 100_000 + 2 * 30_002 and sub.pending == 4
+    finally:
+        await fanout.close()
+        await writer.aclose()
+
+
 @pytest.mark.parametrize("hostile", ["18446744073709551616-0", "1-99999999999999999999999", "١٢-٣", "00000001-0", "-", "x-1"])
 async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile: str) -> None:
     """Every stream of a process is read by one command, so a ``Last-Event-ID`` Redis refuses

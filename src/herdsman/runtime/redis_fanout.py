@@ -9,7 +9,7 @@ one command on one connection and hands each subscriber the entries after its ow
 A subscriber added while the read is blocked wakes it: the fan-out appends to a wake stream of
 its own (one per process, read from the last wake entry it saw, so a wake that reaches Redis
 before the read it is meant to interrupt still counts). A subscriber more than ``max_pending``
-entries behind is left out of the read until it has caught up with what it was given (then it
+entries or ``max_pending_bytes`` behind is left out of the read until it has caught up with what it was given (then it
 is read again from its own cursor), so a slow client costs at most that much memory. When the
 read fails (Redis gone), every subscriber gets the error and the next subscriber starts over.
 
@@ -33,6 +33,11 @@ WAKE_PREFIX = "herdsman:wake:"
 WAKE_TTL_SECONDS = 3600  # a wake stream outlives its process by at most this long
 
 
+def _size(batch: list[Entry]) -> int:
+    """About the memory a batch of entries holds: the length of its field values."""
+    return sum(len(v) for _, fields in batch for v in fields.values())
+
+
 def entry_order(entry_id: str) -> tuple[int, int]:
     """A Redis stream entry id (``<ms>-<seq>``) as a tuple that sorts like the ids."""
     ms, _, seq = entry_id.partition("-")
@@ -48,26 +53,32 @@ class Subscription:
     cursor: str
     queue: asyncio.Queue[list[Entry] | BaseException] = field(default_factory=asyncio.Queue)
     pending: int = 0  # entries queued and not yet taken
+    pending_bytes: int = 0  # and their size
     paused: bool = False  # left out of the read until it caught up (see ``max_pending``)
 
     def take(self, batch: list[Entry]) -> None:
         """Count a batch as handed to the reader."""
         self.pending -= len(batch)
+        self.pending_bytes -= _size(batch)
 
 
 class StreamFanout:
     """Reads every subscribed stream with one blocking ``XREAD`` and fans the entries out."""
 
-    def __init__(self, redis: Any, waker: Any, *, block_ms: int, count: int = 500, max_pending: int = 2000) -> None:
+    def __init__(self, redis: Any, waker: Any, *, block_ms: int, count: int = 500, max_pending: int = 2000,
+                 max_pending_bytes: int = 16 * 1024 * 1024) -> None:
         """``redis``: a redis-py asyncio client for this reader alone (the read holds its
-        connection), closed with the fan-out; ``waker``: another client, to wake the read; ``block_ms``: how long one read blocks (less than the client's socket
-        timeout); ``count``: entries per stream and read; ``max_pending``: entries a subscriber
-        may have waiting before it is left out of the reads until it caught up."""
+        connection), closed with the fan-out; ``waker``: another client, to wake the read;
+        ``block_ms``: how long one read blocks (less than the client's socket timeout);
+        ``count``: entries per stream and read; ``max_pending`` and ``max_pending_bytes``: what a
+        subscriber may have waiting (entries, bytes of their values) before it is left out of the
+        reads until it caught up."""
         self._redis = redis
         self._waker = waker
         self._block_ms = block_ms
         self._count = count
         self._max_pending = max_pending
+        self._max_pending_bytes = max_pending_bytes
         self._wake_key = WAKE_PREFIX + uuid.uuid4().hex
         self._wake_cursor = "0-0"
         self._subs: dict[str, set[Subscription]] = {}
@@ -146,8 +157,9 @@ class StreamFanout:
                 continue
             sub.cursor = batch[-1][0]
             sub.pending += len(batch)
+            sub.pending_bytes += _size(batch)
             sub.queue.put_nowait(batch)
-            if sub.pending >= self._max_pending:
+            if sub.pending >= self._max_pending or sub.pending_bytes >= self._max_pending_bytes:
                 sub.paused = True
                 self.remove(sub)
 
