@@ -6,11 +6,16 @@ The run manager reports to :class:`GatewayMetrics` as a run listener.
 
 from __future__ import annotations
 
+import time
+
+import structlog
 from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from herdsman.runtime.runs import Run
 from herdsman_gateway.auth import metrics_access
+
+log = structlog.get_logger(__name__)
 
 
 class GatewayMetrics:
@@ -50,6 +55,12 @@ class GatewayMetrics:
         self.active_streams = Gauge(
             "herdsman_active_streams", "SSE streams open to clients right now.", registry=self.registry
         )
+        self.runs_waiting = Gauge(
+            "herdsman_runs_waiting",
+            "Runs in the run queue that no live process holds, over every gateway and worker sharing it "
+            "(read at each scrape; -1 when the queue could not be read). Scale workers on it.",
+            registry=self.registry,
+        )
 
     def run_started(self, run: Run) -> None:
         """Count a started run."""
@@ -83,7 +94,13 @@ router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", response_class=Response, summary="Prometheus metrics", dependencies=[Depends(metrics_access)])
-def metrics(request: Request) -> Response:
-    """Counters of runs, run durations and open streams, in the Prometheus text format."""
-    registry = request.app.state.gateway.metrics.registry
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+async def metrics(request: Request) -> Response:
+    """Counters of runs, run durations and open streams, and the run queue's depth, in the
+    Prometheus text format."""
+    gw = request.app.state.gateway
+    try:
+        gw.metrics.runs_waiting.set(await gw.runs.queue.waiting(time.time()))
+    except Exception as exc:  # noqa: BLE001 - the other metrics are still worth serving
+        log.warning("metrics_queue_unreadable", error=f"{type(exc).__name__}: {exc}")
+        gw.metrics.runs_waiting.set(-1)
+    return Response(generate_latest(gw.metrics.registry), media_type=CONTENT_TYPE_LATEST)

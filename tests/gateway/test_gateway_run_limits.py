@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import InternalServerError, RateLimitError
@@ -23,6 +24,13 @@ async def settled(sdk, thread_id: str, run_id: str) -> dict:
     while (run := await sdk.runs.get(thread_id, run_id))["status"] not in FINAL:
         await asyncio.sleep(0.05)
     return run
+
+
+async def waiting_runs(url: str, key: str) -> float:
+    """The ``herdsman_runs_waiting`` gauge of the gateway at ``url``."""
+    async with httpx.AsyncClient(base_url=url, headers={"X-Api-Key": key}) as http:
+        text = (await http.get("/metrics")).text
+    return float(next(line.split()[1] for line in text.splitlines() if line.startswith("herdsman_runs_waiting ")))
 
 
 async def test_a_user_s_run_limits_are_counted_over_both_gateways_and_other_users_are_not_held_up(home) -> None:
@@ -56,6 +64,8 @@ async def test_a_user_s_run_limits_are_counted_over_both_gateways_and_other_user
 
             await asyncio.sleep(1.0)  # five polls of the workers: none starts ana's waiting run
             assert (await ana_second.runs.get(threads[1], waiting["run_id"]))["status"] == "pending"
+            # the queue's depth, what a worker autoscaler follows, is the same from either gateway
+            assert await waiting_runs(first.url, "key-bo") == await waiting_runs(second.url, "key-ana") == 1
 
             first_model.release()
             second_model.release()
@@ -65,6 +75,7 @@ async def test_a_user_s_run_limits_are_counted_over_both_gateways_and_other_user
             assert state["values"]["messages"][-1]["content"] == "echo: two"
             again = await ana_first.runs.wait(threads[2], "lead_agent", input=user_message("three"))
             assert again["messages"][-1]["content"] == "echo: three"
+            assert await waiting_runs(first.url, "key-ana") == 0
         finally:
             first_model.release()
             second_model.release()

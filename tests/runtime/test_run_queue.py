@@ -194,3 +194,18 @@ async def test_a_cancel_asked_by_one_process_reaches_the_holder_through_its_rows
     await two.request_cancel("held", "rollback")  # another process, no bridge between them
     assert await one.cancels_asked("one") == {"held": "rollback"}
     assert await two.cancels_asked("two") == {}, "only the holder's rows"
+
+
+async def test_the_queue_depth_counts_runs_no_live_process_holds(queues) -> None:
+    """``waiting`` (the ``herdsman_runs_waiting`` gauge a worker autoscaler follows): new runs
+    held by no one and runs whose holder's lease ran out, seen alike from every process."""
+    one, two = queues
+    now = time.time()
+    assert await one.waiting(now) == 0
+    await one.add(row("executing", "t1", "2026-01-01T00:00:01", worker="one", lease_until=now + 60))
+    await one.add(row("new", "t2", "2026-01-01T00:00:02", worker=None, lease_until=now + 60))
+    await one.add(row("orphaned", "t3", "2026-01-01T00:00:03", worker="dead", lease_until=now - 1))
+    assert await one.waiting(now) == await two.waiting(now) == 2
+    assert (await two.claim("two", now, now + 30)).run_id == "orphaned"  # taken over: held again
+    assert await one.waiting(now) == 1
+    assert await two.waiting(now + 120) == 3  # every lease ran out: nothing is held any more

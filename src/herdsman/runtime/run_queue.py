@@ -102,6 +102,7 @@ INSERT_IF_THREAD_FREE = (
     f"INSERT INTO {TABLE} ({COLUMNS}) SELECT {', '.join('?' * len(COLUMNS.split(',')))} WHERE NOT EXISTS ("
     f"SELECT 1 FROM {TABLE} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?))"
 )
+WAITING = f"SELECT count(*) FROM {TABLE} WHERE worker_id IS NULL OR lease_until < ?"
 RELEASE = f"UPDATE {TABLE} SET worker_id = NULL, lease_until = 0 WHERE run_id = ? AND worker_id = ?"
 # The run's row, unless another worker holds it (it claimed the run when this one's lease ran out).
 STARTABLE = "run_id = ? AND (worker_id IS NULL OR worker_id = ?)"
@@ -182,6 +183,11 @@ class RunQueue(Protocol):
 
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
+        ...
+
+    async def waiting(self, now: float) -> int:
+        """How many runs no live process holds (new ones, and those of workers that died): the
+        queue's depth, what a worker autoscaler follows."""
         ...
 
     async def release(self, run_id: str, worker_id: str) -> None:
@@ -275,6 +281,10 @@ class MemoryRunQueue:
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
         return sorted((r for r in self._rows.values() if r.thread_id == thread_id), key=lambda r: (r.created_at, r.run_id))
+
+    async def waiting(self, now: float) -> int:
+        """How many runs no live process holds."""
+        return sum(1 for r in self._rows.values() if r.worker_id is None or r.lease_until < now)
 
     async def release(self, run_id: str, worker_id: str) -> None:
         """Give up the hold on the run."""
@@ -454,6 +464,13 @@ class SqliteRunQueue:
             cursor = await self._conn.execute(THREAD_RUNS, (thread_id,))
             rows = await cursor.fetchall()
         return [QueuedRun.from_row(row) for row in rows]
+
+    async def waiting(self, now: float) -> int:
+        """How many runs no live process holds (one count)."""
+        async with self._lock:
+            cursor = await self._conn.execute(WAITING, (now,))
+            (count,) = await cursor.fetchone()
+        return int(count)
 
     async def release(self, run_id: str, worker_id: str) -> None:
         """Give up the hold on the run."""

@@ -29,6 +29,7 @@ from herdsman.runtime.run_queue import (
     TAKE,
     TABLE,
     THREAD_RUNS,
+    WAITING,
     QueuedRun,
     claim_params,
     claimable_from,
@@ -153,6 +154,10 @@ class PostgresRunQueue:
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
         return [QueuedRun.from_row(row) for row in await self._execute(_pg(THREAD_RUNS), (thread_id,))]
+
+    async def waiting(self, now: float) -> int:
+        """How many runs no live process holds (one count)."""
+        return int((await self._execute(_pg(WAITING), (now,)))[0][0])
 
     async def release(self, run_id: str, worker_id: str) -> None:
         """Give up the hold on the run."""
