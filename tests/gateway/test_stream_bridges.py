@@ -168,29 +168,6 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
         await writer.aclose()
 
 
-async def test_a_slow_redis_subscriber_of_big_events_holds_a_bounded_size(redis_url) -> None:
-    """Big events (each ``values`` event is the whole state) count by size: a subscriber that
-    takes nothing is left out once ``max_pending_bytes`` wait for it, whatever their number."""
-    from redis import asyncio as aioredis
-
-    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
-
-    writer = aioredis.from_url(redis_url, decode_responses=True)
-    fanout = StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True), writer,
-                          block_ms=200, count=2, max_pending=1000, max_pending_bytes=100_000)
-    key = f"test:big:{uuid.uuid4().hex}"
-    try:
-        for n in range(40):
-            await writer.xadd(key, {"data": f"{n:02d}" + "x" * 30_000})
-        sub = Subscription(key, "0-0")
-        fanout.add(sub)
-        await asyncio.sleep(1.0)
-        assert sub.paused and 100_000 <= sub.pending_bytes < 100_000 + 2 * 30_002 and sub.pending == 4
-    finally:
-        await fanout.close()
-        await writer.aclose()
-
-
 @pytest.mark.parametrize("hostile", ["18446744073709551616-0", "1-99999999999999999999999", "١٢-٣", "00000001-0", "-", "x-1"])
 async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile: str) -> None:
     """Every stream of a process is read by one command, so a ``Last-Event-ID`` Redis refuses
@@ -211,3 +188,60 @@ async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile
         assert [e.data for e in await asyncio.wait_for(hostile_stream, 5)] == ["0", "1", "null"]  # all after it
     finally:
         await bridge.close()
+
+
+class _CountingRedis:
+    """A redis-py client whose ``xread`` replies are measured (values' length, as the fan-out counts)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.replies: list[int] = []
+
+    async def xread(self, *args, **kwargs):
+        reply = await self.client.xread(*args, **kwargs)
+        self.replies.append(sum(len(v) for _, entries in reply or () for _, fields in entries for v in fields.values()))
+        return reply
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+async def test_a_slow_redis_subscriber_of_big_events_holds_its_bound_at_the_default_read_count(redis_url) -> None:
+    """Big events (each ``values`` event is the whole state) count by size: a subscriber that
+    takes nothing is left out once ``max_pending_bytes`` wait for it, whatever their number.
+    With the default read (500 entries per stream) a subscriber that takes nothing was handed
+    all 40 entries of 30 KB in one read (1.2 MB for a 100 KB bound: a client that joins a big run
+    and stops reading held the run's whole stream). It now holds its bound and one entry at most;
+    once it takes them it gets every entry in order, and the fan-out, having seen entries that
+    big, reads a few at a time (it read up to 500 again on each catch-up: quadratic traffic)."""
+    from redis import asyncio as aioredis
+
+    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+
+    writer = aioredis.from_url(redis_url, decode_responses=True)
+    reader = _CountingRedis(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True))
+    fanout = StreamFanout(reader, writer, block_ms=200, max_pending_bytes=100_000)
+    key = f"test:bound:{uuid.uuid4().hex}"
+    entry = 30_002
+    try:
+        for n in range(40):
+            await writer.xadd(key, {"data": f"{n:02d}" + "x" * 30_000})
+        sub = Subscription(key, "0-0")
+        fanout.add(sub)
+        await asyncio.sleep(0.5)
+        assert sub.paused and 100_000 <= sub.pending_bytes < 100_000 + entry
+        got: list[str] = []
+        while len(got) < 40:
+            batch = await asyncio.wait_for(sub.queue.get(), 5)
+            sub.take(batch)
+            got += [fields["data"][:2] for _, fields in batch]
+            assert sub.pending_bytes < 100_000 + entry
+            if sub.paused and sub.queue.empty():
+                fanout.add(sub)
+        assert got == [f"{n:02d}" for n in range(40)] and sub.queue.empty()
+        first, *rest = [size for size in reader.replies if size]
+        assert sum(rest) <= 2 * 40 * entry and max(rest) <= 100_000
+    finally:
+        await fanout.close()
+        await writer.aclose()
+

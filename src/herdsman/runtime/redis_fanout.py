@@ -8,10 +8,15 @@ one command on one connection and hands each subscriber the entries after its ow
 
 A subscriber added while the read is blocked wakes it: the fan-out appends to a wake stream of
 its own (one per process, read from the last wake entry it saw, so a wake that reaches Redis
-before the read it is meant to interrupt still counts). A subscriber more than ``max_pending``
-entries or ``max_pending_bytes`` behind is left out of the read until it has caught up with what it was given (then it
-is read again from its own cursor), so a slow client costs at most that much memory. When the
-read fails (Redis gone), every subscriber gets the error and the next subscriber starts over.
+before the read it is meant to interrupt still counts). A subscriber is handed entries up to
+``max_pending`` entries or ``max_pending_bytes`` waiting for it (one entry past them at most: the
+rest of a read is dropped for it) and is then left out of the read until it has caught up with
+what it was given (then it is read again from its own cursor), so a slow client costs at most
+that much memory however big a read was. Once entries of some size were seen, a read asks for
+about a quarter of ``max_pending_bytes`` of them per stream (``XREAD COUNT`` counts entries, not
+bytes: 500 entries of a run whose events are its whole 1 MB state are 500 MB in one reply, which
+every other stream of the process waits for). When the read fails (Redis gone), every subscriber
+gets the error and the next subscriber starts over.
 
 Written here because redis-py has no multiplexed stream reader (its pub/sub multiplexes
 channels, but pub/sub keeps no history to replay after ``Last-Event-ID``).
@@ -20,6 +25,7 @@ channels, but pub/sub keeps no history to replay after ``Last-Event-ID``).
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,11 +37,17 @@ log = structlog.get_logger(__name__)
 Entry = tuple[str, dict[str, str]]
 WAKE_PREFIX = "herdsman:wake:"
 WAKE_TTL_SECONDS = 3600  # a wake stream outlives its process by at most this long
+SIZE_MEMORY_SECONDS = 60.0  # how long a big entry keeps the reads' count down
 
 
 def _size(batch: list[Entry]) -> int:
     """About the memory a batch of entries holds: the length of its field values."""
-    return sum(len(v) for _, fields in batch for v in fields.values())
+    return sum(_entry_size(entry) for entry in batch)
+
+
+def _entry_size(entry: Entry) -> int:
+    """About the memory an entry holds: the length of its field values."""
+    return sum(len(v) for v in entry[1].values())
 
 
 def entry_order(entry_id: str) -> tuple[int, int]:
@@ -79,6 +91,8 @@ class StreamFanout:
         self._count = count
         self._max_pending = max_pending
         self._max_pending_bytes = max_pending_bytes
+        self._entry_bytes = 0  # the biggest entry read lately: what a read's count is sized by
+        self._entry_seen = 0.0  # when it was read (time.monotonic)
         self._wake_key = WAKE_PREFIX + uuid.uuid4().hex
         self._wake_cursor = "0-0"
         self._subs: dict[str, set[Subscription]] = {}
@@ -127,9 +141,10 @@ class StreamFanout:
                 streams = self._streams()
                 self._blocked, self._wake_sent = True, False
                 try:
-                    reply = await self._redis.xread(streams, block=self._block_ms, count=self._count)
+                    reply = await self._redis.xread(streams, block=self._block_ms, count=self._read_count())
                 finally:
                     self._blocked = False
+                self._learn_sizes(reply or ())
                 for key, entries in reply or ():
                     if key == self._wake_key:
                         self._wake_cursor = entries[-1][0]
@@ -144,6 +159,22 @@ class StreamFanout:
             for sub in subs:
                 sub.queue.put_nowait(exc)
 
+    def _read_count(self) -> int:
+        """Entries per stream for the next read: ``count``, or fewer once big entries were seen,
+        so that a stream's share of one reply is about a quarter of ``max_pending_bytes``."""
+        if not self._entry_bytes:
+            return self._count
+        return max(1, min(self._count, self._max_pending_bytes // 4 // self._entry_bytes))
+
+    def _learn_sizes(self, reply: Any) -> None:
+        """Remember the biggest entry read in the last ``SIZE_MEMORY_SECONDS`` (about: a bigger one
+        replaces it at once, a smaller one once it is that old)."""
+        sizes = [_entry_size(entry) for key, entries in reply if key != self._wake_key for entry in entries]
+        if sizes:
+            now = time.monotonic()
+            if max(sizes) >= self._entry_bytes or now - self._entry_seen > SIZE_MEMORY_SECONDS:
+                self._entry_bytes, self._entry_seen = max(sizes), now
+
     def _deliver(self, key: str, read_after: str, entries: list[Entry]) -> None:
         """Hand ``entries`` (read after ``read_after``) to the subscribers of ``key`` past that point;
         one further behind (added while the read was under way) is served by the next read."""
@@ -152,7 +183,7 @@ class StreamFanout:
             after = entry_order(sub.cursor)
             if after < floor:
                 continue
-            batch = [e for e in entries if entry_order(e[0]) > after]
+            batch = self._room(sub, [e for e in entries if entry_order(e[0]) > after])
             if not batch:
                 continue
             sub.cursor = batch[-1][0]
@@ -162,6 +193,16 @@ class StreamFanout:
             if sub.pending >= self._max_pending or sub.pending_bytes >= self._max_pending_bytes:
                 sub.paused = True
                 self.remove(sub)
+
+    def _room(self, sub: Subscription, batch: list[Entry]) -> list[Entry]:
+        """The head of ``batch`` that ``sub`` may hold: up to the entry that reaches ``max_pending``
+        or ``max_pending_bytes`` (the rest is read for it again once it caught up)."""
+        count, size = sub.pending, sub.pending_bytes
+        for n, entry in enumerate(batch, 1):
+            count, size = count + 1, size + _entry_size(entry)
+            if count >= self._max_pending or size >= self._max_pending_bytes:
+                return batch[:n]
+        return batch
 
     async def close(self) -> None:
         """Stop reading; subscribers still waiting get a ``ConnectionError``."""
