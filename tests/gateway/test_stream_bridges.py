@@ -245,3 +245,41 @@ async def test_a_slow_redis_subscriber_of_big_events_holds_its_bound_at_the_defa
         await fanout.close()
         await writer.aclose()
 
+
+async def test_a_failed_shared_read_gives_each_redis_subscriber_its_own_clear_error(redis_url) -> None:
+    """When the shared read fails (its connection killed, as by a Redis restart), every subscriber
+    fails with an error that names the setting to check, each its own: the one exception raised in
+    every subscriber's task grew its traceback by each of them (200 streams: 400 lines, logged
+    for each stream). The next stream is read again."""
+    import traceback
+
+    from redis import asyncio as aioredis
+
+    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+
+    bridge = RedisStreamBridge(redis_url)
+    admin = aioredis.from_url(redis_url)
+
+    async def follow() -> BaseException | None:
+        try:
+            await _collect(bridge, uuid.uuid4().hex)
+        except Exception as exc:  # noqa: BLE001 - what the test looks at
+            return exc
+        return None
+
+    try:
+        followers = [asyncio.create_task(follow()) for _ in range(50)]
+        await asyncio.sleep(0.5)
+        await admin.client_kill_filter(_type="normal", skipme=True)
+        errors = await asyncio.wait_for(asyncio.gather(*followers), 10)
+        assert all(isinstance(e, RedisBridgeError) and "gateway.redis_url" in str(e) for e in errors), errors[:2]
+        assert len({id(e) for e in errors}) == 50
+        lines = [len(traceback.format_exception(e)) for e in errors]
+        assert max(lines) == min(lines)
+        run_id = uuid.uuid4().hex
+        await bridge.publish(run_id, "values", "1")
+        await bridge.publish(run_id, END_EVENT, "null")
+        assert [e.data for e in await asyncio.wait_for(_collect(bridge, run_id), 5)] == ["1", "null"]
+    finally:
+        await admin.aclose()
+        await bridge.close()
