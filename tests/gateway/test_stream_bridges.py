@@ -283,3 +283,25 @@ async def test_a_failed_shared_read_gives_each_redis_subscriber_its_own_clear_er
     finally:
         await admin.aclose()
         await bridge.close()
+
+
+async def test_a_redis_subscriber_paused_when_the_bridge_closes_ends_once_it_caught_up(redis_url) -> None:
+    """A subscriber left out of the read (behind by ``max_pending``) when the bridge closes gets
+    what was read for it, then the closed error: it re-added itself and started the read again
+    on the closed client (redis-py reconnected it), so it went on reading after the gateway
+    had closed Redis, on a connection nothing closed."""
+    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+
+    bridge = RedisStreamBridge(redis_url, max_pending=3)
+    run_id = uuid.uuid4().hex
+    for n in range(10):
+        await bridge.publish(run_id, "values", str(n))
+    stream = bridge.subscribe(run_id, heartbeat=0.2)
+    got = [(await stream.__anext__()).data]
+    await asyncio.sleep(0.3)  # read for it up to max_pending, then paused
+    await bridge.close()
+    with pytest.raises(RedisBridgeError, match="closed"):
+        for _ in range(30):  # events and heartbeats
+            event = await asyncio.wait_for(stream.__anext__(), 2)
+            got += [event.data] if event is not None else []
+    assert got == ["0", "1", "2"]

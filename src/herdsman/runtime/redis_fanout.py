@@ -103,7 +103,11 @@ class StreamFanout:
         self._closing = False
 
     def add(self, sub: Subscription) -> None:
-        """Read ``sub.key`` after ``sub.cursor`` for ``sub`` from now on."""
+        """Read ``sub.key`` after ``sub.cursor`` for ``sub`` from now on (after :meth:`close`, it
+        gets the closed error: a paused subscriber that caught up must not start a read again)."""
+        if self._closing:
+            sub.queue.put_nowait(ConnectionError("the stream bridge was closed"))
+            return
         sub.paused = False
         self._subs.setdefault(sub.key, set()).add(sub)
         if self._task is None or self._task.done():
