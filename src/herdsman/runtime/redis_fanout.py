@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,32 +183,37 @@ class StreamFanout:
 
     def _deliver(self, key: str, read_after: str, entries: list[Entry]) -> None:
         """Hand ``entries`` (read after ``read_after``) to the subscribers of ``key`` past that point;
-        one further behind (added while the read was under way) is served by the next read."""
+        one further behind (added while the read was under way) is served by the next read. The
+        entries' ids and sizes are worked out once per read, not once per subscriber (a thousand
+        clients joining one run from its start cost 0.5 s of the loop per read of 500)."""
         floor = entry_order(read_after)
+        orders = [entry_order(entry_id) for entry_id, _ in entries]
+        ends = list(accumulate(_entry_size(entry) for entry in entries))  # size of entries[:k + 1]
         for sub in list(self._subs.get(key, ())):
             after = entry_order(sub.cursor)
             if after < floor:
                 continue
-            batch = self._room(sub, [e for e in entries if entry_order(e[0]) > after])
-            if not batch:
+            first = bisect_right(orders, after)
+            if first == len(entries):
                 continue
+            before = ends[first - 1] if first else 0
+            stop = self._stop(sub, first, before, ends)
+            batch = entries[first:stop]
             sub.cursor = batch[-1][0]
             sub.pending += len(batch)
-            sub.pending_bytes += _size(batch)
+            sub.pending_bytes += ends[stop - 1] - before
             sub.queue.put_nowait(batch)
             if sub.pending >= self._max_pending or sub.pending_bytes >= self._max_pending_bytes:
                 sub.paused = True
                 self.remove(sub)
 
-    def _room(self, sub: Subscription, batch: list[Entry]) -> list[Entry]:
-        """The head of ``batch`` that ``sub`` may hold: up to the entry that reaches ``max_pending``
-        or ``max_pending_bytes`` (the rest is read for it again once it caught up)."""
-        count, size = sub.pending, sub.pending_bytes
-        for n, entry in enumerate(batch, 1):
-            count, size = count + 1, size + _entry_size(entry)
-            if count >= self._max_pending or size >= self._max_pending_bytes:
-                return batch[:n]
-        return batch
+    def _stop(self, sub: Subscription, first: int, before: int, ends: list[int]) -> int:
+        """Where the entries ``sub`` may hold from ``first`` on end: just after the one that reaches
+        ``max_pending`` or ``max_pending_bytes`` (the rest is read for it again once it caught up);
+        ``ends``: the read's running sizes, ``before``: theirs before ``first``."""
+        by_count = first + self._max_pending - sub.pending
+        by_size = bisect_left(ends, self._max_pending_bytes - sub.pending_bytes + before, lo=first) + 1
+        return min(len(ends), by_count, by_size)
 
     async def close(self) -> None:
         """Stop reading; subscribers still waiting get a ``ConnectionError``."""
