@@ -76,9 +76,10 @@ async def test_a_run_is_cancelled_through_the_other_gateway(two_gateways) -> Non
 
 
 async def test_clients_whose_shared_redis_read_drops_resume_where_they_were(two_gateways, redis_url) -> None:
-    """Every stream of a gateway is read by one Redis connection: when it drops (a Redis restart,
-    a proxy), every client's stream on that gateway fails at once. The SDK reconnects with
-    ``Last-Event-ID`` and each client gets exactly the rest of the run, no event lost or twice."""
+    """Every stream of a gateway is read by one Redis connection: when it drops (a proxy, a
+    failover), the read is sent again (were it not, every client's stream on that gateway would
+    fail at once, and the SDK reconnect with ``Last-Event-ID``): each client gets exactly the rest
+    of the run, as the executing gateway sends it, no event lost or twice."""
     from redis import asyncio as aioredis
 
     model_a, a, b = two_gateways

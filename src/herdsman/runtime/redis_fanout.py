@@ -15,8 +15,9 @@ what it was given (then it is read again from its own cursor), so a slow client 
 that much memory however big a read was. Once entries of some size were seen, a read asks for
 about a quarter of ``max_pending_bytes`` of them per stream (``XREAD COUNT`` counts entries, not
 bytes: 500 entries of a run whose events are its whole 1 MB state are 500 MB in one reply, which
-every other stream of the process waits for). When the read fails (Redis gone), every subscriber
-gets the error and the next subscriber starts over.
+every other stream of the process waits for). A read that fails is sent again once (a dropped
+connection is no error); when that fails too (Redis gone), every subscriber gets the error and the
+next subscriber starts over.
 
 Written here because redis-py has no multiplexed stream reader (its pub/sub multiplexes
 channels, but pub/sub keeps no history to replay after ``Last-Event-ID``).
@@ -147,7 +148,7 @@ class StreamFanout:
                 streams = self._streams()
                 self._blocked, self._wake_sent = True, False
                 try:
-                    reply = await self._redis.xread(streams, block=self._block_ms, count=self._read_count())
+                    reply = await self._xread(streams)
                 finally:
                     self._blocked = False
                 self._learn_sizes(reply or ())
@@ -164,6 +165,19 @@ class StreamFanout:
             self._subs.clear()
             for sub in subs:
                 sub.queue.put_nowait(exc)
+
+    async def _xread(self, streams: dict[str, str]) -> Any:
+        """One read; one that fails is sent again at once before it fails every subscriber: the
+        read changes nothing (the cursors are the fan-out's), and a dropped connection (a proxy's
+        idle timeout, a failover, ``CLIENT KILL``) is then no error for any stream of the process."""
+        count = self._read_count()
+        try:
+            return await self._redis.xread(streams, block=self._block_ms, count=count)
+        except Exception as exc:  # noqa: BLE001 - the second try raises what is not a dropped connection
+            if self._closing:
+                raise
+            log.info("stream_fanout_read_again", error=f"{type(exc).__name__}: {exc}", streams=len(streams) - 1)
+            return await self._redis.xread(streams, block=self._block_ms, count=count)
 
     def _read_count(self) -> int:
         """Entries per stream for the next read: ``count``, or fewer once big entries were seen,
