@@ -9,7 +9,7 @@ from langgraph_sdk import get_client
 
 from herdsman.runtime.stream_bridge_redis import RedisBridgeError
 from herdsman_gateway.app import create_app
-from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
+from tests.gateway.gateway_support import HOLD, HOLD_AFTER_TOOL, running_gateway, scripted_model, user_message
 from tests.services import free_port
 from tests.support import make_config
 
@@ -73,3 +73,37 @@ async def test_a_run_is_cancelled_through_the_other_gateway(two_gateways) -> Non
     assert (await a.runs.get(tid, run["run_id"]))["status"] == "interrupted"
     events = [p async for p in b.runs.join_stream(tid, run["run_id"])]
     assert events[0].event == "metadata" and "end" not in {p.event for p in events}  # and the stream ended
+
+
+async def test_clients_whose_shared_redis_read_drops_resume_where_they_were(two_gateways, redis_url) -> None:
+    """Every stream of a gateway is read by one Redis connection: when it drops (a proxy, a
+    failover), the read is sent again (were it not, every client's stream on that gateway would
+    fail at once, and the SDK reconnect with ``Last-Event-ID``): each client gets exactly the rest
+    of the run, as the executing gateway sends it, no event lost or twice."""
+    from redis import asyncio as aioredis
+
+    model_a, a, b = two_gateways
+    tid = (await a.threads.create())["thread_id"]
+    run = await a.runs.create(tid, "lead_agent", input=user_message(f"steps 2 {HOLD_AFTER_TOOL}"),
+                              stream_mode=["values", "updates"], stream_resumable=True)
+    await asyncio.to_thread(model_a.wait_until_held)
+    followers = [b.runs.join_stream(tid, run["run_id"]) for _ in range(3)]
+    heads = [[await f.__anext__() for _ in range(2)] for f in followers]
+    admin = aioredis.from_url(redis_url, decode_responses=True)
+    try:
+        readers = [c for c in await admin.client_list() if c["cmd"] == "xread"]
+        assert readers, "no shared read to drop"
+        for client in readers:
+            await admin.client_kill_filter(_id=client["id"])
+    finally:
+        await admin.aclose()
+    model_a.release()
+    tails = [await asyncio.wait_for(_rest(f), 30) for f in followers]
+    full = [(p.id, p.event, p.data) for p in [p async for p in a.runs.join_stream(tid, run["run_id"])]]
+    assert len(full) > 4
+    for head, tail in zip(heads, tails):
+        assert [(p.id, p.event, p.data) for p in head + tail] == full
+
+
+async def _rest(stream) -> list:
+    return [p async for p in stream]

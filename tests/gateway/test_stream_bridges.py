@@ -168,29 +168,6 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
         await writer.aclose()
 
 
-async def test_a_slow_redis_subscriber_of_big_events_holds_a_bounded_size(redis_url) -> None:
-    """Big events (each ``values`` event is the whole state) count by size: a subscriber that
-    takes nothing is left out once ``max_pending_bytes`` wait for it, whatever their number."""
-    from redis import asyncio as aioredis
-
-    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
-
-    writer = aioredis.from_url(redis_url, decode_responses=True)
-    fanout = StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True), writer,
-                          block_ms=200, count=2, max_pending=1000, max_pending_bytes=100_000)
-    key = f"test:big:{uuid.uuid4().hex}"
-    try:
-        for n in range(40):
-            await writer.xadd(key, {"data": f"{n:02d}" + "x" * 30_000})
-        sub = Subscription(key, "0-0")
-        fanout.add(sub)
-        await asyncio.sleep(1.0)
-        assert sub.paused and 100_000 <= sub.pending_bytes < 100_000 + 2 * 30_002 and sub.pending == 4
-    finally:
-        await fanout.close()
-        await writer.aclose()
-
-
 @pytest.mark.parametrize("hostile", ["18446744073709551616-0", "1-99999999999999999999999", "١٢-٣", "00000001-0", "-", "x-1"])
 async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile: str) -> None:
     """Every stream of a process is read by one command, so a ``Last-Event-ID`` Redis refuses
@@ -211,3 +188,183 @@ async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile
         assert [e.data for e in await asyncio.wait_for(hostile_stream, 5)] == ["0", "1", "null"]  # all after it
     finally:
         await bridge.close()
+
+
+class _CountingRedis:
+    """A redis-py client whose ``xread`` replies are measured (values' length, as the fan-out counts)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.replies: list[int] = []
+
+    async def xread(self, *args, **kwargs):
+        reply = await self.client.xread(*args, **kwargs)
+        self.replies.append(sum(len(v) for _, entries in reply or () for _, fields in entries for v in fields.values()))
+        return reply
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+async def test_a_slow_redis_subscriber_of_big_events_holds_its_bound_at_the_default_read_count(redis_url) -> None:
+    """Big events (each ``values`` event is the whole state) count by size: a subscriber that
+    takes nothing is left out once ``max_pending_bytes`` wait for it, whatever their number.
+    With the default read (500 entries per stream) a subscriber that takes nothing was handed
+    all 40 entries of 30 KB in one read (1.2 MB for a 100 KB bound: a client that joins a big run
+    and stops reading held the run's whole stream). It now holds its bound and one entry at most;
+    once it takes them it gets every entry in order, and the fan-out, having seen entries that
+    big, reads a few at a time (it read up to 500 again on each catch-up: quadratic traffic)."""
+    from redis import asyncio as aioredis
+
+    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+
+    writer = aioredis.from_url(redis_url, decode_responses=True)
+    reader = _CountingRedis(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True))
+    fanout = StreamFanout(reader, writer, block_ms=200, max_pending_bytes=100_000)
+    key = f"test:bound:{uuid.uuid4().hex}"
+    entry = 30_002
+    try:
+        for n in range(40):
+            await writer.xadd(key, {"data": f"{n:02d}" + "x" * 30_000})
+        sub = Subscription(key, "0-0")
+        fanout.add(sub)
+        await asyncio.sleep(0.5)
+        assert sub.paused and 100_000 <= sub.pending_bytes < 100_000 + entry
+        got: list[str] = []
+        while len(got) < 40:
+            batch = await asyncio.wait_for(sub.queue.get(), 5)
+            sub.take(batch)
+            got += [fields["data"][:2] for _, fields in batch]
+            assert sub.pending_bytes < 100_000 + entry
+            if sub.paused and sub.queue.empty():
+                fanout.add(sub)
+        assert got == [f"{n:02d}" for n in range(40)] and sub.queue.empty()
+        first, *rest = [size for size in reader.replies if size]
+        assert sum(rest) <= 2 * 40 * entry and max(rest) <= 100_000
+    finally:
+        await fanout.close()
+        await writer.aclose()
+
+
+async def test_a_failed_shared_read_gives_each_redis_subscriber_its_own_clear_error() -> None:
+    """When the shared read fails (Redis stopped), every subscriber fails with an error that
+    names the setting to check, each its own: the one exception raised in every subscriber's
+    task grew its traceback by each of them (200 streams: 400 lines, logged for each stream).
+    A stream asked for while Redis is down fails the same way at once."""
+    import traceback
+
+    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+    from tests.gateway.redis_service import redis_server
+
+    async def follow(bridge) -> BaseException | None:
+        try:
+            await _collect(bridge, uuid.uuid4().hex)
+        except Exception as exc:  # noqa: BLE001 - what the test looks at
+            return exc
+        return None
+
+    with redis_server() as url:
+        bridge = RedisStreamBridge(url)
+        followers = [asyncio.create_task(follow(bridge)) for _ in range(50)]
+        await asyncio.sleep(0.5)
+    try:
+        errors = await asyncio.wait_for(asyncio.gather(*followers), 10)
+        assert all(isinstance(e, RedisBridgeError) and "gateway.redis_url" in str(e) for e in errors), errors[:2]
+        assert len({id(e) for e in errors}) == 50
+        lines = [len(traceback.format_exception(e)) for e in errors]
+        assert max(lines) == min(lines)
+        assert isinstance(await asyncio.wait_for(follow(bridge), 10), RedisBridgeError)
+    finally:
+        await bridge.close()
+
+
+async def test_a_dropped_redis_read_connection_is_no_error_for_its_streams(redis_url) -> None:
+    """One connection reads every stream of a process: when it drops (a proxy's idle timeout, a
+    failover, here CLIENT KILL) with Redis still there, the read is sent again and no stream
+    sees it (every stream of the gateway failed at once). Each gets its events, once, in order."""
+    from redis import asyncio as aioredis
+
+    bridge = RedisStreamBridge(redis_url)
+    admin = aioredis.from_url(redis_url, decode_responses=True)
+    runs = [uuid.uuid4().hex for _ in range(20)]
+    try:
+        for run_id in runs:
+            await bridge.publish(run_id, "values", "0")
+        followers = [asyncio.create_task(_collect(bridge, run_id)) for run_id in runs]
+        await asyncio.sleep(0.5)
+        readers = [c for c in await admin.client_list() if c["cmd"] == "xread"]
+        assert len(readers) == 1
+        await admin.client_kill_filter(_id=readers[0]["id"])
+        for run_id in runs:
+            await bridge.publish(run_id, "values", "1")
+            await bridge.publish(run_id, END_EVENT, "null")
+        results = await asyncio.wait_for(asyncio.gather(*followers), 10)
+        assert [[e.data for e in events] for events in results] == [["0", "1", "null"]] * 20
+    finally:
+        await admin.aclose()
+        await bridge.close()
+
+
+async def test_a_redis_subscriber_paused_when_the_bridge_closes_ends_once_it_caught_up(redis_url) -> None:
+    """A subscriber left out of the read (behind by ``max_pending``) when the bridge closes gets
+    what was read for it, then the closed error: it re-added itself and started the read again
+    on the closed client (redis-py reconnected it), so it went on reading after the gateway
+    had closed Redis, on a connection nothing closed."""
+    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+
+    bridge = RedisStreamBridge(redis_url, max_pending=3)
+    run_id = uuid.uuid4().hex
+    for n in range(10):
+        await bridge.publish(run_id, "values", str(n))
+    stream = bridge.subscribe(run_id, heartbeat=0.2)
+    got = [(await stream.__anext__()).data]
+    await asyncio.sleep(0.3)  # read for it up to max_pending, then paused
+    await bridge.close()
+    with pytest.raises(RedisBridgeError, match="closed"):
+        for _ in range(30):  # events and heartbeats
+            event = await asyncio.wait_for(stream.__anext__(), 2)
+            got += [event.data] if event is not None else []
+    assert got == ["0", "1", "2"]
+
+
+async def test_many_redis_subscribers_of_one_run_cost_one_pass_over_each_read(redis_url, monkeypatch) -> None:
+    """The shared read hands each subscriber its part of a reply: 200 clients joining one run of
+    500 events from its start made every subscriber parse every entry id of the read (100,000
+    parses per read, 0.5 s of the event loop for 1,000 clients, which every other stream of the
+    process waited for). Ids are parsed once per read; each still gets every event once, in order."""
+    from redis import asyncio as aioredis
+
+    from herdsman.runtime import redis_fanout
+
+    parses = 0
+    parse = redis_fanout.entry_order
+
+    def counted(entry_id: str) -> tuple[int, int]:
+        nonlocal parses
+        parses += 1
+        return parse(entry_id)
+
+    writer = aioredis.from_url(redis_url, decode_responses=True)
+    fanout = redis_fanout.StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True),
+                                       writer, block_ms=200)
+    key = f"test:many:{uuid.uuid4().hex}"
+    try:
+        async with writer.pipeline(transaction=False) as pipe:
+            for n in range(500):
+                pipe.xadd(key, {"n": str(n)})
+            ids = await pipe.execute()
+        monkeypatch.setattr(redis_fanout, "entry_order", counted)
+        subs = [redis_fanout.Subscription(key, "0-0") for _ in range(200)]
+        for sub in subs:
+            fanout.add(sub)
+        for sub in subs:
+            got: list[str] = []
+            while len(got) < 500:
+                batch = await asyncio.wait_for(sub.queue.get(), 5)
+                sub.take(batch)
+                got += [entry_id for entry_id, _ in batch]
+            assert got == ids
+        assert parses < 5 * (500 + 200)
+    finally:
+        await fanout.close()
+        await writer.aclose()

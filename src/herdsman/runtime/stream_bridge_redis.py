@@ -30,6 +30,11 @@ class RedisBridgeError(Exception):
     """Redis cannot be reached or used; the message names ``gateway.redis_url``."""
 
 
+def redis_failed(what: str, exc: BaseException, advice: str) -> RedisBridgeError:
+    """The error for a Redis command that failed with ``exc``, naming ``gateway.redis_url``."""
+    return RedisBridgeError(f"gateway.redis_url: {what} ({type(exc).__name__}: {exc}); {advice}")
+
+
 class RedisStreamBridge:
     """A stream bridge backed by Redis streams (needs the ``redis`` package)."""
 
@@ -68,10 +73,7 @@ class RedisStreamBridge:
         try:
             await self._redis.ping()
         except Exception as exc:  # noqa: BLE001 - every connection failure gets the same advice
-            raise RedisBridgeError(
-                f"gateway.redis_url: cannot reach Redis ({type(exc).__name__}: {exc}); "
-                "check the URL and that the server is running"
-            ) from None
+            raise redis_failed("cannot reach Redis", exc, "check the URL and that the server is running") from None
 
     async def publish(self, run_id: str, event: str, data: str) -> str:
         """Append an event to the run's stream; returns its Redis entry id. Events published
@@ -111,8 +113,9 @@ class RedisStreamBridge:
                 except TimeoutError:
                     yield None  # the run was quiet for ``heartbeat`` seconds
                     continue
-                if isinstance(batch, BaseException):
-                    raise batch
+                if isinstance(batch, BaseException):  # the read shared by every stream failed: each its own error
+                    raise redis_failed(f"reading run {run_id}'s events from Redis failed", batch,
+                                       "join its stream again (with Last-Event-ID) once Redis is back") from batch
                 sub.take(batch)
                 for entry_id, fields in batch:
                     event = fields.get("event", "")
