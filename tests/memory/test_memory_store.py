@@ -63,6 +63,25 @@ def test_sqlite_store_under_home_survives_reopening(home: Path) -> None:
     assert [f.content for f in reopened.facts("ann")] == ["Ann lives in Lyon."]
 
 
+def test_an_updated_sqlite_item_keeps_when_it_was_created_and_its_ttl(home: Path) -> None:
+    """SqliteStore's INSERT OR REPLACE would restamp created_at; the store answers it as Postgres does."""
+    store = open_store(make_config(home, memory={"enabled": True}))
+    store.put(("notes",), "standup", {"text": "at nine"})
+    store.put(("notes",), "other", {"text": "untouched"})
+    store.conn.execute("UPDATE store SET created_at = '2020-01-02 03:04:05', updated_at = '2020-01-02 03:04:05'")
+    store.put(("notes",), "standup", {"text": "at ten"}, ttl=5)
+    item = store.get(("notes",), "standup")
+    assert item is not None and item.value == {"text": "at ten"}
+    assert item.created_at.year == 2020 and item.updated_at.year > 2020
+    assert store.conn.execute("SELECT ttl_minutes FROM store WHERE key = 'standup'").fetchone()[0] == 5
+    assert sorted(i.key for i in store.search(("notes",))) == ["other", "standup"]
+    other = store.get(("notes",), "other")
+    assert other is not None and other.value == {"text": "untouched"} and other.updated_at.year == 2020
+    store.delete(("notes",), "standup")
+    store.put(("notes",), "standup", {"text": "new again"})  # a key put after a delete is new
+    again = store.get(("notes",), "standup")
+    assert again is not None and again.created_at.year > 2020
+
 
 def test_a_dotted_user_id_keeps_memory_apart_from_the_user_before_the_dot(home: Path) -> None:
     """LangGraph refuses "." in a label and its SQL stores join labels with ".": the user id is escaped."""

@@ -3,6 +3,11 @@
 ``memory.store: sqlite`` uses langgraph's SqliteStore on ``memory.path`` (default
 ``<home>/memory.sqlite``); ``memory.store: postgres`` uses langgraph's PostgresStore on
 ``memory.url``. The connection lives as long as the process (``close_store`` ends it).
+
+langgraph's SqliteStore writes a put with ``INSERT OR REPLACE``, which deletes the old row and so
+gives an updated item a new ``created_at`` (PostgresStore and the LangGraph server keep it). A
+trigger installed beside the store's own tables turns such an insert over an existing key into
+an update of that row, so both backends answer the same ``created_at``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,21 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
     return conn
 
 
+# Before an insert over an existing (prefix, key): update that row in place and drop the insert
+# (RAISE(IGNORE) skips only this row, the statement goes on), so created_at is kept.
+KEEP_CREATED_AT = """
+CREATE TRIGGER IF NOT EXISTS herdsman_store_keeps_created_at
+BEFORE INSERT ON store
+WHEN EXISTS (SELECT 1 FROM store WHERE prefix = NEW.prefix AND key = NEW.key)
+BEGIN
+    UPDATE store SET value = NEW.value, updated_at = NEW.updated_at, expires_at = NEW.expires_at,
+        ttl_minutes = NEW.ttl_minutes
+    WHERE prefix = NEW.prefix AND key = NEW.key;
+    SELECT RAISE(IGNORE);
+END
+"""
+
+
 def open_store(config: HerdsmanConfig) -> BaseStore:
     """The configured memory store, set up and ready."""
     memory = config.memory
@@ -68,6 +88,7 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
     except sqlite3.Error as exc:
         raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
     store.setup()  # type: ignore[attr-defined]
+    store.conn.execute(KEEP_CREATED_AT)  # type: ignore[attr-defined]
     return store
 
 
