@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections import deque
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from dataclasses import dataclass, field
@@ -41,11 +42,6 @@ Entry = tuple[str, dict[str, str]]
 WAKE_PREFIX = "herdsman:wake:"
 WAKE_TTL_SECONDS = 3600  # a wake stream outlives its process by at most this long
 SIZE_MEMORY_SECONDS = 60.0  # how long a big entry keeps the reads' count down
-
-
-def _size(batch: list[Entry]) -> int:
-    """About the memory a batch of entries holds: the length of its field values."""
-    return sum(_entry_size(entry) for entry in batch)
 
 
 def _entry_size(entry: Entry) -> int:
@@ -70,11 +66,19 @@ class Subscription:
     pending: int = 0  # entries queued and not yet taken
     pending_bytes: int = 0  # and their size
     paused: bool = False  # left out of the read until it caught up (see ``max_pending``)
+    batch_bytes: deque[int] = field(default_factory=deque)  # the size of each batch queued, in order
+
+    def put(self, batch: list[Entry], size: int) -> None:
+        """Queue a batch of ``size`` bytes for the reader."""
+        self.pending += len(batch)
+        self.pending_bytes += size
+        self.batch_bytes.append(size)
+        self.queue.put_nowait(batch)
 
     def take(self, batch: list[Entry]) -> None:
-        """Count a batch as handed to the reader."""
+        """Count a batch as handed to the reader (the batches are taken in the order they were put)."""
         self.pending -= len(batch)
-        self.pending_bytes -= _size(batch)
+        self.pending_bytes -= self.batch_bytes.popleft()
 
 
 class StreamFanout:
@@ -151,12 +155,15 @@ class StreamFanout:
                     reply = await self._xread(streams)
                 finally:
                     self._blocked = False
-                self._learn_sizes(reply or ())
+                read = []  # each stream's entries with their sizes, worked out once per read
                 for key, entries in reply or ():
                     if key == self._wake_key:
                         self._wake_cursor = entries[-1][0]
                     elif entries:
-                        self._deliver(key, streams[key], entries)
+                        read.append((key, entries, [_entry_size(entry) for entry in entries]))
+                self._learn_sizes([size for _, _, sizes in read for size in sizes])
+                for key, entries, sizes in read:
+                    self._deliver(key, streams[key], entries, sizes)
         except Exception as exc:  # noqa: BLE001 - every subscriber gets it; the next one starts over
             if self._closing:
                 return
@@ -186,23 +193,22 @@ class StreamFanout:
             return self._count
         return max(1, min(self._count, self._max_pending_bytes // 4 // self._entry_bytes))
 
-    def _learn_sizes(self, reply: Any) -> None:
+    def _learn_sizes(self, sizes: list[int]) -> None:
         """Remember the biggest entry read in the last ``SIZE_MEMORY_SECONDS`` (about: a bigger one
-        replaces it at once, a smaller one once it is that old)."""
-        sizes = [_entry_size(entry) for key, entries in reply if key != self._wake_key for entry in entries]
+        replaces it at once, a smaller one once it is that old); ``sizes``: those of a read."""
         if sizes:
             now = time.monotonic()
             if max(sizes) >= self._entry_bytes or now - self._entry_seen > SIZE_MEMORY_SECONDS:
                 self._entry_bytes, self._entry_seen = max(sizes), now
 
-    def _deliver(self, key: str, read_after: str, entries: list[Entry]) -> None:
-        """Hand ``entries`` (read after ``read_after``) to the subscribers of ``key`` past that point;
+    def _deliver(self, key: str, read_after: str, entries: list[Entry], sizes: list[int]) -> None:
+        """Hand ``entries`` (read after ``read_after``, of ``sizes``) to the subscribers of ``key`` past that point;
         one further behind (added while the read was under way) is served by the next read. The
         entries' ids and sizes are worked out once per read, not once per subscriber (a thousand
         clients joining one run from its start cost 0.5 s of the loop per read of 500)."""
         floor = entry_order(read_after)
         orders = [entry_order(entry_id) for entry_id, _ in entries]
-        ends = list(accumulate(_entry_size(entry) for entry in entries))  # size of entries[:k + 1]
+        ends = list(accumulate(sizes))  # size of entries[:k + 1]
         for sub in list(self._subs.get(key, ())):
             after = entry_order(sub.cursor)
             if after < floor:
@@ -214,9 +220,7 @@ class StreamFanout:
             stop = self._stop(sub, first, before, ends)
             batch = entries[first:stop]
             sub.cursor = batch[-1][0]
-            sub.pending += len(batch)
-            sub.pending_bytes += ends[stop - 1] - before
-            sub.queue.put_nowait(batch)
+            sub.put(batch, ends[stop - 1] - before)
             if sub.pending >= self._max_pending or sub.pending_bytes >= self._max_pending_bytes:
                 sub.paused = True
                 self.remove(sub)

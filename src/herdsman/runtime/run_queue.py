@@ -96,10 +96,18 @@ def offer_sql(count: int) -> str:
 
 
 TAKE = f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ? AND lease_until < ? RETURNING {COLUMNS}"
-INSERT = f"INSERT INTO {TABLE} ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS.split(',')))})"
+PLACEHOLDERS = ", ".join("?" * len(COLUMNS.split(",")))  # one row's values
+
+
+def insert_sql(count: int) -> str:
+    """Queue ``count`` new runs in one statement (their rows' values the parameters, in order)."""
+    return f"INSERT INTO {TABLE} ({COLUMNS}) VALUES " + ", ".join([f"({PLACEHOLDERS})"] * count)
+
+
+INSERT = insert_sql(1)
 # a new run, unless its thread has a run the asking worker (the last ?) does not hold
 INSERT_IF_THREAD_FREE = (
-    f"INSERT INTO {TABLE} ({COLUMNS}) SELECT {', '.join('?' * len(COLUMNS.split(',')))} WHERE NOT EXISTS ("
+    f"INSERT INTO {TABLE} ({COLUMNS}) SELECT {PLACEHOLDERS} WHERE NOT EXISTS ("
     f"SELECT 1 FROM {TABLE} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?))"
 )
 WAITING = f"SELECT count(*) FROM {TABLE} WHERE worker_id IS NULL OR lease_until < ?"

@@ -33,6 +33,7 @@ from herdsman.runtime.run_queue import (
     QueuedRun,
     claim_params,
     claimable_from,
+    insert_sql,
     offer_sql,
 )
 
@@ -68,9 +69,7 @@ class PostgresRunQueue:
 
     async def _insert_rows(self, rows: list[tuple[Any, ...]]) -> list[None]:
         """Queue several new runs with one multi-row ``INSERT``."""
-        width = len(COLUMNS.split(","))
-        values = ", ".join(["(" + ", ".join(["%s"] * width) + ")"] * len(rows))
-        await self._execute(f"INSERT INTO {TABLE} ({COLUMNS}) VALUES {values}", tuple(v for row in rows for v in row))
+        await self._execute(_pg(insert_sql(len(rows))), tuple(v for row in rows for v in row))
         return [None] * len(rows)
 
     @classmethod

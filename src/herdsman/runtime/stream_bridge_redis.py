@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from herdsman.runtime.coalesce import Coalescer
 from herdsman.runtime.redis_fanout import StreamFanout, Subscription
@@ -82,13 +83,15 @@ class RedisStreamBridge:
 
     async def _append(self, events: list[tuple[str, str, str]]) -> list[str | BaseException]:
         if len(events) == 1:  # nothing else on its way: a plain XADD costs less than a pipeline of one
-            (run_id, event, data), = events
-            return [await self._redis.xadd(self.key(run_id), {"event": event, "data": data},
-                                           maxlen=self._max_events, approximate=True)]
+            return [await self._xadd(self._redis, *events[0])]
         async with self._redis.pipeline(transaction=False) as pipe:
-            for run_id, event, data in events:
-                pipe.xadd(self.key(run_id), {"event": event, "data": data}, maxlen=self._max_events, approximate=True)
+            for event in events:
+                self._xadd(pipe, *event)
             return await pipe.execute(raise_on_error=False)
+
+    def _xadd(self, target: Any, run_id: str, event: str, data: str) -> Any:
+        """``XADD`` one event on ``target`` (the client: awaitable; a pipeline: queued), trimmed."""
+        return target.xadd(self.key(run_id), {"event": event, "data": data}, maxlen=self._max_events, approximate=True)
 
     async def finish(self, run_id: str) -> None:
         """Start the retention clock of the run's stream."""
