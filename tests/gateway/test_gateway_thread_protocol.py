@@ -387,6 +387,35 @@ async def test_the_protocol_streams_through_the_redis_bridge(home, model, redis_
     assert output["messages"][-1]["content"] == "done: Wrote 9 bytes to /mnt/user-data/outputs/r.txt"
 
 
+async def test_a_turn_goes_on_through_a_redis_restart(home, model) -> None:
+    """Redis restarts (empty) while a run waits on its model: the run publishes its next events
+    on a new connection instead of failing, and the thread's event log (no client reconnects for
+    it) subscribes again, so the SDK's stream gets the rest of the turn and its end."""
+    from tests.gateway.redis_service import redis_process
+
+    with redis_process() as server:
+        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url})
+        with running_gateway(config, model=model) as served:
+            sdk = get_client(url=served.url, api_key=None)
+            try:
+                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
+                    await asyncio.to_thread(model.wait_until_held)
+                    server.stop()
+                    await asyncio.sleep(1.0)  # the log's read fails meanwhile: it waits and tries again
+                    server.start()
+                    model.release()
+                    events = await _events_until_end(thread)
+                    async with asyncio.timeout(TIMEOUT):
+                        output = await thread.output
+                run = await sdk.runs.get(thread.thread_id, started["run_id"])
+            finally:
+                model.release()
+                await sdk.aclose()
+    assert run["status"] == "success"
+    assert events[-1]["params"]["data"]["event"] == "completed"
+    assert output["messages"][-1]["content"] == "echo: wait for it"
+
 async def test_run_start_from_a_checkpoint_forks_the_thread(client) -> None:
     """``run.start`` with ``config.configurable.checkpoint_id`` (the protocol has no other place
     for it) continues from that checkpoint: the turn after it is left out of the new branch."""

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from herdsman.runtime.stream_bridge import END_EVENT, MemoryStreamBridge
+from herdsman.runtime.stream_bridge import END_EVENT, MemoryStreamBridge, follow_run
 from herdsman.runtime.stream_bridge_redis import RedisStreamBridge
 
 
@@ -368,3 +368,66 @@ async def test_many_redis_subscribers_of_one_run_cost_one_pass_over_each_read(re
     finally:
         await fanout.close()
         await writer.aclose()
+
+
+async def _next_event(follower, timeout: float = 15.0):
+    """The follower's next event, heartbeats skipped."""
+    async with asyncio.timeout(timeout):
+        while (event := await anext(follower)) is None:
+            pass
+    return event
+
+
+async def test_a_follower_inside_the_gateway_goes_on_after_redis_restarted() -> None:
+    """No client reconnects for a thread's event log, a chat's follow-up or a thread stream:
+    ``follow_run`` subscribes again once Redis is back (here restarted, empty), after the last
+    event it saw, and sends heartbeats meanwhile. Nothing lost, nothing twice."""
+    from tests.gateway.redis_service import redis_process
+
+    with redis_process() as server:
+        bridge = RedisStreamBridge(server.url, socket_timeout=1.0)
+        run_id = uuid.uuid4().hex
+        try:
+            await bridge.publish(run_id, "values", "0")
+            follower = follow_run(bridge, run_id, heartbeat=0.2)
+            assert (await _next_event(follower)).data == "0"
+            server.stop()
+            async with asyncio.timeout(10):
+                assert await anext(follower) is None  # a heartbeat while Redis is away
+            server.start()
+            for data in ("1", "2"):
+                for _ in range(50):  # the publisher's pooled connection died with the server
+                    try:
+                        await bridge.publish(run_id, "values", data)
+                        break
+                    except Exception:  # noqa: BLE001 - published again once reconnected
+                        await asyncio.sleep(0.1)
+            await bridge.publish(run_id, END_EVENT, "null")
+            rest = [await _next_event(follower) for _ in range(3)]
+            assert [e.data for e in rest] == ["1", "2", "null"]
+            with pytest.raises(StopAsyncIteration):
+                await anext(follower)
+        finally:
+            await bridge.close()
+
+
+async def test_a_follower_gives_up_when_redis_stays_away_or_the_bridge_closes() -> None:
+    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+    from tests.gateway.redis_service import redis_process
+
+    with redis_process() as server:
+        bridge = RedisStreamBridge(server.url, socket_timeout=1.0)
+        server.stop()
+        try:
+            follower = follow_run(bridge, uuid.uuid4().hex, heartbeat=0.2, give_up_after=1.0)
+            with pytest.raises(RedisBridgeError, match="gateway.redis_url"):
+                async with asyncio.timeout(15):
+                    async for _ in follower:
+                        pass
+        finally:
+            await bridge.close()
+        closed = follow_run(bridge, uuid.uuid4().hex, heartbeat=0.2)
+        with pytest.raises(RedisBridgeError, match="closed"):
+            async with asyncio.timeout(5):
+                async for _ in closed:
+                    pass

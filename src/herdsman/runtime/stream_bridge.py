@@ -8,6 +8,10 @@ subscriber yields ``None`` every ``heartbeat`` seconds so the HTTP layer can sen
 :class:`MemoryStreamBridge` keeps the log in this process (the default). The Redis bridge
 (``stream_bridge_redis.py``) keeps it in a Redis stream, so several gateway processes share runs.
 Written here because no library offers a replayable per-run fan-out with SSE event ids.
+
+A subscriber inside the gateway (a thread's event log, a chat channel's follow-up, a thread
+stream) has no client that would reconnect for it when Redis goes away for a while: it follows
+a run with :func:`follow_run`, which subscribes again from the last event it saw.
 """
 
 from __future__ import annotations
@@ -19,9 +23,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+import structlog
+
 from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
 
+log = structlog.get_logger(__name__)
+
 END_EVENT = "end"
+RESUBSCRIBE_FIRST_SECONDS = 0.5  # the first wait before subscribing again after the bridge failed
+RESUBSCRIBE_MAX_SECONDS = 5.0  # the longest (it doubles each time)
+RESUBSCRIBE_FOR_SECONDS = 300.0  # failures in a row for this long, and the follower gives up
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,42 @@ class StreamBridge(Protocol):
     async def close(self) -> None:
         """Release connections and wake every subscriber."""
         ...
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        ...
+
+
+async def follow_run(
+    bridge: StreamBridge, run_id: str, *, heartbeat: float = 15.0, last_event_id: str | None = None,
+    give_up_after: float = RESUBSCRIBE_FOR_SECONDS,
+) -> AsyncIterator[StreamEvent | None]:
+    """The run's events as :meth:`StreamBridge.subscribe` yields them, for a follower inside the
+    gateway: when the bridge fails (Redis stopped, restarted, failed over), it subscribes again
+    after the last event it yielded, waiting 0.5 s, then twice as long each time up to 5 s, and
+    yielding ``None`` (a heartbeat) meanwhile; no event is lost or yielded twice. It gives up,
+    raising the bridge's error, after ``give_up_after`` seconds of failures in a row, and at once
+    when the bridge was closed. A run whose end could not be written while Redis was away is
+    followed until then too: a caller that knows the run ended elsewhere stops reading."""
+    delay, failing_since = RESUBSCRIBE_FIRST_SECONDS, None
+    while True:
+        try:
+            async for event in bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
+                if event is not None:
+                    last_event_id, failing_since, delay = event.id, None, RESUBSCRIBE_FIRST_SECONDS
+                yield event
+            return
+        except Exception as exc:  # noqa: BLE001 - subscribed again unless closed or failing for too long
+            now = time.monotonic()
+            failing_since = failing_since if failing_since is not None else now
+            if bridge.closed or now - failing_since >= give_up_after:
+                raise
+            log.warning("stream_bridge_resubscribe", run_id=run_id, after=last_event_id, retry_in=delay,
+                        error=f"{type(exc).__name__}: {exc}")
+        yield None
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)
 
 
 def parse_event_id(value: str | None) -> int:
@@ -190,6 +237,11 @@ class MemoryStreamBridge:
             await asyncio.sleep(3600)
         return
         yield  # pragma: no cover - makes this an async generator
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
 
     async def close(self) -> None:
         """Wake every subscriber so it returns."""

@@ -25,6 +25,9 @@ from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 
 KEY_PREFIX = "herdsman:run:"
 CANCEL_CHANNEL = "herdsman:cancel"
+RETRIES = 10  # a command on a dropped connection is sent again up to this many times,
+RETRY_BASE_SECONDS = 0.05  # after a wait doubling from this (with jitter)
+RETRY_CAP_SECONDS = 1.0  # up to this: about 6 s in all
 
 
 class RedisBridgeError(Exception):
@@ -48,11 +51,19 @@ class RedisStreamBridge:
         waits until it caught up (bounds a slow client's memory)."""
         try:
             from redis import asyncio as aioredis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialWithJitterBackoff
+            from redis.exceptions import ConnectionError as RedisConnectionError
         except ImportError:
             raise RedisBridgeError(
                 "gateway.stream_bridge is redis but the redis package is missing; pip install 'herdsman[redis]'"
             ) from None
-        self._redis = aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout)
+        # A command on a connection Redis dropped (it restarted, failed over, or a proxy closed an
+        # idle connection) is sent again on a new one for a few seconds, so a run does not fail on
+        # its next event; a timeout is not (the command may have been done: an event twice).
+        retry = Retry(ExponentialWithJitterBackoff(base=RETRY_BASE_SECONDS, cap=RETRY_CAP_SECONDS), RETRIES,
+                      supported_errors=(RedisConnectionError,))
+        self._redis = aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout, retry=retry)
         self._fanout = StreamFanout(  # one read for every stream followed here, on a connection of its own
             aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout, single_connection_client=True),
             self._redis,
@@ -63,6 +74,7 @@ class RedisStreamBridge:
         self._url = url
         self._max_events = max_events
         self._retention = max(1, int(retention_seconds))
+        self._closed = False
 
     @staticmethod
     def key(run_id: str) -> str:
@@ -150,8 +162,14 @@ class RedisStreamBridge:
         finally:
             await pubsub.aclose()
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
     async def close(self) -> None:
         """Stop reading streams and close the connections."""
+        self._closed = True
         await self._fanout.close()
         await self._redis.aclose()
 

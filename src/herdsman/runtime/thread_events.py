@@ -32,7 +32,7 @@ import structlog
 from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
 from herdsman.runtime.protocol_events import ProtocolEvent, RunProtocolTranslator
 from herdsman.runtime.runs import Run, RunManager
-from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge
+from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, follow_run
 
 log = structlog.get_logger(__name__)
 
@@ -155,7 +155,7 @@ class ThreadEventLog:
         translator = entry.translator
         self._append(run.run_id, translator.start())
         failed = False
-        async for event in self.bridge.subscribe(run.run_id, heartbeat=self.heartbeat):
+        async for event in follow_run(self.bridge, run.run_id, heartbeat=self.heartbeat):
             if event is None:
                 continue
             if event.event == END_EVENT:

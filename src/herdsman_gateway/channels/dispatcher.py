@@ -21,6 +21,7 @@ import structlog
 from herdsman.config.schema import ChannelsConfig
 from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
+from herdsman.runtime.stream_bridge import follow_run
 from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox
 from herdsman_gateway.channels.base import Channel, InboundMessage
 from herdsman_gateway.channels.commands import HELP, parse_command
@@ -225,7 +226,7 @@ class Dispatcher:
         """Send progress while the run goes, then its answer and new files."""
         throttle = Throttle(self.config.progress_interval_seconds)
         try:
-            async for event in self.gateway.bridge.subscribe(run_id, heartbeat=1.0):
+            async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0):
                 if event is not None:
                     throttle.add(progress_lines(event.event, loads(event.data)))
                 note = throttle.take()

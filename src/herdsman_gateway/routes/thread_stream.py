@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
-from herdsman.runtime.stream_bridge import END_EVENT
+from herdsman.runtime.stream_bridge import END_EVENT, follow_run
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -55,7 +55,7 @@ async def _thread_frames(gw: Gateway, thread_id: str, modes: set[str]) -> AsyncI
             except TimeoutError:
                 yield HEARTBEAT
                 continue
-            async for event in gw.bridge.subscribe(run.run_id, heartbeat=heartbeat):
+            async for event in follow_run(gw.bridge, run.run_id, heartbeat=heartbeat):
                 if event is None:
                     yield HEARTBEAT
                 elif event.event == END_EVENT:
