@@ -117,6 +117,14 @@ def test_acquire_validates_the_thread_id(make_config) -> None:
         provider.acquire("../../etc")
 
 
+def _named(pid: int, name: str) -> bool:
+    """Whether process ``pid`` runs the program ``name`` (not a shell whose command line names it)."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == name
+    except OSError:
+        return False
+
+
 def test_close_kills_running_commands(make_config, find_pids) -> None:
     provider = LocalSandboxProvider(make_config(isolation="none", allow_unisolated_bash=True))
     sandbox = provider.acquire("t1")
@@ -124,7 +132,7 @@ def test_close_kills_running_commands(make_config, find_pids) -> None:
     results = []
     worker = threading.Thread(target=lambda: results.append(sandbox.execute(f"echo go; sleep {token}", timeout=60)))
     worker.start()
-    while not find_pids(f"sleep {token}"):
+    while not [pid for pid in find_pids(f"sleep {token}") if _named(pid, "sleep")]:  # then "go" was written
         assert worker.is_alive()
     provider.close()
     worker.join(timeout=10)
