@@ -80,3 +80,39 @@ async def test_prune_keep_latest_keeps_only_the_latest_checkpoint(home, gateway_
             assert [m["content"] for m in values["messages"]][-1] == "echo: again"
         finally:
             await sdk.aclose()
+
+
+def drop_connections(database_url: str) -> int:
+    """End every session of the database but this one, as a PostgreSQL restart or failover does
+    to its clients; how many were ended."""
+    import psycopg
+
+    name = database_url.rsplit("/", 1)[1]
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = %s AND pid <> pg_backend_pid()", (name,)).fetchall()
+    return len(rows)
+
+
+async def test_the_gateway_goes_on_after_postgresql_dropped_its_connections(home, gateway_database) -> None:
+    """A PostgreSQL restart or failover ends every connection: the next request on a connection
+    that was open must not fail, nor every request after it (a saver or store on one connection
+    stayed broken until the gateway restarted)."""
+    config = make_config(home, checkpointer={"type": "postgres", "url": gateway_database},
+                         memory={"enabled": True, "store": "postgres", "url": gateway_database})
+    with running_gateway(config) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create(metadata={"db": "postgres"}))["thread_id"]
+            await sdk.runs.wait(tid, "lead_agent", input=user_message("before"))
+            await sdk.crons.create_for_thread(tid, "lead_agent", schedule=YEARLY, input=user_message("yearly"))
+            await sdk.store.put_item(["notes"], "n1", {"text": "kept"})
+            assert drop_connections(gateway_database) > 0
+            values = await sdk.runs.wait(tid, "lead_agent", input=user_message("after"))
+            assert [m["content"] for m in values["messages"]][-2:] == ["after", "echo: after"]
+            assert [t["thread_id"] for t in await sdk.threads.search(metadata={"db": "postgres"})] == [tid]
+            assert len(await sdk.crons.search()) == 1
+            assert (await sdk.store.get_item(["notes"], "n1"))["value"] == {"text": "kept"}
+            assert [r["status"] for r in await sdk.runs.list(tid)] == ["success", "success"]
+        finally:
+            await sdk.aclose()

@@ -2,7 +2,8 @@
 
 ``memory.store: sqlite`` uses langgraph's SqliteStore on ``memory.path`` (default
 ``<home>/memory.sqlite``); ``memory.store: postgres`` uses langgraph's PostgresStore on
-``memory.url``. The connection lives as long as the process (``close_store`` ends it).
+``memory.url``, through a pool that outlives a PostgreSQL restart (``postgres_pool.py``). The
+connection or pool lives as long as the process (``close_store`` ends it).
 
 langgraph's SqliteStore writes a put with ``INSERT OR REPLACE``, which deletes the old row and so
 gives an updated item a new ``created_at`` (PostgresStore and the LangGraph server keep it). A
@@ -14,12 +15,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from langgraph.store.base import BaseStore
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.postgres_pool import langgraph_kwargs, sync_pool
 from herdsman.postgres_setup import setup_lock_sync
+
+POOL_SIZE = 2  # connections to PostgreSQL the memory store may hold (see postgres_pool.py)
 
 
 class MemoryStoreError(RuntimeError):
@@ -65,19 +68,18 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
     if memory.store == "postgres":
         try:
             from langgraph.store.postgres import PostgresStore
-            from psycopg import Connection
-            from psycopg.rows import dict_row
+            from psycopg_pool import ConnectionPool
         except ImportError as exc:  # pragma: no cover - shipped with langgraph-checkpoint-postgres
             raise MemoryStoreError(f"memory.store is postgres but {exc.name} is not installed") from None
         try:
-            conn: Any = Connection.connect(memory.url or "", autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            pool: ConnectionPool = sync_pool(memory.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(), name="memory")
         except Exception as exc:  # noqa: BLE001 - reported with the setting to fix
             raise MemoryStoreError(
                 f"memory.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); check the URL and that "
                 "the server is running"
             ) from None
-        store: BaseStore = PostgresStore(conn)
-        with setup_lock_sync(conn):
+        store: BaseStore = PostgresStore(pool)
+        with pool.connection() as conn, setup_lock_sync(conn):
             store.setup()
         return store
     from langgraph.store.sqlite import SqliteStore

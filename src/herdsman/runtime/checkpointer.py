@@ -1,7 +1,7 @@
 """Checkpointer from config: ``memory``, ``sqlite`` (the default, under home) or ``postgres``.
 
-An async context manager, because the SQLite and Postgres savers hold a connection that must be
-closed. Unreachable or unwritable stores are errors that name the YAML path and the fix.
+An async context manager, because the SQLite saver holds a connection and the Postgres one a
+pool of them (``postgres_pool.py``), which must be closed. Unreachable or unwritable stores are errors that name the YAML path and the fix.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from herdsman.config.schema import HerdsmanConfig
+
+
+POOL_SIZE = 4  # connections to PostgreSQL a process's checkpointer may hold (see postgres_pool.py)
 
 
 class CheckpointerError(Exception):
@@ -57,19 +60,21 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     except ImportError:
         raise postgres_missing() from None
+    from herdsman.postgres_pool import langgraph_kwargs, open_async_pool
     from herdsman.postgres_setup import setup_lock
 
-    manager = AsyncPostgresSaver.from_conn_string(config.checkpointer.url or "")
     try:
-        saver = await manager.__aenter__()
+        pool = await open_async_pool(config.checkpointer.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(),
+                                     name="checkpoints")
     except Exception as exc:  # noqa: BLE001 - any connection failure gets the same advice
         raise CheckpointerError(
             f"checkpointer.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); "
             "check the URL and that the server is running"
         ) from None
     try:
+        saver = AsyncPostgresSaver(pool)
         try:
-            async with setup_lock(saver.conn):
+            async with pool.connection() as conn, setup_lock(conn):
                 await saver.setup()
         except Exception as exc:  # noqa: BLE001 - e.g. a user without the right to create tables
             raise CheckpointerError(
@@ -78,4 +83,4 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
             ) from None
         yield saver
     finally:
-        await manager.__aexit__(None, None, None)
+        await pool.close()

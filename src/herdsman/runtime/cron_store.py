@@ -22,12 +22,13 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.checkpointer import postgres_missing
+from herdsman.postgres_pool import open_async_pool
 from herdsman.postgres_setup import setup_lock
 from herdsman.runtime.record_store import gateway_db_path
 from herdsman.runtime.cron_schedule import iso, next_fire, parse_time
@@ -129,24 +130,24 @@ class _Sqlite:
 
 
 class _Postgres:
-    """:class:`Sql` over one psycopg async connection in autocommit mode."""
+    """:class:`Sql` over a pool of psycopg async connections in autocommit mode (``postgres_pool.py``)."""
 
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cursor = await self.conn.execute(sql.replace("?", "%s"), tuple(params))
-        return cursor.rowcount
+        async with self.pool.connection() as conn:
+            return (await conn.execute(sql.replace("?", "%s"), tuple(params))).rowcount
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        cursor = await self.conn.execute(sql.replace("?", "%s"), tuple(params))
-        return list(await cursor.fetchall())
+        async with self.pool.connection() as conn:
+            return list(await (await conn.execute(sql.replace("?", "%s"), tuple(params))).fetchall())
 
     async def all_or_none(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> bool:
         try:
-            async with self.conn.transaction():
+            async with self.pool.connection() as conn, conn.transaction():
                 for sql, params in statements:
-                    if (await self.conn.execute(sql.replace("?", "%s"), tuple(params))).rowcount == 0:
+                    if (await conn.execute(sql.replace("?", "%s"), tuple(params))).rowcount == 0:
                         raise _NothingChanged
         except _NothingChanged:
             return False
@@ -313,11 +314,13 @@ async def _connect(config: HerdsmanConfig) -> AsyncIterator[Sql]:
     """A connection in autocommit mode to the crons' database (see the module docstring)."""
     if config.checkpointer.type == "postgres":
         try:
-            import psycopg
+            pool = await open_async_pool(config.checkpointer.url or "", max_size=2, name="crons")
         except ImportError:
             raise postgres_missing() from None
-        async with await psycopg.AsyncConnection.connect(config.checkpointer.url or "", autocommit=True) as pg:
-            yield _Postgres(pg)
+        try:
+            yield _Postgres(pool)
+        finally:
+            await pool.close()
         return
     import aiosqlite
 
@@ -333,6 +336,9 @@ async def open_cron_store(config: HerdsmanConfig) -> AsyncIterator[CronStore]:
     """The cron store of the gateway's database (see the module docstring), tables created."""
     async with _connect(config) as sql:
         store = CronStore(sql)
-        async with setup_lock(sql.conn) if isinstance(sql, _Postgres) else nullcontext():
+        if isinstance(sql, _Postgres):
+            async with sql.pool.connection() as conn, setup_lock(conn):
+                await store.setup()
+        else:
             await store.setup()
         yield store

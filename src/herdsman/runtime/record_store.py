@@ -1,7 +1,8 @@
 """The store that keeps thread and run records (metadata, status, timestamps) for the gateway.
 
 A LangGraph ``BaseStore`` of the same kind as the checkpointer: in memory for ``memory``,
-``<home>/gateway.sqlite`` for ``sqlite``, the same database for ``postgres``. Thread state
+``<home>/gateway.sqlite`` for ``sqlite``, the same database for ``postgres`` (through a pool of
+connections that outlives a PostgreSQL restart, ``postgres_pool.py``). Thread state
 itself stays in the checkpointer; these records are what the LangGraph API lists and searches.
 """
 
@@ -20,6 +21,7 @@ from herdsman.postgres_setup import setup_lock
 
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+POOL_SIZE = 4  # connections to PostgreSQL a process's record store may hold (see postgres_pool.py)
 
 
 def gateway_db_path(config: HerdsmanConfig, name: str = "gateway.sqlite") -> Path:
@@ -50,7 +52,11 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
         from langgraph.store.postgres.aio import AsyncPostgresStore
     except ImportError:
         raise postgres_missing() from None
-    async with AsyncPostgresStore.from_conn_string(config.checkpointer.url or "") as store:
-        async with setup_lock(store.conn):
+    from herdsman.postgres_pool import async_pool, langgraph_kwargs
+
+    async with async_pool(config.checkpointer.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(),
+                          name="records") as pool:
+        store = AsyncPostgresStore(pool)
+        async with pool.connection() as conn, setup_lock(conn):
             await store.setup()
         yield store

@@ -14,6 +14,7 @@ from typing import Any
 
 from herdsman.runtime.checkpointer import postgres_missing
 from herdsman.runtime.coalesce import Coalescer
+from herdsman.postgres_pool import open_async_pool
 from herdsman.postgres_setup import setup_lock
 from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.run_queue import (
@@ -76,11 +77,9 @@ class PostgresRunQueue:
     async def open(cls, url: str) -> "PostgresRunQueue":
         """Connect to ``url`` and create the table when missing."""
         try:
-            from psycopg_pool import AsyncConnectionPool
+            pool = await open_async_pool(url, max_size=4, name="run-queue")
         except ImportError:
             raise postgres_missing() from None
-        pool = AsyncConnectionPool(url, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False)
-        await pool.open(wait=True)
         async with pool.connection() as conn, setup_lock(conn):
             for statement in SCHEMA:
                 await conn.execute(statement)

@@ -1,0 +1,70 @@
+"""Connection pools to PostgreSQL for the checkpointer, the stores, the run queue and the crons.
+
+LangGraph's ``from_conn_string`` gives a saver or a store one connection. When PostgreSQL
+restarts or fails over, that connection is closed for good, and every later request of the
+process failed until it was restarted. A psycopg pool (``psycopg_pool``, installed with the
+``postgres`` extra) checks a connection before lending it, with one empty round trip, and
+replaces one that broke, so the first request after a restart finds a working connection
+(a statement already under way when the connection broke still fails). LangGraph's savers and
+stores take such a pool in place of a connection.
+
+The first connection is made once before the pool opens, so that a wrong URL or password is
+reported at once with PostgreSQL's own words, not after the pool's timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+#: what LangGraph's Postgres savers and stores need of their connections
+LANGGRAPH_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
+OPEN_TIMEOUT_SECONDS = 30.0  # for the pool's first connections, once one was made
+
+
+def langgraph_kwargs() -> dict[str, Any]:
+    """The connection settings LangGraph's savers and stores expect (dict rows too)."""
+    from psycopg.rows import dict_row
+
+    return {**LANGGRAPH_KWARGS, "row_factory": dict_row}
+
+
+async def open_async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | None = None,
+                          name: str = "herdsman") -> Any:
+    """An open ``AsyncConnectionPool`` on ``url`` (1 to ``max_size`` connections, each checked
+    before it is lent; its owner closes it); ``kwargs``: the connections' settings (autocommit
+    by default). A connection that cannot be made raises psycopg's error."""
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+
+    settings = kwargs if kwargs is not None else {"autocommit": True}
+    first = await psycopg.AsyncConnection.connect(url, **settings)
+    await first.close()
+    pool = AsyncConnectionPool(url, min_size=1, max_size=max_size, kwargs=settings, open=False, name=name,
+                               check=AsyncConnectionPool.check_connection)
+    await pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
+    return pool
+
+
+@asynccontextmanager
+async def async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | None = None,
+                     name: str = "herdsman") -> AsyncIterator[Any]:
+    """:func:`open_async_pool` for the ``async with`` block."""
+    pool = await open_async_pool(url, max_size=max_size, kwargs=kwargs, name=name)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+def sync_pool(url: str, *, max_size: int, kwargs: dict[str, Any], name: str = "herdsman") -> Any:
+    """An open blocking ``ConnectionPool`` on ``url``, as :func:`async_pool` (closed by its owner)."""
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+    psycopg.Connection.connect(url, **kwargs).close()
+    pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs=kwargs, open=False, name=name,
+                          check=ConnectionPool.check_connection)
+    pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
+    return pool
