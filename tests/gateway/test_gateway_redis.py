@@ -107,3 +107,33 @@ async def test_clients_whose_shared_redis_read_drops_resume_where_they_were(two_
 
 async def _rest(stream) -> list:
     return [p async for p in stream]
+
+
+async def test_a_thread_reads_busy_once_its_run_was_queued_before_its_record_says_so(home, redis_url) -> None:
+    """A gateway that only accepts runs sends a queued run's ``metadata`` event once its queue
+    row is in, and writes the thread's record after: a client that reads the thread on that
+    event (here with the record write held back) must see ``busy``, as LangGraph's server answers."""
+    import threading
+
+    config = make_config(home, checkpointer={"type": "sqlite"}, runs={"workers": 0},
+                         gateway={"stream_bridge": "redis", "redis_url": redis_url})
+    with running_gateway(config) as served:
+        records = served.app.state.gateway.runs.threads
+        update, written = records.update, threading.Event()
+
+        async def held_update(thread_id, **kwargs):
+            while kwargs.get("status") == "busy" and not written.is_set():
+                await asyncio.sleep(0.01)
+            return await update(thread_id, **kwargs)
+
+        records.update = held_update
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            tid = (await sdk.threads.create())["thread_id"]
+            async for part in sdk.runs.stream(tid, "lead_agent", input=user_message("queued")):
+                assert part.event == "metadata"
+                assert (await sdk.threads.get(tid))["status"] == "busy"
+                break
+        finally:
+            written.set()
+            await sdk.aclose()

@@ -92,8 +92,12 @@ async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), 
 
 @router.get("/threads/{thread_id}", response_model=Thread, summary="Get a thread")
 async def get_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
-    """The thread with its status and latest values."""
-    return await thread_json(gw, await load_thread(gw, thread_id, user))
+    """The thread with its status and latest values; ``busy`` as soon as a run of it was queued
+    (its ``metadata`` event may go out before the thread's record says so)."""
+    data = await thread_json(gw, await load_thread(gw, thread_id, user))
+    if data["status"] != "busy" and await gw.runs.busy_run(thread_id) is not None:
+        data["status"] = "busy"
+    return data
 
 
 @router.patch("/threads/{thread_id}", response_model=Thread, summary="Update a thread's metadata")
