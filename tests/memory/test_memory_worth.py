@@ -160,6 +160,7 @@ HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 
 
 @pytest.mark.local_model
+@pytest.mark.timeout(900)  # one model call per turn, after the machine-wide model lock: past 300 s on a loaded machine
 def test_the_embedded_model_keeps_durable_facts_and_refuses_log_like_ones(tmp_path: Path) -> None:
     """End to end: the embedded model extracts from each turn, the harness filters. A 1.5B model
     misses some durable facts and extracts some junk; the bar is well above chance."""
