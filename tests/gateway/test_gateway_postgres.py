@@ -6,6 +6,7 @@ import asyncio
 
 from langgraph_sdk import get_client
 
+from herdsman.postgres_pool import FRESH_SECONDS
 from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import running_gateway, user_message
 from tests.support import make_config
@@ -108,6 +109,7 @@ async def test_the_gateway_goes_on_after_postgresql_dropped_its_connections(home
             await sdk.crons.create_for_thread(tid, "lead_agent", schedule=YEARLY, input=user_message("yearly"))
             await sdk.store.put_item(["notes"], "n1", {"text": "kept"})
             assert drop_connections(gateway_database) > 0
+            await asyncio.sleep(FRESH_SECONDS)  # a restart takes longer: every connection is checked again
             values = await sdk.runs.wait(tid, "lead_agent", input=user_message("after"))
             assert [m["content"] for m in values["messages"]][-2:] == ["after", "echo: after"]
             assert [t["thread_id"] for t in await sdk.threads.search(metadata={"db": "postgres"})] == [tid]
