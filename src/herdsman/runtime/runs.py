@@ -429,6 +429,12 @@ class RunManager:
             return run.to_dict()
         return await self.threads.get_run(thread_id, run_id)
 
+    async def ended(self, thread_id: str, run_id: str) -> bool:
+        """Whether the run is over: its record (live or saved) is final, or gone (its thread was
+        deleted). What a follower of its stream asks when the end event may have been lost."""
+        record = await self.get(thread_id, run_id)
+        return record is None or record.get("status") in FINAL_STATUSES
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def _unqueued_runs(self) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -155,7 +156,8 @@ class ThreadEventLog:
         translator = entry.translator
         self._append(run.run_id, translator.start())
         failed = False
-        async for event in follow_run(self.bridge, run.run_id, heartbeat=self.heartbeat):
+        async for event in follow_run(self.bridge, run.run_id, heartbeat=self.heartbeat,
+                                          ended=partial(self.runs.ended, run.thread_id, run.run_id)):
             if event is None:
                 continue
             if event.event == END_EVENT:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import posixpath
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import structlog
@@ -226,7 +227,8 @@ class Dispatcher:
         """Send progress while the run goes, then its answer and new files."""
         throttle = Throttle(self.config.progress_interval_seconds)
         try:
-            async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0):
+            async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0,
+                                          ended=partial(self.gateway.runs.ended, thread_id, run_id)):
                 if event is not None:
                     throttle.add(progress_lines(event.event, loads(event.data)))
                 note = throttle.take()
