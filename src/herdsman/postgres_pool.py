@@ -8,6 +8,13 @@ replaces one that broke, so the first request after a restart finds a working co
 (a statement already under way when the connection broke still fails). LangGraph's savers and
 stores take such a pool in place of a connection.
 
+psycopg_pool tries a connection that failed again after 1 s, then twice as long each time, for
+``reconnect_timeout`` (5 minutes by default); while such an attempt waits, a request starts no new
+one. After an outage of a minute or two the pool would wait as long again before it tried once
+more, and requests failed with ``PoolTimeout`` long after PostgreSQL was back. The pools give an
+attempt up after ``RECONNECT_SECONDS``, so the next request after PostgreSQL is back starts a new
+one at once.
+
 The first connection is made once before the pool opens, so that a wrong URL or password is
 reported at once with PostgreSQL's own words, not after the pool's timeout.
 """
@@ -21,6 +28,7 @@ from typing import Any
 #: what LangGraph's Postgres savers and stores need of their connections
 LANGGRAPH_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
 OPEN_TIMEOUT_SECONDS = 30.0  # for the pool's first connections, once one was made
+RECONNECT_SECONDS = 5.0  # a failing connection attempt is given up after this (tries at 0, 1, 3, 5 s)
 
 
 def langgraph_kwargs() -> dict[str, Any]:
@@ -42,7 +50,7 @@ async def open_async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | N
     first = await psycopg.AsyncConnection.connect(url, **settings)
     await first.close()
     pool = AsyncConnectionPool(url, min_size=1, max_size=max_size, kwargs=settings, open=False, name=name,
-                               check=AsyncConnectionPool.check_connection)
+                               check=AsyncConnectionPool.check_connection, reconnect_timeout=RECONNECT_SECONDS)
     await pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
     return pool
 
@@ -65,6 +73,6 @@ def sync_pool(url: str, *, max_size: int, kwargs: dict[str, Any], name: str = "h
 
     psycopg.Connection.connect(url, **kwargs).close()
     pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs=kwargs, open=False, name=name,
-                          check=ConnectionPool.check_connection)
+                          check=ConnectionPool.check_connection, reconnect_timeout=RECONNECT_SECONDS)
     pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
     return pool
