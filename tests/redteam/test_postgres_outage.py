@@ -6,6 +6,10 @@ pending a waiting request starts no new one. After an outage of a minute or two,
 on failing (each after the pool's 30 s wait) for up to a minute or two more once PostgreSQL was
 back: the gateway's first requests answered 500 ``PoolTimeout``. The pools now give up an attempt
 after a few seconds, so a request after PostgreSQL is back starts a new one at once.
+
+Finding (h-rt30): meanwhile the gateway answered each request, after the pool's 30 s wait, with
+500 "Internal error (PoolTimeout)", which reads as a bug; it now answers 503 with Retry-After and
+says to check PostgreSQL.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import psycopg
 import pytest
 
 from herdsman.postgres_pool import open_async_pool, sync_pool
+from tests.gateway.gateway_support import running_gateway
+from tests.support import make_config
 
 
 @pytest.fixture
@@ -77,3 +83,22 @@ def test_a_blocking_pool_serves_again_soon_after_postgresql_is_back(database: st
     finally:
         set_down(database, False)
         pool.close()
+
+
+async def test_the_gateway_answers_503_while_postgresql_is_down_and_serves_once_it_is_back(home, database) -> None:
+    import httpx
+
+    config = make_config(home, checkpointer={"type": "postgres", "url": database})
+    with running_gateway(config) as served:
+        async with httpx.AsyncClient(base_url=served.url, timeout=120) as http:
+            tid = (await http.post("/threads", json={})).json()["thread_id"]
+            set_down(database, True)
+            try:
+                down = await http.get(f"/threads/{tid}/state")
+            finally:
+                set_down(database, False)
+            up = await http.get(f"/threads/{tid}/state")
+    assert down.status_code == 503, down.text
+    assert down.headers["retry-after"] and "PostgreSQL" in down.json()["detail"]
+    assert "127.0.0.1" not in down.text
+    assert up.status_code == 200, up.text
