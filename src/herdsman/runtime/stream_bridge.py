@@ -95,8 +95,9 @@ async def follow_run(
     gateway: when the bridge fails (Redis stopped, restarted, failed over), it subscribes again
     after the last event it yielded, waiting 0.5 s, then twice as long each time up to 5 s, and
     yielding ``None`` (a heartbeat) meanwhile; no event is lost or yielded twice. It gives up,
-    raising the bridge's error, after ``give_up_after`` seconds of failures in a row, and at once
-    when the bridge was closed.
+    raising the bridge's error, after ``give_up_after`` seconds of failures in a row (a
+    subscription that worked for a fifth of that before it failed starts a new count, also when
+    the run was quiet meanwhile), and at once when the bridge was closed.
 
     A run whose end event could not be written (Redis was away longer than the bridge retries)
     would be followed for ever: with ``ended`` (whether the run's record is final), the follow
@@ -104,6 +105,7 @@ async def follow_run(
     for a whole ``heartbeat`` (a run that ends well writes its end event right after its record)."""
     delay, failing_since, ended_seen = RESUBSCRIBE_FIRST_SECONDS, None, False
     while True:
+        subscribed_at = time.monotonic()
         try:
             async for event in bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
                 if event is not None:
@@ -117,7 +119,8 @@ async def follow_run(
             return
         except Exception as exc:  # noqa: BLE001 - subscribed again unless closed or failing for too long
             now = time.monotonic()
-            failing_since = failing_since if failing_since is not None else now
+            if failing_since is None or now - subscribed_at >= give_up_after / 5:
+                failing_since = now  # the first failure, or one after the bridge worked a while (a quiet run)
             if bridge.closed or now - failing_since >= give_up_after:
                 raise
             log.warning("stream_bridge_resubscribe", run_id=run_id, after=last_event_id, retry_in=delay,
