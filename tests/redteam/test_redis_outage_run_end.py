@@ -62,3 +62,34 @@ async def test_a_run_that_ended_while_redis_was_down_ends_its_followers(home) ->
                 await sdk.aclose()
     assert first[-1]["params"]["data"]["event"] in ("failed", "completed")
     assert second[-1]["params"]["data"]["event"] == "completed"
+
+
+async def test_a_thread_log_that_gave_up_following_a_run_still_shows_its_end(home, monkeypatch) -> None:
+    """Redis away longer than ``follow_run`` waits (5 minutes; 2 s here): the thread's event log
+    gave up the run's events and left the run open in the log for ever: its stream never showed
+    the run's end (and a reader without ``since`` started at that run for ever). The log now
+    closes the run once it is over."""
+    from functools import partial
+
+    import herdsman.runtime.thread_events as thread_events_module
+    from herdsman.runtime.stream_bridge import follow_run
+
+    monkeypatch.setattr(thread_events_module, "follow_run", partial(follow_run, give_up_after=2.0))
+    model = scripted_model()
+    with redis_process() as server:
+        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url, "heartbeat_seconds": 1})
+        with running_gateway(config, model=model) as served:
+            sdk = get_client(url=served.url, api_key=None)
+            try:
+                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
+                    await asyncio.to_thread(model.wait_until_held)
+                    server.stop()
+                    await asyncio.sleep(5)  # the log gives up following the run
+                    server.start()
+                    model.release()  # the run goes on and ends well
+                    events = await _until_root_end(thread, started["run_id"])
+            finally:
+                model.release()
+                await sdk.aclose()
+    assert events[-1]["params"]["data"]["event"] == "completed"
