@@ -467,3 +467,27 @@ async def test_a_follower_counts_failures_again_after_the_bridge_worked_a_while(
     async with asyncio.timeout(10):
         events = [event async for event in follower if event is not None]
     assert [e.event for e in events] == [END_EVENT] and bridge.subscriptions == 3
+
+
+async def test_a_follower_warns_once_per_outage(monkeypatch, caplog) -> None:
+    """Red team (h-rt30): while Redis stayed away, every follower logged a warning at each try
+    (every 5 s for 5 minutes, times every thread stream and chat follow-up open): one now."""
+    import logging
+
+    import herdsman.runtime.stream_bridge as stream_bridge_module
+
+    class DownBridge:
+        closed = False
+
+        async def subscribe(self, run_id, *, last_event_id=None, heartbeat=15.0):
+            raise ConnectionError("Redis is away")
+            yield  # pragma: no cover
+
+    monkeypatch.setattr(stream_bridge_module, "RESUBSCRIBE_FIRST_SECONDS", 0.01)
+    monkeypatch.setattr(stream_bridge_module, "RESUBSCRIBE_MAX_SECONDS", 0.05)
+    caplog.set_level(logging.WARNING)
+    with pytest.raises(ConnectionError):
+        async with asyncio.timeout(10):
+            async for _ in follow_run(DownBridge(), "r", heartbeat=0.1, give_up_after=1.0):
+                pass
+    assert sum("stream_bridge_resubscribe" in r.getMessage() for r in caplog.records) == 1

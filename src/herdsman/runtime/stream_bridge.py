@@ -119,12 +119,14 @@ async def follow_run(
             return
         except Exception as exc:  # noqa: BLE001 - subscribed again unless closed or failing for too long
             now = time.monotonic()
-            if failing_since is None or now - subscribed_at >= give_up_after / 5:
+            first = failing_since is None or now - subscribed_at >= give_up_after / 5
+            if first:
                 failing_since = now  # the first failure, or one after the bridge worked a while (a quiet run)
             if bridge.closed or now - failing_since >= give_up_after:
                 raise
-            log.warning("stream_bridge_resubscribe", run_id=run_id, after=last_event_id, retry_in=delay,
-                        error=f"{type(exc).__name__}: {exc}")
+            # one warning per outage and follower (every few seconds for minutes, times every follower, was noise)
+            (log.warning if first else log.debug)("stream_bridge_resubscribe", run_id=run_id, after=last_event_id,
+                                                  retry_in=delay, error=f"{type(exc).__name__}: {exc}")
         yield None
         await asyncio.sleep(delay)
         delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)
