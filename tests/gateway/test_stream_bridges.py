@@ -491,3 +491,24 @@ async def test_a_follower_warns_once_per_outage(monkeypatch, caplog) -> None:
             async for _ in follow_run(DownBridge(), "r", heartbeat=0.1, give_up_after=1.0):
                 pass
     assert sum("stream_bridge_resubscribe" in r.getMessage() for r in caplog.records) == 1
+
+
+async def test_the_fanout_warns_once_while_its_reads_keep_failing(caplog) -> None:
+    """Red team (h-rt30): while Redis is away, every follower that subscribes again starts a
+    read that fails, and each failure was a warning (one every few seconds per follower). One
+    warning until a read works again."""
+    import logging
+
+    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+
+    class DownRedis:
+        async def xread(self, *args, **kwargs):
+            raise ConnectionError("Redis is away")
+
+    caplog.set_level(logging.WARNING)
+    fanout = StreamFanout(DownRedis(), DownRedis(), block_ms=10)
+    for n in range(5):
+        sub = Subscription(f"s{n}", "0-0")
+        fanout.add(sub)
+        assert isinstance(await asyncio.wait_for(sub.queue.get(), 5), ConnectionError)
+    assert sum("stream_fanout_failed" in r.getMessage() for r in caplog.records) == 1
