@@ -14,6 +14,13 @@ every loan cost a run about 6% more CPU in its processes and 20% more in Postgre
 restart or failover takes longer than that; one faster than it fails a request on each such
 connection, which the pool then replaces).
 
+psycopg_pool tries a connection that failed again after 1 s, then twice as long each time, for
+``reconnect_timeout`` (5 minutes by default); while such an attempt waits, a request starts no new
+one. After an outage of a minute or two the pool would wait as long again before it tried once
+more, and requests failed with ``PoolTimeout`` long after PostgreSQL was back. The pools give an
+attempt up after ``RECONNECT_SECONDS``, so the next request after PostgreSQL is back starts a new
+one at once.
+
 The first connection is made once before the pool opens, so that a wrong URL or password is
 reported at once with PostgreSQL's own words, not after the pool's timeout.
 """
@@ -30,6 +37,7 @@ from typing import Any
 LANGGRAPH_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
 OPEN_TIMEOUT_SECONDS = 30.0  # for the pool's first connections, once one was made
 FRESH_SECONDS = 1.0  # a connection given back this recently is lent again without a check
+RECONNECT_SECONDS = 5.0  # a failing connection attempt is given up after this (tries at 0, 1, 3, 5 s)
 
 
 class _Freshness:
@@ -82,7 +90,7 @@ async def open_async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | N
     await first.close()
     fresh = _Freshness(AsyncConnectionPool.check_connection)
     pool = AsyncConnectionPool(url, min_size=1, max_size=max_size, kwargs=settings, open=False, name=name,
-                               check=fresh.acheck, reset=fresh.areturned)
+                               check=fresh.acheck, reset=fresh.areturned, reconnect_timeout=RECONNECT_SECONDS)
     await pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
     return pool
 
@@ -106,6 +114,6 @@ def sync_pool(url: str, *, max_size: int, kwargs: dict[str, Any], name: str = "h
     psycopg.Connection.connect(url, **kwargs).close()
     fresh = _Freshness(ConnectionPool.check_connection)
     pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs=kwargs, open=False, name=name,
-                          check=fresh.check, reset=fresh.returned)
+                          check=fresh.check, reset=fresh.returned, reconnect_timeout=RECONNECT_SECONDS)
     pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
     return pool

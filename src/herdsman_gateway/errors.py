@@ -3,7 +3,9 @@
 Validation errors (malformed JSON, wrong field types) answer 422 with one readable sentence per
 problem in ``detail`` and the raw list in ``errors``; run-manager errors keep their status
 (409 busy thread, 404 unknown run, 400 nothing to resume, 422 input the graph cannot take, 429
-a user's run limits, 503 with Retry-After a full run queue).
+a user's run limits, 503 with Retry-After a full run queue). PostgreSQL that cannot be reached
+(down, restarting, out of connections: psycopg's ``OperationalError``, the pools' ``PoolTimeout``)
+answers 503 with Retry-After, not a 500 that reads as a bug.
 """
 
 from __future__ import annotations
@@ -86,6 +88,20 @@ async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+async def database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """PostgreSQL could not answer (psycopg's ``OperationalError``): 503, try again later."""
+    log.warning("database_unavailable", path=request.url.path, error=f"{type(exc).__name__}: {exc}")
+    return JSONResponse(
+        {"detail": f"The database is unavailable ({type(exc).__name__}); try again in a moment. If it lasts, "
+                   "check that the PostgreSQL server of checkpointer.url (and memory.url) is running and "
+                   "accepts connections (the gateway log has the details)"},
+        status_code=503, headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers above on ``app``."""
     app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
@@ -93,3 +109,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(SandboxError, sandbox_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, unexpected_error)
+    try:
+        from psycopg import OperationalError
+    except ImportError:  # installed with the postgres extra only
+        return
+    app.add_exception_handler(OperationalError, database_unavailable)

@@ -132,3 +132,49 @@ def test_errors_shown_for_a_channel_hide_its_secrets() -> None:
     shown = redact(error, section)
     assert "x9" not in shown and "tok-value" not in shown and "s3cr3t-value" not in shown
     assert "corpid=ww1" in shown and "corpsecret=***" in shown and "Max retries exceeded" in shown
+
+
+async def test_a_chat_gets_its_answer_when_following_the_run_failed(monkeypatch) -> None:
+    """Red team (h-rt30): Redis away longer than ``follow_run`` waits: the follow-up raised, was
+    logged, and the chat never got the run's answer, though the run ended well (its record and
+    state do not need Redis). The answer is now sent once the run is over."""
+    from functools import partial
+    from types import SimpleNamespace
+
+    import herdsman_gateway.channels.dispatcher as dispatcher_module
+    from herdsman.config.schema import ChannelsConfig
+    from herdsman.runtime.stream_bridge import follow_run
+
+    class DownBridge:
+        closed = False
+
+        async def subscribe(self, run_id, *, last_event_id=None, heartbeat=15.0):
+            raise ConnectionError("Redis is away")
+            yield  # pragma: no cover
+
+    async def join(thread_id, run_id):
+        return {"messages": [{"type": "ai", "content": "the answer"}]}
+
+    async def get(thread_id, run_id):
+        return {"status": "success"}
+
+    async def ended(thread_id, run_id):
+        return False
+
+    sent: list[str] = []
+
+    class Chat:
+        name, max_text = "fake", 4000
+
+        def text_size(self, text):
+            return len(text)
+
+        async def send_text(self, chat_id, text, reply_to=None):
+            sent.append(text)
+
+    monkeypatch.setattr(dispatcher_module, "follow_run", partial(follow_run, give_up_after=0.0))
+    runs = SimpleNamespace(join=join, get=get, ended=ended)
+    gateway = SimpleNamespace(bridge=DownBridge(), runs=runs, threads=SimpleNamespace(store=InMemoryStore()))
+    dispatcher = Dispatcher(gateway, ChannelsConfig(send_files=False), {})
+    await dispatcher.follow(Chat(), InboundMessage("fake", "1", "42", "hi"), "t", "r", {})
+    assert sent == ["the answer"]

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from herdsman.runtime.stream_bridge import END_EVENT, MemoryStreamBridge, follow_run
+from herdsman.runtime.stream_bridge import END_EVENT, MemoryStreamBridge, StreamEvent, follow_run
 from herdsman.runtime.stream_bridge_redis import RedisStreamBridge
 
 
@@ -431,3 +431,84 @@ async def test_a_follower_gives_up_when_redis_stays_away_or_the_bridge_closes() 
             async with asyncio.timeout(5):
                 async for _ in closed:
                     pass
+
+
+class _FlakyBridge:
+    """A bridge whose subscriptions fail, in turn: at once, after ``quiet`` seconds of
+    heartbeats, then never (it yields the run's end)."""
+
+    closed = False
+
+    def __init__(self, quiet: float) -> None:
+        self.quiet, self.subscriptions = quiet, 0
+
+    async def subscribe(self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0):
+        self.subscriptions += 1
+        if self.subscriptions == 1:
+            raise ConnectionError("Redis restarted")
+        if self.subscriptions == 2:
+            deadline = asyncio.get_running_loop().time() + self.quiet
+            while asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(heartbeat)
+                yield None
+            raise ConnectionError("Redis restarted again")
+        yield StreamEvent("9", END_EVENT, "null")
+
+
+async def test_a_follower_counts_failures_again_after_the_bridge_worked_a_while(monkeypatch) -> None:
+    """Red team (h-rt30): a failure, then a subscription that worked longer than ``give_up_after``
+    on a quiet run, then another failure: the follower gave up at once (it counted from the first
+    failure), ending a thread's event log or a chat's follow-up in the middle of the run."""
+    import herdsman.runtime.stream_bridge as stream_bridge_module
+
+    monkeypatch.setattr(stream_bridge_module, "RESUBSCRIBE_FIRST_SECONDS", 0.01)
+    bridge = _FlakyBridge(quiet=1.5)
+    follower = follow_run(bridge, "r", heartbeat=0.1, give_up_after=1.0)
+    async with asyncio.timeout(10):
+        events = [event async for event in follower if event is not None]
+    assert [e.event for e in events] == [END_EVENT] and bridge.subscriptions == 3
+
+
+async def test_a_follower_warns_once_per_outage(monkeypatch, caplog) -> None:
+    """Red team (h-rt30): while Redis stayed away, every follower logged a warning at each try
+    (every 5 s for 5 minutes, times every thread stream and chat follow-up open): one now."""
+    import logging
+
+    import herdsman.runtime.stream_bridge as stream_bridge_module
+
+    class DownBridge:
+        closed = False
+
+        async def subscribe(self, run_id, *, last_event_id=None, heartbeat=15.0):
+            raise ConnectionError("Redis is away")
+            yield  # pragma: no cover
+
+    monkeypatch.setattr(stream_bridge_module, "RESUBSCRIBE_FIRST_SECONDS", 0.01)
+    monkeypatch.setattr(stream_bridge_module, "RESUBSCRIBE_MAX_SECONDS", 0.05)
+    caplog.set_level(logging.WARNING)
+    with pytest.raises(ConnectionError):
+        async with asyncio.timeout(10):
+            async for _ in follow_run(DownBridge(), "r", heartbeat=0.1, give_up_after=1.0):
+                pass
+    assert sum("stream_bridge_resubscribe" in r.getMessage() for r in caplog.records) == 1
+
+
+async def test_the_fanout_warns_once_while_its_reads_keep_failing(caplog) -> None:
+    """Red team (h-rt30): while Redis is away, every follower that subscribes again starts a
+    read that fails, and each failure was a warning (one every few seconds per follower). One
+    warning until a read works again."""
+    import logging
+
+    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+
+    class DownRedis:
+        async def xread(self, *args, **kwargs):
+            raise ConnectionError("Redis is away")
+
+    caplog.set_level(logging.WARNING)
+    fanout = StreamFanout(DownRedis(), DownRedis(), block_ms=10)
+    for n in range(5):
+        sub = Subscription(f"s{n}", "0-0")
+        fanout.add(sub)
+        assert isinstance(await asyncio.wait_for(sub.queue.get(), 5), ConnectionError)
+    assert sum("stream_fanout_failed" in r.getMessage() for r in caplog.records) == 1

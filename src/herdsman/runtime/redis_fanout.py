@@ -108,6 +108,7 @@ class StreamFanout:
         self._wake_sent = False
         self._waking: asyncio.Task[None] | None = None
         self._closing = False
+        self._failing = False  # the last read failed: the next failures are not warned about again
 
     def add(self, sub: Subscription) -> None:
         """Read ``sub.key`` after ``sub.cursor`` for ``sub`` from now on (after :meth:`close`, it
@@ -161,13 +162,18 @@ class StreamFanout:
                         self._wake_cursor = entries[-1][0]
                     elif entries:
                         read.append((key, entries, [_entry_size(entry) for entry in entries]))
+                self._failing = False
                 self._learn_sizes([size for _, _, sizes in read for size in sizes])
                 for key, entries, sizes in read:
                     self._deliver(key, streams[key], entries, sizes)
         except Exception as exc:  # noqa: BLE001 - every subscriber gets it; the next one starts over
             if self._closing:
                 return
-            log.warning("stream_fanout_failed", error=f"{type(exc).__name__}: {exc}", streams=len(self._subs))
+            # a warning once per outage: while Redis is away, every follower that subscribes again
+            # starts a read that fails (see stream_bridge.follow_run)
+            (log.debug if self._failing else log.warning)("stream_fanout_failed", error=f"{type(exc).__name__}: {exc}",
+                                                          streams=len(self._subs))
+            self._failing = True
             subs = [s for group in self._subs.values() for s in group]
             self._subs.clear()
             for sub in subs:
@@ -183,7 +189,8 @@ class StreamFanout:
         except Exception as exc:  # noqa: BLE001 - the second try raises what is not a dropped connection
             if self._closing:
                 raise
-            log.info("stream_fanout_read_again", error=f"{type(exc).__name__}: {exc}", streams=len(streams) - 1)
+            (log.debug if self._failing else log.info)("stream_fanout_read_again", error=f"{type(exc).__name__}: {exc}",
+                                                       streams=len(streams) - 1)
             return await self._redis.xread(streams, block=self._block_ms, count=count)
 
     def _read_count(self) -> int:

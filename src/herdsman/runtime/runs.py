@@ -86,6 +86,8 @@ RunStatus = Literal["pending", "running", "error", "success", "timeout", "interr
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 CancelAction = Literal["interrupt", "rollback"]
 FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
+CANCEL_LISTEN_FIRST_SECONDS = 0.5  # the first wait before listening for cancels again after the bridge failed
+CANCEL_LISTEN_MAX_SECONDS = 5.0  # the longest (it doubles each time)
 REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
 QUEUE_FULL_RETRY_AFTER = 5  # seconds a client refused with 503 (runs.max_queued) is told to wait
@@ -429,6 +431,12 @@ class RunManager:
             return run.to_dict()
         return await self.threads.get_run(thread_id, run_id)
 
+    async def ended(self, thread_id: str, run_id: str) -> bool:
+        """Whether the run is over: its record (live or saved) is final, or gone (its thread was
+        deleted). What a follower of its stream asks when the end event may have been lost."""
+        record = await self.get(thread_id, run_id)
+        return record is None or record.get("status") in FINAL_STATUSES
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def _unqueued_runs(self) -> list[dict[str, Any]]:
@@ -761,8 +769,21 @@ class RunManager:
             await run.saved.wait()
 
     async def serve_cancel_requests(self) -> None:
-        """Cancel this process's runs when another process asks through the bridge (runs until cancelled)."""
-        await self._serve_cancels(self.bridge.cancel_requests())
+        """Cancel this process's runs when another process asks through the bridge (runs until
+        cancelled). When the bridge fails (Redis away longer than its client reconnects), it
+        listens again, 0.5 s later, then twice as long each time up to 5 s, until the bridge is
+        closed: a listener that ended there left the process deaf to other gateways' cancels."""
+        delay = CANCEL_LISTEN_FIRST_SECONDS
+        while True:
+            try:
+                await self._serve_cancels(self.bridge.cancel_requests())
+                return
+            except Exception as exc:  # noqa: BLE001 - listened to again unless the bridge was closed
+                if getattr(self.bridge, "closed", False):
+                    return
+                log.warning("run_cancel_listener_failed", worker_id=self.worker_id, retry_in=delay, error=_text(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, CANCEL_LISTEN_MAX_SECONDS)
 
     async def _queued_cancels(self) -> AsyncIterator[tuple[str, str]]:
         """Every ``runs.poll_seconds``, the cancels asked on the queue rows of this process's runs:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -89,33 +89,56 @@ class StreamBridge(Protocol):
 
 async def follow_run(
     bridge: StreamBridge, run_id: str, *, heartbeat: float = 15.0, last_event_id: str | None = None,
-    give_up_after: float = RESUBSCRIBE_FOR_SECONDS,
+    give_up_after: float = RESUBSCRIBE_FOR_SECONDS, ended: Callable[[], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[StreamEvent | None]:
     """The run's events as :meth:`StreamBridge.subscribe` yields them, for a follower inside the
     gateway: when the bridge fails (Redis stopped, restarted, failed over), it subscribes again
     after the last event it yielded, waiting 0.5 s, then twice as long each time up to 5 s, and
     yielding ``None`` (a heartbeat) meanwhile; no event is lost or yielded twice. It gives up,
-    raising the bridge's error, after ``give_up_after`` seconds of failures in a row, and at once
-    when the bridge was closed. A run whose end could not be written while Redis was away is
-    followed until then too: a caller that knows the run ended elsewhere stops reading."""
-    delay, failing_since = RESUBSCRIBE_FIRST_SECONDS, None
+    raising the bridge's error, after ``give_up_after`` seconds of failures in a row (a
+    subscription that worked for a fifth of that before it failed starts a new count, also when
+    the run was quiet meanwhile), and at once when the bridge was closed.
+
+    A run whose end event could not be written (Redis was away longer than the bridge retries)
+    would be followed for ever: with ``ended`` (whether the run's record is final), the follow
+    also stops, as after the end event, once ``ended`` said so and the stream then stayed quiet
+    for a whole ``heartbeat`` (a run that ends well writes its end event right after its record)."""
+    delay, failing_since, ended_seen = RESUBSCRIBE_FIRST_SECONDS, None, False
     while True:
+        subscribed_at = time.monotonic()
         try:
             async for event in bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
                 if event is not None:
-                    last_event_id, failing_since, delay = event.id, None, RESUBSCRIBE_FIRST_SECONDS
+                    last_event_id, failing_since, delay, ended_seen = event.id, None, RESUBSCRIBE_FIRST_SECONDS, False
+                elif ended is not None:
+                    if ended_seen:
+                        log.warning("stream_bridge_end_missing", run_id=run_id, after=last_event_id)
+                        return
+                    ended_seen = await _ended(ended, run_id)
                 yield event
             return
         except Exception as exc:  # noqa: BLE001 - subscribed again unless closed or failing for too long
             now = time.monotonic()
-            failing_since = failing_since if failing_since is not None else now
+            first = failing_since is None or now - subscribed_at >= give_up_after / 5
+            if first:
+                failing_since = now  # the first failure, or one after the bridge worked a while (a quiet run)
             if bridge.closed or now - failing_since >= give_up_after:
                 raise
-            log.warning("stream_bridge_resubscribe", run_id=run_id, after=last_event_id, retry_in=delay,
-                        error=f"{type(exc).__name__}: {exc}")
+            # one warning per outage and follower (every few seconds for minutes, times every follower, was noise)
+            (log.warning if first else log.debug)("stream_bridge_resubscribe", run_id=run_id, after=last_event_id,
+                                                  retry_in=delay, error=f"{type(exc).__name__}: {exc}")
         yield None
         await asyncio.sleep(delay)
         delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)
+
+
+async def _ended(ended: Callable[[], Awaitable[bool]], run_id: str) -> bool:
+    """``ended()``, False when it fails (asked again at the next quiet heartbeat)."""
+    try:
+        return await ended()
+    except Exception as exc:  # noqa: BLE001 - the record store may be away too
+        log.warning("run_end_not_checked", run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+        return False
 
 
 def parse_event_id(value: str | None) -> int:

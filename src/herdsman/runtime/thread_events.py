@@ -25,6 +25,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -155,17 +156,36 @@ class ThreadEventLog:
         translator = entry.translator
         self._append(run.run_id, translator.start())
         failed = False
-        async for event in follow_run(self.bridge, run.run_id, heartbeat=self.heartbeat):
-            if event is None:
-                continue
-            if event.event == END_EVENT:
-                break
-            failed = failed or event.event == "error"
-            self._append(run.run_id, translator.translate(event.event, json.loads(event.data)), len(event.data))
+        try:
+            async for event in follow_run(self.bridge, run.run_id, heartbeat=self.heartbeat,
+                                          ended=partial(self.runs.ended, run.thread_id, run.run_id)):
+                if event is None:
+                    continue
+                if event.event == END_EVENT:
+                    break
+                failed = failed or event.event == "error"
+                self._append(run.run_id, translator.translate(event.event, json.loads(event.data)), len(event.data))
+        except Exception as exc:  # noqa: BLE001 - the bridge gave up: the run is still closed once over
+            log.warning("thread_events_run_lost", thread_id=self.thread_id, run_id=run.run_id, error=str(exc))
+            await self._until_over(run)
         if run.task is not None:
             await asyncio.wait([run.task])  # its status is final once its task is done
         entry.ended = True
         self._append(run.run_id, [] if failed else translator.finish(run.status))
+
+    async def _until_over(self, run: Run) -> None:
+        """Wait until ``run`` is over: its task here, or its record for a run another process
+        executes (read every heartbeat; a read that fails is tried again)."""
+        if run.task is not None:
+            await asyncio.wait([run.task])
+            return
+        while True:
+            try:
+                if await self.runs.ended(run.thread_id, run.run_id):
+                    return
+            except Exception as exc:  # noqa: BLE001 - the record store may be away too
+                log.warning("thread_events_run_not_read", thread_id=self.thread_id, run_id=run.run_id, error=str(exc))
+            await asyncio.sleep(self.heartbeat)
 
     def _append(self, run_id: str, events: list[ProtocolEvent], source_bytes: int = 0) -> None:
         """Number and keep ``events``, translated from a bridge event of ``source_bytes`` (their

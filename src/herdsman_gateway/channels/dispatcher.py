@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import posixpath
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import structlog
@@ -226,12 +227,18 @@ class Dispatcher:
         """Send progress while the run goes, then its answer and new files."""
         throttle = Throttle(self.config.progress_interval_seconds)
         try:
-            async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0):
-                if event is not None:
-                    throttle.add(progress_lines(event.event, loads(event.data)))
-                note = throttle.take()
-                if note:
-                    await self.send(channel, message, note)
+            try:
+                async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0,
+                                              ended=partial(self.gateway.runs.ended, thread_id, run_id)):
+                    if event is not None:
+                        throttle.add(progress_lines(event.event, loads(event.data)))
+                    note = throttle.take()
+                    if note:
+                        await self.send(channel, message, note)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - no more progress (Redis away); the answer comes all the same
+                log.warning("channel_progress_lost", channel=channel.name, run_id=run_id, error=str(exc))
             values = await self.gateway.runs.join(thread_id, run_id)
             record = await self.gateway.runs.get(thread_id, run_id) or {}
             await self.send(channel, message, self.answer_text(record, values))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from functools import partial
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
@@ -55,7 +56,8 @@ async def _thread_frames(gw: Gateway, thread_id: str, modes: set[str]) -> AsyncI
             except TimeoutError:
                 yield HEARTBEAT
                 continue
-            async for event in follow_run(gw.bridge, run.run_id, heartbeat=heartbeat):
+            async for event in follow_run(gw.bridge, run.run_id, heartbeat=heartbeat,
+                                          ended=partial(gw.runs.ended, thread_id, run.run_id)):
                 if event is None:
                     yield HEARTBEAT
                 elif event.event == END_EVENT:

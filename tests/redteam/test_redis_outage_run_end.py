@@ -1,0 +1,95 @@
+"""Red team: a run that ends while Redis is down must not leave its followers waiting for ever.
+
+Finding (h-rt30): a run whose events cannot be written for longer than the bridge's retries
+(about 6 s) fails, and its ``end`` event cannot be written either. ``follow_run`` subscribes
+again once Redis is back, but nothing will ever come on the run's stream: the thread's event log
+(``threads.stream``), ``GET /threads/{id}/stream`` and a chat channel's follow-up waited for
+ever, and the event log, stuck on that run, never showed the thread's later runs. Followers now
+stop once the run's record is final and its stream stayed quiet for a heartbeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from langgraph_sdk import get_client
+
+from herdsman.runtime.runs import FINAL_STATUSES
+from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
+from tests.gateway.redis_service import redis_process
+from tests.support import make_config
+
+TIMEOUT = 30
+
+
+async def _until_root_end(thread, run_id: str) -> list[dict]:
+    """The thread's lifecycle events up to the end of the root of ``run_id``."""
+    events = []
+    async with asyncio.timeout(TIMEOUT):
+        async for event in thread.subscribe(["lifecycle"]):
+            events.append(event)
+            data = event["params"]["data"]
+            if (str(event.get("event_id", "")).startswith(run_id) and not event["params"]["namespace"]
+                    and data.get("event") in ("completed", "failed", "interrupted")):
+                return events
+    raise AssertionError(f"the stream ended before run {run_id} did: {events}")
+
+
+async def test_a_run_that_ended_while_redis_was_down_ends_its_followers(home) -> None:
+    model = scripted_model()
+    with redis_process() as server:
+        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url, "heartbeat_seconds": 1})
+        with running_gateway(config, model=model) as served:
+            sdk = get_client(url=served.url, api_key=None)
+            try:
+                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
+                    await asyncio.to_thread(model.wait_until_held)
+                    server.stop()
+                    model.release()  # the run goes on, cannot write its events, fails and ends
+                    run = served.app.state.gateway.runs._runs[started["run_id"]]
+                    deadline = time.monotonic() + 60
+                    while not (run.task.done() and run.status in FINAL_STATUSES):  # its end event was lost
+                        assert time.monotonic() < deadline, "the run did not end while Redis was down"
+                        await asyncio.sleep(0.5)
+                    server.start()
+                    first = await _until_root_end(thread, started["run_id"])
+                    again = await thread.run.start(input=user_message("and again"))  # the log follows the next run
+                    second = await _until_root_end(thread, again["run_id"])
+            finally:
+                model.release()
+                await sdk.aclose()
+    assert first[-1]["params"]["data"]["event"] in ("failed", "completed")
+    assert second[-1]["params"]["data"]["event"] == "completed"
+
+
+async def test_a_thread_log_that_gave_up_following_a_run_still_shows_its_end(home, monkeypatch) -> None:
+    """Redis away longer than ``follow_run`` waits (5 minutes; 2 s here): the thread's event log
+    gave up the run's events and left the run open in the log for ever: its stream never showed
+    the run's end (and a reader without ``since`` started at that run for ever). The log now
+    closes the run once it is over."""
+    from functools import partial
+
+    import herdsman.runtime.thread_events as thread_events_module
+    from herdsman.runtime.stream_bridge import follow_run
+
+    monkeypatch.setattr(thread_events_module, "follow_run", partial(follow_run, give_up_after=2.0))
+    model = scripted_model()
+    with redis_process() as server:
+        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url, "heartbeat_seconds": 1})
+        with running_gateway(config, model=model) as served:
+            sdk = get_client(url=served.url, api_key=None)
+            try:
+                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
+                    await asyncio.to_thread(model.wait_until_held)
+                    server.stop()
+                    await asyncio.sleep(5)  # the log gives up following the run
+                    server.start()
+                    model.release()  # the run goes on and ends well
+                    events = await _until_root_end(thread, started["run_id"])
+            finally:
+                model.release()
+                await sdk.aclose()
+    assert events[-1]["params"]["data"]["event"] == "completed"
