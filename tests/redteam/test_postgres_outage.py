@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from herdsman.postgres_pool import open_async_pool, sync_pool
+from herdsman.postgres_pool import FRESH_SECONDS, open_async_pool, sync_pool
 from tests.gateway.gateway_support import running_gateway
 from tests.support import make_config
 
@@ -97,6 +97,7 @@ async def test_the_gateway_answers_503_while_postgresql_is_down_and_serves_once_
                 down = await http.get(f"/threads/{tid}/state")
             finally:
                 set_down(database, False)
+            await asyncio.sleep(FRESH_SECONDS)  # a real outage lasts longer: every connection is checked again
             up = await http.get(f"/threads/{tid}/state")
     assert down.status_code == 503, down.text
     assert down.headers["retry-after"] and "PostgreSQL" in down.json()["detail"]
