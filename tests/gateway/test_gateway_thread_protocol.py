@@ -416,6 +416,28 @@ async def test_a_turn_goes_on_through_a_redis_restart(home, model) -> None:
     assert events[-1]["params"]["data"]["event"] == "completed"
     assert output["messages"][-1]["content"] == "echo: wait for it"
 
+async def test_a_gateway_that_only_accepts_runs_streams_a_turn_another_process_executes(home, redis_url) -> None:
+    """The scale-out topology: the gateway the client talks to queues the run (``runs.workers:
+    0``) and another process executes it; the thread's stream still carries the whole turn and
+    its end (the run was never handed to the thread's event log, which showed nothing)."""
+    base = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    with running_gateway(make_config(home, runs={"workers": 0}, **base)) as front, \
+            running_gateway(make_config(home, **base)):
+        sdk = get_client(url=front.url, api_key=None)
+        try:
+            async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                started = await thread.run.start(input=user_message("write w.txt elsewhere"))
+                events = await _events_until_end(thread)
+                async with asyncio.timeout(TIMEOUT):
+                    output = await thread.output
+            run = await sdk.runs.get(thread.thread_id, started["run_id"])
+        finally:
+            await sdk.aclose()
+    assert run["status"] == "success"
+    assert [e["params"]["data"]["event"] for e in events if e["method"] == "tools"] == ["tool-started", "tool-finished"]
+    assert events[-1]["params"]["data"]["event"] == "completed"
+    assert output["messages"][-1]["content"] == "done: Wrote 9 bytes to /mnt/user-data/outputs/w.txt"
+
 async def test_run_start_from_a_checkpoint_forks_the_thread(client) -> None:
     """``run.start`` with ``config.configurable.checkpoint_id`` (the protocol has no other place
     for it) continues from that checkpoint: the turn after it is left out of the new branch."""

@@ -543,8 +543,7 @@ class RunManager:
                 await self._unqueue(run)
                 raise
             run.task.add_done_callback(lambda _: run.saved.set())  # even if cancelled before it began
-            for queue in self._watchers.get(run.thread_id, ()):
-                queue.put_nowait(run)
+            self._tell_watchers(run)
         log.info("run_created", run_id=run.run_id, thread_id=spec.thread_id, strategy=spec.multitask_strategy)
         return run
 
@@ -632,6 +631,7 @@ class RunManager:
             raise
         self._recording[run.run_id] = run
         self._to_record.append(run)
+        self._tell_watchers(run)  # a thread's event log follows it through the bridge
         if self._recorder is None or self._recorder.done():
             self._recorder = asyncio.create_task(self._record_queued_runs(), name="run-recorder")
         return run
@@ -1022,9 +1022,13 @@ class RunManager:
         run.task = asyncio.create_task(
             self._execute(run, [], taken_over=True, resume=claimed.status == "running"), name=f"run-{run.run_id}"
         )
+        self._tell_watchers(run)
+        return run
+
+    def _tell_watchers(self, run: Run) -> None:
+        """Hand a new run of the thread (executed here or queued for a worker) to its watchers."""
         for queue in self._watchers.get(run.thread_id, ()):
             queue.put_nowait(run)
-        return run
 
     # -- execution -------------------------------------------------------------------------
 

@@ -171,7 +171,19 @@ class ThreadEventLog:
         if run.task is not None:
             await asyncio.wait([run.task])  # its status is final once its task is done
         entry.ended = True
-        self._append(run.run_id, [] if failed else translator.finish(run.status))
+        self._append(run.run_id, [] if failed else translator.finish(await self._final_status(run)))
+
+    async def _final_status(self, run: Run) -> str:
+        """How ``run`` ended: its own status when this process executed it, else its record's
+        (another process executed it: written before its end event)."""
+        if run.task is not None:
+            return run.status
+        try:
+            record = await self.runs.get(run.thread_id, run.run_id)
+        except Exception as exc:  # noqa: BLE001 - the log still closes the run
+            log.warning("thread_events_run_not_read", thread_id=self.thread_id, run_id=run.run_id, error=str(exc))
+            record = None
+        return (record or {}).get("status", "success")
 
     async def _until_over(self, run: Run) -> None:
         """Wait until ``run`` is over: its task here, or its record for a run another process
