@@ -75,7 +75,13 @@ from herdsman.runtime.run_input import (
     check_update,
 )
 from herdsman.runtime.serde import dumps, to_jsonable
-from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
+from herdsman.runtime.stream_bridge import (
+    END_EVENT,
+    RESUBSCRIBE_FIRST_SECONDS,
+    RESUBSCRIBE_MAX_SECONDS,
+    StreamBridge,
+    StreamEvent,
+)
 from herdsman.runtime.thread_copy import drop_run_checkpoints
 from herdsman.runtime.thread_files import remove_thread_files
 from herdsman.runtime.threads import ThreadStore, utc_now
@@ -86,8 +92,6 @@ RunStatus = Literal["pending", "running", "error", "success", "timeout", "interr
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 CancelAction = Literal["interrupt", "rollback"]
 FINAL_STATUSES = frozenset({"error", "success", "timeout", "interrupted"})
-CANCEL_LISTEN_FIRST_SECONDS = 0.5  # the first wait before listening for cancels again after the bridge failed
-CANCEL_LISTEN_MAX_SECONDS = 5.0  # the longest (it doubles each time)
 REMOTE_CANCEL_WAIT = 30.0  # seconds a cancel with wait=1 waits for another process to stop its run
 REMOTE_JOIN_POLL = 0.2  # seconds between two looks at the record of a run another process executes
 QUEUE_FULL_RETRY_AFTER = 5  # seconds a client refused with 503 (runs.max_queued) is told to wait
@@ -773,17 +777,17 @@ class RunManager:
         cancelled). When the bridge fails (Redis away longer than its client reconnects), it
         listens again, 0.5 s later, then twice as long each time up to 5 s, until the bridge is
         closed: a listener that ended there left the process deaf to other gateways' cancels."""
-        delay = CANCEL_LISTEN_FIRST_SECONDS
+        delay = RESUBSCRIBE_FIRST_SECONDS  # the backoff of stream_bridge.follow_run
         while True:
             try:
                 await self._serve_cancels(self.bridge.cancel_requests())
                 return
             except Exception as exc:  # noqa: BLE001 - listened to again unless the bridge was closed
-                if getattr(self.bridge, "closed", False):
+                if self.bridge.closed:
                     return
                 log.warning("run_cancel_listener_failed", worker_id=self.worker_id, retry_in=delay, error=_text(exc))
             await asyncio.sleep(delay)
-            delay = min(delay * 2, CANCEL_LISTEN_MAX_SECONDS)
+            delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)
 
     async def _queued_cancels(self) -> AsyncIterator[tuple[str, str]]:
         """Every ``runs.poll_seconds``, the cancels asked on the queue rows of this process's runs:
