@@ -255,3 +255,38 @@ def serve_subprocess(
         except subprocess.TimeoutExpired:
             proc.kill()
             _, served.stderr = proc.communicate()
+
+
+@dataclass
+class HeldTurn:
+    """A gateway on a Redis of its own, an SDK thread stream on it, and its turn held in the model."""
+
+    redis: Any  # the RedisProcess (stop() and start() it)
+    served: RunningGateway
+    sdk: Any
+    thread: Any  # the SDK's thread stream
+    started: dict[str, Any]  # run.start's answer
+
+
+@asynccontextmanager
+async def held_turn_on_own_redis(home: Path, model: HeldModel, **gateway: Any) -> AsyncIterator[HeldTurn]:
+    """Start a gateway on a fresh redis-server (``gateway``: more ``gateway:`` settings), open the
+    thread stream of a new thread and start a turn whose model call waits for ``model.release()``
+    (released at the end too)."""
+    from langgraph_sdk import get_client
+
+    from tests.gateway.redis_service import redis_process
+    from tests.support import make_config
+
+    with redis_process() as server:
+        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url, **gateway})
+        with running_gateway(config, model=model) as served:
+            sdk = get_client(url=served.url, api_key=None)
+            try:
+                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
+                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
+                    await asyncio.to_thread(model.wait_until_held)
+                    yield HeldTurn(server, served, sdk, thread, started)
+            finally:
+                model.release()
+                await sdk.aclose()

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.gateway.gateway_support import HOLD, running_gateway, user_message
+from tests.gateway.gateway_support import HOLD, held_turn_on_own_redis, running_gateway, user_message
 from tests.support import make_config
 
 TIMEOUT = 30
@@ -391,30 +391,19 @@ async def test_a_turn_goes_on_through_a_redis_restart(home, model) -> None:
     """Redis restarts (empty) while a run waits on its model: the run publishes its next events
     on a new connection instead of failing, and the thread's event log (no client reconnects for
     it) subscribes again, so the SDK's stream gets the rest of the turn and its end."""
-    from tests.gateway.redis_service import redis_process
-
-    with redis_process() as server:
-        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url})
-        with running_gateway(config, model=model) as served:
-            sdk = get_client(url=served.url, api_key=None)
-            try:
-                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
-                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
-                    await asyncio.to_thread(model.wait_until_held)
-                    server.stop()
-                    await asyncio.sleep(1.0)  # the log's read fails meanwhile: it waits and tries again
-                    server.start()
-                    model.release()
-                    events = await _events_until_end(thread)
-                    async with asyncio.timeout(TIMEOUT):
-                        output = await thread.output
-                run = await sdk.runs.get(thread.thread_id, started["run_id"])
-            finally:
-                model.release()
-                await sdk.aclose()
+    async with held_turn_on_own_redis(home, model) as held:
+        held.redis.stop()
+        await asyncio.sleep(1.0)  # the log's read fails meanwhile: it waits and tries again
+        held.redis.start()
+        model.release()
+        events = await _events_until_end(held.thread)
+        async with asyncio.timeout(TIMEOUT):
+            output = await held.thread.output
+        run = await held.sdk.runs.get(held.thread.thread_id, held.started["run_id"])
     assert run["status"] == "success"
     assert events[-1]["params"]["data"]["event"] == "completed"
     assert output["messages"][-1]["content"] == "echo: wait for it"
+
 
 async def test_a_gateway_that_only_accepts_runs_streams_a_turn_another_process_executes(home, redis_url) -> None:
     """The scale-out topology: the gateway the client talks to queues the run (``runs.workers:
@@ -437,6 +426,7 @@ async def test_a_gateway_that_only_accepts_runs_streams_a_turn_another_process_e
     assert [e["params"]["data"]["event"] for e in events if e["method"] == "tools"] == ["tool-started", "tool-finished"]
     assert events[-1]["params"]["data"]["event"] == "completed"
     assert output["messages"][-1]["content"] == "done: Wrote 9 bytes to /mnt/user-data/outputs/w.txt"
+
 
 async def test_run_start_from_a_checkpoint_forks_the_thread(client) -> None:
     """``run.start`` with ``config.configurable.checkpoint_id`` (the protocol has no other place

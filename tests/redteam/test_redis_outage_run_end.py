@@ -13,12 +13,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from langgraph_sdk import get_client
-
 from herdsman.runtime.runs import FINAL_STATUSES
-from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
-from tests.gateway.redis_service import redis_process
-from tests.support import make_config
+from tests.gateway.gateway_support import held_turn_on_own_redis, scripted_model, user_message
 
 TIMEOUT = 30
 
@@ -38,28 +34,18 @@ async def _until_root_end(thread, run_id: str) -> list[dict]:
 
 async def test_a_run_that_ended_while_redis_was_down_ends_its_followers(home) -> None:
     model = scripted_model()
-    with redis_process() as server:
-        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url, "heartbeat_seconds": 1})
-        with running_gateway(config, model=model) as served:
-            sdk = get_client(url=served.url, api_key=None)
-            try:
-                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
-                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
-                    await asyncio.to_thread(model.wait_until_held)
-                    server.stop()
-                    model.release()  # the run goes on, cannot write its events, fails and ends
-                    run = served.app.state.gateway.runs._runs[started["run_id"]]
-                    deadline = time.monotonic() + 60
-                    while not (run.task.done() and run.status in FINAL_STATUSES):  # its end event was lost
-                        assert time.monotonic() < deadline, "the run did not end while Redis was down"
-                        await asyncio.sleep(0.5)
-                    server.start()
-                    first = await _until_root_end(thread, started["run_id"])
-                    again = await thread.run.start(input=user_message("and again"))  # the log follows the next run
-                    second = await _until_root_end(thread, again["run_id"])
-            finally:
-                model.release()
-                await sdk.aclose()
+    async with held_turn_on_own_redis(home, model, heartbeat_seconds=1) as held:
+        held.redis.stop()
+        model.release()  # the run goes on, cannot write its events, fails and ends
+        run = held.served.app.state.gateway.runs._runs[held.started["run_id"]]
+        deadline = time.monotonic() + 60
+        while not (run.task.done() and run.status in FINAL_STATUSES):  # its end event was lost
+            assert time.monotonic() < deadline, "the run did not end while Redis was down"
+            await asyncio.sleep(0.5)
+        held.redis.start()
+        first = await _until_root_end(held.thread, held.started["run_id"])
+        again = await held.thread.run.start(input=user_message("and again"))  # the log follows the next run
+        second = await _until_root_end(held.thread, again["run_id"])
     assert first[-1]["params"]["data"]["event"] in ("failed", "completed")
     assert second[-1]["params"]["data"]["event"] == "completed"
 
@@ -76,20 +62,10 @@ async def test_a_thread_log_that_gave_up_following_a_run_still_shows_its_end(hom
 
     monkeypatch.setattr(thread_events_module, "follow_run", partial(follow_run, give_up_after=2.0))
     model = scripted_model()
-    with redis_process() as server:
-        config = make_config(home, gateway={"stream_bridge": "redis", "redis_url": server.url, "heartbeat_seconds": 1})
-        with running_gateway(config, model=model) as served:
-            sdk = get_client(url=served.url, api_key=None)
-            try:
-                async with sdk.threads.stream(assistant_id="lead_agent") as thread:
-                    started = await thread.run.start(input=user_message(f"wait for it {HOLD}"))
-                    await asyncio.to_thread(model.wait_until_held)
-                    server.stop()
-                    await asyncio.sleep(5)  # the log gives up following the run
-                    server.start()
-                    model.release()  # the run goes on and ends well
-                    events = await _until_root_end(thread, started["run_id"])
-            finally:
-                model.release()
-                await sdk.aclose()
+    async with held_turn_on_own_redis(home, model, heartbeat_seconds=1) as held:
+        held.redis.stop()
+        await asyncio.sleep(5)  # the log gives up following the run
+        held.redis.start()
+        model.release()  # the run goes on and ends well
+        events = await _until_root_end(held.thread, held.started["run_id"])
     assert events[-1]["params"]["data"]["event"] == "completed"
