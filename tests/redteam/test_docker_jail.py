@@ -5,14 +5,23 @@ were allowed (the engine's default profile), ``/var/tmp`` and ``/run`` were unsi
 filling left every later command answering 137, processes that cleared their environment
 outlived their command, orphaned containers were adopted with their leftover processes, and a
 command whose container died said only ``(no output) [exit code 137]``.
+
+Issue 30, item 1: files the container writes land in the thread's folder on the host, owned by
+the container's user (uid 1000 when the gateway runs as root); ``chmod 4755`` on a copy of a
+program there left a setuid program any local user could run as that uid. The profile refuses
+the setuid and setgid bits, and the home and thread folders are 0700 while the container user
+still reaches its mounts.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import stat
 import subprocess
 import sys
+import tarfile
 import textwrap
 import threading
 import time
@@ -23,6 +32,7 @@ import pytest
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox.docker import LABEL_CREATOR, SWEEP_DELAY, DockerSandboxProvider
+from tests.redteam.jail_probe import folder_modes, privileged_files
 from tests.sandbox.podman_engine import PodmanEngine, engine_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,3 +140,35 @@ def test_a_command_whose_container_dies_says_so_and_the_next_one_works(provider:
     assert "never" not in out.output
     again = sandbox.execute("echo fresh-container")
     assert again.exit_code == 0 and "fresh-container" in again.output
+
+
+def _setuid_tar() -> bytes:
+    """A tar holding a setuid file and a setgid folder (made on the host: busybox cannot)."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as tar:
+        for name, kind, mode in (("t-suid", tarfile.REGTYPE, 0o4755), ("t-sgid-dir", tarfile.DIRTYPE, 0o2755)):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = kind, mode
+            tar.addfile(info, io.BytesIO(b""))
+    return data.getvalue()
+
+
+def test_no_setuid_or_setgid_file_reaches_the_host(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    (sandbox.paths.workspace / "suid.tar").write_bytes(_setuid_tar())
+    out = sandbox.execute(
+        "cp /bin/busybox ./bb; chmod 4755 ./bb; chmod u+s ./bb; chmod g+s ./bb; "
+        "mkdir -p sgid-dir; chmod g+s sgid-dir; mkdir -m 2755 sgid-dir2; "
+        "mkdir -p tar-x; tar xf suid.tar -C tar-x; ls -ln bb && echo attempted"
+    )
+    assert "attempted" in out.output.splitlines(), out.output
+    assert " 1000 " in out.output or os.geteuid() != 0, out.output  # the container user wrote it
+    assert privileged_files(sandbox.paths.user_data) == []
+    assert stat.S_IMODE((sandbox.paths.workspace / "bb").stat().st_mode) == 0o755
+
+
+def test_home_and_thread_folders_are_private_and_the_container_still_writes(provider: DockerSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    out = sandbox.execute("echo made > made.txt && cat made.txt")
+    assert out.exit_code == 0 and out.output.strip() == "made", out.output
+    assert folder_modes(sandbox.paths.home, "t1") == {"home": "0o700", "threads": "0o700", "thread": "0o700"}

@@ -5,6 +5,14 @@ Findings 1 and 7 of the hardening issue: inside the jail the command was uid 0 a
 ``/proc/1/environ``/``cmdline`` showed the gateway's environment and the host paths of the
 thread. Each probe of ``jail_probe.py`` runs as a jailed command of a provider started once as
 root and once as ``nobody`` (through ``setpriv``), and the same assertions hold for both.
+
+Issue 30, item 1: the jail's uid is the gateway's on the host, so ``chmod 4755`` on a copy of
+``python3`` left a root-owned setuid program in the thread's folder (0755, like the home), which
+any local user could run to read ``/etc/shadow``; every other way to leave a setuid or setgid
+file (``install -m``, ``cp -p``, ``tar xp``, ``open``/``mknod`` with the bits, the raw legacy
+calls, ``fchmodat2``, file capabilities, hard links to the host's setuid programs) is tried too.
+Item 7: ``personality``, ``modify_ldt``, NUMA policy calls and ``AF_VSOCK``/``AF_ALG`` sockets
+were allowed, and the root-only ``/proc`` files (``kpageflags``, ``slabinfo``...) readable.
 """
 
 from __future__ import annotations
@@ -121,6 +129,8 @@ def test_kernel_interfaces_are_read_only_or_masked(probes: dict) -> None:
     for pair in p["masked_reads"].split():
         path, size = pair.split("=")
         assert size == "0", f"{path} is readable in the jail"
+    for name in ("kpageflags", "slabinfo"):  # root-only files: the jail of a root gateway owned them
+        assert not os.path.exists(f"/proc/{name}") or f"/proc/{name}=" in p["masked_reads"]
     assert "No such file" in p["sys"], "/sys is mounted in the jail"
 
 
@@ -138,3 +148,18 @@ def test_nothing_of_the_host_in_pid_1(probes: dict) -> None:
     home = str(Path(probes["home"]).resolve())
     assert home not in p["pid1_cmdline"] and "/user-data" not in p["pid1_cmdline"]
     assert "--bind" not in p["pid1_cmdline"]
+
+
+def test_no_setuid_setgid_or_capable_file_reaches_the_host(probes: dict) -> None:
+    assert "attempted" in probes["probes"]["setuid"].splitlines(), probes["probes"]["setuid"][-2000:]
+    assert probes["privileged"] == [], "files the jail left with privilege on the host"
+
+
+def test_home_and_thread_folders_are_private(probes: dict) -> None:
+    assert probes["folder_modes"] == {"home": "0o700", "threads": "0o700", "thread": "0o700"}
+
+
+def test_personality_and_sockets_docker_allows_still_work(probes: dict) -> None:
+    p = probes["probes"]
+    assert json.loads(p["syscalls_kept"]) == {"personality_query": "ok", "personality_linux": "ok", "socket_af_unix": "ok"}
+    assert p["openat2"].strip() == "Function not implemented"  # the C library falls back to openat

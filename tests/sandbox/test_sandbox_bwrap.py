@@ -174,3 +174,23 @@ def test_python_names_python3_in_the_jail(bwrap_config) -> None:
     sandbox = LocalSandboxProvider(bwrap_config).acquire("t1")
     out = sandbox.execute("python -c 'import sys; print(sys.version_info[0])'")
     assert out.exit_code == 0 and out.output.strip() == "3", out.output
+
+
+def test_a_python_under_opt_binds_only_its_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 7: all of /opt (other software, its keys) was bound when python3 lived there."""
+    from herdsman.sandbox import bwrap
+
+    real_which, real_realpath, real_isdir = bwrap.shutil.which, os.path.realpath, os.path.isdir
+    opt_python = "/opt/python3.12/bin/python3.12"
+
+    def which(name: str, path: str | None = None) -> str | None:
+        if name == "python3":
+            return None if path == bwrap.SANDBOX_PATH else "/opt/python3.12/bin/python3"
+        return real_which(name, path=path)
+
+    monkeypatch.setattr(bwrap.shutil, "which", which)
+    monkeypatch.setattr(os.path, "realpath", lambda p, **kw: opt_python if "python3" in str(p) else real_realpath(p, **kw))
+    monkeypatch.setattr(os.path, "isdir", lambda p: str(p).startswith("/opt") or real_isdir(p))
+    args = bwrap._system_args()
+    binds = [args[i + 1] for i, arg in enumerate(args) if arg == "--ro-bind"]
+    assert "/opt/python3.12" in binds and "/opt" not in binds

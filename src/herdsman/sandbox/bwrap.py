@@ -15,7 +15,11 @@ with ``no_new_privs``, no nested user namespaces (``--disable-userns``) and the 
 root-owned files, so every kernel interface a container runtime masks or makes read-only (the
 OCI default lists) is masked or bound read-only here: ``/proc/sys`` (``core_pattern`` ran a
 script as root on the host), ``/proc/sysrq-trigger``, ``/proc/kcore``, ``/proc/keys``,
-``/proc/timer_list`` and the rest of :data:`MASKED_PROC`/:data:`READ_ONLY_PROC`.
+``/proc/timer_list`` and the rest of :data:`MASKED_PROC`/:data:`READ_ONLY_PROC`, and so is every
+file of ``/proc`` only root may read (:data:`ROOT_ONLY_PROC`: ``kpageflags``, ``slabinfo``...).
+For the same reason nothing the jail writes may carry privilege on the host: the seccomp filter
+refuses setuid and setgid bits (see ``seccomp.py`` for why a filter), and the thread's folders
+are 0700 (``paths.py``). When the only ``python3`` lives under ``/opt``, only its prefix is bound.
 
 bubblewrap is started with an empty environment and reads its arguments from a descriptor
 (``--args``), so ``/proc/1/environ`` and ``/proc/1/cmdline`` inside show nothing of the host. The
@@ -28,6 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 
@@ -42,6 +47,10 @@ SANDBOX_GID = 1000
 # The OCI runtime spec's default masked and read-only /proc paths (runc, Docker, podman).
 MASKED_PROC = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "kmsg",
                "acpi", "asound", "scsi", "sysrq-trigger", "kallsyms", "config.gz", "vmallocinfo", "mtrr")
+# Files of /proc only root may read (mode 0400): the jail of a root gateway is their owner on the
+# host, so it could read them (the kernel's page flags and counts, slab and zone statistics).
+# Masked too, with any other top-level /proc file this kernel makes root-only (root_only_proc).
+ROOT_ONLY_PROC = ("kpageflags", "kpagecount", "kpagecgroup", "slabinfo", "pagetypeinfo")
 READ_ONLY_PROC = ("sys", "bus", "fs", "irq", "driver")
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_ENTRIES = (
@@ -83,19 +92,36 @@ class BwrapStatus:
 
 
 def _proc_args() -> list[str]:
-    """A fresh /proc with the OCI default masks: files hidden behind /dev/null, folders behind an
-    empty read-only tmpfs, and the read-only list bound read-only."""
+    """A fresh /proc with the OCI default masks and the root-only files masked: files hidden
+    behind /dev/null, folders behind an empty read-only tmpfs, the read-only list bound read-only."""
     args = ["--proc", "/proc"]
     for name in READ_ONLY_PROC:
         if os.path.isdir(f"/proc/{name}"):
             args += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
-    for name in MASKED_PROC:
+    for name in dict.fromkeys(MASKED_PROC + ROOT_ONLY_PROC + root_only_proc()):
         path = f"/proc/{name}"
         if os.path.isdir(path):
             args += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
             args += ["--ro-bind", "/dev/null", path]
     return args
+
+
+@functools.cache
+def root_only_proc() -> tuple[str, ...]:
+    """Top-level files of this kernel's /proc that others may not read (0400 and the like)."""
+    names = []
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if entry.name.isdigit() or entry.name in ("self", "thread-self"):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and not st.st_mode & stat.S_IROTH:
+                names.append(entry.name)
+    return tuple(sorted(names))
 
 
 def _identity_args(disable_userns: bool) -> list[str]:
@@ -114,17 +140,24 @@ def _system_args() -> list[str]:
             args += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
             args += ["--ro-bind", d, d]
-    if os.path.isdir("/opt") and _python_lives_in_opt():
-        args += ["--ro-bind", "/opt", "/opt"]
+    prefix = _python_prefix_in_opt()
+    if prefix:
+        args += ["--ro-bind", prefix, prefix]
     return args
 
 
-def _python_lives_in_opt() -> bool:
-    """True when the only python3 on the system PATH is under /opt (bind /opt then)."""
+def _python_prefix_in_opt() -> str | None:
+    """When the only python3 is under /opt (none on the system PATH), its prefix
+    (``/opt/python3.12`` for ``/opt/python3.12/bin/python3``): that folder is bound, never all of
+    /opt, where other software and its secrets may live."""
     if shutil.which("python3", path=SANDBOX_PATH):
-        return False
+        return None
     found = shutil.which("python3")
-    return bool(found and os.path.realpath(found).startswith("/opt/"))
+    real = os.path.realpath(found) if found else ""
+    if not real.startswith("/opt/"):
+        return None
+    prefix = os.path.dirname(os.path.dirname(real))  # <prefix>/bin/python3.X
+    return prefix if prefix.startswith("/opt/") and os.path.isdir(prefix) else None
 
 
 @functools.cache

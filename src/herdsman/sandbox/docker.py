@@ -46,7 +46,7 @@ from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
-from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
+from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
@@ -464,6 +464,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._docker_config = config.sandbox.docker
         self._limits = Limits.from_config(config.sandbox)
         self._home = config.resolve_home()
+        secure_home(self._home)
         self._skills = skills_dir(config)
         self.owner = owner_id(self._home)
         self.user = container_user(self._docker_config)

@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herdsman.sandbox.paths import ThreadPaths
+from herdsman.sandbox.paths import ThreadPaths, private_dir
 
 if TYPE_CHECKING:
     from herdsman.sandbox.docker import DockerSandboxProvider
@@ -77,7 +77,7 @@ class WarmPool:
             container, slot = self._ready.pop()
         self._wake.set()
         try:
-            paths.user_data.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(paths.user_data.parent)
             os.rename(slot.user_data, paths.user_data)
         except OSError as exc:
             log.warning("could not hand a pooled container to thread %s: %s", paths.thread_id, exc)

@@ -34,7 +34,7 @@ from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, ow
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
-from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
+from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
@@ -294,6 +294,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         self._conf = config.sandbox.kubernetes
         self._limits = Limits.from_config(config.sandbox)
         self._home = config.resolve_home()
+        secure_home(self._home)
         self._skills = skills_dir(config)
         self.namespace = self._conf.namespace
         self.owner = owner_id(self._home)

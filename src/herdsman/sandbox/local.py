@@ -27,7 +27,7 @@ from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
 from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
 from herdsman.sandbox.host_files import HostFilesSandbox, Shell, release_if_deleted, skills_dir
 from herdsman.sandbox.limits import Limits, LocalLimiter
-from herdsman.sandbox.paths import ThreadPaths, validate_thread_id
+from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
 
 log = logging.getLogger(__name__)
@@ -181,6 +181,7 @@ class LocalSandboxProvider:
     def __init__(self, config: HerdsmanConfig) -> None:
         self._config = config
         self._home = config.resolve_home()
+        secure_home(self._home)
         self._skills = skills_dir(config)
         self._shell = choose_shell(config.sandbox, bwrap_module.bwrap_status())
         self._sandboxes: dict[str, LocalSandbox] = {}

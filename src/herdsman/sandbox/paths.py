@@ -11,13 +11,21 @@ here (the virtual roots, which ones are writable, links read as virtual paths).
 
 :meth:`ThreadPaths.scrub` rewrites host paths back to virtual ones so no output, error or
 trace shows where the files really are.
+
+The home, its ``threads`` folder and each thread's folder are 0700 (:func:`secure_home`,
+:meth:`ThreadPaths.ensure_dirs`; existing ones are tightened when a provider starts or a thread
+is first used): what a jail writes is the gateway user's on the host, so no other local user
+may even reach it. The ``user-data`` folders below keep their usual modes, since a container
+or pod user (which is not always the gateway's) mounts them directly and must still enter them.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +39,10 @@ from herdsman.sandbox.base import (
     SandboxError,
 )
 
+log = logging.getLogger(__name__)
+
+PRIVATE_MODE = 0o700
+_warned: set[str] = set()  # folders of another user already reported
 _THREAD_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 HOME_PLACEHOLDER = "<herdsman-home>"
 
@@ -62,6 +74,52 @@ def thread_dir(home: Path, thread_id: str) -> Path:
     """``<home>/threads/<thread_id>``: the thread's user data, and what the harness keeps for it
     beside that (sub-agent transcripts, uploads still arriving); the id is validated first."""
     return Path(home) / "threads" / validate_thread_id(thread_id)
+
+
+def private_dir(path: Path) -> None:
+    """Make ``path`` a folder only its owner may enter: created 0700 when missing (its parents
+    with the usual modes), tightened to 0700 when it exists with more and is ours (a folder of
+    another user is left as it is, with a warning: changing it is that user's call)."""
+    try:
+        os.mkdir(path, PRIVATE_MODE)  # the umask can only take bits away
+        return
+    except FileNotFoundError:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, PRIVATE_MODE)
+            return
+        except FileExistsError:
+            pass
+    except FileExistsError:
+        pass
+    st = os.stat(path)
+    if not stat.S_IMODE(st.st_mode) & ~PRIVATE_MODE:
+        return
+    if st.st_uid != os.geteuid():
+        if str(path) in _warned:
+            return
+        _warned.add(str(path))
+        log.warning(
+            "folder %s (mode %o) belongs to uid %d, not to this process (uid %d): other users may reach "
+            "the sandbox's files through it; make it 0700 (chmod 700)",
+            path, stat.S_IMODE(st.st_mode), st.st_uid, os.geteuid(),
+        )
+        return
+    os.chmod(path, PRIVATE_MODE)
+
+
+def secure_home(home: Path) -> None:
+    """The home, its ``threads`` folder and every thread folder already there made 0700 (a
+    provider calls it when it starts; new thread folders are made 0700 by ``ensure_dirs``)."""
+    private_dir(home)
+    threads = Path(home) / "threads"
+    if not threads.is_dir():
+        return
+    private_dir(threads)
+    with os.scandir(threads) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                private_dir(Path(entry.path))
 
 
 def normalize_virtual(path: str) -> str:
@@ -140,7 +198,10 @@ class ThreadPaths:
     # -- layout -------------------------------------------------------------------------
 
     def ensure_dirs(self) -> None:
-        """Create the thread's workspace, uploads and outputs directories."""
+        """Create the thread's workspace, uploads and outputs directories; the home, ``threads``
+        and the thread's folder are made 0700 on the way (see :func:`private_dir`)."""
+        for folder in (self.home, self.home / "threads", self.user_data.parent):
+            private_dir(folder)
         for d in (self.workspace, self.uploads, self.outputs):
             d.mkdir(parents=True, exist_ok=True)
 
