@@ -145,3 +145,19 @@ def test_without_the_stack_network_is_refused_not_shared(tmp_path: Path, monkeyp
 
     [problem] = check_sandbox(config)
     assert problem.path == "sandbox.network" and "slirp4netns" in problem.message
+
+
+def test_a_stack_that_fails_stops_the_command_before_it_runs(tmp_path: Path) -> None:
+    if not netns.stack_status().available:
+        pytest.skip(netns.stack_status().reason)
+    config = HerdsmanConfig.model_validate(
+        {"home": str(tmp_path), "skills": {"enabled": False}, "sandbox": {"isolation": "bwrap", "network": True}}
+    )
+    provider = LocalSandboxProvider(config)
+    sandbox = provider.acquire("t")
+    sandbox._shell._slirp = shutil.which("false")  # a stack that exits before it is ready
+    with pytest.raises(netns.NetworkSetupError) as failed:
+        sandbox._shell.run(sandbox.paths, "echo ran > ran.txt", 10)
+    assert "network could not be set up (slirp4netns exited with code 1)" in str(failed.value)
+    assert not (sandbox.paths.workspace / "ran.txt").exists()
+    provider.close()

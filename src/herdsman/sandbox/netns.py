@@ -48,6 +48,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from typing import IO
 
 from herdsman.sandbox.base import SandboxError
 
@@ -132,6 +133,20 @@ def _wait_readable(fd: int, deadline: float, stop: threading.Event) -> bool:
     return False
 
 
+def _why_not_ready(process: subprocess.Popen[bytes], errors: IO[bytes], ended: bool) -> str:
+    """Why slirp4netns did not get ready: its exit code, or the deadline, and its last words."""
+    code = None
+    if ended:
+        try:
+            code = process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+    errors.seek(0)
+    said = [ln for ln in errors.read().decode(errors="replace").splitlines() if "WARNING" not in ln]
+    why = f"exited with code {code}" if code is not None else "was not ready in time"
+    return f"{PACKAGE} {why}" + (f": {'; '.join(said[-3:])}" if said else "")
+
+
 class _SandboxGone(Exception):
     """The sandbox exited before its network was set up (nothing will run in it)."""
 
@@ -176,7 +191,6 @@ class JailNetwork:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
         self.error: str | None = None
 
     @property
@@ -223,8 +237,7 @@ class JailNetwork:
         """Stop waiting, kill and reap slirp4netns, close every descriptor."""
         self.stop()
         os.close(self._exit_w)  # slirp4netns leaves on its own when this closes
-        with self._lock:
-            process, self._process = self._process, None
+        process, self._process = self._process, None  # the attach thread has ended
         if process is not None:
             try:
                 process.kill()
@@ -292,26 +305,26 @@ class JailNetwork:
             user_fd = fcntl.ioctl(net_fd, _NS_GET_USERNS)
             try:
                 argv = _slirp_argv(self._slirp, ready_w, self._exit_r, net_fd, user_fd)
+                if self._stop.is_set():
+                    return None  # the command is over already
                 with tempfile.TemporaryFile() as errors:
-                    with self._lock:
-                        if self._stop.is_set():
-                            return "the command ended before its network was set up"
-                        self._process = subprocess.Popen(
-                            argv,
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL,
-                            stderr=errors,
-                            env={"LANG": "C.UTF-8"},
-                            pass_fds=(ready_w, self._exit_r, net_fd, user_fd),
-                            start_new_session=True,
-                        )
+                    process = self._process = subprocess.Popen(
+                        argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=errors,
+                        env={"LANG": "C.UTF-8"},
+                        pass_fds=(ready_w, self._exit_r, net_fd, user_fd),
+                        start_new_session=True,
+                    )
                     os.close(ready_w)
                     ready_w = -1
-                    if _wait_readable(ready_r, deadline, self._stop) and os.read(ready_r, 1) == b"1":
+                    said = b""
+                    if _wait_readable(ready_r, deadline, self._stop):
+                        said = os.read(ready_r, 1)
+                    if said == b"1" or self._stop.is_set():
                         return None
-                    errors.seek(0)
-                    said = [ln for ln in errors.read().decode(errors="replace").splitlines() if "WARNING" not in ln]
-                    return f"{PACKAGE}: {'; '.join(said[-3:]) or 'not ready in time'}"
+                    return _why_not_ready(process, errors, ended=not said)
             finally:
                 os.close(user_fd)
         finally:
