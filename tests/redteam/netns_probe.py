@@ -3,8 +3,9 @@
 ``python -m tests.redteam.netns_probe HOME OUTSIDE_IP`` runs inside a network namespace the
 test made (its loopback, and a veth interface holding ``OUTSIDE_IP`` that stands for the
 world). It starts, on this "host": TCP servers on ``127.0.0.1`` and ``[::1]`` that answer with a
-secret, a TCP server on ``OUTSIDE_IP`` and a DNS server on ``OUTSIDE_IP:53`` that answers
-``outside.test``. Then it builds a local provider with ``sandbox.network: true`` and runs, as
+secret, a TCP server on ``OUTSIDE_IP``, and a resolver on ``127.0.0.53:53`` (where
+systemd-resolved listens; the test's ``/etc/resolv.conf`` names it) that answers
+``outside.test`` with ``OUTSIDE_IP``, next to another secret server on that address. Then it builds a local provider with ``sandbox.network: true`` and runs, as
 jailed commands, a client that tries each address, two threads at once (one listening, one
 probing), and a command that times out, and prints what each saw and how many slirp4netns
 processes of this process were alive during and after the commands.
@@ -28,6 +29,7 @@ from herdsman.sandbox import LocalSandboxProvider
 
 OUTSIDE_NAME = "outside.test"
 THREAD_A_PORT = 40123
+RESOLVER = "127.0.0.53"  # the host's resolver, on loopback as systemd-resolved's stub is
 SECRET = "SECRET-OF-THE-HOST"
 OUTSIDE_BANNER = "HELLO-FROM-OUTSIDE"
 THREAD_A_BANNER = "SECRET-OF-THREAD-A"
@@ -107,7 +109,7 @@ def _dns_answer(query: bytes, address: str) -> bytes:
     return struct.pack("!HHHHHH", ident, 0x8180, 1, 1, 0, 0) + question + answer
 
 
-def _serve_dns(address: str) -> None:
+def _serve_dns(address: str, answer: str) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((address, 53))
 
@@ -115,7 +117,7 @@ def _serve_dns(address: str) -> None:
         while True:
             data, peer = sock.recvfrom(512)
             try:
-                sock.sendto(_dns_answer(data, address), peer)
+                sock.sendto(_dns_answer(data, answer), peer)
             except (IndexError, struct.error, UnicodeDecodeError):
                 continue
 
@@ -162,7 +164,8 @@ def main(home: str, outside: str) -> None:
     loop4 = _serve(_Server4, "127.0.0.1", SECRET)
     loop6 = _serve(_Server6, "::1", SECRET)
     world = _serve(_Server4, outside, OUTSIDE_BANNER)
-    _serve_dns(outside)
+    _serve_dns(RESOLVER, outside)
+    beside_resolver = _serve(_Server4, RESOLVER, SECRET)
     config = HerdsmanConfig.model_validate({
         "home": home, "skills": {"enabled": False},
         "sandbox": {"isolation": "bwrap", "network": True, "command_timeout_seconds": 30},
@@ -174,6 +177,7 @@ def main(home: str, outside: str) -> None:
     targets = [
         ("loopback4", "127.0.0.1", loop4), ("loopback6", "::1", loop6), ("localhost", "localhost", loop4),
         ("gateway", "10.0.2.2", loop4), ("hostname", hostname, loop4),
+        ("dns_forwarder", "10.0.2.3", beside_resolver),
         ("outside", outside, world), ("outside_by_name", OUTSIDE_NAME, world),
     ]  # fmt: skip
     raw = b._shell.run(b.paths, _client(targets), 30)

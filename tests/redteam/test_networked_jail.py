@@ -27,7 +27,7 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox import LocalSandboxProvider, netns
 from herdsman.sandbox.base import CommandNotAllowedError
 from herdsman.sandbox.bwrap import bwrap_status
-from tests.redteam.netns_probe import OUTSIDE_BANNER, SECRET, THREAD_A_BANNER
+from tests.redteam.netns_probe import OUTSIDE_BANNER, RESOLVER, SECRET, THREAD_A_BANNER
 from tests.redteam.test_jail_bwrap import NOBODY, ROOT, _python_for_nobody, _skip_unless_readable
 
 OUTSIDE = "198.51.100.1"  # TEST-NET-2: never routed; here only on the test's own veth pair
@@ -53,7 +53,7 @@ exec "$@"
 
 def _run_probe(base: Path, as_nobody: bool) -> dict:
     resolv = base / "resolv.conf"
-    resolv.write_text(f"nameserver {OUTSIDE}\n")
+    resolv.write_text(f"nameserver {RESOLVER}\n")
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8"}
     python, prefix = sys.executable, []
     if as_nobody:
@@ -101,7 +101,7 @@ def _reached(outcome: str) -> bool:
 
 def test_the_hosts_loopback_is_not_reachable_from_a_networked_jail(probes: dict) -> None:
     host = probes["host"]
-    for name in ("loopback4", "loopback6", "localhost", "gateway", "hostname"):
+    for name in ("loopback4", "loopback6", "localhost", "gateway", "hostname", "dns_forwarder"):
         assert not _reached(host[name]), f"{name}: {host[name]}"
         assert SECRET not in host[name]
 
