@@ -2,6 +2,7 @@
 # Install the system packages Herdsman uses, when they are missing:
 #   bubblewrap        isolates the local sandbox (without it, the bash tool is off by default)
 #   libseccomp2       builds the jail's seccomp filter (through the pyseccomp binding)
+#   slirp4netns       the network of a local jail with sandbox.network: true (its own namespace, NATed)
 #   cmake, g++        build llama.cpp for the embedded local model
 #   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
 #   podman, runc, busybox-static  a Docker-API engine and a tiny image for the docker provider's tests
@@ -14,6 +15,8 @@ set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need+=(libseccomp2)  # the jail's seccomp filter
+command -v slirp4netns >/dev/null 2>&1 || need+=(slirp4netns)  # sandbox.network for the local jail
+command -v ip >/dev/null 2>&1 || need+=(iproute2)  # the networked-jail red-team test makes its own network namespace
 command -v setpriv >/dev/null 2>&1 || need+=(util-linux)  # the red-team suite runs the jail as a non-root user too
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v g++ >/dev/null 2>&1 || need+=(g++)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from herdsman.sandbox import LocalSandboxProvider
+from herdsman.sandbox import LocalSandboxProvider, netns
 from herdsman.sandbox.bwrap import build_bwrap_argv, bwrap_status
 
 pytestmark = pytest.mark.bwrap
@@ -47,7 +47,8 @@ def test_argv_shape(provider: LocalSandboxProvider, bwrap_config) -> None:
     assert "--chdir /mnt/user-data/workspace" in joined
     assert "--setenv HOME /mnt/user-data/workspace" in joined
     assert argv[-3:] == [argv[-3], "-c", "echo hi"]
-    assert "--share-net" in build_bwrap_argv("bwrap", paths, "true", network=True)
+    networked = build_bwrap_argv("bwrap", paths, "true", network=True, network_args=["--info-fd", "7"])
+    assert "--share-net" not in networked and "--info-fd" in networked
 
 
 def test_jail_sees_virtual_paths_and_a_clean_environment(call, monkeypatch) -> None:
@@ -101,15 +102,18 @@ def test_network_is_off_by_default(call) -> None:
     assert "[exit code 1]" in out
 
 
-def test_network_can_be_turned_on(make_config, make_runner) -> None:
+@pytest.mark.skipif(not netns.stack_status().available, reason=f"no network stack: {netns.stack_status().reason}")
+def test_network_turned_on_is_a_namespace_of_its_own(make_config, make_runner) -> None:
     _, call = make_runner(make_config(isolation="bwrap", network=True))
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(1)
         port = server.getsockname()[1]
         script = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('connected')"
-        out = ok(call("bash", command=f'python3 -c "{script}"'))
-    assert out == "connected"
+        out = ok(call("bash", command=f'cat /proc/net/dev /proc/net/fib_trie /etc/resolv.conf; python3 -c "{script}"'))
+    assert f"{netns.TAP_NAME}:" in out and netns.JAIL_ADDRESS in out
+    assert f"nameserver {netns.DNS_ADDRESS}" in out
+    assert "connected" not in out  # the host's loopback is not the jail's (tests/redteam/test_networked_jail.py)
 
 
 def test_symlinks_made_inside_the_jail_cannot_escape_through_file_tools(call, provider) -> None:

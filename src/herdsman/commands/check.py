@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 from herdsman.config.loader import ConfigProblem
 from herdsman.config.schema import EMBEDDED_MODEL_NAME, HerdsmanConfig
 from herdsman.models.factory import ModelConfigError, build_model
+from herdsman.sandbox import netns
 
 
 def check_base_url(url: str, timeout: float = 2.0) -> str | None:
@@ -54,6 +55,15 @@ def check_models(config: HerdsmanConfig, probe_network: bool = True) -> list[Con
     return problems
 
 
+def check_sandbox(config: HerdsmanConfig) -> list[ConfigProblem]:
+    """Problems with ``sandbox:``: a local jail asked for network that cannot have its own."""
+    sandbox = config.sandbox
+    if sandbox.provider != "local" or not sandbox.network or sandbox.isolation == "none":
+        return []
+    stack = netns.stack_status()
+    return [] if stack.available else [ConfigProblem("sandbox.network", netns.refusal(stack))]
+
+
 def check_config(config: HerdsmanConfig, probe_network: bool = True) -> list[ConfigProblem]:
     """Every problem found beyond validation (empty when the config is ready to run)."""
-    return check_models(config, probe_network)
+    return check_models(config, probe_network) + check_sandbox(config)

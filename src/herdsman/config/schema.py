@@ -187,7 +187,11 @@ class SandboxConfig(_Section):
     allow_unisolated_bash: bool = Field(
         False, description="Allow the bash tool without bubblewrap (commands then run on the host)."
     )
-    network: bool = Field(False, description="Allow network access from sandboxed commands.")
+    network: bool = Field(
+        False,
+        description="Give sandboxed commands outbound network access. Local provider: each command's jail gets its "
+        "own network namespace NATed by slirp4netns (apt-get install slirp4netns), never the host's loopback.",
+    )
     command_timeout_seconds: float = Field(120.0, gt=0)
     max_output_chars: int = Field(20_000, ge=1_000)
     read_only_paths: list[str] = Field(

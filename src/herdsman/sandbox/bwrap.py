@@ -4,7 +4,9 @@ The jail shows the command a read-only system (``/usr``, ``/bin``, ``/lib*``, th
 ``/etc`` programs need), the thread's three user-data directories writable at their virtual
 paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and ``/dev``, a tmpfs
 ``/tmp``, and nothing else: no other thread, no home directory, no host ``/tmp``, no ``/sys``.
-All namespaces are unshared (network too, unless ``sandbox.network`` is true), capabilities are
+All namespaces are unshared, network included: with ``sandbox.network`` the jail's own network
+namespace is connected outward by ``netns.py`` (never the host's, whose loopback holds the
+gateway and other users' services), capabilities are
 dropped, the command runs in a new session under its own pid namespace, and the jail dies with
 its parent, so killing bwrap kills every process the command started.
 
@@ -77,7 +79,7 @@ _ETC_ENTRIES = (
     "ssl",
     "timezone",
 )
-_NETWORK_ETC_ENTRIES = ("resolv.conf", "gai.conf")
+_NETWORK_ETC_ENTRIES = ("gai.conf",)  # resolv.conf comes from netns.py (the stack's DNS)
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ def build_bwrap_argv(
     command: str,
     *,
     network: bool = False,
+    network_args: list[str] | tuple[str, ...] = (),
     read_only_paths: list[str] | tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     seccomp_fd: int | None = None,
@@ -203,10 +206,10 @@ def build_bwrap_argv(
     ``env`` holds extra variables set inside (on top of PATH, HOME and LANG); the environment
     is otherwise empty. ``read_only_paths`` are host paths bound read-only at the same place.
     ``seccomp_fd`` is a descriptor holding the filter program (``seccomp.program_fd``).
+    ``network``: the jail keeps its own network namespace, which ``network_args``
+    (``netns.JailNetwork.bwrap_args``) connect to the outside; never ``--share-net``.
     """
     argv = [bwrap, "--unshare-all"]
-    if network:
-        argv.append("--share-net")
     argv += _identity_args(disable_userns)
     argv += [
         "--die-with-parent",
@@ -218,6 +221,8 @@ def build_bwrap_argv(
     ]
     argv += _system_args()
     argv += _etc_args(network)
+    if network:
+        argv += network_args
     for extra in read_only_paths:
         real = os.path.realpath(os.path.expanduser(extra))
         if os.path.exists(real):

@@ -15,6 +15,7 @@ Both running shells apply ``sandbox.limits`` to each command through a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -22,7 +23,7 @@ import threading
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import bwrap as bwrap_module
-from herdsman.sandbox import seccomp
+from herdsman.sandbox import netns, seccomp
 from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
 from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
 from herdsman.sandbox.host_files import HostFilesSandbox, Shell, release_if_deleted, skills_dir
@@ -40,14 +41,22 @@ class BwrapShell:
     """Commands jailed by bubblewrap: only the thread's directories are visible and writable.
 
     bubblewrap starts with an empty environment (``env -i``) and reads its arguments and the
-    seccomp program from descriptors, so nothing of the host shows in the jail's pid 1.
+    seccomp program from descriptors, so nothing of the host shows in the jail's pid 1. With
+    ``sandbox.network`` each command's jail gets its own network through ``slirp`` (the path of
+    slirp4netns, see ``netns.py``), which lives exactly as long as the command.
     """
 
     def __init__(
-        self, bwrap: str, config: SandboxConfig, limiter: LocalLimiter | None = None, disable_userns: bool = False
+        self,
+        bwrap: str,
+        config: SandboxConfig,
+        limiter: LocalLimiter | None = None,
+        disable_userns: bool = False,
+        slirp: str | None = None,
     ) -> None:
         self._bwrap = bwrap
         self._config = config
+        self._slirp = slirp
         self._disable_userns = disable_userns
         self._env = shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
         self.limiter = limiter or LocalLimiter(Limits.from_config(config))
@@ -60,33 +69,48 @@ class BwrapShell:
         filter_fd = seccomp.program_fd()
         arguments = -1
         try:
-            argv = build_bwrap_argv(
-                self._bwrap,
-                paths,
-                command,
-                network=self._config.network,
-                read_only_paths=self._config.read_only_paths,
-                env={"HERDSMAN_RUN_ID": run_id},
-                seccomp_fd=filter_fd,
-                disable_userns=self._disable_userns,
-            )
-            arguments, short_argv = split_for_args_fd(argv)
-            with self.limiter.command() as launch:
-                return run_process(
-                    launch.argv([self._env, "-i", *short_argv]),
-                    timeout=timeout,
-                    max_output_chars=self.limiter.limits.output_chars,
-                    env={},
-                    run_id=run_id,
-                    cancel=cancel,
-                    preexec_fn=launch.preexec_fn,
-                    kill_tree=launch.kill_tree,
-                    pass_fds=(filter_fd, arguments),
+            with self._network() as network:
+                argv = build_bwrap_argv(
+                    self._bwrap,
+                    paths,
+                    command,
+                    network=network is not None,
+                    network_args=network.bwrap_args if network else (),
+                    read_only_paths=self._config.read_only_paths,
+                    env={"HERDSMAN_RUN_ID": run_id},
+                    seccomp_fd=filter_fd,
+                    disable_userns=self._disable_userns,
                 )
+                arguments, short_argv = split_for_args_fd(argv)
+                with self.limiter.command() as launch:
+                    if network:
+                        network.start()
+                    result = run_process(
+                        launch.argv([self._env, "-i", *short_argv]),
+                        timeout=timeout,
+                        max_output_chars=self.limiter.limits.output_chars,
+                        env={},
+                        run_id=run_id,
+                        cancel=cancel,
+                        preexec_fn=launch.preexec_fn,
+                        kill_tree=launch.kill_tree,
+                        pass_fds=(filter_fd, arguments, *(network.pass_fds if network else ())),
+                    )
+                if network:
+                    network.raise_if_failed()
+                return result
         finally:
             os.close(filter_fd)
             if arguments >= 0:
                 os.close(arguments)
+
+    def _network(self) -> contextlib.AbstractContextManager[netns.JailNetwork | None]:
+        """One command's network (its own namespace and slirp4netns), or none."""
+        if not self._config.network:
+            return contextlib.nullcontext()
+        if self._slirp is None:  # choose_shell refuses this; never fall back to the host's network
+            raise CommandNotAllowedError(netns.refusal(netns.stack_status()))
+        return netns.JailNetwork(self._slirp)
 
 
 class HostShell:
@@ -143,7 +167,12 @@ _ENABLE_HINT = (
 def choose_shell(config: SandboxConfig, status: bwrap_module.BwrapStatus) -> Shell:
     """The shell strategy for ``sandbox.isolation`` given what bubblewrap can do here."""
     if config.isolation in ("auto", "bwrap") and status.available and status.path:
-        return BwrapShell(status.path, config, disable_userns=status.disable_userns)
+        if not config.network:
+            return BwrapShell(status.path, config, disable_userns=status.disable_userns)
+        stack = netns.stack_status()
+        if not stack.available:
+            return RefusingShell(f"The bash tool is unavailable: {netns.refusal(stack)}")
+        return BwrapShell(status.path, config, disable_userns=status.disable_userns, slirp=stack.path)
     if config.isolation == "bwrap":
         return RefusingShell(
             f"The bash tool is unavailable: sandbox.isolation is bwrap but {status.reason}. "
@@ -184,6 +213,8 @@ class LocalSandboxProvider:
         secure_home(self._home)
         self._skills = skills_dir(config)
         self._shell = choose_shell(config.sandbox, bwrap_module.bwrap_status())
+        if config.sandbox.network and isinstance(self._shell, RefusingShell):
+            log.warning("the bash tool is off", extra={"reason": self._shell.message})
         self._sandboxes: dict[str, LocalSandbox] = {}
         self._lock = threading.Lock()
         log.debug("local sandbox provider ready", extra={"shell": type(self._shell).__name__})
