@@ -117,6 +117,11 @@ class SandboxLimitsConfig(_Section):
     cpus: float | None = Field(2.0, gt=0, description="CPU cores' worth of time, e.g. 0.5 or 2.")
     pids: int | None = Field(512, ge=8, description="Processes and threads at once (stops fork bombs).")
     file_size_mb: int | None = Field(1024, ge=1, description="Largest file a command may write, in MiB (stops disk fills).")
+    tmp_mb: int | None = Field(
+        256, ge=1,
+        description="Size in MiB of each of the local jail's /tmp, /var/tmp and /dev/shm (tmpfs, held in memory: "
+        "counted in memory_mb where a memory cgroup is used); writing past it fails with ENOSPC.",
+    )
     output: int | None = Field(
         None, ge=1_000, description="Characters of command output kept (head and tail); default max_output_chars."
     )

@@ -2,8 +2,8 @@
 
 The jail shows the command a read-only system (``/usr``, ``/bin``, ``/lib*``, the parts of
 ``/etc`` programs need), the thread's three user-data directories writable at their virtual
-paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and ``/dev``, a tmpfs
-``/tmp``, and nothing else: no other thread, no home directory, no host ``/tmp``, no ``/sys``.
+paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and read-only ``/dev``,
+sized tmpfs ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (``sandbox.limits.tmp_mb``), and nothing else: no other thread, no home directory, no host ``/tmp``, no ``/sys``.
 All namespaces are unshared (network too, unless ``sandbox.network`` is true), capabilities are
 dropped, the command runs in a new session under its own pid namespace, and the jail dies with
 its parent, so killing bwrap kills every process the command started.
@@ -164,12 +164,14 @@ def build_bwrap_argv(
     env: dict[str, str] | None = None,
     seccomp_fd: int | None = None,
     disable_userns: bool = False,
+    tmp_bytes: int | None = None,
 ) -> list[str]:
     """The full argv running ``bash -c command`` jailed for the thread of ``paths``.
 
     ``env`` holds extra variables set inside (on top of PATH, HOME and LANG); the environment
     is otherwise empty. ``read_only_paths`` are host paths bound read-only at the same place.
     ``seccomp_fd`` is a descriptor holding the filter program (``seccomp.program_fd``).
+    ``tmp_bytes`` sizes each scratch tmpfs (see :func:`tmpfs_args`).
     """
     argv = [bwrap, "--unshare-all"]
     if network:
@@ -190,7 +192,7 @@ def build_bwrap_argv(
         if os.path.exists(real):
             argv += ["--ro-bind", real, real]
     argv += _proc_args()
-    argv += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    argv += tmpfs_args(tmp_bytes)
     argv += [
         "--bind", str(paths.workspace), WORKSPACE,
         "--bind", str(paths.uploads), UPLOADS,
@@ -211,6 +213,29 @@ def build_bwrap_argv(
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--", _shell(), "-c", command]
     return argv
+
+
+def tmpfs_args(tmp_bytes: int | None) -> list[str]:
+    """A fresh ``/dev`` made read-only, and the scratch tmpfs mounts ``/dev/shm``, ``/tmp`` and
+    ``/var/tmp``, each ``tmp_bytes`` large when given (``--size``, bubblewrap 0.8+).
+
+    A tmpfs holds its files in memory: unsized, each could take half the host's RAM (and
+    bubblewrap's ``/dev`` is itself a writable tmpfs holding ``/dev/shm``), whatever the command's
+    memory limit when no cgroup counts them. Writing past the size fails with ENOSPC.
+    """
+    size = ["--size", str(tmp_bytes)] if tmp_bytes else []
+    args = ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    return args + [*size, "--tmpfs", "/tmp", *size, "--tmpfs", "/var/tmp"]
+
+
+@functools.cache
+def supports_tmpfs_size(bwrap: str) -> bool:
+    """Whether this bubblewrap has ``--size`` (0.8 and later; its ``--help`` lists it)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=15, stdin=subprocess.DEVNULL, env={})
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--size" in done.stdout + done.stderr
 
 
 def split_for_args_fd(argv: list[str]) -> tuple[int, list[str]]:
