@@ -353,7 +353,7 @@ def config_check(
     offline: Annotated[bool, typer.Option(help="Skip network checks of base_url.")] = False,
 ) -> None:
     """Validate config.yaml and try each model; print every problem with its YAML path and fix."""
-    from herdsman.commands.check import check_config
+    from herdsman.commands.check import check_config, unenforced_sandbox_limits
 
     try:
         loaded = load_config(config)
@@ -362,6 +362,8 @@ def config_check(
         raise typer.Exit(1) from None
     source = str(loaded.source) if loaded.source else "built-in defaults (no config file found)"
     problems = check_config(loaded.config, probe_network=not offline)
+    for warning in unenforced_sandbox_limits(loaded.config):
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if problems:
         err.print(f"[red]{escape(source)}: {len(problems)} problem(s)[/red]")
         for p in problems:

@@ -64,6 +64,21 @@ def check_sandbox(config: HerdsmanConfig) -> list[ConfigProblem]:
     return [] if stack.available else [ConfigProblem("sandbox.network", netns.refusal(stack))]
 
 
+def unenforced_sandbox_limits(config: HerdsmanConfig) -> list[str]:
+    """The ``sandbox.limits`` this host cannot enforce for the local provider (warnings, not
+    problems: commands still run, under rlimits); empty for docker and kubernetes."""
+    if config.sandbox.provider != "local":
+        return []
+    from herdsman.sandbox.bwrap import bwrap_status, supports_tmpfs_size
+    from herdsman.sandbox.limits import Limits, host_groups, unenforced_limits
+
+    found = unenforced_limits(Limits.from_config(config.sandbox), host_groups())
+    status = bwrap_status()
+    if config.sandbox.limits.tmp_mb and status.available and status.path and not supports_tmpfs_size(status.path):
+        found.append("sandbox.limits.tmp_mb is not enforced: this bubblewrap has no --size (0.8 or later needed)")
+    return found
+
+
 def check_config(config: HerdsmanConfig, probe_network: bool = True) -> list[ConfigProblem]:
     """Every problem found beyond validation (empty when the config is ready to run)."""
     return check_models(config, probe_network) + check_sandbox(config)

@@ -117,6 +117,11 @@ class SandboxLimitsConfig(_Section):
     cpus: float | None = Field(2.0, gt=0, description="CPU cores' worth of time, e.g. 0.5 or 2.")
     pids: int | None = Field(512, ge=8, description="Processes and threads at once (stops fork bombs).")
     file_size_mb: int | None = Field(1024, ge=1, description="Largest file a command may write, in MiB (stops disk fills).")
+    tmp_mb: int | None = Field(
+        256, ge=1,
+        description="Size in MiB of each of the local jail's /tmp, /var/tmp and /dev/shm (tmpfs, held in memory: "
+        "counted in memory_mb where a memory cgroup is used); writing past it fails with ENOSPC.",
+    )
     output: int | None = Field(
         None, ge=1_000, description="Characters of command output kept (head and tail); default max_output_chars."
     )
@@ -455,6 +460,11 @@ class GatewayConfig(_Section):
     )
     max_crons_per_user: int = Field(
         100, ge=1, description="Crons one user may have at once (POST /runs/crons answers 409 past it).",
+    )
+    max_threads_per_user: int | None = Field(
+        1000, ge=1,
+        description="Threads one user (or the local user) may have at once; past it POST /threads (and a run that "
+        "creates its thread) answers 429 saying to delete threads. null: no limit.",
     )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     max_streams_per_user: int | None = Field(
@@ -864,6 +874,21 @@ class RunsConfig(_Section):
         None, ge=0, le=1_000_000,
         description="Runs of one user waiting in the queue beyond max_running_per_user (without it: waiting for a "
         "worker); past it a new run gets 429 saying to wait for or cancel a run. null: no limit.",
+    )
+    max_input_bytes: int | None = Field(
+        1024 * 1024, ge=1024,
+        description="Bytes (as JSON) one run's input or state update may add to a thread; past it 413 saying to "
+        "upload the content as a file. Every later checkpoint of the thread stores it again. null: no limit.",
+    )
+    max_thread_state_bytes: int | None = Field(
+        32 * 1024 * 1024, ge=1024 * 1024,
+        description="Bytes of a thread's newest checkpoint past which a new run on it gets 413 saying to start a "
+        "new thread (each step of a run stores the whole state again). null: no limit.",
+    )
+    max_thread_checkpoint_bytes: int | None = Field(
+        512 * 1024 * 1024, ge=1024 * 1024,
+        description="Bytes the checkpointer stores for one thread (every checkpoint keeps the message list again) "
+        "past which a new run on it gets 413 saying to start a new thread. null: no limit.",
     )
     max_queued: int | None = Field(
         None, ge=1, le=10_000_000,

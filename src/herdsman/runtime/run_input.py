@@ -53,6 +53,28 @@ class RunInputError(ValueError):
         self.reason = reason
 
 
+class InputTooLargeError(RunInputError):
+    """What a client sent is larger than ``runs.max_input_bytes`` (a 413, not a 422)."""
+
+
+def check_size(field: str, value: Any, limit: int | None, thread_id: str) -> None:
+    """Refuse ``value`` whose JSON is over ``limit`` bytes: every later checkpoint of the thread
+    would store it again (three 20 MB messages made about 1 GB of SQLite)."""
+    if limit is None or value is None:
+        return
+    try:
+        size = len(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except orjson.JSONEncodeError:
+        return  # check_json names what is wrong with it
+    if size > limit:
+        raise InputTooLargeError(
+            field,
+            f"is {size:,} bytes as JSON, more than runs.max_input_bytes ({limit:,}); upload large content as a file "
+            f"(POST /api/threads/{thread_id or '<thread_id>'}/uploads) and refer to its path in a short message, or ask the "
+            "operator to raise runs.max_input_bytes",
+        )
+
+
 def check_json(field: str, value: Any) -> None:
     """Refuse values that cannot be stored as JSON (lone surrogates, huge integers, deep nesting)."""
     try:

@@ -51,6 +51,7 @@ from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
+from herdsman.runtime.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
 from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.inflight_tools import settle_inflight_tool_calls
 from herdsman.runtime.partial_answer import PartialAnswer
@@ -66,12 +67,14 @@ from herdsman.runtime.run_events import (
 from herdsman.runtime.run_admission import Admission, Decision
 from herdsman.runtime.run_queue import MemoryRunQueue, QueuedRun, RunQueue
 from herdsman.runtime.run_input import (
+    InputTooLargeError,
     RunInputError,
     check_goto,
     check_input,
     check_json,
     check_run_config,
     check_run_limits,
+    check_size,
     check_update,
 )
 from herdsman.runtime.serde import dumps, to_jsonable
@@ -136,6 +139,13 @@ class RunLimitError(RunError):
     ``runs.max_queued_per_user`` allow."""
 
     status = 429
+
+
+class TooLargeError(RunError):
+    """The run's input, or the thread's state, is over ``runs.max_input_bytes`` or
+    ``runs.max_thread_state_bytes``."""
+
+    status = 413
 
 
 class QueueFullError(RunError):
@@ -489,12 +499,17 @@ class RunManager:
             check_run_limits(spec.config, self.config.subagents)
             check_json("metadata", spec.metadata)
             check_json("context", spec.context)
+            limit = self.config.runs.max_input_bytes
             if spec.command:
                 check_json("command", spec.command)
+                check_size("command.update", spec.command.get("update"), limit, spec.thread_id)
                 check_update(self.graph, "command.update", spec.command.get("update"))
                 check_goto(self.graph, spec.command.get("goto"))
             else:
+                check_size("input", spec.input, limit, spec.thread_id)
                 check_input(self.graph, spec.input)
+        except InputTooLargeError as exc:
+            raise TooLargeError(f"Request too large: {exc}") from None
         except RunInputError as exc:
             raise InvalidRunError(f"Invalid request: {exc}", exc.field) from None
         try:
@@ -502,10 +517,28 @@ class RunManager:
         except UnknownModelError as exc:
             raise RunError(str(exc)) from None
 
+    async def check_thread_state(self, thread_id: str) -> None:
+        """Refuse (413) a run on a thread whose newest checkpoint is over ``runs.max_thread_state_bytes``
+        or whose checkpoints together are over ``runs.max_thread_checkpoint_bytes``."""
+        settings, saver = self.config.runs, self.graph.checkpointer
+        bounds = (
+            ("max_thread_state_bytes", settings.max_thread_state_bytes, head_checkpoint_bytes,
+             "bytes of state, and every step of a run would store it all again"),
+            ("max_thread_checkpoint_bytes", settings.max_thread_checkpoint_bytes, thread_checkpoint_bytes,
+             "bytes of checkpoints (each holds the messages again)"),
+        )  # fmt: skip
+        for key, limit, measure, what in bounds:
+            if limit is not None and (size := await measure(saver, thread_id)) > limit:
+                raise TooLargeError(
+                    f"Thread {thread_id} holds {size:,} {what}, more than runs.{key} ({limit:,}); start a new "
+                    "thread (POST /threads) and upload large content as files, or ask the operator to raise the limit"
+                )
+
     async def start(self, spec: RunSpec) -> Run:
         """Create a run on ``spec.thread_id`` and start it, applying the multitask strategy."""
         spec.stream_mode = normalize_modes(spec.stream_mode)
         self.check(spec)
+        await self.check_thread_state(spec.thread_id)
         async with self._thread_lock(spec.thread_id):
             if spec.command and spec.command.get("resume") is not None:
                 await self._check_resumable(spec)

@@ -2,8 +2,9 @@
 
 The jail shows the command a read-only system (``/usr``, ``/bin``, ``/lib*``, the parts of
 ``/etc`` programs need), the thread's three user-data directories writable at their virtual
-paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and ``/dev``, a tmpfs
-``/tmp``, and nothing else: no other thread, no home directory, no host ``/tmp``, no ``/sys``.
+paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and read-only ``/dev``,
+sized tmpfs ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (``sandbox.limits.tmp_mb``), and nothing else:
+no other thread, no home directory, no host ``/tmp``, no ``/sys``.
 All namespaces are unshared, network included: with ``sandbox.network`` the jail's own network
 namespace is connected outward by ``netns.py`` (never the host's, whose loopback holds the
 gateway and other users' services), capabilities are
@@ -200,6 +201,7 @@ def build_bwrap_argv(
     env: dict[str, str] | None = None,
     seccomp_fd: int | None = None,
     disable_userns: bool = False,
+    tmp_bytes: int | None = None,
 ) -> list[str]:
     """The full argv running ``bash -c command`` jailed for the thread of ``paths``.
 
@@ -208,6 +210,7 @@ def build_bwrap_argv(
     ``seccomp_fd`` is a descriptor holding the filter program (``seccomp.program_fd``).
     ``network``: the jail keeps its own network namespace, which ``network_args``
     (``netns.JailNetwork.bwrap_args``) connect to the outside; never ``--share-net``.
+    ``tmp_bytes`` sizes each scratch tmpfs (see :func:`tmpfs_args`).
     """
     argv = [bwrap, "--unshare-all"]
     argv += _identity_args(disable_userns)
@@ -228,7 +231,7 @@ def build_bwrap_argv(
         if os.path.exists(real):
             argv += ["--ro-bind", real, real]
     argv += _proc_args()
-    argv += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    argv += tmpfs_args(tmp_bytes)
     argv += [
         "--bind", str(paths.workspace), WORKSPACE,
         "--bind", str(paths.uploads), UPLOADS,
@@ -249,6 +252,29 @@ def build_bwrap_argv(
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--", _shell(), "-c", command]
     return argv
+
+
+def tmpfs_args(tmp_bytes: int | None) -> list[str]:
+    """A fresh ``/dev`` made read-only, and the scratch tmpfs mounts ``/dev/shm``, ``/tmp`` and
+    ``/var/tmp``, each ``tmp_bytes`` large when given (``--size``, bubblewrap 0.8+).
+
+    A tmpfs holds its files in memory: unsized, each could take half the host's RAM (and
+    bubblewrap's ``/dev`` is itself a writable tmpfs holding ``/dev/shm``), whatever the command's
+    memory limit when no cgroup counts them. Writing past the size fails with ENOSPC.
+    """
+    size = ["--size", str(tmp_bytes)] if tmp_bytes else []
+    args = ["--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    return args + [*size, "--tmpfs", "/tmp", *size, "--tmpfs", "/var/tmp"]
+
+
+@functools.cache
+def supports_tmpfs_size(bwrap: str) -> bool:
+    """Whether this bubblewrap has ``--size`` (0.8 and later; its ``--help`` lists it)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=15, stdin=subprocess.DEVNULL, env={})
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--size" in done.stdout + done.stderr
 
 
 def split_for_args_fd(argv: list[str]) -> tuple[int, list[str]]:

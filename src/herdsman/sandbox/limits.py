@@ -2,25 +2,28 @@
 
 :class:`Limits` is the provider-neutral form of the config section. The docker and kubernetes
 providers translate it into their engine's settings; for the local provider this module puts
-each command in its own cgroup v1 group (memory, pids, cpu) when the hierarchy is writable, and
-falls back to rlimits otherwise:
+each command in its own cgroup (memory, pids, cpu): cgroup v1 when its hierarchies are writable,
+else a delegated cgroup v2 subtree (``cgroup_v2.py``), and falls back to rlimits otherwise:
 
-=============  ==============================  ===============================================
-limit          cgroup v1 (preferred)           rlimit fallback
-=============  ==============================  ===============================================
-memory_mb      ``memory.limit_in_bytes``       ``RLIMIT_AS`` (address space, coarser)
-               (+ ``memsw`` when present)
-pids           ``pids.max``                    ``RLIMIT_NPROC`` (per user; root is exempt)
-cpus           ``cpu.cfs_quota_us``            none (the command timeout bounds CPU time)
-file_size_mb   --                              ``RLIMIT_FSIZE`` (always set)
-=============  ==============================  ===============================================
+=============  ==============================  =====================  ============================
+limit          cgroup v1 (preferred)           cgroup v2              rlimit fallback
+=============  ==============================  =====================  ============================
+memory_mb      ``memory.limit_in_bytes``       ``memory.max``         ``RLIMIT_AS`` (address
+               (+ ``memsw`` when present)      (+ ``swap.max`` 0)     space, per process)
+pids           ``pids.max``                    ``pids.max``           ``RLIMIT_NPROC`` (per user;
+                                                                      root is exempt)
+cpus           ``cpu.cfs_quota_us``            ``cpu.max``            none (the command timeout
+                                                                      bounds CPU time)
+file_size_mb   --                              --                     ``RLIMIT_FSIZE`` (always set)
+=============  ==============================  =====================  ============================
 
-The command joins its groups before it starts (see :func:`launch_prefix`), so every process it
+The command joins its group before it starts (see :func:`launch_prefix`), so every process it
 starts, bubblewrap's pid namespace included, is counted. When the command ends, whatever is
 still in the group is killed, and the empty group goes back to a small pool for the next
-command (a fresh group slows the start of a command by about 10 ms). Written by hand because no maintained
-library manages cgroup v1 groups for a child process; cgroup v2 is not handled yet (rlimits
-are used there).
+command (a fresh group slows the start of a command by about 10 ms). When no cgroup can be used,
+:func:`unenforced_limits` names the limits that are then weaker or absent; the limiter logs them
+once per process and ``herdsman config check`` prints them. Written by hand because no
+maintained library manages cgroup groups for a child process.
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from herdsman.config.schema import SandboxConfig
+from herdsman.sandbox import cgroup_v2
 from herdsman.sandbox.process import kill_until_gone
 
 log = logging.getLogger(__name__)
@@ -205,6 +210,11 @@ class CommandGroup:
             _write(directory / "cpu.cfs_quota_us", str(max(1000, int(limits.cpus * CPU_PERIOD_US))))
 
     @property
+    def controllers(self) -> frozenset[str]:
+        """The controllers that limit this group's processes."""
+        return frozenset(self.dirs)
+
+    @property
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files a process writes its pid to, to join."""
         return [str(d / "cgroup.procs") for d in self.dirs.values()]
@@ -239,7 +249,90 @@ class CommandGroup:
                 log.warning("could not remove cgroup %s", directory.name)
 
 
-def _rlimit_pairs(limits: Limits, with_cgroups: set[str]) -> list[tuple[int, int]]:
+class Group(Protocol):
+    """One command's cgroup(s), v1 (:class:`CommandGroup`) or v2 (``V2CommandGroup``)."""
+
+    @property
+    def controllers(self) -> frozenset[str]: ...  # noqa: D102
+
+    @property
+    def procs_files(self) -> list[str]: ...  # noqa: D102
+
+    def pids(self) -> list[int]: ...  # noqa: D102
+
+    def kill_all(self) -> None: ...  # noqa: D102
+
+    def remove(self) -> None: ...  # noqa: D102
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Where this host's command groups come from: ``mechanism`` is ``cgroup-v1``, ``cgroup-v2``
+    or ``rlimit`` (none); ``new`` makes one group; ``reason`` says why there is none."""
+
+    mechanism: str
+    controllers: frozenset[str]
+    new: Callable[[Limits], Group] | None = None
+    reason: str = ""
+    stale_dirs: tuple[Path, ...] = ()
+
+
+def host_groups() -> Groups:
+    """cgroup v1 when any of its controllers is writable, else a delegated cgroup v2 subtree."""
+    parents = cgroup_v1_parents()
+    if parents:
+        return Groups("cgroup-v1", frozenset(parents), lambda limits: CommandGroup(limits, parents),
+                      stale_dirs=tuple(parents.values()))
+    delegation = cgroup_v2.host_delegation()
+    if delegation.parent is not None:
+        parent = delegation.parent
+        return Groups("cgroup-v2", delegation.controllers,
+                      lambda limits: cgroup_v2.V2CommandGroup(limits, delegation), stale_dirs=(parent,))
+    return Groups("rlimit", frozenset(), reason=f"no writable cgroup (v1 or v2; {delegation.reason})")
+
+
+_FIX = ("run Herdsman where its cgroup is writable (a systemd unit with Delegate=yes, or "
+        "systemd-run --user --scope -p Delegate=yes herdsman serve; a container with a writable cgroup)")
+
+
+def unenforced_limits(limits: Limits, groups: Groups, root: bool | None = None) -> list[str]:
+    """One sentence per limit of ``limits`` that this host cannot enforce as configured (empty when
+    all are): what is missing, why, and what is used instead."""
+    root = os.geteuid() == 0 if root is None else root
+    why = groups.reason or f"the {groups.mechanism} hierarchy lacks the controller"
+    found: list[str] = []
+    if limits.pids is not None and "pids" not in groups.controllers:
+        if root:
+            found.append(f"sandbox.limits.pids is not enforced for root: {why}; RLIMIT_NPROC does not bind root")
+        else:
+            found.append(f"sandbox.limits.pids is enforced only per host user, not per command: {why}; "
+                         "RLIMIT_NPROC counts all the user's processes")
+    if limits.memory_mb is not None and "memory" not in groups.controllers:
+        found.append(f"sandbox.limits.memory_mb is enforced only per process, as address space (RLIMIT_AS), "
+                     f"not for a command's processes together: {why}")
+    if limits.cpus is not None and "cpu" not in groups.controllers:
+        found.append(f"sandbox.limits.cpus is not enforced: {why}; only the command timeout bounds CPU time")
+    if found:
+        found.append(f"to enforce them, {_FIX}")
+    return found
+
+
+_warned = False
+_warned_lock = threading.Lock()
+
+
+def _warn_once(messages: list[str], mechanism: str) -> None:
+    """Log the unenforced limits once per process (every provider builds its own limiter)."""
+    global _warned
+    with _warned_lock:
+        if _warned or not messages:
+            return
+        _warned = True
+    log.warning("sandbox limits not enforced on this host: %s", "; ".join(messages),
+                extra={"event": "sandbox_limits_unenforced", "mechanism": mechanism, "limits": messages})
+
+
+def _rlimit_pairs(limits: Limits, with_cgroups: frozenset[str] | set[str]) -> list[tuple[int, int]]:
     pairs: list[tuple[int, int]] = []
     if limits.file_size_bytes is not None:
         pairs.append((resource.RLIMIT_FSIZE, limits.file_size_bytes))
@@ -312,16 +405,20 @@ class Launch:
 class LocalLimiter:
     """Applies :class:`Limits` to local commands: cgroups where writable, rlimits otherwise."""
 
-    def __init__(self, limits: Limits, use_cgroups: bool = True) -> None:
+    def __init__(self, limits: Limits, use_cgroups: bool = True, groups: Groups | None = None) -> None:
         self.limits = limits
-        self._parents = cgroup_v1_parents() if use_cgroups else {}
+        if groups is None:
+            groups = host_groups() if use_cgroups else Groups("rlimit", frozenset(), reason="cgroups are turned off")
+        self.groups = groups
         self._prlimit = shutil.which("prlimit")
-        self._idle: list[CommandGroup] = []
+        self._idle: list[Group] = []
         self._idle_lock = threading.Lock()
-        if self._parents:
-            remove_stale_groups(self._parents)
+        if groups.stale_dirs:
+            remove_stale_groups({str(i): d for i, d in enumerate(groups.stale_dirs)})
+        if use_cgroups:
+            _warn_once(unenforced_limits(limits, groups), groups.mechanism)
 
-    def _take_group(self) -> CommandGroup:
+    def _take_group(self) -> Group:
         """An emptied group from the pool, or a new one.
 
         Groups are reused because a fresh cpu or memory group makes the first process in it
@@ -330,9 +427,10 @@ class LocalLimiter:
         with self._idle_lock:
             if self._idle:
                 return self._idle.pop()
-        return CommandGroup(self.limits, self._parents)
+        assert self.groups.new is not None
+        return self.groups.new(self.limits)
 
-    def _return_group(self, group: CommandGroup) -> None:
+    def _return_group(self, group: Group) -> None:
         group.kill_all()
         if group.pids():
             group.remove()
@@ -352,20 +450,20 @@ class LocalLimiter:
 
     @property
     def mechanism(self) -> str:
-        """``cgroup-v1`` when at least one controller is used, else ``rlimit``."""
-        return "cgroup-v1" if self._parents else "rlimit"
+        """``cgroup-v1`` or ``cgroup-v2`` when at least one controller is used, else ``rlimit``."""
+        return self.groups.mechanism
 
     @contextmanager
     def command(self) -> Iterator[Launch]:
-        """For one command: how to launch it; afterwards its groups are emptied and removed."""
-        group: CommandGroup | None = None
-        if self._parents:
+        """For one command: how to launch it; afterwards its group is emptied and pooled or removed."""
+        group: Group | None = None
+        if self.groups.new is not None:
             try:
                 group = self._take_group()
             except OSError as exc:
                 log.warning("cgroup limits unavailable for this command (%s); using rlimits", exc)
                 group = None
-        used = set(group.dirs) if group else set()
+        used = group.controllers if group else frozenset()
         rlimits = _rlimit_pairs(self.limits, used)
         procs = group.procs_files if group else []
         prefix = launch_prefix(procs, rlimits, self._prlimit)

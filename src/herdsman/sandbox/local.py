@@ -10,7 +10,7 @@ strategies, chosen once per provider from ``sandbox.isolation``:
 - :class:`RefusingShell`: bash is off, and the error says how to turn it on.
 
 Both running shells apply ``sandbox.limits`` to each command through a
-:class:`~herdsman.sandbox.limits.LocalLimiter` (cgroup v1 where writable, rlimits otherwise).
+:class:`~herdsman.sandbox.limits.LocalLimiter` (cgroup v1 or v2 where writable, rlimits otherwise).
 """
 
 from __future__ import annotations
@@ -60,6 +60,14 @@ class BwrapShell:
         self._disable_userns = disable_userns
         self._env = shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
         self.limiter = limiter or LocalLimiter(Limits.from_config(config))
+        tmp_mb = config.limits.tmp_mb
+        self._tmp_bytes = tmp_mb * 1024 * 1024 if tmp_mb and bwrap_module.supports_tmpfs_size(bwrap) else None
+        if tmp_mb and self._tmp_bytes is None:
+            log.warning(
+                "sandbox.limits.tmp_mb is not enforced: this bubblewrap has no --size (0.8 or later needed); "
+                "the jail's /tmp, /var/tmp and /dev/shm are unsized",
+                extra={"event": "sandbox_limits_unenforced", "limits": ["tmp_mb"]},
+            )
 
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
@@ -80,6 +88,7 @@ class BwrapShell:
                     env={"HERDSMAN_RUN_ID": run_id},
                     seccomp_fd=filter_fd,
                     disable_userns=self._disable_userns,
+                    tmp_bytes=self._tmp_bytes,
                 )
                 arguments, short_argv = split_for_args_fd(argv)
                 with self.limiter.command() as launch:

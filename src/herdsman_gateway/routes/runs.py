@@ -19,7 +19,7 @@ from herdsman.runtime.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
-from herdsman_gateway.routes.threads import check_thread_id, load_thread, not_found
+from herdsman_gateway.routes.threads import check_thread_id, check_thread_room, load_thread, not_found
 from herdsman_gateway.schemas import Run, RunCreate, RunsCancel
 from herdsman_gateway.sse import run_path, stream_response, stream_slot
 
@@ -30,6 +30,7 @@ async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: st
     record = await gw.threads.get(thread_id)
     if record is None and body.if_not_exists == "create":
         check_thread_id(thread_id)
+        await check_thread_room(gw, user)
         record = await gw.threads.create(thread_id, with_owner(None, user), if_exists="do_nothing")
         if not owns(record.metadata, user):  # another user made it meanwhile: theirs, not a thread to run on
             raise not_found(thread_id)
@@ -95,6 +96,7 @@ async def start_run(
     """
     assistant = await load_assistant(gw, body.assistant_id, user)
     if thread_id is None:
+        await check_thread_room(gw, user)
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))
         spec = run_spec(record.thread_id, body, assistant, user, temporary=body.on_completion != "keep")
     else:

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 from langgraph.errors import InvalidUpdateError
 
-from herdsman.runtime.run_input import RunInputError, check_update
+from herdsman.runtime.run_input import InputTooLargeError, RunInputError, check_size, check_update
 from herdsman.runtime.serde import to_jsonable
 from herdsman.runtime.thread_storage import thread_storage
 from herdsman_gateway.auth import current_user
@@ -99,7 +99,11 @@ async def update_state(
     updates = body.values if isinstance(body.values, list) else [body.values]
     try:
         for index, values in enumerate(updates):
-            check_update(gw.graph, "values" if len(updates) == 1 else f"values[{index}]", values)
+            field = "values" if len(updates) == 1 else f"values[{index}]"
+            check_size(field, values, gw.config.runs.max_input_bytes, thread_id)
+            check_update(gw.graph, field, values)
+    except InputTooLargeError as exc:
+        raise HTTPException(413, f"Request too large: {exc}") from None
     except RunInputError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
     cid = cfg["configurable"].get("checkpoint_id")

@@ -51,6 +51,19 @@ def check_thread_id(thread_id: str) -> str:
         raise HTTPException(422, f"Invalid request: thread_id: {exc}") from None
 
 
+async def check_thread_room(gw: Gateway, user: str | None) -> None:
+    """429 when ``user`` has ``gateway.max_threads_per_user`` threads already (before one is made)."""
+    limit = gw.config.gateway.max_threads_per_user
+    if limit is None:
+        return
+    owned = await gw.threads.search(metadata=with_owner(None, user) or None, limit=limit)
+    if len(owned) >= limit:
+        raise HTTPException(
+            429, f"You have {limit} threads, the most gateway.max_threads_per_user allows; delete threads you no "
+            "longer need (DELETE /threads/{thread_id}, or POST /threads/prune) or ask the operator to raise the limit",
+        )
+
+
 async def load_thread(gw: Gateway, thread_id: str, user: str | None) -> ThreadRecord:
     """The thread's record if ``user`` may see it, else 404."""
     record = await gw.threads.get(thread_id)
@@ -81,6 +94,10 @@ async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), 
         existing = await gw.threads.get(body.thread_id)
         if existing is not None and not owns(existing.metadata, user):
             raise HTTPException(409, f"Thread {body.thread_id} already exists; choose another thread_id")
+        if existing is None:
+            await check_thread_room(gw, user)
+    else:
+        await check_thread_room(gw, user)
     try:
         record = await gw.threads.create(body.thread_id, with_owner(body.metadata, user), body.if_exists)
     except ThreadExistsError:
@@ -202,6 +219,7 @@ async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: 
     a fork that goes its own way from here."""
     source = await load_thread(gw, thread_id, user)
     await refuse_busy(gw, thread_id, "copying it")
+    await check_thread_room(gw, user)
     record = await gw.threads.create(None, with_owner(dict(source.metadata), user))
     await copy_checkpoints(gw.graph.checkpointer, thread_id, record.thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
