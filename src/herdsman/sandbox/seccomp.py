@@ -12,7 +12,9 @@ dangerous *without* capabilities or that make the kernel's attack surface larger
 - other processes and the kernel: ``ptrace``, ``process_vm_readv/writev``, ``kcmp``,
   ``pidfd_getfd``, ``perf_event_open``, ``bpf``, ``userfaultfd``, ``io_uring_*``, keyrings
   (``keyctl``, ``add_key``, ``request_key``), ``kexec_*``, modules, ``open_by_handle_at``;
-- the machine: ``reboot``, clocks, swap, ``acct``, ``quotactl``, ``syslog``, ``iopl``/``ioperm``.
+- the machine: ``reboot``, clocks, swap, ``acct``, ``quotactl``, ``syslog``, ``iopl``/``ioperm``;
+- the ``ioctl`` requests that make a btrfs subvolume or snapshot (:data:`DENIED_IOCTLS`), which
+  would leave the thread's quota group on the quota volume.
 
 Calls made for another architecture (the i386 or x32 entry points) are killed: libseccomp's
 default for a foreign architecture. The program is built with the ``pyseccomp`` binding of
@@ -42,6 +44,10 @@ DENIED = (
     "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "iopl", "ioperm",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "vhangup", "nfsservctl", "uselib",
 )  # fmt: skip
+
+# btrfs subvolume and snapshot creation (SNAP_CREATE, SUBVOL_CREATE and their _V2): a new subvolume
+# leaves its parent's quota group, so it would escape the disk quota (see volume.py)
+DENIED_IOCTLS = (0x50009401, 0x5000940E, 0x50009417, 0x50009418)
 
 CLONE_NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
@@ -79,6 +85,8 @@ def filter_program() -> bytes:
     for flag in CLONE_NAMESPACE_FLAGS.values():
         rules.add_rule(eperm, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for request in DENIED_IOCTLS:  # the kernel reads the request as 32 bits: compare only those
+        rules.add_rule(eperm, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     fd = os.memfd_create("herdsman-seccomp-build", os.MFD_CLOEXEC)
     try:
         with os.fdopen(os.dup(fd), "wb") as out:
@@ -115,6 +123,11 @@ def docker_profile() -> str:
         rules.append({
             "names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
             "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}],
+        })  # fmt: skip
+    for request in DENIED_IOCTLS:
+        rules.append({
+            "names": ["ioctl"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
+            "args": [{"index": 1, "value": 0xFFFFFFFF, "valueTwo": request, "op": "SCMP_CMP_MASKED_EQ"}],
         })  # fmt: skip
     return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"],
                        "syscalls": rules})
