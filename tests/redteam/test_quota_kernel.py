@@ -11,6 +11,8 @@ The attacks, each on the code before this change:
   quota; a ``chmod 500`` folder survived the thread's deletion and the next thread with the id
   found it.
 
+The same fallocate attack runs in a docker (podman) container: 6000 MiB before, at most 100 after.
+
 What a user checks: the bytes on disk under the thread's folder (``st_blocks``), the command's
 own error (``Disk quota exceeded``), what the versions hold, and what a new thread finds.
 """
@@ -157,3 +159,36 @@ def test_folders_the_jail_closed_are_measured_and_deleted_by_a_non_root_gateway(
     assert found["keep"] == "kept"
     assert found["thread_dir_left"] is False, "the thread's folder survived its deletion"
     assert found["after"] == "end", f"the next thread t1 found: {found['after']!r}"
+
+
+# -- the docker provider: the container writes the same bind-mounted subvolume ----------------
+
+
+@pytest.fixture
+def docker_provider(tmp_path: Path):
+    from herdsman.sandbox.docker import DockerSandboxProvider
+    from tests.sandbox.podman_engine import engine_or_skip
+
+    engine = engine_or_skip()
+    config = HerdsmanConfig.model_validate({
+        "home": str(tmp_path / "home"), "skills": {"enabled": False},
+        "sandbox": {"provider": "docker", "disk_quota_mb": 100, "max_files": 1000, "command_timeout_seconds": 60,
+                    "docker": {"base_url": engine.base_url, "image": engine.image, "pull": "never"}},
+    })  # fmt: skip
+    provider = DockerSandboxProvider(config)
+    if provider.volume is None:
+        provider.close()
+        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    yield provider
+    provider.cleanup()
+    provider.close()
+
+
+def test_a_container_cannot_pass_the_quota(docker_provider) -> None:
+    sandbox = docker_provider.acquire("t1")
+    result = sandbox.execute(
+        "for i in 1 2 3 4 5 6; do fallocate -l 1000M big$i 2>&1 || head -c 1048576000 /dev/zero > big$i; done; echo end"
+    )
+    assert "Disk quota exceeded" in result.output, result.output
+    used = _on_disk(sandbox.paths.user_data)
+    assert used <= 101 * MIB, f"{used // MIB} MiB on disk for a 100 MiB quota"
