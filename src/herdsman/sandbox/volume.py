@@ -28,7 +28,8 @@ exist, and a mount inside a temporary folder would block its removal. So:
   after a restart; a thread whose ``user-data`` is still a plain folder (made before the volume)
   keeps it, with the measured quota only;
 - deleting a thread removes its subvolume (``remove_volume_data``); a home that is gone (a test's
-  temporary folder) leaves data that the first provider of the next process sweeps away.
+  temporary folder) leaves data that the first provider of the next process sweeps away, with
+  the quota groups of subvolumes deleted earlier (``btrfs qgroup clear-stale``).
 
 ``sandbox.max_files`` stays a host-side count (btrfs has no inode limit; every inode's metadata is
 charged to the group's bytes, so a tree of empty files is bounded too). Without root, btrfs-progs
@@ -272,8 +273,14 @@ def _volume(path: Path, size_gb: int) -> QuotaVolume | str:
 
 
 def _sweep_quietly(volume: QuotaVolume) -> None:
+    """Sweep the volume, then drop the quota groups of subvolumes deleted before (a deleted
+    subvolume leaves its group behind until it is fully dropped; ``clear-stale`` skips the
+    ones still busy)."""
     try:
         removed = volume.sweep()
+        btrfs = shutil.which("btrfs") or shutil.which("btrfs", path="/usr/bin:/bin:/usr/sbin:/sbin")
+        if btrfs:
+            subprocess.run([btrfs, "qgroup", "clear-stale", str(volume.root)], capture_output=True, timeout=60, check=False)
     except Exception as exc:  # noqa: BLE001 - housekeeping is best effort
         log.warning("quota_volume_sweep_failed", error=str(exc))
         return
