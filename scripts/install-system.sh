@@ -9,6 +9,7 @@
 #   chromium          the headless browser the web UI's tests drive (Playwright with Debian's Chromium)
 #   tmux              a real terminal for the test that answers herdsman setup's questions
 #   nginx             runs deploy/compose/nginx.conf in the deployment tests (its service is not started)
+#   btrfs-progs       makes the btrfs volume whose quota groups bound each thread's disk (sandbox.quota_volume)
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -27,7 +28,8 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || need+=(busybox-static)
 [ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
 command -v tmux >/dev/null 2>&1 || need+=(tmux)  # a real terminal for the setup wizard's test
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)  # the Compose stack's proxy config, run by the tests
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v mkfs.btrfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)  # the kernel-enforced disk quota  # the Compose stack's proxy config, run by the tests
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"

@@ -104,11 +104,25 @@ def test_a_link_out_of_the_sandbox_is_kept_as_a_link_never_followed(thread: Thre
 
 def test_a_huge_file_is_refused_without_being_read(thread: ThreadPaths) -> None:
     with open(thread.workspace / "huge.bin", "wb") as f:
-        f.truncate(10 * 1024 * 1024 * 1024)  # sparse: 10 GiB that would take minutes to read
+        f.write(b"x" * 2 * 1024 * 1024)
     h = history(thread, max_bytes=1024 * 1024)
     with pytest.raises(HistoryError, match="max_bytes"):
         h.capture()
     assert h.stored_bytes() == 0
+
+
+def test_a_sparse_file_is_stored_by_its_data(thread: ThreadPaths) -> None:
+    with open(thread.workspace / "huge.bin", "wb") as f:
+        f.write(b"start")
+        f.truncate(10 * 1024 * 1024 * 1024)  # sparse: 10 GiB that would take minutes to read
+    h = history(thread, max_bytes=1024 * 1024)
+    v = h.capture()
+    assert h.stored_bytes() < 64 * 1024
+    os.unlink(thread.workspace / "huge.bin")
+    h.restore(v)
+    back = thread.workspace / "huge.bin"
+    assert back.stat().st_size == 10 * 1024**3 and back.stat().st_blocks * 512 < 1024 * 1024
+    assert back.open("rb").read(5) == b"start"
 
 
 def test_old_versions_are_pruned_and_their_objects_freed(thread: ThreadPaths, monkeypatch) -> None:

@@ -180,6 +180,23 @@ class SnapshotsConfig(_Section):
     keep_last: int = Field(200, ge=1, description="Versions kept per thread; older checkpoints lose their files.")
 
 
+class QuotaVolumeConfig(_Section):
+    """The btrfs volume whose quota groups make ``disk_quota_mb`` a kernel limit (see sandbox/volume.py)."""
+
+    mode: Literal["auto", "required", "off"] = Field(
+        "auto",
+        description="auto: use the volume when running as root with btrfs-progs, else the measured quota "
+        "(with a warning); required: refuse to start without it; off: never.",
+    )
+    path: Path = Field(
+        Path("/var/lib/herdsman/volume"),
+        description="Where the volume is mounted (its image is <path>.img); one volume serves every home of the machine.",
+    )
+    size_gb: int = Field(
+        64, ge=1, description="Size of the sparse image in GiB; keep it below the free space of the disk that holds it."
+    )
+
+
 class SandboxConfig(_Section):
     """Where the agent's files and shell live."""
 
@@ -211,6 +228,7 @@ class SandboxConfig(_Section):
     max_files: int | None = Field(
         50_000, ge=100, description="Files and directories one thread may hold; null: no limit."
     )
+    quota_volume: QuotaVolumeConfig = Field(default_factory=QuotaVolumeConfig)
     limits: SandboxLimitsConfig = Field(default_factory=SandboxLimitsConfig)
     snapshots: SnapshotsConfig = Field(default_factory=SnapshotsConfig)
     docker: DockerSandboxConfig = Field(default_factory=DockerSandboxConfig)

@@ -1,19 +1,23 @@
 """Delete what a thread keeps on disk: its sandbox stopped, ``<home>/threads/<id>`` removed.
 
 Used when a thread is deleted (``DELETE /threads/{id}``, prune) and when a stateless run's
-temporary thread ends, so nothing a thread wrote outlives it. ``rmtree`` never follows a symlink
-the sandbox left there (it works by descriptors on Linux).
+temporary thread ends, so nothing a thread wrote outlives it. The removal works by descriptors
+and never follows a symlink the sandbox left there; folders the jail closed (``chmod 500``,
+``000``) are opened again first when the gateway is not root (``sandbox/tree.py``), and a
+``user-data`` kept on the quota volume goes with its subvolume (``sandbox/volume.py``), so a
+new thread with the same id starts empty.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from herdsman.sandbox.paths import thread_dir
+from herdsman.sandbox.tree import remove_tree
+from herdsman.sandbox.volume import remove_volume_data
 
 log = structlog.get_logger(__name__)
 
@@ -21,11 +25,10 @@ log = structlog.get_logger(__name__)
 def remove_thread_files(sandbox: Any, home: Path, thread_id: str) -> None:
     """Stop the thread's sandbox (its commands, its container; ``sandbox`` is the provider, None
     for none) and delete everything kept for the thread under ``home``."""
-    def not_removed(_function: Any, _path: str, exc_info: Any) -> None:
-        log.warning("thread_file_not_removed", thread_id=thread_id, error=type(exc_info[1]).__name__)
-
     if sandbox is not None:
         sandbox.release(thread_id)
     folder = thread_dir(home, thread_id)
-    if folder.exists():
-        shutil.rmtree(folder, onerror=not_removed)
+    remove_volume_data(folder / "user-data")
+    failed = remove_tree(folder)
+    if failed:
+        log.warning("thread_file_not_removed", thread_id=thread_id, count=len(failed), first=failed[0][:200])

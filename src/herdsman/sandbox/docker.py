@@ -19,6 +19,10 @@ Containers start on a thread's first command, not on :meth:`~DockerSandboxProvid
 new threads (see ``docker_pool.py``). An idle container is removed by the reaper; a container
 that died (killed, OOM, removed by hand) is recreated on the next command with the thread's
 files intact, since they live on the host.
+
+The user data is bind-mounted from the host, so the quota volume (``volume.py``) bounds what a
+container writes there as it bounds a local jail: the kernel answers ``EDQUOT``. The container's
+root is read-only and its scratch folders are sized tmpfs, so nothing else of the disk is written.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
+from herdsman.sandbox.volume import place_on_volume, quota_volume
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = logging.getLogger(__name__)
@@ -475,6 +480,9 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._image_checked = False
         self._seccomp_option: str | None = None
         self._seccomp_lock = threading.Lock()
+        # the engine must see the volume where we do: not with a home it sees elsewhere (host_home)
+        volume_config = config.sandbox.quota_volume
+        self.volume = None if self._docker_config.host_home else quota_volume(volume_config, config.sandbox.disk_quota_mb)
         size = self._docker_config.warm_pool
         self._pool = WarmPool(self, self._home, self._skills, size) if size > 0 else None
         idle = self._docker_config.idle_timeout_seconds
@@ -648,6 +656,9 @@ class DockerSandboxProvider(RemoteSandboxes):
             if sandbox is None:
                 paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
                 pooled = self._pool.take(paths) if self._pool is not None else None
+                if pooled is None:
+                    place_on_volume(self.volume, self._home, thread_id, self._sandbox_config)
+                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)  # the volume's link resolved
                 paths.ensure_dirs()
                 box = ThreadContainer(self, paths)
                 if pooled is not None:
@@ -664,6 +675,12 @@ class DockerSandboxProvider(RemoteSandboxes):
         self.release_all()
 
     # -- housekeeping ---------------------------------------------------------------------
+
+    @property
+    def quota_bytes(self) -> int | None:
+        """``sandbox.disk_quota_mb`` in bytes (None: no quota)."""
+        quota = self._sandbox_config.disk_quota_mb
+        return None if quota is None else quota * 1024 * 1024
 
     def idle_timeout(self) -> float:
         """``sandbox.docker.idle_timeout_seconds``."""

@@ -78,7 +78,11 @@ class WarmPool:
         self._wake.set()
         try:
             private_dir(paths.user_data.parent)
-            os.rename(slot.user_data, paths.user_data)
+            volume = self._provider.volume
+            if volume is not None and self._provider.quota_bytes and volume.owns(slot.user_data):
+                volume.adopt(slot.user_data, paths.home, paths.thread_id, self._provider.quota_bytes)
+            else:
+                os.rename(slot.user_data, paths.user_data)
         except OSError as exc:
             log.warning("could not hand a pooled container to thread %s: %s", paths.thread_id, exc)
             self._discard(container, slot)
@@ -99,6 +103,9 @@ class WarmPool:
 
     def _start_one(self) -> None:
         slot_id = uuid.uuid4().hex[:12]
+        volume = self._provider.volume
+        if volume is not None and self._provider.quota_bytes is not None:  # on the volume, so take() can move it
+            volume.place(self._home / slot_id, "pool", self._provider.quota_bytes)
         slot = ThreadPaths.for_thread(self._home / slot_id, "pool", self._skills)
         slot.ensure_dirs()
         name = f"{self._provider.container_name('pool')}-{slot_id}"

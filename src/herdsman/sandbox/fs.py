@@ -23,13 +23,15 @@ resolve against the wrong directory, and Python has no ``openat2`` binding; the 
 ``O_NOFOLLOW`` fallback that design notes name, used everywhere, so there is one code path.
 
 Walks over trees (:meth:`ThreadFiles.walk`) never descend into a symlink, stop at a bound on
-entries and on time, and say why they stopped. Writes can be charged to a
+entries and on time, and say why they stopped; a folder the jail made unreadable or unsearchable
+is opened anyway when the gateway owns it (``tree.py``), so the quota and the versions see it. Writes can be charged to a
 :class:`~herdsman.sandbox.quota.DiskQuota`.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import time
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from herdsman.sandbox.base import SKILLS_ROOT, WORKSPACE, PathEscapeError, SandboxError
 from herdsman.sandbox.paths import ReadOnlyPathError, ThreadPaths, VirtualRoot
+from herdsman.sandbox.tree import open_dir, unlock_open
 
 if TYPE_CHECKING:
     from herdsman.sandbox.quota import DiskQuota
@@ -127,7 +130,9 @@ def os_error(exc: OSError, path: str, action: str) -> SandboxError:
         return PathEscapeError(f"{path} is a symbolic link that changed while it was used; try again")
     if exc.errno == errno.ENAMETOOLONG:
         return SandboxError(f"cannot {action} {path}: a name in the path is too long (255 bytes at most)")
-    if exc.errno == errno.ENOSPC or exc.errno == errno.EDQUOT:
+    if exc.errno == errno.EDQUOT:
+        return SandboxError(f"cannot {action} {path}: disk quota exceeded (sandbox.disk_quota_mb); delete files first")
+    if exc.errno == errno.ENOSPC:
         return SandboxError(f"cannot {action} {path}: no space left on the disk")
     return SandboxError(f"cannot {action} {path}: {exc.strerror or type(exc).__name__}")
 
@@ -194,6 +199,14 @@ class ThreadFiles:
     def _open_root(self, root: VirtualRoot, shown: str) -> int:
         try:
             return os.open(root.host, _DIR_FLAGS)
+        except PermissionError:  # the jail closed its own workspace (chmod 000): the harness's folder above
+            parent = os.open(root.host.parent, _DIR_FLAGS)
+            try:
+                return open_dir(parent, root.host.name)
+            except OSError:
+                raise SandboxError(f"{shown}: {root.virtual} is not available in this sandbox") from None
+            finally:
+                os.close(parent)
         except FileNotFoundError:
             if root.writable:
                 root.host.mkdir(parents=True, exist_ok=True)  # the harness's own folder, not the agent's
@@ -435,10 +448,11 @@ class ThreadFiles:
             flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
             flags |= os.O_APPEND if append else 0
             with self._charged(path, loc, len(data), append):
+                existed = self._exists_in(loc)
                 try:
                     fd = os.open(loc.name, flags, 0o644, dir_fd=loc.dir_fd)
                 except OSError as exc:
-                    raise os_error(exc, path, "write") from None
+                    raise self._write_error(exc, path) from None
                 try:
                     st = _regular(fd, path)
                     if not append:
@@ -449,10 +463,27 @@ class ThreadFiles:
                     if self.owner is not None and (st.st_uid, st.st_gid) != self.owner:
                         os.fchown(fd, *self.owner)
                 except OSError as exc:
-                    raise os_error(exc, path, "write") from None
+                    if exc.errno == errno.EDQUOT and not existed:
+                        os.unlink(loc.name, dir_fd=loc.dir_fd)  # the kernel refused it: no half-written new file
+                    raise self._write_error(exc, path) from None
                 finally:
                     os.close(fd)
             return loc.vpath
+
+    @staticmethod
+    def _exists_in(loc: Location) -> bool:
+        try:
+            os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False)
+            return True
+        except OSError:
+            return False
+
+    def _write_error(self, exc: OSError, path: str) -> SandboxError:
+        """The error for a failed write: the quota's own message when the kernel held the thread
+        to it (``EDQUOT`` on the quota volume), else :func:`os_error`'s."""
+        if exc.errno == errno.EDQUOT and self.quota is not None and self.quota.enabled:
+            return self.quota.error(f"cannot write {path}", self.quota.usage(fresh=True))
+        return os_error(exc, path, "write")
 
     @contextmanager
     def _charged(self, path: str, loc: Location, size: int, append: bool) -> Iterator[None]:
@@ -480,10 +511,39 @@ class ThreadFiles:
                 existing = None
             if existing is not None and stat.S_ISDIR(existing.st_mode):
                 raise IsADirectoryError(path)
-            with self._charged(path, loc, st.st_size, False):
-                os.replace(source_name, loc.name, src_dir_fd=source_dir_fd, dst_dir_fd=loc.dir_fd)
+            with self._charged(path, loc, min(st.st_size, st.st_blocks * 512), False):  # a sparse file: its data
+                try:
+                    os.replace(source_name, loc.name, src_dir_fd=source_dir_fd, dst_dir_fd=loc.dir_fd)
+                except OSError as exc:
+                    if exc.errno != errno.EXDEV:
+                        raise
+                    try:
+                        self._copy_across(source_dir_fd, source_name, loc)  # staged on another filesystem
+                    except OSError as exc:
+                        raise self._write_error(exc, path) from None
                 self._give(loc.dir_fd, loc.name)
             return loc.vpath
+
+    def _copy_across(self, source_dir_fd: int, source_name: str, loc: Location) -> None:
+        """Move the staged file into ``loc`` when a rename cannot (another filesystem, or another
+        btrfs subvolume: the quota volume): copy it beside its target, rename, drop the source."""
+        tmp = f".herdsman-in-{os.urandom(6).hex()}"
+        src = os.open(source_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=source_dir_fd)
+        try:
+            st = _regular(src, loc.vpath)
+            dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=loc.dir_fd)
+            try:
+                copy_sparse(src, dst, st.st_size)
+                os.fchmod(dst, stat.S_IMODE(st.st_mode))
+            except BaseException:
+                os.close(dst)
+                os.unlink(tmp, dir_fd=loc.dir_fd)
+                raise
+            os.close(dst)
+        finally:
+            os.close(src)
+        os.replace(tmp, loc.name, src_dir_fd=loc.dir_fd, dst_dir_fd=loc.dir_fd)
+        os.unlink(source_name, dir_fd=source_dir_fd)
 
     def read_link(self, path: str) -> str:
         """The target of the symlink at ``path`` (as written in the sandbox, never followed)."""
@@ -574,7 +634,7 @@ class ThreadFiles:
                     fd = top
                 else:
                     try:
-                        fd = os.open(name, _DIR_FLAGS, dir_fd=holder.fd)
+                        fd = open_dir(holder.fd, name)  # a folder the jail closed is opened anyway
                     except OSError:
                         fd = -1  # swapped for a link or removed meanwhile: not entered
                     holder.release()
@@ -593,7 +653,7 @@ class ThreadFiles:
                             stop.reason = f"stopped after {seconds:g} seconds"
                             return
                         try:
-                            st = os.stat(child, dir_fd=fd, follow_symlinks=False)
+                            st = _lstat_in(fd, child)
                         except OSError:
                             continue  # gone meanwhile
                         vpath = f"{vdir.rstrip('/')}/{child}"
@@ -615,6 +675,17 @@ class ThreadFiles:
                     os.close(top)
 
 
+def _lstat_in(fd: int, name: str) -> os.stat_result:
+    """``lstat`` of ``name`` in the open folder ``fd``; a folder the jail made unsearchable
+    (``chmod 600``) gets its owner's ``x`` back first (see tree.py)."""
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except PermissionError:
+        if not unlock_open(fd, 0o500):
+            raise
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+
+
 class _SharedFd:
     """A directory descriptor shared by the walk's queued sub-folders; closed by the last user."""
 
@@ -634,6 +705,51 @@ class _SharedFd:
         self.users -= 1
         if self.users == 0:
             os.close(self.fd)
+
+
+def _data_segments(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """(offset, length) of the data of the file open as ``fd`` (``SEEK_DATA``/``SEEK_HOLE``):
+    one segment for a file without holes."""
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                return  # only a hole is left
+            raise
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        if end > start:
+            yield start, end - start
+        offset = max(end, start + 1)
+
+
+def copy_sparse(src: int, dst: int, size: int, limit: int | None = None) -> tuple[str, int]:
+    """Copy the ``size`` bytes of ``src`` to ``dst``, reading and writing only the data: holes
+    are skipped and stay holes, so a terabyte of holes is never read. The digest and the bytes
+    copied: a file without holes has the sha256 of its bytes, one with holes the sha256 of its
+    size and data segments. Past ``limit`` copied bytes it raises :class:`FileTooLargeError`."""
+    segments = list(_data_segments(src, size))
+    dense = not size or segments == [(0, size)]
+    digest = hashlib.sha256() if dense else hashlib.sha256(f"herdsman-sparse:{size}\n".encode())
+    copied = 0
+    for start, length in segments:
+        if not dense:
+            digest.update(f"{start}:{length}\n".encode())
+        os.lseek(src, start, os.SEEK_SET)
+        os.lseek(dst, start, os.SEEK_SET)
+        left = length
+        while left > 0 and (chunk := os.read(src, min(CHUNK, left))):
+            left -= len(chunk)
+            copied += len(chunk)
+            if limit is not None and copied > limit:
+                raise FileTooLargeError("", copied, limit)
+            digest.update(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view) :]
+    os.ftruncate(dst, size)
+    return digest.hexdigest(), copied
 
 
 class FileTooLargeError(SandboxError):

@@ -23,6 +23,9 @@ write here goes through :class:`~herdsman.sandbox.fs.ThreadFiles` descriptors, l
 links (their target as text) and never followed. Contents are copied, not hard-linked: a hard
 link shares the inode, so the next in-place write in the sandbox would change the version too.
 
+Sparse files are stored by their data (``SEEK_DATA``/``SEEK_HOLE``), holes kept as holes, and
+counted by it: a 1 GB file of 12 KB of data costs a version 12 KB, not 1 GB.
+
 Bounds: a file larger than ``max_bytes`` is never read (that capture fails with a message and
 its checkpoint has no files to restore); past ``max_bytes`` of stored contents or ``keep_last``
 versions, the oldest versions are dropped, and objects no kept version uses are deleted.
@@ -51,7 +54,7 @@ import structlog
 
 from herdsman.config.schema import SnapshotsConfig
 from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
-from herdsman.sandbox.fs import CHUNK, MAX_DEPTH, MAX_PATH_CHARS, ThreadFiles, WalkStop
+from herdsman.sandbox.fs import MAX_DEPTH, MAX_PATH_CHARS, FileTooLargeError, ThreadFiles, WalkStop, copy_sparse
 from herdsman.sandbox.paths import normalize_virtual
 
 log = structlog.get_logger(__name__)
@@ -212,31 +215,28 @@ class FileHistory:
 
     def _put_file(self, vpath: str, seen: os.stat_result) -> str | None:
         """Copy the file at ``vpath`` in (read by descriptor); its digest, or None when the file
-        opened is not the one the walk saw (swapped meanwhile: left out of this version)."""
-        size = seen.st_size
+        opened is not the one the walk saw (swapped meanwhile: left out of this version). Only
+        the data of a sparse file is read and stored: its holes stay holes (``truncate -s 1G``
+        costs a version nothing, as it cost the thread's quota nothing)."""
+        size = min(seen.st_size, seen.st_blocks * 512)  # the bytes on disk: what a copy will store
         if self._capture_bytes + size > self.config.max_bytes:
             raise HistoryError(
                 f"{vpath} ({size} bytes) would take this version past sandbox.snapshots.max_bytes "
                 f"({self.config.max_bytes}); its checkpoint keeps no files. Raise the limit or keep such files out of the thread"
             )
-        digest = hashlib.sha256()
         fd, name = tempfile.mkstemp(dir=self.objects)
-        copied = 0
         try:
             with os.fdopen(fd, "wb") as out, self.files.open_file(vpath) as (src, opened, _):
                 if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
                     os.unlink(name)
                     return None
-                while chunk := os.read(src, CHUNK):
-                    copied += len(chunk)
-                    if self._capture_bytes + copied > self.config.max_bytes:
-                        raise HistoryError(f"{vpath} grew past sandbox.snapshots.max_bytes while it was copied")
-                    digest.update(chunk)
-                    out.write(chunk)
+                hexd, copied = copy_sparse(src, out.fileno(), opened.st_size, self.config.max_bytes - self._capture_bytes)
+        except FileTooLargeError:
+            os.unlink(name)
+            raise HistoryError(f"{vpath} grew past sandbox.snapshots.max_bytes while it was copied") from None
         except BaseException:
             os.unlink(name)
             raise
-        hexd = digest.hexdigest()
         self._capture_bytes += copied
         self._keep(Path(name), hexd, copied)
         return hexd
@@ -453,8 +453,7 @@ class FileHistory:
         fd, name = tempfile.mkstemp(dir=self.directory)
         try:
             with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-                while chunk := src.read(CHUNK):
-                    out.write(chunk)
+                copy_sparse(src.fileno(), out.fileno(), os.fstat(src.fileno()).st_size)  # holes stay holes
             os.chmod(name, item[1] & 0o777)
             staging = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
             try:
@@ -539,7 +538,7 @@ class FileHistory:
         for path in list(self._objects()):
             st = path.stat()
             if path.parent.name + path.name in keep or st.st_mtime > young:
-                total += st.st_size
+                total += min(st.st_size, st.st_blocks * 512)  # a sparse object costs its data
             else:
                 path.unlink(missing_ok=True)
         with self._index() as db:

@@ -33,6 +33,7 @@ MAX_READ_BYTES = 50 * 1024 * 1024
 MAX_LISTED = 10_000
 MAX_WALKED = 100_000  # entries a glob looks at before it stops
 WALK_SECONDS = 10.0  # time a listing or a glob may take before it stops
+KERNEL_QUOTA_ERROR = "Disk quota exceeded"  # strerror(EDQUOT), as tools in the jail print it
 
 
 class Shell(Protocol):
@@ -164,6 +165,9 @@ class HostFilesSandbox:
         if watch.tripped is not None:
             output = f"{output.rstrip()}\n[{watch.message()}]".lstrip()
             result = replace(result, exit_code=result.exit_code or 1)
+        elif KERNEL_QUOTA_ERROR in output and self.quota.enabled:  # the kernel refused a write (quota volume)
+            note = self.quota.error("a write of the command was refused", self.quota.usage(fresh=True))
+            output = f"{output.rstrip()}\n[{note}]"
         return replace(
             result,
             output=output,

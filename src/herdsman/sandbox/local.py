@@ -9,8 +9,10 @@ strategies, chosen once per provider from ``sandbox.isolation``:
   paths in the command rewritten to host paths (only with ``sandbox.allow_unisolated_bash``);
 - :class:`RefusingShell`: bash is off, and the error says how to turn it on.
 
-Both running shells apply ``sandbox.limits`` to each command through a
-:class:`~herdsman.sandbox.limits.LocalLimiter` (cgroup v1 or v2 where writable, rlimits otherwise).
+A thread's ``user-data`` lives on the quota volume when it can be had (``volume.py``: the kernel
+holds the thread to ``sandbox.disk_quota_mb``). Both running shells apply ``sandbox.limits`` to each
+command through a :class:`~herdsman.sandbox.limits.LocalLimiter` (cgroup v1 or v2 where writable,
+rlimits otherwise).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from herdsman.sandbox.host_files import HostFilesSandbox, Shell, release_if_dele
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
+from herdsman.sandbox.volume import place_on_volume, quota_volume
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +227,7 @@ class LocalSandboxProvider:
         self._shell = choose_shell(config.sandbox, bwrap_module.bwrap_status())
         if config.sandbox.network and isinstance(self._shell, RefusingShell):
             log.warning("the bash tool is off", extra={"reason": self._shell.message})
+        self.volume = quota_volume(config.sandbox.quota_volume, config.sandbox.disk_quota_mb)
         self._sandboxes: dict[str, LocalSandbox] = {}
         self._lock = threading.Lock()
         log.debug("local sandbox provider ready", extra={"shell": type(self._shell).__name__})
@@ -240,6 +244,7 @@ class LocalSandboxProvider:
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:
+                place_on_volume(self.volume, self._home, thread_id, self._config.sandbox)
                 paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
                 sandbox = LocalSandbox(paths, self._shell, self._config.sandbox)
                 self._sandboxes[thread_id] = sandbox

@@ -179,7 +179,9 @@ class ThreadPaths:
         validate_thread_id(thread_id)
         given_home = Path(os.path.abspath(home))
         real_home = _real(given_home)
-        user_data = thread_dir(real_home, thread_id) / "user-data"
+        # a link to the thread's subvolume on the quota volume (volume.py), made by the harness in a
+        # folder no jail sees; resolved once, so every later access starts from the real folder
+        user_data = _real(thread_dir(real_home, thread_id) / "user-data")
         skills_dir = _real(Path(os.path.abspath(skills))) if skills is not None else None
         if skills_dir is not None and not skills_dir.is_dir():
             skills_dir = None
@@ -245,8 +247,7 @@ class ThreadPaths:
     def _build_aliases(self, given_home: Path, given_skills: Path | None) -> tuple[tuple[str, str], ...]:
         pairs: dict[str, str] = {}
         homes = {str(self.home), str(given_home)}
-        for home in homes:
-            ud = f"{home}/threads/{self.thread_id}/user-data"
+        for ud in sorted({f"{home}/threads/{self.thread_id}/user-data" for home in homes} | {str(self.user_data)}):
             pairs[f"{ud}/workspace"] = WORKSPACE
             pairs[f"{ud}/uploads"] = UPLOADS
             pairs[f"{ud}/outputs"] = OUTPUTS

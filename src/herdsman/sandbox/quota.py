@@ -6,19 +6,21 @@ of writers are held to them:
 - the host-side writers (file tools, uploads) go through :meth:`DiskQuota.charge`, which
   refuses a write that would pass the quota *before* anything is written, one write at a time
   per thread, so parallel tool calls cannot together pass it;
-- shell commands write from inside the jail, where no filesystem quota exists on a plain host
-  directory (project quotas need XFS/ext4 set up by an administrator, loop images need root
-  and a loop device). A :class:`CommandWatch` measures the tree while the command runs and
-  kills the command's process tree as soon as the thread is over its quota. The slack is what
-  a command manages to write between two measurements (each file is also capped by
-  ``sandbox.limits.file_size_mb``); a command that starts while the thread is already over
-  (after such a slack) may delete files but is stopped as soon as the usage grows.
+- shell commands write from inside the jail. Where the thread lives on the quota volume
+  (``volume.py``: the gateway runs as root) the kernel refuses the write that passes
+  ``disk_quota_mb`` (``EDQUOT``), fallocate, sparse files and files deleted while open
+  included. A :class:`CommandWatch` also measures the tree while the command runs and kills the
+  command's process tree as soon as the thread is over its quota: the only bound on
+  ``max_files``, and on bytes without the volume, where the slack is what a command manages to
+  write between two measurements (each file is also capped by ``sandbox.limits.file_size_mb``);
+  a command that starts while the thread is already over may delete files but is stopped as
+  soon as the usage grows.
 
 Measuring is an ``lstat`` walk of the tree through :class:`~herdsman.sandbox.fs.ThreadFiles`
 (about 3 microseconds a file); the watch measures again every ``max(0.1 s, 2 x the last walk)``
-so a large tree costs at most about a third of a core while a command runs. No library
-measures a tree with a bound on the work, and the kernel's quotas need privileges and set-up
-we cannot assume, hence this module.
+so a large tree costs at most about a third of a core while a command runs; folders the jail
+closed are opened on the way (``tree.py``). No library measures a tree with a bound on the work,
+hence this module.
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ acts at the call, where stripping bits after each command would leave the file u
 the command runs. File capabilities need ``CAP_SETFCAP``, which the jail never has; hard links
 to the host's setuid programs cross a mount point and fail (``EXDEV``); and the thread folders
 are 0700 (``paths.py``), so no other local user reaches the files anyway.
+- the ``ioctl`` requests that make a btrfs subvolume or snapshot (:data:`DENIED_IOCTLS`), which
+  would leave the thread's quota group on the quota volume.
 
 Calls made for another architecture (the i386 or x32 entry points) are killed: libseccomp's
 default for a foreign architecture. The program is built with the ``pyseccomp`` binding of
@@ -80,6 +82,10 @@ DENIED = (
 # Calls newer than the libseccomp of some distributions (Debian 12's 2.5.4 does not name them);
 # numbers from 424 on are the same on x86_64 and aarch64.
 NEW_SYSCALL_NUMBERS = {"lsm_get_self_attr": 459, "lsm_set_self_attr": 460, "lsm_list_modules": 461, "open_tree_attr": 467}
+
+# btrfs subvolume and snapshot creation (SNAP_CREATE, SUBVOL_CREATE and their _V2): a new subvolume
+# leaves its parent's quota group, so it would escape the disk quota (see volume.py)
+DENIED_IOCTLS = (0x50009401, 0x5000940E, 0x50009417, 0x50009418)
 
 CLONE_NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
@@ -142,6 +148,8 @@ def rules() -> tuple[Rule, ...]:
     out.append(Rule("openat2", errno.ENOSYS))
     out += [Rule("personality", errno.EPERM, (0, mask, value)) for mask, value in _personality_masks()]
     out += [Rule("socket", errno.EPERM, (0, _LOW_32, family)) for family in DENIED_SOCKET_FAMILIES.values()]
+    # the kernel reads an ioctl request as 32 bits: compare only those
+    out += [Rule("ioctl", errno.EPERM, (1, _LOW_32, request)) for request in DENIED_IOCTLS]
     return tuple(out)
 
 

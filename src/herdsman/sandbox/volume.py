@@ -1,0 +1,323 @@
+"""The quota volume: one btrfs filesystem whose quota groups bound each thread's disk in the kernel.
+
+A quota that measures a tree and reacts afterwards is a poll: ``fallocate -l 1000M`` six times
+wrote 6 GB in 0.2 s under a 100 MB quota, a file deleted while a process holds it open was never
+counted, and a folder the jail made unreadable hid what it held. Only the filesystem can refuse
+the write that passes the limit. So, when the gateway runs as root, each thread's ``user-data``
+is a btrfs *subvolume* on one loop-mounted volume, with a quota-group limit on the bytes it
+references (``sandbox.disk_quota_mb``): the kernel answers ``EDQUOT`` to the write, the
+``fallocate`` or the extent that would pass it, counts an unlinked file until its last
+descriptor closes, and counts the real blocks of a sparse file. The jail (uid 1000 in a user
+namespace) cannot change a limit (``CAP_SYS_ADMIN`` in the first namespace), and the two ways
+out of a subvolume's quota group, a nested subvolume or a snapshot, are ioctls that
+``seccomp.py`` refuses (a new subvolume does not join its parent's group).
+
+Why btrfs and not XFS or ext4 project quotas: the kernel this runs on has neither
+``CONFIG_XFS_QUOTA`` nor ``CONFIG_QFMT_V2`` (XFS mounts with "quota support not available", ext4
+refuses ``prjquota``), while btrfs quota groups are part of btrfs itself. Why one volume for the
+machine and not one per home: the test suite makes hundreds of homes, only eight loop devices
+exist, and a mount inside a temporary folder would block its removal. So:
+
+- the volume is ``sandbox.quota_volume.path`` (default ``/var/lib/herdsman/volume``), a sparse
+  image ``<path>.img`` of ``size_gb``, made and mounted on first use under a lock (``mount -o
+  loop``: one loop device), then reused by every process and home and never unmounted;
+- a thread's data is ``<volume>/<home id>/threads/<id>/user-data`` and ``<home>/threads/<id>/
+  user-data`` is a symbolic link to it, made by the harness in a folder no jail sees, so every
+  path of the old layout still leads to the files; ``ThreadPaths`` resolves the link once;
+- the limit is set again each time a sandbox is made, so a changed ``disk_quota_mb`` applies
+  after a restart; a thread whose ``user-data`` is still a plain folder (made before the volume)
+  keeps it, with the measured quota only;
+- deleting a thread removes its subvolume (``remove_volume_data``); a home that is gone (a test's
+  temporary folder) leaves data that the first provider of the next process sweeps away, with
+  the quota groups of subvolumes deleted earlier (``btrfs qgroup clear-stale``).
+
+``sandbox.max_files`` stays a host-side count (btrfs has no inode limit; every inode's metadata is
+charged to the group's bytes, so a tree of empty files is bounded too). Without root, btrfs-progs
+or a loop device, ``mode: auto`` keeps the measured quota and logs once what is then not
+enforced; ``mode: required`` refuses to start. The ioctls are called with ``fcntl.ioctl`` (no
+Python binding of btrfs's exists; btrfs-progs is only needed to make the filesystem).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import functools
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from herdsman.config.schema import QuotaVolumeConfig
+from herdsman.sandbox.base import SandboxError
+from herdsman.sandbox.tree import remove_tree
+
+log = structlog.get_logger(__name__)
+
+# btrfs ioctls (linux/btrfs.h): _IOW(0x94, 14, struct btrfs_ioctl_vol_args), _IOR(0x94, 43, struct
+# btrfs_ioctl_qgroup_limit_args), _IOWR(0x94, 40, struct btrfs_ioctl_quota_ctl_args)
+SUBVOL_CREATE = 0x5000940E
+QGROUP_LIMIT = 0x8030942B
+QUOTA_CTL = 0xC0109428
+QUOTA_CTL_ENABLE = 1
+LIMIT_MAX_RFER = 1
+SWEEP_GRACE = 120.0  # seconds a subvolume with no link yet is left alone (its link is being made)
+_MKFS_TIMEOUT = 120
+
+
+class QuotaVolumeError(SandboxError):
+    """The quota volume cannot be used; the message says why and what to do."""
+
+
+def home_id(home: Path) -> str:
+    """A short stable id of a Herdsman home (its folder on the volume)."""
+    return hashlib.sha256(str(Path(os.path.realpath(home))).encode()).hexdigest()[:16]
+
+
+def _mounted_btrfs(path: Path) -> bool:
+    """Whether a btrfs filesystem is mounted at ``path``."""
+    want = str(path)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) < 10 or "-" not in fields:
+                    continue
+                point = fields[4].encode().decode("unicode_escape")
+                fstype = fields[fields.index("-") + 1]
+                if point == want and fstype == "btrfs":
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=_MKFS_TIMEOUT, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise QuotaVolumeError(f"{' '.join(argv[:2])} failed: {(done.stderr or done.stdout).strip()[:300]}")
+
+
+@dataclass(frozen=True)
+class QuotaVolume:
+    """A mounted btrfs volume with quota groups on; ``root`` is its mount point."""
+
+    root: Path
+
+    def thread_data(self, home: Path, thread_id: str) -> Path:
+        """Where the ``user-data`` subvolume of ``thread_id`` of ``home`` lives on the volume."""
+        return self.root / home_id(home) / "threads" / thread_id / "user-data"
+
+    def place(self, home: Path, thread_id: str, quota_bytes: int) -> bool:
+        """Make ``<home>/threads/<id>/user-data`` a link to a subvolume of the thread limited to
+        ``quota_bytes`` (created when missing; the limit set again). False when the thread keeps
+        a plain folder made before the volume was used."""
+        link = Path(home) / "threads" / thread_id / "user-data"
+        target = self.thread_data(home, thread_id)
+        if link.is_symlink():
+            if os.readlink(link) != str(target):
+                raise QuotaVolumeError(f"thread {thread_id}: its user-data link does not lead to the quota volume")
+        elif link.exists():
+            return False
+        owner = target.parents[2]
+        owner.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the gateway's user sees a home's threads
+        (owner / "home").write_text(str(Path(os.path.realpath(home))))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        parent = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            try:
+                args = bytearray(struct.pack("q4088s", 0, b"user-data"))
+                fcntl.ioctl(parent, SUBVOL_CREATE, args, True)
+            except FileExistsError:
+                pass
+            fd = os.open("user-data", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        finally:
+            os.close(parent)
+        try:
+            limit = bytearray(struct.pack("6Q", 0, LIMIT_MAX_RFER, quota_bytes, 0, 0, 0))
+            fcntl.ioctl(fd, QGROUP_LIMIT, limit, True)  # qgroup 0: the subvolume of fd
+        except OSError as exc:
+            raise QuotaVolumeError(f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror})") from None
+        finally:
+            os.close(fd)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.symlink(target, link)
+        except FileExistsError:
+            if not link.is_symlink() or os.readlink(link) != str(target):
+                raise QuotaVolumeError(f"thread {thread_id}: its user-data folder appeared while its volume was made") from None
+        return True
+
+    def adopt(self, data: Path, home: Path, thread_id: str, quota_bytes: int) -> None:
+        """Move the subvolume ``data`` (a warm pool's slot, on this volume) to ``thread_id`` of
+        ``home`` and link it there (a bind mount of it follows the rename)."""
+        target = self.thread_data(home, thread_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(data, target)
+        self.place(home, thread_id, quota_bytes)  # the subvolume is there: its limit and link
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` is a thread's data on this volume."""
+        return path.parent.parent.name == "threads" and self.root in path.parents and path.name == "user-data"
+
+    def sweep(self) -> int:
+        """Remove the data of threads whose link is gone (a deleted home, a thread folder removed
+        by hand); how many threads' data went."""
+        removed = 0
+        for owner in _listdir(self.root):
+            home_file = self.root / owner / "home"
+            try:
+                home = Path(home_file.read_text())
+            except OSError:
+                continue
+            for thread_id in _listdir(self.root / owner / "threads"):
+                data = self.root / owner / "threads" / thread_id
+                link = home / "threads" / thread_id / "user-data"
+                try:
+                    linked = link.is_symlink() and os.readlink(link) == str(data / "user-data")
+                    young = time.time() - os.lstat(data).st_ctime < SWEEP_GRACE
+                except OSError:
+                    continue
+                if linked or young:
+                    continue
+                remove_tree(data)
+                removed += 1
+            if not home.exists() and not _listdir(self.root / owner / "threads"):
+                remove_tree(self.root / owner)
+        return removed
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def remove_volume_data(link: Path) -> None:
+    """Remove the subvolume ``link`` (a thread's ``user-data`` link) leads to, when it is one on a
+    quota volume; the link itself is left to the caller."""
+    if not link.is_symlink():
+        return
+    target = Path(os.readlink(link))
+    if not target.is_absolute() or target.name != "user-data" or target.parent.parent.name != "threads":
+        return
+    if len(target.parents) < 5 or not _mounted_btrfs(target.parents[3]):
+        return  # not a volume's layout (<volume>/<home id>/threads/<id>/user-data)
+    remove_tree(target.parent)  # <volume>/<home id>/threads/<id>: the subvolume and its folder
+
+
+def _make(path: Path, size_gb: int) -> QuotaVolume:
+    """Mount the volume at ``path`` (made first, ``size_gb`` sparse, when its image is missing)."""
+    root = Path(path)
+    image = Path(f"{root}.img")
+    root.parent.mkdir(parents=True, exist_ok=True)
+    lock = os.open(f"{root}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes and mounts it; the others wait, then reuse it
+        if not _mounted_btrfs(root):
+            mkfs = shutil.which("mkfs.btrfs") or shutil.which("mkfs.btrfs", path="/usr/sbin:/sbin")
+            if not image.exists():
+                if mkfs is None:
+                    raise QuotaVolumeError("mkfs.btrfs is missing; install btrfs-progs (scripts/install-system.sh)")
+                fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+                try:
+                    os.ftruncate(fd, size_gb * 1024**3)
+                finally:
+                    os.close(fd)
+                try:
+                    _run([mkfs, "-q", str(image)])
+                except QuotaVolumeError:
+                    image.unlink(missing_ok=True)
+                    raise
+            root.mkdir(mode=0o755, exist_ok=True)
+            _run(["mount", "-t", "btrfs", "-o", "loop,discard=async,nosuid,nodev", str(image), str(root)])
+            log.info("quota_volume_mounted", path=str(root), size_gb=size_gb)
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.ioctl(fd, QUOTA_CTL, bytearray(struct.pack("QQ", QUOTA_CTL_ENABLE, 0)), True)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST:
+                raise QuotaVolumeError(f"cannot turn quota groups on ({exc.strerror})") from None
+        finally:
+            os.close(fd)
+        os.chmod(root, 0o711)  # no user lists the homes on it
+    finally:
+        os.close(lock)
+    return QuotaVolume(root)
+
+
+_LOCK = threading.Lock()
+_WARNED: set[str] = set()
+
+
+@functools.cache
+def _volume(path: Path, size_gb: int) -> QuotaVolume | str:
+    """The volume, or why it cannot be had (once per process and setting)."""
+    if os.geteuid() != 0:
+        return "the gateway does not run as root (mounting the volume needs it)"
+    try:
+        volume = _make(path, size_gb)
+    except (QuotaVolumeError, OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    threading.Thread(target=_sweep_quietly, args=(volume,), name="herdsman-volume-sweep", daemon=True).start()
+    return volume
+
+
+def _sweep_quietly(volume: QuotaVolume) -> None:
+    """Sweep the volume, then drop the quota groups of subvolumes deleted before (a deleted
+    subvolume leaves its group behind until it is fully dropped; ``clear-stale`` skips the
+    ones still busy)."""
+    try:
+        removed = volume.sweep()
+        btrfs = shutil.which("btrfs") or shutil.which("btrfs", path="/usr/bin:/bin:/usr/sbin:/sbin")
+        if btrfs:
+            subprocess.run([btrfs, "qgroup", "clear-stale", str(volume.root)], capture_output=True, timeout=60, check=False)
+    except Exception as exc:  # noqa: BLE001 - housekeeping is best effort
+        log.warning("quota_volume_sweep_failed", error=str(exc))
+        return
+    if removed:
+        log.info("quota_volume_swept", threads=removed)
+
+
+NOT_ENFORCED = (
+    "the disk quota is measured, not enforced by the kernel: a command may pass sandbox.disk_quota_mb "
+    "before it is stopped (fallocate, files deleted while still open are not counted)"
+)
+
+
+def quota_volume(config: QuotaVolumeConfig, quota_mb: int | None) -> QuotaVolume | None:
+    """The volume to place threads on, or None (no quota, ``mode: off``, or unavailable under
+    ``mode: auto``: then a warning says once what is not enforced). Raises QuotaVolumeError
+    under ``mode: required`` when it cannot be had."""
+    if quota_mb is None or config.mode == "off":
+        return None
+    with _LOCK:
+        found = _volume(Path(config.path).expanduser(), config.size_gb)
+    if isinstance(found, QuotaVolume):
+        return found
+    if config.mode == "required":
+        raise QuotaVolumeError(
+            f"sandbox.quota_volume.mode is required but the quota volume at {config.path} cannot be used: "
+            f"{found}. Run the gateway as root with btrfs-progs installed, or set sandbox.quota_volume.mode: auto"
+        )
+    if found not in _WARNED:
+        _WARNED.add(found)
+        log.warning("quota_volume_unavailable", reason=found, consequence=NOT_ENFORCED,
+                    fix="run as root with btrfs-progs, see docs/security.md")
+    return None
+
+
+def place_on_volume(volume: QuotaVolume | None, home: Path, thread_id: str, config: Any) -> None:
+    """Put the thread's ``user-data`` on ``volume`` with ``config.disk_quota_mb`` (the
+    SandboxConfig) as its limit; nothing without a volume."""
+    if volume is not None and config.disk_quota_mb is not None:
+        volume.place(home, thread_id, config.disk_quota_mb * 1024 * 1024)

@@ -1,0 +1,194 @@
+"""Red team: the disk quota is a limit the kernel holds, not a poll (item 5 of issue #30), and the
+host walks and deletes what a jail wrote whatever modes it set (item 1).
+
+The attacks, each on the code before this change:
+
+- under a 100 MiB quota six ``fallocate -l 1000M`` wrote 6 GB in 0.2 s, and the files stayed
+  after the command was stopped;
+- files deleted while a process held them open were never counted (6 GB written that way);
+- ``truncate -s 1G`` (12 KB of quota) then a checkpoint stored 1 GB in the thread's versions;
+- a gateway that is not root could not list a ``chmod 300`` folder: 60 MiB hidden from the
+  quota; a ``chmod 500`` folder survived the thread's deletion and the next thread with the id
+  found it.
+
+The same fallocate attack runs in a docker (podman) container: 6000 MiB before, at most 100 after.
+
+What a user checks: the bytes on disk under the thread's folder (``st_blocks``), the command's
+own error (``Disk quota exceeded``), what the versions hold, and what a new thread finds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from herdsman.config.schema import HerdsmanConfig, SnapshotsConfig
+from herdsman.sandbox import LocalSandboxProvider
+from herdsman.sandbox.bwrap import bwrap_status
+from herdsman.sandbox.history import FileHistory
+
+from tests.redteam.test_jail_bwrap import NOBODY, ROOT, _python_for_nobody, _skip_unless_readable
+
+MIB = 1024 * 1024
+pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
+
+
+def _on_disk(folder: Path) -> int:
+    """Bytes the files under ``folder`` really take (what ``du`` counts)."""
+    total = 0
+    for base, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            total += os.lstat(os.path.join(base, name)).st_blocks * 512
+    return total
+
+
+@pytest.fixture
+def provider(tmp_path: Path):
+    config = HerdsmanConfig.model_validate({
+        "home": str(tmp_path / "home"), "skills": {"enabled": False},
+        "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
+    })
+    provider = LocalSandboxProvider(config)
+    if provider.volume is None:
+        provider.close()
+        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    yield provider
+    provider.close()
+
+
+def test_fallocate_cannot_pass_the_quota(provider: LocalSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    result = sandbox.execute("for i in 1 2 3 4 5 6; do fallocate -l 1000M big$i; done; ls -s --block-size=M; echo end")
+    assert "Disk quota exceeded" in result.output
+    used = _on_disk(sandbox.paths.user_data)
+    assert used <= 101 * MIB, f"{used // MIB} MiB on disk for a 100 MiB quota"
+
+
+def test_files_deleted_while_open_still_count(provider: LocalSandboxProvider) -> None:
+    holder = (
+        "import os, time\n"
+        "fds, held = [], 0\n"
+        "try:\n"
+        "    for i in range(6):\n"
+        "        fd = os.open(f'u{i}', os.O_CREAT | os.O_WRONLY); os.unlink(f'u{i}'); fds.append(fd)\n"
+        "        for _ in range(50):\n"
+        "            held += os.write(fd, bytes(1 << 20))\n"
+        "except OSError as exc:\n"
+        "    print('writer:', exc.strerror, flush=True)\n"
+        "print('held', held >> 20, flush=True)\n"
+        "with open('sync', 'w') as fifo:\n"
+        "    fifo.write('x')\n"
+        "time.sleep(60)\n"
+    )
+    command = (
+        "mkfifo sync\n"  # made before the disk fills; the holder reports on the command's output, not a file
+        f"python3 -c {shlex.quote(holder)} &\n"
+        "read -r _ < sync\n"
+        "head -c 20971520 /dev/zero > visible.bin; echo visible=$?"
+    )
+    sandbox = provider.acquire("t1")
+    out = sandbox.execute(command, timeout=60).output
+    assert "held " in out, out
+    held = int(out.split("held ")[1].split()[0])
+    assert held <= 100, f"{held} MiB held in deleted files under a 100 MiB quota:\n{out}"
+    assert "Disk quota exceeded" in out and "visible=1" in out, out
+
+
+def test_a_sparse_file_costs_a_version_its_data(provider: LocalSandboxProvider, tmp_path: Path) -> None:
+    sandbox = provider.acquire("t1")
+    out = sandbox.execute("truncate -s 1000M sparse.bin && printf tail >> sparse.bin && printf head | dd of=sparse.bin conv=notrunc status=none && du -k sparse.bin").output
+    assert int(out.split()[0]) < 1024, out  # the thread's quota pays a few KiB
+    history = FileHistory.of(sandbox.files, tmp_path / "history", SnapshotsConfig())
+    version = history.capture()
+    stored = _on_disk(history.objects)
+    assert stored < MIB, f"{stored // MIB} MiB stored in the versions for a file of a few KiB of data"
+    (sandbox.paths.workspace / "sparse.bin").unlink()
+    history.restore(version)
+    back = sandbox.paths.workspace / "sparse.bin"
+    assert back.stat().st_size == 1000 * MIB + 4 and back.stat().st_blocks * 512 < MIB
+    with back.open("rb") as fh:
+        assert fh.read(4) == b"head"
+        fh.seek(1000 * MIB)
+        assert fh.read() == b"tail"
+
+
+def test_a_new_subvolume_cannot_leave_the_quota(provider: LocalSandboxProvider) -> None:
+    sandbox = provider.acquire("t1")
+    probe = (
+        "import fcntl, os, struct\n"
+        "fd = os.open('.', os.O_RDONLY)\n"
+        "for request in (0x5000940E, 0x50009401):\n"
+        "    try:\n"
+        "        fcntl.ioctl(fd, request, bytearray(struct.pack('q4088s', fd, b'escape')), True); print('made')\n"
+        "    except OSError as exc:\n"
+        "        print(exc.strerror)\n"
+    )
+    out = sandbox.execute(f"python3 -c {shlex.quote(probe)}").output
+    assert "made" not in out and out.count("Operation not permitted") == 2, out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become nobody")
+def test_folders_the_jail_closed_are_measured_and_deleted_by_a_non_root_gateway() -> None:
+    base = Path(tempfile.mkdtemp(prefix="herdsman-quota-"))  # pytest's own tmp is root-only
+    try:
+        os.chmod(base, 0o755)
+        os.chown(base, NOBODY, NOBODY)
+        python = _python_for_nobody()
+        site = next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(base),
+               "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT), site])}
+        prefix = [shutil.which("setpriv") or "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        _skip_unless_readable(prefix, python, env)
+        done = subprocess.run([*prefix, python, "-m", "tests.redteam.quota_probe", str(base / "home")],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-2000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(base)], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+    assert found["uid"] == NOBODY and not found["volume"]
+    assert found["measured"] >= 60 * MIB, f"the quota measured {found['measured'] // MIB} MiB of 61 MiB written"
+    assert found["keep"] == "kept"
+    assert found["thread_dir_left"] is False, "the thread's folder survived its deletion"
+    assert found["after"] == "end", f"the next thread t1 found: {found['after']!r}"
+
+
+# -- the docker provider: the container writes the same bind-mounted subvolume ----------------
+
+
+@pytest.fixture
+def docker_provider(tmp_path: Path):
+    from herdsman.sandbox.docker import DockerSandboxProvider
+    from tests.sandbox.podman_engine import engine_or_skip
+
+    engine = engine_or_skip()
+    config = HerdsmanConfig.model_validate({
+        "home": str(tmp_path / "home"), "skills": {"enabled": False},
+        "sandbox": {"provider": "docker", "disk_quota_mb": 100, "max_files": 1000, "command_timeout_seconds": 60,
+                    "docker": {"base_url": engine.base_url, "image": engine.image, "pull": "never"}},
+    })  # fmt: skip
+    provider = DockerSandboxProvider(config)
+    if provider.volume is None:
+        provider.close()
+        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    yield provider
+    provider.cleanup()
+    provider.close()
+
+
+def test_a_container_cannot_pass_the_quota(docker_provider) -> None:
+    sandbox = docker_provider.acquire("t1")
+    result = sandbox.execute(
+        "for i in 1 2 3 4 5 6; do fallocate -l 1000M big$i 2>&1 || head -c 1048576000 /dev/zero > big$i; done; echo end"
+    )
+    assert "Disk quota exceeded" in result.output, result.output
+    used = _on_disk(sandbox.paths.user_data)
+    assert used <= 101 * MIB, f"{used // MIB} MiB on disk for a 100 MiB quota"
