@@ -58,6 +58,7 @@ import structlog
 
 from herdsman.config.schema import QuotaVolumeConfig
 from herdsman.sandbox.base import SandboxError
+from herdsman.sandbox.paths import private_dir
 from herdsman.sandbox.tree import remove_tree
 
 log = structlog.get_logger(__name__)
@@ -148,7 +149,8 @@ class QuotaVolume:
             raise QuotaVolumeError(f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror})") from None
         finally:
             os.close(fd)
-        link.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(link.parent.parent)  # threads/ and threads/<id>/ stay 0700 (paths.py)
+        private_dir(link.parent)
         try:
             os.symlink(target, link)
         except FileExistsError:
