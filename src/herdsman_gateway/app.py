@@ -51,6 +51,7 @@ from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.body_limit import BodyLimit
 from herdsman_gateway.bridges import build_stream_bridge
+from herdsman_gateway.browser_guard import BrowserGuard
 from herdsman_gateway.channels.manager import ChannelManager
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.errors import install_error_handlers
@@ -210,6 +211,8 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["Content-Location", "Location", "X-Herdsman-Ranking"],  # the JS SDK reads run ids from the first two
         )
+    # outside CORS and the rest: a request from a page that is not ours (DNS rebinding, cross-site) goes no further
+    app.add_middleware(BrowserGuard, gateway=config.gateway)
     if requests_first is not None:
         app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
     router = langgraph_router()
