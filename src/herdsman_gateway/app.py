@@ -33,6 +33,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.agents.lead import create_lead_agent
+from herdsman.agents.profile import graph_tools
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import close_store
 from herdsman.memory.retention import sweep_forever
@@ -127,7 +128,7 @@ def create_app(
             stack.push_async_callback(bridge.close)
             if hasattr(bridge, "ping"):
                 await bridge.ping()
-            gateway_metrics = GatewayMetrics()
+            gateway_metrics = GatewayMetrics(known_tools=lambda: graph_tools(app.state.gateway.graph))
             threads = ThreadStore(store)
             queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
