@@ -6,7 +6,8 @@ any page it shows. Two holes follow, both closed here:
 - **DNS rebinding.** A page on ``attacker.example`` has its name re-resolved to 127.0.0.1; its
   requests then reach the gateway, same-origin for the browser, with ``Host: attacker.example:2026``.
   So a request's ``Host`` must be one the gateway answers to (:class:`HostPolicy`): its own
-  address (127.0.0.1, localhost or [::1] on its port, when the connection is on loopback), the
+  address (127.0.0.1, localhost or [::1] when the connection is on loopback; no page can put
+  these names in a Host, so a local proxy that forwards them with its own port passes too), the
   hosts of ``gateway.cors_origins`` and those listed in ``gateway.allowed_hosts`` (reverse
   proxies, tunnels); anything else gets 421. ``allowed_hosts: ["*"]`` turns the check off.
 - **Cross-site requests.** A page can send "simple" requests (a form's ``text/plain``,
@@ -30,8 +31,8 @@ checks leave them alone, the Host check does not.
 
 Written by hand (a pure ASGI middleware, as ``body_limit.py``): Starlette's
 ``TrustedHostMiddleware`` answers a plain-text 400 that names no config key and cannot follow the
-address a connection came in on (port 0 picks the port at start), and no maintained library
-checks Origin and content type for an API without cookies.
+address a connection came in on, and no maintained library checks Origin and content type for
+an API without cookies.
 """
 
 from __future__ import annotations
@@ -125,8 +126,7 @@ class HostPolicy:
 
     def allows(self, host: str | None, server: tuple[str, int | None] | None) -> bool:
         """Whether a request with Host ``host`` that came in on local address ``server`` is answered."""
-        ip, port = server or self.bind
-        ip = plain_address(ip)
+        ip = plain_address((server or self.bind)[0])
         local = is_loopback_address(ip)
         if self.off or (self.keys and not local and not self.listed):
             return True
@@ -135,8 +135,10 @@ class HostPolicy:
         asked = HostName.parse(host)
         if asked is None:
             return False
+        # any port: a browser writes the port it connects to, so another port (or none) next to
+        # one of these names only comes from a proxy on this machine forwarding its own pages
         own = {address_name(ip), address_name(self.bind[0])} | (LOOPBACK_NAMES if local else set())
-        if asked.name in own and (asked.port == port or (asked.port is None and port in (80, 443, None))):
+        if asked.name in own:
             return True
         return any(entry.matches(asked) for entry in self.extra)
 

@@ -444,8 +444,9 @@ class GatewayConfig(_Section):
     allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host header values the gateway also answers (a name, or name:port), besides its own loopback "
-        "names (127.0.0.1, localhost, [::1] on its port) and the hosts of cors_origins: the names a reverse proxy or "
-        "tunnel forwards. Other Hosts get 421 (DNS rebinding). [\"*\"] turns the check off: only with api_keys.",
+        "names (127.0.0.1, localhost, [::1]) and the hosts of cors_origins: the names a reverse proxy or tunnel "
+        "forwards. Other Hosts get 421 (DNS rebinding). Checked without api_keys, on loopback connections, and "
+        "wherever this is set. [\"*\"] turns the check off: only with api_keys.",
     )
     port: int = Field(2026, ge=0, le=65535, description="TCP port (0 picks a free one).")
     api_keys: list[str | ApiKeyConfig] = Field(
