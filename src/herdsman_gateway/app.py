@@ -33,6 +33,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.agents.lead import create_lead_agent
+from herdsman.agents.profile import graph_tools
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.backend import close_store
 from herdsman.memory.retention import sweep_forever
@@ -51,6 +52,7 @@ from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.body_limit import BodyLimit
 from herdsman_gateway.bridges import build_stream_bridge
+from herdsman_gateway.browser_guard import BrowserGuard
 from herdsman_gateway.channels.manager import ChannelManager
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.errors import install_error_handlers
@@ -126,7 +128,7 @@ def create_app(
             stack.push_async_callback(bridge.close)
             if hasattr(bridge, "ping"):
                 await bridge.ping()
-            gateway_metrics = GatewayMetrics()
+            gateway_metrics = GatewayMetrics(known_tools=lambda: graph_tools(app.state.gateway.graph))
             threads = ThreadStore(store)
             queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
@@ -210,6 +212,8 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["Content-Location", "Location", "X-Herdsman-Ranking"],  # the JS SDK reads run ids from the first two
         )
+    # outside CORS and the rest: a request from a page that is not ours (DNS rebinding, cross-site) goes no further
+    app.add_middleware(BrowserGuard, gateway=config.gateway)
     if requests_first is not None:
         app.add_middleware(CountRequests, tracker=requests_first)  # outermost: counts from arrival
     router = langgraph_router()

@@ -2,11 +2,17 @@
 
 Each app gets its own registry, so several apps (tests, restarts) in one process never clash.
 The run manager reports to :class:`GatewayMetrics` as a run listener.
+
+Label values are bounded: a tool call's name is the model's to invent (a call to a tool that does
+not exist still returns, as an error), and every new label value is a new series the registry
+keeps forever. So ``tool`` is a name of the lead agent's tools (``known_tools``), at most
+``MAX_TOOL_LABELS`` of them, and ``other`` for anything else; ``model`` is bounded the same way.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Collection
 
 import structlog
 from fastapi import APIRouter, Depends, Request, Response
@@ -18,10 +24,38 @@ from herdsman_gateway.auth import metrics_access
 log = structlog.get_logger(__name__)
 
 
+OTHER = "other"
+MAX_TOOL_LABELS = 200
+MAX_MODEL_LABELS = 50
+
+
+class BoundedLabel:
+    """The label value of a name: the name itself when ``known`` holds it and fewer than ``cap``
+    names were labelled so far, else :data:`OTHER`."""
+
+    def __init__(self, known: Callable[[], Collection[str]] | None, cap: int) -> None:
+        """``known`` gives the names allowed as they are now (None: any name, up to ``cap``)."""
+        self.known = known
+        self.cap = cap
+        self.seen: set[str] = set()
+
+    def __call__(self, name: str) -> str:
+        if name in self.seen:
+            return name
+        if len(self.seen) >= self.cap or (self.known is not None and name not in self.known()):
+            return OTHER
+        self.seen.add(name)
+        return name
+
+
 class GatewayMetrics:
     """Counters of runs, tokens and streams; also a :class:`~herdsman.runtime.runs.RunListener`."""
 
-    def __init__(self) -> None:
+    def __init__(self, known_tools: Callable[[], Collection[str]] | None = None) -> None:
+        """``known_tools`` gives the names of the lead agent's tools now (they change with MCP
+        servers): other tool names are counted as ``other``."""
+        self.tool_label = BoundedLabel(known_tools or (lambda: ()), MAX_TOOL_LABELS)
+        self.model_label = BoundedLabel(None, MAX_MODEL_LABELS)
         self.registry = CollectorRegistry()
         self.runs_started = Counter("herdsman_runs_started", "Runs that began executing.", registry=self.registry)
         self.runs_finished = Counter(
@@ -75,13 +109,14 @@ class GatewayMetrics:
 
     def model_tokens(self, run: Run, model: str, input_tokens: int, output_tokens: int) -> None:
         """Count the tokens of one model call."""
+        model = self.model_label(model)
         self.tokens.labels(model=model, direction="input").inc(input_tokens)
         self.tokens.labels(model=model, direction="output").inc(output_tokens)
 
     def tool_finished(self, run: Run, tool: str, failed: bool) -> None:
         """Count one tool call by name and outcome."""
         outcome = "error" if failed else "ok"
-        self.tool_calls.labels(tool=tool, outcome=outcome).inc()
+        self.tool_calls.labels(tool=self.tool_label(tool), outcome=outcome).inc()
         if tool == "bash":
             self.sandbox_commands.labels(outcome=outcome).inc()
 

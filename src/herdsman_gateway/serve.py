@@ -1,7 +1,8 @@
 """Run the gateway with uvicorn: ``serve(config)`` is what ``herdsman serve`` calls.
 
 Without ``gateway.api_keys`` anyone who can reach the port can drive the agent, so the server
-then refuses any address but loopback and says so when it starts.
+then refuses any address but loopback (unless ``gateway.open_without_keys`` says otherwise) and
+says so when it starts. Web pages the user visits are kept out by ``browser_guard.py``.
 """
 
 from __future__ import annotations
@@ -24,30 +25,37 @@ class UnsafeBindError(Exception):
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or a name) only resolves to loopback addresses."""
-    if host in ("localhost",):
-        return True
+    """Whether ``host`` (an address or a name) only resolves to loopback addresses: an empty
+    host, a wildcard (0.0.0.0, ::) and a name that also (or only) resolves elsewhere are not."""
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         pass
+    if not host.strip():
+        return False
     try:
         infos = socket.getaddrinfo(host, None)
-    except socket.gaierror:
+    except (socket.gaierror, UnicodeError):
         return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
 
 
 def check_bind(config: HerdsmanConfig, host: str) -> str:
     """The note to print at start; raises UnsafeBindError for an open bind without keys."""
     if config.gateway.api_keys:
         return f"API keys required ({len(config.gateway.api_keys)} configured)."
-    if not is_loopback(host):
+    if is_loopback(host):
+        return ("No API keys configured: auth is off, so the gateway only listens on loopback and only answers "
+                "requests addressed to it there (Host) that no other web page sent (Origin).")
+    if not config.gateway.open_without_keys:
         raise UnsafeBindError(
-            f"gateway.host is {host} but gateway.api_keys is empty: the agent would be open to the network. "
-            "Add api_keys under gateway: in config.yaml, or bind to 127.0.0.1."
+            f"gateway.host is {host!r}, not a loopback address, but gateway.api_keys is empty: anyone who reaches "
+            "the port would drive the agent and its sandbox. Add api_keys under gateway: in config.yaml, or bind "
+            "to 127.0.0.1 (or ::1); to serve without keys anyway, set gateway.open_without_keys: true."
         )
-    return "No API keys configured: auth is off, so the gateway only listens on loopback."
+    return (f"WARNING: no API keys and gateway.open_without_keys is true: anyone who reaches {host} on this port "
+            "drives the agent and its sandbox. Names other than this machine's address (a published container "
+            "port, a proxy) must be listed in gateway.allowed_hosts.")
 
 
 def serve(config: HerdsmanConfig, *, host: str | None = None, port: int | None = None, log_level: str = "info") -> None:

@@ -33,6 +33,8 @@ HOLD = "[hold]"
 HOLD_MID = "[hold-mid]"  # the answer streams its first words, then waits for release()
 HOLD_AFTER_TOOL = "[hold-after-tool]"  # the answer after a tool call waits (the call's work is done)
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
+# what a program (not a web page) sends with a multipart upload to a gateway without API keys (browser_guard.py)
+CLIENT = {"x-herdsman-client": "1"}
 
 
 def reply(messages: list[BaseMessage]) -> Any:

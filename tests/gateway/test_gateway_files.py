@@ -17,7 +17,7 @@ import yaml
 
 from herdsman_gateway.routes import files as files_route
 from herdsman_gateway.routes.uploads import STAGING_PREFIX
-from tests.gateway.gateway_support import RunningGateway, running_gateway, serve_subprocess
+from tests.gateway.gateway_support import CLIENT, RunningGateway, running_gateway, serve_subprocess
 from tests.services import free_port
 from tests.support import make_config
 
@@ -41,7 +41,7 @@ async def new_thread(http: httpx.AsyncClient) -> str:
 
 @pytest.fixture
 async def http(gateway: RunningGateway):
-    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30, headers=CLIENT) as client:
         yield client
 
 
@@ -134,7 +134,7 @@ def small_limit_gateway(home: Path, model, limit: int):
 
 
 def test_uploads_over_the_configured_limit_get_413_and_leave_nothing(home, model) -> None:
-    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
         assert http.get("/api/limits").json() == {"max_upload_bytes": MB, "max_upload_files": 1000}
         tid = http.post("/threads", json={}).json()["thread_id"]
         ok = http.post(f"/api/threads/{tid}/uploads", files=[("files", ("small.txt", b"x" * 1000, "text/plain"))])
@@ -152,7 +152,7 @@ def test_uploads_over_the_configured_limit_get_413_and_leave_nothing(home, model
 
 
 def test_a_broken_form_is_refused_and_leaves_nothing(home, model) -> None:
-    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
         tid = http.post("/threads", json={}).json()["thread_id"]
         head = b'--b\r\nContent-Disposition: form-data; name="files"; filename="cut.txt"\r\n\r\npartial data'
         res = http.post(f"/api/threads/{tid}/uploads", content=head,
@@ -163,7 +163,7 @@ def test_a_broken_form_is_refused_and_leaves_nothing(home, model) -> None:
 
 
 def test_an_upload_with_one_refused_file_keeps_none_of_them(home, model) -> None:
-    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
         tid = http.post("/threads", json={}).json()["thread_id"]
         folder = host_dirs(served, tid)
         (folder / "user-data" / "uploads" / "data").mkdir()  # e.g. made by the agent
@@ -210,7 +210,7 @@ def stream_chunked_upload(url: str, path: str, total: int, chunk: int = MB) -> t
     sock = socket.create_connection((parts.hostname, parts.port))
     sock.setblocking(False)
     boundary = "herdsman-test-boundary"
-    head = (f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nTransfer-Encoding: chunked\r\n"
+    head = (f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nTransfer-Encoding: chunked\r\nX-Herdsman-Client: 1\r\n"
             f"Content-Type: multipart/form-data; boundary={boundary}\r\n\r\n").encode()
     part_head = (f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="huge.bin"\r\n'
                  "Content-Type: application/octet-stream\r\n\r\n").encode()
@@ -260,7 +260,8 @@ def test_a_1_gb_upload_is_refused_at_the_limit_without_buffering(served_gateway)
     tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
     limit = httpx.get(f"{url}/api/limits").json()["max_upload_bytes"]
     assert limit == 50 * MB  # the default
-    warm = httpx.post(f"{url}/api/threads/{tid}/uploads", files=[("files", ("warm.txt", b"warm up", "text/plain"))])
+    warm = httpx.post(f"{url}/api/threads/{tid}/uploads", files=[("files", ("warm.txt", b"warm up", "text/plain"))],
+                      headers=CLIENT)
     assert warm.status_code == 200, warm.text
     Path(f"/proc/{proc.pid}/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current size
     before = _status_kb(proc.pid, "VmHWM")

@@ -7,13 +7,13 @@ import asyncio
 import httpx
 import pytest
 
-from tests.gateway.gateway_support import HOLD_MID, running_gateway, user_message
+from tests.gateway.gateway_support import CLIENT, HOLD_MID, running_gateway, user_message
 from tests.support import make_config
 
 
 @pytest.fixture
 async def http(gateway):
-    async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=30, headers=CLIENT) as client:
         yield client
 
 

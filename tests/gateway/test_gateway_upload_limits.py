@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.gateway.gateway_support import running_gateway
+from tests.gateway.gateway_support import CLIENT, running_gateway
 from tests.gateway.test_gateway_files import host_dirs, staging_left
 from tests.support import make_config
 
@@ -22,7 +22,7 @@ def _form(names: list[str]) -> tuple[bytes, str]:
 
 def test_more_files_than_the_limit_get_413_naming_it_and_keep_nothing(home, model) -> None:
     config = make_config(home, gateway={"max_upload_files": 3})
-    with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+    with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
         assert http.get("/api/limits").json()["max_upload_files"] == 3
         tid = http.post("/threads", json={}).json()["thread_id"]
         body, ctype = _form([f"f{i}.txt" for i in range(4)])
@@ -40,7 +40,7 @@ def test_more_files_than_the_limit_get_413_naming_it_and_keep_nothing(home, mode
     [("a" * 300 + ".txt", "too long"), ("é" * 130, "too long"), ("nul\x00.txt", "not a usable file name")],
 )
 def test_a_name_the_filesystem_refuses_is_a_400_that_says_to_rename(home, model, name, says) -> None:
-    with running_gateway(make_config(home), model=model) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+    with running_gateway(make_config(home), model=model) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
         tid = http.post("/threads", json={}).json()["thread_id"]
         body, ctype = _form(["fine.txt", name])
         res = http.post(f"/api/threads/{tid}/uploads", content=body, headers={"content-type": ctype})
@@ -57,7 +57,7 @@ def test_a_name_the_filesystem_refuses_is_a_400_that_says_to_rename(home, model,
 
 def test_an_upload_past_the_threads_disk_quota_is_refused_whole(home, model) -> None:
     config = make_config(home, sandbox={"disk_quota_mb": 1})
-    with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+    with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
         tid = http.post("/threads", json={}).json()["thread_id"]
         files = [("files", ("small.txt", b"x" * 1000)), ("files", ("big.bin", b"y" * 1_200_000))]
         res = http.post(f"/api/threads/{tid}/uploads", files=files)

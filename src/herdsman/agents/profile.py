@@ -51,14 +51,19 @@ class KnownNames:
     subagent_types: Sequence[str]
 
 
+def graph_tools(graph: Any) -> Mapping[str, Any]:
+    """The tools of the lead agent ``graph`` by name (its ``tools`` node); empty when it has none."""
+    tools = getattr(getattr(graph, "nodes", {}).get("tools"), "bound", None)
+    return getattr(tools, "tools_by_name", None) or {}
+
+
 def known_names(config: HerdsmanConfig, graph: Any) -> KnownNames:
     """The names valid for ``config`` and the lead agent ``graph`` (its ``tools`` node)."""
-    tools = getattr(graph.nodes.get("tools"), "bound", None)
     skills = load_skills(resolve_skills_root(config), disabled_skills(config)) if config.skills.enabled else None
     return KnownNames(
         models=model_names(config),
         skills=sorted(skills.skills) if skills else [],
-        tools=sorted(getattr(tools, "tools_by_name", {}) or {}),
+        tools=sorted(graph_tools(graph)),
         subagent_types=sorted(subagent_types(config)) if config.subagents.enabled else [],
     )
 

@@ -61,6 +61,17 @@ class _Opened:
         close_store(self._raw)
 
 
+def _cells(*values: object) -> list[str]:
+    """Table cells from values read from the store (keys, ids and text a model or a client wrote):
+    controls stripped and rich markup escaped, None shown as empty."""
+    return [escape("" if v is None else str(v)) for v in values]
+
+
+def _shown(value: str) -> str:
+    """A user id or key quoted for a message, safe to print (see :func:`_cells`)."""
+    return escape(repr(value))
+
+
 def _user(config: HerdsmanConfig, user: str | None) -> str:
     return user or config.memory.user_id
 
@@ -75,16 +86,16 @@ def memory_list(user: UserOpt = None, config: ConfigOpt = None) -> None:
     if not cfg.memory.enabled:
         console.print("[yellow]Memory is off (memory.enabled: false); the agent neither reads nor updates it.[/yellow]")
     elif not on:
-        console.print(f"[yellow]Memory is off for {escape(uid)!r} ('herdsman memory on' turns it back on).[/yellow]")
+        console.print(f"[yellow]Memory is off for {_shown(uid)} ('herdsman memory on' turns it back on).[/yellow]")
     if not facts and not summary:
-        others = f" Users with memory: {', '.join(users)}." if users else ""
-        console.print(f"No memory for user {uid!r} yet.{others}")
+        others = f" Users with memory: {escape(', '.join(users))}." if users else ""
+        console.print(f"No memory for user {_shown(uid)} yet.{others}")
         return
     if summary:
         console.print(f"[bold]context:[/bold] {escape(summary)}")
     table = Table("id", "category", "confidence", "fact", "source thread", "updated")
     for f in facts:
-        table.add_row(f.id, f.category, f"{f.confidence:.2f}", escape(f.content), f.source_thread or "", f.updated_at[:19])
+        table.add_row(*_cells(f.id, f.category, f"{f.confidence:.2f}", f.content, f.source_thread, f.updated_at[:19]))
     console.print(table)
 
 
@@ -102,16 +113,16 @@ def memory_edit(
         err.print("[red]Error:[/red] nothing to change; give --content, --category or --confidence")
         raise typer.Exit(2)
     if category is not None and category not in CATEGORIES:
-        err.print(f"[red]Error:[/red] --category {escape(category)!r} is unknown; use one of {', '.join(CATEGORIES)}")
+        err.print(f"[red]Error:[/red] --category {_shown(category)} is unknown; use one of {', '.join(CATEGORIES)}")
         raise typer.Exit(2)
     cfg = _config(config)
     with _Opened(cfg) as store:
         fact = store.update(_user(cfg, user), fact_id, content=content, category=category, confidence=confidence,
                             origin=CLI)
     if fact is None:
-        err.print(f"[red]Error:[/red] no fact {fact_id!r}; see 'herdsman memory list'")
+        err.print(f"[red]Error:[/red] no fact {_shown(fact_id)}; see 'herdsman memory list'")
         raise typer.Exit(1)
-    console.print(f"[green]updated[/green] {fact.id}: {escape(fact.content)}")
+    console.print(f"[green]updated[/green] {escape(fact.id)}: {escape(fact.content)}")
 
 
 @memory_app.command("delete")
@@ -133,8 +144,8 @@ def memory_delete(
         if all_facts:
             store.set_summary(uid, "", CLI)
     for fid in missing:
-        err.print(f"[yellow]no fact {escape(fid)!r}[/yellow]")
-    console.print(f"forgot {len(ids) - len(missing)} fact(s) of {uid!r}")
+        err.print(f"[yellow]no fact {_shown(fid)}[/yellow]")
+    console.print(f"forgot {len(ids) - len(missing)} fact(s) of {_shown(uid)}")
     if missing:
         raise typer.Exit(1)
 
@@ -167,12 +178,12 @@ def memory_graph(user: UserOpt = None, config: ConfigOpt = None) -> None:
     with _Opened(cfg) as store:
         graph = graph_json(store, uid)
     if not graph["relations"] and not graph["entities"]:
-        console.print(f"No entities or relations for user {uid!r} yet.")
+        console.print(f"No entities or relations for user {_shown(uid)} yet.")
         return
     table = Table("id", "subject", "predicate", "object", "from", "until", "source thread")
     for r in graph["relations"]:
-        table.add_row(r["id"], escape(r["subject_name"]), r["predicate"], escape(r["object_name"]),
-                      r["valid_from"][:10], (r["valid_to"] or "now")[:10], r["source_thread"] or "")
+        table.add_row(*_cells(r["id"], r["subject_name"], r["predicate"], r["object_name"],
+                              r["valid_from"][:10], (r["valid_to"] or "now")[:10], r["source_thread"]))
     console.print(table)
 
 
@@ -197,11 +208,11 @@ def memory_relation(
         graph = GraphStore(store.store)
         relation = graph.get_relation(uid, relation_id)
         if relation is None:
-            err.print(f"[red]Error:[/red] no relation {relation_id!r} for {uid!r}; see 'herdsman memory graph'")
+            err.print(f"[red]Error:[/red] no relation {_shown(relation_id)} for {_shown(uid)}; see 'herdsman memory graph'")
             raise typer.Exit(1)
         if delete:
             graph.delete_relation(uid, relation_id, CLI)
-            console.print(f"forgot relation {relation_id}")
+            console.print(f"forgot relation {escape(relation_id)}")
             return
         try:
             changed = (end_relation(store, uid, relation, end, CLI) if end is not None
@@ -230,11 +241,11 @@ def memory_entity(
         found = next((e for e in entities if e.id == entity), None) or graph.find(uid, entity, entities)
         if found is None:
             known = ", ".join(f"{e.name} ({e.id})" for e in entities[:20]) or "none yet"
-            err.print(f"[red]Error:[/red] no entity {escape(entity)!r} for {uid!r}; known: {escape(known)}")
+            err.print(f"[red]Error:[/red] no entity {_shown(entity)} for {_shown(uid)}; known: {escape(known)}")
             raise typer.Exit(1)
         if delete:
             graph.delete_entity(uid, found.id, CLI)
-            console.print(f"forgot {escape(found.name)} ({found.id}) and the relations that named it")
+            console.print(f"forgot {escape(found.name)} ({escape(found.id)}) and the relations that named it")
             return
         console.print(escape(describe(GraphView(entities, graph.relations(uid)), found)))
 
@@ -247,12 +258,12 @@ def memory_audit(user: UserOpt = None, config: ConfigOpt = None) -> None:
     with _Opened(cfg) as store:
         trail = records(store.store, user_label(uid))
     if not trail:
-        console.print(f"No audit records for user {uid!r}.")
+        console.print(f"No audit records for user {_shown(uid)}.")
         return
     table = Table("at", "action", "kind", "id", "origin", "thread", "run")
     for a in trail:
-        table.add_row(a["at"][:19], a["action"], a["kind"], a["id"], a["origin"], a.get("thread_id") or "",
-                      a.get("run_id") or "")
+        table.add_row(*_cells(a.get("at", "")[:19], a.get("action"), a.get("kind"), a.get("id"), a.get("origin"),
+                              a.get("thread_id"), a.get("run_id")))
     console.print(table)
 
 
@@ -272,7 +283,7 @@ def memory_purge(
             removed = purge_user(store, queue, user)
         finally:
             queue.close()
-    console.print(f"purged {removed} item(s) of {user!r}")
+    console.print(f"purged {removed} item(s) of {_shown(user)}")
 
 
 @memory_app.command("off")
@@ -292,7 +303,7 @@ def _switch(config: Path | None, user: str | None, enabled: bool) -> None:
     uid = _user(cfg, user)
     with _Opened(cfg) as store:
         store.set_enabled(uid, enabled)
-    console.print(f"memory is {'on' if enabled else 'off'} for {uid!r}")
+    console.print(f"memory is {'on' if enabled else 'off'} for {_shown(uid)}")
 
 
 @memory_app.command("sweep")
@@ -326,7 +337,7 @@ def memory_pending(config: ConfigOpt = None) -> None:
         return
     table = Table("thread", "user", "messages", "attempts", "last error")
     for r in rows:
-        table.add_row(r["thread_id"], r["user_id"], str(r["messages"]), str(r["attempts"]), escape(r["last_error"] or ""))
+        table.add_row(*_cells(r["thread_id"], r["user_id"], r["messages"], r["attempts"], r["last_error"]))
     console.print(table)
 
 

@@ -458,7 +458,23 @@ class ApiKeyConfig(_Section):
 class GatewayConfig(_Section):
     """The HTTP gateway started by ``herdsman serve`` (LangGraph API, REST, metrics)."""
 
-    host: str = Field("127.0.0.1", description="Address to bind; without api_keys only loopback is allowed.")
+    host: str = Field(
+        "127.0.0.1",
+        description="Address to bind; without api_keys only a loopback address (127.0.0.1, ::1, a name that resolves "
+        "only to loopback) is allowed, unless open_without_keys is true.",
+    )
+    open_without_keys: bool = Field(
+        False,
+        description="true: a gateway without api_keys may bind an address other than loopback (0.0.0.0, ::, a LAN "
+        "address): anyone who reaches the port then drives the agent and its sandbox. Prefer api_keys.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values the gateway also answers (a name, or name:port), besides its own loopback "
+        "names (127.0.0.1, localhost, [::1]) and the hosts of cors_origins: the names a reverse proxy or tunnel "
+        "forwards. Other Hosts get 421 (DNS rebinding). Checked without api_keys, on loopback connections, and "
+        "wherever this is set. [\"*\"] turns the check off: only with api_keys.",
+    )
     port: int = Field(2026, ge=0, le=65535, description="TCP port (0 picks a free one).")
     api_keys: list[str | ApiKeyConfig] = Field(
         default_factory=list,

@@ -29,7 +29,7 @@ from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxErro
 from herdsman.sandbox.fs import CHUNK, ThreadFiles, WalkStop
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
-from herdsman_gateway.routes.artifacts import content_disposition
+from herdsman_gateway.routes.artifacts import file_headers
 from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(prefix="/api/threads/{thread_id}/archive", tags=["artifacts"])
@@ -119,4 +119,4 @@ async def get_archive(
         raise HTTPException(400, str(exc)) from None
     name = f"{posixpath.basename(canonical) or 'files'}.zip"
     return StreamingResponse(stream_file(handle), media_type="application/zip",
-                             headers={"content-disposition": content_disposition("attachment", name)})
+                             headers=file_headers(name, "application/zip"))

@@ -1,7 +1,12 @@
 """Artifacts: files of a thread's sandbox (outputs, workspace, uploads) by virtual path.
 
 ``GET /api/threads/{id}/artifacts/mnt/user-data/outputs/report.md`` answers the file with the
-content type its name implies; ``?download=true`` makes browsers save it instead. Paths leaving
+content type its name implies; ``?download=true`` makes browsers save it instead. The files were
+written by the model, or by code it ran: every answer carries ``X-Content-Type-Options: nosniff``
+and a sandboxing Content-Security-Policy (:data:`FILE_CSP`, the one raw.githubusercontent.com
+serves), and an active type (HTML, SVG, XML, scripts: :func:`is_active`) is an attachment unless
+``?preview=true`` asks to show it, still sandboxed (no script, an origin of its own), so a file
+opened from the gateway can never run as the gateway's own page. Paths leaving
 the thread's user-data folders (``..``, symlinks) are refused like in the sandbox itself. The
 file is opened by descriptors (``ThreadFiles``) and streamed from that descriptor, so a link
 swapped in while the download runs changes nothing.
@@ -17,7 +22,7 @@ import posixpath
 from collections.abc import AsyncIterator
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import Response, StreamingResponse
 
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError
@@ -30,6 +35,31 @@ router = APIRouter(prefix="/api/threads/{thread_id}/artifacts", tags=["artifacts
 
 TEXT_TYPES = {".md": "text/markdown", ".py": "text/x-python", ".ts": "text/typescript", ".yaml": "application/yaml",
               ".yml": "application/yaml", ".jsonl": "application/x-ndjson", ".csv": "text/csv"}
+
+
+FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+ACTIVE_TYPES = frozenset({
+    "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/xsl",
+    "application/javascript", "text/javascript", "application/x-javascript", "application/ecmascript",
+    "text/ecmascript", "application/wasm", "message/rfc822", "multipart/related", "application/x-shockwave-flash",
+})
+
+
+def is_active(media: str) -> bool:
+    """Whether a browser shown this media type may run scripts or render it as a document of its own."""
+    essence = media.split(";")[0].strip().lower()
+    return essence in ACTIVE_TYPES or essence.endswith(("+xml", "/xml"))
+
+
+def file_headers(name: str, media: str, *, download: bool = True, preview: bool = False) -> dict[str, str]:
+    """The headers of a thread's file sent as ``media``: never sniffed, always sandboxed, and an
+    attachment when ``download`` is asked for or when it is active and no ``preview`` is."""
+    inline = not download and (preview or not is_active(media))
+    return {
+        "x-content-type-options": "nosniff",
+        "content-security-policy": FILE_CSP,
+        "content-disposition": content_disposition("inline" if inline else "attachment", name),
+    }
 
 
 def virtual_path(path: str) -> str:
@@ -55,6 +85,8 @@ async def get_artifact(
     thread_id: str,
     path: str,
     download: bool = False,
+    preview: bool = Query(False, description="Show an active file (HTML, SVG, XML, scripts) in the browser, "
+                          "sandboxed by its Content-Security-Policy, instead of as an attachment."),
     gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> Response:
@@ -64,10 +96,10 @@ async def get_artifact(
     sandbox = gw.sandbox.acquire(thread_id)
     name = posixpath.basename(vpath)
     media = content_type(name)
-    disposition = "attachment" if download else "inline"
+    headers = file_headers(name, media, download=download, preview=preview)
     if not isinstance(sandbox, HostBackedSandbox):
         try:
-            return Response(sandbox.read_text(vpath), media_type=media)
+            return Response(sandbox.read_text(vpath), media_type=media, headers=headers)
         except SandboxError as exc:
             raise HTTPException(404 if "does not exist" in str(exc) else 400, str(exc)) from None
     try:
@@ -76,7 +108,7 @@ async def get_artifact(
         raise HTTPException(404, f"{exc}; list the thread's files under {USER_DATA_ROOT}") from None
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
-    headers = {"content-length": str(size), "content-disposition": content_disposition(disposition, name)}
+    headers["content-length"] = str(size)
     return StreamingResponse(stream_fd(fd), media_type=media, headers=headers)
 
 
