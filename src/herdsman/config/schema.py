@@ -402,7 +402,8 @@ class ToolsConfig(_Section):
     max_parallel_calls: int = Field(
         4, ge=1, le=64,
         description="Tool calls of one model reply (one agent's step) that execute at once; the others of the "
-        "same reply wait for one to end (a reply of 8 commands runs them 4 at a time).",
+        "same reply wait for one to end (a reply of 8 commands runs them 4 at a time). Sub-agent (task) calls "
+        "are bounded by subagents.max_concurrent instead.",
     )
     require_approval: list[str] = Field(
         default_factory=list,
