@@ -80,7 +80,7 @@ sandbox-image: $(RUN_STAMP)
 
 # The benchmarks that need no model weights, one JSON line each; the embedded model's own
 # (first_token.py, agent_tasks/run.py) take long and run by hand, see benchmarks/.
-BENCHES := step_overhead context_budget gateway_load sandbox_latency snapshots subagent_fanout memory_recall cron_tick
+BENCHES := step_overhead context_budget gateway_load sandbox_latency snapshots subagent_fanout memory_recall cron_tick fairness
 
 bench: $(TEST_STAMP) web
 	@for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done

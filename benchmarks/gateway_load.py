@@ -70,7 +70,10 @@ def serve(port: int, steps: int, home: str) -> None:
     config = parse_config(
         yaml.safe_dump({"home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0, "verify_rounds": 0},
                         "local_model": {"profile": "standard"},  # the scripted agent stands in for a large model
-                        "title": {"enabled": False}, "logging": {"level": "ERROR"}}),
+                        "title": {"enabled": False}, "logging": {"level": "ERROR"},
+                        # the capacity of one process, not one user's share of it: all runs are the local user's
+                        "runs": {"max_running_per_user": None, "max_queued_per_user": None},
+                        "gateway": {"max_streams_per_user": None}}),
         env={},
     )
     model = ScriptedChatModel(respond=make_respond(steps))

@@ -210,8 +210,10 @@ class Stack:
             "models": [{"name": "steps", "use": MODEL_USE}],
             "title": {"enabled": False},
             "checkpointer": self.shared["checkpointer"],
-            "runs": {"workers": workers, "lease_seconds": self.lease},
-            "gateway": gateway,
+            # the capacity of the processes, not one user's share of it: all runs are the local user's
+            "runs": {"workers": workers, "lease_seconds": self.lease, "max_running_per_user": None,
+                     "max_queued_per_user": None},
+            "gateway": {"max_streams_per_user": None, **gateway},
         }
         path = self.folder / f"{name}.yaml"
         path.write_text(yaml.safe_dump(data))

@@ -58,3 +58,10 @@ def test_make_bench_runs_every_benchmark_that_needs_no_weights() -> None:
     assert "benchmarks/web_ui.py" in makefile
     scripts = {p.stem for p in (REPO / "benchmarks").glob("*.py")} - {"web_ui"}
     assert listed == scripts - by_hand
+
+
+def test_fairness_prints_one_json_line() -> None:
+    figures = run_benchmark("fairness.py", "--sleep", "20")
+    assert figures["a_commands_running"] >= 4
+    for request in ("listing", "download", "upload", "chat"):
+        assert figures[f"idle_{request}_ms"] > 0 and figures[f"attack_{request}_ms"] > 0

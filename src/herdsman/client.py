@@ -31,6 +31,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from herdsman import pools
 from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, run_config
 from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
@@ -147,7 +148,8 @@ class HerdsmanClient:
         self._scopes: dict[str, RunScope] = {}  # thread id -> the scope of its run streaming now
 
     async def __aenter__(self) -> "HerdsmanClient":
-        """Open the checkpointer and build the agent."""
+        """Open the checkpointer and build the agent (and size the thread pools, see :mod:`herdsman.pools`)."""
+        pools.configure(self.config.pools)
         if self._checkpointer is None:
             self._checkpointer = await self._stack.enter_async_context(open_checkpointer(self.config))
         if self._provider is None:

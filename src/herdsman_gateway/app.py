@@ -32,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from herdsman import pools
 from herdsman.agents.lead import create_lead_agent
 from herdsman.agents.profile import graph_tools
 from herdsman.config.schema import HerdsmanConfig
@@ -101,6 +102,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Open what the routes need, and close it (runs first) on shutdown."""
+        pools.configure(config.pools)  # commands, file I/O, conversions and captures: bounded pools of their own
+        pools.install_default()  # and this loop's default pool, sized by pools.default, for the rest
         async with AsyncExitStack() as stack:
             saver = checkpointer or await stack.enter_async_context(open_checkpointer(config))
             store = await stack.enter_async_context(open_record_store(config))

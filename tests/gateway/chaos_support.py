@@ -73,8 +73,10 @@ class Stack:
             "local_model": {"profile": "standard"},
             "models": [{"name": "chaos", "use": "tests.gateway.chaos_model:ChaosModel"}],
             "checkpointer": {"type": "postgres", "url": self.database_url},
-            "gateway": {"port": port, "stream_bridge": "redis", "redis_url": self.redis_url},
-            "runs": {"workers": workers, "lease_seconds": 2, "poll_seconds": 0.2},
+            # 40 conversations of the one local user at once: the processes' capacity is tested, not a user's share
+            "gateway": {"port": port, "stream_bridge": "redis", "redis_url": self.redis_url, "max_streams_per_user": None},
+            "runs": {"workers": workers, "lease_seconds": 2, "poll_seconds": 0.2, "max_running_per_user": None,
+                     "max_queued_per_user": None},
         }
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump(data))

@@ -194,3 +194,18 @@ async def test_a_user_s_open_streams_are_capped_and_a_refused_stream_creates_no_
         assert [p async for p in stream][-1].event != "error"
         again = [p.event async for p in ana.runs.stream(other, "lead_agent", input=user_message("two"))]
         assert again[0] == "metadata" and "error" not in again
+
+
+async def test_runs_past_the_user_s_limit_start_on_the_memory_checkpointer_too(home) -> None:
+    """With the default limits and the memory checkpointer (no durable queue), the local user's
+    runs past ``runs.max_running_per_user`` once waited for ever: no worker started them."""
+    config = make_config(home, runs={"max_running_per_user": 2})
+    with running_gateway(config) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            threads = [(await sdk.threads.create())["thread_id"] for _ in range(5)]
+            runs = [await sdk.runs.create(t, "lead_agent", input=user_message(f"hi {i}")) for i, t in enumerate(threads)]
+            ended = await asyncio.wait_for(asyncio.gather(*(settled(sdk, r["thread_id"], r["run_id"]) for r in runs)), 60)
+        finally:
+            await sdk.aclose()
+    assert [run["status"] for run in ended] == ["success"] * 5

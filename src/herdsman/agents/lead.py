@@ -16,7 +16,8 @@ Outermost first (each only when its setting turns it on):
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
   detection, which must see the thread rather than the nudged view);
 - dangling tool calls patched; unusable replies re-asked; failed model calls retried
-  (``lead.model_retries``); usage and cost; human approval (``tools.require_approval``);
+  (``lead.model_retries``); usage and cost; at most ``tools.max_parallel_calls`` calls of one
+  reply at once; human approval (``tools.require_approval``);
 - the tool-call limit (``tools.max_tool_calls_per_run``); read before write; long tool results
   saved to a file and previewed; tool errors turned into results;
 - the title, after the agent finishes; the turn queued for the memory model (mode auto).
@@ -63,6 +64,7 @@ from herdsman.middleware.context.summarization import summarization_middleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
+from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
@@ -168,6 +170,7 @@ def build_middleware(
             )
         )
     middleware.append(usage or UsageMiddleware(config.subagents))
+    middleware.append(ParallelCallsMiddleware(config.tools.max_parallel_calls))
     if config.tools.require_approval:
         decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))

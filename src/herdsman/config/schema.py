@@ -426,6 +426,12 @@ class ToolsConfig(_Section):
         True, description="Refuse to overwrite or edit an existing file the agent has not read (or that changed since).",
     )
     max_tool_calls_per_run: int | None = Field(None, ge=1)
+    max_parallel_calls: int = Field(
+        4, ge=1, le=64,
+        description="Tool calls of one model reply (one agent's step) that execute at once; the others of the "
+        "same reply wait for one to end (a reply of 8 commands runs them 4 at a time). Sub-agent (task) calls "
+        "are bounded by subagents.max_concurrent instead.",
+    )
     require_approval: list[str] = Field(
         default_factory=list,
         description="Tool names that pause the run for a person to approve, edit or reject each call.",
@@ -502,9 +508,10 @@ class GatewayConfig(_Section):
     )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     max_streams_per_user: int | None = Field(
-        None, ge=1,
+        100, ge=1,
         description="SSE streams one user may have open at once on one gateway process (run, join and thread "
-        "streams); past it 429, before any run is created. None: no cap.",
+        "streams); past it 429, before any run is created, so one user cannot use up the process's file "
+        "descriptors. null: no cap.",
     )
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
     replay_max_bytes: int = Field(
@@ -900,12 +907,13 @@ class RunsConfig(_Section):
         1.0, gt=0, le=60, description="How often idle workers look for runs to take over."
     )
     max_running_per_user: int | None = Field(
-        None, ge=1, le=100_000,
+        4, ge=1, le=100_000,
         description="Runs of one user held by processes at once (executing, or about to), counted over every "
-        "gateway and worker; a user's further runs wait in the queue (see max_queued_per_user). null: no limit.",
+        "gateway and worker; a user's further runs wait in the queue (see max_queued_per_user), so one user's "
+        "runs never take every slot of gateway.max_concurrent_runs. null: no limit.",
     )
     max_queued_per_user: int | None = Field(
-        None, ge=0, le=1_000_000,
+        100, ge=0, le=1_000_000,
         description="Runs of one user waiting in the queue beyond max_running_per_user (without it: waiting for a "
         "worker); past it a new run gets 429 saying to wait for or cancel a run. null: no limit.",
     )
@@ -945,6 +953,37 @@ class RunsConfig(_Section):
         return self
 
 
+class PoolsConfig(_Section):
+    """Thread pools for blocking work, one per kind, so no kind (and no user) starves another."""
+
+    default: int = Field(
+        8, ge=2, le=256,
+        description="Threads of asyncio's default pool: LangChain's sync tools and middleware hooks, small "
+        "blocking calls (never commands, file I/O, conversions or captures, which have pools of their own).",
+    )
+    commands: int = Field(32, ge=1, le=1024, description="Threads running sandboxed commands (bash) at once, all users together.")
+    files: int = Field(16, ge=1, le=1024, description="Threads doing file I/O at once (file tools, listings, downloads, uploads).")
+    conversions: int = Field(4, ge=1, le=256, description="Documents converted to Markdown at once (each in a child process).")
+    captures: int = Field(4, ge=1, le=256, description="Checkpoints whose files are being captured at once.")
+    commands_per_user: int = Field(
+        4, ge=1, le=1024, description="Commands one user may run at once; more wait (holding no thread) for a slot."
+    )
+    files_per_user: int = Field(4, ge=1, le=1024, description="File I/O calls one user may have on threads at once.")
+    conversions_per_user: int = Field(2, ge=1, le=256, description="Documents one user may have converted at once.")
+    captures_per_user: int = Field(2, ge=1, le=256, description="File captures of one user's checkpoints at once.")
+
+    @model_validator(mode="after")
+    def _per_user_within_pool(self) -> "PoolsConfig":
+        for kind in ("commands", "files", "conversions", "captures"):
+            cap, size = getattr(self, f"{kind}_per_user"), getattr(self, kind)
+            if cap > size:
+                raise ValueError(
+                    f"pools.{kind}_per_user ({cap}) is above pools.{kind} ({size}); one user would wait for "
+                    f"threads no other user holds: lower pools.{kind}_per_user or raise pools.{kind}"
+                )
+        return self
+
+
 class HerdsmanConfig(_Section):
     """The whole of ``config.yaml``."""
 
@@ -964,6 +1003,7 @@ class HerdsmanConfig(_Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     runs: RunsConfig = Field(default_factory=RunsConfig)
+    pools: PoolsConfig = Field(default_factory=PoolsConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)

@@ -18,7 +18,6 @@ of a thread, in the checkpoint.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import operator
 import shlex
@@ -31,6 +30,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman import pools
 from herdsman.middleware.turn import holds_nothing
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
@@ -164,9 +164,10 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
-        """Async twin of :meth:`wrap_tool_call` (file checks run in a worker thread)."""
-        refused = await asyncio.to_thread(self._check, request)
+        """Async twin of :meth:`wrap_tool_call` (file checks run on the file pool, on the run's user's slots)."""
+        user = pools.user_of(getattr(request.runtime, "config", None))
+        refused = await pools.run(pools.FILES, user, self._check, request)
         if refused is not None:
             return refused
         result = await handler(request)
-        return await asyncio.to_thread(self._record, request, result)
+        return await pools.run(pools.FILES, user, self._record, request, result)

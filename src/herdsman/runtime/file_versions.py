@@ -26,6 +26,7 @@ from typing import Any
 import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.history import FileHistory, HistoryError, RestoreReport, thread_history
@@ -189,10 +190,11 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
 
     async def aput_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         key = _root_checkpoint(config, checkpoint)
-        root = await asyncio.to_thread(versions.capture, *key) if key is not None else None
+        user = pools.user_of(config)  # captures run on their own pool, a few at once per user
+        root = await pools.run(pools.CAPTURES, user, versions.capture, *key) if key is not None else None
         saved = await aput(config, checkpoint, metadata, new_versions)
         if key is not None:
-            await asyncio.to_thread(versions.record, *key, root, _last_message_id(checkpoint))
+            await pools.run(pools.CAPTURES, user, versions.record, *key, root, _last_message_id(checkpoint))
         return saved
 
     saver.put = put_with_files  # type: ignore[method-assign]

@@ -954,8 +954,11 @@ class RunManager:
 
     def start_workers(self) -> None:
         """With a durable queue: renew this process's leases, and run ``runs.workers`` workers
-        that take over runs whose process died. Stopped by :meth:`shutdown`."""
-        if not self.queue.durable or self._workers:
+        that take over runs whose process died. With run limits, the workers also start the runs
+        that wait in the queue for their user's turn, so a memory queue needs them too (without
+        them a user's runs past ``runs.max_running_per_user`` waited for ever). Stopped by
+        :meth:`shutdown`."""
+        if not (self.queue.durable or self.config.runs.limited) or self._workers:
             return
         self._workers.append(asyncio.create_task(self._renew_leases(), name="run-leases"))
         self._workers.append(asyncio.create_task(self._serve_cancels(self._queued_cancels()), name="run-cancels"))

@@ -40,6 +40,7 @@ from typing import Annotated, Any
 from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
+from herdsman import pools
 from herdsman.config.schema import SandboxConfig
 from herdsman.sandbox.base import (
     OUTPUTS,
@@ -150,6 +151,17 @@ def _as_async_tool_errors(name: str, fn: Callable[..., Awaitable[Any]]) -> Calla
             return await fn(*args, **kwargs)
         except Exception as exc:
             raise _tool_exception(name, exc) from None
+
+    return wrapper
+
+
+def _on_file_pool(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """The coroutine of a file tool: ``fn`` on the file pool, on a slot of the run's user."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        user = pools.user_of(getattr(kwargs.get("runtime"), "config", None))
+        return await pools.run(pools.FILES, user, fn, *args, **kwargs)
 
     return wrapper
 
@@ -341,16 +353,25 @@ class SandboxTools:
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime[Any, dict],
     ) -> tuple[str, dict[str, Any]]:
-        """Run a command in a worker thread; a cancelled run kills the command instead of
-        leaving it to its timeout in an orphaned thread."""
+        """Run a command on the command pool, once the run's user has a command slot free
+        (``pools.commands_per_user``); a cancelled run kills the command instead of leaving it to
+        its timeout in an orphaned thread."""
         sandbox = self.sandbox_of(runtime)
-        cancelled = threading.Event()
-        work = asyncio.ensure_future(asyncio.to_thread(run_traced, sandbox, command, cancelled))
+        cancelled, started = threading.Event(), threading.Event()
+
+        def traced() -> tuple[ExecResult, dict[str, Any]]:
+            started.set()
+            return run_traced(sandbox, command, cancelled)
+
+        user = pools.user_of(getattr(runtime, "config", None))
+        work = asyncio.ensure_future(pools.run(pools.COMMANDS, user, traced))
         try:
             result, artifact = await asyncio.shield(work)
         except asyncio.CancelledError:
             cancelled.set()  # not started yet: it never starts
-            if isinstance(sandbox, HostBackedSandbox):
+            if not started.is_set():
+                work.cancel()  # still waiting for the user's command slot: give up the wait
+            elif isinstance(sandbox, HostBackedSandbox):
                 # The command may not have started yet (the worker takes a snapshot first): keep
                 # cancelling until the worker is done, so a late start is killed too (bounded).
                 deadline = time.monotonic() + CANCEL_WAIT_SECONDS
@@ -608,8 +629,12 @@ class SandboxTools:
         }
 
     def as_tools(self) -> list[BaseTool]:
-        """The LangChain tools, in a fixed order; errors reach the model as tool errors."""
-        coroutines: dict[str, Callable[..., Awaitable[Any]]] = {"bash": self.abash}
+        """The LangChain tools, in a fixed order; errors reach the model as tool errors. ``bash``
+        runs on the command pool, the others on the file pool (never asyncio's default pool)."""
+        coroutines: dict[str, Callable[..., Awaitable[Any]]] = {
+            name: _on_file_pool(getattr(self, name)) for name in self.descriptions() if name != "bash"
+        }
+        coroutines["bash"] = self.abash
         with_artifact = {"bash", "write_file", "str_replace"}
         tools: list[BaseTool] = []
         for name, description in self.descriptions().items():

@@ -34,6 +34,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
+from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
@@ -42,6 +43,7 @@ from herdsman.middleware.completion_check import CompletionCheckMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
+from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
 from herdsman.middleware.step_limit import StepLimitMiddleware, stop_reason
@@ -231,6 +233,7 @@ class SubagentRunner:
             DanglingToolCallMiddleware(),
             ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
             UsageMiddleware(self.settings, agent_key="self"),
+            ParallelCallsMiddleware(self.config.tools.max_parallel_calls),
         ]
         if self.config.tools.read_before_write and self.provider is not None:
             middleware.append(ReadBeforeWriteMiddleware(self.provider))
@@ -337,7 +340,8 @@ class SubagentRunner:
             if scope.budget.exhausted:
                 outcome = _Outcome("budget_exceeded", error=scope.budget.message())
                 break
-            before = await asyncio.to_thread(history.capture) if history is not None and attempt <= retries else None
+            before = (await pools.run(pools.CAPTURES, pools.user_of(parent_config), history.capture)
+                      if history is not None and attempt <= retries else None)
             writer({"type": "task_started", **base, "attempt": attempt, "model": model_name})
             outcome = await self._attempt(request, spec, model_name, parent_config, context, writer, base, kept)
             for key, value in outcome.usage.items():

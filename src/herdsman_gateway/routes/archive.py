@@ -12,7 +12,6 @@ answer is 413 with what to do, not a partial archive. It is built in a spooled t
 
 from __future__ import annotations
 
-import asyncio
 import os
 import posixpath
 import stat
@@ -25,6 +24,7 @@ from typing import IO
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
+from herdsman import pools
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError
 from herdsman.sandbox.fs import CHUNK, ThreadFiles, WalkStop
 from herdsman_gateway.auth import current_user
@@ -79,10 +79,10 @@ def _add(archive: zipfile.ZipFile, files: ThreadFiles, vpath: str, name: str) ->
                 member.write(chunk)
 
 
-async def stream_file(handle: IO[bytes]) -> AsyncIterator[bytes]:
-    """The bytes of ``handle`` in chunks, read in a worker thread; closes it at the end."""
+async def stream_file(handle: IO[bytes], user: str | None = None) -> AsyncIterator[bytes]:
+    """The bytes of ``handle`` in chunks, read on ``user``'s slots of the file pool; closes it at the end."""
     try:
-        while chunk := await asyncio.to_thread(handle.read, CHUNK):
+        while chunk := await pools.run(pools.FILES, user, handle.read, CHUNK):
             yield chunk
     finally:
         handle.close()
@@ -104,19 +104,19 @@ async def get_archive(
         raise HTTPException(400, "this sandbox provider keeps no files on the gateway's host: download the files one by one")
     files = sandbox.files
     try:
-        canonical = await asyncio.to_thread(files.resolve_virtual, vpath)
+        canonical = await pools.run(pools.FILES, user, files.resolve_virtual, vpath)
         if not canonical.startswith(USER_DATA_ROOT + "/"):
             raise HTTPException(400, f"{path}: only the folders below {USER_DATA_ROOT} can be downloaded as an archive")
-        st = await asyncio.to_thread(files.stat, canonical)
+        st = await pools.run(pools.FILES, user, files.stat, canonical)
         if st is None:
             raise HTTPException(404, f"{canonical} does not exist")
         if not stat.S_ISDIR(st.st_mode):
             raise HTTPException(400, f"{canonical} is a file: get it from /api/threads/{thread_id}/artifacts{canonical}")
-        handle = await asyncio.to_thread(build_zip, files, canonical)
+        handle = await pools.run(pools.FILES, user, build_zip, files, canonical)
     except ArchiveTooLarge as exc:
         raise HTTPException(413, str(exc)) from None
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
     name = f"{posixpath.basename(canonical) or 'files'}.zip"
-    return StreamingResponse(stream_file(handle), media_type="application/zip",
+    return StreamingResponse(stream_file(handle, user), media_type="application/zip",
                              headers=file_headers(name, "application/zip"))

@@ -15,7 +15,6 @@ swapped in while the download runs changes nothing.
 
 from __future__ import annotations
 
-import asyncio
 import mimetypes
 import os
 import posixpath
@@ -25,6 +24,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import Response, StreamingResponse
 
+from herdsman import pools
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError
 from herdsman.sandbox.fs import CHUNK, NotFoundError, ThreadFiles
 from herdsman_gateway.auth import current_user
@@ -103,13 +103,13 @@ async def get_artifact(
         except SandboxError as exc:
             raise HTTPException(404 if "does not exist" in str(exc) else 400, str(exc)) from None
     try:
-        fd, size = await asyncio.to_thread(open_download, sandbox.files, vpath)
+        fd, size = await pools.run(pools.FILES, user, open_download, sandbox.files, vpath)
     except NotFoundError as exc:
         raise HTTPException(404, f"{exc}; list the thread's files under {USER_DATA_ROOT}") from None
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
     headers["content-length"] = str(size)
-    return StreamingResponse(stream_fd(fd), media_type=media, headers=headers)
+    return StreamingResponse(stream_fd(fd, user), media_type=media, headers=headers)
 
 
 def open_download(files: ThreadFiles, vpath: str) -> tuple[int, int]:
@@ -118,11 +118,11 @@ def open_download(files: ThreadFiles, vpath: str) -> tuple[int, int]:
         return os.dup(fd), st.st_size
 
 
-async def stream_fd(fd: int) -> AsyncIterator[bytes]:
-    """The bytes behind ``fd`` in chunks, read in a worker thread; closes it at the end."""
+async def stream_fd(fd: int, user: str | None = None) -> AsyncIterator[bytes]:
+    """The bytes behind ``fd`` in chunks, read on ``user``'s slots of the file pool; closes it at the end."""
     try:
         while True:
-            chunk = await asyncio.to_thread(os.read, fd, CHUNK)
+            chunk = await pools.run(pools.FILES, user, os.read, fd, CHUNK)
             if not chunk:
                 return
             yield chunk

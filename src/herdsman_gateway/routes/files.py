@@ -12,7 +12,6 @@ Download or preview a listed file with ``GET /api/threads/{id}/artifacts/<path>`
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 from datetime import datetime, timezone
@@ -21,6 +20,7 @@ from typing import Literal
 from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
+from herdsman import pools
 from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, PathEscapeError, Sandbox, SandboxError
 from herdsman.sandbox.fs import ThreadFiles, WalkStop
 from herdsman_gateway.auth import current_user
@@ -122,7 +122,7 @@ async def list_files(
     sandbox = gw.sandbox.acquire(thread_id)
     vpath = path.strip() if path.strip().startswith("/") else f"{USER_DATA_ROOT}/{path.strip()}"
     if not isinstance(sandbox, HostBackedSandbox):
-        return await asyncio.to_thread(_listing_without_paths, sandbox, vpath, depth)
+        return await pools.run(pools.FILES, user, _listing_without_paths, sandbox, vpath, depth)
     files = sandbox.files
 
     def listing() -> FileListing:
@@ -144,4 +144,4 @@ async def list_files(
         entries, truncated = walk(files, canonical, depth)
         return FileListing(path=canonical, entries=entries, truncated=truncated)
 
-    return await asyncio.to_thread(listing)
+    return await pools.run(pools.FILES, user, listing)

@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
+from herdsman import pools
 from herdsman.runtime.file_versions import FileVersions, file_versions_of
 from herdsman.sandbox.history import HistoryError
 from herdsman_gateway.auth import current_user
@@ -41,7 +41,7 @@ async def list_snapshots(
 ) -> dict[str, Any]:
     """Checkpoints with a file version, newest first, with the files each changed."""
     await load_thread(gw, thread_id, user)
-    steps = await asyncio.to_thread(_versions(gw).steps, thread_id, limit)
+    steps = await pools.run(pools.FILES, user, _versions(gw).steps, thread_id, limit)
     return {"thread_id": thread_id, "snapshots": steps}
 
 
@@ -56,14 +56,14 @@ async def diff_snapshots(
     """Files added, removed and changed from checkpoint ``from`` to checkpoint ``to``."""
     await load_thread(gw, thread_id, user)
     if old is None or new is None:
-        kept = await asyncio.to_thread(_versions(gw).kept_checkpoints, thread_id)
+        kept = await pools.run(pools.FILES, user, _versions(gw).kept_checkpoints, thread_id)
         new = new or (kept[0] if kept else None)
         before = kept[kept.index(new) + 1:] if new in kept else []
         if new is None or (old is None and not before):
             raise HTTPException(404, f"thread {thread_id} has no two file versions to compare; give from= and to= checkpoint ids")
         old = old or before[0]
     try:
-        changes = await asyncio.to_thread(_versions(gw).diff, thread_id, old, new)
+        changes = await pools.run(pools.FILES, user, _versions(gw).diff, thread_id, old, new)
     except HistoryError as exc:
         raise HTTPException(404, str(exc)) from None
     return {"from": old, "to": new, **changes}
@@ -77,7 +77,7 @@ async def restore_snapshot(
     await load_thread(gw, thread_id, user)
     await refuse_busy(gw, thread_id, "restoring files")
     try:
-        report = await asyncio.to_thread(_versions(gw).restore_strict, thread_id, checkpoint_id)
+        report = await pools.run(pools.FILES, user, _versions(gw).restore_strict, thread_id, checkpoint_id)
     except HistoryError as exc:
         raise HTTPException(404, str(exc)) from None
     return {"checkpoint_id": checkpoint_id, "written": report.written, "removed": report.removed}

@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 
+from herdsman import pools
 from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.runs import FINAL_STATUSES, RunError
 from herdsman.runtime.thread_copy import copy_checkpoints
@@ -223,7 +224,7 @@ async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: 
     record = await gw.threads.create(None, with_owner(dict(source.metadata), user))
     await copy_checkpoints(gw.graph.checkpointer, thread_id, record.thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
-        await asyncio.to_thread(versions.copy_files, thread_id, record.thread_id)
+        await pools.run(pools.FILES, user, versions.copy_files, thread_id, record.thread_id)
     return await thread_json(gw, record)
 
 

@@ -20,7 +20,6 @@ response says why.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import posixpath
 import shutil
@@ -36,6 +35,7 @@ from pydantic import BaseModel, Field
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 
+from herdsman import pools
 from herdsman.config.schema import GatewayConfig
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, Sandbox, SandboxError
 from herdsman.sandbox.quota import QuotaExceededError, Usage
@@ -190,7 +190,7 @@ class _Stager:
 
 @asynccontextmanager
 async def staged_upload(
-    request: Request, staging_root: Path | None, limit: int, max_files: int
+    request: Request, staging_root: Path | None, limit: int, max_files: int, user: str | None = None
 ) -> AsyncIterator[list[tuple[str, Path]]]:
     """Stream the multipart body of ``request`` into a temporary folder under ``staging_root``.
 
@@ -220,7 +220,7 @@ async def staged_upload(
                 raise too_large(limit)
             if chunk:
                 try:
-                    await asyncio.to_thread(parser.write, chunk)
+                    await pools.run(pools.FILES, user, parser.write, chunk)
                 except MultipartParseError as exc:
                     raise HTTPException(
                         422, f"Invalid request: the multipart body could not be parsed ({exc}); check its boundary"
@@ -236,7 +236,7 @@ async def staged_upload(
         yield stager.files
     finally:
         stager.close()
-        await asyncio.to_thread(shutil.rmtree, folder, True)
+        await pools.run(pools.FILES, user, shutil.rmtree, folder, True)
 
 
 def upload_target(sandbox: Sandbox, vpath: str, staged: Path) -> str | None:
@@ -324,12 +324,12 @@ async def upload(
     staging_root = sandbox.paths.user_data.parent if isinstance(sandbox, HostBackedSandbox) else None
     saved = []
     limits = gw.config.gateway
-    async with staged_upload(request, staging_root, limits.max_upload_bytes, limits.max_upload_files) as files:
-        stored = await asyncio.to_thread(store_uploads, sandbox, files)
+    async with staged_upload(request, staging_root, limits.max_upload_bytes, limits.max_upload_files, user) as files:
+        stored = await pools.run(pools.FILES, user, store_uploads, sandbox, files)
     for vpath in stored:
         entry = describe(sandbox, vpath)
         try:
-            markdown = await asyncio.to_thread(convert_sandbox_upload, sandbox, vpath)
+            markdown = await pools.run(pools.CONVERSIONS, user, convert_sandbox_upload, sandbox, vpath)
             if markdown:
                 entry["markdown"] = markdown
         except DocumentConversionError as exc:

@@ -13,7 +13,6 @@ Costs one length check per tool call below the threshold.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,6 +22,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from herdsman import pools
 from herdsman.sandbox.base import WORKSPACE, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
@@ -121,10 +121,12 @@ class ToolOutputOffloadMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
-        """Async twin of :meth:`wrap_tool_call` (the file is written in a worker thread)."""
+        """Async twin of :meth:`wrap_tool_call` (the file is written on the file pool, on the run's user's slots)."""
         result = await handler(request)
         if not self._needs(result):
             return result
         reread = _reads_offloaded(request)
-        path = None if reread else await asyncio.to_thread(self._save, request, _text(result))
+        path = None if reread else await pools.run(
+            pools.FILES, pools.user_of(getattr(request.runtime, "config", None)), self._save, request, _text(result)
+        )
         return self._shrink(result, path, reread)
