@@ -94,9 +94,11 @@ class BwrapShell:
                     tmp_bytes=self._tmp_bytes,
                 )
                 arguments, short_argv = split_for_args_fd(argv)
-                with self.limiter.command() as launch:
+                # a networked command's group is not pooled: slirp4netns's sockets to a peer that
+                # stopped reading outlive it and stay charged to the group for minutes
+                with self.limiter.command(pool=network is None) as launch:
                     if network:
-                        network.start()
+                        network.start(launch.prefix, launch.preexec_fn)
                     result = run_process(
                         launch.argv([self._env, "-i", *short_argv]),
                         timeout=timeout,
