@@ -22,15 +22,8 @@ from herdsman.sandbox import LocalSandboxProvider
 CONNECTIONS = 60
 MEMORY_MB = 64
 
-# Writes into CONNECTIONS sockets until none takes more for a second; prints the MiB taken.
-FLOOD = r"""
-import select, socket, sys
-host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-socks = []
-for _ in range(count):
-    c = socket.create_connection((host, port), timeout=10)
-    c.setblocking(False)
-    socks.append(c)
+# Writes into the non-blocking sockets ``socks`` until none takes more for a second; prints the MiB taken.
+WRITE_UNTIL_FULL = r"""
 sent, chunk = 0, b"x" * 65536
 while True:
     _, ready, _ = select.select([], socks, [], 1.0)
@@ -43,6 +36,17 @@ while True:
             pass
 print("taken_mib", sent >> 20)
 """
+
+# Opens ``count`` connections to ``host:port`` (the arguments), then writes into them.
+FLOOD = r"""
+import select, socket, sys
+host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+socks = []
+for _ in range(count):
+    c = socket.create_connection((host, port), timeout=10)
+    c.setblocking(False)
+    socks.append(c)
+""" + WRITE_UNTIL_FULL
 
 
 def _never_reading_server(host: str) -> int:

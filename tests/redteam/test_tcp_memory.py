@@ -27,7 +27,7 @@ import pytest
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox import LocalSandboxProvider, netns
 from herdsman.sandbox.bwrap import bwrap_status
-from tests.redteam.tcp_memory_probe import CONNECTIONS, MEMORY_MB
+from tests.redteam.tcp_memory_probe import CONNECTIONS, MEMORY_MB, WRITE_UNTIL_FULL
 from tests.redteam.test_jail_bwrap import ROOT
 from tests.redteam.test_networked_jail import NAMESPACE_SETUP, OUTSIDE
 
@@ -41,18 +41,7 @@ socks, peers = [], []
 for _ in range(100):
     c = socket.create_connection(server.getsockname()); c.setblocking(False); socks.append(c)
     peers.append(server.accept()[0])
-sent, chunk = 0, b"x" * 65536
-while True:
-    _, ready, _ = select.select([], socks, [], 1.0)
-    if not ready:
-        break
-    for c in ready:
-        try:
-            sent += c.send(chunk)
-        except (BlockingIOError, OSError):
-            pass
-print("taken_mib", sent >> 20)
-"""
+""" + WRITE_UNTIL_FULL
 
 
 def test_tcp_buffers_on_the_jails_loopback_count_in_its_memory(tmp_path: Path) -> None:
