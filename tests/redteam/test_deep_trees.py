@@ -1,4 +1,13 @@
-"""Red team: a folder chain deeper than the gateway may open files survives a thread's deletion.
+"""Red team: folders nested deeper than the gateway may open files.
+
+A comb of folders (``mkdir b a; cd a``, 1,100 levels) made every walk of the thread's files
+hold one descriptor per level, past the usual limit of 1,024 open files: the measured quota's
+walk raised ``EMFILE``, which killed its watch (the command then wrote what it liked without the
+quota volume), failed every later command of the thread, and, while it lasted, any other
+thread's call that opened a file. Now a walk holds at most 64 folders open and reaches deeper
+ones by name from an ancestor it holds.
+
+And a chain deeper than the gateway may open files survived a thread's deletion:
 
 Issue #30 follow-up (the quota volume, a thread id used again). Deleting a thread walks its
 files by descriptors, one open per level; a jail nested 1,500 folders (``mkdir d; cd d`` in a
@@ -64,4 +73,32 @@ def test_a_deep_chain_goes_with_its_thread(tmp_path: Path, usual_open_files, vol
         found = again._shell.run(again.paths, "find /mnt/user-data -name planted.txt | wc -l; ls -A", 60).output
         assert found.split() == ["0"], found
     finally:
+        provider.close()
+
+
+COMB = (
+    "python3 -c 'import os\n"
+    "for _ in range(1100):\n"
+    "    os.mkdir(\"b\"); os.mkdir(\"a\"); os.chdir(\"a\")\n"
+    "open(\"hidden.bin\", \"wb\").write(os.urandom(48 << 20))'; echo written"
+)
+
+
+def test_a_deep_comb_of_folders_is_measured(tmp_path: Path, usual_open_files) -> None:
+    """The measured quota (no quota volume) sees 48 MiB written at the bottom of a 1,100-level
+    comb: the command is told it passed the quota, and the thread's next command runs."""
+    config = HerdsmanConfig.model_validate({
+        "home": str(tmp_path / "home"), "skills": {"enabled": False},
+        "sandbox": {"isolation": "bwrap", "command_timeout_seconds": 60, "disk_quota_mb": 16,
+                    "quota_volume": {"mode": "off"}},
+    })  # fmt: skip
+    provider = LocalSandboxProvider(config)
+    try:
+        sandbox = provider.acquire("comb")
+        result = sandbox.execute(COMB)
+        assert "sandbox.disk_quota_mb" in result.output, result.output[-500:]
+        assert sandbox.quota.usage(fresh=True).bytes >= 48 << 20
+        assert sandbox.execute("echo still-works").output.startswith("still-works")
+    finally:
+        remove_thread_files(provider, tmp_path / "home", "comb")  # pytest's rmtree recurses once per level
         provider.close()
