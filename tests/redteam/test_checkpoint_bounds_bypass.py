@@ -101,3 +101,21 @@ async def test_run_metadata_config_and_context_are_bounded(home, field: str) -> 
         assert await client.runs.list(tid) == []
         assert _sqlite_bytes(config) - before < MB
         await client.aclose()
+
+
+async def test_a_crons_run_metadata_is_bounded(home) -> None:
+    """A cron keeps its run's metadata and every firing's run stores it in each checkpoint: over
+    ``runs.max_input_bytes`` the cron is refused (413) when it is created, not at each firing."""
+    config = make_config(home, runs={"max_input_bytes": 256 * 1024})
+    with running_gateway(config) as gw:
+        client = get_client(url=gw.url, api_key=None)
+        tid = (await client.threads.create())["thread_id"]
+        with pytest.raises(httpx.HTTPStatusError) as info:
+            await client.crons.create_for_thread(
+                tid, "lead_agent", schedule="0 9 * * *", input={"messages": [{"role": "user", "content": "hi"}]},
+                metadata={"blob": "z" * (512 * 1024)},
+            )
+        assert info.value.response.status_code == 413
+        assert "runs.max_input_bytes" in info.value.response.json()["detail"]
+        assert await client.crons.search() == []
+        await client.aclose()
