@@ -27,6 +27,16 @@ def _sqlite_bytes(config) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
+async def _until_refused(call, times: int) -> tuple[int, httpx.Response | None]:
+    """``call(index)`` for index 0, 1... until the gateway refuses one: its index and answer."""
+    for index in range(times):
+        try:
+            await call(index)
+        except httpx.HTTPStatusError as exc:
+            return index, exc.response
+    return times, None
+
+
 @pytest.mark.parametrize("bound", [{"max_thread_state_bytes": MB}, {"max_thread_checkpoint_bytes": 4 * MB}])
 async def test_state_updates_piling_up_on_one_thread_are_bounded(home, bound: dict[str, int]) -> None:
     """600 KiB state updates, each under the input bound, are refused with 413 naming the
@@ -36,14 +46,10 @@ async def test_state_updates_piling_up_on_one_thread_are_bounded(home, bound: di
     with running_gateway(config) as gw:
         client = get_client(url=gw.url, api_key=None)
         tid = (await client.threads.create())["thread_id"]
-        refused = None
-        for index in range(30):
-            message = {"type": "human", "content": f"{index}" + "y" * (600 * 1024)}
-            try:
-                await client.threads.update_state(tid, {"messages": [message]})
-            except httpx.HTTPStatusError as exc:
-                refused = exc.response
-                break
+        index, refused = await _until_refused(
+            lambda i: client.threads.update_state(tid, {"messages": [{"type": "human", "content": f"{i}" + "y" * (600 * 1024)}]}),
+            30,
+        )
         assert refused is not None and refused.status_code == 413, f"{index} updates taken"
         detail = refused.json()["detail"]
         assert f"runs.{key}" in detail and "start a new thread" in detail, detail
@@ -62,13 +68,7 @@ async def test_thread_metadata_is_bounded(home) -> None:
         assert info.value.response.status_code == 413
         assert "runs.max_input_bytes" in info.value.response.json()["detail"]
         tid = (await client.threads.create(metadata={"a": 1}))["thread_id"]
-        refused = None
-        for index in range(20):
-            try:
-                await client.threads.update(tid, metadata={f"k{index}": "x" * (100 * 1024)})
-            except httpx.HTTPStatusError as exc:
-                refused = exc.response
-                break
+        index, refused = await _until_refused(lambda i: client.threads.update(tid, metadata={f"k{i}": "x" * (100 * 1024)}), 20)
         assert refused is not None and refused.status_code == 413, f"{index} patches taken"
         assert "runs.max_input_bytes" in refused.json()["detail"]
         kept = (await client.threads.get(tid))["metadata"]
@@ -118,4 +118,32 @@ async def test_a_crons_run_metadata_is_bounded(home) -> None:
         assert info.value.response.status_code == 413
         assert "runs.max_input_bytes" in info.value.response.json()["detail"]
         assert await client.crons.search() == []
+        await client.aclose()
+
+
+async def test_assistant_versions_and_count_are_bounded(home) -> None:
+    """An assistant's metadata is merged into each new version, so patches of 40 KiB of new keys
+    each (under the 64 KiB bound of one body) piled up in every later version; each patch also
+    reads every version, and versions and assistants had no number bound. Now the merged
+    metadata is held to the bound (422), an assistant keeps at most 100 versions (429), and a
+    user at ``gateway.max_assistants_per_user`` gets 429 on create."""
+    config = make_config(home, gateway={"max_assistants_per_user": 3})
+    with running_gateway(config) as gw:
+        client = get_client(url=gw.url, api_key=None)
+        first = (await client.assistants.create("lead_agent", name="a"))["assistant_id"]
+        index, refused = await _until_refused(lambda i: client.assistants.update(first, metadata={f"k{i}": "x" * (40 * 1024)}), 10)
+        assert refused is not None and refused.status_code == 422, f"{index} patches taken"
+        assert "metadata" in refused.json()["detail"]
+        second = (await client.assistants.create("lead_agent", name="b"))["assistant_id"]
+        with pytest.raises(httpx.HTTPStatusError) as info:
+            for index in range(120):
+                await client.assistants.update(second, name=f"b{index}")
+        assert info.value.response.status_code == 429 and "100 versions" in info.value.response.json()["detail"]
+        await client.assistants.create("lead_agent", name="c")
+        with pytest.raises(httpx.HTTPStatusError) as info:
+            await client.assistants.create("lead_agent", name="d")
+        assert info.value.response.status_code == 429
+        assert "gateway.max_assistants_per_user" in info.value.response.json()["detail"]
+        await client.assistants.delete(second)
+        await client.assistants.create("lead_agent", name="d")
         await client.aclose()
