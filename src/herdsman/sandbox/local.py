@@ -253,11 +253,12 @@ class LocalSandboxProvider:
             return sandbox
 
     def release(self, thread_id: str) -> None:
-        """Kill the thread's running commands and forget its sandbox object; files stay."""
+        """Kill the thread's running commands, wait until they have ended, and forget its sandbox
+        object; files stay."""
         with self._lock:
             sandbox = self._sandboxes.pop(thread_id, None)
         if sandbox is not None:
-            sandbox.cancel_running()
+            sandbox.stop_running()
 
     def close(self) -> None:
         """Release every sandbox (running commands are killed)."""
