@@ -43,6 +43,15 @@ PLANT = (
 )
 
 
+def jail_provider(home: Path, **sandbox: object) -> LocalSandboxProvider:
+    """A bubblewrap provider homed at ``home`` with these ``sandbox`` settings."""
+    config = HerdsmanConfig.model_validate({
+        "home": str(home), "skills": {"enabled": False},
+        "sandbox": {"isolation": "bwrap", "command_timeout_seconds": 60, **sandbox},
+    })  # fmt: skip
+    return LocalSandboxProvider(config)
+
+
 @pytest.fixture
 def usual_open_files():
     """This process may open OPEN_FILES files, as a gateway started by systemd."""
@@ -57,11 +66,7 @@ def test_a_deep_chain_goes_with_its_thread(tmp_path: Path, usual_open_files, vol
     """After the thread is deleted nothing of it is left (on the quota volume or in the home),
     and a thread made again with its id finds no file of the first one."""
     home = tmp_path / "home"
-    config = HerdsmanConfig.model_validate({
-        "home": str(home), "skills": {"enabled": False},
-        "sandbox": {"isolation": "bwrap", "command_timeout_seconds": 60, "quota_volume": {"mode": volume}},
-    })  # fmt: skip
-    provider = LocalSandboxProvider(config)
+    provider = jail_provider(home, quota_volume={"mode": volume})
     try:
         sandbox = provider.acquire("reused-id")
         assert "planted" in sandbox._shell.run(sandbox.paths, PLANT, 60).output
@@ -87,12 +92,7 @@ COMB = (
 def test_a_deep_comb_of_folders_is_measured(tmp_path: Path, usual_open_files) -> None:
     """The measured quota (no quota volume) sees 48 MiB written at the bottom of a 1,100-level
     comb: the command is told it passed the quota, and the thread's next command runs."""
-    config = HerdsmanConfig.model_validate({
-        "home": str(tmp_path / "home"), "skills": {"enabled": False},
-        "sandbox": {"isolation": "bwrap", "command_timeout_seconds": 60, "disk_quota_mb": 16,
-                    "quota_volume": {"mode": "off"}},
-    })  # fmt: skip
-    provider = LocalSandboxProvider(config)
+    provider = jail_provider(tmp_path / "home", disk_quota_mb=16, quota_volume={"mode": "off"})
     try:
         sandbox = provider.acquire("comb")
         result = sandbox.execute(COMB)

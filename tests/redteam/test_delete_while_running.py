@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.thread_files import remove_thread_files
-from herdsman.sandbox import LocalSandboxProvider
 from herdsman.sandbox.bwrap import bwrap_status
+from tests.redteam.test_deep_trees import jail_provider
 
 pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
 
@@ -32,11 +31,7 @@ def test_a_thread_deleted_while_its_command_writes_leaves_nothing(tmp_path: Path
     """Three times: a command writes in a loop, the thread is deleted meanwhile; nothing of it is
     left on disk, and the thread made again with its id starts empty."""
     home = tmp_path / "home"
-    config = HerdsmanConfig.model_validate({
-        "home": str(home), "skills": {"enabled": False},
-        "sandbox": {"isolation": "bwrap", "command_timeout_seconds": 60, "quota_volume": {"mode": volume}},
-    })  # fmt: skip
-    provider = LocalSandboxProvider(config)
+    provider = jail_provider(home, quota_volume={"mode": volume})
     try:
         for _ in range(3):
             sandbox = provider.acquire("reused-id")
