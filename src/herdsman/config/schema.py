@@ -501,6 +501,11 @@ class GatewayConfig(_Section):
     max_crons_per_user: int = Field(
         100, ge=1, description="Crons one user may have at once (POST /runs/crons answers 409 past it).",
     )
+    max_assistants_per_user: int | None = Field(
+        100, ge=1,
+        description="Assistants (custom agents) one user may have at once; past it POST /assistants answers 429. "
+        "Each keeps at most 100 versions. null: no limit.",
+    )
     max_threads_per_user: int | None = Field(
         1000, ge=1,
         description="Threads one user (or the local user) may have at once; past it POST /threads (and a run that "

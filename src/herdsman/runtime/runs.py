@@ -500,6 +500,8 @@ class RunManager:
             check_json("metadata", spec.metadata)
             check_json("context", spec.context)
             limit = self.config.runs.max_input_bytes
+            for field, value in (("metadata", spec.metadata), ("config", spec.config), ("context", spec.context)):
+                check_size(field, value, limit, spec.thread_id)  # every checkpoint of the run stores them too
             if spec.command:
                 check_json("command", spec.command)
                 check_size("command.update", spec.command.get("update"), limit, spec.thread_id)

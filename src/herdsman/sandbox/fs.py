@@ -624,28 +624,34 @@ class ThreadFiles:
                 raise os_error(exc, path, "list") from None
             base = loc.vpath
         count = 0
-        # Each queued directory is (its parent's shared descriptor, name, virtual path, depth):
-        # a folder holds one descriptor while any of its sub-folders waits, not one per sub-folder.
-        pending: deque[tuple[_SharedFd | None, str, str, int]] = deque([(None, "", base, 1)])
+        held = [0]  # descriptors held for queued sub-folders (see _SharedFd)
+        # Each queued directory is (an ancestor's shared descriptor, the names from it, virtual
+        # path, depth): a folder holds one descriptor while any of its sub-folders waits, not one
+        # per sub-folder; past MAX_HELD_DIRS held, its sub-folders are reached from its own
+        # holder by name instead (a jail's comb of folders 1,100 deep exhausted the gateway's
+        # 1,024 open files, killed the quota's watch and failed every other thread's calls).
+        pending: deque[tuple[_SharedFd | None, tuple[str, ...], str, int]] = deque([(None, (), base, 1)])
         try:
             while pending:
-                holder, name, vdir, depth = pending.popleft() if breadth_first else pending.pop()
+                holder, names, vdir, depth = pending.popleft() if breadth_first else pending.pop()
                 if holder is None:
                     fd = top
                 else:
-                    try:
-                        fd = open_dir(holder.fd, name)  # a folder the jail closed is opened anyway
-                    except OSError:
-                        fd = -1  # swapped for a link or removed meanwhile: not entered
-                    holder.release()
+                    fd = _open_below(holder.fd, names)  # -1: swapped for a link or removed meanwhile
                     if fd < 0:
+                        holder.release()
                         continue
-                here = _SharedFd(fd)
-                children: list[tuple[_SharedFd | None, str, str, int]] = []
+                if holder is None or held[0] < MAX_HELD_DIRS:
+                    here, prefix = _SharedFd(fd, held), ()
+                    if holder is not None:
+                        holder.release()
+                else:  # its sub-folders are reached through its holder; its descriptor closes after the listing
+                    here, prefix = holder, names
+                children: list[tuple[_SharedFd | None, tuple[str, ...], str, int]] = []
                 try:
                     with os.scandir(fd) as scanner:
-                        names = sorted(entry.name for entry in scanner)
-                    for child in names:
+                        listed = sorted(entry.name for entry in scanner)
+                    for child in listed:
                         if count >= limit:
                             stop.reason = f"stopped after {limit} entries"
                             return
@@ -660,12 +666,14 @@ class ThreadFiles:
                         count += 1
                         yield WalkEntry(vpath, child, st, depth)
                         if stat.S_ISDIR(st.st_mode) and depth < max_depth and child not in skip_dirs:
-                            children.append((here.take(), child, vpath, depth + 1))
+                            children.append((here.take(), (*prefix, child), vpath, depth + 1))
                     pending.extend(children if breadth_first else reversed(children))
                     children = []
                 finally:
                     for queued in children:  # cut short: the sub-folders were never queued
                         queued[0].release()
+                    if here.fd != fd:
+                        os.close(fd)  # reached through its holder: not kept
                     here.release()
         finally:
             for holder, _, _, _ in pending:
@@ -686,14 +694,38 @@ def _lstat_in(fd: int, name: str) -> os.stat_result:
         return os.stat(name, dir_fd=fd, follow_symlinks=False)
 
 
+MAX_HELD_DIRS = 64  # descriptors one walk holds for queued sub-folders
+
+
+def _open_below(fd: int, names: tuple[str, ...]) -> int:
+    """The folder ``names`` (one name per level) below the open folder ``fd``, opened one level
+    at a time without following a link (folders the jail closed opened anyway); -1 when a step
+    is gone or is not a folder."""
+    current = fd
+    for name in names:
+        try:
+            step = open_dir(current, name)
+        except OSError:
+            step = -1
+        if current != fd:
+            os.close(current)
+        if step < 0:
+            return -1
+        current = step
+    return current if current != fd else os.dup(fd)
+
+
 class _SharedFd:
-    """A directory descriptor shared by the walk's queued sub-folders; closed by the last user."""
+    """A directory descriptor shared by the walk's queued sub-folders; closed by the last user.
+    ``held`` counts the walk's open ones."""
 
-    __slots__ = ("fd", "users")
+    __slots__ = ("fd", "users", "held")
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, held: list[int]) -> None:
         self.fd = fd
         self.users = 1
+        self.held = held
+        held[0] += 1
 
     def take(self) -> "_SharedFd":
         """One more user (a queued sub-folder)."""
@@ -705,6 +737,7 @@ class _SharedFd:
         self.users -= 1
         if self.users == 0:
             os.close(self.fd)
+            self.held[0] -= 1
 
 
 def _data_segments(fd: int, size: int) -> Iterator[tuple[int, int]]:

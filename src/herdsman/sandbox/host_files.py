@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import stat
 import threading
+import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import replace
@@ -34,6 +35,7 @@ MAX_LISTED = 10_000
 MAX_WALKED = 100_000  # entries a glob looks at before it stops
 WALK_SECONDS = 10.0  # time a listing or a glob may take before it stops
 KERNEL_QUOTA_ERROR = "Disk quota exceeded"  # strerror(EDQUOT), as tools in the jail print it
+STOP_WAIT_SECONDS = 30.0  # how long releasing a sandbox waits for its killed commands to end
 
 
 class Shell(Protocol):
@@ -126,6 +128,7 @@ class HostFilesSandbox:
         self._config = config
         self._running: set[threading.Event] = set()
         self._running_lock = threading.Lock()
+        self._running_changed = threading.Condition(self._running_lock)
         paths.ensure_dirs()
         self.quota = DiskQuota(
             self._measure,
@@ -161,6 +164,7 @@ class HostFilesSandbox:
         finally:
             with self._running_lock:
                 self._running.discard(cancel)
+                self._running_changed.notify_all()
         output = self.scrub(result.output)
         if watch.tripped is not None:
             output = f"{output.rstrip()}\n[{watch.message()}]".lstrip()
@@ -184,6 +188,19 @@ class HostFilesSandbox:
         with self._running_lock:
             for event in self._running:
                 event.set()
+
+    def stop_running(self, timeout: float = STOP_WAIT_SECONDS) -> bool:
+        """Kill every running command and wait until each has ended (at most ``timeout``
+        seconds); whether none runs any more. Deleting a thread waits so: a command still
+        writing while its folders were removed left them, and the next thread given the id
+        (another user's too) was placed on what it wrote."""
+        deadline = time.monotonic() + timeout
+        with self._running_changed:
+            for event in self._running:
+                event.set()
+            while self._running and (left := deadline - time.monotonic()) > 0:
+                self._running_changed.wait(left)
+            return not self._running
 
     def read_text(self, path: str) -> str:
         """The text of the file at virtual ``path`` (UTF-8, undecodable bytes replaced)."""

@@ -9,7 +9,8 @@ else a delegated cgroup v2 subtree (``cgroup_v2.py``), and falls back to rlimits
 limit          cgroup v1 (preferred)           cgroup v2              rlimit fallback
 =============  ==============================  =====================  ============================
 memory_mb      ``memory.limit_in_bytes``       ``memory.max``         ``RLIMIT_AS`` (address
-               (+ ``memsw`` when present)      (+ ``swap.max`` 0)     space, per process)
+               (+ ``memsw`` when present,      (+ ``swap.max`` 0;     space, per process)
+               + ``kmem.tcp``: TCP buffers)    TCP buffers counted)
 pids           ``pids.max``                    ``pids.max``           ``RLIMIT_NPROC`` (per user;
                                                                       root is exempt)
 cpus           ``cpu.cfs_quota_us``            ``cpu.max``            none (the command timeout
@@ -203,6 +204,9 @@ class CommandGroup:
             memsw = directory / "memory.memsw.limit_in_bytes"
             if memsw.exists():  # no swapping past the limit either
                 _write(memsw, str(limits.memory_bytes))
+            tcp = directory / "memory.kmem.tcp.limit_in_bytes"
+            if tcp.exists():  # v1 charges TCP buffers to a group only once this is set (v2 always does)
+                _write(tcp, str(limits.memory_bytes))
         elif controller == "pids" and limits.pids is not None:
             _write(directory / "pids.max", str(limits.pids))
         elif controller == "cpu" and limits.cpus is not None:
@@ -454,8 +458,9 @@ class LocalLimiter:
         return self.groups.mechanism
 
     @contextmanager
-    def command(self) -> Iterator[Launch]:
-        """For one command: how to launch it; afterwards its group is emptied and pooled or removed."""
+    def command(self, pool: bool = True) -> Iterator[Launch]:
+        """For one command: how to launch it; afterwards its group is emptied and pooled (unless
+        ``pool`` is false) or removed."""
         group: Group | None = None
         if self.groups.new is not None:
             try:
@@ -476,4 +481,7 @@ class LocalLimiter:
             yield launch
         finally:
             if group is not None:
-                self._return_group(group)
+                if pool:
+                    self._return_group(group)
+                else:
+                    group.remove()

@@ -94,9 +94,11 @@ class BwrapShell:
                     tmp_bytes=self._tmp_bytes,
                 )
                 arguments, short_argv = split_for_args_fd(argv)
-                with self.limiter.command() as launch:
+                # a networked command's group is not pooled: slirp4netns's sockets to a peer that
+                # stopped reading outlive it and stay charged to the group for minutes
+                with self.limiter.command(pool=network is None) as launch:
                     if network:
-                        network.start()
+                        network.start(launch.prefix, launch.preexec_fn)
                     result = run_process(
                         launch.argv([self._env, "-i", *short_argv]),
                         timeout=timeout,
@@ -251,11 +253,12 @@ class LocalSandboxProvider:
             return sandbox
 
     def release(self, thread_id: str) -> None:
-        """Kill the thread's running commands and forget its sandbox object; files stay."""
+        """Kill the thread's running commands, wait until they have ended, and forget its sandbox
+        object; files stay."""
         with self._lock:
             sandbox = self._sandboxes.pop(thread_id, None)
         if sandbox is not None:
-            sandbox.cancel_running()
+            sandbox.stop_running()
 
     def close(self) -> None:
         """Release every sandbox (running commands are killed)."""

@@ -47,6 +47,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -191,6 +192,8 @@ class JailNetwork:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._prefix: list[str] = []
+        self._preexec_fn: Callable[[], None] | None = None
         self.error: str | None = None
 
     @property
@@ -207,8 +210,13 @@ class JailNetwork:
         """The descriptors bubblewrap must inherit for :attr:`bwrap_args`."""
         return (self._info_w, self._block_r, self._resolv)
 
-    def start(self) -> None:
-        """Wait in the background for the sandbox to appear and connect its namespace."""
+    def start(self, prefix: Sequence[str] = (), preexec_fn: Callable[[], None] | None = None) -> None:
+        """Wait in the background for the sandbox to appear and connect its namespace.
+
+        ``prefix`` and ``preexec_fn`` are the command's own (``limits.Launch``): slirp4netns joins
+        the command's cgroup, so the memory it and its host sockets hold for the jail (every
+        connection the jail opens is one of its sockets) counts in the command's limits."""
+        self._prefix, self._preexec_fn = list(prefix), preexec_fn
         self._thread = threading.Thread(target=self._attach, name="herdsman-netns", daemon=True)
         self._thread.start()
 
@@ -309,13 +317,14 @@ class JailNetwork:
                     return None  # the command is over already
                 with tempfile.TemporaryFile() as errors:
                     process = self._process = subprocess.Popen(
-                        argv,
+                        [*self._prefix, *argv],
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.DEVNULL,
                         stderr=errors,
                         env={"LANG": "C.UTF-8"},
                         pass_fds=(ready_w, self._exit_r, net_fd, user_fd),
                         start_new_session=True,
+                        preexec_fn=self._preexec_fn,
                     )
                     os.close(ready_w)
                     ready_w = -1

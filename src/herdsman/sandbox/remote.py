@@ -140,11 +140,12 @@ class RemoteSandboxes:
         raise NotImplementedError
 
     def release(self, thread_id: str) -> None:
-        """Kill the thread's commands and remove its container or pod; its files stay."""
+        """Kill the thread's commands (waiting until they have ended) and remove its container or
+        pod; its files stay."""
         with self._lock:
             sandbox = self._sandboxes.pop(thread_id, None)
         if sandbox is not None:
-            sandbox.cancel_running()
+            sandbox.stop_running()
             sandbox.box.forget()
 
     def release_all(self) -> None:

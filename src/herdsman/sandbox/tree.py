@@ -12,6 +12,13 @@ symlink could redirect). A jail could set the same bits itself; nothing is widen
 
 ``shutil.rmtree`` cannot do this: its error handler gets a path, not a descriptor, and does not
 retry. :func:`remove_tree` is an iterative descriptor walk (links removed, never followed).
+
+A walk by descriptors holds one per level, and a jail can nest folders deeper than the gateway
+may open files (1,500 levels against the common limit of 1,024): the walk then failed with
+``EMFILE`` half way, the thread's data stayed on disk, and a new thread given the deleted one's id
+(another user's too) found what lay below. So the walk keeps at most :data:`MAX_OPEN` folders
+open: a folder met deeper is first moved up (``renameat``) into an ancestor still open, which is
+listed again once its listing is done, so the tree flattens as it goes.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import stat
 from pathlib import Path
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_OPEN = 128  # folders remove_tree holds open at once (one per level); deeper ones are moved up
 
 
 def unlock(dir_fd: int, name: str, bits: int) -> bool:
@@ -90,6 +98,28 @@ def _remove_in(fd: int, name: str, is_dir: bool, shown: str, failed: list[str]) 
             return
 
 
+def _list_again(fd: int) -> list[str]:
+    """The names in the directory open as ``fd``, read through a new open file: btrfs lists, on
+    an open file that read the directory once, only the entries it held then."""
+    again = os.open(".", DIR_FLAGS, dir_fd=fd)
+    try:
+        return sorted(os.listdir(again), reverse=True)
+    finally:
+        os.close(again)
+
+
+def _move_up(parent: int, name: str, ancestor: tuple, shown: str, failed: list[str], moved_into: set[int]) -> None:
+    """Move folder ``name`` of ``parent`` into the open ``ancestor`` frame of the walk (under a
+    fresh name), to be removed from there; a failure is added to ``failed``."""
+    target = ancestor[2]
+    try:
+        os.rename(name, f".herdsman-removing-{os.urandom(8).hex()}", src_dir_fd=parent, dst_dir_fd=target)
+    except OSError as exc:
+        failed.append(f"{shown}: {exc.strerror}")
+        return
+    moved_into.add(target)
+
+
 def remove_tree(path: Path) -> list[str]:
     """Remove ``path`` and everything below it (links removed, never followed; folders the
     gateway owns opened whatever their modes). What could not be removed, as
@@ -102,6 +132,7 @@ def remove_tree(path: Path) -> list[str]:
         return failed
     # each frame: (parent fd, name, its fd or None before it is opened, names left, relative path)
     stack: list[tuple[int, str, int | None, list[str] | None, str]] = [(top_parent, path.name, None, None, path.name)]
+    moved_into: set[int] = set()  # descriptors of the folders that deeper ones were moved up into
     try:
         while stack:
             parent, name, fd, left, shown = stack.pop()
@@ -116,6 +147,9 @@ def remove_tree(path: Path) -> list[str]:
                 if not stat.S_ISDIR(st.st_mode):
                     _remove_in(parent, name, False, shown, failed)
                     continue
+                if len(stack) >= MAX_OPEN:  # every frame below is an open ancestor
+                    _move_up(parent, name, stack[MAX_OPEN // 2], shown, failed, moved_into)
+                    continue
                 try:
                     fd = open_dir(parent, name, 0o700)
                     unlock_open(fd, 0o700)  # w to remove its entries, x to reach them
@@ -127,6 +161,12 @@ def remove_tree(path: Path) -> list[str]:
                         failed.append(f"{shown}: {exc.strerror}")
                     continue
             assert left is not None
+            if not left and fd in moved_into:  # folders were moved up into it: list it again
+                moved_into.discard(fd)
+                try:
+                    left = _list_again(fd)
+                except OSError as exc:
+                    failed.append(f"{shown}: {exc.strerror}")
             if left:
                 child = left.pop()
                 stack.append((parent, name, fd, left, shown))

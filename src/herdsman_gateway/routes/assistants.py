@@ -50,6 +50,7 @@ router = APIRouter(tags=["assistants"], dependencies=[Depends(current_user)])
 log = structlog.get_logger(__name__)
 
 MAX_SETTINGS_BYTES = 64 * 1024  # config, context and metadata of one version, as JSON: every change keeps one
+MAX_VERSIONS = 100  # versions one assistant keeps; every change reads them all and stores one more
 CONFIG_SCHEMA = {
     "title": "Config",
     "type": "object",
@@ -101,6 +102,14 @@ def check_graph(graph_id: str | None) -> None:
         raise HTTPException(404, f"Graph {graph_id!r} not found; this server runs one graph: {LEAD_AGENT_NAME!r}")
 
 
+def check_settings_size(config: dict[str, Any] | None, metadata: dict[str, Any] | None) -> None:
+    """Raise RunInputError when a version's config (with its context) and metadata are over
+    :data:`MAX_SETTINGS_BYTES` as JSON."""
+    size = len(orjson.dumps([config, metadata], option=orjson.OPT_NON_STR_KEYS))
+    if size > MAX_SETTINGS_BYTES:
+        raise RunInputError("config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}")
+
+
 def check_settings(
     gw: Gateway, config: dict[str, Any] | None, context: dict[str, Any] | None, metadata: dict[str, Any] | None
 ) -> None:
@@ -111,9 +120,7 @@ def check_settings(
         config, context = mirrored(config, context)
         check_run_config(config, {})  # the context too: it becomes the configurable of the agent's runs
         check_run_limits(config, gw.config.subagents)  # its runs may lower the sub-agent limits, not raise them
-        size = len(orjson.dumps([config, metadata], option=orjson.OPT_NON_STR_KEYS))
-        if size > MAX_SETTINGS_BYTES:
-            raise RunInputError("config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}")
+        check_settings_size(config, metadata)
         check_profile(context, known_names(gw.config, gw.graph))
     except BothConfigurableAndContextError as exc:
         raise HTTPException(400, str(exc)) from None
@@ -147,6 +154,13 @@ async def create_assistant(body: AssistantCreate, gw: Gateway = Depends(get_gate
         if existing is not None and not owns(existing.metadata, user):
             raise HTTPException(409, f"Assistant {body.assistant_id} already exists; choose another assistant_id")
     check_settings(gw, body.config, body.context, body.metadata)
+    limit = gw.config.gateway.max_assistants_per_user
+    if limit is not None and (body.assistant_id is None or existing is None):
+        if len(await visible(gw, user)) - 1 >= limit:  # the built-in one is not counted
+            raise HTTPException(
+                429, f"You have {limit} assistants, the most gateway.max_assistants_per_user allows; delete ones you no "
+                "longer need (DELETE /assistants/{assistant_id}) or ask the operator to raise the limit",
+            )
     try:
         record = await gw.assistants.create(
             graph_id=body.graph_id, name=body.name or "Untitled", assistant_id=body.assistant_id, config=body.config,
@@ -191,9 +205,19 @@ async def patch_assistant(
     assistant_id: str, body: AssistantPatch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """A new version: the given fields replace the latest's (``metadata`` is merged into it)."""
-    await load_own_assistant(gw, assistant_id, user)
+    current = await load_own_assistant(gw, assistant_id, user)
     check_graph(body.graph_id)
     check_settings(gw, body.config, body.context, body.metadata)
+    try:  # the new version merges the metadata: patches with new keys each would pile up in every later version
+        merged = {**current.metadata, **(body.metadata or {})}
+        check_settings_size(mirrored(body.config, body.context)[0] if body.config or body.context else current.config, merged)
+    except RunInputError as exc:
+        raise HTTPException(422, f"Invalid request: {exc}") from None
+    if len(await gw.assistants.versions(assistant_id, limit=MAX_VERSIONS)) >= MAX_VERSIONS:
+        raise HTTPException(
+            429, f"Assistant {assistant_id} has {MAX_VERSIONS} versions, the most one assistant keeps; create a new "
+            "assistant (POST /assistants) with the settings you want, and delete this one if you no longer need it",
+        )
     record = await gw.assistants.update(
         assistant_id, graph_id=body.graph_id, config=body.config, context=body.context,
         metadata=with_owner(body.metadata, user) if body.metadata is not None else None,

@@ -106,6 +106,7 @@ async def update_state(
         raise HTTPException(413, f"Request too large: {exc}") from None
     except RunInputError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
+    await gw.runs.check_thread_state(thread_id)  # 413 past the thread's bounds: an update stores the state again, as a run
     cid = cfg["configurable"].get("checkpoint_id")
     if cid and await gw.graph.checkpointer.aget_tuple(cfg) is None:
         raise _no_checkpoint(thread_id, cid)  # LangGraph would branch from an empty state: the conversation gone

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman import pools
 from herdsman.runtime.file_versions import file_versions_of
+from herdsman.runtime.run_input import InputTooLargeError, check_size
 from herdsman.runtime.runs import FINAL_STATUSES, RunError
 from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.thread_files import remove_thread_files as remove_files
@@ -65,6 +66,15 @@ async def check_thread_room(gw: Gateway, user: str | None) -> None:
         )
 
 
+def check_metadata_size(gw: Gateway, metadata: dict[str, Any] | None, thread_id: str | None) -> None:
+    """413 when a thread's metadata (after a merge) is over ``runs.max_input_bytes`` as JSON: the
+    record keeps it for good and every listing returns it, and patches merge new keys without end."""
+    try:
+        check_size("metadata", metadata, gw.config.runs.max_input_bytes, thread_id or "")
+    except InputTooLargeError as exc:
+        raise HTTPException(413, f"Request too large: {exc}") from None
+
+
 async def load_thread(gw: Gateway, thread_id: str, user: str | None) -> ThreadRecord:
     """The thread's record if ``user`` may see it, else 404."""
     record = await gw.threads.get(thread_id)
@@ -99,6 +109,7 @@ async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), 
             await check_thread_room(gw, user)
     else:
         await check_thread_room(gw, user)
+    check_metadata_size(gw, body.metadata, body.thread_id)
     try:
         record = await gw.threads.create(body.thread_id, with_owner(body.metadata, user), body.if_exists)
     except ThreadExistsError:
@@ -123,7 +134,8 @@ async def patch_thread(
     thread_id: str, body: ThreadPatch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Any:
     """Merge ``metadata`` into the thread's metadata."""
-    await load_thread(gw, thread_id, user)
+    current = await load_thread(gw, thread_id, user)
+    check_metadata_size(gw, {**current.metadata, **body.metadata}, thread_id)
     record = await gw.threads.update(thread_id, metadata=with_owner(body.metadata, user))
     assert record is not None
     return await thread_json(gw, record)
