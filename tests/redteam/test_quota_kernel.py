@@ -192,3 +192,42 @@ def test_a_container_cannot_pass_the_quota(docker_provider) -> None:
     assert "Disk quota exceeded" in result.output, result.output
     used = _on_disk(sandbox.paths.user_data)
     assert used <= 101 * MIB, f"{used // MIB} MiB on disk for a 100 MiB quota"
+
+
+def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the red team: the volume named a home's data by the home's path, so a project
+    folder that was moved or renamed could not open its threads any more ("its user-data link
+    does not lead to the quota volume"), and the next process's sweep deleted their files."""
+    from herdsman.sandbox import volume as volume_module
+
+    def config(home: Path) -> HerdsmanConfig:
+        return HerdsmanConfig.model_validate({
+            "home": str(home), "skills": {"enabled": False},
+            "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
+        })
+
+    first = LocalSandboxProvider(config(tmp_path / "project" / "home"))
+    if first.volume is None:
+        first.close()
+        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    first.acquire("t1").write_text("/mnt/user-data/workspace/notes.md", "keep me")
+    first.close()
+    os.rename(tmp_path / "project", tmp_path / "moved")
+    monkeypatch.setattr(volume_module, "SWEEP_GRACE", 0.0)  # the sweep of the next process, at once
+    assert first.volume is not None
+    first.volume.sweep()
+
+    moved = LocalSandboxProvider(config(tmp_path / "moved" / "home"))
+    try:
+        assert moved.acquire("t1").read_text("/mnt/user-data/workspace/notes.md") == "keep me"
+        result = moved.acquire("t1").execute("cat /mnt/user-data/workspace/notes.md; echo ok > more.txt")
+        assert result.exit_code == 0 and "keep me" in result.output
+    finally:
+        moved.close()
+
+    fresh = LocalSandboxProvider(config(tmp_path / "project" / "home"))  # a new home where the old one was
+    try:
+        listing = fresh.acquire("t1").execute("ls -A /mnt/user-data/workspace")
+        assert listing.exit_code == 0 and listing.output.strip() == ""
+    finally:
+        fresh.close()

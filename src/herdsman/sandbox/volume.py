@@ -27,9 +27,13 @@ exist, and a mount inside a temporary folder would block its removal. So:
 - the limit is set again each time a sandbox is made, so a changed ``disk_quota_mb`` applies
   after a restart; a thread whose ``user-data`` is still a plain folder (made before the volume)
   keeps it, with the measured quota only;
-- deleting a thread removes its subvolume (``remove_volume_data``); a home that is gone (a test's
-  temporary folder) leaves data that the first provider of the next process sweeps away, with
-  the quota groups of subvolumes deleted earlier (``btrfs qgroup clear-stale``).
+- a home's folder on the volume is named by an id kept in the home (``.quota-volume-id``), not
+  by its path, so a project folder that is moved or renamed keeps its threads' files;
+- deleting a thread removes its subvolume (``remove_volume_data``); a home that is no longer
+  where it was last seen keeps its data for :data:`HOME_GONE_SECONDS` (it may have moved: it
+  takes the data back when used again), after which the first provider of a process sweeps it
+  away (a deleted home: a test's temporary folder), with the quota groups of subvolumes deleted
+  earlier (``btrfs qgroup clear-stale``).
 
 ``sandbox.max_files`` stays a host-side count (btrfs has no inode limit; every inode's metadata is
 charged to the group's bytes, so a tree of empty files is bounded too). Without root, btrfs-progs
@@ -43,8 +47,9 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
-import hashlib
 import os
+import re
+import secrets
 import shutil
 import struct
 import subprocess
@@ -71,6 +76,10 @@ QUOTA_CTL = 0xC0109428
 QUOTA_CTL_ENABLE = 1
 LIMIT_MAX_RFER = 1
 SWEEP_GRACE = 120.0  # seconds a subvolume with no link yet is left alone (its link is being made)
+# how long the data of a home that is not where it was last seen (moved, renamed, deleted) is kept:
+# a moved home takes it back the first time it is used again; a deleted one (a test's) goes after this
+HOME_GONE_SECONDS = 7 * 24 * 3600.0
+HOME_ID_FILE = ".quota-volume-id"
 _MKFS_TIMEOUT = 120
 
 
@@ -79,8 +88,41 @@ class QuotaVolumeError(SandboxError):
 
 
 def home_id(home: Path) -> str:
-    """A short stable id of a Herdsman home (its folder on the volume)."""
-    return hashlib.sha256(str(Path(os.path.realpath(home))).encode()).hexdigest()[:16]
+    """The id of a Herdsman home, its folder on the volume: kept in the home itself
+    (:data:`HOME_ID_FILE`, made on first use), so a home that is moved or renamed keeps its
+    threads' data, and a new home made where an old one was gets data of its own."""
+    marker = Path(home) / HOME_ID_FILE
+    for _ in range(2):
+        try:
+            found = marker.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            found = ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise QuotaVolumeError(f"cannot read the home's quota volume id {marker} ({exc}); remove the file") from None
+        if re.fullmatch(r"[0-9a-f]{16}", found):
+            return found
+        if found:
+            raise QuotaVolumeError(f"{marker} does not hold a quota volume id; remove the file")
+        _write_once(marker, secrets.token_hex(8))
+    raise QuotaVolumeError(f"cannot make the home's quota volume id {marker}")
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Write ``path`` whole unless it exists (another process may be making it at once): a
+    temporary file linked into place, so a reader never sees it half written."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, text.encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temporary)
 
 
 def _mounted_btrfs(path: Path) -> bool:
@@ -171,14 +213,22 @@ class QuotaVolume:
         return path.parent.parent.name == "threads" and self.root in path.parents and path.name == "user-data"
 
     def sweep(self) -> int:
-        """Remove the data of threads whose link is gone (a deleted home, a thread folder removed
-        by hand); how many threads' data went."""
+        """Remove the data of threads whose link is gone from their home (a thread folder removed
+        by hand), and of homes not seen where they were for :data:`HOME_GONE_SECONDS` (deleted:
+        a test's temporary folder); how many threads' data went."""
         removed = 0
         for owner in _listdir(self.root):
             home_file = self.root / owner / "home"
             try:
                 home = Path(home_file.read_text())
+                last_used = os.stat(home_file).st_mtime
             except OSError:
+                continue
+            if not _holds_id(home, owner):
+                if time.time() - last_used < HOME_GONE_SECONDS:
+                    continue  # moved or renamed, maybe: its links still lead here
+                removed += len(_listdir(self.root / owner / "threads"))
+                remove_tree(self.root / owner)
                 continue
             for thread_id in _listdir(self.root / owner / "threads"):
                 data = self.root / owner / "threads" / thread_id
@@ -192,9 +242,15 @@ class QuotaVolume:
                     continue
                 remove_tree(data)
                 removed += 1
-            if not home.exists() and not _listdir(self.root / owner / "threads"):
-                remove_tree(self.root / owner)
         return removed
+
+
+def _holds_id(home: Path, owner: str) -> bool:
+    """Whether the home last seen at ``home`` is still there (it holds the id ``owner``)."""
+    try:
+        return (home / HOME_ID_FILE).read_text(encoding="ascii").strip() == owner
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _listdir(path: Path) -> list[str]:
