@@ -39,7 +39,7 @@ from herdsman import pools
 from herdsman.config.schema import GatewayConfig
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, Sandbox, SandboxError
 from herdsman.sandbox.quota import QuotaExceededError, Usage
-from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload
+from herdsman.tools.documents import DocumentConversionError, convert_sandbox_upload, is_convertible
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread
@@ -328,6 +328,9 @@ async def upload(
         stored = await pools.run(pools.FILES, user, store_uploads, sandbox, files)
     for vpath in stored:
         entry = describe(sandbox, vpath)
+        if not is_convertible(vpath):  # nothing to convert: never wait for the conversions pool
+            saved.append(entry)
+            continue
         try:
             markdown = await pools.run(pools.CONVERSIONS, user, convert_sandbox_upload, sandbox, vpath)
             if markdown:
