@@ -107,6 +107,7 @@ class WarmPool:
         slot_id = uuid.uuid4().hex[:12]
         volume = self._provider.volume
         if volume is not None and self._provider.quota_bytes is not None:  # on the volume, so take() can move it
+            private_dir(self._home / slot_id)  # the slot's home holds its volume id (volume.home_id)
             volume.place(self._home / slot_id, "pool", self._provider.quota_bytes)
         slot = ThreadPaths.for_thread(self._home / slot_id, "pool", self._skills)
         slot.ensure_dirs()
