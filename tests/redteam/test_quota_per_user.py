@@ -88,3 +88,39 @@ async def test_threads_made_through_the_gateway_count_against_their_key_user(tmp
         assert "Disk quota exceeded" in out and "wrote=0" not in out, out
         out = provider.acquire(threads["bo-1"]).execute(FILL).output
         assert "wrote=0" in out, out
+
+
+def test_a_docker_threads_pooled_container_counts_against_its_user(tmp_path: Path) -> None:
+    """The docker provider's warm pool makes a thread's subvolume before the thread exists; the
+    thread that takes it joins its user's group then."""
+    from herdsman.sandbox.docker import DockerSandboxProvider
+    from tests.sandbox.podman_engine import engine_or_skip
+    from tests.sandbox.test_sandbox_docker import _wait_until
+
+    engine = engine_or_skip()
+    home = tmp_path / "home"
+    config = HerdsmanConfig.model_validate({
+        "home": str(home), "skills": {"enabled": False},
+        "sandbox": {"provider": "docker", "disk_quota_mb": 100, "disk_quota_per_user_mb": 150, "max_files": 1000,
+                    "command_timeout_seconds": 60,
+                    "docker": {"base_url": engine.base_url, "image": engine.image, "pull": "never", "warm_pool": 2}},
+    })  # fmt: skip
+    provider = DockerSandboxProvider(config)
+    try:
+        if provider.volume is None:
+            pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+        assert _wait_until(lambda: provider.pool_ready == 2)
+        record_owner(home, "ana-1", "ana")
+        record_owner(home, "ana-2", "ana")
+        first = provider.acquire("ana-1")
+        assert first.box.container_id is not None  # a pooled container, adopted
+        fill = "fallocate -l 90M fill 2>&1 || head -c 94371840 /dev/zero > fill; echo wrote=$?"
+        assert "wrote=0" in first.execute(fill).output
+        assert _wait_until(lambda: provider.pool_ready == 2)
+        second = provider.acquire("ana-2")
+        assert second.box.container_id is not None
+        out = second.execute(fill).output
+        assert "Disk quota exceeded" in out and "wrote=0" not in out, out
+    finally:
+        provider.cleanup()
+        provider.close()
