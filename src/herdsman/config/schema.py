@@ -225,6 +225,14 @@ class SandboxConfig(_Section):
         description="Disk space one thread's files may use (workspace, uploads, outputs and the sandbox's "
         "scratch space), in MiB; null: no quota.",
     )
+    disk_quota_per_user_mb: int | None = Field(
+        8192,
+        ge=1,
+        description="Disk space all the threads of one user may use together, in MiB (one user with many "
+        "threads cannot fill the quota volume); held by the kernel on the quota volume, with disk_quota_mb "
+        "still bounding each thread. Threads with no known user (CLI, embedded client, a gateway without "
+        "API keys) count as one local user; null: no per-user bound.",
+    )
     max_files: int | None = Field(
         50_000, ge=100, description="Files and directories one thread may hold; null: no limit."
     )

@@ -677,6 +677,11 @@ class DockerSandboxProvider(RemoteSandboxes):
     # -- housekeeping ---------------------------------------------------------------------
 
     @property
+    def sandbox_config(self) -> SandboxConfig:
+        """The ``sandbox`` section of config.yaml."""
+        return self._sandbox_config
+
+    @property
     def quota_bytes(self) -> int | None:
         """``sandbox.disk_quota_mb`` in bytes (None: no quota)."""
         quota = self._sandbox_config.disk_quota_mb

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herdsman.sandbox.paths import ThreadPaths, private_dir
+from herdsman.sandbox.volume import thread_owner
 
 if TYPE_CHECKING:
     from herdsman.sandbox.docker import DockerSandboxProvider
@@ -80,7 +81,8 @@ class WarmPool:
             private_dir(paths.user_data.parent)
             volume = self._provider.volume
             if volume is not None and self._provider.quota_bytes and volume.owns(slot.user_data):
-                volume.adopt(slot.user_data, paths.home, paths.thread_id, self._provider.quota_bytes)
+                owner = thread_owner(paths.home, paths.thread_id, self._provider.sandbox_config)
+                volume.adopt(slot.user_data, paths.home, paths.thread_id, self._provider.quota_bytes, owner)
             else:
                 os.rename(slot.user_data, paths.user_data)
         except OSError as exc:
@@ -105,6 +107,7 @@ class WarmPool:
         slot_id = uuid.uuid4().hex[:12]
         volume = self._provider.volume
         if volume is not None and self._provider.quota_bytes is not None:  # on the volume, so take() can move it
+            private_dir(self._home / slot_id)  # the slot's home holds its volume id (volume.home_id)
             volume.place(self._home / slot_id, "pool", self._provider.quota_bytes)
         slot = ThreadPaths.for_thread(self._home / slot_id, "pool", self._skills)
         slot.ensure_dirs()

@@ -25,6 +25,7 @@ import logging
 import os
 import posixpath
 import re
+import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,24 @@ def thread_dir(home: Path, thread_id: str) -> Path:
     """``<home>/threads/<thread_id>``: the thread's user data, and what the harness keeps for it
     beside that (sub-agent transcripts, uploads still arriving); the id is validated first."""
     return Path(home) / "threads" / validate_thread_id(thread_id)
+
+
+def write_once(path: Path, text: str) -> None:
+    """Write ``path`` whole unless it exists (another process may be making it at once): a
+    temporary file linked into place, so a reader never sees it half written."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temporary)
 
 
 def private_dir(path: Path) -> None:

@@ -27,6 +27,9 @@ exist, and a mount inside a temporary folder would block its removal. So:
 - the limit is set again each time a sandbox is made, so a changed ``disk_quota_mb`` applies
   after a restart; a thread whose ``user-data`` is still a plain folder (made before the volume)
   keeps it, with the measured quota only;
+- each subvolume also joins the level-1 quota group of its owner (``owners.py``), whose limit is
+  ``disk_quota_per_user_mb``, so one user's threads together cannot fill the volume
+  (``user_quota.py``); a pool's slot joins none until a thread takes it;
 - a home's folder on the volume is named by an id kept in the home (``.quota-volume-id``), not
   by its path, so a project folder that is moved or renamed keeps its threads' files;
 - deleting a thread removes its subvolume (``remove_volume_data``); a home that is no longer
@@ -63,8 +66,10 @@ import structlog
 
 from herdsman.config.schema import QuotaVolumeConfig
 from herdsman.sandbox.base import SandboxError
-from herdsman.sandbox.paths import private_dir
+from herdsman.sandbox.paths import private_dir, write_once
+from herdsman.sandbox.owners import owner_of
 from herdsman.sandbox.tree import remove_tree
+from herdsman.sandbox.user_quota import Owner, UserGroups
 
 log = structlog.get_logger(__name__)
 
@@ -80,6 +85,7 @@ SWEEP_GRACE = 120.0  # seconds a subvolume with no link yet is left alone (its l
 # a moved home takes it back the first time it is used again; a deleted one (a test's) goes after this
 HOME_GONE_SECONDS = 7 * 24 * 3600.0
 HOME_ID_FILE = ".quota-volume-id"
+QGROUP_MARKER = "qgroup"  # beside a thread's subvolume: the user group it was assigned to
 _MKFS_TIMEOUT = 120
 
 
@@ -103,26 +109,8 @@ def home_id(home: Path) -> str:
             return found
         if found:
             raise QuotaVolumeError(f"{marker} does not hold a quota volume id; remove the file")
-        _write_once(marker, secrets.token_hex(8))
+        write_once(marker, secrets.token_hex(8))
     raise QuotaVolumeError(f"cannot make the home's quota volume id {marker}")
-
-
-def _write_once(path: Path, text: str) -> None:
-    """Write ``path`` whole unless it exists (another process may be making it at once): a
-    temporary file linked into place, so a reader never sees it half written."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, text.encode("ascii"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(temporary, path)
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(temporary)
 
 
 def _mounted_btrfs(path: Path) -> bool:
@@ -159,10 +147,11 @@ class QuotaVolume:
         """Where the ``user-data`` subvolume of ``thread_id`` of ``home`` lives on the volume."""
         return self.root / home_id(home) / "threads" / thread_id / "user-data"
 
-    def place(self, home: Path, thread_id: str, quota_bytes: int) -> bool:
+    def place(self, home: Path, thread_id: str, quota_bytes: int, owner: Owner | None = None) -> bool:
         """Make ``<home>/threads/<id>/user-data`` a link to a subvolume of the thread limited to
-        ``quota_bytes`` (created when missing; the limit set again). False when the thread keeps
-        a plain folder made before the volume was used."""
+        ``quota_bytes`` (created when missing; the limit set again), counted against the bound
+        of ``owner``'s threads (``user_quota.py``; None: no user's, a warm pool's slot). False
+        when the thread keeps a plain folder made before the volume was used."""
         link = Path(home) / "threads" / thread_id / "user-data"
         target = self.thread_data(home, thread_id)
         if link.is_symlink():
@@ -170,9 +159,9 @@ class QuotaVolume:
                 raise QuotaVolumeError(f"thread {thread_id}: its user-data link does not lead to the quota volume")
         elif link.exists():
             return False
-        owner = target.parents[2]
-        owner.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the gateway's user sees a home's threads
-        (owner / "home").write_text(str(Path(os.path.realpath(home))))
+        home_data = target.parents[2]
+        home_data.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the gateway's user sees a home's threads
+        (home_data / "home").write_text(str(Path(os.path.realpath(home))))
         target.parent.mkdir(parents=True, exist_ok=True)
         parent = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
@@ -187,6 +176,8 @@ class QuotaVolume:
         try:
             limit = bytearray(struct.pack("6Q", 0, LIMIT_MAX_RFER, quota_bytes, 0, 0, 0))
             fcntl.ioctl(fd, QGROUP_LIMIT, limit, True)  # qgroup 0: the subvolume of fd
+            if owner is not None:
+                self._join(fd, target, owner)
         except OSError as exc:
             raise QuotaVolumeError(f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror})") from None
         finally:
@@ -200,13 +191,26 @@ class QuotaVolume:
                 raise QuotaVolumeError(f"thread {thread_id}: its user-data folder appeared while its volume was made") from None
         return True
 
-    def adopt(self, data: Path, home: Path, thread_id: str, quota_bytes: int) -> None:
+    def _join(self, fd: int, target: Path, owner: Owner) -> None:
+        """Count the subvolume open as ``fd`` (at ``target``) against ``owner``'s bound: assigned
+        to the user's group once (noted in ``<volume>/<home id>/threads/<id>/qgroup``), the
+        group's limit set again each time."""
+        groups = UserGroups(self.root)
+        home = target.parents[2].name
+        marker = target.parent / QGROUP_MARKER
+        if marker.exists():
+            groups.limit(fd, home, owner.user, owner.limit_bytes)
+            return
+        name = groups.join(fd, home, owner.user, owner.limit_bytes)
+        write_once(marker, name)
+
+    def adopt(self, data: Path, home: Path, thread_id: str, quota_bytes: int, owner: Owner | None = None) -> None:
         """Move the subvolume ``data`` (a warm pool's slot, on this volume) to ``thread_id`` of
         ``home`` and link it there (a bind mount of it follows the rename)."""
         target = self.thread_data(home, thread_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(data, target)
-        self.place(home, thread_id, quota_bytes)  # the subvolume is there: its limit and link
+        self.place(home, thread_id, quota_bytes, owner)  # the subvolume is there: its limits and link
 
     def owns(self, path: Path) -> bool:
         """Whether ``path`` is a thread's data on this volume."""
@@ -339,6 +343,7 @@ def _sweep_quietly(volume: QuotaVolume) -> None:
         btrfs = shutil.which("btrfs") or shutil.which("btrfs", path="/usr/bin:/bin:/usr/sbin:/sbin")
         if btrfs:
             subprocess.run([btrfs, "qgroup", "clear-stale", str(volume.root)], capture_output=True, timeout=60, check=False)
+        UserGroups(volume.root).drop_gone_groups()
     except Exception as exc:  # noqa: BLE001 - housekeeping is best effort
         log.warning("quota_volume_sweep_failed", error=str(exc))
         return
@@ -374,8 +379,16 @@ def quota_volume(config: QuotaVolumeConfig, quota_mb: int | None) -> QuotaVolume
     return None
 
 
+def thread_owner(home: Path, thread_id: str, config: Any) -> Owner:
+    """The owner of ``thread_id`` of ``home`` (``owners.py``) with the bound of all their threads,
+    ``config.disk_quota_per_user_mb`` (the SandboxConfig)."""
+    per_user = config.disk_quota_per_user_mb
+    return Owner(owner_of(home, thread_id), per_user * 1024 * 1024 if per_user is not None else None)
+
+
 def place_on_volume(volume: QuotaVolume | None, home: Path, thread_id: str, config: Any) -> None:
     """Put the thread's ``user-data`` on ``volume`` with ``config.disk_quota_mb`` (the
-    SandboxConfig) as its limit; nothing without a volume."""
+    SandboxConfig) as its limit, counted against its owner's ``disk_quota_per_user_mb``;
+    nothing without a volume."""
     if volume is not None and config.disk_quota_mb is not None:
-        volume.place(home, thread_id, config.disk_quota_mb * 1024 * 1024)
+        volume.place(home, thread_id, config.disk_quota_mb * 1024 * 1024, thread_owner(home, thread_id, config))

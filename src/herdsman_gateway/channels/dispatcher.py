@@ -29,6 +29,7 @@ from herdsman_gateway.channels.commands import HELP, parse_command
 from herdsman_gateway.channels.progress import Throttle, progress_lines
 from herdsman_gateway.channels.threads import ChatThreads, chat_key
 from herdsman_gateway.container import Gateway
+from herdsman_gateway.routes.threads import note_owner
 
 log = structlog.get_logger(__name__)
 
@@ -191,9 +192,10 @@ class Dispatcher:
         """Start a run for the message on the chat's thread and follow it in the background."""
         gw = self.gateway
         thread_id = await self.chats.current(channel.name, message.chat_id)
-        await gw.threads.create(
+        record = await gw.threads.create(
             thread_id, metadata={"channel": channel.name, "chat_id": message.chat_id}, if_exists="do_nothing"
         )
+        await note_owner(gw, record, f"{channel.name}:{message.user_id}")  # whose disk bound the chat's files count against
         state = await gw.graph.aget_state({"configurable": {"thread_id": thread_id}})
         spec = RunSpec(
             thread_id=thread_id,

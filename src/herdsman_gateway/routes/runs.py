@@ -19,7 +19,7 @@ from herdsman.runtime.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
-from herdsman_gateway.routes.threads import check_thread_id, check_thread_room, load_thread, not_found
+from herdsman_gateway.routes.threads import check_thread_id, check_thread_room, load_thread, not_found, note_owner
 from herdsman_gateway.schemas import Run, RunCreate, RunsCancel
 from herdsman_gateway.sse import run_path, stream_response, stream_slot
 
@@ -34,6 +34,7 @@ async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: st
         record = await gw.threads.create(thread_id, with_owner(None, user), if_exists="do_nothing")
         if not owns(record.metadata, user):  # another user made it meanwhile: theirs, not a thread to run on
             raise not_found(thread_id)
+        await note_owner(gw, record, user)
         return record
     record = await load_thread(gw, thread_id, user)
     if record.metadata.get("temporary") and (stateless := await gw.runs.temporary_run(thread_id)) is not None:
@@ -98,6 +99,7 @@ async def start_run(
     if thread_id is None:
         await check_thread_room(gw, user)
         record = await gw.threads.create(None, with_owner({"temporary": True}, user))
+        await note_owner(gw, record, user)
         spec = run_spec(record.thread_id, body, assistant, user, temporary=body.on_completion != "keep")
     else:
         await _thread_for_run(gw, thread_id, body, user)

@@ -21,8 +21,9 @@ from herdsman.runtime.thread_copy import copy_checkpoints
 from herdsman.runtime.thread_files import remove_thread_files as remove_files
 from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
+from herdsman.sandbox.owners import record_owner
 from herdsman.sandbox.paths import validate_thread_id
-from herdsman_gateway.auth import current_user, owns, with_owner
+from herdsman_gateway.auth import OWNER_KEY, current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.schemas import (
     PruneResult,
@@ -116,6 +117,7 @@ async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), 
         raise HTTPException(
             409, f"Thread {body.thread_id} already exists; send if_exists: do_nothing to reuse it"
         ) from None
+    await note_owner(gw, record, user)
     return await thread_json(gw, record)
 
 
@@ -180,6 +182,14 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
         gw.thread_events.drop(thread_id)  # its protocol events go with it
 
 
+async def note_owner(gw: Gateway, record: ThreadRecord, user: str | None) -> None:
+    """Note ``user`` as the owner of a thread just made (or found: only when it is ``user``'s),
+    beside its files, so the disk its sandbox writes counts against ``user``'s bound
+    (``sandbox.disk_quota_per_user_mb``), whichever process places its files first."""
+    if user is not None and record.metadata.get(OWNER_KEY) in (None, user):
+        await pools.run(pools.FILES, user, record_owner, gw.config.resolve_home(), record.thread_id, user)
+
+
 def remove_thread_files(gw: Gateway, thread_id: str) -> None:
     """Stop the thread's sandbox and delete everything kept for it on disk (``<home>/threads/<id>``).
     Kept, a deleted thread's files were handed to whoever created a thread with its id next,
@@ -234,6 +244,7 @@ async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: 
     await refuse_busy(gw, thread_id, "copying it")
     await check_thread_room(gw, user)
     record = await gw.threads.create(None, with_owner(dict(source.metadata), user))
+    await note_owner(gw, record, user)
     await copy_checkpoints(gw.graph.checkpointer, thread_id, record.thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
         await pools.run(pools.FILES, user, versions.copy_files, thread_id, record.thread_id)
