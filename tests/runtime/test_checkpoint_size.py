@@ -26,12 +26,16 @@ async def _measure(config) -> tuple[int, int, int, int]:
         graph.add_node("echo", _echo)
         graph.add_edge(START, "echo")
         app = graph.compile(checkpointer=saver)
-        for thread, turns in (("a", 2), ("b", 1)):
-            for turn in range(turns):
-                text = secrets.token_urlsafe(75 * KB)  # 100 KiB that does not compress (PostgreSQL's TOAST would)
-                await app.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread}})
-        return (await head_checkpoint_bytes(saver, "a"), await thread_checkpoint_bytes(saver, "a"),
-                await thread_checkpoint_bytes(saver, "b"), await thread_checkpoint_bytes(saver, "none"))  # fmt: skip
+        try:
+            for thread, turns in (("a", 2), ("b", 1)):
+                for turn in range(turns):
+                    text = secrets.token_urlsafe(75 * KB)  # 100 KiB that does not compress (PostgreSQL's TOAST would)
+                    await app.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread}})
+            return (await head_checkpoint_bytes(saver, "a"), await thread_checkpoint_bytes(saver, "a"),
+                    await thread_checkpoint_bytes(saver, "b"), await thread_checkpoint_bytes(saver, "none"))  # fmt: skip
+        finally:  # PostgreSQL is one database for the whole session: leave no threads to other tests
+            for thread in ("a", "b"):
+                await saver.adelete_thread(thread)
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
