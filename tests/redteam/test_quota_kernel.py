@@ -50,16 +50,21 @@ def _on_disk(folder: Path) -> int:
     return total
 
 
+def _on_volume_or_skip(provider):
+    """``provider`` when it places threads on the quota volume; the test is skipped otherwise."""
+    if provider.volume is None:
+        provider.close()
+        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    return provider
+
+
 @pytest.fixture
 def provider(tmp_path: Path):
     config = HerdsmanConfig.model_validate({
         "home": str(tmp_path / "home"), "skills": {"enabled": False},
         "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
     })
-    provider = LocalSandboxProvider(config)
-    if provider.volume is None:
-        provider.close()
-        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    provider = _on_volume_or_skip(LocalSandboxProvider(config))
     yield provider
     provider.close()
 
@@ -175,10 +180,7 @@ def docker_provider(tmp_path: Path):
         "sandbox": {"provider": "docker", "disk_quota_mb": 100, "max_files": 1000, "command_timeout_seconds": 60,
                     "docker": {"base_url": engine.base_url, "image": engine.image, "pull": "never"}},
     })  # fmt: skip
-    provider = DockerSandboxProvider(config)
-    if provider.volume is None:
-        provider.close()
-        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    provider = _on_volume_or_skip(DockerSandboxProvider(config))
     yield provider
     provider.cleanup()
     provider.close()
@@ -206,10 +208,7 @@ def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, monkeypatch: pytes
             "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
         })
 
-    first = LocalSandboxProvider(config(tmp_path / "project" / "home"))
-    if first.volume is None:
-        first.close()
-        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    first = _on_volume_or_skip(LocalSandboxProvider(config(tmp_path / "project" / "home")))
     first.acquire("t1").write_text("/mnt/user-data/workspace/notes.md", "keep me")
     first.close()
     os.rename(tmp_path / "project", tmp_path / "moved")
