@@ -28,8 +28,8 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || need+=(busybox-static)
 [ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
 command -v tmux >/dev/null 2>&1 || need+=(tmux)  # a real terminal for the setup wizard's test
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
-command -v mkfs.btrfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)  # the kernel-enforced disk quota  # the Compose stack's proxy config, run by the tests
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)  # the Compose stack's proxy config, run by the tests
+command -v mkfs.btrfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)  # the kernel-enforced disk quota
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"
