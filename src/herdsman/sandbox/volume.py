@@ -69,17 +69,15 @@ from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import private_dir, write_once
 from herdsman.sandbox.owners import owner_of
 from herdsman.sandbox.tree import remove_tree
-from herdsman.sandbox.user_quota import Owner, UserGroups
+from herdsman.sandbox.user_quota import Owner, UserGroups, set_limit
 
 log = structlog.get_logger(__name__)
 
-# btrfs ioctls (linux/btrfs.h): _IOW(0x94, 14, struct btrfs_ioctl_vol_args), _IOR(0x94, 43, struct
-# btrfs_ioctl_qgroup_limit_args), _IOWR(0x94, 40, struct btrfs_ioctl_quota_ctl_args)
+# btrfs ioctls (linux/btrfs.h): _IOW(0x94, 14, struct btrfs_ioctl_vol_args), _IOWR(0x94, 40, struct
+# btrfs_ioctl_quota_ctl_args); the quota-group ones are in user_quota.py
 SUBVOL_CREATE = 0x5000940E
-QGROUP_LIMIT = 0x8030942B
 QUOTA_CTL = 0xC0109428
 QUOTA_CTL_ENABLE = 1
-LIMIT_MAX_RFER = 1
 SWEEP_GRACE = 120.0  # seconds a subvolume with no link yet is left alone (its link is being made)
 # how long the data of a home that is not where it was last seen (moved, renamed, deleted) is kept:
 # a moved home takes it back the first time it is used again; a deleted one (a test's) goes after this
@@ -174,8 +172,7 @@ class QuotaVolume:
         finally:
             os.close(parent)
         try:
-            limit = bytearray(struct.pack("6Q", 0, LIMIT_MAX_RFER, quota_bytes, 0, 0, 0))
-            fcntl.ioctl(fd, QGROUP_LIMIT, limit, True)  # qgroup 0: the subvolume of fd
+            set_limit(fd, 0, quota_bytes)  # qgroup 0: the subvolume of fd
             if owner is not None:
                 self._join(fd, target, owner)
         except OSError as exc:
