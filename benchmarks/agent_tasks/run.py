@@ -37,11 +37,13 @@ import yaml
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
+from call_forms import call_forms, totals  # noqa: E402
 from checks import check  # noqa: E402
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "full": {},
     "no_repair": {"local_model": {"repair_tool_calls": False}},
+    "no_grammar": {"local_model": {"constrained_decoding": False}},
     "no_read_before_write": {"tools": {"read_before_write": False}},
     "no_verify": {"lead": {"verify_rounds": 0}},
     "no_uploads_notice": {"context": {"announce_uploads": False}},
@@ -231,6 +233,7 @@ def finish(task: dict[str, Any], agent: str, variant: str, user_data: Path, answ
         "task": task["id"], "category": task["category"], "agent": agent, "variant": variant,
         "solved": why is None, "why": why, "error": error, "seconds": round(seconds, 1),
         "tool_calls": tool_calls, "completion_checks": checks, "answer": answer[:500],
+        "call_forms": call_forms(messages or []),
         "transcript": transcript(messages or []),
     }
 
@@ -258,6 +261,8 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
             "solved": sum(r["solved"] for r in variant),
             "runs": len(variant),
             "full_solved_same_tasks": sum(r["solved"] for r in runs if r["task"] in {x["task"] for x in variant}),
+            "call_forms": totals(variant),
+            "full_call_forms_same_tasks": totals([r for r in runs if r["task"] in {x["task"] for x in variant}]),
         }
         for v in VARIANTS if v != "full"
         for variant in [[r for r in recs if r["agent"] == "herdsman" and r["variant"] == v]] if variant
@@ -272,6 +277,7 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
         "median_seconds": {a: median(a, "seconds") for a in full},
         "median_tool_calls": {a: median(a, "tool_calls") for a in full},
         "completion_checks_per_run": round(sum(r["completion_checks"] for r in runs) / len(runs), 2) if runs else None,
+        "call_forms": {a: totals(rs) for a, rs in full.items()},
         "ablation": ablation,
     }
 
@@ -294,6 +300,8 @@ async def main_async(args: argparse.Namespace) -> None:
     for agent in args.agents.split(","):
         for variant in variants if agent == "herdsman" else ["full"]:
             todo += [(agent, variant, t) for t in tasks if (agent, variant, t["id"]) not in done]
+    order = {t["id"]: i for i, t in enumerate(tasks)}
+    todo.sort(key=lambda item: order[item[2]["id"]])  # task by task: a run cut short still pairs its variants
     models = Models()
     work = Path(tempfile.mkdtemp(prefix="agent-tasks-"))
     gate = asyncio.Semaphore(max(1, args.jobs))

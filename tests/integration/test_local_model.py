@@ -89,6 +89,19 @@ def stub(monkeypatch):
     return make
 
 
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def convert(t: Any) -> dict[str, Any]:
+    """The OpenAI-style dict of a tool, as bind_tools passes it."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return convert_to_openai_tool(t)
+
+
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 
 
@@ -168,11 +181,35 @@ async def test_astream_keeps_tool_calls(stub):
     assert full.content == ""
 
 
-def test_forced_tool_choice_prefills_the_call(stub):
-    model, llama = stub('city": "Oslo"}}\n</tool_call>')
+def test_forced_tool_choice_prefills_the_call_without_a_grammar(stub):
+    model, llama = stub('city": "Oslo"}}\n</tool_call>', constrained_tool_calls=False)
     reply = model.bind_tools([get_weather], tool_choice="get_weather").invoke("Oslo?")
     assert llama.prompts[0].endswith('<tool_call>\n{"name": "get_weather", "arguments": {"')
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Oslo"})]
+
+
+def test_with_the_grammar_a_forced_call_is_constrained_not_prefilled(stub):
+    pytest.importorskip("llama_cpp", reason=NO_LLAMA)
+    model, llama = stub(CALL)
+    request = model._request([HumanMessage("Oslo?")], None, {"tools": [convert(get_weather), convert(add)], "tool_choice": "get_weather"})
+    assert request.prefill == "" and request.grammar is not None and not request.grammar.lazy
+    assert '"\\"get_weather\\""' in request.grammar.text and "add" not in request.grammar.text  # the named tool only
+    free = model._request([HumanMessage("Oslo?")], None, {"tools": [convert(get_weather), convert(add)]})
+    assert free.grammar is not None and free.grammar.lazy  # the model may answer instead
+    assert model.bind_tools([get_weather], tool_choice="get_weather").invoke("Oslo?").tool_calls[0]["args"] == {"city": "Paris"}
+
+
+def test_with_the_grammar_json_in_prose_is_an_answer_not_a_call(stub):
+    pytest.importorskip("llama_cpp", reason=NO_LLAMA)
+    prose = 'Send this from your client:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\nThat is all.'
+    assert model_reply(stub, prose, constrained_tool_calls=True).tool_calls == []
+    assert model_reply(stub, prose, constrained_tool_calls=False).tool_calls != []  # repair alone parses it out of prose
+
+
+def model_reply(stub, text: str, **fields: Any) -> AIMessage:
+    """The reply of a stub model that writes ``text``, with ``get_weather`` bound."""
+    model, _ = stub(text, **fields)
+    return model.bind_tools([get_weather]).invoke("Weather?")
 
 
 def test_tool_choice_none_hides_the_tools(stub):

@@ -101,6 +101,11 @@ class LocalModelConfig(_Section):
     prompt_cache: bool = Field(True, description="Keep the processed system prompt on disk so a new thread starts in seconds.")
     prompt_cache_dir: Path | None = Field(None, description="Where; default ~/.cache/herdsman/prompt-cache.")
     repair_tool_calls: bool = Field(True, description="Mend tool calls written as almost-JSON.")
+    constrained_decoding: bool = Field(
+        True,
+        description="Grammar-constrained tool calls (llama.cpp): a call the model starts is always a well-formed call "
+        "of a bound tool with valid arguments; only calls it chose to write are calls.",
+    )
 
 
 class ScriptedModelConfig(_Section):

@@ -107,4 +107,5 @@ def build_local_model(config: LocalModelConfig, progress: bool = True) -> BaseCh
         prompt_cache=config.prompt_cache,
         prompt_cache_dir=str(config.prompt_cache_dir) if config.prompt_cache_dir else None,
         repair_tool_calls=config.repair_tool_calls,
+        constrained_tool_calls=config.constrained_decoding,
     )

@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +48,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
+from herdsman.models.local.grammar import ToolGrammar, sampler_factory, tool_grammar
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
 from herdsman.models.local.toolcalls import (
     TOOL_CALL_OPEN,
@@ -377,6 +379,15 @@ class _Request:
     """Offered tools, each with the names of its arguments."""
     max_tokens: int
     stop: list[str]
+    grammar: ToolGrammar | None = None
+    """Constrains the calls the reply writes (see :mod:`herdsman.models.local.grammar`)."""
+
+
+def _forced_name(tool_choice: Any) -> str | None:
+    """The tool a ``tool_choice`` forces by name, or None."""
+    if isinstance(tool_choice, dict):
+        return tool_choice.get("function", {}).get("name") or tool_choice.get("name")
+    return tool_choice if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "any", "required") else None
 
 
 class ChatLocalLlama(BaseChatModel):
@@ -407,6 +418,10 @@ class ChatLocalLlama(BaseChatModel):
     """Where (default ``~/.cache/herdsman/prompt-cache``, or ``$HERDSMAN_PROMPT_CACHE``)."""
     repair_tool_calls: bool = True
     """Mend tool calls written as almost-JSON (json-repair); off only to measure what it buys."""
+    constrained_tool_calls: bool = True
+    """Grammar-constrained decoding: a call the model starts is always a well-formed call of a
+    bound tool with valid arguments, and only calls it chose to write are calls (no calls
+    parsed out of prose); off to measure what it buys against repair alone."""
 
     @property
     def _llm_type(self) -> str:
@@ -469,7 +484,8 @@ class ChatLocalLlama(BaseChatModel):
             bos_token=loaded.bos_token,
             eos_token=loaded.eos_token,
         )
-        return prompt, _prefill(tool_choice, names), names
+        prefill = "" if self.constrained_tool_calls else _prefill(tool_choice, names)
+        return prompt, prefill, names
 
     def _request(self, messages: Sequence[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> _Request:
         loaded = self.load()
@@ -490,7 +506,17 @@ class ChatLocalLlama(BaseChatModel):
         bound = [t for t in kwargs.get("tools") or [] if _tool_name(t) in names]
         offered = {_tool_name(t): _single_argument(t) for t in bound}
         params = {_tool_name(t): _argument_names(t) for t in bound}
-        return _Request(tokens, head, prefill, offered, params, max_tokens, [*STOP_STRINGS, *(stop or [])])
+        grammar = self._grammar(bound, kwargs.get("tool_choice")) if self.constrained_tool_calls else None
+        return _Request(tokens, head, prefill, offered, params, max_tokens, [*STOP_STRINGS, *(stop or [])], grammar)
+
+    @staticmethod
+    def _grammar(bound: list[dict[str, Any]], tool_choice: Any) -> ToolGrammar | None:
+        """The grammar of this reply's calls: lazy (the model may answer instead) unless
+        ``tool_choice`` forces a call, of the named tool when it names one."""
+        name = _forced_name(tool_choice)
+        if name is not None:
+            return tool_grammar([t for t in bound if _tool_name(t) == name] or bound, forced=True)
+        return tool_grammar(bound, forced=tool_choice in ("any", "required", True))
 
     @staticmethod
     def _head_tokens(loaded: LoadedModel, prompt: str, add_bos: bool) -> list[int]:
@@ -528,6 +554,20 @@ class ChatLocalLlama(BaseChatModel):
         level = logging.DEBUG if outcome.how == "skipped" else logging.INFO
         log.log(level, "prompt_cache %s: %d tokens in %.2f s", outcome.how, outcome.tokens, time.monotonic() - started)
 
+    @contextmanager
+    def _sampling(self, request: _Request) -> Iterator[None]:
+        """Generation with the request's grammar in llama.cpp's sampler chain (called with the
+        generation lock held: the loaded ``Llama`` is shared)."""
+        llama = self.load().llama
+        if request.grammar is None:
+            yield
+            return
+        llama._init_sampler = sampler_factory(llama, request.grammar)
+        try:
+            yield
+        finally:
+            del llama._init_sampler
+
     def _completion(self, request: _Request, stream: bool) -> Any:
         return self.load().llama.create_completion(
             prompt=request.tokens,
@@ -552,7 +592,10 @@ class ChatLocalLlama(BaseChatModel):
 
     def _parse(self, text: str, request: _Request) -> ParsedReply:
         if request.tool_names:
-            return parse_tool_calls(text, request.tool_names, repair=self.repair_tool_calls, params=request.tool_params)
+            return parse_tool_calls(
+                text, request.tool_names, repair=self.repair_tool_calls, params=request.tool_params,
+                strict=request.grammar is not None,
+            )
         return ParsedReply(content=text.strip())
 
     # -- generation ---------------------------------------------------------------------------
@@ -565,7 +608,7 @@ class ChatLocalLlama(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         request = self._request(messages, stop, kwargs)
-        with GENERATION_LOCK:
+        with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
             result = self._completion(request, stream=False)
         choice = result["choices"][0]
@@ -600,7 +643,7 @@ class ChatLocalLlama(BaseChatModel):
         text = request.prefill
         sent: int | None = None  # index in text up to which content was yielded
         finish_reason = None
-        with GENERATION_LOCK:
+        with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
             for piece in self._completion(request, stream=True):
                 choice = piece["choices"][0]

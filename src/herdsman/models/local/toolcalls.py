@@ -59,7 +59,7 @@ def _decode_json(text: str, repair: bool = True) -> tuple[Any, int] | None:
     if not starts:
         return None
     start = min(starts)
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # a raw newline in a string value, as models write file contents
     try:
         return decoder.raw_decode(text, start)
     except ValueError:
@@ -229,8 +229,15 @@ JSON: ``"content": '{"a": 296}'``), read by the tool's own argument
     return ToolCall(name=name, args=args, id=new_call_id(), type="tool_call")
 
 
+_LEADING_FENCE = re.compile(r"^\s*```(?:json)?\s*")
+
+
 def parse_tool_calls(
-    text: str, tool_names: Collection[str], repair: bool = True, params: Mapping[str, Sequence[str]] | None = None
+    text: str,
+    tool_names: Collection[str],
+    repair: bool = True,
+    params: Mapping[str, Sequence[str]] | None = None,
+    strict: bool = False,
 ) -> ParsedReply:
     """Split a model reply into content and tool calls of the tools named in ``tool_names``.
 
@@ -245,9 +252,16 @@ def parse_tool_calls(
     names nothing is ever a call. ``repair`` (on by default) lets json-repair mend a call the
     model closed but wrote as almost-JSON; with ``params`` (each tool's argument names), a
     ``<tool_call>`` block whose string values hold unescaped quotes is read by those names.
+
+    ``strict`` (the reply was generated under the tool-call grammar, see
+    :mod:`herdsman.models.local.grammar`): only what the model chose to write as a call is one,
+    the ``<tool_call>`` blocks and a call that opens the reply (bare or in a fence); JSON further
+    on in the prose stays content, and nothing is mended.
     """
     if not tool_names or not text:
         return ParsedReply(content=text.strip() if text else "")
+    if strict:
+        return _strict_calls(text, tool_names)
     calls: list[ToolCall] = []
 
     def tagged(match: re.Match[str]) -> str:
@@ -282,6 +296,27 @@ def parse_tool_calls(
         xml = _xml_calls(content, tool_names)
         if xml:
             return ParsedReply(content="", tool_calls=xml)
+    return ParsedReply(content=content.strip(), tool_calls=calls)
+
+
+def _strict_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
+    """:func:`parse_tool_calls` for a reply written under the grammar."""
+    calls: list[ToolCall] = []
+
+    def tagged(match: re.Match[str]) -> str:
+        decoded = _decode_json(match.group(1), repair=False)
+        found = _as_calls(decoded[0], tool_names) if decoded is not None else None
+        if found is None:
+            return match.group(0)
+        calls.extend(found)
+        return ""
+
+    content = _TAGGED.sub(tagged, text)
+    if not calls:
+        opening = _LEADING_FENCE.match(content)
+        bare, rest = _take_bare(content[opening.end():] if opening else content, tool_names, repair=False)
+        if bare:
+            calls, content = bare, rest.strip().removesuffix(FENCE)
     return ParsedReply(content=content.strip(), tool_calls=calls)
 
 

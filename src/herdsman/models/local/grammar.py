@@ -1,0 +1,192 @@
+"""Constrained decoding for the embedded model: a tool call it writes is always well-formed.
+
+Each reply of the model is either a final answer (free text) or calls of bound tools, and the
+model chooses which by what it starts to write. When it starts a call (the ``<tool_call>`` token
+its chat template teaches, or a reply that opens with ``{"name": "<a bound tool>"``, bare or in a
+```json fence), llama.cpp's *lazy* grammar takes over from that point: the rest of the call can
+only be a JSON object naming a bound tool with arguments valid for that tool's JSON schema
+(required keys present, no unknown keys, types and enums kept), closed by ``</tool_call>``, and
+further calls, or the end of the reply. Text before the trigger stays unconstrained, so an answer
+costs nothing. A forced call (``tool_choice`` "any" or a tool's name) uses the same grammar from
+the first token (not lazy).
+
+Why here and not llama-cpp-python's chat handlers: their function-calling formats drop tool
+messages (see :mod:`herdsman.models.local.chat`) and ``create_completion`` only takes a grammar
+that constrains the whole reply; the lazy sampler (``llama_sampler_init_grammar_lazy_patterns``,
+what llama.cpp's own server uses for tool calls) is reached by building the sampler chain here.
+The JSON schema to GBNF conversion is llama-cpp-python's :class:`SchemaConverter`.
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+_CONVERTER_SPACE = '" "?'
+SPACE = "[ \\t\\n\\r]{0,24}"
+"""Whitespace between tokens of a call: the converter allows one space, but a model writes
+pretty-printed JSON, and llama.cpp ABORTS the process when the text that triggered a lazy grammar
+(from the trigger to the end of its token, say ``>\\n\\n``) does not fit it. Bounded, so a model
+cannot loop on whitespace."""
+ROOT = "toolcalls"
+"""The grammar's start rule: one or more tagged calls, or one bare call."""
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    return tool.get("function", {}).get("name") or tool.get("name", "")
+
+
+def _closed(schema: Any) -> Any:
+    """``schema`` with ``additionalProperties: false`` on every object that lists its properties
+    (a model must not invent arguments), and the keys the converter does not use dropped."""
+    if isinstance(schema, list):
+        return [_closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _closed(v) for k, v in schema.items() if k not in ("description", "title", "examples")}
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    if "properties" in schema:  # property names are data, not schemas: keep them all
+        out["properties"] = {name: _closed(value) for name, value in schema["properties"].items()}
+    return out
+
+
+def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON schema of one call of any of ``tools`` (OpenAI-style tool dicts):
+    ``{"name": <tool>, "arguments": <that tool's parameters>}``."""
+    variants = []
+    for tool in tools:
+        parameters = tool.get("function", tool).get("parameters") or {"type": "object", "properties": {}}
+        parameters = _closed(copy.deepcopy(parameters))
+        parameters.setdefault("type", "object")
+        variants.append({
+            "type": "object",
+            "properties": {"name": {"const": _tool_name(tool)}, "arguments": parameters},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        })
+    return variants[0] if len(variants) == 1 else {"oneOf": variants}
+
+
+def gbnf(tools: Sequence[dict[str, Any]]) -> str:
+    """The GBNF grammar of a reply's calls of ``tools``, start rule :data:`ROOT`.
+
+    ``toolcalls`` is either tagged calls (``<tool_call>`` + JSON + ``</tool_call>``, repeated)
+    or one bare JSON call (the start of a reply that opened with ``{"name": ...``, possibly closed
+    by a fence).
+    """
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    converter = SchemaConverter(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
+    schema = converter.resolve_refs(call_schema(tools), "tools")
+    converter.visit(schema, "call")
+    rules = converter.format_grammar().replace(f"space ::= {_CONVERTER_SPACE}", f"space ::= {SPACE}")
+    if f"space ::= {SPACE}" not in rules:
+        raise RuntimeError("llama_cpp.llama_grammar changed its whitespace rule; update herdsman's grammar.SPACE")
+    tagged = f'"{TOOL_CALL_OPEN}" space call space "{TOOL_CALL_CLOSE}"'
+    return (
+        f'{rules}\n'
+        f'tagged ::= {tagged}\n'
+        f'{ROOT} ::= tagged (space tagged)* | call ("```")?\n'
+    )
+
+
+def trigger_patterns(tool_names: Sequence[str]) -> list[str]:
+    """Regexes (matched against the whole reply so far, as llama.cpp's lazy grammar does) whose
+    first group is where a call starts: a ``<tool_call>`` anywhere, or ``{"name": "<tool>"`` as the
+    first thing of the reply, bare or in a ```json fence."""
+    names = "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True))
+    bare = rf'\{{\s*"name"\s*:\s*"(?:{names})"'
+    return [
+        rf"[\s\S]*?({re.escape(TOOL_CALL_OPEN)})[\s\S]*",
+        rf"\s*(?:```(?:json)?\s*)?({bare})[\s\S]*",
+    ]
+
+
+@dataclass(frozen=True)
+class ToolGrammar:
+    """What a generation needs to constrain its calls: the grammar text and whether it waits for
+    the model to start a call (``lazy``) or holds from the first token (a forced call)."""
+
+    text: str
+    lazy: bool
+    patterns: tuple[str, ...] = ()
+
+
+_cache: dict[tuple[str, bool], ToolGrammar] = {}
+
+
+def tool_grammar(tools: Sequence[dict[str, Any]], forced: bool) -> ToolGrammar | None:
+    """The grammar for replies with ``tools`` bound (None without tools); ``forced``: the reply
+    must be a call. Built once per tool set (converting the schemas takes milliseconds)."""
+    if not tools:
+        return None
+    key = (json.dumps(list(tools), sort_keys=True, default=str), forced)
+    if key not in _cache:
+        text = gbnf(tools)
+        if forced:
+            _cache[key] = ToolGrammar(text + 'forced ::= tagged ("\\n" tagged)*\n', lazy=False)
+        else:
+            _cache[key] = ToolGrammar(text, lazy=True, patterns=tuple(trigger_patterns([_tool_name(t) for t in tools])))
+    return _cache[key]
+
+
+def grammar_sampler(llama: Any, grammar: ToolGrammar) -> Any:
+    """llama.cpp's grammar sampler for ``grammar`` over ``llama``'s vocabulary (a raw pointer,
+    owned by whoever chains it): lazy, triggered by the ``<tool_call>`` token (when the vocabulary
+    has it as one token) or the patterns, or constraining from the first token."""
+    import llama_cpp
+
+    vocab = llama._model.vocab
+    if grammar.lazy:
+        patterns = (ctypes.c_char_p * len(grammar.patterns))(*(p.encode() for p in grammar.patterns))
+        opener = llama.tokenize(TOOL_CALL_OPEN.encode(), add_bos=False, special=True)
+        ids = opener if len(opener) == 1 else []  # the template's own token, when it has one
+        tokens = (llama_cpp.llama_token * len(ids))(*ids)
+        chained = llama_cpp.llama_sampler_init_grammar_lazy_patterns(
+            vocab, grammar.text.encode(), ROOT.encode(), patterns, len(grammar.patterns), tokens, len(ids),
+        )
+    else:
+        chained = llama_cpp.llama_sampler_init_grammar(vocab, grammar.text.encode(), b"forced")
+    if not chained:
+        raise ValueError("llama.cpp refused the tool-call grammar")
+    return chained
+
+
+def sampler_factory(llama: Any, grammar: ToolGrammar) -> Callable[..., Any]:
+    """A replacement for ``Llama._init_sampler`` that puts ``grammar`` in the sampler chain
+    (penalties, grammar, then greedy or top-k/top-p/min-p/temperature sampling, as
+    llama-cpp-python builds it), lazily when the grammar says so."""
+    import llama_cpp
+    from llama_cpp import _internals as internals
+
+    def build(
+        top_k: int = 40, top_p: float = 0.95, min_p: float = 0.05, typical_p: float = 1.0, temp: float = 0.8,
+        repeat_penalty: float = 1.0, frequency_penalty: float = 0.0, presence_penalty: float = 0.0, **_: Any,
+    ) -> Any:
+        sampler = internals.LlamaSampler()
+        sampler.add_penalties(
+            n_vocab=llama._n_vocab, penalty_last_n=llama.last_n_tokens_size, penalty_repeat=repeat_penalty,
+            penalty_freq=frequency_penalty, penalty_present=presence_penalty,
+        )
+        chained = grammar_sampler(llama, grammar)
+        llama_cpp.llama_sampler_chain_add(sampler.sampler, chained)
+        if temp <= 0.0:
+            sampler.add_greedy()
+        else:
+            sampler.add_top_k(top_k)
+            sampler.add_typical(typical_p, 1)
+            sampler.add_top_p(top_p, 1)
+            sampler.add_min_p(min_p, 1)
+            sampler.add_temp(temp)
+            sampler.add_dist(llama._seed)
+        return sampler
+
+    return build
