@@ -77,6 +77,53 @@ def test_checks_pass_right_and_fail_wrong(tmp_path: Path) -> None:
     assert checks.check({"type": "skill_md", "path": "outputs/skills/x/SKILL.md", "name": "y"}, tmp_path, "")
 
 
+def test_answer_value_check(tmp_path: Path) -> None:
+    """A value is found as a whole token, in an English or a Chinese sentence; ``just`` wants it alone."""
+    def ok(spec: dict, answer: str) -> bool:
+        return checks.check({"type": "answer_value", **spec}, tmp_path, answer) is None
+
+    assert ok({"value": 213}, "The file has 213 lines.") and ok({"value": 213}, "文件共有213行。")
+    assert not ok({"value": 213}, "The file is 1917 bytes.")
+    assert ok({"value": 40504}, "40,504 bytes") and not ok({"value": 40504}, "")
+    assert ok({"value": "services/api/secrets.env"}, "有，在 services/api/secrets.env。")
+    assert ok({"value": "services/api/secrets.env"}, "It is /mnt/user-data/workspace/proj/services/api/secrets.env")
+    assert not ok({"value": "services/api/secrets.env"}, "Only docs/services/api/secrets.env.example exists.")
+    assert not ok({"value": "b.log"}, "It is b.log.1") and not ok({"value": "b.log"}, "It is ab.log")
+    assert ok({"value": "j07"}, "Job J07 warns most.") and not ok({"value": "j07"}, "Job j070.")
+    assert ok({"value": "q2-summary.md", "just": True}, "`q2-summary.md`") and ok({"value": "Priya Nair", "just": True}, "**Priya Nair**.")
+    assert not ok({"value": "q2-summary.md", "just": True}, "The last one changed is q2-summary.md.")
+    assert ok({"value": 418.0, "just": True, "tolerance": 0.01}, "418") and ok({"value": 3, "just": True}, "3。")
+    assert not ok({"value": 3, "just": True}, "共有 3 个") and not ok({"value": 3, "just": True}, "4")
+    why = checks.check({"type": "answer_value", "value": "2025-01-09", "just": True}, tmp_path, "最早是 2025-01-09")
+    assert why and "2025-01-09" in why
+
+
+def test_permission_archive_and_text_checks(tmp_path: Path) -> None:
+    import tarfile
+
+    write(tmp_path, "workspace/a.sh", "echo a\n")
+    write(tmp_path, "workspace/k.key", "secret\n")
+    (tmp_path / "workspace/a.sh").chmod(0o644)
+    (tmp_path / "workspace/k.key").chmod(0o644)
+    assert "not executable" in checks.check({"type": "executable", "paths": ["workspace/a.sh"]}, tmp_path, "")
+    assert "expected mode 600" in checks.check({"type": "mode", "paths": ["workspace/k.key"], "mode": "600"}, tmp_path, "")
+    (tmp_path / "workspace/a.sh").chmod(0o755)
+    (tmp_path / "workspace/k.key").chmod(0o600)
+    assert checks.check({"type": "executable", "paths": ["workspace/a.sh"]}, tmp_path, "") is None
+    assert checks.check({"type": "mode", "paths": ["workspace/k.key"], "mode": "600"}, tmp_path, "") is None
+    assert "missing" in checks.check({"type": "executable", "paths": ["workspace/b.sh"]}, tmp_path, "")
+    with tarfile.open(tmp_path / "outputs.tar.gz", "w:gz") as tf:
+        tf.add(tmp_path / "workspace", arcname="site")
+    spec = {"type": "tar_names", "path": "outputs.tar.gz", "names": ["a.sh", "k.key"]}
+    assert checks.check(spec, tmp_path, "") is None
+    assert checks.check({**spec, "names": ["a.sh"]}, tmp_path, "")
+    assert "not a tar archive" in checks.check({**spec, "path": "workspace/a.sh"}, tmp_path, "")
+    spec = {"type": "text_absent", "path": "workspace", "text": "secret"}
+    assert "workspace/k.key" in checks.check(spec, tmp_path, "")
+    assert checks.check({**spec, "text": "calc_total"}, tmp_path, "") is None
+    assert "does not exist" in checks.check({**spec, "path": "nowhere"}, tmp_path, "")
+
+
 def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The runner places the files, runs the agent, reads the answer and judges it."""
     from herdsman.models.scripted import ScriptedChatModel
