@@ -27,7 +27,9 @@ def test_task_file_is_what_the_generator_writes() -> None:
     tasks = bench.load_tasks()
     assert len(tasks) >= 40 and len({t["id"] for t in tasks}) == len(tasks)
     per = Counter(t["category"] for t in tasks)
-    assert len(per) == 10 and min(per.values()) >= 4
+    assert len(per) == 17 and min(per.values()) >= 4
+    for split in ("dev", "test"):  # both splits cover every category
+        assert {t["category"] for t in tasks if t["split"] == split} == set(per), split
     for t in tasks:
         for item in t["check"] if isinstance(t["check"], list) else [t["check"]]:
             assert item["type"] in checks.CHECKS, t["id"]
@@ -36,11 +38,23 @@ def test_task_file_is_what_the_generator_writes() -> None:
             assert "/mnt/user-data/uploads" not in t["prompt"] and any(p.startswith("uploads/") for p in t["files"])
 
 
-def test_no_task_passes_on_untouched_files() -> None:
-    """Every check fails before the agent has done anything (with an empty answer)."""
+def test_no_task_passes_on_untouched_files(tmp_path: Path) -> None:
+    """Every check fails on the set-up files as placed, before the agent has done anything (with an
+    empty answer)."""
     for t in bench.load_tasks():
-        root = Path(f"/tmp/never-{t['id']}")
+        root = tmp_path / t["id"]
+        bench.place_task(root, t)
         assert checks.check(t["check"], root, "") is not None, t["id"]
+
+
+def test_set_up_files_get_their_modes_and_times(tmp_path: Path) -> None:
+    [t] = bench.load_tasks("test_fsq_newest_file")
+    bench.place_task(tmp_path, t)
+    newest = max(t["mtimes"], key=t["mtimes"].get)
+    assert max((tmp_path / "workspace/reports").iterdir(), key=lambda p: p.stat().st_mtime).name == newest.rsplit("/", 1)[1]
+    [t] = bench.load_tasks("test_perm_find_executables")
+    bench.place_task(tmp_path, t)
+    assert {p.name for p in (tmp_path / "workspace/scripts").iterdir() if p.stat().st_mode & 0o100} == {"backup.sh", "report.py", "run", "sync.sh"}
 
 
 def write(root: Path, rel: str, text: str) -> None:
