@@ -94,7 +94,7 @@ DELEG_LOGS["workspace/logs/README.md"] = "Logs of the four services.\nOne event 
 NUMS = [rng.randint(-500, 500) for _ in range(30)]
 
 # -- skills, long outputs, uploads -----------------------------------------------------------
-TRAFFIC = [[f"2025-05-{d:02d}", rng.randint(200, 900)] for d in range(1, 31)]
+TRAFFIC = [[f"2025-05-{d:02d}", dt.date(2025, 5, d).strftime("%A"), rng.randint(200, 900)] for d in range(1, 31)]
 Q1_2024 = [(dt.date(2024, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(91)]
 CALLS = [[f"+41 44 {rng.randint(100, 999)} {rng.randint(10, 99)} {rng.randint(10, 99)}", rng.randint(5, 1800)] for _ in range(25)]
 CITY_ORDERS = [[1000 + i, c, rng.randint(20, 400)] for i, c in enumerate(
@@ -290,9 +290,9 @@ def heldout_tasks() -> list[dict]:
            {"type": "json_file", "path": "outputs/range.json", "equals": {"min": min(NUMS), "max": max(NUMS)}},
            {"workspace/nums.txt": "\n".join(map(str, NUMS)) + "\n"}),
         # -- skills
-        _t("test_skill_line_chart", "skill",
-           f"Use the data-analysis skill to plot the daily visits in {WS}/traffic.csv as a line chart, saved to {OUT}/traffic.png.",
-           {"type": "png", "path": "outputs/traffic.png"}, {"workspace/traffic.csv": csv_text(["date", "visits"], TRAFFIC)}),
+        _t("test_skill_weekday_chart", "skill",
+           f"Use the data-analysis skill to chart the average visits per weekday in {WS}/traffic.csv, saved to {OUT}/weekdays.png.",
+           {"type": "png", "path": "outputs/weekdays.png"}, {"workspace/traffic.csv": csv_text(["date", "weekday", "visits"], TRAFFIC)}),
         _t("test_skill_teahouse_site", "skill", f"用 web-page-builder 技能给一家叫“青山茶馆”的茶馆做一个单页网站，放在 {OUT}/teahouse 目录里。",
            {"type": "html_page", "path": "outputs/teahouse/index.html", "title_contains": "青山茶馆"}),
         # -- long outputs

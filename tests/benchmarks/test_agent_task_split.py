@@ -22,7 +22,7 @@ TEST_IDS = [
     "test_mf_timeouts", "test_mf_version_bump", "test_multi_top_words", "test_multi_travel_expenses", "test_perm_deploy_script",
     "test_perm_find_executables", "test_perm_private_keys", "test_script_checkport", "test_script_colsum", "test_script_greet_sh",
     "test_script_wordfreq", "test_search_invoice_mail", "test_search_requests_imports", "test_search_staging_port",
-    "test_shell_ext_counts", "test_shell_tarball", "test_skill_line_chart", "test_skill_teahouse_site", "test_upload_median_call",
+    "test_shell_ext_counts", "test_shell_tarball", "test_skill_teahouse_site", "test_skill_weekday_chart", "test_upload_median_call",
     "test_upload_top_city", "test_val_billing_owner", "test_val_earliest_event", "test_val_over_100", "test_val_readings_sum",
 ]
 
