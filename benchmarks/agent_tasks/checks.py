@@ -4,7 +4,11 @@ Each check parses what the agent delivered (a file's lines, JSON, CSV, an INI se
 names, a PNG header, an HTML title, a skill's front matter) or runs it (``run``: the fixed script,
 the task's own tests, in a throwaway copy of the workspace), and compares values, numbers within a
 tolerance. ``answer_number`` is kept for questions whose deliverable is a number: the numbers in
-the final answer must include the expected one. No check looks for a phrase in prose.
+the final answer must include the expected one; ``answer_value`` also takes a name, a path or a
+date (found as a whole token, in any language's sentence) and, with ``just``, wants the answer to
+be that value alone. ``executable`` and ``mode`` read permission bits, ``tar_names`` a tarball's
+names, ``text_absent`` greps a folder for text that must be gone. No check looks for a phrase in
+prose.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import io
 import json
 import re
 import shutil
+import stat
 import subprocess
+import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -88,6 +94,73 @@ def answer_number(root: Path, answer: str, value: float, tolerance: float = 0.0)
     found = numbers_in(answer)
     if not any(_close(n, value, tolerance) for n in found):
         raise CheckFailed(f"answer: expected the number {value}, found {found[:8]}")
+
+
+_EDGES = "*`\"'“”‘’「」『』 \t\n"
+
+
+def answer_value(root: Path, answer: str, value: float | str, just: bool = False, tolerance: float = 0.0) -> None:
+    """The final answer states ``value``: a number among the numbers it writes, or a string as a
+    whole token (case aside; not part of a longer name, path or number, so ``b.log`` is not found
+    in ``b.log.1``; a path may come with a prefix, ``x/services/api.env`` states ``services/api.env``).
+    With ``just`` the answer must be the value alone (Markdown emphasis, quotes and a final full
+    stop aside), as when the user asked for nothing but the value."""
+    if just:
+        bare = answer.strip().rstrip(".。").strip(_EDGES).rstrip(".。").strip(_EDGES)
+        if isinstance(value, (int, float)):
+            ok = bool(NUMBER.fullmatch(bare)) and _close(float(bare.replace(",", "")), value, tolerance)
+        else:
+            ok = bare.casefold() == str(value).casefold()
+        if not ok:
+            raise CheckFailed(f"answer: expected just {value!r}, found {answer.strip()[:80]!r}")
+        return
+    if isinstance(value, (int, float)):
+        answer_number(root, answer, value, tolerance)
+        return
+    token = rf"(?<![\w.\-]){re.escape(str(value))}(?![\w]|[.\-/]\w)"
+    if not re.search(token, answer, re.IGNORECASE | re.ASCII):
+        raise CheckFailed(f"answer: expected {value!r} in it, found {answer.strip()[:120]!r}")
+
+
+def executable(root: Path, answer: str, paths: list[str]) -> None:
+    """Every path is a file its owner may execute."""
+    missing = [p for p in paths if not (root / p).is_file()]
+    if missing:
+        raise CheckFailed(f"missing: {missing}")
+    not_x = [p for p in paths if not (root / p).stat().st_mode & stat.S_IXUSR]
+    if not_x:
+        raise CheckFailed(f"not executable: {[f'{p} ({oct((root / p).stat().st_mode & 0o777)})' for p in not_x]}")
+
+
+def mode(root: Path, answer: str, paths: list[str], mode: str) -> None:
+    """Every path is a file whose permission bits are exactly ``mode`` (octal, like ``600``)."""
+    missing = [p for p in paths if not (root / p).is_file()]
+    if missing:
+        raise CheckFailed(f"missing: {missing}")
+    wrong = {p: f"{(root / p).stat().st_mode & 0o777:o}" for p in paths if (root / p).stat().st_mode & 0o777 != int(mode, 8)}
+    if wrong:
+        raise CheckFailed(f"expected mode {mode}, found {wrong}")
+
+
+def tar_names(root: Path, answer: str, path: str, names: list[str]) -> None:
+    """The tar archive (compressed or not) holds files with these base names."""
+    try:
+        with tarfile.open(root / path) as tf:
+            found = sorted(Path(m.name).name for m in tf.getmembers() if m.isfile())
+    except (OSError, tarfile.TarError) as exc:
+        raise CheckFailed(f"{path}: not a tar archive ({exc})") from None
+    if found != sorted(names):
+        raise CheckFailed(f"{path}: expected {sorted(names)}, found {found}")
+
+
+def text_absent(root: Path, answer: str, path: str, text: str) -> None:
+    """No file under the folder ``path`` contains ``text`` (the folder must exist)."""
+    folder = root / path
+    if not folder.is_dir():
+        raise CheckFailed(f"{path} does not exist")
+    hits = sorted(str(f.relative_to(root)) for f in folder.rglob("*") if f.is_file() and text in f.read_text(errors="replace"))
+    if hits:
+        raise CheckFailed(f"{text!r} is still in {hits}")
 
 
 def json_file(root: Path, answer: str, path: str, equals: Any, tolerance: float = 0.0) -> None:
@@ -244,7 +317,8 @@ def skill_md(root: Path, answer: str, path: str, name: str) -> None:
 CHECKS: dict[str, Callable[..., None]] = {
     f.__name__: f
     for f in (file_lines, file_text, file_number, answer_number, json_file, csv_rows, exists, absent, run,
-              labelled_numbers, markdown_numbers, ini, zip_names, png, html_page, skill_md)
+              labelled_numbers, markdown_numbers, ini, zip_names, png, html_page, skill_md, answer_value, executable, mode,
+              tar_names, text_absent)
 }
 
 

@@ -4,32 +4,27 @@ The tasks are written out by this script so that every expected value is compute
 set-up files the agent gets (a sum over the CSV it will read, the lines of the log it will grep):
 the data file cannot hold a wrong answer. ``python benchmarks/agent_tasks/make_tasks.py`` rewrites
 it; a test checks that the committed file is what this script writes.
+
+Every task carries its split: the development tasks are here (the first forty, then some in the
+categories added with the split), the held-out test tasks in ``heldout.py``; README.md states what
+may be done with each.
 """
 
 from __future__ import annotations
 
 import calendar
-import csv
 import datetime as dt
-import io
 import json
 import random
 from pathlib import Path
 
 import yaml
 
+from heldout import heldout_tasks
+from taskkit import OUT, WS, csv_text, task
+
 HERE = Path(__file__).parent
-WS = "/mnt/user-data/workspace"
-OUT = "/mnt/user-data/outputs"
 rng = random.Random(20)
-
-
-def csv_text(header: list[str], rows: list[list]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 REGIONS = ["north", "south", "east", "west"]
@@ -68,14 +63,8 @@ PROJECT = {
 TODO_COUNT = sum(text.count("TODO") for path, text in PROJECT.items() if path.endswith(".py"))
 
 
-def task(id: str, category: str, prompt: str, check: dict | list, files: dict | None = None, upload: bool = False) -> dict:
-    t = {"id": id, "category": category, "prompt": prompt, "files": files or {}, "check": check}
-    if upload:
-        t["upload"] = True
-    return t
-
-
-def all_tasks() -> list[dict]:
+def dev_tasks() -> list[dict]:
+    """The development split: the first forty tasks (the harness's rules were tuned on them)."""
     return [
         # -- files
         task("files_create_note", "files", f"Create a file {WS}/todo.txt with three lines: buy milk, call mom, fix bike.",
@@ -218,6 +207,75 @@ def all_tasks() -> list[dict]:
              {"type": "file_text", "path": "outputs/warmest.txt", "text": max(TEMPS, key=lambda t: t[1])[0]},
              {"uploads/temps.csv": csv_text(["city", "temp_c"], TEMPS)}, upload=True),
     ]
+
+
+drng = random.Random(2031)  # the new development tasks' data (the first forty keep theirs)
+ARCHIVE = {f"workspace/archive/{y}/{m}/{n}.txt": f"entry {y}-{m} {n}\n"
+           for y, ms in (("2023", ("03", "11")), ("2024", ("01", "06", "09"))) for m in ms for n in ("a", "b")[: 1 + (int(m) % 2)]}
+ARCHIVE["workspace/archive/index.md"] = "# Archive\n"
+POEM = ["The river keeps its counsel", "beneath a sky of slate;", "the herd moves on at evening,", "the gate swings on its weight.",
+        "", "A lantern on the hillside,", "a dog that will not sleep,", "the fences hum with frost now", "across the folded sheep.",
+        "", "And morning comes in slowly", "the way the old ones said:", "first the roofs, then the river,", "then the grass above the dead."]
+WORKER = []
+for i in range(90):
+    level = drng.choice(["INFO", "INFO", "WARN"])
+    job = 7 if level == "WARN" and i % 4 == 0 else drng.randint(0, 10)  # j07 warns most
+    WORKER.append(f"2025-07-0{1 + i // 40} {i % 24:02d}:{(7 * i) % 60:02d}:00 {level} job=j{job:02d} "
+                  f"{drng.choice(['retrying', 'slow disk']) if level == 'WARN' else 'done'}")
+WARN_JOBS = [line.split()[3].removeprefix("job=") for line in WORKER if " WARN " in line]
+[TOP_WARN_JOB] = [j for j in set(WARN_JOBS) if WARN_JOBS.count(j) == max(map(WARN_JOBS.count, WARN_JOBS))]
+STOCK = [[f"{name}", drng.randint(3, 80)] for name in ("tea", "rice", "soap", "salt", "oil", "flour", "honey")]
+STOCK[4][1] = 1
+
+
+def dev_new_tasks() -> list[dict]:
+    """Development tasks in the categories added with the held-out split (written apart from the
+    test tasks: other data, other phrasing), so the development set exercises them too."""
+    helpers = "import re\n\n\ndef slugify(text):\n    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n"
+    return [
+        task("dev_fsq_count_files", "fs_question",
+             f"How many files are there in {WS}/archive, subfolders included? Folders themselves don't count.",
+             {"type": "answer_value", "value": len(ARCHIVE)}, ARCHIVE),
+        task("dev_fsq_poem_lines", "fs_question", f"{WS}/poem.txt 一共有多少行（空行也算）？",
+             {"type": "answer_value", "value": len(POEM)}, {"workspace/poem.txt": "\n".join(POEM) + "\n"}),
+        task("dev_bg_http_fetch", "background",
+             f"Serve {WS}/site with python3 -m http.server on port 8123 in the background, download /hello.txt through it "
+             f"and save what you get as {OUT}/fetched.txt.",
+             {"type": "file_text", "path": "outputs/fetched.txt", "text": "hello from the herd"},
+             {"workspace/site/hello.txt": "hello from the herd\n", "workspace/site/index.html": "<h1>herd</h1>\n"}),
+        task("dev_logs_warn_jobs", "logs",
+             f"How many WARN lines are there in {WS}/worker.log, and which job id shows up in the most of them?",
+             [{"type": "answer_value", "value": len(WARN_JOBS)}, {"type": "answer_value", "value": TOP_WARN_JOB}],
+             {"workspace/worker.log": "\n".join(WORKER) + "\n"}),
+        task("dev_perm_sh_exec", "permissions", f"把 {WS}/tools 下的所有 .sh 脚本都加上可执行权限，别的文件不用动。",
+             [{"type": "executable", "paths": ["workspace/tools/build.sh", "workspace/tools/lint.sh", "workspace/tools/ci/test.sh"]},
+              {"type": "mode", "paths": ["workspace/tools/README.md"], "mode": "644"}],
+             {"workspace/tools/build.sh": "#!/bin/sh\necho build\n", "workspace/tools/lint.sh": "#!/bin/sh\necho lint\n",
+              "workspace/tools/ci/test.sh": "#!/bin/sh\necho test\n", "workspace/tools/README.md": "Scripts for the build.\n"},
+             modes={"workspace/tools/build.sh": "644", "workspace/tools/lint.sh": "644", "workspace/tools/ci/test.sh": "644",
+                    "workspace/tools/README.md": "644"}),
+        task("dev_script_c2f", "scripting",
+             f"Create a command-line tool {WS}/c2f.py that converts Celsius to Fahrenheit with one decimal: "
+             "python3 c2f.py 100 prints 212.0.",
+             [{"type": "run", "command": f"python3 c2f.py {c}", "cwd": "workspace", "stdout": f"{c * 9 / 5 + 32:.1f}"} for c in (100, 37, -40, 21.5)]),
+        task("dev_mf_module_rename", "multi_file",
+             f"I renamed helpers.py to common.py in {WS}/tool, and now nothing imports. Update the imports in the other files "
+             "so python3 main.py works again.",
+             [{"type": "run", "command": "python3 main.py", "cwd": "workspace/tool", "stdout": "hello-herd\nherd-news"},
+              {"type": "text_absent", "path": "workspace/tool", "text": "helpers"}],
+             {"workspace/tool/common.py": helpers,
+              "workspace/tool/cli.py": "import helpers\n\n\ndef run(text):\n    print(helpers.slugify(text))\n",
+              "workspace/tool/feed.py": "from helpers import slugify\n\n\ndef title(text):\n    return slugify(text)\n",
+              "workspace/tool/main.py": "import cli\nfrom feed import title\n\ncli.run('Hello, Herd!')\nprint(title('Herd News'))\n"}),
+        task("dev_val_least_stock", "single_value", f"{WS}/stock.csv 里库存（qty）最少的是哪个商品？只告诉我商品名。",
+             {"type": "answer_value", "value": min(STOCK, key=lambda r: r[1])[0], "just": True},
+             {"workspace/stock.csv": csv_text(["item", "qty"], STOCK)}),
+    ]
+
+
+def all_tasks() -> list[dict]:
+    """Every task: the development split, then the held-out test split."""
+    return dev_tasks() + dev_new_tasks() + heldout_tasks()
 
 
 def render() -> str:

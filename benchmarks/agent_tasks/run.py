@@ -11,11 +11,15 @@ starts them: the file is already in /mnt/user-data/uploads and the message is th
 
 Results are appended to ``<results>/results.jsonl`` as each run ends; a rerun skips what is
 there (``--fresh`` starts over). Prints one JSON line: herdsman_solved, deepagents_solved, total,
-per_category, median_seconds, median_tool_calls, checks_per_run (completion-check rounds, the
-model calls they cost), ablation.
+per_category, per_split (solved and total per agent, per category, for ``dev`` and ``test``),
+dev_test_gap (Herdsman's dev minus test score, in percentage points), chinese (the tasks whose
+prompt is mainly Chinese, per split), median_seconds, median_tool_calls, checks_per_run
+(completion-check rounds, the model calls they cost), ablation. Every task belongs to the
+development or the held-out test split (README.md says what may be done with each).
 
-    python benchmarks/agent_tasks/run.py [--only ID,ID|CATEGORY] [--agents herdsman,deepagents]
-        [--ablate all|no_verify,...] [--jobs N] [--max-seconds S] [--results DIR] [--fresh]
+    python benchmarks/agent_tasks/run.py [--split dev|test|all] [--only ID,ID|CATEGORY]
+        [--agents herdsman,deepagents] [--ablate all|no_verify,...] [--jobs N] [--max-seconds S]
+        [--results DIR] [--fresh]
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
 import shutil
 import statistics
 import sys
@@ -53,9 +59,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
 """Ablation: each variant switches one of the harness's aids off (config overrides)."""
 
 
-def load_tasks(only: str | None = None) -> list[dict[str, Any]]:
-    """The tasks, filtered by ids or categories (comma-separated)."""
+SPLITS = ("dev", "test")
+
+
+def load_tasks(only: str | None = None, split: str = "all") -> list[dict[str, Any]]:
+    """The tasks of ``split`` (dev, test or all), filtered by ids or categories (comma-separated)."""
     tasks = yaml.safe_load((HERE / "tasks.yaml").read_text())["tasks"]
+    if split != "all":
+        tasks = [t for t in tasks if t["split"] == split]
     if not only:
         return tasks
     wanted = {w.strip() for w in only.split(",") if w.strip()}
@@ -70,12 +81,23 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def place_files(user_data: Path, files: dict[str, str]) -> None:
-    """Write the task's set-up files under ``user_data`` (keys are workspace/... or uploads/...)."""
+def place_files(user_data: Path, files: dict[str, str], modes: dict[str, str] | None = None,
+                mtimes: dict[str, int] | None = None) -> None:
+    """Write the task's set-up files under ``user_data`` (keys are workspace/... or uploads/...),
+    then give some of them their permission bits (``modes``, octal) and times (``mtimes``)."""
     for rel, text in files.items():
         path = user_data / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    for rel, bits in (modes or {}).items():
+        (user_data / rel).chmod(int(bits, 8))
+    for rel, seconds in (mtimes or {}).items():
+        os.utime(user_data / rel, (seconds, seconds))
+
+
+def place_task(user_data: Path, task: dict[str, Any]) -> None:
+    """Place ``task``'s set-up files, modes and times under ``user_data``."""
+    place_files(user_data, task["files"], task.get("modes"), task.get("mtimes"))
 
 
 def herdsman_config(home: Path, variant: str) -> Any:
@@ -109,7 +131,7 @@ async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work:
     config = herdsman_config(home, variant)
     thread = "bench"
     user_data = home / "threads" / thread / "user-data"
-    place_files(user_data, task["files"])
+    place_task(user_data, task)
     tool_calls, error, state = 0, None, {}
     started = time.monotonic()
     async with HerdsmanClient(config, model=models.get(config)) as client:
@@ -190,7 +212,7 @@ async def run_deepagents(task: dict[str, Any], models: Models, work: Path, max_s
     thread = "bench"
     sandbox = provider.acquire(thread)
     user_data = home / "threads" / thread / "user-data"
-    place_files(user_data, task["files"])
+    place_task(user_data, task)
     files = FilesystemBackend(root_dir=str(user_data), virtual_mode=True)
     shell = JailedShell(sandbox, FilesystemBackend(root_dir=str(user_data / "workspace"), virtual_mode=True))
     backend = CompositeBackend(default=shell, routes={"/mnt/user-data/": files})
@@ -238,8 +260,46 @@ def finish(task: dict[str, Any], agent: str, variant: str, user_data: Path, answ
     }
 
 
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_PATHLIKE = re.compile(r"[\w./~-]*[/.][\w./~-]*", re.ASCII)
+
+
+def is_chinese(prompt: str) -> bool:
+    """Whether ``prompt`` is mainly Chinese: once paths and file names are set aside, it has more
+    CJK characters than Latin words (a Chinese character carries about a word)."""
+    text = _PATHLIKE.sub(" ", prompt)
+    return len(CJK.findall(text)) > len(re.findall(r"[A-Za-z]+", text))
+
+
+def _pct(solved: int, total: int) -> float | None:
+    return round(100 * solved / total, 1) if total else None
+
+
+def score(tasks: list[dict[str, Any]], full: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Tasks solved of ``tasks`` per agent (a task not run counts as unsolved), as a count and a
+    percentage, with the total."""
+    row: dict[str, Any] = {"total": len(tasks)}
+    for agent, rs in full.items():
+        solved = {r["task"] for r in rs if r["solved"]}
+        row[agent] = sum(t["id"] in solved for t in tasks)
+        row[f"{agent}_pct"] = _pct(row[agent], len(tasks))
+    return row
+
+
+def split_figures(tasks: list[dict[str, Any]], full: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One split's figures: solved / total per agent, the percentages, the runs there are, and the
+    same per category."""
+    row = score(tasks, full)
+    ids = {t["id"] for t in tasks}
+    for agent in full:
+        row[f"{agent}_runs"] = sum(r["task"] in ids for r in full[agent])
+    categories = sorted({t["category"] for t in tasks})
+    row["per_category"] = {c: score([t for t in tasks if t["category"] == c], full) for c in categories}
+    return row
+
+
 def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one-line report."""
+    """The one-line report: overall, per category, per split (and the dev/test gap), Chinese tasks."""
     ids = {t["id"] for t in tasks}
     recs = [r for r in records if r["task"] in ids]
     full = {a: [r for r in recs if r["agent"] == a and r["variant"] == "full"] for a in ("herdsman", "deepagents")}
@@ -249,6 +309,11 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
         row["total"] += 1
         for agent, rs in full.items():
             row[agent] += any(r["task"] == t["id"] and r["solved"] for r in rs)
+    by_split = {s: [t for t in tasks if t["split"] == s] for s in SPLITS}
+    per_split = {s: split_figures(ts, full) for s, ts in by_split.items() if ts}
+    gap = (round(per_split["dev"]["herdsman_pct"] - per_split["test"]["herdsman_pct"], 1)
+           if "dev" in per_split and "test" in per_split else None)
+    chinese = {s: score([t for t in ts if is_chinese(t["prompt"])], full) for s, ts in [("all", tasks), *by_split.items()] if ts}
 
     runs = full["herdsman"]
 
@@ -256,14 +321,17 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
         values = [r[key] for r in full[agent]]
         return round(statistics.median(values), 1) if values else None
 
+    def ablation_row(variant: list[dict[str, Any]]) -> dict[str, int]:
+        same = {x["task"] for x in variant}
+        return {"solved": sum(r["solved"] for r in variant), "runs": len(variant),
+                "full_solved_same_tasks": sum(r["solved"] for r in runs if r["task"] in same),
+                "call_forms": totals(variant),
+                "full_call_forms_same_tasks": totals([r for r in runs if r["task"] in same])}
+
+    split_of = {t["id"]: t["split"] for t in tasks}
     ablation = {  # solved of runs, and the full harness on the same tasks (a variant may be part-way)
-        v: {
-            "solved": sum(r["solved"] for r in variant),
-            "runs": len(variant),
-            "full_solved_same_tasks": sum(r["solved"] for r in runs if r["task"] in {x["task"] for x in variant}),
-            "call_forms": totals(variant),
-            "full_call_forms_same_tasks": totals([r for r in runs if r["task"] in {x["task"] for x in variant}]),
-        }
+        v: {**ablation_row(variant),
+            "per_split": {s: ablation_row([r for r in variant if split_of[r["task"]] == s]) for s in per_split}}
         for v in VARIANTS if v != "full"
         for variant in [[r for r in recs if r["agent"] == "herdsman" and r["variant"] == v]] if variant
     }
@@ -274,6 +342,9 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
         "herdsman_runs": len(full["herdsman"]),
         "deepagents_runs": len(full["deepagents"]),
         "per_category": per_category,
+        "per_split": per_split,
+        "dev_test_gap": gap,
+        "chinese": chinese,
         "median_seconds": {a: median(a, "seconds") for a in full},
         "median_tool_calls": {a: median(a, "tool_calls") for a in full},
         "completion_checks_per_run": round(sum(r["completion_checks"] for r in runs) / len(runs), 2) if runs else None,
@@ -287,7 +358,7 @@ async def main_async(args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
-    tasks = load_tasks(args.only)
+    tasks = load_tasks(args.only, args.split)
     results = Path(args.results)
     if args.fresh and results.exists():
         shutil.rmtree(results)
@@ -329,6 +400,7 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     """Parse arguments and run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="all", help="the development or the held-out test tasks, or both")
     parser.add_argument("--only", help="task ids or categories, comma-separated")
     parser.add_argument("--agents", default="herdsman,deepagents")
     parser.add_argument("--ablate", default="", help=f"variants to run too: all, or some of {list(VARIANTS)[1:]}")

@@ -27,7 +27,9 @@ def test_task_file_is_what_the_generator_writes() -> None:
     tasks = bench.load_tasks()
     assert len(tasks) >= 40 and len({t["id"] for t in tasks}) == len(tasks)
     per = Counter(t["category"] for t in tasks)
-    assert len(per) == 10 and min(per.values()) >= 4
+    assert len(per) == 17 and min(per.values()) >= 4
+    for split in ("dev", "test"):  # both splits cover every category
+        assert {t["category"] for t in tasks if t["split"] == split} == set(per), split
     for t in tasks:
         for item in t["check"] if isinstance(t["check"], list) else [t["check"]]:
             assert item["type"] in checks.CHECKS, t["id"]
@@ -36,11 +38,23 @@ def test_task_file_is_what_the_generator_writes() -> None:
             assert "/mnt/user-data/uploads" not in t["prompt"] and any(p.startswith("uploads/") for p in t["files"])
 
 
-def test_no_task_passes_on_untouched_files() -> None:
-    """Every check fails before the agent has done anything (with an empty answer)."""
+def test_no_task_passes_on_untouched_files(tmp_path: Path) -> None:
+    """Every check fails on the set-up files as placed, before the agent has done anything (with an
+    empty answer)."""
     for t in bench.load_tasks():
-        root = Path(f"/tmp/never-{t['id']}")
+        root = tmp_path / t["id"]
+        bench.place_task(root, t)
         assert checks.check(t["check"], root, "") is not None, t["id"]
+
+
+def test_set_up_files_get_their_modes_and_times(tmp_path: Path) -> None:
+    [t] = bench.load_tasks("test_fsq_newest_file")
+    bench.place_task(tmp_path, t)
+    newest = max(t["mtimes"], key=t["mtimes"].get)
+    assert max((tmp_path / "workspace/reports").iterdir(), key=lambda p: p.stat().st_mtime).name == newest.rsplit("/", 1)[1]
+    [t] = bench.load_tasks("test_perm_find_executables")
+    bench.place_task(tmp_path, t)
+    assert {p.name for p in (tmp_path / "workspace/scripts").iterdir() if p.stat().st_mode & 0o100} == {"backup.sh", "report.py", "run", "sync.sh"}
 
 
 def write(root: Path, rel: str, text: str) -> None:
@@ -75,6 +89,53 @@ def test_checks_pass_right_and_fail_wrong(tmp_path: Path) -> None:
     write(tmp_path, "outputs/skills/x/SKILL.md", "---\nname: x\ndescription: does x\n---\nbody\n")
     assert checks.check({"type": "skill_md", "path": "outputs/skills/x/SKILL.md", "name": "x"}, tmp_path, "") is None
     assert checks.check({"type": "skill_md", "path": "outputs/skills/x/SKILL.md", "name": "y"}, tmp_path, "")
+
+
+def test_answer_value_check(tmp_path: Path) -> None:
+    """A value is found as a whole token, in an English or a Chinese sentence; ``just`` wants it alone."""
+    def ok(spec: dict, answer: str) -> bool:
+        return checks.check({"type": "answer_value", **spec}, tmp_path, answer) is None
+
+    assert ok({"value": 213}, "The file has 213 lines.") and ok({"value": 213}, "文件共有213行。")
+    assert not ok({"value": 213}, "The file is 1917 bytes.")
+    assert ok({"value": 40504}, "40,504 bytes") and not ok({"value": 40504}, "")
+    assert ok({"value": "services/api/secrets.env"}, "有，在 services/api/secrets.env。")
+    assert ok({"value": "services/api/secrets.env"}, "It is /mnt/user-data/workspace/proj/services/api/secrets.env")
+    assert not ok({"value": "services/api/secrets.env"}, "Only docs/services/api/secrets.env.example exists.")
+    assert not ok({"value": "b.log"}, "It is b.log.1") and not ok({"value": "b.log"}, "It is ab.log")
+    assert ok({"value": "j07"}, "Job J07 warns most.") and not ok({"value": "j07"}, "Job j070.")
+    assert ok({"value": "q2-summary.md", "just": True}, "`q2-summary.md`") and ok({"value": "Priya Nair", "just": True}, "**Priya Nair**.")
+    assert not ok({"value": "q2-summary.md", "just": True}, "The last one changed is q2-summary.md.")
+    assert ok({"value": 418.0, "just": True, "tolerance": 0.01}, "418") and ok({"value": 3, "just": True}, "3。")
+    assert not ok({"value": 3, "just": True}, "共有 3 个") and not ok({"value": 3, "just": True}, "4")
+    why = checks.check({"type": "answer_value", "value": "2025-01-09", "just": True}, tmp_path, "最早是 2025-01-09")
+    assert why and "2025-01-09" in why
+
+
+def test_permission_archive_and_text_checks(tmp_path: Path) -> None:
+    import tarfile
+
+    write(tmp_path, "workspace/a.sh", "echo a\n")
+    write(tmp_path, "workspace/k.key", "secret\n")
+    (tmp_path / "workspace/a.sh").chmod(0o644)
+    (tmp_path / "workspace/k.key").chmod(0o644)
+    assert "not executable" in checks.check({"type": "executable", "paths": ["workspace/a.sh"]}, tmp_path, "")
+    assert "expected mode 600" in checks.check({"type": "mode", "paths": ["workspace/k.key"], "mode": "600"}, tmp_path, "")
+    (tmp_path / "workspace/a.sh").chmod(0o755)
+    (tmp_path / "workspace/k.key").chmod(0o600)
+    assert checks.check({"type": "executable", "paths": ["workspace/a.sh"]}, tmp_path, "") is None
+    assert checks.check({"type": "mode", "paths": ["workspace/k.key"], "mode": "600"}, tmp_path, "") is None
+    assert "missing" in checks.check({"type": "executable", "paths": ["workspace/b.sh"]}, tmp_path, "")
+    with tarfile.open(tmp_path / "outputs.tar.gz", "w:gz") as tf:
+        tf.add(tmp_path / "workspace", arcname="site")
+    spec = {"type": "tar_names", "path": "outputs.tar.gz", "names": ["a.sh", "k.key"]}
+    assert checks.check(spec, tmp_path, "") is None
+    assert checks.check({**spec, "names": ["a.sh"]}, tmp_path, "")
+    assert "not a tar archive" in checks.check({**spec, "path": "workspace/a.sh"}, tmp_path, "")
+    spec = {"type": "text_absent", "path": "workspace", "text": "secret"}
+    assert "workspace/k.key" in checks.check(spec, tmp_path, "")
+    assert checks.check({**spec, "text": "calc_total"}, tmp_path, "") is None
+    assert "does not exist" in checks.check({**spec, "path": "nowhere"}, tmp_path, "")
 
 
 def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
