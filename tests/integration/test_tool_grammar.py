@@ -1,0 +1,103 @@
+"""The tool-call grammar in llama.cpp, over the embedded model's real vocabulary (no generation).
+
+llama.cpp aborts the whole process when a lazy grammar is triggered by text it does not accept,
+so each probe runs in a child process: the test fails, rather than pytest dying, if one does.
+Marked ``local_model`` (it needs the weights for the vocabulary), but it loads the vocabulary
+only and never takes the generation lock.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.local_model
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'herdsman[local]')")
+
+PROBE = textwrap.dedent(
+    """
+    import ctypes, json, sys
+    import llama_cpp
+    from langchain_core.tools import tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from herdsman.config.schema import LocalModelConfig
+    from herdsman.models.local.grammar import grammar_sampler, tool_grammar
+    from herdsman.models.local.weights import ensure_weights
+
+    @tool
+    def get_weather(city: str) -> str:
+        "Weather of a city."
+
+    @tool
+    def add(a: int, b: int) -> int:
+        "Add two integers."
+
+    TOOLS = [convert_to_openai_tool(t) for t in (get_weather, add)]
+    llama = llama_cpp.Llama(model_path=str(ensure_weights(LocalModelConfig().variant, None, progress=False)),
+                            vocab_only=True, verbose=False)
+    job = json.loads(sys.argv[1])
+    sampler = grammar_sampler(llama, tool_grammar(TOOLS, forced=job["forced"]))
+    for token in llama.tokenize(job["text"].encode(), add_bos=False, special=job["special"]):
+        llama_cpp.llama_sampler_accept(sampler, token)
+    kept = {}
+    for candidate in job.get("candidates", []):
+        first = llama.tokenize(candidate.encode(), add_bos=False, special=False)[0]
+        data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(first, 1.0, 0.0))
+        array = llama_cpp.llama_token_data_array(data, 1, -1, False)
+        llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+        kept[candidate] = data[0].logit > -1e30
+    print(json.dumps(kept))
+    """
+)
+
+
+def probe(text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True) -> dict[str, bool]:
+    """Feed ``text`` to the grammar token by token in a child; which ``candidates`` (their first
+    token) the grammar then allows."""
+    job = json.dumps({"text": text, "candidates": list(candidates), "forced": forced, "special": special})
+    done = subprocess.run([sys.executable, "-c", PROBE, job], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"llama.cpp rejected {text!r}: {done.stderr[-800:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+        '<tool_call>\n\n  {\n    "name": "get_weather",\n    "arguments": {\n      "city": "Paris"\n    }\n  }\n</tool_call>',
+        '<tool_call>{"name":"add","arguments":{"a":1,"b":2}}</tool_call>\n<tool_call>{"name":"add","arguments":{"a":3,"b":4}}</tool_call>',
+        '{"name": "get_weather", "arguments": {"city": "Oslo"}}',
+        '```json\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n```',
+        'JSON such as {"name": "Alice", "age": 3} is an answer, and so is {"a": [1, 2]}.',
+    ],
+)
+def test_what_models_write_is_accepted_without_aborting(text):
+    probe(text)
+
+
+def test_a_call_spelled_out_in_plain_characters_triggers_the_grammar_too():
+    """``<tool_call>`` written as ordinary tokens, then pretty-printed JSON."""
+    probe('<tool_call>\n{\n  "name": "add",\n  "arguments": {"a": 1, "b": 2}\n}\n</tool_call>', special=False)
+
+
+def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed():
+    assert probe('<tool_call>\n{"name": "', candidates=("get_weather", "add", "rm", "bash")) == {
+        "get_weather": True, "add": True, "rm": False, "bash": False,
+    }
+    kept = probe('<tool_call>\n{"name": "add", "arguments": {"a": ', candidates=("1", '"one"', "true"))
+    assert kept == {"1": True, '"one"': False, "true": False}  # an integer argument
+    kept = probe('<tool_call>\n{"name": "get_weather", "arguments": {"', candidates=("city", "country", "}"))
+    assert kept == {"city": True, "country": False, "}": False}  # the required key, no invented one
+
+
+def test_before_the_trigger_the_model_writes_freely():
+    kept = probe("The answer is", candidates=(" 42", " rm", "{"))
+    assert all(kept.values())
+
+
+def test_a_forced_call_is_constrained_from_the_first_token():
+    assert probe("", forced=True, candidates=("<tool_call>", "Sure", "{")) == {"<tool_call>": True, "Sure": False, "{": False}
