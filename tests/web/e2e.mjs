@@ -115,6 +115,8 @@ const scenarios = {
     const fixed = page.getByTestId("check-fold").last();
     const fixedLine = await fixed.getByTestId("check-line").innerText();
     check("the check's line says fixed", /^checked: \d+ (notes?|findings?), fixed$/.test(fixedLine), fixedLine);
+    const earlier = await page.getByTestId("check-line").first().innerText();
+    check("an earlier turn does not claim fixed", !earlier.includes("fixed") && earlier.endsWith("then answered"), earlier);
     check("the write after the note is shown", (await page.getByTestId("tool-call").filter({ hasText: "write_file" }).count()) === writes + 1);
     await fixed.locator("summary").click();
     check("opened by a click", (await fixed.getByTestId("check-body").innerText()).includes("later.md"));

@@ -114,7 +114,7 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     assert checks["no note text until opened"] and checks["the reply sent back is folded too"] and checks["not as the user's"]
     assert checks["opened: the note's text"] and checks["its points as a list"] and checks["what is still found"]
     assert checks["the check's line says fixed"].endswith("fixed") and checks["the write after the note is shown"]
-    assert checks["opened by a click"]
+    assert checks["opened by a click"] and checks["an earlier turn does not claim fixed"].endswith("then answered")
 
 
 def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:

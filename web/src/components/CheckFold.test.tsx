@@ -12,7 +12,7 @@ describe("the folded check line", () => {
       { type: "human", name: "harness", content: "[harness check] Not done yet:\n- a.md does not exist" },
       { type: "ai", content: "Saved a.md" },
     ] as unknown as Message[];
-    const fold = foldChecks(messages).byAnchor.get(3)!;
+    const fold = foldChecks(messages, { unresolved: [] }).byAnchor.get(3)!;
     const html = renderToStaticMarkup(<CheckFold fold={fold} />);
     expect(html).toMatch(/^<details[^>]*data-testid="check-fold"[^>]*><summary data-testid="check-line">checked: 1 note, fixed<\/summary><\/details>$/);
     expect(html).not.toContain("does not exist");

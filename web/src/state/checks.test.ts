@@ -54,7 +54,7 @@ describe("folding the harness's notes of a turn", () => {
 
   it("counts notes when they carry no rule ids", () => {
     const turn = [user("count the lines of a.txt"), answer("18"), note("no tool output shows 18"), call("c1", "bash"), result("c1"), answer("12")];
-    const { byAnchor, hidden } = foldChecks(turn);
+    const { byAnchor, hidden } = foldChecks(turn, { unresolved: [] });
     expect([...hidden].sort()).toEqual([1, 2]);
     const fold = byAnchor.get(5)!;
     expect(fold.notes[0].rules).toBeNull();
@@ -76,8 +76,11 @@ describe("folding the harness's notes of a turn", () => {
     const { byAnchor } = foldChecks(turns, { unresolved: ["y still"] });
     expect([...byAnchor.keys()].sort()).toEqual([3, 7]);
     expect(byAnchor.get(3)!.turn).toBe(0);
-    expect(checkLine(byAnchor.get(3)!)).toBe("checked: 1 finding, fixed");
+    // an earlier turn: the state no longer says whether its findings were fixed, so the line does not claim it
+    expect(checkLine(byAnchor.get(3)!)).toBe("checked: 1 finding, then answered");
     expect(checkLine(byAnchor.get(7)!)).toBe("checked: 1 finding, 1 left");
+    expect(checkLine(foldChecks(turns, { unresolved: [] }).byAnchor.get(7)!)).toBe("checked: 1 finding, fixed");
+    expect(checkLine(foldChecks(turns).byAnchor.get(7)!)).toBe("checked: 1 finding, then answered"); // state not loaded
   });
 
   it("leaves a turn without notes alone", () => {

@@ -8,9 +8,10 @@
  * conversation (they are real actions).
  *
  * Whether the findings were fixed comes from the thread state's `completion_unresolved` (what the
- * check still found when its rounds ran out; reset at each run, so it speaks for the latest turn
- * only); for earlier turns, a turn whose last message is an answer given after its last note
- * counts as fixed. Pure functions over the messages; the view is components/CheckFold.tsx. */
+ * check still found when its rounds ran out). It is reset at each run, so it speaks for the latest
+ * turn only: an earlier turn answered after its last note says "then answered", not "fixed" (the
+ * check may have run out of rounds there; nothing in its messages tells). Pure functions over the
+ * messages; the view is components/CheckFold.tsx. */
 import type { Message } from "@langchain/langgraph-sdk";
 import { isHarnessNote, messageText } from "./messages";
 
@@ -34,7 +35,7 @@ export interface OpenFinding {
   text: string;
 }
 
-export type FoldStatus = "fixed" | "left" | "checking" | "open";
+export type FoldStatus = "fixed" | "left" | "answered" | "checking" | "open";
 
 /** The notes of one turn, and how the turn ended. */
 export interface CheckFold {
@@ -46,8 +47,9 @@ export interface CheckFold {
   /** Findings when every note carries its rule ids, else the number of notes. */
   count: number;
   unit: "finding" | "note";
-  /** fixed: answered after the last note, nothing left; left: the check still found `left`;
-   * checking: the turn's run is going on; open: the turn ended without an answer after its last note. */
+  /** fixed: answered after the last note, and the state says nothing is left; left: the check
+   * still found `left`; answered: answered after the last note, what was left not known (an
+   * earlier turn); checking: the turn's run is going on; open: no answer after its last note. */
   status: FoldStatus;
   left: OpenFinding[];
 }
@@ -129,14 +131,16 @@ export function foldChecks(messages: Message[], options: { unresolved?: unknown;
       });
     }
     // while a run goes on, the state's findings are the previous run's (they are reset when it starts)
-    const left = latest && !options.busy ? openFindings(options.unresolved) : [];
+    const known = latest && !options.busy && Array.isArray(options.unresolved);
+    const left = known ? openFindings(options.unresolved) : [];
     if (notes.length === 0 && left.length === 0) return;
     const lastNote = notes.length ? notes[notes.length - 1].index : start;
     const answered = end - 1 > lastNote && isAnswer(messages[end - 1]);
     let status: FoldStatus;
     if (latest && options.busy) status = "checking";
     else if (left.length > 0) status = "left";
-    else status = answered ? "fixed" : "open";
+    else if (!answered) status = "open";
+    else status = known ? "fixed" : "answered";
     let at = end - 1;
     while (at > start && (hidden.has(at) || messages[at].type === "tool")) at--;
     const withRules = notes.every((n) => n.rules !== null && n.rules.length > 0);
@@ -168,6 +172,8 @@ export function checkLine(fold: CheckFold): string {
       return fold.notes.length ? `checked: ${found}, ${left}` : `checked: ${plural(fold.left.length, "finding")} left`;
     case "open":
       return `checked: ${found}, no answer after`;
+    case "answered":
+      return `checked: ${found}, then answered`;
     default:
       return `checked: ${found}, fixed`;
   }
