@@ -121,6 +121,11 @@ const scenarios = {
     await fixed.locator("summary").click();
     check("opened by a click", (await fixed.getByTestId("check-body").innerText()).includes("later.md"));
     await shot(page, "check-fixed");
+    // Reloaded, the thread's state still says it: the latest turn fixed, nothing of the notes shown.
+    await page.reload();
+    await page.getByTestId("check-line").nth(1).filter({ hasText: "fixed" }).waitFor({ timeout: 15000 });
+    const reloaded = await page.getByTestId("messages").textContent();
+    check("after a reload, still folded and fixed", !reloaded.includes("Not done yet") && reloaded.includes("checked: 1"), true);
     // A run that fails shows its error in the page, which stays usable.
     await send(page, "fail now");
     await page.getByTestId("errors").filter({ hasText: "broke on purpose" }).waitFor({ timeout: 15000 });

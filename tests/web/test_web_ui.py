@@ -115,6 +115,7 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     assert checks["opened: the note's text"] and checks["its points as a list"] and checks["what is still found"]
     assert checks["the check's line says fixed"].endswith("fixed") and checks["the write after the note is shown"]
     assert checks["opened by a click"] and checks["an earlier turn does not claim fixed"].endswith("then answered")
+    assert checks["after a reload, still folded and fixed"]
 
 
 def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:
