@@ -127,9 +127,13 @@ class _Printer:
             self.in_text = False
 
     def __call__(self, event: object) -> None:
-        from herdsman.client import RunFinished, TaskEvent, TextDelta, ToolCall, ToolResult
+        from herdsman.client import CheckNote, RunFinished, TaskEvent, TextDelta, ToolCall, ToolResult
+        from herdsman.runtime.harness_notes import fold_line
 
-        if isinstance(event, TaskEvent):
+        if isinstance(event, CheckNote):  # the harness talking to the model: one line, not its note
+            self._end_text()
+            console.print(f"[dim]  {escape(fold_line([event.rules]))}[/dim]")
+        elif isinstance(event, TaskEvent):
             line = describe_task_event(event.kind, event.data)
             if line:
                 self._end_text()
@@ -280,6 +284,7 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
 @threads_app.command("show")
 def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
     """Print the conversation of one thread, then its files (uploads, workspace, outputs)."""
+    from herdsman.runtime.harness_notes import fold_notes
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
 
     loaded = _load(config)
@@ -290,7 +295,10 @@ def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
             files = {folder: client.files(thread_id, folder) for folder in (UPLOADS, WORKSPACE, OUTPUTS)} if messages else {}
         if not messages:
             raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
-        for m in messages:
+        for m in fold_notes(messages):  # the harness's notes to the model: one line per turn
+            if isinstance(m, str):
+                console.print(f"[dim]  {escape(m)}[/dim]")
+                continue
             role = {"human": "you", "ai": "agent", "tool": f"tool {getattr(m, 'name', '')}"}.get(m.type, m.type)
             text = m.text if hasattr(m, "text") else str(m.content)
             calls = getattr(m, "tool_calls", None) or []

@@ -7,8 +7,8 @@
             print(event)
 
 Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`ToolResult`,
-:class:`TaskEvent` for sub-agents, :class:`RunFinished`), so the CLI and tests consume the same
-stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
+:class:`TaskEvent` for sub-agents, :class:`CheckNote` when the completion check sends the model
+back, :class:`RunFinished`), so the CLI and tests consume the same stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
 ``tools:<task_id>`` and surface here through their ``task_*`` events.
 
 Each call of :meth:`HerdsmanClient.stream` is one run with a run scope of its own (sub-agent
@@ -39,6 +39,7 @@ from herdsman.memory.service import MemoryService
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
+from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
@@ -87,6 +88,16 @@ class TaskEvent:
 
 
 @dataclass(frozen=True)
+class CheckNote:
+    """The completion check found the reply lacking and sent the model back with a note (not part
+    of the conversation: shown folded, see :mod:`herdsman.runtime.harness_notes`); ``rules``: the
+    rule ids of its findings, None when the note carries none."""
+
+    text: str
+    rules: list[str] | None
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended: the final answer, the thread's title and the files in outputs."""
 
@@ -97,7 +108,7 @@ class RunFinished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-Event = TextDelta | ToolCall | ToolResult | TaskEvent | RunFinished
+Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | RunFinished
 
 
 @dataclass(frozen=True)
@@ -266,6 +277,8 @@ class HerdsmanClient:
                     elif isinstance(msg, ToolMessage):
                         name = msg.name or names.get(msg.tool_call_id, "?")
                         yield ToolResult(msg.tool_call_id, name, _content_text(msg), msg.status == "error")
+                    elif is_note(msg):
+                        yield CheckNote(_content_text(msg), note_rules(msg))
 
     async def run(self, message: str, thread_id: str | None = None) -> RunFinished:
         """Send ``message`` and wait for the end of the run."""

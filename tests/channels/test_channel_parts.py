@@ -51,6 +51,18 @@ def test_progress_tells_tool_calls_and_sub_agents() -> None:
     assert progress_lines("values", {"messages": []}) == []
 
 
+def test_a_note_of_the_completion_check_is_one_progress_line_never_the_answer() -> None:
+    note = {"type": "human", "name": "harness", "content": "[harness check] Not done yet:\n- a.txt does not exist",
+            "additional_kwargs": {"herdsman_findings": [{"rule": "missing_file"}, {"rule": "no_tool_used"}]}}
+    update = {"CompletionCheckMiddleware.after_model": {"messages": [note]}}
+    assert progress_lines("updates", update) == ["🔎 checked: 2 findings, sent back to the agent"]
+    untyped = {**note, "additional_kwargs": {}}
+    assert progress_lines("updates", {"check": {"messages": [untyped]}}) == ["🔎 checked: 1 note, sent back to the agent"]
+    answered = {"messages": [{"type": "human", "content": "save a.txt"}, {"type": "ai", "content": "Here it is"}, note,
+                             {"type": "ai", "content": "Saved a.txt"}]}
+    assert final_answer(answered) == "Saved a.txt"
+
+
 def test_throttle_sends_at_most_once_per_interval() -> None:
     now = [100.0]
     throttle = Throttle(3.0, clock=lambda: now[0])

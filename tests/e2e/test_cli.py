@@ -87,6 +87,34 @@ def test_run_then_resume_in_a_new_process(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "no thread 'nope'" in missing.stderr
 
 
+def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: Path) -> None:
+    """Sent back by the completion check, the agent writes the file: the run and the thread's
+    transcript tell the note in one line, never as the user's words."""
+    cfg = write_config(
+        tmp_path,
+        "checked",
+        [
+            "Here is the summary.",
+            {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}]},
+            "Saved the summary to /mnt/user-data/outputs/sum.md.",
+        ],
+    )
+    out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--thread", "checked", "--config", str(cfg),
+                  cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "checked: 1 note, sent back to the agent" in out.stdout
+    assert "[harness" not in out.stdout and "Not done yet" not in out.stdout
+    assert out.stdout.index("Here is the summary.") < out.stdout.index("checked:") < out.stdout.index("▶ write_file")
+    # the model did see the note: it is in the thread, only not shown
+    assert any("[harness check]" in str(m["content"]) for m in records(tmp_path, "checked")[1]["messages"])
+    shown = run_cli("threads", "show", "checked", "--config", str(cfg), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("you>") == 1 and "[harness" not in shown.stdout
+    lines = shown.stdout.splitlines()
+    fold = next(i for i, line in enumerate(lines) if "checked: 1 note, sent back to the agent" in line)
+    assert "Saved the summary" in lines[fold - 1], "the line closes the turn, after its answer"
+
+
 @pytest.mark.bwrap
 def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     cfg = write_config(

@@ -83,17 +83,49 @@ const scenarios = {
     await page.getByTestId("preview-text").filter({ hasText: "first line" }).waitFor();
     check("output previewed", true);
     await shot(page, "tool-and-preview");
-    // A file asked for and not written: the harness's check sends the agent back, shown as the harness's.
+    // A file asked for and not written: the completion check sends the agent back, and its note is
+    // folded into one line under the turn's answer, opened on demand (from the keyboard here).
     const users = await page.getByTestId("message-user").count();
     await send(page, "save it to /mnt/user-data/outputs/never.md");
-    const note = page.getByTestId("message-harness").first();
-    await note.waitFor({ timeout: 15000 });
-    const noteText = await note.innerText();
-    check("harness note shown as the harness's", noteText.includes("Harness check") && noteText.includes("never.md"), noteText.slice(0, 200));
-    check("its points as a list", (await note.locator("li").count()) >= 2);
+    await page.getByTestId("check-fold").first().waitFor({ timeout: 15000 });
     await page.getByTestId("send").waitFor({ timeout: 15000 });
+    const fold = page.getByTestId("check-fold").last();
+    const line = await fold.getByTestId("check-line").innerText();
+    check("the check folded into one line", /^checked: \d+ (notes?|findings?), .*left$/.test(line), line);
+    const before = await fold.evaluate((el) => el.previousElementSibling?.getAttribute("data-testid"));
+    check("placed with the turn's answer", before === "message-agent", before);
+    const shown = await page.getByTestId("messages").textContent();
+    check("no note text until opened", !shown.includes("Not done yet") && !shown.includes("[harness"), shown.slice(-300));
+    check("the reply sent back is folded too", (await page.getByTestId("message-agent").filter({ hasText: "echo: save it" }).count()) === 1);
     check("not as the user's", (await page.getByTestId("message-user").count()) === users + 1);
-    await shot(page, "harness-note");
+    await fold.locator("summary").focus();
+    await page.keyboard.press("Enter");
+    const body = fold.getByTestId("check-body");
+    await body.waitFor();
+    const bodyText = await body.innerText();
+    check("opened: the note's text", bodyText.includes("Not done yet") && bodyText.includes("never.md"), bodyText.slice(0, 300));
+    check("its points as a list", (await body.getByTestId("check-note").first().locator("li").count()) >= 2);
+    check("what is still found", await body.getByTestId("check-left").isVisible());
+    await shot(page, "check-fold");
+    // Sent back, the agent writes the file: the line says fixed, and the write shows as a real action.
+    const writes = await page.getByTestId("tool-call").filter({ hasText: "write_file" }).count();
+    await send(page, "save it to /mnt/user-data/outputs/later.md");
+    await page.getByTestId("check-fold").nth(1).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor({ timeout: 15000 });
+    const fixed = page.getByTestId("check-fold").last();
+    const fixedLine = await fixed.getByTestId("check-line").innerText();
+    check("the check's line says fixed", /^checked: \d+ (notes?|findings?), fixed$/.test(fixedLine), fixedLine);
+    const earlier = await page.getByTestId("check-line").first().innerText();
+    check("an earlier turn does not claim fixed", !earlier.includes("fixed") && earlier.endsWith("then answered"), earlier);
+    check("the write after the note is shown", (await page.getByTestId("tool-call").filter({ hasText: "write_file" }).count()) === writes + 1);
+    await fixed.locator("summary").click();
+    check("opened by a click", (await fixed.getByTestId("check-body").innerText()).includes("later.md"));
+    await shot(page, "check-fixed");
+    // Reloaded, the thread's state still says it: the latest turn fixed, nothing of the notes shown.
+    await page.reload();
+    await page.getByTestId("check-line").nth(1).filter({ hasText: "fixed" }).waitFor({ timeout: 15000 });
+    const reloaded = await page.getByTestId("messages").textContent();
+    check("after a reload, still folded and fixed", !reloaded.includes("Not done yet") && reloaded.includes("checked: 1"), true);
     // A run that fails shows its error in the page, which stays usable.
     await send(page, "fail now");
     await page.getByTestId("errors").filter({ hasText: "broke on purpose" }).waitFor({ timeout: 15000 });

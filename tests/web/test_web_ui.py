@@ -54,7 +54,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway
             pytest.fail(reason)
         pytest.skip(reason)
     ARTIFACTS.mkdir(exist_ok=True)
-    # the completion check on, as users have it: its notes are rendered as the harness's; plan
+    # the completion check on, as users have it: its notes are folded into one line per turn; plan
     # mode on (context.todos), so the plan view has todos to show
     with web_gateway(tmp_path_factory.mktemp("web-home"), lead={"verify_rounds": 1}, context={"todos": True}) as served:
         yield served
@@ -109,8 +109,13 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "chat")
     assert checks["tokens streamed"]["distinct_lengths"] >= 3
     assert checks["thread listed"] and checks["output previewed"] and checks["run error shown"]
-    assert "never.md" in checks["harness note shown as the harness's"] and checks["not as the user's"]
-    assert checks["its points as a list"]
+    # the completion check's note: one line with the answer, its text only once opened
+    assert checks["the check folded into one line"].endswith("left") and checks["placed with the turn's answer"]
+    assert checks["no note text until opened"] and checks["the reply sent back is folded too"] and checks["not as the user's"]
+    assert checks["opened: the note's text"] and checks["its points as a list"] and checks["what is still found"]
+    assert checks["the check's line says fixed"].endswith("fixed") and checks["the write after the note is shown"]
+    assert checks["opened by a click"] and checks["an earlier turn does not claim fixed"].endswith("then answered")
+    assert checks["after a reload, still folded and fixed"]
 
 
 def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:

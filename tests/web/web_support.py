@@ -9,6 +9,10 @@ the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slo
 steps (for reloading mid-run); ``fail`` makes the model call fail; ``code`` answers with a fenced
 Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
 another (the first writes ``outputs/shell.txt``, the second fails). Anything else is echoed.
+
+A note of the completion check (a human message named ``harness``) is answered by echoing the
+user's request again, except for ``save it to PATH`` (PATH under outputs, not named ``never...``):
+then the lead writes PATH, as a model does when the check tells it the file is missing.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from herdsman.middleware.turn import HARNESS_NAME
 from herdsman.models.scripted import ScriptedChatModel
 from tests.gateway.gateway_support import FOLDERS, RunningGateway, running_gateway
 from tests.support import make_config
@@ -40,6 +45,7 @@ MODELS = [
 ]
 
 
+OUTPUTS = "/mnt/user-data/outputs/"
 APP_CODE = 'def greet(name):\n    """Say hello."""\n    return f"hello {name}"\n'
 SUMMARY = "# Summary\n\nThe app greets people.\n"
 
@@ -62,9 +68,14 @@ def _task(topic: str) -> dict[str, Any]:
 def web_reply(messages: list[BaseMessage]) -> Any:
     """What the scripted lead answers (see the module docstring)."""
     last = messages[-1]
-    human = [m for m in messages if m.type == "human"][-1].text
+    human = [m for m in messages if m.type == "human" and m.name != HARNESS_NAME][-1].text
     words = human.split()
     first = words[0] if words else ""
+    if last.type == "human" and last.name == HARNESS_NAME:  # the completion check sent the answer back
+        path = words[-1] if words else ""
+        if first == "save" and path.startswith(OUTPUTS) and not path.removeprefix(OUTPUTS).startswith("never"):
+            return {"tool_calls": [_write(path, "saved after the check\n")]}
+        return f"echo: {human}"
     if last.type == "human":
         if first == "hello":
             return GREETING

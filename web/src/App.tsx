@@ -34,6 +34,8 @@ interface ThreadValues {
   title?: string;
   todos?: Todo[];
   usage?: Record<string, Record<string, unknown>>;
+  /** What the completion check still found when the latest run ended (texts, or findings with a `rule`). */
+  completion_unresolved?: unknown[];
 }
 
 const STREAM_MODES = ["values", "messages-tuple", "custom"] as const;
@@ -294,7 +296,8 @@ export function App() {
             onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))}
           />
         )}
-        <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}>
+        <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}
+          unresolved={values?.completion_unresolved}>
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}

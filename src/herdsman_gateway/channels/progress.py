@@ -1,8 +1,9 @@
 """Progress notes for a chat: what a run's stream events mean to a person, sent at a calm pace.
 
 :func:`progress_lines` reads one run event (``updates`` and ``custom`` events of the stream
-bridge, root and sub-agents) and returns short lines such as ``🔧 write_file`` or ``🤖 sub-agent
-researcher started``. :class:`Throttle` batches them so a chat gets at most one progress
+bridge, root and sub-agents) and returns short lines such as ``🔧 write_file``, ``🤖 sub-agent
+researcher started`` or ``🔎 checked: 2 findings, sent back to the agent`` (a note of the harness's
+completion check to the model, told in one line, never as conversation). :class:`Throttle` batches them so a chat gets at most one progress
 message per interval; the clock is injectable so tests need no sleeping.
 """
 
@@ -12,6 +13,8 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
+
+from herdsman.runtime.harness_notes import fold_line, is_note, note_rules
 
 TASK_WORDS = {
     "task_started": "started",
@@ -42,6 +45,8 @@ def progress_lines(event: str, data: Any) -> list[str]:
         for node, update in data.items():
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages if isinstance(messages, list) else []:
+                if isinstance(message, dict) and is_note(message):
+                    lines.append(f"🔎 {fold_line([note_rules(message)])}")
                 if not isinstance(message, dict) or message.get("type") != "ai":
                     continue
                 for call in message.get("tool_calls") or []:

@@ -64,14 +64,7 @@ export const MessageView = memo(function MessageView(props: Props) {
   const calls = message.type === "ai" ? message.tool_calls ?? [] : [];
   const role = message.type === "human" ? "user" : "agent";
   if (!text && calls.length === 0) return null;
-  if (isHarnessNote(message)) {
-    return (
-      <div className="message message-harness" data-testid="message-harness">
-        <div className="harness-label">Harness check — sent back to the agent</div>
-        <div className="message-text"><Markdown text={text.replace(/^\[harness check\]\s*/, "")} /></div>
-      </div>
-    );
-  }
+  if (isHarnessNote(message)) return null; // the harness's notes are folded (MessageList, CheckFold)
   if (editing) {
     return (
       <div className="message message-user editing">
