@@ -80,7 +80,7 @@ async def test_steps_advance_as_their_files_appear(home: Path) -> None:
     assert plan_view(model, 2).startswith("[plan] Step 2 of 3: Write the total (it must produce total.txt)")
     assert "Done: 1. Read data.csv" in plan_view(model, 2)
     assert plan_view(model, 3).startswith("[plan] Step 3 of 3: Write a one-line summary")
-    assert plan_view(model, 4).startswith("[plan] All 3 steps are done")
+    assert not model.calls[4].messages[-1].text.startswith("[plan]")  # the plan is over: no view
     assert len(model.calls) == 5
     assert [s["status"] for s in state["plan"]["steps"]] == ["done", "done", "done"]
     assert not notes(state["messages"])  # the views are not stored in the thread
@@ -218,3 +218,54 @@ def test_a_step_path_counts_only_when_the_request_names_that_file() -> None:
     assert [s["path"] for s in plan["steps"]] == ["/mnt/user-data/outputs/total.txt", "summary.md", None]
     assert [s["status"] for s in plan["steps"]] == ["current", "pending", "pending"]
     assert new_plan("r", [{"step": "only one"}], request, None)["steps"] == []
+
+
+async def test_a_client_of_the_gateway_sees_the_plan(home: Path) -> None:
+    """Through the LangGraph API (the official SDK): the plan streams in the run's values events
+    and is in the thread's state."""
+    from langgraph_sdk import get_client
+
+    from tests.gateway.gateway_support import running_gateway, user_message
+
+    model = ScriptedChatModel(responses=[
+        PLAN,
+        call("write_file", path=f"{WS}/total.txt", content="6"),
+        call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
+        "Done.",
+    ])
+    with running_gateway(make_config(home, **SMALL), model=model) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            thread = await sdk.threads.create()
+            workspace(home, thread["thread_id"])
+            seen = []
+            async for part in sdk.runs.stream(thread["thread_id"], "lead_agent", input=user_message(REQUEST), stream_mode="values"):
+                if part.event == "values" and (part.data or {}).get("plan"):
+                    seen.append([s["status"] for s in part.data["plan"]["steps"]])
+            state = await sdk.threads.get_state(thread["thread_id"])
+        finally:
+            await sdk.aclose()
+    assert seen[0] == ["current", "pending", "pending"] and seen[-1] == ["done", "done", "done"]
+    assert ["done", "done", "current"] in seen
+    assert [s["path"] for s in state["values"]["plan"]["steps"]] == [None, "total.txt", "summary.md"]
+
+
+async def test_the_plan_is_checked_before_the_completion_check(home: Path) -> None:
+    """With the completion check on: an open step is named first; once the plan is over (here:
+    left open after its note), the completion check reviews the final reply as before; the step
+    whose file it then gets made counts as done."""
+    ws = workspace(home, "t-plan8")
+    model = ScriptedChatModel(responses=[
+        PLAN,
+        call("write_file", path=f"{WS}/total.txt", content="6"),
+        "The total is 6.",
+        "The total is 6.",  # again, after the plan's note: the plan is left open
+        call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
+        "Done: total.txt and summary.md.",
+    ], on_exhausted="repeat_last")
+    state = await run(home, "t-plan8", REQUEST, model, lead={"verify_rounds": 2})
+    said = [m.text for m in notes(state["messages"])]
+    assert said[0].startswith("[harness plan] Step 3 of 3 is not done") and said[1].startswith("[harness check]")
+    assert not any(s.startswith("[harness plan]") for s in said[1:]) and (ws / "summary.md").exists()
+    assert state["messages"][-1].text == "Done: total.txt and summary.md."
+    assert [s["status"] for s in state["plan"]["steps"]] == ["done", "done", "done"]

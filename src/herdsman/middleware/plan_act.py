@@ -262,6 +262,21 @@ class PlanActMiddleware(AgentMiddleware):
         ev = evidence[at] if evidence[at] != "unknown" else "judged"
         return Plan(**{**plan, "check": {"step": at, "evidence": ev, "missing": missing}})  # type: ignore[typeddict-item]
 
+    def settle(self, request: ModelRequest, plan: Plan, response: Any) -> Plan | None:
+        """The plan after the model's reply (None: unchanged): settled when the model stopped
+        (:meth:`after_reply`); once the plan is over, a step left open whose file has since been
+        produced (the completion check sent the model back for it) counts as done."""
+        reply = self._final(response)
+        if reply is not None and is_active(plan):
+            return self.after_reply(request, plan, reply)
+        if reply is not None and any(s["status"] == "open" and s["path"] for s in plan["steps"]):
+            files = self._files()
+            produced = [i for i, s in enumerate(plan["steps"]) if s["status"] == "open" and s["path"]
+                        and step_evidence(s, plan["before"].get(s["path"]), files.fingerprint(s["path"]), []) == "done"]
+            if produced:
+                return Plan(**{**mark_done(plan, produced, plan.get("since")), "check": None})  # type: ignore[typeddict-item]
+        return Plan(**{**plan, "check": None}) if plan.get("check") else None  # type: ignore[typeddict-item]
+
     @staticmethod
     def _show(request: ModelRequest, plan: Plan | None) -> ModelRequest:
         """The request the model gets: its view ends with the plan, and the call after a note on
@@ -303,22 +318,18 @@ class PlanActMiddleware(AgentMiddleware):
         """Plan or advance, show the plan, call the model; when it stops, settle the plan."""
         plan, changed = self.before_call(request)
         response = handler(self._show(request, plan))
-        reply = self._final(response) if is_active(plan) else None
-        if plan is not None and reply is not None:
-            plan, changed = self.after_reply(request, plan, reply), True
-        elif plan is not None and plan.get("check"):
-            plan, changed = Plan(**{**plan, "check": None}), True  # type: ignore[typeddict-item]
+        after = self.settle(request, plan, response) if plan and plan["steps"] else None
+        if after is not None:
+            plan, changed = after, True
         return self._with_plan(response, plan) if changed and plan is not None else response
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Async twin of :meth:`wrap_model_call` (files and the harness's calls in a worker thread)."""
         plan, changed = await asyncio.to_thread(self.before_call, request)
         response = await handler(self._show(request, plan))
-        reply = self._final(response) if is_active(plan) else None
-        if plan is not None and reply is not None:
-            plan, changed = await asyncio.to_thread(self.after_reply, request, plan, reply), True
-        elif plan is not None and plan.get("check"):
-            plan, changed = Plan(**{**plan, "check": None}), True  # type: ignore[typeddict-item]
+        after = await asyncio.to_thread(self.settle, request, plan, response) if plan and plan["steps"] else None
+        if after is not None:
+            plan, changed = after, True
         return self._with_plan(response, plan) if changed and plan is not None else response
 
     @hook_config(can_jump_to=["model"])

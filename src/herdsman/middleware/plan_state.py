@@ -246,14 +246,13 @@ def describe(step: Mapping[str, Any]) -> str:
 
 def view(plan: Mapping[str, Any] | None) -> str | None:
     """The plan as the model reads it before a call: the current step, and the steps done, kept
-    short (a small model's context is small); None without a plan."""
+    short (a small model's context is small); None without a step to work on (no plan, or the
+    plan is over: then the completion check's notes, if any, are what the model must follow)."""
     steps = (plan or {}).get("steps") or []
-    if not steps:
-        return None
     at = current_index(plan)
-    done = [f"{i + 1}. {_short(s['step'])}" for i, s in enumerate(steps) if s["status"] == "done"]
     if at is None:
-        return f"[plan] All {len(steps)} steps are done. Check the result and answer the user."
+        return None
+    done = [f"{i + 1}. {_short(s['step'])}" for i, s in enumerate(steps) if s["status"] == "done"]
     lines = [f"[plan] Step {at + 1} of {len(steps)}: {describe(steps[at])}"]
     if done:
         lines.append("Done: " + "; ".join(done))
