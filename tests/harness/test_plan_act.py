@@ -64,12 +64,15 @@ async def test_steps_advance_as_their_files_appear(home: Path) -> None:
         "The total is 6; both files are written.",
     ])
     config = make_config(home, **SMALL)
-    updates = []
+    updates, streamed = [], []
     async with HerdsmanClient(config, model=model) as client:
-        async for chunk in client.agent.astream(
-            {"messages": [HumanMessage(REQUEST)]}, run_config(config, "t-plan1"), stream_mode="updates",
+        async for mode, chunk in client.agent.astream(
+            {"messages": [HumanMessage(REQUEST)]}, run_config(config, "t-plan1"), stream_mode=["updates", "messages"],
         ):
-            updates += [u["plan"] for u in chunk.values() if isinstance(u, dict) and u.get("plan")]
+            if mode == "messages":
+                streamed += [c.get("name") for c in getattr(chunk[0], "tool_call_chunks", [])]
+            else:
+                updates += [u["plan"] for u in chunk.values() if isinstance(u, dict) and u.get("plan")]
         state = (await client.agent.aget_state({"configurable": {"thread_id": "t-plan1"}})).values
 
     assert (ws / "total.txt").read_text() == "6" and (ws / "summary.md").exists()
@@ -84,7 +87,9 @@ async def test_steps_advance_as_their_files_appear(home: Path) -> None:
     assert len(model.calls) == 5
     assert [s["status"] for s in state["plan"]["steps"]] == ["done", "done", "done"]
     assert not notes(state["messages"])  # the views are not stored in the thread
-    # the plan streams as the state key "plan": a client sees each step done in turn
+    # the plan streams as the state key "plan", not as the model's planning call; a client sees
+    # each step done in turn
+    assert "read_file" in streamed and "make_plan" not in streamed
     progress = [[s["status"] for s in p["steps"]] for p in updates]
     assert progress[0] == ["current", "pending", "pending"]
     assert ["done", "current", "pending"] in progress and ["done", "done", "current"] in progress
