@@ -274,3 +274,20 @@ async def test_the_plan_is_checked_before_the_completion_check(home: Path) -> No
     assert not any(s.startswith("[harness plan]") for s in said[1:]) and (ws / "summary.md").exists()
     assert state["messages"][-1].text == "Done: total.txt and summary.md."
     assert [s["status"] for s in state["plan"]["steps"]] == ["done", "done", "done"]
+
+
+async def test_a_verdict_that_all_is_done_lets_the_reply_go_out(home: Path) -> None:
+    """Steps written as bare strings are taken; when the verdict finds every open step done,
+    the reply goes out with no note."""
+    ws = workspace(home, "t-plan9")
+    (ws / "notes.txt").write_text("a\nb\nc\n")
+    model = ScriptedChatModel(responses=[
+        {"tool_calls": [{"name": "make_plan", "args": {"steps": ["List the workspace", "Count the lines", "Tell the count"]}}]},
+        call("ls", path=WS),
+        "There are 2 files; notes.txt has 3 lines.",
+        {"tool_calls": [{"name": "report_progress", "args": {"first_open_step": 0}}]},
+    ])
+    state = await run(home, "t-plan9", "List the workspace. Then count the lines of notes.txt.", model)
+    assert len(model.calls) == 4 and not notes(state["messages"])
+    assert state["messages"][-1].text == "There are 2 files; notes.txt has 3 lines."
+    assert [s["status"] for s in state["plan"]["steps"]] == ["done", "done", "done"]

@@ -11,12 +11,15 @@ front of it:
    (``make_plan``) splits it into 1 to 6 steps, each naming the file it must produce, if any. One
    step means no plan: the run goes on as without this middleware.
 2. Act: before each model call, the model's view ends with the plan: the current step, and the
-   steps done ("Step 2 of 4: ...; Done: 1. ..."). The note is not stored in the thread.
+   steps done ("Step 2 of 4: ...; Done: 1. ..."). The view is not stored in the thread, and
+   there is none once the plan is over.
 3. Check: before each call the current step is settled by structure: its file exists and is not
-   empty (or changed, when it was there before), or its last tool call succeeded. When the model
-   stops (a reply without tool calls) with a step still open, that is settled the same way, and,
-   when structure cannot tell (a step without a file, and no tool call since it began), by one
-   short model call with a forced, typed verdict. A step still open gets one note (a harness
+   empty (or changed, when it was there before), or its last tool call succeeded; a file made
+   for a later step settles the steps without a file before it. When the model stops (a reply
+   without tool calls) with a step still open, that is settled the same way; the last step, when
+   it has no file, is the answer, which the reply gives; and when structure cannot tell (a step
+   without a file, and no tool call since it began), one short model call with a forced, typed
+   verdict says which step is open. A step still open gets one note (a harness
    message carrying the finding ``plan.step_not_done``) and the model runs again; the call after a
    note on a missing file or a failed call must call a tool. Each step is named at most once, so
    a plan that is never finished ends after at most six notes (and the run's step limit still
@@ -166,8 +169,8 @@ class PlanActMiddleware(AgentMiddleware):
         if args is None:
             return []
         steps = args.get("steps")
-        if isinstance(steps, list):  # a small model may write too many steps: keep what fits
-            args["steps"] = steps[:MAX_STEPS]
+        if isinstance(steps, list):  # a small model may write too many steps, or bare strings
+            args["steps"] = [{"step": s} if isinstance(s, str) else s for s in steps[:MAX_STEPS]]
         try:
             return [s.model_dump() for s in PlannedSteps.model_validate(args).steps]
         except ValidationError as exc:
