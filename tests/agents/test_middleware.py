@@ -167,8 +167,24 @@ def test_small_profile_middlewares_sit_inside_loop_detection() -> None:
     config = parse_config("", env={})
     found = names(build_middleware(config, "prompt", profile="small"))
     at = found.index("LoopDetectionMiddleware")
-    assert found[at + 1 : at + 4] == ["ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware"]
+    assert found[at + 1 : at + 5] == [
+        "ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware", "PlanActMiddleware",
+    ]
     assert "ToolSelectionMiddleware" not in names(build_middleware(config, "prompt"))
+
+
+def test_the_plan_act_loop_follows_its_switch() -> None:
+    """lead.plan_act auto: on for the small profile only; on and off override the profile. It
+    comes after the completion check, so its check of the steps runs first."""
+    def has_it(plan_act: str, profile: str) -> bool:
+        config = parse_config(f"lead: {{plan_act: {plan_act}}}\n", env={})
+        found = names(build_middleware(config, "prompt", profile=profile))
+        if "PlanActMiddleware" in found:
+            assert found.index("PlanActMiddleware") > found.index("CompletionCheckMiddleware")
+        return "PlanActMiddleware" in found
+
+    assert has_it("auto", "small") and not has_it("auto", "standard")
+    assert has_it("on", "standard") and not has_it("off", "small")
 
 
 async def test_the_step_limit_ends_a_run_with_an_answer_that_says_why(tmp_path) -> None:

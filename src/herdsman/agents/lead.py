@@ -15,6 +15,8 @@ Outermost first (each only when its setting turns it on):
   narrowed tools); the todo list (``context.todos``); loop detection;
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
   detection, which must see the thread rather than the nudged view);
+- the plan/act loop (``lead.plan_act``; auto: the ``small`` profile) inside them, so they see
+  the thread without its plan view, and its check of the steps runs before the completion check;
 - dangling tool calls patched; unusable replies re-asked; failed model calls retried
   (``lead.model_retries``); usage and cost; at most ``tools.max_parallel_calls`` calls of one
   reply at once; human approval (``tools.require_approval``);
@@ -65,6 +67,7 @@ from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
+from herdsman.middleware.plan_act import PlanActMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
@@ -126,7 +129,8 @@ def build_middleware(
     long-term memory injected into the prompt and updated after each turn (when enabled).
     ``model_selection`` lets a run pick the model (``configurable.model_name``).
     ``tool_names`` and ``verifier_model`` serve the completion check (``lead.verify_rounds``).
-    ``profile`` ``small`` narrows the tools per request and nudges answers to questions.
+    ``profile`` ``small`` narrows the tools per request and nudges answers to questions (and,
+    with ``lead.plan_act`` auto, keeps the plan of a multi-step request).
     """
     middleware: list[AgentMiddleware] = []
     if config.summarization.enabled:
@@ -157,6 +161,8 @@ def build_middleware(
         middleware.append(LoopDetectionMiddleware(config.context.loop_warn_after, config.context.loop_stop_after))
     if profile == "small":  # inside loop detection: it must see the thread, not the nudged view
         middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
+    if config.lead.plan_act == "on" or (config.lead.plan_act == "auto" and profile == "small"):
+        middleware.append(PlanActMiddleware(sandbox_provider))  # last rewriter: its after_model runs first
     middleware += [
         DanglingToolCallMiddleware(),
         ModelOutputGuardMiddleware(max_retries=config.lead.unusable_reply_retries),

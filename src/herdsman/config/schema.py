@@ -85,6 +85,16 @@ class LeadConfig(_Section):
     verifier_model: str | None = Field(
         None, description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
     )
+    plan_act: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="The plan/act loop: a request that may have several steps is split into a plan the harness keeps in state (one short model call), the model sees one step at a time, and each step is checked (its file, its last tool call) before the next; auto: on for models with the small profile.",
+    )
+
+    @field_validator("plan_act", mode="before")
+    @classmethod
+    def _switch_words(cls, value: object) -> object:
+        """YAML reads a bare on/off as true/false: take those as the words they were."""
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
 class LocalModelConfig(_Section):
