@@ -85,6 +85,10 @@ class LeadConfig(_Section):
     verifier_model: str | None = Field(
         None, description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
     )
+    intent_rules: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="The completion check's rules that read English intent (fix, how many, sorted...), run only on English requests: auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
+    )
 
 
 class LocalModelConfig(_Section):
