@@ -381,7 +381,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 if rewritten:  # written back as it was: any language
                     found.append(Finding("file.unchanged", {"paths": rewritten}, read_first(run, rewritten, "str_replace"), EDIT))
                 samples = [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
-                found += untested_change(request, targets, run, samples)
+                found += untested_change(request, [t for t in targets if t not in unchanged], run, samples)
                 if on("value.not_set"):
                     read = read_first(run, targets, "str_replace") == ("str_replace",)
                     found += [f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))]

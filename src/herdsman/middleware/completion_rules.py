@@ -27,7 +27,8 @@ from herdsman.middleware.findings import COMMAND, Finding, noted
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
 CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
 SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
+# ASCII bounds: "共有5个" holds the number 5 (CJK characters are word characters for \w), "3rd" none
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
 
 
 def numbers_in(text: str) -> set[str]:
@@ -208,7 +209,8 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     return [(path, number) for path, number in last.items() if number is not None]
 
 
-_FIGURE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.]*\w)|(?<![\w.,])\d+\.\d{2,}(?![\w.]*\w)")
+_FIGURE = re.compile(r"(?<![A-Za-z0-9_.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])"
+                     r"|(?<![A-Za-z0-9_.,])\d+\.\d{2,}(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
 
 
 def made_up_figures(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
@@ -229,9 +231,15 @@ def made_up_figures(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
 _STOCK_REPLIES = {"done", "ok", "okay", "finished", "complete", "completed", "saved", "success", "created", "fixed"}
 
 
+_CJK_PUNCTUATION = "，。！？；：、"
+"""Chinese and Japanese write sentences without spaces: their punctuation marks a sentence."""
+
+
 def is_value(reply: str) -> bool:
-    """Whether a reply is one value (a number, a name, a path), not a sentence or a stock word."""
-    return 0 < len(reply) <= 80 and not any(c.isspace() for c in reply) and reply.lower().strip(".!") not in _STOCK_REPLIES
+    """Whether a reply is one value (a number, a name, a path), not a sentence (words with spaces,
+    or CJK sentence punctuation) or a stock word."""
+    return (0 < len(reply) <= 80 and not any(c.isspace() or c in _CJK_PUNCTUATION for c in reply)
+            and reply.lower().strip(".!") not in _STOCK_REPLIES)
 
 
 def json_in(reply: str) -> str | None:
