@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from herdsman.client import HerdsmanClient
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
@@ -205,3 +205,21 @@ async def test_a_file_written_back_unchanged_then_changed_and_not_run_in_chinese
     assert [rules_of(n) for n in notes(state)] == [["file.unchanged"], ["script.changed_not_run"]]
     assert [c.kwargs.get("tool_choice") for c in model.calls[3:]] == ["str_replace", None, "bash", None]
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)"
+
+
+def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:
+    """The judge's reply is a Verdict tool call (forced), not prose; its findings are verifier.<id>."""
+    from herdsman.middleware.completion_verifier import verify
+
+    messages = [HumanMessage("Save a poem to /mnt/user-data/outputs/poem.txt"), AIMessage("Here is a poem: ...")]
+    judge = ScriptedChatModel(responses=[
+        {"tool_calls": [{"name": "Verdict", "args": {"done": False, "findings": [
+            {"rule": "File Missing", "detail": "poem.txt was not written."}]}}]},
+        {"tool_calls": [{"name": "Verdict", "args": {"done": True, "findings": []}}]},
+        "MISSING: prose is not a verdict",
+    ])
+    [finding] = verify(judge, messages)
+    assert finding.rule == "verifier.file_missing" and render(finding) == "poem.txt was not written."
+    assert judge.calls[0].tools == ["Verdict"] and judge.calls[0].kwargs.get("tool_choice") not in (None, "auto", "none")
+    assert verify(judge, messages) == []  # done
+    assert verify(judge, messages) == []  # prose: no verdict, nothing found (the rules have spoken already)
