@@ -175,6 +175,12 @@ def test_the_language_of_a_request_is_read_from_its_letters_not_its_paths() -> N
     assert language_of("/mnt/user-data/outputs/a.md") == "und"
 
 
+def test_a_question_in_chinese_is_a_question_for_the_answer_nudge() -> None:
+    from herdsman.middleware.answer_nudge import is_question
+
+    assert is_question("orders.txt 里有多少个失败的订单？") and not is_question("把结果写入 a.txt。")
+
+
 def test_a_reply_in_chinese_is_not_read_as_an_english_refusal_or_claim() -> None:
     """The refusal and claim rules read the reply's English; a direct call of the check (no
     sandbox) on a Chinese reply finds nothing of theirs, an English refusal is found."""
