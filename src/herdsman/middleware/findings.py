@@ -41,7 +41,7 @@ _RULES = (
     Rule("call.as_text", None, "a tool call written as text in the reply (it was not run)"),
     Rule("tool.unknown", None, "a call (written as JSON) of a tool that does not exist"),
     Rule("reply.fake_tool_result", None, "the reply imitates a tool result (<tool_response>)"),
-    Rule("reply.placeholder", None, "placeholders such as <total_amount> where values belong"),
+    Rule("reply.placeholder", None, "placeholders such as <total_amount> where values belong (also <the total> in an English reply)"),
     Rule("reply.refusal", EN, "the reply refuses a normal task (English refusal phrases)"),
     Rule("path.missing", None, "a path under /mnt/user-data/outputs the request names does not exist"),
     Rule("path.empty", None, "a path under /mnt/user-data/outputs the request names is empty ([], {}, whitespace)"),
