@@ -56,6 +56,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_uploads_notice": {"context": {"announce_uploads": False}},
     "no_hide_unavailable": {"context": {"hide_unavailable_tools": False}},
     "standard_profile": {"local_model": {"profile": "standard"}},
+    "no_intent_rules": {"lead": {"intent_rules": "off"}},
 }
 """Ablation: each variant switches one of the harness's aids off (config overrides)."""
 

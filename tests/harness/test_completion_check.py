@@ -10,11 +10,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
+from herdsman.middleware.findings import EDIT, Finding
+from herdsman.middleware.findings_text import render
 from herdsman.middleware.turn import named_files
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
-CHECKED = {"lead": {"model_retries": 0, "verify_rounds": 2}}
+CHECKED = {"lead": {"model_retries": 0, "verify_rounds": 2, "intent_rules": "on"}}
 
 
 def call(name: str, n: int, **args: object) -> dict:
@@ -148,13 +150,20 @@ async def test_verifier_model_judges_when_the_rules_pass(home: Path) -> None:
     scripted = "herdsman.models.scripted:ScriptedChatModel"
     models = [
         {"name": "main", "use": scripted, "responses": ["unused"]},
-        {"name": "judge", "use": scripted, "responses": ["MISSING: the summary was not sent to the user.", "DONE"]},
+        {"name": "judge", "use": scripted, "responses": [
+            {"tool_calls": [{"name": "Verdict", "args": {"done": False, "findings": [
+                {"rule": "not_sent", "detail": "the summary was not sent to the user."}]}}]},
+            {"tool_calls": [{"name": "Verdict", "args": {"done": True, "findings": []}}]},
+        ]},
     ]
-    model, _ = await run(home, "t-cc9", "Summarize our plan in one line.", ["Plan.", "The plan: ship on Friday."],
-                         models=models, lead={"model_retries": 0, "verify_rounds": 2, "verifier_model": "judge", "model": "main"})
+    model, state = await run(home, "t-cc9", "Summarize our plan in one line.", ["Plan.", "The plan: ship on Friday."],
+                             models=models, lead={"model_retries": 0, "verify_rounds": 2, "verifier_model": "judge", "model": "main"})
     [note] = harness_notes(model, 1)
-    assert "the summary was not sent to the user" in note
-    assert len(model.calls) == 2
+    assert note.startswith("[harness review]") and "the summary was not sent to the user" in note
+    [message] = [m for m in state["messages"] if isinstance(m, HumanMessage) and m.name == "harness"]
+    assert [f["rule"] for f in message.additional_kwargs["herdsman_findings"]] == ["verifier.not_sent"]
+    assert "force_tools" not in message.additional_kwargs  # the judge's note leaves the next call free
+    assert len(model.calls) == 2 and state["messages"][-1].text == "The plan: ship on Friday."
 
 
 def test_the_file_to_change_is_the_one_named_after_the_verb() -> None:
@@ -302,9 +311,11 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     # from the benchmark: a shell command shown for a Python fix is not the file's new text
     from herdsman.middleware.completion_check import CompletionCheckMiddleware
 
-    unchanged = ["The request asks to change wc.py, but it was not changed. Make the change with your tools."]
+    unchanged = [Finding("file.change_not_made", {"paths": ["wc.py"]}, ("read_file", "str_replace"), EDIT)]
     assert CompletionCheckMiddleware._code_problem(unchanged, [("bash", "python3 wc.py FILE")]) is None
-    assert CompletionCheckMiddleware._code_problem(unchanged, [("python", "print(1)")]).startswith("Your reply shows the new code")
+    rewrite = CompletionCheckMiddleware._code_problem(unchanged, [("python", "print(1)")])
+    assert rewrite.rule == "code.shown_not_written" and rewrite.next_tools == ("read_file", "write_file")
+    assert render(rewrite).startswith("Your reply shows the new code, but wc.py is unchanged")
 
 
 async def test_a_number_written_to_a_file_that_no_tool_showed_is_sent_back(home: Path) -> None:
@@ -503,7 +514,7 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
 
     ask = "Which file in /mnt/user-data/workspace/library mentions a falcon?"
     directory = ran("grep falcon /mnt/user-data/workspace/library | head -n 1", "grep: /mnt/user-data/workspace/library: Is a directory")
-    assert "pattern 'falcon' and path '/mnt/user-data/workspace/library'" in fruitless_search(ask, directory)
+    assert "pattern 'falcon' and path '/mnt/user-data/workspace/library'" in render(fruitless_search(ask, directory))
     assert fruitless_search(ask, ran("grep -rl falcon /mnt/user-data/workspace/library", "library/book07.txt")) is None
     assert fruitless_search("Say hello", directory) is None  # not a search request
 
@@ -516,7 +527,7 @@ def test_a_search_term_no_call_looked_for_is_searched_for() -> None:
     ask = "How many TODO comments are there in the .py files under /mnt/user-data/workspace/project?"
     listed = [AIMessage("", tool_calls=[{"name": "glob", "args": {"pattern": "**/*.py"}, "id": "g"}]),
               ToolMessage("app.py\nutil.py\n[3 matches]", tool_call_id="g", name="glob"), AIMessage("3")]
-    note = unsearched_term(ask, listed)
+    note = render(unsearched_term(ask, listed))
     assert note.startswith("The request is about 'TODO', but none of your tool calls looked for it")
     assert "call grep with pattern 'TODO' and path '/mnt/user-data/workspace/project' and glob '*.py'" in note
     grepped = [AIMessage("", tool_calls=[{"name": "grep", "args": {"pattern": "TODO", "glob": "*.py"}, "id": "g"}]),
@@ -603,17 +614,20 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
         return ([AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "b"}])],
                 ToolMessage(output, tool_call_id="b", name="bash"))
 
+    def tip(run: list, result: ToolMessage) -> str:
+        return render(Finding("command.failed_not_retried", {"tool": "bash", "detail": "x", "tip": one_liner_tip(run, result)}))
+
     missing = "FileNotFoundError: [Errno 2] No such file or directory: 'FILE'\n[exit code 1]"
-    assert "FILE is a placeholder from the request, not a file" in one_liner_tip(*ran("python3 wc.py FILE --lines", missing))
-    assert "use mv in a loop" in one_liner_tip(*ran("find . -name '*.txt' -exec rename 's/x/y/' {} \\;",
-                                                    "find: ‘rename’: No such file or directory"))
-    assert one_liner_tip(*ran("python3 wc.py a.txt", "FileNotFoundError: 'a.txt'\n[exit code 1]")) == ""
+    assert "FILE is a placeholder from the request, not a file" in tip(*ran("python3 wc.py FILE --lines", missing))
+    assert "use mv in a loop" in tip(*ran("find . -name '*.txt' -exec rename 's/x/y/' {} \\;", "find: ‘rename’: No such file or directory"))
+    assert one_liner_tip(*ran("python3 wc.py a.txt", "FileNotFoundError: 'a.txt'\n[exit code 1]")) is None
     columns = "error: no column 'total'; the columns are: date, region, amount\n[exit code 1]"
-    assert "'total' is not one of them: use one of date, region, amount instead" in one_liner_tip(*ran("python3 chart.py --y total", columns))
+    assert "'total' is not one of them: use one of date, region, amount instead" in tip(*ran("python3 chart.py --y total", columns))
     request = "wc.py should print the number of words in a file (python3 wc.py FILE). Fix that one bug."
     edited = [AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "wc.py", "content": "x"}, "id": "w"}])]
-    [note] = untested_change(request, ["wc.py"], edited, ["sample.txt"])
-    assert "Run it now (python3 wc.py FILE, with FILE a file that exists, such as sample.txt)" in note
+    [finding] = untested_change(request, ["wc.py"], edited, ["sample.txt"])
+    assert finding.rule == "script.changed_not_run" and finding.next_tools == ("bash",)
+    assert "Run it now (python3 wc.py FILE, with FILE a file that exists, such as sample.txt)" in render(finding)
 
 
 def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
@@ -623,20 +637,20 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
 
     request = "Create /mnt/user-data/outputs/squares.csv with the header n,square and one row for each n from 1 to 50."
     rows = [f"{n},{n * n}" for n in range(1, 51)]
-    note = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]))
+    note = render(rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]])))
     assert note.startswith("The request wants one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
     assert "python3 - > squares.csv <<'EOF'" in note
     # from the second benchmark run: the loop printed the 50 rows, twice, never saved: the note gives the command
     loop = "python3 - <<'EOF'\nfor n in range(1, 51):\n    print(f'{n},{n**2}')\nEOF"
     printed = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": loop}, "id": "b"}]),
                ToolMessage("\n".join(rows), tool_call_id="b", name="bash")]
-    saved = rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]), printed)
+    saved = render(rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]]), printed))
     assert saved.endswith("save them like this:\npython3 - > squares.csv <<'EOF'\nprint('n,square')\n"
                           "for n in range(1, 51):\n    print(f'{n},{n**2}')\nEOF")
     assert rows_short(request, "squares.csv", "\n".join(["n,square", *rows])) is None
     numbers = "Write the numbers 1 to 200, one per line, to /mnt/user-data/outputs/numbers.txt."
     assert rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 201)))) is None
-    assert "has 199 lines" in rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 200))))
+    assert "has 199 lines" in render(rows_short(numbers, "numbers.txt", "\n".join(map(str, range(1, 200)))))
     assert rows_short("Write a poem to p.txt", "p.txt", "a\nb") is None
 
 
@@ -654,7 +668,7 @@ def test_lines_written_cut_short_are_sent_back_with_a_grep_that_saves_them_whole
         call = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/errors.txt", "content": "\n".join(lines)}, "id": "w"}
         return [AIMessage("", tool_calls=[grep]), found, AIMessage("", tool_calls=[call]), ToolMessage("Wrote", tool_call_id="w")]
 
-    note = cut_lines(wrote([line.split(" ", 2)[2] for line in log]))
+    note = render(cut_lines(wrote([line.split(" ", 2)[2] for line in log])))
     assert note.startswith("The lines you wrote are cut short: 'ERROR disk full id=0' is part of the line '2025-05-01 10:00:00 ERROR")
     assert note.endswith("grep ERROR /mnt/user-data/workspace/app.log > /mnt/user-data/outputs/errors.txt")
     assert cut_lines(wrote(log)) is None  # whole lines
@@ -682,15 +696,15 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
 
     from herdsman.middleware.completion_files import not_just_value
 
-    assert "If it is 7, write just 7" in not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
+    assert "If it is 7, write just 7" in render(not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files."))
     assert not_just_value("Write just the number to c.txt", "c.txt", "7") is None
     assert not_just_value("Write a summary to s.txt", "s.txt", "It is about cows.") is None
     relative = "Write its path relative to pkg (like a/b.py) to /mnt/user-data/outputs/where.txt."
-    assert not_just_value(relative, "where.txt", "/mnt/user-data/workspace/pkg/utils/dates.py").endswith(
+    assert render(not_just_value(relative, "where.txt", "/mnt/user-data/workspace/pkg/utils/dates.py")).endswith(
         "If it is utils/dates.py, write just utils/dates.py there with write_file.")
     assert not_just_value(relative, "where.txt", "utils/dates.py") is None
     grepped = "pkg/main.py:1: from utils.dates import parse_date\npkg/utils/dates.py:3: def parse_date(s):"
-    assert not_just_value("Write its path relative to pkg to where.txt.", "where.txt", grepped).endswith(
+    assert render(not_just_value("Write its path relative to pkg to where.txt.", "where.txt", grepped)).endswith(
         "but it holds 2 lines. Write just the path there.")
 
 
@@ -773,7 +787,7 @@ def test_a_list_asked_for_sorted_that_is_not_is_sent_back() -> None:
     from herdsman.middleware.completion_files import not_sorted
 
     request = "Create /mnt/user-data/outputs/team.json, a JSON list of the names in team.txt sorted alphabetically."
-    note = not_sorted(request, "team.json", '["Zoe", "Adam", "Mira", "Karl", "Bea"]')
+    note = render(not_sorted(request, "team.json", '["Zoe", "Adam", "Mira", "Karl", "Bea"]'))
     assert note.startswith("The request asks for it sorted, but team.json is not in order (Zoe, Adam, Mira, Karl...)")
     assert not_sorted(request, "team.json", '["Adam", "Bea", "karl", "Mira", "Zoe"]') is None  # case aside
     assert not_sorted(request, "team.txt", "Zoe\nMira\nBea") is None  # descending is an order too

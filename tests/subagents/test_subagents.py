@@ -594,6 +594,7 @@ async def test_an_answer_the_completion_check_rejects_is_rolled_back_and_retried
     if retries == 0:
         assert answer.endswith("Result:\ndone") and final["attempts"] == 1
         assert any("summary.txt" in p for p in final["unresolved"])
+        assert final["unresolved_rules"] == ["path.missing"]  # a path under outputs the request named: any language
         assert (outputs / "scratch.txt").exists()  # nothing to retry, nothing undone
         return
     rejected = next(d for d in kinds(events, "task_failed") if d.get("will_retry"))

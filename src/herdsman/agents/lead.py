@@ -58,7 +58,7 @@ from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
-from herdsman.middleware.completion_check import CompletionCheckMiddleware
+from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.context.loop_detection import LoopDetectionMiddleware
 from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
@@ -152,6 +152,7 @@ def build_middleware(
     if config.lead.verify_rounds:
         middleware.append(CompletionCheckMiddleware(
             sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
+            intent_languages(config.lead.intent_rules, profile == "small"),
         ))
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))

@@ -89,8 +89,12 @@ class LeadConfig(_Section):
         "auto",
         description="The plan/act loop: a request that may have several steps is split into a plan the harness keeps in state (one short model call), the model sees one step at a time, and each step is checked (its file, its last tool call) before the next; auto: on for models with the small profile.",
     )
+    intent_rules: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="The completion check's rules that read English intent (fix, how many, sorted...), run only on English requests: auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
+    )
 
-    @field_validator("plan_act", mode="before")
+    @field_validator("plan_act", "intent_rules", mode="before")
     @classmethod
     def _switch_words(cls, value: object) -> object:
         """YAML reads a bare on/off as true/false: take those as the words they were."""

@@ -30,9 +30,11 @@ _TASK = re.compile(
 
 
 def is_question(text: str) -> bool:
-    """Whether the request asks for an answer rather than for work on files."""
+    """Whether the request asks for an answer rather than for work on files: it ends with a
+    question mark (Latin or full-width, as Chinese and Japanese write it) or opens with an English
+    question word, and names no English task verb."""
     text = text.strip()
-    return bool(text) and (text.endswith("?") or bool(_QUESTION.match(text))) and not _TASK.search(text)
+    return bool(text) and (text.endswith(("?", "\uff1f")) or bool(_QUESTION.match(text))) and not _TASK.search(text)
 
 
 class AnswerNudgeMiddleware(RequestRewriteMiddleware):

@@ -11,28 +11,38 @@ times per run. The calls after a note are forced (``tool_choice``) along a short
 (``"any"``); or read the file to fix, then edit it (``str_replace``, or ``write_file`` when the
 reply showed the new code); or ``write_file`` for a missing file; or ``bash`` to run code the reply
 showed. A small model told it did not look otherwise apologizes, or writes a tutorial, instead
-of doing it. The rules, in order:
+of doing it.
+
+Every rule returns typed findings (:mod:`~herdsman.middleware.findings`: a rule id, the
+evidence, the next tools); the plan reads their fields, and their words are made in one place
+(:mod:`~herdsman.middleware.findings_text`). The note message carries them as data too
+(``additional_kwargs["herdsman_findings"]``). The structural rules (files, exit codes, numbers,
+calls) hold for a request in any language; those that read English intent run only on an English
+request, and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` profile
+model). The rules, in order:
 
 * the reply holds a tool call written as text (it was not run), or a call to a tool that does
   not exist;
 * the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
   (``<total_amount>``) where values belong;
-* a file the request names to be made (a request with a verb such as save, write, create) did
-  not exist when the run began and still does not exist, or is empty;
-* a folder under outputs the request asks for holds no file;
+* a path under outputs the request names (or, in English, a file it asks to make with a verb
+  such as save, write, create) did not exist when the run began and still does not exist, or is
+  empty; a folder under outputs it names holds no file;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
   nothing but such numbers; the answer to "how many" (or "what is the total") states none;
-* a file the request asks to fix or change (it existed when the run began) was not changed (by
-  content), or a script was changed and not run since;
+* a file the request named (it existed when the run began) was written back unchanged (by
+  content), or, in English, one it asks to fix or change was not changed; a script it named was
+  changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
-* no tool was used at all although the request is about files (or files were just uploaded);
+* no tool was used at all although the request names a file (or files were just uploaded, or,
+  in English, it talks of files);
 * and when any of these holds, code the reply shows (a fenced Python or shell block: "here is
   the corrected script, save it and run it") is named: write it into the file, or run it.
 
 Each round costs one more model call (and what the agent then does); the thread state keeps
 ``completion_checks``, the rounds used by the last run, so a benchmark can count them, and
-``completion_unresolved``, what the rules still found when the rounds ran out (a sub-agent whose
+``completion_unresolved``, the findings still there when the rounds ran out (a sub-agent whose
 final reply leaves something there is retried, with its files rolled back, when retries are set).
 """
 
@@ -48,28 +58,30 @@ from typing import Any
 import structlog
 from langchain.agents.middleware import AgentState, ModelRequest, hook_config
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
-    SKILL_OUTPUT,
     cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, unbacked_claim,
     unset_value,
 )
-from herdsman.middleware.completion_plan import next_tools
+from herdsman.middleware.completion_plan import next_tools, read_first
 from herdsman.middleware.completion_rules import (
-    ANSWER_OFFER, CHANGE_VERBS, CODE_NOT_RUN, CODE_NOT_WRITTEN, COUNT_QUESTION, FENCE_SUFFIX, FOLDER_EMPTY, NUMBER,
-    SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail, fenced_code, guessed_numbers, is_shown, is_value,
-    json_in,
-    made_up_figures,
-    numbers_in, one_liner_tip, output_folders, shown_numbers, text_tool_call, uncompared, unknown_tools,
-    unsupported_numbers, untested_change,
+    CHANGE_VERBS, COUNT_QUESTION, FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
+    fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
+    request_paths, shown_numbers, text_tool_call, uncompared, unknown_tools, unsupported_numbers, untested_change,
 )
 from herdsman.middleware.completion_search import count_line, fruitless_search, unsearched_term
+from herdsman.middleware.completion_verifier import verify
+from herdsman.middleware.findings import (
+    COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
+)
+from herdsman.middleware.findings_text import note_text, render
+from herdsman.middleware.language import language_of
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
-    HARNESS_NAME, about_files, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
+    HARNESS_NAME, files_topic, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
 from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.skills.activation import active_skill
@@ -78,8 +90,6 @@ from herdsman.sandbox.paths import normalize_virtual
 
 log = structlog.get_logger(__name__)
 
-PREFIX = "[harness check]"
-VERIFIER_PREFIX = "[harness review]"
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
 _NAMED = re.compile(r"\bnamed\s+[`'\"]?([a-z0-9][a-z0-9-]*)", re.IGNORECASE)
 _SAMPLE_SUFFIXES = (".txt", ".csv", ".json", ".log", ".md")
@@ -87,23 +97,53 @@ _MAKE_VERBS = re.compile(
     r"\b(save|saves|saved|write|writes|create|creates|generate|export|produce|make|store|put|output|"
     r"convert|rename|move|copy|build|draw|plot|render|dump|append|add|split|merge|extract|compress|archive)\b",
     re.IGNORECASE,
-)
+)  # English: the request asks for a file to be made (rules file.missing, file.empty)
 _REFUSAL = re.compile(
     r"(I(?:'m| am) sorry,? but I|I can(?:'|no)t (?:assist|help) with|I(?:'m| am) (?:unable|not able) to "
     r"(?:assist|help|do|complete|fulfill)|I cannot (?:fulfill|complete|do) (?:this|that|your)|As an AI\b)",
     re.IGNORECASE,
-)
+)  # English (rule reply.refusal, on the reply's language)
 _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
 _ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+_UNCHANGED = ("file.change_not_made", "file.unchanged")
+INTENT_LANGUAGES = ("en",)
+"""The languages whose intent rules exist (the rules of :data:`~herdsman.middleware.findings.RULES` that read words)."""
+
+
+def intent_languages(mode: str, small: bool) -> tuple[str, ...]:
+    """The languages whose intent rules run, for ``lead.intent_rules`` ``mode`` (``auto``: those
+    of :data:`INTENT_LANGUAGES` for a ``small`` profile model, none for another; ``on``: all;
+    ``off``: none). A rule still runs only on a request in its own language."""
+    if mode == "on" or (mode == "auto" and small):
+        return INTENT_LANGUAGES
+    return ()
+
+
+def asks(request: str, intent: bool) -> bool:
+    """Whether the request is a question: it ends with a question mark (any script); with
+    ``intent``, also an English question without one ("how many rows have status failed")."""
+    text = request.strip()
+    if intent:
+        return is_question(text)
+    return text.endswith(("?", "\uff1f"))
+
+
+def _wrote(run: Sequence[Any], name: str) -> bool:
+    """Whether a write_file or str_replace call of the run targeted the file ``name``."""
+    base = "/" + name.rsplit("/", 1)[-1]
+    return any(c["name"] in ("write_file", "str_replace") and ("/" + str((c.get("args") or {}).get("path", ""))).endswith(base)
+               for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
 
 
 class CompletionState(AgentState):
-    """``completion_checks``: rounds used in the current run; ``preexisting``: files the request
-    named that existed when the run began (``preexisting_stat``: a fingerprint of the content of
-    the code and config files among them, see :meth:`FileLookup.fingerprint_of`)."""
+    """``completion_checks``: rounds used in the current run; ``completion_unresolved``: the
+    findings (dicts, see :meth:`~herdsman.middleware.findings.Finding.to_dict`) still there when
+    the rounds ran out; ``preexisting``: files the request named that existed when the run began
+    (``preexisting_stat``: a fingerprint of the content of the code and config files among them,
+    see :meth:`FileLookup.fingerprint_of`)."""
 
     completion_checks: NotRequired[int]
-    completion_unresolved: NotRequired[list[str]]
+    completion_unresolved: NotRequired[list[dict[str, Any]]]
     preexisting: NotRequired[list[str]]
     preexisting_stat: NotRequired[dict[str, Any]]
 
@@ -153,8 +193,8 @@ class FileLookup:
             return None
 
     def holds_nothing(self, name: str) -> bool:
-        """Whether a (small) file holds only an empty value: whitespace, [], {}, "" or null (from
-        the benchmark: a sub-agent asked for a JSON list of names wrote [])."""
+        """Whether a (small) file holds only an empty value: whitespace, [], {}, "" or null (a
+        model asked for a JSON list writes [] and calls it done)."""
         vpath = self._find(name)
         try:
             return vpath is not None and holds_nothing(self.sandbox.read_text(vpath))
@@ -164,8 +204,8 @@ class FileLookup:
     def fingerprint_of(self, name: str) -> str | None:
         """What the file ``name`` names (first match) holds: a hash of its content when it is
         small, else its size and mtime; None when there is no such file. By content, so that
-        writing a file back unchanged does not count as changing it (from the benchmark: the
-        model "fixed" stats.py by writing back what it had read, without its final newline)."""
+        writing a file back unchanged does not count as changing it (a model "fixes" a file by
+        writing back what it read, perhaps without its final newline)."""
         vpath = self._find(name)
         if vpath is None:
             return None
@@ -191,11 +231,14 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         verifier: BaseChatModel | None = None,
         tool_names: Sequence[str] = (),
         skills: Mapping[str, Skill] | None = None,
+        intent_languages: Sequence[str] = INTENT_LANGUAGES,
     ) -> None:
         """``provider``: the thread's files; ``rounds``: checks per run; ``verifier``: optional
         judge; ``tool_names``: the agent's tools (to spot a tool call written as text);
-        ``skills``: the usable skills, whose declared ``outputs`` are checked while one is active."""
+        ``skills``: the usable skills, whose declared ``outputs`` are checked while one is active;
+        ``intent_languages``: the languages whose intent rules run (see :func:`intent_languages`)."""
         super().__init__()
+        self.intent_languages = tuple(intent_languages)
         self.skills = dict(skills or {})
         self.provider = provider
         self.tool_names = tuple(tool_names)
@@ -218,8 +261,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         stats = {n: lookup.fingerprint_of(n) for n in existing if n.endswith(SOURCE_SUFFIXES)} if lookup else {}
         return {"completion_checks": 0, "completion_unresolved": [], "preexisting": existing, "preexisting_stat": stats}
 
-    def problems(self, state: Any) -> list[str]:
-        """What the final reply misses, by the rules (empty: done)."""
+    def problems(self, state: Any) -> list[Finding]:
+        """What the final reply misses, as findings (empty: done)."""
         request, run = this_run(state.get("messages") or [])
         reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
         if request is None or reply is None or reply.tool_calls:
@@ -227,180 +270,175 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         text = reply.text
         if text.startswith(_ERROR_REPLIES):
             return []
-        found: list[str] = []
+        language = language_of(request.text)
+        intent = language in self.intent_languages  # the request's words may be read (English intent)
+
+        def on(rule: str, lang: str = language) -> bool:
+            return applies(rule, lang, self.intent_languages)
+
+        found: list[Finding] = []
         if text_tool_call(text, self.tool_names):
-            found.append("Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.")
+            found.append(Finding("call.as_text"))
         unknown = unknown_tools(text, self.tool_names) if self.tool_names else []
         if unknown:
-            found.append(
-                f"There is no tool named {', '.join(unknown)}. Use your tools ({', '.join(sorted(self.tool_names)[:12])}); "
-                "bash runs any shell command (cp, mv, python3...)."
-            )
+            found.append(Finding("tool.unknown", {"tools": unknown, "available": sorted(self.tool_names)[:12]}))
         if "<tool_response>" in text:
-            found.append(
-                "Your reply imitates a tool result (<tool_response>); only a tool call gives one. Call the tool, "
-                "then answer from what it returns."
-            )
+            found.append(Finding("reply.fake_tool_result"))
         holes = [h for h in _PLACEHOLDER.findall(text) if h.lower() != "<tool_response>"]
         if holes:
-            found.append(
-                f"Your answer has placeholders ({', '.join(dict.fromkeys(holes[:3]))}) instead of values. "
-                "Compute the values with your tools and give them."
-            )
-        if _REFUSAL.search(text):
-            found.append(
-                "You refused, but this is a normal task in your own sandbox and your tools can do it. "
-                "Continue the work step by step."
-            )
+            found.append(Finding("reply.placeholder", {"placeholders": list(dict.fromkeys(holes[:3]))}))
+        if on("reply.refusal", language_of(text)) and _REFUSAL.search(text):
+            found.append(Finding("reply.refusal"))
         tool_results = [m for m in run if isinstance(m, ToolMessage)]
         lookup = self._lookup()
         if lookup is not None:
             shown = numbers_in(request.text).union(*(shown_numbers(r) for r in tool_results))
-            found += self._file_problems(state, request.text, text, lookup, shown, run)
-        told = "\n".join(m.text for m in run if is_harness(m))
+            found += self._file_problems(state, request.text, text, lookup, shown, run, language)
         if tool_results and failed(tool_results[-1]):
-            failure = (
-                f"Your last tool call ({tool_results[-1].name}) failed: {failure_detail(tool_results[-1])}. Fix the cause and try "
-                "again, or try another way; if it truly cannot be done, say why."
-            )
-            if failure not in told:  # once: the answer after it may be the explanation
-                found.append(failure + one_liner_tip(run, tool_results[-1]))
-        asked = is_question(request.text) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
+            last = tool_results[-1]
+            evidence = {"tool": last.name, "detail": failure_detail(last)}
+            if not noted(run, "command.failed_not_retried", **evidence):  # once: the answer after it may be the explanation
+                found.append(Finding("command.failed_not_retried",
+                                     {**evidence, "tool_call_id": last.tool_call_id, "tip": one_liner_tip(run, last)}))
+        asked = asks(request.text, intent) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
         unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and asked else []
         if unsupported:
             counted = count_line(tool_results)
-            found.append(
-                f"Your answer states {', '.join(unsupported[:3])}, which no tool result shows. "
-                + (f"Your {counted[0]} call said {counted[1]}: if that counts what the request asks about, the number is "
-                   f"{NUMBER.search(counted[1]).group(0)}; use it, in the answer and in any file the request asks for." if counted else
-                   f"Compute it with a tool (for example {count_command(request.text) or 'python3'}) and answer with the value "
-                   "the tool prints.")
-            )
-        again = fruitless_search(request.text, run) or unsearched_term(request.text, run) or uncompared(request.text, run)
+            command = count_command(request.text) if intent else None
+            number = NUMBER.search(counted[1]) if counted else None
+            evidence = {"numbers": unsupported[:3], "command": command,
+                        "counted": {"tool": counted[0], "line": counted[1], "number": number.group(0)} if counted and number else None}
+            wc = command is not None and evidence["counted"] is None  # a count to make with that command
+            found.append(Finding("number.unsupported", evidence, ("bash",) if wc else (), COMMAND if wc else FREE))
+        again = ((on("search.found_nothing") and fruitless_search(request.text, run))
+                 or (on("search.term_unsearched") and unsearched_term(request.text, run))
+                 or (on("compare.not_made") and uncompared(request.text, run)))
         if again:
             found.append(again)
-        delivers_file = bool(_MAKE_VERBS.search(request.text) and named_files(request.text))
-        if COUNT_QUESTION.search(request.text) and not delivers_file and not numbers_in(text):
-            found.append(
-                "The question asks for a number, and your answer has none. Compute it with a tool and answer with the "
-                "number it prints."
-            )
+        if on("number.missing") and COUNT_QUESTION.search(request.text) and not numbers_in(text) \
+                and not (_MAKE_VERBS.search(request.text) and named_files(request.text)):  # a file to deliver holds it
+            found.append(Finding("number.missing"))
         for path, figures in made_up_figures(run, request.text):
-            found.append(
-                f"{path} states {figures}, which no tool result shows. Compute the figures with a tool (python3) "
-                "first, then write them as the tool prints them."
-            )
-        for path, number in guessed_numbers(run, request.text):
-            found.append(
-                f"You wrote {number} to {path}, but no tool result shows that. Compute it with a tool (run "
-                f"{count_command(request.text) or 'the script or command'}) and write what the tool prints."
-            )
+            found.append(Finding("file.figures_unsupported", {"path": path, "figures": figures.split(", ")}))
+        for path, numbers in guessed_numbers(run, request.text):
+            command = count_command(request.text) if intent else None
+            found.append(Finding("file.numbers_unsupported", {"path": path, "numbers": numbers.split(", "), "command": command},
+                                 ("bash",) if command else (), COMMAND if command else FREE))
         uploaded = request.id in (state.get("upload_notices") or {})
-        if not tool_results and (about_files(request.text) or uploaded):
-            found.append(
-                "You answered without using any tool. Look at the files with your tools (read_file, "
-                "ls, grep, bash) and answer from what they show."
-            )
+        if not tool_results:
+            if named_files(request.text) or request_paths(request.text) or uploaded:
+                found.append(Finding("tool.none_used", {"uploaded": uploaded}))
+            elif on("tool.none_used_topic") and files_topic(request.text):
+                found.append(Finding("tool.none_used_topic"))
         cut = cut_lines(run)
         if cut:
             found.append(cut)
-        claim = unbacked_claim(text, run) if not found else None  # alone: other notes say what to write
-        if claim:
+        claim = unbacked_claim(text, run) if not found and on("claim.unbacked", language_of(text)) else None
+        if claim:  # alone: other findings say what to write
             found.append(claim)
         code = fenced_code(text) if found else []
         problem = self._code_problem(found, code) if code else None
         if problem:
             found.append(problem)
         # a value to copy goes last, alone on the note's last line: a small model copied the
-        # whole sentence around it into the file ("book07.txt: if that is what belongs in ...")
-        return sorted(found, key=lambda p: p.startswith(ANSWER_OFFER))
+        # whole sentence around it into the file
+        return sorted(found, key=lambda f: f.rule == "answer.offer")
 
     @staticmethod
-    def _code_problem(found: Sequence[str], code: Sequence[tuple[str, str]]) -> str | None:
+    def _code_problem(found: Sequence[Finding], code: Sequence[tuple[str, str]]) -> Finding | None:
         """What to do with the code a reply shows instead of using it (a small model's habit:
         "here is the corrected script, save it and run it"); for a file to fix, only code in its
         language counts (a shell command shown for a Python fix is not its new text)."""
-        unchanged = next((p for p in found if "but it was not changed" in p), None)
-        if unchanged:
-            target = unchanged.removeprefix("The request asks to change ").split(", but")[0]
+        unchanged = next((f for f in found if f.rule in _UNCHANGED), None)
+        if unchanged is not None:
+            targets = list(unchanged.evidence["paths"])
             suffixes = {FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
-            if not any(name.endswith(tuple(s for s in suffixes if s)) for name in target.split(" or ")):
+            if not any(name.endswith(tuple(s for s in suffixes if s)) for name in targets):
                 return None
-            return f"{CODE_NOT_WRITTEN} {target} is unchanged: write that code into it with write_file (the whole new text), then run it."
-        if any(lang.startswith(("py",)) for lang, _ in code):
-            return (f"{CODE_NOT_RUN} Run it with bash as python3 - <<'EOF', the code with one statement per line, "
-                    "then EOF; make it write any file the request asks for.")
-        return f"{CODE_NOT_RUN} Run those commands with bash."
+            return Finding("code.shown_not_written", {"paths": targets}, (*unchanged.next_tools[:-1], "write_file"), REWRITE)
+        python = any(lang.startswith("py") for lang, _ in code)
+        return Finding("code.shown_not_run", {"language": "python" if python else "shell"}, ("bash",), COMMAND)
 
     def _file_problems(
-        self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str], run: Sequence[Any] = ()
-    ) -> list[str]:
+        self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str], run: Sequence[Any] = (),
+        language: str = "en",
+    ) -> list[Finding]:
         """The rules on files; ``shown``: the numbers the request and the run's tool results show."""
-        found: list[str] = []
+        def on(rule: str) -> bool:
+            return applies(rule, language, self.intent_languages)
+
+        found: list[Finding] = []
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
-        if before and CHANGE_VERBS.search(request):
-            targets = change_targets(request, list(before))
-            if all(lookup.fingerprint_of(name) == before[name] for name in targets):
-                names = " or ".join(targets)
-                found.append(f"The request asks to change {names}, but it was not changed. Make the change with your tools.")
+        if before:
+            asked = on("file.change_not_made") and CHANGE_VERBS.search(request) is not None
+            targets = change_targets(request, list(before)) if asked else list(before)
+            unchanged = [name for name in targets if lookup.fingerprint_of(name) == before[name]]
+            if asked and len(unchanged) == len(targets):
+                found.append(Finding("file.change_not_made", {"paths": targets}, read_first(run, targets, "str_replace"), EDIT))
             else:
+                rewritten = [name for name in unchanged if _wrote(run, name)]
+                if rewritten:  # written back as it was: any language
+                    found.append(Finding("file.unchanged", {"paths": rewritten}, read_first(run, rewritten, "str_replace"), EDIT))
                 samples = [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
-                found += untested_change(request, targets, run, samples)
-                found += [note for name in targets if (note := unset_value(request, name, lookup.text_of(name) or ""))]
-        if _MAKE_VERBS.search(request):
-            empty: list[str] = []
-            for name in named_files(request):
-                if name in preexisting:
-                    continue
-                size = lookup.size_of(name)
-                if size is None:
-                    found.append(f"The request asks for {name}, which does not exist yet. Create it with your tools.")
-                    empty.append(name)
-                elif size == 0 or (size <= 8 and lookup.holds_nothing(name)):
-                    found.append(f"{name} is empty. Write its content.")
-                    empty.append(name)
-                else:  # read once for the rules on what it holds
-                    text = lookup.text_of(name) or ""
-                    held = (rows_short(request, name, text, run)
-                            or (not_just_value(request, name, text) if size <= 400 else None)
-                            or not_sorted(request, name, text))
-                    if held:
-                        found.append(held)
-            for folder in output_folders(request):
-                if not any(path.startswith(folder + "/") for path in lookup.entries()):
-                    found.append(f"{FOLDER_EMPTY} {folder}, which has none yet. Write them there with your tools.")
-            value = reply.strip()
-            if len(empty) == 1 and empty[0].endswith(".json"):
-                value = json_in(reply) or value  # the JSON the answer holds (it printed the totals, then wrote {})
-            offered = is_value(value) or value != reply.strip()
-            if len(empty) == 1 and offered and all(is_shown(n, shown) for n in numbers_in(value)):
-                # "Write just the file name to answer.txt": the model answered /book07.txt, then
-                # wrote an empty file; a value to copy is easier than a task to redo (but not a
-                # number no tool showed: given "[7 matches]", it answered 1)
-                found.append(f"{ANSWER_OFFER} the line below; if it is what belongs in {empty[0]}, write just that line there with write_file:\n{value}")
-            elif (printed := printed_not_saved(empty, run, request)) is not None:
-                found.append(printed)
-            elif (script := run_and_save(request, empty, [n for n in named_files(request) if n.endswith((".py", ".sh", ".js"))
-                                                         and lookup.size_of(n)])) is not None:
-                found.append(script)
+                found += untested_change(request, [t for t in targets if t not in unchanged], run, samples)
+                if on("value.not_set"):
+                    read = read_first(run, targets, "str_replace") == ("str_replace",)
+                    found += [f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))]
+        make = on("file.missing") and _MAKE_VERBS.search(request) is not None
+        empty: list[str] = []
+        tried = " ".join([str(c["args"]) for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+                         + [m.text for m in run if isinstance(m, AIMessage)])
+        for name in named_files(request):
+            delivered = normalize_virtual(name).startswith(OUTPUTS + "/") if name.startswith("/") else False
+            if name in preexisting or not (delivered or make):
+                continue
+            size = lookup.size_of(name)
+            if size is None or size == 0 or (size <= 8 and lookup.holds_nothing(name)):
+                rule = ("path." if delivered else "file.") + ("missing" if size is None else "empty")
+                # a text file the model tried to write another way: it knows the content, not the mechanics
+                again = name.lower().endswith(SOURCE_SUFFIXES) and name in tried
+                found.append(Finding(rule, {"path": name}, ("write_file",), WRITE if again else WRITE_IF_ALONE))
+                empty.append(name)
+            else:  # read once for the rules on what it holds
+                text = lookup.text_of(name) or ""
+                held = ((on("rows.count_wrong") and rows_short(request, name, text, run))
+                        or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
+                        or (on("file.not_sorted") and not_sorted(request, name, text)))
+                if held:
+                    found.append(held)
+        for folder in output_folders(request):
+            if not any(path.startswith(folder + "/") for path in lookup.entries()):
+                found.append(Finding("folder.empty", {"folder": folder}, ("write_file",), WRITE_IF_ALONE))
+        value = reply.strip()
+        if len(empty) == 1 and empty[0].endswith(".json"):
+            value = json_in(reply) or value  # the JSON the answer holds (it printed the totals, then wrote {})
+        offered = is_value(value) or value != reply.strip()
+        if len(empty) == 1 and offered and all(is_shown(n, shown) for n in numbers_in(value)):
+            # the answer was the value and the file is empty: a value to copy is easier than a
+            # task to redo (but not a number no tool showed)
+            found.append(Finding("answer.offer", {"path": empty[0], "value": value}, ("write_file",), WRITE))
+        elif (printed := printed_not_saved(empty, run, request)) is not None and on(printed.rule):
+            found.append(printed)
+        elif on("script.output_typed") and (script := run_and_save(
+                request, empty, [n for n in named_files(request) if n.endswith((".py", ".sh", ".js")) and lookup.size_of(n)])):
+            found.append(script)
         found += self._skill_outputs(state, lookup)
-        doubled = double_extension(request, list(lookup.entries()))
+        doubled = double_extension(request, list(lookup.entries())) if on("rename.double_extension") else None
         if doubled:
             found.append(doubled)
         prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
         for path in dict.fromkeys(_VIRTUAL.findall(prose)):
             if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs") \
                     or path.startswith(f"{USER_DATA_ROOT}/uploads"):
-                continue  # an upload is the user's to give, never the agent's to make up (it touched one)
+                continue  # an upload is the user's to give, never the agent's to make up
             if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
-                found.append(f"Your answer mentions {path}, but there is no such file. Create it, or correct the answer.")
+                found.append(Finding("reply.path_missing", {"path": path}))
         return found
 
-    def _skill_outputs(self, state: Any, lookup: FileLookup) -> list[str]:
-        """The active skill's declared outputs with no (non-empty) file in outputs yet (from the
-        benchmark: with the report-writing skill active, the model rendered a report it had not
-        written, touched the file and stopped)."""
+    def _skill_outputs(self, state: Any, lookup: FileLookup) -> list[Finding]:
+        """The active skill's declared outputs with no (non-empty) file in outputs yet (a model
+        renders the report a skill delivers in its answer instead of writing it)."""
         name, _ = active_skill(state, state.get("messages") or [], self.skills)
         skill = self.skills.get(name) if name else None
         if skill is None or not skill.outputs:
@@ -415,42 +453,13 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 continue
             # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
             where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
-            found.append(
-                f"{SKILL_OUTPUT} {skill.name} skill delivers {pattern} in {OUTPUTS}, and there is none yet. Do its steps: "
-                + (f"write {where} with write_file." if where else "write it with write_file (or the skill's script).")
-            )
+            found.append(Finding("skill.output_missing", {"skill": skill.name, "pattern": pattern, "where": where},
+                                 ("write_file",), WRITE_IF_ALONE))
         return found
 
-    def _verify(self, state: Any) -> list[str]:
-        """The verifier model's judgement: one short call; MISSING: ... becomes a problem."""
-        if self.verifier is None:
-            return []
-        request, run = this_run(state.get("messages") or [])
-        steps = []
-        for m in run[:-1]:
-            if isinstance(m, AIMessage):
-                steps += [f"called {c['name']}({str(c['args'])[:200]})" for c in m.tool_calls]
-            elif isinstance(m, ToolMessage):
-                steps.append(f"result: {m.text[:300]}")
-        prompt = [
-            SystemMessage(content=(
-                "You check an agent's work. Given the user's request, the agent's steps and its final "
-                "answer, reply with DONE if the request was fully carried out, otherwise with "
-                "MISSING: and one sentence saying what is still to do."
-            )),
-            HumanMessage(content=(
-                f"Request:\n{request.text if request else ''}\n\nSteps:\n" + "\n".join(steps[-20:])
-                + f"\n\nFinal answer:\n{run[-1].text if run else ''}"
-            )),
-        ]
-        try:
-            verdict = self.verifier.invoke(prompt).text.strip()
-        except Exception as exc:  # noqa: BLE001 - a failing verifier must not fail the run
-            log.warning("verifier_failed", error=str(exc))
-            return []
-        if verdict.upper().startswith("MISSING"):
-            return [verdict.split(":", 1)[-1].strip() or "The request is not fully carried out."]
-        return []
+    def _verify(self, state: Any) -> list[Finding]:
+        """The verifier model's findings (none without a verifier)."""
+        return verify(self.verifier, state.get("messages") or []) if self.verifier is not None else []
 
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -460,18 +469,20 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             # out of rounds: what the rules still find is kept, for a caller that can retry (a
             # sub-agent's attempt is then "rejected", see herdsman.subagents.executor)
             left = self.problems(state) if self._is_final(state) else []
-            return {"completion_unresolved": left} if left else None
+            return {"completion_unresolved": [f.to_dict(render(f)) for f in left]} if left else None
         found = self.problems(state)
-        prefix = PREFIX
+        review = False
         if not found:
             found = self._verify(state) if self._is_final(state) else []
-            prefix = VERIFIER_PREFIX
+            review = True
         if not found:
             return None
-        log.info("completion_check", round=used + 1, problems=found)
-        note = f"{prefix} Not done yet:\n" + "\n".join(f"- {p}" for p in found)
+        log.info("completion_check", round=used + 1, rules=[f.rule for f in found])
+        data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
+        if not review:
+            data["force_tools"] = next_tools(found)
         return {
-            "messages": [HumanMessage(content=note, name=HARNESS_NAME, additional_kwargs={"force_tools": next_tools(found, state)})],
+            "messages": [HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)],
             "completion_checks": used + 1,
             "jump_to": "model",
         }
@@ -487,8 +498,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         otherwise apologizes instead of looking, and after a forced read it writes prose again."""
         messages = request.messages
         note_at = next((i for i in range(len(messages) - 1, -1, -1) if is_harness(messages[i])), None)
-        if note_at is None or not messages[note_at].text.startswith(PREFIX) or not request.tools:
-            return request
+        if note_at is None or "force_tools" not in messages[note_at].additional_kwargs or not request.tools:
+            return request  # not a rules note (the verifier's leaves the choice free)
         after = messages[note_at + 1:]
         if any(isinstance(m, AIMessage) and not m.tool_calls for m in after):
             return request  # the model answered since: the plan is over

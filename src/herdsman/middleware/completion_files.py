@@ -3,8 +3,11 @@ that the file lacks, rows short of a range, lines cut short, a sentence where ju
 asked for, a result printed instead of saved, and work claimed that no call could have done.
 
 Pure functions of the request, the run's messages and a file's text (read by the caller), so
-each rule can be read and tested on its own; every note starts with a prefix of its own, which
-:func:`herdsman.middleware.completion_plan.next_tools` reads to choose the next tool.
+each rule can be read and tested on its own; each returns a
+:class:`~herdsman.middleware.findings.Finding` whose ``next_tools``
+:func:`herdsman.middleware.completion_plan.next_tools` follows. Most read English words of the
+request ("set", "sorted", "one row for each"...): their rules are declared English in
+:data:`~herdsman.middleware.findings.RULES`.
 """
 
 from __future__ import annotations
@@ -18,62 +21,54 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import failed, is_value, numbers_in
-
-SKILL_OUTPUT = "The active"
-"""The prefix of the note on an active skill's declared output that is missing (the check is in
-the middleware, which knows the skills and the files)."""
+from herdsman.middleware.findings import COMMAND, EDIT, WRITE_IF_ALONE, Finding
 
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
 _PAIR = re.compile(r"(?:^|,|\band\b)\s*(?:the\s+)?[\"']?([\w.-]+)[\"']?\s+(?:to|=)\s+[\"']?([\w.:/-]*\w)", re.IGNORECASE)
-VALUE_NOT_SET = "The request sets"
 
 
-def unset_value(request: str, name: str, text: str) -> str | None:
-    """A note when the request sets a key to a value ("set port to 9090 and debug to false") and
-    the file ``name`` still has a line with the key but not the value (from the benchmark: a sed
-    for "port = 8080" on a file that said "port = 8000" changed nothing, the debug edit worked,
-    and the model answered that both were set)."""
+def unset_value(request: str, name: str, text: str, read: bool = True) -> Finding | None:
+    """``value.not_set`` when the request sets a key to a value ("set port to 9090 and debug to
+    false") and the file ``name`` still has a line with the key but not the value (an edit that
+    matched nothing, answered as done); ``read``: whether the run read the file (else the plan
+    reads it before the edit)."""
     clause = _SET.search(request)
     if clause is None or not text:
         return None
     for key, value in _PAIR.findall(clause.group(1)):
         lines = [line.strip() for line in text.splitlines() if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*[=:]", line)]
         if lines and not any(re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", line) for line in lines):
-            return (
-                f"{VALUE_NOT_SET} {key} to {value}, but {name} still says: {lines[0]}. Change that line "
-                "(str_replace with the line exactly as it is now), then check the file."
-            )
+            return Finding("value.not_set", {"key": key, "value": value, "path": name, "line": lines[0]},
+                           ("str_replace",) if read else ("read_file", "str_replace"), EDIT)
     return None
 
 
-PRINTED_NOT_SAVED = "Your last command printed"
 _COMPUTING = re.compile(r"\s*(?:python3?|node|awk|jq|sort|uniq|cut|tr|seq)\b")
 
 
 _SAVE_LINES = re.compile(r"\blines?\b", re.IGNORECASE)
 
 
-def _grep_not_saved(call: dict[str, Any], result: ToolMessage | None, request: str, name: str) -> str | None:
-    """For a request to save lines (``request`` says "lines") that the grep tool found: the
-    shell grep that saves them whole (from the benchmark: six ERROR lines found, then an empty
-    file, then the check's own note written into it)."""
+def _grep_not_saved(call: dict[str, Any], result: ToolMessage | None, request: str, name: str) -> Finding | None:
+    """``output.grep_not_saved`` for a request to save lines (``request`` says "lines", English)
+    that the grep tool found: the shell grep that saves them whole (the grep tool shows lines, and
+    a model then writes an empty file, or the check's own note)."""
     if result is None or failed(result) or result.text.startswith("no matches") or not _SAVE_LINES.search(request):
         return None
     args = call.get("args") or {}
     path = str(args.get("path") or ".")
     flags = "-rh " if "." not in path.rsplit("/", 1)[-1] else ""
     command = f"grep {flags}{shlex.quote(str(args.get('pattern') or ''))} {path} > {name}"
-    return f"{PRINTED_NOT_SAVED} the lines but saved nothing to {name}. Save them whole with bash: {command}"
+    return Finding("output.grep_not_saved", {"path": name, "command": command}, ("bash",), COMMAND)
 
 
-def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str = "") -> str | None:
-    """A note when a file the request asks for is missing or empty and the run's last command
-    printed a result without saving it anywhere (from the benchmark: a python3 heredoc printed
-    the rows of the uploaded CSV, then the model wrote [] to the JSON file, twice). Only for a
-    command that computes (python3, awk, sort...), or the grep tool's lines when the request is to
-    save lines. Says how to save exactly what it prints: run it again with its output sent to the
-    file."""
+def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str = "") -> Finding | None:
+    """``output.printed_not_saved`` when a file the request asks for is missing or empty and the
+    run's last command printed a result without saving it anywhere (a script prints the rows,
+    then the model writes [] to the file). Only for a command that computes (python3, awk,
+    sort...), or the grep tool's lines when the request is to save lines. Says how to save
+    exactly what it prints: run it again with its output sent to the file."""
     if len(missing) != 1:
         return None
     last, result = _last_call(run, ("bash", "grep"))
@@ -87,15 +82,14 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
         return None
     if not _COMPUTING.match(command):
         return None  # cat or grep shows material to work on (a file to summarize), not the result
-    return (f"{PRINTED_NOT_SAVED} its result but saved nothing to {name}. Run it again with its output saved, "
-            f"like this:\n{saving_command(command, name)}")
+    return Finding("output.printed_not_saved", {"path": name, "command": saving_command(command, name)}, ("bash",), COMMAND)
 
 
 def saving_command(command: str, name: str) -> str:
     """``command`` with its output sent to ``name``: ``> name`` after ``python3 -`` of a heredoc
     (or at the end of a one-line command); for a .json file, a last ``print(x)`` of a heredoc
-    prints ``json.dumps(x)``. A small model told to add the redirect re-ran its command
-    unchanged, twice (from the benchmark); given the whole command, it has only to copy it."""
+    prints ``json.dumps(x)``. A small model told to add the redirect re-runs its command
+    unchanged; given the whole command, it has only to copy it."""
     heredoc = re.match(r"(\s*python3?\s+-)(\s*<<)", command)
     if heredoc is None:
         return f"{command.rstrip()} > {name}"
@@ -107,34 +101,31 @@ def saving_command(command: str, name: str) -> str:
 
 _RUN_AND_SAVE = re.compile(r"\b(?:run|execute)\b.{0,80}?\b(?:save|write|store|put)\b.{0,20}?\boutput\b", re.IGNORECASE | re.DOTALL)
 _RUNNERS = {".py": "python3", ".sh": "bash", ".js": "node"}
-RUN_SCRIPT = "Run the script"
 
 
-def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -> str | None:
-    """A note when the request says to run a script and save its output to a file that is still
-    missing or empty, and the script exists: the command that does both (from the benchmark:
-    told to write primes.py, run it and save its output, the model wrote the script, then typed
-    the primes into the file itself, 1 among them)."""
+def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -> Finding | None:
+    """``script.output_typed`` when the request says to run a script and save its output to a
+    file that is still missing or empty, and the script exists: the command that does both (a
+    model writes the script, then types what it thinks it prints). English."""
     if len(missing) != 1 or not scripts or not _RUN_AND_SAVE.search(request):
         return None
     script = scripts[0]
     runner = _RUNNERS.get(script[script.rfind("."):], "")
-    return f"{RUN_SCRIPT} the request names with its output saved, instead of writing the output yourself: {runner} {script} > {missing[0]}"
+    return Finding("script.output_typed", {"path": missing[0], "command": f"{runner} {script} > {missing[0]}"}, ("bash",), COMMAND)
 
 
 _ROW_RANGE = re.compile(
     r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the )?numbers (\d+) to (\d+), one per line\b",
     re.IGNORECASE,
 )
-ROWS_SHORT = "The request wants one row per item"
 
 
-def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> str | None:
-    """A note when the request asks for one row per item of a range ("one row for each n from 1
-    to 50") and the file ``name`` has another number of lines (and a header when asked for), from the
-    benchmark: the model typed 49 of 50 rows into write_file. Suggests generating the rows; when
-    the run's last command printed just that many rows without saving them (the model's next
-    move, twice), gives that command whole, saving them, the header printed first."""
+def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> Finding | None:
+    """``rows.count_wrong`` when the request asks for one row per item of a range ("one row for
+    each n from 1 to 50", English) and the file ``name`` has another number of lines (and a
+    header when asked for): a model types the rows and miscounts. Suggests generating the rows;
+    when the run's last command printed just that many rows without saving them, gives that
+    command whole, saving them, the header printed first."""
     match = _ROW_RANGE.search(request)
     if match is None or not text.strip() or name.endswith(".json"):
         return None
@@ -144,7 +135,7 @@ def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> s
     allowed = (wanted + 1,) if re.search(r"\bheader\b", request, re.IGNORECASE) else (wanted, wanted + 1)
     if wanted <= 0 or len(lines) in allowed:  # a header row when the request asks for one; else either
         return None
-    head = f"{ROWS_SHORT} from {low} to {high} ({wanted} rows), but {name} has {len(lines)} lines. "
+    evidence: dict[str, Any] = {"path": name, "low": low, "high": high, "wanted": wanted, "lines": len(lines), "command": None}
     printed = _last_printed(run)
     if printed is not None and len(printed[1].strip().splitlines()) == wanted and _COMPUTING.match(printed[0]):
         command = saving_command(printed[0], name)
@@ -152,11 +143,8 @@ def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> s
         if header and re.match(r"\s*python3?\s+-\s*>", command):
             first, rest = command.split("\n", 1)
             command = f"{first}\nprint({header.group(1)!r})\n{rest}"
-        return head + f"Your last command printed the {wanted} rows: save them like this:\n{command}"
-    return head + (
-        f"Generate the rows with a loop instead of typing them: python3 - > {name} <<'EOF' with a for loop that prints "
-        "each row (the header line first, when the request asks for one), then EOF."
-    )
+        evidence["command"] = command
+    return Finding("rows.count_wrong", evidence, ("bash",), COMMAND)
 
 
 _HEADER = re.compile(r"\bheader(?: row| line)? ([^\s]+?)[.,;]?(?:\s|$)", re.IGNORECASE)
@@ -181,14 +169,12 @@ def _last_printed(run: Sequence[Any]) -> tuple[str, str] | None:
 
 
 _GREP_PREFIX = re.compile(r"^(?:/mnt/user-data/[^:\s]+:\d+: ?|\s*\d+\t)")  # grep's path:line:, read_file's gutter
-LINES_CUT = "The lines you wrote are cut short"
 
 
-def cut_lines(run: Sequence[Any]) -> str | None:
-    """A note when the last write_file of the run holds lines that are each only part of a line a
-    tool showed (from the benchmark: asked to save the ERROR lines of a log, the model wrote
-    "ERROR disk full id=3" for "2025-05-01 10:03:00 ERROR disk full id=3", all six of them). With
-    a grep call in the run, says how to save whole lines with it."""
+def cut_lines(run: Sequence[Any]) -> Finding | None:
+    """``file.lines_cut`` when the last write_file of the run holds lines that are each only part
+    of a line a tool showed (a model copying log lines drops their timestamps). With a grep call
+    in the run, says how to save whole lines with it."""
     shown: list[str] = []
     writes: list[dict[str, Any]] = []
     greps: list[dict[str, Any]] = []
@@ -209,27 +195,26 @@ def cut_lines(run: Sequence[Any]) -> str | None:
     if not lines or len(cut) * 2 <= len(lines):
         return None
     full = next(s for s in shown if cut[0] in s and len(s) > len(cut[0]))
-    how = ""
+    command = None
     if greps:
         g = greps[-1].get("args") or {}
-        how = f" Save whole lines with bash: grep {shlex.quote(str(g.get('pattern') or ''))} {g.get('path') or '.'} > {args.get('path')}"
-    return f"{LINES_CUT}: {cut[0]!r} is part of the line {full!r}.{how}"
+        command = f"grep {shlex.quote(str(g.get('pattern') or ''))} {g.get('path') or '.'} > {args.get('path')}"
+    return Finding("file.lines_cut", {"path": str(args.get("path")), "cut": cut[0], "line": full, "command": command},
+                   ("bash",), COMMAND)
 
 
 _JUST = re.compile(
     r"\b(?:write|save|put)\s+(?:just\s+|only\s+)?(?:its|the)\s+(?:(file\s*)?name|path|number)|\bjust\s+(?:the|its)\s+(?:(file\s*)?name|path|number)",
     re.IGNORECASE,
 )
-NOT_JUST_VALUE = "The request asks for just"
 _RELATIVE = re.compile(r"\brelative to ([\w.-]+)", re.IGNORECASE)
 
 
-def not_just_value(request: str, name: str, text: str) -> str | None:
-    """A note when the request asks for just a name, path or number in the file ``name`` and the
-    file holds a sentence (from the benchmark: asked to write the largest file's name, the model
-    wrote "The largest file in ... is /mnt/user-data/workspace/data/c.log."). Offers the value the
-    sentence holds: the last path's file name (or the path), or its one number. Several lines (a
-    search's output copied in whole, from the benchmark) get the note without an offer."""
+def not_just_value(request: str, name: str, text: str) -> Finding | None:
+    """``file.not_just_value`` when the request asks for just a name, path or number in the file
+    ``name`` (English) and the file holds a sentence ("The largest file in ... is .../c.log.").
+    Offers the value the sentence holds: the last path's file name (or the path), or its one
+    number. Several lines (a search's output copied in whole) get the finding without an offer."""
     match = _JUST.search(request)
     value = text.strip()
     if match is None or not value:
@@ -238,8 +223,8 @@ def not_just_value(request: str, name: str, text: str) -> str | None:
     if relative and is_value(value) and value.startswith("/") and f"/{relative.group(1)}/" in value:
         # "its path relative to pkg (like a/b.py)": the model wrote /mnt/user-data/workspace/pkg/utils/dates.py
         offer = value.split(f"/{relative.group(1)}/", 1)[1]
-        return (f"{NOT_JUST_VALUE} the path relative to {relative.group(1)} in {name}, but it holds the full path. "
-                f"If it is {offer}, write just {offer} there with write_file.")
+        return Finding("file.not_just_value", {"path": name, "what": "path", "relative": relative.group(1), "offer": offer,
+                                               "lines": 1, "sentence": value[:120]}, ("write_file",), WRITE_IF_ALONE)
     if is_value(value):
         return None
     lines = len(value.splitlines())
@@ -247,26 +232,24 @@ def not_just_value(request: str, name: str, text: str) -> str | None:
     if "number" in what:
         numbers = sorted(numbers_in(value))
         offer = numbers[0] if len(numbers) == 1 else None
-        thing = "the number"
+        thing = "number"
     else:
         paths = re.findall(r"[\w./-]*\w\.\w+", value)
         offer = (paths[-1].rsplit("/", 1)[-1] if "name" in what else paths[-1]) if paths else None
-        thing = "the name" if "name" in what else "the path"
+        thing = "name" if "name" in what else "path"
     if lines > 1:
         offer = None  # several lines (a search's output): which one is meant is the model's to say
-    tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
-    holds = f"{lines} lines" if lines > 1 else f"a sentence: {value[:120]!r}"
-    return f"{NOT_JUST_VALUE} {thing} in {name}, but it holds {holds}.{tail}"
+    return Finding("file.not_just_value", {"path": name, "what": thing, "relative": None, "offer": offer, "lines": lines,
+                                           "sentence": value[:120]}, ("write_file",), WRITE_IF_ALONE)
 
 
 _SORTED = re.compile(r"\b(?:sorted|in (?:alphabetical|ascending|descending) order|alphabetically)\b", re.IGNORECASE)
-NOT_SORTED = "The request asks for it sorted"
 
 
-def not_sorted(request: str, name: str, text: str) -> str | None:
-    """A note when the request asks for a sorted list and the file ``name`` holds a list (JSON,
-    or one item per line) in neither ascending nor descending order (from the benchmark: asked
-    for the names sorted alphabetically, a sub-agent typed them in the file's order)."""
+def not_sorted(request: str, name: str, text: str) -> Finding | None:
+    """``file.not_sorted`` when the request asks for a sorted list (English) and the file ``name``
+    holds a list (JSON, or one item per line) in neither ascending nor descending order (a model
+    types the items in the order it read them)."""
     if not _SORTED.search(request) or not text.strip():
         return None
     try:
@@ -281,20 +264,16 @@ def not_sorted(request: str, name: str, text: str) -> str | None:
             return None
     except TypeError:  # mixed kinds: not a list to judge
         return None
-    return (
-        f"{NOT_SORTED}, but {name} is not in order ({', '.join(map(str, items[:4]))}...). Sort it with a "
-        "command (python3 with sorted(), or sort) and write the result."
-    )
+    return Finding("file.not_sorted", {"path": name, "items": [str(i) for i in items[:4]]}, ("bash",), COMMAND)
 
 
 _RENAME_EXT = re.compile(r"\brename\b.*?\.(\w{1,8})\b.*?\bto\s+(?:\w+\s+)?\.(\w{1,8})\b", re.IGNORECASE)
-DOUBLE_EXTENSION = "The files are now named"
 
 
-def double_extension(request: str, paths: Sequence[str]) -> str | None:
-    """A note when the request renames files from one extension to another and files now end in
-    both (``a.txt.md``): ``mv {} {}.md`` added the new one without taking the old one off (from
-    the benchmark). Gives the loop that fixes the names."""
+def double_extension(request: str, paths: Sequence[str]) -> Finding | None:
+    """``rename.double_extension`` when the request renames files from one extension to another
+    (English) and files now end in both (``a.txt.md``): ``mv {} {}.md`` added the new one without
+    taking the old one off. Gives the loop that fixes the names."""
     match = _RENAME_EXT.search(request)
     if match is None:
         return None
@@ -303,10 +282,9 @@ def double_extension(request: str, paths: Sequence[str]) -> str | None:
     if not doubled:
         return None
     folder = doubled[0].rsplit("/", 1)[0]
-    return (
-        f"{DOUBLE_EXTENSION} like {doubled[0].rsplit('/', 1)[-1]}: the .{old} must go. Fix the names with bash: "
-        f'cd {folder} && for f in *.{old}.{new}; do mv "$f" "${{f%.{old}.{new}}}.{new}"; done'
-    )
+    command = f'cd {folder} && for f in *.{old}.{new}; do mv "$f" "${{f%.{old}.{new}}}.{new}"; done'
+    return Finding("rename.double_extension", {"example": doubled[0].rsplit("/", 1)[-1], "old": old, "new": new,
+                                               "command": command}, ("bash",), COMMAND)
 
 
 _CLAIM = re.compile(
@@ -315,13 +293,12 @@ _CLAIM = re.compile(
     re.IGNORECASE,
 )
 _WRITING_COMMAND = re.compile(r">|\b(?:tee|cp|mv|touch|rename|zip|tar|ln|python3?|node|sed\s+-i|perl|dd|install)\b")
-CLAIM_UNBACKED = "Your answer says the work was done"
 
 
-def unbacked_claim(reply: str, run: Sequence[Any]) -> str | None:
-    """A note when the answer claims something was created or saved but no call of the run
-    could have written a file (from the benchmark: asked to make a skill, the model ran
-    ``mkdir -p skills/custom/csv-summary`` and answered "The skill has been created")."""
+def unbacked_claim(reply: str, run: Sequence[Any]) -> Finding | None:
+    """``claim.unbacked`` when the answer claims (in English) something was created or saved but
+    no call of the run could have written a file (a model runs ``mkdir`` and answers that the
+    thing "has been created")."""
     if not _CLAIM.search(reply):
         return None
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
@@ -332,8 +309,4 @@ def unbacked_claim(reply: str, run: Sequence[Any]) -> str | None:
             continue
         if _WRITING_COMMAND.search(str((call.get("args") or {}).get("command") or "")):
             return None
-    made = " (mkdir makes an empty folder only)" if any("mkdir" in str(c.get("args")) for c in calls) else ""
-    return (
-        f"{CLAIM_UNBACKED}, but none of your tool calls wrote a file{made}. Do it now with your tools: "
-        "write each file with write_file, then answer."
-    )
+    return Finding("claim.unbacked", {"mkdir": any("mkdir" in str(c.get("args")) for c in calls)})

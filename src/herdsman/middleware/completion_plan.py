@@ -1,6 +1,6 @@
-"""Which tools the calls after a completion-check note must use: the note's problems, read by
-their prefixes, become a plan of forced tools (``tool_choice``), so a small model told what is
-missing acts on it instead of apologizing.
+"""Which tools the calls after a completion-check note must use: the note's findings, by their
+``next_tools`` and ``priority`` fields, become a plan of forced tools (``tool_choice``), so a
+small model told what is missing acts on it instead of apologizing.
 """
 
 from __future__ import annotations
@@ -10,55 +10,35 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from herdsman.middleware.completion_files import (
-    DOUBLE_EXTENSION, LINES_CUT, NOT_JUST_VALUE, NOT_SORTED, PRINTED_NOT_SAVED, ROWS_SHORT, RUN_SCRIPT, SKILL_OUTPUT,
-    VALUE_NOT_SET,
-)
-from herdsman.middleware.completion_rules import (
-    ANSWER_OFFER, CODE_NOT_RUN, CODE_NOT_WRITTEN, COMPARE_IT, FOLDER_EMPTY, MISSING_FILE, RUN_IT, SOURCE_SUFFIXES, change_targets,
-    mention,
-)
-from herdsman.middleware.completion_search import SEARCH_AGAIN, SEARCH_FOR
-from herdsman.middleware.turn import this_run
+from herdsman.middleware.completion_rules import mention
+from herdsman.middleware.findings import WRITE_IF_ALONE, Finding
 
 
-_BASH_NOTES = (CODE_NOT_RUN, RUN_IT, PRINTED_NOT_SAVED, ROWS_SHORT, LINES_CUT, RUN_SCRIPT, COMPARE_IT, NOT_SORTED, DOUBLE_EXTENSION)
-"""Notes whose way out is a command: run the code shown, the script changed, the saving command..."""
-
-
-def next_tools(problems: Sequence[str], state: Any) -> list[str]:
-    """The tools the calls after a note must use, in order ("any": some tool).
-
-    A file to fix that is unchanged: read it first when the run has not (read before write
-    refuses an edit of an unread file), then write_file when the reply showed the new code
-    (the model copies its own code), else str_replace. A missing file: write_file when it is
-    the only problem or the reply was a value to copy into it, or a text file the model already tried to write another way (it knows
-    the content, not the mechanics; an empty file counts as missing); bash when the note's way out is a
-    command (code to run, output to save, a count or a comparison to make); grep when a search found
-    nothing or never looked for the request's term. Else any tool."""
-    request, run = this_run(state.get("messages") or [])
+def read_first(run: Sequence[Any], paths: Sequence[str], edit: str) -> tuple[str, ...]:
+    """The calls that edit one of ``paths`` with the tool ``edit``: read_file first when no call
+    of the run read it (read before write refuses an edit of an unread file), else the edit
+    alone. The file to change counts, not another one (a test beside it)."""
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
-    targets = change_targets(request.text if request else "", list(state.get("preexisting_stat") or {}))
     read = any(
         (c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])))
-        and any(mention(str(c["args"]), t.rsplit("/", 1)[-1]) for t in targets)
+        and any(mention(str(c["args"]), p.rsplit("/", 1)[-1]) for p in paths)
         for c in calls
-    )  # the file to change, not another one (the test beside it)
-    if any("but it was not changed" in p for p in problems):
-        edit = "write_file" if any(p.startswith(CODE_NOT_WRITTEN) for p in problems) else "str_replace"
-        return [edit] if read else ["read_file", edit]
-    if any(p.startswith(VALUE_NOT_SET) for p in problems):
-        return ["str_replace"] if read else ["read_file", "str_replace"]
-    if any(p.startswith(_BASH_NOTES) or " wc -" in p for p in problems):  # " wc -": a count to make with that command
-        return ["bash"]
-    if any(p.startswith((SEARCH_AGAIN, SEARCH_FOR)) for p in problems):
-        return ["grep"]
-    missing = [m.group(1) or m.group(2) for p in problems if (m := MISSING_FILE.search(p))]
-    if missing and (len(problems) == 1 or any(p.startswith(ANSWER_OFFER) for p in problems)):
-        return ["write_file"]
-    if len(problems) == 1 and problems[0].startswith((FOLDER_EMPTY, NOT_JUST_VALUE, SKILL_OUTPUT)):
-        return ["write_file"]
-    tried = " ".join([str(c["args"]) for c in calls] + [m.text for m in run if isinstance(m, AIMessage)])
-    if missing and all(name.lower().endswith(SOURCE_SUFFIXES) and name in tried for name in missing):
-        return ["write_file"]
-    return ["any"]
+    )
+    return (edit,) if read else ("read_file", edit)
+
+
+def next_tools(findings: Sequence[Finding]) -> list[str]:
+    """The tools the calls after a note must use, in order ("any": some tool).
+
+    The finding with next tools and the lowest priority decides: rewrite a file with the code
+    the reply showed, edit a file to change (each read first when unread), run a command, search,
+    write a file. A finding whose write applies only alone (``WRITE_IF_ALONE``: a missing file,
+    an empty folder, a sentence for a value) decides only when every finding of the note is a
+    write; else any tool."""
+    planned = sorted((f for f in findings if f.next_tools), key=lambda f: f.priority)
+    if not planned:
+        return ["any"]
+    first = planned[0]
+    if first.priority >= WRITE_IF_ALONE and any(f.next_tools != ("write_file",) for f in findings):
+        return ["any"]
+    return list(first.next_tools)

@@ -5,9 +5,12 @@ are in :mod:`~herdsman.middleware.completion_files`, those on searching in
 :mod:`~herdsman.middleware.completion_search`, the tool plan after a note in
 :mod:`~herdsman.middleware.completion_plan`.
 
-Pure functions of messages and text, so each rule can be read and tested on its own;
-:mod:`herdsman.middleware.completion_check` applies them, with the thread's files, when the
-model stops.
+Pure functions of messages and text, so each rule can be read and tested on its own; those that
+find something return a :class:`~herdsman.middleware.findings.Finding` (its words are in
+:mod:`~herdsman.middleware.findings_text`). :mod:`herdsman.middleware.completion_check` applies
+them, with the thread's files, when the model stops. The patterns that read English words
+(``CHANGE_VERBS``, ``COUNT_QUESTION``, ``_SUPERLATIVE``...) serve rules declared English in
+:data:`~herdsman.middleware.findings.RULES`.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.turn import is_harness
+from herdsman.middleware.findings import COMMAND, Finding, noted
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
 CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
 SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
+# ASCII bounds: "共有5个" holds the number 5 (CJK characters are word characters for \w), "3rd" none
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
 
 
 def numbers_in(text: str) -> set[str]:
@@ -41,8 +45,7 @@ _READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
 
 def shown_numbers(result: ToolMessage) -> set[str]:
     """The numbers a tool result shows; read_file's line numbers are its own decoration, not the
-    file's (from the benchmark: counting 'failed' orders by eye, the model answered 11, a line
-    number of the listing)."""
+    file's (a model counting matching lines by eye in a listing answers with a line number)."""
     text = result.text
     if result.name == "read_file":
         text = _READ_RANGE.sub("", _GUTTER.sub("", text))
@@ -70,15 +73,8 @@ def is_shown(number: str, shown: set[str]) -> bool:
                for s in shown)
 
 
-MISSING_FILE = re.compile(r"^(?:The request asks for (\S+), which does not exist yet|(\S+) is empty\. Write its content)")
-
-
 _CODE_FENCE = re.compile(r"```[ \t]*(python3?|py|bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
-CODE_NOT_WRITTEN = "Your reply shows the new code, but"
 FENCE_SUFFIX = {"py": ".py", "ba": ".sh", "sh": ".sh"}  # fence language (first two letters) -> file type
-CODE_NOT_RUN = "Your reply shows code that nothing ran."
-ANSWER_OFFER = "Your answer was"
-FOLDER_EMPTY = "The request asks for files in"
 
 
 def fenced_code(reply: str) -> list[tuple[str, str]]:
@@ -96,8 +92,7 @@ _OUTPUT_FOLDER = re.compile(r"(/mnt/user-data/outputs/[\w./-]*[\w-])(?=[\s,;:)]|
 
 def output_folders(request: str) -> list[str]:
     """Folders under outputs the request names (a path without a file extension), to be made
-    and filled (from the benchmark: asked for a site in /mnt/user-data/outputs/site, the model
-    wrote a plan in the workspace and answered "Done.")."""
+    and filled (a model asked for a folder of files writes a plan elsewhere and answers "Done.")."""
     found = [m.group(1) for m in _OUTPUT_FOLDER.finditer(request)]
     return [f for f in dict.fromkeys(found) if "." not in f.rsplit("/", 1)[-1]]
 
@@ -123,7 +118,7 @@ def change_targets(request: str, names: Sequence[str]) -> list[str]:
     first = {n: mention(request[verb.end():], n.rsplit("/", 1)[-1]) for n in names}
     after = [n for n, m in first.items() if m is not None]
     # a file the change reads from is not the one to change ("Fix server.py so it prints the port
-    # from config.json": from the benchmark, where the model was sent to change config.json)
+    # from config.json": config.json is read, not changed)
     changed = [n for n in after if not _SOURCE_BEFORE.search(request[: verb.end() + first[n].start()])]  # type: ignore[union-attr]
     return changed or after or list(names)
 
@@ -132,16 +127,15 @@ _SOURCE_BEFORE = re.compile(r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:
 
 
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
-RUN_IT = "You changed"
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
 
-def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], samples: Sequence[str] = ()) -> list[str]:
-    """A note when the run changed a script the request asks to fix but ran no command since
-    (from the benchmark: an edit that broke wc.py with a syntax error, then an answer that it
-    was fixed). The command is the one the request names, when it names one; a placeholder in
-    it (FILE in "python3 wc.py FILE") is given one of ``samples``, files that exist (from the
-    benchmark: the model ran "python3 wc.py FILE" and got FileNotFoundError, three times)."""
+def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], samples: Sequence[str] = ()) -> list[Finding]:
+    """``script.changed_not_run`` when the run changed one of the scripts ``targets`` (files the
+    request named) but ran no command since (an edit that breaks a script, then an answer that it
+    is fixed), once per run. The command is the one the request names, when it names one; a
+    placeholder in it (FILE in "python3 wc.py FILE") is given one of ``samples``, files that
+    exist (a model runs the request's placeholder as a file name, again and again)."""
     scripts = [t for t in targets if t.endswith((".py", ".sh", ".js"))]
     last_edit = last_run = -1
     for i, message in enumerate(run):
@@ -151,14 +145,14 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
                 last_edit = i
             elif call["name"] == "bash":
                 last_run = i
-    if last_edit < 0 or last_run > last_edit or any(is_harness(m) and RUN_IT in m.text for m in run):
+    if last_edit < 0 or last_run > last_edit or noted(run, "script.changed_not_run"):
         return []
     command = _RUN_COMMAND.search(request)
-    how = f" ({command.group(0)})" if command else ""
-    placeholder = _PLACEHOLDER_WORD.search(how)
-    if placeholder and samples:
-        how = f" ({command.group(0)}, with {placeholder.group(0)} a file that exists, such as {samples[0]})"  # type: ignore[union-attr]
-    return [f"{RUN_IT} {' or '.join(scripts)} but have not run it since. Run it now{how} and check that it does what the request asks."]
+    placeholder = _PLACEHOLDER_WORD.search(command.group(0)) if command else None
+    evidence = {"scripts": scripts, "command": command.group(0) if command else None,
+                "placeholder": placeholder.group(0) if placeholder and samples else None,
+                "sample": samples[0] if placeholder and samples else None}
+    return [Finding("script.changed_not_run", evidence, ("bash",), COMMAND)]
 
 
 _ECHO_TO_FILE = re.compile(r"echo\s+(?:-n\s+)?(['\"]?[-\d.\s,]+['\"]?)\s*>\s*(\S+)")
@@ -170,8 +164,8 @@ _WC = {"words": "-w", "lines": "-l", "characters": "-m"}
 
 def count_command(request: str) -> str | None:
     """The command that counts what the request asks to count in the file it names ("count the
-    words in essay.txt": ``wc -w essay.txt``), or None (from the benchmark: a sub-agent read the
-    essay, answered 100 and wrote 100, then ran ``wc -l`` on its own output file)."""
+    words in essay.txt": ``wc -w essay.txt``), or None (a model asked for a count reads the file
+    and guesses it; English words only: a request in another language gets None)."""
     what = _COUNT_OF.search(request)
     files = [f for f in re.findall(r"(?:/mnt/user-data/)?[\w./-]+\.\w+", request) if "/outputs/" not in f]
     if what is None or not files:
@@ -204,8 +198,7 @@ def _writes(run: Sequence[Any], request: str) -> Iterator[tuple[str, str, set[st
 def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     """(path, numbers) for each file the run wrote (write_file, or ``echo 1 > file``) whose content
     is nothing but numbers, some of which neither the request nor an earlier tool result shows
-    (from the benchmark: given 7 paths, the model wrote 0 to count.txt, and 1 with echo; told to
-    run primes.py and save its output, it wrote the primes itself, 1 among them)."""
+    (a count written without counting; a script's output typed instead of produced)."""
     last: dict[str, str | None] = {}  # path -> the guessed number its last write holds, or None
     for path, content, seen in _writes(run, request):
         content = content.strip()
@@ -216,14 +209,15 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     return [(path, number) for path, number in last.items() if number is not None]
 
 
-_FIGURE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.]*\w)|(?<![\w.,])\d+\.\d{2,}(?![\w.]*\w)")
+_FIGURE = re.compile(r"(?<![A-Za-z0-9_.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])"
+                     r"|(?<![A-Za-z0-9_.,])\d+\.\d{2,}(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
 
 
 def made_up_figures(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     """(path, figures) for each text file whose last write fills it with figures (two decimals or
     more, or thousands with commas: computed values, not section numbers like 2.1 or years) that
-    neither the request nor an earlier tool result shows (from the benchmark: a sales report
-    stating "$123,456.78" and "100 rows" before anything had read the CSV)."""
+    neither the request nor an earlier tool result shows (a report stating totals before
+    anything read the data)."""
     found: dict[str, str | None] = {}
     for path, content, seen in _writes(run, request):
         if _ONLY_NUMBERS.fullmatch(content.strip()):
@@ -237,9 +231,15 @@ def made_up_figures(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
 _STOCK_REPLIES = {"done", "ok", "okay", "finished", "complete", "completed", "saved", "success", "created", "fixed"}
 
 
+_CJK_PUNCTUATION = "，。！？；：、"
+"""Chinese and Japanese write sentences without spaces: their punctuation marks a sentence."""
+
+
 def is_value(reply: str) -> bool:
-    """Whether a reply is one value (a number, a name, a path), not a sentence or a stock word."""
-    return 0 < len(reply) <= 80 and not any(c.isspace() for c in reply) and reply.lower().strip(".!") not in _STOCK_REPLIES
+    """Whether a reply is one value (a number, a name, a path), not a sentence (words with spaces,
+    or CJK sentence punctuation) or a stock word."""
+    return (0 < len(reply) <= 80 and not any(c.isspace() or c in _CJK_PUNCTUATION for c in reply)
+            and reply.lower().strip(".!") not in _STOCK_REPLIES)
 
 
 def json_in(reply: str) -> str | None:
@@ -262,15 +262,14 @@ _SUPERLATIVE = re.compile(
     re.IGNORECASE,
 )
 _COMPARING = re.compile(r"\b(?:sort|sorted|max|min|du|awk|python3?|node)\b|\bls\s+-\w*S")
-COMPARE_IT = "The request asks which is the"
 
 
-def uncompared(request: str, run: Sequence[Any]) -> str | None:
-    """A note when the request asks which item is the largest (smallest, warmest...) and no
-    command of the run compared anything (from the benchmark: given three files with their sizes,
-    the model named the one of 50 bytes as the largest, twice). Says how to compare with a command."""
+def uncompared(request: str, run: Sequence[Any]) -> Finding | None:
+    """``compare.not_made`` when the request asks which item is the largest (smallest,
+    warmest...) and no command of the run compared anything (a model shown sizes in a listing
+    picks one by eye, often the wrong one), once per run; with a command that compares. English."""
     match = _SUPERLATIVE.search(request)
-    if match is None or any(is_harness(m) and COMPARE_IT in m.text for m in run):
+    if match is None or noted(run, "compare.not_made"):
         return None
     commands = " ".join(str((c.get("args") or {}).get("command") or "") for m in run if isinstance(m, AIMessage)
                         for c in m.tool_calls if c["name"] == "bash")
@@ -278,10 +277,7 @@ def uncompared(request: str, run: Sequence[Any]) -> str | None:
         return None
     folders = request_folders(request)
     by_size = f"ls -S {folders[0]} | head -n 1" if folders else "ls -S <folder> | head -n 1"
-    return (
-        f"{COMPARE_IT} {match.group(1).lower()}: find it with a command that compares, not by eye (files by size: "
-        f"{by_size}; values in a table: python3 with max() or min(), or sort), then answer with what it prints."
-    )
+    return Finding("compare.not_made", {"what": match.group(1).lower(), "command": by_size}, ("bash",), COMMAND)
 
 
 def failure_detail(result: ToolMessage) -> str:
@@ -302,28 +298,26 @@ _CHOICES = re.compile(
 _PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
 
 
-def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> str:
-    """A hint for the commonest failures of a small model: Python with for/with squeezed into
-    ``python3 -c "...; ..."`` (a SyntaxError however it is retried); a placeholder of the request
-    run as a file name ("python3 wc.py FILE"); ``rename``, which this sandbox does not have; a
-    name that is not among the choices an error lists (the chart script said "no column 'total';
-    the columns are: date, region, amount", and the model sent 'total' twice more)."""
+def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | None:
+    """The kind of hint (``{"kind": ...}`` with its values) for the commonest failures of a small
+    model, read from the failed call and its output (a tool's words, not the request's): Python
+    with for/with squeezed into ``python3 -c "...; ..."`` (a SyntaxError however it is retried); a
+    placeholder of the request run as a file name ("python3 wc.py FILE"); ``rename``, which this
+    sandbox does not have; a name that is not among the choices an error lists ("no column
+    'total'; the columns are: date, region, amount", and the model sends 'total' again)."""
     call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
     command = str((call or {}).get("args", {}).get("command", ""))
     if "SyntaxError" in result.text and _PYTHON_C.search(command):
-        return (" Python with for, with or if, or newlines inside strings, does not fit in python3 -c: run it as "
-                "python3 - <<'EOF' with one statement per line, then EOF.")
+        return {"kind": "python_c"}
     placeholder = _PLACEHOLDER_WORD.search(command)
     if placeholder and "No such file" in result.text and placeholder.group(0) in result.text:
-        return (f" {placeholder.group(0)} is a placeholder from the request, not a file: put the name of a file "
-                "that exists in its place (ls shows them).")
+        return {"kind": "placeholder", "word": placeholder.group(0)}
     choice = _CHOICES.search(result.text)
     if choice:
-        return (f" {choice.group(1)!r} is not one of them: use one of {choice.group(2).strip().rstrip('.)')} instead "
-                "(the request's words need not be the names).")
+        return {"kind": "choices", "name": choice.group(1), "choices": choice.group(2).strip().rstrip(".)")}
     if re.search(r"\brename\b.*(?:No such file or directory|not found)", result.text):
-        return ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done'
-    return ""
+        return {"kind": "rename"}
+    return None
 
 
 _ERROR_LINE = re.compile(
@@ -335,7 +329,7 @@ def failed(result: ToolMessage) -> bool:
     """Whether a tool result is a failure: an error status, a command's non-zero exit code, or
     output that is nothing but error lines (``grep x folder | head`` exits 0 with "grep: folder: Is
     a directory"; ``find -exec rename`` with no rename exits 0 with "find: 'rename': No such file
-    or directory" thrice: both from the benchmark, where the model moved on as if it had worked)."""
+    or directory": a model moves on as if either had worked)."""
     if result.status == "error" or EXIT_CODE.search(result.text[-200:]):
         return True
     lines = [line.strip() for line in result.text.strip().splitlines() if line.strip()]
@@ -356,6 +350,6 @@ _CALL_NAME = re.compile(r'\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"(?:arguments|para
 
 
 def unknown_tools(reply: str, tool_names: Sequence[str]) -> list[str]:
-    """Names of tools that do not exist which the reply tries to call as JSON (from the
-    benchmark: ``{"name": "copy", "arguments": {...}}`` to copy a file)."""
+    """Names of tools that do not exist which the reply tries to call as JSON (a model calls a
+    ``copy`` or ``python`` tool it imagines)."""
     return sorted({n for n in _CALL_NAME.findall(reply) if n not in tool_names and n.rsplit(".", 1)[-1] not in tool_names})

@@ -1,8 +1,10 @@
 """The completion check's rules on searching: a search that found nothing before the answer, a
 term of the request no call looked for, and the count the last search printed.
 
-Pure functions of the request and the run's messages; every note starts with a prefix of its
-own, which :func:`herdsman.middleware.completion_plan.next_tools` reads to choose the next tool.
+Pure functions of the request and the run's messages; the two search rules return a
+:class:`~herdsman.middleware.findings.Finding` that sends the next call to grep. They run on a
+request that asks where something is, which or how many (English words, ``_FIND_QUESTION``):
+their rules are declared English in :data:`~herdsman.middleware.findings.RULES`.
 """
 
 from __future__ import annotations
@@ -16,16 +18,15 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import request_folders, request_paths
-from herdsman.middleware.turn import is_harness
+from herdsman.middleware.findings import SEARCH, Finding, noted
 
 
 _COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
 
 
 def count_line(results: Sequence[ToolMessage]) -> tuple[str, str] | None:
-    """``(tool, line)``: the latest count a search tool printed ("[7 matches]"), or None (from the
-    benchmark: glob listed seven .py files and said "[7 matches]"; the model answered 1, and
-    wrote 1 when told that no tool showed it)."""
+    """``(tool, line)``: the latest count a search tool printed ("[7 matches]"), or None (a model
+    given a listing and its count answers with another number)."""
     for result in reversed(results):
         found = _COUNT_LINE.findall(result.text)
         if found:
@@ -38,7 +39,6 @@ _FIND_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _FOUND_NOTHING = re.compile(r"\A(?:\(no output\)|no matches for |no paths match )|: Is a directory$|No such file or directory", re.MULTILINE)
-SEARCH_AGAIN = "Your search"
 
 
 def _search_of(call: dict[str, Any]) -> tuple[str, str] | None:
@@ -66,14 +66,13 @@ def _search_of(call: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def fruitless_search(request: str, run: Sequence[Any]) -> str | None:
-    """A note when the request asks where something is (or how many) and the run's last search
-    found nothing: a name search, one file, a folder given to grep without -r. From the
-    benchmark: ``find -name parse_date.py`` came back empty and the model answered that the
-    function is defined nowhere; ``grep falcon library`` said "Is a directory" and the model wrote
-    "No falcon found". The note names the term and the folder for the grep tool, which searches
-    inside every file under a folder."""
-    if not _FIND_QUESTION.search(request) or any(is_harness(m) and SEARCH_AGAIN in m.text for m in run):
+def fruitless_search(request: str, run: Sequence[Any]) -> Finding | None:
+    """``search.found_nothing`` when the request asks where something is (or how many) and the
+    run's last search found nothing: a name search (``find -name f.py`` for a function), one
+    file, a folder given to grep without -r ("Is a directory"), answered as "not found". The
+    finding names the term and the folder for the grep tool, which searches inside every file
+    under a folder; once per run."""
+    if not _FIND_QUESTION.search(request) or noted(run, "search.found_nothing"):
         return None
     results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
     for message in reversed(run):
@@ -88,24 +87,20 @@ def fruitless_search(request: str, run: Sequence[Any]) -> str | None:
             term = re.sub(r"\.\w+$", "", term.strip("*'\"")).strip("*") or term  # parse_date.py: parse_date
             folders = request_folders(request)
             folder = folders[0] if folders else (path if path and "." not in path.rsplit("/", 1)[-1] else "/mnt/user-data/workspace")
-            return (
-                f"{SEARCH_AGAIN} ({call['name']} for {search[0]!r}) found nothing, so your answer rests on nothing. "
-                f"Search inside every file under the folder: call grep with {grep_arguments(request, term, folder)}."
-            )
+            return Finding("search.found_nothing", {"tool": call["name"], "term": search[0],
+                                                    "grep": grep_arguments(request, term, folder)}, ("grep",), SEARCH)
     return None
 
 
 _TERM = re.compile(r"(?<![\w/.-])(?:[A-Z]{3,}|[a-z]+(?:_[a-z0-9]+)+)(?![\w/.-])|'([^'\s]{2,40})'|\"([^\"\s]{2,40})\"")
-SEARCH_FOR = "The request is about"
 _FORMATS = {"CSV", "JSON", "YAML", "HTML", "XML", "PDF", "TXT", "SQL", "API", "URL", "CLI", "PNG", "SVG", "TSV", "INI", "UTF"}
 
 
-def unsearched_term(request: str, run: Sequence[Any]) -> str | None:
-    """A note when a search request names a term (a word in capitals like TODO, a name like
-    parse_date, a quoted word) that none of the run's tool calls looked for (from the benchmark:
-    asked how many TODO comments the .py files hold, the model listed the .py files and answered
-    with their number)."""
-    if not _FIND_QUESTION.search(request) or any(is_harness(m) and SEARCH_FOR in m.text for m in run):
+def unsearched_term(request: str, run: Sequence[Any]) -> Finding | None:
+    """``search.term_unsearched`` when a search request names a term (a word in capitals like
+    TODO, a name like parse_date, a quoted word) that none of the run's tool calls looked for (a
+    model asked how many comments of a kind files hold counts the files instead); once per run."""
+    if not _FIND_QUESTION.search(request) or noted(run, "search.term_unsearched"):
         return None
     calls = " ".join(json.dumps(c.get("args"), default=str) for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
     if not calls:
@@ -116,26 +111,19 @@ def unsearched_term(request: str, run: Sequence[Any]) -> str | None:
     if not missing:
         return None
     folders = request_paths(request)
-    return (
-        f"{SEARCH_FOR} {missing[0]!r}, but none of your tool calls looked for it, so your answer rests on "
-        f"something else. Search for it: call grep with {grep_arguments(request, missing[0], folders[0] if folders else None)}."
-    )
+    grep = grep_arguments(request, missing[0], folders[0] if folders else None)
+    return Finding("search.term_unsearched", {"term": missing[0], "grep": grep}, ("grep",), SEARCH)
 
 
 _DEFINED = re.compile(r"\bdefin(?:ed|es|ition)\b", re.IGNORECASE)
 _KIND = re.compile(r"(?<![\w/])\.(\w{1,5}) files\b", re.IGNORECASE)
 
 
-def grep_arguments(request: str, term: str, folder: str | None) -> str:
-    """The grep tool's arguments a note suggests: the term (as a definition when the request asks
-    where something is defined: a plain search also finds every use, and the model picked a use),
-    the folder, and the files of the kind the request names ("the .py files": not README.md, whose
-    TODO the model counted)."""
+def grep_arguments(request: str, term: str, folder: str | None) -> dict[str, str | None]:
+    """The grep tool's arguments a finding suggests (``pattern``, ``path``, ``glob``): the term
+    (as a definition when the request asks where something is defined: a plain search also finds
+    every use, and a model picks a use), the folder, and the files of the kind the request names
+    ("the .py files": not a README that mentions the term too)."""
     pattern = f"(def|class|function) {term}" if _DEFINED.search(request) and re.fullmatch(r"\w+", term) else term
-    parts = [f"pattern {pattern!r}"]
-    if folder:
-        parts.append(f"path {folder!r}")
     kind = _KIND.search(request)
-    if kind:
-        parts.append(f"glob '*.{kind.group(1)}'")
-    return " and ".join(parts)
+    return {"pattern": pattern, "path": folder or None, "glob": f"*.{kind.group(1)}" if kind else None}

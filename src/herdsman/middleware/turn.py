@@ -21,9 +21,14 @@ FILE_EXTENSIONS = (
     "txt|md|csv|tsv|json|jsonl|yaml|yml|xml|html|htm|css|js|ts|py|sh|sql|log|ini|toml|cfg|png|jpg|jpeg|svg|"
     "pdf|docx|xlsx|pptx|zip|tar|gz|r|ipynb|tex|rst|env|conf"
 )
-_FILE = re.compile(rf"(?<![\w/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))\b", re.IGNORECASE)
+# ASCII bounds: a file name written right after or before Chinese or Japanese words (写入report.md中)
+# is still a file name, and those scripts' characters count as word characters for \w.
+_FILE = re.compile(rf"(?<![A-Za-z0-9_/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))(?![A-Za-z0-9_])", re.IGNORECASE)
 _FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
+_CJK_LEAD = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+(?=[A-Za-z_])")
+_NEGATED = re.compile(r"\b(?:no|without|not|don't|do not|never|nor)\b(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(like|e\.g\.|such as|for example|for instance)[\s:,]*$", re.IGNORECASE)
+USER_DATA_PREFIX = "/mnt/user-data/"
 HARNESS_NAME = "harness"
 """The ``name`` of the messages the harness adds to a thread (notes, not the user's words)."""
 
@@ -59,6 +64,10 @@ def named_files(request: str) -> list[str]:
     names: list[str] = []
     for match in _FILE.finditer(text):
         name = match.group(1).rstrip(".")
+        if USER_DATA_PREFIX in name:
+            name = name[name.index(USER_DATA_PREFIX):]  # 写入/mnt/user-data/outputs/a.md: the path
+        elif not name.startswith("/"):
+            name = _CJK_LEAD.sub("", name)  # 读取data.csv: data.csv (报告.md stays whole)
         if _EXAMPLE.search(text[max(0, match.start() - 16):match.start()]):
             continue  # "its path (like a/b.py)": a shape, not a file
         if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
@@ -67,9 +76,16 @@ def named_files(request: str) -> list[str]:
     return [n for n in names if "/" in n or not any(o.endswith("/" + n) for o in names)]
 
 
+def files_topic(request: str) -> bool:
+    """Whether the request talks of files, folders or data, in English words ("no files
+    needed", "without a script": not)."""
+    return any(not _NEGATED.search(request[max(0, m.start() - 24):m.start()]) for m in _FILES_TOPIC.finditer(request))
+
+
 def about_files(request: str) -> bool:
-    """Whether the request is about files (names one, or talks of files, folders, data)."""
-    return bool(_FILES_TOPIC.search(request) or named_files(request))
+    """Whether the request is about files: names one (any language), or talks of files, folders,
+    data (English, see :func:`files_topic`)."""
+    return bool(named_files(request) or files_topic(request))
 
 
 EMPTY_VALUES = ("", "[]", "{}", '""', "null")

@@ -39,7 +39,7 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
-from herdsman.middleware.completion_check import CompletionCheckMiddleware
+from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
@@ -100,7 +100,8 @@ class _Outcome:
     error: str | None = None
     files: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
-    unresolved: list[str] = field(default_factory=list)  # what the completion check still found
+    unresolved: list[str] = field(default_factory=list)  # what the completion check still found (its notes' lines)
+    unresolved_rules: list[str] = field(default_factory=list)  # the rule ids of those findings
 
     @property
     def rejected(self) -> bool:
@@ -226,7 +227,10 @@ class SubagentRunner:
         if self.memory is not None:
             middleware.append(MemoryInjectionMiddleware(self.memory))
         if self.config.lead.verify_rounds:
-            middleware.append(CompletionCheckMiddleware(self.provider, self.config.lead.verify_rounds, tool_names=[t.name for t in tools]))
+            middleware.append(CompletionCheckMiddleware(
+                self.provider, self.config.lead.verify_rounds, tool_names=[t.name for t in tools],
+                intent_languages=intent_languages(self.config.lead.intent_rules, small),
+            ))
         if small:
             middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
         middleware += [
@@ -315,7 +319,7 @@ class SubagentRunner:
         }.get(result.status, "task_failed")
         writer({"type": final, **base, "status": result.status, "error": result.error, "usage": result.usage,
                 "duration_s": round(result.duration_s, 3), "files_written": result.files_written,
-                "attempts": result.attempts, "unresolved": result.unresolved})
+                "attempts": result.attempts, "unresolved": result.unresolved, "unresolved_rules": result.unresolved_rules})
         log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
         thread_id = (parent_config.get("configurable") or {}).get("thread_id")
         if thread_id and kept and self.keep_transcript is not None:  # after the event: never delays the news
@@ -369,6 +373,7 @@ class SubagentRunner:
             attempts=attempt,
             model=model_name,
             unresolved=outcome.unresolved,
+            unresolved_rules=outcome.unresolved_rules,
         )
 
     def _history(self, parent_config: dict[str, Any]) -> FileHistory | None:
@@ -446,7 +451,7 @@ class SubagentRunner:
         messages.clear()
         pricing = self.resolver.pricing(model_name)
         steps, stepped = 0, (0, None)
-        unresolved: list[str] = []
+        unresolved: list[dict[str, Any]] = []
         live = LiveTokens(writer, base)
         try:
             async with asyncio.timeout(self.timeout(spec)):
@@ -457,7 +462,7 @@ class SubagentRunner:
                         live.saw(chunk[0], steps + 1)
                         continue
                     messages[:] = chunk.get("messages", messages)
-                    unresolved = list(chunk.get("completion_unresolved") or [])
+                    unresolved = list(chunk.get("completion_unresolved") or [])  # finding dicts
                     scope.note_files(request.task_id, files_changed(messages), files_changed(messages, only_named=True))
                     last = messages[-1] if messages else None
                     if isinstance(last, AIMessage) and (len(messages), last.id) != stepped:
@@ -484,4 +489,5 @@ class SubagentRunner:
             return _Outcome("budget_exceeded", answer="", error=answer, files=files, usage=usage)
         if stopped_by == "max_steps":
             return _Outcome("max_turns", error=answer, files=files, usage=usage)
-        return _Outcome("completed", answer=answer, files=files, usage=usage, unresolved=unresolved)
+        return _Outcome("completed", answer=answer, files=files, usage=usage, unresolved=[f.get("text") or f["rule"] for f in unresolved],
+                        unresolved_rules=[f["rule"] for f in unresolved])

@@ -27,6 +27,8 @@ class TaskResult:
     unresolved: list[str] = field(default_factory=list)
     """What the sub-agent's completion check still found missing in its last answer (shown in
     the events and the UI; the lead reads only the answer, as before)."""
+    unresolved_rules: list[str] = field(default_factory=list)
+    """The rule ids of those findings (``file.missing``, ``command.failed_not_retried``...)."""
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,154 @@
+"""What the completion check found: typed findings, the rules they come from, and their
+languages.
+
+A rule of the completion check returns :class:`Finding` values, never text: a stable rule id
+(``path.missing``, ``command.failed_not_retried``...), the evidence (the path, the number, the
+tool call id, the command), and the tools its way out needs. The plan after a note
+(:mod:`~herdsman.middleware.completion_plan`) reads those fields, a rule that must not repeat
+itself reads the rule ids of the earlier notes (:func:`noted`), and the words the model reads
+are made from a finding in one place only, :mod:`~herdsman.middleware.findings_text`.
+
+Each rule declares the languages it understands in :data:`RULES`: ``None`` for a structural
+rule (files, exit codes, numbers, calls) that holds for a request in any language, else the
+languages whose words it parses (``("en",)`` for one that reads English intent such as "fix",
+"how many", "sorted").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from herdsman.middleware.turn import is_harness
+
+FINDINGS_KEY = "herdsman_findings"
+"""Where a note message carries its findings (``additional_kwargs``), as dicts (see :meth:`Finding.to_dict`)."""
+
+EN = ("en",)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule of the completion check: its id, the languages it applies to (None: any), what it detects."""
+
+    id: str
+    languages: tuple[str, ...] | None
+    detects: str
+
+
+_RULES = (
+    Rule("call.as_text", None, "a tool call written as text in the reply (it was not run)"),
+    Rule("tool.unknown", None, "a call (written as JSON) of a tool that does not exist"),
+    Rule("reply.fake_tool_result", None, "the reply imitates a tool result (<tool_response>)"),
+    Rule("reply.placeholder", None, "placeholders such as <total_amount> where values belong (also <the total> in an English reply)"),
+    Rule("reply.refusal", EN, "the reply refuses a normal task (English refusal phrases)"),
+    Rule("path.missing", None, "a path under /mnt/user-data/outputs the request names does not exist"),
+    Rule("path.empty", None, "a path under /mnt/user-data/outputs the request names is empty ([], {}, whitespace)"),
+    Rule("folder.empty", None, "a folder under /mnt/user-data/outputs the request names holds no file"),
+    Rule("file.missing", EN, "a file the request asks to make (save, write, create...) does not exist"),
+    Rule("file.empty", EN, "a file the request asks to make is empty"),
+    Rule("file.unchanged", None, "a file the request named, which existed, was written back with the same content"),
+    Rule("file.change_not_made", EN, "a file the request asks to fix or change (it existed) is unchanged"),
+    Rule("script.changed_not_run", None, "a script the request named was changed and not run since"),
+    Rule("value.not_set", EN, "the request sets a key to a value (set port to 9090) and the file still has another"),
+    Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
+    Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
+    Rule("command.failed_not_retried", None, "the last tool call failed (error, non-zero exit, only error lines)"),
+    Rule("number.unsupported", None, "the answer to a question states a number no tool output shows"),
+    Rule("number.missing", EN, "the request asks how many / what total and the answer has no number"),
+    Rule("file.numbers_unsupported", None, "a file the run wrote holds only numbers no tool output showed"),
+    Rule("file.figures_unsupported", None, "a file the run wrote states computed figures no tool output showed"),
+    Rule("search.found_nothing", EN, "a where/which/how-many question answered after a search that found nothing"),
+    Rule("search.term_unsearched", EN, "a search question's term that no call looked for"),
+    Rule("compare.not_made", EN, "a which-is-the-largest question answered without a command that compares"),
+    Rule("tool.none_used", None, "no tool was used although the request names a file or path, or files were uploaded"),
+    Rule("tool.none_used_topic", EN, "no tool was used although the request talks of files, folders, data"),
+    Rule("file.lines_cut", None, "the lines written are each only part of a line a tool showed"),
+    Rule("claim.unbacked", EN, "the answer says something was created or saved, and no call could have written a file"),
+    Rule("code.shown_not_run", None, "the reply shows Python or shell code that nothing ran"),
+    Rule("code.shown_not_written", None, "the reply shows the new code of a file to fix that is unchanged"),
+    Rule("answer.offer", None, "the answer was a value and the one file asked for is missing: the value to copy"),
+    Rule("output.printed_not_saved", None, "the last command computed and printed the result of a file still missing"),
+    Rule("output.grep_not_saved", EN, "the grep tool found the lines to save (the request says lines) and nothing saved them"),
+    Rule("script.output_typed", EN, "the request says to run a script and save its output, and the output file is missing"),
+    Rule("rows.count_wrong", EN, "the request asks for one row per item of a range and the file has another count"),
+    Rule("file.not_just_value", EN, "the request asks for just a name, path or number and the file holds a sentence"),
+    Rule("file.not_sorted", EN, "the request asks for a sorted list and the file is not in order"),
+    Rule("rename.double_extension", EN, "a rename from .a to .b left files ending in .a.b"),
+)
+RULES: Mapping[str, Rule] = {r.id: r for r in _RULES}
+"""Every rule of the completion check by id (the verifier's findings are ``verifier.<id>``, any language)."""
+
+# Plan priorities: the first finding (lowest) with next tools decides the forced calls.
+REWRITE = 0
+"""Rewrite a file with the code the reply showed."""
+EDIT = 1
+"""Edit a file the request asks to change."""
+COMMAND = 2
+"""Run a command (the code shown, the script changed, the saving command)."""
+SEARCH = 3
+"""Search inside the files."""
+WRITE = 4
+"""Write a file, whatever else the note says."""
+WRITE_IF_ALONE = 5
+"""Write a file, when every finding of the note says so."""
+FREE = 9
+"""No particular tool."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the final reply misses.
+
+    ``rule``: an id of :data:`RULES` (or ``verifier.<id>``); ``evidence``: what shows it (JSON
+    values only: paths, numbers, a tool call id, a command); ``next_tools``: the calls its way
+    out needs, in order (empty: any tool); ``priority``: which finding's tools the plan follows
+    when several have some (lowest first, see the constants above)."""
+
+    rule: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    next_tools: tuple[str, ...] = ()
+    priority: int = FREE
+
+    @property
+    def languages(self) -> tuple[str, ...] | None:
+        """The languages the rule understands (None: any)."""
+        known = RULES.get(self.rule)
+        return known.languages if known is not None else None
+
+    def to_dict(self, text: str | None = None) -> dict[str, Any]:
+        """A JSON-ready dict (kept in the state and in a note's ``additional_kwargs``)."""
+        out: dict[str, Any] = {
+            "rule": self.rule, "languages": list(self.languages) if self.languages else None,
+            "evidence": dict(self.evidence), "next_tools": list(self.next_tools), "priority": self.priority,
+        }
+        if text is not None:
+            out["text"] = text
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
+        """The finding :meth:`to_dict` gave."""
+        return cls(str(data.get("rule", "")), dict(data.get("evidence") or {}), tuple(data.get("next_tools") or ()),
+                   int(data.get("priority", FREE)))
+
+
+def applies(rule: str, language: str, enabled: Sequence[str]) -> bool:
+    """Whether ``rule`` runs on a text in ``language``: a language-neutral rule always; one that
+    parses words only when ``language`` is one of its own and one of ``enabled`` (the languages
+    whose intent rules the profile turned on)."""
+    languages = RULES[rule].languages
+    return languages is None or (language in languages and language in enabled)
+
+
+def noted(messages: Iterable[Any], rule: str, **evidence: Any) -> bool:
+    """Whether a harness note among ``messages`` already carried a finding of ``rule`` (with
+    ``evidence`` matching, when given): for a rule that says its piece once."""
+    for message in messages:
+        if not is_harness(message):
+            continue
+        for data in message.additional_kwargs.get(FINDINGS_KEY) or ():
+            if data.get("rule") == rule and all((data.get("evidence") or {}).get(k) == v for k, v in evidence.items()):
+                return True
+    return False

@@ -1,0 +1,190 @@
+"""The words of the completion check: each finding rendered as the line the model reads.
+
+The only place the check's wording lives (the rules return :class:`Finding` values with their
+evidence; nothing reads these sentences back). The notes are in English, the language the small
+model follows best, whatever the request's language; a note in another language would be one
+more table here, keyed by the same rule ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from herdsman.middleware.findings import Finding
+from herdsman.sandbox.base import OUTPUTS
+
+RULES_PREFIX = "[harness check]"
+VERIFIER_PREFIX = "[harness review]"
+
+
+def _or(paths: Sequence[str]) -> str:
+    return " or ".join(paths)
+
+
+def _grep(args: Mapping[str, Any]) -> str:
+    """The grep tool's arguments as a note suggests them: pattern 'x' and path 'y' and glob '*.py'."""
+    parts = [f"pattern {args['pattern']!r}"]
+    if args.get("path"):
+        parts.append(f"path {args['path']!r}")
+    if args.get("glob"):
+        parts.append(f"glob {args['glob']!r}")
+    return " and ".join(parts)
+
+
+_TIPS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "python_c": lambda e: (" Python with for, with or if, or newlines inside strings, does not fit in python3 -c: run it as "
+                           "python3 - <<'EOF' with one statement per line, then EOF."),
+    "placeholder": lambda e: (f" {e['word']} is a placeholder from the request, not a file: put the name of a file "
+                              "that exists in its place (ls shows them)."),
+    "choices": lambda e: (f" {e['name']!r} is not one of them: use one of {e['choices']} instead "
+                          "(the request's words need not be the names)."),
+    "rename": lambda e: ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done',
+}
+
+
+def _failed(e: Mapping[str, Any]) -> str:
+    tip = e.get("tip")
+    return (f"Your last tool call ({e['tool']}) failed: {e['detail']}. Fix the cause and try again, or try another way; "
+            "if it truly cannot be done, say why." + (_TIPS[tip["kind"]](tip) if tip else ""))
+
+
+def _unsupported(e: Mapping[str, Any]) -> str:
+    counted = e.get("counted")
+    head = f"Your answer states {', '.join(e['numbers'])}, which no tool result shows. "
+    if counted:
+        return head + (f"Your {counted['tool']} call said {counted['line']}: if that counts what the request asks about, the "
+                       f"number is {counted['number']}; use it, in the answer and in any file the request asks for.")
+    return head + f"Compute it with a tool (for example {e.get('command') or 'python3'}) and answer with the value the tool prints."
+
+
+def _changed_not_run(e: Mapping[str, Any]) -> str:
+    how = ""
+    if e.get("command"):
+        how = f" ({e['command']})"
+        if e.get("placeholder") and e.get("sample"):
+            how = f" ({e['command']}, with {e['placeholder']} a file that exists, such as {e['sample']})"
+    return f"You changed {_or(e['scripts'])} but have not run it since. Run it now{how} and check that it does what the request asks."
+
+
+def _skill(e: Mapping[str, Any]) -> str:
+    where = e.get("where")
+    return (f"The active {e['skill']} skill delivers {e['pattern']} in {OUTPUTS}, and there is none yet. Do its steps: "
+            + (f"write {where} with write_file." if where else "write it with write_file (or the skill's script)."))
+
+
+def _rows(e: Mapping[str, Any]) -> str:
+    head = f"The request wants one row per item from {e['low']} to {e['high']} ({e['wanted']} rows), but {e['path']} has {e['lines']} lines. "
+    if e.get("command"):
+        return head + f"Your last command printed the {e['wanted']} rows: save them like this:\n{e['command']}"
+    return head + (f"Generate the rows with a loop instead of typing them: python3 - > {e['path']} <<'EOF' with a for loop that "
+                   "prints each row (the header line first, when the request asks for one), then EOF.")
+
+
+def _just(e: Mapping[str, Any]) -> str:
+    offer, name = e.get("offer"), e["path"]
+    if e.get("relative"):
+        return (f"The request asks for just the path relative to {e['relative']} in {name}, but it holds the full path. "
+                f"If it is {offer}, write just {offer} there with write_file.")
+    thing = f"the {e['what']}"
+    holds = f"{e['lines']} lines" if e["lines"] > 1 else f"a sentence: {e['sentence']!r}"
+    tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
+    return f"The request asks for just {thing} in {name}, but it holds {holds}.{tail}"
+
+
+def _code_not_run(e: Mapping[str, Any]) -> str:
+    if e.get("language") == "python":
+        return ("Your reply shows code that nothing ran. Run it with bash as python3 - <<'EOF', the code with one statement "
+                "per line, then EOF; make it write any file the request asks for.")
+    return "Your reply shows code that nothing ran. Run those commands with bash."
+
+
+def _cut(e: Mapping[str, Any]) -> str:
+    how = f" Save whole lines with bash: {e['command']}" if e.get("command") else ""
+    return f"The lines you wrote are cut short: {e['cut']!r} is part of the line {e['line']!r}.{how}"
+
+
+_CREATE = "The request asks for {path}, which does not exist yet. Create it with your tools."
+_EMPTY = "{path} is empty. Write its content."
+_NO_TOOL = ("You answered without using any tool. Look at the files with your tools (read_file, ls, grep, bash) and answer "
+            "from what they show.")
+_UNCHANGED = "The request asks to change {paths}, but it was not changed. Make the change with your tools."
+
+TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "call.as_text": lambda e: "Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.",
+    "tool.unknown": lambda e: (f"There is no tool named {', '.join(e['tools'])}. Use your tools ({', '.join(e['available'])}); "
+                               "bash runs any shell command (cp, mv, python3...)."),
+    "reply.fake_tool_result": lambda e: ("Your reply imitates a tool result (<tool_response>); only a tool call gives one. "
+                                         "Call the tool, then answer from what it returns."),
+    "reply.placeholder": lambda e: (f"Your answer has placeholders ({', '.join(e['placeholders'])}) instead of values. "
+                                    "Compute the values with your tools and give them."),
+    "reply.refusal": lambda e: ("You refused, but this is a normal task in your own sandbox and your tools can do it. "
+                                "Continue the work step by step."),
+    "path.missing": lambda e: _CREATE.format(path=e["path"]),
+    "file.missing": lambda e: _CREATE.format(path=e["path"]),
+    "path.empty": lambda e: _EMPTY.format(path=e["path"]),
+    "file.empty": lambda e: _EMPTY.format(path=e["path"]),
+    "folder.empty": lambda e: f"The request asks for files in {e['folder']}, which has none yet. Write them there with your tools.",
+    "file.change_not_made": lambda e: _UNCHANGED.format(paths=_or(e["paths"])),
+    "file.unchanged": lambda e: (f"{_or(e['paths'])} was written back unchanged: it holds what it held before. "
+                                 "Make the change with your tools."),
+    "script.changed_not_run": _changed_not_run,
+    "value.not_set": lambda e: (f"The request sets {e['key']} to {e['value']}, but {e['path']} still says: {e['line']}. "
+                                "Change that line (str_replace with the line exactly as it is now), then check the file."),
+    "skill.output_missing": _skill,
+    "reply.path_missing": lambda e: f"Your answer mentions {e['path']}, but there is no such file. Create it, or correct the answer.",
+    "command.failed_not_retried": _failed,
+    "number.unsupported": _unsupported,
+    "number.missing": lambda e: ("The question asks for a number, and your answer has none. Compute it with a tool and answer "
+                                 "with the number it prints."),
+    "file.numbers_unsupported": lambda e: (f"You wrote {', '.join(e['numbers'])} to {e['path']}, but no tool result shows that. "
+                                           f"Compute it with a tool (run {e.get('command') or 'the script or command'}) and "
+                                           "write what the tool prints."),
+    "file.figures_unsupported": lambda e: (f"{e['path']} states {', '.join(e['figures'])}, which no tool result shows. Compute "
+                                           "the figures with a tool (python3) first, then write them as the tool prints them."),
+    "search.found_nothing": lambda e: (f"Your search ({e['tool']} for {e['term']!r}) found nothing, so your answer rests on "
+                                       f"nothing. Search inside every file under the folder: call grep with {_grep(e['grep'])}."),
+    "search.term_unsearched": lambda e: (f"The request is about {e['term']!r}, but none of your tool calls looked for it, so your "
+                                         f"answer rests on something else. Search for it: call grep with {_grep(e['grep'])}."),
+    "compare.not_made": lambda e: (f"The request asks which is the {e['what']}: find it with a command that compares, not by eye "
+                                   f"(files by size: {e['command']}; values in a table: python3 with max() or min(), or sort), "
+                                   "then answer with what it prints."),
+    "tool.none_used": lambda e: _NO_TOOL,
+    "tool.none_used_topic": lambda e: _NO_TOOL,
+    "file.lines_cut": _cut,
+    "claim.unbacked": lambda e: ("Your answer says the work was done, but none of your tool calls wrote a file"
+                                 + (" (mkdir makes an empty folder only)" if e.get("mkdir") else "")
+                                 + ". Do it now with your tools: write each file with write_file, then answer."),
+    "code.shown_not_run": _code_not_run,
+    "code.shown_not_written": lambda e: (f"Your reply shows the new code, but {_or(e['paths'])} is unchanged: write that code "
+                                         "into it with write_file (the whole new text), then run it."),
+    "answer.offer": lambda e: (f"Your answer was the line below; if it is what belongs in {e['path']}, write just that line there "
+                               f"with write_file:\n{e['value']}"),
+    "output.printed_not_saved": lambda e: (f"Your last command printed its result but saved nothing to {e['path']}. Run it again "
+                                           f"with its output saved, like this:\n{e['command']}"),
+    "output.grep_not_saved": lambda e: (f"Your last command printed the lines but saved nothing to {e['path']}. Save them whole "
+                                        f"with bash: {e['command']}"),
+    "script.output_typed": lambda e: ("Run the script the request names with its output saved, instead of writing the output "
+                                      f"yourself: {e['command']}"),
+    "rows.count_wrong": _rows,
+    "file.not_just_value": _just,
+    "file.not_sorted": lambda e: (f"The request asks for it sorted, but {e['path']} is not in order ({', '.join(e['items'])}...). "
+                                  "Sort it with a command (python3 with sorted(), or sort) and write the result."),
+    "rename.double_extension": lambda e: (f"The files are now named like {e['example']}: the .{e['old']} must go. Fix the names "
+                                          f"with bash: {e['command']}"),
+}
+"""Rule id -> the line the model reads, made from the finding's evidence."""
+
+
+def render(finding: Finding) -> str:
+    """The line the model reads for ``finding`` (a verifier's finding: its detail)."""
+    text = TEXTS.get(finding.rule)
+    if text is None:
+        return str(finding.evidence.get("detail") or "The request is not fully carried out.")
+    return text(finding.evidence)
+
+
+def note_text(findings: Sequence[Finding], review: bool = False) -> str:
+    """The note sent back to the model: a header (the verifier's, with ``review``) and one line per finding."""
+    prefix = VERIFIER_PREFIX if review else RULES_PREFIX
+    return f"{prefix} Not done yet:\n" + "\n".join(f"- {render(f)}" for f in findings)

@@ -1,0 +1,231 @@
+"""The completion check's findings: structural rules hold for a request in any language, rules
+that read English intent only for an English request (and when the profile asks for them), the
+plan follows the findings' fields, and each note carries its findings as data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from herdsman.client import HerdsmanClient
+from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
+from herdsman.middleware.completion_plan import next_tools
+from herdsman.middleware.findings import COMMAND, FINDINGS_KEY, RULES, SEARCH, WRITE_IF_ALONE, Finding
+from herdsman.middleware.findings_text import TEXTS, render
+from herdsman.middleware.language import language_of
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+
+def call(name: str, n: int, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args, "id": f"call-{n}"}]}
+
+
+async def run(home: Path, thread: str, message: str, responses: list, intent_rules: str = "on", **sections) -> tuple[ScriptedChatModel, dict]:
+    config = make_config(home, lead={"model_retries": 0, "verify_rounds": 2, "intent_rules": intent_rules}, **sections)
+    model = ScriptedChatModel(responses=responses)
+    async with HerdsmanClient(config, model=model) as client:
+        [e async for e in client.stream(message, thread_id=thread)]
+        state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
+    return model, state.values
+
+
+def notes(state: dict) -> list[HumanMessage]:
+    return [m for m in state["messages"] if isinstance(m, HumanMessage) and m.name == "harness"]
+
+
+def rules_of(note: HumanMessage) -> list[str]:
+    return [f["rule"] for f in note.additional_kwargs[FINDINGS_KEY]]
+
+
+def workspace(home: Path, thread: str) -> Path:
+    ws = home / "threads" / thread / "user-data" / "workspace"
+    ws.mkdir(parents=True)
+    return ws
+
+
+async def test_a_chinese_request_for_an_output_file_that_was_not_written_gets_path_missing(home: Path) -> None:
+    """A Chinese request naming /mnt/user-data/outputs/report.md: the model answers "done"
+    without writing it; the note says the path is missing (as data: rule and path), the next call
+    is forced to write_file, and once the file is there the answer passes."""
+    out = "/mnt/user-data/outputs/report.md"
+    workspace(home, "t-zh1")
+    model, state = await run(home, "t-zh1", f"请总结工作区的文件，并把报告写入{out}", [
+        call("ls", 1, path="/mnt/user-data/workspace"),
+        "已完成，报告已经写好了。",
+        call("write_file", 2, path=out, content="# 报告\n"),
+        "报告已写入。",
+    ])
+    [note] = notes(state)
+    [finding] = note.additional_kwargs[FINDINGS_KEY]
+    assert finding["rule"] == "path.missing" and finding["evidence"] == {"path": out} and finding["languages"] is None
+    assert note.text.startswith("[harness check]") and out in note.text
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+    assert (home / "threads" / "t-zh1" / "user-data" / "outputs" / "report.md").read_text() == "# 报告\n"
+    assert len(model.calls) == 4 and state["completion_unresolved"] == []
+
+
+async def test_a_chinese_request_gets_the_failed_command_and_the_unsupported_number(home: Path) -> None:
+    """A failed command answered as if it had worked, and a count no tool printed: both found on
+    a request in Chinese, with the failing call's id and the number as evidence."""
+    workspace(home, "t-zh2")
+    model, state = await run(home, "t-zh2", "运行 /mnt/user-data/workspace/app.py，告诉我结果。", [
+        call("bash", 1, command="python3 /mnt/user-data/workspace/app.py"),  # no such file: exit code 2
+        "程序运行成功。", "程序不存在，无法运行。",
+    ])
+    [note] = notes(state)
+    [finding] = note.additional_kwargs[FINDINGS_KEY]
+    assert finding["rule"] == "command.failed_not_retried"
+    assert finding["evidence"]["tool_call_id"] == "call-1" and "exit code" in finding["evidence"]["detail"]
+    assert len(model.calls) == 3  # said once: the answer after it may be the explanation
+
+    (workspace(home, "t-zh3") / "orders.txt").write_text("failed\nok\nfailed\n")
+    model, state = await run(home, "t-zh3", "orders.txt 里有多少个失败的订单？", [
+        call("bash", 1, command="grep -c failed /mnt/user-data/workspace/orders.txt"),
+        "共有5个失败的订单。",
+        call("bash", 2, command="grep -c failed /mnt/user-data/workspace/orders.txt"),
+        "共有2个失败的订单。",
+    ])
+    [note] = notes(state)
+    assert rules_of(note) == ["number.unsupported"]
+    assert note.additional_kwargs[FINDINGS_KEY][0]["evidence"]["numbers"] == ["5"]
+    assert state["messages"][-1].text == "共有2个失败的订单。"
+
+
+@pytest.mark.parametrize(("request_text", "fires"), [
+    ("How many lines does /mnt/user-data/workspace/notes.txt have", True),
+    ("/mnt/user-data/workspace/notes.txt 有多少行", False),
+])
+async def test_an_english_intent_rule_fires_on_an_english_request_only(home: Path, request_text: str, fires: bool) -> None:
+    """number.missing reads "how many": it sends back an English answer without a number, never a
+    Chinese one (where it would see only the file name)."""
+    thread = "t-en" if fires else "t-zh4"
+    (workspace(home, thread) / "notes.txt").write_text("a\nb\nc\n")
+    model, state = await run(home, thread, request_text, [
+        call("read_file", 1, path="/mnt/user-data/workspace/notes.txt"), "It is short.", call("bash", 2, command="wc -l notes.txt"), "3",
+    ])
+    assert [rules_of(n) for n in notes(state)] == ([["number.missing"]] if fires else [])
+    assert RULES["number.missing"].languages == ("en",)
+
+
+async def test_intent_rules_follow_the_profile_and_the_switch(home: Path) -> None:
+    """auto: the English-intent rules run for a small-profile model only; off: never; the
+    structural ones always (the benchmark's no_intent_rules variant measures the difference)."""
+    assert intent_languages("auto", small=True) == ("en",) and intent_languages("auto", small=False) == ()
+    assert intent_languages("on", small=False) == ("en",) and intent_languages("off", small=True) == ()
+    ask = "How many lines does /mnt/user-data/workspace/notes.txt have"
+    (workspace(home, "t-auto") / "notes.txt").write_text("a\n")
+    model, state = await run(home, "t-auto", ask, [call("read_file", 1, path="notes.txt"), "It is short."], intent_rules="auto")
+    assert notes(state) == [] and len(model.calls) == 2  # the scripted model has the standard profile
+
+
+@pytest.mark.parametrize("request_text", [
+    "Explain how a lighthouse works, no files needed.",
+    "解释一下灯塔是如何工作的，不需要文件。",
+])
+async def test_a_question_about_the_world_gets_no_note_to_use_the_tools(home: Path, request_text: str) -> None:
+    model, state = await run(home, "t-light", request_text, ["A lamp and a lens send a beam that turns."])
+    assert notes(state) == [] and len(model.calls) == 1
+
+
+async def test_a_request_naming_a_file_answered_without_a_tool_gets_tool_none_used_in_any_language(home: Path) -> None:
+    (workspace(home, "t-zh5") / "data.csv").write_text("a,b\n1,2\n")
+    model, state = await run(home, "t-zh5", "读取data.csv，告诉我有哪些列", ["有两列。", call("read_file", 1, path="data.csv"), "a 和 b。"])
+    assert [rules_of(n) for n in notes(state)] == [["tool.none_used"]]
+
+
+async def test_findings_still_there_when_the_rounds_run_out_are_kept_typed(home: Path) -> None:
+    workspace(home, "t-left")
+    _, state = await run(home, "t-left", "把结果保存到 /mnt/user-data/outputs/a.txt", ["好的。", "好的。", "好的。"])
+    missing, unused = state["completion_unresolved"]
+    assert missing["rule"] == "path.missing" and missing["evidence"] == {"path": "/mnt/user-data/outputs/a.txt"}
+    assert unused["rule"] == "tool.none_used"
+    assert missing["text"] == render(Finding.from_dict(missing))
+
+
+def test_the_plan_follows_the_findings_fields_not_their_words() -> None:
+    """The forced tools come from next_tools and priority: a finding whose words speak of code to
+    run but whose fields say grep is sent to grep; a write that applies alone yields to any other
+    finding."""
+    worded = Finding("verifier.misleading", {"detail": "Your reply shows code that nothing ran. Run those commands with bash."},
+                     ("grep",), SEARCH)
+    assert next_tools([worded]) == ["grep"]
+    assert next_tools([worded, Finding("script.changed_not_run", {"scripts": ["a.py"]}, ("bash",), COMMAND)]) == ["bash"]
+    missing = Finding("path.missing", {"path": "/mnt/user-data/outputs/a.md"}, ("write_file",), WRITE_IF_ALONE)
+    assert next_tools([missing]) == ["write_file"]
+    assert next_tools([missing, Finding("reply.refusal")]) == ["any"]
+    assert next_tools([Finding("call.as_text")]) == ["any"]
+
+
+def test_every_rule_has_words_and_declared_languages() -> None:
+    assert set(TEXTS) == set(RULES)
+    assert all(r.languages is None or r.languages == ("en",) for r in RULES.values())
+    neutral = {"path.missing", "path.empty", "command.failed_not_retried", "code.shown_not_run", "number.unsupported",
+               "file.unchanged", "call.as_text", "tool.unknown", "reply.placeholder"}
+    assert all(RULES[r].languages is None for r in neutral)
+
+
+def test_the_language_of_a_request_is_read_from_its_letters_not_its_paths() -> None:
+    assert language_of("把结果写入 /mnt/user-data/outputs/report.md") == "zh"
+    assert language_of("Fix greet.py") == "en"
+    assert language_of("report.mdを作成してください") == "ja"
+    assert language_of("Summarize 报告.md in English please") == "en"  # a quoted name does not make it Chinese
+    assert language_of("/mnt/user-data/outputs/a.md") == "und"
+
+
+def test_a_question_in_chinese_is_a_question_for_the_answer_nudge() -> None:
+    from herdsman.middleware.answer_nudge import is_question
+
+    assert is_question("orders.txt 里有多少个失败的订单？") and not is_question("把结果写入 a.txt。")
+
+
+def test_a_reply_in_chinese_is_not_read_as_an_english_refusal_or_claim() -> None:
+    """The refusal and claim rules read the reply's English; a direct call of the check (no
+    sandbox) on a Chinese reply finds nothing of theirs, an English refusal is found."""
+    check = CompletionCheckMiddleware(None, tool_names=["bash"])
+    def state(reply: str) -> dict:
+        return {"messages": [HumanMessage("写一首诗"), AIMessage(reply)]}
+    assert check.problems(state("抱歉，我无法完成。")) == []
+    assert [f.rule for f in check.problems(state("I'm sorry, but I can't assist with that."))] == ["reply.refusal"]
+    assert CompletionCheckMiddleware(None, intent_languages=()).problems(state("I'm sorry, but I can't assist with that.")) == []
+
+
+async def test_a_file_written_back_unchanged_then_changed_and_not_run_in_chinese(home: Path) -> None:
+    """No verb needed: a named file the run wrote back with its old content is file.unchanged
+    (the next call forced to edit it, already read); once changed, the script is run before the
+    answer passes (script.changed_not_run, forced to bash)."""
+    ws = workspace(home, "t-zh6")
+    (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
+    path = "/mnt/user-data/workspace/stats.py"
+    model, state = await run(home, "t-zh6", "stats.py 的 mean 算错了，请修复它。", [
+        call("read_file", 1, path=path),
+        call("write_file", 2, path=path, content="def mean(v):\n    return sum(v)"),
+        "已修复。",
+        call("str_replace", 3, path=path, old="sum(v)", new="sum(v) / len(v)"),
+        "已修复。",
+        call("bash", 4, command="python3 -c 'import stats; print(stats.mean([2, 4]))'"),
+        "已修复，mean([2, 4]) 是 3.0。",
+    ])
+    assert [rules_of(n) for n in notes(state)] == [["file.unchanged"], ["script.changed_not_run"]]
+    assert [c.kwargs.get("tool_choice") for c in model.calls[3:]] == ["str_replace", None, "bash", None]
+    assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)"
+
+
+def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:
+    """The judge's reply is a Verdict tool call (forced), not prose; its findings are verifier.<id>."""
+    from herdsman.middleware.completion_verifier import verify
+
+    messages = [HumanMessage("Save a poem to /mnt/user-data/outputs/poem.txt"), AIMessage("Here is a poem: ...")]
+    judge = ScriptedChatModel(responses=[
+        {"tool_calls": [{"name": "Verdict", "args": {"done": False, "findings": [
+            {"rule": "File Missing", "detail": "poem.txt was not written."}]}}]},
+        {"tool_calls": [{"name": "Verdict", "args": {"done": True, "findings": []}}]},
+        "MISSING: prose is not a verdict",
+    ])
+    [finding] = verify(judge, messages)
+    assert finding.rule == "verifier.file_missing" and render(finding) == "poem.txt was not written."
+    assert judge.calls[0].tools == ["Verdict"] and judge.calls[0].kwargs.get("tool_choice") not in (None, "auto", "none")
+    assert verify(judge, messages) == []  # done
+    assert verify(judge, messages) == []  # prose: no verdict, nothing found (the rules have spoken already)
