@@ -514,9 +514,12 @@ class ChatLocalLlama(BaseChatModel):
         """The grammar of this reply's calls: lazy (the model may answer instead) unless
         ``tool_choice`` forces a call, of the named tool when it names one."""
         name = _forced_name(tool_choice)
-        if name is not None:
-            return tool_grammar([t for t in bound if _tool_name(t) == name] or bound, forced=True)
-        return tool_grammar(bound, forced=tool_choice in ("any", "required", True))
+        chosen = [t for t in bound if _tool_name(t) == name] or bound if name is not None else bound
+        try:
+            return tool_grammar(chosen, forced=name is not None or tool_choice in ("any", "required", True))
+        except Exception as exc:  # noqa: BLE001 - a schema the converter cannot express: decode unconstrained
+            log.warning("tool_grammar_failed", extra={"tools": [_tool_name(t) for t in chosen], "error": str(exc)})
+            return None
 
     @staticmethod
     def _head_tokens(loaded: LoadedModel, prompt: str, add_bos: bool) -> list[int]:

@@ -58,13 +58,29 @@ def _closed(schema: Any) -> Any:
     return out
 
 
+def _inline_refs(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    """``schema`` with its local ``$ref``s (``#/$defs/X``, as pydantic writes nested models)
+    replaced by what they name, so it can sit inside the call's schema; a ref nested deeper than
+    a few levels (a recursive model) becomes any JSON value."""
+    if isinstance(schema, list):
+        return [_inline_refs(item, defs, depth) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        return _inline_refs(target, defs, depth + 1) if target is not None and depth < 4 else {}
+    return {k: _inline_refs(v, defs, depth) for k, v in schema.items() if k not in ("$defs", "definitions")}
+
+
 def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The JSON schema of one call of any of ``tools`` (OpenAI-style tool dicts):
     ``{"name": <tool>, "arguments": <that tool's parameters>}``."""
     variants = []
     for tool in tools:
         parameters = tool.get("function", tool).get("parameters") or {"type": "object", "properties": {}}
-        parameters = _closed(copy.deepcopy(parameters))
+        defs = {**(parameters.get("definitions") or {}), **(parameters.get("$defs") or {})}
+        parameters = _closed(_inline_refs(copy.deepcopy(parameters), defs))
         parameters.setdefault("type", "object")
         variants.append({
             "type": "object",
