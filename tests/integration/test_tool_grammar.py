@@ -1,7 +1,7 @@
 """The tool-call grammar in llama.cpp, over the embedded model's real vocabulary (no generation).
 
 llama.cpp aborts the whole process when a lazy grammar is triggered by text it does not accept,
-so each probe runs in a child process: the test fails, rather than pytest dying, if one does.
+so the probes run in a child process: the test fails, rather than pytest dying, if one does.
 Marked ``local_model`` (it needs the weights for the vocabulary), but it loads the vocabulary
 only and never takes the generation lock.
 """
@@ -39,29 +39,59 @@ PROBE = textwrap.dedent(
     TOOLS = [convert_to_openai_tool(t) for t in (get_weather, add)]
     llama = llama_cpp.Llama(model_path=str(ensure_weights(LocalModelConfig().variant, None, progress=False)),
                             vocab_only=True, verbose=False)
-    job = json.loads(sys.argv[1])
-    sampler = grammar_sampler(llama, tool_grammar(TOOLS, forced=job["forced"]))
-    for token in llama.tokenize(job["text"].encode(), add_bos=False, special=job["special"]):
-        llama_cpp.llama_sampler_accept(sampler, token)
-    kept = {}
-    for candidate in job.get("candidates", []):
-        first = llama.tokenize(candidate.encode(), add_bos=False, special=False)[0]
-        data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(first, 1.0, 0.0))
-        array = llama_cpp.llama_token_data_array(data, 1, -1, False)
-        llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
-        kept[candidate] = data[0].logit > -1e30
-    print(json.dumps(kept))
+    for line in sys.stdin:
+        job = json.loads(line)
+        sampler = grammar_sampler(llama, tool_grammar(TOOLS, forced=job["forced"]))
+        for token in llama.tokenize(job["text"].encode(), add_bos=False, special=job["special"]):
+            llama_cpp.llama_sampler_accept(sampler, token)
+        kept = {}
+        for candidate in job["candidates"]:
+            first = llama.tokenize(candidate.encode(), add_bos=False, special=False)[0]
+            data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(first, 1.0, 0.0))
+            array = llama_cpp.llama_token_data_array(data, 1, -1, False)
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+            kept[candidate] = data[0].logit > -1e30
+        llama_cpp.llama_sampler_free(sampler)
+        print(json.dumps(kept), flush=True)
     """
 )
 
 
-def probe(text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True) -> dict[str, bool]:
-    """Feed ``text`` to the grammar token by token in a child; which ``candidates`` (their first
-    token) the grammar then allows."""
-    job = json.dumps({"text": text, "candidates": list(candidates), "forced": forced, "special": special})
-    done = subprocess.run([sys.executable, "-c", PROBE, job], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"llama.cpp rejected {text!r}: {done.stderr[-800:]}"
-    return json.loads(done.stdout.strip().splitlines()[-1])
+class Prober:
+    """One child process that feeds texts to the grammar (loading the vocabulary once); a text
+    that makes llama.cpp abort ends the child, and the probe of that text fails."""
+
+    def __init__(self) -> None:
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+
+    def __call__(self, text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True) -> dict[str, bool]:
+        """Feed ``text`` to a fresh grammar token by token; which ``candidates`` (their first
+        token) the grammar then allows."""
+        if self.child.poll() is not None:
+            self.__init__()  # an earlier probe ended the child: start another
+        job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special}
+        self.child.stdin.write(json.dumps(job) + "\n")
+        self.child.stdin.flush()
+        line = self.child.stdout.readline()
+        if not line:
+            self.child.wait(timeout=60)
+            pytest.fail(f"llama.cpp rejected {text!r}: {self.child.stderr.read()[-800:]}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        """End the child."""
+        if self.child.poll() is None:
+            self.child.stdin.close()
+            self.child.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def probe():
+    prober = Prober()
+    yield prober
+    prober.close()
 
 
 @pytest.mark.parametrize(
@@ -75,16 +105,16 @@ def probe(text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, 
         'JSON such as {"name": "Alice", "age": 3} is an answer, and so is {"a": [1, 2]}.',
     ],
 )
-def test_what_models_write_is_accepted_without_aborting(text):
+def test_what_models_write_is_accepted_without_aborting(probe, text):
     probe(text)
 
 
-def test_a_call_spelled_out_in_plain_characters_triggers_the_grammar_too():
+def test_a_call_spelled_out_in_plain_characters_triggers_the_grammar_too(probe):
     """``<tool_call>`` written as ordinary tokens, then pretty-printed JSON."""
     probe('<tool_call>\n{\n  "name": "add",\n  "arguments": {"a": 1, "b": 2}\n}\n</tool_call>', special=False)
 
 
-def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed():
+def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed(probe):
     assert probe('<tool_call>\n{"name": "', candidates=("get_weather", "add", "rm", "bash")) == {
         "get_weather": True, "add": True, "rm": False, "bash": False,
     }
@@ -94,10 +124,10 @@ def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed():
     assert kept == {"city": True, "country": False, "}": False}  # the required key, no invented one
 
 
-def test_before_the_trigger_the_model_writes_freely():
+def test_before_the_trigger_the_model_writes_freely(probe):
     kept = probe("The answer is", candidates=(" 42", " rm", "{"))
     assert all(kept.values())
 
 
-def test_a_forced_call_is_constrained_from_the_first_token():
+def test_a_forced_call_is_constrained_from_the_first_token(probe):
     assert probe("", forced=True, candidates=("<tool_call>", "Sure", "{")) == {"<tool_call>": True, "Sure": False, "{": False}
