@@ -52,7 +52,7 @@ PROBE = textwrap.dedent(
             llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
             kept[candidate] = data[0].logit > -1e30
         llama_cpp.llama_sampler_free(sampler)
-        print(json.dumps(kept), flush=True)
+        print("PROBE " + json.dumps(kept), flush=True)
     """
 )
 
@@ -74,11 +74,12 @@ class Prober:
         job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special}
         self.child.stdin.write(json.dumps(job) + "\n")
         self.child.stdin.flush()
-        line = self.child.stdout.readline()
-        if not line:
-            self.child.wait(timeout=60)
-            pytest.fail(f"llama.cpp rejected {text!r}: {self.child.stderr.read()[-800:]}")
-        return json.loads(line)
+        for line in self.child.stdout:  # llama.cpp's crash report may come on stdout too
+            if line.startswith("PROBE "):
+                return json.loads(line.removeprefix("PROBE "))
+        self.child.kill()
+        self.child.wait(timeout=60)
+        pytest.fail(f"llama.cpp rejected {text!r}: {self.child.stderr.read()[-800:]}")
 
     def close(self) -> None:
         """End the child."""
