@@ -102,7 +102,7 @@ def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: P
     out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--thread", "checked", "--config", str(cfg),
                   cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "checked: 1 note, sent back to the agent" in out.stdout
+    assert "checked: 2 findings, sent back to the agent" in out.stdout
     assert "[harness" not in out.stdout and "Not done yet" not in out.stdout
     assert out.stdout.index("Here is the summary.") < out.stdout.index("checked:") < out.stdout.index("▶ write_file")
     # the model did see the note: it is in the thread, only not shown
@@ -111,7 +111,7 @@ def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: P
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.count("you>") == 1 and "[harness" not in shown.stdout
     lines = shown.stdout.splitlines()
-    fold = next(i for i, line in enumerate(lines) if "checked: 1 note, sent back to the agent" in line)
+    fold = next(i for i, line in enumerate(lines) if "checked: 2 findings, sent back to the agent" in line)
     assert "Saved the summary" in lines[fold - 1], "the line closes the turn, after its answer"
 
 
