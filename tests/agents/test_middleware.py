@@ -164,7 +164,7 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
 def test_small_profile_middlewares_sit_inside_loop_detection() -> None:
     """The small profile's request rewriters (tool selection, answer nudge, one write per step)
     come after loop detection, which must see the thread rather than the nudged view."""
-    config = parse_config("", env={})
+    config = parse_config("lead: {plan_act: auto}\n", env={})
     found = names(build_middleware(config, "prompt", profile="small"))
     at = found.index("LoopDetectionMiddleware")
     assert found[at + 1 : at + 5] == [
@@ -185,6 +185,7 @@ def test_the_plan_act_loop_follows_its_switch() -> None:
 
     assert has_it("auto", "small") and not has_it("auto", "standard")
     assert has_it("on", "standard") and not has_it("off", "small")
+    assert "PlanActMiddleware" not in names(build_middleware(parse_config("", env={}), "prompt", profile="small"))  # off by default
 
 
 async def test_the_step_limit_ends_a_run_with_an_answer_that_says_why(tmp_path) -> None:

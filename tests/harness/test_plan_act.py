@@ -15,7 +15,7 @@ from herdsman.middleware.step_limit import stop_message
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
-SMALL = {"local_model": {"profile": "small"}, "context": {"hide_unavailable_tools": False}}
+SMALL = {"local_model": {"profile": "small"}, "context": {"hide_unavailable_tools": False}, "lead": {"plan_act": "auto"}}
 WS = "/mnt/user-data/workspace"
 REQUEST = "Read data.csv and add up the amount column. Write the total to total.txt, then write a one-line summary to summary.md."
 PLAN = {"tool_calls": [{"name": "make_plan", "args": {"steps": [
@@ -48,7 +48,7 @@ def notes(messages: list) -> list[HumanMessage]:
 
 
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, **sections) -> dict:
-    async with HerdsmanClient(make_config(home, **{**SMALL, **sections}), model=model) as client:
+    async with HerdsmanClient(make_config(home, **{**SMALL, **sections, "lead": {**SMALL["lead"], **sections.get("lead", {})}}), model=model) as client:
         [e async for e in client.stream(message, thread_id=thread)]
         state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
     return state.values

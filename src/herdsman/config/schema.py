@@ -86,8 +86,8 @@ class LeadConfig(_Section):
         None, description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
     )
     plan_act: Literal["auto", "on", "off"] = Field(
-        "auto",
-        description="The plan/act loop: a request that may have several steps is split into a plan the harness keeps in state (one short model call), the model sees one step at a time, and each step is checked (its file, its last tool call) before the next; auto: on for models with the small profile.",
+        "off",
+        description="The plan/act loop: a request that may have several steps is split into a plan the harness keeps in state (one short model call), the model sees one step at a time, and each step is checked (its file, its last tool call) before the next; auto: on for models with the small profile. Off by default: on the benchmark's development tasks the embedded 1.5B model wrote plans with needless steps and explained steps instead of doing them (see benchmarks/agent_tasks/README.md).",
     )
     intent_rules: Literal["auto", "on", "off"] = Field(
         "auto",
