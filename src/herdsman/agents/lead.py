@@ -11,7 +11,9 @@ Outermost first (each only when its setting turns it on):
 - the system prompt; the custom agent the run is on, if any (its instructions and narrowed
   tools, ``middleware/agent_profile.py``); the model the run picked (``configurable.model_name``);
 - the uploads notice (``context.announce_uploads``); long-term memory (``memory.enabled``);
-- the completion check (``lead.verify_rounds``); skill activation (``/name``: instructions,
+- the completion check (``lead.verify_rounds``); the value answer (``lead.value_answers``: a
+  question's final answer becomes the value a tool printed, inside the check so the check sees
+  the value); skill activation (``/name``: instructions,
   narrowed tools); the todo list (``context.todos``); loop detection;
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
   detection, which must see the thread rather than the nudged view);
@@ -68,6 +70,7 @@ from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
 from herdsman.middleware.plan_act import PlanActMiddleware
+from herdsman.middleware.value_answer import ValueAnswerMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
@@ -154,6 +157,8 @@ def build_middleware(
             sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
             intent_languages(config.lead.intent_rules, profile == "small"),
         ))
+    if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
+        middleware.append(ValueAnswerMiddleware())
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
     if config.context.todos:

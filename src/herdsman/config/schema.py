@@ -94,7 +94,12 @@ class LeadConfig(_Section):
         description="The completion check's rules that read English intent (fix, how many, sorted...), run only on English requests: auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
     )
 
-    @field_validator("plan_act", "intent_rules", mode="before")
+    value_answers: Literal["auto", "on", "off"] = Field(
+        "off",
+        description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the one value a tool result printed that answers it, chosen by the model in one short forced call (its own wording kept in the message's metadata); auto: on for models with the small profile. Off by default until measured on the benchmark.",
+    )
+
+    @field_validator("plan_act", "intent_rules", "value_answers", mode="before")
     @classmethod
     def _switch_words(cls, value: object) -> object:
         """YAML reads a bare on/off as true/false: take those as the words they were."""

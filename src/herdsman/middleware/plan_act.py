@@ -57,6 +57,7 @@ from herdsman.middleware.plan_state import (
     by_reply, finding, implied_done, is_active, mark_done, may_have_steps, new_plan, no_plan, note_text, step_evidence, tool_spec,
     view,
 )
+from herdsman.middleware.forced_call import forced_arguments
 from herdsman.middleware.step_limit import stop_reason
 from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
@@ -66,7 +67,6 @@ log = structlog.get_logger(__name__)
 
 FINDINGS_KEY = "herdsman_findings"
 """Where a harness note carries its typed findings (``additional_kwargs``)."""
-NO_STREAM = {"tags": ["nostream"]}
 """The planning and verdict calls are the harness's, not the answer: not streamed as messages."""
 PLAN_PROMPT = (
     "You split a user's request into the steps that carry it out, in order: at most 6 short steps, each ONE "
@@ -154,14 +154,7 @@ class PlanActMiddleware(AgentMiddleware):
     @staticmethod
     def _forced(model: Any, spec: dict[str, Any], messages: list[AnyMessage]) -> dict[str, Any] | None:
         """The arguments of the forced call of tool ``spec`` (None when the model did not make it)."""
-        name = spec["function"]["name"]
-        try:
-            reply = model.bind_tools([spec], tool_choice=name).invoke(messages, config=NO_STREAM)
-        except Exception as exc:  # noqa: BLE001 - the harness's own call must not fail the run
-            log.warning("plan_call_failed", tool=name, error=str(exc))
-            return None
-        call = next((c for c in getattr(reply, "tool_calls", None) or [] if c["name"] == name), None)
-        return dict(call["args"]) if call is not None else None
+        return forced_arguments(model, spec, messages)
 
     def _propose(self, model: Any, request: str) -> list[dict[str, Any]]:
         """The steps the model proposes for ``request`` (empty when the call gave none)."""

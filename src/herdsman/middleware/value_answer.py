@@ -1,0 +1,153 @@
+"""Answers that are values: a question's final answer is a value a tool result showed.
+
+A small model asked "how many lines does matrix.txt have?" lists the folder, sees
+``matrix.txt (18 bytes)`` and answers "The file has 18 lines, as shown above, and ...": a value
+wrapped in prose, or a value no tool printed. When the request is a question (it has a ``?`` or
+``？``: punctuation, so any language) that asks for no file, and the model gives its final answer
+after using tools, one short forced call asks the model which value answers the question, where
+the value can only be one of the tokens its tool results printed (an ``enum`` of them in the
+call's schema: the embedded model's grammar, or an API model's structured tool choice, holds it to
+that list) or "not one value" (a question whose answer is an explanation). A chosen value becomes
+the final answer, and the model's own wording is kept in the message's ``additional_kwargs``
+(``herdsman_value``) so nothing is lost.
+
+Hand-written: no library picks an answer out of an agent's tool results; the constrained choice
+is what makes it hold for a 1.5B model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import structlog
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+
+from herdsman.middleware.forced_call import forced_arguments
+from herdsman.middleware.step_limit import stop_reason
+from herdsman.middleware.turn import this_run
+
+log = structlog.get_logger(__name__)
+
+VALUE_TOOL = "answer_value"
+NOT_ONE_VALUE = "(not one value)"
+VALUE_KEY = "herdsman_value"
+"""``additional_kwargs`` key of an answer the harness made a value: the value and the model's text."""
+MAX_CANDIDATES = 200
+MAX_RESULTS = 6
+_QUESTION = re.compile(r"[?？]")
+_OUTPUTS = "/mnt/user-data/outputs"
+_TOKEN = re.compile(r"[^\s,;()\[\]{}<>\"'`|=：，。；（）【】「」]+")
+_GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
+PROMPT = (
+    "You answered a question using tools. Call answer_value with the value that answers the question, "
+    "exactly as a tool result printed it: a number, a name, a path, a size, a date. If the question asks "
+    f"for an explanation or several things rather than one value, use {NOT_ONE_VALUE!r}."
+)
+
+
+def asks_for_answer(request: str) -> bool:
+    """A question (by its punctuation) that names no output file to write the answer into."""
+    return bool(_QUESTION.search(request)) and _OUTPUTS not in request
+
+
+def candidates(results: Sequence[ToolMessage]) -> list[str]:
+    """The values the run's last tool results printed, most recent first, each once: the tokens
+    between spaces and punctuation (a read_file gutter left out), a trailing ``.`` or ``:`` cut."""
+    seen: dict[str, None] = {}
+    for result in reversed(results[-MAX_RESULTS:]):
+        text = _GUTTER.sub("", result.text)
+        for token in _TOKEN.findall(text):
+            token = token.rstrip(".:")
+            if token and len(token) <= 120:
+                seen.setdefault(token, None)
+            if len(seen) >= MAX_CANDIDATES:
+                return list(seen)
+    return list(seen)
+
+
+def value_tool(values: Sequence[str]) -> dict[str, Any]:
+    """The forced tool: its only argument is one of ``values`` or :data:`NOT_ONE_VALUE`."""
+    return {
+        "type": "function",
+        "function": {
+            "name": VALUE_TOOL,
+            "description": "Give the single value that answers the question, as a tool printed it.",
+            "parameters": {
+                "type": "object",
+                "properties": {"value": {"type": "string", "enum": [*values, NOT_ONE_VALUE]}},
+                "required": ["value"],
+            },
+        },
+    }
+
+
+def _brief(run: Sequence[AnyMessage], question: str, reply: str) -> list[AnyMessage]:
+    """The short conversation of the value call: the question, the tool results, the answer."""
+    shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
+    results = "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown)
+    return [
+        SystemMessage(PROMPT),
+        HumanMessage(f"Question: {question[:2000]}\n\nTool results:\n{results}\n\nYour answer: {reply[:1500]}"),
+    ]
+
+
+class ValueAnswerMiddleware(AgentMiddleware):
+    """Make a question's final answer the value a tool result showed (see the module docstring)."""
+
+    def _value(self, request: ModelRequest, reply: AIMessage) -> AIMessage | None:
+        """The reply as a value, or None to keep it."""
+        question, run = this_run(request.messages)
+        results = [m for m in run if isinstance(m, ToolMessage)]
+        text = reply.text.strip()
+        if question is None or not results or not text or not asks_for_answer(question.text):
+            return None
+        values = candidates(results)
+        if not values or text in values:
+            return None
+        args = forced_arguments(request.model, value_tool(values), _brief(run, question.text, text))
+        value = (args or {}).get("value")
+        if not isinstance(value, str) or value not in values:
+            return None
+        log.info("value_answer", value=value[:80], candidates=len(values))
+        kwargs = {**reply.additional_kwargs, VALUE_KEY: {"value": value, "answer": text}}
+        return reply.model_copy(update={"content": value, "additional_kwargs": kwargs})
+
+    @staticmethod
+    def _final(response: Any) -> tuple[list[Any], int] | None:
+        """The response's messages and the index of its final reply (no tool calls, not written
+        by a limit), or None."""
+        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+        result = list(inner.result) if isinstance(inner, ModelResponse) else [inner]
+        at = next((i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), None)
+        if at is None or result[at].tool_calls or stop_reason(result[at]) is not None:
+            return None
+        return result, at
+
+    @staticmethod
+    def _replace(response: Any, result: list[Any], at: int, reply: AIMessage) -> Any:
+        """``response`` with ``result[at]`` replaced by ``reply``."""
+        result[at] = reply
+        if isinstance(response, ExtendedModelResponse):
+            return ExtendedModelResponse(model_response=ModelResponse(result=result), command=response.command)
+        if isinstance(response, ModelResponse):
+            return ModelResponse(result=result, structured_response=response.structured_response)
+        return reply
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Call the model; a final answer to a question becomes the value it rests on."""
+        response = handler(request)
+        found = self._final(response)
+        made = self._value(request, found[0][found[1]]) if found else None
+        return self._replace(response, *found, made) if found and made is not None else response
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Async twin of :meth:`wrap_model_call` (the value call in a worker thread)."""
+        response = await handler(request)
+        found = self._final(response)
+        made = await asyncio.to_thread(self._value, request, found[0][found[1]]) if found else None
+        return self._replace(response, *found, made) if found and made is not None else response
