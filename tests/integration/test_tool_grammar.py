@@ -42,15 +42,22 @@ PROBE = textwrap.dedent(
     for line in sys.stdin:
         job = json.loads(line)
         sampler = grammar_sampler(llama, tool_grammar(TOOLS, forced=job["forced"]))
-        for token in llama.tokenize(job["text"].encode(), add_bos=False, special=job["special"]):
-            llama_cpp.llama_sampler_accept(sampler, token)
-        kept = {}
-        for candidate in job["candidates"]:
-            first = llama.tokenize(candidate.encode(), add_bos=False, special=False)[0]
-            data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(first, 1.0, 0.0))
+
+        def allowed(token):
+            data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 1.0, 0.0))
             array = llama_cpp.llama_token_data_array(data, 1, -1, False)
             llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
-            kept[candidate] = data[0].logit > -1e30
+            return data[0].logit > -1e30
+
+        tokens = llama.tokenize(job["text"].encode(), add_bos=False, special=job["special"])
+        fed = 0
+        for token in tokens:  # as sampling does: a token the grammar refuses is never chosen
+            if not allowed(token):
+                break
+            llama_cpp.llama_sampler_accept(sampler, token)
+            fed += 1
+        kept = {c: allowed(llama.tokenize(c.encode(), add_bos=False, special=False)[0]) for c in job["candidates"]}
+        kept["all tokens allowed"] = fed == len(tokens)
         llama_cpp.llama_sampler_free(sampler)
         print("PROBE " + json.dumps(kept), flush=True)
     """
@@ -67,8 +74,9 @@ class Prober:
         )
 
     def __call__(self, text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True) -> dict[str, bool]:
-        """Feed ``text`` to a fresh grammar token by token; which ``candidates`` (their first
-        token) the grammar then allows."""
+        """Feed ``text`` to a fresh grammar token by token, as sampling would (up to a token the
+        grammar refuses); which ``candidates`` (their first token) the grammar then allows, and
+        ``"all tokens allowed"``."""
         if self.child.poll() is not None:
             self.__init__()  # an earlier probe ended the child: start another
         job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special}
@@ -107,28 +115,57 @@ def probe():
     ],
 )
 def test_what_models_write_is_accepted_without_aborting(probe, text):
-    probe(text)
+    assert probe(text)["all tokens allowed"]
 
 
 def test_a_call_spelled_out_in_plain_characters_triggers_the_grammar_too(probe):
     """``<tool_call>`` written as ordinary tokens, then pretty-printed JSON."""
-    probe('<tool_call>\n{\n  "name": "add",\n  "arguments": {"a": 1, "b": 2}\n}\n</tool_call>', special=False)
+    text = '<tool_call>\n{\n  "name": "add",\n  "arguments": {"a": 1, "b": 2}\n}\n</tool_call>'
+    assert probe(text, special=False)["all tokens allowed"]
+    assert not probe('<tool_call>\n{"name": "add", "arguments": {"a": "one"}}', special=False)["all tokens allowed"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure: <tool_call>. Not a call",
+        "x <tool_call>xyz",
+        '{"name": "add"}',
+        '{"name": "add"} and more',
+        '{\v"name": "add", "arguments": {"a": 1, "b": 2}}',
+        '```json\n{"name": "add"}```',
+    ],
+)
+def test_text_a_user_could_make_the_model_write_never_aborts_the_process(probe, text):
+    """A token that completes a trigger and runs past it (``>.`` after ``<tool_call``) would hand
+    llama.cpp text its grammar cannot take, and llama.cpp aborts the whole gateway: the triggers
+    end where a call's text is still valid, so such text is an answer."""
+    probe(text, special=False)
+    probe(text, special=True)
 
 
 def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed(probe):
     assert probe('<tool_call>\n{"name": "', candidates=("get_weather", "add", "rm", "bash")) == {
-        "get_weather": True, "add": True, "rm": False, "bash": False,
+        "get_weather": True, "add": True, "rm": False, "bash": False, "all tokens allowed": True,
     }
     kept = probe('<tool_call>\n{"name": "add", "arguments": {"a": ', candidates=("1", '"one"', "true"))
-    assert kept == {"1": True, '"one"': False, "true": False}  # an integer argument
+    assert kept == {"1": True, '"one"': False, "true": False, "all tokens allowed": True}  # an integer argument
     kept = probe('<tool_call>\n{"name": "get_weather", "arguments": {"', candidates=("city", "country", "}"))
-    assert kept == {"city": True, "country": False, "}": False}  # the required key, no invented one
+    assert kept == {"city": True, "country": False, "}": False, "all tokens allowed": True}  # the required key only
+
+
+def test_a_reply_that_opens_with_a_bare_call_is_constrained_too(probe):
+    kept = probe('{"name": "add", "', candidates=("arguments", "foo"))
+    assert kept == {"arguments": True, "foo": False, "all tokens allowed": True}
 
 
 def test_before_the_trigger_the_model_writes_freely(probe):
     kept = probe("The answer is", candidates=(" 42", " rm", "{"))
     assert all(kept.values())
+    assert probe('JSON: {"name": "add", "arguments": {"a": "x"}} is not a call here')["all tokens allowed"]
 
 
 def test_a_forced_call_is_constrained_from_the_first_token(probe):
-    assert probe("", forced=True, candidates=("<tool_call>", "Sure", "{")) == {"<tool_call>": True, "Sure": False, "{": False}
+    assert probe("", forced=True, candidates=("<tool_call>", "Sure", "{")) == {
+        "<tool_call>": True, "Sure": False, "{": False, "all tokens allowed": True,
+    }

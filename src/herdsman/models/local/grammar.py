@@ -115,14 +115,23 @@ def gbnf(tools: Sequence[dict[str, Any]]) -> str:
 
 
 def trigger_patterns(tool_names: Sequence[str]) -> list[str]:
-    """Regexes (matched against the whole reply so far, as llama.cpp's lazy grammar does) whose
-    first group is where a call starts: a ``<tool_call>`` anywhere, or ``{"name": "<tool>"`` as the
-    first thing of the reply, bare or in a ```json fence."""
+    """Regexes that start the grammar, matched against the whole reply so far after each token
+    (anchored at both ends: llama.cpp searches, it does not match); the grammar is then fed the
+    text from the first group to the end.
+
+    Each one must END where a call's text is still a valid start of the grammar, because
+    llama.cpp aborts the process when the text it is fed does not fit: ``<tool_call>`` as the
+    reply's last characters (spelled in plain characters; the template's own token is a trigger
+    token), or ``{"name": "<a bound tool>"`` (and an optional comma) opening the reply, bare or in
+    a ```json fence. A token that runs past that point (``<tool_call>.``) triggers nothing: its
+    text stays an answer, and the completion check names it as a call written as text. Spaces
+    are the grammar's own (no ``\\s``: a vertical tab is not JSON whitespace)."""
     names = "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True))
-    bare = rf'\{{\s*"name"\s*:\s*"(?:{names})"'
+    ws = "[ \\t\\n\\r]*"
+    bare = rf'\{{{ws}"name"{ws}:{ws}"(?:{names})"{ws},?{ws}'
     return [
-        rf"[\s\S]*?({re.escape(TOOL_CALL_OPEN)})[\s\S]*",
-        rf"\s*(?:```(?:json)?\s*)?({bare})[\s\S]*",
+        rf"^[\s\S]*?({re.escape(TOOL_CALL_OPEN)})$",
+        rf"^{ws}(?:```(?:json)?{ws})?({bare})$",
     ]
 
 
