@@ -41,7 +41,7 @@ PROBE = textwrap.dedent(
                             vocab_only=True, verbose=False)
     for line in sys.stdin:
         job = json.loads(line)
-        sampler = grammar_sampler(llama, tool_grammar(TOOLS, forced=job["forced"]))
+        sampler = grammar_sampler(llama, tool_grammar(job.get("tools") or TOOLS, forced=job["forced"]))
 
         def allowed(token):
             data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 1.0, 0.0))
@@ -73,13 +73,16 @@ class Prober:
             [sys.executable, "-c", PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
 
-    def __call__(self, text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True) -> dict[str, bool]:
-        """Feed ``text`` to a fresh grammar token by token, as sampling would (up to a token the
-        grammar refuses); which ``candidates`` (their first token) the grammar then allows, and
-        ``"all tokens allowed"``."""
+    def __call__(
+        self, text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True,
+        tools: list[dict] | None = None,
+    ) -> dict[str, bool]:
+        """Feed ``text`` to a fresh grammar (of ``tools``, OpenAI-style dicts; the module's two by
+        default) token by token, as sampling would (up to a token the grammar refuses); which
+        ``candidates`` (their first token) the grammar then allows, and ``"all tokens allowed"``."""
         if self.child.poll() is not None:
             self.__init__()  # an earlier probe ended the child: start another
-        job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special}
+        job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special, "tools": tools}
         self.child.stdin.write(json.dumps(job) + "\n")
         self.child.stdin.flush()
         for line in self.child.stdout:  # llama.cpp's crash report may come on stdout too
@@ -134,6 +137,13 @@ def test_a_call_spelled_out_in_plain_characters_triggers_the_grammar_too(probe):
         '{"name": "add"} and more',
         '{\v"name": "add", "arguments": {"a": 1, "b": 2}}',
         '```json\n{"name": "add"}```',
+        # a token running past the tool's name ('"\n'): the grammar has no space before the comma
+        '{"name": "add"\n, "arguments": {"a": 1, "b": 2}}',
+        # more whitespace than the grammar's 24 characters inside the trigger
+        "{" + " " * 25 + '"name": "add", "arguments": {"a": 1, "b": 2}}',
+        # std::regex recurses once per character repeated: long runs overflowed the stack (SIGSEGV)
+        " " * 30000 + "done",
+        "-" * 64000,
     ],
 )
 def test_text_a_user_could_make_the_model_write_never_aborts_the_process(probe, text):
@@ -157,6 +167,8 @@ def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed(prob
 def test_a_reply_that_opens_with_a_bare_call_is_constrained_too(probe):
     kept = probe('{"name": "add", "', candidates=("arguments", "foo"))
     assert kept == {"arguments": True, "foo": False, "all tokens allowed": True}
+    kept = probe('```json\n{\n  "name": "add",\n  "arguments": {"', candidates=("a", "c"))
+    assert kept == {"a": True, "c": False, "all tokens allowed": True}
 
 
 def test_before_the_trigger_the_model_writes_freely(probe):

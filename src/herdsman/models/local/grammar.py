@@ -115,22 +115,30 @@ def gbnf(tools: Sequence[dict[str, Any]]) -> str:
 
 
 def trigger_patterns(tool_names: Sequence[str]) -> list[str]:
-    """Regexes that start the grammar, matched against the whole reply so far after each token
-    (anchored at both ends: llama.cpp searches, it does not match); the grammar is then fed the
-    text from the first group to the end.
+    """Regexes that start the grammar, matched against the whole reply so far after each token;
+    the grammar is then fed the text from the first group to the end.
 
     Each one must END where a call's text is still a valid start of the grammar, because
     llama.cpp aborts the process when the text it is fed does not fit: ``<tool_call>`` as the
     reply's last characters (spelled in plain characters; the template's own token is a trigger
-    token), or ``{"name": "<a bound tool>"`` (and an optional comma) opening the reply, bare or in
-    a ```json fence. A token that runs past that point (``<tool_call>.``) triggers nothing: its
-    text stays an answer, and the completion check names it as a call written as text. Spaces
-    are the grammar's own (no ``\\s``: a vertical tab is not JSON whitespace)."""
-    names = "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True))
-    ws = "[ \\t\\n\\r]*"
-    bare = rf'\{{{ws}"name"{ws}:{ws}"(?:{names})"{ws},?{ws}'
+    token), or ``{"name": "<a bound tool>"`` (and a comma) opening the reply, bare or in a
+    ```json fence. A token that runs past that point (``<tool_call>.``, ``"add"\n``) triggers
+    nothing: its text stays an answer, and the completion check names it as a call written as
+    text. So the group is exactly what the grammar accepts: its whitespace (:data:`SPACE`, no
+    ``\s``: a vertical tab is not JSON whitespace, and never more than the grammar's 24
+    characters), the tool name as the grammar's JSON literal spells it (escapes and all), and no
+    space between the name and its comma (the grammar has none).
+
+    No unbounded repetition either: libstdc++'s ``std::regex`` matches by recursion, one stack
+    frame per repetition, and every token reruns the patterns over the whole reply so far, so
+    ``^[\s\S]*?`` over some 60,000 characters (or ``[ \t\n\r]*`` over 26,000 spaces, about 800
+    tokens) overflows the stack and kills the process. The ``<tool_call>`` pattern is therefore
+    anchored at the end only (llama.cpp searches a pattern that does not span ``^...$``)."""
+    names = "|".join(re.escape(json.dumps(n)) for n in sorted(tool_names, key=len, reverse=True))
+    ws = SPACE
+    bare = rf'\{{{ws}"name"{ws}:{ws}(?:{names})(?:,{ws})?'
     return [
-        rf"^[\s\S]*?({re.escape(TOOL_CALL_OPEN)})$",
+        rf"({re.escape(TOOL_CALL_OPEN)})$",
         rf"^{ws}(?:```(?:json)?{ws})?({bare})$",
     ]
 
