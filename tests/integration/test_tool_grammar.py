@@ -51,6 +51,19 @@ PROBE = textwrap.dedent(
             print("PROBE " + json.dumps({"built": "yes" if grammar_accepted(llama, grammar) else "refused"}), flush=True)
             continue
         sampler = grammar_sampler(llama, tool_grammar(job.get("tools") or TOOLS, forced=job["forced"]))
+        if job.get("sweep"):  # after the text, each token of the vocabulary as sampling would take it
+            for token in llama.tokenize(job["text"].encode(), add_bos=False, special=job["special"]):
+                llama_cpp.llama_sampler_accept(sampler, token)
+            for token in range(llama.n_vocab()):
+                clone = llama_cpp.llama_sampler_clone(sampler)
+                data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 1.0, 0.0))
+                llama_cpp.llama_sampler_apply(clone, ctypes.byref(llama_cpp.llama_token_data_array(data, 1, -1, False)))
+                if data[0].logit > -1e30:
+                    llama_cpp.llama_sampler_accept(clone, token)
+                llama_cpp.llama_sampler_free(clone)
+            llama_cpp.llama_sampler_free(sampler)
+            print("PROBE " + json.dumps({"swept": True}), flush=True)
+            continue
 
         def allowed(token):
             data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 1.0, 0.0))
@@ -85,15 +98,16 @@ class Prober:
 
     def __call__(
         self, text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True,
-        tools: list[dict] | None = None, build: bool = False,
+        tools: list[dict] | None = None, build: bool = False, sweep: bool = False,
     ) -> dict[str, bool]:
         """Feed ``text`` to a fresh grammar (of ``tools``, OpenAI-style dicts; the module's two by
         default) token by token, as sampling would (up to a token the grammar refuses); which
         ``candidates`` (their first token) the grammar then allows, and ``"all tokens allowed"``.
-        With ``build``: only whether the grammar is built (``{"built": ...}``), as chat.py does."""
+        With ``build``: only whether the grammar is built (``{"built": ...}``), as chat.py does;
+        with ``sweep``: every token of the vocabulary after ``text`` (fails if one aborts)."""
         if self.child.poll() is not None:
             self.__init__()  # an earlier probe ended the child: start another
-        job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special, "tools": tools, "build": build}
+        job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special, "tools": tools, "build": build, "sweep": sweep}
         self.child.stdin.write(json.dumps(job) + "\n")
         self.child.stdin.flush()
         for line in self.child.stdout:  # llama.cpp's crash report may come on stdout too
@@ -165,6 +179,13 @@ def test_text_a_user_could_make_the_model_write_never_aborts_the_process(probe, 
     end where a call's text is still valid, so such text is an answer."""
     probe(text, special=False)
     probe(text, special=True)
+
+
+@pytest.mark.parametrize("text", ["<tool_call", '{"name": "add', '{"name": "add"', '{"name": "add",' + " " * 23])
+def test_no_token_of_the_vocabulary_aborts_at_a_trigger(probe, text):
+    """Each of the vocabulary's tokens after the start of a trigger: the ones that complete it
+    and run past it (``>.``, ``"\\n``, ``" ,``) must leave text the grammar accepts, or none."""
+    assert probe(text, special=False, sweep=True) == {"swept": True}
 
 
 def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed(probe):
