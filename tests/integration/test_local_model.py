@@ -84,6 +84,7 @@ def stub(monkeypatch):
             load_seconds=0.0,
         )
         monkeypatch.setitem(chat._LOADED, ("stub.gguf", n_ctx), loaded)
+        monkeypatch.setattr(chat, "grammar_accepted", lambda llama, grammar: True)  # no llama.cpp vocabulary here
         return ChatLocalLlama(model_path="stub.gguf", n_ctx=n_ctx, **fields), llama
 
     return make
@@ -429,3 +430,15 @@ def test_saved_system_prompt_gives_the_same_reply_as_processing_it(real_model, t
     )
     assert next(tmp_path.glob("*.kv")).stat().st_size > 1000
     assert isinstance(PromptCache(tmp_path, "x").key([1, 2]), str)
+
+
+def test_a_grammar_llama_cpp_refuses_means_unconstrained_decoding_not_a_failed_reply(stub, monkeypatch):
+    """llama.cpp returns no sampler for a grammar it cannot parse (an empty enum in a tool's
+    schema): found before generating, the reply is decoded and parsed as without a grammar."""
+    pytest.importorskip("llama_cpp", reason=NO_LLAMA)
+    model, llama = stub(CALL)
+    monkeypatch.setattr(chat, "grammar_accepted", lambda llama, grammar: False)
+    request = model._request([HumanMessage("Oslo?")], None, {"tools": [convert(get_weather)]})
+    assert request.grammar is None
+    assert model.bind_tools([get_weather]).invoke("Oslo?").tool_calls[0]["args"] == {"city": "Paris"}
+    assert not hasattr(llama, "_init_sampler")  # no grammar in the sampler chain

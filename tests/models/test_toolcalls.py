@@ -507,3 +507,23 @@ def test_a_bare_string_is_the_only_required_argument() -> None:
     other = '<tool_call>{"name": "write_file", "arguments": "notes.txt"}</tool_call>'
     assert parse_tool_calls(other, {"bash": "command", "write_file": None}).tool_calls == []
     assert parse_tool_calls(reply, ["bash"]).tool_calls == []  # names only: no guess
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        '<tool_call>\n{"name": "add", "arguments": {"a": 1',
+        '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}',
+        '{"name": "add", "arguments": {"a": 1, "b": 2}',
+        '```json\n{"name": "add", "arguments": {"a": 1}',
+    ],
+)
+def test_under_the_grammar_a_call_cut_off_by_max_tokens_is_text_not_a_half_call(cut):
+    """The grammar closes every call it starts, so an open one was cut off: it must not run with
+    the arguments written so far (``a=1`` of a sum the model meant as ``a=12, b=30``)."""
+    names = {"add": None}
+    reply = parse_tool_calls(cut, names, strict=True)
+    assert reply.tool_calls == [] and reply.content == cut.strip()
+    whole = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n'
+    reply = parse_tool_calls(whole + cut, names, strict=True)
+    assert [c["args"] for c in reply.tool_calls] == [{"a": 1, "b": 2}] and reply.content == cut.strip()

@@ -48,7 +48,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
-from herdsman.models.local.grammar import ToolGrammar, sampler_factory, tool_grammar
+from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler_factory, tool_grammar
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
 from herdsman.models.local.toolcalls import (
     TOOL_CALL_OPEN,
@@ -507,6 +507,9 @@ class ChatLocalLlama(BaseChatModel):
         offered = {_tool_name(t): _single_argument(t) for t in bound}
         params = {_tool_name(t): _argument_names(t) for t in bound}
         grammar = self._grammar(bound, kwargs.get("tool_choice")) if self.constrained_tool_calls else None
+        if grammar is not None and not grammar_accepted(loaded.llama, grammar):
+            log.warning("tool_grammar_refused", extra={"tools": [_tool_name(t) for t in bound]})
+            grammar = None  # llama.cpp cannot parse it: decode unconstrained (and parse leniently)
         return _Request(tokens, head, prefill, offered, params, max_tokens, [*STOP_STRINGS, *(stop or [])], grammar)
 
     @staticmethod

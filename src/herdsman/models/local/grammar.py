@@ -39,6 +39,40 @@ ROOT = "toolcalls"
 """The grammar's start rule: one or more tagged calls, or one bare call."""
 
 
+def json_text(value: Any) -> str:
+    """``value`` as JSON the way a model writes it: non-ASCII characters as themselves (a model
+    writes ``"café"``, not ``"caf\\u00e9"``), control characters escaped (a NUL is ``\\u0000``:
+    llama.cpp refuses every token that starts with a NUL byte, so a literal NUL would leave no
+    token to choose); ASCII escapes when the text does not encode (a lone surrogate)."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
+def _converter() -> Any:
+    """llama-cpp-python's :class:`SchemaConverter` with literals fixed: it escapes ``"`` and line
+    breaks but not the backslash, so a constant's JSON text (``"C:\\\\x"``, ``"a\\"b"``) was
+    read back by the GBNF parser as GBNF escapes: the grammar then asked for invalid JSON
+    (``"C:\\x"``), or for a NUL (``\\u0000``) no token can write, and a model that started such a
+    value had no token left, which aborts llama.cpp. Constants are :func:`json_text`."""
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class Converter(SchemaConverter):  # type: ignore[misc]
+        def _format_literal(self, literal: str) -> str:
+            return '"' + re.sub(r'[\\"\r\n]', lambda m: _GBNF_ESCAPES[m.group(0)], literal) + '"'
+
+        def _generate_constant_rule(self, value: Any) -> str:
+            return self._format_literal(json_text(value))
+
+    return Converter(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
+
+
+_GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
+
+
 def _tool_name(tool: dict[str, Any]) -> str:
     return tool.get("function", {}).get("name") or tool.get("name", "")
 
@@ -98,9 +132,7 @@ def gbnf(tools: Sequence[dict[str, Any]]) -> str:
     or one bare JSON call (the start of a reply that opened with ``{"name": ...``, possibly closed
     by a fence).
     """
-    from llama_cpp.llama_grammar import SchemaConverter
-
-    converter = SchemaConverter(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
+    converter = _converter()
     schema = converter.resolve_refs(call_schema(tools), "tools")
     converter.visit(schema, "call")
     rules = converter.format_grammar().replace(f"space ::= {_CONVERTER_SPACE}", f"space ::= {SPACE}")
@@ -115,22 +147,30 @@ def gbnf(tools: Sequence[dict[str, Any]]) -> str:
 
 
 def trigger_patterns(tool_names: Sequence[str]) -> list[str]:
-    """Regexes that start the grammar, matched against the whole reply so far after each token
-    (anchored at both ends: llama.cpp searches, it does not match); the grammar is then fed the
-    text from the first group to the end.
+    """Regexes that start the grammar, matched against the whole reply so far after each token;
+    the grammar is then fed the text from the first group to the end.
 
     Each one must END where a call's text is still a valid start of the grammar, because
     llama.cpp aborts the process when the text it is fed does not fit: ``<tool_call>`` as the
     reply's last characters (spelled in plain characters; the template's own token is a trigger
-    token), or ``{"name": "<a bound tool>"`` (and an optional comma) opening the reply, bare or in
-    a ```json fence. A token that runs past that point (``<tool_call>.``) triggers nothing: its
-    text stays an answer, and the completion check names it as a call written as text. Spaces
-    are the grammar's own (no ``\\s``: a vertical tab is not JSON whitespace)."""
-    names = "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True))
-    ws = "[ \\t\\n\\r]*"
-    bare = rf'\{{{ws}"name"{ws}:{ws}"(?:{names})"{ws},?{ws}'
+    token), or ``{"name": "<a bound tool>"`` (and a comma) opening the reply, bare or in a
+    ```json fence. A token that runs past that point (``<tool_call>.``, ``"add"\n``) triggers
+    nothing: its text stays an answer, and the completion check names it as a call written as
+    text. So the group is exactly what the grammar accepts: its whitespace (:data:`SPACE`, no
+    ``\s``: a vertical tab is not JSON whitespace, and never more than the grammar's 24
+    characters), the tool name as the grammar's JSON literal spells it (escapes and all), and no
+    space between the name and its comma (the grammar has none).
+
+    No unbounded repetition either: libstdc++'s ``std::regex`` matches by recursion, one stack
+    frame per repetition, and every token reruns the patterns over the whole reply so far, so
+    ``^[\s\S]*?`` over some 60,000 characters (or ``[ \t\n\r]*`` over 26,000 spaces, about 800
+    tokens) overflows the stack and kills the process. The ``<tool_call>`` pattern is therefore
+    anchored at the end only (llama.cpp searches a pattern that does not span ``^...$``)."""
+    names = "|".join(re.escape(json_text(n)) for n in sorted(tool_names, key=len, reverse=True))
+    ws = SPACE
+    bare = rf'\{{{ws}"name"{ws}:{ws}(?:{names})(?:,{ws})?'
     return [
-        rf"^[\s\S]*?({re.escape(TOOL_CALL_OPEN)})$",
+        rf"({re.escape(TOOL_CALL_OPEN)})$",
         rf"^{ws}(?:```(?:json)?{ws})?({bare})$",
     ]
 
@@ -146,6 +186,8 @@ class ToolGrammar:
 
 
 _cache: dict[tuple[str, bool], ToolGrammar] = {}
+CACHE_SIZE = 256
+"""Grammars kept (and llama.cpp's verdicts on them): a long-running gateway sees new tool sets."""
 
 
 def tool_grammar(tools: Sequence[dict[str, Any]], forced: bool) -> ToolGrammar | None:
@@ -155,6 +197,8 @@ def tool_grammar(tools: Sequence[dict[str, Any]], forced: bool) -> ToolGrammar |
         return None
     key = (json.dumps(list(tools), sort_keys=True, default=str), forced)
     if key not in _cache:
+        if len(_cache) >= CACHE_SIZE:  # value_answer.py binds a new enum per question
+            _cache.clear()
         text = gbnf(tools)
         if forced:
             _cache[key] = ToolGrammar(text + 'forced ::= tagged ("\\n" tagged)*\n', lazy=False)
@@ -183,6 +227,26 @@ def grammar_sampler(llama: Any, grammar: ToolGrammar) -> Any:
     if not chained:
         raise ValueError("llama.cpp refused the tool-call grammar")
     return chained
+
+
+_accepted: dict[ToolGrammar, bool] = {}
+
+
+def grammar_accepted(llama: Any, grammar: ToolGrammar) -> bool:
+    """Whether llama.cpp builds a sampler of ``grammar`` (checked once per grammar): it returns
+    NULL for a grammar it cannot parse (an empty ``enum`` or ``anyOf``, a back-reference in a
+    ``pattern``), and the sampler is built inside the generation, too late to fall back."""
+    if grammar not in _accepted:
+        import llama_cpp
+
+        if len(_accepted) >= CACHE_SIZE:
+            _accepted.clear()
+        try:
+            llama_cpp.llama_sampler_free(grammar_sampler(llama, grammar))
+            _accepted[grammar] = True
+        except (ValueError, UnicodeEncodeError):
+            _accepted[grammar] = False
+    return _accepted[grammar]
 
 
 def sampler_factory(llama: Any, grammar: ToolGrammar) -> Callable[..., Any]:

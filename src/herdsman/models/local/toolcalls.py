@@ -52,9 +52,10 @@ def new_call_id() -> str:
     return "call_" + uuid.uuid4().hex[:24]
 
 
-def _decode_json(text: str, repair: bool = True) -> tuple[Any, int] | None:
+def _decode_json(text: str, repair: bool = True, whole: bool = False) -> tuple[Any, int] | None:
     """The first JSON object or array in ``text`` and the index where it ends, or None
-    (``repair``: mend almost-JSON with json-repair as a last resort)."""
+    (``repair``: mend almost-JSON with json-repair as a last resort; ``whole``: only JSON the
+    model closed itself, no closing braces added)."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return None
@@ -63,7 +64,8 @@ def _decode_json(text: str, repair: bool = True) -> tuple[Any, int] | None:
     try:
         return decoder.raw_decode(text, start)
     except ValueError:
-        pass
+        if whole:
+            return None
     # Small models often drop the last closing brace or two: retry with them added at the end.
     rest = text[start:].rstrip()
     for missing in ("}", "}}", "]", "}]"):
@@ -171,12 +173,14 @@ def _fence_calls(lang: str, body: str, tool_names: Collection[str], repair: bool
     return _as_calls(decoded[0], tool_names)
 
 
-def _take_bare(text: str, tool_names: Collection[str], repair: bool = True) -> tuple[list[ToolCall], str]:
+def _take_bare(
+    text: str, tool_names: Collection[str], repair: bool = True, whole: bool = False,
+) -> tuple[list[ToolCall], str]:
     """Calls written as bare JSON at the very start of ``text``; returns them and the rest."""
     calls: list[ToolCall] = []
     rest = text.lstrip()
     while rest.startswith(("{", "[")):
-        decoded = _decode_json(rest, repair)
+        decoded = _decode_json(rest, repair, whole)
         if decoded is None:
             break
         found = _as_calls(decoded[0], tool_names)
@@ -300,11 +304,13 @@ def parse_tool_calls(
 
 
 def _strict_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
-    """:func:`parse_tool_calls` for a reply written under the grammar."""
+    """:func:`parse_tool_calls` for a reply written under the grammar, which closes every call
+    it starts: a call whose JSON is left open was cut off by ``max_tokens`` or a stop string, and
+    stays text rather than running with half its arguments (no closing braces added)."""
     calls: list[ToolCall] = []
 
     def tagged(match: re.Match[str]) -> str:
-        decoded = _decode_json(match.group(1), repair=False)
+        decoded = _decode_json(match.group(1), repair=False, whole=True)
         found = _as_calls(decoded[0], tool_names) if decoded is not None else None
         if found is None:
             return match.group(0)
@@ -314,7 +320,7 @@ def _strict_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
     content = _TAGGED.sub(tagged, text)
     if not calls:
         opening = _LEADING_FENCE.match(content)
-        bare, rest = _take_bare(content[opening.end():] if opening else content, tool_names, repair=False)
+        bare, rest = _take_bare(content[opening.end():] if opening else content, tool_names, repair=False, whole=True)
         if bare:
             calls, content = bare, rest.strip().removesuffix(FENCE)
     return ParsedReply(content=content.strip(), tool_calls=calls)
