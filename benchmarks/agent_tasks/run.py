@@ -3,7 +3,7 @@
 Each task of ``tasks.yaml`` (written by ``make_tasks.py``) gets fresh folders with its set-up
 files, runs once per agent (and per ablation variant), and is judged by its check
 (:mod:`checks`) on the files and the final answer. Both agents use ONE model instance in this
-process (the embedded Qwen2.5-Coder-1.5B unless ``--model-path``) and the same jailed shell:
+process (the embedded Qwen2.5-Coder-1.5B, or ``local_model.path``) and the same jailed shell:
 deepagents gets ``create_deep_agent`` with a backend whose files are the thread's folders under
 the same virtual paths (/mnt/user-data/...) and whose ``execute`` runs in Herdsman's sandbox for
 that thread, so a command means the same for both. Tasks marked ``upload`` start as the web UI
@@ -376,6 +376,9 @@ async def main_async(args: argparse.Namespace) -> None:
             todo += [(agent, variant, t) for t in tasks if (agent, variant, t["id"]) not in done]
     order = {t["id"]: i for i, t in enumerate(tasks)}
     todo.sort(key=lambda item: order[item[2]["id"]])  # task by task: a run cut short still pairs its variants
+    if args.report:
+        print(json.dumps(summarize(records, tasks)))
+        return
     models = Models()
     work = Path(tempfile.mkdtemp(prefix="agent-tasks-"))
     gate = asyncio.Semaphore(max(1, args.jobs))
@@ -411,6 +414,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=600.0, help="time limit per task run (with --jobs > 1 it includes waiting for the model)")
     parser.add_argument("--results", default=".herdsman/bench/agent_tasks")
     parser.add_argument("--fresh", action="store_true", help="forget earlier results")
+    parser.add_argument("--report", action="store_true", help="run nothing: print the summary of the results already there")
     args = parser.parse_args()
     asyncio.run(main_async(args))
 
