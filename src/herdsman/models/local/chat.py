@@ -49,6 +49,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
 from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler_factory, tool_grammar
+from herdsman.models.local.grammar import tool_name as _tool_name  # one definition for both modules
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
 from herdsman.models.local.toolcalls import (
     TOOL_CALL_OPEN,
@@ -324,10 +325,6 @@ def _with_hint(messages: list[dict[str, Any]], hint: str) -> list[dict[str, Any]
         first = dict(messages[0], content=f"{messages[0]['content'].rstrip()}\n\n{hint}")
         return [first, *messages[1:]]
     return [{"role": "system", "content": f"{DEFAULT_SYSTEM_PROMPT}\n\n{hint}"}, *messages]
-
-
-def _tool_name(tool: dict[str, Any]) -> str:
-    return tool.get("function", {}).get("name") or tool.get("name", "")
 
 
 def _argument_names(tool: dict[str, Any]) -> list[str]:

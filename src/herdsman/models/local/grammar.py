@@ -73,7 +73,8 @@ def _converter() -> Any:
 _GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
 
 
-def _tool_name(tool: dict[str, Any]) -> str:
+def tool_name(tool: dict[str, Any]) -> str:
+    """The name of a tool given as an OpenAI-style dict (``{"function": {"name": ...}}``) or flat."""
     return tool.get("function", {}).get("name") or tool.get("name", "")
 
 
@@ -118,7 +119,7 @@ def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
         parameters.setdefault("type", "object")
         variants.append({
             "type": "object",
-            "properties": {"name": {"const": _tool_name(tool)}, "arguments": parameters},
+            "properties": {"name": {"const": tool_name(tool)}, "arguments": parameters},
             "required": ["name", "arguments"],
             "additionalProperties": False,
         })
@@ -203,7 +204,7 @@ def tool_grammar(tools: Sequence[dict[str, Any]], forced: bool) -> ToolGrammar |
         if forced:
             _cache[key] = ToolGrammar(text + 'forced ::= tagged ("\\n" tagged)*\n', lazy=False)
         else:
-            _cache[key] = ToolGrammar(text, lazy=True, patterns=tuple(trigger_patterns([_tool_name(t) for t in tools])))
+            _cache[key] = ToolGrammar(text, lazy=True, patterns=tuple(trigger_patterns([tool_name(t) for t in tools])))
     return _cache[key]
 
 
