@@ -62,7 +62,9 @@ class StubLlama:
             }
 
         def pieces() -> Iterator[dict[str, Any]]:
+            self.generated = ""
             for i in range(0, len(text), 3):
+                self.generated += text[i : i + 3]
                 yield {"choices": [{"text": text[i : i + 3], "finish_reason": None}]}
             yield {"choices": [{"text": "", "finish_reason": "stop"}]}
 
@@ -104,6 +106,33 @@ def convert(t: Any) -> dict[str, Any]:
 
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_call_written_again_in_one_reply_ends_the_generation(stub, streaming):
+    """A small model once wrote one read_file call thirty times in a reply: generation stops at the
+    first repeat (even re-indented), and the distinct calls before it are kept, once each."""
+    other = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    again = '<tool_call>\n{ "name": "get_weather",\n  "arguments": {"city": "Paris"} }\n</tool_call>'
+    model, llama = stub("\n".join([CALL, other, again, *[CALL] * 28]))
+    bound = model.bind_tools([get_weather])
+    if streaming:
+        chunks = list(bound.stream("Weather?"))
+        reply = chunks[0]
+        for chunk in chunks[1:]:
+            reply += chunk
+    else:
+        reply = bound.invoke("Weather?")
+    assert [c["args"]["city"] for c in reply.tool_calls] == ["Paris", "Oslo"]
+    assert llama.generated.count("</tool_call>") == 3  # the model was not asked for the other 28
+    assert reply.response_metadata["finish_reason"] == "tool_calls"
+
+
+def test_the_same_call_in_two_replies_is_not_a_repeat(stub):
+    model, _ = stub(CALL, CALL)
+    bound = model.bind_tools([get_weather])
+    assert len(bound.invoke("Weather?").tool_calls) == 1
+    assert len(bound.invoke("Again?").tool_calls) == 1
 
 
 def test_plain_reply(stub):

@@ -52,9 +52,11 @@ from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler
 from herdsman.models.local.grammar import tool_name as _tool_name  # one definition for both modules
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
 from herdsman.models.local.toolcalls import (
+    TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
     ParsedReply,
     parse_tool_calls,
+    repeated_call_start,
     streamable_prefix,
 )
 
@@ -603,6 +605,33 @@ class ChatLocalLlama(BaseChatModel):
 
     # -- generation ---------------------------------------------------------------------------
 
+    def _replies(self, request: _Request) -> Iterator[tuple[str, str | None]]:
+        """The reply so far (prefill included) after each piece llama.cpp generates, with that
+        piece's finish reason.
+
+        Called with the generation lock held. Generation stops early when a tool call closes
+        that repeats one the reply already holds (see :func:`repeated_call_start`): the last
+        reply yielded ends before the repeat, with the finish reason ``stop``."""
+        text = request.prefill
+        closed = 0
+        stream = self._completion(request, stream=True)
+        try:
+            for piece in stream:
+                choice = piece["choices"][0]
+                text += choice.get("text") or ""
+                if request.tool_names and text.count(TOOL_CALL_CLOSE) > closed:
+                    closed = text.count(TOOL_CALL_CLOSE)
+                    cut = repeated_call_start(text)
+                    if cut is not None:
+                        log.info("local_model: stopped at a repeated tool call after %d calls", closed - 1)
+                        yield text[:cut], "stop"
+                        return
+                yield text, choice.get("finish_reason")
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -611,24 +640,19 @@ class ChatLocalLlama(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         request = self._request(messages, stop, kwargs)
+        text, finish_reason = request.prefill, None
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
-            result = self._completion(request, stream=False)
-        choice = result["choices"][0]
-        generated = choice["text"]
-        parsed = self._parse(request.prefill + generated, request)
-        completion = int(result.get("usage", {}).get("completion_tokens", 0))
-        usage = UsageMetadata(
-            input_tokens=len(request.tokens),
-            output_tokens=completion,
-            total_tokens=len(request.tokens) + completion,
-        )
+            for text, finish in self._replies(request):
+                finish_reason = finish or finish_reason
+        generated = text[len(request.prefill) :]
+        parsed = self._parse(text, request)
         message = AIMessage(
             content=parsed.content,
             tool_calls=parsed.tool_calls,
-            usage_metadata=usage,
+            usage_metadata=self._usage(request, generated),
             response_metadata={
-                "finish_reason": "tool_calls" if parsed.tool_calls else choice.get("finish_reason"),
+                "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
                 "model_name": self.model_name,
                 "model_provider": "llama-cpp",
             },
@@ -648,10 +672,8 @@ class ChatLocalLlama(BaseChatModel):
         finish_reason = None
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
-            for piece in self._completion(request, stream=True):
-                choice = piece["choices"][0]
-                text += choice.get("text") or ""
-                finish_reason = choice.get("finish_reason") or finish_reason
+            for text, finish in self._replies(request):
+                finish_reason = finish or finish_reason
                 safe = streamable_prefix(text, request.tool_names)
                 if safe <= 0:
                     continue

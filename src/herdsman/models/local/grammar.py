@@ -148,7 +148,7 @@ def gbnf(tools: Sequence[dict[str, Any]]) -> str:
 
 
 def trigger_patterns(tool_names: Sequence[str]) -> list[str]:
-    """Regexes that start the grammar, matched against the whole reply so far after each token;
+    r"""Regexes that start the grammar, matched against the whole reply so far after each token;
     the grammar is then fed the text from the first group to the end.
 
     Each one must END where a call's text is still a valid start of the grammar, because

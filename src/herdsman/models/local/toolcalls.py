@@ -446,3 +446,27 @@ def _hold_point(text: str, pos: int, tool_names: Collection[str]) -> int:
             continue
         partial = _partial_marker_at(text, pos)
         return partial if partial is not None else len(text)
+
+
+_CLOSED_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+def repeated_call_start(text: str) -> int | None:
+    """Where the first closed ``<tool_call>`` block that repeats an earlier one of ``text`` starts,
+    or None when every closed block is new.
+
+    A small model sometimes writes the same call again and again in one reply (thirty identical
+    ``read_file`` calls were seen, about six seconds of generation each, on a task that then ran
+    out of time). The same call twice in one reply returns the same result twice, so generation
+    can stop at the first repeat: the calls before it are the reply. Blocks are compared on their
+    JSON with whitespace outside strings ignored, so a re-indented copy is a repeat too.
+    """
+    seen: set[str] = set()
+    for match in _CLOSED_CALL.finditer(text):
+        body = match.group(1).strip()
+        decoded = _decode_json(body, repair=False, whole=True)
+        key = json.dumps(decoded[0], sort_keys=True) if decoded is not None else body
+        if key in seen:
+            return match.start()
+        seen.add(key)
+    return None
