@@ -12,7 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
-from langchain_core.messages import AnyMessage
+from langchain.agents.middleware import ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.messages import AIMessage, AnyMessage
+
+from herdsman.middleware.step_limit import stop_reason
 
 log = structlog.get_logger(__name__)
 
@@ -31,3 +35,18 @@ def forced_arguments(model: Any, spec: dict[str, Any], messages: list[AnyMessage
         return None
     call = next((c for c in getattr(reply, "tool_calls", None) or [] if c["name"] == name), None)
     return dict(call["args"]) if call is not None else None
+
+
+def final_reply(response: Any) -> tuple[list[Any], int] | None:
+    """A model response's messages and the index of its final reply (the last AI message, when
+    it has no tool calls and was not written by a limit), or None.
+
+    ``response`` is what a ``wrap_model_call`` handler returns: an ``ExtendedModelResponse``, a
+    ``ModelResponse`` or a bare ``AIMessage``. The middlewares that act on a final answer (the
+    value answer, the plan/act loop) find it here."""
+    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+    result = list(inner.result) if isinstance(inner, ModelResponse) else [inner]
+    at = next((i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), None)
+    if at is None or result[at].tool_calls or stop_reason(result[at]) is not None:
+        return None
+    return result, at

@@ -57,7 +57,7 @@ from herdsman.middleware.plan_state import (
     by_reply, finding, implied_done, is_active, mark_done, may_have_steps, new_plan, no_plan, note_text, step_evidence, tool_spec,
     view,
 )
-from herdsman.middleware.forced_call import forced_arguments
+from herdsman.middleware.forced_call import final_reply, forced_arguments
 from herdsman.middleware.step_limit import stop_reason
 from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
@@ -262,7 +262,8 @@ class PlanActMiddleware(AgentMiddleware):
         """The plan after the model's reply (None: unchanged): settled when the model stopped
         (:meth:`after_reply`); once the plan is over, a step left open whose file has since been
         produced (the completion check sent the model back for it) counts as done."""
-        reply = self._final(response)
+        found = final_reply(response)
+        reply = found[0][found[1]] if found is not None else None
         if reply is not None and is_active(plan):
             return self.after_reply(request, plan, reply)
         if reply is not None and any(s["status"] == "open" and s["path"] for s in plan["steps"]):
@@ -301,14 +302,6 @@ class PlanActMiddleware(AgentMiddleware):
             update, inner = {}, ModelResponse(result=[response]) if isinstance(response, AIMessage) else response
         update["plan"] = plan
         return ExtendedModelResponse(model_response=inner, command=Command(update=update))
-
-    @staticmethod
-    def _final(response: Any) -> AIMessage | None:
-        """The reply when it is final (no tool calls), else None."""
-        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
-        result = inner.result if isinstance(inner, ModelResponse) else [inner]
-        reply = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
-        return reply if reply is not None and not reply.tool_calls and stop_reason(reply) is None else None
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Plan or advance, show the plan, call the model; when it stops, settle the plan."""

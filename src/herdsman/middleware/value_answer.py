@@ -27,8 +27,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
-from herdsman.middleware.forced_call import forced_arguments
-from herdsman.middleware.step_limit import stop_reason
+from herdsman.middleware.forced_call import final_reply, forced_arguments
 from herdsman.middleware.turn import this_run
 
 log = structlog.get_logger(__name__)
@@ -118,17 +117,6 @@ class ValueAnswerMiddleware(AgentMiddleware):
         return reply.model_copy(update={"content": value, "additional_kwargs": kwargs})
 
     @staticmethod
-    def _final(response: Any) -> tuple[list[Any], int] | None:
-        """The response's messages and the index of its final reply (no tool calls, not written
-        by a limit), or None."""
-        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
-        result = list(inner.result) if isinstance(inner, ModelResponse) else [inner]
-        at = next((i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), None)
-        if at is None or result[at].tool_calls or stop_reason(result[at]) is not None:
-            return None
-        return result, at
-
-    @staticmethod
     def _replace(response: Any, result: list[Any], at: int, reply: AIMessage) -> Any:
         """``response`` with ``result[at]`` replaced by ``reply``."""
         result[at] = reply
@@ -141,13 +129,13 @@ class ValueAnswerMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the model; a final answer to a question becomes the value it rests on."""
         response = handler(request)
-        found = self._final(response)
+        found = final_reply(response)
         made = self._value(request, found[0][found[1]]) if found else None
         return self._replace(response, *found, made) if found and made is not None else response
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Async twin of :meth:`wrap_model_call` (the value call in a worker thread)."""
         response = await handler(request)
-        found = self._final(response)
+        found = final_reply(response)
         made = await asyncio.to_thread(self._value, request, found[0][found[1]]) if found else None
         return self._replace(response, *found, made) if found and made is not None else response
