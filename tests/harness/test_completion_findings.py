@@ -96,25 +96,27 @@ async def test_a_chinese_request_gets_the_failed_command_and_the_unsupported_num
 
 @pytest.mark.parametrize(("request_text", "fires"), [
     ("How many lines does /mnt/user-data/workspace/notes.txt have", True),
-    ("/mnt/user-data/workspace/notes.txt 有多少行", False),
+    ("/mnt/user-data/workspace/notes.txt 有多少行", True),
+    ("Сколько строк в файле /mnt/user-data/workspace/notes.txt", False),
 ])
-async def test_an_english_intent_rule_fires_on_an_english_request_only(home: Path, request_text: str, fires: bool) -> None:
-    """number.missing reads "how many": it sends back an English answer without a number, never a
-    Chinese one (where it would see only the file name)."""
-    thread = "t-en" if fires else "t-zh4"
+async def test_an_intent_rule_fires_on_a_request_in_a_language_it_declares_only(home: Path, request_text: str, fires: bool) -> None:
+    """number.missing reads "how many" and 多少: it sends back an answer without a number to an
+    English or a Chinese request, never to one in a language whose words it does not know (where
+    it would see only the file name)."""
+    thread = f"t-{language_of(request_text)}"
     (workspace(home, thread) / "notes.txt").write_text("a\nb\nc\n")
     model, state = await run(home, thread, request_text, [
         call("read_file", 1, path="/mnt/user-data/workspace/notes.txt"), "It is short.", call("bash", 2, command="wc -l notes.txt"), "3",
     ])
     assert [rules_of(n) for n in notes(state)] == ([["number.missing"]] if fires else [])
-    assert RULES["number.missing"].languages == ("en",)
+    assert RULES["number.missing"].languages == ("en", "zh")
 
 
 async def test_intent_rules_follow_the_profile_and_the_switch(home: Path) -> None:
     """auto: the English-intent rules run for a small-profile model only; off: never; the
     structural ones always (the benchmark's no_intent_rules variant measures the difference)."""
-    assert intent_languages("auto", small=True) == ("en",) and intent_languages("auto", small=False) == ()
-    assert intent_languages("on", small=False) == ("en",) and intent_languages("off", small=True) == ()
+    assert intent_languages("auto", small=True) == ("en", "zh") and intent_languages("auto", small=False) == ()
+    assert intent_languages("on", small=False) == ("en", "zh") and intent_languages("off", small=True) == ()
     ask = "How many lines does /mnt/user-data/workspace/notes.txt have"
     (workspace(home, "t-auto") / "notes.txt").write_text("a\n")
     model, state = await run(home, "t-auto", ask, [call("read_file", 1, path="notes.txt"), "It is short."], intent_rules="auto")
@@ -161,7 +163,7 @@ def test_the_plan_follows_the_findings_fields_not_their_words() -> None:
 
 def test_every_rule_has_words_and_declared_languages() -> None:
     assert set(TEXTS) == set(RULES)
-    assert all(r.languages is None or r.languages == ("en",) for r in RULES.values())
+    assert all(r.languages in (None, ("en",), ("en", "zh")) for r in RULES.values())
     neutral = {"path.missing", "path.empty", "command.failed_not_retried", "code.shown_not_run", "number.unsupported",
                "file.unchanged", "call.as_text", "tool.unknown", "reply.placeholder"}
     assert all(RULES[r].languages is None for r in neutral)
@@ -193,13 +195,13 @@ def test_a_reply_in_chinese_is_not_read_as_an_english_refusal_or_claim() -> None
 
 
 async def test_a_file_written_back_unchanged_then_changed_and_not_run_in_chinese(home: Path) -> None:
-    """No verb needed: a named file the run wrote back with its old content is file.unchanged
-    (the next call forced to edit it, already read); once changed, the script is run before the
-    answer passes (script.changed_not_run, forced to bash)."""
+    """No verb needed (the intent rules are off): a named file the run wrote back with its old
+    content is file.unchanged (the next call forced to edit it, already read); once changed, the
+    script is run before the answer passes (script.changed_not_run, forced to bash)."""
     ws = workspace(home, "t-zh6")
     (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
     path = "/mnt/user-data/workspace/stats.py"
-    model, state = await run(home, "t-zh6", "stats.py 的 mean 算错了，请修复它。", [
+    model, state = await run(home, "t-zh6", "stats.py 的 mean 算错了，请修复它。", intent_rules="off", responses=[
         call("read_file", 1, path=path),
         call("write_file", 2, path=path, content="def mean(v):\n    return sum(v)"),
         "已修复。",
@@ -211,6 +213,53 @@ async def test_a_file_written_back_unchanged_then_changed_and_not_run_in_chinese
     assert [rules_of(n) for n in notes(state)] == [["file.unchanged"], ["script.changed_not_run"]]
     assert [c.kwargs.get("tool_choice") for c in model.calls[3:]] == ["str_replace", None, "bash", None]
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)"
+
+
+async def test_a_chinese_request_to_fix_a_file_that_is_unchanged_gets_change_not_made(home: Path) -> None:
+    """修复 (fix) is a word of intent in Chinese: the model answers "fixed" without touching the
+    file and is sent back to edit it, with the file read first."""
+    ws = workspace(home, "t-zh7")
+    (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
+    path = "/mnt/user-data/workspace/stats.py"
+    model, state = await run(home, "t-zh7", "请修复 stats.py 里的 mean 函数，它没有除以个数。", [
+        call("read_file", 1, path=path),
+        "已修复。",
+        call("str_replace", 2, path=path, old="sum(v)", new="sum(v) / len(v)"),
+        call("bash", 3, command="python3 -c 'import stats; print(stats.mean([2, 4]))'"),
+        "已修复，mean([2, 4]) 是 3.0。",
+    ])
+    [note] = notes(state)
+    assert rules_of(note) == ["file.change_not_made"] and note.additional_kwargs[FINDINGS_KEY][0]["languages"] == ["en", "zh"]
+    assert model.calls[2].kwargs.get("tool_choice") == "str_replace"
+    assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
+
+
+@pytest.mark.parametrize(("intent", "text", "expected"), [
+    ("change", "把 config.ini 里的端口改成 9090", "改成"),
+    ("make", "把统计结果保存到 /mnt/user-data/outputs/total.txt", "保存"),
+    ("count", "app.log 里有几行是错误？", "几行"),
+    ("superlative", "哪个文件最大？", "最大"),
+    ("superlative", "最新的文件是哪一个", "最新"),
+    ("sorted", "把名字按字母排序后写入 names.txt", "按字母"),
+    ("change", "請修復 app.py", "修復"),  # Traditional characters
+])
+def test_chinese_words_of_intent(intent: str, text: str, expected: str) -> None:
+    from herdsman.middleware.intent_words import said_word, says
+
+    match = says(intent, text, "zh")
+    assert match is not None and said_word(match) == expected
+    assert says(intent, text, "ru") is None  # a language with no words: the rule stays off
+
+
+def test_chinese_questions_counts_and_file_topics() -> None:
+    from herdsman.middleware.intent_words import counted_unit, files_topic, zh_question
+    from herdsman.middleware.completion_rules import count_command
+
+    assert zh_question("app.log 里有多少行错误") and zh_question("这个目录存在吗")
+    assert not zh_question("统计行数并保存到 /mnt/user-data/outputs/n.txt")  # a file to make: a task
+    assert counted_unit("统计 essay.txt 的字数", "zh") == "words"
+    assert count_command("essay.txt 有多少行？", "zh") == "wc -l < essay.txt"
+    assert files_topic("分析上传的数据", "zh") and not files_topic("解释一下灯塔是如何工作的，不需要文件。", "zh")
 
 
 def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:

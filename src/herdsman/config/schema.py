@@ -91,7 +91,7 @@ class LeadConfig(_Section):
     )
     intent_rules: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="The completion check's rules that read English intent (fix, how many, sorted...), run only on English requests: auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
+        description="The completion check's rules that read words of intent (fix/修复, how many/多少, sorted/排序...), run only on requests in a language they have words for (English, Chinese): auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
     )
 
     value_answers: Literal["auto", "on", "off"] = Field(

@@ -17,16 +17,16 @@ Every rule returns typed findings (:mod:`~herdsman.middleware.findings`: a rule 
 evidence, the next tools); the plan reads their fields, and their words are made in one place
 (:mod:`~herdsman.middleware.findings_text`). The note message carries them as data too
 (``additional_kwargs["herdsman_findings"]``). The structural rules (files, exit codes, numbers,
-calls) hold for a request in any language; those that read English intent run only on an English
-request, and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` profile
-model). The rules, in order:
+calls) hold for a request in any language; those that read intent ("fix", 修复) run only on a
+request in a language they declare (English and Chinese: :mod:`~herdsman.middleware.intent_words`),
+and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` profile model). The rules, in order:
 
 * the reply holds a tool call written as text (it was not run), or a call to a tool that does
   not exist;
 * the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
   (``<total_amount>``) where values belong;
-* a path under outputs the request names (or, in English, a file it asks to make with a verb
-  such as save, write, create) did not exist when the run began and still does not exist, or is
+* a path under outputs the request names (or a file it asks to make with a verb such as save,
+  write, create, 保存, 写入) did not exist when the run began and still does not exist, or is
   empty; a folder under outputs it names holds no file;
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
@@ -68,7 +68,7 @@ from herdsman.middleware.completion_files import (
 )
 from herdsman.middleware.completion_plan import next_tools, read_first
 from herdsman.middleware.completion_rules import (
-    CHANGE_VERBS, COUNT_QUESTION, FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
+    FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
     request_paths, shown_numbers, text_tool_call, uncompared, unknown_tools, unsupported_numbers, untested_change,
 )
@@ -78,10 +78,11 @@ from herdsman.middleware.findings import (
     COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
 )
 from herdsman.middleware.findings_text import note_text, render
+from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.language import language_of
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import (
-    HARNESS_NAME, files_topic, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
+    HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
 from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.skills.activation import active_skill
@@ -93,11 +94,6 @@ log = structlog.get_logger(__name__)
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
 _NAMED = re.compile(r"\bnamed\s+[`'\"]?([a-z0-9][a-z0-9-]*)", re.IGNORECASE)
 _SAMPLE_SUFFIXES = (".txt", ".csv", ".json", ".log", ".md")
-_MAKE_VERBS = re.compile(
-    r"\b(save|saves|saved|write|writes|create|creates|generate|export|produce|make|store|put|output|"
-    r"convert|rename|move|copy|build|draw|plot|render|dump|append|add|split|merge|extract|compress|archive)\b",
-    re.IGNORECASE,
-)  # English: the request asks for a file to be made (rules file.missing, file.empty)
 _REFUSAL = re.compile(
     r"(I(?:'m| am) sorry,? but I|I can(?:'|no)t (?:assist|help) with|I(?:'m| am) (?:unable|not able) to "
     r"(?:assist|help|do|complete|fulfill)|I cannot (?:fulfill|complete|do) (?:this|that|your)|As an AI\b)",
@@ -106,8 +102,6 @@ _REFUSAL = re.compile(
 _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
 _ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
 _UNCHANGED = ("file.change_not_made", "file.unchanged")
-INTENT_LANGUAGES = ("en",)
-"""The languages whose intent rules exist (the rules of :data:`~herdsman.middleware.findings.RULES` that read words)."""
 
 
 def intent_languages(mode: str, small: bool) -> tuple[str, ...]:
@@ -119,12 +113,13 @@ def intent_languages(mode: str, small: bool) -> tuple[str, ...]:
     return ()
 
 
-def asks(request: str, intent: bool) -> bool:
+def asks(request: str, intent: bool, language: str = "en") -> bool:
     """Whether the request is a question: it ends with a question mark (any script); with
-    ``intent``, also an English question without one ("how many rows have status failed")."""
+    ``intent``, also a question without one, by its words ("how many rows have status failed",
+    "日志里有多少行错误")."""
     text = request.strip()
     if intent:
-        return is_question(text)
+        return zh_question(text) if language == "zh" else is_question(text)
     return text.endswith(("?", "\uff1f"))
 
 
@@ -271,7 +266,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if text.startswith(_ERROR_REPLIES):
             return []
         language = language_of(request.text)
-        intent = language in self.intent_languages  # the request's words may be read (English intent)
+        intent = language in self.intent_languages  # the request's words of intent may be read
 
         def on(rule: str, lang: str = language) -> bool:
             return applies(rule, lang, self.intent_languages)
@@ -300,11 +295,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             if not noted(run, "command.failed_not_retried", **evidence):  # once: the answer after it may be the explanation
                 found.append(Finding("command.failed_not_retried",
                                      {**evidence, "tool_call_id": last.tool_call_id, "tip": one_liner_tip(run, last)}))
-        asked = asks(request.text, intent) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
+        asked = asks(request.text, intent, language) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
         unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and asked else []
         if unsupported:
             counted = count_line(tool_results)
-            command = count_command(request.text) if intent else None
+            command = count_command(request.text, language) if intent else None
             number = NUMBER.search(counted[1]) if counted else None
             evidence = {"numbers": unsupported[:3], "command": command,
                         "counted": {"tool": counted[0], "line": counted[1], "number": number.group(0)} if counted and number else None}
@@ -312,23 +307,23 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("number.unsupported", evidence, ("bash",) if wc else (), COMMAND if wc else FREE))
         again = ((on("search.found_nothing") and fruitless_search(request.text, run))
                  or (on("search.term_unsearched") and unsearched_term(request.text, run))
-                 or (on("compare.not_made") and uncompared(request.text, run)))
+                 or (on("compare.not_made") and uncompared(request.text, run, language)))
         if again:
             found.append(again)
-        if on("number.missing") and COUNT_QUESTION.search(request.text) and not numbers_in(text) \
-                and not (_MAKE_VERBS.search(request.text) and named_files(request.text)):  # a file to deliver holds it
+        if on("number.missing") and says("count", request.text, language) and not numbers_in(text) \
+                and not (says("make", request.text, language) and named_files(request.text)):  # a file to deliver holds it
             found.append(Finding("number.missing"))
         for path, figures in made_up_figures(run, request.text):
             found.append(Finding("file.figures_unsupported", {"path": path, "figures": figures.split(", ")}))
         for path, numbers in guessed_numbers(run, request.text):
-            command = count_command(request.text) if intent else None
+            command = count_command(request.text, language) if intent else None
             found.append(Finding("file.numbers_unsupported", {"path": path, "numbers": numbers.split(", "), "command": command},
                                  ("bash",) if command else (), COMMAND if command else FREE))
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results:
             if named_files(request.text) or request_paths(request.text) or uploaded:
                 found.append(Finding("tool.none_used", {"uploaded": uploaded}))
-            elif on("tool.none_used_topic") and files_topic(request.text):
+            elif on("tool.none_used_topic") and files_topic(request.text, language):
                 found.append(Finding("tool.none_used_topic"))
         cut = cut_lines(run)
         if cut:
@@ -371,8 +366,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
         if before:
-            asked = on("file.change_not_made") and CHANGE_VERBS.search(request) is not None
-            targets = change_targets(request, list(before)) if asked else list(before)
+            asked = on("file.change_not_made") and says("change", request, language) is not None
+            targets = change_targets(request, list(before), language) if asked else list(before)
             unchanged = [name for name in targets if lookup.fingerprint_of(name) == before[name]]
             if asked and len(unchanged) == len(targets):
                 found.append(Finding("file.change_not_made", {"paths": targets}, read_first(run, targets, "str_replace"), EDIT))
@@ -385,7 +380,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 if on("value.not_set"):
                     read = read_first(run, targets, "str_replace") == ("str_replace",)
                     found += [f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))]
-        make = on("file.missing") and _MAKE_VERBS.search(request) is not None
+        make = on("file.missing") and says("make", request, language) is not None
         empty: list[str] = []
         tried = " ".join([str(c["args"]) for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
                          + [m.text for m in run if isinstance(m, AIMessage)])
@@ -404,7 +399,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 text = lookup.text_of(name) or ""
                 held = ((on("rows.count_wrong") and rows_short(request, name, text, run))
                         or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
-                        or (on("file.not_sorted") and not_sorted(request, name, text)))
+                        or (on("file.not_sorted") and not_sorted(request, name, text, language)))
                 if held:
                     found.append(held)
         for folder in output_folders(request):

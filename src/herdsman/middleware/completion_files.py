@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import failed, is_value, numbers_in
 from herdsman.middleware.findings import COMMAND, EDIT, WRITE_IF_ALONE, Finding
+from herdsman.middleware.intent_words import says
 
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
@@ -243,14 +244,11 @@ def not_just_value(request: str, name: str, text: str) -> Finding | None:
                                            "sentence": value[:120]}, ("write_file",), WRITE_IF_ALONE)
 
 
-_SORTED = re.compile(r"\b(?:sorted|in (?:alphabetical|ascending|descending) order|alphabetically)\b", re.IGNORECASE)
-
-
-def not_sorted(request: str, name: str, text: str) -> Finding | None:
-    """``file.not_sorted`` when the request asks for a sorted list (English) and the file ``name``
+def not_sorted(request: str, name: str, text: str, language: str = "en") -> Finding | None:
+    """``file.not_sorted`` when the request asks for a sorted list and the file ``name``
     holds a list (JSON, or one item per line) in neither ascending nor descending order (a model
     types the items in the order it read them)."""
-    if not _SORTED.search(request) or not text.strip():
+    if says("sorted", request, language) is None or not text.strip():
         return None
     try:
         items = json.loads(text)

@@ -8,9 +8,9 @@ are in :mod:`~herdsman.middleware.completion_files`, those on searching in
 Pure functions of messages and text, so each rule can be read and tested on its own; those that
 find something return a :class:`~herdsman.middleware.findings.Finding` (its words are in
 :mod:`~herdsman.middleware.findings_text`). :mod:`herdsman.middleware.completion_check` applies
-them, with the thread's files, when the model stops. The patterns that read English words
-(``CHANGE_VERBS``, ``COUNT_QUESTION``, ``_SUPERLATIVE``...) serve rules declared English in
-:data:`~herdsman.middleware.findings.RULES`.
+them, with the thread's files, when the model stops. The words of intent some rules read
+("fix", "how many", "which ... largest", in each language they declare in
+:data:`~herdsman.middleware.findings.RULES`) are in :mod:`~herdsman.middleware.intent_words`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.findings import COMMAND, Finding, noted
+from herdsman.middleware.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
-CHANGE_VERBS = re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE)
 SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
 # ASCII bounds: "共有5个" holds the number 5 (CJK characters are word characters for \w), "3rd" none
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
@@ -38,7 +38,6 @@ def numbers_in(text: str) -> set[str]:
 
 _GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
 MAX_CHECKED_NUMBERS = 20
-COUNT_QUESTION = re.compile(r"\b(how many|how much|what is the (?:total|sum|average|mean|count|number))\b", re.IGNORECASE)
 _ONLY_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:[\s,;]+-?\d+(?:\.\d+)?)*")
 _READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
 
@@ -107,11 +106,11 @@ def request_folders(request: str) -> list[str]:
     return [p for p in request_paths(request) if "." not in p.rsplit("/", 1)[-1]]
 
 
-def change_targets(request: str, names: Sequence[str]) -> list[str]:
+def change_targets(request: str, names: Sequence[str], language: str = "en") -> list[str]:
     """Which of the existing files the request ``names`` it asks to change: those named after
     its first change verb ("python3 test_stats.py fails. Fix the bug in stats.py (not the
     test)": stats.py), or all of them when none is."""
-    verb = CHANGE_VERBS.search(request)
+    verb = says("change", request, language)
     if verb is None:
         return list(names)
     # the first mention after the verb, by the file's name ("Fix server.py" names /mnt/.../server.py too)
@@ -158,19 +157,18 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
 _ECHO_TO_FILE = re.compile(r"echo\s+(?:-n\s+)?(['\"]?[-\d.\s,]+['\"]?)\s*>\s*(\S+)")
 
 
-_COUNT_OF = re.compile(r"\b(?:count|number of|how many)\s+(?:the\s+)?(words|lines|characters)\b", re.IGNORECASE)
 _WC = {"words": "-w", "lines": "-l", "characters": "-m"}
 
 
-def count_command(request: str) -> str | None:
+def count_command(request: str, language: str = "en") -> str | None:
     """The command that counts what the request asks to count in the file it names ("count the
     words in essay.txt": ``wc -w essay.txt``), or None (a model asked for a count reads the file
-    and guesses it; English words only: a request in another language gets None)."""
-    what = _COUNT_OF.search(request)
+    and guesses it; the words are those of :func:`~herdsman.middleware.intent_words.counted_unit`)."""
+    what = counted_unit(request, language)
     files = [f for f in re.findall(r"(?:/mnt/user-data/)?[\w./-]+\.\w+", request) if "/outputs/" not in f]
     if what is None or not files:
         return None
-    return f"wc {_WC[what.group(1).lower()]} < {files[0]}"
+    return f"wc {_WC[what]} < {files[0]}"
 
 
 def _writes(run: Sequence[Any], request: str) -> Iterator[tuple[str, str, set[str]]]:
@@ -256,19 +254,14 @@ def json_in(reply: str) -> str | None:
     return None
 
 
-_SUPERLATIVE = re.compile(
-    r"\b(?:which|what)\b[^?.]*?\b(largest|biggest|smallest|longest|shortest|oldest|newest|highest|lowest|warmest|"
-    r"coldest|cheapest|most|least)\b",
-    re.IGNORECASE,
-)
 _COMPARING = re.compile(r"\b(?:sort|sorted|max|min|du|awk|python3?|node)\b|\bls\s+-\w*S")
 
 
-def uncompared(request: str, run: Sequence[Any]) -> Finding | None:
+def uncompared(request: str, run: Sequence[Any], language: str = "en") -> Finding | None:
     """``compare.not_made`` when the request asks which item is the largest (smallest,
     warmest...) and no command of the run compared anything (a model shown sizes in a listing
-    picks one by eye, often the wrong one), once per run; with a command that compares. English."""
-    match = _SUPERLATIVE.search(request)
+    picks one by eye, often the wrong one), once per run; with a command that compares."""
+    match = says("superlative", request, language)
     if match is None or noted(run, "compare.not_made"):
         return None
     commands = " ".join(str((c.get("args") or {}).get("command") or "") for m in run if isinstance(m, AIMessage)
@@ -277,7 +270,7 @@ def uncompared(request: str, run: Sequence[Any]) -> Finding | None:
         return None
     folders = request_folders(request)
     by_size = f"ls -S {folders[0]} | head -n 1" if folders else "ls -S <folder> | head -n 1"
-    return Finding("compare.not_made", {"what": match.group(1).lower(), "command": by_size}, ("bash",), COMMAND)
+    return Finding("compare.not_made", {"what": said_word(match), "command": by_size}, ("bash",), COMMAND)
 
 
 def failure_detail(result: ToolMessage) -> str:

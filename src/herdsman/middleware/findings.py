@@ -10,8 +10,9 @@ are made from a finding in one place only, :mod:`~herdsman.middleware.findings_t
 
 Each rule declares the languages it understands in :data:`RULES`: ``None`` for a structural
 rule (files, exit codes, numbers, calls) that holds for a request in any language, else the
-languages whose words it parses (``("en",)`` for one that reads English intent such as "fix",
-"how many", "sorted").
+languages whose words it parses (``("en",)`` for one that reads English words such as
+"sorted"; ``("en", "zh")`` for one whose words of intent, "fix" and 修复, "how many" and 多少, are
+written in both, in :mod:`~herdsman.middleware.intent_words`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ FINDINGS_KEY = "herdsman_findings"
 """Where a note message carries its findings (``additional_kwargs``), as dicts (see :meth:`Finding.to_dict`)."""
 
 EN = ("en",)
+EN_ZH = ("en", "zh")
 
 
 @dataclass(frozen=True)
@@ -46,24 +48,24 @@ _RULES = (
     Rule("path.missing", None, "a path under /mnt/user-data/outputs the request names does not exist"),
     Rule("path.empty", None, "a path under /mnt/user-data/outputs the request names is empty ([], {}, whitespace)"),
     Rule("folder.empty", None, "a folder under /mnt/user-data/outputs the request names holds no file"),
-    Rule("file.missing", EN, "a file the request asks to make (save, write, create...) does not exist"),
-    Rule("file.empty", EN, "a file the request asks to make is empty"),
+    Rule("file.missing", EN_ZH, "a file the request asks to make (save, write, create...) does not exist"),
+    Rule("file.empty", EN_ZH, "a file the request asks to make is empty"),
     Rule("file.unchanged", None, "a file the request named, which existed, was written back with the same content"),
-    Rule("file.change_not_made", EN, "a file the request asks to fix or change (it existed) is unchanged"),
+    Rule("file.change_not_made", EN_ZH, "a file the request asks to fix or change (it existed) is unchanged"),
     Rule("script.changed_not_run", None, "a script the request named was changed and not run since"),
     Rule("value.not_set", EN, "the request sets a key to a value (set port to 9090) and the file still has another"),
     Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
     Rule("command.failed_not_retried", None, "the last tool call failed (error, non-zero exit, only error lines)"),
     Rule("number.unsupported", None, "the answer to a question states a number no tool output shows"),
-    Rule("number.missing", EN, "the request asks how many / what total and the answer has no number"),
+    Rule("number.missing", EN_ZH, "the request asks how many / what total and the answer has no number"),
     Rule("file.numbers_unsupported", None, "a file the run wrote holds only numbers no tool output showed"),
     Rule("file.figures_unsupported", None, "a file the run wrote states computed figures no tool output showed"),
     Rule("search.found_nothing", EN, "a where/which/how-many question answered after a search that found nothing"),
     Rule("search.term_unsearched", EN, "a search question's term that no call looked for"),
-    Rule("compare.not_made", EN, "a which-is-the-largest question answered without a command that compares"),
+    Rule("compare.not_made", EN_ZH, "a which-is-the-largest question answered without a command that compares"),
     Rule("tool.none_used", None, "no tool was used although the request names a file or path, or files were uploaded"),
-    Rule("tool.none_used_topic", EN, "no tool was used although the request talks of files, folders, data"),
+    Rule("tool.none_used_topic", EN_ZH, "no tool was used although the request talks of files, folders, data"),
     Rule("file.lines_cut", None, "the lines written are each only part of a line a tool showed"),
     Rule("claim.unbacked", EN, "the answer says something was created or saved, and no call could have written a file"),
     Rule("code.shown_not_run", None, "the reply shows Python or shell code that nothing ran"),
@@ -74,7 +76,7 @@ _RULES = (
     Rule("script.output_typed", EN, "the request says to run a script and save its output, and the output file is missing"),
     Rule("rows.count_wrong", EN, "the request asks for one row per item of a range and the file has another count"),
     Rule("file.not_just_value", EN, "the request asks for just a name, path or number and the file holds a sentence"),
-    Rule("file.not_sorted", EN, "the request asks for a sorted list and the file is not in order"),
+    Rule("file.not_sorted", EN_ZH, "the request asks for a sorted list and the file is not in order"),
     Rule("rename.double_extension", EN, "a rename from .a to .b left files ending in .a.b"),
 )
 RULES: Mapping[str, Rule] = {r.id: r for r in _RULES}

@@ -15,6 +15,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 
+from herdsman.middleware.intent_words import files_topic
+from herdsman.middleware.language import language_of
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
 
 FILE_EXTENSIONS = (
@@ -24,9 +26,7 @@ FILE_EXTENSIONS = (
 # ASCII bounds: a file name written right after or before Chinese or Japanese words (写入report.md中)
 # is still a file name, and those scripts' characters count as word characters for \w.
 _FILE = re.compile(rf"(?<![A-Za-z0-9_/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))(?![A-Za-z0-9_])", re.IGNORECASE)
-_FILES_TOPIC = re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE)
 _CJK_LEAD = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+(?=[A-Za-z_])")
-_NEGATED = re.compile(r"\b(?:no|without|not|don't|do not|never|nor)\b(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(like|e\.g\.|such as|for example|for instance)[\s:,]*$", re.IGNORECASE)
 USER_DATA_PREFIX = "/mnt/user-data/"
 HARNESS_NAME = "harness"
@@ -76,16 +76,10 @@ def named_files(request: str) -> list[str]:
     return [n for n in names if "/" in n or not any(o.endswith("/" + n) for o in names)]
 
 
-def files_topic(request: str) -> bool:
-    """Whether the request talks of files, folders or data, in English words ("no files
-    needed", "without a script": not)."""
-    return any(not _NEGATED.search(request[max(0, m.start() - 24):m.start()]) for m in _FILES_TOPIC.finditer(request))
-
-
 def about_files(request: str) -> bool:
     """Whether the request is about files: names one (any language), or talks of files, folders,
-    data (English, see :func:`files_topic`)."""
-    return bool(named_files(request) or files_topic(request))
+    data (in a language :func:`~herdsman.middleware.intent_words.files_topic` has words for)."""
+    return bool(named_files(request) or files_topic(request, language_of(request)))
 
 
 EMPTY_VALUES = ("", "[]", "{}", '""', "null")
