@@ -75,6 +75,7 @@ from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
+from herdsman.middleware.strict_tools import StrictToolsMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.middleware.title import TitleMiddleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
@@ -182,6 +183,7 @@ def build_middleware(
             )
         )
     middleware.append(usage or UsageMiddleware(config.subagents))
+    middleware.append(StrictToolsMiddleware())  # inside the tool narrowing; its null-dropping outside the tool gates
     middleware.append(ParallelCallsMiddleware(config.tools.max_parallel_calls))
     if config.tools.require_approval:
         decisions = {"allowed_decisions": ["approve", "edit", "reject"]}

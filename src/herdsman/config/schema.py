@@ -50,6 +50,11 @@ class ModelConfig(BaseModel):
         "standard",
         description="small: a short system prompt with worked examples and only the tools a step needs (for models of a few billion parameters).",
     )
+    strict_tools: bool | None = Field(
+        None,
+        description="Send tool schemas in OpenAI's strict mode, so the provider decodes every call under its schema "
+        "(unset: on for the official OpenAI API, langchain_openai without base_url; set true for a compatible server that supports it).",
+    )
 
     @field_validator("use")
     @classmethod

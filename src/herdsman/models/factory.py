@@ -12,6 +12,9 @@ from langchain_core.language_models import BaseChatModel
 
 from herdsman.config.schema import EMBEDDED_MODEL_NAME, HerdsmanConfig, ModelConfig
 
+STRICT_TOOLS_KEY = "herdsman_strict_tools"
+"""Where a model carries its entry's ``strict_tools`` (``metadata``; see herdsman.middleware.strict_tools)."""
+
 
 class ModelConfigError(Exception):
     """A model that cannot be built: the message names the model, the YAML path and the fix."""
@@ -55,6 +58,8 @@ def constructor_kwargs(entry: ModelConfig) -> dict[str, Any]:
     if entry.base_url:
         kwargs["base_url"] = entry.base_url
     kwargs.update(entry.extra_kwargs())
+    if entry.strict_tools is not None:  # read by the strict tools middleware
+        kwargs["metadata"] = {**(kwargs.get("metadata") or {}), STRICT_TOOLS_KEY: entry.strict_tools}
     return kwargs
 
 

@@ -36,6 +36,7 @@ from langchain_core.tools import BaseTool
 
 from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.middleware.strict_tools import StrictToolsMiddleware
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
@@ -237,6 +238,7 @@ class SubagentRunner:
             DanglingToolCallMiddleware(),
             ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
             UsageMiddleware(self.settings, agent_key="self"),
+            StrictToolsMiddleware(),
             ParallelCallsMiddleware(self.config.tools.max_parallel_calls),
         ]
         if self.config.tools.read_before_write and self.provider is not None:
