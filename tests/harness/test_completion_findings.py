@@ -262,6 +262,67 @@ def test_chinese_questions_counts_and_file_topics() -> None:
     assert files_topic("分析上传的数据", "zh") and not files_topic("解释一下灯塔是如何工作的，不需要文件。", "zh")
 
 
+ORDERS = '[\n {"id": 7, "status": "failed"},\n {"id": 11, "status": "ok"},\n {"id": 12, "status": "failed"}\n]\n'
+
+
+@pytest.mark.parametrize("ask", [
+    "How many orders in /mnt/user-data/workspace/orders.json have the status failed?",
+    "/mnt/user-data/workspace/orders.json 里有多少个订单的状态是 failed？",
+])
+async def test_a_count_read_off_the_data_is_sent_back_to_be_computed(home: Path, ask: str) -> None:
+    """The model reads the JSON and answers 11 (an id it saw): a number the data shows, so not
+    unsupported, but no command counted it. It is sent back to count with a command (forced to
+    bash); the command's 2 passes."""
+    thread = f"t-eye-{language_of(ask)}"
+    (workspace(home, thread) / "orders.json").write_text(ORDERS)
+    path = "/mnt/user-data/workspace/orders.json"
+    model, state = await run(home, thread, ask, [
+        call("read_file", 1, path=path),
+        "11",
+        call("bash", 2, command=f"grep -c '\"failed\"' {path}"),
+        "2",
+    ])
+    [note] = notes(state)
+    assert rules_of(note) == ["count.not_computed"] and note.additional_kwargs[FINDINGS_KEY][0]["evidence"]["numbers"] == ["11"]
+    assert model.calls[2].kwargs.get("tool_choice") == "bash"
+    assert state["messages"][-1].text == "2" and len(model.calls) == 4
+
+
+async def test_a_count_a_command_printed_passes(home: Path) -> None:
+    (workspace(home, "t-cmd") / "orders.json").write_text(ORDERS)
+    path = "/mnt/user-data/workspace/orders.json"
+    model, state = await run(home, "t-cmd", "How many orders in /mnt/user-data/workspace/orders.json have the status failed?", [
+        call("bash", 1, command=f"grep -c '\"failed\"' {path}"), "2",
+    ])
+    assert notes(state) == [] and len(model.calls) == 2
+
+
+@pytest.mark.parametrize("ask", [
+    "Create /mnt/user-data/outputs/summary.md with a line 'Total: <total amount>' and a line 'Rows: <number of data rows>' "
+    "for /mnt/user-data/workspace/sales.csv.",
+    "为 /mnt/user-data/workspace/sales.csv 创建 /mnt/user-data/outputs/summary.md，包含一行“Total: <总金额>”和一行“Rows: <数据行数>”。",
+])
+async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Path, ask: str) -> None:
+    """The request quotes the lines with placeholders; the model writes only the values. The
+    note names the missing words, the next call is write_file, and the file with them passes."""
+    thread = f"t-tpl-{language_of(ask)}"
+    (workspace(home, thread) / "sales.csv").write_text("amount\n10.5\n20\n")
+    out = "/mnt/user-data/outputs/summary.md"
+    model, state = await run(home, thread, ask, [
+        call("bash", 1, command="python3 -c \"print(30.5); print(2)\""),
+        call("write_file", 2, path=out, content="30.5\n2\n"),
+        "Done.",
+        call("write_file", 3, path=out, content="Total: 30.5\nRows: 2\n"),
+        "Done.",
+    ])
+    [note] = notes(state)
+    [finding] = note.additional_kwargs[FINDINGS_KEY]
+    assert finding["rule"] == "file.template_missing" and finding["evidence"]["missing"] == ["Total:", "Rows:"]
+    assert model.calls[3].kwargs.get("tool_choice") == "write_file"
+    assert (home / "threads" / thread / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\nRows: 2\n"
+    assert len(model.calls) == 5
+
+
 def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:
     """The judge's reply is a Verdict tool call (forced), not prose; its findings are verifier.<id>."""
     from herdsman.middleware.completion_verifier import verify

@@ -27,12 +27,14 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
   (``<total_amount>``) where values belong;
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
   write, create, 保存, 写入) did not exist when the run began and still does not exist, or is
-  empty; a folder under outputs it names holds no file;
+  empty; a folder under outputs it names holds no file; a file it asks for lacks the fixed words
+  of a line the request quotes with placeholders ('Total: <sum>');
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
-  nothing but such numbers; the answer to "how many" (or "what is the total") states none;
+  nothing but such numbers; the answer to "how many" (or "what is the total") states none, or
+  only numbers seen in what was read, none a command computed (a count made by eye);
 * a file the request named (it existed when the run began) was written back unchanged (by
-  content), or, in English, one it asks to fix or change was not changed; a script it named was
+  content), or one it asks to fix or change (in English or Chinese) was not changed; a script it named was
   changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
 * no tool was used at all although the request names a file (or files were just uploaded, or,
@@ -63,8 +65,8 @@ from typing_extensions import NotRequired
 
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
-    cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, unbacked_claim,
-    unset_value,
+    cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, template_missing,
+    unbacked_claim, unset_value,
 )
 from herdsman.middleware.completion_plan import next_tools, read_first
 from herdsman.middleware.completion_rules import (
@@ -72,7 +74,7 @@ from herdsman.middleware.completion_rules import (
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
     request_paths, shown_numbers, text_tool_call, uncompared, unknown_tools, unsupported_numbers, untested_change,
 )
-from herdsman.middleware.completion_search import count_line, fruitless_search, unsearched_term
+from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
 from herdsman.middleware.completion_verifier import verify
 from herdsman.middleware.findings import (
     COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
@@ -305,6 +307,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                         "counted": {"tool": counted[0], "line": counted[1], "number": number.group(0)} if counted and number else None}
             wc = command is not None and evidence["counted"] is None  # a count to make with that command
             found.append(Finding("number.unsupported", evidence, ("bash",) if wc else (), COMMAND if wc else FREE))
+        elif tool_results and on("count.not_computed") and (by_eye := counted_by_eye(request.text, text, run, language)):
+            found.append(by_eye)
         again = ((on("search.found_nothing") and fruitless_search(request.text, run))
                  or (on("search.term_unsearched") and unsearched_term(request.text, run))
                  or (on("compare.not_made") and uncompared(request.text, run, language)))
@@ -399,7 +403,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 text = lookup.text_of(name) or ""
                 held = ((on("rows.count_wrong") and rows_short(request, name, text, run))
                         or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
-                        or (on("file.not_sorted") and not_sorted(request, name, text, language)))
+                        or (on("file.not_sorted") and not_sorted(request, name, text, language))
+                        or template_missing(request, name, text))
                 if held:
                     found.append(held)
         for folder in output_folders(request):

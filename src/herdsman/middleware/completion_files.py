@@ -211,6 +211,29 @@ _JUST = re.compile(
 _RELATIVE = re.compile(r"\brelative to ([\w.-]+)", re.IGNORECASE)
 
 
+_QUOTED = re.compile(r"'([^'\n]*<[^<>\n]+>[^'\n]*)'|\"([^\"\n]*<[^<>\n]+>[^\"\n]*)\"|`([^`\n]*<[^<>\n]+>[^`\n]*)`"
+                     r"|\u201c([^\u201d\n]*<[^<>\n]+>[^\u201d\n]*)\u201d|\u300c([^\u300d\n]*<[^<>\n]+>[^\u300d\n]*)\u300d")
+_HOLE = re.compile(r"<[^<>]+>")
+
+
+def template_missing(request: str, name: str, text: str) -> Finding | None:
+    """``file.template_missing`` when the request quotes the lines a file must hold, with
+    placeholders for the values ('Total: <total amount>', “合计：<金额>”), and the file ``name``
+    lacks the fixed words of one of them (a model asked for ``Total: 7990.93`` wrote ``7990.93``).
+    Reads quotes and angle brackets only, so it holds for a request in any language."""
+    templates = [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(request)]
+    missing = []
+    for template in templates:
+        for part in _HOLE.split(template):
+            words = part.strip(" \t,;")
+            if len(words) >= 2 and any(c.isalpha() for c in words) and words not in text:
+                missing.append(words)
+    if not missing or not text.strip():
+        return None
+    return Finding("file.template_missing", {"path": name, "missing": list(dict.fromkeys(missing))[:4], "templates": templates[:4]},
+                   ("write_file",), WRITE_IF_ALONE)
+
+
 def not_just_value(request: str, name: str, text: str) -> Finding | None:
     """``file.not_just_value`` when the request asks for just a name, path or number in the file
     ``name`` (English) and the file holds a sentence ("The largest file in ... is .../c.log.").

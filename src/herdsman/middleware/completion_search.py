@@ -1,5 +1,6 @@
-"""The completion check's rules on searching: a search that found nothing before the answer, a
-term of the request no call looked for, and the count the last search printed.
+"""The completion check's rules on searching and counting: a search that found nothing before the
+answer, a term of the request no call looked for, the count the last search printed, and a count
+answered with numbers only read, none computed (:func:`counted_by_eye`, English and Chinese).
 
 Pure functions of the request and the run's messages; the two search rules return a
 :class:`~herdsman.middleware.findings.Finding` that sends the next call to grep. They run on a
@@ -17,8 +18,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.completion_rules import request_folders, request_paths
-from herdsman.middleware.findings import SEARCH, Finding, noted
+from herdsman.middleware.completion_rules import count_command, is_shown, numbers_in, request_folders, request_paths
+from herdsman.middleware.findings import COMMAND, SEARCH, Finding, noted
+from herdsman.middleware.intent_words import says
 
 
 _COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
@@ -127,3 +129,28 @@ def grep_arguments(request: str, term: str, folder: str | None) -> dict[str, str
     pattern = f"(def|class|function) {term}" if _DEFINED.search(request) and re.fullmatch(r"\w+", term) else term
     kind = _KIND.search(request)
     return {"pattern": pattern, "path": folder or None, "glob": f"*.{kind.group(1)}" if kind else None}
+
+
+COMPUTING_TOOLS = frozenset({"bash"})
+"""Tools whose output is a computation (a command's result), not a file's contents or a listing."""
+
+
+def counted_by_eye(request: str, reply: str, run: Sequence[Any], language: str) -> Finding | None:
+    """``count.not_computed`` when the request asks for a count or a total and every number of
+    the answer (beyond the request's own) shows only in what the model read (a file, a listing),
+    never in a command's result: a small model given a JSON file answers "how many have status
+    failed" with a number it saw in the data. Once per run; with the counting command when the
+    request names what to count."""
+    if says("count", request, language) is None or noted(run, "count.not_computed"):
+        return None
+    answered = numbers_in(reply) - numbers_in(request)
+    if not answered:
+        return None
+    computed: set[str] = set()
+    for message in run:
+        if isinstance(message, ToolMessage):  # a command's output, or a search tool's own count ([7 matches])
+            computed |= numbers_in(message.text if message.name in COMPUTING_TOOLS else " ".join(_COUNT_LINE.findall(message.text)))
+    if any(is_shown(n, computed) for n in answered):
+        return None
+    command = count_command(request, language)
+    return Finding("count.not_computed", {"numbers": sorted(answered)[:3], "command": command}, ("bash",), COMMAND)

@@ -58,6 +58,7 @@ _RULES = (
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
     Rule("command.failed_not_retried", None, "the last tool call failed (error, non-zero exit, only error lines)"),
     Rule("number.unsupported", None, "the answer to a question states a number no tool output shows"),
+    Rule("count.not_computed", EN_ZH, "a count or total answered with numbers seen only in what was read, none a command computed"),
     Rule("number.missing", EN_ZH, "the request asks how many / what total and the answer has no number"),
     Rule("file.numbers_unsupported", None, "a file the run wrote holds only numbers no tool output showed"),
     Rule("file.figures_unsupported", None, "a file the run wrote states computed figures no tool output showed"),
@@ -76,6 +77,7 @@ _RULES = (
     Rule("script.output_typed", EN, "the request says to run a script and save its output, and the output file is missing"),
     Rule("rows.count_wrong", EN, "the request asks for one row per item of a range and the file has another count"),
     Rule("file.not_just_value", EN, "the request asks for just a name, path or number and the file holds a sentence"),
+    Rule("file.template_missing", None, "the request quotes a line with placeholders ('Total: <sum>') and the file lacks its fixed words"),
     Rule("file.not_sorted", EN_ZH, "the request asks for a sorted list and the file is not in order"),
     Rule("rename.double_extension", EN, "a rename from .a to .b left files ending in .a.b"),
 )

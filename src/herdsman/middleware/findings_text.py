@@ -135,6 +135,12 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "reply.path_missing": lambda e: f"Your answer mentions {e['path']}, but there is no such file. Create it, or correct the answer.",
     "command.failed_not_retried": _failed,
     "number.unsupported": _unsupported,
+    "count.not_computed": lambda e: (f"Your answer gives {', '.join(e['numbers'])}, counted by reading, and no command computed it. "
+                                     f"Count with a command (for example {e.get('command') or 'grep -c, wc -l or python3'}) and "
+                                     "answer with the number it prints."),
+    "file.template_missing": lambda e: (f"{e['path']} lacks {', '.join(repr(m) for m in e['missing'])}: the request asks for lines "
+                                        f"like {', '.join(repr(t) for t in e['templates'])}, with the values in place of the <...> "
+                                        "parts. Write the file again with those lines."),
     "number.missing": lambda e: ("The question asks for a number, and your answer has none. Compute it with a tool and answer "
                                  "with the number it prints."),
     "file.numbers_unsupported": lambda e: (f"You wrote {', '.join(e['numbers'])} to {e['path']}, but no tool result shows that. "
