@@ -34,3 +34,7 @@ def test_the_lean_stream_reader_splits_sse_events_across_reads() -> None:
     assert sse_events(buffer) == ["metadata"]  # the heartbeat comment is no event
     buffer += b"ues\ndata: {}\n\nevent: end\ndata: null\n\n"
     assert sse_events(buffer) == ["values", "end"] and not buffer
+    buffer += b"event: metadata\r\ndata: {}\r\n\r\nevent: values\r\ndata: {}\r\n\r"  # CRLF, as LangGraph's server writes
+    assert sse_events(buffer) == ["metadata"]
+    buffer += b"\n"
+    assert sse_events(buffer) == ["values"] and not buffer
