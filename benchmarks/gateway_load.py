@@ -69,9 +69,8 @@ def make_respond(steps: int):
 CONFIGS: dict[str, dict] = {"default": {}, "memory": {"checkpointer": {"type": "memory"}}}
 
 
-def serve(port: int, steps: int, home: str, config_name: str = "memory") -> None:
-    """Child process: serve the gateway with the scripted agent on ``port``, in ``CONFIGS[config_name]``."""
-    import uvicorn
+def build_app(steps: int, home: str, config_name: str = "memory"):
+    """The gateway app with the scripted agent (``steps`` model calls per run), in ``CONFIGS[config_name]``."""
     import yaml
 
     from herdsman.config import parse_config
@@ -84,11 +83,18 @@ def serve(port: int, steps: int, home: str, config_name: str = "memory") -> None
                         "title": {"enabled": False}, "logging": {"level": "ERROR"},
                         # the capacity of one process, not one user's share of it: all runs are the local user's
                         "runs": {"max_running_per_user": None, "max_queued_per_user": None},
-                        "gateway": {"max_streams_per_user": None}}),
+                        "gateway": {"max_streams_per_user": None, "max_threads_per_user": None}}),
         env={},
     )
     model = ScriptedChatModel(respond=make_respond(steps))
-    uvicorn.run(create_app(config, model=model, freeze_gc=True), host="127.0.0.1", port=port, log_level="error")
+    return create_app(config, model=model, freeze_gc=True)
+
+
+def serve(port: int, steps: int, home: str, config_name: str = "memory") -> None:
+    """Child process: serve :func:`build_app` on ``port``."""
+    import uvicorn
+
+    uvicorn.run(build_app(steps, home, config_name), host="127.0.0.1", port=port, log_level="error")
 
 
 def free_port() -> int:
@@ -213,7 +219,10 @@ async def client_share(url: str, runs: int, start_at: float, kind: str) -> list[
 
 
 def _client_process(url: str, runs: int, start_at: float, kind: str) -> list[tuple[float | None, bool]]:
-    return asyncio.run(client_share(url, runs, start_at, kind))
+    try:
+        return asyncio.run(client_share(url, runs, start_at, kind))
+    except Exception as exc:  # noqa: BLE001 - the SDK's errors do not survive pickling back to the parent
+        raise RuntimeError(f"a load client failed: {type(exc).__name__}: {exc}") from None
 
 
 def load(url: str, runs: int, clients: int, kind: str = "raw",
