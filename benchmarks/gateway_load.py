@@ -24,8 +24,8 @@ Target: 0 errors, p99 time to first event under 100 ms.
 
 ``--reference`` compares the gateway (default configuration and in-memory checkpointer) with
 LangGraph's own server on the same scripted graph, rounds interleaved, and prints both sides
-and their ratios, CPU per run and memory included (reference_compare.py says how). The first
-use creates the reference's virtual environment (reference_server.py), about a minute.
+and their ratios, CPU per run and memory included (langgraph_reference/compare.py says how). The first
+use creates the reference's virtual environment (langgraph_reference/server.py), about a minute.
 """
 
 from __future__ import annotations
@@ -326,7 +326,7 @@ def main() -> None:
                         help="our configuration: memory (in-memory checkpointer) or default (SQLite, file history)")
     parser.add_argument("--reference", action="store_true",
                         help="compare with LangGraph's own server (langgraph dev) on the same scripted graph, "
-                        "rounds interleaved ABBA; see reference_compare.py")
+                        "rounds interleaved ABBA; see langgraph_reference/compare.py")
     parser.add_argument("--rss-after", type=int, default=1000,
                         help="--reference: read each server's memory after it served this many runs")
     parser.add_argument("--reference-jobs", type=int, default=10,
@@ -338,7 +338,7 @@ def main() -> None:
         serve(args.serve_port, args.steps, args.home, args.ours)
         return
     if args.reference:
-        from reference_compare import compare
+        from langgraph_reference.compare import compare
 
         figures = compare(runs=args.runs, rounds=max(1, args.rounds), clients=max(1, args.clients),
                           kind=args.client, rss_after=args.rss_after, reference_jobs=args.reference_jobs)

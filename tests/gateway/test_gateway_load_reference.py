@@ -33,7 +33,7 @@ def benchmarks_on_path() -> Iterator[None]:
 
 @pytest.fixture
 def reference_venv(benchmarks_on_path: None) -> Path:
-    import reference_server
+    from langgraph_reference import server as reference_server
 
     try:
         return reference_server.ensure_venv()
@@ -74,7 +74,7 @@ def test_reference_mode_prints_both_sides_and_their_ratios(reference_venv: Path)
 
 
 def test_tree_cpu_counts_a_child_that_already_exited(benchmarks_on_path: None) -> None:
-    from process_cost import tree_cpu_seconds, tree_rss_bytes
+    from langgraph_reference.process_cost import tree_cpu_seconds, tree_rss_bytes
 
     # the shell runs a CPU-bound child, reaps it, then waits for its stdin to close
     shell = subprocess.Popen(

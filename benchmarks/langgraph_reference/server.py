@@ -7,7 +7,7 @@ with the versions in ``PINS``; a stamp file holding the pins makes later calls i
 change of pins rebuilds it. pip's progress goes to stderr: the benchmark's stdout stays one
 JSON line.
 
-:func:`start` writes a project folder (``reference_graph.py`` and a ``langgraph.json`` naming
+:func:`start` writes a project folder (this folder's ``graph.py`` as ``reference_graph.py``, and a ``langgraph.json`` naming
 its graph ``lead_agent``, as Herdsman's assistant is named) and runs
 ``langgraph dev --no-browser --no-reload --port N --n-jobs-per-worker J`` in it: the in-memory
 runtime, no reloader process watching files, no browser, no analytics.
@@ -32,7 +32,8 @@ PINS = (
     "langchain==1.5.2",
     "langchain-core==1.8.3",
 )
-GRAPH_FILE = Path(__file__).with_name("reference_graph.py")
+GRAPH_FILE = Path(__file__).with_name("graph.py")
+GRAPH_MODULE = "reference_graph.py"  # its name in the project folder
 
 
 def venv_dir() -> Path:
@@ -69,8 +70,8 @@ def ensure_venv(where: Path | None = None) -> Path:
 def write_project(folder: Path) -> Path:
     """A ``langgraph dev`` project in ``folder``: the scripted graph and its ``langgraph.json``."""
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(GRAPH_FILE, folder / GRAPH_FILE.name)
-    config = {"dependencies": ["."], "graphs": {"lead_agent": f"./{GRAPH_FILE.name}:graph"}}
+    shutil.copyfile(GRAPH_FILE, folder / GRAPH_MODULE)
+    config = {"dependencies": ["."], "graphs": {"lead_agent": f"./{GRAPH_MODULE}:graph"}}
     (folder / "langgraph.json").write_text(json.dumps(config, indent=2))
     return folder
 

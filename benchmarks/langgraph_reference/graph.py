@@ -2,7 +2,7 @@
 
 It does the work Herdsman's scripted load does, with nothing of Herdsman: a LangChain agent
 (``create_agent``, no middleware) whose model calls ``ls`` once on the thread's workspace, then
-answers. ``reference_server.py`` copies this file into the reference server's project folder,
+answers. ``server.py`` copies this file into the reference server's project folder,
 where it is loaded by ``langgraph dev`` from its own virtual environment (it must not import
 ``herdsman``). ``REFERENCE_FILES_ROOT`` names the folder holding each thread's files.
 

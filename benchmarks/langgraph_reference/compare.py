@@ -2,8 +2,8 @@
 
 Three servers run side by side on the same scripted work (one ``ls`` of the workspace, then an
 answer): our gateway in its default configuration (SQLite checkpointer, file history on), our
-gateway with the in-memory checkpointer, and ``langgraph dev`` (reference_server.py) serving
-reference_graph.py. Before timing, one run on each shows the same work was done (``transcripts``:
+gateway with the in-memory checkpointer, and ``langgraph dev`` (server.py) serving
+graph.py. Before timing, one run on each shows the same work was done (``transcripts``:
 the thread's messages after the run; ``same_work``: they are alike). Then ``rounds`` bursts of ``runs`` concurrent streamed
 runs go to each server in turn, the order reversed every other round (ABBA), so a neighbour's
 burst on a shared machine lands on every side alike. For each side:
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import gateway_load
-import reference_server
-from process_cost import tree_cpu_seconds, tree_rss_bytes
+from langgraph_reference import server as reference_server
+from langgraph_reference.process_cost import tree_cpu_seconds, tree_rss_bytes
 
 STEPS = 2  # one ls call, then the answer
 KEYS = ("cpu_ms_per_run", "runs_per_s", "first_event_p50_ms", "first_event_p99_ms", "rss_mb")
