@@ -21,6 +21,11 @@ a stub server that answers at once, 50 SDK streams opened together in one proces
 first event after 50-90 ms at p99 on a 2-core machine, raw streams after ~10 ms. Threads are
 created with the SDK either way.
 Target: 0 errors, p99 time to first event under 100 ms.
+
+``--reference`` compares the gateway (default configuration and in-memory checkpointer) with
+LangGraph's own server on the same scripted graph, rounds interleaved, and prints both sides
+and their ratios, CPU per run and memory included (langgraph_reference/compare.py says how). The first
+use creates the reference's virtual environment (langgraph_reference/server.py), about a minute.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 FOLDERS = ["/mnt/user-data/workspace", "/mnt/user-data/uploads", "/mnt/user-data/outputs"]
@@ -58,9 +65,12 @@ def make_respond(steps: int):
     return respond
 
 
-def serve(port: int, steps: int, home: str) -> None:
-    """Child process: serve the gateway with the scripted agent on ``port``."""
-    import uvicorn
+# What each configuration of ours changes from the defaults (``default``: file history on, SQLite).
+CONFIGS: dict[str, dict] = {"default": {}, "memory": {"checkpointer": {"type": "memory"}}}
+
+
+def build_app(steps: int, home: str, config_name: str = "memory"):
+    """The gateway app with the scripted agent (``steps`` model calls per run), in ``CONFIGS[config_name]``."""
     import yaml
 
     from herdsman.config import parse_config
@@ -68,16 +78,23 @@ def serve(port: int, steps: int, home: str) -> None:
     from herdsman_gateway.app import create_app
 
     config = parse_config(
-        yaml.safe_dump({"home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0, "verify_rounds": 0},
+        yaml.safe_dump({"home": home, **CONFIGS[config_name], "lead": {"model_retries": 0, "verify_rounds": 0},
                         "local_model": {"profile": "standard"},  # the scripted agent stands in for a large model
                         "title": {"enabled": False}, "logging": {"level": "ERROR"},
                         # the capacity of one process, not one user's share of it: all runs are the local user's
                         "runs": {"max_running_per_user": None, "max_queued_per_user": None},
-                        "gateway": {"max_streams_per_user": None}}),
+                        "gateway": {"max_streams_per_user": None, "max_threads_per_user": None}}),
         env={},
     )
     model = ScriptedChatModel(respond=make_respond(steps))
-    uvicorn.run(create_app(config, model=model, freeze_gc=True), host="127.0.0.1", port=port, log_level="error")
+    return create_app(config, model=model, freeze_gc=True)
+
+
+def serve(port: int, steps: int, home: str, config_name: str = "memory") -> None:
+    """Child process: serve :func:`build_app` on ``port``."""
+    import uvicorn
+
+    uvicorn.run(build_app(steps, home, config_name), host="127.0.0.1", port=port, log_level="error")
 
 
 def free_port() -> int:
@@ -122,11 +139,14 @@ RUN_BODY = {
 
 
 def sse_events(buffer: bytearray) -> list[str]:
-    """Take the complete SSE events out of ``buffer``; their names (comment-only blocks skipped)."""
+    """Take the complete SSE events out of ``buffer``; their names (comment-only blocks skipped).
+
+    Events end with a blank line, LF or CRLF (sse-starlette, under LangGraph's server, writes CRLF)."""
     names = []
-    while (end := buffer.find(b"\n\n")) >= 0:
+    while ends := [(i, len(sep)) for sep in (b"\r\n\r\n", b"\n\n") if (i := buffer.find(sep)) >= 0]:
+        end, size = min(ends)
         block = bytes(buffer[:end])
-        del buffer[: end + 2]
+        del buffer[: end + size]
         for line in block.split(b"\n"):
             if line.startswith(b"event:"):
                 names.append(line[6:].strip().decode())
@@ -199,20 +219,32 @@ async def client_share(url: str, runs: int, start_at: float, kind: str) -> list[
 
 
 def _client_process(url: str, runs: int, start_at: float, kind: str) -> list[tuple[float | None, bool]]:
-    return asyncio.run(client_share(url, runs, start_at, kind))
+    try:
+        return asyncio.run(client_share(url, runs, start_at, kind))
+    except Exception as exc:  # noqa: BLE001 - the SDK's errors do not survive pickling back to the parent
+        raise RuntimeError(f"a load client failed: {type(exc).__name__}: {exc}") from None
 
 
-def load(url: str, runs: int, clients: int, kind: str = "raw") -> dict[str, float | int]:
+def load(url: str, runs: int, clients: int, kind: str = "raw",
+         at_start: Callable[[], None] | None = None) -> dict[str, float | int]:
     """Stream ``runs`` runs at once from ``clients`` processes (one Python client cannot drive
-    100 streams without becoming the bottleneck itself); the figures of all of them."""
+    100 streams without becoming the bottleneck itself); the figures of all of them.
+
+    ``at_start`` is called (in a thread) at the instant the runs are sent, after the threads
+    were created: the reference comparison reads the server's CPU time there."""
     from concurrent.futures import ProcessPoolExecutor
 
     shares = [runs // clients + (1 if i < runs % clients else 0) for i in range(clients)]
     start_at = time.time() + 0.5 + 0.03 * runs
+    timer = threading.Timer(max(0.0, start_at - time.time()), at_start) if at_start else None
+    if timer:
+        timer.start()
     with ProcessPoolExecutor(max_workers=clients) as pool:
         futures = [pool.submit(_client_process, url, n, start_at, kind) for n in shares if n]
         results = [r for f in futures for r in f.result()]
     elapsed = time.time() - start_at
+    if timer:
+        timer.join()
     firsts = [f for f, _ in results if f is not None]
     return {
         "runs": runs,
@@ -236,52 +268,90 @@ def load_rounds(url: str, runs: int, clients: int, kind: str, rounds: int) -> di
     return figures
 
 
-def wait_ready(url: str, proc: subprocess.Popen) -> None:
-    """Block until the child gateway answers /api/health."""
+def wait_ready(url: str, proc: subprocess.Popen, path: str = "/api/health", timeout: float = 30.0) -> None:
+    """Block until the child server answers ``path`` with 200 (``timeout`` seconds at most)."""
     import httpx
 
-    for _ in range(600):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"the gateway exited at start: {proc.stderr.read() if proc.stderr else ''}")
+            raise SystemExit(f"the server exited at start: {proc.stderr.read() if proc.stderr else ''}")
         try:
-            if httpx.get(f"{url}/api/health").status_code == 200:
+            if httpx.get(f"{url}{path}").status_code == 200:
                 return
         except httpx.TransportError:
-            time.sleep(0.05)
-    raise SystemExit("the gateway did not start in 30 s")
+            pass
+        time.sleep(0.05)
+    raise SystemExit(f"the server did not answer {path} in {timeout:.0f} s")
+
+
+def start_gateway(port: int, steps: int, home: str, config_name: str) -> subprocess.Popen:
+    """A child process serving this checkout's gateway on ``port`` (see :func:`serve`); ready when this returns."""
+    repo = Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(repo)])}
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve-port", str(port), "--steps", str(steps), "--home", home,
+         "--ours", config_name],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop a child server: SIGTERM, then SIGKILL after 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def main() -> None:
-    """Parse arguments; run the child gateway or the load."""
+    """Parse arguments; run the child gateway, the load, or the comparison with the reference server."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="concurrent streamed runs")
-    parser.add_argument("--steps", type=int, default=5, help="model calls per run")
+    parser.add_argument("--steps", type=int, default=5, help="model calls per run (--reference: always 2)")
     parser.add_argument("--clients", type=int, default=2, help="client processes sharing the runs")
     parser.add_argument("--client", choices=["raw", "sdk"], default="raw",
                         help="read streams with a lean HTTP reader (default) or the langgraph-sdk client")
     parser.add_argument("--rounds", type=int, default=5,
                         help="bursts in a row; errors are summed, the other figures are the median of the rounds")
+    parser.add_argument("--ours", choices=sorted(CONFIGS), default="memory",
+                        help="our configuration: memory (in-memory checkpointer) or default (SQLite, file history)")
+    parser.add_argument("--reference", action="store_true",
+                        help="compare with LangGraph's own server (langgraph dev) on the same scripted graph, "
+                        "rounds interleaved ABBA; see langgraph_reference/compare.py")
+    parser.add_argument("--rss-after", type=int, default=1000,
+                        help="--reference: read each server's memory after it served this many runs")
+    parser.add_argument("--reference-jobs", type=int, default=10,
+                        help="--reference: langgraph dev --n-jobs-per-worker (10 is its default)")
     parser.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_port:
-        serve(args.serve_port, args.steps, args.home)
+        serve(args.serve_port, args.steps, args.home, args.ours)
+        return
+    if args.reference:
+        from langgraph_reference.compare import compare
+
+        figures = compare(runs=args.runs, rounds=max(1, args.rounds), clients=max(1, args.clients),
+                          kind=args.client, rss_after=args.rss_after, reference_jobs=args.reference_jobs)
+        print(json.dumps(figures))
         return
     port = free_port()
-    url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
-        repo = Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(repo)])}
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve-port", str(port), "--steps", str(args.steps), "--home", home],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
-        )
+        proc = start_gateway(port, args.steps, home, args.ours)
         try:
-            wait_ready(url, proc)
-            figures = load_rounds(url, args.runs, max(1, args.clients), args.client, max(1, args.rounds))
+            figures = load_rounds(f"http://127.0.0.1:{port}", args.runs, max(1, args.clients), args.client,
+                                  max(1, args.rounds))
         finally:
-            proc.terminate()
-            proc.wait(20)
+            stop(proc)
     print(json.dumps(figures))
 
 

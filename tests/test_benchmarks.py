@@ -47,12 +47,13 @@ def test_cron_tick_prints_one_json_line() -> None:
 
 def test_make_bench_runs_every_benchmark_that_needs_no_weights() -> None:
     """``make bench`` lists each benchmark but those the README says are run by hand (they load the
-    embedded model, or start their own PostgreSQL and Redis); web_ui.py has a line of its own."""
+    embedded model, start their own PostgreSQL and Redis, or print a profile rather than figures);
+    web_ui.py has a line of its own. Folders hold a benchmark's helpers, not benchmarks of their own."""
     import re
 
     makefile = (REPO / "Makefile").read_text()
     listed = set(re.search(r"^BENCHES := (.*)$", makefile, re.MULTILINE).group(1).split())
-    by_hand = {"first_token", "scale_out"}  # agent_tasks/run.py too, in a folder of its own
+    by_hand = {"first_token", "scale_out", "profile_run"}  # agent_tasks/run.py too, in a folder of its own
     readme = (REPO / "README.md").read_text()
     assert all(f"benchmarks/{name}.py" in readme for name in by_hand)
     assert "benchmarks/web_ui.py" in makefile

@@ -1,4 +1,4 @@
-"""benchmarks/gateway_load.py still runs and prints one JSON line with its keys (figures not asserted)."""
+"""benchmarks/gateway_load.py still runs and prints one JSON line with its keys, profile_run.py its tables (figures not asserted)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,21 @@ def test_the_lean_stream_reader_splits_sse_events_across_reads() -> None:
     assert sse_events(buffer) == ["metadata"]  # the heartbeat comment is no event
     buffer += b"ues\ndata: {}\n\nevent: end\ndata: null\n\n"
     assert sse_events(buffer) == ["values", "end"] and not buffer
+    buffer += b"event: metadata\r\ndata: {}\r\n\r\nevent: values\r\ndata: {}\r\n\r"  # CRLF, as LangGraph's server writes
+    assert sse_events(buffer) == ["metadata"]
+    buffer += b"\n"
+    assert sse_events(buffer) == ["values"] and not buffer
+
+
+def test_profile_run_prints_the_tables_of_one_run() -> None:
+    out = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "profile_run.py"), "--warmup", "1", "--top", "15"],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for title in ("top 15 by cumulative", "top 15 by tottime", "top 15 of Herdsman's own functions"):
+        assert f"=== {title}" in text
+    ours = text.split("Herdsman's own functions", 1)[1]
+    assert "herdsman/runtime/runs.py" in ours  # the run's own path was profiled, files named from their import root
+    assert str(REPO) not in text  # no directory of this machine in what is meant for a note
