@@ -323,6 +323,27 @@ async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Pa
     assert len(model.calls) == 5
 
 
+async def test_a_way_taken_that_did_not_help_gives_way_to_the_next(home: Path) -> None:
+    """The model shows a command instead of writing the file: it is sent to run the code (forced
+    bash), runs it, and answers with the same text. The next note does not force bash again: the
+    next finding's way (write the file) is forced, and the written file passes."""
+    (workspace(home, "t-spent") / "team.txt").write_text("Zoe\nAdam\nMira\n")
+    out = "/mnt/user-data/outputs/team.json"
+    shown = "Sort the names like this:\n```bash\nsort /mnt/user-data/workspace/team.txt\n```"
+    model, state = await run(home, "t-spent", f"Create {out}, a JSON list of the names in /mnt/user-data/workspace/team.txt "
+                             "sorted alphabetically.", [
+        shown,
+        call("bash", 1, command="sort /mnt/user-data/workspace/team.txt"),
+        shown,
+        call("write_file", 2, path=out, content='["Adam", "Mira", "Zoe"]'),
+        "Done.",
+    ])
+    first, second = notes(state)
+    assert "code.shown_not_run" in rules_of(first) and "code.shown_not_run" in rules_of(second)
+    assert [c.kwargs.get("tool_choice") for c in model.calls[1:4:2]] == ["bash", "write_file"]
+    assert (home / "threads" / "t-spent" / "user-data" / "outputs" / "team.json").read_text() == '["Adam", "Mira", "Zoe"]'
+
+
 def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:
     """The judge's reply is a Verdict tool call (forced), not prose; its findings are verifier.<id>."""
     from herdsman.middleware.completion_verifier import verify

@@ -68,7 +68,7 @@ from herdsman.middleware.completion_files import (
     cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, template_missing,
     unbacked_claim, unset_value,
 )
-from herdsman.middleware.completion_plan import next_tools, read_first
+from herdsman.middleware.completion_plan import next_tools, read_first, spent_ways
 from herdsman.middleware.completion_rules import (
     FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
@@ -480,7 +480,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         log.info("completion_check", round=used + 1, rules=[f.rule for f in found])
         data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
         if not review:
-            data["force_tools"] = next_tools(found)
+            _, run = this_run(state.get("messages") or [])
+            data["force_tools"] = next_tools(found, spent_ways(run, found))
         return {
             "messages": [HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)],
             "completion_checks": used + 1,

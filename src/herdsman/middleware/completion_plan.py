@@ -5,13 +5,14 @@ small model told what is missing acts on it instead of apologizing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion_rules import mention
-from herdsman.middleware.findings import WRITE_IF_ALONE, Finding
+from herdsman.middleware.findings import FINDINGS_KEY, WRITE_IF_ALONE, Finding
+from herdsman.middleware.turn import is_harness
 
 
 def read_first(run: Sequence[Any], paths: Sequence[str], edit: str) -> tuple[str, ...]:
@@ -27,14 +28,16 @@ def read_first(run: Sequence[Any], paths: Sequence[str], edit: str) -> tuple[str
     return (edit,) if read else ("read_file", edit)
 
 
-def next_tools(findings: Sequence[Finding]) -> list[str]:
+def next_tools(findings: Sequence[Finding], spent: Collection[tuple[str, ...]] = ()) -> list[str]:
     """The tools the calls after a note must use, in order ("any": some tool).
 
     The finding with next tools and the lowest priority decides: rewrite a file with the code
     the reply showed, edit a file to change (each read first when unread), run a command, search,
     write a file. A finding whose write applies only alone (``WRITE_IF_ALONE``: a missing file,
     an empty folder, a sentence for a value) decides only when every finding of the note is a
-    write; else any tool."""
+    write; else any tool. The findings whose way is in ``spent`` (forced last round, taken, and
+    its finding is found again) are left out: the next way is tried."""
+    findings = [f for f in findings if f.next_tools not in spent]
     planned = sorted((f for f in findings if f.next_tools), key=lambda f: f.priority)
     if not planned:
         return ["any"]
@@ -42,3 +45,21 @@ def next_tools(findings: Sequence[Finding]) -> list[str]:
     if first.priority >= WRITE_IF_ALONE and any(f.next_tools != ("write_file",) for f in findings):
         return ["any"]
     return list(first.next_tools)
+
+
+def spent_ways(run: Sequence[Any], findings: Sequence[Finding]) -> set[tuple[str, ...]]:
+    """The way (tools) the run's last forcing note forced, when the model took it and the finding that
+    decided it is found again: it did not help. A small model sent to run the code it showed
+    runs it, then answers with the same text; sent to run it again it does the same. The next
+    round leaves that way out and sends it the next one (write the file)."""
+    at = next((i for i in range(len(run) - 1, -1, -1)
+               if is_harness(run[i]) and (run[i].additional_kwargs or {}).get("force_tools")), None)
+    if at is None:
+        return set()
+    note = run[at].additional_kwargs
+    way = list(note["force_tools"])
+    deciding = {d.get("rule") for d in note.get(FINDINGS_KEY) or [] if isinstance(d, dict) and list(d.get("next_tools") or []) == way}
+    if way == ["any"] or not deciding & {f.rule for f in findings}:
+        return set()
+    taken = {c["name"] for m in run[at + 1:] if isinstance(m, AIMessage) for c in m.tool_calls}
+    return {tuple(way)} if set(way) <= taken else set()
