@@ -71,11 +71,13 @@ class FileVersions:
 
     def record(self, thread_id: str, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
         """Record ``root`` as the version of the saved checkpoint ``checkpoint_id`` (whose last
-        message is ``message_id``), then prune."""
+        message is ``message_id``), then prune, unless it is the version recorded last (a step
+        that changed nothing stored nothing: no bound can have been crossed)."""
         history = self.history(thread_id)
         if history is None:
             return
-        history.record(checkpoint_id, root, message_id)
+        if not history.record(checkpoint_id, root, message_id):
+            return
         try:
             history.prune()
         except Exception as exc:  # noqa: BLE001
