@@ -248,3 +248,21 @@ def test_a_folder_moved_then_written_in_is_versioned(thread: ThreadPaths) -> Non
     (thread.workspace / "moved" / "f0.txt").write_text("written after the move")
     (thread.workspace / "moved" / "f9.txt").write_text("new")
     assert h.capture() == walked_root(thread)
+
+
+@pytest.mark.bwrap
+def test_a_jailed_command_cannot_give_a_file_a_name_no_watch_sees(bwrap_tools) -> None:
+    """The journal's blind spot, a hard link to a folder it does not watch, is closed in the
+    jail: each of the thread's folders is its own mount, so ``ln`` across them fails."""
+    provider, call = bwrap_tools
+    paths = provider.acquire("t1").paths
+    h = history(paths)
+    first = h.capture()
+    out = call("bash", command="echo one > a.txt; ln a.txt /tmp/a; ln a.txt /mnt/user-data/outputs/a; ln a.txt same-folder; echo end")
+    text = str(out.content)
+    assert text.count("Invalid cross-device link") == 2 and "end" in text
+    second = h.capture()
+    assert second == walked_root(paths) and h.diff(first, second)["added"] == [f"{WS}/a.txt", f"{WS}/same-folder"]
+    call("bash", command="echo two > same-folder")  # a link within a folder: the thread walks while it lasts
+    third = h.capture()
+    assert h.diff(second, third)["changed"] == [f"{WS}/a.txt", f"{WS}/same-folder"]

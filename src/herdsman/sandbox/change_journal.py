@@ -57,9 +57,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from ctypes import c_int
+from fcntl import ioctl
+from termios import FIONREAD
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import structlog
@@ -85,6 +87,7 @@ _FOLDER_GONE = IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  # with IN_ISDIR: a sub-f
 TRUST_SECONDS = 60.0  # the whole tree is walked at least this often, whatever the journal says
 LOCAL_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "bcachefs", "zfs", "jfs", "reiserfs"})
 DEFAULT_MAX_WATCHES = 65_536
+QUIET_READ_BYTES = 4096  # events :meth:`ChangeJournal.quiet` reads at most (about 100): it may run on an event loop
 
 Key = object
 
@@ -189,6 +192,27 @@ class ChangeJournal:
             watched.dirs, watched.names = set(), set()
             return changes
 
+    def quiet(self, key: Key) -> bool:
+        """Whether nothing changed in ``key``'s files since the last :meth:`take`, without waiting
+        (False when another thread holds the journal or many events wait to be read: a capture
+        off the event loop reads them). Nothing is consumed."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            inotify = self._open()
+            watched = self._threads.get(key)
+            if inotify is None or watched is None or not watched.trusted:
+                return False
+            queued = c_int()
+            ioctl(inotify.fileno(), FIONREAD, queued)
+            if queued.value > QUIET_READ_BYTES:
+                return False
+            if queued.value:
+                self._drain(inotify)
+            return watched.trusted and not watched.dirs and time.monotonic() - watched.walked < TRUST_SECONDS
+        finally:
+            self._lock.release()
+
     def begin_walk(self, key: Key) -> None:
         """A whole walk of ``key``'s files starts: the folders it meets are watched (:meth:`watch`)."""
         with self._lock:
@@ -269,13 +293,12 @@ class ChangeJournal:
                 pass  # gone with its folder already
 
     def _evict(self, keep: Key) -> bool:
-        """Free watches from the least recently captured other thread; False when none has any."""
-        for key, watched in self._threads.items():
-            if key is not keep and watched.wds:
-                for wd in watched.wds:
+        """Drop the least recently captured other thread (its next capture walks and watches
+        again); False when there is none."""
+        for key in self._threads:
+            if key is not keep:
+                for wd in self._threads.pop(key).wds:
                     self._remove(wd)
-                watched.wds.clear()
-                watched.distrust()
                 return True
         return False
 
@@ -288,7 +311,6 @@ def _default_max_watches() -> int:
     return max(1, min(DEFAULT_MAX_WATCHES, limit // 2))
 
 
-@lru_cache(maxsize=1024)
 def filesystem_type(path: str) -> str | None:
     """The type of the file system ``path`` (a real path) is on, from ``/proc/self/mountinfo``."""
     best, kind = "", None
@@ -308,8 +330,19 @@ def filesystem_type(path: str) -> str | None:
 
 
 def is_local(path: Path) -> bool:
-    """Whether the kernel sees every write to ``path``'s file system (see :data:`LOCAL_FILESYSTEMS`)."""
-    return filesystem_type(os.path.realpath(path)) in LOCAL_FILESYSTEMS
+    """Whether the kernel sees every write to ``path``'s file system (see :data:`LOCAL_FILESYSTEMS`);
+    asked once per device (a thread's folders are on its home's)."""
+    try:
+        device = os.stat(path).st_dev
+    except OSError:
+        return False
+    local = _LOCAL_DEVICES.get(device)
+    if local is None:
+        local = _LOCAL_DEVICES[device] = filesystem_type(os.path.realpath(path)) in LOCAL_FILESYSTEMS
+    return local
+
+
+_LOCAL_DEVICES: dict[int, bool] = {}
 
 
 _JOURNAL: ChangeJournal | None = None

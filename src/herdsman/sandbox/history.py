@@ -302,6 +302,20 @@ class FileHistory:
             finally:
                 self._count_new_bytes()
 
+    def unchanged(self) -> str | None:
+        """The last version when the change journal says nothing changed since, without waiting or
+        walking (cheap enough for an event loop); None when a capture is due or the history is busy."""
+        if self._journal is None or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            root = self._root
+            if root is None or not self._journal.quiet(self._journal_key) or not self._object(root).exists():
+                return None
+            self.capture_counts["skipped"] += 1
+            return root
+        finally:
+            self._lock.release()
+
     def _capture(self) -> str:
         """The capture of :meth:`capture` (which holds the lock): none, the changed folders, or all."""
         changes = self._journal.take(self._journal_key) if self._journal is not None else Changes(trusted=False)
