@@ -266,3 +266,17 @@ def test_a_jailed_command_cannot_give_a_file_a_name_no_watch_sees(bwrap_tools) -
     call("bash", command="echo two > same-folder")  # a link within a folder: the thread walks while it lasts
     third = h.capture()
     assert h.diff(second, third)["changed"] == [f"{WS}/a.txt", f"{WS}/same-folder"]
+
+
+def test_a_newer_history_of_the_thread_keeps_its_watches_when_the_old_one_goes(thread: ThreadPaths) -> None:
+    journal = ChangeJournal()
+    old = history(thread, journal)
+    old.capture()
+    new = history(thread, journal)  # the thread's history made again (its folder was deleted and made anew)
+    new.capture()  # takes the folders' watches over: the journal trusts neither history this time
+    new.capture()
+    new.capture()
+    assert new.capture_counts["skipped"] == 1  # the new one is trusted now
+    journal.forget(old._journal_key)  # what the old history's finalizer does once it is collected
+    (thread.workspace / "after.txt").write_text("written once the old history is gone")
+    assert new.capture() == walked_root(thread)

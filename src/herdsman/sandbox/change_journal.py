@@ -100,11 +100,6 @@ class Changes:
     dirs: set[str] = field(default_factory=set)  # folders (virtual paths) whose entries changed
     names: set[str] = field(default_factory=set)  # entries (virtual paths) an event named: read them again
 
-    @property
-    def nothing(self) -> bool:
-        """Whether nothing at all can have changed."""
-        return self.trusted and not self.dirs
-
 
 class _Watched:
     """The journal's record of one thread."""
@@ -228,7 +223,7 @@ class ChangeJournal:
         """Watch the open folder ``fd`` (virtual path ``folder``) for ``key``, before it is listed."""
         with self._lock:
             watched = self._threads.get(key)
-            if self._inotify is None or watched is None or not watched.walk_ok and watched.fresh is not None:
+            if self._inotify is None or watched is None:
                 return
             if len(self._owners) >= self.max_watches and not self._evict(key):
                 watched.distrust()
@@ -257,7 +252,7 @@ class ChangeJournal:
             if self._inotify is None or watched is None or watched.fresh is None:
                 return
             for wd in [wd for wd in watched.wds if wd not in watched.fresh]:
-                self._remove(wd)
+                self._remove(wd, key)
                 del watched.wds[wd]
             watched.fresh = None
             watched.trusted = watched.walk_ok and complete and local
@@ -275,7 +270,7 @@ class ChangeJournal:
             watched = self._threads.pop(key, None)
             if watched is not None and self._pid == os.getpid():
                 for wd in watched.wds:
-                    self._remove(wd)
+                    self._remove(wd, key)
 
     def watches(self, key: Key | None = None) -> int:
         """How many watches the journal holds (for ``key`` only, when given)."""
@@ -285,8 +280,13 @@ class ChangeJournal:
             watched = self._threads.get(key)
             return len(watched.wds) if watched is not None else 0
 
-    def _remove(self, wd: int) -> None:
-        if self._owners.pop(wd, None) is not None and self._inotify is not None:
+    def _remove(self, wd: int, key: Key) -> None:
+        """Remove watch ``wd`` unless another key owns it now (the same folder watched again by a
+        newer history of the thread: removing it would leave that one blind)."""
+        if self._owners.get(wd) is not key:
+            return
+        del self._owners[wd]
+        if self._inotify is not None:
             try:
                 self._inotify.rm_watch(wd)
             except OSError:
@@ -298,7 +298,7 @@ class ChangeJournal:
         for key in self._threads:
             if key is not keep:
                 for wd in self._threads.pop(key).wds:
-                    self._remove(wd)
+                    self._remove(wd, key)
                 return True
         return False
 
