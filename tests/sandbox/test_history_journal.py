@@ -129,12 +129,13 @@ def test_same_size_rewrite_with_its_times_put_back_is_versioned(thread: ThreadPa
     assert target.read_text() == "0/3\n"
 
 
-def test_renames_deletes_modes_and_links_match_a_full_walk(thread: ThreadPaths) -> None:
+@pytest.mark.parametrize("seed", [7, 11, 23])
+def test_renames_deletes_modes_and_links_match_a_full_walk(thread: ThreadPaths, seed: int) -> None:
     """Random changes of every kind, each step captured with the journal and compared with the
     version a walk of every file makes; then every version restores exactly."""
     populate(thread, folders=6, per_folder=4)
     h = history(thread)
-    rng = random.Random(7)
+    rng = random.Random(seed)
     versions: list[tuple[str, dict[str, str]]] = [(h.capture(), tree(thread))]
 
     def files() -> list[Path]:
@@ -144,8 +145,8 @@ def test_renames_deletes_modes_and_links_match_a_full_walk(thread: ThreadPaths) 
         return sorted(p for p in thread.workspace.rglob("*") if p.is_dir() and not p.is_symlink())
 
     for step in range(60):
-        for _ in range(rng.randint(0, 3)):
-            op = rng.choice(["write", "same", "new", "rm", "mv", "mvdir", "rmdir", "mkdir", "chmod", "link", "symlink", "hard"])
+        for k in range(rng.randint(0, 3)):
+            op = rng.choice(["write", "same", "new", "rm", "mv", "mvdir", "rmdir", "mkdir", "chmod", "link", "symlink", "hard", "transient", "sed"])
             fs, ds = files(), folders()
             f = rng.choice(fs) if fs else None
             d = rng.choice(ds) if ds else thread.workspace
@@ -157,25 +158,32 @@ def test_renames_deletes_modes_and_links_match_a_full_walk(thread: ThreadPaths) 
                 f.write_bytes(bytes(reversed(data)) if len(data) > 1 else b"z")
                 os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
             elif op == "new":
-                (d / f"n{step}.txt").write_text("n")
+                (d / f"n{step}_{k}.txt").write_text("n")
             elif op == "rm" and f:
                 f.unlink()
             elif op == "mv" and f:
-                f.rename(d / f"m{step}.txt")
-            elif op == "mvdir" and d != thread.workspace and not (thread.workspace / f"r{step}").exists():
-                d.rename(thread.workspace / f"r{step}")
+                f.rename(d / f"m{step}_{k}.txt")
+            elif op == "mvdir" and d != thread.workspace and not (thread.workspace / f"r{step}_{k}").exists():
+                d.rename(thread.workspace / f"r{step}_{k}")
             elif op == "rmdir" and d != thread.workspace:
                 subprocess.run(["rm", "-rf", str(d)], check=True)
             elif op == "mkdir":
-                (d / f"k{step}" / "in").mkdir(parents=True)
-                (d / f"k{step}" / "in" / "x.txt").write_text("x")
+                (d / f"k{step}_{k}" / "in").mkdir(parents=True)
+                (d / f"k{step}_{k}" / "in" / "x.txt").write_text("x")
             elif op == "chmod":
                 (f or d).chmod(rng.choice([0o700, 0o755, 0o644]) if f else rng.choice([0o700, 0o755]))
             elif op == "symlink":
-                (d / f"s{step}").symlink_to(f"../{step}")
+                (d / f"s{step}_{k}").symlink_to(f"../{step}_{k}")
             elif op == "hard" and f:
-                os.link(f, d / f"h{step}")  # a second name: writes through either one
-                (d / f"h{step}").write_text("through the other name")
+                os.link(f, d / f"h{step}_{k}")  # a second name: writes through either one
+                (d / f"h{step}_{k}").write_text("through the other name")
+            elif op == "transient" and f:
+                os.link(f, d / f"t{step}_{k}")  # a second name written through, then gone
+                (d / f"t{step}_{k}").write_text("through a name that is gone")
+                (d / f"t{step}_{k}").unlink()
+            elif op == "sed" and f:
+                (f.parent / "sedtmp").write_text(f"edited at {step}\n")  # sed -i: a new file moved over
+                (f.parent / "sedtmp").rename(f)
         root = h.capture()
         assert root == walked_root(thread), f"step {step}"
         versions.append((root, tree(thread)))
@@ -280,3 +288,53 @@ def test_a_newer_history_of_the_thread_keeps_its_watches_when_the_old_one_goes(t
     journal.forget(old._journal_key)  # what the old history's finalizer does once it is collected
     (thread.workspace / "after.txt").write_text("written once the old history is gone")
     assert new.capture() == walked_root(thread)
+
+
+def test_a_file_written_through_a_name_that_is_gone_is_versioned(thread: ThreadPaths, tmp_path: Path) -> None:
+    """``ln a t; echo x > t; rm t``: the write reaches a.txt, whose folder got no event."""
+    populate(thread, folders=2)
+    h = history(thread)
+    first = h.capture()
+    target, other = thread.workspace / "d0" / "f1.txt", thread.workspace / "d1" / "t"
+    os.link(target, other)
+    other.write_text("through the other name")
+    other.unlink()
+    second = h.capture()
+    assert second == walked_root(thread) and h.diff(first, second)["changed"] == [f"{WS}/d0/f1.txt"]
+    # the same through a descriptor kept open past a capture: the name was gone before the write
+    os.link(target, other)
+    fd = os.open(other, os.O_WRONLY)
+    other.unlink()
+    try:
+        assert h.capture() == walked_root(thread)
+        os.write(fd, b"later")
+    finally:
+        os.close(fd)
+    assert h.capture() == walked_root(thread)
+    assert target.read_text().startswith("later")
+    # written, then moved out of the thread's folders
+    os.link(target, other)
+    other.write_text("then moved out")
+    other.rename(tmp_path / "out")
+    assert h.capture() == walked_root(thread)
+    (tmp_path / "out").unlink()
+    h.capture()
+    # written, deleted, and a new file of the same name moved on
+    os.link(target, other)
+    other.write_text("then deleted")
+    other.unlink()
+    other.write_text("a new file")
+    other.rename(thread.workspace / "d1" / "u")
+    assert h.capture() == walked_root(thread)
+
+
+def test_an_edit_by_a_new_file_moved_over_lists_only_its_folder(thread: ThreadPaths) -> None:
+    populate(thread, folders=3)
+    h = history(thread)
+    h.capture()
+    before = work(h)
+    tmp = thread.workspace / "d2" / ".sedXYZ"
+    tmp.write_text("edited\n")  # what sed -i and atomic writers do
+    tmp.rename(thread.workspace / "d2" / "f4.txt")
+    assert h.capture() == walked_root(thread)
+    assert {k: work(h)[k] - before[k] for k in before} == {"walked": 0, "folders": 1, "files_read": 1}

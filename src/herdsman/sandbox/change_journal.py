@@ -9,8 +9,9 @@ made before it is in the listing. The capture drains the journal first (:meth:`C
 
 - no event for the thread: nothing under ``/mnt/user-data`` changed, the version is the last one
   (no walk, not one ``stat``);
-- events in some folders: only those folders are listed again, and the files an event names are
-  read again even when their size and times look the same;
+- events in some folders: only the entries the events name are looked at again (a folder with
+  an event on itself is listed again whole), and a file an event names is read again even when
+  its size and times look the same;
 - anything the journal cannot vouch for (:attr:`Changes.trusted` is False): the whole tree is walked
   as before, and watched again.
 
@@ -32,15 +33,21 @@ Seen, and how (the attacker's view):
 - create, delete, rename within, into or out of the tree: ``IN_CREATE``/``IN_DELETE``/``IN_MOVED_*``;
   a folder removed or moved, or a watch lost (``IN_IGNORED``, ``IN_DELETE_SELF``, ``IN_MOVE_SELF``),
   makes the next capture walk everything;
-- a write through a hard link whose other name lies outside the watched folders is reported to
-  that other folder: a thread holding any regular file with more than one link is never trusted
-  (every capture walks). Linking a tree file to a new name outside the tree sends only an event on
-  the file itself; bubblewrap and containers mount the thread's files on their own mount, where such
-  a link fails (``EXDEV``); an unisolated host shell could make one (that mode can write the history
-  itself: it isolates nothing);
-- writes through a shared memory mapping send no event: they can come after the capture only from
-  a process that outlives its command (bubblewrap kills the command's whole pid namespace; the
-  docker provider sweeps leftovers); the walk of every :data:`TRUST_SECONDS` bounds the rest;
+- hard links: ``ln`` sends ``IN_CREATE`` for the new name and nothing to the other name's folder,
+  and a write through one name is reported to that name's folder only. So a capture that meets a
+  regular file with more than one link walks everything (and so does every capture while one
+  exists); a name made or moved in, written, and gone or replaced before the capture (``ln a t;
+  echo x > t; rm t``, or a write through a descriptor of a name deleted since) makes the capture
+  walk (:meth:`Changes.maybe_linked`), while a new file moved over another (``sed -i``, atomic
+  writes) is followed to where it went. A link from the tree to a name outside every watched folder,
+  written through and removed between two captures, stays unseen until a walk; bubblewrap and
+  containers mount the thread's folders on mounts of their own, where such a link fails (``EXDEV``,
+  tested); an unisolated host shell could make one (that mode can write the history itself: it
+  isolates nothing);
+- writes through a shared memory mapping send no event: one made after the capture that follows
+  the mapping's ``close`` can only come from a process that outlives its command (bubblewrap kills
+  the command's whole pid namespace; the docker provider sweeps leftovers once idle); the walk of
+  every :data:`TRUST_SECONDS` bounds the rest, and so any other blind spot;
 - lost events: a queue overflow distrusts every thread; a process forked after the journal opened
   opens its own (the parent's descriptor is not shared); a thread whose watches do not fit in
   :attr:`ChangeJournal.max_watches` (least recently captured threads lose theirs first) walks;
@@ -98,7 +105,23 @@ class Changes:
 
     trusted: bool  # False: the journal cannot vouch for the folders below; walk them all
     dirs: set[str] = field(default_factory=set)  # folders (virtual paths) whose entries changed
-    names: set[str] = field(default_factory=set)  # entries (virtual paths) an event named: read them again
+    names: dict[str, int] = field(default_factory=dict)  # entries (virtual paths) an event named -> its events
+    whole: set[str] = field(default_factory=set)  # folders with an event on themselves: list them again whole
+    unpaired: set[str] = field(default_factory=set)  # entries moved to where no watch of the thread saw them arrive
+
+    def maybe_linked(self, vpath: str, *, present: bool, tracked: bool) -> bool:
+        """Whether the entry ``vpath`` may have been a second name of another file, written
+        through while it lasted: an event changed what it named (or moved it in or on), it is gone
+        or was replaced since (``present``: a regular file is there now), and it was made in the
+        meantime or was not in the last version (``tracked``). ``ln`` sends no event to the other
+        name's folder, so the capture must then walk. A name moved on to a name of the thread is
+        followed there instead (``sed -i``, atomic writes), unless it was also deleted."""
+        mask = self.names.get(vpath, 0)
+        born = mask & (IN_CREATE | IN_MOVED_TO) or not tracked
+        touched = mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_TO)
+        left = not present or mask & (IN_DELETE | IN_MOVED_FROM)
+        followed = mask & IN_MOVED_FROM and not mask & IN_DELETE and vpath not in self.unpaired
+        return bool(born and touched and left and not followed)
 
 
 class _Watched:
@@ -111,7 +134,9 @@ class _Watched:
         self.fresh: set[int] | None = None  # watches added by the walk under way
         self.walked = 0.0  # monotonic time of the last whole walk
         self.dirs: set[str] = set()
-        self.names: set[str] = set()
+        self.names: dict[str, int] = {}
+        self.whole: set[str] = set()
+        self.unpaired: set[str] = set()
 
     def distrust(self) -> None:
         self.trusted = False
@@ -151,7 +176,7 @@ class ChangeJournal:
             events = inotify.read(timeout=0)
         except OSError:  # pragma: no cover - the descriptor is ours; treat as lost events
             events = [None]
-        for event in events:
+        for i, event in enumerate(events):
             if event is None or event.mask & IN_Q_OVERFLOW:
                 for watched in self._threads.values():
                     watched.distrust()
@@ -170,8 +195,15 @@ class ChangeJournal:
             if folder is None:
                 continue
             watched.dirs.add(folder)
-            if event.name:
-                watched.names.add(f"{folder}/{event.name}")
+            if not event.name:
+                watched.whole.add(folder)
+                continue
+            vpath = f"{folder}/{event.name}"
+            watched.names[vpath] = watched.names.get(vpath, 0) | event.mask
+            if event.mask & IN_MOVED_FROM:  # its pair comes next, when it stays in the thread's folders
+                after = events[i + 1] if i + 1 < len(events) else None
+                if not (after and after.mask & IN_MOVED_TO and after.cookie == event.cookie and self._owners.get(after.wd) is key):
+                    watched.unpaired.add(vpath)
 
     def take(self, key: Key) -> Changes:
         """The changes to ``key``'s files since the last call; the next call reports those after this one."""
@@ -183,8 +215,8 @@ class ChangeJournal:
             self._drain(inotify)
             self._threads.move_to_end(key)
             trusted = watched.trusted and time.monotonic() - watched.walked < TRUST_SECONDS
-            changes = Changes(trusted, watched.dirs, watched.names)
-            watched.dirs, watched.names = set(), set()
+            changes = Changes(trusted, watched.dirs, watched.names, watched.whole, watched.unpaired)
+            watched.dirs, watched.names, watched.whole, watched.unpaired = set(), {}, set(), set()
             return changes
 
     def quiet(self, key: Key) -> bool:

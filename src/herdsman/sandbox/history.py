@@ -13,17 +13,17 @@ the digest of the listing of ``/mnt/user-data``; a step that changed nothing has
 the step before.
 
 Cost: a step that changed nothing costs no walk at all, and a step that changed a few files
-lists only their folders: the kernel's change journal (:mod:`~herdsman.sandbox.change_journal`,
-inotify watches on every folder) says which folders changed since the last capture, whoever
-wrote them (a tool, a command's leftover process, an upload through another process). The
-listings of the other folders and their digests are kept in memory from the last capture. When
-the journal cannot vouch for the tree (first capture in this process, a folder moved or removed,
-lost events, a file with several links, a file system it cannot see, or ``TRUST_SECONDS``
-since the last whole walk) :meth:`FileHistory.capture` walks the tree and ``lstat``s each entry; a
-file whose ``(size, mtime_ns, ctime_ns, inode)`` is the one seen last time at its path is not
-read again (ctime cannot be set from the sandbox, so ``touch -d`` does not hide a change), nor is
-it in a folder's listing again unless an event named it. :attr:`FileHistory.capture_counts` counts
-each kind of capture.
+looks only at them: the kernel's change journal (:mod:`~herdsman.sandbox.change_journal`, inotify
+watches on every folder) names the entries changed since the last capture, whoever wrote them (a
+tool, a command's leftover process, an upload through another process), and only those entries
+and the listings on their paths are stored again. The listings of the folders and their digests
+are kept in memory from the last capture. When the journal cannot vouch for the tree (first
+capture in this process, a folder moved or removed, lost events, a file with several links or
+written through a name gone since, a file system it cannot see, or ``TRUST_SECONDS`` since the
+last whole walk) :meth:`FileHistory.capture` walks the tree and ``lstat``s each entry; a file whose
+``(size, mtime_ns, ctime_ns, inode)`` is the one seen last time at its path, and that no event
+named, is not read again (ctime cannot be set from the sandbox, so ``touch -d`` does not hide a
+change). :attr:`FileHistory.capture_counts` counts each kind of capture and the files read.
 
 Why by hand: git, restic and rsync open a tree's files by path name; code in the sandbox can
 swap a folder for a symlink between their check and their open, and they would copy ``/etc`` or
@@ -80,7 +80,8 @@ class HistoryError(SandboxError):
 
 
 class _Moved(Exception):
-    """A folder listed again was swapped for something else meanwhile: walk the whole tree."""
+    """What changed cannot be told folder by folder (a folder swapped for something else
+    meanwhile, a file with several links): walk the whole tree."""
 
 
 @dataclass
@@ -319,16 +320,20 @@ class FileHistory:
     def _capture(self) -> str:
         """The capture of :meth:`capture` (which holds the lock): none, the changed folders, or all."""
         changes = self._journal.take(self._journal_key) if self._journal is not None else Changes(trusted=False)
-        if changes.trusted and self._root is not None and self._object(self._root).exists():
+        untracked = (v for v in changes.names if _parent(v) not in self._dirs)  # below folders versions leave out
+        if (
+            changes.trusted and self._root is not None and self._object(self._root).exists()
+            and not any(changes.maybe_linked(v, present=False, tracked=False) for v in untracked)
+        ):
             dirty = sorted((d for d in changes.dirs if d in self._dirs), key=lambda p: p.count("/"))
             if not dirty:  # nothing changed, or only in folders versions leave out
                 self.capture_counts["skipped"] += 1
                 return self._root
             try:
-                root = self._capture_folders(dirty, changes.names)
+                root = self._capture_folders(dirty, changes)
                 self.capture_counts["folders"] += 1
                 return root
-            except (_Moved, SandboxError):
+            except (_Moved, SandboxError, OSError):
                 pass  # a folder became something else (or a link) meanwhile: walk from the root
         self.capture_counts["walked"] += 1
         return self._capture_all(changes.names)
@@ -346,22 +351,42 @@ class FileHistory:
             self._journal.end_walk(self._journal_key, complete=not self._linked, local=self._local)
         return root
 
-    def _capture_folders(self, dirty: list[str], names: set[str]) -> str:
-        """List again only the folders in ``dirty`` (shallowest first; new sub-folders whole), read
-        the files ``names`` lists or whose stat changed, and hash the folders up to the root."""
+    def _capture_folders(self, dirty: list[str], changes: Changes) -> str:
+        """Update only the folders in ``dirty`` (shallowest first): the entries an event named are
+        looked at again (a folder with an event on itself is listed again whole), new sub-folders
+        are walked whole; then hash the folders up to the root."""
         changed: set[str] = set()
         self._linked = False
+        named: dict[str, set[str]] = {}
+        for vpath in changes.names:
+            named.setdefault(_parent(vpath), set()).add(vpath.rsplit("/", 1)[1])
         for vdir in dirty:
             old = self._dirs.get(vdir)
             if old is None:
                 continue  # dropped with a folder above it
             seen: dict[str, tuple[int, int, int, int, str]] = {}
-            listing = self._scan(vdir, deep=False, forced=names, seen=seen)[vdir]
-            for name, item in old.items():
-                if item[0] == "f":
-                    self._seen.pop(f"{vdir}/{name}", None)
-                elif item[0] == "d" and listing.get(name, [""])[0] != "d":
-                    self._drop_tree(f"{vdir}/{name}")
+            if vdir in changes.whole:
+                listing = self._scan(vdir, deep=False, forced=changes.names, seen=seen)[vdir]
+                gone = list(old)
+            else:
+                listing, gone = dict(old), sorted(named.get(vdir, ()))
+                for name in gone:
+                    vpath = f"{vdir}/{name}"
+                    st = self.files.stat(vpath, follow=False) if addressable(vpath) else None
+                    item = self._item(vpath, st, changes.names, seen) if st is not None else None
+                    listing.pop(name, None)
+                    if item is not None:
+                        listing[name] = item
+            for name in named.get(vdir, ()):
+                vpath, now = f"{vdir}/{name}", listing.get(name)
+                if changes.maybe_linked(vpath, present=now is not None and now[0] == "f", tracked=name in old):
+                    raise _Moved(vpath)  # written through a name that is gone: its other name had no event
+            for name in gone:  # what was there before under the names looked at again
+                vpath, was = f"{vdir}/{name}", old.get(name)
+                if was is not None and was[0] == "f":
+                    self._seen.pop(vpath, None)
+                elif was is not None and was[0] == "d" and listing.get(name, [""])[0] != "d":
+                    self._drop_tree(vpath)
             self._seen.update(seen)
             self._dirs[vdir] = listing
             changed.add(vdir)
@@ -369,12 +394,12 @@ class FileHistory:
                 child = f"{vdir}/{name}"
                 if item[0] == "d" and child not in self._dirs:  # a new folder: walked whole
                     seen = {}
-                    folders = self._scan(child, deep=True, forced=names, seen=seen)
+                    folders = self._scan(child, deep=True, forced=changes.names, seen=seen)
                     self._dirs.update(folders)
                     self._seen.update(seen)
                     changed.update(folders)
-        if self._linked and self._journal is not None:
-            self._journal.distrust(self._journal_key)
+        if self._linked:  # a file with another name, maybe in a folder with no event: look at everything
+            raise _Moved("a file with several links")
         for vdir in list(changed):
             while vdir != USER_DATA_ROOT:
                 vdir = _parent(vdir)
@@ -392,8 +417,7 @@ class FileHistory:
         self, top: str, *, deep: bool, forced: set[str], seen: dict[str, tuple[int, int, int, int, str]]
     ) -> dict[str, dict[str, Entry]]:
         """The listings of folder ``top`` (and, ``deep``, of every folder below it), sub-folder
-        digests left None; files are read unless their stat is the one seen last time and
-        ``forced`` does not name them. What was seen of each file goes into ``seen``."""
+        digests left None (see :meth:`_item`)."""
         stop = WalkStop()
         folders: dict[str, dict[str, Entry]] = {top: {}}
         journal, thread_key = self._journal, self._journal_key
@@ -402,37 +426,46 @@ class FileHistory:
             top, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop, max_depth=(1 << 30) if deep else 1, on_dir=on_dir
         )
         for entry in walk:
-            st = entry.st
             if entry.depth == 1 and _parent(entry.vpath) != top:
                 raise _Moved(top)  # the folder was swapped for a link: what was listed is elsewhere
             if not addressable(entry.vpath) or _parent(entry.vpath) not in folders:
                 continue  # see addressable(); below a folder left out
-            if entry.is_dir:
-                if deep:
-                    folders[entry.vpath] = {}
-                item: Entry = ["d", stat.S_IMODE(st.st_mode), None]
-            elif entry.is_link:
-                try:
-                    item = ["l", self.files.read_link(entry.vpath)]
-                except SandboxError:
-                    continue  # gone meanwhile
-            elif entry.is_file:
-                if st.st_nlink > 1:
-                    self._linked = True  # it can be written through a name in a folder nobody watches
-                key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-                known = self._seen.get(entry.vpath)
-                fresh = known is not None and known[:4] == key and entry.vpath not in forced
-                digest = known[4] if fresh and known is not None else self._put_file(entry.vpath, st)
-                if digest is None:
-                    continue  # swapped while it was read
-                seen[entry.vpath] = (*key, digest)
-                item = ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
-            else:
-                continue  # fifos, sockets, devices are not kept
+            item = self._item(entry.vpath, entry.st, forced, seen)
+            if item is None:
+                continue
+            if item[0] == "d" and deep:
+                folders[entry.vpath] = {}
             folders[_parent(entry.vpath)][entry.name] = item
         if stop.reason:
             raise HistoryError(f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files")
         return folders
+
+    def _item(
+        self, vpath: str, st: os.stat_result, forced: set[str], seen: dict[str, tuple[int, int, int, int, str]]
+    ) -> Entry | None:
+        """The entry of a version for what is at ``vpath`` (``st``: its ``lstat``); None when
+        versions leave it out (fifos, sockets, devices) or it went meanwhile. A file is read
+        unless its stat is the one seen last time and ``forced`` does not name it; what was seen
+        of it goes into ``seen``."""
+        if stat.S_ISDIR(st.st_mode):
+            return ["d", stat.S_IMODE(st.st_mode), None]
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                return ["l", self.files.read_link(vpath)]
+            except SandboxError:
+                return None  # gone meanwhile
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_nlink > 1:
+            self._linked = True  # it can be written through a name in a folder nobody watches
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        known = self._seen.get(vpath)
+        fresh = known is not None and known[:4] == key and vpath not in forced
+        digest = known[4] if fresh and known is not None else self._put_file(vpath, st)
+        if digest is None:
+            return None  # swapped while it was read
+        seen[vpath] = (*key, digest)
+        return ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
 
     def _hash(self, changed: set[str]) -> str:
         """Store the listings of the folders in ``changed``, deepest first (each sub-folder entry
