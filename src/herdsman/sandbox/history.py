@@ -368,19 +368,23 @@ class FileHistory:
             if vdir in changes.whole:
                 listing = self._scan(vdir, deep=False, forced=changes.names, seen=seen)[vdir]
                 gone = list(old)
+                present = {name for name, item in listing.items() if item[0] == "f"}
             else:
-                listing, gone = dict(old), sorted(named.get(vdir, ()))
-                for name in gone:
+                gone = sorted(named.get(vdir, ()))
+                stats = {name: self.files.stat(f"{vdir}/{name}", follow=False) if addressable(f"{vdir}/{name}") else None for name in gone}
+                present = {name for name, st in stats.items() if st is not None and stat.S_ISREG(st.st_mode)}
+            for name in named.get(vdir, ()):  # before any file is read: the capture may walk instead
+                if changes.maybe_linked(f"{vdir}/{name}", present=name in present, tracked=name in old):
+                    self._seen.update(seen)
+                    raise _Moved(f"{vdir}/{name}")  # written through a name that is gone: its other name had no event
+            if vdir not in changes.whole:
+                listing = dict(old)
+                for name, st in stats.items():
                     vpath = f"{vdir}/{name}"
-                    st = self.files.stat(vpath, follow=False) if addressable(vpath) else None
                     item = self._item(vpath, st, changes.names, seen) if st is not None else None
                     listing.pop(name, None)
                     if item is not None:
                         listing[name] = item
-            for name in named.get(vdir, ()):
-                vpath, now = f"{vdir}/{name}", listing.get(name)
-                if changes.maybe_linked(vpath, present=now is not None and now[0] == "f", tracked=name in old):
-                    raise _Moved(vpath)  # written through a name that is gone: its other name had no event
             for name in gone:  # what was there before under the names looked at again
                 vpath, was = f"{vdir}/{name}", old.get(name)
                 if was is not None and was[0] == "f":
