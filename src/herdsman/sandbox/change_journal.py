@@ -80,6 +80,7 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it every capture walks
     INotify = None  # type: ignore[assignment,misc]
 
+# the kernel ABI values of <sys/inotify.h> (inotify_simple.flags has the same)
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x2000, 0x4000, 0x8000
