@@ -17,8 +17,10 @@ under 1 ms at 10,000 files; ``bytes_per_step`` about 1 MB.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -42,6 +44,7 @@ JOURNAL = True  # --no-journal: every capture walks every file
 def new_thread(name: str) -> tuple[ThreadPaths, FileHistory]:
     """A fresh thread folder and its history (1 GiB bound, every version kept)."""
     home = Path(tempfile.mkdtemp(prefix=f"snapshots-{name}-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)  # the 100 MB workspace and its versions
     paths = ThreadPaths.for_thread(home, "bench")
     paths.ensure_dirs()
     config = SnapshotsConfig(max_bytes=4 * 1024**3, keep_last=10_000)
