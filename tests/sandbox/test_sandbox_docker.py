@@ -436,6 +436,22 @@ def test_file_versions_restore_what_the_container_wrote(provider: DockerSandboxP
     assert out.output.split() == ["one", "keep", "d", "k.txt", "appended"]
 
 
+def test_the_change_journal_sees_what_the_container_writes(provider: DockerSandboxProvider, docker_config) -> None:
+    """A step that changed nothing in the container costs no capture; an in-place rewrite of the
+    same size by the container is seen through the bind mount and lists only its folder."""
+    from herdsman.sandbox.history import thread_history
+
+    history, box = thread_history(provider, docker_config(), "t1"), provider.acquire("t1")
+    assert history is not None and box.execute("mkdir -p d && echo one > d/a.txt").exit_code == 0
+    first = history.capture()
+    assert box.execute("cat d/a.txt").exit_code == 0
+    assert history.capture() == first and history.capture_counts["skipped"] == 1
+    assert box.execute("echo two > d/a.txt").exit_code == 0
+    second = history.capture()
+    assert history.diff(first, second)["changed"] == ["/mnt/user-data/workspace/d/a.txt"]
+    assert history.capture_counts["walked"] == 1 and history.capture_counts["folders"] == 1
+
+
 def test_output_read_with_the_response_headers_is_not_lost() -> None:
     """A quick command's output can arrive with the exec's HTTP response headers; the HTTP client
     then holds it in its buffer, not the socket. It must still be the command's output."""

@@ -14,6 +14,10 @@ namespaces) share the thread's files and the root's next checkpoint captures the
 a run that starts from an earlier checkpoint, the state route before ``update_state`` from one.
 A checkpoint whose files are not kept (made before versions were on, or pruned) leaves the files
 as they are, with a warning in the log: time travel of the conversation still works.
+
+A step that changed no file costs no capture: the change journal
+(:mod:`~herdsman.sandbox.change_journal`) says so on the event loop, without a trip to the
+capture pool, and the checkpoint gets the version before it (see :meth:`FileVersions.unchanged`).
 """
 
 from __future__ import annotations
@@ -69,13 +73,29 @@ class FileVersions:
             log.warning("file_version_not_kept", thread_id=thread_id, checkpoint_id=checkpoint_id, error=str(exc))
             return None
 
+    def unchanged(self, thread_id: str) -> str | None:
+        """The thread's last version when nothing changed in its files since, decided without
+        waiting (on the event loop, sparing a trip to the capture pool); None: capture."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            history = self._histories.get(thread_id)
+        finally:
+            self._lock.release()
+        try:
+            return history.unchanged() if history is not None else None
+        except Exception:  # noqa: BLE001 - the capture on the pool says what is wrong
+            return None
+
     def record(self, thread_id: str, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
         """Record ``root`` as the version of the saved checkpoint ``checkpoint_id`` (whose last
-        message is ``message_id``), then prune."""
+        message is ``message_id``), then prune, unless it is the version recorded last (a step
+        that changed nothing stored nothing: no bound can have been crossed)."""
         history = self.history(thread_id)
         if history is None:
             return
-        history.record(checkpoint_id, root, message_id)
+        if not history.record(checkpoint_id, root, message_id):
+            return
         try:
             history.prune()
         except Exception as exc:  # noqa: BLE001
@@ -191,7 +211,9 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
     async def aput_with_files(config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         key = _root_checkpoint(config, checkpoint)
         user = pools.user_of(config)  # captures run on their own pool, a few at once per user
-        root = await pools.run(pools.CAPTURES, user, versions.capture, *key) if key is not None else None
+        root = versions.unchanged(key[0]) if key is not None else None  # nothing changed: no capture at all
+        if key is not None and root is None:
+            root = await pools.run(pools.CAPTURES, user, versions.capture, *key)
         saved = await aput(config, checkpoint, metadata, new_versions)
         if key is not None:
             await pools.run(pools.CAPTURES, user, versions.record, *key, root, _last_message_id(checkpoint))

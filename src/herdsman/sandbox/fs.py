@@ -36,7 +36,7 @@ import os
 import stat
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -606,12 +606,14 @@ class ThreadFiles:
         skip_dirs: frozenset[str] = frozenset(),
         stop: WalkStop | None = None,
         breadth_first: bool = False,
+        on_dir: Callable[[int, str], None] | None = None,
     ) -> Iterator[WalkEntry]:
         """The entries below directory ``path`` (links listed, never entered), at most
         ``limit`` of them and for at most ``seconds``; ``stop.reason`` says when it was cut.
 
         Depth-first in name order by default (``ls -R``'s order); ``breadth_first`` lists top
-        folders before their contents.
+        folders before their contents. ``on_dir(fd, vpath)`` is called with each folder's open
+        descriptor just before the folder is listed (a change journal watches it from there).
         """
         stop = stop if stop is not None else WalkStop()
         deadline = time.monotonic() + seconds
@@ -649,6 +651,8 @@ class ThreadFiles:
                     here, prefix = holder, names
                 children: list[tuple[_SharedFd | None, tuple[str, ...], str, int]] = []
                 try:
+                    if on_dir is not None:
+                        on_dir(fd, vdir)
                     with os.scandir(fd) as scanner:
                         listed = sorted(entry.name for entry in scanner)
                     for child in listed:

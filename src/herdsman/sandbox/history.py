@@ -12,9 +12,18 @@ that changed one file stores that file and the listings on its path, nothing mor
 the digest of the listing of ``/mnt/user-data``; a step that changed nothing has the version of
 the step before.
 
-Cost: :meth:`FileHistory.capture` walks the tree and ``lstat``s each entry; a file whose
-``(size, mtime_ns, ctime_ns, inode)`` is the one seen last time at its path is not read again
-(ctime cannot be set from the sandbox, so ``touch -d`` does not hide a change).
+Cost: a step that changed nothing costs no walk at all, and a step that changed a few files
+looks only at them: the kernel's change journal (:mod:`~herdsman.sandbox.change_journal`, inotify
+watches on every folder) names the entries changed since the last capture, whoever wrote them (a
+tool, a command's leftover process, an upload through another process), and only those entries
+and the listings on their paths are stored again. The listings of the folders and their digests
+are kept in memory from the last capture. When the journal cannot vouch for the tree (first
+capture in this process, a folder moved or removed, lost events, a file with several links or
+written through a name gone since, a file system it cannot see, or ``TRUST_SECONDS`` since the
+last whole walk) :meth:`FileHistory.capture` walks the tree and ``lstat``s each entry; a file whose
+``(size, mtime_ns, ctime_ns, inode)`` is the one seen last time at its path, and that no event
+named, is not read again (ctime cannot be set from the sandbox, so ``touch -d`` does not hide a
+change). :attr:`FileHistory.capture_counts` counts each kind of capture and the files read.
 
 Why by hand: git, restic and rsync open a tree's files by path name; code in the sandbox can
 swap a folder for a symlink between their check and their open, and they would copy ``/etc`` or
@@ -43,17 +52,18 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 
 from herdsman.config.schema import SnapshotsConfig
 from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
+from herdsman.sandbox.change_journal import ChangeJournal, Changes, is_local, process_journal
 from herdsman.sandbox.fs import MAX_DEPTH, MAX_PATH_CHARS, FileTooLargeError, ThreadFiles, WalkStop, copy_sparse
 from herdsman.sandbox.paths import normalize_virtual
 
@@ -67,6 +77,11 @@ Entry = list[Any]
 
 class HistoryError(SandboxError):
     """A version could not be made or brought back; the message says why and what to do."""
+
+
+class _Moved(Exception):
+    """What changed cannot be told folder by folder (a folder swapped for something else
+    meanwhile, a file with several links): walk the whole tree."""
 
 
 @dataclass
@@ -121,8 +136,12 @@ class FileHistory:
                 history = _SHARED[directory] = cls(files, directory, config)
             return history
 
-    def __init__(self, files: ThreadFiles, directory: Path, config: SnapshotsConfig) -> None:
-        """``files`` reaches the thread's files; versions are kept in ``directory``."""
+    def __init__(
+        self, files: ThreadFiles, directory: Path, config: SnapshotsConfig,
+        journal: ChangeJournal | Literal[False] | None = None,
+    ) -> None:
+        """``files`` reaches the thread's files; versions are kept in ``directory``. ``journal``:
+        the change journal that spares walks (None: the process's; False: none, every capture walks)."""
         self.files = files
         self.directory = directory
         self.config = config
@@ -137,6 +156,20 @@ class FileHistory:
         weakref.finalize(self, _close_held, self._held)
         # vpath -> (size, mtime_ns, ctime_ns, ino, digest) of the last capture: unchanged files are not read
         self._seen: dict[str, tuple[int, int, int, int, str]] = {}
+        # the last capture's folders (virtual path -> listing, sub-folder digests filled) and digests
+        self._dirs: dict[str, dict[str, Entry]] = {}
+        self._digests: dict[str, str] = {}
+        self._root: str | None = None
+        self._recorded: str | None = None  # the last version this instance recorded
+        self._linked = False  # the walk under way met a file with several links
+        self._journal = process_journal() if journal is None else (journal or None)
+        self._journal_key = object()
+        if self._journal is not None:
+            weakref.finalize(self, self._journal.forget, self._journal_key)
+        self._local = is_local(files.paths.user_data)
+        #: how many captures found nothing changed ("skipped": no walk), listed only the folders
+        #: that changed ("folders"), or walked the whole tree ("walked"); and how many files they read
+        self.capture_counts: Counter[str] = Counter()
         self._new_bytes = 0
         self._capture_bytes = 0
         self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
@@ -148,6 +181,7 @@ class FileHistory:
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
             if "message_id" not in {row[1] for row in db.execute("PRAGMA table_info(versions)")}:
                 db.execute("ALTER TABLE versions ADD COLUMN message_id TEXT")
+            db.execute("CREATE INDEX IF NOT EXISTS versions_seq ON versions (seq)")  # MAX(seq) per record
 
     def _db(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, check_same_thread=False)
@@ -238,6 +272,7 @@ class FileHistory:
             os.unlink(name)
             raise
         self._capture_bytes += copied
+        self.capture_counts["files_read"] += 1
         self._keep(Path(name), hexd, copied)
         return hexd
 
@@ -262,54 +297,198 @@ class FileHistory:
             self._capture_bytes = 0
             try:
                 return self._capture()
+            except BaseException:
+                self._root = None  # the folders kept in memory may be half updated: walk next time
+                raise
             finally:
                 self._count_new_bytes()
 
+    def unchanged(self) -> str | None:
+        """The last version when the change journal says nothing changed since, without waiting or
+        walking (cheap enough for an event loop); None when a capture is due or the history is busy."""
+        if self._journal is None or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            root = self._root
+            if root is None or not self._journal.quiet(self._journal_key) or not self._object(root).exists():
+                return None
+            self.capture_counts["skipped"] += 1
+            return root
+        finally:
+            self._lock.release()
+
     def _capture(self) -> str:
-        """The walk and the listings of :meth:`capture` (which holds the lock)."""
+        """The capture of :meth:`capture` (which holds the lock): none, the changed folders, or all."""
+        changes = self._journal.take(self._journal_key) if self._journal is not None else Changes(trusted=False)
+        untracked = (v for v in changes.names if _parent(v) not in self._dirs)  # below folders versions leave out
+        if (
+            changes.trusted and self._root is not None and self._object(self._root).exists()
+            and not any(changes.maybe_linked(v, present=False, tracked=False) for v in untracked)
+        ):
+            dirty = sorted((d for d in changes.dirs if d in self._dirs), key=lambda p: p.count("/"))
+            if not dirty:  # nothing changed, or only in folders versions leave out
+                self.capture_counts["skipped"] += 1
+                return self._root
+            try:
+                root = self._capture_folders(dirty, changes)
+                self.capture_counts["folders"] += 1
+                return root
+            except (_Moved, SandboxError, OSError):
+                pass  # a folder became something else (or a link) meanwhile: walk from the root
+        self.capture_counts["walked"] += 1
+        return self._capture_all(changes.names)
+
+    def _capture_all(self, names: set[str]) -> str:
+        """Walk the whole tree (watching each folder before it is listed) and store what changed;
+        the files ``names`` lists are read again whatever their stat says."""
+        if self._journal is not None:
+            self._journal.begin_walk(self._journal_key)
+        self._linked, self._root, seen = False, None, {}
+        self._dirs = self._scan(USER_DATA_ROOT, deep=True, forced=names, seen=seen)
+        self._seen, self._digests = seen, {}
+        root = self._hash(set(self._dirs))
+        if self._journal is not None:
+            self._journal.end_walk(self._journal_key, complete=not self._linked, local=self._local)
+        return root
+
+    def _capture_folders(self, dirty: list[str], changes: Changes) -> str:
+        """Update only the folders in ``dirty`` (shallowest first): the entries an event named are
+        looked at again (a folder with an event on itself is listed again whole), new sub-folders
+        are walked whole; then hash the folders up to the root."""
+        changed: set[str] = set()
+        self._linked = False
+        named: dict[str, set[str]] = {}
+        for vpath in changes.names:
+            named.setdefault(_parent(vpath), set()).add(vpath.rsplit("/", 1)[1])
+        for vdir in dirty:
+            old = self._dirs.get(vdir)
+            if old is None:
+                continue  # dropped with a folder above it
+            seen: dict[str, tuple[int, int, int, int, str]] = {}
+            if vdir in changes.whole:
+                listing = self._scan(vdir, deep=False, forced=changes.names, seen=seen)[vdir]
+                gone = list(old)
+                present = {name for name, item in listing.items() if item[0] == "f"}
+            else:
+                gone = sorted(named.get(vdir, ()))
+                stats = {name: self.files.stat(f"{vdir}/{name}", follow=False) if addressable(f"{vdir}/{name}") else None for name in gone}
+                present = {name for name, st in stats.items() if st is not None and stat.S_ISREG(st.st_mode)}
+            for name in named.get(vdir, ()):  # before any file is read: the capture may walk instead
+                if changes.maybe_linked(f"{vdir}/{name}", present=name in present, tracked=name in old):
+                    self._seen.update(seen)
+                    raise _Moved(f"{vdir}/{name}")  # written through a name that is gone: its other name had no event
+            if vdir not in changes.whole:
+                listing = dict(old)
+                for name, st in stats.items():
+                    vpath = f"{vdir}/{name}"
+                    item = self._item(vpath, st, changes.names, seen) if st is not None else None
+                    listing.pop(name, None)
+                    if item is not None:
+                        listing[name] = item
+            for name in gone:  # what was there before under the names looked at again
+                vpath, was = f"{vdir}/{name}", old.get(name)
+                if was is not None and was[0] == "f":
+                    self._seen.pop(vpath, None)
+                elif was is not None and was[0] == "d" and listing.get(name, [""])[0] != "d":
+                    self._drop_tree(vpath)
+            self._seen.update(seen)
+            self._dirs[vdir] = listing
+            changed.add(vdir)
+            for name, item in listing.items():
+                child = f"{vdir}/{name}"
+                if item[0] == "d" and child not in self._dirs:  # a new folder: walked whole
+                    seen = {}
+                    folders = self._scan(child, deep=True, forced=changes.names, seen=seen)
+                    self._dirs.update(folders)
+                    self._seen.update(seen)
+                    changed.update(folders)
+        if self._linked:  # a file with another name, maybe in a folder with no event: look at everything
+            raise _Moved("a file with several links")
+        for vdir in list(changed):
+            while vdir != USER_DATA_ROOT:
+                vdir = _parent(vdir)
+                changed.add(vdir)
+        return self._hash(changed)
+
+    def _drop_tree(self, vdir: str) -> None:
+        """Forget the folder ``vdir`` and everything below it (it is gone or no longer a folder)."""
+        prefix = vdir + "/"
+        for kept in (self._dirs, self._digests, self._seen):
+            for path in [p for p in kept if p == vdir or p.startswith(prefix)]:
+                del kept[path]
+
+    def _scan(
+        self, top: str, *, deep: bool, forced: set[str], seen: dict[str, tuple[int, int, int, int, str]]
+    ) -> dict[str, dict[str, Entry]]:
+        """The listings of folder ``top`` (and, ``deep``, of every folder below it), sub-folder
+        digests left None (see :meth:`_item`)."""
         stop = WalkStop()
-        folders: dict[str, dict[str, Entry]] = {USER_DATA_ROOT: {}}
-        modes: dict[str, int] = {}
-        seen: dict[str, tuple[int, int, int, int, str]] = {}
-        for entry in self.files.walk(USER_DATA_ROOT, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop):
-            st = entry.st
+        folders: dict[str, dict[str, Entry]] = {top: {}}
+        journal, thread_key = self._journal, self._journal_key
+        on_dir = (lambda fd, vdir: journal.watch(thread_key, fd, vdir)) if journal is not None else None
+        walk = self.files.walk(
+            top, limit=WALK_LIMIT, seconds=WALK_SECONDS, stop=stop, max_depth=(1 << 30) if deep else 1, on_dir=on_dir
+        )
+        for entry in walk:
+            if entry.depth == 1 and _parent(entry.vpath) != top:
+                raise _Moved(top)  # the folder was swapped for a link: what was listed is elsewhere
             if not addressable(entry.vpath) or _parent(entry.vpath) not in folders:
                 continue  # see addressable(); below a folder left out
-            if entry.is_dir:
-                folders[entry.vpath] = {}
-                modes[entry.vpath] = stat.S_IMODE(st.st_mode)
+            item = self._item(entry.vpath, entry.st, forced, seen)
+            if item is None:
                 continue
-            if entry.is_link:
-                try:
-                    item: Entry = ["l", self.files.read_link(entry.vpath)]
-                except SandboxError:
-                    continue  # gone meanwhile
-            elif entry.is_file:
-                key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-                known = self._seen.get(entry.vpath)
-                digest = known[4] if known is not None and known[:4] == key else self._put_file(entry.vpath, st)
-                if digest is None:
-                    continue  # swapped while it was read
-                seen[entry.vpath] = (*key, digest)
-                item = ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
-            else:
-                continue  # fifos, sockets, devices are not kept
-            folders.setdefault(_parent(entry.vpath), {})[entry.name] = item
+            if item[0] == "d" and deep:
+                folders[entry.vpath] = {}
+            folders[_parent(entry.vpath)][entry.name] = item
         if stop.reason:
             raise HistoryError(f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files")
-        for vdir in sorted(folders, key=lambda p: p.count("/"), reverse=True):
-            if vdir == USER_DATA_ROOT:
-                continue
-            digest = self._put_listing(folders[vdir])
-            folders.setdefault(_parent(vdir), {})[vdir.rsplit("/", 1)[1]] = ["d", modes.get(vdir, 0o755), digest]
-        self._seen = seen
-        return self._put_listing(folders[USER_DATA_ROOT])
+        return folders
+
+    def _item(
+        self, vpath: str, st: os.stat_result, forced: set[str], seen: dict[str, tuple[int, int, int, int, str]]
+    ) -> Entry | None:
+        """The entry of a version for what is at ``vpath`` (``st``: its ``lstat``); None when
+        versions leave it out (fifos, sockets, devices) or it went meanwhile. A file is read
+        unless its stat is the one seen last time and ``forced`` does not name it; what was seen
+        of it goes into ``seen``."""
+        if stat.S_ISDIR(st.st_mode):
+            return ["d", stat.S_IMODE(st.st_mode), None]
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                return ["l", self.files.read_link(vpath)]
+            except SandboxError:
+                return None  # gone meanwhile
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_nlink > 1:
+            self._linked = True  # it can be written through a name in a folder nobody watches
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        known = self._seen.get(vpath)
+        fresh = known is not None and known[:4] == key and vpath not in forced
+        digest = known[4] if fresh and known is not None else self._put_file(vpath, st)
+        if digest is None:
+            return None  # swapped while it was read
+        seen[vpath] = (*key, digest)
+        return ["f", stat.S_IMODE(st.st_mode), digest, st.st_size]
+
+    def _hash(self, changed: set[str]) -> str:
+        """Store the listings of the folders in ``changed``, deepest first (each sub-folder entry
+        takes its folder's digest); the root's digest."""
+        for vdir in sorted(changed, key=lambda p: p.count("/"), reverse=True):
+            listing = self._dirs[vdir]
+            for name, item in listing.items():
+                if item[0] == "d":
+                    item[2] = self._digests[f"{vdir}/{name}"]
+            self._digests[vdir] = self._put_listing(listing)
+        self._root = self._digests[USER_DATA_ROOT]
+        return self._root
 
     # -- the index --------------------------------------------------------------------------
 
-    def record(self, checkpoint_id: str, root: str | None, message_id: str | None = None) -> None:
+    def record(self, checkpoint_id: str, root: str | None, message_id: str | None = None) -> bool:
         """Say that checkpoint ``checkpoint_id`` has version ``root`` (None: its files are not kept);
-        ``message_id``: the id of the checkpoint's last message (what a trace step is found by)."""
+        ``message_id``: the id of the checkpoint's last message (what a trace step is found by).
+        True when ``root`` is not the version this history recorded last (a prune may be due)."""
         with self._index() as db:
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM versions").fetchone()[0]
             db.execute(
@@ -317,6 +496,8 @@ class FileHistory:
                 "ON CONFLICT(checkpoint_id) DO UPDATE SET root = excluded.root",
                 (checkpoint_id, root, time.time(), seq, message_id),
             )
+        new, self._recorded = root != self._recorded, root
+        return new
 
     def version_of(self, checkpoint_id: str) -> str:
         """The version of ``checkpoint_id``; HistoryError when its files are not kept."""
@@ -523,7 +704,7 @@ class FileHistory:
                     keep.add(item[2])
                     if item[0] == "d":
                         stack.append(item[2])
-        return keep | {s[4] for s in self._seen.values()}
+        return keep | {s[4] for s in self._seen.values()} | set(self._digests.values())
 
     def _objects(self) -> Iterator[Path]:
         for sub in self.objects.iterdir():
