@@ -126,3 +126,28 @@ async def test_a_run_rejected_by_a_busy_thread_leaves_the_first_runs_input(clien
         await client.runs.create(tid, "lead_agent", input=user_message("second"), multitask_strategy="reject")
     await client.runs.cancel(tid, first)
     assert humans(await client.runs.join(tid, first)) == ["first [hold]"]
+
+
+async def test_runs_a_worker_process_executes_keep_their_input_when_cancelled_through_the_gateway(tmp_path, redis_url) -> None:
+    """A gateway that only accepts runs (``runs.workers: 0``) and a ``herdsman worker`` process on
+    one SQLite home: runs cancelled through the gateway at each delay keep their input, whether
+    the gateway ends them (no worker had claimed them yet) or the worker stops them."""
+    from tests.gateway.test_gateway_recovery import gateway_process, settled, worker_process
+
+    model = [{"name": "steps", "use": "tests.gateway.recovery_model:StepsModel", "hold_at": 0,
+              "calls_file": str(tmp_path / "calls.log"), "hold_file": str(tmp_path / "hold")}]
+    shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url}, "models": model}
+    (tmp_path / "hold").touch()  # every run waits at its model call
+    with gateway_process(tmp_path, "gateway", **shared, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}) as gateway, \
+            worker_process(tmp_path, "worker", **shared):
+        sdk = get_client(url=gateway.url, api_key=None)
+        try:
+            for delay in DELAYS_MS:
+                texts = [f"keep {delay} {i}" for i in range(3)]
+                results = await asyncio.gather(*(cancel_after(sdk, delay, text) for text in texts))
+                for text, (tid, run_id, joined) in zip(texts, results):
+                    assert (await settled(sdk, tid, run_id))["status"] == "interrupted"
+                    assert humans((await sdk.threads.get_state(tid))["values"]) == [text] == humans(joined), (delay, text)
+        finally:
+            (tmp_path / "hold").unlink(missing_ok=True)
+            await sdk.aclose()
