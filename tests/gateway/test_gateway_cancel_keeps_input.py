@@ -32,11 +32,13 @@ def humans(values: dict[str, Any]) -> list[str]:
     return [m["content"] for m in (values or {}).get("messages", []) if m["type"] == "human"]
 
 
-async def cancel_after(sdk: Any, delay_ms: int, text: str, *, action: str = "interrupt") -> tuple[str, str, dict[str, Any]]:
-    """On a new thread: create a run with ``text``, cancel it ``delay_ms`` after, join it; its
-    thread id, run id and what the join answered."""
+async def cancel_after(
+    sdk: Any, delay_ms: int, text: str, *, action: str = "interrupt", **create: Any
+) -> tuple[str, str, dict[str, Any]]:
+    """On a new thread: create a run with ``text`` (and ``create``'s arguments), cancel it
+    ``delay_ms`` after, join it; its thread id, run id and what the join answered."""
     tid = (await sdk.threads.create())["thread_id"]
-    run = await sdk.runs.create(tid, "lead_agent", input=user_message(text))
+    run = await sdk.runs.create(tid, "lead_agent", input=user_message(text), **create)
     await asyncio.sleep(delay_ms / 1000)
     await sdk.runs.cancel(tid, run["run_id"], action=action)
     return tid, run["run_id"], await sdk.runs.join(tid, run["run_id"])
@@ -68,6 +70,16 @@ async def test_a_run_cancelled_at_any_moment_keeps_the_input(home) -> None:
         finally:
             model.release()
             await sdk.aclose()
+
+
+@pytest.mark.parametrize("delay", DELAYS_MS)
+async def test_a_run_streaming_events_keeps_its_input_too(client, delay) -> None:
+    """``stream_mode: events`` runs the graph through ``astream_events``: a stop closes that too."""
+    texts = [f"events {delay} {i} {HOLD}" for i in range(4)]
+    results = await asyncio.gather(*(cancel_after(client, delay, text, stream_mode=["events", "messages-tuple"])
+                                     for text in texts))
+    for text, (tid, _, joined) in zip(texts, results):
+        assert humans((await client.threads.get_state(tid))["values"]) == [text] == humans(joined)
 
 
 @pytest.mark.parametrize("delay", DELAYS_MS)

@@ -429,6 +429,8 @@ class RunManager:
         if active := self.active_runs(thread_id):
             return active[-1].run_id
         queued = await self.queue.thread_runs(thread_id)
+        # not a run this process stopped whose row goes once it wrote its input (see _stop_unstarted)
+        queued = [q for q in queued if (mine := self._runs.get(q.run_id)) is None or mine.status not in FINAL_STATUSES]
         return queued[-1].run_id if queued else None
 
     async def temporary_run(self, thread_id: str) -> str | None:
@@ -556,7 +558,6 @@ class RunManager:
             if not self.config.runs.workers:
                 return await self._queue_only(spec)
             active = self.active_runs(spec.thread_id)
-            previous: list[asyncio.Task] = []
             if active:
                 strategy = spec.multitask_strategy
                 if strategy == "reject":
@@ -564,8 +565,8 @@ class RunManager:
                 if strategy in ("interrupt", "rollback"):
                     for other in active:
                         await self.cancel(other.thread_id, other.run_id, action=strategy, wait=True)
-                else:
-                    previous = [r.task for r in active if r.task is not None]
+            # the thread's runs still at work (enqueue), and stopped ones still writing their input
+            previous = [r.task for r in self._by_thread.get(spec.thread_id, ()) if r.task is not None and not r.task.done()]
             now = utc_now()
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
             # one transaction counts the queue and inserts the row: another process's run on the
@@ -775,6 +776,10 @@ class RunManager:
             run.cancel_action = "rollback" if "rollback" in (run.cancel_action, action) else action
             if run.task is not None and run.began and not stopping:
                 run.task.cancel()  # a task that has not begun sees cancel_action first thing (see _execute)
+            if run.status == "pending" and not stopping:
+                # as LangGraph's server: a run that had not started is interrupted at once (its task
+                # still writes its input in its turn: the thread's next runs wait for that task)
+                await self._set_status(run, "interrupted")
             log.info("run_cancel_requested", run_id=run_id, thread_id=thread_id, action=run.cancel_action)
         if (wait or action == "rollback") and run.task is not None:
             await asyncio.wait([run.task])  # a rollback is done by the run's task as it ends (see _end)
