@@ -66,8 +66,11 @@ class RequestsFirst:
         while (left := deadline - now) > 0:
             if self.waiting:
                 try:
-                    await asyncio.wait_for(self._answered.wait(), left)
-                except asyncio.TimeoutError:
+                    # not asyncio.wait_for: on Python 3.11 it returns instead of raising when the run is
+                    # cancelled just as the event is set, and a cancel answered at that moment was lost
+                    async with asyncio.timeout(left):
+                        await self._answered.wait()
+                except TimeoutError:
                     return
             elif (calm_in := self.last_arrival + self.quiet - now) > 0:
                 await asyncio.sleep(min(calm_in, left))

@@ -158,7 +158,8 @@ async def test_a_run_waiting_in_the_queue_is_ended_at_once_by_interrupt_or_rollb
             assert (await settled(sdk, busy, running["run_id"]))["status"] == "success"
             assert (await settled(sdk, other, stopped["run_id"]))["status"] == "success"
             messages = (await sdk.threads.get_state(other))["values"]["messages"]
-            assert [m["content"] for m in messages] == ["last", "echo: last"]
+            # the rolled-back run left nothing; the interrupted one kept its input, unanswered (#32)
+            assert [m["content"] for m in messages] == ["instead", "last", "echo: last"]
         finally:
             model.release()
             await sdk.aclose()

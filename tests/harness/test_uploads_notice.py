@@ -54,3 +54,26 @@ async def test_switched_off_no_notice(home: Path) -> None:
     async with HerdsmanClient(config, model=model) as client:
         [e async for e in client.stream("hi", thread_id="t-up2")]
     assert human_texts(model, 0) == ["hi"]
+
+
+async def test_a_run_without_uploads_pays_no_step_and_writes_nothing(home: Path) -> None:
+    """The folder is looked at inside the first model call: no graph node of its own (a step and a
+    checkpoint every run paid), and a run with nothing to announce writes no update of it; one with
+    an upload writes it with the model call's update."""
+    config = make_config(home)
+    model = ScriptedChatModel(responses=["first answer", "second answer"])
+    config_of = {"configurable": {"thread_id": "t-none"}}
+    async with HerdsmanClient(config, model=model) as client:
+        assert not [node for node in client.agent.nodes if node.startswith("UploadsNotice")]
+        updates = [u async for u in client.agent.astream({"messages": [HumanMessage("hi")]}, config_of, stream_mode="updates")]
+        state = await client.agent.aget_state(config_of)
+        uploads = home / "threads" / "t-none" / "user-data" / "uploads"
+        uploads.mkdir(parents=True, exist_ok=True)
+        (uploads / "sales.csv").write_text(CSV)
+        later = [u async for u in client.agent.astream({"messages": [HumanMessage("and now?")]}, config_of, stream_mode="updates")]
+    written = {key for update in updates for node in update.values() if isinstance(node, dict) for key in node}
+    assert not written & {"uploads_seen", "upload_notices"}
+    assert not state.values.get("uploads_seen") and not state.values.get("upload_notices")
+    announced = [node for update in later for name, node in update.items() if isinstance(node, dict) and "upload_notices" in node]
+    assert len(announced) == 1 and "sales.csv" in next(iter(announced[0]["upload_notices"].values()))
+    assert "sales.csv" in human_texts(model, 1)[1]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterable
+from contextlib import aclosing
 from typing import Any
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
@@ -33,14 +34,16 @@ async def stream_with_events(
     other LangChain callback event: how LangGraph's server serves ``stream_mode="events"`` (the
     root graph's own ``on_chain_stream`` events are the stream chunks, not events)."""
     root = uuid.uuid4()
-    async for event in graph.astream_events(graph_input, {**config, "run_id": root}, version="v2", **kwargs):
-        if "langsmith:hidden" in (event.get("tags") or ()):
-            continue
-        if event["event"] == "on_chain_stream" and event["run_id"] == str(root):
-            namespace, mode, chunk = event["data"]["chunk"]
-            yield tuple(namespace), mode, chunk
-        else:
-            yield (), "events", event
+    events = graph.astream_events(graph_input, {**config, "run_id": root}, version="v2", **kwargs)
+    async with aclosing(events):  # closed with this one (a stopped run's graph saves what it began to)
+        async for event in events:
+            if "langsmith:hidden" in (event.get("tags") or ()):
+                continue
+            if event["event"] == "on_chain_stream" and event["run_id"] == str(root):
+                namespace, mode, chunk = event["data"]["chunk"]
+                yield tuple(namespace), mode, chunk
+            else:
+                yield (), "events", event
 
 
 def checkpoint_of(config: Any) -> dict[str, Any] | None:

@@ -26,6 +26,12 @@ a run outlives the process that started it; after ``runs.max_attempts`` starts i
 Before a run resumes, its tool calls that were in flight and are not safe to repeat (a ``bash``
 command) are answered as interrupted instead of run again (``inflight_tools.py``).
 
+A cancel never loses the user's input (``kept_input.py``): a run stopped before its first step
+was saved (waiting for its turn, a slot or a worker, or before its graph began) has its input
+written into the thread when it stops, after the runs ahead of it on the thread; a rollback undoes
+the run, input included, as LangGraph's server does. A stopped run's join answers with the thread's
+values; a rolled-back run's too (see :meth:`RunManager.rolled_back`).
+
 Each execution of a run gets a fresh run scope (sub-agent gate, per-run cap, token budget, the
 running sub-agents), passed to the graph in its runtime context and kept on the :class:`Run`, so
 :meth:`RunManager.stop_subagent` can stop one sub-agent of the thread's running run.
@@ -40,7 +46,7 @@ import time
 from collections import deque
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -54,6 +60,7 @@ from herdsman.middleware.model_selection import UnknownModelError, check_model_n
 from herdsman.runtime.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
 from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.inflight_tools import settle_inflight_tool_calls
+from herdsman.runtime.kept_input import keep_input
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.run_events import (
     EventTranslator,
@@ -232,6 +239,7 @@ class Run:
     attempt: int = 1
     held_since: float | None = None  # when this process's hold on its queue row began (monotonic)
     lease_lost: bool = False  # another worker claimed it: this process stops it and leaves it alone
+    began: bool = False  # its task began (a task cancelled before it begins never runs a line of it)
     task: asyncio.Task | None = None
     saved: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     scope: RunScope | None = field(default=None, repr=False)  # while executing here: its run scope
@@ -367,6 +375,7 @@ class RunManager:
         self._recording: dict[str, Run] = {}  # runs queued for workers whose records are being written
         self._to_record: list[Run] = []  # those of them the recorder has not taken yet
         self._recorder: asyncio.Task | None = None  # the task writing them (see _record_queued_runs)
+        self._rolled_back: dict[str, str] = {}  # run id -> thread id of the runs rolled back lately (see rolled_back)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -420,6 +429,8 @@ class RunManager:
         if active := self.active_runs(thread_id):
             return active[-1].run_id
         queued = await self.queue.thread_runs(thread_id)
+        # not a run this process stopped whose row goes once it wrote its input (see _stop_unstarted)
+        queued = [q for q in queued if (mine := self._runs.get(q.run_id)) is None or mine.status not in FINAL_STATUSES]
         return queued[-1].run_id if queued else None
 
     async def temporary_run(self, thread_id: str) -> str | None:
@@ -547,7 +558,6 @@ class RunManager:
             if not self.config.runs.workers:
                 return await self._queue_only(spec)
             active = self.active_runs(spec.thread_id)
-            previous: list[asyncio.Task] = []
             if active:
                 strategy = spec.multitask_strategy
                 if strategy == "reject":
@@ -555,8 +565,8 @@ class RunManager:
                 if strategy in ("interrupt", "rollback"):
                     for other in active:
                         await self.cancel(other.thread_id, other.run_id, action=strategy, wait=True)
-                else:
-                    previous = [r.task for r in active if r.task is not None]
+            # the thread's runs still at work (enqueue), and stopped ones still writing their input
+            previous = [r.task for r in self._by_thread.get(spec.thread_id, ()) if r.task is not None and not r.task.done()]
             now = utc_now()
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
             # one transaction counts the queue and inserts the row: another process's run on the
@@ -762,10 +772,15 @@ class RunManager:
             return await self._cancel_elsewhere(thread_id, run_id, action, wait)
         in_progress = run.status not in FINAL_STATUSES
         if in_progress:
-            run.cancel_action = action
-            if run.task is not None:
-                run.task.cancel()
-            log.info("run_cancel_requested", run_id=run_id, thread_id=thread_id, action=action)
+            stopping = run.cancel_action is not None  # a second cancel must not cut short the first's cleanup
+            run.cancel_action = "rollback" if "rollback" in (run.cancel_action, action) else action
+            if run.task is not None and run.began and not stopping:
+                run.task.cancel()  # a task that has not begun sees cancel_action first thing (see _execute)
+            if run.status == "pending" and not stopping:
+                # as LangGraph's server: a run that had not started is interrupted at once (its task
+                # still writes its input in its turn: the thread's next runs wait for that task)
+                await self._set_status(run, "interrupted")
+            log.info("run_cancel_requested", run_id=run_id, thread_id=thread_id, action=run.cancel_action)
         if (wait or action == "rollback") and run.task is not None:
             await asyncio.wait([run.task])  # a rollback is done by the run's task as it ends (see _end)
         return run.to_dict()
@@ -780,8 +795,11 @@ class RunManager:
             return record
         try:
             await self.queue.request_cancel(run_id, action)  # for a worker that takes it over (its own died)
-            # a run no live process holds (waiting for a worker, or its worker died) is ended here at once
-            taken = await self.queue.take(run_id, self.worker_id, time.time(), self._lease_end())
+            # a run no live process holds (waiting for a worker, or its worker died) is ended here at once,
+            # unless it waits behind another run of its thread and keeps its input: that input goes
+            # into the thread after what the runs ahead wrote, by the worker that claims it in turn
+            taken = None if await self._waits_its_turn(thread_id, run_id, action) else \
+                await self.queue.take(run_id, self.worker_id, time.time(), self._lease_end())
         except Exception as exc:  # noqa: BLE001 - the live holder still hears it through the bridge
             log.warning("run_cancel_not_queued", run_id=run_id, error=_text(exc))
             taken = None
@@ -801,6 +819,17 @@ class RunManager:
             if latest is None or latest.get("status") in FINAL_STATUSES:
                 return latest or {**record, "status": "interrupted"}
         return record
+
+    async def _waits_its_turn(self, thread_id: str, run_id: str, action: CancelAction) -> bool:
+        """Whether a queued run stopped with ``action`` keeps its input and another run of its
+        thread comes before it in the queue."""
+        rows = await self.queue.thread_runs(thread_id)
+        row = next((q for q in rows if q.run_id == run_id), None)
+        if row is None or rows[0].run_id == run_id:
+            return False
+        probe = Run(run_id=run_id, spec=RunSpec(**row.spec), created_at=row.created_at, updated_at=row.created_at,
+                    cancel_action=action)
+        return self._keeps_input(probe)
 
     async def _recorded(self, run_id: str) -> None:
         """Wait until the records of a run this process is queueing are written (at once otherwise)."""
@@ -869,6 +898,9 @@ class RunManager:
                 await versions.collect(run.thread_id, saver)
         await self.threads.delete_run(run.thread_id, run.run_id)
         self._forget(run.run_id)
+        self._rolled_back[run.run_id] = run.thread_id
+        while len(self._rolled_back) > KEEP_FINISHED:
+            del self._rolled_back[next(iter(self._rolled_back))]  # the oldest first (dicts keep their order)
         log.info("run_rolled_back", run_id=run.run_id, thread_id=run.thread_id)
 
     async def join(self, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -877,6 +909,8 @@ class RunManager:
         if run is None or run.thread_id != thread_id:
             await self._recorded(run_id)
             record = await self.threads.get_run(thread_id, run_id)
+            if record is None and await self.rolled_back(thread_id, run_id):
+                return await self._thread_values(thread_id)
             if record is None:
                 raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
             waited = False
@@ -888,13 +922,32 @@ class RunManager:
                 record = await self.threads.get_run(thread_id, run_id)
             if waited and record is not None and record.get("error"):
                 return {"__error__": record["error"]}  # as a run of this process answers
-            state = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
-            return to_jsonable(state.values)
+            return await self._thread_values(thread_id)
         if run.task is not None:
             await asyncio.wait([run.task])
         if run.error:
             return {"__error__": run.error}
+        if run.status == "interrupted" or run.cancel_action is not None:
+            return await self._thread_values(thread_id)  # stopped: the thread as the stop left it
         return run.result or {}
+
+    async def _thread_values(self, thread_id: str) -> dict[str, Any]:
+        """The thread's state values, as JSON (``{}`` for a thread with no checkpoint)."""
+        state = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return to_jsonable(state.values) or {}
+
+    async def rolled_back(self, thread_id: str, run_id: str) -> bool:
+        """Whether ``run_id`` is a run a rollback removed (its record is gone): one this process
+        rolled back lately, or one whose stream the bridge still holds (another process's). A join
+        of it answers with the thread's values, as LangGraph's server does (``{}`` for a thread the
+        rollback left empty), not 404."""
+        if self._rolled_back.get(run_id) == thread_id:
+            return True
+        try:
+            return await self.bridge.exists(run_id)
+        except Exception as exc:  # noqa: BLE001 - then it is an unknown run
+            log.warning("run_stream_not_read", run_id=run_id, error=_text(exc))
+            return False
 
     async def shutdown(self) -> None:
         """Stop the workers, cancel every run of this process and wait for them to stop."""
@@ -1050,6 +1103,7 @@ class RunManager:
         run.executed = claimed.status == "running"
         if claimed.cancel_action in ("interrupt", "rollback"):
             run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
+            await self._keep_input(run)  # its turn has come (claimed in order, or nothing of its thread ahead)
             await self._set_status(run, "interrupted")
             await self._end(run, 0.0)  # and rolled back, when that was asked
             return run
@@ -1133,16 +1187,18 @@ class RunManager:
         """Save the run's records (a new run), wait for the thread's earlier runs and a free
         slot, then run the graph (``resume``: from the run's last checkpoint); never raises, and
         always ends the run (``error`` when anything failed)."""
+        run.began = True
         try:
             if not taken_over:
                 await self._save_new(run)
             if previous:
                 await asyncio.wait(previous)
+            if run.cancel_action is not None:  # cancelled before its task began
+                raise asyncio.CancelledError
             await self._slots.acquire()
         except asyncio.CancelledError:
             if not await self._handed_back(run):
-                await self._set_status(run, "interrupted")
-                await self._end(run, 0.0)
+                await self._stop_unstarted(run, previous)
             return
         except Exception as exc:  # noqa: BLE001 - a run that cannot be set up ends as an error
             await self._fail(run, exc)
@@ -1157,6 +1213,19 @@ class RunManager:
                 await self._end(run, 0.0)
         finally:
             self._slots.release()
+
+    async def _stop_unstarted(self, run: Run, previous: list[asyncio.Task]) -> None:
+        """End a run stopped before its graph began: its input kept, after what the thread's runs
+        ahead of it wrote (it waits for them), then ``interrupted``."""
+        try:
+            if previous and self._keeps_input(run):
+                await asyncio.wait(previous)
+        except asyncio.CancelledError:  # stopped again while it waited (the process stops): it ends now
+            log.warning("run_input_not_kept", run_id=run.run_id, thread_id=run.thread_id, error="stopped again")
+        else:
+            await self._keep_input(run)
+        await self._set_status(run, "interrupted")
+        await self._end(run, 0.0)
 
     async def _fail(self, run: Run, exc: BaseException) -> None:
         """End ``run`` as an error: status, record, and an ``error`` event for its stream."""
@@ -1202,6 +1271,8 @@ class RunManager:
             for listener in self.listeners:
                 listener.run_started(run)
             graph_input = None if resuming else _command(spec.command) if spec.command else spec.input
+            if run.cancel_action is not None:  # a cancel that an await above lost (a library that swallows it)
+                raise asyncio.CancelledError
             kwargs: dict[str, Any] = {
                 "stream_mode": graph_modes(spec.stream_mode),
                 "subgraphs": True,
@@ -1219,19 +1290,23 @@ class RunManager:
                 chunks = stream_with_events(self.graph, graph_input, cfg, kwargs)
             else:
                 chunks = self.graph.astream(graph_input, cfg, **kwargs)
-            async for namespace, mode, chunk in chunks:
-                said.see(tuple(namespace), mode, chunk)
-                if mode == "updates":
-                    self._report_usage(run, chunk)
-                elif mode == "custom" and (outcome := subagent_outcome(chunk)):
-                    for listener in self.listeners:
-                        listener.subagent_finished(run, outcome)
-                if namespace and not spec.stream_subgraphs:
-                    continue
-                for name, data in translator.translate(tuple(namespace), mode, chunk):
-                    await self._publish(run, name, data)
-                if self._pause is not None:
-                    await self._pause()
+            # closed on a stop too: a stop that finds the graph between two chunks (publishing one)
+            # left it suspended, and the checkpoints it had begun to save were written (or not)
+            # only when the event loop finalized it, after the run had ended
+            async with aclosing(chunks):
+                async for namespace, mode, chunk in chunks:
+                    said.see(tuple(namespace), mode, chunk)
+                    if mode == "updates":
+                        self._report_usage(run, chunk)
+                    elif mode == "custom" and (outcome := subagent_outcome(chunk)):
+                        for listener in self.listeners:
+                            listener.subagent_finished(run, outcome)
+                    if namespace and not spec.stream_subgraphs:
+                        continue
+                    for name, data in translator.translate(tuple(namespace), mode, chunk):
+                        await self._publish(run, name, data)
+                    if self._pause is not None:
+                        await self._pause()
             run.result = translator.final_values()
             if translator.interrupts and "values" in spec.stream_mode:
                 await self._publish(run, "values", run.result)
@@ -1239,8 +1314,9 @@ class RunManager:
         except asyncio.CancelledError:
             if await self._handed_back(run):
                 return
-            # the words said so far go into the thread before the status turns final: a delete that
-            # waits for the final status must find them there, not have them written after it
+            # the input and the words said so far go into the thread before the status turns final: a
+            # delete that waits for the final status must find them there, not have them written after it
+            await self._keep_input(run)
             await self._keep_said(run, said)
             await self._set_status(run, "interrupted")
             log.info("run_cancelled", action=run.cancel_action)
@@ -1250,6 +1326,37 @@ class RunManager:
             run.scope = None  # the run's sub-agents are over; nothing of it is kept
             structlog.contextvars.unbind_contextvars("run_id", "thread_id")
         await self._end(run, time.monotonic() - started, interrupted=bool(translator.interrupts))
+
+    @staticmethod
+    def _keeps_input(run: Run) -> bool:
+        """Whether a stop of ``run`` keeps its input: a stop that is not a rollback (which undoes
+        the run, as LangGraph's server does), of a run on a lasting thread sent with input (a
+        command resumes or updates what the thread has; it brings no message of its own)."""
+        spec = run.spec
+        return run.cancel_action != "rollback" and spec.input is not None and not spec.command and not spec.temporary
+
+    async def _keep_input(self, run: Run) -> None:
+        """After a stop: make sure the run's input is in the thread (``kept_input.py``), even when the
+        run was stopped before its graph began; a run that had not begun counts as executed once it
+        wrote its input (so a rollback asked later removes it, and the thread shows it interrupted)."""
+        if not self._keeps_input(run):
+            return
+        try:
+            saver = self.graph.checkpointer
+            if not run.executed:
+                head = await saver.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
+                run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
+                if run.spec.checkpoint_id and not run.spec.checkpoint_ns and (versions := file_versions_of(saver)):
+                    await versions.arestore(run.thread_id, run.spec.checkpoint_id)  # as the run would have
+                run.executed = True
+            kwargs: dict[str, Any] = {}
+            if run.spec.durability or file_versions_of(saver):
+                kwargs["durability"] = run.spec.durability or "sync"
+            if await keep_input(self.graph, self._graph_config(run), run.spec.input, **kwargs):
+                log.info("run_input_kept", run_id=run.run_id, thread_id=run.thread_id)
+        except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - the stop itself must still end the run
+            # (a second stop, the process's, cancels the run's task again while it writes)
+            log.warning("run_input_not_kept", run_id=run.run_id, thread_id=run.thread_id, error=_text(exc))
 
     async def _keep_said(self, run: Run, said: PartialAnswer) -> None:
         """After a stop (not a rollback, which undoes the run): keep the streamed words of the

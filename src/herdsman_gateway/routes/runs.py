@@ -264,11 +264,15 @@ async def list_runs(
     return runs
 
 
+def _not_found(thread_id: str, run_id: str) -> HTTPException:
+    return HTTPException(404, f"Run {run_id} not found on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+
+
 async def _run(gw: Gateway, thread_id: str, run_id: str, user: str | None) -> dict[str, Any]:
     await load_thread(gw, thread_id, user)
     run = await gw.runs.get(thread_id, run_id)
     if run is None:
-        raise HTTPException(404, f"Run {run_id} not found on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+        raise _not_found(thread_id, run_id)
     return run
 
 
@@ -323,8 +327,11 @@ async def join_stream(
 async def join_run(
     thread_id: str, run_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
-    """Wait for the run to end, then answer with the thread's final values."""
-    await _run(gw, thread_id, run_id, user)
+    """Wait for the run to end, then answer with the thread's final values (a run a rollback removed:
+    the thread's values as the rollback left them, as LangGraph's server answers, not 404)."""
+    await load_thread(gw, thread_id, user)
+    if await gw.runs.get(thread_id, run_id) is None and not await gw.runs.rolled_back(thread_id, run_id):
+        raise _not_found(thread_id, run_id)
     return await gw.runs.join(thread_id, run_id)
 
 

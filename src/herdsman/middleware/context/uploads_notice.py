@@ -17,6 +17,11 @@ The stored message is not changed (the UI shows what the user typed); the notice
 state by message id and added to the model's view of that message on every call, so it stays in
 place for the rest of the thread. Files a command of the agent wrote into uploads are announced
 too, on the next turn; that is harmless.
+
+The folder is looked at by the first model call of a run (the user's message has no answer yet),
+not by a ``before_agent`` hook: a hook is a graph node, a step and a checkpoint that every run
+paid even with nothing to announce. What the scan finds goes into the state with the model call's
+own update (an ``ExtendedModelResponse`` command); with nothing new it writes nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +32,11 @@ import re
 from typing import Annotated, Any
 
 import structlog
-from langchain.agents.middleware import AgentState, ModelRequest
-from langchain_core.messages import HumanMessage
+from collections.abc import Awaitable, Callable
+
+from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.types import Command
 from typing_extensions import NotRequired
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
@@ -107,6 +115,24 @@ def with_notice(message: HumanMessage, notice: str) -> HumanMessage:
     return message.model_copy(update={"content": content})
 
 
+def unanswered(state: dict[str, Any]) -> bool:
+    """Whether the user's last message has no reply of the model yet (the run's first model call),
+    and no notice: only then is the uploads folder looked at."""
+    last, after = this_run(state.get("messages") or [])
+    if last is None or not last.id or last.id in (state.get("upload_notices") or {}):
+        return False
+    return not any(isinstance(m, AIMessage) for m in after)
+
+
+def with_update(response: ModelResponse | AIMessage, update: dict[str, Any] | None) -> Any:
+    """The model call's result, carrying ``update`` into the state when there is one."""
+    if update is None:
+        return response
+    if isinstance(response, AIMessage):
+        response = ModelResponse(result=[response])
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+
 class UploadsNoticeMiddleware(RequestRewriteMiddleware):
     """Announce new uploads under the user's message (see the module docstring)."""
 
@@ -138,15 +164,30 @@ class UploadsNoticeMiddleware(RequestRewriteMiddleware):
             "upload_notices": {last.id: build_notice(sandbox, new)},
         }
 
-    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """At the start of a run: note the files uploaded since the last one."""
-        return self._scan(state)
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        """At the run's first model call: note the files uploaded since the last run; on every
+        call, show the notices under their messages."""
+        state = request.state or {}
+        update = self._scan(state) if unanswered(state) else None
+        return with_update(handler(self._announce(request, update)), update)
 
-    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Async twin of :meth:`before_agent` (the folder is read in a worker thread)."""
-        return await asyncio.to_thread(self._scan, state)
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call` (the folder is read in a worker thread)."""
+        state = request.state or {}
+        update = await asyncio.to_thread(self._scan, state) if unanswered(state) else None
+        return with_update(await handler(self._announce(request, update)), update)
+
+    def _announce(self, request: ModelRequest, update: dict[str, Any] | None) -> ModelRequest:
+        """:meth:`rewrite`, with the notice this call just made (not in the state yet)."""
+        if update is None:
+            return self.rewrite(request)
+        notices = {**((request.state or {}).get("upload_notices") or {}), **update["upload_notices"]}
+        return self.rewrite(request.override(state={**(request.state or {}), "upload_notices": notices}))
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
+        """Each human message with a notice, as the model sees it, carries it under its text."""
         notices = (request.state or {}).get("upload_notices") or {}
         if not notices:
             return request
