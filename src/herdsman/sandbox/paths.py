@@ -28,6 +28,7 @@ import re
 import secrets
 import stat
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from herdsman.sandbox.base import (
@@ -229,7 +230,7 @@ class ThreadPaths:
         for d in (self.workspace, self.uploads, self.outputs):
             d.mkdir(parents=True, exist_ok=True)
 
-    @property
+    @cached_property  # every path a tool names is located through them: built once (fields never change)
     def roots(self) -> tuple[VirtualRoot, ...]:
         """The virtual roots, most specific first."""
         roots = [
