@@ -4,8 +4,9 @@ Serves the gateway in this process (default configuration: SQLite checkpointer, 
 ``--ours memory`` for the in-memory checkpointer) with the scripted agent of gateway_load.py
 (``--steps`` model calls: one ``ls``, then the answer, by default), streams ``--warmup`` runs to
 warm it up, then profiles one streamed run on a new thread, from the request to the stream's
-end. The run is requested by a child process (gateway_load's lean HTTP reader), so no client
-work lands in the profile.
+end (``--concurrent N``: N runs on N new threads at once, to see what a burst adds: queueing,
+contention). Each run is requested by a child process (gateway_load's lean HTTP reader), so no
+client work lands in the profile.
 
 Every thread of the gateway is profiled, not only the event loop's: the executors' threads
 (sandbox tools, file versions, SQLite) get a profiler of their own when they first run during
@@ -87,8 +88,9 @@ class _Snapshot:
         """Already taken."""
 
 
-async def profile(app: Any, warmup: int, threads: ThreadProfiles) -> pstats.Stats:
-    """Serve ``app``, run ``warmup`` runs, then profile one; the merged stats."""
+async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: int = 1) -> pstats.Stats:
+    """Serve ``app``, run ``warmup`` runs, then profile ``concurrent`` runs at once (each on a
+    new thread); the merged stats."""
     import uvicorn
 
     port = gateway_load.free_port()
@@ -102,12 +104,12 @@ async def profile(app: Any, warmup: int, threads: ThreadProfiles) -> pstats.Stat
     try:
         for _ in range(warmup):
             await stream_run(url, await new_thread(url))
-        thread = await new_thread(url)
+        ids = [await new_thread(url) for _ in range(concurrent)]
         main = cProfile.Profile(time.thread_time)
         threads.active = True
         main.enable()
         try:
-            await stream_run(url, thread)
+            await asyncio.gather(*(stream_run(url, thread) for thread in ids))
         finally:
             main.disable()
             threads.active = False
@@ -162,6 +164,8 @@ def main() -> None:
                         help="default (SQLite, file history on) or memory (in-memory checkpointer)")
     parser.add_argument("--steps", type=int, default=2, help="model calls per run (2: one ls, then the answer)")
     parser.add_argument("--warmup", type=int, default=3, help="runs before the profiled one")
+    parser.add_argument("--concurrent", type=int, default=1,
+                        help="runs profiled together, each on its own new thread (figures are their sum)")
     parser.add_argument("--top", type=int, default=15, help="entries per table")
     parser.add_argument("--out", type=Path, help="also write the merged pstats file here")
     parser.add_argument("--client", nargs=2, metavar=("URL", "THREAD"), help=argparse.SUPPRESS)
@@ -173,10 +177,10 @@ def main() -> None:
     threads.install()
     with tempfile.TemporaryDirectory() as home:
         app = gateway_load.build_app(args.steps, home, args.ours)
-        stats = asyncio.run(profile(app, args.warmup, threads))
+        stats = asyncio.run(profile(app, args.warmup, threads, max(1, args.concurrent)))
     if args.out:
         stats.dump_stats(args.out)
-    print(f"one streamed run, gateway config {args.ours}, {args.steps} model calls, "
+    print(f"{max(1, args.concurrent)} streamed run(s) at once, gateway config {args.ours}, {args.steps} model calls, "
           f"{len(threads.profiles)} executor thread(s) profiled besides the event loop's")
     print(tables(stats, args.top))
 

@@ -70,6 +70,33 @@ def test_threads_without_a_user_share_the_local_bound(tmp_path: Path) -> None:
         provider.close()
 
 
+def test_a_thread_whose_group_note_was_lost_still_counts_against_its_user(tmp_path: Path) -> None:
+    """The note that a thread's subvolume joined its user's group is written without waiting for
+    the disk (volume.py): when an OS crash loses it, the next placement joins again, and the
+    user's bound still holds."""
+    home = tmp_path / "home"
+    provider = _provider(home)
+    try:
+        for thread_id in ("ana-1", "ana-2"):
+            record_owner(home, thread_id, "ana")
+        first = provider.acquire("ana-1")
+        marker = provider.volume.thread_data(home, "ana-1").parent / "qgroup"
+        group = marker.read_text()
+        marker.unlink()
+        provider.release("ana-1")
+    finally:
+        provider.close()
+    provider = _provider(home)  # as after a restart
+    try:
+        assert "wrote=0" in provider.acquire("ana-1").execute(FILL).output
+        assert marker.read_text() == group
+        out = provider.acquire("ana-2").execute(FILL).output
+        assert "Disk quota exceeded" in out and "wrote=0" not in out, out
+        assert first.paths.user_data == provider.acquire("ana-1").paths.user_data
+    finally:
+        provider.close()
+
+
 async def test_threads_made_through_the_gateway_count_against_their_key_user(tmp_path: Path) -> None:
     home = tmp_path / "home"
     config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"]}, sandbox=SANDBOX)

@@ -55,3 +55,23 @@ async def test_sqlite_unwritable_folder_is_clear(tmp_path: Path) -> None:
     with pytest.raises(CheckpointerError, match="checkpointer.path: cannot create"):
         async with open_checkpointer(config):
             pass
+
+
+async def test_sqlite_files_commit_without_waiting_for_the_disk_and_resume_after_reopening(home: Path) -> None:
+    """Checkpoints and the gateway's records: WAL, synchronous NORMAL (checkpointer.py's docstring
+    says why); a write is there for the next process that opens the file."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from herdsman.runtime.record_store import open_record_store
+
+    config = make_config(home, checkpointer={"type": "sqlite"})
+    thread = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with open_checkpointer(config) as saver, open_record_store(config) as store:
+        for conn in (saver.conn, store.conn):
+            assert await (await conn.execute("PRAGMA journal_mode")).fetchone() == ("wal",)
+            assert await (await conn.execute("PRAGMA synchronous")).fetchone() == (1,)  # NORMAL
+        saved = await saver.aput(thread, empty_checkpoint(), {"step": 0}, {})
+        await store.aput(("records",), "r", {"status": "running"})
+    async with open_checkpointer(config) as saver, open_record_store(config) as store:
+        assert (await saver.aget_tuple(thread)).config == saved
+        assert (await store.aget(("records",), "r")).value == {"status": "running"}

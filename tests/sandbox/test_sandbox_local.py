@@ -111,6 +111,34 @@ def test_acquire_is_thread_safe_and_release_keeps_files(make_config) -> None:
     provider.close()
 
 
+def test_a_thread_whose_folders_are_being_made_holds_up_no_other(make_config, monkeypatch) -> None:
+    """One new thread's placement (on the quota volume: ioctls, folders) runs while another
+    thread's sandbox is handed out, instead of one after the other."""
+    from herdsman.sandbox import local
+
+    provider = LocalSandboxProvider(make_config(isolation="none"))
+    entered, other_done = threading.Event(), threading.Event()
+    seen: list[bool] = []
+    place = local.place_on_volume
+
+    def slow_place(volume, home, thread_id, config) -> None:
+        if thread_id == "slow":
+            entered.set()
+            seen.append(other_done.wait(timeout=30))  # set only once "fast" was handed out
+        place(volume, home, thread_id, config)
+
+    monkeypatch.setattr(local, "place_on_volume", slow_place)
+    slow = threading.Thread(target=provider.acquire, args=("slow",))
+    slow.start()
+    assert entered.wait(timeout=30)
+    provider.acquire("fast").write_text("a.txt", "made while another thread was being placed")
+    other_done.set()
+    slow.join()
+    assert seen == [True]
+    assert provider.acquire("slow").list_dir("/mnt/user-data/workspace") == []
+    provider.close()
+
+
 def test_acquire_validates_the_thread_id(make_config) -> None:
     provider = LocalSandboxProvider(make_config(isolation="none"))
     with pytest.raises(InvalidThreadIdError, match="invalid thread id"):

@@ -51,6 +51,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
+from herdsman.agents import trace_hops
 from herdsman.agents.lead_graph import LeadGraph
 from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt, first_sentence
 from herdsman.agents.state import ThreadState
@@ -241,6 +242,7 @@ def create_lead_agent(
     not given; so is long-term memory (``memory``) when ``memory.enabled``. ``resolver`` (from
     :func:`lead_resolver`) shares built models with a caller that opened ``memory`` itself.
     """
+    trace_hops.install()  # LangSmith's per-hook thread round trips, only while tracing
     lead_name, own_resolver = lead_resolver(config, model, model_name, model_overrides)
     resolver = resolver or own_resolver
     model = resolver.get(lead_name)

@@ -4,6 +4,15 @@ A LangGraph ``BaseStore`` of the same kind as the checkpointer: in memory for ``
 ``<home>/gateway.sqlite`` for ``sqlite``, the same database for ``postgres`` (through a pool of
 connections that outlives a PostgreSQL restart, ``postgres_pool.py``). Thread state
 itself stays in the checkpointer; these records are what the LangGraph API lists and searches.
+
+The SQLite file is in WAL mode with ``synchronous = NORMAL``, as the run queue's and the file
+history's are: a run writes its record and its thread's status a few times, and with SQLite's
+defaults (a rollback journal, FULL) each commit made, wrote and removed a journal and waited for
+two fsyncs (about 4 ms of wall time and 0.45 ms of CPU each here, one after another on the
+store's one connection, so a burst of runs queued behind them); in WAL mode with NORMAL a
+commit is an append (well under 0.1 ms). It never corrupts the file and loses nothing when a
+process dies; an OS crash or a power cut may undo the last commits, and a run whose record went
+back to ``running`` is then reported lost at the next start (``runs.py``), as any run cut by one.
 """
 
 from __future__ import annotations
@@ -45,6 +54,8 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
             # several gateway processes may share the file: wait for another's write instead of
             # failing at once with "database is locked" (SQLite's default is not to wait)
             await store.conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            await store.conn.execute("PRAGMA journal_mode = WAL")  # see the module docstring
+            await store.conn.execute("PRAGMA synchronous = NORMAL")
             await store.setup()
             yield store
         return

@@ -28,6 +28,7 @@ import re
 import secrets
 import stat
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from herdsman.sandbox.base import (
@@ -77,14 +78,17 @@ def thread_dir(home: Path, thread_id: str) -> Path:
     return Path(home) / "threads" / validate_thread_id(thread_id)
 
 
-def write_once(path: Path, text: str) -> None:
+def write_once(path: Path, text: str, durable: bool = True) -> None:
     """Write ``path`` whole unless it exists (another process may be making it at once): a
-    temporary file linked into place, so a reader never sees it half written."""
+    temporary file linked into place, so a reader never sees it half written. ``durable``: on
+    disk before it is linked (an fsync), so an OS crash cannot leave it empty; a note that only
+    saves repeating idempotent work can skip that wait."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, text.encode())
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
     try:
@@ -226,7 +230,7 @@ class ThreadPaths:
         for d in (self.workspace, self.uploads, self.outputs):
             d.mkdir(parents=True, exist_ok=True)
 
-    @property
+    @cached_property  # every path a tool names is located through them: built once (fields never change)
     def roots(self) -> tuple[VirtualRoot, ...]:
         """The virtual roots, most specific first."""
         roots = [
