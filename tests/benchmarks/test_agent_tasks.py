@@ -167,20 +167,21 @@ def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pyte
 
 
 @pytest.mark.local_model
-@pytest.mark.timeout(1500)  # three tasks of up to 240 s each, waiting for the machine-wide model lock first
-def test_smoke_three_tasks_with_the_embedded_model(tmp_path: Path) -> None:
-    """A handful of tasks, for real: the benchmark runs end to end and prints its one line."""
+@pytest.mark.timeout(1200)  # two tasks of up to 240 s each, waiting for the machine-wide model lock first
+def test_smoke_two_tasks_with_the_embedded_model(tmp_path: Path) -> None:
+    """Two short tasks, for real: the benchmark runs end to end and prints its one line (the
+    benchmark itself, not the suite, measures how many the model solves)."""
     import subprocess
 
     out = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--only", "data_csv_total,files_append_line,long_numbers",
+        [sys.executable, str(BENCH / "run.py"), "--only", "data_csv_total,files_append_line",
          "--agents", "herdsman", "--results", str(tmp_path / "results"), "--max-seconds", "240"],
-        capture_output=True, text=True, timeout=1500, cwd=REPO, check=False,
+        capture_output=True, text=True, timeout=1200, cwd=REPO, check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     [line] = out.stdout.strip().splitlines()
     figures = json.loads(line)
-    assert figures["total"] == 3 and figures["herdsman_runs"] == 3
+    assert figures["total"] == 2 and figures["herdsman_runs"] == 2
     records = [json.loads(r) for r in (tmp_path / "results" / "results.jsonl").read_text().splitlines()]
-    assert {r["task"] for r in records} == {"data_csv_total", "files_append_line", "long_numbers"}
+    assert {r["task"] for r in records} == {"data_csv_total", "files_append_line"}
     assert all(r["error"] is None for r in records), records
