@@ -304,7 +304,8 @@ async def test_a_count_a_command_printed_passes(home: Path) -> None:
 ])
 async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Path, ask: str) -> None:
     """The request quotes the lines with placeholders; the model writes only the values. The
-    note names the missing words, the next call is write_file, and the file with them passes."""
+    note names the missing words, the next calls read the file and write it, and the file with
+    them passes."""
     thread = f"t-tpl-{language_of(ask)}"
     (workspace(home, thread) / "sales.csv").write_text("amount\n10.5\n20\n")
     out = "/mnt/user-data/outputs/summary.md"
@@ -312,15 +313,16 @@ async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Pa
         call("bash", 1, command="python3 -c \"print(30.5); print(2)\""),
         call("write_file", 2, path=out, content="30.5\n2\n"),
         "Done.",
-        call("write_file", 3, path=out, content="Total: 30.5\nRows: 2\n"),
+        call("read_file", 3, path=out),
+        call("write_file", 4, path=out, content="Total: 30.5\nRows: 2\n"),
         "Done.",
     ])
     [note] = notes(state)
     [finding] = note.additional_kwargs[FINDINGS_KEY]
     assert finding["rule"] == "file.template_missing" and finding["evidence"]["missing"] == ["Total:", "Rows:"]
-    assert model.calls[3].kwargs.get("tool_choice") == "write_file"
+    assert [c.kwargs.get("tool_choice") for c in model.calls[3:5]] == ["read_file", "write_file"]
     assert (home / "threads" / thread / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\nRows: 2\n"
-    assert len(model.calls) == 5
+    assert len(model.calls) == 6
 
 
 async def test_a_way_taken_that_did_not_help_gives_way_to_the_next(home: Path) -> None:
@@ -342,6 +344,25 @@ async def test_a_way_taken_that_did_not_help_gives_way_to_the_next(home: Path) -
     assert "code.shown_not_run" in rules_of(first) and "code.shown_not_run" in rules_of(second)
     assert [c.kwargs.get("tool_choice") for c in model.calls[1:4:2]] == ["bash", "write_file"]
     assert (home / "threads" / "t-spent" / "user-data" / "outputs" / "team.json").read_text() == '["Adam", "Mira", "Zoe"]'
+
+
+async def test_a_file_a_command_made_without_the_quoted_words_is_read_then_rewritten(home: Path) -> None:
+    """The model saved a command's bare output to the file: the note forces read_file, then
+    write_file (read before write refuses a write to a file the run has not seen)."""
+    (workspace(home, "t-tpl-cmd") / "sales.csv").write_text("amount\n10.5\n20\n")
+    out = "/mnt/user-data/outputs/summary.md"
+    model, state = await run(home, "t-tpl-cmd", f"Create {out} with a line 'Total: <total amount>' for "
+                             "/mnt/user-data/workspace/sales.csv.", [
+        call("bash", 1, command=f"mkdir -p /mnt/user-data/outputs && python3 -c 'print(30.5)' > {out}"),
+        "Done.",
+        call("read_file", 2, path=out),
+        call("write_file", 3, path=out, content="Total: 30.5\n"),
+        "Done.",
+    ])
+    [note] = notes(state)
+    assert rules_of(note) == ["file.template_missing"]
+    assert [c.kwargs.get("tool_choice") for c in model.calls[2:4]] == ["read_file", "write_file"]
+    assert (home / "threads" / "t-tpl-cmd" / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\n"
 
 
 def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:
