@@ -404,7 +404,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 held = ((on("rows.count_wrong") and rows_short(request, name, text, run))
                         or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
                         or (on("file.not_sorted") and not_sorted(request, name, text, language))
-                        or template_missing(request, name, text, read_first(run, [name], "write_file")))
+                        or template_missing(request, name, text, run))
                 if held:
                     found.append(held)
         for folder in output_folders(request):

@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import failed, is_value, numbers_in
+from herdsman.middleware.completion_plan import read_first
 from herdsman.middleware.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
 from herdsman.middleware.intent_words import says
 
@@ -216,13 +217,13 @@ _QUOTED = re.compile(r"'([^'\n]*<[^<>\n]+>[^'\n]*)'|\"([^\"\n]*<[^<>\n]+>[^\"\n]
 _HOLE = re.compile(r"<[^<>]+>")
 
 
-def template_missing(request: str, name: str, text: str, way: tuple[str, ...] = ("write_file",)) -> Finding | None:
+def template_missing(request: str, name: str, text: str, run: Sequence[Any] = ()) -> Finding | None:
     """``file.template_missing`` when the request quotes the lines a file must hold, with
     placeholders for the values ('Total: <total amount>', “合计：<金额>”), and the file ``name``
     lacks the fixed words of one of them (a model asked for ``Total: 7990.93`` wrote ``7990.93``).
-    Reads quotes and angle brackets only, so it holds for a request in any language. ``way``:
-    the calls that rewrite the file (read it first when the run has not: a file a command made
-    is refused to a write that has not read it)."""
+    Reads quotes and angle brackets only, so it holds for a request in any language. Its way
+    rewrites the file, read first when ``run`` has not read it (read before write refuses a
+    write to a file a command made and nothing read)."""
     templates = [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(request)]
     missing = []
     for template in templates:
@@ -233,7 +234,7 @@ def template_missing(request: str, name: str, text: str, way: tuple[str, ...] = 
     if not missing or not text.strip():
         return None
     return Finding("file.template_missing", {"path": name, "missing": list(dict.fromkeys(missing))[:4], "templates": templates[:4]},
-                   way, WRITE)
+                   read_first(run, [name], "write_file"), WRITE)
 
 
 def not_just_value(request: str, name: str, text: str) -> Finding | None:
