@@ -58,6 +58,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_hide_unavailable": {"context": {"hide_unavailable_tools": False}},
     "standard_profile": {"local_model": {"profile": "standard"}},
     "no_intent_rules": {"lead": {"intent_rules": "off"}},
+    "no_run_shown_code": {"lead": {"run_shown_code": "off"}},
 }
 """Ablation: each variant switches one of the harness's aids off (config overrides)."""
 

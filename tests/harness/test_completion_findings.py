@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
@@ -23,8 +23,10 @@ def call(name: str, n: int, **args: object) -> dict:
     return {"tool_calls": [{"name": name, "args": args, "id": f"call-{n}"}]}
 
 
-async def run(home: Path, thread: str, message: str, responses: list, intent_rules: str = "on", **sections) -> tuple[ScriptedChatModel, dict]:
-    config = make_config(home, lead={"model_retries": 0, "verify_rounds": 2, "intent_rules": intent_rules}, **sections)
+async def run(home: Path, thread: str, message: str, responses: list, intent_rules: str = "on",
+              lead_extra: dict | None = None, **sections) -> tuple[ScriptedChatModel, dict]:
+    lead = {"model_retries": 0, "verify_rounds": 2, "intent_rules": intent_rules, **(lead_extra or {})}
+    config = make_config(home, lead=lead, **sections)
     model = ScriptedChatModel(responses=responses)
     async with HerdsmanClient(config, model=model) as client:
         [e async for e in client.stream(message, thread_id=thread)]
@@ -346,22 +348,22 @@ async def test_a_way_taken_that_did_not_help_gives_way_to_the_next(home: Path) -
     assert (home / "threads" / "t-spent" / "user-data" / "outputs" / "team.json").read_text() == '["Adam", "Mira", "Zoe"]'
 
 
-async def test_a_file_a_command_made_without_the_quoted_words_is_read_then_rewritten(home: Path) -> None:
-    """The model saved a command's bare output to the file: the note forces read_file, then
-    write_file (read before write refuses a write to a file the run has not seen)."""
+async def test_a_file_a_command_made_without_the_quoted_words_is_rewritten_at_once(home: Path) -> None:
+    """The model saved a command's bare output to the file: the note forces write_file at once,
+    and read before write lets it (the agent's own command wrote the file whole)."""
     (workspace(home, "t-tpl-cmd") / "sales.csv").write_text("amount\n10.5\n20\n")
     out = "/mnt/user-data/outputs/summary.md"
     model, state = await run(home, "t-tpl-cmd", f"Create {out} with a line 'Total: <total amount>' for "
                              "/mnt/user-data/workspace/sales.csv.", [
         call("bash", 1, command=f"mkdir -p /mnt/user-data/outputs && python3 -c 'print(30.5)' > {out}"),
         "Done.",
-        call("read_file", 2, path=out),
         call("write_file", 3, path=out, content="Total: 30.5\n"),
         "Done.",
     ])
     [note] = notes(state)
     assert rules_of(note) == ["file.template_missing"]
-    assert [c.kwargs.get("tool_choice") for c in model.calls[2:4]] == ["read_file", "write_file"]
+    assert model.calls[2].kwargs.get("tool_choice") == "write_file"
+    assert not any(m.status == "error" for m in state["messages"] if isinstance(m, ToolMessage))
     assert (home / "threads" / "t-tpl-cmd" / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\n"
 
 

@@ -62,6 +62,7 @@ from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
+from herdsman.middleware.shown_code import runs_shown_code
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.context.loop_detection import LoopDetectionMiddleware
 from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
@@ -158,6 +159,7 @@ def build_middleware(
         middleware.append(CompletionCheckMiddleware(
             sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
             intent_languages(config.lead.intent_rules, profile == "small"),
+            runs_shown_code(config.lead.run_shown_code, profile == "small", config.tools.require_approval),
         ))
     if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
         middleware.append(ValueAnswerMiddleware())

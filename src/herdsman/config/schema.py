@@ -104,7 +104,12 @@ class LeadConfig(_Section):
         description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the one value a tool result printed that answers it, chosen by the model in one short forced call (its own wording kept in the message's metadata); auto: on for models with the small profile. Off by default until measured on the benchmark.",
     )
 
-    @field_validator("plan_act", "intent_rules", "value_answers", mode="before")
+    run_shown_code: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
+    )
+
+    @field_validator("plan_act", "intent_rules", "value_answers", "run_shown_code", mode="before")
     @classmethod
     def _switch_words(cls, value: object) -> object:
         """YAML reads a bare on/off as true/false: take those as the words they were."""

@@ -55,6 +55,7 @@ import fnmatch
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -68,7 +69,7 @@ from herdsman.middleware.completion_files import (
     cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, template_missing,
     unbacked_claim, unset_value,
 )
-from herdsman.middleware.completion_plan import next_tools, read_first, spent_ways
+from herdsman.middleware.completion_plan import deciding, next_tools, read_first, spent_ways
 from herdsman.middleware.completion_rules import (
     FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
@@ -83,6 +84,7 @@ from herdsman.middleware.findings_text import note_text, render
 from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.language import language_of
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
+from herdsman.middleware.shown_code import harness_call, shown_command
 from herdsman.middleware.turn import (
     HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
@@ -229,12 +231,16 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         tool_names: Sequence[str] = (),
         skills: Mapping[str, Skill] | None = None,
         intent_languages: Sequence[str] = INTENT_LANGUAGES,
+        run_shown_code: bool = False,
     ) -> None:
         """``provider``: the thread's files; ``rounds``: checks per run; ``verifier``: optional
         judge; ``tool_names``: the agent's tools (to spot a tool call written as text);
         ``skills``: the usable skills, whose declared ``outputs`` are checked while one is active;
-        ``intent_languages``: the languages whose intent rules run (see :func:`intent_languages`)."""
+        ``intent_languages``: the languages whose intent rules run (see :func:`intent_languages`);
+        ``run_shown_code``: run the code a reply showed when that is the way out
+        (:mod:`~herdsman.middleware.shown_code`)."""
         super().__init__()
+        self.run_shown_code = run_shown_code
         self.intent_languages = tuple(intent_languages)
         self.skills = dict(skills or {})
         self.provider = provider
@@ -478,15 +484,30 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if not found:
             return None
         log.info("completion_check", round=used + 1, rules=[f.rule for f in found])
-        data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
+        call, spent = None, set()
         if not review:
             _, run = this_run(state.get("messages") or [])
-            data["force_tools"] = next_tools(found, spent_ways(run, found))
-        return {
-            "messages": [HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)],
-            "completion_checks": used + 1,
-            "jump_to": "model",
-        }
+            spent = spent_ways(run, found)
+            call = self._shown_code_call(found, spent, run)
+            if call is not None:
+                found = [replace(f, evidence={**f.evidence, "ran": True}) if f.rule == "code.shown_not_run" else f for f in found]
+        data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
+        if not review and call is None:
+            data["force_tools"] = next_tools(found, spent)
+        note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
+        if call is not None:  # the harness's bash call goes to the tools node, then the model
+            return {"messages": [note, call], "completion_checks": used + 1}
+        return {"messages": [note], "completion_checks": used + 1, "jump_to": "model"}
+
+    def _shown_code_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any]) -> AIMessage | None:
+        """The bash call that runs the code the reply showed, when showing code unrun is the
+        finding that decides the way out and the harness may run it; else None."""
+        first = deciding(found, spent)
+        if not self.run_shown_code or first is None or first.rule != "code.shown_not_run" or "bash" not in self.tool_names:
+            return None
+        reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
+        command = shown_command(reply.text, run) if reply is not None else None
+        return harness_call(command) if command else None
 
     @staticmethod
     def _is_final(state: Any) -> bool:

@@ -12,19 +12,26 @@ from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion_rules import mention
 from herdsman.middleware.findings import FINDINGS_KEY, WRITE_IF_ALONE, Finding
+from herdsman.middleware.read_before_write import written_paths
 from herdsman.middleware.turn import is_harness
 
 
 def read_first(run: Sequence[Any], paths: Sequence[str], edit: str) -> tuple[str, ...]:
     """The calls that edit one of ``paths`` with the tool ``edit``: read_file first when no call
-    of the run read it (read before write refuses an edit of an unread file), else the edit
-    alone. The file to change counts, not another one (a test beside it)."""
+    of the run read it or wrote it whole with a command (read before write refuses an edit of
+    a file the agent has not seen), else the edit alone. The file to change counts, not another one (a test beside it)."""
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
     read = any(
         (c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])))
         and any(mention(str(c["args"]), p.rsplit("/", 1)[-1]) for p in paths)
         for c in calls
     )
+    names = {p.rsplit("/", 1)[-1] for p in paths}
+    wrote = any(  # a command that wrote the file whole: read before write takes it as the agent's own
+        w.rsplit("/", 1)[-1] in names
+        for c in calls if c["name"] == "bash" for w in written_paths(str((c.get("args") or {}).get("command", "")))
+    )
+    read = read or wrote
     return (edit,) if read else ("read_file", edit)
 
 
@@ -37,14 +44,21 @@ def next_tools(findings: Sequence[Finding], spent: Collection[tuple[str, ...]] =
     an empty folder, a sentence for a value) decides only when every finding of the note is a
     write; else any tool. The findings whose way is in ``spent`` (forced last round, taken, and
     its finding is found again) are left out: the next way is tried."""
+    first = deciding(findings, spent)
+    return list(first.next_tools) if first is not None else ["any"]
+
+
+def deciding(findings: Sequence[Finding], spent: Collection[tuple[str, ...]] = ()) -> Finding | None:
+    """The finding whose way the calls after a note take (see :func:`next_tools`), or None when
+    no finding decides (the model may use any tool)."""
     findings = [f for f in findings if f.next_tools not in spent]
     planned = sorted((f for f in findings if f.next_tools), key=lambda f: f.priority)
     if not planned:
-        return ["any"]
+        return None
     first = planned[0]
     if first.priority >= WRITE_IF_ALONE and any(f.next_tools != ("write_file",) for f in findings):
-        return ["any"]
-    return list(first.next_tools)
+        return None
+    return first
 
 
 def spent_ways(run: Sequence[Any], findings: Sequence[Finding]) -> set[tuple[str, ...]]:

@@ -93,6 +93,9 @@ def _just(e: Mapping[str, Any]) -> str:
 
 
 def _code_not_run(e: Mapping[str, Any]) -> str:
+    if e.get("ran"):
+        return ("Your reply shows code that nothing ran, so the harness ran it for you: its bash call and result follow. "
+                "If it failed, fix the cause with your tools; then answer from what it did.")
     if e.get("language") == "python":
         return ("Your reply shows code that nothing ran. Run it with bash as python3 - <<'EOF', the code with one statement "
                 "per line, then EOF; make it write any file the request asks for.")

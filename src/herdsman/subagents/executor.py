@@ -41,6 +41,7 @@ from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
+from herdsman.middleware.shown_code import runs_shown_code
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
 from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
@@ -231,6 +232,7 @@ class SubagentRunner:
             middleware.append(CompletionCheckMiddleware(
                 self.provider, self.config.lead.verify_rounds, tool_names=[t.name for t in tools],
                 intent_languages=intent_languages(self.config.lead.intent_rules, small),
+                run_shown_code=runs_shown_code(self.config.lead.run_shown_code, small, self.config.tools.require_approval),
             ))
         if small:
             middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]

@@ -1,0 +1,90 @@
+"""Running the code a reply showed, when the model would not.
+
+A small model asked to do something often answers with the way to do it ("here is how: ```bash
+wc -w essay.txt > outputs/words.txt```") instead of calling bash. Told that nothing ran its code,
+it runs something else (``touch outputs/words.txt``), then shows the same code again; the run
+ends with an empty file. The completion check's ``code.shown_not_run`` finding therefore carries
+the code itself: when that finding decides the way out, the harness runs the shown blocks as
+one bash call in the model's name (:func:`harness_call`), through the tools node like any call
+(the tool gates, read before write, the sandbox, the file history all apply), and the model
+reads the result and answers from it. What transfers here is mechanism, not phrasing: the code
+is whatever the reply fenced as Python or shell, in any language of the conversation.
+
+It is not done when a human must approve bash calls (``tools.require_approval``: the approval
+hook sees only the model's own calls), for code already run unchanged in this run, for installs
+(no network in the sandbox: they only hang until the timeout) and for a template path
+(``/path/to/``). Hand-written: extracting fenced blocks is a regular expression
+(:func:`~herdsman.middleware.completion_rules.fenced_code`); no library decides which shown code
+is a command.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from herdsman.middleware.completion_rules import fenced_code
+
+RAN_SHOWN_CODE = "herdsman_ran_shown_code"
+"""``additional_kwargs`` flag of the AI message whose bash call the harness made for the model."""
+
+MAX_CHARS = 8000
+"""Longer shown code is not run for the model (a long program is a file to write, not a command)."""
+
+_INSTALL = re.compile(r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|pnpm|conda|brew)\s+(?:install|add)\b", re.M)
+_TEMPLATE_PATH = re.compile(r"/path/to/", re.I)
+_PROMPT = re.compile(r"^\s*\$\s+(.*)$")
+_EOF = "HERDSMAN_SHOWN_CODE"
+
+
+def runs_shown_code(mode: str, small: bool, approval: Sequence[str]) -> bool:
+    """Whether the harness runs shown code (``lead.run_shown_code`` ``mode``: auto is on for a
+    ``small`` profile model); never while bash calls wait for a human's approval."""
+    if "bash" in approval:
+        return False
+    return mode == "on" or (mode == "auto" and small)
+
+
+def _shell(code: str) -> str:
+    """A shell block as commands: a block written as a session (``$ cmd`` lines and their
+    output) keeps only the commands."""
+    lines = code.rstrip().splitlines()
+    prompted = [m.group(1) for line in lines if (m := _PROMPT.match(line))]
+    return "\n".join(prompted) if prompted else "\n".join(lines)
+
+
+def shown_command(reply: str, run: Sequence[Any]) -> str | None:
+    """The bash command that runs the Python and shell blocks ``reply`` shows, in order, or None
+    when there is nothing to run, it is too long, it installs packages or names a template path,
+    or a bash call of this run already ran exactly that command."""
+    parts: list[str] = []
+    for language, code in fenced_code(reply):
+        if _INSTALL.search(code) or _TEMPLATE_PATH.search(code):
+            return None
+        if language.startswith("py"):
+            parts.append(f"python3 - <<'{_EOF}'\n{code.rstrip()}\n{_EOF}")
+        else:
+            parts.append(_shell(code))
+    command = "\n".join(p for p in parts if p.strip())
+    if not command.strip() or len(command) > MAX_CHARS:
+        return None
+    ran = {
+        str((c.get("args") or {}).get("command", "")).strip()
+        for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] == "bash"
+    }
+    return None if command.strip() in ran else command
+
+
+def harness_call(command: str) -> AIMessage:
+    """The AI message whose bash call runs ``command`` for the model, flagged
+    (:data:`RAN_SHOWN_CODE`) so a reader can tell it from the model's own calls."""
+    call_id = f"call_shown_{uuid.uuid4().hex[:16]}"
+    return AIMessage(
+        content="",
+        tool_calls=[{"name": "bash", "args": {"command": command}, "id": call_id, "type": "tool_call"}],
+        additional_kwargs={RAN_SHOWN_CODE: True},
+    )

@@ -1,0 +1,83 @@
+"""The harness runs the code a final reply showed when the model would not (lead.run_shown_code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, ToolMessage
+
+from herdsman.middleware.findings import FINDINGS_KEY
+from herdsman.middleware.shown_code import RAN_SHOWN_CODE, runs_shown_code, shown_command
+from tests.harness.test_completion_findings import call, notes, run, workspace
+
+ESSAY = "the herd moves north\nslowly the river\n"  # 7 words
+OUT = "/mnt/user-data/outputs/words.txt"
+
+
+def ran_for_model(state: dict) -> list[AIMessage]:
+    return [m for m in state["messages"] if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE)]
+
+
+async def test_code_a_reply_shows_is_run_by_the_harness_and_the_model_answers_from_it(home: Path) -> None:
+    """The model explains the command instead of running it: the harness runs the shown block in
+    the sandbox (the file is written), the model reads its result and answers; no round is spent
+    forcing bash on a model that would run something else."""
+    (workspace(home, "t-shown") / "essay.txt").write_text(ESSAY)
+    shown = ("You can count the words with wc:\n```bash\nmkdir -p /mnt/user-data/outputs\n"
+             f"wc -w < /mnt/user-data/workspace/essay.txt > {OUT}\n```\nThis writes the count to the file.")
+    model, state = await run(home, "t-shown", f"Count the words in /mnt/user-data/workspace/essay.txt and save the number to {OUT}.",
+                             [shown, "The essay has 7 words; the number is in words.txt."], lead_extra={"run_shown_code": "on"})
+    assert (home / "threads" / "t-shown" / "user-data" / "outputs" / "words.txt").read_text().strip() == "7"
+    [harness_call] = ran_for_model(state)
+    assert harness_call.tool_calls[0]["name"] == "bash" and "wc -w" in harness_call.tool_calls[0]["args"]["command"]
+    result = next(m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"])
+    assert result.status != "error"
+    [note] = notes(state)
+    shown_finding = next(f for f in note.additional_kwargs[FINDINGS_KEY] if f["rule"] == "code.shown_not_run")
+    assert shown_finding["evidence"]["ran"] is True and "force_tools" not in note.additional_kwargs
+    assert len(model.calls) == 2
+    assert state["messages"][-1].text.startswith("The essay has 7 words")
+
+
+async def test_python_shown_in_a_chinese_conversation_is_run_too(home: Path) -> None:
+    """Language-neutral: a Chinese request, a reply that shows a Python script; the harness runs
+    it with python3 and the JSON file it writes is there."""
+    (workspace(home, "t-shown-zh") / "team.txt").write_text("Zoe\nAdam\nMira\n")
+    out = "/mnt/user-data/outputs/team.json"
+    shown = ("可以这样做：\n```python\nimport json, os\nos.makedirs('/mnt/user-data/outputs', exist_ok=True)\n"
+             "names = sorted(open('/mnt/user-data/workspace/team.txt').read().split())\n"
+             f"json.dump(names, open('{out}', 'w'))\n```")
+    _, state = await run(home, "t-shown-zh", f"把 /mnt/user-data/workspace/team.txt 里的名字按字母排序，保存为 JSON 列表到 {out}。",
+                         [shown, "已保存。"], lead_extra={"run_shown_code": "on"})
+    assert (home / "threads" / "t-shown-zh" / "user-data" / "outputs" / "team.json").read_text() == '["Adam", "Mira", "Zoe"]'
+    assert len(ran_for_model(state)) == 1
+
+
+async def test_off_or_under_approval_the_model_is_sent_to_run_it_itself(home: Path) -> None:
+    """Switched off, the note forces a bash call of the model's own, as before; the harness runs
+    nothing in the model's name."""
+    (workspace(home, "t-shown-off") / "essay.txt").write_text(ESSAY)
+    shown = f"Like this:\n```bash\nwc -w < /mnt/user-data/workspace/essay.txt > {OUT}\n```"
+    model, state = await run(home, "t-shown-off", f"Count the words in /mnt/user-data/workspace/essay.txt and save the number to {OUT}.", [
+        shown,
+        call("bash", 1, command=f"mkdir -p /mnt/user-data/outputs && wc -w < /mnt/user-data/workspace/essay.txt > {OUT}"),
+        "Saved: 7.",
+    ], lead_extra={"run_shown_code": "off"})
+    assert not ran_for_model(state)
+    assert model.calls[1].kwargs.get("tool_choice") == "bash"
+    assert runs_shown_code("on", True, ["bash"]) is False and runs_shown_code("auto", True, []) is True
+    assert runs_shown_code("auto", False, []) is False
+
+
+def test_what_is_run_of_shown_code() -> None:
+    """A session's commands without their output, Python through python3, nothing for installs,
+    template paths, or a command this run already ran."""
+    session = "```console\n$ wc -l a.txt\n3 a.txt\n$ ls\na.txt\n```"
+    assert shown_command(session.replace("console", "bash"), []) == "wc -l a.txt\nls"
+    python = shown_command("```python\nprint(1 + 1)\n```", [])
+    assert python is not None and python.startswith("python3 - <<'") and "print(1 + 1)" in python
+    assert shown_command("```bash\npip install pandas\npython3 x.py\n```", []) is None
+    assert shown_command("```sh\nwc -w /path/to/file.txt\n```", []) is None
+    earlier = [AIMessage(content="", tool_calls=[{"name": "bash", "args": {"command": "wc -l a.txt"}, "id": "c1"}])]
+    assert shown_command("```bash\nwc -l a.txt\n```", earlier) is None
+    assert shown_command("Just words, no code.", []) is None
