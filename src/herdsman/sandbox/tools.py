@@ -53,6 +53,7 @@ from herdsman.sandbox.base import (
     SandboxError,
     SandboxProvider,
 )
+from herdsman.sandbox.grep_hint import no_match_hint
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
@@ -345,8 +346,14 @@ class SandboxTools:
         runtime: ToolRuntime[Any, dict],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command (blocking)."""
-        result, artifact = run_traced(self.sandbox_of(runtime), command)
-        return self.bash_result(result), artifact
+        return self._described(self.sandbox_of(runtime), command)
+
+    def _described(self, sandbox: Sandbox, command: str, cancelled: threading.Event | None = None) -> tuple[str, dict[str, Any]]:
+        """Run ``command``: what the model reads of it (with a note when a search found
+        nothing, :mod:`~herdsman.sandbox.grep_hint`) and its artifact."""
+        result, artifact = run_traced(sandbox, command, cancelled)
+        hint = no_match_hint(sandbox, command, result.exit_code, result.output) if not result.timed_out else ""
+        return self.bash_result(result) + hint, artifact
 
     async def abash(
         self,
@@ -359,14 +366,14 @@ class SandboxTools:
         sandbox = self.sandbox_of(runtime)
         cancelled, started = threading.Event(), threading.Event()
 
-        def traced() -> tuple[ExecResult, dict[str, Any]]:
+        def traced() -> tuple[str, dict[str, Any]]:
             started.set()
-            return run_traced(sandbox, command, cancelled)
+            return self._described(sandbox, command, cancelled)
 
         user = pools.user_of(getattr(runtime, "config", None))
         work = asyncio.ensure_future(pools.run(pools.COMMANDS, user, traced))
         try:
-            result, artifact = await asyncio.shield(work)
+            text, artifact = await asyncio.shield(work)
         except asyncio.CancelledError:
             cancelled.set()  # not started yet: it never starts
             if not started.is_set():
@@ -379,7 +386,7 @@ class SandboxTools:
                     sandbox.cancel_running()
                     await asyncio.sleep(0.05)
             raise
-        return self.bash_result(result), artifact
+        return text, artifact
 
     def ls(
         self,

@@ -1,0 +1,51 @@
+"""A grep that found nothing in a named file: the bash result shows how the file writes the words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from herdsman.sandbox.local import LocalSandboxProvider
+
+ORDERS = json.dumps([{"id": i, "status": s} for i, s in enumerate(["failed", "ok", "failed", "pending"])], indent=1)
+
+
+@pytest.fixture
+def call(host_tools):
+    return host_tools[1]
+
+
+@pytest.fixture
+def ws(host_tools) -> Path:
+    provider: LocalSandboxProvider = host_tools[0]
+    return provider.acquire("t1").paths.workspace
+
+
+def test_a_count_of_zero_from_a_guessed_pattern_shows_the_files_own_lines(call, ws: Path) -> None:
+    """grep -c 'status: failed' on a JSON file that writes "status": "failed": the result still
+    says 0 and exit 1, then the lines where 'failed' appears, so the next pattern can match them."""
+    (ws / "orders.json").write_text(ORDERS)
+    out = str(call("bash", command="grep -c 'status: failed' orders.json").content)
+    assert out.startswith("0\n[exit code 1]")
+    assert "/mnt/user-data/workspace/orders.json has 2 line(s) with 'status' and 'failed'" in out
+    assert '"status": "failed"' in out
+
+
+def test_piped_counts_and_chinese_words_are_explained_too(call, ws: Path) -> None:
+    """cat FILE | grep PATTERN | wc -l printing 0, with a Chinese word in the pattern."""
+    (ws / "log.txt").write_text("2026-01-01 错误: 磁盘已满\n2026-01-02 信息: 正常\n")
+    out = str(call("bash", command="cat log.txt | grep '错误：磁盘' | wc -l").content)
+    assert out.startswith("0")
+    assert "错误: 磁盘已满" in out
+
+
+def test_a_search_whose_words_are_nowhere_says_so_and_a_match_adds_nothing(call, ws: Path) -> None:
+    (ws / "orders.json").write_text(ORDERS)
+    nowhere = str(call("bash", command="grep -c refunded orders.json").content)
+    assert "no line of /mnt/user-data/workspace/orders.json contains 'refunded' at all" in nowhere
+    found = str(call("bash", command="grep -c '\"failed\"' orders.json").content)
+    assert found == "2"
+    missing_file = str(call("bash", command="grep x nothere.txt").content)
+    assert "matched no line" not in missing_file
