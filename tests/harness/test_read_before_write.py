@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from herdsman.client import HerdsmanClient, ToolResult
-from herdsman.middleware.read_before_write import printed_paths
+from herdsman.middleware.read_before_write import printed_paths, written_paths
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
@@ -94,3 +94,30 @@ def test_printed_paths_reads_simple_commands() -> None:
     ]
     assert printed_paths("echo hi > a.txt; python3 x.py") == []
     assert printed_paths("cat 'unterminated") == []
+
+
+async def test_a_file_a_command_wrote_whole_is_the_agents_own_but_an_appended_one_is_not(home: Path) -> None:
+    """``cmd > file`` wrote all of the file: writing it again goes through. ``cmd >> file`` kept
+    what was there, which the agent has not seen: refused until read."""
+    config = make_config(home)
+    ws = workspace(home, "t-rbw4")
+    ws.mkdir(parents=True)
+    (ws / "log.txt").write_text("kept line\n")
+    results = await run(config, [
+        call("bash", 1, command="python3 - > /mnt/user-data/outputs/summary.md <<'EOF'\nif 2 > 1:\n    print(30.5)\nEOF"),
+        call("write_file", 2, path="/mnt/user-data/outputs/summary.md", content="Total: 30.5\n"),
+        call("bash", 3, command="echo more >> log.txt"),
+        call("write_file", 4, path="log.txt", content="replaced\n"),
+        "done",
+    ], "t-rbw4")
+    assert results[1].content.startswith("Wrote")
+    assert (home / "threads" / "t-rbw4" / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\n"
+    assert "refused to change /mnt/user-data/workspace/log.txt" in results[3].content
+    assert (ws / "log.txt").read_text() == "kept line\nmore\n"
+
+
+def test_written_paths_reads_whole_writes_only() -> None:
+    assert written_paths("sort x > a.txt; echo 1 >> b.txt 2>/dev/null | tee -a c.txt | tee d.txt") == [
+        "/mnt/user-data/workspace/a.txt", "/mnt/user-data/workspace/d.txt",
+    ]
+    assert written_paths("python3 - <<'EOF'\nif a > b: pass\nEOF") == []

@@ -9,7 +9,9 @@ file before writing it), appending is free, and a file
 the agent wrote or edited itself counts as read (in the state it left it).
 
 What counts as reading: ``read_file`` (any part of it), or a ``bash`` command that prints it
-(``cat``, ``head``, ``tail``, ``nl``, ``less``, ``more`` naming the file). Each read records a
+(``cat``, ``head``, ``tail``, ``nl``, ``less``, ``more`` naming the file). A file a ``bash``
+command wrote whole (``> file``, ``tee file``) counts as written by the agent: a model that saved
+a command's output and then writes the file properly is not sent to read its own output first. Each read records a
 fingerprint (size and modification time, taken by descriptor; a hash of the content where the
 files are not on this host) in the thread state, so a file changed behind the agent's
 back (by a command, a sub-agent, the user) must be read again. The state survives between runs
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import re
 import shlex
 import stat
 from collections.abc import Awaitable, Callable
@@ -76,6 +79,25 @@ def printed_paths(command: str) -> list[str]:
             if not word.startswith("-") and not word.isdigit() and (path := _virtual(word)):
                 paths.append(path)
     return paths
+
+
+_REDIRECT = re.compile(r"(?<![>&\d])>\|?\s*([^\s;&|<>()]+)")
+_TEE = re.compile(r"\btee\s+((?:-[^\s]+\s+)*)([^\s;&|<>()-][^\s;&|<>()]*)")
+
+
+def written_paths(command: str) -> list[str]:
+    """Virtual paths a ``bash`` command writes whole: the targets of ``>`` (not ``>>``) and of
+    ``tee`` without ``-a``; a heredoc's body is not read (a ``>`` there is Python, not a
+    redirection)."""
+    head: list[str] = []
+    for line in command.splitlines():
+        head.append(line)
+        if "<<" in line:
+            break
+    text = "\n".join(head)
+    targets = [m.group(1) for m in _REDIRECT.finditer(text)]
+    targets += [m.group(2) for m in _TEE.finditer(text) if "a" not in m.group(1).replace("--", "")]
+    return [p for t in targets if t != "/dev/null" and (p := _virtual(t))]
 
 
 def refusal(path: str, changed: bool) -> str:
@@ -142,7 +164,7 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             path = _virtual(args.get("path"))
             return [path] if path else []
         if call["name"] == "bash" and isinstance(args.get("command"), str):
-            return printed_paths(args["command"])
+            return printed_paths(args["command"]) + written_paths(args["command"])
         return []
 
     def _record(self, request: ToolCallRequest, result: Any) -> Any:
