@@ -812,6 +812,28 @@ const scenarios = {
     check("code copied", copied.startsWith("def greet(name):") && copied.includes("# polite"), copied);
     await shot(page, "code");
   },
+  async memoryoff(page) {
+    // The gateway runs with memory off (the default): the Memory tab says so, with its switch and the
+    // setting that turns it on, instead of the 409s of the memory routes.
+    await page.goto(baseUrl);
+    await page.getByTestId("settings-open").click();
+    const dialog = page.getByTestId("settings");
+    const off = dialog.getByTestId("memory-off");
+    await off.waitFor();
+    const toggle = off.getByTestId("memory-enabled");
+    check("an off switch", !(await toggle.isChecked()) && (await toggle.isDisabled()));
+    const setting = await off.getByTestId("memory-off-setting").innerText();
+    check("the setting to change", /memory:\s*\n\s*enabled: true/.test(setting), setting);
+    check("and how", (await off.innerText()).includes("restart"), await off.innerText());
+    await page.waitForTimeout(500); // anything else the tab loads has answered
+    const text = await dialog.innerText();
+    check("no raw 409 error", !text.includes("409") && (await dialog.getByTestId("settings-error").count()) === 0, text);
+    await off.getByTestId("memory-check-again").click();
+    await off.waitFor();
+    check("still off when checked again", (await dialog.getByTestId("settings-error").count()) === 0);
+    await shot(page, "memory-off");
+  },
+
   async channels(page) {
     // The gateway has WeCom enabled against an address that refuses connections (it fails to
     // start), and Bark enabled against one too (it runs until a push fails).

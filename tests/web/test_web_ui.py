@@ -179,6 +179,12 @@ def test_files_panel_lists_workspace_and_outputs_previews_and_downloads(gateway:
     assert checks["big text truncated with a note"] and checks["binary offered for download"]
 
 
+def test_memory_tab_shows_an_off_state_with_the_setting_when_memory_is_off(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "memoryoff")
+    assert checks["an off switch"] and checks["the setting to change"] and checks["and how"]
+    assert checks["no raw 409 error"] and checks["still off when checked again"]
+
+
 def test_a_1_gb_upload_is_refused_in_the_page_which_stays_usable(gateway: RunningGateway, tmp_path: Path) -> None:
     big = tmp_path / "huge.bin"
     with big.open("wb") as f:
