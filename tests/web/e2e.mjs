@@ -834,6 +834,34 @@ const scenarios = {
     await shot(page, "memory-off");
   },
 
+  async filesnote(page) {
+    // "No files yet" only while the thread has no file: not under a tree that lists files.
+    await page.goto(baseUrl);
+    await send(page, "echo first");
+    await lastAgent(page).filter({ hasText: "echo: echo first" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    const note = page.getByTestId("files").getByTestId("files-none");
+    await note.waitFor({ timeout: 10000 });
+    check("no files: said so", (await note.innerText()).includes("No files yet"));
+    // A file deeper than the panel lists at once (a project's nested folders): folders only in the
+    // listing, the file further down; the panel must not say there are no files.
+    const deep = "/mnt/user-data/outputs/src/main/java/org/example/app/util/Main.java";
+    await send(page, "write src/main/java/org/example/app/util/Main.java class Main {}");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    await page.locator('[data-testid="folder-item"][data-path="/mnt/user-data/outputs/src/main/java/org/example/app/util"]').waitFor();
+    await page.waitForTimeout(3000); // a refresh or two of the listing
+    const panel = await page.getByTestId("files").innerText();
+    check("files below the listed depth, and no claim that there are none", !panel.includes("No files yet") &&
+      (await page.getByTestId("files-none").count()) === 0, panel);
+    check("the outputs can be downloaded", (await page.getByTestId("download-outputs").count()) === 1);
+    await page.getByTestId("folder-list-more").first().click();
+    await page.locator(`[data-testid="file-item"][data-path="${deep}"]`).click();
+    await page.getByTestId("preview-text").filter({ hasText: "class Main" }).waitFor();
+    check("the deeper folder listed on demand", true);
+    await shot(page, "files-listed");
+  },
+
   async channels(page) {
     // The gateway has WeCom enabled against an address that refuses connections (it fails to
     // start), and Bark enabled against one too (it runs until a push fails).

@@ -179,6 +179,12 @@ def test_files_panel_lists_workspace_and_outputs_previews_and_downloads(gateway:
     assert checks["big text truncated with a note"] and checks["binary offered for download"]
 
 
+def test_files_panel_says_no_files_only_when_there_are_none(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "filesnote")
+    assert checks["no files: said so"] and checks["files below the listed depth, and no claim that there are none"]
+    assert checks["the outputs can be downloaded"] and checks["the deeper folder listed on demand"]
+
+
 def test_memory_tab_shows_an_off_state_with_the_setting_when_memory_is_off(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "memoryoff")
     assert checks["an off switch"] and checks["the setting to change"] and checks["and how"]
