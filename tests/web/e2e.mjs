@@ -862,6 +862,62 @@ const scenarios = {
     await shot(page, "files-listed");
   },
 
+  async progress(page) {
+    // A bash call: its command grows in its card while the model writes it; then the line under the
+    // header says it runs that command, with its elapsed time; later, while the model thinks, an
+    // estimate of a model step's duration here.
+    await page.goto(baseUrl);
+    await page.evaluate(() => {
+      window.__headlines = [];
+      window.__statuses = [];
+      new MutationObserver(() => {
+        const card = document.querySelector('[data-testid="tool-call"]');
+        const line = card?.querySelector('[data-testid="tool-headline"]');
+        if (line) window.__headlines.push(line.textContent.length);
+        if (card) window.__statuses.push(card.dataset.status);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await send(page, "sleep please");
+    const detail = page.getByTestId("run-detail");
+    await detail.filter({ hasText: "running bash sleep 3" }).waitFor({ timeout: 15000 });
+    await page.waitForTimeout(1200);
+    const running = await detail.innerText();
+    check("the command running, and for how long", /^step 1 · running bash sleep 3; echo woke up.* · [1-9] s$/.test(running), running);
+    const lengths = await page.evaluate(() => [...new Set(window.__headlines)]);
+    check("the call's command grew while it was written", lengths.length >= 3, lengths);
+    check("the card said it was being written", await page.evaluate(() => window.__statuses.includes("writing")));
+    await shot(page, "running-command");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    check("no outcome line after a run that delivered", (await page.getByTestId("run-outcome").count()) === 0);
+    await send(page, "hello again");
+    const estimate = page.getByTestId("run-estimate").filter({ hasText: "estimate" });
+    await estimate.waitFor({ timeout: 10000 });
+    check("an estimate of a model step here", /a model step takes about \d+ s here \(an estimate from the last \d\)/.test(await estimate.innerText()), await estimate.innerText());
+  },
+
+  async outcome(page) {
+    // A run that ends without its deliverable, or with an error, says so under the header.
+    await page.goto(baseUrl);
+    await send(page, "save it to /mnt/user-data/outputs/never.md");
+    const missing = page.locator('[data-testid="run-outcome"][data-status="not delivered"]');
+    await missing.waitFor({ timeout: 20000 });
+    const said = await missing.innerText();
+    check("not delivered, with what is missing", said.startsWith("Not delivered: the completion check still finds") && said.includes("never.md"), said);
+    await shot(page, "not-delivered");
+    await page.reload();
+    await missing.waitFor({ timeout: 15000 });
+    check("still said after a reload", true);
+    await send(page, "fail now");
+    const failed = page.locator('[data-testid="run-outcome"][data-status="failed"]');
+    await failed.waitFor({ timeout: 15000 });
+    check("a failed run says so", (await failed.innerText()).includes("broke on purpose"), await failed.innerText());
+    await send(page, "hello there");
+    await lastAgent(page).filter({ hasText: "until the answer is complete." }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    check("a run that answered shows no failure", (await page.getByTestId("run-outcome").count()) === 0);
+  },
+
   async channels(page) {
     // The gateway has WeCom enabled against an address that refuses connections (it fails to
     // start), and Bark enabled against one too (it runs until a push fails).

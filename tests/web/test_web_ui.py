@@ -271,6 +271,19 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]
 
 
+def test_progress_shows_the_call_being_written_the_command_running_and_an_estimate(shell_gateway: RunningGateway) -> None:
+    checks = run_scenario(shell_gateway, "progress")
+    assert checks["the call's command grew while it was written"] and checks["the card said it was being written"]
+    assert checks["the command running, and for how long"] and checks["an estimate of a model step here"]
+    assert checks["no outcome line after a run that delivered"]
+
+
+def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "outcome")
+    assert checks["not delivered, with what is missing"] and checks["still said after a reload"]
+    assert checks["a failed run says so"] and checks["a run that answered shows no failure"]
+
+
 def _closed_port() -> int:
     """A loopback port nothing listens on."""
     import socket
