@@ -171,3 +171,22 @@ async def test_cycle_serves_any_number_of_turns_and_the_record_is_bounded() -> N
     assert len(model.calls) == 3
     assert len(model.calls[-1].messages) == 9  # the newest call is kept: 5 questions and 4 answers
     assert model.invoke("outside a run").text == "ping"  # no thread: the shared cursor, from the top
+
+
+def test_stream_call_args_streams_each_calls_arguments_in_pieces_that_merge_to_the_call() -> None:
+    from langchain_core.messages import HumanMessage
+
+    reply = {"content": "running it", "tool_calls": [{"name": "bash", "args": {"command": "echo one two three"}},
+                                                    {"name": "ls", "args": {"path": "/mnt/user-data"}}]}
+    model = ScriptedChatModel(responses=[reply, reply], stream_chunk_chars=5, stream_call_args=True)
+    chunks = list(model.stream([HumanMessage("go")]))
+    pieces = [c for c in chunks if c.tool_call_chunks]
+    assert len(pieces) > 4 and all(len(c.tool_call_chunks) == 1 for c in pieces)  # one call's piece at a time
+    merged = chunks[0]
+    for c in chunks[1:]:
+        merged = merged + c
+    assert merged.content == "running it"
+    assert [(c["name"], c["args"]) for c in merged.tool_calls] == [("bash", {"command": "echo one two three"}),
+                                                                   ("ls", {"path": "/mnt/user-data"})]
+    whole = list(ScriptedChatModel(responses=[reply], stream_chunk_chars=5).stream([HumanMessage("go")]))
+    assert [len(c.tool_call_chunks) for c in whole if c.tool_call_chunks] == [2]  # the default: calls whole, at the end

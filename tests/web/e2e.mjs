@@ -812,6 +812,112 @@ const scenarios = {
     check("code copied", copied.startsWith("def greet(name):") && copied.includes("# polite"), copied);
     await shot(page, "code");
   },
+  async memoryoff(page) {
+    // The gateway runs with memory off (the default): the Memory tab says so, with its switch and the
+    // setting that turns it on, instead of the 409s of the memory routes.
+    await page.goto(baseUrl);
+    await page.getByTestId("settings-open").click();
+    const dialog = page.getByTestId("settings");
+    const off = dialog.getByTestId("memory-off");
+    await off.waitFor();
+    const toggle = off.getByTestId("memory-enabled");
+    check("an off switch", !(await toggle.isChecked()) && (await toggle.isDisabled()));
+    const setting = await off.getByTestId("memory-off-setting").innerText();
+    check("the setting to change", /memory:\s*\n\s*enabled: true/.test(setting), setting);
+    check("and how", (await off.innerText()).includes("restart"), await off.innerText());
+    await page.waitForTimeout(500); // anything else the tab loads has answered
+    const text = await dialog.innerText();
+    check("no raw 409 error", !text.includes("409") && (await dialog.getByTestId("settings-error").count()) === 0, text);
+    await off.getByTestId("memory-check-again").click();
+    await off.waitFor();
+    check("still off when checked again", (await dialog.getByTestId("settings-error").count()) === 0);
+    await shot(page, "memory-off");
+  },
+
+  async filesnote(page) {
+    // "No files yet" only while the thread has no file: not under a tree that lists files.
+    await page.goto(baseUrl);
+    await send(page, "echo first");
+    await lastAgent(page).filter({ hasText: "echo: echo first" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    const note = page.getByTestId("files").getByTestId("files-none");
+    await note.waitFor({ timeout: 10000 });
+    check("no files: said so", (await note.innerText()).includes("No files yet"));
+    // A file deeper than the panel lists at once (a project's nested folders): folders only in the
+    // listing, the file further down; the panel must not say there are no files.
+    const deep = "/mnt/user-data/outputs/src/main/java/org/example/app/util/Main.java";
+    await send(page, "write src/main/java/org/example/app/util/Main.java class Main {}");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    await page.locator('[data-testid="folder-item"][data-path="/mnt/user-data/outputs/src/main/java/org/example/app/util"]').waitFor();
+    await page.waitForTimeout(3000); // a refresh or two of the listing
+    const panel = await page.getByTestId("files").innerText();
+    check("files below the listed depth, and no claim that there are none", !panel.includes("No files yet") &&
+      (await page.getByTestId("files-none").count()) === 0, panel);
+    check("the outputs can be downloaded", (await page.getByTestId("download-outputs").count()) === 1);
+    await page.getByTestId("folder-list-more").first().click();
+    await page.locator(`[data-testid="file-item"][data-path="${deep}"]`).click();
+    await page.getByTestId("preview-text").filter({ hasText: "class Main" }).waitFor();
+    check("the deeper folder listed on demand", true);
+    await shot(page, "files-listed");
+  },
+
+  async progress(page) {
+    // A bash call: its command grows in its card while the model writes it; then the line under the
+    // header says it runs that command, with its elapsed time; later, while the model thinks, an
+    // estimate of a model step's duration here.
+    await page.goto(baseUrl);
+    await page.evaluate(() => {
+      window.__headlines = [];
+      window.__statuses = [];
+      new MutationObserver(() => {
+        const card = document.querySelector('[data-testid="tool-call"]');
+        const line = card?.querySelector('[data-testid="tool-headline"]');
+        if (line) window.__headlines.push(line.textContent.length);
+        if (card) window.__statuses.push(card.dataset.status);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await send(page, "sleep please");
+    const detail = page.getByTestId("run-detail");
+    await detail.filter({ hasText: "running bash sleep 3" }).waitFor({ timeout: 15000 });
+    await page.waitForTimeout(1200);
+    const running = await detail.innerText();
+    check("the command running, and for how long", /^step 1 · running bash sleep 3; echo woke up.* · [1-9] s$/.test(running), running);
+    const lengths = await page.evaluate(() => [...new Set(window.__headlines)]);
+    check("the call's command grew while it was written", lengths.length >= 3, lengths);
+    check("the card said it was being written", await page.evaluate(() => window.__statuses.includes("writing")));
+    await shot(page, "running-command");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    check("no outcome line after a run that delivered", (await page.getByTestId("run-outcome").count()) === 0);
+    await send(page, "hello again");
+    const estimate = page.getByTestId("run-estimate").filter({ hasText: "estimate" });
+    await estimate.waitFor({ timeout: 10000 });
+    check("an estimate of a model step here", /a model step takes about \d+ s here \(an estimate from the last \d\)/.test(await estimate.innerText()), await estimate.innerText());
+  },
+
+  async outcome(page) {
+    // A run that ends without its deliverable, or with an error, says so under the header.
+    await page.goto(baseUrl);
+    await send(page, "save it to /mnt/user-data/outputs/never.md");
+    const missing = page.locator('[data-testid="run-outcome"][data-status="not delivered"]');
+    await missing.waitFor({ timeout: 20000 });
+    const said = await missing.innerText();
+    check("not delivered, with what is missing", said.startsWith("Not delivered: the completion check still finds") && said.includes("never.md"), said);
+    await shot(page, "not-delivered");
+    await page.reload();
+    await missing.waitFor({ timeout: 15000 });
+    check("still said after a reload", true);
+    await send(page, "fail now");
+    const failed = page.locator('[data-testid="run-outcome"][data-status="failed"]');
+    await failed.waitFor({ timeout: 15000 });
+    check("a failed run says so", (await failed.innerText()).includes("broke on purpose"), await failed.innerText());
+    await send(page, "hello there");
+    await lastAgent(page).filter({ hasText: "until the answer is complete." }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    check("a run that answered shows no failure", (await page.getByTestId("run-outcome").count()) === 0);
+  },
+
   async channels(page) {
     // The gateway has WeCom enabled against an address that refuses connections (it fails to
     // start), and Bark enabled against one too (it runs until a push fails).

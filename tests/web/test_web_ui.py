@@ -179,6 +179,18 @@ def test_files_panel_lists_workspace_and_outputs_previews_and_downloads(gateway:
     assert checks["big text truncated with a note"] and checks["binary offered for download"]
 
 
+def test_files_panel_says_no_files_only_when_there_are_none(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "filesnote")
+    assert checks["no files: said so"] and checks["files below the listed depth, and no claim that there are none"]
+    assert checks["the outputs can be downloaded"] and checks["the deeper folder listed on demand"]
+
+
+def test_memory_tab_shows_an_off_state_with_the_setting_when_memory_is_off(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "memoryoff")
+    assert checks["an off switch"] and checks["the setting to change"] and checks["and how"]
+    assert checks["no raw 409 error"] and checks["still off when checked again"]
+
+
 def test_a_1_gb_upload_is_refused_in_the_page_which_stays_usable(gateway: RunningGateway, tmp_path: Path) -> None:
     big = tmp_path / "huge.bin"
     with big.open("wb") as f:
@@ -257,6 +269,19 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     assert checks["model call tokens"] and checks["bash command"] and checks["exit code 0"] and checks["stdout"]
     assert checks["file created"] and checks["file opened from the trace"] and checks["non-zero exit code highlighted"]
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]
+
+
+def test_progress_shows_the_call_being_written_the_command_running_and_an_estimate(shell_gateway: RunningGateway) -> None:
+    checks = run_scenario(shell_gateway, "progress")
+    assert checks["the call's command grew while it was written"] and checks["the card said it was being written"]
+    assert checks["the command running, and for how long"] and checks["an estimate of a model step here"]
+    assert checks["no outcome line after a run that delivered"]
+
+
+def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "outcome")
+    assert checks["not delivered, with what is missing"] and checks["still said after a reload"]
+    assert checks["a failed run says so"] and checks["a run that answered shows no failure"]
 
 
 def _closed_port() -> int:

@@ -8,7 +8,9 @@ The lead reacts to the first word of the user's message:
 the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slow tool
 steps (for reloading mid-run); ``fail`` makes the model call fail; ``code`` answers with a fenced
 Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
-another (the first writes ``outputs/shell.txt``, the second fails). Anything else is echoed.
+another (the first writes ``outputs/shell.txt``, the second fails); ``sleep`` runs a bash command
+that takes 3 s. Anything else is echoed. Tool calls stream their arguments a few characters at a
+time, as providers' models do.
 
 A note of the completion check (a human message named ``harness``) is answered by echoing the
 user's request again, except for ``save it to PATH`` (PATH under outputs, not named ``never...``):
@@ -54,6 +56,9 @@ SHELL_COMMANDS = [
     "echo shell-made > /mnt/user-data/outputs/shell.txt && echo wrote shell.txt",
     "echo checking; ls /mnt/user-data/no-such-dir",
 ]
+
+
+SLEEP_COMMAND = "sleep 3; echo woke up after a long command that took a while to write"
 
 
 def _write(path: str, content: str) -> dict[str, Any]:
@@ -105,6 +110,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return CODE_ANSWER
         if first == "shell":
             return {"tool_calls": [{"name": "bash", "args": {"command": SHELL_COMMANDS[0]}}]}
+        if first == "sleep":
+            return {"tool_calls": [{"name": "bash", "args": {"command": SLEEP_COMMAND}}]}
         return f"echo: {human}"
     if last.type == "tool":
         if first == "slow":
@@ -136,6 +143,7 @@ def web_gateway(home: Path, api_keys: list[str] | None = None, **sections: Any) 
         gateway={"api_keys": api_keys or []},
         **sections,
     )
-    model = ScriptedChatModel(respond=web_reply, stream_chunk_chars=6, chunk_delay=0.03)  # tokens arrive visibly
+    model = ScriptedChatModel(respond=web_reply, stream_chunk_chars=6, chunk_delay=0.03,  # tokens arrive visibly
+                              stream_call_args=True)
     with running_gateway(config, model=model) as served:
         yield served

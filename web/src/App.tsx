@@ -7,6 +7,8 @@ import { cancelSubagent, restoreFiles, uploadFiles } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
+import { RunDetail } from "./components/RunDetail";
+import { runOutcome } from "./state/progress";
 import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
@@ -64,6 +66,8 @@ export function App() {
   const [shownFile, setShownFile] = useState<{ path: string; n: number } | null>(null);
   const [skills, setSkills] = useState<SkillChoice[]>([]);
   const [fill, setFill] = useState<{ text: string; n: number } | undefined>(undefined);
+  /** How the latest run of this page ended, beyond the thread's state: its error, or a stop. */
+  const [ended, setEnded] = useState<{ error?: string; stopped?: boolean }>({});
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
@@ -108,7 +112,10 @@ export function App() {
       setThreadsKey((k) => k + 1);
       setFilesKey((k) => k + 1);
     },
-    onError: (error) => addError(`The run failed: ${describeError(error)}`),
+    onError: (error) => {
+      addError(`The run failed: ${describeError(error)}`);
+      setEnded({ error: describeError(error) });
+    },
   });
 
   const messages = stream.messages;
@@ -128,6 +135,7 @@ export function App() {
 
   const send = (text: string) => {
     setNotice("");
+    setEnded({});
     const message = { type: "human" as const, content: text, id: newId() };
     stream.submit(
       { messages: [message] },
@@ -174,6 +182,7 @@ export function App() {
     if (tid && rid) await client.runs.cancel(tid, rid, true).catch((e) => addError(`Could not stop the run: ${describeError(e)}`));
     await stream.stop();
     setNotice("Stopped.");
+    setEnded({ stopped: true });
     setThreadsKey((k) => k + 1); // the thread's status in the list: idle again, not "busy"
     setFilesKey((k) => k + 1);
   };
@@ -229,6 +238,7 @@ export function App() {
 
   const selectThread = (id: string | null) => {
     runId.current = null;
+    setEnded({});
     setNotice("");
     setThreadId(id);
   };
@@ -273,6 +283,8 @@ export function App() {
             Trace
           </button>
         </header>
+        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks}
+          outcome={messages.length ? runOutcome({ ...ended, unresolved: values?.completion_unresolved }) : null} />
         {traceOpen && (
           <TraceView
             threadId={threadId}

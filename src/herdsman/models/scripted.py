@@ -142,6 +142,10 @@ class ScriptedChatModel(BaseChatModel):
     keep_calls: int = Field(10_000, ge=1, description="Calls kept in ``calls`` (the oldest are dropped).")
     stream_chunk_chars: int = Field(16, ge=1, description="Characters per streamed content chunk.")
     chunk_delay: float = Field(0.0, ge=0, description="Seconds between streamed chunks (a slow model).")
+    stream_call_args: bool = Field(
+        False, description="Stream each tool call's arguments in stream_chunk_chars pieces after the text, as "
+        "providers do (the name and id first); else every call comes whole in the last chunk.",
+    )
     record_file: str | None = Field(
         None, description="Append each call as a JSON line (messages and tools) to this file."
     )
@@ -281,16 +285,37 @@ class ScriptedChatModel(BaseChatModel):
         raw += [(c.get("name"), c.get("args") or "", c.get("id")) for c in message.invalid_tool_calls]
         return [tool_call_chunk(name=name, args=args, id=cid, index=n) for n, (name, args, cid) in enumerate(raw)]
 
+    def _call_pieces(self, message: AIMessage) -> list[list[Any]]:
+        """The tool call chunks of each streamed piece: whole calls in one piece, or (with
+        ``stream_call_args``) each call's name and id, then its arguments a few characters at a time."""
+        calls = self._call_chunks(message)
+        if not self.stream_call_args:
+            return [calls]
+        size = self.stream_chunk_chars
+        pieces: list[list[Any]] = []
+        for call in calls:
+            args = call["args"] or ""
+            pieces.append([tool_call_chunk(name=call["name"], args="", id=call["id"], index=call["index"])])
+            pieces += [[tool_call_chunk(name=None, args=args[i : i + size], id=None, index=call["index"])]
+                       for i in range(0, len(args), size)]
+        return pieces or [[]]
+
     def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
         text = message.text
         size = self.stream_chunk_chars
+        calls = self._call_pieces(message)
         pieces = [text[i : i + size] for i in range(0, len(text), size)] or [""]
+        if len(calls) > 1:  # the text first, then the calls piece by piece
+            pieces = ([p for p in pieces if p] + [""] * len(calls))
+            calls = [[]] * (len(pieces) - len(calls)) + calls
+        else:
+            calls = [[]] * (len(pieces) - 1) + calls
         for i, piece in enumerate(pieces):
             last = i == len(pieces) - 1
             chunk = AIMessageChunk(
                 content=piece,
                 id=message.id,
-                tool_call_chunks=self._call_chunks(message) if last else [],
+                tool_call_chunks=calls[i],
                 usage_metadata=message.usage_metadata if last else None,
                 response_metadata=message.response_metadata if last else {},
                 chunk_position="last" if last else None,
@@ -311,7 +336,7 @@ class ScriptedChatModel(BaseChatModel):
         for i, chunk in enumerate(self._chunks(message)):
             if i and self.chunk_delay:
                 time.sleep(self.chunk_delay)
-            if run_manager and chunk.message.content:
+            if run_manager and (chunk.message.content or chunk.message.tool_call_chunks):
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
 
@@ -329,6 +354,6 @@ class ScriptedChatModel(BaseChatModel):
         for i, chunk in enumerate(self._chunks(message)):
             if i and self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
-            if run_manager and chunk.message.content:
+            if run_manager and (chunk.message.content or chunk.message.tool_call_chunks):
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

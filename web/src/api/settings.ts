@@ -104,6 +104,20 @@ const skill = (name: string) => `/api/skills/${encodeURIComponent(name)}`;
 
 export const getMemory = () => call<MemoryView>("/api/memory");
 
+/** Memory switched off for the whole gateway (`memory.enabled: false` in config.yaml, the default):
+ * the gateway's 409 on GET /api/memory, with what it says to do. */
+export interface MemoryOff {
+  off: true;
+  detail: string;
+}
+
+/** The caller's memory, or that the gateway has memory off (not an error to show in red). */
+export const getMemoryOrOff = (): Promise<MemoryView | MemoryOff> =>
+  getMemory().catch((e: unknown) => {
+    if (e instanceof GatewayError && e.status === 409) return { off: true, detail: e.message.replace(/^GET \S+ failed \(409\): /, "") };
+    throw e;
+  });
+
 export const getMemoryGraph = () => call<MemoryGraph>("/api/memory/graph");
 
 /** Every write to the caller's memory, oldest first. */

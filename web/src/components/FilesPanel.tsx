@@ -11,8 +11,9 @@ import { buildTree, formatSize, parseCsv, previewKind, type TreeNode } from "../
 
 /** Bytes of a text file the preview loads; the rest is left to the download. */
 const MAX_PREVIEW = 200_000;
-/** Folder levels listed below /mnt/user-data. */
+/** Folder levels listed below /mnt/user-data (and below a deeper folder when it is opened). */
 const LIST_DEPTH = 8;
+const ROOT_PARTS = "/mnt/user-data".split("/").length;
 /** How often the tree is listed again while a run goes on (it may write files with the shell). */
 const RUNNING_REFRESH_MS = 2_500;
 
@@ -122,7 +123,19 @@ function Preview({ threadId, file, onError }: { threadId: string; file: TreeNode
   );
 }
 
-function Tree({ nodes, onOpen, selected }: { nodes: TreeNode[]; onOpen: (n: TreeNode) => void; selected: string | null }) {
+/** A folder the listing did not go into (it is LIST_DEPTH levels down): its content is unknown, not empty. */
+function atDepthLimit(node: TreeNode): boolean {
+  return !node.isFile && node.children.length === 0 && node.path.split("/").length - ROOT_PARTS >= LIST_DEPTH;
+}
+
+/** Whether the tree holds a file, or a folder the listing did not go into (which may hold files). */
+function mayHoldFiles(nodes: TreeNode[]): boolean {
+  return nodes.some((n) => n.isFile || atDepthLimit(n) || mayHoldFiles(n.children));
+}
+
+function Tree({ nodes, onOpen, selected, onList }: {
+  nodes: TreeNode[]; onOpen: (n: TreeNode) => void; selected: string | null; onList: (folder: string) => void;
+}) {
   return (
     <ul className="tree">
       {nodes.map((n) => (
@@ -135,7 +148,10 @@ function Tree({ nodes, onOpen, selected }: { nodes: TreeNode[]; onOpen: (n: Tree
           ) : (
             <details open data-testid="folder-item" data-path={n.path}>
               <summary className="folder">{n.name}/</summary>
-              {n.children.length ? <Tree nodes={n.children} onOpen={onOpen} selected={selected} /> : <div className="empty tree-empty">empty</div>}
+              {n.children.length ? <Tree nodes={n.children} onOpen={onOpen} selected={selected} onList={onList} />
+                : atDepthLimit(n) ? (
+                  <button className="link tree-empty" onClick={() => onList(n.path)} data-testid="folder-list-more">not listed yet: list it</button>
+                ) : <div className="empty tree-empty">empty</div>}
             </details>
           )}
         </li>
@@ -168,10 +184,20 @@ export function FilesPanel(props: {
   const { threadId, written, refreshKey, running, onError, show } = props;
   const [listing, setListing] = useState<{ thread: string; entries: FileEntry[]; truncated: boolean } | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
+  /** Deeper folders listed on demand (below the depth limit), by folder, for this thread. */
+  const [deeper, setDeeper] = useState<{ thread: string; entries: Record<string, FileEntry[]> } | null>(null);
   useEffect(() => {
     setSelected(null);
     setListing(null);
+    setDeeper(null);
   }, [threadId]);
+  const listDeeper = useCallback((folder: string) => {
+    if (!threadId) return;
+    listFiles(threadId, folder, LIST_DEPTH).then(
+      (l) => setDeeper((d) => ({ thread: threadId, entries: { ...(d?.thread === threadId ? d.entries : {}), [folder]: l.entries } })),
+      (e: Error) => onError(`Could not list ${folder}: ${e.message}`),
+    );
+  }, [threadId, onError]);
   useEffect(() => {
     if (show) setSelected(show.path);
   }, [show]);
@@ -198,11 +224,16 @@ export function FilesPanel(props: {
     return () => { clearInterval(timer); stop(); };
   }, [running, load]);
 
-  const tree = useMemo(() => (listing && listing.thread === threadId ? buildTree(listing.entries) : []), [listing, threadId]);
+  const tree = useMemo(() => {
+    if (!listing || listing.thread !== threadId) return [];
+    const extra = deeper?.thread === threadId ? Object.values(deeper.entries).flat() : [];
+    return buildTree([...listing.entries, ...extra]);
+  }, [listing, deeper, threadId]);
   const file = selected ? findNode(tree, selected) : null;
   if (!threadId) return <aside className="files">{props.children}<div className="empty">Files of a thread show here.</div></aside>;
-  const hasFiles = listing?.entries.some((e) => e.kind === "file");
-  const hasOutputs = listing?.entries.some((e) => e.kind === "file" && e.path.startsWith("/mnt/user-data/outputs/"));
+  // "No files yet" only when the listing is whole and holds no file, and no folder was left unlisted below the depth limit
+  const noFiles = listing != null && listing.thread === threadId && !listing.truncated && !mayHoldFiles(tree);
+  const hasOutputs = mayHoldFiles(tree.filter((n) => n.path === "/mnt/user-data/outputs"));
   return (
     <aside className="files" data-testid="files">
       {props.children}
@@ -219,8 +250,8 @@ export function FilesPanel(props: {
           </button>
         )}
       </h3>
-      {tree.length > 0 && <Tree nodes={tree} onOpen={(n) => setSelected(n.path)} selected={selected} />}
-      {listing && !hasFiles && <div className="empty">No files yet. Drop files on the message box to upload.</div>}
+      {tree.length > 0 && <Tree nodes={tree} onOpen={(n) => setSelected(n.path)} selected={selected} onList={listDeeper} />}
+      {noFiles && <div className="empty" data-testid="files-none">No files yet. Drop files on the message box to upload.</div>}
       {listing?.truncated && <div className="empty" data-testid="files-truncated">Not every file is listed: the thread has too many.</div>}
       {file?.isFile && <Preview threadId={threadId} file={file} onError={onError} />}
     </aside>

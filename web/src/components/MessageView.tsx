@@ -1,7 +1,7 @@
 /** One chat message: the user's (editable), or the agent's Markdown with its tool calls. Tool messages show inside their call. */
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { hasTextToolCall, isHarnessNote, messageText } from "../state/messages";
+import { hasTextToolCall, isHarnessNote, messageText, writingCalls } from "../state/messages";
 import { Markdown } from "./Markdown";
 import { ToolCall } from "./ToolCall";
 
@@ -31,7 +31,7 @@ function same(a: Props, b: Props): boolean {
   if (a.index !== b.index || a.regenerateFrom !== b.regenerateFrom || a.busy !== b.busy || a.actions !== b.actions) return false;
   const m = a.message;
   const n = b.message;
-  if (m !== n && (m.id !== n.id || m.type !== n.type || messageText(m) !== messageText(n))) return false;
+  if (m !== n && (m.id !== n.id || m.type !== n.type || messageText(m) !== messageText(n) || writingCalls(m) !== writingCalls(n))) return false;
   const ca = m.type === "ai" ? m.tool_calls ?? [] : [];
   const cb = n.type === "ai" ? n.tool_calls ?? [] : [];
   if (ca.length !== cb.length) return false;
@@ -81,7 +81,8 @@ export const MessageView = memo(function MessageView(props: Props) {
       )}
       {text && <div className="message-text">{role === "agent" ? <Markdown text={text} /> : text}</div>}
       {calls.map((call, i) => (
-        <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined} />
+        <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined}
+          writing={writingCalls(message)} />
       ))}
       {!busy && role === "user" && (
         <div className="message-actions">

@@ -1,7 +1,7 @@
 /** One tool call, collapsible: its name, arguments and (when back) its result. */
 import { memo } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { messageText, toolStatus } from "../state/messages";
+import { callHeadline, messageText, toolStatus } from "../state/messages";
 
 const MAX_SHOWN = 20_000;
 
@@ -9,13 +9,16 @@ function clip(text: string): string {
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}\n… (${text.length - MAX_SHOWN} more characters not shown)` : text;
 }
 
-export const ToolCall = memo(function ToolCall(props: { name: string; args: unknown; result?: Message }) {
-  const { name, args, result } = props;
-  const { status, label } = toolStatus(result);
+/** `writing`: the model is still writing this call (its arguments stream in and grow here). */
+export const ToolCall = memo(function ToolCall(props: { name: string; args: unknown; result?: Message; writing?: boolean }) {
+  const { name, args, result, writing } = props;
+  const { status, label } = writing && !result ? { status: "writing", label: "being written…" } : toolStatus(result);
+  const headline = callHeadline(args);
   return (
-    <details className={`tool-call tool-${status}`} data-testid="tool-call">
+    <details className={`tool-call tool-${status}`} data-testid="tool-call" data-status={status}>
       <summary>
         <span className="tool-name">{name}</span> <span className="tool-status" data-testid="tool-status">{label}</span>
+        {headline && <code className="tool-headline" data-testid="tool-headline">{headline}</code>}
       </summary>
       <div className="tool-label">Arguments</div>
       <pre>{clip(JSON.stringify(args, null, 2))}</pre>

@@ -85,3 +85,23 @@ export function activity(messages: Message[]): string {
   }
   return "thinking";
 }
+
+const HEADLINE_KEYS = ["command", "path", "description", "query", "url", "pattern", "question"];
+
+/** The argument that says what a tool call does (a command, a path, a task...), for its card's one
+ * line; while the model still writes the call it grows with the streamed arguments. */
+export function callHeadline(args: unknown, max = 160): string {
+  if (!args || typeof args !== "object") return "";
+  const record = args as Record<string, unknown>;
+  const key = HEADLINE_KEYS.find((k) => typeof record[k] === "string") ?? Object.keys(record).find((k) => typeof record[k] === "string");
+  const value = key ? String(record[key]) : "";
+  const line = value.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/** Whether an AI message is still being streamed with tool calls (its chunks not yet merged into
+ * the thread's state): the model is writing those calls. */
+export function writingCalls(message: Message): boolean {
+  const chunks = (message as { tool_call_chunks?: unknown[] }).tool_call_chunks;
+  return message.type === "ai" && Array.isArray(chunks) && chunks.length > 0;
+}

@@ -1,9 +1,9 @@
 /** The Memory tab: the facts and the graph the agent keeps about you, to read, edit and delete;
- * your off switch; where each write came from (the audit trail); export and delete everything. */
+ * your off switch (or, when the gateway has memory off, how to turn it on); where each write came from (the audit trail); export and delete everything. */
 import { useState } from "react";
 import { downloadFile } from "../../api/rest";
 import {
-  CATEGORIES, deleteFact, editFact, getMemory, getMemoryGraph, purgeMemory, setMemoryEnabled, type Fact,
+  CATEGORIES, deleteFact, editFact, getMemoryGraph, getMemoryOrOff, purgeMemory, setMemoryEnabled, type Fact, type MemoryView,
 } from "../../api/settings";
 import { MemoryAudit } from "./MemoryAudit";
 import { MemoryGraphList } from "./MemoryGraph";
@@ -95,26 +95,59 @@ function MemoryControls({ enabled, onChanged, onError }: { enabled: boolean; onC
   );
 }
 
+/** Memory off for the whole gateway (the default): an off switch that says how to turn it on, not an error. */
+function MemoryOffPanel({ detail, onCheck, checking }: { detail: string; onCheck: () => void; checking: boolean }) {
+  return (
+    <div className="memory-off" data-testid="memory-off">
+      <label className="memory-switch">
+        <input type="checkbox" checked={false} disabled data-testid="memory-enabled" aria-describedby="memory-off-how" />
+        {" "}Memory is off on this gateway
+      </label>
+      <p id="memory-off-how">
+        The agent keeps nothing about you between conversations. This is the default; the gateway's owner turns it on
+        in <code>config.yaml</code> (the one the gateway started with: <code>--config</code>, <code>$HERDSMAN_CONFIG</code>,
+        {" "}<code>./config.yaml</code> or <code>~/.herdsman/config.yaml</code>):
+      </p>
+      <pre className="memory-off-setting" data-testid="memory-off-setting">{"memory:\n  enabled: true"}</pre>
+      <p>then restarts the gateway (<code>herdsman serve</code>, or <code>make run</code>). Each user can still switch their own memory off here afterwards.</p>
+      <p className="empty" data-testid="memory-off-detail">The gateway says: {detail}</p>
+      <div className="settings-actions">
+        <button type="button" onClick={onCheck} disabled={checking} data-testid="memory-check-again">Check again</button>
+      </div>
+    </div>
+  );
+}
+
 export function MemoryTab() {
-  const { data, error, loading, reload: reloadFacts } = useLoad(getMemory);
+  const { data, error, loading, reload } = useLoad(getMemoryOrOff);
+  return (
+    <section className="settings-tab" data-testid="memory-tab">
+      <p className="settings-intro">
+        What the agent remembers about you{data && !("off" in data) ? <> (user <code>{data.user_id}</code>)</> : null}, added to its
+        context in new conversations. Edits apply to the next run.
+      </p>
+      <PanelError error={error} />
+      {loading && !data && <p className="empty">Loading memory…</p>}
+      {data && "off" in data && <MemoryOffPanel detail={data.detail} onCheck={() => void reload()} checking={loading} />}
+      {data && !("off" in data) && <MemoryOn data={data} loading={loading} reloadFacts={reload} />}
+    </section>
+  );
+}
+
+/** Memory on: the facts, the graph, the audit trail, export. */
+function MemoryOn({ data, loading, reloadFacts }: { data: MemoryView; loading: boolean; reloadFacts: () => Promise<void> }) {
   const graph = useLoad(getMemoryGraph);
   const reload = async () => { await Promise.all([reloadFacts(), graph.reload()]); };
   const [actionError, setActionError] = useState("");
   return (
-    <section className="settings-tab" data-testid="memory-tab">
-      <p className="settings-intro">
-        What the agent remembers about you{data ? <> (user <code>{data.user_id}</code>)</> : null}, added to its context in new
-        conversations. Edits apply to the next run.
-      </p>
-      <PanelError error={error} />
+    <>
       <PanelError error={actionError} onDismiss={() => setActionError("")} />
-      {data && <MemoryControls enabled={data.enabled !== false} onChanged={reload} onError={setActionError} />}
-      {data?.summary && (
+      <MemoryControls enabled={data.enabled !== false} onChanged={reload} onError={setActionError} />
+      {data.summary && (
         <div className="memory-summary"><strong>Summary:</strong> {data.summary}</div>
       )}
-      {loading && !data && <p className="empty">Loading memory…</p>}
-      {data && data.facts.length === 0 && <p className="empty">No facts yet: the agent adds them as it learns about you.</p>}
-      {data && data.facts.length > 0 && (
+      {data.facts.length === 0 && <p className="empty">No facts yet: the agent adds them as it learns about you.</p>}
+      {data.facts.length > 0 && (
         <ul className="facts">
           {data.facts.map((f) => <FactRow key={f.id} fact={f} onChanged={reload} onError={setActionError} />)}
         </ul>
@@ -125,12 +158,12 @@ export function MemoryTab() {
       <MemoryAudit />
       <div className="settings-actions">
         <button type="button" onClick={() => void reload()} disabled={loading || graph.loading}>Refresh</button>
-        <button type="button" data-testid="memory-export" disabled={!data}
-          onClick={() => downloadFile("/api/memory/export", `herdsman-memory-${data?.user_id ?? "me"}.json`)
+        <button type="button" data-testid="memory-export"
+          onClick={() => downloadFile("/api/memory/export", `herdsman-memory-${data.user_id}.json`)
             .catch((e) => setActionError(`Could not export memory: ${errorText(e)}`))}>
           Export as JSON
         </button>
       </div>
-    </section>
+    </>
   );
 }

@@ -1,0 +1,74 @@
+/** What a running agent is doing now, in detail, for the line under the header: the step, the
+ * command running (and since when), the call being written, the sub-agents and their last tool;
+ * and the outcome of a run that ended (delivered, or not and why). Pure functions over the thread's
+ * messages, the sub-agent cards and the completion check's unresolved findings. */
+import type { Message } from "@langchain/langgraph-sdk";
+import { openFindings } from "./checks";
+import { callHeadline, toolResults, writingCalls } from "./messages";
+import type { TaskCard } from "./tasks";
+
+export interface Doing {
+  /** The model steps of this turn so far (one per AI message). */
+  step: number;
+  kind: "thinking" | "writing" | "running" | "subagents";
+  /** What is written, run or waited for, in one line; "" while the model thinks. */
+  what: string;
+  /** The id of the call running (its elapsed time is counted from when it was first seen). */
+  callId?: string;
+}
+
+/** What the latest turn is doing now. */
+export function doingNow(messages: Message[], tasks: Record<string, TaskCard>): Doing {
+  const results = toolResults(messages);
+  let start = messages.length;
+  while (start > 0 && messages[start - 1].type !== "human") start--;
+  const turn = messages.slice(start);
+  const step = turn.filter((m) => m.type === "ai").length;
+  const last = turn.at(-1);
+  if (last && last.type === "ai" && "tool_calls" in last && (last.tool_calls ?? []).length) {
+    const calls = last.tool_calls ?? [];
+    if (writingCalls(last)) {
+      const call = calls.at(-1)!;
+      return { step, kind: "writing", what: `${call.name} ${callHeadline(call.args)}`.trim() };
+    }
+    const open = calls.filter((c) => !c.id || !results.has(c.id));
+    if (open.some((c) => c.name === "task" || c.name === "run_plan")) {
+      const running = Object.values(tasks).filter((t) => t.status === "running" || t.status === "queued" || t.status === "retrying");
+      const said = running.map((t) => `${t.subagentType}${t.steps.length ? ` (last: ${t.steps.at(-1)})` : t.activity ? ` (${t.activity})` : ""}`);
+      return { step, kind: "subagents", what: said.join(", ") || "starting" };
+    }
+    if (open.length) {
+      const call = open[0];
+      return { step, kind: "running", what: `${call.name} ${callHeadline(call.args)}`.trim(), callId: call.id ?? undefined };
+    }
+  }
+  return { step: Math.max(step, 1), kind: "thinking", what: "" };
+}
+
+export interface Outcome {
+  status: "done" | "not delivered" | "failed" | "stopped";
+  text: string;
+}
+
+/** How the latest run ended: an error, a stop, the completion check's findings left (the deliverable
+ * is missing or wrong), or done. */
+export function runOutcome(opts: { error?: string; stopped?: boolean; unresolved?: unknown }): Outcome {
+  if (opts.error) return { status: "failed", text: `Failed: ${opts.error}` };
+  if (opts.stopped) return { status: "stopped", text: "Stopped: what was written so far is kept" };
+  const left = openFindings(opts.unresolved);
+  if (left.length) {
+    const said = left[0].text || left[0].rule || "";
+    return {
+      status: "not delivered",
+      text: `Not delivered: the completion check still finds ${left.length} problem${left.length === 1 ? "" : "s"}${said ? ` (${said.slice(0, 160)})` : ""}`,
+    };
+  }
+  return { status: "done", text: "Done" };
+}
+
+/** The median of the last model step durations (seconds), or null with none measured. */
+export function typicalStep(durations: number[]): number | null {
+  if (!durations.length) return null;
+  const recent = [...durations.slice(-8)].sort((a, b) => a - b);
+  return recent[Math.floor(recent.length / 2)];
+}
