@@ -290,6 +290,27 @@ async def test_a_count_read_off_the_data_is_sent_back_to_be_computed(home: Path,
     assert state["messages"][-1].text == "2" and len(model.calls) == 4
 
 
+async def test_a_guess_repeated_after_counting_is_sent_back_once_more(home: Path) -> None:
+    """The model counts with a pattern that matches nothing, gets 0 (and the bash tool's note of
+    how the file writes it), and answers its first guess again: sent back once more, it answers
+    with the count; a third guess is not sent back again (two notes at most)."""
+    (workspace(home, "t-eye2") / "orders.json").write_text(ORDERS)
+    path = "/mnt/user-data/workspace/orders.json"
+    model, state = await run(home, "t-eye2", "How many orders in /mnt/user-data/workspace/orders.json have the status failed?", [
+        call("read_file", 1, path=path),
+        "11",
+        call("bash", 2, command=f"grep -c 'status: failed' {path}"),
+        "11",
+        call("bash", 3, command=f"grep -c '\"failed\"' {path}"),
+        "2",
+    ])
+    first, second = notes(state)
+    assert rules_of(first) == ["count.not_computed"] and "count.not_computed" in rules_of(second)
+    again = next(f for f in second.additional_kwargs[FINDINGS_KEY] if f["rule"] == "count.not_computed")
+    assert again["evidence"]["again"] is True and "still gives 11" in again["text"]
+    assert state["messages"][-1].text == "2"
+
+
 async def test_a_count_a_command_printed_passes(home: Path) -> None:
     (workspace(home, "t-cmd") / "orders.json").write_text(ORDERS)
     path = "/mnt/user-data/workspace/orders.json"

@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from herdsman.middleware.completion_rules import count_command, is_shown, numbers_in, request_folders, request_paths
 from herdsman.middleware.findings import COMMAND, SEARCH, Finding, noted
 from herdsman.middleware.intent_words import says
+from herdsman.middleware.turn import is_harness
 
 
 _COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
@@ -139,18 +140,28 @@ def counted_by_eye(request: str, reply: str, run: Sequence[Any], language: str) 
     """``count.not_computed`` when the request asks for a count or a total and every number of
     the answer (beyond the request's own) shows only in what the model read (a file, a listing),
     never in a command's result: a small model given a JSON file answers "how many have status
-    failed" with a number it saw in the data. Once per run; with the counting command when the
-    request names what to count."""
-    if says("count", request, language) is None or noted(run, "count.not_computed"):
+    failed" with a number it saw in the data. With the counting command when the request names
+    what to count. Said again once when a command did count since and the answer still gives a
+    number none printed (the model counted, then repeated its first guess: ``again``)."""
+    if says("count", request, language) is None:
         return None
     answered = numbers_in(reply) - numbers_in(request)
     if not answered:
         return None
     computed: set[str] = set()
+    counted_since_note = False
     for message in run:
+        if is_harness(message) and noted([message], "count.not_computed"):
+            counted_since_note = False
         if isinstance(message, ToolMessage):  # a command's output, or a search tool's own count ([7 matches])
-            computed |= numbers_in(message.text if message.name in COMPUTING_TOOLS else " ".join(_COUNT_LINE.findall(message.text)))
+            numbers = numbers_in(message.text if message.name in COMPUTING_TOOLS else " ".join(_COUNT_LINE.findall(message.text)))
+            computed |= numbers
+            counted_since_note = counted_since_note or (message.name in COMPUTING_TOOLS and bool(numbers))
     if any(is_shown(n, computed) for n in answered):
         return None
+    said = sum(noted([m], "count.not_computed") for m in run if is_harness(m))
+    if said >= 2 or (said == 1 and not counted_since_note):
+        return None
     command = count_command(request, language)
-    return Finding("count.not_computed", {"numbers": sorted(answered)[:3], "command": command}, ("bash",), COMMAND)
+    return Finding("count.not_computed", {"numbers": sorted(answered)[:3], "command": command, "again": said == 1},
+                   ("bash",), COMMAND)

@@ -138,7 +138,11 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "reply.path_missing": lambda e: f"Your answer mentions {e['path']}, but there is no such file. Create it, or correct the answer.",
     "command.failed_not_retried": _failed,
     "number.unsupported": _unsupported,
-    "count.not_computed": lambda e: (f"Your answer gives {', '.join(e['numbers'])}, counted by reading, and no command computed it. "
+    "count.not_computed": lambda e: (f"Your answer still gives {', '.join(e['numbers'])}, which no command printed. Answer with the "
+                                     "number your command printed, or, if its pattern did not match, fix the command (the result "
+                                     "shows how the file writes it) and count again."
+                                     if e.get("again") else
+                                     f"Your answer gives {', '.join(e['numbers'])}, counted by reading, and no command computed it. "
                                      f"Count with a command (for example {e.get('command') or 'grep -c, wc -l or python3'}) and "
                                      "answer with the number it prints."),
     "file.template_missing": lambda e: (f"{e['path']} lacks {', '.join(repr(m) for m in e['missing'])}: the request asks for lines "
