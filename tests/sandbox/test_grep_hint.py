@@ -28,7 +28,7 @@ def test_a_count_of_zero_from_a_guessed_pattern_shows_the_files_own_lines(call, 
     says 0 and exit 1, then the lines where 'failed' appears, so the next pattern can match them."""
     (ws / "orders.json").write_text(ORDERS)
     out = str(call("bash", command="grep -c 'status: failed' orders.json").content)
-    assert out.startswith("0\n[exit code 1]")
+    assert out.startswith("0\n[the search matched no line") and out.endswith("[exit code 1]")
     assert "/mnt/user-data/workspace/orders.json has 2 line(s) with 'status' and 'failed'" in out
     assert '"status": "failed"' in out
 
@@ -49,3 +49,13 @@ def test_a_search_whose_words_are_nowhere_says_so_and_a_match_adds_nothing(call,
     assert found == "2"
     missing_file = str(call("bash", command="grep x nothere.txt").content)
     assert "matched no line" not in missing_file
+
+
+def test_the_completion_check_still_reads_the_failure_under_the_note(call, ws: Path) -> None:
+    """The exit code stays the last line, and the check reads the command's own record."""
+    from herdsman.middleware.completion_rules import failed, failure_detail
+
+    (ws / "orders.json").write_text(ORDERS)
+    result = call("bash", command="grep -c 'status: failed' orders.json")
+    assert failed(result) and failure_detail(result) == "0 [exit code 1]"
+    assert not failed(call("bash", command="grep -c failed orders.json"))

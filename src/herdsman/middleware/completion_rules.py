@@ -273,8 +273,20 @@ def uncompared(request: str, run: Sequence[Any], language: str = "en") -> Findin
     return Finding("compare.not_made", {"what": said_word(match), "command": by_size}, ("bash",), COMMAND)
 
 
+def _command_artifact(result: ToolMessage) -> dict[str, Any] | None:
+    """The bash tool's record of the command behind ``result`` (its exit code and output), when
+    the message carries it; the text then need not be parsed (the tool may add notes to it)."""
+    artifact = getattr(result, "artifact", None)
+    return artifact if isinstance(artifact, dict) and isinstance(artifact.get("exit_code"), int) and "command" in artifact else None
+
+
 def failure_detail(result: ToolMessage) -> str:
     """The line that says why: a command's last output line and its exit code, else the first line."""
+    record = _command_artifact(result)
+    if record is not None and record["exit_code"] != 0:
+        output = record.get("output") or f"{record.get('stdout') or ''}\n{record.get('stderr') or ''}"
+        said = [line.strip() for line in str(output).splitlines() if line.strip()]
+        return f"{said[-1][:200] if said else 'no output'} [exit code {record['exit_code']}]"
     lines = [line for line in result.text.strip().splitlines() if line.strip()]
     if not lines:
         return "no output"
@@ -323,7 +335,8 @@ def failed(result: ToolMessage) -> bool:
     output that is nothing but error lines (``grep x folder | head`` exits 0 with "grep: folder: Is
     a directory"; ``find -exec rename`` with no rename exits 0 with "find: 'rename': No such file
     or directory": a model moves on as if either had worked)."""
-    if result.status == "error" or EXIT_CODE.search(result.text[-200:]):
+    record = _command_artifact(result)
+    if result.status == "error" or (record["exit_code"] != 0 if record is not None else EXIT_CODE.search(result.text[-200:])):
         return True
     lines = [line.strip() for line in result.text.strip().splitlines() if line.strip()]
     return result.name == "bash" and bool(lines) and all(_ERROR_LINE.match(line) for line in lines)

@@ -126,7 +126,7 @@ def no_match_hint(sandbox: Sandbox, command: str, exit_code: int, output: str) -
     if best is not None:
         count, path, named, hits = best
         shown = "\n".join(f"  {line.strip()[:MAX_LINE_CHARS]}" for line in hits[:MAX_LINES])
-        return (f"\n[the search matched no line. {path} has {count} line(s) with {named}, written like this:\n"
+        return (f"[the search matched no line. {path} has {count} line(s) with {named}, written like this:\n"
                 f"{shown}\nMatch the text as the file writes it.]")
     listed = ", ".join(repr(w) for w in words[:4])
-    return f"\n[the search matched no line, and no line of {', '.join(p for p, _ in files)} contains {listed} at all.]"
+    return f"[the search matched no line, and no line of {', '.join(p for p, _ in files)} contains {listed} at all.]"

@@ -331,9 +331,12 @@ class SandboxTools:
         """The sandbox of the run's thread."""
         return self.provider.acquire(thread_id_of(runtime))
 
-    def bash_result(self, result: ExecResult) -> str:
-        """What the model reads of a command: its output, then its exit code and timeout."""
+    def bash_result(self, result: ExecResult, note: str = "") -> str:
+        """What the model reads of a command: its output, the harness's ``note`` on it, then its
+        exit code and timeout (the exit code stays the last line: readers look for it there)."""
         lines = [result.output.rstrip("\n") or "(no output)"]
+        if note:
+            lines.append(note)
         if result.exit_code != 0:
             lines.append(f"[exit code {result.exit_code}]")
         if result.timed_out:
@@ -353,7 +356,7 @@ class SandboxTools:
         nothing, :mod:`~herdsman.sandbox.grep_hint`) and its artifact."""
         result, artifact = run_traced(sandbox, command, cancelled)
         hint = no_match_hint(sandbox, command, result.exit_code, result.output) if not result.timed_out else ""
-        return self.bash_result(result) + hint, artifact
+        return self.bash_result(result, hint), artifact
 
     async def abash(
         self,
