@@ -121,3 +121,31 @@ def test_written_paths_reads_whole_writes_only() -> None:
         "/mnt/user-data/workspace/a.txt", "/mnt/user-data/workspace/d.txt",
     ]
     assert written_paths("python3 - <<'EOF'\nif a > b: pass\nEOF") == []
+
+
+async def test_a_file_a_command_created_is_the_agents_own(home: Path) -> None:
+    """cp made the file in this step (the command's record says created): writing it is free."""
+    config = make_config(home)
+    ws = workspace(home, "t-rbw5")
+    ws.mkdir(parents=True)
+    (ws / "notes.txt").write_text("draft\n")
+    results = await run(config, [
+        call("bash", 1, command="cp notes.txt copy.txt"),
+        call("write_file", 2, path="copy.txt", content="final\n"),
+        "done",
+    ], "t-rbw5")
+    assert results[1].content.startswith("Wrote")
+    assert (ws / "copy.txt").read_text() == "final\n"
+
+
+def test_the_files_a_sub_agent_wrote_are_the_leads_own() -> None:
+    """A sub-agent (task) wrote outputs/words.txt: the lead may rewrite it without reading it (the
+    sub-agent's own read before write held for its edits)."""
+    from types import SimpleNamespace
+
+    from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
+
+    request = SimpleNamespace(tool_call={"name": "task", "args": {"prompt": "count"}, "id": "c1"})
+    artifact = {"results": [{"files_written": ["/mnt/user-data/outputs/words.txt"]}]}
+    touched = ReadBeforeWriteMiddleware._touched(None, request, artifact)  # type: ignore[arg-type]
+    assert touched == ["/mnt/user-data/outputs/words.txt"]

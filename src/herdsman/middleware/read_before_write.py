@@ -11,7 +11,9 @@ the agent wrote or edited itself counts as read (in the state it left it).
 What counts as reading: ``read_file`` (any part of it), or a ``bash`` command that prints it
 (``cat``, ``head``, ``tail``, ``nl``, ``less``, ``more`` naming the file). A file a ``bash``
 command wrote whole (``> file``, ``tee file``) counts as written by the agent: a model that saved
-a command's output and then writes the file properly is not sent to read its own output first. Each read records a
+a command's output and then writes the file properly is not sent to read its own output first;
+so does a file a command created, and a file a sub-agent (``task``) wrote: the lead's delegate
+read before it wrote. Each read records a
 fingerprint (size and modification time, taken by descriptor; a hash of the content where the
 files are not on this host) in the thread state, so a file changed behind the agent's
 back (by a command, a sub-agent, the user) must be read again. The state survives between runs
@@ -156,22 +158,29 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return None
         return ToolMessage(content=refusal(path, changed=seen is not None), tool_call_id=call["id"], name=call["name"], status="error")
 
-    def _touched(self, request: ToolCallRequest) -> list[str]:
-        """Paths whose content the agent has now seen (read, printed, written or edited)."""
+    def _touched(self, request: ToolCallRequest, artifact: Any = None) -> list[str]:
+        """Paths whose content the agent has now seen (read, printed, written or edited): for a
+        command also the files it created (its artifact's ``files_changed``), for a sub-agent
+        (``task``) the files it wrote (its own read before write made it read what it edited)."""
         call = request.tool_call
         args = call.get("args") or {}
         if call["name"] in ("read_file", "write_file", "str_replace"):
             path = _virtual(args.get("path"))
             return [path] if path else []
         if call["name"] == "bash" and isinstance(args.get("command"), str):
-            return printed_paths(args["command"]) + written_paths(args["command"])
+            changed = artifact.get("files_changed") if isinstance(artifact, dict) else None
+            created = [c["path"] for c in changed or () if isinstance(c, dict) and c.get("action") == "created"]
+            return printed_paths(args["command"]) + written_paths(args["command"]) + [p for c in created if (p := _virtual(c))]
+        if call["name"] == "task" and isinstance(artifact, dict):
+            written = [w for r in artifact.get("results") or () if isinstance(r, dict) for w in r.get("files_written") or ()]
+            return [p for w in written if (p := _virtual(w))]
         return []
 
     def _record(self, request: ToolCallRequest, result: Any) -> Any:
         """``result`` plus the fingerprints of the files it showed or changed."""
         if not isinstance(result, ToolMessage) or result.status == "error":
             return result
-        seen = {p: f for p in self._touched(request) if (f := self._current(request, p))}
+        seen = {p: f for p in self._touched(request, result.artifact) if (f := self._current(request, p))}
         if not seen:
             return result
         return Command(update={"messages": [result], "files_read": seen})
