@@ -55,7 +55,8 @@ def test_list_edit_delete_export(tmp_path: Path) -> None:
 
 
 def test_flush_runs_the_memory_model_on_pending_updates(tmp_path: Path) -> None:
-    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9}]})
+    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9,
+                                   "quote": "we deploy with Helm charts"}]})
     (tmp_path / "memo.yaml").write_text(yaml_list(reply))
     (tmp_path / "config.yaml").write_text(
         "home: .herdsman\n"
@@ -66,7 +67,8 @@ def test_flush_runs_the_memory_model_on_pending_updates(tmp_path: Path) -> None:
     from herdsman.memory.queue import UpdateQueue
 
     queue = UpdateQueue(memory_db_path(load_config(tmp_path / "config.yaml").config))
-    queue.enqueue("t-9", "ann", [{"role": "user", "content": "we deploy with helm"}, {"role": "assistant", "content": "ok"}])
+    queue.enqueue("t-9", "ann", [{"role": "user", "content": "I'm Ann; we deploy with Helm charts"},
+                            {"role": "assistant", "content": "ok"}])
     queue.close()
     assert "t-9" in run_cli("memory", "pending", cwd=tmp_path).stdout
     flushed = run_cli("memory", "flush", cwd=tmp_path)
@@ -82,7 +84,8 @@ def yaml_list(*replies: str) -> str:
 def test_herdsman_run_writes_its_turn_to_memory_before_it_exits(tmp_path: Path) -> None:
     """The turn's update is debounced (memory.debounce_seconds: 300), yet ``herdsman run`` writes
     it before the process ends: the next run, in a new thread, already knows the fact."""
-    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9}]})
+    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9,
+                                   "quote": "we deploy with Helm charts"}]})
     (tmp_path / "memo.yaml").write_text(yaml_list(reply))
     (tmp_path / "lead.yaml").write_text(yaml_list("Noted.", "Use your Helm charts."))
     (tmp_path / "config.yaml").write_text(
@@ -92,7 +95,7 @@ def test_herdsman_run_writes_its_turn_to_memory_before_it_exits(tmp_path: Path) 
         "  - {name: memo, use: 'herdsman.models.scripted:ScriptedChatModel', script: memo.yaml}\n"
         "memory: {enabled: true, model: memo, user_id: ann, debounce_seconds: 300}\n"
     )
-    first = run_cli("run", "we deploy with helm", "--thread", "t-1", cwd=tmp_path)
+    first = run_cli("run", "I'm Ann; we deploy with Helm charts", "--thread", "t-1", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "No pending memory updates" in run_cli("memory", "pending", cwd=tmp_path).stdout
     assert "Ann deploys with Helm charts" in run_cli("memory", "list", cwd=tmp_path).stdout

@@ -89,7 +89,7 @@ async def test_the_same_relation_learned_twice_is_one_record(home: Path) -> None
 async def test_with_graph_off_only_flat_facts_are_learned_and_injected(home: Path) -> None:
     """memory.graph: false is the flat mode: facts only, whatever the memory model lists beside them."""
     config = make_config(home, memory={"enabled": True, "debounce_seconds": 0, "graph": False})
-    fact = {"content": "Atlas deploys to AWS", "category": "project", "confidence": 1}
+    fact = {"content": "Atlas deploys to AWS", "category": "project", "confidence": 1, "quote": "We deploy Atlas to AWS"}
     learned = json.dumps({"facts": [fact], "entities": [{"name": "Atlas"}], "relations": [AWS]})
     service = MemoryService.open(config, ScriptedChatModel(responses=[learned]))
     GraphStore(service.store.store).put_relation("ann", ExtractedRelation(**GCP), Origin())  # kept from before
