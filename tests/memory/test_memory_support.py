@@ -112,7 +112,8 @@ def test_a_quote_the_user_did_not_say_is_not_found(quote: str, said: list[str]) 
 def test_the_reply_schema_requires_a_quote_for_each_fact() -> None:
     schema = Reply.model_json_schema()
     fact = schema["$defs"]["ReplyFact"]
-    assert set(fact["required"]) == {"content", "quote"}
+    assert fact["required"] == ["quote", "content"]  # the user's words first, then the fact drawn from them
+    assert set(schema["required"]) == {"summary", "facts"}
 
 
 def test_a_fact_named_after_the_user_needs_their_name_said_or_known() -> None:

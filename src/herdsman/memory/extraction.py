@@ -71,20 +71,21 @@ New conversation:
 
 Answer with JSON only, no prose, in this form:
 {{"summary": "<the updated context summary, at most 3 sentences>",
-  "facts": [{{"content": "<one self-contained fact>", "category": "<one of {categories}>", "confidence": <0 to 1>,
-             "quote": "<the user's words that say it, copied>"}}],
+  "facts": [{{"quote": "<the user's words that say it, copied>", "content": "<one self-contained fact>",
+             "category": "<one of {categories}>", "confidence": <0 to 1>}}],
   "forget": ["<id of a current fact that is now wrong>"],
   "entities": [...], "relations": [...], "ended": [...]}}
 Use an empty list when there is nothing new."""
 
 
 class ReplyFact(BaseModel):
-    """One fact of the memory model's reply, with the user's words that say it."""
+    """One fact of the memory model's reply, with the user's words that say it. The quote comes
+    first: a model decoding under this schema copies the user's words, then states the fact."""
 
+    quote: str = Field(description="The user's own words that say this fact, copied exactly from a user message.")
     content: str = Field(description="One self-contained fact about the user, in the language of the quote.")
     category: Literal[CATEGORIES] = "other"  # type: ignore[valid-type]
     confidence: float = Field(0.8, ge=0, le=1)
-    quote: str = Field(description="The user's own words that say this fact, copied exactly from a user message.")
 
 
 class ReplyEntity(BaseModel):
@@ -114,8 +115,8 @@ class ReplyEnded(ReplyRelation):
 class Reply(BaseModel):
     """What the memory model answers: the JSON schema of :data:`REPLY_TOOL`'s arguments."""
 
-    summary: str = Field("", description="The updated context summary, at most 3 sentences.")
-    facts: list[ReplyFact] = Field(default_factory=list)
+    summary: str = Field(description="The updated context summary, at most 3 sentences.")
+    facts: list[ReplyFact] = Field(description="What the user said that is worth remembering; empty when nothing.")
     forget: list[str] = Field(default_factory=list, description="Ids of current facts that are now wrong.")
     entities: list[ReplyEntity] = Field(default_factory=list)
     relations: list[ReplyRelation] = Field(default_factory=list)
