@@ -89,11 +89,19 @@ def load(path: Path = DATA) -> list[dict[str, Any]]:
     return yaml.safe_load(path.read_text())
 
 
+def quote_for(content: str, turns: list[str]) -> str:
+    """What a competent memory model quotes for a fact: the user's turn of the session that shares
+    the most words with it (the data may give a fact's ``quote`` itself)."""
+    wanted = stems(content)
+    return max(turns, key=lambda turn: len(wanted & stems(turn)))
+
+
 class ScriptedExtractor:
     """The memory model of ``--model scripted``: the written extraction of the session it is shown.
 
     The session is the one whose first turn is in the prompt; ``forget`` holds facts' contents,
-    answered as the ids the prompt lists them under.
+    answered as the ids the prompt lists them under; each fact quotes the user's turn that says it
+    (:func:`quote_for`).
     """
 
     def __init__(self, conversations: list[dict[str, Any]]) -> None:
@@ -107,7 +115,8 @@ class ScriptedExtractor:
         extraction = dict(session["extraction"])
         listed = {normalize(content): fid for fid, content in LISTED_FACT.findall(prompt)}
         extraction["forget"] = [listed[normalize(c)] for c in extraction.get("forget", []) if normalize(c) in listed]
-        extraction["facts"] = [{"confidence": 0.9, **f} for f in extraction.get("facts", [])]
+        extraction["facts"] = [{"confidence": 0.9, "quote": quote_for(f["content"], session["turns"]), **f}
+                               for f in extraction.get("facts", [])]
         extraction["relations"] = [{"confidence": 0.9, **r} for r in extraction.get("relations", [])]
         return json.dumps({"summary": "", **extraction})
 

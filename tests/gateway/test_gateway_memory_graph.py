@@ -19,7 +19,8 @@ from herdsman_gateway.auth import user_id_for_key
 from tests.gateway.gateway_support import running_gateway, user_message
 from tests.support import make_config
 
-LEARNED = {"summary": "", "facts": [{"content": "Ann deploys Atlas every Friday", "category": "behavior", "confidence": 0.9}],
+LEARNED = {"summary": "", "facts": [{"content": "The user deploys Atlas every Friday", "category": "behavior", "confidence": 0.9,
+                                     "quote": "We deploy Atlas to GCP on Fridays"}],
            "entities": [{"name": "Atlas", "kind": "project"}],
            "relations": [{"subject": "Atlas", "predicate": "deploys_to", "object": "GCP", "confidence": 0.9}]}
 

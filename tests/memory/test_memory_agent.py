@@ -12,13 +12,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from herdsman.agents.lead import create_lead_agent, run_config
+from herdsman.memory.audit import records
 from herdsman.memory.facts import Fact
 from herdsman.memory.service import MemoryService
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
 LEARNED = json.dumps(
-    {"summary": "Ann maintains a Rust CLI.", "facts": [{"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 0.9}]}
+    {"summary": "Ann maintains a Rust CLI.", "facts": [{"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 0.9,
+                                               "quote": "I write … CLI tools in Rust"}]}
 )
 
 
@@ -38,7 +40,7 @@ async def test_a_turn_is_learned_and_injected_in_a_new_thread(home: Path) -> Non
     lead = ScriptedChatModel(responses=["Noted, Rust it is.", "Here is a Rust skeleton."])
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
 
-    await ask(agent, config, "I write all my CLI tools in Rust.", "t-1", user_id="ann")
+    await ask(agent, config, "I'm Ann. I write all my CLI tools in Rust.", "t-1", user_id="ann")
     await service.worker.drain()
     facts = service.store.facts("ann")
     assert [f.content for f in facts] == ["Ann writes her CLI tools in Rust"]
@@ -52,25 +54,36 @@ async def test_a_turn_is_learned_and_injected_in_a_new_thread(home: Path) -> Non
     service.close()
 
 
-async def test_confidence_comes_from_who_said_it_not_from_the_memory_model(home: Path) -> None:
-    """The small memory model calls every fact certain; what is kept is capped by the evidence:
-    said by the user, only inferred from the assistant's words, or said by no one (dropped)."""
+async def test_only_what_the_user_said_is_kept_and_the_guesses_refused_are_audited(home: Path) -> None:
+    """The small memory model calls every fact certain; a fact is kept only with the user's words
+    that say it (at a stated fact's confidence); one quoting the assistant (an inference) or
+    nothing (made up) is refused, and the audit says why."""
     config = memory_config(home)
     claims = [
-        {"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 1.0},
-        {"content": "Ann's tools rely on the clap crate", "category": "project", "confidence": 1.0},
+        {"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 1.0,
+         "quote": "I write all my CLI tools in Rust"},
+        {"content": "Ann's tools rely on the clap crate", "category": "project", "confidence": 1.0,
+         "quote": "I would use the clap crate"},
         {"content": "Ann lives in Berlin near the river", "category": "profile", "confidence": 1.0},
     ]
+    again = {**claims[0], "quote": "My CLI tools are all Rust"}
     memo = ScriptedChatModel(responses=[json.dumps({"summary": "", "facts": claims}),
-                                        json.dumps({"summary": "", "facts": claims[:1]})])
+                                        json.dumps({"summary": "", "facts": [again]})])
     service = MemoryService.open(config, memo)
     lead = ScriptedChatModel(responses=["Noted. I would use the clap crate for the argument parsing.", "Sure."])
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
 
-    await ask(agent, config, "I write all my CLI tools in Rust.", "t-1", user_id="ann")
+    await ask(agent, config, "I'm Ann. I write all my CLI tools in Rust.", "t-1", user_id="ann")
     await service.worker.drain()
     sure = {f.content: f.confidence for f in service.store.facts("ann")}
-    assert sure == {"Ann writes her CLI tools in Rust": 0.9, "Ann's tools rely on the clap crate": 0.6}
+    assert sure == {"Ann writes her CLI tools in Rust": 0.9}
+    trail = records(service.store.store, "ann")
+    assert [(r["content"], r["reason"]) for r in trail if r["action"] == "refuse"] == [
+        ("Ann's tools rely on the clap crate", "the quote is not in the user's messages"),
+        ("Ann lives in Berlin near the river", "no quote of the user's words supports it"),
+    ]
+    assert [r.get("quote") for r in trail if r["action"] == "put" and r["kind"] == "fact"] == [
+        "I write all my CLI tools in Rust"]
 
     await ask(agent, config, "My CLI tools are all Rust, as I said.", "t-2", user_id="ann")
     await service.worker.drain()
@@ -164,7 +177,8 @@ def test_memory_off_adds_nothing(home: Path, mode: str) -> None:
 async def test_updates_left_by_a_previous_process_are_written_on_the_next_run(home: Path) -> None:
     config = memory_config(home)
     earlier = MemoryService.open(config)  # a process that queued a turn and died before the model ran
-    earlier.queue.enqueue("t-old", "default", [{"role": "user", "content": "I write CLI tools in Rust"}, {"role": "assistant", "content": "ok"}])
+    earlier.queue.enqueue("t-old", "default", [{"role": "user", "content": "I'm Ann; I write CLI tools in Rust"},
+                                                   {"role": "assistant", "content": "ok"}])
     earlier.queue.close()
 
     service = MemoryService.open(config, ScriptedChatModel(responses=[LEARNED]))

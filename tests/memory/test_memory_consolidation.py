@@ -18,7 +18,7 @@ from herdsman.memory.injection import render_memory
 from herdsman.memory.retention import sweep
 from herdsman.memory.store import MemoryStore, facts_namespace, user_label
 from tests.memory.test_memory_cli import seed
-from tests.support import run_cli
+from tests.support import run_cli_here
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
 
@@ -126,7 +126,7 @@ def test_sweep_consolidates_from_the_cli(tmp_path: Path) -> None:
             Fact.new(f"Ann reviewed design doc {n} with the team", "knowledge"), updated_at="2020-01-01T00:00:00+00:00",
         ).to_value())
     close_store(raw)
-    swept = run_cli("memory", "sweep", cwd=tmp_path)
+    swept = run_cli_here("memory", "sweep", cwd=tmp_path)
     assert swept.returncode == 0 and "removed 3 item(s)" in swept.stdout
-    listed = run_cli("memory", "list", cwd=tmp_path).stdout
+    listed = run_cli_here("memory", "list", cwd=tmp_path).stdout
     assert "Earlier (knowledge)" in listed and "Ann writes CLI tools in Rust" in listed

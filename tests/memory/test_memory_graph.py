@@ -89,7 +89,7 @@ async def test_the_same_relation_learned_twice_is_one_record(home: Path) -> None
 async def test_with_graph_off_only_flat_facts_are_learned_and_injected(home: Path) -> None:
     """memory.graph: false is the flat mode: facts only, whatever the memory model lists beside them."""
     config = make_config(home, memory={"enabled": True, "debounce_seconds": 0, "graph": False})
-    fact = {"content": "Atlas deploys to AWS", "category": "project", "confidence": 1}
+    fact = {"content": "Atlas deploys to AWS", "category": "project", "confidence": 1, "quote": "We deploy Atlas to AWS"}
     learned = json.dumps({"facts": [fact], "entities": [{"name": "Atlas"}], "relations": [AWS]})
     service = MemoryService.open(config, ScriptedChatModel(responses=[learned]))
     GraphStore(service.store.store).put_relation("ann", ExtractedRelation(**GCP), Origin())  # kept from before
@@ -135,6 +135,12 @@ def test_a_relation_about_the_user_is_grounded_by_its_object_in_their_words() ->
     role = ExtractedRelation(subject="Hana", predicate="role", object="postdoc", confidence=1)
     made_up = ExtractedRelation(subject="Hana", predicate="lives_in", object="Berlin", confidence=1)
     assert [r.confidence for r in grounded_relations([role, made_up], said)] == [STATED, UNSUPPORTED]
+    # the subject said is not enough: the object must be the user's words too
+    atlas = [{"role": "user", "content": "I'm Ana, my project Atlas deploys to GCP."},
+             {"role": "assistant", "content": "So you work with Google Cloud."}]
+    guess = ExtractedRelation(subject="Ana", predicate="works_at", object="Google", confidence=1)
+    stated = ExtractedRelation(subject="Atlas", predicate="deploys_to", object="GCP", confidence=1)
+    assert [r.confidence for r in grounded_relations([guess, stated], atlas)] == [UNSUPPORTED, STATED]
 
 
 async def test_relations_nobody_said_are_not_kept(home: Path) -> None:

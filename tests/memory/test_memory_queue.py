@@ -19,7 +19,8 @@ from herdsman.models.scripted import ScriptedChatModel
 from tests.support import REPO
 
 TURN = [{"role": "user", "content": "I always deploy with Helm."}, {"role": "assistant", "content": "Noted."}]
-REPLY = json.dumps({"summary": "", "facts": [{"content": "The user deploys with Helm", "category": "preference", "confidence": 0.9}]})
+REPLY = json.dumps({"summary": "", "facts": [{"content": "The user deploys with Helm", "category": "preference", "confidence": 0.9,
+                                                "quote": "I always deploy with Helm."}]})
 
 
 def test_turns_of_one_thread_are_debounced_into_one_update(tmp_path: Path) -> None:

@@ -80,8 +80,10 @@ def score_updater(model_for: Any, tmp_path: Path, rows: list[dict[str, Any]] | N
 
 
 def loose_extraction(row: dict[str, Any]) -> BaseChatModel:
-    """The scripted memory model: it extracts the row's fact whatever it is, as a small model does."""
-    reply = {"summary": "", "facts": [row["extracted"]], "forget": [], "entities": [], "relations": []}
+    """The scripted memory model: it extracts the row's fact whatever it is, as a small model does,
+    quoting the whole turn."""
+    fact = {**row["extracted"], "quote": row["turn"]}
+    reply = {"summary": "", "facts": [fact], "forget": [], "entities": [], "relations": []}
     return ScriptedChatModel(responses=[json.dumps(reply)])
 
 
@@ -142,12 +144,12 @@ def test_restating_a_fact_through_the_updater_keeps_one_fact(tmp_path: Path) -> 
     store = MemoryStore(InMemoryStore())
     queue = UpdateQueue(tmp_path / "queue.sqlite")
     config = MemoryConfig(enabled=True, debounce_seconds=0)
-    said = [("I write my CLI tools in Rust.", "Ann writes her CLI tools in Rust"),
+    said = [("I'm Ann. I write my CLI tools in Rust.", "Ann writes her CLI tools in Rust"),
             ("Remember: all my CLI tools are written in Rust", "The user writes CLI tools in Rust")]
     try:
         for n, (turn, fact) in enumerate(said):
             queue.enqueue(f"t{n}", "ann", [{"role": "user", "content": turn}])
-            reply = json.dumps({"facts": [{"content": fact, "category": "preference", "confidence": 0.9}]})
+            reply = json.dumps({"facts": [{"content": fact, "category": "preference", "confidence": 0.9, "quote": turn}]})
             MemoryUpdater(store, queue, ScriptedChatModel(responses=[reply]), config).run_pending()
     finally:
         queue.close()

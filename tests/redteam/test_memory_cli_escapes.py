@@ -35,6 +35,8 @@ def _seed(project: Path) -> None:
         raw.put(facts_namespace("ann"), f"fact-key{PAYLOAD}", fact)
         record(raw, user_label("ann"), f"add{PAYLOAD}", f"fact{PAYLOAD}", f"item{PAYLOAD}",
                Origin(origin=f"api{PAYLOAD}", thread_id=f"thread{PAYLOAD}", run_id=f"run{PAYLOAD}"))
+        record(raw, user_label("ann"), "refuse", "fact", "f1", Origin(),  # the user's words and the model's guess
+               detail={"content": f"guessed{PAYLOAD}", "quote": f"quoted{PAYLOAD}", "reason": f"reason{PAYLOAD}"})
     finally:
         close_store(raw)
 
@@ -59,3 +61,4 @@ def test_memory_list_and_audit_print_hostile_keys_and_values_safely(tmp_path: Pa
     assert "likes tea" in listed and "fact-key" in listed and "[/x]" in listed and "[osc52]" in listed
     audit = _memory("audit", tmp_path)
     assert "add[osc52]" in audit and "thread[osc52]" in audit and "[/x]" in audit
+    assert "guessed[osc52]" in audit and "quoted[osc52]" in audit and "reason[osc52]" in audit

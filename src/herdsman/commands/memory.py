@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -250,9 +250,20 @@ def memory_entity(
         console.print(escape(describe(GraphView(entities, graph.relations(uid)), found)))
 
 
+def audit_words(entry: dict[str, Any]) -> str:
+    """What a fact's audit record says of the user's words: the quote of a kept fact; for a
+    refused one, what was proposed, what it quoted and why it was refused."""
+    quote = f'"{entry["quote"]}"' if entry.get("quote") else ""
+    if entry.get("action") == "refuse":
+        return "; ".join(p for p in (f'proposed "{entry.get("content", "")}"', f"quoting {quote}" if quote else "",
+                                     f'refused: {entry.get("reason", "")}') if p)
+    return quote
+
+
 @memory_app.command("audit")
 def memory_audit(user: UserOpt = None, config: ConfigOpt = None) -> None:
-    """Every write to a user's memory, oldest first: what, how, and from which thread and run."""
+    """Every write to a user's memory, oldest first: what, how, from which thread and run, and the
+    user's words behind each fact learned (facts refused for lack of them too)."""
     cfg = _config(config)
     uid = _user(cfg, user)
     with _Opened(cfg) as store:
@@ -260,10 +271,10 @@ def memory_audit(user: UserOpt = None, config: ConfigOpt = None) -> None:
     if not trail:
         console.print(f"No audit records for user {_shown(uid)}.")
         return
-    table = Table("at", "action", "kind", "id", "origin", "thread", "run")
+    table = Table("at", "action", "kind", "id", "origin", "thread", "run", "the user's words")
     for a in trail:
         table.add_row(*_cells(a.get("at", "")[:19], a.get("action"), a.get("kind"), a.get("id"), a.get("origin"),
-                              a.get("thread_id"), a.get("run_id")))
+                              a.get("thread_id"), a.get("run_id"), audit_words(a)))
     console.print(table)
 
 

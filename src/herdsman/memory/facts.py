@@ -9,11 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 CATEGORIES = ("preference", "profile", "project", "knowledge", "behavior", "other")
-_WORD = re.compile(r"[a-z0-9]+")
+# scripts written without spaces between words: each character is a word (Thai, Lao, Myanmar, Khmer, kana, Han)
+UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_WORD = re.compile(rf"[{UNSPACED}]|[^\W_{UNSPACED}]+")
 
 
 def now_iso() -> str:
@@ -29,8 +32,10 @@ def cutoff(days: int | None, now: dt.datetime | None = None) -> str | None:
 
 
 def normalize(content: str) -> str:
-    """Lowercase words only: the form two facts are compared in."""
-    return " ".join(_WORD.findall(content.lower()))
+    """Lowercase words only, in any script: the form two facts are compared in (NFKC, case folded,
+    no punctuation; each character of a script written without spaces, such as Chinese, is a word).
+    ASCII text keeps the form it always had, so the ids of facts kept before do not change."""
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", content).casefold()))
 
 
 def stem(word: str, size: int = 5) -> str:

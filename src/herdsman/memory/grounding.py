@@ -1,7 +1,9 @@
-"""How sure a remembered fact is, from where it came from, not from what the memory model says.
+"""How sure a remembered relation is, from where it came from, not from what the memory model says.
 
-Small memory models give every fact a confidence of 1.0, so the model's figure is only an upper
-bound here; the cap comes from the evidence in the conversation the fact was drawn from:
+Facts the memory model learns need the user's words that say them (:mod:`herdsman.memory.support`:
+a fact without them is refused, one with them is at most :data:`STATED` sure). Relations of the
+graph are capped here. Small memory models give everything a confidence of 1.0, so the model's
+figure is only an upper bound; the cap comes from the evidence in the conversation:
 
 - the user said it (at least half of the fact's content words appear in the user's own turns):
   at most :data:`STATED`;
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from herdsman.memory.facts import Fact, stems
+from herdsman.memory.facts import Fact, normalize, stems
 from herdsman.memory.graph_schema import ExtractedRelation
 
 R = TypeVar("R", bound=ExtractedRelation)
@@ -65,15 +67,30 @@ def grounded(facts: Iterable[Fact], conversation: list[Mapping[str, Any]]) -> li
     return [replace(f, confidence=min(f.confidence, evidence_cap(f.content, conversation))) for f in facts]
 
 
+def _said_by_user(name: str, conversation: Iterable[Mapping[str, Any]]) -> bool:
+    """True when the user's turns hold ``name``: most of its content words, or all its words
+    (a short name such as "Go" has no content word of three letters)."""
+    turns = list(conversation)
+    if evidence_cap(name, turns) >= STATED:
+        return True
+    said = {w for t in turns if str(t.get("role", "user")) in ("user", "human") for w in normalize(str(t.get("content", ""))).split()}
+    wanted = normalize(name).split()
+    return bool(wanted) and all(w in said for w in wanted)
+
+
 def grounded_relations(relations: Iterable[R], conversation: list[Mapping[str, Any]]) -> list[R]:
     """``relations`` with each confidence capped by the evidence for their subject and object in
     ``conversation``. The predicate is the memory model's wording ("role", "advised_by"), rarely the
     user's, and the subject is often the user, whom their own turns do not name ("I work at RIKEN
-    as a postdoc" is "Hana role postdoc"): the object alone, if said, is half the evidence."""
+    as a postdoc" is "Hana role postdoc"): the object alone, if said, is half the evidence. The
+    object must be the user's words, though: "Ana works_at Google" from "I'm Ana, my project
+    deploys to GCP" names Ana, not Google, and is a guess (:data:`UNSUPPORTED`)."""
     capped = []
     for r in relations:
-        said = f"{r.subject} {r.object}"
-        capped.append(r.model_copy(update={"confidence": min(r.confidence, evidence_cap(said, conversation))}))
+        cap = evidence_cap(f"{r.subject} {r.object}", conversation)
+        if not _said_by_user(r.object, conversation):
+            cap = UNSUPPORTED
+        capped.append(r.model_copy(update={"confidence": min(r.confidence, cap)}))
     return capped
 
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from langgraph.store.base import BaseStore
 
-from herdsman.memory.audit import Origin, record
+from herdsman.memory.audit import Origin, record, scrub
 from herdsman.memory.facts import Fact, normalize, now_iso
 
 ROOT = "memory"
@@ -102,12 +102,13 @@ class MemoryStore:
 
     # -- writing ------------------------------------------------------------------------
 
-    def put(self, user_id: str, fact: Fact, origin: Origin = API) -> Fact:
-        """Write ``fact`` (merged into the existing record with the same id); returns what was kept."""
+    def put(self, user_id: str, fact: Fact, origin: Origin = API, quote: str | None = None) -> Fact:
+        """Write ``fact`` (merged into the existing record with the same id); returns what was kept.
+        ``quote``: the user's words that say it, kept in the audit record."""
         existing = self.get(user_id, fact.id) or self._saying(user_id, fact.content)
         kept = existing.merged_with(fact) if existing else fact
         self.store.put(facts_namespace(user_id), kept.id, kept.to_value())
-        record(self.store, user_label(user_id), "put", "fact", kept.id, origin)
+        record(self.store, user_label(user_id), "put", "fact", kept.id, origin, detail={"quote": quote or ""})
         return kept
 
     def update(
@@ -127,6 +128,7 @@ class MemoryStore:
         changed = replace(changed, created_at=old.created_at)
         if changed.id != fid:
             self.store.delete(facts_namespace(user_id), fid)
+            scrub(self.store, user_label(user_id), fid)
             record(self.store, user_label(user_id), "delete", "fact", fid, origin)
         self.store.put(facts_namespace(user_id), changed.id, changed.to_value())
         record(self.store, user_label(user_id), "put", "fact", changed.id, origin)
@@ -142,6 +144,7 @@ class MemoryStore:
         if self.get(user_id, fid) is None:
             return False
         self.store.delete(facts_namespace(user_id), fid)
+        scrub(self.store, user_label(user_id), fid)
         record(self.store, user_label(user_id), "delete", "fact", fid, origin)
         return True
 
@@ -181,6 +184,7 @@ class MemoryStore:
             dropped += [f.id for f in ranked[max_facts:]]
         for fid in dropped:
             self.store.delete(facts_namespace(user_id), fid)
+            scrub(self.store, user_label(user_id), fid)
             record(self.store, user_label(user_id), "delete", "fact", fid, Origin("retention"))
         return dropped
 

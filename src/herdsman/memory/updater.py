@@ -2,7 +2,9 @@
 
 :class:`MemoryUpdater` does one pass over the due rows of the queue (``run_pending``). Each row
 is read by the memory model, filtered, written to the store, and only then removed from the
-queue. A reply that is not JSON, a model error or a store error is recorded on the row, which is
+queue. A fact is kept only with the user's words that say it (:mod:`herdsman.memory.support`):
+one without them is refused, and the audit trail records the refusal and its reason, as it
+records the quote of each fact kept. A reply that is not JSON, a model error or a store error is recorded on the row, which is
 retried later and dropped after ``memory.max_attempts``; a failure never reaches the user's turn.
 :class:`MemoryWorker` runs passes in the background of the agent's event loop (or a thread).
 """
@@ -13,21 +15,30 @@ import asyncio
 import contextvars
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import structlog
 from langchain_core.language_models import BaseChatModel
 
 from herdsman.config.schema import MemoryConfig
-from herdsman.memory.audit import Origin
-from herdsman.memory.extraction import MemoryUpdate, build_prompt, filter_facts, parse_reply
+from herdsman.memory.audit import Origin, record
+from herdsman.memory.extraction import MemoryUpdate, build_prompt, filter_facts, parse_reply, reply_text, structured
+from herdsman.memory.facts import Fact, fact_id
 from herdsman.memory.graph import GraphStore
-from herdsman.memory.grounding import grounded, grounded_relations
+from herdsman.memory.grounding import STATED, grounded_relations
+from herdsman.memory.store import user_label
+from herdsman.memory.support import unsupported
 from herdsman.memory.queue import PendingUpdate, QueueClosedError, UpdateQueue
 from herdsman.memory.retention import apply_retention
 from herdsman.memory.store import MemoryStore
 
 log = structlog.get_logger(__name__)
+
+
+def user_texts(update: PendingUpdate) -> list[str]:
+    """What the user said in the update's turns (a fact's quote must come from there)."""
+    return [str(m.get("content", "")) for m in update.messages if str(m.get("role", "user")) in ("user", "human")]
 
 
 def run_of(update: PendingUpdate) -> str | None:
@@ -52,16 +63,18 @@ class MemoryUpdater:
         if not self.queue.holds(update):
             return 0  # the user's memory was purged while the memory model read the turn
         result = parse_reply(reply_text, update.thread_id)
-        result.facts = grounded(result.facts, update.messages)
         origin = Origin("updater", update.thread_id, run_of(update))
         existing = self.store.facts(user)
-        known = {f.id for f in existing}
+        known = [user, self.store.summary(user), *(f.content for f in existing)]  # where the user's name may come from
+        result.facts = self._supported(update, result, origin, known)
+        known_ids = {f.id for f in existing}
         for fid in result.forget:
-            if fid in known:
+            if fid in known_ids:
                 self.store.delete(user, fid, origin)
         fresh = filter_facts(result.facts, [f for f in existing if f.id not in result.forget], self.config.min_confidence)
         for fact in fresh:
-            self.store.put(user, fact, origin)
+            # keyed by the id of what the model wrote (a duplicate of a known fact takes that fact's id)
+            self.store.put(user, fact, origin, quote=result.quotes.get(fact_id(fact.content)))
         if result.summary:
             self.store.set_summary(user, result.summary, origin)
         if self.config.graph:
@@ -69,6 +82,23 @@ class MemoryUpdater:
         self.store.prune(user, self.config.max_facts)
         apply_retention(self.store, self.config, user)
         return len(fresh)
+
+    def _supported(self, update: PendingUpdate, result: MemoryUpdate, origin: Origin, known: list[str]) -> list[Fact]:
+        """The facts of ``result`` whose quote is the user's words and says them (their confidence
+        capped at what a stated fact gets); the others are refused, with the reason in the audit.
+        ``known``: the user's id and what memory holds of them already (where their name may come from)."""
+        said = user_texts(update)
+        kept = []
+        for fact in result.facts:
+            quote = result.quotes.get(fact.id, "")
+            reason = unsupported(fact.content, quote, said, known)
+            if reason is None:
+                kept.append(replace(fact, confidence=min(fact.confidence, STATED)))
+                continue
+            log.info("memory_fact_unsupported", fact_id=fact.id, reason=reason)
+            record(self.store.store, user_label(update.user_id), "refuse", "fact", fact.id, origin,
+                   detail={"content": fact.content, "quote": quote, "reason": reason})
+        return kept
 
     def _apply_graph(self, update: PendingUpdate, result: MemoryUpdate, origin: Origin) -> None:
         """Write the entities and the relations the user's words support."""
@@ -94,8 +124,8 @@ class MemoryUpdater:
         done = 0
         for update in self.queue.claim(now=now):
             try:
-                reply = self.model.invoke(self._prompt(update))
-                written = self._apply(update, reply.text)
+                reply = structured(self.model).invoke(self._prompt(update))
+                written = self._apply(update, reply_text(reply))
             except Exception as exc:  # noqa: BLE001 - a bad reply (MemoryModelError) or a down store never fails a turn
                 self._failed(update, exc)
                 continue
@@ -110,8 +140,8 @@ class MemoryUpdater:
         for update in await asyncio.to_thread(self.queue.claim, now=now):
             try:
                 prompt = await asyncio.to_thread(self._prompt, update)
-                reply = await self.model.ainvoke(prompt)
-                written = await asyncio.to_thread(self._apply, update, reply.text)
+                reply = await structured(self.model).ainvoke(prompt)
+                written = await asyncio.to_thread(self._apply, update, reply_text(reply))
             except Exception as exc:  # noqa: BLE001 - a bad reply (MemoryModelError) or a down store never fails a turn
                 await asyncio.to_thread(self._failed, update, exc)
                 continue

@@ -62,6 +62,11 @@ export interface AuditRecord {
   thread_id: string | null;
   run_id: string | null;
   sources?: string[];
+  /** A fact learned or refused: the user's words the memory model quoted. */
+  quote?: string;
+  /** A refused fact: what the memory model proposed, and why it was not kept. */
+  content?: string;
+  reason?: string;
 }
 
 /** The fact categories the gateway accepts (herdsman.memory.facts.CATEGORIES). */

@@ -4,11 +4,23 @@ import { useState } from "react";
 import { getMemoryAudit, type AuditRecord } from "../../api/settings";
 import { errorText, PanelError } from "./useLoad";
 
-/** A record as one line: "2026-03-01 12:00 put relation r1a2 (updater, thread t-1)". */
+/** A record as one line: "2026-03-01 12:00 put relation r1a2 (updater, thread t-1)", with the
+ * user's words for a fact learned or refused. */
 export function auditText(record: AuditRecord): string {
   const from = [record.origin, record.thread_id && `thread ${record.thread_id}`, record.run_id && `run ${record.run_id}`]
     .filter(Boolean).join(", ");
-  return `${record.at.slice(0, 16).replace("T", " ")} ${record.action} ${record.kind} ${record.id} (${from})`;
+  const line = `${record.at.slice(0, 16).replace("T", " ")} ${record.action} ${record.kind} ${record.id} (${from})`;
+  return [line, ...auditWords(record)].join(" ");
+}
+
+/** The user's words behind a fact decision: the quote of a fact kept; for one refused, what was
+ * proposed, what it quoted and why it was refused. */
+export function auditWords(record: AuditRecord): string[] {
+  const quote = record.quote ? `“${record.quote}”` : "";
+  if (record.action === "refuse") {
+    return [`“${record.content ?? ""}”`, quote && `quoting ${quote}`, `refused: ${record.reason ?? ""}`].filter(Boolean);
+  }
+  return quote ? [`from your words ${quote}`] : [];
 }
 
 export function MemoryAudit() {

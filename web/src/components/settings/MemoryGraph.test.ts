@@ -100,5 +100,11 @@ describe("the memory audit trail", () => {
     expect(auditText(records[0])).toBe("2026-03-01 12:00 put relation r1 (updater, thread t-1, run run-1)");
     expect(auditText({ ...record, origin: "cli", thread_id: null, run_id: null })).toBe(
       "2026-03-01 12:00 put relation r1 (cli)");
+    const fact = { ...record, kind: "fact", id: "f1", quote: "I work at Acme" };
+    expect(auditText(fact)).toBe("2026-03-01 12:00 put fact f1 (updater, thread t-1, run run-1) from your words “I work at Acme”");
+    const refused = { ...fact, action: "refuse", content: "Ana works at Google", quote: "my project Atlas deploys to GCP",
+      reason: "not in the user's words: google" };
+    expect(auditText(refused)).toBe("2026-03-01 12:00 refuse fact f1 (updater, thread t-1, run run-1) “Ana works at Google” "
+      + "quoting “my project Atlas deploys to GCP” refused: not in the user's words: google");
   });
 });
