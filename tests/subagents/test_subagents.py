@@ -65,9 +65,10 @@ def config_for(home: Path, **subagents: Any):
     return make_config(home, models=SUB_MODELS, lead={"model_retries": 0}, subagents={"model": "worker", **subagents})
 
 
-async def run(config, lead: ScriptedChatModel, overrides: dict[str, ScriptedChatModel], thread: str = "t") -> list[Any]:
+async def run(config, lead: ScriptedChatModel, overrides: dict[str, ScriptedChatModel], thread: str = "t",
+              message: str = "do the work") -> list[Any]:
     async with HerdsmanClient(config, model=lead, model_overrides=overrides) as client:
-        return [e async for e in client.stream("do the work", thread_id=thread)]
+        return [e async for e in client.stream(message, thread_id=thread)]
 
 
 def kinds(events: list[Any], kind: str) -> list[dict]:
@@ -534,6 +535,22 @@ async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) 
     note = [m.text for m in sub.calls[2].messages if isinstance(m, HumanMessage) and m.name == "harness"]
     assert note and "but it was not changed" in note[0]
     assert notes.read_text() == "hi\n"
+
+
+async def test_a_small_subagent_is_told_the_deliverable_the_leads_prompt_left_out(home: Path) -> None:
+    """The user asks for outputs/team.json; the small lead's task prompt names no path. The small
+    sub-agent's opening says where to deliver; a prompt that names it is left as it is."""
+    models = [{**m, "profile": "small"} if m["name"] == "worker" else m for m in SUB_MODELS]
+    config = make_config(home, models=models, lead={"model_retries": 0, "verify_rounds": 0}, subagents={"model": "worker"})
+    out = "/mnt/user-data/outputs/team.json"
+    lead = lead_model([task("names", "Make a JSON list of the names in team.txt, sorted"), task("again", f"Write {out}")], "ok")
+    sub = ScriptedChatModel(responses=["done"], on_exhausted="repeat_last")
+    await run(config, lead, {"worker": sub}, thread="t-deliver",
+              message=f"Delegate to a sub-agent: create {out}, a JSON list of the names in team.txt sorted alphabetically.")
+    [left_out] = [c.messages[1].text for c in sub.calls if "Make a JSON list" in c.messages[1].text]
+    [named] = [c.messages[1].text for c in sub.calls if f"Write {out}" in c.messages[1].text]
+    assert left_out.endswith(f"Deliver to: {out} (named in the user's request).")
+    assert "Deliver to" not in named
 
 
 def test_a_prompt_copied_from_the_tools_own_instructions_becomes_the_description() -> None:

@@ -87,6 +87,8 @@ class TaskRequest:
     description: str
     prompt: str
     subagent_type: str
+    deliverables: tuple[str, ...] = ()
+    """Output paths the user's request names and the lead's prompt does not (see :meth:`SubagentRunner.opening`)."""
 
 
 TranscriptKeeper = Callable[[str, str, list[Any]], None]
@@ -250,12 +252,17 @@ class SubagentRunner:
 
     def opening(self, request: TaskRequest, model_name: str) -> str:
         """The sub-agent's first message: the lead's prompt; on a ``small`` model with the task's
-        description above it when the prompt does not say it (from the benchmark: the lead's
-        prompt was just "python3 hello.py", the goal was only in the description)."""
-        description = request.description.strip()
-        if self.config.model_profile(model_name) != "small" or not description or description in request.prompt:
+        description above it when the prompt does not say it (a dev task: the lead's prompt was
+        just "python3 hello.py", the goal was only in the description), and the request's
+        deliverables below it when the prompt names none (a dev task: a small lead asked for "a
+        JSON list of the names" of a request to create outputs/team.json)."""
+        if self.config.model_profile(model_name) != "small":
             return request.prompt
-        return f"Task: {description}\n\n{request.prompt}"
+        description = request.description.strip()
+        text = request.prompt if not description or description in request.prompt else f"Task: {description}\n\n{request.prompt}"
+        if request.deliverables:
+            text += f"\n\nDeliver to: {', '.join(request.deliverables)} (named in the user's request)."
+        return text
 
     # -- running ----------------------------------------------------------------------------
 

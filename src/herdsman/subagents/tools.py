@@ -17,7 +17,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.types import Command
 
+from herdsman.middleware.completion_rules import request_paths
 from herdsman.middleware.run_scope import RunContext, run_scope, with_scope
+from herdsman.middleware.turn import this_run
+from herdsman.sandbox.base import OUTPUTS
 from herdsman.subagents.dag import PlanError, PlanTask, prompt_with_dependencies, validate_plan
 from herdsman.subagents.executor import SubagentRunner, TaskRequest
 from herdsman.subagents.result import TaskResult
@@ -117,13 +120,26 @@ def own_prompt(description: str, prompt: str) -> str:
     return description if len(copied) >= 20 and copied in _words(TASK_DESCRIPTION) else prompt
 
 
+def deliverables(prompt: str, state: Any) -> tuple[str, ...]:
+    """The output paths the user's request names, when the lead's prompt names none of them
+    (only paths under ``/mnt/user-data/outputs``: what is to be delivered; any language)."""
+    messages = state.get("messages") if isinstance(state, dict) else None
+    request, _ = this_run(messages or [])
+    if request is None:
+        return ()
+    wanted = tuple(p for p in dict.fromkeys(request_paths(request.text)) if p.startswith(OUTPUTS + "/"))
+    return () if any(p in prompt for p in wanted) else wanted
+
+
 def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     """The ``task`` and ``run_plan`` tools bound to ``runner``."""
     types_list = ", ".join(sorted(runner.types))
 
     @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
     async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose") -> Command:
-        request = TaskRequest(runtime.tool_call_id or "task", description, own_prompt(description, prompt), subagent_type)
+        prompt = own_prompt(description, prompt)
+        request = TaskRequest(runtime.tool_call_id or "task", description, prompt, subagent_type,
+                              deliverables(prompt + " " + description, runtime.state))
         result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
