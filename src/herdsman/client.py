@@ -41,6 +41,7 @@ from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
+from herdsman.runtime.run_outcome import run_outcome
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -99,13 +100,16 @@ class CheckNote:
 
 @dataclass(frozen=True)
 class RunFinished:
-    """The run ended: the final answer, the thread's title and the files in outputs."""
+    """The run ended: the final answer, the thread's title, the files in outputs, and
+    ``problems``: why it did not deliver (a failure, a limit, a requested file missing; see
+    :mod:`herdsman.runtime.run_outcome`), empty when it did."""
 
     thread_id: str
     answer: str
     title: str | None
     outputs: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
 
 Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | RunFinished
@@ -233,6 +237,7 @@ class HerdsmanClient:
             values.get("title"),
             self.outputs(thread_id),
             dict(values.get("usage") or {}),
+            run_outcome(values).problems,
         )
 
     def stop_subagent(self, thread_id: str, task_id: str) -> bool:

@@ -102,7 +102,9 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )  # English (rule reply.refusal, on the reply's language)
 _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
-_ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+"""How the harness's own replies begin when the model could not be called, or its replies not
+used (``agents/lead.py``, ``model_output_guard.py``): the run failed, there is nothing to check."""
 _UNCHANGED = ("file.change_not_made", "file.unchanged")
 
 
@@ -265,7 +267,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if request is None or reply is None or reply.tool_calls:
             return []
         text = reply.text
-        if text.startswith(_ERROR_REPLIES):
+        if text.startswith(ERROR_REPLIES):
             return []
         language = language_of(request.text)
         intent = language in self.intent_languages  # the request's words of intent may be read

@@ -84,6 +84,12 @@ _RULES = (
 RULES: Mapping[str, Rule] = {r.id: r for r in _RULES}
 """Every rule of the completion check by id (the verifier's findings are ``verifier.<id>``, any language)."""
 
+DELIVERABLE_MISSING = frozenset({
+    "path.missing", "path.empty", "folder.empty", "file.missing", "file.empty", "skill.output_missing",
+})
+"""The rules whose finding means a deliverable the request asked for is not there (a run that
+ends with one left has not delivered: ``herdsman run`` exits non-zero, see ``runtime/run_outcome.py``)."""
+
 # Plan priorities: the first finding (lowest) with next tools decides the forced calls.
 REWRITE = 0
 """Rewrite a file with the code the reply showed."""
