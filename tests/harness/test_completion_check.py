@@ -867,3 +867,26 @@ async def test_renamed_files_with_both_extensions_are_sent_back_with_the_loop(ho
     assert f"The files are now named like a.txt.md: the .txt must go. Fix the names with bash: {fix}" in note
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert sorted(p.name for p in notes.iterdir()) == ["a.md", "b.md"]
+
+
+async def test_a_folder_where_the_request_names_a_file_is_not_the_file(home: Path) -> None:
+    """``outputs/pal.py`` in the request is /mnt/user-data/outputs/pal.py; a folder made there
+    (``mkdir -p outputs/pal.py``) is not the file: the check says so, and the file gets written."""
+    model, state = await run(home, "t-folder", "Write a palindrome checker to outputs/pal.py", [
+        call("bash", 1, command="mkdir -p outputs/pal.py"),
+        "Done: outputs/pal.py is ready.",
+        call("bash", 2, command="rmdir outputs/pal.py"),
+        call("write_file", 3, path="outputs/pal.py", content="def is_pal(s):\n    return s == s[::-1]\n"),
+        "Wrote /mnt/user-data/outputs/pal.py.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "/mnt/user-data/outputs/pal.py is a folder" in note
+    pal = user_data(home, "t-folder") / "outputs" / "pal.py"
+    assert pal.is_file() and "s[::-1]" in pal.read_text()
+    assert not (user_data(home, "t-folder") / "workspace" / "outputs").exists()
+    assert state["completion_checks"] == 1 and not state["completion_unresolved"]
+
+
+def test_a_request_naming_outputs_names_the_outputs_folder() -> None:
+    assert named_files("Save it as outputs/report.md and read uploads/data.csv") == [
+        "/mnt/user-data/outputs/report.md", "/mnt/user-data/uploads/data.csv"]

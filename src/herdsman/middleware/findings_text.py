@@ -123,6 +123,8 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "path.missing": lambda e: _CREATE.format(path=e["path"]),
     "file.missing": lambda e: _CREATE.format(path=e["path"]),
     "path.empty": lambda e: _EMPTY.format(path=e["path"]),
+    "path.not_a_file": lambda e: (f"{e['path']} is a folder, but the request asks for a file of that name. Move what the "
+                                  "folder holds elsewhere or remove it (bash), then write the file there."),
     "file.empty": lambda e: _EMPTY.format(path=e["path"]),
     "folder.empty": lambda e: f"The request asks for files in {e['folder']}, which has none yet. Write them there with your tools.",
     "file.change_not_made": lambda e: _UNCHANGED.format(paths=_or(e["paths"])),

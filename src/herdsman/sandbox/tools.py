@@ -54,6 +54,7 @@ from herdsman.sandbox.base import (
     SandboxProvider,
 )
 from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.virtual_folders import rewrite_command
 from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
 
@@ -345,7 +346,7 @@ class SandboxTools:
         runtime: ToolRuntime[Any, dict],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command (blocking)."""
-        result, artifact = run_traced(self.sandbox_of(runtime), command)
+        result, artifact = run_traced(self.sandbox_of(runtime), rewrite_command(command))
         return self.bash_result(result), artifact
 
     async def abash(
@@ -361,7 +362,7 @@ class SandboxTools:
 
         def traced() -> tuple[ExecResult, dict[str, Any]]:
             started.set()
-            return run_traced(sandbox, command, cancelled)
+            return run_traced(sandbox, rewrite_command(command), cancelled)
 
         user = pools.user_of(getattr(runtime, "config", None))
         work = asyncio.ensure_future(pools.run(pools.COMMANDS, user, traced))
