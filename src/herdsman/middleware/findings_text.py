@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from herdsman.middleware.command_sense import senseless
 from herdsman.middleware.findings import Finding
 from herdsman.sandbox.base import OUTPUTS
 
@@ -168,11 +169,14 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
                                          "into it with write_file (the whole new text), then run it."),
     "answer.offer": lambda e: (f"Your answer was the line below; if it is what belongs in {e['path']}, write just that line there "
                                f"with write_file:\n{e['value']}"),
-    "output.printed_not_saved": lambda e: (f"Your last command printed its result but saved nothing to {e['path']}. Run it again "
+    "output.printed_not_saved": lambda e: (_binary_not_saved(e) if e.get("binary") else
+                                           f"Your last command printed its result but saved nothing to {e['path']}. Run it again "
                                            f"with its output saved, like this:\n{e['command']}"),
     "output.grep_not_saved": lambda e: (f"Your last command printed the lines but saved nothing to {e['path']}. Save them whole "
                                         f"with bash: {e['command']}"),
-    "script.output_typed": lambda e: ("Run the script the request names with its output saved, instead of writing the output "
+    "script.output_typed": lambda e: ((f"Run the script the request names ({e['command']}); it must save {e['path']} itself "
+                                       "(change it to do so if it does not), instead of you writing the file.") if e.get("binary") else
+                                      "Run the script the request names with its output saved, instead of writing the output "
                                       f"yourself: {e['command']}"),
     "rows.count_wrong": _rows,
     "file.not_just_value": _just,
@@ -184,12 +188,23 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 """Rule id -> the line the model reads, made from the finding's evidence."""
 
 
+def _binary_not_saved(e: Mapping[str, Any]) -> str:
+    """A binary deliverable still missing: the code that makes it must save it (printed text is no image)."""
+    return (f"{e['path']} is still missing, and it is a binary file: printing text cannot make it. Make your code save it "
+            f"itself (for a chart: plt.savefig('{e['path']}'); for other files, the library's save or write call), "
+            "run the code with bash, then check that the file exists.")
+
+
 def render(finding: Finding) -> str:
-    """The line the model reads for ``finding`` (a verifier's finding: its detail)."""
+    """The line the model reads for ``finding`` (a verifier's finding: its detail). A line that
+    proposes a command printing text into a binary file is never sent: it says how to save that
+    file instead (see :mod:`~herdsman.middleware.command_sense`)."""
     text = TEXTS.get(finding.rule)
     if text is None:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")
-    return text(finding.evidence)
+    line = text(finding.evidence)
+    target = senseless(line)
+    return _binary_not_saved({"path": target}) if target is not None else line
 
 
 def note_text(findings: Sequence[Finding], review: bool = False) -> str:
