@@ -890,3 +890,18 @@ async def test_a_folder_where_the_request_names_a_file_is_not_the_file(home: Pat
 def test_a_request_naming_outputs_names_the_outputs_folder() -> None:
     assert named_files("Save it as outputs/report.md and read uploads/data.csv") == [
         "/mnt/user-data/outputs/report.md", "/mnt/user-data/uploads/data.csv"]
+
+
+async def test_a_package_the_sandbox_lacks_gets_a_hint_to_do_without_it(home: Path) -> None:
+    """The README's example run: the script imported a package not installed here, the run
+    failed; the note says the package is missing and to use the standard library."""
+    model, _ = await run(home, "t-module", "Write outputs/primes.py, a Python script that prints the first 10 primes, and run it", [
+        call("write_file", 1, path="outputs/primes.py", content="import herdsman_no_such_package\nprint(2)\n"),
+        call("bash", 2, command="python3 outputs/primes.py"),
+        "Here are the primes.",
+        "Done.",
+        "Done.",
+    ])
+    notes = harness_notes(model, 3)
+    assert notes and "herdsman_no_such_package is not installed in this sandbox" in notes[0]
+    assert "standard library" in notes[0]

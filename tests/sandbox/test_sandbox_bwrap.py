@@ -60,7 +60,7 @@ def test_jail_sees_virtual_paths_and_a_clean_environment(call, monkeypatch) -> N
     assert "demo" in lines
     assert "42" in lines
     env_keys = {ln.split("=", 1)[0] for ln in lines if "=" in ln}
-    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "HERDSMAN_RUN_ID", "PWD", "SHLVL", "_"}
+    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "MPLCONFIGDIR", "HERDSMAN_RUN_ID", "PWD", "SHLVL", "_"}
 
 
 def test_files_written_in_the_jail_land_in_the_threads_directories(call, provider) -> None:

@@ -41,6 +41,8 @@ _TIPS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "choices": lambda e: (f" {e['name']!r} is not one of them: use one of {e['choices']} instead "
                           "(the request's words need not be the names)."),
     "rename": lambda e: ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done',
+    "module": lambda e: (f" The Python package {e['name']} is not installed in this sandbox: write the code with Python's "
+                         "standard library (or a package that is installed) instead of importing it."),
 }
 
 
