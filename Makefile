@@ -17,7 +17,7 @@ SYSTEM_STAMP := $(VENV)/.stamp-system
 .PHONY: run test system weights lint-imports bench sandbox-image clean help web
 
 help:
-	@echo "make run    set up and start the Herdsman gateway (LangGraph API) on the embedded model"
+	@echo "make run    set up and start Herdsman on the embedded model; then open http://127.0.0.1:2026 in a browser"
 	@echo "make test   set up and run the whole test suite"
 	@echo "make bench  run the benchmarks that need no model weights (one JSON line each)"
 

@@ -10,6 +10,8 @@
 #   tmux              a real terminal for the test that answers herdsman setup's questions
 #   nginx             runs deploy/compose/nginx.conf in the deployment tests (its service is not started)
 #   btrfs-progs       makes the btrfs volume whose quota groups bound each thread's disk (sandbox.quota_volume)
+#   python3-numpy ... the Python packages of the sandbox image (docker/sandbox/Dockerfile) for the local
+#                     sandbox too, whose commands use this machine's python3: a chart needs matplotlib
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -29,6 +31,9 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
 command -v tmux >/dev/null 2>&1 || need+=(tmux)  # a real terminal for the setup wizard's test
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)  # the Compose stack's proxy config, run by the tests
+# the sandbox image's Python packages (docker/sandbox/Dockerfile), for the local sandbox's python3
+python3 -c 'import numpy, pandas, matplotlib, openpyxl, yaml, requests, bs4, lxml, PIL' >/dev/null 2>&1 \
+  || need+=(python3-numpy python3-pandas python3-matplotlib python3-openpyxl python3-yaml python3-requests python3-bs4 python3-lxml python3-pil)
 command -v mkfs.btrfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)  # the kernel-enforced disk quota
 
 if [ ${#need[@]} -eq 0 ]; then

@@ -165,10 +165,17 @@ class _Printer:
                     console.print(f"  {escape(path)}")
 
 
-async def _run_turn(client: object, message: str, thread_id: str) -> None:
+async def _run_turn(client: object, message: str, thread_id: str) -> list[str]:
+    """Stream one turn to the terminal; the run's problems (see ``RunFinished.problems``)."""
+    from herdsman.client import RunFinished
+
     printer = _Printer()
+    problems: list[str] = []
     async for event in client.stream(message, thread_id):  # type: ignore[attr-defined]
         printer(event)
+        if isinstance(event, RunFinished):
+            problems = list(event.problems)
+    return problems
 
 
 def _client(loaded: LoadedConfig, model: str | None, agent: str | None = None):
@@ -211,19 +218,28 @@ def run(
     agent: AgentOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run one task to its end, streaming tool calls and results, then print the answer."""
+    """Run one task to its end, streaming tool calls and results, then print the answer.
+
+    Exits 1 (saying why on stderr) when the run failed, a limit stopped it, or a file it was
+    asked to deliver is missing; 0 when it is done."""
     from herdsman.client import new_thread_id
 
     loaded = _load(config)
     thread_id = thread or new_thread_id()
     client_for_run = _client(loaded, model, agent)
+    problems: list[str] = []
 
     async def main() -> None:
         async with client_for_run as client:
-            await _run_turn(client, task, thread_id)
+            problems.extend(await _run_turn(client, task, thread_id))
         err.print(f"[dim]thread: {thread_id}[/dim]")
 
     _run_async(main, thread_id)
+    if problems:
+        err.print("[red]Not done:[/red]")
+        for problem in problems:
+            err.print(f"  - {escape(problem)}", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -251,7 +267,8 @@ def chat(thread: ThreadOpt = None, model: ModelOpt = None, agent: AgentOpt = Non
                 if not line.strip():
                     continue
                 try:
-                    await _run_turn(client, line, thread_id)
+                    for problem in await _run_turn(client, line, thread_id):
+                        err.print(f"[yellow]Not done:[/yellow] {escape(problem)}", soft_wrap=True)
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     err.print("\n[yellow]Turn stopped; the thread is kept.[/yellow]")
 

@@ -11,6 +11,12 @@ Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`Too
 back, :class:`RunFinished`), so the CLI and tests consume the same stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
 ``tools:<task_id>`` and surface here through their ``task_*`` events.
 
+Each run also notes its thread in the gateway's thread records (``runtime/threads.py``, in the
+record store of the same home: ``<home>/gateway.sqlite`` or the PostgreSQL database), with the
+metadata a gateway run gives it (``graph_id``, ``assistant_id``), so a thread started here is in
+the web UI's thread list (``POST /threads/search``) and :meth:`HerdsmanClient.threads` lists the
+gateway's threads too: one list for the CLI and the UI.
+
 Each call of :meth:`HerdsmanClient.stream` is one run with a run scope of its own (sub-agent
 gate, per-run cap, token budget), passed in the graph's runtime context; the client holds it
 while the run streams, so :meth:`HerdsmanClient.stop_subagent` can stop one of its sub-agents.
@@ -32,7 +38,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, Human
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman import pools
-from herdsman.agents.lead import create_lead_agent, lead_resolver, open_memory, run_config
+from herdsman.agents.lead import LEAD_AGENT_NAME, create_lead_agent, lead_resolver, open_memory, run_config
 from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
@@ -41,6 +47,9 @@ from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
+from herdsman.runtime.record_store import open_record_store
+from herdsman.runtime.run_outcome import run_outcome
+from herdsman.runtime.threads import SCAN_LIMIT, ThreadStatus, ThreadStore
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -99,13 +108,16 @@ class CheckNote:
 
 @dataclass(frozen=True)
 class RunFinished:
-    """The run ended: the final answer, the thread's title and the files in outputs."""
+    """The run ended: the final answer, the thread's title, the files in outputs, and
+    ``problems``: why it did not deliver (a failure, a limit, a requested file missing; see
+    :mod:`herdsman.runtime.run_outcome`), empty when it did."""
 
     thread_id: str
     answer: str
     title: str | None
     outputs: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
 
 Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | RunFinished
@@ -157,12 +169,16 @@ class HerdsmanClient:
         self._stack = AsyncExitStack()
         self._agent: Any = None
         self._scopes: dict[str, RunScope] = {}  # thread id -> the scope of its run streaming now
+        self._records: ThreadStore | None = None  # the gateway's thread records (with our own checkpointer)
 
     async def __aenter__(self) -> "HerdsmanClient":
         """Open the checkpointer and build the agent (and size the thread pools, see :mod:`herdsman.pools`)."""
         pools.configure(self.config.pools)
         if self._checkpointer is None:
             self._checkpointer = await self._stack.enter_async_context(open_checkpointer(self.config))
+            # the gateway's records live beside the checkpoints it opened; a checkpointer passed
+            # in (a test's) has no gateway beside it
+            self._records = ThreadStore(await self._stack.enter_async_context(open_record_store(self.config)))
         if self._provider is None:
             self._provider = build_sandbox_provider(self.config)
             self._stack.callback(self._provider.close)
@@ -212,17 +228,25 @@ class HerdsmanClient:
             config.update(run_config_on(self._assistant, {"configurable": config["configurable"]}, None)[0] or {})
         said = PartialAnswer()
         scope = self._scopes[thread_id] = open_scope(self.config.subagents, config)
+        await self._note_thread(thread_id)
         log.info("run_started", thread_id=thread_id)
+        status: ThreadStatus = "error"
         try:
             async for event in self._events(message, config, said, scope):
                 yield event
+            status = "idle"
+        except GeneratorExit:  # the caller stopped reading: the run stops where it was
+            status = "idle"
+            raise
         except asyncio.CancelledError:  # Ctrl-C: keep the words of the answer the user saw
+            status = "idle"
             if await said.keep(self.agent, thread_id):
                 log.info("run_partial_answer_kept", thread_id=thread_id)
             raise
         finally:
             if self._scopes.get(thread_id) is scope:
                 del self._scopes[thread_id]
+            await self._note_thread(thread_id, status)
         state = await self.agent.aget_state(config)
         values = state.values
         last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
@@ -233,7 +257,22 @@ class HerdsmanClient:
             values.get("title"),
             self.outputs(thread_id),
             dict(values.get("usage") or {}),
+            run_outcome(values).problems,
         )
+
+    async def _note_thread(self, thread_id: str, status: ThreadStatus | None = None) -> None:
+        """Make (or touch) the thread's record, with the metadata a gateway run gives it and
+        ``status`` when the run is over; a record store that fails is logged, never fatal."""
+        if self._records is None:
+            return
+        assistant = self._assistant.assistant_id if self._assistant is not None else LEAD_AGENT_NAME
+        metadata = {"graph_id": LEAD_AGENT_NAME, "assistant_id": assistant}
+        try:
+            if await self._records.get(thread_id) is None:
+                await self._records.create(thread_id, metadata, if_exists="do_nothing")
+            await self._records.update(thread_id, metadata=metadata, status=status)
+        except Exception as exc:  # noqa: BLE001 - the run matters more than its listing
+            log.warning("thread_record_failed", thread_id=thread_id, error=str(exc))
 
     def stop_subagent(self, thread_id: str, task_id: str) -> bool:
         """Stop the sub-agent ``task_id`` (its task call's id) of the run streaming on ``thread_id``;
@@ -310,7 +349,8 @@ class HerdsmanClient:
         return list(state.values.get("messages", []))
 
     async def threads(self, limit: int = 50) -> list[ThreadSummary]:
-        """Saved threads, most recently updated first."""
+        """Saved threads, most recently updated first: those with checkpoints, and the gateway's
+        threads that have none yet."""
         assert self._checkpointer is not None
         seen: dict[str, ThreadSummary] = {}
         async for item in self._checkpointer.alist(None):
@@ -322,5 +362,9 @@ class HerdsmanClient:
             seen[tid] = ThreadSummary(
                 tid, values.get("title"), len(values.get("messages", []) or []), item.checkpoint.get("ts")
             )
+        if self._records is not None:  # the gateway's threads with no checkpoint yet (made, not run)
+            for record in await self._records.search(limit=SCAN_LIMIT):
+                if record.thread_id not in seen:
+                    seen[record.thread_id] = ThreadSummary(record.thread_id, None, 0, record.updated_at)
         ordered = sorted(seen.values(), key=lambda t: t.updated_at or "", reverse=True)
         return ordered[:limit]

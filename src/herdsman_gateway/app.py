@@ -235,15 +235,20 @@ def web_dist() -> Path:
     return Path(os.environ.get("HERDSMAN_WEB_DIST") or Path(__file__).resolve().parents[2] / "web" / "dist")
 
 
+def web_ui_built() -> bool:
+    """Whether a built web UI is there to serve at ``/`` (``make web`` builds it)."""
+    return (web_dist() / "index.html").is_file()
+
+
 def serve_web_ui(app: FastAPI) -> None:
     """Serve the built web UI at ``/`` (and its files at ``/assets``) when it has been built.
 
     Added after the API routes, so it never shadows one; without a build (``make web``) nothing is added.
     """
+    if not web_ui_built():
+        return
     dist = web_dist()
     index = dist / "index.html"
-    if not index.is_file():
-        return
 
     async def web_ui() -> FileResponse:
         return FileResponse(index, media_type="text/html", headers={"Cache-Control": "no-cache"})

@@ -15,7 +15,7 @@ import structlog
 import uvicorn
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman_gateway.app import create_app
+from herdsman_gateway.app import create_app, web_ui_built
 
 log = structlog.get_logger(__name__)
 
@@ -58,12 +58,26 @@ def check_bind(config: HerdsmanConfig, host: str) -> str:
             "port, a proxy) must be listed in gateway.allowed_hosts.")
 
 
+def banner(host: str, port: int, web_ui: bool) -> str:
+    """The first line ``herdsman serve`` prints: where to point a browser when the web UI is
+    served at ``/`` (the LangGraph API's routes are beside it, and all of them under
+    ``/api/langgraph``), else that no UI was built and the API is at ``/``."""
+    shown = f"[{host}]" if ":" in host else host
+    if host in ("0.0.0.0", "::"):  # a wildcard is no address a browser can open: this machine's loopback is
+        shown = "127.0.0.1"
+    url = f"http://{shown}:{port}"
+    if web_ui:
+        return (f"Herdsman is running: open {url} in a browser for the web UI "
+                f"(LangGraph API at {url}/api/langgraph and at its usual paths, /threads, /runs...; API docs at {url}/docs)")
+    return (f"Herdsman gateway on {url}: LangGraph API at / and /api/langgraph, API docs at /docs "
+            "(no web UI here: it is built by `make web`, or `make run`)")
+
+
 def serve(config: HerdsmanConfig, *, host: str | None = None, port: int | None = None, log_level: str = "info") -> None:
     """Start the gateway and block until it is stopped (Ctrl-C)."""
     host = host or config.gateway.host
     port = config.gateway.port if port is None else port
     note = check_bind(config, host)
-    shown = f"[{host}]" if ":" in host else host
-    print(f"Herdsman gateway on http://{shown}:{port}  (LangGraph API at / and /api/langgraph; docs at /docs)", file=sys.stderr)
+    print(banner(host, port, web_ui_built()), file=sys.stderr)
     print(note, file=sys.stderr)
     uvicorn.run(create_app(config, freeze_gc=True), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)

@@ -115,6 +115,74 @@ def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: P
     assert "Saved the summary" in lines[fold - 1], "the line closes the turn, after its answer"
 
 
+def test_run_exits_non_zero_when_the_requested_file_is_missing(tmp_path: Path) -> None:
+    """The model keeps saying it is done and writes nothing: when the checks run out, the run
+    says what is missing on stderr and exits 1 (it exited 0, as if done)."""
+    cfg = write_config(tmp_path, "missing", ["Done, the summary is saved."], on_exhausted="repeat_last")
+    out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 1, out.stdout
+    assert "Not done" in out.stderr and "/mnt/user-data/outputs/sum.md" in out.stderr and "missing" in out.stderr
+    assert "thread:" in out.stderr  # the thread is kept, to resume
+
+
+def test_run_exits_non_zero_when_the_model_call_failed(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, "failing", [{"error": "the endpoint is down"}], on_exhausted="repeat_last")
+    data = yaml.safe_load(cfg.read_text())
+    data["lead"] = {"model_retries": 1, "retry_initial_delay": 0.01}
+    cfg.write_text(yaml.safe_dump(data))
+    out = run_cli("run", "hi", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 1, out.stdout
+    assert "the run failed" in out.stderr and "the endpoint is down" in out.stderr
+
+
+def test_run_exits_zero_when_the_requested_file_is_there(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, "delivered", [
+        {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}]},
+        "Saved the summary to /mnt/user-data/outputs/sum.md.",
+    ])
+    out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Not done" not in out.stderr
+
+
+async def test_the_cli_and_the_gateway_list_the_same_threads(tmp_path: Path) -> None:
+    """A thread made by ``herdsman run`` is in the gateway's thread search (the web UI's list),
+    with its conversation; threads made through the gateway are in ``herdsman threads list``,
+    run or not: one list on one home."""
+    from langgraph_sdk import get_client
+
+    from tests.gateway.gateway_support import serve_subprocess
+    from tests.services import free_port
+
+    cfg = write_config(tmp_path, "shared", ["A haiku about rain."], on_exhausted="repeat_last")
+    port = free_port()
+    data = yaml.safe_load(cfg.read_text())
+    data["gateway"] = {"port": port}
+    cfg.write_text(yaml.safe_dump(data))
+    out = run_cli("run", "Write a haiku", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    cli_thread = out.stderr.split("thread:")[1].split()[0]
+
+    with serve_subprocess(cfg, port, tmp_path) as served:
+        sdk = get_client(url=served.url, api_key=None)
+        try:
+            listed = await sdk.threads.search(limit=100, sort_by="updated_at", sort_order="desc")
+            found = next((t for t in listed if t["thread_id"] == cli_thread), None)
+            assert found is not None, [t["thread_id"] for t in listed]
+            assert found["metadata"]["graph_id"] == "lead_agent" and found["status"] == "idle"
+            state = await sdk.threads.get_state(cli_thread)
+            assert [m["content"] for m in state["values"]["messages"]][:2] == ["Write a haiku", "A haiku about rain."]
+            run_here = (await sdk.threads.create())["thread_id"]
+            await sdk.runs.wait(run_here, "lead_agent", input={"messages": [{"role": "user", "content": "hi"}]})
+            made_here = (await sdk.threads.create())["thread_id"]
+        finally:
+            await sdk.aclose()
+    listing = run_cli("threads", "list", "--config", str(cfg), cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    for thread_id in (cli_thread, run_here, made_here):
+        assert thread_id in listing.stdout
+
+
 @pytest.mark.bwrap
 def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     cfg = write_config(

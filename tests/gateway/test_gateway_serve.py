@@ -48,6 +48,33 @@ def test_serve_starts_on_the_configured_port_and_answers(tmp_path: Path) -> None
     assert "auth is off" in served.stderr and "loopback" in served.stderr
 
 
+def test_the_startup_line_says_to_open_the_web_ui_in_a_browser(tmp_path: Path, monkeypatch) -> None:
+    """With a built web UI, the first line names the address to open in a browser, and that
+    address serves the UI (not "the LangGraph API at /"); the configured port is the one named."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "index.html").write_text("<!doctype html><title>Herdsman UI</title>")
+    monkeypatch.setenv("HERDSMAN_WEB_DIST", str(dist))
+    port = free_port()
+    config = _write_config(tmp_path, port=port)
+    with serve_subprocess(config, port, tmp_path) as served:
+        page = httpx.get(f"{served.url}/")
+        assert page.status_code == 200 and "Herdsman UI" in page.text
+    first = served.stderr.splitlines()[0]
+    assert f"open http://127.0.0.1:{port} in a browser" in first
+    assert "LangGraph API at /" not in first
+
+
+def test_the_startup_line_without_a_built_ui_says_so() -> None:
+    from herdsman_gateway.serve import banner
+
+    line = banner("127.0.0.1", 2026, web_ui=False)
+    assert "http://127.0.0.1:2026" in line and "no web UI" in line and "make web" in line
+    assert "in a browser" not in line
+    assert "open http://127.0.0.1:8080 in a browser" in banner("0.0.0.0", 8080, web_ui=True)  # a wildcard is no URL
+    assert "open http://[::1]:2026 in a browser" in banner("::1", 2026, web_ui=True)
+
+
 def test_stopping_serve_ends_open_streams(tmp_path: Path) -> None:
     """SIGTERM while a client follows a long run: the stream ends and the server exits; it does
     not wait for the run (its model call takes 600 s)."""

@@ -867,3 +867,41 @@ async def test_renamed_files_with_both_extensions_are_sent_back_with_the_loop(ho
     assert f"The files are now named like a.txt.md: the .txt must go. Fix the names with bash: {fix}" in note
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert sorted(p.name for p in notes.iterdir()) == ["a.md", "b.md"]
+
+
+async def test_a_folder_where_the_request_names_a_file_is_not_the_file(home: Path) -> None:
+    """``outputs/pal.py`` in the request is /mnt/user-data/outputs/pal.py; a folder made there
+    (``mkdir -p outputs/pal.py``) is not the file: the check says so, and the file gets written."""
+    model, state = await run(home, "t-folder", "Write a palindrome checker to outputs/pal.py", [
+        call("bash", 1, command="mkdir -p outputs/pal.py"),
+        "Done: outputs/pal.py is ready.",
+        call("bash", 2, command="rmdir outputs/pal.py"),
+        call("write_file", 3, path="outputs/pal.py", content="def is_pal(s):\n    return s == s[::-1]\n"),
+        "Wrote /mnt/user-data/outputs/pal.py.",
+    ])
+    [note] = harness_notes(model, 2)
+    assert "/mnt/user-data/outputs/pal.py is a folder" in note
+    pal = user_data(home, "t-folder") / "outputs" / "pal.py"
+    assert pal.is_file() and "s[::-1]" in pal.read_text()
+    assert not (user_data(home, "t-folder") / "workspace" / "outputs").exists()
+    assert state["completion_checks"] == 1 and not state["completion_unresolved"]
+
+
+def test_a_request_naming_outputs_names_the_outputs_folder() -> None:
+    assert named_files("Save it as outputs/report.md and read uploads/data.csv") == [
+        "/mnt/user-data/outputs/report.md", "/mnt/user-data/uploads/data.csv"]
+
+
+async def test_a_package_the_sandbox_lacks_gets_a_hint_to_do_without_it(home: Path) -> None:
+    """The README's example run: the script imported a package not installed here, the run
+    failed; the note says the package is missing and to use the standard library."""
+    model, _ = await run(home, "t-module", "Write outputs/primes.py, a Python script that prints the first 10 primes, and run it", [
+        call("write_file", 1, path="outputs/primes.py", content="import herdsman_no_such_package\nprint(2)\n"),
+        call("bash", 2, command="python3 outputs/primes.py"),
+        "Here are the primes.",
+        "Done.",
+        "Done.",
+    ])
+    notes = harness_notes(model, 3)
+    assert notes and "herdsman_no_such_package is not installed in this sandbox" in notes[0]
+    assert "standard library" in notes[0]

@@ -60,7 +60,7 @@ def test_jail_sees_virtual_paths_and_a_clean_environment(call, monkeypatch) -> N
     assert "demo" in lines
     assert "42" in lines
     env_keys = {ln.split("=", 1)[0] for ln in lines if "=" in ln}
-    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "HERDSMAN_RUN_ID", "PWD", "SHLVL", "_"}
+    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "MPLCONFIGDIR", "HERDSMAN_RUN_ID", "PWD", "SHLVL", "_"}
 
 
 def test_files_written_in_the_jail_land_in_the_threads_directories(call, provider) -> None:
@@ -70,6 +70,16 @@ def test_files_written_in_the_jail_land_in_the_threads_directories(call, provide
     assert (paths.uploads / "u.txt").read_text() == "up\n"
     assert (paths.outputs / "r.md").read_text() == "r\n"
     assert ok(call("read_file", path="/mnt/user-data/outputs/r.md")) == "     1\tr"
+
+
+def test_outputs_in_a_jailed_command_is_the_outputs_folder_and_nothing_more(call, provider) -> None:
+    """``outputs/...`` in a jailed command is /mnt/user-data/outputs whatever the working
+    directory; climbing out of it from there is still refused, and nothing appears in the workspace."""
+    out = ok(call("bash", command="cd /tmp && echo c > outputs/c.txt && printf '%s' \"$(pwd)\"; echo x > outputs/../../../etc/evil"))
+    paths = provider.acquire("t1").paths
+    assert (paths.outputs / "c.txt").read_text() == "c\n"
+    assert out.startswith("/tmp") and "[exit code 1]" in out
+    assert not (paths.workspace / "outputs").exists() and not os.listdir(paths.workspace)
 
 
 def test_writes_outside_the_user_data_dirs_are_refused(call, provider, tmp_path: Path) -> None:

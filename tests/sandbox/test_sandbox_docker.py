@@ -116,6 +116,14 @@ def test_commands_run_as_a_non_root_user_without_capabilities(call) -> None:
     assert lines[2:] == ["/mnt/user-data/workspace", "/mnt/user-data/workspace"]
 
 
+def test_outputs_in_a_container_command_is_the_outputs_folder(call, provider: DockerSandboxProvider) -> None:
+    """The container's working directory is the workspace too: ``outputs/...`` still lands in outputs."""
+    ok(call("bash", command="cd /tmp && echo c > outputs/c.txt && mkdir -p ./outputs/sub"))
+    paths = provider.acquire("t1").paths
+    assert (paths.outputs / "c.txt").read_text() == "c\n" and (paths.outputs / "sub").is_dir()
+    assert not (paths.workspace / "outputs").exists()
+
+
 def test_files_cross_between_tools_and_the_container(call, provider: DockerSandboxProvider) -> None:
     ok(call("write_file", path="notes/plan.md", content="step one\n"))
     assert ok(call("bash", command="cat notes/plan.md; echo two >> notes/plan.md; echo r > /mnt/user-data/outputs/r.txt"))  == "step one"

@@ -291,6 +291,20 @@ def test_bash_in_host_mode_uses_virtual_paths_and_shows_no_host_path(call, tmp_p
     assert str(tmp_path) not in failing
 
 
+def test_outputs_in_a_command_or_a_path_is_the_outputs_folder_whatever_the_working_directory(call, provider) -> None:
+    """The command runs in the workspace, yet ``outputs/x`` is /mnt/user-data/outputs/x (it was
+    workspace/outputs/x), in a redirection, after a cd elsewhere, and for the file tools."""
+    paths = provider.acquire("t1").paths
+    ok(call("bash", command="echo chart > outputs/totals.txt && mkdir -p outputs/sub && cd /tmp && echo up > ./outputs/sub/b.txt"))
+    ok(call("write_file", path="outputs/pal.py", content="print('ok')\n"))
+    assert (paths.outputs / "totals.txt").read_text() == "chart\n"
+    assert (paths.outputs / "sub" / "b.txt").read_text() == "up\n"
+    assert (paths.outputs / "pal.py").is_file()
+    assert not (paths.workspace / "outputs").exists()
+    assert ok(call("read_file", path="outputs/totals.txt")).endswith("chart")
+    assert "print('ok')" in ok(call("bash", command="cat outputs/pal.py"))
+
+
 def test_bash_timeout_message(make_config, make_runner) -> None:
     _, call = make_runner(make_config(isolation="none", allow_unisolated_bash=True, command_timeout_seconds=1))
     out = ok(call("bash", command="echo partial; sleep 100"))

@@ -27,7 +27,7 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
   (``<total_amount>``) where values belong;
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
   write, create, 保存, 写入) did not exist when the run began and still does not exist, or is
-  empty; a folder under outputs it names holds no file; a file it asks for lacks the fixed words
+  empty, or is a folder (``mkdir -p outputs/a.py``); a folder under outputs it names holds no file; a file it asks for lacks the fixed words
   of a line the request quotes with placeholders ('Total: <sum>');
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
@@ -53,7 +53,9 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -104,7 +106,9 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )  # English (rule reply.refusal, on the reply's language)
 _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
-_ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+"""How the harness's own replies begin when the model could not be called, or its replies not
+used (``agents/lead.py``, ``model_output_guard.py``): the run failed, there is nothing to check."""
 _UNCHANGED = ("file.change_not_made", "file.unchanged")
 
 
@@ -163,17 +167,27 @@ class FileLookup:
             self._entries = dict(self.sandbox.snapshot().entries)
         return self._entries
 
+    def _stat(self, name: str) -> os.stat_result | None:
+        """The stat of the full virtual path ``name`` (links followed in virtual space), or None."""
+        try:
+            return self.sandbox.files.stat(normalize_virtual(name))
+        except Exception:  # noqa: BLE001 - a bad path is a missing file here
+            return None
+
     def size_of(self, name: str) -> int | None:
-        """The size of the file ``name`` names (largest match for a bare or relative name), or None."""
+        """The size of the file ``name`` names (largest match for a bare or relative name), or
+        None: a folder of that name is not the file."""
         if name.startswith("/"):
-            try:
-                st = self.sandbox.files.stat(normalize_virtual(name))
-            except Exception:  # noqa: BLE001 - a bad path is a missing file here
-                return None
-            return st.st_size if st is not None else None
+            st = self._stat(name)
+            return st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
         tail = "/" + name.lstrip("./")
         sizes = [size for path, (size, _) in self.entries().items() if path.endswith(tail)]
         return max(sizes) if sizes else None
+
+    def is_folder(self, name: str) -> bool:
+        """Whether the full virtual path ``name`` is a folder."""
+        st = self._stat(name) if name.startswith("/") else None
+        return st is not None and stat.S_ISDIR(st.st_mode)
 
     def _find(self, name: str) -> str | None:
         """The virtual path of the first file ``name`` names (a full path, or a relative tail)."""
@@ -271,7 +285,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if request is None or reply is None or reply.tool_calls:
             return []
         text = reply.text
-        if text.startswith(_ERROR_REPLIES):
+        if text.startswith(ERROR_REPLIES):
             return []
         language = language_of(request.text)
         intent = language in self.intent_languages  # the request's words of intent may be read
@@ -399,7 +413,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             if name in preexisting or not (delivered or make):
                 continue
             size = lookup.size_of(name)
-            if size is None or size == 0 or (size <= 8 and lookup.holds_nothing(name)):
+            if size is None and lookup.is_folder(name):  # mkdir -p outputs/pal.py: a folder is not the file
+                found.append(Finding("path.not_a_file", {"path": name}, ("bash", "write_file"), COMMAND))
+                empty.append(name)
+            elif size is None or size == 0 or (size <= 8 and lookup.holds_nothing(name)):
                 rule = ("path." if delivered else "file.") + ("missing" if size is None else "empty")
                 # a text file the model tried to write another way: it knows the content, not the mechanics
                 again = name.lower().endswith(SOURCE_SUFFIXES) and name in tried

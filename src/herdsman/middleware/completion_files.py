@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from herdsman.middleware.command_sense import binary_file
 from herdsman.middleware.completion_rules import failed, is_value, numbers_in
 from herdsman.middleware.completion_plan import read_first
 from herdsman.middleware.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
@@ -56,7 +57,8 @@ def _grep_not_saved(call: dict[str, Any], result: ToolMessage | None, request: s
     """``output.grep_not_saved`` for a request to save lines (``request`` says "lines", English)
     that the grep tool found: the shell grep that saves them whole (the grep tool shows lines, and
     a model then writes an empty file, or the check's own note)."""
-    if result is None or failed(result) or result.text.startswith("no matches") or not _SAVE_LINES.search(request):
+    if result is None or failed(result) or result.text.startswith("no matches") or not _SAVE_LINES.search(request) \
+            or binary_file(name):
         return None
     args = call.get("args") or {}
     path = str(args.get("path") or ".")
@@ -84,6 +86,8 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
         return None
     if not _COMPUTING.match(command):
         return None  # cat or grep shows material to work on (a file to summarize), not the result
+    if binary_file(name):  # printed text is no PNG: the code must save the file itself
+        return Finding("output.printed_not_saved", {"path": name, "command": None, "binary": True}, ("bash",), COMMAND)
     return Finding("output.printed_not_saved", {"path": name, "command": saving_command(command, name)}, ("bash",), COMMAND)
 
 
@@ -113,6 +117,9 @@ def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -
         return None
     script = scripts[0]
     runner = _RUNNERS.get(script[script.rfind("."):], "")
+    if binary_file(missing[0]):  # its output is a file it saves, not what it prints
+        return Finding("script.output_typed", {"path": missing[0], "command": f"{runner} {script}", "binary": True},
+                       ("bash",), COMMAND)
     return Finding("script.output_typed", {"path": missing[0], "command": f"{runner} {script} > {missing[0]}"}, ("bash",), COMMAND)
 
 

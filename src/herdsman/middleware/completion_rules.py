@@ -126,6 +126,7 @@ _SOURCE_BEFORE = re.compile(r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:
 
 
 _RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")  # Python's own words, any request language
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
 
@@ -308,7 +309,8 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
     model, read from the failed call and its output (a tool's words, not the request's): Python
     with for/with squeezed into ``python3 -c "...; ..."`` (a SyntaxError however it is retried); a
     placeholder of the request run as a file name ("python3 wc.py FILE"); ``rename``, which this
-    sandbox does not have; a name that is not among the choices an error lists ("no column
+    sandbox does not have; a Python package that is not installed here (``ModuleNotFoundError``: a
+    script of a few lines imported sympy for primes); a name that is not among the choices an error lists ("no column
     'total'; the columns are: date, region, amount", and the model sends 'total' again)."""
     call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
     command = str((call or {}).get("args", {}).get("command", ""))
@@ -322,6 +324,9 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
         return {"kind": "choices", "name": choice.group(1), "choices": choice.group(2).strip().rstrip(".)")}
     if re.search(r"\brename\b.*(?:No such file or directory|not found)", result.text):
         return {"kind": "rename"}
+    missing = _NO_MODULE.search(result.text)
+    if missing:
+        return {"kind": "module", "name": missing.group(1)}
     return None
 
 

@@ -47,6 +47,7 @@ _RULES = (
     Rule("reply.refusal", EN, "the reply refuses a normal task (English refusal phrases)"),
     Rule("path.missing", None, "a path under /mnt/user-data/outputs the request names does not exist"),
     Rule("path.empty", None, "a path under /mnt/user-data/outputs the request names is empty ([], {}, whitespace)"),
+    Rule("path.not_a_file", None, "a file the request names (it has an extension) is a folder"),
     Rule("folder.empty", None, "a folder under /mnt/user-data/outputs the request names holds no file"),
     Rule("file.missing", EN_ZH, "a file the request asks to make (save, write, create...) does not exist"),
     Rule("file.empty", EN_ZH, "a file the request asks to make is empty"),
@@ -83,6 +84,12 @@ _RULES = (
 )
 RULES: Mapping[str, Rule] = {r.id: r for r in _RULES}
 """Every rule of the completion check by id (the verifier's findings are ``verifier.<id>``, any language)."""
+
+DELIVERABLE_MISSING = frozenset({
+    "path.missing", "path.empty", "path.not_a_file", "folder.empty", "file.missing", "file.empty", "skill.output_missing",
+})
+"""The rules whose finding means a deliverable the request asked for is not there (a run that
+ends with one left has not delivered: ``herdsman run`` exits non-zero, see ``runtime/run_outcome.py``)."""
 
 # Plan priorities: the first finding (lowest) with next tools decides the forced calls.
 REWRITE = 0

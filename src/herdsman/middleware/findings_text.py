@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from herdsman.middleware.command_sense import senseless
 from herdsman.middleware.findings import Finding
 from herdsman.sandbox.base import OUTPUTS
 
@@ -40,6 +41,8 @@ _TIPS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "choices": lambda e: (f" {e['name']!r} is not one of them: use one of {e['choices']} instead "
                           "(the request's words need not be the names)."),
     "rename": lambda e: ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done',
+    "module": lambda e: (f" The Python package {e['name']} is not installed in this sandbox: write the code with Python's "
+                         "standard library (or a package that is installed) instead of importing it."),
 }
 
 
@@ -126,6 +129,8 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "path.missing": lambda e: _CREATE.format(path=e["path"]),
     "file.missing": lambda e: _CREATE.format(path=e["path"]),
     "path.empty": lambda e: _EMPTY.format(path=e["path"]),
+    "path.not_a_file": lambda e: (f"{e['path']} is a folder, but the request asks for a file of that name. Move what the "
+                                  "folder holds elsewhere or remove it (bash), then write the file there."),
     "file.empty": lambda e: _EMPTY.format(path=e["path"]),
     "folder.empty": lambda e: f"The request asks for files in {e['folder']}, which has none yet. Write them there with your tools.",
     "file.change_not_made": lambda e: _UNCHANGED.format(paths=_or(e["paths"])),
@@ -173,11 +178,14 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
                                          "into it with write_file (the whole new text), then run it."),
     "answer.offer": lambda e: (f"Your answer was the line below; if it is what belongs in {e['path']}, write just that line there "
                                f"with write_file:\n{e['value']}"),
-    "output.printed_not_saved": lambda e: (f"Your last command printed its result but saved nothing to {e['path']}. Run it again "
+    "output.printed_not_saved": lambda e: (_binary_not_saved(e) if e.get("binary") else
+                                           f"Your last command printed its result but saved nothing to {e['path']}. Run it again "
                                            f"with its output saved, like this:\n{e['command']}"),
     "output.grep_not_saved": lambda e: (f"Your last command printed the lines but saved nothing to {e['path']}. Save them whole "
                                         f"with bash: {e['command']}"),
-    "script.output_typed": lambda e: ("Run the script the request names with its output saved, instead of writing the output "
+    "script.output_typed": lambda e: ((f"Run the script the request names ({e['command']}); it must save {e['path']} itself "
+                                       "(change it to do so if it does not), instead of you writing the file.") if e.get("binary") else
+                                      "Run the script the request names with its output saved, instead of writing the output "
                                       f"yourself: {e['command']}"),
     "rows.count_wrong": _rows,
     "file.not_just_value": _just,
@@ -189,12 +197,23 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 """Rule id -> the line the model reads, made from the finding's evidence."""
 
 
+def _binary_not_saved(e: Mapping[str, Any]) -> str:
+    """A binary deliverable still missing: the code that makes it must save it (printed text is no image)."""
+    return (f"{e['path']} is still missing, and it is a binary file: printing text cannot make it. Make your code save it "
+            f"itself (for a chart: plt.savefig('{e['path']}'); for other files, the library's save or write call), "
+            "run the code with bash, then check that the file exists.")
+
+
 def render(finding: Finding) -> str:
-    """The line the model reads for ``finding`` (a verifier's finding: its detail)."""
+    """The line the model reads for ``finding`` (a verifier's finding: its detail). A line that
+    proposes a command printing text into a binary file is never sent: it says how to save that
+    file instead (see :mod:`~herdsman.middleware.command_sense`)."""
     text = TEXTS.get(finding.rule)
     if text is None:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")
-    return text(finding.evidence)
+    line = text(finding.evidence)
+    target = senseless(line)
+    return _binary_not_saved({"path": target}) if target is not None else line
 
 
 def note_text(findings: Sequence[Finding], review: bool = False) -> str:

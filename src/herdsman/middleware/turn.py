@@ -18,6 +18,7 @@ from langgraph.config import get_config
 from herdsman.middleware.intent_words import files_topic
 from herdsman.middleware.language import language_of
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
+from herdsman.sandbox.virtual_folders import virtual_folder_path
 
 FILE_EXTENSIONS = (
     "txt|md|csv|tsv|json|jsonl|yaml|yml|xml|html|htm|css|js|ts|py|sh|sql|log|ini|toml|cfg|png|jpg|jpeg|svg|"
@@ -68,6 +69,7 @@ def named_files(request: str) -> list[str]:
             name = name[name.index(USER_DATA_PREFIX):]  # 写入/mnt/user-data/outputs/a.md: the path
         elif not name.startswith("/"):
             name = _CJK_LEAD.sub("", name)  # 读取data.csv: data.csv (报告.md stays whole)
+            name = virtual_folder_path(name) or name  # outputs/pal.py: /mnt/user-data/outputs/pal.py
         if _EXAMPLE.search(text[max(0, match.start() - 16):match.start()]):
             continue  # "its path (like a/b.py)": a shape, not a file
         if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):

@@ -244,7 +244,8 @@ def build_bwrap_argv(
         argv += ["--dir", ALIAS_DIR, "--symlink", alias, f"{ALIAS_DIR}/python"]
     argv += ["--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv"]
     path = f"{SANDBOX_PATH}:{ALIAS_DIR}" if alias else SANDBOX_PATH
-    variables = {"PATH": path, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb"}
+    # matplotlib's cache on the scratch tmpfs, as in the sandbox image, not in the user's workspace
+    variables = {"PATH": path, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb", "MPLCONFIGDIR": "/tmp/matplotlib"}
     variables.update(env or {})
     for key, value in variables.items():
         argv += ["--setenv", key, value]

@@ -40,6 +40,7 @@ from herdsman.sandbox.base import (
     PathEscapeError,
     SandboxError,
 )
+from herdsman.sandbox.virtual_folders import virtual_folder_path
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +149,10 @@ def secure_home(home: Path) -> None:
 def normalize_virtual(path: str) -> str:
     """The absolute, lexically normalized virtual form of ``path``; no symlink is followed.
 
-    Relative paths (and ``~``) are taken from the workspace. Whether the result lies inside a
-    virtual root is checked by :meth:`ThreadPaths.resolve_virtual`, not here.
+    Relative paths (and ``~``) are taken from the workspace, except those that start with a
+    virtual folder's name: ``outputs/a.md`` is ``/mnt/user-data/outputs/a.md`` (see
+    :mod:`herdsman.sandbox.virtual_folders`). Whether the result lies inside a virtual root is
+    checked by :meth:`ThreadPaths.resolve_virtual`, not here.
     """
     if not isinstance(path, str) or not path.strip():
         raise SandboxError(f"empty path; give a path such as {WORKSPACE}/notes.md")
@@ -159,7 +162,7 @@ def normalize_virtual(path: str) -> str:
     if path == "~" or path.startswith("~/"):
         path = WORKSPACE + path[1:]
     if not path.startswith("/"):
-        path = f"{WORKSPACE}/{path}"
+        path = virtual_folder_path(path) or f"{WORKSPACE}/{path}"
     normalized = posixpath.normpath(path)
     return "/" + normalized.lstrip("/")
 

@@ -55,6 +55,7 @@ from herdsman.sandbox.base import (
 )
 from herdsman.sandbox.grep_hint import no_match_hint
 from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.virtual_folders import rewrite_command
 from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
 
@@ -353,7 +354,9 @@ class SandboxTools:
 
     def _described(self, sandbox: Sandbox, command: str, cancelled: threading.Event | None = None) -> tuple[str, dict[str, Any]]:
         """Run ``command``: what the model reads of it (with a note when a search found
-        nothing, :mod:`~herdsman.sandbox.grep_hint`) and its artifact."""
+        nothing, :mod:`~herdsman.sandbox.grep_hint`) and its artifact; ``outputs/...``-style
+        paths in it mean the virtual folders (:func:`~herdsman.sandbox.virtual_folders.rewrite_command`)."""
+        command = rewrite_command(command)
         result, artifact = run_traced(sandbox, command, cancelled)
         hint = no_match_hint(sandbox, command, result.exit_code, result.output) if not result.timed_out else ""
         return self.bash_result(result, hint), artifact

@@ -1,0 +1,27 @@
+"""What a finished run's values say about its outcome: failed, stopped by a limit, a deliverable missing."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from herdsman.middleware.step_limit import stop_message, stopped_reply
+from herdsman.runtime.run_outcome import run_outcome
+
+
+def test_a_run_with_an_answer_and_nothing_left_is_done() -> None:
+    assert run_outcome({"messages": [HumanMessage("hi"), AIMessage("Hello!")], "completion_unresolved": []}).ok
+
+
+def test_a_run_stopped_by_its_step_limit_is_not_done() -> None:
+    values = {"messages": [HumanMessage("go"), stopped_reply(stop_message(3), "max_steps")]}
+    outcome = run_outcome(values)
+    assert not outcome.ok and "max_steps" in outcome.problems[0]
+
+
+def test_only_a_missing_deliverable_is_a_problem_among_the_findings_left() -> None:
+    left = [
+        {"rule": "number.unsupported", "evidence": {"numbers": ["7"]}},
+        {"rule": "path.missing", "evidence": {"path": "/mnt/user-data/outputs/a.png"}, "text": "Create it."},
+    ]
+    outcome = run_outcome({"messages": [AIMessage("Done.")], "completion_unresolved": left})
+    assert len(outcome.problems) == 1 and "/mnt/user-data/outputs/a.png" in outcome.problems[0]
