@@ -72,8 +72,9 @@ from herdsman.middleware.completion_plan import next_tools, read_first, spent_wa
 from herdsman.middleware.completion_rules import (
     FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
-    request_paths, shown_numbers, text_tool_call, uncompared, unknown_tools, unsupported_numbers, untested_change,
+    request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
 )
+from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
 from herdsman.middleware.completion_verifier import verify
 from herdsman.middleware.findings import (

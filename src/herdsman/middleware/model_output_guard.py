@@ -10,6 +10,10 @@ A reply that copies its own instructions back (three or more long lines of the s
 verbatim: from the benchmark, a 1.5B model given the web-page-builder skill answered with the
 skill's text) is re-asked the same way, but after the last try it stands: it is prose, and the
 completion check can still send the agent back to work.
+
+Every reply that stands is also looked at once more: a tool call it wrote as text (it was not
+run) is marked on the message (:mod:`~herdsman.middleware.text_calls`), so the conversation shows
+it as a failed step and never as the agent's answer.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from collections.abc import Awaitable, Callable
 import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
+
+from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, written_calls
+from herdsman.middleware.turn import tool_names
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +61,18 @@ ECHO = (
 )
 
 
+def mark_calls_as_text(response: ModelResponse, names: list[str]) -> ModelResponse:
+    """``response`` with its AI message marked (:data:`CALL_AS_TEXT_KEY`) when its text holds a
+    tool call written as text; ``names``: the bound tools."""
+    result = list(response.result)
+    for i, message in enumerate(result):
+        if isinstance(message, AIMessage) and message.text and (written := written_calls(message.text, names)):
+            kwargs = {**message.additional_kwargs, CALL_AS_TEXT_KEY: written}
+            result[i] = message.model_copy(update={"additional_kwargs": kwargs})
+            log.info("model_reply_call_as_text", tools=written)
+    return ModelResponse(result=result, structured_response=response.structured_response) if result != response.result else response
+
+
 def _retry_request(request: ModelRequest, problem: str) -> ModelRequest:
     return request.override(messages=[*request.messages, HumanMessage(content=f"[harness] {problem}")])
 
@@ -78,14 +97,18 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
             message = next((m for m in response.result if isinstance(m, AIMessage)), None)
             system = request.system_message.text if request.system_message is not None else ""
             if message is None or message.tool_calls or not echoed_instructions(message.text, system):
-                return response, request
+                return self._marked(request, response), request
             if attempt >= self.max_retries:
-                return response, request  # prose after all: the completion check has its say
+                return self._marked(request, response), request  # prose after all: the completion check has its say
             problem = ECHO
         log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
         if attempt >= self.max_retries:
             return _give_up(problem), request
         return None, _retry_request(request, problem)
+
+    @staticmethod
+    def _marked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        return mark_calls_as_text(response, sorted(tool_names(request.tools or [])))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]

@@ -1,9 +1,9 @@
 /** One chat message: the user's (editable), or the agent's Markdown with its tool calls. Tool messages show inside their call. */
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { hasTextToolCall, isHarnessNote, messageText } from "../state/messages";
+import { isHarnessNote, messageText, textCallNames } from "../state/messages";
 import { Markdown } from "./Markdown";
-import { ToolCall } from "./ToolCall";
+import { TextCallStep, ToolCall } from "./ToolCall";
 
 export interface MessageActions {
   /** Send `text` in place of the human message at `index` (a new branch from the checkpoint before it). */
@@ -72,13 +72,20 @@ export const MessageView = memo(function MessageView(props: Props) {
       </div>
     );
   }
+  // a tool call the model wrote as text: a failed step (its raw text inside), never the agent's words
+  const written = textCallNames(message);
+  if (written) {
+    return (
+      <div className="message message-step" data-testid="message-step">
+        <TextCallStep names={written} text={text} />
+        {calls.map((call, i) => (
+          <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined} />
+        ))}
+      </div>
+    );
+  }
   return (
     <div className={`message message-${role}`} data-testid={`message-${role}`}>
-      {role === "agent" && hasTextToolCall(text) && (
-        <div className="malformed-call" data-testid="malformed-call">
-          Tool call written as text: it was not run
-        </div>
-      )}
       {text && <div className="message-text">{role === "agent" ? <Markdown text={text} /> : text}</div>}
       {calls.map((call, i) => (
         <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined} />

@@ -28,3 +28,19 @@ export const ToolCall = memo(function ToolCall(props: { name: string; args: unkn
     </details>
   );
 });
+
+/** A tool call the model wrote as text instead of making it: shown as a failed step, collapsed,
+ * with what the model wrote inside (never rendered as the agent's message). */
+export const TextCallStep = memo(function TextCallStep(props: { names: string[]; text: string }) {
+  const shown = props.names.filter((n) => n !== "?").join(", ") || "tool call";
+  return (
+    <details className="tool-call tool-error" data-testid="text-call">
+      <summary>
+        <span className="tool-name">{shown}</span>{" "}
+        <span className="tool-status" data-testid="tool-status">failed · written as text, not run</span>
+      </summary>
+      <div className="tool-label">What the model wrote</div>
+      <pre>{clip(props.text)}</pre>
+    </details>
+  );
+});
