@@ -288,6 +288,7 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
 @threads_app.command("show")
 def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
     """Print the conversation of one thread, then its files (uploads, workspace, outputs)."""
+    from herdsman.middleware.note_echo import ECHO_STEP_LINE, echoed
     from herdsman.middleware.text_calls import calls_as_text, failed_step_line
     from herdsman.runtime.harness_notes import fold_notes
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
@@ -310,6 +311,8 @@ def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
             written = calls_as_text(m)
             if written is not None:  # a call written as text: a failed step, never the agent's words
                 console.print(f"  [red]{escape(failed_step_line(written))}[/red]")
+            elif echoed(m):  # the harness's own note copied back: never the agent's words
+                console.print(f"  [red]{escape(ECHO_STEP_LINE)}[/red]")
             else:
                 console.print(f"[bold]{escape(role)}>[/bold] {escape(text)}")
             for c in calls:

@@ -23,6 +23,8 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
 
 * the reply holds a tool call written as text (it was not run), or a call to a tool that does
   not exist;
+* the reply repeats a note of the harness (:mod:`~herdsman.middleware.note_echo`): it is sent back
+  to answer in its own words, with no tool forced;
 * the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
   (``<total_amount>``) where values belong;
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
@@ -46,6 +48,9 @@ Each round costs one more model call (and what the agent then does); the thread 
 ``completion_checks``, the rounds used by the last run, so a benchmark can count them, and
 ``completion_unresolved``, the findings still there when the rounds ran out (a sub-agent whose
 final reply leaves something there is retried, with its files rolled back, when retries are set).
+When the rounds ran out on a reply that is no answer at all (a call written as text, a copy of a
+note), an honest "could not" built from those findings ends the run after it
+(:mod:`~herdsman.middleware.could_not`): a note of the harness never becomes the final answer.
 """
 
 from __future__ import annotations
@@ -74,16 +79,18 @@ from herdsman.middleware.completion_rules import (
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
     request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
 )
-from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
 from herdsman.middleware.completion_verifier import verify
+from herdsman.middleware.could_not import NO_ANSWER, could_not_message
 from herdsman.middleware.findings import (
-    COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
+    ANSWER, COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
 )
 from herdsman.middleware.findings_text import note_text, render
 from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.language import language_of
+from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
+from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
     HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
@@ -280,6 +287,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         unknown = unknown_tools(text, self.tool_names) if self.tool_names else []
         if unknown:
             found.append(Finding("tool.unknown", {"tools": unknown, "available": sorted(self.tool_names)[:12]}))
+        tool_results = [m for m in run if isinstance(m, ToolMessage)]
+        if reply.additional_kwargs.get(NOTE_ECHO_KEY) or echoes_note(
+                text, note_texts(run), [request.text, *(m.text for m in run[:-1] if isinstance(m, (ToolMessage, AIMessage)))]):
+            found.append(Finding("reply.echoes_note", priority=ANSWER))
         if "<tool_response>" in text:
             found.append(Finding("reply.fake_tool_result"))
         holes = [h for h in _PLACEHOLDER.findall(text) if h.lower() != "<tool_response>"]
@@ -287,7 +298,6 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("reply.placeholder", {"placeholders": list(dict.fromkeys(holes[:3]))}))
         if on("reply.refusal", language_of(text)) and _REFUSAL.search(text):
             found.append(Finding("reply.refusal"))
-        tool_results = [m for m in run if isinstance(m, ToolMessage)]
         lookup = self._lookup()
         if lookup is not None:
             shown = numbers_in(request.text).union(*(shown_numbers(r) for r in tool_results))
@@ -470,7 +480,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             # out of rounds: what the rules still find is kept, for a caller that can retry (a
             # sub-agent's attempt is then "rejected", see herdsman.subagents.executor)
             left = self.problems(state) if self._is_final(state) else []
-            return {"completion_unresolved": [f.to_dict(render(f)) for f in left]} if left else None
+            if not left:
+                return None
+            update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
+            if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
+                update["messages"] = [*self._echo_marked(state, left), could_not_message(left)]
+            return update
         found = self.problems(state)
         review = False
         if not found:
@@ -480,14 +495,25 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return None
         log.info("completion_check", round=used + 1, rules=[f.rule for f in found])
         data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
-        if not review:
+        if not review and not all(f.priority == ANSWER for f in found):  # an answer to rewrite needs no tool
             _, run = this_run(state.get("messages") or [])
             data["force_tools"] = next_tools(found, spent_ways(run, found))
+        note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
         return {
-            "messages": [HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)],
+            "messages": [*self._echo_marked(state, found), note],
             "completion_checks": used + 1,
             "jump_to": "model",
         }
+
+    @staticmethod
+    def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:
+        """The final reply marked as a copy of a note (same id: it replaces the reply), so the
+        conversation shows it as a failed step; none when ``found`` has no echo or it is marked."""
+        reply = (state.get("messages") or [None])[-1]
+        if not isinstance(reply, AIMessage) or reply.additional_kwargs.get(NOTE_ECHO_KEY) \
+                or not any(f.rule == "reply.echoes_note" for f in found):
+            return []
+        return [reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, NOTE_ECHO_KEY: True}})]
 
     @staticmethod
     def _is_final(state: Any) -> bool:

@@ -1,8 +1,9 @@
 """The answer of a run as a person reads it, from the thread's messages.
 
 The last AI message is the answer, unless it is a tool call the model wrote as text (marked by
-the model guard, see :mod:`herdsman.middleware.text_calls`): that was a failed step, not words for
-the user, so the answer says that the run ended on it instead of showing the raw call. Works on
+the model guard, see :mod:`herdsman.middleware.text_calls`) or a copy of a note of the harness
+(:mod:`herdsman.middleware.note_echo`): that was a failed step, not words for the user, so the
+answer says that the run ended on it instead of showing the raw call or the note. Works on
 message objects and on their JSON (dicts).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from herdsman.middleware.note_echo import echoed
 from herdsman.middleware.text_calls import calls_as_text, failed_step_line
 
 
@@ -33,6 +35,8 @@ def final_answer(messages: Sequence[Any], skip_blank: bool = False) -> str:
         if written is not None:
             return (f"No answer: the agent's last reply was a tool call written as text, which was not run "
                     f"({failed_step_line(written).removeprefix('✗ ')}).")
+        if echoed(message):
+            return "No answer: the agent's last reply repeated a note of the harness instead of answering."
         text = _text(message)
         if text.strip() or not skip_blank:
             return text

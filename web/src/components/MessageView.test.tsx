@@ -34,3 +34,13 @@ describe("a tool call the model wrote as text", () => {
     expect(out).not.toContain("text-call");
   });
 });
+
+describe("a reply that copied the harness's note", () => {
+  it("is a failed step, not the agent's message", () => {
+    const note = "The request is about 'NOTE', but none of your tool calls looked for it.";
+    const out = html({ type: "ai", content: note, additional_kwargs: { herdsman_echoes_note: true } } as unknown as Message);
+    expect(out).not.toContain('data-testid="message-agent"');
+    expect(out).toContain('data-testid="note-echo"');
+    expect(out).toContain("failed · repeated the harness&#x27;s note");
+  });
+});

@@ -1,9 +1,9 @@
 /** One chat message: the user's (editable), or the agent's Markdown with its tool calls. Tool messages show inside their call. */
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { isHarnessNote, messageText, textCallNames } from "../state/messages";
+import { echoesNote, isHarnessNote, messageText, textCallNames } from "../state/messages";
 import { Markdown } from "./Markdown";
-import { TextCallStep, ToolCall } from "./ToolCall";
+import { FailedStep, ToolCall } from "./ToolCall";
 
 export interface MessageActions {
   /** Send `text` in place of the human message at `index` (a new branch from the checkpoint before it). */
@@ -72,12 +72,15 @@ export const MessageView = memo(function MessageView(props: Props) {
       </div>
     );
   }
-  // a tool call the model wrote as text: a failed step (its raw text inside), never the agent's words
+  // a tool call the model wrote as text, or a copy of the harness's note: a failed step (what the
+  // model wrote inside, collapsed), never the agent's words
   const written = textCallNames(message);
-  if (written) {
+  if (written || echoesNote(message)) {
+    const title = written ? written.filter((n) => n !== "?").join(", ") || "tool call" : "reply";
+    const label = written ? "failed · written as text, not run" : "failed · repeated the harness's note";
     return (
       <div className="message message-step" data-testid="message-step">
-        <TextCallStep names={written} text={text} />
+        <FailedStep title={title} label={label} text={text} testId={written ? "text-call" : "note-echo"} />
         {calls.map((call, i) => (
           <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined} />
         ))}

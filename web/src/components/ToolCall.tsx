@@ -29,15 +29,15 @@ export const ToolCall = memo(function ToolCall(props: { name: string; args: unkn
   );
 });
 
-/** A tool call the model wrote as text instead of making it: shown as a failed step, collapsed,
- * with what the model wrote inside (never rendered as the agent's message). */
-export const TextCallStep = memo(function TextCallStep(props: { names: string[]; text: string }) {
-  const shown = props.names.filter((n) => n !== "?").join(", ") || "tool call";
+/** A reply of the model that is no answer, shown as a failed step, collapsed, with what the model
+ * wrote inside (never rendered as the agent's message): a tool call written as text (`title`: the
+ * tools it named), or a copy of the harness's own note. */
+export const FailedStep = memo(function FailedStep(props: { title: string; label: string; text: string; testId: string }) {
   return (
-    <details className="tool-call tool-error" data-testid="text-call">
+    <details className="tool-call tool-error" data-testid={props.testId}>
       <summary>
-        <span className="tool-name">{shown}</span>{" "}
-        <span className="tool-status" data-testid="tool-status">failed · written as text, not run</span>
+        <span className="tool-name">{props.title}</span>{" "}
+        <span className="tool-status" data-testid="tool-status">{props.label}</span>
       </summary>
       <div className="tool-label">What the model wrote</div>
       <pre>{clip(props.text)}</pre>

@@ -38,6 +38,13 @@ export function hasTextToolCall(text: string): boolean {
   return TEXT_CALL.test(text);
 }
 
+/** Whether an AI message is marked as a copy of a note of the harness
+ * (`additional_kwargs.herdsman_echoes_note`, see herdsman/middleware/note_echo.py): a failed step,
+ * never the agent's answer. */
+export function echoesNote(message: Message): boolean {
+  return message.type === "ai" && (message as { additional_kwargs?: { herdsman_echoes_note?: unknown } }).additional_kwargs?.herdsman_echoes_note === true;
+}
+
 const CALL_NAME = /"name"\s*:\s*"([\w.-]+)"/g;
 
 /** The tools an AI message wrote as text instead of calling them, or null when it wrote none: the
