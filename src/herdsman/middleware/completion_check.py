@@ -39,6 +39,9 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
   content), or one it asks to fix or change (in English or Chinese) was not changed; a script it named was
   changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
+* a URL in the answer, or in a text file the run wrote, that no request, upload or tool result
+  shows (:mod:`~herdsman.middleware.completion_sources`): a source must be real; one still in the
+  answer when the rounds run out is taken out of it, marked;
 * no tool was used at all although the request names a file (or files were just uploaded, or,
   in English, it talks of files);
 * and when any of these holds, code the reply shows (a fenced Python or shell block: "here is
@@ -80,6 +83,7 @@ from herdsman.middleware.completion_rules import (
     request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
 )
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
+from herdsman.middleware.completion_sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion_verifier import verify
 from herdsman.middleware.could_not import NO_ANSWER, could_not_message
 from herdsman.middleware.findings import (
@@ -94,7 +98,7 @@ from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
     HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
-from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
+from herdsman.sandbox.base import OUTPUTS, UPLOADS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.skills.activation import active_skill
 from herdsman.skills.model import Skill
 from herdsman.sandbox.paths import normalize_virtual
@@ -343,6 +347,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         cut = cut_lines(run)
         if cut:
             found.append(cut)
+        found += self._sources(state, text, run, lookup)
         claim = unbacked_claim(text, run) if not found and on("claim.unbacked", language_of(text)) else None
         if claim:  # alone: other findings say what to write
             found.append(claim)
@@ -353,6 +358,17 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         # a value to copy goes last, alone on the note's last line: a small model copied the
         # whole sentence around it into the file
         return sorted(found, key=lambda f: f.rule == "answer.offer")
+
+    @staticmethod
+    def _sources(state: Any, reply: str, run: Sequence[Any], lookup: FileLookup | None) -> list[Finding]:
+        """``source.unseen``: URLs of the answer (or of a text file the run wrote) that nothing
+        showed; the uploaded files are read only when there are some."""
+        messages = state.get("messages") or []
+        found = unseen_sources(reply, messages, run)
+        if found and lookup is not None:
+            uploads = [p for p, (size, _) in lookup.entries().items() if p.startswith(UPLOADS + "/") and size <= MAX_HASHED_BYTES]
+            found = unseen_sources(reply, messages, run, [lookup.text_of(p) or "" for p in uploads])
+        return found
 
     @staticmethod
     def _code_problem(found: Sequence[Finding], code: Sequence[tuple[str, str]]) -> Finding | None:
@@ -485,6 +501,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
             if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
                 update["messages"] = [*self._echo_marked(state, left), could_not_message(left)]
+            elif unseen := [u for f in left if f.rule == "source.unseen" and not f.evidence.get("path") for u in f.evidence["urls"]]:
+                reply = state["messages"][-1]  # links nobody showed are taken out of the answer, marked
+                update["messages"] = [reply.model_copy(update={"content": strip_unseen(reply.text, unseen)})]
             return update
         found = self.problems(state)
         review = False
