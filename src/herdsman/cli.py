@@ -127,10 +127,14 @@ class _Printer:
             self.in_text = False
 
     def __call__(self, event: object) -> None:
-        from herdsman.client import CheckNote, RunFinished, TaskEvent, TextDelta, ToolCall, ToolResult
+        from herdsman.client import CheckNote, RunFinished, TaskEvent, TextCall, TextDelta, ToolCall, ToolResult
+        from herdsman.middleware.text_calls import failed_step_line
         from herdsman.runtime.harness_notes import fold_line
 
-        if isinstance(event, CheckNote):  # the harness talking to the model: one line, not its note
+        if isinstance(event, TextCall):  # a call written as text: a failed step, not the answer
+            self._end_text()
+            console.print(f"[red]{escape(failed_step_line(event.names))}[/red]")
+        elif isinstance(event, CheckNote):  # the harness talking to the model: one line, not its note
             self._end_text()
             console.print(f"[dim]  {escape(fold_line([event.rules]))}[/dim]")
         elif isinstance(event, TaskEvent):
@@ -301,6 +305,8 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
 @threads_app.command("show")
 def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
     """Print the conversation of one thread, then its files (uploads, workspace, outputs)."""
+    from herdsman.middleware.note_echo import ECHO_STEP_LINE, echoed
+    from herdsman.middleware.text_calls import calls_as_text, failed_step_line
     from herdsman.runtime.harness_notes import fold_notes
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
 
@@ -319,7 +325,13 @@ def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
             role = {"human": "you", "ai": "agent", "tool": f"tool {getattr(m, 'name', '')}"}.get(m.type, m.type)
             text = m.text if hasattr(m, "text") else str(m.content)
             calls = getattr(m, "tool_calls", None) or []
-            console.print(f"[bold]{escape(role)}>[/bold] {escape(text)}")
+            written = calls_as_text(m)
+            if written is not None:  # a call written as text: a failed step, never the agent's words
+                console.print(f"  [red]{escape(failed_step_line(written))}[/red]")
+            elif echoed(m):  # the harness's own note copied back: never the agent's words
+                console.print(f"  [red]{escape(ECHO_STEP_LINE)}[/red]")
+            else:
+                console.print(f"[bold]{escape(role)}>[/bold] {escape(text)}")
             for c in calls:
                 console.print(f"  [cyan]▶ {escape(c['name'])}[/cyan] [dim]{escape(_short_args(c['args']))}[/dim]")
         for folder, paths in files.items():

@@ -8,7 +8,8 @@
 
 Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`ToolResult`,
 :class:`TaskEvent` for sub-agents, :class:`CheckNote` when the completion check sends the model
-back, :class:`RunFinished`), so the CLI and tests consume the same stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
+back, :class:`TextCall` for a tool call the model wrote as text (a failed step: its text is not
+streamed as the answer), :class:`RunFinished`), so the CLI and tests consume the same stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
 ``tools:<task_id>`` and surface here through their ``task_*`` events.
 
 Each run also notes its thread in the gateway's thread records (``runtime/threads.py``, in the
@@ -45,6 +46,8 @@ from herdsman.memory.service import MemoryService
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
+from herdsman.middleware.text_calls import call_start, calls_as_text
+from herdsman.runtime.final_answer import final_answer
 from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.record_store import open_record_store
@@ -107,6 +110,15 @@ class CheckNote:
 
 
 @dataclass(frozen=True)
+class TextCall:
+    """The model wrote tool calls as text instead of making them: nothing ran, a failed step
+    (see :mod:`herdsman.middleware.text_calls`); ``names``: the tools it tried to call."""
+
+    names: list[str]
+    text: str
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended: the final answer, the thread's title, the files in outputs, and
     ``problems``: why it did not deliver (a failure, a limit, a requested file missing; see
@@ -120,7 +132,7 @@ class RunFinished:
     problems: list[str] = field(default_factory=list)
 
 
-Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | RunFinished
+Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | TextCall | RunFinished
 
 
 @dataclass(frozen=True)
@@ -140,6 +152,16 @@ def new_thread_id() -> str:
 
 def _content_text(message: AnyMessage) -> str:
     return message.text if hasattr(message, "text") else str(message.content)
+
+
+def _prose_delta(streamed: dict[str | None, str], message_id: str | None, piece: str) -> str:
+    """The part of ``piece`` to show as the answer's words: none of a tool call the model
+    writes as text (from its ``<tool_call>`` or ``{"name": ...`` on), which is a failed step
+    (:class:`TextCall`), not prose; ``streamed`` keeps each message's text so far."""
+    before = streamed.get(message_id, "")
+    whole = streamed[message_id] = before + piece
+    cut = call_start(whole)
+    return whole[len(before):] if cut is None else whole[len(before):cut]
 
 
 class HerdsmanClient:
@@ -249,11 +271,10 @@ class HerdsmanClient:
             await self._note_thread(thread_id, status)
         state = await self.agent.aget_state(config)
         values = state.values
-        last_ai = next((m for m in reversed(values.get("messages", [])) if isinstance(m, AIMessage)), None)
         log.info("run_finished", thread_id=thread_id)
         yield RunFinished(
             thread_id,
-            _content_text(last_ai) if last_ai else "",
+            final_answer(values.get("messages", [])),
             values.get("title"),
             self.outputs(thread_id),
             dict(values.get("usage") or {}),
@@ -286,6 +307,7 @@ class HerdsmanClient:
         """The events of one run of the lead agent on ``message`` (all but the end), under the run
         scope ``scope``; ``said`` follows the answer's words as they stream."""
         names: dict[str, str] = {}
+        streamed: dict[str | None, str] = {}  # a model message's text so far, by its id
         async for namespace, mode, chunk in self.agent.astream(
             {"messages": [HumanMessage(content=message)]},
             config,
@@ -305,11 +327,16 @@ class HerdsmanClient:
             if mode == "messages":
                 piece, meta = chunk
                 if meta.get("langgraph_node") == MODEL_NODE and isinstance(piece, AIMessageChunk) and piece.text:
-                    yield TextDelta(piece.text)
+                    delta = _prose_delta(streamed, piece.id, piece.text)
+                    if delta:
+                        yield TextDelta(delta)
                 continue
             for node, update in (chunk or {}).items():
                 for msg in (update or {}).get("messages", []) if isinstance(update, dict) else []:
                     if node == MODEL_NODE and isinstance(msg, AIMessage):
+                        written = calls_as_text(msg)
+                        if written is not None:
+                            yield TextCall(written, _content_text(msg))
                         for call in msg.tool_calls:
                             names[call["id"]] = call["name"]
                             yield ToolCall(call["id"], call["name"], dict(call["args"]))

@@ -63,6 +63,14 @@ def test_a_note_of_the_completion_check_is_one_progress_line_never_the_answer() 
     assert final_answer(answered) == "Saved a.txt"
 
 
+def test_a_call_written_as_text_is_a_failed_step_in_a_chat_not_the_answer() -> None:
+    raw = {"type": "ai", "content": '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
+           "additional_kwargs": {"herdsman_call_as_text": ["bash"]}}
+    assert progress_lines("updates", {"model": {"messages": [raw]}}) == ["✗ bash: tool call written as text, not run"]
+    answer = final_answer({"messages": [{"type": "human", "content": "list the files"}, raw]})
+    assert "<tool_call>" not in answer and "not run" in answer
+
+
 def test_throttle_sends_at_most_once_per_interval() -> None:
     now = [100.0]
     throttle = Throttle(3.0, clock=lambda: now[0])

@@ -183,6 +183,23 @@ async def test_the_cli_and_the_gateway_list_the_same_threads(tmp_path: Path) -> 
         assert thread_id in listing.stdout
 
 
+def test_a_call_written_as_text_is_a_failed_step_in_the_run_and_the_transcript(tmp_path: Path) -> None:
+    """The model writes a call as text (hundreds of assertions in it), is sent back, then
+    answers: neither the run's output nor 'threads show' prints the raw call as the agent's
+    message; both print one failed-step line for it."""
+    raw = '<tool_call>\n{"name": "write_file", "arguments": {"path": "t.py", "content": "' + "assert p('aba')\\n" * 200 + '"}}\n</tool_call>'
+    cfg = write_config(tmp_path, "raw", [raw, "Palindromes read the same both ways; the tests are below."])
+    out = run_cli("run", "Explain what a palindrome is.", "--thread", "raw", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "<tool_call>" not in out.stdout and "assert p(" not in out.stdout
+    assert "✗ write_file: tool call written as text, not run" in out.stdout
+    shown = run_cli("threads", "show", "raw", "--config", str(cfg), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "<tool_call>" not in shown.stdout and "assert p(" not in shown.stdout
+    assert shown.stdout.count("✗ write_file: tool call written as text, not run") == 1
+    assert shown.stdout.count("agent>") == 1 and "agent> Palindromes read the same" in shown.stdout
+
+
 @pytest.mark.bwrap
 def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     cfg = write_config(

@@ -128,6 +128,53 @@ def test_a_call_written_again_in_one_reply_ends_the_generation(stub, streaming):
     assert reply.response_metadata["finish_reason"] == "tool_calls"
 
 
+PARAGRAPH = ("Rainwater harvesting collects the rain that falls on roofs and stores it in tanks, "
+             "so gardens and toilets need less mains water. ")
+
+
+def joined(chunks: list) -> Any:
+    reply = chunks[0]
+    for chunk in chunks[1:]:
+        reply += chunk
+    return reply
+
+
+def test_a_reply_that_loops_is_cut_while_it_streams_and_continued_with_penalties(stub):
+    """The model writes one paragraph again and again: no second copy is ever streamed, the
+    generation stops during the third, and goes on from the first copy with llama.cpp's repeat
+    and frequency penalties; the reply is the first copy and what came after."""
+    model, llama = stub("Report.\n\n" + PARAGRAPH * 12, "It also eases floods.")
+    chunks = list(model.bind_tools([get_weather]).stream("Write a short report on rainwater harvesting."))
+    texts = [c.content for c in chunks if c.content]
+    assert "".join(texts) == "Report.\n\n" + PARAGRAPH + "It also eases floods."
+    assert len(llama.generated) < len("Report.\n\n" + PARAGRAPH * 3), "cut while generating, not at the end"
+    assert llama.prompts[1] == "Report.\n\n" + PARAGRAPH, "continued after the kept copy"
+    assert llama.kwargs["repeat_penalty"] == 1.15 and llama.kwargs["frequency_penalty"] == 0.3
+    assert joined(chunks).response_metadata["finish_reason"] == "stop"
+
+
+def test_chinese_that_loops_is_cut_and_a_second_loop_ends_the_reply(stub):
+    sentence = "雨水收集可以减少自来水的使用，并且有助于城市防洪。"
+    model, llama = stub("总结：" + sentence * 30, "另外，" + "水箱要定期清洗。" * 40)
+    reply = model.invoke("用中文写一段关于雨水收集的总结。")
+    assert reply.content == "总结：" + sentence + "另外，水箱要定期清洗。"
+    assert len(llama.prompts) == 2, "one continuation only"
+
+
+def test_a_loop_inside_a_tool_call_is_cut_back_to_the_call_and_written_again(stub):
+    looping = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "' + "Paris, Paris, France; " * 40
+    model, llama = stub("Let me check.\n" + looping, CALL)
+    reply = model.bind_tools([get_weather]).invoke("Weather in Paris?")
+    assert [c["args"] for c in reply.tool_calls] == [{"city": "Paris"}]
+    assert llama.prompts[1] == "Let me check.\n", "the unfinished call was dropped, not mended"
+
+
+def test_loops_are_left_alone_when_stop_repetition_is_off(stub):
+    model, llama = stub(PARAGRAPH * 5, stop_repetition=False)
+    assert model.invoke("Report?").content == (PARAGRAPH * 5).strip()
+    assert len(llama.prompts) == 1
+
+
 def test_the_same_call_in_two_replies_is_not_a_repeat(stub):
     model, _ = stub(CALL, CALL)
     bound = model.bind_tools([get_weather])

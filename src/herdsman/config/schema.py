@@ -135,6 +135,15 @@ class LocalModelConfig(_Section):
         description="Grammar-constrained tool calls (llama.cpp): a call the model starts is always a well-formed call "
         "of a bound tool with valid arguments; only calls it chose to write are calls.",
     )
+    stop_repetition: bool = Field(
+        True,
+        description="Cut a reply that loops (the same line or paragraph again and again, in any language) while it "
+        "streams, where its first copy ends, and continue it once with the retry penalties.",
+    )
+    retry_repeat_penalty: float = Field(1.15, ge=1.0, description="llama.cpp repeat_penalty for the continuation after a loop was cut.")
+    retry_frequency_penalty: float = Field(
+        0.3, ge=0.0, description="llama.cpp frequency_penalty for the continuation after a loop was cut."
+    )
 
 
 class ScriptedModelConfig(_Section):

@@ -23,6 +23,8 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
 
 * the reply holds a tool call written as text (it was not run), or a call to a tool that does
   not exist;
+* the reply repeats a note of the harness (:mod:`~herdsman.middleware.note_echo`): it is sent back
+  to answer in its own words, with no tool forced;
 * the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
   (``<total_amount>``) where values belong;
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
@@ -37,6 +39,9 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
   content), or one it asks to fix or change (in English or Chinese) was not changed; a script it named was
   changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
+* a URL in the answer, or in a text file the run wrote, that no request, upload or tool result
+  shows (:mod:`~herdsman.middleware.completion_sources`): a source must be real; one still in the
+  answer when the rounds run out is taken out of it, marked;
 * no tool was used at all although the request names a file (or files were just uploaded, or,
   in English, it talks of files);
 * and when any of these holds, code the reply shows (a fenced Python or shell block: "here is
@@ -46,6 +51,9 @@ Each round costs one more model call (and what the agent then does); the thread 
 ``completion_checks``, the rounds used by the last run, so a benchmark can count them, and
 ``completion_unresolved``, the findings still there when the rounds ran out (a sub-agent whose
 final reply leaves something there is retried, with its files rolled back, when retries are set).
+When the rounds ran out on a reply that is no answer at all (a call written as text, a copy of a
+note), an honest "could not" built from those findings ends the run after it
+(:mod:`~herdsman.middleware.could_not`): a note of the harness never becomes the final answer.
 """
 
 from __future__ import annotations
@@ -75,22 +83,26 @@ from herdsman.middleware.completion_plan import deciding, next_tools, read_first
 from herdsman.middleware.completion_rules import (
     FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
-    request_paths, shown_numbers, text_tool_call, uncompared, unknown_tools, unsupported_numbers, untested_change,
+    request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
 )
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
+from herdsman.middleware.completion_sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion_verifier import verify
+from herdsman.middleware.could_not import NO_ANSWER, could_not_message
 from herdsman.middleware.findings import (
-    COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
+    ANSWER, COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
 )
 from herdsman.middleware.findings_text import note_text, render
 from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.language import language_of
+from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.shown_code import harness_call, shown_command
+from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
     HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
 )
-from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
+from herdsman.sandbox.base import OUTPUTS, UPLOADS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.skills.activation import active_skill
 from herdsman.skills.model import Skill
 from herdsman.sandbox.paths import normalize_virtual
@@ -299,6 +311,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         unknown = unknown_tools(text, self.tool_names) if self.tool_names else []
         if unknown:
             found.append(Finding("tool.unknown", {"tools": unknown, "available": sorted(self.tool_names)[:12]}))
+        tool_results = [m for m in run if isinstance(m, ToolMessage)]
+        if reply.additional_kwargs.get(NOTE_ECHO_KEY) or echoes_note(
+                text, note_texts(run), [request.text, *(m.text for m in run[:-1] if isinstance(m, (ToolMessage, AIMessage)))]):
+            found.append(Finding("reply.echoes_note", priority=ANSWER))
         if "<tool_response>" in text:
             found.append(Finding("reply.fake_tool_result"))
         holes = [h for h in _PLACEHOLDER.findall(text) if h.lower() != "<tool_response>"]
@@ -306,7 +322,6 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("reply.placeholder", {"placeholders": list(dict.fromkeys(holes[:3]))}))
         if on("reply.refusal", language_of(text)) and _REFUSAL.search(text):
             found.append(Finding("reply.refusal"))
-        tool_results = [m for m in run if isinstance(m, ToolMessage)]
         lookup = self._lookup()
         if lookup is not None:
             shown = numbers_in(request.text).union(*(shown_numbers(r) for r in tool_results))
@@ -352,6 +367,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         cut = cut_lines(run)
         if cut:
             found.append(cut)
+        found += self._sources(state, text, run, lookup)
         claim = unbacked_claim(text, run) if not found and on("claim.unbacked", language_of(text)) else None
         if claim:  # alone: other findings say what to write
             found.append(claim)
@@ -362,6 +378,17 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         # a value to copy goes last, alone on the note's last line: a small model copied the
         # whole sentence around it into the file
         return sorted(found, key=lambda f: f.rule == "answer.offer")
+
+    @staticmethod
+    def _sources(state: Any, reply: str, run: Sequence[Any], lookup: FileLookup | None) -> list[Finding]:
+        """``source.unseen``: URLs of the answer (or of a text file the run wrote) that nothing
+        showed; the uploaded files are read only when there are some."""
+        messages = state.get("messages") or []
+        found = unseen_sources(reply, messages, run)
+        if found and lookup is not None:
+            uploads = [p for p, (size, _) in lookup.entries().items() if p.startswith(UPLOADS + "/") and size <= MAX_HASHED_BYTES]
+            found = unseen_sources(reply, messages, run, [lookup.text_of(p) or "" for p in uploads])
+        return found
 
     @staticmethod
     def _code_problem(found: Sequence[Finding], code: Sequence[tuple[str, str]]) -> Finding | None:
@@ -492,7 +519,15 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             # out of rounds: what the rules still find is kept, for a caller that can retry (a
             # sub-agent's attempt is then "rejected", see herdsman.subagents.executor)
             left = self.problems(state) if self._is_final(state) else []
-            return {"completion_unresolved": [f.to_dict(render(f)) for f in left]} if left else None
+            if not left:
+                return None
+            update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
+            if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
+                update["messages"] = [*self._echo_marked(state, left), could_not_message(left)]
+            elif unseen := [u for f in left if f.rule == "source.unseen" and not f.evidence.get("path") for u in f.evidence["urls"]]:
+                reply = state["messages"][-1]  # links nobody showed are taken out of the answer, marked
+                update["messages"] = [reply.model_copy(update={"content": strip_unseen(reply.text, unseen)})]
+            return update
         found = self.problems(state)
         review = False
         if not found:
@@ -509,12 +544,13 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             if call is not None:
                 found = [replace(f, evidence={**f.evidence, "ran": True}) if f.rule == "code.shown_not_run" else f for f in found]
         data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
-        if not review and call is None:
+        if not review and call is None and not all(f.priority == ANSWER for f in found):  # an answer to rewrite needs no tool
             data["force_tools"] = next_tools(found, spent)
         note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
+        marked = self._echo_marked(state, found)
         if call is not None:  # the harness's bash call goes to the tools node, then the model
-            return {"messages": [note, call], "completion_checks": used + 1}
-        return {"messages": [note], "completion_checks": used + 1, "jump_to": "model"}
+            return {"messages": [*marked, note, call], "completion_checks": used + 1}
+        return {"messages": [*marked, note], "completion_checks": used + 1, "jump_to": "model"}
 
     def _shown_code_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any]) -> AIMessage | None:
         """The bash call that runs the code the reply showed, when showing code unrun is the
@@ -525,6 +561,16 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
         command = shown_command(reply.text, run) if reply is not None else None
         return harness_call(command) if command else None
+
+    @staticmethod
+    def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:
+        """The final reply marked as a copy of a note (same id: it replaces the reply), so the
+        conversation shows it as a failed step; none when ``found`` has no echo or it is marked."""
+        reply = (state.get("messages") or [None])[-1]
+        if not isinstance(reply, AIMessage) or reply.additional_kwargs.get(NOTE_ECHO_KEY) \
+                or not any(f.rule == "reply.echoes_note" for f in found):
+            return []
+        return [reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, NOTE_ECHO_KEY: True}})]
 
     @staticmethod
     def _is_final(state: Any) -> bool:

@@ -1,7 +1,7 @@
 """The completion check's rules that need no files: what a reply, the request and the run's
-tool results say (numbers shown and numbers guessed, code shown instead of used, calls written
-as text, the file a request asks to change, why a command failed). The rules on delivered files
-are in :mod:`~herdsman.middleware.completion_files`, those on searching in
+tool results say (numbers shown and numbers guessed, code shown instead of used, the file a
+request asks to change, why a command failed). Calls written as text are found by
+:mod:`~herdsman.middleware.text_calls`, the rules on delivered files are in :mod:`~herdsman.middleware.completion_files`, those on searching in
 :mod:`~herdsman.middleware.completion_search`, the tool plan after a note in
 :mod:`~herdsman.middleware.completion_plan`.
 
@@ -345,23 +345,3 @@ def failed(result: ToolMessage) -> bool:
         return True
     lines = [line.strip() for line in result.text.strip().splitlines() if line.strip()]
     return result.name == "bash" and bool(lines) and all(_ERROR_LINE.match(line) for line in lines)
-
-
-def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
-    """Whether the reply holds a tool call written as text."""
-    if "<tool_call>" in reply:
-        return True
-    return any(
-        re.search(rf'"name"\s*:\s*"{re.escape(n)}"', reply) or re.search(rf"<{re.escape(n)}\s+\w+=", reply)
-        for n in tool_names
-    )
-
-
-_CALL_NAME = re.compile(r'\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"(?:arguments|parameters|args)"')
-
-
-def unknown_tools(reply: str, tool_names: Sequence[str]) -> list[str]:
-    """Names of tools that do not exist which the reply tries to call as JSON (a model calls a
-    ``copy`` or ``python`` tool it imagines)."""
-    return sorted({n for n in _CALL_NAME.findall(reply) if n not in tool_names and n.rsplit(".", 1)[-1] not in tool_names})
-

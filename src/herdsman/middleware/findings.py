@@ -42,6 +42,8 @@ class Rule:
 _RULES = (
     Rule("call.as_text", None, "a tool call written as text in the reply (it was not run)"),
     Rule("tool.unknown", None, "a call (written as JSON) of a tool that does not exist"),
+    Rule("reply.echoes_note", None, "the reply repeats a note of the harness instead of answering"),
+    Rule("source.unseen", None, "a URL in the answer, or in a text file the run wrote, that no request, upload or tool result shows"),
     Rule("reply.fake_tool_result", None, "the reply imitates a tool result (<tool_response>)"),
     Rule("reply.placeholder", None, "placeholders such as <total_amount> where values belong (also <the total> in an English reply)"),
     Rule("reply.refusal", EN, "the reply refuses a normal task (English refusal phrases)"),
@@ -106,6 +108,9 @@ WRITE_IF_ALONE = 5
 """Write a file, when every finding of the note says so."""
 FREE = 9
 """No particular tool."""
+ANSWER = 10
+"""Answer again in words: when every finding of a note is one, no tool is forced (a question
+that needs no tool must not be sent to use one)."""
 
 
 @dataclass(frozen=True)

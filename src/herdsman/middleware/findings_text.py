@@ -120,6 +120,13 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "call.as_text": lambda e: "Your reply contains a tool call written as text, so it was NOT run. Call the tool properly.",
     "tool.unknown": lambda e: (f"There is no tool named {', '.join(e['tools'])}. Use your tools ({', '.join(e['available'])}); "
                                "bash runs any shell command (cp, mv, python3...)."),
+    "reply.echoes_note": lambda e: ("Your reply repeated the harness's note, which is for you, not the user. Answer the "
+                                    "user's request itself, in your own words."),
+    "source.unseen": lambda e: (
+        f"{'The file ' + e['path'] + ' gives' if e.get('path') else 'Your answer gives'} links that no tool opened and the user "
+        f"did not give: {', '.join(e['urls'][:5])}. Sources must be real: remove them"
+        f"{' and write the file again' if e.get('path') else ''}, or open each with a tool (web_fetch) first and keep only "
+        "those that open."),
     "reply.fake_tool_result": lambda e: ("Your reply imitates a tool result (<tool_response>); only a tool call gives one. "
                                          "Call the tool, then answer from what it returns."),
     "reply.placeholder": lambda e: (f"Your answer has placeholders ({', '.join(e['placeholders'])}) instead of values. "

@@ -10,6 +10,14 @@ A reply that copies its own instructions back (three or more long lines of the s
 verbatim: from the benchmark, a 1.5B model given the web-page-builder skill answered with the
 skill's text) is re-asked the same way, but after the last try it stands: it is prose, and the
 completion check can still send the agent back to work.
+
+A reply that repeats a note of the harness (:mod:`~herdsman.middleware.note_echo`) is re-asked
+too; after the last try it stands marked as an echo, so the completion check never lets it be
+the final answer.
+
+Every reply that stands is also looked at once more: a tool call it wrote as text (it was not
+run) is marked on the message (:mod:`~herdsman.middleware.text_calls`), so the conversation shows
+it as a failed step and never as the agent's answer.
 """
 
 from __future__ import annotations
@@ -19,6 +27,10 @@ from collections.abc import Awaitable, Callable
 import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
+
+from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
+from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, written_calls
+from herdsman.middleware.turn import tool_names
 
 log = structlog.get_logger(__name__)
 
@@ -48,18 +60,51 @@ def echoed_instructions(reply: str, system: str) -> bool:
     return sum(1 for line in lines if line in reply) >= 3
 
 
+NOTE_ECHO = (
+    "Your reply repeated a note of the harness, which is for you, not the user. Answer the user's request "
+    "itself, in your own words."
+)
+
 ECHO = (
     "Your reply repeated your instructions instead of doing the task. Do the first step now: call "
     "a tool (write_file, bash, read_file...)."
 )
 
 
+def _known(request: ModelRequest) -> list[str]:
+    """What the user, the tools and the model itself said before (a note quotes it: a path, a
+    value, a term; a reply may say it again)."""
+    return [m.text for m in request.messages if m.type in ("tool", "ai") or (isinstance(m, HumanMessage) and not note_texts([m]))]
+
+
+def _mark(response: ModelResponse, message: AIMessage, marks: dict[str, object]) -> ModelResponse:
+    """``response`` with ``message`` given ``marks`` in its ``additional_kwargs``."""
+    marked = message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, **marks}})
+    return ModelResponse(result=[marked if m is message else m for m in response.result],
+                         structured_response=response.structured_response)
+
+
+def mark_calls_as_text(response: ModelResponse, names: list[str]) -> ModelResponse:
+    """``response`` with its AI message marked (:data:`CALL_AS_TEXT_KEY`) when its text holds a
+    tool call written as text; ``names``: the bound tools."""
+    for message in response.result:
+        if isinstance(message, AIMessage) and message.text and (written := written_calls(message.text, names)):
+            log.info("model_reply_call_as_text", tools=written)
+            return _mark(response, message, {CALL_AS_TEXT_KEY: written})
+    return response
+
+
 def _retry_request(request: ModelRequest, problem: str) -> ModelRequest:
     return request.override(messages=[*request.messages, HumanMessage(content=f"[harness] {problem}")])
 
 
-def _give_up(problem: str) -> ModelResponse:
-    text = f"The model's reply could not be used after several tries: {problem}"
+def _give_up(response: ModelResponse) -> ModelResponse:
+    """The reply that ends the step when every try was unusable, said to the user (the problem
+    told to the model asks it to call again: no answer for a person)."""
+    message = next((m for m in response.result if isinstance(m, AIMessage)), None)
+    bad = message.invalid_tool_calls[0] if message is not None and message.invalid_tool_calls else None
+    why = f"its call of the tool {bad.get('name') or '?'!r} could not be parsed" if bad else "it was empty"
+    text = f"The model's reply could not be used after several tries: {why}. Send the request again, or rephrase it."
     return ModelResponse(result=[AIMessage(content=text)])
 
 
@@ -71,21 +116,35 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
         super().__init__()
         self.max_retries = max_retries
 
-    def _judge(self, request: ModelRequest, response: ModelResponse, attempt: int) -> tuple[ModelResponse | None, ModelRequest]:
-        """(final response, or None to ask again; the request for the next attempt)."""
+    def _judge(
+        self, request: ModelRequest, response: ModelResponse, attempt: int, sent: ModelRequest | None = None,
+    ) -> tuple[ModelResponse | None, ModelRequest]:
+        """(final response, or None to ask again; the request for the next attempt); ``sent``:
+        the request that gave ``response`` (with the notes of earlier tries)."""
         problem = reply_problem(response)
         if problem is None:
             message = next((m for m in response.result if isinstance(m, AIMessage)), None)
             system = request.system_message.text if request.system_message is not None else ""
-            if message is None or message.tool_calls or not echoed_instructions(message.text, system):
-                return response, request
-            if attempt >= self.max_retries:
-                return response, request  # prose after all: the completion check has its say
-            problem = ECHO
+            if message is None or message.tool_calls:
+                return self._marked(request, response), request
+            if echoes_note(message.text, note_texts((sent or request).messages), _known(request)):
+                if attempt >= self.max_retries:  # it stands, marked: never the final answer
+                    return self._marked(request, _mark(response, message, {NOTE_ECHO_KEY: True})), request
+                problem = NOTE_ECHO
+            elif not echoed_instructions(message.text, system):
+                return self._marked(request, response), request
+            elif attempt >= self.max_retries:
+                return self._marked(request, response), request  # prose after all: the completion check has its say
+            else:
+                problem = ECHO
         log.info("model_reply_unusable", attempt=attempt + 1, problem=problem)
         if attempt >= self.max_retries:
-            return _give_up(problem), request
+            return _give_up(response), request
         return None, _retry_request(request, problem)
+
+    @staticmethod
+    def _marked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        return mark_calls_as_text(response, sorted(tool_names(request.tools or [])))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -93,7 +152,7 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
         """Call the model, and again with feedback while its reply is unusable."""
         current, attempt = request, 0
         while True:  # _judge gives a final response at the last attempt
-            final, current = self._judge(request, handler(current), attempt)
+            final, current = self._judge(request, handler(current), attempt, current)
             if final is not None:
                 return final
             attempt += 1
@@ -104,7 +163,7 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
         """Async twin of :meth:`wrap_model_call`."""
         current, attempt = request, 0
         while True:  # _judge gives a final response at the last attempt
-            final, current = self._judge(request, await handler(current), attempt)
+            final, current = self._judge(request, await handler(current), attempt, current)
             if final is not None:
                 return final
             attempt += 1

@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from herdsman.config.schema import ChannelsConfig
+from herdsman.runtime.final_answer import final_answer as answer_of
 from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
 from herdsman.runtime.stream_bridge import follow_run
@@ -82,23 +83,10 @@ def _longest_prefix(text: str, limit: int, size: Callable[[str], int]) -> int:
     return low
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """The text of a JSON-ready message (string content or a list of content blocks)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in content or []]
-    return "".join(parts)
-
-
 def final_answer(values: dict[str, Any]) -> str:
-    """The last AI message's text in a run's final state ('' when there is none)."""
-    for message in reversed(values.get("messages") or []):
-        if isinstance(message, dict) and message.get("type") == "ai":
-            text = message_text(message)
-            if text.strip():
-                return text
-    return ""
+    """The last AI message's text in a run's final state ('' when there is none); a tool call
+    the model wrote as text is told as the failed step it was (see herdsman.runtime.final_answer)."""
+    return answer_of([m for m in values.get("messages") or [] if isinstance(m, dict)], skip_blank=True)
 
 
 def interrupt_question(values: dict[str, Any]) -> str | None:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from herdsman.middleware.text_calls import calls_as_text, failed_step_line
 from herdsman.runtime.harness_notes import fold_line, is_note, note_rules
 
 TASK_WORDS = {
@@ -49,6 +50,9 @@ def progress_lines(event: str, data: Any) -> list[str]:
                     lines.append(f"🔎 {fold_line([note_rules(message)])}")
                 if not isinstance(message, dict) or message.get("type") != "ai":
                     continue
+                written = calls_as_text(message)
+                if written is not None:  # a failed step, not the answer
+                    lines.append(failed_step_line(written))
                 for call in message.get("tool_calls") or []:
                     if call.get("name") in QUIET_TOOLS:
                         continue

@@ -1,9 +1,9 @@
 /** One chat message: the user's (editable), or the agent's Markdown with its tool calls. Tool messages show inside their call. */
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { hasTextToolCall, isHarnessNote, messageText, writingCalls } from "../state/messages";
+import { echoesNote, isHarnessNote, messageText, textCallNames, writingCalls } from "../state/messages";
 import { Markdown } from "./Markdown";
-import { ToolCall } from "./ToolCall";
+import { FailedStep, ToolCall } from "./ToolCall";
 
 export interface MessageActions {
   /** Send `text` in place of the human message at `index` (a new branch from the checkpoint before it). */
@@ -72,13 +72,23 @@ export const MessageView = memo(function MessageView(props: Props) {
       </div>
     );
   }
+  // a tool call the model wrote as text, or a copy of the harness's note: a failed step (what the
+  // model wrote inside, collapsed), never the agent's words
+  const written = textCallNames(message);
+  if (written || echoesNote(message)) {
+    const title = written ? written.filter((n) => n !== "?").join(", ") || "tool call" : "reply";
+    const label = written ? "failed · written as text, not run" : "failed · repeated the harness's note";
+    return (
+      <div className="message message-step" data-testid="message-step">
+        <FailedStep title={title} label={label} text={text} testId={written ? "text-call" : "note-echo"} />
+        {calls.map((call, i) => (
+          <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined} />
+        ))}
+      </div>
+    );
+  }
   return (
     <div className={`message message-${role}`} data-testid={`message-${role}`}>
-      {role === "agent" && hasTextToolCall(text) && (
-        <div className="malformed-call" data-testid="malformed-call">
-          Tool call written as text: it was not run
-        </div>
-      )}
       {text && <div className="message-text">{role === "agent" ? <Markdown text={text} /> : text}</div>}
       {calls.map((call, i) => (
         <ToolCall key={call.id ?? i} name={call.name} args={call.args} result={call.id ? results.get(call.id) : undefined}

@@ -31,3 +31,19 @@ export const ToolCall = memo(function ToolCall(props: { name: string; args: unkn
     </details>
   );
 });
+
+/** A reply of the model that is no answer, shown as a failed step, collapsed, with what the model
+ * wrote inside (never rendered as the agent's message): a tool call written as text (`title`: the
+ * tools it named), or a copy of the harness's own note. */
+export const FailedStep = memo(function FailedStep(props: { title: string; label: string; text: string; testId: string }) {
+  return (
+    <details className="tool-call tool-error" data-testid={props.testId}>
+      <summary>
+        <span className="tool-name">{props.title}</span>{" "}
+        <span className="tool-status" data-testid="tool-status">{props.label}</span>
+      </summary>
+      <div className="tool-label">What the model wrote</div>
+      <pre>{clip(props.text)}</pre>
+    </details>
+  );
+});

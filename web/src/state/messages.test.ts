@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "@langchain/langgraph-sdk";
-import { activity, hasTextToolCall, isHarnessNote, toolStatus } from "./messages";
+import { activity, hasTextToolCall, isHarnessNote, textCallNames, toolStatus } from "./messages";
 
 const tool = (extra: Record<string, unknown>): Message =>
   ({ type: "tool", tool_call_id: "c1", content: "out", ...extra }) as unknown as Message;
@@ -52,5 +52,18 @@ describe("what a running agent is doing", () => {
   });
   it("waits for sub-agents while a task call is open", () => {
     expect(activity([human, call("task", "t1")])).toBe("waiting for sub-agents");
+  });
+});
+
+describe("calls written as text", () => {
+  const ai = (content: string, extra: Record<string, unknown> = {}): Message => ({ type: "ai", content, ...extra }) as unknown as Message;
+  it("are named by the harness's mark first, else read from the text", () => {
+    expect(textCallNames(ai("anything", { additional_kwargs: { herdsman_call_as_text: ["lighthouse"] } }))).toEqual(["lighthouse"]);
+    expect(textCallNames(ai('{"name": "bash", "arguments": {"command": "ls"}}'))).toEqual(["bash"]);
+    expect(textCallNames(ai("<tool_call>\n{broken"))).toEqual(["?"]);
+  });
+  it("are none in a plain answer or a user's message", () => {
+    expect(textCallNames(ai("A lighthouse works by..."))).toBeNull();
+    expect(textCallNames({ type: "human", content: '{"name": "bash", "arguments": {}}' } as unknown as Message)).toBeNull();
   });
 });

@@ -38,6 +38,29 @@ export function hasTextToolCall(text: string): boolean {
   return TEXT_CALL.test(text);
 }
 
+/** Whether an AI message is marked as a copy of a note of the harness
+ * (`additional_kwargs.herdsman_echoes_note`, see herdsman/middleware/note_echo.py): a failed step,
+ * never the agent's answer. */
+export function echoesNote(message: Message): boolean {
+  return message.type === "ai" && (message as { additional_kwargs?: { herdsman_echoes_note?: unknown } }).additional_kwargs?.herdsman_echoes_note === true;
+}
+
+const CALL_NAME = /"name"\s*:\s*"([\w.-]+)"/g;
+
+/** The tools an AI message wrote as text instead of calling them, or null when it wrote none: the
+ * names the harness marked (`additional_kwargs.herdsman_call_as_text`, see
+ * herdsman/middleware/text_calls.py), else those read from a text that holds such a call (a
+ * thread from before the mark). Such a message is a failed step, never the agent's answer. */
+export function textCallNames(message: Message): string[] | null {
+  if (message.type !== "ai") return null;
+  const marked = (message as { additional_kwargs?: { herdsman_call_as_text?: unknown } }).additional_kwargs?.herdsman_call_as_text;
+  if (Array.isArray(marked)) return marked.map(String);
+  const text = messageText(message);
+  if (!hasTextToolCall(text)) return null;
+  const names = [...new Set([...text.matchAll(CALL_NAME)].map((m) => m[1]))];
+  return names.length ? names : ["?"];
+}
+
 /** A tool card's status and label: running, done, or failed (an error result, a command's
  * non-zero exit code or its timeout, from the bash artifact: exit 127 used to show "done"). */
 export function toolStatus(result?: Message): { status: "running" | "done" | "error"; label: string } {

@@ -108,4 +108,7 @@ def build_local_model(config: LocalModelConfig, progress: bool = True) -> BaseCh
         prompt_cache_dir=str(config.prompt_cache_dir) if config.prompt_cache_dir else None,
         repair_tool_calls=config.repair_tool_calls,
         constrained_tool_calls=config.constrained_decoding,
+        stop_repetition=config.stop_repetition,
+        retry_repeat_penalty=config.retry_repeat_penalty,
+        retry_frequency_penalty=config.retry_frequency_penalty,
     )

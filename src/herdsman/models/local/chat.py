@@ -8,6 +8,10 @@ GGUF metadata, given ``messages`` and ``tools`` as Hugging Face templates expect
 tools section), runs a plain completion, and turns the ``<tool_call>`` text the model writes into
 LangChain tool calls (see :mod:`herdsman.models.local.toolcalls`).
 
+A reply that falls into a loop (the same line or paragraph again and again) is cut where its first
+copy ends, while it streams, and continued once with llama.cpp's repeat and frequency penalties
+(see :mod:`herdsman.models.local.repetition`); the copies are never streamed.
+
 Process-wide rules: one loaded ``Llama`` per (path, n_ctx), because loading takes seconds and
 ~2 GB; and one generation at a time, because llama.cpp contexts are not thread-safe (and, across
 processes on one machine, because concurrent generations thrash the CPU: see GenerationLock).
@@ -24,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,7 @@ from pydantic import AliasChoices, Field
 from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler_factory, tool_grammar
 from herdsman.models.local.grammar import tool_name as _tool_name  # one definition for both modules
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
+from herdsman.models.local.repetition import LoopDetector
 from herdsman.models.local.toolcalls import (
     TOOL_CALL_CLOSE,
     TOOL_CALL_OPEN,
@@ -382,6 +387,16 @@ class _Request:
     """Constrains the calls the reply writes (see :mod:`herdsman.models.local.grammar`)."""
 
 
+def _loop_cut(text: str, cut: int, floor: int) -> int:
+    """Where to cut ``text`` at a loop whose first copy ends at ``cut``: there, or where a tool
+    call still open there began (a call is written whole or not at all), never before ``floor``
+    (the prefill)."""
+    opened = text.rfind(TOOL_CALL_OPEN, 0, cut)
+    if opened >= 0 and text.rfind(TOOL_CALL_CLOSE, 0, cut) < opened:
+        cut = opened
+    return max(cut, floor)
+
+
 def _forced_name(tool_choice: Any) -> str | None:
     """The tool a ``tool_choice`` forces by name, or None."""
     if isinstance(tool_choice, dict):
@@ -417,6 +432,13 @@ class ChatLocalLlama(BaseChatModel):
     """Where (default ``~/.cache/herdsman/prompt-cache``, or ``$HERDSMAN_PROMPT_CACHE``)."""
     repair_tool_calls: bool = True
     """Mend tool calls written as almost-JSON (json-repair); off only to measure what it buys."""
+    stop_repetition: bool = True
+    """Cut a reply that loops (the same line or paragraph again and again) while it streams, and
+    continue it once with the retry penalties below (see :mod:`herdsman.models.local.repetition`)."""
+    retry_repeat_penalty: float = 1.15
+    """llama.cpp's ``repeat_penalty`` (over the last 64 tokens) for the continuation after a loop was cut."""
+    retry_frequency_penalty: float = 0.3
+    """llama.cpp's ``frequency_penalty`` for the continuation after a loop was cut."""
     constrained_tool_calls: bool = True
     """Grammar-constrained decoding: a call the model starts is always a well-formed call of a
     bound tool with valid arguments, and only calls it chose to write are calls (no calls
@@ -573,14 +595,16 @@ class ChatLocalLlama(BaseChatModel):
         finally:
             del llama._init_sampler
 
-    def _completion(self, request: _Request, stream: bool) -> Any:
+    def _completion(self, request: _Request, stream: bool, penalized: bool = False) -> Any:
+        """Run llama.cpp on ``request``; ``penalized``: with the retry penalties (after a loop was cut)."""
         return self.load().llama.create_completion(
             prompt=request.tokens,
             max_tokens=request.max_tokens,
             temperature=self.temperature,
             top_p=self.top_p,
             top_k=self.top_k,
-            repeat_penalty=self.repeat_penalty,
+            repeat_penalty=max(self.repeat_penalty, self.retry_repeat_penalty) if penalized else self.repeat_penalty,
+            frequency_penalty=self.retry_frequency_penalty if penalized else 0.0,
             seed=self.seed,
             stop=request.stop,
             stream=stream,
@@ -605,32 +629,66 @@ class ChatLocalLlama(BaseChatModel):
 
     # -- generation ---------------------------------------------------------------------------
 
-    def _replies(self, request: _Request) -> Iterator[tuple[str, str | None]]:
+    def _replies(self, request: _Request) -> Iterator[tuple[str, str | None, int]]:
         """The reply so far (prefill included) after each piece llama.cpp generates, with that
-        piece's finish reason.
+        piece's finish reason and how much of it may be streamed (the rest may be the start of a
+        loop, see :class:`~herdsman.models.local.repetition.LoopDetector`).
 
         Called with the generation lock held. Generation stops early when a tool call closes
         that repeats one the reply already holds (see :func:`repeated_call_start`): the last
-        reply yielded ends before the repeat, with the finish reason ``stop``."""
+        reply yielded ends before the repeat, with the finish reason ``stop``. When the reply
+        falls into a loop, it is cut where the loop's first copy ends (or where an unfinished
+        tool call began) and continued once with the retry penalties; a second loop ends it there."""
         text = request.prefill
-        closed = 0
-        stream = self._completion(request, stream=True)
-        try:
-            for piece in stream:
-                choice = piece["choices"][0]
-                text += choice.get("text") or ""
-                if request.tool_names and text.count(TOOL_CALL_CLOSE) > closed:
-                    closed = text.count(TOOL_CALL_CLOSE)
-                    cut = repeated_call_start(text)
-                    if cut is not None:
-                        log.info("local_model: stopped at a repeated tool call after %d calls", closed - 1)
-                        yield text[:cut], "stop"
-                        return
-                yield text, choice.get("finish_reason")
-        finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
+        detector = LoopDetector() if self.stop_repetition else None
+        current: _Request | None = request
+        penalized = False
+        while current is not None:
+            loop = None
+            closed = text.count(TOOL_CALL_CLOSE)
+            stream = self._completion(current, stream=True, penalized=penalized)
+            try:
+                for piece in stream:
+                    choice = piece["choices"][0]
+                    text += choice.get("text") or ""
+                    if request.tool_names and text.count(TOOL_CALL_CLOSE) > closed:
+                        closed = text.count(TOOL_CALL_CLOSE)
+                        cut = repeated_call_start(text)
+                        if cut is not None:
+                            log.info("local_model: stopped at a repeated tool call after %d calls", closed - 1)
+                            yield text[:cut], "stop", cut
+                            return
+                    loop = detector.update(text) if detector is not None else None
+                    if loop is not None:
+                        break
+                    yield text, choice.get("finish_reason"), detector.held if detector is not None else len(text)
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+            if loop is None or detector is None:
+                return
+            text = text[: _loop_cut(text, loop.cut_in(text), len(request.prefill))]
+            detector.update(text)
+            current = None if penalized else self._continued(request, text)
+            log.info("local_model: cut a loop of %d characters x%.1f; %s", loop.unit, loop.copies,
+                     "continuing with repeat penalties" if current is not None else "stopped there")
+            if current is None:
+                yield text, "stop", len(text)
+                return
+            yield text, None, detector.held
+            penalized = True
+
+    def _continued(self, request: _Request, text: str) -> _Request | None:
+        """``request`` continued after ``text`` (the reply so far, prefill included), with the
+        tokens it has left; None when too few are left."""
+        llama = self.load().llama
+        generated = text[len(request.prefill):]
+        tokens = llama.tokenize(generated.encode("utf-8"), add_bos=False, special=True) if generated else []
+        left = min(request.max_tokens - len(tokens), self.n_ctx - len(request.tokens) - len(tokens))
+        if left < 16:
+            return None
+        return replace(request, tokens=[*request.tokens, *tokens], max_tokens=left)
 
     def _generate(
         self,
@@ -643,7 +701,7 @@ class ChatLocalLlama(BaseChatModel):
         text, finish_reason = request.prefill, None
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
-            for text, finish in self._replies(request):
+            for text, finish, _ in self._replies(request):
                 finish_reason = finish or finish_reason
         generated = text[len(request.prefill) :]
         parsed = self._parse(text, request)
@@ -672,9 +730,9 @@ class ChatLocalLlama(BaseChatModel):
         finish_reason = None
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
-            for text, finish in self._replies(request):
+            for text, finish, held in self._replies(request):
                 finish_reason = finish or finish_reason
-                safe = streamable_prefix(text, request.tool_names)
+                safe = min(streamable_prefix(text, request.tool_names), held)
                 if safe <= 0:
                     continue
                 if sent is None:

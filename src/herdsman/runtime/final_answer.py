@@ -1,0 +1,43 @@
+"""The answer of a run as a person reads it, from the thread's messages.
+
+The last AI message is the answer, unless it is a tool call the model wrote as text (marked by
+the model guard, see :mod:`herdsman.middleware.text_calls`) or a copy of a note of the harness
+(:mod:`herdsman.middleware.note_echo`): that was a failed step, not words for the user, so the
+answer says that the run ended on it instead of showing the raw call or the note. Works on
+message objects and on their JSON (dicts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from herdsman.middleware.note_echo import echoed
+from herdsman.middleware.text_calls import calls_as_text, failed_step_line
+
+
+def _text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content or [] if isinstance(p, (str, dict)))
+
+
+def final_answer(messages: Sequence[Any], skip_blank: bool = False) -> str:
+    """The text of the run's answer: the last AI message's, or, when that message is a tool call
+    written as text, a sentence saying the run ended on that failed step; ``skip_blank``: pass
+    over AI messages without text (calls only)."""
+    for message in reversed(messages):
+        kind = message.get("type") if isinstance(message, Mapping) else getattr(message, "type", None)
+        if kind != "ai":
+            continue
+        written = calls_as_text(message)
+        if written is not None:
+            return (f"No answer: the agent's last reply was a tool call written as text, which was not run "
+                    f"({failed_step_line(written).removeprefix('✗ ')}).")
+        if echoed(message):
+            return "No answer: the agent's last reply repeated a note of the harness instead of answering."
+        text = _text(message)
+        if text.strip() or not skip_blank:
+            return text
+    return ""
