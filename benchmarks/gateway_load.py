@@ -286,7 +286,9 @@ def wait_ready(url: str, proc: subprocess.Popen, path: str = "/api/health", time
 
 
 def start_gateway(port: int, steps: int, home: str, config_name: str) -> subprocess.Popen:
-    """A child process serving this checkout's gateway on ``port`` (see :func:`serve`); ready when this returns."""
+    """A child process serving this checkout's gateway on ``port`` (see :func:`serve`); ready when this returns
+    (within 180 s, as the reference server is given: on a loaded machine at low priority the
+    gateway's imports alone took more than 30 s)."""
     repo = Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(repo)])}
     proc = subprocess.Popen(
@@ -295,7 +297,7 @@ def start_gateway(port: int, steps: int, home: str, config_name: str) -> subproc
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc)
+        wait_ready(f"http://127.0.0.1:{port}", proc, timeout=180)
     except BaseException:
         stop(proc)
         raise

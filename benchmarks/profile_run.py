@@ -5,7 +5,8 @@ Serves the gateway in this process (default configuration: SQLite checkpointer, 
 (``--steps`` model calls: one ``ls``, then the answer, by default), streams ``--warmup`` runs to
 warm it up, then profiles one streamed run on a new thread, from the request to the stream's
 end (``--concurrent N``: N runs on N new threads at once, to see what a burst adds: queueing,
-contention). Each run is requested by a child process (gateway_load's lean HTTP reader), so no
+contention; ``--repeat K``: K such bursts one after another, summed, for a steadier figure per
+run). Each run is requested by a child process (gateway_load's lean HTTP reader), so no
 client work lands in the profile.
 
 Every thread of the gateway is profiled, not only the event loop's: the executors' threads
@@ -88,9 +89,10 @@ class _Snapshot:
         """Already taken."""
 
 
-async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: int = 1) -> pstats.Stats:
+async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: int = 1,
+                  repeat: int = 1) -> pstats.Stats:
     """Serve ``app``, run ``warmup`` runs, then profile ``concurrent`` runs at once (each on a
-    new thread); the merged stats."""
+    new thread), ``repeat`` times one after another; the merged stats."""
     import uvicorn
 
     port = gateway_load.free_port()
@@ -104,12 +106,13 @@ async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: in
     try:
         for _ in range(warmup):
             await stream_run(url, await new_thread(url))
-        ids = [await new_thread(url) for _ in range(concurrent)]
+        batches = [[await new_thread(url) for _ in range(concurrent)] for _ in range(repeat)]
         main = cProfile.Profile(time.thread_time)
         threads.active = True
         main.enable()
         try:
-            await asyncio.gather(*(stream_run(url, thread) for thread in ids))
+            for ids in batches:
+                await asyncio.gather(*(stream_run(url, thread) for thread in ids))
         finally:
             main.disable()
             threads.active = False
@@ -166,6 +169,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3, help="runs before the profiled one")
     parser.add_argument("--concurrent", type=int, default=1,
                         help="runs profiled together, each on its own new thread (figures are their sum)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="profile this many bursts one after another (figures are their sum; CPU ms per run printed)")
     parser.add_argument("--top", type=int, default=15, help="entries per table")
     parser.add_argument("--out", type=Path, help="also write the merged pstats file here")
     parser.add_argument("--client", nargs=2, metavar=("URL", "THREAD"), help=argparse.SUPPRESS)
@@ -177,11 +182,13 @@ def main() -> None:
     threads.install()
     with tempfile.TemporaryDirectory() as home:
         app = gateway_load.build_app(args.steps, home, args.ours)
-        stats = asyncio.run(profile(app, args.warmup, threads, max(1, args.concurrent)))
+        stats = asyncio.run(profile(app, args.warmup, threads, max(1, args.concurrent), max(1, args.repeat)))
     if args.out:
         stats.dump_stats(args.out)
-    print(f"{max(1, args.concurrent)} streamed run(s) at once, gateway config {args.ours}, {args.steps} model calls, "
-          f"{len(threads.profiles)} executor thread(s) profiled besides the event loop's")
+    runs = max(1, args.concurrent) * max(1, args.repeat)
+    print(f"{max(1, args.concurrent)} streamed run(s) at once, {max(1, args.repeat)} time(s), gateway config {args.ours}, "
+          f"{args.steps} model calls, {len(threads.profiles)} executor thread(s) profiled besides the event loop's; "
+          f"{stats.total_tt * 1000 / runs:.1f} ms CPU per run (profiled)")
     print(tables(stats, args.top))
 
 

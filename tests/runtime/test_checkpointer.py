@@ -67,9 +67,12 @@ async def test_sqlite_files_commit_without_waiting_for_the_disk_and_resume_after
     config = make_config(home, checkpointer={"type": "sqlite"})
     thread = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     async with open_checkpointer(config) as saver, open_record_store(config) as store:
-        for conn in (saver.conn, store.conn):
-            assert await (await conn.execute("PRAGMA journal_mode")).fetchone() == ("wal",)
-            assert await (await conn.execute("PRAGMA synchronous")).fetchone() == (1,)  # NORMAL
+        for owner in (saver, store):  # each connection is used on its own thread (sqlite_threaded.py)
+            def pragma(name: str, conn=owner.conn) -> tuple:
+                return conn.execute(f"PRAGMA {name}").fetchone()
+
+            assert await owner.thread.call(pragma, "journal_mode") == ("wal",)
+            assert await owner.thread.call(pragma, "synchronous") == (1,)  # NORMAL
         saved = await saver.aput(thread, empty_checkpoint(), {"step": 0}, {})
         await store.aput(("records",), "r", {"status": "running"})
     async with open_checkpointer(config) as saver, open_record_store(config) as store:

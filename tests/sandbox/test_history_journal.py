@@ -338,3 +338,23 @@ def test_an_edit_by_a_new_file_moved_over_lists_only_its_folder(thread: ThreadPa
     tmp.rename(thread.workspace / "d2" / "f4.txt")
     assert h.capture() == walked_root(thread)
     assert {k: work(h)[k] - before[k] for k in before} == {"walked": 0, "folders": 1, "files_read": 1}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_file_system_mounted_later_is_seen_by_its_type(tmp_path: Path) -> None:
+    """The mount table is kept between calls (each thread's subvolume is a new device); a mount
+    made since is still seen: a folder that becomes a tmpfs is not taken for the ext4 or btrfs
+    it was on."""
+    from herdsman.sandbox.change_journal import filesystem_type
+
+    folder = tmp_path / "mnt"
+    folder.mkdir()
+    before = filesystem_type(str(folder.resolve()))
+    assert before not in (None, "tmpfs")
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(folder)], capture_output=True).returncode:
+        pytest.skip("mount is not allowed here")
+    try:
+        assert filesystem_type(str(folder.resolve())) == "tmpfs"
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+    assert filesystem_type(str(folder.resolve())) == before

@@ -39,6 +39,8 @@ def _kind(saver: Any) -> str:
     name = type(saver).__name__
     if name == "AsyncSqliteSaver" and hasattr(saver, "conn") and hasattr(saver, "lock"):
         return "sqlite"
+    if hasattr(saver, "aquery_one"):  # sqlite_threaded.ThreadedSqliteSaver
+        return "sqlite"
     if name == "AsyncPostgresSaver" and hasattr(saver, "_cursor"):
         return "postgres"
     if name == "InMemorySaver" and hasattr(saver, "storage") and hasattr(saver, "blobs"):
@@ -47,6 +49,9 @@ def _kind(saver: Any) -> str:
 
 
 async def _sqlite_one(saver: Any, query: str, args: tuple[Any, ...]) -> int:
+    if hasattr(saver, "aquery_one"):
+        row = await saver.aquery_one(query, args)
+        return int(row[0] or 0) if row else 0
     await saver.setup()
     async with saver.lock, saver.conn.execute(query, args) as cursor:
         row = await cursor.fetchone()

@@ -10,6 +10,8 @@ here, one after another on the saver's one connection, so 100 concurrent runs qu
 each other's fsyncs). With NORMAL the file is never corrupted and nothing is lost when a process
 dies; an OS crash or a power cut may undo the last steps' checkpoints, and the thread then
 resumes from the one before (the file history's database is kept the same way).
+
+The SQLite saver is LangGraph's, reached in one thread hand-off per call (``sqlite_threaded.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.runtime.sqlite_threaded import open_sqlite_saver
 
 
 POOL_SIZE = 4  # connections to PostgreSQL a process's checkpointer may hold (see postgres_pool.py)
@@ -52,8 +55,6 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
         yield InMemorySaver()
         return
     if kind == "sqlite":
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
         path = sqlite_path(config)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,9 +62,8 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
             raise CheckpointerError(
                 f"checkpointer.path: cannot create {path.parent} ({exc.strerror}); choose a writable folder"
             ) from None
-        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-            await saver.conn.execute("PRAGMA journal_mode = WAL")  # what the saver's setup sets too
-            await saver.conn.execute("PRAGMA synchronous = NORMAL")  # see the module docstring
+        # WAL is what the saver's setup sets too; NORMAL: see the module docstring
+        async with open_sqlite_saver(str(path), ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")) as saver:
             yield saver
         return
     try:

@@ -12,7 +12,8 @@ two fsyncs (about 4 ms of wall time and 0.45 ms of CPU each here, one after anot
 store's one connection, so a burst of runs queued behind them); in WAL mode with NORMAL a
 commit is an append (well under 0.1 ms). It never corrupts the file and loses nothing when a
 process dies; an OS crash or a power cut may undo the last commits, and a run whose record went
-back to ``running`` is then reported lost at the next start (``runs.py``), as any run cut by one.
+back to ``running`` is then reported lost at the next start (``runs.py``), as any run cut by one. The store is LangGraph's SQLite store, reached in one thread hand-off per batch of
+operations (``sqlite_threaded.py``) instead of one per statement.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from langgraph.store.memory import InMemoryStore
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.checkpointer import postgres_missing, sqlite_path
+from herdsman.runtime.sqlite_threaded import open_sqlite_store
 from herdsman.postgres_setup import setup_lock
 
 
@@ -48,15 +50,10 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
         yield InMemoryStore()
         return
     if kind == "sqlite":
-        from langgraph.store.sqlite.aio import AsyncSqliteStore
-
-        async with AsyncSqliteStore.from_conn_string(str(gateway_db_path(config))) as store:
-            # several gateway processes may share the file: wait for another's write instead of
-            # failing at once with "database is locked" (SQLite's default is not to wait)
-            await store.conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-            await store.conn.execute("PRAGMA journal_mode = WAL")  # see the module docstring
-            await store.conn.execute("PRAGMA synchronous = NORMAL")
-            await store.setup()
+        # several gateway processes may share the file: wait for another's write instead of failing
+        # at once with "database is locked" (SQLite's default is not to wait); WAL: see the module docstring
+        pragmas = (f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+        async with open_sqlite_store(str(gateway_db_path(config)), pragmas) as store:
             yield store
         return
     try:

@@ -62,6 +62,7 @@ non-blocking read of the descriptor.
 from __future__ import annotations
 
 import os
+import select
 import threading
 import time
 from ctypes import c_int
@@ -344,21 +345,71 @@ def _default_max_watches() -> int:
     return max(1, min(DEFAULT_MAX_WATCHES, limit // 2))
 
 
+class _MountTable:
+    """``/proc/self/mountinfo`` as (mount point, file system type) pairs, read again only when the
+    kernel says the mounts changed: the file is pollable, and a mount or unmount marks it
+    (``POLLPRI``/``POLLERR``, see proc(5)). Each thread's folders are a subvolume of their own on
+    the quota volume (a device of its own), so :func:`is_local` met a new device with every new
+    thread and read and parsed the whole table each time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._mounts: list[tuple[str, str]] | None = None
+        self._poll: select.poll | None = None
+        self._fd: int | None = None
+
+    def _changed(self) -> bool:
+        if self._poll is None:
+            return True
+        try:
+            return bool(self._poll.poll(0))
+        except OSError:
+            return True
+
+    def _read(self) -> list[tuple[str, str]] | None:
+        if self._fd is None:
+            try:
+                self._fd = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+                self._poll = select.poll()
+                self._poll.register(self._fd, select.POLLPRI | select.POLLERR)
+            except OSError:
+                self._fd, self._poll = None, None
+                return None
+        try:  # a poll reports a change once (it clears the mark): the read comes after it
+            os.lseek(self._fd, 0, os.SEEK_SET)
+            chunks = []
+            while chunk := os.read(self._fd, 65536):
+                chunks.append(chunk)
+        except OSError:
+            return None
+        mounts = []
+        for line in b"".join(chunks).decode(errors="replace").splitlines():
+            left, _, right = line.partition(" - ")
+            fields = left.split()
+            if len(fields) >= 5 and right:
+                mounts.append((fields[4].replace("\\040", " "), right.split()[0]))
+        return mounts
+
+    def mounts(self) -> list[tuple[str, str]] | None:
+        """The mounts, read again when they changed since the last read (None: unreadable)."""
+        with self._lock:
+            if self._mounts is None or self._changed():
+                self._mounts = self._read()
+            return self._mounts
+
+
+_MOUNTS = _MountTable()
+
+
 def filesystem_type(path: str) -> str | None:
     """The type of the file system ``path`` (a real path) is on, from ``/proc/self/mountinfo``."""
     best, kind = "", None
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
+    mounts = _MOUNTS.mounts()
+    if mounts is None:
         return None
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        if len(fields) < 5 or not right:
-            continue
-        point = fields[4].replace("\\040", " ")
+    for point, fstype in mounts:
         if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
-            best, kind = point, right.split()[0]
+            best, kind = point, fstype
     return kind
 
 

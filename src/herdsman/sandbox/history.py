@@ -45,6 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import stat
@@ -113,12 +114,46 @@ def addressable(vpath: str) -> bool:
 
 _SHARED: dict[Path, "FileHistory"] = {}
 _SHARED_LOCK = threading.Lock()
+
+
+def _open_index_limit() -> int:
+    """How many indexes may stay open: enough for a burst of runs on new threads (a hundred at
+    once, each using its index at every step: with 32, every use closed another thread's index,
+    a WAL checkpoint, and opened its own again), within a small share of the descriptors the
+    process may open (three each with WAL) and well under select()'s 1024."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (OSError, ValueError):
+        return 32
+    if soft == resource.RLIM_INFINITY:
+        return 128
+    return max(32, min(128, soft // 24))
+
+
 # the histories whose index connection is open, least recently used first: at most MAX_OPEN_INDEXES
 # stay open (three descriptors each with WAL), so a process that saw many threads keeps few files open
-MAX_OPEN_INDEXES = 32
+MAX_OPEN_INDEXES = _open_index_limit()
 _OPEN: OrderedDict["FileHistory", None] = OrderedDict()
 _OPEN_LOCK = threading.Lock()
 SWEEP_GRACE = 600.0  # seconds a new object is safe from a sweep (another process may still be recording it)
+
+
+INDEX_SCHEMA = 1  # PRAGMA user_version of an index whose tables are all there
+
+
+def _make_index(db: sqlite3.Connection) -> None:
+    """Make (or bring up to date) the index's tables in ONE transaction: a new thread's index cost
+    a commit per statement (five), and reading ``user_version`` spares all of it once done."""
+    db.execute("BEGIN IMMEDIATE")  # DDL does not open the transaction of ``with db`` by itself
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
+        "created REAL NOT NULL, seq INTEGER NOT NULL, message_id TEXT)"
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    if "message_id" not in {row[1] for row in db.execute("PRAGMA table_info(versions)")}:  # made before it
+        db.execute("ALTER TABLE versions ADD COLUMN message_id TEXT")
+    db.execute("CREATE INDEX IF NOT EXISTS versions_seq ON versions (seq)")  # MAX(seq) per record
+    db.execute(f"PRAGMA user_version = {INDEX_SCHEMA}")
 
 
 class FileHistory:
@@ -174,14 +209,8 @@ class FileHistory:
         self._capture_bytes = 0
         self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
         with self._index() as db:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
-                "created REAL NOT NULL, seq INTEGER NOT NULL)"
-            )
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-            if "message_id" not in {row[1] for row in db.execute("PRAGMA table_info(versions)")}:
-                db.execute("ALTER TABLE versions ADD COLUMN message_id TEXT")
-            db.execute("CREATE INDEX IF NOT EXISTS versions_seq ON versions (seq)")  # MAX(seq) per record
+            if db.execute("PRAGMA user_version").fetchone()[0] < INDEX_SCHEMA:
+                _make_index(db)
 
     def _db(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, check_same_thread=False)

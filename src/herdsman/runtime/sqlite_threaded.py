@@ -1,0 +1,133 @@
+"""LangGraph's SQLite checkpointer and store, reached from async code in one hand-off per call.
+
+LangGraph's async SQLite classes (``AsyncSqliteSaver``, ``AsyncSqliteStore``) go through
+aiosqlite, one thread round trip per statement: saving a checkpoint took three, a store ``aput``
+five, an ``aget`` six; a streamed run of two model calls made about a hundred (see
+``serial_thread.py`` for what one costs). These subclasses of LangGraph's *sync* classes keep
+their SQL, tables and semantics as they are and run each whole call (``put``, ``get_tuple``,
+``batch``...) on the connection's :class:`~herdsman.runtime.serial_thread.SerialThread`: one round
+trip a call, and a burst of calls shares its wake-ups.
+
+The sync methods stay usable from any thread (LangGraph's own lock guards the connection); the
+async ones must not be awaited after :func:`open_sqlite_saver` / :func:`open_sqlite_store` exits.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import Op, Result
+from langgraph.store.sqlite import SqliteStore
+
+from herdsman.runtime.serial_thread import SerialThread
+
+
+class ThreadedSqliteSaver(SqliteSaver):
+    """``SqliteSaver`` whose async methods run the sync ones on the connection's thread."""
+
+    def __init__(self, conn: sqlite3.Connection, thread: SerialThread, **kwargs: Any) -> None:
+        """``conn`` (opened with ``check_same_thread=False``) is used on ``thread``."""
+        super().__init__(conn, **kwargs)
+        self.thread = thread
+
+    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
+        """:meth:`get_tuple` on the connection's thread."""
+        return await self.thread.call(SqliteSaver.get_tuple, self, config)
+
+    async def alist(
+        self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None, limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """:meth:`list` on the connection's thread (read whole, then yielded)."""
+        found = await self.thread.call(lambda: list(SqliteSaver.list(self, config, filter=filter, before=before, limit=limit)))
+        for item in found:
+            yield item
+
+    async def aput(
+        self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions,
+    ) -> Any:
+        """:meth:`put` on the connection's thread (the class's, not an instance's wrapper of it)."""
+        return await self.thread.call(SqliteSaver.put, self, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        """:meth:`put_writes` on the connection's thread."""
+        await self.thread.call(SqliteSaver.put_writes, self, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """:meth:`delete_thread` on the connection's thread."""
+        await self.thread.call(SqliteSaver.delete_thread, self, thread_id)
+
+    async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Mapping[str, Any]:
+        """:meth:`get_delta_channel_history` on the connection's thread."""
+        return await self.thread.call(lambda: SqliteSaver.get_delta_channel_history(self, config=config, channels=channels))
+
+    async def aquery_one(self, query: str, args: tuple[Any, ...]) -> Any:
+        """The first row of a read-only ``query`` (None when there is none), on the connection's thread."""
+
+        def read() -> Any:
+            with self.cursor(transaction=False) as cur:
+                return cur.execute(query, args).fetchone()
+
+        return await self.thread.call(read)
+
+
+class ThreadedSqliteStore(SqliteStore):
+    """``SqliteStore`` whose :meth:`abatch` runs :meth:`batch` on the connection's thread."""
+
+    def __init__(self, conn: sqlite3.Connection, thread: SerialThread, **kwargs: Any) -> None:
+        """``conn`` (autocommit, ``check_same_thread=False``) is used on ``thread``."""
+        super().__init__(conn, **kwargs)
+        self.thread = thread
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` on the connection's thread."""
+        ops = list(ops)
+        return await self.thread.call(self.batch, ops)
+
+
+def _connect(path: str, pragmas: Sequence[str], **kwargs: Any) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, check_same_thread=False, **kwargs)
+    try:
+        for pragma in pragmas:
+            conn.execute(pragma)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+async def _close(thread: SerialThread, conn: sqlite3.Connection) -> None:
+    try:
+        await thread.call(conn.close)
+    finally:
+        await thread.aclose()
+
+
+@asynccontextmanager
+async def open_sqlite_saver(path: str, pragmas: Sequence[str] = ()) -> AsyncIterator[ThreadedSqliteSaver]:
+    """A :class:`ThreadedSqliteSaver` on the SQLite file ``path`` (tables made), with ``pragmas`` run first."""
+    thread = SerialThread("sqlite-checkpoints")
+    conn = await thread.call(_connect, path, pragmas)
+    try:
+        saver = ThreadedSqliteSaver(conn, thread)
+        await thread.call(saver.setup)  # its tables, once, before any other call
+        yield saver
+    finally:
+        await _close(thread, conn)
+
+
+@asynccontextmanager
+async def open_sqlite_store(path: str, pragmas: Sequence[str] = ()) -> AsyncIterator[ThreadedSqliteStore]:
+    """A :class:`ThreadedSqliteStore` on the SQLite file ``path`` (migrated), with ``pragmas`` run first."""
+    thread = SerialThread("sqlite-records")
+    conn = await thread.call(_connect, path, pragmas, isolation_level=None)  # autocommit, as SqliteStore opens it
+    try:
+        store = ThreadedSqliteStore(conn, thread)
+        await thread.call(store.setup)
+        yield store
+    finally:
+        await _close(thread, conn)
