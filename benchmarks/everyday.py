@@ -33,9 +33,11 @@ request's length is counted in CJK characters.
 request) and takes the machine's generation lock. ``--model scripted`` answers each request with
 the canned replies written in the data file, so the pipeline itself is tested in a minute.
 
-Prints one JSON line: ``{"model", "max_seconds", "requests": [{id, kind, language, delivered,
+With the embedded model one throwaway run through the API loads the model first (``warmup_s``).
+
+Prints one JSON line: ``{"model", "max_seconds", "warmup_s", "requests": [{id, kind, language, delivered,
 correct, direct, harness_note_in_conversation, first_text_s, total_s, error, outcome, why,
-invented_urls, notes, checked, answer}], "totals": {...}}``. The requests were never used to
+invented_urls, notes, checked, malformed_calls, page_errors, answer}], "totals": {...}}``. The requests were never used to
 tune the harness and must not be (see benchmarks/README.md).
 
     python benchmarks/everyday.py [--only ID,ID] [--max-seconds 600] [--model embedded|scripted]
@@ -75,6 +77,8 @@ WEB = REPO / "web"
 DATA = HERE / "data" / "everyday.yaml"
 DRIVER = HERE / "everyday_ui.mjs"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ASSISTANT = "lead_agent"
+"""The assistant the web UI runs."""
 ANSWER_CHARS = 4000
 """The final answer is kept in the output up to this many characters."""
 
@@ -328,13 +332,25 @@ def serve(home: Path, model: Any, startup_seconds: float) -> tuple[str, Any, Any
     return f"http://127.0.0.1:{sock.getsockname()[1]}", app, server, thread
 
 
-async def prepare(url: str, app: Any, requests: list[dict[str, Any]]) -> dict[str, str]:
-    """A thread for each request with workspace files, holding them (request id -> thread id)."""
+WARMUP = "Hello!"
+"""Sent once through the API before the measured requests with the embedded model: the model is
+loaded on its first call, and that load belongs to starting the gateway, not to a request."""
+
+
+async def prepare(url: str, app: Any, requests: list[dict[str, Any]], warm_up: bool) -> tuple[dict[str, str], float | None]:
+    """A thread for each request with workspace files, holding them (request id -> thread id), and
+    with ``warm_up`` the seconds of one throwaway run (:data:`WARMUP`) that loads the model."""
     from langgraph_sdk import get_client
 
     client = get_client(url=url, api_key=None)
     threads: dict[str, str] = {}
+    warmup_s = None
     try:
+        if warm_up:
+            started = time.monotonic()
+            thread = await client.threads.create()
+            await client.runs.wait(thread["thread_id"], ASSISTANT, input={"messages": [{"type": "human", "content": WARMUP}]})
+            warmup_s = round(time.monotonic() - started, 1)
         for request in requests:
             if not request.get("workspace"):
                 continue
@@ -345,7 +361,7 @@ async def prepare(url: str, app: Any, requests: list[dict[str, Any]]) -> dict[st
             threads[request["id"]] = thread_id
     finally:
         await client.aclose()
-    return threads
+    return threads, warmup_s
 
 
 def plan(url: str, requests: list[dict[str, Any]], threads: dict[str, str], max_seconds: float) -> dict[str, Any]:
@@ -435,6 +451,8 @@ def record(request: dict[str, Any], seen: dict[str, Any], messages: list[dict[st
         "invented_urls": urls,
         "notes": rules,
         "checked": seen.get("checked") or [],
+        "malformed_calls": seen.get("malformed") or 0,
+        "page_errors": seen.get("errors") or [],
         "answer": answer[:ANSWER_CHARS],
     }
 
@@ -467,13 +485,13 @@ def main() -> None:
         home = (args.home or Path(tmp) / "home").resolve()
         url, app, server, thread = serve(home, model, startup_seconds=60 if model else 1800)
         try:
-            threads = asyncio.run(prepare(url, app, requests))
+            threads, warmup_s = asyncio.run(prepare(url, app, requests, warm_up=model is None))
             measured = drive(plan(url, requests, threads, args.max_seconds), Path(tmp))
             records = asyncio.run(judge_all(url, home, requests, measured))
         finally:
             server.should_exit = True
             thread.join(30)
-    print(json.dumps({"model": args.model, "max_seconds": args.max_seconds, "requests": records,
+    print(json.dumps({"model": args.model, "max_seconds": args.max_seconds, "warmup_s": warmup_s, "requests": records,
                       "totals": totals(records)}, ensure_ascii=False))
 
 

@@ -183,14 +183,14 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 1
     figures = json.loads(lines[0])
-    assert figures["model"] == "scripted"
+    assert figures["model"] == "scripted" and figures["warmup_s"] is None  # only the embedded model is warmed up
     records = {r["id"]: r for r in figures["requests"]}
     assert list(records) == ["q_landlord_email", "d_expenses_total_zh", "wrong_total", "english_answer"]
     keys = {"id", "kind", "language", "delivered", "correct", "direct", "harness_note_in_conversation", "first_text_s",
-            "total_s", "error", "outcome"}
+            "total_s", "error", "outcome", "why", "notes", "checked", "malformed_calls", "page_errors", "answer"}
     for r in records.values():
         assert keys <= set(r), r
-        assert r["error"] is None and r["harness_note_in_conversation"] is False, r
+        assert r["error"] is None and r["harness_note_in_conversation"] is False and r["page_errors"] == [], r
         assert r["first_text_s"] is not None and r["total_s"] is not None and r["first_text_s"] <= r["total_s"], r
         assert bool(r["notes"]) == bool(r["checked"]), r  # a note of the harness is shown folded, never as a message
     assert {records[i]["outcome"] for i in ("q_landlord_email", "d_expenses_total_zh")} == {"done"}
