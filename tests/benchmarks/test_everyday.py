@@ -158,8 +158,9 @@ def test_the_final_answer_is_the_last_message_when_it_is_the_agents_text() -> No
 
 
 def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) -> None:
-    """One question and one deliverable as written, and two canned replies that are wrong: a total
-    of 250 in the file, and an English answer to a Chinese question."""
+    """One question and one deliverable as written, two canned replies that are wrong (a total of
+    250 in the file, an English answer to a Chinese question), and one that takes longer than
+    ``--max-seconds`` (the page's Stop ends it)."""
     reason = browser_missing()
     if reason:
         if os.environ.get("CI"):
@@ -172,11 +173,13 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
     english = {**by_id("q_cats_dogs_zh"), "id": "english_answer", "text": "猫和狗，哪个更适合住公寓的人？"}
     english["scripted"] = ["Cats suit a small flat better: they need no walks, stay quiet and are happy indoors, while most dogs "
                            "need daily walks, space and company, and some bark when left alone."]
+    slow = {**by_id("q_landlord_email"), "id": "slow", "text": "Write a short thank-you note to my neighbour for watering my plants."}
+    slow["scripted"] = [{"content": "Dear neighbour, thank you for watering my plants while I was away.", "delay": 300}]
     data = tmp_path / "everyday.yaml"
-    data.write_text(yaml.safe_dump({"requests": [*requests, wrong_total, english]}, allow_unicode=True))
+    data.write_text(yaml.safe_dump({"requests": [*requests, wrong_total, english, slow]}, allow_unicode=True))
     out = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "everyday.py"), "--model", "scripted", "--data", str(data),
-         "--only", "q_landlord_email,d_expenses_total_zh,wrong_total,english_answer", "--max-seconds", "120"],
+         "--only", "q_landlord_email,d_expenses_total_zh,wrong_total,english_answer,slow", "--max-seconds", "20"],
         capture_output=True, text=True, timeout=600, cwd=REPO,
     )
     assert out.returncode == 0, out.stderr[-3000:]
@@ -185,6 +188,9 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
     figures = json.loads(lines[0])
     assert figures["model"] == "scripted" and figures["warmup_s"] is None  # only the embedded model is warmed up
     records = {r["id"]: r for r in figures["requests"]}
+    stopped = records.pop("slow")
+    assert stopped["error"].startswith("the run did not end within 20 s") and stopped["outcome"] == "stopped"
+    assert (stopped["delivered"], stopped["direct"], stopped["first_text_s"], stopped["answer"]) == (False, False, None, "")
     assert list(records) == ["q_landlord_email", "d_expenses_total_zh", "wrong_total", "english_answer"]
     keys = {"id", "kind", "language", "delivered", "correct", "direct", "harness_note_in_conversation", "first_text_s",
             "total_s", "error", "outcome", "why", "notes", "checked", "malformed_calls", "page_errors", "answer"}
@@ -205,6 +211,6 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
     assert wrong["delivered"] is True and wrong["correct"] is False and "205.4" in wrong["why"][0]
     assert records["english_answer"]["direct"] is False and "not in Chinese" in records["english_answer"]["why"][0]
     totals = figures["totals"]
-    assert (totals["requests"], totals["questions_direct"], totals["deliverables_correct"]) == (4, "1/2", "1/2")
+    assert (totals["requests"], totals["questions_direct"], totals["deliverables_correct"], totals["errors"]) == (5, "1/3", "1/2", 1)
     assert totals["deliverable_correct_share"] == 0.5 and totals["harness_notes_in_conversation"] == 0
-    assert totals["median_total_s"] is not None and sum(totals["outcomes"].values()) == 4
+    assert totals["median_total_s"] is not None and sum(totals["outcomes"].values()) == 5
