@@ -4,7 +4,8 @@ Each request of ``benchmarks/data/everyday.yaml`` (questions that need no files 
 requests with a deliverable: a chart, a file, a fix; in English and in Chinese) is typed into
 the web UI in a new thread, in headless Chromium (Debian's, driven by ``playwright-core`` from
 ``web/node_modules``; ``everyday_ui.mjs``), against the gateway served in this process on a free
-loopback port with the default configuration (as ``make run`` serves it) in a temporary home.
+loopback port with the default configuration (as ``make run`` serves it: the built-in defaults,
+no config.yaml read) in a temporary home.
 A request's files are uploaded through the page first, or placed in the thread's workspace. The
 page's clock gives the time from the Enter that sent the request to the first agent text on
 screen and to the end of the run (``--max-seconds`` each, default 600: then Stop); the page gives
