@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,29 +25,16 @@ from herdsman.memory.graph import GraphStore
 from herdsman.memory.graph_schema import ExtractedRelation
 from tests.gateway.cron_support import YEARLY, settled, tick
 from tests.gateway.gateway_support import RunningGateway
-from tests.web.web_support import REPO, WEB, web_gateway
+from tests.web.web_support import REPO, browser_missing, web_gateway
 
 SCRIPT = Path(__file__).with_name("e2e.mjs")
 ARTIFACTS = Path(__file__).with_name("artifacts")
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-
-
-def _missing() -> str | None:
-    if not (WEB / "dist" / "index.html").is_file():
-        return "the web UI is not built: run `make web`"
-    if not (WEB / "node_modules" / "playwright-core").is_dir():
-        return "web/node_modules is missing: run `make web`"
-    if not shutil.which("node"):
-        return "node is not installed"
-    if not Path(CHROMIUM).exists():
-        return f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/install-system.sh does)"
-    return None
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
     """One gateway serving the built UI for all the browser scenarios."""
-    reason = _missing()
+    reason = browser_missing()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(reason)

@@ -19,6 +19,8 @@ then the lead writes PATH, as a model does when the check tells it the file is m
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +35,20 @@ from tests.support import make_config
 
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "web"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here (the UI not built, no node, no Chromium), or None."""
+    if not (WEB / "dist" / "index.html").is_file():
+        return "the web UI is not built: run `make web`"
+    if not (WEB / "node_modules" / "playwright-core").is_dir():
+        return "web/node_modules is missing: run `make web`"
+    if not shutil.which("node"):
+        return "node is not installed"
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/install-system.sh does)"
+    return None
 GREETING = "Hello from Herdsman! These words arrive as streamed tokens, a few characters at a time, until the answer is complete."
 PLAN = [{"content": "Read the sales file", "status": "completed"},
         {"content": "Sum the totals", "status": "in_progress"},
