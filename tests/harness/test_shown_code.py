@@ -81,3 +81,28 @@ def test_what_is_run_of_shown_code() -> None:
     earlier = [AIMessage(content="", tool_calls=[{"name": "bash", "args": {"command": "wc -l a.txt"}, "id": "c1"}])]
     assert shown_command("```bash\nwc -l a.txt\n```", earlier) is None
     assert shown_command("Just words, no code.", []) is None
+
+
+async def test_a_query_the_note_proposes_is_run_by_the_harness(home: Path) -> None:
+    """The model names the largest file by eye (the wrong one): the note's own read-only query
+    (ls -S ... | head -n 1) is run for it, and the model writes what it printed."""
+    data = workspace(home, "t-query") / "data"
+    data.mkdir()
+    for name, size in (("a.log", 10), ("b.log", 500), ("c.log", 50)):
+        (data / name).write_text("x" * size)
+    out = "/mnt/user-data/outputs/largest.txt"
+    model, state = await run(home, "t-query", f"Which file in /mnt/user-data/workspace/data is the largest? Write its file name to {out}.", [
+        call("ls", 1, path="/mnt/user-data/workspace/data"),
+        "c.log",
+        call("write_file", 2, path=out, content="b.log"),
+        "b.log",
+    ], lead_extra={"run_shown_code": "on"})
+    [harness_call] = ran_for_model(state)
+    assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
+    assert harness_call.tool_calls[0]["args"]["command"].startswith("ls -S /mnt/user-data/workspace/data")
+    result = next(m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"])
+    assert result.text.strip() == "b.log"
+    [note] = notes(state)
+    assert "The harness ran ls -S" in note.text and "force_tools" not in note.additional_kwargs
+    assert (home / "threads" / "t-query" / "user-data" / "outputs" / "largest.txt").read_text() == "b.log"
+    assert len(model.calls) == 4  # the answer, the write, the final answer: no round spent on a forced bash call

@@ -106,7 +106,7 @@ class LeadConfig(_Section):
 
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
+        description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; likewise the read-only query a note proposes for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
     )
 
     @field_validator("plan_act", "intent_rules", "value_answers", "run_shown_code", mode="before")

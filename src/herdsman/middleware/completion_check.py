@@ -97,7 +97,7 @@ from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says
 from herdsman.middleware.language import language_of
 from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.shown_code import harness_call, shown_command
+from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
     HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
@@ -540,9 +540,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if not review:
             _, run = this_run(state.get("messages") or [])
             spent = spent_ways(run, found)
-            call = self._shown_code_call(found, spent, run)
+            call = self._harness_call(found, spent, run)
             if call is not None:
-                found = [replace(f, evidence={**f.evidence, "ran": True}) if f.rule == "code.shown_not_run" else f for f in found]
+                ran = call.additional_kwargs[RAN_SHOWN_CODE]
+                found = [replace(f, evidence={**f.evidence, "ran": True}) if f.rule == ran else f for f in found]
         data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
         if not review and call is None and not all(f.priority == ANSWER for f in found):  # an answer to rewrite needs no tool
             data["force_tools"] = next_tools(found, spent)
@@ -552,15 +553,19 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return {"messages": [*marked, note, call], "completion_checks": used + 1}
         return {"messages": [*marked, note], "completion_checks": used + 1, "jump_to": "model"}
 
-    def _shown_code_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any]) -> AIMessage | None:
-        """The bash call that runs the code the reply showed, when showing code unrun is the
-        finding that decides the way out and the harness may run it; else None."""
+    def _harness_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any]) -> AIMessage | None:
+        """The bash call the harness makes for the model when the finding that decides the way
+        out is code the reply showed unrun, or a query the note proposes, and the harness may run
+        it (:mod:`~herdsman.middleware.shown_code`); else None."""
         first = deciding(found, spent)
-        if not self.run_shown_code or first is None or first.rule != "code.shown_not_run" or "bash" not in self.tool_names:
+        if not self.run_shown_code or first is None or "bash" not in self.tool_names:
             return None
-        reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
-        command = shown_command(reply.text, run) if reply is not None else None
-        return harness_call(command) if command else None
+        if first.rule == "code.shown_not_run":
+            reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
+            command = shown_command(reply.text, run) if reply is not None else None
+        else:
+            command = proposed_command(first.rule, first.evidence, run)
+        return harness_call(command, first.rule) if command else None
 
     @staticmethod
     def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:

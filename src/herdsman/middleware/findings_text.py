@@ -219,6 +219,8 @@ def render(finding: Finding) -> str:
     if text is None:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")
     line = text(finding.evidence)
+    if finding.evidence.get("ran") and finding.rule != "code.shown_not_run":
+        line += f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; answer from what it printed."
     target = senseless(line)
     return _binary_not_saved({"path": target}) if target is not None else line
 

@@ -1,4 +1,5 @@
-"""Running the code a reply showed, when the model would not.
+"""Running what was written, when the model would not: the code a reply showed, and the query a
+note of the harness proposes.
 
 A small model asked to do something often answers with the way to do it ("here is how: ```bash
 wc -w essay.txt > outputs/words.txt```") instead of calling bash. Told that nothing ran its code,
@@ -9,6 +10,12 @@ one bash call in the model's name (:func:`harness_call`), through the tools node
 (the tool gates, read before write, the sandbox, the file history all apply), and the model
 reads the result and answers from it. What transfers here is mechanism, not phrasing: the code
 is whatever the reply fenced as Python or shell, in any language of the conversation.
+
+The same holds for the read-only commands the completion check itself proposes to find a value
+(:data:`QUERY_RULES`: ``wc -w < essay.txt`` for a count read by eye, ``ls -S folder | head -n 1``
+for a largest file picked by eye): forced to bash, a small model ran ``touch outputs/largest.txt``
+instead. When such a finding decides the way out, the harness runs its command and the model
+answers from what it prints.
 
 It is not done when a human must approve bash calls (``tools.require_approval``: the approval
 hook sees only the model's own calls), for code already run unchanged in this run, for installs
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -30,7 +37,11 @@ from langchain_core.messages import AIMessage
 from herdsman.middleware.completion_rules import fenced_code
 
 RAN_SHOWN_CODE = "herdsman_ran_shown_code"
-"""``additional_kwargs`` flag of the AI message whose bash call the harness made for the model."""
+"""``additional_kwargs`` key of the AI message whose bash call the harness made for the model
+(its value: the rule of the finding that led to it)."""
+
+QUERY_RULES = frozenset({"compare.not_made", "count.not_computed", "number.unsupported", "file.numbers_unsupported"})
+"""Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head)."""
 
 MAX_CHARS = 8000
 """Longer shown code is not run for the model (a long program is a file to write, not a command)."""
@@ -72,19 +83,31 @@ def shown_command(reply: str, run: Sequence[Any]) -> str | None:
     command = "\n".join(p for p in parts if p.strip())
     if not command.strip() or len(command) > MAX_CHARS:
         return None
-    ran = {
+    return None if command.strip() in _ran(run) else command
+
+
+def _ran(run: Sequence[Any]) -> set[str]:
+    """The commands of the run's bash calls."""
+    return {
         str((c.get("args") or {}).get("command", "")).strip()
         for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] == "bash"
     }
-    return None if command.strip() in ran else command
 
 
-def harness_call(command: str) -> AIMessage:
-    """The AI message whose bash call runs ``command`` for the model, flagged
-    (:data:`RAN_SHOWN_CODE`) so a reader can tell it from the model's own calls."""
-    call_id = f"call_shown_{uuid.uuid4().hex[:16]}"
+def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any]) -> str | None:
+    """The read-only query a finding of :data:`QUERY_RULES` proposes, unless the run already ran it."""
+    command = evidence.get("command") if rule in QUERY_RULES else None
+    if not isinstance(command, str) or not command.strip() or command.strip() in _ran(run):
+        return None
+    return command
+
+
+def harness_call(command: str, rule: str = "code.shown_not_run") -> AIMessage:
+    """The AI message whose bash call runs ``command`` for the model, marked
+    (:data:`RAN_SHOWN_CODE`: the finding's ``rule``) so a reader can tell it from the model's own calls."""
+    call_id = f"call_harness_{uuid.uuid4().hex[:16]}"
     return AIMessage(
         content="",
         tool_calls=[{"name": "bash", "args": {"command": command}, "id": call_id, "type": "tool_call"}],
-        additional_kwargs={RAN_SHOWN_CODE: True},
+        additional_kwargs={RAN_SHOWN_CODE: rule},
     )
