@@ -896,6 +896,38 @@ const scenarios = {
     check("an estimate of a model step here", /a model step takes about \d+ s here \(an estimate from the last \d\)/.test(await estimate.innerText()), await estimate.innerText());
   },
 
+  async drafts(page) {
+    // The lead sends its call whole at the end, and drafts of its text meanwhile (as the embedded
+    // model does): a "being written" card shows the text growing, the line under the header names
+    // the call; then the real call's card replaces the draft.
+    await page.goto(baseUrl);
+    await page.evaluate(() => {
+      window.__drafts = [];
+      window.__lines = [];
+      new MutationObserver(() => {
+        const text = document.querySelector('[data-testid="tool-call-draft"] [data-testid="draft-text"]');
+        if (text) window.__drafts.push(text.textContent);
+        const line = document.querySelector('[data-testid="run-detail"][data-kind="writing"]');
+        if (line) window.__lines.push(line.textContent);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await send(page, "draft please");
+    await page.getByTestId("tool-call-draft").waitFor({ timeout: 15000 });
+    await shot(page, "call-being-written");
+    await lastAgent(page).filter({ hasText: "done:" }).waitFor({ timeout: 20000 });
+    const drafts = await page.evaluate(() => [...new Set(window.__drafts)]);
+    const grew = drafts.length >= 3 && drafts.every((d, i) => i === 0 || (d.length > drafts[i - 1].length && d.startsWith(drafts[i - 1])));
+    check("the call's text grew in a card while it was written", grew && drafts.at(-1).includes("Line 2: the embedded model"), drafts.slice(-2));
+    const lines = await page.evaluate(() => [...new Set(window.__lines)]);
+    check("the line said which call is written", lines.some((l) => /^step 1 · writing the call write_file \/mnt\/user-data\/outputs\/draft\.md · \d+ characters/.test(l)), lines.slice(-2));
+    const card = page.getByTestId("tool-call").filter({ hasText: "write_file" });
+    check("the real call replaced the draft", (await page.getByTestId("tool-call-draft").count()) === 0 && (await card.count()) === 1);
+    await page.getByTestId("send").waitFor();
+    const file = page.locator('[data-testid="file-item"][data-path="/mnt/user-data/outputs/draft.md"]');
+    await file.waitFor({ timeout: 10000 });
+    check("the file was written", (await file.count()) === 1);
+  },
+
   async outcome(page) {
     // A run that ends without its deliverable, or with an error, says so under the header.
     await page.goto(baseUrl);

@@ -27,6 +27,8 @@ import { TodoList, type Todo } from "./components/TodoList";
 import { useGatewayUp } from "./state/health";
 import { megabytes, useUploadLimit } from "./state/limits";
 import { messageText, writtenFiles } from "./state/messages";
+import { currentDraft, draftKey, isDraftEvent, type Draft } from "./state/drafts";
+import { DraftCall } from "./components/DraftCall";
 import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
 import { agentChoices, type SkillChoice } from "./state/slash";
 import { useThreadParam } from "./state/url";
@@ -68,6 +70,9 @@ export function App() {
   const [fill, setFill] = useState<{ text: string; n: number } | undefined>(undefined);
   /** How the latest run of this page ended, beyond the thread's state: its error, or a stop. */
   const [ended, setEnded] = useState<{ error?: string; stopped?: boolean }>({});
+  /** The latest draft of a tool call being written (the embedded model sends its calls whole). */
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const shownMessages = useRef<Message[]>([]);
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
@@ -100,8 +105,10 @@ export function App() {
     threadId,
     onThreadId: setThreadId,
     reconnectOnMount: true,
-    onCustomEvent: (data) => {
+    onCustomEvent: (data, options) => {
       const tid = threadRef.current;
+      // the lead's own calls (a sub-agent's drafts come under a tools:<id> namespace)
+      if (isDraftEvent(data) && !options?.namespace?.length) setDraft({ ...data, key: draftKey(shownMessages.current) });
       if (tid && isTaskEvent(data)) setLive((all) => ({ ...all, [tid]: applyTaskEvent(all[tid] ?? {}, data, Date.now()) }));
     },
     onCreated: (meta) => {
@@ -119,6 +126,8 @@ export function App() {
   });
 
   const messages = stream.messages;
+  shownMessages.current = messages;
+  const writing = currentDraft(draft, messages, stream.isLoading);
   const values = stream.values as ThreadValues | undefined;
   const tasks = useMemo(
     () => ({ ...tasksFromUsage(values?.usage), ...(threadId ? live[threadId] : {}) }),
@@ -283,7 +292,7 @@ export function App() {
             Trace
           </button>
         </header>
-        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks}
+        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing}
           outcome={messages.length ? runOutcome({ ...ended, unresolved: values?.completion_unresolved }) : null} />
         {traceOpen && (
           <TraceView
@@ -310,6 +319,7 @@ export function App() {
         )}
         <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}
           unresolved={values?.completion_unresolved}>
+          {writing && <DraftCall draft={writing} />}
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}

@@ -4,6 +4,7 @@
  * delivered with the check's findings, failed, stopped). */
 import { useEffect, useRef, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
+import { draftHeadline, type Draft } from "../state/drafts";
 import { doingNow, typicalStep, type Outcome } from "../state/progress";
 import type { TaskCard } from "../state/tasks";
 import { formatElapsed } from "../state/tasks";
@@ -16,12 +17,22 @@ function seconds(ms: number): string {
   return s < 60 ? `${s} s` : formatElapsed(s);
 }
 
-export function RunDetail(props: { running: boolean; messages: Message[]; tasks: Record<string, TaskCard>; outcome: Outcome | null }) {
-  const { running, messages, tasks, outcome } = props;
+export function RunDetail(props: {
+  running: boolean;
+  messages: Message[];
+  tasks: Record<string, TaskCard>;
+  outcome: Outcome | null;
+  /** The call the model is writing, sent as drafts (a model that sends its calls whole at the end). */
+  draft?: Draft | null;
+}) {
+  const { running, messages, tasks, outcome, draft } = props;
   const [now, setNow] = useState(Date.now());
   const since = useRef<{ key: string; at: number }>({ key: "", at: Date.now() });
   const thinking = useRef<number | null>(null);
-  const doing = doingNow(messages, tasks);
+  let doing = doingNow(messages, tasks);
+  if (draft && doing.kind === "thinking") {
+    doing = { ...doing, kind: "writing", what: `${draft.name ?? ""} ${draftHeadline(draft.text, 80)} · ${draft.chars} characters`.trim() };
+  }
   const key = `${doing.step}:${doing.kind}:${doing.callId ?? ""}`;
   if (since.current.key !== key) since.current = { key, at: Date.now() };
   // A model step is measured from when the agent starts thinking to when it has written its reply.

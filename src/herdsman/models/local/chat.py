@@ -48,6 +48,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
+from herdsman.models.call_drafts import DEFAULT_INTERVAL, CallDrafts
 from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler_factory, tool_grammar
 from herdsman.models.local.grammar import tool_name as _tool_name  # one definition for both modules
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
@@ -421,6 +422,9 @@ class ChatLocalLlama(BaseChatModel):
     """Grammar-constrained decoding: a call the model starts is always a well-formed call of a
     bound tool with valid arguments, and only calls it chose to write are calls (no calls
     parsed out of prose); off to measure what it buys against repair alone."""
+    draft_interval: float = DEFAULT_INTERVAL
+    """Seconds between two drafts of a tool call being written, sent on the run's custom stream
+    (see :mod:`herdsman.models.call_drafts`): the call comes whole only at the end of the reply."""
 
     @property
     def _llm_type(self) -> str:
@@ -609,16 +613,21 @@ class ChatLocalLlama(BaseChatModel):
         """The reply so far (prefill included) after each piece llama.cpp generates, with that
         piece's finish reason.
 
+        While the reply holds back a tool call being written, its text so far goes out as a draft
+        (at most every ``draft_interval`` seconds, see :class:`CallDrafts`).
         Called with the generation lock held. Generation stops early when a tool call closes
         that repeats one the reply already holds (see :func:`repeated_call_start`): the last
         reply yielded ends before the repeat, with the finish reason ``stop``."""
         text = request.prefill
         closed = 0
+        drafts = CallDrafts(interval=self.draft_interval) if request.tool_names else None
         stream = self._completion(request, stream=True)
         try:
             for piece in stream:
                 choice = piece["choices"][0]
                 text += choice.get("text") or ""
+                if drafts is not None and drafts.due():
+                    drafts.see(text[streamable_prefix(text, request.tool_names):])
                 if request.tool_names and text.count(TOOL_CALL_CLOSE) > closed:
                     closed = text.count(TOOL_CALL_CLOSE)
                     cut = repeated_call_start(text)
