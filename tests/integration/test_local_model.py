@@ -520,3 +520,16 @@ def test_outside_a_graph_run_the_model_works_without_drafts(stub):
     model, _ = stub(CALL, draft_interval=0)
     reply = model.bind_tools([get_weather]).invoke("Weather in Paris?")
     assert [c["args"] for c in reply.tool_calls] == [{"city": "Paris"}]
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_reply_says_its_output_pace(stub, streaming):
+    model, _ = stub("The weather in Paris is sunny today, 21 degrees and a light wind.")
+    if streaming:
+        reply = None
+        for chunk in model.stream("Weather?"):
+            reply = chunk if reply is None else reply + chunk
+    else:
+        reply = model.invoke("Weather?")
+    pace = reply.response_metadata["output_tokens_per_second"]
+    assert reply.usage_metadata["output_tokens"] > 2 and isinstance(pace, float) and pace > 0

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, client } from "./api/client";
-import { cancelSubagent, restoreFiles, uploadFiles } from "./api/rest";
+import { cancelSubagent, getStepEstimate, restoreFiles, uploadFiles, type StepEstimate } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
@@ -73,6 +73,9 @@ export function App() {
   /** The latest draft of a tool call being written (the embedded model sends its calls whole). */
   const [draft, setDraft] = useState<Draft | null>(null);
   const shownMessages = useRef<Message[]>([]);
+  /** How long a model step of the lead's model takes here, from the gateway (refreshed after each run). */
+  const [estimate, setEstimate] = useState<StepEstimate | null>(null);
+  const [estimateKey, setEstimateKey] = useState(0);
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
@@ -116,6 +119,7 @@ export function App() {
       setThreadsKey((k) => k + 1);
     },
     onFinish: () => {
+      setEstimateKey((k) => k + 1);
       setThreadsKey((k) => k + 1);
       setFilesKey((k) => k + 1);
     },
@@ -124,6 +128,11 @@ export function App() {
       setEnded({ error: describeError(error) });
     },
   });
+
+  const estimateModel = model && agent === ASSISTANT_ID ? model : undefined; // a custom agent's: the lead's
+  useEffect(() => {
+    getStepEstimate(estimateModel).then(setEstimate, () => setEstimate(null));
+  }, [estimateModel, estimateKey, gatewayUp]);
 
   const messages = stream.messages;
   shownMessages.current = messages;
@@ -292,7 +301,7 @@ export function App() {
             Trace
           </button>
         </header>
-        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing}
+        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
           outcome={messages.length ? runOutcome({ ...ended, unresolved: values?.completion_unresolved }) : null} />
         {traceOpen && (
           <TraceView

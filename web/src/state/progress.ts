@@ -65,10 +65,3 @@ export function runOutcome(opts: { error?: string; stopped?: boolean; unresolved
   }
   return { status: "done", text: "Done" };
 }
-
-/** The median of the last model step durations (seconds), or null with none measured. */
-export function typicalStep(durations: number[]): number | null {
-  if (!durations.length) return null;
-  const recent = [...durations.slice(-8)].sort((a, b) => a - b);
-  return recent[Math.floor(recent.length / 2)];
-}

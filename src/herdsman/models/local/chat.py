@@ -365,6 +365,28 @@ def _prefill(tool_choice: Any, tool_names: list[str]) -> str:
 # The chat model
 
 
+class _Pace:
+    """The pace of one generation: output tokens per second from its first generated piece to its
+    last (the prompt's processing before the first piece is not counted)."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def piece(self) -> None:
+        """A piece was generated now."""
+        self.last = time.monotonic()
+        if self.first is None:
+            self.first = self.last
+
+    def tokens_per_second(self, output_tokens: int) -> float | None:
+        """``output_tokens`` over the time between the first piece and the last (the first token
+        is not counted: its time is the prompt's); None with under two tokens."""
+        if self.first is None or self.last is None or output_tokens < 2 or self.last <= self.first:
+            return None
+        return round((output_tokens - 1) / (self.last - self.first), 2)
+
+
 @dataclass
 class _Request:
     """One generation, ready to run: prompt tokens, prefill and limits."""
@@ -599,6 +621,16 @@ class ChatLocalLlama(BaseChatModel):
             total_tokens=len(request.tokens) + output,
         )
 
+    def _metadata(self, parsed: ParsedReply, finish_reason: str | None, tokens_per_second: float | None) -> dict[str, Any]:
+        """The reply's ``response_metadata``: finish reason, model, and the output tokens per
+        second of its generation (None when too few tokens to say)."""
+        return {
+            "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
+            "model_name": self.model_name,
+            "model_provider": "llama-cpp",
+            "output_tokens_per_second": tokens_per_second,
+        }
+
     def _parse(self, text: str, request: _Request) -> ParsedReply:
         if request.tool_names:
             return parse_tool_calls(
@@ -650,21 +682,20 @@ class ChatLocalLlama(BaseChatModel):
     ) -> ChatResult:
         request = self._request(messages, stop, kwargs)
         text, finish_reason = request.prefill, None
+        pace = _Pace()
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
             for text, finish in self._replies(request):
                 finish_reason = finish or finish_reason
+                pace.piece()
         generated = text[len(request.prefill) :]
         parsed = self._parse(text, request)
+        usage = self._usage(request, generated)
         message = AIMessage(
             content=parsed.content,
             tool_calls=parsed.tool_calls,
-            usage_metadata=self._usage(request, generated),
-            response_metadata={
-                "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
-                "model_name": self.model_name,
-                "model_provider": "llama-cpp",
-            },
+            usage_metadata=usage,
+            response_metadata=self._metadata(parsed, finish_reason, pace.tokens_per_second(usage["output_tokens"])),
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -679,10 +710,12 @@ class ChatLocalLlama(BaseChatModel):
         text = request.prefill
         sent: int | None = None  # index in text up to which content was yielded
         finish_reason = None
+        pace = _Pace()
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
             for text, finish in self._replies(request):
                 finish_reason = finish or finish_reason
+                pace.piece()
                 safe = streamable_prefix(text, request.tool_names)
                 if safe <= 0:
                     continue
@@ -705,16 +738,13 @@ class ChatLocalLlama(BaseChatModel):
             )
             for i, call in enumerate(parsed.tool_calls)
         ]
+        usage = self._usage(request, text[len(request.prefill) :])
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content=rest,
                 tool_call_chunks=chunks,
-                usage_metadata=self._usage(request, text[len(request.prefill) :]),
-                response_metadata={
-                    "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
-                    "model_name": self.model_name,
-                    "model_provider": "llama-cpp",
-                },
+                usage_metadata=usage,
+                response_metadata=self._metadata(parsed, finish_reason, pace.tokens_per_second(usage["output_tokens"])),
                 chunk_position="last",
             )
         )
