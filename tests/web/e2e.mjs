@@ -534,6 +534,39 @@ const scenarios = {
     await shot(page, "stopped-answer");
   },
 
+  async stopKeepsFiles(page) {
+    // A file is written, then the answer streams; a stop keeps both: the words so far and the
+    // file, in the page and in the thread, after a reload too.
+    await page.goto(baseUrl);
+    await send(page, "essay please");
+    const file = page.locator('[data-testid="file-item"][data-path="/mnt/user-data/outputs/essay-notes.md"]');
+    await lastAgent(page).filter({ hasText: "Once upon a time" }).waitFor({ timeout: 20000 });
+    await file.waitFor({ timeout: 10000 });
+    await page.getByTestId("stop").click();
+    await page.getByTestId("notice").filter({ hasText: "Stopped" }).waitFor();
+    await page.getByTestId("running").waitFor({ state: "detached" });
+    const outcome = page.locator('[data-testid="run-outcome"][data-status="stopped"]');
+    check("the line says the run was stopped and its work kept", (await outcome.innerText()).startsWith("Stopped: what was written so far is kept"));
+    const shown = await lastAgent(page).locator(".message-text").innerText();
+    await page.waitForTimeout(1000); // the gateway has ended the run: nothing more arrives
+    await page.reload();
+    const after = lastAgent(page).filter({ hasText: "Once upon a time" });
+    await after.waitFor({ timeout: 15000 });
+    const kept = await after.locator(".message-text").innerText();
+    await outcome.waitFor({ timeout: 5000 });
+    check("the stop is still said after a reload", (await outcome.innerText()).startsWith("Stopped"));
+    check("the words so far are kept after a reload", kept.startsWith("Once upon a time") && !kept.includes("and it ended.") && kept.length >= shown.length - 6,
+      { shown: shown.length, kept: kept.length });
+    await file.waitFor({ timeout: 10000 });
+    check("the file written before the stop is listed after a reload", (await file.count()) === 1);
+    await file.click();
+    const viewer = page.getByTestId("preview-text");
+    await viewer.filter({ hasText: "a stop must keep this file" }).waitFor({ timeout: 10000 });
+    check("and holds what was written", true);
+    check("the tool call that wrote it is shown", (await page.getByTestId("tool-call").filter({ hasText: "write_file" }).count()) === 1);
+    await shot(page, "stopped-with-file");
+  },
+
   async reload(page) {
     await page.goto(baseUrl);
     await send(page, "slow 4");

@@ -287,6 +287,14 @@ def drafts_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFac
         yield served
 
 
+def test_a_stop_keeps_the_words_so_far_and_the_files_written(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "stopKeepsFiles")
+    assert checks["the line says the run was stopped and its work kept"] and checks["the stop is still said after a reload"]
+    assert checks["the words so far are kept after a reload"]["kept"] > 0
+    assert checks["the file written before the stop is listed after a reload"] and checks["and holds what was written"]
+    assert checks["the tool call that wrote it is shown"]
+
+
 def test_a_call_sent_whole_at_the_end_is_shown_growing_while_it_is_written(drafts_gateway: RunningGateway) -> None:
     checks = run_scenario(drafts_gateway, "drafts")
     assert checks["the call's text grew in a card while it was written"] and checks["the line said which call is written"]

@@ -9,7 +9,8 @@ the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slo
 steps (for reloading mid-run); ``fail`` makes the model call fail; ``code`` answers with a fenced
 Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
 another (the first writes ``outputs/shell.txt``, the second fails); ``sleep`` runs a bash command
-that takes 3 s; ``draft`` writes :data:`DRAFT_TEXT` to ``outputs/draft.md``. Anything else is echoed. Tool calls stream their arguments a few characters at a
+that takes 3 s; ``draft`` writes :data:`DRAFT_TEXT` to ``outputs/draft.md``; ``essay``
+writes :data:`ESSAY_NOTES` to ``outputs/essay-notes.md``, then answers with the long :data:`STORY`. Anything else is echoed. Tool calls stream their arguments a few characters at a
 time, as providers' models do.
 
 A note of the completion check (a human message named ``harness``) is answered by echoing the
@@ -59,6 +60,9 @@ SHELL_COMMANDS = [
 
 
 SLEEP_COMMAND = "sleep 3; echo woke up after a long command that took a while to write"
+
+ESSAY_NOTES = "# Notes\n\nWritten before the answer: a stop must keep this file.\n"
+"""What ``essay`` writes to outputs/essay-notes.md before it answers with :data:`STORY`."""
 
 DRAFT_TEXT = "".join(f"Line {n}: the embedded model writes this file slowly, a few characters at a time.\n" for n in range(1, 9))
 """What ``draft`` writes to outputs/draft.md: long enough to be seen growing while it is written."""
@@ -113,6 +117,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return CODE_ANSWER
         if first == "shell":
             return {"tool_calls": [{"name": "bash", "args": {"command": SHELL_COMMANDS[0]}}]}
+        if first == "essay":
+            return {"tool_calls": [_write("/mnt/user-data/outputs/essay-notes.md", ESSAY_NOTES)]}
         if first == "draft":
             return {"tool_calls": [_write("/mnt/user-data/outputs/draft.md", DRAFT_TEXT)]}
         if first == "sleep":
@@ -127,6 +133,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return f"done after {done} slow steps"
         if first == "fanout":
             return "all three sub-agents reported"
+        if first == "essay":
+            return STORY
         if first == "shell":
             done = sum(1 for m in messages if m.type == "tool")
             if done < len(SHELL_COMMANDS):

@@ -8,7 +8,7 @@ import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
 import { RunDetail } from "./components/RunDetail";
-import { runOutcome } from "./state/progress";
+import { runOutcome, stoppedAnswer } from "./state/progress";
 import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
@@ -302,7 +302,7 @@ export function App() {
           </button>
         </header>
         <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
-          outcome={messages.length ? runOutcome({ ...ended, unresolved: values?.completion_unresolved }) : null} />
+          outcome={messages.length ? runOutcome({ ...ended, stopped: ended.stopped || stoppedAnswer(messages), unresolved: values?.completion_unresolved }) : null} />
         {traceOpen && (
           <TraceView
             threadId={threadId}

@@ -65,3 +65,10 @@ export function runOutcome(opts: { error?: string; stopped?: boolean; unresolved
   }
   return { status: "done", text: "Done" };
 }
+
+/** Whether the thread's last message is an answer a stop cut short (kept with the finish reason
+ * `stopped`, see herdsman.runtime.partial_answer): the run was stopped, in this page or before. */
+export function stoppedAnswer(messages: Message[]): boolean {
+  const last = messages.at(-1) as (Message & { response_metadata?: { finish_reason?: unknown } }) | undefined;
+  return last?.type === "ai" && last.response_metadata?.finish_reason === "stopped";
+}
