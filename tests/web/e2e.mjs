@@ -948,6 +948,8 @@ const scenarios = {
         if (text) window.__drafts.push(text.textContent);
         const line = document.querySelector('[data-testid="run-detail"][data-kind="writing"]');
         if (line) window.__lines.push(line.textContent);
+        const badge = document.querySelector('[data-testid="running"]');
+        if (badge) window.__badges = [...(window.__badges ?? []), badge.textContent];
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
     });
     await send(page, "draft please");
@@ -959,6 +961,8 @@ const scenarios = {
     check("the call's text grew in a card while it was written", grew && drafts.at(-1).includes("Line 2: the embedded model"), drafts.slice(-2));
     const lines = await page.evaluate(() => [...new Set(window.__lines)]);
     check("the line said which call is written", lines.some((l) => /^step 1 · writing the call write_file \/mnt\/user-data\/outputs\/draft\.md · \d+ characters/.test(l)), lines.slice(-2));
+    const badges = await page.evaluate(() => [...new Set(window.__badges)]);
+    check("the header said a call is written", badges.some((b) => /^writing write_file · \d+ s$/.test(b)), badges);
     const card = page.getByTestId("tool-call").filter({ hasText: "write_file" });
     check("the real call replaced the draft", (await page.getByTestId("tool-call-draft").count()) === 0 && (await card.count()) === 1);
     await page.getByTestId("send").waitFor();

@@ -299,6 +299,7 @@ def test_a_call_sent_whole_at_the_end_is_shown_growing_while_it_is_written(draft
     checks = run_scenario(drafts_gateway, "drafts")
     assert checks["the call's text grew in a card while it was written"] and checks["the line said which call is written"]
     assert checks["the real call replaced the draft"] and checks["the file was written"]
+    assert checks["the header said a call is written"]
 
 
 def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: RunningGateway) -> None:

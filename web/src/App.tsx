@@ -296,7 +296,7 @@ export function App() {
       <main className="chat">
         <header className="chat-head">
           <span className="chat-title" data-testid="thread-title">{title}</span>
-          <RunBadge running={stream.isLoading} messages={messages} />
+          <RunBadge running={stream.isLoading} messages={messages} writing={writing ? writing.name ?? "" : null} />
           <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
             Trace
           </button>
