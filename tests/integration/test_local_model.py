@@ -516,6 +516,26 @@ def test_drafts_are_throttled_and_a_plain_answer_has_none(stub):
     assert drafts == [] and final.content.startswith("It is sunny")
 
 
+async def test_drafts_reach_an_async_graph_run_too(stub):
+    """The gateway streams graphs asynchronously: the model's generation then runs in an executor
+    thread, and its drafts still reach the run's custom stream."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    model, _ = stub(CALL, draft_interval=0)
+    bound = model.bind_tools([get_weather])
+
+    async def call(state):
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", call)
+    graph.add_edge(START, "model")
+    compiled = graph.compile()
+    drafts = [d async for mode, d in compiled.astream({"messages": [HumanMessage("Weather?")]}, stream_mode=["custom", "messages"])
+              if mode == "custom"]
+    assert len(drafts) > 5 and drafts[-1]["name"] == "get_weather"
+
+
 def test_outside_a_graph_run_the_model_works_without_drafts(stub):
     model, _ = stub(CALL, draft_interval=0)
     reply = model.bind_tools([get_weather]).invoke("Weather in Paris?")
