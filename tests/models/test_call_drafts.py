@@ -24,6 +24,7 @@ def test_no_object_started_is_no_draft_and_a_name_not_yet_written_is_none():
     assert draft_event("<tool_call>\n") is None and draft_event("<tool") is None
     assert draft_event('<tool_call>\n{"na')["name"] is None
     assert draft_event('{"name": "caf\\u00e9", "arguments": {')["name"] == "café"  # bare JSON calls too
+    assert draft_event('{"name": "ba\\u12", "arguments": {')["name"] == "ba\\u12"  # a broken escape: as written
 
 
 def test_a_long_call_sends_its_end():

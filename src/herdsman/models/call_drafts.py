@@ -20,10 +20,13 @@ written (else null), ``text`` the call's text so far (its last :data:`MAX_TEXT` 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Callable
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 DRAFT_EVENT = "tool_call_draft"
 DEFAULT_INTERVAL = 0.5
@@ -46,6 +49,17 @@ def stream_writer() -> Callable[[Any], None] | None:
         return None
 
 
+def _name(text: str) -> str | None:
+    """The tool's name in a call's text, once written whole (None before, or if it does not decode)."""
+    found = _NAME.search(text)
+    if found is None:
+        return None
+    try:
+        return json.loads(f'"{found.group(1)}"')
+    except ValueError:  # a broken escape: the name as written
+        return found.group(1)
+
+
 def draft_event(held: str) -> dict[str, Any] | None:
     """The draft event of ``held``, the text of a reply that may be tool calls (from the first
     call on), or None when it holds no call being written (no JSON object started, or the last
@@ -55,11 +69,10 @@ def draft_event(held: str) -> dict[str, Any] | None:
     if _CLOSE in current or "{" not in current:
         return None
     text = current.strip()
-    name = _NAME.search(text)
     return {
         "type": DRAFT_EVENT,
         "index": max(index - 1, 0),
-        "name": json.loads(f'"{name.group(1)}"') if name else None,
+        "name": _name(text),
         "text": text[-MAX_TEXT:],
         "chars": len(text),
     }
@@ -95,12 +108,13 @@ class CallDrafts:
         draft is due) if one is due and it changed since the last one sent."""
         if not self.due():
             return
-        event = draft_event(held() if callable(held) else held)
-        if event is None or event["text"] == self._sent:
-            return
-        self._last = self._clock()
-        self._sent = event["text"]
         try:
+            event = draft_event(held() if callable(held) else held)
+            if event is None or event["text"] == self._sent:
+                return
+            self._last = self._clock()
+            self._sent = event["text"]
             self._writer(event)  # type: ignore[misc]
         except Exception:  # noqa: BLE001 - a draft is a courtesy: never fail the generation for it
+            log.warning("call_drafts_stopped", exc_info=True)
             self._writer = None
