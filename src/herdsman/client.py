@@ -37,6 +37,7 @@ from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
+from herdsman.models.call_drafts import DRAFT_EVENT
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.runtime.harness_notes import is_note, note_rules
@@ -98,6 +99,17 @@ class CheckNote:
 
 
 @dataclass(frozen=True)
+class CallDraft:
+    """The model is writing a tool call that arrives whole only at the end (the embedded model):
+    its text so far (see :mod:`herdsman.models.call_drafts`); the :class:`ToolCall` replaces it."""
+
+    name: str | None
+    index: int
+    text: str
+    chars: int
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended: the final answer, the thread's title and the files in outputs."""
 
@@ -108,7 +120,7 @@ class RunFinished:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | RunFinished
+Event = TextDelta | CallDraft | ToolCall | ToolResult | TaskEvent | CheckNote | RunFinished
 
 
 @dataclass(frozen=True)
@@ -260,6 +272,9 @@ class HerdsmanClient:
             if mode == "custom":
                 if isinstance(chunk, dict) and str(chunk.get("type", "")).startswith("task_"):
                     yield TaskEvent(chunk["type"], chunk, tuple(namespace))
+                elif not namespace and isinstance(chunk, dict) and chunk.get("type") == DRAFT_EVENT:
+                    yield CallDraft(chunk.get("name"), int(chunk.get("index") or 0), str(chunk.get("text") or ""),
+                                    int(chunk.get("chars") or 0))
                 continue
             if namespace:
                 continue  # a sub-agent's own messages; its task_* events summarize them
