@@ -116,6 +116,7 @@ class _Printer:
     def __init__(self, markdown: bool | None = None) -> None:
         """``markdown``: render answers as Markdown (default: when printing to a terminal)."""
         self.in_text = False
+        self.drafting: tuple[str | None, int] | None = None  # the call being written, once said
         self.markdown = MarkdownStream(console) if (console.is_terminal if markdown is None else markdown) else None
 
     def _end_text(self) -> None:
@@ -127,7 +128,7 @@ class _Printer:
             self.in_text = False
 
     def __call__(self, event: object) -> None:
-        from herdsman.client import CheckNote, RunFinished, TaskEvent, TextCall, TextDelta, ToolCall, ToolResult
+        from herdsman.client import CallDraft, CheckNote, RunFinished, TaskEvent, TextCall, TextDelta, ToolCall, ToolResult
         from herdsman.middleware.text_calls import failed_step_line
         from herdsman.runtime.harness_notes import fold_line
 
@@ -148,11 +149,17 @@ class _Printer:
             else:
                 console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
             self.in_text = True
+        elif isinstance(event, CallDraft):  # said once per call: the call itself follows when written
+            if (event.name, event.index) != self.drafting and event.name:
+                self._end_text()
+                console.print(f"[dim]✎ writing a call to {escape(event.name)}…[/dim]")
+                self.drafting = (event.name, event.index)
         elif isinstance(event, ToolCall) and event.name == "write_todos":
             self._end_text()
             console.print(todo_list_text(event.args.get("todos") or []))
         elif isinstance(event, ToolCall):
             self._end_text()
+            self.drafting = None
             console.print(f"[cyan]▶ {escape(event.name)}[/cyan] [dim]{escape(_short_args(event.args))}[/dim]")
         elif isinstance(event, ToolResult):
             self._end_text()

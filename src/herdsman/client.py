@@ -44,6 +44,7 @@ from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
+from herdsman.models.call_drafts import DRAFT_EVENT
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.middleware.text_calls import call_start, calls_as_text
@@ -119,6 +120,17 @@ class TextCall:
 
 
 @dataclass(frozen=True)
+class CallDraft:
+    """The model is writing a tool call that arrives whole only at the end (the embedded model):
+    its text so far (see :mod:`herdsman.models.call_drafts`); the :class:`ToolCall` replaces it."""
+
+    name: str | None
+    index: int
+    text: str
+    chars: int
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended: the final answer, the thread's title, the files in outputs, and
     ``problems``: why it did not deliver (a failure, a limit, a requested file missing; see
@@ -132,7 +144,7 @@ class RunFinished:
     problems: list[str] = field(default_factory=list)
 
 
-Event = TextDelta | ToolCall | ToolResult | TaskEvent | CheckNote | TextCall | RunFinished
+Event = TextDelta | CallDraft | ToolCall | ToolResult | TaskEvent | CheckNote | TextCall | RunFinished
 
 
 @dataclass(frozen=True)
@@ -321,6 +333,9 @@ class HerdsmanClient:
             if mode == "custom":
                 if isinstance(chunk, dict) and str(chunk.get("type", "")).startswith("task_"):
                     yield TaskEvent(chunk["type"], chunk, tuple(namespace))
+                elif not namespace and isinstance(chunk, dict) and chunk.get("type") == DRAFT_EVENT:
+                    yield CallDraft(chunk.get("name"), int(chunk.get("index") or 0), str(chunk.get("text") or ""),
+                                    int(chunk.get("chars") or 0))
                 continue
             if namespace:
                 continue  # a sub-agent's own messages; its task_* events summarize them

@@ -72,7 +72,7 @@ class StubLlama:
 
 
 @pytest.fixture
-def stub(monkeypatch):
+def stub(monkeypatch, tmp_path):
     """A ChatLocalLlama whose process-wide model slot holds a StubLlama."""
     pytest.importorskip("jinja2", reason="jinja2 comes with llama-cpp-python: pip install 'herdsman[local]'")
 
@@ -87,6 +87,8 @@ def stub(monkeypatch):
         )
         monkeypatch.setitem(chat._LOADED, ("stub.gguf", n_ctx), loaded)
         monkeypatch.setattr(chat, "grammar_accepted", lambda llama, grammar: True)  # no llama.cpp vocabulary here
+        # a stub generation uses no CPU: it need not wait for the machine's real ones (the file lock)
+        monkeypatch.setattr(chat, "GENERATION_LOCK", chat.GenerationLock(str(tmp_path / "generation.lock")))
         return ChatLocalLlama(model_path="stub.gguf", n_ctx=n_ctx, **fields), llama
 
     return make
@@ -518,3 +520,83 @@ def test_a_grammar_llama_cpp_refuses_means_unconstrained_decoding_not_a_failed_r
     assert request.grammar is None
     assert model.bind_tools([get_weather]).invoke("Oslo?").tool_calls[0]["args"] == {"city": "Paris"}
     assert not hasattr(llama, "_init_sampler")  # no grammar in the sampler chain
+
+
+# --------------------------------------------------------------------------------------------
+# Drafts: the call being written, on the run's custom stream
+
+
+def _drafts_in_a_graph(model: Any, question: str, modes: list[str]) -> tuple[list[dict[str, Any]], AIMessage]:
+    """Run the bound model in a one-node LangGraph graph; the custom events and its reply."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    bound = model.bind_tools([get_weather])
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", lambda state: {"messages": [bound.invoke(state["messages"])]})
+    graph.add_edge(START, "model")
+    parts = list(graph.compile().stream({"messages": [HumanMessage(question)]}, stream_mode=[*modes, "values"]))
+    drafts = [data for mode, data in parts if mode == "custom"]
+    final = [data for mode, data in parts if mode == "values"][-1]["messages"][-1]
+    return drafts, final
+
+
+@pytest.mark.parametrize("modes", [["custom", "messages"], ["custom"]], ids=["streaming", "invoke"])
+def test_a_call_being_written_goes_out_as_growing_drafts_then_whole(stub, modes):
+    """The embedded model sends each call whole at the end; meanwhile the run's custom stream gets
+    its text so far, growing, and the call that runs is the parsed one."""
+    model, _ = stub("Let me check.\n" + CALL, draft_interval=0)
+    drafts, final = _drafts_in_a_graph(model, "Weather in Paris?", modes)
+    texts = [d["text"] for d in drafts]
+    assert len(texts) > 5 and all(d["type"] == "tool_call_draft" and d["index"] == 0 for d in drafts)
+    assert all(a != b and b.startswith(a) for a, b in zip(texts, texts[1:]))  # it grows, never repeats
+    assert texts[-1].startswith('{"name": "get_weather", "arguments": {"city": "Paris')
+    assert drafts[-1]["name"] == "get_weather" and drafts[0]["name"] is None
+    assert not any("Let me check" in t or "tool_call>" in t for t in texts)  # the call only, no tags
+    assert [(c["name"], c["args"]) for c in final.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_drafts_are_throttled_and_a_plain_answer_has_none(stub):
+    model, _ = stub(CALL, "It is sunny in Paris today, about 21 degrees.", draft_interval=60)
+    drafts, _ = _drafts_in_a_graph(model, "Weather in Paris?", ["custom"])
+    assert len(drafts) == 1  # the first, then none within the interval
+    drafts, final = _drafts_in_a_graph(model, "And now?", ["custom"])
+    assert drafts == [] and final.content.startswith("It is sunny")
+
+
+async def test_drafts_reach_an_async_graph_run_too(stub):
+    """The gateway streams graphs asynchronously: the model's generation then runs in an executor
+    thread, and its drafts still reach the run's custom stream."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    model, _ = stub(CALL, draft_interval=0)
+    bound = model.bind_tools([get_weather])
+
+    async def call(state):
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", call)
+    graph.add_edge(START, "model")
+    compiled = graph.compile()
+    drafts = [d async for mode, d in compiled.astream({"messages": [HumanMessage("Weather?")]}, stream_mode=["custom", "messages"])
+              if mode == "custom"]
+    assert len(drafts) > 5 and drafts[-1]["name"] == "get_weather"
+
+
+def test_outside_a_graph_run_the_model_works_without_drafts(stub):
+    model, _ = stub(CALL, draft_interval=0)
+    reply = model.bind_tools([get_weather]).invoke("Weather in Paris?")
+    assert [c["args"] for c in reply.tool_calls] == [{"city": "Paris"}]
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_reply_says_its_output_pace(stub, streaming):
+    model, _ = stub("The weather in Paris is sunny today, 21 degrees and a light wind.")
+    if streaming:
+        reply = None
+        for chunk in model.stream("Weather?"):
+            reply = chunk if reply is None else reply + chunk
+    else:
+        reply = model.invoke("Weather?")
+    pace = reply.response_metadata["output_tokens_per_second"]
+    assert reply.usage_metadata["output_tokens"] > 2 and isinstance(pace, float) and pace > 0

@@ -36,7 +36,7 @@ OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, 
     ("GET", "/api/memory/export"), ("DELETE", "/api/memory"), ("GET", "/api/memory/graph"),
     ("DELETE", "/api/memory/entities/{eid}"), ("DELETE", "/api/memory/relations/{rid}"),
     ("PATCH", "/api/memory/relations/{rid}"), ("GET", "/api/memory/audit"),
-    ("GET", "/api/memory/settings"), ("PUT", "/api/memory/settings"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
+    ("GET", "/api/memory/settings"), ("PUT", "/api/memory/settings"), ("GET", "/api/model-steps"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
     ("POST", "/runs/stream"), ("POST", "/runs"), ("POST", "/runs/wait"), ("POST", "/assistants"),
     # the store: each key's own namespaces (tests/gateway/test_gateway_store.py tries to cross)
     ("PUT", "/store/items"), ("GET", "/store/items"), ("DELETE", "/store/items"), ("POST", "/store/items/search"),

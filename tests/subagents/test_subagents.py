@@ -422,6 +422,31 @@ async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, m
     assert [c["step"] for c in custom if c["type"] == "task_progress"] == [1]
 
 
+async def test_a_call_written_whole_at_the_end_reports_its_drafts(home: Path, monkeypatch) -> None:
+    """A sub-agent on a model that sends its calls whole at the end (the embedded model) streams
+    nothing while it writes one; its drafts are reported instead, naming the tool being written."""
+    import herdsman.subagents.live as live
+
+    monkeypatch.setattr(live, "INTERVAL", 0.0)
+    config = config_for(home)
+    lead = lead_model([task("notes", "write notes", id="call_notes")], "ok")
+    sub = ScriptedChatModel(responses=[{"tool_calls": [{"name": "write_file", "args": {
+        "path": "/mnt/user-data/outputs/notes.md", "content": "some notes, " * 10}}]}, "written"],
+        stream_chunk_chars=12, stream_call_drafts=True)
+    from herdsman.agents.lead import create_lead_agent, run_config
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": sub})
+    custom = [chunk async for _, mode, chunk in agent.astream(
+        {"messages": [HumanMessage("go")]}, run_config(config, "drafts"), stream_mode=["custom"], subgraphs=True)]
+    writing = [c for c in custom if c["type"] == "task_generating" and c.get("writing")]
+    assert len(writing) > 3 and {c["writing"] for c in writing} == {"write_file"}
+    assert all(b["tokens"] >= a["tokens"] for a, b in zip(writing, writing[1:])) and writing[-1]["tokens"] > writing[0]["tokens"]
+    assert all(c["task_id"] == "call_notes" and c["step"] == 1 for c in writing)
+    assert not any(c["type"] == "tool_call_draft" for c in custom)  # the drafts themselves stay inside the task
+    assert [c["status"] for c in custom if c["type"] == "task_completed"] == ["completed"]
+
+
 async def test_cancel_one_subagent_leaves_siblings(home: Path) -> None:
     config = config_for(home)
     lead = lead_model([task("stuck", "hang here", id="call_stuck"), task("fine", "quick", id="call_fine")], "ok")

@@ -264,6 +264,30 @@ def test_progress_shows_the_call_being_written_the_command_running_and_an_estima
     assert checks["no outcome line after a run that delivered"]
 
 
+@pytest.fixture(scope="module")
+def drafts_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway whose lead writes its calls as the embedded model does: drafts of the call's text
+    on the custom stream while it is written, then the call whole."""
+    options = {"stream_call_args": False, "stream_call_drafts": True, "stream_chunk_chars": 8, "chunk_delay": 0.04}
+    with web_gateway(tmp_path_factory.mktemp("web-drafts"), model_options=options) as served:
+        yield served
+
+
+def test_a_stop_keeps_the_words_so_far_and_the_files_written(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "stopKeepsFiles")
+    assert checks["the line says the run was stopped and its work kept"] and checks["the stop is still said after a reload"]
+    assert checks["the words so far are kept after a reload"]["kept"] > 0
+    assert checks["the file written before the stop is listed after a reload"] and checks["and holds what was written"]
+    assert checks["the tool call that wrote it is shown"]
+
+
+def test_a_call_sent_whole_at_the_end_is_shown_growing_while_it_is_written(drafts_gateway: RunningGateway) -> None:
+    checks = run_scenario(drafts_gateway, "drafts")
+    assert checks["the call's text grew in a card while it was written"] and checks["the line said which call is written"]
+    assert checks["the real call replaced the draft"] and checks["the file was written"]
+    assert checks["the header said a call is written"]
+
+
 def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "outcome")
     assert checks["not delivered, with what is missing"] and checks["still said after a reload"]

@@ -9,7 +9,8 @@ the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slo
 steps (for reloading mid-run); ``fail`` makes the model call fail; ``code`` answers with a fenced
 Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
 another (the first writes ``outputs/shell.txt``, the second fails); ``sleep`` runs a bash command
-that takes 3 s. Anything else is echoed. Tool calls stream their arguments a few characters at a
+that takes 3 s; ``draft`` writes :data:`DRAFT_TEXT` to ``outputs/draft.md``; ``essay``
+writes :data:`ESSAY_NOTES` to ``outputs/essay-notes.md``, then answers with the long :data:`STORY`. Anything else is echoed. Tool calls stream their arguments a few characters at a
 time, as providers' models do.
 
 A note of the completion check (a human message named ``harness``) is answered by echoing the
@@ -76,6 +77,12 @@ SHELL_COMMANDS = [
 
 SLEEP_COMMAND = "sleep 3; echo woke up after a long command that took a while to write"
 
+ESSAY_NOTES = "# Notes\n\nWritten before the answer: a stop must keep this file.\n"
+"""What ``essay`` writes to outputs/essay-notes.md before it answers with :data:`STORY`."""
+
+DRAFT_TEXT = "".join(f"Line {n}: the embedded model writes this file slowly, a few characters at a time.\n" for n in range(1, 9))
+"""What ``draft`` writes to outputs/draft.md: long enough to be seen growing while it is written."""
+
 
 def _write(path: str, content: str) -> dict[str, Any]:
     return {"name": "write_file", "args": {"path": path, "content": content}}
@@ -126,6 +133,10 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return CODE_ANSWER
         if first == "shell":
             return {"tool_calls": [{"name": "bash", "args": {"command": SHELL_COMMANDS[0]}}]}
+        if first == "essay":
+            return {"tool_calls": [_write("/mnt/user-data/outputs/essay-notes.md", ESSAY_NOTES)]}
+        if first == "draft":
+            return {"tool_calls": [_write("/mnt/user-data/outputs/draft.md", DRAFT_TEXT)]}
         if first == "sleep":
             return {"tool_calls": [{"name": "bash", "args": {"command": SLEEP_COMMAND}}]}
         return f"echo: {human}"
@@ -138,6 +149,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return f"done after {done} slow steps"
         if first == "fanout":
             return "all three sub-agents reported"
+        if first == "essay":
+            return STORY
         if first == "shell":
             done = sum(1 for m in messages if m.type == "tool")
             if done < len(SHELL_COMMANDS):
@@ -148,9 +161,12 @@ def web_reply(messages: list[BaseMessage]) -> Any:
 
 
 @contextmanager
-def web_gateway(home: Path, api_keys: list[str] | None = None, **sections: Any) -> Iterator[RunningGateway]:
+def web_gateway(
+    home: Path, api_keys: list[str] | None = None, model_options: dict[str, Any] | None = None, **sections: Any
+) -> Iterator[RunningGateway]:
     """A gateway with the scripted lead, a slow scripted sub-agent model, and ``glob`` needing approval
-    (and auth on, when ``api_keys`` are given); ``sections`` add config sections (e.g. ``memory``)."""
+    (and auth on, when ``api_keys`` are given); ``sections`` add config sections (e.g. ``memory``),
+    ``model_options`` change the lead's scripted model (e.g. calls sent as drafts, then whole)."""
     config = make_config(
         home,
         models=MODELS,
@@ -159,7 +175,7 @@ def web_gateway(home: Path, api_keys: list[str] | None = None, **sections: Any) 
         gateway={"api_keys": api_keys or []},
         **sections,
     )
-    model = ScriptedChatModel(respond=web_reply, stream_chunk_chars=6, chunk_delay=0.03,  # tokens arrive visibly
-                              stream_call_args=True)
+    options = {"stream_chunk_chars": 6, "chunk_delay": 0.03, "stream_call_args": True, **(model_options or {})}
+    model = ScriptedChatModel(respond=web_reply, **options)  # tokens arrive visibly
     with running_gateway(config, model=model) as served:
         yield served

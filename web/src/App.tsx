@@ -3,12 +3,12 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { ASSISTANT_ID, client } from "./api/client";
-import { cancelSubagent, restoreFiles, uploadFiles } from "./api/rest";
+import { cancelSubagent, getStepEstimate, restoreFiles, uploadFiles, type StepEstimate } from "./api/rest";
 import { getSkills } from "./api/settings";
 import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
 import { RunDetail } from "./components/RunDetail";
-import { runOutcome } from "./state/progress";
+import { runOutcome, stoppedAnswer } from "./state/progress";
 import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
@@ -27,6 +27,8 @@ import { TodoList, type Todo } from "./components/TodoList";
 import { useGatewayUp } from "./state/health";
 import { megabytes, useUploadLimit } from "./state/limits";
 import { messageText, writtenFiles } from "./state/messages";
+import { currentDraft, draftKey, isDraftEvent, type Draft } from "./state/drafts";
+import { DraftCall } from "./components/DraftCall";
 import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
 import { agentChoices, type SkillChoice } from "./state/slash";
 import { useThreadParam } from "./state/url";
@@ -68,6 +70,12 @@ export function App() {
   const [fill, setFill] = useState<{ text: string; n: number } | undefined>(undefined);
   /** How the latest run of this page ended, beyond the thread's state: its error, or a stop. */
   const [ended, setEnded] = useState<{ error?: string; stopped?: boolean }>({});
+  /** The latest draft of a tool call being written (the embedded model sends its calls whole). */
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const shownMessages = useRef<Message[]>([]);
+  /** How long a model step of the lead's model takes here, from the gateway (refreshed after each run). */
+  const [estimate, setEstimate] = useState<StepEstimate | null>(null);
+  const [estimateKey, setEstimateKey] = useState(0);
   const runId = useRef<string | null>(null);
   const threadRef = useRef(threadId);
   threadRef.current = threadId;
@@ -100,8 +108,10 @@ export function App() {
     threadId,
     onThreadId: setThreadId,
     reconnectOnMount: true,
-    onCustomEvent: (data) => {
+    onCustomEvent: (data, options) => {
       const tid = threadRef.current;
+      // the lead's own calls (a sub-agent's drafts come under a tools:<id> namespace)
+      if (isDraftEvent(data) && !options?.namespace?.length) setDraft({ ...data, key: draftKey(shownMessages.current) });
       if (tid && isTaskEvent(data)) setLive((all) => ({ ...all, [tid]: applyTaskEvent(all[tid] ?? {}, data, Date.now()) }));
     },
     onCreated: (meta) => {
@@ -109,6 +119,7 @@ export function App() {
       setThreadsKey((k) => k + 1);
     },
     onFinish: () => {
+      setEstimateKey((k) => k + 1);
       setThreadsKey((k) => k + 1);
       setFilesKey((k) => k + 1);
     },
@@ -118,7 +129,14 @@ export function App() {
     },
   });
 
+  const estimateModel = model && agent === ASSISTANT_ID ? model : undefined; // a custom agent's: the lead's
+  useEffect(() => {
+    getStepEstimate(estimateModel).then(setEstimate, () => setEstimate(null));
+  }, [estimateModel, estimateKey, gatewayUp]);
+
   const messages = stream.messages;
+  shownMessages.current = messages;
+  const writing = currentDraft(draft, messages, stream.isLoading);
   const values = stream.values as ThreadValues | undefined;
   const tasks = useMemo(
     () => ({ ...tasksFromUsage(values?.usage), ...(threadId ? live[threadId] : {}) }),
@@ -278,13 +296,13 @@ export function App() {
       <main className="chat">
         <header className="chat-head">
           <span className="chat-title" data-testid="thread-title">{title}</span>
-          <RunBadge running={stream.isLoading} messages={messages} />
+          <RunBadge running={stream.isLoading} messages={messages} writing={writing ? writing.name ?? "" : null} />
           <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
             Trace
           </button>
         </header>
-        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks}
-          outcome={messages.length ? runOutcome({ ...ended, unresolved: values?.completion_unresolved }) : null} />
+        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
+          outcome={messages.length ? runOutcome({ ...ended, stopped: ended.stopped || stoppedAnswer(messages), unresolved: values?.completion_unresolved }) : null} />
         {traceOpen && (
           <TraceView
             threadId={threadId}
@@ -310,6 +328,7 @@ export function App() {
         )}
         <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}
           unresolved={values?.completion_unresolved}>
+          {writing && <DraftCall draft={writing} />}
           {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
         </MessageList>
         {notice && <div className="notice" data-testid="notice">{notice}</div>}

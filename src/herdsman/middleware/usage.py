@@ -1,4 +1,7 @@
-"""Count each model call's tokens (and cost) into the thread state and the run's token budget.
+"""Count each model call's tokens (and cost) into the thread state and the run's token budget,
+and stamp each reply with how long its model call took (``response_metadata["step_timing"]``:
+``seconds`` and ``model``), which the gateway's step estimate reads back (see
+:mod:`herdsman.runtime.step_times`).
 
 Wraps the model call, so it adds no graph node. The usage goes to ``state["usage"]`` under this
 agent's key (``lead`` or ``task:<id>``) through a reducer that sums. When the run's shared budget
@@ -10,6 +13,7 @@ a sub-agent's graph runs with its lead's context, so they share it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -32,7 +36,7 @@ class UsageState(AgentState):
 
 
 class UsageMiddleware(AgentMiddleware):
-    """Record usage per model call and enforce the run's token budget."""
+    """Record usage and duration per model call and enforce the run's token budget."""
 
     state_schema = UsageState
 
@@ -73,13 +77,16 @@ class UsageMiddleware(AgentMiddleware):
         """The run's token budget, from the scope in the run's runtime context."""
         return run_scope(self.settings, request.runtime.context if request.runtime else None).budget
 
-    def _account(self, response: ModelResponse, budget: TokenBudget) -> ExtendedModelResponse:
+    def _account(self, response: ModelResponse, budget: TokenBudget, seconds: float) -> ExtendedModelResponse:
         delta: dict[str, Any] = {}
         reply: AIMessage | None = None
         model_name, pricing = self._model()
         for message in response.result:
             if isinstance(message, AIMessage):
                 reply = message
+                message.response_metadata["step_timing"] = {
+                    "seconds": round(seconds, 3), "model": model_name or message.response_metadata.get("model_name"),
+                }
                 d = usage_delta(message, pricing)
                 budget.add(int(d["total_tokens"]))
                 delta = {k: delta.get(k, 0) + v for k, v in d.items()}
@@ -97,7 +104,9 @@ class UsageMiddleware(AgentMiddleware):
         budget = self._budget(request)
         if budget.exhausted:
             return self._stopped(budget.message())
-        return self._account(handler(request), budget)
+        started = time.monotonic()
+        response = handler(request)
+        return self._account(response, budget, time.monotonic() - started)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -106,4 +115,6 @@ class UsageMiddleware(AgentMiddleware):
         budget = self._budget(request)
         if budget.exhausted:
             return self._stopped(budget.message())
-        return self._account(await handler(request), budget)
+        started = time.monotonic()
+        response = await handler(request)
+        return self._account(response, budget, time.monotonic() - started)

@@ -60,6 +60,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from herdsman.models.call_drafts import CallDrafts
+
 
 class ScriptExhaustedError(RuntimeError):
     """The model was called more times than its script has responses."""
@@ -145,6 +147,11 @@ class ScriptedChatModel(BaseChatModel):
     stream_call_args: bool = Field(
         False, description="Stream each tool call's arguments in stream_chunk_chars pieces after the text, as "
         "providers do (the name and id first); else every call comes whole in the last chunk.",
+    )
+    stream_call_drafts: bool = Field(
+        False, description="Before the last chunk, send each call's raw text (``<tool_call>`` JSON, as the embedded "
+        "model writes it) growing stream_chunk_chars at a time, chunk_delay apart, as drafts on the run's custom "
+        "stream (see herdsman.models.call_drafts); the calls still come whole in the last chunk.",
     )
     record_file: str | None = Field(
         None, description="Append each call as a JSON line (messages and tools) to this file."
@@ -300,6 +307,18 @@ class ScriptedChatModel(BaseChatModel):
                        for i in range(0, len(args), size)]
         return pieces or [[]]
 
+    def _draft_texts(self, message: AIMessage) -> list[str]:
+        """The raw text of the message's calls as it grows (with ``stream_call_drafts``), as the
+        embedded model writes it: ``<tool_call>`` JSON blocks, stream_chunk_chars at a time."""
+        if not self.stream_call_drafts or not message.tool_calls:
+            return []
+        raw = "\n".join(
+            f'<tool_call>\n{json.dumps({"name": c["name"], "arguments": c["args"]}, ensure_ascii=False)}\n</tool_call>'
+            for c in message.tool_calls
+        )
+        size = self.stream_chunk_chars
+        return [raw[:i] for i in range(size, len(raw) + size, size)]
+
     def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
         text = message.text
         size = self.stream_chunk_chars
@@ -333,9 +352,15 @@ class ScriptedChatModel(BaseChatModel):
             time.sleep(self.latency)
         message = self._next(messages, kwargs)
         time.sleep(message.response_metadata.get("scripted_delay", 0))
-        for i, chunk in enumerate(self._chunks(message)):
+        chunks = list(self._chunks(message))
+        for i, chunk in enumerate(chunks):
             if i and self.chunk_delay:
                 time.sleep(self.chunk_delay)
+            if i == len(chunks) - 1 and (texts := self._draft_texts(message)):
+                drafts = CallDrafts(interval=0)
+                for text in texts:
+                    drafts.see(text)
+                    time.sleep(self.chunk_delay)
             if run_manager and (chunk.message.content or chunk.message.tool_call_chunks):
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -351,9 +376,15 @@ class ScriptedChatModel(BaseChatModel):
             await asyncio.sleep(self.latency)
         message = self._next(messages, kwargs)
         await asyncio.sleep(message.response_metadata.get("scripted_delay", 0))
-        for i, chunk in enumerate(self._chunks(message)):
+        chunks = list(self._chunks(message))
+        for i, chunk in enumerate(chunks):
             if i and self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
+            if i == len(chunks) - 1 and (texts := self._draft_texts(message)):
+                drafts = CallDrafts(interval=0)
+                for text in texts:
+                    drafts.see(text)
+                    await asyncio.sleep(self.chunk_delay)
             if run_manager and (chunk.message.content or chunk.message.tool_call_chunks):
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

@@ -468,9 +468,12 @@ class SubagentRunner:
             async with asyncio.timeout(self.timeout(spec)):
                 opening = HumanMessage(self.opening(request, model_name))
                 async for mode, chunk in agent.astream({"messages": [opening]}, config, context=context,
-                                                      stream_mode=["values", "messages"]):
+                                                      stream_mode=["values", "messages", "custom"]):
                     if mode == "messages":
                         live.saw(chunk[0], steps + 1)
+                        continue
+                    if mode == "custom":  # drafts of a call being written (other events stay inside)
+                        live.drafted(chunk, steps + 1)
                         continue
                     messages[:] = chunk.get("messages", messages)
                     unresolved = list(chunk.get("completion_unresolved") or [])  # finding dicts

@@ -49,6 +49,21 @@ export async function call<T>(path: string, init?: RequestInit): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** How long a model step takes here: the median of the newest steps of a model in the user's threads. */
+export interface StepEstimate {
+  model: string | null;
+  /** Model steps the estimate is made from (0: nothing measured yet). */
+  samples: number;
+  seconds: number | null;
+  /** The median output pace, where the model reports it (the embedded model). */
+  output_tokens_per_second: number | null;
+}
+
+/** The step estimate for `model` (the lead's model when not given). */
+export function getStepEstimate(model?: string): Promise<StepEstimate> {
+  return call(`/api/model-steps${model ? `?model=${encodeURIComponent(model)}` : ""}`);
+}
+
 export function getModels(): Promise<{ models: ModelInfo[]; default: string }> {
   return call("/api/models");
 }

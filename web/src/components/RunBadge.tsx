@@ -4,7 +4,8 @@ import type { Message } from "@langchain/langgraph-sdk";
 import { activity } from "../state/messages";
 import { formatElapsed } from "../state/tasks";
 
-export function RunBadge(props: { running: boolean; messages: Message[] }) {
+/** `writing`: the tool the model is writing a call to, from its drafts ("" before its name is written). */
+export function RunBadge(props: { running: boolean; messages: Message[]; writing?: string | null }) {
   const [started, setStarted] = useState<number | null>(null);
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
@@ -20,7 +21,7 @@ export function RunBadge(props: { running: boolean; messages: Message[] }) {
   const seconds = started == null ? 0 : Math.max(0, Math.floor((now - started) / 1000));
   return (
     <span className="running" data-testid="running" title="The agent is working">
-      {activity(props.messages)} · {seconds < 60 ? `${seconds} s` : formatElapsed(seconds)}
+      {props.writing != null ? `writing ${props.writing || "a tool call"}` : activity(props.messages)} · {seconds < 60 ? `${seconds} s` : formatElapsed(seconds)}
     </span>
   );
 }

@@ -1,38 +1,47 @@
 /** The line under the header: while a run works, what it does now (the step, the command running
  * and for how long, the call being written, the sub-agents and their last tool) and how long a
- * model step takes here (an estimate measured in this page); once it ended, how (done, not
- * delivered with the check's findings, failed, stopped). */
+ * model step takes here (the gateway's estimate from the recent steps of this model); once it
+ * ended, how (done, not delivered with the check's findings, failed, stopped). */
 import { useEffect, useRef, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
-import { doingNow, typicalStep, type Outcome } from "../state/progress";
+import type { StepEstimate } from "../api/rest";
+import { draftHeadline, type Draft } from "../state/drafts";
+import { doingNow, type Outcome } from "../state/progress";
 import type { TaskCard } from "../state/tasks";
 import { formatElapsed } from "../state/tasks";
-
-/** Model step durations measured in this page (seconds), kept across runs and threads: the machine's pace. */
-const stepDurations: number[] = [];
 
 function seconds(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   return s < 60 ? `${s} s` : formatElapsed(s);
 }
 
-export function RunDetail(props: { running: boolean; messages: Message[]; tasks: Record<string, TaskCard>; outcome: Outcome | null }) {
-  const { running, messages, tasks, outcome } = props;
+/** The estimate in words: "about N s per step here, estimated from the last K (P tokens/s)". */
+export function estimateText(estimate: StepEstimate | null | undefined): string {
+  if (!estimate || !estimate.samples || estimate.seconds == null) return "no model step measured yet on this machine";
+  const pace = estimate.output_tokens_per_second ? `, ${Math.round(estimate.output_tokens_per_second * 10) / 10} tokens/s` : "";
+  const per = seconds(Math.max(estimate.seconds, 1) * 1000);
+  return `about ${per} per step here, estimated from the last ${estimate.samples}${pace}`;
+}
+
+export function RunDetail(props: {
+  running: boolean;
+  messages: Message[];
+  tasks: Record<string, TaskCard>;
+  outcome: Outcome | null;
+  /** The call the model is writing, sent as drafts (a model that sends its calls whole at the end). */
+  draft?: Draft | null;
+  /** How long a model step takes here (the gateway's, from the recent steps of this model). */
+  estimate?: StepEstimate | null;
+}) {
+  const { running, messages, tasks, outcome, draft, estimate } = props;
   const [now, setNow] = useState(Date.now());
   const since = useRef<{ key: string; at: number }>({ key: "", at: Date.now() });
-  const thinking = useRef<number | null>(null);
-  const doing = doingNow(messages, tasks);
+  let doing = doingNow(messages, tasks);
+  if (draft && doing.kind === "thinking") {
+    doing = { ...doing, kind: "writing", what: `${draft.name ?? ""} ${draftHeadline(draft.text, 80)} · ${draft.chars} characters`.trim() };
+  }
   const key = `${doing.step}:${doing.kind}:${doing.callId ?? ""}`;
   if (since.current.key !== key) since.current = { key, at: Date.now() };
-  // A model step is measured from when the agent starts thinking to when it has written its reply.
-  useEffect(() => {
-    if (running && doing.kind === "thinking") {
-      thinking.current ??= Date.now();
-    } else if (thinking.current != null) {
-      stepDurations.push((Date.now() - thinking.current) / 1000);
-      thinking.current = null;
-    }
-  }, [running, doing.kind, key]);
   useEffect(() => {
     if (!running) return;
     const timer = setInterval(() => setNow(Date.now()), 1000);
@@ -43,7 +52,6 @@ export function RunDetail(props: { running: boolean; messages: Message[]; tasks:
     return <div className={`run-outcome run-${outcome.status.replace(" ", "-")}`} role="status" data-testid="run-outcome" data-status={outcome.status}>{outcome.text}</div>;
   }
   const elapsed = seconds(now - since.current.at);
-  const typical = typicalStep(stepDurations);
   let what: string;
   if (doing.kind === "running") what = `running ${doing.what} · ${elapsed}`;
   else if (doing.kind === "writing") what = `writing the call ${doing.what}`;
@@ -57,9 +65,7 @@ export function RunDetail(props: { running: boolean; messages: Message[]; tasks:
       {doing.kind === "thinking" && (
         <span className="run-estimate" data-testid="run-estimate">
           {" · "}
-          {typical == null
-            ? "no model step measured yet on this machine"
-            : `a model step takes about ${seconds(typical * 1000)} here (an estimate from the last ${Math.min(stepDurations.length, 8)})`}
+          {estimateText(estimate)}
         </span>
       )}
     </div>

@@ -66,9 +66,9 @@ export function runOutcome(opts: { error?: string; stopped?: boolean; unresolved
   return { status: "done", text: "Done" };
 }
 
-/** The median of the last model step durations (seconds), or null with none measured. */
-export function typicalStep(durations: number[]): number | null {
-  if (!durations.length) return null;
-  const recent = [...durations.slice(-8)].sort((a, b) => a - b);
-  return recent[Math.floor(recent.length / 2)];
+/** Whether the thread's last message is an answer a stop cut short (kept with the finish reason
+ * `stopped`, see herdsman.runtime.partial_answer): the run was stopped, in this page or before. */
+export function stoppedAnswer(messages: Message[]): boolean {
+  const last = messages.at(-1) as (Message & { response_metadata?: { finish_reason?: unknown } }) | undefined;
+  return last?.type === "ai" && last.response_metadata?.finish_reason === "stopped";
 }

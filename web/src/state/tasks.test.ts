@@ -24,6 +24,8 @@ describe("task cards", () => {
     tasks = applyTaskEvent(tasks, { type: "task_generating", ...base, step: 1, tokens: 12 }, 100);
     tasks = applyTaskEvent(tasks, { type: "task_generating", ...base, step: 1, tokens: 30 }, 200);
     expect(tasks.t1).toMatchObject({ liveTokens: 30, activity: "writing", steps: [] });
+    tasks = applyTaskEvent(tasks, { type: "task_generating", ...base, step: 1, tokens: 41, writing: "bash" }, 250);
+    expect(tasks.t1).toMatchObject({ liveTokens: 41, activity: "writing a call to bash" });
     tasks = applyTaskEvent(tasks, { type: "task_progress", ...base, step: 1, tool_calls: ["bash"], usage: { total_tokens: 400 } }, 300);
     expect(tasks.t1).toMatchObject({ liveTokens: 0, tokens: 400, activity: "calling bash", steps: ["bash"] });
     tasks = applyTaskEvent(tasks, { type: "task_completed", ...base, status: "completed", usage: { total_tokens: 500 } }, 400);

@@ -14,6 +14,8 @@ export interface TaskEvent {
   model?: string;
   attempt?: number;
   tokens?: number;
+  /** task_generating: the tool a call is being written to (a model that sends its calls whole at the end). */
+  writing?: string;
   /** What the sub-agent's completion check still found missing in its last answer. */
   unresolved?: string[];
 }
@@ -80,7 +82,7 @@ export function applyTaskEvent(tasks: Tasks, event: TaskEvent, now: number): Tas
     case "task_generating":
       card.status = "running";
       card.liveTokens = event.tokens ?? prev.liveTokens;
-      card.activity = "writing";
+      card.activity = event.writing ? `writing a call to ${event.writing}` : "writing";
       break;
     case "task_progress":
       card.status = "running";

@@ -52,6 +52,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
+from herdsman.models.call_drafts import DEFAULT_INTERVAL, CallDrafts
 from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler_factory, tool_grammar
 from herdsman.models.local.grammar import tool_name as _tool_name  # one definition for both modules
 from herdsman.models.local.prompt_cache import PromptCache, default_cache_dir
@@ -369,6 +370,28 @@ def _prefill(tool_choice: Any, tool_names: list[str]) -> str:
 # The chat model
 
 
+class _Pace:
+    """The pace of one generation: output tokens per second from its first generated piece to its
+    last (the prompt's processing before the first piece is not counted)."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def piece(self) -> None:
+        """A piece was generated now."""
+        self.last = time.monotonic()
+        if self.first is None:
+            self.first = self.last
+
+    def tokens_per_second(self, output_tokens: int) -> float | None:
+        """``output_tokens`` over the time between the first piece and the last (the first token
+        is not counted: its time is the prompt's); None with under two tokens."""
+        if self.first is None or self.last is None or output_tokens < 2 or self.last <= self.first:
+            return None
+        return round((output_tokens - 1) / (self.last - self.first), 2)
+
+
 @dataclass
 class _Request:
     """One generation, ready to run: prompt tokens, prefill and limits."""
@@ -443,6 +466,9 @@ class ChatLocalLlama(BaseChatModel):
     """Grammar-constrained decoding: a call the model starts is always a well-formed call of a
     bound tool with valid arguments, and only calls it chose to write are calls (no calls
     parsed out of prose); off to measure what it buys against repair alone."""
+    draft_interval: float = DEFAULT_INTERVAL
+    """Seconds between two drafts of a tool call being written, sent on the run's custom stream
+    (see :mod:`herdsman.models.call_drafts`): the call comes whole only at the end of the reply."""
 
     @property
     def _llm_type(self) -> str:
@@ -619,6 +645,16 @@ class ChatLocalLlama(BaseChatModel):
             total_tokens=len(request.tokens) + output,
         )
 
+    def _metadata(self, parsed: ParsedReply, finish_reason: str | None, tokens_per_second: float | None) -> dict[str, Any]:
+        """The reply's ``response_metadata``: finish reason, model, and the output tokens per
+        second of its generation (None when too few tokens to say)."""
+        return {
+            "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
+            "model_name": self.model_name,
+            "model_provider": "llama-cpp",
+            "output_tokens_per_second": tokens_per_second,
+        }
+
     def _parse(self, text: str, request: _Request) -> ParsedReply:
         if request.tool_names:
             return parse_tool_calls(
@@ -634,6 +670,8 @@ class ChatLocalLlama(BaseChatModel):
         piece's finish reason and how much of it may be streamed (the rest may be the start of a
         loop, see :class:`~herdsman.models.local.repetition.LoopDetector`).
 
+        While the reply holds back a tool call being written, its text so far goes out as a draft
+        (at most every ``draft_interval`` seconds, see :class:`CallDrafts`).
         Called with the generation lock held. Generation stops early when a tool call closes
         that repeats one the reply already holds (see :func:`repeated_call_start`): the last
         reply yielded ends before the repeat, with the finish reason ``stop``. When the reply
@@ -641,6 +679,7 @@ class ChatLocalLlama(BaseChatModel):
         tool call began) and continued once with the retry penalties; a second loop ends it there."""
         text = request.prefill
         detector = LoopDetector() if self.stop_repetition else None
+        drafts = CallDrafts(interval=self.draft_interval) if request.tool_names else None
         current: _Request | None = request
         penalized = False
         while current is not None:
@@ -651,6 +690,8 @@ class ChatLocalLlama(BaseChatModel):
                 for piece in stream:
                     choice = piece["choices"][0]
                     text += choice.get("text") or ""
+                    if drafts is not None and drafts.due():
+                        drafts.see(text[streamable_prefix(text, request.tool_names):])
                     if request.tool_names and text.count(TOOL_CALL_CLOSE) > closed:
                         closed = text.count(TOOL_CALL_CLOSE)
                         cut = repeated_call_start(text)
@@ -699,21 +740,20 @@ class ChatLocalLlama(BaseChatModel):
     ) -> ChatResult:
         request = self._request(messages, stop, kwargs)
         text, finish_reason = request.prefill, None
+        pace = _Pace()
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
             for text, finish, _ in self._replies(request):
                 finish_reason = finish or finish_reason
+                pace.piece()
         generated = text[len(request.prefill) :]
         parsed = self._parse(text, request)
+        usage = self._usage(request, generated)
         message = AIMessage(
             content=parsed.content,
             tool_calls=parsed.tool_calls,
-            usage_metadata=self._usage(request, generated),
-            response_metadata={
-                "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
-                "model_name": self.model_name,
-                "model_provider": "llama-cpp",
-            },
+            usage_metadata=usage,
+            response_metadata=self._metadata(parsed, finish_reason, pace.tokens_per_second(usage["output_tokens"])),
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -728,10 +768,12 @@ class ChatLocalLlama(BaseChatModel):
         text = request.prefill
         sent: int | None = None  # index in text up to which content was yielded
         finish_reason = None
+        pace = _Pace()
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
             for text, finish, held in self._replies(request):
                 finish_reason = finish or finish_reason
+                pace.piece()
                 safe = min(streamable_prefix(text, request.tool_names), held)
                 if safe <= 0:
                     continue
@@ -754,16 +796,13 @@ class ChatLocalLlama(BaseChatModel):
             )
             for i, call in enumerate(parsed.tool_calls)
         ]
+        usage = self._usage(request, text[len(request.prefill) :])
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content=rest,
                 tool_call_chunks=chunks,
-                usage_metadata=self._usage(request, text[len(request.prefill) :]),
-                response_metadata={
-                    "finish_reason": "tool_calls" if parsed.tool_calls else finish_reason,
-                    "model_name": self.model_name,
-                    "model_provider": "llama-cpp",
-                },
+                usage_metadata=usage,
+                response_metadata=self._metadata(parsed, finish_reason, pace.tokens_per_second(usage["output_tokens"])),
                 chunk_position="last",
             )
         )
