@@ -14,13 +14,14 @@ from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from herdsman.middleware.run_scope import RunContext, run_scope, with_scope
 from herdsman.subagents.dag import PlanError, PlanTask, prompt_with_dependencies, validate_plan
 from herdsman.subagents.executor import SubagentRunner, TaskRequest
 from herdsman.subagents.result import TaskResult
+from herdsman.tool_schemas import structured_tool
 
 TASK_DESCRIPTION = """Delegate one part of the work to a sub-agent that starts with a fresh, empty context.
 
@@ -121,13 +122,11 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     """The ``task`` and ``run_plan`` tools bound to ``runner``."""
     types_list = ", ".join(sorted(runner.types))
 
-    @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
     async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose") -> Command:
         request = TaskRequest(runtime.tool_call_id or "task", description, own_prompt(description, prompt), subagent_type)
         result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
-    @tool("run_plan", description=PLAN_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
     async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict]) -> Command:
         call_id = runtime.tool_call_id or "plan"
         try:
@@ -138,4 +137,8 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
         text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results))
         return _command(results, text, call_id, "run_plan")
 
-    return [task, run_plan]
+    # the schemas are built once per process (herdsman.tool_schemas): these closures' annotations
+    # name module-level types only
+    available = f"\nAvailable subagent_type values: {types_list}."
+    return [structured_tool(name="task", description=TASK_DESCRIPTION + available, coroutine=task),
+            structured_tool(name="run_plan", description=PLAN_DESCRIPTION + available, coroutine=run_plan)]
