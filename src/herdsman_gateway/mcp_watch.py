@@ -12,7 +12,6 @@ import asyncio
 
 import structlog
 
-from herdsman.tools.mcp import registry_for
 from herdsman_gateway.container import Gateway
 
 log = structlog.get_logger(__name__)
@@ -25,6 +24,8 @@ async def watch_mcp_servers(gw: Gateway) -> None:
     config = gw.config
     if not any(s.enabled for s in config.mcp.servers) or gw.build_agent is None:
         return
+    from herdsman.tools.mcp import registry_for  # the MCP client, imported only where servers are configured
+
     registry = registry_for(config)
     interval = max(config.mcp.retry_after_seconds, MIN_INTERVAL)
     while True:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from herdsman.postgres_pool import FRESH_SECONDS, open_async_pool, sync_pool
+from herdsman.postgres_pool import FRESH_SECONDS, RECONNECT_SECONDS, open_async_pool, sync_pool
 from tests.gateway.gateway_support import running_gateway
 from tests.support import make_config
 
@@ -44,7 +44,13 @@ def set_down(url: str, down: bool) -> None:
             conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
 
 
-OUTAGE_SECONDS = 20  # long enough for psycopg_pool's backoff to wait 16 s before its next try
+# psycopg_pool tries again after ~1 s, then 2, 4, 8 s...: left to its own backoff, a pool whose
+# PostgreSQL was away 9 s tries next at ~15 s (13.5 s at the least, with its jitter), more than
+# BACK_WITHIN_SECONDS after PostgreSQL is back. The pools give an attempt up after
+# RECONNECT_SECONDS, so the first request after the outage starts a new one at once.
+OUTAGE_SECONDS = 9
+BACK_WITHIN_SECONDS = 4  # the first request after the outage gets a connection within this
+assert OUTAGE_SECONDS >= RECONNECT_SECONDS + 3  # the pool gave up its attempts well before PostgreSQL is back
 
 
 async def test_an_async_pool_serves_again_soon_after_postgresql_is_back(database: str) -> None:
@@ -58,7 +64,7 @@ async def test_an_async_pool_serves_again_soon_after_postgresql_is_back(database
                 pass
         await asyncio.sleep(OUTAGE_SECONDS)
         set_down(database, False)
-        async with pool.connection(timeout=8) as conn:  # the first request once PostgreSQL is back
+        async with pool.connection(timeout=BACK_WITHIN_SECONDS) as conn:  # the first request once PostgreSQL is back
             assert (await (await conn.execute("SELECT 1")).fetchone())[0] == 1
     finally:
         set_down(database, False)
@@ -78,7 +84,7 @@ def test_a_blocking_pool_serves_again_soon_after_postgresql_is_back(database: st
                 pass
         time.sleep(OUTAGE_SECONDS)
         set_down(database, False)
-        with pool.connection(timeout=8) as conn:
+        with pool.connection(timeout=BACK_WITHIN_SECONDS) as conn:
             assert conn.execute("SELECT 1").fetchone()[0] == 1
     finally:
         set_down(database, False)

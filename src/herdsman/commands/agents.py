@@ -6,6 +6,9 @@ A typer sub-app mounted by :mod:`herdsman.cli`. Custom agents are the gateway's 
 web UI and the SDK see, and the reverse. Agents made here have no owner: with
 ``gateway.api_keys`` set, only agents created through the API belong to a key's user.
 ``herdsman run --agent NAME`` and ``herdsman chat --agent NAME`` use one.
+
+The agent, middleware and record-store modules (LangChain, LangGraph) are imported inside the
+commands that use them: every ``herdsman`` command loads this sub-app, and most never touch agents.
 """
 
 from __future__ import annotations
@@ -13,21 +16,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from herdsman.agents.lead import LEAD_AGENT_NAME
-from herdsman.agents.profile import KnownNames, ProfileError, check_profile, local_known_names
 from herdsman.commands.options import ConfigOpt, load_or_exit
-from herdsman.config.schema import HerdsmanConfig
-from herdsman.middleware.agent_profile import INSTRUCTIONS, MAX_STEPS, SKILLS, SUBAGENT_TYPES, TOOLS
-from herdsman.middleware.model_selection import CONFIG_KEY as MODEL
-from herdsman.runtime.assistants import AssistantRecord, AssistantStore, search_assistants
-from herdsman.runtime.record_store import open_record_store
 from herdsman.terminal_text import escape
+
+if TYPE_CHECKING:
+    from herdsman.agents.profile import KnownNames
+    from herdsman.config.schema import HerdsmanConfig
+    from herdsman.runtime.assistants import AssistantRecord, AssistantStore
 
 agents_app = typer.Typer(help="List, create, edit and delete custom agents (assistants).", no_args_is_help=True)
 console = Console()
@@ -52,6 +53,9 @@ def _fail(message: str) -> typer.Exit:
 
 def with_agents(config: HerdsmanConfig, work: Callable[[AssistantStore], Awaitable[T]]) -> T:
     """Run ``work`` on the agents of the local home's record store."""
+    from herdsman.runtime.assistants import AssistantStore
+    from herdsman.runtime.record_store import open_record_store
+
     if config.checkpointer.type == "memory":
         raise _fail("custom agents are kept in the gateway's database; set checkpointer.type to sqlite or postgres")
 
@@ -64,6 +68,8 @@ def with_agents(config: HerdsmanConfig, work: Callable[[AssistantStore], Awaitab
 
 async def find_agent(agents: AssistantStore, name: str) -> AssistantRecord:
     """The agent whose id or name is ``name`` (exits with a clear message when none or several are)."""
+    from herdsman.agents.lead import LEAD_AGENT_NAME
+
     if name == LEAD_AGENT_NAME:
         raise _fail(f"{LEAD_AGENT_NAME} is the built-in agent and cannot be changed; create your own with 'herdsman agents create'")
     found = await agents.get(name)
@@ -88,6 +94,9 @@ def settings_from(
     max_steps: int | None,
 ) -> dict[str, Any]:
     """``base`` with the settings given on the command line (the others kept)."""
+    from herdsman.middleware.agent_profile import INSTRUCTIONS, MAX_STEPS, SKILLS, SUBAGENT_TYPES, TOOLS
+    from herdsman.middleware.model_selection import CONFIG_KEY as MODEL
+
     settings = dict(base)
     if instructions_file is not None:
         try:
@@ -102,6 +111,8 @@ def settings_from(
 
 def checked(known: KnownNames, settings: dict[str, Any]) -> dict[str, Any]:
     """``settings`` when the agent can use them, else exit naming the bad setting and the valid values."""
+    from herdsman.agents.profile import ProfileError, check_profile
+
     try:
         check_profile(settings, known, where="agent")
     except ProfileError as exc:
@@ -112,6 +123,10 @@ def checked(known: KnownNames, settings: dict[str, Any]) -> dict[str, Any]:
 @agents_app.command("list")
 def agents_list(config: ConfigOpt = None) -> None:
     """List the custom agents, newest first (the built-in lead_agent is always there too)."""
+    from herdsman.agents.lead import LEAD_AGENT_NAME
+    from herdsman.middleware.model_selection import CONFIG_KEY as MODEL
+    from herdsman.runtime.assistants import search_assistants
+
     loaded = load_or_exit(config).config
     agents = with_agents(loaded, lambda store: store.all())
     table = Table("id", "name", "version", "model", "description")
@@ -130,6 +145,9 @@ def agents_create(
     no_delegation: NoDelegationOpt = False, max_steps: MaxStepsOpt = None, config: ConfigOpt = None,
 ) -> None:
     """Create a custom agent; prints its id."""
+    from herdsman.agents.lead import LEAD_AGENT_NAME
+    from herdsman.agents.profile import local_known_names
+
     loaded = load_or_exit(config).config
     settings = checked(local_known_names(loaded), settings_from({}, instructions, instructions_file, model, skill, tool, subagent,
                                              no_delegation, max_steps))
@@ -148,6 +166,8 @@ def agents_edit(
     no_delegation: NoDelegationOpt = False, max_steps: MaxStepsOpt = None, config: ConfigOpt = None,
 ) -> None:
     """Change an agent (a new version); options not given keep their values."""
+    from herdsman.agents.profile import local_known_names
+
     loaded = load_or_exit(config).config
     known = local_known_names(loaded)
 

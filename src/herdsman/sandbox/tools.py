@@ -38,9 +38,10 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from langchain.tools import ToolRuntime
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, ToolException
 
 from herdsman import pools
+from herdsman.tool_schemas import structured_tool
 from herdsman.config.schema import SandboxConfig
 from herdsman.sandbox.base import (
     OUTPUTS,
@@ -653,7 +654,7 @@ class SandboxTools:
         for name, description in self.descriptions().items():
             coroutine = coroutines.get(name)
             tools.append(
-                StructuredTool.from_function(
+                structured_tool(
                     func=_as_tool_errors(name, getattr(self, name)),
                     coroutine=_as_async_tool_errors(name, coroutine) if coroutine else None,
                     name=name,

@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from herdsman.middleware.completion_rules import request_paths
@@ -24,6 +24,7 @@ from herdsman.sandbox.base import OUTPUTS
 from herdsman.subagents.dag import PlanError, PlanTask, prompt_with_dependencies, validate_plan
 from herdsman.subagents.executor import SubagentRunner, TaskRequest
 from herdsman.subagents.result import TaskResult
+from herdsman.tool_schemas import structured_tool
 
 TASK_DESCRIPTION = """Delegate one part of the work to a sub-agent that starts with a fresh, empty context.
 
@@ -135,7 +136,6 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     """The ``task`` and ``run_plan`` tools bound to ``runner``."""
     types_list = ", ".join(sorted(runner.types))
 
-    @tool("task", description=TASK_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
     async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose") -> Command:
         prompt = own_prompt(description, prompt)
         request = TaskRequest(runtime.tool_call_id or "task", description, prompt, subagent_type,
@@ -143,7 +143,6 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
         result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
-    @tool("run_plan", description=PLAN_DESCRIPTION + f"\nAvailable subagent_type values: {types_list}.")
     async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict]) -> Command:
         call_id = runtime.tool_call_id or "plan"
         try:
@@ -154,4 +153,8 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
         text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results))
         return _command(results, text, call_id, "run_plan")
 
-    return [task, run_plan]
+    # the schemas are built once per process (herdsman.tool_schemas): these closures' annotations
+    # name module-level types only
+    available = f"\nAvailable subagent_type values: {types_list}."
+    return [structured_tool(name="task", description=TASK_DESCRIPTION + available, coroutine=task),
+            structured_tool(name="run_plan", description=PLAN_DESCRIPTION + available, coroutine=run_plan)]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from langchain_core.tools import BaseTool, ToolException, tool
+from langchain_core.tools import BaseTool, ToolException
 from langgraph.types import interrupt
+
+from herdsman.tool_schemas import structured_tool
 
 DESCRIPTION = (
     "Ask the user a question when the request is ambiguous or a decision is theirs to make, and "
@@ -29,7 +31,6 @@ def answer_text(answer: Any) -> str:
 def make_clarification_tool() -> BaseTool:
     """The ``ask_clarification`` tool."""
 
-    @tool("ask_clarification", description=DESCRIPTION)
     def ask_clarification(
         question: Annotated[str, "The question, one or two sentences."],
         choices: Annotated[list[str] | None, "Options the user can pick from, if any."] = None,
@@ -41,5 +42,5 @@ def make_clarification_tool() -> BaseTool:
             return "The user gave no answer. Make a reasonable assumption, say which, and go on."
         return f"The user answered: {answer}"
 
-    ask_clarification.handle_tool_error = True
-    return ask_clarification
+    return structured_tool(name="ask_clarification", description=DESCRIPTION, func=ask_clarification,
+                           handle_tool_error=True)
