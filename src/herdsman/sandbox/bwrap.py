@@ -71,6 +71,7 @@ _ETC_ENTRIES = (
     "ld.so.conf.d",
     "locale.alias",
     "localtime",
+    "matplotlibrc",  # Debian's python3-matplotlib reads its defaults here: without it every chart failed
     "mime.types",
     "nsswitch.conf",
     "passwd",
