@@ -160,6 +160,7 @@ def build_middleware(
             sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
             intent_languages(config.lead.intent_rules, profile == "small"),
             runs_shown_code(config.lead.run_shown_code, profile == "small", config.tools.require_approval),
+            config.tools.max_tool_calls_per_run,
         ))
     if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
         middleware.append(ValueAnswerMiddleware())
