@@ -60,6 +60,7 @@ from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
+from herdsman.middleware.approved_command import ApprovedCommandMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.shown_code import runs_shown_code
@@ -192,6 +193,8 @@ def build_middleware(
     if config.tools.require_approval:
         decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
+        if "bash" in config.tools.require_approval:  # after it: its after_model runs first
+            middleware.append(ApprovedCommandMiddleware())
     if config.tools.max_tool_calls_per_run:
         middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
     if config.tools.read_before_write and sandbox_provider is not None:
