@@ -143,3 +143,21 @@ async def test_an_injected_block_in_an_uploaded_file_is_not_run_end_to_end(home:
     ], lead_extra={"run_shown_code": "on"})
     assert (outputs / "keep.txt").read_text() == "the user's deliverable"
     assert not ran_for_model(state)
+
+
+async def test_a_sub_agent_runs_no_bash_call_that_the_lead_would_need_approved(home: Path) -> None:
+    """``tools.require_approval: [bash]``: the lead's bash calls wait for a human, but a sub-agent
+    (which cannot ask anyone) ran its own at once; the lead only had to delegate. A tool that
+    needs approval is not given to sub-agents."""
+    from tests.subagents.test_subagents import SUB_MODELS, task
+
+    outputs = home / "threads" / "t-sub" / "user-data" / "outputs"
+    sub = ScriptedChatModel(responses=[call("bash", 1, command="rm -f /mnt/user-data/outputs/report.md"), "done"])
+    lead = ScriptedChatModel(responses=[{"tool_calls": [task("clean", "remove the report")]}, "ok"])
+    config = make_config(home, models=SUB_MODELS, lead={"model_retries": 0}, subagents={"model": "worker"},
+                         tools={"require_approval": ["bash"]})
+    outputs.mkdir(parents=True)
+    (outputs / "report.md").write_text("the deliverable")
+    async with HerdsmanClient(config, model=lead, model_overrides={"worker": sub}) as client:
+        [e async for e in client.stream("tidy up", thread_id="t-sub")]
+    assert (outputs / "report.md").read_text() == "the deliverable"

@@ -221,11 +221,16 @@ class SubagentRunner:
         return spec.timeout_seconds or self.settings.timeout_seconds
 
     def agent_for(self, spec: SubagentType, model_name: str) -> Any:
-        """The compiled agent for ``spec`` on ``model_name`` (built once, then reused)."""
+        """The compiled agent for ``spec`` on ``model_name`` (built once, then reused). A tool that
+        needs a human's approval (``tools.require_approval``) is not given to it: a sub-agent has
+        no one to ask, and a lead whose bash calls waited for approval had a sub-agent run its
+        commands at once (a red-team finding)."""
         key = (spec.name, model_name)
         if key not in self._agents:
             allow_nesting = self.depth < self.settings.max_depth
-            tools = select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
+            approval = set(self.config.tools.require_approval)
+            tools = [t for t in select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
+                     if t.name not in approval]
             small = self.config.model_profile(model_name) == "small"
             self._agents[key] = create_agent(
                 self.resolver.get(model_name),
