@@ -161,3 +161,20 @@ async def test_a_sub_agent_runs_no_bash_call_that_the_lead_would_need_approved(h
     async with HerdsmanClient(config, model=lead, model_overrides={"worker": sub}) as client:
         [e async for e in client.stream("tidy up", thread_id="t-sub")]
     assert (outputs / "report.md").read_text() == "the deliverable"
+
+
+def test_a_skill_that_allows_no_bash_gets_no_bash_call_from_the_harness(tmp_path: Path) -> None:
+    """The active skill allows ``read_file`` only: the harness may not make a bash call in the
+    model's name (the skill's tool gate would refuse it as a failed step of the model's)."""
+    from herdsman.middleware.completion_check import CompletionCheckMiddleware
+    from herdsman.skills.model import Skill
+
+    reader = Skill("reader", "Reads.", "Read only.", "custom", tmp_path, allowed_tools=("read_file",))
+    free = Skill("free", "Anything.", "Do.", "custom", tmp_path)
+    check = CompletionCheckMiddleware(None, tool_names=["bash", "read_file"], skills={"reader": reader, "free": free},
+                                      run_shown_code=True)
+    request = HumanMessage(content="/reader which file is largest?", id="u1")
+    assert not check._may_run_bash({"messages": [request], "active_skill": {"name": "reader", "message_id": "u1"}})
+    assert check._may_run_bash({"messages": [request], "active_skill": {"name": "free", "message_id": "u1"}})
+    assert not CompletionCheckMiddleware(None, tool_names=["bash"], run_shown_code=True, max_tool_calls=3)._may_run_bash(
+        {"messages": [request], "run_tool_call_count": {"__all__": 3}})
