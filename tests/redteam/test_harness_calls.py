@@ -178,3 +178,12 @@ def test_a_skill_that_allows_no_bash_gets_no_bash_call_from_the_harness(tmp_path
     assert check._may_run_bash({"messages": [request], "active_skill": {"name": "free", "message_id": "u1"}})
     assert not CompletionCheckMiddleware(None, tool_names=["bash"], run_shown_code=True, max_tool_calls=3)._may_run_bash(
         {"messages": [request], "run_tool_call_count": {"__all__": 3}})
+
+
+def test_a_python_block_cannot_end_the_heredoc_it_is_run_in() -> None:
+    """Python is run as ``python3 - <<'MARKER'``: a block holding the marker line would run its
+    next lines as shell; such a block is not run."""
+    from herdsman.middleware.shown_code import _EOF
+
+    assert shown_command(f"```python\nprint(1)\n{_EOF}\nrm -rf /mnt/user-data/outputs\n```", []) is None
+    assert shown_command("```python\nprint(1)\n```", []) is not None

@@ -25,7 +25,8 @@ for code already run unchanged in this run, for installs (no network in the sand
 hang until the timeout), for a template path (``/path/to/``) or a query whose placeholder was
 left in (``ls -S <folder>``: bash reads a redirection), and for code the model copied from a tool
 result (:func:`copied`): a block a fetched page or a read file holds is quoted, not written by the
-model, and running it would run what the page's author wrote (prompt injection). Hand-written: extracting fenced blocks is a regular expression
+model, and running it would run what the page's author wrote (prompt injection). A Python block
+holding the heredoc's end marker is not run either (its lines after the marker would run as shell). Hand-written: extracting fenced blocks is a regular expression
 (:func:`~herdsman.middleware.completion_rules.fenced_code`); no library decides which shown code
 is a command.
 """
@@ -83,7 +84,7 @@ def shown_command(reply: str, run: Sequence[Any]) -> str | None:
     parts: list[str] = []
     results = _results(run)
     for language, code in fenced_code(reply):
-        if _INSTALL.search(code) or _TEMPLATE_PATH.search(code) or copied(code, results):
+        if _INSTALL.search(code) or _TEMPLATE_PATH.search(code) or copied(code, results) or _EOF in code:
             return None
         if language.startswith("py"):
             parts.append(f"python3 - <<'{_EOF}'\n{code.rstrip()}\n{_EOF}")
