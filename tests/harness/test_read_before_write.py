@@ -146,6 +146,6 @@ def test_the_files_a_sub_agent_wrote_are_the_leads_own() -> None:
     from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 
     request = SimpleNamespace(tool_call={"name": "task", "args": {"prompt": "count"}, "id": "c1"})
-    artifact = {"results": [{"files_written": ["/mnt/user-data/outputs/words.txt"]}]}
+    artifact = {"results": [{"files_written": ["/mnt/user-data/outputs/words.txt"], "files_seen": ["/mnt/user-data/outputs/words.txt"]}]}
     touched = ReadBeforeWriteMiddleware._touched(None, request, artifact)  # type: ignore[arg-type]
     assert touched == ["/mnt/user-data/outputs/words.txt"]

@@ -60,6 +60,7 @@ from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
+from herdsman.middleware.approved_command import ApprovedCommandMiddleware
 from herdsman.middleware.chain import compose
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.shown_code import runs_shown_code
@@ -160,6 +161,7 @@ def build_middleware(
             sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
             intent_languages(config.lead.intent_rules, profile == "small"),
             runs_shown_code(config.lead.run_shown_code, profile == "small", config.tools.require_approval),
+            config.tools.max_tool_calls_per_run,
         ))
     if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
         middleware.append(ValueAnswerMiddleware())
@@ -191,6 +193,8 @@ def build_middleware(
     if config.tools.require_approval:
         decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
+        if "bash" in config.tools.require_approval:  # after it: its after_model runs first
+            middleware.append(ApprovedCommandMiddleware())
     if config.tools.max_tool_calls_per_run:
         middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
     if config.tools.read_before_write and sandbox_provider is not None:

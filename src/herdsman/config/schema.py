@@ -485,7 +485,7 @@ class ToolsConfig(_Section):
     )
     require_approval: list[str] = Field(
         default_factory=list,
-        description="Tool names that pause the run for a person to approve, edit or reject each call.",
+        description="Tool names that pause the run for a person to approve, edit or reject each call. Sub-agents are not given these tools (they have no one to ask).",
     )
 
 

@@ -74,6 +74,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typing_extensions import NotRequired
 
+from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
     cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, template_missing,
@@ -122,6 +123,7 @@ ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be
 """How the harness's own replies begin when the model could not be called, or its replies not
 used (``agents/lead.py``, ``model_output_guard.py``): the run failed, there is nothing to check."""
 _UNCHANGED = ("file.change_not_made", "file.unchanged")
+_ALL_TOOLS = "__all__"  # LangChain's ToolCallLimitMiddleware's count key when it counts every tool
 
 
 def intent_languages(mode: str, small: bool) -> tuple[str, ...]:
@@ -258,15 +260,18 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         skills: Mapping[str, Skill] | None = None,
         intent_languages: Sequence[str] = INTENT_LANGUAGES,
         run_shown_code: bool = False,
+        max_tool_calls: int | None = None,
     ) -> None:
         """``provider``: the thread's files; ``rounds``: checks per run; ``verifier``: optional
         judge; ``tool_names``: the agent's tools (to spot a tool call written as text);
         ``skills``: the usable skills, whose declared ``outputs`` are checked while one is active;
         ``intent_languages``: the languages whose intent rules run (see :func:`intent_languages`);
         ``run_shown_code``: run the code a reply showed when that is the way out
-        (:mod:`~herdsman.middleware.shown_code`)."""
+        (:mod:`~herdsman.middleware.shown_code`); ``max_tool_calls``: the run's tool-call limit
+        (``tools.max_tool_calls_per_run``), which the harness's own call counts against."""
         super().__init__()
         self.run_shown_code = run_shown_code
+        self.max_tool_calls = max_tool_calls
         self.intent_languages = tuple(intent_languages)
         self.skills = dict(skills or {})
         self.provider = provider
@@ -540,7 +545,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if not review:
             _, run = this_run(state.get("messages") or [])
             spent = spent_ways(run, found)
-            call = self._harness_call(found, spent, run)
+            call = self._harness_call(found, spent, run, state)
             if call is not None:
                 ran = call.additional_kwargs[RAN_SHOWN_CODE]
                 found = [replace(f, evidence={**f.evidence, "ran": True}) if f.rule == ran else f for f in found]
@@ -550,15 +555,22 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
         marked = self._echo_marked(state, found)
         if call is not None:  # the harness's bash call goes to the tools node, then the model
-            return {"messages": [*marked, note, call], "completion_checks": used + 1}
+            update = {"messages": [*marked, note, call], "completion_checks": used + 1}
+            if self.max_tool_calls:  # the limit's hook ran before this one: count the call here
+                counts = dict(state.get("run_tool_call_count") or {})
+                counts[_ALL_TOOLS] = counts.get(_ALL_TOOLS, 0) + 1
+                update["run_tool_call_count"] = counts
+            return update
         return {"messages": [*marked, note], "completion_checks": used + 1, "jump_to": "model"}
 
-    def _harness_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any]) -> AIMessage | None:
+    def _harness_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any], state: Any) -> AIMessage | None:
         """The bash call the harness makes for the model when the finding that decides the way
         out is code the reply showed unrun, or a query the note proposes, and the harness may run
-        it (:mod:`~herdsman.middleware.shown_code`); else None."""
+        it (:mod:`~herdsman.middleware.shown_code`); else None. Never what the run itself may not
+        do: bash outside a custom agent's or the active skill's tools, a call past the run's
+        tool-call limit."""
         first = deciding(found, spent)
-        if not self.run_shown_code or first is None or "bash" not in self.tool_names:
+        if not self.run_shown_code or first is None or not self._may_run_bash(state):
             return None
         if first.rule == "code.shown_not_run":
             reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
@@ -566,6 +578,18 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         else:
             command = proposed_command(first.rule, first.evidence, run)
         return harness_call(command, first.rule) if command else None
+
+    def _may_run_bash(self, state: Any) -> bool:
+        """Whether this run may make one more bash call: the agent has bash, the run's custom
+        agent and active skill allow it, and the run's tool-call limit is not reached."""
+        if "bash" not in self.tool_names or not tool_allowed(run_settings(), "bash"):
+            return False
+        name, _ = active_skill(state, state.get("messages") or [], self.skills)
+        skill = self.skills.get(name) if name else None
+        if skill is not None and skill.allowed_tools is not None and "bash" not in skill.allowed_tools:
+            return False
+        spent = (state.get("run_tool_call_count") or {}).get(_ALL_TOOLS, 0)
+        return not self.max_tool_calls or spent < self.max_tool_calls
 
     @staticmethod
     def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:

@@ -12,8 +12,19 @@ What counts as reading: ``read_file`` (any part of it), or a ``bash`` command th
 (``cat``, ``head``, ``tail``, ``nl``, ``less``, ``more`` naming the file). A file a ``bash``
 command wrote whole (``> file``, ``tee file``) counts as written by the agent: a model that saved
 a command's output and then writes the file properly is not sent to read its own output first;
-so does a file a command created, and a file a sub-agent (``task``) wrote: the lead's delegate
-read before it wrote. Each read records a
+so does a file a command created, and a file a sub-agent (``task``) replaced whole or edited:
+the lead's delegate read before it wrote.
+
+Each of those must be something that happened to the file, not words that look like it (a
+red-team finding: each of these let a user's file be replaced blindly): a ``>`` inside a quoted
+string is no redirection (the command is split as the shell does, :func:`written_paths`), and a
+redirection that never ran (``false && cmd > file``) wrote nothing, so where the command's
+record lists the files it changed, only those count; an append (by the agent or, first, by a
+sub-agent) shows nothing of what was there, so it counts only on a file that held nothing
+before; and a file in uploads that appeared while a command ran is the user's (the record
+compares the files before and after the command, and lists an upload made meanwhile too).
+
+Each read records a
 fingerprint (size and modification time, taken by descriptor; a hash of the content where the
 files are not on this host) in the thread state, so a file changed behind the agent's
 back (by a command, a sub-agent, the user) must be read again. The state survives between runs
@@ -24,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import operator
-import re
 import shlex
 import stat
 from collections.abc import Awaitable, Callable
@@ -37,7 +47,7 @@ from typing_extensions import NotRequired
 
 from herdsman import pools
 from herdsman.middleware.turn import holds_nothing
-from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
+from herdsman.sandbox.base import UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
 
@@ -83,22 +93,38 @@ def printed_paths(command: str) -> list[str]:
     return paths
 
 
-_REDIRECT = re.compile(r"(?<![>&\d])>\|?\s*([^\s;&|<>()]+)")
-_TEE = re.compile(r"\btee\s+((?:-[^\s]+\s+)*)([^\s;&|<>()-][^\s;&|<>()]*)")
+_REDIRECTS = {">", ">|"}
 
 
 def written_paths(command: str) -> list[str]:
     """Virtual paths a ``bash`` command writes whole: the targets of ``>`` (not ``>>``) and of
-    ``tee`` without ``-a``; a heredoc's body is not read (a ``>`` there is Python, not a
-    redirection)."""
+    ``tee`` without ``-a``, read from the command split as the shell does (a quoted ``>`` is a
+    word); a heredoc's body is not read (a ``>`` there is Python, not a redirection)."""
     head: list[str] = []
     for line in command.splitlines():
         head.append(line)
         if "<<" in line:
             break
-    text = "\n".join(head)
-    targets = [m.group(1) for m in _REDIRECT.finditer(text)]
-    targets += [m.group(2) for m in _TEE.finditer(text) if "a" not in m.group(1).replace("--", "")]
+    lexer = shlex.shlex("\n".join(head), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: nothing is known to be written
+        return []
+    targets: list[str] = []
+    for i, token in enumerate(tokens[:-1]):
+        if token in _REDIRECTS:
+            targets.append(tokens[i + 1])
+        elif token == "tee" and (i == 0 or tokens[i - 1] in {"|", ";", "&&", "||", "&", "(", "\n"}):
+            words = []
+            for word in tokens[i + 1:]:
+                if word in {"|", ";", "&&", "||", "&", ")", ">", ">>", "<"}:
+                    break
+                words.append(word)
+            options = [w for w in words if w.startswith("-")]
+            files = [w for w in words if not w.startswith("-")]
+            if files and not any(o in ("-a", "--append") or (not o.startswith("--") and "a" in o) for o in options):
+                targets.append(files[0])
     return [p for t in targets if t != "/dev/null" and (p := _virtual(t))]
 
 
@@ -169,18 +195,32 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return [path] if path else []
         if call["name"] == "bash" and isinstance(args.get("command"), str):
             changed = artifact.get("files_changed") if isinstance(artifact, dict) else None
-            created = [c["path"] for c in changed or () if isinstance(c, dict) and c.get("action") == "created"]
-            return printed_paths(args["command"]) + written_paths(args["command"]) + [p for c in created if (p := _virtual(c))]
+            changes = [(p, c.get("action")) for c in changed or () if isinstance(c, dict) and (p := _virtual(c.get("path")))]
+            written = written_paths(args["command"])
+            if isinstance(changed, list) and not artifact.get("files_changed_incomplete"):  # type: ignore[union-attr]
+                made = {p for p, action in changes if action in ("created", "modified")}
+                written = [p for p in written if p in made]  # a redirection that ran
+            created = [p for p, action in changes if action == "created" and not p.startswith(UPLOADS + "/")]
+            return printed_paths(args["command"]) + written + created
         if call["name"] == "task" and isinstance(artifact, dict):
-            written = [w for r in artifact.get("results") or () if isinstance(r, dict) for w in r.get("files_written") or ()]
-            return [p for w in written if (p := _virtual(w))]
+            seen = [w for r in artifact.get("results") or () if isinstance(r, dict) for w in r.get("files_seen") or ()]
+            return [p for w in seen if (p := _virtual(w))]
         return []
 
-    def _record(self, request: ToolCallRequest, result: Any) -> Any:
-        """``result`` plus the fingerprints of the files it showed or changed."""
+    def _unseen_append(self, request: ToolCallRequest) -> str | None:
+        """The path of an append (``write_file`` with ``append``) to a file that holds something
+        now: after it the agent still has not seen what was there."""
+        args = request.tool_call.get("args") or {}
+        if request.tool_call["name"] != "write_file" or not args.get("append"):
+            return None
+        path = _virtual(args.get("path"))
+        return path if path and self._current(request, path) not in (None, EMPTY) else None
+
+    def _record(self, request: ToolCallRequest, result: Any, unseen: str | None = None) -> Any:
+        """``result`` plus the fingerprints of the files it showed or changed (not ``unseen``)."""
         if not isinstance(result, ToolMessage) or result.status == "error":
             return result
-        seen = {p: f for p in self._touched(request, result.artifact) if (f := self._current(request, p))}
+        seen = {p: f for p in self._touched(request, result.artifact) if p != unseen and (f := self._current(request, p))}
         if not seen:
             return result
         return Command(update={"messages": [result], "files_read": seen})
@@ -190,7 +230,8 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         refused = self._check(request)
         if refused is not None:
             return refused
-        return self._record(request, handler(request))
+        unseen = self._unseen_append(request)
+        return self._record(request, handler(request), unseen)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
@@ -200,5 +241,6 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         refused = await pools.run(pools.FILES, user, self._check, request)
         if refused is not None:
             return refused
+        unseen = await pools.run(pools.FILES, user, self._unseen_append, request)
         result = await handler(request)
-        return await pools.run(pools.FILES, user, self._record, request, result)
+        return await pools.run(pools.FILES, user, self._record, request, result, unseen)

@@ -18,9 +18,15 @@ instead. When such a finding decides the way out, the harness runs its command a
 answers from what it prints.
 
 It is not done when a human must approve bash calls (``tools.require_approval``: the approval
-hook sees only the model's own calls), for code already run unchanged in this run, for installs
-(no network in the sandbox: they only hang until the timeout) and for a template path
-(``/path/to/``). Hand-written: extracting fenced blocks is a regular expression
+hook sees only the model's own calls), when the run may not use bash (a custom agent's or the
+active skill's tool allow-list), once the run's tool calls reached ``tools.max_tool_calls_per_run``
+(the limit's hook runs before the check adds the call, so the completion check counts it itself),
+for code already run unchanged in this run, for installs (no network in the sandbox: they only
+hang until the timeout), for a template path (``/path/to/``) or a query whose placeholder was
+left in (``ls -S <folder>``: bash reads a redirection), and for code the model copied from a tool
+result (:func:`copied`): a block a fetched page or a read file holds is quoted, not written by the
+model, and running it would run what the page's author wrote (prompt injection). A Python block
+holding the heredoc's end marker is not run either (its lines after the marker would run as shell). Hand-written: extracting fenced blocks is a regular expression
 (:func:`~herdsman.middleware.completion_rules.fenced_code`); no library decides which shown code
 is a command.
 """
@@ -32,7 +38,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import fenced_code
 
@@ -50,6 +56,9 @@ _INSTALL = re.compile(r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)
 _TEMPLATE_PATH = re.compile(r"/path/to/", re.I)
 _PROMPT = re.compile(r"^\s*\$\s+(.*)$")
 _EOF = "HERDSMAN_SHOWN_CODE"
+_QUERY_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w-]*>")
+_SPACE = re.compile(r"\s+")
+_GUTTER = re.compile(r"^ *\d+\t", re.M)
 
 
 def runs_shown_code(mode: str, small: bool, approval: Sequence[str]) -> bool:
@@ -73,8 +82,9 @@ def shown_command(reply: str, run: Sequence[Any]) -> str | None:
     when there is nothing to run, it is too long, it installs packages or names a template path,
     or a bash call of this run already ran exactly that command."""
     parts: list[str] = []
+    results = _results(run)
     for language, code in fenced_code(reply):
-        if _INSTALL.search(code) or _TEMPLATE_PATH.search(code):
+        if _INSTALL.search(code) or _TEMPLATE_PATH.search(code) or copied(code, results) or _EOF in code:
             return None
         if language.startswith("py"):
             parts.append(f"python3 - <<'{_EOF}'\n{code.rstrip()}\n{_EOF}")
@@ -84,6 +94,19 @@ def shown_command(reply: str, run: Sequence[Any]) -> str | None:
     if not command.strip() or len(command) > MAX_CHARS:
         return None
     return None if command.strip() in _ran(run) else command
+
+
+def _results(run: Sequence[Any]) -> list[str]:
+    """The texts of the run's tool results, whitespace collapsed (read_file's line numbers left out)."""
+    return [_SPACE.sub(" ", _GUTTER.sub("", m.text) if m.name == "read_file" else m.text)
+            for m in run if isinstance(m, ToolMessage)]
+
+
+def copied(code: str, results: Sequence[str]) -> bool:
+    """Whether the block ``code`` is one a tool result of the run shows (whitespace aside): the
+    model quoted it from a web page, a file or a command's output, it did not write it."""
+    block = _SPACE.sub(" ", code).strip()
+    return bool(block) and any(block in text for text in results)
 
 
 def _ran(run: Sequence[Any]) -> set[str]:
@@ -98,6 +121,8 @@ def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any])
     """The read-only query a finding of :data:`QUERY_RULES` proposes, unless the run already ran it."""
     command = evidence.get("command") if rule in QUERY_RULES else None
     if not isinstance(command, str) or not command.strip() or command.strip() in _ran(run):
+        return None
+    if _QUERY_PLACEHOLDER.search(command):  # the note's example for the model, not a command
         return None
     return command
 

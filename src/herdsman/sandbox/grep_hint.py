@@ -10,8 +10,12 @@ the text as the file writes it.
 
 Language-neutral: the pattern's words are runs of letters and digits in any script (Chinese
 included), compared case-insensitively; regular-expression escapes are not words. Only files
-on this host (a host-backed sandbox) and of at most :data:`MAX_BYTES` are read. Hand-written:
-no library explains why a grep found nothing.
+on this host (a host-backed sandbox) and of at most :data:`MAX_BYTES` are read, through the
+thread's descriptor-based file access (no link out, no fifo or device). The work is bounded by
+the files, not by the pattern: the note runs in the gateway's process, outside the jail's CPU
+limits, and a grep for 3,000 words scanned a 4 MB file once per word (144 s of CPU for one
+command, a red-team finding); only the :data:`MAX_WORDS` longest words and :data:`MAX_FILES`
+distinct files are looked at. Hand-written: no library explains why a grep found nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from herdsman.sandbox.paths import normalize_virtual
 MAX_BYTES = 4 * 1024 * 1024
 MAX_LINES = 3
 MAX_LINE_CHARS = 160
+MAX_WORDS = 6
+"""The pattern's longest words the note looks for (each is one scan of each file)."""
+MAX_FILES = 5
+"""The distinct files named that the note reads."""
 _GREPS = {"grep", "egrep", "fgrep", "rg"}
 _WITH_VALUE = {"-e", "-f", "-m", "-A", "-B", "-C", "--max-count", "--regexp", "--file", "-g", "--glob", "-t", "--type"}
 _SPLIT = re.compile(r"\|\||&&|[|;\n]")
@@ -107,8 +115,8 @@ def no_match_hint(sandbox: Sandbox, command: str, exit_code: int, output: str) -
     pattern, names = _pattern_and_files(grep)
     if not names:  # reading a pipe: the files a cat before it printed
         names = [w for seg in segments[:-1] if seg[0] == "cat" for w in seg[1:] if not w.startswith("-")]
-    words = _words(pattern or "")
-    files = [f for f in (_read(sandbox, n) for n in names[:5]) if f is not None]
+    words = _words(pattern or "")[:MAX_WORDS]
+    files = [f for f in (_read(sandbox, n) for n in list(dict.fromkeys(names))[:MAX_FILES]) if f is not None]
     if not words or not files:
         return ""
     best: tuple[int, str, str, list[str]] | None = None  # (lines, path, words, lines): fewest lines wins

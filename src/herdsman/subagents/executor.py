@@ -103,6 +103,7 @@ class _Outcome:
     answer: str = ""
     error: str | None = None
     files: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)  # of those, the files it knew whole (files_seen)
     usage: dict[str, Any] = field(default_factory=dict)
     unresolved: list[str] = field(default_factory=list)  # what the completion check still found (its notes' lines)
     unresolved_rules: list[str] = field(default_factory=list)  # the rule ids of those findings
@@ -124,6 +125,22 @@ def files_written(messages: Sequence[Any]) -> list[str]:
                 if call["name"] in FILE_WRITING_TOOLS and call["id"] not in failed and path and path not in paths:
                     paths.append(path)
     return paths
+
+
+def files_seen(messages: Sequence[Any]) -> list[str]:
+    """The paths of :func:`files_written` whose content the sub-agent knew: those it first
+    replaced whole (``write_file``) or edited (``str_replace``), each after its own read before
+    write. A file whose first write was an append is left out: an append is free, so what was
+    there may never have been read, and the lead would then count the file as read (a red-team
+    finding: the lead replaced a user's file blindly after its delegate appended a line)."""
+    failed = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status == "error"}
+    first: dict[str, bool] = {}  # path -> its first successful write was an append
+    for m in messages:
+        for call in m.tool_calls if isinstance(m, AIMessage) else ():
+            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            if call["name"] in FILE_WRITING_TOOLS and call["id"] not in failed and args.get("path"):
+                first.setdefault(args["path"], call["name"] == "write_file" and bool(args.get("append")))
+    return [p for p in files_written(messages) if not first.get(p)]
 
 
 def files_changed(messages: Sequence[Any], *, only_named: bool = False) -> list[str]:
@@ -204,11 +221,16 @@ class SubagentRunner:
         return spec.timeout_seconds or self.settings.timeout_seconds
 
     def agent_for(self, spec: SubagentType, model_name: str) -> Any:
-        """The compiled agent for ``spec`` on ``model_name`` (built once, then reused)."""
+        """The compiled agent for ``spec`` on ``model_name`` (built once, then reused). A tool that
+        needs a human's approval (``tools.require_approval``) is not given to it: a sub-agent has
+        no one to ask, and a lead whose bash calls waited for approval had a sub-agent run its
+        commands at once (a red-team finding)."""
         key = (spec.name, model_name)
         if key not in self._agents:
             allow_nesting = self.depth < self.settings.max_depth
-            tools = select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
+            approval = set(self.config.tools.require_approval)
+            tools = [t for t in select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
+                     if t.name not in approval]
             small = self.config.model_profile(model_name) == "small"
             self._agents[key] = create_agent(
                 self.resolver.get(model_name),
@@ -379,6 +401,7 @@ class SubagentRunner:
             answer=outcome.answer,
             error=outcome.error,
             files_written=outcome.files,
+            files_seen=outcome.seen,
             usage=usage,
             duration_s=time.monotonic() - started,
             attempts=attempt,
@@ -488,20 +511,20 @@ class SubagentRunner:
                                 "usage": sum_usage(messages, pricing)})
         except TimeoutError:
             return _Outcome("timed_out", error=f"no result after {self.timeout(spec):g}s (timeout_seconds); "
-                            "give it a smaller part or raise the limit", files=files_written(messages),
+                            "give it a smaller part or raise the limit", files=files_written(messages), seen=files_seen(messages),
                             usage=sum_usage(messages, pricing))
         except Exception as exc:  # noqa: BLE001 - one sub-agent's failure never ends the run
             log.warning("subagent_failed", **base, error=str(exc), error_type=type(exc).__name__)
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no details"
-            return _Outcome("failed", error=f"{type(exc).__name__}: {detail[:500]}", files=files_written(messages),
+            return _Outcome("failed", error=f"{type(exc).__name__}: {detail[:500]}", files=files_written(messages), seen=files_seen(messages),
                             usage=sum_usage(messages, pricing))
         answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), "")
         usage = sum_usage(messages, pricing)
-        files = files_written(messages)
+        files, seen = files_written(messages), files_seen(messages)
         stopped_by = stop_reason(next((m for m in reversed(messages) if isinstance(m, AIMessage)), None))
         if stopped_by == "token_budget":
             return _Outcome("budget_exceeded", answer="", error=answer, files=files, usage=usage)
         if stopped_by == "max_steps":
-            return _Outcome("max_turns", error=answer, files=files, usage=usage)
-        return _Outcome("completed", answer=answer, files=files, usage=usage, unresolved=[f.get("text") or f["rule"] for f in unresolved],
+            return _Outcome("max_turns", error=answer, files=files, seen=seen, usage=usage)
+        return _Outcome("completed", answer=answer, files=files, seen=seen, usage=usage, unresolved=[f.get("text") or f["rule"] for f in unresolved],
                         unresolved_rules=[f["rule"] for f in unresolved])

@@ -19,6 +19,9 @@ class TaskResult:
     answer: str = ""
     error: str | None = None
     files_written: list[str] = field(default_factory=list)
+    files_seen: list[str] = field(default_factory=list)
+    """Of those, the files it replaced whole or edited, whose content it therefore knew (its read
+    before write held): not those it only appended to (see :func:`~herdsman.subagents.executor.files_seen`)."""
     usage: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
     queued_s: float = 0.0
