@@ -87,7 +87,7 @@ def main() -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(8, 5))
+        fig, ax = plt.subplots(figsize=(W / 100, H / 100))  # the plain chart's size, whichever draws it
         ax.bar([k for k, _ in bars], [v for _, v in bars])
         ax.set_title(args.title)
         ax.set_xlabel(args.x)
