@@ -914,7 +914,7 @@ class RunManager:
             if record is None:
                 raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
             waited = False
-            while record is not None and record.get("status") not in FINAL_STATUSES:
+            while record is not None and (record.get("status") not in FINAL_STATUSES or await self._still_ending(run_id)):
                 waited = True
                 await asyncio.sleep(REMOTE_JOIN_POLL)  # another process executes it (or will take it over)
                 if (mine := self._runs.get(run_id)) is not None and mine.task is not None:
@@ -930,6 +930,19 @@ class RunManager:
         if run.status == "interrupted" or run.cancel_action is not None:
             return await self._thread_values(thread_id)  # stopped: the thread as the stop left it
         return run.result or {}
+
+    async def _still_ending(self, run_id: str) -> bool:
+        """Whether a run whose record is final is still being ended: a run stopped before it began
+        is ``interrupted`` at once (as LangGraph's server shows it), but its input goes into the
+        thread afterwards, by the process that holds it, which removes its queue row last (see
+        :meth:`_end`). A join answers with the thread's values only after that."""
+        if (mine := self._runs.get(run_id)) is not None and mine.task is not None:
+            return not mine.task.done()
+        try:
+            return await self.queue.get(run_id) is not None
+        except Exception as exc:  # noqa: BLE001 - then the record's final status is all there is to go by
+            log.warning("run_queue_not_read", run_id=run_id, error=_text(exc))
+            return False
 
     async def _thread_values(self, thread_id: str) -> dict[str, Any]:
         """The thread's state values, as JSON (``{}`` for a thread with no checkpoint)."""
