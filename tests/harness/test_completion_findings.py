@@ -327,8 +327,8 @@ async def test_a_count_a_command_printed_passes(home: Path) -> None:
 ])
 async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Path, ask: str) -> None:
     """The request quotes the lines with placeholders; the model writes only the values. The
-    note names the missing words, the next calls read the file and write it, and the file with
-    them passes."""
+    note names the missing words and the next call rewrites the file at once (the agent wrote
+    it, so read before write lets it), and the file with them passes."""
     thread = f"t-tpl-{language_of(ask)}"
     (workspace(home, thread) / "sales.csv").write_text("amount\n10.5\n20\n")
     out = "/mnt/user-data/outputs/summary.md"
@@ -336,16 +336,41 @@ async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Pa
         call("bash", 1, command="python3 -c \"print(30.5); print(2)\""),
         call("write_file", 2, path=out, content="30.5\n2\n"),
         "Done.",
-        call("read_file", 3, path=out),
         call("write_file", 4, path=out, content="Total: 30.5\nRows: 2\n"),
         "Done.",
     ])
     [note] = notes(state)
     [finding] = note.additional_kwargs[FINDINGS_KEY]
     assert finding["rule"] == "file.template_missing" and finding["evidence"]["missing"] == ["Total:", "Rows:"]
-    assert [c.kwargs.get("tool_choice") for c in model.calls[3:5]] == ["read_file", "write_file"]
+    assert model.calls[3].kwargs.get("tool_choice") == "write_file"
+    assert not any(m.status == "error" for m in state["messages"] if isinstance(m, ToolMessage))
     assert (home / "threads" / thread / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\nRows: 2\n"
-    assert len(model.calls) == 6
+    assert len(model.calls) == 5
+
+
+async def test_a_file_changed_after_the_agent_read_it_is_read_again_before_the_rewrite(home: Path) -> None:
+    """The planner asks read before write's own state: the agent wrote the file, then something
+    else changed it (a user's upload, a script it ran): the note's way reads it first, and the
+    rewrite is not refused."""
+    thread = "t-tpl-changed"
+    (workspace(home, thread) / "sales.csv").write_text("amount\n10.5\n20\n")
+    out = "/mnt/user-data/outputs/summary.md"
+    target = home / "threads" / thread / "user-data" / "outputs" / "summary.md"
+    model, state = await run(home, thread, f"Create {out} with a line 'Total: <total amount>' for "
+                             "/mnt/user-data/workspace/sales.csv.", [
+        call("bash", 1, command="python3 -c 'print(30.5)'"),
+        call("write_file", 2, path=out, content="30.5\n"),
+        call("bash", 3, command=f"sed -i 's/30.5/30.5 /' {out}"),
+        "Done.",
+        call("read_file", 4, path=out),
+        call("write_file", 5, path=out, content="Total: 30.5\n"),
+        "Done.",
+    ])
+    [note] = notes(state)
+    assert rules_of(note) == ["file.template_missing"]
+    assert [c.kwargs.get("tool_choice") for c in model.calls[4:6]] == ["read_file", "write_file"]
+    assert not any(m.status == "error" for m in state["messages"] if isinstance(m, ToolMessage))
+    assert target.read_text() == "Total: 30.5\n"
 
 
 async def test_a_way_taken_that_did_not_help_gives_way_to_the_next(home: Path) -> None:

@@ -64,7 +64,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -97,6 +97,7 @@ from herdsman.middleware.findings_text import note_text, render
 from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.language import language_of
 from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
+from herdsman.middleware.read_before_write import edit_refused
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
@@ -208,6 +209,14 @@ class FileLookup:
         path = normalize_virtual(name) if name.startswith("/") else None
         tail = "/" + name.lstrip("./")
         return next((v for v in self.entries() if v == path or (path is None and v.endswith(tail))), None)
+
+    def unseen(self, files_read: Any) -> Callable[[str], bool]:
+        """For :func:`read_first`: whether read before write would refuse an edit of the file a
+        name names, given the run's ``files_read`` state (a missing file: no)."""
+        def refused(name: str) -> bool:
+            vpath = self._find(name)
+            return vpath is not None and edit_refused(files_read, self.sandbox, vpath)
+        return refused
 
     def text_of(self, name: str) -> str | None:
         """The text of the (small) file ``name`` names, or None when missing or unreadable."""
@@ -419,6 +428,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return applies(rule, language, self.intent_languages)
 
         found: list[Finding] = []
+        unseen = lookup.unseen(state.get("files_read"))
         before = state.get("preexisting_stat") or {}
         preexisting = set(state.get("preexisting") or [])
         if before:
@@ -426,15 +436,15 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             targets = change_targets(request, list(before), language) if asked else list(before)
             unchanged = [name for name in targets if lookup.fingerprint_of(name) == before[name]]
             if asked and len(unchanged) == len(targets):
-                found.append(Finding("file.change_not_made", {"paths": targets}, read_first(run, targets, "str_replace"), EDIT))
+                found.append(Finding("file.change_not_made", {"paths": targets}, read_first(unseen, targets, "str_replace"), EDIT))
             else:
                 rewritten = [name for name in unchanged if _wrote(run, name)]
                 if rewritten:  # written back as it was: any language
-                    found.append(Finding("file.unchanged", {"paths": rewritten}, read_first(run, rewritten, "str_replace"), EDIT))
+                    found.append(Finding("file.unchanged", {"paths": rewritten}, read_first(unseen, rewritten, "str_replace"), EDIT))
                 samples = [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
                 found += untested_change(request, [t for t in targets if t not in unchanged], run, samples)
                 if on("value.not_set"):
-                    read = read_first(run, targets, "str_replace") == ("str_replace",)
+                    read = read_first(unseen, targets, "str_replace") == ("str_replace",)
                     found += [f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))]
         make = on("file.missing") and says("make", request, language) is not None
         empty: list[str] = []
@@ -459,7 +469,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 held = ((on("rows.count_wrong") and rows_short(request, name, text, run))
                         or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
                         or (on("file.not_sorted") and not_sorted(request, name, text, language))
-                        or template_missing(request, name, text, run))
+                        or template_missing(request, name, text, unseen))
                 if held:
                     found.append(held)
         for folder in output_folders(request):

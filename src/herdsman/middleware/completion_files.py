@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -224,13 +224,13 @@ _QUOTED = re.compile(r"'([^'\n]*<[^<>\n]+>[^'\n]*)'|\"([^\"\n]*<[^<>\n]+>[^\"\n]
 _HOLE = re.compile(r"<[^<>]+>")
 
 
-def template_missing(request: str, name: str, text: str, run: Sequence[Any] = ()) -> Finding | None:
+def template_missing(request: str, name: str, text: str, unseen: Callable[[str], bool] = lambda _: False) -> Finding | None:
     """``file.template_missing`` when the request quotes the lines a file must hold, with
     placeholders for the values ('Total: <total amount>', “合计：<金额>”), and the file ``name``
     lacks the fixed words of one of them (a model asked for ``Total: 7990.93`` wrote ``7990.93``).
     Reads quotes and angle brackets only, so it holds for a request in any language. Its way
-    rewrites the file, read first when ``run`` has not read it (read before write refuses a
-    write to a file a command made and nothing read)."""
+    rewrites the file, read first when read before write would refuse it (``unseen``, see
+    :func:`read_first`)."""
     templates = [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(request)]
     missing = []
     for template in templates:
@@ -241,7 +241,7 @@ def template_missing(request: str, name: str, text: str, run: Sequence[Any] = ()
     if not missing or not text.strip():
         return None
     return Finding("file.template_missing", {"path": name, "missing": list(dict.fromkeys(missing))[:4], "templates": templates[:4]},
-                   read_first(run, [name], "write_file"), WRITE)
+                   read_first(unseen, [name], "write_file"), WRITE)
 
 
 def not_just_value(request: str, name: str, text: str) -> Finding | None:

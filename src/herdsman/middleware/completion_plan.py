@@ -5,34 +5,20 @@ small model told what is missing acts on it instead of apologizing.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from herdsman.middleware.completion_rules import mention
 from herdsman.middleware.findings import FINDINGS_KEY, WRITE_IF_ALONE, Finding
-from herdsman.middleware.read_before_write import written_paths
 from herdsman.middleware.turn import is_harness
 
 
-def read_first(run: Sequence[Any], paths: Sequence[str], edit: str) -> tuple[str, ...]:
-    """The calls that edit one of ``paths`` with the tool ``edit``: read_file first when no call
-    of the run read it or wrote it whole with a command (read before write refuses an edit of
-    a file the agent has not seen), else the edit alone. The file to change counts, not another one (a test beside it)."""
-    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
-    read = any(
-        (c["name"] == "read_file" or (c["name"] == "bash" and "cat " in str(c["args"])))
-        and any(mention(str(c["args"]), p.rsplit("/", 1)[-1]) for p in paths)
-        for c in calls
-    )
-    names = {p.rsplit("/", 1)[-1] for p in paths}
-    wrote = any(  # a command that wrote the file whole: read before write takes it as the agent's own
-        w.rsplit("/", 1)[-1] in names
-        for c in calls if c["name"] == "bash" for w in written_paths(str((c.get("args") or {}).get("command", "")))
-    )
-    read = read or wrote
-    return (edit,) if read else ("read_file", edit)
+def read_first(unseen: Callable[[str], bool], paths: Sequence[str], edit: str) -> tuple[str, ...]:
+    """The calls that edit one of ``paths`` with the tool ``edit``: read_file first when read
+    before write would refuse the edit of one of them (``unseen``: from the state that
+    middleware keeps, see ``read_before_write.edit_refused``), else the edit alone."""
+    return ("read_file", edit) if any(unseen(p) for p in paths) else (edit,)
 
 
 def next_tools(findings: Sequence[Finding], spent: Collection[tuple[str, ...]] = ()) -> list[str]:

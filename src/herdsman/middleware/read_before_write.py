@@ -37,7 +37,7 @@ import hashlib
 import operator
 import shlex
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
@@ -138,6 +138,37 @@ def refusal(path: str, changed: bool) -> str:
     )
 
 
+def current_fingerprint(sandbox: Any, path: str) -> str | None:
+    """The fingerprint of ``path`` now (size and mtime where the files are on this host, else a
+    hash of the content; ``EMPTY`` for a file that holds nothing), or None when it does not exist
+    or cannot be read."""
+    try:
+        if isinstance(sandbox, HostBackedSandbox):
+            st = sandbox.files.stat(path, follow=False)
+            if st is None or not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size <= SMALL and holds_nothing(sandbox.read_text(path)):
+                return EMPTY
+            return f"{st.st_size}:{st.st_mtime_ns}"
+        if not sandbox.exists(path):
+            return None
+        text = sandbox.read_text(path)
+        return EMPTY if holds_nothing(text) else fingerprint(text)
+    except Exception:  # noqa: BLE001 - unreadable (binary, too large): the tool reports it
+        return None
+
+
+def edit_refused(files_read: Mapping[str, str] | None, sandbox: Any, path: str) -> bool:
+    """Whether read before write would refuse an edit (``write_file``, ``str_replace``) of the
+    virtual ``path`` now: it holds something and the agent has not seen this content of it
+    (``files_read``, the state the middleware keeps). The completion check asks this to plan
+    a ``read_file`` before an edit, from the same state the refusal comes from."""
+    now = current_fingerprint(sandbox, path)
+    if now is None or now == EMPTY:
+        return False
+    return (files_read or {}).get(path) != now
+
+
 class ReadBeforeWriteMiddleware(AgentMiddleware):
     """Refuse ``write_file``/``str_replace`` on an existing file the agent has not read."""
 
@@ -149,23 +180,12 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         self.provider = provider
 
     def _current(self, request: ToolCallRequest, path: str) -> str | None:
-        """The fingerprint of ``path`` now (size and mtime where the files are on this host,
-        else a hash of the content), or None when it does not exist or cannot be read."""
+        """The fingerprint of ``path`` now in the run's sandbox (see :func:`current_fingerprint`)."""
         try:
             sandbox = self.provider.acquire(thread_id_of(request.runtime))
-            if isinstance(sandbox, HostBackedSandbox):
-                st = sandbox.files.stat(path, follow=False)
-                if st is None or not stat.S_ISREG(st.st_mode):
-                    return None
-                if st.st_size <= SMALL and holds_nothing(sandbox.read_text(path)):
-                    return EMPTY
-                return f"{st.st_size}:{st.st_mtime_ns}"
-            if not sandbox.exists(path):
-                return None
-            text = sandbox.read_text(path)
-            return EMPTY if holds_nothing(text) else fingerprint(text)
-        except Exception:  # noqa: BLE001 - unreadable (binary, too large): the tool reports it
+        except Exception:  # noqa: BLE001 - no sandbox: the tool reports it
             return None
+        return current_fingerprint(sandbox, path)
 
     def _check(self, request: ToolCallRequest) -> ToolMessage | None:
         """A refusal for a blind edit, or None to let the call run."""
