@@ -93,10 +93,6 @@ def main() -> None:
         sys.exit("error: there is no text to speak")
     if len(text) > MAX_CHARS:
         sys.exit(f"error: the text has {len(text)} characters; split it into parts under {MAX_CHARS}")
-    codes = {code for code, _ in voices()}
-    if args.voice not in codes:
-        near = sorted(c for c in codes if c.split("-")[0] == args.voice.split("-")[0])
-        sys.exit(f"error: no voice {args.voice!r}; " + (f"try {', '.join(near)}" if near else "list them with --list-voices"))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8") as f:
@@ -107,6 +103,10 @@ def main() -> None:
             done = subprocess.run(command, capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired:
             sys.exit("error: espeak-ng took over 10 minutes; split the text into shorter parts")
+    if "voice does not exist" in done.stderr:
+        near = sorted(code for code, _ in voices() if code.split("-")[0] == args.voice.split("-")[0].lower())
+        sys.exit(f"error: no voice {args.voice!r}; use a language code such as en, en-us, de, fr, es"
+                 + (f" (or one of {', '.join(near)})" if near else "; list them with --list-voices"))
     if done.returncode != 0 or not out.is_file():
         sys.exit(f"error: espeak-ng failed: {done.stderr.strip()[:300]}")
     print(f"wrote {out}: {duration(out):.1f} seconds, voice {args.voice}, {len(text.split())} words")
