@@ -22,10 +22,12 @@ The generated DOT is written next to the first output so a person can edit it la
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 SHAPES = {"rounded": ("box", "rounded,filled"), "box": ("box", "filled"), "ellipse": ("ellipse", "filled"),
@@ -119,7 +121,9 @@ def render(dot_source: str, out: Path) -> None:
         sys.exit("error: Graphviz is not installed in this sandbox (no 'dot'); ask the administrator to install graphviz")
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        done = subprocess.run([dot, f"-T{fmt}", "-o", str(out)], input=dot_source, text=True, capture_output=True, timeout=60)
+        with tempfile.TemporaryDirectory() as home:  # fontconfig's cache goes here, not into the user's workspace
+            env = {**os.environ, "HOME": home, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home}
+            done = subprocess.run([dot, f"-T{fmt}", "-o", str(out)], input=dot_source, text=True, capture_output=True, timeout=60, env=env)
     except subprocess.TimeoutExpired:
         sys.exit("error: Graphviz took over 60 s; make the diagram smaller (fewer nodes and edges)")
     if done.returncode != 0:

@@ -13,6 +13,7 @@ argument, so text starting with "-" is spoken, not taken as an option.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -95,12 +96,12 @@ def main() -> None:
         sys.exit(f"error: the text has {len(text)} characters; split it into parts under {MAX_CHARS}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        command = [espeak(), "-v", args.voice, "-s", str(args.speed), "-p", str(args.pitch), "-w", str(out), "-f", f.name]
+    with tempfile.TemporaryDirectory() as home:  # the audio library's settings go here, not into the workspace
+        (Path(home) / "text.txt").write_text(text, encoding="utf-8")
+        env = {**os.environ, "HOME": home, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home}
+        command = [espeak(), "-v", args.voice, "-s", str(args.speed), "-p", str(args.pitch), "-w", str(out), "-f", f"{home}/text.txt"]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
         except subprocess.TimeoutExpired:
             sys.exit("error: espeak-ng took over 10 minutes; split the text into shorter parts")
     if "voice does not exist" in done.stderr:
