@@ -45,9 +45,17 @@ def espeak() -> str:
     return found
 
 
+def run_espeak(args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
+    """espeak-ng with ``args``; its HOME is a scratch folder, because the audio library writes its
+    settings there and in the jail HOME is the user's workspace."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "HOME": home, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home}
+        return subprocess.run([espeak(), *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
 def voices(language: str = "") -> list[tuple[str, str]]:
     """(code, name) of the installed voices, for ``language`` when given."""
-    listing = subprocess.run([espeak(), f"--voices={language}" if language else "--voices"], capture_output=True, text=True, timeout=30)
+    listing = run_espeak([f"--voices={language}" if language else "--voices"], timeout=30)
     found = []
     for line in listing.stdout.splitlines()[1:]:
         parts = line.split()
@@ -96,12 +104,11 @@ def main() -> None:
         sys.exit(f"error: the text has {len(text)} characters; split it into parts under {MAX_CHARS}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as home:  # the audio library's settings go here, not into the workspace
-        (Path(home) / "text.txt").write_text(text, encoding="utf-8")
-        env = {**os.environ, "HOME": home, "XDG_CACHE_HOME": home, "XDG_CONFIG_HOME": home}
-        command = [espeak(), "-v", args.voice, "-s", str(args.speed), "-p", str(args.pitch), "-w", str(out), "-f", f"{home}/text.txt"]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+            done = run_espeak(["-v", args.voice, "-s", str(args.speed), "-p", str(args.pitch), "-w", str(out), "-f", f.name], timeout=600)
         except subprocess.TimeoutExpired:
             sys.exit("error: espeak-ng took over 10 minutes; split the text into shorter parts")
     if "voice does not exist" in done.stderr:
