@@ -57,13 +57,19 @@ def describe(path: str) -> str:
         return f"{Path(path).name}: {image.format}, {image.width}x{image.height}, {image.mode}"
 
 
+def check_size(size: tuple[int, int]) -> None:
+    """Exit when an output of ``size`` would be too large to write or to open again."""
+    if max(size) > MAX_SIDE or size[0] * size[1] > Image.MAX_IMAGE_PIXELS:
+        fail(f"the result would be {size[0]}x{size[1]}; keep each side at most {MAX_SIDE} pixels "
+             f"and the whole under {Image.MAX_IMAGE_PIXELS:,} pixels")
+
+
 def save(image: Image.Image, out: str, quality: int = 85) -> None:
     """Write ``image`` in the format named by ``out``'s suffix and print what was written."""
     fmt = FORMATS.get(Path(out).suffix.lower())
     if fmt is None:
         fail(f"--out {out}: end the name with one of {', '.join(sorted(FORMATS))}")
-    if max(image.size) > MAX_SIDE:
-        fail(f"the result would be {image.width}x{image.height}; keep each side at most {MAX_SIDE} pixels")
+    check_size(image.size)
     if fmt in ("JPEG", "BMP") and image.mode not in ("RGB", "L"):
         background = Image.new("RGB", image.size, "white")  # JPEG has no transparency: flatten on white
         rgba = image.convert("RGBA")
@@ -96,6 +102,7 @@ def resize(image: Image.Image, width: int | None, height: int | None, fit: str) 
         return ImageOps.fit(image, (width, height), Image.Resampling.LANCZOS)
     scale = min(width / image.width if width else float("inf"), height / image.height if height else float("inf"))
     size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    check_size(size)
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
@@ -150,7 +157,7 @@ def main() -> None:
             p.add_argument("--text", default="")
             p.add_argument("--at", help="X,Y of the label (default: above the box, or 10,10)")
             p.add_argument("--color", default="red")
-            p.add_argument("--size", type=int, default=24, help="label height in pixels")
+            p.add_argument("--size", type=int, default=24, help="label height in pixels, 6-400")
     args = parser.parse_args()
     if args.command == "info":
         open_image(args.image)
@@ -169,6 +176,8 @@ def main() -> None:
             fail(f"--box {args.box} is outside the {image.width}x{image.height} image or not LEFT<RIGHT, TOP<BOTTOM")
         image = image.crop(box)
     elif args.command == "annotate":
+        if not 6 <= args.size <= 400:
+            fail(f"--size {args.size}: give a label height from 6 to 400 pixels")
         if not args.text and not args.box:
             fail("give --text LABEL, --box LEFT,TOP,RIGHT,BOTTOM or both")
         box = numbers(args.box, 4, "--box") if args.box else None

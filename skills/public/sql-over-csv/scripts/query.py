@@ -9,7 +9,8 @@ Each file becomes a table named after the file (``sales-2024.csv`` -> ``sales_20
 columns named after the header (lowercase, spaces and symbols -> ``_``). A column whose filled
 cells are all whole numbers is INTEGER, all numbers REAL, else TEXT; empty cells are NULL.
 It uses SQLite from Python's standard library: no server and nothing to install. The query is
-read-only: statements that write, ATTACH another database or load extensions are refused.
+read-only: statements that write, ATTACH another database or load extensions are refused, and
+a query running over two minutes is stopped.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import csv
 import re
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 MAX_SHOWN = 10
+QUERY_SECONDS = 120
 
 
 def identifier(text: str, fallback: str) -> str:
@@ -152,12 +155,16 @@ def main() -> None:
     if Path(args.out).suffix.lower() not in (".csv", ".md"):
         sys.exit(f"error: --out {args.out}: use a name ending in .csv (a table file) or .md (a Markdown table)")
     conn.set_authorizer(read_only)
+    deadline = time.monotonic() + QUERY_SECONDS
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 100_000)  # non-zero aborts the query
     try:
         cursor = conn.execute(args.sql.strip().rstrip(";"))
         rows = cursor.fetchall()
     except (sqlite3.Warning, sqlite3.ProgrammingError):
         sys.exit("error: give one statement only (a single SELECT); remove the extra ';' statements")
     except sqlite3.DatabaseError as e:
+        if "interrupted" in str(e):
+            sys.exit(f"error: the query ran over {QUERY_SECONDS} s; add a WHERE, a LIMIT or a join condition (a join without ON multiplies the rows)")
         if "not authorized" in str(e):
             sys.exit("error: only reading queries (SELECT or WITH ... SELECT) run here; write the result with --out instead")
         sys.exit(f"error: the query failed: {e}\nfix the query; the tables above are all there is (names in lowercase with _)")
