@@ -264,7 +264,8 @@ async def test_dashboard_is_one_offline_html_with_cards_charts_and_table(home: P
         ]
     )
     built, checked = await run(home, "t-dash", "/dashboard a dashboard of sales.csv", model)
-    assert "chart: bar sum of revenue by region: South 325.50, North 150, East 0" in built.content
+    assert "chart: bar sum of revenue by region: South 325.50, North 150\n" in built.content
+    assert "note: no revenue values for region = East; left out of the chart" in built.content  # unknown, not 0
     assert "2 cards (sum of revenue 475.50; mean of units 2.40), 2 charts, 5 table rows" in built.content
     assert "title 'Q1 sales', 2 cards, 2 charts, table of 5 rows" in checked.content and ok(checked)
     html = (user_data(home, "t-dash") / "outputs" / "dashboard.html").read_text()

@@ -90,7 +90,11 @@ def aggregate(frame: pd.DataFrame, x: str, y: str | None, agg: str, by_date: boo
     else:
         if y not in numbers(frame):
             sys.exit(f"error: column {y!r} holds text, not numbers; pick one of: {', '.join(numbers(frame)) or '(none)'}")
-        grouped = frame.groupby(x, dropna=True)[y].agg(agg)
+        grouped = frame.groupby(x, dropna=True)[y].agg(agg, **({"min_count": 1} if agg == "sum" else {}))
+        empty = [str(k) for k, v in grouped.items() if pd.isna(v)]
+        if empty:  # a group with no values is unknown, not 0
+            print(f"note: no {y} values for {x} = {', '.join(empty[:10])}; left out of the chart")
+            grouped = grouped.dropna()
     if by_date:
         grouped = grouped.sort_index()
     else:
