@@ -5,7 +5,7 @@ Usage:
   python3 query.py FILE.csv [FILE.csv ...] --sql "SELECT ..." --out RESULT.csv|RESULT.md
   python3 query.py FILE.csv [FILE.csv ...] --sql-file QUERY.sql --out RESULT.csv|RESULT.md
 
-Each file becomes a table named after the file (``sales-2024.csv`` -> ``sales_2024``), its
+Each file (CSV, TSV, or the first sheet of an .xlsx) becomes a table named after the file (``sales-2024.csv`` -> ``sales_2024``), its
 columns named after the header (lowercase, spaces and symbols -> ``_``). A column whose filled
 cells are all whole numbers is INTEGER, all numbers REAL, else TEXT; empty cells are NULL.
 It uses SQLite from Python's standard library: no server and nothing to install. The query is
@@ -46,16 +46,37 @@ def number(text: str) -> int | float | None:
         return None
 
 
+def xlsx_rows(path: Path) -> list[list[str]]:
+    """The cells of the first sheet of an .xlsx file as text (needs openpyxl)."""
+    try:
+        import openpyxl
+    except ImportError:
+        sys.exit(f"error: reading {path} needs openpyxl, which is not installed here; save the sheet as CSV")
+    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        sheet = book.worksheets[0]
+        return [["" if v is None else f"{v:g}" if isinstance(v, float) else str(v) for v in row] for row in sheet.iter_rows(values_only=True)]
+    finally:
+        book.close()
+
+
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a CSV, TSV or semicolon file; exits with what to fix when it cannot."""
     if not path.is_file():
         sys.exit(f"error: {path} does not exist; list the files with: ls /mnt/user-data/uploads")
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
-    try:
-        dialect = csv.excel_tab if path.suffix.lower() == ".tsv" else csv.Sniffer().sniff(text[:4096], ",;\t|")
-    except csv.Error:
-        dialect = csv.excel
-    rows = [r for r in csv.reader(text.splitlines(), dialect) if any(c.strip() for c in r)]
+    suffix = path.suffix.lower()
+    if suffix in (".xlsx", ".xlsm"):
+        rows = xlsx_rows(path)
+    elif suffix in (".xls", ".parquet", ".json", ".ods", ".zip", ".gz"):
+        sys.exit(f"error: {path} is not a CSV; give CSV, TSV or .xlsx files (save other formats as CSV first)")
+    else:
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        try:
+            dialect = csv.excel_tab if suffix == ".tsv" else csv.Sniffer().sniff(text[:4096], ",;\t|")
+        except csv.Error:
+            dialect = csv.excel
+        rows = [r for r in csv.reader(text.splitlines(), dialect)]
+    rows = [r for r in rows if any(c.strip() for c in r)]
     if not rows:
         sys.exit(f"error: {path} is empty; it needs a header line and rows")
     header, seen = [], set()
