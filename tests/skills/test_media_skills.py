@@ -258,12 +258,14 @@ async def test_dashboard_is_one_offline_html_with_cards_charts_and_table(home: P
     (uploads(home, "t-dash") / "sales.csv").write_text(data)
     model = ScriptedChatModel(
         responses=[
+            bash(f"python3 {SCRIPTS}/dashboard/scripts/dashboard.py {UP}/sales.csv --columns"),
             bash(f"python3 {SCRIPTS}/dashboard/scripts/dashboard.py {UP}/sales.csv --out {OUT}/dashboard.html --title 'Q1 sales' --chart bar:region:revenue --chart line:date:units --kpi revenue:sum --kpi units:mean"),
             bash(f"python3 {SCRIPTS}/dashboard/scripts/check_dashboard.py {OUT}/dashboard.html --rows 5"),
             "South leads with 325.50. Dashboard: outputs/dashboard.html",
         ]
     )
-    built, checked = await run(home, "t-dash", "/dashboard a dashboard of sales.csv", model)
+    columns, built, checked = await run(home, "t-dash", "/dashboard a dashboard of sales.csv", model)
+    assert "- date: date\n- region: text, 3 distinct\n- product: text, 4 distinct\n- revenue: number\n- units: number" in columns.content
     assert "chart: bar sum of revenue by region: South 325.50, North 150\n" in built.content
     assert "note: no revenue values for region = East; left out of the chart" in built.content  # unknown, not 0
     assert "2 cards (sum of revenue 475.50; mean of units 2.40), 2 charts, 5 table rows" in built.content

@@ -1,6 +1,7 @@
 """Turn a table (CSV, TSV or .xlsx) into one self-contained HTML dashboard: KPI cards, charts, a table.
 
-Usage: python3 dashboard.py DATA --out DASHBOARD.html [--title T]
+Usage: python3 dashboard.py DATA --columns
+       python3 dashboard.py DATA --out DASHBOARD.html [--title T]
                             [--chart bar:X:Y[:sum|mean|count]] [--chart line:X:Y[:sum|mean|count]]
                             [--kpi Y:sum|mean|min|max|count] [--max-rows 1000]
 
@@ -251,15 +252,23 @@ def page(title: str, source: str, frame: pd.DataFrame, cards: list[tuple[str, st
 def main() -> None:
     parser = argparse.ArgumentParser(description="A self-contained HTML dashboard from a table.")
     parser.add_argument("data")
-    parser.add_argument("--out", required=True, help="the .html file to write")
+    parser.add_argument("--out", help="the .html file to write")
+    parser.add_argument("--columns", action="store_true", help="only print the columns and their kinds")
     parser.add_argument("--title", default="")
     parser.add_argument("--chart", action="append", default=[], help="bar:X:Y[:agg] or line:X:Y[:agg]; repeat for more")
     parser.add_argument("--kpi", action="append", default=[], help="COLUMN:sum|mean|min|max|count; repeat for more")
     parser.add_argument("--max-rows", type=int, default=1000)
     args = parser.parse_args()
-    if Path(args.out).suffix.lower() not in (".html", ".htm"):
-        sys.exit(f"error: --out {args.out}: end the name with .html")
     frame = read(args.data)
+    if args.columns:
+        nums, when = numbers(frame), date_column(frame)
+        print(f"{Path(args.data).name}: {len(frame)} rows")
+        for name in frame.columns:
+            kind = "number" if name in nums else "date" if name == when else f"text, {frame[name].nunique()} distinct"
+            print(f"- {name}: {kind}")
+        return
+    if not args.out or Path(args.out).suffix.lower() not in (".html", ".htm"):
+        sys.exit("error: give --out /mnt/user-data/outputs/<name>.html")
     specs = [parse_chart(s, frame) for s in args.chart] or auto_charts(frame)
     charts = []
     for kind, x, y, agg in specs:
