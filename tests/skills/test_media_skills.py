@@ -185,7 +185,7 @@ async def test_diagram_from_a_text_description_to_svg_and_png(home: Path) -> Non
     results = await run(home, "t-diagram", "/diagram the checkout: browser, API, database, cache", model)
     assert failed_with(results[1], "error: line 5: cannot read 'API => Database'")
     assert "4 nodes, 3 edges" in results[3].content and not results[3].is_error
-    assert "edges: Browser -> API, API -> Database, API -> Cache" in results[4].content and ok(results[4])
+    assert "edges: Browser -> API, API -> Database, API -- Cache" in results[4].content and ok(results[4])
     outputs = user_data(home, "t-diagram") / "outputs"
     svg = ElementTree.parse(outputs / "checkout.svg").getroot()
     ns = "{http://www.w3.org/2000/svg}"

@@ -20,7 +20,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def svg_graph(path: Path) -> tuple[list[str], list[str], str]:
-    """Node names, edge names (``A->B``) and the size of a Graphviz SVG; exits when unreadable."""
+    """Node names, edge names (``A->B``, ``A--B`` for a line) and the size of a Graphviz SVG; exits when unreadable."""
     try:
         root = ElementTree.parse(path).getroot()
     except ElementTree.ParseError as e:
@@ -30,7 +30,10 @@ def svg_graph(path: Path) -> tuple[list[str], list[str], str]:
         kind = group.get("class")
         title = group.find(f"{SVG}title")
         if kind in found and title is not None and title.text:
-            found[kind].append(title.text)
+            name = title.text
+            if kind == "edge" and group.find(f"{SVG}polygon") is None:  # no arrowhead: drawn as a line
+                name = name.replace("->", "--")
+            found[kind].append(name)
     return found["node"], found["edge"], f"{root.get('width')} x {root.get('height')}"
 
 
