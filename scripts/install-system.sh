@@ -12,6 +12,8 @@
 #   btrfs-progs       makes the btrfs volume whose quota groups bound each thread's disk (sandbox.quota_volume)
 #   python3-numpy ... the Python packages of the sandbox image (docker/sandbox/Dockerfile) for the local
 #                     sandbox too, whose commands use this machine's python3: a chart needs matplotlib
+#   graphviz, espeak-ng, fonts-dejavu-core  programs the public skills run in the sandbox: diagram (dot),
+#                     text-to-speech (espeak-ng), image-tools (the font of its labels)
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -34,6 +36,9 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)  # t
 # the sandbox image's Python packages (docker/sandbox/Dockerfile), for the local sandbox's python3
 python3 -c 'import numpy, pandas, matplotlib, openpyxl, yaml, requests, bs4, lxml, PIL' >/dev/null 2>&1 \
   || need+=(python3-numpy python3-pandas python3-matplotlib python3-openpyxl python3-yaml python3-requests python3-bs4 python3-lxml python3-pil)
+command -v dot >/dev/null 2>&1 || need+=(graphviz)  # the diagram skill
+command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)  # the text-to-speech skill
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)  # image-tools' labels
 command -v mkfs.btrfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)  # the kernel-enforced disk quota
 
 if [ ${#need[@]} -eq 0 ]; then
