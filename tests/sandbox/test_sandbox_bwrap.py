@@ -60,7 +60,9 @@ def test_jail_sees_virtual_paths_and_a_clean_environment(call, monkeypatch) -> N
     assert "demo" in lines
     assert "42" in lines
     env_keys = {ln.split("=", 1)[0] for ln in lines if "=" in ln}
-    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "MPLCONFIGDIR", "HERDSMAN_RUN_ID", "PWD", "SHLVL", "_"}
+    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HERDSMAN_RUN_ID",
+                        "PWD", "SHLVL", "_"}
+    assert "XDG_CACHE_HOME=/tmp/.cache" in lines and "XDG_CONFIG_HOME=/tmp/.config" in lines  # not in the workspace
 
 
 def test_files_written_in_the_jail_land_in_the_threads_directories(call, provider) -> None:
@@ -147,7 +149,7 @@ def test_symlinks_made_inside_the_jail_cannot_escape_through_file_tools(call, pr
 def test_timeout_kills_sleep_and_daemonized_grandchildren(
     make_config, make_runner, find_pids: Callable[[str], list[int]]
 ) -> None:
-    provider, _ = make_runner(make_config(isolation="bwrap", command_timeout_seconds=1))
+    provider, _ = make_runner(make_config(isolation="bwrap", command_timeout_seconds=4))  # python starts in time on a loaded machine
     sandbox = provider.acquire("t1")
     token = f"{uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6}"
     daemon = (

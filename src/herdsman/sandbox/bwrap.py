@@ -47,6 +47,8 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 SANDBOX_UID = 1000
 ALIAS_DIR = "/run/herdsman/bin"  # on the jail's own tmpfs root; holds ``python`` -> python3
 SANDBOX_GID = 1000
+SCRATCH_DIRS = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/.cache", "XDG_CONFIG_HOME": "/tmp/.config"}
+"""Where programs keep their caches and settings in the jail: the scratch tmpfs, not the workspace (HOME)."""
 # The OCI runtime spec's default masked and read-only /proc paths (runc, Docker, podman).
 MASKED_PROC = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "kmsg",
                "acpi", "asound", "scsi", "sysrq-trigger", "kallsyms", "config.gz", "vmallocinfo", "mtrr")
@@ -245,8 +247,9 @@ def build_bwrap_argv(
         argv += ["--dir", ALIAS_DIR, "--symlink", alias, f"{ALIAS_DIR}/python"]
     argv += ["--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv"]
     path = f"{SANDBOX_PATH}:{ALIAS_DIR}" if alias else SANDBOX_PATH
-    # matplotlib's cache on the scratch tmpfs, as in the sandbox image, not in the user's workspace
-    variables = {"PATH": path, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb", "MPLCONFIGDIR": "/tmp/matplotlib"}
+    # caches and settings programs write under HOME (matplotlib's, fontconfig's for graphviz, pulse's for
+    # espeak-ng) go to the scratch tmpfs, as in the sandbox image, not into the user's workspace
+    variables = {"PATH": path, "HOME": WORKSPACE, "LANG": "C.UTF-8", "TERM": "dumb", **SCRATCH_DIRS}
     variables.update(env or {})
     for key, value in variables.items():
         argv += ["--setenv", key, value]
