@@ -228,6 +228,24 @@ STOCK = [[f"{name}", drng.randint(3, 80)] for name in ("tea", "rice", "soap", "s
 STOCK[4][1] = 1
 
 
+xrng = random.Random(4099)  # the third batch of development tasks' data
+ACCESS = []
+for i in range(120):
+    status = xrng.choice([200, 200, 200, 200, 304, 404, 500])
+    ACCESS.append(f"10.0.{xrng.randint(0, 3)}.{xrng.randint(1, 40)} - - [12/Mar/2025:{8 + i // 30:02d}:{(3 * i) % 60:02d}:{i % 60:02d} +0000] "
+                  f"\"GET /{xrng.choice(['', 'about', 'shop', 'cart', 'login'])} HTTP/1.1\" {status} {xrng.randint(200, 9000)}")
+STATUS_404 = sum(1 for line in ACCESS if line.split()[-2] == "404")
+ERR_TIMES = [line.split("[")[1].split()[0].split(":", 1)[1] for line in ACCESS if line.split()[-2] == "500"]
+DISTINCT_IPS = len({line.split()[0] for line in ACCESS})
+SIZES = {"workspace/media/a.bin": 5000, "workspace/media/b.bin": 12000, "workspace/media/deep/c.bin": 700,
+         "workspace/media/deep/d.bin": 30000, "workspace/media/e.txt": 42}
+PLANETS = [["Mercury", 0.39], ["Venus", 0.72], ["Earth", 1.0], ["Mars", 1.52], ["Jupiter", 5.2], ["Saturn", 9.54]]
+SCORES = [[n, xrng.randint(40, 99)] for n in ("ana", "ben", "chen", "dara", "eli", "fay", "gus", "hana")]
+SCORES[5][1] = 100
+INVENTORY = [["widget", "tools", 4, 2.5], ["bolt", "parts", 100, 0.1], ["nut", "parts", 250, 0.05], ["drill", "tools", 2, 89.0],
+             ["saw", "tools", 3, 24.5], ["washer", "parts", 400, 0.02]]
+
+
 def dev_new_tasks() -> list[dict]:
     """Development tasks in the categories added with the held-out split (written apart from the
     test tasks: other data, other phrasing), so the development set exercises them too."""
@@ -273,9 +291,80 @@ def dev_new_tasks() -> list[dict]:
     ]
 
 
+def dev_third_tasks() -> list[dict]:
+    """A third batch of development tasks, in the categories the development set had one or two
+    tasks of (written from the categories' descriptions, with their own data and phrasing, not
+    from the test tasks)."""
+    access = {"workspace/access.log": "\n".join(ACCESS) + "\n"}
+    media = {rel: "x" * size for rel, size in SIZES.items()}
+    return [
+        task("dev3_bg_counter", "background",
+             f"Start python3 {WS}/ticker.py in the background (it writes a line to {WS}/ticks.txt every half second), wait until "
+             f"ticks.txt has at least 3 lines, then copy the first line to {OUT}/first_tick.txt.",
+             {"type": "file_text", "path": "outputs/first_tick.txt", "text": "tick 1"},
+             {"workspace/ticker.py": "import time\nfor i in range(1, 40):\n    with open('/mnt/user-data/workspace/ticks.txt', 'a') as f:\n"
+              "        f.write(f'tick {i}\\n')\n    time.sleep(0.5)\n"}),
+        task("dev3_bg_json_api", "background",
+             f"在后台用 python3 -m http.server 9091 提供 {WS}/api 目录，然后通过它下载 /status.json，告诉我其中 version 字段的值。",
+             {"type": "answer_value", "value": "2.7.1"},
+             {"workspace/api/status.json": '{"service": "herd", "version": "2.7.1", "ok": true}\n'}),
+        task("dev3_logs_404", "logs", f"How many requests in {WS}/access.log got a 404 response?",
+             {"type": "answer_value", "value": STATUS_404}, access),
+        task("dev3_logs_first_500", "logs", f"{WS}/access.log 里第一次出现 500 状态码是在什么时间（时:分:秒）？",
+             {"type": "answer_value", "value": ERR_TIMES[0]}, access),
+        task("dev3_logs_distinct_ips", "logs", f"How many distinct client IP addresses appear in {WS}/access.log?",
+             {"type": "answer_value", "value": DISTINCT_IPS}, access),
+        task("dev3_fsq_total_bytes", "fs_question",
+             f"How many bytes do the .bin files under {WS}/media take in total, subfolders included?",
+             {"type": "answer_value", "value": sum(v for k, v in SIZES.items() if k.endswith(".bin"))}, media),
+        task("dev3_fsq_exists_deep", "fs_question", f"Is there a file called d.bin anywhere under {WS}/media? Answer yes or no.",
+             {"type": "answer_value", "value": "yes"}, media),
+        task("dev3_val_farthest", "single_value",
+             f"Which planet in {WS}/planets.csv is farthest from the sun (largest au)? Reply with the name only.",
+             {"type": "answer_value", "value": max(PLANETS, key=lambda r: r[1])[0], "just": True},
+             {"workspace/planets.csv": csv_text(["planet", "au"], PLANETS)}),
+        task("dev3_val_top_score", "single_value", f"What is the highest score in {WS}/scores.csv? Just the number.",
+             {"type": "answer_value", "value": max(r[1] for r in SCORES), "just": True},
+             {"workspace/scores.csv": csv_text(["name", "score"], SCORES)}),
+        task("dev3_perm_private_key", "permissions",
+             f"Make {WS}/secrets/api.key readable and writable by its owner only; nobody else may read it.",
+             {"type": "mode", "paths": ["workspace/secrets/api.key"], "mode": "600"},
+             {"workspace/secrets/api.key": "k-123\n"}, modes={"workspace/secrets/api.key": "644"}),
+        task("dev3_script_word_freq", "scripting",
+             f"Write {WS}/topword.py: python3 topword.py FILE prints the most frequent word of FILE (lower-cased) and nothing else.",
+             [{"type": "run", "command": "python3 topword.py sample.txt", "cwd": "workspace", "stdout": "herd"},
+              {"type": "run", "command": "python3 topword.py other.txt", "cwd": "workspace", "stdout": "gate"}],
+             {"workspace/sample.txt": "The herd moves. A herd rests; the HERD sleeps.\n",
+              "workspace/other.txt": "gate gate fence gate fence\n"}),
+        task("dev3_script_add", "scripting",
+             f"创建命令行工具 {WS}/add.py：python3 add.py 2 3 4 输出这些数的和（这里是 9）。",
+             [{"type": "run", "command": f"python3 add.py {' '.join(map(str, ns))}", "cwd": "workspace", "stdout": str(sum(ns))}
+              for ns in ((2, 3, 4), (10, 20), (7,))]),
+        task("dev3_mf_version_bump", "multi_file",
+             f"Bump the version from 1.4.0 to 1.5.0 everywhere in {WS}/pkg (every file that mentions it).",
+             [{"type": "text_absent", "path": "workspace/pkg", "text": "1.4.0"},
+              {"type": "run", "command": "grep -rl 1.5.0 . | LC_ALL=C sort | tr '\\n' ' '", "cwd": "workspace/pkg",
+               "stdout": "./README.md ./pkg/__init__.py ./setup.cfg"}],
+             {"workspace/pkg/setup.cfg": "[metadata]\nname = pkg\nversion = 1.4.0\n",
+              "workspace/pkg/pkg/__init__.py": "__version__ = '1.4.0'\n",
+              "workspace/pkg/README.md": "# pkg 1.4.0\n\nInstall pkg==1.4.0.\n",
+              "workspace/pkg/CHANGES.md": "## 1.3.0\n- first\n"}),
+        task("dev3_data_value_by_category", "data",
+             f"From {WS}/inventory.csv (columns item, category, count, unit_price), compute the stock value (count times unit_price) "
+             f"per category and save it to {OUT}/value.json as an object mapping category to value.",
+             {"type": "json_file", "path": "outputs/value.json", "tolerance": 0.01,
+              "equals": {c: round(sum(r[2] * r[3] for r in INVENTORY if r[1] == c), 2) for c in ("tools", "parts")}},
+             {"workspace/inventory.csv": csv_text(["item", "category", "count", "unit_price"], INVENTORY)}),
+        task("dev3_fix_off_by_one", "code_fix",
+             f"{WS}/countdown.py should print 3, 2, 1 on separate lines (python3 countdown.py 3), but it misses one. Fix it.",
+             {"type": "run", "command": "python3 countdown.py 3", "cwd": "workspace", "stdout": "3\n2\n1"},
+             {"workspace/countdown.py": "import sys\n\nn = int(sys.argv[1])\nfor i in range(n, 1, -1):\n    print(i)\n"}),
+    ]
+
+
 def all_tasks() -> list[dict]:
     """Every task: the development split, then the held-out test split."""
-    return dev_tasks() + dev_new_tasks() + heldout_tasks()
+    return dev_tasks() + dev_new_tasks() + dev_third_tasks() + heldout_tasks()
 
 
 def render() -> str:
