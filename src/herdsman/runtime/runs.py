@@ -1116,9 +1116,10 @@ class RunManager:
         run.executed = claimed.status == "running"
         if claimed.cancel_action in ("interrupt", "rollback"):
             run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
-            await self._keep_input(run)  # its turn has come (claimed in order, or nothing of its thread ahead)
-            await self._set_status(run, "interrupted")
-            await self._end(run, 0.0)  # and rolled back, when that was asked
+            # ended by a task of its own, as every run here: a join that finds it waits for that task,
+            # not only for its status (its input is written before the status turns final)
+            run.task = asyncio.create_task(self._end_cancelled(run), name=f"run-{run.run_id}")
+            await run.task
             return run
         if claimed.attempts >= self.config.runs.max_attempts:
             run.error = {"error": "WorkerLost", "message": WORKER_LOST_MESSAGE.format(attempts=claimed.attempts)}
@@ -1133,6 +1134,14 @@ class RunManager:
         )
         self._tell_watchers(run)
         return run
+
+    async def _end_cancelled(self, run: Run) -> None:
+        """End a run that was cancelled while no worker held it, now that its turn has come
+        (claimed in order, or nothing of its thread ahead): its input kept, ``interrupted``, and
+        rolled back when that was asked."""
+        await self._keep_input(run)
+        await self._set_status(run, "interrupted")
+        await self._end(run, 0.0)
 
     def _tell_watchers(self, run: Run) -> None:
         """Hand a new run of the thread (executed here or queued for a worker) to its watchers."""
