@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-WIDTH_IN, HEIGHT_IN = 13.333, 7.5  # 16:9
+WIDTH_EMU, HEIGHT_EMU = 12_192_000, 6_858_000  # PowerPoint's own 16:9 "widescreen", 13.33 x 7.5 in
 MAX_LEVEL = 4
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # no XML document may hold these
 
@@ -124,11 +124,11 @@ def build(outline: dict, out: Path) -> int:
     """Write the deck to ``out``; returns the number of slides."""
     try:
         from pptx import Presentation
-        from pptx.util import Inches, Pt
+        from pptx.util import Emu, Inches, Pt
     except ImportError:
         fail("python-pptx is not installed in this sandbox; tell the user to run scripts/install-system.sh")
     deck = Presentation()
-    deck.slide_width, deck.slide_height = Inches(WIDTH_IN), Inches(HEIGHT_IN)
+    deck.slide_width, deck.slide_height = Emu(WIDTH_EMU), Emu(HEIGHT_EMU)
     margin = Inches(0.6)
     inner = deck.slide_width - 2 * margin
     deck.core_properties.title = str(outline["title"])
