@@ -68,7 +68,8 @@ def flowables(title: str, blocks: list[Block], width: float) -> list:
             story.append(Paragraph(markup(block.text), styles["BodyText"]))
         elif block.kind == "list":
             items = [ListItem(Paragraph(markup(text), styles["BodyText"]), leftIndent=18 + 18 * level) for level, text in block.items]
-            story.append(ListFlowable(items, bulletType="1" if block.ordered else "bullet", start=1 if block.ordered else None))
+            kind = {"bulletType": "1", "bulletFormat": "%s."} if block.ordered else {"bulletType": "bullet"}
+            story += [ListFlowable(items, **kind), Spacer(1, 0.2 * cm)]
         elif block.kind == "table":
             cells = [[Paragraph(("<b>%s</b>" if r == 0 else "%s") % markup(c), styles["BodyText"]) for c in row] for r, row in enumerate(block.rows)]
             table = Table(cells, colWidths=[width / len(block.rows[0])] * len(block.rows[0]), repeatRows=1)
@@ -82,9 +83,10 @@ def flowables(title: str, blocks: list[Block], width: float) -> list:
             except Exception as exc:  # reportlab raises whatever its image reader met
                 fail(f"{block.path} is not an image a PDF can show (use PNG or JPEG): {exc}")
             scale = min(width / w, 12 * cm / h, 1.0 if w > 300 else width / w)
-            story.append(Image(block.path, width=w * scale, height=h * scale))
+            story += [Spacer(1, 0.2 * cm), Image(block.path, width=w * scale, height=h * scale)]
             if block.text:
                 story.append(Paragraph(f"<i>{escape(block.text, quote=False)}</i>", styles["BodyText"]))
+            story.append(Spacer(1, 0.3 * cm))
     return story
 
 
