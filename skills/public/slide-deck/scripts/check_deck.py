@@ -14,6 +14,7 @@ from pathlib import Path
 
 MAX_BULLETS = 8
 MAX_CHARS = 700  # more text than this does not fit a slide at a readable size
+MAX_TITLE = 70  # a longer title wraps onto a third line of the title box
 
 
 def describe(path: Path) -> tuple[list[str], list[str]]:
@@ -45,6 +46,8 @@ def describe(path: Path) -> tuple[list[str], list[str]]:
         lines += [f"   - {t}" for t in texts]
         if not title:
             problems.append(f"slide {number}: no title; give every slide a title")
+        if len(title) > MAX_TITLE:
+            problems.append(f"slide {number}: the title has {len(title)} characters; keep it under {MAX_TITLE} and move detail into bullets")
         if not texts and not pictures and number > 1:
             problems.append(f"slide {number} ({title}): empty; add bullets or an image, or remove the slide")
         if len(texts) > MAX_BULLETS:

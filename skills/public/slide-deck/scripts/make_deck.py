@@ -137,8 +137,11 @@ def build(outline: dict, out: Path) -> int:
     cover.shapes.title.text = str(outline["title"])
     cover.shapes.title.left, cover.shapes.title.width = margin, inner
     subtitle = cover.placeholders[1]
-    subtitle.left, subtitle.width = margin, inner
-    subtitle.text = str(outline.get("subtitle") or "")
+    if str(outline.get("subtitle") or "").strip():
+        subtitle.left, subtitle.width = margin, inner
+        subtitle.text = str(outline["subtitle"]).strip()
+    else:  # an empty placeholder shows "Click to add subtitle" in the editor
+        subtitle.element.getparent().remove(subtitle.element)
 
     for spec in outline["slides"]:
         bullets = [str(b) for b in spec.get("bullets", []) if str(b).strip()]
@@ -179,7 +182,7 @@ def main(argv: list[str]) -> None:
         fail(f"the output {out} must end in .pptx")
     outline = load_outline(source)
     count = build(outline, out)
-    print(f"wrote {out}: {count} slides (a title slide and {count - 1} content slides)")
+    print(f"wrote {out}: {count} slides, the title slide and {count - 1} more")
     print(f"check it with: python3 {Path(__file__).with_name('check_deck.py')} {out}")
 
 
