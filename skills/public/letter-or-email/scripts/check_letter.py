@@ -59,6 +59,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: check_letter.py FILE")
     letter = Path(sys.argv[1])
+    if letter.suffix.lower() not in (".docx", ".eml", ".md", ".txt"):
+        sys.exit(f"error: check_letter.py reads .docx, .eml, .md or .txt, not {letter.name}")
     if not letter.is_file():
         sys.exit(f"error: {letter} does not exist; build it with make_letter.py first")
     content, found = check(letter)

@@ -126,13 +126,16 @@ def main(argv: list[str]) -> None:
     if kind not in (".docx", ".md", ".eml", ".txt"):
         fail(f"the output {out} must end in .docx or .md (a letter), .eml (an email file) or .txt (an email's text)")
     parts = load(source)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if kind == ".docx":
-        write_docx(parts, out)
-    elif kind == ".eml":
-        write_eml(parts, out)
-    else:
-        out.write_text(fill("letter.md" if kind == ".md" else "email.md", parts), encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if kind == ".docx":
+            write_docx(parts, out)
+        elif kind == ".eml":
+            write_eml(parts, out)
+        else:
+            out.write_text(fill("letter.md" if kind == ".md" else "email.md", parts), encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}; write it under /mnt/user-data/outputs")
     print(f"wrote {out}: to {parts['to']['name']}, subject {parts['subject']!r}, {len(parts['paragraphs'])} paragraph(s)")
     print(f"check it with: python3 {Path(__file__).with_name('check_letter.py')} {out}")
 

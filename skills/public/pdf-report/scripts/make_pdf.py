@@ -103,10 +103,14 @@ def build(title: str, blocks: list[Block], out: Path, author: str) -> int:
         canvas.setFont("Helvetica", 9)
         canvas.drawRightString(A4[0] - 2 * cm, 1.2 * cm, f"Page {doc.page}")
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     doc = SimpleDocTemplate(str(out), pagesize=A4, title=title, author=author,
                             leftMargin=2 * cm, rightMargin=2 * cm, topMargin=2 * cm, bottomMargin=2 * cm)
-    doc.build(flowables(title, blocks, doc.width), onFirstPage=number_page, onLaterPages=number_page)
+    story = flowables(title, blocks, doc.width)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        doc.build(story, onFirstPage=number_page, onLaterPages=number_page)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}; write it under /mnt/user-data/outputs")
     return doc.page
 
 

@@ -168,8 +168,11 @@ def build(outline: dict, out: Path) -> int:
             _fit_image(slide, image, left, body_top, width, body_height)
         if spec.get("notes"):
             slide.notes_slide.notes_text_frame.text = str(spec["notes"])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    deck.save(str(out))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        deck.save(str(out))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}; write it under /mnt/user-data/outputs")
     return len(deck.slides)
 
 

@@ -63,6 +63,9 @@ def table(sheet: dict, where: str) -> tuple[list[str], list[list[object]]]:
     for n, row in enumerate(rows, start=1):
         if not isinstance(row, list) or len(row) != len(header):
             fail(f"{where}: row {n} has {len(row) if isinstance(row, list) else 'no'} cells but there are {len(header)} columns; make every row a list of {len(header)} values")
+        for c, cell in enumerate(row):
+            if cell is not None and not isinstance(cell, (str, int, float, bool)):
+                fail(f"{where}: row {n}, column {header[c]!r} holds {json.dumps(cell)}; a cell is a number or a text")
     return [str(h) for h in header], [[value(c) for c in row] for row in rows]
 
 
@@ -105,7 +108,7 @@ def add_sheet(wb, sheet: dict, index: int) -> str:
 
     if not isinstance(sheet, dict):
         fail(f"sheet {index}: each entry of \"sheets\" must be an object with columns and rows")
-    name = str(sheet.get("name") or f"Sheet{index}")[:31]
+    name = re.sub(r"[\\/*?:\[\]]", "-", str(sheet.get("name") or f"Sheet{index}"))[:31]  # Excel's forbidden characters
     where = f"sheet {name!r}"
     header, rows = table(sheet, where)
     formulas = sheet.get("formulas") or {}
@@ -170,8 +173,11 @@ def main(argv: list[str]) -> None:
     wb = Workbook()
     wb.remove(wb.active)
     summaries = [add_sheet(wb, sheet, i) for i, sheet in enumerate(spec["sheets"], start=1)]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    wb.save(str(out))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        wb.save(str(out))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}; write it under /mnt/user-data/outputs")
     print(f"wrote {out}:")
     print("\n".join(f"  {s}" for s in summaries))
     print(f"check it with: python3 {Path(__file__).with_name('check_xlsx.py')} {out}")

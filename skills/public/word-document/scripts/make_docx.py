@@ -66,8 +66,11 @@ def build(title: str, blocks: list[Block], out: Path) -> dict[str, int]:
                 fail(f"{block.path} is not an image Word can show (use PNG or JPEG): {exc}")
             if block.text:
                 document.add_paragraph(block.text, style="Caption")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    document.save(str(out))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        document.save(str(out))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}; write it under /mnt/user-data/outputs")
     return counts
 
 
