@@ -11,6 +11,7 @@ from __future__ import annotations
 import email
 import importlib.util
 import re
+import sys
 from email import policy
 from pathlib import Path
 from types import ModuleType
@@ -36,8 +37,10 @@ PUBLIC = "/mnt/skills/public"
 
 def script_module(skill: str, script: str) -> ModuleType:
     """``skills/public/<skill>/scripts/<script>.py`` imported here, for its functions."""
-    spec = importlib.util.spec_from_file_location(script, SKILLS / "public" / skill / "scripts" / f"{script}.py")
+    name = f"skill_{skill.replace('-', '_')}_{script}"
+    spec = importlib.util.spec_from_file_location(name, SKILLS / "public" / skill / "scripts" / f"{script}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -207,6 +210,44 @@ async def test_spreadsheet_has_formulas_totals_and_a_chart(home: Path) -> None:
     assert [s.val.numRef.f for s in chart.series] == ["'Sales'!$B$2:$B$4", "'Sales'!$C$2:$C$4"]  # data rows, not the totals
     categories = chart.series[0].cat
     assert (categories.numRef or categories.strRef).f == "'Sales'!$A$2:$A$4"
+
+
+async def test_spreadsheet_from_an_uploaded_csv_keeps_its_formulas_as_text(home: Path) -> None:
+    uploads = user_data(home, "t-csv") / "uploads"
+    uploads.mkdir(parents=True)
+    (uploads / "orders.csv").write_text('item,qty\nbolts,40\n"=HYPERLINK(""http://evil.example"",""click"")",2\nnuts,8\n')
+    spec = f'{{"sheets": [{{"name": "Orders", "csv": "{UP}/orders.csv", "totals": "SUM", "chart": {{"type": "pie", "x": "item", "y": ["qty"]}}}}]}}'
+    steps = [
+        call("write_file", path=f"{WS}/sheet.json", content=spec),
+        bash(f"python3 {PUBLIC}/spreadsheet/scripts/make_xlsx.py {WS}/sheet.json {OUT}/orders.xlsx"),
+        bash(f"python3 {PUBLIC}/spreadsheet/scripts/check_xlsx.py {OUT}/orders.xlsx"),
+    ]
+    results, _ = await run_steps(home, "t-csv", "/spreadsheet a workbook of orders.csv with a total", steps)
+    assert all_succeeded(results), results
+    assert "B5: =SUM(B2:B4) = 50" in results[2].content and "1 formulas" in results[2].content
+    ws = load_workbook(str(user_data(home, "t-csv") / "outputs" / "orders.xlsx"))["Orders"]
+    assert ws["A3"].value == '=HYPERLINK("http://evil.example","click")' and ws["A3"].data_type == "s"  # text, never run
+    assert [ws["B2"].value, ws["B5"].value] == [40, "=SUM(B2:B4)"] and ws["B5"].data_type == "f"
+    assert ws._charts[0].tagname == "pieChart"
+
+
+def test_markdown_blocks_reads_lists_tables_and_inline_styles(tmp_path: Path) -> None:
+    blocks = script_module("word-document", "markdown_blocks")
+    title, parsed = blocks.parse(
+        "# Plan\n\nFirst line\nsecond line with **bold** and `code`.\n\n### Detail\n"
+        "- a\n  - a1\n1. one\n2. two\n\n| k | v |\n|:--|--:|\n| x | 1 |\n",
+        tmp_path / "plan.md",
+    )
+    assert title == "Plan"
+    assert [(b.kind, b.text, b.level) for b in parsed[:2]] == [
+        ("paragraph", "First line second line with **bold** and `code`.", 0),
+        ("heading", "Detail", 2),
+    ]
+    assert blocks.runs(parsed[0].text) == [("First line second line with ", ""), ("bold", "bold"), (" and ", ""), ("code", "code"), (".", "")]
+    assert [(b.ordered, b.items) for b in parsed[2:4]] == [(False, [(0, "a"), (1, "a1")]), (True, [(0, "one"), (0, "two")])]
+    assert parsed[4].rows == [["k", "v"], ["x", "1"]]
+    with pytest.raises(SystemExit, match="line 2: the image missing.png does not exist"):
+        blocks.parse("# T\n![chart](missing.png)\n", tmp_path / "t.md")
 
 
 async def test_pdf_report_has_pages_text_a_table_and_an_image(home: Path) -> None:

@@ -82,7 +82,7 @@ def parse(text: str, source: Path) -> tuple[str, list[Block]]:
             blocks.append(Block("image", image.group(1).strip(), path=str(path)))
         elif stripped.startswith("|"):
             table = [_cells(stripped)]
-            if i >= len(lines) or not re.fullmatch(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?", lines[i].strip()):
+            if i >= len(lines) or not re.fullmatch(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?", lines[i].strip()):
                 fail(f"{source} line {number + 1}: a table needs a line like |---|---| under its header row")
             i += 1
             while i < len(lines) and lines[i].strip().startswith("|"):
@@ -98,6 +98,8 @@ def parse(text: str, source: Path) -> tuple[str, list[Block]]:
             while item:
                 block.items.append((len(item.group(1).expandtabs(2)) // 2, item.group(3).strip()))
                 item = LIST_RE.fullmatch(lines[i].rstrip()) if i < len(lines) else None
+                if item and not item.group(1) and item.group(2)[0].isdigit() != ordered:
+                    item = None  # a list of the other kind starts here
                 i += 1 if item else 0
             blocks.append(block)
         else:
