@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from markdown_blocks import Block, fail, load, runs  # noqa: E402
 
-IMAGE_WIDTH_CM = 15.0
+IMAGE_WIDTH_CM, IMAGE_HEIGHT_CM = 15.0, 20.0  # the most an image takes of an A4 or Letter page
 
 
 def _add_runs(paragraph, text: str) -> None:
@@ -61,9 +61,11 @@ def build(title: str, blocks: list[Block], out: Path) -> dict[str, int]:
             document.add_paragraph()
         elif block.kind == "image":
             try:
-                document.add_picture(block.path, width=Cm(IMAGE_WIDTH_CM))
+                picture = document.add_picture(block.path)  # its own size at its own resolution
             except Exception as exc:  # python-docx raises whatever its image reader met
                 fail(f"{block.path} is not an image Word can show (use PNG or JPEG): {exc}")
+            scale = min(1.0, Cm(IMAGE_WIDTH_CM) / picture.width, Cm(IMAGE_HEIGHT_CM) / picture.height)
+            picture.width, picture.height = int(picture.width * scale), int(picture.height * scale)
             if block.text:
                 document.add_paragraph(block.text, style="Caption")
     try:
