@@ -84,7 +84,7 @@ async def build_fix_check(
     return results, model
 
 
-def active_skill(model: ScriptedChatModel) -> str:
+def system_prompt(model: ScriptedChatModel) -> str:
     """The system prompt of the model's first call."""
     return model.calls[0].messages[0].text
 
@@ -122,7 +122,7 @@ async def test_slide_deck_names_a_missing_title_then_builds_the_deck(home: Path)
     assert picture.left + picture.width <= deck.slide_width and picture.top + picture.height <= deck.slide_height
     assert abs(picture.width / picture.height - 640 / 400) < 0.01  # aspect kept
     assert results_slide.notes_slide.notes_text_frame.text == "Mention the South first."
-    assert '<active_skill name="slide-deck"' in active_skill(model)
+    assert '<active_skill name="slide-deck"' in system_prompt(model)
 
 
 async def test_markdown_to_slides_turns_each_section_into_a_slide(home: Path) -> None:
@@ -146,7 +146,7 @@ async def test_markdown_to_slides_turns_each_section_into_a_slide(home: Path) ->
     assert why == [("One file, no server", 0), ("Fast enough for us", 0), ("2k writes/s measured", 1)]
     assert deck.slides[2].notes_slide.notes_text_frame.text == "say WAL mode helps"
     assert [p.text for p in deck.slides[3].placeholders[1].text_frame.paragraphs] == ["Pilot in March", "Migrate in April"]
-    assert "slide-deck/scripts/make_deck.py" in active_skill(model)
+    assert '<active_skill name="markdown-to-slides"' in system_prompt(model) and "slide-deck/scripts/make_deck.py" in system_prompt(model)
 
 
 async def test_word_document_names_a_bad_table_row_then_builds_the_docx(home: Path) -> None:
