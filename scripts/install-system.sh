@@ -14,6 +14,9 @@
 #                     sandbox too, whose commands use this machine's python3: a chart needs matplotlib
 #   graphviz, espeak-ng, fonts-dejavu-core  programs the public skills run in the sandbox: diagram (dot),
 #                     text-to-speech (espeak-ng), image-tools (the font of its labels)
+#   python3-docx ...  the office skills' libraries (skills/public: word-document, pdf-report, letter-or-email);
+#                     python-pptx (slide-deck) has no Debian package: pip puts it under /usr/local, which
+#                     the jail shows read-only with the rest of /usr, its dependencies coming from Debian
 # As root it installs them with apt-get; otherwise it says what to install and goes on.
 set -euo pipefail
 
@@ -33,25 +36,46 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
 command -v tmux >/dev/null 2>&1 || need+=(tmux)  # a real terminal for the setup wizard's test
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)  # the Compose stack's proxy config, run by the tests
+# the python3 the jail runs: the first on its PATH (not a venv's or pyenv's that comes first here)
+sandbox_python=$(PATH=/usr/local/bin:/usr/bin:/bin command -v python3 || echo /usr/bin/python3)
 # the sandbox image's Python packages (docker/sandbox/Dockerfile), for the local sandbox's python3
-python3 -c 'import numpy, pandas, matplotlib, openpyxl, yaml, requests, bs4, lxml, PIL' >/dev/null 2>&1 \
+"$sandbox_python" -c 'import numpy, pandas, matplotlib, openpyxl, yaml, requests, bs4, lxml, PIL' >/dev/null 2>&1 \
   || need+=(python3-numpy python3-pandas python3-matplotlib python3-openpyxl python3-yaml python3-requests python3-bs4 python3-lxml python3-pil)
 command -v dot >/dev/null 2>&1 || need+=(graphviz)  # the diagram skill
 command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)  # the text-to-speech skill
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)  # image-tools' labels
+# the office skills' libraries (skills/public/{slide-deck,word-document,spreadsheet,pdf-report,...})
+"$sandbox_python" -c 'import docx, reportlab, pypdf, openpyxl' >/dev/null 2>&1 \
+  || need+=(python3-docx python3-reportlab python3-pypdf python3-openpyxl)
+pip_need=()
+if ! "$sandbox_python" -c 'import pptx' >/dev/null 2>&1; then
+  pip_need+=("python-pptx>=1.0,<2")
+  need+=(python3-lxml python3-pil python3-xlsxwriter python3-typing-extensions)  # python-pptx's dependencies
+  "$sandbox_python" -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+fi
 command -v mkfs.btrfs >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)  # the kernel-enforced disk quota
 
-if [ ${#need[@]} -eq 0 ]; then
+if [ ${#need[@]} -eq 0 ] && [ ${#pip_need[@]} -eq 0 ]; then
   echo "system packages: all present"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "NOTE: missing system packages: ${need[*]}" >&2
-  echo "      install them with your package manager (e.g. sudo apt-get install ${need[*]})." >&2
+  [ ${#need[@]} -eq 0 ] || echo "NOTE: missing system packages: ${need[*]}" >&2
+  [ ${#need[@]} -eq 0 ] || echo "      install them with your package manager (e.g. sudo apt-get install ${need[*]})." >&2
+  [ ${#pip_need[@]} -eq 0 ] || echo "NOTE: the slide-deck skill needs python-pptx for $sandbox_python: sudo $sandbox_python -m pip install --break-system-packages --no-deps '${pip_need[*]}'" >&2
   echo "      Without bubblewrap the sandbox's bash tool is off unless sandbox.allow_unisolated_bash is true." >&2
   exit 0
 fi
-echo "installing system packages: ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing system packages: ${need[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ ${#pip_need[@]} -gt 0 ]; then
+  # --no-deps: its dependencies are Debian's (above); /usr/local/lib/python3.X/dist-packages is on
+  # Debian's python3 path and read-only in the jail
+  echo "installing for the sandbox's python3 from PyPI: ${pip_need[*]}"
+  PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore "$sandbox_python" -m pip install --quiet --no-deps "${pip_need[@]}" \
+    || echo "NOTE: pip could not install ${pip_need[*]}; the slide-deck skill will say so when it runs" >&2
+fi
