@@ -3,8 +3,9 @@
 Usage: python3 check_review.py REVIEW.md --repo REPO_DIR
 
 Checks: a ``# `` title and the sections Summary, Findings and Suggestions; every finding line
-has a severity (**high**, **medium**, **low**) and a ``path:line`` reference; every file the
-review names exists in the repository and every line number is within that file; every Python
+has a severity (**high**, **medium**, **low**) and a ``path:line`` reference; every ``path:line``
+in the review and every file a finding names exists in the repository, every line number within
+its file (a suggestion may name a file to create); every Python
 syntax error inventory.py finds is named in a **high** finding; no template ``<placeholder>`` is
 left. Prints the findings per severity, then OK or each problem with what to fix.
 """
@@ -70,7 +71,9 @@ def check(text: str, repo: Path) -> tuple[list[str], dict[str, int]]:
             problems.append(f"finding {n} names no `path:line`; add the file and line it is about")
         if severity == "high":
             high_files |= {resolve(name, files, repo) for name, _, _ in references(line)}
-    for name, start, end in (ref for line in text.splitlines() for ref in references(line)):
+    named = [ref for line in text.splitlines() for ref in references(line) if ref[1] is not None]
+    named += [ref for line in findings for ref in references(line) if ref[1] is None]
+    for name, start, end in named:
         path = resolve(name, files, repo)
         if path is None:
             problems.append(f"{name} is not a file in the repository; use a path from inventory.py")

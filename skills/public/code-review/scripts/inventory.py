@@ -23,6 +23,8 @@ from pathlib import Path
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", "env", ".tox", ".mypy_cache", ".pytest_cache", "dist", "build"}
 TODO = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b[:\s]*(.*)")
 MAX_BYTES = 2_000_000
+MAX_FILES = 5_000  # beyond this the review covers the first files in path order
+SHOWN = 150
 
 
 @dataclass
@@ -51,6 +53,8 @@ def code_files(repo: Path) -> dict[str, list[str]]:
         if b"\0" in data[:4096]:
             continue
         files[rel.as_posix()] = data.decode("utf-8", errors="replace").splitlines()
+        if len(files) == MAX_FILES:
+            break
     return files
 
 
@@ -103,8 +107,10 @@ def main() -> None:
     if not files:
         sys.exit(f"error: no text files in {repo}")
     print(f"{len(files)} files, {sum(len(v) for v in files.values())} lines in {repo}:")
-    for name, lines in files.items():
+    for name, lines in list(files.items())[:SHOWN]:
         print(f"  {name} ({len(lines)} lines)")
+    if len(files) > SHOWN:
+        print(f"  ... and {len(files) - SHOWN} more files (see them with ls or glob)")
     kinds = sorted({f.kind for f in findings})
     print(f"{len(findings)} findings" + (f" ({', '.join(f'{sum(f.kind == k for f in findings)} {k}' for k in kinds)})" if kinds else "") + ":")
     for finding in findings:

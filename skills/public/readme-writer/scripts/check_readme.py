@@ -55,6 +55,8 @@ def problem_with(command: str, facts: Facts, root: Path) -> str | None:
 
     args = [w for w in words[1:] if not w.startswith("-")]
     if first in ("python", "python3"):
+        if "-c" in words:
+            return None
         if "-m" in words[1:-1]:
             module = words[words.index("-m") + 1]
             path = module.replace(".", "/")
