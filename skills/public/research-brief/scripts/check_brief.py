@@ -65,7 +65,8 @@ def check(text: str, folder: Path) -> tuple[list[str], dict[int, str], int]:
         if not match:
             problems.append(f"under ## Sources write '[n] <file> - <title>' lines; cannot read {line[:60]!r}")
             continue
-        number, name = int(match[1]), match[2]
+        number, name = int(match[1]), match[2].strip("`")
+        name = name.removeprefix(f"{folder.as_posix().rstrip('/')}/")  # the path sources.py printed
         listed[number] = name
         if name not in by_name:
             problems.append(f"source [{number}] {name!r} is not an uploaded file; cite only the files sources.py lists")
