@@ -56,6 +56,7 @@ def test_every_public_skill_is_valid_and_listed() -> None:
     assert catalog.problems == []
     assert {"sql-over-csv", "data-cleaning", "image-tools", "diagram", "text-to-speech", "dashboard", "meeting-notes"} <= set(catalog.skills)
     assert {"data-analysis", "report-writing", "web-page-builder", "skill-creator", "deep-research", "slide-deck", "word-document", "spreadsheet", "pdf-report", "markdown-to-slides", "letter-or-email"} <= set(catalog.skills)
+    assert {"research-brief", "code-review", "test-writer", "readme-writer", "translate-keep-format"} <= set(catalog.skills)
 
 
 async def test_data_analysis_profiles_csv_and_draws_png(home: Path) -> None:
