@@ -97,6 +97,8 @@ from herdsman.middleware.run_scope import RunContext
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
 from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
+from herdsman.skills.command_env import SkillCommandEnv
+from herdsman.skills.secrets import SkillSecrets
 from herdsman.skills.switches import disabled_skills
 
 LEAD_AGENT_NAME = "lead_agent"
@@ -254,7 +256,8 @@ def create_lead_agent(
     model = resolver.get(lead_name)
     provider = sandbox_provider or build_sandbox_provider(config)
     disabled = set(config.tools.disabled)
-    tools = [t for t in [*make_sandbox_tools(provider, config.sandbox), *extra_tools] if t.name not in disabled]
+    secrets = SkillCommandEnv(SkillSecrets.of(config)) if config.skills.enabled else None  # a skill's secrets to its commands
+    tools = [t for t in [*make_sandbox_tools(provider, config.sandbox, secrets), *extra_tools] if t.name not in disabled]
     tools += build_tools(config, provider, lead_name, taken=[t.name for t in tools])  # web, images, MCP
     if memory is None and config.memory.enabled:
         memory = open_memory(config, resolver, lead_name, store)
