@@ -33,5 +33,7 @@ def test_a_users_own_skill_is_hidden_from_jails_and_file_tools(tmp_path: Path, s
         assert "name: team-notes" in sandbox.read_text("/mnt/skills/custom/team-notes/SKILL.md")
         with pytest.raises(PathEscapeError, match="own skills"):
             sandbox.read_text("/mnt/skills/custom/@ana/csv-report/SKILL.md")
+        listed = sandbox.list_dir("/mnt/skills/custom") + sandbox.glob("**/SKILL.md", "/mnt/skills")
+        assert "/mnt/skills/custom/team-notes/SKILL.md" in listed and not any("@ana" in p for p in listed)
     finally:
         provider.close()

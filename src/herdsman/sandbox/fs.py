@@ -669,6 +669,8 @@ class ThreadFiles:
                         except OSError:
                             continue  # gone meanwhile
                         vpath = f"{vdir.rstrip('/')}/{child}"
+                        if vpath.startswith(USER_SKILLS):
+                            continue  # users' own skills: not listed either (see locate)
                         count += 1
                         yield WalkEntry(vpath, child, st, depth)
                         if stat.S_ISDIR(st.st_mode) and depth < max_depth and child not in skip_dirs:
