@@ -120,3 +120,17 @@ async def test_a_secret_reaches_the_skills_command_and_nothing_else(tmp_path: Pa
     assert any("checkpoint" in p.name for p in kept), kept  # the search looked where the tool result is kept
     out, err = capfd.readouterr()
     assert SECRET not in caplog.text and SECRET not in out and SECRET not in err
+
+
+def test_a_required_secret_set_by_the_local_user_makes_the_skill_available(tmp_path: Path) -> None:
+    from herdsman.skills.catalog import agent_skills
+
+    folder = tmp_path / "skills" / "custom" / "paid-api"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(skill_md("paid-api", "Calls a paid API.", **{"required-secrets": "[PAID_TOKEN_NEVER_IN_ENV]"}))
+    config = make_config(tmp_path / "home", skills={"path": str(tmp_path / "skills")})
+    assert agent_skills(config).unavailable == {"paid-api": ["PAID_TOKEN_NEVER_IN_ENV"]}
+    SkillSecrets.of(config).set("ana", load_skills(tmp_path / "skills").all_skills[0], "PAID_TOKEN_NEVER_IN_ENV", SECRET)
+    assert "paid-api" not in agent_skills(config).skills  # another user's value does not count for the agent
+    SkillSecrets.of(config).set(None, load_skills(tmp_path / "skills").all_skills[0], "PAID_TOKEN_NEVER_IN_ENV", SECRET)
+    assert "paid-api" in agent_skills(config).skills

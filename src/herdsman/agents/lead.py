@@ -96,10 +96,10 @@ from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
 from herdsman.middleware.run_scope import RunContext
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
-from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
+from herdsman.skills import SkillCatalog
+from herdsman.skills.catalog import agent_skills
 from herdsman.skills.command_env import SkillCommandEnv
 from herdsman.skills.secrets import SkillSecrets
-from herdsman.skills.switches import disabled_skills
 
 LEAD_AGENT_NAME = "lead_agent"
 
@@ -271,7 +271,7 @@ def create_lead_agent(
         tools.append(make_memory_tool(memory, writable=config.memory.mode in ("tool", "both")))
     if "ask_clarification" not in disabled:
         tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
-    catalog = load_skills(resolve_skills_root(config), disabled_skills(config))  # config.yaml + switches
+    catalog = agent_skills(config)  # config.yaml + switches + the local user's secrets
     profile = config.model_profile(lead_name)
     if profile == "small":
         prompt = build_small_system_prompt(skill_entries(catalog), subagent_entries, config.lead.extra_instructions)

@@ -17,6 +17,8 @@ import structlog
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.skills.model import SKILL_FILE, USER_PREFIX, Skill, SkillError, Source
 from herdsman.skills.parse import parse_skill_file
+from herdsman.skills.secrets import SkillSecrets
+from herdsman.skills.switches import disabled_skills
 
 log = structlog.get_logger(__name__)
 
@@ -93,9 +95,12 @@ def load_skills(
     disabled: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
     user: str | None = None,
+    secrets: Mapping[str, Mapping[str, str]] | None = None,
 ) -> SkillCatalog:
     """Discover and parse every skill under ``root`` (and ``user``'s own, when given); never
-    raises for a bad skill."""
+    raises for a bad skill. A required secret is present when ``environ`` (default the
+    process's) has it, or ``secrets`` (skill -> variable -> value, a user's
+    :class:`~herdsman.skills.secrets.SkillSecrets`) has it for that skill."""
     catalog = SkillCatalog(root=root)
     if root is None or not root.is_dir():
         return catalog
@@ -120,7 +125,7 @@ def load_skills(
                 log.info("skill_overridden", name=skill.name, by=skill.source, own=owner is not None)
             found[skill.name] = skill
     for name, skill in found.items():
-        missing = skill.missing_secrets(env)
+        missing = skill.missing_secrets({**env, **(secrets or {}).get(name, {})})
         if name in off:
             catalog.disabled.append(skill)
         elif missing:
@@ -129,3 +134,10 @@ def load_skills(
         else:
             catalog.skills[name] = skill
     return catalog
+
+
+def agent_skills(config: HerdsmanConfig) -> SkillCatalog:
+    """The skills an agent built from ``config`` offers: config.yaml's ``skills.disabled`` with
+    the switches applied; a required secret counts when the environment has it or the local
+    user set it (``herdsman skills secret set``)."""
+    return load_skills(resolve_skills_root(config), disabled_skills(config), secrets=SkillSecrets.of(config).load(None))

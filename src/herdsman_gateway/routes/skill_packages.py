@@ -155,7 +155,14 @@ async def put_secret(
         await pools.run(pools.FILES, user, SkillSecrets.of(gw.config).set, user, skill, variable, body.value)
     except SecretError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
+    await _required_changed(gw, skill, user)
     return _secrets_json(gw, skill, user)
+
+
+async def _required_changed(gw: Gateway, skill: Skill, user: str | None) -> None:
+    """The local user's required secret changed: the lead agent counts it (agent_skills), so rebuild it."""
+    if user is None and skill.required_secrets:
+        await gw.rebuild_agent()
 
 
 @router.delete("/{name}/secrets/{variable}", summary="Remove one of the caller's secrets of a skill")
@@ -166,4 +173,5 @@ async def delete_secret(
     skill = await asyncio.to_thread(_skill, gw.config, name, user)
     if not await pools.run(pools.FILES, user, SkillSecrets.of(gw.config).unset, user, skill.name, variable):
         raise HTTPException(404, f"{variable} is not set for {name!r}; set it with PUT /api/skills/{name}/secrets/{variable}")
+    await _required_changed(gw, skill, user)
     return _secrets_json(gw, skill, user)

@@ -30,7 +30,7 @@ from herdsman.sandbox.base import SKILLS_ROOT
 from herdsman.skills import Skill, SkillCatalog, SkillError, load_skills, resolve_skills_root
 from herdsman.skills.model import SKILL_FILE, USER_PREFIX
 from herdsman.skills.parse import NAME_RE
-from herdsman.skills.secrets import declared
+from herdsman.skills.secrets import SkillSecrets, declared
 from herdsman.skills.switches import SkillSwitches, disabled_skills
 from herdsman_gateway.auth import current_user, require_admin
 from herdsman_gateway.container import Gateway, get_gateway
@@ -41,9 +41,10 @@ router = APIRouter(prefix="/api/skills", tags=["skills"], dependencies=[Depends(
 
 def _catalog(config: HerdsmanConfig, user: str | None = None) -> SkillCatalog:
     """Every skill of the skills folder (even when skills are off) and ``user``'s own, with the
-    switches applied."""
+    switches applied and required secrets counted as the lead agent counts them
+    (:func:`~herdsman.skills.catalog.agent_skills`: the environment, or set by the local user)."""
     root = resolve_skills_root(config, when_disabled=True)
-    return load_skills(root, disabled_skills(config), user=user)
+    return load_skills(root, disabled_skills(config), user=user, secrets=SkillSecrets.of(config).load(None))
 
 
 def _status(catalog: SkillCatalog, skill: Skill) -> tuple[str, list[str]]:
@@ -56,7 +57,10 @@ def _status(catalog: SkillCatalog, skill: Skill) -> tuple[str, list[str]]:
         return "disabled", []
     missing = catalog.unavailable.get(skill.name)
     if missing:
-        return "unavailable", [f"needs the environment variable(s) {', '.join(missing)}; set them and restart the gateway"]
+        return "unavailable", [
+            f"needs the environment variable(s) {', '.join(missing)}; set them in the gateway's environment and "
+            "restart it (or, on a gateway without API keys, with PUT /api/skills/{name}/secrets/{VAR})"
+        ]
     return "disabled", []
 
 
