@@ -324,11 +324,7 @@ class DockerShell:
         self._limits = limits
 
     def run(
-        self,
-        paths: ThreadPaths,
-        command: str,
-        timeout: float,
-        cancel: threading.Event | None = None,
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` in the container; a dead container is recreated once and retried."""

@@ -42,11 +42,7 @@ class Shell(Protocol):
     """Runs one command for one thread; the result may still contain host paths."""
 
     def run(
-        self,
-        paths: ThreadPaths,
-        command: str,
-        timeout: float,
-        cancel: threading.Event | None = None,
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` with bash in the thread's workspace; stop early when ``cancel`` is set;

@@ -214,11 +214,7 @@ class PodShell:
         self._limits = limits
 
     def run(
-        self,
-        paths: ThreadPaths,
-        command: str,
-        timeout: float,
-        cancel: threading.Event | None = None,
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` in the pod; a pod that is gone is recreated once and retried.

@@ -74,11 +74,7 @@ class BwrapShell:
             )
 
     def run(
-        self,
-        paths: ThreadPaths,
-        command: str,
-        timeout: float,
-        cancel: threading.Event | None = None,
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` inside a fresh bubblewrap jail."""
@@ -141,11 +137,7 @@ class HostShell:
         self.limiter = limiter or LocalLimiter(Limits.from_config(config))
 
     def run(
-        self,
-        paths: ThreadPaths,
-        command: str,
-        timeout: float,
-        cancel: threading.Event | None = None,
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` with bash on the host; virtual paths in it become host paths."""
@@ -177,11 +169,7 @@ class RefusingShell:
         self.message = message
 
     def run(
-        self,
-        paths: ThreadPaths,
-        command: str,
-        timeout: float,
-        cancel: threading.Event | None = None,
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Always raise CommandNotAllowedError."""
