@@ -63,7 +63,7 @@ from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
 from herdsman_gateway.rate_limit import RateLimit, limit_storage
 from herdsman_gateway.routes import (
-    api, archive, artifacts, files, memory as memory_routes, model_steps, skills, snapshots, tasks, trace, uploads,
+    api, archive, artifacts, files, memory as memory_routes, model_steps, skill_packages, skills, snapshots, tasks, trace, uploads,
 )
 from herdsman_gateway.routes.crons import fire as fire_cron
 from herdsman_gateway.routes.memory import open_gateway_memory
@@ -222,7 +222,7 @@ def create_app(
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, model_steps, uploads, artifacts, archive, files, skills, memory_routes, snapshots, tasks, trace):
+    for module in (api, model_steps, uploads, artifacts, archive, files, skills, skill_packages, memory_routes, snapshots, tasks, trace):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)

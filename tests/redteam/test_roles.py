@@ -28,7 +28,7 @@ SHARED_READ = {  # the same for every key: configuration views, the graph
     ("POST", "/assistants/search"), ("POST", "/assistants/count"),
     ("GET", "/assistants/{assistant_id}"), ("GET", "/assistants/{assistant_id}/graph"),
     ("GET", "/assistants/{assistant_id}/schemas"), ("GET", "/api/models"), ("GET", "/api/mcp/status"),
-    ("GET", "/api/limits"), ("GET", "/api/skills"), ("GET", "/api/skills/{name}"), ("GET", "/api/channels"),
+    ("GET", "/api/limits"), ("GET", "/api/channels"),
     ("GET", "/metrics"),
 }
 OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, new threads and runs
@@ -44,6 +44,11 @@ OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, 
     ("POST", "/runs/crons"), ("POST", "/runs/crons/search"), ("POST", "/runs/crons/count"),
     # by the caller's thread ids or runs only (test_gateway_compat.py tries another user's)
     ("POST", "/threads/prune"), ("POST", "/runs/batch"), ("POST", "/runs/cancel"),
+    # skills: the shared ones plus the caller's own, installs for the caller (shared=true needs an
+    # admin key), secrets of the caller (tests/gateway/test_gateway_skill_packages.py tries another user's)
+    ("GET", "/api/skills"), ("GET", "/api/skills/{name}"), ("POST", "/api/skills/install"),
+    ("GET", "/api/skills/{name}/export"), ("GET", "/api/skills/{name}/secrets"),
+    ("PUT", "/api/skills/{name}/secrets/{variable}"), ("DELETE", "/api/skills/{name}/secrets/{variable}"),
 }
 # Every route with {thread_id} belongs to the thread's owner; every other route with
 # {assistant_id} reads or changes a custom agent, which belongs to its owner (the built-in

@@ -96,8 +96,10 @@ from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
 from herdsman.middleware.run_scope import RunContext
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
-from herdsman.skills import SkillCatalog, load_skills, resolve_skills_root
-from herdsman.skills.switches import disabled_skills
+from herdsman.skills import SkillCatalog
+from herdsman.skills.catalog import agent_skills
+from herdsman.skills.command_env import SkillCommandEnv
+from herdsman.skills.secrets import SkillSecrets
 
 LEAD_AGENT_NAME = "lead_agent"
 
@@ -254,7 +256,8 @@ def create_lead_agent(
     model = resolver.get(lead_name)
     provider = sandbox_provider or build_sandbox_provider(config)
     disabled = set(config.tools.disabled)
-    tools = [t for t in [*make_sandbox_tools(provider, config.sandbox), *extra_tools] if t.name not in disabled]
+    secrets = SkillCommandEnv(SkillSecrets.of(config)) if config.skills.enabled else None  # a skill's secrets to its commands
+    tools = [t for t in [*make_sandbox_tools(provider, config.sandbox, secrets), *extra_tools] if t.name not in disabled]
     tools += build_tools(config, provider, lead_name, taken=[t.name for t in tools])  # web, images, MCP
     if memory is None and config.memory.enabled:
         memory = open_memory(config, resolver, lead_name, store)
@@ -268,7 +271,7 @@ def create_lead_agent(
         tools.append(make_memory_tool(memory, writable=config.memory.mode in ("tool", "both")))
     if "ask_clarification" not in disabled:
         tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
-    catalog = load_skills(resolve_skills_root(config), disabled_skills(config))  # config.yaml + switches
+    catalog = agent_skills(config)  # config.yaml + switches + the local user's secrets
     profile = config.model_profile(lead_name)
     if profile == "small":
         prompt = build_small_system_prompt(skill_entries(catalog), subagent_entries, config.lead.extra_instructions)

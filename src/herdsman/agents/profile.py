@@ -24,8 +24,7 @@ from typing import Any
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.agent_profile import INSTRUCTIONS, MAX_STEPS, SKILLS, SUBAGENT_TYPES, TOOLS
 from herdsman.middleware.model_selection import CONFIG_KEY as MODEL, model_names
-from herdsman.skills import load_skills, resolve_skills_root
-from herdsman.skills.switches import disabled_skills
+from herdsman.skills.catalog import agent_skills
 from herdsman.subagents.types import subagent_types
 
 MAX_INSTRUCTIONS_CHARS = 20_000
@@ -59,7 +58,7 @@ def graph_tools(graph: Any) -> Mapping[str, Any]:
 
 def known_names(config: HerdsmanConfig, graph: Any) -> KnownNames:
     """The names valid for ``config`` and the lead agent ``graph`` (its ``tools`` node)."""
-    skills = load_skills(resolve_skills_root(config), disabled_skills(config)) if config.skills.enabled else None
+    skills = agent_skills(config) if config.skills.enabled else None
     return KnownNames(
         models=model_names(config),
         skills=sorted(skills.skills) if skills else [],

@@ -1,4 +1,5 @@
-"""``herdsman skills``: list, show, validate, create, enable and disable skills.
+"""``herdsman skills``: list, show, validate, create, enable, disable, install and export skills,
+and set the secrets they declare.
 
 A typer sub-app mounted by :mod:`herdsman.cli`; it reads only the config and the skills folder,
 so it starts fast and never builds an agent.
@@ -6,6 +7,7 @@ so it starts fast and never builds an agent.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,13 +18,19 @@ from rich.table import Table
 
 from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.skills.archive import ARCHIVE_SUFFIX, PackageError
 from herdsman.skills.catalog import SkillCatalog, load_skills, resolve_skills_root
-from herdsman.skills.model import SKILL_FILE, SkillError
+from herdsman.skills.install import export_skill, install_skill
+from herdsman.skills.model import SKILL_FILE, Skill, SkillError
 from herdsman.skills.parse import parse_skill_file
 from herdsman.skills.scaffold import new_skill
+from herdsman.skills.secrets import SecretError, SkillSecrets, declared
 from herdsman.skills.switches import SkillSwitches, disabled_skills
 
-skills_app = typer.Typer(help="List, show, validate, create, enable and disable skills.", no_args_is_help=True)
+skills_app = typer.Typer(
+    help="List, show, validate, create, enable, disable, install and export skills; set their secrets.",
+    no_args_is_help=True,
+)
 console = Console()
 err = Console(stderr=True)
 
@@ -165,3 +173,108 @@ def skills_enable(name: str, config: ConfigOpt = None) -> None:
 def skills_disable(name: str, config: ConfigOpt = None) -> None:
     """Switch a skill off: the agent no longer sees it."""
     _switch(name, False, config)
+
+
+UserOpt = Annotated[
+    Optional[str],
+    typer.Option("--user", "-u", help="One user's own skills (their gateway user id); default: shared by everyone."),
+]
+
+
+def _named_skill(config: HerdsmanConfig, name: str, user: str | None) -> Skill:
+    """The skill ``name`` as ``user`` sees it (their own first, then custom, then public); exits 1 if none."""
+    root = resolve_skills_root(config, when_disabled=True)
+    catalog = load_skills(root, user=user)
+    found = [s for s in catalog.all_skills if s.name == name]
+    if not found:
+        names = ", ".join(sorted({s.name for s in catalog.all_skills})) or "none"
+        err.print(f"[red]Error:[/red] no skill named {escape(name)!r}; the skills are: {escape(names)}")
+        raise typer.Exit(1)
+    return found[-1]
+
+
+@skills_app.command("install")
+def skills_install(
+    source: Annotated[str, typer.Argument(help="A .skill archive, a skill folder, or a Git URL (https://, file://, ...).")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace a skill of the same name.")] = False,
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Install a skill: checked completely (front matter, scripts, sizes, links, paths) before anything is written."""
+    root = resolve_skills_root(_config(config), when_disabled=True)
+    assert root is not None
+    try:
+        done = install_skill(source, root, user=user, replace=replace)
+    except (PackageError, SkillError) as exc:
+        err.print(f"[red]Refused:[/red] {escape(str(exc))}; nothing was installed")
+        raise typer.Exit(1) from None
+    verb = "replaced" if done.replaced else "installed"
+    who = f"for user {user}" if user else "for everyone"
+    console.print(f"[green]{verb}[/green] {escape(done.skill.name)} {who} ({done.files} files) in {escape(str(done.skill.directory))}")
+    if done.skill.env or done.skill.required_secrets:
+        names = ", ".join(declared(done.skill))
+        console.print(f"It reads secrets ({escape(names)}); set each with: herdsman skills secret set {done.skill.name} VAR")
+
+
+@skills_app.command("export")
+def skills_export(
+    name: str,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="The archive to write; default ./NAME.skill.")] = None,
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Write a skill's folder as a .skill archive (a zip) that `herdsman skills install` takes back."""
+    skill = _named_skill(_config(config), name, user)
+    target = output or Path.cwd() / f"{skill.name}{ARCHIVE_SUFFIX}"
+    try:
+        count = export_skill(skill, target)
+    except (PackageError, OSError) as exc:
+        err.print(f"[red]Error:[/red] cannot export {escape(name)!r}: {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    console.print(f"[green]exported[/green] {escape(skill.name)} ({count} files) to {escape(str(target))}")
+
+
+secret_app = typer.Typer(help="Secrets a skill declares (env: in SKILL.md), kept per user outside every thread.",
+                         no_args_is_help=True)
+skills_app.add_typer(secret_app, name="secret")
+
+
+@secret_app.command("set")
+def secret_set(
+    name: Annotated[str, typer.Argument(help="The skill.")],
+    variable: Annotated[str, typer.Argument(help="One of the variables the skill declares.")],
+    user: UserOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Set a secret; the value is read from stdin, or asked for (hidden) on a terminal."""
+    cfg = _config(config)
+    skill = _named_skill(cfg, name, user)
+    if sys.stdin.isatty():
+        value = typer.prompt(f"{variable} for {name}", hide_input=True)
+    else:
+        value = sys.stdin.read().rstrip("\r\n")
+    try:
+        SkillSecrets.of(cfg).set(user, skill, variable, value)
+    except SecretError as exc:
+        err.print(f"[red]Error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    console.print(f"[green]set[/green] {escape(variable)} for {escape(name)}; its commands get it as an environment variable")
+
+
+@secret_app.command("unset")
+def secret_unset(name: str, variable: str, user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """Forget a secret."""
+    if not SkillSecrets.of(_config(config)).unset(user, name, variable):
+        err.print(f"[red]Error:[/red] {escape(variable)} is not set for {escape(name)}")
+        raise typer.Exit(1)
+    console.print(f"[green]unset[/green] {escape(variable)} for {escape(name)}")
+
+
+@secret_app.command("list")
+def secret_list(user: UserOpt = None, config: ConfigOpt = None) -> None:
+    """The secrets set, by skill: names only, never values."""
+    names = SkillSecrets.of(_config(config)).names(user)
+    if not names:
+        console.print("No skill secrets set. Set one with: herdsman skills secret set SKILL VAR")
+    for skill, variables in names.items():
+        console.print(f"{escape(skill)}: {escape(', '.join(variables))}")

@@ -7,6 +7,8 @@ real places and never lets a host path show in a result or an error.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -20,6 +22,18 @@ WORKSPACE = f"{USER_DATA_ROOT}/workspace"
 UPLOADS = f"{USER_DATA_ROOT}/uploads"
 OUTPUTS = f"{USER_DATA_ROOT}/outputs"
 SKILLS_ROOT = "/mnt/skills"
+USER_SKILLS = f"{SKILLS_ROOT}/custom/@"  # users' own skills (herdsman.skills.install): hidden from every sandbox
+# variables the harness sets in every command: a command's extra ``env`` never overrides them
+_RESERVED_ENV = re.compile(r"^(?:PATH|HOME|LANG|TERM|MPLCONFIGDIR|SHELL|HERDSMAN_.*|LD_.*|BASH_.*|ENV)$")
+
+
+def command_variables(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The extra variables of one command that may be set: valid names that the harness does not
+    set itself (PATH, HOME, HERDSMAN_RUN_ID by which a command's processes are stopped, ...)."""
+    return {
+        k: v for k, v in (env or {}).items()
+        if k.isidentifier() and k.isascii() and not _RESERVED_ENV.match(k) and "\x00" not in v
+    }
 
 
 class SandboxError(Exception):
@@ -60,8 +74,9 @@ class Sandbox(Protocol):
 
     thread_id: str
 
-    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
-        """Run ``command`` with bash in the workspace; stdout and stderr merged."""
+    def execute(self, command: str, timeout: float | None = None, env: Mapping[str, str] | None = None) -> ExecResult:
+        """Run ``command`` with bash in the workspace; stdout and stderr merged. ``env`` adds
+        variables (a skill's secrets) to this command only (see :func:`command_variables`)."""
         ...
 
     def read_text(self, path: str) -> str:

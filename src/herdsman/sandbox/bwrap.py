@@ -38,9 +38,10 @@ import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from herdsman.sandbox import seccomp
-from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE
+from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, USER_SKILLS, WORKSPACE
 from herdsman.sandbox.paths import ThreadPaths
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -242,6 +243,7 @@ def build_bwrap_argv(
     ]  # fmt: skip
     if paths.skills is not None:
         argv += ["--ro-bind", str(paths.skills), SKILLS_ROOT]
+        argv += hidden_user_skills(paths.skills)
     alias = _python_alias()
     if alias:
         argv += ["--dir", ALIAS_DIR, "--symlink", alias, f"{ALIAS_DIR}/python"]
@@ -256,6 +258,22 @@ def build_bwrap_argv(
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--", _shell(), "-c", command]
+    return argv
+
+
+def hidden_user_skills(skills: Path) -> list[str]:
+    """Arguments laying an empty read-only tmpfs over each user's own skills folder
+    (``custom/@<user>``, :mod:`herdsman.skills.install`): no jail reads another user's skills
+    (nor, for now, its own: the lead agent does not offer them yet)."""
+    prefix = USER_SKILLS.rsplit("/", 1)[1]
+    try:
+        names = sorted(e.name for e in os.scandir(skills / "custom") if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    argv: list[str] = []
+    for name in names:
+        target = USER_SKILLS + name[len(prefix):]
+        argv += ["--tmpfs", target, "--remount-ro", target]
     return argv
 
 

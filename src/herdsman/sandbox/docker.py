@@ -33,6 +33,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -323,7 +324,8 @@ class DockerShell:
         self._limits = limits
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` in the container; a dead container is recreated once and retried."""
         box = self._box
@@ -335,11 +337,11 @@ class DockerShell:
         try:
             container = box.ensure()
             try:
-                exec_id = self._create_exec(container.id, command)
+                exec_id = self._create_exec(container.id, command, env)
             except _ContainerGone:
                 log.info("sandbox container of thread %s is gone; recreating it", paths.thread_id)
                 container = box.recreate()
-                exec_id = self._create_exec(container.id, command)
+                exec_id = self._create_exec(container.id, command, env)
             result = self._stream(exec_id, timeout, cancel)
             if result.exit_code in (137, -1) and not self._provider.is_running(container.id):
                 box.lost()
@@ -379,7 +381,7 @@ class DockerShell:
         finally:
             box.sweeping.release()
 
-    def _create_exec(self, container_id: str, command: str) -> tuple[str, str]:
+    def _create_exec(self, container_id: str, command: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
         run_id = new_run_id()
         api = self._provider.client.api
         try:
@@ -391,7 +393,7 @@ class DockerShell:
                 stdin=False,
                 tty=False,
                 workdir=WORKSPACE,
-                environment=exec_environment(),
+                environment={**(env or {}), **exec_environment()},
             )
         except Exception as exc:  # noqa: BLE001 - docker raises NotFound/APIError/ConnectionError
             if _is_gone(exc):

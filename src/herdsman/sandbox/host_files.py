@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
-from herdsman.sandbox.base import USER_DATA_ROOT, ExecResult, PathList, SandboxError
+from herdsman.sandbox.base import USER_DATA_ROOT, ExecResult, PathList, SandboxError, command_variables
 from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
 from herdsman.sandbox.paths import ThreadPaths
 from herdsman.sandbox.quota import DiskQuota, Usage
@@ -42,9 +42,11 @@ class Shell(Protocol):
     """Runs one command for one thread; the result may still contain host paths."""
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run ``command`` with bash in the thread's workspace; stop early when ``cancel`` is set."""
+        """Run ``command`` with bash in the thread's workspace; stop early when ``cancel`` is set;
+        ``env``: extra variables of this command (already passed through ``command_variables``)."""
         ...
 
 
@@ -150,9 +152,11 @@ class HostFilesSandbox:
             total += entry.st.st_blocks * 512
         return Usage(total, count)
 
-    def execute(self, command: str, timeout: float | None = None) -> ExecResult:
+    def execute(self, command: str, timeout: float | None = None, env: Mapping[str, str] | None = None) -> ExecResult:
         """Run ``command`` with bash in the workspace; output is bounded and scrubbed; a command
-        that takes the thread past its disk quota is stopped and says so."""
+        that takes the thread past its disk quota is stopped and says so. ``env``: extra
+        variables of this command (:func:`~herdsman.sandbox.base.command_variables`)."""
+        extra = command_variables(env)
         check_command(command)
         limit = timeout if timeout and timeout > 0 else self._config.command_timeout_seconds
         cancel = threading.Event()
@@ -160,7 +164,7 @@ class HostFilesSandbox:
             self._running.add(cancel)
         try:
             with self.quota.watch(cancel) as watch:
-                result = self._shell.run(self.paths, command, limit, cancel)
+                result = self._shell.run(self.paths, command, limit, cancel, extra)
         finally:
             with self._running_lock:
                 self._running.discard(cancel)

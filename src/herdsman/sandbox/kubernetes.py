@@ -25,6 +25,8 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
@@ -212,9 +214,13 @@ class PodShell:
         self._limits = limits
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run ``command`` in the pod; a pod that is gone is recreated once and retried."""
+        """Run ``command`` in the pod; a pod that is gone is recreated once and retried.
+
+        ``env`` is not passed: an exec carries no environment, and putting the values in the
+        command line would put them in the API server's request log. The output says so."""
         pod = self._pod
         pod.use(+1)
         run_id = new_run_id()
@@ -234,7 +240,11 @@ class PodShell:
                 self._kill(run_id)
             capture.finish()
             exit_code = 137 if reason != "eof" else (code if code is not None else -1)
-            return capture.result(exit_code, reason)
+            result = capture.result(exit_code, reason)
+            if env:
+                note = "[the skill's secrets are not passed to commands on the kubernetes sandbox yet]"
+                result = replace(result, output=f"{result.output.rstrip()}\n{note}".lstrip())
+            return result
         finally:
             pod.use(-1)
 

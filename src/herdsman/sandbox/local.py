@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Mapping
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import bwrap as bwrap_module
@@ -73,7 +74,8 @@ class BwrapShell:
             )
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` inside a fresh bubblewrap jail."""
         run_id = new_run_id()
@@ -88,7 +90,7 @@ class BwrapShell:
                     network=network is not None,
                     network_args=network.bwrap_args if network else (),
                     read_only_paths=self._config.read_only_paths,
-                    env={"HERDSMAN_RUN_ID": run_id},
+                    env={**(env or {}), "HERDSMAN_RUN_ID": run_id},
                     seccomp_fd=filter_fd,
                     disable_userns=self._disable_userns,
                     tmp_bytes=self._tmp_bytes,
@@ -135,10 +137,12 @@ class HostShell:
         self.limiter = limiter or LocalLimiter(Limits.from_config(config))
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` with bash on the host; virtual paths in it become host paths."""
-        env = {
+        variables = {
+            **(env or {}),
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "HOME": str(paths.workspace),
             "LANG": os.environ.get("LANG", "C.UTF-8"),
@@ -151,7 +155,7 @@ class HostShell:
                 timeout=timeout,
                 max_output_chars=self.limiter.limits.output_chars,
                 cwd=paths.workspace,
-                env=env,
+                env=variables,
                 cancel=cancel,
                 preexec_fn=launch.preexec_fn,
                 kill_tree=launch.kill_tree,
@@ -165,7 +169,8 @@ class RefusingShell:
         self.message = message
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None
+        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Always raise CommandNotAllowedError."""
         raise CommandNotAllowedError(self.message)

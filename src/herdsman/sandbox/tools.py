@@ -21,11 +21,17 @@ file and the action (``created``, ``modified``).
 same for every provider and needs no ripgrep in the jail. Its patterns run on RE2 (linear time,
 see ``search.py``) and it stops after ``MAX_GREP_BYTES`` or ``GREP_SECONDS``; listings and globs
 stop at their own bounds. Each says when it stopped.
+
+``bash`` asks its ``command_env`` (the lead passes :class:`herdsman.skills.command_env.SkillCommandEnv`)
+for variables to add to one command: the run's user's secrets of the skills the command runs.
+Any of their values that the command prints is hidden (:func:`hide_values`) before the output
+reaches the model, the artifact, the trace or a checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import logging
@@ -34,7 +40,7 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Annotated, Any
 
 from langchain.tools import ToolRuntime
@@ -278,17 +284,43 @@ def _snapshot(sandbox: Sandbox) -> FileSnapshot | None:
         return None
 
 
+CommandEnv = Callable[[str, Mapping[str, Any] | None, Mapping[str, Any] | None], Mapping[str, str]]
+"""``(command, run state, run config) -> variables`` to add to the command's environment."""
+HIDDEN = "[secret hidden]"
+MIN_HIDDEN = 4  # shorter values are not hidden in outputs (they would mangle ordinary text)
+
+
+def hide_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with every value of at least :data:`MIN_HIDDEN` characters replaced by ``[secret hidden]``."""
+    for value in sorted({v for v in values if len(v) >= MIN_HIDDEN}, key=len, reverse=True):
+        text = text.replace(value, HIDDEN)
+    return text
+
+
+def _hidden(result: ExecResult, values: Iterable[str]) -> ExecResult:
+    values = list(values)
+    return dataclasses.replace(
+        result,
+        output=hide_values(result.output, values),
+        stdout=None if result.stdout is None else hide_values(result.stdout, values),
+        stderr=None if result.stderr is None else hide_values(result.stderr, values),
+    )
+
+
 def run_traced(
-    sandbox: Sandbox, command: str, cancelled: threading.Event | None = None
+    sandbox: Sandbox, command: str, cancelled: threading.Event | None = None, env: Mapping[str, str] | None = None
 ) -> tuple[ExecResult, dict[str, Any]]:
     """Run ``command`` and describe it for a trace: the bash tool's artifact (module docstring).
     A ``cancelled`` event set before the command starts (the worker takes a snapshot first)
     keeps it from starting at all: a late start would outlive the cancelling loop and run its
-    whole length."""
+    whole length. ``env`` adds variables to the command; their values are hidden in what it printed."""
     before = _snapshot(sandbox)
     if cancelled is not None and cancelled.is_set():
         return ExecResult(exit_code=-1, output="cancelled before it started"), {"command": command, "exit_code": -1}
-    result = sandbox.execute(command)
+    if env:
+        result = _hidden(sandbox.execute(command, env=env), env.values())
+    else:
+        result = sandbox.execute(command)
     after = _snapshot(sandbox) if before is not None else None
     artifact: dict[str, Any] = {"command": command, "exit_code": result.exit_code}
     if result.stdout is None or result.stderr is None:
@@ -323,8 +355,9 @@ class SandboxTools:
     through the run's ``ToolRuntime``.
     """
 
-    def __init__(self, provider: SandboxProvider, config: SandboxConfig) -> None:
+    def __init__(self, provider: SandboxProvider, config: SandboxConfig, command_env: CommandEnv | None = None) -> None:
         self.provider = provider
+        self.command_env = command_env
         self.locks = _EditLocks()
         self.max_chars = config.max_output_chars
         self.timeout = config.command_timeout_seconds
@@ -351,14 +384,26 @@ class SandboxTools:
         runtime: ToolRuntime[Any, dict],
     ) -> tuple[str, dict[str, Any]]:
         """Run a command (blocking)."""
-        return self._described(self.sandbox_of(runtime), command)
+        return self._described(self.sandbox_of(runtime), command, env=self.env_of(command, runtime))
 
-    def _described(self, sandbox: Sandbox, command: str, cancelled: threading.Event | None = None) -> tuple[str, dict[str, Any]]:
+    def env_of(self, command: str, runtime: ToolRuntime[Any, dict]) -> dict[str, str]:
+        """The variables ``command_env`` adds to ``command`` in this run (none when it fails: logged)."""
+        if self.command_env is None:
+            return {}
+        try:
+            return dict(self.command_env(command, getattr(runtime, "state", None), getattr(runtime, "config", None)))
+        except Exception:  # noqa: BLE001 - a broken secrets file must not stop the command
+            log.warning("command environment failed; the command runs without the skill's secrets", exc_info=True)
+            return {}
+
+    def _described(
+        self, sandbox: Sandbox, command: str, cancelled: threading.Event | None = None, env: Mapping[str, str] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """Run ``command``: what the model reads of it (with a note when a search found
         nothing, :mod:`~herdsman.sandbox.grep_hint`) and its artifact; ``outputs/...``-style
         paths in it mean the virtual folders (:func:`~herdsman.sandbox.virtual_folders.rewrite_command`)."""
         command = rewrite_command(command)
-        result, artifact = run_traced(sandbox, command, cancelled)
+        result, artifact = run_traced(sandbox, command, cancelled, env)
         hint = no_match_hint(sandbox, command, result.exit_code, result.output) if not result.timed_out else ""
         return self.bash_result(result, hint), artifact
 
@@ -375,7 +420,7 @@ class SandboxTools:
 
         def traced() -> tuple[str, dict[str, Any]]:
             started.set()
-            return self._described(sandbox, command, cancelled)
+            return self._described(sandbox, command, cancelled, self.env_of(command, runtime))  # reads a file: off the loop
 
         user = pools.user_of(getattr(runtime, "config", None))
         work = asyncio.ensure_future(pools.run(pools.COMMANDS, user, traced))
@@ -666,6 +711,9 @@ class SandboxTools:
         return tools
 
 
-def make_sandbox_tools(provider: SandboxProvider, config: SandboxConfig) -> list[BaseTool]:
-    """The seven sandbox tools, bound to ``provider``; limits come from ``config``."""
-    return SandboxTools(provider, config).as_tools()
+def make_sandbox_tools(
+    provider: SandboxProvider, config: SandboxConfig, command_env: CommandEnv | None = None
+) -> list[BaseTool]:
+    """The seven sandbox tools, bound to ``provider``; limits come from ``config``; ``command_env``
+    adds variables to bash's commands (see the module docstring)."""
+    return SandboxTools(provider, config, command_env).as_tools()

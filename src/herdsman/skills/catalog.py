@@ -1,4 +1,5 @@
-"""Find the skills under the skills folder: public ones, then custom ones that override them.
+"""Find the skills under the skills folder: public ones, then custom ones that override them,
+then (for one user) that user's own ones under ``custom/@<user>/``, which override both.
 
 A broken SKILL.md never stops the agent: it is left out and reported in
 :attr:`SkillCatalog.problems` (logged, and shown by ``herdsman skills list`` / ``validate``).
@@ -14,8 +15,10 @@ from pathlib import Path
 import structlog
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.skills.model import SKILL_FILE, Skill, SkillError, Source
+from herdsman.skills.model import SKILL_FILE, USER_PREFIX, Skill, SkillError, Source
 from herdsman.skills.parse import parse_skill_file
+from herdsman.skills.secrets import SkillSecrets
+from herdsman.skills.switches import disabled_skills
 
 log = structlog.get_logger(__name__)
 
@@ -76,27 +79,41 @@ def _shown(root: Path, directory: Path) -> str:
         return str(directory / SKILL_FILE)
 
 
-def _folders(root: Path, source: Source) -> list[Path]:
-    base = root / source
+def user_folder(root: Path, user: str) -> Path:
+    """The folder of ``user``'s own skills: ``<root>/custom/@<user>``."""
+    return root / "custom" / f"{USER_PREFIX}{user}"
+
+
+def _folders(base: Path) -> list[Path]:
     if not base.is_dir():
         return []
-    return sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    return sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith((".", "_", USER_PREFIX)))
 
 
 def load_skills(
-    root: Path | None, disabled: Iterable[str] = (), environ: Mapping[str, str] | None = None
+    root: Path | None,
+    disabled: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+    user: str | None = None,
+    secrets: Mapping[str, Mapping[str, str]] | None = None,
 ) -> SkillCatalog:
-    """Discover and parse every skill under ``root``; never raises for a bad skill."""
+    """Discover and parse every skill under ``root`` (and ``user``'s own, when given); never
+    raises for a bad skill. A required secret is present when ``environ`` (default the
+    process's) has it, or ``secrets`` (skill -> variable -> value, a user's
+    :class:`~herdsman.skills.secrets.SkillSecrets`) has it for that skill."""
     catalog = SkillCatalog(root=root)
     if root is None or not root.is_dir():
         return catalog
     off = set(disabled)
     env = dict(os.environ if environ is None else environ)
     found: dict[str, Skill] = {}
-    for source in SOURCES:
-        for directory in _folders(root, source):
+    places: list[tuple[Source, Path, str | None]] = [(source, root / source, None) for source in SOURCES]
+    if user is not None:
+        places.append(("custom", user_folder(root, user), user))
+    for source, base, owner in places:
+        for directory in _folders(base):
             try:
-                skill = parse_skill_file(directory, source, shown=_shown(root, directory))
+                skill = parse_skill_file(directory, source, shown=_shown(root, directory), owner=owner)
             except SkillError as exc:
                 catalog.problems.append(exc)
                 log.warning("skill_invalid", error=str(exc))
@@ -105,10 +122,10 @@ def load_skills(
             previous = found.get(skill.name)
             if previous is not None:
                 catalog.overridden.append(previous)
-                log.info("skill_overridden", name=skill.name, by=skill.source)
+                log.info("skill_overridden", name=skill.name, by=skill.source, own=owner is not None)
             found[skill.name] = skill
     for name, skill in found.items():
-        missing = skill.missing_secrets(env)
+        missing = skill.missing_secrets({**env, **(secrets or {}).get(name, {})})
         if name in off:
             catalog.disabled.append(skill)
         elif missing:
@@ -117,3 +134,10 @@ def load_skills(
         else:
             catalog.skills[name] = skill
     return catalog
+
+
+def agent_skills(config: HerdsmanConfig) -> SkillCatalog:
+    """The skills an agent built from ``config`` offers: config.yaml's ``skills.disabled`` with
+    the switches applied; a required secret counts when the environment has it or the local
+    user set it (``herdsman skills secret set``)."""
+    return load_skills(resolve_skills_root(config), disabled_skills(config), secrets=SkillSecrets.of(config).load(None))

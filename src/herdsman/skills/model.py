@@ -8,6 +8,7 @@ from typing import Literal
 
 Source = Literal["public", "custom"]
 SKILL_FILE = "SKILL.md"
+USER_PREFIX = "@"  # skills/custom/@<user>/<skill>/: one user's own skills (no skill name starts with it)
 
 
 class SkillError(ValueError):
@@ -30,7 +31,8 @@ class Skill:
     environment variables the skill reads to their descriptions; ``required_secrets`` lists
     those that must be set for the skill to work. ``outputs`` are glob patterns, relative to
     /mnt/user-data/outputs, of the files the skill delivers: while it is active, the completion
-    check asks for one file matching each before the agent's answer stands.
+    check asks for one file matching each before the agent's answer stands. ``owner`` is set for
+    a skill one user installed for themselves (``skills/custom/@<owner>/<name>``).
     """
 
     name: str
@@ -44,6 +46,7 @@ class Skill:
     required_secrets: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
+    owner: str | None = None  # the user whose own skill this is (skills/custom/@<owner>/); None: shared
 
     @property
     def file(self) -> Path:
@@ -55,6 +58,8 @@ class Skill:
         """The skill's folder as the agent sees it, under ``/mnt/skills``."""
         from herdsman.sandbox.base import SKILLS_ROOT  # here, so the skills CLI starts without the sandbox
 
+        if self.owner is not None:
+            return f"{SKILLS_ROOT}/{self.source}/{USER_PREFIX}{self.owner}/{self.directory.name}"
         return f"{SKILLS_ROOT}/{self.source}/{self.directory.name}"
 
     @property

@@ -113,9 +113,16 @@ def _check_license(value: Any, file: str) -> str | None:
 
 
 def parse_skill_text(
-    text: str, *, file: str | Path, directory: Path, source: Source = "custom", check_folder: bool = True
+    text: str,
+    *,
+    file: str | Path,
+    directory: Path,
+    source: Source = "custom",
+    check_folder: bool = True,
+    owner: str | None = None,
 ) -> Skill:
-    """Parse the text of a SKILL.md; ``file`` is how errors name it. Raises SkillError."""
+    """Parse the text of a SKILL.md; ``file`` is how errors name it; ``owner`` is the user of a
+    per-user skill. Raises SkillError."""
     shown = str(file)
     data, body = split_front_matter(text, shown)
     unknown = [k for k in data if k not in KNOWN_FIELDS]
@@ -164,11 +171,15 @@ def parse_skill_text(
         required_secrets=secrets,
         outputs=outputs,
         metadata=dict(metadata),
+        owner=owner,
     )
 
 
-def parse_skill_file(directory: Path, source: Source = "custom", shown: str | None = None) -> Skill:
-    """Parse ``<directory>/SKILL.md``; ``shown`` is how errors name the file (default its path)."""
+def parse_skill_file(
+    directory: Path, source: Source = "custom", shown: str | None = None, owner: str | None = None
+) -> Skill:
+    """Parse ``<directory>/SKILL.md``; ``shown`` is how errors name the file (default its path);
+    ``owner`` is the user of a per-user skill."""
     path = directory / SKILL_FILE
     label = shown or str(path)
     try:
@@ -179,4 +190,4 @@ def parse_skill_file(directory: Path, source: Source = "custom", shown: str | No
         raise SkillError(label, "is not UTF-8 text; save it as UTF-8") from None
     except OSError as exc:
         raise SkillError(label, f"cannot be read ({exc.strerror or exc})") from None
-    return parse_skill_text(text, file=label, directory=directory, source=source)
+    return parse_skill_text(text, file=label, directory=directory, source=source, owner=owner)
