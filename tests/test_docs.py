@@ -3,6 +3,7 @@ the configuration reference matches the schema, and the commands shown exist."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 from pathlib import Path
@@ -16,6 +17,9 @@ DOCS = REPO / "docs"
 PAGES = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.DOTALL | re.MULTILINE)
+MODULE = re.compile(r"`(herdsman(?:_gateway)?(?:\.\w+)+)")
+REPO_PATH = re.compile(r"`((?:src|tests|benchmarks|scripts|deploy|docker|web)/[\w./-]+)")
+MADE_LATER = {"deploy/compose/.env", "tests/gateway/artifacts/langgraph_compat.json"}  # by the user, by a test run
 
 
 def _prose(text: str) -> str:
@@ -52,6 +56,39 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist(page: Path) 
         elif anchor and file.suffix == ".md" and anchor not in anchors(file):
             broken.append(f"{target}: no heading with the anchor #{anchor} in {file.name}")
     assert broken == [], f"{page.relative_to(REPO)}: {broken}"
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``dotted`` names an importable module, or an attribute of one (``pkg.mod.Class``)."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            found = importlib.util.find_spec(".".join(parts[:i])) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            target = importlib.import_module(".".join(parts[:i]))
+            for attr in parts[i:]:
+                if not hasattr(target, attr):
+                    return False
+                target = getattr(target, attr)
+            return True
+    return False
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_module_and_repository_path_named_exists(page: Path) -> None:
+    """A module moved or renamed leaves no page pointing at where it was (``herdsman.x.y`` names
+    are imported; ``src/``, ``tests/``, ``benchmarks/``... paths looked up)."""
+    text = _prose(page.read_text())
+    gone = [name for name in sorted(set(MODULE.findall(text))) if not resolves(name)]
+    gone += [path for path in sorted(set(REPO_PATH.findall(text)) - MADE_LATER) if not (REPO / path).exists()]
+    assert gone == [], f"{page.relative_to(REPO)} names what does not exist: {gone}"
+
+
+def test_the_module_check_sees_a_name_that_is_gone() -> None:
+    assert resolves("herdsman.runtime") and resolves("herdsman.client.HerdsmanClient")
+    assert not resolves("herdsman.no_such_module") and not resolves("herdsman.client.NoSuchClass")
 
 
 def test_the_link_check_sees_a_broken_link(tmp_path: Path) -> None:
