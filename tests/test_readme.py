@@ -27,20 +27,19 @@ def test_the_first_screen_says_which_address_to_open_in_a_browser() -> None:
     assert "gateway.port" in screen  # and how to change it
 
 
-def _herdsman_examples() -> list[str]:
-    """The ``herdsman`` command lines the README shows: every line of its bash blocks, and the
-    inline ones of its first screens (the first 40 lines) that are whole commands."""
-    text = (REPO / "README.md").read_text()
+def herdsman_examples(text: str, head_lines: int = 40) -> list[str]:
+    """The ``herdsman`` command lines a page shows: every line of its bash blocks, and the
+    inline ones of its first screens (the first ``head_lines`` lines) that are whole commands."""
     lines = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL):
         lines += [line.split("  #")[0].strip() for line in block.splitlines()]
-    head = re.sub(r"```.*?```", "", "\n".join(text.splitlines()[:40]), flags=re.DOTALL)
+    head = re.sub(r"```.*?```", "", "\n".join(text.splitlines()[:head_lines]), flags=re.DOTALL)
     lines += [span for span in re.findall(r"`([^`]+)`", head) if "|" not in span and "..." not in span]
     found = [re.sub(r"^\.venv/bin/", "", line) for line in lines if re.match(r"(\.venv/bin/)?herdsman ", line)]
     return [re.sub(r"\s*\[[^\]]*\]", "", line) for line in found]  # [--thread ID]: an optional part
 
 
-def test_every_herdsman_example_names_a_real_command_and_real_options() -> None:
+def assert_real_herdsman_commands(examples: list[str]) -> None:
     """Each example's sub-command exists and takes each option it shows (a renamed option in an
     example fails a newcomer's first try)."""
     import shlex
@@ -49,8 +48,6 @@ def test_every_herdsman_example_names_a_real_command_and_real_options() -> None:
 
     from herdsman.cli import app
 
-    examples = _herdsman_examples()
-    assert any(e.startswith("herdsman run ") for e in examples) and any(e.startswith("herdsman setup ") for e in examples)
     root = typer.main.get_command(app)
     for example in examples:
         words = shlex.split(example)[1:]
@@ -63,6 +60,20 @@ def test_every_herdsman_example_names_a_real_command_and_real_options() -> None:
         for word in words:
             if word.startswith("-"):
                 assert word.split("=")[0] in known, f"{example!r}: herdsman {' '.join(path)} has no option {word}"
+
+
+def test_every_herdsman_example_names_a_real_command_and_real_options() -> None:
+    examples = herdsman_examples((REPO / "README.md").read_text())
+    assert any(e.startswith("herdsman run ") for e in examples)
+    assert any(e.startswith("herdsman setup ") for e in examples)
+    assert_real_herdsman_commands(examples)
+
+
+def test_the_readme_is_a_way_in_not_the_manual() -> None:
+    """Under 150 lines, saying what Herdsman is before anything else; the rest is in docs/."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    assert len(lines) < 150, f"README.md has {len(lines)} lines: move the detail into docs/"
+    assert lines[0] == "# Herdsman" and "agent harness" in " ".join(lines[1:3]).lower()
 
 
 def test_the_python_client_example_runs_as_a_script_against_the_gateway(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from tests.sandbox.podman_engine import EngineUnavailable, shared_engine
 
 LIMITS = {"memory_mb": 128, "pids": 64, "cpus": 1, "file_size_mb": 16}
 PROVIDERS = ["local", "local_bwrap", "docker"]
+ISOLATED = ["local_bwrap", "docker"]  # the providers whose commands run jailed
 
 
 @dataclass
@@ -79,8 +80,17 @@ def _config(root: Path, **sandbox: Any) -> HerdsmanConfig:
     return HerdsmanConfig.model_validate({"home": str(root / "home"), "skills": {"path": str(root / "skills")}, "sandbox": section})
 
 
-@pytest.fixture(scope="module", params=PROVIDERS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every case runs against every provider; a case for isolated commands (it takes
+    ``isolated``) only against the providers that jail them, rather than skipping ``local``."""
+    if "box" in metafunc.fixturenames:
+        names = ISOLATED if "isolated" in metafunc.fixturenames else PROVIDERS
+        metafunc.parametrize("box", names, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
 def box(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Box]:
+    """The provider named by the case's parameter, shared by the module's cases (see pytest_generate_tests)."""
     name = request.param
     root = tmp_path_factory.mktemp(f"escape-{name}")
     if name == "local":
@@ -108,10 +118,9 @@ def box(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.fixture
 def isolated(box: Box) -> Box:
-    """The box, for cases that only hold for isolated commands."""
-    if not box.isolated:
-        pytest.skip("local runs commands on the host by explicit opt-in (allow_unisolated_bash); "
-                    "isolation cases apply to local_bwrap and docker")  # fmt: skip
+    """The box, for cases that only hold for isolated commands (``local`` runs commands on the
+    host by explicit opt-in, ``allow_unisolated_bash``: these cases are not generated for it)."""
+    assert box.isolated, box.name
     return box
 
 

@@ -165,12 +165,13 @@ async def test_user_keys_cannot_change_shared_settings(secured: RunningGateway) 
             for key in (ANA, BO):
                 res = await http.request(method, _fill(path, ids), headers={"x-api-key": key})
                 assert res.status_code == 403 and "admin" in res.json()["detail"], (method, path, res.text)
+        # the fixture's demo skill: listed and on, until an admin key turns it off for everyone
         skills = (await http.get("/api/skills", headers={"x-api-key": ANA})).json()
-        assert all(s["enabled"] for s in skills["skills"] if s["name"] == "demo")
+        assert [s["enabled"] for s in skills["skills"] if s["name"] == "demo"] == [True], skills
         res = await http.post("/api/skills/demo/disable", headers={"x-api-key": ADMIN})
-        assert res.status_code == 200
+        assert res.status_code == 200, res.text
         skills = (await http.get("/api/skills", headers={"x-api-key": BO})).json()
-        assert not any(s["enabled"] for s in skills["skills"] if s["name"] == "demo")
+        assert [s["enabled"] for s in skills["skills"] if s["name"] == "demo"] == [False], skills
 
 
 async def test_another_users_key_sees_none_of_a_thread(secured: RunningGateway) -> None:
