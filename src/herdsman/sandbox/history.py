@@ -260,23 +260,22 @@ def _home_index(path: Path) -> _Index:
 def _scope_of(directory: Path) -> tuple[str, bool]:
     """The id of the history in ``directory`` in the home index, and whether it was just made
     (written whole before it shows: two processes making it at once agree on one)."""
-    path = directory / SCOPE_FILE
+    path = str(directory / SCOPE_FILE)
+    scope = os.urandom(16).hex()
     try:
-        return path.read_text().strip(), False
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".scope-")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        for _ in range(100):  # another process made it a moment ago: its one write may still be coming
+            with open(path, "rb") as file:
+                if len(kept := file.read().strip()) == len(scope):
+                    return kept.decode(), False
+            time.sleep(0.01)
+        raise HistoryError(f"{path} does not hold a history id; delete it (the thread's versions then start again)") from None
     try:
-        with os.fdopen(fd, "w") as out:
-            out.write(os.urandom(16).hex())
-        try:
-            os.link(tmp, path)  # fails when another process made it first
-            made = True
-        except FileExistsError:
-            made = False
+        os.write(fd, scope.encode())
     finally:
-        os.unlink(tmp)
-    return path.read_text().strip(), made
+        os.close(fd)
+    return scope, True
 
 
 class _Rows:
@@ -426,11 +425,20 @@ class FileHistory:
     def _put_listing(self, listing: dict[str, Entry]) -> str:
         data = json.dumps(listing, sort_keys=True, separators=(",", ":")).encode()
         digest = hashlib.sha256(data).hexdigest()
-        if not self._object(digest).exists():
-            fd, name = tempfile.mkstemp(dir=self.objects)
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            self._keep(Path(name), digest, len(data))
+        target = f"{self.objects}/{digest[:2]}/{digest[2:]}"
+        if not os.path.exists(target):  # (strings, not Paths: a new thread's first capture stores four)
+            staged = f"{self.objects}/.listing-{os.getpid()}-{threading.get_ident()}"  # one at a time per thread
+            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+            try:
+                os.mkdir(os.path.dirname(target))
+            except FileExistsError:
+                pass
+            os.replace(staged, target)
+            self._new_bytes += len(data)
         return digest
 
     def _listing(self, digest: str) -> dict[str, Entry]:
