@@ -285,15 +285,16 @@ def wait_ready(url: str, proc: subprocess.Popen, path: str = "/api/health", time
     raise SystemExit(f"the server did not answer {path} in {timeout:.0f} s")
 
 
-def start_gateway(port: int, steps: int, home: str, config_name: str) -> subprocess.Popen:
-    """A child process serving this checkout's gateway on ``port`` (see :func:`serve`); ready when this returns
-    (within 180 s, as the reference server is given: on a loaded machine at low priority the
-    gateway's imports alone took more than 30 s)."""
-    repo = Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
+def start_gateway(port: int, steps: int, home: str, config_name: str, repo: Path | None = None) -> subprocess.Popen:
+    """A child process serving this checkout's gateway on ``port`` (see :func:`serve`), or the one of
+    the checkout ``repo`` (another commit, to compare); ready when this returns (within 180 s, as
+    the reference server is given: on a loaded machine at low priority the gateway's imports alone
+    took more than 30 s)."""
+    repo = repo or Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(repo)])}
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve-port", str(port), "--steps", str(steps), "--home", home,
-         "--ours", config_name],
+        [sys.executable, str(repo / "benchmarks" / "gateway_load.py"), "--serve-port", str(port), "--steps", str(steps),
+         "--home", home, "--ours", config_name],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:
@@ -333,6 +334,9 @@ def main() -> None:
                         help="--reference: read each server's memory after it served this many runs")
     parser.add_argument("--reference-jobs", type=int, default=10,
                         help="--reference: langgraph dev --n-jobs-per-worker (10 is its default)")
+    parser.add_argument("--baseline", type=Path,
+                        help="--reference: also serve the default configuration of this other checkout (a worktree "
+                        "of an earlier commit), as the side 'baseline', to measure a change before and after in one run")
     parser.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -343,7 +347,8 @@ def main() -> None:
         from langgraph_reference.compare import compare
 
         figures = compare(runs=args.runs, rounds=max(1, args.rounds), clients=max(1, args.clients),
-                          kind=args.client, rss_after=args.rss_after, reference_jobs=args.reference_jobs)
+                          kind=args.client, rss_after=args.rss_after, reference_jobs=args.reference_jobs,
+                          baseline=args.baseline)
         print(json.dumps(figures))
         return
     port = free_port()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 
 import pytest
@@ -61,6 +62,33 @@ async def test_a_cancelled_caller_keeps_its_slot_until_the_thread_is_done(small_
     assert not third.done()  # the cancelled call's thread still works: its slot is not free
     release.set()
     assert await third == "third" and await second is True
+
+
+async def test_a_call_gives_its_error_and_context_and_one_cancelled_before_it_began_never_runs() -> None:
+    """A call's exception reaches its caller, its context variables go with it, and a call whose
+    caller stopped waiting before a thread took it is not run (as ``run_in_executor``'s)."""
+    pools.configure(PoolsConfig(files=1, files_per_user=1))
+    try:
+        who = contextvars.ContextVar("who")
+        who.set("ana")
+        assert await pools.run(pools.FILES, None, who.get) == "ana"
+        with pytest.raises(ZeroDivisionError):
+            await pools.run(pools.FILES, None, lambda: 1 / 0)
+
+        release, ran = threading.Event(), []
+        busy = asyncio.create_task(pools.run(pools.FILES, "bo", release.wait, 10))  # holds the pool's one thread
+        await asyncio.sleep(0.05)
+        queued = asyncio.create_task(pools.run(pools.FILES, "cy", ran.append, "queued"))
+        await asyncio.sleep(0.05)  # handed to the pool, behind bo's
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        release.set()
+        assert await busy is True
+        assert await pools.run(pools.FILES, "cy", lambda: "after") == "after"
+        assert ran == [] and pools.busy(pools.FILES, "cy") == 0
+    finally:
+        pools.configure(PoolsConfig())
 
 
 async def test_the_default_pool_is_sized_and_named() -> None:

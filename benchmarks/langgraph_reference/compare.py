@@ -2,7 +2,8 @@
 
 Three servers run side by side on the same scripted work (one ``ls`` of the workspace, then an
 answer): our gateway in its default configuration (SQLite checkpointer, file history on), our
-gateway with the in-memory checkpointer, and ``langgraph dev`` (server.py) serving
+gateway with the in-memory checkpointer (with ``--baseline DIR``, also the default configuration
+of the checkout in DIR: a change's before and after in the same rounds), and ``langgraph dev`` (server.py) serving
 graph.py. Before timing, one run on each shows the same work was done (``transcripts``:
 the thread's messages after the run; ``same_work``: they are alike). Then ``rounds`` bursts of ``runs`` concurrent streamed
 runs go to each server in turn, the order reversed every other round (ABBA), so a neighbour's
@@ -96,14 +97,18 @@ def ratios(ours: dict[str, Any], reference: dict[str, Any]) -> dict[str, float |
     return {k: float(f"{ours[k] / reference[k]:.3g}") if reference.get(k) and reference[k] > 0 else None for k in KEYS}
 
 
-def _start_sides(stack: Path, venv: Path, reference_jobs: int) -> list[Side]:
+def _start_sides(stack: Path, venv: Path, reference_jobs: int, baseline: Path | None = None) -> list[Side]:
     sides = []
+    ours = [(name, name, None) for name in gateway_load.CONFIGS]  # default, memory
+    if baseline is not None:
+        ours.append(("baseline", "default", baseline))
     try:
-        for name in gateway_load.CONFIGS:  # default, memory
+        for name, config_name, repo in ours:
             home = stack / f"home-{name}"
             home.mkdir()
             port = gateway_load.free_port()
-            sides.append(Side(name, gateway_load.start_gateway(port, STEPS, str(home), name), f"http://127.0.0.1:{port}"))
+            proc = gateway_load.start_gateway(port, STEPS, str(home), config_name, repo)
+            sides.append(Side(name, proc, f"http://127.0.0.1:{port}"))
         port = gateway_load.free_port()
         project = reference_server.write_project(stack / "reference")
         proc = reference_server.start(venv, project, port, reference_jobs)
@@ -120,11 +125,13 @@ def _start_sides(stack: Path, venv: Path, reference_jobs: int) -> list[Side]:
     return sides
 
 
-def compare(runs: int, rounds: int, clients: int, kind: str, rss_after: int, reference_jobs: int) -> dict[str, Any]:
-    """Run the comparison (see the module docstring); its figures."""
+def compare(runs: int, rounds: int, clients: int, kind: str, rss_after: int, reference_jobs: int,
+            baseline: Path | None = None) -> dict[str, Any]:
+    """Run the comparison (see the module docstring); its figures. ``baseline``: another checkout
+    whose default configuration is one more side (``baseline``), for a change's before and after."""
     venv = reference_server.ensure_venv()
     with tempfile.TemporaryDirectory() as tmp:
-        sides = _start_sides(Path(tmp), venv, reference_jobs)
+        sides = _start_sides(Path(tmp), venv, reference_jobs, baseline)
         try:
             transcripts = {side.name: transcript(side.url) for side in sides}
             for n in range(rounds):

@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -182,21 +181,43 @@ async def run(kind: str, user: str | None, fn: Callable[..., T], /, *args: Any, 
     except BaseException:
         _leave(key, slot, table, release=False)
         raise
-    try:
-        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-        future: Future[T] = _POOLS.executor(kind).submit(call)
-    except BaseException:
-        _leave(key, slot, table, release=True)
-        raise
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
 
-    def done(_: Future[T]) -> None:
+    def work() -> None:
+        """On the pool's thread: run ``fn`` (unless its caller stopped waiting before it began),
+        then hand back the slot and the outcome in ONE wake-up of the loop (``wrap_future`` and a
+        done callback took two)."""
+        outcome: tuple[bool, Any] = (True, None)
+        if not future.cancelled():
+            try:
+                outcome = (True, context.run(fn, *args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
+                outcome = (False, exc)
         try:
-            loop.call_soon_threadsafe(_leave, key, slot, table, True)
+            loop.call_soon_threadsafe(_finish, key, slot, table, future, outcome)
         except RuntimeError:  # the loop is closed: nobody waits for this slot any more
             pass
 
-    future.add_done_callback(done)
-    return await asyncio.wrap_future(future, loop=loop)
+    try:
+        _POOLS.executor(kind).submit(work)
+    except BaseException:
+        _leave(key, slot, table, release=True)
+        raise
+    return await future
+
+
+def _finish(key: tuple[str, str, int], slot: _Slot, table: dict[tuple[str, str, int], _Slot],
+            future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    """On the loop: give the slot back, and the outcome to the caller still waiting for it."""
+    _leave(key, slot, table, True)
+    if future.done():  # its caller was cancelled
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
 
 
 def busy(kind: str, user: str | None) -> int:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import httpx
 
+from herdsman.sandbox.history import HOME_INDEX
 from tests.gateway.gateway_support import HOLD, running_gateway, user_message
 from tests.support import make_config
 
@@ -101,8 +103,10 @@ async def test_stateless_run_streams_and_leaves_no_thread(client) -> None:
 
 async def test_a_stateless_run_leaves_none_of_its_files_on_disk(gateway, client) -> None:
     """The temporary thread of a stateless run goes with its files: what the agent wrote in the
-    sandbox (and the thread's folder) stayed under <home>/threads/<id> for good."""
-    threads_root = gateway.app.state.gateway.config.resolve_home() / "threads"
+    sandbox (and the thread's folder) stayed under <home>/threads/<id> for good; and with the rows
+    of its file versions in the home's index (one more per stateless run, for good, otherwise)."""
+    home = gateway.app.state.gateway.config.resolve_home()
+    threads_root = home / "threads"
     before = set(threads_root.iterdir()) if threads_root.exists() else set()
     parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("write note.txt one-off"),
                                                  stream_mode="updates")]
@@ -110,6 +114,9 @@ async def test_a_stateless_run_leaves_none_of_its_files_on_disk(gateway, client)
     after = set(threads_root.iterdir()) if threads_root.exists() else set()
     assert after == before
     assert not list(threads_root.rglob("note.txt"))
+    with sqlite3.connect(home / HOME_INDEX) as index:  # the run's checkpoints had versions there
+        assert index.execute("SELECT COUNT(*) FROM versions").fetchone()[0] == 0
+        assert index.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
 
 
 async def test_join_after_disconnect_loses_and_repeats_nothing(client, model) -> None:

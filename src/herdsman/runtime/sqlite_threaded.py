@@ -15,7 +15,7 @@ async ones must not be awaited after :func:`open_sqlite_saver` / :func:`open_sql
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -87,6 +87,23 @@ class ThreadedSqliteStore(SqliteStore):
         """:meth:`batch` on the connection's thread."""
         ops = list(ops)
         return await self.thread.call(self.batch, ops)
+
+    async def aupdate(
+        self, namespace: tuple[str, ...], key: str, change: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+    ) -> dict[str, Any] | None:
+        """Read the value at ``namespace``/``key`` (None when there is none), write what ``change``
+        makes of it (nothing when it makes None), and return that: one call on the connection's
+        thread, instead of a hand-off for the read and another for the write (and no other call of
+        this process between the two)."""
+
+        def update() -> dict[str, Any] | None:
+            item = self.get(namespace, key)
+            value = change(item.value if item is not None else None)
+            if value is not None:
+                self.put(namespace, key, value)
+            return value
+
+        return await self.thread.call(update)
 
 
 def _connect(path: str, pragmas: Sequence[str], **kwargs: Any) -> sqlite3.Connection:

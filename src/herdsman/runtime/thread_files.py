@@ -1,7 +1,8 @@
 """Delete what a thread keeps on disk: its sandbox stopped, ``<home>/threads/<id>`` removed.
 
 Used when a thread is deleted (``DELETE /threads/{id}``, prune) and when a stateless run's
-temporary thread ends, so nothing a thread wrote outlives it. The removal works by descriptors
+temporary thread ends, so nothing a thread wrote outlives it (nor the rows of its file versions
+in the home's index). The removal works by descriptors
 and never follows a symlink the sandbox left there; folders the jail closed (``chmod 500``,
 ``000``) are opened again first when the gateway is not root (``sandbox/tree.py``), and a
 ``user-data`` kept on the quota volume goes with its subvolume (``sandbox/volume.py``), so a
@@ -15,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from herdsman.sandbox.history import forget_thread
 from herdsman.sandbox.paths import thread_dir
 from herdsman.sandbox.tree import remove_tree
 from herdsman.sandbox.volume import remove_volume_data
@@ -30,5 +32,6 @@ def remove_thread_files(sandbox: Any, home: Path, thread_id: str) -> None:
     folder = thread_dir(home, thread_id)
     remove_volume_data(folder / "user-data")
     failed = remove_tree(folder)
+    forget_thread(home, thread_id)  # and the rows of its file versions in the home's index
     if failed:
         log.warning("thread_file_not_removed", thread_id=thread_id, count=len(failed), first=failed[0][:200])

@@ -92,17 +92,30 @@ class ThreadStore:
         metadata: dict[str, Any] | None = None,
         status: ThreadStatus | None = None,
     ) -> ThreadRecord | None:
-        """Merge ``metadata`` into the thread's and set ``status``; None when the thread is unknown."""
-        record = await self.get(thread_id)
-        if record is None:
-            return None
-        if metadata:
-            record.metadata = {**record.metadata, **metadata}
-        if status:
-            record.status = status
-        record.updated_at = utc_now()
-        await self.store.aput(THREADS_NS, thread_id, record.to_dict())
-        return record
+        """Merge ``metadata`` into the thread's and set ``status``; None when the thread is unknown.
+
+        On a store that can (``aupdate``: the SQLite one), read and written in one hand-off to its
+        thread: a run updates its thread's record a few times, each a read and a write."""
+
+        def change(value: dict[str, Any] | None) -> dict[str, Any] | None:
+            if value is None:
+                return None
+            record = ThreadRecord(**value)
+            if metadata:
+                record.metadata = {**record.metadata, **metadata}
+            if status:
+                record.status = status
+            record.updated_at = utc_now()
+            return record.to_dict()
+
+        if (aupdate := getattr(self.store, "aupdate", None)) is not None:
+            value = await aupdate(THREADS_NS, thread_id, change)
+        else:
+            item = await self.store.aget(THREADS_NS, thread_id)
+            value = change(item.value if item is not None else None)
+            if value is not None:
+                await self.store.aput(THREADS_NS, thread_id, value)
+        return ThreadRecord(**value) if value is not None else None
 
     async def delete(self, thread_id: str) -> bool:
         """Forget the thread and its runs; False when it did not exist."""

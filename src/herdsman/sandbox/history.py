@@ -4,7 +4,10 @@ Layout, under ``<home>/threads/<id>/history/`` (beside ``user-data``, never moun
 
 - ``objects/ab/<sha256>``: file contents and folder listings, content-addressed: written once,
   never changed, shared by every version that has them.
-- ``index.sqlite``: the version of each checkpoint (``checkpoint_id -> root``), in order.
+- the index: the version of each checkpoint (``checkpoint_id -> root``), in order. A thread's
+  history made by :func:`thread_history` keeps it in the home's one index (``<home>/file-versions.sqlite``,
+  its rows under the id written in ``history/index-scope``); a history made with no home index, or
+  whose folder holds an ``index.sqlite`` already (made before the home index), keeps its own.
 
 A folder listing is JSON ``{name: entry}``, an entry being ``["f", mode, digest, size]``,
 ``["l", target]`` or ``["d", mode, digest]`` (the sub-folder's listing): git's layout, so a step
@@ -34,6 +37,14 @@ link shares the inode, so the next in-place write in the sandbox would change th
 
 Sparse files are stored by their data (``SEEK_DATA``/``SEEK_HOLE``), holes kept as holes, and
 counted by it: a 1 GB file of 12 KB of data costs a version 12 KB, not 1 GB.
+
+Why one index per home: a SQLite file of its own cost each new thread ~8 ms of CPU and ~50 ms
+of fsyncs (the file, its switch to WAL, its tables) before its first checkpoint, and a burst of
+runs on many threads closed and opened indexes as they went past the open-index bound. In the
+home's index a new thread costs its rows. Whose rows they are is the id in ``index-scope``, made
+with the thread's history folder and deleted with it: a thread deleted and made again with the same
+id (by any process, on any code) gets a new id, and never the versions of the one before, which
+are deleted when the new id is made.
 
 Bounds: a file larger than ``max_bytes`` is never read (that capture fails with a message and
 its checkpoint has no files to restore); past ``max_bytes`` of stored contents or ``keep_last``
@@ -130,10 +141,10 @@ def _open_index_limit() -> int:
     return max(32, min(128, soft // 24))
 
 
-# the histories whose index connection is open, least recently used first: at most MAX_OPEN_INDEXES
-# stay open (three descriptors each with WAL), so a process that saw many threads keeps few files open
+# the indexes whose connection is open, least recently used first: at most MAX_OPEN_INDEXES stay
+# open (three descriptors each with WAL), so a process that saw many threads keeps few files open
 MAX_OPEN_INDEXES = _open_index_limit()
-_OPEN: OrderedDict["FileHistory", None] = OrderedDict()
+_OPEN: OrderedDict["_Index", None] = OrderedDict()
 _OPEN_LOCK = threading.Lock()
 SWEEP_GRACE = 600.0  # seconds a new object is safe from a sweep (another process may still be recording it)
 
@@ -141,9 +152,13 @@ SWEEP_GRACE = 600.0  # seconds a new object is safe from a sweep (another proces
 INDEX_SCHEMA = 1  # PRAGMA user_version of an index whose tables are all there
 
 
+HOME_INDEX = "file-versions.sqlite"  # the home's index of every thread's versions (see the module docstring)
+SCOPE_FILE = "index-scope"  # in a history's folder: the id its rows in the home's index are kept under
+
+
 def _make_index(db: sqlite3.Connection) -> None:
-    """Make (or bring up to date) the index's tables in ONE transaction: a new thread's index cost
-    a commit per statement (five), and reading ``user_version`` spares all of it once done."""
+    """Make (or bring up to date) a thread's own index's tables in ONE transaction: a new thread's
+    index cost a commit per statement (five), and reading ``user_version`` spares all of it once done."""
     db.execute("BEGIN IMMEDIATE")  # DDL does not open the transaction of ``with db`` by itself
     db.execute(
         "CREATE TABLE IF NOT EXISTS versions (checkpoint_id TEXT PRIMARY KEY, root TEXT, "
@@ -156,39 +171,213 @@ def _make_index(db: sqlite3.Connection) -> None:
     db.execute(f"PRAGMA user_version = {INDEX_SCHEMA}")
 
 
+def _make_home_index(db: sqlite3.Connection) -> None:
+    """Make the home index's tables: a thread's own index's, each row under its thread and scope."""
+    db.execute("BEGIN IMMEDIATE")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS versions (thread TEXT NOT NULL, scope TEXT NOT NULL, checkpoint_id TEXT NOT NULL, "
+        "root TEXT, created REAL NOT NULL, seq INTEGER NOT NULL, message_id TEXT, PRIMARY KEY (scope, checkpoint_id))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS meta (thread TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL, "
+        "value INTEGER NOT NULL, PRIMARY KEY (scope, key))"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS versions_seq ON versions (scope, seq)")
+    db.execute("CREATE INDEX IF NOT EXISTS versions_thread ON versions (thread)")
+    db.execute("CREATE INDEX IF NOT EXISTS meta_thread ON meta (thread)")
+    db.execute(f"PRAGMA user_version = {INDEX_SCHEMA}")
+
+
+class _Index:
+    """One index file and the connection to it, kept open between uses (closed when
+    MAX_OPEN_INDEXES other indexes were used since, or when the index goes): opening one per read
+    or write cost more than the writes (measured: 72 per run of five steps). One caller at a time:
+    the connection is shared by the threads, and for the home's index by the histories, that use it."""
+
+    def __init__(self, path: Path, make: Any) -> None:
+        """The index at ``path``, its tables made by ``make`` (in a transaction) when it has none."""
+        self.path = path
+        self._make = make
+        self._lock = threading.RLock()
+        self._held: list[sqlite3.Connection | None] = [None]
+        self._in_use = 0
+        weakref.finalize(self, _close_held, self._held)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL: consistent after any crash; a power cut may lose the last versions
+            if db.execute("PRAGMA user_version").fetchone()[0] < INDEX_SCHEMA:
+                with db:
+                    self._make(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The index in a transaction (committed at the end, rolled back on an error)."""
+        with self._lock:
+            if self._held[0] is None:
+                self._held[0] = self._connect()
+            _used(self)
+            self._in_use += 1
+            try:
+                with self._held[0] as db:
+                    yield db
+            finally:
+                self._in_use -= 1
+
+    def close(self) -> bool:
+        """Close the connection unless another thread is using it; False when busy."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._in_use:  # this thread is inside a transaction on it (the lock is reentrant)
+                return False
+            _close_held(self._held)
+            return True
+        finally:
+            self._lock.release()
+
+
+_HOME_INDEXES: "weakref.WeakValueDictionary[Path, _Index]" = weakref.WeakValueDictionary()
+_HOME_LOCK = threading.Lock()
+
+
+def _home_index(path: Path) -> _Index:
+    """The process's one :class:`_Index` of the home index at ``path``."""
+    path = Path(os.path.abspath(path))  # one connection for the file, however the home was written
+    with _HOME_LOCK:
+        index = _HOME_INDEXES.get(path)
+        if index is None:
+            index = _HOME_INDEXES[path] = _Index(path, _make_home_index)
+        return index
+
+
+def _scope_of(directory: Path) -> tuple[str, bool]:
+    """The id of the history in ``directory`` in the home index, and whether it was just made
+    (written whole before it shows: two processes making it at once agree on one)."""
+    path = str(directory / SCOPE_FILE)
+    scope = os.urandom(16).hex()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        for _ in range(100):  # another process made it a moment ago: its one write may still be coming
+            with open(path, "rb") as file:
+                if len(kept := file.read().strip()) == len(scope):
+                    return kept.decode(), False
+            time.sleep(0.01)
+        raise HistoryError(f"{path} does not hold a history id; delete it (the thread's versions then start again)") from None
+    try:
+        os.write(fd, scope.encode())
+    finally:
+        os.close(fd)
+    return scope, True
+
+
+class _Rows:
+    """The SQL for one history's rows: its own index's tables, or its share of the home's (every
+    statement limited to its scope, every row made with its thread and scope)."""
+
+    def __init__(self, index: _Index, thread: str | None = None, scope: str | None = None) -> None:
+        """``thread`` and ``scope`` for the home's index; neither for a history's own."""
+        self.index = index
+        self._where = "scope = ? AND " if scope else ""
+        self._columns = "thread, scope, " if scope else ""
+        self._marks = "?, ?, " if scope else ""
+        self._key = "scope, " if scope else ""
+        self._scope: tuple[str, ...] = (scope,) if scope else ()
+        self._made: tuple[str, ...] = (thread or "", scope) if scope else ()
+
+    def record(self, db: sqlite3.Connection, checkpoint_id: str, root: str | None, message_id: str | None) -> None:
+        """Add (or update the root of) the row of ``checkpoint_id``, after every other."""
+        seq = db.execute(f"SELECT COALESCE(MAX(seq), 0) + 1 FROM versions WHERE {self._where}1", self._scope).fetchone()[0]
+        db.execute(
+            f"INSERT INTO versions ({self._columns}checkpoint_id, root, created, seq, message_id) "
+            f"VALUES ({self._marks}?, ?, ?, ?, ?) ON CONFLICT({self._key}checkpoint_id) DO UPDATE SET root = excluded.root",
+            (*self._made, checkpoint_id, root, time.time(), seq, message_id),
+        )
+
+    def root_of(self, db: sqlite3.Connection, checkpoint_id: str) -> Any:
+        """The row ``(root,)`` of ``checkpoint_id``, or None."""
+        return db.execute(f"SELECT root FROM versions WHERE {self._where}checkpoint_id = ?", (*self._scope, checkpoint_id)).fetchone()
+
+    def rows(self, db: sqlite3.Connection) -> list[tuple[str, str | None, float, str | None]]:
+        """Every (checkpoint id, root, time, message id), oldest first."""
+        return list(db.execute(
+            f"SELECT checkpoint_id, root, created, message_id FROM versions WHERE {self._where}1 ORDER BY seq", self._scope
+        ))
+
+    def set_bytes(self, db: sqlite3.Connection, value: int, *, add: bool) -> None:
+        """Set the stored bytes to ``value``, or (``add``) add it to them."""
+        new = "value + excluded.value" if add else "excluded.value"
+        db.execute(
+            f"INSERT INTO meta ({self._columns}key, value) VALUES ({self._marks}'bytes', ?) "
+            f"ON CONFLICT({self._key}key) DO UPDATE SET value = {new}",
+            (*self._made, value),
+        )
+
+    def stored_bytes(self, db: sqlite3.Connection) -> int:
+        """The stored bytes (0 when none were counted)."""
+        row = db.execute(f"SELECT value FROM meta WHERE {self._where}key = 'bytes'", self._scope).fetchone()
+        return int(row[0]) if row else 0
+
+    def drop_root(self, db: sqlite3.Connection, root: str) -> None:
+        """Mark the checkpoints of version ``root`` as keeping no files."""
+        db.execute(f"UPDATE versions SET root = NULL WHERE {self._where}root = ?", (*self._scope, root))
+
+    def delete(self, db: sqlite3.Connection, checkpoints: list[str]) -> None:
+        """Delete the rows of ``checkpoints``."""
+        db.executemany(f"DELETE FROM versions WHERE {self._where}checkpoint_id = ?", [(*self._scope, c) for c in checkpoints])
+
+    def forget_others(self, db: sqlite3.Connection) -> None:
+        """Delete the rows the thread's earlier histories (deleted since) left in the home's index."""
+        if self._made and db.execute("SELECT 1 FROM versions WHERE thread = ? AND scope <> ? LIMIT 1", self._made).fetchone():
+            for table in ("versions", "meta"):
+                db.execute(f"DELETE FROM {table} WHERE thread = ? AND scope <> ?", self._made)
+
+
 class FileHistory:
     """The versions of one thread's files (see the module docstring). Use :meth:`of` so every
     user in a process shares one instance per thread (its lock keeps a sweep from deleting what a
     capture is writing)."""
 
     @classmethod
-    def of(cls, files: ThreadFiles, directory: Path, config: SnapshotsConfig) -> "FileHistory":
+    def of(cls, files: ThreadFiles, directory: Path, config: SnapshotsConfig, home_index: Path | None = None) -> "FileHistory":
         """The process's history kept in ``directory`` (made on first use)."""
         with _SHARED_LOCK:
             history = _SHARED.get(directory)
             # a history whose folder is gone (its thread was deleted) starts again, empty
             if history is None or history.files.paths != files.paths or not history.objects.is_dir():
-                history = _SHARED[directory] = cls(files, directory, config)
+                history = _SHARED[directory] = cls(files, directory, config, home_index=home_index)
             return history
 
     def __init__(
         self, files: ThreadFiles, directory: Path, config: SnapshotsConfig,
-        journal: ChangeJournal | Literal[False] | None = None,
+        journal: ChangeJournal | Literal[False] | None = None, home_index: Path | None = None,
     ) -> None:
         """``files`` reaches the thread's files; versions are kept in ``directory``. ``journal``:
-        the change journal that spares walks (None: the process's; False: none, every capture walks)."""
+        the change journal that spares walks (None: the process's; False: none, every capture walks).
+        ``home_index``: the home's index file, where the rows go (unless ``directory`` has an index
+        of its own already); None: an index of its own in ``directory``."""
         self.files = files
         self.directory = directory
         self.config = config
         self.objects = directory / "objects"
         self.objects.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        # one connection to the index, kept open between uses (closed when the history goes or when
-        # MAX_OPEN_INDEXES others were used since): opening one per read or write cost more than
-        # the writes (measured: 72 per run of five steps)
-        self._held: list[sqlite3.Connection | None] = [None]
-        self._in_index = 0
-        weakref.finalize(self, _close_held, self._held)
+        own = directory / "index.sqlite"
+        if home_index is None or own.exists():
+            self._rows = _Rows(_Index(own, _make_index))
+        else:
+            scope, made = _scope_of(directory)
+            self._rows = _Rows(_home_index(home_index), files.paths.thread_id, scope)
+            if made:
+                with self._index() as db:
+                    self._rows.forget_others(db)
         # vpath -> (size, mtime_ns, ctime_ns, ino, digest) of the last capture: unchanged files are not read
         self._seen: dict[str, tuple[int, int, int, int, str]] = {}
         # the last capture's folders (virtual path -> listing, sub-folder digests filled) and digests
@@ -208,42 +397,15 @@ class FileHistory:
         self._new_bytes = 0
         self._capture_bytes = 0
         self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
-        with self._index() as db:
-            if db.execute("PRAGMA user_version").fetchone()[0] < INDEX_SCHEMA:
-                _make_index(db)
-
-    def _db(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")  # WAL: consistent after any crash; a power cut may lose the last versions
-        return db
+        with self._index():
+            pass  # made (or checked) now: an index that cannot be opened fails here, not at the first record
 
     @contextmanager
     def _index(self) -> Iterator[sqlite3.Connection]:
         """The index in a transaction (committed at the end, rolled back on an error), one caller
-        at a time (the connection is shared by the threads that use this history)."""
-        with self._lock:
-            if self._held[0] is None:
-                self._held[0] = self._db()
-            _used(self)
-            self._in_index += 1
-            try:
-                with self._held[0] as db:
-                    yield db
-            finally:
-                self._in_index -= 1
-
-    def _close_index(self) -> bool:
-        """Close the index connection unless another thread is using it; False when busy."""
-        if not self._lock.acquire(blocking=False):
-            return False
-        try:
-            if self._in_index:  # this thread is inside a transaction on it (the lock is reentrant)
-                return False
-            _close_held(self._held)
-            return True
-        finally:
-            self._lock.release()
+        at a time, while this history is held."""
+        with self._lock, self._rows.index.transaction() as db:
+            yield db
 
     # -- objects ----------------------------------------------------------------------------
 
@@ -263,11 +425,20 @@ class FileHistory:
     def _put_listing(self, listing: dict[str, Entry]) -> str:
         data = json.dumps(listing, sort_keys=True, separators=(",", ":")).encode()
         digest = hashlib.sha256(data).hexdigest()
-        if not self._object(digest).exists():
-            fd, name = tempfile.mkstemp(dir=self.objects)
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            self._keep(Path(name), digest, len(data))
+        target = f"{self.objects}/{digest[:2]}/{digest[2:]}"
+        if not os.path.exists(target):  # (strings, not Paths: a new thread's first capture stores four)
+            staged = f"{self.objects}/.listing-{os.getpid()}-{threading.get_ident()}"  # one at a time per thread
+            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+            try:
+                os.mkdir(os.path.dirname(target))
+            except FileExistsError:
+                pass
+            os.replace(staged, target)
+            self._new_bytes += len(data)
         return digest
 
     def _listing(self, digest: str) -> dict[str, Entry]:
@@ -310,13 +481,12 @@ class FileHistory:
         n, self._new_bytes = self._new_bytes, 0
         if n:
             with self._index() as db:
-                db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = value + ?", (n, n))
+                self._rows.set_bytes(db, n, add=True)
 
     def stored_bytes(self) -> int:
         """Bytes of objects kept (contents and listings)."""
         with self._index() as db:
-            row = db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()
-        return int(row[0]) if row else 0
+            return self._rows.stored_bytes(db)
 
     # -- capture ----------------------------------------------------------------------------
 
@@ -519,19 +689,14 @@ class FileHistory:
         ``message_id``: the id of the checkpoint's last message (what a trace step is found by).
         True when ``root`` is not the version this history recorded last (a prune may be due)."""
         with self._index() as db:
-            seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM versions").fetchone()[0]
-            db.execute(
-                "INSERT INTO versions (checkpoint_id, root, created, seq, message_id) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(checkpoint_id) DO UPDATE SET root = excluded.root",
-                (checkpoint_id, root, time.time(), seq, message_id),
-            )
+            self._rows.record(db, checkpoint_id, root, message_id)
         new, self._recorded = root != self._recorded, root
         return new
 
     def version_of(self, checkpoint_id: str) -> str:
         """The version of ``checkpoint_id``; HistoryError when its files are not kept."""
         with self._index() as db:
-            row = db.execute("SELECT root FROM versions WHERE checkpoint_id = ?", (checkpoint_id,)).fetchone()
+            row = self._rows.root_of(db, checkpoint_id)
         if row is None or row[0] is None:
             raise HistoryError(
                 f"the files of checkpoint {checkpoint_id} are not kept (it is older than "
@@ -546,7 +711,7 @@ class FileHistory:
     def versions_with_messages(self) -> list[tuple[str, str | None, float, str | None]]:
         """Every (checkpoint id, version or None, time, id of its last message), oldest first."""
         with self._index() as db:
-            return list(db.execute("SELECT checkpoint_id, root, created, message_id FROM versions ORDER BY seq"))
+            return self._rows.rows(db)
 
     # -- reading a version ------------------------------------------------------------------
 
@@ -706,7 +871,7 @@ class FileHistory:
                     break  # the newest version stays
                 gone = roots.pop(0)
                 with self._index() as db:
-                    db.execute("UPDATE versions SET root = NULL WHERE root = ?", (gone,))
+                    self._rows.drop_root(db, gone)
                 dropped += 1
                 self._sweep(roots)
             return dropped
@@ -716,7 +881,7 @@ class FileHistory:
         with self._lock:
             stale = [c for c, _, _ in self.versions() if c not in live_checkpoints and not c.startswith("before-restore-")]
             with self._index() as db:
-                db.executemany("DELETE FROM versions WHERE checkpoint_id = ?", [(c,) for c in stale])
+                self._rows.delete(db, stale)
             self._sweep(list(dict.fromkeys(r for _, r, _ in self.versions() if r is not None)))
             return len(stale)
 
@@ -752,25 +917,25 @@ class FileHistory:
             else:
                 path.unlink(missing_ok=True)
         with self._index() as db:
-            db.execute("INSERT INTO meta VALUES ('bytes', ?) ON CONFLICT(key) DO UPDATE SET value = ?", (total, total))
+            self._rows.set_bytes(db, total, add=False)
 
 
-def _used(history: FileHistory) -> None:
-    """Note that ``history``'s index was just used, and close the least recently used indexes past
+def _used(index: _Index) -> None:
+    """Note that ``index`` was just used, and close the least recently used indexes past
     MAX_OPEN_INDEXES (one in use by another thread stays open and is tried again later)."""
     with _OPEN_LOCK:
-        _OPEN[history] = None
-        _OPEN.move_to_end(history)
+        _OPEN[index] = None
+        _OPEN.move_to_end(index)
         excess = [_OPEN.popitem(last=False)[0] for _ in range(max(0, len(_OPEN) - MAX_OPEN_INDEXES))]
-    busy = [h for h in excess if not h._close_index()]
+    busy = [i for i in excess if not i.close()]
     if busy:
         with _OPEN_LOCK:
-            for h in busy:
-                _OPEN[h] = None
+            for i in busy:
+                _OPEN[i] = None
 
 
 def _close_held(held: list[sqlite3.Connection | None]) -> None:
-    """Close the index connection a history held (when the history is dropped)."""
+    """Close the connection an index held (when it is closed or dropped)."""
     if held[0] is not None:
         held[0].close()
         held[0] = None
@@ -787,4 +952,16 @@ def thread_history(provider: Any, config: Any, thread_id: str) -> FileHistory | 
     sandbox = provider.acquire(thread_id)
     if not isinstance(sandbox, HostBackedSandbox):
         return None
-    return FileHistory.of(sandbox.files, thread_dir(config.home, thread_id) / "history", config.sandbox.snapshots)
+    return FileHistory.of(sandbox.files, thread_dir(config.home, thread_id) / "history", config.sandbox.snapshots,
+                          home_index=Path(config.home) / HOME_INDEX)
+
+
+def forget_thread(home: Path, thread_id: str) -> None:
+    """Delete every row of ``thread_id`` from the home's index (its thread and files are being
+    deleted: a stateless run's thread each time), so the index does not grow with deleted threads."""
+    path = Path(home) / HOME_INDEX
+    if not path.exists():
+        return
+    with _home_index(path).transaction() as db:
+        for table in ("versions", "meta"):
+            db.execute(f"DELETE FROM {table} WHERE thread = ?", (thread_id,))
