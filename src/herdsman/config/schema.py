@@ -273,9 +273,9 @@ def parse_port_ranges(text: str) -> list[tuple[int, int]]:
     """``'3000-3999,8080'`` as ``[(3000, 3999), (8080, 8080)]``; ValueError naming the fix otherwise."""
     ranges = []
     for part in (p.strip() for p in text.split(",")):
-        low, _, high = part.partition("-")
+        low, dash, high = part.partition("-")
         try:
-            pair = (int(low), int(high or low))
+            pair = (int(low), int(high) if dash else int(low))
         except ValueError:
             raise ValueError(f"{part!r} is not a port or a range; write e.g. 3000-9000 or 3000-3999,8080") from None
         if not 1 <= pair[0] <= pair[1] <= 65535:
