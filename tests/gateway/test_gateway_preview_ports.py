@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.sandbox.bwrap import bwrap_status
@@ -34,6 +36,8 @@ def respond(messages: list[Any]) -> Any:
     if words[0] == "serve":
         command = f"cd {SITE} && exec python3 -m http.server {words[1]} --bind 127.0.0.1"
         return {"tool_calls": [{"name": "bash", "args": {"command": command, "background": True}}]}
+    if words[0] == "background":
+        return {"tool_calls": [{"name": "bash", "args": {"command": " ".join(words[1:]), "background": True}}]}
     return {"tool_calls": [{"name": "bash", "args": {"command": " ".join(words[1:])}}]}
 
 
@@ -125,3 +129,44 @@ def test_a_background_command_that_fails_or_listens_elsewhere_says_so(served) ->
             time.sleep(0.1)
         sandbox.background_jobs()[0].stop()
         assert not sandbox.background_jobs()[0].running
+
+
+# A WebSocket echo server with the standard library only (the jail's python3 has no websockets):
+# the handshake, then each text frame the browser sends comes back as "echo: <text>".
+ECHO_SERVER = """
+import base64, hashlib, socket, struct
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 8765)); srv.listen()
+while True:
+    conn, _ = srv.accept(); f = conn.makefile("rb")
+    head = {}
+    for line in iter(f.readline, b"\\r\\n"):
+        k, _, v = line.decode().partition(":"); head[k.strip().lower()] = v.strip()
+    accept = base64.b64encode(hashlib.sha1((head["sec-websocket-key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+    conn.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + b"\\r\\n\\r\\n")
+    while True:
+        b0, b1 = f.read(2)
+        if b0 & 15 == 8: conn.close(); break
+        n = b1 & 127
+        n = struct.unpack(">H", f.read(2))[0] if n == 126 else n
+        mask = f.read(4); data = bytes(c ^ mask[i % 4] for i, c in enumerate(f.read(n)))
+        out = b"echo: " + data
+        conn.sendall(bytes([0x81, len(out)]) + out)
+"""
+
+
+def test_a_websocket_of_a_server_in_the_jail_is_relayed(served) -> None:
+    with httpx.Client(base_url=served.url, timeout=60) as http:
+        tid = http.post("/threads", json={}, headers=ANA).json()["thread_id"]
+        served.app.state.gateway.sandbox.acquire(tid).write_text("/mnt/user-data/workspace/echo.py", ECHO_SERVER)
+        said = ask(http, tid, "background python3 echo.py")
+        assert "listening on port 8765" in said, said
+        base = http.post(f"/api/threads/{tid}/preview/token", headers=ANA).json()["base_url"].replace("http://", "ws://")
+    with connect(f"{base}/8765/socket", open_timeout=10) as ws:
+        for text in ("hi", "the counter is 3"):
+            ws.send(text)
+            assert ws.recv(timeout=10) == f"echo: {text}"
+    # the token still decides: another thread's path, or a port outside the range, gets no socket
+    for url in (f"{base.replace(tid, 'f' * 8 + tid[8:])}/8765/socket", f"{base}/22/socket"):
+        with pytest.raises(InvalidStatus):
+            connect(url, open_timeout=10)

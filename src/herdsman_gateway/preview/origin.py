@@ -6,7 +6,7 @@ their own (``gateway.preview_origin``: loopback, the gateway's port + 1 by defau
 different origin to the browser, whose only routes are::
 
     /t/{token}/preview/{thread_id}/files/{path}     a file of the thread's outputs or workspace
-    /t/{token}/preview/{thread_id}/{port}/{path}    a server listening in the thread's sandbox
+    /t/{token}/preview/{thread_id}/{port}/{path}    a server listening in the thread's sandbox (HTTP, WebSocket)
 
 Nothing else answers there (404): no API, no web UI, no API key accepted. The ``token``
 (``tokens.py``) is bound to the thread, the user and an expiry; the gateway issues it to the
@@ -31,7 +31,7 @@ from typing import Any
 
 import structlog
 import uvicorn
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Request, WebSocket
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from herdsman.config.schema import GatewayConfig
@@ -39,7 +39,7 @@ from herdsman_gateway.auth import owns
 from herdsman_gateway.body_limit import BodyLimit
 from herdsman_gateway.preview import policy
 from herdsman_gateway.preview.files import file_response
-from herdsman_gateway.preview.ports import relay
+from herdsman_gateway.preview.ports import relay, relay_websocket
 from herdsman_gateway.preview.tokens import InvalidToken, PreviewTokens
 from herdsman_gateway.routes.threads import not_found
 
@@ -140,6 +140,19 @@ class PreviewOrigin:
         return grant.user
 
 
+def port_socket(origin: PreviewOrigin, thread_id: str, port: int) -> Callable[[], Any]:
+    """What makes a socket into the thread's sandbox for ``port``; 403 for a port outside
+    ``sandbox.preview.ports``, 501 for a provider without port preview."""
+    gw = origin.gateway()
+    ports = gw.config.sandbox.preview
+    if not ports.allows(port):
+        raise HTTPException(403, f"Port {port} cannot be shown: it is not in sandbox.preview.ports ({ports.ports})")
+    make_socket = getattr(gw.sandbox.acquire(thread_id), "preview_socket", None)
+    if make_socket is None:
+        raise HTTPException(501, f"Port {port} cannot be shown: this sandbox provider has no port preview")
+    return partial(make_socket, port)
+
+
 def build_origin_app(origin: PreviewOrigin) -> FastAPI:
     """The preview origin's app: the preview routes and a 404 for everything else."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
@@ -163,16 +176,18 @@ def build_origin_app(origin: PreviewOrigin) -> FastAPI:
     @app.api_route("/t/{token}/preview/{thread_id}/{port}/{path:path}", methods=RELAYED_METHODS)
     async def preview_port(request: Request, token: str, thread_id: str, port: int, path: str) -> Response:
         user = await origin.authorize(token, thread_id)
-        gw = origin.gateway()
-        ports = gw.config.sandbox.preview
-        if not ports.allows(port):
-            raise HTTPException(403, f"Port {port} cannot be shown: it is not in sandbox.preview.ports ({ports.ports})")
-        sandbox = gw.sandbox.acquire(thread_id)
-        make_socket = getattr(sandbox, "preview_socket", None)
-        if make_socket is None:
-            raise HTTPException(501, f"Port {port} cannot be shown: this sandbox provider has no port preview")
         prefix = f"/t/{token}/preview/{thread_id}/{port}"
-        return await relay(request, partial(make_socket, port), user, port, path, prefix)
+        return await relay(request, port_socket(origin, thread_id, port), user, port, path, prefix)
+
+    @app.websocket("/t/{token}/preview/{thread_id}/{port}/{path:path}")
+    async def preview_port_socket(websocket: WebSocket, token: str, thread_id: str, port: int, path: str) -> None:
+        try:
+            user = await origin.authorize(token, thread_id)
+            make_socket = port_socket(origin, thread_id, port)
+        except HTTPException as exc:
+            await websocket.close(code=1008, reason=str(exc.detail)[:120])
+            return
+        await relay_websocket(websocket, make_socket, user, port, path)
 
     @app.api_route("/{rest:path}", methods=RELAYED_METHODS,
                    include_in_schema=False)

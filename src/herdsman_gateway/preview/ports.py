@@ -9,7 +9,9 @@ only address is that socket, so no name or address from the request is ever dial
 stream both ways (the request's is bounded by ``gateway.max_request_bytes``, the response is
 never buffered); the server's cookies, CSP and CORS headers are dropped and the preview origin's
 sandboxing headers set (``policy.py``); a redirect to the server's own root is kept under the
-preview prefix. One connection per request, closed when the response ends.
+preview prefix. One connection per request, closed when the response ends. A WebSocket on the
+same path is relayed message by message (``websockets``' client on the jail's socket), each
+message at most :data:`MAX_WS_MESSAGE` bytes.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpcore
-from fastapi import HTTPException, Request
+from fastapi import HTTPException, Request, WebSocket
 from fastapi.responses import StreamingResponse
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidHandshake
+from websockets.typing import Subprotocol
 
 from herdsman import pools
 from herdsman.sandbox.base import SandboxError
@@ -29,6 +34,7 @@ from herdsman_gateway.preview import policy
 
 CONNECT_SECONDS = 5.0
 READ_SECONDS = 300.0
+MAX_WS_MESSAGE = 1024 * 1024
 DROPPED_REQUEST_HEADERS = frozenset({
     "host", "cookie", "authorization", "x-api-key", "connection", "keep-alive", "proxy-connection",
     "proxy-authorization", "te", "trailer", "upgrade", "transfer-encoding",
@@ -142,3 +148,49 @@ async def relay(request: Request, make_socket: Callable[[], Any], user: str | No
     answer = StreamingResponse(body(), status_code=response.status)
     answer.raw_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in policy.relayed_headers(headers)]
     return answer
+
+
+async def relay_websocket(client: WebSocket, make_socket: Callable[[], Any], user: str | None, port: int,
+                          path: str) -> None:
+    """Relay a WebSocket between the browser and the sandbox's server on ``port``, message by
+    message (each at most :data:`MAX_WS_MESSAGE` bytes), until either side closes."""
+    query = client.url.query
+    sock = await pools.run(pools.FILES, user, make_socket)
+    sock.setblocking(False)
+    try:
+        await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port)), CONNECT_SECONDS)
+        upstream = await connect(
+            f"ws://127.0.0.1:{port}/{path}" + (f"?{query}" if query else ""), sock=sock,
+            subprotocols=[Subprotocol(p) for p in client.scope.get("subprotocols", [])] or None,
+            open_timeout=CONNECT_SECONDS, max_size=MAX_WS_MESSAGE, compression=None,
+        )
+    except (OSError, asyncio.TimeoutError, InvalidHandshake) as exc:
+        sock.close()
+        await client.close(code=1011, reason=f"port {port}: {str(exc)[:80] or 'no answer'}")
+        return
+    await client.accept(subprotocol=upstream.subprotocol)
+
+    async def browser_to_server() -> None:
+        while True:
+            message = await client.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("bytes")
+            await upstream.send(data if data is not None else message.get("text") or "")
+
+    async def server_to_browser() -> None:
+        async for data in upstream:
+            await (client.send_bytes(data) if isinstance(data, bytes) else client.send_text(data))
+
+    tasks = [asyncio.create_task(browser_to_server()), asyncio.create_task(server_to_browser())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await upstream.close()
+        try:
+            await client.close()
+        except RuntimeError:
+            pass  # the browser has gone already
