@@ -23,7 +23,9 @@ Why this way cannot be used from inside the jail to reach the gateway, another t
   trace or talk to it; its only channel is the socketpair held by the gateway;
 - one namespace per helper: a helper serves one job of one thread; another thread's jail is
   another namespace, so its sockets never reach it;
-- it dies with the job: killed when the job ends, and by ``PR_SET_PDEATHSIG`` if the gateway dies.
+- it dies with the job: killed when the job ends; and when the gateway dies, its end of the
+  socketpair closes and the helper's read returns end-of-file, so it leaves on its own (not
+  ``PR_SET_PDEATHSIG``, which fires when the *thread* that started it ends, a pool's worker).
 
 Written by hand: no library creates sockets in another process's network namespace; the
 approach (setns, then pass descriptors) is what ``ip netns exec`` and container engines use.
@@ -33,7 +35,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -45,7 +46,6 @@ from herdsman.sandbox.base import SandboxError
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 _NS_GET_USERNS = 0xB701
-_PR_SET_PDEATHSIG = 1
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -101,7 +101,6 @@ class NamespaceSockets:
                 user_fd = fcntl.ioctl(net_fd, _NS_GET_USERNS)
 
             def enter() -> None:  # in the child, single-threaded: setns(CLONE_NEWUSER) is allowed
-                _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
                 if user_fd >= 0:
                     _setns(user_fd, CLONE_NEWUSER)
                 _setns(net_fd, CLONE_NEWNET)

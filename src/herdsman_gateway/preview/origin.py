@@ -45,6 +45,9 @@ from herdsman_gateway.routes.threads import not_found
 
 log = structlog.get_logger(__name__)
 
+# connections the preview listener serves at once (each relay holds two sockets); past it 503, so
+# a page opening sockets in a loop cannot use up the gateway process's file descriptors
+MAX_CONNECTIONS = 256
 RELAYED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 NOT_HERE = ("This is Herdsman's preview origin: it serves only preview links "
             "(/t/<token>/preview/<thread>/...), issued by POST /api/threads/<thread>/preview/token on the gateway.")
@@ -103,7 +106,8 @@ class PreviewOrigin:
         host, port = self._sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         self.url = (self.config.public_url or f"http://{shown}:{port}").rstrip("/")
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False)
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False,
+                                limit_concurrency=MAX_CONNECTIONS)
         self._server = _QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[self._sock]), name="preview-origin")
         while not self._server.started and not self._task.done():
