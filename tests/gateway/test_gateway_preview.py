@@ -146,3 +146,15 @@ def test_a_preview_origin_turned_off_says_how_to_turn_it_on(home, model) -> None
             got = http.post(f"/api/threads/{tid}/preview/token")
             assert got.status_code == 503 and "gateway.preview_origin.enabled" in got.json()["detail"]
             assert http.get(f"/api/threads/{tid}/preview").json()["origin"] is None
+
+
+def test_a_preview_origin_on_every_address_is_linked_by_the_name_the_browser_used(home, model) -> None:
+    config = make_config(home, gateway={"preview_origin": {"port": 0, "host": "0.0.0.0"}})
+    with running_gateway(config, model=model) as served:
+        port = httpx.URL(served.app.state.preview_origin.url).port
+        with httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
+            tid = http.post("/threads", json={}).json()["thread_id"]
+            write_site(served, tid)
+            link = http.post(f"/api/threads/{tid}/preview/token", headers={"host": f"localhost:{httpx.URL(served.url).port}"}).json()
+        assert link["origin"] == f"http://localhost:{port}"
+        assert httpx.get(f"{link['files_url']}outputs/site/index.html").status_code == 200

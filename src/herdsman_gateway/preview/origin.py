@@ -124,12 +124,22 @@ class PreviewOrigin:
         if self._sock is not None:
             self._sock.close()
 
-    def link(self, thread_id: str, user: str | None) -> dict[str, Any]:
+    def origin_for(self, browser_host: str | None) -> str:
+        """The preview origin as the browser that reached the gateway at ``browser_host`` reaches
+        it: ``public_url``, else this listener's address, or, when it listens on every address
+        (0.0.0.0, ::), the browser's host name with the listener's port."""
+        assert self.url is not None and self._sock is not None
+        if self.config.public_url or self.config.host not in ("0.0.0.0", "::", "") or not browser_host:
+            return self.url
+        shown = f"[{browser_host}]" if ":" in browser_host else browser_host
+        return f"http://{shown}:{self._sock.getsockname()[1]}"
+
+    def link(self, thread_id: str, user: str | None, browser_host: str | None = None) -> dict[str, Any]:
         """A fresh preview link of ``thread_id`` for ``user`` (the caller checked ownership)."""
         token, expires = self.tokens.issue(thread_id, user)
-        base = f"{self.url}/t/{token}/preview/{thread_id}"
-        return {"token": token, "expires_at": expires, "base_url": base, "files_url": f"{base}/files/",
-                "origin": self.url}
+        origin = self.origin_for(browser_host)
+        base = f"{origin}/t/{token}/preview/{thread_id}"
+        return {"token": token, "expires_at": expires, "base_url": base, "files_url": f"{base}/files/", "origin": origin}
 
     async def authorize(self, token: str, thread_id: str) -> str | None:
         """The user a request on the preview origin acts for; 403 for a bad token, 404 when the

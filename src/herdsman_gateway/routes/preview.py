@@ -100,7 +100,7 @@ async def preview_token(thread_id: str, request: Request, gw: Gateway = Depends(
                         user: str | None = Depends(current_user)) -> Any:
     """A short-lived link to the preview origin for this thread and user (its owner)."""
     await load_thread(gw, thread_id, user)
-    return preview_origin(request).link(thread_id, user)
+    return preview_origin(request).link(thread_id, user, request.url.hostname)
 
 
 @router.get("/files/{path:path}", summary="An HTML output shown without scripts", response_class=Response)
