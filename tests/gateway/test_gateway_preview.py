@@ -13,6 +13,7 @@ import pytest
 from tests.gateway.gateway_support import CLIENT, RunningGateway, running_gateway
 from tests.support import make_config
 
+browser = httpx.Client(timeout=60)  # what a browser sends: no key, no base URL
 ANA, BO = {"x-api-key": "key-ana"}, {"x-api-key": "key-bo"}
 PAGE = '<!doctype html><link rel="stylesheet" href="style.css"><script src="app.js"></script><img src="img/dot.png"><h1>Counter</h1>'
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
@@ -101,10 +102,10 @@ def test_only_the_owner_sees_a_preview_and_not_after_the_thread_is_deleted(secur
         assert http.post(f"/api/threads/{tid}/preview/token", headers=BO).status_code == 404
         link = http.post(f"/api/threads/{tid}/preview/token", headers=ANA).json()
         live = f"{link['files_url']}outputs/site/index.html"
-        assert httpx.get(live).status_code == 200
+        assert browser.get(live).status_code == 200
         assert http.delete(f"/threads/{tid}", headers=ANA).status_code == 204
         assert http.get(page, headers=ANA).status_code == 404
-        assert httpx.get(live).status_code == 404, "a link issued before the delete is dead"
+        assert browser.get(live).status_code == 404, "a link issued before the delete is dead"
 
 
 def test_the_preview_origin_serves_the_page_live_and_nothing_else(secured) -> None:
@@ -115,18 +116,18 @@ def test_the_preview_origin_serves_the_page_live_and_nothing_else(secured) -> No
     origin = secured.app.state.preview_origin.url
     assert link["origin"] == origin and link["base_url"].startswith(f"{origin}/t/")
     assert httpx.URL(origin).port != httpx.URL(secured.url).port, "a different origin from the gateway's"
-    page = httpx.get(f"{link['files_url']}outputs/site/")
+    page = browser.get(f"{link['files_url']}outputs/site/")
     assert page.status_code == 200 and "<h1>Counter</h1>" in page.text
-    assert httpx.get(str(page.url.join("app.js"))).text == "document.title = 'ran'"
+    assert browser.get(str(page.url.join("app.js"))).text == "document.title = 'ran'"
     csp = page.headers["content-security-policy"]
     assert "script-src 'self'" in csp and "sandbox allow-scripts" in csp and "allow-same-origin" not in csp
     assert page.headers["referrer-policy"] == "no-referrer" and page.headers["cache-control"] == "no-store"
     # the API, the web UI and the docs are not there, with or without the API key
     for path in ("/threads", "/api/threads", f"/api/threads/{tid}/files", "/", "/docs", "/openapi.json"):
-        got = httpx.get(f"{origin}{path}", headers=ANA)
+        got = browser.get(f"{origin}{path}", headers=ANA)
         assert got.status_code == 404 and "preview origin" in got.json()["detail"], path
     # the gateway's routes for it are where a client looks for them
-    spec = httpx.get(f"{secured.url}/openapi.json").json()
+    spec = browser.get(f"{secured.url}/openapi.json").json()
     assert {"/api/threads/{thread_id}/preview", "/api/threads/{thread_id}/preview/token"} <= set(spec["paths"])
 
 
@@ -136,7 +137,7 @@ def test_without_api_keys_the_local_user_gets_links_too(home, model) -> None:
             tid = http.post("/threads", json={}).json()["thread_id"]
             write_site(served, tid)
             link = http.post(f"/api/threads/{tid}/preview/token").json()
-        assert httpx.get(f"{link['files_url']}outputs/site/index.html").status_code == 200
+        assert browser.get(f"{link['files_url']}outputs/site/index.html").status_code == 200
 
 
 def test_a_preview_origin_turned_off_says_how_to_turn_it_on(home, model) -> None:
@@ -157,4 +158,4 @@ def test_a_preview_origin_on_every_address_is_linked_by_the_name_the_browser_use
             write_site(served, tid)
             link = http.post(f"/api/threads/{tid}/preview/token", headers={"host": f"localhost:{httpx.URL(served.url).port}"}).json()
         assert link["origin"] == f"http://localhost:{port}"
-        assert httpx.get(f"{link['files_url']}outputs/site/index.html").status_code == 200
+        assert browser.get(f"{link['files_url']}outputs/site/index.html").status_code == 200

@@ -22,6 +22,7 @@ from tests.support import make_config
 
 pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
 
+browser = httpx.Client(timeout=60)  # what a browser sends: no key, no base URL
 ANA, BO = {"x-api-key": "key-ana"}, {"x-api-key": "key-bo"}
 SITE = "/mnt/user-data/outputs/site"
 
@@ -78,24 +79,24 @@ def test_a_server_started_in_the_jail_is_reachable_through_the_preview_origin(se
         link = http.post(f"/api/threads/{tid}/preview/token", headers=ANA).json()
         base = link["base_url"]
 
-        page = httpx.get(f"{base}/8000/", timeout=30)
+        page = browser.get(f"{base}/8000/", timeout=30)
         assert page.status_code == 200 and "<h1>Counter</h1>" in page.text, page.text
         assert "sandbox allow-scripts" in page.headers["content-security-policy"]
-        assert httpx.get(str(page.url.join("app.js"))).text == "let n = 0"
+        assert browser.get(str(page.url.join("app.js"))).text == "let n = 0"
         # http.server redirects /sub to /sub/: the redirect stays under the preview prefix
-        moved = httpx.get(f"{base}/8000/sub", follow_redirects=True)
+        moved = browser.get(f"{base}/8000/sub", follow_redirects=True)
         assert moved.status_code == 200 and moved.text == "<p>sub</p>" and str(moved.url).startswith(base)
-        assert httpx.get(f"{base}/8000/missing.html").status_code == 404  # the server's own 404
+        assert browser.get(f"{base}/8000/missing.html").status_code == 404  # the server's own 404
         # a port nothing listens on, and one outside sandbox.preview.ports
-        idle = httpx.get(f"{base}/8001/")
+        idle = browser.get(f"{base}/8001/")
         assert idle.status_code == 502 and "nothing is listening on port 8001" in idle.json()["detail"]
-        outside = httpx.get(f"{base}/22/")
+        outside = browser.get(f"{base}/22/")
         assert outside.status_code == 403 and "sandbox.preview.ports" in outside.json()["detail"]
         # another user's token opens nothing of ana's thread, nor does ana's token open another thread
         bo_tid = http.post("/threads", json={}, headers=BO).json()["thread_id"]
         bo_link = http.post(f"/api/threads/{bo_tid}/preview/token", headers=BO).json()
-        assert httpx.get(f"{bo_link['base_url'].replace(bo_tid, tid)}/8000/").status_code == 403
-        assert httpx.get(f"{base.replace(tid, bo_tid)}/8000/").status_code == 403
+        assert browser.get(f"{bo_link['base_url'].replace(bo_tid, tid)}/8000/").status_code == 403
+        assert browser.get(f"{base.replace(tid, bo_tid)}/8000/").status_code == 403
 
         # from inside a jail of the same thread, neither the server nor the gateway's listeners are reachable
         probe = ("python3 -c \"import socket,sys; [print('port', p, socket.socket().connect_ex(('127.0.0.1', int(p))))"
@@ -112,7 +113,7 @@ def test_a_server_started_in_the_jail_is_reachable_through_the_preview_origin(se
         assert http.delete(f"/threads/{tid}", headers=ANA).status_code == 204
         assert not job.running and not marked_pids(job.run_id), "the server died with its thread"
         assert not Path(f"/proc/{forwarder}").exists(), "and so did the forwarder into its namespace"
-        assert httpx.get(f"{base}/8000/").status_code == 404
+        assert browser.get(f"{base}/8000/").status_code == 404
 
 
 def test_a_background_command_that_fails_or_listens_elsewhere_says_so(served) -> None:

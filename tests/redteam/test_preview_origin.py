@@ -29,6 +29,7 @@ from tests.gateway.gateway_support import CLIENT, RunningGateway, running_gatewa
 from tests.support import make_config
 
 KEY = "key-ana-secret-0001"
+browser = httpx.Client(timeout=60)  # what a browser sends: no key, no base URL
 ANA, BO = {"x-api-key": KEY}, {"x-api-key": "key-bo-0002"}
 HOSTILE = """<!doctype html><title>counter</title>
 <script>
@@ -64,7 +65,7 @@ def hostile_thread(gateway: RunningGateway, headers: dict[str, str]) -> tuple[st
 
 def test_the_page_runs_on_another_opaque_origin_that_never_holds_the_key(secured) -> None:
     tid, link = hostile_thread(secured, ANA)
-    page = httpx.get(f"{link['files_url']}outputs/evil/")
+    page = browser.get(f"{link['files_url']}outputs/evil/")
     assert page.status_code == 200 and "localStorage" in page.text
     gateway, origin = httpx.URL(secured.url), httpx.URL(page.url)
     assert (origin.scheme, origin.host, origin.port) != (gateway.scheme, gateway.host, gateway.port)
@@ -79,7 +80,7 @@ def test_the_page_runs_on_another_opaque_origin_that_never_holds_the_key(secured
     # the preview origin is no way to the UI or the API, not even with the key in hand
     for path in ("/", "/assets/index.js", "/api/threads", f"/api/threads/{tid}/files", "/threads/search"):
         for method in ("GET", "POST"):
-            got = httpx.request(method, f"{link['origin']}{path}", headers=ANA, json={})
+            got = browser.request(method, f"{link['origin']}{path}", headers=ANA, json={})
             assert got.status_code == 404 and "preview origin" in got.text, (method, path)
 
 
@@ -89,34 +90,34 @@ def test_the_page_cannot_call_the_api_as_the_user(secured, local) -> None:
     tid, link = hostile_thread(secured, ANA)
     for origin in (link["origin"], "null"):
         for method, path in (("GET", f"/api/threads/{tid}/files"), ("POST", "/threads/search"), ("POST", "/threads")):
-            got = httpx.request(method, f"{secured.url}{path}", headers={"origin": origin, "content-type": "text/plain"},
+            got = browser.request(method, f"{secured.url}{path}", headers={"origin": origin, "content-type": "text/plain"},
                                 content="{}")
             assert got.status_code == 401, (origin, method, path, got.status_code)
             assert "access-control-allow-origin" not in got.headers
-        preflight = httpx.options(f"{secured.url}/api/threads/{tid}/files", headers={
+        preflight = browser.options(f"{secured.url}/api/threads/{tid}/files", headers={
             "origin": origin, "access-control-request-method": "GET", "access-control-request-headers": "x-api-key"})
         assert "access-control-allow-origin" not in preflight.headers, preflight.headers
     # without API keys (one local user): the browser guard refuses the preview origin's and null-origin requests
     tid, link = hostile_thread(local, {})
-    before = httpx.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json()
+    before = browser.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json()
     for origin in (link["origin"], "null"):
         for method, path, body in (("POST", "/threads", "{}"), ("POST", f"/threads/{tid}/runs/wait", "{}"),
                                    ("DELETE", f"/threads/{tid}", None)):
-            got = httpx.request(method, f"{local.url}{path}", content=body,
+            got = browser.request(method, f"{local.url}{path}", content=body,
                                 headers={"origin": origin, "content-type": "text/plain", "sec-fetch-site": "cross-site"})
             assert got.status_code in (403, 421), (origin, method, path, got.status_code, got.text)
-    assert httpx.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json() == before, "nothing was created or deleted"
+    assert browser.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json() == before, "nothing was created or deleted"
 
 
 def test_a_token_opens_its_own_thread_only_and_forged_or_expired_ones_nothing(secured) -> None:
     ana_tid, ana = hostile_thread(secured, ANA)
     bo_tid, bo = hostile_thread(secured, BO)
     page = "files/outputs/evil/index.html"
-    assert httpx.get(f"{ana['base_url']}/{page}").status_code == 200
+    assert browser.get(f"{ana['base_url']}/{page}").status_code == 200
     # the token of one thread on the path of another (both ways, another user's and the same user's)
     own_second, _ = hostile_thread(secured, ANA)
     for token, thread in ((ana["token"], bo_tid), (bo["token"], ana_tid), (ana["token"], own_second)):
-        got = httpx.get(f"{ana['origin']}/t/{token}/preview/{thread}/{page}")
+        got = browser.get(f"{ana['origin']}/t/{token}/preview/{thread}/{page}")
         assert got.status_code == 403 and "another thread" in got.json()["detail"]
         assert "localStorage" not in got.text
     tokens: PreviewTokens = secured.app.state.preview_origin.tokens
@@ -132,14 +133,14 @@ def test_a_token_opens_its_own_thread_only_and_forged_or_expired_ones_nothing(se
         "empty mac": body + ".",
     }
     for why, token in forged.items():
-        got = httpx.get(f"{ana['origin']}/t/{token}/preview/{ana_tid}/{page}")
+        got = browser.get(f"{ana['origin']}/t/{token}/preview/{ana_tid}/{page}")
         assert got.status_code == 403, (why, got.status_code)
         assert "localStorage" not in got.text
     # a user whose token is valid but who no longer owns the thread (deleted and made again by another) gets 404
     with httpx.Client(base_url=secured.url, timeout=30) as http:
         assert http.delete(f"/threads/{ana_tid}", headers=ANA).status_code == 204
         assert http.post("/threads", json={"thread_id": ana_tid}, headers=BO).status_code == 200
-    assert httpx.get(f"{ana['base_url']}/{page}").status_code == 404
+    assert browser.get(f"{ana['base_url']}/{page}").status_code == 404
 
 
 def test_tokens_bind_thread_user_and_expiry() -> None:
