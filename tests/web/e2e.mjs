@@ -1081,9 +1081,10 @@ const scenarios = {
     // The Preview tab: a page the agent wrote (hostile: it tries to read the API key, the cookies, the
     // parent page and the API) and a server running in the thread's jail, each live in a sandboxed frame.
     const thread = process.env.PREVIEW_THREAD;
-    await page.goto(baseUrl);
+    page.setDefaultTimeout(30000);
+    await page.goto(baseUrl, { timeout: 60000 });
     await page.evaluate((key) => localStorage.setItem("herdsman.apiKey", key), process.env.WEB_API_KEY);
-    await page.goto(`${baseUrl}/?thread=${thread}`);
+    await page.goto(`${baseUrl}/?thread=${thread}`, { timeout: 60000 });
     await page.getByTestId("preview-toggle").click();
     const select = page.getByTestId("preview-select");
     await select.locator("option", { hasText: "outputs/evil/index.html" }).waitFor({ state: "attached" });
