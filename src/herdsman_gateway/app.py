@@ -61,9 +61,11 @@ from herdsman_gateway.langgraph_api import PREFIXES, langgraph_router
 from herdsman_gateway.mcp_watch import watch_mcp_servers
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
+from herdsman_gateway.preview.origin import PreviewOrigin
 from herdsman_gateway.rate_limit import RateLimit, limit_storage
 from herdsman_gateway.routes import (
-    api, archive, artifacts, files, memory as memory_routes, model_steps, skill_packages, skills, snapshots, tasks, trace, uploads,
+    api, archive, artifacts, files, memory as memory_routes, model_steps, preview, skill_packages, skills, snapshots, tasks,
+    trace, uploads,
 )
 from herdsman_gateway.routes.crons import fire as fire_cron
 from herdsman_gateway.routes.memory import open_gateway_memory
@@ -173,6 +175,11 @@ def create_app(
                 retention = asyncio.create_task(sweep_forever(memory.store, config.memory, queue=memory.queue),
                                                 name="memory-retention")
                 stack.push_async_callback(_stop, retention)
+            if config.gateway.preview_origin.enabled:  # agent-written pages: never on this origin
+                origin = PreviewOrigin(config.gateway, lambda: app.state.gateway)
+                await origin.start()
+                stack.push_async_callback(origin.stop)
+                app.state.preview_origin = origin
             exit_watcher = asyncio.create_task(app.state.gateway.streams.close_on_exit(), name="close-streams-on-exit")
             stack.push_async_callback(_stop, exit_watcher)
             stack.callback(app.state.gateway.streams.close_all)
@@ -191,6 +198,7 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.state.preview_origin = None
     # Runs step aside for requests only where both share this loop: a gateway with in-process
     # workers (the embedded default). An accept-only gateway executes no run, a worker serves no
     # request: neither paces anything.
@@ -222,7 +230,8 @@ def create_app(
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, model_steps, uploads, artifacts, archive, files, skills, skill_packages, memory_routes, snapshots, tasks, trace):
+    for module in (api, model_steps, uploads, artifacts, archive, files, preview, skills, skill_packages, memory_routes, snapshots,
+                   tasks, trace):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)

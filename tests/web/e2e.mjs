@@ -1077,6 +1077,43 @@ const scenarios = {
     const statuses = await page.getByTestId("tool-status").allInnerTexts();
     check("tool cards: done, then failed with the exit code", statuses.slice(-2).join(" | ") === "done | failed · exit 2", statuses);
   },
+  async preview(page) {
+    // The Preview tab: a page the agent wrote (hostile: it tries to read the API key, the cookies, the
+    // parent page and the API) and a server running in the thread's jail, each live in a sandboxed frame.
+    const thread = process.env.PREVIEW_THREAD;
+    page.setDefaultTimeout(30000);
+    await page.goto(baseUrl, { timeout: 60000 });
+    await page.evaluate((key) => localStorage.setItem("herdsman.apiKey", key), process.env.WEB_API_KEY);
+    await page.goto(`${baseUrl}/?thread=${thread}`, { timeout: 60000 });
+    await page.getByTestId("preview-toggle").click();
+    const select = page.getByTestId("preview-select");
+    await select.locator("option", { hasText: "outputs/evil/index.html" }).waitFor({ state: "attached" });
+    const options = await select.locator("option").allInnerTexts();
+    check("servers and pages listed", options.some((o) => o.startsWith("server: port 8000")) && options.some((o) => o.includes("outputs/evil/index.html")), options);
+    await select.selectOption({ label: "page: outputs/evil/index.html" });
+    const frame = page.frameLocator('[data-testid="preview-frame"]');
+    await frame.locator("#result").filter({ hasText: "api" }).waitFor({ timeout: 15000 });
+    const stolen = JSON.parse(await frame.locator("#result").innerText());
+    const src = await page.getByTestId("preview-frame").getAttribute("src");
+    check("the page runs on the preview origin", new URL(src).origin !== new URL(baseUrl).origin, src.split("/t/")[0]);
+    check("frame sandboxed without allow-same-origin", !(await page.getByTestId("preview-frame").getAttribute("sandbox")).includes("allow-same-origin"));
+    check("the page cannot read the key", stolen.key === "blocked" && stolen.parent === "blocked", stolen);
+    check("the page has no cookies", stolen.cookie === "blocked", stolen);
+    check("the page cannot call the API", stolen.api === "blocked", stolen);
+    check("the page's origin is opaque", stolen.origin === "null", stolen);
+    await shot(page, "hostile-page");
+    await select.selectOption({ label: options.find((o) => o.startsWith("server: port 8000")) });
+    await frame.locator("#count").waitFor({ timeout: 15000 });
+    await frame.locator("#inc").click();
+    await frame.locator("#inc").click();
+    check("the server's page runs its script", (await frame.locator("#count").innerText()) === "2");
+    const opened = await page.getByTestId("preview-open").getAttribute("href");
+    check("open in a new tab: the preview origin", opened.includes(`/preview/${thread}/8000/`) && !opened.startsWith(baseUrl), opened.split("/t/")[0]);
+    await shot(page, "server");
+    await page.getByTestId("preview-reload").click();
+    await frame.locator("#count").filter({ hasText: "0" }).waitFor({ timeout: 15000 });
+    check("reload", true);
+  },
 };
 
 async function main() {

@@ -225,6 +225,43 @@ def test_api_key_set_in_the_page_and_previews_work_with_auth(keyed_gateway: Runn
     assert checks["image previewed with the key"] and checks["no errors left"]
 
 
+HOSTILE_PAGE = """<!doctype html><pre id="result">running</pre><script>
+const out = {};
+try { out.key = localStorage.getItem("herdsman.apiKey"); } catch (e) { out.key = "blocked"; }
+try { out.cookie = document.cookie; } catch (e) { out.cookie = "blocked"; }
+try { out.parent = parent.localStorage.getItem("herdsman.apiKey"); } catch (e) { out.parent = "blocked"; }
+out.origin = String(window.origin);
+fetch(GATEWAY + "/api/threads/THREAD/files", {credentials: "include"})
+  .then((r) => r.text()).then((t) => { out.api = "read: " + t.slice(0, 40); }, () => { out.api = "blocked"; })
+  .finally(() => { document.getElementById("result").textContent = JSON.stringify(out); });
+</script>"""
+COUNTER_PAGE = '<!doctype html><button id="inc">+1</button> <span id="count">0</span><script src="app.js"></script>'
+COUNTER_JS = 'let n = 0; document.getElementById("inc").onclick = () => { document.getElementById("count").textContent = ++n; };'
+
+
+def test_the_preview_tab_shows_pages_and_servers_and_a_hostile_page_gets_nothing(keyed_gateway: RunningGateway) -> None:
+    from herdsman.sandbox.bwrap import bwrap_status
+
+    if not bwrap_status().available:
+        pytest.skip(f"bubblewrap unusable: {bwrap_status().reason}")
+    import httpx
+
+    headers = {"x-api-key": API_KEY}
+    tid = httpx.post(f"{keyed_gateway.url}/threads", json={}, headers=headers).json()["thread_id"]
+    sandbox = keyed_gateway.app.state.gateway.sandbox.acquire(tid)
+    sandbox.write_text("/mnt/user-data/outputs/evil/index.html",
+                       HOSTILE_PAGE.replace("GATEWAY", json.dumps(keyed_gateway.url)).replace("THREAD", tid))
+    sandbox.write_text("/mnt/user-data/outputs/site/index.html", COUNTER_PAGE)
+    sandbox.write_text("/mnt/user-data/outputs/site/app.js", COUNTER_JS)
+    job = sandbox.start_background("cd /mnt/user-data/outputs/site && exec python3 -m http.server 8000 --bind 127.0.0.1")
+    assert job.wait_listening(15) == [8000]
+    checks = run_scenario(keyed_gateway, "preview", {"PREVIEW_THREAD": tid})
+    assert checks["servers and pages listed"] and checks["frame sandboxed without allow-same-origin"]
+    assert checks["the page cannot read the key"] and checks["the page has no cookies"] and checks["the page cannot call the API"]
+    assert checks["the page's origin is opaque"] and checks["the server's page runs its script"] and checks["reload"]
+    job.stop()
+
+
 def test_settings_manage_memory_skills_and_see_models_and_highlighted_code(memory_gateway: RunningGateway) -> None:
     checks = run_scenario(memory_gateway, "settings")
     assert checks["facts shown"] and checks["fact edited on the gateway"] and checks["fact deleted on the gateway"]

@@ -13,6 +13,7 @@ import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { FilesPanel } from "./components/FilesPanel";
+import { PreviewPanel } from "./components/PreviewPanel";
 import { TraceView } from "./components/TraceView";
 import { InterruptPanel } from "./components/InterruptPanel";
 import { MessageList } from "./components/MessageList";
@@ -65,6 +66,7 @@ export function App() {
   const [threadsKey, setThreadsKey] = useState(0);
   const [filesKey, setFilesKey] = useState(0);
   const [traceOpen, setTraceOpen] = useState(false);
+  const [previewOpen, setPreviewOpen] = useState(false);
   const [shownFile, setShownFile] = useState<{ path: string; n: number } | null>(null);
   const [skills, setSkills] = useState<SkillChoice[]>([]);
   const [fill, setFill] = useState<{ text: string; n: number } | undefined>(undefined);
@@ -300,6 +302,9 @@ export function App() {
           <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
             Trace
           </button>
+          <button className="trace-toggle preview-toggle" aria-pressed={previewOpen} onClick={() => setPreviewOpen((o) => !o)} data-testid="preview-toggle">
+            Preview
+          </button>
         </header>
         <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
           outcome={messages.length ? runOutcome({ ...ended, stopped: ended.stopped || stoppedAnswer(messages), unresolved: values?.completion_unresolved }) : null} />
@@ -314,6 +319,9 @@ export function App() {
             onRestore={restoreStep}
             onRunFrom={runFromStep}
           />
+        )}
+        {previewOpen && (
+          <PreviewPanel threadId={threadId} refreshKey={filesKey} onClose={() => setPreviewOpen(false)} onError={addError} />
         )}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />

@@ -59,6 +59,7 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
+from herdsman.middleware.prompt_parts import preview_note
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.approved_command import ApprovedCommandMiddleware
 from herdsman.middleware.chain import compose
@@ -273,14 +274,20 @@ def create_lead_agent(
         tools.append(make_clarification_tool())  # lead only: sub-agents cannot ask the user
     catalog = agent_skills(config)  # config.yaml + switches + the local user's secrets
     profile = config.model_profile(lead_name)
+    preview = ""
+    if getattr(provider, "serves_background", False) and any(t.name == "bash" for t in tools):
+        preview = preview_note(config.sandbox.preview.ports)
     if profile == "small":
-        prompt = build_small_system_prompt(skill_entries(catalog), subagent_entries, config.lead.extra_instructions)
+        prompt = build_small_system_prompt(
+            skill_entries(catalog), subagent_entries, config.lead.extra_instructions, preview=preview
+        )
     else:
         prompt = build_system_prompt(
             tool_entries(tools),
             skills=skill_entries(catalog),
             subagents=subagent_entries,
             extra_instructions=config.lead.extra_instructions,
+            preview=preview,
         )
     title_model = create_chat_model(config, config.title.model) if config.title.model else None
     summary_model = None

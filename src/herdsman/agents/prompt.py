@@ -42,8 +42,10 @@ def build_system_prompt(
     skills: Sequence[PromptEntry] = (),
     subagents: Sequence[PromptEntry] = (),
     extra_instructions: str = "",
+    preview: str = "",
 ) -> str:
-    """The lead's system prompt; sections for skills and sub-agents appear only when there are any."""
+    """The lead's system prompt; sections for skills and sub-agents appear only when there are any;
+    ``preview`` says how the user sees what the agent serves (``prompt_parts.preview_note``)."""
     parts = [ROLE, FILES]
     if tools:
         parts.append(_section("tools", "Your tools:", tools))
@@ -65,6 +67,8 @@ def build_system_prompt(
                 subagents,
             )
         )
+    if preview:
+        parts.append(preview)
     parts.append(STYLE)
     if extra_instructions.strip():
         parts.append(f"<instructions>\n{extra_instructions.strip()}\n</instructions>")
@@ -75,6 +79,7 @@ def build_small_system_prompt(
     skills: Sequence[PromptEntry] = (),
     subagents: Sequence[PromptEntry] = (),
     extra_instructions: str = "",
+    preview: str = "",
 ) -> str:
     """The ``small`` profile's prompt: folders, seven rules and four worked examples of tool use.
 
@@ -92,6 +97,8 @@ def build_small_system_prompt(
             "When the user asks for sub-agents or parallel work, use the task tool with one of these types "
             f"and give it everything it needs in its prompt:\n{lines}"
         )
+    if preview:
+        parts.append(preview)
     if extra_instructions.strip():
         parts.append(extra_instructions.strip())
     return "\n\n".join(parts)

@@ -240,6 +240,50 @@ class QuotaVolumeConfig(_Section):
     )
 
 
+class SandboxPreviewConfig(_Section):
+    """Servers the agent starts in a thread's sandbox, shown to the thread's owner in the Preview tab."""
+
+    ports: str = Field(
+        "3000-9000",
+        description="Ports a server in the sandbox may be previewed on: a range 'low-high', or several "
+        "separated by commas ('3000-3999,8000,8080'). Any other port is never forwarded.",
+    )
+    max_servers_per_thread: int = Field(
+        3, ge=0, description="Background servers one thread may run at once (0: none; the bash tool's background "
+        "mode then refuses).",
+    )
+    server_seconds: float = Field(
+        3600.0, gt=0, description="How long a background server may run before it is stopped.",
+    )
+
+    @field_validator("ports", mode="before")
+    @classmethod
+    def _ports_parse(cls, value: Any) -> str:
+        text = str(value) if isinstance(value, int) else value
+        if isinstance(text, str):
+            parse_port_ranges(text)
+        return text
+
+    def allows(self, port: int) -> bool:
+        """Whether ``port`` is in :attr:`ports`."""
+        return any(low <= port <= high for low, high in parse_port_ranges(self.ports))
+
+
+def parse_port_ranges(text: str) -> list[tuple[int, int]]:
+    """``'3000-3999,8080'`` as ``[(3000, 3999), (8080, 8080)]``; ValueError naming the fix otherwise."""
+    ranges = []
+    for part in (p.strip() for p in text.split(",")):
+        low, dash, high = part.partition("-")
+        try:
+            pair = (int(low), int(high) if dash else int(low))
+        except ValueError:
+            raise ValueError(f"{part!r} is not a port or a range; write e.g. 3000-9000 or 3000-3999,8080") from None
+        if not 1 <= pair[0] <= pair[1] <= 65535:
+            raise ValueError(f"{part!r}: ports go from 1 to 65535, low before high (e.g. 3000-9000)")
+        ranges.append(pair)
+    return ranges
+
+
 class SandboxConfig(_Section):
     """Where the agent's files and shell live."""
 
@@ -284,6 +328,7 @@ class SandboxConfig(_Section):
     snapshots: SnapshotsConfig = Field(default_factory=SnapshotsConfig)
     docker: DockerSandboxConfig = Field(default_factory=DockerSandboxConfig)
     kubernetes: KubernetesSandboxConfig = Field(default_factory=KubernetesSandboxConfig)
+    preview: SandboxPreviewConfig = Field(default_factory=SandboxPreviewConfig)
 
 
 class CheckpointerConfig(_Section):
@@ -512,6 +557,25 @@ class ApiKeyConfig(_Section):
     )
 
 
+class PreviewOriginConfig(_Section):
+    """The preview origin: a second listener beside the gateway that serves only what the agent
+    wrote or started (HTML outputs, servers in the sandbox), never the API, so a page the agent
+    wrote never runs on the gateway's own origin (see docs/security.md)."""
+
+    enabled: bool = Field(True, description="false: no preview listener (the Preview tab then says so).")
+    host: str = Field("127.0.0.1", description="Address of the preview listener (loopback by default).")
+    port: int | None = Field(
+        None, ge=0, le=65535, description="Its TCP port; null: the gateway's port + 1 (2027), 0: a free one."
+    )
+    public_url: str | None = Field(
+        None, description="The preview origin's address as browsers reach it (behind a proxy), e.g. "
+        "https://preview.example.org; default http://<host>:<port>. Must not be the gateway's own origin.",
+    )
+    token_seconds: int = Field(
+        900, ge=10, le=86_400, description="How long a preview link (its signed token) stays valid.",
+    )
+
+
 class GatewayConfig(_Section):
     """The HTTP gateway started by ``herdsman serve`` (LangGraph API, REST, metrics)."""
 
@@ -533,6 +597,7 @@ class GatewayConfig(_Section):
         "wherever this is set. [\"*\"] turns the check off: only with api_keys.",
     )
     port: int = Field(2026, ge=0, le=65535, description="TCP port (0 picks a free one).")
+    preview_origin: PreviewOriginConfig = Field(default_factory=PreviewOriginConfig)
     api_keys: list[str | ApiKeyConfig] = Field(
         default_factory=list,
         description="Accepted API keys (x-api-key or Authorization: Bearer): a plain string is a user key, "

@@ -18,6 +18,19 @@ You work in a sandbox with these folders (use these paths; there are no others):
 - {OUTPUTS}: put deliverables here; the user receives every file in it
 </files>"""
 
+def preview_note(ports: str) -> str:
+    """How the user sees what the agent serves: a server started by bash with background=true,
+    bound inside the sandbox to one of ``ports``, shows in the user's Preview tab; so do HTML files."""
+    return (
+        "<preview>\nThe user sees your work live in the Preview tab: every .html file in "
+        f"{OUTPUTS} (with its CSS, JS and images beside it), and any server you start with bash and "
+        f"background=true that listens inside the sandbox on a port in {ports} (e.g. "
+        "python3 -m http.server 8000 --bind 127.0.0.1, run in the site's folder). Bind to 127.0.0.1 or "
+        "0.0.0.0 inside the sandbox; there is no other way out, so do not tell the user to open localhost: "
+        "tell them to open the Preview tab. Use relative links (style.css, not /style.css).\n</preview>"
+    )
+
+
 STYLE = """\
 <response_style>
 - Use a tool only when it helps; when a tool result already holds the answer, answer in plain

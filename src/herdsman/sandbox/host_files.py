@@ -12,6 +12,7 @@ tool calls appending to one file lose nothing.
 
 from __future__ import annotations
 
+import socket
 import stat
 import threading
 import time
@@ -23,7 +24,9 @@ from collections.abc import Mapping
 from typing import Any, Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
-from herdsman.sandbox.base import USER_DATA_ROOT, ExecResult, PathList, SandboxError, command_variables
+from herdsman.sandbox.background import BackgroundJob
+from herdsman.sandbox.base import USER_DATA_ROOT, CommandNotAllowedError, ExecResult, PathList, SandboxError, command_variables
+from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
 from herdsman.sandbox.paths import ThreadPaths
 from herdsman.sandbox.quota import DiskQuota, Usage
@@ -131,6 +134,7 @@ class HostFilesSandbox:
         self._running: set[threading.Event] = set()
         self._running_lock = threading.Lock()
         self._running_changed = threading.Condition(self._running_lock)
+        self._jobs: list[BackgroundJob] = []
         paths.ensure_dirs()
         self.quota = DiskQuota(
             self._measure,
@@ -152,19 +156,27 @@ class HostFilesSandbox:
             total += entry.st.st_blocks * 512
         return Usage(total, count)
 
-    def execute(self, command: str, timeout: float | None = None, env: Mapping[str, str] | None = None) -> ExecResult:
+    def execute(
+        self, command: str, timeout: float | None = None, env: Mapping[str, str] | None = None, *,
+        cancel: threading.Event | None = None, run_id: str | None = None,
+    ) -> ExecResult:
         """Run ``command`` with bash in the workspace; output is bounded and scrubbed; a command
         that takes the thread past its disk quota is stopped and says so. ``env``: extra
-        variables of this command (:func:`~herdsman.sandbox.base.command_variables`)."""
+        variables of this command (:func:`~herdsman.sandbox.base.command_variables`); ``cancel``
+        stops it early; ``run_id`` marks its processes (background jobs: a shell with
+        ``background`` only)."""
         extra = command_variables(env)
         check_command(command)
         limit = timeout if timeout and timeout > 0 else self._config.command_timeout_seconds
-        cancel = threading.Event()
+        cancel = cancel or threading.Event()
         with self._running_lock:
             self._running.add(cancel)
         try:
             with self.quota.watch(cancel) as watch:
-                result = self._shell.run(self.paths, command, limit, cancel, extra)
+                if run_id is None:
+                    result = self._shell.run(self.paths, command, limit, cancel, extra)
+                else:
+                    result = self._shell.run(self.paths, command, limit, cancel, extra, run_id=run_id)  # type: ignore[call-arg]
         finally:
             with self._running_lock:
                 self._running.discard(cancel)
@@ -182,6 +194,56 @@ class HostFilesSandbox:
             stdout=None if result.stdout is None else self.scrub(result.stdout),
             stderr=None if result.stderr is None else self.scrub(result.stderr),
         )
+
+    # -- background servers ----------------------------------------------------------------
+
+    def start_background(self, command: str) -> BackgroundJob:
+        """Start ``command`` as a background job (``background.py``); it runs until it ends, is
+        stopped, or ``sandbox.preview.server_seconds`` pass."""
+        preview = self._config.preview
+        if not getattr(self._shell, "background", False):
+            raise CommandNotAllowedError(
+                "Background servers need the local sandbox with bubblewrap (sandbox.provider: local, "
+                "bubblewrap installed); run the command without background, or ask the user to enable it."
+            )
+        check_command(command)
+        with self._running_lock:
+            self._jobs = [job for job in self._jobs if job.running]
+            if len(self._jobs) >= preview.max_servers_per_thread:
+                running = ", ".join(f"{job.number}: {job.command[:60]}" for job in self._jobs)
+                raise SandboxError(
+                    f"{len(self._jobs)} background servers already run in this thread "
+                    f"(sandbox.preview.max_servers_per_thread is {preview.max_servers_per_thread}): {running or 'none'}. "
+                    "Reuse one, or wait until one ends."
+                )
+            number = max((job.number for job in self._jobs), default=0) + 1
+
+            def run(run_id: str, cancel: threading.Event) -> ExecResult:
+                return self.execute(command, preview.server_seconds, cancel=cancel, run_id=run_id)
+
+            job = BackgroundJob(number, command, run)
+            self._jobs.append(job)
+        return job
+
+    def background_jobs(self) -> list[BackgroundJob]:
+        """The thread's background jobs, those still running first (ended ones until the next start)."""
+        with self._running_lock:
+            jobs = list(self._jobs)
+        return sorted(jobs, key=lambda job: (not job.running, job.number))
+
+    def preview_socket(self, port: int) -> socket.socket:
+        """A socket inside the jail of the running job listening on ``port`` (unconnected);
+        PortUnreachable saying why when none is."""
+        jobs = [job for job in self.background_jobs() if job.running]
+        for job in jobs:
+            if port in job.ports():
+                return job.socket()
+        if not jobs:
+            raise PortUnreachable(f"nothing is listening on port {port}: no background server runs in this "
+                                  "thread (the agent starts one with bash and background=true)")
+        ports = sorted({p for job in jobs for p in job.ports()})
+        raise PortUnreachable(f"nothing is listening on port {port} in this thread's sandbox"
+                              + (f"; listening: {', '.join(map(str, ports))}" if ports else " (yet)"))
 
     def snapshot(self) -> FileSnapshot:
         """Size and mtime of the files under ``/mnt/user-data`` (bounded; see ``snapshot.py``)."""

@@ -47,8 +47,11 @@ class BwrapShell:
     bubblewrap starts with an empty environment (``env -i``) and reads its arguments and the
     seccomp program from descriptors, so nothing of the host shows in the jail's pid 1. With
     ``sandbox.network`` each command's jail gets its own network through ``slirp`` (the path of
-    slirp4netns, see ``netns.py``), which lives exactly as long as the command.
+    slirp4netns, see ``netns.py``), which lives exactly as long as the command. It can run
+    background servers (``background.py``): each jail has a network namespace of its own.
     """
+
+    background = True
 
     def __init__(
         self,
@@ -76,9 +79,10 @@ class BwrapShell:
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
+        run_id: str | None = None,
     ) -> ExecResult:
-        """Run ``command`` inside a fresh bubblewrap jail."""
-        run_id = new_run_id()
+        """Run ``command`` inside a fresh bubblewrap jail (its processes marked with ``run_id``)."""
+        run_id = run_id or new_run_id()
         filter_fd = seccomp.program_fd()
         arguments = -1
         try:
@@ -243,6 +247,11 @@ class LocalSandboxProvider:
     def isolation(self) -> str:
         """How commands run: ``bwrap``, ``host`` or ``off``."""
         return {BwrapShell: "bwrap", HostShell: "host"}.get(type(self._shell), "off")
+
+    @property
+    def serves_background(self) -> bool:
+        """Whether the bash tool can start background servers the user previews (bubblewrap jails)."""
+        return getattr(self._shell, "background", False) and self._config.sandbox.preview.max_servers_per_thread > 0
 
     def acquire(self, thread_id: str) -> LocalSandbox:
         """The sandbox of ``thread_id`` (directories created on first use)."""

@@ -168,7 +168,7 @@ def _has_exited(pid: int) -> bool:
     return info is not None
 
 
-def _marked_pids(run_id: str) -> list[int]:
+def marked_pids(run_id: str) -> list[int]:
     """Pids of live processes whose environment carries ``MARKER_ENV=run_id``."""
     needle = f"{MARKER_ENV}={run_id}".encode()
     found: list[int] = []
@@ -201,7 +201,7 @@ def kill_process_tree(pgid: int, run_id: str | None = None) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     if run_id:
-        kill_until_gone(lambda: _marked_pids(run_id), passes=20)
+        kill_until_gone(lambda: marked_pids(run_id), passes=20)
 
 
 def kill_until_gone(find_pids: Callable[[], Iterable[int]], passes: int) -> None:

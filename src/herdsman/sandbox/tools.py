@@ -54,6 +54,7 @@ from herdsman.sandbox.base import (
     SKILLS_ROOT,
     UPLOADS,
     WORKSPACE,
+    CommandNotAllowedError,
     ExecResult,
     HostBackedSandbox,
     Sandbox,
@@ -341,6 +342,10 @@ def _file_artifact(path: str, action: str, **extra: Any) -> dict[str, Any]:
 
 # -- the tools ------------------------------------------------------------------------------
 
+BACKGROUND_ARG = ("true: start the command as a background server that keeps running (e.g. python3 -m http.server "
+                  "8000); the user sees it in the Preview tab. Default false.")
+SERVER_STARTUP_SECONDS = 10.0  # how long bash waits for a background server to listen
+
 
 def _stopped(listing: list[str]) -> str:
     """The note a bounded listing carries when it was cut, as a line for the model."""
@@ -361,6 +366,7 @@ class SandboxTools:
         self.locks = _EditLocks()
         self.max_chars = config.max_output_chars
         self.timeout = config.command_timeout_seconds
+        self.preview = config.preview
 
     def sandbox_of(self, runtime: ToolRuntime) -> Sandbox:
         """The sandbox of the run's thread."""
@@ -382,9 +388,41 @@ class SandboxTools:
         self,
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime[Any, dict],
+        background: Annotated[bool, BACKGROUND_ARG] = False,
     ) -> tuple[str, dict[str, Any]]:
-        """Run a command (blocking)."""
-        return self._described(self.sandbox_of(runtime), command, env=self.env_of(command, runtime))
+        """Run a command (blocking), or start a background server."""
+        sandbox = self.sandbox_of(runtime)
+        if background:
+            return self._background(sandbox, command)
+        return self._described(sandbox, command, env=self.env_of(command, runtime))
+
+    def _background(self, sandbox: Sandbox, command: str) -> tuple[str, dict[str, Any]]:
+        """Start ``command`` as a background server and say where the user sees it (``background.py``)."""
+        start = getattr(sandbox, "start_background", None)
+        if start is None:
+            raise CommandNotAllowedError("Background servers are not available with this sandbox provider; "
+                                         "run the command without background.")
+        command = rewrite_command(command)
+        job = start(command)
+        listening = job.wait_listening(SERVER_STARTUP_SECONDS)
+        ports = [p for p in listening if self.preview.allows(p)]
+        artifact: dict[str, Any] = {"command": command, "background": job.number, "ports": listening}
+        if not job.running:
+            result = job.result or ExecResult(exit_code=1, output="")
+            artifact["exit_code"] = result.exit_code
+            return "The background command has already ended:\n" + self.bash_result(result), artifact
+        range_note = f"ports {self.preview.ports}"
+        if ports:
+            shown = ", ".join(map(str, ports))
+            return (f"Started in the background (job {job.number}); listening on port {shown} inside the sandbox. "
+                    f"The user sees it live in the Preview tab (port {shown}). It keeps running in a sandbox of its "
+                    "own: other bash commands cannot reach it, so test a server in one command (start it with &, "
+                    "then curl it) before starting it here."), artifact
+        others = [p for p in listening if not self.preview.allows(p)]
+        why = (f"it listens on {', '.join(map(str, others))}, outside the previewable {range_note}" if others
+               else f"nothing listens on any of the previewable {range_note} yet")
+        return (f"Started in the background (job {job.number}) and still running, but {why}. The user can only see a "
+                f"server that listens on one of the {range_note} inside the sandbox."), artifact
 
     def env_of(self, command: str, runtime: ToolRuntime[Any, dict]) -> dict[str, str]:
         """The variables ``command_env`` adds to ``command`` in this run (none when it fails: logged)."""
@@ -411,6 +449,7 @@ class SandboxTools:
         self,
         command: Annotated[str, "The bash command line to run."],
         runtime: ToolRuntime[Any, dict],
+        background: Annotated[bool, BACKGROUND_ARG] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Run a command on the command pool, once the run's user has a command slot free
         (``pools.commands_per_user``); a cancelled run kills the command instead of leaving it to
@@ -420,6 +459,8 @@ class SandboxTools:
 
         def traced() -> tuple[str, dict[str, Any]]:
             started.set()
+            if background:
+                return self._background(sandbox, command)
             return self._described(sandbox, command, cancelled, self.env_of(command, runtime))  # reads a file: off the loop
 
         user = pools.user_of(getattr(runtime, "config", None))
@@ -667,9 +708,11 @@ class SandboxTools:
             "bash": "Run a bash command and get its output (stdout and stderr together). "
             f"It starts in {WORKSPACE}; each call is a fresh shell, so use cd within one command "
             f"if you need another directory. {_PATHS_NOTE} Commands are stopped after "
-            f"{self.timeout:g} seconds and every process they started is killed, so do not start "
-            "servers in the background expecting them to survive. Long output is cut in the "
-            "middle. A non-zero exit code is reported on the last line.",
+            f"{self.timeout:g} seconds and every process they started is killed, so a server started with & "
+            "dies with its command. Long output is cut in the middle. A non-zero exit code is reported on the "
+            "last line. To run a server the user can open (a web app or site), set background=true: the command "
+            "keeps running in a sandbox of its own, and a server in it that listens on one of the ports "
+            f"{self.preview.ports} shows live in the user's Preview tab.",
             "ls": f"List a directory two levels deep, files with their sizes; directories end with '/'. {_PATHS_NOTE}",
             "read_file": "Read a text file; lines come numbered (the numbers are not part of the file). "
             "Use start_line and end_line (1-based, inclusive) to read part of a long file. "

@@ -1,0 +1,54 @@
+"""Background servers of the local sandbox (``background.py``): bounded per thread, stopped with
+the sandbox, refused where commands do not run in a jail of their own; ``sandbox.preview.ports``."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from herdsman.config.schema import SandboxPreviewConfig
+from herdsman.sandbox import LocalSandboxProvider
+from herdsman.sandbox.base import CommandNotAllowedError, SandboxError
+from herdsman.sandbox.jail_ports import PortUnreachable
+from herdsman.sandbox.process import marked_pids
+
+
+def test_without_a_jail_a_background_server_is_refused(make_config) -> None:
+    provider = LocalSandboxProvider(make_config(isolation="none", allow_unisolated_bash=True))
+    with pytest.raises(CommandNotAllowedError, match="bubblewrap"):
+        provider.acquire("t1").start_background("python3 -m http.server 8000")
+    assert provider.serves_background is False
+
+
+@pytest.mark.bwrap
+def test_servers_per_thread_are_bounded_and_die_with_the_sandbox(make_config) -> None:
+    provider = LocalSandboxProvider(make_config(preview={"max_servers_per_thread": 2}))
+    assert provider.serves_background is True
+    sandbox = provider.acquire("t1")
+    jobs = [sandbox.start_background(f"exec python3 -m http.server {port} --bind 127.0.0.1") for port in (3001, 3002)]
+    assert [job.wait_listening(10) for job in jobs] == [[3001], [3002]]
+    with pytest.raises(SandboxError, match="max_servers_per_thread is 2"):
+        sandbox.start_background("sleep 100")
+    with pytest.raises(PortUnreachable, match="nothing is listening on port 3003.*listening: 3001, 3002"):
+        sandbox.preview_socket(3003)
+    sock = sandbox.preview_socket(3001)
+    sock.connect(("127.0.0.1", 3001))
+    sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    assert sock.recv(12) == b"HTTP/1.0 200"
+    sock.close()
+    other = provider.acquire("t2")  # another thread's sandbox has no way to them
+    with pytest.raises(PortUnreachable, match="no background server"):
+        other.preview_socket(3001)
+    provider.release("t1")
+    assert not any(job.running for job in jobs)
+    assert not any(marked_pids(job.run_id) for job in jobs) and all(job.forwarder_pid is None for job in jobs)
+    provider.close()
+
+
+def test_port_ranges_parse_and_say_what_to_write() -> None:
+    preview = SandboxPreviewConfig(ports="3000-3999, 8080")
+    assert [preview.allows(p) for p in (2999, 3000, 3999, 4000, 8080)] == [False, True, True, False, True]
+    assert SandboxPreviewConfig.model_validate({"ports": 8080}).allows(8080)
+    for bad in ("80-", "9000-3000", "0-10", "http"):
+        with pytest.raises(ValidationError, match="e.g. 3000-9000"):
+            SandboxPreviewConfig(ports=bad)
