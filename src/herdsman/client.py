@@ -48,7 +48,7 @@ from herdsman.models.call_drafts import DRAFT_EVENT
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.middleware.text_calls import call_start, calls_as_text
-from herdsman.runtime.final_answer import final_answer
+from herdsman.runtime.final_answer import final_answer, request_language
 from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.record_store import open_record_store
@@ -104,10 +104,12 @@ class TaskEvent:
 class CheckNote:
     """The completion check found the reply lacking and sent the model back with a note (not part
     of the conversation: shown folded, see :mod:`herdsman.runtime.harness_notes`); ``rules``: the
-    rule ids of its findings, None when the note carries none."""
+    rule ids of its findings, None when the note carries none; ``language``: the request's, for
+    the line a person reads (:func:`herdsman.runtime.harness_notes.fold_line`)."""
 
     text: str
     rules: list[str] | None
+    language: str = "en"
 
 
 @dataclass(frozen=True)
@@ -320,6 +322,7 @@ class HerdsmanClient:
         scope ``scope``; ``said`` follows the answer's words as they stream."""
         names: dict[str, str] = {}
         streamed: dict[str | None, str] = {}  # a model message's text so far, by its id
+        language = request_language([HumanMessage(content=message)])
         async for namespace, mode, chunk in self.agent.astream(
             {"messages": [HumanMessage(content=message)]},
             config,
@@ -359,7 +362,7 @@ class HerdsmanClient:
                         name = msg.name or names.get(msg.tool_call_id, "?")
                         yield ToolResult(msg.tool_call_id, name, _content_text(msg), msg.status == "error")
                     elif is_note(msg):
-                        yield CheckNote(_content_text(msg), note_rules(msg))
+                        yield CheckNote(_content_text(msg), note_rules(msg), language)
 
     async def run(self, message: str, thread_id: str | None = None) -> RunFinished:
         """Send ``message`` and wait for the end of the run."""

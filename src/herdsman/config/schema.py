@@ -98,6 +98,10 @@ class LeadConfig(_Section):
         "auto",
         description="The completion check's rules that read words of intent (fix/修复, how many/多少, sorted/排序...), run only on requests in a language they have words for (English, Chinese): auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
     )
+    answer_language: bool = Field(
+        True,
+        description="Ask the model to answer in the language of the request: a short line in that language under each user message not in English, as the model sees it (请用中文回答。); the completion check sends an English answer to a Chinese request back once.",
+    )
 
     value_answers: Literal["auto", "on", "off"] = Field(
         "off",

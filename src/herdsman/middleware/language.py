@@ -23,6 +23,11 @@ MIN_SHARE = 0.2
 request quotes English terms such as CSV; an English one may quote a Chinese name)."""
 
 
+def prose(text: str) -> str:
+    """``text`` with its paths, file names, URLs and code taken out (what :func:`language_of` counts)."""
+    return _NOT_WORDS.sub(" ", text)
+
+
 def _script(char: str) -> str | None:
     """The language :data:`_SCRIPTS` gives a letter's script, or None."""
     try:
@@ -36,7 +41,7 @@ def language_of(text: str) -> str:
     """``en``, ``zh``, ``ja``, ``ko``, ``ru``, ``ar``, or ``und`` (no letters): the language of
     ``text`` by the script of its letters (paths, file names, URLs and code aside)."""
     counts: dict[str, int] = {}
-    for char in _NOT_WORDS.sub(" ", text):
+    for char in prose(text):
         if char.isalpha():
             language = _script(char)
             if language is not None:
