@@ -6,6 +6,7 @@ same keys for humans; a test keeps the two in step.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -515,6 +516,15 @@ class ApiKeyConfig(_Section):
         description="Who the key acts as (keys naming one user share its threads); default a hash of the key.",
     )
 
+    def user_id(self) -> str:
+        """The user the key acts as: its ``user``, else :func:`user_id_for_key` of the key."""
+        return self.user or user_id_for_key(self.key)
+
+
+def user_id_for_key(key: str) -> str:
+    """The stable user id of an API key (never the key itself)."""
+    return "user-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
 
 class GatewayConfig(_Section):
     """The HTTP gateway started by ``herdsman serve`` (LangGraph API, REST, metrics)."""
@@ -652,6 +662,12 @@ class GatewayConfig(_Section):
     def keys(self) -> list[ApiKeyConfig]:
         """Every API key in its full form (a plain string is a ``user`` key)."""
         return [k if isinstance(k, ApiKeyConfig) else ApiKeyConfig(key=k) for k in self.api_keys]
+
+    def host_owner(self) -> str | None:
+        """Who the CLI and the embedded client act as on this home: the user of the first
+        ``admin`` key (their threads are that key's in the web UI); None without keys (the one
+        local user, every thread shown) or when no key is an admin's (no key sees them)."""
+        return next((k.user_id() for k in self.keys() if k.role == "admin"), None)
 
 
 class MCPOAuthConfig(_Section):

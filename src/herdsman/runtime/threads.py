@@ -18,6 +18,8 @@ ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 THREADS_NS = ("herdsman_threads",)
 RUNS_NS = "herdsman_runs"
 SCAN_LIMIT = 100_000
+OWNER_KEY = "owner"
+"""The metadata key of a thread's owner (a user id; the gateway's ``auth.OWNER_KEY``)."""
 
 
 def utc_now() -> str:
@@ -103,6 +105,21 @@ class ThreadStore:
         record.updated_at = utc_now()
         await self.store.aput(THREADS_NS, thread_id, record.to_dict())
         return record
+
+    async def adopt_unowned(self, owner: str | None) -> int:
+        """Give every thread with no owner to ``owner`` (None: nothing done) and return how many:
+        threads made by the CLI, or by a gateway without API keys, before keys were set, are the
+        host owner's once they are (``GatewayConfig.host_owner``), not nobody's."""
+        if owner is None:
+            return 0
+        adopted = 0
+        for item in await self.store.asearch(THREADS_NS, limit=SCAN_LIMIT):
+            record = ThreadRecord(**item.value)
+            if OWNER_KEY not in record.metadata:
+                record.metadata = {**record.metadata, OWNER_KEY: owner}
+                await self.store.aput(THREADS_NS, record.thread_id, record.to_dict())
+                adopted += 1
+        return adopted
 
     async def delete(self, thread_id: str) -> bool:
         """Forget the thread and its runs; False when it did not exist."""
