@@ -59,13 +59,17 @@ async def test_a_cli_thread_is_the_admin_s_in_the_gateway_and_nobody_else_s(home
 
 
 async def test_threads_from_before_the_keys_become_the_admin_s(home: Path) -> None:
-    """Made by the CLI with no keys (the one local user), then keys are set: the admin sees it."""
+    """Made by the CLI with no keys (the one local user), then keys are set: the admin sees it; an
+    IM chat's thread (no owner either) stays out of the admin's list."""
     await cli_run(make_config(home, checkpointer={"type": "sqlite"}), "before-keys")
+    async with open_record_store(make_config(home, checkpointer={"type": "sqlite"})) as store:
+        await ThreadStore(store).create("a-chat", {"channel": "telegram", "chat_id": "42"})  # an IM chat's: not the admin's
     config = keyed(home, [ADMIN, BO])
     with running_gateway(config) as gw:
         async with httpx.AsyncClient(timeout=30) as http:
             assert "before-keys" in await listed(http, gw.url, ADMIN["key"])
             assert "before-keys" not in await listed(http, gw.url, BO)
+            assert "a-chat" not in await listed(http, gw.url, ADMIN["key"])
 
 
 async def test_without_an_admin_key_the_cli_says_how_to_make_its_threads_visible(home: Path) -> None:
