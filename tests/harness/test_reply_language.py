@@ -131,3 +131,11 @@ async def test_an_answer_in_chinese_after_tools_is_not_sent_back(home: Path) -> 
         finished = await client.run("工作区里有哪些文件？", thread_id="t")
         messages = await client.messages("t")
     assert finished.answer == "工作区是空的，没有任何文件。" and not notes_of(messages)
+
+
+async def test_the_loop_stop_says_so_in_the_language_of_the_request(home: Path) -> None:
+    config = make_config(home, context={"loop_warn_after": 2, "loop_stop_after": 3})
+    ls = {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]}
+    async with HerdsmanClient(config, model=ScriptedChatModel(responses=[ls] * 5)) as client:
+        finished = await client.run("找一下那个文件。", thread_id="t")
+    assert finished.answer.startswith("我停下了：我一直重复同一个工具调用（ls") and "连续 3 次" in finished.answer

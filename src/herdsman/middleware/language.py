@@ -12,6 +12,7 @@ no detector is among the project's dependencies and a script count is all the ga
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -28,8 +29,10 @@ def prose(text: str) -> str:
     return _NOT_WORDS.sub(" ", text)
 
 
+@functools.lru_cache(maxsize=8192)
 def _script(char: str) -> str | None:
-    """The language :data:`_SCRIPTS` gives a letter's script, or None."""
+    """The language :data:`_SCRIPTS` gives a letter's script, or None (cached: a text repeats its
+    letters, and the name lookup is the cost)."""
     try:
         name = unicodedata.name(char)
     except ValueError:

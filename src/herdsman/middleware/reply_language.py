@@ -17,6 +17,7 @@ worked examples and every tool description are English, and it follows them. Two
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -43,7 +44,7 @@ MIN_LETTERS = 24
 """Latin letters (code, paths and URLs aside) an answer needs before its language counts: "Saved
 outputs/a.png." is not an English answer to complain of."""
 
-_SCANNED = 4000
+_SCANNED = 2000
 """Characters of a message whose script is counted (a long paste needs no more)."""
 
 
@@ -62,10 +63,17 @@ def wrong_language(request: str, reply: str) -> str | None:
     return language if language_of(reply) == "en" else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _answer_line(head: str) -> str | None:
+    """The line for a message that begins with ``head`` (cached: every model call of a thread
+    sees its earlier messages again, and counting scripts costs milliseconds a message)."""
+    return ANSWER_LINES.get(language_of(head))
+
+
 def with_answer_line(message: HumanMessage) -> HumanMessage:
     """``message`` as the model sees it: with the line that asks for the answer in its language
     under its text, when it is written in a language with a line; else unchanged."""
-    line = ANSWER_LINES.get(language_of(message.text[:_SCANNED]))
+    line = _answer_line(message.text[:_SCANNED])
     return with_notice(message, line) if line else message
 
 

@@ -83,5 +83,5 @@ def has(key: str, language: str) -> bool:
 def turn_language(messages: Sequence[Any]) -> str:
     """The language of the user's last message among ``messages`` (message objects), ``en`` when
     there is none or it has no letters."""
-    language = language_of(request_text(messages))
+    language = language_of(request_text(messages)[:4000])
     return "en" if language == "und" else language
