@@ -137,7 +137,7 @@ class _Printer:
             console.print(f"[red]{escape(failed_step_line(event.names))}[/red]")
         elif isinstance(event, CheckNote):  # the harness talking to the model: one line, not its note
             self._end_text()
-            console.print(f"[dim]  {escape(fold_line([event.rules]))}[/dim]")
+            console.print(f"[dim]  {escape(fold_line([event.rules], event.language))}[/dim]")
         elif isinstance(event, TaskEvent):
             line = describe_task_event(event.kind, event.data)
             if line:

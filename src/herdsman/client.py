@@ -16,7 +16,10 @@ Each run also notes its thread in the gateway's thread records (``runtime/thread
 record store of the same home: ``<home>/gateway.sqlite`` or the PostgreSQL database), with the
 metadata a gateway run gives it (``graph_id``, ``assistant_id``), so a thread started here is in
 the web UI's thread list (``POST /threads/search``) and :meth:`HerdsmanClient.threads` lists the
-gateway's threads too: one list for the CLI and the UI.
+gateway's threads too: one list for the CLI and the UI. The client acts as the host's owner:
+with ``gateway.api_keys``, its threads belong to the first admin key's user (the web UI lists
+them for that key, no other key sees them), and it lists every thread of the home, whoever made
+it (it reads the home's files; a key is what the gateway asks of those who do not).
 
 Each call of :meth:`HerdsmanClient.stream` is one run with a run scope of its own (sub-agent
 gate, per-run cap, token budget), passed in the graph's runtime context; the client holds it
@@ -48,12 +51,12 @@ from herdsman.models.call_drafts import DRAFT_EVENT
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
 from herdsman.middleware.text_calls import call_start, calls_as_text
-from herdsman.runtime.final_answer import final_answer
+from herdsman.runtime.final_answer import final_answer, request_language
 from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.run_outcome import run_outcome
-from herdsman.runtime.threads import SCAN_LIMIT, ThreadStatus, ThreadStore
+from herdsman.runtime.threads import OWNER_KEY, SCAN_LIMIT, ThreadStatus, ThreadStore
 from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
@@ -104,10 +107,12 @@ class TaskEvent:
 class CheckNote:
     """The completion check found the reply lacking and sent the model back with a note (not part
     of the conversation: shown folded, see :mod:`herdsman.runtime.harness_notes`); ``rules``: the
-    rule ids of its findings, None when the note carries none."""
+    rule ids of its findings, None when the note carries none; ``language``: the request's, for
+    the line a person reads (:func:`herdsman.runtime.harness_notes.fold_line`)."""
 
     text: str
     rules: list[str] | None
+    language: str = "en"
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,9 @@ class HerdsmanClient:
     async def __aenter__(self) -> "HerdsmanClient":
         """Open the checkpointer and build the agent (and size the thread pools, see :mod:`herdsman.pools`)."""
         pools.configure(self.config.pools)
+        if self.config.gateway.api_keys and self.config.gateway.host_owner() is None:
+            log.warning("threads_without_owner", fix="gateway.api_keys has no admin key, so no key of the web UI sees the "
+                        "threads made here: add an entry {key: ..., role: admin} under gateway.api_keys in config.yaml")
         if self._checkpointer is None:
             self._checkpointer = await self._stack.enter_async_context(open_checkpointer(self.config))
             # the gateway's records live beside the checkpoints it opened; a checkpointer passed
@@ -295,13 +303,20 @@ class HerdsmanClient:
 
     async def _note_thread(self, thread_id: str, status: ThreadStatus | None = None) -> None:
         """Make (or touch) the thread's record, with the metadata a gateway run gives it and
-        ``status`` when the run is over; a record store that fails is logged, never fatal."""
+        ``status`` when the run is over; a record store that fails is logged, never fatal. With
+        API keys, a thread with no owner gets the host's owner (the first admin key's user, see
+        :meth:`~herdsman.config.schema.GatewayConfig.host_owner`), so the web UI lists it for
+        that key; a thread another user made keeps its owner."""
         if self._records is None:
             return
         assistant = self._assistant.assistant_id if self._assistant is not None else LEAD_AGENT_NAME
-        metadata = {"graph_id": LEAD_AGENT_NAME, "assistant_id": assistant}
+        metadata: dict[str, Any] = {"graph_id": LEAD_AGENT_NAME, "assistant_id": assistant}
+        owner = self.config.gateway.host_owner()
         try:
-            if await self._records.get(thread_id) is None:
+            record = await self._records.get(thread_id)
+            if owner is not None and (record is None or OWNER_KEY not in record.metadata):
+                metadata[OWNER_KEY] = owner  # the host's admin; another user's thread keeps its owner
+            if record is None:
                 await self._records.create(thread_id, metadata, if_exists="do_nothing")
             await self._records.update(thread_id, metadata=metadata, status=status)
         except Exception as exc:  # noqa: BLE001 - the run matters more than its listing
@@ -320,6 +335,7 @@ class HerdsmanClient:
         scope ``scope``; ``said`` follows the answer's words as they stream."""
         names: dict[str, str] = {}
         streamed: dict[str | None, str] = {}  # a model message's text so far, by its id
+        language = request_language([HumanMessage(content=message)])
         async for namespace, mode, chunk in self.agent.astream(
             {"messages": [HumanMessage(content=message)]},
             config,
@@ -359,7 +375,7 @@ class HerdsmanClient:
                         name = msg.name or names.get(msg.tool_call_id, "?")
                         yield ToolResult(msg.tool_call_id, name, _content_text(msg), msg.status == "error")
                     elif is_note(msg):
-                        yield CheckNote(_content_text(msg), note_rules(msg))
+                        yield CheckNote(_content_text(msg), note_rules(msg), language)
 
     async def run(self, message: str, thread_id: str | None = None) -> RunFinished:
         """Send ``message`` and wait for the end of the run."""

@@ -135,6 +135,10 @@ def create_app(
                 await bridge.ping()
             gateway_metrics = GatewayMetrics(known_tools=lambda: graph_tools(app.state.gateway.graph))
             threads = ThreadStore(store)
+            # the CLI's threads, and those of a gateway without keys, from before keys were set (not IM chats)
+            adopted = await threads.adopt_unowned(config.gateway.host_owner(), unless=("channel",))
+            if adopted:
+                log.info("threads_adopted", owner="host admin", threads=adopted)
             queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
                 graph, bridge, threads, config, listeners=[gateway_metrics],

@@ -10,22 +10,22 @@ send one as ``x-api-key`` or ``Authorization: Bearer <key>``. Each key acts as a
 - ``admin``: also the settings every user shares (``require_admin``: skills on/off).
 
 Threads record their owner in ``metadata.owner``; another user's thread answers 404, exactly
-like a thread that does not exist. ``/metrics`` needs a key of any role unless
+like a thread that does not exist. The CLI and the embedded client act as the host's owner: the
+user of the first admin key (``GatewayConfig.host_owner``), so a thread made by ``herdsman run``
+is that admin's in the web UI. ``/metrics`` needs a key of any role unless
 ``gateway.metrics_require_key`` is false.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request
 
-from herdsman.config.schema import ApiKeyConfig
-
-OWNER_KEY = "owner"
+from herdsman.config.schema import ApiKeyConfig, user_id_for_key
+from herdsman.runtime.threads import OWNER_KEY  # noqa: F401 - one key for the harness and the gateway
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,6 @@ class Caller:
 
     user: str | None
     role: str
-
-
-def user_id_for_key(key: str) -> str:
-    """The stable user id of an API key (never the key itself)."""
-    return "user-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def presented_key(headers: Mapping[str, str]) -> str | None:

@@ -58,6 +58,7 @@ def test_a_note_of_the_completion_check_is_one_progress_line_never_the_answer() 
     assert progress_lines("updates", update) == ["🔎 checked: 2 findings, sent back to the agent"]
     untyped = {**note, "additional_kwargs": {}}
     assert progress_lines("updates", {"check": {"messages": [untyped]}}) == ["🔎 checked: 1 note, sent back to the agent"]
+    assert progress_lines("updates", update, "zh") == ["🔎 已检查：2 个问题，已退回给智能体"]  # a chat in Chinese
     answered = {"messages": [{"type": "human", "content": "save a.txt"}, {"type": "ai", "content": "Here it is"}, note,
                              {"type": "ai", "content": "Saved a.txt"}]}
     assert final_answer(answered) == "Saved a.txt"

@@ -126,3 +126,37 @@ async def test_a_refused_repeat_repeated_again_names_the_first_failure_once(home
         events = [e async for e in client.stream("chart it", thread_id="t-repeat3")]
     third = [e for e in events if isinstance(e, ToolResult)][2].content
     assert third.count("Not run again") == 1 and third.count("call just failed with") == 1 and "no column total" in third, third
+
+
+def test_calls_that_differ_only_in_spaces_or_a_comment_are_the_same_call() -> None:
+    def ai(i: int, command: str) -> list:
+        cid = f"c{i}"
+        return [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": cid}]),
+                ToolMessage("r", tool_call_id=cid)]
+
+    same = ["python3 plot.py  --out chart.png", "python3 plot.py --out chart.png   # try again",
+            "# draw it\npython3 plot.py --out chart.png\n\n"]
+    assert repeat_streak([HumanMessage("go"), *[m for i, c in enumerate(same) for m in ai(i, c)]])[1] == 3
+    changed = [*same[:2], "python3 plot.py --out chart.svg", "python3 plot.py --out 'chart .png'"]
+    assert repeat_streak([HumanMessage("go"), *[m for i, c in enumerate(changed) for m in ai(i, c)]])[1] == 1
+    script = "for x in xs:\n    print(x)  # each\n"
+    assert repeat_streak([HumanMessage("go"), *ai(1, script), *ai(2, "for x in xs:\n    print(x)\n")])[1] == 2
+    assert repeat_streak([HumanMessage("go"), *ai(1, script), *ai(2, "for x in xs:\nprint(x)\n")])[1] == 1  # indentation counts
+
+
+async def test_a_failed_call_sent_again_with_another_comment_is_not_run_again(home: Path) -> None:
+    from herdsman.client import ToolResult
+
+    def bash(n: int, cmd: str) -> dict:
+        return {"tool_calls": [{"name": "bash", "args": {"command": cmd}, "id": f"b{n}"}]}
+
+    model = ScriptedChatModel(responses=[
+        bash(1, "echo ran >> runs.txt; exit 3"), bash(2, "echo ran >>  runs.txt;  exit 3   # fixed now"),
+        bash(3, "echo ran >> runs.txt; exit 0"), "done",
+    ])
+    async with HerdsmanClient(make_config(home), model=model) as client:
+        events = [e async for e in client.stream("run the job", thread_id="t-near")]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    runs = home / "threads" / "t-near" / "user-data" / "workspace" / "runs.txt"
+    assert runs.read_text().splitlines() == ["ran", "ran"]  # the 1st and the 3rd: the 2nd differed only trivially
+    assert results[1].content.startswith("Not run again: this exact bash call just failed with:")

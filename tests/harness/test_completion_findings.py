@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from herdsman.client import HerdsmanClient
 from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.completion_plan import next_tools
-from herdsman.middleware.findings import COMMAND, FINDINGS_KEY, RULES, SEARCH, WRITE_IF_ALONE, Finding
+from herdsman.middleware.findings import COMMAND, FINDINGS_KEY, RULES, SEARCH, WRITE_IF_ALONE, Finding, applies
 from herdsman.middleware.findings_text import TEXTS, render
 from herdsman.middleware.language import language_of
 from herdsman.models.scripted import ScriptedChatModel
@@ -125,12 +125,12 @@ async def test_intent_rules_follow_the_profile_and_the_switch(home: Path) -> Non
     assert notes(state) == [] and len(model.calls) == 2  # the scripted model has the standard profile
 
 
-@pytest.mark.parametrize("request_text", [
-    "Explain how a lighthouse works, no files needed.",
-    "解释一下灯塔是如何工作的，不需要文件。",
+@pytest.mark.parametrize(("request_text", "answer"), [
+    ("Explain how a lighthouse works, no files needed.", "A lamp and a lens send a beam that turns."),
+    ("解释一下灯塔是如何工作的，不需要文件。", "灯和透镜把光聚成一束旋转的光。"),
 ])
-async def test_a_question_about_the_world_gets_no_note_to_use_the_tools(home: Path, request_text: str) -> None:
-    model, state = await run(home, "t-light", request_text, ["A lamp and a lens send a beam that turns."])
+async def test_a_question_about_the_world_gets_no_note_to_use_the_tools(home: Path, request_text: str, answer: str) -> None:
+    model, state = await run(home, "t-light", request_text, [answer])
     assert notes(state) == [] and len(model.calls) == 1
 
 
@@ -165,7 +165,10 @@ def test_the_plan_follows_the_findings_fields_not_their_words() -> None:
 
 def test_every_rule_has_words_and_declared_languages() -> None:
     assert set(TEXTS) == set(RULES)
-    assert all(r.languages in (None, ("en",), ("en", "zh")) for r in RULES.values())
+    assert all(r.languages in (None, ("en",), ("en", "zh")) for r in RULES.values() if r.intent)
+    # a rule that counts scripts, not words, applies to the languages it declares whatever the intent rules
+    assert RULES["reply.wrong_language"].languages == ("zh",) and not RULES["reply.wrong_language"].intent
+    assert applies("reply.wrong_language", "zh", ()) and not applies("reply.wrong_language", "en", ("en", "zh"))
     neutral = {"path.missing", "path.empty", "command.failed_not_retried", "code.shown_not_run", "number.unsupported",
                "file.unchanged", "call.as_text", "tool.unknown", "reply.placeholder"}
     assert all(RULES[r].languages is None for r in neutral)

@@ -155,6 +155,21 @@ def test_a_reply_that_loops_is_cut_while_it_streams_and_continued_with_penalties
     assert joined(chunks).response_metadata["finish_reason"] == "stop"
 
 
+def test_a_paragraph_written_again_with_a_few_words_changed_is_never_streamed(stub):
+    """The report's first paragraph comes back with two words changed: it is held while written,
+    cut where it begins, and the reply goes on from there with penalties."""
+    first = ("Rainwater harvesting collects the rain that falls on a roof and stores it in a tank for later "
+             "use in the garden and the toilets.")
+    again = first.replace("stores", "keeps").replace("a roof", "the roof")
+    flush = "A first-flush diverter sends the dirtiest water away, so leaves and dust never reach the tank."
+    model, llama = stub(f"Report.\n\n{first}\n\n{flush}\n\n{again}\n\nMore.", "It also eases floods.")
+    chunks = list(model.stream("Write a short report on rainwater harvesting."))
+    texts = [c.content for c in chunks if c.content]
+    assert again not in "".join(texts) and "keeps it" not in "".join(texts)
+    assert "".join(texts) == f"Report.\n\n{first}\n\n{flush}\n\nIt also eases floods."
+    assert llama.prompts[1] == f"Report.\n\n{first}\n\n{flush}\n\n", "continued after the kept paragraphs"
+
+
 def test_chinese_that_loops_is_cut_and_a_second_loop_ends_the_reply(stub):
     sentence = "雨水收集可以减少自来水的使用，并且有助于城市防洪。"
     model, llama = stub("总结：" + sentence * 30, "另外，" + "水箱要定期清洗。" * 40)

@@ -75,3 +75,39 @@ def test_what_may_be_a_loop_is_held_back_and_released_when_the_text_goes_on() ->
     assert len("Intro. " + PARAGRAPH) - 4 <= detector.held <= len("Intro. " + PARAGRAPH), "a second copy's start is held"
     detector.update(text + " but then something else entirely, which nobody wrote before.")
     assert detector.held > len(text), "released once the text differs"
+
+
+REPORT = ("Rainwater harvesting collects the rain that falls on a roof and stores it in a tank for later use "
+          "in the garden and the toilets.")
+REPORT_AGAIN = ("Rainwater harvesting collects the rain that falls on the roof and keeps it in a tank for later use "
+                "in the garden and in the toilets.")
+FLUSH = "A first-flush diverter sends the dirtiest water away, so leaves and dust never reach the storage tank."
+
+
+def test_the_same_paragraph_with_a_few_words_changed_is_cut_where_it_begins() -> None:
+    text = f"# Report\n\n{REPORT}\n\n{FLUSH}\n\n{REPORT_AGAIN}\n\nIt also eases floods in the street."
+    _, loop = stream(text)
+    assert text[:loop.cut_in(text)] == f"# Report\n\n{REPORT}\n\n{FLUSH}\n\n"
+
+
+def test_a_near_copy_is_held_back_while_it_is_written_so_it_is_never_sent() -> None:
+    before = f"{REPORT}\n\n{FLUSH}\n\n"
+    text = before + REPORT_AGAIN
+    detector = LoopDetector()
+    for end in range(1, len(text) + 1):
+        assert detector.update(text[:end]) is None
+        assert detector.held <= max(len(before), end - 40), (end, detector.held)  # never more than its first words
+    loop = detector.finish()  # the reply ends on the near-copy: found then
+    assert loop is not None and text[:loop.cut_in(text)] == before
+
+
+def test_different_paragraphs_similar_code_and_tool_calls_are_not_near_repeats() -> None:
+    other = "The tank needs a lid and an overflow pipe, and it should be cleaned once a year so the water stays safe."
+    assert stream(f"{REPORT}\n\n{FLUSH}\n\n{other}\n\nThat is all.") is None
+    tests = "".join(f"def test_{w}():\n    assert is_palindrome('{w}') is True, 'a palindrome reads the same both ways'\n\n"
+                    for w in ("abba", "abcba", "racecar"))
+    assert stream(f"Here are the tests:\n\n```python\n{tests}```\n\nRun them with pytest.") is None
+    calls = "".join(f'<tool_call>\n{{"name": "read_file", "arguments": {{"path": "/mnt/user-data/uploads/{c}.csv"}}}}\n</tool_call>\n\n'
+                    for c in ("north", "south", "east"))
+    detector = LoopDetector(ignore=("<tool_call>",))
+    assert all(detector.update(calls[:end]) is None for end in range(1, len(calls) + 1)) and detector.finish() is None

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from herdsman.models.local.toolcalls import new_call_id, parse_tool_calls, streamable_prefix
+from herdsman.models.local.toolcalls import new_call_id, parse_tool_calls, repeated_call_start, streamable_prefix
 
 TOOLS = {"read_file", "write_file", "get_weather"}
 
@@ -527,3 +527,14 @@ def test_under_the_grammar_a_call_cut_off_by_max_tokens_is_text_not_a_half_call(
     whole = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>\n'
     reply = parse_tool_calls(whole + cut, names, strict=True)
     assert [c["args"] for c in reply.tool_calls] == [{"a": 1, "b": 2}] and reply.content == cut.strip()
+
+
+def test_a_call_written_again_with_other_spaces_or_a_comment_is_a_repeat_in_one_reply() -> None:
+    def call(command: str) -> str:
+        return "<tool_call>\n" + json.dumps({"name": "bash", "arguments": {"command": command}}) + "\n</tool_call>\n"
+
+    first = call("grep -c ERROR app.log")
+    again = first + call("grep  -c ERROR app.log   # count the errors")
+    assert repeated_call_start(again) == len(first)
+    other = first + call("grep -c WARN app.log") + call("grep -c '# ERROR' app.log")
+    assert repeated_call_start(other) is None

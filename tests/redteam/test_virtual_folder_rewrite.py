@@ -7,10 +7,11 @@ jail refuse the rest), and a human approving bash calls (``tools.require_approva
 command that runs, not the model's text that the rewrite then changes (``cd /tmp/build && rm -rf
 outputs/*`` ran as ``rm -rf /mnt/user-data/outputs/*``).
 
-What the rewrite changes on purpose, and the tests record: a folder name inside quoted text or a
-heredoc is rewritten too (``python3 -c "open('outputs/a.txt')"`` is the case it is for), so a
-string that only looks like such a path (``printf 'outputs/'`` into a ``.gitignore``, a grep
-pattern ``"uploads/"``) is changed as well.
+What the rewrite changes on purpose, and the tests record: a folder name inside quoted text is
+rewritten too (``python3 -c "open('outputs/a.txt')"`` is the case it is for), so a string that
+only looks like such a path (a grep pattern ``"uploads/"``) is changed as well; text the command
+line shows is no path (the arguments of echo and printf, the text of a heredoc fed to ``cat``)
+is left as written.
 """
 
 from __future__ import annotations
@@ -85,7 +86,9 @@ async def test_a_human_approves_the_command_that_runs(home: Path) -> None:
     assert (outputs / "report.md").read_text() == "the deliverable"
 
 
-def test_quoted_text_that_looks_like_a_folder_is_rewritten_too() -> None:
-    """Recorded, not changed: the rewrite cannot tell a path in quotes from data in quotes."""
-    assert rewrite_command("printf 'outputs/\\n' > .gitignore") == "printf '/mnt/user-data/outputs/\\n' > .gitignore"
+def test_quoted_text_that_looks_like_a_folder_is_rewritten_unless_it_is_printed() -> None:
+    """Recorded: the rewrite cannot tell a path in quotes from data in quotes, except where the
+    command only prints it."""
+    assert rewrite_command("printf 'outputs/\\n' > .gitignore") == "printf 'outputs/\\n' > .gitignore"
+    assert rewrite_command("grep -c 'outputs/' notes.txt") == "grep -c '/mnt/user-data/outputs/' notes.txt"
     assert rewrite_command("grep -c 'GET /uploads/' access.log") == "grep -c 'GET /uploads/' access.log"  # after a slash: kept

@@ -30,6 +30,40 @@ def test_other_paths_and_words_are_left_alone(command: str) -> None:
     assert rewrite_command(command) == command
 
 
+@pytest.mark.parametrize(("command", "expected"), [
+    ('echo "save to outputs/x" > outputs/log.txt', 'echo "save to outputs/x" > /mnt/user-data/outputs/log.txt'),
+    ("printf 'outputs/\\n' > .gitignore", "printf 'outputs/\\n' > .gitignore"),
+    ("echo outputs/a 2>outputs/err.txt", "echo outputs/a 2>/mnt/user-data/outputs/err.txt"),
+    ("if true; then echo 'see outputs/a'; fi; ls outputs/", "if true; then echo 'see outputs/a'; fi; ls /mnt/user-data/outputs/"),
+    ("env LANG=C echo outputs/x | tee outputs/y", "env LANG=C echo outputs/x | tee /mnt/user-data/outputs/y"),
+    ("# keep outputs/x\nls outputs/", "# keep outputs/x\nls /mnt/user-data/outputs/"),
+    ("grep -c x <<< 'outputs/a'", "grep -c x <<< 'outputs/a'"),
+    ("cat > outputs/notes.md <<'EOF'\nThe chart is in outputs/chart.png\nEOF\ncat outputs/notes.md",
+     "cat > /mnt/user-data/outputs/notes.md <<'EOF'\nThe chart is in outputs/chart.png\nEOF\ncat /mnt/user-data/outputs/notes.md"),
+    ("cat <<-END > outputs/a.md\n\toutputs/b\n\tEND\nls outputs/", "cat <<-END > /mnt/user-data/outputs/a.md\n\toutputs/b\n\tEND\nls /mnt/user-data/outputs/"),
+])
+def test_text_that_is_no_path_is_left_as_written_and_the_paths_around_it_are_rewritten(command: str, expected: str) -> None:
+    """Arguments of echo and printf, comments, and the text of a heredoc or here-string fed to a
+    command that is no interpreter say something; their redirections and the other commands'
+    words are paths."""
+    assert rewrite_command(command) == expected
+    assert rewrite_command(expected) == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("python3 - <<'EOF'\nopen('outputs/a.txt', 'w').write('x')\nEOF",
+     "python3 - <<'EOF'\nopen('/mnt/user-data/outputs/a.txt', 'w').write('x')\nEOF"),
+    ("bash <<EOF\necho 'outputs/x' > outputs/y\nEOF", "bash <<EOF\necho 'outputs/x' > /mnt/user-data/outputs/y\nEOF"),
+    ('echo "$(ls outputs/)"', 'echo "$(ls /mnt/user-data/outputs/)"'),
+    ('cp "outputs/a b.txt" uploads/', 'cp "/mnt/user-data/outputs/a b.txt" /mnt/user-data/uploads/'),
+    ("echo 'an open quote outputs/x", "echo 'an open quote /mnt/user-data/outputs/x"),  # cannot be split: all of it
+])
+def test_code_and_quoted_paths_of_other_commands_are_still_rewritten(command: str, expected: str) -> None:
+    """A heredoc fed to Python or a shell is code whose paths are used; a command substitution
+    inside echo runs a command; a quoted argument of cp is a path."""
+    assert rewrite_command(command) == expected
+
+
 def test_a_relative_path_a_file_tool_gets() -> None:
     assert normalize_virtual("outputs/pal.py") == "/mnt/user-data/outputs/pal.py"
     assert normalize_virtual("./uploads/data.csv") == "/mnt/user-data/uploads/data.csv"

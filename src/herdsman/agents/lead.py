@@ -10,7 +10,8 @@ Outermost first (each only when its setting turns it on):
   outside the other model-call wrappers, so its reply is not checked or re-asked as a model's;
 - the system prompt; the custom agent the run is on, if any (its instructions and narrowed
   tools, ``middleware/agent_profile.py``); the model the run picked (``configurable.model_name``);
-- the uploads notice (``context.announce_uploads``); long-term memory (``memory.enabled``);
+- the line asking for the answer in the request's language (``lead.answer_language``); the
+  uploads notice (``context.announce_uploads``); long-term memory (``memory.enabled``);
 - the completion check (``lead.verify_rounds``); the value answer (``lead.value_answers``: a
   question's final answer becomes the value a tool printed, inside the check so the check sees
   the value); skill activation (``/name``: instructions,
@@ -76,6 +77,7 @@ from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
 from herdsman.middleware.plan_act import PlanActMiddleware
 from herdsman.middleware.value_answer import ValueAnswerMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
+from herdsman.middleware.reply_language import ReplyLanguageMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
@@ -154,6 +156,8 @@ def build_middleware(
     ]
     if model_selection is not None:
         middleware.append(model_selection)
+    if config.lead.answer_language:  # outside the uploads notice: it reads what the user wrote
+        middleware.append(ReplyLanguageMiddleware())
     if config.context.announce_uploads and sandbox_provider is not None:
         middleware.append(UploadsNoticeMiddleware(sandbox_provider))
     if memory is not None and config.memory.enabled:
@@ -165,6 +169,7 @@ def build_middleware(
             intent_languages(config.lead.intent_rules, profile == "small"),
             runs_shown_code(config.lead.run_shown_code, profile == "small", config.tools.require_approval),
             config.tools.max_tool_calls_per_run,
+            answer_language=config.lead.answer_language,
         ))
     if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
         middleware.append(ValueAnswerMiddleware())

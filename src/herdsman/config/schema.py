@@ -6,6 +6,7 @@ same keys for humans; a test keeps the two in step.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -97,6 +98,10 @@ class LeadConfig(_Section):
     intent_rules: Literal["auto", "on", "off"] = Field(
         "auto",
         description="The completion check's rules that read words of intent (fix/修复, how many/多少, sorted/排序...), run only on requests in a language they have words for (English, Chinese): auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
+    )
+    answer_language: bool = Field(
+        True,
+        description="Ask the model to answer in the language of the request: a short line in that language under each user message not in English, as the model sees it (请用中文回答。); the completion check sends an English answer to a Chinese request back once.",
     )
 
     value_answers: Literal["auto", "on", "off"] = Field(
@@ -556,6 +561,15 @@ class ApiKeyConfig(_Section):
         description="Who the key acts as (keys naming one user share its threads); default a hash of the key.",
     )
 
+    def user_id(self) -> str:
+        """The user the key acts as: its ``user``, else :func:`user_id_for_key` of the key."""
+        return self.user or user_id_for_key(self.key)
+
+
+def user_id_for_key(key: str) -> str:
+    """The stable user id of an API key (never the key itself)."""
+    return "user-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
 
 class PreviewOriginConfig(_Section):
     """The preview origin: a second listener beside the gateway that serves only what the agent
@@ -713,6 +727,12 @@ class GatewayConfig(_Section):
     def keys(self) -> list[ApiKeyConfig]:
         """Every API key in its full form (a plain string is a ``user`` key)."""
         return [k if isinstance(k, ApiKeyConfig) else ApiKeyConfig(key=k) for k in self.api_keys]
+
+    def host_owner(self) -> str | None:
+        """Who the CLI and the embedded client act as on this home: the user of the first
+        ``admin`` key (their threads are that key's in the web UI); None without keys (the one
+        local user, every thread shown) or when no key is an admin's (no key sees them)."""
+        return next((k.user_id() for k in self.keys() if k.role == "admin"), None)
 
 
 class MCPOAuthConfig(_Section):

@@ -25,6 +25,8 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
   not exist;
 * the reply repeats a note of the harness (:mod:`~herdsman.middleware.note_echo`): it is sent back
   to answer in its own words, with no tool forced;
+* the answer to a request in Chinese is in English (:mod:`~herdsman.middleware.reply_language`):
+  sent back once to answer in Chinese, with no tool forced;
 * the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
   (``<total_amount>``) where values belong;
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
@@ -98,6 +100,8 @@ from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says
 from herdsman.middleware.language import language_of
 from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.read_before_write import edit_refused
+from herdsman.middleware.reply_language import wrong_language
+from herdsman.middleware.user_words import turn_language
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
@@ -270,6 +274,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         intent_languages: Sequence[str] = INTENT_LANGUAGES,
         run_shown_code: bool = False,
         max_tool_calls: int | None = None,
+        answer_language: bool = False,
     ) -> None:
         """``provider``: the thread's files; ``rounds``: checks per run; ``verifier``: optional
         judge; ``tool_names``: the agent's tools (to spot a tool call written as text);
@@ -277,8 +282,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         ``intent_languages``: the languages whose intent rules run (see :func:`intent_languages`);
         ``run_shown_code``: run the code a reply showed when that is the way out
         (:mod:`~herdsman.middleware.shown_code`); ``max_tool_calls``: the run's tool-call limit
-        (``tools.max_tool_calls_per_run``), which the harness's own call counts against."""
+        (``tools.max_tool_calls_per_run``), which the harness's own call counts against;
+        ``answer_language``: send an English answer to a Chinese request back once (the lead's
+        ``lead.answer_language``; a sub-agent answers the lead, in whatever language)."""
         super().__init__()
+        self.answer_language = answer_language
         self.run_shown_code = run_shown_code
         self.max_tool_calls = max_tool_calls
         self.intent_languages = tuple(intent_languages)
@@ -334,6 +342,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         holes = [h for h in _PLACEHOLDER.findall(text) if h.lower() != "<tool_response>"]
         if holes:
             found.append(Finding("reply.placeholder", {"placeholders": list(dict.fromkeys(holes[:3]))}))
+        wrong = wrong_language(request.text, text) if self.answer_language and on("reply.wrong_language") else None
+        if wrong is not None and not noted(run, "reply.wrong_language"):  # once: a second English answer stands
+            found.append(Finding("reply.wrong_language", {"language": wrong}, priority=ANSWER))
         if on("reply.refusal", language_of(text)) and _REFUSAL.search(text):
             found.append(Finding("reply.refusal"))
         lookup = self._lookup()
@@ -538,7 +549,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 return None
             update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
             if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
-                update["messages"] = [*self._echo_marked(state, left), could_not_message(left)]
+                update["messages"] = [*self._echo_marked(state, left), could_not_message(left, turn_language(state["messages"]))]
             elif unseen := [u for f in left if f.rule == "source.unseen" and not f.evidence.get("path") for u in f.evidence["urls"]]:
                 reply = state["messages"][-1]  # links nobody showed are taken out of the answer, marked
                 update["messages"] = [reply.model_copy(update={"content": strip_unseen(reply.text, unseen)})]

@@ -4,8 +4,9 @@ When the completion check's rounds run out and the last reply is still no answer
 written as text, a call of a tool that does not exist, a copy of the harness's own note), that
 reply must not become the final answer. :func:`could_not_message` is put after it instead: "I could
 not finish this request", and why, from the findings the check still had (what each rule detects,
-with its path or failed command). The sentence is written in English, the language of the rule
-descriptions it is built from (:data:`~herdsman.middleware.findings.RULES`).
+with its path or failed command). It is written in the request's language
+(:mod:`~herdsman.middleware.user_words`; a rule with no words there is told by its English
+description in :data:`~herdsman.middleware.findings.RULES`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.findings import RULES, Finding
+from herdsman.middleware.user_words import has, say
 
 COULD_NOT_KEY = "herdsman_could_not"
 """In the honest message's ``additional_kwargs``: the rule ids it was built from."""
@@ -32,16 +34,21 @@ def _detail(finding: Finding) -> str:
     return ""
 
 
-def could_not_text(findings: Sequence[Finding]) -> str:
-    """What to tell the user: the run could not finish, and what was still wrong."""
-    lines = []
-    for f in findings:
-        rule = RULES.get(f.rule)
-        lines.append(f"- {(rule.detects if rule else f.rule)}{_detail(f)}")
+def _detects(rule: str, language: str) -> str:
+    """What ``rule`` detects, in ``language`` when it has the words, else in English."""
+    if has(f"rule.{rule}", language):
+        return say(f"rule.{rule}", language)
+    known = RULES.get(rule)
+    return known.detects if known else rule
+
+
+def could_not_text(findings: Sequence[Finding], language: str = "en") -> str:
+    """What to tell the user, in ``language``: the run could not finish, and what was still wrong."""
+    lines = [f"- {_detects(f.rule, language)}{_detail(f)}" for f in findings]
     why = "\n".join(dict.fromkeys(lines))
-    return "I could not finish this request: my last reply was not a usable answer." + (f" What was still wrong:\n{why}" if why else "")
+    return say("could_not", language) + (f"{say('could_not.why', language)}\n{why}" if why else "")
 
 
-def could_not_message(findings: Sequence[Finding]) -> AIMessage:
-    """The message that ends the run in place of a reply that is no answer."""
-    return AIMessage(content=could_not_text(findings), additional_kwargs={COULD_NOT_KEY: [f.rule for f in findings]})
+def could_not_message(findings: Sequence[Finding], language: str = "en") -> AIMessage:
+    """The message that ends the run in place of a reply that is no answer (in ``language``, the request's)."""
+    return AIMessage(content=could_not_text(findings, language), additional_kwargs={COULD_NOT_KEY: [f.rule for f in findings]})

@@ -32,11 +32,14 @@ EN_ZH = ("en", "zh")
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule of the completion check: its id, the languages it applies to (None: any), what it detects."""
+    """A rule of the completion check: its id, the languages it applies to (None: any), what it
+    detects; ``intent``: it parses the words of a request in those languages, so it runs only
+    where ``lead.intent_rules`` turns intent rules on (False: it counts scripts, not words)."""
 
     id: str
     languages: tuple[str, ...] | None
     detects: str
+    intent: bool = True
 
 
 _RULES = (
@@ -46,6 +49,8 @@ _RULES = (
     Rule("source.unseen", None, "a URL in the answer, or in a text file the run wrote, that no request, upload or tool result shows"),
     Rule("reply.fake_tool_result", None, "the reply imitates a tool result (<tool_response>)"),
     Rule("reply.placeholder", None, "placeholders such as <total_amount> where values belong (also <the total> in an English reply)"),
+    Rule("reply.wrong_language", ("zh",), "the answer to a request in Chinese is in English (counted by script, no model)",
+         intent=False),
     Rule("reply.refusal", EN, "the reply refuses a normal task (English refusal phrases)"),
     Rule("path.missing", None, "a path under /mnt/user-data/outputs the request names does not exist"),
     Rule("path.empty", None, "a path under /mnt/user-data/outputs the request names is empty ([], {}, whitespace)"),
@@ -152,10 +157,12 @@ class Finding:
 
 def applies(rule: str, language: str, enabled: Sequence[str]) -> bool:
     """Whether ``rule`` runs on a text in ``language``: a language-neutral rule always; one that
-    parses words only when ``language`` is one of its own and one of ``enabled`` (the languages
-    whose intent rules the profile turned on)."""
-    languages = RULES[rule].languages
-    return languages is None or (language in languages and language in enabled)
+    declares languages only when ``language`` is one of its own, and, for one that parses words
+    (:attr:`Rule.intent`), one of ``enabled`` (the languages whose intent rules the profile turned on)."""
+    known = RULES[rule]
+    if known.languages is None:
+        return True
+    return language in known.languages and (not known.intent or language in enabled)
 
 
 def noted(messages: Iterable[Any], rule: str, **evidence: Any) -> bool:

@@ -2,8 +2,9 @@
 
 The only place the check's wording lives (the rules return :class:`Finding` values with their
 evidence; nothing reads these sentences back). The notes are in English, the language the small
-model follows best, whatever the request's language; a note in another language would be one
-more table here, keyed by the same rule ids.
+model follows best, whatever the request's language (the note of ``reply.wrong_language`` ends
+with the request's own line, "请用中文回答。"); a note in another language would be one more table
+here, keyed by the same rule ids.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 
 from herdsman.middleware.command_sense import senseless
 from herdsman.middleware.findings import Finding
+from herdsman.middleware.reply_language import ANSWER_LINES
+from herdsman.middleware.user_words import LANGUAGE_NAMES
 from herdsman.sandbox.base import OUTPUTS
 
 RULES_PREFIX = "[harness check]"
@@ -127,6 +130,9 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"did not give: {', '.join(e['urls'][:5])}. Sources must be real: remove them"
         f"{' and write the file again' if e.get('path') else ''}, or open each with a tool (web_fetch) first and keep only "
         "those that open."),
+    "reply.wrong_language": lambda e: (f"The user wrote in {LANGUAGE_NAMES.get(e['language'], e['language'])}, and your answer "
+                                       "is in English. Write the whole answer again in that language (names, paths and "
+                                       f"code stay as they are). {ANSWER_LINES.get(e['language'], '')}").rstrip(),
     "reply.fake_tool_result": lambda e: ("Your reply imitates a tool result (<tool_response>); only a tool call gives one. "
                                          "Call the tool, then answer from what it returns."),
     "reply.placeholder": lambda e: (f"Your answer has placeholders ({', '.join(e['placeholders'])}) instead of values. "

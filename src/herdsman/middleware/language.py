@@ -12,6 +12,7 @@ no detector is among the project's dependencies and a script count is all the ga
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -23,8 +24,15 @@ MIN_SHARE = 0.2
 request quotes English terms such as CSV; an English one may quote a Chinese name)."""
 
 
+def prose(text: str) -> str:
+    """``text`` with its paths, file names, URLs and code taken out (what :func:`language_of` counts)."""
+    return _NOT_WORDS.sub(" ", text)
+
+
+@functools.lru_cache(maxsize=8192)
 def _script(char: str) -> str | None:
-    """The language :data:`_SCRIPTS` gives a letter's script, or None."""
+    """The language :data:`_SCRIPTS` gives a letter's script, or None (cached: a text repeats its
+    letters, and the name lookup is the cost)."""
     try:
         name = unicodedata.name(char)
     except ValueError:
@@ -36,7 +44,7 @@ def language_of(text: str) -> str:
     """``en``, ``zh``, ``ja``, ``ko``, ``ru``, ``ar``, or ``und`` (no letters): the language of
     ``text`` by the script of its letters (paths, file names, URLs and code aside)."""
     counts: dict[str, int] = {}
-    for char in _NOT_WORDS.sub(" ", text):
+    for char in prose(text):
         if char.isalpha():
             language = _script(char)
             if language is not None:

@@ -34,6 +34,8 @@ from langchain_core.messages import AIMessage
 from langgraph.config import get_config
 from langgraph.types import Command
 
+from herdsman.middleware.user_words import say, turn_language
+
 RUN_LIMIT_KEY = "max_steps"
 STOP_KEY = "herdsman_stopped_by"  # in a limit's reply's response_metadata: which limit wrote it
 
@@ -50,10 +52,9 @@ def stop_reason(message: Any) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
-def stop_message(max_steps: int) -> str:
-    """The run's last message when it used its ``max_steps`` model calls."""
-    return (f"I stopped after {max_steps} model calls, the limit of one run (lead.max_steps in config.yaml, "
-            "or the agent's max_steps). Send a message to go on from here, or raise the limit.")
+def stop_message(max_steps: int, language: str = "en") -> str:
+    """The run's last message when it used its ``max_steps`` model calls, in ``language`` (the request's)."""
+    return say("stop.max_steps", language, limit=max_steps)
 
 
 class StepLimitMiddleware(AgentMiddleware[ModelCallLimitState[Any], Any, Any]):
@@ -63,11 +64,12 @@ class StepLimitMiddleware(AgentMiddleware[ModelCallLimitState[Any], Any, Any]):
     state_schema = ModelCallLimitState
 
     def __init__(
-        self, max_steps: int, message: Callable[[int], str] = stop_message, run_key: str | None = RUN_LIMIT_KEY
+        self, max_steps: int, message: Callable[[int], str] | None = None, run_key: str | None = RUN_LIMIT_KEY
     ) -> None:
         """``max_steps``: model calls allowed in one run unless the run's ``configurable[run_key]``
         says otherwise (``run_key`` None: no per-run limit, as for a sub-agent, whose config is its
-        lead's); ``message``: the final answer, given the limit."""
+        lead's); ``message``: the final answer, given the limit (default :func:`stop_message`, in
+        the language of the request)."""
         super().__init__()
         self.max_steps = max_steps
         self.message = message
@@ -87,7 +89,10 @@ class StepLimitMiddleware(AgentMiddleware[ModelCallLimitState[Any], Any, Any]):
         """The run's model calls so far, and the stop reply when the limit is reached."""
         count = int(request.state.get("run_model_call_count", 0) or 0)
         limit = self.limit()
-        return count, stopped_reply(self.message(limit), "max_steps") if count >= limit else None
+        if count < limit:
+            return count, None
+        text = self.message(limit) if self.message is not None else stop_message(limit, turn_language(request.messages))
+        return count, stopped_reply(text, "max_steps")
 
     @staticmethod
     def _counted(response: Any, state: Any, count: int) -> ExtendedModelResponse:

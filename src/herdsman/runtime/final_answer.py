@@ -3,8 +3,9 @@
 The last AI message is the answer, unless it is a tool call the model wrote as text (marked by
 the model guard, see :mod:`herdsman.middleware.text_calls`) or a copy of a note of the harness
 (:mod:`herdsman.middleware.note_echo`): that was a failed step, not words for the user, so the
-answer says that the run ended on it instead of showing the raw call or the note. Works on
-message objects and on their JSON (dicts).
+answer says that the run ended on it instead of showing the raw call or the note, in the
+language of the user's request (:mod:`~herdsman.middleware.user_words`). Works on message
+objects and on their JSON (dicts).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from herdsman.middleware.language import language_of
 from herdsman.middleware.note_echo import echoed
 from herdsman.middleware.text_calls import calls_as_text, failed_step_line
+from herdsman.middleware.turn import HARNESS_NAME
+from herdsman.middleware.user_words import say
 
 
 def _text(message: Any) -> str:
@@ -23,20 +27,32 @@ def _text(message: Any) -> str:
     return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content or [] if isinstance(p, (str, dict)))
 
 
+def _get(message: Any, key: str) -> Any:
+    return message.get(key) if isinstance(message, Mapping) else getattr(message, key, None)
+
+
+def request_language(messages: Sequence[Any]) -> str:
+    """The language of the user's last message (not a note of the harness) among ``messages``; ``en`` without one."""
+    for message in reversed(messages):
+        if _get(message, "type") == "human" and _get(message, "name") != HARNESS_NAME:
+            language = language_of(_text(message)[:4000])
+            return "en" if language == "und" else language
+    return "en"
+
+
 def final_answer(messages: Sequence[Any], skip_blank: bool = False) -> str:
     """The text of the run's answer: the last AI message's, or, when that message is a tool call
     written as text, a sentence saying the run ended on that failed step; ``skip_blank``: pass
     over AI messages without text (calls only)."""
     for message in reversed(messages):
-        kind = message.get("type") if isinstance(message, Mapping) else getattr(message, "type", None)
-        if kind != "ai":
+        if _get(message, "type") != "ai":
             continue
         written = calls_as_text(message)
         if written is not None:
-            return (f"No answer: the agent's last reply was a tool call written as text, which was not run "
-                    f"({failed_step_line(written).removeprefix('✗ ')}).")
+            return say("answer.text_call", request_language(messages), step=failed_step_line(written).removeprefix("✗ "),
+                       tools=", ".join(n for n in written if n != "?") or "?")
         if echoed(message):
-            return "No answer: the agent's last reply repeated a note of the harness instead of answering."
+            return say("answer.echo", request_language(messages))
         text = _text(message)
         if text.strip() or not skip_blank:
             return text

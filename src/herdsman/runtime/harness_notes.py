@@ -6,7 +6,8 @@ note is the harness talking to the model, not the conversation: the CLI and the 
 show it as the user's words but fold it to one line, "checked: 2 findings, sent back to the
 agent" (the web UI does the same, see web/src/state/checks.ts). A note's findings are counted
 from ``additional_kwargs.herdsman_findings`` (objects with a ``rule``) when every note carries
-them; otherwise the notes are counted. Works on message objects and on their JSON (dicts).
+them; otherwise the notes are counted. The line is in the language of the turn's request
+(:mod:`~herdsman.middleware.user_words`). Works on message objects and on their JSON (dicts).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from herdsman.middleware.turn import HARNESS_NAME
+from herdsman.middleware.user_words import say
+from herdsman.runtime.final_answer import request_language
 
 FINDINGS_KEY = "herdsman_findings"
 
@@ -36,20 +39,20 @@ def note_rules(message: Any) -> list[str] | None:
     return [f["rule"] for f in findings if isinstance(f, Mapping) and isinstance(f.get("rule"), str)]
 
 
-def found_text(rules: Sequence[list[str] | None]) -> str:
+def found_text(rules: Sequence[list[str] | None], language: str = "en") -> str:
     """How much the notes found: "3 findings" when every note (given by its :func:`note_rules`)
-    names its findings, else "2 notes"."""
+    names its findings, else "2 notes" (in ``language``)."""
     if rules and all(r for r in rules):
-        n, unit = sum(len(r or []) for r in rules), "finding"
+        n, unit = sum(len(r or []) for r in rules), "checks.findings"
     else:
-        n, unit = len(rules), "note"
-    return f"{n} {unit}{'' if n == 1 else 's'}"
+        n, unit = len(rules), "checks.notes"
+    return say(unit, language, n=n, s="" if n == 1 else "s")
 
 
-def fold_line(rules: Sequence[list[str] | None]) -> str:
-    """One line for the notes of a turn, given by their :func:`note_rules`:
-    "checked: 2 findings, sent back to the agent"."""
-    return f"checked: {found_text(rules)}, sent back to the agent"
+def fold_line(rules: Sequence[list[str] | None], language: str = "en") -> str:
+    """One line for the notes of a turn, given by their :func:`note_rules`, in ``language`` (the
+    turn's request's): "checked: 2 findings, sent back to the agent"."""
+    return say("checks.fold", language, found=found_text(rules, language))
 
 
 def fold_notes(messages: Sequence[Any]) -> list[Any]:
@@ -57,14 +60,17 @@ def fold_notes(messages: Sequence[Any]) -> list[Any]:
     user's message to the next) taken out and told by one :func:`fold_line` string at its end."""
     out: list[Any] = []
     notes: list[list[str] | None] = []
+    language = "en"
     for message in messages:
         if is_note(message):
             notes.append(note_rules(message))
             continue
-        if notes and _get(message, "type") == "human":
-            out.append(fold_line(notes))
-            notes = []
+        if _get(message, "type") == "human":
+            if notes:
+                out.append(fold_line(notes, language))
+                notes = []
+            language = request_language([message])
         out.append(message)
     if notes:
-        out.append(fold_line(notes))
+        out.append(fold_line(notes, language))
     return out

@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from herdsman.config.schema import ChannelsConfig
-from herdsman.runtime.final_answer import final_answer as answer_of
+from herdsman.runtime.final_answer import final_answer as answer_of, request_language
 from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
 from herdsman.runtime.stream_bridge import follow_run
@@ -216,12 +216,13 @@ class Dispatcher:
     async def follow(self, channel: Channel, message: InboundMessage, thread_id: str, run_id: str, before: dict) -> None:
         """Send progress while the run goes, then its answer and new files."""
         throttle = Throttle(self.config.progress_interval_seconds)
+        language = request_language([{"type": "human", "content": message.text}])  # of the folded checks
         try:
             try:
                 async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0,
                                               ended=partial(self.gateway.runs.ended, thread_id, run_id)):
                     if event is not None:
-                        throttle.add(progress_lines(event.event, loads(event.data)))
+                        throttle.add(progress_lines(event.event, loads(event.data), language))
                     note = throttle.take()
                     if note:
                         await self.send(channel, message, note)

@@ -38,8 +38,9 @@ def _brief(args: Any) -> str:
     return text if len(text) <= MAX_ARG_CHARS else text[: MAX_ARG_CHARS - 1] + "…"
 
 
-def progress_lines(event: str, data: Any) -> list[str]:
-    """Lines worth telling the chat about for one bridge event (often none)."""
+def progress_lines(event: str, data: Any, language: str = "en") -> list[str]:
+    """Lines worth telling the chat about for one bridge event (often none); the folded checks in
+    ``language``, the request's."""
     mode = event.split("|", 1)[0]
     lines: list[str] = []
     if mode == "updates" and isinstance(data, dict) and "|" not in event:
@@ -47,7 +48,7 @@ def progress_lines(event: str, data: Any) -> list[str]:
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages if isinstance(messages, list) else []:
                 if isinstance(message, dict) and is_note(message):
-                    lines.append(f"🔎 {fold_line([note_rules(message)])}")
+                    lines.append(f"🔎 {fold_line([note_rules(message)], language)}")
                 if not isinstance(message, dict) or message.get("type") != "ai":
                     continue
                 written = calls_as_text(message)

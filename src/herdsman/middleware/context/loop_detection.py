@@ -1,13 +1,15 @@
 """Notice the model making the same tool call again and again: warn it, then stop the run cleanly.
 
-A model stuck in a loop repeats one call (same tool, same arguments) after each identical result.
+A model stuck in a loop repeats one call (same tool, same arguments, or arguments that differ
+only in spaces, blank lines or a comment: :func:`~herdsman.models.near_repeat.call_key`) after
+each identical result.
 When the latest ``warn_after`` calls in a row were the same, the next model request carries a
 harness note telling the model to change course (in the request only; the thread is unchanged).
 When the model still asks for that call, making ``stop_after`` in a row, the reply is replaced by
 a plain answer saying the run stopped and why: it has no tool calls, so the run ends and no tool
 call is left without a result.
 
-A call that repeats the previous tool call exactly, after that call failed, is not run again: its
+A call that repeats the previous tool call (so normalized), after that call failed, is not run again: its
 result is the earlier failure and a request to change the call (from the benchmark: a chart
 command failed with "no column 'total'; the columns are: date, region, amount", the model said so,
 was told to fix the cause, and sent the same command again, twice). Something must differ for a
@@ -29,17 +31,20 @@ from langchain.tools.tool_node import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import failed, failure_detail
+from herdsman.models.near_repeat import call_key
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import this_run
+from herdsman.middleware.user_words import say, turn_language
 
 log = structlog.get_logger(__name__)
 
 
 def call_signature(message: AIMessage) -> str | None:
-    """A canonical string for the tool calls of ``message`` (order-insensitive), or None."""
+    """A canonical string for the tool calls of ``message`` (order-insensitive; arguments that
+    differ only in spaces or comments are the same, see :func:`~herdsman.models.near_repeat.call_key`), or None."""
     if not message.tool_calls:
         return None
-    calls = sorted(json.dumps([c["name"], c["args"]], sort_keys=True, default=str) for c in message.tool_calls)
+    calls = sorted(call_key(c["name"], c["args"]) for c in message.tool_calls)
     return "\n".join(calls)
 
 
@@ -87,7 +92,7 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
     When that result was itself a refused repeat, the failure returned is the first one."""
     if call["name"] not in SANDBOX_TOOLS:
         return None  # a network tool may fail once and work the next time
-    wanted = json.dumps([call["name"], call.get("args")], sort_keys=True, default=str)
+    wanted = call_key(call["name"], call.get("args"))
     _, run = this_run(messages)
     turns = [m for m in run if isinstance(m, AIMessage) and m.tool_calls]
     if len(turns) < 2:
@@ -95,7 +100,7 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
     results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
     found: ToolMessage | None = None
     for previous in reversed(turns[:-1]):  # back through refused repeats to the failure itself
-        same = [c for c in previous.tool_calls if json.dumps([c["name"], c.get("args")], sort_keys=True, default=str) == wanted]
+        same = [c for c in previous.tool_calls if call_key(c["name"], c.get("args")) == wanted]
         result = next((results[c["id"]] for c in same if c.get("id") in results), None)
         if result is None or not failed(result):
             break
@@ -134,7 +139,7 @@ class LoopDetectionMiddleware(ToolGateMiddleware):
             request = request.override(messages=[*request.messages, note])
         return request, signature, streak
 
-    def _check(self, response: ModelResponse, signature: str | None, streak: int) -> ModelResponse:
+    def _check(self, response: ModelResponse, signature: str | None, streak: int, messages: Sequence[AnyMessage] = ()) -> ModelResponse:
         if not self.stop_after or signature is None or streak + 1 < self.stop_after:
             return response
         reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
@@ -142,25 +147,24 @@ class LoopDetectionMiddleware(ToolGateMiddleware):
             return response
         what = describe(reply)
         log.warning("tool_call_loop_stopped", call=what, times=streak + 1)
-        text = (
-            f"I stopped because I kept making the same tool call ({what}) without progress "
-            f"({streak + 1} times in a row). Tell me how to proceed, or rephrase the request."
-        )
+        text = say("stop.loop", turn_language(messages), what=what, times=streak + 1)  # in the request's language
         return ModelResponse(result=[AIMessage(content=text, id=reply.id, usage_metadata=reply.usage_metadata)])
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
         """Warn the model about a loop, and stop it when it goes on."""
+        asked = request.messages  # before the warning (a human message of the harness's, in English)
         request, signature, streak = self._prepare(request)
-        return self._check(handler(request), signature, streak)
+        return self._check(handler(request), signature, streak, asked)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         """Async twin of :meth:`wrap_model_call`."""
+        asked = request.messages
         request, signature, streak = self._prepare(request)
-        return self._check(await handler(request), signature, streak)
+        return self._check(await handler(request), signature, streak, asked)
 
     @staticmethod
     def _refuse_repeat(request: ToolCallRequest) -> ToolMessage | None:

@@ -678,7 +678,7 @@ class ChatLocalLlama(BaseChatModel):
         falls into a loop, it is cut where the loop's first copy ends (or where an unfinished
         tool call began) and continued once with the retry penalties; a second loop ends it there."""
         text = request.prefill
-        detector = LoopDetector() if self.stop_repetition else None
+        detector = LoopDetector(ignore=(TOOL_CALL_OPEN,)) if self.stop_repetition else None
         drafts = CallDrafts(interval=self.draft_interval) if request.tool_names else None
         current: _Request | None = request
         penalized = False
@@ -707,6 +707,8 @@ class ChatLocalLlama(BaseChatModel):
                 close = getattr(stream, "close", None)
                 if close is not None:
                     close()
+            if loop is None and detector is not None:
+                loop = detector.finish()  # the last paragraph, a near-copy of an earlier one?
             if loop is None or detector is None:
                 return
             text = text[: _loop_cut(text, loop.cut_in(text), len(request.prefill))]

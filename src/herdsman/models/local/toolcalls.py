@@ -26,6 +26,8 @@ from typing import Any
 import json_repair
 from langchain_core.messages import ToolCall
 
+from herdsman.models.near_repeat import call_key
+
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
 FENCE = "```"
@@ -459,13 +461,19 @@ def repeated_call_start(text: str) -> int | None:
     ``read_file`` calls were seen, about six seconds of generation each, on a task that then ran
     out of time). The same call twice in one reply returns the same result twice, so generation
     can stop at the first repeat: the calls before it are the reply. Blocks are compared on their
-    JSON with whitespace outside strings ignored, so a re-indented copy is a repeat too.
+    JSON with whitespace outside strings ignored, so a re-indented copy is a repeat too, and their
+    arguments by :func:`~herdsman.models.near_repeat.call_key`, so one that differs only in
+    spaces or a comment is a repeat as well.
     """
     seen: set[str] = set()
     for match in _CLOSED_CALL.finditer(text):
         body = match.group(1).strip()
         decoded = _decode_json(body, repair=False, whole=True)
-        key = json.dumps(decoded[0], sort_keys=True) if decoded is not None else body
+        call = decoded[0] if decoded is not None else None
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            key = call_key(call["name"], call.get("arguments", call.get("parameters")))
+        else:
+            key = json.dumps(call, sort_keys=True) if decoded is not None else body
         if key in seen:
             return match.start()
         seen.add(key)
