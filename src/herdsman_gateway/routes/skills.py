@@ -64,6 +64,7 @@ def _skill_json(catalog: SkillCatalog, skill: Skill, off: set[str]) -> dict[str,
         "path": skill.virtual_path,
         "license": skill.license,
         "allowed_tools": list(skill.allowed_tools) if skill.allowed_tools is not None else None,
+        "examples": list(skill.examples),
         "problems": problems,
     }
 
@@ -81,6 +82,7 @@ def _broken_json(error: SkillError, off: set[str]) -> dict[str, Any]:
         "path": f"{SKILLS_ROOT}/{folder.parent.name}/{folder.name}/{SKILL_FILE}",
         "license": None,
         "allowed_tools": None,
+        "examples": [],
         "problems": [problem + "; fix it, then check it with: herdsman skills validate"],
     }
 
