@@ -7,6 +7,12 @@ is added to the system message of every model call in that turn. When the skill 
 answered with an error result instead of being run. An unknown ``/name`` gets a note so the
 model can tell the user which skills exist.
 
+When the message names no skill, ``auto_select`` (``skills.auto_select``) decides what happens:
+``suggest`` adds a ``<skill_candidates>`` section naming the skills that fit the request best
+(:mod:`herdsman.middleware.skill_ranking`), so the model reads one of those SKILL.md files instead
+of choosing from the whole list; ``activate`` also activates the best one, as ``/name`` would,
+when it leads the others clearly; ``off`` leaves the choice to the model and the prompt's list.
+
 Costs one backwards scan to the last user message per model call, and a dict lookup per tool
 call; the activation is recorded in the state (``active_skill``) only when it changes.
 """
@@ -14,7 +20,7 @@ call; the activation is recorded in the state (``active_skill``) only when it ch
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain.agents.middleware import (
     AgentState,
@@ -27,9 +33,10 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.middleware.skill_ranking import SkillRanker, candidates_note
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import tool_name
-from herdsman.skills.activation import ActiveSkill, active_skill
+from herdsman.skills.activation import ActiveSkill, active_skill, last_user_message
 from herdsman.skills.model import Skill
 
 
@@ -84,13 +91,29 @@ class SkillActivationMiddleware(ToolGateMiddleware):
 
     state_schema = SkillState
 
-    def __init__(self, skills: Mapping[str, Skill], unavailable: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        skills: Mapping[str, Skill],
+        unavailable: Mapping[str, str] | None = None,
+        auto_select: Literal["off", "suggest", "activate"] = "off",
+    ) -> None:
         """``skills``: the usable skills by name; ``unavailable``: why other known skills are not
-        (a SkillCatalog's ``skills`` and ``reasons()``)."""
+        (a SkillCatalog's ``skills`` and ``reasons()``); ``auto_select``: see the module docstring."""
         super().__init__()
         self.skills = dict(skills)
         self.unavailable = dict(unavailable or {})
+        self.auto_select = auto_select
+        self.ranker = SkillRanker(self.skills) if auto_select != "off" and self.skills else None
         self._blocks: dict[str, str] = {}
+
+    def _choose(self, text: str) -> str | None:
+        clear = self.ranker.clear_choice(text) if self.ranker and self.auto_select == "activate" else None
+        return clear.name if clear else None
+
+    def _suggestion(self, request: ModelRequest) -> str | None:
+        user = last_user_message(request.messages) if self.ranker else None
+        candidates = self.ranker.candidates(user.text) if self.ranker and user is not None else []
+        return candidates_note(candidates) if candidates else None
 
     def _block(self, skill: Skill) -> str:
         block = self._blocks.get(skill.name)
@@ -99,11 +122,14 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         return block
 
     def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
-        name, update = active_skill(request.state, request.messages, self.skills)
+        name, update = active_skill(request.state, request.messages, self.skills, self._choose)
+        skill = self.skills.get(name) if name is not None else None
         if name is None:
-            return request, update
-        skill = self.skills.get(name)
-        if skill is None:
+            note = self._suggestion(request)
+            if note is None:
+                return request, update
+            extra, tools = note, request.tools
+        elif skill is None:
             extra, tools = unknown_skill_note(name, sorted(self.skills), self.unavailable.get(name)), request.tools
             update = False
         else:

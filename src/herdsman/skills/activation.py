@@ -9,7 +9,7 @@ away, and it ends with the next user message.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -60,12 +60,16 @@ def named_skill(text: str, known: Collection[str]) -> str | None:
 
 
 def active_skill(
-    state: dict[str, Any] | Any, messages: Sequence[AnyMessage], known: Collection[str] = ()
+    state: dict[str, Any] | Any,
+    messages: Sequence[AnyMessage],
+    known: Collection[str] = (),
+    choose: Callable[[str], str | None] | None = None,
 ) -> tuple[str | None, ActiveSkill | None | bool]:
     """``(skill name or None, state update)`` for the current turn.
 
     ``/name`` at the start activates ``name`` (known or not: an unknown one gets a note); so does
-    asking for one of the ``known`` skills in words ("use the data-analysis skill"). The update
+    asking for one of the ``known`` skills in words ("use the data-analysis skill"); failing both,
+    ``choose`` (given the message's text) may pick one (``skills.auto_select: activate``). The update
     is ``False`` when the recorded activation is already right; otherwise it is the record to
     write (an :class:`ActiveSkill`, or ``None`` to clear a previous turn's skill).
     """
@@ -75,7 +79,7 @@ def active_skill(
         return (recorded["name"] if recorded else None), False
     if recorded and recorded.get("message_id") == user.id:
         return recorded["name"], False
-    name = skill_command(user.text) or named_skill(user.text, known)
+    name = skill_command(user.text) or named_skill(user.text, known) or (choose(user.text) if choose else None)
     if name is None:
         return None, (None if recorded else False)
     return name, ActiveSkill(name=name, message_id=user.id)
