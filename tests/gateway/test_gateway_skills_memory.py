@@ -28,7 +28,7 @@ def write_skill(root: Path, source: str, name: str, front: str, body: str = "Do 
 def skills_root(tmp_path: Path) -> Path:
     """alpha (public), beta (public, overridden by custom), gamma (needs a secret), broken (no description)."""
     root = tmp_path / "skills"
-    write_skill(root, "public", "alpha", "name: alpha\ndescription: Analyse data tables.", body="# Alpha steps")
+    write_skill(root, "public", "alpha", "name: alpha\ndescription: Analyse data tables.\nexamples: [Average the price column of sales.csv]", body="# Alpha steps")
     write_skill(root, "public", "beta", "name: beta\ndescription: The public beta.")
     write_skill(root, "custom", "beta", "name: beta\ndescription: My own beta.")
     write_skill(root, "custom", "gamma", "name: gamma\ndescription: Calls an API.\nrequired-secrets: [HERDSMAN_TEST_NEVER_SET]")
@@ -66,8 +66,8 @@ async def test_skills_list_shows_source_switch_status_and_problems(home, skills_
                               ("gamma", "custom")]
     alpha = by_key[("alpha", "public")]
     assert alpha == {**alpha, "description": "Analyse data tables.", "enabled": True, "status": "enabled",
-                     "path": ALPHA_PATH, "problems": []}
-    assert by_key[("beta", "custom")]["status"] == "enabled"
+                     "path": ALPHA_PATH, "problems": [], "examples": ["Average the price column of sales.csv"]}
+    assert by_key[("beta", "custom")]["status"] == "enabled" and by_key[("beta", "custom")]["examples"] == []
     assert by_key[("beta", "public")]["status"] == "overridden"
     gamma = by_key[("gamma", "custom")]
     assert gamma["status"] == "unavailable" and "HERDSMAN_TEST_NEVER_SET" in gamma["problems"][0]

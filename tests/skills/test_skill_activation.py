@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage
 
 from herdsman.client import HerdsmanClient, ToolResult
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.skills.activation import named_skill, skill_command
+from herdsman.skills.activation import named_skill, skill_command, skill_commands
 from tests.skills.conftest import skill_md
 from tests.support import make_config
 
@@ -33,6 +33,41 @@ def test_skill_command_parsing() -> None:
     assert skill_command("/mnt/user-data/x is a path") is None
     assert skill_command("please /audit") is None
     assert skill_command("/Audit") is None
+
+
+def test_several_commands_at_the_start() -> None:
+    assert skill_commands("/audit /notes check the repo") == ["audit", "notes"]
+    assert skill_commands("/audit /audit x") == ["audit"]
+    assert skill_commands("/audit check /notes") == ["audit"]  # only at the start, as the picker sends them
+    assert skill_commands("hello") == []
+
+
+async def test_two_picked_skills_are_both_active_with_the_tools_either_allows(home: Path, audit_skills: Path) -> None:
+    config = make_config(home, skills={"path": str(audit_skills)})
+    model = ScriptedChatModel(responses=[call("write_file", path="n.txt", content="ok"), "Noted."])
+    async with HerdsmanClient(config, model=model) as client:
+        events = [e async for e in client.stream("/audit /notes check and note it", thread_id="t-two")]
+    system = model.calls[0].messages[0].text
+    assert '<active_skill name="audit"' in system and '<active_skill name="notes"' in system
+    assert "write_file" in model.calls[0].tools  # notes restricts nothing, so nothing is restricted
+    assert not [e for e in events if isinstance(e, ToolResult) and e.is_error]
+    assert (home / "threads" / "t-two" / "user-data" / "workspace" / "n.txt").exists()
+
+
+async def test_a_request_naming_no_skill_gets_the_fitting_ones_offered_or_a_clear_one_activated(
+    home: Path, audit_skills: Path
+) -> None:
+    model = ScriptedChatModel(responses=["ok", "ok", "ok", "ok"])
+    for mode in ("suggest", "activate", "off"):
+        config = make_config(home, skills={"path": str(audit_skills), "auto_select": mode})
+        async with HerdsmanClient(config, model=model) as client:
+            await client.run("audit this code for secrets please", thread_id=f"t-{mode}")
+    suggest, activate, off = (c.messages[0].text for c in model.calls[:3])
+    assert "<skill_candidates>" in suggest and "- audit: read /mnt/skills/public/audit/SKILL.md" in suggest
+    assert "- notes:" not in suggest.split("<skill_candidates>")[1]
+    assert "ALWAYS-GREP-FIRST" not in suggest
+    assert "ALWAYS-GREP-FIRST" in activate and sorted(model.calls[1].tools) == ["grep", "read_file"]
+    assert "<skill_candidates>" not in off and "ALWAYS-GREP-FIRST" not in off
 
 
 def test_a_known_skill_asked_for_in_words() -> None:

@@ -28,6 +28,7 @@ def test_all_fields_are_read(tmp_path: Path) -> None:
             "required-secrets": "[DEMO_KEY]",
             "outputs": '["**/*.png", "summary.md"]',
             "metadata": "{owner: team-a}",
+            "examples": '["Chart sales.csv by month", "把 data.csv 画成柱状图"]',
         },
     )
     skill = parse(tmp_path, text)
@@ -39,6 +40,7 @@ def test_all_fields_are_read(tmp_path: Path) -> None:
     assert skill.required_secrets == ("DEMO_KEY",)
     assert skill.outputs == ("**/*.png", "summary.md")
     assert skill.metadata == {"owner": "team-a"}
+    assert skill.examples == ("Chart sales.csv by month", "把 data.csv 画成柱状图")
     assert skill.body.startswith("# Steps")
     assert skill.virtual_path == "/mnt/skills/public/demo/SKILL.md"
     assert skill.missing_secrets({}) == ["DEMO_KEY"] and skill.missing_secrets({"DEMO_KEY": "x"}) == []
@@ -69,6 +71,10 @@ def test_no_allowed_tools_means_all_and_list_form_works(tmp_path: Path) -> None:
         (skill_md("demo", outputs="[/etc/passwd]"), "outputs", "'/etc/passwd' is not a valid name"),
         (skill_md("demo", license="[1, 2]"), "license", "must be a string"),
         (skill_md("demo", body=""), None, "has no instructions"),
+        (skill_md("demo", examples="Chart it"), "examples", "must be a list of non-empty strings"),
+        (skill_md("demo", examples="[a, '']"), "examples", "must be a list of non-empty strings"),
+        (skill_md("demo", examples="[a, b, c, d, e, f]"), "examples", "keep at most 5"),
+        (skill_md("demo", examples=f"[{'x' * 201}]"), "examples", "keep each example under 200"),
     ],
 )
 def test_bad_skill_files_name_file_and_field(tmp_path: Path, text: str, field: str | None, fragment: str) -> None:

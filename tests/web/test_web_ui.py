@@ -125,6 +125,15 @@ def test_the_start_screen_offers_examples_and_skills_and_slash_picks_one(gateway
     assert checks["the start screen gives way to the thread"]
 
 
+def test_the_skill_picker_picks_several_skills_by_button_keyboard_and_slash_mid_text(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "picker")
+    assert checks["the button lists the skills"] and checks["the filter narrows the list"]
+    assert checks["a word of the description finds a skill"] and checks["Escape closes the picker"]
+    assert checks["two skills are picked as chips"] and checks["/ in the middle of the text opens the picker"]
+    assert checks["the pick leaves the text without its /name"] and checks["a third chip"]
+    assert checks["the message goes out with a /name for each picked skill"] and checks["the chips are gone after sending"]
+
+
 def test_the_model_picker_picks_the_model_of_the_next_run(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "model")
     assert checks["picked model answered"] and checks["default model answered again"]

@@ -69,7 +69,7 @@ export function App() {
   const [previewOpen, setPreviewOpen] = useState(false);
   const [shownFile, setShownFile] = useState<{ path: string; n: number } | null>(null);
   const [skills, setSkills] = useState<SkillChoice[]>([]);
-  const [fill, setFill] = useState<{ text: string; n: number } | undefined>(undefined);
+  const [fill, setFill] = useState<{ text: string; n: number; skills?: string[] } | undefined>(undefined);
   /** How the latest run of this page ended, beyond the thread's state: its error, or a stop. */
   const [ended, setEnded] = useState<{ error?: string; stopped?: boolean }>({});
   /** The latest draft of a tool call being written (the embedded model sends its calls whole). */
@@ -331,7 +331,7 @@ export function App() {
             agents={agentMenu}
             current={agent}
             onAgent={pickAgent}
-            onExample={(text) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1 }))}
+            onExample={(text, skill) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1, skills: skill ? [skill] : [] }))}
           />
         )}
         <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}

@@ -174,7 +174,7 @@ def build_middleware(
     if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
         middleware.append(ValueAnswerMiddleware())
     if known is not None:
-        middleware.append(SkillActivationMiddleware(known.skills, known.reasons()))
+        middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
     if config.context.todos:
         middleware.append(TodoListMiddleware())
     if config.context.loop_warn_after or config.context.loop_stop_after:

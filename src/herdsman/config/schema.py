@@ -359,6 +359,12 @@ class SkillsConfig(_Section):
     enabled: bool = True
     path: Path = Field(Path("skills"), description="Folder with public/ and custom/ skills.")
     disabled: list[str] = Field(default_factory=list, description="Skill names to turn off.")
+    auto_select: Literal["off", "suggest", "activate"] = Field(
+        "suggest",
+        description="When a request names no skill: suggest offers the model the skills that fit it best "
+        "(word overlap with their descriptions and examples); activate also activates the best one when it "
+        "leads clearly; off leaves it to the model and the skill list of the prompt.",
+    )
 
 
 # What memory.retention_days may name: the fact categories (herdsman.memory.facts.CATEGORIES),

@@ -5,7 +5,14 @@ When the turn's user message starts with ``/name`` and ``name`` is a usable skil
 is added to the system message of every model call in that turn. When the skill lists
 ``allowed-tools``, only those tools are offered to the model, and a call to any other tool is
 answered with an error result instead of being run. An unknown ``/name`` gets a note so the
-model can tell the user which skills exist.
+model can tell the user which skills exist. A message that starts with several (``/a /b ...``)
+gets each one's SKILL.md, and the tools any of them allows (all tools when one does not restrict them).
+
+When the message names no skill, ``auto_select`` (``skills.auto_select``) decides what happens:
+``suggest`` adds a ``<skill_candidates>`` section naming the skills that fit the request best
+(:mod:`herdsman.middleware.skill_ranking`), so the model reads one of those SKILL.md files instead
+of choosing from the whole list; ``activate`` also activates the best one, as ``/name`` would,
+when it leads the others clearly; ``off`` leaves the choice to the model and the prompt's list.
 
 Costs one backwards scan to the last user message per model call, and a dict lookup per tool
 call; the activation is recorded in the state (``active_skill``) only when it changes.
@@ -14,7 +21,7 @@ call; the activation is recorded in the state (``active_skill``) only when it ch
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain.agents.middleware import (
     AgentState,
@@ -27,9 +34,10 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.middleware.skill_ranking import SkillRanker, candidates_note
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import tool_name
-from herdsman.skills.activation import ActiveSkill, active_skill
+from herdsman.skills.activation import ActiveSkill, active_skill, also_active, last_user_message
 from herdsman.skills.model import Skill
 
 
@@ -65,9 +73,10 @@ def unknown_skill_note(name: str, known: list[str], reason: str | None = None) -
     )
 
 
-def refusal(skill: Skill, tool: str, call_id: str) -> ToolMessage:
-    """The error result for a call of a tool the active skill does not allow."""
-    allowed = ", ".join(skill.allowed_tools or ()) or "none"
+def refusal(skill: Skill, tool: str, call_id: str, allowed_tools: set[str] | None = None) -> ToolMessage:
+    """The error result for a call of a tool the active skill does not allow (``allowed_tools``:
+    what the active skills allow together, when several are active)."""
+    allowed = ", ".join(sorted(allowed_tools) if allowed_tools is not None else skill.allowed_tools or ()) or "none"
     return ToolMessage(
         content=(
             f"Error: the tool {tool!r} is not allowed while the skill {skill.name!r} is active "
@@ -84,13 +93,29 @@ class SkillActivationMiddleware(ToolGateMiddleware):
 
     state_schema = SkillState
 
-    def __init__(self, skills: Mapping[str, Skill], unavailable: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        skills: Mapping[str, Skill],
+        unavailable: Mapping[str, str] | None = None,
+        auto_select: Literal["off", "suggest", "activate"] = "off",
+    ) -> None:
         """``skills``: the usable skills by name; ``unavailable``: why other known skills are not
-        (a SkillCatalog's ``skills`` and ``reasons()``)."""
+        (a SkillCatalog's ``skills`` and ``reasons()``); ``auto_select``: see the module docstring."""
         super().__init__()
         self.skills = dict(skills)
         self.unavailable = dict(unavailable or {})
+        self.auto_select = auto_select
+        self.ranker = SkillRanker(self.skills) if auto_select != "off" and self.skills else None
         self._blocks: dict[str, str] = {}
+
+    def _choose(self, text: str) -> str | None:
+        clear = self.ranker.clear_choice(text) if self.ranker and self.auto_select == "activate" else None
+        return clear.name if clear else None
+
+    def _suggestion(self, request: ModelRequest) -> str | None:
+        user = last_user_message(request.messages) if self.ranker else None
+        candidates = self.ranker.candidates(user.text) if self.ranker and user is not None else []
+        return candidates_note(candidates) if candidates else None
 
     def _block(self, skill: Skill) -> str:
         block = self._blocks.get(skill.name)
@@ -98,18 +123,34 @@ class SkillActivationMiddleware(ToolGateMiddleware):
             block = self._blocks[skill.name] = skill_block(skill)
         return block
 
+    def _allowed(self, skills: list[Skill]) -> set[str] | None:
+        """The tools the active ``skills`` allow together; None when one of them allows every tool."""
+        if any(skill.allowed_tools is None for skill in skills):
+            return None
+        return {tool for skill in skills for tool in skill.allowed_tools or ()}
+
     def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
-        name, update = active_skill(request.state, request.messages, self.skills)
+        name, update = active_skill(request.state, request.messages, self.skills, self._choose)
+        skill = self.skills.get(name) if name is not None else None
+        tools = request.tools
         if name is None:
-            return request, update
-        skill = self.skills.get(name)
-        if skill is None:
-            extra, tools = unknown_skill_note(name, sorted(self.skills), self.unavailable.get(name)), request.tools
-            update = False
+            note = self._suggestion(request)
+            if note is None:
+                return request, update
+            extra = note
+        elif skill is None:
+            extra, update = unknown_skill_note(name, sorted(self.skills), self.unavailable.get(name)), False
         else:
-            extra, tools = self._block(skill), request.tools
-            if skill.allowed_tools is not None:
-                allowed = set(skill.allowed_tools)
+            active = [skill]
+            notes = []
+            for other in also_active(request.state, update):
+                if other in self.skills:
+                    active.append(self.skills[other])
+                else:
+                    notes.append(unknown_skill_note(other, sorted(self.skills), self.unavailable.get(other)))
+            extra = "\n\n".join([*(self._block(s) for s in active), *notes])
+            allowed = self._allowed(active)
+            if allowed is not None:
                 tools = [t for t in request.tools if tool_name(t) in allowed]
         base = request.system_message.text if request.system_message is not None else ""
         system = SystemMessage(content=f"{base}\n\n{extra}" if base else extra)
@@ -140,12 +181,14 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         state = request.state if isinstance(request.state, dict) else {}
         recorded = state.get("active_skill")
         skill = self.skills.get(recorded["name"]) if recorded else None
-        if skill is None or skill.allowed_tools is None:
+        if skill is None:
             return None
+        active = [skill, *(self.skills[n] for n in also_active(state, False) if n in self.skills)]
+        allowed = self._allowed(active)
         tool = request.tool_call.get("name", "")
-        if tool in skill.allowed_tools:
+        if allowed is None or tool in allowed:
             return None
-        return refusal(skill, tool, request.tool_call.get("id") or "")
+        return refusal(skill, tool, request.tool_call.get("id") or "", allowed)
 
     def refuse(self, request: ToolCallRequest) -> ToolMessage | None:
         """Refuse a tool the active skill does not allow."""

@@ -1,5 +1,6 @@
-"""``/skill-name`` at the start of a user message, or a known skill asked for in words ("use the
-data-analysis skill"): which skill a turn activates.
+"""``/skill-name`` at the start of a user message (several: ``/slide-deck /diagram ...``, as the
+web UI's skill picker sends them), or a known skill asked for in words ("use the data-analysis
+skill"): which skills a turn activates.
 
 The active skill of a turn is derived from the turn's user message. It is also remembered in the
 thread state (``active_skill``), so it stays active when summarization has folded that message
@@ -9,26 +10,45 @@ away, and it ends with the next user message.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
-from typing_extensions import TypedDict  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
+from typing_extensions import NotRequired, TypedDict  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
 
 COMMAND_RE = re.compile(r"^\s*/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
 
 
 class ActiveSkill(TypedDict):
-    """The state record of an activation: the skill and the user message that asked for it."""
+    """The state record of an activation: the skill, the user message that asked for it, and the
+    other skills the message named after the first (``/a /b ...``)."""
 
     name: str
     message_id: str | None
+    also: NotRequired[list[str]]
 
 
 def skill_command(text: str) -> str | None:
     """The skill name when ``text`` starts with ``/name`` (followed by a space or the end)."""
     match = COMMAND_RE.match(text)
     return match.group(1) if match else None
+
+
+def skill_commands(text: str) -> list[str]:
+    """Every ``/name`` at the start of ``text``, in order (``/a /b do it``: a, b), without repeats."""
+    names: list[str] = []
+    rest = text
+    while (match := COMMAND_RE.match(rest)) is not None:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        rest = rest[match.end():]
+    return names
+
+
+def also_active(state: dict[str, Any] | Any, update: ActiveSkill | None | bool) -> list[str]:
+    """The skills activated beside the first: from the record being written, else the one kept."""
+    record = update if isinstance(update, dict) else (state.get("active_skill") if isinstance(state, dict) else None)
+    return list(record.get("also") or []) if record else []
 
 
 def is_user_message(message: AnyMessage) -> bool:
@@ -60,12 +80,16 @@ def named_skill(text: str, known: Collection[str]) -> str | None:
 
 
 def active_skill(
-    state: dict[str, Any] | Any, messages: Sequence[AnyMessage], known: Collection[str] = ()
+    state: dict[str, Any] | Any,
+    messages: Sequence[AnyMessage],
+    known: Collection[str] = (),
+    choose: Callable[[str], str | None] | None = None,
 ) -> tuple[str | None, ActiveSkill | None | bool]:
     """``(skill name or None, state update)`` for the current turn.
 
     ``/name`` at the start activates ``name`` (known or not: an unknown one gets a note); so does
-    asking for one of the ``known`` skills in words ("use the data-analysis skill"). The update
+    asking for one of the ``known`` skills in words ("use the data-analysis skill"); failing both,
+    ``choose`` (given the message's text) may pick one (``skills.auto_select: activate``). The update
     is ``False`` when the recorded activation is already right; otherwise it is the record to
     write (an :class:`ActiveSkill`, or ``None`` to clear a previous turn's skill).
     """
@@ -75,7 +99,11 @@ def active_skill(
         return (recorded["name"] if recorded else None), False
     if recorded and recorded.get("message_id") == user.id:
         return recorded["name"], False
-    name = skill_command(user.text) or named_skill(user.text, known)
+    commands = skill_commands(user.text)
+    name = (commands[0] if commands else None) or named_skill(user.text, known) or (choose(user.text) if choose else None)
     if name is None:
         return None, (None if recorded else False)
-    return name, ActiveSkill(name=name, message_id=user.id)
+    record = ActiveSkill(name=name, message_id=user.id)
+    if len(commands) > 1:
+        record["also"] = commands[1:]
+    return name, record

@@ -31,8 +31,9 @@ class Skill:
     environment variables the skill reads to their descriptions; ``required_secrets`` lists
     those that must be set for the skill to work. ``outputs`` are glob patterns, relative to
     /mnt/user-data/outputs, of the files the skill delivers: while it is active, the completion
-    check asks for one file matching each before the agent's answer stands. ``owner`` is set for
-    a skill one user installed for themselves (``skills/custom/@<owner>/<name>``).
+    check asks for one file matching each before the agent's answer stands. ``examples`` are
+    requests the skill fits, in the user's words (the start screen offers them). ``owner`` is set
+    for a skill one user installed for themselves (``skills/custom/@<owner>/<name>``).
     """
 
     name: str
@@ -45,6 +46,7 @@ class Skill:
     env: dict[str, str] = field(default_factory=dict)
     required_secrets: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
     owner: str | None = None  # the user whose own skill this is (skills/custom/@<owner>/); None: shared
 

@@ -4,7 +4,8 @@ Fields: ``name`` (required, lowercase-with-hyphens, equal to the folder's name),
 (required), ``license``, ``allowed-tools`` (a list or a comma-separated string), ``env`` (a list
 of variable names or a mapping name -> description), ``required-secrets`` (a list of variable
 names), ``outputs`` (the files the skill delivers, as glob patterns under /mnt/user-data/outputs
-such as ``**/*.md``), plus the free-form ``metadata``, ``version`` and ``compatibility``. Any other key is an
+such as ``**/*.md``), ``examples`` (up to 5 example requests, one line each: the start screen
+shows them and the skill selection matches requests against them), plus the free-form ``metadata``, ``version`` and ``compatibility``. Any other key is an
 error, so a typo such as ``allowed_tool`` does not pass silently.
 """
 
@@ -23,6 +24,8 @@ TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 OUTPUT_GLOB_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_.*?/-]+$")  # relative, no ..
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+MAX_EXAMPLES = 5
+MAX_EXAMPLE = 200
 KNOWN_FIELDS = (
     "name",
     "description",
@@ -31,6 +34,7 @@ KNOWN_FIELDS = (
     "env",
     "required-secrets",
     "outputs",
+    "examples",
     "metadata",
     "version",
     "compatibility",
@@ -104,6 +108,23 @@ def _check_env(value: Any, file: str) -> dict[str, str]:
     return {name: "" for name in names}
 
 
+def _check_examples(value: Any, file: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    hint = "write a list of example requests, e.g. examples: [\"Turn notes.md into a 5-slide deck\"]"
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise SkillError(file, f"must be a list of non-empty strings; {hint}", "examples")
+    if len(value) > MAX_EXAMPLES:
+        raise SkillError(file, f"has {len(value)} entries; keep at most {MAX_EXAMPLES}", "examples")
+    examples = tuple(" ".join(v.split()) for v in value)
+    long = next((e for e in examples if len(e) > MAX_EXAMPLE), None)
+    if long is not None:
+        raise SkillError(
+            file, f"{long[:40]!r}... is {len(long)} characters long; keep each example under {MAX_EXAMPLE}", "examples"
+        )
+    return tuple(dict.fromkeys(examples))
+
+
 def _check_license(value: Any, file: str) -> str | None:
     if value is None:
         return None
@@ -170,6 +191,7 @@ def parse_skill_text(
         env=env,
         required_secrets=secrets,
         outputs=outputs,
+        examples=_check_examples(data.get("examples"), shown),
         metadata=dict(metadata),
         owner=owner,
     )

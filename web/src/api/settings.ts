@@ -81,6 +81,8 @@ export interface SkillInfo {
   path: string;
   license: string | null;
   allowed_tools: string[] | null;
+  /** Example requests the skill fits (its front matter's `examples:`). */
+  examples?: string[];
   problems: string[];
 }
 

@@ -1,10 +1,13 @@
-/** The empty thread: example tasks to try, the skills there are and the user's custom agents, each with one line. */
+/** The empty thread: example tasks to try, the skills there are (each with one line, and the example
+ * requests its SKILL.md gives: a click puts one in the composer with the skill picked) and the user's
+ * custom agents. */
 import type { SkillChoice } from "../state/slash";
-import { EXAMPLES } from "../state/slash";
+import { EXAMPLES, oneLine } from "../state/slash";
 
 export function StartScreen(props: {
   skills: SkillChoice[];
-  onExample: (text: string) => void;
+  /** Fills the composer with `text`, and picks `skill` when the example is a skill's. */
+  onExample: (text: string, skill?: string) => void;
   /** The user's custom agents (``agentId`` set); a click starts the new thread on one. */
   agents?: SkillChoice[];
   current?: string;
@@ -24,11 +27,16 @@ export function StartScreen(props: {
       </div>
       {props.skills.length > 0 && (
         <>
-          <h3>Skills — type / and a name to use one</h3>
+          <h3>Skills — type / anywhere or use the Skills button to pick one or several</h3>
           <ul className="start-skills">
             {props.skills.map((s) => (
               <li key={s.name} data-testid="start-skill">
-                <code>/{s.name}</code> {s.description.split(". ")[0].replace(/\.$/, "")}
+                <code>/{s.name}</code> {oneLine(s.description)}
+                {(s.examples ?? []).slice(0, 2).map((text) => (
+                  <button key={text} className="example skill-example" onClick={() => props.onExample(text, s.name)} data-testid="skill-example">
+                    {text}
+                  </button>
+                ))}
               </li>
             ))}
           </ul>
@@ -47,7 +55,7 @@ export function StartScreen(props: {
                 >
                   <code>/{a.name}</code>
                 </button>{" "}
-                {a.description.split(". ")[0].replace(/\.$/, "")}
+                {oneLine(a.description)}
               </li>
             ))}
           </ul>

@@ -1,0 +1,64 @@
+"""The skill-selection benchmark in its dry mode (a scripted model that takes the first skill the
+harness offers), its judge, and the ranking behind ``skills.auto_select`` on this checkout's skills
+(the run with the embedded model, ``python benchmarks/skill_selection.py``, is done by hand)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from tests.support import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import skill_selection as bench  # noqa: E402
+
+
+def test_thirty_requests_each_for_one_skill_and_missing_skills_are_skipped() -> None:
+    assert len(bench.REQUESTS) == 30 and len({r[0] for r in bench.REQUESTS}) == 30
+    run, skipped = bench.select(bench.REQUESTS, {"diagram", "image-tools"})
+    assert {r[1] for r in run} == {"diagram", "image-tools"} and len(run) == 4
+    assert "investors" in skipped and len(skipped) == 26
+    assert bench.select(bench.REQUESTS, {"diagram"}, only="flowchart,zh-arch,docx") == (
+        [r for r in bench.REQUESTS if r[0] in ("flowchart", "zh-arch")], ["docx"])
+
+
+def test_the_judge_reads_the_recorded_skill_else_the_first_skill_folder_a_tool_touched() -> None:
+    read = AIMessage(content="", tool_calls=[
+        {"name": "bash", "args": {"command": "ls /mnt/user-data/uploads"}, "id": "a"},
+        {"name": "read_file", "args": {"path": "/mnt/skills/public/diagram/SKILL.md"}, "id": "b"}])
+    earlier = AIMessage(content="", tool_calls=[{"name": "read_file", "args": {"path": "/mnt/skills/public/dashboard/SKILL.md"}, "id": "c"}])
+    messages = [HumanMessage("old"), earlier, HumanMessage("draw it"), read]
+    assert bench.activated({"messages": messages}) == "diagram"  # this turn's, not an earlier one's
+    assert bench.activated({"messages": messages, "active_skill": {"name": "image-tools", "message_id": None}}) == "image-tools"
+    assert bench.activated({"messages": [HumanMessage("hi"), AIMessage("Hello!")]}) is None
+    figures = bench.tally([{"skill": "diagram", "activated": "diagram"}, {"skill": "diagram", "activated": None},
+                           {"skill": "dashboard", "activated": "diagram"}])
+    assert (figures["right"], figures["wrong"], figures["none"], figures["right_share"]) == (1, 1, 1, 0.333)
+    assert figures["per_skill"]["diagram"] == {"right": 1, "wrong": 0, "none": 1}
+
+
+def test_the_dry_run_goes_through_the_lead_and_prints_one_json_line(capsys) -> None:
+    ids = "flowchart,shrink,aloud,zh-arch"  # three English requests of installed skills, one Chinese
+    bench.main(["--model", "scripted", "--only", ids, "--max-steps", "3"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    figures = json.loads(out[0])
+    installed = bench.installed_skills()
+    expected = [r for r in bench.REQUESTS if r[0] in ids.split(",") and r[1] in installed]
+    assert figures["requests"] == len(expected) and figures["model"] == "scripted"
+    by_id = {r["id"]: r for r in figures["results"]}
+    for rid in ("flowchart", "shrink", "aloud"):
+        if rid in by_id:  # the pre-selection offers the right skill first; the model read its SKILL.md
+            assert by_id[rid]["activated"] == by_id[rid]["skill"], by_id[rid]
+    assert figures["right"] + figures["wrong"] + figures["none"] == figures["requests"]
+
+
+def test_off_offers_nothing_and_activate_activates_the_clear_choice() -> None:
+    off = asyncio.run(bench.run("scripted", "off", only="flowchart", max_steps=3))
+    assert off["none"] == off["requests"] == 1
+    on = asyncio.run(bench.run("scripted", "activate", only="flowchart", max_steps=3))
+    assert on["right"] == 1
