@@ -75,6 +75,27 @@ def build_system_prompt(
     return "\n\n".join(parts)
 
 
+SMALL_SKILLS_DESCRIBED = 8
+"""Up to this many skills, the small prompt gives each a line with its description; past it, only
+their names, by folder (a prompt processed by a 1.5B model on a CPU stays near 1,100 tokens
+however many skills are installed). The skills that fit the request come with their descriptions
+in ``<skill_candidates>`` (``skills.auto_select``)."""
+
+
+def small_skill_list(skills: Sequence[PromptEntry]) -> str:
+    """The ``small`` profile's list of skills (see :data:`SMALL_SKILLS_DESCRIBED`)."""
+    if len(skills) <= SMALL_SKILLS_DESCRIBED:
+        lines = "\n".join(f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills)
+        return f"Skills (instructions for special tasks):\n{lines}"
+    folders: dict[str, list[str]] = {}
+    for s in skills:
+        folder = s.path.rsplit("/", 2)[0] if s.path and s.path.count("/") >= 2 else "/mnt/skills"
+        folders.setdefault(folder, []).append(s.name)
+    lines = "\n".join(f"- in {folder}/: {', '.join(names)}" for folder, names in folders.items())
+    return ("Skills (instructions for special tasks): to use one, read <folder>/<name>/SKILL.md first, then "
+            f"follow it.\n{lines}")
+
+
 def build_small_system_prompt(
     skills: Sequence[PromptEntry] = (),
     subagents: Sequence[PromptEntry] = (),
@@ -89,8 +110,7 @@ def build_small_system_prompt(
     """
     parts = [SMALL_ROLE, SMALL_RULES, SMALL_EXAMPLES]
     if skills:
-        lines = "\n".join(f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills)
-        parts.append(f"Skills (instructions for special tasks):\n{lines}")
+        parts.append(small_skill_list(skills))
     if subagents:
         lines = "\n".join(f"- {s.name}: {first_sentence(s.description, 100)}" for s in subagents)
         parts.append(

@@ -360,10 +360,12 @@ class SkillsConfig(_Section):
     path: Path = Field(Path("skills"), description="Folder with public/ and custom/ skills.")
     disabled: list[str] = Field(default_factory=list, description="Skill names to turn off.")
     auto_select: Literal["off", "suggest", "activate"] = Field(
-        "suggest",
+        "off",
         description="When a request names no skill: suggest offers the model the skills that fit it best "
         "(word overlap with their descriptions and examples); activate also activates the best one when it "
-        "leads clearly; off leaves it to the model and the skill list of the prompt.",
+        "leads clearly; off (the default until benchmarks/skill_selection.py has measured the others with "
+        "the embedded model: the overlap also offers unrelated skills to ordinary requests) leaves it to the "
+        "model and the skill list of the prompt.",
     )
 
 
