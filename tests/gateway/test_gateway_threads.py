@@ -140,7 +140,7 @@ async def test_assistant_graph_and_schemas(client) -> None:
     for key in ("input_schema", "output_schema", "state_schema"):  # rendered in full, not just key names
         properties = schemas[key]["properties"]
         assert properties["messages"]["type"] == "array", (key, properties["messages"])
-        assert set(schemas[key]["$defs"]["ActiveSkill"]["properties"]) == {"name", "message_id"}
+        assert set(schemas[key]["$defs"]["ActiveSkill"]["properties"]) == {"name", "message_id", "also"}  # also: skills picked with it
 
 
 async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway) -> None:

@@ -49,7 +49,9 @@ def build_system_prompt(
     parts = [ROLE, FILES]
     if tools:
         parts.append(_section("tools", "Your tools:", tools))
-    if skills:
+    if len(skills) > SKILLS_DESCRIBED:  # a growing library: names only (see SKILLS_DESCRIBED)
+        parts.append(f"<skills>\n{skill_names(skills)}\n</skills>")
+    elif skills:
         parts.append(
             _section(
                 "skills",
@@ -75,25 +77,33 @@ def build_system_prompt(
     return "\n\n".join(parts)
 
 
-SMALL_SKILLS_DESCRIBED = 8
-"""Up to this many skills, the small prompt gives each a line with its description; past it, only
-their names, by folder (a prompt processed by a 1.5B model on a CPU stays near 1,100 tokens
-however many skills are installed). The skills that fit the request come with their descriptions
-in ``<skill_candidates>`` (``skills.auto_select``)."""
+SKILLS_DESCRIBED = 8
+"""Up to this many skills, the prompt describes each; past it, it names them by folder, so the
+prompt stays within a small model's context however many skills are installed (23 described
+skills took 6,700 characters, and the embedded model's 4,096-token window overflowed with the
+standard profile). The model reads a SKILL.md before using it anyway; the user's ``/name`` and the
+picker name skills directly, and ``skills.auto_select`` adds the descriptions of the skills that
+fit the request."""
+
+
+def skill_names(skills: Sequence[PromptEntry]) -> str:
+    """The skills by folder, names only, with how to use one."""
+    folders: dict[str, list[str]] = {}
+    for s in skills:
+        folder = s.path.rsplit("/", 2)[0] if s.path and s.path.count("/") >= 2 else SKILLS_ROOT
+        folders.setdefault(folder, []).append(s.name)
+    lines = "\n".join(f"- in {folder}/: {', '.join(names)}" for folder, names in folders.items())
+    return ("Skills (instructions for special tasks): when one fits the task, read <folder>/<name>/SKILL.md "
+            f"first, then follow it.\n{lines}")
 
 
 def small_skill_list(skills: Sequence[PromptEntry]) -> str:
-    """The ``small`` profile's list of skills (see :data:`SMALL_SKILLS_DESCRIBED`)."""
-    if len(skills) <= SMALL_SKILLS_DESCRIBED:
-        lines = "\n".join(f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills)
-        return f"Skills (instructions for special tasks):\n{lines}"
-    folders: dict[str, list[str]] = {}
-    for s in skills:
-        folder = s.path.rsplit("/", 2)[0] if s.path and s.path.count("/") >= 2 else "/mnt/skills"
-        folders.setdefault(folder, []).append(s.name)
-    lines = "\n".join(f"- in {folder}/: {', '.join(names)}" for folder, names in folders.items())
-    return ("Skills (instructions for special tasks): to use one, read <folder>/<name>/SKILL.md first, then "
-            f"follow it.\n{lines}")
+    """The ``small`` profile's list of skills: each with its first sentence, or past
+    :data:`SKILLS_DESCRIBED` their names only."""
+    if len(skills) > SKILLS_DESCRIBED:
+        return skill_names(skills)
+    lines = "\n".join(f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills)
+    return f"Skills (instructions for special tasks):\n{lines}"
 
 
 def build_small_system_prompt(
