@@ -1167,6 +1167,7 @@ async function main() {
   try {
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     page.setDefaultTimeout(10000);
+    page.setDefaultNavigationTimeout(60000);  // a loaded 2-core machine took over 10 s to load the page
     page.on("pageerror", (e) => consoleErrors.push(String(e)));
     const run = scenarios[scenario];
     if (!run) throw new Error(`no scenario ${scenario}; one of ${Object.keys(scenarios).join(", ")}`);

@@ -325,7 +325,7 @@ export function App() {
         )}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
-        {messages.length === 0 && !stream.isLoading && (
+        {messages.length === 0 && !stream.isLoading && !previewOpen && (
           <StartScreen
             skills={skills}
             agents={agentMenu}

@@ -4,6 +4,9 @@
 import type { SkillChoice } from "../state/slash";
 import { EXAMPLES, oneLine } from "../state/slash";
 
+/** Skills the start screen lists; the rest are one press of Skills (or /) away, so the page fits. */
+const START_SKILLS = 6;
+
 export function StartScreen(props: {
   skills: SkillChoice[];
   /** Fills the composer with `text`, and picks `skill` when the example is a skill's. */
@@ -29,7 +32,7 @@ export function StartScreen(props: {
         <>
           <h3>Skills — type / anywhere or use the Skills button to pick one or several</h3>
           <ul className="start-skills">
-            {props.skills.map((s) => (
+            {props.skills.slice(0, START_SKILLS).map((s) => (
               <li key={s.name} data-testid="start-skill">
                 <code>/{s.name}</code> {oneLine(s.description)}
                 {(s.examples ?? []).slice(0, 2).map((text) => (
@@ -39,6 +42,11 @@ export function StartScreen(props: {
                 ))}
               </li>
             ))}
+            {props.skills.length > START_SKILLS && (
+              <li className="start-hint" data-testid="start-skills-more">
+                and {props.skills.length - START_SKILLS} more: press Skills or type / to see them all
+              </li>
+            )}
           </ul>
         </>
       )}
