@@ -38,13 +38,34 @@ def _describe(error: dict[str, Any]) -> str:
         return str(error.get("msg"))
     if error.get("type") == "missing":
         return f"{where} is required"
+    if error.get("type") == "string_unicode":  # a lone surrogate (\ud800) in a JSON string
+        return f"{where} is not valid Unicode text; send UTF-8 text without lone surrogates"
     return f"{where}: {error.get('msg', 'invalid value')}"
+
+
+def _has_lone_surrogate(value: object, depth: int = 0) -> bool:
+    """Whether a parsed JSON body holds a string (key or value) with a lone surrogate."""
+    if depth > 32:
+        return False
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k, depth + 1) or _has_lone_surrogate(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v, depth + 1) for v in value)
+    return False
 
 
 async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     """422 with a readable ``detail``."""
     errors = exc.errors()
     detail = "; ".join(_describe(e) for e in errors) or "invalid request"
+    if _has_lone_surrogate(getattr(exc, "body", None)):
+        detail = "the body holds text that is not valid Unicode (a lone surrogate such as \\ud800); send UTF-8 text"
     safe = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in errors]
     return JSONResponse({"detail": f"Invalid request: {detail}", "errors": safe}, status_code=422)
 

@@ -190,7 +190,7 @@ def test_every_json_body_with_a_lone_surrogate_gets_a_422_that_says_so(http: htt
     components = spec["components"]["schemas"]
     tid = http.post("/threads", json={}).json()["thread_id"]
     params = {"thread_id": tid, "assistant_id": "lead_agent", "run_id": "00000000-0000-4000-8000-000000000000",
-              "cron_id": "00000000-0000-4000-8000-000000000000", "fid": "f" * 16}
+              "cron_id": "00000000-0000-4000-8000-000000000000", "fid": "f" * 16, "name": "data-analysis", "variable": "API_TOKEN", "port": 8000, "path": "index.html"}
     checked = []
     for path, operations in spec["paths"].items():
         if path.startswith(("/api/langgraph/", "/api/memory/")):  # the same routes under a prefix; memory is off here
