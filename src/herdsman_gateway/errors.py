@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from herdsman.runtime.run_input import holds_invalid_unicode
 from herdsman.runtime.runs import InvalidRunError, RunError
 from herdsman.sandbox.base import SandboxError
 from herdsman_gateway.schemas import UNSTORABLE
@@ -43,28 +44,11 @@ def _describe(error: dict[str, Any]) -> str:
     return f"{where}: {error.get('msg', 'invalid value')}"
 
 
-def _has_lone_surrogate(value: object, depth: int = 0) -> bool:
-    """Whether a parsed JSON body holds a string (key or value) with a lone surrogate."""
-    if depth > 32:
-        return False
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k, depth + 1) or _has_lone_surrogate(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v, depth + 1) for v in value)
-    return False
-
-
 async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     """422 with a readable ``detail``."""
     errors = exc.errors()
     detail = "; ".join(_describe(e) for e in errors) or "invalid request"
-    if _has_lone_surrogate(getattr(exc, "body", None)):
+    if holds_invalid_unicode(getattr(exc, "body", None)):  # the run input's own check
         detail = "the body holds text that is not valid Unicode (a lone surrogate such as \\ud800); send UTF-8 text"
     safe = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in errors]
     return JSONResponse({"detail": f"Invalid request: {detail}", "errors": safe}, status_code=422)

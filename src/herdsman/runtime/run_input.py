@@ -75,13 +75,28 @@ def check_size(field: str, value: Any, limit: int | None, thread_id: str) -> Non
         )
 
 
+def not_unicode(exc: orjson.JSONEncodeError) -> bool:
+    """Whether orjson refused a value for text that is not valid Unicode (a lone surrogate)."""
+    reason = str(exc)
+    return "surrogates" in reason or "UTF-8" in reason
+
+
+def holds_invalid_unicode(value: Any) -> bool:
+    """Whether ``value`` (parsed JSON) holds a string, key or value, that is not valid Unicode."""
+    try:
+        orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError as exc:
+        return not_unicode(exc)
+    return False
+
+
 def check_json(field: str, value: Any) -> None:
     """Refuse values that cannot be stored as JSON (lone surrogates, huge integers, deep nesting)."""
     try:
         orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError as exc:
         reason = str(exc)
-        if "surrogates" in reason or "UTF-8" in reason:
+        if not_unicode(exc):
             why = "contains text that is not valid Unicode (a lone surrogate such as \\ud800); send valid UTF-8 text"
         elif "64-bit" in reason:
             why = "contains an integer beyond 64 bits; send it as a string"
