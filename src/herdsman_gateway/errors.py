@@ -48,7 +48,8 @@ async def validation_error(request: Request, exc: RequestValidationError) -> JSO
     """422 with a readable ``detail``."""
     errors = exc.errors()
     detail = "; ".join(_describe(e) for e in errors) or "invalid request"
-    if holds_invalid_unicode(getattr(exc, "body", None)):  # the run input's own check
+    named = any(e.get("type") in (UNSTORABLE, "string_unicode") for e in errors)  # already says where
+    if not named and holds_invalid_unicode(getattr(exc, "body", None)):  # the run input's own check
         detail = "the body holds text that is not valid Unicode (a lone surrogate such as \\ud800); send UTF-8 text"
     safe = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in errors]
     return JSONResponse({"detail": f"Invalid request: {detail}", "errors": safe}, status_code=422)
