@@ -132,6 +132,17 @@ def test_a_background_command_that_fails_or_listens_elsewhere_says_so(served) ->
         assert not sandbox.background_jobs()[0].running
 
 
+def test_a_background_command_the_model_also_ended_with_an_ampersand_keeps_running(served) -> None:
+    with httpx.Client(base_url=served.url, timeout=60) as http:
+        tid = http.post("/threads", json={}, headers=ANA).json()["thread_id"]
+        said = ask(http, tid, "background nohup sleep 300 &")
+        assert "running" in said and "already ended" not in said, said
+        sandbox = served.app.state.gateway.sandbox.acquire(tid)
+        job = sandbox.background_jobs()[0]
+        assert job.running
+        job.stop()
+
+
 # A WebSocket echo server with the standard library only (the jail's python3 has no websockets):
 # the handshake, then each text frame the browser sends comes back as "echo: <text>".
 ECHO_SERVER = """

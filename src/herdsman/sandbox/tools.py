@@ -347,6 +347,14 @@ BACKGROUND_ARG = ("true: start the command as a background server that keeps run
 SERVER_STARTUP_SECONDS = 10.0  # how long bash waits for a background server to listen
 
 
+def held_in_foreground(command: str) -> str:
+    """``command`` without the ``&`` (or ``nohup``) a model adds to a command it already asked to
+    run in the background: the job's shell would start it as a child and end at once, and the
+    job with it (``python3 ticker.py &`` with background=true "ended" before writing a line)."""
+    held = re.sub(r"(?<![&|>])&\s*$", "", command.rstrip()).rstrip()
+    return re.sub(r"^nohup\s+", "", held) or command
+
+
 def _stopped(listing: list[str]) -> str:
     """The note a bounded listing carries when it was cut, as a line for the model."""
     note = getattr(listing, "note", "")
@@ -402,7 +410,7 @@ class SandboxTools:
         if start is None:
             raise CommandNotAllowedError("Background servers are not available with this sandbox provider; "
                                          "run the command without background.")
-        command = rewrite_command(command)
+        command = rewrite_command(held_in_foreground(command))
         job = start(command)
         listening = job.wait_listening(SERVER_STARTUP_SECONDS)
         ports = [p for p in listening if self.preview.allows(p)]
@@ -419,10 +427,14 @@ class SandboxTools:
                     "own: other bash commands cannot reach it, so test a server in one command (start it with &, "
                     "then curl it) before starting it here."), artifact
         others = [p for p in listening if not self.preview.allows(p)]
-        why = (f"it listens on {', '.join(map(str, others))}, outside the previewable {range_note}" if others
-               else f"nothing listens on any of the previewable {range_note} yet")
-        return (f"Started in the background (job {job.number}) and still running, but {why}. The user can only see a "
-                f"server that listens on one of the {range_note} inside the sandbox."), artifact
+        if others:
+            shown = ", ".join(map(str, others))
+            return (f"Started in the background (job {job.number}) and running: it listens on port {shown} inside its "
+                    f"own sandbox, which other bash commands cannot reach (to query it, start it with & and curl it in "
+                    f"one bash command). Port {shown} is outside the previewable {range_note}, so the user cannot "
+                    "open it in the Preview tab."), artifact
+        return (f"Started in the background (job {job.number}) and running. It writes its files as usual; nothing "
+                f"listens on any of the previewable {range_note} yet, so there is nothing to preview."), artifact
 
     def env_of(self, command: str, runtime: ToolRuntime[Any, dict]) -> dict[str, str]:
         """The variables ``command_env`` adds to ``command`` in this run (none when it fails: logged)."""
