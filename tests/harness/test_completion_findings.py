@@ -432,3 +432,65 @@ def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() 
     assert judge.calls[0].tools == ["Verdict"] and judge.calls[0].kwargs.get("tool_choice") not in (None, "auto", "none")
     assert verify(judge, messages) == []  # done
     assert verify(judge, messages) == []  # prose: no verdict, nothing found (the rules have spoken already)
+
+
+async def test_a_script_written_as_a_description_is_sent_back_because_it_does_not_parse(home: Path) -> None:
+    """Language-neutral: a .py file the run wrote that does not compile is script.does_not_parse,
+    the next call forced to write_file; fixed, the answer passes."""
+    workspace(home, "t-parse")
+    path = "/mnt/user-data/workspace/topword.py"
+    model, state = await run(home, "t-parse", f"Write {path}: python3 topword.py FILE prints the most frequent word.",
+                             intent_rules="off", responses=[
+        call("write_file", 1, path=path, content="python3 topword.py FILE prints the most frequent word."),
+        "Done.",
+        call("write_file", 2, path=path, content="import sys\nprint(open(sys.argv[1]).read().split()[0])\n"),
+        call("bash", 3, command=f"echo a b > /tmp/s.txt && python3 {path} /tmp/s.txt"),
+        "Done: it prints a.",
+    ])
+    found = [rules_of(n) for n in notes(state)]
+    assert found == [["script.does_not_parse"]], found
+    assert "SyntaxError" in notes(state)[0].text and state["messages"][-1].text == "Done: it prints a."
+
+
+async def test_a_new_script_that_prints_nothing_for_the_requests_command_is_sent_back_in_chinese(home: Path) -> None:
+    """A script the request names and the run made is run before the answer passes
+    (script.changed_not_run, with the request's own command, which ends where the Chinese goes on);
+    run, printing nothing for that command, it is script.printed_nothing."""
+    workspace(home, "t-add")
+    path = "/mnt/user-data/workspace/add.py"
+    model, state = await run(home, "t-add", f"创建命令行工具 {path}：python3 add.py 2 3 4 输出这些数的和（这里是 9）。",
+                             intent_rules="off", responses=[
+        call("write_file", 1, path=path, content="def add(a, b, c):\n    return a + b + c\n"),
+        "已创建。",
+        call("bash", 2, command="cd /mnt/user-data/workspace && python3 add.py 2 3 4"),
+        "已创建。",
+        call("write_file", 3, path=path, content="import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"),
+        call("bash", 4, command="cd /mnt/user-data/workspace && python3 add.py 2 3 4"),
+        "已创建，输出 9。",
+    ])
+    found = [rules_of(n) for n in notes(state)]
+    assert found == [["script.changed_not_run"], ["script.printed_nothing"]], found
+    assert "python3 add.py 2 3 4)" in notes(state)[0].text  # the command, without the Chinese after it
+    assert state["messages"][-1].text == "已创建，输出 9。"
+
+
+async def test_a_fix_whose_output_lacks_a_value_the_request_gives_is_sent_back(home: Path) -> None:
+    """The request's own command, run on the changed script, printed 2 and 1 where the request
+    says 3, 2, 1: script.output_differs; once it prints all three the answer passes."""
+    ws = workspace(home, "t-count")
+    (ws / "countdown.py").write_text("import sys\nfor i in range(int(sys.argv[1]), 1, -1):\n    print(i)\n")
+    path = "/mnt/user-data/workspace/countdown.py"
+    model, state = await run(home, "t-count", f"{path} should print 3, 2, 1 on separate lines (python3 countdown.py 3), "
+                             "but it misses one. Fix it.", intent_rules="off", responses=[
+        call("read_file", 0, path=path),
+        call("str_replace", 1, path=path, old="print(i)", new="print(i - 1)"),
+        call("bash", 2, command="cd /mnt/user-data/workspace && python3 countdown.py 3"),
+        "Fixed.",
+        call("str_replace", 3, path=path, old="1, -1):\n    print(i - 1)", new="0, -1):\n    print(i)"),
+        call("bash", 4, command="cd /mnt/user-data/workspace && python3 countdown.py 3"),
+        "Fixed: it prints 3, 2, 1.",
+    ])
+    found = [rules_of(n) for n in notes(state)]
+    assert found == [["script.output_differs"]], found
+    assert "printed '2\\n1'" in notes(state)[0].text and "expects 3 too" in notes(state)[0].text
+    assert (ws / "countdown.py").read_text().count("0, -1") == 1

@@ -86,7 +86,7 @@ from herdsman.middleware.completion_plan import deciding, next_tools, read_first
 from herdsman.middleware.completion_rules import (
     FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
-    request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
+    command_outcome, request_command, request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
 )
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
 from herdsman.middleware.completion_sources import strip_unseen, unseen_sources
@@ -112,6 +112,7 @@ from herdsman.sandbox.base import OUTPUTS, UPLOADS, HostBackedSandbox, SandboxPr
 from herdsman.skills.activation import active_skill
 from herdsman.skills.model import Skill
 from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.tools import parse_error
 
 log = structlog.get_logger(__name__)
 
@@ -155,6 +156,36 @@ def _wrote(run: Sequence[Any], name: str) -> bool:
     base = "/" + name.rsplit("/", 1)[-1]
     return any(c["name"] in ("write_file", "str_replace") and ("/" + str((c.get("args") or {}).get("path", ""))).endswith(base)
                for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
+
+
+def _samples(lookup: FileLookup) -> list[str]:
+    """Names of data files in the workspace, for a command whose FILE placeholder needs one."""
+    return [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
+
+
+def _scripts_made(request: str, preexisting: set[str], lookup: FileLookup, run: Sequence[Any],
+                  found: Sequence[Finding]) -> list[Finding]:
+    """The language-neutral rules on code the run wrote: a Python or JSON file it wrote that does
+    not parse; a script the request names and shows how to run, that the run made and never ran since; what the command
+    the request shows printed when run on a script the run wrote (see ``command_outcome``)."""
+    out: list[Finding] = []
+    written = dict.fromkeys(str((c.get("args") or {}).get("path", "")) for m in run if isinstance(m, AIMessage)
+                            for c in m.tool_calls if c["name"] in ("write_file", "str_replace"))
+    for path in written:
+        error = parse_error(path, lookup.text_of(path) or "") if path.endswith((".py", ".json")) and lookup.size_of(path) else None
+        if error is not None:
+            out.append(Finding("script.does_not_parse", {"path": path, "error": error}, ("write_file",), EDIT))
+    if out:
+        return out
+    made = [n for n in named_files(request) if n not in preexisting and n.endswith((".py", ".sh", ".js"))
+            and _wrote(run, n) and lookup.size_of(n)]
+    if made and request_command(request) and not any(f.rule == "script.changed_not_run" for f in found):
+        out += untested_change(request, made, run, _samples(lookup))
+    others = [n for n in named_files(request) if n not in preexisting and n not in made]
+    scripts = [n for n in named_files(request) if n.endswith((".py", ".sh", ".js")) and _wrote(run, n)]
+    if not out and not others and (outcome := command_outcome(request, scripts, run)) is not None:
+        out.append(outcome)
+    return out
 
 
 class CompletionState(AgentState):
@@ -452,11 +483,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 rewritten = [name for name in unchanged if _wrote(run, name)]
                 if rewritten:  # written back as it was: any language
                     found.append(Finding("file.unchanged", {"paths": rewritten}, read_first(unseen, rewritten, "str_replace"), EDIT))
-                samples = [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
-                found += untested_change(request, [t for t in targets if t not in unchanged], run, samples)
+                found += untested_change(request, [t for t in targets if t not in unchanged], run, _samples(lookup))
                 if on("value.not_set"):
                     read = read_first(unseen, targets, "str_replace") == ("str_replace",)
                     found += [f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))]
+        found += _scripts_made(request, preexisting, lookup, run, found)
         make = on("file.missing") and says("make", request, language) is not None
         empty: list[str] = []
         tried = " ".join([str(c["args"]) for m in run if isinstance(m, AIMessage) for c in m.tool_calls]

@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.findings import COMMAND, Finding, noted
+from herdsman.middleware.findings import COMMAND, EDIT, Finding, noted
 from herdsman.middleware.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
@@ -125,7 +125,8 @@ def change_targets(request: str, names: Sequence[str], language: str = "en") -> 
 _SOURCE_BEFORE = re.compile(r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:file\s+)?(?:/mnt/user-data/[\w./-]*/)?$", re.IGNORECASE)
 
 
-_RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:\s+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*")
+_RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:[ \t]+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*",
+                          re.ASCII)  # ASCII: the arguments end where a request in Chinese goes on (add.py 2 3 4 输出...)
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")  # Python's own words, any request language
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
@@ -153,6 +154,55 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
                 "placeholder": placeholder.group(0) if placeholder and samples else None,
                 "sample": samples[0] if placeholder and samples else None}
     return [Finding("script.changed_not_run", evidence, ("bash",), COMMAND)]
+
+
+_PATHS_AND_NAMES = re.compile(r"[\w./-]*[/.][\w./-]*\w")  # paths and file names: their digits are no values
+
+
+def request_command(request: str) -> str | None:
+    """The command line the request shows for running a script ("python3 add.py 2 3 4"), if any."""
+    found = _RUN_COMMAND.search(request)
+    return found.group(0) if found else None
+
+
+def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) -> Finding | None:
+    """What the command the request shows ("python3 add.py 2 3 4") printed, the last time the run
+    ran it on one of ``scripts`` (files the run wrote), checked against the request:
+
+    - ``script.printed_nothing``: it exited 0 and printed nothing (``def add(a, b, c)`` and no code
+      that reads the arguments);
+    - ``script.output_differs``: it printed only numbers, and a number the request gives outside
+      the command and its paths is not among them ("should print 3, 2, 1 ... (python3
+      countdown.py 3)" and the fixed script printed 2 and 1).
+
+    Numbers and a command line are read the same way in any language. Each said once per run."""
+    command = _RUN_COMMAND.search(request)
+    if command is None:
+        return None
+    name = command.group(0).split()[1].rsplit("/", 1)[-1]
+    script = next((s for s in scripts if s.rsplit("/", 1)[-1] == name), None)
+    if script is None:
+        return None
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    last: ToolMessage | None = None
+    for message in run:
+        for call in message.tool_calls if isinstance(message, AIMessage) else []:
+            if call["name"] == "bash" and mention(str((call.get("args") or {}).get("command", "")), name):
+                last = results.get(str(call.get("id")), last)
+    if last is None or failed(last):
+        return None
+    printed = last.text.strip()
+    evidence = {"command": command.group(0), "path": script}
+    if printed in ("", "(no output)"):
+        return None if noted(run, "script.printed_nothing") else Finding("script.printed_nothing", evidence, ("write_file",), EDIT)
+    rest = _PATHS_AND_NAMES.sub(" ", request.replace(command.group(0), " "))
+    expected = sorted(numbers_in(rest), key=float)
+    if not _ONLY_NUMBERS.fullmatch(printed) or not expected or len(expected) > MAX_CHECKED_NUMBERS:
+        return None
+    missing = [n for n in expected if not is_shown(n, numbers_in(printed))]
+    if not missing or noted(run, "script.output_differs"):
+        return None
+    return Finding("script.output_differs", {**evidence, "printed": printed[:200], "missing": missing[:5]}, ("read_file",), EDIT)
 
 
 _ECHO_TO_FILE = re.compile(r"echo\s+(?:-n\s+)?(['\"]?[-\d.\s,]+['\"]?)\s*>\s*(\S+)")

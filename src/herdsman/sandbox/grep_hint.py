@@ -5,8 +5,10 @@ file writes ``"status": "failed"``), reads ``0`` and answers 0 without having se
 file. When a command ends in a grep that matched no line (exit code 1, or a count of 0 through
 ``| wc -l``) and that grep reads named files, the bash tool's result gains a short note: the
 lines of those files that hold all the pattern's words (up to three), else those of its rarest
-word that does appear, or that none of its words appears at all (then the 0 is likely right). The next step can then match
-the text as the file writes it.
+word that does appear, or that none of its words appears at all, with the file's first lines (a
+model grepping an access log for 'client' learns that its lines begin with the address). The
+grep tool adds the same note when it searched one file. The next step can then match the text
+as the file writes it.
 
 Language-neutral: the pattern's words are runs of letters and digits in any script (Chinese
 included), compared case-insensitively; regular-expression escapes are not words. Only files
@@ -115,7 +117,14 @@ def no_match_hint(sandbox: Sandbox, command: str, exit_code: int, output: str) -
     pattern, names = _pattern_and_files(grep)
     if not names:  # reading a pipe: the files a cat before it printed
         names = [w for seg in segments[:-1] if seg[0] == "cat" for w in seg[1:] if not w.startswith("-")]
-    words = _words(pattern or "")[:MAX_WORDS]
+    return explain_no_match(sandbox, pattern or "", names)
+
+
+def explain_no_match(sandbox: Sandbox, pattern: str, names: Sequence[str]) -> str:
+    """The note on a search for ``pattern`` in the files ``names`` that matched no line (the bash
+    tool's grep, or the grep tool on one file): the lines that hold the pattern's words, or, when
+    none holds any, how the first file begins, so the next pattern is written from the file's text."""
+    words = _words(pattern)[:MAX_WORDS]
     files = [f for f in (_read(sandbox, n) for n in list(dict.fromkeys(names))[:MAX_FILES]) if f is not None]
     if not words or not files:
         return ""
@@ -137,4 +146,8 @@ def no_match_hint(sandbox: Sandbox, command: str, exit_code: int, output: str) -
         return (f"[the search matched no line. {path} has {count} line(s) with {named}, written like this:\n"
                 f"{shown}\nMatch the text as the file writes it.]")
     listed = ", ".join(repr(w) for w in words[:4])
-    return f"[the search matched no line, and no line of {', '.join(p for p, _ in files)} contains {listed} at all.]"
+    path, text = files[0]
+    head = "\n".join(f"  {line.strip()[:MAX_LINE_CHARS]}" for line in text.splitlines()[:MAX_LINES] if line.strip())
+    begins = f" {path} begins like this:\n{head}\n" if head else ""
+    return (f"[the search matched no line, and no line of {', '.join(p for p, _ in files)} contains {listed} at all."
+            f"{begins}]")

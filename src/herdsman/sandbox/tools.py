@@ -61,7 +61,7 @@ from herdsman.sandbox.base import (
     SandboxError,
     SandboxProvider,
 )
-from herdsman.sandbox.grep_hint import no_match_hint
+from herdsman.sandbox.grep_hint import explain_no_match, no_match_hint
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.virtual_folders import rewrite_command
 from herdsman.sandbox.search import compile_regex
@@ -224,29 +224,40 @@ def strip_line_numbers(text: str) -> tuple[str, bool]:
 MAX_PARSED_CHARS = 1_000_000
 
 
-def parse_problem(shown: str, text: str) -> str:
-    """A note when a Python or JSON file no longer parses (empty when it does, or is another
-    kind, or is too big to check here): a small model wrote ``.replace('\\n', ' ')`` through
-    JSON, the ``\\n`` became a real line break, and the script died on a SyntaxError only when
-    run. Python is compiled, never run; JSON is decoded."""
+def parse_error(shown: str, text: str) -> str | None:
+    """Why a Python or JSON file does not parse ("SyntaxError: invalid syntax (line 1)", "not
+    valid JSON: ..."), or None when it does, is another kind, or is too big to check here. Python
+    is compiled, never run; JSON is decoded."""
     if len(text) > MAX_PARSED_CHARS:
-        return ""
+        return None
     if shown.endswith(".py"):
         try:
             with warnings.catch_warnings():  # "invalid escape sequence" and the like are not problems here
                 warnings.simplefilter("ignore")
                 compile(text, shown, "exec", dont_inherit=True)
         except SyntaxError as exc:
-            return (f". Warning: {shown} does not parse now: SyntaxError: {exc.msg} (line {exc.lineno}). "
-                    "Read those lines and fix them (a line break inside quotes is written \\n)")
+            return f"SyntaxError: {exc.msg} (line {exc.lineno})"
         except (ValueError, RecursionError, MemoryError):  # null bytes, nesting too deep to check
-            return ""
+            return None
     elif shown.endswith(".json") and text.strip():
         try:
             json.loads(text)
         except ValueError as exc:
-            return f". Warning: {shown} is not valid JSON now: {exc}. Write it again as valid JSON"
-    return ""
+            return f"not valid JSON: {exc}"
+    return None
+
+
+def parse_problem(shown: str, text: str) -> str:
+    """A note when a Python or JSON file no longer parses (empty when it does, see
+    :func:`parse_error`): a small model wrote ``.replace('\\n', ' ')`` through JSON, the ``\\n``
+    became a real line break, and the script died on a SyntaxError only when run."""
+    error = parse_error(shown, text)
+    if error is None:
+        return ""
+    if error.startswith("SyntaxError"):
+        return (f". Warning: {shown} does not parse now: {error}. "
+                "Read those lines and fix them (a line break inside quotes is written \\n)")
+    return f". Warning: {shown} is not valid JSON now: {error.removeprefix('not valid JSON: ')}. Write it again as valid JSON"
 
 
 def unescape_python(shown: str, text: str) -> tuple[str, bool]:
@@ -700,7 +711,8 @@ class SandboxTools:
         note = f"\n[search {stopped}; narrow the path, the glob or the pattern to search the rest]" if stopped else ""
         if not hits:
             where = _display(path) + (f" (files matching {glob})" if glob else "")
-            return f"no matches for {pattern!r} in {where}" + note
+            hint = explain_no_match(sandbox, pattern, files) if len(files) == 1 else ""
+            return f"no matches for {pattern!r} in {where}" + note + (f"\n{hint}" if hint else "")
         out = "\n".join(hits)
         if total > len(hits):
             out += (
