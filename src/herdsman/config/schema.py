@@ -105,8 +105,8 @@ class LeadConfig(_Section):
     )
 
     value_answers: Literal["auto", "on", "off"] = Field(
-        "off",
-        description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the one value a tool result printed that answers it, chosen by the model in one short forced call (its own wording kept in the message's metadata); auto: on for models with the small profile. Off by default until measured on the benchmark.",
+        "auto",
+        description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the one value a tool result printed that answers it, chosen by the model in one short forced call (its own wording kept in the message's metadata); auto: on for models with the small profile (a small model wraps the value in a sentence, or names one no tool printed).",
     )
 
     run_shown_code: Literal["auto", "on", "off"] = Field(
