@@ -1,6 +1,6 @@
-"""Answers that are values: a question's final answer becomes the value a tool result printed,
-chosen by the model in one forced call among the values its tool results showed; anything else
-(no question, a file to write, an explanation, a value no tool printed) is left as it was."""
+"""Answers that are values: a question's final answer becomes the value it names that a tool
+result printed (the model chooses in one forced call when it names several); anything else (no
+question, a file to write, an explanation, a value no tool printed, a yes or no) is left as it was."""
 
 from __future__ import annotations
 
@@ -36,28 +36,34 @@ async def test_a_question_is_answered_with_the_value_a_tool_printed(home: Path) 
     model = ScriptedChatModel(responses=[
         call("bash", command=f"wc -l < {WS}/matrix.txt"),
         "Looking at the output, the file matrix.txt has 3 lines in total, as the command shows.",
-        call(VALUE_TOOL, value="3"),
     ])
     answer = await run(home, "t-v1", "How many lines does /mnt/user-data/workspace/matrix.txt have?", model)
     assert answer.text == "3"
     assert answer.additional_kwargs[VALUE_KEY]["answer"].startswith("Looking at the output")  # nothing lost
+    assert len(model.calls) == 2  # one value named: no extra call
+
+
+async def test_an_answer_naming_several_printed_values_lets_the_model_choose_among_them(home: Path) -> None:
+    model = ScriptedChatModel(responses=[
+        call("bash", command=f"ls -S {WS} && wc -c < {WS}/matrix.txt"),
+        "The largest file is matrix.txt with 18 bytes.",
+        call(VALUE_TOOL, value="matrix.txt"),
+    ])
+    answer = await run(home, "t-v7", "Which file in the workspace is the largest?", model)
+    assert answer.text == "matrix.txt"
     forced = model.calls[-1]
     assert forced.kwargs["tool_choice"] == VALUE_TOOL and forced.tools == [VALUE_TOOL]
-    assert "matrix.txt has 3 lines" in forced.messages[-1].text  # it sees its answer, and the tool result:
-    assert "[bash result]\n3" in forced.messages[-1].text
+    assert "largest file is matrix.txt with 18 bytes" in forced.messages[-1].text  # it sees its answer, and the results:
+    assert "[bash result]\nmatrix.txt" in forced.messages[-1].text
 
 
 async def test_a_chinese_question_too(home: Path) -> None:
-    model = ScriptedChatModel(responses=[
-        call("bash", command=f"wc -l < {WS}/matrix.txt"),
-        "文件 matrix.txt 一共有 3 行。",
-        call(VALUE_TOOL, value="3"),
-    ])
+    model = ScriptedChatModel(responses=[call("bash", command=f"wc -l < {WS}/matrix.txt"), "文件 matrix.txt 一共有 3 行。"])
     answer = await run(home, "t-v2", "/mnt/user-data/workspace/matrix.txt 有多少行？", model)
     assert answer.text == "3"
 
 
-async def test_an_explanation_and_a_value_no_tool_printed_are_kept(home: Path) -> None:
+async def test_an_explanation_a_yes_and_a_value_no_tool_printed_are_kept(home: Path) -> None:
     explained = ScriptedChatModel(responses=[
         call("read_file", path=f"{WS}/matrix.txt"),
         "It is a 3 by 3 matrix of the digits 1 to 9, row by row.",
@@ -65,12 +71,11 @@ async def test_an_explanation_and_a_value_no_tool_printed_are_kept(home: Path) -
     ])
     answer = await run(home, "t-v3", "What does matrix.txt hold?", explained)
     assert answer.text.startswith("It is a 3 by 3 matrix") and VALUE_KEY not in answer.additional_kwargs
-    made_up = ScriptedChatModel(responses=[
-        call("bash", command=f"wc -l < {WS}/matrix.txt"),
-        "It has 3 lines.",
-        call(VALUE_TOOL, value="42"),  # an API model may ignore the enum: not a value a tool printed
-    ])
-    assert (await run(home, "t-v4", "How many lines does matrix.txt have?", made_up)).text == "It has 3 lines."
+    made_up = ScriptedChatModel(responses=[call("bash", command=f"wc -l < {WS}/matrix.txt"), "It has 42 lines."])
+    assert (await run(home, "t-v4", "How many lines does matrix.txt have?", made_up)).text == "It has 42 lines."
+    yes = ScriptedChatModel(responses=[call("ls", path=WS), "Yes."])
+    assert (await run(home, "t-v8", "Is there a file called matrix.txt in the workspace? Answer yes or no.", yes)).text == "Yes."
+    assert len(made_up.calls) == 2 and len(yes.calls) == 2
 
 
 async def test_no_question_or_a_file_to_write_costs_no_extra_call(home: Path) -> None:

@@ -106,7 +106,7 @@ class LeadConfig(_Section):
 
     value_answers: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the one value a tool result printed that answers it, chosen by the model in one short forced call (its own wording kept in the message's metadata); auto: on for models with the small profile (a small model wraps the value in a sentence, or names one no tool printed).",
+        description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the value it names that a tool result printed (a digit, a path or a file name the question does not hold; the model chooses in one short forced call when it names several; its own wording kept in the message's metadata); auto: on for models with the small profile (a small model wraps the value in a sentence).",
     )
 
     run_shown_code: Literal["auto", "on", "off"] = Field(
