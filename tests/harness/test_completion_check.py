@@ -906,3 +906,22 @@ async def test_a_package_the_sandbox_lacks_gets_a_hint_to_do_without_it(home: Pa
     notes = harness_notes(model, 3)
     assert notes and "herdsman_no_such_package is not installed in this sandbox" in notes[0]
     assert "standard library" in notes[0]
+
+
+def test_a_job_started_in_the_background_is_no_printed_result_to_save() -> None:
+    """The harness's note on a background job is not the job's output: no hint proposes
+    ``python3 ticker.py & > outputs/first_tick.txt`` (from a dev task); a computing command is still one."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from herdsman.middleware.completion_files import printed_not_saved
+
+    def ran(args: dict, output: str) -> list:
+        return [AIMessage("", tool_calls=[{"name": "bash", "args": args, "id": "c1"}]),
+                ToolMessage(output, tool_call_id="c1", name="bash")]
+
+    wanted = ["/mnt/user-data/outputs/first_tick.txt"]
+    started = "Started in the background (job 1) and running."
+    assert printed_not_saved(wanted, ran({"command": "python3 ticker.py", "background": True}, started)) is None
+    assert printed_not_saved(wanted, ran({"command": "python3 ticker.py &"}, started)) is None
+    found = printed_not_saved(wanted, ran({"command": "python3 -c 'print(1)'"}, "1"))
+    assert found is not None and found.evidence["command"].endswith("> /mnt/user-data/outputs/first_tick.txt")

@@ -82,6 +82,8 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
     if last["name"] == "grep":
         return _grep_not_saved(last, result, request, name)
     command = str((last.get("args") or {}).get("command") or "")
+    if (last.get("args") or {}).get("background") or re.search(r"(?<![&|>])&\s*$", command):
+        return None  # a job started in the background printed a note of the harness, not its result
     if result is None or failed(result) or result.text.strip() in ("", "(no output)") or ">" in command:
         return None
     if not _COMPUTING.match(command):
