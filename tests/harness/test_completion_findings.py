@@ -494,3 +494,25 @@ async def test_a_fix_whose_output_lacks_a_value_the_request_gives_is_sent_back(h
     assert found == [["script.output_differs"]], found
     assert "printed '2\\n1'" in notes(state)[0].text and "expects 3 too" in notes(state)[0].text
     assert (ws / "countdown.py").read_text().count("0, -1") == 1
+
+
+async def test_the_code_a_reply_shows_is_written_into_the_file_that_does_not_parse(home: Path) -> None:
+    """The model wrote the request's sentence into topword.py, then showed the program in its
+    answer: the harness writes that block into the file in the model's name (write_file, marked),
+    and the model runs it."""
+    workspace(home, "t-shown")
+    path = "/mnt/user-data/workspace/topword.py"
+    program = "import sys\nwords = open(sys.argv[1]).read().lower().split()\nprint(max(set(words), key=words.count))"
+    model, state = await run(home, "t-shown", f"Write {path}: python3 topword.py FILE prints the most frequent word.",
+                             intent_rules="off", lead_extra={"run_shown_code": "on"}, responses=[
+        call("write_file", 1, path=path, content="python3 topword.py FILE prints the most frequent word."),
+        f"Here is the corrected file:\n```python\n{program}\n```",
+        call("bash", 2, command=f"echo b a b > /tmp/s.txt && python3 {path} /tmp/s.txt"),
+        "It prints b.",
+    ])
+    written = (home / "threads" / "t-shown" / "user-data" / "workspace" / "topword.py").read_text()
+    assert written == program + "\n"
+    harness = [m for m in state["messages"] if isinstance(m, AIMessage) and m.additional_kwargs.get("herdsman_ran_shown_code")]
+    assert [c["name"] for m in harness for c in m.tool_calls] == ["write_file"]
+    assert "The harness wrote the code your reply showed" in notes(state)[0].text
+    assert state["messages"][-1].text == "It prints b."

@@ -160,7 +160,8 @@ async def test_a_one_step_request_gets_no_plan_and_no_extra_call(home: Path) -> 
     state = await run(home, "t-plan4", "Look at data.csv. How many lines does it have?", model)
     assert len(model.calls) == 3 and state["plan"]["steps"] == []
     assert not any(m.text.startswith("[plan]") for c in model.calls[1:] for m in c.messages)
-    assert state["messages"][-1].text == "4 lines."
+    assert state["messages"][-1].text == "4"  # the small profile's value answer: the value wc printed
+    assert state["messages"][-1].additional_kwargs["herdsman_value"]["answer"] == "4 lines."
 
 
 async def test_a_plan_never_finished_ends_within_its_bound(home: Path) -> None:

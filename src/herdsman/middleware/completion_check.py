@@ -103,7 +103,7 @@ from herdsman.middleware.read_before_write import edit_refused
 from herdsman.middleware.reply_language import wrong_language
 from herdsman.middleware.user_words import turn_language
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command
+from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command, shown_file
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
     HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
@@ -616,29 +616,37 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         return {"messages": [*marked, note], "completion_checks": used + 1, "jump_to": "model"}
 
     def _harness_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any], state: Any) -> AIMessage | None:
-        """The bash call the harness makes for the model when the finding that decides the way
-        out is code the reply showed unrun, or a query the note proposes, and the harness may run
-        it (:mod:`~herdsman.middleware.shown_code`); else None. Never what the run itself may not
-        do: bash outside a custom agent's or the active skill's tools, a call past the run's
+        """The call the harness makes for the model when the finding that decides the way out is
+        code the reply showed unrun, or a query the note proposes (bash), or a file that does not
+        parse while the reply shows its code (write_file), and the harness may make it
+        (:mod:`~herdsman.middleware.shown_code`); else None. Never what the run itself may not
+        do: a tool outside a custom agent's or the active skill's tools, a call past the run's
         tool-call limit."""
         first = deciding(found, spent)
-        if not self.run_shown_code or first is None or not self._may_run_bash(state):
+        reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
+        if not self.run_shown_code or first is None or reply is None:
+            return None
+        if first.rule == "script.does_not_parse":
+            code = shown_file(reply.text, str(first.evidence.get("path", "")), run)
+            if code is None or not self._may_use(state, "write_file"):
+                return None
+            return harness_call(first.rule, "write_file", {"path": first.evidence["path"], "content": code})
+        if not self._may_use(state, "bash"):
             return None
         if first.rule == "code.shown_not_run":
-            reply = run[-1] if run and isinstance(run[-1], AIMessage) else None
-            command = shown_command(reply.text, run) if reply is not None else None
+            command = shown_command(reply.text, run)
         else:
             command = proposed_command(first.rule, first.evidence, run)
-        return harness_call(command, first.rule) if command else None
+        return harness_call(first.rule, "bash", {"command": command}) if command else None
 
-    def _may_run_bash(self, state: Any) -> bool:
-        """Whether this run may make one more bash call: the agent has bash, the run's custom
-        agent and active skill allow it, and the run's tool-call limit is not reached."""
-        if "bash" not in self.tool_names or not tool_allowed(run_settings(), "bash"):
+    def _may_use(self, state: Any, tool: str) -> bool:
+        """Whether this run may make one more ``tool`` call: the agent has the tool, the run's
+        custom agent and active skill allow it, and the run's tool-call limit is not reached."""
+        if tool not in self.tool_names or not tool_allowed(run_settings(), tool):
             return False
         name, _ = active_skill(state, state.get("messages") or [], self.skills)
         skill = self.skills.get(name) if name else None
-        if skill is not None and skill.allowed_tools is not None and "bash" not in skill.allowed_tools:
+        if skill is not None and skill.allowed_tools is not None and tool not in skill.allowed_tools:
             return False
         spent = (state.get("run_tool_call_count") or {}).get(_ALL_TOOLS, 0)
         return not self.max_tool_calls or spent < self.max_tool_calls

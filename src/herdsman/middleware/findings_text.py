@@ -152,8 +152,12 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "script.changed_not_run": _changed_not_run,
     "script.output_differs": lambda e: (f"{e['command']} printed {e['printed']!r}, but the request expects "
                                         f"{', '.join(e['missing'])} too. Read {e['path']}, find why, fix it, and run it again."),
-    "script.does_not_parse": lambda e: (f"{e['path']} does not parse: {e['error']}. It must hold working code that does what "
-                                        "the request asks, not a description of it. Write the whole file again (write_file)."),
+    "script.does_not_parse": lambda e: (f"{e['path']} does not parse: {e['error']}. "
+                                        + ("The harness wrote the code your reply showed into it: its write_file call follows. "
+                                           "Run it now and check that it does what the request asks."
+                                           if e.get("ran") else
+                                           "It must hold working code that does what the request asks, not a description of "
+                                           "it. Write the whole file again (write_file).")),
     "script.printed_nothing": lambda e: (f"{e['command']} printed nothing. Make {e['path']} print its result when run like "
                                          "that (read its command-line arguments from sys.argv), then run it again."),
     "value.not_set": lambda e: (f"The request sets {e['key']} to {e['value']}, but {e['path']} still says: {e['line']}. "

@@ -11,6 +11,10 @@ one bash call in the model's name (:func:`harness_call`), through the tools node
 reads the result and answers from it. What transfers here is mechanism, not phrasing: the code
 is whatever the reply fenced as Python or shell, in any language of the conversation.
 
+Likewise a Python file the run wrote that does not parse (``script.does_not_parse``) while the
+reply shows one Python block that does: the harness writes that block into the file
+(:func:`shown_file`) with a write_file call in the model's name.
+
 The same holds for the read-only commands the completion check itself proposes to find a value
 (:data:`QUERY_RULES`: ``wc -w < essay.txt`` for a count read by eye, ``ls -S folder | head -n 1``
 for a largest file picked by eye): forced to bash, a small model ran ``touch outputs/largest.txt``
@@ -41,6 +45,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion_rules import fenced_code
+from herdsman.sandbox.tools import parse_error
 
 RAN_SHOWN_CODE = "herdsman_ran_shown_code"
 """``additional_kwargs`` key of the AI message whose bash call the harness made for the model
@@ -127,12 +132,25 @@ def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any])
     return command
 
 
-def harness_call(command: str, rule: str = "code.shown_not_run") -> AIMessage:
-    """The AI message whose bash call runs ``command`` for the model, marked
-    (:data:`RAN_SHOWN_CODE`: the finding's ``rule``) so a reader can tell it from the model's own calls."""
+def shown_file(reply: str, path: str, run: Sequence[Any]) -> str | None:
+    """The code for the Python file ``path`` (one the run wrote that does not parse) when the reply
+    shows exactly one Python block that does parse and that the model wrote (not copied from a
+    tool result): a small model writes the request's sentence into ``topword.py``, then shows the
+    right program in its answer and writes the sentence again."""
+    blocks = [code for language, code in fenced_code(reply) if language.startswith("py")]
+    if not path.endswith(".py") or len(blocks) != 1 or len(blocks[0]) > MAX_CHARS or copied(blocks[0], _results(run)):
+        return None
+    code = blocks[0].rstrip() + "\n"
+    return code if parse_error(path, code) is None else None
+
+
+def harness_call(rule: str, tool: str, args: Mapping[str, Any]) -> AIMessage:
+    """The AI message whose ``tool`` call (bash with a command, write_file with a path and the
+    shown code) the harness makes for the model, marked (:data:`RAN_SHOWN_CODE`: the finding's
+    ``rule``) so a reader can tell it from the model's own calls."""
     call_id = f"call_harness_{uuid.uuid4().hex[:16]}"
     return AIMessage(
         content="",
-        tool_calls=[{"name": "bash", "args": {"command": command}, "id": call_id, "type": "tool_call"}],
+        tool_calls=[{"name": tool, "args": dict(args), "id": call_id, "type": "tool_call"}],
         additional_kwargs={RAN_SHOWN_CODE: rule},
     )
