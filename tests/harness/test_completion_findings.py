@@ -516,3 +516,19 @@ async def test_the_code_a_reply_shows_is_written_into_the_file_that_does_not_par
     assert [c["name"] for m in harness for c in m.tool_calls] == ["write_file"]
     assert "The harness wrote the code your reply showed" in notes(state)[0].text
     assert state["messages"][-1].text == "It prints b."
+
+
+def test_what_the_command_printed_before_the_script_changed_is_not_held_against_it() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from herdsman.middleware.completion_rules import command_outcome
+
+    path = "/mnt/user-data/workspace/countdown.py"
+    request = f"{path} should print 3, 2, 1 (python3 countdown.py 3). Fix it."
+    ran = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 countdown.py 3"}, "id": "b1"}]),
+           ToolMessage("3\n2", tool_call_id="b1", name="bash")]
+    edited = [AIMessage("", tool_calls=[{"name": "str_replace", "args": {"path": path, "old": "1", "new": "0"}, "id": "e1"}]),
+              ToolMessage("Replaced 1 occurrence(s)", tool_call_id="e1", name="str_replace")]
+    found = command_outcome(request, [path], ran)
+    assert found is not None and found.rule == "script.output_differs" and found.evidence["missing"] == ["1"]
+    assert command_outcome(request, [path], ran + edited) is None

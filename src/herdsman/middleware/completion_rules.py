@@ -187,8 +187,11 @@ def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) ->
     last: ToolMessage | None = None
     for message in run:
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
-            if call["name"] == "bash" and mention(str((call.get("args") or {}).get("command", "")), name):
+            args = call.get("args") or {}
+            if call["name"] == "bash" and mention(str(args.get("command", "")), name):
                 last = results.get(str(call.get("id")), last)
+            elif call["name"] in ("write_file", "str_replace") and str(args.get("path", "")).endswith("/" + name):
+                last = None  # changed since: what it printed before says nothing now
     if last is None or failed(last):
         return None
     printed = last.text.strip()
