@@ -74,6 +74,10 @@ def load_tasks(only: str | None = None, split: str = "all") -> list[dict[str, An
     if not only:
         return tasks
     wanted = {w.strip() for w in only.split(",") if w.strip()}
+    unknown = sorted(wanted - {t["id"] for t in tasks} - {t["category"] for t in tasks})
+    if unknown:
+        raise SystemExit(f"--only: no task id or category {', '.join(unknown)} in the {split} split; "
+                         "see the ids and categories in benchmarks/agent_tasks/tasks.yaml")
     return [t for t in tasks if t["id"] in wanted or t["category"] in wanted]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tests.support import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks" / "agent_tasks"))
@@ -35,6 +37,8 @@ def test_the_test_split_is_pinned() -> None:
     dev = bench.load_tasks(split="dev")
     assert len(dev) >= 40 and len(TEST_IDS) >= 40 and len(dev) + len(TEST_IDS) == len(tasks)
     assert bench.load_tasks("fs_question", split="dev") and all(t["split"] == "dev" for t in bench.load_tasks("fs_question", split="dev"))
+    with pytest.raises(SystemExit, match="no task id or category dev3 in the dev split"):
+        bench.load_tasks("dev3", split="dev")  # a prefix is no id: said, not run as zero tasks
 
 
 def test_a_fifth_of_the_test_split_is_chinese() -> None:
