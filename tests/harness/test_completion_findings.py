@@ -532,3 +532,21 @@ def test_what_the_command_printed_before_the_script_changed_is_not_held_against_
     found = command_outcome(request, [path], ran)
     assert found is not None and found.rule == "script.output_differs" and found.evidence["missing"] == ["1"]
     assert command_outcome(request, [path], ran + edited) is None
+
+
+def test_a_search_whose_result_showed_the_file_is_not_sent_to_search_the_same_term_again() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from herdsman.middleware.completion_search import fruitless_search
+    from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
+
+    def searched(output: str) -> list:
+        return [AIMessage("", tool_calls=[{"name": "grep", "args": {"pattern": "client", "path": "/mnt/user-data/workspace/a.log"},
+                                           "id": "g1"}]),
+                ToolMessage(output, tool_call_id="g1", name="grep")]
+
+    request = "How many distinct client addresses appear in /mnt/user-data/workspace/a.log?"
+    bare = "no matches for 'client' in /mnt/user-data/workspace/a.log"
+    assert fruitless_search(request, searched(bare)) is not None
+    shown = f"{bare}\n{NO_MATCH_NOTE}, and no line of /mnt/user-data/workspace/a.log contains 'client' at all.]"
+    assert fruitless_search(request, searched(shown)) is None

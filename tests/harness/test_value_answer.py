@@ -98,3 +98,12 @@ def test_candidates_are_the_printed_tokens_most_recent_first() -> None:
     found = candidates(results)
     assert found[:3] == ["/mnt/user-data/workspace/a.txt", "18", "bytes"]
     assert {"4.0K", "alpha", "gamma"} <= set(found) and "1" not in found  # read_file's gutter is no value
+
+
+async def test_the_questions_own_path_is_no_value_even_before_its_question_mark(home: Path) -> None:
+    model = ScriptedChatModel(responses=[
+        call("bash", command=f"wc -l {WS}/matrix.txt"),
+        f"The file {WS}/matrix.txt has 3 lines.",
+    ])
+    answer = await run(home, "t-v9", f"How many lines does {WS}/matrix.txt have?", model)
+    assert answer.text == "3"

@@ -22,6 +22,7 @@ from herdsman.middleware.completion_rules import count_command, is_shown, number
 from herdsman.middleware.findings import COMMAND, SEARCH, Finding, noted
 from herdsman.middleware.intent_words import says
 from herdsman.middleware.turn import is_harness
+from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
 
 
 _COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
@@ -86,6 +87,8 @@ def fruitless_search(request: str, run: Sequence[Any]) -> Finding | None:
             result = results.get(call.get("id"))
             if result is None or not _FOUND_NOTHING.search(result.text.strip()):
                 return None  # the last search found something: the answer may rest on it
+            if NO_MATCH_NOTE in result.text:
+                return None  # the result showed how the file writes its text: another search of the term is no way out
             term, path = search
             term = re.sub(r"\.\w+$", "", term.strip("*'\"")).strip("*") or term  # parse_date.py: parse_date
             folders = request_folders(request)

@@ -80,7 +80,7 @@ _VALUE_LIKE = re.compile(r"\d|/|[\w-]\.[A-Za-z]\w*$")  # a digit, a path, a file
 def named_values(reply: str, values: Sequence[str], question: str) -> list[str]:
     """The values the reply names: its tokens that look like values (a digit, a path, a file
     name), that are among ``values`` (what the tool results printed) and not in the question."""
-    shown, asked = set(values), {t.rstrip(".:") for t in _TOKEN.findall(question)}
+    shown, asked = set(values), {t.rstrip(".:?？!！") for t in _TOKEN.findall(question)}
     found = (t.rstrip(".:") for t in _TOKEN.findall(reply))
     return list(dict.fromkeys(t for t in found if t in shown and t not in asked and _VALUE_LIKE.search(t)))
 

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from herdsman.sandbox.base import HostBackedSandbox, Sandbox, SandboxError
 from herdsman.sandbox.paths import normalize_virtual
 
+NO_MATCH_NOTE = "[the search matched no line"
+"""How the note begins: a reader of the tool result (the completion check) knows the file was shown."""
 MAX_BYTES = 4 * 1024 * 1024
 MAX_LINES = 3
 MAX_LINE_CHARS = 160
@@ -143,11 +145,11 @@ def explain_no_match(sandbox: Sandbox, pattern: str, names: Sequence[str]) -> st
     if best is not None:
         count, path, named, hits = best
         shown = "\n".join(f"  {line.strip()[:MAX_LINE_CHARS]}" for line in hits[:MAX_LINES])
-        return (f"[the search matched no line. {path} has {count} line(s) with {named}, written like this:\n"
+        return (f"{NO_MATCH_NOTE}. {path} has {count} line(s) with {named}, written like this:\n"
                 f"{shown}\nMatch the text as the file writes it.]")
     listed = ", ".join(repr(w) for w in words[:4])
     path, text = files[0]
     head = "\n".join(f"  {line.strip()[:MAX_LINE_CHARS]}" for line in text.splitlines()[:MAX_LINES] if line.strip())
     begins = f" {path} begins like this:\n{head}\n" if head else ""
-    return (f"[the search matched no line, and no line of {', '.join(p for p, _ in files)} contains {listed} at all."
+    return (f"{NO_MATCH_NOTE}, and no line of {', '.join(p for p, _ in files)} contains {listed} at all."
             f"{begins}]")
