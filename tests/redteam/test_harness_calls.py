@@ -174,10 +174,11 @@ def test_a_skill_that_allows_no_bash_gets_no_bash_call_from_the_harness(tmp_path
     check = CompletionCheckMiddleware(None, tool_names=["bash", "read_file"], skills={"reader": reader, "free": free},
                                       run_shown_code=True)
     request = HumanMessage(content="/reader which file is largest?", id="u1")
-    assert not check._may_run_bash({"messages": [request], "active_skill": {"name": "reader", "message_id": "u1"}})
-    assert check._may_run_bash({"messages": [request], "active_skill": {"name": "free", "message_id": "u1"}})
-    assert not CompletionCheckMiddleware(None, tool_names=["bash"], run_shown_code=True, max_tool_calls=3)._may_run_bash(
-        {"messages": [request], "run_tool_call_count": {"__all__": 3}})
+    assert not check._may_use({"messages": [request], "active_skill": {"name": "reader", "message_id": "u1"}}, "bash")
+    assert check._may_use({"messages": [request], "active_skill": {"name": "free", "message_id": "u1"}}, "bash")
+    assert not CompletionCheckMiddleware(None, tool_names=["bash"], run_shown_code=True, max_tool_calls=3)._may_use(
+        {"messages": [request], "run_tool_call_count": {"__all__": 3}}, "bash")
+    assert not check._may_use({"messages": [request], "active_skill": {"name": "reader", "message_id": "u1"}}, "write_file")
 
 
 def test_a_python_block_cannot_end_the_heredoc_it_is_run_in() -> None:

@@ -52,3 +52,40 @@ def test_port_ranges_parse_and_say_what_to_write() -> None:
     for bad in ("80-", "9000-3000", "0-10", "http"):
         with pytest.raises(ValidationError, match="e.g. 3000-9000"):
             SandboxPreviewConfig(ports=bad)
+
+
+FETCH = "python3 -c \"import urllib.request as u; print(u.urlopen('http://{host}:{port}/a.txt', timeout=5).read().decode())\""
+CONNECT = ("python3 -c \"import socket; s = socket.socket(); s.settimeout(3); print('reached' if s.connect_ex(('127.0.0.1', {port})) == 0 "
+           "else 'refused')\"")
+
+
+@pytest.mark.bwrap
+def test_a_later_command_reaches_the_threads_background_server_and_nothing_else(make_config) -> None:
+    """``curl localhost:PORT`` after starting a server in the background reaches it (the command
+    runs in the job's network namespace); that namespace holds no route to the host's loopback,
+    a command naming no job's port keeps a namespace of its own, and another thread's command
+    naming the port does not reach this thread's server."""
+    import socket
+
+    host = socket.socket()
+    host.bind(("127.0.0.1", 0))
+    host.listen()
+    host_port = host.getsockname()[1]
+    provider = LocalSandboxProvider(make_config())
+    try:
+        sandbox = provider.acquire("t1")
+        sandbox.write_text("/mnt/user-data/workspace/a.txt", "served from the jail")
+        job = sandbox.start_background("python3 -m http.server 8123 --bind 127.0.0.1")
+        assert job.wait_listening(10) == [8123]
+        for name in ("127.0.0.1", "localhost"):
+            got = sandbox.execute(FETCH.format(host=name, port=8123))
+            assert got.exit_code == 0 and got.output.strip() == "served from the jail", got.output
+        joined = sandbox.execute(f"echo 127.0.0.1:8123 && {CONNECT.format(port=host_port)}")
+        assert joined.output.split() == ["127.0.0.1:8123", "refused"]  # the job's namespace: no host loopback
+        own = sandbox.execute(CONNECT.format(port=8123))
+        assert own.output.strip() == "refused"  # no port of a job named: a namespace of its own
+        other = provider.acquire("t2").execute(FETCH.format(host="127.0.0.1", port=8123))
+        assert other.exit_code != 0 and "served from the jail" not in other.output
+    finally:
+        host.close()
+        provider.close()

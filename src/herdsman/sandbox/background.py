@@ -14,6 +14,7 @@ its sandbox released, the run cancelled) kills the jail and the socket helper wi
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import subprocess
 import threading
@@ -75,6 +76,19 @@ class BackgroundJob:
                     except (OSError, subprocess.SubprocessError) as exc:  # that process has just ended
                         log.debug("jail process gone", extra={"pid": pid, "error": str(exc)})
             return self._sockets
+
+    def network_fd(self) -> int | None:
+        """A new descriptor of the job's network namespace (the caller closes it), or None once
+        the job has ended. Opened under the lock while the socket helper lives: the helper is an
+        unreaped child of this process, so its pid cannot name another process's namespace."""
+        self._namespace()
+        with self._lock:
+            if self._sockets is None or not self.running:
+                return None
+            try:
+                return os.open(f"/proc/{self._sockets.pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
 
     @property
     def forwarder_pid(self) -> int | None:

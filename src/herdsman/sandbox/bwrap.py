@@ -206,6 +206,7 @@ def build_bwrap_argv(
     seccomp_fd: int | None = None,
     disable_userns: bool = False,
     tmp_bytes: int | None = None,
+    joined_network: bool = False,
 ) -> list[str]:
     """The full argv running ``bash -c command`` jailed for the thread of ``paths``.
 
@@ -214,7 +215,9 @@ def build_bwrap_argv(
     ``seccomp_fd`` is a descriptor holding the filter program (``seccomp.program_fd``).
     ``network``: the jail keeps its own network namespace, which ``network_args``
     (``netns.JailNetwork.bwrap_args``) connect to the outside; never ``--share-net``.
-    ``tmp_bytes`` sizes each scratch tmpfs (see :func:`tmpfs_args`).
+    ``tmp_bytes`` sizes each scratch tmpfs (see :func:`tmpfs_args`). ``joined_network``: the
+    jail keeps the network namespace its launcher entered, a background job's jail of the same
+    thread (``BwrapShell.run``'s ``netns_fd``), never the host's: the launcher enters it first.
     """
     argv = [bwrap, "--unshare-all"]
     argv += _identity_args(disable_userns)
@@ -230,6 +233,8 @@ def build_bwrap_argv(
     argv += _etc_args(network)
     if network:
         argv += network_args
+    elif joined_network:
+        argv += ["--share-net"]
     for extra in read_only_paths:
         real = os.path.realpath(os.path.expanduser(extra))
         if os.path.exists(real):

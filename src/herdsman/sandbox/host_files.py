@@ -12,6 +12,8 @@ tool calls appending to one file lose nothing.
 
 from __future__ import annotations
 
+import os
+import re
 import socket
 import stat
 import threading
@@ -39,6 +41,8 @@ MAX_WALKED = 100_000  # entries a glob looks at before it stops
 WALK_SECONDS = 10.0  # time a listing or a glob may take before it stops
 KERNEL_QUOTA_ERROR = "Disk quota exceeded"  # strerror(EDQUOT), as tools in the jail print it
 STOP_WAIT_SECONDS = 30.0  # how long releasing a sandbox waits for its killed commands to end
+_LOOPBACK_PORT = re.compile(r"(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]):(\d{1,5})\b")
+"""A port a command addresses on the loopback: the background servers of the thread it may reach."""
 
 
 class Shell(Protocol):
@@ -171,13 +175,18 @@ class HostFilesSandbox:
         cancel = cancel or threading.Event()
         with self._running_lock:
             self._running.add(cancel)
+        netns_fd = self._server_network(command) if run_id is None else None
         try:
             with self.quota.watch(cancel) as watch:
-                if run_id is None:
+                if netns_fd is not None:
+                    result = self._shell.run(self.paths, command, limit, cancel, extra, netns_fd=netns_fd)  # type: ignore[call-arg]
+                elif run_id is None:
                     result = self._shell.run(self.paths, command, limit, cancel, extra)
                 else:
                     result = self._shell.run(self.paths, command, limit, cancel, extra, run_id=run_id)  # type: ignore[call-arg]
         finally:
+            if netns_fd is not None:
+                os.close(netns_fd)
             with self._running_lock:
                 self._running.discard(cancel)
                 self._running_changed.notify_all()
@@ -224,6 +233,26 @@ class HostFilesSandbox:
             job = BackgroundJob(number, command, run)
             self._jobs.append(job)
         return job
+
+    @property
+    def servers_reachable(self) -> bool:
+        """Whether a later command reaches a background server of the thread at 127.0.0.1:PORT
+        (bubblewrap jails, run as root: see :meth:`_server_network`)."""
+        return bool(getattr(self._shell, "background", False)) and os.geteuid() == 0
+
+    def _server_network(self, command: str) -> int | None:
+        """The network namespace (a new descriptor) of the running background job of this thread
+        that listens on a port ``command`` addresses on the loopback (``curl localhost:8000``,
+        ``127.0.0.1:8000``), so the command reaches that server; None for any other command, which
+        gets a namespace of its own as always. Only a jail of this same thread's job is joined, and
+        only as root (see ``jail_ports.entering_network``); its namespace reaches nothing else."""
+        ports = {int(p) for p in _LOOPBACK_PORT.findall(command)}
+        if not ports or not self.servers_reachable:
+            return None
+        for job in self.background_jobs():
+            if job.running and ports & set(job.ports()):
+                return job.network_fd()
+        return None
 
     def background_jobs(self) -> list[BackgroundJob]:
         """The thread's background jobs, those still running first (ended ones until the next start)."""

@@ -39,7 +39,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from herdsman.sandbox.base import SandboxError
 
@@ -84,6 +84,18 @@ def _setns(fd: int, kind: int) -> None:
     if _LIBC.setns(fd, kind) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def entering_network(net_fd: int, then: Callable[[], None] | None = None) -> Callable[[], None]:
+    """A ``preexec_fn`` that runs ``then`` (the limiter's) and moves the child into the network
+    namespace ``net_fd`` names, before it runs the jail (bubblewrap then keeps that namespace,
+    ``--share-net``). Root only: the namespace belongs to the job's user namespace, whose
+    capabilities root holds from the initial one."""
+    def enter() -> None:
+        if then is not None:
+            then()
+        _setns(net_fd, CLONE_NEWNET)
+    return enter
 
 
 class NamespaceSockets:

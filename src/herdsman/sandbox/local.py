@@ -30,6 +30,7 @@ from herdsman.sandbox import netns, seccomp
 from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
 from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
 from herdsman.sandbox.host_files import HostFilesSandbox, Shell, path_lock, release_if_deleted, skills_dir
+from herdsman.sandbox.jail_ports import entering_network
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
@@ -80,18 +81,24 @@ class BwrapShell:
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
         run_id: str | None = None,
+        netns_fd: int | None = None,
     ) -> ExecResult:
-        """Run ``command`` inside a fresh bubblewrap jail (its processes marked with ``run_id``)."""
+        """Run ``command`` inside a fresh bubblewrap jail (its processes marked with ``run_id``);
+        with ``netns_fd`` (a background job's network namespace, see
+        :meth:`~herdsman.sandbox.host_files.HostBackedSandbox.execute`) the jail is launched in
+        that namespace and keeps it, so ``curl localhost:PORT`` reaches the job's server."""
         run_id = run_id or new_run_id()
         filter_fd = seccomp.program_fd()
         arguments = -1
+        joined = netns_fd is not None
         try:
-            with self._network() as network:
+            with contextlib.nullcontext() if joined else self._network() as network:
                 argv = build_bwrap_argv(
                     self._bwrap,
                     paths,
                     command,
                     network=network is not None,
+                    joined_network=joined,
                     network_args=network.bwrap_args if network else (),
                     read_only_paths=self._config.read_only_paths,
                     env={**(env or {}), "HERDSMAN_RUN_ID": run_id},
@@ -112,7 +119,7 @@ class BwrapShell:
                         env={},
                         run_id=run_id,
                         cancel=cancel,
-                        preexec_fn=launch.preexec_fn,
+                        preexec_fn=entering_network(netns_fd, launch.preexec_fn) if netns_fd is not None else launch.preexec_fn,
                         kill_tree=launch.kill_tree,
                         pass_fds=(filter_fd, arguments, *(network.pass_fds if network else ())),
                     )

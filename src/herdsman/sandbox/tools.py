@@ -431,19 +431,20 @@ class SandboxTools:
             artifact["exit_code"] = result.exit_code
             return "The background command has already ended:\n" + self.bash_result(result), artifact
         range_note = f"ports {self.preview.ports}"
+        reach = (f"Later bash commands reach it at http://127.0.0.1:{{port}}/ (curl -s http://127.0.0.1:{{port}}/...)."
+                 if getattr(sandbox, "servers_reachable", False) else
+                 "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one command "
+                 "(start it with &, then curl it).")
         if ports:
             shown = ", ".join(map(str, ports))
             return (f"Started in the background (job {job.number}); listening on port {shown} inside the sandbox. "
-                    f"The user sees it live in the Preview tab (port {shown}). It keeps running in a sandbox of its "
-                    "own: other bash commands cannot reach it, so test a server in one command (start it with &, "
-                    "then curl it) before starting it here."), artifact
+                    f"The user sees it live in the Preview tab (port {shown}). {reach.format(port=ports[0])}"), artifact
         others = [p for p in listening if not self.preview.allows(p)]
         if others:
             shown = ", ".join(map(str, others))
-            return (f"Started in the background (job {job.number}) and running: it listens on port {shown} inside its "
-                    f"own sandbox, which other bash commands cannot reach (to query it, start it with & and curl it in "
-                    f"one bash command). Port {shown} is outside the previewable {range_note}, so the user cannot "
-                    "open it in the Preview tab."), artifact
+            return (f"Started in the background (job {job.number}) and running: it listens on port {shown} inside the "
+                    f"sandbox. {reach.format(port=others[0])} Port {shown} is outside the previewable {range_note}, so "
+                    "the user cannot open it in the Preview tab."), artifact
         return (f"Started in the background (job {job.number}) and running. It writes its files as usual; nothing "
                 f"listens on any of the previewable {range_note} yet, so there is nothing to preview."), artifact
 
@@ -734,8 +735,8 @@ class SandboxTools:
             f"if you need another directory. {_PATHS_NOTE} Commands are stopped after "
             f"{self.timeout:g} seconds and every process they started is killed, so a server started with & "
             "dies with its command. Long output is cut in the middle. A non-zero exit code is reported on the "
-            "last line. To run a server the user can open (a web app or site), set background=true: the command "
-            "keeps running in a sandbox of its own, and a server in it that listens on one of the ports "
+            "last line. To run a server (a web app or site), set background=true: the command keeps running, "
+            "later commands reach it at 127.0.0.1:PORT, and one that listens on one of the ports "
             f"{self.preview.ports} shows live in the user's Preview tab.",
             "ls": f"List a directory two levels deep, files with their sizes; directories end with '/'. {_PATHS_NOTE}",
             "read_file": "Read a text file; lines come numbered (the numbers are not part of the file). "
