@@ -64,8 +64,28 @@ class PortUnreachable(SandboxError):
     """No server of the thread can be reached on that port; the message says why."""
 
 
-def listening_ports(pid: int) -> list[int]:
-    """TCP ports listening in the network namespace of ``pid`` (IPv4 and IPv6), sorted."""
+def socket_inodes(pids: list[int]) -> set[int]:
+    """The inodes of the sockets the processes ``pids`` hold open (those still alive)."""
+    inodes: set[int] = set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def listening_ports(pid: int, owned_by: set[int] | None = None) -> list[int]:
+    """TCP ports listening in the network namespace of ``pid`` (IPv4 and IPv6), sorted; with
+    ``owned_by`` (socket inodes, :func:`socket_inodes`) only the listeners among them: a
+    namespace several jobs share (a container) tells each job's ports apart so."""
     ports: set[int] = set()
     for name in ("tcp", "tcp6"):
         try:
@@ -75,7 +95,7 @@ def listening_ports(pid: int) -> list[int]:
             continue
         for line in lines:
             fields = line.split()
-            if len(fields) > 3 and fields[3] == _LISTEN:
+            if len(fields) > 9 and fields[3] == _LISTEN and (owned_by is None or int(fields[9]) in owned_by):
                 ports.add(int(fields[1].rsplit(":", 1)[1], 16))
     return sorted(ports)
 
@@ -92,6 +112,10 @@ class NamespaceSockets:
 
     def __init__(self, pid: int) -> None:
         net_fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        if os.fstat(net_fd).st_ino == os.stat("/proc/self/ns/net").st_ino:
+            os.close(net_fd)  # its pid was reused by a process of ours, or a container on the host's network
+            raise PortUnreachable("the sandbox shares the gateway's network, so its ports are not shown "
+                                  "(a container with network_mode host?); give it a network of its own")
         user_fd = -1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
