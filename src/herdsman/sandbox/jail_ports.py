@@ -82,21 +82,30 @@ def socket_inodes(pids: list[int]) -> set[int]:
     return inodes
 
 
+def listening_in(table: str, owned_by: set[int] | None = None) -> set[int]:
+    """The listening ports in ``table``, text in the format of ``/proc/net/tcp`` and ``tcp6``
+    (headers are skipped); with ``owned_by`` (socket inodes, :func:`socket_inodes`) only the
+    listeners among them."""
+    ports: set[int] = set()
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) > 9 and fields[3] == _LISTEN and fields[9].isdigit() and ":" in fields[1]:
+            if owned_by is None or int(fields[9]) in owned_by:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
 def listening_ports(pid: int, owned_by: set[int] | None = None) -> list[int]:
     """TCP ports listening in the network namespace of ``pid`` (IPv4 and IPv6), sorted; with
-    ``owned_by`` (socket inodes, :func:`socket_inodes`) only the listeners among them: a
-    namespace several jobs share (a container) tells each job's ports apart so."""
+    ``owned_by`` only those whose sockets are among these inodes: a namespace several jobs share
+    (a container) tells each job's ports apart so."""
     ports: set[int] = set()
     for name in ("tcp", "tcp6"):
         try:
             with open(f"/proc/{pid}/net/{name}", encoding="ascii") as fh:
-                lines = fh.read().splitlines()[1:]
+                ports |= listening_in(fh.read(), owned_by)
         except OSError:
             continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 9 and fields[3] == _LISTEN and (owned_by is None or int(fields[9]) in owned_by):
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
     return sorted(ports)
 
 
