@@ -33,7 +33,12 @@ def engine() -> PodmanEngine:
 
 
 @pytest.fixture
-def served(tmp_path: Path, engine: PodmanEngine) -> Iterator[RunningGateway]:
+def model() -> ScriptedChatModel:
+    return ScriptedChatModel(respond=respond)
+
+
+@pytest.fixture
+def served(tmp_path: Path, engine: PodmanEngine, model: ScriptedChatModel) -> Iterator[RunningGateway]:
     docker = {"base_url": engine.base_url, "image": engine.image, "pull": "never"}
     config = make_config(
         tmp_path / "home", skills={"enabled": False},
@@ -41,7 +46,7 @@ def served(tmp_path: Path, engine: PodmanEngine) -> Iterator[RunningGateway]:
         sandbox={"provider": "docker", "command_timeout_seconds": 20, "docker": docker,
                  "limits": {"memory_mb": 128, "pids": 64, "cpus": 1, "file_size_mb": 16}},
     )  # fmt: skip
-    with running_gateway(config, model=ScriptedChatModel(respond=respond)) as gateway:
+    with running_gateway(config, model=model) as gateway:
         yield gateway
         gateway.app.state.gateway.sandbox.cleanup()
 
@@ -62,12 +67,13 @@ def streamed(http: httpx.Client, tid: str, text: str) -> list[tuple[str, Any]]:
     return events
 
 
-def test_a_server_started_in_the_container_is_reachable_through_the_preview_origin(served, engine) -> None:
+def test_a_server_started_in_the_container_is_reachable_through_the_preview_origin(served, engine, model) -> None:
     with httpx.Client(base_url=served.url, timeout=60) as http:
         tid, sandbox = thread_with_site(http, served)
         events = streamed(http, tid, "serve 8000")
         said = events[-1][1]["messages"][-1]["content"]
         assert "listening on port 8000" in said and "Preview tab" in said, said
+        assert "<preview>" in model.calls[0].messages[0].text  # the agent was told how the user sees it
         # the run's events say a server started listening, once
         previews = [data for name, data in events if name == "custom" and data.get("type") == "preview"]
         assert [(p["port"], p["thread_id"]) for p in previews] == [(8000, tid)], events
