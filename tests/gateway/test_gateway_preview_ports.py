@@ -16,30 +16,14 @@ from websockets.sync.client import connect
 
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.sandbox.bwrap import bwrap_status
-from herdsman.sandbox.process import marked_pids
 from tests.gateway.gateway_support import RunningGateway, running_gateway
+from tests.gateway.preview_support import ANA, BO, SITE, ask, assert_gone_with_thread, browser, server_agent, thread_with_site
 from tests.support import make_config
 
 pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
 
-browser = httpx.Client(timeout=60)  # what a browser sends: no key, no base URL
-ANA, BO = {"x-api-key": "key-ana"}, {"x-api-key": "key-bo"}
-SITE = "/mnt/user-data/outputs/site"
 
-
-def respond(messages: list[Any]) -> Any:
-    """``serve PORT`` starts http.server in the site's folder in the background; ``run CMD`` runs
-    CMD; a tool result is echoed back as the answer."""
-    last = messages[-1]
-    if last.type == "tool":
-        return f"done: {last.text}"
-    words = last.text.split()
-    if words[0] == "serve":
-        command = f"cd {SITE} && exec python3 -m http.server {words[1]} --bind 127.0.0.1"
-        return {"tool_calls": [{"name": "bash", "args": {"command": command, "background": True}}]}
-    if words[0] == "background":
-        return {"tool_calls": [{"name": "bash", "args": {"command": " ".join(words[1:]), "background": True}}]}
-    return {"tool_calls": [{"name": "bash", "args": {"command": " ".join(words[1:])}}]}
+respond = server_agent(lambda port: f"cd {SITE} && exec python3 -m http.server {port} --bind 127.0.0.1")
 
 
 @pytest.fixture
@@ -55,19 +39,9 @@ def served(home: Path, model: ScriptedChatModel) -> Iterator[RunningGateway]:
         yield gateway
 
 
-def ask(http: httpx.Client, tid: str, text: str) -> str:
-    got = http.post(f"/threads/{tid}/runs/wait", headers=ANA,
-                    json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": text}]}})
-    assert got.status_code == 200, got.text
-    return got.json()["messages"][-1]["content"]
-
-
 def test_a_server_started_in_the_jail_is_reachable_through_the_preview_origin(served, model) -> None:
     with httpx.Client(base_url=served.url, timeout=60) as http:
-        tid = http.post("/threads", json={}, headers=ANA).json()["thread_id"]
-        sandbox = served.app.state.gateway.sandbox.acquire(tid)
-        sandbox.write_text(f"{SITE}/index.html", "<h1>Counter</h1><script src='app.js'></script>")
-        sandbox.write_text(f"{SITE}/app.js", "let n = 0")
+        tid, sandbox = thread_with_site(http, served)
         sandbox.write_text(f"{SITE}/sub/index.html", "<p>sub</p>")
         said = ask(http, tid, "serve 8000")
         assert "listening on port 8000" in said and "Preview tab" in said, said
@@ -106,14 +80,7 @@ def test_a_server_started_in_the_jail_is_reachable_through_the_preview_origin(se
         refused = {f"port {p} 111" for p in (8000, gateway_port, origin_port)}  # ECONNREFUSED: the jail's own loopback
         assert refused <= set(said.replace("done: ", "").splitlines()), said
 
-        job = sandbox.background_jobs()[0]
-        assert marked_pids(job.run_id), "the server's jail runs"
-        forwarder = job.forwarder_pid
-        assert forwarder is not None and Path(f"/proc/{forwarder}").exists()
-        assert http.delete(f"/threads/{tid}", headers=ANA).status_code == 204
-        assert not job.running and not marked_pids(job.run_id), "the server died with its thread"
-        assert not Path(f"/proc/{forwarder}").exists(), "and so did the forwarder into its namespace"
-        assert browser.get(f"{base}/8000/").status_code == 404
+        assert_gone_with_thread(http, tid, sandbox.background_jobs()[0], f"{base}/8000/")
 
 
 def test_a_background_command_that_fails_or_listens_elsewhere_says_so(served) -> None:

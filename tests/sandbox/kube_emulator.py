@@ -5,7 +5,8 @@ in its own thread and event loop so the synchronous ``kubernetes`` client can ta
 HTTP. A tiny "kubelet" coroutine marks new pods ``Running`` (or ``Failed`` when their image name
 contains ``broken``). Exec is faked at the websocket-stream boundary by :class:`HostExecStream`,
 which offers ``WSClient``'s interface over a local process, so the provider's exec path (the
-wrapper script, deadlines, sweeps, the error channel) runs for real.
+wrapper script, deadlines, sweeps, the error channel) runs for real. Port-forward is served at
+the wire level by :class:`PortForwardServer`, for the official client's ``portforward``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import socket
 import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import kmock
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from websockets.typing import Subprotocol
 
 PODS = "v1/pods"
 
@@ -159,3 +164,55 @@ class HostExecOpener:
             if manifest["metadata"]["name"] == pod:
                 return HostExecStream(argv, self._workspace_of(manifest))
         raise ApiException(status=404, reason=f"pods {pod!r} not found")
+
+
+class PortForwardServer:
+    """The API server's ``pods/portforward`` at the wire level: a websocket server speaking
+    ``v4.channel.k8s.io`` (per port a data channel 0 and an error channel 1, each opened by a frame
+    holding the port, little-endian), forwarding to the port on this machine's loopback, where
+    :class:`HostExecStream` runs the pod's commands. ``calls`` records (pod, namespace, port)."""
+
+    PATH = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/portforward\?(.*)$")
+
+    def __init__(self) -> None:
+        from websockets.sync.server import serve
+
+        self.calls: list[tuple[str, str, int]] = []
+        self._server = serve(self._handle, "127.0.0.1", 0, subprotocols=[Subprotocol("v4.channel.k8s.io")])
+        self.url = "http://127.0.0.1:%d" % self._server.socket.getsockname()[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def _handle(self, ws: Any) -> None:
+        match = self.PATH.match(ws.request.path)
+        if match is None:
+            ws.close(1008, "not a portforward path")
+            return
+        namespace, pod, query = match.groups()
+        port = int(dict(parse_qsl(query))["ports"])
+        self.calls.append((pod, namespace, port))
+        head = bytes([port & 255, port >> 8])
+        ws.send(b"\x00" + head)
+        ws.send(b"\x01" + head)
+        try:
+            upstream = socket.create_connection(("127.0.0.1", port), timeout=5)
+        except OSError as exc:
+            ws.send(b"\x01" + f"error forwarding port {port} to pod {pod}: {exc.strerror}".encode())
+            ws.close()
+            return
+
+        def pump() -> None:
+            while data := upstream.recv(65536):
+                ws.send(b"\x00" + data)
+            ws.close()
+
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            for message in ws:
+                if isinstance(message, bytes) and message[:1] == b"\x00":
+                    upstream.sendall(message[1:])
+        finally:
+            upstream.close()
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self._server.shutdown()

@@ -30,15 +30,14 @@ def test_servers_per_thread_are_bounded_and_die_with_the_sandbox(make_config) ->
     with pytest.raises(SandboxError, match="max_servers_per_thread is 2"):
         sandbox.start_background("sleep 100")
     with pytest.raises(PortUnreachable, match="nothing is listening on port 3003.*listening: 3001, 3002"):
-        sandbox.preview_socket(3003)
-    sock = sandbox.preview_socket(3001)
-    sock.connect(("127.0.0.1", 3001))
+        sandbox.preview_connection(3003)
+    sock = sandbox.preview_connection(3001)
     sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
     assert sock.recv(12) == b"HTTP/1.0 200"
     sock.close()
     other = provider.acquire("t2")  # another thread's sandbox has no way to them
     with pytest.raises(PortUnreachable, match="no background server"):
-        other.preview_socket(3001)
+        other.preview_connection(3001)
     provider.release("t1")
     assert not any(job.running for job in jobs)
     assert not any(marked_pids(job.run_id) for job in jobs) and all(job.forwarder_pid is None for job in jobs)

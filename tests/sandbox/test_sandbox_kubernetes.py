@@ -8,6 +8,7 @@ machine in the thread's workspace instead of in a container.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import uuid
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from herdsman.config.schema import HerdsmanConfig
@@ -29,9 +31,12 @@ from herdsman.sandbox.kubernetes import (
     pod_manifest,
     thread_label,
 )
+from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.kubernetes_exec import exit_code_of
+from herdsman.sandbox.kubernetes_ports import WebsocketPortForwarder
+from herdsman.sandbox.process import marked_pids
 from herdsman.sandbox.limits import Limits
-from tests.sandbox.kube_emulator import EmulatedCluster, HostExecOpener
+from tests.sandbox.kube_emulator import EmulatedCluster, HostExecOpener, PortForwardServer
 
 NAMESPACE = "sandboxes"
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
@@ -42,6 +47,13 @@ def cluster() -> Iterator[EmulatedCluster]:
     emulated = EmulatedCluster()
     yield emulated
     emulated.stop()
+
+
+@pytest.fixture(scope="module")
+def forwarding() -> Iterator[PortForwardServer]:
+    served = PortForwardServer()
+    yield served
+    served.stop()
 
 
 @pytest.fixture
@@ -57,7 +69,8 @@ def kube_config(tmp_path: Path, skills_dir: Path) -> Callable[..., HerdsmanConfi
 
 
 @pytest.fixture
-def make_provider(cluster: EmulatedCluster, kube_config) -> Iterator[Callable[..., KubernetesSandboxProvider]]:
+def make_provider(cluster: EmulatedCluster, kube_config,
+                  forwarding: PortForwardServer) -> Iterator[Callable[..., KubernetesSandboxProvider]]:
     """``make_provider(**sandbox)``: a provider on the emulator whose exec runs in the thread's workspace."""
     made: list[KubernetesSandboxProvider] = []
 
@@ -69,7 +82,10 @@ def make_provider(cluster: EmulatedCluster, kube_config) -> Iterator[Callable[..
             return holder["p"].acquire(thread).paths.workspace
 
         opener = HostExecOpener(cluster, workspace_of)
-        provider = KubernetesSandboxProvider(kube_config(**sandbox), api_client=cluster.api_client(), exec_opener=opener)
+        # port-forward: the official client's websocket, to the API server's endpoint faked at the wire
+        forwarder = WebsocketPortForwarder(client.CoreV1Api(client.ApiClient(client.Configuration(host=forwarding.url))))
+        provider = KubernetesSandboxProvider(kube_config(**sandbox), api_client=cluster.api_client(), exec_opener=opener,
+                                             port_forwarder=forwarder)
         provider.opener = opener  # type: ignore[attr-defined]
         holder["p"] = provider
         made.append(provider)
@@ -272,7 +288,8 @@ def test_rbac_grants_what_the_provider_calls_and_no_more() -> None:
     assert {"create", "get", "list", "delete"} <= rules[("", "pods")]
     assert {"create", "get"} <= rules[("", "pods/exec")]
     assert {"create", "get"} <= rules[("networking.k8s.io", "networkpolicies")]
-    assert set(rules) == {("", "pods"), ("", "pods/exec"), ("networking.k8s.io", "networkpolicies")}
+    assert {"create", "get"} <= rules[("", "pods/portforward")]
+    assert set(rules) == {("", "pods"), ("", "pods/exec"), ("", "pods/portforward"), ("networking.k8s.io", "networkpolicies")}
     assert role["kind"] == "Role"  # namespaced, not cluster-wide
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
                                     "namespace": account["metadata"]["namespace"]}]  # fmt: skip
@@ -341,3 +358,35 @@ def test_the_policy_is_shared_by_providers_of_one_home(make_provider) -> None:
     assert second.ensure_network_policy() == name  # it exists already: no error
     policies = first.networking.list_namespaced_network_policy(NAMESPACE).items
     assert [p.metadata.name for p in policies].count(name) == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_background_server_in_the_pod_is_reached_through_the_port_forward(make_provider, forwarding) -> None:
+    provider = make_provider()
+    sandbox = provider.acquire("t1")
+    sandbox.write_text("/mnt/user-data/workspace/index.html", "<h1>from the pod</h1>")
+    port = _free_port()
+    job = sandbox.start_background(f"exec python3 -m http.server {port} --bind 127.0.0.1")
+    assert job.wait_listening(15) == [port] and not job.isolated
+    assert sandbox.listening_ports() == [port]
+
+    sock = sandbox.preview_connection(port)
+    sock.sendall(b"GET /index.html HTTP/1.0\r\n\r\n")
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    sock.close()
+    assert answer.startswith(b"HTTP/1.0 200") and answer.endswith(b"<h1>from the pod</h1>"), answer
+    assert forwarding.calls[-1] == (sandbox.box.name, NAMESPACE, port)  # to this thread's pod, that port
+
+    with pytest.raises(PortUnreachable, match=f"nothing is listening on port {port + 1}"):
+        sandbox.preview_connection(port + 1)
+    with pytest.raises(PortUnreachable, match="no background server"):
+        provider.acquire("t2").preview_connection(port)  # another thread's pod has none
+    provider.release("t1")
+    assert not job.running and not marked_pids(job.run_id), "the server died with its sandbox"

@@ -31,6 +31,7 @@ import { messageText, writtenFiles } from "./state/messages";
 import { currentDraft, draftKey, isDraftEvent, type Draft } from "./state/drafts";
 import { DraftCall } from "./components/DraftCall";
 import { applyTaskEvent, isTaskEvent, tasksFromUsage, type Tasks } from "./state/tasks";
+import { isPreviewEvent } from "./state/preview";
 import { agentChoices, type SkillChoice } from "./state/slash";
 import { useThreadParam } from "./state/url";
 
@@ -67,6 +68,10 @@ export function App() {
   const [filesKey, setFilesKey] = useState(0);
   const [traceOpen, setTraceOpen] = useState(false);
   const [previewOpen, setPreviewOpen] = useState(false);
+  // the latest port a run's `preview` event announced: a badge on the Preview button until it is opened
+  const [announced, setAnnounced] = useState<{ thread: string; port: number; n: number; seen: boolean } | null>(null);
+  const previewShown = useRef(false);
+  previewShown.current = previewOpen;
   const [shownFile, setShownFile] = useState<{ path: string; n: number } | null>(null);
   const [skills, setSkills] = useState<SkillChoice[]>([]);
   const [fill, setFill] = useState<{ text: string; n: number; skills?: string[] } | undefined>(undefined);
@@ -114,6 +119,9 @@ export function App() {
       const tid = threadRef.current;
       // the lead's own calls (a sub-agent's drafts come under a tools:<id> namespace)
       if (isDraftEvent(data) && !options?.namespace?.length) setDraft({ ...data, key: draftKey(shownMessages.current) });
+      if (tid && isPreviewEvent(data) && data.thread_id === tid) {
+        setAnnounced((a) => ({ thread: tid, port: data.port, n: (a?.n ?? 0) + 1, seen: previewShown.current }));
+      }
       if (tid && isTaskEvent(data)) setLive((all) => ({ ...all, [tid]: applyTaskEvent(all[tid] ?? {}, data, Date.now()) }));
     },
     onCreated: (meta) => {
@@ -302,8 +310,14 @@ export function App() {
           <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
             Trace
           </button>
-          <button className="trace-toggle preview-toggle" aria-pressed={previewOpen} onClick={() => setPreviewOpen((o) => !o)} data-testid="preview-toggle">
+          <button className="trace-toggle preview-toggle" aria-pressed={previewOpen} data-testid="preview-toggle"
+            onClick={() => { setPreviewOpen((o) => !o); setAnnounced((a) => (a ? { ...a, seen: true } : a)); }}>
             Preview
+            {announced && announced.thread === threadId && !announced.seen && !previewOpen && (
+              <span className="trace-badge preview-badge" data-testid="preview-badge" title={`A server started listening on port ${announced.port}`}>
+                {announced.port}
+              </span>
+            )}
           </button>
         </header>
         <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
@@ -321,7 +335,8 @@ export function App() {
           />
         )}
         {previewOpen && (
-          <PreviewPanel threadId={threadId} refreshKey={filesKey} onClose={() => setPreviewOpen(false)} onError={addError} />
+          <PreviewPanel threadId={threadId} refreshKey={filesKey} onClose={() => setPreviewOpen(false)} onError={addError}
+            announced={announced && announced.thread === threadId ? announced : null} />
         )}
         {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
         <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />

@@ -40,6 +40,7 @@ from typing import Any
 
 from herdsman.config.schema import DockerSandboxConfig, HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import seccomp
+from herdsman.sandbox.background import NamespaceNetwork
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
 from herdsman.sandbox.container_scripts import (
     exec_environment,
@@ -316,18 +317,62 @@ class ThreadContainer(BoxUsage):
 
 
 class DockerShell:
-    """Runs commands in a thread's container by exec, with a deadline and bounded output."""
+    """Runs commands in a thread's container by exec, with a deadline and bounded output.
+
+    It runs background servers too (``background.py``): a background job is one long exec, so the
+    container counts it busy (no idle sweep or reaping while it runs). The gateway reaches its
+    ports the way it reaches a local jail's: a helper process on this machine enters the
+    container's network namespace (found by the job's marked processes, which the host sees) and
+    hands out sockets made there, connected to the container's own ``127.0.0.1``
+    (``jail_ports.py``). This is the safest of the ways a container port can be reached:
+
+    - nothing is published: no port of the container is bound on the host, on ``0.0.0.0`` or on
+      ``127.0.0.1`` (which every local user and process could connect to), and the container
+      needs no network at all (the default ``network_mode: none`` keeps working);
+    - nothing is addressed: the container's address on a bridge is also reachable from every other
+      container on that bridge (another thread's); a socket in the namespace reaches only this
+      container's loopback, and the port is the gateway's choice within ``sandbox.preview.ports``;
+    - nothing runs inside: an exec'd forwarder would be a process of the sandbox user the
+      agent's code could kill, trace or impersonate; the helper lives outside the container.
+
+    It needs the engine on this machine (the container's processes visible in this ``/proc``):
+    :meth:`background_problem` says so otherwise, and a container sharing the host's network
+    (``sandbox.docker.network: host``) is refused.
+    """
+
+    background = True
 
     def __init__(self, provider: "DockerSandboxProvider", box: ThreadContainer, limits: Limits) -> None:
         self._provider = provider
         self._box = box
         self._limits = limits
 
+    def job_network(self, run_id: str) -> NamespaceNetwork:
+        """The network of a background job of this container (one namespace every job shares)."""
+        return NamespaceNetwork(run_id, shared=True)
+
+    def background_problem(self) -> str | None:
+        """Why a background server of this container could not be previewed from here (None: it
+        can): the engine runs elsewhere, or the container shares the host's network."""
+        container_id = self._box.ensure_id()
+        try:
+            pid = int(self._provider.client.api.inspect_container(container_id)["State"]["Pid"])
+            theirs = os.stat(f"/proc/{pid}/ns/net").st_ino
+        except Exception as exc:  # noqa: BLE001 - no such process here, or the engine did not say
+            log.info("container of thread %s not visible here: %s", self._box.paths.thread_id, exc)
+            return ("Background servers of the docker sandbox need the container engine on the gateway's "
+                    "machine (its containers' processes visible to the gateway); this engine runs elsewhere")
+        if theirs == os.stat("/proc/self/ns/net").st_ino:
+            return ("Background servers cannot be previewed from a container sharing the host's network "
+                    "(sandbox.docker.network: host); give the sandbox a network of its own")
+        return None
+
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None, run_id: str | None = None,
     ) -> ExecResult:
-        """Run ``command`` in the container; a dead container is recreated once and retried."""
+        """Run ``command`` in the container (its processes marked with ``run_id``); a dead
+        container is recreated once and retried."""
         box = self._box
         waited = box.sweeping.acquire(timeout=_SWEEP_TIMEOUT)  # never while a sweep runs
         box.commands_started += 1
@@ -337,11 +382,11 @@ class DockerShell:
         try:
             container = box.ensure()
             try:
-                exec_id = self._create_exec(container.id, command, env)
+                exec_id = self._create_exec(container.id, command, env, run_id)
             except _ContainerGone:
                 log.info("sandbox container of thread %s is gone; recreating it", paths.thread_id)
                 container = box.recreate()
-                exec_id = self._create_exec(container.id, command, env)
+                exec_id = self._create_exec(container.id, command, env, run_id)
             result = self._stream(exec_id, timeout, cancel)
             if result.exit_code in (137, -1) and not self._provider.is_running(container.id):
                 box.lost()
@@ -381,8 +426,9 @@ class DockerShell:
         finally:
             box.sweeping.release()
 
-    def _create_exec(self, container_id: str, command: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
-        run_id = new_run_id()
+    def _create_exec(self, container_id: str, command: str, env: Mapping[str, str] | None = None,
+                     run_id: str | None = None) -> tuple[str, str]:
+        run_id = run_id or new_run_id()
         api = self._provider.client.api
         try:
             created = api.exec_create(

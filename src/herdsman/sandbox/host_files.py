@@ -139,6 +139,7 @@ class HostFilesSandbox:
         self._running_lock = threading.Lock()
         self._running_changed = threading.Condition(self._running_lock)
         self._jobs: list[BackgroundJob] = []
+        self._announced: set[tuple[str, int]] = set()  # (job run id, port) already reported by new_listeners
         paths.ensure_dirs()
         self.quota = DiskQuota(
             self._measure,
@@ -212,10 +213,14 @@ class HostFilesSandbox:
         preview = self._config.preview
         if not getattr(self._shell, "background", False):
             raise CommandNotAllowedError(
-                "Background servers need the local sandbox with bubblewrap (sandbox.provider: local, "
-                "bubblewrap installed); run the command without background, or ask the user to enable it."
+                "Background servers need bubblewrap jails (sandbox.provider: local with bubblewrap installed) "
+                "or a container sandbox (docker, kubernetes); run the command without background, or ask "
+                "the user to enable it."
             )
         check_command(command)
+        problem = getattr(self._shell, "background_problem", None)
+        if problem is not None and (why := problem()):
+            raise CommandNotAllowedError(f"{why}; run the command without background.")
         with self._running_lock:
             self._jobs = [job for job in self._jobs if job.running]
             if len(self._jobs) >= preview.max_servers_per_thread:
@@ -230,15 +235,17 @@ class HostFilesSandbox:
             def run(run_id: str, cancel: threading.Event) -> ExecResult:
                 return self.execute(command, preview.server_seconds, cancel=cancel, run_id=run_id)
 
-            job = BackgroundJob(number, command, run)
+            network = getattr(self._shell, "job_network", None)
+            job = BackgroundJob(number, command, run, network) if network else BackgroundJob(number, command, run)
             self._jobs.append(job)
         return job
 
     @property
     def servers_reachable(self) -> bool:
-        """Whether a later command reaches a background server of the thread at 127.0.0.1:PORT
-        (bubblewrap jails, run as root: see :meth:`_server_network`)."""
-        return bool(getattr(self._shell, "background", False)) and os.geteuid() == 0
+        """Whether a later command reaches a background job's server of the thread at 127.0.0.1:PORT
+        by joining the job's network (bubblewrap jails, run as root: see :meth:`_server_network`;
+        a container's commands share its network without that)."""
+        return bool(getattr(self._shell, "joins_networks", False)) and os.geteuid() == 0
 
     def _server_network(self, command: str) -> int | None:
         """The network namespace (a new descriptor) of the running background job of this thread
@@ -260,19 +267,38 @@ class HostFilesSandbox:
             jobs = list(self._jobs)
         return sorted(jobs, key=lambda job: (not job.running, job.number))
 
-    def preview_socket(self, port: int) -> socket.socket:
-        """A socket inside the jail of the running job listening on ``port`` (unconnected);
-        PortUnreachable saying why when none is."""
+    def preview_connection(self, port: int) -> socket.socket:
+        """A blocking socket connected to ``port`` inside the sandbox, on the loopback of the
+        running job listening there; PortUnreachable saying why when none is."""
         jobs = [job for job in self.background_jobs() if job.running]
         for job in jobs:
             if port in job.ports():
-                return job.socket()
+                return job.connect(port)
         if not jobs:
             raise PortUnreachable(f"nothing is listening on port {port}: no background server runs in this "
                                   "thread (the agent starts one with bash and background=true)")
         ports = sorted({p for job in jobs for p in job.ports()})
         raise PortUnreachable(f"nothing is listening on port {port} in this thread's sandbox"
                               + (f"; listening: {', '.join(map(str, ports))}" if ports else " (yet)"))
+
+    def new_listeners(self) -> list[tuple[BackgroundJob, int]]:
+        """The (job, port) pairs that started listening since the last call: what a ``preview``
+        event announces after a bash call. Cheap without a running background server (nothing
+        is read then)."""
+        with self._running_lock:
+            jobs = [job for job in self._jobs if job.running]
+        found = []
+        for job in jobs:
+            for port in job.ports():
+                if (job.run_id, port) not in self._announced:
+                    self._announced.add((job.run_id, port))
+                    found.append((job, port))
+        return found
+
+    def listening_ports(self) -> list[int]:
+        """Every port the thread's running background servers listen on, sorted (none without
+        one: nothing is asked of the sandbox then)."""
+        return sorted({port for job in self.background_jobs() if job.running for port in job.ports()})
 
     def snapshot(self) -> FileSnapshot:
         """Size and mtime of the files under ``/mnt/user-data`` (bounded; see ``snapshot.py``)."""

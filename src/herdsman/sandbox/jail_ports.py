@@ -64,19 +64,48 @@ class PortUnreachable(SandboxError):
     """No server of the thread can be reached on that port; the message says why."""
 
 
-def listening_ports(pid: int) -> list[int]:
-    """TCP ports listening in the network namespace of ``pid`` (IPv4 and IPv6), sorted."""
+def socket_inodes(pids: list[int]) -> set[int]:
+    """The inodes of the sockets the processes ``pids`` hold open (those still alive)."""
+    inodes: set[int] = set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def listening_in(table: str, owned_by: set[int] | None = None) -> set[int]:
+    """The listening ports in ``table``, text in the format of ``/proc/net/tcp`` and ``tcp6``
+    (headers are skipped); with ``owned_by`` (socket inodes, :func:`socket_inodes`) only the
+    listeners among them."""
+    ports: set[int] = set()
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) > 9 and fields[3] == _LISTEN and fields[9].isdigit() and ":" in fields[1]:
+            if owned_by is None or int(fields[9]) in owned_by:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def listening_ports(pid: int, owned_by: set[int] | None = None) -> list[int]:
+    """TCP ports listening in the network namespace of ``pid`` (IPv4 and IPv6), sorted; with
+    ``owned_by`` only those whose sockets are among these inodes: a namespace several jobs share
+    (a container) tells each job's ports apart so."""
     ports: set[int] = set()
     for name in ("tcp", "tcp6"):
         try:
             with open(f"/proc/{pid}/net/{name}", encoding="ascii") as fh:
-                lines = fh.read().splitlines()[1:]
+                ports |= listening_in(fh.read(), owned_by)
         except OSError:
             continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[3] == _LISTEN:
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
     return sorted(ports)
 
 
@@ -104,6 +133,10 @@ class NamespaceSockets:
 
     def __init__(self, pid: int) -> None:
         net_fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        if os.fstat(net_fd).st_ino == os.stat("/proc/self/ns/net").st_ino:
+            os.close(net_fd)  # its pid was reused by a process of ours, or a container on the host's network
+            raise PortUnreachable("the sandbox shares the gateway's network, so its ports are not shown "
+                                  "(a container with network_mode host?); give it a network of its own")
         user_fd = -1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:

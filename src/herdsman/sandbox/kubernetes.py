@@ -34,6 +34,7 @@ from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, Exec
 from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
+from herdsman.sandbox.kubernetes_ports import PodNetwork, PortForwarder, WebsocketPortForwarder
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 CONTAINER = "sandbox"
 _SWEEP_TIMEOUT = 10.0
+_EXEC_TEXT_CHARS = 1024 * 1024  # what a helper exec may print (a pod's socket table)
 
 
 class KubernetesError(SandboxError):
@@ -206,24 +208,38 @@ class ThreadPod(BoxUsage):
 
 
 class PodShell:
-    """Runs commands in a thread's pod by exec, with a deadline and bounded output."""
+    """Runs commands in a thread's pod by exec, with a deadline and bounded output.
+
+    It runs background servers too (``background.py``): a background job is one long exec (the
+    pod counts it busy, so the idle reaper leaves it), its ports read by exec and reached through
+    the API server's port-forward (``kubernetes_ports.py``, which says why no other thread or
+    user can reach them)."""
+
+    background = True
 
     def __init__(self, provider: "KubernetesSandboxProvider", pod: ThreadPod, limits: Limits) -> None:
         self._provider = provider
         self._pod = pod
         self._limits = limits
 
+    def job_network(self, run_id: str) -> PodNetwork:
+        """The network of a background job in this pod (the pod's, shared by its jobs)."""
+        pod = self._pod
+        return PodNetwork(run_id, lambda argv: self._provider.exec_text(pod.ensure_id(), argv),
+                          lambda port: self._provider.forward_port(pod.ensure_id(), port))
+
     def run(
         self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None, run_id: str | None = None,
     ) -> ExecResult:
-        """Run ``command`` in the pod; a pod that is gone is recreated once and retried.
+        """Run ``command`` in the pod (its processes marked with ``run_id``); a pod that is gone is
+        recreated once and retried.
 
         ``env`` is not passed: an exec carries no environment, and putting the values in the
         command line would put them in the API server's request log. The output says so."""
         pod = self._pod
         pod.use(+1)
-        run_id = new_run_id()
+        run_id = run_id or new_run_id()
         try:
             name = pod.ensure_id()
             try:
@@ -297,7 +313,8 @@ def load_api_client(sandbox: SandboxConfig) -> Any:
 class KubernetesSandboxProvider(RemoteSandboxes):
     """Hands out :class:`KubernetesSandbox` instances, one pod per thread."""
 
-    def __init__(self, config: HerdsmanConfig, api_client: Any = None, exec_opener: ExecOpener | None = None) -> None:
+    def __init__(self, config: HerdsmanConfig, api_client: Any = None, exec_opener: ExecOpener | None = None,
+                 port_forwarder: PortForwarder | None = None) -> None:
         from kubernetes import client
 
         self._sandbox_config = config.sandbox
@@ -312,6 +329,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         self.core = client.CoreV1Api(self.api_client)
         self.networking = client.NetworkingV1Api(self.api_client)
         self._open = exec_opener or WebsocketExecOpener(self.core, CONTAINER)
+        self._forward = port_forwarder or WebsocketPortForwarder(self.core)
         self._uid_gid = file_owner(f"{self._conf.run_as_user}:{self._conf.run_as_user}")
         self._sandboxes: dict[str, KubernetesSandbox] = {}
         self._lock = threading.Lock()
@@ -427,6 +445,25 @@ class KubernetesSandboxProvider(RemoteSandboxes):
             if _status(exc) in (404, 400) or "not found" in str(exc).lower() or "not running" in str(exc).lower():
                 raise _PodGone() from exc
             raise self.api_error("run a command in the sandbox pod", exc) from exc
+
+    def exec_text(self, pod: str, argv: list[str], timeout: float = _SWEEP_TIMEOUT) -> str:
+        """What ``argv`` prints in ``pod`` (bounded in size and time); "" when it cannot run."""
+        capture = StreamCapture(_EXEC_TEXT_CHARS)
+        try:
+            ws = self.open_exec(pod, argv)
+        except (_PodGone, KubernetesError) as exc:
+            log.info("could not run %s in pod %s: %s", argv[:1], pod, exc)
+            return ""
+        try:
+            read_exec(ws, capture, time.monotonic() + timeout)
+        finally:
+            ws.close()
+        capture.finish()
+        return capture.result(0, "eof").stdout or ""
+
+    def forward_port(self, pod: str, port: int) -> Any:
+        """One connection to ``port`` of ``pod`` through the API server's port-forward."""
+        return self._forward(pod, self.namespace, port)
 
     # -- protocol -------------------------------------------------------------------------
 

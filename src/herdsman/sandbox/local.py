@@ -53,6 +53,7 @@ class BwrapShell:
     """
 
     background = True
+    joins_networks = True  # run(netns_fd=...): a command can join a background job's network
 
     def __init__(
         self,

@@ -134,6 +134,13 @@ class RemoteSandboxes:
     _sandboxes: dict[str, RemoteSandbox]
     _lock: threading.Lock
     _reaper: Reaper | None
+    _sandbox_config: SandboxConfig
+
+    @property
+    def serves_background(self) -> bool:
+        """Whether the bash tool can start background servers the user previews (a container or
+        pod runs them; ``sandbox.preview.max_servers_per_thread`` above 0)."""
+        return self._sandbox_config.preview.max_servers_per_thread > 0
 
     def idle_timeout(self) -> float:
         """Seconds a container or pod may sit unused before the reaper removes it."""

@@ -412,8 +412,11 @@ class SandboxTools:
         """Run a command (blocking), or start a background server."""
         sandbox = self.sandbox_of(runtime)
         if background:
-            return self._background(sandbox, command)
-        return self._described(sandbox, command, env=self.env_of(command, runtime))
+            answer = self._background(sandbox, command)
+        else:
+            answer = self._described(sandbox, command, env=self.env_of(command, runtime))
+        self.announce(runtime, self.new_previews(sandbox))
+        return answer
 
     def _background(self, sandbox: Sandbox, command: str) -> tuple[str, dict[str, Any]]:
         """Start ``command`` as a background server and say where the user sees it (``background.py``)."""
@@ -431,8 +434,9 @@ class SandboxTools:
             artifact["exit_code"] = result.exit_code
             return "The background command has already ended:\n" + self.bash_result(result), artifact
         range_note = f"ports {self.preview.ports}"
+        reachable = not job.isolated or getattr(sandbox, "servers_reachable", False)
         reach = (f"Later bash commands reach it at http://127.0.0.1:{{port}}/ (curl -s http://127.0.0.1:{{port}}/...)."
-                 if getattr(sandbox, "servers_reachable", False) else
+                 if reachable else
                  "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one command "
                  "(start it with &, then curl it).")
         if ports:
@@ -447,6 +451,35 @@ class SandboxTools:
                     "the user cannot open it in the Preview tab."), artifact
         return (f"Started in the background (job {job.number}) and running. It writes its files as usual; nothing "
                 f"listens on any of the previewable {range_note} yet, so there is nothing to preview."), artifact
+
+    def new_previews(self, sandbox: Sandbox) -> list[dict[str, Any]]:
+        """The ``preview`` events of the ports that started listening in ``sandbox`` since the
+        last bash call (previewable ports only; none for a sandbox without background servers)."""
+        listeners = getattr(sandbox, "new_listeners", None)
+        if listeners is None:
+            return []
+        try:
+            found = listeners()
+        except Exception:  # noqa: BLE001 - an announcement must never fail the command
+            log.warning("could not read the sandbox's listening ports", exc_info=True)
+            return []
+        return [
+            {"type": "preview", "thread_id": sandbox.thread_id, "port": port, "job": job.number,
+             "command": job.command[:200]}
+            for job, port in found if self.preview.allows(port)
+        ]
+
+    @staticmethod
+    def announce(runtime: ToolRuntime[Any, dict], events: list[dict[str, Any]]) -> None:
+        """Write ``events`` on the run's custom stream (where the web UI's Preview tab hears of them)."""
+        writer = getattr(runtime, "stream_writer", None)
+        for event in events:
+            if writer is not None:
+                try:
+                    writer(event)
+                except Exception:  # noqa: BLE001 - outside a graph run there is no stream to write to
+                    log.debug("no stream for the preview event", exc_info=True)
+            log.info("preview_listening", extra={"thread_id": event["thread_id"], "port": event["port"]})
 
     def env_of(self, command: str, runtime: ToolRuntime[Any, dict]) -> dict[str, str]:
         """The variables ``command_env`` adds to ``command`` in this run (none when it fails: logged)."""
@@ -481,16 +514,18 @@ class SandboxTools:
         sandbox = self.sandbox_of(runtime)
         cancelled, started = threading.Event(), threading.Event()
 
-        def traced() -> tuple[str, dict[str, Any]]:
+        def traced() -> tuple[tuple[str, dict[str, Any]], list[dict[str, Any]]]:
             started.set()
             if background:
-                return self._background(sandbox, command)
-            return self._described(sandbox, command, cancelled, self.env_of(command, runtime))  # reads a file: off the loop
+                answer = self._background(sandbox, command)
+            else:
+                answer = self._described(sandbox, command, cancelled, self.env_of(command, runtime))  # reads a file: off the loop
+            return answer, self.new_previews(sandbox)
 
         user = pools.user_of(getattr(runtime, "config", None))
         work = asyncio.ensure_future(pools.run(pools.COMMANDS, user, traced))
         try:
-            text, artifact = await asyncio.shield(work)
+            (text, artifact), previews = await asyncio.shield(work)
         except asyncio.CancelledError:
             cancelled.set()  # not started yet: it never starts
             if not started.is_set():
@@ -503,6 +538,7 @@ class SandboxTools:
                     sandbox.cancel_running()
                     await asyncio.sleep(0.05)
             raise
+        self.announce(runtime, previews)
         return text, artifact
 
     def ls(

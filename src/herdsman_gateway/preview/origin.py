@@ -155,16 +155,16 @@ class PreviewOrigin:
 
 
 def port_socket(origin: PreviewOrigin, thread_id: str, port: int) -> Callable[[], Any]:
-    """What makes a socket into the thread's sandbox for ``port``; 403 for a port outside
+    """What connects to ``port`` in the thread's sandbox (a blocking call); 403 for a port outside
     ``sandbox.preview.ports``, 501 for a provider without port preview."""
     gw = origin.gateway()
     ports = gw.config.sandbox.preview
     if not ports.allows(port):
         raise HTTPException(403, f"Port {port} cannot be shown: it is not in sandbox.preview.ports ({ports.ports})")
-    make_socket = getattr(gw.sandbox.acquire(thread_id), "preview_socket", None)
-    if make_socket is None:
+    connect = getattr(gw.sandbox.acquire(thread_id), "preview_connection", None)
+    if connect is None:
         raise HTTPException(501, f"Port {port} cannot be shown: this sandbox provider has no port preview")
-    return partial(make_socket, port)
+    return partial(connect, port)
 
 
 def build_origin_app(origin: PreviewOrigin) -> FastAPI:
@@ -197,11 +197,11 @@ def build_origin_app(origin: PreviewOrigin) -> FastAPI:
     async def preview_port_socket(websocket: WebSocket, token: str, thread_id: str, port: int, path: str) -> None:
         try:
             user = await origin.authorize(token, thread_id)
-            make_socket = port_socket(origin, thread_id, port)
+            connect = port_socket(origin, thread_id, port)
         except HTTPException as exc:
             await websocket.close(code=1008, reason=str(exc.detail)[:120])
             return
-        await relay_websocket(websocket, make_socket, user, port, path)
+        await relay_websocket(websocket, connect, user, port, path)
 
     @app.api_route("/{rest:path}", methods=RELAYED_METHODS,
                    include_in_schema=False)

@@ -1,10 +1,10 @@
 """Relay HTTP from the preview origin to a server listening inside a thread's sandbox.
 
 ``/t/{token}/preview/{thread}/{port}/{path}`` becomes ``GET /{path}`` on ``127.0.0.1:{port}``
-*of the jail's own network namespace*: the connection is made on a socket the sandbox hands out
-(:meth:`~herdsman.sandbox.host_files.HostFilesSandbox.preview_socket`, see
-``herdsman/sandbox/jail_ports.py`` for why it cannot be turned around from inside), for a port of
-``sandbox.preview.ports`` only. httpcore speaks HTTP/1.1 over it through a network backend whose
+*of the sandbox's own network*: the sandbox hands out the connection
+(:meth:`~herdsman.sandbox.host_files.HostFilesSandbox.preview_connection`: a socket made in the
+jail's or container's network namespace, see ``herdsman/sandbox/jail_ports.py`` for why it cannot
+be turned around from inside, or a pod's port-forward), for a port of ``sandbox.preview.ports`` only. httpcore speaks HTTP/1.1 over it through a network backend whose
 only address is that socket, so no name or address from the request is ever dialled. Bodies
 stream both ways (the request's is bounded by ``gateway.max_request_bytes``, the response is
 never buffered); the server's cookies, CSP and CORS headers are dropped and the preview origin's
@@ -67,21 +67,17 @@ class _SocketStream(httpcore.AsyncNetworkStream):
 
 
 class JailBackend(httpcore.AsyncNetworkBackend):
-    """Every connection goes to 127.0.0.1:<port> on a socket from ``make_socket`` (the jail's)."""
+    """Every connection is the one ``open_connection`` makes to the sandbox's port (a blocking call, run
+    on the files pool), whatever host the request names."""
 
-    def __init__(self, make_socket: Callable[[], Any], user: str | None) -> None:
-        self._make_socket = make_socket
+    def __init__(self, open_connection: Callable[[], Any], user: str | None) -> None:
+        self._connect = open_connection
         self._user = user
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                           local_address: str | None = None, socket_options: Any = None) -> httpcore.AsyncNetworkStream:
-        sock = await pools.run(pools.FILES, self._user, self._make_socket)
+        sock = await pools.run(pools.FILES, self._user, self._connect)
         sock.setblocking(False)
-        try:
-            await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port)), timeout)
-        except (OSError, asyncio.TimeoutError) as exc:
-            sock.close()
-            raise httpcore.ConnectError(getattr(exc, "strerror", None) or "timed out") from None
         return _SocketStream(sock)
 
     async def sleep(self, seconds: float) -> None:
@@ -106,11 +102,11 @@ def _relocated(value: str, prefix: str, port: int) -> str:
     return value
 
 
-async def relay(request: Request, make_socket: Callable[[], Any], user: str | None, port: int, path: str,
+async def relay(request: Request, open_connection: Callable[[], Any], user: str | None, port: int, path: str,
                 prefix: str) -> StreamingResponse:
     """Send ``request`` to the sandbox's server on ``port`` and stream its answer back."""
     target = "/" + path + (f"?{request.url.query}" if request.url.query else "")
-    pool = httpcore.AsyncConnectionPool(network_backend=JailBackend(make_socket, user), max_connections=1,
+    pool = httpcore.AsyncConnectionPool(network_backend=JailBackend(open_connection, user), max_connections=1,
                                         retries=0)
     upstream = httpcore.Request(
         request.method, httpcore.URL(scheme=b"http", host=b"127.0.0.1", port=port, target=target.encode()),
@@ -150,15 +146,18 @@ async def relay(request: Request, make_socket: Callable[[], Any], user: str | No
     return answer
 
 
-async def relay_websocket(client: WebSocket, make_socket: Callable[[], Any], user: str | None, port: int,
+async def relay_websocket(client: WebSocket, open_connection: Callable[[], Any], user: str | None, port: int,
                           path: str) -> None:
     """Relay a WebSocket between the browser and the sandbox's server on ``port``, message by
     message (each at most :data:`MAX_WS_MESSAGE` bytes), until either side closes."""
     query = client.url.query
-    sock = await pools.run(pools.FILES, user, make_socket)
+    try:
+        sock = await pools.run(pools.FILES, user, open_connection)
+    except SandboxError as exc:
+        await client.close(code=1011, reason=f"port {port}: {str(exc)[:80]}")
+        return
     sock.setblocking(False)
     try:
-        await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port)), CONNECT_SECONDS)
         upstream = await connect(
             f"ws://127.0.0.1:{port}/{path}" + (f"?{query}" if query else ""), sock=sock,
             subprotocols=[Subprotocol(p) for p in client.scope.get("subprotocols", [])] or None,

@@ -1,16 +1,19 @@
 /** The Preview tab: the thread's HTML pages and the servers the agent started, the selected one
  * shown live in a sandboxed iframe from the preview origin (never the gateway's own, and never with
  * allow-same-origin), with reload and open-in-new-tab; an entry that cannot be shown says why.
- * Each opening asks the gateway for a fresh short-lived link (POST /api/threads/{id}/preview/token). */
+ * Each opening asks the gateway for a fresh short-lived link (POST /api/threads/{id}/preview/token).
+ * A port announced by the run's `preview` event (`announced`) is reloaded and selected. */
 import { useCallback, useEffect, useState } from "react";
 import { call } from "../api/rest";
-import { IFRAME_SANDBOX, previewChoices, previewUrl, type PreviewChoice, type PreviewLink, type PreviewListing } from "../state/preview";
+import { IFRAME_SANDBOX, chosenEntry, portKey, previewChoices, previewUrl, type PreviewChoice, type PreviewLink, type PreviewListing } from "../state/preview";
 
 interface Props {
   threadId: string | null;
   refreshKey: number;
   onClose: () => void;
   onError: (message: string) => void;
+  /** The latest port a `preview` event announced for this thread (`n` counts announcements). */
+  announced?: { port: number; n: number } | null;
 }
 
 /** The selected entry: why it cannot be shown, or the page live in a frame that is sandboxed
@@ -24,7 +27,7 @@ export function PreviewView({ choice, url }: { choice: PreviewChoice; url: strin
   );
 }
 
-export function PreviewPanel({ threadId, refreshKey, onClose, onError }: Props) {
+export function PreviewPanel({ threadId, refreshKey, onClose, onError, announced }: Props) {
   const [listing, setListing] = useState<PreviewListing | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [url, setUrl] = useState<string | null>(null);
@@ -35,9 +38,14 @@ export function PreviewPanel({ threadId, refreshKey, onClose, onError }: Props) 
     call<PreviewListing>(`/api/threads/${threadId}/preview`).then(setListing, (e: Error) => onError(e.message));
   }, [threadId, onError]);
   useEffect(load, [load, refreshKey]);
+  useEffect(() => {
+    if (!announced) return;
+    setSelected(portKey(announced.port));
+    load();
+  }, [announced?.n]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const choices = listing ? previewChoices(listing) : [];
-  const choice: PreviewChoice | undefined = choices.find((c) => c.key === selected) ?? choices.find((c) => !c.problem);
+  const choice: PreviewChoice | undefined = chosenEntry(choices, selected);
 
   const open = useCallback((c: PreviewChoice | undefined) => {
     setUrl(null);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IFRAME_SANDBOX, portAllowed, previewChoices, previewUrl, type PreviewListing } from "./preview";
+import { IFRAME_SANDBOX, chosenEntry, isPreviewEvent, portAllowed, portKey, previewChoices, previewUrl, type PreviewListing } from "./preview";
 
 const base: PreviewListing = { pages: [], truncated: false, servers: [], ports: "3000-9000", origin: "http://127.0.0.1:2027" };
 const link = { token: "tok", expires_at: 0, origin: "http://127.0.0.1:2027",
@@ -45,5 +45,27 @@ describe("the preview tab's entries", () => {
     expect([8080, 8081, 3500].map((p) => portAllowed("3000-3999, 8080", p))).toEqual([true, false, true]);
     expect(IFRAME_SANDBOX).toContain("allow-scripts");
     expect(IFRAME_SANDBOX).not.toContain("allow-same-origin");
+  });
+});
+
+describe("the run's preview events", () => {
+  const listing = {
+    ...base,
+    pages: ["/mnt/user-data/outputs/index.html"],
+    servers: [{ job: 1, command: "python3 -m http.server 8000", running: true, ports: [8000, 8001], exit_code: null }],
+  };
+
+  it("are told from the other custom events", () => {
+    expect(isPreviewEvent({ type: "preview", thread_id: "t1", port: 8000, job: 1, command: "x" })).toBe(true);
+    expect(isPreviewEvent({ type: "task_started", thread_id: "t1" })).toBe(false);
+    expect(isPreviewEvent({ type: "preview", port: "8000" })).toBe(false);
+    expect(isPreviewEvent(null)).toBe(false);
+  });
+
+  it("select the announced port once it is listed, else the first entry that can be shown", () => {
+    const choices = previewChoices(listing);
+    expect(chosenEntry(choices, portKey(8001))?.label).toBe("port 8001 · python3 -m http.server 8000");
+    expect(chosenEntry(choices, portKey(9000))?.key).toBe(portKey(8000)); // not listed (yet)
+    expect(chosenEntry(previewChoices(base), portKey(8000))).toBeUndefined();
   });
 });

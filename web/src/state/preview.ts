@@ -61,7 +61,7 @@ export function previewChoices(listing: PreviewListing): PreviewChoice[] {
     const shown = s.ports.filter((p) => portAllowed(listing.ports, p));
     const outside = s.ports.filter((p) => !portAllowed(listing.ports, p));
     for (const port of shown) {
-      choices.push({ key: `port-${port}`, kind: "port", label: `port ${port} · ${command}`, target: port, problem: off });
+      choices.push({ key: portKey(port), kind: "port", label: `port ${port} · ${command}`, target: port, problem: off });
     }
     if (shown.length === 0) {
       const why = outside.length
@@ -85,3 +85,30 @@ export function previewUrl(link: PreviewLink, choice: PreviewChoice): string {
 
 /** The iframe's sandbox: scripts and forms run, but never with allow-same-origin (an opaque origin). */
 export const IFRAME_SANDBOX = "allow-scripts allow-forms allow-modals allow-popups allow-downloads";
+
+/** A `preview` event of the run's custom stream: a port started listening in the thread's sandbox
+ * (the gateway checks after each bash call). */
+export interface PreviewEvent {
+  type: "preview";
+  thread_id: string;
+  port: number;
+  job: number;
+  command: string;
+}
+
+/** Whether a custom stream event is a `preview` event. */
+export function isPreviewEvent(data: unknown): data is PreviewEvent {
+  const d = data as Partial<PreviewEvent> | null;
+  return !!d && typeof d === "object" && d.type === "preview" && typeof d.port === "number" && typeof d.thread_id === "string";
+}
+
+/** The key of a server's entry on `port` in {@link previewChoices}. */
+export function portKey(port: number): string {
+  return `port-${port}`;
+}
+
+/** The entry the tab shows: the one picked (or announced by a `preview` event) while it is listed,
+ * else the first that can be shown. */
+export function chosenEntry(choices: PreviewChoice[], selected: string | null): PreviewChoice | undefined {
+  return choices.find((c) => c.key === selected) ?? choices.find((c) => !c.problem);
+}
