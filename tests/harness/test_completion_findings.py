@@ -550,3 +550,30 @@ def test_a_search_whose_result_showed_the_file_is_not_sent_to_search_the_same_te
     assert fruitless_search(request, searched(bare)) is not None
     shown = f"{bare}\n{NO_MATCH_NOTE}, and no line of /mnt/user-data/workspace/a.log contains 'client' at all.]"
     assert fruitless_search(request, searched(shown)) is None
+
+
+async def test_a_name_no_tool_printed_is_sent_back_and_a_no_the_listing_contradicts(home: Path) -> None:
+    """name.unsupported: "Neptune" after a script that printed only 9.54; answer.denied_but_shown:
+    "No." to whether d.bin is anywhere below a folder whose listing shows deep/d.bin (also in Chinese)."""
+    ws = workspace(home, "t-name")
+    (ws / "planets.csv").write_text("name,au\nMars,1.52\nSaturn,9.54\n")
+    script = "python3 -c \"import csv; print(max(float(r['au']) for r in csv.DictReader(open('planets.csv'))))\""
+    named = "python3 -c \"import csv; print(max(csv.DictReader(open('planets.csv')), key=lambda r: float(r['au']))['name'])\""
+    _, state = await run(home, "t-name", "Which planet in planets.csv is farthest from the sun? Reply with the name only.",
+                         intent_rules="off", responses=[
+        call("bash", 1, command=f"cd /mnt/user-data/workspace && {script}"), "The farthest is Neptune.",
+        call("bash", 2, command=f"cd /mnt/user-data/workspace && {named}"), "Saturn",
+    ])
+    assert [rules_of(n) for n in notes(state)] == [["name.unsupported"]] and "Neptune" in notes(state)[0].text
+    for thread, question, no, yes in [
+        ("t-deep", "Is there a file called d.bin anywhere under /mnt/user-data/workspace/media? Answer yes or no.", "No.", "Yes."),
+        ("t-deep-zh", "/mnt/user-data/workspace/media 下面有没有名为 d.bin 的文件？", "没有。", "有。"),
+    ]:
+        media = workspace(home, thread) / "media" / "deep"
+        media.mkdir(parents=True)
+        (media / "d.bin").write_bytes(b"x")
+        _, state = await run(home, thread, question, intent_rules="on", responses=[
+            call("bash", 1, command="find /mnt/user-data/workspace/media -type f"), no, yes])
+        found = [rules_of(n) for n in notes(state)]
+        assert found == [["answer.denied_but_shown"]], found
+        assert "/mnt/user-data/workspace/media/deep/d.bin" in notes(state)[0].text and state["messages"][-1].text == yes

@@ -86,7 +86,8 @@ from herdsman.middleware.completion_plan import deciding, next_tools, read_first
 from herdsman.middleware.completion_rules import (
     FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
     fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
-    command_outcome, request_command, request_paths, shown_numbers, uncompared, unsupported_numbers, untested_change,
+    command_outcome, denied_but_shown, request_command, request_paths, shown_numbers, uncompared, unsupported_names,
+    unsupported_numbers, untested_change,
 )
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
 from herdsman.middleware.completion_sources import strip_unseen, unseen_sources
@@ -142,13 +143,15 @@ def intent_languages(mode: str, small: bool) -> tuple[str, ...]:
 
 
 def asks(request: str, intent: bool, language: str = "en") -> bool:
-    """Whether the request is a question: it ends with a question mark (any script); with
-    ``intent``, also a question without one, by its words ("how many rows have status failed",
-    "日志里有多少行错误")."""
+    """Whether the request is a question: it holds a question mark (any script: "Which planet is
+    farthest? Reply with the name only."); with ``intent``, also a question without one, by its
+    words ("how many rows have status failed", "日志里有多少行错误")."""
     text = request.strip()
+    if "?" in text or "\uff1f" in text:
+        return True
     if intent:
         return zh_question(text) if language == "zh" else is_question(text)
-    return text.endswith(("?", "\uff1f"))
+    return False
 
 
 def _wrote(run: Sequence[Any], name: str) -> bool:
@@ -400,6 +403,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("number.unsupported", evidence, ("bash",) if wc else (), COMMAND if wc else FREE))
         elif tool_results and on("count.not_computed") and (by_eye := counted_by_eye(request.text, text, run, language)):
             found.append(by_eye)
+        elif tool_results and asked and not noted(run, "name.unsupported") \
+                and (names := unsupported_names(request.text, text, tool_results)):
+            found.append(Finding("name.unsupported", {"names": names[:3]}))
+        if tool_results and on("answer.denied_but_shown") and not noted(run, "answer.denied_but_shown") \
+                and (denied := denied_but_shown(request.text, text, tool_results, language)):
+            found.append(denied)
         again = ((on("search.found_nothing") and fruitless_search(request.text, run))
                  or (on("search.term_unsearched") and unsearched_term(request.text, run))
                  or (on("compare.not_made") and uncompared(request.text, run, language)))

@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.findings import COMMAND, EDIT, Finding, noted
+from herdsman.middleware.findings import ANSWER, COMMAND, EDIT, FREE, Finding, noted
 from herdsman.middleware.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
@@ -58,6 +58,47 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
     for result in results:
         seen |= shown_numbers(result)
     return [n for n in sorted(numbers_in(reply)) if not is_shown(n, seen)]
+
+
+_NAME = re.compile(r"(?<![\w./-])[A-Z][a-z]{2,}(?![\w/-])")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)\s*$")
+MAX_SHORT_ANSWER_WORDS = 15
+
+
+def unsupported_names(request: str, reply: str, results: Sequence[ToolMessage]) -> list[str]:
+    """The names (capitalized words of the Latin script, not starting a sentence) of a short
+    answer that neither the request nor any tool result shows: "The planet farthest from the sun
+    is Neptune." after a script printed only 9.54. Compared without regard to case; an answer
+    longer than :data:`MAX_SHORT_ANSWER_WORDS` words is an explanation, not a value, and is left alone."""
+    if len(reply.split()) > MAX_SHORT_ANSWER_WORDS:
+        return []
+    seen = (request + "\n" + "\n".join(r.text for r in results)).lower()
+    names = [m.group(0) for m in _NAME.finditer(reply) if not _SENTENCE_START.search(reply[:m.start()])]
+    return [n for n in dict.fromkeys(names) if n.lower() not in seen]
+
+
+_FILE_NAME = re.compile(r"(?<![\w.-])([\w-]+\.[A-Za-z0-9]{1,8})(?![\w-])")  # d.bin, report.md, also at a path's end
+_DENIAL = {
+    "en": re.compile(r"^\W*(?:no\b|not\b|there (?:is|are) no\b|there isn't|it (?:does not|doesn't))", re.IGNORECASE),
+    "zh": re.compile(r"^\W*(?:不|没有|没|否)"),
+}
+
+
+def denied_but_shown(request: str, reply: str, results: Sequence[ToolMessage], language: str) -> Finding | None:
+    """``answer.denied_but_shown`` when the answer says no (in the request's language) to a
+    request that names a file, and a tool result of the run lists a path ending in that file's
+    name: "Is there a file called d.bin anywhere under media?" answered "No." under a listing that
+    shows media/deep/d.bin. The words of denial are English and Chinese (:data:`_DENIAL`)."""
+    denial = _DENIAL.get(language)
+    if denial is None or not denial.search(reply):
+        return None
+    names = list(dict.fromkeys(_FILE_NAME.findall(request)))
+    for result in results:
+        for name in names:
+            listed = re.search(rf"(/mnt/user-data/[\w./-]*/{re.escape(name)})(?![\w.-])", result.text)
+            if listed:
+                return Finding("answer.denied_but_shown", {"name": name, "path": listed.group(1)}, (), ANSWER)
+    return None
 
 
 def is_shown(number: str, shown: set[str]) -> bool:

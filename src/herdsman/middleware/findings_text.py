@@ -166,6 +166,10 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "reply.path_missing": lambda e: f"Your answer mentions {e['path']}, but there is no such file. Create it, or correct the answer.",
     "command.failed_not_retried": _failed,
     "number.unsupported": _unsupported,
+    "name.unsupported": lambda e: (f"Your answer names {', '.join(e['names'])}, which no tool result shows. Find it with a tool "
+                                   "(make the command print the name itself, not only a number) and answer with what it prints."),
+    "answer.denied_but_shown": lambda e: (f"Your answer says no, but a tool result lists {e['path']}: {e['name']} is there. "
+                                          "Answer again from what the tools showed."),
     "count.not_computed": lambda e: (f"Your answer still gives {', '.join(e['numbers'])}, which no command printed. Answer with the "
                                      "number your command printed, or, if its pattern did not match, fix the command (the result "
                                      "shows how the file writes it) and count again."
