@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-import structlog
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -28,6 +27,7 @@ from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build
 from herdsman.agents.stack import build_middleware
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
@@ -51,7 +51,7 @@ from herdsman.tools.clarification import make_clarification_tool
 
 LEAD_AGENT_NAME = "lead_agent"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def skill_entries(catalog: SkillCatalog) -> list[PromptEntry]:

@@ -70,12 +70,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentState, ModelRequest, hook_config
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typing_extensions import NotRequired
 
+from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
@@ -114,7 +114,7 @@ from herdsman.skills.model import Skill
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import parse_error
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
 _NAMED = re.compile(r"\bnamed\s+[`'\"]?([a-z0-9][a-z0-9-]*)", re.IGNORECASE)

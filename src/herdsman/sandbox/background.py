@@ -13,7 +13,6 @@ its sandbox released, the run cancelled) kills the jail and the socket helper wi
 
 from __future__ import annotations
 
-import logging
 import socket
 import subprocess
 import threading
@@ -21,11 +20,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import ExecResult, SandboxError
 from herdsman.sandbox.jail_ports import NamespaceSockets, PortUnreachable, jail_pids, listening_ports
 from herdsman.sandbox.process import marked_pids, new_run_id
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 Runner = Callable[[str, threading.Event], ExecResult]
 _POLL_SECONDS = 0.1
 
@@ -73,7 +73,7 @@ class BackgroundJob:
                         self._sockets = NamespaceSockets(pid)
                         break
                     except (OSError, subprocess.SubprocessError) as exc:  # that process has just ended
-                        log.debug("jail process gone", extra={"pid": pid, "error": str(exc)})
+                        log.debug("jail_process_gone", pid=pid, error=str(exc))
             return self._sockets
 
     @property

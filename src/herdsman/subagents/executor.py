@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import structlog
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -37,6 +36,7 @@ from langchain_core.tools import BaseTool
 
 from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.chain import compose
 from herdsman.middleware.step_limit import stop_reason
@@ -50,7 +50,7 @@ from herdsman.middleware.run_scope import RUN_SCOPE, RunScope, run_scope, with_s
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
 from herdsman.models.usage import usage_delta
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 FILE_WRITING_TOOLS = frozenset({"write_file", "str_replace"})
 

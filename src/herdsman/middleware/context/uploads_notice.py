@@ -31,7 +31,6 @@ import operator
 import re
 from typing import Annotated, Any
 
-import structlog
 from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
@@ -39,12 +38,13 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.logs import get_logger
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import run_sandbox, this_run
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.snapshot import take_snapshot
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_FILES = 20
 PREVIEW_LINES = 5
