@@ -34,6 +34,7 @@ from typing import Annotated, Any
 from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
@@ -58,10 +59,10 @@ TEXT_SUFFIXES = {
 
 class UploadsState(AgentState):
     """``uploads_seen``: path -> [size, mtime] announced; ``upload_notices``: message id -> notice
-    (both merged with ``|``: new keys win)."""
+    (both merged with ``|``: new keys win; private: checkpointed, never shown to clients)."""
 
-    uploads_seen: NotRequired[Annotated[dict[str, list[int]], operator.or_]]
-    upload_notices: NotRequired[Annotated[dict[str, str], operator.or_]]
+    uploads_seen: NotRequired[Annotated[dict[str, list[int]], PrivateStateAttr, operator.or_]]
+    upload_notices: NotRequired[Annotated[dict[str, str], PrivateStateAttr, operator.or_]]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
