@@ -68,3 +68,9 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
         text=True,
         timeout=timeout,
     )
+
+
+def logged_events(records: list[logging.LogRecord]) -> list[dict]:
+    """The structlog events among stdlib log ``records`` (pytest's ``caplog.records``): Herdsman's
+    loggers (``herdsman.logs.get_logger``) hand stdlib logging the event dict as the message."""
+    return [r.msg for r in records if isinstance(r.msg, dict)]

@@ -1,7 +1,6 @@
-"""Herdsman: a super agent harness."""
+"""Herdsman: a super agent harness.
 
-from herdsman.logs import route_to_stdlib
+Importing it configures nothing global (no structlog or logging set-up: see :mod:`herdsman.logs`).
+"""
 
 __version__ = "0.1.0"
-
-route_to_stdlib()

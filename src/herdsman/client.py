@@ -36,13 +36,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import structlog
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman import pools
 from herdsman.agents.lead import LEAD_AGENT_NAME, create_lead_agent, lead_resolver, open_memory, run_config
+from herdsman.logs import get_logger
 from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
@@ -61,7 +61,7 @@ from herdsman.runtime.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"

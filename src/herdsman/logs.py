@@ -1,14 +1,18 @@
 """Structured logs: structlog events routed through the standard ``logging`` module.
 
-As a library, Herdsman prints nothing by itself: its structlog events go to stdlib logging
-(``herdsman.*`` loggers), where the application decides what to show. The CLI and the gateway
-call :func:`configure_logging` to render them on stderr, as console text or JSON lines.
+As a library, Herdsman prints nothing by itself and configures nothing on import: each module's
+logger comes from :func:`get_logger`, a structlog logger wired to the stdlib logger of the same
+name (``herdsman.*``) with its own processors, so structlog's global configuration is left to the
+application, and the events go to stdlib logging, where the application decides what to show.
+The entry points (the CLI, and with it ``herdsman serve`` and ``herdsman worker``; the gateway app)
+call :func:`configure_logging` or :func:`route_to_stdlib`.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import structlog
 
@@ -19,15 +23,30 @@ _SHARED = [
     structlog.processors.TimeStamper(fmt="iso"),
 ]
 
+# filter_by_level first: an event below the logger's level costs one check, not the timestamp
+# and the other processors (runs log on hot paths).
+_PROCESSORS = [structlog.stdlib.filter_by_level, *_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter]
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger for module ``name`` whose events go to stdlib logging's logger ``name``
+    (key-value events: ``log.info("run_started", run_id=...)``); it uses no global structlog
+    configuration, so importing Herdsman changes nothing for the application."""
+    return structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=_PROCESSORS,
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+
 
 def route_to_stdlib() -> None:
-    """Send structlog events to stdlib logging (done on import of ``herdsman``, once)."""
+    """Send every structlog event (not only Herdsman's) to stdlib logging, unless the application
+    configured structlog already: for the entry points that own the process (the CLI, the gateway)."""
     if structlog.is_configured():
         return
     structlog.configure(
-        # filter_by_level first: an event below the logger's level costs one check, not the
-        # timestamp and the other processors (runs log on hot paths).
-        processors=[structlog.stdlib.filter_by_level, *_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        processors=_PROCESSORS,
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
@@ -35,7 +54,8 @@ def route_to_stdlib() -> None:
 
 
 def configure_logging(level: str = "WARNING", fmt: str = "console") -> None:
-    """Show logs at ``level`` and above on stderr, as console text or JSON lines."""
+    """Show logs at ``level`` and above on stderr, as console text or JSON lines (for an entry
+    point: it sets the root logger's handler and level, and routes structlog to it)."""
     route_to_stdlib()
     renderer = structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
     handler = logging.StreamHandler(sys.stderr)

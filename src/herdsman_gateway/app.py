@@ -23,7 +23,6 @@ from pathlib import Path
 from functools import partial
 from typing import Any
 
-import structlog
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
@@ -36,6 +35,7 @@ from herdsman import pools
 from herdsman.agents.lead import create_lead_agent
 from herdsman.agents.profile import graph_tools
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger, route_to_stdlib
 from herdsman.memory.backend import close_store
 from herdsman.memory.retention import sweep_forever
 from herdsman.runtime.assistants import AssistantStore
@@ -71,7 +71,7 @@ from herdsman_gateway.routes.crons import fire as fire_cron
 from herdsman_gateway.routes.memory import open_gateway_memory
 from herdsman_gateway.routes.store import open_item_store, sweep_expired_items
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _version() -> str:
@@ -104,6 +104,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Open what the routes need, and close it (runs first) on shutdown."""
+        route_to_stdlib()  # structlog events of code outside herdsman.logs.get_logger go to stdlib logging too
         pools.configure(config.pools)  # commands, file I/O, conversions and captures: bounded pools of their own
         pools.install_default()  # and this loop's default pool, sized by pools.default, for the rest
         async with AsyncExitStack() as stack:

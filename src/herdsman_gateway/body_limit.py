@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 
 import orjson
-import structlog
 from fastapi import HTTPException
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-log = structlog.get_logger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 UPLOADS_PATH = re.compile(r"^/api/threads/[^/]+/uploads/?$")
 

@@ -43,13 +43,13 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import orjson
-import structlog
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from herdsman.config.schema import GatewayConfig
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CLIENT_HEADER = "x-herdsman-client"

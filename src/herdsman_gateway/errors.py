@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from herdsman.logs import get_logger
 from herdsman.runtime.run_input import holds_invalid_unicode
 from herdsman.runtime.runs import InvalidRunError, RunError
 from herdsman.sandbox.base import SandboxError
 from herdsman_gateway.schemas import UNSTORABLE
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _describe(error: dict[str, Any]) -> str:

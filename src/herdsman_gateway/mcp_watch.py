@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import asyncio
 
-import structlog
-
+from herdsman.logs import get_logger
 from herdsman_gateway.container import Gateway
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MIN_INTERVAL = 0.1  # seconds; retry_after_seconds: 0 must not spin
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 
-import structlog
 from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from herdsman.logs import get_logger
 from herdsman.runtime.runs import Run
 from herdsman_gateway.auth import metrics_access
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 OTHER = "other"

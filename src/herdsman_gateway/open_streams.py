@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-import structlog
 from fastapi import HTTPException
 from sse_starlette.sse import AppStatus
 
-log = structlog.get_logger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 EXIT_POLL_SECONDS = 0.5
 

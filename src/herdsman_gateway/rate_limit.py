@@ -19,7 +19,6 @@ import time
 from collections.abc import Sequence
 
 import orjson
-import structlog
 from limits import RateLimitItem, parse_many
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
@@ -27,9 +26,10 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from herdsman.config.schema import ApiKeyConfig, GatewayConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.auth import matching_key, presented_key, user_id_for_key
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 UNCOUNTED_PREFIXES = ("/assets/",)
 UNCOUNTED_PATHS = frozenset({"/ok", "/api/health", "/", "/index.html", "/favicon.ico"})

@@ -11,13 +11,13 @@ import ipaddress
 import socket
 import sys
 
-import structlog
 import uvicorn
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.app import create_app, web_ui_built
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class UnsafeBindError(Exception):

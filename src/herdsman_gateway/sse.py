@@ -21,15 +21,15 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
 import anyio
-import structlog
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from herdsman.logs import get_logger
 from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.open_streams import OpenStreams
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MODE_OF_EVENT = {"messages": "messages-tuple"}
 ALWAYS_SENT = {"metadata", "error"}

@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
+from herdsman.logs import get_logger
 from herdsman.runtime.run_events import checkpoint_of
 from herdsman.runtime.serde import to_jsonable
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_DEPTH = 200  # deeper values are cut (orjson refuses more than 255 levels)
 CUT = "[not shown: nested too deeply]"

@@ -15,12 +15,11 @@ import asyncio
 import signal
 from typing import Any
 
-import structlog
-
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.app import create_app
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class WorkerConfigError(Exception):

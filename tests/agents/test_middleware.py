@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from herdsman.agents.lead import build_middleware
+from herdsman.agents.lead import delegation_runner
+from herdsman.agents.stack import LEAD_ONLY, build_middleware
 from herdsman.config import parse_config
 from herdsman.middleware.dangling_tool_calls import INTERRUPTED_RESULT, patch_dangling_tool_calls
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
@@ -15,7 +16,6 @@ from herdsman.middleware.system_prompt import SystemPromptMiddleware
 from herdsman.models.resolver import ModelResolver
 from herdsman.middleware.title import clean_title, fallback_title
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.subagents.executor import SubagentRunner
 
 
 def names(mws) -> list[str]:
@@ -83,7 +83,7 @@ def test_optional_middlewares_take_their_places() -> None:
 def test_subagent_middleware_order(small: bool) -> None:
     """A sub-agent's middlewares: the lead's for doing the work, none for the conversation."""
     config = parse_config("", env={})
-    runner = SubagentRunner(config, ModelResolver(config), [], "embedded", provider=object())
+    runner = delegation_runner(config, ModelResolver(config), [], "embedded", provider=object())
     spec = runner.types["general-purpose"]
     profile = ["ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware"] if small else []
     assert names(runner.middleware_for(spec, [], small)) == [
@@ -99,6 +99,51 @@ def test_subagent_middleware_order(small: bool) -> None:
         "ReadBeforeWriteMiddleware",
         "ToolErrorMiddleware",
     ]
+
+
+EVERYTHING_ON = (
+    "summarization: {enabled: true, trigger_messages: 10}\n"
+    "memory: {enabled: true, mode: auto}\n"
+    "tools: {max_tool_calls_per_run: 5, require_approval: [bash]}\n"
+    "lead: {plan_act: on, value_answers: on}\n"
+    "context: {todos: true}\n"
+)
+
+
+@pytest.mark.parametrize("profile", ["standard", "small"])
+def test_a_subagents_stack_is_the_leads_without_the_lead_only_parts(tmp_path, profile: str) -> None:
+    """With every optional middleware switched on, the stack a sub-agent is built with (through
+    its runner, as the lead builds it) is the lead's minus LEAD_ONLY, in the same order; and each
+    LEAD_ONLY entry is a middleware the lead really has."""
+    from herdsman.memory.service import MemoryService
+
+    config = parse_config(f"home: {tmp_path}\n" + EVERYTHING_ON, env={})
+    resolver = ModelResolver(config)
+    memory = MemoryService.open(config, ScriptedChatModel(responses=[]))
+    provider = object()
+    try:
+        lead = names(build_middleware(
+            config, "p", summary_model=ScriptedChatModel(responses=[]), sandbox_provider=provider, memory=memory,
+            model_selection=ModelSelectionMiddleware(resolver, "default"), profile=profile,
+        ))
+        runner = delegation_runner(config, resolver, [], "embedded", memory=memory, provider=provider)
+        sub = names(runner.middleware_for(runner.types["general-purpose"], [], profile == "small"))
+    finally:
+        memory.close()
+    assert set(LEAD_ONLY) <= set(lead), f"LEAD_ONLY names middlewares the lead does not have: {set(LEAD_ONLY) - set(lead)}"
+    assert sub == [name for name in lead if name not in LEAD_ONLY]
+    assert "MemoryInjectionMiddleware" in sub and "ReadBeforeWriteMiddleware" in sub  # it reads memory and files
+
+
+def test_a_subagents_step_limit_is_its_max_turns() -> None:
+    """A sub-agent stops after its type's max_turns (not lead.max_steps), and a run's own
+    configurable.max_steps (the lead's) does not reach it."""
+    config = parse_config("lead: {max_steps: 40}\nsubagents: {max_turns: 7}\n", env={})
+    runner = delegation_runner(config, ModelResolver(config), [], "embedded")
+    limit = runner.middleware_for(runner.types["general-purpose"], [], False)[0]
+    lead_limit = build_middleware(config, "p")[0]
+    assert (limit.max_steps, limit.run_key) == (7, None)
+    assert lead_limit.max_steps == 40 and lead_limit.run_key is not None
 
 
 def test_patch_dangling_tool_calls() -> None:

@@ -5,17 +5,18 @@ threads made before keys were set become the admin's when the gateway starts."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import httpx
-from structlog.testing import capture_logs
+import pytest
 
 from herdsman.client import HerdsmanClient
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.runtime.record_store import open_record_store
 from herdsman.runtime.threads import ThreadStore
 from tests.gateway.gateway_support import running_gateway
-from tests.support import make_config
+from tests.support import logged_events, make_config
 
 ADMIN = {"key": "key-admin-0001", "role": "admin", "user": "ana"}
 BO = "key-bo-0002"
@@ -72,12 +73,14 @@ async def test_threads_from_before_the_keys_become_the_admin_s(home: Path) -> No
             assert "a-chat" not in await listed(http, gw.url, ADMIN["key"])
 
 
-async def test_without_an_admin_key_the_cli_says_how_to_make_its_threads_visible(home: Path) -> None:
+async def test_without_an_admin_key_the_cli_says_how_to_make_its_threads_visible(
+    home: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
     config = keyed(home, [BO])
     assert config.gateway.host_owner() is None
-    with capture_logs() as logs:
+    with caplog.at_level(logging.WARNING, logger="herdsman.client"):
         await cli_run(config, "nobody-s")
-    assert any("role: admin" in str(entry.get("fix")) for entry in logs)
+    assert any("role: admin" in str(entry.get("fix")) for entry in logged_events(caplog.records))
     async with open_record_store(config) as store:
         record = await ThreadStore(store).get("nobody-s")
     assert record is not None and "owner" not in record.metadata

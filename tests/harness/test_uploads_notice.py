@@ -65,15 +65,19 @@ async def test_a_run_without_uploads_pays_no_step_and_writes_nothing(home: Path)
     config_of = {"configurable": {"thread_id": "t-none"}}
     async with HerdsmanClient(config, model=model) as client:
         assert not [node for node in client.agent.nodes if node.startswith("UploadsNotice")]
-        updates = [u async for u in client.agent.astream({"messages": [HumanMessage("hi")]}, config_of, stream_mode="updates")]
-        state = await client.agent.aget_state(config_of)
+        # the keys are private (not shown to clients): this test asks for them by name
+        keys = [*client.agent.output_channels, "uploads_seen", "upload_notices"]
+        updates = [u async for u in client.agent.astream({"messages": [HumanMessage("hi")]}, config_of,
+                                                         stream_mode="updates", output_keys=keys)]
+        saved = (await client.agent.checkpointer.aget_tuple(config_of)).checkpoint["channel_values"]
         uploads = home / "threads" / "t-none" / "user-data" / "uploads"
         uploads.mkdir(parents=True, exist_ok=True)
         (uploads / "sales.csv").write_text(CSV)
-        later = [u async for u in client.agent.astream({"messages": [HumanMessage("and now?")]}, config_of, stream_mode="updates")]
+        later = [u async for u in client.agent.astream({"messages": [HumanMessage("and now?")]}, config_of,
+                                                       stream_mode="updates", output_keys=keys)]
     written = {key for update in updates for node in update.values() if isinstance(node, dict) for key in node}
     assert not written & {"uploads_seen", "upload_notices"}
-    assert not state.values.get("uploads_seen") and not state.values.get("upload_notices")
+    assert not saved.get("uploads_seen") and not saved.get("upload_notices")
     announced = [node for update in later for name, node in update.items() if isinstance(node, dict) and "upload_notices" in node]
     assert len(announced) == 1 and "sales.csv" in next(iter(announced[0]["upload_notices"].values()))
     assert "sales.csv" in human_texts(model, 1)[1]

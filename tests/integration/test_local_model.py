@@ -22,6 +22,7 @@ from langchain_core.tools import tool
 from herdsman.config.schema import LocalModelConfig
 from herdsman.models.local import chat
 from herdsman.models.local.chat import TOOL_USE_HINT, ChatLocalLlama, ContextWindowError
+from tests.support import logged_events
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 NO_LLAMA = "llama-cpp-python is not installed (pip install 'herdsman[local]', or make run)"
@@ -506,7 +507,7 @@ def test_saved_system_prompt_gives_the_same_reply_as_processing_it(real_model, t
         restored = cached.bind_tools(tools).invoke(other)  # restored from the file
         plain.invoke("Name one color.")
         reference = plain.bind_tools(tools).invoke(other)  # processed from scratch
-    outcomes = [r.getMessage().split(":")[0] for r in caplog.records if r.getMessage().startswith("prompt_cache")]
+    outcomes = [f"prompt_cache {e['outcome']}" for e in logged_events(caplog.records) if e["event"] == "prompt_cache"]
     assert outcomes[:2] == ["prompt_cache saved", "prompt_cache disk"], outcomes
     assert first.tool_calls or first.content
     assert (restored.content, [(c["name"], c["args"]) for c in restored.tool_calls]) == (

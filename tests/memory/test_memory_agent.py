@@ -167,7 +167,7 @@ async def test_memory_tool_mode(home: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["auto", "tool"])
 def test_memory_off_adds_nothing(home: Path, mode: str) -> None:
-    from herdsman.agents.lead import build_middleware
+    from herdsman.agents.stack import build_middleware
 
     config = make_config(home, memory={"enabled": False, "mode": mode})
     names = [type(m).__name__ for m in build_middleware(config, "p")]

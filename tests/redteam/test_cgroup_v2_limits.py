@@ -28,6 +28,7 @@ import pytest
 
 from herdsman.sandbox import cgroup_v2, limits
 from herdsman.sandbox.limits import Groups, Limits, LocalLimiter, unenforced_limits
+from tests.support import logged_events
 
 REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
@@ -99,8 +100,8 @@ def test_the_warning_is_logged_once_per_process(monkeypatch: pytest.MonkeyPatch,
     with caplog.at_level(logging.WARNING, logger="herdsman.sandbox.limits"):
         LocalLimiter(Limits(pids=256), groups=NONE)
         LocalLimiter(Limits(pids=256), groups=NONE)
-    records = [r for r in caplog.records if getattr(r, "event", "") == "sandbox_limits_unenforced"]
-    assert len(records) == 1 and "sandbox.limits.pids" in records[0].getMessage()
+    events = [e for e in logged_events(caplog.records) if e["event"] == "sandbox_limits_unenforced"]
+    assert len(events) == 1 and "sandbox.limits.pids" in events[0]["message"]
 
 
 def test_config_check_prints_the_warning(tmp_path: Path) -> None:

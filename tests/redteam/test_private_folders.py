@@ -22,6 +22,7 @@ import pytest
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox import LocalSandboxProvider
+from tests.support import logged_events
 
 NOBODY = 65534
 
@@ -84,4 +85,5 @@ def test_a_home_of_another_user_is_left_alone_with_a_warning(base: Path, caplog:
     with caplog.at_level(logging.WARNING, logger="herdsman.sandbox.paths"):
         _provider(home).close()
     assert _mode(home) == 0o755
-    assert any("chmod 700" in record.getMessage() and str(home) in record.getMessage() for record in caplog.records)
+    assert any(e["event"] == "folder_not_private" and e["path"] == str(home) and "chmod 700" in e["fix"]
+               for e in logged_events(caplog.records))

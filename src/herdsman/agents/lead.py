@@ -1,31 +1,7 @@
 """Build the lead agent: LangChain v1 ``create_agent`` with Herdsman's tools and middlewares.
 
-The middleware order lives in :func:`build_middleware`, and only there; a test pins it.
-:func:`herdsman.middleware.chain.compose` then folds runs of wrapper-only middlewares into one
-layer each (same behaviour, less per-step cost).
-Outermost first (each only when its setting turns it on):
-
-- summarization (``summarization.enabled``) rewrites old history before each model call;
-- the step limit (``lead.max_steps`` or the agent's: the run ends with an answer that says so),
-  outside the other model-call wrappers, so its reply is not checked or re-asked as a model's;
-- the system prompt; the custom agent the run is on, if any (its instructions and narrowed
-  tools, ``middleware/agent_profile.py``); the model the run picked (``configurable.model_name``);
-- the line asking for the answer in the request's language (``lead.answer_language``); the
-  uploads notice (``context.announce_uploads``); long-term memory (``memory.enabled``);
-- the completion check (``lead.verify_rounds``); the value answer (``lead.value_answers``: a
-  question's final answer becomes the value a tool printed, inside the check so the check sees
-  the value); skill activation (``/name``: instructions,
-  narrowed tools); the todo list (``context.todos``); loop detection;
-- the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
-  detection, which must see the thread rather than the nudged view);
-- the plan/act loop (``lead.plan_act``; auto: the ``small`` profile) inside them, so they see
-  the thread without its plan view, and its check of the steps runs before the completion check;
-- dangling tool calls patched; unusable replies re-asked; failed model calls retried
-  (``lead.model_retries``); usage and cost; at most ``tools.max_parallel_calls`` calls of one
-  reply at once; human approval (``tools.require_approval``);
-- the tool-call limit (``tools.max_tool_calls_per_run``); read before write; long tool results
-  saved to a file and previewed; tool errors turned into results;
-- the title, after the agent finishes; the turn queued for the memory model (mode auto).
+The middlewares, and their order, come from :func:`herdsman.agents.stack.build_middleware`, the
+one function that builds the lead's stack and its sub-agents' (see that module for the order).
 
 The run's scope (the sub-agents' concurrency gate, per-run cap and the shared token budget) is no
 middleware: it travels in the run's runtime context (``context_schema`` :class:`RunContext`), and
@@ -36,17 +12,10 @@ that brings no scope a fresh one (see :mod:`herdsman.middleware.run_scope`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-import structlog
 from langchain.agents import create_agent
-from langchain.agents.middleware import (
-    AgentMiddleware,
-    HumanInTheLoopMiddleware,
-    ModelRetryMiddleware,
-    TodoListMiddleware,
-    ToolCallLimitMiddleware,
-)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
@@ -55,173 +24,34 @@ from langgraph.types import Checkpointer
 from herdsman.agents import trace_hops
 from herdsman.agents.lead_graph import LeadGraph
 from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt, first_sentence
+from herdsman.agents.stack import build_middleware
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
-from herdsman.middleware.agent_profile import AgentProfileMiddleware
-from herdsman.middleware.prompt_parts import preview_note
-from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
-from herdsman.middleware.approved_command import ApprovedCommandMiddleware
 from herdsman.middleware.chain import compose
-from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
-from herdsman.middleware.shown_code import runs_shown_code
-from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
-from herdsman.middleware.context.loop_detection import LoopDetectionMiddleware
-from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
-from herdsman.middleware.context.summarization import summarization_middleware
-from herdsman.middleware.memory_queue import MemoryQueueMiddleware
-from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
-from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
-from herdsman.middleware.plan_act import PlanActMiddleware
-from herdsman.middleware.value_answer import ValueAnswerMiddleware
-from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
-from herdsman.middleware.reply_language import ReplyLanguageMiddleware
-from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
-from herdsman.middleware.skill_activation import SkillActivationMiddleware
-from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
-from herdsman.middleware.strict_tools import StrictToolsMiddleware
-from herdsman.middleware.system_prompt import SystemPromptMiddleware
-from herdsman.middleware.title import TitleMiddleware
-from herdsman.middleware.tool_selection import ToolSelectionMiddleware
-from herdsman.middleware.tool_errors import tool_error_middleware
-from herdsman.middleware.step_limit import StepLimitMiddleware
-from herdsman.middleware.context.tool_output_offload import ToolOutputOffloadMiddleware
+from herdsman.middleware.prompt_parts import preview_note
+from herdsman.middleware.run_scope import RunContext
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.factory import create_chat_model
 from herdsman.models.resolver import ModelResolver
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman.sandbox.tools import make_sandbox_tools
-from herdsman.tools.clarification import make_clarification_tool
-from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
-from herdsman.middleware.run_scope import RunContext
-from herdsman.subagents.tools import make_task_tools
-from herdsman.tools import build_tools
 from herdsman.skills import SkillCatalog
 from herdsman.skills.catalog import agent_skills
 from herdsman.skills.command_env import SkillCommandEnv
 from herdsman.skills.secrets import SkillSecrets
+from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
+from herdsman.subagents.tools import make_task_tools
+from herdsman.tools import build_tools
+from herdsman.tools.clarification import make_clarification_tool
 
 LEAD_AGENT_NAME = "lead_agent"
 
-log = structlog.get_logger(__name__)
-
-
-def model_error_message(exc: Exception) -> str:
-    """What the user sees when the model cannot be called even after retries."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return (
-        f"Error: the model call failed ({type(exc).__name__}: {detail}). Check the model's "
-        "base_url, api_key and network, then send the message again; the thread is kept."
-    )
-
-
-def build_middleware(
-    config: HerdsmanConfig,
-    system_prompt: str,
-    title_model: BaseChatModel | None = None,
-    summary_model: BaseChatModel | None = None,
-    skills: SkillCatalog | None = None,
-    usage: UsageMiddleware | None = None,
-    sandbox_provider: SandboxProvider | None = None,
-    memory: MemoryService | None = None,
-    model_selection: ModelSelectionMiddleware | None = None,
-    tool_names: Sequence[str] = (),
-    verifier_model: BaseChatModel | None = None,
-    profile: str = "standard",
-) -> list[AgentMiddleware]:
-    """The lead's middlewares, in order (see the module docstring).
-
-    ``summary_model`` is required when summarization is enabled (the lead's model by default).
-    ``skills`` holds the skills that ``/name`` can activate. ``usage`` counts tokens and
-    cost (a default one, without pricing, when not given). ``sandbox_provider`` is where long
-    tool results are saved (without it they are only cut to a preview). ``memory`` is the
-    long-term memory injected into the prompt and updated after each turn (when enabled).
-    ``model_selection`` lets a run pick the model (``configurable.model_name``).
-    ``tool_names`` and ``verifier_model`` serve the completion check (``lead.verify_rounds``).
-    ``profile`` ``small`` narrows the tools per request and nudges answers to questions (and,
-    with ``lead.plan_act`` auto, keeps the plan of a multi-step request).
-    """
-    middleware: list[AgentMiddleware] = []
-    if config.summarization.enabled:
-        if summary_model is None:
-            raise ValueError("summarization is enabled: pass the model that writes summaries")
-        middleware.append(summarization_middleware(config, summary_model))
-    middleware += [
-        StepLimitMiddleware(config.lead.max_steps),  # outside every model-call wrapper: see step_limit.py
-        SystemPromptMiddleware(system_prompt),
-        AgentProfileMiddleware(),
-    ]
-    if model_selection is not None:
-        middleware.append(model_selection)
-    if config.lead.answer_language:  # outside the uploads notice: it reads what the user wrote
-        middleware.append(ReplyLanguageMiddleware())
-    if config.context.announce_uploads and sandbox_provider is not None:
-        middleware.append(UploadsNoticeMiddleware(sandbox_provider))
-    if memory is not None and config.memory.enabled:
-        middleware.append(MemoryInjectionMiddleware(memory))
-    known = (skills or SkillCatalog(root=None)) if config.skills.enabled else None
-    if config.lead.verify_rounds:
-        middleware.append(CompletionCheckMiddleware(
-            sandbox_provider, config.lead.verify_rounds, verifier_model, tool_names, known.skills if known else None,
-            intent_languages(config.lead.intent_rules, profile == "small"),
-            runs_shown_code(config.lead.run_shown_code, profile == "small", config.tools.require_approval),
-            config.tools.max_tool_calls_per_run,
-            answer_language=config.lead.answer_language,
-        ))
-    if config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and profile == "small"):
-        middleware.append(ValueAnswerMiddleware())
-    if known is not None:
-        middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
-    if config.context.todos:
-        middleware.append(TodoListMiddleware())
-    if config.context.loop_warn_after or config.context.loop_stop_after:
-        middleware.append(LoopDetectionMiddleware(config.context.loop_warn_after, config.context.loop_stop_after))
-    if profile == "small":  # inside loop detection: it must see the thread, not the nudged view
-        middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
-    if config.lead.plan_act == "on" or (config.lead.plan_act == "auto" and profile == "small"):
-        middleware.append(PlanActMiddleware(sandbox_provider))  # last rewriter: its after_model runs first
-    middleware += [
-        DanglingToolCallMiddleware(),
-        ModelOutputGuardMiddleware(max_retries=config.lead.unusable_reply_retries),
-    ]
-    if config.lead.model_retries:
-        middleware.append(
-            ModelRetryMiddleware(
-                max_retries=config.lead.model_retries,
-                initial_delay=config.lead.retry_initial_delay,
-                on_failure=model_error_message,
-            )
-        )
-    middleware.append(usage or UsageMiddleware(config.subagents))
-    middleware.append(StrictToolsMiddleware())  # inside the tool narrowing; its null-dropping outside the tool gates
-    middleware.append(ParallelCallsMiddleware(config.tools.max_parallel_calls))
-    if config.tools.require_approval:
-        decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
-        middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
-        if "bash" in config.tools.require_approval:  # after it: its after_model runs first
-            middleware.append(ApprovedCommandMiddleware())
-    if config.tools.max_tool_calls_per_run:
-        middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
-    if config.tools.read_before_write and sandbox_provider is not None:
-        middleware.append(ReadBeforeWriteMiddleware(sandbox_provider))
-    if config.context.offload_tool_output_chars:
-        middleware.append(
-            ToolOutputOffloadMiddleware(
-                sandbox_provider,
-                config.context.offload_tool_output_chars,
-                head=config.context.preview_head_chars,
-                tail=config.context.preview_tail_chars,
-            )
-        )
-    middleware.append(tool_error_middleware())
-    if config.title.enabled:
-        middleware.append(TitleMiddleware(title_model, max_chars=config.title.max_chars))
-    if memory is not None and config.memory.enabled and config.memory.mode in ("auto", "both"):
-        middleware.append(MemoryQueueMiddleware(memory))
-    return middleware
+log = get_logger(__name__)
 
 
 def skill_entries(catalog: SkillCatalog) -> list[PromptEntry]:
@@ -361,9 +191,11 @@ def delegation_runner(
 ) -> SubagentRunner:
     """The lead's sub-agent runner; sub-agents get delegation tools of their own only while
     their depth is below ``subagents.max_depth``, the thread's files (``provider``) for read
-    before write and the completion check, and ``keep_transcript`` to keep what each did."""
+    before write and the completion check, and ``keep_transcript`` to keep what each did. Their
+    middlewares are the lead's for role ``subagent`` (:func:`~herdsman.agents.stack.build_middleware`)."""
+    stack = partial(build_middleware, config, role="subagent", sandbox_provider=provider, memory=memory)
     runners = [
-        SubagentRunner(config, resolver, tools, lead_name, depth=d, memory=memory, provider=provider,
+        SubagentRunner(config, resolver, tools, lead_name, stack, depth=d, provider=provider,
                        keep_transcript=keep_transcript)
         for d in range(1, config.subagents.max_depth + 1)
     ]

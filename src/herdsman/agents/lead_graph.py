@@ -9,6 +9,13 @@ Studio-style ``invoke``, a script) gets a fresh one here, from ``subagents:`` an
 Written as a subclass because LangGraph has no hook that runs once per invocation before the
 first node (a node cannot add to a context that is None); only ``stream``/``astream`` are
 overridden, and ``invoke``, ``ainvoke`` and ``astream_events`` all go through them.
+
+It also shows only the graph's output schema: the middlewares' bookkeeping keys marked
+``PrivateStateAttr`` (LangChain's way, e.g. ``files_read``, ``preexisting``) are checkpointed and
+read by the nodes as before, but LangGraph shows every channel in ``get_state``, ``values`` and
+``updates`` and leaves them out of ``invoke``'s result only; here they are left out of all of them
+(its ``stream_channels`` are its output channels), so API clients never see them. A run from an
+earlier checkpoint, or ``update_state`` on one, still starts from all of its channels.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ class LeadGraph(CompiledStateGraph):
         """``graph`` (as ``create_agent`` compiled it) as a lead graph (built as LangGraph's own
         ``copy`` does, from the graph's attributes)."""
         attrs = {k: v for k, v in graph.__dict__.items() if k not in ("__orig_class__", "run_settings")}
+        attrs["stream_channels"] = graph.output_channels  # private keys: kept, not shown (see the module docstring)
         return cls(run_settings=run_settings, **attrs)
 
     def run_context(self, context: Any, config: Any) -> Any:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
-import structlog
-
 from herdsman.config.schema import MemoryConfig
+from herdsman.logs import get_logger
 from herdsman.memory.audit import Origin, record
 from herdsman.memory.facts import Fact, cutoff, fact_id
 from herdsman.memory.store import MemoryStore, facts_namespace, user_label
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 CONSOLIDATION = Origin("consolidation")
 MIN_GROUP = 3
 MAX_SUMMARY_CHARS = 1200

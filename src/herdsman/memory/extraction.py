@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import json_repair
-import structlog
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
+from herdsman.logs import get_logger
 from herdsman.memory.duplicates import same_fact
 from herdsman.memory.facts import CATEGORIES, Fact, normalize
 from herdsman.memory.graph_schema import KINDS, PROMPT_PART, EndedRelation, ExtractedEntity, ExtractedRelation, parse_items
 from herdsman.memory.worth import refusal
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_TURN_CHARS = 4_000
 MAX_PROMPT_MESSAGES = 40

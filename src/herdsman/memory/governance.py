@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
-
 from herdsman.config.schema import MemoryConfig
+from herdsman.logs import get_logger
 from herdsman.memory.audit import Origin, records
 from herdsman.memory.graph import GraphStore, Relation
 from herdsman.memory.graph_schema import MAX_NAME_CHARS, predicate_name, since_date
@@ -22,7 +21,7 @@ from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.retention import apply_retention
 from herdsman.memory.store import MemoryStore, user_label
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def graph_json(store: MemoryStore, user_id: str) -> dict[str, Any]:

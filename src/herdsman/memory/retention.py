@@ -22,9 +22,8 @@ import asyncio
 import datetime as dt
 from typing import Any
 
-import structlog
-
 from herdsman.config.schema import MemoryConfig
+from herdsman.logs import get_logger
 from herdsman.memory.audit import Origin, audit_namespace, record, records
 from herdsman.memory.consolidation import consolidate
 from herdsman.memory.facts import Fact, cutoff
@@ -32,7 +31,7 @@ from herdsman.memory.graph import Entity, GraphStore, Relation
 from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.store import MemoryStore, profile_namespace, user_label
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 RETENTION = Origin("retention")
 SWEEP_SECONDS = 3600.0
 

@@ -18,10 +18,10 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import structlog
 from langchain_core.language_models import BaseChatModel
 
 from herdsman.config.schema import MemoryConfig
+from herdsman.logs import get_logger
 from herdsman.memory.audit import Origin, record
 from herdsman.memory.extraction import MemoryUpdate, build_prompt, filter_facts, parse_reply, reply_text, structured
 from herdsman.memory.facts import Fact, fact_id
@@ -33,7 +33,7 @@ from herdsman.memory.queue import PendingUpdate, QueueClosedError, UpdateQueue
 from herdsman.memory.retention import apply_retention
 from herdsman.memory.store import MemoryStore
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def user_texts(update: PendingUpdate) -> list[str]:

@@ -68,14 +68,15 @@ import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
-import structlog
 from langchain.agents.middleware import AgentState, ModelRequest, hook_config
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typing_extensions import NotRequired
 
+from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
@@ -115,7 +116,7 @@ from herdsman.skills.model import Skill
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import parse_error
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
 _NAMED = re.compile(r"\bnamed\s+[`'\"]?([a-z0-9][a-z0-9-]*)", re.IGNORECASE)
@@ -196,12 +197,12 @@ class CompletionState(AgentState):
     findings (dicts, see :meth:`~herdsman.middleware.findings.Finding.to_dict`) still there when
     the rounds ran out; ``preexisting``: files the request named that existed when the run began
     (``preexisting_stat``: a fingerprint of the content of the code and config files among them,
-    see :meth:`FileLookup.fingerprint_of`)."""
+    see :meth:`FileLookup.fingerprint_of`; both private: checkpointed, never shown to clients)."""
 
     completion_checks: NotRequired[int]
     completion_unresolved: NotRequired[list[dict[str, Any]]]
-    preexisting: NotRequired[list[str]]
-    preexisting_stat: NotRequired[dict[str, Any]]
+    preexisting: NotRequired[Annotated[list[str], PrivateStateAttr]]
+    preexisting_stat: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
 
 
 MAX_HASHED_BYTES = 1_000_000

@@ -9,15 +9,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, Field
 
+from herdsman.logs import get_logger
 from herdsman.middleware.findings import Finding
 from herdsman.middleware.turn import this_run
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class VerdictFinding(BaseModel):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage
 
+from herdsman.logs import get_logger
 from herdsman.middleware.step_limit import stop_reason
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 NO_STREAM = {"tags": ["nostream"]}
 """Run config of a harness call: LangGraph's messages stream leaves it out."""

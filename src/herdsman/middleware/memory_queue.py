@@ -12,14 +12,14 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, AnyMessage
 
+from herdsman.logs import get_logger
 from herdsman.memory.service import MemoryService, current_user_id
 from herdsman.skills.activation import is_user_message
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def turn_messages(messages: Sequence[AnyMessage]) -> list[dict[str, str]]:

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 
+from herdsman.logs import get_logger
 from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, written_calls
 from herdsman.middleware.turn import tool_names
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def reply_problem(response: ModelResponse) -> str | None:

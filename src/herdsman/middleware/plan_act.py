@@ -44,7 +44,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
@@ -57,13 +56,14 @@ from herdsman.middleware.plan_state import (
     by_reply, finding, implied_done, is_active, mark_done, may_have_steps, new_plan, no_plan, note_text, step_evidence, tool_spec,
     view,
 )
+from herdsman.logs import get_logger
 from herdsman.middleware.forced_call import final_reply, forced_arguments
 from herdsman.middleware.step_limit import stop_reason
 from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 FINDINGS_KEY = "herdsman_findings"
 """Where a harness note carries its typed findings (``additional_kwargs``)."""

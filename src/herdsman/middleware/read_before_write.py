@@ -41,6 +41,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
@@ -56,9 +57,10 @@ READERS = {"cat", "head", "tail", "nl", "less", "more", "bat"}
 
 class ReadState(AgentState):
     """``files_read``: virtual path -> fingerprint of the content the agent last saw (merged with
-    ``|``: later fingerprints win, parallel tool calls each add theirs)."""
+    ``|``: later fingerprints win, parallel tool calls each add theirs). Private (checkpointed,
+    never shown to clients); the reducer stays last, where LangGraph looks for it."""
 
-    files_read: NotRequired[Annotated[dict[str, str], operator.or_]]
+    files_read: NotRequired[Annotated[dict[str, str], PrivateStateAttr, operator.or_]]
 
 
 def fingerprint(content: str) -> str:

@@ -26,14 +26,14 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, ToolCallRequest
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from herdsman.logs import get_logger
 from herdsman.models.factory import STRICT_TOOLS_KEY
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 _DROPPED = frozenset({

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from typing_extensions import NotRequired
 
-log = structlog.get_logger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 TITLE_PROMPT = (
     "Write a short title (at most {max_chars} characters, no quotes, no final period) "

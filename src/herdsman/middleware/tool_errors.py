@@ -8,10 +8,11 @@ middleware (LangChain's ToolErrorMiddleware with our handler) returns it to the 
 
 from __future__ import annotations
 
-import structlog
 from langchain.agents.middleware import ToolCallRequest, ToolErrorMiddleware
 
-log = structlog.get_logger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 MAX_ERROR_CHARS = 500
 

@@ -27,15 +27,15 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
+from herdsman.logs import get_logger
 from herdsman.middleware.forced_call import final_reply, forced_arguments
 from herdsman.middleware.turn import this_run
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 VALUE_TOOL = "answer_value"
 NOT_ONE_VALUE = "(not one value)"

@@ -20,13 +20,14 @@ written (else null), ``text`` the call's text so far (its last :data:`MAX_TEXT` 
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 DRAFT_EVENT = "tool_call_draft"
 DEFAULT_INTERVAL = 0.5

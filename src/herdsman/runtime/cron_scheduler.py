@@ -19,13 +19,12 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from typing import Any
 
-import structlog
-
+from herdsman.logs import get_logger
 from herdsman.runtime.cron_schedule import iso, next_fire, parse_time
 from herdsman.runtime.cron_store import CronStore
 from herdsman.runtime.runs import FINAL_STATUSES, Run
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Fire = Callable[[dict[str, Any]], Awaitable[Run]]
 

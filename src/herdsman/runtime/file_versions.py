@@ -27,15 +27,15 @@ import threading
 from datetime import datetime, timezone
 from typing import Any
 
-import structlog
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.history import FileHistory, HistoryError, RestoreReport, thread_history
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class FileVersions:

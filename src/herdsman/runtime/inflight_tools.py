@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-log = structlog.get_logger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 TOOLS_NODE = "tools"
 # tools whose second run with the same arguments leaves things as one run does (ask_clarification

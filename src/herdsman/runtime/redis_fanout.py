@@ -34,9 +34,10 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+
+log = get_logger(__name__)
 
 Entry = tuple[str, dict[str, str]]
 WAKE_PREFIX = "herdsman:wake:"

@@ -23,11 +23,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-import structlog
-
+from herdsman.logs import get_logger
 from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 END_EVENT = "end"
 RESUBSCRIBE_FIRST_SECONDS = 0.5  # the first wait before subscribing again after the bridge failed

@@ -28,14 +28,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import structlog
-
+from herdsman.logs import get_logger
 from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
 from herdsman.runtime.protocol_events import ProtocolEvent, RunProtocolTranslator
 from herdsman.runtime.runs import Run, RunManager
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, follow_run
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 EVENT_OVERHEAD_BYTES = 200  # what an event costs beyond its data (ids, method, namespace)
 GRAPH_NAME = "lead_agent"  # the root's name in lifecycle events: the graph every assistant runs

@@ -14,14 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from herdsman.logs import get_logger
 from herdsman.sandbox.history import forget_thread
 from herdsman.sandbox.paths import thread_dir
 from herdsman.sandbox.tree import remove_tree
 from herdsman.sandbox.volume import remove_volume_data
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def remove_thread_files(sandbox: Any, home: Path, thread_id: str) -> None:

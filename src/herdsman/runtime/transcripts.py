@@ -18,13 +18,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.runtime.trace import CheckpointMessages, TraceStep, build_trace
 from herdsman.sandbox.paths import thread_dir
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def transcript_path(config: HerdsmanConfig, thread_id: str, task_id: str) -> Path:

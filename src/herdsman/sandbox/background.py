@@ -22,7 +22,6 @@ Where the job's network is, and how the gateway reaches it, is the shell's (a :c
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import subprocess
@@ -31,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import ExecResult, SandboxError
 from herdsman.sandbox.jail_ports import (
     NamespaceSockets,
@@ -41,7 +41,7 @@ from herdsman.sandbox.jail_ports import (
 )
 from herdsman.sandbox.process import marked_pids, new_run_id
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 Runner = Callable[[str, threading.Event], ExecResult]
 _POLL_SECONDS = 0.1
 CONNECT_SECONDS = 5.0
@@ -105,7 +105,7 @@ class NamespaceNetwork:
                         self._sockets = NamespaceSockets(pid)
                         break
                     except (OSError, subprocess.SubprocessError) as exc:  # that process has just ended
-                        log.debug("jail process gone", extra={"pid": pid, "error": str(exc)})
+                        log.debug("jail_process_gone", pid=pid, error=str(exc))
             return self._sockets
 
     @property

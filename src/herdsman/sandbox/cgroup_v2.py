@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import logging
 import os
 import time
 import uuid
@@ -41,12 +40,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from herdsman.logs import get_logger
 from herdsman.sandbox.process import kill_until_gone
 
 if TYPE_CHECKING:
     from herdsman.sandbox.limits import Limits
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 CONTROLLERS = ("memory", "pids", "cpu")
 LEAF = "herdsman-main"
@@ -112,7 +112,7 @@ def _enable(group: Path, controllers: list[str]) -> set[str]:
         except OSError as exc:
             if exc.errno == errno.EBUSY:
                 raise
-            log.debug("cgroup v2 controller not enabled", extra={"controller": name, "error": str(exc)})
+            log.debug("cgroup_controller_not_enabled", controller=name, error=str(exc))
             continue
         enabled.add(name)
     return enabled
@@ -245,7 +245,7 @@ class V2CommandGroup:
             try:
                 _write(kill, "1")
             except OSError as exc:
-                log.debug("cgroup.kill failed", extra={"group": self.directory.name, "error": str(exc)})
+                log.debug("cgroup_kill_failed", group=self.directory.name, error=str(exc))
         kill_until_gone(self.pids, passes=50)
 
     def remove(self) -> None:
@@ -259,4 +259,4 @@ class V2CommandGroup:
                 return
             except OSError:
                 time.sleep(0.01)
-        log.warning("could not remove cgroup %s", self.directory.name)
+        log.warning("cgroup_remove_failed", group=self.directory.name)

@@ -72,9 +72,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import structlog
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+
+log = get_logger(__name__)
 
 try:
     from inotify_simple import INotify

@@ -28,7 +28,6 @@ root is read-only and its scratch folders are sized tmpfs, so nothing else of th
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import tempfile
 import threading
@@ -48,6 +47,7 @@ from herdsman.sandbox.container_scripts import (
     sweep_argv,
     wrapped_argv,
 )
+from herdsman.logs import get_logger
 from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
@@ -57,7 +57,7 @@ from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.volume import place_on_volume, quota_volume
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 LABEL_SANDBOX = "herdsman.sandbox"
 LABEL_OWNER = "herdsman.owner"
@@ -384,7 +384,7 @@ class DockerShell:
             try:
                 exec_id = self._create_exec(container.id, command, env, run_id)
             except _ContainerGone:
-                log.info("sandbox container of thread %s is gone; recreating it", paths.thread_id)
+                log.info("sandbox_container_gone", thread_id=paths.thread_id, action="recreating it")
                 container = box.recreate()
                 exec_id = self._create_exec(container.id, command, env, run_id)
             result = self._stream(exec_id, timeout, cancel)
@@ -422,7 +422,7 @@ class DockerShell:
                 return
             self._provider.exec_quietly(container_id, sweep_all_argv())
         except Exception as exc:  # noqa: BLE001 - the next idle moment sweeps again; the reaper ends the rest
-            log.info("could not sweep the sandbox container of thread %s: %s", box.paths.thread_id, exc)
+            log.info("sandbox_sweep_failed", thread_id=box.paths.thread_id, error=str(exc))
         finally:
             box.sweeping.release()
 
@@ -486,8 +486,8 @@ class DockerShell:
             if finished and self._exit_code(created["Id"]) == 0:
                 return
         except Exception as exc:  # noqa: BLE001 - any failure falls back to the restart
-            log.info("could not sweep command %s (%s); restarting the container", run_id, exc)
-        log.warning("restarting the sandbox container of thread %s to stop a command", self._box.paths.thread_id)
+            log.info("sandbox_command_sweep_failed", run_id=run_id, error=str(exc), action="restarting the container")
+        log.warning("sandbox_container_restarting", thread_id=self._box.paths.thread_id, reason="to stop a command")
         self._box.recreate()
 
 
@@ -556,7 +556,7 @@ class DockerSandboxProvider(RemoteSandboxes):
 
     def engine_error(self, action: str, exc: Exception) -> DockerEngineError:
         """A model-safe error for a failed engine request (details go to the log)."""
-        log.error("docker engine: cannot %s", action, exc_info=exc)
+        log.error("docker_engine_failed", action=action, exc_info=exc)
         return DockerEngineError(
             f"the sandbox container engine could not {action} ({type(exc).__name__}); "
             "try again, and if it persists ask the operator to check the Docker engine"
@@ -624,7 +624,7 @@ class DockerSandboxProvider(RemoteSandboxes):
             container = self.client.containers.run(**options)
         except Exception as exc:  # noqa: BLE001
             raise self.engine_error("start the sandbox container", exc) from exc
-        log.info("started sandbox container for thread %s", paths.thread_id)
+        log.info("sandbox_container_started", thread_id=paths.thread_id)
         return container
 
     def remove_container(self, name: str) -> None:
@@ -636,7 +636,7 @@ class DockerSandboxProvider(RemoteSandboxes):
             pass
         except Exception as exc:  # noqa: BLE001 - removal is best effort
             if "no such container" not in str(exc).lower():
-                log.warning("could not remove sandbox container %s: %s", name, exc)
+                log.warning("sandbox_container_remove_failed", container=name, error=str(exc))
 
     def exec_quietly(self, container_id: str, argv: list[str], timeout: float = _SWEEP_TIMEOUT) -> tuple[int, str]:
         """Run ``argv`` in the container to its end (bounded); its exit code and output."""
@@ -672,7 +672,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         try:
             containers = self.containers()
         except Exception as exc:  # noqa: BLE001 - housekeeping is best effort
-            log.info("could not list sandbox containers: %s", exc)
+            log.info("sandbox_containers_list_failed", error=str(exc))
             return removed
         for container in containers:
             if creator_alive((container.labels or {}).get(LABEL_CREATOR, "")):
@@ -680,9 +680,9 @@ class DockerSandboxProvider(RemoteSandboxes):
             try:
                 container.remove(force=True)
                 removed.append(container.name)
-                log.info("removed orphaned sandbox container %s", container.name)
+                log.info("sandbox_orphan_removed", container=container.name)
             except Exception as exc:  # noqa: BLE001
-                log.warning("could not remove orphaned sandbox container %s: %s", container.name, exc)
+                log.warning("sandbox_orphan_remove_failed", container=container.name, error=str(exc))
         return removed
 
     def housekeeping(self) -> None:
@@ -761,7 +761,7 @@ class DockerSandboxProvider(RemoteSandboxes):
                 container.remove(force=True)
                 removed += 1
             except Exception as exc:  # noqa: BLE001
-                log.warning("could not remove sandbox container %s: %s", container.name, exc)
+                log.warning("sandbox_container_remove_failed", container=container.name, error=str(exc))
         with self._lock:
             for sandbox in self._sandboxes.values():
                 sandbox.box.forget()

@@ -15,7 +15,6 @@ fresh container on their first command, as without a pool. Pooled containers car
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import threading
@@ -23,13 +22,14 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herdsman.logs import get_logger
 from herdsman.sandbox.paths import ThreadPaths, private_dir
 from herdsman.sandbox.volume import thread_owner
 
 if TYPE_CHECKING:
     from herdsman.sandbox.docker import DockerSandboxProvider
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 POOL_DIR = "sandbox-pool"
 
@@ -86,13 +86,13 @@ class WarmPool:
             else:
                 os.rename(slot.user_data, paths.user_data)
         except OSError as exc:
-            log.warning("could not hand a pooled container to thread %s: %s", paths.thread_id, exc)
+            log.warning("pooled_container_handover_failed", thread_id=paths.thread_id, error=str(exc))
             self._discard(container, slot)
             return None
         try:
             container.rename(self._provider.container_name(paths.thread_id))
         except Exception as exc:  # noqa: BLE001 - the container still works under its pool name
-            log.info("could not rename pooled container for thread %s: %s", paths.thread_id, exc)
+            log.info("pooled_container_rename_failed", thread_id=paths.thread_id, error=str(exc))
         shutil.rmtree(slot.home, ignore_errors=True)
         return container
 
@@ -124,7 +124,7 @@ class WarmPool:
                 try:
                     self._start_one()
                 except Exception as exc:  # noqa: BLE001 - retry on the next wake
-                    log.warning("could not start a pooled sandbox container: %s", exc)
+                    log.warning("pooled_container_start_failed", error=str(exc))
                     break
 
     def close(self) -> None:

@@ -71,15 +71,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import structlog
-
 from herdsman.config.schema import SnapshotsConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
 from herdsman.sandbox.change_journal import ChangeJournal, Changes, is_local, process_journal
 from herdsman.sandbox.fs import MAX_DEPTH, MAX_PATH_CHARS, FileTooLargeError, ThreadFiles, WalkStop, copy_sparse
 from herdsman.sandbox.paths import normalize_virtual
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 WALK_LIMIT = 200_000
 ENTRIES_CACHED = 8  # versions whose entries a history keeps read

@@ -21,7 +21,6 @@ old pod is still terminating; a thread's pod is found by its labels.
 from __future__ import annotations
 
 import hashlib
-import logging
 import threading
 import time
 import uuid
@@ -30,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
 from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
@@ -41,7 +41,7 @@ from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 CONTAINER = "sandbox"
 _SWEEP_TIMEOUT = 10.0
@@ -245,7 +245,7 @@ class PodShell:
             try:
                 ws = self._provider.open_exec(name, wrapped_argv(command, run_id))
             except _PodGone:
-                log.info("sandbox pod of thread %s is gone; recreating it", paths.thread_id)
+                log.info("sandbox_pod_gone", thread_id=paths.thread_id, action="recreating it")
                 ws = self._provider.open_exec(pod.recreate(), wrapped_argv(command, run_id))
             capture = StreamCapture(self._limits.output_chars)
             try:
@@ -275,8 +275,8 @@ class PodShell:
             if reason == "eof" and code == 0:
                 return
         except Exception as exc:  # noqa: BLE001 - any failure falls back to a new pod
-            log.info("could not sweep command %s (%s)", run_id, exc)
-        log.warning("recreating the sandbox pod of thread %s to stop a command", self._pod.paths.thread_id)
+            log.info("sandbox_command_sweep_failed", run_id=run_id, error=str(exc), action="recreating the pod")
+        log.warning("sandbox_pod_recreating", thread_id=self._pod.paths.thread_id, reason="to stop a command")
         self._pod.recreate()
 
 
@@ -341,7 +341,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
 
     def api_error(self, action: str, exc: Exception) -> KubernetesError:
         """A model-safe error for a failed API request (details go to the log)."""
-        log.error("kubernetes: cannot %s", action, exc_info=exc)
+        log.error("kubernetes_api_failed", action=action, exc_info=exc)
         hint = ""
         if _status(exc) == 403:
             hint = " (the gateway's service account lacks a permission; apply deploy/kubernetes/rbac.yaml)"
@@ -405,7 +405,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         except Exception as exc:  # noqa: BLE001
             raise self.api_error("create the sandbox pod", exc) from exc
         self._wait_running(name)
-        log.info("started sandbox pod for thread %s", paths.thread_id)
+        log.info("sandbox_pod_started", thread_id=paths.thread_id)
         return name
 
     def _wait_running(self, name: str) -> None:
@@ -435,7 +435,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
             self.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
         except Exception as exc:  # noqa: BLE001 - deletion is best effort
             if _status(exc) != 404:
-                log.warning("could not delete sandbox pod %s: %s", name, exc)
+                log.warning("sandbox_pod_delete_failed", pod=name, error=str(exc))
 
     def open_exec(self, pod: str, argv: list[str]) -> Any:
         """Open an exec stream in ``pod``; raises _PodGone when the pod is missing or not running."""

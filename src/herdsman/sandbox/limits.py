@@ -30,7 +30,6 @@ maintained library manages cgroup groups for a child process.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import resource
 import shutil
@@ -44,10 +43,11 @@ from pathlib import Path
 from typing import Protocol
 
 from herdsman.config.schema import SandboxConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox import cgroup_v2
 from herdsman.sandbox.process import kill_until_gone
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MIB = 1024 * 1024
 CPU_PERIOD_US = 100_000
@@ -250,7 +250,7 @@ class CommandGroup:
                 except OSError:
                     time.sleep(0.01)
             else:
-                log.warning("could not remove cgroup %s", directory.name)
+                log.warning("cgroup_remove_failed", group=directory.name)
 
 
 class Group(Protocol):
@@ -332,8 +332,8 @@ def _warn_once(messages: list[str], mechanism: str) -> None:
         if _warned or not messages:
             return
         _warned = True
-    log.warning("sandbox limits not enforced on this host: %s", "; ".join(messages),
-                extra={"event": "sandbox_limits_unenforced", "mechanism": mechanism, "limits": messages})
+    log.warning("sandbox_limits_unenforced", mechanism=mechanism, limits=messages,
+                message="sandbox limits not enforced on this host: " + "; ".join(messages))
 
 
 def _rlimit_pairs(limits: Limits, with_cgroups: frozenset[str] | set[str]) -> list[tuple[int, int]]:
@@ -466,7 +466,7 @@ class LocalLimiter:
             try:
                 group = self._take_group()
             except OSError as exc:
-                log.warning("cgroup limits unavailable for this command (%s); using rlimits", exc)
+                log.warning("cgroup_limits_unavailable", error=str(exc), fallback="rlimits")
                 group = None
         used = group.controllers if group else frozenset()
         rlimits = _rlimit_pairs(self.limits, used)

@@ -18,13 +18,13 @@ rlimits otherwise).
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shutil
 import threading
 from collections.abc import Mapping
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox import bwrap as bwrap_module
 from herdsman.sandbox import netns, seccomp
 from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
@@ -36,7 +36,7 @@ from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
 from herdsman.sandbox.volume import place_on_volume, quota_volume
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 # -- shells -----------------------------------------------------------------------------
@@ -73,9 +73,9 @@ class BwrapShell:
         self._tmp_bytes = tmp_mb * 1024 * 1024 if tmp_mb and bwrap_module.supports_tmpfs_size(bwrap) else None
         if tmp_mb and self._tmp_bytes is None:
             log.warning(
-                "sandbox.limits.tmp_mb is not enforced: this bubblewrap has no --size (0.8 or later needed); "
-                "the jail's /tmp, /var/tmp and /dev/shm are unsized",
-                extra={"event": "sandbox_limits_unenforced", "limits": ["tmp_mb"]},
+                "sandbox_limits_unenforced", limits=["tmp_mb"],
+                message="sandbox.limits.tmp_mb is not enforced: this bubblewrap has no --size (0.8 or later "
+                "needed); the jail's /tmp, /var/tmp and /dev/shm are unsized",
             )
 
     def run(
@@ -245,11 +245,11 @@ class LocalSandboxProvider:
         self._skills = skills_dir(config)
         self._shell = choose_shell(config.sandbox, bwrap_module.bwrap_status())
         if config.sandbox.network and isinstance(self._shell, RefusingShell):
-            log.warning("the bash tool is off", extra={"reason": self._shell.message})
+            log.warning("bash_tool_off", reason=self._shell.message)
         self.volume = quota_volume(config.sandbox.quota_volume, config.sandbox.disk_quota_mb)
         self._sandboxes: dict[str, LocalSandbox] = {}
         self._lock = threading.Lock()
-        log.debug("local sandbox provider ready", extra={"shell": type(self._shell).__name__})
+        log.debug("local_sandbox_provider_ready", shell=type(self._shell).__name__)
 
     @property
     def isolation(self) -> str:

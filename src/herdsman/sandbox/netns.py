@@ -38,7 +38,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import json
-import logging
 import os
 import select
 import shutil
@@ -51,9 +50,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import SandboxError
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 PACKAGE = "slirp4netns"
 TAP_NAME = "tap0"
@@ -281,7 +281,7 @@ class JailNetwork:
                 os.write(self._block_w, b"1")
                 return
             self.error = error
-            log.warning("sandbox network setup failed", extra={"reason": error})
+            log.warning("sandbox_network_setup_failed", reason=error)
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
         except OSError:
             pass  # the sandbox is gone already

@@ -21,7 +21,6 @@ or pod user (which is not always the gateway's) mounts them directly and must st
 
 from __future__ import annotations
 
-import logging
 import os
 import posixpath
 import re
@@ -40,9 +39,10 @@ from herdsman.sandbox.base import (
     PathEscapeError,
     SandboxError,
 )
+from herdsman.logs import get_logger
 from herdsman.sandbox.virtual_folders import virtual_folder_path
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 PRIVATE_MODE = 0o700
 _warned: set[str] = set()  # folders of another user already reported
@@ -124,9 +124,9 @@ def private_dir(path: Path) -> None:
             return
         _warned.add(str(path))
         log.warning(
-            "folder %s (mode %o) belongs to uid %d, not to this process (uid %d): other users may reach "
+            "folder_not_private", path=str(path), mode=f"{stat.S_IMODE(st.st_mode):o}", owner_uid=st.st_uid,
+            uid=os.geteuid(), fix="the folder belongs to another uid, not to this process: other users may reach "
             "the sandbox's files through it; make it 0700 (chmod 700)",
-            path, stat.S_IMODE(st.st_mode), st.st_uid, os.geteuid(),
         )
         return
     os.chmod(path, PRIVATE_MODE)

@@ -12,7 +12,6 @@ handed to the sandbox's uid:gid.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -20,10 +19,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from herdsman.config.schema import SandboxConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.host_files import HostFilesSandbox, Shell
 from herdsman.sandbox.paths import ThreadPaths
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class Box(Protocol):
@@ -112,7 +112,7 @@ class Reaper:
             try:
                 self._reap()
             except Exception:  # noqa: BLE001 - the reaper must survive engine hiccups
-                log.exception("sandbox reaper failed")
+                log.exception("sandbox_reaper_failed")
 
     def stop(self) -> None:
         """Stop the thread (it ends within one interval)."""
@@ -178,5 +178,5 @@ class RemoteSandboxes:
             box.forget()
             reaped.append(sandbox.thread_id)
         if reaped:
-            log.info("removed %d idle sandboxes", len(reaped))
+            log.info("idle_sandboxes_removed", count=len(reaped))
         return reaped

@@ -34,7 +34,6 @@ import asyncio
 import dataclasses
 import functools
 import json
-import logging
 import re
 import threading
 import time
@@ -61,13 +60,14 @@ from herdsman.sandbox.base import (
     SandboxError,
     SandboxProvider,
 )
+from herdsman.logs import get_logger
 from herdsman.sandbox.grep_hint import explain_no_match, no_match_hint
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.virtual_folders import rewrite_command
 from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MAX_LINE_CHARS = 2_000
 MAX_LISTED_ENTRIES = 500
@@ -135,7 +135,7 @@ def _tool_exception(name: str, exc: Exception) -> ToolException:
         return exc
     if isinstance(exc, SandboxError):
         return ToolException(str(exc))
-    log.error("sandbox tool %s failed", name, exc_info=exc)
+    log.error("sandbox_tool_failed", tool=name, exc_info=exc)
     return ToolException(f"{name} failed because of an internal error (details are in the server log)")
 
 
@@ -292,7 +292,7 @@ def _snapshot(sandbox: Sandbox) -> FileSnapshot | None:
     try:
         return sandbox.snapshot()
     except Exception:  # noqa: BLE001 - the trace loses its file list; the command still runs
-        log.warning("sandbox snapshot failed", exc_info=True)
+        log.warning("sandbox_snapshot_failed", exc_info=True)
         return None
 
 
@@ -479,7 +479,7 @@ class SandboxTools:
                     writer(event)
                 except Exception:  # noqa: BLE001 - outside a graph run there is no stream to write to
                     log.debug("no stream for the preview event", exc_info=True)
-            log.info("preview_listening", extra={"thread_id": event["thread_id"], "port": event["port"]})
+            log.info("preview_listening", thread_id=event["thread_id"], port=event["port"])
 
     def env_of(self, command: str, runtime: ToolRuntime[Any, dict]) -> dict[str, str]:
         """The variables ``command_env`` adds to ``command`` in this run (none when it fails: logged)."""
@@ -488,7 +488,7 @@ class SandboxTools:
         try:
             return dict(self.command_env(command, getattr(runtime, "state", None), getattr(runtime, "config", None)))
         except Exception:  # noqa: BLE001 - a broken secrets file must not stop the command
-            log.warning("command environment failed; the command runs without the skill's secrets", exc_info=True)
+            log.warning("command_env_failed", consequence="the command runs without the skill's secrets", exc_info=True)
             return {}
 
     def _described(

@@ -46,9 +46,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+
+log = get_logger(__name__)
 
 # _IOW(0x94, 41, struct btrfs_ioctl_qgroup_assign_args {u64 assign, src, dst})
 QGROUP_ASSIGN = 0x40189429

@@ -62,16 +62,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from herdsman.config.schema import QuotaVolumeConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.paths import private_dir, write_once
 from herdsman.sandbox.owners import owner_of
 from herdsman.sandbox.tree import remove_tree
 from herdsman.sandbox.user_quota import Owner, UserGroups, set_limit
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # btrfs ioctls (linux/btrfs.h): _IOW(0x94, 14, struct btrfs_ioctl_vol_args), _IOWR(0x94, 40, struct
 # btrfs_ioctl_quota_ctl_args); the quota-group ones are in user_quota.py

@@ -12,15 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import structlog
-
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.skills.model import SKILL_FILE, USER_PREFIX, Skill, SkillError, Source
 from herdsman.skills.parse import parse_skill_file
 from herdsman.skills.secrets import SkillSecrets
 from herdsman.skills.switches import disabled_skills
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SOURCES: tuple[Source, ...] = ("public", "custom")
 

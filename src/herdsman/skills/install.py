@@ -28,8 +28,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 from herdsman.skills.archive import (
     CHILD_SECONDS,
     Budget,
@@ -39,11 +37,12 @@ from herdsman.skills.archive import (
     unpack_limited,
     walk_files,
 )
+from herdsman.logs import get_logger
 from herdsman.skills.catalog import load_skills, user_folder
 from herdsman.skills.model import SKILL_FILE, Skill, SkillError
 from herdsman.skills.parse import parse_skill_file, parse_skill_text
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 STAGING_PREFIX = ".install-"
 GIT_SECONDS = 120.0

@@ -18,14 +18,13 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-import structlog
-
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.pools import LOCAL_USER
 from herdsman.skills.model import Skill
 from herdsman.skills.parse import ENV_NAME_RE, NAME_RE
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SECRETS_DIR = "skill_secrets"
 MAX_VALUE_BYTES = 16 * 1024

@@ -13,11 +13,10 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-import structlog
-
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 STATE_FILE = "skills_state.json"
 _WRITE_LOCK = threading.Lock()  # one switch written at a time (read, change, replace)

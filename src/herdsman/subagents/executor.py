@@ -27,32 +27,19 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-import structlog
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.middleware.strict_tools import StrictToolsMiddleware
+from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
-from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.chain import compose
-from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
-from herdsman.middleware.shown_code import runs_shown_code
-from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
-from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
-from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
-from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
-from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
-from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
-from herdsman.middleware.step_limit import StepLimitMiddleware, stop_reason
-from herdsman.middleware.system_prompt import SystemPromptMiddleware
-from herdsman.middleware.tool_errors import tool_error_middleware
-from herdsman.middleware.tool_selection import ToolSelectionMiddleware
-from herdsman.middleware.usage import UsageMiddleware
+from herdsman.middleware.step_limit import stop_reason
 from herdsman.models.resolver import ModelResolver
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.history import FileHistory, thread_history
@@ -63,14 +50,10 @@ from herdsman.middleware.run_scope import RUN_SCOPE, RunScope, run_scope, with_s
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
 from herdsman.models.usage import usage_delta
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 FILE_WRITING_TOOLS = frozenset({"write_file", "str_replace"})
 
-
-def max_turns_message(turns: int) -> str:
-    """A sub-agent's last message when it used its ``max_turns`` model calls."""
-    return f"stopped after {turns} turns (max_turns)"
 
 Writer = Callable[[Any], None]
 
@@ -93,6 +76,18 @@ class TaskRequest:
 
 TranscriptKeeper = Callable[[str, str, list[Any]], None]
 """Keeps a sub-agent's messages: ``(thread_id, task_id, messages)``; never raises."""
+
+
+class StackBuilder(Protocol):
+    """Builds a sub-agent's middlewares: the lead's
+    :func:`herdsman.agents.stack.build_middleware` for role ``subagent``, bound to the thread's
+    files and memory (that layer sits above this one, so it is handed in, not imported)."""
+
+    def __call__(
+        self, system_prompt: str, *, tool_names: Sequence[str], profile: str, max_steps: int,
+    ) -> list[AgentMiddleware]:
+        """The middlewares, outermost first."""
+        ...
 
 
 @dataclass
@@ -180,15 +175,15 @@ class SubagentRunner:
         resolver: ModelResolver,
         tools: Sequence[BaseTool],
         lead_model_name: str,
+        stack: StackBuilder,
         depth: int = 1,
-        memory: Any = None,
         provider: SandboxProvider | None = None,
         keep_transcript: TranscriptKeeper | None = None,
     ) -> None:
-        """``tools``: the lead's tools, from which each type's allowlist picks; ``depth``: 1 for the
-        lead's sub-agents; ``memory``: the lead's long-term memory, which sub-agents read (it is
-        injected into their prompt) but never write (no memory tool, no update queue);
-        ``provider``: the thread's files, for read before write and the completion check;
+        """``tools``: the lead's tools, from which each type's allowlist picks; ``stack``: builds a
+        sub-agent's middlewares (the lead's without its conversation-level ones; the lead's
+        long-term memory is read there, never written); ``depth``: 1 for the lead's sub-agents;
+        ``provider``: the thread's files, to undo a failed attempt's changes;
         ``keep_transcript(thread_id, task_id, messages)``: keeps what a sub-agent did, for the trace
         (the runtime's ``save_transcript``; this layer cannot import it)."""
         self.config = config
@@ -197,7 +192,7 @@ class SubagentRunner:
         self.tools = list(tools)
         self.lead_model_name = lead_model_name
         self.depth = depth
-        self.memory = memory
+        self.stack = stack
         self.provider = provider
         self.keep_transcript = keep_transcript
         self.types = subagent_types(config)
@@ -241,36 +236,17 @@ class SubagentRunner:
             )
         return self._agents[key]
 
-    def middleware_for(self, spec: SubagentType, tools: Sequence[BaseTool], small: bool) -> list[Any]:
+    def middleware_for(self, spec: SubagentType, tools: Sequence[BaseTool], small: bool) -> list[AgentMiddleware]:
         """A sub-agent's middlewares: the lead's harness for doing the work (the completion check,
         read before write and, for a ``small`` model, its prompt, tool selection, answer nudge and
-        one call at a time), without the lead's conversation-level ones (title, memory updates,
-        summarization, uploads notice)."""
-        middleware: list[Any] = [
-            StepLimitMiddleware(self.max_turns(spec), message=max_turns_message, run_key=None),  # outermost: see step_limit.py
-            SystemPromptMiddleware(subagent_system_prompt(spec, tools, small=small)),
-        ]
-        if self.memory is not None:
-            middleware.append(MemoryInjectionMiddleware(self.memory))
-        if self.config.lead.verify_rounds:
-            middleware.append(CompletionCheckMiddleware(
-                self.provider, self.config.lead.verify_rounds, tool_names=[t.name for t in tools],
-                intent_languages=intent_languages(self.config.lead.intent_rules, small),
-                run_shown_code=runs_shown_code(self.config.lead.run_shown_code, small, self.config.tools.require_approval),
-            ))
-        if small:
-            middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
-        middleware += [
-            DanglingToolCallMiddleware(),
-            ModelOutputGuardMiddleware(max_retries=self.config.lead.unusable_reply_retries),
-            UsageMiddleware(self.settings, agent_key="self"),
-            StrictToolsMiddleware(),
-            ParallelCallsMiddleware(self.config.tools.max_parallel_calls),
-        ]
-        if self.config.tools.read_before_write and self.provider is not None:
-            middleware.append(ReadBeforeWriteMiddleware(self.provider))
-        middleware.append(tool_error_middleware())
-        return middleware
+        one call at a time), without the lead's conversation-level ones
+        (:data:`herdsman.agents.stack.LEAD_ONLY`)."""
+        return self.stack(
+            subagent_system_prompt(spec, tools, small=small),
+            tool_names=[t.name for t in tools],
+            profile="small" if small else "standard",
+            max_steps=self.max_turns(spec),
+        )
 
     def opening(self, request: TaskRequest, model_name: str) -> str:
         """The sub-agent's first message: the lead's prompt; on a ``small`` model with the task's

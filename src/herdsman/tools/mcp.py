@@ -26,7 +26,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import structlog
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest
@@ -34,10 +33,11 @@ from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp.types import CallToolResult, TextContent
 
 from herdsman.config.schema import HerdsmanConfig, MCPConfig, MCPServerConfig
+from herdsman.logs import get_logger
 from herdsman.tools.oauth import ClientCredentialsAuth
 from herdsman.tools.sync import run_sync
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 State = Literal["ready", "failed", "disabled", "not_loaded"]
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")

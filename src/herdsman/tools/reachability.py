@@ -21,9 +21,10 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-import structlog
+from herdsman.logs import get_logger
 
-log = structlog.get_logger(__name__)
+
+log = get_logger(__name__)
 
 TTL_SECONDS = 600.0
 TIMEOUT_SECONDS = 1.5

@@ -22,14 +22,14 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-import structlog
 
 from herdsman.config.schema import BarkConfig
+from herdsman.logs import get_logger
 from herdsman.runtime.runs import Run
 from herdsman.runtime.threads import ThreadStore
 from herdsman_gateway.auth import OWNER_KEY
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_BODY = 200
 

@@ -28,15 +28,15 @@ import time
 from typing import Any
 
 import httpx
-import structlog
 import websockets
 from dingtalk_stream import AckMessage, CallbackHandler, CallbackMessage, ChatbotMessage, Credential, DingTalkStreamClient
 from dingtalk_stream.version import VERSION_STRING
 
 from herdsman.config.schema import DingTalkChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler, RecentIds
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_API = "https://api.dingtalk.com"
 DEFAULT_OAPI = "https://oapi.dingtalk.com"

@@ -16,14 +16,14 @@ import re
 from typing import Any
 
 import discord
-import structlog
 import yarl
 from discord.gateway import DiscordWebSocket
 
 from herdsman.config.schema import DiscordChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 READY_TIMEOUT = 30.0  # seconds start() waits for the gateway's READY before going on without it
 

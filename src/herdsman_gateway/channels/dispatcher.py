@@ -17,9 +17,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import structlog
-
 from herdsman.config.schema import ChannelsConfig
+from herdsman.logs import get_logger
 from herdsman.runtime.final_answer import final_answer as answer_of, request_language
 from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
@@ -32,7 +31,7 @@ from herdsman_gateway.channels.threads import ChatThreads, chat_key
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.routes.threads import note_owner
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_FILE_BYTES = 20_000_000
 

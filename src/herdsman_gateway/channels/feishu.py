@@ -18,7 +18,6 @@ import re
 from typing import Any
 
 import lark_oapi as lark
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from lark_oapi.api.im.v1 import (
@@ -31,9 +30,10 @@ from lark_oapi.api.im.v1 import (
 from lark_oapi.core.model import RawRequest
 
 from herdsman.config.schema import FeishuChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler, RecentIds
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MENTION = re.compile(r"@_user_\d+\s*")
 DENIED = ("verification_token", "signature verification failed", "encrypt_key not found")

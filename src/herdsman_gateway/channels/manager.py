@@ -16,18 +16,18 @@ from __future__ import annotations
 import re
 from importlib import import_module
 
-import structlog
 from fastapi import APIRouter, Depends, FastAPI
 
 from herdsman_gateway.auth import current_user
 
 from herdsman.config.schema import ChannelsConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.bark import BarkNotifier
 from herdsman_gateway.channels.base import Channel
 from herdsman_gateway.channels.dispatcher import Dispatcher
 from herdsman_gateway.container import Gateway
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # channel name -> "module:Class" (imported only when the channel is enabled)
 PLATFORMS = {

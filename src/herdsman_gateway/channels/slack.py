@@ -14,7 +14,6 @@ import json
 import re
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
@@ -22,10 +21,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from herdsman.config.schema import SlackChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler
 from herdsman_gateway.channels.commands import KNOWN
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MENTION = re.compile(r"^\s*<@[A-Z0-9]+>\s*")
 IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join", "channel_leave"}

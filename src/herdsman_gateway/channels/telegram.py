@@ -11,16 +11,16 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler as TgMessageHandler, filters
 
 from herdsman.config.schema import TelegramChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 

@@ -19,7 +19,6 @@ import io
 import posixpath
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from wechatpy.enterprise import WeChatClient, parse_message
@@ -27,9 +26,10 @@ from wechatpy.enterprise.crypto import WeChatCrypto
 from wechatpy.exceptions import InvalidAppIdException, InvalidSignatureException
 
 from herdsman.config.schema import WeComChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler, RecentIds
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_API = "https://qyapi.weixin.qq.com/cgi-bin/"
 IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif"}

@@ -24,14 +24,14 @@ import mimetypes
 from typing import Any
 
 import httpx
-import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from herdsman.config.schema import WhatsAppChannelConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.channels.base import Channel, InboundMessage, MessageHandler, RecentIds
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_API = "https://graph.facebook.com"
 SIGNATURE_HEADER = "X-Hub-Signature-256"

@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-import structlog
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request, WebSocket
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from herdsman.config.schema import GatewayConfig
+from herdsman.logs import get_logger
 from herdsman_gateway.auth import owns
 from herdsman_gateway.body_limit import BodyLimit
 from herdsman_gateway.preview import policy
@@ -43,7 +43,7 @@ from herdsman_gateway.preview.ports import relay, relay_websocket
 from herdsman_gateway.preview.tokens import InvalidToken, PreviewTokens
 from herdsman_gateway.routes.threads import not_found
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # connections the preview listener serves at once (each relay holds two sockets); past it 503, so
 # a page opening sockets in a loop cannot use up the gateway process's file descriptors

@@ -15,7 +15,6 @@ import uuid
 from typing import Any
 
 import orjson
-import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 from pydantic import TypeAdapter
 
@@ -30,6 +29,7 @@ from herdsman.runtime.assistants import (
     mirrored,
     search_assistants as matching,
 )
+from herdsman.logs import get_logger
 from herdsman.runtime.run_input import RunInputError, check_run_config, check_run_limits
 from herdsman.runtime.threads import SCAN_LIMIT
 from herdsman.subagents.types import subagent_types
@@ -47,7 +47,7 @@ from herdsman_gateway.schemas import (
 )
 
 router = APIRouter(tags=["assistants"], dependencies=[Depends(current_user)])
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_SETTINGS_BYTES = 64 * 1024  # config, context and metadata of one version, as JSON: every change keeps one
 MAX_VERSIONS = 100  # versions one assistant keeps; every change reads them all and stores one more

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 from langchain_core.language_models import BaseChatModel
 from pydantic import ConfigDict, Field
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.memory.audit import Origin, records
 from herdsman.memory.facts import CATEGORIES, Fact, fact_id
 from herdsman.memory.governance import EditRefused, correct_relation, end_relation, export_user, graph_json, purge_user
@@ -30,7 +30,7 @@ from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.schemas import StorableBody
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], dependencies=[Depends(current_user)])  # 401 before anything
 

@@ -24,7 +24,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
@@ -32,6 +31,7 @@ from starlette.background import BackgroundTask
 
 from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.skills import Skill, SkillError, load_skills, resolve_skills_root
 from herdsman.skills.archive import ARCHIVE_SUFFIX, PackageError, PackageLimits
 from herdsman.skills.install import ALL_GIT_PROTOCOLS, SkillExistsError, export_skill, install_skill, is_git_url
@@ -41,7 +41,7 @@ from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.skills import find_skill
 from herdsman_gateway.routes.uploads import MULTIPART_SCHEMA, staged_upload
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], dependencies=[Depends(current_user)])
 USER_GIT_PROTOCOLS = ("https",)

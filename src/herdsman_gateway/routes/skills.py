@@ -22,10 +22,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Depends, HTTPException
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import SKILLS_ROOT
 from herdsman.skills import Skill, SkillCatalog, SkillError, load_skills, resolve_skills_root
 from herdsman.skills.model import SKILL_FILE, USER_PREFIX
@@ -35,7 +35,7 @@ from herdsman.skills.switches import SkillSwitches, disabled_skills
 from herdsman_gateway.auth import current_user, require_admin
 from herdsman_gateway.container import Gateway, get_gateway
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], dependencies=[Depends(current_user)])
 

@@ -18,19 +18,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
-import structlog
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.memory.backend import open_store
 from herdsman.memory.user_store import StoreRequestError, UserStore
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.memory import memory_user
 from herdsman_gateway.schemas import StorableBody
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 router = APIRouter(tags=["store"], dependencies=[Depends(memory_user)])  # 401 before anything
 SWEEP_SECONDS = 60.0

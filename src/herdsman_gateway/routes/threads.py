@@ -10,10 +10,10 @@ import asyncio
 import time
 from typing import Any
 
-import structlog
 from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman import pools
+from herdsman.logs import get_logger
 from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.run_input import InputTooLargeError, check_size
 from herdsman.runtime.runs import FINAL_STATUSES, RunError
@@ -36,7 +36,7 @@ from herdsman_gateway.schemas import (
 )
 from herdsman_gateway.state_view import interrupts_json, read_state, safe_json
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 router = APIRouter(tags=["threads"])
 

@@ -9,6 +9,6 @@
 - :mod:`.uploads_notice`: files just uploaded are announced to the model (``context.announce_uploads``).
 
 The plan (``context.todos``) is LangChain's own ``TodoListMiddleware``; the order of all of them
-is in :func:`herdsman.agents.lead.build_middleware`. ``benchmarks/context_budget.py`` measures the
+is in :func:`herdsman.agents.stack.build_middleware`. ``benchmarks/context_budget.py`` measures the
 budget a long run keeps.
 """

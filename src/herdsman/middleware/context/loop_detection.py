@@ -23,20 +23,20 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Sequence
 
-import structlog
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.tools.tool_node import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from herdsman.logs import get_logger
 from herdsman.middleware.completion_rules import failed, failure_detail
 from herdsman.models.near_repeat import call_key
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import this_run
 from herdsman.middleware.user_words import say, turn_language
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def call_signature(message: AIMessage) -> str | None:

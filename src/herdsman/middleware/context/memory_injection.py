@@ -19,17 +19,17 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
 
+from herdsman.logs import get_logger
 from herdsman.memory.injection import render_memory
 from herdsman.memory.recall import GraphView
 from herdsman.memory.retention import within_retention
 from herdsman.memory.service import MemoryService, current_user_id
 from herdsman.skills.activation import last_user_message
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CACHE_SIZE = 256
 

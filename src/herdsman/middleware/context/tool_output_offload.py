@@ -17,17 +17,17 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import structlog
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from herdsman import pools
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import WORKSPACE, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 OFFLOAD_DIR = f"{WORKSPACE}/.tool-outputs"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

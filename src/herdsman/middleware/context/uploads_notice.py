@@ -31,20 +31,21 @@ import operator
 import re
 from typing import Annotated, Any
 
-import structlog
 from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman.logs import get_logger
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import run_sandbox, this_run
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.snapshot import take_snapshot
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MAX_FILES = 20
 PREVIEW_LINES = 5
@@ -58,10 +59,10 @@ TEXT_SUFFIXES = {
 
 class UploadsState(AgentState):
     """``uploads_seen``: path -> [size, mtime] announced; ``upload_notices``: message id -> notice
-    (both merged with ``|``: new keys win)."""
+    (both merged with ``|``: new keys win; private: checkpointed, never shown to clients)."""
 
-    uploads_seen: NotRequired[Annotated[dict[str, list[int]], operator.or_]]
-    upload_notices: NotRequired[Annotated[dict[str, str], operator.or_]]
+    uploads_seen: NotRequired[Annotated[dict[str, list[int]], PrivateStateAttr, operator.or_]]
+    upload_notices: NotRequired[Annotated[dict[str, str], PrivateStateAttr, operator.or_]]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -66,7 +66,9 @@ from herdsman.models.local.toolcalls import (
     streamable_prefix,
 )
 
-log = logging.getLogger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 TOOL_USE_HINT = (
     "Call a tool only when you need information or an action you do not have yet. "
@@ -259,7 +261,7 @@ def load_model(path: str, n_ctx: int, n_threads: int | None = None) -> LoadedMod
             eos_token=_token_text(llama, llama.token_eos()),
             load_seconds=time.monotonic() - started,
         )
-        log.info("loaded local model %s in %.1f s", path, loaded.load_seconds)
+        log.info("local_model_loaded", path=str(path), seconds=round(loaded.load_seconds, 1))
         if not _LOADED:
             atexit.register(unload_models)
         _LOADED[key] = loaded
@@ -555,7 +557,7 @@ class ChatLocalLlama(BaseChatModel):
         params = {_tool_name(t): _argument_names(t) for t in bound}
         grammar = self._grammar(bound, kwargs.get("tool_choice")) if self.constrained_tool_calls else None
         if grammar is not None and not grammar_accepted(loaded.llama, grammar):
-            log.warning("tool_grammar_refused", extra={"tools": [_tool_name(t) for t in bound]})
+            log.warning("tool_grammar_refused", tools=[_tool_name(t) for t in bound])
             grammar = None  # llama.cpp cannot parse it: decode unconstrained (and parse leniently)
         return _Request(tokens, head, prefill, offered, params, max_tokens, [*STOP_STRINGS, *(stop or [])], grammar)
 
@@ -568,7 +570,7 @@ class ChatLocalLlama(BaseChatModel):
         try:
             return tool_grammar(chosen, forced=name is not None or tool_choice in ("any", "required", True))
         except Exception as exc:  # noqa: BLE001 - a schema the converter cannot express: decode unconstrained
-            log.warning("tool_grammar_failed", extra={"tools": [_tool_name(t) for t in chosen], "error": str(exc)})
+            log.warning("tool_grammar_failed", tools=[_tool_name(t) for t in chosen], error=str(exc))
             return None
 
     @staticmethod
@@ -605,7 +607,7 @@ class ChatLocalLlama(BaseChatModel):
         started = time.monotonic()
         outcome = cache.prepare(self.load().llama, request.tokens[: request.head])
         level = logging.DEBUG if outcome.how == "skipped" else logging.INFO
-        log.log(level, "prompt_cache %s: %d tokens in %.2f s", outcome.how, outcome.tokens, time.monotonic() - started)
+        log.log(level, "prompt_cache", outcome=outcome.how, tokens=outcome.tokens, seconds=round(time.monotonic() - started, 2))
 
     @contextmanager
     def _sampling(self, request: _Request) -> Iterator[None]:
@@ -696,7 +698,7 @@ class ChatLocalLlama(BaseChatModel):
                         closed = text.count(TOOL_CALL_CLOSE)
                         cut = repeated_call_start(text)
                         if cut is not None:
-                            log.info("local_model: stopped at a repeated tool call after %d calls", closed - 1)
+                            log.info("local_model_repeated_call_stopped", calls=closed - 1)
                             yield text[:cut], "stop", cut
                             return
                     loop = detector.update(text) if detector is not None else None
@@ -714,8 +716,8 @@ class ChatLocalLlama(BaseChatModel):
             text = text[: _loop_cut(text, loop.cut_in(text), len(request.prefill))]
             detector.update(text)
             current = None if penalized else self._continued(request, text)
-            log.info("local_model: cut a loop of %d characters x%.1f; %s", loop.unit, loop.copies,
-                     "continuing with repeat penalties" if current is not None else "stopped there")
+            log.info("local_model_loop_cut", unit_chars=loop.unit, copies=round(loop.copies, 1),
+                     action="continuing with repeat penalties" if current is not None else "stopped there")
             if current is None:
                 yield text, "stop", len(text)
                 return
@@ -790,7 +792,7 @@ class ChatLocalLlama(BaseChatModel):
         if parsed.content.startswith(streamed):
             rest = parsed.content[len(streamed) :]
         else:  # cannot happen by streamable_prefix's contract; never repeat text already sent
-            log.warning("streamed text is not a prefix of the parsed reply; dropping the remainder")
+            log.warning("streamed_text_not_a_prefix", action="dropping the remainder of the parsed reply")
             rest = ""
         chunks = [
             tool_call_chunk(

@@ -20,7 +20,6 @@ one state per system prompt, which the public ``Llama.eval``/``save_state``/``lo
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import struct
 import tempfile
@@ -29,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from herdsman.logs import get_logger
+
+log = get_logger(__name__)
 
 MAGIC = b"HERDSMAN-KV1\n"
 DEFAULT_KEEP = 8
@@ -110,7 +111,7 @@ class PromptCache:
                 raise ValueError("tokens differ from the file's name")
             llama.load_state(_as_llama_state(llama, tokens, state))
         except Exception as exc:  # noqa: BLE001 - a bad file is recomputed, never fatal
-            log.warning("prompt cache file %s unusable (%s); recomputing", path.name, exc)
+            log.warning("prompt_cache_unusable", file=path.name, error=str(exc), action="recomputing")
             llama.reset()
             _unlink(path)
             return False
@@ -128,7 +129,7 @@ class PromptCache:
             os.replace(tmp, path)
             self._prune(keep=path)
         except OSError as exc:  # a read-only or full disk only costs speed
-            log.warning("prompt cache not saved (%s)", exc)
+            log.warning("prompt_cache_not_saved", error=str(exc))
 
     def _prune(self, keep: Path) -> None:
         files = sorted(self.directory.glob("*.kv"), key=lambda p: _mtime(p), reverse=True)
