@@ -43,7 +43,6 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
-    ModelRetryMiddleware,
     TodoListMiddleware,
     ToolCallLimitMiddleware,
 )
@@ -54,6 +53,7 @@ from langgraph.types import Checkpointer
 
 from herdsman.agents import trace_hops
 from herdsman.agents.lead_graph import LeadGraph
+from herdsman.agents.model_failure import ModelFailureRetry
 from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt, first_sentence
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
@@ -107,15 +107,6 @@ from herdsman.skills.secrets import SkillSecrets
 LEAD_AGENT_NAME = "lead_agent"
 
 log = structlog.get_logger(__name__)
-
-
-def model_error_message(exc: Exception) -> str:
-    """What the user sees when the model cannot be called even after retries."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return (
-        f"Error: the model call failed ({type(exc).__name__}: {detail}). Check the model's "
-        "base_url, api_key and network, then send the message again; the thread is kept."
-    )
 
 
 def build_middleware(
@@ -189,11 +180,7 @@ def build_middleware(
     ]
     if config.lead.model_retries:
         middleware.append(
-            ModelRetryMiddleware(
-                max_retries=config.lead.model_retries,
-                initial_delay=config.lead.retry_initial_delay,
-                on_failure=model_error_message,
-            )
+            ModelFailureRetry(max_retries=config.lead.model_retries, initial_delay=config.lead.retry_initial_delay)
         )
     middleware.append(usage or UsageMiddleware(config.subagents))
     middleware.append(StrictToolsMiddleware())  # inside the tool narrowing; its null-dropping outside the tool gates

@@ -1,8 +1,9 @@
 """Whether a finished run did what was asked, from the thread's values: what ``herdsman run``
 turns into its exit status (and a caller into a visible status).
 
-A run failed when its last reply is the harness's own (the model could not be called or its
-replies not used, :data:`~herdsman.middleware.completion_check.ERROR_REPLIES`), or a limit ended it
+A run failed when its last reply is the harness's own (the model could not be called,
+:func:`~herdsman.agents.model_failure.failed_reason`, or its replies not used,
+:data:`~herdsman.middleware.completion_check.ERROR_REPLIES`), or a limit ended it
 (:func:`~herdsman.middleware.step_limit.stop_reason`: ``max_steps``, ``token_budget``); its
 deliverable is missing when the completion check's rounds ran out with a finding of
 :data:`~herdsman.middleware.findings.DELIVERABLE_MISSING` left (``completion_unresolved``). All
@@ -17,6 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from herdsman.agents.model_failure import failed_reason
 from herdsman.middleware.completion_check import ERROR_REPLIES
 from herdsman.middleware.findings import DELIVERABLE_MISSING
 from herdsman.middleware.step_limit import stop_reason
@@ -51,7 +53,7 @@ def run_outcome(values: Mapping[str, Any]) -> RunOutcome:
         reason = stop_reason(last)
         if reason is not None:
             problems.append(f"the run was stopped by a limit ({reason}): {last.text}")
-        elif last.text.startswith(ERROR_REPLIES):
+        elif failed_reason(last) is not None or last.text.startswith(ERROR_REPLIES):
             problems.append(f"the run failed: {last.text}")
     for finding in values.get("completion_unresolved") or []:
         if isinstance(finding, Mapping) and finding.get("rule") in DELIVERABLE_MISSING:
