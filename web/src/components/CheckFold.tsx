@@ -4,7 +4,8 @@
  * themselves are what the model read). See state/checks.ts for how the fold is made. */
 import { memo, useState } from "react";
 import { checkLine, type CheckFold as Fold } from "../state/checks";
-import { say, useLang } from "../state/lang";
+import { useLang } from "../state/lang";
+import { say } from "../state/words";
 import { Markdown } from "./Markdown";
 
 export const CheckFold = memo(function CheckFold({ fold }: { fold: Fold }) {

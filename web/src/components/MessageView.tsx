@@ -2,7 +2,8 @@
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { echoesNote, isHarnessNote, messageText, textCallNames, writingCalls } from "../state/messages";
-import { say, useLang } from "../state/lang";
+import { useLang } from "../state/lang";
+import { say } from "../state/words";
 import { Markdown } from "./Markdown";
 import { FailedStep, ToolCall } from "./ToolCall";
 

@@ -13,7 +13,7 @@
  * check may have run out of rounds there; nothing in its messages tells). Pure functions over the
  * messages; the view is components/CheckFold.tsx. */
 import type { Message } from "@langchain/langgraph-sdk";
-import { say, type Lang } from "./lang";
+import { say, type Lang } from "./words";
 import { isHarnessNote, messageText } from "./messages";
 
 /** One note the harness sent the model. */

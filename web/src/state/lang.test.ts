@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "@langchain/langgraph-sdk";
-import { languageOf, say, threadLanguage } from "./lang";
+import { languageOf, threadLanguage } from "./lang";
+import { say } from "./words";
 
 const human = (content: string, name?: string) => ({ type: "human", content, name }) as unknown as Message;
 

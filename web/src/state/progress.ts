@@ -4,7 +4,7 @@
  * messages, the sub-agent cards and the completion check's unresolved findings. */
 import type { Message } from "@langchain/langgraph-sdk";
 import { openFindings } from "./checks";
-import { say, type Lang } from "./lang";
+import { say, type Lang } from "./words";
 import { callHeadline, messageText, toolResults, writingCalls } from "./messages";
 import type { TaskCard } from "./tasks";
 
