@@ -247,8 +247,9 @@ def run(
 ) -> None:
     """Run one task to its end, streaming tool calls and results, then print the answer.
 
-    Exits 1 (saying why on stderr) when the run failed, a limit stopped it, or a file it was
-    asked to deliver is missing; 0 when it is done."""
+    Exits 1 (saying why on stderr) when the run failed, a limit stopped it, a file it was asked
+    to deliver is missing, or its work failed (a command, a script; see
+    :mod:`herdsman.runtime.run_outcome`); 0 when it is done."""
     from herdsman.client import new_thread_id
 
     loaded = _load(config)
