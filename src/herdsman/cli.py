@@ -48,6 +48,8 @@ err = Console(stderr=True)
 ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id to continue or name.")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Name of a model in config.yaml.")]
 AgentOpt = Annotated[Optional[str], typer.Option("--agent", "-a", help="A custom agent's id or name (herdsman agents list).")]
+NotesOpt = Annotated[bool, typer.Option("--notes", help="Show the harness's notes to the model in full (by default "
+                                                         "each turn's are folded into one 'checked: ...' line).")]
 
 RESULT_PREVIEW_LINES = 8
 
@@ -97,6 +99,14 @@ def describe_task_event(kind: str, data: dict) -> str | None:
     return None
 
 
+def note_text(text: str, rules: list[str] | None) -> str:
+    """A note of the harness to the model, in full (``--notes``): indented and dim, with the rule
+    ids of its findings."""
+    said = f" [{', '.join(rules)}]" if rules else ""
+    body = "\n".join(f"    {line}" for line in text.strip().splitlines())
+    return f"[dim]    ↳ note to the agent{escape(said)}:\n{escape(body)}[/dim]"
+
+
 TODO_MARKS = {"completed": "[green]✔[/green]", "in_progress": "[yellow]▶[/yellow]", "pending": "[dim]○[/dim]"}
 
 
@@ -113,9 +123,11 @@ def todo_list_text(todos: list) -> str:
 class _Printer:
     """Renders client events to the terminal as they arrive."""
 
-    def __init__(self, markdown: bool | None = None) -> None:
-        """``markdown``: render answers as Markdown (default: when printing to a terminal)."""
+    def __init__(self, markdown: bool | None = None, notes: bool = False) -> None:
+        """``markdown``: render answers as Markdown (default: when printing to a terminal);
+        ``notes``: print each note of the harness in full under its folded line."""
         self.in_text = False
+        self.notes = notes
         self.drafting: tuple[str | None, int] | None = None  # the call being written, once said
         self.markdown = MarkdownStream(console) if (console.is_terminal if markdown is None else markdown) else None
 
@@ -138,6 +150,8 @@ class _Printer:
         elif isinstance(event, CheckNote):  # the harness talking to the model: one line, not its note
             self._end_text()
             console.print(f"[dim]  {escape(fold_line([event.rules], event.language))}[/dim]")
+            if self.notes:
+                console.print(note_text(event.text, event.rules), soft_wrap=True, highlight=False)
         elif isinstance(event, TaskEvent):
             line = describe_task_event(event.kind, event.data)
             if line:
@@ -176,11 +190,12 @@ class _Printer:
                     console.print(f"  {escape(path)}")
 
 
-async def _run_turn(client: object, message: str, thread_id: str) -> list[str]:
-    """Stream one turn to the terminal; the run's problems (see ``RunFinished.problems``)."""
+async def _run_turn(client: object, message: str, thread_id: str, notes: bool = False) -> list[str]:
+    """Stream one turn to the terminal (``notes``: the harness's notes in full); the run's problems
+    (see ``RunFinished.problems``)."""
     from herdsman.client import RunFinished
 
-    printer = _Printer()
+    printer = _Printer(notes=notes)
     problems: list[str] = []
     async for event in client.stream(message, thread_id):  # type: ignore[attr-defined]
         printer(event)
@@ -227,12 +242,14 @@ def run(
     thread: ThreadOpt = None,
     model: ModelOpt = None,
     agent: AgentOpt = None,
+    notes: NotesOpt = False,
     config: ConfigOpt = None,
 ) -> None:
     """Run one task to its end, streaming tool calls and results, then print the answer.
 
-    Exits 1 (saying why on stderr) when the run failed, a limit stopped it, or a file it was
-    asked to deliver is missing; 0 when it is done."""
+    Exits 1 (saying why on stderr) when the run failed, a limit stopped it, a file it was asked
+    to deliver is missing, or its work failed (a command, a script; see
+    :mod:`herdsman.runtime.run_outcome`); 0 when it is done."""
     from herdsman.client import new_thread_id
 
     loaded = _load(config)
@@ -242,7 +259,7 @@ def run(
 
     async def main() -> None:
         async with client_for_run as client:
-            problems.extend(await _run_turn(client, task, thread_id))
+            problems.extend(await _run_turn(client, task, thread_id, notes))
         err.print(f"[dim]thread: {thread_id}[/dim]")
 
     _run_async(main, thread_id)
@@ -254,7 +271,8 @@ def run(
 
 
 @app.command()
-def chat(thread: ThreadOpt = None, model: ModelOpt = None, agent: AgentOpt = None, config: ConfigOpt = None) -> None:
+def chat(thread: ThreadOpt = None, model: ModelOpt = None, agent: AgentOpt = None, notes: NotesOpt = False,
+         config: ConfigOpt = None) -> None:
     """Chat with the agent, turn after turn; /exit or Ctrl-D quits, Ctrl-C stops a turn."""
     from herdsman.client import new_thread_id
 
@@ -278,7 +296,7 @@ def chat(thread: ThreadOpt = None, model: ModelOpt = None, agent: AgentOpt = Non
                 if not line.strip():
                     continue
                 try:
-                    for problem in await _run_turn(client, line, thread_id):
+                    for problem in await _run_turn(client, line, thread_id, notes):
                         err.print(f"[yellow]Not done:[/yellow] {escape(problem)}", soft_wrap=True)
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     err.print("\n[yellow]Turn stopped; the thread is kept.[/yellow]")
@@ -310,11 +328,12 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
 
 
 @threads_app.command("show")
-def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
-    """Print the conversation of one thread, then its files (uploads, workspace, outputs)."""
+def threads_show(thread_id: str, notes: NotesOpt = False, config: ConfigOpt = None) -> None:
+    """Print the conversation of one thread, then its files (uploads, workspace, outputs); the
+    harness's notes to the model are one 'checked: ...' line per turn (--notes: each in full)."""
     from herdsman.middleware.note_echo import ECHO_STEP_LINE, echoed
     from herdsman.middleware.text_calls import calls_as_text, failed_step_line
-    from herdsman.runtime.harness_notes import fold_notes
+    from herdsman.runtime.harness_notes import fold_notes, is_note, note_rules
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
 
     loaded = _load(config)
@@ -325,9 +344,12 @@ def threads_show(thread_id: str, config: ConfigOpt = None) -> None:
             files = {folder: client.files(thread_id, folder) for folder in (UPLOADS, WORKSPACE, OUTPUTS)} if messages else {}
         if not messages:
             raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
-        for m in fold_notes(messages):  # the harness's notes to the model: one line per turn
+        for m in fold_notes(messages, keep=notes):  # the harness's notes to the model: one line per turn
             if isinstance(m, str):
                 console.print(f"[dim]  {escape(m)}[/dim]")
+                continue
+            if is_note(m):  # --notes: where the harness sent the agent back
+                console.print(note_text(m.text, note_rules(m)), soft_wrap=True, highlight=False)
                 continue
             role = {"human": "you", "ai": "agent", "tool": f"tool {getattr(m, 'name', '')}"}.get(m.type, m.type)
             text = m.text if hasattr(m, "text") else str(m.content)

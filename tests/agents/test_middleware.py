@@ -36,7 +36,7 @@ def test_default_middleware_order() -> None:
         "LoopDetectionMiddleware",
         "DanglingToolCallMiddleware",
         "ModelOutputGuardMiddleware",
-        "ModelRetryMiddleware",
+        "ModelFailureRetry",
         "UsageMiddleware",
         "StrictToolsMiddleware",
         "ParallelCallsMiddleware",

@@ -113,6 +113,25 @@ def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: P
     lines = shown.stdout.splitlines()
     fold = next(i for i, line in enumerate(lines) if "checked: 2 findings, sent back to the agent" in line)
     assert "Saved the summary" in lines[fold - 1], "the line closes the turn, after its answer"
+    # --notes opens the fold: the note the model read, with its rules, where it was sent
+    full = run_cli("threads", "show", "checked", "--notes", "--config", str(cfg), cwd=tmp_path)
+    assert full.returncode == 0, full.stderr
+    assert "note to the agent [" in full.stdout and "path.missing" in full.stdout and "Not done yet" in full.stdout
+    assert full.stdout.index("Here is the summary.") < full.stdout.index("Not done yet") < full.stdout.index("▶ write_file")
+    assert full.stdout.count("you>") == 1 and "checked: 2 findings" in full.stdout
+
+
+def test_run_with_notes_shows_the_harness_notes_in_full(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, "noted", [
+        "Here is the summary.",
+        {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}]},
+        "Saved the summary to /mnt/user-data/outputs/sum.md.",
+    ])
+    out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--notes", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    fold = next(i for i, line in enumerate(lines) if "checked: 2 findings, sent back to the agent" in line)
+    assert "note to the agent" in lines[fold + 1] and "Not done yet" in out.stdout.split("checked: 2 findings")[1]
 
 
 def test_run_exits_non_zero_when_the_requested_file_is_missing(tmp_path: Path) -> None:

@@ -129,6 +129,22 @@ async def test_model_that_raises_gives_clear_error_and_thread_stays_usable(home:
         assert second.answer == "back again"
 
 
+async def test_a_failed_model_call_is_told_in_the_requests_language_and_fails_the_run(home: Path) -> None:
+    """A request in Chinese whose model cannot be called: the harness's reply is in Chinese, marked
+    as the run's failure (not sent back by the completion check), and the run has a problem."""
+    from herdsman.agents.model_failure import failed_reason
+
+    config = make_config(home, lead={"model_retries": 1, "retry_initial_delay": 0})
+    model = ScriptedChatModel(responses=[{"error": "connection refused"}], on_exhausted="repeat_last")
+    async with HerdsmanClient(config, model=model) as client:
+        done = await client.run("请把销售数据画成柱状图", thread_id="t-err-zh")
+        last = (await client.messages("t-err-zh"))[-1]
+    assert done.answer.startswith("错误：模型调用失败") and "connection refused" in done.answer and "base_url" in done.answer
+    assert failed_reason(last) == "model_call"
+    assert len(model.calls) == 2, "one call and its retry; the check sent nothing back"
+    assert any("the run failed" in p for p in done.problems), done.problems
+
+
 async def test_huge_tool_output_is_bounded(config) -> None:
     model = ScriptedChatModel(
         responses=[call("write_file", path="big.txt", content="x" * 10_000_000), call("read_file", path="big.txt"), "ok"]

@@ -18,10 +18,26 @@ def test_a_run_stopped_by_its_step_limit_is_not_done() -> None:
     assert not outcome.ok and "max_steps" in outcome.problems[0]
 
 
-def test_only_a_missing_deliverable_is_a_problem_among_the_findings_left() -> None:
+def test_only_a_missing_deliverable_or_failed_work_is_a_problem_among_the_findings_left() -> None:
     left = [
         {"rule": "number.unsupported", "evidence": {"numbers": ["7"]}},
         {"rule": "path.missing", "evidence": {"path": "/mnt/user-data/outputs/a.png"}, "text": "Create it."},
     ]
     outcome = run_outcome({"messages": [AIMessage("Done.")], "completion_unresolved": left})
     assert len(outcome.problems) == 1 and "/mnt/user-data/outputs/a.png" in outcome.problems[0]
+
+
+def test_a_command_that_failed_and_was_not_run_again_fails_the_run() -> None:
+    """The README's example: the script imported a package that is not installed, its run failed,
+    the model said it was done and the check's rounds ran out: not done (herdsman run exits 1)."""
+    from herdsman.middleware.findings import RULES
+    from herdsman.runtime.run_outcome import WORK_FAILED
+
+    assert WORK_FAILED <= set(RULES)
+    left = [{"rule": "command.failed_not_retried", "evidence": {"tool": "bash"},
+             "text": "The last command failed: ModuleNotFoundError: No module named 'sympy'."}]
+    outcome = run_outcome({"messages": [HumanMessage("write primes.py and run it"), AIMessage("Done.")],
+                           "completion_unresolved": left})
+    assert len(outcome.problems) == 1 and "last tool call failed" in outcome.problems[0] and "sympy" in outcome.problems[0]
+    broken = run_outcome({"messages": [AIMessage("Done.")], "completion_unresolved": [{"rule": "script.does_not_parse"}]})
+    assert broken.problems == ["a Python or JSON file the run wrote does not parse (compiled, never run) (script.does_not_parse)"]

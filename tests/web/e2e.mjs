@@ -1036,6 +1036,30 @@ const scenarios = {
     check("a run that answered shows no failure", (await page.getByTestId("run-outcome").count()) === 0);
   },
 
+  async chinese(page) {
+    // A request in Chinese: the harness's own words on the page are in Chinese (the folded checks,
+    // the outcome); a model that cannot be called (after its retry) fails the run visibly.
+    await page.goto(baseUrl);
+    await send(page, "请保存到 /mnt/user-data/outputs/never-zh.md");
+    const missing = page.locator('[data-testid="run-outcome"][data-status="not delivered"]');
+    await missing.waitFor({ timeout: 20000 });
+    const said = await missing.innerText();
+    check("not delivered, said in Chinese", said.startsWith("未交付：完成检查仍发现") && said.includes("never-zh.md"), said);
+    const line = await page.getByTestId("check-line").last().innerText();
+    check("the checks' line in Chinese", /^已检查：\d+ (个问题|条提示)，还剩/.test(line), line);
+    await page.getByTestId("check-line").last().click();
+    const body = await page.getByTestId("check-body").last().innerText();
+    check("its labels in Chinese", body.includes("已发给智能体") && body.includes("运行结束时仍存在的问题"), body.slice(0, 200));
+    await shot(page, "chinese-not-delivered");
+    await send(page, "失败 请再试一次");
+    const failed = page.locator('[data-testid="run-outcome"][data-status="failed"]');
+    await failed.waitFor({ timeout: 20000 });
+    check("a failed model call fails the run, in Chinese", (await failed.innerText()) === "失败：无法调用模型（原因见回复）", await failed.innerText());
+    const reply = await lastAgent(page).innerText();
+    check("the reply says why, in Chinese", reply.includes("错误：模型调用失败") && reply.includes("broke on purpose"), reply);
+    await shot(page, "chinese-failed");
+  },
+
   async channels(page) {
     // The gateway has WeCom enabled against an address that refuses connections (it fails to
     // start), and Bark enabled against one too (it runs until a push fails).

@@ -340,6 +340,20 @@ def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: Running
     assert checks["a failed run says so"] and checks["a run that answered shows no failure"]
 
 
+@pytest.fixture(scope="module")
+def retry_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway whose failed model calls are retried once, as users have it (then the harness replies)."""
+    with web_gateway(tmp_path_factory.mktemp("web-retry"), lead={"verify_rounds": 1, "model_retries": 1,
+                                                                  "retry_initial_delay": 0}) as served:
+        yield served
+
+
+def test_the_harness_speaks_the_requests_language_and_a_failed_model_call_fails_the_run(retry_gateway: RunningGateway) -> None:
+    checks = run_scenario(retry_gateway, "chinese")
+    assert checks["not delivered, said in Chinese"] and checks["the checks' line in Chinese"] and checks["its labels in Chinese"]
+    assert checks["a failed model call fails the run, in Chinese"] and checks["the reply says why, in Chinese"]
+
+
 def _closed_port() -> int:
     """A loopback port nothing listens on."""
     import socket

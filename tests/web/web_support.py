@@ -6,7 +6,7 @@ The lead reacts to the first word of the user's message:
 ``ask`` asks a clarifying question with choices; ``approve`` calls ``glob``, which needs approval;
 ``read NAME`` reads an upload; ``write NAME TEXT`` writes an output; ``files`` writes ``APP_CODE`` to
 the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slow tool
-steps (for reloading mid-run); ``fail`` makes the model call fail; ``code`` answers with a fenced
+steps (for reloading mid-run); ``fail`` (or ``失败``) makes the model call fail; ``code`` answers with a fenced
 Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
 another (the first writes ``outputs/shell.txt``, the second fails); ``sleep`` runs a bash command
 that takes 3 s; ``draft`` writes :data:`DRAFT_TEXT` to ``outputs/draft.md``; ``essay``
@@ -127,7 +127,7 @@ def web_reply(messages: list[BaseMessage]) -> Any:
                                    _write("/mnt/user-data/outputs/summary.md", SUMMARY)]}
         if first == "slow":
             return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[0]}}], "delay": 1.0}
-        if first == "fail":
+        if first in ("fail", "失败"):
             return {"error": "the scripted model broke on purpose"}
         if first == "code":
             return CODE_ANSWER

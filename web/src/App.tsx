@@ -9,6 +9,7 @@ import { Composer } from "./components/Composer";
 import { RunBadge } from "./components/RunBadge";
 import { RunDetail } from "./components/RunDetail";
 import { runOutcome, stoppedAnswer } from "./state/progress";
+import { browserLanguage, LangContext, threadLanguage } from "./state/lang";
 import { ScheduledPanel } from "./components/ScheduledPanel";
 import { StartScreen } from "./components/StartScreen";
 import { ErrorBanner } from "./components/ErrorBanner";
@@ -153,6 +154,8 @@ export function App() {
     [values?.usage, live, threadId],
   );
   const written = useMemo(() => writtenFiles(messages), [messages]);
+  /** The language of the harness's words on the page: the thread's (its latest request's), else the browser's. */
+  const lang = useMemo(() => threadLanguage(messages, browserLanguage()), [messages]);
   const submitOptions = () => ({
     streamMode: [...STREAM_MODES],
     streamResumable: true,
@@ -294,72 +297,74 @@ export function App() {
   const title = values?.title ?? (firstHuman ? messageText(firstHuman).slice(0, 60) : "New thread");
 
   return (
-    <div className="app">
-      <aside className="sidebar">
-        <div className="brand">Herdsman</div>
-        <AgentPicker value={agent} onChange={pickAgent} onAgents={setAgents} onError={addError} reloadKey={threadsKey} />
-        {agent === ASSISTANT_ID && <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />}
-        <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} agents={agents} />
-        <ScheduledPanel threadId={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
-        <Settings />
-      </aside>
-      <main className="chat">
-        <header className="chat-head">
-          <span className="chat-title" data-testid="thread-title">{title}</span>
-          <RunBadge running={stream.isLoading} messages={messages} writing={writing ? writing.name ?? "" : null} />
-          <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
-            Trace
-          </button>
-          <button className="trace-toggle preview-toggle" aria-pressed={previewOpen} data-testid="preview-toggle"
-            onClick={() => { setPreviewOpen((o) => !o); setAnnounced((a) => (a ? { ...a, seen: true } : a)); }}>
-            Preview
-            {announced && announced.thread === threadId && !announced.seen && !previewOpen && (
-              <span className="trace-badge preview-badge" data-testid="preview-badge" title={`A server started listening on port ${announced.port}`}>
-                {announced.port}
-              </span>
-            )}
-          </button>
-        </header>
-        <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
-          outcome={messages.length ? runOutcome({ ...ended, stopped: ended.stopped || stoppedAnswer(messages), unresolved: values?.completion_unresolved }) : null} />
-        {traceOpen && (
-          <TraceView
-            threadId={threadId}
-            refreshKey={filesKey}
-            onClose={() => setTraceOpen(false)}
-            onError={addError}
-            onOpenFile={(path) => setShownFile((f) => ({ path, n: (f?.n ?? 0) + 1 }))}
-            busy={stream.isLoading}
-            onRestore={restoreStep}
-            onRunFrom={runFromStep}
-          />
-        )}
-        {previewOpen && (
-          <PreviewPanel threadId={threadId} refreshKey={filesKey} onClose={() => setPreviewOpen(false)} onError={addError}
-            announced={announced && announced.thread === threadId ? announced : null} />
-        )}
-        {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
-        <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
-        {messages.length === 0 && !stream.isLoading && !previewOpen && (
-          <StartScreen
-            skills={skills}
-            agents={agentMenu}
-            current={agent}
-            onAgent={pickAgent}
-            onExample={(text, skill) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1, skills: skill ? [skill] : [] }))}
-          />
-        )}
-        <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}
-          unresolved={values?.completion_unresolved}>
-          {writing && <DraftCall draft={writing} />}
-          {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
-        </MessageList>
-        {notice && <div className="notice" data-testid="notice">{notice}</div>}
-        <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} skills={[...skills, ...agentMenu]} onAgent={pickAgent} fill={fill} />
-      </main>
-      <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError} show={shownFile}>
-        <TodoList todos={values?.todos} />
-      </FilesPanel>
-    </div>
+    <LangContext.Provider value={lang}>
+      <div className="app">
+        <aside className="sidebar">
+          <div className="brand">Herdsman</div>
+          <AgentPicker value={agent} onChange={pickAgent} onAgents={setAgents} onError={addError} reloadKey={threadsKey} />
+          {agent === ASSISTANT_ID && <ModelPicker value={model} onChange={setModel} onError={addError} reloadKey={threadsKey} />}
+          <ThreadList current={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} agents={agents} />
+          <ScheduledPanel threadId={threadId} refreshKey={threadsKey} onSelect={selectThread} onError={addError} />
+          <Settings />
+        </aside>
+        <main className="chat">
+          <header className="chat-head">
+            <span className="chat-title" data-testid="thread-title">{title}</span>
+            <RunBadge running={stream.isLoading} messages={messages} writing={writing ? writing.name ?? "" : null} />
+            <button className="trace-toggle" aria-pressed={traceOpen} onClick={() => setTraceOpen((o) => !o)} data-testid="trace-toggle">
+              Trace
+            </button>
+            <button className="trace-toggle preview-toggle" aria-pressed={previewOpen} data-testid="preview-toggle"
+              onClick={() => { setPreviewOpen((o) => !o); setAnnounced((a) => (a ? { ...a, seen: true } : a)); }}>
+              Preview
+              {announced && announced.thread === threadId && !announced.seen && !previewOpen && (
+                <span className="trace-badge preview-badge" data-testid="preview-badge" title={`A server started listening on port ${announced.port}`}>
+                  {announced.port}
+                </span>
+              )}
+            </button>
+          </header>
+          <RunDetail running={stream.isLoading} messages={messages} tasks={tasks} draft={writing} estimate={estimate}
+            outcome={messages.length ? runOutcome({ ...ended, stopped: ended.stopped || stoppedAnswer(messages), unresolved: values?.completion_unresolved, messages }, lang) : null} />
+          {traceOpen && (
+            <TraceView
+              threadId={threadId}
+              refreshKey={filesKey}
+              onClose={() => setTraceOpen(false)}
+              onError={addError}
+              onOpenFile={(path) => setShownFile((f) => ({ path, n: (f?.n ?? 0) + 1 }))}
+              busy={stream.isLoading}
+              onRestore={restoreStep}
+              onRunFrom={runFromStep}
+            />
+          )}
+          {previewOpen && (
+            <PreviewPanel threadId={threadId} refreshKey={filesKey} onClose={() => setPreviewOpen(false)} onError={addError}
+              announced={announced && announced.thread === threadId ? announced : null} />
+          )}
+          {!gatewayUp && <div className="error" role="alert" data-testid="gateway-down">The gateway is not answering; retrying…</div>}
+          <ErrorBanner errors={errors} onDismiss={(i) => setErrors((es) => es.filter((_, j) => j !== i))} />
+          {messages.length === 0 && !stream.isLoading && !previewOpen && (
+            <StartScreen
+              skills={skills}
+              agents={agentMenu}
+              current={agent}
+              onAgent={pickAgent}
+              onExample={(text, skill) => setFill((f) => ({ text, n: (f?.n ?? 0) + 1, skills: skill ? [skill] : [] }))}
+            />
+          )}
+          <MessageList messages={messages} busy={stream.isLoading} actions={actions} tasks={tasks} onStopTask={stopTask}
+            unresolved={values?.completion_unresolved}>
+            {writing && <DraftCall draft={writing} />}
+            {interrupt && <InterruptPanel key={interrupt.id ?? "i"} value={interrupt.value} onResume={resume} />}
+          </MessageList>
+          {notice && <div className="notice" data-testid="notice">{notice}</div>}
+          <Composer running={stream.isLoading} onSend={send} onStop={stop} onFiles={upload} skills={[...skills, ...agentMenu]} onAgent={pickAgent} fill={fill} />
+        </main>
+        <FilesPanel threadId={threadId} written={written} refreshKey={filesKey} running={stream.isLoading} onError={addError} show={shownFile}>
+          <TodoList todos={values?.todos} />
+        </FilesPanel>
+      </div>
+    </LangContext.Provider>
   );
 }

@@ -42,12 +42,12 @@ from typing import Literal
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
-    ModelRetryMiddleware,
     TodoListMiddleware,
     ToolCallLimitMiddleware,
 )
 from langchain_core.language_models import BaseChatModel
 
+from herdsman.agents.model_failure import ModelFailureRetry
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
@@ -94,7 +94,7 @@ LEAD_ONLY: dict[str, str] = {
     "TodoListMiddleware": "the plan of the request is the lead's",
     "LoopDetectionMiddleware": "a sub-agent is bounded by its max_turns and timeout",
     "PlanActMiddleware": "the plan of the request is the lead's",
-    "ModelRetryMiddleware": "a failed sub-agent is retried whole (subagents.retries)",
+    "ModelFailureRetry": "a failed sub-agent is retried whole (subagents.retries)",
     "HumanInTheLoopMiddleware": "a sub-agent has no one to ask (it is not given those tools)",
     "ApprovedCommandMiddleware": "it goes with human approval",
     "ToolCallLimitMiddleware": "the run's limit counts the lead's calls; a sub-agent has max_turns",
@@ -103,15 +103,6 @@ LEAD_ONLY: dict[str, str] = {
     "MemoryQueueMiddleware": "sub-agents read long-term memory, never write it",
 }
 """The lead's middlewares (by class name) that a sub-agent does not get, and why."""
-
-
-def model_error_message(exc: Exception) -> str:
-    """What the user sees when the model cannot be called even after retries."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return (
-        f"Error: the model call failed ({type(exc).__name__}: {detail}). Check the model's "
-        "base_url, api_key and network, then send the message again; the thread is kept."
-    )
 
 
 def max_turns_message(turns: int) -> str:
@@ -202,11 +193,7 @@ def build_middleware(
     ]
     if lead and config.lead.model_retries:
         middleware.append(
-            ModelRetryMiddleware(
-                max_retries=config.lead.model_retries,
-                initial_delay=config.lead.retry_initial_delay,
-                on_failure=model_error_message,
-            )
+            ModelFailureRetry(max_retries=config.lead.model_retries, initial_delay=config.lead.retry_initial_delay)
         )
     middleware.append(usage or UsageMiddleware(config.subagents, "lead" if lead else "self"))
     middleware.append(StrictToolsMiddleware())  # inside the tool narrowing; its null-dropping outside the tool gates

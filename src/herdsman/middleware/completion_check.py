@@ -127,9 +127,9 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )  # English (rule reply.refusal, on the reply's language)
 _PLACEHOLDER = re.compile(r"<(?:[a-z]+_)+[a-z]+>|<(?:the |your |number of |total |insert )[a-z .]+>", re.IGNORECASE)
-ERROR_REPLIES = ("Error: the model call failed", "The model's reply could not be used")
+ERROR_REPLIES = ("Error: the model call failed", "错误：模型调用失败", "The model's reply could not be used")
 """How the harness's own replies begin when the model could not be called, or its replies not
-used (``agents/lead.py``, ``model_output_guard.py``): the run failed, there is nothing to check."""
+used (``agents/model_failure.py``, ``model_output_guard.py``): the run failed, there is nothing to check."""
 _UNCHANGED = ("file.change_not_made", "file.unchanged")
 _ALL_TOOLS = "__all__"  # LangChain's ToolCallLimitMiddleware's count key when it counts every tool
 

@@ -30,6 +30,8 @@ _EN = {
     "answer.text_call": "No answer: the agent's last reply was a tool call written as text, which was not run ({step}).",
     "answer.echo": "No answer: the agent's last reply repeated a note of the harness instead of answering.",
     "checks.fold": "checked: {found}, sent back to the agent",
+    "model.failed": ("Error: the model call failed ({kind}: {detail}). Check the model's base_url, api_key and network, "
+                     "then send the message again; the thread is kept."),
     "checks.findings": "{n} finding{s}",
     "checks.notes": "{n} note{s}",
     "stop.max_steps": ("I stopped after {limit} model calls, the limit of one run (lead.max_steps in config.yaml, "
@@ -44,6 +46,7 @@ _ZH = {
     "answer.text_call": "没有回答：智能体最后的回复是写成文字的工具调用（{tools}），它没有被执行。",
     "answer.echo": "没有回答：智能体最后的回复重复了系统给它的提示，而没有回答请求。",
     "checks.fold": "已检查：{found}，已退回给智能体",
+    "model.failed": "错误：模型调用失败（{kind}：{detail}）。请检查模型的 base_url、api_key 和网络，然后重新发送消息；对话已保留。",
     "checks.findings": "{n} 个问题",
     "checks.notes": "{n} 条提示",
     "stop.max_steps": ("我在调用模型 {limit} 次后停下了，这是一次运行的上限（config.yaml 中的 lead.max_steps，"

@@ -55,15 +55,18 @@ def fold_line(rules: Sequence[list[str] | None], language: str = "en") -> str:
     return say("checks.fold", language, found=found_text(rules, language))
 
 
-def fold_notes(messages: Sequence[Any]) -> list[Any]:
+def fold_notes(messages: Sequence[Any], keep: bool = False) -> list[Any]:
     """The conversation as a person reads it: ``messages`` with the notes of each turn (from a
-    user's message to the next) taken out and told by one :func:`fold_line` string at its end."""
+    user's message to the next) taken out and told by one :func:`fold_line` string at its end;
+    ``keep``: the notes stay in their place too (a reader who asked to see them)."""
     out: list[Any] = []
     notes: list[list[str] | None] = []
     language = "en"
     for message in messages:
         if is_note(message):
             notes.append(note_rules(message))
+            if keep:
+                out.append(message)
             continue
         if _get(message, "type") == "human":
             if notes:

@@ -1,6 +1,7 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { Message } from "@langchain/langgraph-sdk";
+import { LangContext } from "../state/lang";
 import { MessageView, type MessageActions } from "./MessageView";
 
 const actions: MessageActions = { edit: () => {}, regenerate: () => {} };
@@ -26,6 +27,17 @@ describe("a tool call the model wrote as text", () => {
     const out = html({ type: "ai", content: `Here is the test:\n${raw}` } as unknown as Message);
     expect(out).toContain('data-testid="text-call"');
     expect(out).not.toContain('data-testid="message-agent"');
+  });
+
+  it("is said in the thread's language", () => {
+    const message = { type: "ai", content: raw, additional_kwargs: { herdsman_call_as_text: ["write_file"] } } as unknown as Message;
+    const out = renderToStaticMarkup(
+      <LangContext.Provider value="zh">
+        <MessageView message={message} index={1} regenerateFrom={null} busy={false} results={new Map()} actions={actions} />
+      </LangContext.Provider>,
+    );
+    expect(out).toContain("失败 · 写成了文字，没有执行");
+    expect(out).not.toContain("written as text");
   });
 
   it("leaves a plain answer as the agent's message", () => {

@@ -2,6 +2,8 @@
 import { memo, useState } from "react";
 import type { Message } from "@langchain/langgraph-sdk";
 import { echoesNote, isHarnessNote, messageText, textCallNames, writingCalls } from "../state/messages";
+import { useLang } from "../state/lang";
+import { say } from "../state/words";
 import { Markdown } from "./Markdown";
 import { FailedStep, ToolCall } from "./ToolCall";
 
@@ -59,6 +61,7 @@ function Editor({ text, onSave, onCancel }: { text: string; onSave: (t: string) 
 export const MessageView = memo(function MessageView(props: Props) {
   const { message, results, index, actions, busy, regenerateFrom } = props;
   const [editing, setEditing] = useState(false);
+  const lang = useLang();
   if (message.type === "tool" || message.type === "system") return null;
   const text = messageText(message);
   const calls = message.type === "ai" ? message.tool_calls ?? [] : [];
@@ -76,8 +79,8 @@ export const MessageView = memo(function MessageView(props: Props) {
   // model wrote inside, collapsed), never the agent's words
   const written = textCallNames(message);
   if (written || echoesNote(message)) {
-    const title = written ? written.filter((n) => n !== "?").join(", ") || "tool call" : "reply";
-    const label = written ? "failed · written as text, not run" : "failed · repeated the harness's note";
+    const title = written ? written.filter((n) => n !== "?").join(", ") || say("step.tool_call", lang) : say("step.reply", lang);
+    const label = say(written ? "step.text_call" : "step.note_echo", lang);
     return (
       <div className="message message-step" data-testid="message-step">
         <FailedStep title={title} label={label} text={text} testId={written ? "text-call" : "note-echo"} />

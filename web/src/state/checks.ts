@@ -13,6 +13,7 @@
  * check may have run out of rounds there; nothing in its messages tells). Pure functions over the
  * messages; the view is components/CheckFold.tsx. */
 import type { Message } from "@langchain/langgraph-sdk";
+import { say, type Lang } from "./words";
 import { isHarnessNote, messageText } from "./messages";
 
 /** One note the harness sent the model. */
@@ -157,24 +158,21 @@ export function foldChecks(messages: Message[], options: { unresolved?: unknown;
   return { byAnchor, hidden };
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-/** The fold's one line: "checked: 2 findings, fixed", "checked: 2 findings, 1 left", ... */
-export function checkLine(fold: CheckFold): string {
-  const found = plural(fold.count, fold.unit);
-  const left = fold.unit === "finding" ? `${fold.left.length} left` : `${plural(fold.left.length, "finding")} left`;
+/** The fold's one line in `lang` (the thread's): "checked: 2 findings, fixed", "checked: 2 findings, 1 left", ... */
+export function checkLine(fold: CheckFold, lang: Lang = "en"): string {
+  const found = say(fold.unit === "finding" ? "checks.findings" : "checks.notes", lang, { n: fold.count });
+  // "1 left" after a count of findings; "1 finding left" after a count of notes, or alone
+  const left = say(fold.unit === "finding" && fold.notes.length ? "checks.left" : "checks.findings_left", lang, { n: fold.left.length });
   switch (fold.status) {
     case "checking":
-      return `checking: ${found} so far`;
+      return say("checks.checking", lang, { found });
     case "left":
-      return fold.notes.length ? `checked: ${found}, ${left}` : `checked: ${plural(fold.left.length, "finding")} left`;
+      return say(fold.notes.length ? "checks.left_line" : "checks.only_left", lang, { found, left });
     case "open":
-      return `checked: ${found}, no answer after`;
+      return say("checks.open", lang, { found });
     case "answered":
-      return `checked: ${found}, then answered`;
+      return say("checks.answered", lang, { found });
     default:
-      return `checked: ${found}, fixed`;
+      return say("checks.fixed", lang, { found });
   }
 }

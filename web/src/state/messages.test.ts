@@ -67,3 +67,12 @@ describe("calls written as text", () => {
     expect(textCallNames({ type: "human", content: '{"name": "bash", "arguments": {}}' } as unknown as Message)).toBeNull();
   });
 });
+
+describe("the header's badge in Chinese", () => {
+  it("says what the agent does in the thread's language", () => {
+    const human = { type: "human", content: "画图", id: "h" } as Message;
+    const call = { type: "ai", content: "", id: "a", tool_calls: [{ name: "bash", args: {}, id: "c1" }] } as unknown as Message;
+    expect(activity([human], "zh")).toBe("思考中");
+    expect(activity([human, call], "zh")).toBe("正在调用 bash");
+  });
+});

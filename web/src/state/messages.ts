@@ -1,4 +1,5 @@
 /** Helpers over LangGraph messages: their text, tool results by call id, and files the agent wrote. */
+import { say, type Lang } from "./words";
 import type { Message } from "@langchain/langgraph-sdk";
 
 export const OUTPUT_TOOLS = new Set(["write_file", "edit_file", "str_replace", "create_file"]);
@@ -95,7 +96,7 @@ export function writtenFiles(messages: Message[]): string[] {
 /** What a running agent is doing now, from the thread's messages: thinking (a model call,
  * streaming or not), calling a tool (a call with no result yet), or waiting for sub-agents
  * (a task or run_plan call with no result yet). */
-export function activity(messages: Message[]): string {
+export function activity(messages: Message[], lang: Lang = "en"): string {
   const results = toolResults(messages);
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
@@ -103,10 +104,10 @@ export function activity(messages: Message[]): string {
     if (m.type !== "ai" || !("tool_calls" in m)) continue;
     const open = (m.tool_calls ?? []).filter((c) => !c.id || !results.has(c.id));
     if (open.length === 0) break;
-    if (open.some((c) => c.name === "task" || c.name === "run_plan")) return "waiting for sub-agents";
-    return `calling ${[...new Set(open.map((c) => c.name))].join(", ")}`;
+    if (open.some((c) => c.name === "task" || c.name === "run_plan")) return say("badge.subagents", lang);
+    return say("badge.calling", lang, { tools: [...new Set(open.map((c) => c.name))].join(", ") });
   }
-  return "thinking";
+  return say("badge.thinking", lang);
 }
 
 const HEADLINE_KEYS = ["command", "path", "description", "query", "url", "pattern", "question"];
