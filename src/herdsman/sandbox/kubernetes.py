@@ -27,13 +27,12 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox import skill_view
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
-from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
+from herdsman.sandbox.container_scripts import env_line, exec_environment, sweep_argv, wrapped_argv
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
 from herdsman.sandbox.limits import Limits
@@ -237,18 +236,22 @@ class PodShell:
     ) -> ExecResult:
         """Run ``command`` in the pod; a pod that is gone is recreated once and retried.
 
-        ``env`` is not passed: an exec carries no environment, and putting the values in the
-        command line would put them in the API server's request log. The output says so."""
+        ``env`` (a skill's secrets) goes on the exec's standard input, read by the wrapper before
+        the command starts (``container_scripts.env_line``): an exec carries no environment, a
+        value in the command line would be in the API server's request log, and one in the pod
+        spec would be readable by anyone who may read pods."""
         pod = self._pod
         pod.use(+1)
         run_id = new_run_id()
+        argv = wrapped_argv(command, run_id, env_on_stdin=bool(env))
+        stdin = env_line(env) if env else None
         try:
             name = pod.ensure_id()
             try:
-                ws = self._provider.open_exec(name, wrapped_argv(command, run_id))
+                ws = self._provider.open_exec(name, argv, stdin)
             except _PodGone:
                 log.info("sandbox pod of thread %s is gone; recreating it", paths.thread_id)
-                ws = self._provider.open_exec(pod.recreate(), wrapped_argv(command, run_id))
+                ws = self._provider.open_exec(pod.recreate(), argv, stdin)
             capture = StreamCapture(self._limits.output_chars)
             try:
                 reason, code = read_exec(ws, capture, time.monotonic() + timeout, cancel)
@@ -258,11 +261,7 @@ class PodShell:
                 self._kill(run_id)
             capture.finish()
             exit_code = 137 if reason != "eof" else (code if code is not None else -1)
-            result = capture.result(exit_code, reason)
-            if env:
-                note = "[the skill's secrets are not passed to commands on the kubernetes sandbox yet]"
-                result = replace(result, output=f"{result.output.rstrip()}\n{note}".lstrip())
-            return result
+            return capture.result(exit_code, reason)
         finally:
             pod.use(-1)
 
@@ -441,10 +440,11 @@ class KubernetesSandboxProvider(RemoteSandboxes):
             if _status(exc) != 404:
                 log.warning("could not delete sandbox pod %s: %s", name, exc)
 
-    def open_exec(self, pod: str, argv: list[str]) -> Any:
-        """Open an exec stream in ``pod``; raises _PodGone when the pod is missing or not running."""
+    def open_exec(self, pod: str, argv: list[str], stdin: bytes | None = None) -> Any:
+        """Open an exec stream in ``pod`` (``stdin`` written to it); raises _PodGone when the pod
+        is missing or not running."""
         try:
-            return self._open(pod, self.namespace, argv)
+            return self._open(pod, self.namespace, argv, stdin)
         except Exception as exc:  # noqa: BLE001
             if _status(exc) in (404, 400) or "not found" in str(exc).lower() or "not running" in str(exc).lower():
                 raise _PodGone() from exc
