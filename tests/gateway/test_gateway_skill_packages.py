@@ -43,7 +43,7 @@ async def test_install_export_isolation_and_secrets(home: Path, tmp_path: Path) 
             res = await http.post("/api/skills/install", headers=ANA, files=upload(archive()))
             assert res.status_code == 201, res.text
             assert res.json()["skill"]["scope"] == "own" and res.json()["files"] == 2
-            assert res.json()["skill"]["path"] == "/mnt/skills/custom/@ana/csv-report/SKILL.md"
+            assert res.json()["skill"]["path"] == "/mnt/skills/users/ana/csv-report/SKILL.md"
 
             mine = (await http.get("/api/skills", headers=ANA)).json()["skills"]
             theirs = (await http.get("/api/skills", headers=BO)).json()["skills"]
@@ -72,12 +72,13 @@ async def test_install_export_isolation_and_secrets(home: Path, tmp_path: Path) 
 
             slip = await http.post("/api/skills/install", headers=BO, files=upload(archive(extra={"../../x.txt": b"x"})))
             assert slip.status_code == 422 and "'..' would write outside" in slip.json()["detail"]
-            path = await http.post("/api/skills/install", headers=BO, json={"url": str(root / "custom" / "@ana" / "csv-report")})
+            path = await http.post("/api/skills/install", headers=BO, json={"url": str(root / "users" / "ana" / "csv-report")})
             assert path.status_code == 422 and "must be a Git URL" in path.json()["detail"]
             git = await http.post("/api/skills/install", headers=BO, json={"url": (root / "custom").as_uri()})
             assert git.status_code == 422 and "file:// repositories are not allowed" in git.json()["detail"]
-            assert sorted(p.name for p in (root / "custom").iterdir() if p.name != ".install.lock") == ["@ana", "@bo", "team-notes"]
-            assert [p.name for p in (root / "custom" / "@bo").iterdir() if p.name != ".install.lock"] == []
+            assert sorted(p.name for p in (root / "custom").iterdir() if p.name != ".install.lock") == ["team-notes"]
+            assert sorted(p.name for p in (root / "users").iterdir()) == ["ana", "bo"]
+            assert [p.name for p in (root / "users" / "bo").iterdir() if p.name != ".install.lock"] == []
 
             put = await http.put("/api/skills/csv-report/secrets/REPORT_TOKEN", headers=ANA, json={"value": SECRET})
             assert put.status_code == 200 and put.json() == {"skill": "csv-report", "declared": ["REPORT_TOKEN"],

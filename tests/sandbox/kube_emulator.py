@@ -93,11 +93,16 @@ class EmulatedCluster:
 class HostExecStream:
     """``WSClient``'s interface over a local process: stdout channel 1, stderr 2, status 3."""
 
-    def __init__(self, argv: list[str], cwd: Path) -> None:
+    def __init__(self, argv: list[str], cwd: Path, stdin: bytes | None = None) -> None:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(cwd)}
         self._proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
+        if stdin is not None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.write(stdin)
+            self._proc.stdin.close()
         self._channels: dict[int, bytes] = {}
         self._open = True
         for pipe in (self._proc.stdout, self._proc.stderr):
@@ -158,11 +163,11 @@ class HostExecOpener:
         self._workspace_of = workspace_of
         self.calls: list[tuple[str, list[str]]] = []
 
-    def __call__(self, pod: str, namespace: str, argv: list[str]) -> HostExecStream:
+    def __call__(self, pod: str, namespace: str, argv: list[str], stdin: bytes | None = None) -> HostExecStream:
         self.calls.append((pod, argv))
         for manifest in self._cluster.live_pods(namespace):
             if manifest["metadata"]["name"] == pod:
-                return HostExecStream(argv, self._workspace_of(manifest))
+                return HostExecStream(argv, self._workspace_of(manifest), stdin)
         raise ApiException(status=404, reason=f"pods {pod!r} not found")
 
 

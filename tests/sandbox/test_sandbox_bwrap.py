@@ -43,7 +43,8 @@ def test_argv_shape(provider: LocalSandboxProvider, bwrap_config) -> None:
         assert flag in joined
     assert "--share-net" not in argv
     assert f"--bind {paths.workspace} /mnt/user-data/workspace" in joined
-    assert f"--ro-bind {paths.skills} /mnt/skills" in joined
+    assert f"--ro-bind {paths.skills}/public /mnt/skills/public" in joined  # the shared folders, one by one
+    assert f"--ro-bind {paths.skills} /mnt/skills" not in joined  # never the whole skills folder
     assert "--chdir /mnt/user-data/workspace" in joined
     assert "--setenv HOME /mnt/user-data/workspace" in joined
     assert argv[-3:] == [argv[-3], "-c", "echo hi"]

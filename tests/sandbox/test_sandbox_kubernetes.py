@@ -116,7 +116,7 @@ def test_pod_is_non_root_read_only_without_token_and_limited(kube_config) -> Non
     assert mounts["/mnt/user-data/workspace"] == "threads/t1/user-data/workspace"
     assert mounts["/mnt/user-data/outputs"] == "threads/t1/user-data/outputs"
     assert spec["volumes"][0]["persistentVolumeClaim"]["claimName"] == "herdsman-data"
-    assert pod["metadata"]["labels"] == {"herdsman.sandbox": "1", "herdsman.owner": "o", "herdsman.thread": "t1"}
+    assert pod["metadata"]["labels"] == {"herdsman.sandbox": "1", "herdsman.owner": "o", "herdsman.thread": "t1", "herdsman.view": "2"}
 
 
 def test_long_thread_ids_get_a_valid_label() -> None:
@@ -297,11 +297,13 @@ def test_rbac_grants_what_the_provider_calls_and_no_more() -> None:
     assert binding["metadata"]["namespace"] == role["metadata"]["namespace"] == "herdsman-sandbox"
 
 
-def test_pod_template_matches_what_the_provider_creates(kube_config) -> None:
+def test_pod_template_matches_what_the_provider_creates(kube_config, skills_dir: Path) -> None:
     from herdsman.sandbox.paths import ThreadPaths
 
     config = kube_config(kubernetes={"namespace": "herdsman-sandbox", "skills_claim": "herdsman-skills"})
-    paths = ThreadPaths.for_thread(config.resolve_home(), "t1")
+    for folder in ("custom", "users/<user>"):
+        (skills_dir / folder).mkdir(parents=True)
+    paths = ThreadPaths.for_thread(config.resolve_home(), "t1", skills_dir, owner="<user>")
     made = pod_manifest(paths, config.sandbox, Limits.from_config(config.sandbox), name="x", owner="o")
     (template,) = _documents("sandbox-pod.yaml")
     for key in ("automountServiceAccountToken", "enableServiceLinks", "securityContext", "restartPolicy"):

@@ -250,6 +250,39 @@ def test_markdown_blocks_reads_lists_tables_and_inline_styles(tmp_path: Path) ->
         blocks.parse("# T\n![chart](missing.png)\n", tmp_path / "t.md")
 
 
+def test_pdf_report_carries_an_equal_copy_of_the_markdown_reader() -> None:
+    """Each skill stands alone (it can be exported, installed or mounted without the other):
+    pdf-report keeps its own copy of word-document's reader, byte for byte the same."""
+    ours, theirs = (SKILLS / "public" / name / "scripts" / "markdown_blocks.py" for name in ("pdf-report", "word-document"))
+    assert ours.read_bytes() == theirs.read_bytes(), "copy word-document/scripts/markdown_blocks.py to pdf-report/scripts/"
+
+
+def test_no_public_skill_reaches_into_another_skills_folder() -> None:
+    names = [p.name for p in (SKILLS / "public").iterdir() if (p / "SKILL.md").is_file()]
+    assert "pdf-report" in names
+    for folder in (SKILLS / "public").iterdir():
+        for file in folder.rglob("*.py"):
+            text = file.read_text(encoding="utf-8")
+            assert "parents[2]" not in text and "../../" not in text, file
+            for other in set(names) - {folder.name}:
+                assert f'"{other}" / "scripts"' not in text and f"/{other}/scripts" not in text, (file, other)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no system python3 (the jail's) here")
+def test_pdf_report_builds_a_pdf_from_its_own_folder_alone(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    alone = shutil.copytree(SKILLS / "public" / "pdf-report", tmp_path / "pdf-report")  # no word-document beside it
+    (tmp_path / "r.md").write_text("# Alone\n\nText with **bold**.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", encoding="utf-8")
+    done = subprocess.run(["/usr/bin/python3", str(alone / "scripts" / "make_pdf.py"), str(tmp_path / "r.md"), str(tmp_path / "r.pdf")],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    if "No module named 'reportlab'" in done.stderr:
+        pytest.skip("the system python3 has no reportlab (python3-reportlab)")
+    assert done.returncode == 0, done.stderr
+    assert "Alone" in PdfReader(str(tmp_path / "r.pdf")).pages[0].extract_text()
+
+
 async def test_pdf_report_has_pages_text_a_table_and_an_image(home: Path) -> None:
     upload_png(home, "t-pdf", "chart.png")
     findings = "".join(f"Finding {n}: the South region kept its lead in week {n}, with steady margins.\n\n" for n in range(1, 41))

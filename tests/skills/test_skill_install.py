@@ -167,9 +167,9 @@ def test_a_folder_with_a_symlink_is_refused(tmp_path: Path, skills_root: Path) -
 def test_a_users_own_skill_is_seen_by_that_user_only(tmp_path: Path, skills_root: Path) -> None:
     source = make_skill(tmp_path / "src" / "csv-report")
     done = install_skill(source, skills_root, user="ana")
-    assert (skills_root / "custom" / "@ana" / "csv-report" / "SKILL.md").is_file()
+    assert (skills_root / "users" / "ana" / "csv-report" / "SKILL.md").is_file()
     assert done.skill.owner == "ana"
-    assert done.skill.virtual_path == "/mnt/skills/custom/@ana/csv-report/SKILL.md"
+    assert done.skill.virtual_path == "/mnt/skills/users/ana/csv-report/SKILL.md"
     assert load_skills(skills_root, user="ana").get("csv-report") is not None
     assert load_skills(skills_root, user="bo").get("csv-report") is None
     assert load_skills(skills_root).get("csv-report") is None  # nor shared, nor a broken folder
@@ -193,7 +193,7 @@ def test_install_from_a_git_repository(tmp_path: Path, skills_root: Path) -> Non
     (repo / "SKILL.md").write_text(skill_md("csv-report", "Uncommitted: not what the repository holds."))
 
     done = install_skill(repo.as_uri(), skills_root, user="ana")
-    installed = skills_root / "custom" / "@ana" / "csv-report"
+    installed = skills_root / "users" / "ana" / "csv-report"
     assert done.skill.description == "Turn a CSV into a report."  # the committed version
     assert not (installed / ".git").exists()
     assert (installed / "scripts" / "run.py").stat().st_mode & stat.S_IXUSR
@@ -202,4 +202,4 @@ def test_install_from_a_git_repository(tmp_path: Path, skills_root: Path) -> Non
         install_skill(repo.as_uri(), skills_root, user="bo", git_protocols=("https",))
     with pytest.raises(PackageError, match="could not clone"):
         install_skill((tmp_path / "nothing-here").as_uri(), skills_root)
-    assert visible(skills_root / "custom" / "@bo") == [] and visible(skills_root / "custom") == ["@ana", "@bo"]
+    assert visible(skills_root / "users" / "bo") == [] and visible(skills_root / "users") == ["ana", "bo"]

@@ -35,7 +35,7 @@ def test_install_export_install_round_trip(tmp_path: Path) -> None:
     assert own.returncode == 1 and "would override" in own.stderr  # the shared one of that name
     own = run_cli_here("skills", "install", str(source), "--user", "ana", "--replace", cwd=second)
     assert own.returncode == 0 and "for user ana" in own.stdout
-    assert (second / "skills" / "custom" / "@ana" / "csv-report" / "SKILL.md").is_file()
+    assert (second / "skills" / "users" / "ana" / "csv-report" / "SKILL.md").is_file()
 
 
 def test_a_hostile_archive_is_refused_with_the_reason(tmp_path: Path) -> None:

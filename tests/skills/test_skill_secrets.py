@@ -66,7 +66,7 @@ def test_a_command_gets_the_secrets_of_the_skills_it_runs_for_its_user_only(tmp_
     assert env("echo $DEMO_TOKEN", {}, ana) == {}  # a command that runs no skill gets nothing
     assert env("echo $DEMO_TOKEN", {"active_skill": {"name": "api-demo", "message_id": "m"}}, ana) == {"DEMO_TOKEN": SECRET}
     assert env("sh /mnt/skills/custom/api-demo/scripts/call.sh", {}, {"configurable": {"user_id": "bo"}}) == {}
-    assert skills_named("cat /mnt/skills/custom/@bo/x/a; sh /mnt/skills/custom/@ana/y/b", "ana") == ["y"]
+    assert skills_named("cat /mnt/skills/users/bo/x/a; sh /mnt/skills/users/ana/y/b", "ana") == ["y"]
 
 
 def test_cli_sets_a_secret_from_stdin_and_lists_its_name_only(tmp_path: Path) -> None:

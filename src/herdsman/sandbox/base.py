@@ -22,7 +22,6 @@ WORKSPACE = f"{USER_DATA_ROOT}/workspace"
 UPLOADS = f"{USER_DATA_ROOT}/uploads"
 OUTPUTS = f"{USER_DATA_ROOT}/outputs"
 SKILLS_ROOT = "/mnt/skills"
-USER_SKILLS = f"{SKILLS_ROOT}/custom/@"  # users' own skills (herdsman.skills.install): hidden from every sandbox
 # variables the harness sets in every command: a command's extra ``env`` never overrides them
 _RESERVED_ENV = re.compile(r"^(?:PATH|HOME|LANG|TERM|MPLCONFIGDIR|SHELL|HERDSMAN_.*|LD_.*|BASH_.*|ENV)$")
 

@@ -2,9 +2,10 @@
 
 The jail shows the command a read-only system (``/usr``, ``/bin``, ``/lib*``, the parts of
 ``/etc`` programs need), the thread's three user-data directories writable at their virtual
-paths, the skills folder read-only at ``/mnt/skills``, a fresh ``/proc`` and read-only ``/dev``,
-sized tmpfs ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (``sandbox.limits.tmp_mb``), and nothing else:
-no other thread, no home directory, no host ``/tmp``, no ``/sys``.
+paths, the shared skills and the thread's user's own read-only under ``/mnt/skills``
+(``skill_view.py``), a fresh ``/proc`` and read-only ``/dev``, sized tmpfs ``/tmp``, ``/var/tmp``
+and ``/dev/shm`` (``sandbox.limits.tmp_mb``), and nothing else: no other thread, no home
+directory, no host ``/tmp``, no ``/sys``.
 All namespaces are unshared, network included: with ``sandbox.network`` the jail's own network
 namespace is connected outward by ``netns.py`` (never the host's, whose loopback holds the
 gateway and other users' services), capabilities are
@@ -41,7 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from herdsman.sandbox import seccomp
-from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, USER_SKILLS, WORKSPACE
+from herdsman.sandbox import skill_view
+from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE
 from herdsman.sandbox.paths import ThreadPaths
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -247,8 +249,7 @@ def build_bwrap_argv(
         "--bind", str(paths.outputs), OUTPUTS,
     ]  # fmt: skip
     if paths.skills is not None:
-        argv += ["--ro-bind", str(paths.skills), SKILLS_ROOT]
-        argv += hidden_user_skills(paths.skills)
+        argv += skill_args(paths.skills, paths.owner)
     alias = _python_alias()
     if alias:
         argv += ["--dir", ALIAS_DIR, "--symlink", alias, f"{ALIAS_DIR}/python"]
@@ -266,18 +267,20 @@ def build_bwrap_argv(
     return argv
 
 
-def hidden_user_skills(skills: Path) -> list[str]:
-    """Arguments laying an empty read-only tmpfs over each user's own skills folder
-    (``custom/@<user>``, :mod:`herdsman.skills.install`): no jail reads another user's skills
-    (nor, for now, its own: the lead agent does not offer them yet)."""
-    prefix = USER_SKILLS.rsplit("/", 1)[1]
+def skill_args(skills: Path, owner: str | None) -> list[str]:
+    """Arguments binding, read-only, the skills a jail of ``owner``'s thread sees (``skill_view.py``):
+    the shared folders and the owner's own, each on its own, so no other user's folder (even
+    one made later) is inside a mount; leftovers of the old layout under ``custom/@<user>`` get
+    an empty read-only tmpfs laid over them besides."""
+    argv = ["--dir", SKILLS_ROOT]
+    for virtual, host in skill_view.mounts(skills, owner):
+        argv += ["--ro-bind", str(host), virtual]
     try:
-        names = sorted(e.name for e in os.scandir(skills / "custom") if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False))
+        legacy = sorted(e.name for e in os.scandir(skills / "custom") if e.name.startswith(skill_view.LEGACY_PREFIX))
     except OSError:
-        return []
-    argv: list[str] = []
-    for name in names:
-        target = USER_SKILLS + name[len(prefix):]
+        legacy = []
+    for name in legacy:
+        target = f"{SKILLS_ROOT}/custom/{name}"
         argv += ["--tmpfs", target, "--remount-ro", target]
     return argv
 

@@ -15,6 +15,10 @@ dash and bash):
   the marked processes; when even that cannot start (pid limit), the provider restarts the
   container (see the providers).
 
+An exec that carries no environment (Kubernetes: a value on the command line would be in the API
+server's request log) gets a command's extra variables on its standard input instead, one line
+the wrapper reads and evaluates before anything runs (:func:`env_line`).
+
 The marker is the command's own environment, which a process can clear (``setsid env -i ...``,
 a double fork): so once a container has had no command for a moment, the docker provider also
 runs :func:`sweep_all_argv`, which kills every process but the container's init and main
@@ -23,9 +27,13 @@ process, whatever its environment.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 from herdsman.sandbox.base import WORKSPACE
 
 MARKER = "HERDSMAN_RUN_ID"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _SWEEP = (
@@ -45,9 +53,33 @@ _WRAPPER = (
 )
 
 
-def wrapped_argv(command: str, run_id: str) -> list[str]:
-    """The exec argv running ``command`` under the wrapper described in the module docstring."""
-    return ["/bin/sh", "-c", _WRAPPER, "herdsman", run_id, command]
+_ENV_FROM_STDIN = 'IFS= read -r vars || exit 125; eval "$vars"; '  # the one line of env_line()
+
+
+def wrapped_argv(command: str, run_id: str, env_on_stdin: bool = False) -> list[str]:
+    """The exec argv running ``command`` under the wrapper described in the module docstring.
+
+    ``env_on_stdin``: the wrapper first reads one line, :func:`env_line`, from its standard
+    input and exports the variables it sets (for an exec API that carries no environment)."""
+    script = _ENV_FROM_STDIN + _WRAPPER if env_on_stdin else _WRAPPER
+    return ["/bin/sh", "-c", script, "herdsman", run_id, command]
+
+
+def env_line(env: Mapping[str, str]) -> bytes:
+    """One line of ``sh`` setting and exporting ``env`` (names already checked by
+    ``base.command_variables``), for :func:`wrapped_argv` with ``env_on_stdin``.
+
+    Each value is written as octal escapes for the shell's ``printf``: the line holds only
+    digits, backslashes and the names, whatever the value (quotes, newlines, ``$(...)``), so
+    evaluating it sets the value byte for byte and runs nothing else. A trailing ``x`` keeps
+    the value's own trailing newlines through the command substitution."""
+    parts = []
+    for name, value in env.items():
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a variable name")
+        octal = "".join(f"\\{byte:03o}" for byte in value.encode())
+        parts.append(f"{name}=\"$(printf '{octal}x')\"; {name}=\"${{{name}%x}}\"; export {name}; ")
+    return ("".join(parts) + "\n").encode("ascii")
 
 
 def sweep_argv(run_id: str) -> list[str]:

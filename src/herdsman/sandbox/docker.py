@@ -3,7 +3,8 @@
 Files stay on the host, under the same ``<home>/threads/<id>/user-data`` layout as the local
 provider, and the file tools use them there through :class:`ThreadPaths` (the same escape
 rules, the same results). The container sees them bind-mounted at
-``/mnt/user-data/{workspace,uploads,outputs}``, with the skills read-only at ``/mnt/skills``.
+``/mnt/user-data/{workspace,uploads,outputs}``, with the shared skills and the thread's user's
+own read-only under ``/mnt/skills`` (``skill_view.py``: never another user's).
 Only ``bash`` runs in the container, by exec.
 
 Each container is locked down: read-only root with sized tmpfs ``/tmp``, ``/var/tmp``, ``/run``
@@ -38,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from herdsman.config.schema import DockerSandboxConfig, HerdsmanConfig, SandboxConfig
-from herdsman.sandbox import seccomp
+from herdsman.sandbox import seccomp, skill_view
 from herdsman.sandbox.background import NamespaceNetwork
-from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
+from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE, ExecResult, SandboxError
 from herdsman.sandbox.container_scripts import (
     exec_environment,
     sweep_all_argv,
@@ -52,8 +53,10 @@ from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
+from herdsman.sandbox.owners import thread_paths
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
+from herdsman.sandbox.skill_view import ensure_own_folder, has_own_skills
 from herdsman.sandbox.volume import place_on_volume, quota_volume
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
@@ -210,9 +213,10 @@ def container_options(
         docker.types.Mount(UPLOADS, source(paths.uploads), type="bind", read_only=False),
         docker.types.Mount(OUTPUTS, source(paths.outputs), type="bind", read_only=False),
     ]
-    if paths.skills is not None:
-        skills = source(paths.skills) if paths.home in paths.skills.parents else str(paths.skills)
-        mounts.append(docker.types.Mount(SKILLS_ROOT, skills, type="bind", read_only=True))
+    if paths.skills is not None:  # the shared skills and the owner's own, each on its own (skill_view.py)
+        for virtual, folder in skill_view.mounts(paths.skills, paths.owner):
+            host = source(folder) if paths.home in folder.parents else str(folder)
+            mounts.append(docker.types.Mount(virtual, host, type="bind", read_only=True))
     options: dict[str, Any] = {
         "image": conf.image,
         "command": ["sleep", "infinity"],
@@ -262,6 +266,7 @@ class ThreadContainer(BoxUsage):
         self.paths = paths
         self.name = provider.container_name(paths.thread_id)
         self._container: Any = None
+        self._without_own_skills = False  # a pooled container: started with no user's own skills
         self._lock = threading.Lock()
         self.sweeping = threading.Lock()  # held while the processes of ended commands are killed
         self.commands_started = 0  # counted under ``sweeping``: a sweep runs only if none started since
@@ -279,14 +284,21 @@ class ThreadContainer(BoxUsage):
     def ensure(self) -> Any:
         """The running container, created (or recreated) when needed."""
         with self._lock:
+            if self._container is not None and self._without_own_skills and has_own_skills(self.paths.skills, self.paths.owner):
+                log.info("sandbox_pooled_container_restarted", thread_id=self.paths.thread_id, why="to show its user's own skills")
+                self._drop()
+                self._container = None
             if self._container is None:
                 self._container = self._provider.start_container(self.paths, self.name)
+                self._without_own_skills = False
             return self._container
 
     def adopt(self, container: Any) -> None:
-        """Use ``container`` (taken from the warm pool) as this thread's."""
+        """Use ``container`` (taken from the warm pool, so showing the shared skills only) as this
+        thread's, until its user installs a skill of their own."""
         with self._lock:
             self._container = container
+            self._without_own_skills = self.paths.owner is not None
 
     def lost(self) -> None:
         """The container died under a command: the next command starts a new one."""
@@ -303,6 +315,7 @@ class ThreadContainer(BoxUsage):
         with self._lock:
             self._drop()
             self._container = self._provider.start_container(self.paths, self.name)
+            self._without_own_skills = False
             return self._container
 
     def ensure_id(self) -> str:
@@ -359,7 +372,7 @@ class DockerShell:
             pid = int(self._provider.client.api.inspect_container(container_id)["State"]["Pid"])
             theirs = os.stat(f"/proc/{pid}/ns/net").st_ino
         except Exception as exc:  # noqa: BLE001 - no such process here, or the engine did not say
-            log.info("container of thread %s not visible here: %s", self._box.paths.thread_id, exc)
+            log.info("sandbox_container_not_visible", thread_id=self._box.paths.thread_id, error=str(exc))
             return ("Background servers of the docker sandbox need the container engine on the gateway's "
                     "machine (its containers' processes visible to the gateway); this engine runs elsewhere")
         if theirs == os.stat("/proc/self/ns/net").st_ino:
@@ -603,6 +616,8 @@ class DockerSandboxProvider(RemoteSandboxes):
             existing = None
         except Exception as exc:  # noqa: BLE001
             raise self.engine_error("look up the sandbox container", exc) from exc
+        if not pooled:
+            ensure_own_folder(paths.skills, paths.owner)  # mounted from the start: a skill installed later shows
         with self._seccomp_lock:
             if self._seccomp_option is None:
                 self._seccomp_option = seccomp_option(self.client, self._home, self._docker_config.host_home)
@@ -702,11 +717,11 @@ class DockerSandboxProvider(RemoteSandboxes):
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:
-                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
+                paths = thread_paths(self._home, thread_id, self._skills)
                 pooled = self._pool.take(paths) if self._pool is not None else None
                 if pooled is None:
                     place_on_volume(self.volume, self._home, thread_id, self._sandbox_config)
-                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)  # the volume's link resolved
+                paths = thread_paths(self._home, thread_id, self._skills)  # the volume's link resolved
                 paths.ensure_dirs()
                 box = ThreadContainer(self, paths)
                 if pooled is not None:

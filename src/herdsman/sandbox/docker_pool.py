@@ -9,7 +9,11 @@ same filesystem, so the container now shows the thread's files; it is renamed to
 container name, and the pool starts a replacement in the background.
 
 Threads that already have files (a conversation resumed after its container was reaped) get a
-fresh container on their first command, as without a pool. Pooled containers carry the label
+fresh container on their first command, as without a pool.
+
+Pooled containers are started for no one: they show the shared skills only (``skill_view.py``),
+never a user's own. A thread whose user has skills of their own gets a fresh container; one whose
+user installs their first later has its pooled container replaced on its next command. Pooled containers carry the label
 ``herdsman.pool=1``; for them the thread is known by the container name, not the thread label.
 """
 
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from herdsman.logs import get_logger
 from herdsman.sandbox.paths import ThreadPaths, private_dir
+from herdsman.sandbox.skill_view import has_own_skills
 from herdsman.sandbox.volume import thread_owner
 
 if TYPE_CHECKING:
@@ -69,9 +74,10 @@ class WarmPool:
             return len(self._ready)
 
     def take(self, paths: ThreadPaths) -> Any | None:
-        """A running container showing ``paths``' files, or None (thread has files, pool empty)."""
-        if paths.user_data.exists():
-            return None
+        """A running container showing ``paths``' files, or None (thread has files, its user has
+        skills of their own, pool empty)."""
+        if paths.user_data.exists() or has_own_skills(self._skills, paths.owner):
+            return None  # a pooled container shows no user's own skills: a user who has some gets their own
         with self._lock:
             if not self._ready:
                 return None

@@ -41,7 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from herdsman.sandbox.base import SKILLS_ROOT, USER_SKILLS, WORKSPACE, PathEscapeError, SandboxError
+from herdsman.sandbox import skill_view
+from herdsman.sandbox.base import SKILLS_ROOT, WORKSPACE, PathEscapeError, SandboxError
 from herdsman.sandbox.paths import ReadOnlyPathError, ThreadPaths, VirtualRoot
 from herdsman.sandbox.tree import open_dir, unlock_open
 
@@ -289,8 +290,11 @@ class ThreadFiles:
             root = self._root_of(final)
             if root is None:
                 raise self._escape(shown, final, links)
-            if root.virtual == SKILLS_ROOT and final.startswith(USER_SKILLS):
-                raise PathEscapeError(f"{shown}: a user's own skills (custom/@...) are not readable from a sandbox")
+            if root.virtual == SKILLS_ROOT and not skill_view.visible(final, self.paths.owner):
+                raise PathEscapeError(
+                    f"{shown}: not in this sandbox's skills; it sees {SKILLS_ROOT}/public, {SKILLS_ROOT}/custom "
+                    "and the skills its user installed"
+                )
             if write and not root.writable:
                 if root.virtual == SKILLS_ROOT:
                     raise ReadOnlyPathError(
@@ -669,8 +673,8 @@ class ThreadFiles:
                         except OSError:
                             continue  # gone meanwhile
                         vpath = f"{vdir.rstrip('/')}/{child}"
-                        if vpath.startswith(USER_SKILLS):
-                            continue  # users' own skills: not listed either (see locate)
+                        if vpath.startswith(SKILLS_ROOT + "/") and not skill_view.visible(vpath, self.paths.owner):
+                            continue  # another user's skills: not listed either (see locate)
                         count += 1
                         yield WalkEntry(vpath, child, st, depth)
                         if stat.S_ISDIR(st.st_mode) and depth < max_depth and child not in skip_dirs:

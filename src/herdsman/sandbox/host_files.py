@@ -33,6 +33,7 @@ from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, W
 from herdsman.sandbox.paths import ThreadPaths
 from herdsman.sandbox.quota import DiskQuota, Usage
 from herdsman.sandbox.search import compile_glob
+from herdsman.sandbox.skill_view import move_legacy_user_skills
 from herdsman.sandbox.snapshot import FileSnapshot, take_snapshot
 
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -60,13 +61,17 @@ class Shell(Protocol):
 
 def skills_dir(config: HerdsmanConfig) -> Path | None:
     """The folder of skills every provider mounts read-only at ``/mnt/skills`` (None: skills off
-    or no such folder)."""
+    or no such folder); users' own skills left in ``custom/`` by an earlier Herdsman are moved
+    out of it first (raises SandboxError when one cannot be)."""
     if not config.skills.enabled:
         return None
     skills = config.skills.path.expanduser()
     if not skills.is_absolute():
         skills = Path.cwd() / skills
-    return skills if skills.is_dir() else None
+    if not skills.is_dir():
+        return None
+    move_legacy_user_skills(skills)  # before any sandbox mounts custom/
+    return skills
 
 
 def release_if_deleted(provider: Any, sandboxes: Mapping[str, HostFilesSandbox], thread_id: str) -> None:

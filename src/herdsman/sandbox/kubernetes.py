@@ -3,7 +3,8 @@
 User data lives on a volume the gateway shares with the sandbox pods: the PersistentVolumeClaim
 ``sandbox.kubernetes.data_claim`` holds the gateway's home, and each pod mounts only its own
 thread's ``threads/<id>/user-data/{workspace,uploads,outputs}`` (``subPath``) at the virtual
-paths, with the skills claim read-only at ``/mnt/skills``. So, as with docker, the file tools
+paths, with the skills claim's shared folders and the thread's user's own read-only under
+``/mnt/skills`` (``subPath`` too: never another user's, see ``skill_view.py``). So, as with docker, the file tools
 work on the gateway's side through :class:`ThreadPaths` and only ``bash`` runs in the pod, by
 exec (see ``kubernetes_exec.py``).
 
@@ -25,25 +26,29 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.logs import get_logger
+from herdsman.sandbox import skill_view
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
-from herdsman.sandbox.container_scripts import exec_environment, sweep_argv, wrapped_argv
+from herdsman.sandbox.container_scripts import env_line, exec_environment, sweep_argv, wrapped_argv
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
 from herdsman.sandbox.kubernetes_ports import PodNetwork, PortForwarder, WebsocketPortForwarder
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
+from herdsman.sandbox.owners import thread_paths
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
+from herdsman.sandbox.skill_view import ensure_own_folder
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = get_logger(__name__)
 
 CONTAINER = "sandbox"
+LABEL_VIEW = "herdsman.view"  # the layout of the pod's mounts: a pod of another layout is not adopted
+VIEW = "2"  # 2: the shared skills and the owner's own (skill_view.py); before: the whole skills claim
 _SWEEP_TIMEOUT = 10.0
 _EXEC_TEXT_CHARS = 1024 * 1024  # what a helper exec may print (a pod's socket table)
 
@@ -77,6 +82,15 @@ def resources_of(limits: Limits) -> dict[str, dict[str, str]]:
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
+def skill_claim_paths(paths: ThreadPaths) -> list[tuple[str, str]]:
+    """The folders of the skills claim the pod of ``paths`` mounts, as (virtual path, subPath):
+    the shared ones and its owner's own (``skill_view.py``); the shared ones alone when the
+    gateway has no skills folder of its own to look at."""
+    if paths.skills is None:
+        return [(f"{SKILLS_ROOT}/{name}", name) for name in skill_view.SHARED_FOLDERS]
+    return [(virtual, str(host.relative_to(paths.skills))) for virtual, host in skill_view.mounts(paths.skills, paths.owner)]
+
+
 def pod_manifest(
     paths: ThreadPaths,
     sandbox: SandboxConfig,
@@ -102,8 +116,9 @@ def pod_manifest(
         {"name": "user-data", "persistentVolumeClaim": {"claimName": conf.data_claim}},
         {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "256Mi"}},
     ]
-    if conf.skills_claim:
-        mounts.append({"name": "skills", "mountPath": SKILLS_ROOT, "readOnly": True})
+    if conf.skills_claim:  # the shared skills and the owner's own, each on its own (skill_view.py)
+        for virtual, sub_path in skill_claim_paths(paths):
+            mounts.append({"name": "skills", "mountPath": virtual, "subPath": sub_path, "readOnly": True})
         volumes.append({"name": "skills", "persistentVolumeClaim": {"claimName": conf.skills_claim, "readOnly": True}})
     uid = conf.run_as_user
     return {
@@ -112,7 +127,9 @@ def pod_manifest(
         "metadata": {
             "name": name,
             "namespace": conf.namespace,
-            "labels": {LABEL_SANDBOX: "1", LABEL_OWNER: owner, LABEL_THREAD: thread_label(paths.thread_id)},
+            "labels": {
+                LABEL_SANDBOX: "1", LABEL_OWNER: owner, LABEL_THREAD: thread_label(paths.thread_id), LABEL_VIEW: VIEW,
+            },
             "annotations": {"herdsman/thread-id": paths.thread_id},
         },
         "spec": {
@@ -235,18 +252,22 @@ class PodShell:
         """Run ``command`` in the pod (its processes marked with ``run_id``); a pod that is gone is
         recreated once and retried.
 
-        ``env`` is not passed: an exec carries no environment, and putting the values in the
-        command line would put them in the API server's request log. The output says so."""
+        ``env`` (a skill's secrets) goes on the exec's standard input, read by the wrapper before
+        the command starts (``container_scripts.env_line``): an exec carries no environment, a
+        value in the command line would be in the API server's request log, and one in the pod
+        spec would be readable by anyone who may read pods."""
         pod = self._pod
         pod.use(+1)
         run_id = run_id or new_run_id()
+        argv = wrapped_argv(command, run_id, env_on_stdin=bool(env))
+        stdin = env_line(env) if env else None
         try:
             name = pod.ensure_id()
             try:
-                ws = self._provider.open_exec(name, wrapped_argv(command, run_id))
+                ws = self._provider.open_exec(name, argv, stdin)
             except _PodGone:
                 log.info("sandbox_pod_gone", thread_id=paths.thread_id, action="recreating it")
-                ws = self._provider.open_exec(pod.recreate(), wrapped_argv(command, run_id))
+                ws = self._provider.open_exec(pod.recreate(), argv, stdin)
             capture = StreamCapture(self._limits.output_chars)
             try:
                 reason, code = read_exec(ws, capture, time.monotonic() + timeout, cancel)
@@ -256,11 +277,7 @@ class PodShell:
                 self._kill(run_id)
             capture.finish()
             exit_code = 137 if reason != "eof" else (code if code is not None else -1)
-            result = capture.result(exit_code, reason)
-            if env:
-                note = "[the skill's secrets are not passed to commands on the kubernetes sandbox yet]"
-                result = replace(result, output=f"{result.output.rstrip()}\n{note}".lstrip())
-            return result
+            return capture.result(exit_code, reason)
         finally:
             pod.use(-1)
 
@@ -390,6 +407,9 @@ class KubernetesSandboxProvider(RemoteSandboxes):
     def find_pod(self, thread_id: str) -> str | None:
         """The name of a running pod of ``thread_id`` left by an earlier process, if any."""
         for pod in self.pods(thread_id):
+            if (pod.metadata.labels or {}).get(LABEL_VIEW) != VIEW:
+                self.delete_pod(str(pod.metadata.name))  # an older layout (the whole skills claim): replaced
+                continue
             if pod.status is not None and pod.status.phase == "Running":
                 return str(pod.metadata.name)
         return None
@@ -397,6 +417,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
     def start_pod(self, paths: ThreadPaths) -> str:
         """Create the thread's pod and wait until it runs; its name."""
         self.ensure_network_policy()
+        ensure_own_folder(paths.skills, paths.owner)  # mounted from the start: a skill installed later shows
         digest = hashlib.sha256(paths.thread_id.encode()).hexdigest()[:8]
         name = f"{self._conf.name_prefix}-{self.owner}-{digest}-{uuid.uuid4().hex[:5]}"
         body = pod_manifest(paths, self._sandbox_config, self._limits, name=name, owner=self.owner)
@@ -437,10 +458,11 @@ class KubernetesSandboxProvider(RemoteSandboxes):
             if _status(exc) != 404:
                 log.warning("sandbox_pod_delete_failed", pod=name, error=str(exc))
 
-    def open_exec(self, pod: str, argv: list[str]) -> Any:
-        """Open an exec stream in ``pod``; raises _PodGone when the pod is missing or not running."""
+    def open_exec(self, pod: str, argv: list[str], stdin: bytes | None = None) -> Any:
+        """Open an exec stream in ``pod`` (``stdin`` written to it); raises _PodGone when the pod
+        is missing or not running."""
         try:
-            return self._open(pod, self.namespace, argv)
+            return self._open(pod, self.namespace, argv, stdin)
         except Exception as exc:  # noqa: BLE001
             if _status(exc) in (404, 400) or "not found" in str(exc).lower() or "not running" in str(exc).lower():
                 raise _PodGone() from exc
@@ -452,7 +474,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         try:
             ws = self.open_exec(pod, argv)
         except (_PodGone, KubernetesError) as exc:
-            log.info("could not run %s in pod %s: %s", argv[:1], pod, exc)
+            log.info("sandbox_pod_exec_failed", command=argv[:1], pod=pod, error=str(exc))
             return ""
         try:
             read_exec(ws, capture, time.monotonic() + timeout)
@@ -474,7 +496,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:
-                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
+                paths = thread_paths(self._home, thread_id, self._skills)
                 paths.ensure_dirs()
                 pod = ThreadPod(self, paths)
                 shell = PodShell(self, pod, self._limits)

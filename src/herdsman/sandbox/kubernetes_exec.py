@@ -54,9 +54,10 @@ class ExecStream(Protocol):
 
 
 class ExecOpener(Protocol):
-    """Opens an exec stream running ``argv`` in container ``sandbox`` of ``pod``."""
+    """Opens an exec stream running ``argv`` in container ``sandbox`` of ``pod``; ``stdin``,
+    when given, is written to the command's standard input once the stream is open."""
 
-    def __call__(self, pod: str, namespace: str, argv: list[str]) -> ExecStream: ...
+    def __call__(self, pod: str, namespace: str, argv: list[str], stdin: bytes | None = None) -> ExecStream: ...
 
 
 class WebsocketExecOpener:
@@ -66,23 +67,31 @@ class WebsocketExecOpener:
         self._core = core_api
         self._container = container
 
-    def __call__(self, pod: str, namespace: str, argv: list[str]) -> ExecStream:
-        """Open the websocket (binary, no tty, no stdin)."""
+    def __call__(self, pod: str, namespace: str, argv: list[str], stdin: bytes | None = None) -> ExecStream:
+        """Open the websocket (binary, no tty; stdin only to send ``stdin``, in the stream's
+        frames, never in the request's URL)."""
         from kubernetes.stream import stream
 
-        return stream(
+        ws = stream(
             self._core.connect_get_namespaced_pod_exec,
             pod,
             namespace,
             container=self._container,
             command=argv,
-            stdin=False,
+            stdin=stdin is not None,
             stdout=True,
             stderr=True,
             tty=False,
             binary=True,
             _preload_content=False,
         )
+        if stdin is not None:
+            try:
+                ws.write_stdin(stdin)
+            except Exception:
+                ws.close()
+                raise
+        return ws
 
 
 def _as_bytes(data: Any) -> bytes:

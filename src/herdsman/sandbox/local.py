@@ -32,6 +32,7 @@ from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
 from herdsman.sandbox.host_files import HostFilesSandbox, Shell, path_lock, release_if_deleted, skills_dir
 from herdsman.sandbox.jail_ports import entering_network
 from herdsman.sandbox.limits import Limits, LocalLimiter
+from herdsman.sandbox.owners import thread_paths
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import new_run_id, run_process
 from herdsman.sandbox.volume import place_on_volume, quota_volume
@@ -276,7 +277,7 @@ class LocalSandboxProvider:
                 sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:
                 place_on_volume(self.volume, self._home, thread_id, self._config.sandbox)
-                paths = ThreadPaths.for_thread(self._home, thread_id, self._skills)
+                paths = thread_paths(self._home, thread_id, self._skills)
                 sandbox = LocalSandbox(paths, self._shell, self._config.sandbox)
                 with self._lock:
                     self._sandboxes[thread_id] = sandbox

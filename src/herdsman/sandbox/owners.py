@@ -7,6 +7,8 @@ the thread's first command, upload or tool call), to count them against the user
 a folder no jail sees; placement reads it. A thread with no owner file (the CLI, the embedded
 client, a gateway without API keys) belongs to the one local user (None). The file goes with
 the thread's folder when the thread is deleted.
+
+The owner also decides whose own skills the thread's sandbox shows (``skill_view.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from herdsman.sandbox.paths import private_dir, thread_dir, write_once
+from herdsman.sandbox.paths import ThreadPaths, private_dir, thread_dir, write_once
 
 OWNER_FILE = "owner"
 
@@ -49,3 +51,9 @@ def owner_of(home: Path, thread_id: str) -> str | None:
         os.close(fd)
     user = data.get("user") if isinstance(data, dict) else None
     return user if isinstance(user, str) else None
+
+
+def thread_paths(home: Path, thread_id: str, skills: Path | None) -> ThreadPaths:
+    """The :class:`ThreadPaths` of ``thread_id`` of ``home``, with its owner noted (whose own
+    skills its sandbox shows besides the shared ones)."""
+    return ThreadPaths.for_thread(home, thread_id, skills, owner=owner_of(home, thread_id))

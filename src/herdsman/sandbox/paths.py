@@ -194,13 +194,17 @@ class ThreadPaths:
     uploads: Path
     outputs: Path
     skills: Path | None = None
+    owner: str | None = None  # the thread's user: whose own skills (skill_view.py) it sees; None: the local user
     _aliases: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @classmethod
-    def for_thread(cls, home: Path, thread_id: str, skills: Path | None = None) -> "ThreadPaths":
+    def for_thread(
+        cls, home: Path, thread_id: str, skills: Path | None = None, owner: str | None = None
+    ) -> "ThreadPaths":
         """Layout ``<home>/threads/<thread_id>/user-data/{workspace,uploads,outputs}``.
 
-        ``skills`` is mounted read-only at ``/mnt/skills`` when given and it is a directory.
+        ``skills`` is mounted read-only at ``/mnt/skills`` when given and it is a directory, with
+        only the shared skills and ``owner``'s own in view (see ``skill_view.py``).
         """
         validate_thread_id(thread_id)
         given_home = Path(os.path.abspath(home))
@@ -219,6 +223,7 @@ class ThreadPaths:
             uploads=user_data / "uploads",
             outputs=user_data / "outputs",
             skills=skills_dir,
+            owner=owner,
         )
         object.__setattr__(paths, "_aliases", paths._build_aliases(given_home, skills))
         return paths

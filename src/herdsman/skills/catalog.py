@@ -1,5 +1,5 @@
 """Find the skills under the skills folder: public ones, then custom ones that override them,
-then (for one user) that user's own ones under ``custom/@<user>/``, which override both.
+then (for one user) that user's own ones under ``users/<user>/``, which override both.
 
 A broken SKILL.md never stops the agent: it is left out and reported in
 :attr:`SkillCatalog.problems` (logged, and shown by ``herdsman skills list`` / ``validate``).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
-from herdsman.skills.model import SKILL_FILE, USER_PREFIX, Skill, SkillError, Source
+from herdsman.skills.model import SKILL_FILE, USER_PREFIX, USERS_FOLDER, Skill, SkillError, Source
 from herdsman.skills.parse import parse_skill_file
 from herdsman.skills.secrets import SkillSecrets
 from herdsman.skills.switches import disabled_skills
@@ -79,8 +79,8 @@ def _shown(root: Path, directory: Path) -> str:
 
 
 def user_folder(root: Path, user: str) -> Path:
-    """The folder of ``user``'s own skills: ``<root>/custom/@<user>``."""
-    return root / "custom" / f"{USER_PREFIX}{user}"
+    """The folder of ``user``'s own skills: ``<root>/users/<user>``."""
+    return root / USERS_FOLDER / user
 
 
 def _folders(base: Path) -> list[Path]:

@@ -1,7 +1,7 @@
 """The environment a command gets from the skills it runs: the run's user's secrets.
 
 A command "runs a skill" when it names a file of the skill's folder (``/mnt/skills/public/x/...``,
-``/mnt/skills/custom/x/...`` or the user's own ``/mnt/skills/custom/@<user>/x/...``) or when the
+``/mnt/skills/custom/x/...`` or the user's own ``/mnt/skills/users/<user>/x/...``) or when the
 skill is the turn's active one (``/x``). Its secrets, as the user set them
 (:class:`~herdsman.skills.secrets.SkillSecrets`), become environment variables of that one
 command; nothing of the gateway's own environment is ever passed. The values then never reach
@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from herdsman.pools import user_of
-from herdsman.skills.model import USER_PREFIX
+from herdsman.skills.model import USERS_FOLDER
 from herdsman.skills.secrets import SkillSecrets
 
 SKILLS_ROOT = "/mnt/skills"  # herdsman.sandbox.base.SKILLS_ROOT (not imported: the sandbox imports this module)
 _SKILL_PATH = re.compile(
-    re.escape(SKILLS_ROOT) + r"/(?:public|custom)/(?:" + re.escape(USER_PREFIX) + r"([A-Za-z0-9._@-]+)/)?"
+    re.escape(SKILLS_ROOT) + r"/(?:public/|custom/|" + re.escape(USERS_FOLDER) + r"/([A-Za-z0-9._@-]+)/)"
     r"([a-z0-9]+(?:-[a-z0-9]+)*)(?=/|\s|$|['\";|&)])"
 )
 

@@ -5,7 +5,7 @@ unpacked or copied into a hidden staging folder beside the target (``custom/.ins
 discovery skips), under :class:`~herdsman.skills.archive.PackageLimits` and with no link or
 special file let through; then its SKILL.md is parsed with the same checks as every skill, its
 Python scripts are compiled (in a child process with limits), and only then is the folder
-renamed into place (``custom/<name>`` for everyone, ``custom/@<user>/<name>`` for one user). A
+renamed into place (``custom/<name>`` for everyone, ``users/<user>/<name>`` for one user). A
 name that is taken is refused unless ``replace``; a replaced skill is swapped out by a rename
 too, so a reader sees the old skill or the new one, never a mix.
 
@@ -65,7 +65,7 @@ class Installed:
 
 
 def install_base(root: Path, user: str | None) -> Path:
-    """Where installs go: ``<root>/custom`` (everyone) or ``<root>/custom/@<user>`` (one user)."""
+    """Where installs go: ``<root>/custom`` (everyone) or ``<root>/users/<user>`` (one user)."""
     if user is None:
         return root / "custom"
     if not USER_RE.fullmatch(user):

@@ -8,7 +8,8 @@ from typing import Literal
 
 Source = Literal["public", "custom"]
 SKILL_FILE = "SKILL.md"
-USER_PREFIX = "@"  # skills/custom/@<user>/<skill>/: one user's own skills (no skill name starts with it)
+USERS_FOLDER = "users"  # skills/users/<user>/<skill>/: one user's own skills (herdsman.sandbox.skill_view: the same)
+USER_PREFIX = "@"  # skills/custom/@<user>/: where an earlier Herdsman kept them (moved out by the sandbox)
 
 
 class SkillError(ValueError):
@@ -33,7 +34,7 @@ class Skill:
     /mnt/user-data/outputs, of the files the skill delivers: while it is active, the completion
     check asks for one file matching each before the agent's answer stands. ``examples`` are
     requests the skill fits, in the user's words (the start screen offers them). ``owner`` is set
-    for a skill one user installed for themselves (``skills/custom/@<owner>/<name>``).
+    for a skill one user installed for themselves (``skills/users/<owner>/<name>``).
     """
 
     name: str
@@ -48,7 +49,7 @@ class Skill:
     outputs: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
-    owner: str | None = None  # the user whose own skill this is (skills/custom/@<owner>/); None: shared
+    owner: str | None = None  # the user whose own skill this is (skills/users/<owner>/); None: shared
 
     @property
     def file(self) -> Path:
@@ -61,7 +62,7 @@ class Skill:
         from herdsman.sandbox.base import SKILLS_ROOT  # here, so the skills CLI starts without the sandbox
 
         if self.owner is not None:
-            return f"{SKILLS_ROOT}/{self.source}/{USER_PREFIX}{self.owner}/{self.directory.name}"
+            return f"{SKILLS_ROOT}/{USERS_FOLDER}/{self.owner}/{self.directory.name}"
         return f"{SKILLS_ROOT}/{self.source}/{self.directory.name}"
 
     @property

@@ -4,7 +4,7 @@
   ``files`` field; what the web UI sends), or JSON ``{"url": "https://..."}`` for a Git
   repository. Query (or JSON) ``replace=true`` replaces a skill of the same name; ``shared=true``
   installs for every user and needs an admin key. Otherwise the skill is the caller's own
-  (``skills/custom/@<user>/``); with auth off the one local user installs for everyone. The
+  (``skills/users/<user>/``); with auth off the one local user installs for everyone. The
   package is checked completely before anything is written (:mod:`herdsman.skills.install`);
   a refused one answers 422 (409 for a name that is taken) and leaves nothing behind.
 - ``GET /api/skills/{name}/export``: the skill as a ``.skill`` archive (a zip of its folder).

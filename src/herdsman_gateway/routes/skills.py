@@ -8,7 +8,7 @@ After a switch the gateway builds the lead agent again (:meth:`Gateway.rebuild_a
 that start afterwards see the change; runs in progress finish with the skills they started with.
 
 Public and shared custom skills are seen by every user of the gateway; any valid API key may
-read them, only an admin key switch them. A user's own skills (``skills/custom/@<user>/``,
+read them, only an admin key switch them. A user's own skills (``skills/users/<user>/``,
 installed with ``POST /api/skills/install``) are listed, read and exported by that user only;
 another user gets 404, as for a skill that does not exist. An install for everyone
 (``shared=true``) needs an admin key; so does a Git URL other than ``https://``. Secrets
@@ -28,7 +28,7 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
 from herdsman.sandbox.base import SKILLS_ROOT
 from herdsman.skills import Skill, SkillCatalog, SkillError, load_skills, resolve_skills_root
-from herdsman.skills.model import SKILL_FILE, USER_PREFIX
+from herdsman.skills.model import SKILL_FILE, USERS_FOLDER
 from herdsman.skills.parse import NAME_RE
 from herdsman.skills.secrets import SkillSecrets, declared
 from herdsman.skills.switches import SkillSwitches, disabled_skills
@@ -85,9 +85,9 @@ def _skill_json(catalog: SkillCatalog, skill: Skill, off: set[str]) -> dict[str,
 def _broken_json(error: SkillError, off: set[str]) -> dict[str, Any]:
     """A SKILL.md that does not parse, named by its folder."""
     folder = Path(error.file).parent
-    own = folder.parent.name.startswith(USER_PREFIX)
-    source = folder.parent.parent.name if own else folder.parent.name
-    place = f"{source}/{folder.parent.name}" if own else source
+    own = folder.parent.parent.name == USERS_FOLDER
+    source = "custom" if own else folder.parent.name
+    place = f"{USERS_FOLDER}/{folder.parent.name}" if own else source
     problem = f"{SKILL_FILE}: field {error.field!r}: {error.message}" if error.field else f"{SKILL_FILE}: {error.message}"
     return {
         "name": folder.name,

@@ -2,9 +2,10 @@
 
 Usage: python3 make_pdf.py REPORT.md OUT.pdf [--author NAME]
 
-The Markdown is the word-document skill's (see ../../word-document/scripts/markdown_blocks.py,
-whose parser this script uses): ``# Title`` first, ``##`` headings, paragraphs, lists,
-``| a | b |`` tables with ``|---|`` under the header, and ``![caption](image.png)``.
+The Markdown is the word-document skill's (markdown_blocks.py beside this script is a copy of
+that skill's, kept equal by a test, so each skill works on its own): ``# Title`` first, ``##``
+headings, paragraphs, lists, ``| a | b |`` tables with ``|---|`` under the header, and
+``![caption](image.png)``.
 Text is set in DejaVu Sans when the font is installed (every Latin, Greek and Cyrillic letter),
 else in Helvetica. Pages are numbered. Every mistake exits with status 1 and says what to fix.
 """
@@ -16,10 +17,7 @@ import sys
 from html import escape
 from pathlib import Path
 
-BLOCKS = Path(__file__).resolve().parents[2] / "word-document" / "scripts"
-if not (BLOCKS / "markdown_blocks.py").is_file():
-    sys.exit("error: this script needs the word-document skill next to pdf-report (its markdown_blocks.py); reinstall the public skills")
-sys.path.insert(0, str(BLOCKS))
+sys.path.insert(0, str(Path(__file__).parent))
 from markdown_blocks import Block, fail, load, runs  # noqa: E402
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
