@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-
 from herdsman.logs import get_logger
 from herdsman.sandbox.base import SKILLS_ROOT, SandboxError
 
