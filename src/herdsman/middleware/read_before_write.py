@@ -189,8 +189,11 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return None
         return current_fingerprint(sandbox, path)
 
-    def _check(self, request: ToolCallRequest) -> ToolMessage | None:
-        """A refusal for a blind edit, or None to let the call run."""
+    @staticmethod
+    def _edited(request: ToolCallRequest) -> str | None:
+        """The virtual path a replacing edit (``write_file`` without ``append``, ``str_replace``)
+        is about to change under ``/mnt/user-data``, or None (no file to look at: decided from the
+        call alone, without touching a file)."""
         call = request.tool_call
         args = call.get("args") or {}
         if call["name"] not in ("write_file", "str_replace") or (call["name"] == "write_file" and args.get("append")):
@@ -198,6 +201,14 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         path = _virtual(args.get("path"))
         if path is None or not path.startswith(USER_DATA_ROOT + "/"):
             return None  # skills are read-only: the tool itself says so
+        return path
+
+    def _check(self, request: ToolCallRequest) -> ToolMessage | None:
+        """A refusal for a blind edit, or None to let the call run."""
+        path = self._edited(request)
+        if path is None:
+            return None
+        call = request.tool_call
         now = self._current(request, path)
         if now is None or now == EMPTY:
             return None  # new or empty: nothing to lose
@@ -229,20 +240,33 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return [p for w in seen if (p := _virtual(w))]
         return []
 
-    def _unseen_append(self, request: ToolCallRequest) -> str | None:
-        """The path of an append (``write_file`` with ``append``) to a file that holds something
-        now: after it the agent still has not seen what was there."""
+    @staticmethod
+    def _appended(request: ToolCallRequest) -> str | None:
+        """The virtual path an append (``write_file`` with ``append``) writes to, or None."""
         args = request.tool_call.get("args") or {}
         if request.tool_call["name"] != "write_file" or not args.get("append"):
             return None
-        path = _virtual(args.get("path"))
+        return _virtual(args.get("path"))
+
+    def _unseen_append(self, request: ToolCallRequest) -> str | None:
+        """The path of an append (``write_file`` with ``append``) to a file that holds something
+        now: after it the agent still has not seen what was there."""
+        path = self._appended(request)
         return path if path and self._current(request, path) not in (None, EMPTY) else None
 
-    def _record(self, request: ToolCallRequest, result: Any, unseen: str | None = None) -> Any:
-        """``result`` plus the fingerprints of the files it showed or changed (not ``unseen``)."""
+    def _shown(self, request: ToolCallRequest, result: Any, unseen: str | None = None) -> list[str]:
+        """The paths whose fingerprints :meth:`_record` takes after ``result`` (not ``unseen``):
+        none for a failed call or one that showed or changed no file (decided without a file)."""
         if not isinstance(result, ToolMessage) or result.status == "error":
-            return result
-        seen = {p: f for p in self._touched(request, result.artifact) if p != unseen and (f := self._current(request, p))}
+            return []
+        return [p for p in self._touched(request, result.artifact) if p != unseen]
+
+    def _record(self, request: ToolCallRequest, result: Any, unseen: str | None = None,
+                shown: list[str] | None = None) -> Any:
+        """``result`` plus the fingerprints of the files it showed or changed (not ``unseen``);
+        ``shown``: those paths, when :meth:`_shown` already listed them."""
+        shown = self._shown(request, result, unseen) if shown is None else shown
+        seen = {p: f for p in shown if (f := self._current(request, p))}
         if not seen:
             return result
         return Command(update={"messages": [result], "files_read": seen})
@@ -258,11 +282,18 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
-        """Async twin of :meth:`wrap_tool_call` (file checks run on the file pool, on the run's user's slots)."""
+        """Async twin of :meth:`wrap_tool_call`. File checks run on the file pool, on the run's
+        user's slots, and only for calls that have a file to look at: which ones is decided from
+        the call and its result on the event loop (a call such as ``ls`` took three trips to the
+        pool that found nothing to do)."""
         user = pools.user_of(getattr(request.runtime, "config", None))
-        refused = await pools.run(pools.FILES, user, self._check, request)
-        if refused is not None:
-            return refused
-        unseen = await pools.run(pools.FILES, user, self._unseen_append, request)
+        if self._edited(request) is not None:
+            refused = await pools.run(pools.FILES, user, self._check, request)
+            if refused is not None:
+                return refused
+        unseen = await pools.run(pools.FILES, user, self._unseen_append, request) if self._appended(request) else None
         result = await handler(request)
-        return await pools.run(pools.FILES, user, self._record, request, result, unseen)
+        shown = self._shown(request, result, unseen)
+        if not shown:
+            return result
+        return await pools.run(pools.FILES, user, self._record, request, result, unseen, shown)

@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 
+from herdsman import pools
 from herdsman.middleware.intent_words import files_topic
 from herdsman.middleware.language import language_of
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
@@ -101,6 +102,16 @@ def tool_name(tool: Any) -> str:
 def tool_names(tools: Iterable[Any]) -> set[str]:
     """The names of ``tools``."""
     return {tool_name(t) for t in tools}
+
+
+def run_user() -> str:
+    """The user this run belongs to (:func:`herdsman.pools.user_of` its config), for the pools'
+    per-user slots; the local user outside a run."""
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a runnable (a direct call in a test)
+        config = None
+    return pools.user_of(config)
 
 
 def run_sandbox(provider: SandboxProvider | None) -> HostBackedSandbox | None:

@@ -57,7 +57,7 @@ class FileVersions:
         """The thread's history; None when versions are off or its files are not on this host."""
         with self._lock:
             kept = self._histories.get(thread_id)
-            if thread_id not in self._histories or (kept is not None and not kept.objects.is_dir()):  # deleted since
+            if thread_id not in self._histories or (kept is not None and not kept.kept()):  # deleted since
                 self._histories[thread_id] = thread_history(self.provider, self.config, thread_id)
             return self._histories[thread_id]
 

@@ -293,11 +293,11 @@ class _Rows:
 
     def record(self, db: sqlite3.Connection, checkpoint_id: str, root: str | None, message_id: str | None) -> None:
         """Add (or update the root of) the row of ``checkpoint_id``, after every other."""
-        seq = db.execute(f"SELECT COALESCE(MAX(seq), 0) + 1 FROM versions WHERE {self._where}1", self._scope).fetchone()[0]
         db.execute(
             f"INSERT INTO versions ({self._columns}checkpoint_id, root, created, seq, message_id) "
-            f"VALUES ({self._marks}?, ?, ?, ?, ?) ON CONFLICT({self._key}checkpoint_id) DO UPDATE SET root = excluded.root",
-            (*self._made, checkpoint_id, root, time.time(), seq, message_id),
+            f"SELECT {self._marks}?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM versions WHERE {self._where}1), ? "
+            f"WHERE 1 ON CONFLICT({self._key}checkpoint_id) DO UPDATE SET root = excluded.root",
+            (*self._made, checkpoint_id, root, time.time(), *self._scope, message_id),
         )
 
     def root_of(self, db: sqlite3.Connection, checkpoint_id: str) -> Any:
@@ -350,7 +350,7 @@ class FileHistory:
         with _SHARED_LOCK:
             history = _SHARED.get(directory)
             # a history whose folder is gone (its thread was deleted) starts again, empty
-            if history is None or history.files.paths != files.paths or not history.objects.is_dir():
+            if history is None or history.files.paths != files.paths or not history.kept():
                 history = _SHARED[directory] = cls(files, directory, config, home_index=home_index)
             return history
 
@@ -367,6 +367,7 @@ class FileHistory:
         self.config = config
         self.objects = directory / "objects"
         self.objects.mkdir(parents=True, exist_ok=True)
+        self._objects_dir = str(self.objects)  # str paths where a step that changed nothing looks (no Path objects)
         self._lock = threading.RLock()
         own = directory / "index.sqlite"
         if home_index is None or own.exists():
@@ -410,6 +411,14 @@ class FileHistory:
 
     def _object(self, digest: str) -> Path:
         return self.objects / digest[:2] / digest[2:]
+
+    def kept(self) -> bool:
+        """Whether this history's folder is still there (a thread deleted since has none)."""
+        return os.path.isdir(self._objects_dir)
+
+    def _stored(self, digest: str) -> bool:
+        """Whether object ``digest`` is stored."""
+        return os.path.exists(f"{self._objects_dir}/{digest[:2]}/{digest[2:]}")
 
     def _keep(self, tmp: Path, digest: str, size: int) -> None:
         """Move the staged ``tmp`` in as object ``digest`` (dropped when it is there already)."""
@@ -508,7 +517,7 @@ class FileHistory:
             return None
         try:
             root = self._root
-            if root is None or not self._journal.quiet(self._journal_key) or not self._object(root).exists():
+            if root is None or not self._journal.quiet(self._journal_key) or not self._stored(root):
                 return None
             self.capture_counts["skipped"] += 1
             return root
@@ -520,7 +529,7 @@ class FileHistory:
         changes = self._journal.take(self._journal_key) if self._journal is not None else Changes(trusted=False)
         untracked = (v for v in changes.names if _parent(v) not in self._dirs)  # below folders versions leave out
         if (
-            changes.trusted and self._root is not None and self._object(self._root).exists()
+            changes.trusted and self._root is not None and self._stored(self._root)
             and not any(changes.maybe_linked(v, present=False, tracked=False) for v in untracked)
         ):
             dirty = sorted((d for d in changes.dirs if d in self._dirs), key=lambda p: p.count("/"))

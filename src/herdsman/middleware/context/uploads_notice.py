@@ -26,7 +26,6 @@ own update (an ``ExtendedModelResponse`` command); with nothing new it writes no
 
 from __future__ import annotations
 
-import asyncio
 import operator
 import re
 from typing import Annotated, Any
@@ -39,9 +38,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
+from herdsman import pools
 from herdsman.logs import get_logger
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import run_sandbox, this_run
+from herdsman.middleware.turn import run_sandbox, run_user, this_run
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.snapshot import take_snapshot
 
@@ -175,9 +175,10 @@ class UploadsNoticeMiddleware(RequestRewriteMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        """Async twin of :meth:`wrap_model_call` (the folder is read in a worker thread)."""
+        """Async twin of :meth:`wrap_model_call` (the folder is read on the file pool, on the run's
+        user's slots, not on asyncio's shared default pool)."""
         state = request.state or {}
-        update = await asyncio.to_thread(self._scan, state) if unanswered(state) else None
+        update = await pools.run(pools.FILES, run_user(), self._scan, state) if unanswered(state) else None
         return with_update(await handler(self._announce(request, update)), update)
 
     def _announce(self, request: ModelRequest, update: dict[str, Any] | None) -> ModelRequest:
