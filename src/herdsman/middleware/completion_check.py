@@ -181,12 +181,13 @@ def _scripts_made(request: str, preexisting: set[str], lookup: FileLookup, run: 
             out.append(Finding("script.does_not_parse", {"path": path, "error": error}, ("write_file",), EDIT))
     if out:
         return out
-    made = [n for n in named_files(request) if n not in preexisting and n.endswith((".py", ".sh", ".js"))
+    named = named_files(request)
+    made = [n for n in named if n not in preexisting and n.endswith((".py", ".sh", ".js"))
             and _wrote(run, n) and lookup.size_of(n)]
     if made and request_command(request) and not any(f.rule == "script.changed_not_run" for f in found):
         out += untested_change(request, made, run, _samples(lookup))
-    others = [n for n in named_files(request) if n not in preexisting and n not in made]
-    scripts = [n for n in named_files(request) if n.endswith((".py", ".sh", ".js")) and _wrote(run, n)]
+    others = [n for n in named if n not in preexisting and n not in made]
+    scripts = [n for n in named if n.endswith((".py", ".sh", ".js")) and _wrote(run, n)]
     if not out and not others and (outcome := command_outcome(request, scripts, run)) is not None:
         out.append(outcome)
     return out

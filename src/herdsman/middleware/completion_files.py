@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from herdsman.sandbox.tools import sent_to_background
 from herdsman.middleware.command_sense import binary_file
 from herdsman.middleware.completion_rules import failed, is_value, numbers_in
 from herdsman.middleware.completion_plan import read_first
@@ -82,7 +83,7 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
     if last["name"] == "grep":
         return _grep_not_saved(last, result, request, name)
     command = str((last.get("args") or {}).get("command") or "")
-    if (last.get("args") or {}).get("background") or re.search(r"(?<![&|>])&\s*$", command):
+    if (last.get("args") or {}).get("background") or sent_to_background(command):
         return None  # a job started in the background printed a note of the harness, not its result
     if result is None or failed(result) or result.text.strip() in ("", "(no output)") or ">" in command:
         return None

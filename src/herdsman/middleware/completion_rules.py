@@ -217,10 +217,10 @@ def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) ->
       countdown.py 3)" and the fixed script printed 2 and 1).
 
     Numbers and a command line are read the same way in any language. Each said once per run."""
-    command = _RUN_COMMAND.search(request)
+    command = request_command(request)
     if command is None:
         return None
-    name = command.group(0).split()[1].rsplit("/", 1)[-1]
+    name = command.split()[1].rsplit("/", 1)[-1]
     script = next((s for s in scripts if s.rsplit("/", 1)[-1] == name), None)
     if script is None:
         return None
@@ -236,10 +236,10 @@ def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) ->
     if last is None or failed(last):
         return None
     printed = last.text.strip()
-    evidence = {"command": command.group(0), "path": script}
+    evidence = {"command": command, "path": script}
     if printed in ("", "(no output)"):
         return None if noted(run, "script.printed_nothing") else Finding("script.printed_nothing", evidence, ("write_file",), EDIT)
-    rest = _PATHS_AND_NAMES.sub(" ", request.replace(command.group(0), " "))
+    rest = _PATHS_AND_NAMES.sub(" ", request.replace(command, " "))
     expected = sorted(numbers_in(rest), key=float)
     if not _ONLY_NUMBERS.fullmatch(printed) or not expected or len(expected) > MAX_CHECKED_NUMBERS:
         return None

@@ -358,11 +358,19 @@ BACKGROUND_ARG = ("true: start the command as a background server that keeps run
 SERVER_STARTUP_SECONDS = 10.0  # how long bash waits for a background server to listen
 
 
+_TRAILING_AMPERSAND = re.compile(r"(?<![&|>])&\s*$")  # "cmd &", not "a && b" nor "2>&1"
+
+
+def sent_to_background(command: str) -> bool:
+    """Whether ``command`` ends by sending itself to the background with ``&``."""
+    return _TRAILING_AMPERSAND.search(command) is not None
+
+
 def held_in_foreground(command: str) -> str:
     """``command`` without the ``&`` (or ``nohup``) a model adds to a command it already asked to
     run in the background: the job's shell would start it as a child and end at once, and the
     job with it (``python3 ticker.py &`` with background=true "ended" before writing a line)."""
-    held = re.sub(r"(?<![&|>])&\s*$", "", command.rstrip()).rstrip()
+    held = _TRAILING_AMPERSAND.sub("", command.rstrip()).rstrip()
     return re.sub(r"^nohup\s+", "", held) or command
 
 
