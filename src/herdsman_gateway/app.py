@@ -62,6 +62,7 @@ from herdsman_gateway.mcp_watch import watch_mcp_servers
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.pacing import CountRequests, RequestsFirst
 from herdsman_gateway.preview.origin import PreviewOrigin
+from herdsman_gateway.preview.tokens import home_secret
 from herdsman_gateway.rate_limit import RateLimit, limit_storage
 from herdsman_gateway.routes import (
     api, archive, artifacts, files, memory as memory_routes, model_steps, preview, skill_packages, skills, snapshots, tasks,
@@ -181,7 +182,8 @@ def create_app(
                                                 name="memory-retention")
                 stack.push_async_callback(_stop, retention)
             if config.gateway.preview_origin.enabled:  # agent-written pages: never on this origin
-                origin = PreviewOrigin(config.gateway, lambda: app.state.gateway)
+                secret = await asyncio.to_thread(home_secret, config.resolve_home())
+                origin = PreviewOrigin(config.gateway, lambda: app.state.gateway, secret)
                 await origin.start()
                 stack.push_async_callback(origin.stop)
                 app.state.preview_origin = origin

@@ -67,11 +67,11 @@ class _QuietServer(uvicorn.Server):
 class PreviewOrigin:
     """The preview listener of one gateway: its tokens, its address, its app."""
 
-    def __init__(self, config: GatewayConfig, gateway: Callable[[], Any]) -> None:
+    def __init__(self, config: GatewayConfig, gateway: Callable[[], Any], secret: bytes | None = None) -> None:
         self.config = config.preview_origin
         self._gateway_port = config.port
         self.request_bytes = config.max_request_bytes
-        self.tokens = PreviewTokens(self.config.token_seconds)
+        self.tokens = PreviewTokens(self.config.token_seconds, secret)
         self.gateway = gateway
         self.url: str | None = None
         self.app = build_origin_app(self)
