@@ -42,7 +42,7 @@ async def test_a_run_that_ended_while_redis_was_down_ends_its_followers(home, mo
     async with held_turn_on_own_redis(home, model, heartbeat_seconds=1) as held:
         held.redis.stop()
         model.release()  # the run goes on, cannot write its events, fails and ends
-        run = held.served.app.state.gateway.runs._runs[held.started["run_id"]]
+        run = held.served.app.state.gateway.runs.table.runs[held.started["run_id"]]
         deadline = time.monotonic() + 60
         while not (run.task.done() and run.status in FINAL_STATUSES):  # its end event was lost
             assert time.monotonic() < deadline, "the run did not end while Redis was down"

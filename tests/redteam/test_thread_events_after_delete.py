@@ -138,4 +138,4 @@ async def test_refused_run_starts_on_fresh_ids_leave_nothing_behind(secured) -> 
                 assert answer["type"] == "error" and answer["error"] == "invalid_argument", answer
         assert (await http.post("/threads/search", json={})).json() == [], "no thread was made"
     assert not gateway.thread_events._logs, f"{len(gateway.thread_events._logs)} logs kept for ids of no thread"
-    assert not gateway.runs._watchers, "nor run watchers"
+    assert not gateway.runs.table.watchers, "nor run watchers"
