@@ -14,11 +14,7 @@ import pytest
 from herdsman.logs import get_logger
 from tests.support import REPO, logged_events
 
-KNOWN_EXCEPTIONS = {
-    # is being split into smaller modules (issue #36); until then its structlog.get_logger events
-    # reach stdlib logging once an entry point (CLI, gateway startup) routes structlog there
-    "src/herdsman/runtime/runs.py",
-}
+KNOWN_EXCEPTIONS: set[str] = set()
 
 
 def test_importing_herdsman_leaves_structlog_and_logging_as_they_were() -> None:

@@ -53,8 +53,6 @@ versions, the oldest versions are dropped, and objects no kept version uses are 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import resource
 import shutil
@@ -67,7 +65,6 @@ import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,6 +73,8 @@ from herdsman.logs import get_logger
 from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
 from herdsman.sandbox.change_journal import ChangeJournal, Changes, is_local, process_journal
 from herdsman.sandbox.fs import MAX_DEPTH, MAX_PATH_CHARS, FileTooLargeError, ThreadFiles, WalkStop, copy_sparse
+from herdsman.sandbox.history_objects import Entry, HistoryError, ObjectStore
+from herdsman.sandbox.history_restore import RestoreReport, restore_version, revert_paths
 from herdsman.sandbox.paths import normalize_virtual
 
 log = get_logger(__name__)
@@ -83,26 +82,9 @@ log = get_logger(__name__)
 WALK_LIMIT = 200_000
 ENTRIES_CACHED = 8  # versions whose entries a history keeps read
 WALK_SECONDS = 60.0
-Entry = list[Any]
-
-
-class HistoryError(SandboxError):
-    """A version could not be made or brought back; the message says why and what to do."""
-
-
 class _Moved(Exception):
     """What changed cannot be told folder by folder (a folder swapped for something else
     meanwhile, a file with several links): walk the whole tree."""
-
-
-@dataclass
-class RestoreReport:
-    """What a restore changed: virtual paths written and removed."""
-
-    written: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)  # "path: why", for entries left as they were
-    before: str | None = None  # the version of the files just before the restore (kept: undo)
 
 
 def _parent(vpath: str) -> str:
@@ -365,9 +347,8 @@ class FileHistory:
         self.files = files
         self.directory = directory
         self.config = config
-        self.objects = directory / "objects"
-        self.objects.mkdir(parents=True, exist_ok=True)
-        self._objects_dir = str(self.objects)  # str paths where a step that changed nothing looks (no Path objects)
+        self.store = ObjectStore(directory / "objects")
+        self.objects = self.store.root
         self._lock = threading.RLock()
         own = directory / "index.sqlite"
         if home_index is None or own.exists():
@@ -394,7 +375,6 @@ class FileHistory:
         #: how many captures found nothing changed ("skipped": no walk), listed only the folders
         #: that changed ("folders"), or walked the whole tree ("walked"); and how many files they read
         self.capture_counts: Counter[str] = Counter()
-        self._new_bytes = 0
         self._capture_bytes = 0
         self._entries: OrderedDict[str, dict[str, Entry]] = OrderedDict()
         with self._index():
@@ -409,51 +389,9 @@ class FileHistory:
 
     # -- objects ----------------------------------------------------------------------------
 
-    def _object(self, digest: str) -> Path:
-        return self.objects / digest[:2] / digest[2:]
-
     def kept(self) -> bool:
         """Whether this history's folder is still there (a thread deleted since has none)."""
-        return os.path.isdir(self._objects_dir)
-
-    def _stored(self, digest: str) -> bool:
-        """Whether object ``digest`` is stored."""
-        return os.path.exists(f"{self._objects_dir}/{digest[:2]}/{digest[2:]}")
-
-    def _keep(self, tmp: Path, digest: str, size: int) -> None:
-        """Move the staged ``tmp`` in as object ``digest`` (dropped when it is there already)."""
-        target = self._object(digest)
-        if target.exists():
-            tmp.unlink()
-            return
-        target.parent.mkdir(exist_ok=True)
-        os.replace(tmp, target)
-        self._new_bytes += size
-
-    def _put_listing(self, listing: dict[str, Entry]) -> str:
-        data = json.dumps(listing, sort_keys=True, separators=(",", ":")).encode()
-        digest = hashlib.sha256(data).hexdigest()
-        target = f"{self.objects}/{digest[:2]}/{digest[2:]}"
-        if not os.path.exists(target):  # (strings, not Paths: a new thread's first capture stores four)
-            staged = f"{self.objects}/.listing-{os.getpid()}-{threading.get_ident()}"  # one at a time per thread
-            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-            try:
-                os.mkdir(os.path.dirname(target))
-            except FileExistsError:
-                pass
-            os.replace(staged, target)
-            self._new_bytes += len(data)
-        return digest
-
-    def _listing(self, digest: str) -> dict[str, Entry]:
-        try:
-            return json.loads(self._object(digest).read_bytes())
-        except FileNotFoundError:
-            raise HistoryError(f"a folder listing of this version ({digest[:12]}) is gone; the version cannot be restored") from None
+        return self.store.kept()
 
     def _put_file(self, vpath: str, seen: os.stat_result) -> str | None:
         """Copy the file at ``vpath`` in (read by descriptor); its digest, or None when the file
@@ -481,12 +419,12 @@ class FileHistory:
             raise
         self._capture_bytes += copied
         self.capture_counts["files_read"] += 1
-        self._keep(Path(name), hexd, copied)
+        self.store.keep(Path(name), hexd, copied)
         return hexd
 
     def _count_new_bytes(self) -> None:
         """Add the bytes of the objects stored since the last call to the running total."""
-        n, self._new_bytes = self._new_bytes, 0
+        n = self.store.take_new_bytes()
         if n:
             with self._index() as db:
                 self._rows.set_bytes(db, n, add=True)
@@ -517,7 +455,7 @@ class FileHistory:
             return None
         try:
             root = self._root
-            if root is None or not self._journal.quiet(self._journal_key) or not self._stored(root):
+            if root is None or not self._journal.quiet(self._journal_key) or not self.store.has(root):
                 return None
             self.capture_counts["skipped"] += 1
             return root
@@ -529,7 +467,7 @@ class FileHistory:
         changes = self._journal.take(self._journal_key) if self._journal is not None else Changes(trusted=False)
         untracked = (v for v in changes.names if _parent(v) not in self._dirs)  # below folders versions leave out
         if (
-            changes.trusted and self._root is not None and self._stored(self._root)
+            changes.trusted and self._root is not None and self.store.has(self._root)
             and not any(changes.maybe_linked(v, present=False, tracked=False) for v in untracked)
         ):
             dirty = sorted((d for d in changes.dirs if d in self._dirs), key=lambda p: p.count("/"))
@@ -686,7 +624,7 @@ class FileHistory:
             for name, item in listing.items():
                 if item[0] == "d":
                     item[2] = self._digests[f"{vdir}/{name}"]
-            self._digests[vdir] = self._put_listing(listing)
+            self._digests[vdir] = self.store.put_listing(listing)
         self._root = self._digests[USER_DATA_ROOT]
         return self._root
 
@@ -741,7 +679,7 @@ class FileHistory:
         stack = [(USER_DATA_ROOT, root)]
         while stack:
             vdir, digest = stack.pop()
-            for name, item in self._listing(digest).items():
+            for name, item in self.store.listing(digest).items():
                 vpath = f"{vdir}/{name}"
                 out[vpath] = item
                 if item[0] == "d":
@@ -763,97 +701,22 @@ class FileHistory:
 
     def restore(self, root: str) -> RestoreReport:
         """Make the thread's files those of version ``root``. The files as they were just before
-        are captured first, so a restore can itself be undone."""
+        are captured first, so a restore can itself be undone (see :func:`restore_version`)."""
         with self._lock:
-            target = self.entries(root)
-            before = self.capture()
-            self.record(f"before-restore-{time.time_ns()}", before)  # kept like any version: the undo
-            current = self.entries(before)
-            report = RestoreReport(before=before)
-
-            def attempt(vpath: str, action: Any, *args: Any) -> bool:
-                try:
-                    action(vpath, *args)
-                    return True
-                except (SandboxError, OSError) as exc:  # one entry that cannot change does not stop the rest
-                    report.failed.append(f"{vpath}: {exc}")
-                    return False
-
-            for vpath in sorted(current, key=lambda p: p.count("/"), reverse=True):
-                now, want = current[vpath], target.get(vpath)
-                if want is not None and now[0] == want[0] and (now[0] == "d" or now == want):
-                    continue
-                if now[0] == "d":
-                    if (want is None or want[0] != "d") and attempt(vpath, self.files.remove_dir):
-                        report.removed.append(vpath)
-                elif attempt(vpath, self.files.unlink) and want is None:
-                    report.removed.append(vpath)
-            for vpath in sorted(target, key=lambda p: p.count("/")):
-                want, now = target[vpath], current.get(vpath)
-                if now is not None and now == want or (now is not None and now[0] == want[0] == "d"):
-                    continue
-                if want[0] == "d":
-                    attempt(vpath, self.files.make_dir, want[1])
-                elif attempt(vpath, self._put_back, want):
-                    report.written.append(vpath)
-            self.capture()  # what is there now (the files just written are read once, to check them)
-            log.info("files_restored", thread_id=self.files.paths.thread_id, version=root[:12],
-                     written=len(report.written), removed=len(report.removed))
-            return report
+            return restore_version(self, root)
 
     def revert(self, root: str, paths: list[str]) -> RestoreReport:
         """Put only ``paths`` back as they were in version ``root``: written back when the version
-        has them, removed when it does not (a sub-agent's failed attempt, undone file by file
-        while its siblings' files stay)."""
+        has them, removed when it does not (see :func:`revert_paths`)."""
         with self._lock:
-            target = self.entries(root)
-            report = RestoreReport()
-            for vpath in dict.fromkeys(paths):
-                want = target.get(vpath)
-                now = self.files.stat(vpath, follow=False)
-                if want is None or want[0] == "d":
-                    if now is not None and not stat.S_ISDIR(now.st_mode):
-                        self.files.unlink(vpath)
-                        report.removed.append(vpath)
-                    continue
-                if now is not None and not stat.S_ISDIR(now.st_mode):
-                    self.files.unlink(vpath)
-                self._put_back(vpath, want)
-                report.written.append(vpath)
-            return report
-
-    def _put_back(self, vpath: str, item: Entry) -> None:
-        """Create the link or file entry ``item`` of a version at ``vpath`` (nothing is there)."""
-        if item[0] == "l":
-            self.files.make_link(vpath, item[1])
-        else:
-            self._write_back(vpath, item)
-
-    def _write_back(self, vpath: str, item: Entry) -> None:
-        source = self._object(item[2])
-        if not source.exists():
-            raise HistoryError(f"the contents of {vpath} in this version are gone; the version cannot be restored")
-        fd, name = tempfile.mkstemp(dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-                copy_sparse(src.fileno(), out.fileno(), os.fstat(src.fileno()).st_size)  # holes stay holes
-            os.chmod(name, item[1] & 0o777)
-            staging = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                self.files.move_in(staging, os.path.basename(name), vpath)
-            finally:
-                os.close(staging)
-        except BaseException:
-            if os.path.exists(name):
-                os.unlink(name)
-            raise
+            return revert_paths(self, root, paths)
 
     def copy_into(self, other: "FileHistory") -> None:
         """Give ``other`` (another thread's history) every version of this one: the objects
         (hard links where the filesystem allows: they never change) and the index rows."""
         with self._lock, other._lock:
-            for path in list(self._objects()):
-                target = other._object(path.parent.name + path.name)
+            for path in list(self.store.paths()):
+                target = other.store.path(path.parent.name + path.name)
                 if target.exists():
                     continue
                 target.parent.mkdir(exist_ok=True)
@@ -898,7 +761,7 @@ class FileHistory:
         stack = list(roots)
         while stack:
             try:
-                listing = self._listing(stack.pop())
+                listing = self.store.listing(stack.pop())
             except HistoryError:
                 continue
             for item in listing.values():
@@ -908,22 +771,9 @@ class FileHistory:
                         stack.append(item[2])
         return keep | {s[4] for s in self._seen.values()} | set(self._digests.values())
 
-    def _objects(self) -> Iterator[Path]:
-        for sub in self.objects.iterdir():
-            if sub.is_dir():
-                yield from sub.iterdir()
-
     def _sweep(self, roots: list[str]) -> None:
         """Delete the objects none of ``roots`` uses, and count what is left."""
-        keep = self._reachable(roots)
-        total = 0
-        young = time.time() - SWEEP_GRACE
-        for path in list(self._objects()):
-            st = path.stat()
-            if path.parent.name + path.name in keep or st.st_mtime > young:
-                total += min(st.st_size, st.st_blocks * 512)  # a sparse object costs its data
-            else:
-                path.unlink(missing_ok=True)
+        total = self.store.sweep(self._reachable(roots), SWEEP_GRACE)
         with self._index() as db:
             self._rows.set_bytes(db, total, add=False)
 
