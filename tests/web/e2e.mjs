@@ -1144,6 +1144,39 @@ const scenarios = {
     const statuses = await page.getByTestId("tool-status").allInnerTexts();
     check("tool cards: done, then failed with the exit code", statuses.slice(-2).join(" | ") === "done | failed · exit 2", statuses);
   },
+  async liveSite(page) {
+    // A request typed as a user types it; the agent builds a page, serves it in its sandbox, and
+    // the Preview tab shows the running server live, its button clicked in the sandboxed frame.
+    const seconds = Number(process.env.LIVE_SECONDS || 900);
+    page.setDefaultTimeout(30000);
+    await page.goto(baseUrl, { timeout: 60000 });
+    await page.getByTestId("input").waitFor({ timeout: 60000 });
+    await page.getByTestId("input").fill(process.env.LIVE_REQUEST);
+    await page.getByTestId("input").press("Enter");
+    await page.getByTestId("stop").waitFor({ timeout: 60000 });
+    await page.getByTestId("send").waitFor({ timeout: seconds * 1000 });
+    checks.thread = new URL(page.url()).searchParams.get("thread");
+    await shot(page, "conversation");
+    await page.getByTestId("preview-toggle").click();
+    const select = page.getByTestId("preview-select");
+    await select.locator("option").first().waitFor({ state: "attached" });
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="preview-select"] option')]
+      .some((o) => o.textContent.startsWith("server: ")), null, { timeout: 30000 }).catch(() => undefined);
+    const options = await select.locator("option").allInnerTexts();
+    const server = options.find((o) => o.startsWith("server: "));
+    check("a server the agent started is listed", !!server, options);
+    await select.selectOption({ label: server });
+    const frame = page.frameLocator('[data-testid="preview-frame"]');
+    const button = frame.locator("button, input[type=button], input[type=submit]").first();
+    await button.waitFor({ timeout: 30000 });
+    check("the page is live in the frame with a button", true);
+    const before = await frame.locator("body").innerText();
+    await button.click();
+    await page.waitForTimeout(500);
+    const after = await frame.locator("body").innerText();
+    checks["the click changed the page"] = { changed: before !== after, before: before.slice(0, 200), after: after.slice(0, 200) };
+    await shot(page, "live");
+  },
   async preview(page) {
     // The Preview tab: a page the agent wrote (hostile: it tries to read the API key, the cookies, the
     // parent page and the API) and a server running in the thread's jail, each live in a sandboxed frame.

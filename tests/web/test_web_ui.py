@@ -73,12 +73,14 @@ def memory_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFac
         yield served
 
 
-def run_scenario(gateway: RunningGateway, scenario: str, extra_env: dict[str, str] | None = None) -> dict:
+def run_scenario(
+    gateway: RunningGateway, scenario: str, extra_env: dict[str, str] | None = None, timeout: float = 120
+) -> dict:
     """Run one browser scenario (``extra_env`` is added to its environment); its checks on success,
     a readable failure otherwise."""
     proc = subprocess.run(
         ["node", str(SCRIPT), scenario, gateway.url, str(ARTIFACTS)],
-        capture_output=True, text=True, timeout=120, cwd=REPO, env={**os.environ, "WEB_API_KEY": API_KEY, **(extra_env or {})},
+        capture_output=True, text=True, timeout=timeout, cwd=REPO, env={**os.environ, "WEB_API_KEY": API_KEY, **(extra_env or {})},
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     assert lines, f"the {scenario} scenario printed no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
