@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 TEST_STAMP := $(VENV)/.stamp-test
 SYSTEM_STAMP := $(VENV)/.stamp-system
 
-.PHONY: run test system weights lint-imports bench sandbox-image clean help web
+.PHONY: run test system weights lint lint-imports bench sandbox-image clean help web
 
 help:
 	@echo "make run    set up and start Herdsman on the embedded model; then open http://127.0.0.1:2026 in a browser"
@@ -64,13 +64,17 @@ web: web/dist/index.html
 lint-imports: $(TEST_STAMP)
 	$(VENV)/bin/lint-imports --config pyproject.toml
 
+# ruff's checks (see [tool.ruff] in pyproject.toml), in seconds.
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+
 # The reference filesystem MCP server (npm), a real MCP server for the MCP tests.
 MCP_FS := $(VENV)/npm/node_modules/.bin/mcp-server-filesystem
 $(MCP_FS): | $(PY)
 	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm @modelcontextprotocol/server-filesystem@2026.8.31 \
 	  || echo "NOTE: npm could not install @modelcontextprotocol/server-filesystem; its test will be skipped"
 
-test: $(TEST_STAMP) lint-imports web $(MCP_FS)
+test: $(TEST_STAMP) lint lint-imports web $(MCP_FS)
 	$(PY) -m herdsman.models.local.weights
 	MCP_FILESYSTEM_SERVER=$(abspath $(MCP_FS)) $(PY) -m pytest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient, RunFinished, TextDelta, ToolCall, ToolResult
 from herdsman.models.scripted import ScriptedChatModel
@@ -79,9 +79,7 @@ async def test_tool_call_with_wrong_arguments_is_reported_and_run_goes_on(config
     assert events[-1].answer == "Sorry, I used the tools wrongly."
 
 
-def garbage_reply() -> "AIMessage":
-    from langchain_core.messages import AIMessage
-
+def garbage_reply() -> AIMessage:
     return AIMessage(
         content="",
         invalid_tool_calls=[{"name": "bash", "args": "{not json", "id": "x", "error": "bad JSON", "type": "invalid_tool_call"}],

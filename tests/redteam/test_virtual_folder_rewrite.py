@@ -28,7 +28,6 @@ from herdsman.agents.lead import create_lead_agent, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.sandbox.local import LocalSandboxProvider
-from herdsman.sandbox.tools import make_sandbox_tools
 from herdsman.sandbox.virtual_folders import rewrite_command
 from tests.support import make_config
 

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,7 +90,7 @@ def sse_mcp_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def web() -> Iterator["WebServer"]:
+def web() -> Iterator[Any]:
     """The local web server of tests/tools/web_server.py."""
     from tests.tools.web_server import WebServer
 

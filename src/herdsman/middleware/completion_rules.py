@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.findings import ANSWER, COMMAND, EDIT, FREE, Finding, noted
+from herdsman.middleware.findings import ANSWER, COMMAND, EDIT, Finding, noted
 from herdsman.middleware.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")

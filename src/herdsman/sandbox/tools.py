@@ -443,7 +443,7 @@ class SandboxTools:
             return "The background command has already ended:\n" + self.bash_result(result), artifact
         range_note = f"ports {self.preview.ports}"
         reachable = not job.isolated or getattr(sandbox, "servers_reachable", False)
-        reach = (f"Later bash commands reach it at http://127.0.0.1:{{port}}/ (curl -s http://127.0.0.1:{{port}}/...)."
+        reach = ("Later bash commands reach it at http://127.0.0.1:{port}/ (curl -s http://127.0.0.1:{port}/...)."
                  if reachable else
                  "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one command "
                  "(start it with &, then curl it).")

@@ -18,7 +18,7 @@ from fastapi import HTTPException
 from fastapi.responses import Response, StreamingResponse
 
 from herdsman import pools
-from herdsman.sandbox.base import OUTPUTS, USER_DATA_ROOT, WORKSPACE, HostBackedSandbox, SandboxError
+from herdsman.sandbox.base import OUTPUTS, WORKSPACE, HostBackedSandbox, SandboxError
 from herdsman.sandbox.fs import NotFoundError, ThreadFiles
 from herdsman_gateway.routes.artifacts import content_type, stream_fd, virtual_path
 
