@@ -104,3 +104,14 @@ async def test_a_queued_run_whose_record_cannot_be_written_is_taken_back_and_its
         assert "unreachable" in json.loads(events[1].data)["message"]
     finally:
         await queue.close()
+
+
+async def test_a_rebuilt_agent_is_the_graph_the_next_runs_execute(tmp_path: Path) -> None:
+    """The gateway rebuilds its agent (a skill or MCP server switched) by setting ``runs.graph``:
+    the executor, which starts the runs, must use the new graph, not keep the old one."""
+    from herdsman.runtime.runs import RunManager
+
+    manager = RunManager(object(), MemoryStreamBridge(), ThreadStore(InMemoryStore()), make_config(tmp_path))
+    rebuilt = object()
+    manager.graph = rebuilt
+    assert manager.graph is rebuilt and manager.executor.graph is rebuilt

@@ -130,7 +130,6 @@ class RunManager:
         their leases (in memory when None). ``sandbox`` is the sandbox provider, released with the
         files of a stateless run's temporary thread when the run ends.
         """
-        self.graph = graph
         self.bridge = bridge
         self.threads = threads
         self.config = config
@@ -146,6 +145,16 @@ class RunManager:
         self.recorder = QueuedRunRecorder(self.executor, self.table)
         self.workers = RunWorkers(self.executor, self.table, self._has_free_slot)
         self.relay = CancelRelay(self.executor, self.table, self.recorder, self.workers)
+
+    @property
+    def graph(self) -> Any:
+        """The compiled graph the runs that start from now on execute."""
+        return self.executor.graph
+
+    @graph.setter
+    def graph(self, graph: Any) -> None:
+        """Use ``graph`` for the runs that start from now on (the agent was rebuilt)."""
+        self.executor.graph = graph
 
     # -- queries ---------------------------------------------------------------------------
 
