@@ -106,7 +106,7 @@ async def test_a_run_that_fails_while_being_set_up_ends_as_error_and_frees_the_t
     def broken(run):
         raise RuntimeError("set-up failed")
 
-    monkeypatch.setattr(runs, "_graph_config", broken)
+    monkeypatch.setattr(runs.executor, "graph_config", broken)
     tid = (await client.threads.create())["thread_id"]
     run = await client.runs.create(tid, "lead_agent", input=user_message("x"))
     await client.runs.join(tid, run["run_id"])

@@ -21,7 +21,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
-import herdsman.runtime.runs as runs_module
+import herdsman.runtime.run_cancel as runs_module
 from herdsman.runtime.record_store import gateway_db_path
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
 from tests.support import make_config
