@@ -40,6 +40,24 @@ async def _events_until_end(thread) -> list[dict[str, Any]]:
     raise AssertionError(f"the stream ended before the run did: {[e['method'] for e in seen]}")
 
 
+async def _paused_run_events(url: str, thread_id: str) -> list[dict[str, Any]]:
+    """The events of a thread's run that stopped at an interrupt, read off the wire from the
+    start (``since: 0``) once the thread is paused. The SDK's own subscriptions end as soon as
+    its lifecycle watcher sees the interrupt, which may be before they read the run's end."""
+    async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as http, asyncio.timeout(TIMEOUT):
+        while (await http.get(f"/threads/{thread_id}")).json()["status"] != "interrupted":
+            await asyncio.sleep(0.05)
+        seen: list[dict[str, Any]] = []
+        body = {"channels": CHANNELS, "since": 0}
+        async with http.stream("POST", f"/threads/{thread_id}/stream/events", json=body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    seen.append(json.loads(line[6:]))
+                    if _root_end(seen[-1]):
+                        return seen
+    raise AssertionError(f"the stream ended before the run did: {[e['method'] for e in seen]}")
+
+
 async def _command(url: str, thread_id: str, body: Any, key: str | None = None) -> httpx.Response:
     headers = {"x-api-key": key} if key else {}
     async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as http:
@@ -180,7 +198,8 @@ async def test_a_late_stream_learns_of_the_pending_interrupt(hitl_gateway) -> No
     try:
         async with sdk.threads.stream(assistant_id="lead_agent") as thread:
             await thread.run.start(input=user_message("ask proceed"))
-            await _events_until_end(thread)
+            first = await _paused_run_events(hitl_gateway.url, thread.thread_id)
+            assert first[-1]["params"]["data"]["event"] == "interrupted"
         async with sdk.threads.stream(thread.thread_id, assistant_id="lead_agent") as again:
             async with asyncio.timeout(TIMEOUT):
                 while not again.interrupted:
@@ -349,7 +368,7 @@ async def test_run_start_with_input_answers_a_pending_interrupt(hitl_gateway) ->
     try:
         async with sdk.threads.stream(assistant_id="lead_agent") as thread:
             await thread.run.start(input=user_message("ask go on"))
-            first = await _events_until_end(thread)
+            first = await _paused_run_events(hitl_gateway.url, thread.thread_id)
             assert [e["method"] for e in first[-2:]] == ["input.requested", "lifecycle"]
             await thread.run.start(input="yes")  # the thread waits: the input is the answer
             async with asyncio.timeout(TIMEOUT):
