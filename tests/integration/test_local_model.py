@@ -482,7 +482,7 @@ def test_fallback_template_is_the_models_own(real_model):
 
 
 LONG_SYSTEM = "You are a careful assistant for a shipping company. " + " ".join(
-    f"Rule {i}: order ids look like A-{1000 + i} and are always quoted exactly." for i in range(40)
+    f"Rule {i}: order ids look like A-{1000 + i} and are always quoted exactly." for i in range(10)
 )
 
 

@@ -172,10 +172,11 @@ def test_the_embedded_model_keeps_durable_facts_and_refuses_log_like_ones(tmp_pa
 
     model = build_local_model(LocalModelConfig(max_tokens=400), progress=True)
     model.load()
-    # the first turn of each kind: every kind of durable fact and of junk, at a cost CI can pay
-    # (each turn is one call of the embedded model)
-    sample = list({row["kind"]: row for row in reversed(ROWS)}.values())
+    # the first turn of every other kind (by first appearance), durable facts and junk both, at a
+    # cost CI can pay: each turn is one call of the embedded model, some 20 s on two cores
+    sample = list({row["kind"]: row for row in reversed(ROWS)}.values())[::2]
+    assert {row["expect"] for row in sample} == {"keep", "drop"}
     score = score_updater(lambda row: model, tmp_path, sample)
-    assert score.dropped_junk >= 0.8 * score.junk, score.misses
+    assert score.dropped_junk >= score.junk - 1, score.misses  # one piece of junk kept at most
     assert score.kept_durable >= 0.5 * score.durable, score.misses
     assert score.accuracy >= 0.7, score.misses
