@@ -18,7 +18,9 @@ turns it on; *lead only* marks what a sub-agent does not get):
 - the completion check (``lead.verify_rounds``; the lead's also has the verifier model, the
   skills' outputs, the tool-call limit and the answer language); the value answer
   (``lead.value_answers``: a question's final answer becomes the value a tool printed, inside the
-  check so the check sees the value); skill activation (``/name``: instructions, narrowed tools);
+  check so the check sees the value); the fresh answer (``lead.fresh_answers``: an answer the
+  check sent back, repeated word for word, is asked again without the conversation, inside the
+  value answer); skill activation (``/name``: instructions, narrowed tools);
   the todo list (``context.todos``); loop detection (these four *lead only*);
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
   detection, which must see the thread rather than the nudged view);
@@ -60,6 +62,7 @@ from herdsman.middleware.context.summarization import summarization_middleware
 from herdsman.middleware.context.tool_output_offload import ToolOutputOffloadMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
+from herdsman.middleware.fresh_answer import FreshAnswerMiddleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
@@ -90,6 +93,7 @@ LEAD_ONLY: dict[str, str] = {
     "ReplyLanguageMiddleware": "a sub-agent answers the lead, not the user",
     "UploadsNoticeMiddleware": "the lead's prompt names the files the sub-agent needs",
     "ValueAnswerMiddleware": "the user's question is the lead's",
+    "FreshAnswerMiddleware": "the user's question is the lead's",
     "SkillActivationMiddleware": "/name is typed by the user, to the lead",
     "TodoListMiddleware": "the plan of the request is the lead's",
     "LoopDetectionMiddleware": "a sub-agent is bounded by its max_turns and timeout",
@@ -177,6 +181,8 @@ def build_middleware(
         ))
     if lead and (config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and small)):
         middleware.append(ValueAnswerMiddleware())
+    if lead and (config.lead.fresh_answers == "on" or (config.lead.fresh_answers == "auto" and small)):
+        middleware.append(FreshAnswerMiddleware())  # inside the value answer: a fresh answer may become a value
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
     if lead and config.context.todos:

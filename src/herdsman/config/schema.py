@@ -109,12 +109,17 @@ class LeadConfig(_Section):
         description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the value it names that a tool result printed (a digit, a path or a file name the question does not hold; the model chooses in one short forced call when it names several; its own wording kept in the message's metadata); auto: on for models with the small profile (a small model wraps the value in a sentence).",
     )
 
+    fresh_answers: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="When the model repeats, word for word, an answer the completion check sent back for its wording alone (no tool needed), the harness asks the model once more with only the request, the last tool results and the check's findings (no system prompt, no tools, none of its earlier answers), and that answer replaces the repeated one (kept in the message's metadata); auto: on for models with the small profile (a small model repeats itself).",
+    )
+
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
         description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; likewise the read-only query a note proposes for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
     )
 
-    @field_validator("plan_act", "intent_rules", "value_answers", "run_shown_code", mode="before")
+    @field_validator("plan_act", "intent_rules", "value_answers", "fresh_answers", "run_shown_code", mode="before")
     @classmethod
     def _switch_words(cls, value: object) -> object:
         """YAML reads a bare on/off as true/false: take those as the words they were."""

@@ -50,3 +50,14 @@ def final_reply(response: Any) -> tuple[list[Any], int] | None:
     if at is None or result[at].tool_calls or stop_reason(result[at]) is not None:
         return None
     return result, at
+
+
+def replace_reply(response: Any, result: list[Any], at: int, reply: AIMessage) -> Any:
+    """``response`` (as :func:`final_reply` read it into ``result`` and ``at``) with its final
+    reply replaced by ``reply``, in the same form."""
+    result[at] = reply
+    if isinstance(response, ExtendedModelResponse):
+        return ExtendedModelResponse(model_response=ModelResponse(result=result), command=response.command)
+    if isinstance(response, ModelResponse):
+        return ModelResponse(result=result, structured_response=response.structured_response)
+    return reply

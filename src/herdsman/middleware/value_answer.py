@@ -27,12 +27,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.logs import get_logger
-from herdsman.middleware.forced_call import final_reply, forced_arguments
+from herdsman.middleware.forced_call import final_reply, forced_arguments, replace_reply
 from herdsman.middleware.turn import this_run
 
 log = get_logger(__name__)
@@ -136,26 +135,16 @@ class ValueAnswerMiddleware(AgentMiddleware):
         kwargs = {**reply.additional_kwargs, VALUE_KEY: {"value": value, "answer": text}}
         return reply.model_copy(update={"content": value, "additional_kwargs": kwargs})
 
-    @staticmethod
-    def _replace(response: Any, result: list[Any], at: int, reply: AIMessage) -> Any:
-        """``response`` with ``result[at]`` replaced by ``reply``."""
-        result[at] = reply
-        if isinstance(response, ExtendedModelResponse):
-            return ExtendedModelResponse(model_response=ModelResponse(result=result), command=response.command)
-        if isinstance(response, ModelResponse):
-            return ModelResponse(result=result, structured_response=response.structured_response)
-        return reply
-
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the model; a final answer to a question becomes the value it rests on."""
         response = handler(request)
         found = final_reply(response)
         made = self._value(request, found[0][found[1]]) if found else None
-        return self._replace(response, *found, made) if found and made is not None else response
+        return replace_reply(response, *found, made) if found and made is not None else response
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Async twin of :meth:`wrap_model_call` (the value call in a worker thread)."""
         response = await handler(request)
         found = final_reply(response)
         made = await asyncio.to_thread(self._value, request, found[0][found[1]]) if found else None
-        return self._replace(response, *found, made) if found and made is not None else response
+        return replace_reply(response, *found, made) if found and made is not None else response

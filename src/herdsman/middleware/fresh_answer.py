@@ -1,0 +1,142 @@
+"""A second answer from a clean page, when the model repeats an answer the completion check sent back.
+
+Told "your answer says no, but a tool result lists /mnt/user-data/workspace/media/deep/d.bin:
+d.bin is there", the embedded 1.5B model answers "No" again: its own earlier answer, the long
+system prompt and the tool schemas outweigh the note. Leaving only its rejected answers out of
+its view did not help on the benchmark's development tasks (it repeated them from the tool
+results' context); asked the question with nothing but the request, the tool results and the
+note, it answered from the results.
+
+So when a final answer repeats the one that the completion check's last note sent back, and every
+finding of that note asks only for the answer to be given again in words (priority
+:data:`~herdsman.middleware.findings.ANSWER`: no tool is needed), the model did not take the
+note in. This middleware then asks the run's model once more in a fresh context (no system
+prompt, no tools, none of its own answers: the request, the last tool results, the note's
+findings), and the fresh reply replaces the repeated one; the repeated one is kept in the
+message's ``additional_kwargs`` (:data:`FRESH_KEY`). The completion check checks the new answer as
+any other. Language-neutral: it compares the model's own two answers and reads the typed findings
+of the note, never the request's words. Only when the model made no tool call after the note (a
+model that looked again and still says the same may be right), and once per note (the fresh
+answer is the last word until the check writes another note).
+
+Hand-written: no library re-asks an agent's model outside its conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+
+from herdsman.logs import get_logger
+from herdsman.middleware.findings import ANSWER, FINDINGS_KEY
+from herdsman.middleware.forced_call import NO_STREAM, final_reply, replace_reply
+from herdsman.middleware.turn import is_harness, this_run
+from herdsman.middleware.value_answer import MAX_RESULTS
+
+log = get_logger(__name__)
+
+FRESH_KEY = "herdsman_fresh_answer"
+"""``additional_kwargs`` key of an answer given again in a fresh context: the repeated answer."""
+PROMPT = ("Answer the user's question from the tool results below. A check found a problem with an earlier answer: "
+          "take it into account. Reply with the answer only, in the language of the question.")
+_WORDS = re.compile(r"\w+")
+
+
+def same_answer(a: str, b: str) -> bool:
+    """Whether two answers say the same words (case, spaces and punctuation aside)."""
+    words_a, words_b = _WORDS.findall(a.casefold()), _WORDS.findall(b.casefold())
+    return bool(words_a) and words_a == words_b
+
+
+def sent_back(run: Sequence[AnyMessage]) -> tuple[AIMessage, list[str]] | None:
+    """The answer the last note of the completion check sent back and the texts of the note's
+    findings, when every one asks only for the answer again and no tool was called after the
+    note; else None."""
+    at = next((i for i in range(len(run) - 1, -1, -1) if is_harness(run[i])), None)
+    if at is None or any(isinstance(m, (AIMessage, ToolMessage)) for m in run[at + 1:]):
+        return None
+    findings = run[at].additional_kwargs.get(FINDINGS_KEY) or []
+    if not findings or any(f.get("priority") != ANSWER for f in findings):
+        return None
+    answer = next((m for m in reversed(run[:at]) if isinstance(m, AIMessage)), None)
+    if answer is None or answer.tool_calls or answer.additional_kwargs.get(FRESH_KEY) is not None:
+        return None
+    return answer, [str(f.get("text") or f.get("rule")) for f in findings]
+
+
+def brief(question: str, run: Sequence[AnyMessage], earlier: str, notes: Sequence[str]) -> list[AnyMessage]:
+    """The fresh context: the question, the run's last tool results, the check's findings."""
+    shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
+    results = "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown) or "(none)"
+    found = "\n".join(f"- {n}" for n in notes)
+    return [
+        SystemMessage(PROMPT),
+        HumanMessage(f"Question: {question[:2000]}\n\nTool results:\n{results}\n\n"
+                     f"The earlier answer was: {earlier[:500]}\nThe check found:\n{found}"),
+    ]
+
+
+class FreshAnswerMiddleware(AgentMiddleware):
+    """Ask again in a fresh context when the model repeats a sent-back answer (module docstring)."""
+
+    @staticmethod
+    def _stuck(request: ModelRequest, reply: AIMessage) -> list[AnyMessage] | None:
+        """The fresh context to ask in, when ``reply`` repeats the sent-back answer; else None."""
+        question, run = this_run(request.messages)
+        back = sent_back(run) if question is not None else None
+        if back is None or not same_answer(reply.text, back[0].text):
+            return None
+        return brief(question.text, run, back[0].text, back[1])  # type: ignore[union-attr]  # question is set
+
+    @staticmethod
+    def _fresh(reply: AIMessage, answer: Any) -> AIMessage | None:
+        """``reply`` with the fresh answer's text, or None to keep it (no text, or the same)."""
+        text = answer.text.strip() if isinstance(answer, AIMessage) else ""
+        if not text or same_answer(text, reply.text):
+            log.info("fresh_answer", changed=False)
+            return None
+        log.info("fresh_answer", changed=True, chars=len(text))
+        kwargs = {**reply.additional_kwargs, FRESH_KEY: reply.text}
+        return reply.model_copy(update={"content": text, "additional_kwargs": kwargs})
+
+    def _plan(self, request: ModelRequest, response: Any) -> tuple[tuple[list[Any], int], list[AnyMessage]] | None:
+        """Where the response's final reply is and the fresh context to ask in, when it repeats
+        the sent-back answer; else None."""
+        found = final_reply(response)
+        fresh = self._stuck(request, found[0][found[1]]) if found else None
+        return (found, fresh) if found and fresh else None
+
+    def _apply(self, response: Any, found: tuple[list[Any], int], answer: Any) -> Any:
+        """``response`` with the fresh answer in place of the repeated one (unchanged without one)."""
+        made = self._fresh(found[0][found[1]], answer)
+        return replace_reply(response, *found, made) if made is not None else response
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Call the model; a repeated sent-back answer is asked again in a fresh context."""
+        response = handler(request)
+        plan = self._plan(request, response)
+        if plan is None:
+            return response
+        try:
+            answer = request.model.invoke(plan[1], config=NO_STREAM)
+        except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
+            log.warning("fresh_answer_failed", error=str(exc))
+            return response
+        return self._apply(response, plan[0], answer)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        response = await handler(request)
+        plan = self._plan(request, response)
+        if plan is None:
+            return response
+        try:
+            answer = await request.model.ainvoke(plan[1], config=NO_STREAM)
+        except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
+            log.warning("fresh_answer_failed", error=str(exc))
+            return response
+        return self._apply(response, plan[0], answer)
