@@ -1,7 +1,7 @@
 """A fresh answer: when the model repeats, word for word, an answer the completion check sent back
 for its wording alone, the harness asks it once more with only the request, the tool results and
-the check's findings, and that answer replaces the repeated one (which is kept). A model that
-looked again, or a note that needs a tool, is left alone."""
+the check's findings, and that answer replaces the repeated one (which is kept). A note about
+something else (a file to make) is left alone."""
 
 from __future__ import annotations
 
@@ -59,10 +59,15 @@ async def test_a_chinese_request_answered_twice_in_english_gets_its_answer_in_ch
     assert "in the language of the question" in model.calls[-1].messages[0].text
 
 
-async def test_a_model_that_looked_again_or_a_note_that_needs_a_tool_is_left_alone(home: Path) -> None:
-    looked = ScriptedChatModel(responses=[call("ls", path=f"{WS}/docs"), "No", call("ls", path=f"{WS}/docs/old"), "No"])
-    assert (await run(home, "t-f3", QUESTION, looked))[-1].text == "No"
-    assert len(looked.calls) == 4  # no fresh call
+async def test_an_answer_repeated_after_looking_again_is_asked_again_too(home: Path) -> None:
+    model = ScriptedChatModel(responses=[call("ls", path=f"{WS}/docs"), "No", call("ls", path=f"{WS}/docs/old"),
+                                         "No", "Yes, docs/old/notes.md"])
+    messages = await run(home, "t-f3", QUESTION, model)
+    assert messages[-1].text == "Yes, docs/old/notes.md" and messages[-1].additional_kwargs[FRESH_KEY] == "No"
+    assert f"[ls result]\n{WS}/docs/old/notes.md" in model.calls[-1].messages[-1].text  # the newer listing too
+
+
+async def test_a_note_that_asks_for_a_file_is_not_about_the_answer(home: Path) -> None:
     needs_a_file = ScriptedChatModel(responses=["Done.", "Done.", "Done."])
     await run(home, "t-f4", "Write the word hi into /mnt/user-data/outputs/hi.txt", needs_a_file)
     assert all(c.tools for c in needs_a_file.calls)  # every call was the agent's own

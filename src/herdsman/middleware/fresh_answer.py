@@ -7,17 +7,18 @@ its view did not help on the benchmark's development tasks (it repeated them fro
 results' context); asked the question with nothing but the request, the tool results and the
 note, it answered from the results.
 
-So when a final answer repeats the one that the completion check's last note sent back, and every
-finding of that note asks only for the answer to be given again in words (priority
-:data:`~herdsman.middleware.findings.ANSWER`: no tool is needed), the model did not take the
-note in. This middleware then asks the run's model once more in a fresh context (no system
-prompt, no tools, none of its own answers: the request, the last tool results, the note's
-findings), and the fresh reply replaces the repeated one; the repeated one is kept in the
-message's ``additional_kwargs`` (:data:`FRESH_KEY`). The completion check checks the new answer as
-any other. Language-neutral: it compares the model's own two answers and reads the typed findings
-of the note, never the request's words. Only when the model made no tool call after the note (a
-model that looked again and still says the same may be right), and once per note (the fresh
-answer is the last word until the check writes another note).
+So when a final answer repeats, word for word, the one that the completion check's last note
+sent back, and a finding of that note is about what the answer states (one that asks only for
+the answer again in words, priority :data:`~herdsman.middleware.findings.ANSWER`, or one of
+:data:`ABOUT_THE_ANSWER`: a number or a name no tool result shows, a count made by reading, a
+number missing), the model did not take the note in, whatever it called in between. This
+middleware then asks the run's model once more in a fresh context (no system prompt, no tools,
+none of its own answers: the request, the last tool results, the note's findings), and the fresh
+reply replaces the repeated one; the repeated one is kept in the message's ``additional_kwargs``
+(:data:`FRESH_KEY`). The completion check checks the new answer as any other. Language-neutral:
+it compares the model's own two answers and reads the typed findings of the note, never the
+request's words. Once per note (the fresh answer is the last word until the check writes
+another note).
 
 Hand-written: no library re-asks an agent's model outside its conversation.
 """
@@ -43,6 +44,8 @@ FRESH_KEY = "herdsman_fresh_answer"
 """``additional_kwargs`` key of an answer given again in a fresh context: the repeated answer."""
 PROMPT = ("Answer the user's question from the tool results below. A check found a problem with an earlier answer: "
           "take it into account. Reply with the answer only, in the language of the question.")
+ABOUT_THE_ANSWER = frozenset({"number.unsupported", "name.unsupported", "count.not_computed", "number.missing"})
+"""The completion check's rules (besides the ANSWER-priority ones) that are about what the answer states."""
 _WORDS = re.compile(r"\w+")
 
 
@@ -52,15 +55,18 @@ def same_answer(a: str, b: str) -> bool:
     return bool(words_a) and words_a == words_b
 
 
+def about_the_answer(finding: dict[str, Any]) -> bool:
+    """Whether a note's finding (as :meth:`~herdsman.middleware.findings.Finding.to_dict` wrote
+    it) is about what the answer states."""
+    return finding.get("priority") == ANSWER or finding.get("rule") in ABOUT_THE_ANSWER
+
+
 def sent_back(run: Sequence[AnyMessage]) -> tuple[AIMessage, list[str]] | None:
     """The answer the last note of the completion check sent back and the texts of the note's
-    findings, when every one asks only for the answer again and no tool was called after the
-    note; else None."""
+    findings, when one of them is about what the answer states; else None."""
     at = next((i for i in range(len(run) - 1, -1, -1) if is_harness(run[i])), None)
-    if at is None or any(isinstance(m, (AIMessage, ToolMessage)) for m in run[at + 1:]):
-        return None
-    findings = run[at].additional_kwargs.get(FINDINGS_KEY) or []
-    if not findings or any(f.get("priority") != ANSWER for f in findings):
+    findings = run[at].additional_kwargs.get(FINDINGS_KEY) or [] if at is not None else []
+    if not any(about_the_answer(f) for f in findings):
         return None
     answer = next((m for m in reversed(run[:at]) if isinstance(m, AIMessage)), None)
     if answer is None or answer.tool_calls or answer.additional_kwargs.get(FRESH_KEY) is not None:
