@@ -111,7 +111,7 @@ class LeadConfig(_Section):
 
     fresh_answers: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the model repeats, word for word, an answer the completion check sent back for what it states (a number or name no tool result shows, a "no" a listing contradicts, the wrong language...), the harness asks the model once more with only the request, the last tool results and the check's findings (no system prompt, no tools, none of its earlier answers), and that answer replaces the repeated one (kept in the message's metadata); auto: on for models with the small profile (a small model repeats itself).",
+        description="When the model repeats, word for word, an answer the completion check sent back for what it states (a number or name no tool result shows, a no that a listing contradicts, the wrong language...), the harness asks the model once more with only the request, the last tool results and the check's findings (no system prompt, no tools, none of its earlier answers), and that answer replaces the repeated one (kept in the message's metadata); auto: on for models with the small profile (a small model repeats itself).",
     )
 
     run_shown_code: Literal["auto", "on", "off"] = Field(
