@@ -577,3 +577,17 @@ async def test_a_name_no_tool_printed_is_sent_back_and_a_no_the_listing_contradi
         found = [rules_of(n) for n in notes(state)]
         assert found == [["answer.denied_but_shown"]], found
         assert "/mnt/user-data/workspace/media/deep/d.bin" in notes(state)[0].text and state["messages"][-1].text == yes
+
+
+async def test_no_matches_in_a_searched_file_does_not_deny_the_file(home: Path) -> None:
+    """The answer "No matches for 'client' in .../access.log" to a count over access.log is not
+    a "no" to whether access.log exists: a search's result names the file it searched, it is no
+    listing (answer.denied_but_shown stays out; the missing number is what the note says)."""
+    ws = workspace(home, "t-grep-no")
+    (ws / "access.log").write_text("10.0.0.1 - - GET /\n10.0.0.2 - - GET /a\n")
+    _, state = await run(home, "t-grep-no", "How many distinct client IP addresses appear in /mnt/user-data/workspace/access.log?",
+                         intent_rules="on", responses=[
+        call("grep", 1, pattern="client", path="/mnt/user-data/workspace/access.log"),
+        "No matches for 'client' in /mnt/user-data/workspace/access.log", "2", "2", "2"])
+    found = [rule for n in notes(state) for rule in rules_of(n)]
+    assert found and "answer.denied_but_shown" not in found, found

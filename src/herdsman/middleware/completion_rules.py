@@ -84,16 +84,25 @@ _DENIAL = {
 }
 
 
+LISTING_TOOLS = frozenset({"ls", "glob", "bash"})
+"""The tools whose results can list files (for :func:`denied_but_shown`)."""
+
+
 def denied_but_shown(request: str, reply: str, results: Sequence[ToolMessage], language: str) -> Finding | None:
     """``answer.denied_but_shown`` when the answer says no (in the request's language) to a
-    request that names a file, and a tool result of the run lists a path ending in that file's
-    name: "Is there a file called d.bin anywhere under media?" answered "No." under a listing that
-    shows media/deep/d.bin. The words of denial are English and Chinese (:data:`_DENIAL`)."""
+    request that names a file, and a listing of the run (:data:`LISTING_TOOLS`: ``ls``, ``glob``,
+    or a ``bash`` command such as ``find``) shows a path ending in that file's name: "Is there a
+    file called d.bin anywhere under media?" answered "No." under a listing that shows
+    media/deep/d.bin. A search's "no matches for 'client' in .../access.log" names the file it
+    searched, and the answer "No matches" denies the matches, not the file: results of other tools
+    are left out. The words of denial are English and Chinese (:data:`_DENIAL`)."""
     denial = _DENIAL.get(language)
     if denial is None or not denial.search(reply):
         return None
     names = list(dict.fromkeys(_FILE_NAME.findall(request)))
     for result in results:
+        if result.name not in LISTING_TOOLS:
+            continue
         for name in names:
             listed = re.search(rf"(/mnt/user-data/[\w./-]*/{re.escape(name)})(?![\w.-])", result.text)
             if listed:
