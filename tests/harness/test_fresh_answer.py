@@ -10,7 +10,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.fresh_answer import FRESH_KEY, same_answer
+from herdsman.middleware.fresh_answer import FRESH_KEY, MAX_TOKENS, same_answer
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
@@ -45,6 +45,7 @@ async def test_a_repeated_sent_back_answer_is_asked_again_without_the_conversati
     assert answer.additional_kwargs[FRESH_KEY] == "No."  # the repeated answer is kept
     fresh = model.calls[-1]
     assert fresh.tools == [] and [type(m) for m in fresh.messages] == [SystemMessage, HumanMessage]
+    assert fresh.kwargs["max_tokens"] == MAX_TOKENS  # an answer, not an essay
     brief = fresh.messages[-1].text
     assert QUESTION in brief and f"{WS}/docs/old/notes.md" in brief  # the request and the listing
     assert "Your answer says no" in brief  # the check's finding

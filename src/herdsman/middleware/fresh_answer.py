@@ -46,6 +46,8 @@ PROMPT = ("Answer the user's question from the tool results below. A check found
           "take it into account. Reply with the answer only, in the language of the question.")
 ABOUT_THE_ANSWER = frozenset({"number.unsupported", "name.unsupported", "count.not_computed", "number.missing"})
 """The completion check's rules (besides the ANSWER-priority ones) that are about what the answer states."""
+MAX_TOKENS = 256
+"""The fresh answer's length limit: an answer, not an essay (a small model may ramble on)."""
 _WORDS = re.compile(r"\w+")
 
 
@@ -128,7 +130,7 @@ class FreshAnswerMiddleware(AgentMiddleware):
         if plan is None:
             return response
         try:
-            answer = request.model.invoke(plan[1], config=NO_STREAM)
+            answer = request.model.bind(max_tokens=MAX_TOKENS).invoke(plan[1], config=NO_STREAM)
         except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
             log.warning("fresh_answer_failed", error=str(exc))
             return response
@@ -141,7 +143,7 @@ class FreshAnswerMiddleware(AgentMiddleware):
         if plan is None:
             return response
         try:
-            answer = await request.model.ainvoke(plan[1], config=NO_STREAM)
+            answer = await request.model.bind(max_tokens=MAX_TOKENS).ainvoke(plan[1], config=NO_STREAM)
         except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
             log.warning("fresh_answer_failed", error=str(exc))
             return response
