@@ -38,3 +38,14 @@ def test_no_class_is_over_500_lines_or_35_methods() -> None:
     assert not grown, f"classes of the split-me list grew (now, then): {grown}"
     settled = sorted(DEBT.keys() - over.keys())
     assert not settled, f"under the limit now: remove them from DEBT: {settled}"
+
+
+def test_every_noqa_in_src_says_why() -> None:
+    """A ``# noqa: CODE`` in ``src/`` is followed by `` - `` and the reason the rule does not
+    apply there, so a reader need not guess whether it hides a bug."""
+    import re
+
+    bare = re.compile(r"#\s*noqa(?::\s*[A-Z0-9, ]+)?\s*$")
+    found = [f"{path.relative_to(SRC)}:{n}" for path in sorted(SRC.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if bare.search(line)]
+    assert not found, f"noqa without a reason (add ' - why'): {found}"

@@ -98,7 +98,7 @@ class FileVersions:
             return
         try:
             history.prune()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a version that cannot be pruned now is pruned next time: never fail the checkpoint
             log.warning("file_versions_not_pruned", thread_id=thread_id, error=str(exc))
 
     def restore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:

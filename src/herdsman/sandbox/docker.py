@@ -558,7 +558,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         try:
             client = _client_for(base_url)
             client.ping()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - any client error means the engine is away: said once, with what to do
             _CLIENTS.pop(base_url, None)
             raise DockerEngineError(
                 f"cannot reach the Docker engine at {base_url} ({type(exc).__name__}); start Docker or "
@@ -600,7 +600,7 @@ class DockerSandboxProvider(RemoteSandboxes):
                 ) from None
             try:
                 self.client.images.pull(image)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - any pull error: the image is missing either way, the message says how to build it
                 raise DockerEngineError(
                     f"the sandbox image {image} is not on the engine and could not be pulled; build "
                     "it with python -m herdsman.sandbox.image, or set sandbox.docker.image"
@@ -614,7 +614,7 @@ class DockerSandboxProvider(RemoteSandboxes):
             existing = self.client.containers.get(name)
         except docker.errors.NotFound:
             existing = None
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the SDK raises many types for an engine error: one clear error names the step
             raise self.engine_error("look up the sandbox container", exc) from exc
         if not pooled:
             ensure_own_folder(paths.skills, paths.owner)  # mounted from the start: a skill installed later shows
@@ -637,7 +637,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._ensure_image()
         try:
             container = self.client.containers.run(**options)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the SDK raises many types for an engine error: one clear error names the step
             raise self.engine_error("start the sandbox container", exc) from exc
         log.info("sandbox_container_started", thread_id=paths.thread_id)
         return container
@@ -696,7 +696,7 @@ class DockerSandboxProvider(RemoteSandboxes):
                 container.remove(force=True)
                 removed.append(container.name)
                 log.info("sandbox_orphan_removed", container=container.name)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - one container that will not go must not stop the sweep of the others
                 log.warning("sandbox_orphan_remove_failed", container=container.name, error=str(exc))
         return removed
 
@@ -775,7 +775,7 @@ class DockerSandboxProvider(RemoteSandboxes):
             try:
                 container.remove(force=True)
                 removed += 1
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - one container that will not go must not stop the sweep of the others
                 log.warning("sandbox_container_remove_failed", container=container.name, error=str(exc))
         with self._lock:
             for sandbox in self._sandboxes.values():

@@ -105,7 +105,7 @@ class WarmPool:
     def _discard(self, container: Any, slot: ThreadPaths) -> None:
         try:
             container.remove(force=True)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a container already gone is what discarding wants
             pass
         shutil.rmtree(slot.home, ignore_errors=True)
 

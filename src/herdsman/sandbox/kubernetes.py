@@ -320,7 +320,7 @@ def load_api_client(sandbox: SandboxConfig) -> Any:
             return client.ApiClient()
         except config.ConfigException:
             return config.new_client_from_config(context=conf.context)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any configuration error: one message says how to configure the cluster access
         raise KubernetesError(
             f"cannot load a Kubernetes configuration ({exc}); run the gateway in the cluster with the "
             "service account from deploy/kubernetes/rbac.yaml, or set sandbox.kubernetes.kubeconfig"
@@ -377,7 +377,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         body = network_policy_manifest(self.namespace, self.owner, name)
         try:
             self.networking.create_namespaced_network_policy(self.namespace, body)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the client raises ApiException and transport errors alike: the status decides
             if _status(exc) != 409:  # 409: it exists already
                 raise self.api_error("create the sandbox NetworkPolicy", exc) from exc
         self._policy_ready = True
@@ -395,7 +395,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         selector = ",".join(f"{k}={v}" for k, v in wanted.items())
         try:
             items = self.core.list_namespaced_pod(self.namespace, label_selector=selector).items
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the client raises ApiException and transport errors alike: one clear error names the step
             raise self.api_error("list the sandbox pods", exc) from exc
         # Filter again here: the selector is a server-side optimisation, the labels are the rule.
         return [
@@ -423,7 +423,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         body = pod_manifest(paths, self._sandbox_config, self._limits, name=name, owner=self.owner)
         try:
             self.core.create_namespaced_pod(self.namespace, body)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the client raises ApiException and transport errors alike: one clear error names the step
             raise self.api_error("create the sandbox pod", exc) from exc
         self._wait_running(name)
         log.info("sandbox_pod_started", thread_id=paths.thread_id)
@@ -435,7 +435,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         while time.monotonic() < deadline:
             try:
                 pod = self.core.read_namespaced_pod(name, self.namespace)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - the client raises ApiException and transport errors alike: one clear error names the step
                 raise self.api_error("read the sandbox pod", exc) from exc
             phase = (pod.status.phase if pod.status else None) or "Pending"
             if phase == "Running":
@@ -463,7 +463,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         is missing or not running."""
         try:
             return self._open(pod, self.namespace, argv, stdin)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the stream client raises many types for a pod that is gone: the status or message decides
             if _status(exc) in (404, 400) or "not found" in str(exc).lower() or "not running" in str(exc).lower():
                 raise _PodGone() from exc
             raise self.api_error("run a command in the sandbox pod", exc) from exc

@@ -257,16 +257,21 @@ class Group(Protocol):
     """One command's cgroup(s), v1 (:class:`CommandGroup`) or v2 (``V2CommandGroup``)."""
 
     @property
-    def controllers(self) -> frozenset[str]: ...  # noqa: D102
+    def controllers(self) -> frozenset[str]:
+        """The controllers the group has (memory, pids, cpu...)."""
 
     @property
-    def procs_files(self) -> list[str]: ...  # noqa: D102
+    def procs_files(self) -> list[str]:
+        """The ``cgroup.procs`` files a process is written into to join the group."""
 
-    def pids(self) -> list[int]: ...  # noqa: D102
+    def pids(self) -> list[int]:
+        """The processes in the group now."""
 
-    def kill_all(self) -> None: ...  # noqa: D102
+    def kill_all(self) -> None:
+        """Kill every process in the group."""
 
-    def remove(self) -> None: ...  # noqa: D102
+    def remove(self) -> None:
+        """Remove the group (after its processes are gone)."""
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def _require_llama_cpp() -> None:
             "under models: in config.yaml"
         )
     try:
-        import llama_cpp  # noqa: F401
+        import llama_cpp  # noqa: F401 - imported only to learn whether llama-cpp-python is installed
     except Exception as exc:  # noqa: BLE001 - a broken native build is reported the same way
         raise LocalModelUnavailable(
             f"llama-cpp-python is installed but cannot be loaded ({exc}); reinstall it "
