@@ -197,7 +197,7 @@ async def _run_turn(client: object, message: str, thread_id: str, notes: bool = 
 
     printer = _Printer(notes=notes)
     problems: list[str] = []
-    async for event in client.stream(message, thread_id):  # type: ignore[attr-defined]
+    async for event in client.stream(message, thread_id):  # type: ignore[attr-defined]  # client is a HerdsmanClient or the remote one; both have stream(), typed object to keep the CLI's imports lazy
         printer(event)
         if isinstance(event, RunFinished):
             problems = list(event.problems)

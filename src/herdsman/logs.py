@@ -67,6 +67,6 @@ def configure_logging(level: str = "WARNING", fmt: str = "console") -> None:
     )
     root = logging.getLogger()
     root.handlers = [h for h in root.handlers if not getattr(h, "_herdsman", False)]
-    handler._herdsman = True  # type: ignore[attr-defined]
+    handler._herdsman = True  # type: ignore[attr-defined]  # a marker on our own handler, to find it again
     root.addHandler(handler)
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))

@@ -242,7 +242,7 @@ def create_app(
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # replacing app.openapi is FastAPI's documented way to change the schema
     return app
 
 

@@ -110,10 +110,10 @@ async def database_unavailable(request: Request, exc: Exception) -> JSONResponse
 
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers above on ``app``."""
-    app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RunError, run_error)  # type: ignore[arg-type]
-    app.add_exception_handler(SandboxError, sandbox_error)  # type: ignore[arg-type]
-    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, validation_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception; this one is registered for its own class only
+    app.add_exception_handler(RunError, run_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception; this one is registered for its own class only
+    app.add_exception_handler(SandboxError, sandbox_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception; this one is registered for its own class only
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception; this one is registered for its own class only
     app.add_exception_handler(Exception, unexpected_error)
     try:
         from psycopg import OperationalError

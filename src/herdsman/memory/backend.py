@@ -89,8 +89,8 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
         store = SqliteStore(connect_sqlite(path))
     except sqlite3.Error as exc:
         raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
-    store.setup()  # type: ignore[attr-defined]
-    store.conn.execute(KEEP_CREATED_AT)  # type: ignore[attr-defined]
+    store.setup()  # type: ignore[attr-defined]  # store is a SqliteStore here; typed BaseStore for both backends
+    store.conn.execute(KEEP_CREATED_AT)  # type: ignore[attr-defined]  # store is a SqliteStore here; typed BaseStore for both backends
     return store
 
 

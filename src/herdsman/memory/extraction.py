@@ -84,7 +84,7 @@ class ReplyFact(BaseModel):
 
     quote: str = Field(description="The user's own words that say this fact, copied exactly from a user message.")
     content: str = Field(description="One self-contained fact about the user, in the language of the quote.")
-    category: Literal[CATEGORIES] = "other"  # type: ignore[valid-type]
+    category: Literal[CATEGORIES] = "other"  # type: ignore[valid-type]  # a Literal of a tuple built at import: valid at run time, mypy wants literals
     confidence: float = Field(0.8, ge=0, le=1)
 
 
@@ -92,7 +92,7 @@ class ReplyEntity(BaseModel):
     """An entity of the reply (the graph part, see :mod:`herdsman.memory.graph_schema`)."""
 
     name: str
-    kind: Literal[KINDS] = "other"  # type: ignore[valid-type]
+    kind: Literal[KINDS] = "other"  # type: ignore[valid-type]  # a Literal of a tuple built at import: valid at run time, mypy wants literals
     aliases: list[str] = Field(default_factory=list)
 
 

@@ -61,14 +61,14 @@ class KeyedRecord:
 
     def to_value(self) -> dict[str, Any]:
         """The record kept in the store (everything but the id, which is the key)."""
-        value = asdict(self)  # type: ignore[call-overload]
+        value = asdict(self)  # type: ignore[call-overload]  # a mixin of dataclasses: self is a dataclass instance
         value.pop("id")
         return {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}  # JSON's shape, in every store
 
     @classmethod
     def from_value(cls, key: str, value: dict[str, Any]) -> Any:
         """Rebuild the record from its store key and value (fields the value lacks keep their defaults)."""
-        names = [f.name for f in fields(cls) if f.name != "id"]  # type: ignore[arg-type]
+        names = [f.name for f in fields(cls) if f.name != "id"]  # type: ignore[arg-type]  # a mixin of dataclasses: cls is a dataclass
         return cls(id=key, **{k: value[k] for k in names if k in value})
 
 

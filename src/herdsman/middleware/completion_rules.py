@@ -168,7 +168,7 @@ def change_targets(request: str, names: Sequence[str], language: str = "en") -> 
     after = [n for n, m in first.items() if m is not None]
     # a file the change reads from is not the one to change ("Fix server.py so it prints the port
     # from config.json": config.json is read, not changed)
-    changed = [n for n in after if not _SOURCE_BEFORE.search(request[: verb.end() + first[n].start()])]  # type: ignore[union-attr]
+    changed = [n for n in after if not _SOURCE_BEFORE.search(request[: verb.end() + first[n].start()])]  # type: ignore[union-attr]  # first holds a match for every name in after (built from the same matches)
     return changed or after or list(names)
 
 

@@ -252,11 +252,11 @@ class PlanActMiddleware(AgentMiddleware):
             plan = by_reply(mark_done(plan, judged, reply.id), evidence, reply.id)
             at = current_index(plan)
         if at is None:
-            return Plan(**{**plan, "check": None})  # type: ignore[typeddict-item]
+            return Plan(**{**plan, "check": None})  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
         if at in plan["noted"]:  # named once already: the reply goes out, the rest stays open
-            return Plan(**{**close_open(plan), "check": None})  # type: ignore[typeddict-item]
+            return Plan(**{**close_open(plan), "check": None})  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
         ev = evidence[at] if evidence[at] != "unknown" else "judged"
-        return Plan(**{**plan, "check": {"step": at, "evidence": ev, "missing": missing}})  # type: ignore[typeddict-item]
+        return Plan(**{**plan, "check": {"step": at, "evidence": ev, "missing": missing}})  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
 
     def settle(self, request: ModelRequest, plan: Plan, response: Any) -> Plan | None:
         """The plan after the model's reply (None: unchanged): settled when the model stopped
@@ -271,8 +271,8 @@ class PlanActMiddleware(AgentMiddleware):
             produced = [i for i, s in enumerate(plan["steps"]) if s["status"] == "open" and s["path"]
                         and step_evidence(s, plan["before"].get(s["path"]), files.fingerprint(s["path"]), []) == "done"]
             if produced:
-                return Plan(**{**mark_done(plan, produced, plan.get("since")), "check": None})  # type: ignore[typeddict-item]
-        return Plan(**{**plan, "check": None}) if plan.get("check") else None  # type: ignore[typeddict-item]
+                return Plan(**{**mark_done(plan, produced, plan.get("since")), "check": None})  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
+        return Plan(**{**plan, "check": None}) if plan.get("check") else None  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
 
     @staticmethod
     def _show(request: ModelRequest, plan: Plan | None) -> ModelRequest:
@@ -344,6 +344,6 @@ class PlanActMiddleware(AgentMiddleware):
         )
         return {
             "messages": [note],
-            "plan": Plan(**{**plan, "noted": [*plan["noted"], at], "check": None, "since": last.id}),  # type: ignore[typeddict-item]
+            "plan": Plan(**{**plan, "noted": [*plan["noted"], at], "check": None, "since": last.id}),  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
             "jump_to": "model",
         }

@@ -166,7 +166,7 @@ def is_active(plan: Mapping[str, Any] | None) -> bool:
 def mark_done(plan: Plan, indices: set[int] | list[int], since: str | None) -> Plan:
     """A copy of ``plan`` with the steps ``indices`` done; the first step neither done nor open
     becomes current (when that is a new one, tool results after ``since`` are its own)."""
-    steps = [Step(**s) for s in plan["steps"]]  # type: ignore[typeddict-item]
+    steps = [Step(**s) for s in plan["steps"]]  # type: ignore[typeddict-item]  # a Plan (Step) copied with keys replaced is one; mypy does not check ** of a TypedDict
     before = current_index(plan)
     for i in indices:
         steps[i]["status"] = "done"
@@ -175,7 +175,7 @@ def mark_done(plan: Plan, indices: set[int] | list[int], since: str | None) -> P
         if s["status"] not in ("done", "open"):
             s["status"] = "current" if i == at else "pending"
     moved = at != before
-    return Plan(**{**plan, "steps": steps, "since": since if moved else plan.get("since")})  # type: ignore[typeddict-item]
+    return Plan(**{**plan, "steps": steps, "since": since if moved else plan.get("since")})  # type: ignore[typeddict-item]  # a Plan (Step) copied with keys replaced is one; mypy does not check ** of a TypedDict
 
 
 def implied_done(plan: Mapping[str, Any], evidence: Mapping[int, str]) -> set[int]:
@@ -202,8 +202,8 @@ def by_reply(plan: Plan, evidence: Mapping[int, str], since: str | None) -> Plan
 
 def close_open(plan: Plan) -> Plan:
     """``plan`` with every step not done marked ``open`` (the run ended without them)."""
-    steps = [Step(**{**s, "status": "open" if s["status"] != "done" else "done"}) for s in plan["steps"]]  # type: ignore[typeddict-item]
-    return Plan(**{**plan, "steps": steps})  # type: ignore[typeddict-item]
+    steps = [Step(**{**s, "status": "open" if s["status"] != "done" else "done"}) for s in plan["steps"]]  # type: ignore[typeddict-item]  # a Plan (Step) copied with keys replaced is one; mypy does not check ** of a TypedDict
+    return Plan(**{**plan, "steps": steps})  # type: ignore[typeddict-item]  # a Plan (Step) copied with keys replaced is one; mypy does not check ** of a TypedDict
 
 
 # -- evidence ---------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             changed = artifact.get("files_changed") if isinstance(artifact, dict) else None
             changes = [(p, c.get("action")) for c in changed or () if isinstance(c, dict) and (p := _virtual(c.get("path")))]
             written = written_paths(args["command"])
-            if isinstance(changed, list) and not artifact.get("files_changed_incomplete"):  # type: ignore[union-attr]
+            if isinstance(changed, list) and not artifact.get("files_changed_incomplete"):  # type: ignore[union-attr]  # artifact is a dict when changed is a list (read from it above)
                 made = {p for p, action in changes if action in ("created", "modified")}
                 written = [p for p in written if p in made]  # a redirection that ran
             created = [p for p, action in changes if action == "created" and not p.startswith(UPLOADS + "/")]

@@ -166,6 +166,6 @@ class RunContext(TypedDict, total=False):
     """The lead graph's runtime context (its ``context_schema``): what a client sends as the run's
     ``context``, plus the run's scope, which the server sets (left out of the JSON schema)."""
 
-    __pydantic_config__ = ConfigDict(arbitrary_types_allowed=True)  # type: ignore[misc]
+    __pydantic_config__ = ConfigDict(arbitrary_types_allowed=True)  # type: ignore[misc]  # pydantic reads this attribute of a TypedDict; mypy does not know it
 
     run_scope: SkipJsonSchema[RunScope]

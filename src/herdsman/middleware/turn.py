@@ -44,7 +44,7 @@ def this_run(messages: Sequence[AnyMessage]) -> tuple[HumanMessage | None, list[
     """The user's last message and everything after it (harness notes are not the user's)."""
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], HumanMessage) and not is_harness(messages[i]):
-            return messages[i], list(messages[i + 1 :])  # type: ignore[return-value]
+            return messages[i], list(messages[i + 1 :])  # type: ignore[return-value]  # every message of a thread is an AnyMessage; list() of a slice loses it
     return None, list(messages)
 
 

@@ -115,7 +115,7 @@ class CallDrafts:
                 return
             self._last = self._clock()
             self._sent = event["text"]
-            self._writer(event)  # type: ignore[misc]
+            self._writer(event)  # type: ignore[misc]  # the writer is a plain callable kept as an attribute; mypy takes it for a method
         except Exception:  # noqa: BLE001 - a draft is a courtesy: never fail the generation for it
             log.warning("call_drafts_stopped", exc_info=True)
             self._writer = None

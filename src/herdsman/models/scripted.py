@@ -215,7 +215,7 @@ class ScriptedChatModel(BaseChatModel):
             "messages": [{"type": m.type, "content": m.text if hasattr(m, "text") else str(m.content)} for m in call.messages],
             "tools": call.tools,
         }
-        with open(self.record_file, "a", encoding="utf-8") as fh:  # type: ignore[arg-type]
+        with open(self.record_file, "a", encoding="utf-8") as fh:  # type: ignore[arg-type]  # the caller checked record_file is set
             fh.write(json.dumps(line) + "\n")
 
     # -- core -------------------------------------------------------------------------------

@@ -219,10 +219,10 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
             await pools.run(pools.CAPTURES, user, versions.record, *key, root, _last_message_id(checkpoint))
         return saved
 
-    saver.put = put_with_files  # type: ignore[method-assign]
-    saver.aput = aput_with_files  # type: ignore[method-assign]
-    saver.aput_without_files = aput  # type: ignore[attr-defined]
-    saver.file_versions = versions  # type: ignore[attr-defined]
+    saver.put = put_with_files  # type: ignore[method-assign]  # the checkpointer is wrapped in place: every holder of it gets versions
+    saver.aput = aput_with_files  # type: ignore[method-assign]  # the checkpointer is wrapped in place: every holder of it gets versions
+    saver.aput_without_files = aput  # type: ignore[attr-defined]  # kept on the instance for the wrapped methods and for tests
+    saver.file_versions = versions  # type: ignore[attr-defined]  # kept on the instance for the wrapped methods and for tests
     return saver
 
 

@@ -248,7 +248,7 @@ class RunProtocolTranslator:
         streamed = self._messages.setdefault(key, (namespace, StreamedMessage()))[1]
         if streamed.finished:
             return []
-        events = streamed.feed(message)  # type: ignore[arg-type]
+        events = streamed.feed(message)  # type: ignore[arg-type]  # the message is an AIMessageChunk here (checked by the caller); feed is typed for the chunk
         if getattr(message, "chunk_position", None) == "last":
             events += streamed.finish()
         return [ProtocolEvent("messages", namespace, e) for e in events]

@@ -80,7 +80,7 @@ log = get_logger(__name__)
 try:
     from inotify_simple import INotify
 except ImportError:  # pragma: no cover - a dependency; without it every capture walks
-    INotify = None  # type: ignore[assignment,misc]
+    INotify = None  # type: ignore[assignment,misc]  # the optional import's fallback: callers check for None
 
 # the kernel ABI values of <sys/inotify.h> (inotify_simple.flags has the same)
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8

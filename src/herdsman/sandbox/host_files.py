@@ -185,11 +185,11 @@ class HostFilesSandbox:
         try:
             with self.quota.watch(cancel) as watch:
                 if netns_fd is not None:
-                    result = self._shell.run(self.paths, command, limit, cancel, extra, netns_fd=netns_fd)  # type: ignore[call-arg]
+                    result = self._shell.run(self.paths, command, limit, cancel, extra, netns_fd=netns_fd)  # type: ignore[call-arg]  # only the bwrap shell takes netns_fd, and only it has a server network
                 elif run_id is None:
                     result = self._shell.run(self.paths, command, limit, cancel, extra)
                 else:
-                    result = self._shell.run(self.paths, command, limit, cancel, extra, run_id=run_id)  # type: ignore[call-arg]
+                    result = self._shell.run(self.paths, command, limit, cancel, extra, run_id=run_id)  # type: ignore[call-arg]  # a run_id comes only for a background job, run only by shells that take it (see background()); the Shell protocol leaves it out
         finally:
             if netns_fd is not None:
                 os.close(netns_fd)

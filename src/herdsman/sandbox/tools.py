@@ -214,7 +214,7 @@ def strip_line_numbers(text: str) -> tuple[str, bool]:
     matches = [_GUTTER.match(line) for line in body]
     if len(body) < 2 or any(m is None or len(m.group(0)) != 7 for m in matches):
         return text, False
-    numbers = [int(m.group(1)) for m in matches]  # type: ignore[union-attr]
+    numbers = [int(m.group(1)) for m in matches]  # type: ignore[union-attr]  # the check above returned when any match was None
     if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
         return text, False
     cut = [line[7:] for line in body]

@@ -373,7 +373,7 @@ class SubagentRunner:
             task_id=request.task_id,
             subagent_type=spec.name,
             description=request.description,
-            status=outcome.status,  # type: ignore[arg-type]
+            status=outcome.status,  # type: ignore[arg-type]  # outcome.status is one of the record's statuses (set from them), typed str
             answer=outcome.answer,
             error=outcome.error,
             files_written=outcome.files,

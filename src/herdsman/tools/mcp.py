@@ -196,7 +196,7 @@ async def load_server_tools(server: MCPServerConfig) -> tuple[list[BaseTool], li
     raw = await asyncio.wait_for(
         load_mcp_tools(
             None,
-            connection=connection_of(server),  # type: ignore[arg-type]
+            connection=connection_of(server),  # type: ignore[arg-type]  # a dict of one of the adapter's connection TypedDicts, chosen by transport
             server_name=server.name,
             tool_interceptors=[_call_guard(server)],
         ),

@@ -38,4 +38,4 @@ def parse_command(text: str) -> Command | None:
     if not word or not word.isidentifier():
         return None
     name = word if word in KNOWN else None
-    return Command(name, word, rest.strip())  # type: ignore[arg-type]
+    return Command(name, word, rest.strip())  # type: ignore[arg-type]  # name is None or a word of KNOWN, the Literal; mypy does not narrow from the membership test

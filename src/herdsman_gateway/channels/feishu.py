@@ -112,7 +112,7 @@ class FeishuChannel(Channel):
         The file goes as a ``(name, stream, type)`` tuple so lark-oapi's multipart encoder sends
         it as a file part with its name (a bare stream would be sent without one).
         """
-        body = CreateFileRequestBody.builder().file_type("stream").file_name(filename).file((filename, io.BytesIO(data), "application/octet-stream")).build()  # type: ignore[arg-type]
+        body = CreateFileRequestBody.builder().file_type("stream").file_name(filename).file((filename, io.BytesIO(data), "application/octet-stream")).build()  # type: ignore[arg-type]  # the SDK types file() as a stream; it takes a (name, stream, type) tuple as requests does, which gives the part its name
         request = CreateFileRequest.builder().request_body(body).build()
         response = _check(await asyncio.to_thread(self.client.im.v1.file.create, request), "uploading a file")
         await self._send(chat_id, "file", {"file_key": response.data.file_key})

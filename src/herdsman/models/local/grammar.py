@@ -60,7 +60,7 @@ def _converter() -> Any:
     value had no token left, which aborts llama.cpp. Constants are :func:`json_text`."""
     from llama_cpp.llama_grammar import SchemaConverter
 
-    class Converter(SchemaConverter):  # type: ignore[misc]
+    class Converter(SchemaConverter):  # type: ignore[misc]  # llama_cpp ships no type information: the base is Any
         def _format_literal(self, literal: str) -> str:
             return '"' + re.sub(r'[\\"\r\n]', lambda m: _GBNF_ESCAPES[m.group(0)], literal) + '"'
 

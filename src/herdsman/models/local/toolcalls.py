@@ -159,7 +159,7 @@ def _as_calls(value: Any, tool_names: Collection[str]) -> list[ToolCall] | None:
     calls = [_as_call(item, tool_names) for item in items]
     if any(call is None for call in calls):
         return None
-    return calls  # type: ignore[return-value]
+    return calls  # type: ignore[return-value]  # the check above returned when any call was None
 
 
 def _fence_calls(lang: str, body: str, tool_names: Collection[str], repair: bool = True) -> list[ToolCall] | None:
