@@ -52,6 +52,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_grammar": {"local_model": {"constrained_decoding": False}},
     "no_read_before_write": {"tools": {"read_before_write": False}},
     "no_verify": {"lead": {"verify_rounds": 0}},
+    "verify_rounds_4": {"lead": {"verify_rounds": 4}},  # not an aid switched off: more rounds of the check
     "plan_act": {"lead": {"plan_act": "auto"}},  # off by default: this variant turns it on
     "no_value_answers": {"lead": {"value_answers": "off"}},
     "no_fresh_answers": {"lead": {"fresh_answers": "off"}},
