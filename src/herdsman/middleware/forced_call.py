@@ -14,13 +14,14 @@ from typing import Any
 from langchain.agents.middleware import ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.runnables import RunnableConfig
 
 from herdsman.logs import get_logger
 from herdsman.middleware.step_limit import stop_reason
 
 log = get_logger(__name__)
 
-NO_STREAM = {"tags": ["nostream"]}
+NO_STREAM: RunnableConfig = {"tags": ["nostream"]}
 """Run config of a harness call: LangGraph's messages stream leaves it out."""
 
 
@@ -45,7 +46,7 @@ def final_reply(response: Any) -> tuple[list[Any], int] | None:
     ``ModelResponse`` or a bare ``AIMessage``. The middlewares that act on a final answer (the
     value answer, the plan/act loop) find it here."""
     inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
-    result = list(inner.result) if isinstance(inner, ModelResponse) else [inner]
+    result: list[Any] = list(inner.result) if isinstance(inner, ModelResponse) else [inner]
     at = next((i for i in range(len(result) - 1, -1, -1) if isinstance(result[i], AIMessage)), None)
     if at is None or result[at].tool_calls or stop_reason(result[at]) is not None:
         return None
