@@ -309,11 +309,11 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     assert "Your reply shows code that nothing ran" in note and "python3 - <<'EOF'" in note
     assert model.calls[1].kwargs.get("tool_choice") == "bash"
     # from the benchmark: a shell command shown for a Python fix is not the file's new text
-    from herdsman.middleware.completion_check import CompletionCheckMiddleware
+    from herdsman.middleware.completion_check import code_problem
 
     unchanged = [Finding("file.change_not_made", {"paths": ["wc.py"]}, ("read_file", "str_replace"), EDIT)]
-    assert CompletionCheckMiddleware._code_problem(unchanged, [("bash", "python3 wc.py FILE")]) is None
-    rewrite = CompletionCheckMiddleware._code_problem(unchanged, [("python", "print(1)")])
+    assert code_problem(unchanged, [("bash", "python3 wc.py FILE")]) is None
+    rewrite = code_problem(unchanged, [("python", "print(1)")])
     assert rewrite.rule == "code.shown_not_written" and rewrite.next_tools == ("read_file", "write_file")
     assert render(rewrite).startswith("Your reply shows the new code, but wc.py is unchanged")
 

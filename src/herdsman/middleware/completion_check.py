@@ -295,6 +295,48 @@ class FileLookup:
         return f"{size}:{mtime}"
 
 
+def _sources(state: Any, reply: str, run: Sequence[Any], lookup: FileLookup | None) -> list[Finding]:
+    """``source.unseen``: URLs of the answer (or of a text file the run wrote) that nothing
+    showed; the uploaded files are read only when there are some."""
+    messages = state.get("messages") or []
+    found = unseen_sources(reply, messages, run)
+    if found and lookup is not None:
+        uploads = [p for p, (size, _) in lookup.entries().items() if p.startswith(UPLOADS + "/") and size <= MAX_HASHED_BYTES]
+        found = unseen_sources(reply, messages, run, [lookup.text_of(p) or "" for p in uploads])
+    return found
+
+
+def code_problem(found: Sequence[Finding], code: Sequence[tuple[str, str]]) -> Finding | None:
+    """What to do with the code a reply shows instead of using it (a small model's habit:
+    "here is the corrected script, save it and run it"); for a file to fix, only code in its
+    language counts (a shell command shown for a Python fix is not its new text)."""
+    unchanged = next((f for f in found if f.rule in _UNCHANGED), None)
+    if unchanged is not None:
+        targets = list(unchanged.evidence["paths"])
+        suffixes = {FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
+        if not any(name.endswith(tuple(s for s in suffixes if s)) for name in targets):
+            return None
+        return Finding("code.shown_not_written", {"paths": targets}, (*unchanged.next_tools[:-1], "write_file"), REWRITE)
+    python = any(lang.startswith("py") for lang, _ in code)
+    return Finding("code.shown_not_run", {"language": "python" if python else "shell"}, ("bash",), COMMAND)
+
+
+def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:
+    """The final reply marked as a copy of a note (same id: it replaces the reply), so the
+    conversation shows it as a failed step; none when ``found`` has no echo or it is marked."""
+    reply = (state.get("messages") or [None])[-1]
+    if not isinstance(reply, AIMessage) or reply.additional_kwargs.get(NOTE_ECHO_KEY) \
+            or not any(f.rule == "reply.echoes_note" for f in found):
+        return []
+    return [reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, NOTE_ECHO_KEY: True}})]
+
+
+def _is_final(state: Any) -> bool:
+    """Whether the state ends in a final reply (an AI message without tool calls)."""
+    messages = state.get("messages") or []
+    return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
+
+
 class CompletionCheckMiddleware(RequestRewriteMiddleware):
     """Send the agent back to work when its final reply misses what the request asked."""
 
@@ -434,43 +476,17 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         cut = cut_lines(run)
         if cut:
             found.append(cut)
-        found += self._sources(state, text, run, lookup)
+        found += _sources(state, text, run, lookup)
         claim = unbacked_claim(text, run) if not found and on("claim.unbacked", language_of(text)) else None
         if claim:  # alone: other findings say what to write
             found.append(claim)
         code = fenced_code(text) if found else []
-        problem = self._code_problem(found, code) if code else None
+        problem = code_problem(found, code) if code else None
         if problem:
             found.append(problem)
         # a value to copy goes last, alone on the note's last line: a small model copied the
         # whole sentence around it into the file
         return sorted(found, key=lambda f: f.rule == "answer.offer")
-
-    @staticmethod
-    def _sources(state: Any, reply: str, run: Sequence[Any], lookup: FileLookup | None) -> list[Finding]:
-        """``source.unseen``: URLs of the answer (or of a text file the run wrote) that nothing
-        showed; the uploaded files are read only when there are some."""
-        messages = state.get("messages") or []
-        found = unseen_sources(reply, messages, run)
-        if found and lookup is not None:
-            uploads = [p for p, (size, _) in lookup.entries().items() if p.startswith(UPLOADS + "/") and size <= MAX_HASHED_BYTES]
-            found = unseen_sources(reply, messages, run, [lookup.text_of(p) or "" for p in uploads])
-        return found
-
-    @staticmethod
-    def _code_problem(found: Sequence[Finding], code: Sequence[tuple[str, str]]) -> Finding | None:
-        """What to do with the code a reply shows instead of using it (a small model's habit:
-        "here is the corrected script, save it and run it"); for a file to fix, only code in its
-        language counts (a shell command shown for a Python fix is not its new text)."""
-        unchanged = next((f for f in found if f.rule in _UNCHANGED), None)
-        if unchanged is not None:
-            targets = list(unchanged.evidence["paths"])
-            suffixes = {FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
-            if not any(name.endswith(tuple(s for s in suffixes if s)) for name in targets):
-                return None
-            return Finding("code.shown_not_written", {"paths": targets}, (*unchanged.next_tools[:-1], "write_file"), REWRITE)
-        python = any(lang.startswith("py") for lang, _ in code)
-        return Finding("code.shown_not_run", {"language": "python" if python else "shell"}, ("bash",), COMMAND)
 
     def _file_problems(
         self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str], run: Sequence[Any] = (),
@@ -586,12 +602,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if used >= self.rounds:
             # out of rounds: what the rules still find is kept, for a caller that can retry (a
             # sub-agent's attempt is then "rejected", see herdsman.subagents.executor)
-            left = self.problems(state) if self._is_final(state) else []
+            left = self.problems(state) if _is_final(state) else []
             if not left:
                 return None
             update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
             if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
-                update["messages"] = [*self._echo_marked(state, left), could_not_message(left, turn_language(state["messages"]))]
+                update["messages"] = [*_echo_marked(state, left), could_not_message(left, turn_language(state["messages"]))]
             elif unseen := [u for f in left if f.rule == "source.unseen" and not f.evidence.get("path") for u in f.evidence["urls"]]:
                 reply = state["messages"][-1]  # links nobody showed are taken out of the answer, marked
                 update["messages"] = [reply.model_copy(update={"content": strip_unseen(reply.text, unseen)})]
@@ -599,7 +615,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         found = self.problems(state)
         review = False
         if not found:
-            found = self._verify(state) if self._is_final(state) else []
+            found = self._verify(state) if _is_final(state) else []
             review = True
         if not found:
             return None
@@ -616,7 +632,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if not review and call is None and not all(f.priority == ANSWER for f in found):  # an answer to rewrite needs no tool
             data["force_tools"] = next_tools(found, spent)
         note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
-        marked = self._echo_marked(state, found)
+        marked = _echo_marked(state, found)
         if call is not None:  # the harness's bash call goes to the tools node, then the model
             update = {"messages": [*marked, note, call], "completion_checks": used + 1}
             if self.max_tool_calls:  # the limit's hook ran before this one: count the call here
@@ -661,21 +677,6 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return False
         spent = (state.get("run_tool_call_count") or {}).get(_ALL_TOOLS, 0)
         return not self.max_tool_calls or spent < self.max_tool_calls
-
-    @staticmethod
-    def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:
-        """The final reply marked as a copy of a note (same id: it replaces the reply), so the
-        conversation shows it as a failed step; none when ``found`` has no echo or it is marked."""
-        reply = (state.get("messages") or [None])[-1]
-        if not isinstance(reply, AIMessage) or reply.additional_kwargs.get(NOTE_ECHO_KEY) \
-                or not any(f.rule == "reply.echoes_note" for f in found):
-            return []
-        return [reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, NOTE_ECHO_KEY: True}})]
-
-    @staticmethod
-    def _is_final(state: Any) -> bool:
-        messages = state.get("messages") or []
-        return bool(messages) and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         """After a rules note, the next calls must use the tools its plan names, in order
