@@ -41,7 +41,9 @@ async def measure(crons: int, schedulers: int) -> dict:
 
     async with AsyncExitStack() as stack:
         stores = [await stack.enter_async_context(open_cron_store(config)) for _ in range(schedulers)]
-        made = [await stores[0].create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, START) for _ in range(crons)]
+        made = [
+            await stores[0].create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, START) for _ in range(crons)
+        ]
         due = START + timedelta(hours=1)
         started = time.perf_counter()
         await asyncio.gather(*(CronScheduler(store, fire).tick(due) for store in stores))

@@ -106,7 +106,9 @@ def text_of(message: Mapping[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content if isinstance(p, (str, dict)))
+        return "".join(
+            p if isinstance(p, str) else str(p.get("text", "")) for p in content if isinstance(p, (str, dict))
+        )
     return ""
 
 
@@ -163,7 +165,9 @@ def asks_for_tools(rule: str) -> bool:
 
 def direct_problems(request: Mapping[str, Any], answer: str, rules: Sequence[str], urls: Sequence[str]) -> list[str]:
     """Why a question's answer is not direct (empty when it is)."""
-    problems = [f"the harness asked for tools or files ({rule})" for rule in dict.fromkeys(rules) if asks_for_tools(rule)]
+    problems = [
+        f"the harness asked for tools or files ({rule})" for rule in dict.fromkeys(rules) if asks_for_tools(rule)
+    ]
     if not answer.strip():
         return [*problems, "no final answer"]
     language = request["language"]
@@ -219,7 +223,11 @@ def is_delivered(request: Mapping[str, Any], root: Path) -> bool:
     given = {f"workspace/{k}": v for k, v in (request.get("workspace") or {}).items()}
     given |= {f"uploads/{k}": v for k, v in (request.get("uploads") or {}).items()}
     for pattern in request.get("deliver") or []:
-        fresh = [p for p in _files(root, pattern) if given.get(p.relative_to(root).as_posix()) != p.read_text(errors="replace")]
+        fresh = [
+            p
+            for p in _files(root, pattern)
+            if given.get(p.relative_to(root).as_posix()) != p.read_text(errors="replace")
+        ]
         if not fresh:
             return False
     return True
@@ -261,7 +269,9 @@ def totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "questions_direct": f"{sum(bool(r['direct']) for r in questions)}/{len(questions)}",
         "deliverables_delivered": f"{sum(bool(r['delivered']) for r in deliverables)}/{len(deliverables)}",
         "deliverables_correct": f"{sum(bool(r['correct']) for r in deliverables)}/{len(deliverables)}",
-        "deliverable_correct_share": round(sum(bool(r["correct"]) for r in deliverables) / len(deliverables), 3) if deliverables else None,
+        "deliverable_correct_share": round(sum(bool(r["correct"]) for r in deliverables) / len(deliverables), 3)
+        if deliverables
+        else None,
         "harness_notes_in_conversation": sum(bool(r["harness_note_in_conversation"]) for r in records),
         "invented_urls": sum(bool(r.get("invented_urls")) for r in records),
         "errors": sum(bool(r["error"]) for r in records),
@@ -274,6 +284,7 @@ def totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # ---- the run ---------------------------------------------------------------------------------
+
 
 def load(path: Path = DATA, only: str | None = None) -> list[dict[str, Any]]:
     """The requests of the data file, or those of ``only`` (comma-separated ids) in the file's order."""
@@ -304,7 +315,7 @@ def scripted_model(requests: list[dict[str, Any]]) -> Any:
         if request is None:
             return "ok"
         replies = request.get("scripted") or ["(no scripted reply)"]
-        step = sum(m.type == "ai" for m in messages[users[-1]:])
+        step = sum(m.type == "ai" for m in messages[users[-1] :])
         return replies[min(step, len(replies) - 1)]
 
     return ScriptedChatModel(respond=respond)
@@ -338,7 +349,9 @@ WARMUP = "Hello!"
 loaded on its first call, and that load belongs to starting the gateway, not to a request."""
 
 
-async def prepare(url: str, app: Any, requests: list[dict[str, Any]], warm_up: bool) -> tuple[dict[str, str], float | None]:
+async def prepare(
+    url: str, app: Any, requests: list[dict[str, Any]], warm_up: bool
+) -> tuple[dict[str, str], float | None]:
     """A thread for each request with workspace files, holding them (request id -> thread id), and
     with ``warm_up`` the seconds of one throwaway run (:data:`WARMUP`) that loads the model."""
     from langgraph_sdk import get_client
@@ -350,7 +363,9 @@ async def prepare(url: str, app: Any, requests: list[dict[str, Any]], warm_up: b
         if warm_up:
             started = time.monotonic()
             thread = await client.threads.create()
-            await client.runs.wait(thread["thread_id"], ASSISTANT, input={"messages": [{"type": "human", "content": WARMUP}]})
+            await client.runs.wait(
+                thread["thread_id"], ASSISTANT, input={"messages": [{"type": "human", "content": WARMUP}]}
+            )
             warmup_s = round(time.monotonic() - started, 1)
         for request in requests:
             if not request.get("workspace"):
@@ -367,6 +382,7 @@ async def prepare(url: str, app: Any, requests: list[dict[str, Any]], warm_up: b
 
 def plan(url: str, requests: list[dict[str, Any]], threads: dict[str, str], max_seconds: float) -> dict[str, Any]:
     """What the browser driver does (see everyday_ui.mjs)."""
+
     def upload(name: str, text: str) -> dict[str, str]:
         mime = mimetypes.guess_type(name)[0] or "text/plain"
         return {"name": name, "mime": mime, "base64": base64.b64encode(text.encode()).decode()}
@@ -377,8 +393,12 @@ def plan(url: str, requests: list[dict[str, Any]], threads: dict[str, str], max_
         "chromium": CHROMIUM,
         "max_seconds": max_seconds,
         "requests": [
-            {"id": r["id"], "text": r["text"], "thread_id": threads.get(r["id"]),
-             "uploads": [upload(n, t) for n, t in (r.get("uploads") or {}).items()]}
+            {
+                "id": r["id"],
+                "text": r["text"],
+                "thread_id": threads.get(r["id"]),
+                "uploads": [upload(n, t) for n, t in (r.get("uploads") or {}).items()],
+            }
             for r in requests
         ],
     }
@@ -389,15 +409,18 @@ def drive(the_plan: dict[str, Any], work: Path) -> list[dict[str, Any]]:
     plan_file = work / "plan.json"
     plan_file.write_text(json.dumps(the_plan))
     budget = len(the_plan["requests"]) * (the_plan["max_seconds"] + 240) + 120
-    out = subprocess.run(["node", str(DRIVER), str(plan_file)], stdout=subprocess.PIPE, text=True, timeout=budget,
-                         cwd=REPO, check=False)
+    out = subprocess.run(
+        ["node", str(DRIVER), str(plan_file)], stdout=subprocess.PIPE, text=True, timeout=budget, cwd=REPO, check=False
+    )
     seen = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0 and not seen:
         raise SystemExit(f"the browser driver failed (exit {out.returncode})")
     return seen
 
 
-async def judge_all(url: str, home: Path, requests: list[dict[str, Any]], measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def judge_all(
+    url: str, home: Path, requests: list[dict[str, Any]], measured: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Each request's record: the page's measures, and the judge's verdicts on its thread."""
     from langgraph_sdk import get_client
 
@@ -474,8 +497,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="request ids, comma-separated")
     parser.add_argument("--max-seconds", type=float, default=600, help="per request, before the run is stopped")
-    parser.add_argument("--model", choices=("embedded", "scripted"), default="embedded",
-                        help="the embedded model (default config), or canned replies that test the pipeline")
+    parser.add_argument(
+        "--model",
+        choices=("embedded", "scripted"),
+        default="embedded",
+        help="the embedded model (default config), or canned replies that test the pipeline",
+    )
     parser.add_argument("--data", type=Path, default=DATA, help="the request set (YAML)")
     parser.add_argument("--home", type=Path, help="the gateway's home, kept afterwards (default: a temporary one)")
     args = parser.parse_args()
@@ -492,8 +519,18 @@ def main() -> None:
         finally:
             server.should_exit = True
             thread.join(30)
-    print(json.dumps({"model": args.model, "max_seconds": args.max_seconds, "warmup_s": warmup_s, "requests": records,
-                      "totals": totals(records)}, ensure_ascii=False))
+    print(
+        json.dumps(
+            {
+                "model": args.model,
+                "max_seconds": args.max_seconds,
+                "warmup_s": warmup_s,
+                "requests": records,
+                "totals": totals(records),
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 if __name__ == "__main__":

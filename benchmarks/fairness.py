@@ -64,12 +64,21 @@ def serve(home: str, fan_out: int, sleep: int):
     from herdsman.models.scripted import ScriptedChatModel
     from herdsman_gateway.app import create_app
 
-    config = parse_config(yaml.safe_dump({
-        "home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0, "verify_rounds": 0},
-        "local_model": {"profile": "standard"}, "title": {"enabled": False}, "logging": {"level": "ERROR"},
-        "gateway": {"api_keys": ["key-a", "key-b"]},
-        "sandbox": {"allow_unisolated_bash": True, "command_timeout_seconds": sleep + 60},
-    }), env={})
+    config = parse_config(
+        yaml.safe_dump(
+            {
+                "home": home,
+                "checkpointer": {"type": "memory"},
+                "lead": {"model_retries": 0, "verify_rounds": 0},
+                "local_model": {"profile": "standard"},
+                "title": {"enabled": False},
+                "logging": {"level": "ERROR"},
+                "gateway": {"api_keys": ["key-a", "key-b"]},
+                "sandbox": {"allow_unisolated_bash": True, "command_timeout_seconds": sleep + 60},
+            }
+        ),
+        env={},
+    )
     app = create_app(config, model=ScriptedChatModel(respond=make_respond(fan_out, sleep)))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -99,7 +108,10 @@ async def b_latencies(http, b, thread_id: str, tag: str) -> dict[str, float]:
         timed("listing", lambda: http.get(f"{base}/files", params={"path": "uploads"})),
         timed("download", lambda: http.get(f"{base}/artifacts/mnt/user-data/uploads/notes.txt")),
         timed("upload", lambda: http.post(upload, files=[("files", (f"{tag}.txt", b"x", "text/plain"))])),
-        timed("chat", lambda: b.runs.wait(thread_id, "lead_agent", input={"messages": [{"role": "user", "content": "hi"}]})),
+        timed(
+            "chat",
+            lambda: b.runs.wait(thread_id, "lead_agent", input={"messages": [{"role": "user", "content": "hi"}]}),
+        ),
     )
     for answer in answers[:3]:
         answer.raise_for_status()
@@ -117,12 +129,23 @@ async def measure(url: str, fan_out: int, sleep: int) -> dict:
     runs: list[tuple[str, str]] = []
     try:
         mine = (await b.threads.create())["thread_id"]
-        (await http.post(f"/api/threads/{mine}/uploads", files=[("files", ("notes.txt", b"notes", "text/plain"))])).raise_for_status()
+        (
+            await http.post(f"/api/threads/{mine}/uploads", files=[("files", ("notes.txt", b"notes", "text/plain"))])
+        ).raise_for_status()
         await b_latencies(http, b, mine, "warm")  # first requests pay for imports and caches
         figures = await b_latencies(http, b, mine, "idle")
         for _ in range(turns):
             tid = (await a.threads.create())["thread_id"]
-            runs.append((tid, (await a.runs.create(tid, "lead_agent", input={"messages": [{"role": "user", "content": "fan out"}]}))["run_id"]))
+            runs.append(
+                (
+                    tid,
+                    (
+                        await a.runs.create(
+                            tid, "lead_agent", input={"messages": [{"role": "user", "content": "fan out"}]}
+                        )
+                    )["run_id"],
+                )
+            )
         while sleeping(sleep) < min(4, fan_out):
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.5)  # the rest of A's commands that may start do

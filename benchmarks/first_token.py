@@ -95,7 +95,10 @@ def _spawn(cache_dir: str, runs: int) -> dict[str, Any]:
     env = dict(os.environ, HERDSMAN_PROMPT_CACHE=cache_dir)
     out = subprocess.run(
         [sys.executable, __file__, "--child", "--runs", str(runs)],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -118,17 +121,21 @@ def main() -> None:
         print(f"  {cold['first_s']} s; warm: a new process, the saved prompt ...", file=sys.stderr)
         warm = _spawn(cache_dir, 2)
         saved = sum(f.stat().st_size for f in Path(cache_dir).glob("*.kv"))
-    print(json.dumps({
-        "cold_s": cold["first_s"],
-        "new_process_s": warm["first_s"],
-        "same_process_s": warm.get("again_s"),
-        "prompt_tokens": warm["prompt_tokens"],
-        "head_tokens": warm["head_tokens"],
-        "cache_mb": round(saved / 2**20, 1),
-        "load_s": warm["load_s"],
-        "target_s": TARGET_S,
-        "speedup": round(cold["first_s"] / max(warm["first_s"], 0.01), 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "cold_s": cold["first_s"],
+                "new_process_s": warm["first_s"],
+                "same_process_s": warm.get("again_s"),
+                "prompt_tokens": warm["prompt_tokens"],
+                "head_tokens": warm["head_tokens"],
+                "cache_mb": round(saved / 2**20, 1),
+                "load_s": warm["load_s"],
+                "target_s": TARGET_S,
+                "speedup": round(cold["first_s"] / max(warm["first_s"], 0.01), 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

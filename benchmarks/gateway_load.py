@@ -78,12 +78,19 @@ def build_app(steps: int, home: str, config_name: str = "memory"):
     from herdsman_gateway.app import create_app
 
     config = parse_config(
-        yaml.safe_dump({"home": home, **CONFIGS[config_name], "lead": {"model_retries": 0, "verify_rounds": 0},
-                        "local_model": {"profile": "standard"},  # the scripted agent stands in for a large model
-                        "title": {"enabled": False}, "logging": {"level": "ERROR"},
-                        # the capacity of one process, not one user's share of it: all runs are the local user's
-                        "runs": {"max_running_per_user": None, "max_queued_per_user": None},
-                        "gateway": {"max_streams_per_user": None, "max_threads_per_user": None}}),
+        yaml.safe_dump(
+            {
+                "home": home,
+                **CONFIGS[config_name],
+                "lead": {"model_retries": 0, "verify_rounds": 0},
+                "local_model": {"profile": "standard"},  # the scripted agent stands in for a large model
+                "title": {"enabled": False},
+                "logging": {"level": "ERROR"},
+                # the capacity of one process, not one user's share of it: all runs are the local user's
+                "runs": {"max_running_per_user": None, "max_queued_per_user": None},
+                "gateway": {"max_streams_per_user": None, "max_threads_per_user": None},
+            }
+        ),
         env={},
     )
     model = ScriptedChatModel(respond=make_respond(steps))
@@ -118,7 +125,9 @@ async def one_run(client, thread_id: str) -> tuple[float | None, bool]:
     ok = False
     try:
         async for part in client.runs.stream(
-            thread_id, "lead_agent", input={"messages": [{"role": "user", "content": "list the folders"}]},
+            thread_id,
+            "lead_agent",
+            input={"messages": [{"role": "user", "content": "list the folders"}]},
             stream_mode=RUN_BODY["stream_mode"],
         ):
             if first is None:
@@ -225,8 +234,9 @@ def _client_process(url: str, runs: int, start_at: float, kind: str) -> list[tup
         raise RuntimeError(f"a load client failed: {type(exc).__name__}: {exc}") from None
 
 
-def load(url: str, runs: int, clients: int, kind: str = "raw",
-         at_start: Callable[[], None] | None = None) -> dict[str, float | int]:
+def load(
+    url: str, runs: int, clients: int, kind: str = "raw", at_start: Callable[[], None] | None = None
+) -> dict[str, float | int]:
     """Stream ``runs`` runs at once from ``clients`` processes (one Python client cannot drive
     100 streams without becoming the bottleneck itself); the figures of all of them.
 
@@ -293,9 +303,22 @@ def start_gateway(port: int, steps: int, home: str, config_name: str, repo: Path
     repo = repo or Path(__file__).resolve().parents[1]  # this checkout's code, not whatever is installed
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), str(repo)])}
     proc = subprocess.Popen(
-        [sys.executable, str(repo / "benchmarks" / "gateway_load.py"), "--serve-port", str(port), "--steps", str(steps),
-         "--home", home, "--ours", config_name],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            str(repo / "benchmarks" / "gateway_load.py"),
+            "--serve-port",
+            str(port),
+            "--steps",
+            str(steps),
+            "--home",
+            home,
+            "--ours",
+            config_name,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         wait_ready(f"http://127.0.0.1:{port}", proc, timeout=180)
@@ -321,22 +344,48 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100, help="concurrent streamed runs")
     parser.add_argument("--steps", type=int, default=5, help="model calls per run (--reference: always 2)")
     parser.add_argument("--clients", type=int, default=2, help="client processes sharing the runs")
-    parser.add_argument("--client", choices=["raw", "sdk"], default="raw",
-                        help="read streams with a lean HTTP reader (default) or the langgraph-sdk client")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="bursts in a row; errors are summed, the other figures are the median of the rounds")
-    parser.add_argument("--ours", choices=sorted(CONFIGS), default="memory",
-                        help="our configuration: memory (in-memory checkpointer) or default (SQLite, file history)")
-    parser.add_argument("--reference", action="store_true",
-                        help="compare with LangGraph's own server (langgraph dev) on the same scripted graph, "
-                        "rounds interleaved ABBA; see langgraph_reference/compare.py")
-    parser.add_argument("--rss-after", type=int, default=1000,
-                        help="--reference: read each server's memory after it served this many runs")
-    parser.add_argument("--reference-jobs", type=int, default=10,
-                        help="--reference: langgraph dev --n-jobs-per-worker (10 is its default)")
-    parser.add_argument("--baseline", type=Path,
-                        help="--reference: also serve the default configuration of this other checkout (a worktree "
-                        "of an earlier commit), as the side 'baseline', to measure a change before and after in one run")
+    parser.add_argument(
+        "--client",
+        choices=["raw", "sdk"],
+        default="raw",
+        help="read streams with a lean HTTP reader (default) or the langgraph-sdk client",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="bursts in a row; errors are summed, the other figures are the median of the rounds",
+    )
+    parser.add_argument(
+        "--ours",
+        choices=sorted(CONFIGS),
+        default="memory",
+        help="our configuration: memory (in-memory checkpointer) or default (SQLite, file history)",
+    )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="compare with LangGraph's own server (langgraph dev) on the same scripted graph, "
+        "rounds interleaved ABBA; see langgraph_reference/compare.py",
+    )
+    parser.add_argument(
+        "--rss-after",
+        type=int,
+        default=1000,
+        help="--reference: read each server's memory after it served this many runs",
+    )
+    parser.add_argument(
+        "--reference-jobs",
+        type=int,
+        default=10,
+        help="--reference: langgraph dev --n-jobs-per-worker (10 is its default)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="--reference: also serve the default configuration of this other checkout (a worktree "
+        "of an earlier commit), as the side 'baseline', to measure a change before and after in one run",
+    )
     parser.add_argument("--serve-port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -346,17 +395,24 @@ def main() -> None:
     if args.reference:
         from langgraph_reference.compare import compare
 
-        figures = compare(runs=args.runs, rounds=max(1, args.rounds), clients=max(1, args.clients),
-                          kind=args.client, rss_after=args.rss_after, reference_jobs=args.reference_jobs,
-                          baseline=args.baseline)
+        figures = compare(
+            runs=args.runs,
+            rounds=max(1, args.rounds),
+            clients=max(1, args.clients),
+            kind=args.client,
+            rss_after=args.rss_after,
+            reference_jobs=args.reference_jobs,
+            baseline=args.baseline,
+        )
         print(json.dumps(figures))
         return
     port = free_port()
     with tempfile.TemporaryDirectory() as home:
         proc = start_gateway(port, args.steps, home, args.ours)
         try:
-            figures = load_rounds(f"http://127.0.0.1:{port}", args.runs, max(1, args.clients), args.client,
-                                  max(1, args.rounds))
+            figures = load_rounds(
+                f"http://127.0.0.1:{port}", args.runs, max(1, args.clients), args.client, max(1, args.rounds)
+            )
         finally:
             stop(proc)
     print(json.dumps(figures))

@@ -115,21 +115,25 @@ class ScriptedExtractor:
         extraction = dict(session["extraction"])
         listed = {normalize(content): fid for fid, content in LISTED_FACT.findall(prompt)}
         extraction["forget"] = [listed[normalize(c)] for c in extraction.get("forget", []) if normalize(c) in listed]
-        extraction["facts"] = [{"confidence": 0.9, "quote": quote_for(f["content"], session["turns"]), **f}
-                               for f in extraction.get("facts", [])]
+        extraction["facts"] = [
+            {"confidence": 0.9, "quote": quote_for(f["content"], session["turns"]), **f}
+            for f in extraction.get("facts", [])
+        ]
         extraction["relations"] = [{"confidence": 0.9, **r} for r in extraction.get("relations", [])]
         return json.dumps({"summary": "", **extraction})
 
 
 def bench_config(home: Path, graph: bool, budget: int) -> HerdsmanConfig:
     """Memory on, updated only when the benchmark flushes it (after each session)."""
-    return HerdsmanConfig.model_validate({
-        "home": str(home),
-        "checkpointer": {"type": "memory"},
-        "lead": {"model_retries": 0, "verify_rounds": 0},
-        "title": {"enabled": False},
-        "memory": {"enabled": True, "debounce_seconds": 3600, "graph": graph, "max_injected_tokens": budget},
-    })
+    return HerdsmanConfig.model_validate(
+        {
+            "home": str(home),
+            "checkpointer": {"type": "memory"},
+            "lead": {"model_retries": 0, "verify_rounds": 0},
+            "title": {"enabled": False},
+            "memory": {"enabled": True, "debounce_seconds": 3600, "graph": graph, "max_injected_tokens": budget},
+        }
+    )
 
 
 def memory_lines(section: str) -> list[str]:
@@ -157,14 +161,29 @@ def judge(section: str, question: dict[str, Any]) -> dict[str, Any]:
     relevant = sum(any(g in line for g in gold) for line in lines)
     about = stems(question["q"], STOPWORDS) - stems(" ".join(stale))
     enough = min(2, len(about))
-    misleading = any(any(s in line for s in stale) and not any(g in line for g in gold) and "until" not in line
-                     and len(about & stems(line, STOPWORDS)) >= enough for line in lines)
-    return {"gold": len(gold), "found": found, "lines": len(lines), "relevant": relevant,
-            "answerable": found == len(gold) and not misleading, "misleading": misleading}
+    misleading = any(
+        any(s in line for s in stale)
+        and not any(g in line for g in gold)
+        and "until" not in line
+        and len(about & stems(line, STOPWORDS)) >= enough
+        for line in lines
+    )
+    return {
+        "gold": len(gold),
+        "found": found,
+        "lines": len(lines),
+        "relevant": relevant,
+        "answerable": found == len(gold) and not misleading,
+        "misleading": misleading,
+    }
 
 
 async def run_mode(
-    conversations: list[dict[str, Any]], graph: bool, budget: int, model: str, progress: Progress,
+    conversations: list[dict[str, Any]],
+    graph: bool,
+    budget: int,
+    model: str,
+    progress: Progress,
     one_user: bool = False,
 ) -> dict[str, Any]:
     """Play every conversation in one mode at one budget (``one_user``: all of them as one user,
@@ -183,8 +202,9 @@ async def run_mode(
 
         async def ask(text: str, thread: str, user: str) -> tuple[str, str]:
             prompts = Prompts()
-            state = await agent.ainvoke({"messages": [HumanMessage(text)]},
-                                        {**run_config(config, thread, user_id=user), "callbacks": [prompts]})
+            state = await agent.ainvoke(
+                {"messages": [HumanMessage(text)]}, {**run_config(config, thread, user_id=user), "callbacks": [prompts]}
+            )
             match = SECTION.search(prompts.system)
             section = match.group(0) if match else ""
             turn_tokens.append(estimate_tokens(section) if section else 0)
@@ -212,8 +232,9 @@ async def run_mode(
     return figures(judged, turn_tokens, question_tokens, answered if model == "local" else None)
 
 
-def figures(judged: list[tuple[str, dict[str, Any]]], turn_tokens: list[int], question_tokens: list[int],
-            answered: int | None) -> dict[str, Any]:
+def figures(
+    judged: list[tuple[str, dict[str, Any]]], turn_tokens: list[int], question_tokens: list[int], answered: int | None
+) -> dict[str, Any]:
     """The figures of one mode from the judged questions and the tokens injected per turn."""
     results = [r for _, r in judged]
     gold = sum(r["gold"] for r in results)
@@ -254,7 +275,9 @@ class Prompts(BaseCallbackHandler):
 def models(model: str, conversations: list[dict[str, Any]]) -> tuple[BaseChatModel, BaseChatModel]:
     """(memory model, lead model) for ``--model``."""
     if model == "scripted":
-        return ScriptedChatModel(respond=ScriptedExtractor(conversations)), ScriptedChatModel(respond=lambda m: "Noted.")
+        return ScriptedChatModel(respond=ScriptedExtractor(conversations)), ScriptedChatModel(
+            respond=lambda m: "Noted."
+        )
     from herdsman.config.schema import LocalModelConfig
     from herdsman.models.local import build_local_model
 
@@ -268,14 +291,17 @@ async def main(model: str, only: int | None, default_budget_only: bool = False) 
     only); the figures as one dict."""
     conversations = load()[:only] if only else load()
     out: dict[str, Any] = {
-        "benchmark": "memory_recall", "model": model, "conversations": len(conversations),
+        "benchmark": "memory_recall",
+        "model": model,
+        "conversations": len(conversations),
         "sessions": sum(len(c["sessions"]) for c in conversations),
         "questions": sum(len(c["questions"]) for c in conversations),
     }
     with Progress(console=Console(stderr=True), transient=True) as progress:
         for budget in BUDGETS[:1] if default_budget_only else BUDGETS:
             out[f"budget_{budget}"] = {
-                mode: await run_mode(conversations, mode == "graph", budget, model, progress) for mode in ("graph", "flat")
+                mode: await run_mode(conversations, mode == "graph", budget, model, progress)
+                for mode in ("graph", "flat")
             }
         if default_budget_only:
             return out
@@ -288,11 +314,18 @@ async def main(model: str, only: int | None, default_budget_only: bool = False) 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("scripted", "local"), default="scripted",
-                        help="scripted: the written extraction (mechanics); local: the embedded model end to end.")
+    parser.add_argument(
+        "--model",
+        choices=("scripted", "local"),
+        default="scripted",
+        help="scripted: the written extraction (mechanics); local: the embedded model end to end.",
+    )
     parser.add_argument("--only", type=int, default=None, help="Play only the first N conversations.")
-    parser.add_argument("--default-budget-only", action="store_true",
-                        help="Graph and flat at the default budget only, not the tight budget nor one user (a third of the time).")
+    parser.add_argument(
+        "--default-budget-only",
+        action="store_true",
+        help="Graph and flat at the default budget only, not the tight budget nor one user (a third of the time).",
+    )
     args = parser.parse_args()
     print(json.dumps(asyncio.run(main(args.model, args.only, args.default_budget_only))))
     sys.stdout.flush()

@@ -68,8 +68,9 @@ async def new_thread(url: str) -> str:
 
 async def stream_run(url: str, thread: str) -> None:
     """Stream one run on ``thread`` from a child process; fail unless it streamed to its end."""
-    child = await asyncio.create_subprocess_exec(sys.executable, __file__, "--client", url, thread,
-                                                 stdout=asyncio.subprocess.PIPE)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--client", url, thread, stdout=asyncio.subprocess.PIPE
+    )
     out, _ = await child.communicate()
     if not json.loads(out)[1]:
         raise SystemExit(f"the run on thread {thread} did not stream to its end")
@@ -89,8 +90,7 @@ class _Snapshot:
         """Already taken."""
 
 
-async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: int = 1,
-                  repeat: int = 1) -> pstats.Stats:
+async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: int = 1, repeat: int = 1) -> pstats.Stats:
     """Serve ``app``, run ``warmup`` runs, then profile ``concurrent`` runs at once (each on a
     new thread), ``repeat`` times one after another; the merged stats."""
     import uvicorn
@@ -130,7 +130,7 @@ def _short(filename: str, roots: list[str]) -> str:
     """``filename`` relative to the import root that holds it (``herdsman/runtime/runs.py``)."""
     for root in roots:
         if filename.startswith(root):
-            return filename[len(root):].lstrip("/")
+            return filename[len(root) :].lstrip("/")
     return filename
 
 
@@ -142,8 +142,10 @@ def short_paths(stats: pstats.Stats) -> pstats.Stats:
         return (_short(func[0], roots), func[1], func[2])
 
     holder = _Snapshot.__new__(_Snapshot)
-    holder.stats = {key(f): (cc, nc, tt, ct, {key(c): v for c, v in callers.items()})
-                    for f, (cc, nc, tt, ct, callers) in stats.stats.items()}  # type: ignore[attr-defined]
+    holder.stats = {
+        key(f): (cc, nc, tt, ct, {key(c): v for c, v in callers.items()})
+        for f, (cc, nc, tt, ct, callers) in stats.stats.items()
+    }  # type: ignore[attr-defined]
     return pstats.Stats(holder)
 
 
@@ -163,14 +165,26 @@ def tables(stats: pstats.Stats, top: int) -> str:
 def main() -> None:
     """Parse arguments; profile one run (or, as the child, stream it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ours", choices=sorted(gateway_load.CONFIGS), default="default",
-                        help="default (SQLite, file history on) or memory (in-memory checkpointer)")
+    parser.add_argument(
+        "--ours",
+        choices=sorted(gateway_load.CONFIGS),
+        default="default",
+        help="default (SQLite, file history on) or memory (in-memory checkpointer)",
+    )
     parser.add_argument("--steps", type=int, default=2, help="model calls per run (2: one ls, then the answer)")
     parser.add_argument("--warmup", type=int, default=3, help="runs before the profiled one")
-    parser.add_argument("--concurrent", type=int, default=1,
-                        help="runs profiled together, each on its own new thread (figures are their sum)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="profile this many bursts one after another (figures are their sum; CPU ms per run printed)")
+    parser.add_argument(
+        "--concurrent",
+        type=int,
+        default=1,
+        help="runs profiled together, each on its own new thread (figures are their sum)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="profile this many bursts one after another (figures are their sum; CPU ms per run printed)",
+    )
     parser.add_argument("--top", type=int, default=15, help="entries per table")
     parser.add_argument("--out", type=Path, help="also write the merged pstats file here")
     parser.add_argument("--client", nargs=2, metavar=("URL", "THREAD"), help=argparse.SUPPRESS)
@@ -186,9 +200,11 @@ def main() -> None:
     if args.out:
         stats.dump_stats(args.out)
     runs = max(1, args.concurrent) * max(1, args.repeat)
-    print(f"{max(1, args.concurrent)} streamed run(s) at once, {max(1, args.repeat)} time(s), gateway config {args.ours}, "
-          f"{args.steps} model calls, {len(threads.profiles)} executor thread(s) profiled besides the event loop's; "
-          f"{stats.total_tt * 1000 / runs:.1f} ms CPU per run (profiled)")
+    print(
+        f"{max(1, args.concurrent)} streamed run(s) at once, {max(1, args.repeat)} time(s), gateway config {args.ours}, "
+        f"{args.steps} model calls, {len(threads.profiles)} executor thread(s) profiled besides the event loop's; "
+        f"{stats.total_tt * 1000 / runs:.1f} ms CPU per run (profiled)"
+    )
     print(tables(stats, args.top))
 
 

@@ -118,7 +118,7 @@ def cpu_seconds(pids: list[int]) -> float:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()  # after "pid (comm) ": state is field 0
+        fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) ": state is field 0
         total += sum(int(v) for v in fields[11:15]) / TICKS  # utime stime cutime cstime
     return total
 
@@ -133,14 +133,17 @@ def processes() -> Iterator[tuple[int, int, str]]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        yield int(entry.name), int(stat[stat.rfind(")") + 2:].split()[1]), cmdline
+        yield int(entry.name), int(stat[stat.rfind(")") + 2 :].split()[1]), cmdline
 
 
 def service_pids(postgres_port: int, redis_port: int) -> list[int]:
     """The PostgreSQL server (its postmaster and live backends) and redis-server on those ports."""
     table = list(processes())
-    roots = {pid for pid, _, cmd in table
-             if ("postgres" in cmd and f"-p {postgres_port}" in cmd) or ("redis-server" in cmd and f":{redis_port}" in cmd)}
+    roots = {
+        pid
+        for pid, _, cmd in table
+        if ("postgres" in cmd and f"-p {postgres_port}" in cmd) or ("redis-server" in cmd and f":{redis_port}" in cmd)
+    }
     return sorted(roots | {pid for pid, parent, _ in table if parent in roots})
 
 
@@ -183,8 +186,10 @@ class Stack:
 
     def log_tails(self, lines: int = 30) -> str:
         """The last lines each process wrote (its ``<name>.log``)."""
-        return "\n".join(f"== {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-                         for log in sorted(self.folder.glob("*.log")))
+        return "\n".join(
+            f"== {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+            for log in sorted(self.folder.glob("*.log"))
+        )
 
     def launch(self, command: str, name: str, workers: int, port: int) -> subprocess.Popen:
         """``herdsman <command>`` with its own config; what it prints goes to ``<name>.log`` (a
@@ -193,8 +198,13 @@ class Stack:
 
         config = self.config(name, port, workers)
         with open(self.folder / f"{name}.log", "wb") as log:
-            return subprocess.Popen([sys.executable, "-m", "herdsman", command, "--config", str(config)],
-                                    cwd=self.folder, env=child_env(), stdout=log, stderr=log)
+            return subprocess.Popen(
+                [sys.executable, "-m", "herdsman", command, "--config", str(config)],
+                cwd=self.folder,
+                env=child_env(),
+                stdout=log,
+                stderr=log,
+            )
 
     def config(self, name: str, port: int, workers: int) -> Path:
         """Write the config.yaml of one process; its path."""
@@ -211,8 +221,12 @@ class Stack:
             "title": {"enabled": False},
             "checkpointer": self.shared["checkpointer"],
             # the capacity of the processes, not one user's share of it: all runs are the local user's
-            "runs": {"workers": workers, "lease_seconds": self.lease, "max_running_per_user": None,
-                     "max_queued_per_user": None},
+            "runs": {
+                "workers": workers,
+                "lease_seconds": self.lease,
+                "max_running_per_user": None,
+                "max_queued_per_user": None,
+            },
             "gateway": {"max_streams_per_user": None, **gateway},
         }
         path = self.folder / f"{name}.yaml"
@@ -284,7 +298,8 @@ async def sse_names(url: str, path: str, body: bytes) -> AsyncIterator[str]:
     try:
         writer.write(
             f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: text/event-stream\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+            f"Accept: text/event-stream\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
         )
         status = await reader.readline()
         if b" 200 " not in status:
@@ -328,8 +343,11 @@ async def timed_run(url: str, thread_id: str, body: bytes) -> tuple[float | None
     return first, output, output is not None
 
 
-def _client_process(jobs: list[tuple[str, str]], start_at: float, body: bytes) -> list[tuple[float | None, float | None, bool]]:
+def _client_process(
+    jobs: list[tuple[str, str]], start_at: float, body: bytes
+) -> list[tuple[float | None, float | None, bool]]:
     """One client process: at ``start_at``, stream a run on each (gateway URL, thread) at once."""
+
     async def all_at_once() -> list[tuple[float | None, float | None, bool]]:
         await asyncio.sleep(max(0.0, start_at - time.time()))
         return list(await asyncio.gather(*(timed_run(url, tid, body) for url, tid in jobs)))
@@ -337,13 +355,17 @@ def _client_process(jobs: list[tuple[str, str]], start_at: float, body: bytes) -
     return asyncio.run(all_at_once())
 
 
-def burst(jobs: list[tuple[str, str]], clients: int, body: bytes) -> tuple[list[tuple[float | None, float | None, bool]], float]:
+def burst(
+    jobs: list[tuple[str, str]], clients: int, body: bytes
+) -> tuple[list[tuple[float | None, float | None, bool]], float]:
     """Stream every job at one instant from ``clients`` processes; (results, seconds to the last end)."""
     from concurrent.futures import ProcessPoolExecutor
 
     start_at = time.time() + 0.5 + 0.01 * len(jobs)
     with ProcessPoolExecutor(max_workers=clients) as pool:
-        futures = [pool.submit(_client_process, jobs[i::clients], start_at, body) for i in range(clients) if jobs[i::clients]]
+        futures = [
+            pool.submit(_client_process, jobs[i::clients], start_at, body) for i in range(clients) if jobs[i::clients]
+        ]
         results = [r for f in futures for r in f.result()]
     return results, time.time() - start_at
 
@@ -364,21 +386,32 @@ def measure(stack: Stack, args: argparse.Namespace, services: Callable[[], list[
     """``args.rounds`` bursts of ``args.runs`` runs through the stack's gateways: its figures
     (``services``: the pids of PostgreSQL and Redis, looked up at each reading, as backends come and go)."""
     quantile = _gateway_load().percentile
-    body = json.dumps({"assistant_id": "lead_agent", "input": user_input(f"steps {args.steps}"),
-                       "stream_mode": ["values", "messages-tuple"]}).encode()
+    body = json.dumps(
+        {
+            "assistant_id": "lead_agent",
+            "input": user_input(f"steps {args.steps}"),
+            "stream_mode": ["values", "messages-tuple"],
+        }
+    ).encode()
     threads = new_threads(stack.urls, args.runs * args.rounds)
     time.sleep(1.0)  # what creating them set going has settled
     pids = stack.pids()
     cpu, service_cpu = cpu_seconds(pids), cpu_seconds(services() if services else [])
     rounds, errors = [], 0
     for n in range(args.rounds):
-        results, elapsed = burst(threads[n * args.runs:(n + 1) * args.runs], args.clients, body)
+        results, elapsed = burst(threads[n * args.runs : (n + 1) * args.runs], args.clients, body)
         errors += sum(1 for *_, ok in results if not ok)
         firsts = [f for f, _, _ in results if f is not None] or [-1.0]
         outputs = [o for _, o, _ in results if o is not None] or [-1.0]
-        rounds.append({"runs_per_s": args.runs / elapsed,
-                       "first_event_p50_ms": quantile(firsts, 0.5), "first_event_p99_ms": quantile(firsts, 0.99),
-                       "first_output_p50_ms": quantile(outputs, 0.5), "first_output_p99_ms": quantile(outputs, 0.99)})
+        rounds.append(
+            {
+                "runs_per_s": args.runs / elapsed,
+                "first_event_p50_ms": quantile(firsts, 0.5),
+                "first_event_p99_ms": quantile(firsts, 0.99),
+                "first_output_p50_ms": quantile(outputs, 0.5),
+                "first_output_p99_ms": quantile(outputs, 0.99),
+            }
+        )
     time.sleep(1.0)  # what the last runs left to do after their streams ended
     runs = args.runs * args.rounds
     figures = {key: round(statistics.median(r[key] for r in rounds), 2) for key in rounds[0]}
@@ -403,8 +436,9 @@ async def recovery_seconds(stack: Stack, database: str, pause: float) -> float:
     arrivals: asyncio.Queue[tuple[float, Any]] = asyncio.Queue()
 
     async def follow(thread_id: str) -> None:
-        async for part in sdk.runs.stream(thread_id, "lead_agent", input=user_input(f"steps 3 pause {pause}"),
-                                          stream_mode=["values"]):
+        async for part in sdk.runs.stream(
+            thread_id, "lead_agent", input=user_input(f"steps 3 pause {pause}"), stream_mode=["values"]
+        ):
             arrivals.put_nowait((time.perf_counter(), part))
         arrivals.put_nowait((time.perf_counter(), None))
 
@@ -416,7 +450,9 @@ async def recovery_seconds(stack: Stack, database: str, pause: float) -> float:
         while part is not None and part.event != "values":  # a worker executes it: a model call of `pause` s begins
             _, part = await arrivals.get()
         async with await psycopg.AsyncConnection.connect(database) as db:
-            row = await (await db.execute("SELECT worker_id FROM herdsman_run_queue WHERE run_id = %s", (run_id,))).fetchone()
+            row = await (
+                await db.execute("SELECT worker_id FROM herdsman_run_queue WHERE run_id = %s", (run_id,))
+            ).fetchone()
         holder = next(w for w in stack.workers if row and row[0].split(":")[1] == str(w.pid))
         holder.kill()
         killed = time.perf_counter()
@@ -467,14 +503,18 @@ def port_of(url: str) -> int:
     return int(url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
 
 
-def durable(args: argparse.Namespace, postgres: str, redis_url: str, *, counts: list[int], recover: bool) -> dict[str, float]:
+def durable(
+    args: argparse.Namespace, postgres: str, redis_url: str, *, counts: list[int], recover: bool
+) -> dict[str, float]:
     """Two accept-only gateways and ``counts`` workers in turn on a new database: the figures of
     each count, suffixed ``_<n>w``, and ``recovery_s`` if asked. Nothing is paced: the gateways
     execute no run and the workers serve no request."""
     figures: dict[str, float] = {}
     database = new_database(postgres)
-    shared = {"checkpointer": {"type": "postgres", "url": database},
-              "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    shared = {
+        "checkpointer": {"type": "postgres", "url": database},
+        "gateway": {"stream_bridge": "redis", "redis_url": redis_url},
+    }
     with tempfile.TemporaryDirectory() as folder, ExitStack() as exits:
         stack = Stack(Path(folder), shared, args.lease_seconds, True, exits)
         for _ in range(2):
@@ -516,14 +556,27 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="bursts per setup; the figures are their median")
     parser.add_argument("--clients", type=int, default=2, help="client processes sharing a burst")
     parser.add_argument("--workers", default="1,2,3", help="worker process counts to measure, in increasing order")
-    parser.add_argument("--worker-tasks", type=int, default=RunsConfig().workers,
-                        help="runs.workers of each worker process (runs it executes at once)")
+    parser.add_argument(
+        "--worker-tasks",
+        type=int,
+        default=RunsConfig().workers,
+        help="runs.workers of each worker process (runs it executes at once)",
+    )
     parser.add_argument("--lease-seconds", type=float, default=RunsConfig().lease_seconds, help="runs.lease_seconds")
-    parser.add_argument("--pause", type=float, default=2.0,
-                        help="seconds each model call of the recovery run takes (the worker is killed in one)")
-    parser.add_argument("--setups", default=",".join(SETUPS),
-                        help="which setups to measure, comma-separated, among " + ", ".join(SETUPS))
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 6 runs, 2 steps, 1 round, 1 and 2 workers, 2 s leases")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=2.0,
+        help="seconds each model call of the recovery run takes (the worker is killed in one)",
+    )
+    parser.add_argument(
+        "--setups",
+        default=",".join(SETUPS),
+        help="which setups to measure, comma-separated, among " + ", ".join(SETUPS),
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 6 runs, 2 steps, 1 round, 1 and 2 workers, 2 s leases"
+    )
     args = parser.parse_args()
     setups = [s for s in args.setups.split(",") if s]
     if not setups or any(s not in SETUPS for s in setups):
@@ -536,9 +589,17 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers and processes on the way out
     os.chdir(REPO)  # the children import this module as benchmarks.scale_out
     sys.path.insert(0, str(REPO))  # and this process the test suite's helpers (tests.services, ...)
-    figures: dict[str, Any] = {"runs": args.runs, "steps": args.steps, "rounds": args.rounds, "gateways": 2,
-                               "workers": counts, "worker_tasks": args.worker_tasks, "lease_seconds": args.lease_seconds,
-                               "poll_seconds": RunsConfig().poll_seconds, "load_average_start": os.getloadavg()[0]}
+    figures: dict[str, Any] = {
+        "runs": args.runs,
+        "steps": args.steps,
+        "rounds": args.rounds,
+        "gateways": 2,
+        "workers": counts,
+        "worker_tasks": args.worker_tasks,
+        "lease_seconds": args.lease_seconds,
+        "poll_seconds": RunsConfig().poll_seconds,
+        "load_average_start": os.getloadavg()[0],
+    }
     if "durable" in setups:
         with services() as (postgres, redis_url):
             figures.update(durable(args, postgres, redis_url, counts=counts, recover=counts[-1] >= 2))

@@ -54,32 +54,63 @@ REPO = Path(__file__).resolve().parents[1]
 REQUESTS: tuple[tuple[str, str, str], ...] = (
     ("dashboard", "dashboard", "I uploaded sales.csv - build me an HTML dashboard with KPI cards and a few charts."),
     ("analysis", "data-analysis", "What is the average order value per region in orders.csv? Plot it as a bar chart."),
-    ("cleaning", "data-cleaning",
-     "customers.csv has duplicate rows, stray spaces and 'n/a' values everywhere; tidy it up and tell me what you changed."),
-    ("research", "deep-research",
-     "Compare the main open-source vector databases on features, licensing and performance, looking at several sources, "
-     "and give me a cited report."),
-    ("flowchart", "diagram", "Draw a flowchart of our order process: order placed, payment checked, shipped, delivered."),
+    (
+        "cleaning",
+        "data-cleaning",
+        "customers.csv has duplicate rows, stray spaces and 'n/a' values everywhere; tidy it up and tell me what you changed.",
+    ),
+    (
+        "research",
+        "deep-research",
+        "Compare the main open-source vector databases on features, licensing and performance, looking at several sources, "
+        "and give me a cited report.",
+    ),
+    (
+        "flowchart",
+        "diagram",
+        "Draw a flowchart of our order process: order placed, payment checked, shipped, delivered.",
+    ),
     ("shrink", "image-tools", "Shrink photo.jpg to 800 pixels wide and convert it to WebP."),
-    ("standup", "meeting-notes",
-     "Here is the transcript of today's standup in standup.txt; pull out the decisions and who has to do what by when."),
+    (
+        "standup",
+        "meeting-notes",
+        "Here is the transcript of today's standup in standup.txt; pull out the decisions and who has to do what by when.",
+    ),
     ("memo", "report-writing", "Write a report on our Q3 support tickets that I can share with the team as a memo."),
     ("new-skill", "skill-creator", "Package what we just did into a reusable skill so I can run it again next week."),
-    ("join", "sql-over-csv", "Join orders.csv with customers.csv on customer_id and sum the totals per country using SQL."),
+    (
+        "join",
+        "sql-over-csv",
+        "Join orders.csv with customers.csv on customer_id and sum the totals per country using SQL.",
+    ),
     ("aloud", "text-to-speech", "Read this paragraph aloud and give me a WAV file of it: Welcome to the spring fair."),
     ("landing", "web-page-builder", "Make a landing page for my bakery with a menu section and a contact form."),
     ("review", "code-review", "I uploaded my repository in project/; review the code and tell me what to fix."),
-    ("landlord", "letter-or-email",
-     "Write an email to my landlord complaining that the heating has been broken for two weeks."),
+    (
+        "landlord",
+        "letter-or-email",
+        "Write an email to my landlord complaining that the heating has been broken for two weeks.",
+    ),
     ("md-slides", "markdown-to-slides", "Convert notes.md into a PowerPoint, one slide per section."),
     ("printable", "pdf-report", "Turn findings.md into a printable PDF with numbered pages."),
-    ("readme", "readme-writer", "Write a README for the project folder I uploaded, with install and usage instructions."),
-    ("brief", "research-brief", "Summarize the three articles I uploaded into a one-page brief with citations to them."),
+    (
+        "readme",
+        "readme-writer",
+        "Write a README for the project folder I uploaded, with install and usage instructions.",
+    ),
+    (
+        "brief",
+        "research-brief",
+        "Summarize the three articles I uploaded into a one-page brief with citations to them.",
+    ),
     ("investors", "slide-deck", "Make a 6-slide presentation introducing our new product to investors."),
     ("expenses", "spreadsheet", "Create an Excel workbook of monthly expenses with a totals row and a chart."),
     ("unit-tests", "test-writer", "Write unit tests for utils.py and run them."),
-    ("german", "translate-keep-format",
-     "Translate README.md into German but keep the headings, tables and code blocks exactly as they are."),
+    (
+        "german",
+        "translate-keep-format",
+        "Translate README.md into German but keep the headings, tables and code blocks exactly as they are.",
+    ),
     ("docx", "word-document", "I need this proposal as a .docx file that I can edit in Word."),
     ("logo-box", "image-tools", "Put a red box around the logo in screenshot.png and add the label 'old logo'."),
     ("zh-deck", "slide-deck", "帮我做一个关于公司年度总结的演示文稿，大约八页幻灯片。"),
@@ -98,8 +129,9 @@ def installed_skills(root: Path = REPO / "skills") -> set[str]:
     return {p.parent.name for p in (root / "public").glob("*/SKILL.md")}
 
 
-def select(requests: Iterable[tuple[str, str, str]], installed: set[str], only: str | None = None
-           ) -> tuple[list[tuple[str, str, str]], list[str]]:
+def select(
+    requests: Iterable[tuple[str, str, str]], installed: set[str], only: str | None = None
+) -> tuple[list[tuple[str, str, str]], list[str]]:
     """``(requests to run, ids skipped because their skill is not installed)``; ``only``: ids, comma-separated."""
     wanted = set(only.split(",")) if only else None
     chosen = [r for r in requests if wanted is None or r[0] in wanted]
@@ -158,11 +190,17 @@ def first_candidate_model() -> Any:
             offered = re.search(r"<skill_candidates>.*?read (/mnt/skills/\S+/SKILL\.md)", system, re.DOTALL)
             active = re.search(r'<active_skill name="[^"]+" path="([^"]+)"', system)
             if active:
-                return AIMessage(content="", tool_calls=[
-                    {"name": "ls", "args": {"path": active.group(1)}, "id": f"c{uuid.uuid4().hex[:8]}"}])
+                return AIMessage(
+                    content="",
+                    tool_calls=[{"name": "ls", "args": {"path": active.group(1)}, "id": f"c{uuid.uuid4().hex[:8]}"}],
+                )
             if offered:
-                return AIMessage(content="", tool_calls=[
-                    {"name": "read_file", "args": {"path": offered.group(1)}, "id": f"c{uuid.uuid4().hex[:8]}"}])
+                return AIMessage(
+                    content="",
+                    tool_calls=[
+                        {"name": "read_file", "args": {"path": offered.group(1)}, "id": f"c{uuid.uuid4().hex[:8]}"}
+                    ],
+                )
             return "I can do that without a skill."
         return "Done."
 
@@ -173,17 +211,20 @@ def bench_config(home: Path, auto_select: str, max_steps: int, skills_root: Path
     """The default configuration in ``home``, bounded to ``max_steps`` model calls a request."""
     from herdsman.config.schema import HerdsmanConfig
 
-    return HerdsmanConfig.model_validate({
-        "home": str(home),
-        "checkpointer": {"type": "memory"},
-        "lead": {"max_steps": max_steps, "verify_rounds": 0, "model_retries": 0},
-        "title": {"enabled": False},
-        "skills": {"path": str(skills_root), "auto_select": auto_select},
-    })
+    return HerdsmanConfig.model_validate(
+        {
+            "home": str(home),
+            "checkpointer": {"type": "memory"},
+            "lead": {"max_steps": max_steps, "verify_rounds": 0, "model_retries": 0},
+            "title": {"enabled": False},
+            "skills": {"path": str(skills_root), "auto_select": auto_select},
+        }
+    )
 
 
-async def run(model: str, auto_select: str, only: str | None = None, max_steps: int = 4,
-              skills_root: Path = REPO / "skills") -> dict[str, Any]:
+async def run(
+    model: str, auto_select: str, only: str | None = None, max_steps: int = 4, skills_root: Path = REPO / "skills"
+) -> dict[str, Any]:
     """Every selected request through the lead; the figures as one dict."""
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -200,21 +241,42 @@ async def run(model: str, auto_select: str, only: str | None = None, max_steps: 
             cfg = run_config(config, thread)
             await agent.ainvoke({"messages": [HumanMessage(content=text)]}, cfg)
             state = (await agent.aget_state(cfg)).values
-            results.append({"id": rid, "skill": skill, "activated": activated(state),
-                            "language": "zh" if _CJK.search(text) else "en"})
+            results.append(
+                {
+                    "id": rid,
+                    "skill": skill,
+                    "activated": activated(state),
+                    "language": "zh" if _CJK.search(text) else "en",
+                }
+            )
             print(f"{rid}: {skill} -> {results[-1]['activated']}", file=sys.stderr)
-    return {"benchmark": "skill_selection", "model": model, "auto_select": auto_select, "requests": len(results),
-            "skipped": skipped, **tally(results), "results": results,
-            "preselection": preselection(requests, skills_root)}
+    return {
+        "benchmark": "skill_selection",
+        "model": model,
+        "auto_select": auto_select,
+        "requests": len(results),
+        "skipped": skipped,
+        **tally(results),
+        "results": results,
+        "preselection": preselection(requests, skills_root),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the arguments, run, print the JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("embedded", "scripted"), default="embedded",
-                        help="the embedded model (slow, by hand), or the dry mode that tests the pipeline")
-    parser.add_argument("--auto-select", choices=("off", "suggest", "activate"), default="suggest",
-                        help="skills.auto_select for the run (default: suggest, the configured default)")
+    parser.add_argument(
+        "--model",
+        choices=("embedded", "scripted"),
+        default="embedded",
+        help="the embedded model (slow, by hand), or the dry mode that tests the pipeline",
+    )
+    parser.add_argument(
+        "--auto-select",
+        choices=("off", "suggest", "activate"),
+        default="suggest",
+        help="skills.auto_select for the run (default: suggest, the configured default)",
+    )
     parser.add_argument("--only", default=None, help="run only these request ids (comma-separated)")
     parser.add_argument("--max-steps", type=int, default=4, help="model calls a request may take (default 4)")
     args = parser.parse_args(argv)

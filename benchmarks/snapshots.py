@@ -118,7 +118,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000", help="workspace sizes in files")
     parser.add_argument("--steps", type=int, default=20, help="steps measured per size")
     parser.add_argument("--big-steps", type=int, default=50, help="1 MB steps on the 100 MB workspace")
-    parser.add_argument("--no-journal", action="store_true", help="capture without the change journal (walk every file)")
+    parser.add_argument(
+        "--no-journal", action="store_true", help="capture without the change journal (walk every file)"
+    )
     args = parser.parse_args()
     global JOURNAL
     JOURNAL = not args.no_journal

@@ -63,7 +63,9 @@ def lead_model(n: int, subagent_type: str, clock: Clock, deepagents: bool = Fals
         if deepagents:
             args = [{"description": f"do part {i}", "subagent_type": subagent_type} for i in range(n)]
         else:
-            args = [{"description": f"part {i}", "prompt": f"do part {i}", "subagent_type": subagent_type} for i in range(n)]
+            args = [
+                {"description": f"part {i}", "prompt": f"do part {i}", "subagent_type": subagent_type} for i in range(n)
+            ]
         calls = [{"name": "task", "args": a} for a in args]
         return {"tool_calls": calls}
 
@@ -73,16 +75,18 @@ def lead_model(n: int, subagent_type: str, clock: Clock, deepagents: bool = Fals
 async def herdsman_fanout(n: int, latency: float, home: Path) -> tuple[float, list[float]]:
     """Wall time of one Herdsman fan-out of ``n``, and each sub-agent's completion latency."""
     config = parse_config(
-        json.dumps({
-            "home": str(home),
-            "checkpointer": {"type": "memory"},
-            "models": [
-                {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
-                {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel"},
-            ],
-            "lead": {"model": "lead", "model_retries": 0},
-            "subagents": {"model": "worker", "max_concurrent": n, "max_per_run": max(50, n)},
-        }),
+        json.dumps(
+            {
+                "home": str(home),
+                "checkpointer": {"type": "memory"},
+                "models": [
+                    {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
+                    {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel"},
+                ],
+                "lead": {"model": "lead", "model_retries": 0},
+                "subagents": {"model": "worker", "max_concurrent": n, "max_per_run": max(50, n)},
+            }
+        ),
         env={},
     )
     clock = Clock()
@@ -114,7 +118,9 @@ async def deepagents_fanout(n: int, latency: float) -> float:
         "system_prompt": "Do the part you are given.",
         "model": sub_model(latency, clock),
     }
-    agent = create_deep_agent(model=lead_model(n, "worker", clock, deepagents=True), subagents=[worker], checkpointer=InMemorySaver())
+    agent = create_deep_agent(
+        model=lead_model(n, "worker", clock, deepagents=True), subagents=[worker], checkpointer=InMemorySaver()
+    )
     start = time.perf_counter()
     result = await agent.ainvoke(
         {"messages": [HumanMessage("go")]},
@@ -140,7 +146,11 @@ async def main(sizes: list[int], latency: float, compare: int) -> dict[str, Any]
         await deepagents_fanout(2, 0.01)
         figures[f"deepagents_efficiency_{compare}"] = round(await deepagents_fanout(compare, latency) / latency, 3)
     figures["completion_latency_p50_ms"] = round(statistics.median(latencies), 2)
-    figures["targets"] = {"efficiency_max_up_to_10": 1.10, "efficiency_max_30": 1.25, "completion_latency_p50_ms_max": 20}
+    figures["targets"] = {
+        "efficiency_max_up_to_10": 1.10,
+        "efficiency_max_30": 1.25,
+        "completion_latency_p50_ms_max": 20,
+    }
     return figures
 
 

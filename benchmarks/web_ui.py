@@ -78,8 +78,14 @@ def serve(home: str) -> tuple[str, object, threading.Thread]:
     from herdsman_gateway.app import create_app
 
     config = parse_config(
-        yaml.safe_dump({"home": home, "checkpointer": {"type": "memory"}, "lead": {"model_retries": 0},
-                        "logging": {"level": "ERROR"}}),
+        yaml.safe_dump(
+            {
+                "home": home,
+                "checkpointer": {"type": "memory"},
+                "lead": {"model_retries": 0},
+                "logging": {"level": "ERROR"},
+            }
+        ),
         env={},
     )
     app = create_app(config, model=ScriptedChatModel(responses=["ok"], on_exhausted="repeat_last"))
@@ -103,7 +109,9 @@ async def long_thread(url: str, count: int) -> str:
     client = get_client(url=url, api_key=None)
     try:
         thread_id = (await client.threads.create())["thread_id"]
-        messages = [{"type": "human" if i % 2 == 0 else "ai", "content": f"message {i}", "id": f"m{i}"} for i in range(count)]
+        messages = [
+            {"type": "human" if i % 2 == 0 else "ai", "content": f"message {i}", "id": f"m{i}"} for i in range(count)
+        ]
         await client.threads.update_state(thread_id, {"messages": messages, "title": "A long thread"}, as_node="model")
         return thread_id
     finally:
@@ -125,9 +133,21 @@ def main() -> None:
         try:
             thread_id = asyncio.run(long_thread(url, args.messages))
             out = subprocess.run(
-                ["node", "--input-type=module", "-e", DRIVER, str(WEB / "package.json"), url, thread_id,
-                 str(args.messages), str(args.loads)],
-                capture_output=True, text=True, timeout=300, cwd=REPO,
+                [
+                    "node",
+                    "--input-type=module",
+                    "-e",
+                    DRIVER,
+                    str(WEB / "package.json"),
+                    url,
+                    thread_id,
+                    str(args.messages),
+                    str(args.loads),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                cwd=REPO,
             )
         finally:
             server.should_exit = True  # type: ignore[attr-defined]
@@ -136,13 +156,17 @@ def main() -> None:
         sys.stderr.write(out.stderr)
         raise SystemExit(f"the browser driver failed (exit {out.returncode})")
     measured = json.loads(out.stdout.strip().splitlines()[-1])
-    print(json.dumps({
-        "bundle_kb": bundle_kb(dist),
-        "time_to_interactive_ms": round(measured["tti"], 1),
-        "render_1000_messages_ms": round(measured["render"], 1),
-        "messages": args.messages,
-        "messages_shown": measured["shown"],
-    }))
+    print(
+        json.dumps(
+            {
+                "bundle_kb": bundle_kb(dist),
+                "time_to_interactive_ms": round(measured["tti"], 1),
+                "render_1000_messages_ms": round(measured["render"], 1),
+                "messages": args.messages,
+                "messages_shown": measured["shown"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

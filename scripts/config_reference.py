@@ -47,8 +47,11 @@ def _type_name(annotation: Any) -> str:
     """A short, readable type: ``int | null``, ``list[str]``, ``"auto" | "on" | "off"``."""
     text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
     text = re.sub(r"\btyping\.|\bpathlib\.|\bherdsman\.config\.schema\.", "", text)
-    text = re.sub(r"Literal\[(.*?)\]", lambda m: " | ".join(f'"{v.strip()}"' for v in m.group(1).replace("'", "").split(",")),
-                  text)
+    text = re.sub(
+        r"Literal\[(.*?)\]",
+        lambda m: " | ".join(f'"{v.strip()}"' for v in m.group(1).replace("'", "").split(",")),
+        text,
+    )
     text = re.sub(r"Optional\[(.*)\]", r"\1 | None", text)
     text = text.replace("NoneType", "None").replace("None", "null").replace("Path", "path")
     text = re.sub(r"\w+Config\b", "section", text)
@@ -105,8 +108,11 @@ def reference() -> str:
         doc = (inner.__doc__ if inner is not None else field.description) or ""
         if doc.strip():
             out += [_markdown(doc.strip().split("\n\n")[0]), ""]
-        rows = _rows(inner, f"{name}[]." if many else f"{name}.") if inner is not None else [
-            (name, _type_name(field.annotation), _default(field), _markdown(field.description or ""))]
+        rows = (
+            _rows(inner, f"{name}[]." if many else f"{name}.")
+            if inner is not None
+            else [(name, _type_name(field.annotation), _default(field), _markdown(field.description or ""))]
+        )
         out += ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
         out += [f"| `{k}` | {t} | {d} | {m} |" for k, t, d, m in rows]
         out.append("")

@@ -48,11 +48,17 @@ def postgres_server() -> Iterator[str]:
         shutil.chown(root, "postgres", "postgres")
         prefix = ["runuser", "-u", "postgres", "--"]
     port = free_port()
-    subprocess.run([*prefix, initdb, "-D", str(data), "-U", "herdsman", "--auth=trust", "-E", "UTF8"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*prefix, initdb, "-D", str(data), "-U", "herdsman", "--auth=trust", "-E", "UTF8"],
+        check=True,
+        capture_output=True,
+    )
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run([*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"],
+        check=True,
+        capture_output=True,
+    )
     try:
         url = f"postgresql://herdsman@127.0.0.1:{port}/postgres"
         deadline = time.monotonic() + 30

@@ -56,7 +56,9 @@ def run_cli_here(*args: str, cwd: Path, env: dict[str, str] | None = None) -> su
     return subprocess.CompletedProcess(["herdsman", *args], result.exit_code, result.stdout, result.stderr)
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run ``herdsman ARGS`` in a new process and return what it printed."""
     full_env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
     full_env.update({"COLUMNS": "200", "NO_COLOR": "1", **(env or {})})

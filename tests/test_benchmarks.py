@@ -12,7 +12,11 @@ from tests.support import REPO
 def run_benchmark(name: str, *args: str) -> dict:
     """Run ``benchmarks/<name>`` with ``args``; the figures of the one JSON line it prints."""
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / name), *args], capture_output=True, text=True, timeout=300, cwd=REPO,
+        [sys.executable, str(REPO / "benchmarks" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
@@ -53,7 +57,13 @@ def test_make_bench_runs_every_benchmark_that_needs_no_weights() -> None:
 
     makefile = (REPO / "Makefile").read_text()
     listed = set(re.search(r"^BENCHES := (.*)$", makefile, re.MULTILINE).group(1).split())
-    by_hand = {"first_token", "scale_out", "profile_run", "everyday", "skill_selection"}  # agent_tasks/run.py too, in a folder of its own
+    by_hand = {
+        "first_token",
+        "scale_out",
+        "profile_run",
+        "everyday",
+        "skill_selection",
+    }  # agent_tasks/run.py too, in a folder of its own
     guide = (REPO / "docs" / "benchmarks.md").read_text()
     assert all(f"benchmarks/{name}.py" in guide for name in by_hand)
     assert "benchmarks/web_ui.py" in makefile

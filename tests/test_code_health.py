@@ -33,8 +33,11 @@ def test_no_class_is_over_500_lines_or_35_methods() -> None:
     over = {name: size for name, size in sizes.items() if size[0] > MAX_LINES or size[1] > MAX_METHODS}
     new = {name: size for name, size in over.items() if name not in DEBT}
     assert not new, f"classes over {MAX_LINES} lines or {MAX_METHODS} methods (split them, one job each): {new}"
-    grown = {name: (sizes[name], DEBT[name]) for name in over.keys() & DEBT.keys()
-             if sizes[name][0] > DEBT[name][0] or sizes[name][1] > DEBT[name][1]}
+    grown = {
+        name: (sizes[name], DEBT[name])
+        for name in over.keys() & DEBT.keys()
+        if sizes[name][0] > DEBT[name][0] or sizes[name][1] > DEBT[name][1]
+    }
     assert not grown, f"classes of the split-me list grew (now, then): {grown}"
     settled = sorted(DEBT.keys() - over.keys())
     assert not settled, f"under the limit now: remove them from DEBT: {settled}"
@@ -47,6 +50,10 @@ def test_every_noqa_and_type_ignore_in_src_says_why() -> None:
     import re
 
     bare = re.compile(r"#\s*noqa(?::\s*[A-Z0-9, ]+)?\s*$|#\s*type:\s*ignore(\[[^\]]*\])?\s*$")
-    found = [f"{path.relative_to(SRC)}:{n}" for path in sorted(SRC.rglob("*.py"))
-             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if bare.search(line)]
+    found = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in sorted(SRC.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if bare.search(line)
+    ]
     assert not found, f"noqa or type: ignore without a reason (add ' - why' or '  # why'): {found}"

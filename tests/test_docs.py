@@ -94,8 +94,9 @@ def test_the_module_check_sees_a_name_that_is_gone() -> None:
 def test_the_link_check_sees_a_broken_link(tmp_path: Path) -> None:
     """The checks above can fail: a missing file and a missing heading are both seen."""
     page = tmp_path / "page.md"
-    page.write_text("# Title\n\n[a](gone.md) [b](#nowhere) [c](#title) [d](https://example.com)\n"
-                    "```\n[e](also-gone.md)\n```\n")
+    page.write_text(
+        "# Title\n\n[a](gone.md) [b](#nowhere) [c](#title) [d](https://example.com)\n```\n[e](also-gone.md)\n```\n"
+    )
     assert relative_links(page) == ["gone.md", "#nowhere", "#title"]
     assert anchors(page) == {"title"}
 
@@ -121,11 +122,13 @@ def test_the_configuration_reference_is_generated_from_the_schema() -> None:
     assert "| `sandbox.limits.memory_mb` | int \\| null | `2048` |" in generated  # nested sections are walked
     assert "| `models[].use` | str | required |" in generated  # and lists of sections
     assert generated in (DOCS / "configuration.md").read_text(), (
-        "docs/configuration.md is out of date with config/schema.py: run python scripts/config_reference.py --write")
+        "docs/configuration.md is out of date with config/schema.py: run python scripts/config_reference.py --write"
+    )
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p.name != "README.md" or p.parent != REPO],
-                         ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.name != "README.md" or p.parent != REPO], ids=lambda p: str(p.relative_to(REPO))
+)
 def test_every_herdsman_command_shown_in_the_docs_exists(page: Path) -> None:
     """Each ``herdsman ...`` line of a page's bash blocks names a real sub-command and real options
     (the README's own are checked by tests/test_readme.py)."""

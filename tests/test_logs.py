@@ -27,7 +27,9 @@ def test_importing_herdsman_leaves_structlog_and_logging_as_they_were() -> None:
         "after = (structlog.is_configured(), repr(structlog.get_config()), logging.getLogger().handlers, logging.getLogger().level)\n"
         "print(json.dumps({'configured': after[0], 'same': repr(before) == repr(after)}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=300, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=300, check=True
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"configured": False, "same": True}
 
 
@@ -49,9 +51,17 @@ def test_every_module_logs_structlog_events_through_herdsman_logs() -> None:
         if name == "src/herdsman/logs.py" or name in KNOWN_EXCEPTIONS:
             continue
         for node in ast.walk(ast.parse(path.read_text(), name)):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+            ):
                 call = f"{node.func.value.id}.{node.func.attr}"
-                own = call == "logging.getLogger" and any(isinstance(a, ast.Name) and a.id == "__name__" for a in node.args)
+                own = call == "logging.getLogger" and any(
+                    isinstance(a, ast.Name) and a.id == "__name__" for a in node.args
+                )
                 if own or call in ("structlog.get_logger", "structlog.configure", "logging.basicConfig"):
                     offenders.append(f"{name}:{node.lineno}: {call}")
-    assert offenders == [], "log with `log = herdsman.logs.get_logger(__name__)` and key-value events: " + ", ".join(offenders)
+    assert offenders == [], "log with `log = herdsman.logs.get_logger(__name__)` and key-value events: " + ", ".join(
+        offenders
+    )

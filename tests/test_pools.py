@@ -15,8 +15,18 @@ from herdsman.config.schema import PoolsConfig
 @pytest.fixture
 def small_pools():
     """Pools of 4 threads each, 2 slots per user; the defaults again afterwards."""
-    pools.configure(PoolsConfig(commands=4, files=4, conversions=4, captures=4, commands_per_user=2,
-                                files_per_user=2, conversions_per_user=2, captures_per_user=2))
+    pools.configure(
+        PoolsConfig(
+            commands=4,
+            files=4,
+            conversions=4,
+            captures=4,
+            commands_per_user=2,
+            files_per_user=2,
+            conversions_per_user=2,
+            captures_per_user=2,
+        )
+    )
     yield
     pools.configure(PoolsConfig())
 

@@ -86,8 +86,11 @@ def test_the_python_client_example_runs_as_a_script_against_the_gateway(tmp_path
     from tests.gateway.gateway_support import scripted_gateway
     from tests.support import make_config
 
-    [example] = [b for b in re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
-                 if "langgraph_sdk" in b][:1]
+    [example] = [
+        b
+        for b in re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
+        if "langgraph_sdk" in b
+    ][:1]
     with scripted_gateway(make_config(tmp_path / "home")) as served:
         script = tmp_path / "example.py"
         script.write_text(example.replace("http://127.0.0.1:2026", served.url))

@@ -137,7 +137,9 @@ def mode(root: Path, answer: str, paths: list[str], mode: str) -> None:
     missing = [p for p in paths if not (root / p).is_file()]
     if missing:
         raise CheckFailed(f"missing: {missing}")
-    wrong = {p: f"{(root / p).stat().st_mode & 0o777:o}" for p in paths if (root / p).stat().st_mode & 0o777 != int(mode, 8)}
+    wrong = {
+        p: f"{(root / p).stat().st_mode & 0o777:o}" for p in paths if (root / p).stat().st_mode & 0o777 != int(mode, 8)
+    }
     if wrong:
         raise CheckFailed(f"expected mode {mode}, found {wrong}")
 
@@ -158,7 +160,9 @@ def text_absent(root: Path, answer: str, path: str, text: str) -> None:
     folder = root / path
     if not folder.is_dir():
         raise CheckFailed(f"{path} does not exist")
-    hits = sorted(str(f.relative_to(root)) for f in folder.rglob("*") if f.is_file() and text in f.read_text(errors="replace"))
+    hits = sorted(
+        str(f.relative_to(root)) for f in folder.rglob("*") if f.is_file() and text in f.read_text(errors="replace")
+    )
     if hits:
         raise CheckFailed(f"{text!r} is still in {hits}")
 
@@ -190,7 +194,9 @@ def csv_rows(root: Path, answer: str, path: str, header: list[str], rows: list[l
     if not parsed or parsed[0] != header:
         raise CheckFailed(f"{path}: expected header {header}, found {parsed[:1]}")
     if parsed[1:] != rows:
-        raise CheckFailed(f"{path}: expected {len(rows)} rows like {rows[:2]}, found {len(parsed) - 1} like {parsed[1:3]}")
+        raise CheckFailed(
+            f"{path}: expected {len(rows)} rows like {rows[:2]}, found {len(parsed) - 1} like {parsed[1:3]}"
+        )
 
 
 def exists(root: Path, answer: str, paths: list[str]) -> None:
@@ -316,9 +322,29 @@ def skill_md(root: Path, answer: str, path: str, name: str) -> None:
 
 CHECKS: dict[str, Callable[..., None]] = {
     f.__name__: f
-    for f in (file_lines, file_text, file_number, answer_number, json_file, csv_rows, exists, absent, run,
-              labelled_numbers, markdown_numbers, ini, zip_names, png, html_page, skill_md, answer_value, executable, mode,
-              tar_names, text_absent)
+    for f in (
+        file_lines,
+        file_text,
+        file_number,
+        answer_number,
+        json_file,
+        csv_rows,
+        exists,
+        absent,
+        run,
+        labelled_numbers,
+        markdown_numbers,
+        ini,
+        zip_names,
+        png,
+        html_page,
+        skill_md,
+        answer_value,
+        executable,
+        mode,
+        tar_names,
+        text_absent,
+    )
 }
 
 

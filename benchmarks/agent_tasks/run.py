@@ -78,8 +78,10 @@ def load_tasks(only: str | None = None, split: str = "all") -> list[dict[str, An
     wanted = {w.strip() for w in only.split(",") if w.strip()}
     unknown = sorted(wanted - {t["id"] for t in tasks} - {t["category"] for t in tasks})
     if unknown:
-        raise SystemExit(f"--only: no task id or category {', '.join(unknown)} in the {split} split; "
-                         "see the ids and categories in benchmarks/agent_tasks/tasks.yaml")
+        raise SystemExit(
+            f"--only: no task id or category {', '.join(unknown)} in the {split} split; "
+            "see the ids and categories in benchmarks/agent_tasks/tasks.yaml"
+        )
     return [t for t in tasks if t["id"] in wanted or t["category"] in wanted]
 
 
@@ -87,12 +89,15 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """``base`` with ``extra`` merged in, section by section."""
     out = dict(base)
     for key, value in extra.items():
-        out[key] = merge(out.get(key, {}), value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        out[key] = (
+            merge(out.get(key, {}), value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        )
     return out
 
 
-def place_files(user_data: Path, files: dict[str, str], modes: dict[str, str] | None = None,
-                mtimes: dict[str, int] | None = None) -> None:
+def place_files(
+    user_data: Path, files: dict[str, str], modes: dict[str, str] | None = None, mtimes: dict[str, int] | None = None
+) -> None:
     """Write the task's set-up files under ``user_data`` (keys are workspace/... or uploads/...),
     then give some of them their permission bits (``modes``, octal) and times (``mtimes``)."""
     for rel, text in files.items():
@@ -114,7 +119,12 @@ def herdsman_config(home: Path, variant: str) -> Any:
     """The config of one Herdsman run: embedded model, local jail, no title or memory calls."""
     from herdsman.config.schema import HerdsmanConfig
 
-    base = {"home": str(home), "title": {"enabled": False}, "checkpointer": {"type": "memory"}, "sandbox": {"provider": "local"}}
+    base = {
+        "home": str(home),
+        "title": {"enabled": False},
+        "checkpointer": {"type": "memory"},
+        "sandbox": {"provider": "local"},
+    }
     return HerdsmanConfig.model_validate(merge(base, VARIANTS[variant]))
 
 
@@ -133,7 +143,9 @@ class Models:
         return self._by_variant[key]
 
 
-async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work: Path, max_seconds: float) -> dict[str, Any]:
+async def run_herdsman(
+    task: dict[str, Any], variant: str, models: Models, work: Path, max_seconds: float
+) -> dict[str, Any]:
     """Run ``task`` with Herdsman; the record of the run (answer, tool calls, seconds, check)."""
     from herdsman.client import HerdsmanClient, ToolCall
 
@@ -145,10 +157,12 @@ async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work:
     tool_calls, error, state = 0, None, {}
     started = time.monotonic()
     async with HerdsmanClient(config, model=models.get(config)) as client:
+
         async def go() -> None:
             nonlocal tool_calls
             async for event in client.stream(task["prompt"], thread_id=thread):
                 tool_calls += isinstance(event, ToolCall)
+
         try:
             await asyncio.wait_for(go(), max_seconds)
         except asyncio.TimeoutError:
@@ -160,8 +174,18 @@ async def run_herdsman(task: dict[str, Any], variant: str, models: Models, work:
     seconds = time.monotonic() - started
     messages = state.get("messages") or []
     answer = messages[-1].text if messages else ""
-    record = finish(task, "herdsman", variant, user_data, answer, seconds, tool_calls, error,
-                    checks=int(state.get("completion_checks") or 0), messages=messages)
+    record = finish(
+        task,
+        "herdsman",
+        variant,
+        user_data,
+        answer,
+        seconds,
+        tool_calls,
+        error,
+        checks=int(state.get("completion_checks") or 0),
+        messages=messages,
+    )
     record["subagents"] = subagent_steps(home / "threads" / thread / "subagents")
     return record
 
@@ -257,14 +281,32 @@ def transcript(messages: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def finish(task: dict[str, Any], agent: str, variant: str, user_data: Path, answer: str, seconds: float,
-           tool_calls: int, error: str | None, checks: int = 0, messages: list[Any] | None = None) -> dict[str, Any]:
+def finish(
+    task: dict[str, Any],
+    agent: str,
+    variant: str,
+    user_data: Path,
+    answer: str,
+    seconds: float,
+    tool_calls: int,
+    error: str | None,
+    checks: int = 0,
+    messages: list[Any] | None = None,
+) -> dict[str, Any]:
     """The run's record, with the verdict of the task's check and the transcript."""
     why = check(task["check"], user_data, answer)
     return {
-        "task": task["id"], "category": task["category"], "agent": agent, "variant": variant,
-        "solved": why is None, "why": why, "error": error, "seconds": round(seconds, 1),
-        "tool_calls": tool_calls, "completion_checks": checks, "answer": answer[:500],
+        "task": task["id"],
+        "category": task["category"],
+        "agent": agent,
+        "variant": variant,
+        "solved": why is None,
+        "why": why,
+        "error": error,
+        "seconds": round(seconds, 1),
+        "tool_calls": tool_calls,
+        "completion_checks": checks,
+        "answer": answer[:500],
         "call_forms": call_forms(messages or []),
         "transcript": transcript(messages or []),
     }
@@ -321,9 +363,16 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
             row[agent] += any(r["task"] == t["id"] and r["solved"] for r in rs)
     by_split = {s: [t for t in tasks if t["split"] == s] for s in SPLITS}
     per_split = {s: split_figures(ts, full) for s, ts in by_split.items() if ts}
-    gap = (round(per_split["dev"]["herdsman_pct"] - per_split["test"]["herdsman_pct"], 1)
-           if "dev" in per_split and "test" in per_split else None)
-    chinese = {s: score([t for t in ts if is_chinese(t["prompt"])], full) for s, ts in [("all", tasks), *by_split.items()] if ts}
+    gap = (
+        round(per_split["dev"]["herdsman_pct"] - per_split["test"]["herdsman_pct"], 1)
+        if "dev" in per_split and "test" in per_split
+        else None
+    )
+    chinese = {
+        s: score([t for t in ts if is_chinese(t["prompt"])], full)
+        for s, ts in [("all", tasks), *by_split.items()]
+        if ts
+    }
 
     runs = full["herdsman"]
 
@@ -333,17 +382,24 @@ def summarize(records: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> dic
 
     def ablation_row(variant: list[dict[str, Any]]) -> dict[str, int]:
         same = {x["task"] for x in variant}
-        return {"solved": sum(r["solved"] for r in variant), "runs": len(variant),
-                "full_solved_same_tasks": sum(r["solved"] for r in runs if r["task"] in same),
-                "call_forms": totals(variant),
-                "full_call_forms_same_tasks": totals([r for r in runs if r["task"] in same])}
+        return {
+            "solved": sum(r["solved"] for r in variant),
+            "runs": len(variant),
+            "full_solved_same_tasks": sum(r["solved"] for r in runs if r["task"] in same),
+            "call_forms": totals(variant),
+            "full_call_forms_same_tasks": totals([r for r in runs if r["task"] in same]),
+        }
 
     split_of = {t["id"]: t["split"] for t in tasks}
     ablation = {  # solved of runs, and the full harness on the same tasks (a variant may be part-way)
-        v: {**ablation_row(variant),
-            "per_split": {s: ablation_row([r for r in variant if split_of[r["task"]] == s]) for s in per_split}}
-        for v in VARIANTS if v != "full"
-        for variant in [[r for r in recs if r["agent"] == "herdsman" and r["variant"] == v]] if variant
+        v: {
+            **ablation_row(variant),
+            "per_split": {s: ablation_row([r for r in variant if split_of[r["task"]] == s]) for s in per_split},
+        }
+        for v in VARIANTS
+        if v != "full"
+        for variant in [[r for r in recs if r["agent"] == "herdsman" and r["variant"] == v]]
+        if variant
     }
     return {
         "herdsman_solved": sum(r["solved"] for r in full["herdsman"]),
@@ -376,7 +432,9 @@ async def main_async(args: argparse.Namespace) -> None:
     log = results / "results.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
     done = {(r["agent"], r["variant"], r["task"]) for r in records}
-    variants = ["full"] + (list(VARIANTS)[1:] if args.ablate == "all" else [v for v in (args.ablate or "").split(",") if v])
+    variants = ["full"] + (
+        list(VARIANTS)[1:] if args.ablate == "all" else [v for v in (args.ablate or "").split(",") if v]
+    )
     todo: list[tuple[str, str, dict[str, Any]]] = []
     for agent in args.agents.split(","):
         for variant in variants if agent == "herdsman" else ["full"]:
@@ -413,15 +471,27 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     """Parse arguments and run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="all", help="the development or the held-out test tasks, or both")
+    parser.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="all",
+        help="the development or the held-out test tasks, or both",
+    )
     parser.add_argument("--only", help="task ids or categories, comma-separated")
     parser.add_argument("--agents", default="herdsman,deepagents")
     parser.add_argument("--ablate", default="", help=f"variants to run too: all, or some of {list(VARIANTS)[1:]}")
     parser.add_argument("--jobs", type=int, default=1, help="tasks at once (the model still generates one at a time)")
-    parser.add_argument("--max-seconds", type=float, default=600.0, help="time limit per task run (with --jobs > 1 it includes waiting for the model)")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=600.0,
+        help="time limit per task run (with --jobs > 1 it includes waiting for the model)",
+    )
     parser.add_argument("--results", default=".herdsman/bench/agent_tasks")
     parser.add_argument("--fresh", action="store_true", help="forget earlier results")
-    parser.add_argument("--report", action="store_true", help="run nothing: print the summary of the results already there")
+    parser.add_argument(
+        "--report", action="store_true", help="run nothing: print the summary of the results already there"
+    )
     args = parser.parse_args()
     asyncio.run(main_async(args))
 

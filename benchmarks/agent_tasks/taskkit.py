@@ -23,8 +23,17 @@ def csv_text(header: list[str], rows: list[list]) -> str:
     return buf.getvalue()
 
 
-def task(id: str, category: str, prompt: str, check: dict | list, files: dict | None = None, upload: bool = False,
-         split: str = "dev", modes: dict[str, str] | None = None, mtimes: dict[str, int] | None = None) -> dict:
+def task(
+    id: str,
+    category: str,
+    prompt: str,
+    check: dict | list,
+    files: dict | None = None,
+    upload: bool = False,
+    split: str = "dev",
+    modes: dict[str, str] | None = None,
+    mtimes: dict[str, int] | None = None,
+) -> dict:
     """One task: its prompt, the files placed before it starts (``modes``: octal permission bits,
     ``mtimes``: modification times in Unix seconds, for some of them) and its check."""
     assert split in SPLITS, split

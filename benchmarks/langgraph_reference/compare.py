@@ -67,8 +67,9 @@ def transcript(url: str) -> list[str]:
 def burst(side: Side, runs: int, clients: int, kind: str) -> dict[str, Any]:
     """One timed burst on ``side``: gateway_load's figures plus the CPU the server spent on it."""
     mark: dict[str, float] = {}
-    figures = gateway_load.load(side.url, runs, clients, kind,
-                                at_start=lambda: mark.setdefault("cpu", tree_cpu_seconds(side.proc.pid)))
+    figures = gateway_load.load(
+        side.url, runs, clients, kind, at_start=lambda: mark.setdefault("cpu", tree_cpu_seconds(side.proc.pid))
+    )
     spent = tree_cpu_seconds(side.proc.pid) - mark["cpu"]
     side.cpu_seconds += spent
     side.served += runs
@@ -125,8 +126,9 @@ def _start_sides(stack: Path, venv: Path, reference_jobs: int, baseline: Path | 
     return sides
 
 
-def compare(runs: int, rounds: int, clients: int, kind: str, rss_after: int, reference_jobs: int,
-            baseline: Path | None = None) -> dict[str, Any]:
+def compare(
+    runs: int, rounds: int, clients: int, kind: str, rss_after: int, reference_jobs: int, baseline: Path | None = None
+) -> dict[str, Any]:
     """Run the comparison (see the module docstring); its figures. ``baseline``: another checkout
     whose default configuration is one more side (``baseline``), for a change's before and after."""
     venv = reference_server.ensure_venv()
@@ -150,7 +152,10 @@ def compare(runs: int, rounds: int, clients: int, kind: str, rss_after: int, ref
     figures = {side.name: summary(side, rss[side.name]) for side in sides}
     reference = figures.pop("reference")
     return {
-        "runs": runs, "rounds": rounds, "client": kind, "steps": STEPS,
+        "runs": runs,
+        "rounds": rounds,
+        "client": kind,
+        "steps": STEPS,
         "errors": sum(f["errors"] for f in figures.values()) + reference["errors"],
         "ours": figures,
         "reference": {"server": reference_server.version(venv), "n_jobs_per_worker": reference_jobs, **reference},

@@ -48,14 +48,20 @@ def chunks(message: AIMessage) -> Iterator[ChatGenerationChunk]:
     """``message`` as stream chunks: the content in pieces, the tool calls on the last one."""
     text = message.text
     pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
-    calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=n)
-             for n, c in enumerate(message.tool_calls)]
+    calls = [
+        tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=n)
+        for n, c in enumerate(message.tool_calls)
+    ]
     for i, piece in enumerate(pieces):
         last = i == len(pieces) - 1
-        yield ChatGenerationChunk(message=AIMessageChunk(
-            content=piece, id=message.id, tool_call_chunks=calls if last else [],
-            chunk_position="last" if last else None,
-        ))
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content=piece,
+                id=message.id,
+                tool_call_chunks=calls if last else [],
+                chunk_position="last" if last else None,
+            )
+        )
 
 
 class ScriptedModel(BaseChatModel):
@@ -69,19 +75,24 @@ class ScriptedModel(BaseChatModel):
         """Accept tools like a real model; the script decides anyway."""
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=reply(messages))])
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                         **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         return self._generate(messages)
 
-    def _stream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
         yield from chunks(reply(messages))
 
-    async def _astream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+    async def _astream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
         for chunk in chunks(reply(messages)):
             if run_manager and chunk.message.content:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)

@@ -52,15 +52,28 @@ def ensure_venv(where: Path | None = None) -> Path:
     stamp = where / "herdsman-pins.json"
     if stamp.is_file() and json.loads(stamp.read_text()) == list(PINS) and (where / "bin" / "langgraph").exists():
         return where
-    print(f"Creating the reference server's virtual environment in {where} ({', '.join(PINS)}); "
-          "about a minute the first time...", file=sys.stderr, flush=True)
+    print(
+        f"Creating the reference server's virtual environment in {where} ({', '.join(PINS)}); "
+        "about a minute the first time...",
+        file=sys.stderr,
+        flush=True,
+    )
     shutil.rmtree(where, ignore_errors=True)
     where.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, stdout=sys.stderr)
     subprocess.run(
-        [str(where / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on",
-         *PINS],
-        check=True, stdout=sys.stderr,
+        [
+            str(where / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "on",
+            *PINS,
+        ],
+        check=True,
+        stdout=sys.stderr,
     )
     stamp.write_text(json.dumps(list(PINS)))
     print("The reference venv is ready.", file=sys.stderr, flush=True)
@@ -82,19 +95,41 @@ def start(venv: Path, folder: Path, port: int, jobs: int) -> subprocess.Popen:
     Its output goes to ``folder/server.log`` (a pipe nobody reads would stall it once full)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(
-        LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false",
-        REFERENCE_FILES_ROOT=str(folder / "threads"), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGSMITH_TRACING="false",
+        LANGCHAIN_TRACING_V2="false",
+        REFERENCE_FILES_ROOT=str(folder / "threads"),
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
     )
     with open(folder / "server.log", "ab") as log:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            [str(venv / "bin" / "langgraph"), "dev", "--no-browser", "--no-reload", "--port", str(port),
-             "--n-jobs-per-worker", str(jobs), "--config", "langgraph.json", "--server-log-level", "ERROR"],
-            cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(venv / "bin" / "langgraph"),
+                "dev",
+                "--no-browser",
+                "--no-reload",
+                "--port",
+                str(port),
+                "--n-jobs-per-worker",
+                str(jobs),
+                "--config",
+                "langgraph.json",
+                "--server-log-level",
+                "ERROR",
+            ],
+            cwd=folder,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
 
 
 def version(venv: Path) -> str:
     """The langgraph-api version the venv holds, e.g. ``langgraph-api 0.16.7``."""
-    out = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('langgraph-api'))"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('langgraph-api'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return f"langgraph-api {out.stdout.strip()}"

@@ -47,9 +47,17 @@ err = Console(stderr=True)
 
 ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread id to continue or name.")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Name of a model in config.yaml.")]
-AgentOpt = Annotated[Optional[str], typer.Option("--agent", "-a", help="A custom agent's id or name (herdsman agents list).")]
-NotesOpt = Annotated[bool, typer.Option("--notes", help="Show the harness's notes to the model in full (by default "
-                                                         "each turn's are folded into one 'checked: ...' line).")]
+AgentOpt = Annotated[
+    Optional[str], typer.Option("--agent", "-a", help="A custom agent's id or name (herdsman agents list).")
+]
+NotesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--notes",
+        help="Show the harness's notes to the model in full (by default "
+        "each turn's are folded into one 'checked: ...' line).",
+    ),
+]
 
 RESULT_PREVIEW_LINES = 8
 
@@ -140,7 +148,16 @@ class _Printer:
             self.in_text = False
 
     def __call__(self, event: object) -> None:
-        from herdsman.client import CallDraft, CheckNote, RunFinished, TaskEvent, TextCall, TextDelta, ToolCall, ToolResult
+        from herdsman.client import (
+            CallDraft,
+            CheckNote,
+            RunFinished,
+            TaskEvent,
+            TextCall,
+            TextDelta,
+            ToolCall,
+            ToolResult,
+        )
         from herdsman.middleware.text_calls import failed_step_line
         from herdsman.runtime.harness_notes import fold_line
 
@@ -271,8 +288,13 @@ def run(
 
 
 @app.command()
-def chat(thread: ThreadOpt = None, model: ModelOpt = None, agent: AgentOpt = None, notes: NotesOpt = False,
-         config: ConfigOpt = None) -> None:
+def chat(
+    thread: ThreadOpt = None,
+    model: ModelOpt = None,
+    agent: AgentOpt = None,
+    notes: NotesOpt = False,
+    config: ConfigOpt = None,
+) -> None:
     """Chat with the agent, turn after turn; /exit or Ctrl-D quits, Ctrl-C stops a turn."""
     from herdsman.client import new_thread_id
 
@@ -313,7 +335,7 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
         async with _client(loaded, None) as client:
             threads = await client.threads(limit)
         if not threads:
-            console.print("No threads yet. Start one with: herdsman run \"...\"")
+            console.print('No threads yet. Start one with: herdsman run "..."')
             return
         # one line per thread, wrapped rather than cut: the id is what --thread and 'threads show' take
         for t in threads:
@@ -321,7 +343,8 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
             console.print(
                 f"[bold]{escape(t.thread_id)}[/bold]  {escape(t.title or '(untitled)')}  "
                 f"[dim]{t.messages} messages, {when}[/dim]",
-                soft_wrap=True, highlight=False,
+                soft_wrap=True,
+                highlight=False,
             )
 
     _run_async(main, "-")
@@ -341,7 +364,11 @@ def threads_show(thread_id: str, notes: NotesOpt = False, config: ConfigOpt = No
     async def main() -> None:
         async with _client(loaded, None) as client:
             messages = await client.messages(thread_id)
-            files = {folder: client.files(thread_id, folder) for folder in (UPLOADS, WORKSPACE, OUTPUTS)} if messages else {}
+            files = (
+                {folder: client.files(thread_id, folder) for folder in (UPLOADS, WORKSPACE, OUTPUTS)}
+                if messages
+                else {}
+            )
         if not messages:
             raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
         for m in fold_notes(messages, keep=notes):  # the harness's notes to the model: one line per turn
@@ -374,7 +401,9 @@ def threads_show(thread_id: str, notes: NotesOpt = False, config: ConfigOpt = No
 @threads_app.command("restore")
 def threads_restore(
     thread_id: str,
-    checkpoint: Annotated[Optional[str], typer.Option(help="Checkpoint id whose files to bring back; omit to list them.")] = None,
+    checkpoint: Annotated[
+        Optional[str], typer.Option(help="Checkpoint id whose files to bring back; omit to list them.")
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Put a thread's files back as they were at a checkpoint (the conversation stays); without
@@ -389,22 +418,33 @@ def threads_restore(
                 raise _fail(f"no thread {thread_id!r}; see 'herdsman threads list'")
             versions = client.file_versions
             if versions is None or versions.history(thread_id) is None:
-                raise _fail("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are elsewhere)")
+                raise _fail(
+                    "this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are elsewhere)"
+                )
             if checkpoint is None:  # the newest checkpoint and those where files changed
                 steps = versions.steps(thread_id, limit=500)
                 for i, step in enumerate(steps):
                     c = step["changes"]
                     if i and step["kept"] and not any(c.values()):
                         continue
-                    what = f"+{len(c['added'])} ~{len(c['changed'])} -{len(c['removed'])}" if step["kept"] else "files not kept"
-                    console.print(f"{escape(step['checkpoint_id'])}  {step['created_at'][:19].replace('T', ' ')}  [dim]{what}[/dim]",
-                                  soft_wrap=True, highlight=False)
+                    what = (
+                        f"+{len(c['added'])} ~{len(c['changed'])} -{len(c['removed'])}"
+                        if step["kept"]
+                        else "files not kept"
+                    )
+                    console.print(
+                        f"{escape(step['checkpoint_id'])}  {step['created_at'][:19].replace('T', ' ')}  [dim]{what}[/dim]",
+                        soft_wrap=True,
+                        highlight=False,
+                    )
                 return
             try:
                 report = versions.restore_strict(thread_id, checkpoint)
             except HistoryError as exc:
                 raise _fail(str(exc)) from None
-            console.print(f"Restored the files of {escape(checkpoint)}: {len(report.written)} written, {len(report.removed)} removed")
+            console.print(
+                f"Restored the files of {escape(checkpoint)}: {len(report.written)} written, {len(report.removed)} removed"
+            )
             for path in report.written:
                 console.print(f"  [green]+[/green] {escape(path)}")
             for path in report.removed:
@@ -470,8 +510,11 @@ def add_plugin_commands(target: typer.Typer) -> None:
         @target.command("serve")
         def serve_missing() -> None:
             """Start the gateway (not installed here)."""
-            raise _fail("the gateway is not installed in this environment; run `make run`, or pip install -e . "
-                        "from the repository, to get `herdsman serve`", 2)
+            raise _fail(
+                "the gateway is not installed in this environment; run `make run`, or pip install -e . "
+                "from the repository, to get `herdsman serve`",
+                2,
+            )
 
 
 add_plugin_commands(app)

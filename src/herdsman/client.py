@@ -178,7 +178,7 @@ def _prose_delta(streamed: dict[str | None, str], message_id: str | None, piece:
     before = streamed.get(message_id, "")
     whole = streamed[message_id] = before + piece
     cut = call_start(whole)
-    return whole[len(before):] if cut is None else whole[len(before):cut]
+    return whole[len(before) :] if cut is None else whole[len(before) : cut]
 
 
 class HerdsmanClient:
@@ -214,8 +214,11 @@ class HerdsmanClient:
         """Open the checkpointer and build the agent (and size the thread pools, see :mod:`herdsman.pools`)."""
         pools.configure(self.config.pools)
         if self.config.gateway.api_keys and self.config.gateway.host_owner() is None:
-            log.warning("threads_without_owner", fix="gateway.api_keys has no admin key, so no key of the web UI sees the "
-                        "threads made here: add an entry {key: ..., role: admin} under gateway.api_keys in config.yaml")
+            log.warning(
+                "threads_without_owner",
+                fix="gateway.api_keys has no admin key, so no key of the web UI sees the "
+                "threads made here: add an entry {key: ..., role: admin} under gateway.api_keys in config.yaml",
+            )
         if self._checkpointer is None:
             self._checkpointer = await self._stack.enter_async_context(open_checkpointer(self.config))
             # the gateway's records live beside the checkpoints it opened; a checkpointer passed
@@ -350,8 +353,12 @@ class HerdsmanClient:
                 if isinstance(chunk, dict) and str(chunk.get("type", "")).startswith("task_"):
                     yield TaskEvent(chunk["type"], chunk, tuple(namespace))
                 elif not namespace and isinstance(chunk, dict) and chunk.get("type") == DRAFT_EVENT:
-                    yield CallDraft(chunk.get("name"), int(chunk.get("index") or 0), str(chunk.get("text") or ""),
-                                    int(chunk.get("chars") or 0))
+                    yield CallDraft(
+                        chunk.get("name"),
+                        int(chunk.get("index") or 0),
+                        str(chunk.get("text") or ""),
+                        int(chunk.get("chars") or 0),
+                    )
                 continue
             if namespace:
                 continue  # a sub-agent's own messages; its task_* events summarize them

@@ -131,7 +131,9 @@ def install_default(loop: asyncio.AbstractEventLoop | None = None) -> None:
     threads, named ``herdsman-default``: what ``asyncio.to_thread`` and LangChain's
     ``run_in_executor(None, ...)`` use. One per loop, since ``asyncio.run`` shuts its loop's down."""
     loop = loop or asyncio.get_running_loop()
-    loop.set_default_executor(ThreadPoolExecutor(max_workers=_POOLS.sizes.default, thread_name_prefix="herdsman-default"))
+    loop.set_default_executor(
+        ThreadPoolExecutor(max_workers=_POOLS.sizes.default, thread_name_prefix="herdsman-default")
+    )
 
 
 def per_user(kind: str) -> int:
@@ -207,8 +209,13 @@ async def run(kind: str, user: str | None, fn: Callable[..., T], /, *args: Any, 
     return await future
 
 
-def _finish(key: tuple[str, str, int], slot: _Slot, table: dict[tuple[str, str, int], _Slot],
-            future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+def _finish(
+    key: tuple[str, str, int],
+    slot: _Slot,
+    table: dict[tuple[str, str, int], _Slot],
+    future: asyncio.Future[Any],
+    outcome: tuple[bool, Any],
+) -> None:
     """On the loop: give the slot back, and the outcome to the caller still waiting for it."""
     _leave(key, slot, table, True)
     if future.done():  # its caller was cancelled

@@ -77,8 +77,9 @@ def langgraph_kwargs() -> dict[str, Any]:
     return {**LANGGRAPH_KWARGS, "row_factory": dict_row}
 
 
-async def open_async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | None = None,
-                          name: str = "herdsman") -> Any:
+async def open_async_pool(
+    url: str, *, max_size: int, kwargs: dict[str, Any] | None = None, name: str = "herdsman"
+) -> Any:
     """An open ``AsyncConnectionPool`` on ``url`` (1 to ``max_size`` connections, checked before
     they are lent unless given back just now; its owner closes it); ``kwargs``: the connections' settings (autocommit
     by default). A connection that cannot be made raises psycopg's error."""
@@ -89,15 +90,25 @@ async def open_async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | N
     first = await psycopg.AsyncConnection.connect(url, **settings)
     await first.close()
     fresh = _Freshness(AsyncConnectionPool.check_connection)
-    pool = AsyncConnectionPool(url, min_size=1, max_size=max_size, kwargs=settings, open=False, name=name,
-                               check=fresh.acheck, reset=fresh.areturned, reconnect_timeout=RECONNECT_SECONDS)
+    pool = AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs=settings,
+        open=False,
+        name=name,
+        check=fresh.acheck,
+        reset=fresh.areturned,
+        reconnect_timeout=RECONNECT_SECONDS,
+    )
     await pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
     return pool
 
 
 @asynccontextmanager
-async def async_pool(url: str, *, max_size: int, kwargs: dict[str, Any] | None = None,
-                     name: str = "herdsman") -> AsyncIterator[Any]:
+async def async_pool(
+    url: str, *, max_size: int, kwargs: dict[str, Any] | None = None, name: str = "herdsman"
+) -> AsyncIterator[Any]:
     """:func:`open_async_pool` for the ``async with`` block."""
     pool = await open_async_pool(url, max_size=max_size, kwargs=kwargs, name=name)
     try:
@@ -113,7 +124,16 @@ def sync_pool(url: str, *, max_size: int, kwargs: dict[str, Any], name: str = "h
 
     psycopg.Connection.connect(url, **kwargs).close()
     fresh = _Freshness(ConnectionPool.check_connection)
-    pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs=kwargs, open=False, name=name,
-                          check=fresh.check, reset=fresh.returned, reconnect_timeout=RECONNECT_SECONDS)
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs=kwargs,
+        open=False,
+        name=name,
+        check=fresh.check,
+        reset=fresh.returned,
+        reconnect_timeout=RECONNECT_SECONDS,
+    )
     pool.open(wait=True, timeout=OPEN_TIMEOUT_SECONDS)
     return pool

@@ -32,8 +32,12 @@ def _code(function: Callable[..., Any]) -> CodeType:
 
 
 def structured_tool(
-    *, name: str, description: str, func: Callable[..., Any] | None = None,
-    coroutine: Callable[..., Awaitable[Any]] | None = None, **kwargs: Any,
+    *,
+    name: str,
+    description: str,
+    func: Callable[..., Any] | None = None,
+    coroutine: Callable[..., Awaitable[Any]] | None = None,
+    **kwargs: Any,
 ) -> StructuredTool:
     """``StructuredTool.from_function(func=..., coroutine=..., name=..., description=..., **kwargs)``,
     with the argument schema inferred once for this name and the code of ``func`` (else ``coroutine``)."""
@@ -43,8 +47,9 @@ def structured_tool(
     key = (name, _code(source))
     with _lock:
         schema = _schemas.get(key)
-    tool = StructuredTool.from_function(func=func, coroutine=coroutine, name=name, description=description,
-                                        args_schema=schema, **kwargs)
+    tool = StructuredTool.from_function(
+        func=func, coroutine=coroutine, name=name, description=description, args_schema=schema, **kwargs
+    )
     if schema is None:
         with _lock:
             _schemas.setdefault(key, tool.args_schema)

@@ -65,8 +65,19 @@ from herdsman_gateway.preview.origin import PreviewOrigin
 from herdsman_gateway.preview.tokens import home_secret
 from herdsman_gateway.rate_limit import RateLimit, limit_storage
 from herdsman_gateway.routes import (
-    api, archive, artifacts, files, memory as memory_routes, model_steps, preview, skill_packages, skills, snapshots, tasks,
-    trace, uploads,
+    api,
+    archive,
+    artifacts,
+    files,
+    memory as memory_routes,
+    model_steps,
+    preview,
+    skill_packages,
+    skills,
+    snapshots,
+    tasks,
+    trace,
+    uploads,
 )
 from herdsman_gateway.routes.crons import fire as fire_cron
 from herdsman_gateway.routes.memory import open_gateway_memory
@@ -126,8 +137,13 @@ def create_app(
             def build_agent() -> Any:
                 """The lead agent, with the skills switched on or off through /api/skills (read at each build)."""
                 return create_lead_agent(
-                    config, model=model, checkpointer=saver, sandbox_provider=provider,
-                    extra_tools=extra_tools, memory=memory, keep_transcript=partial(save_transcript, config),
+                    config,
+                    model=model,
+                    checkpointer=saver,
+                    sandbox_provider=provider,
+                    extra_tools=extra_tools,
+                    memory=memory,
+                    keep_transcript=partial(save_transcript, config),
                 )
 
             graph = build_agent()
@@ -143,17 +159,32 @@ def create_app(
                 log.info("threads_adopted", owner="host admin", threads=adopted)
             queue = await stack.enter_async_context(open_run_queue(config))
             runs = RunManager(
-                graph, bridge, threads, config, listeners=[gateway_metrics],
+                graph,
+                bridge,
+                threads,
+                config,
+                listeners=[gateway_metrics],
                 max_concurrency=config.gateway.max_concurrent_runs,
-                pause=requests_first.pause if requests_first is not None else None, queue=queue,
+                pause=requests_first.pause if requests_first is not None else None,
+                queue=queue,
                 sandbox=provider,
             )
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
             stack.push_async_callback(_stop, listener)
             gateway = Gateway(
-                config, graph, runs, threads, bridge, provider, gateway_metrics, AssistantStore(store),
-                memory=memory, store=item_store, build_agent=build_agent, crons=crons,
+                config,
+                graph,
+                runs,
+                threads,
+                bridge,
+                provider,
+                gateway_metrics,
+                AssistantStore(store),
+                memory=memory,
+                store=item_store,
+                build_agent=build_agent,
+                crons=crons,
             )
             app.state.gateway = gateway
             gateway.thread_events = ThreadEventHub(
@@ -178,8 +209,9 @@ def create_app(
                 sweeper = asyncio.create_task(sweep_expired_items(item_store), name="store-ttl-sweep")
                 stack.push_async_callback(_stop, sweeper)
             if memory is not None:  # memory.retention_days: nothing outlives it, idle users' memory included
-                retention = asyncio.create_task(sweep_forever(memory.store, config.memory, queue=memory.queue),
-                                                name="memory-retention")
+                retention = asyncio.create_task(
+                    sweep_forever(memory.store, config.memory, queue=memory.queue), name="memory-retention"
+                )
                 stack.push_async_callback(_stop, retention)
             if config.gateway.preview_origin.enabled:  # agent-written pages: never on this origin
                 secret = await asyncio.to_thread(home_secret, config.resolve_home())
@@ -211,24 +243,36 @@ def create_app(
     # request: neither paces anything.
     requests_first: RequestsFirst | None = None
     if serve_requests and config.runs.workers and config.gateway.requests_first_ms:
-        requests_first = RequestsFirst(config.gateway.requests_first_ms / 1000, config.gateway.requests_first_quiet_ms / 1000)
+        requests_first = RequestsFirst(
+            config.gateway.requests_first_ms / 1000, config.gateway.requests_first_quiet_ms / 1000
+        )
     channels = ChannelManager(config.channels)
     channels.mount(app)
     app.state.channels = channels
     app.add_middleware(  # inside the rate limit (counted first) and CORS (a browser reads the 413)
-        BodyLimit, limit=config.gateway.max_request_bytes, uploads_limit=uploads.max_request_bytes(config.gateway),
+        BodyLimit,
+        limit=config.gateway.max_request_bytes,
+        uploads_limit=uploads.max_request_bytes(config.gateway),
         uploads_detail=uploads.too_large(config.gateway.max_upload_bytes).detail,
     )
     if config.gateway.rate_limit:  # inside CORS, so a browser can read the 429
-        app.add_middleware(RateLimit, limits=config.gateway.rate_limit, storage=limit_storage(config.gateway),
-                           keys=config.gateway.keys())
+        app.add_middleware(
+            RateLimit,
+            limits=config.gateway.rate_limit,
+            storage=limit_storage(config.gateway),
+            keys=config.gateway.keys(),
+        )
     if config.gateway.cors_origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=config.gateway.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["Content-Location", "Location", "X-Herdsman-Ranking"],  # the JS SDK reads run ids from the first two
+            expose_headers=[
+                "Content-Location",
+                "Location",
+                "X-Herdsman-Ranking",
+            ],  # the JS SDK reads run ids from the first two
         )
     # outside CORS and the rest: a request from a page that is not ours (DNS rebinding, cross-site) goes no further
     app.add_middleware(BrowserGuard, gateway=config.gateway)
@@ -237,8 +281,21 @@ def create_app(
     router = langgraph_router()
     for prefix in PREFIXES:
         app.include_router(router, prefix=prefix)
-    for module in (api, model_steps, uploads, artifacts, archive, files, preview, skills, skill_packages, memory_routes, snapshots,
-                   tasks, trace):
+    for module in (
+        api,
+        model_steps,
+        uploads,
+        artifacts,
+        archive,
+        files,
+        preview,
+        skills,
+        skill_packages,
+        memory_routes,
+        snapshots,
+        tasks,
+        trace,
+    ):
         app.include_router(module.router)
     app.include_router(metrics_routes.router)
     serve_web_ui(app)

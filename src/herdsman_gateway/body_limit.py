@@ -82,10 +82,15 @@ class BodyLimit:
 
 async def _refuse(send: Send, detail: str) -> None:
     body = orjson.dumps({"detail": detail})
-    await send({
-        "type": "http.response.start",
-        "status": 413,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close")],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

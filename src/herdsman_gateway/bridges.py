@@ -12,7 +12,9 @@ def build_stream_bridge(config: HerdsmanConfig) -> StreamBridge:
     if gw.stream_bridge == "redis":
         from herdsman.runtime.stream_bridge_redis import RedisStreamBridge
 
-        return RedisStreamBridge(gw.redis_url or "", max_events=gw.replay_events, retention_seconds=gw.replay_retention_seconds)
+        return RedisStreamBridge(
+            gw.redis_url or "", max_events=gw.replay_events, retention_seconds=gw.replay_retention_seconds
+        )
     return MemoryStreamBridge(
         max_events=gw.replay_events, retention_seconds=gw.replay_retention_seconds, max_bytes=gw.replay_max_bytes
     )

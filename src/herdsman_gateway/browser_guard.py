@@ -121,7 +121,9 @@ class HostPolicy:
         self.off = "*" in gateway.allowed_hosts
         self.keys = bool(gateway.api_keys)
         self.listed = bool(gateway.allowed_hosts)
-        self.extra = [h for h in (HostName.parse(v) for v in [*gateway.allowed_hosts, *origin_hosts(gateway.cors_origins)]) if h]
+        self.extra = [
+            h for h in (HostName.parse(v) for v in [*gateway.allowed_hosts, *origin_hosts(gateway.cors_origins)]) if h
+        ]
         self.bind = (gateway.host, gateway.port)
 
     def allows(self, host: str | None, server: tuple[str, int | None] | None) -> bool:
@@ -230,8 +232,13 @@ class BrowserGuard:
         method = "WEBSOCKET" if scope["type"] == "websocket" else scope["method"]
         reason = self.origins.refusal(method, scope["path"], headers)
         if reason is not None:
-            log.warning("request_refused_cross_site", method=method, path=scope["path"],
-                        origin=headers.get("origin"), content_type=headers.get("content-type"))
+            log.warning(
+                "request_refused_cross_site",
+                method=method,
+                path=scope["path"],
+                origin=headers.get("origin"),
+                content_type=headers.get("content-type"),
+            )
             await _refuse(scope, send, 403, reason)
             return
         await self.app(scope, receive, send)
@@ -243,9 +250,11 @@ async def _refuse(scope: Scope, send: Send, status: int, detail: str) -> None:
         await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
         return
     body = orjson.dumps({"detail": detail})
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -101,10 +101,13 @@ async def database_unavailable(request: Request, exc: Exception) -> JSONResponse
     """PostgreSQL could not answer (psycopg's ``OperationalError``): 503, try again later."""
     log.warning("database_unavailable", path=request.url.path, error=f"{type(exc).__name__}: {exc}")
     return JSONResponse(
-        {"detail": f"The database is unavailable ({type(exc).__name__}); try again in a moment. If it lasts, "
-                   "check that the PostgreSQL server of checkpointer.url (and memory.url) is running and "
-                   "accepts connections (the gateway log has the details)"},
-        status_code=503, headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
+        {
+            "detail": f"The database is unavailable ({type(exc).__name__}); try again in a moment. If it lasts, "
+            "check that the PostgreSQL server of checkpointer.url (and memory.url) is running and "
+            "accepts connections (the gateway log has the details)"
+        },
+        status_code=503,
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
     )
 
 

@@ -69,7 +69,9 @@ class GatewayMetrics:
             registry=self.registry,
         )
         self.tokens = Counter(
-            "herdsman_model_tokens", "Tokens used by model calls, by model and direction.", ["model", "direction"],
+            "herdsman_model_tokens",
+            "Tokens used by model calls, by model and direction.",
+            ["model", "direction"],
             registry=self.registry,
         )
         self.tool_calls = Counter(
@@ -79,12 +81,16 @@ class GatewayMetrics:
             registry=self.registry,
         )
         self.sandbox_commands = Counter(
-            "herdsman_sandbox_commands", "Shell commands run in sandboxes (bash tool calls), by outcome.", ["outcome"],
+            "herdsman_sandbox_commands",
+            "Shell commands run in sandboxes (bash tool calls), by outcome.",
+            ["outcome"],
             registry=self.registry,
         )
         self.subagents = Counter(
-            "herdsman_subagents", "Sub-agents that ended, by outcome (completed, failed, timed_out, cancelled).",
-            ["outcome"], registry=self.registry,
+            "herdsman_subagents",
+            "Sub-agents that ended, by outcome (completed, failed, timed_out, cancelled).",
+            ["outcome"],
+            registry=self.registry,
         )
         self.active_streams = Gauge(
             "herdsman_active_streams", "SSE streams open to clients right now.", registry=self.registry

@@ -117,4 +117,3 @@ class CountRequests:
         finally:
             timer.cancel()
             done()
-

@@ -83,14 +83,21 @@ class RateLimit:
         except Exception:  # noqa: BLE001 - the window is unknown: one period is a safe answer
             retry = item.get_expiry()
         log.info("rate_limited", caller=who, limit=str(item), path=scope["path"])
-        body = orjson.dumps({
-            "detail": f"Too many requests: this API key (or address) may make {item.amount} per "
-            f"{item.multiples} {item.GRANULARITY.name}; retry after {retry} s (gateway.rate_limit)",
-        })
-        await send({
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [(b"content-type", b"application/json"), (b"retry-after", str(retry).encode()),
-                        (b"content-length", str(len(body)).encode())],
-        })
+        body = orjson.dumps(
+            {
+                "detail": f"Too many requests: this API key (or address) may make {item.amount} per "
+                f"{item.multiples} {item.GRANULARITY.name}; retry after {retry} s (gateway.rate_limit)",
+            }
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 429,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"retry-after", str(retry).encode()),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})

@@ -40,8 +40,6 @@ class StorableBody(BaseModel):
         return data
 
 
-
-
 # -- assistants ------------------------------------------------------------------------------
 
 
@@ -271,8 +269,9 @@ class RunCreate(StorableBody):
     stream_resumable: bool = False
     on_disconnect: Literal["cancel", "continue"] = "continue"
     multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] = Field(
-        "enqueue", description="When the thread has a run in progress: wait for it (enqueue, as LangGraph's server), "
-        "refuse (reject), or stop it first (interrupt, rollback)."
+        "enqueue",
+        description="When the thread has a run in progress: wait for it (enqueue, as LangGraph's server), "
+        "refuse (reject), or stop it first (interrupt, rollback).",
     )
     if_not_exists: Literal["create", "reject"] = "reject"
     on_completion: Literal["delete", "keep"] | None = None
@@ -322,7 +321,9 @@ class Run(BaseModel):
 class _CronFields(StorableBody):
     """What a cron body may set besides its schedule: when it stops, and the run it starts."""
 
-    timezone: str | None = Field(None, description='IANA timezone of the schedule, e.g. "Europe/Paris"; UTC when omitted.')
+    timezone: str | None = Field(
+        None, description='IANA timezone of the schedule, e.g. "Europe/Paris"; UTC when omitted.'
+    )
     end_time: str | None = Field(None, description="ISO-8601 time after which the cron no longer fires.")
     input: Any = None
     metadata: dict[str, Any] | None = None
@@ -368,7 +369,9 @@ class CronSearch(StorableBody):
     metadata: dict[str, Any] | None = None
     limit: int = Field(10, ge=0, le=1000)
     offset: int = Field(0, ge=0)
-    sort_by: Literal["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"] | None = None
+    sort_by: (
+        Literal["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time"] | None
+    ) = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[str] | None = None
 

@@ -45,17 +45,21 @@ def check_bind(config: HerdsmanConfig, host: str) -> str:
     if config.gateway.api_keys:
         return f"API keys required ({len(config.gateway.api_keys)} configured)."
     if is_loopback(host):
-        return ("No API keys configured: auth is off, so the gateway only listens on loopback and only answers "
-                "requests addressed to it there (Host) that no other web page sent (Origin).")
+        return (
+            "No API keys configured: auth is off, so the gateway only listens on loopback and only answers "
+            "requests addressed to it there (Host) that no other web page sent (Origin)."
+        )
     if not config.gateway.open_without_keys:
         raise UnsafeBindError(
             f"gateway.host is {host!r}, not a loopback address, but gateway.api_keys is empty: anyone who reaches "
             "the port would drive the agent and its sandbox. Add api_keys under gateway: in config.yaml, or bind "
             "to 127.0.0.1 (or ::1); to serve without keys anyway, set gateway.open_without_keys: true."
         )
-    return (f"WARNING: no API keys and gateway.open_without_keys is true: anyone who reaches {host} on this port "
-            "drives the agent and its sandbox. Names other than this machine's address (a published container "
-            "port, a proxy) must be listed in gateway.allowed_hosts.")
+    return (
+        f"WARNING: no API keys and gateway.open_without_keys is true: anyone who reaches {host} on this port "
+        "drives the agent and its sandbox. Names other than this machine's address (a published container "
+        "port, a proxy) must be listed in gateway.allowed_hosts."
+    )
 
 
 def banner(host: str, port: int, web_ui: bool) -> str:
@@ -67,10 +71,14 @@ def banner(host: str, port: int, web_ui: bool) -> str:
         shown = "127.0.0.1"
     url = f"http://{shown}:{port}"
     if web_ui:
-        return (f"Herdsman is running: open {url} in a browser for the web UI "
-                f"(LangGraph API at {url}/api/langgraph and at its usual paths, /threads, /runs...; API docs at {url}/docs)")
-    return (f"Herdsman gateway on {url}: LangGraph API at / and /api/langgraph, API docs at /docs "
-            "(no web UI here: it is built by `make web`, or `make run`)")
+        return (
+            f"Herdsman is running: open {url} in a browser for the web UI "
+            f"(LangGraph API at {url}/api/langgraph and at its usual paths, /threads, /runs...; API docs at {url}/docs)"
+        )
+    return (
+        f"Herdsman gateway on {url}: LangGraph API at / and /api/langgraph, API docs at /docs "
+        "(no web UI here: it is built by `make web`, or `make run`)"
+    )
 
 
 def serve(config: HerdsmanConfig, *, host: str | None = None, port: int | None = None, log_level: str = "info") -> None:
@@ -80,4 +88,6 @@ def serve(config: HerdsmanConfig, *, host: str | None = None, port: int | None =
     note = check_bind(config, host)
     print(banner(host, port, web_ui_built()), file=sys.stderr)
     print(note, file=sys.stderr)
-    uvicorn.run(create_app(config, freeze_gc=True), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    uvicorn.run(
+        create_app(config, freeze_gc=True), host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5
+    )

@@ -193,6 +193,14 @@ def stream_response(
     headers = {"Content-Location": path, "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     if resumable:
         headers["Location"] = f"{path}/stream"
-    frames = _frames(gw, thread_id, run_id, last_event_id=last_event_id, modes=modes,
-                     cancel_on_disconnect=cancel_on_disconnect, run_ended=run_ended, first=first)
+    frames = _frames(
+        gw,
+        thread_id,
+        run_id,
+        last_event_id=last_event_id,
+        modes=modes,
+        cancel_on_disconnect=cancel_on_disconnect,
+        run_ended=run_ended,
+        first=first,
+    )
     return EventStream(frames, headers, gw.streams, slot)

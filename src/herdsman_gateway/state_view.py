@@ -82,7 +82,12 @@ def _checkpoint_or_head(config: dict[str, Any] | None) -> dict[str, Any]:
     checkpoint = checkpoint_json(config)
     if checkpoint is None:
         conf = (config or {}).get("configurable") or {}
-        checkpoint = {"thread_id": conf.get("thread_id"), "checkpoint_ns": "", "checkpoint_id": None, "checkpoint_map": {}}
+        checkpoint = {
+            "thread_id": conf.get("thread_id"),
+            "checkpoint_ns": "",
+            "checkpoint_id": None,
+            "checkpoint_map": {},
+        }
     return checkpoint
 
 
@@ -113,7 +118,9 @@ def unreadable(thread_id: str, exc: BaseException) -> str:
 def raw_snapshot_json(saved: Any, error: str) -> dict[str, Any]:
     """A saved ``CheckpointTuple`` as ``ThreadState`` JSON (channel values as saved), with ``error``."""
     checkpoint = saved.checkpoint if saved is not None else {}
-    values = {k: v for k, v in (checkpoint.get("channel_values") or {}).items() if not str(k).startswith(("__", "branch:"))}
+    values = {
+        k: v for k, v in (checkpoint.get("channel_values") or {}).items() if not str(k).startswith(("__", "branch:"))
+    }
     return {
         "values": safe_json(values),
         "next": [],
@@ -150,8 +157,7 @@ async def read_history(
     its ``error``, and the others as usual."""
     try:
         return [
-            snapshot_json(s)
-            async for s in graph.aget_state_history(config, filter=filter, before=before, limit=limit)
+            snapshot_json(s) async for s in graph.aget_state_history(config, filter=filter, before=before, limit=limit)
         ]
     except Exception:  # noqa: BLE001 - one bad checkpoint: read them one by one below
         pass

@@ -7,7 +7,10 @@ from herdsman.middleware.agent_profile import agent_prompt, tool_allowed
 
 PROMPT = build_system_prompt(
     [PromptEntry("bash", "Run a command."), PromptEntry("read_file", "Read a file."), PromptEntry("task", "Delegate.")],
-    skills=[PromptEntry("data-analysis", "Analyze data.\nWith charts.", "/mnt/skills/a"), PromptEntry("deep-research", "Research.", "/mnt/skills/b")],
+    skills=[
+        PromptEntry("data-analysis", "Analyze data.\nWith charts.", "/mnt/skills/a"),
+        PromptEntry("deep-research", "Research.", "/mnt/skills/b"),
+    ],
     subagents=[PromptEntry("bash", "Shell work."), PromptEntry("general-purpose", "Anything.")],
 )
 
@@ -21,10 +24,16 @@ def test_no_settings_change_nothing() -> None:
 
 
 def test_allow_lists_narrow_each_section_by_entry() -> None:
-    prompt = agent_prompt(PROMPT, {"skills": ["deep-research"], "tools": ["read_file", "task"], "subagent_types": ["bash"]})
-    assert "data-analysis" not in prompt and "With charts." not in prompt and "deep-research" in section(prompt, "skills")
+    prompt = agent_prompt(
+        PROMPT, {"skills": ["deep-research"], "tools": ["read_file", "task"], "subagent_types": ["bash"]}
+    )
+    assert (
+        "data-analysis" not in prompt and "With charts." not in prompt and "deep-research" in section(prompt, "skills")
+    )
     assert "- bash" not in section(prompt, "tools") and "- read_file" in section(prompt, "tools")
-    assert "- bash" in section(prompt, "subagents") and "general-purpose" not in prompt  # a tool list never touches sub-agents
+    assert (
+        "- bash" in section(prompt, "subagents") and "general-purpose" not in prompt
+    )  # a tool list never touches sub-agents
     assert "Skills are instructions" in section(prompt, "skills")  # the intro stays
 
 

@@ -102,8 +102,17 @@ SCRIPT = ["flaky-outer", {"tool_calls": [{"name": "echo", "args": {"text": "hi"}
 
 
 def middlewares() -> list[AgentMiddleware]:
-    return [Noting("outer"), Retrying("outer"), Noting("mid"), Prompting(), Wrapping("a"), Hooked(),
-            Noting("inner"), Wrapping("b"), Retrying("inner")]
+    return [
+        Noting("outer"),
+        Retrying("outer"),
+        Noting("mid"),
+        Prompting(),
+        Wrapping("a"),
+        Hooked(),
+        Noting("inner"),
+        Wrapping("b"),
+        Retrying("inner"),
+    ]
 
 
 async def conversation(mws: list[AgentMiddleware], use_async: bool) -> tuple[list[Any], list[Any]]:

@@ -122,15 +122,24 @@ def test_a_subagents_stack_is_the_leads_without_the_lead_only_parts(tmp_path, pr
     memory = MemoryService.open(config, ScriptedChatModel(responses=[]))
     provider = object()
     try:
-        lead = names(build_middleware(
-            config, "p", summary_model=ScriptedChatModel(responses=[]), sandbox_provider=provider, memory=memory,
-            model_selection=ModelSelectionMiddleware(resolver, "default"), profile=profile,
-        ))
+        lead = names(
+            build_middleware(
+                config,
+                "p",
+                summary_model=ScriptedChatModel(responses=[]),
+                sandbox_provider=provider,
+                memory=memory,
+                model_selection=ModelSelectionMiddleware(resolver, "default"),
+                profile=profile,
+            )
+        )
         runner = delegation_runner(config, resolver, [], "embedded", memory=memory, provider=provider)
         sub = names(runner.middleware_for(runner.types["general-purpose"], [], profile == "small"))
     finally:
         memory.close()
-    assert set(LEAD_ONLY) <= set(lead), f"LEAD_ONLY names middlewares the lead does not have: {set(LEAD_ONLY) - set(lead)}"
+    assert set(LEAD_ONLY) <= set(lead), (
+        f"LEAD_ONLY names middlewares the lead does not have: {set(LEAD_ONLY) - set(lead)}"
+    )
     assert sub == [name for name in lead if name not in LEAD_ONLY]
     assert "MemoryInjectionMiddleware" in sub and "ReadBeforeWriteMiddleware" in sub  # it reads memory and files
 
@@ -203,8 +212,8 @@ def test_memory_middlewares_take_their_places(tmp_path) -> None:
             "DanglingToolCallMiddleware",
             "ModelOutputGuardMiddleware",
             "UsageMiddleware",
-        "StrictToolsMiddleware",
-        "ParallelCallsMiddleware",
+            "StrictToolsMiddleware",
+            "ParallelCallsMiddleware",
             "ToolErrorMiddleware",
             "TitleMiddleware",
             "MemoryQueueMiddleware",
@@ -220,7 +229,10 @@ def test_small_profile_middlewares_sit_inside_loop_detection() -> None:
     found = names(build_middleware(config, "prompt", profile="small"))
     at = found.index("LoopDetectionMiddleware")
     assert found[at + 1 : at + 5] == [
-        "ToolSelectionMiddleware", "AnswerNudgeMiddleware", "SequentialCallsMiddleware", "PlanActMiddleware",
+        "ToolSelectionMiddleware",
+        "AnswerNudgeMiddleware",
+        "SequentialCallsMiddleware",
+        "PlanActMiddleware",
     ]
     assert "ToolSelectionMiddleware" not in names(build_middleware(config, "prompt"))
 
@@ -228,6 +240,7 @@ def test_small_profile_middlewares_sit_inside_loop_detection() -> None:
 def test_the_plan_act_loop_follows_its_switch() -> None:
     """lead.plan_act auto: on for the small profile only; on and off override the profile. It
     comes after the completion check, so its check of the steps runs first."""
+
     def has_it(plan_act: str, profile: str) -> bool:
         config = parse_config(f"lead: {{plan_act: {plan_act}}}\n", env={})
         found = names(build_middleware(config, "prompt", profile=profile))
@@ -237,7 +250,9 @@ def test_the_plan_act_loop_follows_its_switch() -> None:
 
     assert has_it("auto", "small") and not has_it("auto", "standard")
     assert has_it("on", "standard") and not has_it("off", "small")
-    assert "PlanActMiddleware" not in names(build_middleware(parse_config("", env={}), "prompt", profile="small"))  # off by default
+    assert "PlanActMiddleware" not in names(
+        build_middleware(parse_config("", env={}), "prompt", profile="small")
+    )  # off by default
 
 
 async def test_the_step_limit_ends_a_run_with_an_answer_that_says_why(tmp_path) -> None:
@@ -246,7 +261,10 @@ async def test_the_step_limit_ends_a_run_with_an_answer_that_says_why(tmp_path) 
     from herdsman.client import HerdsmanClient
     from herdsman.middleware.step_limit import stop_message
 
-    config = parse_config(f"home: {tmp_path}\nlead: {{max_steps: 3, verify_rounds: 0}}\nsandbox: {{allow_unisolated_bash: true}}\n", env={})
+    config = parse_config(
+        f"home: {tmp_path}\nlead: {{max_steps: 3, verify_rounds: 0}}\nsandbox: {{allow_unisolated_bash: true}}\n",
+        env={},
+    )
     calls = []
 
     def forever(messages):
@@ -299,11 +317,20 @@ async def test_the_step_limit_counts_a_step_asked_again_once_and_adds_no_graph_s
         """Ping."""
         return "pong"
 
-    model = ScriptedChatModel(responses=[{"error": "overloaded"}, "", {"tool_calls": [{"name": "ping", "args": {}}]}, "", "done"])
+    model = ScriptedChatModel(
+        responses=[{"error": "overloaded"}, "", {"tool_calls": [{"name": "ping", "args": {}}]}, "", "done"]
+    )
     saver = InMemorySaver()
-    agent = create_agent(model, tools=[ping], checkpointer=saver, middleware=[
-        StepLimitMiddleware(2), ModelOutputGuardMiddleware(max_retries=1), ModelRetryMiddleware(max_retries=1, initial_delay=0),
-    ])
+    agent = create_agent(
+        model,
+        tools=[ping],
+        checkpointer=saver,
+        middleware=[
+            StepLimitMiddleware(2),
+            ModelOutputGuardMiddleware(max_retries=1),
+            ModelRetryMiddleware(max_retries=1, initial_delay=0),
+        ],
+    )
     cfg = {"configurable": {"thread_id": "t"}}
     out = await agent.ainvoke({"messages": [HumanMessage("ping once")]}, cfg)
     assert len(model.calls) == 5 and out["messages"][-1].text == "done" and stop_reason(out["messages"][-1]) is None

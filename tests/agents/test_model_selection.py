@@ -12,10 +12,19 @@ from herdsman.agents.lead import create_lead_agent, run_config
 from tests.support import make_config
 
 MODELS = [
-    {"name": "fast", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["answer from fast"],
-     "on_exhausted": "repeat_last"},
-    {"name": "smart", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["answer from smart"],
-     "on_exhausted": "repeat_last", "pricing": {"input_per_million": 1000000.0, "output_per_million": 0.0}},
+    {
+        "name": "fast",
+        "use": "herdsman.models.scripted:ScriptedChatModel",
+        "responses": ["answer from fast"],
+        "on_exhausted": "repeat_last",
+    },
+    {
+        "name": "smart",
+        "use": "herdsman.models.scripted:ScriptedChatModel",
+        "responses": ["answer from smart"],
+        "on_exhausted": "repeat_last",
+        "pricing": {"input_per_million": 1000000.0, "output_per_million": 0.0},
+    },
 ]
 
 

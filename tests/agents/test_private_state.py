@@ -38,15 +38,24 @@ async def test_bookkeeping_keys_are_kept_for_the_next_run_and_never_shown(home: 
     (user_data / "workspace" / "notes.txt").write_text("old\n")
     (user_data / "uploads").mkdir()
     (user_data / "uploads" / "sales.csv").write_text("region,amount\nnorth,1\n")
-    model = ScriptedChatModel(responses=[
-        call("read_file", 1, path=NOTES), "It says old.",
-        call("write_file", 2, path=NOTES, content="new\n"), f"Changed {NOTES}.",
-    ], on_exhausted="repeat_last")
+    model = ScriptedChatModel(
+        responses=[
+            call("read_file", 1, path=NOTES),
+            "It says old.",
+            call("write_file", 2, path=NOTES, content="new\n"),
+            f"Changed {NOTES}.",
+        ],
+        on_exhausted="repeat_last",
+    )
     config = make_config(home, lead={"verify_rounds": 1})
     cfg = run_config(config, "t-priv")
     async with HerdsmanClient(config, model=model) as client:
-        first = [c async for c in client.agent.astream(
-            {"messages": [HumanMessage(f"What does {NOTES} say?")]}, cfg, stream_mode=["values", "updates"])]
+        first = [
+            c
+            async for c in client.agent.astream(
+                {"messages": [HumanMessage(f"What does {NOTES} say?")]}, cfg, stream_mode=["values", "updates"]
+            )
+        ]
         # the second run writes without reading: only the first run's files_read, from the checkpoint, allows it
         result = await client.agent.ainvoke({"messages": [HumanMessage(f"Change {NOTES} to say new")]}, cfg)
         state = await client.agent.aget_state(cfg)
@@ -58,4 +67,3 @@ async def test_bookkeeping_keys_are_kept_for_the_next_run_and_never_shown(home: 
     assert "messages" in state.values and "usage" in state.values
     for shown in (shown_keys(first), set(result), set(state.values), *map(set, history)):
         assert not shown & PRIVATE, shown & PRIVATE
-

@@ -44,15 +44,27 @@ class FakeOpenAI:
                     delta = {"role": "assistant", "content": message.get("content") or ""}
                     if message.get("tool_calls"):
                         delta["tool_calls"] = [{**c, "index": i} for i, c in enumerate(message["tool_calls"])]
-                    chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                              {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}]
-                    payload = "".join(f"data: {json.dumps({'id': 'c1', 'object': 'chat.completion.chunk', 'created': 0, 'model': 'gpt-test', **c})}\n\n"
-                                      for c in chunks) + "data: [DONE]\n\n"
+                    chunks = [
+                        {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                        {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                    ]
+                    payload = (
+                        "".join(
+                            f"data: {json.dumps({'id': 'c1', 'object': 'chat.completion.chunk', 'created': 0, 'model': 'gpt-test', **c})}\n\n"
+                            for c in chunks
+                        )
+                        + "data: [DONE]\n\n"
+                    )
                     self._send(payload.encode(), "text/event-stream")
                 else:
-                    reply = {"id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-test",
-                             "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}],
-                             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                    reply = {
+                        "id": "c1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "gpt-test",
+                        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    }
                     self._send(json.dumps(reply).encode(), "application/json")
 
             def _send(self, data: bytes, kind: str) -> None:
@@ -75,12 +87,22 @@ class FakeOpenAI:
 
 
 def call(name: str, arguments: str) -> dict[str, Any]:
-    return {"content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}]}
+    return {
+        "content": None,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
 
 
 def config(home: Path, url: str, **entry: Any) -> Any:
-    model = {"name": "api", "use": "langchain_openai:ChatOpenAI", "model": "gpt-test", "api_key": "sk-test", "base_url": url,
-             "max_retries": 0, **entry}
+    model = {
+        "name": "api",
+        "use": "langchain_openai:ChatOpenAI",
+        "model": "gpt-test",
+        "api_key": "sk-test",
+        "base_url": url,
+        "max_retries": 0,
+        **entry,
+    }
     return make_config(home, models=[model], lead={"model": "api"})
 
 
@@ -100,7 +122,9 @@ async def test_a_strict_model_gets_strict_schemas_and_a_null_optional_argument_m
     for function in sent.values():
         assert function["strict"] is True
         parameters = function["parameters"]
-        assert parameters["additionalProperties"] is False and set(parameters["required"]) == set(parameters["properties"])
+        assert parameters["additionalProperties"] is False and set(parameters["required"]) == set(
+            parameters["properties"]
+        )
     assert "null" in sent["ls"]["parameters"]["properties"]["path"]["type"]  # optional: may be null
     assert sent["read_file"]["parameters"]["properties"]["path"]["type"] == "string"  # required: may not
     [result] = [m for m in state.values["messages"] if isinstance(m, ToolMessage)]
@@ -120,7 +144,9 @@ def test_which_models_get_strict_tools() -> None:
 
     assert wants_strict(ChatOpenAI(model="gpt-4o-mini", api_key="sk-test"))  # the official API
     assert not wants_strict(ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:1/v1"))
-    assert wants_strict(ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:1/v1", metadata={"herdsman_strict_tools": True}))
+    assert wants_strict(
+        ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:1/v1", metadata={"herdsman_strict_tools": True})
+    )
 
 
 def test_the_schema_rewrite_keeps_meaning_in_the_strict_subset() -> None:
@@ -132,7 +158,13 @@ def test_the_schema_rewrite_keeps_meaning_in_the_strict_subset() -> None:
             "name": {"type": "string", "minLength": 1},
         },
         "required": ["name"],
-        "$defs": {"Item": {"type": "object", "properties": {"n": {"type": "integer"}, "tag": {"type": "string"}}, "required": ["n"]}},
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}, "tag": {"type": "string"}},
+                "required": ["n"],
+            }
+        },
     }
     out = strict_schema(schema)
     assert out["required"] == ["mode", "items", "name"] and out["additionalProperties"] is False
@@ -152,5 +184,3 @@ def test_a_tool_with_a_free_form_argument_is_sent_as_it_was() -> None:
         return "ok"
 
     assert strict_tool(store) is None
-
-

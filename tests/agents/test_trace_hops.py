@@ -39,8 +39,9 @@ def no_override():
     langsmith.set_runtime_overrides()
 
 
-async def test_a_run_hands_nothing_to_the_default_pool_while_nothing_is_traced(home: Path, monkeypatch,
-                                                                                no_override) -> None:
+async def test_a_run_hands_nothing_to_the_default_pool_while_nothing_is_traced(
+    home: Path, monkeypatch, no_override
+) -> None:
     for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING"):
         monkeypatch.delenv(name, raising=False)
     pool = CountingPool()

@@ -51,10 +51,18 @@ def test_set_up_files_get_their_modes_and_times(tmp_path: Path) -> None:
     [t] = bench.load_tasks("test_fsq_newest_file")
     bench.place_task(tmp_path, t)
     newest = max(t["mtimes"], key=t["mtimes"].get)
-    assert max((tmp_path / "workspace/reports").iterdir(), key=lambda p: p.stat().st_mtime).name == newest.rsplit("/", 1)[1]
+    assert (
+        max((tmp_path / "workspace/reports").iterdir(), key=lambda p: p.stat().st_mtime).name
+        == newest.rsplit("/", 1)[1]
+    )
     [t] = bench.load_tasks("test_perm_find_executables")
     bench.place_task(tmp_path, t)
-    assert {p.name for p in (tmp_path / "workspace/scripts").iterdir() if p.stat().st_mode & 0o100} == {"backup.sh", "report.py", "run", "sync.sh"}
+    assert {p.name for p in (tmp_path / "workspace/scripts").iterdir() if p.stat().st_mode & 0o100} == {
+        "backup.sh",
+        "report.py",
+        "run",
+        "sync.sh",
+    }
 
 
 def write(root: Path, rel: str, text: str) -> None:
@@ -65,15 +73,26 @@ def write(root: Path, rel: str, text: str) -> None:
 
 def test_checks_pass_right_and_fail_wrong(tmp_path: Path) -> None:
     write(tmp_path, "outputs/a.json", json.dumps({"north": 10.0, "south": "5"}))
-    assert checks.check({"type": "json_file", "path": "outputs/a.json", "equals": {"north": 10, "south": 5}}, tmp_path, "") is None
-    assert checks.check({"type": "json_file", "path": "outputs/a.json", "equals": {"north": 11, "south": 5}}, tmp_path, "")
+    assert (
+        checks.check({"type": "json_file", "path": "outputs/a.json", "equals": {"north": 10, "south": 5}}, tmp_path, "")
+        is None
+    )
+    assert checks.check(
+        {"type": "json_file", "path": "outputs/a.json", "equals": {"north": 11, "south": 5}}, tmp_path, ""
+    )
     write(tmp_path, "outputs/l.txt", "a\n\nb\n")
     assert checks.check({"type": "file_lines", "path": "outputs/l.txt", "lines": ["a", "b"]}, tmp_path, "") is None
     assert checks.check({"type": "file_lines", "path": "outputs/l.txt", "lines": ["a"]}, tmp_path, "")
-    assert checks.check({"type": "answer_number", "value": 7990.93, "tolerance": 0.05}, tmp_path, "It is 7,990.93.") is None
+    assert (
+        checks.check({"type": "answer_number", "value": 7990.93, "tolerance": 0.05}, tmp_path, "It is 7,990.93.")
+        is None
+    )
     assert checks.check({"type": "answer_number", "value": 7990.93}, tmp_path, "It is 123456.")
     write(tmp_path, "workspace/p.py", "print(2 + 3)\n")
-    assert checks.check({"type": "run", "command": "python3 p.py", "cwd": "workspace", "stdout": "5"}, tmp_path, "") is None
+    assert (
+        checks.check({"type": "run", "command": "python3 p.py", "cwd": "workspace", "stdout": "5"}, tmp_path, "")
+        is None
+    )
     assert checks.check({"type": "run", "command": "python3 p.py", "cwd": "workspace", "stdout": "6"}, tmp_path, "")
     write(tmp_path, "outputs/s.md", "Total: 12.5\nRows: 3\n")
     spec = {"type": "labelled_numbers", "path": "outputs/s.md", "values": {"Total": 12.5, "Rows": 3}}
@@ -84,8 +103,13 @@ def test_checks_pass_right_and_fail_wrong(tmp_path: Path) -> None:
     assert checks.check(spec, tmp_path, "") is None
     assert checks.check({**spec, "rows": [["1", "1"]]}, tmp_path, "")
     write(tmp_path, "outputs/site/index.html", "<html><head><title>Crumbs bakery</title></head><body>hi</body></html>")
-    assert checks.check({"type": "html_page", "path": "outputs/site/index.html", "title_contains": "Crumbs"}, tmp_path, "") is None
-    assert checks.check({"type": "html_page", "path": "outputs/site/index.html", "title_contains": "Rolls"}, tmp_path, "")
+    assert (
+        checks.check({"type": "html_page", "path": "outputs/site/index.html", "title_contains": "Crumbs"}, tmp_path, "")
+        is None
+    )
+    assert checks.check(
+        {"type": "html_page", "path": "outputs/site/index.html", "title_contains": "Rolls"}, tmp_path, ""
+    )
     write(tmp_path, "outputs/skills/x/SKILL.md", "---\nname: x\ndescription: does x\n---\nbody\n")
     assert checks.check({"type": "skill_md", "path": "outputs/skills/x/SKILL.md", "name": "x"}, tmp_path, "") is None
     assert checks.check({"type": "skill_md", "path": "outputs/skills/x/SKILL.md", "name": "y"}, tmp_path, "")
@@ -93,6 +117,7 @@ def test_checks_pass_right_and_fail_wrong(tmp_path: Path) -> None:
 
 def test_answer_value_check(tmp_path: Path) -> None:
     """A value is found as a whole token, in an English or a Chinese sentence; ``just`` wants it alone."""
+
     def ok(spec: dict, answer: str) -> bool:
         return checks.check({"type": "answer_value", **spec}, tmp_path, answer) is None
 
@@ -104,7 +129,9 @@ def test_answer_value_check(tmp_path: Path) -> None:
     assert not ok({"value": "services/api/secrets.env"}, "Only docs/services/api/secrets.env.example exists.")
     assert not ok({"value": "b.log"}, "It is b.log.1") and not ok({"value": "b.log"}, "It is ab.log")
     assert ok({"value": "j07"}, "Job J07 warns most.") and not ok({"value": "j07"}, "Job j070.")
-    assert ok({"value": "q2-summary.md", "just": True}, "`q2-summary.md`") and ok({"value": "Priya Nair", "just": True}, "**Priya Nair**.")
+    assert ok({"value": "q2-summary.md", "just": True}, "`q2-summary.md`") and ok(
+        {"value": "Priya Nair", "just": True}, "**Priya Nair**."
+    )
     assert not ok({"value": "q2-summary.md", "just": True}, "The last one changed is q2-summary.md.")
     assert ok({"value": 418.0, "just": True, "tolerance": 0.01}, "418") and ok({"value": 3, "just": True}, "3。")
     assert not ok({"value": 3, "just": True}, "共有 3 个") and not ok({"value": 3, "just": True}, "4")
@@ -120,7 +147,9 @@ def test_permission_archive_and_text_checks(tmp_path: Path) -> None:
     (tmp_path / "workspace/a.sh").chmod(0o644)
     (tmp_path / "workspace/k.key").chmod(0o644)
     assert "not executable" in checks.check({"type": "executable", "paths": ["workspace/a.sh"]}, tmp_path, "")
-    assert "expected mode 600" in checks.check({"type": "mode", "paths": ["workspace/k.key"], "mode": "600"}, tmp_path, "")
+    assert "expected mode 600" in checks.check(
+        {"type": "mode", "paths": ["workspace/k.key"], "mode": "600"}, tmp_path, ""
+    )
     (tmp_path / "workspace/a.sh").chmod(0o755)
     (tmp_path / "workspace/k.key").chmod(0o600)
     assert checks.check({"type": "executable", "paths": ["workspace/a.sh"]}, tmp_path, "") is None
@@ -144,11 +173,15 @@ def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pyte
 
     [task] = bench.load_tasks("data_csv_total")
     expected = task["check"]["value"]
-    command = "python3 -c \"import csv; print(round(sum(float(r['amount']) for r in csv.DictReader(open('sales.csv'))), 2))\""
-    model = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "bash", "args": {"command": command}, "id": "c1"}]},
-        f"The total is {expected}.",
-    ])
+    command = (
+        "python3 -c \"import csv; print(round(sum(float(r['amount']) for r in csv.DictReader(open('sales.csv'))), 2))\""
+    )
+    model = ScriptedChatModel(
+        responses=[
+            {"tool_calls": [{"name": "bash", "args": {"command": command}, "id": "c1"}]},
+            f"The total is {expected}.",
+        ]
+    )
 
     class Fixed(bench.Models):
         def get(self, config):
@@ -174,9 +207,23 @@ def test_smoke_two_tasks_with_the_embedded_model(tmp_path: Path) -> None:
     import subprocess
 
     out = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--only", "data_csv_total,files_append_line",
-         "--agents", "herdsman", "--results", str(tmp_path / "results"), "--max-seconds", "240"],
-        capture_output=True, text=True, timeout=1200, cwd=REPO, check=False,
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--only",
+            "data_csv_total,files_append_line",
+            "--agents",
+            "herdsman",
+            "--results",
+            str(tmp_path / "results"),
+            "--max-seconds",
+            "240",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        cwd=REPO,
+        check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     [line] = out.stdout.strip().splitlines()

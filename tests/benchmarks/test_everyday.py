@@ -69,10 +69,12 @@ def test_glob_paths_pass_when_one_matching_file_passes(tmp_path: Path) -> None:
     place(tmp_path, request)
     (tmp_path / "outputs" / "notes.json").write_text('{"not": "the books"}')
     assert bench.check_request(request["check"], tmp_path, "") is not None
-    rows = [{"title": "Dune", "author": "Frank Herbert", "year": "1965"},
-            {"title": "Neuromancer", "author": "William Gibson", "year": 1984},
-            {"title": "The Left Hand of Darkness", "author": "Ursula K. Le Guin", "year": 1969},
-            {"title": "Kindred", "author": "Octavia E. Butler", "year": 1979}]
+    rows = [
+        {"title": "Dune", "author": "Frank Herbert", "year": "1965"},
+        {"title": "Neuromancer", "author": "William Gibson", "year": 1984},
+        {"title": "The Left Hand of Darkness", "author": "Ursula K. Le Guin", "year": 1969},
+        {"title": "Kindred", "author": "Octavia E. Butler", "year": 1979},
+    ]
     (tmp_path / "outputs" / "books.json").write_text(json.dumps(rows))
     assert bench.check_request(request["check"], tmp_path, "") is None
     assert bench.is_delivered(request, tmp_path)
@@ -106,25 +108,37 @@ def test_palindrome_tests_must_pass_and_catch_a_broken_function(tmp_path: Path) 
     both = only_true + "    def test_other(self):\n        self.assertFalse(is_palindrome('hello'))\n"
     tests.write_text(TESTS_HEAD + both + TESTS_TAIL)
     assert bench.check_request(request["check"], tmp_path, "") is None
-    assert (tmp_path / "workspace" / "palindrome.py").read_text() == request["workspace"]["palindrome.py"]  # checked on a copy
+    assert (tmp_path / "workspace" / "palindrome.py").read_text() == request["workspace"][
+        "palindrome.py"
+    ]  # checked on a copy
 
 
 def note(text: str, *rules: str) -> dict[str, Any]:
-    return {"type": "human", "name": "harness", "content": text,
-            "additional_kwargs": {"herdsman_findings": [{"rule": r} for r in rules]}}
+    return {
+        "type": "human",
+        "name": "harness",
+        "content": text,
+        "additional_kwargs": {"herdsman_findings": [{"rule": r} for r in rules]},
+    }
 
 
 def test_a_direct_answer_is_in_the_request_language_long_enough_and_asked_for_no_tools() -> None:
     poem = by_id("q_autumn_poem_zh")
     assert bench.direct_problems(poem, "西风吹落满山黄，雁字南飞过夕阳。稻谷低头香十里，一轮明月照秋霜。", [], []) == []
-    assert any("not in Chinese" in p for p in bench.direct_problems(poem, "Autumn leaves fall down, the wind is cold and grey tonight.", [], []))
+    assert any(
+        "not in Chinese" in p
+        for p in bench.direct_problems(poem, "Autumn leaves fall down, the wind is cold and grey tonight.", [], [])
+    )
     assert any("too short" in p for p in bench.direct_problems(poem, "秋天来了。", [], []))
     assert bench.direct_problems(poem, "", [], []) == ["no final answer"]
     email = by_id("q_landlord_email")
     answer = "Dear landlord, " + "the kitchen tap leaks and needs a repair this week please " * 5
     assert bench.direct_problems(email, answer, ["number.unsupported"], []) == []
     asked = bench.direct_problems(email, answer, ["tool.none_used_topic", "file.missing"], [])
-    assert asked == ["the harness asked for tools or files (tool.none_used_topic)", "the harness asked for tools or files (file.missing)"]
+    assert asked == [
+        "the harness asked for tools or files (tool.none_used_topic)",
+        "the harness asked for tools or files (file.missing)",
+    ]
 
 
 def test_a_url_counts_only_when_a_tool_result_or_the_request_holds_it() -> None:
@@ -137,22 +151,32 @@ def test_a_url_counts_only_when_a_tool_result_or_the_request_holds_it() -> None:
 def test_a_note_shown_as_a_message_is_found_but_not_what_it_quotes() -> None:
     request = {"type": "human", "content": "Explain in about 300 words how a lighthouse works, no files needed."}
     first = {"type": "ai", "content": "A lighthouse turns a small lamp into a beam that sailors see from far away."}
-    sent_back = note("[harness check] Not done yet:\n- You answered without using any tool. Look at the files with your "
-                     "tools (read_file, ls, grep, bash) and answer from what they show.\n- Your answer was the line below:\n"
-                     "A lighthouse turns a small lamp into a beam that sailors see from far away.", "tool.none_used")
+    sent_back = note(
+        "[harness check] Not done yet:\n- You answered without using any tool. Look at the files with your "
+        "tools (read_file, ls, grep, bash) and answer from what they show.\n- Your answer was the line below:\n"
+        "A lighthouse turns a small lamp into a beam that sailors see from far away.",
+        "tool.none_used",
+    )
     messages = [request, first, sent_back, {"type": "ai", "content": "..."}]
     assert bench.note_rules(messages) == ["tool.none_used"]
     # the agent's own words, shown as its answer, are not the note's (the note only quoted them)
     assert not bench.note_in_conversation([request["content"], first["content"]], messages)
     # the note's own sentence as the agent's message (rendered Markdown: no backticks, other spacing)
-    echoed = "You answered without using any tool.\nLook at the files with your tools (read_file, ls, grep, bash) and answer"
+    echoed = (
+        "You answered without using any tool.\nLook at the files with your tools (read_file, ls, grep, bash) and answer"
+    )
     assert bench.note_in_conversation([request["content"], echoed], messages)
     assert bench.note_in_conversation(["[harness check] Not done yet"], [request])
 
 
 def test_the_final_answer_is_the_last_message_when_it_is_the_agents_text() -> None:
     call = {"type": "ai", "content": "", "tool_calls": [{"name": "bash", "args": {}, "id": "c1"}]}
-    assert bench.final_answer([{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": " A. "}]}]) == "A."
+    assert (
+        bench.final_answer(
+            [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": " A. "}]}]
+        )
+        == "A."
+    )
     assert bench.final_answer([{"type": "human", "content": "q"}, call]) == ""
     assert bench.final_answer([{"type": "ai", "content": "A"}, note("[harness check] Not done yet")]) == ""
 
@@ -167,20 +191,49 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
             pytest.fail(reason)
         pytest.skip(reason)
     requests = bench.load()
-    wrong_total = {**by_id("d_expenses_total_zh"), "id": "wrong_total", "text": "帮我把 expenses.csv 的金额加总，写进 outputs/total.txt。"}
-    wrong_total["scripted"] = [{"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/total.txt", "content": "250\n"}}]},
-                               "总数是 250，写在 outputs/total.txt。"]
+    wrong_total = {
+        **by_id("d_expenses_total_zh"),
+        "id": "wrong_total",
+        "text": "帮我把 expenses.csv 的金额加总，写进 outputs/total.txt。",
+    }
+    wrong_total["scripted"] = [
+        {
+            "tool_calls": [
+                {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/total.txt", "content": "250\n"}}
+            ]
+        },
+        "总数是 250，写在 outputs/total.txt。",
+    ]
     english = {**by_id("q_cats_dogs_zh"), "id": "english_answer", "text": "猫和狗，哪个更适合住公寓的人？"}
-    english["scripted"] = ["Cats suit a small flat better: they need no walks, stay quiet and are happy indoors, while most dogs "
-                           "need daily walks, space and company, and some bark when left alone."]
-    slow = {**by_id("q_landlord_email"), "id": "slow", "text": "Write a short thank-you note to my neighbour for watering my plants."}
+    english["scripted"] = [
+        "Cats suit a small flat better: they need no walks, stay quiet and are happy indoors, while most dogs "
+        "need daily walks, space and company, and some bark when left alone."
+    ]
+    slow = {
+        **by_id("q_landlord_email"),
+        "id": "slow",
+        "text": "Write a short thank-you note to my neighbour for watering my plants.",
+    }
     slow["scripted"] = [{"content": "Dear neighbour, thank you for watering my plants while I was away.", "delay": 300}]
     data = tmp_path / "everyday.yaml"
     data.write_text(yaml.safe_dump({"requests": [*requests, wrong_total, english, slow]}, allow_unicode=True))
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "everyday.py"), "--model", "scripted", "--data", str(data),
-         "--only", "q_landlord_email,d_expenses_total_zh,wrong_total,english_answer,slow", "--max-seconds", "20"],
-        capture_output=True, text=True, timeout=600, cwd=REPO,
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "everyday.py"),
+            "--model",
+            "scripted",
+            "--data",
+            str(data),
+            "--only",
+            "q_landlord_email,d_expenses_total_zh,wrong_total,english_answer,slow",
+            "--max-seconds",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
@@ -190,10 +243,32 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
     records = {r["id"]: r for r in figures["requests"]}
     stopped = records.pop("slow")
     assert stopped["error"].startswith("the run did not end within 20 s") and stopped["outcome"] == "stopped"
-    assert (stopped["delivered"], stopped["direct"], stopped["first_text_s"], stopped["answer"]) == (False, False, None, "")
+    assert (stopped["delivered"], stopped["direct"], stopped["first_text_s"], stopped["answer"]) == (
+        False,
+        False,
+        None,
+        "",
+    )
     assert list(records) == ["q_landlord_email", "d_expenses_total_zh", "wrong_total", "english_answer"]
-    keys = {"id", "kind", "language", "delivered", "correct", "direct", "harness_note_in_conversation", "first_text_s",
-            "total_s", "error", "outcome", "why", "notes", "checked", "malformed_calls", "page_errors", "answer"}
+    keys = {
+        "id",
+        "kind",
+        "language",
+        "delivered",
+        "correct",
+        "direct",
+        "harness_note_in_conversation",
+        "first_text_s",
+        "total_s",
+        "error",
+        "outcome",
+        "why",
+        "notes",
+        "checked",
+        "malformed_calls",
+        "page_errors",
+        "answer",
+    }
     for r in records.values():
         assert keys <= set(r), r
         assert r["error"] is None and r["harness_note_in_conversation"] is False and r["page_errors"] == [], r
@@ -206,11 +281,22 @@ def test_a_scripted_run_through_the_web_ui_reports_each_request(tmp_path: Path) 
     assert (email["kind"], email["language"], email["direct"], email["correct"]) == ("question", "en", True, True)
     assert email["answer"].startswith("Subject: Leaking kitchen tap")
     right = records["d_expenses_total_zh"]
-    assert (right["kind"], right["language"], right["delivered"], right["correct"], right["direct"]) == ("deliverable", "zh", True, True, None)
+    assert (right["kind"], right["language"], right["delivered"], right["correct"], right["direct"]) == (
+        "deliverable",
+        "zh",
+        True,
+        True,
+        None,
+    )
     wrong = records["wrong_total"]
     assert wrong["delivered"] is True and wrong["correct"] is False and "205.4" in wrong["why"][0]
     assert records["english_answer"]["direct"] is False and "not in Chinese" in records["english_answer"]["why"][0]
     totals = figures["totals"]
-    assert (totals["requests"], totals["questions_direct"], totals["deliverables_correct"], totals["errors"]) == (5, "1/3", "1/2", 1)
+    assert (totals["requests"], totals["questions_direct"], totals["deliverables_correct"], totals["errors"]) == (
+        5,
+        "1/3",
+        "1/2",
+        1,
+    )
     assert totals["deliverable_correct_share"] == 0.5 and totals["harness_notes_in_conversation"] == 0
     assert totals["median_total_s"] is not None and sum(totals["outcomes"].values()) == 5

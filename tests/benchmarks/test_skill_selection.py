@@ -23,20 +23,37 @@ def test_thirty_requests_each_for_one_skill_and_missing_skills_are_skipped() -> 
     assert {r[1] for r in run} == {"diagram", "image-tools"} and len(run) == 4
     assert "investors" in skipped and len(skipped) == 26
     assert bench.select(bench.REQUESTS, {"diagram"}, only="flowchart,zh-arch,docx") == (
-        [r for r in bench.REQUESTS if r[0] in ("flowchart", "zh-arch")], ["docx"])
+        [r for r in bench.REQUESTS if r[0] in ("flowchart", "zh-arch")],
+        ["docx"],
+    )
 
 
 def test_the_judge_reads_the_recorded_skill_else_the_first_skill_folder_a_tool_touched() -> None:
-    read = AIMessage(content="", tool_calls=[
-        {"name": "bash", "args": {"command": "ls /mnt/user-data/uploads"}, "id": "a"},
-        {"name": "read_file", "args": {"path": "/mnt/skills/public/diagram/SKILL.md"}, "id": "b"}])
-    earlier = AIMessage(content="", tool_calls=[{"name": "read_file", "args": {"path": "/mnt/skills/public/dashboard/SKILL.md"}, "id": "c"}])
+    read = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "bash", "args": {"command": "ls /mnt/user-data/uploads"}, "id": "a"},
+            {"name": "read_file", "args": {"path": "/mnt/skills/public/diagram/SKILL.md"}, "id": "b"},
+        ],
+    )
+    earlier = AIMessage(
+        content="",
+        tool_calls=[{"name": "read_file", "args": {"path": "/mnt/skills/public/dashboard/SKILL.md"}, "id": "c"}],
+    )
     messages = [HumanMessage("old"), earlier, HumanMessage("draw it"), read]
     assert bench.activated({"messages": messages}) == "diagram"  # this turn's, not an earlier one's
-    assert bench.activated({"messages": messages, "active_skill": {"name": "image-tools", "message_id": None}}) == "image-tools"
+    assert (
+        bench.activated({"messages": messages, "active_skill": {"name": "image-tools", "message_id": None}})
+        == "image-tools"
+    )
     assert bench.activated({"messages": [HumanMessage("hi"), AIMessage("Hello!")]}) is None
-    figures = bench.tally([{"skill": "diagram", "activated": "diagram"}, {"skill": "diagram", "activated": None},
-                           {"skill": "dashboard", "activated": "diagram"}])
+    figures = bench.tally(
+        [
+            {"skill": "diagram", "activated": "diagram"},
+            {"skill": "diagram", "activated": None},
+            {"skill": "dashboard", "activated": "diagram"},
+        ]
+    )
     assert (figures["right"], figures["wrong"], figures["none"], figures["right_share"]) == (1, 1, 1, 0.333)
     assert figures["per_skill"]["diagram"] == {"right": 1, "wrong": 0, "none": 1}
 

@@ -26,7 +26,9 @@ class FakeBark(FakeServer):
         body = await request.json()
         self.record(Call("push", body))
         if body.get("device_key") != DEVICE_KEY:
-            return JSONResponse({"code": 400, "message": "failed to get device token: device key not found"}, status_code=400)
+            return JSONResponse(
+                {"code": 400, "message": "failed to get device token: device key not found"}, status_code=400
+            )
         if not body.get("body"):
             return JSONResponse({"code": 400, "message": "request bind failed: body is empty"}, status_code=400)
         return JSONResponse({"code": 200, "message": "success", "timestamp": 1700000000})

@@ -33,12 +33,22 @@ MAX_TEXT = 4000
 def robot_message(sender: str, text: str, *, group: str | None = None, msg_id: str | None = None) -> dict[str, Any]:
     """The data of a robot message: one-to-one from ``sender``, or in ``group`` when given."""
     return {
-        "conversationId": group or f"cid_{sender}", "conversationType": "2" if group else "1",
-        "chatbotCorpId": "corp1", "chatbotUserId": "bot1", "msgId": msg_id or f"msg{time.time_ns()}",
-        "senderNick": sender.title(), "isAdmin": False, "senderStaffId": sender, "senderId": f"$:LWCP:{sender}",
-        "senderCorpId": "corp1", "sessionWebhook": "http://unused.invalid/robot/sendBySession?session=1",
-        "sessionWebhookExpiredTime": int(time.time() * 1000) + 5_400_000, "createAt": int(time.time() * 1000),
-        "robotCode": CLIENT_ID, "msgtype": "text", "text": {"content": text},
+        "conversationId": group or f"cid_{sender}",
+        "conversationType": "2" if group else "1",
+        "chatbotCorpId": "corp1",
+        "chatbotUserId": "bot1",
+        "msgId": msg_id or f"msg{time.time_ns()}",
+        "senderNick": sender.title(),
+        "isAdmin": False,
+        "senderStaffId": sender,
+        "senderId": f"$:LWCP:{sender}",
+        "senderCorpId": "corp1",
+        "sessionWebhook": "http://unused.invalid/robot/sendBySession?session=1",
+        "sessionWebhookExpiredTime": int(time.time() * 1000) + 5_400_000,
+        "createAt": int(time.time() * 1000),
+        "robotCode": CLIENT_ID,
+        "msgtype": "text",
+        "text": {"content": text},
     }
 
 
@@ -65,7 +75,9 @@ class FakeDingTalk(FakeServer):
         body = await request.json()
         self.record(Call("connections/open", body))
         if body.get("clientId") != CLIENT_ID or body.get("clientSecret") != CLIENT_SECRET:
-            return JSONResponse({"code": "InvalidAuthentication", "message": "clientId or clientSecret is wrong"}, status_code=401)
+            return JSONResponse(
+                {"code": "InvalidAuthentication", "message": "clientId or clientSecret is wrong"}, status_code=401
+            )
         if {"type": "CALLBACK", "topic": TOPIC} not in body.get("subscriptions", []):
             return JSONResponse({"code": "InvalidParameter", "message": "no subscription"}, status_code=400)
         ticket = uuid.uuid4().hex
@@ -77,19 +89,25 @@ class FakeDingTalk(FakeServer):
         body = await request.json()
         self.record(Call("accessToken", body))
         if body.get("appKey") != CLIENT_ID or body.get("appSecret") != CLIENT_SECRET:
-            return JSONResponse({"code": "invalidClientIdOrSecret", "message": "wrong appKey or appSecret"}, status_code=400)
+            return JSONResponse(
+                {"code": "invalidClientIdOrSecret", "message": "wrong appKey or appSecret"}, status_code=400
+            )
         return JSONResponse({"accessToken": ACCESS_TOKEN, "expireIn": 7200})
 
     def _refused(self, request: Request, body: dict[str, Any]) -> JSONResponse | None:
         if request.headers.get("x-acs-dingtalk-access-token") != ACCESS_TOKEN:
             return JSONResponse({"code": "InvalidAuthentication", "message": "token is not valid"}, status_code=401)
         if body.get("robotCode") != CLIENT_ID or body.get("msgKey") not in ("sampleText", "sampleFile"):
-            return JSONResponse({"code": "InvalidParameter", "message": "robotCode or msgKey is wrong"}, status_code=400)
+            return JSONResponse(
+                {"code": "InvalidParameter", "message": "robotCode or msgKey is wrong"}, status_code=400
+            )
         param = json.loads(body.get("msgParam") or "null")
         if body["msgKey"] == "sampleText" and len(param.get("content", "")) > MAX_TEXT:
             return JSONResponse({"code": "InvalidParameter", "message": "content is too long"}, status_code=400)
         if body["msgKey"] == "sampleFile" and not {"mediaId", "fileName", "fileType"} <= set(param):
-            return JSONResponse({"code": "InvalidParameter", "message": "sampleFile needs mediaId, fileName, fileType"}, status_code=400)
+            return JSONResponse(
+                {"code": "InvalidParameter", "message": "sampleFile needs mediaId, fileName, fileType"}, status_code=400
+            )
         return None
 
     async def one_to_one(self, request: Request) -> JSONResponse:
@@ -99,8 +117,12 @@ class FakeDingTalk(FakeServer):
         if (refusal := self._refused(request, body)) is not None:
             return refusal
         if body.get("userIds") == [BROKEN_USER]:
-            return JSONResponse({"code": "staffId.notExisted", "message": "the staff id does not exist"}, status_code=400)
-        return JSONResponse({"processQueryKey": f"q{next(self._ids)}", "invalidStaffIdList": [], "flowControlledStaffIdList": []})
+            return JSONResponse(
+                {"code": "staffId.notExisted", "message": "the staff id does not exist"}, status_code=400
+            )
+        return JSONResponse(
+            {"processQueryKey": f"q{next(self._ids)}", "invalidStaffIdList": [], "flowControlledStaffIdList": []}
+        )
 
     async def group(self, request: Request) -> JSONResponse:
         """``robot/groupMessages/send``."""
@@ -109,7 +131,9 @@ class FakeDingTalk(FakeServer):
         if (refusal := self._refused(request, body)) is not None:
             return refusal
         if not body.get("openConversationId"):
-            return JSONResponse({"code": "InvalidParameter", "message": "openConversationId is required"}, status_code=400)
+            return JSONResponse(
+                {"code": "InvalidParameter", "message": "openConversationId is required"}, status_code=400
+            )
         return JSONResponse({"processQueryKey": f"q{next(self._ids)}"})
 
     async def upload(self, request: Request) -> JSONResponse:
@@ -120,9 +144,16 @@ class FakeDingTalk(FakeServer):
         upload = form["media"]
         data = await upload.read()  # type: ignore[union-attr]
         media_id = f"@media{next(self._ids)}"
-        self.record(Call("media/upload", {"type": request.query_params.get("type"), "media_id": media_id},
-                         {"media": (str(upload.filename), data)}))  # type: ignore[union-attr]
-        return JSONResponse({"errcode": 0, "errmsg": "ok", "media_id": media_id, "type": "file", "created_at": int(time.time())})
+        self.record(
+            Call(
+                "media/upload",
+                {"type": request.query_params.get("type"), "media_id": media_id},
+                {"media": (str(upload.filename), data)},
+            )
+        )  # type: ignore[union-attr]
+        return JSONResponse(
+            {"errcode": 0, "errmsg": "ok", "media_id": media_id, "type": "file", "created_at": int(time.time())}
+        )
 
     async def stream(self, ws: WebSocket) -> None:
         """The stream: accept a valid ticket once, push queued frames, record acks."""
@@ -161,23 +192,42 @@ class FakeDingTalk(FakeServer):
     def send_robot_message(self, data: dict[str, Any]) -> str:
         """Deliver a robot message as a CALLBACK frame; returns the frame's message id."""
         frame_id = uuid.uuid4().hex
-        self.push({"specVersion": "1.0", "type": "CALLBACK", "data": json.dumps(data),
-                   "headers": {"topic": TOPIC, "messageId": frame_id, "contentType": "application/json",
-                               "time": str(int(time.time() * 1000)), "appId": CLIENT_ID}})
+        self.push(
+            {
+                "specVersion": "1.0",
+                "type": "CALLBACK",
+                "data": json.dumps(data),
+                "headers": {
+                    "topic": TOPIC,
+                    "messageId": frame_id,
+                    "contentType": "application/json",
+                    "time": str(int(time.time() * 1000)),
+                    "appId": CLIENT_ID,
+                },
+            }
+        )
         return frame_id
 
     def ping(self) -> str:
         """A SYSTEM ping frame, which the SDK must ack with the same data."""
         frame_id = uuid.uuid4().hex
-        self.push({"specVersion": "1.0", "type": "SYSTEM", "data": json.dumps({"opaque": frame_id}),
-                   "headers": {"topic": "ping", "messageId": frame_id, "contentType": "application/json"}})
+        self.push(
+            {
+                "specVersion": "1.0",
+                "type": "SYSTEM",
+                "data": json.dumps({"opaque": frame_id}),
+                "headers": {"topic": "ping", "messageId": frame_id, "contentType": "application/json"},
+            }
+        )
         return frame_id
 
     def ack(self, frame_id: str) -> dict[str, Any]:
         """Wait for the ack of a frame."""
+
         def find() -> dict[str, Any] | None:
             with self.lock:
                 return next((a for a in self.acks if a.get("headers", {}).get("messageId") == frame_id), None)
+
         return self.wait_for(find, f"the ack of {frame_id}")
 
     def message_texts(self, method: str | None = None) -> list[str]:

@@ -20,8 +20,17 @@ from fastapi.responses import JSONResponse
 from tests.channels.fake_server import Call, FakeServer, pump
 
 TOKEN = "discord-test-token"
-BOT = {"id": "1000", "username": "herd", "discriminator": "0", "avatar": None, "bot": True, "global_name": None,
-       "flags": 0, "verified": True, "mfa_enabled": False}
+BOT = {
+    "id": "1000",
+    "username": "herd",
+    "discriminator": "0",
+    "avatar": None,
+    "bot": True,
+    "global_name": None,
+    "flags": 0,
+    "verified": True,
+    "mfa_enabled": False,
+}
 BROKEN_CHANNEL = 666
 
 
@@ -69,14 +78,30 @@ class FakeDiscord(FakeServer):
     async def application(self, request: Request) -> JSONResponse:
         """GET /oauth2/applications/@me (also part of discord.py's login)."""
         owner = {"id": "1", "username": "owner", "discriminator": "0", "avatar": None, "global_name": None}
-        return JSONResponse({"id": BOT["id"], "name": "Herd", "description": "", "icon": None, "bot_public": False,
-                             "bot_require_code_grant": False, "owner": owner, "verify_key": "00", "flags": 0})
+        return JSONResponse(
+            {
+                "id": BOT["id"],
+                "name": "Herd",
+                "description": "",
+                "icon": None,
+                "bot_public": False,
+                "bot_require_code_grant": False,
+                "owner": owner,
+                "verify_key": "00",
+                "flags": 0,
+            }
+        )
 
     async def gateway_bot(self, request: Request) -> JSONResponse:
         """GET /gateway/bot: where the websocket is."""
         ws_url = self.url.replace("http://", "ws://") + "/gateway"
-        return JSONResponse({"url": ws_url, "shards": 1, "session_start_limit":
-                             {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
+        return JSONResponse(
+            {
+                "url": ws_url,
+                "shards": 1,
+                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+            }
+        )
 
     async def create_message(self, channel_id: int, request: Request) -> JSONResponse:
         """POST /channels/{id}/messages, JSON or multipart (payload_json + files[n])."""
@@ -92,21 +117,50 @@ class FakeDiscord(FakeServer):
         self.record(Call("create_message", {"channel_id": channel_id, **params}, files))
         if channel_id == BROKEN_CHANNEL:
             return JSONResponse({"message": "Missing Access", "code": 50001}, status_code=403)
-        attachments = [{"id": str(next(self._ids)), "filename": name, "size": len(data), "url": "http://x/y",
-                        "proxy_url": "http://x/y"} for name, data in files.values()]
+        attachments = [
+            {
+                "id": str(next(self._ids)),
+                "filename": name,
+                "size": len(data),
+                "url": "http://x/y",
+                "proxy_url": "http://x/y",
+            }
+            for name, data in files.values()
+        ]
         return JSONResponse(self.message(channel_id, BOT, params.get("content") or "", attachments))
 
-    def message(self, channel_id: int, author: dict[str, Any], content: str, attachments: list | None = None) -> dict[str, Any]:
+    def message(
+        self, channel_id: int, author: dict[str, Any], content: str, attachments: list | None = None
+    ) -> dict[str, Any]:
         """A Discord message object."""
-        return {"id": str(next(self._ids)), "channel_id": str(channel_id), "author": author, "content": content,
-                "timestamp": now(), "edited_timestamp": None, "tts": False, "mention_everyone": False,
-                "mentions": [], "mention_roles": [], "attachments": attachments or [], "embeds": [],
-                "pinned": False, "type": 0}
+        return {
+            "id": str(next(self._ids)),
+            "channel_id": str(channel_id),
+            "author": author,
+            "content": content,
+            "timestamp": now(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": attachments or [],
+            "embeds": [],
+            "pinned": False,
+            "type": 0,
+        }
 
-    def send_user_message(self, channel_id: int, user_id: int, text: str, username: str = "alice",
-                          guild_id: int | None = None) -> None:
+    def send_user_message(
+        self, channel_id: int, user_id: int, text: str, username: str = "alice", guild_id: int | None = None
+    ) -> None:
         """Deliver a MESSAGE_CREATE over the gateway (a DM unless ``guild_id``)."""
-        author = {"id": str(user_id), "username": username, "discriminator": "0", "avatar": None, "global_name": username}
+        author = {
+            "id": str(user_id),
+            "username": username,
+            "discriminator": "0",
+            "avatar": None,
+            "global_name": username,
+        }
         data = self.message(channel_id, author, text)
         if guild_id is not None:
             data["guild_id"] = str(guild_id)
@@ -130,9 +184,16 @@ class FakeDiscord(FakeServer):
                     await ws.send_text(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
                 elif payload["op"] == 2:
                     self.identified.append(payload["d"])
-                    ready = {"v": 10, "user": BOT, "guilds": [], "session_id": "session-1", "private_channels": [],
-                             "resume_gateway_url": self.url.replace("http://", "ws://") + "/gateway",
-                             "application": {"id": BOT["id"], "flags": 0}, "relationships": []}
+                    ready = {
+                        "v": 10,
+                        "user": BOT,
+                        "guilds": [],
+                        "session_id": "session-1",
+                        "private_channels": [],
+                        "resume_gateway_url": self.url.replace("http://", "ws://") + "/gateway",
+                        "application": {"id": BOT["id"], "flags": 0},
+                        "relationships": [],
+                    }
                     await self._outbox.put(("READY", ready))  # type: ignore[union-attr]
 
         async def write() -> None:

@@ -26,18 +26,35 @@ TENANT_TOKEN = "t-tenant-token"
 BROKEN_CHAT = "oc_broken"
 
 
-def message_event(chat_id: str, open_id: str, text: str, token: str = VERIFICATION_TOKEN, event_id: str | None = None) -> dict[str, Any]:
+def message_event(
+    chat_id: str, open_id: str, text: str, token: str = VERIFICATION_TOKEN, event_id: str | None = None
+) -> dict[str, Any]:
     """An ``im.message.receive_v1`` callback (schema 2.0) carrying one text message."""
     now = str(int(time.time() * 1000))
     return {
         "schema": "2.0",
-        "header": {"event_id": event_id or f"ev_{time.time_ns()}", "token": token, "create_time": now,
-                   "event_type": "im.message.receive_v1", "tenant_key": "tenant", "app_id": APP_ID},
+        "header": {
+            "event_id": event_id or f"ev_{time.time_ns()}",
+            "token": token,
+            "create_time": now,
+            "event_type": "im.message.receive_v1",
+            "tenant_key": "tenant",
+            "app_id": APP_ID,
+        },
         "event": {
-            "sender": {"sender_id": {"open_id": open_id, "user_id": open_id.removeprefix("ou_"), "union_id": "on_1"},
-                       "sender_type": "user", "tenant_key": "tenant"},
-            "message": {"message_id": f"om_{time.time_ns()}", "chat_id": chat_id, "chat_type": "p2p",
-                        "message_type": "text", "content": json.dumps({"text": text}), "create_time": now},
+            "sender": {
+                "sender_id": {"open_id": open_id, "user_id": open_id.removeprefix("ou_"), "union_id": "on_1"},
+                "sender_type": "user",
+                "tenant_key": "tenant",
+            },
+            "message": {
+                "message_id": f"om_{time.time_ns()}",
+                "chat_id": chat_id,
+                "chat_type": "p2p",
+                "message_type": "text",
+                "content": json.dumps({"text": text}),
+                "create_time": now,
+            },
         },
     }
 
@@ -51,8 +68,12 @@ def encrypted(payload: dict[str, Any], encrypt_key: str) -> tuple[bytes, dict[st
     body = json.dumps({"encrypt": base64.b64encode(iv + cipher.encrypt(plain + bytes([pad]) * pad)).decode()}).encode()
     timestamp, nonce = str(int(time.time())), "nonce-1"
     signature = hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
-    headers = {"X-Lark-Request-Timestamp": timestamp, "X-Lark-Request-Nonce": nonce, "X-Lark-Signature": signature,
-               "content-type": "application/json"}
+    headers = {
+        "X-Lark-Request-Timestamp": timestamp,
+        "X-Lark-Request-Nonce": nonce,
+        "X-Lark-Signature": signature,
+        "content-type": "application/json",
+    }
     return body, headers
 
 
@@ -80,19 +101,36 @@ class FakeFeishu(FakeServer):
             self.record(Call("im.message.create", {**body, **dict(request.query_params)}))
             if body.get("receive_id") == BROKEN_CHAT:
                 return JSONResponse({"code": 230002, "msg": "Bot/User can NOT be out of the chat."}, status_code=400)
-            return JSONResponse({"code": 0, "msg": "success", "data": {"message_id": f"om_bot_{next(self._ids)}",
-                                 "chat_id": body.get("receive_id"), "msg_type": body.get("msg_type")}})
+            return JSONResponse(
+                {
+                    "code": 0,
+                    "msg": "success",
+                    "data": {
+                        "message_id": f"om_bot_{next(self._ids)}",
+                        "chat_id": body.get("receive_id"),
+                        "msg_type": body.get("msg_type"),
+                    },
+                }
+            )
         if path == "im/v1/files":
             form = await request.form()
             upload = form["file"]
             data = await upload.read()  # type: ignore[union-attr]
             key = f"file_v2_{next(self._ids)}"
-            self.record(Call("im.file.create", {"file_name": form.get("file_name"), "file_type": form.get("file_type"),
-                                                "file_key": key}, {"file": (str(form.get("file_name")), data)}))
+            self.record(
+                Call(
+                    "im.file.create",
+                    {"file_name": form.get("file_name"), "file_type": form.get("file_type"), "file_key": key},
+                    {"file": (str(form.get("file_name")), data)},
+                )
+            )
             return JSONResponse({"code": 0, "msg": "success", "data": {"file_key": key}})
         return JSONResponse({"code": 404, "msg": f"no such API {path}"}, status_code=404)
 
     def message_texts(self) -> list[str]:
         """The text of every text message the bot sent."""
-        return [json.loads(c.params["content"]).get("text", "") for c in self.named("im.message.create")
-                if c.params.get("msg_type") == "text"]
+        return [
+            json.loads(c.params["content"]).get("text", "")
+            for c in self.named("im.message.create")
+            if c.params.get("msg_type") == "text"
+        ]

@@ -72,7 +72,9 @@ class FakeServer:
 
     def wait_message(self, needle: str) -> str:
         """Wait for a text message (of :meth:`message_texts`) containing ``needle``; return it."""
-        return self.wait_for(lambda: next((t for t in self.message_texts() if needle in t), None), f"a message with {needle!r}")
+        return self.wait_for(
+            lambda: next((t for t in self.message_texts() if needle in t), None), f"a message with {needle!r}"
+        )
 
     def texts(self, method: str, key: str = "text") -> list[str]:
         """The ``key`` parameter of every call of ``method``."""

@@ -28,7 +28,9 @@ BOT_USER = "UBOT"
 BROKEN_CHANNEL = "CBROKEN"
 
 
-def signed_headers(body: bytes | str, secret: str = SIGNING_SECRET, content_type: str = "application/json") -> dict[str, str]:
+def signed_headers(
+    body: bytes | str, secret: str = SIGNING_SECRET, content_type: str = "application/json"
+) -> dict[str, str]:
     """The headers Slack sends with ``body``: a timestamp and its v0 signature."""
     timestamp = str(int(time.time()))
     text = body.decode() if isinstance(body, bytes) else body
@@ -36,17 +38,37 @@ def signed_headers(body: bytes | str, secret: str = SIGNING_SECRET, content_type
     return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature or "", "content-type": content_type}
 
 
-def message_event(channel: str, user: str, text: str, thread_ts: str | None = None, *, kind: str = "message",
-                  bot_id: str | None = None) -> dict[str, Any]:
+def message_event(
+    channel: str,
+    user: str,
+    text: str,
+    thread_ts: str | None = None,
+    *,
+    kind: str = "message",
+    bot_id: str | None = None,
+) -> dict[str, Any]:
     """An Events API ``event_callback`` carrying one message (``kind`` app_mention for a mention)."""
-    event = {"type": kind, "channel": channel, "user": user, "text": text, "ts": f"{time.time():.6f}",
-             "channel_type": "im" if channel.startswith("D") else "channel"}
+    event = {
+        "type": kind,
+        "channel": channel,
+        "user": user,
+        "text": text,
+        "ts": f"{time.time():.6f}",
+        "channel_type": "im" if channel.startswith("D") else "channel",
+    }
     if bot_id:
         event["bot_id"] = bot_id
     if thread_ts:
         event["thread_ts"] = thread_ts
-    return {"token": "legacy", "team_id": "T1", "api_app_id": "A1", "event": event, "type": "event_callback",
-            "event_id": f"Ev{time.time_ns()}", "event_time": int(time.time())}
+    return {
+        "token": "legacy",
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "event": event,
+        "type": "event_callback",
+        "event_id": f"Ev{time.time_ns()}",
+        "event_time": int(time.time()),
+    }
 
 
 class FakeSlack(FakeServer):
@@ -84,15 +106,26 @@ class FakeSlack(FakeServer):
     def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The Web API's answer to ``method``."""
         if method == "auth.test":
-            return {"ok": True, "url": "https://herd.slack.com/", "team": "Herd", "user": "herd", "team_id": "T1",
-                    "user_id": BOT_USER, "bot_id": "BBOT"}
+            return {
+                "ok": True,
+                "url": "https://herd.slack.com/",
+                "team": "Herd",
+                "user": "herd",
+                "team_id": "T1",
+                "user_id": BOT_USER,
+                "bot_id": "BBOT",
+            }
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http://", "ws://") + "/socket"}
         if method == "chat.postMessage":
             if params.get("channel") == BROKEN_CHANNEL:
                 return {"ok": False, "error": "channel_not_found"}
-            return {"ok": True, "channel": params.get("channel"), "ts": f"{time.time():.6f}",
-                    "message": {"text": params.get("text"), "user": BOT_USER}}
+            return {
+                "ok": True,
+                "channel": params.get("channel"),
+                "ts": f"{time.time():.6f}",
+                "message": {"text": params.get("text"), "user": BOT_USER},
+            }
         if method == "files.getUploadURLExternal":
             file_id = f"F{next(self._ids)}"
             self.uploads[file_id] = (params.get("filename", ""), b"")
@@ -123,8 +156,14 @@ class FakeSlack(FakeServer):
     def push_event(self, payload: dict[str, Any]) -> str:
         """Send an Events API payload over the Socket Mode websocket; returns its envelope id."""
         assert self._loop is not None and self._envelopes is not None, "no Socket Mode client connected"
-        envelope = {"envelope_id": str(uuid.uuid4()), "type": "events_api", "accepts_response_payload": False,
-                    "retry_attempt": 0, "retry_reason": "", "payload": payload}
+        envelope = {
+            "envelope_id": str(uuid.uuid4()),
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "retry_attempt": 0,
+            "retry_reason": "",
+            "payload": payload,
+        }
         self._loop.call_soon_threadsafe(self._envelopes.put_nowait, envelope)
         return envelope["envelope_id"]
 
@@ -132,8 +171,16 @@ class FakeSlack(FakeServer):
         """The Socket Mode websocket: hello, then queued envelopes; acks are recorded."""
         await ws.accept()
         self._loop, self._envelopes = asyncio.get_running_loop(), asyncio.Queue()
-        await ws.send_text(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {"host": "fake"},
-                                       "connection_info": {"app_id": "A1"}}))
+        await ws.send_text(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "num_connections": 1,
+                    "debug_info": {"host": "fake"},
+                    "connection_info": {"app_id": "A1"},
+                }
+            )
+        )
 
         async def read() -> None:
             while True:

@@ -50,7 +50,11 @@ class FakeTelegram(FakeServer):
                 "chat": {"id": chat_id, "type": "private"},
                 "from": {"id": user_id, "is_bot": False, "first_name": username.title(), "username": username},
                 "text": text,
-                **({"entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]} if text.startswith("/") else {}),
+                **(
+                    {"entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]}
+                    if text.startswith("/")
+                    else {}
+                ),
             },
         }
 
@@ -90,12 +94,20 @@ class FakeTelegram(FakeServer):
             if self.fail_polls > 0:
                 self.fail_polls -= 1
                 return {"ok": False, "error_code": 502, "description": "Bad Gateway"}
-            return {"ok": True, "result": await self.poll(int(params.get("offset") or 0), float(params.get("timeout") or 0))}
+            return {
+                "ok": True,
+                "result": await self.poll(int(params.get("offset") or 0), float(params.get("timeout") or 0)),
+            }
         if method in ("sendMessage", "sendDocument"):
             chat_id = int(params["chat_id"])
             if chat_id == BROKEN_CHAT:
                 return {"ok": False, "error_code": 400, "description": "Bad Request: chat not found"}
-            message = {"message_id": next(self._message_ids), "date": int(time.time()), "chat": {"id": chat_id, "type": "private"}, "from": BOT}
+            message = {
+                "message_id": next(self._message_ids),
+                "date": int(time.time()),
+                "chat": {"id": chat_id, "type": "private"},
+                "from": BOT,
+            }
             if method == "sendMessage":
                 message["text"] = params.get("text", "")
             else:

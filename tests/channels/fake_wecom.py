@@ -49,10 +49,12 @@ def encrypt(plain: str, aes_key: str = AES_KEY, corp_id: str = CORP_ID) -> str:
 
 def text_xml(user: str, text: str, msg_id: str | None = None) -> str:
     """The plaintext XML of a text message a member sent to the app."""
-    return (f"<xml><ToUserName><![CDATA[{CORP_ID}]]></ToUserName><FromUserName><![CDATA[{user}]]></FromUserName>"
-            f"<CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[text]]></MsgType>"
-            f"<Content><![CDATA[{text}]]></Content><MsgId>{msg_id or time.time_ns()}</MsgId>"
-            f"<AgentID>{AGENT_ID}</AgentID></xml>")
+    return (
+        f"<xml><ToUserName><![CDATA[{CORP_ID}]]></ToUserName><FromUserName><![CDATA[{user}]]></FromUserName>"
+        f"<CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[text]]></MsgType>"
+        f"<Content><![CDATA[{text}]]></Content><MsgId>{msg_id or time.time_ns()}</MsgId>"
+        f"<AgentID>{AGENT_ID}</AgentID></xml>"
+    )
 
 
 def callback(user: str, text: str, msg_id: str | None = None, token: str = TOKEN) -> tuple[bytes, dict[str, str]]:
@@ -60,7 +62,11 @@ def callback(user: str, text: str, msg_id: str | None = None, token: str = TOKEN
     encrypted = encrypt(text_xml(user, text, msg_id))
     timestamp, nonce = str(int(time.time())), "nonce1"
     body = f"<xml><ToUserName><![CDATA[{CORP_ID}]]></ToUserName><Encrypt><![CDATA[{encrypted}]]></Encrypt><AgentID><![CDATA[{AGENT_ID}]]></AgentID></xml>"
-    return body.encode(), {"msg_signature": signature(token, timestamp, nonce, encrypted), "timestamp": timestamp, "nonce": nonce}
+    return body.encode(), {
+        "msg_signature": signature(token, timestamp, nonce, encrypted),
+        "timestamp": timestamp,
+        "nonce": nonce,
+    }
 
 
 class FakeWeCom(FakeServer):
@@ -101,20 +107,41 @@ class FakeWeCom(FakeServer):
             upload = form["media"]
             data = await upload.read()  # type: ignore[union-attr]
             media_id = f"media_{next(self._ids)}"
-            self.record(Call("media/upload", {"type": query.get("type"), "media_id": media_id},
-                             {"media": (str(upload.filename), data)}))  # type: ignore[union-attr]
-            return JSONResponse({"errcode": 0, "errmsg": "ok", "type": query.get("type"), "media_id": media_id,
-                                 "created_at": str(int(time.time()))})
+            self.record(
+                Call(
+                    "media/upload",
+                    {"type": query.get("type"), "media_id": media_id},
+                    {"media": (str(upload.filename), data)},
+                )
+            )  # type: ignore[union-attr]
+            return JSONResponse(
+                {
+                    "errcode": 0,
+                    "errmsg": "ok",
+                    "type": query.get("type"),
+                    "media_id": media_id,
+                    "created_at": str(int(time.time())),
+                }
+            )
         return JSONResponse({"errcode": 404, "errmsg": f"no such API {path}"}, status_code=404)
 
     def message_texts(self, user: str | None = None) -> list[str]:
         """The text of every text message sent (to ``user`` when given)."""
-        return [c.params["text"]["content"] for c in self.named("message/send")
-                if c.params.get("msgtype") == "text" and (user is None or c.params.get("touser") == user)]
-
+        return [
+            c.params["text"]["content"]
+            for c in self.named("message/send")
+            if c.params.get("msgtype") == "text" and (user is None or c.params.get("touser") == user)
+        ]
 
 
 def parameters(**extra: Any) -> dict[str, Any]:
     """The channel section for a gateway talking to a fake at ``base_url``."""
-    return {"enabled": True, "corp_id": CORP_ID, "secret": SECRET, "agent_id": AGENT_ID, "token": TOKEN,
-            "encoding_aes_key": AES_KEY, **extra}
+    return {
+        "enabled": True,
+        "corp_id": CORP_ID,
+        "secret": SECRET,
+        "agent_id": AGENT_ID,
+        "token": TOKEN,
+        "encoding_aes_key": AES_KEY,
+        **extra,
+    }

@@ -29,20 +29,33 @@ MAX_TEXT = 4096
 
 def error(code: int, message: str) -> JSONResponse:
     """A Graph API error answer."""
-    return JSONResponse({"error": {"message": message, "type": "OAuthException", "code": code, "fbtrace_id": "A1"}},
-                        status_code=400)
+    return JSONResponse(
+        {"error": {"message": message, "type": "OAuthException", "code": code, "fbtrace_id": "A1"}}, status_code=400
+    )
 
 
-def message_payload(wa_id: str, text: str, message_id: str | None = None, phone_number_id: str = PHONE_NUMBER_ID) -> dict[str, Any]:
+def message_payload(
+    wa_id: str, text: str, message_id: str | None = None, phone_number_id: str = PHONE_NUMBER_ID
+) -> dict[str, Any]:
     """A webhook change carrying one text message from ``wa_id``."""
     value = {
         "messaging_product": "whatsapp",
         "metadata": {"display_phone_number": "15551234567", "phone_number_id": phone_number_id},
         "contacts": [{"profile": {"name": "Alice"}, "wa_id": wa_id}],
-        "messages": [{"from": wa_id, "id": message_id or f"wamid.{time.time_ns()}", "timestamp": str(int(time.time())),
-                      "type": "text", "text": {"body": text}}],
+        "messages": [
+            {
+                "from": wa_id,
+                "id": message_id or f"wamid.{time.time_ns()}",
+                "timestamp": str(int(time.time())),
+                "type": "text",
+                "text": {"body": text},
+            }
+        ],
     }
-    return {"object": "whatsapp_business_account", "entry": [{"id": "WABA_ID", "changes": [{"value": value, "field": "messages"}]}]}
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "WABA_ID", "changes": [{"value": value, "field": "messages"}]}],
+    }
 
 
 def signed(payload: dict[str, Any] | str, secret: str = APP_SECRET) -> tuple[bytes, dict[str, str]]:
@@ -75,7 +88,8 @@ class FakeWhatsApp(FakeServer):
         """``GET /{phone_number_id}``: the number's details."""
         self.record(Call("number", {}))
         return self.refused(version, number, request) or JSONResponse(
-            {"display_phone_number": "15551234567", "verified_name": "Herd", "id": number})
+            {"display_phone_number": "15551234567", "verified_name": "Herd", "id": number}
+        )
 
     async def messages(self, version: str, number: str, request: Request) -> JSONResponse:
         """``POST /{phone_number_id}/messages``."""
@@ -90,8 +104,13 @@ class FakeWhatsApp(FakeServer):
             return error(131030, "(#131030) Recipient phone number not in allowed list")
         if kind == "text" and len(body["text"].get("body", "")) > MAX_TEXT:
             return error(100, "(#100) Param text['body'] must be at most 4096 characters long.")
-        return JSONResponse({"messaging_product": "whatsapp", "contacts": [{"input": body["to"], "wa_id": body["to"]}],
-                             "messages": [{"id": f"wamid.bot{next(self._ids)}"}]})
+        return JSONResponse(
+            {
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                "messages": [{"id": f"wamid.bot{next(self._ids)}"}],
+            }
+        )
 
     async def media(self, version: str, number: str, request: Request) -> JSONResponse:
         """``POST /{phone_number_id}/media``: a multipart upload."""
@@ -108,12 +127,21 @@ class FakeWhatsApp(FakeServer):
 
     def message_texts(self, to: str | None = None) -> list[str]:
         """The body of every text message sent (to ``to`` when given)."""
-        return [c.params["text"]["body"] for c in self.named("messages")
-                if c.params.get("type") == "text" and (to is None or c.params.get("to") == to)]
-
+        return [
+            c.params["text"]["body"]
+            for c in self.named("messages")
+            if c.params.get("type") == "text" and (to is None or c.params.get("to") == to)
+        ]
 
 
 def parameters(**extra: Any) -> dict[str, Any]:
     """The channel section for a gateway talking to a fake at ``base_url``."""
-    return {"enabled": True, "access_token": ACCESS_TOKEN, "phone_number_id": PHONE_NUMBER_ID, "app_secret": APP_SECRET,
-            "verify_token": VERIFY_TOKEN, "api_version": VERSION, **extra}
+    return {
+        "enabled": True,
+        "access_token": ACCESS_TOKEN,
+        "phone_number_id": PHONE_NUMBER_ID,
+        "app_secret": APP_SECRET,
+        "verify_token": VERIFY_TOKEN,
+        "api_version": VERSION,
+        **extra,
+    }

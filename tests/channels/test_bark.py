@@ -32,7 +32,14 @@ def ask_user(question: str) -> str:
 @contextmanager
 def gateway(home: Path, bark: FakeBark, model: HeldModel, **section: Any) -> Iterator[RunningGateway]:
     """A gateway pushing to the fake Bark server."""
-    settings = {"enabled": True, "device_key": DEVICE_KEY, "base_url": bark.url, "web_url": WEB, "min_seconds": 0, **section}
+    settings = {
+        "enabled": True,
+        "device_key": DEVICE_KEY,
+        "base_url": bark.url,
+        "web_url": WEB,
+        "min_seconds": 0,
+        **section,
+    }
     with running_gateway(channel_config(home, "bark", settings), model=model, extra_tools=[ask_user]) as served:
         yield served
 
@@ -56,10 +63,19 @@ async def test_finished_run_is_pushed_with_a_link_to_its_thread(quick: RunningGa
     thread_id = (await sdk.threads.create())["thread_id"]
     await sdk.runs.wait(thread_id, "lead_agent", input=user_message("summarise the report"))
     push = bark.wait_for(lambda: bark.named("push"), "a push")[0].params
-    assert push["title"] == "Herdsman finished a run" and push["device_key"] == DEVICE_KEY and push["group"] == "Herdsman"
+    assert (
+        push["title"] == "Herdsman finished a run" and push["device_key"] == DEVICE_KEY and push["group"] == "Herdsman"
+    )
     assert "summarise the report" in push["body"] and thread_id in push["body"]
     assert push["url"] == f"{WEB}/?thread={thread_id}"
-    assert channel_row(quick.url, "bark") == {"name": "bark", "kind": "notify", "enabled": True, "running": True, "state": "running", "error": None}
+    assert channel_row(quick.url, "bark") == {
+        "name": "bark",
+        "kind": "notify",
+        "enabled": True,
+        "running": True,
+        "state": "running",
+        "error": None,
+    }
 
 
 async def test_short_runs_are_quiet_but_a_question_is_pushed(patient: RunningGateway, bark: FakeBark) -> None:
@@ -90,7 +106,9 @@ async def test_refused_push_shows_in_the_status_and_runs_go_on(home: Path, bark:
         assert first["messages"][-1]["content"] == "echo: one" and second["messages"][-1]["content"] == "echo: two"
 
 
-async def test_on_a_shared_gateway_only_the_chosen_users_runs_are_pushed(home: Path, bark: FakeBark, model: HeldModel) -> None:
+async def test_on_a_shared_gateway_only_the_chosen_users_runs_are_pushed(
+    home: Path, bark: FakeBark, model: HeldModel
+) -> None:
     keys = [{"key": "alice-key", "user": "alice"}, {"key": "bob-key", "user": "bob"}]
     settings = {"enabled": True, "device_key": DEVICE_KEY, "base_url": bark.url, "min_seconds": 0, "users": ["alice"]}
     config = channel_config(home, "bark", settings, gateway={"api_keys": keys})

@@ -20,7 +20,13 @@ from herdsman_gateway.channels.threads import ChatThreads
 
 @pytest.mark.parametrize(
     ("text", "name"),
-    [("/new", "new"), ("/status@herd_bot", "status"), ("  !cancel now", "cancel"), ("/HELP", "help"), ("/frobnicate", None)],
+    [
+        ("/new", "new"),
+        ("/status@herd_bot", "status"),
+        ("  !cancel now", "cancel"),
+        ("/HELP", "help"),
+        ("/frobnicate", None),
+    ],
 )
 def test_commands_are_recognised(text: str, name: str | None) -> None:
     command = parse_command(text)
@@ -40,33 +46,61 @@ def test_slash_commands_map_to_their_last_word() -> None:
 
 
 def test_progress_tells_tool_calls_and_sub_agents() -> None:
-    update = {"model": {"messages": [{"type": "ai", "content": "", "tool_calls": [
-        {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/a.txt", "content": "x"}},
-        {"name": "task", "args": {"description": "dig"}}]}]}}
+    update = {
+        "model": {
+            "messages": [
+                {
+                    "type": "ai",
+                    "content": "",
+                    "tool_calls": [
+                        {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/a.txt", "content": "x"}},
+                        {"name": "task", "args": {"description": "dig"}},
+                    ],
+                }
+            ]
+        }
+    }
     assert progress_lines("updates", update) == ["🔧 write_file: /mnt/user-data/outputs/a.txt"]
     assert progress_lines("updates|tools:call_1", update) == [], "sub-agents' own steps stay quiet"
     started = {"type": "task_started", "subagent_type": "researcher", "description": "find sources"}
     assert progress_lines("custom|tools:call_1", started) == ["🤖 researcher started: find sources"]
-    assert progress_lines("custom", {"type": "task_completed", "subagent_type": "researcher"}) == ["🤖 researcher finished"]
+    assert progress_lines("custom", {"type": "task_completed", "subagent_type": "researcher"}) == [
+        "🤖 researcher finished"
+    ]
     assert progress_lines("values", {"messages": []}) == []
 
 
 def test_a_note_of_the_completion_check_is_one_progress_line_never_the_answer() -> None:
-    note = {"type": "human", "name": "harness", "content": "[harness check] Not done yet:\n- a.txt does not exist",
-            "additional_kwargs": {"herdsman_findings": [{"rule": "missing_file"}, {"rule": "no_tool_used"}]}}
+    note = {
+        "type": "human",
+        "name": "harness",
+        "content": "[harness check] Not done yet:\n- a.txt does not exist",
+        "additional_kwargs": {"herdsman_findings": [{"rule": "missing_file"}, {"rule": "no_tool_used"}]},
+    }
     update = {"CompletionCheckMiddleware.after_model": {"messages": [note]}}
     assert progress_lines("updates", update) == ["🔎 checked: 2 findings, sent back to the agent"]
     untyped = {**note, "additional_kwargs": {}}
-    assert progress_lines("updates", {"check": {"messages": [untyped]}}) == ["🔎 checked: 1 note, sent back to the agent"]
+    assert progress_lines("updates", {"check": {"messages": [untyped]}}) == [
+        "🔎 checked: 1 note, sent back to the agent"
+    ]
     assert progress_lines("updates", update, "zh") == ["🔎 已检查：2 个问题，已退回给智能体"]  # a chat in Chinese
-    answered = {"messages": [{"type": "human", "content": "save a.txt"}, {"type": "ai", "content": "Here it is"}, note,
-                             {"type": "ai", "content": "Saved a.txt"}]}
+    answered = {
+        "messages": [
+            {"type": "human", "content": "save a.txt"},
+            {"type": "ai", "content": "Here it is"},
+            note,
+            {"type": "ai", "content": "Saved a.txt"},
+        ]
+    }
     assert final_answer(answered) == "Saved a.txt"
 
 
 def test_a_call_written_as_text_is_a_failed_step_in_a_chat_not_the_answer() -> None:
-    raw = {"type": "ai", "content": '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
-           "additional_kwargs": {"herdsman_call_as_text": ["bash"]}}
+    raw = {
+        "type": "ai",
+        "content": '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
+        "additional_kwargs": {"herdsman_call_as_text": ["bash"]},
+    }
     assert progress_lines("updates", {"model": {"messages": [raw]}}) == ["✗ bash: tool call written as text, not run"]
     answer = final_answer({"messages": [{"type": "human", "content": "list the files"}, raw]})
     assert "<tool_call>" not in answer and "not run" in answer
@@ -106,7 +140,9 @@ def test_split_by_bytes_keeps_characters_whole() -> None:
 
 
 def test_answer_texts_for_each_ending() -> None:
-    values = {"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": "42"}]}]}
+    values = {
+        "messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": "42"}]}]
+    }
     assert final_answer(values) == "42"
     assert Dispatcher.answer_text({"status": "success"}, values) == "42"
     failed = Dispatcher.answer_text({"status": "error"}, {"__error__": {"message": "model down"}})
@@ -140,16 +176,21 @@ def test_enabled_channel_without_its_secret_names_the_fix() -> None:
     with pytest.raises(ConfigError) as info:
         parse_config("channels:\n  telegram:\n    enabled: true\n    bot_token: $TELEGRAM_BOT_TOKEN\n", env={})
     assert "TELEGRAM_BOT_TOKEN" in str(info.value)
-    config = parse_config("channels:\n  discord:\n    enabled: true\n    bot_token: $DISCORD_BOT_TOKEN\n",
-                          env={"DISCORD_BOT_TOKEN": "abc"})
+    config = parse_config(
+        "channels:\n  discord:\n    enabled: true\n    bot_token: $DISCORD_BOT_TOKEN\n",
+        env={"DISCORD_BOT_TOKEN": "abc"},
+    )
     assert config.channels.discord.bot_token == "abc" and config.channels.discord.allowed_users == []
 
 
 def test_errors_shown_for_a_channel_hide_its_secrets() -> None:
-    section = WeComChannelConfig(enabled=True, corp_id="ww1", secret="s3cr3t-value", agent_id=1, token="tok-value",
-                                 encoding_aes_key="a" * 43)
-    error = ("ConnectionError: HTTPConnectionPool(host='127.0.0.1'): Max retries exceeded with url: "
-             "/cgi-bin/gettoken?corpid=ww1&corpsecret=x9 (token tok-value, s3cr3t-value)")
+    section = WeComChannelConfig(
+        enabled=True, corp_id="ww1", secret="s3cr3t-value", agent_id=1, token="tok-value", encoding_aes_key="a" * 43
+    )
+    error = (
+        "ConnectionError: HTTPConnectionPool(host='127.0.0.1'): Max retries exceeded with url: "
+        "/cgi-bin/gettoken?corpid=ww1&corpsecret=x9 (token tok-value, s3cr3t-value)"
+    )
     shown = redact(error, section)
     assert "x9" not in shown and "tok-value" not in shown and "s3cr3t-value" not in shown
     assert "corpid=ww1" in shown and "corpsecret=***" in shown and "Max retries exceeded" in shown

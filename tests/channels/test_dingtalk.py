@@ -38,8 +38,14 @@ def test_message_is_acked_and_gets_progress_answer_and_file(bot: RunningGateway,
     assert any("🔧 write_file" in t for t in dingtalk.message_texts())
     upload = dingtalk.wait_for(lambda: dingtalk.named("media/upload"), "a media upload")[0]
     assert upload.params["type"] == "file" and upload.files["media"] == ("plan.txt", b"step one")
-    sent = dingtalk.wait_for(lambda: [c for c in dingtalk.named("batchSend") if c.params["msgKey"] == "sampleFile"], "a file")[0]
-    assert json.loads(sent.params["msgParam"]) == {"mediaId": upload.params["media_id"], "fileName": "plan.txt", "fileType": "txt"}
+    sent = dingtalk.wait_for(
+        lambda: [c for c in dingtalk.named("batchSend") if c.params["msgKey"] == "sampleFile"], "a file"
+    )[0]
+    assert json.loads(sent.params["msgParam"]) == {
+        "mediaId": upload.params["media_id"],
+        "fileName": "plan.txt",
+        "fileType": "txt",
+    }
 
 
 def test_group_messages_answer_in_the_group_with_one_thread(bot: RunningGateway, dingtalk: FakeDingTalk) -> None:
@@ -66,7 +72,9 @@ def test_user_not_on_the_list_is_refused(bot: RunningGateway, dingtalk: FakeDing
     assert model.calls == []
 
 
-def test_redelivery_runs_once_commands_work_and_errors_are_survived(bot: RunningGateway, dingtalk: FakeDingTalk, model: HeldModel) -> None:
+def test_redelivery_runs_once_commands_work_and_errors_are_survived(
+    bot: RunningGateway, dingtalk: FakeDingTalk, model: HeldModel
+) -> None:
     message = robot_message(ALICE, "only once", msg_id="msgFIXED")
     dingtalk.send_robot_message(message)
     dingtalk.send_robot_message(message)  # DingTalk re-sends what it thinks was not acked
@@ -75,7 +83,9 @@ def test_redelivery_runs_once_commands_work_and_errors_are_survived(bot: Running
     dingtalk.wait_message("Idle.")
     assert len(model.calls) == 1
     dingtalk.send_robot_message(robot_message(BROKEN_USER, "lost"))
-    dingtalk.wait_for(lambda: [c for c in dingtalk.named("batchSend") if c.params["userIds"] == [BROKEN_USER]], "the failed send")
+    dingtalk.wait_for(
+        lambda: [c for c in dingtalk.named("batchSend") if c.params["userIds"] == [BROKEN_USER]], "the failed send"
+    )
     dingtalk.send_robot_message(robot_message(ALICE, "/new"))
     dingtalk.wait_message("Started a new conversation")
 

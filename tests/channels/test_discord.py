@@ -21,7 +21,6 @@ ALICE, DM = 42, 4200
 GUILD, GUILD_CHANNEL = 9, 900
 
 
-
 @pytest.fixture
 def bot(home: Path, discord_api: FakeDiscord, model: HeldModel) -> Iterator[RunningGateway]:
     """A gateway whose Discord channel is connected to the fake."""
@@ -31,7 +30,9 @@ def bot(home: Path, discord_api: FakeDiscord, model: HeldModel) -> Iterator[Runn
     with running_gateway(config, model=model) as served:
         discord_api.wait_for(discord_api.connected, "the bot to identify")
         yield served
-    assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == original, "stopping restores discord.py's addresses"
+    assert (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == original, (
+        "stopping restores discord.py's addresses"
+    )
 
 
 def contents(fake: FakeDiscord) -> list[str]:
@@ -43,7 +44,9 @@ def test_dm_gets_progress_answer_and_file(bot: RunningGateway, discord_api: Fake
     discord_api.send_user_message(DM, ALICE, "write haiku.txt old pond")
     discord_api.wait_text("create_message", "done:", key="content")
     assert any("🔧 write_file" in t for t in contents(discord_api))
-    upload = discord_api.wait_for(lambda: [c for c in discord_api.named("create_message") if c.files], "an attachment")[0]
+    upload = discord_api.wait_for(lambda: [c for c in discord_api.named("create_message") if c.files], "an attachment")[
+        0
+    ]
     assert upload.params["channel_id"] == DM
     assert list(upload.files.values()) == [("haiku.txt", b"old pond")]
 
@@ -55,7 +58,9 @@ def test_server_messages_need_a_mention(bot: RunningGateway, discord_api: FakeDi
     assert len(model.calls) == 1, "the message without a mention was ignored"
 
 
-def test_user_not_on_the_list_is_refused_and_commands_work(bot: RunningGateway, discord_api: FakeDiscord, model: HeldModel) -> None:
+def test_user_not_on_the_list_is_refused_and_commands_work(
+    bot: RunningGateway, discord_api: FakeDiscord, model: HeldModel
+) -> None:
     discord_api.send_user_message(700, 7, "hi", username="mallory")
     refusal = discord_api.wait_text("create_message", "only work for people on my list", key="content")
     assert "channels.discord.allowed_users" in refusal and model.calls == []
@@ -71,7 +76,9 @@ def test_user_not_on_the_list_is_refused_and_commands_work(bot: RunningGateway, 
 
 def test_api_error_is_logged_and_the_bot_keeps_working(bot: RunningGateway, discord_api: FakeDiscord) -> None:
     discord_api.send_user_message(BROKEN_CHANNEL, ALICE, "lost")
-    discord_api.wait_for(lambda: [c for c in discord_api.named("create_message") if c.params["channel_id"] == BROKEN_CHANNEL],
-                         "the failed message")
+    discord_api.wait_for(
+        lambda: [c for c in discord_api.named("create_message") if c.params["channel_id"] == BROKEN_CHANNEL],
+        "the failed message",
+    )
     discord_api.send_user_message(DM, ALICE, "still there?")
     discord_api.wait_text("create_message", "echo: still there?", key="content")

@@ -30,12 +30,17 @@ from tests.support import make_config
 ALICE, CHAT = "ou_alice", "oc_chat"
 
 
-
 @pytest.fixture
 def bot(home: Path, feishu: FakeFeishu, model: HeldModel) -> Iterator[RunningGateway]:
     """A gateway whose Feishu channel answers through the fake Open API."""
-    section = {"enabled": True, "app_id": APP_ID, "app_secret": APP_SECRET, "verification_token": VERIFICATION_TOKEN,
-               "base_url": feishu.url, "allowed_users": [ALICE]}
+    section = {
+        "enabled": True,
+        "app_id": APP_ID,
+        "app_secret": APP_SECRET,
+        "verification_token": VERIFICATION_TOKEN,
+        "base_url": feishu.url,
+        "allowed_users": [ALICE],
+    }
     config = channel_config(home, "feishu", section)
     with running_gateway(config, model=model) as served:
         yield served
@@ -55,8 +60,9 @@ def test_message_gets_progress_answer_and_file(bot: RunningGateway, feishu: Fake
     assert any("🔧 write_file" in t for t in feishu.message_texts())
     upload = feishu.wait_for(lambda: feishu.named("im.file.create"), "a file upload")[0]
     assert upload.files["file"] == ("plan.txt", b"step one")
-    file_message = feishu.wait_for(lambda: [c for c in feishu.named("im.message.create") if c.params["msg_type"] == "file"],
-                                   "a file message")[0]
+    file_message = feishu.wait_for(
+        lambda: [c for c in feishu.named("im.message.create") if c.params["msg_type"] == "file"], "a file message"
+    )[0]
     assert json.loads(file_message.params["content"]) == {"file_key": upload.params["file_key"]}
 
 
@@ -94,16 +100,25 @@ def test_repeated_event_runs_once_and_commands_work(bot: RunningGateway, feishu:
 
 def test_api_error_is_logged_and_the_bot_keeps_working(bot: RunningGateway, feishu: FakeFeishu) -> None:
     post(bot, message_event(BROKEN_CHAT, ALICE, "lost"))
-    feishu.wait_for(lambda: [c for c in feishu.named("im.message.create") if c.params["receive_id"] == BROKEN_CHAT],
-                    "the failed message")
+    feishu.wait_for(
+        lambda: [c for c in feishu.named("im.message.create") if c.params["receive_id"] == BROKEN_CHAT],
+        "the failed message",
+    )
     post(bot, message_event(CHAT, ALICE, "still there?"))
     feishu.wait_message("echo: still there?")
 
 
 def test_encrypted_and_signed_events(home: Path, feishu: FakeFeishu, model: HeldModel) -> None:
     key = "encrypt-key-for-tests"
-    section = {"enabled": True, "app_id": APP_ID, "app_secret": APP_SECRET, "verification_token": VERIFICATION_TOKEN,
-               "encrypt_key": key, "base_url": feishu.url, "allowed_users": [ALICE]}
+    section = {
+        "enabled": True,
+        "app_id": APP_ID,
+        "app_secret": APP_SECRET,
+        "verification_token": VERIFICATION_TOKEN,
+        "encrypt_key": key,
+        "base_url": feishu.url,
+        "allowed_users": [ALICE],
+    }
     config = make_config(home, channels={"feishu": section})
     with running_gateway(config, model=model) as served:
         url = f"{served.url}/channels/feishu/events"

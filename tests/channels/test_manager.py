@@ -19,17 +19,33 @@ from tests.support import make_config
 
 def test_telegram_and_slack_side_by_side(home: Path, telegram: FakeTelegram, slack: FakeSlack) -> None:
     channels = {
-        "telegram": {"enabled": True, "bot_token": TOKEN, "base_url": telegram.base_url, "allowed_users": ["42"],
-                     "poll_timeout_seconds": 1},
-        "slack": {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET, "base_url": slack.base_url,
-                  "allowed_users": ["U42"]},
+        "telegram": {
+            "enabled": True,
+            "bot_token": TOKEN,
+            "base_url": telegram.base_url,
+            "allowed_users": ["42"],
+            "poll_timeout_seconds": 1,
+        },
+        "slack": {
+            "enabled": True,
+            "bot_token": BOT_TOKEN,
+            "signing_secret": SIGNING_SECRET,
+            "base_url": slack.base_url,
+            "allowed_users": ["U42"],
+        },
     }
     model = scripted_model()
     with running_gateway(make_config(home, channels=channels), model=model) as served:
         listed = httpx.get(f"{served.url}/api/channels").json()
         assert {c["name"]: c["state"] for c in listed} == {
-            "telegram": "running", "slack": "running", "feishu": "off", "discord": "off", "dingtalk": "off",
-            "wecom": "off", "whatsapp": "off", "bark": "off",
+            "telegram": "running",
+            "slack": "running",
+            "feishu": "off",
+            "discord": "off",
+            "dingtalk": "off",
+            "wecom": "off",
+            "whatsapp": "off",
+            "bark": "off",
         }
         telegram.send_user_message(1, 42, "from telegram")
         body = json.dumps(message_event("D1", "U42", "from slack"))
@@ -41,7 +57,9 @@ def test_telegram_and_slack_side_by_side(home: Path, telegram: FakeTelegram, sla
     assert "echo: from slack" not in telegram.texts("sendMessage")
 
 
-def test_broken_channels_fail_alone(home: Path, dingtalk: FakeDingTalk, wecom: FakeWeCom, whatsapp: FakeWhatsApp) -> None:
+def test_broken_channels_fail_alone(
+    home: Path, dingtalk: FakeDingTalk, wecom: FakeWeCom, whatsapp: FakeWhatsApp
+) -> None:
     """A wrong DingTalk secret and an expired WhatsApp token leave WeCom and the gateway working."""
     channels = {
         "dingtalk": dingtalk_section(base_url=dingtalk.url, client_secret="not-the-secret-42", allowed_users=["*"]),

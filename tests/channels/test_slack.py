@@ -15,19 +15,31 @@ import httpx
 import pytest
 
 from tests.channels.fake_server import channel_config
-from tests.channels.fake_slack import APP_TOKEN, BOT_TOKEN, BROKEN_CHANNEL, SIGNING_SECRET, FakeSlack, message_event, signed_headers
+from tests.channels.fake_slack import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    BROKEN_CHANNEL,
+    SIGNING_SECRET,
+    FakeSlack,
+    message_event,
+    signed_headers,
+)
 from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway
 from tests.support import make_config
 
 ALICE, DM = "U42", "D42"
 
 
-
 @pytest.fixture
 def app(home: Path, slack: FakeSlack, model: HeldModel) -> Iterator[RunningGateway]:
     """A gateway whose Slack channel answers through the fake Web API."""
-    section = {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
-               "base_url": slack.base_url, "allowed_users": [ALICE]}
+    section = {
+        "enabled": True,
+        "bot_token": BOT_TOKEN,
+        "signing_secret": SIGNING_SECRET,
+        "base_url": slack.base_url,
+        "allowed_users": [ALICE],
+    }
     config = channel_config(home, "slack", section)
     with running_gateway(config, model=model) as served:
         yield served
@@ -97,15 +109,23 @@ def test_bang_and_slash_commands(app: RunningGateway, slack: FakeSlack, model: H
 
 def test_api_error_is_logged_and_the_app_keeps_working(app: RunningGateway, slack: FakeSlack) -> None:
     post_event(app, message_event(BROKEN_CHANNEL, ALICE, "<@UBOT> lost answer", kind="app_mention"))
-    slack.wait_for(lambda: [p for p in slack.named("chat.postMessage") if p.params["channel"] == BROKEN_CHANNEL],
-                   "the failed chat.postMessage")
+    slack.wait_for(
+        lambda: [p for p in slack.named("chat.postMessage") if p.params["channel"] == BROKEN_CHANNEL],
+        "the failed chat.postMessage",
+    )
     post_event(app, message_event(DM, ALICE, "still there?"))
     slack.wait_text("chat.postMessage", "echo: still there?")
 
 
 def test_socket_mode_receives_events_over_the_websocket(home: Path, slack: FakeSlack, model: HeldModel) -> None:
-    section = {"enabled": True, "mode": "socket", "bot_token": BOT_TOKEN, "app_token": APP_TOKEN,
-               "base_url": slack.base_url, "allowed_users": [ALICE]}
+    section = {
+        "enabled": True,
+        "mode": "socket",
+        "bot_token": BOT_TOKEN,
+        "app_token": APP_TOKEN,
+        "base_url": slack.base_url,
+        "allowed_users": [ALICE],
+    }
     config = make_config(home, channels={"slack": section})
     with running_gateway(config, model=model) as served:
         slack.wait_for(slack.connected, "the Socket Mode connection")

@@ -27,10 +27,15 @@ MALLORY, MALLORY_CHAT = 7, 700
 
 def telegram_config(home: Path, fake: FakeTelegram, **extra: Any):
     """A config whose telegram channel talks to ``fake``."""
-    section = {"enabled": True, "bot_token": TOKEN, "base_url": fake.base_url, "allowed_users": [str(ALICE), "bob"],
-               "poll_timeout_seconds": 1, **extra}
+    section = {
+        "enabled": True,
+        "bot_token": TOKEN,
+        "base_url": fake.base_url,
+        "allowed_users": [str(ALICE), "bob"],
+        "poll_timeout_seconds": 1,
+        **extra,
+    }
     return channel_config(home, "telegram", section)
-
 
 
 @pytest.fixture
@@ -55,7 +60,9 @@ def test_answer_progress_and_output_file_come_back_to_the_chat(bot: RunningGatew
     assert name == "notes.txt" and data == b"hello from telegram"
 
 
-def test_user_not_on_the_list_is_refused_and_nothing_runs(bot: RunningGateway, telegram: FakeTelegram, model: HeldModel) -> None:
+def test_user_not_on_the_list_is_refused_and_nothing_runs(
+    bot: RunningGateway, telegram: FakeTelegram, model: HeldModel
+) -> None:
     telegram.send_user_message(MALLORY_CHAT, MALLORY, "delete everything", username="mallory")
     refusal = telegram.wait_text("sendMessage", "only work for people on my list")
     assert str(MALLORY) in refusal and "channels.telegram.allowed_users" in refusal
@@ -97,8 +104,10 @@ def test_status_and_cancel_of_a_running_run(bot: RunningGateway, telegram: FakeT
 
 def test_api_error_is_logged_and_the_bot_keeps_working(bot: RunningGateway, telegram: FakeTelegram) -> None:
     telegram.send_user_message(BROKEN_CHAT, ALICE, "this answer cannot be delivered")
-    telegram.wait_for(lambda: [c for c in telegram.named("sendMessage") if c.params["chat_id"] == str(BROKEN_CHAT)],
-                      "the failed sendMessage")
+    telegram.wait_for(
+        lambda: [c for c in telegram.named("sendMessage") if c.params["chat_id"] == str(BROKEN_CHAT)],
+        "the failed sendMessage",
+    )
     telegram.send_user_message(CHAT, ALICE, "still there?")
     telegram.wait_text("sendMessage", "echo: still there?")
 
@@ -126,9 +135,20 @@ def test_webhook_mode_checks_secret_and_body_then_answers(home: Path, telegram: 
 
 
 def test_chat_thread_survives_a_gateway_restart(home: Path, telegram: FakeTelegram, model: HeldModel) -> None:
-    config = make_config(home, checkpointer={"type": "sqlite"}, channels={"progress_interval_seconds": 0, "telegram": {
-        "enabled": True, "bot_token": TOKEN, "base_url": telegram.base_url, "allowed_users": [str(ALICE)],
-        "poll_timeout_seconds": 1}})
+    config = make_config(
+        home,
+        checkpointer={"type": "sqlite"},
+        channels={
+            "progress_interval_seconds": 0,
+            "telegram": {
+                "enabled": True,
+                "bot_token": TOKEN,
+                "base_url": telegram.base_url,
+                "allowed_users": [str(ALICE)],
+                "poll_timeout_seconds": 1,
+            },
+        },
+    )
     with running_gateway(config, model=model):
         telegram.send_user_message(CHAT, ALICE, "before restart")
         telegram.wait_text("sendMessage", "echo: before restart")
@@ -139,9 +159,20 @@ def test_chat_thread_survives_a_gateway_restart(home: Path, telegram: FakeTelegr
     assert telegram.texts("sendMessage").count("echo: before restart") == 1, "no update was handled twice"
 
 
-def test_a_channel_that_cannot_log_in_leaves_the_gateway_running(home: Path, telegram: FakeTelegram, model: HeldModel) -> None:
-    config = make_config(home, channels={"telegram": {"enabled": True, "bot_token": "999:WRONG", "base_url": telegram.base_url,
-                                                      "allowed_users": ["*"]}})
+def test_a_channel_that_cannot_log_in_leaves_the_gateway_running(
+    home: Path, telegram: FakeTelegram, model: HeldModel
+) -> None:
+    config = make_config(
+        home,
+        channels={
+            "telegram": {
+                "enabled": True,
+                "bot_token": "999:WRONG",
+                "base_url": telegram.base_url,
+                "allowed_users": ["*"],
+            }
+        },
+    )
     with running_gateway(config, model=model) as served:
         assert httpx.get(f"{served.url}/info").status_code == 200
         status = channel_row(served.url, "telegram")
@@ -167,9 +198,18 @@ def test_a_question_from_the_agent_is_answered_by_the_next_message(home: Path, t
 def test_a_user_past_the_run_limits_is_told_in_the_chat(home: Path, telegram: FakeTelegram, model: HeldModel) -> None:
     """runs.max_running_per_user counts a chat user's runs over all their chats; past it the
     chat says so (and the run is not started), and other users are not held up."""
-    config = channel_config(home, "telegram", {"enabled": True, "bot_token": TOKEN, "base_url": telegram.base_url,
-                                               "allowed_users": [str(ALICE), str(MALLORY)], "poll_timeout_seconds": 1},
-                            runs={"max_running_per_user": 1, "max_queued_per_user": 0})
+    config = channel_config(
+        home,
+        "telegram",
+        {
+            "enabled": True,
+            "bot_token": TOKEN,
+            "base_url": telegram.base_url,
+            "allowed_users": [str(ALICE), str(MALLORY)],
+            "poll_timeout_seconds": 1,
+        },
+        runs={"max_running_per_user": 1, "max_queued_per_user": 0},
+    )
     with running_gateway(config, model=model):
         telegram.send_user_message(CHAT, ALICE, "[hold] take your time")
         model.wait_until_held()

@@ -48,7 +48,9 @@ def test_message_gets_progress_answer_and_file(bot: RunningGateway, wecom: FakeW
     assert any("🔧 write_file" in t for t in wecom.message_texts(ALICE))
     upload = wecom.wait_for(lambda: wecom.named("media/upload"), "a media upload")[0]
     assert upload.params["type"] == "file" and upload.files["media"] == ("plan.txt", b"step one")
-    sent = wecom.wait_for(lambda: [c for c in wecom.named("message/send") if c.params["msgtype"] == "file"], "a file message")[0]
+    sent = wecom.wait_for(
+        lambda: [c for c in wecom.named("message/send") if c.params["msgtype"] == "file"], "a file message"
+    )[0]
     assert sent.params["file"] == {"media_id": upload.params["media_id"]} and sent.params["touser"] == ALICE
 
 
@@ -64,13 +66,21 @@ def test_url_check_and_signatures_fail_closed(bot: RunningGateway, wecom: FakeWe
     url = f"{bot.url}/channels/wecom/callback"
     echo = encrypt("echo-12345")
     timestamp, nonce = "1700000000", "n"
-    good = {"msg_signature": signature(TOKEN, timestamp, nonce, echo), "timestamp": timestamp, "nonce": nonce, "echostr": echo}
+    good = {
+        "msg_signature": signature(TOKEN, timestamp, nonce, echo),
+        "timestamp": timestamp,
+        "nonce": nonce,
+        "echostr": echo,
+    }
     check = httpx.get(url, params=good)
     assert check.status_code == 200 and check.text == "echo-12345"
     assert httpx.get(url, params={**good, "msg_signature": "0" * 40}).status_code == 401
     body, query = callback(ALICE, "forged")
     assert httpx.post(url, params={**query, "msg_signature": "0" * 40}, content=body).status_code == 401
-    assert httpx.post(url, params={k: v for k, v in query.items() if k != "msg_signature"}, content=body).status_code == 401
+    assert (
+        httpx.post(url, params={k: v for k, v in query.items() if k != "msg_signature"}, content=body).status_code
+        == 401
+    )
     forged_body, forged_query = callback(ALICE, "forged", token="not-the-token")
     assert httpx.post(url, params=forged_query, content=forged_body).status_code == 401
     assert httpx.post(url, params=query, content=b"<xml><broken").status_code in (400, 401)
@@ -105,6 +115,8 @@ def test_api_error_is_logged_and_the_app_keeps_working(home: Path, wecom: FakeWe
     config = channel_config(home, "wecom", parameters(base_url=wecom.base_url, allowed_users=[ALICE, BROKEN_USER]))
     with running_gateway(config, model=model) as served:
         post(served, BROKEN_USER, "lost")
-        wecom.wait_for(lambda: [c for c in wecom.named("message/send") if c.params["touser"] == BROKEN_USER], "the failed send")
+        wecom.wait_for(
+            lambda: [c for c in wecom.named("message/send") if c.params["touser"] == BROKEN_USER], "the failed send"
+        )
         post(served, ALICE, "still there?")
         wecom.wait_message("echo: still there?")

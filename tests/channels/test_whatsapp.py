@@ -48,10 +48,17 @@ def test_message_gets_progress_answer_document_and_image(bot: RunningGateway, wh
     assert any("🔧 write_file" in t for t in whatsapp.message_texts(ALICE))
     upload = whatsapp.wait_for(lambda: whatsapp.named("media"), "a media upload")[0]
     assert upload.files["file"] == ("plan.txt", b"step one") and upload.params["type"] == "text/plain"
-    document = whatsapp.wait_for(lambda: [c for c in whatsapp.named("messages") if c.params["type"] == "document"], "a document")[0]
-    assert document.params["document"] == {"id": upload.params["id"], "filename": "plan.txt"} and document.params["to"] == ALICE
+    document = whatsapp.wait_for(
+        lambda: [c for c in whatsapp.named("messages") if c.params["type"] == "document"], "a document"
+    )[0]
+    assert (
+        document.params["document"] == {"id": upload.params["id"], "filename": "plan.txt"}
+        and document.params["to"] == ALICE
+    )
     post(bot, message_payload(ALICE, "write chart.png pixels"))
-    image = whatsapp.wait_for(lambda: [c for c in whatsapp.named("messages") if c.params["type"] == "image"], "an image")[0]
+    image = whatsapp.wait_for(
+        lambda: [c for c in whatsapp.named("messages") if c.params["type"] == "image"], "an image"
+    )[0]
     assert whatsapp.named("media")[-1].params["type"] == "image/png" and set(image.params["image"]) == {"id"}
 
 
@@ -64,7 +71,9 @@ def test_long_answer_is_split_to_the_limit(bot: RunningGateway, whatsapp: FakeWh
 
 def test_subscription_check(bot: RunningGateway) -> None:
     url = f"{bot.url}/channels/whatsapp/webhook"
-    ok = httpx.get(url, params={"hub.mode": "subscribe", "hub.verify_token": VERIFY_TOKEN, "hub.challenge": "1158201444"})
+    ok = httpx.get(
+        url, params={"hub.mode": "subscribe", "hub.verify_token": VERIFY_TOKEN, "hub.challenge": "1158201444"}
+    )
     assert ok.status_code == 200 and ok.text == "1158201444"
     wrong = httpx.get(url, params={"hub.mode": "subscribe", "hub.verify_token": "guess", "hub.challenge": "1"})
     assert wrong.status_code == 403 and "verify_token" in wrong.json()["detail"]
@@ -74,8 +83,13 @@ def test_signatures_fail_closed(bot: RunningGateway, whatsapp: FakeWhatsApp, mod
     url = f"{bot.url}/channels/whatsapp/webhook"
     body, headers = signed(message_payload(ALICE, "forged"))
     assert httpx.post(url, content=body, headers={"content-type": "application/json"}).status_code == 401
-    assert httpx.post(url, content=body, headers={**headers, "X-Hub-Signature-256": "sha256=" + "0" * 64}).status_code == 401
-    assert httpx.post(url, content=body + b" ", headers=headers).status_code == 401, "the signature covers the exact body"
+    assert (
+        httpx.post(url, content=body, headers={**headers, "X-Hub-Signature-256": "sha256=" + "0" * 64}).status_code
+        == 401
+    )
+    assert httpx.post(url, content=body + b" ", headers=headers).status_code == 401, (
+        "the signature covers the exact body"
+    )
     assert post(bot, message_payload(ALICE, "forged"), secret="not-the-secret").status_code == 401
     assert post(bot, "{broken").status_code == 400
     assert post(bot, {"object": "page"}).status_code == 400
@@ -90,7 +104,9 @@ def test_user_not_on_the_list_is_refused(bot: RunningGateway, whatsapp: FakeWhat
     assert model.calls == []
 
 
-def test_repeated_webhook_runs_once_and_commands_work(bot: RunningGateway, whatsapp: FakeWhatsApp, model: HeldModel) -> None:
+def test_repeated_webhook_runs_once_and_commands_work(
+    bot: RunningGateway, whatsapp: FakeWhatsApp, model: HeldModel
+) -> None:
     event = message_payload(ALICE, "only once", message_id="wamid.fixed")
     assert post(bot, event).status_code == 200
     assert post(bot, event).status_code == 200  # Meta re-delivers
@@ -108,7 +124,9 @@ def test_repeated_webhook_runs_once_and_commands_work(bot: RunningGateway, whats
 
 def test_api_error_is_logged_and_the_bot_keeps_working(bot: RunningGateway, whatsapp: FakeWhatsApp) -> None:
     post(bot, message_payload(BROKEN_NUMBER, "lost"))
-    whatsapp.wait_for(lambda: [c for c in whatsapp.named("messages") if c.params["to"] == BROKEN_NUMBER], "the failed send")
+    whatsapp.wait_for(
+        lambda: [c for c in whatsapp.named("messages") if c.params["to"] == BROKEN_NUMBER], "the failed send"
+    )
     post(bot, message_payload(ALICE, "still there?"))
     whatsapp.wait_message("echo: still there?")
 

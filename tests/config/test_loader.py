@@ -53,7 +53,9 @@ title: {model: fast}
 
 def test_unset_variable_is_named_with_its_path() -> None:
     found = problems("models:\n  - name: a\n    use: m:C\n    api_key: $OPENAI_API_KEY\n")
-    assert found == ["models.0.api_key: environment variable $OPENAI_API_KEY is not set; export OPENAI_API_KEY=... or remove it"]
+    assert found == [
+        "models.0.api_key: environment variable $OPENAI_API_KEY is not set; export OPENAI_API_KEY=... or remove it"
+    ]
 
 
 def test_double_dollar_is_a_literal_dollar() -> None:
@@ -148,8 +150,11 @@ def test_example_config_is_valid_and_documents_every_section() -> None:
     env = {"OPENAI_API_KEY": "sk-test", "DEEPSEEK_API_KEY": "x", "DATABASE_URL": "postgresql://x@localhost/db"}
     config = parse_config(text, str(example), env)
     assert config.models, "the example shows at least one model"
-    missing = [path for path, block, key in _example_keys(HerdsmanConfig, text)
-               if not re.search(rf"(^|[\s{{,#-]){re.escape(key)}:", block, re.M)]
+    missing = [
+        path
+        for path, block, key in _example_keys(HerdsmanConfig, text)
+        if not re.search(rf"(^|[\s{{,#-]){re.escape(key)}:", block, re.M)
+    ]
     assert not missing, f"config.example.yaml does not show these keys of the schema: {missing}"
 
 

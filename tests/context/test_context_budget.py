@@ -37,7 +37,10 @@ async def test_200_steps_of_20kb_outputs_stay_within_the_budget() -> None:
 def test_benchmark_prints_one_json_line() -> None:
     out = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "context_budget.py"), "--steps", "5"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()

@@ -19,7 +19,10 @@ def ls_call(path: str = "/mnt/user-data/workspace") -> dict:
 def test_repeat_streak_counts_identical_calls_in_a_row() -> None:
     def ai(i: int, path: str) -> list:
         cid = f"c{i}"
-        return [AIMessage("", tool_calls=[{"name": "ls", "args": {"path": path}, "id": cid}]), ToolMessage("r", tool_call_id=cid)]
+        return [
+            AIMessage("", tool_calls=[{"name": "ls", "args": {"path": path}, "id": cid}]),
+            ToolMessage("r", tool_call_id=cid),
+        ]
 
     history = [HumanMessage("go"), *ai(1, "a"), *ai(2, "b"), *ai(3, "b"), *ai(4, "b")]
     signature, count = repeat_streak(history)
@@ -83,9 +86,15 @@ async def test_a_call_that_just_failed_is_not_run_again_unchanged(home: Path) ->
     def bash(n: int, cmd: str = command) -> dict:
         return {"tool_calls": [{"name": "bash", "args": {"command": cmd}, "id": f"b{n}"}]}
 
-    model = ScriptedChatModel(responses=[
-        bash(1), bash(2), bash(3, "echo other"), bash(4), "done",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            bash(1),
+            bash(2),
+            bash(3, "echo other"),
+            bash(4),
+            "done",
+        ]
+    )
     async with HerdsmanClient(make_config(home), model=model) as client:
         events = [e async for e in client.stream("run the job", thread_id="t-repeat")]
     results = [e for e in events if isinstance(e, ToolResult)]
@@ -102,16 +111,36 @@ def test_a_repeat_after_an_answer_and_a_harness_note_is_still_a_repeat() -> None
     call = {"name": "bash", "args": {"command": "python3 chart.py --y total"}, "id": "c1"}
     again = {**call, "id": "c2"}
     failed = ToolMessage("error: no column 'total'\n[exit code 1]", tool_call_id="c1", name="bash")
-    history = [HumanMessage("chart"), AIMessage("", tool_calls=[call]), failed, AIMessage("There is no column total."),
-               HumanMessage("[harness check] Not done yet", name="harness"), AIMessage("", tool_calls=[again])]
+    history = [
+        HumanMessage("chart"),
+        AIMessage("", tool_calls=[call]),
+        failed,
+        AIMessage("There is no column total."),
+        HumanMessage("[harness check] Not done yet", name="harness"),
+        AIMessage("", tool_calls=[again]),
+    ]
     assert repeated_failure(history, again) is failed
     ok = ToolMessage("saved", tool_call_id="c1", name="bash")
     assert repeated_failure([*history[:2], ok, *history[3:]], again) is None  # it worked: run it again
     web = {"name": "web_fetch", "args": {"url": "https://example.org"}, "id": "w"}
-    assert repeated_failure([AIMessage("", tool_calls=[web]), ToolMessage("timeout", tool_call_id="w", status="error"),
-                             AIMessage("", tool_calls=[{**web, "id": "w2"}])], {**web, "id": "w2"}) is None
-    user = [HumanMessage("chart"), AIMessage("", tool_calls=[call]), failed, HumanMessage("I added the column, try again"),
-            AIMessage("", tool_calls=[again])]
+    assert (
+        repeated_failure(
+            [
+                AIMessage("", tool_calls=[web]),
+                ToolMessage("timeout", tool_call_id="w", status="error"),
+                AIMessage("", tool_calls=[{**web, "id": "w2"}]),
+            ],
+            {**web, "id": "w2"},
+        )
+        is None
+    )
+    user = [
+        HumanMessage("chart"),
+        AIMessage("", tool_calls=[call]),
+        failed,
+        HumanMessage("I added the column, try again"),
+        AIMessage("", tool_calls=[again]),
+    ]
     assert repeated_failure(user, again) is None  # the user spoke since: run it
 
 
@@ -125,23 +154,32 @@ async def test_a_refused_repeat_repeated_again_names_the_first_failure_once(home
     async with HerdsmanClient(make_config(home), model=model) as client:
         events = [e async for e in client.stream("chart it", thread_id="t-repeat3")]
     third = [e for e in events if isinstance(e, ToolResult)][2].content
-    assert third.count("Not run again") == 1 and third.count("call just failed with") == 1 and "no column total" in third, third
+    assert (
+        third.count("Not run again") == 1 and third.count("call just failed with") == 1 and "no column total" in third
+    ), third
 
 
 def test_calls_that_differ_only_in_spaces_or_a_comment_are_the_same_call() -> None:
     def ai(i: int, command: str) -> list:
         cid = f"c{i}"
-        return [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": cid}]),
-                ToolMessage("r", tool_call_id=cid)]
+        return [
+            AIMessage("", tool_calls=[{"name": "bash", "args": {"command": command}, "id": cid}]),
+            ToolMessage("r", tool_call_id=cid),
+        ]
 
-    same = ["python3 plot.py  --out chart.png", "python3 plot.py --out chart.png   # try again",
-            "# draw it\npython3 plot.py --out chart.png\n\n"]
+    same = [
+        "python3 plot.py  --out chart.png",
+        "python3 plot.py --out chart.png   # try again",
+        "# draw it\npython3 plot.py --out chart.png\n\n",
+    ]
     assert repeat_streak([HumanMessage("go"), *[m for i, c in enumerate(same) for m in ai(i, c)]])[1] == 3
     changed = [*same[:2], "python3 plot.py --out chart.svg", "python3 plot.py --out 'chart .png'"]
     assert repeat_streak([HumanMessage("go"), *[m for i, c in enumerate(changed) for m in ai(i, c)]])[1] == 1
     script = "for x in xs:\n    print(x)  # each\n"
     assert repeat_streak([HumanMessage("go"), *ai(1, script), *ai(2, "for x in xs:\n    print(x)\n")])[1] == 2
-    assert repeat_streak([HumanMessage("go"), *ai(1, script), *ai(2, "for x in xs:\nprint(x)\n")])[1] == 1  # indentation counts
+    assert (
+        repeat_streak([HumanMessage("go"), *ai(1, script), *ai(2, "for x in xs:\nprint(x)\n")])[1] == 1
+    )  # indentation counts
 
 
 async def test_a_failed_call_sent_again_with_another_comment_is_not_run_again(home: Path) -> None:
@@ -150,10 +188,14 @@ async def test_a_failed_call_sent_again_with_another_comment_is_not_run_again(ho
     def bash(n: int, cmd: str) -> dict:
         return {"tool_calls": [{"name": "bash", "args": {"command": cmd}, "id": f"b{n}"}]}
 
-    model = ScriptedChatModel(responses=[
-        bash(1, "echo ran >> runs.txt; exit 3"), bash(2, "echo ran >>  runs.txt;  exit 3   # fixed now"),
-        bash(3, "echo ran >> runs.txt; exit 0"), "done",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            bash(1, "echo ran >> runs.txt; exit 3"),
+            bash(2, "echo ran >>  runs.txt;  exit 3   # fixed now"),
+            bash(3, "echo ran >> runs.txt; exit 0"),
+            "done",
+        ]
+    )
     async with HerdsmanClient(make_config(home), model=model) as client:
         events = [e async for e in client.stream("run the job", thread_id="t-near")]
     results = [e for e in events if isinstance(e, ToolResult)]

@@ -52,7 +52,8 @@ def lead_and_summarizer() -> ScriptedChatModel:
 @pytest.mark.parametrize("keep", [2, 3, 4, 5])
 async def test_summarization_keeps_each_tool_call_with_its_result(home: Path, keep: int) -> None:
     config = make_config(
-        home, summarization={"enabled": True, "trigger_messages": 8, "keep_messages": keep},
+        home,
+        summarization={"enabled": True, "trigger_messages": 8, "keep_messages": keep},
         context={"loop_warn_after": None, "loop_stop_after": None},
     )
     model = lead_and_summarizer()

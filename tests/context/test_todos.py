@@ -17,7 +17,9 @@ TODOS = [
 
 async def test_todo_list_is_in_the_state(home: Path) -> None:
     config = make_config(home, context={"todos": True})
-    model = ScriptedChatModel(responses=[{"tool_calls": [{"name": "write_todos", "args": {"todos": TODOS}}]}, "planned"])
+    model = ScriptedChatModel(
+        responses=[{"tool_calls": [{"name": "write_todos", "args": {"todos": TODOS}}]}, "planned"]
+    )
     async with HerdsmanClient(config, model=model) as client:
         result = await client.run("plan a report", thread_id="t-todo")
         state = await client.agent.aget_state({"configurable": {"thread_id": "t-todo"}})

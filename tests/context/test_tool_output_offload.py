@@ -48,7 +48,9 @@ async def test_long_result_is_saved_and_previewed(home: Path) -> None:
     saved = home / "threads" / "t-off" / "user-data" / "workspace" / ".tool-outputs" / "read_file-call-read_file-1.txt"
     assert "line 00300" in saved.read_text()
     # the model saw the preview, not the 43 KB
-    assert all(len(m.text) < 5000 for m in model.calls[2].messages if not isinstance(m, SystemMessage))  # the prompt lists the skills
+    assert all(
+        len(m.text) < 5000 for m in model.calls[2].messages if not isinstance(m, SystemMessage)
+    )  # the prompt lists the skills
     # short results pass untouched
     assert results[2].content.startswith("/mnt/user-data/workspace/")
 
@@ -63,13 +65,17 @@ async def test_reading_a_saved_output_is_not_saved_again(home: Path) -> None:
         events = [e async for e in client.stream("again", thread_id="t-reread")]
     read = [e for e in events if isinstance(e, ToolResult)][1].content
     assert "This is a saved tool output; read a smaller range" in read
-    files = sorted(p.name for p in (home / "threads" / "t-reread" / "user-data" / "workspace" / ".tool-outputs").iterdir())
+    files = sorted(
+        p.name for p in (home / "threads" / "t-reread" / "user-data" / "workspace" / ".tool-outputs").iterdir()
+    )
     assert files == ["bash-old.txt"]
 
 
 async def test_offload_off_keeps_results_whole(home: Path) -> None:
     config = make_config(home, context={"offload_tool_output_chars": None}, sandbox={"max_output_chars": 100_000})
-    model = ScriptedChatModel(responses=[call("write_file", path="big.txt", content=BIG), call("read_file", path="big.txt"), "ok"])
+    model = ScriptedChatModel(
+        responses=[call("write_file", path="big.txt", content=BIG), call("read_file", path="big.txt"), "ok"]
+    )
     async with HerdsmanClient(config, model=model) as client:
         events = [e async for e in client.stream("read", thread_id="t-whole")]
     assert "line 00300" in [e for e in events if isinstance(e, ToolResult)][1].content

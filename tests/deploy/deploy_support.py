@@ -75,8 +75,9 @@ def podman_compose(compose_file: Path, env_file: Path, *args: str) -> subprocess
     )
 
 
-def resolved_compose(compose_file: Path = COMPOSE_FILE, env_file: Path = COMPOSE_ENV_EXAMPLE,
-                     *profiles: str) -> dict[str, Any]:
+def resolved_compose(
+    compose_file: Path = COMPOSE_FILE, env_file: Path = COMPOSE_ENV_EXAMPLE, *profiles: str
+) -> dict[str, Any]:
     """The Compose model as podman-compose resolves it (variables interpolated, anchors merged)."""
     profile_args = [arg for p in profiles for arg in ("--profile", p)]
     done = podman_compose(compose_file, env_file, *profile_args, "config")
@@ -112,8 +113,12 @@ def local_nginx_conf(port: int, upstreams: dict[str, int]) -> str:
     (``gateway-1``, ``gateway-2``, ``web``) replaced by ``127.0.0.1:upstreams[name]``."""
     conf = (COMPOSE_DIR / "nginx.conf").read_text(encoding="utf-8")
     replacements = {r"listen 8080;": f"listen 127.0.0.1:{port};"}
-    replacements.update({rf"server {name}:{service_port}(?=[ ;])": f"server 127.0.0.1:{upstreams[name]}"
-                         for name, service_port in (("gateway-1", 2026), ("gateway-2", 2026), ("web", 8080))})
+    replacements.update(
+        {
+            rf"server {name}:{service_port}(?=[ ;])": f"server 127.0.0.1:{upstreams[name]}"
+            for name, service_port in (("gateway-1", 2026), ("gateway-2", 2026), ("web", 8080))
+        }
+    )
     for pattern, address in replacements.items():
         conf, count = re.subn(pattern, address, conf)
         assert count == 1, f"nginx.conf no longer has {pattern!r} once; update tests/deploy"
@@ -131,15 +136,20 @@ def serve_nginx(workdir: Path, upstreams: dict[str, int]) -> Iterator[str]:
     assert NGINX, "nginx is not installed"
     port = free_port()
     (workdir / "default.conf").write_text(local_nginx_conf(port, upstreams))
-    temp = "\n".join(f"  {kind}_temp_path {workdir / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    temp = "\n".join(
+        f"  {kind}_temp_path {workdir / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     (workdir / "nginx.conf").write_text(
         ("user root;\n" if os.geteuid() == 0 else "")
         + f"worker_processes 1;\ndaemon off;\npid {workdir / 'nginx.pid'};\nerror_log {workdir / 'error.log'} warn;\n"
         + "events { worker_connections 256; }\n"
         + f"http {{\n  access_log off;\n{temp}\n  include {workdir / 'default.conf'};\n}}\n"
     )
-    nginx = subprocess.Popen([NGINX, "-e", str(workdir / "error.log"), "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    nginx = subprocess.Popen(
+        [NGINX, "-e", str(workdir / "error.log"), "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         for _ in range(200):  # until it listens (at most ~10 s)
             if nginx.poll() is not None:
@@ -160,8 +170,9 @@ def serve_nginx(workdir: Path, upstreams: dict[str, int]) -> Iterator[str]:
 # --- Helm and Kubernetes ---------------------------------------------------------------------
 
 
-def render_chart(values: dict[str, Any], chart: Path = CHART, *, name: str = "herdsman",
-                 namespace: str = "herdsman") -> list[dict[str, Any]]:
+def render_chart(
+    values: dict[str, Any], chart: Path = CHART, *, name: str = "herdsman", namespace: str = "herdsman"
+) -> list[dict[str, Any]]:
     """Every object the chart renders with ``values``, in template order (Helm's engine)."""
     import helm_python as helm
 

@@ -205,8 +205,12 @@ def test_the_gateway_image_build_stage_makes_a_package_with_the_serve_command(tm
                 shutil.copytree(REPO / source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             else:
                 shutil.copy(REPO / source, target)
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "wheel"), str(context)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "wheel"), str(context)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (wheel,) = (tmp_path / "wheel").glob("herdsman-*.whl")
     with zipfile.ZipFile(wheel) as archive:

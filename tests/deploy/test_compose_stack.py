@@ -38,8 +38,19 @@ pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (s
 USER_KEY, ADMIN_KEY = "user-key-of-the-stack", "admin-key-of-the-stack"
 ANSWER = "Deployed and answering."
 # Each run: one bash command in the thread's sandbox container, then the answer.
-SCRIPT = [{"tool_calls": [{"name": "bash", "args": {"command": "echo deployed > /mnt/user-data/outputs/proof.txt && cat /mnt/user-data/outputs/proof.txt"}}]},
-          ANSWER]
+SCRIPT = [
+    {
+        "tool_calls": [
+            {
+                "name": "bash",
+                "args": {
+                    "command": "echo deployed > /mnt/user-data/outputs/proof.txt && cat /mnt/user-data/outputs/proof.txt"
+                },
+            }
+        ]
+    },
+    ANSWER,
+]
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +74,14 @@ def gateway_config(home: Path, port: int, engine: PodmanEngine) -> str:
     config["skills"]["path"] = str(home / "skills")
     config["gateway"].update(host="127.0.0.1", port=port)
     config["sandbox"]["docker"].update(base_url=engine.base_url, image=engine.image)
-    config["models"] = [{"name": "default", "use": "herdsman.models.scripted:ScriptedChatModel",
-                         "responses": SCRIPT, "on_exhausted": "cycle"}]
+    config["models"] = [
+        {
+            "name": "default",
+            "use": "herdsman.models.scripted:ScriptedChatModel",
+            "responses": SCRIPT,
+            "on_exhausted": "cycle",
+        }
+    ]
     return yaml.safe_dump(config)
 
 
@@ -77,16 +94,29 @@ def stack(tmp_path: Path, postgres_url: str, redis_url: str, engine: PodmanEngin
     home = tmp_path / "data"
     (home / "skills").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"}
-    env.update(DATABASE_URL=postgres_url.rsplit("/", 1)[0] + f"/{database}", REDIS_URL=redis_url,
-               HERDSMAN_API_KEY=USER_KEY, HERDSMAN_ADMIN_KEY=ADMIN_KEY, HERDSMAN_HOST_HOME=str(home))
+    env.update(
+        DATABASE_URL=postgres_url.rsplit("/", 1)[0] + f"/{database}",
+        REDIS_URL=redis_url,
+        HERDSMAN_API_KEY=USER_KEY,
+        HERDSMAN_ADMIN_KEY=ADMIN_KEY,
+        HERDSMAN_HOST_HOME=str(home),
+    )
     processes, urls = [], {}
     try:
         for name in ("gateway-1", "gateway-2"):
             port = free_port()
             path = tmp_path / f"{name}.yaml"
             path.write_text(gateway_config(home, port, engine))
-            processes.append(subprocess.Popen([sys.executable, "-m", "herdsman", "serve", "--config", str(path)],
-                                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "herdsman", "serve", "--config", str(path)],
+                    cwd=tmp_path,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
             urls[name] = f"http://127.0.0.1:{port}"
         for proc, url in zip(processes, urls.values()):
             for _ in range(600):  # /api/health answers without a key (at most ~30 s)
@@ -100,8 +130,14 @@ def stack(tmp_path: Path, postgres_url: str, redis_url: str, engine: PodmanEngin
             else:
                 pytest.fail(f"{url} did not answer")
         web = free_port()  # nothing listens there: this test is about the API
-        with serve_nginx(tmp_path, {"gateway-1": int(urls["gateway-1"].rsplit(":", 1)[1]),
-                                    "gateway-2": int(urls["gateway-2"].rsplit(":", 1)[1]), "web": web}) as proxy:
+        with serve_nginx(
+            tmp_path,
+            {
+                "gateway-1": int(urls["gateway-1"].rsplit(":", 1)[1]),
+                "gateway-2": int(urls["gateway-2"].rsplit(":", 1)[1]),
+                "web": web,
+            },
+        ) as proxy:
             yield {"proxy": proxy, **urls, "home": str(home)}
     finally:
         for proc in processes:
@@ -125,13 +161,16 @@ async def test_two_gateways_behind_the_proxy_share_threads_and_run_streams(stack
         assert contents[0] == "hello" and contents[-1] == ANSWER
         assert "deployed" in [m for m in values["messages"] if m["type"] == "tool"][0]["content"]
         # The docker provider ran the command in a container on the thread's files in the home.
-        assert (Path(stack["home"]) / "threads" / tid / "user-data" / "outputs" / "proof.txt").read_text() == "deployed\n"
+        assert (
+            Path(stack["home"]) / "threads" / tid / "user-data" / "outputs" / "proof.txt"
+        ).read_text() == "deployed\n"
         # PostgreSQL is shared: either gateway has the thread and its state.
         for gateway in (one, two):
             state = await gateway.threads.get_state(tid)
             assert [m["content"] for m in state["values"]["messages"]] == contents
         # Redis is shared: a run started on one gateway is streamed from the other.
         run = await one.runs.create(tid, "lead_agent", input=user_message("again"), stream_mode=["values"])
+
         async def joined() -> list:
             return [part async for part in two.runs.join_stream(tid, run["run_id"], stream_mode=["values"])]
 

@@ -53,14 +53,25 @@ def values(**overrides: Any) -> dict[str, Any]:
 
 VARIANTS = {
     "defaults": values(),
-    "everything": values(workers={"enabled": True}, ingress={"enabled": True, "className": "nginx",
-                                                              "tls": [{"secretName": "t", "hosts": ["herdsman.example.com"]}]},
-                         sandbox={"skillsClaim": "herdsman-skills"}),
-    "external-services": values(postgresql={"bundled": False, "externalUrl": "postgresql://h:p@db.internal:5432/h"},
-                                redis={"bundled": False, "externalUrl": "redis://:p@cache.internal:6379/0"},
-                                workers={"enabled": True, "autoscaling": {"enabled": False}}),
-    "existing-secret": {"secrets": {"existingSecret": "my-herdsman"}, "web": {"enabled": False},
-                        "persistence": {"existingClaim": "shared-data"}},
+    "everything": values(
+        workers={"enabled": True},
+        ingress={
+            "enabled": True,
+            "className": "nginx",
+            "tls": [{"secretName": "t", "hosts": ["herdsman.example.com"]}],
+        },
+        sandbox={"skillsClaim": "herdsman-skills"},
+    ),
+    "external-services": values(
+        postgresql={"bundled": False, "externalUrl": "postgresql://h:p@db.internal:5432/h"},
+        redis={"bundled": False, "externalUrl": "redis://:p@cache.internal:6379/0"},
+        workers={"enabled": True, "autoscaling": {"enabled": False}},
+    ),
+    "existing-secret": {
+        "secrets": {"existingSecret": "my-herdsman"},
+        "web": {"enabled": False},
+        "persistence": {"existingClaim": "shared-data"},
+    },
 }
 
 
@@ -115,12 +126,18 @@ def test_missing_secrets_stop_the_render_with_what_to_set() -> None:
         render_chart(values(postgresql={"bundled": False}))
 
 
-@pytest.mark.parametrize(("bad", "said"), [
-    ({"gateway": {"replicas": "two"}}, "at '/gateway/replicas': got string, want integer"),
-    ({"postgres": {"password": "x"}}, "additional properties 'postgres' not allowed"),
-    ({"postgresql": {"bundled": False, "externalUrl": "mysql://db/h"}}, "at '/postgresql/externalUrl'"),
-    ({"workers": {"autoscaling": {"targetCPUUtilizationPercentage": 170}}}, "at '/workers/autoscaling/targetCPUUtilizationPercentage'"),
-])
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"gateway": {"replicas": "two"}}, "at '/gateway/replicas': got string, want integer"),
+        ({"postgres": {"password": "x"}}, "additional properties 'postgres' not allowed"),
+        ({"postgresql": {"bundled": False, "externalUrl": "mysql://db/h"}}, "at '/postgresql/externalUrl'"),
+        (
+            {"workers": {"autoscaling": {"targetCPUUtilizationPercentage": 170}}},
+            "at '/workers/autoscaling/targetCPUUtilizationPercentage'",
+        ),
+    ],
+)
 def test_values_schema_names_a_wrong_value(bad: dict, said: str) -> None:
     """values.schema.json: Helm refuses a mistyped or misspelled value before rendering anything."""
     import helm_python as helm
@@ -192,7 +209,10 @@ def test_herdsman_pods_get_the_config_the_secret_the_claim_and_the_account(rende
         assert container["envFrom"] == [{"secretRef": {"name": "herdsman-secrets"}}]
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
     worker = one(objects, "Deployment", "herdsman-worker")["spec"]["template"]["spec"]["containers"][0]
-    assert worker["image"] == one(objects, "Deployment", "herdsman-gateway")["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert (
+        worker["image"]
+        == one(objects, "Deployment", "herdsman-gateway")["spec"]["template"]["spec"]["containers"][0]["image"]
+    )
     assert worker["args"] == ["worker"]
 
 
@@ -202,8 +222,13 @@ def test_existing_secret_and_claim_are_used_and_not_made(rendered: dict) -> None
     gateway = one(objects, "Deployment", "herdsman-gateway")["spec"]["template"]["spec"]
     assert gateway["containers"][0]["envFrom"] == [{"secretRef": {"name": "my-herdsman"}}]
     assert {v["name"]: v for v in gateway["volumes"]}["data"]["persistentVolumeClaim"]["claimName"] == "shared-data"
-    refs = [e["valueFrom"]["secretKeyRef"]["name"] for _, t in pod_templates(objects)
-            for c in t["spec"]["containers"] for e in c.get("env", []) if "valueFrom" in e]
+    refs = [
+        e["valueFrom"]["secretKeyRef"]["name"]
+        for _, t in pod_templates(objects)
+        for c in t["spec"]["containers"]
+        for e in c.get("env", [])
+        if "valueFrom" in e
+    ]
     assert refs and set(refs) == {"my-herdsman"}
     assert yaml.safe_load(chart_config(objects))["sandbox"]["kubernetes"]["data_claim"] == "shared-data"
 
@@ -258,13 +283,23 @@ def test_network_policies_close_the_sandbox_and_the_datastores(rendered: dict) -
         assert spec["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == part
         (rule,) = spec["ingress"]
         assert rule["ports"] == [{"port": port}]
-        components = next(e for e in rule["from"][0]["podSelector"]["matchExpressions"]
-                          if e["key"] == "app.kubernetes.io/component")
+        components = next(
+            e for e in rule["from"][0]["podSelector"]["matchExpressions"] if e["key"] == "app.kubernetes.io/component"
+        )
         assert components["values"] == ["gateway", "worker"]
     assert not find(rendered["external-services"], "NetworkPolicy", "herdsman-postgresql")
 
 
-RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
 
 
 def restricted_problems(template: dict[str, Any]) -> list[str]:

@@ -16,22 +16,43 @@ def write_config(tmp: Path) -> Path:
     """Two scripted models on a SQLite home: the default one, and ``other`` (recording its calls)."""
     cfg = tmp / "config.yaml"
     scripted = {"use": "herdsman.models.scripted:ScriptedChatModel", "on_exhausted": "repeat_last"}
-    cfg.write_text(yaml.safe_dump({
-        "home": "home",
-        "lead": {"model_retries": 0, "verify_rounds": 0},
-        "title": {"enabled": False},
-        "models": [
-            {"name": "scripted", **scripted, "responses": ["from the default model"]},
-            {"name": "other", **scripted, "responses": ["Squawk."], "record_file": str(tmp / "other.jsonl")},
-        ],
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "home": "home",
+                "lead": {"model_retries": 0, "verify_rounds": 0},
+                "title": {"enabled": False},
+                "models": [
+                    {"name": "scripted", **scripted, "responses": ["from the default model"]},
+                    {"name": "other", **scripted, "responses": ["Squawk."], "record_file": str(tmp / "other.jsonl")},
+                ],
+            }
+        )
+    )
     return cfg
 
 
 def test_create_use_edit_and_delete_an_agent(tmp_path: Path) -> None:
     cfg = str(write_config(tmp_path))
-    made = run_cli("agents", "create", "Parrot", "--instructions", SOUL, "--model", "other", "--tool", "read_file",
-                   "--tool", "ls", "--no-delegation", "--max-steps", "4", "--config", cfg, cwd=tmp_path)
+    made = run_cli(
+        "agents",
+        "create",
+        "Parrot",
+        "--instructions",
+        SOUL,
+        "--model",
+        "other",
+        "--tool",
+        "read_file",
+        "--tool",
+        "ls",
+        "--no-delegation",
+        "--max-steps",
+        "4",
+        "--config",
+        cfg,
+        cwd=tmp_path,
+    )
     assert made.returncode == 0, made.stderr
     assert "Created agent Parrot" in made.stdout
 
@@ -52,8 +73,18 @@ def test_create_use_edit_and_delete_an_agent(tmp_path: Path) -> None:
     assert sorted(call["tools"]) == ["ls", "read_file"]
     assert SOUL in call["messages"][0]["content"]
 
-    edited = run_cli("agents", "edit", "Parrot", "--instructions", "Be brief.", "--name", "Brief parrot",
-                     "--config", cfg, cwd=tmp_path)
+    edited = run_cli(
+        "agents",
+        "edit",
+        "Parrot",
+        "--instructions",
+        "Be brief.",
+        "--name",
+        "Brief parrot",
+        "--config",
+        cfg,
+        cwd=tmp_path,
+    )
     assert edited.returncode == 0, edited.stderr
     assert "version 2" in edited.stdout
     plain = run_cli("run", "hi", "--config", cfg, cwd=tmp_path)

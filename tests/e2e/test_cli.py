@@ -50,7 +50,11 @@ def test_run_then_resume_in_a_new_process(tmp_path: Path) -> None:
         tmp_path,
         "first",
         [
-            {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/note.md", "content": "# Plan\n"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/note.md", "content": "# Plan\n"}}
+                ]
+            },
             "Wrote the plan to outputs/note.md.",
         ],
     )
@@ -95,12 +99,23 @@ def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: P
         "checked",
         [
             "Here is the summary.",
-            {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}
+                ]
+            },
             "Saved the summary to /mnt/user-data/outputs/sum.md.",
         ],
     )
-    out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--thread", "checked", "--config", str(cfg),
-                  cwd=tmp_path)
+    out = run_cli(
+        "run",
+        "Save a short summary to /mnt/user-data/outputs/sum.md",
+        "--thread",
+        "checked",
+        "--config",
+        str(cfg),
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert "checked: 2 findings, sent back to the agent" in out.stdout
     assert "[harness" not in out.stdout and "Not done yet" not in out.stdout
@@ -117,17 +132,31 @@ def test_the_completion_checks_note_is_one_line_not_the_conversation(tmp_path: P
     full = run_cli("threads", "show", "checked", "--notes", "--config", str(cfg), cwd=tmp_path)
     assert full.returncode == 0, full.stderr
     assert "note to the agent [" in full.stdout and "path.missing" in full.stdout and "Not done yet" in full.stdout
-    assert full.stdout.index("Here is the summary.") < full.stdout.index("Not done yet") < full.stdout.index("▶ write_file")
+    assert (
+        full.stdout.index("Here is the summary.")
+        < full.stdout.index("Not done yet")
+        < full.stdout.index("▶ write_file")
+    )
     assert full.stdout.count("you>") == 1 and "checked: 2 findings" in full.stdout
 
 
 def test_run_with_notes_shows_the_harness_notes_in_full(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, "noted", [
-        "Here is the summary.",
-        {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}]},
-        "Saved the summary to /mnt/user-data/outputs/sum.md.",
-    ])
-    out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--notes", "--config", str(cfg), cwd=tmp_path)
+    cfg = write_config(
+        tmp_path,
+        "noted",
+        [
+            "Here is the summary.",
+            {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}
+                ]
+            },
+            "Saved the summary to /mnt/user-data/outputs/sum.md.",
+        ],
+    )
+    out = run_cli(
+        "run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--notes", "--config", str(cfg), cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     fold = next(i for i, line in enumerate(lines) if "checked: 2 findings, sent back to the agent" in line)
@@ -155,10 +184,18 @@ def test_run_exits_non_zero_when_the_model_call_failed(tmp_path: Path) -> None:
 
 
 def test_run_exits_zero_when_the_requested_file_is_there(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, "delivered", [
-        {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}]},
-        "Saved the summary to /mnt/user-data/outputs/sum.md.",
-    ])
+    cfg = write_config(
+        tmp_path,
+        "delivered",
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sum.md", "content": "short\n"}}
+                ]
+            },
+            "Saved the summary to /mnt/user-data/outputs/sum.md.",
+        ],
+    )
     out = run_cli("run", "Save a short summary to /mnt/user-data/outputs/sum.md", "--config", str(cfg), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "Not done" not in out.stderr
@@ -206,7 +243,11 @@ def test_a_call_written_as_text_is_a_failed_step_in_the_run_and_the_transcript(t
     """The model writes a call as text (hundreds of assertions in it), is sent back, then
     answers: neither the run's output nor 'threads show' prints the raw call as the agent's
     message; both print one failed-step line for it."""
-    raw = '<tool_call>\n{"name": "write_file", "arguments": {"path": "t.py", "content": "' + "assert p('aba')\\n" * 200 + '"}}\n</tool_call>'
+    raw = (
+        '<tool_call>\n{"name": "write_file", "arguments": {"path": "t.py", "content": "'
+        + "assert p('aba')\\n" * 200
+        + '"}}\n</tool_call>'
+    )
     cfg = write_config(tmp_path, "raw", [raw, "Palindromes read the same both ways; the tests are below."])
     out = run_cli("run", "Explain what a palindrome is.", "--thread", "raw", "--config", str(cfg), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -232,7 +273,11 @@ def test_ctrl_c_stops_cleanly_and_the_thread_resumes(tmp_path: Path) -> None:
     # and this test then hung (twice in clean-clone runs; SigIgn of the pytest process showed it).
     proc = subprocess.Popen(
         [sys.executable, "-m", "herdsman", "run", "Sleep a while", "--thread", "stopped", "--config", str(cfg)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     line = proc.stdout.readline()
@@ -264,7 +309,10 @@ def test_ctrl_c_during_an_answer_keeps_the_words_said(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "HERDSMAN_CONFIG"} | {"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "herdsman", "run", "Talk", "--thread", "talking", "--config", str(cfg)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # see the test above
     )
     shown = b""
@@ -309,7 +357,9 @@ def test_unset_variable_stops_run_with_its_name(tmp_path: Path) -> None:
 
 
 def test_threads_restore_lists_versions_and_brings_files_back(tmp_path: Path) -> None:
-    write = lambda name, text: {"tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}", "content": text}}]}  # noqa: E731
+    write = lambda name, text: {
+        "tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}", "content": text}}]
+    }  # noqa: E731
     cfg = write_config(tmp_path, "versions", [write("a.txt", "one"), "wrote a"])
     assert run_cli("run", "first", "--thread", "v", "--config", str(cfg), cwd=tmp_path).returncode == 0
     cfg = write_config(tmp_path, "again", [write("a.txt", "two"), "wrote again"])

@@ -28,7 +28,7 @@ def rendered(pieces: list[str]) -> tuple[Console, list[str]]:
 
 
 def test_blocks_print_as_they_finish_and_render_as_markdown() -> None:
-    console, printed = rendered([ANSWER[i:i + 4] for i in range(0, len(ANSWER), 4)])
+    console, printed = rendered([ANSWER[i : i + 4] for i in range(0, len(ANSWER), 4)])
     text = console.export_text(clear=False)
     assert "Totals" in text and "# Totals" not in text  # a heading, not the raw mark
     assert "north region" in text and "**" not in text
@@ -40,7 +40,7 @@ def test_blocks_print_as_they_finish_and_render_as_markdown() -> None:
 
 
 def test_no_control_sequence_of_the_model_reaches_the_terminal() -> None:
-    console, _ = rendered([ANSWER[i:i + 3] for i in range(0, len(ANSWER), 3)])  # the OSC 52 split in pieces
+    console, _ = rendered([ANSWER[i : i + 3] for i in range(0, len(ANSWER), 3)])  # the OSC 52 split in pieces
     styled = console.export_text(styles=True)
     rest = re.sub(r"\x1b\[[0-9;]*m", "", styled)  # rich's own colours are all that may remain
     assert "\x1b" not in rest and "\x07" not in rest

@@ -16,9 +16,16 @@ NOTES = "a line of notes, written slowly\n" * 6
 
 def _model() -> ScriptedChatModel:
     return ScriptedChatModel(
-        responses=[{"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/notes.md", "content": NOTES}}]},
-                   "Wrote outputs/notes.md."],
-        stream_chunk_chars=10, stream_call_drafts=True,
+        responses=[
+            {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/notes.md", "content": NOTES}}
+                ]
+            },
+            "Wrote outputs/notes.md.",
+        ],
+        stream_chunk_chars=10,
+        stream_call_drafts=True,
     )
 
 

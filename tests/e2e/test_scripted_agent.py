@@ -82,7 +82,9 @@ async def test_tool_call_with_wrong_arguments_is_reported_and_run_goes_on(config
 def garbage_reply() -> AIMessage:
     return AIMessage(
         content="",
-        invalid_tool_calls=[{"name": "bash", "args": "{not json", "id": "x", "error": "bad JSON", "type": "invalid_tool_call"}],
+        invalid_tool_calls=[
+            {"name": "bash", "args": "{not json", "id": "x", "error": "bad JSON", "type": "invalid_tool_call"}
+        ],
     )
 
 
@@ -118,7 +120,9 @@ async def test_garbage_tool_call_when_streaming_becomes_a_tool_error(config) -> 
 
 async def test_model_that_raises_gives_clear_error_and_thread_stays_usable(home: Path) -> None:
     config = make_config(home, lead={"model_retries": 1, "retry_initial_delay": 0})
-    model = ScriptedChatModel(responses=[{"error": "connection refused"}, {"error": "connection refused"}, "back again"])
+    model = ScriptedChatModel(
+        responses=[{"error": "connection refused"}, {"error": "connection refused"}, "back again"]
+    )
     async with HerdsmanClient(config, model=model) as client:
         first = await client.run("hello", thread_id="t-err")
         assert "model call failed" in first.answer and "connection refused" in first.answer
@@ -137,7 +141,11 @@ async def test_a_failed_model_call_is_told_in_the_requests_language_and_fails_th
     async with HerdsmanClient(config, model=model) as client:
         done = await client.run("请把销售数据画成柱状图", thread_id="t-err-zh")
         last = (await client.messages("t-err-zh"))[-1]
-    assert done.answer.startswith("错误：模型调用失败") and "connection refused" in done.answer and "base_url" in done.answer
+    assert (
+        done.answer.startswith("错误：模型调用失败")
+        and "connection refused" in done.answer
+        and "base_url" in done.answer
+    )
     assert failed_reason(last) == "model_call"
     assert len(model.calls) == 2, "one call and its retry; the check sent nothing back"
     assert any("the run failed" in p for p in done.problems), done.problems
@@ -145,7 +153,11 @@ async def test_a_failed_model_call_is_told_in_the_requests_language_and_fails_th
 
 async def test_huge_tool_output_is_bounded(config) -> None:
     model = ScriptedChatModel(
-        responses=[call("write_file", path="big.txt", content="x" * 10_000_000), call("read_file", path="big.txt"), "ok"]
+        responses=[
+            call("write_file", path="big.txt", content="x" * 10_000_000),
+            call("read_file", path="big.txt"),
+            "ok",
+        ]
     )
     async with HerdsmanClient(config, model=model) as client:
         events = [e async for e in client.stream("big", thread_id="t-big")]

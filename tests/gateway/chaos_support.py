@@ -50,8 +50,9 @@ class FailFast(httpx.AsyncBaseTransport):
 
 def sdk_client(url: str) -> LangGraphClient:
     """The official SDK client for ``url``, with :class:`FailFast` as its transport."""
-    http = httpx.AsyncClient(base_url=url, transport=FailFast(),
-                             timeout=httpx.Timeout(connect=5, read=300, write=300, pool=30))
+    http = httpx.AsyncClient(
+        base_url=url, transport=FailFast(), timeout=httpx.Timeout(connect=5, read=300, write=300, pool=30)
+    )
     return LangGraphClient(http)
 
 
@@ -74,9 +75,19 @@ class Stack:
             "models": [{"name": "chaos", "use": "tests.gateway.chaos_model:ChaosModel"}],
             "checkpointer": {"type": "postgres", "url": self.database_url},
             # 40 conversations of the one local user at once: the processes' capacity is tested, not a user's share
-            "gateway": {"port": port, "stream_bridge": "redis", "redis_url": self.redis_url, "max_streams_per_user": None},
-            "runs": {"workers": workers, "lease_seconds": 2, "poll_seconds": 0.2, "max_running_per_user": None,
-                     "max_queued_per_user": None},
+            "gateway": {
+                "port": port,
+                "stream_bridge": "redis",
+                "redis_url": self.redis_url,
+                "max_streams_per_user": None,
+            },
+            "runs": {
+                "workers": workers,
+                "lease_seconds": 2,
+                "poll_seconds": 0.2,
+                "max_running_per_user": None,
+                "max_queued_per_user": None,
+            },
         }
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump(data))
@@ -86,8 +97,13 @@ class Stack:
         port = self.ports.setdefault(name, free_port())
         config = self._config(name, port, workers)
         with open(self.root / f"{name}.log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "herdsman", command, "--config", str(config)],
-                                    cwd=self.root, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "herdsman", command, "--config", str(config)],
+                cwd=self.root,
+                env=child_env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.procs[name] = proc
         return proc
 

@@ -149,7 +149,10 @@ def running_gateway(
 ) -> Iterator[RunningGateway]:
     """Serve ``create_app(config, model=...)`` on a free loopback port for the ``with`` block."""
     app = create_app(
-        config, model=model if model is not None else scripted_model(), checkpointer=checkpointer, extra_tools=extra_tools
+        config,
+        model=model if model is not None else scripted_model(),
+        checkpointer=checkpointer,
+        extra_tools=extra_tools,
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -236,7 +239,11 @@ def serve_subprocess(
     ``/api/health`` answers (polled ``tries`` times, 50 ms apart); terminated and reaped at the end."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "herdsman", "serve", "--config", str(config)],
-        cwd=cwd, env=child_env(), stdout=stdout, stderr=subprocess.PIPE, text=True,
+        cwd=cwd,
+        env=child_env(),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     served = ServeProcess(proc, f"http://127.0.0.1:{port}")
     url = served.url

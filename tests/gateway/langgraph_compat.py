@@ -26,8 +26,14 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 # Operations that cannot apply to Herdsman, and why (docs/langgraph-compat.md says the same).
 SKIPPED = {
-    ("POST", "/a2a/{}"): "A2A: the agent-to-agent protocol endpoint of LangGraph Platform; Herdsman's agents talk through the LangGraph API",
-    ("POST", "/mcp/"): "the server's own MCP endpoint (exposing graphs as MCP tools); Herdsman is an MCP client, not a server",
+    (
+        "POST",
+        "/a2a/{}",
+    ): "A2A: the agent-to-agent protocol endpoint of LangGraph Platform; Herdsman's agents talk through the LangGraph API",
+    (
+        "POST",
+        "/mcp/",
+    ): "the server's own MCP endpoint (exposing graphs as MCP tools); Herdsman is an MCP client, not a server",
     ("GET", "/mcp/"): "the server's own MCP endpoint; Herdsman is an MCP client, not a server",
     ("DELETE", "/mcp/"): "the server's own MCP endpoint; Herdsman is an MCP client, not a server",
 }
@@ -73,8 +79,10 @@ def compat_report(app: Any) -> dict[str, Any]:
 def summary_line(report: dict[str, Any]) -> str:
     """One line: how many operations are served, skipped by design, missing (and which)."""
     missing = [f"{r['method']} {r['path']}" for r in report["operations"] if r["status"] == "missing"]
-    line = (f"LangGraph API compatibility: {report['served']}/{report['total']} reference operations served, "
-            f"{report['skipped']} skipped by design, {report['missing']} missing")
+    line = (
+        f"LangGraph API compatibility: {report['served']}/{report['total']} reference operations served, "
+        f"{report['skipped']} skipped by design, {report['missing']} missing"
+    )
     return line + (f": {', '.join(missing)}" if missing else "")
 
 

@@ -18,8 +18,11 @@ SITE = "/mnt/user-data/outputs/site"
 
 def ask(http: httpx.Client, tid: str, text: str) -> str:
     """Run the agent on ``text`` in ana's thread ``tid``; its last message."""
-    got = http.post(f"/threads/{tid}/runs/wait", headers=ANA,
-                    json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": text}]}})
+    got = http.post(
+        f"/threads/{tid}/runs/wait",
+        headers=ANA,
+        json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": text}]}},
+    )
     assert got.status_code == 200, got.text
     return got.json()["messages"][-1]["content"]
 

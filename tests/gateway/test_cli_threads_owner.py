@@ -27,7 +27,9 @@ def keyed(home: Path, keys: list) -> object:
 
 
 async def cli_run(config: object, thread: str, text: str = "Write a haiku about rain") -> None:
-    async with HerdsmanClient(config, model=ScriptedChatModel(responses=["Rain on the roof."], on_exhausted="repeat_last")) as client:
+    async with HerdsmanClient(
+        config, model=ScriptedChatModel(responses=["Rain on the roof."], on_exhausted="repeat_last")
+    ) as client:
         await client.run(text, thread_id=thread)
 
 
@@ -64,7 +66,9 @@ async def test_threads_from_before_the_keys_become_the_admin_s(home: Path) -> No
     IM chat's thread (no owner either) stays out of the admin's list."""
     await cli_run(make_config(home, checkpointer={"type": "sqlite"}), "before-keys")
     async with open_record_store(make_config(home, checkpointer={"type": "sqlite"})) as store:
-        await ThreadStore(store).create("a-chat", {"channel": "telegram", "chat_id": "42"})  # an IM chat's: not the admin's
+        await ThreadStore(store).create(
+            "a-chat", {"channel": "telegram", "chat_id": "42"}
+        )  # an IM chat's: not the admin's
     config = keyed(home, [ADMIN, BO])
     with running_gateway(config) as gw:
         async with httpx.AsyncClient(timeout=30) as http:
@@ -74,7 +78,8 @@ async def test_threads_from_before_the_keys_become_the_admin_s(home: Path) -> No
 
 
 async def test_without_an_admin_key_the_cli_says_how_to_make_its_threads_visible(
-    home: Path, caplog: pytest.LogCaptureFixture,
+    home: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     config = keyed(home, [BO])
     assert config.gateway.host_owner() is None

@@ -24,8 +24,13 @@ SOUL = "You are Captain Parrot. Answer like a ship's parrot."
 
 def scripted(name: str, record: Path, responses: list[Any]) -> dict[str, Any]:
     """A configured scripted model that records every call it gets in ``record``."""
-    return {"name": name, "use": "herdsman.models.scripted:ScriptedChatModel", "responses": responses,
-            "on_exhausted": "repeat_last", "record_file": str(record)}
+    return {
+        "name": name,
+        "use": "herdsman.models.scripted:ScriptedChatModel",
+        "responses": responses,
+        "on_exhausted": "repeat_last",
+        "record_file": str(record),
+    }
 
 
 def calls(record: Path) -> list[dict[str, Any]]:
@@ -46,7 +51,9 @@ async def status_of(call) -> int:
 
 async def test_create_version_and_manage_a_custom_agent(client) -> None:
     agent = await client.assistants.create(
-        "lead_agent", name="Researcher", description="Digs into things",
+        "lead_agent",
+        name="Researcher",
+        description="Digs into things",
         context={"instructions": "Cite sources.", "skills": ["deep-research"], "max_steps": 5},
         metadata={"team": "red"},
     )
@@ -76,7 +83,10 @@ async def test_create_version_and_manage_a_custom_agent(client) -> None:
     assert [a["name"] for a in await client.assistants.search(name="research")] == ["Researcher 3"]
     assert [a["assistant_id"] for a in await client.assistants.search(metadata={"team": "red"})] == [aid]
     assert [a["name"] for a in await client.assistants.search(sort_by="name", sort_order="asc")] == [
-        "lead_agent", "Researcher 3", "Writer"]
+        "lead_agent",
+        "Researcher 3",
+        "Writer",
+    ]
     page = await client.assistants.search(limit=1, offset=1, select=["assistant_id", "name"], response_format="object")
     assert page["assistants"] == [{"assistant_id": aid, "name": "Researcher 3"}] and page["next"] == "2"
     assert await client.assistants.count() == 3
@@ -111,18 +121,25 @@ async def test_bad_settings_are_refused_naming_the_field_and_the_valid_values(cl
 
     assert await status_of(client.assistants.create("other_graph")) == 404
     assert await status_of(client.assistants.create("lead_agent", assistant_id="not-a-uuid")) == 422
-    assert await status_of(client.assistants.create(
-        "lead_agent", config={"configurable": {"a": 1}}, context={"a": 2})) == 400
+    assert (
+        await status_of(client.assistants.create("lead_agent", config={"configurable": {"a": 1}}, context={"a": 2}))
+        == 400
+    )
     assert await status_of(client.assistants.create("lead_agent", config={"configurable": {"thread_id": "x"}})) == 422
     assert await status_of(client.assistants.create("lead_agent", context={"__pregel_x": 1})) == 422
     with pytest.raises(ConflictError):
         await client.assistants.create("lead_agent", assistant_id=agent["assistant_id"], name="Again")
-    same = await client.assistants.create("lead_agent", assistant_id=agent["assistant_id"], if_exists="do_nothing", name="Again")
+    same = await client.assistants.create(
+        "lead_agent", assistant_id=agent["assistant_id"], if_exists="do_nothing", name="Again"
+    )
     assert same["name"] == "Fine" and same["version"] == 1
 
     # the built-in lead is read-only
-    for call in (client.assistants.update("lead_agent", name="mine"), client.assistants.delete("lead_agent"),
-                 client.assistants.set_latest("lead_agent", 1)):
+    for call in (
+        client.assistants.update("lead_agent", name="mine"),
+        client.assistants.delete("lead_agent"),
+        client.assistants.set_latest("lead_agent", 1),
+    ):
         with pytest.raises(ConflictError, match="built in"):
             await call
     assert await status_of(client.assistants.set_latest(agent["assistant_id"], 7)) == 404
@@ -141,15 +158,25 @@ async def test_a_run_on_a_custom_agent_uses_its_model_instructions_and_tools(hom
     other_calls = home / "other.jsonl"
     models = [
         scripted("main", home / "main.jsonl", ["from main"]),
-        scripted("other", other_calls, [{"tool_calls": [{"name": "bash", "args": {"command": "echo hi"}}]}, "from other"]),
+        scripted(
+            "other", other_calls, [{"tool_calls": [{"name": "bash", "args": {"command": "echo hi"}}]}, "from other"]
+        ),
     ]
     lead = scripted_model()  # serves "main", the lead's default model
     with running_gateway(make_config(home, models=models, title={"enabled": False}), model=lead) as served:
         client = get_client(url=served.url, api_key=None)
         try:
-            agent = await client.assistants.create("lead_agent", name="Parrot", context={
-                "model_name": "other", "instructions": SOUL, "tools": ["read_file", "ls"], "subagent_types": [],
-                "max_steps": 7})
+            agent = await client.assistants.create(
+                "lead_agent",
+                name="Parrot",
+                context={
+                    "model_name": "other",
+                    "instructions": SOUL,
+                    "tools": ["read_file", "ls"],
+                    "subagent_types": [],
+                    "max_steps": 7,
+                },
+            )
             thread = await client.threads.create()
             tid = thread["thread_id"]
             out = await client.runs.wait(tid, agent["assistant_id"], input=user_message("hi"))
@@ -171,8 +198,9 @@ async def test_a_run_on_a_custom_agent_uses_its_model_instructions_and_tools(hom
             assert [t["thread_id"] for t in listed] == [tid]  # the thread list knows which agent it uses
 
             # the run's own config wins over the agent's
-            out = await client.runs.wait(tid, agent["assistant_id"], input=user_message("again"),
-                                         config={"configurable": {"model_name": "main"}})
+            out = await client.runs.wait(
+                tid, agent["assistant_id"], input=user_message("again"), config={"configurable": {"model_name": "main"}}
+            )
             assert out["messages"][-1]["content"] == "echo: again"
             assert SOUL in lead.calls[-1].messages[0].text and sorted(lead.calls[-1].tools) == ["ls", "read_file"]
 
@@ -224,16 +252,27 @@ async def test_users_never_see_or_use_each_others_agents(home: Path) -> None:
             assert await bo.assistants.count() == 1
             assert await bo.assistants.search(metadata={"owner": mine["metadata"]["owner"]}) == []
             for call in (
-                bo.assistants.get(aid), bo.assistants.update(aid, name="Bo's now"), bo.assistants.delete(aid),
-                bo.assistants.get_versions(aid), bo.assistants.set_latest(aid, 1), bo.assistants.get_subgraphs(aid),
-                bo.assistants.get_graph(aid), bo.assistants.get_schemas(aid),
+                bo.assistants.get(aid),
+                bo.assistants.update(aid, name="Bo's now"),
+                bo.assistants.delete(aid),
+                bo.assistants.get_versions(aid),
+                bo.assistants.set_latest(aid, 1),
+                bo.assistants.get_subgraphs(aid),
+                bo.assistants.get_graph(aid),
+                bo.assistants.get_schemas(aid),
                 bo.runs.wait(None, aid, input=user_message("hi")),
             ):
                 assert await status_of(call) == 404
             assert await status_of(bo.assistants.create("lead_agent", assistant_id=aid, if_exists="do_nothing")) == 409
-            stolen = await bo.assistants.create("lead_agent", name="Bo's", metadata={"owner": mine["metadata"]["owner"]})
-            assert stolen["metadata"]["owner"] != mine["metadata"]["owner"]  # the owner is the caller, whatever was sent
-            assert (await ana.assistants.get(aid))["name"] == "Ana's" and (await ana.assistants.get(aid))["version"] == 1
+            stolen = await bo.assistants.create(
+                "lead_agent", name="Bo's", metadata={"owner": mine["metadata"]["owner"]}
+            )
+            assert (
+                stolen["metadata"]["owner"] != mine["metadata"]["owner"]
+            )  # the owner is the caller, whatever was sent
+            assert (await ana.assistants.get(aid))["name"] == "Ana's" and (await ana.assistants.get(aid))[
+                "version"
+            ] == 1
             out = await ana.runs.wait(None, aid, input=user_message("hi"))
             assert out["messages"][-1]["content"] == "echo: hi"
         finally:

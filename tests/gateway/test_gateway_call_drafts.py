@@ -22,7 +22,9 @@ async def test_drafts_of_the_call_arrive_on_the_custom_stream_then_the_call(clie
     parts = [
         p
         async for p in client.runs.stream(
-            thread["thread_id"], "lead_agent", input=user_message("write haiku.txt an old silent pond"),
+            thread["thread_id"],
+            "lead_agent",
+            input=user_message("write haiku.txt an old silent pond"),
             stream_mode=["values", "messages-tuple", "custom"],
         )
     ]
@@ -47,7 +49,10 @@ async def test_without_the_custom_mode_no_draft_is_sent(client) -> None:
     parts = [
         p
         async for p in client.runs.stream(
-            thread["thread_id"], "lead_agent", input=user_message("write a.txt hello"), stream_mode=["values"],
+            thread["thread_id"],
+            "lead_agent",
+            input=user_message("write a.txt hello"),
+            stream_mode=["values"],
         )
     ]
     assert {p.event for p in parts} == {"metadata", "values"}
@@ -67,7 +72,13 @@ class _StubLlama:
 
     def create_completion(self, prompt: list[int], max_tokens: int, stream: bool, **kwargs):
         turn = self.prompt.rsplit("<|im_start|>user", 1)[-1]
-        text = "The workspace is empty." if "<tool_response>" in turn else self.CALL if "<tools>" in self.prompt else "A title"
+        text = (
+            "The workspace is empty."
+            if "<tool_response>" in turn
+            else self.CALL
+            if "<tools>" in self.prompt
+            else "A title"
+        )
         pieces = [{"choices": [{"text": text[i : i + 3], "finish_reason": None}]} for i in range(0, len(text), 3)]
         return iter([*pieces, {"choices": [{"text": "", "finish_reason": "stop"}]}])
 
@@ -81,19 +92,35 @@ async def test_the_embedded_models_drafts_reach_the_sdk(home, monkeypatch) -> No
     from tests.gateway.gateway_support import running_gateway
     from tests.support import make_config
 
-    loaded = chat.LoadedModel(llama=_StubLlama(), template=chat._compile_template(chat.FALLBACK_CHAT_TEMPLATE),
-                              bos_token="", eos_token="<|im_end|>", load_seconds=0.0)
+    loaded = chat.LoadedModel(
+        llama=_StubLlama(),
+        template=chat._compile_template(chat.FALLBACK_CHAT_TEMPLATE),
+        bos_token="",
+        eos_token="<|im_end|>",
+        load_seconds=0.0,
+    )
     monkeypatch.setitem(chat._LOADED, ("stub.gguf", 4096), loaded)
     monkeypatch.setattr(chat, "GENERATION_LOCK", chat.GenerationLock(str(home / "generation.lock")))
     model = chat.ChatLocalLlama(model_path="stub.gguf", n_ctx=4096, constrained_tool_calls=False, draft_interval=0)
     with running_gateway(make_config(home), model=model) as served:
         client = get_client(url=served.url, api_key=None)
         thread = await client.threads.create()
-        parts = [p async for p in client.runs.stream(thread["thread_id"], "lead_agent", input=user_message("what is there?"),
-                                                       stream_mode=["values", "messages-tuple", "custom"])]
+        parts = [
+            p
+            async for p in client.runs.stream(
+                thread["thread_id"],
+                "lead_agent",
+                input=user_message("what is there?"),
+                stream_mode=["values", "messages-tuple", "custom"],
+            )
+        ]
         await client.aclose()
     drafts = [p.data for p in parts if p.event == "custom" and p.data.get("type") == "tool_call_draft"]
-    assert len(drafts) > 5 and drafts[-1]["name"] == "ls" and drafts[-1]["text"].startswith('{"name": "ls", "arguments": {"path": "/mnt/user-da')
+    assert (
+        len(drafts) > 5
+        and drafts[-1]["name"] == "ls"
+        and drafts[-1]["text"].startswith('{"name": "ls", "arguments": {"path": "/mnt/user-da')
+    )
     final = [p.data for p in parts if p.event == "values"][-1]["messages"]
     assert [c["args"] for m in final for c in m.get("tool_calls") or []] == [{"path": "/mnt/user-data/workspace"}]
     assert final[-1]["content"] == "The workspace is empty."

@@ -59,9 +59,15 @@ async def test_a_run_cancelled_at_any_moment_keeps_the_input(home) -> None:
                     state = await sdk.threads.get_state(tid)
                     run = await sdk.runs.get(tid, run_id)
                     thread = await sdk.threads.get(tid)
-                    if humans(state["values"]) != [text] or joined != state["values"] or run["status"] != "interrupted" \
-                            or thread["status"] != "interrupted":
-                        lost.append((delay, humans(state["values"]), run["status"], thread["status"], joined == state["values"]))
+                    if (
+                        humans(state["values"]) != [text]
+                        or joined != state["values"]
+                        or run["status"] != "interrupted"
+                        or thread["status"] != "interrupted"
+                    ):
+                        lost.append(
+                            (delay, humans(state["values"]), run["status"], thread["status"], joined == state["values"])
+                        )
             assert lost == [], f"{len(lost)} of {len(DELAYS_MS) * RUNS_PER_DELAY} cancelled runs: {lost[:5]}"
             model.release()
             # the thread takes the next message after the kept one
@@ -76,8 +82,9 @@ async def test_a_run_cancelled_at_any_moment_keeps_the_input(home) -> None:
 async def test_a_run_streaming_events_keeps_its_input_too(client, delay) -> None:
     """``stream_mode: events`` runs the graph through ``astream_events``: a stop closes that too."""
     texts = [f"events {delay} {i} {HOLD}" for i in range(4)]
-    results = await asyncio.gather(*(cancel_after(client, delay, text, stream_mode=["events", "messages-tuple"])
-                                     for text in texts))
+    results = await asyncio.gather(
+        *(cancel_after(client, delay, text, stream_mode=["events", "messages-tuple"]) for text in texts)
+    )
     for text, (tid, _, joined) in zip(texts, results):
         assert humans((await client.threads.get_state(tid))["values"]) == [text] == humans(joined)
 
@@ -119,7 +126,9 @@ async def test_a_run_sent_to_a_busy_thread_and_cancelled_keeps_its_input(client,
     (its input with it), the second's stays; ``enqueue``: the second run, cancelled while it waits,
     adds its input after the first run's, once that one ends (here: stopped too)."""
     tid, first = await _busy_thread(client)
-    second = await client.runs.create(tid, "lead_agent", input=user_message(f"second {HOLD}"), multitask_strategy=strategy)
+    second = await client.runs.create(
+        tid, "lead_agent", input=user_message(f"second {HOLD}"), multitask_strategy=strategy
+    )
     await asyncio.sleep(delay / 1000)
     await client.runs.cancel(tid, second["run_id"])
     if strategy == "enqueue":
@@ -140,18 +149,31 @@ async def test_a_run_rejected_by_a_busy_thread_leaves_the_first_runs_input(clien
     assert humans(await client.runs.join(tid, first)) == ["first [hold]"]
 
 
-async def test_runs_a_worker_process_executes_keep_their_input_when_cancelled_through_the_gateway(tmp_path, redis_url) -> None:
+async def test_runs_a_worker_process_executes_keep_their_input_when_cancelled_through_the_gateway(
+    tmp_path, redis_url
+) -> None:
     """A gateway that only accepts runs (``runs.workers: 0``) and a ``herdsman worker`` process on
     one SQLite home: runs cancelled through the gateway at each delay keep their input, whether
     the gateway ends them (no worker had claimed them yet) or the worker stops them."""
     from tests.gateway.test_gateway_recovery import gateway_process, settled, worker_process
 
-    model = [{"name": "steps", "use": "tests.gateway.recovery_model:StepsModel", "hold_at": 0,
-              "calls_file": str(tmp_path / "calls.log"), "hold_file": str(tmp_path / "hold")}]
+    model = [
+        {
+            "name": "steps",
+            "use": "tests.gateway.recovery_model:StepsModel",
+            "hold_at": 0,
+            "calls_file": str(tmp_path / "calls.log"),
+            "hold_file": str(tmp_path / "hold"),
+        }
+    ]
     shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url}, "models": model}
     (tmp_path / "hold").touch()  # every run waits at its model call
-    with gateway_process(tmp_path, "gateway", **shared, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}) as gateway, \
-            worker_process(tmp_path, "worker", **shared):
+    with (
+        gateway_process(
+            tmp_path, "gateway", **shared, runs={"workers": 0, "lease_seconds": 1, "poll_seconds": 0.2}
+        ) as gateway,
+        worker_process(tmp_path, "worker", **shared),
+    ):
         sdk = get_client(url=gateway.url, api_key=None)
         try:
             for delay in DELAYS_MS:
@@ -159,7 +181,10 @@ async def test_runs_a_worker_process_executes_keep_their_input_when_cancelled_th
                 results = await asyncio.gather(*(cancel_after(sdk, delay, text) for text in texts))
                 for text, (tid, run_id, joined) in zip(texts, results):
                     assert (await settled(sdk, tid, run_id))["status"] == "interrupted"
-                    assert humans((await sdk.threads.get_state(tid))["values"]) == [text] == humans(joined), (delay, text)
+                    assert humans((await sdk.threads.get_state(tid))["values"]) == [text] == humans(joined), (
+                        delay,
+                        text,
+                    )
         finally:
             (tmp_path / "hold").unlink(missing_ok=True)
             await sdk.aclose()

@@ -116,8 +116,9 @@ class Clients:
         for _ in range(50):
             name = self.pick(plan.gateway)
             try:
-                run = await self.sdk[name].runs.create(thread_id, "lead_agent", input=user_message(plan.text),
-                                                       metadata={"tag": plan.tag})
+                run = await self.sdk[name].runs.create(
+                    thread_id, "lead_agent", input=user_message(plan.text), metadata={"tag": plan.tag}
+                )
                 return run["run_id"]
             except FAILURES:
                 self.down.add(name)
@@ -130,9 +131,14 @@ class Clients:
         events: list[StreamPart] = []
         counted = False
         name = self.pick(plan.gateway)
-        parts = self.sdk[name].runs.stream(thread_id, "lead_agent", input=user_message(plan.text),
-                                           metadata={"tag": plan.tag}, stream_mode=["values", "updates"],
-                                           stream_resumable=True)
+        parts = self.sdk[name].runs.stream(
+            thread_id,
+            "lead_agent",
+            input=user_message(plan.text),
+            metadata={"tag": plan.tag},
+            stream_mode=["values", "updates"],
+            stream_resumable=True,
+        )
         try:
             async for part in parts:
                 if not counted:
@@ -183,8 +189,10 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 240) 
 def leases(database_url: str) -> Counter:
     """How many runs each worker process holds now, by process id."""
     with psycopg.connect(database_url) as conn:
-        rows = conn.execute("SELECT worker_id FROM herdsman_run_queue WHERE worker_id IS NOT NULL "
-                            "AND lease_until > extract(epoch from now())").fetchall()
+        rows = conn.execute(
+            "SELECT worker_id FROM herdsman_run_queue WHERE worker_id IS NOT NULL "
+            "AND lease_until > extract(epoch from now())"
+        ).fetchall()
     return Counter(int(worker_id.split(":")[1]) for (worker_id,) in rows)
 
 
@@ -192,7 +200,9 @@ async def chaos(stack: Stack, clients: Clients, database_url: str) -> dict[str, 
     """Kill the busiest worker mid-run, then gateway ``a`` mid-stream; restart each."""
     await until(lambda: clients.finished >= 40, "40 runs to finish")
     pids = {stack.procs[w].pid: w for w in WORKERS}
-    while not (held := Counter({pid: n for pid, n in (await asyncio.to_thread(leases, database_url)).items() if pid in pids})):
+    while not (
+        held := Counter({pid: n for pid, n in (await asyncio.to_thread(leases, database_url)).items() if pid in pids})
+    ):
         await asyncio.sleep(0.05)
     victim = pids[held.most_common(1)[0][0]]
     held_runs = held[stack.procs[victim].pid]
@@ -226,7 +236,9 @@ def check_conversation(thread: int, messages: list[dict[str, Any]], counts: dict
         while messages[at]["type"] == "ai" and messages[at]["tool_calls"]:
             (call,) = messages[at]["tool_calls"]
             result = messages[at + 1]
-            assert result["type"] == "tool" and result["tool_call_id"] == call["id"], f"{plan.tag}: a call without its result"
+            assert result["type"] == "tool" and result["tool_call_id"] == call["id"], (
+                f"{plan.tag}: a call without its result"
+            )
             seen.add(call["id"])
             if result["status"] == "error":
                 assert "interrupted" in result["content"], result["content"]
@@ -238,7 +250,10 @@ def check_conversation(thread: int, messages: list[dict[str, Any]], counts: dict
                 assert counts.get(call["id"]) == 1, f"{plan.tag}: call {call['id']} ran {counts.get(call['id'])} times"
             at += 2
         assert done == plan.steps
-        assert messages[at]["type"] == "ai" and messages[at]["content"] == f"finished {plan.tag} after {notices} interrupted"
+        assert (
+            messages[at]["type"] == "ai"
+            and messages[at]["content"] == f"finished {plan.tag} after {notices} interrupted"
+        )
         at, interrupted = at + 1, interrupted + notices
     assert at == len(messages), "nothing after the last run"
     assert set(counts) <= seen, f"steps ran that the thread does not show: {set(counts) - seen}"
@@ -257,8 +272,7 @@ async def test_runs_survive_killed_workers_and_gateways(tmp_path: Path, gateway_
         clients = Clients({name: sdk_client(url) for name, url in urls.items()})
         started = time.monotonic()
         killer = asyncio.create_task(chaos(stack, clients, gateway_database))
-        conversations = await asyncio.wait_for(
-            asyncio.gather(*(clients.conversation(t) for t in range(THREADS))), 400)
+        conversations = await asyncio.wait_for(asyncio.gather(*(clients.conversation(t) for t in range(THREADS))), 400)
         chaos_done = await asyncio.wait_for(killer, 60)
         seconds = time.monotonic() - started
 
@@ -280,14 +294,19 @@ async def test_runs_survive_killed_workers_and_gateways(tmp_path: Path, gateway_
                 thread_id = next(t for t, ids in conversations if run_id in ids)
                 whole = [p async for p in sdk.runs.join_stream(thread_id, run_id)]
                 assert [(p.id, p.event, p.data) for p in received] == [(p.id, p.event, p.data) for p in whole], (
-                    f"run {run_id}: the stream received differs from the run's stream")
+                    f"run {run_id}: the stream received differs from the run's stream"
+                )
                 assert len({p.id for p in received}) == len(received)
         for name in GATEWAYS:  # the SDK retries a stream that failed with 500; a browser's EventSource shows it
-            assert "unhandled_error" not in (tmp_path / f"{name}.log").read_text(errors="replace"), f"gateway {name} failed requests"
+            assert "unhandled_error" not in (tmp_path / f"{name}.log").read_text(errors="replace"), (
+                f"gateway {name} failed requests"
+            )
         assert resumed >= 1, "the killed worker held runs that another resumed"
         assert clients.reconnected, "streams cut by the gateway's death went on through the other"
-        print(f"chaos: {THREADS * RUNS_PER_THREAD} runs in {seconds:.1f} s, {resumed} resumed, "
-              f"{interrupted} tool calls interrupted, {len(clients.reconnected)} streams reconnected, {chaos_done}")
+        print(
+            f"chaos: {THREADS * RUNS_PER_THREAD} runs in {seconds:.1f} s, {resumed} resumed, "
+            f"{interrupted} tool calls interrupted, {len(clients.reconnected)} streams reconnected, {chaos_done}"
+        )
     except BaseException:
         for log in sorted(tmp_path.glob("*.log")):  # what the processes said, for a failure in CI
             print(f"--- {log.name} (last lines)\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))

@@ -19,19 +19,37 @@ from langgraph_sdk.errors import BadRequestError, NotFoundError, UnprocessableEn
 
 from herdsman_gateway.app import create_app
 from tests.gateway.gateway_support import HOLD, RunningGateway, running_gateway, scripted_model, user_message
-from tests.gateway.langgraph_compat import SKIPPED, SUMMARY, compat_report, reference_operations, summary_line, write_report
+from tests.gateway.langgraph_compat import (
+    SKIPPED,
+    SUMMARY,
+    compat_report,
+    reference_operations,
+    summary_line,
+    write_report,
+)
 from tests.support import make_config
 
 # Operations other parts of issue #14 add (assistants, store, crons):
 # missing until they are merged, counted as served as soon as their route exists.
 PENDING = {
-    ("POST", "/assistants"), ("DELETE", "/assistants/{assistant_id}"), ("PATCH", "/assistants/{assistant_id}"),
-    ("GET", "/assistants/{assistant_id}/subgraphs"), ("GET", "/assistants/{assistant_id}/subgraphs/{namespace}"),
-    ("POST", "/assistants/{assistant_id}/versions"), ("POST", "/assistants/{assistant_id}/latest"),
-    ("POST", "/threads/{thread_id}/runs/crons"), ("POST", "/runs/crons"), ("POST", "/runs/crons/search"),
-    ("POST", "/runs/crons/count"), ("GET", "/runs/crons/{cron_id}"), ("PATCH", "/runs/crons/{cron_id}"),
+    ("POST", "/assistants"),
+    ("DELETE", "/assistants/{assistant_id}"),
+    ("PATCH", "/assistants/{assistant_id}"),
+    ("GET", "/assistants/{assistant_id}/subgraphs"),
+    ("GET", "/assistants/{assistant_id}/subgraphs/{namespace}"),
+    ("POST", "/assistants/{assistant_id}/versions"),
+    ("POST", "/assistants/{assistant_id}/latest"),
+    ("POST", "/threads/{thread_id}/runs/crons"),
+    ("POST", "/runs/crons"),
+    ("POST", "/runs/crons/search"),
+    ("POST", "/runs/crons/count"),
+    ("GET", "/runs/crons/{cron_id}"),
+    ("PATCH", "/runs/crons/{cron_id}"),
     ("DELETE", "/runs/crons/{cron_id}"),
-    ("PUT", "/store/items"), ("DELETE", "/store/items"), ("GET", "/store/items"), ("POST", "/store/items/search"),
+    ("PUT", "/store/items"),
+    ("DELETE", "/store/items"),
+    ("GET", "/store/items"),
+    ("POST", "/store/items/search"),
     ("POST", "/store/namespaces"),
 }
 
@@ -96,24 +114,34 @@ async def test_history_get_lists_checkpoints_newest_first(gateway, client) -> No
 
 
 async def test_batch_starts_stateless_runs_and_refuses_a_bad_item_whole(client) -> None:
-    runs = await client.runs.create_batch([
-        {"assistant_id": "lead_agent", "input": user_message("first"), "on_completion": "keep"},
-        {"assistant_id": "lead_agent", "input": user_message("second"), "on_completion": "keep"},
-    ])
+    runs = await client.runs.create_batch(
+        [
+            {"assistant_id": "lead_agent", "input": user_message("first"), "on_completion": "keep"},
+            {"assistant_id": "lead_agent", "input": user_message("second"), "on_completion": "keep"},
+        ]
+    )
     assert len(runs) == 2 and len({r["thread_id"] for r in runs}) == 2
     answers = [(await client.runs.join(r["thread_id"], r["run_id"]))["messages"][-1]["content"] for r in runs]
     assert answers == ["echo: first", "echo: second"]
     with pytest.raises(UnprocessableEntityError) as info:
-        await client.runs.create_batch([
-            {"assistant_id": "lead_agent", "input": user_message("fine"), "on_completion": "keep"},
-            {"assistant_id": "lead_agent", "input": {"messages": 5}},
-        ])
+        await client.runs.create_batch(
+            [
+                {"assistant_id": "lead_agent", "input": user_message("fine"), "on_completion": "keep"},
+                {"assistant_id": "lead_agent", "input": {"messages": 5}},
+            ]
+        )
     assert "runs[1]" in info.value.response.text
     with pytest.raises(BadRequestError) as info:
-        await client.runs.create_batch([
-            {"assistant_id": "lead_agent", "input": user_message("fine"), "on_completion": "keep"},
-            {"assistant_id": "lead_agent", "input": user_message("x"), "config": {"configurable": {"model_name": "nope"}}},
-        ])
+        await client.runs.create_batch(
+            [
+                {"assistant_id": "lead_agent", "input": user_message("fine"), "on_completion": "keep"},
+                {
+                    "assistant_id": "lead_agent",
+                    "input": user_message("x"),
+                    "config": {"configurable": {"model_name": "nope"}},
+                },
+            ]
+        )
     assert "runs[1]" in info.value.response.text and "nope" in info.value.response.text
     assert len(await client.threads.search(limit=100)) == 2  # the bad batches started nothing
 
@@ -148,7 +176,11 @@ async def test_thread_stream_follows_each_run_of_the_thread(client, model) -> No
     second = await client.runs.create(tid, "lead_agent", input=user_message("two"))
     async for part in stream:
         parts.append(part)
-        if part.event == "metadata" and part.data.get("run_id") == second["run_id"] and part.data.get("status") == "run_done":
+        if (
+            part.event == "metadata"
+            and part.data.get("run_id") == second["run_id"]
+            and part.data.get("status") == "run_done"
+        ):
             break
     await stream.aclose()
     assert parts[0].event == "metadata" and parts[0].data == {"run_id": first["run_id"], "attempt": 1}
@@ -190,7 +222,9 @@ async def test_one_user_cannot_prune_cancel_follow_or_size_anothers_threads(secu
         async with httpx.AsyncClient(base_url=secured.url, headers={"x-api-key": "key-bo"}) as http:
             assert (await http.get(f"/threads/{tid}/storage")).status_code == 404
             assert (await http.get(f"/threads/{tid}/history")).status_code == 404
-        batch = await bo.runs.create_batch([{"assistant_id": "lead_agent", "input": user_message("x"), "on_completion": "keep"}])
+        batch = await bo.runs.create_batch(
+            [{"assistant_id": "lead_agent", "input": user_message("x"), "on_completion": "keep"}]
+        )
         with pytest.raises(NotFoundError):
             await ana.runs.get(batch[0]["thread_id"], batch[0]["run_id"])
         model.release()

@@ -16,6 +16,7 @@ from tests.gateway.cron_support import YEARLY, firings, settled, tick
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
 from tests.support import make_config, run_cli
 
+
 async def test_create_search_count_get_patch_delete(client) -> None:
     thread = await client.threads.create()
     on_thread = await client.crons.create_for_thread(
@@ -44,7 +45,9 @@ async def test_create_search_count_get_patch_delete(client) -> None:
     disabled = await client.crons.update(on_thread["cron_id"], enabled=False)
     assert disabled["enabled"] is False and disabled["next_run_date"] is None
     assert [c["cron_id"] for c in await client.crons.search(enabled=False)] == [on_thread["cron_id"]]
-    moved = await client.crons.update(on_thread["cron_id"], enabled=True, schedule="0 12 * * *", input=user_message("noon"))
+    moved = await client.crons.update(
+        on_thread["cron_id"], enabled=True, schedule="0 12 * * *", input=user_message("noon")
+    )
     assert moved["schedule"] == "0 12 * * *" and datetime.fromisoformat(moved["next_run_date"]).hour == 12
     assert moved["payload"]["input"] == user_message("noon") and moved["payload"]["multitask_strategy"] == "enqueue"
 
@@ -58,7 +61,9 @@ async def test_create_search_count_get_patch_delete(client) -> None:
 
 async def test_a_due_cron_fires_once_and_its_run_shows_on_the_thread(gateway, client) -> None:
     thread = await client.threads.create()
-    cron = await client.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("tick"))
+    cron = await client.crons.create_for_thread(
+        thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("tick")
+    )
     assert tick(gateway, datetime.fromisoformat(cron["next_run_date"]) - timedelta(seconds=1)) == []  # not due yet
     fired = tick(gateway, cron["next_run_date"])
     assert [f["cron_id"] for f in fired] == [cron["cron_id"]] and fired[0]["thread_id"] == thread["thread_id"]
@@ -143,15 +148,27 @@ async def test_bad_inputs_get_clear_errors(client) -> None:
         for body, words in cases:
             res = await http.post("/runs/crons", json={"assistant_id": "lead_agent", **body})
             assert res.status_code == 422 and words in res.json()["detail"], (body, res.text)
-        res = await http.post("/runs/crons", json={"assistant_id": "lead_agent", "schedule": YEARLY,
-                                                   "config": {"configurable": {"model_name": "no-such-model"}}})
+        res = await http.post(
+            "/runs/crons",
+            json={
+                "assistant_id": "lead_agent",
+                "schedule": YEARLY,
+                "config": {"configurable": {"model_name": "no-such-model"}},
+            },
+        )
         assert res.status_code == 400 and "no-such-model" in res.json()["detail"]  # as a run on that model is
         res = await http.post("/runs/crons", json={"assistant_id": "nobody", "schedule": YEARLY})
-        assert res.status_code == 404 and "nobody" in res.json()["detail"] and "assistants/search" in res.json()["detail"]
-        res = await http.post(f"/threads/{thread['thread_id']}/runs/crons",
-                              json={"assistant_id": "lead_agent", "schedule": YEARLY, "on_run_completed": "keep"})
+        assert (
+            res.status_code == 404 and "nobody" in res.json()["detail"] and "assistants/search" in res.json()["detail"]
+        )
+        res = await http.post(
+            f"/threads/{thread['thread_id']}/runs/crons",
+            json={"assistant_id": "lead_agent", "schedule": YEARLY, "on_run_completed": "keep"},
+        )
         assert res.status_code == 422 and "omit it" in res.json()["detail"]
-        res = await http.post("/threads/no-such-thread/runs/crons", json={"assistant_id": "lead_agent", "schedule": YEARLY})
+        res = await http.post(
+            "/threads/no-such-thread/runs/crons", json={"assistant_id": "lead_agent", "schedule": YEARLY}
+        )
         assert res.status_code == 404 and "POST /threads" in res.json()["detail"]
         cron = (await http.post("/runs/crons", json={"assistant_id": "lead_agent", "schedule": YEARLY})).json()
         res = await http.patch(f"/runs/crons/{cron['cron_id']}", json={})
@@ -168,7 +185,9 @@ async def test_bad_inputs_get_clear_errors(client) -> None:
 
 async def test_deleting_a_thread_deletes_its_crons(client) -> None:
     thread = await client.threads.create()
-    cron = await client.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("x"))
+    cron = await client.crons.create_for_thread(
+        thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("x")
+    )
     other = await client.crons.create("lead_agent", schedule=YEARLY)
     await client.threads.delete(thread["thread_id"])
     with pytest.raises(NotFoundError):
@@ -183,9 +202,16 @@ async def test_users_only_see_and_run_their_own_crons(secured) -> None:
     bo = get_client(url=secured.url, api_key="key-bo")
     try:
         thread = await ana.threads.create()
-        mine = await ana.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("a"))
-        stateless = await ana.crons.create("lead_agent", schedule=YEARLY, input=user_message("b"), on_run_completed="keep",
-                                           config={"configurable": {"user_id": "bo"}})
+        mine = await ana.crons.create_for_thread(
+            thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("a")
+        )
+        stateless = await ana.crons.create(
+            "lead_agent",
+            schedule=YEARLY,
+            input=user_message("b"),
+            on_run_completed="keep",
+            config={"configurable": {"user_id": "bo"}},
+        )
         assert mine["user_id"] == stateless["user_id"] != None  # noqa: E711 - the owner is recorded
         assert await bo.crons.search() == [] and await bo.crons.count() == 0
         for call in (
@@ -219,7 +245,9 @@ async def test_crons_survive_a_restart_and_are_not_fired_again(home) -> None:
     with running_gateway(config, model=scripted_model()) as first:
         sdk = get_client(url=first.url, api_key=None)
         thread = await sdk.threads.create()
-        cron = await sdk.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("once"))
+        cron = await sdk.crons.create_for_thread(
+            thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message("once")
+        )
         fired = tick(first, cron["next_run_date"])
         before = await settled(sdk, cron["cron_id"])
         await sdk.aclose()
@@ -247,8 +275,10 @@ async def test_two_gateways_on_one_database_fire_each_due_cron_once(home) -> Non
         sdk = get_client(url=one.url, api_key=None)
         try:
             threads = [(await sdk.threads.create())["thread_id"] for _ in range(6)]
-            crons = [await sdk.crons.create_for_thread(t, "lead_agent", schedule=YEARLY, input=user_message("race"))
-                     for t in threads]
+            crons = [
+                await sdk.crons.create_for_thread(t, "lead_agent", schedule=YEARLY, input=user_message("race"))
+                for t in threads
+            ]
             when = datetime.fromisoformat(crons[0]["next_run_date"])
             both = await asyncio.gather(asyncio.to_thread(tick, one, when), asyncio.to_thread(tick, two, when))
             fired = [f["cron_id"] for made in both for f in made]
@@ -267,8 +297,9 @@ async def test_a_firing_left_unfinished_by_a_stopped_gateway_shows_how_its_run_e
     with running_gateway(config, model=model) as first:
         sdk = get_client(url=first.url, api_key=None)
         thread = await sdk.threads.create()
-        cron = await sdk.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY,
-                                                 input=user_message(f"{HOLD} never ends"))
+        cron = await sdk.crons.create_for_thread(
+            thread["thread_id"], "lead_agent", schedule=YEARLY, input=user_message(f"{HOLD} never ends")
+        )
         tick(first, cron["next_run_date"])
         await asyncio.to_thread(model.wait_until_held)
         assert (await firings(sdk, cron["cron_id"]))[0]["status"] in ("pending", "running")
@@ -295,8 +326,9 @@ async def test_the_cli_creates_lists_and_deletes_crons_the_gateway_fires(tmp_pat
         sdk = get_client(url=served.url, api_key=None)
         try:
             thread = (await sdk.threads.create())["thread_id"]
-            made = await asyncio.to_thread(run_cli, "crons", "create", YEARLY, "--message", "from the cli", "--thread", thread,
-                                           cwd=tmp_path)
+            made = await asyncio.to_thread(
+                run_cli, "crons", "create", YEARLY, "--message", "from the cli", "--thread", thread, cwd=tmp_path
+            )
             assert made.returncode == 0, made.stderr
             [cron] = await sdk.crons.search()
             assert cron["cron_id"] in made.stdout and cron["thread_id"] == thread

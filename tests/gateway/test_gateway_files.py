@@ -79,7 +79,9 @@ async def test_listing_refuses_escapes_and_hides_links_that_leave(http, gateway,
     (workspace / "out").symlink_to(secret)  # a link to a host folder outside the sandbox
     (workspace / "etc").symlink_to("/etc")
     (workspace / "alias.txt").symlink_to("/mnt/user-data/workspace/inside.txt")  # a link that stays inside
-    listing = (await http.get(f"/api/threads/{tid}/files", params={"path": "/mnt/user-data/workspace", "depth": 4})).json()
+    listing = (
+        await http.get(f"/api/threads/{tid}/files", params={"path": "/mnt/user-data/workspace", "depth": 4})
+    ).json()
     names = sorted(e["name"] for e in listing["entries"])
     assert names == ["alias.txt", "inside.txt"], names
     assert "not for the page" not in str(listing) and str(tmp_path) not in str(listing)
@@ -134,14 +136,21 @@ def small_limit_gateway(home: Path, model, limit: int):
 
 
 def test_uploads_over_the_configured_limit_get_413_and_leave_nothing(home, model) -> None:
-    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
+    with (
+        small_limit_gateway(home, model, MB) as served,
+        httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http,
+    ):
         assert http.get("/api/limits").json() == {"max_upload_bytes": MB, "max_upload_files": 1000}
         tid = http.post("/threads", json={}).json()["thread_id"]
         ok = http.post(f"/api/threads/{tid}/uploads", files=[("files", ("small.txt", b"x" * 1000, "text/plain"))])
         assert ok.status_code == 200, ok.text
-        big = http.post(f"/api/threads/{tid}/uploads",
-                        files=[("files", ("first.txt", b"a" * 1000, "text/plain")),
-                               ("files", ("big.bin", os.urandom(2 * MB), "application/octet-stream"))])
+        big = http.post(
+            f"/api/threads/{tid}/uploads",
+            files=[
+                ("files", ("first.txt", b"a" * 1000, "text/plain")),
+                ("files", ("big.bin", os.urandom(2 * MB), "application/octet-stream")),
+            ],
+        )
         assert big.status_code == 413
         assert "1 MB" in big.json()["detail"] and "gateway.max_upload_bytes" in big.json()["detail"]
         folder = host_dirs(served, tid)
@@ -152,30 +161,43 @@ def test_uploads_over_the_configured_limit_get_413_and_leave_nothing(home, model
 
 
 def test_a_broken_form_is_refused_and_leaves_nothing(home, model) -> None:
-    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
+    with (
+        small_limit_gateway(home, model, MB) as served,
+        httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http,
+    ):
         tid = http.post("/threads", json={}).json()["thread_id"]
         head = b'--b\r\nContent-Disposition: form-data; name="files"; filename="cut.txt"\r\n\r\npartial data'
-        res = http.post(f"/api/threads/{tid}/uploads", content=head,
-                        headers={"content-type": "multipart/form-data; boundary=b"})
+        res = http.post(
+            f"/api/threads/{tid}/uploads", content=head, headers={"content-type": "multipart/form-data; boundary=b"}
+        )
         assert res.status_code == 422 and "ended early" in res.json()["detail"]
         folder = host_dirs(served, tid)
         assert list((folder / "user-data" / "uploads").iterdir()) == [] and staging_left(folder) == []
 
 
 def test_an_upload_with_one_refused_file_keeps_none_of_them(home, model) -> None:
-    with small_limit_gateway(home, model, MB) as served, httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
+    with (
+        small_limit_gateway(home, model, MB) as served,
+        httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http,
+    ):
         tid = http.post("/threads", json={}).json()["thread_id"]
         folder = host_dirs(served, tid)
         (folder / "user-data" / "uploads" / "data").mkdir()  # e.g. made by the agent
-        res = http.post(f"/api/threads/{tid}/uploads",
-                        files=[("files", ("first.txt", b"one", "text/plain")), ("files", ("data", b"two", "text/plain"))])
+        res = http.post(
+            f"/api/threads/{tid}/uploads",
+            files=[("files", ("first.txt", b"one", "text/plain")), ("files", ("data", b"two", "text/plain"))],
+        )
         assert res.status_code == 409
-        assert "/mnt/user-data/uploads/data is a folder" in res.json()["detail"] and "nothing was kept" in res.json()["detail"]
+        assert (
+            "/mnt/user-data/uploads/data is a folder" in res.json()["detail"]
+            and "nothing was kept" in res.json()["detail"]
+        )
         assert [p.name for p in (folder / "user-data" / "uploads").iterdir()] == ["data"]
         assert staging_left(folder) == []
 
 
 # -- a 1 GB upload against a gateway in its own process --------------------------------------
+
 
 def _status_kb(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -192,10 +214,18 @@ def served_gateway(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen, Path
     port = free_port()
     home = tmp_path / "home"
     config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump({
-        "home": str(home), "checkpointer": {"type": "memory"}, "gateway": {"port": port},
-        "models": [{"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["ok"]}],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "home": str(home),
+                "checkpointer": {"type": "memory"},
+                "gateway": {"port": port},
+                "models": [
+                    {"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["ok"]}
+                ],
+            }
+        )
+    )
     with serve_subprocess(config, port, tmp_path, stdout=subprocess.DEVNULL, tries=600) as served:
         yield served.url, served.proc, home
 
@@ -210,10 +240,14 @@ def stream_chunked_upload(url: str, path: str, total: int, chunk: int = MB) -> t
     sock = socket.create_connection((parts.hostname, parts.port))
     sock.setblocking(False)
     boundary = "herdsman-test-boundary"
-    head = (f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nTransfer-Encoding: chunked\r\nX-Herdsman-Client: 1\r\n"
-            f"Content-Type: multipart/form-data; boundary={boundary}\r\n\r\n").encode()
-    part_head = (f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="huge.bin"\r\n'
-                 "Content-Type: application/octet-stream\r\n\r\n").encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nTransfer-Encoding: chunked\r\nX-Herdsman-Client: 1\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n\r\n"
+    ).encode()
+    part_head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="huge.bin"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
     block = b"\0" * chunk  # the same block over and over: the client never holds more than it
     framed = b"%x\r\n" % chunk + block + b"\r\n"
     pending = memoryview(head + b"%x\r\n" % len(part_head) + part_head + b"\r\n")
@@ -260,8 +294,9 @@ def test_a_1_gb_upload_is_refused_at_the_limit_without_buffering(served_gateway)
     tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
     limit = httpx.get(f"{url}/api/limits").json()["max_upload_bytes"]
     assert limit == 50 * MB  # the default
-    warm = httpx.post(f"{url}/api/threads/{tid}/uploads", files=[("files", ("warm.txt", b"warm up", "text/plain"))],
-                      headers=CLIENT)
+    warm = httpx.post(
+        f"{url}/api/threads/{tid}/uploads", files=[("files", ("warm.txt", b"warm up", "text/plain"))], headers=CLIENT
+    )
     assert warm.status_code == 200, warm.text
     Path(f"/proc/{proc.pid}/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current size
     before = _status_kb(proc.pid, "VmHWM")
@@ -279,7 +314,7 @@ def test_a_1_gb_upload_is_refused_at_the_limit_without_buffering(served_gateway)
 
 
 async def test_outputs_download_as_one_zip_without_links_or_escapes(http, gateway, tmp_path: Path, monkeypatch) -> None:
-    """"Download all": the outputs as a zip, nested folders kept; links (out of the sandbox or not)
+    """ "Download all": the outputs as a zip, nested folders kept; links (out of the sandbox or not)
     are left out, paths outside /mnt/user-data are refused, and a folder too big gets 413."""
     import io
     import zipfile
@@ -296,7 +331,10 @@ async def test_outputs_download_as_one_zip_without_links_or_escapes(http, gatewa
     (sandbox.paths.outputs / "etc").symlink_to("/etc")
     res = await http.get(f"/api/threads/{tid}/archive")
     assert res.status_code == 200, res.text
-    assert res.headers["content-type"] == "application/zip" and 'filename="outputs.zip"' in res.headers["content-disposition"]
+    assert (
+        res.headers["content-type"] == "application/zip"
+        and 'filename="outputs.zip"' in res.headers["content-disposition"]
+    )
     with zipfile.ZipFile(io.BytesIO(res.content)) as z:
         assert sorted(z.namelist()) == ["report.md", "site/index.html"]
         assert z.read("site/index.html") == b"<h1>Hi</h1>\n"

@@ -13,8 +13,12 @@ async def test_interrupt_and_resume(hitl_gateway) -> None:
     sdk = get_client(url=hitl_gateway.url, api_key=None)
     try:
         tid = (await sdk.threads.create())["thread_id"]
-        parts = [p async for p in sdk.runs.stream(tid, "lead_agent", input=user_message("ask shall I deploy"),
-                                                   stream_mode=["values", "updates"])]
+        parts = [
+            p
+            async for p in sdk.runs.stream(
+                tid, "lead_agent", input=user_message("ask shall I deploy"), stream_mode=["values", "updates"]
+            )
+        ]
         interrupted = [p.data for p in parts if p.event == "values" and "__interrupt__" in p.data]
         assert interrupted, "a values event carries __interrupt__"
         pending = interrupted[-1]["__interrupt__"][0]
@@ -38,7 +42,9 @@ async def test_interrupt_before_a_node_pauses_the_run(hitl_gateway) -> None:
     sdk = get_client(url=hitl_gateway.url, api_key=None)
     try:
         tid = (await sdk.threads.create())["thread_id"]
-        values = await sdk.runs.wait(tid, "lead_agent", input=user_message("write a.txt hi"), interrupt_before=["tools"])
+        values = await sdk.runs.wait(
+            tid, "lead_agent", input=user_message("write a.txt hi"), interrupt_before=["tools"]
+        )
         assert values["messages"][-1]["tool_calls"][0]["name"] == "write_file"
         assert (await sdk.threads.get_state(tid))["next"] == ["tools"]
         assert (await sdk.threads.get(tid))["status"] == "interrupted"

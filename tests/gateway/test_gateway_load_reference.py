@@ -40,15 +40,33 @@ def reference_venv(benchmarks_on_path: None) -> Path:
     except (subprocess.CalledProcessError, OSError) as exc:
         if os.environ.get("CI"):
             raise
-        pytest.skip(f"the reference server's virtual environment could not be created (pip needs a package index): {exc}")
+        pytest.skip(
+            f"the reference server's virtual environment could not be created (pip needs a package index): {exc}"
+        )
 
 
 @pytest.mark.timeout(400)
 def test_reference_mode_prints_both_sides_and_their_ratios(reference_venv: Path) -> None:
     out = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "gateway_load.py"), "--reference", "--runs", "4", "--rounds", "2",
-         "--clients", "1", "--rss-after", "12", "--baseline", str(REPO)],  # this checkout again, as a baseline
-        capture_output=True, text=True, timeout=330, cwd=REPO,
+        [
+            sys.executable,
+            str(BENCHMARKS / "gateway_load.py"),
+            "--reference",
+            "--runs",
+            "4",
+            "--rounds",
+            "2",
+            "--clients",
+            "1",
+            "--rss-after",
+            "12",
+            "--baseline",
+            str(REPO),
+        ],  # this checkout again, as a baseline
+        capture_output=True,
+        text=True,
+        timeout=330,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
@@ -80,7 +98,9 @@ def test_tree_cpu_counts_a_child_that_already_exited(benchmarks_on_path: None) -
     # the shell runs a CPU-bound child, reaps it, then waits for its stdin to close
     shell = subprocess.Popen(
         ["sh", "-c", f"{sys.executable} -c 'sum(range(3 * 10**7))'; echo done; read line"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert shell.stdout.readline().strip() == "done"

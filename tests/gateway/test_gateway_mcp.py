@@ -24,8 +24,11 @@ async def test_a_server_down_at_start_is_retried_and_its_tools_reach_new_runs(ho
     server = flaky_stdio_server(tmp_path, "later", flag, allow=["echo"], tool_prefix="later_")
     config = make_config(home, mcp={"retry_after_seconds": 0.2, "servers": [server]}, title={"enabled": False})
     model = ScriptedChatModel(
-        respond=lambda messages: {"tool_calls": [{"name": "later_echo", "args": {"text": "back"}}]}
-        if messages[-1].type == "human" else "done"
+        respond=lambda messages: (
+            {"tool_calls": [{"name": "later_echo", "args": {"text": "back"}}]}
+            if messages[-1].type == "human"
+            else "done"
+        )
     )
     with running_gateway(config, model=model) as served:
         async with httpx.AsyncClient(base_url=served.url) as http:

@@ -47,12 +47,19 @@ async def settled(sdk: Any, thread_id: str, run_id: str) -> dict[str, Any]:
 async def held_elsewhere(home) -> AsyncIterator[HeldElsewhere]:
     """Two gateways on one home; ana's thread says "first" (a run that ended), then a second run
     of it is held in the first gateway."""
-    config = make_config(home, checkpointer={"type": "sqlite"}, gateway={"api_keys": ["key-ana", "key-bo"]},
-                         runs={"workers": 2, "lease_seconds": 1.5, "poll_seconds": 0.2})
+    config = make_config(
+        home,
+        checkpointer={"type": "sqlite"},
+        gateway={"api_keys": ["key-ana", "key-bo"]},
+        runs={"workers": 2, "lease_seconds": 1.5, "poll_seconds": 0.2},
+    )
     first_model, second_model = scripted_model(), scripted_model()
     with running_gateway(config, model=first_model) as one, running_gateway(config, model=second_model) as two:
-        clients = [get_client(url=one.url, api_key="key-ana"), get_client(url=two.url, api_key="key-ana"),
-                   get_client(url=two.url, api_key="key-bo")]
+        clients = [
+            get_client(url=one.url, api_key="key-ana"),
+            get_client(url=two.url, api_key="key-ana"),
+            get_client(url=two.url, api_key="key-bo"),
+        ]
         try:
             tid = (await clients[0].threads.create())["thread_id"]
             await clients[0].runs.wait(tid, "lead_agent", input=user_message("first"))
@@ -75,28 +82,37 @@ def texts(state: dict[str, Any]) -> list[str]:
 async def test_reject_is_refused_by_the_other_gateway_and_another_user_cannot_touch_the_thread(home) -> None:
     async with held_elsewhere(home) as held:
         with pytest.raises(ConflictError) as refused:
-            await held.second.runs.create(held.thread_id, "lead_agent", input=user_message("no"), multitask_strategy="reject")
+            await held.second.runs.create(
+                held.thread_id, "lead_agent", input=user_message("no"), multitask_strategy="reject"
+            )
         assert held.run["run_id"] in refused.value.response.json()["detail"]
         with pytest.raises(NotFoundError):  # bo neither interrupts nor sees ana's run
-            await held.intruder.runs.create(held.thread_id, "lead_agent", input=user_message("mine now"),
-                                            multitask_strategy="interrupt")
+            await held.intruder.runs.create(
+                held.thread_id, "lead_agent", input=user_message("mine now"), multitask_strategy="interrupt"
+            )
         assert (await held.second.runs.get(held.thread_id, held.run["run_id"]))["status"] in ("pending", "running")
 
 
 async def test_interrupt_sent_to_the_other_gateway_stops_the_run_where_it_executes_then_starts(home) -> None:
     async with held_elsewhere(home) as held:
-        values = await held.second.runs.wait(held.thread_id, "lead_agent", input=user_message("instead"),
-                                             multitask_strategy="interrupt")
+        values = await held.second.runs.wait(
+            held.thread_id, "lead_agent", input=user_message("instead"), multitask_strategy="interrupt"
+        )
         assert values["messages"][-1]["content"] == "echo: instead"
         stopped = await held.second.runs.get(held.thread_id, held.run["run_id"])
         assert stopped["status"] == "interrupted"
-        assert texts(await held.second.threads.get_state(held.thread_id))[-3:] == [f"second {HOLD}", "instead", "echo: instead"]
+        assert texts(await held.second.threads.get_state(held.thread_id))[-3:] == [
+            f"second {HOLD}",
+            "instead",
+            "echo: instead",
+        ]
 
 
 async def test_rollback_sent_to_the_other_gateway_undoes_the_run_and_forgets_it(home) -> None:
     async with held_elsewhere(home) as held:
-        values = await held.second.runs.wait(held.thread_id, "lead_agent", input=user_message("instead"),
-                                             multitask_strategy="rollback")
+        values = await held.second.runs.wait(
+            held.thread_id, "lead_agent", input=user_message("instead"), multitask_strategy="rollback"
+        )
         assert [m["content"] for m in values["messages"]] == ["first", "echo: first", "instead", "echo: instead"]
         with pytest.raises(NotFoundError):
             await held.first.runs.get(held.thread_id, held.run["run_id"])
@@ -111,7 +127,13 @@ async def test_enqueue_sent_to_the_other_gateway_waits_its_turn(home) -> None:
         assert (await settled(held.second, held.thread_id, queued["run_id"]))["status"] == "success"
         assert (await held.second.runs.get(held.thread_id, held.run["run_id"]))["status"] == "success"
         assert texts(await held.second.threads.get_state(held.thread_id)) == [
-            "first", "echo: first", f"second {HOLD}", "echo: second", "after", "echo: after"]
+            "first",
+            "echo: first",
+            f"second {HOLD}",
+            "echo: second",
+            "after",
+            "echo: after",
+        ]
 
 
 async def test_copy_prune_and_state_updates_wait_for_a_run_held_by_another_gateway(home) -> None:

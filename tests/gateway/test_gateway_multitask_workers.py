@@ -25,7 +25,9 @@ async def hold_again(tmp_path: Path, sdk) -> tuple[str, asyncio.Task]:
     return await stream_until_held(sdk, tmp_path)
 
 
-async def test_interrupt_rollback_and_delete_through_another_gateway_reach_the_worker(tmp_path: Path, redis_url) -> None:
+async def test_interrupt_rollback_and_delete_through_another_gateway_reach_the_worker(
+    tmp_path: Path, redis_url
+) -> None:
     shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
     accept_only = {**shared, "runs": {"workers": 0}}
     (tmp_path / "hold").touch()
@@ -37,7 +39,9 @@ async def test_interrupt_rollback_and_delete_through_another_gateway_reach_the_w
         try:
             # interrupt: the worker stops the run, then executes the new one
             tid, stream = await hold_again(tmp_path, on_first)
-            after = await on_second.runs.create(tid, "lead_agent", input=user_message("hello"), multitask_strategy="interrupt")
+            after = await on_second.runs.create(
+                tid, "lead_agent", input=user_message("hello"), multitask_strategy="interrupt"
+            )
             (tmp_path / "hold").unlink()  # the run is stopped once the new one is accepted; this one must not hold
             values = await on_second.runs.join(tid, after["run_id"])
             assert values["messages"][-1]["content"] == "finished"
@@ -50,7 +54,9 @@ async def test_interrupt_rollback_and_delete_through_another_gateway_reach_the_w
             # rollback: the worker stops the run and undoes it; the run is forgotten
             (tmp_path / "hold").touch()
             tid, stream = await hold_again(tmp_path, on_first)
-            values = await on_second.runs.wait(tid, "lead_agent", input=user_message("instead"), multitask_strategy="rollback")
+            values = await on_second.runs.wait(
+                tid, "lead_agent", input=user_message("instead"), multitask_strategy="rollback"
+            )
             assert [m["content"] for m in values["messages"]] == ["instead", "finished"]
             events = await asyncio.wait_for(stream, 60)
             with pytest.raises(NotFoundError):

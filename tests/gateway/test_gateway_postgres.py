@@ -27,7 +27,10 @@ async def test_postgres_thread_survives_a_restart(home, gateway_database) -> Non
             assert found[0]["metadata"]["graph_id"] == "lead_agent"
             values = await sdk.runs.wait(tid, "lead_agent", input=user_message("still there?"))
             assert [m["content"] for m in values["messages"]] == [
-                "stored in postgres", "echo: stored in postgres", "still there?", "echo: still there?",
+                "stored in postgres",
+                "echo: stored in postgres",
+                "still there?",
+                "echo: still there?",
             ]
             history = await sdk.threads.get_history(tid, limit=50)
             assert len(history) > 4 and history[0]["checkpoint"]["thread_id"] == tid
@@ -90,8 +93,10 @@ def drop_connections(database_url: str) -> int:
 
     name = database_url.rsplit("/", 1)[1]
     with psycopg.connect(database_url, autocommit=True) as conn:
-        rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                            "WHERE datname = %s AND pid <> pg_backend_pid()", (name,)).fetchall()
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchall()
     return len(rows)
 
 
@@ -99,8 +104,11 @@ async def test_the_gateway_goes_on_after_postgresql_dropped_its_connections(home
     """A PostgreSQL restart or failover ends every connection: the next request on a connection
     that was open must not fail, nor every request after it (a saver or store on one connection
     stayed broken until the gateway restarted)."""
-    config = make_config(home, checkpointer={"type": "postgres", "url": gateway_database},
-                         memory={"enabled": True, "store": "postgres", "url": gateway_database})
+    config = make_config(
+        home,
+        checkpointer={"type": "postgres", "url": gateway_database},
+        memory={"enabled": True, "store": "postgres", "url": gateway_database},
+    )
     with running_gateway(config) as served:
         sdk = get_client(url=served.url, api_key=None)
         try:

@@ -80,9 +80,16 @@ def test_paths_out_of_outputs_and_workspace_are_refused(secured, tmp_path: Path)
         (root / "passwd.html").symlink_to("/etc/passwd")
         (root / "up.html").symlink_to(sandbox.paths.uploads / "private.html")
         base = f"/api/threads/{tid}/preview/files"
-        for bad in ("outputs/site/..%2F..%2F..%2F..%2Fetc%2Fpasswd", "outputs/..%2Fuploads/private.html",
-                    "uploads/private.html", "outputs/site/out/key.html", "outputs/site/passwd.html",
-                    "outputs/site/up.html", "%2Fetc%2Fpasswd", "mnt/skills"):
+        for bad in (
+            "outputs/site/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+            "outputs/..%2Fuploads/private.html",
+            "uploads/private.html",
+            "outputs/site/out/key.html",
+            "outputs/site/passwd.html",
+            "outputs/site/up.html",
+            "%2Fetc%2Fpasswd",
+            "mnt/skills",
+        ):
             got = http.get(f"{base}/{bad}", headers=ANA)
             assert got.status_code in (400, 404), (bad, got.status_code, got.text)
             assert "not for the page" not in got.text and "root:" not in got.text and "uploaded" not in got.text
@@ -156,6 +163,8 @@ def test_a_preview_origin_on_every_address_is_linked_by_the_name_the_browser_use
         with httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
             tid = http.post("/threads", json={}).json()["thread_id"]
             write_site(served, tid)
-            link = http.post(f"/api/threads/{tid}/preview/token", headers={"host": f"localhost:{httpx.URL(served.url).port}"}).json()
+            link = http.post(
+                f"/api/threads/{tid}/preview/token", headers={"host": f"localhost:{httpx.URL(served.url).port}"}
+            ).json()
         assert link["origin"] == f"http://localhost:{port}"
         assert browser.get(f"{link['files_url']}outputs/site/index.html").status_code == 200

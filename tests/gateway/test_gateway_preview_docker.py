@@ -19,7 +19,16 @@ import pytest
 
 from herdsman.models.scripted import ScriptedChatModel
 from tests.gateway.gateway_support import RunningGateway, running_gateway
-from tests.gateway.preview_support import ANA, BO, SITE, ask, assert_gone_with_thread, browser, server_agent, thread_with_site
+from tests.gateway.preview_support import (
+    ANA,
+    BO,
+    SITE,
+    ask,
+    assert_gone_with_thread,
+    browser,
+    server_agent,
+    thread_with_site,
+)
 from tests.sandbox.podman_engine import PodmanEngine, engine_or_skip
 from tests.support import make_config
 
@@ -53,8 +62,11 @@ def served(tmp_path: Path, engine: PodmanEngine, model: ScriptedChatModel) -> It
 
 def streamed(http: httpx.Client, tid: str, text: str) -> list[tuple[str, Any]]:
     """The (event, data) pairs of a streamed run (values and custom modes)."""
-    body = {"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": text}]},
-            "stream_mode": ["values", "custom"]}
+    body = {
+        "assistant_id": "lead_agent",
+        "input": {"messages": [{"role": "user", "content": text}]},
+        "stream_mode": ["values", "custom"],
+    }
     events: list[tuple[str, Any]] = []
     with http.stream("POST", f"/threads/{tid}/runs/stream", headers=ANA, json=body) as got:
         assert got.status_code == 200

@@ -22,16 +22,22 @@ from tests.support import make_config
 
 def _page_link(home: Path) -> tuple[str, str]:
     """Start a gateway on ``home``, make a thread with an HTML output; its thread id and preview link."""
-    with running_gateway(make_config(home, checkpointer={"type": "sqlite"}, gateway={"preview_origin": {"port": 0}})) as served:
+    with running_gateway(
+        make_config(home, checkpointer={"type": "sqlite"}, gateway={"preview_origin": {"port": 0}})
+    ) as served:
         with httpx.Client(base_url=served.url, timeout=30, headers=CLIENT) as http:
             tid = http.post("/threads", json={}).json()["thread_id"]
-            served.app.state.gateway.sandbox.acquire(tid).write_text("/mnt/user-data/outputs/site/index.html", "<h1>hi</h1>")
+            served.app.state.gateway.sandbox.acquire(tid).write_text(
+                "/mnt/user-data/outputs/site/index.html", "<h1>hi</h1>"
+            )
             link = http.post(f"/api/threads/{tid}/preview/token").json()
     return tid, link["token"]
 
 
 def _fetch(home: Path, tid: str, token: str) -> httpx.Response:
-    with running_gateway(make_config(home, checkpointer={"type": "sqlite"}, gateway={"preview_origin": {"port": 0}})) as served:
+    with running_gateway(
+        make_config(home, checkpointer={"type": "sqlite"}, gateway={"preview_origin": {"port": 0}})
+    ) as served:
         origin = served.app.state.preview_origin.url
         return httpx.get(f"{origin}/t/{token}/preview/{tid}/files/outputs/site/index.html", timeout=30)
 

@@ -16,7 +16,16 @@ from websockets.sync.client import connect
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.sandbox.bwrap import bwrap_status
 from tests.gateway.gateway_support import RunningGateway, running_gateway
-from tests.gateway.preview_support import ANA, BO, SITE, ask, assert_gone_with_thread, browser, server_agent, thread_with_site
+from tests.gateway.preview_support import (
+    ANA,
+    BO,
+    SITE,
+    ask,
+    assert_gone_with_thread,
+    browser,
+    server_agent,
+    thread_with_site,
+)
 from tests.support import make_config
 
 pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
@@ -32,8 +41,11 @@ def model() -> ScriptedChatModel:
 
 @pytest.fixture
 def served(home: Path, model: ScriptedChatModel) -> Iterator[RunningGateway]:
-    config = make_config(home, gateway={"api_keys": ["key-ana", "key-bo"], "preview_origin": {"port": 0}},
-                         sandbox={"preview": {"ports": "3000-9000,9999"}})
+    config = make_config(
+        home,
+        gateway={"api_keys": ["key-ana", "key-bo"], "preview_origin": {"port": 0}},
+        sandbox={"preview": {"ports": "3000-9000,9999"}},
+    )
     with running_gateway(config, model=model) as gateway:
         yield gateway
 
@@ -72,8 +84,10 @@ def test_a_server_started_in_the_jail_is_reachable_through_the_preview_origin(se
         assert browser.get(f"{base.replace(tid, bo_tid)}/8000/").status_code == 403
 
         # from inside a jail of the same thread, neither the server nor the gateway's listeners are reachable
-        probe = ("python3 -c \"import socket,sys; [print('port', p, socket.socket().connect_ex(('127.0.0.1', int(p))))"
-                 " for p in sys.argv[1:]]\" 8000 {} {}")
+        probe = (
+            "python3 -c \"import socket,sys; [print('port', p, socket.socket().connect_ex(('127.0.0.1', int(p))))"
+            ' for p in sys.argv[1:]]" 8000 {} {}'
+        )
         gateway_port, origin_port = httpx.URL(served.url).port, httpx.URL(link["origin"]).port
         said = ask(http, tid, "run " + probe.format(gateway_port, origin_port))
         refused = {f"port {p} 111" for p in (8000, gateway_port, origin_port)}  # ECONNREFUSED: the jail's own loopback
@@ -139,7 +153,9 @@ def test_a_websocket_of_a_server_in_the_jail_is_relayed(served) -> None:
         served.app.state.gateway.sandbox.acquire(tid).write_text("/mnt/user-data/workspace/echo.py", ECHO_SERVER)
         said = ask(http, tid, "background python3 echo.py")
         assert "listening on port 8765" in said, said
-        base = http.post(f"/api/threads/{tid}/preview/token", headers=ANA).json()["base_url"].replace("http://", "ws://")
+        base = (
+            http.post(f"/api/threads/{tid}/preview/token", headers=ANA).json()["base_url"].replace("http://", "ws://")
+        )
     with connect(f"{base}/8765/socket", open_timeout=10) as ws:
         for text in ("hi", "the counter is 3"):
             ws.send(text)

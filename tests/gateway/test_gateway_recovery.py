@@ -28,7 +28,13 @@ from langgraph_sdk import get_client
 
 from herdsman.runtime.record_store import gateway_db_path
 from tests.gateway.gateway_support import (
-    HOLD, ServeProcess, child_env, running_gateway, scripted_model, serve_subprocess, user_message,
+    HOLD,
+    ServeProcess,
+    child_env,
+    running_gateway,
+    scripted_model,
+    serve_subprocess,
+    user_message,
 )
 from tests.services import free_port
 from tests.support import make_config
@@ -42,8 +48,14 @@ def write_config(tmp_path: Path, name: str, port: int, **sections: Any) -> Path:
         "home": str(tmp_path / "home"),
         "lead": {"model_retries": 0, "verify_rounds": 0},
         "local_model": {"profile": "standard"},
-        "models": [{"name": "steps", "use": "tests.gateway.recovery_model:StepsModel",
-                    "calls_file": str(tmp_path / "calls.log"), "hold_file": str(tmp_path / "hold")}],
+        "models": [
+            {
+                "name": "steps",
+                "use": "tests.gateway.recovery_model:StepsModel",
+                "calls_file": str(tmp_path / "calls.log"),
+                "hold_file": str(tmp_path / "hold"),
+            }
+        ],
         "checkpointer": {"type": "sqlite"},
         "runs": {"workers": 2, "lease_seconds": 1, "poll_seconds": 0.2},
         "gateway": {"port": port},
@@ -119,7 +131,11 @@ async def test_a_run_whose_process_was_killed_is_resumed_on_sqlite_when_a_gatewa
     with gateway_process(tmp_path, "second", **keys) as second:
         sdk, bo = get_client(url=second.url, api_key="key-ana"), get_client(url=second.url, api_key="key-bo")
         try:
-            for peek in (bo.runs.get(tid, run["run_id"]), bo.runs.cancel(tid, run["run_id"]), bo.runs.join(tid, run["run_id"])):
+            for peek in (
+                bo.runs.get(tid, run["run_id"]),
+                bo.runs.cancel(tid, run["run_id"]),
+                bo.runs.join(tid, run["run_id"]),
+            ):
                 with pytest.raises(httpx.HTTPStatusError) as refused:
                     await peek
                 assert refused.value.response.status_code == 404
@@ -139,12 +155,16 @@ async def test_a_run_whose_process_was_killed_is_resumed_on_sqlite_when_a_gatewa
             await bo.aclose()
 
 
-async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp_path, gateway_database, redis_url) -> None:
+async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(
+    tmp_path, gateway_database, redis_url
+) -> None:
     """Two gateway processes on one PostgreSQL and Redis: the one executing a run is killed with
     SIGKILL; the other takes the run over, and a client that follows it from the survivor sees
     the stream from its first event to the end, the continuation included."""
-    shared = {"checkpointer": {"type": "postgres", "url": gateway_database},
-              "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
+    shared = {
+        "checkpointer": {"type": "postgres", "url": gateway_database},
+        "gateway": {"stream_bridge": "redis", "redis_url": redis_url},
+    }
     (tmp_path / "hold").touch()
     with ExitStack() as stack:
         a = stack.enter_context(gateway_process(tmp_path, "a", **shared))
@@ -152,8 +172,13 @@ async def test_a_run_survives_the_death_of_its_gateway_on_postgres_and_redis(tmp
         on_a, on_b = get_client(url=a.url, api_key=None), get_client(url=b.url, api_key=None)
         try:
             tid = (await on_a.threads.create())["thread_id"]
-            run = await on_a.runs.create(tid, "lead_agent", input=user_message("steps 3"),
-                                         stream_mode=["values", "updates"], stream_resumable=True)
+            run = await on_a.runs.create(
+                tid,
+                "lead_agent",
+                input=user_message("steps 3"),
+                stream_mode=["values", "updates"],
+                stream_resumable=True,
+            )
             await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
             assert (await on_b.runs.get(tid, run["run_id"]))["status"] == "running"
             a.proc.kill()
@@ -179,8 +204,9 @@ async def stream_until_held(sdk: Any, tmp_path: Path) -> tuple[str, asyncio.Task
     """A new thread, and a task streaming a ``steps 3`` run on it to its end (values mode),
     handed over once the run is held mid-way."""
     tid = (await sdk.threads.create())["thread_id"]
-    stream = asyncio.create_task(collect(sdk.runs.stream(
-        tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"])))
+    stream = asyncio.create_task(
+        collect(sdk.runs.stream(tid, "lead_agent", input=user_message("steps 3"), stream_mode=["values"]))
+    )
     await asyncio.wait_for(wait_for(tmp_path / "hold.held"), 60)
     return tid, stream
 
@@ -222,8 +248,13 @@ async def test_a_run_cancelled_after_its_process_died_is_not_resumed(tmp_path: P
 def worker_process(tmp_path: Path, name: str, **sections: Any) -> Iterator[subprocess.Popen]:
     """``herdsman worker`` with :func:`write_config`'s config; terminated and reaped at the end."""
     config = write_config(tmp_path, name, free_port(), **sections)
-    proc = subprocess.Popen([sys.executable, "-m", "herdsman", "worker", "--config", str(config)], cwd=tmp_path, env=child_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdsman", "worker", "--config", str(config)],
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         yield proc
     finally:
@@ -277,8 +308,10 @@ def test_a_process_without_workers_needs_a_shared_database_and_redis(tmp_path: P
     from herdsman.config import parse_config
     from herdsman.config.loader import ConfigError
 
-    for sections, fix in (({"checkpointer": {"type": "memory"}}, "checkpointer.type sqlite or postgres"),
-                          ({"checkpointer": {"type": "sqlite"}}, "gateway.stream_bridge: redis")):
+    for sections, fix in (
+        ({"checkpointer": {"type": "memory"}}, "checkpointer.type sqlite or postgres"),
+        ({"checkpointer": {"type": "sqlite"}}, "gateway.stream_bridge: redis"),
+    ):
         with pytest.raises(ConfigError) as info:
             parse_config(yaml.safe_dump({"runs": {"workers": 0}, **sections}), env={})
         assert "runs.workers is 0" in str(info.value) and fix in str(info.value)
@@ -288,9 +321,13 @@ async def test_a_worker_asked_to_stop_hands_its_run_to_another_at_once(tmp_path,
     """SIGTERM to the ``herdsman worker`` executing a run: it gives the run back to the queue, and
     another worker resumes it from its last checkpoint without waiting for the lease (an hour
     here) to run out; the client streaming it from the gateway sees it to the end."""
-    shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url},
-              "runs": {"workers": 2, "lease_seconds": 3600, "poll_seconds": 0.2}}
-    unheld = [{"name": "steps", "use": "tests.gateway.recovery_model:StepsModel", "calls_file": str(tmp_path / "calls.log")}]
+    shared = {
+        "gateway": {"stream_bridge": "redis", "redis_url": redis_url},
+        "runs": {"workers": 2, "lease_seconds": 3600, "poll_seconds": 0.2},
+    }
+    unheld = [
+        {"name": "steps", "use": "tests.gateway.recovery_model:StepsModel", "calls_file": str(tmp_path / "calls.log")}
+    ]
     (tmp_path / "hold").touch()
     with ExitStack() as stack:
         gateway = stack.enter_context(gateway_process(tmp_path, "gateway", **{**shared, "runs": {"workers": 0}}))
@@ -343,8 +380,10 @@ async def test_a_process_whose_lease_was_taken_stops_the_run_and_leaves_it_to_th
     stall longer than a lease): at its next renewal this process stops the run without ending
     it (the record stays ``running``, for the new holder), so it never executes in two places."""
     async with held_in_process(home) as (sdk, manager, run, db):
-        db.execute("UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
-                   (time.time() + 3600, run["run_id"]))
+        db.execute(
+            "UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
+            (time.time() + 3600, run["run_id"]),
+        )
         db.commit()
         await asyncio.wait_for(stopped_here(manager, run["thread_id"]), 60)
         assert (await sdk.runs.get(run["thread_id"], run["run_id"]))["status"] == "running"
@@ -357,8 +396,10 @@ async def test_a_queued_run_that_cannot_be_read_back_ends_as_an_error_and_the_wo
     and the thread takes new runs."""
     async with held_in_process(home) as (sdk, manager, run, db):
         # taken by a worker that then died: this process stops it, and claims it once that lease ran out
-        db.execute("UPDATE herdsman_run_queue SET spec = ?, worker_id = 'gone', lease_until = ? WHERE run_id = ?",
-                   ('{"no_such_field": 1}', time.time() + 2, run["run_id"]))
+        db.execute(
+            "UPDATE herdsman_run_queue SET spec = ?, worker_id = 'gone', lease_until = ? WHERE run_id = ?",
+            ('{"no_such_field": 1}', time.time() + 2, run["run_id"]),
+        )
         db.commit()
         ended = await asyncio.wait_for(settled(sdk, run["thread_id"], run["run_id"]), 60)
         assert ended["status"] == "error" and ended["error"]["error"] == "RunNotResumable"
@@ -377,7 +418,9 @@ async def test_a_command_in_flight_when_its_worker_was_killed_is_reported_not_ru
     """A ``herdsman worker`` is killed with SIGKILL while a bash command of its run executes; the
     other worker resumes the run: the command is not run again, the model is told it was
     interrupted (and makes the step again), and the run ends in success."""
-    chaos = [{"name": "chaos", "use": "tests.gateway.chaos_model:ChaosModel", "calls_file": str(tmp_path / "calls.log")}]
+    chaos = [
+        {"name": "chaos", "use": "tests.gateway.chaos_model:ChaosModel", "calls_file": str(tmp_path / "calls.log")}
+    ]
     shared = {"gateway": {"stream_bridge": "redis", "redis_url": redis_url}, "models": chaos}
     with ExitStack() as stack:
         gateway = stack.enter_context(gateway_process(tmp_path, "gateway", runs={"workers": 0}, **shared))

@@ -18,7 +18,9 @@ from tests.support import make_config
 async def two_gateways(home, redis_url):
     """Two gateways sharing runs through Redis (sqlite checkpoints): the first one's model, and
     an SDK client for each."""
-    config = make_config(home, checkpointer={"type": "sqlite"}, gateway={"stream_bridge": "redis", "redis_url": redis_url})
+    config = make_config(
+        home, checkpointer={"type": "sqlite"}, gateway={"stream_bridge": "redis", "redis_url": redis_url}
+    )
     model_a = scripted_model()
     with running_gateway(config, model=model_a) as first, running_gateway(config) as second:
         a = get_client(url=first.url, api_key=None)
@@ -33,8 +35,13 @@ async def two_gateways(home, redis_url):
 async def test_run_started_on_one_gateway_is_joined_from_another(two_gateways) -> None:
     model_a, a, b = two_gateways
     tid = (await a.threads.create())["thread_id"]
-    run = await a.runs.create(tid, "lead_agent", input=user_message(f"steps 2 {HOLD}"),
-                              stream_mode=["values", "updates"], stream_resumable=True)
+    run = await a.runs.create(
+        tid,
+        "lead_agent",
+        input=user_message(f"steps 2 {HOLD}"),
+        stream_mode=["values", "updates"],
+        stream_resumable=True,
+    )
     await asyncio.to_thread(model_a.wait_until_held)
     assert (await b.runs.get(tid, run["run_id"]))["status"] == "running"
     joined = b.runs.join_stream(tid, run["run_id"])
@@ -84,8 +91,13 @@ async def test_clients_whose_shared_redis_read_drops_resume_where_they_were(two_
 
     model_a, a, b = two_gateways
     tid = (await a.threads.create())["thread_id"]
-    run = await a.runs.create(tid, "lead_agent", input=user_message(f"steps 2 {HOLD_AFTER_TOOL}"),
-                              stream_mode=["values", "updates"], stream_resumable=True)
+    run = await a.runs.create(
+        tid,
+        "lead_agent",
+        input=user_message(f"steps 2 {HOLD_AFTER_TOOL}"),
+        stream_mode=["values", "updates"],
+        stream_resumable=True,
+    )
     await asyncio.to_thread(model_a.wait_until_held)
     followers = [b.runs.join_stream(tid, run["run_id"]) for _ in range(3)]
     heads = [[await f.__anext__() for _ in range(2)] for f in followers]
@@ -115,8 +127,12 @@ async def test_a_thread_reads_busy_once_its_run_was_queued_before_its_record_say
     event (here with the record write held back) must see ``busy``, as LangGraph's server answers."""
     import threading
 
-    config = make_config(home, checkpointer={"type": "sqlite"}, runs={"workers": 0},
-                         gateway={"stream_bridge": "redis", "redis_url": redis_url})
+    config = make_config(
+        home,
+        checkpointer={"type": "sqlite"},
+        runs={"workers": 0},
+        gateway={"stream_bridge": "redis", "redis_url": redis_url},
+    )
     with running_gateway(config) as served:
         records = served.app.state.gateway.runs.threads
         update, written = records.update, threading.Event()

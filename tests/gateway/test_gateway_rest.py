@@ -27,28 +27,40 @@ async def test_health_and_models(http) -> None:
 async def test_models_report_api_key_status_without_the_key(home, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-1234")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    config = make_config(home, models=[
-        {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
-        {"name": "gpt", "use": "langchain_openai:ChatOpenAI", "model": "gpt-4o-mini"},
-        {"name": "own", "use": "langchain_openai:ChatOpenAI", "model": "gpt-4o", "api_key": "sk-in-config-5678"},
-        {"name": "claude", "use": "langchain_anthropic:ChatAnthropic", "model": "claude-sonnet-4-5"},
-    ])
+    config = make_config(
+        home,
+        models=[
+            {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
+            {"name": "gpt", "use": "langchain_openai:ChatOpenAI", "model": "gpt-4o-mini"},
+            {"name": "own", "use": "langchain_openai:ChatOpenAI", "model": "gpt-4o", "api_key": "sk-in-config-5678"},
+            {"name": "claude", "use": "langchain_anthropic:ChatAnthropic", "model": "claude-sonnet-4-5"},
+        ],
+    )
     with running_gateway(config) as gw:
         async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
             res = await http.get("/api/models")
     assert res.status_code == 200, res.text
     by_name = {m["name"]: m for m in res.json()["models"]}
-    assert {n: m["api_key"] for n, m in by_name.items()} == {"lead": "not needed", "gpt": "set", "own": "set",
-                                                             "claude": "missing"}
-    assert by_name["claude"]["api_key_env"] == "ANTHROPIC_API_KEY" and "export ANTHROPIC_API_KEY" in by_name["claude"]["api_key_hint"]
+    assert {n: m["api_key"] for n, m in by_name.items()} == {
+        "lead": "not needed",
+        "gpt": "set",
+        "own": "set",
+        "claude": "missing",
+    }
+    assert (
+        by_name["claude"]["api_key_env"] == "ANTHROPIC_API_KEY"
+        and "export ANTHROPIC_API_KEY" in by_name["claude"]["api_key_hint"]
+    )
     assert by_name["gpt"]["use"] == "langchain_openai:ChatOpenAI"
     assert "sk-from-env-1234" not in res.text and "sk-in-config-5678" not in res.text
 
 
 async def test_uploads_round_trip_into_the_thread_sandbox(http, client, gateway) -> None:
     tid = (await client.threads.create())["thread_id"]
-    files = [("files", ("notes.txt", b"first line\n", "text/plain")),
-             ("files", ("../../escape.bin", bytes(range(256)), "application/octet-stream"))]
+    files = [
+        ("files", ("notes.txt", b"first line\n", "text/plain")),
+        ("files", ("../../escape.bin", bytes(range(256)), "application/octet-stream")),
+    ]
     res = await http.post(f"/api/threads/{tid}/uploads", files=files)
     assert res.status_code == 200, res.text
     saved = res.json()["files"]
@@ -77,8 +89,10 @@ async def test_office_uploads_are_converted_to_markdown(http, client, gateway) -
     data = io.BytesIO()
     book.save(data)
     tid = (await client.threads.create())["thread_id"]
-    files = [("files", ("cities.xlsx", data.getvalue(), "application/vnd.ms-excel")),
-             ("files", ("broken.docx", b"not a zip at all", "application/octet-stream"))]
+    files = [
+        ("files", ("cities.xlsx", data.getvalue(), "application/vnd.ms-excel")),
+        ("files", ("broken.docx", b"not a zip at all", "application/octet-stream")),
+    ]
     saved = (await http.post(f"/api/threads/{tid}/uploads", files=files)).json()["files"]
     assert saved[0]["markdown"] == "/mnt/user-data/uploads/cities.xlsx.md"
     sandbox = gateway.app.state.gateway.sandbox.acquire(tid)
@@ -147,8 +161,15 @@ async def test_one_subagent_is_stopped_and_the_run_goes_on(http, client, model) 
 async def test_openapi_lists_every_route_once_per_prefix(http) -> None:
     spec = (await http.get("/openapi.json")).json()
     paths = spec["paths"]
-    for path in ("/info", "/assistants/search", "/threads", "/threads/{thread_id}/runs/stream",
-                 "/threads/{thread_id}/runs/{run_id}/stream", "/threads/{thread_id}/history", "/runs/stream"):
+    for path in (
+        "/info",
+        "/assistants/search",
+        "/threads",
+        "/threads/{thread_id}/runs/stream",
+        "/threads/{thread_id}/runs/{run_id}/stream",
+        "/threads/{thread_id}/history",
+        "/runs/stream",
+    ):
         assert path in paths and f"/api/langgraph{path}" in paths
     for path in ("/api/health", "/api/models", "/api/threads/{thread_id}/uploads", "/metrics"):
         assert path in paths

@@ -39,7 +39,7 @@ async def test_input_the_graph_cannot_read_is_refused_and_the_thread_keeps_worki
     assert body["errors"][0]["loc"][1] == field.split(".")[0]
     assert await client.runs.list(tid) == []  # nothing was created
     await _works(client, tid)
-    assert (await client.threads.search(limit=100))  # the owner's listing answers
+    assert await client.threads.search(limit=100)  # the owner's listing answers
 
 
 @pytest.mark.parametrize("key", ["thread_id", "run_id", "checkpoint_id", "graph_id", "__pregel_checkpointer"])
@@ -63,8 +63,12 @@ async def test_configurable_echoing_the_thread_and_a_key_named_config_run_normal
 
 @pytest.mark.parametrize(
     ("run_config", "field"),
-    [({"metadata": 5}, "config.metadata"), ({"configurable": [1]}, "config.configurable"),
-     ({"recursion_limit": 0}, "config.recursion_limit"), ({"tags": [1]}, "config.tags")],
+    [
+        ({"metadata": 5}, "config.metadata"),
+        ({"configurable": [1]}, "config.configurable"),
+        ({"recursion_limit": 0}, "config.recursion_limit"),
+        ({"tags": [1]}, "config.tags"),
+    ],
 )
 async def test_badly_typed_config_is_refused(client, run_config, field) -> None:
     tid = (await client.threads.create())["thread_id"]
@@ -100,7 +104,9 @@ async def test_a_state_update_the_graph_cannot_read_is_refused(client) -> None:
     await _works(client, tid)
 
 
-async def test_a_run_that_fails_while_being_set_up_ends_as_error_and_frees_the_thread(client, gateway, monkeypatch) -> None:
+async def test_a_run_that_fails_while_being_set_up_ends_as_error_and_frees_the_thread(
+    client, gateway, monkeypatch
+) -> None:
     runs = gateway.app.state.gateway.runs
 
     def broken(run):

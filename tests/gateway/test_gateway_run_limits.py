@@ -34,7 +34,13 @@ async def waiting_runs(url: str, key: str) -> float:
 
 
 async def test_a_user_s_run_limits_are_counted_over_both_gateways_and_other_users_are_not_held_up(home) -> None:
-    limits = {"workers": 2, "lease_seconds": 3, "poll_seconds": 0.2, "max_running_per_user": 1, "max_queued_per_user": 1}
+    limits = {
+        "workers": 2,
+        "lease_seconds": 3,
+        "poll_seconds": 0.2,
+        "max_running_per_user": 1,
+        "max_queued_per_user": 1,
+    }
     config = make_config(home, **SHARED, runs=limits, gateway={"api_keys": ["key-ana", "key-bo"]})
     first_model, second_model = scripted_model(), scripted_model()
     with running_gateway(config, model=first_model) as first, running_gateway(config, model=second_model) as second:
@@ -84,8 +90,12 @@ async def test_a_user_s_run_limits_are_counted_over_both_gateways_and_other_user
 
 
 async def test_a_full_queue_answers_503_with_retry_after_and_keeps_waiting_runs_out_of_memory(home) -> None:
-    config = make_config(home, **SHARED, gateway={"max_concurrent_runs": 1},
-                         runs={"workers": 1, "lease_seconds": 3, "poll_seconds": 0.2, "max_queued": 2})
+    config = make_config(
+        home,
+        **SHARED,
+        gateway={"max_concurrent_runs": 1},
+        runs={"workers": 1, "lease_seconds": 3, "poll_seconds": 0.2, "max_queued": 2},
+    )
     model = scripted_model()
     with running_gateway(config, model=model) as served:
         sdk = get_client(url=served.url, api_key=None)
@@ -94,8 +104,10 @@ async def test_a_full_queue_answers_503_with_retry_after_and_keeps_waiting_runs_
             threads = [(await sdk.threads.create())["thread_id"] for _ in range(4)]
             first = await sdk.runs.create(threads[0], "lead_agent", input=user_message(f"one {HOLD}"))
             await asyncio.to_thread(model.wait_until_held)
-            queued = [await sdk.runs.create(tid, "lead_agent", input=user_message(f"queued {n}"))
-                      for n, tid in enumerate(threads[1:3])]
+            queued = [
+                await sdk.runs.create(tid, "lead_agent", input=user_message(f"queued {n}"))
+                for n, tid in enumerate(threads[1:3])
+            ]
             assert [run["status"] for run in queued] == ["pending", "pending"]
             for tid in threads[1:3]:
                 assert not manager.active_runs(tid), "a waiting run is a row of the queue, not a task of the gateway"
@@ -138,7 +150,9 @@ async def test_a_run_waiting_in_the_queue_is_ended_at_once_by_interrupt_or_rollb
     import herdsman.runtime.run_cancel as runs_module
 
     monkeypatch.setattr(runs_module, "REMOTE_CANCEL_WAIT", 1.0)  # waiting for a worker would end the wait unanswered
-    config = make_config(home, **SHARED, runs={"workers": 2, "lease_seconds": 3, "poll_seconds": 0.2, "max_running_per_user": 1})
+    config = make_config(
+        home, **SHARED, runs={"workers": 2, "lease_seconds": 3, "poll_seconds": 0.2, "max_running_per_user": 1}
+    )
     model = scripted_model()
     with running_gateway(config, model=model) as served:
         sdk = get_client(url=served.url, api_key=None)
@@ -149,9 +163,15 @@ async def test_a_run_waiting_in_the_queue_is_ended_at_once_by_interrupt_or_rollb
             waiting = await sdk.runs.create(other, "lead_agent", input=user_message("waits"))
             assert waiting["status"] == "pending"
 
-            instead = await sdk.runs.create(other, "lead_agent", input=user_message("instead"), multitask_strategy="rollback")
-            assert [r["run_id"] for r in await sdk.runs.list(other)] == [instead["run_id"]], "the waiting run was forgotten"
-            stopped = await sdk.runs.create(other, "lead_agent", input=user_message("last"), multitask_strategy="interrupt")
+            instead = await sdk.runs.create(
+                other, "lead_agent", input=user_message("instead"), multitask_strategy="rollback"
+            )
+            assert [r["run_id"] for r in await sdk.runs.list(other)] == [instead["run_id"]], (
+                "the waiting run was forgotten"
+            )
+            stopped = await sdk.runs.create(
+                other, "lead_agent", input=user_message("last"), multitask_strategy="interrupt"
+            )
             assert (await sdk.runs.get(other, instead["run_id"]))["status"] == "interrupted"
 
             model.release()
@@ -187,8 +207,10 @@ async def test_a_user_s_open_streams_are_capped_and_a_refused_stream_creates_no_
                 pass
 
         bo_thread = (await bo.threads.create())["thread_id"]
-        parts = [p async for p in bo.runs.stream(bo_thread, "lead_agent", input=user_message("bo here"),
-                                                 stream_mode="values")]
+        parts = [
+            p
+            async for p in bo.runs.stream(bo_thread, "lead_agent", input=user_message("bo here"), stream_mode="values")
+        ]
         assert parts[-1].data["messages"][-1]["content"] == "echo: bo here"
 
         model.release()
@@ -205,8 +227,12 @@ async def test_runs_past_the_user_s_limit_start_on_the_memory_checkpointer_too(h
         sdk = get_client(url=served.url, api_key=None)
         try:
             threads = [(await sdk.threads.create())["thread_id"] for _ in range(5)]
-            runs = [await sdk.runs.create(t, "lead_agent", input=user_message(f"hi {i}")) for i, t in enumerate(threads)]
-            ended = await asyncio.wait_for(asyncio.gather(*(settled(sdk, r["thread_id"], r["run_id"]) for r in runs)), 60)
+            runs = [
+                await sdk.runs.create(t, "lead_agent", input=user_message(f"hi {i}")) for i, t in enumerate(threads)
+            ]
+            ended = await asyncio.wait_for(
+                asyncio.gather(*(settled(sdk, r["thread_id"], r["run_id"]) for r in runs)), 60
+            )
         finally:
             await sdk.aclose()
     assert [run["status"] for run in ended] == ["success"] * 5

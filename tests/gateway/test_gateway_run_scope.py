@@ -34,7 +34,12 @@ class TrackingModel(HeldModel):
 
     async def _hold(self, messages: list[Any], marker: str = HOLD) -> None:
         last = messages[-1]
-        if marker == HOLD_MID and last.type == "human" and HOLD_MID in last.text and not last.text.startswith("delegate"):
+        if (
+            marker == HOLD_MID
+            and last.type == "human"
+            and HOLD_MID in last.text
+            and not last.text.startswith("delegate")
+        ):
             self._held.add(last.text)
         await super()._hold(messages, marker)
 
@@ -67,7 +72,10 @@ async def test_stopping_one_threads_subagent_leaves_the_other_threads_alone(home
                 assert "stopped by the user" in task_result(values_a)["content"]
                 assert (await client.runs.get(b, run_b["run_id"]))["status"] == "running"
                 again = await http.post(f"/api/threads/{a}/tasks/{SAME_ID}/cancel")  # a's run is over
-                assert again.status_code == 404 and f"no sub-agent {SAME_ID} is running on thread {a}" in again.json()["detail"]
+                assert (
+                    again.status_code == 404
+                    and f"no sub-agent {SAME_ID} is running on thread {a}" in again.json()["detail"]
+                )
                 model.release()
                 values_b = await client.runs.join(b, run_b["run_id"])
             result_b = task_result(values_b)

@@ -85,8 +85,9 @@ async def test_a_stopped_answer_keeps_what_was_said(client, model) -> None:
     next turn sees them."""
     tid = (await client.threads.create())["thread_id"]
     seen = ""
-    stream = client.runs.stream(tid, "lead_agent", input=user_message(f"tell me a long story {HOLD_MID}"),
-                                stream_mode="messages-tuple")
+    stream = client.runs.stream(
+        tid, "lead_agent", input=user_message(f"tell me a long story {HOLD_MID}"), stream_mode="messages-tuple"
+    )
     async for part in stream:
         if part.event == "metadata":
             run_id = part.data["run_id"]
@@ -112,7 +113,9 @@ async def test_multitask_interrupt_rollback_and_enqueue(client, model) -> None:
     tid = (await client.threads.create())["thread_id"]
     held = await _held_run(client, model, tid)
     # interrupt: the running run stops, the new one runs on top of what it left.
-    replaced = await client.runs.wait(tid, "lead_agent", input=user_message("interrupting"), multitask_strategy="interrupt")
+    replaced = await client.runs.wait(
+        tid, "lead_agent", input=user_message("interrupting"), multitask_strategy="interrupt"
+    )
     assert (await client.runs.get(tid, held["run_id"]))["status"] == "interrupted"
     assert [m["content"] for m in replaced["messages"]][-2:] == ["interrupting", "echo: interrupting"]
     assert replaced["messages"][0]["content"].startswith("hold on")
@@ -143,8 +146,9 @@ async def test_multitask_interrupt_rollback_and_enqueue(client, model) -> None:
 async def test_on_disconnect_cancel_stops_the_run(client, model) -> None:
     tid = (await client.threads.create())["thread_id"]
     created = []
-    stream = client.runs.stream(tid, "lead_agent", input=user_message(f"bye {HOLD}"), on_disconnect="cancel",
-                                on_run_created=created.append)
+    stream = client.runs.stream(
+        tid, "lead_agent", input=user_message(f"bye {HOLD}"), on_disconnect="cancel", on_run_created=created.append
+    )
     await stream.__anext__()
     await asyncio.to_thread(model.wait_until_held)
     await stream.aclose()
@@ -205,14 +209,19 @@ async def test_thread_resumes_after_a_gateway_restart(home) -> None:
             assert [t["thread_id"] for t in await sdk.threads.search(metadata={"graph_id": "lead_agent"})] == [tid]
             values = await sdk.runs.wait(tid, "lead_agent", input=user_message("what was it?"))
             assert [m["content"] for m in values["messages"]] == [
-                "remember kiwi", "echo: remember kiwi", "what was it?", "echo: what was it?",
+                "remember kiwi",
+                "echo: remember kiwi",
+                "what was it?",
+                "echo: what was it?",
             ]
             assert len(await sdk.runs.list(tid)) == 2
         finally:
             await sdk.aclose()
     # The model of the second process saw the whole conversation.
     assert [m.text for m in model.calls[0].messages if m.type != "system"][:3] == [
-        "remember kiwi", "echo: remember kiwi", "what was it?",
+        "remember kiwi",
+        "echo: remember kiwi",
+        "what was it?",
     ]
 
 
@@ -226,9 +235,20 @@ async def test_runs_lost_in_a_crash_are_marked_and_the_thread_is_usable(home) ->
     # What a killed process leaves behind: a run saved as running on a busy thread.
     async with open_record_store(config) as store:
         records = ThreadStore(store)
-        await records.put_run({"run_id": "lost-run", "thread_id": tid, "status": "running", "created_at": "9999",
-                               "updated_at": "9999", "assistant_id": "lead_agent", "metadata": {},
-                               "multitask_strategy": "reject", "kwargs": {}, "error": None})
+        await records.put_run(
+            {
+                "run_id": "lost-run",
+                "thread_id": tid,
+                "status": "running",
+                "created_at": "9999",
+                "updated_at": "9999",
+                "assistant_id": "lead_agent",
+                "metadata": {},
+                "multitask_strategy": "reject",
+                "kwargs": {},
+                "error": None,
+            }
+        )
         await records.update(tid, status="busy")
     with running_gateway(config) as second:
         sdk = get_client(url=second.url, api_key=None)
@@ -280,7 +300,12 @@ async def test_a_rolled_back_run_leaves_none_of_its_checkpoints_in_the_history(c
     assert before <= {h["checkpoint"]["checkpoint_id"] for h in history}  # the earlier run's are all kept
     newest_kept = next(h for h in history if h["checkpoint"]["checkpoint_id"] in before)
     assert [m["content"] for m in newest_kept["values"]["messages"]] == ["kept", "echo: kept"]
-    assert [m["content"] for m in history[0]["values"]["messages"]] == ["kept", "echo: kept", "instead", "echo: instead"]
+    assert [m["content"] for m in history[0]["values"]["messages"]] == [
+        "kept",
+        "echo: kept",
+        "instead",
+        "echo: instead",
+    ]
 
 
 async def test_stopping_the_gateway_interrupts_its_runs_and_keeps_their_steps(home) -> None:
@@ -305,24 +330,34 @@ async def test_stopping_the_gateway_interrupts_its_runs_and_keeps_their_steps(ho
 async def test_a_run_picks_a_configured_model_and_an_unknown_one_is_a_400(home) -> None:
     """``config.configurable.model_name`` (what the web UI's model picker sends) picks the lead's model."""
     models = [
-        {"name": "main", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["from main"],
-         "on_exhausted": "repeat_last"},
-        {"name": "other", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["from other"],
-         "on_exhausted": "repeat_last"},
+        {
+            "name": "main",
+            "use": "herdsman.models.scripted:ScriptedChatModel",
+            "responses": ["from main"],
+            "on_exhausted": "repeat_last",
+        },
+        {
+            "name": "other",
+            "use": "herdsman.models.scripted:ScriptedChatModel",
+            "responses": ["from other"],
+            "on_exhausted": "repeat_last",
+        },
     ]
     with running_gateway(make_config(home, models=models, title={"enabled": False})) as served:
         client = get_client(url=served.url, api_key=None)
         try:
             tid = (await client.threads.create())["thread_id"]
-            picked = await client.runs.wait(tid, "lead_agent", input=user_message("hi"),
-                                            config={"configurable": {"model_name": "other"}})
+            picked = await client.runs.wait(
+                tid, "lead_agent", input=user_message("hi"), config={"configurable": {"model_name": "other"}}
+            )
             assert picked["messages"][-1]["content"] == "from other"
             assert picked["usage"]["lead"]["model"] == "other"
             default = await client.runs.wait(tid, "lead_agent", input=user_message("hi again"))
             assert default["messages"][-1]["content"] == "echo: hi again"  # the gateway's lead model (the test's echo)
             with pytest.raises(BadRequestError) as info:
-                await client.runs.create(tid, "lead_agent", input=user_message("hi"),
-                                         config={"configurable": {"model_name": "gpt-9"}})
+                await client.runs.create(
+                    tid, "lead_agent", input=user_message("hi"), config={"configurable": {"model_name": "gpt-9"}}
+                )
             assert "model 'gpt-9' is not configured" in info.value.response.text
             assert "main, other" in info.value.response.text
         finally:
@@ -332,8 +367,11 @@ async def test_a_run_picks_a_configured_model_and_an_unknown_one_is_a_400(home) 
 async def test_concurrent_users_each_follow_the_script_in_order(config) -> None:
     """One scripted agent serving many users at once: each thread gets the script from its start,
     in order, whatever the other threads' runs do meanwhile; cycle starts it again."""
-    script = [{"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/outputs"}}], "delay": 0.02},
-              {"content": "answer one", "delay": 0.01}, "answer two"]
+    script = [
+        {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/outputs"}}], "delay": 0.02},
+        {"content": "answer one", "delay": 0.01},
+        "answer two",
+    ]
     model = ScriptedChatModel(responses=script, on_exhausted="cycle", chunk_delay=0.005)
     with running_gateway(config, model=model) as served:
         sdk = get_client(url=served.url, api_key=None)

@@ -33,12 +33,26 @@ def _schemathesis(home: Path, cwd: Path, *, phases: str, max_examples: int) -> s
     with running_gateway(make_config(home), model=model) as served:
         result = subprocess.run(
             [
-                str(Path(sys.executable).with_name("schemathesis")), "run", f"{served.url}/openapi.json",
-                "--checks", "not_a_server_error,response_schema_conformance",
-                "--max-examples", str(max_examples), "--phases", phases, "--no-shrink",
-                "--generation-deterministic", "--workers", "1", "--request-timeout", str(REQUEST_TIMEOUT_SECONDS),
+                str(Path(sys.executable).with_name("schemathesis")),
+                "run",
+                f"{served.url}/openapi.json",
+                "--checks",
+                "not_a_server_error,response_schema_conformance",
+                "--max-examples",
+                str(max_examples),
+                "--phases",
+                phases,
+                "--no-shrink",
+                "--generation-deterministic",
+                "--workers",
+                "1",
+                "--request-timeout",
+                str(REQUEST_TIMEOUT_SECONDS),
             ],
-            capture_output=True, text=True, timeout=240, cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            cwd=cwd,
         )
     report = result.stdout[-6000:] + result.stderr[-2000:]
     assert result.returncode == 0, report

@@ -18,8 +18,14 @@ def _write_config(tmp_path: Path, **gateway: object) -> Path:
     data = {
         "home": str(tmp_path / "home"),
         "checkpointer": {"type": "memory"},
-        "models": [{"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel",
-                    "responses": ["hello from the gateway"], "on_exhausted": "repeat_last"}],
+        "models": [
+            {
+                "name": "scripted",
+                "use": "herdsman.models.scripted:ScriptedChatModel",
+                "responses": ["hello from the gateway"],
+                "on_exhausted": "repeat_last",
+            }
+        ],
         "gateway": gateway,
     }
     path = tmp_path / "config.yaml"
@@ -40,9 +46,11 @@ def test_serve_starts_on_the_configured_port_and_answers(tmp_path: Path) -> None
     with serve_subprocess(config, port, tmp_path) as served:
         url = served.url
         thread = httpx.post(f"{url}/threads", json={}).json()
-        values = httpx.post(f"{url}/threads/{thread['thread_id']}/runs/wait",
-                            json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}},
-                            timeout=30).json()
+        values = httpx.post(
+            f"{url}/threads/{thread['thread_id']}/runs/wait",
+            json={"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}},
+            timeout=30,
+        ).json()
         assert values["messages"][-1]["content"] == "hello from the gateway"
     assert f"http://127.0.0.1:{port}" in served.stderr
     assert "auth is off" in served.stderr and "loopback" in served.stderr
@@ -142,7 +150,9 @@ def test_a_gateway_killed_mid_run_keeps_the_thread_up_to_its_last_checkpoint(tmp
             time.sleep(0.05)
         assert lost["status"] == "error" and lost["error"]["error"] == "WorkerLost"
         assert "start a new run on the thread" in lost["error"]["message"]
-        assert httpx.get(f"{url}/threads/{tid}").json()["status"] == "error"  # as after any failed run; it takes new runs (below)
+        assert (
+            httpx.get(f"{url}/threads/{tid}").json()["status"] == "error"
+        )  # as after any failed run; it takes new runs (below)
         state = httpx.get(f"{url}/threads/{tid}/state").json()["values"]
         assert [m["type"] for m in state["messages"]] == ["human", "ai", "tool"]
         assert httpx.get(f"{url}/api/threads/{tid}/artifacts/outputs/a.txt").text == "one"

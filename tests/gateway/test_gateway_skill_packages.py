@@ -15,8 +15,11 @@ from tests.skills.conftest import skill_md
 from tests.support import make_config
 
 ANA, BO, ADMIN = {"x-api-key": "key-ana"}, {"x-api-key": "key-bo"}, {"x-api-key": "key-admin"}
-KEYS = [{"key": "key-ana", "user": "ana"}, {"key": "key-bo", "user": "bo"},
-        {"key": "key-admin", "user": "root", "role": "admin"}]
+KEYS = [
+    {"key": "key-ana", "user": "ana"},
+    {"key": "key-bo", "user": "bo"},
+    {"key": "key-admin", "user": "root", "role": "admin"},
+]
 SECRET = "gw-s3cret-value-4471"
 
 
@@ -51,8 +54,9 @@ async def test_install_export_isolation_and_secrets(home: Path, tmp_path: Path) 
             assert theirs == []
             assert (await http.get("/api/skills/csv-report", headers=BO)).status_code == 404
             assert (await http.get("/api/skills/csv-report/export", headers=BO)).status_code == 404
-            assert (await http.put("/api/skills/csv-report/secrets/REPORT_TOKEN", headers=BO,
-                                   json={"value": "x"})).status_code == 404
+            assert (
+                await http.put("/api/skills/csv-report/secrets/REPORT_TOKEN", headers=BO, json={"value": "x"})
+            ).status_code == 404
 
             exported = await http.get("/api/skills/csv-report/export", headers=ANA)
             assert exported.status_code == 200 and exported.headers["content-type"] == "application/zip"
@@ -66,13 +70,19 @@ async def test_install_export_isolation_and_secrets(home: Path, tmp_path: Path) 
 
             shared = await http.post("/api/skills/install?shared=true", headers=BO, files=upload(archive("team-notes")))
             assert shared.status_code == 403 and "admin key" in shared.json()["detail"]
-            shared = await http.post("/api/skills/install?shared=true", headers=ADMIN, files=upload(archive("team-notes")))
+            shared = await http.post(
+                "/api/skills/install?shared=true", headers=ADMIN, files=upload(archive("team-notes"))
+            )
             assert shared.status_code == 201 and shared.json()["skill"]["scope"] == "shared"
             assert [s["name"] for s in (await http.get("/api/skills", headers=BO)).json()["skills"]] == ["team-notes"]
 
-            slip = await http.post("/api/skills/install", headers=BO, files=upload(archive(extra={"../../x.txt": b"x"})))
+            slip = await http.post(
+                "/api/skills/install", headers=BO, files=upload(archive(extra={"../../x.txt": b"x"}))
+            )
             assert slip.status_code == 422 and "'..' would write outside" in slip.json()["detail"]
-            path = await http.post("/api/skills/install", headers=BO, json={"url": str(root / "users" / "ana" / "csv-report")})
+            path = await http.post(
+                "/api/skills/install", headers=BO, json={"url": str(root / "users" / "ana" / "csv-report")}
+            )
             assert path.status_code == 422 and "must be a Git URL" in path.json()["detail"]
             git = await http.post("/api/skills/install", headers=BO, json={"url": (root / "custom").as_uri()})
             assert git.status_code == 422 and "file:// repositories are not allowed" in git.json()["detail"]
@@ -81,8 +91,11 @@ async def test_install_export_isolation_and_secrets(home: Path, tmp_path: Path) 
             assert [p.name for p in (root / "users" / "bo").iterdir() if p.name != ".install.lock"] == []
 
             put = await http.put("/api/skills/csv-report/secrets/REPORT_TOKEN", headers=ANA, json={"value": SECRET})
-            assert put.status_code == 200 and put.json() == {"skill": "csv-report", "declared": ["REPORT_TOKEN"],
-                                                             "set": ["REPORT_TOKEN"]}
+            assert put.status_code == 200 and put.json() == {
+                "skill": "csv-report",
+                "declared": ["REPORT_TOKEN"],
+                "set": ["REPORT_TOKEN"],
+            }
             undeclared = await http.put("/api/skills/csv-report/secrets/OTHER", headers=ANA, json={"value": "x"})
             assert undeclared.status_code == 422 and "does not declare 'OTHER'" in undeclared.json()["detail"]
             team = await http.put("/api/skills/team-notes/secrets/REPORT_TOKEN", headers=ANA, json={"value": SECRET})

@@ -28,10 +28,18 @@ def write_skill(root: Path, source: str, name: str, front: str, body: str = "Do 
 def skills_root(tmp_path: Path) -> Path:
     """alpha (public), beta (public, overridden by custom), gamma (needs a secret), broken (no description)."""
     root = tmp_path / "skills"
-    write_skill(root, "public", "alpha", "name: alpha\ndescription: Analyse data tables.\nexamples: [Average the price column of sales.csv]", body="# Alpha steps")
+    write_skill(
+        root,
+        "public",
+        "alpha",
+        "name: alpha\ndescription: Analyse data tables.\nexamples: [Average the price column of sales.csv]",
+        body="# Alpha steps",
+    )
     write_skill(root, "public", "beta", "name: beta\ndescription: The public beta.")
     write_skill(root, "custom", "beta", "name: beta\ndescription: My own beta.")
-    write_skill(root, "custom", "gamma", "name: gamma\ndescription: Calls an API.\nrequired-secrets: [HERDSMAN_TEST_NEVER_SET]")
+    write_skill(
+        root, "custom", "gamma", "name: gamma\ndescription: Calls an API.\nrequired-secrets: [HERDSMAN_TEST_NEVER_SET]"
+    )
     write_skill(root, "custom", "broken", "name: broken")
     return root
 
@@ -62,11 +70,23 @@ async def test_skills_list_shows_source_switch_status_and_problems(home, skills_
     body = res.json()
     assert body["skills_enabled"] is True
     by_key = {(s["name"], s["source"]): s for s in body["skills"]}
-    assert sorted(by_key) == [("alpha", "public"), ("beta", "custom"), ("beta", "public"), ("broken", "custom"),
-                              ("gamma", "custom")]
+    assert sorted(by_key) == [
+        ("alpha", "public"),
+        ("beta", "custom"),
+        ("beta", "public"),
+        ("broken", "custom"),
+        ("gamma", "custom"),
+    ]
     alpha = by_key[("alpha", "public")]
-    assert alpha == {**alpha, "description": "Analyse data tables.", "enabled": True, "status": "enabled",
-                     "path": ALPHA_PATH, "problems": [], "examples": ["Average the price column of sales.csv"]}
+    assert alpha == {
+        **alpha,
+        "description": "Analyse data tables.",
+        "enabled": True,
+        "status": "enabled",
+        "path": ALPHA_PATH,
+        "problems": [],
+        "examples": ["Average the price column of sales.csv"],
+    }
     assert by_key[("beta", "custom")]["status"] == "enabled" and by_key[("beta", "custom")]["examples"] == []
     assert by_key[("beta", "public")]["status"] == "overridden"
     gamma = by_key[("gamma", "custom")]
@@ -146,14 +166,20 @@ def remembering(messages):
     last = messages[-1]
     if last.type == "human" and last.text.startswith("remember "):
         content = last.text.removeprefix("remember ")
-        return {"tool_calls": [{"name": "memory", "args": {"action": "add", "content": content, "category": "preference"}}]}
+        return {
+            "tool_calls": [{"name": "memory", "args": {"action": "add", "content": content, "category": "preference"}}]
+        }
     return "noted"
 
 
 async def test_memory_is_off_answers_409_everywhere(gateway) -> None:
     async with httpx.AsyncClient(base_url=gateway.url) as http:
-        for method, path in [("GET", "/api/memory"), ("GET", "/api/memory/export"),
-                             ("PATCH", "/api/memory/facts/abc"), ("DELETE", "/api/memory/facts/abc")]:
+        for method, path in [
+            ("GET", "/api/memory"),
+            ("GET", "/api/memory/export"),
+            ("PATCH", "/api/memory/facts/abc"),
+            ("DELETE", "/api/memory/facts/abc"),
+        ]:
             res = await http.request(method, path, json={"content": "x y z"} if method == "PATCH" else None)
             assert res.status_code == 409, (path, res.text)
             assert "memory.enabled" in res.json()["detail"]
@@ -212,10 +238,16 @@ async def test_each_api_key_sees_only_its_own_memory(home) -> None:
         async with httpx.AsyncClient(base_url=gw.url) as http:
             assert (await http.get("/api/memory")).status_code == 401
             assert (await http.get("/api/skills")).status_code == 401
-            assert [f["content"] for f in (await http.get("/api/memory", headers=ana)).json()["facts"]] == ["Ana likes chess"]
-            assert [f["content"] for f in (await http.get("/api/memory", headers=bo)).json()["facts"]] == ["Bo likes go"]
+            assert [f["content"] for f in (await http.get("/api/memory", headers=ana)).json()["facts"]] == [
+                "Ana likes chess"
+            ]
+            assert [f["content"] for f in (await http.get("/api/memory", headers=bo)).json()["facts"]] == [
+                "Bo likes go"
+            ]
             assert (await http.delete(f"/api/memory/facts/{ana_fact.id}", headers=bo)).status_code == 404
-            assert (await http.patch(f"/api/memory/facts/{ana_fact.id}", headers=bo, json={"category": "other"})).status_code == 404
+            assert (
+                await http.patch(f"/api/memory/facts/{ana_fact.id}", headers=bo, json={"category": "other"})
+            ).status_code == 404
             export = (await http.get("/api/memory/export", headers=bo)).json()
             assert "Ana likes chess" not in json.dumps(export)
             assert (await http.delete(f"/api/memory/facts/{ana_fact.id}", headers=ana)).status_code == 204
@@ -224,7 +256,9 @@ async def test_each_api_key_sees_only_its_own_memory(home) -> None:
 # -- a streamed run's records (written just after its first event) -------------------------
 
 
-async def test_a_streamed_run_is_listed_and_its_thread_busy_once_its_first_event_arrived(gateway, client, model) -> None:
+async def test_a_streamed_run_is_listed_and_its_thread_busy_once_its_first_event_arrived(
+    gateway, client, model
+) -> None:
     tid = (await client.threads.create())["thread_id"]
     body = {"assistant_id": "lead_agent", "input": user_message("[hold] wait"), "stream_mode": ["values"]}
     async with httpx.AsyncClient(base_url=gateway.url, timeout=30) as http:
@@ -238,8 +272,9 @@ async def test_a_streamed_run_is_listed_and_its_thread_busy_once_its_first_event
             run_id = json.loads(frame["data"])["run_id"]
             assert [r["run_id"] for r in (await http.get(f"/threads/{tid}/runs")).json()] == [run_id]
             assert (await http.get(f"/threads/{tid}")).json()["status"] == "busy"
-            busy = await http.post(f"/threads/{tid}/runs", json={**body, "input": user_message("me too"),
-                                                                 "multitask_strategy": "reject"})
+            busy = await http.post(
+                f"/threads/{tid}/runs", json={**body, "input": user_message("me too"), "multitask_strategy": "reject"}
+            )
             assert busy.status_code == 409
             model.release()
             async for _ in lines:

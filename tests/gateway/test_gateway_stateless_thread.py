@@ -19,7 +19,9 @@ from tests.gateway.gateway_support import HOLD, user_message
 
 
 @pytest.mark.parametrize("strategy", ["enqueue", "interrupt", "rollback"])
-async def test_a_stateless_runs_thread_takes_no_other_run_and_leaves_nothing(client, model, gateway, home, strategy) -> None:
+async def test_a_stateless_runs_thread_takes_no_other_run_and_leaves_nothing(
+    client, model, gateway, home, strategy
+) -> None:
     stateless = await client.runs.create(None, "lead_agent", input=user_message(f"hold on {HOLD}"))
     await asyncio.to_thread(model.wait_until_held)
     tid = stateless["thread_id"]

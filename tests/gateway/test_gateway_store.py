@@ -93,7 +93,9 @@ async def test_query_ranks_by_meaning_with_the_memory_embedding_model(home) -> N
     with running_gateway(config) as gw:
         async with sdk(gw.url) as client:
             await client.store.put_item(["notes"], "tea", {"text": "The user drinks green tea every morning"})
-            await client.store.put_item(["notes"], "ansible", {"text": "The user deploys servers with Ansible playbooks"})
+            await client.store.put_item(
+                ["notes"], "ansible", {"text": "The user deploys servers with Ansible playbooks"}
+            )
             await client.store.put_item(["notes"], "mia", {"text": "The user's daughter is called Mia"})
             found = await client.store.search_items(["notes"], query="how do I roll out configuration to my machines?")
         async with httpx.AsyncClient(base_url=gw.url) as http:
@@ -109,7 +111,9 @@ def remembering(messages: list[Any]) -> Any:
     last = messages[-1]
     if last.type == "human" and last.text.startswith("remember "):
         content = last.text.removeprefix("remember ")
-        return {"tool_calls": [{"name": "memory", "args": {"action": "add", "content": content, "category": "preference"}}]}
+        return {
+            "tool_calls": [{"name": "memory", "args": {"action": "add", "content": content, "category": "preference"}}]
+        }
     return "noted"
 
 
@@ -131,10 +135,14 @@ async def test_a_fact_the_agent_saved_is_an_item_a_client_reads_and_edits(home) 
             assert ["memory", "facts"] in (await client.store.list_namespaces(prefix=["memory"]))["namespaces"]
 
             await client.store.put_item(
-                ["memory", "facts"], fact["key"], {**fact["value"], "content": "I prefer black tea", "category": "profile"},
+                ["memory", "facts"],
+                fact["key"],
+                {**fact["value"], "content": "I prefer black tea", "category": "profile"},
             )
             shown = (await http.get("/api/memory")).json()["facts"]
-            assert [(f["id"], f["content"], f["category"]) for f in shown] == [(fact["key"], "I prefer black tea", "profile")]
+            assert [(f["id"], f["content"], f["category"]) for f in shown] == [
+                (fact["key"], "I prefer black tea", "profile")
+            ]
             edited = await client.store.get_item(["memory", "facts"], fact["key"])
             assert edited["value"]["created_at"] == fact["value"]["created_at"]
 
@@ -150,11 +158,16 @@ async def test_a_fact_the_agent_saved_is_an_item_a_client_reads_and_edits(home) 
             assert "black tea" not in system_prompt(model)
 
             # every write to memory, by the agent's tool or through the Store API, is in the audit trail
-            trail = [(a["action"], a["kind"], a["id"], a["origin"], a["thread_id"])
-                     for a in (await http.get("/api/memory/audit")).json()["records"]]
-            assert trail == [("put", "fact", fact["key"], "tool", thread["thread_id"]),
-                             ("put", "fact", fact["key"], "store", None), ("put", "summary", "summary", "store", None),
-                             ("delete", "fact", fact["key"], "store", None)]
+            trail = [
+                (a["action"], a["kind"], a["id"], a["origin"], a["thread_id"])
+                for a in (await http.get("/api/memory/audit")).json()["records"]
+            ]
+            assert trail == [
+                ("put", "fact", fact["key"], "tool", thread["thread_id"]),
+                ("put", "fact", fact["key"], "store", None),
+                ("put", "summary", "summary", "store", None),
+                ("delete", "fact", fact["key"], "store", None),
+            ]
 
 
 async def test_users_never_see_or_touch_each_others_items(home) -> None:
@@ -177,10 +190,16 @@ async def test_users_never_see_or_touch_each_others_items(home) -> None:
             assert (await ana.store.get_item(["notes"], "secret"))["value"] == {"text": "ana's secret"}
             assert (await bo.store.get_item(["notes"], "secret"))["value"] == {"text": "bo's own"}
             assert (await ana.store.list_namespaces())["namespaces"] == [
-                ["memory", "audit"], ["memory", "facts"], ["notes"], ["notes", "deep"]]  # audit: her writes to memory
+                ["memory", "audit"],
+                ["memory", "facts"],
+                ["notes"],
+                ["notes", "deep"],
+            ]  # audit: her writes to memory
             async with httpx.AsyncClient(base_url=gw.url) as http:
                 assert (await http.get("/api/memory", headers={"x-api-key": "key-bo"})).json()["facts"] == []
-                assert (await http.get("/store/items", params={"namespace": "notes", "key": "secret"})).status_code == 401
+                assert (
+                    await http.get("/store/items", params={"namespace": "notes", "key": "secret"})
+                ).status_code == 401
 
         # a "." in a user id would make LangGraph's SQL stores read bob's ("notes", "smith") as bob.smith's ("notes",)
         async with sdk(gw.url, "key-bob") as bob, sdk(gw.url, "key-bob-smith") as bob_smith:
@@ -203,10 +222,16 @@ BAD_REQUESTS = [
     ("PUT", {"namespace": ["notes"], "key": "k", "value": {}, "ttl": -1}, "ttl"),
     ("PUT", {"namespace": ["memory", "facts"], "key": "k", "value": {"category": "preference"}}, "value.content"),
     ("PUT", {"namespace": ["memory", "facts"], "key": "k", "value": {"content": "I like tea", "mood": "x"}}, "mood"),
-    ("PUT", {"namespace": ["memory", "facts"], "key": "k", "value": {"content": "I like tea", "category": "x"}},
-     "value.category"),
-    ("PUT", {"namespace": ["memory", "facts"], "key": "k", "value": {"content": "I like tea", "confidence": 7}},
-     "value.confidence"),
+    (
+        "PUT",
+        {"namespace": ["memory", "facts"], "key": "k", "value": {"content": "I like tea", "category": "x"}},
+        "value.category",
+    ),
+    (
+        "PUT",
+        {"namespace": ["memory", "facts"], "key": "k", "value": {"content": "I like tea", "confidence": 7}},
+        "value.confidence",
+    ),
     ("PUT", {"namespace": ["memory", "profile"], "key": "other", "value": {"text": "x"}}, "summary"),
     ("PUT", {"namespace": ["memory", "notes"], "key": "k", "value": {"text": "x"}}, "another first label"),
     ("PUT", {"namespace": ["memory"], "key": "k", "value": {"text": "x"}}, "another first label"),
@@ -225,12 +250,18 @@ BAD_REQUESTS = [
 
 
 async def test_bad_input_gets_a_clear_422_and_leaves_the_store_usable(gateway) -> None:
-    paths = {"PUT": ("PUT", "/store/items"), "DELETE": ("DELETE", "/store/items"),
-             "SEARCH": ("POST", "/store/items/search"), "NAMESPACES": ("POST", "/store/namespaces")}
+    paths = {
+        "PUT": ("PUT", "/store/items"),
+        "DELETE": ("DELETE", "/store/items"),
+        "SEARCH": ("POST", "/store/items/search"),
+        "NAMESPACES": ("POST", "/store/namespaces"),
+    }
     async with httpx.AsyncClient(base_url=gateway.url) as http:
         for kind, body, words in BAD_REQUESTS:
             method, path = paths[kind]
-            res = await http.request(method, path, content=json.dumps(body), headers={"content-type": "application/json"})
+            res = await http.request(
+                method, path, content=json.dumps(body), headers={"content-type": "application/json"}
+            )
             assert res.status_code == 422, (body, res.text)
             detail = res.json()["detail"]
             assert detail.startswith("Invalid request") and words in detail, (body, detail)
@@ -283,8 +314,9 @@ async def test_items_on_postgres_round_trip_and_stay_per_user(home, postgres_url
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     url = postgres_url.rsplit("/", 1)[0] + f"/{name}"
-    config = make_config(home, memory={"enabled": True, "store": "postgres", "url": url},
-                         gateway={"api_keys": ["key-ana", "key-bo"]})
+    config = make_config(
+        home, memory={"enabled": True, "store": "postgres", "url": url}, gateway={"api_keys": ["key-ana", "key-bo"]}
+    )
     with running_gateway(config) as gw:
         async with sdk(gw.url, "key-ana") as ana, sdk(gw.url, "key-bo") as bo:
             await ana.store.put_item(["notes", "work"], "k", {"text": "on postgres", "kind": "note"})
@@ -292,7 +324,11 @@ async def test_items_on_postgres_round_trip_and_stay_per_user(home, postgres_url
             assert (await ana.store.get_item(["notes", "work"], "k"))["value"]["text"] == "on postgres"
             assert keys_of(await ana.store.search_items([], filter={"kind": "note"})) == ["k"]
             assert keys_of(await ana.store.search_items(["notes"], query="postgres")) == ["k"]
-            assert (await ana.store.list_namespaces())["namespaces"] == [["memory", "audit"], ["memory", "facts"], ["notes", "work"]]
+            assert (await ana.store.list_namespaces())["namespaces"] == [
+                ["memory", "audit"],
+                ["memory", "facts"],
+                ["notes", "work"],
+            ]
             assert (await bo.store.search_items([]))["items"] == []
             assert (await bo.store.list_namespaces())["namespaces"] == []
             await ana.store.delete_item(["notes", "work"], "k")

@@ -41,7 +41,9 @@ async def test_stream_values_updates_messages_and_custom(client, gateway) -> Non
     # messages-tuple: [chunk, metadata] pairs that spell the final answer.
     chunks = [p.data for p in parts if p.event == "messages"]
     assert all(meta["langgraph_node"] in ("model", "tools") for _, meta in chunks)
-    answer = "".join(c["content"] for c, meta in chunks if meta["langgraph_node"] == "model" and c["type"] == "AIMessageChunk")
+    answer = "".join(
+        c["content"] for c, meta in chunks if meta["langgraph_node"] == "model" and c["type"] == "AIMessageChunk"
+    )
     final = [p.data for p in parts if p.event == "values"][-1]
     assert final["messages"][-1]["content"] == answer
     assert answer.startswith("done: ")
@@ -62,13 +64,15 @@ async def test_legacy_messages_mode_sends_metadata_then_the_message_so_far(clien
     parts = [
         p
         async for p in client.runs.stream(
-            thread["thread_id"], "lead_agent", input=user_message("hello there friend, a longer line"),
+            thread["thread_id"],
+            "lead_agent",
+            input=user_message("hello there friend, a longer line"),
             stream_mode="messages",
         )
     ]
     names = [p.event for p in parts]
     assert names[0] == "metadata" and names[1] == "messages/metadata"
-    (msg_id, meta), = parts[1].data.items()
+    ((msg_id, meta),) = parts[1].data.items()
     assert meta["metadata"]["langgraph_node"] == "model"
     partial = [p.data[0] for p in parts if p.event == "messages/partial"]
     assert len(partial) > 1 and {m["id"] for m in partial} == {msg_id}
@@ -96,7 +100,9 @@ async def test_sse_framing_headers_and_event_format(gateway, client) -> None:
 
 
 async def test_stateless_run_streams_and_leaves_no_thread(client) -> None:
-    parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("one-off"), stream_mode="values")]
+    parts = [
+        p async for p in client.runs.stream(None, "lead_agent", input=user_message("one-off"), stream_mode="values")
+    ]
     assert parts[-1].data["messages"][-1]["content"] == "echo: one-off"
     assert await client.threads.search(limit=100) == []
 
@@ -108,8 +114,12 @@ async def test_a_stateless_run_leaves_none_of_its_files_on_disk(gateway, client)
     home = gateway.app.state.gateway.config.resolve_home()
     threads_root = home / "threads"
     before = set(threads_root.iterdir()) if threads_root.exists() else set()
-    parts = [p async for p in client.runs.stream(None, "lead_agent", input=user_message("write note.txt one-off"),
-                                                 stream_mode="updates")]
+    parts = [
+        p
+        async for p in client.runs.stream(
+            None, "lead_agent", input=user_message("write note.txt one-off"), stream_mode="updates"
+        )
+    ]
     assert any("note.txt" in json.dumps(p.data) for p in parts), "the agent wrote the file"
     after = set(threads_root.iterdir()) if threads_root.exists() else set()
     assert after == before
@@ -159,8 +169,12 @@ async def test_debug_mode_streams_with_subgraphs_on(client) -> None:
     parts = [
         p
         async for p in client.runs.stream(
-            thread["thread_id"], "lead_agent", input=user_message("hi"), stream_mode=["values", "debug"],
-            stream_subgraphs=True, stream_resumable=True,
+            thread["thread_id"],
+            "lead_agent",
+            input=user_message("hi"),
+            stream_mode=["values", "debug"],
+            stream_subgraphs=True,
+            stream_resumable=True,
         )
     ]
     assert parts[0].event == "metadata" and any(p.event == "debug" for p in parts)
@@ -179,14 +193,16 @@ async def test_quiet_streams_send_heartbeat_comments(home, model) -> None:
                     if line.startswith(": heartbeat"):
                         model.release()
             assert ": heartbeat" in lines
-            assert "event: values" in lines[lines.index(": heartbeat"):]  # the run went on after the quiet spell
+            assert "event: values" in lines[lines.index(": heartbeat") :]  # the run went on after the quiet spell
 
 
 async def test_events_mode_streams_langchain_callback_events(client) -> None:
     """As LangGraph's server: stream_mode events sends astream_events (v2) as "events" parts, the
     model's tokens among them, and nothing of the modes not asked for."""
     tid = (await client.threads.create())["thread_id"]
-    parts = [p async for p in client.runs.stream(tid, "lead_agent", input=user_message("tell me more"), stream_mode="events")]
+    parts = [
+        p async for p in client.runs.stream(tid, "lead_agent", input=user_message("tell me more"), stream_mode="events")
+    ]
     assert parts[0].event == "metadata" and {p.event for p in parts[1:]} == {"events"}
     kinds = [p.data["event"] for p in parts[1:]]
     assert kinds[0] == "on_chain_start" and kinds[-1] == "on_chain_end"
@@ -199,18 +215,29 @@ async def test_events_mode_streams_langchain_callback_events(client) -> None:
 
 async def test_tasks_checkpoints_and_debug_modes_have_the_references_shape(client) -> None:
     tid = (await client.threads.create())["thread_id"]
-    parts = [p async for p in client.runs.stream(tid, "lead_agent", input=user_message("hi"),
-                                                 stream_mode=["tasks", "checkpoints", "debug"])]
+    parts = [
+        p
+        async for p in client.runs.stream(
+            tid, "lead_agent", input=user_message("hi"), stream_mode=["tasks", "checkpoints", "debug"]
+        )
+    ]
     checkpoints = [p.data for p in parts if p.event == "checkpoints"]
     assert all({"config", "parent_config", "values", "metadata", "next", "tasks"} <= set(c) for c in checkpoints)
     history = await client.threads.get_history(tid, limit=100)
     assert [c["config"]["configurable"]["checkpoint_id"] for c in checkpoints] == [
-        h["checkpoint"]["checkpoint_id"] for h in reversed(history)]
+        h["checkpoint"]["checkpoint_id"] for h in reversed(history)
+    ]
     tasks = [p.data for p in parts if p.event == "tasks"]
     started = [t for t in tasks if "input" in t]
     ended = [t for t in tasks if "result" in t]
     assert started and {t["id"] for t in started} == {t["id"] for t in ended}
-    assert {"id", "name", "input", "triggers"} <= set(started[0]) and {"id", "name", "error", "result", "interrupts"} <= set(ended[0])
+    assert {"id", "name", "input", "triggers"} <= set(started[0]) and {
+        "id",
+        "name",
+        "error",
+        "result",
+        "interrupts",
+    } <= set(ended[0])
     debug = [p.data for p in parts if p.event == "debug"]
     assert {d["type"] for d in debug} == {"checkpoint", "task", "task_result"}
     for d in (d for d in debug if d["type"] == "checkpoint"):

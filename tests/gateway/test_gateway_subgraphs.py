@@ -57,8 +57,16 @@ async def test_subgraph_events_are_named_by_namespace(subgraph_gateway, model) -
     sdk = get_client(url=subgraph_gateway.url, api_key=None)
     try:
         tid = (await sdk.threads.create())["thread_id"]
-        parts = [p async for p in sdk.runs.stream(tid, "lead_agent", input=user_message("go"),
-                                                   stream_mode=["values", "updates", "custom"], stream_subgraphs=True)]
+        parts = [
+            p
+            async for p in sdk.runs.stream(
+                tid,
+                "lead_agent",
+                input=user_message("go"),
+                stream_mode=["values", "updates", "custom"],
+                stream_subgraphs=True,
+            )
+        ]
         nested = [p for p in parts if "|" in p.event]
         assert nested, "subgraph events are streamed"
         modes = {p.event.split("|")[0] for p in nested}
@@ -68,10 +76,16 @@ async def test_subgraph_events_are_named_by_namespace(subgraph_gateway, model) -
         custom = [p.data for p in nested if p.event.startswith("custom|")]
         assert custom == [{"progress": "researching otters"}]
         assert "end" not in {p.event for p in parts}
-        assert [p.data for p in parts if p.event == "values"][-1]["messages"][-1]["content"] == "summary: notes on otters"
+        assert [p.data for p in parts if p.event == "values"][-1]["messages"][-1][
+            "content"
+        ] == "summary: notes on otters"
 
-        quiet = [p async for p in sdk.runs.stream(tid, "lead_agent", input=user_message("again"),
-                                                   stream_mode=["values", "custom"])]
+        quiet = [
+            p
+            async for p in sdk.runs.stream(
+                tid, "lead_agent", input=user_message("again"), stream_mode=["values", "custom"]
+            )
+        ]
         assert not [p for p in quiet if "|" in p.event]
     finally:
         await sdk.aclose()

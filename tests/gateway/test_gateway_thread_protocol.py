@@ -22,8 +22,11 @@ TIMEOUT = 30
 
 def _root_end(event: dict[str, Any]) -> bool:
     params = event["params"]
-    return event["method"] == "lifecycle" and not params["namespace"] and params["data"]["event"] in (
-        "completed", "failed", "interrupted")
+    return (
+        event["method"] == "lifecycle"
+        and not params["namespace"]
+        and params["data"]["event"] in ("completed", "failed", "interrupted")
+    )
 
 
 CHANNELS = ["values", "updates", "messages", "tools", "lifecycle", "input", "tasks", "custom"]
@@ -85,8 +88,13 @@ async def test_a_turn_streams_its_messages_tool_calls_and_values(client) -> None
             calls = [(call.name, call.input, await call.output) for call in handles]
             output = await thread.output
     assert started["run_id"]
-    assert calls == [("write_file", {"path": "/mnt/user-data/outputs/notes.txt", "content": "hello there"},
-                      "Wrote 11 bytes to /mnt/user-data/outputs/notes.txt")]
+    assert calls == [
+        (
+            "write_file",
+            {"path": "/mnt/user-data/outputs/notes.txt", "content": "hello there"},
+            "Wrote 11 bytes to /mnt/user-data/outputs/notes.txt",
+        )
+    ]
     assert messages[-1] == "done: Wrote 11 bytes to /mnt/user-data/outputs/notes.txt"
     assert output["messages"][-1]["content"] == messages[-1]
     run = await client.runs.get(thread.thread_id, started["run_id"])
@@ -111,7 +119,9 @@ async def test_events_arrive_in_order_with_lifecycle_first_and_last(client) -> N
     finished = max(i for i, e in enumerate(events) if e["method"] == "tools")
     assert events[started]["params"]["node"] == "model" and events[finished]["params"]["node"] == "tools"
     values = [e for e in events if e["method"] == "values"]
-    assert values[-1]["params"]["data"]["messages"][-1]["content"] == "done: Wrote 2 bytes to /mnt/user-data/outputs/a.txt"
+    assert (
+        values[-1]["params"]["data"]["messages"][-1]["content"] == "done: Wrote 2 bytes to /mnt/user-data/outputs/a.txt"
+    )
 
 
 async def test_a_second_turn_on_the_same_stream(client) -> None:
@@ -140,7 +150,9 @@ async def test_a_sub_agent_streams_as_a_subgraph(client) -> None:
             children = []
             for child in found:
                 streams = [stream async for stream in child.messages]
-                children.append((child.graph_name, child.trigger_call_id, child.status, [await s.text for s in streams]))
+                children.append(
+                    (child.graph_name, child.trigger_call_id, child.status, [await s.text for s in streams])
+                )
             output = await thread.output
     task_call = next(m for m in output["messages"] if m["type"] == "ai" and m.get("tool_calls"))["tool_calls"][0]
     assert task_call["name"] == "task"
@@ -157,8 +169,11 @@ async def test_a_sub_agent_namespace_opens_and_closes(client) -> None:
     assert len(children) == 2
     (ns, opened), (ns2, closed) = children
     call_id = ns[0].removeprefix("tools:")
-    assert ns == ns2 and opened == {"event": "started", "graph_name": "tools",
-                                     "cause": {"type": "toolCall", "tool_call_id": call_id}}
+    assert ns == ns2 and opened == {
+        "event": "started",
+        "graph_name": "tools",
+        "cause": {"type": "toolCall", "tool_call_id": call_id},
+    }
     assert closed == {"event": "completed", "graph_name": "tools"}
     inside = [e for e in events if e["params"]["namespace"] == ns and e["method"] == "messages"]
     assert inside, "the sub-agent's own messages stream under its namespace"
@@ -185,8 +200,15 @@ async def test_an_interrupt_is_answered_with_respond(hitl_gateway) -> None:
         runs = await sdk.runs.list(thread.thread_id)
         assert [r["status"] for r in runs] == ["success", "success"]
 
-        answered = await _command(hitl_gateway.url, thread.thread_id, {"id": 9, "method": "input.respond", "params": {
-            "interrupt_id": pending["interrupt_id"], "namespace": [], "response": "again"}})
+        answered = await _command(
+            hitl_gateway.url,
+            thread.thread_id,
+            {
+                "id": 9,
+                "method": "input.respond",
+                "params": {"interrupt_id": pending["interrupt_id"], "namespace": [], "response": "again"},
+            },
+        )
         assert answered.status_code == 200 and answered.json()["error"] == "no_such_interrupt"
         assert "already answered" in answered.json()["message"]
     finally:
@@ -230,6 +252,7 @@ async def test_since_replays_the_same_events(client, gateway) -> None:
     async with client.threads.stream(assistant_id="lead_agent") as thread:
         started = await thread.run.start(input=user_message(f"hello {HOLD}"))
         async with httpx.AsyncClient(base_url=gateway.url, timeout=TIMEOUT) as http:
+
             async def read(body: dict[str, Any], count: int) -> list[dict[str, Any]]:
                 got = []
                 async with http.stream("POST", f"/threads/{thread.thread_id}/stream/events", json=body) as response:
@@ -264,7 +287,12 @@ async def test_bad_commands_get_clear_errors(client, gateway) -> None:
     assert not_json.status_code == 400 and "JSON" in not_json.json()["detail"]
     no_id = await _command(gateway.url, tid, {"method": "run.start", "params": {}})
     assert no_id.status_code == 400
-    assert no_id.json() == {"type": "error", "id": None, "error": "invalid_argument", "message": no_id.json()["message"]}
+    assert no_id.json() == {
+        "type": "error",
+        "id": None,
+        "error": "invalid_argument",
+        "message": no_id.json()["message"],
+    }
     assert "integer id" in no_id.json()["message"]
     bool_id = await _command(gateway.url, tid, {"id": True, "method": "run.start"})
     assert bool_id.status_code == 400
@@ -282,27 +310,50 @@ async def test_bad_commands_get_clear_errors(client, gateway) -> None:
     assert "assistant_id" in (await error_of({"method": "run.start", "params": {"input": None}}))["message"]
     unknown_agent = await error_of({"method": "run.start", "params": {"assistant_id": "no-such-agent", "input": None}})
     assert unknown_agent["error"] == "invalid_argument" and "no-such-agent" in unknown_agent["message"]
-    bad_input = await error_of({"method": "run.start", "params": {"assistant_id": "lead_agent", "input": {"messages": 3}}})
+    bad_input = await error_of(
+        {"method": "run.start", "params": {"assistant_id": "lead_agent", "input": {"messages": 3}}}
+    )
     assert bad_input["error"] == "invalid_argument"
-    assert (await error_of({"method": "run.start", "params": {"assistant_id": "lead_agent", "config": []}}))["error"] == "invalid_argument"
+    assert (await error_of({"method": "run.start", "params": {"assistant_id": "lead_agent", "config": []}}))[
+        "error"
+    ] == "invalid_argument"
     assert (await error_of({"method": "input.respond", "params": {"namespace": []}}))["error"] == "invalid_argument"
     for bad_checkpoint in (3, "", "no-such-checkpoint"):
-        forked = await error_of({"method": "run.start", "params": {
-            "assistant_id": "lead_agent", "input": None, "config": {"configurable": {"checkpoint_id": bad_checkpoint}}}})
+        forked = await error_of(
+            {
+                "method": "run.start",
+                "params": {
+                    "assistant_id": "lead_agent",
+                    "input": None,
+                    "config": {"configurable": {"checkpoint_id": bad_checkpoint}},
+                },
+            }
+        )
         assert forked["error"] == "invalid_argument" and "checkpoint" in forked["message"], forked
-    nothing_pending = await error_of({"method": "input.respond", "params": {"interrupt_id": "x", "namespace": [], "response": 1}})
+    nothing_pending = await error_of(
+        {"method": "input.respond", "params": {"interrupt_id": "x", "namespace": [], "response": 1}}
+    )
     assert nothing_pending["error"] == "no_such_interrupt" and "waits for none" in nothing_pending["message"]
-    assert (await error_of({"method": "subscription.subscribe", "params": {"channels": ["nope"]}}))["error"] == "invalid_argument"
+    assert (await error_of({"method": "subscription.subscribe", "params": {"channels": ["nope"]}}))[
+        "error"
+    ] == "invalid_argument"
     assert (await error_of({"method": "params", "params": []}))["error"] == "unknown_command"
     assert (await error_of({"method": "agent.getTree", "params": []}))["error"] == "invalid_argument"
 
     async with httpx.AsyncClient(base_url=gateway.url, timeout=TIMEOUT) as http:
-        for body, words in [({"channels": []}, "non-empty"), ({"channels": ["values", "nope"]}, "nope"),
-                            ({"channels": ["values"], "since": True}, "since"), ({"channels": ["values"], "depth": -1}, "depth"),
-                            ({"channels": ["values"], "namespaces": "tools"}, "namespaces"), ([], "JSON object")]:
+        for body, words in [
+            ({"channels": []}, "non-empty"),
+            ({"channels": ["values", "nope"]}, "nope"),
+            ({"channels": ["values"], "since": True}, "since"),
+            ({"channels": ["values"], "depth": -1}, "depth"),
+            ({"channels": ["values"], "namespaces": "tools"}, "namespaces"),
+            ([], "JSON object"),
+        ]:
             response = await http.post(f"/threads/{tid}/stream/events", json=body)
             assert response.status_code == 400 and words in response.json()["detail"], (body, response.text)
-        missing = await http.post("/threads/00000000-0000-4000-8000-000000000000/stream/events", json={"channels": ["values"]})
+        missing = await http.post(
+            "/threads/00000000-0000-4000-8000-000000000000/stream/events", json={"channels": ["values"]}
+        )
         assert missing.status_code == 404
 
     async with client.threads.stream(tid, assistant_id="lead_agent") as stream:
@@ -318,7 +369,9 @@ async def test_bad_commands_get_clear_errors(client, gateway) -> None:
             output = await stream.output
         assert output["messages"][-1]["content"] == "echo: after the error"
     # nothing was left half done: the thread still runs
-    assert (await client.runs.wait(tid, "lead_agent", input=user_message("still fine")))["messages"][-1]["content"] == "echo: still fine"
+    assert (await client.runs.wait(tid, "lead_agent", input=user_message("still fine")))["messages"][-1][
+        "content"
+    ] == "echo: still fine"
 
 
 async def test_one_user_never_reaches_another_users_thread(secured) -> None:
@@ -330,13 +383,21 @@ async def test_one_user_never_reaches_another_users_thread(secured) -> None:
             async with asyncio.timeout(TIMEOUT):
                 await thread.output
         tid = thread.thread_id
-        for body in [{"id": 1, "method": "run.start", "params": {"assistant_id": "lead_agent", "input": user_message("mine now")}},
-                     {"id": 2, "method": "agent.getTree", "params": {}},
-                     {"id": 3, "method": "input.respond", "params": {"interrupt_id": "x", "namespace": [], "response": 1}}]:
+        for body in [
+            {
+                "id": 1,
+                "method": "run.start",
+                "params": {"assistant_id": "lead_agent", "input": user_message("mine now")},
+            },
+            {"id": 2, "method": "agent.getTree", "params": {}},
+            {"id": 3, "method": "input.respond", "params": {"interrupt_id": "x", "namespace": [], "response": 1}},
+        ]:
             response = await _command(secured.url, tid, body, key="key-bo")
             assert response.status_code == 404, response.text
         async with httpx.AsyncClient(base_url=secured.url, timeout=TIMEOUT) as http:
-            peek = await http.post(f"/threads/{tid}/stream/events", json={"channels": ["values"]}, headers={"x-api-key": "key-bo"})
+            peek = await http.post(
+                f"/threads/{tid}/stream/events", json={"channels": ["values"]}, headers={"x-api-key": "key-bo"}
+            )
             assert peek.status_code == 404
             anonymous = await http.post(f"/threads/{tid}/stream/events", json={"channels": ["values"]})
             assert anonymous.status_code == 401
@@ -360,7 +421,9 @@ async def test_the_agent_tree_shows_the_sub_agents(client, gateway) -> None:
     tree = response.json()["result"]["tree"]
     (child,) = tree["children"]
     assert tree["namespace"] == [] and tree["status"] == "completed" and tree["graph_name"] == "lead_agent"
-    assert child["namespace"][0].startswith("tools:") and child["status"] == "completed" and child["graph_name"] == "tools"
+    assert (
+        child["namespace"][0].startswith("tools:") and child["status"] == "completed" and child["graph_name"] == "tools"
+    )
 
 
 async def test_run_start_with_input_answers_a_pending_interrupt(hitl_gateway) -> None:
@@ -431,8 +494,10 @@ async def test_a_gateway_that_only_accepts_runs_streams_a_turn_another_process_e
     0``) and another process executes it; the thread's stream still carries the whole turn and
     its end (the run was never handed to the thread's event log, which showed nothing)."""
     base = {"checkpointer": {"type": "sqlite"}, "gateway": {"stream_bridge": "redis", "redis_url": redis_url}}
-    with running_gateway(make_config(home, runs={"workers": 0}, **base)) as front, \
-            running_gateway(make_config(home, **base)):
+    with (
+        running_gateway(make_config(home, runs={"workers": 0}, **base)) as front,
+        running_gateway(make_config(home, **base)),
+    ):
         sdk = get_client(url=front.url, api_key=None)
         try:
             async with sdk.threads.stream(assistant_id="lead_agent") as thread:
@@ -457,12 +522,17 @@ async def test_run_start_from_a_checkpoint_forks_the_thread(client) -> None:
             await thread.run.start(input=user_message(text))
             await _events_until_end(thread)
     history = await client.threads.get_history(thread.thread_id, limit=50)
-    after_first = next(s for s in reversed(history) if [m["content"] for m in s["values"].get("messages", [])]
-                       == ["first", "echo: first"])
+    after_first = next(
+        s
+        for s in reversed(history)
+        if [m["content"] for m in s["values"].get("messages", [])] == ["first", "echo: first"]
+    )
     async with client.threads.stream(thread.thread_id, assistant_id="lead_agent") as again:
         await asyncio.sleep(0.2)  # its lifecycle watcher attaches before the run starts
-        await again.run.start(input=user_message("third"),
-                              config={"configurable": {"checkpoint_id": after_first["checkpoint"]["checkpoint_id"]}})
+        await again.run.start(
+            input=user_message("third"),
+            config={"configurable": {"checkpoint_id": after_first["checkpoint"]["checkpoint_id"]}},
+        )
         async with asyncio.timeout(TIMEOUT):
             output = await again.output
     assert [m["content"] for m in output["messages"]] == ["first", "echo: first", "third", "echo: third"]

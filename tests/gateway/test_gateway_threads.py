@@ -58,7 +58,10 @@ async def test_history_and_branch_from_a_checkpoint(client) -> None:
     await client.runs.wait(tid, "lead_agent", input=user_message("first"))
     await client.runs.wait(tid, "lead_agent", input=user_message("second"))
     history = await client.threads.get_history(tid, limit=100)
-    assert history[0]["checkpoint"]["checkpoint_id"] == (await client.threads.get_state(tid))["checkpoint"]["checkpoint_id"]
+    assert (
+        history[0]["checkpoint"]["checkpoint_id"]
+        == (await client.threads.get_state(tid))["checkpoint"]["checkpoint_id"]
+    )
     # Newest first, each state's parent is the next one in the list.
     for newer, older in zip(history, history[1:]):
         assert newer["parent_checkpoint"]["checkpoint_id"] == older["checkpoint"]["checkpoint_id"]
@@ -66,7 +69,9 @@ async def test_history_and_branch_from_a_checkpoint(client) -> None:
     at = await client.threads.get_state(tid, checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"])
     assert [m["content"] for m in at["values"]["messages"]] == ["first", "echo: first"]
     # Regenerate from there: the new branch does not contain "second".
-    await client.runs.wait(tid, "lead_agent", input=user_message("instead"), checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"])
+    await client.runs.wait(
+        tid, "lead_agent", input=user_message("instead"), checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"]
+    )
     state = await client.threads.get_state(tid)
     assert [m["content"] for m in state["values"]["messages"]] == ["first", "echo: first", "instead", "echo: instead"]
     assert state["parent_checkpoint"] is not None
@@ -81,7 +86,11 @@ async def test_update_state_writes_a_checkpoint(client) -> None:
     before = await client.threads.get_state(tid)
     result = await client.threads.update_state(tid, {"title": "Renamed"}, as_node="model")
     after = await client.threads.get_state(tid)
-    assert after["checkpoint"]["checkpoint_id"] == result["checkpoint"]["checkpoint_id"] != before["checkpoint"]["checkpoint_id"]
+    assert (
+        after["checkpoint"]["checkpoint_id"]
+        == result["checkpoint"]["checkpoint_id"]
+        != before["checkpoint"]["checkpoint_id"]
+    )
     assert after["values"]["title"] == "Renamed"
 
 
@@ -121,7 +130,12 @@ async def test_thread_routes_are_also_under_api_langgraph(gateway) -> None:
     sdk = get_client(url=gateway.url + "/api/langgraph", api_key=None)
     try:
         thread = await sdk.threads.create()
-        parts = [p async for p in sdk.runs.stream(thread["thread_id"], "lead_agent", input=user_message("x"), stream_resumable=True)]
+        parts = [
+            p
+            async for p in sdk.runs.stream(
+                thread["thread_id"], "lead_agent", input=user_message("x"), stream_resumable=True
+            )
+        ]
         assert parts[0].event == "metadata" and "end" not in {p.event for p in parts}  # as LangGraph's server
         assert (await sdk.threads.get(thread["thread_id"]))["values"]["messages"][-1]["content"] == "echo: x"
         assert [a["assistant_id"] for a in await sdk.assistants.search()] == ["lead_agent"]
@@ -140,7 +154,11 @@ async def test_assistant_graph_and_schemas(client) -> None:
     for key in ("input_schema", "output_schema", "state_schema"):  # rendered in full, not just key names
         properties = schemas[key]["properties"]
         assert properties["messages"]["type"] == "array", (key, properties["messages"])
-        assert set(schemas[key]["$defs"]["ActiveSkill"]["properties"]) == {"name", "message_id", "also"}  # also: skills picked with it
+        assert set(schemas[key]["$defs"]["ActiveSkill"]["properties"]) == {
+            "name",
+            "message_id",
+            "also",
+        }  # also: skills picked with it
 
 
 async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway) -> None:
@@ -150,8 +168,9 @@ async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway
     again = await client.threads.get_state("fresh-thread", checkpoint=state["checkpoint"])
     assert again["values"] == state["values"]
     async with httpx.AsyncClient(base_url=gateway.url) as http:
-        bad = await http.post("/threads/..%2Fescape/runs/wait",
-                              json={"assistant_id": "lead_agent", "if_not_exists": "create"})
+        bad = await http.post(
+            "/threads/..%2Fescape/runs/wait", json={"assistant_id": "lead_agent", "if_not_exists": "create"}
+        )
         assert bad.status_code in (404, 422)
         bad = await http.post("/threads", json={"thread_id": "../escape"})
         assert bad.status_code == 422 and "invalid thread id" in bad.json()["detail"]
@@ -165,7 +184,11 @@ def test_a_schema_that_cannot_be_rendered_falls_back_to_its_keys() -> None:
     def refuse() -> dict:
         raise ValueError("pydantic cannot render this")
 
-    assert json_schema_or_keys(refuse, Legacy) == {"title": "Legacy", "type": "object", "properties": {"notes": {}, "count": {}}}
+    assert json_schema_or_keys(refuse, Legacy) == {
+        "title": "Legacy",
+        "type": "object",
+        "properties": {"notes": {}, "count": {}},
+    }
 
 
 async def test_update_state_answers_like_langgraphs_server_and_moves_next(client) -> None:
@@ -175,9 +198,13 @@ async def test_update_state_answers_like_langgraphs_server_and_moves_next(client
     await client.runs.wait(tid, "lead_agent", input=user_message("hello"))
     assert (await client.threads.get_state(tid))["next"] == []
     call = {"name": "ls", "args": {"path": "/mnt/user-data/outputs"}, "id": "call_ls_1"}
-    result = await client.threads.update_state(tid, {"messages": [{"type": "ai", "content": "", "tool_calls": [call]}]},
-                                               as_node="model")
-    assert result["checkpoint"] == result["configurable"] and result["checkpoint_id"] == result["checkpoint"]["checkpoint_id"]
+    result = await client.threads.update_state(
+        tid, {"messages": [{"type": "ai", "content": "", "tool_calls": [call]}]}, as_node="model"
+    )
+    assert (
+        result["checkpoint"] == result["configurable"]
+        and result["checkpoint_id"] == result["checkpoint"]["checkpoint_id"]
+    )
     state = await client.threads.get_state(tid)
     assert state["checkpoint"]["checkpoint_id"] == result["checkpoint_id"]
     # an update as the model moves the thread on past the model, to the tool call it made

@@ -46,8 +46,9 @@ async def test_a_run_from_each_checkpoint_sees_that_checkpoints_files(client, co
         assert outputs(config, tid) == expected[name], name
 
     # a branch written with update_state starts from that checkpoint's files too
-    await client.threads.update_state(tid, {"messages": [{"type": "ai", "content": "noted"}]},
-                                      as_node="model", checkpoint_id=after_run["second"])
+    await client.threads.update_state(
+        tid, {"messages": [{"type": "ai", "content": "noted"}]}, as_node="model", checkpoint_id=after_run["second"]
+    )
     assert outputs(config, tid) == expected["second"]
 
 
@@ -57,8 +58,9 @@ async def test_a_rolled_back_run_takes_its_files_with_it(client, model, config) 
     await client.runs.create(tid, "lead_agent", input=user_message(f"write gone.txt no {HOLD_AFTER_TOOL}"))
     await asyncio.to_thread(model.wait_until_held)  # gone.txt is written; the answer waits
     assert outputs(config, tid) == {"gone.txt": "no", "kept.txt": "yes"}
-    rolled = await client.runs.wait(tid, "lead_agent", input=user_message("write new.txt instead"),
-                                    multitask_strategy="rollback")
+    rolled = await client.runs.wait(
+        tid, "lead_agent", input=user_message("write new.txt instead"), multitask_strategy="rollback"
+    )
     assert [m["content"] for m in rolled["messages"]][-1].startswith("done: Wrote")
     assert outputs(config, tid) == {"kept.txt": "yes", "new.txt": "instead"}
 
@@ -98,7 +100,9 @@ async def test_a_copied_thread_has_its_own_files_and_history(client, config) -> 
     copy = await client.threads.copy(tid)
     new = copy["thread_id"]
     assert new != tid and copy["metadata"]["project"] == "fork me"
-    assert [m["content"] for m in copy["values"]["messages"]] == [m["content"] for m in (await client.threads.get(tid))["values"]["messages"]]
+    assert [m["content"] for m in copy["values"]["messages"]] == [
+        m["content"] for m in (await client.threads.get(tid))["values"]["messages"]
+    ]
     assert outputs(config, new) == {"a.txt": "one", "b.txt": "two"}
     # the copy goes its own way: its files change, the original's do not
     await client.runs.wait(new, "lead_agent", input=user_message("write c.txt three"))
@@ -122,7 +126,9 @@ async def test_deleting_a_thread_frees_its_file_versions(client, config, monkeyp
     await client.threads.delete(tid)
     left = [p.read_bytes() for p in objects.rglob("*") if p.is_file()]
     assert b"one" not in left  # no checkpoint reaches it any more
-    assert not (Path(config.home) / "threads" / tid).exists()  # nor its files: a thread made again with its id starts empty
+    assert not (
+        Path(config.home) / "threads" / tid
+    ).exists()  # nor its files: a thread made again with its id starts empty
 
 
 async def test_a_run_from_a_checkpoint_the_thread_never_had_is_refused(client) -> None:

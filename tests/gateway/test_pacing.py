@@ -135,8 +135,12 @@ def test_only_a_process_that_serves_and_executes_runs_paces_them(tmp_path) -> No
         return any(m.cls is CountRequests for m in app.user_middleware)
 
     assert paced(create_app(make_config(tmp_path), model=scripted_model()))
-    accept_only = make_config(tmp_path, runs={"workers": 0}, checkpointer={"type": "sqlite"},
-                              gateway={"stream_bridge": "redis", "redis_url": "redis://127.0.0.1:1"})  # not opened here
+    accept_only = make_config(
+        tmp_path,
+        runs={"workers": 0},
+        checkpointer={"type": "sqlite"},
+        gateway={"stream_bridge": "redis", "redis_url": "redis://127.0.0.1:1"},
+    )  # not opened here
     assert not paced(create_app(accept_only, model=scripted_model()))
     assert not paced(create_app(make_config(tmp_path), model=scripted_model(), serve_requests=False))
     assert not paced(create_app(make_config(tmp_path, gateway={"requests_first_ms": 0}), model=scripted_model()))

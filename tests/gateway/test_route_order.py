@@ -38,4 +38,6 @@ def test_the_shadowing_check_finds_a_parameter_taking_a_later_fixed_segment() ->
     router.add_api_route("/threads/{thread_id}/runs/search", lambda: None, methods=["GET"])
     router.add_api_route("/threads/{thread_id}/runs/search", lambda: None, methods=["POST"])
     first, *later = router.routes
-    assert _shadowed([first], later) == [("/threads/{thread_id}/runs/search", ["GET"], "/threads/{thread_id}/runs/{run_id}")]
+    assert _shadowed([first], later) == [
+        ("/threads/{thread_id}/runs/search", ["GET"], "/threads/{thread_id}/runs/{run_id}")
+    ]

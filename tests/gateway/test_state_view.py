@@ -12,7 +12,10 @@ from herdsman_gateway.state_view import read_history, read_state, safe_json
 
 def _saved(cid: str, text: str) -> CheckpointTuple:
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": cid}}
-    checkpoint = {"ts": "2026-01-01T00:00:00+00:00", "channel_values": {"messages": [HumanMessage(text)], "__start__": 5}}
+    checkpoint = {
+        "ts": "2026-01-01T00:00:00+00:00",
+        "channel_values": {"messages": [HumanMessage(text)], "__start__": 5},
+    }
     return CheckpointTuple(config, checkpoint, {"step": 1}, None)  # type: ignore[arg-type]
 
 
@@ -55,7 +58,9 @@ async def test_an_unreadable_state_shows_as_saved_with_an_error() -> None:
 
 
 async def test_history_with_one_unreadable_checkpoint_shows_the_others_as_usual() -> None:
-    states = await read_history(_BrokenGraph(), {"configurable": {"thread_id": "t"}}, filter=None, before=None, limit=10)
+    states = await read_history(
+        _BrokenGraph(), {"configurable": {"thread_id": "t"}}, filter=None, before=None, limit=10
+    )
     assert [s["checkpoint"]["checkpoint_id"] for s in states] == ["2", "1"]
     assert states[0]["error"] and "error" not in states[1]
 

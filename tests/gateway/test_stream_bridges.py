@@ -66,7 +66,9 @@ async def test_the_memory_bridge_keeps_a_run_within_its_byte_budget() -> None:
     await bridge.finish(run_id)
     kept = await _collect(bridge, run_id)
     assert 5 <= len(kept) <= 11 and kept[-1].event == END_EVENT
-    assert [e.data.startswith(f'{{"n": {n},') for n, e in zip(range(50 - len(kept) + 1, 50), kept)] == [True] * (len(kept) - 1)
+    assert [e.data.startswith(f'{{"n": {n},') for n, e in zip(range(50 - len(kept) + 1, 50), kept)] == [True] * (
+        len(kept) - 1
+    )
     await bridge.close()
 
 
@@ -145,8 +147,13 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
     from herdsman.runtime.redis_fanout import StreamFanout, Subscription
 
     writer = aioredis.from_url(redis_url, decode_responses=True)
-    fanout = StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True), writer,
-                          block_ms=200, count=5, max_pending=10)
+    fanout = StreamFanout(
+        aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True),
+        writer,
+        block_ms=200,
+        count=5,
+        max_pending=10,
+    )
     key = f"test:slow:{uuid.uuid4().hex}"
     try:
         for n in range(50):
@@ -168,7 +175,9 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
         await writer.aclose()
 
 
-@pytest.mark.parametrize("hostile", ["18446744073709551616-0", "1-99999999999999999999999", "١٢-٣", "00000001-0", "-", "x-1"])
+@pytest.mark.parametrize(
+    "hostile", ["18446744073709551616-0", "1-99999999999999999999999", "١٢-٣", "00000001-0", "-", "x-1"]
+)
 async def test_a_hostile_last_event_id_breaks_no_other_stream(redis_url, hostile: str) -> None:
     """Every stream of a process is read by one command, so a ``Last-Event-ID`` Redis refuses
     (a part past 64 bits) would fail every client's stream at once; it is read as no id (the
@@ -345,8 +354,9 @@ async def test_many_redis_subscribers_of_one_run_cost_one_pass_over_each_read(re
         return parse(entry_id)
 
     writer = aioredis.from_url(redis_url, decode_responses=True)
-    fanout = redis_fanout.StreamFanout(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True),
-                                       writer, block_ms=200)
+    fanout = redis_fanout.StreamFanout(
+        aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True), writer, block_ms=200
+    )
     key = f"test:many:{uuid.uuid4().hex}"
     try:
         async with writer.pipeline(transaction=False) as pipe:

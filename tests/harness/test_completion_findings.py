@@ -23,8 +23,15 @@ def call(name: str, n: int, **args: object) -> dict:
     return {"tool_calls": [{"name": name, "args": args, "id": f"call-{n}"}]}
 
 
-async def run(home: Path, thread: str, message: str, responses: list, intent_rules: str = "on",
-              lead_extra: dict | None = None, **sections) -> tuple[ScriptedChatModel, dict]:
+async def run(
+    home: Path,
+    thread: str,
+    message: str,
+    responses: list,
+    intent_rules: str = "on",
+    lead_extra: dict | None = None,
+    **sections,
+) -> tuple[ScriptedChatModel, dict]:
     lead = {"model_retries": 0, "verify_rounds": 2, "intent_rules": intent_rules, **(lead_extra or {})}
     config = make_config(home, lead=lead, **sections)
     model = ScriptedChatModel(responses=responses)
@@ -54,12 +61,17 @@ async def test_a_chinese_request_for_an_output_file_that_was_not_written_gets_pa
     is forced to write_file, and once the file is there the answer passes."""
     out = "/mnt/user-data/outputs/report.md"
     workspace(home, "t-zh1")
-    model, state = await run(home, "t-zh1", f"请总结工作区的文件，并把报告写入{out}", [
-        call("ls", 1, path="/mnt/user-data/workspace"),
-        "已完成，报告已经写好了。",
-        call("write_file", 2, path=out, content="# 报告\n"),
-        "报告已写入。",
-    ])
+    model, state = await run(
+        home,
+        "t-zh1",
+        f"请总结工作区的文件，并把报告写入{out}",
+        [
+            call("ls", 1, path="/mnt/user-data/workspace"),
+            "已完成，报告已经写好了。",
+            call("write_file", 2, path=out, content="# 报告\n"),
+            "报告已写入。",
+        ],
+    )
     [note] = notes(state)
     [finding] = note.additional_kwargs[FINDINGS_KEY]
     assert finding["rule"] == "path.missing" and finding["evidence"] == {"path": out} and finding["languages"] is None
@@ -73,10 +85,16 @@ async def test_a_chinese_request_gets_the_failed_command_and_the_unsupported_num
     """A failed command answered as if it had worked, and a count no tool printed: both found on
     a request in Chinese, with the failing call's id and the number as evidence."""
     workspace(home, "t-zh2")
-    model, state = await run(home, "t-zh2", "运行 /mnt/user-data/workspace/app.py，告诉我结果。", [
-        call("bash", 1, command="python3 /mnt/user-data/workspace/app.py"),  # no such file: exit code 2
-        "程序运行成功。", "程序不存在，无法运行。",
-    ])
+    model, state = await run(
+        home,
+        "t-zh2",
+        "运行 /mnt/user-data/workspace/app.py，告诉我结果。",
+        [
+            call("bash", 1, command="python3 /mnt/user-data/workspace/app.py"),  # no such file: exit code 2
+            "程序运行成功。",
+            "程序不存在，无法运行。",
+        ],
+    )
     [note] = notes(state)
     [finding] = note.additional_kwargs[FINDINGS_KEY]
     assert finding["rule"] == "command.failed_not_retried"
@@ -84,32 +102,50 @@ async def test_a_chinese_request_gets_the_failed_command_and_the_unsupported_num
     assert len(model.calls) == 3  # said once: the answer after it may be the explanation
 
     (workspace(home, "t-zh3") / "orders.txt").write_text("failed\nok\nfailed\n")
-    model, state = await run(home, "t-zh3", "orders.txt 里有多少个失败的订单？", [
-        call("bash", 1, command="grep -c failed /mnt/user-data/workspace/orders.txt"),
-        "共有5个失败的订单。",
-        call("bash", 2, command="grep -c failed /mnt/user-data/workspace/orders.txt"),
-        "共有2个失败的订单。",
-    ])
+    model, state = await run(
+        home,
+        "t-zh3",
+        "orders.txt 里有多少个失败的订单？",
+        [
+            call("bash", 1, command="grep -c failed /mnt/user-data/workspace/orders.txt"),
+            "共有5个失败的订单。",
+            call("bash", 2, command="grep -c failed /mnt/user-data/workspace/orders.txt"),
+            "共有2个失败的订单。",
+        ],
+    )
     [note] = notes(state)
     assert rules_of(note) == ["number.unsupported"]
     assert note.additional_kwargs[FINDINGS_KEY][0]["evidence"]["numbers"] == ["5"]
     assert state["messages"][-1].text == "共有2个失败的订单。"
 
 
-@pytest.mark.parametrize(("request_text", "fires"), [
-    ("How many lines does /mnt/user-data/workspace/notes.txt have", True),
-    ("/mnt/user-data/workspace/notes.txt 有多少行", True),
-    ("Сколько строк в файле /mnt/user-data/workspace/notes.txt", False),
-])
-async def test_an_intent_rule_fires_on_a_request_in_a_language_it_declares_only(home: Path, request_text: str, fires: bool) -> None:
+@pytest.mark.parametrize(
+    ("request_text", "fires"),
+    [
+        ("How many lines does /mnt/user-data/workspace/notes.txt have", True),
+        ("/mnt/user-data/workspace/notes.txt 有多少行", True),
+        ("Сколько строк в файле /mnt/user-data/workspace/notes.txt", False),
+    ],
+)
+async def test_an_intent_rule_fires_on_a_request_in_a_language_it_declares_only(
+    home: Path, request_text: str, fires: bool
+) -> None:
     """number.missing reads "how many" and 多少: it sends back an answer without a number to an
     English or a Chinese request, never to one in a language whose words it does not know (where
     it would see only the file name)."""
     thread = f"t-{language_of(request_text)}"
     (workspace(home, thread) / "notes.txt").write_text("a\nb\nc\n")
-    model, state = await run(home, thread, request_text, [
-        call("read_file", 1, path="/mnt/user-data/workspace/notes.txt"), "It is short.", call("bash", 2, command="wc -l notes.txt"), "3",
-    ])
+    model, state = await run(
+        home,
+        thread,
+        request_text,
+        [
+            call("read_file", 1, path="/mnt/user-data/workspace/notes.txt"),
+            "It is short.",
+            call("bash", 2, command="wc -l notes.txt"),
+            "3",
+        ],
+    )
     assert [rules_of(n) for n in notes(state)] == ([["number.missing"]] if fires else [])
     assert RULES["number.missing"].languages == ("en", "zh")
 
@@ -121,22 +157,31 @@ async def test_intent_rules_follow_the_profile_and_the_switch(home: Path) -> Non
     assert intent_languages("on", small=False) == ("en", "zh") and intent_languages("off", small=True) == ()
     ask = "How many lines does /mnt/user-data/workspace/notes.txt have"
     (workspace(home, "t-auto") / "notes.txt").write_text("a\n")
-    model, state = await run(home, "t-auto", ask, [call("read_file", 1, path="notes.txt"), "It is short."], intent_rules="auto")
+    model, state = await run(
+        home, "t-auto", ask, [call("read_file", 1, path="notes.txt"), "It is short."], intent_rules="auto"
+    )
     assert notes(state) == [] and len(model.calls) == 2  # the scripted model has the standard profile
 
 
-@pytest.mark.parametrize(("request_text", "answer"), [
-    ("Explain how a lighthouse works, no files needed.", "A lamp and a lens send a beam that turns."),
-    ("解释一下灯塔是如何工作的，不需要文件。", "灯和透镜把光聚成一束旋转的光。"),
-])
-async def test_a_question_about_the_world_gets_no_note_to_use_the_tools(home: Path, request_text: str, answer: str) -> None:
+@pytest.mark.parametrize(
+    ("request_text", "answer"),
+    [
+        ("Explain how a lighthouse works, no files needed.", "A lamp and a lens send a beam that turns."),
+        ("解释一下灯塔是如何工作的，不需要文件。", "灯和透镜把光聚成一束旋转的光。"),
+    ],
+)
+async def test_a_question_about_the_world_gets_no_note_to_use_the_tools(
+    home: Path, request_text: str, answer: str
+) -> None:
     model, state = await run(home, "t-light", request_text, [answer])
     assert notes(state) == [] and len(model.calls) == 1
 
 
 async def test_a_request_naming_a_file_answered_without_a_tool_gets_tool_none_used_in_any_language(home: Path) -> None:
     (workspace(home, "t-zh5") / "data.csv").write_text("a,b\n1,2\n")
-    model, state = await run(home, "t-zh5", "读取data.csv，告诉我有哪些列", ["有两列。", call("read_file", 1, path="data.csv"), "a 和 b。"])
+    model, state = await run(
+        home, "t-zh5", "读取data.csv，告诉我有哪些列", ["有两列。", call("read_file", 1, path="data.csv"), "a 和 b。"]
+    )
     assert [rules_of(n) for n in notes(state)] == [["tool.none_used"]]
 
 
@@ -153,10 +198,16 @@ def test_the_plan_follows_the_findings_fields_not_their_words() -> None:
     """The forced tools come from next_tools and priority: a finding whose words speak of code to
     run but whose fields say grep is sent to grep; a write that applies alone yields to any other
     finding."""
-    worded = Finding("verifier.misleading", {"detail": "Your reply shows code that nothing ran. Run those commands with bash."},
-                     ("grep",), SEARCH)
+    worded = Finding(
+        "verifier.misleading",
+        {"detail": "Your reply shows code that nothing ran. Run those commands with bash."},
+        ("grep",),
+        SEARCH,
+    )
     assert next_tools([worded]) == ["grep"]
-    assert next_tools([worded, Finding("script.changed_not_run", {"scripts": ["a.py"]}, ("bash",), COMMAND)]) == ["bash"]
+    assert next_tools([worded, Finding("script.changed_not_run", {"scripts": ["a.py"]}, ("bash",), COMMAND)]) == [
+        "bash"
+    ]
     missing = Finding("path.missing", {"path": "/mnt/user-data/outputs/a.md"}, ("write_file",), WRITE_IF_ALONE)
     assert next_tools([missing]) == ["write_file"]
     assert next_tools([missing, Finding("reply.refusal")]) == ["any"]
@@ -169,8 +220,17 @@ def test_every_rule_has_words_and_declared_languages() -> None:
     # a rule that counts scripts, not words, applies to the languages it declares whatever the intent rules
     assert RULES["reply.wrong_language"].languages == ("zh",) and not RULES["reply.wrong_language"].intent
     assert applies("reply.wrong_language", "zh", ()) and not applies("reply.wrong_language", "en", ("en", "zh"))
-    neutral = {"path.missing", "path.empty", "command.failed_not_retried", "code.shown_not_run", "number.unsupported",
-               "file.unchanged", "call.as_text", "tool.unknown", "reply.placeholder"}
+    neutral = {
+        "path.missing",
+        "path.empty",
+        "command.failed_not_retried",
+        "code.shown_not_run",
+        "number.unsupported",
+        "file.unchanged",
+        "call.as_text",
+        "tool.unknown",
+        "reply.placeholder",
+    }
     assert all(RULES[r].languages is None for r in neutral)
 
 
@@ -192,11 +252,16 @@ def test_a_reply_in_chinese_is_not_read_as_an_english_refusal_or_claim() -> None
     """The refusal and claim rules read the reply's English; a direct call of the check (no
     sandbox) on a Chinese reply finds nothing of theirs, an English refusal is found."""
     check = CompletionCheckMiddleware(None, tool_names=["bash"])
+
     def state(reply: str) -> dict:
         return {"messages": [HumanMessage("写一首诗"), AIMessage(reply)]}
+
     assert check.problems(state("抱歉，我无法完成。")) == []
     assert [f.rule for f in check.problems(state("I'm sorry, but I can't assist with that."))] == ["reply.refusal"]
-    assert CompletionCheckMiddleware(None, intent_languages=()).problems(state("I'm sorry, but I can't assist with that.")) == []
+    assert (
+        CompletionCheckMiddleware(None, intent_languages=()).problems(state("I'm sorry, but I can't assist with that."))
+        == []
+    )
 
 
 async def test_a_file_written_back_unchanged_then_changed_and_not_run_in_chinese(home: Path) -> None:
@@ -206,15 +271,21 @@ async def test_a_file_written_back_unchanged_then_changed_and_not_run_in_chinese
     ws = workspace(home, "t-zh6")
     (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
     path = "/mnt/user-data/workspace/stats.py"
-    model, state = await run(home, "t-zh6", "stats.py 的 mean 算错了，请修复它。", intent_rules="off", responses=[
-        call("read_file", 1, path=path),
-        call("write_file", 2, path=path, content="def mean(v):\n    return sum(v)"),
-        "已修复。",
-        call("str_replace", 3, path=path, old="sum(v)", new="sum(v) / len(v)"),
-        "已修复。",
-        call("bash", 4, command="python3 -c 'import stats; print(stats.mean([2, 4]))'"),
-        "已修复，mean([2, 4]) 是 3.0。",
-    ])
+    model, state = await run(
+        home,
+        "t-zh6",
+        "stats.py 的 mean 算错了，请修复它。",
+        intent_rules="off",
+        responses=[
+            call("read_file", 1, path=path),
+            call("write_file", 2, path=path, content="def mean(v):\n    return sum(v)"),
+            "已修复。",
+            call("str_replace", 3, path=path, old="sum(v)", new="sum(v) / len(v)"),
+            "已修复。",
+            call("bash", 4, command="python3 -c 'import stats; print(stats.mean([2, 4]))'"),
+            "已修复，mean([2, 4]) 是 3.0。",
+        ],
+    )
     assert [rules_of(n) for n in notes(state)] == [["file.unchanged"], ["script.changed_not_run"]]
     assert [c.kwargs.get("tool_choice") for c in model.calls[3:]] == ["str_replace", None, "bash", None]
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)"
@@ -226,28 +297,39 @@ async def test_a_chinese_request_to_fix_a_file_that_is_unchanged_gets_change_not
     ws = workspace(home, "t-zh7")
     (ws / "stats.py").write_text("def mean(v):\n    return sum(v)\n")
     path = "/mnt/user-data/workspace/stats.py"
-    model, state = await run(home, "t-zh7", "请修复 stats.py 里的 mean 函数，它没有除以个数。", [
-        call("read_file", 1, path=path),
-        "已修复。",
-        call("str_replace", 2, path=path, old="sum(v)", new="sum(v) / len(v)"),
-        call("bash", 3, command="python3 -c 'import stats; print(stats.mean([2, 4]))'"),
-        "已修复，mean([2, 4]) 是 3.0。",
-    ])
+    model, state = await run(
+        home,
+        "t-zh7",
+        "请修复 stats.py 里的 mean 函数，它没有除以个数。",
+        [
+            call("read_file", 1, path=path),
+            "已修复。",
+            call("str_replace", 2, path=path, old="sum(v)", new="sum(v) / len(v)"),
+            call("bash", 3, command="python3 -c 'import stats; print(stats.mean([2, 4]))'"),
+            "已修复，mean([2, 4]) 是 3.0。",
+        ],
+    )
     [note] = notes(state)
-    assert rules_of(note) == ["file.change_not_made"] and note.additional_kwargs[FINDINGS_KEY][0]["languages"] == ["en", "zh"]
+    assert rules_of(note) == ["file.change_not_made"] and note.additional_kwargs[FINDINGS_KEY][0]["languages"] == [
+        "en",
+        "zh",
+    ]
     assert model.calls[2].kwargs.get("tool_choice") == "str_replace"
     assert (ws / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
 
 
-@pytest.mark.parametrize(("intent", "text", "expected"), [
-    ("change", "把 config.ini 里的端口改成 9090", "改成"),
-    ("make", "把统计结果保存到 /mnt/user-data/outputs/total.txt", "保存"),
-    ("count", "app.log 里有几行是错误？", "几行"),
-    ("superlative", "哪个文件最大？", "最大"),
-    ("superlative", "最新的文件是哪一个", "最新"),
-    ("sorted", "把名字按字母排序后写入 names.txt", "按字母"),
-    ("change", "請修復 app.py", "修復"),  # Traditional characters
-])
+@pytest.mark.parametrize(
+    ("intent", "text", "expected"),
+    [
+        ("change", "把 config.ini 里的端口改成 9090", "改成"),
+        ("make", "把统计结果保存到 /mnt/user-data/outputs/total.txt", "保存"),
+        ("count", "app.log 里有几行是错误？", "几行"),
+        ("superlative", "哪个文件最大？", "最大"),
+        ("superlative", "最新的文件是哪一个", "最新"),
+        ("sorted", "把名字按字母排序后写入 names.txt", "按字母"),
+        ("change", "請修復 app.py", "修復"),  # Traditional characters
+    ],
+)
 def test_chinese_words_of_intent(intent: str, text: str, expected: str) -> None:
     from herdsman.middleware.intent_words import said_word, says
 
@@ -270,10 +352,13 @@ def test_chinese_questions_counts_and_file_topics() -> None:
 ORDERS = '[\n {"id": 7, "status": "failed"},\n {"id": 11, "status": "ok"},\n {"id": 12, "status": "failed"}\n]\n'
 
 
-@pytest.mark.parametrize("ask", [
-    "How many orders in /mnt/user-data/workspace/orders.json have the status failed?",
-    "/mnt/user-data/workspace/orders.json 里有多少个订单的状态是 failed？",
-])
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "How many orders in /mnt/user-data/workspace/orders.json have the status failed?",
+        "/mnt/user-data/workspace/orders.json 里有多少个订单的状态是 failed？",
+    ],
+)
 async def test_a_count_read_off_the_data_is_sent_back_to_be_computed(home: Path, ask: str) -> None:
     """The model reads the JSON and answers 11 (an id it saw): a number the data shows, so not
     unsupported, but no command counted it. It is sent back to count with a command (forced to
@@ -281,14 +366,21 @@ async def test_a_count_read_off_the_data_is_sent_back_to_be_computed(home: Path,
     thread = f"t-eye-{language_of(ask)}"
     (workspace(home, thread) / "orders.json").write_text(ORDERS)
     path = "/mnt/user-data/workspace/orders.json"
-    model, state = await run(home, thread, ask, [
-        call("read_file", 1, path=path),
-        "11",
-        call("bash", 2, command=f"grep -c '\"failed\"' {path}"),
-        "2",
-    ])
+    model, state = await run(
+        home,
+        thread,
+        ask,
+        [
+            call("read_file", 1, path=path),
+            "11",
+            call("bash", 2, command=f"grep -c '\"failed\"' {path}"),
+            "2",
+        ],
+    )
     [note] = notes(state)
-    assert rules_of(note) == ["count.not_computed"] and note.additional_kwargs[FINDINGS_KEY][0]["evidence"]["numbers"] == ["11"]
+    assert rules_of(note) == ["count.not_computed"] and note.additional_kwargs[FINDINGS_KEY][0]["evidence"][
+        "numbers"
+    ] == ["11"]
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert state["messages"][-1].text == "2" and len(model.calls) == 4
 
@@ -299,14 +391,19 @@ async def test_a_guess_repeated_after_counting_is_sent_back_once_more(home: Path
     with the count; a third guess is not sent back again (two notes at most)."""
     (workspace(home, "t-eye2") / "orders.json").write_text(ORDERS)
     path = "/mnt/user-data/workspace/orders.json"
-    model, state = await run(home, "t-eye2", "How many orders in /mnt/user-data/workspace/orders.json have the status failed?", [
-        call("read_file", 1, path=path),
-        "11",
-        call("bash", 2, command=f"grep -c 'status: failed' {path}"),
-        "11",
-        call("bash", 3, command=f"grep -c '\"failed\"' {path}"),
-        "2",
-    ])
+    model, state = await run(
+        home,
+        "t-eye2",
+        "How many orders in /mnt/user-data/workspace/orders.json have the status failed?",
+        [
+            call("read_file", 1, path=path),
+            "11",
+            call("bash", 2, command=f"grep -c 'status: failed' {path}"),
+            "11",
+            call("bash", 3, command=f"grep -c '\"failed\"' {path}"),
+            "2",
+        ],
+    )
     first, second = notes(state)
     assert rules_of(first) == ["count.not_computed"] and "count.not_computed" in rules_of(second)
     again = next(f for f in second.additional_kwargs[FINDINGS_KEY] if f["rule"] == "count.not_computed")
@@ -317,17 +414,26 @@ async def test_a_guess_repeated_after_counting_is_sent_back_once_more(home: Path
 async def test_a_count_a_command_printed_passes(home: Path) -> None:
     (workspace(home, "t-cmd") / "orders.json").write_text(ORDERS)
     path = "/mnt/user-data/workspace/orders.json"
-    model, state = await run(home, "t-cmd", "How many orders in /mnt/user-data/workspace/orders.json have the status failed?", [
-        call("bash", 1, command=f"grep -c '\"failed\"' {path}"), "2",
-    ])
+    model, state = await run(
+        home,
+        "t-cmd",
+        "How many orders in /mnt/user-data/workspace/orders.json have the status failed?",
+        [
+            call("bash", 1, command=f"grep -c '\"failed\"' {path}"),
+            "2",
+        ],
+    )
     assert notes(state) == [] and len(model.calls) == 2
 
 
-@pytest.mark.parametrize("ask", [
-    "Create /mnt/user-data/outputs/summary.md with a line 'Total: <total amount>' and a line 'Rows: <number of data rows>' "
-    "for /mnt/user-data/workspace/sales.csv.",
-    "为 /mnt/user-data/workspace/sales.csv 创建 /mnt/user-data/outputs/summary.md，包含一行“Total: <总金额>”和一行“Rows: <数据行数>”。",
-])
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "Create /mnt/user-data/outputs/summary.md with a line 'Total: <total amount>' and a line 'Rows: <number of data rows>' "
+        "for /mnt/user-data/workspace/sales.csv.",
+        "为 /mnt/user-data/workspace/sales.csv 创建 /mnt/user-data/outputs/summary.md，包含一行“Total: <总金额>”和一行“Rows: <数据行数>”。",
+    ],
+)
 async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Path, ask: str) -> None:
     """The request quotes the lines with placeholders; the model writes only the values. The
     note names the missing words and the next call rewrites the file at once (the agent wrote
@@ -335,13 +441,18 @@ async def test_a_file_without_the_quoted_lines_fixed_words_is_sent_back(home: Pa
     thread = f"t-tpl-{language_of(ask)}"
     (workspace(home, thread) / "sales.csv").write_text("amount\n10.5\n20\n")
     out = "/mnt/user-data/outputs/summary.md"
-    model, state = await run(home, thread, ask, [
-        call("bash", 1, command="python3 -c \"print(30.5); print(2)\""),
-        call("write_file", 2, path=out, content="30.5\n2\n"),
-        "Done.",
-        call("write_file", 4, path=out, content="Total: 30.5\nRows: 2\n"),
-        "Done.",
-    ])
+    model, state = await run(
+        home,
+        thread,
+        ask,
+        [
+            call("bash", 1, command='python3 -c "print(30.5); print(2)"'),
+            call("write_file", 2, path=out, content="30.5\n2\n"),
+            "Done.",
+            call("write_file", 4, path=out, content="Total: 30.5\nRows: 2\n"),
+            "Done.",
+        ],
+    )
     [note] = notes(state)
     [finding] = note.additional_kwargs[FINDINGS_KEY]
     assert finding["rule"] == "file.template_missing" and finding["evidence"]["missing"] == ["Total:", "Rows:"]
@@ -359,16 +470,20 @@ async def test_a_file_changed_after_the_agent_read_it_is_read_again_before_the_r
     (workspace(home, thread) / "sales.csv").write_text("amount\n10.5\n20\n")
     out = "/mnt/user-data/outputs/summary.md"
     target = home / "threads" / thread / "user-data" / "outputs" / "summary.md"
-    model, state = await run(home, thread, f"Create {out} with a line 'Total: <total amount>' for "
-                             "/mnt/user-data/workspace/sales.csv.", [
-        call("bash", 1, command="python3 -c 'print(30.5)'"),
-        call("write_file", 2, path=out, content="30.5\n"),
-        call("bash", 3, command=f"sed -i 's/30.5/30.5 /' {out}"),
-        "Done.",
-        call("read_file", 4, path=out),
-        call("write_file", 5, path=out, content="Total: 30.5\n"),
-        "Done.",
-    ])
+    model, state = await run(
+        home,
+        thread,
+        f"Create {out} with a line 'Total: <total amount>' for /mnt/user-data/workspace/sales.csv.",
+        [
+            call("bash", 1, command="python3 -c 'print(30.5)'"),
+            call("write_file", 2, path=out, content="30.5\n"),
+            call("bash", 3, command=f"sed -i 's/30.5/30.5 /' {out}"),
+            "Done.",
+            call("read_file", 4, path=out),
+            call("write_file", 5, path=out, content="Total: 30.5\n"),
+            "Done.",
+        ],
+    )
     [note] = notes(state)
     assert rules_of(note) == ["file.template_missing"]
     assert [c.kwargs.get("tool_choice") for c in model.calls[4:6]] == ["read_file", "write_file"]
@@ -383,18 +498,24 @@ async def test_a_way_taken_that_did_not_help_gives_way_to_the_next(home: Path) -
     (workspace(home, "t-spent") / "team.txt").write_text("Zoe\nAdam\nMira\n")
     out = "/mnt/user-data/outputs/team.json"
     shown = "Sort the names like this:\n```bash\nsort /mnt/user-data/workspace/team.txt\n```"
-    model, state = await run(home, "t-spent", f"Create {out}, a JSON list of the names in /mnt/user-data/workspace/team.txt "
-                             "sorted alphabetically.", [
-        shown,
-        call("bash", 1, command="sort /mnt/user-data/workspace/team.txt"),
-        shown,
-        call("write_file", 2, path=out, content='["Adam", "Mira", "Zoe"]'),
-        "Done.",
-    ])
+    model, state = await run(
+        home,
+        "t-spent",
+        f"Create {out}, a JSON list of the names in /mnt/user-data/workspace/team.txt sorted alphabetically.",
+        [
+            shown,
+            call("bash", 1, command="sort /mnt/user-data/workspace/team.txt"),
+            shown,
+            call("write_file", 2, path=out, content='["Adam", "Mira", "Zoe"]'),
+            "Done.",
+        ],
+    )
     first, second = notes(state)
     assert "code.shown_not_run" in rules_of(first) and "code.shown_not_run" in rules_of(second)
     assert [c.kwargs.get("tool_choice") for c in model.calls[1:4:2]] == ["bash", "write_file"]
-    assert (home / "threads" / "t-spent" / "user-data" / "outputs" / "team.json").read_text() == '["Adam", "Mira", "Zoe"]'
+    assert (
+        home / "threads" / "t-spent" / "user-data" / "outputs" / "team.json"
+    ).read_text() == '["Adam", "Mira", "Zoe"]'
 
 
 async def test_a_file_a_command_made_without_the_quoted_words_is_rewritten_at_once(home: Path) -> None:
@@ -402,13 +523,17 @@ async def test_a_file_a_command_made_without_the_quoted_words_is_rewritten_at_on
     and read before write lets it (the agent's own command wrote the file whole)."""
     (workspace(home, "t-tpl-cmd") / "sales.csv").write_text("amount\n10.5\n20\n")
     out = "/mnt/user-data/outputs/summary.md"
-    model, state = await run(home, "t-tpl-cmd", f"Create {out} with a line 'Total: <total amount>' for "
-                             "/mnt/user-data/workspace/sales.csv.", [
-        call("bash", 1, command=f"mkdir -p /mnt/user-data/outputs && python3 -c 'print(30.5)' > {out}"),
-        "Done.",
-        call("write_file", 3, path=out, content="Total: 30.5\n"),
-        "Done.",
-    ])
+    model, state = await run(
+        home,
+        "t-tpl-cmd",
+        f"Create {out} with a line 'Total: <total amount>' for /mnt/user-data/workspace/sales.csv.",
+        [
+            call("bash", 1, command=f"mkdir -p /mnt/user-data/outputs && python3 -c 'print(30.5)' > {out}"),
+            "Done.",
+            call("write_file", 3, path=out, content="Total: 30.5\n"),
+            "Done.",
+        ],
+    )
     [note] = notes(state)
     assert rules_of(note) == ["file.template_missing"]
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
@@ -421,15 +546,30 @@ def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() 
     from herdsman.middleware.completion_verifier import verify
 
     messages = [HumanMessage("Save a poem to /mnt/user-data/outputs/poem.txt"), AIMessage("Here is a poem: ...")]
-    judge = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "Verdict", "args": {"done": False, "findings": [
-            {"rule": "File Missing", "detail": "poem.txt was not written."}]}}]},
-        {"tool_calls": [{"name": "Verdict", "args": {"done": True, "findings": []}}]},
-        "MISSING: prose is not a verdict",
-    ])
+    judge = ScriptedChatModel(
+        responses=[
+            {
+                "tool_calls": [
+                    {
+                        "name": "Verdict",
+                        "args": {
+                            "done": False,
+                            "findings": [{"rule": "File Missing", "detail": "poem.txt was not written."}],
+                        },
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "Verdict", "args": {"done": True, "findings": []}}]},
+            "MISSING: prose is not a verdict",
+        ]
+    )
     [finding] = verify(judge, messages)
     assert finding.rule == "verifier.file_missing" and render(finding) == "poem.txt was not written."
-    assert judge.calls[0].tools == ["Verdict"] and judge.calls[0].kwargs.get("tool_choice") not in (None, "auto", "none")
+    assert judge.calls[0].tools == ["Verdict"] and judge.calls[0].kwargs.get("tool_choice") not in (
+        None,
+        "auto",
+        "none",
+    )
     assert verify(judge, messages) == []  # done
     assert verify(judge, messages) == []  # prose: no verdict, nothing found (the rules have spoken already)
 
@@ -439,14 +579,19 @@ async def test_a_script_written_as_a_description_is_sent_back_because_it_does_no
     the next call forced to write_file; fixed, the answer passes."""
     workspace(home, "t-parse")
     path = "/mnt/user-data/workspace/topword.py"
-    model, state = await run(home, "t-parse", f"Write {path}: python3 topword.py FILE prints the most frequent word.",
-                             intent_rules="off", responses=[
-        call("write_file", 1, path=path, content="python3 topword.py FILE prints the most frequent word."),
-        "Done.",
-        call("write_file", 2, path=path, content="import sys\nprint(open(sys.argv[1]).read().split()[0])\n"),
-        call("bash", 3, command=f"echo a b > /tmp/s.txt && python3 {path} /tmp/s.txt"),
-        "Done: it prints a.",
-    ])
+    model, state = await run(
+        home,
+        "t-parse",
+        f"Write {path}: python3 topword.py FILE prints the most frequent word.",
+        intent_rules="off",
+        responses=[
+            call("write_file", 1, path=path, content="python3 topword.py FILE prints the most frequent word."),
+            "Done.",
+            call("write_file", 2, path=path, content="import sys\nprint(open(sys.argv[1]).read().split()[0])\n"),
+            call("bash", 3, command=f"echo a b > /tmp/s.txt && python3 {path} /tmp/s.txt"),
+            "Done: it prints a.",
+        ],
+    )
     found = [rules_of(n) for n in notes(state)]
     assert found == [["script.does_not_parse"]], found
     assert "SyntaxError" in notes(state)[0].text and state["messages"][-1].text == "Done: it prints a."
@@ -458,16 +603,21 @@ async def test_a_new_script_that_prints_nothing_for_the_requests_command_is_sent
     run, printing nothing for that command, it is script.printed_nothing."""
     workspace(home, "t-add")
     path = "/mnt/user-data/workspace/add.py"
-    model, state = await run(home, "t-add", f"创建命令行工具 {path}：python3 add.py 2 3 4 输出这些数的和（这里是 9）。",
-                             intent_rules="off", responses=[
-        call("write_file", 1, path=path, content="def add(a, b, c):\n    return a + b + c\n"),
-        "已创建。",
-        call("bash", 2, command="cd /mnt/user-data/workspace && python3 add.py 2 3 4"),
-        "已创建。",
-        call("write_file", 3, path=path, content="import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"),
-        call("bash", 4, command="cd /mnt/user-data/workspace && python3 add.py 2 3 4"),
-        "已创建，输出 9。",
-    ])
+    model, state = await run(
+        home,
+        "t-add",
+        f"创建命令行工具 {path}：python3 add.py 2 3 4 输出这些数的和（这里是 9）。",
+        intent_rules="off",
+        responses=[
+            call("write_file", 1, path=path, content="def add(a, b, c):\n    return a + b + c\n"),
+            "已创建。",
+            call("bash", 2, command="cd /mnt/user-data/workspace && python3 add.py 2 3 4"),
+            "已创建。",
+            call("write_file", 3, path=path, content="import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"),
+            call("bash", 4, command="cd /mnt/user-data/workspace && python3 add.py 2 3 4"),
+            "已创建，输出 9。",
+        ],
+    )
     found = [rules_of(n) for n in notes(state)]
     assert found == [["script.changed_not_run"], ["script.printed_nothing"]], found
     assert "python3 add.py 2 3 4)" in notes(state)[0].text  # the command, without the Chinese after it
@@ -480,16 +630,21 @@ async def test_a_fix_whose_output_lacks_a_value_the_request_gives_is_sent_back(h
     ws = workspace(home, "t-count")
     (ws / "countdown.py").write_text("import sys\nfor i in range(int(sys.argv[1]), 1, -1):\n    print(i)\n")
     path = "/mnt/user-data/workspace/countdown.py"
-    model, state = await run(home, "t-count", f"{path} should print 3, 2, 1 on separate lines (python3 countdown.py 3), "
-                             "but it misses one. Fix it.", intent_rules="off", responses=[
-        call("read_file", 0, path=path),
-        call("str_replace", 1, path=path, old="print(i)", new="print(i - 1)"),
-        call("bash", 2, command="cd /mnt/user-data/workspace && python3 countdown.py 3"),
-        "Fixed.",
-        call("str_replace", 3, path=path, old="1, -1):\n    print(i - 1)", new="0, -1):\n    print(i)"),
-        call("bash", 4, command="cd /mnt/user-data/workspace && python3 countdown.py 3"),
-        "Fixed: it prints 3, 2, 1.",
-    ])
+    model, state = await run(
+        home,
+        "t-count",
+        f"{path} should print 3, 2, 1 on separate lines (python3 countdown.py 3), but it misses one. Fix it.",
+        intent_rules="off",
+        responses=[
+            call("read_file", 0, path=path),
+            call("str_replace", 1, path=path, old="print(i)", new="print(i - 1)"),
+            call("bash", 2, command="cd /mnt/user-data/workspace && python3 countdown.py 3"),
+            "Fixed.",
+            call("str_replace", 3, path=path, old="1, -1):\n    print(i - 1)", new="0, -1):\n    print(i)"),
+            call("bash", 4, command="cd /mnt/user-data/workspace && python3 countdown.py 3"),
+            "Fixed: it prints 3, 2, 1.",
+        ],
+    )
     found = [rules_of(n) for n in notes(state)]
     assert found == [["script.output_differs"]], found
     assert "printed '2\\n1'" in notes(state)[0].text and "expects 3 too" in notes(state)[0].text
@@ -503,16 +658,24 @@ async def test_the_code_a_reply_shows_is_written_into_the_file_that_does_not_par
     workspace(home, "t-shown")
     path = "/mnt/user-data/workspace/topword.py"
     program = "import sys\nwords = open(sys.argv[1]).read().lower().split()\nprint(max(set(words), key=words.count))"
-    model, state = await run(home, "t-shown", f"Write {path}: python3 topword.py FILE prints the most frequent word.",
-                             intent_rules="off", lead_extra={"run_shown_code": "on"}, responses=[
-        call("write_file", 1, path=path, content="python3 topword.py FILE prints the most frequent word."),
-        f"Here is the corrected file:\n```python\n{program}\n```",
-        call("bash", 2, command=f"echo b a b > /tmp/s.txt && python3 {path} /tmp/s.txt"),
-        "It prints b.",
-    ])
+    model, state = await run(
+        home,
+        "t-shown",
+        f"Write {path}: python3 topword.py FILE prints the most frequent word.",
+        intent_rules="off",
+        lead_extra={"run_shown_code": "on"},
+        responses=[
+            call("write_file", 1, path=path, content="python3 topword.py FILE prints the most frequent word."),
+            f"Here is the corrected file:\n```python\n{program}\n```",
+            call("bash", 2, command=f"echo b a b > /tmp/s.txt && python3 {path} /tmp/s.txt"),
+            "It prints b.",
+        ],
+    )
     written = (home / "threads" / "t-shown" / "user-data" / "workspace" / "topword.py").read_text()
     assert written == program + "\n"
-    harness = [m for m in state["messages"] if isinstance(m, AIMessage) and m.additional_kwargs.get("herdsman_ran_shown_code")]
+    harness = [
+        m for m in state["messages"] if isinstance(m, AIMessage) and m.additional_kwargs.get("herdsman_ran_shown_code")
+    ]
     assert [c["name"] for m in harness for c in m.tool_calls] == ["write_file"]
     assert "The harness wrote the code your reply showed" in notes(state)[0].text
     assert state["messages"][-1].text == "It prints b."
@@ -525,10 +688,14 @@ def test_what_the_command_printed_before_the_script_changed_is_not_held_against_
 
     path = "/mnt/user-data/workspace/countdown.py"
     request = f"{path} should print 3, 2, 1 (python3 countdown.py 3). Fix it."
-    ran = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 countdown.py 3"}, "id": "b1"}]),
-           ToolMessage("3\n2", tool_call_id="b1", name="bash")]
-    edited = [AIMessage("", tool_calls=[{"name": "str_replace", "args": {"path": path, "old": "1", "new": "0"}, "id": "e1"}]),
-              ToolMessage("Replaced 1 occurrence(s)", tool_call_id="e1", name="str_replace")]
+    ran = [
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 countdown.py 3"}, "id": "b1"}]),
+        ToolMessage("3\n2", tool_call_id="b1", name="bash"),
+    ]
+    edited = [
+        AIMessage("", tool_calls=[{"name": "str_replace", "args": {"path": path, "old": "1", "new": "0"}, "id": "e1"}]),
+        ToolMessage("Replaced 1 occurrence(s)", tool_call_id="e1", name="str_replace"),
+    ]
     found = command_outcome(request, [path], ran)
     assert found is not None and found.rule == "script.output_differs" and found.evidence["missing"] == ["1"]
     assert command_outcome(request, [path], ran + edited) is None
@@ -541,9 +708,19 @@ def test_a_search_whose_result_showed_the_file_is_not_sent_to_search_the_same_te
     from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
 
     def searched(output: str) -> list:
-        return [AIMessage("", tool_calls=[{"name": "grep", "args": {"pattern": "client", "path": "/mnt/user-data/workspace/a.log"},
-                                           "id": "g1"}]),
-                ToolMessage(output, tool_call_id="g1", name="grep")]
+        return [
+            AIMessage(
+                "",
+                tool_calls=[
+                    {
+                        "name": "grep",
+                        "args": {"pattern": "client", "path": "/mnt/user-data/workspace/a.log"},
+                        "id": "g1",
+                    }
+                ],
+            ),
+            ToolMessage(output, tool_call_id="g1", name="grep"),
+        ]
 
     request = "How many distinct client addresses appear in /mnt/user-data/workspace/a.log?"
     bare = "no matches for 'client' in /mnt/user-data/workspace/a.log"
@@ -559,21 +736,38 @@ async def test_a_name_no_tool_printed_is_sent_back_and_a_no_the_listing_contradi
     (ws / "planets.csv").write_text("name,au\nMars,1.52\nSaturn,9.54\n")
     script = "python3 -c \"import csv; print(max(float(r['au']) for r in csv.DictReader(open('planets.csv'))))\""
     named = "python3 -c \"import csv; print(max(csv.DictReader(open('planets.csv')), key=lambda r: float(r['au']))['name'])\""
-    _, state = await run(home, "t-name", "Which planet in planets.csv is farthest from the sun? Reply with the name only.",
-                         intent_rules="off", responses=[
-        call("bash", 1, command=f"cd /mnt/user-data/workspace && {script}"), "The farthest is Neptune.",
-        call("bash", 2, command=f"cd /mnt/user-data/workspace && {named}"), "Saturn",
-    ])
+    _, state = await run(
+        home,
+        "t-name",
+        "Which planet in planets.csv is farthest from the sun? Reply with the name only.",
+        intent_rules="off",
+        responses=[
+            call("bash", 1, command=f"cd /mnt/user-data/workspace && {script}"),
+            "The farthest is Neptune.",
+            call("bash", 2, command=f"cd /mnt/user-data/workspace && {named}"),
+            "Saturn",
+        ],
+    )
     assert [rules_of(n) for n in notes(state)] == [["name.unsupported"]] and "Neptune" in notes(state)[0].text
     for thread, question, no, yes in [
-        ("t-deep", "Is there a file called d.bin anywhere under /mnt/user-data/workspace/media? Answer yes or no.", "No.", "Yes."),
+        (
+            "t-deep",
+            "Is there a file called d.bin anywhere under /mnt/user-data/workspace/media? Answer yes or no.",
+            "No.",
+            "Yes.",
+        ),
         ("t-deep-zh", "/mnt/user-data/workspace/media 下面有没有名为 d.bin 的文件？", "没有。", "有。"),
     ]:
         media = workspace(home, thread) / "media" / "deep"
         media.mkdir(parents=True)
         (media / "d.bin").write_bytes(b"x")
-        _, state = await run(home, thread, question, intent_rules="on", responses=[
-            call("bash", 1, command="find /mnt/user-data/workspace/media -type f"), no, yes])
+        _, state = await run(
+            home,
+            thread,
+            question,
+            intent_rules="on",
+            responses=[call("bash", 1, command="find /mnt/user-data/workspace/media -type f"), no, yes],
+        )
         found = [rules_of(n) for n in notes(state)]
         assert found == [["answer.denied_but_shown"]], found
         assert "/mnt/user-data/workspace/media/deep/d.bin" in notes(state)[0].text and state["messages"][-1].text == yes
@@ -585,9 +779,18 @@ async def test_no_matches_in_a_searched_file_does_not_deny_the_file(home: Path) 
     listing (answer.denied_but_shown stays out; the missing number is what the note says)."""
     ws = workspace(home, "t-grep-no")
     (ws / "access.log").write_text("10.0.0.1 - - GET /\n10.0.0.2 - - GET /a\n")
-    _, state = await run(home, "t-grep-no", "How many distinct client IP addresses appear in /mnt/user-data/workspace/access.log?",
-                         intent_rules="on", responses=[
-        call("grep", 1, pattern="client", path="/mnt/user-data/workspace/access.log"),
-        "No matches for 'client' in /mnt/user-data/workspace/access.log", "2", "2", "2"])
+    _, state = await run(
+        home,
+        "t-grep-no",
+        "How many distinct client IP addresses appear in /mnt/user-data/workspace/access.log?",
+        intent_rules="on",
+        responses=[
+            call("grep", 1, pattern="client", path="/mnt/user-data/workspace/access.log"),
+            "No matches for 'client' in /mnt/user-data/workspace/access.log",
+            "2",
+            "2",
+            "2",
+        ],
+    )
     found = [rule for n in notes(state) for rule in rules_of(n)]
     assert found and "answer.denied_but_shown" not in found, found

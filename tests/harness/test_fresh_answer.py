@@ -26,8 +26,12 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, f
     (ws / "docs" / "old").mkdir(parents=True, exist_ok=True)
     (ws / "docs" / "old" / "notes.md").write_text("# notes\n")
     (ws / "docs" / "readme.txt").write_text("hello\n")
-    config = make_config(home, local_model={"profile": "small"}, context={"hide_unavailable_tools": False},
-                         lead={"fresh_answers": fresh, "value_answers": "off", "verify_rounds": 2})
+    config = make_config(
+        home,
+        local_model={"profile": "small"},
+        context={"hide_unavailable_tools": False},
+        lead={"fresh_answers": fresh, "value_answers": "off", "verify_rounds": 2},
+    )
     async with HerdsmanClient(config, model=model) as client:
         [e async for e in client.stream(message, thread_id=thread)]
         state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
@@ -53,16 +57,29 @@ async def test_a_repeated_sent_back_answer_is_asked_again_without_the_conversati
 
 
 async def test_a_chinese_request_answered_twice_in_english_gets_its_answer_in_chinese(home: Path) -> None:
-    model = ScriptedChatModel(responses=[call("read_file", path=f"{WS}/docs/readme.txt"),
-                                         "The file holds one line, the word hello.", "The file holds one line, the word hello.", "文件内容是 hello。"])
+    model = ScriptedChatModel(
+        responses=[
+            call("read_file", path=f"{WS}/docs/readme.txt"),
+            "The file holds one line, the word hello.",
+            "The file holds one line, the word hello.",
+            "文件内容是 hello。",
+        ]
+    )
     messages = await run(home, "t-f2", f"请告诉我文件 {WS}/docs/readme.txt 里面写了什么内容？", model)
     assert messages[-1].text == "文件内容是 hello。"
     assert "in the language of the question" in model.calls[-1].messages[0].text
 
 
 async def test_an_answer_repeated_after_looking_again_is_asked_again_too(home: Path) -> None:
-    model = ScriptedChatModel(responses=[call("ls", path=f"{WS}/docs"), "No", call("ls", path=f"{WS}/docs/old"),
-                                         "No", "Yes, docs/old/notes.md"])
+    model = ScriptedChatModel(
+        responses=[
+            call("ls", path=f"{WS}/docs"),
+            "No",
+            call("ls", path=f"{WS}/docs/old"),
+            "No",
+            "Yes, docs/old/notes.md",
+        ]
+    )
     messages = await run(home, "t-f3", QUESTION, model)
     assert messages[-1].text == "Yes, docs/old/notes.md" and messages[-1].additional_kwargs[FRESH_KEY] == "No"
     assert f"[ls result]\n{WS}/docs/old/notes.md" in model.calls[-1].messages[-1].text  # the newer listing too

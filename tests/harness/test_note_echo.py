@@ -17,8 +17,10 @@ from herdsman.models.scripted import ScriptedChatModel
 from herdsman.runtime.final_answer import final_answer
 from tests.support import make_config
 
-NOTE = ("[harness check] Not done yet:\n- The request is about 'NOTE', but none of your tool calls looked for it, "
-        "so your answer is not based on the files. Search for it with grep.")
+NOTE = (
+    "[harness check] Not done yet:\n- The request is about 'NOTE', but none of your tool calls looked for it, "
+    "so your answer is not based on the files. Search for it with grep."
+)
 
 
 def test_a_copied_note_is_an_echo_in_any_language_and_an_answer_is_not() -> None:
@@ -26,7 +28,9 @@ def test_a_copied_note_is_an_echo_in_any_language_and_an_answer_is_not() -> None
     assert echoes_note(body, [NOTE])
     assert echoes_note(f"Sure.\n{body}", [NOTE])
     zh_note = "[harness check] 还没完成：\n- 请求提到了文件 notes.txt，但你没有用任何工具查看它，所以你的回答不是基于文件内容的。"
-    assert echoes_note("请求提到了文件 notes.txt，但你没有用任何工具查看它，所以你的回答不是基于文件内容的。", [zh_note])
+    assert echoes_note(
+        "请求提到了文件 notes.txt，但你没有用任何工具查看它，所以你的回答不是基于文件内容的。", [zh_note]
+    )
     answer = "NOTE appears twice in the logs: once in app.log and once in db.log, both at startup."
     assert not echoes_note(answer, [NOTE])
     # what the note quotes from the request is the user's own words, not a copy of the harness
@@ -35,7 +39,9 @@ def test_a_copied_note_is_an_echo_in_any_language_and_an_answer_is_not() -> None
     assert not echoes_note(request, [quoting], known=[request])
 
 
-async def run(home: Path, thread: str, request: str, responses: list, rounds: int, retries: int = 0) -> tuple[ScriptedChatModel, list, str]:
+async def run(
+    home: Path, thread: str, request: str, responses: list, rounds: int, retries: int = 0
+) -> tuple[ScriptedChatModel, list, str]:
     config = make_config(home, lead={"verify_rounds": rounds, "unusable_reply_retries": retries, "intent_rules": "on"})
     model = ScriptedChatModel(responses=responses)
     async with HerdsmanClient(config, model=model) as client:
@@ -55,7 +61,9 @@ async def test_when_the_rounds_run_out_on_a_copied_note_the_run_ends_with_an_hon
     last = messages[-1]
     assert isinstance(last, AIMessage) and "reply.echoes_note" in last.additional_kwargs[COULD_NOT_KEY]
     copied = messages[-2]
-    assert isinstance(copied, AIMessage) and copied.additional_kwargs.get(NOTE_ECHO_KEY) is True  # shown as a failed step
+    assert (
+        isinstance(copied, AIMessage) and copied.additional_kwargs.get(NOTE_ECHO_KEY) is True
+    )  # shown as a failed step
     assert final_answer(messages[:-1]) != copied.text  # even without the honest end, the copy is no answer
 
 

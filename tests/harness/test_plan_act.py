@@ -15,14 +15,27 @@ from herdsman.middleware.step_limit import stop_message
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
-SMALL = {"local_model": {"profile": "small"}, "context": {"hide_unavailable_tools": False}, "lead": {"plan_act": "auto"}}
+SMALL = {
+    "local_model": {"profile": "small"},
+    "context": {"hide_unavailable_tools": False},
+    "lead": {"plan_act": "auto"},
+}
 WS = "/mnt/user-data/workspace"
 REQUEST = "Read data.csv and add up the amount column. Write the total to total.txt, then write a one-line summary to summary.md."
-PLAN = {"tool_calls": [{"name": "make_plan", "args": {"steps": [
-    {"step": "Read data.csv"},
-    {"step": "Write the total", "path": "total.txt"},
-    {"step": "Write a one-line summary", "path": "summary.md"},
-]}}]}
+PLAN = {
+    "tool_calls": [
+        {
+            "name": "make_plan",
+            "args": {
+                "steps": [
+                    {"step": "Read data.csv"},
+                    {"step": "Write the total", "path": "total.txt"},
+                    {"step": "Write a one-line summary", "path": "summary.md"},
+                ]
+            },
+        }
+    ]
+}
 
 
 def call(name: str, **args: object) -> dict:
@@ -48,7 +61,9 @@ def notes(messages: list) -> list[HumanMessage]:
 
 
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, **sections) -> dict:
-    async with HerdsmanClient(make_config(home, **{**SMALL, **sections, "lead": {**SMALL["lead"], **sections.get("lead", {})}}), model=model) as client:
+    async with HerdsmanClient(
+        make_config(home, **{**SMALL, **sections, "lead": {**SMALL["lead"], **sections.get("lead", {})}}), model=model
+    ) as client:
         [e async for e in client.stream(message, thread_id=thread)]
         state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
     return state.values
@@ -56,18 +71,22 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, *
 
 async def test_steps_advance_as_their_files_appear(home: Path) -> None:
     ws = workspace(home, "t-plan1")
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        call("read_file", path=f"{WS}/data.csv"),
-        call("write_file", path=f"{WS}/total.txt", content="6"),
-        call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
-        "The total is 6; both files are written.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            call("read_file", path=f"{WS}/data.csv"),
+            call("write_file", path=f"{WS}/total.txt", content="6"),
+            call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
+            "The total is 6; both files are written.",
+        ]
+    )
     config = make_config(home, **SMALL)
     updates, streamed = [], []
     async with HerdsmanClient(config, model=model) as client:
         async for mode, chunk in client.agent.astream(
-            {"messages": [HumanMessage(REQUEST)]}, run_config(config, "t-plan1"), stream_mode=["updates", "messages"],
+            {"messages": [HumanMessage(REQUEST)]},
+            run_config(config, "t-plan1"),
+            stream_mode=["updates", "messages"],
         ):
             if mode == "messages":
                 streamed += [c.get("name") for c in getattr(chunk[0], "tool_call_chunks", [])]
@@ -98,13 +117,15 @@ async def test_steps_advance_as_their_files_appear(home: Path) -> None:
 
 async def test_a_reply_that_skips_a_step_is_sent_back_and_the_model_continues(home: Path) -> None:
     ws = workspace(home, "t-plan2")
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        call("write_file", path=f"{WS}/total.txt", content="6"),
-        "The total is 6.",  # stops without the summary
-        call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
-        "Done: total.txt and summary.md.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            call("write_file", path=f"{WS}/total.txt", content="6"),
+            "The total is 6.",  # stops without the summary
+            call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
+            "Done: total.txt and summary.md.",
+        ]
+    )
     state = await run(home, "t-plan2", REQUEST, model)
 
     assert (ws / "summary.md").read_text() == "Three items, 6 in all."
@@ -123,16 +144,33 @@ async def test_a_step_structure_cannot_settle_is_judged_by_the_model(home: Path)
     ws = workspace(home, "t-plan3")
     (ws / "notes.txt").write_text("a\nb\nc\n")
     message = "List the files in the workspace. Then count the lines of notes.txt and tell me the count."
-    model = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "make_plan", "args": {"steps": [
-            {"step": "List the workspace"}, {"step": "Count the lines of notes.txt"}, {"step": "Tell the count"},
-        ]}}]},
-        call("ls", path=WS),
-        "There are 2 files.",  # stops before counting
-        {"tool_calls": [{"name": "report_progress", "args": {"first_open_step": 2, "missing": "run wc -l on notes.txt"}}]},
-        call("bash", command=f"wc -l {WS}/notes.txt"),
-        "notes.txt has 3 lines.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            {
+                "tool_calls": [
+                    {
+                        "name": "make_plan",
+                        "args": {
+                            "steps": [
+                                {"step": "List the workspace"},
+                                {"step": "Count the lines of notes.txt"},
+                                {"step": "Tell the count"},
+                            ]
+                        },
+                    }
+                ]
+            },
+            call("ls", path=WS),
+            "There are 2 files.",  # stops before counting
+            {
+                "tool_calls": [
+                    {"name": "report_progress", "args": {"first_open_step": 2, "missing": "run wc -l on notes.txt"}}
+                ]
+            },
+            call("bash", command=f"wc -l {WS}/notes.txt"),
+            "notes.txt has 3 lines.",
+        ]
+    )
     state = await run(home, "t-plan3", message, model)
 
     verdict = model.calls[3]
@@ -153,10 +191,13 @@ async def test_a_one_step_request_gets_no_plan_and_no_extra_call(home: Path) -> 
     assert not any(m.text.startswith("[plan]") for c in model.calls for m in c.messages)
 
     # a request whose shape may hold steps is planned; a plan of one step is no plan
-    model = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "make_plan", "args": {"steps": [{"step": "Count the lines of data.csv"}]}}]},
-        call("bash", command=f"wc -l {WS}/data.csv"), "4 lines.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            {"tool_calls": [{"name": "make_plan", "args": {"steps": [{"step": "Count the lines of data.csv"}]}}]},
+            call("bash", command=f"wc -l {WS}/data.csv"),
+            "4 lines.",
+        ]
+    )
     state = await run(home, "t-plan4", "Look at data.csv. How many lines does it have?", model)
     assert len(model.calls) == 3 and state["plan"]["steps"] == []
     assert not any(m.text.startswith("[plan]") for c in model.calls[1:] for m in c.messages)
@@ -187,13 +228,19 @@ async def test_a_plan_never_finished_ends_within_its_bound(home: Path) -> None:
 async def test_the_plan_stays_in_the_checkpoint(home: Path) -> None:
     """The plan is thread state: a new client on the same SQLite checkpoints reads it back."""
     workspace(home, "t-plan7")
-    model = ScriptedChatModel(responses=[
-        PLAN, call("write_file", path=f"{WS}/total.txt", content="6"), "The total is 6.",
-        "I could not write the summary.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            call("write_file", path=f"{WS}/total.txt", content="6"),
+            "The total is 6.",
+            "I could not write the summary.",
+        ]
+    )
     sqlite = {"checkpointer": {"type": "sqlite", "path": str(home / "cp.sqlite")}}
     await run(home, "t-plan7", REQUEST, model, **sqlite)
-    async with HerdsmanClient(make_config(home, **{**SMALL, **sqlite}), model=ScriptedChatModel(responses=[])) as client:
+    async with HerdsmanClient(
+        make_config(home, **{**SMALL, **sqlite}), model=ScriptedChatModel(responses=[])
+    ) as client:
         state = (await client.agent.aget_state({"configurable": {"thread_id": "t-plan7"}})).values
     plan = state["plan"]
     assert [s["status"] for s in plan["steps"]] == ["done", "done", "open"]
@@ -217,10 +264,16 @@ def test_a_step_path_counts_only_when_the_request_names_that_file() -> None:
     from herdsman.middleware.plan_state import new_plan
 
     request = "把结果写入/mnt/user-data/outputs/total.txt，然后总结到summary.md。"
-    plan = new_plan("r", [
-        {"step": "compute", "path": "total.txt"}, {"step": "summarize", "path": "summary.md"},
-        {"step": "extra", "path": "made_up.txt"},
-    ], request, None)
+    plan = new_plan(
+        "r",
+        [
+            {"step": "compute", "path": "total.txt"},
+            {"step": "summarize", "path": "summary.md"},
+            {"step": "extra", "path": "made_up.txt"},
+        ],
+        request,
+        None,
+    )
     assert [s["path"] for s in plan["steps"]] == ["/mnt/user-data/outputs/total.txt", "summary.md", None]
     assert [s["status"] for s in plan["steps"]] == ["current", "pending", "pending"]
     assert new_plan("r", [{"step": "only one"}], request, None)["steps"] == []
@@ -233,19 +286,23 @@ async def test_a_client_of_the_gateway_sees_the_plan(home: Path) -> None:
 
     from tests.gateway.gateway_support import running_gateway, user_message
 
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        call("write_file", path=f"{WS}/total.txt", content="6"),
-        call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
-        "Done.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            call("write_file", path=f"{WS}/total.txt", content="6"),
+            call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
+            "Done.",
+        ]
+    )
     with running_gateway(make_config(home, **SMALL), model=model) as served:
         sdk = get_client(url=served.url, api_key=None)
         try:
             thread = await sdk.threads.create()
             workspace(home, thread["thread_id"])
             seen = []
-            async for part in sdk.runs.stream(thread["thread_id"], "lead_agent", input=user_message(REQUEST), stream_mode="values"):
+            async for part in sdk.runs.stream(
+                thread["thread_id"], "lead_agent", input=user_message(REQUEST), stream_mode="values"
+            ):
                 if part.event == "values" and (part.data or {}).get("plan"):
                     seen.append([s["status"] for s in part.data["plan"]["steps"]])
             state = await sdk.threads.get_state(thread["thread_id"])
@@ -261,14 +318,17 @@ async def test_the_plan_is_checked_before_the_completion_check(home: Path) -> No
     left open after its note), the completion check reviews the final reply as before; the step
     whose file it then gets made counts as done."""
     ws = workspace(home, "t-plan8")
-    model = ScriptedChatModel(responses=[
-        PLAN,
-        call("write_file", path=f"{WS}/total.txt", content="6"),
-        "The total is 6.",
-        "The total is 6.",  # again, after the plan's note: the plan is left open
-        call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
-        "Done: total.txt and summary.md.",
-    ], on_exhausted="repeat_last")
+    model = ScriptedChatModel(
+        responses=[
+            PLAN,
+            call("write_file", path=f"{WS}/total.txt", content="6"),
+            "The total is 6.",
+            "The total is 6.",  # again, after the plan's note: the plan is left open
+            call("write_file", path=f"{WS}/summary.md", content="Three items, 6 in all."),
+            "Done: total.txt and summary.md.",
+        ],
+        on_exhausted="repeat_last",
+    )
     state = await run(home, "t-plan8", REQUEST, model, lead={"verify_rounds": 2})
     said = [m.text for m in notes(state["messages"])]
     assert said[0].startswith("[harness plan] Step 3 of 3 is not done") and said[1].startswith("[harness check]")
@@ -282,12 +342,21 @@ async def test_a_verdict_that_all_is_done_lets_the_reply_go_out(home: Path) -> N
     the reply goes out with no note."""
     ws = workspace(home, "t-plan9")
     (ws / "notes.txt").write_text("a\nb\nc\n")
-    model = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "make_plan", "args": {"steps": ["List the workspace", "Count the lines", "Tell the count"]}}]},
-        call("ls", path=WS),
-        "There are 2 files; notes.txt has 3 lines.",
-        {"tool_calls": [{"name": "report_progress", "args": {"first_open_step": 0}}]},
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            {
+                "tool_calls": [
+                    {
+                        "name": "make_plan",
+                        "args": {"steps": ["List the workspace", "Count the lines", "Tell the count"]},
+                    }
+                ]
+            },
+            call("ls", path=WS),
+            "There are 2 files; notes.txt has 3 lines.",
+            {"tool_calls": [{"name": "report_progress", "args": {"first_open_step": 0}}]},
+        ]
+    )
     state = await run(home, "t-plan9", "List the workspace. Then count the lines of notes.txt.", model)
     assert len(model.calls) == 4 and not notes(state["messages"])
     assert state["messages"][-1].text == "There are 2 files; notes.txt has 3 lines."

@@ -32,19 +32,23 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
     ws = workspace(home, "t-rbw")
     ws.mkdir(parents=True)
     (ws / "greet.py").write_text(SCRIPT)
-    results = await run(config, [
-        call("write_file", 1, path="greet.py", content="print('hello')\n"),  # blind: refused
-        call("str_replace", 2, path="/mnt/user-data/workspace/greet.py", old="nme", new="name"),  # still blind
-        call("read_file", 3, path="greet.py"),
-        call("str_replace", 4, path="greet.py", old="nme", new="name"),  # read: allowed
-        call("str_replace", 5, path="greet.py", old="hello ", new="hi "),  # its own edit counts as read
-        call("write_file", 6, path="notes/new.md", content="fresh\n"),  # new file: free
-        call("bash", 7, command="touch empty.py"),
-        call("write_file", 8, path="empty.py", content="print(2)\n"),  # empty: nothing to lose, free
-        call("bash", 9, command="echo '[]' > list.json"),
-        call("write_file", 10, path="list.json", content='["Ada"]'),  # [] holds nothing either
-        "done",
-    ], "t-rbw")
+    results = await run(
+        config,
+        [
+            call("write_file", 1, path="greet.py", content="print('hello')\n"),  # blind: refused
+            call("str_replace", 2, path="/mnt/user-data/workspace/greet.py", old="nme", new="name"),  # still blind
+            call("read_file", 3, path="greet.py"),
+            call("str_replace", 4, path="greet.py", old="nme", new="name"),  # read: allowed
+            call("str_replace", 5, path="greet.py", old="hello ", new="hi "),  # its own edit counts as read
+            call("write_file", 6, path="notes/new.md", content="fresh\n"),  # new file: free
+            call("bash", 7, command="touch empty.py"),
+            call("write_file", 8, path="empty.py", content="print(2)\n"),  # empty: nothing to lose, free
+            call("bash", 9, command="echo '[]' > list.json"),
+            call("write_file", 10, path="list.json", content='["Ada"]'),  # [] holds nothing either
+            "done",
+        ],
+        "t-rbw",
+    )
     assert "refused to change /mnt/user-data/workspace/greet.py" in results[0].content
     assert "read_file" in results[0].content and "Nothing was written" in results[0].content
     assert "have not read it" in results[1].content
@@ -61,14 +65,17 @@ async def test_a_file_changed_since_reading_must_be_read_again(home: Path) -> No
     ws = workspace(home, "t-rbw2")
     ws.mkdir(parents=True)
     (ws / "data.txt").write_text("one\n")
-    model = ScriptedChatModel(responses=[
-        call("bash", 1, command="cat data.txt"), "seen",
-        call("write_file", 2, path="data.txt", content="three\n"),
-        call("bash", 3, command="head -n 5 /mnt/user-data/workspace/data.txt"),
-        call("write_file", 4, path="data.txt", content="three\n"),
-        call("write_file", 5, path="data.txt", content="four\n", append=True),
-        "done",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", 1, command="cat data.txt"),
+            "seen",
+            call("write_file", 2, path="data.txt", content="three\n"),
+            call("bash", 3, command="head -n 5 /mnt/user-data/workspace/data.txt"),
+            call("write_file", 4, path="data.txt", content="three\n"),
+            call("write_file", 5, path="data.txt", content="four\n", append=True),
+            "done",
+        ]
+    )
     async with HerdsmanClient(config, model=model) as client:
         [e async for e in client.stream("show data.txt", thread_id="t-rbw2")]
         (ws / "data.txt").write_text("one\ntwo\n")  # changed behind the agent's back, between runs
@@ -90,7 +97,8 @@ async def test_switched_off_blind_writes_go_through(home: Path) -> None:
 
 def test_printed_paths_reads_simple_commands() -> None:
     assert printed_paths("cat a.txt && head -n 3 /mnt/user-data/uploads/b.csv | wc -l") == [
-        "/mnt/user-data/workspace/a.txt", "/mnt/user-data/uploads/b.csv",
+        "/mnt/user-data/workspace/a.txt",
+        "/mnt/user-data/uploads/b.csv",
     ]
     assert printed_paths("echo hi > a.txt; python3 x.py") == []
     assert printed_paths("cat 'unterminated") == []
@@ -103,13 +111,21 @@ async def test_a_file_a_command_wrote_whole_is_the_agents_own_but_an_appended_on
     ws = workspace(home, "t-rbw4")
     ws.mkdir(parents=True)
     (ws / "log.txt").write_text("kept line\n")
-    results = await run(config, [
-        call("bash", 1, command="python3 - > /mnt/user-data/outputs/summary.md <<'EOF'\nif 2 > 1:\n    print(30.5)\nEOF"),
-        call("write_file", 2, path="/mnt/user-data/outputs/summary.md", content="Total: 30.5\n"),
-        call("bash", 3, command="echo more >> log.txt"),
-        call("write_file", 4, path="log.txt", content="replaced\n"),
-        "done",
-    ], "t-rbw4")
+    results = await run(
+        config,
+        [
+            call(
+                "bash",
+                1,
+                command="python3 - > /mnt/user-data/outputs/summary.md <<'EOF'\nif 2 > 1:\n    print(30.5)\nEOF",
+            ),
+            call("write_file", 2, path="/mnt/user-data/outputs/summary.md", content="Total: 30.5\n"),
+            call("bash", 3, command="echo more >> log.txt"),
+            call("write_file", 4, path="log.txt", content="replaced\n"),
+            "done",
+        ],
+        "t-rbw4",
+    )
     assert results[1].content.startswith("Wrote")
     assert (home / "threads" / "t-rbw4" / "user-data" / "outputs" / "summary.md").read_text() == "Total: 30.5\n"
     assert "refused to change /mnt/user-data/workspace/log.txt" in results[3].content
@@ -118,7 +134,8 @@ async def test_a_file_a_command_wrote_whole_is_the_agents_own_but_an_appended_on
 
 def test_written_paths_reads_whole_writes_only() -> None:
     assert written_paths("sort x > a.txt; echo 1 >> b.txt 2>/dev/null | tee -a c.txt | tee d.txt") == [
-        "/mnt/user-data/workspace/a.txt", "/mnt/user-data/workspace/d.txt",
+        "/mnt/user-data/workspace/a.txt",
+        "/mnt/user-data/workspace/d.txt",
     ]
     assert written_paths("python3 - <<'EOF'\nif a > b: pass\nEOF") == []
 
@@ -129,11 +146,15 @@ async def test_a_file_a_command_created_is_the_agents_own(home: Path) -> None:
     ws = workspace(home, "t-rbw5")
     ws.mkdir(parents=True)
     (ws / "notes.txt").write_text("draft\n")
-    results = await run(config, [
-        call("bash", 1, command="cp notes.txt copy.txt"),
-        call("write_file", 2, path="copy.txt", content="final\n"),
-        "done",
-    ], "t-rbw5")
+    results = await run(
+        config,
+        [
+            call("bash", 1, command="cp notes.txt copy.txt"),
+            call("write_file", 2, path="copy.txt", content="final\n"),
+            "done",
+        ],
+        "t-rbw5",
+    )
     assert results[1].content.startswith("Wrote")
     assert (ws / "copy.txt").read_text() == "final\n"
 
@@ -146,6 +167,10 @@ def test_the_files_a_sub_agent_wrote_are_the_leads_own() -> None:
     from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 
     request = SimpleNamespace(tool_call={"name": "task", "args": {"prompt": "count"}, "id": "c1"})
-    artifact = {"results": [{"files_written": ["/mnt/user-data/outputs/words.txt"], "files_seen": ["/mnt/user-data/outputs/words.txt"]}]}
+    artifact = {
+        "results": [
+            {"files_written": ["/mnt/user-data/outputs/words.txt"], "files_seen": ["/mnt/user-data/outputs/words.txt"]}
+        ]
+    }
     touched = ReadBeforeWriteMiddleware._touched(None, request, artifact)  # type: ignore[arg-type]
     assert touched == ["/mnt/user-data/outputs/words.txt"]

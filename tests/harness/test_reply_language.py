@@ -19,8 +19,10 @@ from herdsman.runtime.harness_notes import fold_notes
 from tests.support import make_config
 
 ZH_QUESTION = "请用大约三百字解释灯塔是怎么工作的，不需要文件。"
-EN_ANSWER = ("A lighthouse houses a bright lamp at the top of a tall tower. A Fresnel lens gathers the light into a "
-             "beam that turns, so ships far away see a flash at a known rhythm.")
+EN_ANSWER = (
+    "A lighthouse houses a bright lamp at the top of a tall tower. A Fresnel lens gathers the light into a "
+    "beam that turns, so ships far away see a flash at a known rhythm."
+)
 ZH_ANSWER = "灯塔的顶部有一盏很亮的灯，菲涅耳透镜把光聚成一束旋转的光，远处的船只能看到有规律的闪光。"
 
 
@@ -37,7 +39,9 @@ def notes_of(messages: list) -> list[HumanMessage]:
     return [m for m in messages if isinstance(m, HumanMessage) and m.name == "harness"]
 
 
-async def test_the_model_is_asked_in_chinese_to_answer_in_chinese_and_the_thread_keeps_what_the_user_typed(home: Path) -> None:
+async def test_the_model_is_asked_in_chinese_to_answer_in_chinese_and_the_thread_keeps_what_the_user_typed(
+    home: Path,
+) -> None:
     model, messages, answer = await run(home, ZH_QUESTION, [ZH_ANSWER])
     assert answer == ZH_ANSWER
     seen = [m for m in model.calls[0].messages if isinstance(m, HumanMessage)][-1]
@@ -78,9 +82,16 @@ def test_what_counts_as_an_answer_in_the_wrong_language() -> None:
     assert wrong_language(ZH_QUESTION, EN_ANSWER) == "zh"
     assert wrong_language(ZH_QUESTION, ZH_ANSWER) is None
     assert wrong_language(ZH_QUESTION, f"{ZH_ANSWER} (Fresnel lens, 1822)") is None  # English terms in a Chinese answer
-    assert wrong_language("把这句话翻译成英文：灯塔在夜里发光。", "The lighthouse shines at night, guiding the ships home.") is None
+    assert (
+        wrong_language(
+            "把这句话翻译成英文：灯塔在夜里发光。", "The lighthouse shines at night, guiding the ships home."
+        )
+        is None
+    )
     assert wrong_language(ZH_QUESTION, "已保存 /mnt/user-data/outputs/lighthouse.md") is None
-    assert wrong_language(ZH_QUESTION, "Saved /mnt/user-data/outputs/lighthouse_report.md") is None  # too few letters to tell
+    assert (
+        wrong_language(ZH_QUESTION, "Saved /mnt/user-data/outputs/lighthouse_report.md") is None
+    )  # too few letters to tell
     assert wrong_language("Explain how a lighthouse works.", EN_ANSWER) is None
 
 
@@ -99,7 +110,9 @@ async def test_the_honest_could_not_is_in_the_language_of_the_request(home: Path
 
 async def test_the_step_limit_says_so_in_the_language_of_the_request(home: Path) -> None:
     config = make_config(home, lead={"max_steps": 2}, sandbox={"allow_unisolated_bash": True})
-    model = ScriptedChatModel(respond=lambda messages: {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]})
+    model = ScriptedChatModel(
+        respond=lambda messages: {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]}
+    )
     async with HerdsmanClient(config, model=model) as client:
         finished = await client.run("列出工作区的文件，一直列下去。", thread_id="t")
     assert finished.answer.startswith("我在调用模型 2 次后停下了") and "lead.max_steps" in finished.answer
@@ -107,8 +120,12 @@ async def test_the_step_limit_says_so_in_the_language_of_the_request(home: Path)
 
 def test_the_failed_last_step_and_the_folded_checks_are_told_in_the_language_of_the_turn() -> None:
     call = '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>'
-    note = {"type": "human", "name": "harness", "content": "[harness check] Not done yet: ...",
-            "additional_kwargs": {FINDINGS_KEY: [{"rule": "call.as_text"}, {"rule": "tool.none_used"}]}}
+    note = {
+        "type": "human",
+        "name": "harness",
+        "content": "[harness check] Not done yet: ...",
+        "additional_kwargs": {FINDINGS_KEY: [{"rule": "call.as_text"}, {"rule": "tool.none_used"}]},
+    }
     written = {"type": "ai", "content": call, "additional_kwargs": {"herdsman_call_as_text": ["bash"]}}
     zh = [{"type": "human", "content": "列出工作区的文件"}, note, written]
     en = [{"type": "human", "content": "List the workspace"}, note, written]
@@ -119,13 +136,17 @@ def test_the_failed_last_step_and_the_folded_checks_are_told_in_the_language_of_
     assert "checked: 2 findings, sent back to the agent" in fold_notes(en)
     both = fold_notes([*en, {"type": "ai", "content": "ok"}, *zh])  # each turn in its own language
     assert [line for line in both if isinstance(line, str)] == [
-        "checked: 2 findings, sent back to the agent", "已检查：2 个问题，已退回给智能体"]
+        "checked: 2 findings, sent back to the agent",
+        "已检查：2 个问题，已退回给智能体",
+    ]
 
 
 async def test_an_answer_in_chinese_after_tools_is_not_sent_back(home: Path) -> None:
     """Tool results in English (a listing) do not make the answer's language English."""
-    responses = [AIMessage(content="", tool_calls=[{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}, "id": "c1"}]),
-                 "工作区是空的，没有任何文件。"]
+    responses = [
+        AIMessage(content="", tool_calls=[{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}, "id": "c1"}]),
+        "工作区是空的，没有任何文件。",
+    ]
     config = make_config(home, lead={"verify_rounds": 2}, sandbox={"allow_unisolated_bash": True})
     async with HerdsmanClient(config, model=ScriptedChatModel(responses=responses)) as client:
         finished = await client.run("工作区里有哪些文件？", thread_id="t")

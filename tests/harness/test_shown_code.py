@@ -23,14 +23,25 @@ async def test_code_a_reply_shows_is_run_by_the_harness_and_the_model_answers_fr
     the sandbox (the file is written), the model reads its result and answers; no round is spent
     forcing bash on a model that would run something else."""
     (workspace(home, "t-shown") / "essay.txt").write_text(ESSAY)
-    shown = ("You can count the words with wc:\n```bash\nmkdir -p /mnt/user-data/outputs\n"
-             f"wc -w < /mnt/user-data/workspace/essay.txt > {OUT}\n```\nThis writes the count to the file.")
-    model, state = await run(home, "t-shown", f"Count the words in /mnt/user-data/workspace/essay.txt and save the number to {OUT}.",
-                             [shown, "The essay has 7 words; the number is in words.txt."], lead_extra={"run_shown_code": "on"})
+    shown = (
+        "You can count the words with wc:\n```bash\nmkdir -p /mnt/user-data/outputs\n"
+        f"wc -w < /mnt/user-data/workspace/essay.txt > {OUT}\n```\nThis writes the count to the file."
+    )
+    model, state = await run(
+        home,
+        "t-shown",
+        f"Count the words in /mnt/user-data/workspace/essay.txt and save the number to {OUT}.",
+        [shown, "The essay has 7 words; the number is in words.txt."],
+        lead_extra={"run_shown_code": "on"},
+    )
     assert (home / "threads" / "t-shown" / "user-data" / "outputs" / "words.txt").read_text().strip() == "7"
     [harness_call] = ran_for_model(state)
     assert harness_call.tool_calls[0]["name"] == "bash" and "wc -w" in harness_call.tool_calls[0]["args"]["command"]
-    result = next(m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"])
+    result = next(
+        m
+        for m in state["messages"]
+        if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"]
+    )
     assert result.status != "error"
     [note] = notes(state)
     shown_finding = next(f for f in note.additional_kwargs[FINDINGS_KEY] if f["rule"] == "code.shown_not_run")
@@ -44,12 +55,21 @@ async def test_python_shown_in_a_chinese_conversation_is_run_too(home: Path) -> 
     it with python3 and the JSON file it writes is there."""
     (workspace(home, "t-shown-zh") / "team.txt").write_text("Zoe\nAdam\nMira\n")
     out = "/mnt/user-data/outputs/team.json"
-    shown = ("可以这样做：\n```python\nimport json, os\nos.makedirs('/mnt/user-data/outputs', exist_ok=True)\n"
-             "names = sorted(open('/mnt/user-data/workspace/team.txt').read().split())\n"
-             f"json.dump(names, open('{out}', 'w'))\n```")
-    _, state = await run(home, "t-shown-zh", f"把 /mnt/user-data/workspace/team.txt 里的名字按字母排序，保存为 JSON 列表到 {out}。",
-                         [shown, "已保存。"], lead_extra={"run_shown_code": "on"})
-    assert (home / "threads" / "t-shown-zh" / "user-data" / "outputs" / "team.json").read_text() == '["Adam", "Mira", "Zoe"]'
+    shown = (
+        "可以这样做：\n```python\nimport json, os\nos.makedirs('/mnt/user-data/outputs', exist_ok=True)\n"
+        "names = sorted(open('/mnt/user-data/workspace/team.txt').read().split())\n"
+        f"json.dump(names, open('{out}', 'w'))\n```"
+    )
+    _, state = await run(
+        home,
+        "t-shown-zh",
+        f"把 /mnt/user-data/workspace/team.txt 里的名字按字母排序，保存为 JSON 列表到 {out}。",
+        [shown, "已保存。"],
+        lead_extra={"run_shown_code": "on"},
+    )
+    assert (
+        home / "threads" / "t-shown-zh" / "user-data" / "outputs" / "team.json"
+    ).read_text() == '["Adam", "Mira", "Zoe"]'
     assert len(ran_for_model(state)) == 1
 
 
@@ -58,11 +78,21 @@ async def test_off_or_under_approval_the_model_is_sent_to_run_it_itself(home: Pa
     nothing in the model's name."""
     (workspace(home, "t-shown-off") / "essay.txt").write_text(ESSAY)
     shown = f"Like this:\n```bash\nwc -w < /mnt/user-data/workspace/essay.txt > {OUT}\n```"
-    model, state = await run(home, "t-shown-off", f"Count the words in /mnt/user-data/workspace/essay.txt and save the number to {OUT}.", [
-        shown,
-        call("bash", 1, command=f"mkdir -p /mnt/user-data/outputs && wc -w < /mnt/user-data/workspace/essay.txt > {OUT}"),
-        "Saved: 7.",
-    ], lead_extra={"run_shown_code": "off"})
+    model, state = await run(
+        home,
+        "t-shown-off",
+        f"Count the words in /mnt/user-data/workspace/essay.txt and save the number to {OUT}.",
+        [
+            shown,
+            call(
+                "bash",
+                1,
+                command=f"mkdir -p /mnt/user-data/outputs && wc -w < /mnt/user-data/workspace/essay.txt > {OUT}",
+            ),
+            "Saved: 7.",
+        ],
+        lead_extra={"run_shown_code": "off"},
+    )
     assert not ran_for_model(state)
     assert model.calls[1].kwargs.get("tool_choice") == "bash"
     assert runs_shown_code("on", True, ["bash"]) is False and runs_shown_code("auto", True, []) is True
@@ -91,16 +121,26 @@ async def test_a_query_the_note_proposes_is_run_by_the_harness(home: Path) -> No
     for name, size in (("a.log", 10), ("b.log", 500), ("c.log", 50)):
         (data / name).write_text("x" * size)
     out = "/mnt/user-data/outputs/largest.txt"
-    model, state = await run(home, "t-query", f"Which file in /mnt/user-data/workspace/data is the largest? Write its file name to {out}.", [
-        call("ls", 1, path="/mnt/user-data/workspace/data"),
-        "c.log",
-        call("write_file", 2, path=out, content="b.log"),
-        "b.log",
-    ], lead_extra={"run_shown_code": "on"})
+    model, state = await run(
+        home,
+        "t-query",
+        f"Which file in /mnt/user-data/workspace/data is the largest? Write its file name to {out}.",
+        [
+            call("ls", 1, path="/mnt/user-data/workspace/data"),
+            "c.log",
+            call("write_file", 2, path=out, content="b.log"),
+            "b.log",
+        ],
+        lead_extra={"run_shown_code": "on"},
+    )
     [harness_call] = ran_for_model(state)
     assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
     assert harness_call.tool_calls[0]["args"]["command"].startswith("ls -S /mnt/user-data/workspace/data")
-    result = next(m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"])
+    result = next(
+        m
+        for m in state["messages"]
+        if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"]
+    )
     assert result.text.strip() == "b.log"
     [note] = notes(state)
     assert "The harness ran ls -S" in note.text and "force_tools" not in note.additional_kwargs

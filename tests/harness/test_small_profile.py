@@ -45,7 +45,9 @@ async def test_delegation_and_web_tools_only_when_asked(home: Path) -> None:
 
 
 async def test_tasks_get_no_nudge_and_standard_profile_is_unchanged(home: Path) -> None:
-    model = await run(home, "Create hello.txt with the text hi", [call("bash", 1, command="echo hi > hello.txt"), "Done."])
+    model = await run(
+        home, "Create hello.txt with the text hi", [call("bash", 1, command="echo hi > hello.txt"), "Done."]
+    )
     assert not any(isinstance(m, HumanMessage) and m.text == NUDGE for m in model.calls[1].messages)
     standard = await run(home, "How many lines does notes.txt have?", ["no idea"], local_model={"profile": "standard"})
     assert "<response_style>" in standard.calls[0].messages[0].text
@@ -57,9 +59,14 @@ async def test_the_first_call_on_a_file_request_must_call_a_tool(home: Path) -> 
     tool that does not exist, written as text. The first call of a run about files is forced to
     call a tool (a request for sub-agents: the task tool); later calls, and requests that are not
     about files, choose freely."""
-    model = await run(home, "Copy report.md from the workspace to /mnt/user-data/outputs/report.md.", [
-        call("bash", 1, command="cp /mnt/user-data/workspace/report.md /mnt/user-data/outputs/ || true"), "Copied.",
-    ])
+    model = await run(
+        home,
+        "Copy report.md from the workspace to /mnt/user-data/outputs/report.md.",
+        [
+            call("bash", 1, command="cp /mnt/user-data/workspace/report.md /mnt/user-data/outputs/ || true"),
+            "Copied.",
+        ],
+    )
     assert [c.kwargs.get("tool_choice") for c in model.calls] == ["any", None]
     delegated = await run(home, "Use a sub-agent to count the words in /mnt/user-data/workspace/essay.txt", ["ok"])
     assert delegated.calls[0].kwargs.get("tool_choice") == "task"
@@ -86,14 +93,32 @@ def test_question_or_task() -> None:
 async def test_a_write_planned_before_a_result_waits_for_it(home: Path) -> None:
     """From a transcript: glob and write_file('<number of .py files>') in one reply; the write is
     dropped, the model sees the listing and writes the real count next."""
-    both = {"tool_calls": [
-        {"name": "glob", "args": {"pattern": "**/*.py"}, "id": "c1"},
-        {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/count.txt", "content": "<number of .py files>"}, "id": "c2"},
-    ]}
-    reads = {"tool_calls": [{"name": "read_file", "args": {"path": "a.py"}, "id": "c3"}, {"name": "ls", "args": {}, "id": "c4"}]}
-    model = await run(home, "Count the .py files and save the count to /mnt/user-data/outputs/count.txt", [
-        both, reads, call("write_file", 5, path="/mnt/user-data/outputs/count.txt", content="0"), "Saved.",
-    ])
+    both = {
+        "tool_calls": [
+            {"name": "glob", "args": {"pattern": "**/*.py"}, "id": "c1"},
+            {
+                "name": "write_file",
+                "args": {"path": "/mnt/user-data/outputs/count.txt", "content": "<number of .py files>"},
+                "id": "c2",
+            },
+        ]
+    }
+    reads = {
+        "tool_calls": [
+            {"name": "read_file", "args": {"path": "a.py"}, "id": "c3"},
+            {"name": "ls", "args": {}, "id": "c4"},
+        ]
+    }
+    model = await run(
+        home,
+        "Count the .py files and save the count to /mnt/user-data/outputs/count.txt",
+        [
+            both,
+            reads,
+            call("write_file", 5, path="/mnt/user-data/outputs/count.txt", content="0"),
+            "Saved.",
+        ],
+    )
     second = model.calls[1].messages
     assert [m.tool_call_id for m in second if m.type == "tool"] == ["c1"]  # the write never ran
     third = model.calls[2].messages

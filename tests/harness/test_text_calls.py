@@ -32,7 +32,10 @@ def test_the_final_answer_of_a_run_that_ended_on_a_call_written_as_text_says_so(
     marked = AIMessage(RAW, additional_kwargs={CALL_AS_TEXT_KEY: ["lighthouse_explainer"]})
     answer = final_answer([marked])
     assert "<tool_call>" not in answer and "lighthouse_explainer" in answer and "not run" in answer
-    assert final_answer([AIMessage("A lighthouse turns a lamp's light into a beam.")]) == "A lighthouse turns a lamp's light into a beam."
+    assert (
+        final_answer([AIMessage("A lighthouse turns a lamp's light into a beam.")])
+        == "A lighthouse turns a lamp's light into a beam."
+    )
     as_json = {"type": "ai", "content": RAW, "additional_kwargs": {CALL_AS_TEXT_KEY: ["x"]}}
     assert "<tool_call>" not in final_answer([as_json])
 
@@ -44,10 +47,14 @@ async def test_a_run_whose_reply_is_a_call_written_as_text_shows_a_failed_step_n
     config = make_config(home)
     model = ScriptedChatModel(responses=[f"Let me use the skill.\n{RAW}"])
     async with HerdsmanClient(config, model=model) as client:
-        events = [e async for e in client.stream("Explain in about 300 words how a lighthouse works.", thread_id="t-raw")]
+        events = [
+            e async for e in client.stream("Explain in about 300 words how a lighthouse works.", thread_id="t-raw")
+        ]
         messages = await client.messages("t-raw")
     streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert "Let me use the skill." in streamed and "<tool_call>" not in streamed and "lighthouse_explainer" not in streamed
+    assert (
+        "Let me use the skill." in streamed and "<tool_call>" not in streamed and "lighthouse_explainer" not in streamed
+    )
     steps = [e for e in events if isinstance(e, TextCall)]
     assert [s.names for s in steps] == [["lighthouse_explainer"]]
     finished = events[-1]

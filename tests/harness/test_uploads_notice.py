@@ -34,7 +34,10 @@ async def test_upload_is_announced_once_with_a_preview(home: Path) -> None:
         state = await client.agent.aget_state({"configurable": {"thread_id": "t-up"}})
     first = human_texts(model, 0)[0]
     assert first.startswith("what is the total amount?\n\n<uploaded_files>")
-    assert "- /mnt/user-data/uploads/sales.csv (" in first and "41 lines). First lines:\n    region,amount\n    north,0" in first
+    assert (
+        "- /mnt/user-data/uploads/sales.csv (" in first
+        and "41 lines). First lines:\n    region,amount\n    north,0" in first
+    )
     assert "- /mnt/user-data/uploads/photo.png (108 B)" in first
     second = human_texts(model, 1)
     assert second[0] == first  # the first message keeps its notice in later calls
@@ -67,17 +70,27 @@ async def test_a_run_without_uploads_pays_no_step_and_writes_nothing(home: Path)
         assert not [node for node in client.agent.nodes if node.startswith("UploadsNotice")]
         # the keys are private (not shown to clients): this test asks for them by name
         keys = [*client.agent.output_channels, "uploads_seen", "upload_notices"]
-        updates = [u async for u in client.agent.astream({"messages": [HumanMessage("hi")]}, config_of,
-                                                         stream_mode="updates", output_keys=keys)]
+        updates = [
+            u
+            async for u in client.agent.astream(
+                {"messages": [HumanMessage("hi")]}, config_of, stream_mode="updates", output_keys=keys
+            )
+        ]
         saved = (await client.agent.checkpointer.aget_tuple(config_of)).checkpoint["channel_values"]
         uploads = home / "threads" / "t-none" / "user-data" / "uploads"
         uploads.mkdir(parents=True, exist_ok=True)
         (uploads / "sales.csv").write_text(CSV)
-        later = [u async for u in client.agent.astream({"messages": [HumanMessage("and now?")]}, config_of,
-                                                       stream_mode="updates", output_keys=keys)]
+        later = [
+            u
+            async for u in client.agent.astream(
+                {"messages": [HumanMessage("and now?")]}, config_of, stream_mode="updates", output_keys=keys
+            )
+        ]
     written = {key for update in updates for node in update.values() if isinstance(node, dict) for key in node}
     assert not written & {"uploads_seen", "upload_notices"}
     assert not saved.get("uploads_seen") and not saved.get("upload_notices")
-    announced = [node for update in later for name, node in update.items() if isinstance(node, dict) and "upload_notices" in node]
+    announced = [
+        node for update in later for name, node in update.items() if isinstance(node, dict) and "upload_notices" in node
+    ]
     assert len(announced) == 1 and "sales.csv" in next(iter(announced[0]["upload_notices"].values()))
     assert "sales.csv" in human_texts(model, 1)[1]

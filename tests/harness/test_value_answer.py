@@ -13,8 +13,11 @@ from herdsman.middleware.value_answer import NOT_ONE_VALUE, VALUE_KEY, VALUE_TOO
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
-ON = {"local_model": {"profile": "small"}, "context": {"hide_unavailable_tools": False},
-      "lead": {"value_answers": "auto", "verify_rounds": 0}}
+ON = {
+    "local_model": {"profile": "small"},
+    "context": {"hide_unavailable_tools": False},
+    "lead": {"value_answers": "auto", "verify_rounds": 0},
+}
 WS = "/mnt/user-data/workspace"
 
 
@@ -33,10 +36,12 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel) -
 
 
 async def test_a_question_is_answered_with_the_value_a_tool_printed(home: Path) -> None:
-    model = ScriptedChatModel(responses=[
-        call("bash", command=f"wc -l < {WS}/matrix.txt"),
-        "Looking at the output, the file matrix.txt has 3 lines in total, as the command shows.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command=f"wc -l < {WS}/matrix.txt"),
+            "Looking at the output, the file matrix.txt has 3 lines in total, as the command shows.",
+        ]
+    )
     answer = await run(home, "t-v1", "How many lines does /mnt/user-data/workspace/matrix.txt have?", model)
     assert answer.text == "3"
     assert answer.additional_kwargs[VALUE_KEY]["answer"].startswith("Looking at the output")  # nothing lost
@@ -44,47 +49,62 @@ async def test_a_question_is_answered_with_the_value_a_tool_printed(home: Path) 
 
 
 async def test_an_answer_naming_several_printed_values_lets_the_model_choose_among_them(home: Path) -> None:
-    model = ScriptedChatModel(responses=[
-        call("bash", command=f"ls -S {WS} && wc -c < {WS}/matrix.txt"),
-        "The largest file is matrix.txt with 18 bytes.",
-        call(VALUE_TOOL, value="matrix.txt"),
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command=f"ls -S {WS} && wc -c < {WS}/matrix.txt"),
+            "The largest file is matrix.txt with 18 bytes.",
+            call(VALUE_TOOL, value="matrix.txt"),
+        ]
+    )
     answer = await run(home, "t-v7", "Which file in the workspace is the largest?", model)
     assert answer.text == "matrix.txt"
     forced = model.calls[-1]
     assert forced.kwargs["tool_choice"] == VALUE_TOOL and forced.tools == [VALUE_TOOL]
-    assert "largest file is matrix.txt with 18 bytes" in forced.messages[-1].text  # it sees its answer, and the results:
+    assert (
+        "largest file is matrix.txt with 18 bytes" in forced.messages[-1].text
+    )  # it sees its answer, and the results:
     assert "[bash result]\nmatrix.txt" in forced.messages[-1].text
 
 
 async def test_a_chinese_question_too(home: Path) -> None:
-    model = ScriptedChatModel(responses=[call("bash", command=f"wc -l < {WS}/matrix.txt"), "文件 matrix.txt 一共有 3 行。"])
+    model = ScriptedChatModel(
+        responses=[call("bash", command=f"wc -l < {WS}/matrix.txt"), "文件 matrix.txt 一共有 3 行。"]
+    )
     answer = await run(home, "t-v2", "/mnt/user-data/workspace/matrix.txt 有多少行？", model)
     assert answer.text == "3"
 
 
 async def test_an_explanation_a_yes_and_a_value_no_tool_printed_are_kept(home: Path) -> None:
-    explained = ScriptedChatModel(responses=[
-        call("read_file", path=f"{WS}/matrix.txt"),
-        "It is a 3 by 3 matrix of the digits 1 to 9, row by row.",
-        call(VALUE_TOOL, value=NOT_ONE_VALUE),
-    ])
+    explained = ScriptedChatModel(
+        responses=[
+            call("read_file", path=f"{WS}/matrix.txt"),
+            "It is a 3 by 3 matrix of the digits 1 to 9, row by row.",
+            call(VALUE_TOOL, value=NOT_ONE_VALUE),
+        ]
+    )
     answer = await run(home, "t-v3", "What does matrix.txt hold?", explained)
     assert answer.text.startswith("It is a 3 by 3 matrix") and VALUE_KEY not in answer.additional_kwargs
     made_up = ScriptedChatModel(responses=[call("bash", command=f"wc -l < {WS}/matrix.txt"), "It has 42 lines."])
     assert (await run(home, "t-v4", "How many lines does matrix.txt have?", made_up)).text == "It has 42 lines."
     yes = ScriptedChatModel(responses=[call("ls", path=WS), "Yes."])
-    assert (await run(home, "t-v8", "Is there a file called matrix.txt in the workspace? Answer yes or no.", yes)).text == "Yes."
+    assert (
+        await run(home, "t-v8", "Is there a file called matrix.txt in the workspace? Answer yes or no.", yes)
+    ).text == "Yes."
     assert len(made_up.calls) == 2 and len(yes.calls) == 2
 
 
 async def test_no_question_or_a_file_to_write_costs_no_extra_call(home: Path) -> None:
     told = ScriptedChatModel(responses=[call("bash", command=f"wc -l < {WS}/matrix.txt"), "It has 3 lines."])
     assert (await run(home, "t-v5", "Count the lines of matrix.txt.", told)).text == "It has 3 lines."
-    to_file = ScriptedChatModel(responses=[
-        call("bash", command=f"wc -l < {WS}/matrix.txt > /mnt/user-data/outputs/n.txt"), "Saved.",
-    ])
-    assert (await run(home, "t-v6", "How many lines? Save the number to /mnt/user-data/outputs/n.txt", to_file)).text == "Saved."
+    to_file = ScriptedChatModel(
+        responses=[
+            call("bash", command=f"wc -l < {WS}/matrix.txt > /mnt/user-data/outputs/n.txt"),
+            "Saved.",
+        ]
+    )
+    assert (
+        await run(home, "t-v6", "How many lines? Save the number to /mnt/user-data/outputs/n.txt", to_file)
+    ).text == "Saved."
     assert len(told.calls) == 2 and len(to_file.calls) == 2
 
 
@@ -93,7 +113,9 @@ def test_candidates_are_the_printed_tokens_most_recent_first() -> None:
 
     results = [
         ToolMessage("     1\talpha beta\n     2\tgamma", tool_call_id="a", name="read_file"),
-        ToolMessage("/mnt/user-data/workspace/a.txt  (18 bytes)\n4.0K\t/mnt/user-data/workspace", tool_call_id="b", name="ls"),
+        ToolMessage(
+            "/mnt/user-data/workspace/a.txt  (18 bytes)\n4.0K\t/mnt/user-data/workspace", tool_call_id="b", name="ls"
+        ),
     ]
     found = candidates(results)
     assert found[:3] == ["/mnt/user-data/workspace/a.txt", "18", "bytes"]
@@ -101,9 +123,11 @@ def test_candidates_are_the_printed_tokens_most_recent_first() -> None:
 
 
 async def test_the_questions_own_path_is_no_value_even_before_its_question_mark(home: Path) -> None:
-    model = ScriptedChatModel(responses=[
-        call("bash", command=f"wc -l {WS}/matrix.txt"),
-        f"The file {WS}/matrix.txt has 3 lines.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command=f"wc -l {WS}/matrix.txt"),
+            f"The file {WS}/matrix.txt has 3 lines.",
+        ]
+    )
     answer = await run(home, "t-v9", f"How many lines does {WS}/matrix.txt have?", model)
     assert answer.text == "3"

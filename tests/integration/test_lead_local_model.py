@@ -12,13 +12,17 @@ from tests.support import make_config
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python is not installed (pip install 'herdsman[local]')"),
+    pytest.mark.skipif(
+        not llama_cpp_available(), reason="llama-cpp-python is not installed (pip install 'herdsman[local]')"
+    ),
 ]
 
 
 async def test_lead_agent_writes_a_file_with_the_embedded_model(home: Path) -> None:
     # the embedded model's defaults: the small profile and the completion check
-    config = make_config(home, local_model={"max_tokens": 256, "profile": "small"}, lead={"model_retries": 0, "verify_rounds": 2})
+    config = make_config(
+        home, local_model={"max_tokens": 256, "profile": "small"}, lead={"model_retries": 0, "verify_rounds": 2}
+    )
     async with HerdsmanClient(config) as client:
         events = [
             e

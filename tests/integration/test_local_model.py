@@ -131,8 +131,10 @@ def test_a_call_written_again_in_one_reply_ends_the_generation(stub, streaming):
     assert reply.response_metadata["finish_reason"] == "tool_calls"
 
 
-PARAGRAPH = ("Rainwater harvesting collects the rain that falls on roofs and stores it in tanks, "
-             "so gardens and toilets need less mains water. ")
+PARAGRAPH = (
+    "Rainwater harvesting collects the rain that falls on roofs and stores it in tanks, "
+    "so gardens and toilets need less mains water. "
+)
 
 
 def joined(chunks: list) -> Any:
@@ -159,8 +161,10 @@ def test_a_reply_that_loops_is_cut_while_it_streams_and_continued_with_penalties
 def test_a_paragraph_written_again_with_a_few_words_changed_is_never_streamed(stub):
     """The report's first paragraph comes back with two words changed: it is held while written,
     cut where it begins, and the reply goes on from there with penalties."""
-    first = ("Rainwater harvesting collects the rain that falls on a roof and stores it in a tank for later "
-             "use in the garden and the toilets.")
+    first = (
+        "Rainwater harvesting collects the rain that falls on a roof and stores it in a tank for later "
+        "use in the garden and the toilets."
+    )
     again = first.replace("stores", "keeps").replace("a roof", "the roof")
     flush = "A first-flush diverter sends the dirtiest water away, so leaves and dust never reach the tank."
     model, llama = stub(f"Report.\n\n{first}\n\n{flush}\n\n{again}\n\nMore.", "It also eases floods.")
@@ -286,19 +290,25 @@ def test_forced_tool_choice_prefills_the_call_without_a_grammar(stub):
 def test_with_the_grammar_a_forced_call_is_constrained_not_prefilled(stub):
     pytest.importorskip("llama_cpp", reason=NO_LLAMA)
     model, llama = stub(CALL)
-    request = model._request([HumanMessage("Oslo?")], None, {"tools": [convert(get_weather), convert(add)], "tool_choice": "get_weather"})
+    request = model._request(
+        [HumanMessage("Oslo?")], None, {"tools": [convert(get_weather), convert(add)], "tool_choice": "get_weather"}
+    )
     assert request.prefill == "" and request.grammar is not None and not request.grammar.lazy
     assert '"\\"get_weather\\""' in request.grammar.text and "add" not in request.grammar.text  # the named tool only
     free = model._request([HumanMessage("Oslo?")], None, {"tools": [convert(get_weather), convert(add)]})
     assert free.grammar is not None and free.grammar.lazy  # the model may answer instead
-    assert model.bind_tools([get_weather], tool_choice="get_weather").invoke("Oslo?").tool_calls[0]["args"] == {"city": "Paris"}
+    assert model.bind_tools([get_weather], tool_choice="get_weather").invoke("Oslo?").tool_calls[0]["args"] == {
+        "city": "Paris"
+    }
 
 
 def test_with_the_grammar_json_in_prose_is_an_answer_not_a_call(stub):
     pytest.importorskip("llama_cpp", reason=NO_LLAMA)
     prose = 'Send this from your client:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\nThat is all.'
     assert model_reply(stub, prose, constrained_tool_calls=True).tool_calls == []
-    assert model_reply(stub, prose, constrained_tool_calls=False).tool_calls != []  # repair alone parses it out of prose
+    assert (
+        model_reply(stub, prose, constrained_tool_calls=False).tool_calls != []
+    )  # repair alone parses it out of prose
 
 
 def model_reply(stub, text: str, **fields: Any) -> AIMessage:
@@ -511,7 +521,8 @@ def test_saved_system_prompt_gives_the_same_reply_as_processing_it(real_model, t
     assert outcomes[:2] == ["prompt_cache saved", "prompt_cache disk"], outcomes
     assert first.tool_calls or first.content
     assert (restored.content, [(c["name"], c["args"]) for c in restored.tool_calls]) == (
-        reference.content, [(c["name"], c["args"]) for c in reference.tool_calls]
+        reference.content,
+        [(c["name"], c["args"]) for c in reference.tool_calls],
     )
     assert len(list(tmp_path.glob("*.kv"))) == 1  # one prompt version, one file
     # a damaged file is recomputed and replaced, never fatal
@@ -520,7 +531,8 @@ def test_saved_system_prompt_gives_the_same_reply_as_processing_it(real_model, t
     real_model.invoke("Name one color.")
     again = cached.bind_tools(tools).invoke(other)
     assert (again.content, again.tool_calls and again.tool_calls[0]["name"]) == (
-        reference.content, reference.tool_calls and reference.tool_calls[0]["name"]
+        reference.content,
+        reference.tool_calls and reference.tool_calls[0]["name"],
     )
     assert next(tmp_path.glob("*.kv")).stat().st_size > 1000
     assert isinstance(PromptCache(tmp_path, "x").key([1, 2]), str)
@@ -594,8 +606,13 @@ async def test_drafts_reach_an_async_graph_run_too(stub):
     graph.add_node("model", call)
     graph.add_edge(START, "model")
     compiled = graph.compile()
-    drafts = [d async for mode, d in compiled.astream({"messages": [HumanMessage("Weather?")]}, stream_mode=["custom", "messages"])
-              if mode == "custom"]
+    drafts = [
+        d
+        async for mode, d in compiled.astream(
+            {"messages": [HumanMessage("Weather?")]}, stream_mode=["custom", "messages"]
+        )
+        if mode == "custom"
+    ]
     assert len(drafts) > 5 and drafts[-1]["name"] == "get_weather"
 
 

@@ -91,14 +91,27 @@ class Prober:
     that makes llama.cpp abort ends the child, and the probe of that text fails."""
 
     def __init__(self) -> None:
-        self.log = tempfile.TemporaryFile("w+")  # not a pipe: llama.cpp's grammar errors would fill it and hang the child
+        self.log = tempfile.TemporaryFile(
+            "w+"
+        )  # not a pipe: llama.cpp's grammar errors would fill it and hang the child
         self.child = subprocess.Popen(
-            [sys.executable, "-c", PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            [sys.executable, "-c", PROBE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
         )
 
     def __call__(
-        self, text: str, *, candidates: tuple[str, ...] = (), forced: bool = False, special: bool = True,
-        tools: list[dict] | None = None, build: bool = False, sweep: bool = False,
+        self,
+        text: str,
+        *,
+        candidates: tuple[str, ...] = (),
+        forced: bool = False,
+        special: bool = True,
+        tools: list[dict] | None = None,
+        build: bool = False,
+        sweep: bool = False,
     ) -> dict[str, bool]:
         """Feed ``text`` to a fresh grammar (of ``tools``, OpenAI-style dicts; the module's two by
         default) token by token, as sampling would (up to a token the grammar refuses); which
@@ -107,7 +120,15 @@ class Prober:
         with ``sweep``: every token of the vocabulary after ``text`` (fails if one aborts)."""
         if self.child.poll() is not None:
             self.__init__()  # an earlier probe ended the child: start another
-        job = {"text": text, "candidates": list(candidates), "forced": forced, "special": special, "tools": tools, "build": build, "sweep": sweep}
+        job = {
+            "text": text,
+            "candidates": list(candidates),
+            "forced": forced,
+            "special": special,
+            "tools": tools,
+            "build": build,
+            "sweep": sweep,
+        }
         self.child.stdin.write(json.dumps(job) + "\n")
         self.child.stdin.flush()
         for line in self.child.stdout:  # llama.cpp's crash report may come on stdout too
@@ -190,7 +211,11 @@ def test_no_token_of_the_vocabulary_aborts_at_a_trigger(probe, text):
 
 def test_after_the_trigger_only_bound_tools_and_their_arguments_are_allowed(probe):
     assert probe('<tool_call>\n{"name": "', candidates=("get_weather", "add", "rm", "bash")) == {
-        "get_weather": True, "add": True, "rm": False, "bash": False, "all tokens allowed": True,
+        "get_weather": True,
+        "add": True,
+        "rm": False,
+        "bash": False,
+        "all tokens allowed": True,
     }
     kept = probe('<tool_call>\n{"name": "add", "arguments": {"a": ', candidates=("1", '"one"', "true"))
     assert kept == {"1": True, '"one"': False, "true": False, "all tokens allowed": True}  # an integer argument
@@ -213,7 +238,10 @@ def test_before_the_trigger_the_model_writes_freely(probe):
 
 def test_a_forced_call_is_constrained_from_the_first_token(probe):
     assert probe("", forced=True, candidates=("<tool_call>", "Sure", "{")) == {
-        "<tool_call>": True, "Sure": False, "{": False, "all tokens allowed": True,
+        "<tool_call>": True,
+        "Sure": False,
+        "{": False,
+        "all tokens allowed": True,
     }
 
 
@@ -258,11 +286,23 @@ def test_a_tool_schema_from_anywhere_builds_a_grammar_or_falls_back_without_abor
     built = probe("", tools=[_tool("t", schema)], forced=forced, build=True)["built"]
     assert built == "yes" or built.startswith(("python refused", "refused"))
     if built == "yes":
-        assert probe('<tool_call>{"name": "t", "arguments": ', tools=[_tool("t", schema)], forced=forced)["all tokens allowed"]
+        assert probe('<tool_call>{"name": "t", "arguments": ', tools=[_tool("t", schema)], forced=forced)[
+            "all tokens allowed"
+        ]
 
 
 # values a tool can print, and so value_answer.py can offer in its enum
-ODD_VALUES = ["C:\\Users\\me", "end\\", "a\x00b", "tab\there", "caf\u00e9", "中文", "x" * 120, "\\u0041", "(not one value)"]
+ODD_VALUES = [
+    "C:\\Users\\me",
+    "end\\",
+    "a\x00b",
+    "tab\there",
+    "caf\u00e9",
+    "中文",
+    "x" * 120,
+    "\\u0041",
+    "(not one value)",
+]
 
 
 @pytest.mark.parametrize("value", ODD_VALUES)

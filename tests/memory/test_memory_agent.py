@@ -19,8 +19,17 @@ from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
 LEARNED = json.dumps(
-    {"summary": "Ann maintains a Rust CLI.", "facts": [{"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 0.9,
-                                               "quote": "I write … CLI tools in Rust"}]}
+    {
+        "summary": "Ann maintains a Rust CLI.",
+        "facts": [
+            {
+                "content": "Ann writes her CLI tools in Rust",
+                "category": "preference",
+                "confidence": 0.9,
+                "quote": "I write … CLI tools in Rust",
+            }
+        ],
+    }
 )
 
 
@@ -60,15 +69,24 @@ async def test_only_what_the_user_said_is_kept_and_the_guesses_refused_are_audit
     nothing (made up) is refused, and the audit says why."""
     config = memory_config(home)
     claims = [
-        {"content": "Ann writes her CLI tools in Rust", "category": "preference", "confidence": 1.0,
-         "quote": "I write all my CLI tools in Rust"},
-        {"content": "Ann's tools rely on the clap crate", "category": "project", "confidence": 1.0,
-         "quote": "I would use the clap crate"},
+        {
+            "content": "Ann writes her CLI tools in Rust",
+            "category": "preference",
+            "confidence": 1.0,
+            "quote": "I write all my CLI tools in Rust",
+        },
+        {
+            "content": "Ann's tools rely on the clap crate",
+            "category": "project",
+            "confidence": 1.0,
+            "quote": "I would use the clap crate",
+        },
         {"content": "Ann lives in Berlin near the river", "category": "profile", "confidence": 1.0},
     ]
     again = {**claims[0], "quote": "My CLI tools are all Rust"}
-    memo = ScriptedChatModel(responses=[json.dumps({"summary": "", "facts": claims}),
-                                        json.dumps({"summary": "", "facts": [again]})])
+    memo = ScriptedChatModel(
+        responses=[json.dumps({"summary": "", "facts": claims}), json.dumps({"summary": "", "facts": [again]})]
+    )
     service = MemoryService.open(config, memo)
     lead = ScriptedChatModel(responses=["Noted. I would use the clap crate for the argument parsing.", "Sure."])
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
@@ -83,7 +101,8 @@ async def test_only_what_the_user_said_is_kept_and_the_guesses_refused_are_audit
         ("Ann lives in Berlin near the river", "no quote of the user's words supports it"),
     ]
     assert [r.get("quote") for r in trail if r["action"] == "put" and r["kind"] == "fact"] == [
-        "I write all my CLI tools in Rust"]
+        "I write all my CLI tools in Rust"
+    ]
 
     await ask(agent, config, "My CLI tools are all Rust, as I said.", "t-2", user_id="ann")
     await service.worker.drain()
@@ -105,7 +124,9 @@ async def test_memory_is_per_user(home: Path) -> None:
 async def test_invalid_json_from_the_memory_model_never_fails_the_turn(home: Path) -> None:
     config = memory_config(home)
     service = MemoryService.open(config, ScriptedChatModel(responses=["Sorry, I can't do JSON."]))
-    agent = create_lead_agent(config, model=ScriptedChatModel(responses=["fine"]), checkpointer=InMemorySaver(), memory=service)
+    agent = create_lead_agent(
+        config, model=ScriptedChatModel(responses=["fine"]), checkpointer=InMemorySaver(), memory=service
+    )
     assert await ask(agent, config, "I like green tea every morning", "t-json") == "fine"
     await service.worker.drain()
     assert service.store.facts("default") == []
@@ -146,9 +167,23 @@ async def test_memory_tool_mode(home: Path) -> None:
     fact_id = Fact.new("Ann deploys on Fridays", "behavior").id
     lead = ScriptedChatModel(
         responses=[
-            {"tool_calls": [{"name": "memory", "args": {"action": "add", "content": "Ann deploys on Fridays", "category": "behavior"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "memory",
+                        "args": {"action": "add", "content": "Ann deploys on Fridays", "category": "behavior"},
+                    }
+                ]
+            },
             {"tool_calls": [{"name": "memory", "args": {"action": "search", "query": "deploy"}}]},
-            {"tool_calls": [{"name": "memory", "args": {"action": "update", "fact_id": fact_id, "content": "Ann deploys on Thursdays"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "memory",
+                        "args": {"action": "update", "fact_id": fact_id, "content": "Ann deploys on Thursdays"},
+                    }
+                ]
+            },
             {"tool_calls": [{"name": "memory", "args": {"action": "delete", "fact_id": "nope"}}]},
             "done",
         ]
@@ -177,12 +212,17 @@ def test_memory_off_adds_nothing(home: Path, mode: str) -> None:
 async def test_updates_left_by_a_previous_process_are_written_on_the_next_run(home: Path) -> None:
     config = memory_config(home)
     earlier = MemoryService.open(config)  # a process that queued a turn and died before the model ran
-    earlier.queue.enqueue("t-old", "default", [{"role": "user", "content": "I'm Ann; I write CLI tools in Rust"},
-                                                   {"role": "assistant", "content": "ok"}])
+    earlier.queue.enqueue(
+        "t-old",
+        "default",
+        [{"role": "user", "content": "I'm Ann; I write CLI tools in Rust"}, {"role": "assistant", "content": "ok"}],
+    )
     earlier.queue.close()
 
     service = MemoryService.open(config, ScriptedChatModel(responses=[LEARNED]))
-    agent = create_lead_agent(config, model=ScriptedChatModel(responses=["hello"]), checkpointer=InMemorySaver(), memory=service)
+    agent = create_lead_agent(
+        config, model=ScriptedChatModel(responses=["hello"]), checkpointer=InMemorySaver(), memory=service
+    )
     await ask(agent, config, "hi", "t-new")
     await service.worker.drain()
     assert [f.source_thread for f in service.store.facts("default")] == ["t-old"]
@@ -203,8 +243,13 @@ async def test_the_client_builds_the_lead_model_once_for_the_agent_and_its_memor
         return real(config, name)
 
     monkeypatch.setattr(resolver_module, "create_chat_model", counting)
-    config = make_config(home, memory={"enabled": True}, title={"enabled": False}, subagents={"enabled": False},
-                         models=[{"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["hi"]}])
+    config = make_config(
+        home,
+        memory={"enabled": True},
+        title={"enabled": False},
+        subagents={"enabled": False},
+        models=[{"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": ["hi"]}],
+    )
     async with HerdsmanClient(config) as client:
         assert client.agent is not None
     assert built.count("lead") == 1
@@ -232,8 +277,9 @@ async def test_memory_taken_back_mid_turn_leaves_the_next_model_call_and_learned
             return {"tool_calls": [{"name": "ls", "args": {"path": "/mnt/user-data/workspace"}}]}
         return "done"
 
-    agent = create_lead_agent(config, model=ScriptedChatModel(respond=respond), checkpointer=InMemorySaver(),
-                              memory=service)
+    agent = create_lead_agent(
+        config, model=ScriptedChatModel(respond=respond), checkpointer=InMemorySaver(), memory=service
+    )
     await ask(agent, config, "Start a new CLI tool for me", "t-1", user_id="ann")
     assert "Ann writes her CLI tools in Rust" in systems[0] and systems[1] == systems[0]
     assert "green tea" not in systems[1]

@@ -59,8 +59,18 @@ def test_list_edit_delete_export(tmp_path: Path) -> None:
 
 
 def test_flush_runs_the_memory_model_on_pending_updates(tmp_path: Path) -> None:
-    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9,
-                                   "quote": "we deploy with Helm charts"}]})
+    reply = json.dumps(
+        {
+            "facts": [
+                {
+                    "content": "Ann deploys with Helm charts",
+                    "category": "behavior",
+                    "confidence": 0.9,
+                    "quote": "we deploy with Helm charts",
+                }
+            ]
+        }
+    )
     (tmp_path / "memo.yaml").write_text(yaml_list(reply))
     (tmp_path / "config.yaml").write_text(
         "home: .herdsman\n"
@@ -71,8 +81,11 @@ def test_flush_runs_the_memory_model_on_pending_updates(tmp_path: Path) -> None:
     from herdsman.memory.queue import UpdateQueue
 
     queue = UpdateQueue(memory_db_path(load_config(tmp_path / "config.yaml").config))
-    queue.enqueue("t-9", "ann", [{"role": "user", "content": "I'm Ann; we deploy with Helm charts"},
-                            {"role": "assistant", "content": "ok"}])
+    queue.enqueue(
+        "t-9",
+        "ann",
+        [{"role": "user", "content": "I'm Ann; we deploy with Helm charts"}, {"role": "assistant", "content": "ok"}],
+    )
     queue.close()
     assert "t-9" in run_cli_here("memory", "pending", cwd=tmp_path).stdout
     flushed = run_cli_here("memory", "flush", cwd=tmp_path)
@@ -88,8 +101,18 @@ def yaml_list(*replies: str) -> str:
 def test_herdsman_run_writes_its_turn_to_memory_before_it_exits(tmp_path: Path) -> None:
     """The turn's update is debounced (memory.debounce_seconds: 300), yet ``herdsman run`` writes
     it before the process ends: the next run, in a new thread, already knows the fact."""
-    reply = json.dumps({"facts": [{"content": "Ann deploys with Helm charts", "category": "behavior", "confidence": 0.9,
-                                   "quote": "we deploy with Helm charts"}]})
+    reply = json.dumps(
+        {
+            "facts": [
+                {
+                    "content": "Ann deploys with Helm charts",
+                    "category": "behavior",
+                    "confidence": 0.9,
+                    "quote": "we deploy with Helm charts",
+                }
+            ]
+        }
+    )
     (tmp_path / "memo.yaml").write_text(yaml_list(reply))
     (tmp_path / "lead.yaml").write_text(yaml_list("Noted.", "Use your Helm charts."))
     (tmp_path / "config.yaml").write_text(
@@ -117,20 +140,34 @@ def test_graph_export_off_switch_and_purge_of_one_user(tmp_path: Path) -> None:
     raw = open_store(config)
     graph = GraphStore(raw)
     for user in ("ann", "bob"):
-        graph.put_relation(user, ExtractedRelation(subject="Atlas", predicate="deploys_to", object="AWS"), Origin("updater", "t-1", "r-1"))
+        graph.put_relation(
+            user,
+            ExtractedRelation(subject="Atlas", predicate="deploys_to", object="AWS"),
+            Origin("updater", "t-1", "r-1"),
+        )
     close_store(raw)
     queue = UpdateQueue(memory_db_path(config))
-    queue.enqueue("t-ann", "ann", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], delay=600)
-    queue.enqueue("t-bob", "bob", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], delay=600)
+    queue.enqueue(
+        "t-ann", "ann", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], delay=600
+    )
+    queue.enqueue(
+        "t-bob", "bob", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], delay=600
+    )
     queue.close()
 
     listed = run_cli_here("memory", "graph", cwd=tmp_path)
-    assert listed.returncode == 0 and "Atlas" in listed.stdout and "deploys_to" in listed.stdout and "AWS" in listed.stdout
+    assert (
+        listed.returncode == 0 and "Atlas" in listed.stdout and "deploys_to" in listed.stdout and "AWS" in listed.stdout
+    )
     exported = json.loads(run_cli_here("memory", "export", "--user", "ann", cwd=tmp_path).stdout)["ann"]
     assert exported["enabled"] is True
-    assert [(r["subject_name"], r["predicate"], r["object_name"]) for r in exported["relations"]] == [("Atlas", "deploys_to", "AWS")]
+    assert [(r["subject_name"], r["predicate"], r["object_name"]) for r in exported["relations"]] == [
+        ("Atlas", "deploys_to", "AWS")
+    ]
     assert {e["name"] for e in exported["entities"]} == {"Atlas", "AWS"}
-    assert {(a["kind"], a["thread_id"], a["run_id"]) for a in exported["audit"] if a["kind"] == "relation"} == {("relation", "t-1", "r-1")}
+    assert {(a["kind"], a["thread_id"], a["run_id"]) for a in exported["audit"] if a["kind"] == "relation"} == {
+        ("relation", "t-1", "r-1")
+    }
 
     assert run_cli_here("memory", "off", "--user", "ann", cwd=tmp_path).stdout.strip() == "memory is off for 'ann'"
     assert json.loads(run_cli_here("memory", "export", "-u", "ann", cwd=tmp_path).stdout)["ann"]["enabled"] is False
@@ -153,7 +190,9 @@ def test_sweep_applies_retention_from_the_cli(tmp_path: Path) -> None:
 
     seed(tmp_path)
     assert "not set" in run_cli_here("memory", "sweep", cwd=tmp_path).stdout
-    (tmp_path / "config.yaml").write_text("home: .herdsman\nmemory: {enabled: true, user_id: ann, retention_days: {behavior: 1}}\n")
+    (tmp_path / "config.yaml").write_text(
+        "home: .herdsman\nmemory: {enabled: true, user_id: ann, retention_days: {behavior: 1}}\n"
+    )
     config = load_config(tmp_path / "config.yaml").config
     raw = open_store(config)
     store = MemoryStore(raw)
@@ -184,22 +223,33 @@ def test_relations_and_entities_are_ended_corrected_and_deleted_and_the_audit_re
     seed(tmp_path)
     raw = open_store(load_config(tmp_path / "config.yaml").config)
     graph = GraphStore(raw)
-    deploy = graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="deploys_to", object="AWS",
-                                                         valid_from="2026-01-10"), Origin("updater", "t-1", "r-1"))
+    deploy = graph.put_relation(
+        "ann",
+        ExtractedRelation(subject="Atlas", predicate="deploys_to", object="AWS", valid_from="2026-01-10"),
+        Origin("updater", "t-1", "r-1"),
+    )
     uses = graph.put_relation("ann", ExtractedRelation(subject="Atlas", predicate="uses", object="Redis"), Origin())
     bobs = graph.put_relation("bob", ExtractedRelation(subject="Zephyr", predicate="uses", object="Kafka"), Origin())
     close_store(raw)
 
-    for bad, words in ((["--end", "soon"], "--end 'soon' is not a date"), (["--object", "x"], "--object must name"),
-                       (["--end", "2001-01-01"], "before the relation began"), ([], "give one of"),
-                       (["--delete", "--end", "2026-03-01"], "give one of")):
+    for bad, words in (
+        (["--end", "soon"], "--end 'soon' is not a date"),
+        (["--object", "x"], "--object must name"),
+        (["--end", "2001-01-01"], "before the relation began"),
+        ([], "give one of"),
+        (["--delete", "--end", "2026-03-01"], "give one of"),
+    ):
         res = run_cli_here("memory", "relation", deploy.id, *bad, cwd=tmp_path)
         assert res.returncode == 2 and words in res.stderr, (bad, res.stderr)
     assert run_cli_here("memory", "relation", "r-none", "--delete", cwd=tmp_path).returncode == 1
     assert run_cli_here("memory", "relation", bobs.id, "--delete", cwd=tmp_path).returncode == 1  # ann's graph only
 
     fixed = run_cli_here("memory", "relation", deploy.id, "--object", "Azure", cwd=tmp_path)
-    assert fixed.returncode == 0 and "corrected" in fixed.stdout and "Atlas deploys to Azure (since 2026-01-10)" in fixed.stdout
+    assert (
+        fixed.returncode == 0
+        and "corrected" in fixed.stdout
+        and "Atlas deploys to Azure (since 2026-01-10)" in fixed.stdout
+    )
     new_id = fixed.stdout.split("[r:")[1].split("]")[0]
     ended = run_cli_here("memory", "relation", new_id, "--end", "2026-03-01", cwd=tmp_path)
     assert ended.returncode == 0 and "from 2026-01-10 until 2026-03-01" in ended.stdout
@@ -214,7 +264,9 @@ def test_relations_and_entities_are_ended_corrected_and_deleted_and_the_audit_re
     assert run_cli_here("memory", "entity", "Atlas", "--delete", cwd=tmp_path).returncode == 0
     after = json.loads(run_cli_here("memory", "export", "-u", "ann", cwd=tmp_path).stdout)["ann"]
     assert after["relations"] == [] and "Atlas" not in {e["name"] for e in after["entities"]}
-    assert json.loads(run_cli_here("memory", "export", "-u", "bob", cwd=tmp_path).stdout)["bob"]["relations"]  # untouched
+    assert json.loads(run_cli_here("memory", "export", "-u", "bob", cwd=tmp_path).stdout)["bob"][
+        "relations"
+    ]  # untouched
 
     audit = run_cli_here("memory", "audit", cwd=tmp_path)
     assert audit.returncode == 0

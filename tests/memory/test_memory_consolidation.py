@@ -35,8 +35,14 @@ def aged(store: MemoryStore, user: str, content: str, category: str, age: int) -
 
 def test_old_facts_of_a_category_become_one_summary_that_names_them() -> None:
     store = MemoryStore(InMemoryStore())
-    old = [aged(store, "ann", text, "project", age) for text, age in
-           [("Atlas is written in Go", 200), ("Atlas uses PostgreSQL 16", 150), ("Atlas deploys on Fridays", 120)]]
+    old = [
+        aged(store, "ann", text, "project", age)
+        for text, age in [
+            ("Atlas is written in Go", 200),
+            ("Atlas uses PostgreSQL 16", 150),
+            ("Atlas deploys on Fridays", 120),
+        ]
+    ]
     recent = aged(store, "ann", "Atlas moved its CI to GitHub Actions", "project", 5)
     taste = aged(store, "ann", "Ann prefers dark themes", "preference", 300)  # alone in its category: kept as is
     bob = [aged(store, "bob", f"Bob's project {n} is in Rust", "project", 200) for n in "xyz"]
@@ -48,12 +54,15 @@ def test_old_facts_of_a_category_become_one_summary_that_names_them() -> None:
     assert len(summaries) == 1 and set(facts) == {summaries[0].id, recent.id, taste.id}
     summary = summaries[0]
     assert summary.category == "project" and summary.sources == tuple(f.id for f in old)  # oldest first
-    assert summary.content == ("Earlier (project): Atlas is written in Go; Atlas uses PostgreSQL 16; "
-                               "Atlas deploys on Fridays.")
+    assert summary.content == (
+        "Earlier (project): Atlas is written in Go; Atlas uses PostgreSQL 16; Atlas deploys on Fridays."
+    )
     assert summary.updated_at == days_ago(200)  # as old as its oldest fact: retention still counts from there
     trail = records(store.store, user_label("ann"))
     folded = [a for a in trail if a["action"] == "consolidate"]
-    assert [(a["id"], a["sources"], a["origin"]) for a in folded] == [(summary.id, [f.id for f in old], "consolidation")]
+    assert [(a["id"], a["sources"], a["origin"]) for a in folded] == [
+        (summary.id, [f.id for f in old], "consolidation")
+    ]
     assert {a["id"] for a in trail if a["action"] == "delete" and a["origin"] == "consolidation"} == {f.id for f in old}
     assert len([f for f in store.facts("bob") if f.sources]) == 1  # every user is swept, each on their own
     assert not {f.id for f in bob} & {f.id for f in store.facts("bob")}
@@ -115,16 +124,23 @@ def test_a_summary_survives_the_store_api_round_trip() -> None:
 
 def test_sweep_consolidates_from_the_cli(tmp_path: Path) -> None:
     seed(tmp_path)
-    (tmp_path / "config.yaml").write_text("home: .herdsman\nmemory: {enabled: true, user_id: ann, consolidate_after_days: 30}\n")
+    (tmp_path / "config.yaml").write_text(
+        "home: .herdsman\nmemory: {enabled: true, user_id: ann, consolidate_after_days: 30}\n"
+    )
     from herdsman.config import load_config
     from herdsman.memory.backend import close_store, open_store
 
     raw = open_store(load_config(tmp_path / "config.yaml").config)
     store = MemoryStore(raw)
     for n in range(3):
-        store.store.put(facts_namespace("ann"), f"k{n}", replace(
-            Fact.new(f"Ann reviewed design doc {n} with the team", "knowledge"), updated_at="2020-01-01T00:00:00+00:00",
-        ).to_value())
+        store.store.put(
+            facts_namespace("ann"),
+            f"k{n}",
+            replace(
+                Fact.new(f"Ann reviewed design doc {n} with the team", "knowledge"),
+                updated_at="2020-01-01T00:00:00+00:00",
+            ).to_value(),
+        )
     close_store(raw)
     swept = run_cli_here("memory", "sweep", cwd=tmp_path)
     assert swept.returncode == 0 and "removed 3 item(s)" in swept.stdout

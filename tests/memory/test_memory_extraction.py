@@ -56,11 +56,14 @@ def test_prompt_lists_facts_with_ids_and_the_conversation() -> None:
     assert "user: I moved to Paris" in prompt and "JSON only" in prompt
 
 
-@pytest.mark.parametrize(("fact", "said"), [
-    ("Bruno lives in Porto", "And I moved too: I live in Porto now."),
-    ("Ann works at Globex", "I work at Globex since February."),
-    ("Ann prefers Polars", "I have a preference for Polars."),
-])
+@pytest.mark.parametrize(
+    ("fact", "said"),
+    [
+        ("Bruno lives in Porto", "And I moved too: I live in Porto now."),
+        ("Ann works at Globex", "I work at Globex since February."),
+        ("Ann prefers Polars", "I have a preference for Polars."),
+    ],
+)
 def test_a_fact_in_other_forms_of_the_users_words_is_grounded(fact: str, said: str) -> None:
     from herdsman.memory.grounding import STATED, evidence_cap
 

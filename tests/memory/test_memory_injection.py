@@ -14,7 +14,9 @@ from herdsman.memory.recall import GraphView
 
 def facts(n: int) -> list[Fact]:
     topics = ["postgres database tuning", "react frontend styling", "kubernetes cluster upgrades", "tea and biscuits"]
-    return [Fact.new(f"Ann cares about {topics[i % 4]} (note {i})", "preference", 0.6 + (i % 3) * 0.1) for i in range(n)]
+    return [
+        Fact.new(f"Ann cares about {topics[i % 4]} (note {i})", "preference", 0.6 + (i % 3) * 0.1) for i in range(n)
+    ]
 
 
 def test_injection_keeps_to_its_budget() -> None:
@@ -58,12 +60,17 @@ def test_a_fact_that_restates_an_injected_relation_is_left_out() -> None:
 
 
 def test_a_fact_that_says_more_than_a_relation_replaces_it() -> None:
-    view = graph_of(GO, {"subject": "Nova", "predicate": "uses", "object": "pnpm"},
-                    {"subject": "Nova", "predicate": "deploys_to", "object": "Cloudflare Pages"})
+    view = graph_of(
+        GO,
+        {"subject": "Nova", "predicate": "uses", "object": "pnpm"},
+        {"subject": "Nova", "predicate": "deploys_to", "object": "Cloudflare Pages"},
+    )
     more = Fact.new("Atlas is written in Go and Rust", "project")
     section = render_memory([more], "", "what is Atlas written in?", 1000, graph=view)
     assert f"[f:{more.id}]" in section and "[r:" not in section  # one line says it, the fuller one
-    chose = Fact.new("The team chose pnpm over npm for Nova", "project")  # both ends of "Nova uses pnpm", in other words
+    chose = Fact.new(
+        "The team chose pnpm over npm for Nova", "project"
+    )  # both ends of "Nova uses pnpm", in other words
     section = render_memory([chose], "", "How do we build and ship Nova?", 1000, graph=view)
     assert f"[f:{chose.id}]" in section and "- Nova: [r:" in section
     assert "uses pnpm" not in section and "deploys to Cloudflare Pages" in section
@@ -81,8 +88,10 @@ def test_dates_count_only_when_the_request_is_about_time() -> None:
 
 
 def test_a_fact_the_graph_knows_was_replaced_is_not_presented_as_current() -> None:
-    view = graph_of({"subject": "Atlas", "predicate": "deploys_to", "object": "AWS", "valid_from": "2026-01-10"},
-                    {"subject": "Atlas", "predicate": "deploys_to", "object": "GCP", "valid_from": "2026-03-01"})
+    view = graph_of(
+        {"subject": "Atlas", "predicate": "deploys_to", "object": "AWS", "valid_from": "2026-01-10"},
+        {"subject": "Atlas", "predicate": "deploys_to", "object": "GCP", "valid_from": "2026-03-01"},
+    )
     stale = Fact.new("Atlas deploys to AWS", "project")  # the memory model did not forget it
     backups = Fact.new("Atlas keeps its backups on AWS S3", "project")  # AWS, but not where it deploys
     moved = Fact.new("Atlas deploys to GCP since it left AWS", "project")  # names the current value too

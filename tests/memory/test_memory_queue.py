@@ -19,8 +19,19 @@ from herdsman.models.scripted import ScriptedChatModel
 from tests.support import REPO
 
 TURN = [{"role": "user", "content": "I always deploy with Helm."}, {"role": "assistant", "content": "Noted."}]
-REPLY = json.dumps({"summary": "", "facts": [{"content": "The user deploys with Helm", "category": "preference", "confidence": 0.9,
-                                                "quote": "I always deploy with Helm."}]})
+REPLY = json.dumps(
+    {
+        "summary": "",
+        "facts": [
+            {
+                "content": "The user deploys with Helm",
+                "category": "preference",
+                "confidence": 0.9,
+                "quote": "I always deploy with Helm.",
+            }
+        ],
+    }
+)
 
 
 def test_turns_of_one_thread_are_debounced_into_one_update(tmp_path: Path) -> None:
@@ -74,7 +85,9 @@ def test_update_survives_a_process_killed_between_queueing_and_writing(tmp_path:
     db = tmp_path / "memory.sqlite"
     proc = subprocess.Popen(
         [sys.executable, "-c", CRASHER.format(turn=repr(TURN)), str(db)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "claimed 1"
@@ -115,12 +128,16 @@ def test_rows_of_the_old_thread_keyed_table_are_kept(tmp_path: Path) -> None:
         "version INTEGER NOT NULL DEFAULT 1, due_at REAL NOT NULL, leased_until REAL NOT NULL DEFAULT 0, "
         "attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL)"
     )
-    old.execute("INSERT INTO memory_updates (thread_id, user_id, messages, due_at, created_at, updated_at) "
-                "VALUES ('t1', 'ann', ?, 0, 0, 0)", (json.dumps(TURN),))
+    old.execute(
+        "INSERT INTO memory_updates (thread_id, user_id, messages, due_at, created_at, updated_at) "
+        "VALUES ('t1', 'ann', ?, 0, 0, 0)",
+        (json.dumps(TURN),),
+    )
     old.commit()
     old.close()
     queue = UpdateQueue(path)
     assert [(u.thread_id, u.user_id, u.messages) for u in queue.claim()] == [("t1", "ann", TURN)]
     queue.close()
-    assert UpdateQueue(path).pending() == [{"thread_id": "t1", "user_id": "ann", "messages": 2,
-                                            "due_at": 0, "attempts": 0, "last_error": None}]
+    assert UpdateQueue(path).pending() == [
+        {"thread_id": "t1", "user_id": "ann", "messages": 2, "due_at": 0, "attempts": 0, "last_error": None}
+    ]

@@ -38,8 +38,11 @@ def aged_relation(store: MemoryStore, user: str, subject: str, obj: str, age: in
     store.store.put(relations_namespace(user), relation.id, {**relation.to_value(), "updated_at": days_ago(age)})
     for entity in graph.entities(user):
         if entity.name in (subject, obj):
-            store.store.put(("memory", user_label(user), "graph", "entities"), entity.id,
-                            {**entity.to_value(), "updated_at": days_ago(age)})
+            store.store.put(
+                ("memory", user_label(user), "graph", "entities"),
+                entity.id,
+                {**entity.to_value(), "updated_at": days_ago(age)},
+            )
     return relation.id
 
 
@@ -67,8 +70,11 @@ def test_a_sweep_removes_everything_past_its_category_retention_for_every_user()
     stale = aged_relation(store, "ann", "Zephyr", "Redis", 91)
     fresh = aged_relation(store, "ann", "Atlas", "Postgres", 10)
     old_audit = records(store.store, user_label("ann"))[0]["key"]
-    store.store.put(audit_namespace(user_label("ann")), old_audit,
-                    {**records(store.store, user_label("ann"))[0], "at": days_ago(61)})
+    store.store.put(
+        audit_namespace(user_label("ann")),
+        old_audit,
+        {**records(store.store, user_label("ann"))[0], "at": days_ago(61)},
+    )
 
     removed = sweep(store, config, now=NOW)
 
@@ -122,10 +128,13 @@ def test_no_kind_of_record_outlives_its_retention_on_the_real_stores(kind: str, 
         raw.put(facts_namespace("ann"), fresh.id, fresh.to_value())
         queue.enqueue("t-new", "ann", [{"role": "user", "content": "Review my branch."}])
         with queue._tx() as cur:  # queued a day before `far`
-            cur.execute("UPDATE memory_pending SET created_at = ? WHERE thread_id = 't-new'",
-                        ((far - dt.timedelta(days=1)).timestamp(),))
-        config = MemoryConfig(retention_days={"behavior": 30, "profile": 30, "graph": 30, "audit": 30},
-                              consolidate_after_days=20)
+            cur.execute(
+                "UPDATE memory_pending SET created_at = ? WHERE thread_id = 't-new'",
+                ((far - dt.timedelta(days=1)).timestamp(),),
+            )
+        config = MemoryConfig(
+            retention_days={"behavior": 30, "profile": 30, "graph": 30, "audit": 30}, consolidate_after_days=20
+        )
         assert records(raw, user_label("ann")) and len(graph.relations("ann")) == 2
 
         assert sweep(store, config, now=far, queue=queue) > 0
@@ -169,22 +178,30 @@ async def test_what_is_past_retention_is_never_injected_or_found_even_before_the
     from herdsman.models.scripted import ScriptedChatModel
     from tests.support import make_config
 
-    config = make_config(home, memory={"enabled": True, "mode": "tool", "retention_days": {"behavior": 30, "graph": 30, "profile": 30}})
+    config = make_config(
+        home, memory={"enabled": True, "mode": "tool", "retention_days": {"behavior": 30, "graph": 30, "profile": 30}}
+    )
     service = MemoryService.open(config, store=InMemoryStore())
     store = service.store
     age = (dt.datetime.now(dt.timezone.utc) - NOW).days + 400  # 400 days old today
     aged_fact(store, "default", "Ann deploys Atlas on Fridays", "behavior", age)
     store.put("default", Fact.new("Ann deploys Atlas on Mondays now", "behavior"))
     aged_relation(store, "default", "Atlas", "Heroku", age)
-    GraphStore(store.store).put_relation("default", ExtractedRelation(subject="Atlas", predicate="uses", object="Fly"), Origin())
+    GraphStore(store.store).put_relation(
+        "default", ExtractedRelation(subject="Atlas", predicate="uses", object="Fly"), Origin()
+    )
     store.set_summary("default", "Ann ran Atlas on Heroku.")
     summary = store.store.get(("memory", user_label("default"), "profile"), "summary")
     if summary is not None:
-        store.store.put(("memory", user_label("default"), "profile"), "summary", {**summary.value, "updated_at": days_ago(age)})
+        store.store.put(
+            ("memory", user_label("default"), "profile"), "summary", {**summary.value, "updated_at": days_ago(age)}
+        )
     search = {"tool_calls": [{"name": "memory", "args": {"action": "search", "query": "Atlas deploys"}}]}
     lead = ScriptedChatModel(responses=[search, "noted"])
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service)
-    state = await agent.ainvoke({"messages": [HumanMessage("When does Atlas deploy, and where?")]}, run_config(config, "t1"))
+    state = await agent.ainvoke(
+        {"messages": [HumanMessage("When does Atlas deploy, and where?")]}, run_config(config, "t1")
+    )
     section = lead.calls[0].messages[0].text
     assert "Mondays" in section and "Fly" in section
     assert "Fridays" not in section and "Heroku" not in section

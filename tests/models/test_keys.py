@@ -20,7 +20,9 @@ def test_a_key_in_config_is_set_and_never_echoed() -> None:
 
 
 def test_a_provider_class_reads_its_own_variable() -> None:
-    assert api_key_status(entry(), env={"OPENAI_API_KEY": "sk-x"}) == ApiKeyStatus("set", "OPENAI_API_KEY", "read from $OPENAI_API_KEY")
+    assert api_key_status(entry(), env={"OPENAI_API_KEY": "sk-x"}) == ApiKeyStatus(
+        "set", "OPENAI_API_KEY", "read from $OPENAI_API_KEY"
+    )
     missing = api_key_status(entry(), env={})
     assert missing.state == "missing" and missing.env_var == "OPENAI_API_KEY"
     assert "export OPENAI_API_KEY=" in missing.hint
@@ -46,7 +48,10 @@ def test_a_variable_set_to_nothing_is_missing() -> None:
 
 
 def test_pass_through_key_arguments_count() -> None:
-    assert api_key_status(entry(use="langchain_google_genai:ChatGoogleGenerativeAI", google_api_key="g"), env={}).state == "set"
+    assert (
+        api_key_status(entry(use="langchain_google_genai:ChatGoogleGenerativeAI", google_api_key="g"), env={}).state
+        == "set"
+    )
 
 
 def test_local_and_scripted_models_need_no_key() -> None:
@@ -61,6 +66,14 @@ def test_an_unknown_class_without_a_key_is_unknown() -> None:
 
 def test_statuses_of_a_config(tmp_path) -> None:
     assert {k: s.state for k, s in model_key_statuses(make_config(tmp_path)).items()} == {"embedded": "not needed"}
-    config = make_config(tmp_path, models=[{"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
-                                           {"name": "gpt", "use": OPENAI, "model": "gpt-4o-mini"}])
-    assert {k: s.state for k, s in model_key_statuses(config, env={}).items()} == {"lead": "not needed", "gpt": "missing"}
+    config = make_config(
+        tmp_path,
+        models=[
+            {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
+            {"name": "gpt", "use": OPENAI, "model": "gpt-4o-mini"},
+        ],
+    )
+    assert {k: s.state for k, s in model_key_statuses(config, env={}).items()} == {
+        "lead": "not needed",
+        "gpt": "missing",
+    }

@@ -32,7 +32,9 @@ def test_plays_responses_in_order_and_records_calls() -> None:
 
 def test_streaming_keeps_tool_calls() -> None:
     model = ScriptedChatModel(
-        responses=[{"content": "a fairly long preamble text", "tool_calls": [{"name": "add", "args": {"a": 5, "b": 6}}]}],
+        responses=[
+            {"content": "a fairly long preamble text", "tool_calls": [{"name": "add", "args": {"a": 5, "b": 6}}]}
+        ],
         stream_chunk_chars=4,
     )
     chunks = list(model.bind_tools([add]).stream("go"))
@@ -119,7 +121,8 @@ def test_usable_from_config_factory() -> None:
     from herdsman.models.factory import create_chat_model
 
     config = parse_config(
-        "models:\n  - {name: s, use: 'herdsman.models.scripted:ScriptedChatModel', responses: [hi], latency: 0}\n", env={}
+        "models:\n  - {name: s, use: 'herdsman.models.scripted:ScriptedChatModel', responses: [hi], latency: 0}\n",
+        env={},
     )
     model = create_chat_model(config)
     assert isinstance(model, ScriptedChatModel)
@@ -134,8 +137,12 @@ def _graph_of(model: ScriptedChatModel):
     async def call(state: MessagesState) -> dict:
         return {"messages": [await model.ainvoke(state["messages"])]}
 
-    return StateGraph(MessagesState).add_node("call", call).add_edge(START, "call").add_edge("call", END).compile(
-        checkpointer=InMemorySaver()
+    return (
+        StateGraph(MessagesState)
+        .add_node("call", call)
+        .add_edge(START, "call")
+        .add_edge("call", END)
+        .compile(checkpointer=InMemorySaver())
     )
 
 
@@ -176,8 +183,13 @@ async def test_cycle_serves_any_number_of_turns_and_the_record_is_bounded() -> N
 def test_stream_call_args_streams_each_calls_arguments_in_pieces_that_merge_to_the_call() -> None:
     from langchain_core.messages import HumanMessage
 
-    reply = {"content": "running it", "tool_calls": [{"name": "bash", "args": {"command": "echo one two three"}},
-                                                    {"name": "ls", "args": {"path": "/mnt/user-data"}}]}
+    reply = {
+        "content": "running it",
+        "tool_calls": [
+            {"name": "bash", "args": {"command": "echo one two three"}},
+            {"name": "ls", "args": {"path": "/mnt/user-data"}},
+        ],
+    }
     model = ScriptedChatModel(responses=[reply, reply], stream_chunk_chars=5, stream_call_args=True)
     chunks = list(model.stream([HumanMessage("go")]))
     pieces = [c for c in chunks if c.tool_call_chunks]
@@ -186,7 +198,9 @@ def test_stream_call_args_streams_each_calls_arguments_in_pieces_that_merge_to_t
     for c in chunks[1:]:
         merged = merged + c
     assert merged.content == "running it"
-    assert [(c["name"], c["args"]) for c in merged.tool_calls] == [("bash", {"command": "echo one two three"}),
-                                                                   ("ls", {"path": "/mnt/user-data"})]
+    assert [(c["name"], c["args"]) for c in merged.tool_calls] == [
+        ("bash", {"command": "echo one two three"}),
+        ("ls", {"path": "/mnt/user-data"}),
+    ]
     whole = list(ScriptedChatModel(responses=[reply], stream_chunk_chars=5).stream([HumanMessage("go")]))
     assert [len(c.tool_call_chunks) for c in whole if c.tool_call_chunks] == [2]  # the default: calls whole, at the end

@@ -373,12 +373,19 @@ def test_xml_style_calls_from_a_transcript_are_calls() -> None:
     assert [(c["name"], c["args"]) for c in parsed.tool_calls] == [
         ("bash", {"command": 'for f in /mnt/user-data/workspace/notes/*.txt; do mv "$f" "${f%.txt}.md"; done'})
     ]
-    two = parse_tool_calls('<write_file path="a.txt" content="x &amp; y"/>\n<bash command="cat a.txt"></bash>', ["bash", "write_file"])
+    two = parse_tool_calls(
+        '<write_file path="a.txt" content="x &amp; y"/>\n<bash command="cat a.txt"></bash>', ["bash", "write_file"]
+    )
     assert [c["args"] for c in two.tool_calls] == [{"path": "a.txt", "content": "x & y"}, {"command": "cat a.txt"}]
 
 
 def test_xml_that_is_not_only_calls_stays_text() -> None:
-    for text in ('Use <b x="1"/> here', '<html><body/></html>', '<bash command="ls"/> and then I will answer', '<rm path="x"/>'):
+    for text in (
+        'Use <b x="1"/> here',
+        "<html><body/></html>",
+        '<bash command="ls"/> and then I will answer',
+        '<rm path="x"/>',
+    ):
         parsed = parse_tool_calls(text, ["bash", "b"])
         assert parsed.tool_calls == [] and parsed.content == text.strip(), text
     assert parse_tool_calls('<bash command="ls"/>', ["bash"], repair=False).tool_calls == []
@@ -438,8 +445,10 @@ def test_a_value_in_single_quotes_and_a_wrong_closing_tag_still_make_the_call() 
         {"path": "/mnt/user-data/outputs/sums.json", "content": '{"a": 296, "b": 603}'}
     ]
     assert parsed.content == ""
-    stray = ('<tool_call>\n{"name": "write_file", "arguments": {"path": "/mnt/user-data/outputs/by_region.json", '
-             '"content": \'{"north": 1427.25, "west": 2099.68}\'}"}}')  # from the benchmark: }" after the value
+    stray = (
+        '<tool_call>\n{"name": "write_file", "arguments": {"path": "/mnt/user-data/outputs/by_region.json", '
+        '"content": \'{"north": 1427.25, "west": 2099.68}\'}"}}'
+    )  # from the benchmark: }" after the value
     [call] = parse_tool_calls(stray, {"write_file": None}, params=params).tool_calls
     assert call["args"]["content"] == '{"north": 1427.25, "west": 2099.68}'
     mixed = '<tool_call>{"name": "write_file", "arguments": {"path": "a.txt", "content": \'it\'s "x"\'}}'
@@ -489,11 +498,23 @@ def test_xml_element_text_is_the_only_required_argument() -> None:
     parsed = parse_tool_calls(reply, names)
     assert parsed.content == ""
     assert [(c["name"], c["args"]) for c in parsed.tool_calls] == [
-        ("bash", {"command": "python3 -c \"with open('/mnt/user-data/workspace/todo.txt', 'w') as f: f.write('buy milk\\ncall mom\\n')\""})
+        (
+            "bash",
+            {
+                "command": "python3 -c \"with open('/mnt/user-data/workspace/todo.txt', 'w') as f: f.write('buy milk\\ncall mom\\n')\""
+            },
+        )
     ]
-    children = parse_tool_calls("<write_file>\n  <path>a.txt</path>\n  <content>x &lt; y</content>\n</write_file>", names)
+    children = parse_tool_calls(
+        "<write_file>\n  <path>a.txt</path>\n  <content>x &lt; y</content>\n</write_file>", names
+    )
     assert [c["args"] for c in children.tool_calls] == [{"path": "a.txt", "content": "x < y"}]
-    for text in ("<write_file>notes</write_file>", "<bash>ls</bash> then I answer", "<bash>ls", '<bash command="x">ls</bash>'):
+    for text in (
+        "<write_file>notes</write_file>",
+        "<bash>ls</bash> then I answer",
+        "<bash>ls",
+        '<bash command="x">ls</bash>',
+    ):
         assert parse_tool_calls(text, names).tool_calls == [], text
     assert parse_tool_calls("<bash>ls</bash>", ["bash"]).tool_calls == []  # names only: no guess
 

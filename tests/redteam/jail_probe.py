@@ -55,7 +55,6 @@ KEPT_SYSCALLS = {  # what Docker's profile allows and programs use: must still w
 }
 
 
-
 def syscall_probe(table: dict) -> str:
     """A python3 script calling each system call of ``table`` and printing {name: outcome}."""
     return (
@@ -143,8 +142,8 @@ PROBES = {
     "proc_sys_writable": "find /proc/sys -type f -writable 2>/dev/null | head -5",
     "sysrq": "(: >> /proc/sysrq-trigger) 2>/dev/null && [ -s /proc/sysrq-trigger ] && echo REAL; echo checked",
     "masked_reads": "for f in /proc/kcore /proc/keys /proc/timer_list /proc/kallsyms /proc/sched_debug "
-                    "/proc/kpageflags /proc/kpagecount /proc/kpagecgroup /proc/slabinfo /proc/pagetypeinfo; do "
-                    "[ -e $f ] && printf '%s=%s ' $f $(head -c 4096 $f 2>/dev/null | wc -c); done; echo",
+    "/proc/kpageflags /proc/kpagecount /proc/kpagecgroup /proc/slabinfo /proc/pagetypeinfo; do "
+    "[ -e $f ] && printf '%s=%s ' $f $(head -c 4096 $f 2>/dev/null | wc -c); done; echo",
     "sys": "ls /sys 2>&1 | head -3",
     "nested_userns": "unshare -U true 2>&1; unshare -r true 2>&1; echo done",
     "syscalls": f"python3 -c {shlex.quote(SYSCALL_PROBE)}",

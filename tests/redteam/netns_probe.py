@@ -186,7 +186,9 @@ def main(home: str, outside: str) -> None:
     result["dns"] = dns.output
 
     listener: dict = {}
-    thread = threading.Thread(target=lambda: listener.update(run=a._shell.run(a.paths, f"python3 -c {shlex.quote(LISTENER)}", 30)))
+    thread = threading.Thread(
+        target=lambda: listener.update(run=a._shell.run(a.paths, f"python3 -c {shlex.quote(LISTENER)}", 30))
+    )
     thread.start()
     ready = a.paths.workspace / "ready"
     end = time.monotonic() + 20

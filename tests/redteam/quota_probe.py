@@ -29,10 +29,13 @@ KEEP = "mkdir -p keep/inner && echo secret > keep/inner/s.txt && chmod 500 keep/
 
 
 def main(home: Path) -> None:
-    config = HerdsmanConfig.model_validate({
-        "home": str(home), "skills": {"enabled": False},
-        "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
-    })
+    config = HerdsmanConfig.model_validate(
+        {
+            "home": str(home),
+            "skills": {"enabled": False},
+            "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
+        }
+    )
     provider = LocalSandboxProvider(config)
     out: dict[str, object] = {"uid": os.getuid(), "volume": getattr(provider, "volume", None) is not None}
     try:

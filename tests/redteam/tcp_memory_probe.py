@@ -38,7 +38,8 @@ print("taken_mib", sent >> 20)
 """
 
 # Opens ``count`` connections to ``host:port`` (the arguments), then writes into them.
-FLOOD = r"""
+FLOOD = (
+    r"""
 import select, socket, sys
 host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 socks = []
@@ -46,7 +47,9 @@ for _ in range(count):
     c = socket.create_connection((host, port), timeout=10)
     c.setblocking(False)
     socks.append(c)
-""" + WRITE_UNTIL_FULL
+"""
+    + WRITE_UNTIL_FULL
+)
 
 
 def _never_reading_server(host: str) -> int:

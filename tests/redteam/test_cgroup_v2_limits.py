@@ -91,11 +91,18 @@ def test_the_warning_names_each_unenforced_limit() -> None:
     assert "sandbox.limits.cpus is not enforced" in text
     assert "Delegate=yes" in found[-1]
     assert "per host user" in "\n".join(unenforced_limits(Limits(pids=256), NONE, root=False))
-    assert unenforced_limits(Limits(memory_mb=1, pids=8, cpus=1), Groups("cgroup-v2", frozenset({"memory", "pids", "cpu"}))) == []
+    assert (
+        unenforced_limits(
+            Limits(memory_mb=1, pids=8, cpus=1), Groups("cgroup-v2", frozenset({"memory", "pids", "cpu"}))
+        )
+        == []
+    )
     assert unenforced_limits(Limits(), NONE) == []  # limits turned off are not "unenforced"
 
 
-def test_the_warning_is_logged_once_per_process(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_warning_is_logged_once_per_process(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(limits, "_warned", False)
     with caplog.at_level(logging.WARNING, logger="herdsman.sandbox.limits"):
         LocalLimiter(Limits(pids=256), groups=NONE)
@@ -120,7 +127,9 @@ def test_config_check_prints_the_warning(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     said = " ".join((done.stdout + done.stderr).split())
     if os.geteuid() == 0:
-        assert "warning: sandbox.limits.pids is not enforced for root: no writable cgroup (v1 or v2; test)" in said, said
+        assert "warning: sandbox.limits.pids is not enforced for root: no writable cgroup (v1 or v2; test)" in said, (
+            said
+        )
     else:
         assert "warning: sandbox.limits.pids is enforced only per host user" in said, said
     assert "sandbox.limits.cpus is not enforced" in said, said
@@ -216,20 +225,28 @@ def _v2_has_pids() -> bool:
     return not limits.cgroup_v1_parents() and "pids" in cgroup_v2.host_delegation().controllers
 
 
-@pytest.mark.skipif(not _v2_has_pids(), reason="cgroup v1 is in use here, or cgroup v2 offers no pids controller to this process")
+@pytest.mark.skipif(
+    not _v2_has_pids(), reason="cgroup v1 is in use here, or cgroup v2 offers no pids controller to this process"
+)
 @pytest.mark.bwrap
 def test_fork_bomb_as_root_is_held_by_v2_pids(tmp_path: Path) -> None:
     """On a real v2 host: 1,000 processes under pids: 64 are not reached, nothing survives."""
     from herdsman.config.schema import HerdsmanConfig
     from herdsman.sandbox import LocalSandboxProvider
 
-    config = HerdsmanConfig.model_validate({"home": str(tmp_path / "home"), "sandbox": {
-        "isolation": "bwrap", "command_timeout_seconds": 20, "limits": {"pids": 64, "memory_mb": 256}}})
+    config = HerdsmanConfig.model_validate(
+        {
+            "home": str(tmp_path / "home"),
+            "sandbox": {"isolation": "bwrap", "command_timeout_seconds": 20, "limits": {"pids": 64, "memory_mb": 256}},
+        }
+    )
     provider = LocalSandboxProvider(config)
     assert provider._shell.limiter.mechanism == "cgroup-v2"
     sandbox = provider.acquire("t1")
-    result = sandbox.execute("n=0; for i in $(seq 1000); do sleep 30 & n=$((n+1)); done 2>/dev/null; "
-                             "echo started=$(jobs -p | wc -l)", timeout=15)
+    result = sandbox.execute(
+        "n=0; for i in $(seq 1000); do sleep 30 & n=$((n+1)); done 2>/dev/null; echo started=$(jobs -p | wc -l)",
+        timeout=15,
+    )
     assert int(result.output.split("started=")[1].split()[0]) < 64, result.output
     memory = sandbox.execute("python3 -c \"b = b'x' * (512 * 1024 * 1024); print('allocated')\"")
     assert "allocated" not in memory.output

@@ -92,7 +92,9 @@ async def test_inputs_piling_up_on_one_thread_are_bounded(home, kind: str, bound
                     await client.runs.wait(tid, "lead_agent", input=user_message("more"))
                 assert _sqlite_bytes(config) <= size + MB
             other = (await client.threads.create())["thread_id"]
-            assert (await client.runs.wait(other, "lead_agent", input=user_message("hi")))["messages"][-1]["content"] == "ok"
+            assert (await client.runs.wait(other, "lead_agent", input=user_message("hi")))["messages"][-1][
+                "content"
+            ] == "ok"
             await client.aclose()
         finally:
             model.release()
@@ -107,7 +109,9 @@ async def test_thread_count_per_user_is_bounded(home) -> None:
         ids = [(await client.threads.create())["thread_id"] for _ in range(3)]
         attempts = (
             lambda: client.threads.create(),
-            lambda: client.runs.create("fresh-thread-id", "lead_agent", input=user_message("x"), if_not_exists="create"),
+            lambda: client.runs.create(
+                "fresh-thread-id", "lead_agent", input=user_message("x"), if_not_exists="create"
+            ),
             lambda: client.threads.copy(ids[0]),
         )
         for attempt in attempts:

@@ -47,7 +47,9 @@ async def test_state_updates_piling_up_on_one_thread_are_bounded(home, bound: di
         client = get_client(url=gw.url, api_key=None)
         tid = (await client.threads.create())["thread_id"]
         index, refused = await _until_refused(
-            lambda i: client.threads.update_state(tid, {"messages": [{"type": "human", "content": f"{i}" + "y" * (600 * 1024)}]}),
+            lambda i: client.threads.update_state(
+                tid, {"messages": [{"type": "human", "content": f"{i}" + "y" * (600 * 1024)}]}
+            ),
             30,
         )
         assert refused is not None and refused.status_code == 413, f"{index} updates taken"
@@ -68,7 +70,9 @@ async def test_thread_metadata_is_bounded(home) -> None:
         assert info.value.response.status_code == 413
         assert "runs.max_input_bytes" in info.value.response.json()["detail"]
         tid = (await client.threads.create(metadata={"a": 1}))["thread_id"]
-        index, refused = await _until_refused(lambda i: client.threads.update(tid, metadata={f"k{i}": "x" * (100 * 1024)}), 20)
+        index, refused = await _until_refused(
+            lambda i: client.threads.update(tid, metadata={f"k{i}": "x" * (100 * 1024)}), 20
+        )
         assert refused is not None and refused.status_code == 413, f"{index} patches taken"
         assert "runs.max_input_bytes" in refused.json()["detail"]
         kept = (await client.threads.get(tid))["metadata"]
@@ -112,7 +116,10 @@ async def test_a_crons_run_metadata_is_bounded(home) -> None:
         tid = (await client.threads.create())["thread_id"]
         with pytest.raises(httpx.HTTPStatusError) as info:
             await client.crons.create_for_thread(
-                tid, "lead_agent", schedule="0 9 * * *", input={"messages": [{"role": "user", "content": "hi"}]},
+                tid,
+                "lead_agent",
+                schedule="0 9 * * *",
+                input={"messages": [{"role": "user", "content": "hi"}]},
                 metadata={"blob": "z" * (512 * 1024)},
             )
         assert info.value.response.status_code == 413
@@ -131,7 +138,9 @@ async def test_assistant_versions_and_count_are_bounded(home) -> None:
     with running_gateway(config) as gw:
         client = get_client(url=gw.url, api_key=None)
         first = (await client.assistants.create("lead_agent", name="a"))["assistant_id"]
-        index, refused = await _until_refused(lambda i: client.assistants.update(first, metadata={f"k{i}": "x" * (40 * 1024)}), 10)
+        index, refused = await _until_refused(
+            lambda i: client.assistants.update(first, metadata={f"k{i}": "x" * (40 * 1024)}), 10
+        )
         assert refused is not None and refused.status_code == 422, f"{index} patches taken"
         assert "metadata" in refused.json()["detail"]
         second = (await client.assistants.create("lead_agent", name="b"))["assistant_id"]

@@ -38,8 +38,8 @@ DEPTH = 1500
 PLANT = (
     "python3 -c 'import os\n"
     f"for _ in range({DEPTH}):\n"
-    "    os.mkdir(\"d\"); os.chdir(\"d\")\n"
-    "open(\"planted.txt\", \"w\").write(\"left by the first owner\")'; echo planted"
+    '    os.mkdir("d"); os.chdir("d")\n'
+    'open("planted.txt", "w").write("left by the first owner")\'; echo planted'
 )
 
 
@@ -84,8 +84,8 @@ def test_a_deep_chain_goes_with_its_thread(tmp_path: Path, usual_open_files, vol
 COMB = (
     "python3 -c 'import os\n"
     "for _ in range(1100):\n"
-    "    os.mkdir(\"b\"); os.mkdir(\"a\"); os.chdir(\"a\")\n"
-    "open(\"hidden.bin\", \"wb\").write(os.urandom(48 << 20))'; echo written"
+    '    os.mkdir("b"); os.mkdir("a"); os.chdir("a")\n'
+    'open("hidden.bin", "wb").write(os.urandom(48 << 20))\'; echo written'
 )
 
 

@@ -27,17 +27,29 @@ SECRET = "ana private launch codes"
 
 async def test_a_run_on_another_gateway_stops_and_leaves_nothing_in_the_deleted_thread(home, monkeypatch) -> None:
     monkeypatch.setattr(runs_module, "REMOTE_CANCEL_WAIT", 10.0)  # a delete waits this long for the run to stop
-    config = make_config(home, checkpointer={"type": "sqlite"}, gateway={"api_keys": [ANA, BO]},
-                         runs={"lease_seconds": 3, "poll_seconds": 0.2})
+    config = make_config(
+        home,
+        checkpointer={"type": "sqlite"},
+        gateway={"api_keys": [ANA, BO]},
+        runs={"lease_seconds": 3, "poll_seconds": 0.2},
+    )
     first_model, second_model = scripted_model(), scripted_model()
     with running_gateway(config, model=first_model) as first, running_gateway(config, model=second_model) as second:
         try:
             async with httpx.AsyncClient(timeout=60) as http:
                 ana, bo = {"x-api-key": ANA}, {"x-api-key": BO}
-                assert (await http.post(f"{second.url}/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
-                started = await http.post(f"{second.url}/threads/{TID}/runs", headers=ana, json={
-                    "assistant_id": "lead_agent", "input": user_message(f"{SECRET} {HOLD_MID}"),
-                    "stream_mode": ["values", "messages-tuple"]})  # streamed: its words so far are kept when it stops
+                assert (
+                    await http.post(f"{second.url}/threads", json={"thread_id": TID}, headers=ana)
+                ).status_code == 200
+                started = await http.post(
+                    f"{second.url}/threads/{TID}/runs",
+                    headers=ana,
+                    json={
+                        "assistant_id": "lead_agent",
+                        "input": user_message(f"{SECRET} {HOLD_MID}"),
+                        "stream_mode": ["values", "messages-tuple"],
+                    },
+                )  # streamed: its words so far are kept when it stops
                 assert started.status_code == 200, started.text
                 await asyncio.to_thread(second_model.wait_until_held)  # streaming its answer, on the second gateway
 

@@ -40,8 +40,10 @@ async def test_deleting_a_thread_cancels_the_run_another_process_holds(home, mon
             await asyncio.to_thread(model.wait_until_held)
             with sqlite3.connect(gateway_db_path(config, "runs.sqlite")) as db:
                 # another worker holds the run now (as a herdsman worker does): this process lets it go
-                db.execute("UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
-                           (time.time() + 3600, run["run_id"]))
+                db.execute(
+                    "UPDATE herdsman_run_queue SET worker_id = 'elsewhere', lease_until = ? WHERE run_id = ?",
+                    (time.time() + 3600, run["run_id"]),
+                )
                 db.commit()
                 async with asyncio.timeout(60):
                     while manager.active_runs(tid):
@@ -53,7 +55,9 @@ async def test_deleting_a_thread_cancels_the_run_another_process_holds(home, mon
                 assert "has not stopped yet" in refused.value.response.json()["detail"]
                 assert (await sdk.threads.get(tid))["thread_id"] == tid
 
-                row = db.execute("SELECT cancel_action FROM herdsman_run_queue WHERE run_id = ?", (run["run_id"],)).fetchone()
+                row = db.execute(
+                    "SELECT cancel_action FROM herdsman_run_queue WHERE run_id = ?", (run["run_id"],)
+                ).fetchone()
                 assert row is not None and row[0] == "interrupt", "the run held elsewhere was never asked to stop"
                 # its holder died (the lease ran out): the delete goes through, and no worker resumes the run
                 db.execute("UPDATE herdsman_run_queue SET lease_until = 0 WHERE run_id = ?", (run["run_id"],))

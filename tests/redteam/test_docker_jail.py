@@ -70,7 +70,9 @@ def test_user_namespaces_and_denied_calls_fail(provider: DockerSandboxProvider) 
 
 def test_filled_scratch_space_leaves_the_sandbox_usable(provider: DockerSandboxProvider) -> None:
     sandbox = provider.acquire("t1")
-    fill = "; ".join(f"cat /dev/zero > {d}/fill 2>/dev/null; echo {d} done" for d in ("/tmp", "/var/tmp", "/run", "/dev/shm"))
+    fill = "; ".join(
+        f"cat /dev/zero > {d}/fill 2>/dev/null; echo {d} done" for d in ("/tmp", "/var/tmp", "/run", "/dev/shm")
+    )
     sandbox.execute(fill, timeout=60)
     sizes = sandbox.execute("df -m /tmp /var/tmp /run /dev/shm | tail -n +2").output
     for line in sizes.splitlines():  # every scratch mount is sized, none reaches the memory limit
@@ -96,10 +98,10 @@ def test_orphaned_container_is_reaped_with_its_processes(tmp_path: Path, engine:
     home = tmp_path / "home"
     script = textwrap.dedent(f"""
         import sys
-        sys.path[:0] = [{str(ROOT / 'src')!r}, {str(ROOT)!r}]
+        sys.path[:0] = [{str(ROOT / "src")!r}, {str(ROOT)!r}]
         from herdsman.config.schema import HerdsmanConfig
         from herdsman.sandbox.docker import DockerSandboxProvider
-        config = HerdsmanConfig.model_validate({_config(home, engine).model_dump(mode='json')!r})
+        config = HerdsmanConfig.model_validate({_config(home, engine).model_dump(mode="json")!r})
         sandbox = DockerSandboxProvider(config).acquire("orphan")
         print("ready", flush=True)
         sandbox.execute("setsid env -i sh -c 'while :; do :; done' & sleep 60", timeout=120)

@@ -77,7 +77,9 @@ def _config(root: Path, **sandbox: Any) -> HerdsmanConfig:
     skills.mkdir(parents=True, exist_ok=True)
     (skills / "SKILL.md").write_text("---\nname: demo\n---\nDemo.\n")
     section = {"command_timeout_seconds": 20, "limits": LIMITS, **sandbox}
-    return HerdsmanConfig.model_validate({"home": str(root / "home"), "skills": {"path": str(root / "skills")}, "sandbox": section})
+    return HerdsmanConfig.model_validate(
+        {"home": str(root / "home"), "skills": {"path": str(root / "skills")}, "sandbox": section}
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -109,7 +111,9 @@ def box(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         pytest.skip(str(exc))
     from herdsman.sandbox.docker import DockerSandboxProvider
 
-    config = _config(root, provider="docker", docker={"base_url": engine.base_url, "image": engine.image, "pull": "never"})
+    config = _config(
+        root, provider="docker", docker={"base_url": engine.base_url, "image": engine.image, "pull": "never"}
+    )
     provider = DockerSandboxProvider(config)
     yield Box(name, provider, config, root, isolated=True)
     provider.cleanup()
@@ -242,7 +246,9 @@ def test_proc_1_is_not_the_host_init(isolated: Box) -> None:
 
 def test_host_processes_are_invisible(isolated: Box) -> None:
     """The gateway's own pid cannot be seen or signalled."""
-    result = isolated.sh(f"kill -0 {os.getpid()} 2>/dev/null; echo rc=$?; ls /proc/{os.getpid()} >/dev/null 2>&1; echo rc=$?")
+    result = isolated.sh(
+        f"kill -0 {os.getpid()} 2>/dev/null; echo rc=$?; ls /proc/{os.getpid()} >/dev/null 2>&1; echo rc=$?"
+    )
     assert "rc=0" not in result.output
 
 

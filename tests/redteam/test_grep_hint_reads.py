@@ -26,8 +26,13 @@ SECRET = "secret-of-thread-two plaintext password hunter2"
 
 @pytest.fixture
 def sandboxes(tmp_path: Path):
-    config = HerdsmanConfig.model_validate({"home": str(tmp_path / "home"), "skills": {"enabled": False},
-                                            "sandbox": {"isolation": "none", "allow_unisolated_bash": True}})
+    config = HerdsmanConfig.model_validate(
+        {
+            "home": str(tmp_path / "home"),
+            "skills": {"enabled": False},
+            "sandbox": {"isolation": "none", "allow_unisolated_bash": True},
+        }
+    )
     provider = LocalSandboxProvider(config)
     mine, other = provider.acquire("t1"), provider.acquire("t2")
     (other.paths.workspace / "secret.txt").write_text(SECRET + "\n")
@@ -43,9 +48,16 @@ def hint(sandbox, command: str) -> str:
 def test_host_proc_and_other_thread_paths_are_not_read(sandboxes) -> None:
     mine, other = sandboxes
     other_host = other.paths.workspace / "secret.txt"
-    for name in [str(other_host), "/etc/passwd", "/proc/self/environ", "/proc/self/cmdline", "/proc/self/status",
-                 "../../t2/user-data/workspace/secret.txt", "/mnt/user-data/../../../etc/passwd",
-                 "/mnt/user-data/workspace/../../../t2/user-data/workspace/secret.txt"]:
+    for name in [
+        str(other_host),
+        "/etc/passwd",
+        "/proc/self/environ",
+        "/proc/self/cmdline",
+        "/proc/self/status",
+        "../../t2/user-data/workspace/secret.txt",
+        "/mnt/user-data/../../../etc/passwd",
+        "/mnt/user-data/workspace/../../../t2/user-data/workspace/secret.txt",
+    ]:
         out = hint(mine, f"grep 'hunter2 root password zzqq' {name}")
         assert "hunter2" not in out and "root:" not in out and "PATH=" not in out, (name, out)
 

@@ -122,8 +122,12 @@ def _assert_thread_is_healthy(http: httpx.Client, tid: str) -> None:
     assert after.status_code == 200, after.text
     assert after.json()["messages"][-1]["content"] == "echo: after"
     assert http.get(f"/threads/{tid}").json()["status"] == "idle"
-    for answer in (http.get(f"/threads/{tid}"), http.get(f"/threads/{tid}/state"),
-                   http.post(f"/threads/{tid}/history", json={}), http.post("/threads/search", json={"limit": 1000})):
+    for answer in (
+        http.get(f"/threads/{tid}"),
+        http.get(f"/threads/{tid}/state"),
+        http.post(f"/threads/{tid}/history", json={}),
+        http.post("/threads/search", json={"limit": 1000}),
+    ):
         assert answer.status_code == 200, answer.text
         assert "error" not in answer.json() or not answer.json()["error"]
 
@@ -132,7 +136,9 @@ def _assert_thread_is_healthy(http: httpx.Client, tid: str) -> None:
 @pytest.mark.parametrize("route", ["wait", "stream"])
 def test_hostile_run_input_gets_no_5xx_and_the_thread_still_works(http: httpx.Client, case: str, route: str) -> None:
     tid = http.post("/threads", json={}).json()["thread_id"]
-    answer = http.post(f"/threads/{tid}/runs/{route}", content=HOSTILE[case], headers={"content-type": "application/json"})
+    answer = http.post(
+        f"/threads/{tid}/runs/{route}", content=HOSTILE[case], headers={"content-type": "application/json"}
+    )
     assert answer.status_code < 500, answer.text
     if answer.status_code >= 400:
         detail = answer.json()["detail"]
@@ -153,7 +159,10 @@ def test_a_wrong_content_type_and_a_huge_body_get_no_5xx(http: httpx.Client) -> 
     form = http.post(f"/threads/{tid}/runs/wait", data={"assistant_id": "lead_agent"})
     assert 400 <= form.status_code < 500
     big = _run(input={"messages": [{"role": "user", "content": "y" * 20_000_000}]})
-    assert http.post(f"/threads/{tid}/runs/wait", content=big, headers={"content-type": "application/json"}).status_code < 500
+    assert (
+        http.post(f"/threads/{tid}/runs/wait", content=big, headers={"content-type": "application/json"}).status_code
+        < 500
+    )
     _assert_thread_is_healthy(http, tid)
 
 
@@ -168,7 +177,9 @@ def _with_surrogates(schema: dict[str, Any], components: dict[str, Any], depth: 
         return schema.get("const", (schema.get("enum") or [None])[0])
     branches = schema.get("anyOf") or schema.get("oneOf")
     if branches:
-        text_first = sorted(branches, key=lambda b: b.get("type") not in ("string", "array", "object") and "$ref" not in b)
+        text_first = sorted(
+            branches, key=lambda b: b.get("type") not in ("string", "array", "object") and "$ref" not in b
+        )
         return _with_surrogates(text_first[0], components, depth)
     kind = schema.get("type")
     if kind == "string":
@@ -189,8 +200,17 @@ def test_every_json_body_with_a_lone_surrogate_gets_a_422_that_says_so(http: htt
     spec = http.get("/openapi.json").json()
     components = spec["components"]["schemas"]
     tid = http.post("/threads", json={}).json()["thread_id"]
-    params = {"thread_id": tid, "assistant_id": "lead_agent", "run_id": "00000000-0000-4000-8000-000000000000",
-              "cron_id": "00000000-0000-4000-8000-000000000000", "fid": "f" * 16, "name": "data-analysis", "variable": "API_TOKEN", "port": 8000, "path": "index.html"}
+    params = {
+        "thread_id": tid,
+        "assistant_id": "lead_agent",
+        "run_id": "00000000-0000-4000-8000-000000000000",
+        "cron_id": "00000000-0000-4000-8000-000000000000",
+        "fid": "f" * 16,
+        "name": "data-analysis",
+        "variable": "API_TOKEN",
+        "port": 8000,
+        "path": "index.html",
+    }
     checked = []
     for path, operations in spec["paths"].items():
         if path.startswith(("/api/langgraph/", "/api/memory/")):  # the same routes under a prefix; memory is off here
@@ -203,7 +223,9 @@ def test_every_json_body_with_a_lone_surrogate_gets_a_422_that_says_so(http: htt
             bodies = [body, {LONE: 1}] if isinstance(body, dict) else [body]
             for raw in [b for b in bodies if "\\ud800" in json.dumps(b)]:  # a body with no text: its key
                 answer = http.request(
-                    method.upper(), path.format(**params), content=json.dumps(raw, ensure_ascii=True),
+                    method.upper(),
+                    path.format(**params),
+                    content=json.dumps(raw, ensure_ascii=True),
                     headers={"content-type": "application/json"},
                 )
                 assert answer.status_code == 422, f"{method} {path} {raw!r}: {answer.status_code} {answer.text}"
@@ -213,7 +235,9 @@ def test_every_json_body_with_a_lone_surrogate_gets_a_422_that_says_so(http: htt
     _assert_thread_is_healthy(http, tid)
 
 
-async def test_a_state_update_from_a_checkpoint_the_thread_never_had_keeps_the_conversation(served: RunningGateway) -> None:
+async def test_a_state_update_from_a_checkpoint_the_thread_never_had_keeps_the_conversation(
+    served: RunningGateway,
+) -> None:
     """Finding (#14): ``POST /threads/{id}/state`` from a checkpoint id the thread never had (a typo,
     or another thread's) answered 200 and wrote a state branched from nothing: the thread's
     conversation was gone from its head. Runs already refused such an id; now the update does too."""

@@ -50,7 +50,11 @@ def _run_probe(home: Path, as_nobody: bool) -> dict:
         _skip_unless_readable(prefix, python, env)
     done = subprocess.run(
         [*prefix, python, "-m", "tests.redteam.jail_probe", str(home)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -61,7 +65,11 @@ def _skip_unless_readable(prefix: list[str], python: str, env: dict) -> None:
     directory only root may enter (``mktemp -d`` makes 0700 directories)."""
     check = subprocess.run(
         [*prefix, python, "-c", "import herdsman.sandbox.bwrap, tests.redteam.jail_probe"],
-        cwd="/", env=env, capture_output=True, text=True, timeout=60,
+        cwd="/",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     if check.returncode != 0:
         last = (check.stderr.strip().splitlines() or ["?"])[-1]
@@ -78,7 +86,8 @@ def _python_for_nobody() -> str:
     for candidate in (sys.executable, f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"):
         check = subprocess.run(
             ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", candidate, "-c", "print(1)"],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if check.returncode == 0:
             return candidate
@@ -161,5 +170,9 @@ def test_home_and_thread_folders_are_private(probes: dict) -> None:
 
 def test_personality_and_sockets_docker_allows_still_work(probes: dict) -> None:
     p = probes["probes"]
-    assert json.loads(p["syscalls_kept"]) == {"personality_query": "ok", "personality_linux": "ok", "socket_af_unix": "ok"}
+    assert json.loads(p["syscalls_kept"]) == {
+        "personality_query": "ok",
+        "personality_linux": "ok",
+        "socket_af_unix": "ok",
+    }
     assert p["openat2"].strip() == "Function not implemented"  # the C library falls back to openat

@@ -73,8 +73,11 @@ async def test_a_dns_rebinding_page_is_refused(local: RunningGateway) -> None:
     """The page's name resolves to 127.0.0.1: its requests are same-origin for the browser, so
     they carry its own Origin, and JSON too. Only their Host gives them away."""
     port = port_of(local)
-    page = {"host": f"attacker.example:{port}", "origin": f"http://attacker.example:{port}",
-            "sec-fetch-site": "same-origin"}
+    page = {
+        "host": f"attacker.example:{port}",
+        "origin": f"http://attacker.example:{port}",
+        "sec-fetch-site": "same-origin",
+    }
     async with httpx.AsyncClient(base_url=local.url, timeout=30) as http:
         created = await http.post("/threads", json={"thread_id": TID}, headers=page)
         refused(created, 421, "attacker.example", "gateway.allowed_hosts")
@@ -90,12 +93,19 @@ async def test_a_cross_site_text_plain_post_starts_no_run(local: RunningGateway)
     """A form or ``fetch(..., {mode: "no-cors"})`` on any site: a simple request, no preflight."""
     async with httpx.AsyncClient(base_url=local.url, timeout=30) as http:
         assert (await http.post("/threads", json={"thread_id": TID})).status_code == 200
-        command = {"id": 1, "method": "run.start",
-                   "params": {"assistant_id": "lead_agent", "input": user_message(f"run echo pwned > {PWNED}")}}
+        command = {
+            "id": 1,
+            "method": "run.start",
+            "params": {"assistant_id": "lead_agent", "input": user_message(f"run echo pwned > {PWNED}")},
+        }
         cross_site = {"origin": EVIL, "sec-fetch-site": "cross-site", "content-type": "text/plain;charset=UTF-8"}
         body = json.dumps(command)
-        refused(await http.post(f"/threads/{TID}/commands", content=body, headers=cross_site),
-                403, EVIL, "gateway.cors_origins")
+        refused(
+            await http.post(f"/threads/{TID}/commands", content=body, headers=cross_site),
+            403,
+            EVIL,
+            "gateway.cors_origins",
+        )
         run = json.dumps(run_body(f"run echo pwned > {PWNED}"))
         refused(await http.post(f"/threads/{TID}/runs", content=run, headers=cross_site), 403)
         refused(await http.post(f"/threads/{TID}/runs/wait", content=run, headers=cross_site), 403)
@@ -105,8 +115,12 @@ async def test_a_cross_site_text_plain_post_starts_no_run(local: RunningGateway)
         null_origin = {"origin": "null", "content-type": "text/plain"}  # a sandboxed frame, a data: URL
         refused(await http.post(f"/threads/{TID}/commands", content=body, headers=null_origin), 403)
         old_browser = {"content-type": "text/plain"}  # a browser that sends no Origin
-        refused(await http.post(f"/threads/{TID}/commands", content=body, headers=old_browser),
-                403, "application/json", "X-Herdsman-Client")
+        refused(
+            await http.post(f"/threads/{TID}/commands", content=body, headers=old_browser),
+            403,
+            "application/json",
+            "X-Herdsman-Client",
+        )
         await nothing_ran(http, TID)
 
 

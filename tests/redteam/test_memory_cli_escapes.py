@@ -30,13 +30,32 @@ def _seed(project: Path) -> None:
     (project / "config.yaml").write_text("home: .herdsman\nmemory: {enabled: true, user_id: ann}\n")
     raw = open_store(load_config(project / "config.yaml").config)
     try:
-        fact = {"content": f"likes tea {PAYLOAD}", "category": f"preference{PAYLOAD}", "confidence": 0.9,
-                "source_thread": f"t-1{PAYLOAD}", "created_at": "2026-01-01T00:00:00", "updated_at": "2026-01-01T00:00:00"}
+        fact = {
+            "content": f"likes tea {PAYLOAD}",
+            "category": f"preference{PAYLOAD}",
+            "confidence": 0.9,
+            "source_thread": f"t-1{PAYLOAD}",
+            "created_at": "2026-01-01T00:00:00",
+            "updated_at": "2026-01-01T00:00:00",
+        }
         raw.put(facts_namespace("ann"), f"fact-key{PAYLOAD}", fact)
-        record(raw, user_label("ann"), f"add{PAYLOAD}", f"fact{PAYLOAD}", f"item{PAYLOAD}",
-               Origin(origin=f"api{PAYLOAD}", thread_id=f"thread{PAYLOAD}", run_id=f"run{PAYLOAD}"))
-        record(raw, user_label("ann"), "refuse", "fact", "f1", Origin(),  # the user's words and the model's guess
-               detail={"content": f"guessed{PAYLOAD}", "quote": f"quoted{PAYLOAD}", "reason": f"reason{PAYLOAD}"})
+        record(
+            raw,
+            user_label("ann"),
+            f"add{PAYLOAD}",
+            f"fact{PAYLOAD}",
+            f"item{PAYLOAD}",
+            Origin(origin=f"api{PAYLOAD}", thread_id=f"thread{PAYLOAD}", run_id=f"run{PAYLOAD}"),
+        )
+        record(
+            raw,
+            user_label("ann"),
+            "refuse",
+            "fact",
+            "f1",
+            Origin(),  # the user's words and the model's guess
+            detail={"content": f"guessed{PAYLOAD}", "quote": f"quoted{PAYLOAD}", "reason": f"reason{PAYLOAD}"},
+        )
     finally:
         close_store(raw)
 
@@ -45,8 +64,14 @@ def _memory(command: str, project: Path) -> str:
     """``herdsman memory COMMAND`` with colours on: what it printed, less its own colours."""
     env = {k: v for k, v in os.environ.items() if k not in ("HERDSMAN_CONFIG", "NO_COLOR")}
     env.update({"FORCE_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "2000"})
-    result = subprocess.run([sys.executable, "-m", "herdsman", "memory", command], cwd=project, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "herdsman", "memory", command],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert SGR.search(result.stdout), "colours were off: the test would not see the CLI's own sequences"
     rest = SGR.sub("", result.stdout)

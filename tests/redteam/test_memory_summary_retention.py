@@ -25,7 +25,9 @@ def test_an_old_summary_is_swept_and_a_recent_one_stays() -> None:
     store.set_summary("ann", "Ann is moving to Lyon and job hunting.")
     store.set_summary("bob", "Bob works on Atlas.")
     old = (NOW - dt.timedelta(days=11)).isoformat(timespec="seconds")
-    store.store.put(profile_namespace("ann"), "summary", {"text": "Ann is moving to Lyon and job hunting.", "updated_at": old})
+    store.store.put(
+        profile_namespace("ann"), "summary", {"text": "Ann is moving to Lyon and job hunting.", "updated_at": old}
+    )
     store.store.put(profile_namespace("bob"), "summary", {"text": "Bob works on Atlas.", "updated_at": NOW.isoformat()})
 
     assert sweep(store, MemoryConfig(retention_days=10), now=NOW) >= 1

@@ -85,7 +85,7 @@ def test_invented_tool_names_do_not_grow_the_metrics(tmp_path: Path) -> None:
     with running_gateway(make_config(tmp_path / "home"), model=model) as served:
         _one_run(served, "call them all")
         text = httpx.get(f"{served.url}/metrics").text
-    series = re.findall(r'^herdsman_tool_calls_total\{(.*)\} (\S+)$', text, re.MULTILINE)
+    series = re.findall(r"^herdsman_tool_calls_total\{(.*)\} (\S+)$", text, re.MULTILINE)
     labels = {dict(re.findall(r'(\w+)="([^"]*)"', s))["tool"]: float(v) for s, v in series}
     assert "made_up_tool_0" not in labels and len(series) <= 4, sorted(labels)[:10]
     assert labels.get("other") == INVENTED, labels

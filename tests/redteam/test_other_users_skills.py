@@ -73,8 +73,12 @@ def _check_probe(output: str) -> None:
 
 def _check_file_tools(sandbox: Any) -> None:
     assert "name: ana-report" in sandbox.read_text("/mnt/skills/users/ana/ana-report/SKILL.md")
-    for path in ("/mnt/skills/users/bo/bo-report/SKILL.md", "/mnt/skills/users/bo",
-                 "/mnt/skills/users/ana/../bo/bo-report/SKILL.md", "/mnt/skills/custom/../users/bo/bo-report/SKILL.md"):
+    for path in (
+        "/mnt/skills/users/bo/bo-report/SKILL.md",
+        "/mnt/skills/users/bo",
+        "/mnt/skills/users/ana/../bo/bo-report/SKILL.md",
+        "/mnt/skills/custom/../users/bo/bo-report/SKILL.md",
+    ):
         with pytest.raises((PathEscapeError, SandboxError)):
             sandbox.read_text(path)
     listed = sandbox.list_dir("/mnt/skills", max_depth=5) + sandbox.glob("**/SKILL.md", "/mnt/skills")
@@ -125,11 +129,15 @@ def test_legacy_user_folders_inside_custom_are_moved_out_of_every_view(tmp_path:
     (legacy / "SKILL.md").write_text(skill_md("bo-report", body=SECRET_LINE), encoding="utf-8")
     home = tmp_path / "home"
     record_owner(home, "t-ana", "ana")
-    config = HerdsmanConfig.model_validate({"home": str(home), "skills": {"path": str(root)}, "sandbox": {"isolation": "bwrap"}})
+    config = HerdsmanConfig.model_validate(
+        {"home": str(home), "skills": {"path": str(root)}, "sandbox": {"isolation": "bwrap"}}
+    )
     provider = build_sandbox_provider(config)
     try:
         assert (root / "users" / "bo" / "bo-report" / "SKILL.md").is_file() and not (root / "custom" / "@bo").exists()
-        out = provider.acquire("t-ana").execute("grep -rl 'private procedure' /mnt/skills; ls -A /mnt/skills/custom; true")
+        out = provider.acquire("t-ana").execute(
+            "grep -rl 'private procedure' /mnt/skills; ls -A /mnt/skills/custom; true"
+        )
         assert SECRET_LINE not in out.output and "@bo" not in out.output and "bo-report" not in out.output
     finally:
         provider.close()
@@ -167,21 +175,27 @@ def docker_provider(tmp_path: Path) -> Iterator[Callable[..., Any]]:
         provider.close()
 
 
-def test_a_docker_container_shows_its_users_skills_and_no_one_elses(docker_provider: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_docker_container_shows_its_users_skills_and_no_one_elses(
+    docker_provider: Callable[..., Any], tmp_path: Path
+) -> None:
     provider = docker_provider()
     ana = provider.acquire("t-ana")
     _check_probe(ana.execute(PROBE).output)
     _check_file_tools(ana)
     # the container lives on: a user's first skill installed now is in no mount of it
     install_skill(make_skill(tmp_path / "src" / "cy-notes", "cy-notes"), tmp_path / "skills", user="cy")
-    later = ana.execute("ls -A /mnt/skills/users; grep -rl cy-notes /mnt/skills; find / -xdev -name cy-notes 2>/dev/null; true")
+    later = ana.execute(
+        "ls -A /mnt/skills/users; grep -rl cy-notes /mnt/skills; find / -xdev -name cy-notes 2>/dev/null; true"
+    )
     assert "cy" not in later.output, later.output
     # ana's own skill installed now shows at once (her folder is mounted, not its contents)
     install_skill(make_skill(tmp_path / "src" / "ana-more", "ana-more"), tmp_path / "skills", user="ana")
     assert "name: ana-more" in ana.execute("cat /mnt/skills/users/ana/ana-more/SKILL.md").output
 
 
-def test_a_pooled_docker_container_never_carries_a_users_skills(docker_provider: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_pooled_docker_container_never_carries_a_users_skills(
+    docker_provider: Callable[..., Any], tmp_path: Path
+) -> None:
     provider = docker_provider(warm_pool=1)
     from herdsman.sandbox.docker import LABEL_POOL
 
@@ -193,11 +207,15 @@ def test_a_pooled_docker_container_never_carries_a_users_skills(docker_provider:
     assert pool.ready == 1
     dan = provider.acquire("t-dan")  # no skills of his own: he gets the pooled container
     assert provider.client.containers.get(dan.box.container_id).labels.get(LABEL_POOL) == "1"
-    seen = dan.execute("ls -A /mnt/skills/users 2>&1; grep -rl 'private procedure' /mnt/skills; ls /mnt/skills/custom; true")
+    seen = dan.execute(
+        "ls -A /mnt/skills/users 2>&1; grep -rl 'private procedure' /mnt/skills; ls /mnt/skills/custom; true"
+    )
     assert "ana" not in seen.output and SECRET_LINE not in seen.output and "team-notes" in seen.output
     # dan installs his first skill: his next command sees it (a container of his own), still nothing of bo's
     install_skill(make_skill(tmp_path / "src" / "dan-notes", "dan-notes"), tmp_path / "skills", user="dan")
-    after = dan.execute("cat /mnt/skills/users/dan/dan-notes/SKILL.md; ls -A /mnt/skills/users; grep -rl 'private procedure' /mnt/skills; true")
+    after = dan.execute(
+        "cat /mnt/skills/users/dan/dan-notes/SKILL.md; ls -A /mnt/skills/users; grep -rl 'private procedure' /mnt/skills; true"
+    )
     assert "name: dan-notes" in after.output and "bo" not in after.output.replace("dan-notes", "")
     assert provider.client.containers.get(dan.box.container_id).labels.get(LABEL_POOL) is None
     ana = provider.acquire("t-ana")  # she has skills: a fresh container showing them, never the pooled one

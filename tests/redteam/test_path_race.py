@@ -79,8 +79,11 @@ class _Tool:
 def arena(tmp_path: Path) -> Iterator[dict]:
     """Two threads; t2 holds a secret; t1's workspace has a folder ``d`` and a link ``l``."""
     config = HerdsmanConfig.model_validate(
-        {"home": str(tmp_path / "home"), "skills": {"enabled": False},
-         "sandbox": {"isolation": "none", "allow_unisolated_bash": True}}
+        {
+            "home": str(tmp_path / "home"),
+            "skills": {"enabled": False},
+            "sandbox": {"isolation": "none", "allow_unisolated_bash": True},
+        }
     )
     provider = LocalSandboxProvider(config)
     victim = provider.acquire("t2")
@@ -92,8 +95,14 @@ def arena(tmp_path: Path) -> Iterator[dict]:
     ws = attacker.paths.workspace
     (ws / "d").mkdir()
     (ws / "d" / "f.txt").write_text("mine\n")
-    yield {"provider": provider, "attacker": attacker, "victim": victim, "ws": ws, "host_dir": host_dir,
-           "tools": SandboxTools(provider, config.sandbox)}
+    yield {
+        "provider": provider,
+        "attacker": attacker,
+        "victim": victim,
+        "ws": ws,
+        "host_dir": host_dir,
+        "tools": SandboxTools(provider, config.sandbox),
+    }
     provider.close()
 
 
@@ -116,7 +125,8 @@ def _run_race(arena: dict, target: str, operations: list, tries: int) -> tuple[i
     stop = ws.parent.parent / "stop-swapping"  # outside user-data: the swapper's off switch
     swapper = subprocess.Popen(
         [sys.executable, "-c", SWAPPER, str(ws / "d"), str(link), str(stop)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     outputs: list[str] = []
     errors = 0

@@ -58,7 +58,8 @@ def hostile_thread(gateway: RunningGateway, headers: dict[str, str]) -> tuple[st
     with httpx.Client(base_url=gateway.url, timeout=30, headers=CLIENT) as http:
         tid = http.post("/threads", json={}, headers=headers).json()["thread_id"]
         gateway.app.state.gateway.sandbox.acquire(tid).write_text(
-            "/mnt/user-data/outputs/evil/index.html", HOSTILE.replace("GATEWAY", repr(gateway.url)))
+            "/mnt/user-data/outputs/evil/index.html", HOSTILE.replace("GATEWAY", repr(gateway.url))
+        )
         link = http.post(f"/api/threads/{tid}/preview/token", headers=headers).json()
     return tid, link
 
@@ -90,23 +91,39 @@ def test_the_page_cannot_call_the_api_as_the_user(secured, local) -> None:
     tid, link = hostile_thread(secured, ANA)
     for origin in (link["origin"], "null"):
         for method, path in (("GET", f"/api/threads/{tid}/files"), ("POST", "/threads/search"), ("POST", "/threads")):
-            got = browser.request(method, f"{secured.url}{path}", headers={"origin": origin, "content-type": "text/plain"},
-                                content="{}")
+            got = browser.request(
+                method, f"{secured.url}{path}", headers={"origin": origin, "content-type": "text/plain"}, content="{}"
+            )
             assert got.status_code == 401, (origin, method, path, got.status_code)
             assert "access-control-allow-origin" not in got.headers
-        preflight = browser.options(f"{secured.url}/api/threads/{tid}/files", headers={
-            "origin": origin, "access-control-request-method": "GET", "access-control-request-headers": "x-api-key"})
+        preflight = browser.options(
+            f"{secured.url}/api/threads/{tid}/files",
+            headers={
+                "origin": origin,
+                "access-control-request-method": "GET",
+                "access-control-request-headers": "x-api-key",
+            },
+        )
         assert "access-control-allow-origin" not in preflight.headers, preflight.headers
     # without API keys (one local user): the browser guard refuses the preview origin's and null-origin requests
     tid, link = hostile_thread(local, {})
     before = browser.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json()
     for origin in (link["origin"], "null"):
-        for method, path, body in (("POST", "/threads", "{}"), ("POST", f"/threads/{tid}/runs/wait", "{}"),
-                                   ("DELETE", f"/threads/{tid}", None)):
-            got = browser.request(method, f"{local.url}{path}", content=body,
-                                headers={"origin": origin, "content-type": "text/plain", "sec-fetch-site": "cross-site"})
+        for method, path, body in (
+            ("POST", "/threads", "{}"),
+            ("POST", f"/threads/{tid}/runs/wait", "{}"),
+            ("DELETE", f"/threads/{tid}", None),
+        ):
+            got = browser.request(
+                method,
+                f"{local.url}{path}",
+                content=body,
+                headers={"origin": origin, "content-type": "text/plain", "sec-fetch-site": "cross-site"},
+            )
             assert got.status_code in (403, 421), (origin, method, path, got.status_code, got.text)
-    assert browser.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json() == before, "nothing was created or deleted"
+    assert browser.post(f"{local.url}/threads/search", json={}, headers=CLIENT).json() == before, (
+        "nothing was created or deleted"
+    )
 
 
 def test_a_token_opens_its_own_thread_only_and_forged_or_expired_ones_nothing(secured) -> None:
@@ -159,11 +176,17 @@ def test_tokens_bind_thread_user_and_expiry() -> None:
 
 
 def test_a_sandboxed_server_cannot_set_cookies_or_loosen_the_policy() -> None:
-    relayed = policy.relayed_headers([
-        ("Set-Cookie", "session=1; Domain=127.0.0.1"), ("content-security-policy", "default-src *"),
-        ("Access-Control-Allow-Origin", "http://127.0.0.1:2026"), ("Access-Control-Allow-Credentials", "true"),
-        ("X-Frame-Options", "DENY"), ("content-type", "text/html"), ("Cache-Control", "max-age=9999"),
-    ])
+    relayed = policy.relayed_headers(
+        [
+            ("Set-Cookie", "session=1; Domain=127.0.0.1"),
+            ("content-security-policy", "default-src *"),
+            ("Access-Control-Allow-Origin", "http://127.0.0.1:2026"),
+            ("Access-Control-Allow-Credentials", "true"),
+            ("X-Frame-Options", "DENY"),
+            ("content-type", "text/html"),
+            ("Cache-Control", "max-age=9999"),
+        ]
+    )
     names = [k.lower() for k, _ in relayed]
     assert "set-cookie" not in names and "access-control-allow-credentials" not in names
     assert dict(relayed)["content-security-policy"] == policy.ORIGIN_CSP

@@ -85,5 +85,7 @@ def test_a_home_of_another_user_is_left_alone_with_a_warning(base: Path, caplog:
     with caplog.at_level(logging.WARNING, logger="herdsman.sandbox.paths"):
         _provider(home).close()
     assert _mode(home) == 0o755
-    assert any(e["event"] == "folder_not_private" and e["path"] == str(home) and "chmod 700" in e["fix"]
-               for e in logged_events(caplog.records))
+    assert any(
+        e["event"] == "folder_not_private" and e["path"] == str(home) and "chmod 700" in e["fix"]
+        for e in logged_events(caplog.records)
+    )

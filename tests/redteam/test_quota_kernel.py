@@ -60,10 +60,13 @@ def _on_volume_or_skip(provider):
 
 @pytest.fixture
 def provider(tmp_path: Path):
-    config = HerdsmanConfig.model_validate({
-        "home": str(tmp_path / "home"), "skills": {"enabled": False},
-        "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
-    })
+    config = HerdsmanConfig.model_validate(
+        {
+            "home": str(tmp_path / "home"),
+            "skills": {"enabled": False},
+            "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
+        }
+    )
     provider = _on_volume_or_skip(LocalSandboxProvider(config))
     yield provider
     provider.close()
@@ -109,7 +112,9 @@ def test_files_deleted_while_open_still_count(provider: LocalSandboxProvider) ->
 
 def test_a_sparse_file_costs_a_version_its_data(provider: LocalSandboxProvider, tmp_path: Path) -> None:
     sandbox = provider.acquire("t1")
-    out = sandbox.execute("truncate -s 1000M sparse.bin && printf tail >> sparse.bin && printf head | dd of=sparse.bin conv=notrunc status=none && du -k sparse.bin").output
+    out = sandbox.execute(
+        "truncate -s 1000M sparse.bin && printf tail >> sparse.bin && printf head | dd of=sparse.bin conv=notrunc status=none && du -k sparse.bin"
+    ).output
     assert int(out.split()[0]) < 1024, out  # the thread's quota pays a few KiB
     history = FileHistory.of(sandbox.files, tmp_path / "history", SnapshotsConfig())
     version = history.capture()
@@ -148,12 +153,22 @@ def test_folders_the_jail_closed_are_measured_and_deleted_by_a_non_root_gateway(
         os.chown(base, NOBODY, NOBODY)
         python = _python_for_nobody()
         site = next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(base),
-               "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT), site])}
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "HOME": str(base),
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT), site]),
+        }
         prefix = [shutil.which("setpriv") or "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
         _skip_unless_readable(prefix, python, env)
-        done = subprocess.run([*prefix, python, "-m", "tests.redteam.quota_probe", str(base / "home")],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        done = subprocess.run(
+            [*prefix, python, "-m", "tests.redteam.quota_probe", str(base / "home")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         found = json.loads(done.stdout.strip().splitlines()[-1])
     finally:
@@ -203,10 +218,13 @@ def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, monkeypatch: pytes
     from herdsman.sandbox import volume as volume_module
 
     def config(home: Path) -> HerdsmanConfig:
-        return HerdsmanConfig.model_validate({
-            "home": str(home), "skills": {"enabled": False},
-            "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
-        })
+        return HerdsmanConfig.model_validate(
+            {
+                "home": str(home),
+                "skills": {"enabled": False},
+                "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
+            }
+        )
 
     first = _on_volume_or_skip(LocalSandboxProvider(config(tmp_path / "project" / "home")))
     first.acquire("t1").write_text("/mnt/user-data/workspace/notes.md", "keep me")

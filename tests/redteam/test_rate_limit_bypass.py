@@ -27,12 +27,21 @@ async def test_a_repeated_key_header_does_not_reset_the_count(home) -> None:
     with running_gateway(_config(home)) as gateway:
         async with httpx.AsyncClient(base_url=gateway.url) as http:
             by_header = [
-                (await http.post("/threads/search", json={}, headers=[("x-api-key", ANN), ("x-api-key", f"junk-{i}")])).status_code
+                (
+                    await http.post(
+                        "/threads/search", json={}, headers=[("x-api-key", ANN), ("x-api-key", f"junk-{i}")]
+                    )
+                ).status_code
                 for i in range(LIMIT + 2)
             ]
             by_bearer = [
-                (await http.post("/threads/search", json={},
-                                 headers=[("authorization", f"Bearer {BOB}"), ("authorization", f"Bearer junk-{i}")])).status_code
+                (
+                    await http.post(
+                        "/threads/search",
+                        json={},
+                        headers=[("authorization", f"Bearer {BOB}"), ("authorization", f"Bearer junk-{i}")],
+                    )
+                ).status_code
                 for i in range(LIMIT + 2)
             ]
     assert by_header == [200] * LIMIT + [429] * 2, "Ann is counted as Ann whatever follows her key"
@@ -47,6 +56,8 @@ async def test_guessing_a_new_key_each_time_is_throttled(home) -> None:
                 for i in range(LIMIT + 2)
             ]
             # a real key still has its own count: the guesser's address is what was throttled
-            ann = [(await http.post("/threads/search", json={}, headers={"x-api-key": ANN})).status_code for _ in range(2)]
+            ann = [
+                (await http.post("/threads/search", json={}, headers={"x-api-key": ANN})).status_code for _ in range(2)
+            ]
     assert guesses == [401] * LIMIT + [429] * 2
     assert ann == [200, 200]

@@ -26,8 +26,11 @@ async def _until_root_end(thread, run_id: str) -> list[dict]:
         async for event in thread.subscribe(["lifecycle"]):
             events.append(event)
             data = event["params"]["data"]
-            if (str(event.get("event_id", "")).startswith(run_id) and not event["params"]["namespace"]
-                    and data.get("event") in ("completed", "failed", "interrupted")):
+            if (
+                str(event.get("event_id", "")).startswith(run_id)
+                and not event["params"]["namespace"]
+                and data.get("event") in ("completed", "failed", "interrupted")
+            ):
                 return events
     raise AssertionError(f"the stream ended before run {run_id} did: {events}")
 

@@ -44,8 +44,14 @@ def _refused(response: httpx.Response) -> None:
 
 async def test_a_body_over_the_limit_without_a_key_is_refused_unread(secured) -> None:
     async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
-        _refused(await http.post("/threads/search", content=_json_of(4 * LIMIT), headers={"content-type": "application/json"}))
-        small = await http.post("/threads/search", content=_json_of(LIMIT // 2), headers={"content-type": "application/json"})
+        _refused(
+            await http.post(
+                "/threads/search", content=_json_of(4 * LIMIT), headers={"content-type": "application/json"}
+            )
+        )
+        small = await http.post(
+            "/threads/search", content=_json_of(LIMIT // 2), headers={"content-type": "application/json"}
+        )
     assert small.status_code == 401, "a body within the limit reaches the key check as before"
 
 
@@ -78,7 +84,9 @@ async def test_uploads_keep_their_own_larger_bound(secured) -> None:
     payload = b"x" * (4 * LIMIT)
     async with httpx.AsyncClient(base_url=secured.url, timeout=30, headers=ana) as http:
         assert (await http.post("/threads", json={"thread_id": TID})).status_code == 200
-        sent = await http.post(f"/api/threads/{TID}/uploads", files={"files": ("big.bin", payload, "application/octet-stream")})
+        sent = await http.post(
+            f"/api/threads/{TID}/uploads", files={"files": ("big.bin", payload, "application/octet-stream")}
+        )
         assert sent.status_code == 200, sent.text
         fetched = await http.get(f"/api/threads/{TID}/artifacts/mnt/user-data/uploads/big.bin")
     assert fetched.content == payload

@@ -22,33 +22,67 @@ from tests.support import make_config
 ANA, BO, ADMIN = "key-ana-0001", "key-bo-0002", "key-admin-0003"
 PREFIX = "/api/langgraph"
 
-PUBLIC = {("GET", "/api/health"), ("GET", "/info"), ("GET", "/ok")}  # /ok: LangGraph's health probe  # /info: LangGraph clients probe it before they authenticate
+PUBLIC = {
+    ("GET", "/api/health"),
+    ("GET", "/info"),
+    ("GET", "/ok"),
+}  # /ok: LangGraph's health probe  # /info: LangGraph clients probe it before they authenticate
 ADMIN_ONLY = {("POST", "/api/skills/{name}/enable"), ("POST", "/api/skills/{name}/disable")}
 SHARED_READ = {  # the same for every key: configuration views, the graph
-    ("POST", "/assistants/search"), ("POST", "/assistants/count"),
-    ("GET", "/assistants/{assistant_id}"), ("GET", "/assistants/{assistant_id}/graph"),
-    ("GET", "/assistants/{assistant_id}/schemas"), ("GET", "/api/models"), ("GET", "/api/mcp/status"),
-    ("GET", "/api/limits"), ("GET", "/api/channels"),
+    ("POST", "/assistants/search"),
+    ("POST", "/assistants/count"),
+    ("GET", "/assistants/{assistant_id}"),
+    ("GET", "/assistants/{assistant_id}/graph"),
+    ("GET", "/assistants/{assistant_id}/schemas"),
+    ("GET", "/api/models"),
+    ("GET", "/api/mcp/status"),
+    ("GET", "/api/limits"),
+    ("GET", "/api/channels"),
     ("GET", "/metrics"),
 }
 OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, new threads and runs
-    ("GET", "/api/memory"), ("PATCH", "/api/memory/facts/{fid}"), ("DELETE", "/api/memory/facts/{fid}"),
-    ("GET", "/api/memory/export"), ("DELETE", "/api/memory"), ("GET", "/api/memory/graph"),
-    ("DELETE", "/api/memory/entities/{eid}"), ("DELETE", "/api/memory/relations/{rid}"),
-    ("PATCH", "/api/memory/relations/{rid}"), ("GET", "/api/memory/audit"),
-    ("GET", "/api/memory/settings"), ("PUT", "/api/memory/settings"), ("GET", "/api/model-steps"), ("POST", "/threads"), ("POST", "/threads/search"), ("POST", "/threads/count"),
-    ("POST", "/runs/stream"), ("POST", "/runs"), ("POST", "/runs/wait"), ("POST", "/assistants"),
+    ("GET", "/api/memory"),
+    ("PATCH", "/api/memory/facts/{fid}"),
+    ("DELETE", "/api/memory/facts/{fid}"),
+    ("GET", "/api/memory/export"),
+    ("DELETE", "/api/memory"),
+    ("GET", "/api/memory/graph"),
+    ("DELETE", "/api/memory/entities/{eid}"),
+    ("DELETE", "/api/memory/relations/{rid}"),
+    ("PATCH", "/api/memory/relations/{rid}"),
+    ("GET", "/api/memory/audit"),
+    ("GET", "/api/memory/settings"),
+    ("PUT", "/api/memory/settings"),
+    ("GET", "/api/model-steps"),
+    ("POST", "/threads"),
+    ("POST", "/threads/search"),
+    ("POST", "/threads/count"),
+    ("POST", "/runs/stream"),
+    ("POST", "/runs"),
+    ("POST", "/runs/wait"),
+    ("POST", "/assistants"),
     # the store: each key's own namespaces (tests/gateway/test_gateway_store.py tries to cross)
-    ("PUT", "/store/items"), ("GET", "/store/items"), ("DELETE", "/store/items"), ("POST", "/store/items/search"),
+    ("PUT", "/store/items"),
+    ("GET", "/store/items"),
+    ("DELETE", "/store/items"),
+    ("POST", "/store/items/search"),
     ("POST", "/store/namespaces"),
-    ("POST", "/runs/crons"), ("POST", "/runs/crons/search"), ("POST", "/runs/crons/count"),
+    ("POST", "/runs/crons"),
+    ("POST", "/runs/crons/search"),
+    ("POST", "/runs/crons/count"),
     # by the caller's thread ids or runs only (test_gateway_compat.py tries another user's)
-    ("POST", "/threads/prune"), ("POST", "/runs/batch"), ("POST", "/runs/cancel"),
+    ("POST", "/threads/prune"),
+    ("POST", "/runs/batch"),
+    ("POST", "/runs/cancel"),
     # skills: the shared ones plus the caller's own, installs for the caller (shared=true needs an
     # admin key), secrets of the caller (tests/gateway/test_gateway_skill_packages.py tries another user's)
-    ("GET", "/api/skills"), ("GET", "/api/skills/{name}"), ("POST", "/api/skills/install"),
-    ("GET", "/api/skills/{name}/export"), ("GET", "/api/skills/{name}/secrets"),
-    ("PUT", "/api/skills/{name}/secrets/{variable}"), ("DELETE", "/api/skills/{name}/secrets/{variable}"),
+    ("GET", "/api/skills"),
+    ("GET", "/api/skills/{name}"),
+    ("POST", "/api/skills/install"),
+    ("GET", "/api/skills/{name}/export"),
+    ("GET", "/api/skills/{name}/secrets"),
+    ("PUT", "/api/skills/{name}/secrets/{variable}"),
+    ("DELETE", "/api/skills/{name}/secrets/{variable}"),
 }
 # Every route with {thread_id} belongs to the thread's owner; every other route with
 # {assistant_id} reads or changes a custom agent, which belongs to its owner (the built-in
@@ -64,7 +98,7 @@ def _routes(app) -> list[tuple[str, str]]:
 
 
 def _class(method: str, path: str) -> str:
-    key = (method, path[len(PREFIX):] if path.startswith(PREFIX + "/") else path)
+    key = (method, path[len(PREFIX) :] if path.startswith(PREFIX + "/") else path)
     if key in PUBLIC:
         return "public"
     if key in ADMIN_ONLY:
@@ -135,8 +169,16 @@ async def _ids(http: httpx.AsyncClient) -> dict[str, str]:
     history = (await http.post(f"/threads/{tid}/history", json={}, headers=headers)).json()
     checkpoint = history[0]["checkpoint"]["checkpoint_id"]
     await http.post(f"/api/threads/{tid}/uploads", files={"files": ("a.txt", b"ana's file")}, headers=headers)
-    return {"thread_id": tid, "run_id": run["run_id"], "checkpoint_id": checkpoint, "assistant_id": "lead_agent",
-            "name": "demo", "fid": "nope", "filename": "a.txt", "path": "mnt/user-data/uploads/a.txt"}
+    return {
+        "thread_id": tid,
+        "run_id": run["run_id"],
+        "checkpoint_id": checkpoint,
+        "assistant_id": "lead_agent",
+        "name": "demo",
+        "fid": "nope",
+        "filename": "a.txt",
+        "path": "mnt/user-data/uploads/a.txt",
+    }
 
 
 def test_every_route_is_classified(secured: RunningGateway) -> None:
@@ -183,7 +225,9 @@ async def test_another_users_key_sees_none_of_a_thread(secured: RunningGateway) 
         thread_routes.sort(key=lambda r: r[0] == "DELETE")
         for method, path in thread_routes:
             for key in (BO, ADMIN):  # an admin key is another user too: roles do not open threads
-                res = await http.request(method, _fill(path, ids), json=_body(method, path, ids), headers={"x-api-key": key})
+                res = await http.request(
+                    method, _fill(path, ids), json=_body(method, path, ids), headers={"x-api-key": key}
+                )
                 assert res.status_code == 404, (method, path, key, res.status_code, res.text[:200])
         still = await http.get(f"/threads/{ids['thread_id']}", headers={"x-api-key": ANA})
         assert still.status_code == 200
@@ -194,7 +238,9 @@ async def test_another_users_key_sees_none_of_a_thread(secured: RunningGateway) 
 async def test_another_users_key_sees_none_of_a_custom_agent(secured: RunningGateway) -> None:
     async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
         ids = await _ids(http)
-        made = await http.post("/assistants", json={"graph_id": "lead_agent", "name": "ana's"}, headers={"x-api-key": ANA})
+        made = await http.post(
+            "/assistants", json={"graph_id": "lead_agent", "name": "ana's"}, headers={"x-api-key": ANA}
+        )
         ids["assistant_id"] = made.json()["assistant_id"]
         ids["namespace"] = "bash"
         routes = [r for r in _routes(secured.app) if "{assistant_id}" in r[1]]
@@ -202,7 +248,9 @@ async def test_another_users_key_sees_none_of_a_custom_agent(secured: RunningGat
         routes.sort(key=lambda r: r[0] == "DELETE")
         for method, path in routes:
             for key in (BO, ADMIN):
-                res = await http.request(method, _fill(path, ids), json=_body(method, path, ids), headers={"x-api-key": key})
+                res = await http.request(
+                    method, _fill(path, ids), json=_body(method, path, ids), headers={"x-api-key": key}
+                )
                 assert res.status_code == 404, (method, path, key, res.status_code, res.text[:200])
         for key in (BO, ADMIN):
             listed = await http.post("/assistants/search", json={}, headers={"x-api-key": key})
@@ -216,16 +264,21 @@ async def test_another_users_key_sees_none_of_a_custom_agent(secured: RunningGat
 async def test_another_users_key_sees_none_of_a_cron(secured: RunningGateway) -> None:
     async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
         ids = await _ids(http)
-        made = await http.post(f"/threads/{ids['thread_id']}/runs/crons", headers={"x-api-key": ANA},
-                               json=_body("POST", "/runs/crons"))
+        made = await http.post(
+            f"/threads/{ids['thread_id']}/runs/crons", headers={"x-api-key": ANA}, json=_body("POST", "/runs/crons")
+        )
         assert made.status_code == 200, made.text
         ids["cron_id"] = made.json()["cron_id"]
         routes = sorted((r for r in _routes(secured.app) if "{cron_id}" in r[1]), key=lambda r: r[0] == "DELETE")
         assert len(routes) >= 4
         for method, path in routes:
             for key in (BO, ADMIN):
-                res = await http.request(method, _fill(path, ids), json=_body(method, path, ids) if method != "PATCH"
-                                         else {"schedule": "0 10 * * *"}, headers={"x-api-key": key})
+                res = await http.request(
+                    method,
+                    _fill(path, ids),
+                    json=_body(method, path, ids) if method != "PATCH" else {"schedule": "0 10 * * *"},
+                    headers={"x-api-key": key},
+                )
                 assert res.status_code == 404, (method, path, key, res.status_code, res.text[:200])
         for key in (BO, ADMIN):
             listed = await http.post("/runs/crons/search", json={}, headers={"x-api-key": key})
@@ -243,14 +296,18 @@ async def test_own_user_routes_are_scoped_to_the_caller(secured: RunningGateway)
             counted = await http.post("/threads/count", json={}, headers={"x-api-key": key})
             assert counted.json() == expected
         memory = await http.get("/api/memory", headers={"x-api-key": BO})
-        assert memory.status_code == 200 and memory.json()["user_id"] != (
-            await http.get("/api/memory", headers={"x-api-key": ANA})
-        ).json()["user_id"]
+        assert (
+            memory.status_code == 200
+            and memory.json()["user_id"]
+            != (await http.get("/api/memory", headers={"x-api-key": ANA})).json()["user_id"]
+        )
 
 
 async def test_metrics_key_is_a_choice(tmp_path: Path) -> None:
     for required, expected in ((True, 401), (False, 200)):
-        config = make_config(tmp_path / f"home-{required}", gateway={"api_keys": [ANA], "metrics_require_key": required})
+        config = make_config(
+            tmp_path / f"home-{required}", gateway={"api_keys": [ANA], "metrics_require_key": required}
+        )
         with running_gateway(config) as served:
             async with httpx.AsyncClient(base_url=served.url) as http:
                 assert (await http.get("/metrics")).status_code == expected

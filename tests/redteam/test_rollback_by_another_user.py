@@ -41,7 +41,12 @@ async def test_another_users_key_cannot_roll_back_a_run(home) -> None:
             assert (await ana.runs.get(tid, run["run_id"]))["status"] == "running"
             model.release()
             values = await ana.runs.join(tid, run["run_id"])
-            assert [m["content"] for m in values["messages"]] == ["first", "echo: first", f"second {HOLD}", "echo: second"]
+            assert [m["content"] for m in values["messages"]] == [
+                "first",
+                "echo: first",
+                f"second {HOLD}",
+                "echo: second",
+            ]
             after = {h["checkpoint"]["checkpoint_id"] for h in await ana.threads.get_history(tid, limit=100)}
             assert before < after
         finally:

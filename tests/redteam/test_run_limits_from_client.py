@@ -32,14 +32,18 @@ async def test_a_run_cannot_raise_or_break_its_subagent_limits(home, key, value,
             client = get_client(url=gw.url, api_key=None)
             tid = (await client.threads.create())["thread_id"]
             with pytest.raises(httpx.HTTPStatusError) as info:
-                await client.runs.create(tid, "lead_agent", input=user_message("x"), config={"configurable": {key: value}})
+                await client.runs.create(
+                    tid, "lead_agent", input=user_message("x"), config={"configurable": {key: value}}
+                )
             assert info.value.response.status_code == 422
             detail = info.value.response.json()["detail"]
             assert f"config.configurable.{key}" in detail and said in detail, detail
             assert await client.runs.list(tid) == []  # nothing was created
             # lower limits are the run's to choose
             lower = {"max_concurrent_subagents": 1, "token_budget": 4000}
-            values = await client.runs.wait(tid, "lead_agent", input=user_message("fine"), config={"configurable": lower})
+            values = await client.runs.wait(
+                tid, "lead_agent", input=user_message("fine"), config={"configurable": lower}
+            )
             assert values["messages"][-1]["content"] == "echo: fine"
             # nor through an assistant, whose config (or context) becomes its runs' configurable
             for settings in ({"config": {"configurable": {key: value}}}, {"context": {key: value}}):

@@ -29,7 +29,9 @@ async def queue(request, tmp_path: Path):
 
 async def test_a_worker_cannot_start_a_run_another_worker_claimed(queue) -> None:
     now = time.time()
-    await queue.add(QueuedRun("r", "t", "2026-01-01T00:00:01", {"thread_id": "t"}, worker_id="stalled", lease_until=now - 1))
+    await queue.add(
+        QueuedRun("r", "t", "2026-01-01T00:00:01", {"thread_id": "t"}, worker_id="stalled", lease_until=now - 1)
+    )
     claimed = await queue.claim("other", now, now + 60)
     assert claimed is not None and claimed.run_id == "r"
     assert await queue.start("r", "other", now + 60, "ckpt") == 1

@@ -43,7 +43,9 @@ class _Tools:
 
 
 def _config(tmp_path: Path, **sandbox: object) -> HerdsmanConfig:
-    isolation = {"isolation": "bwrap"} if bwrap_status().available else {"isolation": "none", "allow_unisolated_bash": True}
+    isolation = (
+        {"isolation": "bwrap"} if bwrap_status().available else {"isolation": "none", "allow_unisolated_bash": True}
+    )
     return HerdsmanConfig.model_validate(
         {"home": str(tmp_path / "home"), "skills": {"enabled": False}, "sandbox": {**isolation, **sandbox}}
     )
@@ -178,17 +180,26 @@ def test_a_command_over_the_quota_cannot_grow(tmp_path: Path) -> None:
 # -- clean errors for hostile names (finding 10) --------------------------------------------------
 
 
-@pytest.mark.parametrize("tool,kwargs", [
-    ("read_file", {}), ("write_file", {"content": "x"}), ("str_replace", {"old": "a", "new": "b"}),
-    ("ls", {}), ("glob", {"pattern": "*"}), ("grep", {"pattern": "x"}),
-])
+@pytest.mark.parametrize(
+    "tool,kwargs",
+    [
+        ("read_file", {}),
+        ("write_file", {"content": "x"}),
+        ("str_replace", {"old": "a", "new": "b"}),
+        ("ls", {}),
+        ("glob", {"pattern": "*"}),
+        ("grep", {"pattern": "x"}),
+    ],
+)
 def test_long_names_and_lone_surrogates_get_clean_errors(setup, tool: str, kwargs: dict) -> None:
     _, _, call = setup
     for path in ("a" * 300, "dir/" + "b" * 300 + ".txt", "bad\udcff.txt", "x" * 5000):
         status, out = call(tool, path=path, **kwargs)
         assert "internal error" not in out, (tool, path[:20], out)
         if status == "error":
-            assert "too long" in out or "not valid text" in out or "does not exist" in out or "characters long" in out, out
+            assert (
+                "too long" in out or "not valid text" in out or "does not exist" in out or "characters long" in out
+            ), out
     status, out = call("write_file", path="ok.txt", content="text \udcff here")
     assert status == "error" and "not valid text" in out
 
@@ -214,10 +225,16 @@ def test_deep_paths_hold_few_descriptors_and_dot_dot_still_works(setup) -> None:
     assert status == "error" and "folders deep" in out
 
 
-@pytest.mark.parametrize("tool,kwargs", [
-    ("grep", {"pattern": "a\ud800b"}), ("bash", {"command": "echo \ud800"}), ("bash", {"command": "echo a\x00b"}),
-    ("glob", {"pattern": "*\ud800"}), ("str_replace", {"path": "f.txt", "old": "x", "new": "\ud800"}),
-])
+@pytest.mark.parametrize(
+    "tool,kwargs",
+    [
+        ("grep", {"pattern": "a\ud800b"}),
+        ("bash", {"command": "echo \ud800"}),
+        ("bash", {"command": "echo a\x00b"}),
+        ("glob", {"pattern": "*\ud800"}),
+        ("str_replace", {"path": "f.txt", "old": "x", "new": "\ud800"}),
+    ],
+)
 def test_hostile_patterns_and_commands_get_clean_errors(setup, tool: str, kwargs: dict) -> None:
     _, sandbox, call = setup
     (sandbox.paths.workspace / "f.txt").write_text("x\n")

@@ -78,8 +78,11 @@ def turns_to_fill_the_old_pool() -> int:
 
 
 async def test_one_users_commands_do_not_starve_another_users_files_and_runs(home) -> None:
-    config = make_config(home, gateway={"api_keys": ["key-a", "key-b"]},
-                         sandbox={"allow_unisolated_bash": True, "command_timeout_seconds": 900})
+    config = make_config(
+        home,
+        gateway={"api_keys": ["key-a", "key-b"]},
+        sandbox={"allow_unisolated_bash": True, "command_timeout_seconds": 900},
+    )
     with running_gateway(config, model=ScriptedChatModel(respond=respond)) as served:
         a = get_client(url=served.url, api_key="key-a")
         b = get_client(url=served.url, api_key="key-b")
@@ -180,8 +183,11 @@ async def test_slow_conversions_do_not_starve_another_users_files_and_runs(home,
             for client in http_a:
                 theirs = (await client.post("/threads", json={})).json()["thread_id"]
                 a_uploads += [
-                    asyncio.create_task(client.post(f"/api/threads/{theirs}/uploads",
-                                                    files=[("files", (f"{marker}-{i}.docx", slow, DOCX))]))
+                    asyncio.create_task(
+                        client.post(
+                            f"/api/threads/{theirs}/uploads", files=[("files", (f"{marker}-{i}.docx", slow, DOCX))]
+                        )
+                    )
                     for i in range(uploads)
                 ]
             await until(lambda: len(converting(marker)) >= 2 * len(attackers), "A's conversions starting")
@@ -196,20 +202,26 @@ async def test_slow_conversions_do_not_starve_another_users_files_and_runs(home,
             listed, downloaded, uploaded, answered = await asyncio.gather(
                 timed("listing", http_b.get(f"{files}/files", params={"path": "uploads"})),
                 timed("download", http_b.get(f"{files}/artifacts/mnt/user-data/uploads/notes.txt")),
-                timed("upload", http_b.post(f"{files}/uploads", files=[("files", ("more.txt", b"more", "text/plain"))])),
+                timed(
+                    "upload", http_b.post(f"{files}/uploads", files=[("files", ("more.txt", b"more", "text/plain"))])
+                ),
                 timed("chat", asyncio.wait_for(b.runs.wait(mine, "lead_agent", input=user_message("hello")), PATIENCE)),
             )
             # B is done: A's conversions still run, and none of A's uploads has answered
             still_converting = len(converting(marker))
             a_answered = sum(task.done() for task in a_uploads)
-            print(f"B's latencies with {len(attackers)} attacker(s) converting (s): "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in latencies.items()))
+            print(
+                f"B's latencies with {len(attackers)} attacker(s) converting (s): "
+                + ", ".join(f"{k} {v:.2f}" for k, v in latencies.items())
+            )
 
             assert listed.status_code == 200 and "notes.txt" in listed.text
             assert downloaded.status_code == 200 and downloaded.content == b"B's notes"
             assert uploaded.status_code == 200 and uploaded.json()["files"][0]["filename"] == "more.txt"
             assert answered["messages"][-1]["content"].startswith("echo: hello")
-            assert a_answered == 0, f"{a_answered} of A's uploads answered before B was done: B waited for A's conversions"
+            assert a_answered == 0, (
+                f"{a_answered} of A's uploads answered before B was done: B waited for A's conversions"
+            )
             assert still_converting >= 1, "A's conversions ended before B was done: the test proved nothing"
         finally:
             # end A's conversions: each killed child makes its upload answer with a conversion error

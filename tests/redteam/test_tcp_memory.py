@@ -34,14 +34,17 @@ from tests.redteam.test_networked_jail import NAMESPACE_SETUP, OUTSIDE
 pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
 
 # A server on the jail's own loopback that never reads, and 100 clients writing until no socket takes more.
-LOOPBACK_FLOOD = r"""
+LOOPBACK_FLOOD = (
+    r"""
 import select, socket
 server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(512)
 socks, peers = [], []
 for _ in range(100):
     c = socket.create_connection(server.getsockname()); c.setblocking(False); socks.append(c)
     peers.append(server.accept()[0])
-""" + WRITE_UNTIL_FULL
+"""
+    + WRITE_UNTIL_FULL
+)
 
 
 def test_tcp_buffers_on_the_jails_loopback_count_in_its_memory(tmp_path: Path) -> None:
@@ -55,7 +58,9 @@ def test_tcp_buffers_on_the_jails_loopback_count_in_its_memory(tmp_path: Path) -
     try:
         sandbox = provider.acquire("loopback-flood")
         if "memory" not in sandbox._shell.limiter.groups.controllers:
-            pytest.skip(f"no memory cgroup here ({sandbox._shell.limiter.mechanism}): memory_mb is per-process address space")
+            pytest.skip(
+                f"no memory cgroup here ({sandbox._shell.limiter.mechanism}): memory_mb is per-process address space"
+            )
         result = sandbox._shell.run(sandbox.paths, f"python3 -c {shlex.quote(LOOPBACK_FLOOD)}", 60).output
         taken = [int(line.split()[1]) for line in result.splitlines() if line.startswith("taken_mib ")]
         assert taken, result

@@ -46,7 +46,10 @@ def test_run_prints_no_hostile_control_sequence(tmp_path: Path) -> None:
     env.update({"FORCE_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "400"})
     out = subprocess.run(
         [sys.executable, "-m", "herdsman", "run", "show me", "--config", str(cfg)],
-        cwd=tmp_path, env=env, capture_output=True, timeout=120,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr.decode(errors="replace")
     text = out.stdout.decode("utf-8")

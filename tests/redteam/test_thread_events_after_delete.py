@@ -53,7 +53,9 @@ async def _read_events(http: httpx.AsyncClient, key: str, seconds: float, url: s
     body = {"channels": ["values", "messages", "lifecycle", "updates"], "since": 0}
     try:
         async with asyncio.timeout(seconds):
-            async with http.stream("POST", f"{url}/threads/{TID}/stream/events", json=body, headers={"x-api-key": key}) as response:
+            async with http.stream(
+                "POST", f"{url}/threads/{TID}/stream/events", json=body, headers={"x-api-key": key}
+            ) as response:
                 assert response.status_code == 200, await response.aread()
                 async for line in response.aiter_lines():
                     if line.startswith("data: "):
@@ -67,7 +69,11 @@ async def test_a_thread_made_again_with_a_deleted_thread_s_id_replays_none_of_it
     async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
         ana = {"x-api-key": ANA}
         assert (await http.post("/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
-        command = {"id": 1, "method": "run.start", "params": {"assistant_id": "lead_agent", "input": user_message(SECRET)}}
+        command = {
+            "id": 1,
+            "method": "run.start",
+            "params": {"assistant_id": "lead_agent", "input": user_message(SECRET)},
+        }
         answer = (await http.post(f"/threads/{TID}/commands", json=command, headers=ana)).json()
         assert answer["type"] == "success", answer
         run_id = answer["result"]["run_id"]
@@ -81,20 +87,31 @@ async def test_a_thread_made_again_with_a_deleted_thread_s_id_replays_none_of_it
     assert not any(SECRET in line for line in replayed), [json.loads(line)["method"] for line in replayed]
 
 
-
 async def test_another_gateway_replays_none_of_a_deleted_thread_s_events(tmp_path: Path) -> None:
-    config = make_config(tmp_path / "home", checkpointer={"type": "sqlite"}, gateway={"api_keys": [ANA, BO]},
-                         runs={"lease_seconds": 3, "poll_seconds": 0.2})
+    config = make_config(
+        tmp_path / "home",
+        checkpointer={"type": "sqlite"},
+        gateway={"api_keys": [ANA, BO]},
+        runs={"lease_seconds": 3, "poll_seconds": 0.2},
+    )
     with running_gateway(config) as first, running_gateway(config) as second:
         async with httpx.AsyncClient(timeout=30) as http:
             ana = {"x-api-key": ANA}
             assert (await http.post(f"{second.url}/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
-            command = {"id": 1, "method": "run.start", "params": {"assistant_id": "lead_agent", "input": user_message(SECRET)}}
+            command = {
+                "id": 1,
+                "method": "run.start",
+                "params": {"assistant_id": "lead_agent", "input": user_message(SECRET)},
+            }
             answer = (await http.post(f"{second.url}/threads/{TID}/commands", json=command, headers=ana)).json()
             assert answer["type"] == "success", answer
             await http.get(f"{second.url}/threads/{TID}/runs/{answer['result']['run_id']}/join", headers=ana)
-            assert any(SECRET in line for line in await _read_events(http, ANA, 2, second.url)), "the second gateway has the log"
-            assert (await http.delete(f"{first.url}/threads/{TID}", headers=ana)).status_code == 204  # served by the first
+            assert any(SECRET in line for line in await _read_events(http, ANA, 2, second.url)), (
+                "the second gateway has the log"
+            )
+            assert (
+                await http.delete(f"{first.url}/threads/{TID}", headers=ana)
+            ).status_code == 204  # served by the first
 
             created = await http.post(f"{first.url}/threads", json={"thread_id": TID}, headers={"x-api-key": BO})
             assert created.status_code == 200, created.text

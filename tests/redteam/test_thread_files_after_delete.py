@@ -36,7 +36,9 @@ async def test_a_thread_made_again_with_a_deleted_thread_s_id_has_none_of_its_fi
     ana, bo = {"x-api-key": ANA}, {"x-api-key": BO}
     async with httpx.AsyncClient(base_url=secured.url, timeout=30) as http:
         assert (await http.post("/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
-        sent = await http.post(f"/api/threads/{TID}/uploads", files={"files": ("codes.txt", SECRET, "text/plain")}, headers=ana)
+        sent = await http.post(
+            f"/api/threads/{TID}/uploads", files={"files": ("codes.txt", SECRET, "text/plain")}, headers=ana
+        )
         assert sent.status_code == 200, sent.text
         artifact = f"/api/threads/{TID}/artifacts/mnt/user-data/uploads/codes.txt"
         assert (await http.get(artifact, headers=ana)).content == SECRET, "the owner reads their upload"
@@ -46,8 +48,11 @@ async def test_a_thread_made_again_with_a_deleted_thread_s_id_has_none_of_its_fi
         listed = await http.get(f"/api/threads/{TID}/uploads", headers=bo)
         walked = await http.get(f"/api/threads/{TID}/files", params={"depth": 3}, headers=bo)
         fetched = await http.get(artifact, headers=bo)
-        ran = await http.post(f"/threads/{TID}/runs/wait", headers=bo,
-                              json={"assistant_id": "lead_agent", "input": user_message("write b.txt bo")})
+        ran = await http.post(
+            f"/threads/{TID}/runs/wait",
+            headers=bo,
+            json={"assistant_id": "lead_agent", "input": user_message("write b.txt bo")},
+        )
     assert ran.status_code == 200 and "__error__" not in ran.json(), "the gateway that deleted it runs the new thread"
     assert listed.status_code == 200 and "codes.txt" not in listed.text, listed.text
     assert walked.status_code == 200 and "codes.txt" not in walked.text, walked.text
@@ -57,29 +62,49 @@ async def test_a_thread_made_again_with_a_deleted_thread_s_id_has_none_of_its_fi
 
 
 async def test_the_thread_made_again_works_on_every_gateway_that_knew_the_old_one(tmp_path: Path) -> None:
-    config = make_config(tmp_path / "home", checkpointer={"type": "sqlite"}, gateway={"api_keys": [ANA, BO]},
-                         runs={"lease_seconds": 3, "poll_seconds": 0.2})
+    config = make_config(
+        tmp_path / "home",
+        checkpointer={"type": "sqlite"},
+        gateway={"api_keys": [ANA, BO]},
+        runs={"lease_seconds": 3, "poll_seconds": 0.2},
+    )
     ana, bo = {"x-api-key": ANA}, {"x-api-key": BO}
     with running_gateway(config) as first, running_gateway(config) as second:
         async with httpx.AsyncClient(timeout=60) as http:
             assert (await http.post(f"{second.url}/threads", json={"thread_id": TID}, headers=ana)).status_code == 200
-            sent = await http.post(f"{second.url}/api/threads/{TID}/uploads", headers=ana,
-                                   files={"files": ("codes.txt", SECRET, "text/plain")})
+            sent = await http.post(
+                f"{second.url}/api/threads/{TID}/uploads",
+                headers=ana,
+                files={"files": ("codes.txt", SECRET, "text/plain")},
+            )
             assert sent.status_code == 200, sent.text
-            ran = await http.post(f"{second.url}/threads/{TID}/runs/wait", headers=ana,
-                                  json={"assistant_id": "lead_agent", "input": user_message("write a.txt ana")})
-            assert ran.status_code == 200 and "__error__" not in ran.json(), ran.text  # its sandbox and file history are open there
+            ran = await http.post(
+                f"{second.url}/threads/{TID}/runs/wait",
+                headers=ana,
+                json={"assistant_id": "lead_agent", "input": user_message("write a.txt ana")},
+            )
+            assert ran.status_code == 200 and "__error__" not in ran.json(), (
+                ran.text
+            )  # its sandbox and file history are open there
             assert (await http.delete(f"{first.url}/threads/{TID}", headers=ana)).status_code == 204
 
             assert (await http.post(f"{first.url}/threads", json={"thread_id": TID}, headers=bo)).status_code == 200
             for gateway in (second, first):
                 listed = await http.get(f"{gateway.url}/api/threads/{TID}/uploads", headers=bo)
                 assert listed.status_code == 200 and "codes.txt" not in listed.text, listed.text
-            sent = await http.post(f"{second.url}/api/threads/{TID}/uploads", headers=bo,
-                                   files={"files": ("mine.txt", b"bo's", "text/plain")})
-            ran = await http.post(f"{second.url}/threads/{TID}/runs/wait", headers=bo,
-                                  json={"assistant_id": "lead_agent", "input": user_message("write b.txt bo")})
-            written = await http.get(f"{second.url}/api/threads/{TID}/artifacts/mnt/user-data/outputs/b.txt", headers=bo)
+            sent = await http.post(
+                f"{second.url}/api/threads/{TID}/uploads",
+                headers=bo,
+                files={"files": ("mine.txt", b"bo's", "text/plain")},
+            )
+            ran = await http.post(
+                f"{second.url}/threads/{TID}/runs/wait",
+                headers=bo,
+                json={"assistant_id": "lead_agent", "input": user_message("write b.txt bo")},
+            )
+            written = await http.get(
+                f"{second.url}/api/threads/{TID}/artifacts/mnt/user-data/outputs/b.txt", headers=bo
+            )
             old = await http.get(f"{second.url}/api/threads/{TID}/artifacts/mnt/user-data/outputs/a.txt", headers=bo)
     assert sent.status_code == 200, sent.text
     assert ran.status_code == 200 and "__error__" not in ran.json(), ran.text

@@ -25,13 +25,17 @@ async def test_a_run_sent_to_another_gateway_waits_for_the_thread_s_run(home) ->
         try:
             async with httpx.AsyncClient(timeout=30) as http:
                 tid = (await http.post(f"{first.url}/threads", json={})).json()["thread_id"]
-                held = await http.post(f"{first.url}/threads/{tid}/runs",
-                                       json={"assistant_id": "lead_agent", "input": user_message(f"one {HOLD}")})
+                held = await http.post(
+                    f"{first.url}/threads/{tid}/runs",
+                    json={"assistant_id": "lead_agent", "input": user_message(f"one {HOLD}")},
+                )
                 assert held.status_code == 200, held.text
                 await asyncio.to_thread(first_model.wait_until_held)
 
-                refused = await http.post(f"{second.url}/threads/{tid}/runs", json={
-                    "assistant_id": "lead_agent", "input": user_message("two"), "multitask_strategy": "reject"})
+                refused = await http.post(
+                    f"{second.url}/threads/{tid}/runs",
+                    json={"assistant_id": "lead_agent", "input": user_message("two"), "multitask_strategy": "reject"},
+                )
                 assert refused.status_code == 409, refused.text  # the thread is busy, whichever gateway is asked
                 assert not second.app.state.gateway.runs.active_runs(tid)
         finally:

@@ -32,9 +32,13 @@ from herdsman.sandbox.virtual_folders import rewrite_command
 from tests.support import make_config
 
 HOSTILE = [
-    "cat outputs/../../../../etc/shadow", "ls workspace/../../t2/user-data/workspace",
-    "cat ./uploads/../../../proc/1/environ", "cd / && cat outputs/../../../root/.ssh/id_rsa",
-    "echo $(cat outputs/../x)", "cat outputs//../../x", "cat `echo outputs/`../y",
+    "cat outputs/../../../../etc/shadow",
+    "ls workspace/../../t2/user-data/workspace",
+    "cat ./uploads/../../../proc/1/environ",
+    "cd / && cat outputs/../../../root/.ssh/id_rsa",
+    "echo $(cat outputs/../x)",
+    "cat outputs//../../x",
+    "cat `echo outputs/`../y",
 ]
 
 
@@ -42,15 +46,22 @@ HOSTILE = [
 def test_the_rewrite_only_ever_names_the_threads_own_virtual_folders(command: str) -> None:
     rewritten = rewrite_command(command)
     added = re.findall(r"/mnt/user-data/[a-z]+/", rewritten)
-    assert added and all(a in ("/mnt/user-data/outputs/", "/mnt/user-data/uploads/", "/mnt/user-data/workspace/") for a in added)
+    assert added and all(
+        a in ("/mnt/user-data/outputs/", "/mnt/user-data/uploads/", "/mnt/user-data/workspace/") for a in added
+    )
     assert rewrite_command(rewritten) == rewritten  # once: never doubled into another path
 
 
 def test_a_crafted_path_reaches_no_other_threads_files(tmp_path: Path) -> None:
     """The host side of a command (the grep note reads the files it names) refuses
     ``outputs/../../..`` out of the thread, as it refuses the same path written absolute."""
-    config = HerdsmanConfig.model_validate({"home": str(tmp_path / "home"), "skills": {"enabled": False},
-                                            "sandbox": {"isolation": "none", "allow_unisolated_bash": True}})
+    config = HerdsmanConfig.model_validate(
+        {
+            "home": str(tmp_path / "home"),
+            "skills": {"enabled": False},
+            "sandbox": {"isolation": "none", "allow_unisolated_bash": True},
+        }
+    )
     provider = LocalSandboxProvider(config)
     try:
         provider.acquire("t1")
@@ -59,7 +70,10 @@ def test_a_crafted_path_reaches_no_other_threads_files(tmp_path: Path) -> None:
         from herdsman.sandbox.grep_hint import no_match_hint
 
         sandbox = provider.acquire("t1")
-        for path in ("outputs/../../../t2/user-data/workspace/secret.txt", "workspace/../../../t2/user-data/workspace/secret.txt"):
+        for path in (
+            "outputs/../../../t2/user-data/workspace/secret.txt",
+            "workspace/../../../t2/user-data/workspace/secret.txt",
+        ):
             note = no_match_hint(sandbox, rewrite_command(f"grep 'hunter2 zzqq' {path}"), 1, "")
             assert "hunter2" not in note
     finally:
@@ -74,7 +88,9 @@ async def test_a_human_approves_the_command_that_runs(home: Path) -> None:
     (outputs / "report.md").write_text("the deliverable")
     command = "mkdir -p /tmp/build && cd /tmp/build && rm -rf outputs/*"
     config = make_config(home, tools={"require_approval": ["bash"]})
-    model = ScriptedChatModel(responses=[{"tool_calls": [{"name": "bash", "args": {"command": command}}]}, "cleaned", "ok"])
+    model = ScriptedChatModel(
+        responses=[{"tool_calls": [{"name": "bash", "args": {"command": command}}]}, "cleaned", "ok"]
+    )
     agent = create_lead_agent(config, model=model, checkpointer=InMemorySaver())
     cfg = run_config(config, "appr")
     paused = await agent.ainvoke({"messages": [HumanMessage("clean the build folder")]}, cfg)
@@ -90,4 +106,6 @@ def test_quoted_text_that_looks_like_a_folder_is_rewritten_unless_it_is_printed(
     command only prints it."""
     assert rewrite_command("printf 'outputs/\\n' > .gitignore") == "printf 'outputs/\\n' > .gitignore"
     assert rewrite_command("grep -c 'outputs/' notes.txt") == "grep -c '/mnt/user-data/outputs/' notes.txt"
-    assert rewrite_command("grep -c 'GET /uploads/' access.log") == "grep -c 'GET /uploads/' access.log"  # after a slash: kept
+    assert (
+        rewrite_command("grep -c 'GET /uploads/' access.log") == "grep -c 'GET /uploads/' access.log"
+    )  # after a slash: kept

@@ -39,7 +39,9 @@ async def _measure(config) -> tuple[int, int, int, int]:
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
-async def test_thread_bytes_count_every_copy_of_the_messages(home: Path, kind: str, request: pytest.FixtureRequest) -> None:
+async def test_thread_bytes_count_every_copy_of_the_messages(
+    home: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
     """Thread a's head holds both messages (>= 200 KiB); its checkpoints together hold the first
     message in several copies (more than the head); thread b and an unknown thread are apart."""
     checkpointer = {"type": kind}

@@ -68,6 +68,7 @@ async def test_sqlite_files_commit_without_waiting_for_the_disk_and_resume_after
     thread = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     async with open_checkpointer(config) as saver, open_record_store(config) as store:
         for owner in (saver, store):  # each connection is used on its own thread (sqlite_threaded.py)
+
             def pragma(name: str, conn=owner.conn) -> tuple:
                 return conn.execute(f"PRAGMA {name}").fetchone()
 

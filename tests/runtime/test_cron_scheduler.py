@@ -47,7 +47,9 @@ async def test_of_two_claims_on_one_database_exactly_one_wins(home) -> None:
         assert sorted(seen_one) == sorted(seen_two) == sorted((c["cron_id"], c["next_run_date"]) for c in crons)
         following = (NOW + timedelta(minutes=10)).isoformat()
         for cron_id, seen in seen_one:
-            won = await asyncio.gather(one.claim(cron_id, seen, following, due), two.claim(cron_id, seen, following, due))
+            won = await asyncio.gather(
+                one.claim(cron_id, seen, following, due), two.claim(cron_id, seen, following, due)
+            )
             assert sorted(won) == [False, True]
         assert await one.due(due) == []
 
@@ -70,7 +72,9 @@ async def test_two_schedulers_fire_each_due_cron_once(home) -> None:
         assert sum(len(m) for m in made) == 10
         for cron in crons:
             assert [f["status"] for f in await one.firings(cron["cron_id"])] == ["success"]
-            assert (await two.get(cron["cron_id"]))["next_run_date"] == (due + timedelta(hours=1)).isoformat(timespec="microseconds")
+            assert (await two.get(cron["cron_id"]))["next_run_date"] == (due + timedelta(hours=1)).isoformat(
+                timespec="microseconds"
+            )
 
 
 async def test_a_failed_fire_is_recorded_and_the_schedule_goes_on(home) -> None:
@@ -83,7 +87,9 @@ async def test_a_failed_fire_is_recorded_and_the_schedule_goes_on(home) -> None:
         cron = await store.create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, NOW)
         made = await CronScheduler(store, fire).tick(NOW + timedelta(hours=1))
         assert made[0]["status"] == "error" and made[0]["error"] == "thread is gone"
-        assert [(f["status"], f["error"]) for f in await store.firings(cron["cron_id"])] == [("error", "thread is gone")]
+        assert [(f["status"], f["error"]) for f in await store.firings(cron["cron_id"])] == [
+            ("error", "thread is gone")
+        ]
         assert (await store.get(cron["cron_id"]))["next_run_date"] is not None
 
 
@@ -98,7 +104,9 @@ async def test_a_broken_cron_does_not_keep_the_others_from_firing(home) -> None:
     async with stack:
         broken = await store.create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, NOW)
         fine = await store.create({"schedule": "0 * * * *", "assistant_id": "lead_agent"}, NOW)
-        await store.sql.execute("UPDATE herdsman_crons SET data = ? WHERE cron_id = ?",
-                                ('{"schedule": "not a schedule", "payload": {}}', broken["cron_id"]))
+        await store.sql.execute(
+            "UPDATE herdsman_crons SET data = ? WHERE cron_id = ?",
+            ('{"schedule": "not a schedule", "payload": {}}', broken["cron_id"]),
+        )
         made = await CronScheduler(store, fire).tick(NOW + timedelta(hours=1))
         assert fired == [fine["cron_id"]] and [m["cron_id"] for m in made] == [fine["cron_id"]]

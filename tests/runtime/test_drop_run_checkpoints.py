@@ -69,4 +69,8 @@ async def test_a_drop_keeps_the_other_runs_checkpoints_with_their_parents() -> N
     assert await drop_run_checkpoints(saver, "t", "rolled-back") == 2
     kept = [t async for t in saver.alist({"configurable": {"thread_id": "t"}})]
     assert [t.config["configurable"]["checkpoint_id"] for t in kept] == ids[2::-1]
-    assert [(t.parent_config or {}).get("configurable", {}).get("checkpoint_id") for t in kept] == [ids[1], ids[0], None]
+    assert [(t.parent_config or {}).get("configurable", {}).get("checkpoint_id") for t in kept] == [
+        ids[1],
+        ids[0],
+        None,
+    ]

@@ -13,12 +13,14 @@ from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
 WS = "/mnt/user-data/workspace"
-READS = {"tool_calls": [
-    {"name": "read_file", "args": {"path": f"{WS}/notes.txt"}},
-    {"name": "ls", "args": {"path": WS}},
-    {"name": "glob", "args": {"pattern": "**/*.txt"}},
-    {"name": "grep", "args": {"pattern": "v1"}},
-]}
+READS = {
+    "tool_calls": [
+        {"name": "read_file", "args": {"path": f"{WS}/notes.txt"}},
+        {"name": "ls", "args": {"path": WS}},
+        {"name": "glob", "args": {"pattern": "**/*.txt"}},
+        {"name": "grep", "args": {"pattern": "v1"}},
+    ]
+}
 
 
 def work(counts) -> dict[str, int]:
@@ -27,11 +29,16 @@ def work(counts) -> dict[str, int]:
 
 async def test_a_run_that_only_reads_captures_nothing_and_writes_by_others_are_versioned(home: Path) -> None:
     config = make_config(home, checkpointer={"type": "sqlite"})
-    model = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "write_file", "args": {"path": f"{WS}/notes.txt", "content": "v1"}}]}, "wrote",
-        READS, "read",
-        READS, "read again",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            {"tool_calls": [{"name": "write_file", "args": {"path": f"{WS}/notes.txt", "content": "v1"}}]},
+            "wrote",
+            READS,
+            "read",
+            READS,
+            "read again",
+        ]
+    )
     workspace = home / "threads" / "t" / "user-data" / "workspace"
     async with HerdsmanClient(config, model=model) as client:
         await client.run("write the notes", thread_id="t")
@@ -50,7 +57,9 @@ async def test_a_run_that_only_reads_captures_nothing_and_writes_by_others_are_v
         assert work(history.capture_counts) == spent  # and no walk, no listing, no file read for any of them
 
         # another process writes between the runs (an upload through another gateway process)
-        subprocess.run([sys.executable, "-c", f"open({str(workspace / 'upload.txt')!r}, 'w').write('uploaded')"], check=True)
+        subprocess.run(
+            [sys.executable, "-c", f"open({str(workspace / 'upload.txt')!r}, 'w').write('uploaded')"], check=True
+        )
         seen = len(history.versions())
         await client.run("read them again", thread_id="t")
         first_after = history.versions()[seen]

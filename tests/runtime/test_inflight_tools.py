@@ -60,8 +60,9 @@ def call(name: str, call_id: str) -> dict[str, Any]:
 
 async def stopped_mid_tools(agent: Any, blocked: asyncio.Event, config: dict[str, Any]) -> None:
     """Start a run and stop it once a held tool call is executing."""
-    task = asyncio.create_task(agent.ainvoke({"messages": [{"role": "user", "content": "go"}]}, config,
-                                             durability="sync"))
+    task = asyncio.create_task(
+        agent.ainvoke({"messages": [{"role": "user", "content": "go"}]}, config, durability="sync")
+    )
     await asyncio.wait_for(blocked.wait(), 30)
     await asyncio.sleep(0.1)  # the calls not held finish, and their results are saved
     task.cancel()

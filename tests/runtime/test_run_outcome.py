@@ -34,10 +34,22 @@ def test_a_command_that_failed_and_was_not_run_again_fails_the_run() -> None:
     from herdsman.runtime.run_outcome import WORK_FAILED
 
     assert WORK_FAILED <= set(RULES)
-    left = [{"rule": "command.failed_not_retried", "evidence": {"tool": "bash"},
-             "text": "The last command failed: ModuleNotFoundError: No module named 'sympy'."}]
-    outcome = run_outcome({"messages": [HumanMessage("write primes.py and run it"), AIMessage("Done.")],
-                           "completion_unresolved": left})
-    assert len(outcome.problems) == 1 and "last tool call failed" in outcome.problems[0] and "sympy" in outcome.problems[0]
-    broken = run_outcome({"messages": [AIMessage("Done.")], "completion_unresolved": [{"rule": "script.does_not_parse"}]})
-    assert broken.problems == ["a Python or JSON file the run wrote does not parse (compiled, never run) (script.does_not_parse)"]
+    left = [
+        {
+            "rule": "command.failed_not_retried",
+            "evidence": {"tool": "bash"},
+            "text": "The last command failed: ModuleNotFoundError: No module named 'sympy'.",
+        }
+    ]
+    outcome = run_outcome(
+        {"messages": [HumanMessage("write primes.py and run it"), AIMessage("Done.")], "completion_unresolved": left}
+    )
+    assert (
+        len(outcome.problems) == 1 and "last tool call failed" in outcome.problems[0] and "sympy" in outcome.problems[0]
+    )
+    broken = run_outcome(
+        {"messages": [AIMessage("Done.")], "completion_unresolved": [{"rule": "script.does_not_parse"}]}
+    )
+    assert broken.problems == [
+        "a Python or JSON file the run wrote does not parse (compiled, never run) (script.does_not_parse)"
+    ]

@@ -22,8 +22,13 @@ from tests.support import make_config
 
 def a_run(run_id: str, thread_id: str = "t1", status: str = "pending") -> Run:
     now = utc_now()
-    return Run(run_id=run_id, spec=RunSpec(thread_id=thread_id, input={"messages": []}), created_at=now, updated_at=now,
-               status=status)  # type: ignore[arg-type]
+    return Run(
+        run_id=run_id,
+        spec=RunSpec(thread_id=thread_id, input={"messages": []}),
+        created_at=now,
+        updated_at=now,
+        status=status,
+    )  # type: ignore[arg-type]
 
 
 async def test_the_table_knows_a_thread_s_runs_in_progress_and_forgets_old_finished_ones() -> None:
@@ -56,7 +61,9 @@ class FailingThreads(ThreadStore):
         raise ConnectionError("the record store is unreachable")
 
 
-async def _recorder(tmp_path: Path, threads: ThreadStore) -> tuple[QueuedRunRecorder, SqliteRunQueue, MemoryStreamBridge]:
+async def _recorder(
+    tmp_path: Path, threads: ThreadStore
+) -> tuple[QueuedRunRecorder, SqliteRunQueue, MemoryStreamBridge]:
     queue = await SqliteRunQueue.open(str(tmp_path / "runs.sqlite"))
     bridge = MemoryStreamBridge()
     table = RunTable()
@@ -72,7 +79,9 @@ async def test_queued_runs_are_recorded_together_then_offered_to_the_workers(tmp
         now = time.time()
         for run in runs:
             await threads.create(thread_id=run.thread_id)
-            await queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), lease_until=now + 60))
+            await queue.add(
+                QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), lease_until=now + 60)
+            )
         assert await queue.claim("worker", now, now + 30) is None  # not offered before its record is written
         await asyncio.gather(*(recorder.queue_run(run) for run in runs))
         assert {r.run_id for r in recorder.unsaved("t1")} <= {"q1"}
@@ -87,13 +96,17 @@ async def test_queued_runs_are_recorded_together_then_offered_to_the_workers(tmp
         await queue.close()
 
 
-async def test_a_queued_run_whose_record_cannot_be_written_is_taken_back_and_its_stream_says_why(tmp_path: Path) -> None:
+async def test_a_queued_run_whose_record_cannot_be_written_is_taken_back_and_its_stream_says_why(
+    tmp_path: Path,
+) -> None:
     threads = FailingThreads(InMemoryStore())
     recorder, queue, bridge = await _recorder(tmp_path, threads)
     try:
         run = a_run("lost", thread_id="t1")
         await threads.create(thread_id="t1")
-        await queue.add(QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), lease_until=time.time() + 60))
+        await queue.add(
+            QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), lease_until=time.time() + 60)
+        )
         await recorder.queue_run(run)
         await run.saved.wait()
         assert isinstance(run.save_error, ConnectionError)

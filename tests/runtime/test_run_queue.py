@@ -40,8 +40,14 @@ async def queues(request, tmp_path: Path) -> AsyncIterator[tuple[RunQueue, RunQu
 
 def row(run_id: str, thread_id: str, created_at: str, *, worker: str = "dead", lease_until: float = 0.0) -> QueuedRun:
     """A queued run held by ``worker`` until ``lease_until`` (by default: a lease long gone)."""
-    return QueuedRun(run_id, thread_id, created_at, {"thread_id": thread_id, "input": {"n": run_id}},
-                     worker_id=worker, lease_until=lease_until)
+    return QueuedRun(
+        run_id,
+        thread_id,
+        created_at,
+        {"thread_id": thread_id, "input": {"n": run_id}},
+        worker_id=worker,
+        lease_until=lease_until,
+    )
 
 
 async def test_a_live_lease_is_never_claimed_and_an_expired_one_is(queues) -> None:
@@ -102,10 +108,19 @@ async def test_two_processes_claiming_at_once_never_take_the_same_run(queues) ->
     assert not set(first) & set(second)
 
 
-def new_run(run_id: str, thread_id: str, user: str, *, worker: str | None = None, lease_until: float = 0.0) -> QueuedRun:
+def new_run(
+    run_id: str, thread_id: str, user: str, *, worker: str | None = None, lease_until: float = 0.0
+) -> QueuedRun:
     """A new run of ``user`` as a gateway admits it (held by ``worker``, or by no process)."""
-    return QueuedRun(run_id, thread_id, f"2026-01-01T00:00:{run_id[-2:]}", {"thread_id": thread_id},
-                     worker_id=worker, lease_until=lease_until, user_id=user)
+    return QueuedRun(
+        run_id,
+        thread_id,
+        f"2026-01-01T00:00:{run_id[-2:]}",
+        {"thread_id": thread_id},
+        worker_id=worker,
+        lease_until=lease_until,
+        user_id=user,
+    )
 
 
 async def test_two_processes_admitting_at_once_never_pass_the_limits_together(queues) -> None:
@@ -120,15 +135,19 @@ async def test_two_processes_admitting_at_once_never_pass_the_limits_together(qu
     assert users.count("ana") <= 4 and users.count("bo") <= 4
     assert {d.verdict for d in decisions} <= {"wait", "queue_full", "user_full"}
     rows = {run.run_id: await two.get(run.run_id) for run in runs}
-    assert {run_id for run_id, found in rows.items() if found} == {run.run_id for run in admitted}, "a refused run leaves no row"
+    assert {run_id for run_id, found in rows.items() if found} == {run.run_id for run in admitted}, (
+        "a refused run leaves no row"
+    )
 
 
 async def test_reject_on_one_thread_from_two_processes_at_once_admits_one(queues) -> None:
     one, two = queues
     now = time.time()
     reject = Admission(worker="", hold=False, reject_if_busy=True)
-    decisions = await asyncio.gather(one.admit(new_run("a01", "t", "ana", lease_until=now + 30), reject, now),
-                                     two.admit(new_run("b02", "t", "ana", lease_until=now + 30), reject, now))
+    decisions = await asyncio.gather(
+        one.admit(new_run("a01", "t", "ana", lease_until=now + 30), reject, now),
+        two.admit(new_run("b02", "t", "ana", lease_until=now + 30), reject, now),
+    )
     assert sorted(d.verdict for d in decisions) == ["busy", "wait"]
 
 
@@ -136,10 +155,14 @@ async def test_a_user_at_max_running_waits_and_workers_claim_others_first(queues
     one, two = queues
     now = time.time()
     capped = Admission(max_running_per_user=1, worker="gw", hold=True)
-    assert (await one.admit(new_run("a01", "t1", "ana", worker="gw", lease_until=now + 30), capped, now)).verdict == "hold"
+    assert (
+        await one.admit(new_run("a01", "t1", "ana", worker="gw", lease_until=now + 30), capped, now)
+    ).verdict == "hold"
     waits = await two.admit(new_run("a02", "t2", "ana", worker="gw", lease_until=now + 30), capped, now)
     assert waits.verdict == "wait" and (await one.get("a02")).worker_id is None  # queued for a worker, held by none
-    assert (await one.admit(new_run("b03", "t3", "bo", worker="gw", lease_until=now + 30), capped, now)).verdict == "hold"
+    assert (
+        await one.admit(new_run("b03", "t3", "bo", worker="gw", lease_until=now + 30), capped, now)
+    ).verdict == "hold"
     assert await one.claim("w", now, now + 30, 1) is None  # not offered yet: its records are being written
     await one.offer(["a02"])
     assert await two.claim("w", now, now + 30, 1) is None  # ana holds her one run
@@ -150,7 +173,9 @@ async def test_a_user_at_max_running_waits_and_workers_claim_others_first(queues
     assert behind.verdict == "behind" and behind.counts.thread_run == "a02"
 
 
-async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_are_queueing_or_ending(tmp_path: Path) -> None:
+async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_are_queueing_or_ending(
+    tmp_path: Path,
+) -> None:
     """``RunManager.recover`` at start with a durable queue: a run another gateway recorded and
     queues a moment later, and a run that ends meanwhile, are not marked lost; a run recorded
     and never queued (its process died in between) is."""
@@ -167,12 +192,19 @@ async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_a
     records = {}
     for name, status in (("queueing", "pending"), ("ending", "running"), ("orphan", "pending")):
         await threads.create(thread_id=f"t-{name}")
-        records[name] = {"run_id": name, "thread_id": f"t-{name}", "status": status, "updated_at": "2026-01-01T00:00:00"}
+        records[name] = {
+            "run_id": name,
+            "thread_id": f"t-{name}",
+            "status": status,
+            "updated_at": "2026-01-01T00:00:00",
+        }
         await threads.put_run(records[name])
 
     async def other_processes() -> None:
         await asyncio.sleep(0.2)
-        await queue.add(row("queueing", "t-queueing", "2026-01-01T00:00:01", worker="gateway-b", lease_until=time.time() + 60))
+        await queue.add(
+            row("queueing", "t-queueing", "2026-01-01T00:00:01", worker="gateway-b", lease_until=time.time() + 60)
+        )
         await threads.put_run({**records["ending"], "status": "success", "updated_at": "2026-01-01T00:00:02"})
 
     try:

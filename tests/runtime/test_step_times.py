@@ -25,11 +25,16 @@ def test_samples_come_from_timed_replies_as_messages_or_their_json():
 
 
 def test_the_estimate_is_the_median_of_the_newest_steps_of_the_model():
-    samples = [StepSample(model="local", seconds=s, output_tokens_per_second=p)
-               for s, p in [(100, 1.0), (3, 8.0), (5, 10.0), (4, None)]]
+    samples = [
+        StepSample(model="local", seconds=s, output_tokens_per_second=p)
+        for s, p in [(100, 1.0), (3, 8.0), (5, 10.0), (4, None)]
+    ]
     samples.append(StepSample(model="other", seconds=50))
     got = estimate(samples, "local", recent=3)  # the oldest (100 s) is left out
     assert (got.samples, got.seconds, got.output_tokens_per_second) == (3, 4, 9.0)
     assert estimate(samples, "nothing").model_dump() == {
-        "model": "nothing", "samples": 0, "seconds": None, "output_tokens_per_second": None,
+        "model": "nothing",
+        "samples": 0,
+        "seconds": None,
+        "output_tokens_per_second": None,
     }

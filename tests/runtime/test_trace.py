@@ -111,13 +111,16 @@ async def test_read_trace_from_a_real_agent_run(home: Path) -> None:
     assert bash.bash is not None
     assert (bash.bash.exit_code, bash.bash.stdout, bash.bash.stderr) == (0, "ok\n", "warn\n")
     assert [(f.path, f.action) for f in bash.files_changed] == [("/mnt/user-data/outputs/hi.txt", "created")]
-    assert [(f.path, f.action) for f in trace.steps[4].files_changed] == [("/mnt/user-data/workspace/notes.md", "created")]
+    assert [(f.path, f.action) for f in trace.steps[4].files_changed] == [
+        ("/mnt/user-data/workspace/notes.md", "created")
+    ]
     assert trace.steps[-1].text == "all done"
     assert all(s.usage and s.usage.total_tokens > 0 for s in trace.steps if s.kind == "model")
     provider.close()
 
 
 # -- reading run by run gives the same trace as reading every checkpoint -------------------------
+
 
 class _Chat(TypedDict):
     messages: Annotated[list, add_messages]
@@ -150,8 +153,10 @@ def _chat_graph(saver=None):
 async def _every_checkpoint(graph, thread_id: str) -> list[CheckpointMessages]:
     """The plain reading: the whole history, oldest first."""
     history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})]
-    return [CheckpointMessages(list(s.values.get("messages") or []), (s.metadata or {}).get("run_id"))
-            for s in reversed(history)]
+    return [
+        CheckpointMessages(list(s.values.get("messages") or []), (s.metadata or {}).get("run_id"))
+        for s in reversed(history)
+    ]
 
 
 def _steps(trace) -> list[tuple[str, str | None, str | None]]:
@@ -202,8 +207,10 @@ async def test_a_thread_without_checkpoints_has_an_empty_trace() -> None:
 async def test_plain_runs_are_read_as_one_pair_of_checkpoints_each() -> None:
     graph = _chat_graph()
     for n in range(5):
-        await graph.ainvoke({"messages": [HumanMessage(f"turn {n}")]},
-                            {"configurable": {"thread_id": "long"}, "metadata": {"run_id": f"r{n}"}})
+        await graph.ainvoke(
+            {"messages": [HumanMessage(f"turn {n}")]},
+            {"configurable": {"thread_id": "long"}, "metadata": {"run_id": f"r{n}"}},
+        )
     history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": "long"}})]
     read = await read_checkpoints(graph.checkpointer, "long")
     assert len(history) == 20 and len(read) == 10  # each run: its input checkpoint and its last one

@@ -96,8 +96,12 @@ class HostExecStream:
     def __init__(self, argv: list[str], cwd: Path, stdin: bytes | None = None) -> None:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(cwd)}
         self._proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         if stdin is not None:
             assert self._proc.stdin is not None

@@ -45,7 +45,9 @@ class ExecServer:
             for chunk in iter(lambda: pipe.read1(65536), b""):
                 conn.send(bytes([channel]) + chunk)
 
-        pumps = [threading.Thread(target=forward, args=(c, p), daemon=True) for c, p in ((1, proc.stdout), (2, proc.stderr))]
+        pumps = [
+            threading.Thread(target=forward, args=(c, p), daemon=True) for c, p in ((1, proc.stdout), (2, proc.stderr))
+        ]
         for pump in pumps:
             pump.start()
 

@@ -135,7 +135,9 @@ def podman_engine() -> Iterator[PodmanEngine]:
         deadline = time.monotonic() + 30
         while not socket_path.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise EngineUnavailable(f"podman system service did not start: {(root / 'service.log').read_text()[-300:]}")
+                raise EngineUnavailable(
+                    f"podman system service did not start: {(root / 'service.log').read_text()[-300:]}"
+                )
             time.sleep(0.05)
         yield PodmanEngine(f"unix://{socket_path}", IMAGE, root, proc.pid)
     finally:

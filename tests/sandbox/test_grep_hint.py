@@ -64,9 +64,13 @@ def test_the_completion_check_still_reads_the_failure_under_the_note(call, ws: P
 def test_a_guess_whose_words_are_nowhere_shows_how_the_file_begins_in_bash_and_the_grep_tool(call, ws: Path) -> None:
     """An access log grepped for 'client' (its lines begin with the address): the note shows the
     file's first lines, for a grep in bash and for the grep tool on that one file."""
-    (ws / "access.log").write_text("10.0.0.1 - - [01/Jan] \"GET / HTTP/1.1\" 200\n10.0.0.2 - - [01/Jan] \"GET /a HTTP/1.1\" 404\n")
-    for out in (str(call("bash", command="grep -c client access.log").content),
-                str(call("grep", pattern="client", path="/mnt/user-data/workspace/access.log").content)):
+    (ws / "access.log").write_text(
+        '10.0.0.1 - - [01/Jan] "GET / HTTP/1.1" 200\n10.0.0.2 - - [01/Jan] "GET /a HTTP/1.1" 404\n'
+    )
+    for out in (
+        str(call("bash", command="grep -c client access.log").content),
+        str(call("grep", pattern="client", path="/mnt/user-data/workspace/access.log").content),
+    ):
         assert "contains 'client' at all" in out and "access.log begins like this:" in out, out
         assert '10.0.0.1 - - [01/Jan] "GET / HTTP/1.1" 200' in out
     (ws / "other.log").write_text("x\n")

@@ -51,8 +51,11 @@ def test_restore_brings_back_written_deleted_and_edited_files(thread: ThreadPath
     files.write_bytes(f"{WS}/sub/deeper/c.txt", b"new")
     files.make_link(f"{WS}/link", f"{WS}/a.txt")
     v2, s2 = h.capture(), tree(thread)
-    assert h.diff(v1, v2) == {"added": [f"{WS}/link", f"{WS}/sub/deeper/c.txt"], "removed": [f"{WS}/sub/b.txt"],
-                              "changed": [f"{WS}/a.txt"]}
+    assert h.diff(v1, v2) == {
+        "added": [f"{WS}/link", f"{WS}/sub/deeper/c.txt"],
+        "removed": [f"{WS}/sub/b.txt"],
+        "changed": [f"{WS}/a.txt"],
+    }
     report = h.restore(v1)
     assert tree(thread) == s1 and not (thread.workspace / "sub" / "deeper").exists()
     assert f"{WS}/sub/deeper/c.txt" in report.removed and f"{WS}/a.txt" in report.written
@@ -94,7 +97,9 @@ def test_a_link_out_of_the_sandbox_is_kept_as_a_link_never_followed(thread: Thre
     os.symlink("/etc", thread.workspace / "etc")
     h = history(thread)
     v = h.capture()
-    stored = b"".join(p.read_bytes() for p in (thread.user_data.parent / "history" / "objects").rglob("*") if p.is_file())
+    stored = b"".join(
+        p.read_bytes() for p in (thread.user_data.parent / "history" / "objects").rglob("*") if p.is_file()
+    )
     assert b"host secret" not in stored and b"root:" not in stored
     os.unlink(thread.workspace / "leak")
     h.restore(v)

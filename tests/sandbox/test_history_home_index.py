@@ -24,8 +24,12 @@ def made(home: Path, thread_id: str, text: str) -> ThreadPaths:
 
 
 def history(home: Path, paths: ThreadPaths, *, own: bool = False) -> FileHistory:
-    return FileHistory(ThreadFiles(paths), paths.user_data.parent / "history", SnapshotsConfig(),
-                       home_index=None if own else home / HOME_INDEX)
+    return FileHistory(
+        ThreadFiles(paths),
+        paths.user_data.parent / "history",
+        SnapshotsConfig(),
+        home_index=None if own else home / HOME_INDEX,
+    )
 
 
 def rows_of(home: Path, thread_id: str) -> int:
@@ -58,8 +62,9 @@ def test_a_thread_made_again_with_a_deleted_thread_s_id_has_none_of_its_versions
     shutil.rmtree(old.user_data.parent)  # deleted by hand, with no forget_thread: only the folder goes
 
     again = made(home, "t", "the second owner's text")
-    second = FileHistory.of(ThreadFiles(again), again.user_data.parent / "history", SnapshotsConfig(),
-                            home_index=home / HOME_INDEX)
+    second = FileHistory.of(
+        ThreadFiles(again), again.user_data.parent / "history", SnapshotsConfig(), home_index=home / HOME_INDEX
+    )
     assert second.versions() == [] and second.stored_bytes() == 0
     assert rows_of(home, "t") == 0, "the first history's rows went when the new one was made"
     second.record("c1", second.capture())

@@ -34,7 +34,9 @@ def thread(home: Path) -> ThreadPaths:
 
 
 def history(paths: ThreadPaths, journal: ChangeJournal | None = None) -> FileHistory:
-    return FileHistory(ThreadFiles(paths), paths.user_data.parent / "history", SnapshotsConfig(), journal=journal or ChangeJournal())
+    return FileHistory(
+        ThreadFiles(paths), paths.user_data.parent / "history", SnapshotsConfig(), journal=journal or ChangeJournal()
+    )
 
 
 def walked_root(paths: ThreadPaths) -> str:
@@ -82,7 +84,11 @@ def test_a_step_that_wrote_lists_only_its_folder_and_restores_exactly(thread: Th
     spent = {k: work(h)[k] - before[k] for k in before}
     assert spent == {"walked": 0, "folders": 1, "files_read": 2}  # d7 listed, two files read
     assert second == walked_root(thread)  # the same version a full walk makes
-    assert h.diff(first, second) == {"added": [f"{WS}/d7/new/deep/g.txt"], "removed": [], "changed": [f"{WS}/d7/f2.txt"]}
+    assert h.diff(first, second) == {
+        "added": [f"{WS}/d7/new/deep/g.txt"],
+        "removed": [],
+        "changed": [f"{WS}/d7/f2.txt"],
+    }
     h.restore(first)
     assert tree(thread) == files_first
     h.restore(second)
@@ -146,7 +152,24 @@ def test_renames_deletes_modes_and_links_match_a_full_walk(thread: ThreadPaths, 
 
     for step in range(60):
         for k in range(rng.randint(0, 3)):
-            op = rng.choice(["write", "same", "new", "rm", "mv", "mvdir", "rmdir", "mkdir", "chmod", "link", "symlink", "hard", "transient", "sed"])
+            op = rng.choice(
+                [
+                    "write",
+                    "same",
+                    "new",
+                    "rm",
+                    "mv",
+                    "mvdir",
+                    "rmdir",
+                    "mkdir",
+                    "chmod",
+                    "link",
+                    "symlink",
+                    "hard",
+                    "transient",
+                    "sed",
+                ]
+            )
             fs, ds = files(), folders()
             f = rng.choice(fs) if fs else None
             d = rng.choice(ds) if ds else thread.workspace
@@ -266,7 +289,10 @@ def test_a_jailed_command_cannot_give_a_file_a_name_no_watch_sees(bwrap_tools) -
     paths = provider.acquire("t1").paths
     h = history(paths)
     first = h.capture()
-    out = call("bash", command="echo one > a.txt; ln a.txt /tmp/a; ln a.txt /mnt/user-data/outputs/a; ln a.txt same-folder; echo end")
+    out = call(
+        "bash",
+        command="echo one > a.txt; ln a.txt /tmp/a; ln a.txt /mnt/user-data/outputs/a; ln a.txt same-folder; echo end",
+    )
     text = str(out.content)
     assert text.count("Invalid cross-device link") == 2 and "end" in text
     second = h.capture()

@@ -37,8 +37,10 @@ def test_secrets_cross_the_exec_stream_only(tmp_path: Path, caplog: pytest.LogCa
     caplog.set_level(logging.DEBUG)
     try:
         sandbox = provider.acquire("t1")
-        done = sandbox.execute('printf %s "$DEMO_TOKEN" | od -An -tx1 | tr -d " \\n"; echo; echo "[$OTHER]"',
-                               env={"DEMO_TOKEN": SECRET, "OTHER": "two"})
+        done = sandbox.execute(
+            'printf %s "$DEMO_TOKEN" | od -An -tx1 | tr -d " \\n"; echo; echo "[$OTHER]"',
+            env={"DEMO_TOKEN": SECRET, "OTHER": "two"},
+        )
         assert done.exit_code == 0, done.output
         first, second = done.output.splitlines()[:2]
         assert first == SECRET.encode().hex() and second == "[two]"  # byte for byte, nothing run

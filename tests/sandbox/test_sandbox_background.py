@@ -56,8 +56,10 @@ def test_port_ranges_parse_and_say_what_to_write() -> None:
 
 
 FETCH = "python3 -c \"import urllib.request as u; print(u.urlopen('http://{host}:{port}/a.txt', timeout=5).read().decode())\""
-CONNECT = ("python3 -c \"import socket; s = socket.socket(); s.settimeout(3); print('reached' if s.connect_ex(('127.0.0.1', {port})) == 0 "
-           "else 'refused')\"")
+CONNECT = (
+    "python3 -c \"import socket; s = socket.socket(); s.settimeout(3); print('reached' if s.connect_ex(('127.0.0.1', {port})) == 0 "
+    "else 'refused')\""
+)
 
 
 @pytest.mark.bwrap

@@ -53,7 +53,12 @@ def test_argv_shape(provider: LocalSandboxProvider, bwrap_config) -> None:
 
 
 def test_jail_sees_virtual_paths_and_a_clean_environment(call, monkeypatch) -> None:
-    out = ok(call("bash", command="pwd; echo $HOME; ls /mnt/user-data; ls /mnt/skills/public; env | sort; python3 -c 'print(6*7)'"))
+    out = ok(
+        call(
+            "bash",
+            command="pwd; echo $HOME; ls /mnt/user-data; ls /mnt/skills/public; env | sort; python3 -c 'print(6*7)'",
+        )
+    )
     lines = out.splitlines()
     assert lines[0] == "/mnt/user-data/workspace"
     assert lines[1] == "/mnt/user-data/workspace"
@@ -61,13 +66,29 @@ def test_jail_sees_virtual_paths_and_a_clean_environment(call, monkeypatch) -> N
     assert "demo" in lines
     assert "42" in lines
     env_keys = {ln.split("=", 1)[0] for ln in lines if "=" in ln}
-    assert env_keys <= {"PATH", "HOME", "LANG", "TERM", "MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HERDSMAN_RUN_ID",
-                        "PWD", "SHLVL", "_"}
+    assert env_keys <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "TERM",
+        "MPLCONFIGDIR",
+        "XDG_CACHE_HOME",
+        "XDG_CONFIG_HOME",
+        "HERDSMAN_RUN_ID",
+        "PWD",
+        "SHLVL",
+        "_",
+    }
     assert "XDG_CACHE_HOME=/tmp/.cache" in lines and "XDG_CONFIG_HOME=/tmp/.config" in lines  # not in the workspace
 
 
 def test_files_written_in_the_jail_land_in_the_threads_directories(call, provider) -> None:
-    ok(call("bash", command="echo hi > w.txt; echo up > /mnt/user-data/uploads/u.txt; echo r > /mnt/user-data/outputs/r.md"))
+    ok(
+        call(
+            "bash",
+            command="echo hi > w.txt; echo up > /mnt/user-data/uploads/u.txt; echo r > /mnt/user-data/outputs/r.md",
+        )
+    )
     paths = provider.acquire("t1").paths
     assert (paths.workspace / "w.txt").read_text() == "hi\n"
     assert (paths.uploads / "u.txt").read_text() == "up\n"
@@ -78,7 +99,12 @@ def test_files_written_in_the_jail_land_in_the_threads_directories(call, provide
 def test_outputs_in_a_jailed_command_is_the_outputs_folder_and_nothing_more(call, provider) -> None:
     """``outputs/...`` in a jailed command is /mnt/user-data/outputs whatever the working
     directory; climbing out of it from there is still refused, and nothing appears in the workspace."""
-    out = ok(call("bash", command="cd /tmp && echo c > outputs/c.txt && printf '%s' \"$(pwd)\"; echo x > outputs/../../../etc/evil"))
+    out = ok(
+        call(
+            "bash",
+            command="cd /tmp && echo c > outputs/c.txt && printf '%s' \"$(pwd)\"; echo x > outputs/../../../etc/evil",
+        )
+    )
     paths = provider.acquire("t1").paths
     assert (paths.outputs / "c.txt").read_text() == "c\n"
     assert out.startswith("/tmp") and "[exit code 1]" in out
@@ -87,7 +113,15 @@ def test_outputs_in_a_jailed_command_is_the_outputs_folder_and_nothing_more(call
 
 def test_writes_outside_the_user_data_dirs_are_refused(call, provider, tmp_path: Path) -> None:
     other = provider.acquire("t2").paths.workspace
-    targets = ["/usr/evil", "/etc/evil", "/evil", "/mnt/skills/evil", "/mnt/user-data/evil", f"{other}/evil", f"{tmp_path}/evil"]
+    targets = [
+        "/usr/evil",
+        "/etc/evil",
+        "/evil",
+        "/mnt/skills/evil",
+        "/mnt/user-data/evil",
+        f"{other}/evil",
+        f"{tmp_path}/evil",
+    ]
     for target in targets:
         out = ok(call("bash", command=f"echo pwned > {target}"))
         assert "[exit code 1]" in out, (target, out)
@@ -99,7 +133,9 @@ def test_writes_outside_the_user_data_dirs_are_refused(call, provider, tmp_path:
 def test_other_threads_and_the_host_are_invisible(call, provider, tmp_path: Path) -> None:
     other = provider.acquire("t2").paths.workspace
     (other / "secret.txt").write_text("t2 secret")
-    out = ok(call("bash", command=f"cat {other}/secret.txt; ls {tmp_path}; ls /root /home /work 2>&1 | head -3; ls /tmp"))
+    out = ok(
+        call("bash", command=f"cat {other}/secret.txt; ls {tmp_path}; ls /root /home /work 2>&1 | head -3; ls /tmp")
+    )
     assert "t2 secret" not in out
     assert "No such file or directory" in out
 
@@ -150,7 +186,9 @@ def test_symlinks_made_inside_the_jail_cannot_escape_through_file_tools(call, pr
 def test_timeout_kills_sleep_and_daemonized_grandchildren(
     make_config, make_runner, find_pids: Callable[[str], list[int]]
 ) -> None:
-    provider, _ = make_runner(make_config(isolation="bwrap", command_timeout_seconds=4))  # python starts in time on a loaded machine
+    provider, _ = make_runner(
+        make_config(isolation="bwrap", command_timeout_seconds=4)
+    )  # python starts in time on a loaded machine
     sandbox = provider.acquire("t1")
     token = f"{uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6}"
     daemon = (
@@ -174,7 +212,11 @@ def test_background_processes_end_with_their_command(provider, find_pids) -> Non
 
 
 def test_no_host_path_in_jail_output(call, tmp_path: Path) -> None:
-    out = ok(call("bash", command="cat /proc/self/mountinfo; cat /proc/mounts; df 2>&1; ls -la /mnt/user-data; readlink -f ."))
+    out = ok(
+        call(
+            "bash", command="cat /proc/self/mountinfo; cat /proc/mounts; df 2>&1; ls -la /mnt/user-data; readlink -f ."
+        )
+    )
     assert str(tmp_path) not in out
     assert os.path.realpath(tmp_path) not in out
     assert "/mnt/user-data/workspace" in out
@@ -206,7 +248,9 @@ def test_a_python_under_opt_binds_only_its_prefix(monkeypatch: pytest.MonkeyPatc
         return real_which(name, path=path)
 
     monkeypatch.setattr(bwrap.shutil, "which", which)
-    monkeypatch.setattr(os.path, "realpath", lambda p, **kw: opt_python if "python3" in str(p) else real_realpath(p, **kw))
+    monkeypatch.setattr(
+        os.path, "realpath", lambda p, **kw: opt_python if "python3" in str(p) else real_realpath(p, **kw)
+    )
     monkeypatch.setattr(os.path, "isdir", lambda p: str(p).startswith("/opt") or real_isdir(p))
     args = bwrap._system_args()
     binds = [args[i + 1] for i, arg in enumerate(args) if arg == "--ro-bind"]

@@ -126,7 +126,10 @@ def test_outputs_in_a_container_command_is_the_outputs_folder(call, provider: Do
 
 def test_files_cross_between_tools_and_the_container(call, provider: DockerSandboxProvider) -> None:
     ok(call("write_file", path="notes/plan.md", content="step one\n"))
-    assert ok(call("bash", command="cat notes/plan.md; echo two >> notes/plan.md; echo r > /mnt/user-data/outputs/r.txt"))  == "step one"
+    assert (
+        ok(call("bash", command="cat notes/plan.md; echo two >> notes/plan.md; echo r > /mnt/user-data/outputs/r.txt"))
+        == "step one"
+    )
     assert ok(call("read_file", path="/mnt/user-data/workspace/notes/plan.md")) == "     1\tstep one\n     2\ttwo"
     ok(call("str_replace", path="notes/plan.md", old="two", new="three"))
     assert ok(call("bash", command="tail -1 notes/plan.md")) == "three"
@@ -137,7 +140,9 @@ def test_files_cross_between_tools_and_the_container(call, provider: DockerSandb
 
 
 def test_root_skills_and_other_dirs_are_read_only(call) -> None:
-    out = ok(call("bash", command="touch /etc/x /usr/x /mnt/skills/x /mnt/user-data/x 2>&1; echo tmp > /tmp/t && cat /tmp/t"))
+    out = ok(
+        call("bash", command="touch /etc/x /usr/x /mnt/skills/x /mnt/user-data/x 2>&1; echo tmp > /tmp/t && cat /tmp/t")
+    )
     assert out.count("Read-only file system") == 4
     assert out.splitlines()[-1] == "tmp"
 
@@ -248,7 +253,9 @@ def test_no_host_path_in_output(provider: DockerSandboxProvider, tmp_path: Path)
 def test_parallel_commands_in_one_thread(provider: DockerSandboxProvider) -> None:
     sandbox = provider.acquire("t1")
     results: list[str] = []
-    workers = [threading.Thread(target=lambda i=i: results.append(sandbox.execute(f"echo {i}").output)) for i in range(4)]
+    workers = [
+        threading.Thread(target=lambda i=i: results.append(sandbox.execute(f"echo {i}").output)) for i in range(4)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -473,8 +480,10 @@ def test_output_read_with_the_response_headers_is_not_lost() -> None:
 
     engine, ours = socket.socketpair()
     raw = socket.SocketIO(ours, "rb")
-    engine.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n"
-                   b"\x01\x00\x00\x00\x00\x00\x00\x03hi\n")
+    engine.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n"
+        b"\x01\x00\x00\x00\x00\x00\x00\x03hi\n"
+    )
     response = io.BufferedReader(raw)
     while response.readline() != b"\r\n":  # the HTTP client reads the headers...
         pass

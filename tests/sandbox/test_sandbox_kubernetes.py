@@ -69,8 +69,9 @@ def kube_config(tmp_path: Path, skills_dir: Path) -> Callable[..., HerdsmanConfi
 
 
 @pytest.fixture
-def make_provider(cluster: EmulatedCluster, kube_config,
-                  forwarding: PortForwardServer) -> Iterator[Callable[..., KubernetesSandboxProvider]]:
+def make_provider(
+    cluster: EmulatedCluster, kube_config, forwarding: PortForwardServer
+) -> Iterator[Callable[..., KubernetesSandboxProvider]]:
     """``make_provider(**sandbox)``: a provider on the emulator whose exec runs in the thread's workspace."""
     made: list[KubernetesSandboxProvider] = []
 
@@ -83,9 +84,12 @@ def make_provider(cluster: EmulatedCluster, kube_config,
 
         opener = HostExecOpener(cluster, workspace_of)
         # port-forward: the official client's websocket, to the API server's endpoint faked at the wire
-        forwarder = WebsocketPortForwarder(client.CoreV1Api(client.ApiClient(client.Configuration(host=forwarding.url))))
-        provider = KubernetesSandboxProvider(kube_config(**sandbox), api_client=cluster.api_client(), exec_opener=opener,
-                                             port_forwarder=forwarder)
+        forwarder = WebsocketPortForwarder(
+            client.CoreV1Api(client.ApiClient(client.Configuration(host=forwarding.url)))
+        )
+        provider = KubernetesSandboxProvider(
+            kube_config(**sandbox), api_client=cluster.api_client(), exec_opener=opener, port_forwarder=forwarder
+        )
         provider.opener = opener  # type: ignore[attr-defined]
         holder["p"] = provider
         made.append(provider)
@@ -116,7 +120,12 @@ def test_pod_is_non_root_read_only_without_token_and_limited(kube_config) -> Non
     assert mounts["/mnt/user-data/workspace"] == "threads/t1/user-data/workspace"
     assert mounts["/mnt/user-data/outputs"] == "threads/t1/user-data/outputs"
     assert spec["volumes"][0]["persistentVolumeClaim"]["claimName"] == "herdsman-data"
-    assert pod["metadata"]["labels"] == {"herdsman.sandbox": "1", "herdsman.owner": "o", "herdsman.thread": "t1", "herdsman.view": "2"}
+    assert pod["metadata"]["labels"] == {
+        "herdsman.sandbox": "1",
+        "herdsman.owner": "o",
+        "herdsman.thread": "t1",
+        "herdsman.view": "2",
+    }
 
 
 def test_long_thread_ids_get_a_valid_label() -> None:
@@ -233,7 +242,9 @@ def test_forbidden_says_to_apply_the_rbac(make_provider) -> None:
 
 def test_exit_status_comes_from_the_error_channel() -> None:
     assert exit_code_of(b'{"metadata":{},"status":"Success"}') == 0
-    failure = '{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"42"}]}}'
+    failure = (
+        '{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"42"}]}}'
+    )
     assert exit_code_of(failure) == 42
     assert exit_code_of("") is None
 
@@ -289,7 +300,12 @@ def test_rbac_grants_what_the_provider_calls_and_no_more() -> None:
     assert {"create", "get"} <= rules[("", "pods/exec")]
     assert {"create", "get"} <= rules[("networking.k8s.io", "networkpolicies")]
     assert {"create", "get"} <= rules[("", "pods/portforward")]
-    assert set(rules) == {("", "pods"), ("", "pods/exec"), ("", "pods/portforward"), ("networking.k8s.io", "networkpolicies")}
+    assert set(rules) == {
+        ("", "pods"),
+        ("", "pods/exec"),
+        ("", "pods/portforward"),
+        ("networking.k8s.io", "networkpolicies"),
+    }
     assert role["kind"] == "Role"  # namespaced, not cluster-wide
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
                                     "namespace": account["metadata"]["namespace"]}]  # fmt: skip

@@ -18,7 +18,9 @@ from herdsman.sandbox import LocalSandboxProvider
 from herdsman.sandbox.limits import CommandGroup, Limits, LocalLimiter, cgroup_v1_parents
 
 HAVE_CGROUPS = {"memory", "pids"} <= set(cgroup_v1_parents())
-needs_cgroups = pytest.mark.skipif(not HAVE_CGROUPS, reason="cgroup v1 memory and pids hierarchies are not writable here")
+needs_cgroups = pytest.mark.skipif(
+    not HAVE_CGROUPS, reason="cgroup v1 memory and pids hierarchies are not writable here"
+)
 
 SMALL = {"memory_mb": 64, "pids": 32, "cpus": 1, "file_size_mb": 8}
 
@@ -39,7 +41,9 @@ def test_limits_come_from_one_config_section() -> None:
     config = SandboxConfig.model_validate({"limits": {"memory_mb": 100, "cpus": 0.5, "pids": 10, "output": 5000}})
     assert Limits.from_config(config) == Limits(memory_mb=100, cpus=0.5, pids=10, file_size_mb=1024, output_chars=5000)
     assert Limits.from_config(SandboxConfig()).output_chars == 20_000  # falls back to max_output_chars
-    off = SandboxConfig.model_validate({"limits": {"memory_mb": None, "pids": None, "cpus": None, "file_size_mb": None}})
+    off = SandboxConfig.model_validate(
+        {"limits": {"memory_mb": None, "pids": None, "cpus": None, "file_size_mb": None}}
+    )
     assert Limits.from_config(off).memory_bytes is None
 
 

@@ -17,7 +17,7 @@ def resolve(paths: ThreadPaths, path: str, write: bool = False) -> Path:
     (``ThreadFiles.locate``: by descriptors, links read in virtual space)."""
     with ThreadFiles(paths).locate(path, write=write) as loc:
         root = loc.root
-        rel = loc.vpath[len(root.virtual):].lstrip("/")
+        rel = loc.vpath[len(root.virtual) :].lstrip("/")
         return root.host / rel if rel else root.host
 
 
@@ -28,16 +28,12 @@ def paths(tmp_path: Path, skills_dir: Path) -> ThreadPaths:
     return p
 
 
-@pytest.mark.parametrize(
-    "good", ["t1", "3f0c1f3e-9a4b-4c1e-8f7a-1b2c3d4e5f60", "a.b_c-d", "A" * 128]
-)
+@pytest.mark.parametrize("good", ["t1", "3f0c1f3e-9a4b-4c1e-8f7a-1b2c3d4e5f60", "a.b_c-d", "A" * 128])
 def test_valid_thread_ids_pass(good: str) -> None:
     assert validate_thread_id(good) == good
 
 
-@pytest.mark.parametrize(
-    "bad", ["", "..", ".", "../x", "a/b", "a\\b", "-x", "a b", "a\x00b", "é", "A" * 129, "~root"]
-)
+@pytest.mark.parametrize("bad", ["", "..", ".", "../x", "a/b", "a\\b", "-x", "a b", "a\x00b", "é", "A" * 129, "~root"])
 def test_unsafe_thread_ids_are_refused_with_a_clear_message(bad: str) -> None:
     with pytest.raises(InvalidThreadIdError, match="invalid thread id.*letters, digits"):
         validate_thread_id(bad)
@@ -116,9 +112,7 @@ def test_symlink_to_another_threads_dir_is_refused(tmp_path: Path, paths: Thread
             resolve(paths, p)
 
 
-def test_dangling_symlink_pointing_outside_is_refused_for_writes(
-    tmp_path: Path, paths: ThreadPaths
-) -> None:
+def test_dangling_symlink_pointing_outside_is_refused_for_writes(tmp_path: Path, paths: ThreadPaths) -> None:
     target = tmp_path / "outside" / "new.txt"
     os.symlink(target, paths.workspace / "dangling")
     with pytest.raises(PathEscapeError):

@@ -136,7 +136,8 @@ def test_ls_glob_and_grep(call, ws: Path) -> None:
     assert "no paths match" in ok(call("glob", pattern="*.rs"))
     # one level: the subfolders' matches are counted, with the pattern that includes them
     assert ok(call("glob", pattern="*.py", path="src")).splitlines() == [
-        "/mnt/user-data/workspace/src/main.py", "[1 more in subfolders: the pattern **/*.py includes them]",
+        "/mnt/user-data/workspace/src/main.py",
+        "[1 more in subfolders: the pattern **/*.py includes them]",
     ]
     assert ok(call("glob", pattern="*.md")) == "/mnt/user-data/workspace/README.md"
 
@@ -284,7 +285,12 @@ def test_parallel_str_replace_calls_on_one_file_keep_every_edit(call, ws: Path) 
 
 def test_bash_in_host_mode_uses_virtual_paths_and_shows_no_host_path(call, tmp_path: Path) -> None:
     ok(call("write_file", path="/mnt/user-data/uploads/in.txt", content="data\n"))
-    out = ok(call("bash", command="pwd; echo $HOME; cp /mnt/user-data/uploads/in.txt /mnt/user-data/outputs/out.txt && cat ../outputs/out.txt"))
+    out = ok(
+        call(
+            "bash",
+            command="pwd; echo $HOME; cp /mnt/user-data/uploads/in.txt /mnt/user-data/outputs/out.txt && cat ../outputs/out.txt",
+        )
+    )
     assert out == "/mnt/user-data/workspace\n/mnt/user-data/workspace\ndata"
     failing = ok(call("bash", command="cat missing.txt; exit 4"))
     assert failing.endswith("[exit code 4]")
@@ -295,7 +301,12 @@ def test_outputs_in_a_command_or_a_path_is_the_outputs_folder_whatever_the_worki
     """The command runs in the workspace, yet ``outputs/x`` is /mnt/user-data/outputs/x (it was
     workspace/outputs/x), in a redirection, after a cd elsewhere, and for the file tools."""
     paths = provider.acquire("t1").paths
-    ok(call("bash", command="echo chart > outputs/totals.txt && mkdir -p outputs/sub && cd /tmp && echo up > ./outputs/sub/b.txt"))
+    ok(
+        call(
+            "bash",
+            command="echo chart > outputs/totals.txt && mkdir -p outputs/sub && cd /tmp && echo up > ./outputs/sub/b.txt",
+        )
+    )
     ok(call("write_file", path="outputs/pal.py", content="print('ok')\n"))
     assert (paths.outputs / "totals.txt").read_text() == "chart\n"
     assert (paths.outputs / "sub" / "b.txt").read_text() == "up\n"
@@ -472,7 +483,9 @@ def test_writing_back_the_same_text_says_nothing_changed(call, ws: Path) -> None
     """From the benchmark: asked to fix stats.py, the model wrote back what it had read (less the
     final newline), was told "Wrote 60 bytes" and answered that it was fixed."""
     (ws / "stats.py").write_text("def mean(values):\n    return sum(values) / (len(values) - 1)\n")
-    same = ok(call("write_file", path="stats.py", content="def mean(values):\n    return sum(values) / (len(values) - 1)"))
+    same = ok(
+        call("write_file", path="stats.py", content="def mean(values):\n    return sum(values) / (len(values) - 1)")
+    )
     assert "Nothing changed: /mnt/user-data/workspace/stats.py already held this text" in same
     fixed = ok(call("write_file", path="stats.py", content="def mean(values):\n    return sum(values) / len(values)\n"))
     assert "Nothing changed" not in fixed and fixed.startswith("Wrote ")
@@ -486,10 +499,19 @@ def test_an_edit_that_breaks_a_python_or_json_file_says_so(call, ws: Path) -> No
     """From the benchmark: str_replace put .replace('<a real line break>', ' ') into wc.py (the \\n of
     the model's JSON), and the script died on a SyntaxError only when run."""
     (ws / "wc.py").write_text("import sys\ntext = open(sys.argv[1]).read()\nprint(len(text))\n")
-    mended = ok(call("str_replace", path="wc.py", old="open(sys.argv[1]).read()", new="open(sys.argv[1]).read().replace('\n', ' ')"))
+    mended = ok(
+        call(
+            "str_replace",
+            path="wc.py",
+            old="open(sys.argv[1]).read()",
+            new="open(sys.argv[1]).read().replace('\n', ' ')",
+        )
+    )
     assert mended.startswith("Replaced 1 occurrence(s)") and "the line break in new was written as \\n" in mended
     assert "Warning" not in mended
-    assert (ws / "wc.py").read_text() == "import sys\ntext = open(sys.argv[1]).read().replace('\\n', ' ')\nprint(len(text))\n"
+    assert (
+        ws / "wc.py"
+    ).read_text() == "import sys\ntext = open(sys.argv[1]).read().replace('\\n', ' ')\nprint(len(text))\n"
     broke = ok(call("str_replace", path="wc.py", old="print(len(text))", new="print(len(text)"))
     assert "Warning: /mnt/user-data/workspace/wc.py does not parse now: SyntaxError:" in broke
     assert "is not valid JSON now" in ok(call("write_file", path="out/a.json", content='{"a": 1'))
@@ -504,7 +526,9 @@ def test_python_written_as_one_escaped_line_gets_its_line_breaks(call, ws: Path)
     escaped = "import json\\n\\nconfig = {'port': 1}\\nprint('listening on', config['port'])"
     out = ok(call("write_file", path="server.py", content=escaped))
     assert "with real line breaks" in out and "Warning" not in out
-    assert (ws / "server.py").read_text() == "import json\n\nconfig = {'port': 1}\nprint('listening on', config['port'])"
+    assert (
+        ws / "server.py"
+    ).read_text() == "import json\n\nconfig = {'port': 1}\nprint('listening on', config['port'])"
     ok(call("write_file", path="greet.py", content="print('a\\nb')"))
     assert (ws / "greet.py").read_text() == "print('a\\nb')"
     ok(call("write_file", path="notes.txt", content="a\\nb"))

@@ -30,7 +30,10 @@ class _Handler(BaseHTTPRequestHandler):
         if anthropic:
             data = [{"id": m, "type": "model", "display_name": m, "created_at": "2026-01-01T00:00:00Z"} for m in MODELS]
             return self._send(200, {"data": data, "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]})
-        return self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "t"} for m in MODELS]})
+        return self._send(
+            200,
+            {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "t"} for m in MODELS]},
+        )
 
     def _send(self, status: int, body: dict) -> None:
         raw = json.dumps(body).encode()

@@ -42,11 +42,23 @@ def test_editing_keeps_comments_untouched_keys_and_order(tmp_path: Path) -> None
     path = tmp_path / "config.yaml"
     path.write_text(USER_CONFIG)
     doc = read_document(path)
-    apply_answers(doc, Answers(model=ModelAnswer("anthropic", api_key="sk-ant"), memory=True,
-                               channels={"discord": ChannelAnswer(True, ["me"], {"DISCORD_BOT_TOKEN": "t"})}))
+    apply_answers(
+        doc,
+        Answers(
+            model=ModelAnswer("anthropic", api_key="sk-ant"),
+            memory=True,
+            channels={"discord": ChannelAnswer(True, ["me"], {"DISCORD_BOT_TOKEN": "t"})},
+        ),
+    )
     text = dump_document(doc)
-    for kept in ("# my own notes: keep these", "home: .herdsman   # where things live", "temperature: 0.1    # I like it cold",
-                 "max_steps: 77", "command_timeout_seconds: 33   # slow machine", "  - name: work"):
+    for kept in (
+        "# my own notes: keep these",
+        "home: .herdsman   # where things live",
+        "temperature: 0.1    # I like it cold",
+        "max_steps: 77",
+        "command_timeout_seconds: 33   # slow machine",
+        "  - name: work",
+    ):
         assert kept in text
     assert text.index("name: anthropic") < text.index("name: work")
     config = load_config_text(tmp_path, text, WORK_KEY="w", ANTHROPIC_API_KEY="a", DISCORD_BOT_TOKEN="t")

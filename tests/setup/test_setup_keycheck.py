@@ -30,7 +30,10 @@ def test_anthropic_key_through_its_own_client() -> None:
         bad = check_key(PROVIDERS["anthropic"], "sk-ant-bad", server.url, "fake-small")
         assert bad.status == "rejected"
         sent = server.requests[0][1]
-        assert "anthropic-version" in sent and "sk-ant-good" in (sent.get("x-api-key"), sent.get("authorization", "")[7:])
+        assert "anthropic-version" in sent and "sk-ant-good" in (
+            sent.get("x-api-key"),
+            sent.get("authorization", "")[7:],
+        )
 
 
 def test_no_network_is_said_plainly_and_keeps_the_key() -> None:

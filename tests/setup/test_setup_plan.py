@@ -54,8 +54,13 @@ def test_custom_server_with_and_without_a_key() -> None:
     entry = config.model_by_name("custom")
     assert (entry.model, entry.base_url, entry.api_key) == ("qwen3", "http://gpu:8000/v1", "EMPTY")
     assert outcome.secrets == {}
-    _, config, outcome = written(Answers(model=ModelAnswer("custom", name="gpu", model="qwen3", base_url="http://gpu:8000/v1",
-                                                           api_key="tok", key_env="GPU_TOKEN")))
+    _, config, outcome = written(
+        Answers(
+            model=ModelAnswer(
+                "custom", name="gpu", model="qwen3", base_url="http://gpu:8000/v1", api_key="tok", key_env="GPU_TOKEN"
+            )
+        )
+    )
     assert config.model_by_name("gpu").api_key == "tok" and outcome.secrets == {"GPU_TOKEN": "tok"}
 
 
@@ -68,20 +73,37 @@ def test_embedded_model_points_the_lead_at_it_and_keeps_other_models() -> None:
 
 
 def test_a_second_run_with_the_same_answers_changes_nothing() -> None:
-    answers = Answers(model=ModelAnswer("deepseek", api_key="k"), sandbox=choose_sandbox(machine(bwrap=YES)),
-                      channels={"telegram": ChannelAnswer(True, ["42"], {"TELEGRAM_BOT_TOKEN": "t"})}, memory=True)
+    answers = Answers(
+        model=ModelAnswer("deepseek", api_key="k"),
+        sandbox=choose_sandbox(machine(bwrap=YES)),
+        channels={"telegram": ChannelAnswer(True, ["42"], {"TELEGRAM_BOT_TOKEN": "t"})},
+        memory=True,
+    )
     doc = read_document(Path("/nonexistent"))
     apply_answers(doc, answers)
-    again = apply_answers(doc, Answers(model=ModelAnswer("deepseek"), sandbox=answers.sandbox,
-                                       channels={"telegram": ChannelAnswer(True, ["42"])}, memory=True))
+    again = apply_answers(
+        doc,
+        Answers(
+            model=ModelAnswer("deepseek"),
+            sandbox=answers.sandbox,
+            channels={"telegram": ChannelAnswer(True, ["42"])},
+            memory=True,
+        ),
+    )
     assert again.changes == [] and again.secrets == {}
 
 
 def test_a_literal_key_found_in_the_yaml_moves_to_env_and_a_named_variable_is_kept() -> None:
     doc = read_document(Path("/nonexistent"))
-    doc["models"] = [{"name": "openai", "use": "langchain_openai:ChatOpenAI", "api_key": "sk-literal", "temperature": 0.3},
-                     {"name": "deepseek", "use": "langchain_openai:ChatOpenAI", "api_key": "$MY_DS_KEY",
-                      "base_url": "https://api.deepseek.com/v1"}]
+    doc["models"] = [
+        {"name": "openai", "use": "langchain_openai:ChatOpenAI", "api_key": "sk-literal", "temperature": 0.3},
+        {
+            "name": "deepseek",
+            "use": "langchain_openai:ChatOpenAI",
+            "api_key": "$MY_DS_KEY",
+            "base_url": "https://api.deepseek.com/v1",
+        },
+    ]
     text, config, outcome = written(Answers(model=ModelAnswer("openai")), doc, {"MY_DS_KEY": "y"})
     assert "sk-literal" not in text and outcome.secrets == {"OPENAI_API_KEY": "sk-literal"}
     assert config.model_by_name("openai").extra_kwargs() == {"temperature": 0.3}
@@ -91,7 +113,9 @@ def test_a_literal_key_found_in_the_yaml_moves_to_env_and_a_named_variable_is_ke
 
 def test_infer_provider_reads_entries_back() -> None:
     assert infer_provider({"use": "langchain_anthropic:ChatAnthropic"}) == "anthropic"
-    assert infer_provider({"use": "langchain_openai:ChatOpenAI", "base_url": "https://api.deepseek.com/v1/"}) == "deepseek"
+    assert (
+        infer_provider({"use": "langchain_openai:ChatOpenAI", "base_url": "https://api.deepseek.com/v1/"}) == "deepseek"
+    )
     assert infer_provider({"use": "langchain_openai:ChatOpenAI", "base_url": "http://localhost:1/v1"}) == "custom"
     assert infer_provider({"use": "langchain_openai:ChatOpenAI"}) == "openai"
 
@@ -100,11 +124,17 @@ def test_infer_provider_reads_entries_back() -> None:
     ("found", "provider", "settings"),
     [
         (machine(bwrap=YES, docker=YES, kubernetes=YES), "local", {}),
-        (machine(docker=Found(True, "engine", "unix:///run/podman/podman.sock")), "docker",
-         {"docker.base_url": "unix:///run/podman/podman.sock"}),
+        (
+            machine(docker=Found(True, "engine", "unix:///run/podman/podman.sock")),
+            "docker",
+            {"docker.base_url": "unix:///run/podman/podman.sock"},
+        ),
         (machine(docker=Found(True, "engine", "unix:///var/run/docker.sock")), "docker", {}),
-        (machine(kubernetes=Found(True, "kubeconfig", "/srv/kube.yaml", "prod")), "kubernetes",
-         {"kubernetes.kubeconfig": "/srv/kube.yaml"}),
+        (
+            machine(kubernetes=Found(True, "kubeconfig", "/srv/kube.yaml", "prod")),
+            "kubernetes",
+            {"kubernetes.kubeconfig": "/srv/kube.yaml"},
+        ),
         (machine(), "local", {}),
     ],
 )
@@ -130,8 +160,13 @@ def test_channel_credentials_come_from_the_schema_and_follow_the_mode() -> None:
 
 
 def test_channels_and_memory_are_switched_with_their_secrets_in_variables() -> None:
-    answers = Answers(channels={"telegram": ChannelAnswer(True, ["42", "alice"], {"TELEGRAM_BOT_TOKEN": "123:abc"}),
-                                "discord": ChannelAnswer(True, ["*"], {"DISCORD_BOT_TOKEN": "d-tok"})}, memory=True)
+    answers = Answers(
+        channels={
+            "telegram": ChannelAnswer(True, ["42", "alice"], {"TELEGRAM_BOT_TOKEN": "123:abc"}),
+            "discord": ChannelAnswer(True, ["*"], {"DISCORD_BOT_TOKEN": "d-tok"}),
+        },
+        memory=True,
+    )
     text, config, outcome = written(answers)
     assert config.channels.telegram.enabled and config.channels.telegram.bot_token == "123:abc"
     assert config.channels.telegram.allowed_users == ["42", "alice"]
@@ -152,7 +187,10 @@ def test_non_interactive_flags_name_what_is_missing() -> None:
         (Flags(provider="openai"), "pass --api-key, or export OPENAI_API_KEY"),
         (Flags(provider="custom", model="m"), "--provider custom needs --base-url"),
         (Flags(provider="gemini"), "--provider 'gemini' is not one of openai, anthropic"),
-        (Flags(channels=["telegram"]), "channels.telegram needs bot_token (pass --secret TELEGRAM_BOT_TOKEN=... or export"),
+        (
+            Flags(channels=["telegram"]),
+            "channels.telegram needs bot_token (pass --secret TELEGRAM_BOT_TOKEN=... or export",
+        ),
         (Flags(channels=["icq"]), "there is no channel 'icq'"),
         (Flags(sandbox="vm"), "--sandbox 'vm' is not one of auto, local"),
     ]
@@ -178,14 +216,27 @@ def test_non_interactive_keeps_what_the_config_says_and_reads_keys_from_the_envi
 
 def test_a_second_run_edits_the_leads_entry_of_the_same_provider() -> None:
     doc = read_document(Path("/nonexistent"))
-    doc["models"] = [{"name": "gpu", "use": "langchain_openai:ChatOpenAI", "model": "qwen3", "base_url": "http://gpu:8000/v1",
-                      "api_key": "EMPTY", "max_tokens": 512}]
+    doc["models"] = [
+        {
+            "name": "gpu",
+            "use": "langchain_openai:ChatOpenAI",
+            "model": "qwen3",
+            "base_url": "http://gpu:8000/v1",
+            "api_key": "EMPTY",
+            "max_tokens": 512,
+        }
+    ]
     doc["lead"] = {"model": "gpu"}
     answers = answers_from_flags(Flags(provider="custom", model="qwen3-coder"), doc, {}, lambda: machine(bwrap=YES))
     _, config, outcome = written(answers, doc)
     assert [m.name for m in config.models] == ["gpu"]
     gpu = config.model_by_name("gpu")
-    assert (gpu.model, gpu.base_url, gpu.api_key, gpu.extra_kwargs()) == ("qwen3-coder", "http://gpu:8000/v1", "EMPTY", {"max_tokens": 512})
+    assert (gpu.model, gpu.base_url, gpu.api_key, gpu.extra_kwargs()) == (
+        "qwen3-coder",
+        "http://gpu:8000/v1",
+        "EMPTY",
+        {"max_tokens": 512},
+    )
     assert outcome.changes == ["models.0.model: qwen3-coder", "sandbox.provider: local"]  # the config named no sandbox
     answers = answers_from_flags(Flags(provider="openai", api_key="sk-o"), doc, {}, lambda: machine(bwrap=YES))
     _, config, _ = written(answers, doc)

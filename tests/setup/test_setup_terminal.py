@@ -75,8 +75,10 @@ def setup_command(folder: Path) -> str:
     """``herdsman setup`` in ``folder`` with a clean environment (no keys), then its exit code."""
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**keep, "TERM": "xterm-256color"}.items())
-    return (f"cd {shlex.quote(str(folder))} && env -i {env} {shlex.quote(sys.executable)} -m herdsman setup;"
-            " echo \"setup exited $?\"; sleep 120")
+    return (
+        f"cd {shlex.quote(str(folder))} && env -i {env} {shlex.quote(sys.executable)} -m herdsman setup;"
+        ' echo "setup exited $?"; sleep 120'
+    )
 
 
 def test_wizard_in_a_real_terminal(tmp_path: Path, terminal: Terminal) -> None:
@@ -107,10 +109,21 @@ def test_wizard_in_a_real_terminal(tmp_path: Path, terminal: Terminal) -> None:
     assert "# my settings; the wizard must keep this comment" in text and "# and this one" in text
     data = yaml.safe_load(text)
     assert data["lead"] == {"max_steps": 42, "model": "custom"}
-    assert data["models"] == [{"name": "custom", "use": "langchain_openai:ChatOpenAI", "model": "fake-large",
-                               "base_url": f"{server.url}/v1", "api_key": "$CUSTOM_API_KEY"}]
+    assert data["models"] == [
+        {
+            "name": "custom",
+            "use": "langchain_openai:ChatOpenAI",
+            "model": "fake-large",
+            "base_url": f"{server.url}/v1",
+            "api_key": "$CUSTOM_API_KEY",
+        }
+    ]
     assert data["sandbox"]["provider"] == "local"
-    assert data["channels"]["telegram"] == {"bot_token": "$TELEGRAM_BOT_TOKEN", "allowed_users": ["42", "ann"], "enabled": True}
+    assert data["channels"]["telegram"] == {
+        "bot_token": "$TELEGRAM_BOT_TOKEN",
+        "allowed_users": ["42", "ann"],
+        "enabled": True,
+    }
     assert data["memory"] == {"enabled": True}
     assert (tmp_path / ".env").read_text() == "CUSTOM_API_KEY='sk-right'\nTELEGRAM_BOT_TOKEN='123:tg'\n"
     assert [p.read_text() for p in tmp_path.glob("config.yaml.*.bak")] == [EXISTING]

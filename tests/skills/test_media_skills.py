@@ -74,7 +74,9 @@ def jpeg_size(data: bytes) -> tuple[int, int]:
 
 async def test_sql_over_csv_joins_two_files_into_csv_and_markdown(home: Path) -> None:
     up = uploads(home, "t-sql")
-    (up / "sales.csv").write_text("Region,Product,Revenue\nNorth,A,100\nSouth,A,250\nNorth,B,50\nEast,B,\nSouth,C,75.5\n")
+    (up / "sales.csv").write_text(
+        "Region,Product,Revenue\nNorth,A,100\nSouth,A,250\nNorth,B,50\nEast,B,\nSouth,C,75.5\n"
+    )
     (up / "managers.csv").write_text("region,manager\nNorth,Ann\nSouth,Bo\nEast,Cy\n")
     query = f"python3 {SCRIPTS}/sql-over-csv/scripts/query.py {UP}/sales.csv {UP}/managers.csv"
     sql = "SELECT s.region, m.manager, SUM(s.revenue) AS total FROM sales s JOIN managers m USING (region) GROUP BY s.region ORDER BY total DESC"
@@ -99,7 +101,12 @@ async def test_sql_over_csv_joins_two_files_into_csv_and_markdown(home: Path) ->
     outputs = user_data(home, "t-sql") / "outputs"
     assert not (outputs / "gone.csv").exists()
     rows = list(csv.reader(io.StringIO((outputs / "totals.csv").read_text())))
-    assert rows == [["region", "manager", "total"], ["South", "Bo", "325.5"], ["North", "Ann", "150"], ["East", "Cy", ""]]
+    assert rows == [
+        ["region", "manager", "total"],
+        ["South", "Bo", "325.5"],
+        ["North", "Ann", "150"],
+        ["East", "Cy", ""],
+    ]
     table = (outputs / "totals.md").read_text().splitlines()
     assert table[:3] == ["| region | manager | total |", "|---|---|---:|", "| South | Bo | 325.5 |"]
     assert '<active_skill name="sql-over-csv"' in model.calls[0].messages[0].text
@@ -146,8 +153,12 @@ async def test_image_tools_resize_annotate_convert_and_check(home: Path) -> None
         responses=[
             bash(f"{image} info {UP}/photo.png"),
             bash(f"{image} resize {UP}/photo.png --out {OUT}/photo-small.png --width 600"),
-            bash(f'{image} annotate {OUT}/photo-small.png --out {OUT}/photo-labelled.png --text "Door" --box 100,100,900,250'),
-            bash(f'{image} annotate {OUT}/photo-small.png --out {OUT}/photo-labelled.png --text "Door" --box 100,100,300,250 --color yellow'),
+            bash(
+                f'{image} annotate {OUT}/photo-small.png --out {OUT}/photo-labelled.png --text "Door" --box 100,100,900,250'
+            ),
+            bash(
+                f'{image} annotate {OUT}/photo-small.png --out {OUT}/photo-labelled.png --text "Door" --box 100,100,300,250 --color yellow'
+            ),
             bash(f"{image} convert {OUT}/photo-labelled.png --out {OUT}/photo-labelled.jpg"),
             bash(f"{check} {OUT}/photo-small.png --width 640"),
             bash(f"{check} {OUT}/photo-labelled.jpg --width 600 --height 400 --format JPEG"),
@@ -176,9 +187,16 @@ async def test_diagram_from_a_text_description_to_svg_and_png(home: Path) -> Non
         responses=[
             call("write_file", path=f"{WS}/diagram.txt", content=spec),
             bash(draw),
-            call("str_replace", path=f"{WS}/diagram.txt", old="API => Database\n", new="API -> Database : SQL\nDatabase [cylinder]\n"),
+            call(
+                "str_replace",
+                path=f"{WS}/diagram.txt",
+                old="API => Database\n",
+                new="API -> Database : SQL\nDatabase [cylinder]\n",
+            ),
             bash(draw),
-            bash(f'python3 {SCRIPTS}/diagram/scripts/check_diagram.py {OUT}/checkout.svg --nodes "Browser,API,Database,Cache"'),
+            bash(
+                f'python3 {SCRIPTS}/diagram/scripts/check_diagram.py {OUT}/checkout.svg --nodes "Browser,API,Database,Cache"'
+            ),
             "The diagram is in outputs/checkout.svg and checkout.png.",
         ]
     )
@@ -217,7 +235,10 @@ async def test_text_to_speech_writes_a_wav_that_plays(home: Path) -> None:
     )
     results = await run(home, "t-speech", "/text-to-speech read this update aloud", model)
     assert failed_with(results[1], "no voice 'english'")
-    assert "wrote /mnt/user-data/outputs/update.wav" in results[2].content and "voice en-us, 10 words" in results[2].content
+    assert (
+        "wrote /mnt/user-data/outputs/update.wav" in results[2].content
+        and "voice en-us, 10 words" in results[2].content
+    )
     assert "update.wav: WAV, 1 channel(s), 22050 Hz, 16 bit" in results[3].content and ok(results[3])
     with wave.open(str(user_data(home, "t-speech") / "outputs" / "update.wav"), "rb") as w:
         seconds = w.getnframes() / w.getframerate()
@@ -259,13 +280,18 @@ async def test_dashboard_is_one_offline_html_with_cards_charts_and_table(home: P
     model = ScriptedChatModel(
         responses=[
             bash(f"python3 {SCRIPTS}/dashboard/scripts/dashboard.py {UP}/sales.csv --columns"),
-            bash(f"python3 {SCRIPTS}/dashboard/scripts/dashboard.py {UP}/sales.csv --out {OUT}/dashboard.html --title 'Q1 sales' --chart bar:region:revenue --chart line:date:units --kpi revenue:sum --kpi units:mean"),
+            bash(
+                f"python3 {SCRIPTS}/dashboard/scripts/dashboard.py {UP}/sales.csv --out {OUT}/dashboard.html --title 'Q1 sales' --chart bar:region:revenue --chart line:date:units --kpi revenue:sum --kpi units:mean"
+            ),
             bash(f"python3 {SCRIPTS}/dashboard/scripts/check_dashboard.py {OUT}/dashboard.html --rows 5"),
             "South leads with 325.50. Dashboard: outputs/dashboard.html",
         ]
     )
     columns, built, checked = await run(home, "t-dash", "/dashboard a dashboard of sales.csv", model)
-    assert "- date: date\n- region: text, 3 distinct\n- product: text, 4 distinct\n- revenue: number\n- units: number" in columns.content
+    assert (
+        "- date: date\n- region: text, 3 distinct\n- product: text, 4 distinct\n- revenue: number\n- units: number"
+        in columns.content
+    )
     assert "chart: bar sum of revenue by region: South 325.50, North 150\n" in built.content
     assert "note: no revenue values for region = East; left out of the chart" in built.content  # unknown, not 0
     assert "2 cards (sum of revenue 475.50; mean of units 2.40), 2 charts, 5 table rows" in built.content
@@ -301,7 +327,12 @@ async def test_meeting_notes_checker_names_problems_until_the_minutes_are_right(
             bash(f"cat {SCRIPTS}/meeting-notes/templates/action-items.md"),
             call("write_file", path=path, content=minutes),
             bash(check),
-            call("str_replace", path=path, old="| 2 | Dan | Fix the login bug | next week |", new="| 2 | Bo | Fix the login bug | TBD |"),
+            call(
+                "str_replace",
+                path=path,
+                old="| 2 | Dan | Fix the login bug | next week |",
+                new="| 2 | Bo | Fix the login bug | TBD |",
+            ),
             bash(check),
             "Two action items: Ann updates the docs (2024-05-10), Bo fixes the login bug (TBD).",
         ]
@@ -312,5 +343,11 @@ async def test_meeting_notes_checker_names_problems_until_the_minutes_are_right(
     assert failed_with(first, "action item 2: due 'next week' must be YYYY-MM-DD or TBD")
     assert "action item 2: owner 'Dan' is not in the raw notes" in first.content
     assert "2. Bo: Fix the login bug (due TBD)" in second.content and ok(second)
-    rows = list(csv.reader(io.StringIO((user_data(home, "t-notes") / "outputs" / "release-sync-actions.csv").read_text())))
-    assert rows == [["number", "owner", "task", "due"], ["1", "Ann", "Update the docs", "2024-05-10"], ["2", "Bo", "Fix the login bug", "TBD"]]
+    rows = list(
+        csv.reader(io.StringIO((user_data(home, "t-notes") / "outputs" / "release-sync-actions.csv").read_text()))
+    )
+    assert rows == [
+        ["number", "owner", "task", "due"],
+        ["1", "Ann", "Update the docs", "2024-05-10"],
+        ["2", "Bo", "Fix the login bug", "TBD"],
+    ]

@@ -64,7 +64,9 @@ def all_succeeded(results: list[ToolResult]) -> bool:
     return not any(r.is_error or exit_code(r) for r in results)
 
 
-async def run_steps(home: Path, thread: str, message: str, steps: list[dict]) -> tuple[list[ToolResult], ScriptedChatModel]:
+async def run_steps(
+    home: Path, thread: str, message: str, steps: list[dict]
+) -> tuple[list[ToolResult], ScriptedChatModel]:
     """Send ``message`` to a scripted model that makes the tool calls ``steps``, then answers."""
     model = ScriptedChatModel(responses=[*steps, "Done."])
     return await run(home, thread, message, model), model
@@ -99,7 +101,9 @@ async def test_slide_deck_names_a_missing_title_then_builds_the_deck(home: Path)
         ' {"title": "Next steps", "bullets": ["Hire two people", "Open the East office"]}]}'
     )
     results, model = await build_fix_check(
-        home, "t-deck", "/slide-deck a short deck on our Q3 results",
+        home,
+        "t-deck",
+        "/slide-deck a short deck on our Q3 results",
         source=f"{WS}/deck.json",
         content=broken,
         build=f"python3 {PUBLIC}/slide-deck/scripts/make_deck.py {WS}/deck.json {OUT}/q3.pptx",
@@ -115,7 +119,11 @@ async def test_slide_deck_names_a_missing_title_then_builds_the_deck(home: Path)
     assert deck.slide_width * 9 == deck.slide_height * 16  # 16:9
     results_slide = deck.slides[1]
     body = [s for s in results_slide.placeholders if s.placeholder_format.idx == 1][0]
-    assert [(p.text, p.level) for p in body.text_frame.paragraphs] == [("Revenue up 12%", 0), ("South leads", 1), ("Costs flat", 0)]
+    assert [(p.text, p.level) for p in body.text_frame.paragraphs] == [
+        ("Revenue up 12%", 0),
+        ("South leads", 1),
+        ("Costs flat", 0),
+    ]
     pictures = [s for s in results_slide.shapes if s.shape_type == MSO_SHAPE_TYPE.PICTURE]
     assert len(pictures) == 1 and pictures[0].image.size == (640, 400)
     picture = pictures[0]
@@ -145,8 +153,13 @@ async def test_markdown_to_slides_turns_each_section_into_a_slide(home: Path) ->
     why = [(p.text, p.level) for p in deck.slides[1].placeholders[1].text_frame.paragraphs]
     assert why == [("One file, no server", 0), ("Fast enough for us", 0), ("2k writes/s measured", 1)]
     assert deck.slides[2].notes_slide.notes_text_frame.text == "say WAL mode helps"
-    assert [p.text for p in deck.slides[3].placeholders[1].text_frame.paragraphs] == ["Pilot in March", "Migrate in April"]
-    assert '<active_skill name="markdown-to-slides"' in system_prompt(model) and "slide-deck/scripts/make_deck.py" in system_prompt(model)
+    assert [p.text for p in deck.slides[3].placeholders[1].text_frame.paragraphs] == [
+        "Pilot in March",
+        "Migrate in April",
+    ]
+    assert '<active_skill name="markdown-to-slides"' in system_prompt(
+        model
+    ) and "slide-deck/scripts/make_deck.py" in system_prompt(model)
 
 
 async def test_word_document_names_a_bad_table_row_then_builds_the_docx(home: Path) -> None:
@@ -158,7 +171,9 @@ async def test_word_document_names_a_bad_table_row_then_builds_the_docx(home: Pa
         f"![Revenue by region]({UP}/chart.png)\n\n## Next steps\n\nOpen an office in the East.\n"
     )
     results, _ = await build_fix_check(
-        home, "t-docx", "/word-document write up the Q3 sales as a Word file",
+        home,
+        "t-docx",
+        "/word-document write up the Q3 sales as a Word file",
         source=f"{WS}/document.md",
         content=document,
         build=f"python3 {PUBLIC}/word-document/scripts/make_docx.py {WS}/document.md {OUT}/q3.docx",
@@ -172,8 +187,16 @@ async def test_word_document_names_a_bad_table_row_then_builds_the_docx(home: Pa
     headings = [(p.style.name, p.text) for p in doc.paragraphs if p.style.name.startswith(("Title", "Heading"))]
     assert headings == [("Title", "Q3 sales report"), ("Heading 1", "Regions"), ("Heading 1", "Next steps")]
     summary = next(p for p in doc.paragraphs if p.text.startswith("Revenue grew"))
-    assert [(r.text, bool(r.bold)) for r in summary.runs] == [("Revenue grew ", False), ("12%", True), (" to 475 EUR.", False)]
-    assert [[c.text for c in row.cells] for row in doc.tables[0].rows] == [["Region", "Revenue"], ["South", "325"], ["North", "150"]]
+    assert [(r.text, bool(r.bold)) for r in summary.runs] == [
+        ("Revenue grew ", False),
+        ("12%", True),
+        (" to 475 EUR.", False),
+    ]
+    assert [[c.text for c in row.cells] for row in doc.tables[0].rows] == [
+        ["Region", "Revenue"],
+        ["South", "325"],
+        ["North", "150"],
+    ]
     assert [p.text for p in doc.paragraphs if p.style.name == "List Bullet"] == ["South leads", "East has no data"]
     assert len(doc.inline_shapes) == 1
     assert doc.core_properties.title == "Q3 sales report"
@@ -187,7 +210,9 @@ async def test_spreadsheet_has_formulas_totals_and_a_chart(home: Path) -> None:
         ' "chart": {"type": "bar", "title": "Revenue by region", "x": "Region", "y": ["Q1", "Q9"]}}]}'
     )
     results, _ = await build_fix_check(
-        home, "t-xlsx", "/spreadsheet an Excel file of the sales with totals and a chart",
+        home,
+        "t-xlsx",
+        "/spreadsheet an Excel file of the sales with totals and a chart",
         source=f"{WS}/sheet.json",
         content=spec,
         build=f"python3 {PUBLIC}/spreadsheet/scripts/make_xlsx.py {WS}/sheet.json {OUT}/sales.xlsx",
@@ -207,7 +232,10 @@ async def test_spreadsheet_has_formulas_totals_and_a_chart(home: Path) -> None:
     assert ws.freeze_panes == "A2" and ws["A1"].font.b
     (chart,) = ws._charts
     assert chart.tagname == "barChart" and len(chart.series) == 2
-    assert [s.val.numRef.f for s in chart.series] == ["'Sales'!$B$2:$B$4", "'Sales'!$C$2:$C$4"]  # data rows, not the totals
+    assert [s.val.numRef.f for s in chart.series] == [
+        "'Sales'!$B$2:$B$4",
+        "'Sales'!$C$2:$C$4",
+    ]  # data rows, not the totals
     categories = chart.series[0].cat
     assert (categories.numRef or categories.strRef).f == "'Sales'!$A$2:$A$4"
 
@@ -215,7 +243,9 @@ async def test_spreadsheet_has_formulas_totals_and_a_chart(home: Path) -> None:
 async def test_spreadsheet_from_an_uploaded_csv_keeps_its_formulas_as_text(home: Path) -> None:
     uploads = user_data(home, "t-csv") / "uploads"
     uploads.mkdir(parents=True)
-    (uploads / "orders.csv").write_text('item,qty\nbolts,40\n"=HYPERLINK(""http://evil.example"",""click"")",2\nnuts,8\n')
+    (uploads / "orders.csv").write_text(
+        'item,qty\nbolts,40\n"=HYPERLINK(""http://evil.example"",""click"")",2\nnuts,8\n'
+    )
     spec = f'{{"sheets": [{{"name": "Orders", "csv": "{UP}/orders.csv", "totals": "SUM", "chart": {{"type": "pie", "x": "item", "y": ["qty"]}}}}]}}'
     steps = [
         call("write_file", path=f"{WS}/sheet.json", content=spec),
@@ -226,7 +256,9 @@ async def test_spreadsheet_from_an_uploaded_csv_keeps_its_formulas_as_text(home:
     assert all_succeeded(results), results
     assert "B5: =SUM(B2:B4) = 50" in results[2].content and "1 formulas" in results[2].content
     ws = load_workbook(str(user_data(home, "t-csv") / "outputs" / "orders.xlsx"))["Orders"]
-    assert ws["A3"].value == '=HYPERLINK("http://evil.example","click")' and ws["A3"].data_type == "s"  # text, never run
+    assert (
+        ws["A3"].value == '=HYPERLINK("http://evil.example","click")' and ws["A3"].data_type == "s"
+    )  # text, never run
     assert [ws["B2"].value, ws["B5"].value] == [40, "=SUM(B2:B4)"] and ws["B5"].data_type == "f"
     assert ws._charts[0].tagname == "pieChart"
 
@@ -243,8 +275,17 @@ def test_markdown_blocks_reads_lists_tables_and_inline_styles(tmp_path: Path) ->
         ("paragraph", "First line second line with **bold** and `code`.", 0),
         ("heading", "Detail", 2),
     ]
-    assert blocks.runs(parsed[0].text) == [("First line second line with ", ""), ("bold", "bold"), (" and ", ""), ("code", "code"), (".", "")]
-    assert [(b.ordered, b.items) for b in parsed[2:4]] == [(False, [(0, "a"), (1, "a1")]), (True, [(0, "one"), (0, "two")])]
+    assert blocks.runs(parsed[0].text) == [
+        ("First line second line with ", ""),
+        ("bold", "bold"),
+        (" and ", ""),
+        ("code", "code"),
+        (".", ""),
+    ]
+    assert [(b.ordered, b.items) for b in parsed[2:4]] == [
+        (False, [(0, "a"), (1, "a1")]),
+        (True, [(0, "one"), (0, "two")]),
+    ]
     assert parsed[4].rows == [["k", "v"], ["x", "1"]]
     with pytest.raises(SystemExit, match="line 2: the image missing.png does not exist"):
         blocks.parse("# T\n![chart](missing.png)\n", tmp_path / "t.md")
@@ -253,8 +294,12 @@ def test_markdown_blocks_reads_lists_tables_and_inline_styles(tmp_path: Path) ->
 def test_pdf_report_carries_an_equal_copy_of_the_markdown_reader() -> None:
     """Each skill stands alone (it can be exported, installed or mounted without the other):
     pdf-report keeps its own copy of word-document's reader, byte for byte the same."""
-    ours, theirs = (SKILLS / "public" / name / "scripts" / "markdown_blocks.py" for name in ("pdf-report", "word-document"))
-    assert ours.read_bytes() == theirs.read_bytes(), "copy word-document/scripts/markdown_blocks.py to pdf-report/scripts/"
+    ours, theirs = (
+        SKILLS / "public" / name / "scripts" / "markdown_blocks.py" for name in ("pdf-report", "word-document")
+    )
+    assert ours.read_bytes() == theirs.read_bytes(), (
+        "copy word-document/scripts/markdown_blocks.py to pdf-report/scripts/"
+    )
 
 
 def test_no_public_skill_reaches_into_another_skills_folder() -> None:
@@ -274,7 +319,9 @@ def test_pdf_report_builds_a_pdf_from_its_own_folder_alone(tmp_path: Path) -> No
     import subprocess
 
     alone = shutil.copytree(SKILLS / "public" / "pdf-report", tmp_path / "pdf-report")  # no word-document beside it
-    (tmp_path / "r.md").write_text("# Alone\n\nText with **bold**.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", encoding="utf-8")
+    (tmp_path / "r.md").write_text(
+        "# Alone\n\nText with **bold**.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", encoding="utf-8"
+    )
     done = subprocess.run(["/usr/bin/python3", str(alone / "scripts" / "make_pdf.py"), str(tmp_path / "r.md"), str(tmp_path / "r.pdf")],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     if "No module named 'reportlab'" in done.stderr:
@@ -285,7 +332,9 @@ def test_pdf_report_builds_a_pdf_from_its_own_folder_alone(tmp_path: Path) -> No
 
 async def test_pdf_report_has_pages_text_a_table_and_an_image(home: Path) -> None:
     upload_png(home, "t-pdf", "chart.png")
-    findings = "".join(f"Finding {n}: the South region kept its lead in week {n}, with steady margins.\n\n" for n in range(1, 41))
+    findings = "".join(
+        f"Finding {n}: the South region kept its lead in week {n}, with steady margins.\n\n" for n in range(1, 41)
+    )
     report = (
         "# Q3 sales report\n\nRevenue grew **12%** to 475 EUR; South leads.\n\n## Regions\n\n"
         "| Region | Revenue (EUR) |\n|---|---|\n| South | 325 |\n| North | 150 |\n\n"
@@ -342,7 +391,9 @@ async def test_letter_or_email_writes_an_eml_and_a_docx_from_notes(home: Path) -
     assert message["From"] == "Ana Silva <ana@example.org>" and message["To"] == "Mr Jones <jones@example.org>"
     assert message["Subject"] == "Late delivery of order 1234" and message["Date"]
     body = message.get_body(preferencelist=("plain",)).get_content()
-    assert body.startswith("Dear Mr Jones,\n\nOrder 1234 arrived") and body.rstrip().endswith("Kind regards,\nAna Silva")
+    assert body.startswith("Dear Mr Jones,\n\nOrder 1234 arrived") and body.rstrip().endswith(
+        "Kind regards,\nAna Silva"
+    )
     letter = [p.text for p in Document(str(outputs / "complaint.docx")).paragraphs]
     assert letter[:4] == ["Ana Silva", "1 Main St", "Lisbon", "2 December 2026"]
     assert "Subject: Late delivery of order 1234" in letter and letter[-1] == "Ana Silva"
@@ -351,11 +402,15 @@ async def test_letter_or_email_writes_an_eml_and_a_docx_from_notes(home: Path) -
 def test_letter_checker_names_placeholders_and_a_missing_greeting(tmp_path: Path) -> None:
     module = script_module("letter-or-email", "check_letter")
     draft = tmp_path / "draft.md"
-    draft.write_text("Re: the meeting\n\nThe meeting moves to [Date] in room TODO; please bring the reports of the last quarter, printed.\n\nBest regards,\nAna\n")
+    draft.write_text(
+        "Re: the meeting\n\nThe meeting moves to [Date] in room TODO; please bring the reports of the last quarter, printed.\n\nBest regards,\nAna\n"
+    )
     assert module.check(draft)[1] == [
         "no greeting line (such as 'Dear Ms Smith,'); add one",
         "placeholder text 'TODO' is left in; replace it with the real content",
         "placeholder text '[Date]' is left in; replace it with the real content",
     ]
-    draft.write_text("Dear team,\n\nThe meeting moves to 3 May in room 4; please bring the reports of the last quarter, printed.\n\nBest regards,\nAna\n")
+    draft.write_text(
+        "Dear team,\n\nThe meeting moves to 3 May in room 4; please bring the reports of the last quarter, printed.\n\nBest regards,\nAna\n"
+    )
     assert module.check(draft)[1] == []

@@ -54,20 +54,46 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel) -
 def test_every_public_skill_is_valid_and_listed() -> None:
     catalog = load_skills(SKILLS, environ={})
     assert catalog.problems == []
-    assert {"sql-over-csv", "data-cleaning", "image-tools", "diagram", "text-to-speech", "dashboard", "meeting-notes"} <= set(catalog.skills)
-    assert {"data-analysis", "report-writing", "web-page-builder", "skill-creator", "deep-research", "slide-deck", "word-document", "spreadsheet", "pdf-report", "markdown-to-slides", "letter-or-email"} <= set(catalog.skills)
-    assert {"research-brief", "code-review", "test-writer", "readme-writer", "translate-keep-format"} <= set(catalog.skills)
+    assert {
+        "sql-over-csv",
+        "data-cleaning",
+        "image-tools",
+        "diagram",
+        "text-to-speech",
+        "dashboard",
+        "meeting-notes",
+    } <= set(catalog.skills)
+    assert {
+        "data-analysis",
+        "report-writing",
+        "web-page-builder",
+        "skill-creator",
+        "deep-research",
+        "slide-deck",
+        "word-document",
+        "spreadsheet",
+        "pdf-report",
+        "markdown-to-slides",
+        "letter-or-email",
+    } <= set(catalog.skills)
+    assert {"research-brief", "code-review", "test-writer", "readme-writer", "translate-keep-format"} <= set(
+        catalog.skills
+    )
 
 
 async def test_data_analysis_profiles_csv_and_draws_png(home: Path) -> None:
     uploads = user_data(home, "t-data") / "uploads"
     uploads.mkdir(parents=True)
-    (uploads / "sales.csv").write_text("region,product,revenue\nNorth,A,100\nSouth,A,250\nNorth,B,50\nEast,B,\nSouth,C,75\n")
+    (uploads / "sales.csv").write_text(
+        "region,product,revenue\nNorth,A,100\nSouth,A,250\nNorth,B,50\nEast,B,\nSouth,C,75\n"
+    )
     scripts = "/mnt/skills/public/data-analysis/scripts"
     model = ScriptedChatModel(
         responses=[
             bash(f"python3 {scripts}/profile.py {UP}/sales.csv"),
-            bash(f"python3 {scripts}/bar_chart.py {UP}/sales.csv --x region --y revenue --out {OUT}/revenue.png --title Revenue"),
+            bash(
+                f"python3 {scripts}/bar_chart.py {UP}/sales.csv --x region --y revenue --out {OUT}/revenue.png --title Revenue"
+            ),
             call("write_file", path=f"{OUT}/summary.md", content="South leads with 325 EUR of revenue."),
             "South leads (325), then North (150). Chart: outputs/revenue.png",
         ]
@@ -91,7 +117,9 @@ def pdf_is_consistent(pdf: bytes) -> bool:
     table = pdf[start:].split(b"\n")
     count = int(table[1].split()[1])
     offsets = [int(line[:10]) for line in table[3 : 3 + count - 1]]
-    return pdf.rstrip().endswith(b"%%EOF") and all(pdf[o:].startswith(b"%d 0 obj" % (n + 1)) for n, o in enumerate(offsets))
+    return pdf.rstrip().endswith(b"%%EOF") and all(
+        pdf[o:].startswith(b"%d 0 obj" % (n + 1)) for n, o in enumerate(offsets)
+    )
 
 
 async def test_report_writing_renders_html_and_pdf(home: Path) -> None:
@@ -185,7 +213,14 @@ def deep_research_model() -> ScriptedChatModel:
         if not results:
             return {
                 "tool_calls": [
-                    {"name": "task", "args": {"description": f"Research {t}", "prompt": f"Research SQLite {t} for web apps.", "subagent_type": "general-purpose"}}
+                    {
+                        "name": "task",
+                        "args": {
+                            "description": f"Research {t}",
+                            "prompt": f"Research SQLite {t} for web apps.",
+                            "subagent_type": "general-purpose",
+                        },
+                    }
                     for t in ("concurrency", "durability")
                 ]
             }
@@ -206,7 +241,9 @@ async def test_deep_research_runs_parallel_subagents_and_cites_sources(home: Pat
     assert results[-1].content.strip() == "OK"
     data = user_data(home, "t-research")
     assert sorted(p.name for p in (data / "workspace" / "research").iterdir()) == ["concurrency.md", "durability.md"]
-    assert "[2] Write-Ahead Logging - https://sqlite.org/wal.html" in (data / "outputs" / "research-report.md").read_text()
+    assert (
+        "[2] Write-Ahead Logging - https://sqlite.org/wal.html" in (data / "outputs" / "research-report.md").read_text()
+    )
     lead_system = next(c.messages[0].text for c in model.calls if "You are Herdsman" in c.messages[0].text)
     assert '<active_skill name="deep-research"' in lead_system
 
@@ -214,9 +251,13 @@ async def test_deep_research_runs_parallel_subagents_and_cites_sources(home: Pat
 def test_citation_checker_names_each_problem() -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("cc", SKILLS / "public" / "deep-research" / "scripts" / "check_citations.py")
+    spec = importlib.util.spec_from_file_location(
+        "cc", SKILLS / "public" / "deep-research" / "scripts" / "check_citations.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    problems = module.check("# Q\n\nA claim [1] and [3].\n\n## Sources\n\n[1] A - https://a.org\n[2] B - https://b.org\n")
+    problems = module.check(
+        "# Q\n\nA claim [1] and [3].\n\n## Sources\n\n[1] A - https://a.org\n[2] B - https://b.org\n"
+    )
     assert "[3] is cited but not listed under Sources" in problems
     assert "source [2] is listed but never cited; cite it or remove it" in problems

@@ -22,7 +22,12 @@ def call(name: str, **args: object) -> dict:
 
 @pytest.fixture
 def audit_skills(skills_root: Path, add_skill) -> Path:
-    add_skill("audit", text=skill_md("audit", description="Audit code for secrets.", body=BODY, **{"allowed-tools": "[grep, read_file]"}))
+    add_skill(
+        "audit",
+        text=skill_md(
+            "audit", description="Audit code for secrets.", body=BODY, **{"allowed-tools": "[grep, read_file]"}
+        ),
+    )
     add_skill("notes", description="Take notes.")
     return skills_root
 
@@ -175,8 +180,14 @@ async def test_skill_stays_active_when_its_message_was_summarized_away(home: Pat
 
     def request(messages, state) -> ModelRequest:
         return ModelRequest(
-            model=ScriptedChatModel(responses=[]), messages=messages, system_message=SystemMessage("base"),
-            tool_choice=None, tools=[], response_format=None, state=state, runtime=None,
+            model=ScriptedChatModel(responses=[]),
+            messages=messages,
+            system_message=SystemMessage("base"),
+            tool_choice=None,
+            tools=[],
+            response_format=None,
+            state=state,
+            runtime=None,
         )
 
     first = mw.wrap_model_call(request([user], {"messages": [user]}), handler)
@@ -187,7 +198,9 @@ async def test_skill_stays_active_when_its_message_was_summarized_away(home: Pat
     assert "ALWAYS-GREP-FIRST" in seen[-1].system_message.text
     # a new user message without a command ends it
     later = HumanMessage("something else", id="m2")
-    ended = mw.wrap_model_call(request([summary, later], {"messages": [summary, later], "active_skill": update}), handler)
+    ended = mw.wrap_model_call(
+        request([summary, later], {"messages": [summary, later], "active_skill": update}), handler
+    )
     assert ended.command.update["active_skill"] is None
     assert "ALWAYS-GREP-FIRST" not in seen[-1].system_message.text
 
@@ -219,11 +232,15 @@ async def test_skill_script_runs_from_read_only_mount(home: Path, skills_root: P
 async def test_a_reply_that_echoes_the_skill_is_asked_again(home: Path, skills_root: Path, add_skill) -> None:
     """From the benchmark: given the web-page-builder skill, the model answered with the skill's own
     text. The reply is re-asked with the reason; a second echo stands (it is prose) after the last try."""
-    steps = "\n".join(f"{i}. Write the section number {i} of the page into index.html, with its heading." for i in range(1, 6))
+    steps = "\n".join(
+        f"{i}. Write the section number {i} of the page into index.html, with its heading." for i in range(1, 6)
+    )
     add_skill("pages", text=skill_md("pages", description="Build pages.", body=f"# Pages\n## Steps\n{steps}\n"))
     config = make_config(home, skills={"path": str(skills_root)})
     echo = f"Follow these steps:\n{steps}"
-    model = ScriptedChatModel(responses=[echo, call("write_file", path="/mnt/user-data/outputs/index.html", content="<h1>Hi</h1>"), "Done."])
+    model = ScriptedChatModel(
+        responses=[echo, call("write_file", path="/mnt/user-data/outputs/index.html", content="<h1>Hi</h1>"), "Done."]
+    )
     async with HerdsmanClient(config, model=model) as client:
         result = await client.run("/pages make a page", thread_id="t-echo")
     assert "Your reply repeated your instructions instead of doing the task" in model.calls[1].messages[-1].text
@@ -240,14 +257,19 @@ async def test_an_active_skills_declared_outputs_are_checked_before_the_answer_s
     """From the benchmark: with the report-writing skill active, the model ran the render script on
     a report it had not written, touched the file and stopped. A skill's ``outputs`` are files it
     delivers: while it is active, a missing one sends the agent back, once it exists the answer stands."""
-    add_skill("memo", text=skill_md("memo", description="Write memos.", body="# Memo\nWrite outputs/memo.md.", outputs='["**/*.md"]'))
+    add_skill(
+        "memo",
+        text=skill_md("memo", description="Write memos.", body="# Memo\nWrite outputs/memo.md.", outputs='["**/*.md"]'),
+    )
     config = make_config(home, skills={"path": str(skills_root)}, lead={"model_retries": 0, "verify_rounds": 2})
-    model = ScriptedChatModel(responses=[
-        "The memo is ready.",
-        call("write_file", path="/mnt/user-data/outputs/memo.md", content="# Memo\nShip it.\n"),
-        "Wrote /mnt/user-data/outputs/memo.md.",
-        "Plain answer.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            "The memo is ready.",
+            call("write_file", path="/mnt/user-data/outputs/memo.md", content="# Memo\nShip it.\n"),
+            "Wrote /mnt/user-data/outputs/memo.md.",
+            "Plain answer.",
+        ]
+    )
     async with HerdsmanClient(config, model=model) as client:
         result = await client.run("Use the memo skill to write a memo on the launch", thread_id="t-outputs")
         other = await client.run("thanks", thread_id="t-outputs")  # no skill active: nothing asked for
@@ -263,8 +285,12 @@ async def test_a_declared_output_with_a_wildcard_is_named_after_what_the_request
 ) -> None:
     """From the benchmark: asked for "a skill named csv-summary" with the skill creator active, the
     model never wrote the file; the note now says which file: skills/csv-summary/SKILL.md."""
-    add_skill("maker", text=skill_md("maker", description="Make skills.", body="# Maker\nWrite the SKILL.md.",
-                                     outputs='["skills/*/SKILL.md"]'))
+    add_skill(
+        "maker",
+        text=skill_md(
+            "maker", description="Make skills.", body="# Maker\nWrite the SKILL.md.", outputs='["skills/*/SKILL.md"]'
+        ),
+    )
     config = make_config(home, skills={"path": str(skills_root)}, lead={"model_retries": 0, "verify_rounds": 1})
     model = ScriptedChatModel(responses=["Made it.", "Made it."])
     async with HerdsmanClient(config, model=model) as client:

@@ -36,7 +36,8 @@ def files_of(folder: Path) -> dict[str, tuple[bytes, bool]]:
     """Relative path -> (content, executable) of every file under ``folder``."""
     return {
         str(p.relative_to(folder)): (p.read_bytes(), bool(p.stat().st_mode & stat.S_IXUSR))
-        for p in sorted(folder.rglob("*")) if p.is_file()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -69,17 +70,34 @@ def _device_member() -> zipfile.ZipInfo:
 
 
 HOSTILE = {
-    "zip-slip": ([("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/../../escaped.txt", b"x")], "'..' would write outside"),
-    "absolute path": ([("evil-skill/SKILL.md", GOOD_MD), ("/tmp/herdsman-abs-escape.txt", b"x")], "absolute paths are refused"),
+    "zip-slip": (
+        [("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/../../escaped.txt", b"x")],
+        "'..' would write outside",
+    ),
+    "absolute path": (
+        [("evil-skill/SKILL.md", GOOD_MD), ("/tmp/herdsman-abs-escape.txt", b"x")],
+        "absolute paths are refused",
+    ),
     "symlink": ([("evil-skill/SKILL.md", GOOD_MD), (_symlink_member(), b"/etc/passwd")], "is a symlink"),
     "device file": ([("evil-skill/SKILL.md", GOOD_MD), (_device_member(), b"")], "is a device"),
-    "oversize file": ([("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/big.bin", os.urandom(300_000))], "one file may be at most"),
+    "oversize file": (
+        [("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/big.bin", os.urandom(300_000))],
+        "one file may be at most",
+    ),
     "bomb": ([("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/zeros.bin", b"\0" * 1_500_000)], "archive bomb"),
-    "too many files": ([("evil-skill/SKILL.md", GOOD_MD)] + [(f"evil-skill/f{i}.txt", b"x") for i in range(30)], "at most 20"),
-    "bad front matter": ([("evil-skill/SKILL.md", b"---\nname: evil-skill\nallowed_tool: [bash]\ndescription: x\n---\nbody\n")],
-                         "field 'allowed_tool'"),
+    "too many files": (
+        [("evil-skill/SKILL.md", GOOD_MD)] + [(f"evil-skill/f{i}.txt", b"x") for i in range(30)],
+        "at most 20",
+    ),
+    "bad front matter": (
+        [("evil-skill/SKILL.md", b"---\nname: evil-skill\nallowed_tool: [bash]\ndescription: x\n---\nbody\n")],
+        "field 'allowed_tool'",
+    ),
     "no SKILL.md": ([("evil-skill/README.md", b"hello")], "no SKILL.md"),
-    "script syntax error": ([("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/scripts/x.py", b"def broken(:\n")], "syntax error"),
+    "script syntax error": (
+        [("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/scripts/x.py", b"def broken(:\n")],
+        "syntax error",
+    ),
 }
 LIMITS = PackageLimits(max_file_bytes=2_000_000, max_files=20, max_total_bytes=5_000_000)
 
@@ -106,9 +124,9 @@ def test_a_header_that_understates_the_size_is_caught_while_reading(tmp_path: Pa
     data = bytearray(zip_with([("evil-skill/SKILL.md", GOOD_MD), ("evil-skill/liar.txt", b"A" * 1_000_000)]))
     central = data.rfind(b"PK\x01\x02")
     while central != -1:  # patch the declared size of liar.txt in its central directory entry
-        name_len = int.from_bytes(data[central + 28:central + 30], "little")
-        if data[central + 46:central + 46 + name_len] == b"evil-skill/liar.txt":
-            data[central + 24:central + 28] = (10).to_bytes(4, "little")
+        name_len = int.from_bytes(data[central + 28 : central + 30], "little")
+        if data[central + 46 : central + 46 + name_len] == b"evil-skill/liar.txt":
+            data[central + 24 : central + 28] = (10).to_bytes(4, "little")
         central = data.rfind(b"PK\x01\x02", 0, central)
     archive = tmp_path / "liar.skill"
     archive.write_bytes(bytes(data))
@@ -127,7 +145,11 @@ def test_export_then_install_round_trips_every_file(tmp_path: Path, skills_root:
     archive = tmp_path / "csv-report.skill"
     assert export_skill(first.skill, archive) == 3
     with zipfile.ZipFile(archive) as zf:
-        assert sorted(zf.namelist()) == ["csv-report/SKILL.md", "csv-report/data/deep/table.bin", "csv-report/scripts/run.py"]
+        assert sorted(zf.namelist()) == [
+            "csv-report/SKILL.md",
+            "csv-report/data/deep/table.bin",
+            "csv-report/scripts/run.py",
+        ]
 
     other = tmp_path / "elsewhere" / "skills"
     again = install_skill(archive, other)
@@ -180,8 +202,13 @@ def test_a_users_own_skill_is_seen_by_that_user_only(tmp_path: Path, skills_root
 
 def git(*args: str, cwd: Path) -> None:
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=cwd, env=env,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -47,5 +47,7 @@ def test_a_hostile_archive_is_refused_with_the_reason(tmp_path: Path) -> None:
     project.mkdir()
     out = run_cli_here("skills", "install", str(archive), cwd=project)
     assert out.returncode == 1
-    assert "Refused:" in out.stderr and "'..' would write outside" in out.stderr and "nothing was installed" in out.stderr
+    assert (
+        "Refused:" in out.stderr and "'..' would write outside" in out.stderr and "nothing was installed" in out.stderr
+    )
     assert visible(project / "skills" / "custom") == [] and not (tmp_path / "outside.txt").exists()

@@ -9,8 +9,14 @@ from herdsman.skills.model import Skill
 
 
 def skill(name: str, description: str, examples: tuple[str, ...] = ()) -> Skill:
-    return Skill(name=name, description=description, body="# Steps", source="public",
-                 directory=Path("/nowhere") / name, examples=examples)
+    return Skill(
+        name=name,
+        description=description,
+        body="# Steps",
+        source="public",
+        directory=Path("/nowhere") / name,
+        examples=examples,
+    )
 
 
 SKILLS = [

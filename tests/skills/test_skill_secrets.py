@@ -64,7 +64,9 @@ def test_a_command_gets_the_secrets_of_the_skills_it_runs_for_its_user_only(tmp_
     ana = {"configurable": {"user_id": "ana"}}
     assert env("sh /mnt/skills/custom/api-demo/scripts/call.sh", {}, ana) == {"DEMO_TOKEN": SECRET}
     assert env("echo $DEMO_TOKEN", {}, ana) == {}  # a command that runs no skill gets nothing
-    assert env("echo $DEMO_TOKEN", {"active_skill": {"name": "api-demo", "message_id": "m"}}, ana) == {"DEMO_TOKEN": SECRET}
+    assert env("echo $DEMO_TOKEN", {"active_skill": {"name": "api-demo", "message_id": "m"}}, ana) == {
+        "DEMO_TOKEN": SECRET
+    }
     assert env("sh /mnt/skills/custom/api-demo/scripts/call.sh", {}, {"configurable": {"user_id": "bo"}}) == {}
     assert skills_named("cat /mnt/skills/users/bo/x/a; sh /mnt/skills/users/ana/y/b", "ana") == ["y"]
 
@@ -76,32 +78,41 @@ def test_cli_sets_a_secret_from_stdin_and_lists_its_name_only(tmp_path: Path) ->
     (tmp_path / "config.yaml").write_text("home: home\n")
     runner = CliRunner()
     with contextlib.chdir(tmp_path):
-        done = runner.invoke(app, ["skills", "secret", "set", "api-demo", "DEMO_TOKEN"], input=SECRET + "\n",
-                             env={"HERDSMAN_CONFIG": None})
+        done = runner.invoke(
+            app,
+            ["skills", "secret", "set", "api-demo", "DEMO_TOKEN"],
+            input=SECRET + "\n",
+            env={"HERDSMAN_CONFIG": None},
+        )
         assert done.exit_code == 0, done.output
         listed = runner.invoke(app, ["skills", "secret", "list"], env={"HERDSMAN_CONFIG": None})
-        wrong = runner.invoke(app, ["skills", "secret", "set", "api-demo", "HOME_DIR"], input="x\n",
-                              env={"HERDSMAN_CONFIG": None})
+        wrong = runner.invoke(
+            app, ["skills", "secret", "set", "api-demo", "HOME_DIR"], input="x\n", env={"HERDSMAN_CONFIG": None}
+        )
     assert "api-demo: DEMO_TOKEN" in listed.output and SECRET not in listed.output + done.output
     assert wrong.exit_code == 1 and "does not declare 'HOME_DIR'" in wrong.output
     assert SkillSecrets(tmp_path / "home" / "skill_secrets").values_for(None, ["api-demo"]) == {"DEMO_TOKEN": SECRET}
 
 
 @pytest.mark.bwrap
-async def test_a_secret_reaches_the_skills_command_and_nothing_else(tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                                                     capfd: pytest.CaptureFixture[str]) -> None:
+async def test_a_secret_reaches_the_skills_command_and_nothing_else(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
     if not bwrap_status().available:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status().reason}")
     skills, home = tmp_path / "skills", tmp_path / "home"
     demo_skill(skills)
-    config = make_config(home, skills={"path": str(skills)}, sandbox={"isolation": "bwrap"},
-                         checkpointer={"type": "sqlite"})
+    config = make_config(
+        home, skills={"path": str(skills)}, sandbox={"isolation": "bwrap"}, checkpointer={"type": "sqlite"}
+    )
     SkillSecrets.of(config).set(None, load_skills(skills).get("api-demo"), "DEMO_TOKEN", SECRET)
-    model = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "bash", "args": {"command": "sh /mnt/skills/custom/api-demo/scripts/call.sh"}}]},
-        {"tool_calls": [{"name": "bash", "args": {"command": "echo outside: ${DEMO_TOKEN:-none}"}}]},
-        "The demo API answered.",
-    ])
+    model = ScriptedChatModel(
+        responses=[
+            {"tool_calls": [{"name": "bash", "args": {"command": "sh /mnt/skills/custom/api-demo/scripts/call.sh"}}]},
+            {"tool_calls": [{"name": "bash", "args": {"command": "echo outside: ${DEMO_TOKEN:-none}"}}]},
+            "The demo API answered.",
+        ]
+    )
     caplog.set_level(logging.DEBUG)
     async with HerdsmanClient(config, model=model) as client:
         events = [e async for e in client.stream("call the demo api", thread_id="t-secret")]
@@ -114,7 +125,11 @@ async def test_a_secret_reaches_the_skills_command_and_nothing_else(tmp_path: Pa
 
     seen = "\n".join(str(m) for call in model.calls for m in call.messages)  # every prompt the model got
     assert "token length" in seen and SECRET not in seen
-    leaks = [p for p in home.rglob("*") if p.is_file() and "skill_secrets" not in p.parts and SECRET.encode() in p.read_bytes()]
+    leaks = [
+        p
+        for p in home.rglob("*")
+        if p.is_file() and "skill_secrets" not in p.parts and SECRET.encode() in p.read_bytes()
+    ]
     assert leaks == []  # checkpoints, traces, transcripts, thread files
     kept = [p for p in home.rglob("*") if p.is_file() and b"token length" in p.read_bytes()]
     assert any("checkpoint" in p.name for p in kept), kept  # the search looked where the tool result is kept
@@ -127,10 +142,14 @@ def test_a_required_secret_set_by_the_local_user_makes_the_skill_available(tmp_p
 
     folder = tmp_path / "skills" / "custom" / "paid-api"
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(skill_md("paid-api", "Calls a paid API.", **{"required-secrets": "[PAID_TOKEN_NEVER_IN_ENV]"}))
+    (folder / "SKILL.md").write_text(
+        skill_md("paid-api", "Calls a paid API.", **{"required-secrets": "[PAID_TOKEN_NEVER_IN_ENV]"})
+    )
     config = make_config(tmp_path / "home", skills={"path": str(tmp_path / "skills")})
     assert agent_skills(config).unavailable == {"paid-api": ["PAID_TOKEN_NEVER_IN_ENV"]}
-    SkillSecrets.of(config).set("ana", load_skills(tmp_path / "skills").all_skills[0], "PAID_TOKEN_NEVER_IN_ENV", SECRET)
+    SkillSecrets.of(config).set(
+        "ana", load_skills(tmp_path / "skills").all_skills[0], "PAID_TOKEN_NEVER_IN_ENV", SECRET
+    )
     assert "paid-api" not in agent_skills(config).skills  # another user's value does not count for the agent
     SkillSecrets.of(config).set(None, load_skills(tmp_path / "skills").all_skills[0], "PAID_TOKEN_NEVER_IN_ENV", SECRET)
     assert "paid-api" in agent_skills(config).skills

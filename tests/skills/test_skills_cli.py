@@ -55,11 +55,24 @@ def test_disable_and_enable_hold_for_the_cli_agent(tmp_path: Path) -> None:
 
     run_cli("skills", "new", "csv-tools", "-d", "Convert CSV files: to JSON.", cwd=tmp_path)
     calls = tmp_path / "calls.jsonl"
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump({
-        "home": "home", "lead": {"model_retries": 0}, "title": {"enabled": False},
-        "models": [{"name": "scripted", "use": "herdsman.models.scripted:ScriptedChatModel",
-                    "responses": ["ok"], "on_exhausted": "repeat_last", "record_file": str(calls)}],
-    }))
+    (tmp_path / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "home": "home",
+                "lead": {"model_retries": 0},
+                "title": {"enabled": False},
+                "models": [
+                    {
+                        "name": "scripted",
+                        "use": "herdsman.models.scripted:ScriptedChatModel",
+                        "responses": ["ok"],
+                        "on_exhausted": "repeat_last",
+                        "record_file": str(calls),
+                    }
+                ],
+            }
+        )
+    )
 
     def prompt_of_a_run() -> str:
         calls.unlink(missing_ok=True)

@@ -18,8 +18,10 @@ from tests.gateway.gateway_support import RunningGateway, running_gateway
 from tests.gateway.preview_support import ANA, SITE, ask, browser
 from tests.support import REPO, make_config
 
-pytestmark = [pytest.mark.bwrap,
-              pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")]
+pytestmark = [
+    pytest.mark.bwrap,
+    pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}"),
+]
 SKILL = REPO / "skills" / "public" / "web-page-builder" / "SKILL.md"
 PAGE = (
     '<!doctype html><html><head><title>Counter</title><meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -36,25 +38,31 @@ def serve_step() -> str:
     """The serving command exactly as the skill's SKILL.md writes it."""
     text = SKILL.read_text()
     start = text.index("`cd /mnt/user-data/outputs/site && exec python3 -m http.server")
-    return text[start + 1:text.index("`", start + 1)]
+    return text[start + 1 : text.index("`", start + 1)]
 
 
 @pytest.fixture
 def model() -> ScriptedChatModel:
-    return ScriptedChatModel(responses=[
-        call("write_file", path=f"{SITE}/index.html", content=PAGE),
-        call("write_file", path=f"{SITE}/assets/style.css", content="body{font-family:sans-serif}"),
-        call("write_file", path=f"{SITE}/assets/app.js", content="let n=0;b.onclick=()=>b.textContent=++n"),
-        call("bash", command=f"python3 /mnt/skills/public/web-page-builder/scripts/check_site.py {SITE}"),
-        call("bash", command=serve_step(), background=True),
-        "The site is outputs/site/index.html; open the Preview tab (port 8000) to see it live.",
-    ])
+    return ScriptedChatModel(
+        responses=[
+            call("write_file", path=f"{SITE}/index.html", content=PAGE),
+            call("write_file", path=f"{SITE}/assets/style.css", content="body{font-family:sans-serif}"),
+            call("write_file", path=f"{SITE}/assets/app.js", content="let n=0;b.onclick=()=>b.textContent=++n"),
+            call("bash", command=f"python3 /mnt/skills/public/web-page-builder/scripts/check_site.py {SITE}"),
+            call("bash", command=serve_step(), background=True),
+            "The site is outputs/site/index.html; open the Preview tab (port 8000) to see it live.",
+        ]
+    )
 
 
 @pytest.fixture
 def served(tmp_path: Path, model: ScriptedChatModel) -> Iterator[RunningGateway]:
-    config = make_config(tmp_path / "home", skills={"path": str(REPO / "skills")}, sandbox={"isolation": "bwrap"},
-                         gateway={"api_keys": ["key-ana"], "preview_origin": {"port": 0}})
+    config = make_config(
+        tmp_path / "home",
+        skills={"path": str(REPO / "skills")},
+        sandbox={"isolation": "bwrap"},
+        gateway={"api_keys": ["key-ana"], "preview_origin": {"port": 0}},
+    )
     with running_gateway(config, model=model) as gateway:
         yield gateway
 

@@ -39,8 +39,12 @@ def sections(markdown: str) -> dict[str, list[str]]:
 
 async def test_research_brief_cites_only_uploaded_sources(home: Path) -> None:
     up = uploads(home, "t-brief")
-    (up / "sales.md").write_text("# Q3 sales report\n\nRevenue grew 12% in Q3, led by the South region.\nDetails: https://intranet.example/q3.\n")
-    (up / "survey.txt").write_text("Customer survey 2024\nMost customers want faster delivery.\nPrice was rarely named.\n")
+    (up / "sales.md").write_text(
+        "# Q3 sales report\n\nRevenue grew 12% in Q3, led by the South region.\nDetails: https://intranet.example/q3.\n"
+    )
+    (up / "survey.txt").write_text(
+        "Customer survey 2024\nMost customers want faster delivery.\nPrice was rarely named.\n"
+    )
     (up / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(40))
     path = f"{OUT}/q3-brief.md"
     brief = (
@@ -108,7 +112,12 @@ async def test_code_review_names_real_files_and_lines(home: Path) -> None:
             bash(f"python3 {SCRIPTS}/code-review/scripts/inventory.py {UP}/shop"),
             call("write_file", path=path, content=review),
             bash(check),
-            call("str_replace", path=path, old="- **low** `cart.py:42`", new="- **high** `util.py:1` - `def broken(:` is a syntax error; the module cannot be imported.\n- **low** `cart.py:2`"),
+            call(
+                "str_replace",
+                path=path,
+                old="- **low** `cart.py:42`",
+                new="- **high** `util.py:1` - `def broken(:` is a syntax error; the module cannot be imported.\n- **low** `cart.py:2`",
+            ),
             call("str_replace", path=path, old="- **low** `shop/checkout.py:3` - no tests.\n", new=""),
             bash(check),
             "3 findings (1 high: util.py does not compile). Review: outputs/code-review.md",
@@ -148,7 +157,7 @@ def _helper() -> None:
     pass
 '''
 
-TESTS = '''import unittest
+TESTS = """import unittest
 
 from pricing import discount, total
 
@@ -172,7 +181,7 @@ class TestTotal(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 
 
 async def test_test_writer_runs_the_tests_and_documents_a_bug(home: Path) -> None:
@@ -183,11 +192,22 @@ async def test_test_writer_runs_the_tests_and_documents_a_bug(home: Path) -> Non
     model = ScriptedChatModel(
         responses=[
             bash(f"python3 {SCRIPTS}/test-writer/scripts/api.py {UP}/pricing.py"),
-            call("write_file", path=path, content=TESTS.replace("from pricing import discount, total", "from pricing import discount").split("class TestTotal")[0]),
+            call(
+                "write_file",
+                path=path,
+                content=TESTS.replace("from pricing import discount, total", "from pricing import discount").split(
+                    "class TestTotal"
+                )[0],
+            ),
             bash(check),
             call("write_file", path=path, content=TESTS),
             bash(check),
-            call("str_replace", path=path, old="    def test_sum(self):", new="    @unittest.expectedFailure  # total() skips the first price\n    def test_sum(self):"),
+            call(
+                "str_replace",
+                path=path,
+                old="    def test_sum(self):",
+                new="    @unittest.expectedFailure  # total() skips the first price\n    def test_sum(self):",
+            ),
             bash(check),
             "4 tests; total() skips the first price (bug). Tests: outputs/test_pricing.py",
         ]
@@ -205,7 +225,14 @@ async def test_test_writer_runs_the_tests_and_documents_a_bug(home: Path) -> Non
     # a user runs the tests next to the module
     outputs = user_data(home, "t-tests") / "outputs"
     env = dict(os.environ, PYTHONPATH=str(up), PYTHONDONTWRITEBYTECODE="1")
-    ran = subprocess.run([sys.executable, "-m", "unittest", "-v", "test_pricing"], cwd=outputs, env=env, capture_output=True, text=True, timeout=60)
+    ran = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "test_pricing"],
+        cwd=outputs,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ran.returncode == 0 and "Ran 4 tests" in ran.stderr and "OK (expected failures=1)" in ran.stderr
 
 
@@ -236,7 +263,12 @@ async def test_readme_writer_commands_name_files_that_exist(home: Path) -> None:
             call("write_file", path=path, content=readme),
             bash(check),
             call("str_replace", path=path, old="python3 forecast.py --city Paris\n", new=""),
-            call("str_replace", path=path, old="discover -s tests\n```\n", new="discover -s tests\n```\n\n## License\n\nMIT License (see LICENSE).\n"),
+            call(
+                "str_replace",
+                path=path,
+                old="discover -s tests\n```\n",
+                new="discover -s tests\n```\n\n## License\n\nMIT License (see LICENSE).\n",
+            ),
             bash(check),
             "README written: outputs/README.md",
         ]
@@ -306,11 +338,15 @@ async def test_translate_keep_format_keeps_code_links_and_tables(home: Path) -> 
         responses=[
             bash(f"{segments} split {UP}/guide.md --out {WS}/segments.txt"),
             call("read_file", path=f"{WS}/segments.txt"),
-            call("write_file", path=f"{WS}/segments-fr.txt", content=SEGMENTS.replace("| {{1}} | Rapide |", "| Rapide |")),
+            call(
+                "write_file", path=f"{WS}/segments-fr.txt", content=SEGMENTS.replace("| {{1}} | Rapide |", "| Rapide |")
+            ),
             bash(join),
             call("str_replace", path=f"{WS}/segments-fr.txt", old="| Rapide |", new="| {{1}} | Rapide |"),
             bash(join),
-            bash(f"python3 {SCRIPTS}/translate-keep-format/scripts/check_translation.py {UP}/guide.md {OUT}/guide.fr.md"),
+            bash(
+                f"python3 {SCRIPTS}/translate-keep-format/scripts/check_translation.py {UP}/guide.md {OUT}/guide.fr.md"
+            ),
             "Translated 7 segments into French: outputs/guide.fr.md",
         ]
     )
@@ -322,11 +358,13 @@ async def test_translate_keep_format_keeps_code_links_and_tables(home: Path) -> 
     assert "segment 7 is a table row with 2 cells; keep every '|' (1 cells now)" in broken.content
     assert "nothing was written" in broken.content
     assert "wrote /mnt/user-data/outputs/guide.fr.md: 7 segments translated, 1 code blocks kept" in joined.content
-    assert "2 headings, 1 code blocks, 2 links, 2 table rows, 2 list items, 1 front matter" in checked.content and ok(checked)
+    assert "2 headings, 1 code blocks, 2 links, 2 table rows, 2 list items, 1 front matter" in checked.content and ok(
+        checked
+    )
     french = (user_data(home, "t-translate") / "outputs" / "guide.fr.md").read_text()
     assert french.startswith("---\ntitle: Guide\nlang: en\n---\n\n# Premiers pas\n")
     assert '```python\nprint("hello")  # not translated\n```\n' in french
-    assert "[la documentation](https://acme.dev/docs \"Docs\")" in french and "`pip install acme`" in french
+    assert '[la documentation](https://acme.dev/docs "Docs")' in french and "`pip install acme`" in french
     assert "1. Ouvrez la page [paramètres][cfg].\n2. Cliquez sur **Enregistrer**.\n" in french
     assert "| Option | Signification |\n|---|:---:|\n| `--fast` | Rapide |\n" in french
     assert french.endswith("[cfg]: https://acme.dev/settings\n")

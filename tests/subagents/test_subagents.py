@@ -55,7 +55,11 @@ def worker(latency: float = 0.0, fail: set[str] | None = None, hang: set[str] | 
         done = [m for m in messages if isinstance(m, ToolMessage)]
         if first_line.startswith("write ") and not done:
             name = first_line.split()[1]
-            return {"tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}.txt", "content": name}}]}
+            return {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}.txt", "content": name}}
+                ]
+            }
         return f"report for: {prompt}"
 
     return ScriptedChatModel(respond=respond, latency=latency)
@@ -65,8 +69,13 @@ def config_for(home: Path, **subagents: Any):
     return make_config(home, models=SUB_MODELS, lead={"model_retries": 0}, subagents={"model": "worker", **subagents})
 
 
-async def run(config, lead: ScriptedChatModel, overrides: dict[str, ScriptedChatModel], thread: str = "t",
-              message: str = "do the work") -> list[Any]:
+async def run(
+    config,
+    lead: ScriptedChatModel,
+    overrides: dict[str, ScriptedChatModel],
+    thread: str = "t",
+    message: str = "do the work",
+) -> list[Any]:
     async with HerdsmanClient(config, model=lead, model_overrides=overrides) as client:
         return [e async for e in client.stream(message, thread_id=thread)]
 
@@ -81,7 +90,12 @@ def peak_running(events: list[Any]) -> int:
         if isinstance(e, TaskEvent) and e.kind == "task_started":
             running += 1
             peak = max(peak, running)
-        elif isinstance(e, TaskEvent) and e.kind in ("task_completed", "task_failed", "task_timed_out", "task_cancelled"):
+        elif isinstance(e, TaskEvent) and e.kind in (
+            "task_completed",
+            "task_failed",
+            "task_timed_out",
+            "task_cancelled",
+        ):
             if e.data.get("will_retry"):
                 continue
             running -= 1
@@ -128,7 +142,9 @@ async def test_per_run_concurrency_from_run_config(home: Path) -> None:
     from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
 
-    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker(0.05)})
+    agent = create_lead_agent(
+        config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker(0.05)}
+    )
     cfg = run_config(config, "per-run", max_concurrent_subagents=1)
     events = []
     async for mode, chunk in agent.astream({"messages": [HumanMessage("go")]}, cfg, stream_mode=["custom"]):
@@ -138,15 +154,23 @@ async def test_per_run_concurrency_from_run_config(home: Path) -> None:
 
 async def test_timeout_and_failure_do_not_touch_siblings(home: Path) -> None:
     config = make_config(
-        home, models=SUB_MODELS, lead={"model_retries": 0},
+        home,
+        models=SUB_MODELS,
+        lead={"model_retries": 0},
         subagents={"model": "worker", "timeout_seconds": 0.5},
     )
     lead = lead_model([task("ok", "fine job"), task("slow", "hang here"), task("bad", "explode")], "summarised")
     events = await run(config, lead, {"worker": worker(fail={"explode"}, hang={"hang here"})})
     by_desc = {e.content.split(":")[0]: e for e in events if isinstance(e, ToolResult)}
     assert "completed" in by_desc["[general-purpose] ok"].content
-    assert "timed_out" in by_desc["[general-purpose] slow"].content and "timeout_seconds" in by_desc["[general-purpose] slow"].content
-    assert "failed" in by_desc["[general-purpose] bad"].content and "model broke on explode" in by_desc["[general-purpose] bad"].content
+    assert (
+        "timed_out" in by_desc["[general-purpose] slow"].content
+        and "timeout_seconds" in by_desc["[general-purpose] slow"].content
+    )
+    assert (
+        "failed" in by_desc["[general-purpose] bad"].content
+        and "model broke on explode" in by_desc["[general-purpose] bad"].content
+    )
     assert len(kinds(events, "task_timed_out")) == 1 and len(kinds(events, "task_failed")) == 1
     assert events[-1].answer == "summarised"
     # Each keeps a transcript for the trace, however it ended: the prompt and what it did.
@@ -248,8 +272,13 @@ async def test_dag_order_and_result_passing(home: Path) -> None:
 @pytest.mark.parametrize(
     "plan, message",
     [
-        ([{"id": "a", "description": "x", "prompt": "p", "depends_on": ["b"]},
-          {"id": "b", "description": "y", "prompt": "p", "depends_on": ["a"]}], "cycle"),
+        (
+            [
+                {"id": "a", "description": "x", "prompt": "p", "depends_on": ["b"]},
+                {"id": "b", "description": "y", "prompt": "p", "depends_on": ["a"]},
+            ],
+            "cycle",
+        ),
         ([{"id": "a", "description": "x", "prompt": "p", "depends_on": ["zzz"]}], "unknown task(s) ['zzz']"),
         ([{"id": "a", "description": "x", "prompt": "p"}, {"id": "a", "description": "y", "prompt": "q"}], "unique"),
     ],
@@ -327,11 +356,22 @@ async def test_bash_type_gets_only_shell_and_file_tools(home: Path) -> None:
 
 async def test_custom_type_from_config_with_its_own_model(home: Path) -> None:
     config = make_config(
-        home, models=SUB_MODELS, lead={"model_retries": 0},
-        subagents={"model": "worker", "types": [
-            {"name": "reader", "description": "Reads files.", "system_prompt": "You only read.",
-             "tools": ["read_file", "ls"], "model": "backup", "max_turns": 3}
-        ]},
+        home,
+        models=SUB_MODELS,
+        lead={"model_retries": 0},
+        subagents={
+            "model": "worker",
+            "types": [
+                {
+                    "name": "reader",
+                    "description": "Reads files.",
+                    "system_prompt": "You only read.",
+                    "tools": ["read_file", "ls"],
+                    "model": "backup",
+                    "max_turns": 3,
+                }
+            ],
+        },
     )
     lead = lead_model([task("r", "read it", subagent_type="reader")], "ok")
     backup = ScriptedChatModel(responses=["read done"])
@@ -357,8 +397,12 @@ async def test_an_answer_that_quotes_a_limit_is_still_an_answer(home: Path) -> N
     """How a sub-agent ended is known from who wrote its last message (a limit marks its own),
     not from the words: an answer quoting a limit's message is a completed task."""
     config = config_for(home, max_turns=2)
-    quoting = ScriptedChatModel(responses=["stopped after 2 turns (max_turns) is what the build log says",
-                                           "The run's token budget is spent, the log also says"])
+    quoting = ScriptedChatModel(
+        responses=[
+            "stopped after 2 turns (max_turns) is what the build log says",
+            "The run's token budget is spent, the log also says",
+        ]
+    )
     lead = lead_model([task("a", "read the log"), task("b", "read it again")], "ok")
     events = await run(config, lead, {"worker": quoting})
     results = [e for e in events if isinstance(e, ToolResult)]
@@ -411,8 +455,12 @@ async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, m
     from langgraph.checkpoint.memory import InMemorySaver
 
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": writer})
-    custom = [chunk async for _, mode, chunk in agent.astream(
-        {"messages": [HumanMessage("go")]}, run_config(config, "live"), stream_mode=["custom"], subgraphs=True)]
+    custom = [
+        chunk
+        async for _, mode, chunk in agent.astream(
+            {"messages": [HumanMessage("go")]}, run_config(config, "live"), stream_mode=["custom"], subgraphs=True
+        )
+    ]
     generating = [c for c in custom if c["type"] == "task_generating"]
     assert [c["tokens"] for c in generating] == [5 * n for n in range(1, 11)]  # 20 characters a chunk
     assert all(c["task_id"] == "call_essay" and c["step"] == 1 for c in generating)
@@ -430,18 +478,37 @@ async def test_a_call_written_whole_at_the_end_reports_its_drafts(home: Path, mo
     monkeypatch.setattr(live, "INTERVAL", 0.0)
     config = config_for(home)
     lead = lead_model([task("notes", "write notes", id="call_notes")], "ok")
-    sub = ScriptedChatModel(responses=[{"tool_calls": [{"name": "write_file", "args": {
-        "path": "/mnt/user-data/outputs/notes.md", "content": "some notes, " * 10}}]}, "written"],
-        stream_chunk_chars=12, stream_call_drafts=True)
+    sub = ScriptedChatModel(
+        responses=[
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "args": {"path": "/mnt/user-data/outputs/notes.md", "content": "some notes, " * 10},
+                    }
+                ]
+            },
+            "written",
+        ],
+        stream_chunk_chars=12,
+        stream_call_drafts=True,
+    )
     from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
 
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": sub})
-    custom = [chunk async for _, mode, chunk in agent.astream(
-        {"messages": [HumanMessage("go")]}, run_config(config, "drafts"), stream_mode=["custom"], subgraphs=True)]
+    custom = [
+        chunk
+        async for _, mode, chunk in agent.astream(
+            {"messages": [HumanMessage("go")]}, run_config(config, "drafts"), stream_mode=["custom"], subgraphs=True
+        )
+    ]
     writing = [c for c in custom if c["type"] == "task_generating" and c.get("writing")]
     assert len(writing) > 3 and {c["writing"] for c in writing} == {"write_file"}
-    assert all(b["tokens"] >= a["tokens"] for a, b in zip(writing, writing[1:])) and writing[-1]["tokens"] > writing[0]["tokens"]
+    assert (
+        all(b["tokens"] >= a["tokens"] for a, b in zip(writing, writing[1:]))
+        and writing[-1]["tokens"] > writing[0]["tokens"]
+    )
     assert all(c["task_id"] == "call_notes" and c["step"] == 1 for c in writing)
     assert not any(c["type"] == "tool_call_draft" for c in custom)  # the drafts themselves stay inside the task
     assert [c["status"] for c in custom if c["type"] == "task_completed"] == ["completed"]
@@ -478,23 +545,35 @@ def test_cli_shows_each_subagent_live(tmp_path: Path) -> None:
     from tests.support import run_cli
 
     lead_script = tmp_path / "lead.yaml"
-    lead_script.write_text(yaml.safe_dump([
-        {"tool_calls": [task("first part", "alpha"), task("second part", "beta", subagent_type="bash")]},
-        "both parts done",
-    ]))
+    lead_script.write_text(
+        yaml.safe_dump(
+            [
+                {"tool_calls": [task("first part", "alpha"), task("second part", "beta", subagent_type="bash")]},
+                "both parts done",
+            ]
+        )
+    )
     worker_script = tmp_path / "worker.yaml"
     worker_script.write_text(yaml.safe_dump(["sub report"]))
     cfg = tmp_path / "config.yaml"
-    cfg.write_text(yaml.safe_dump({
-        "home": "home",
-        "lead": {"model": "lead", "model_retries": 0},
-        "models": [
-            {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel", "script": str(lead_script)},
-            {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel", "script": str(worker_script),
-             "on_exhausted": "repeat_last"},
-        ],
-        "subagents": {"model": "worker"},
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "home": "home",
+                "lead": {"model": "lead", "model_retries": 0},
+                "models": [
+                    {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel", "script": str(lead_script)},
+                    {
+                        "name": "worker",
+                        "use": "herdsman.models.scripted:ScriptedChatModel",
+                        "script": str(worker_script),
+                        "on_exhausted": "repeat_last",
+                    },
+                ],
+                "subagents": {"model": "worker"},
+            }
+        )
+    )
     out = run_cli("run", "split the work", "--config", str(cfg), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "⧗ [general-purpose] first part started" in out.stdout
@@ -513,16 +592,20 @@ async def test_subagents_read_memory_but_cannot_write_it(home: Path) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     config = make_config(
-        home, models=SUB_MODELS, lead={"model_retries": 0},
-        subagents={"model": "worker"}, memory={"enabled": True, "mode": "both", "debounce_seconds": 0},
+        home,
+        models=SUB_MODELS,
+        lead={"model_retries": 0},
+        subagents={"model": "worker"},
+        memory={"enabled": True, "mode": "both", "debounce_seconds": 0},
     )
     # No memory model: the turns queued for learning stay in the queue, where the test reads them.
     service = MemoryService.open(config, store=InMemoryStore())
     service.store.put("default", Fact.new("The user deploys with Ansible every Friday", "behavior"))
     lead = lead_model([task("plan deploy", "plan the deploy")], "ok")
     sub = worker()
-    agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), memory=service,
-                              model_overrides={"worker": sub})
+    agent = create_lead_agent(
+        config, model=lead, checkpointer=InMemorySaver(), memory=service, model_overrides={"worker": sub}
+    )
     await agent.ainvoke({"messages": [HumanMessage("deploy please")]}, run_config(config, "mem"))
     assert "memory" in lead.calls[0].tools  # the lead may write memory
     assert "Ansible" in sub.calls[0].messages[0].text  # the sub-agent reads it
@@ -538,19 +621,23 @@ async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) 
     """Sub-agents on a small model get what the lead gets: the small prompt, a first call forced
     to a tool, read before write, and the completion check with its forced plan (read, then edit)."""
     models = [{**m, "profile": "small"} if m["name"] == "worker" else m for m in SUB_MODELS]
-    config = make_config(home, models=models, lead={"model_retries": 0, "verify_rounds": 2}, subagents={"model": "worker"})
+    config = make_config(
+        home, models=models, lead={"model_retries": 0, "verify_rounds": 2}, subagents={"model": "worker"}
+    )
     notes = home / "threads" / "t-small" / "user-data" / "workspace" / "notes.txt"
     notes.parent.mkdir(parents=True)
     notes.write_text("old text\n")
     lead = lead_model([task("fix", "Change /mnt/user-data/workspace/notes.txt so that it says hi")], "ok")
     path = "/mnt/user-data/workspace/notes.txt"
-    sub = ScriptedChatModel(responses=[
-        {"tool_calls": [{"name": "write_file", "args": {"path": path, "content": "hi\n"}}]},  # not read: refused
-        "Done, notes.txt says hi.",
-        {"tool_calls": [{"name": "read_file", "args": {"path": path}}]},
-        {"tool_calls": [{"name": "str_replace", "args": {"path": path, "old": "old text", "new": "hi"}}]},
-        "Changed /mnt/user-data/workspace/notes.txt.",
-    ])
+    sub = ScriptedChatModel(
+        responses=[
+            {"tool_calls": [{"name": "write_file", "args": {"path": path, "content": "hi\n"}}]},  # not read: refused
+            "Done, notes.txt says hi.",
+            {"tool_calls": [{"name": "read_file", "args": {"path": path}}]},
+            {"tool_calls": [{"name": "str_replace", "args": {"path": path, "old": "old text", "new": "hi"}}]},
+            "Changed /mnt/user-data/workspace/notes.txt.",
+        ]
+    )
     await run(config, lead, {"worker": sub}, thread="t-small")
     assert "How to work:" in sub.calls[0].messages[0].text
     assert sub.calls[0].messages[1].text.startswith("Task: fix\n\nChange ")  # the description the prompt lacked
@@ -566,12 +653,21 @@ async def test_a_small_subagent_is_told_the_deliverable_the_leads_prompt_left_ou
     """The user asks for outputs/team.json; the small lead's task prompt names no path. The small
     sub-agent's opening says where to deliver; a prompt that names it is left as it is."""
     models = [{**m, "profile": "small"} if m["name"] == "worker" else m for m in SUB_MODELS]
-    config = make_config(home, models=models, lead={"model_retries": 0, "verify_rounds": 0}, subagents={"model": "worker"})
+    config = make_config(
+        home, models=models, lead={"model_retries": 0, "verify_rounds": 0}, subagents={"model": "worker"}
+    )
     out = "/mnt/user-data/outputs/team.json"
-    lead = lead_model([task("names", "Make a JSON list of the names in team.txt, sorted"), task("again", f"Write {out}")], "ok")
+    lead = lead_model(
+        [task("names", "Make a JSON list of the names in team.txt, sorted"), task("again", f"Write {out}")], "ok"
+    )
     sub = ScriptedChatModel(responses=["done"], on_exhausted="repeat_last")
-    await run(config, lead, {"worker": sub}, thread="t-deliver",
-              message=f"Delegate to a sub-agent: create {out}, a JSON list of the names in team.txt sorted alphabetically.")
+    await run(
+        config,
+        lead,
+        {"worker": sub},
+        thread="t-deliver",
+        message=f"Delegate to a sub-agent: create {out}, a JSON list of the names in team.txt sorted alphabetically.",
+    )
     [left_out] = [c.messages[1].text for c in sub.calls if "Make a JSON list" in c.messages[1].text]
     [named] = [c.messages[1].text for c in sub.calls if f"Write {out}" in c.messages[1].text]
     assert left_out.endswith(f"Deliver to: {out} (named in the user's request).")
@@ -586,7 +682,10 @@ def test_a_prompt_copied_from_the_tools_own_instructions_becomes_the_description
         "Write a complete prompt: the goal, the inputs (file paths), constraints, and what to produce "
         "(e.g. a file under /mnt/user-data/outputs). Call task several times in one reply to run independent parts in parallel."
     )
-    assert own_prompt("Fix hello.py so that it prints hello world.", copied) == "Fix hello.py so that it prints hello world."
+    assert (
+        own_prompt("Fix hello.py so that it prints hello world.", copied)
+        == "Fix hello.py so that it prints hello world."
+    )
     assert own_prompt("Fix hello.py", "Fix /mnt/user-data/workspace/hello.py; write the goal down first.") == (
         "Fix /mnt/user-data/workspace/hello.py; write the goal down first."
     )
@@ -597,11 +696,23 @@ def test_the_leads_result_text_holds_no_time_or_token_numbers() -> None:
     "16,945 tokens". The numbers stay in the artifact; the text has the status, files and answer."""
     from herdsman.subagents.result import TaskResult
 
-    result = TaskResult("t1", "general-purpose", "Count the words", "completed", answer="173",
-                        files_written=["/mnt/user-data/outputs/words.txt"], usage={"total_tokens": 16945},
-                        duration_s=64.9, queued_s=2.5, attempts=2)
+    result = TaskResult(
+        "t1",
+        "general-purpose",
+        "Count the words",
+        "completed",
+        answer="173",
+        files_written=["/mnt/user-data/outputs/words.txt"],
+        usage={"total_tokens": 16945},
+        duration_s=64.9,
+        queued_s=2.5,
+        attempts=2,
+    )
     text = result.to_text()
-    assert text.splitlines()[0] == "[general-purpose] Count the words: completed after 2 attempts (it waited for a free slot)"
+    assert (
+        text.splitlines()[0]
+        == "[general-purpose] Count the words: completed after 2 attempts (it waited for a free slot)"
+    )
     assert "16" not in text and "64" not in text and text.endswith("Result:\n173")
 
 
@@ -615,7 +726,11 @@ async def test_an_answer_the_completion_check_rejects_is_rolled_back_and_retried
 
     def sloppy(messages: list[Any]) -> Any:
         if not any(isinstance(m, ToolMessage) for m in messages):
-            return {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/scratch.txt", "content": "notes"}}]}
+            return {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/scratch.txt", "content": "notes"}}
+                ]
+            }
         return "done"
 
     seen_by_retry: list[list[str]] = []
@@ -623,14 +738,27 @@ async def test_an_answer_the_completion_check_rejects_is_rolled_back_and_retried
     def careful(messages: list[Any]) -> Any:
         if not any(isinstance(m, ToolMessage) for m in messages):
             seen_by_retry.append(sorted(p.name for p in outputs.iterdir()))
-            return {"tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/summary.txt", "content": "the summary"}}]}
+            return {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "args": {"path": "/mnt/user-data/outputs/summary.txt", "content": "the summary"},
+                    }
+                ]
+            }
         return "saved the summary"
 
-    config = make_config(home, models=SUB_MODELS, lead={"model_retries": 0, "verify_rounds": 1},
-                         subagents={"model": "worker", "retries": retries, "fallback_model": "backup"})
+    config = make_config(
+        home,
+        models=SUB_MODELS,
+        lead={"model_retries": 0, "verify_rounds": 1},
+        subagents={"model": "worker", "retries": retries, "fallback_model": "backup"},
+    )
     prompt = "Write a summary and save it to /mnt/user-data/outputs/summary.txt"
     lead = lead_model([task("Summarize", prompt, id="call_sum")], "ok")
-    events = await run(config, lead, {"worker": ScriptedChatModel(respond=sloppy), "backup": ScriptedChatModel(respond=careful)})
+    events = await run(
+        config, lead, {"worker": ScriptedChatModel(respond=sloppy), "backup": ScriptedChatModel(respond=careful)}
+    )
     final = kinds(events, "task_completed")[-1]
     answer = next(e.content for e in events if isinstance(e, ToolResult) and e.name == "task")
     if retries == 0:
@@ -656,17 +784,21 @@ async def test_a_failed_attempt_is_rolled_back_before_its_retry_and_siblings_kee
         prompt = next(m for m in messages if isinstance(m, HumanMessage)).text.splitlines()[0]
         done = [m for m in messages if isinstance(m, ToolMessage)]
         if prompt == "wreck" and not done:
-            return {"tool_calls": [
-                {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/half.txt", "content": "half done"}},
-                {"name": "bash", "args": {"command": "echo wreck >> /mnt/user-data/outputs/shared.txt"}},
-            ]}
+            return {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/half.txt", "content": "half done"}},
+                    {"name": "bash", "args": {"command": "echo wreck >> /mnt/user-data/outputs/shared.txt"}},
+                ]
+            }
         if prompt == "wreck":
             return {"error": "model broke after writing"}
         if prompt == "sibling" and not done:
-            return {"tool_calls": [
-                {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sibling.txt", "content": "mine"}},
-                {"name": "bash", "args": {"command": "echo sibling >> /mnt/user-data/outputs/shared.txt"}},
-            ]}
+            return {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/sibling.txt", "content": "mine"}},
+                    {"name": "bash", "args": {"command": "echo sibling >> /mnt/user-data/outputs/shared.txt"}},
+                ]
+            }
         return "sibling done"
 
     seen_by_retry: list[list[str]] = []

@@ -166,7 +166,13 @@ async def test_sse_server(sse_mcp_url: str) -> None:
 
 async def test_tool_call_that_hangs_is_cut_off_and_server_stays_usable(http_mcp_url: str) -> None:
     reg = registry(
-        {"name": "calc", "transport": "streamable_http", "url": http_mcp_url, "allow": ["nap"], "call_timeout_seconds": 1}
+        {
+            "name": "calc",
+            "transport": "streamable_http",
+            "url": http_mcp_url,
+            "allow": ["nap"],
+            "call_timeout_seconds": 1,
+        }
     )
     [nap] = await reg.aload()
     slow = await call(nap, seconds=8)
@@ -185,7 +191,9 @@ async def test_http_server_refusing_credentials_is_reported(web) -> None:
 async def test_oauth_client_credentials(web, oauth_mcp_url: str) -> None:
     """The token comes from the token endpoint once and is reused for listing and calling."""
     oauth = {"token_url": web.url("/oauth/token"), "client_id": "herdsman", "client_secret": "s3cret", "scope": "tools"}
-    reg = registry({"name": "guarded", "transport": "streamable_http", "url": oauth_mcp_url, "oauth": oauth, "allow": ["echo"]})
+    reg = registry(
+        {"name": "guarded", "transport": "streamable_http", "url": oauth_mcp_url, "oauth": oauth, "allow": ["echo"]}
+    )
     [echo] = await reg.aload()
     assert "echo: authorized" in text_of(await call(echo, text="authorized"))
     token_calls = [r for r in web.requests if r[1] == "/oauth/token"]

@@ -41,5 +41,8 @@ def test_sync_client_and_wrong_secret(web) -> None:
     with httpx.Client(auth=good) as client:
         assert client.get(web.url("/data.json")).status_code == 200
     bad = ClientCredentialsAuth(web.url("/oauth/token"), "herdsman", "wrong")
-    with httpx.Client(auth=bad) as client, pytest.raises(OAuthError, match="check oauth.client_id, oauth.client_secret"):
+    with (
+        httpx.Client(auth=bad) as client,
+        pytest.raises(OAuthError, match="check oauth.client_id, oauth.client_secret"),
+    ):
         client.get(web.url("/data.json"))

@@ -69,9 +69,7 @@ async def test_rate_limit_gives_clear_error(web, provider: str, base: str) -> No
     assert "rate limiting" in result.text and "429" in result.text
 
 
-@pytest.mark.parametrize(
-    "provider,base", [("searxng", "/slow"), ("brave", "/slow"), ("duckduckgo", "/ddg-slow/html/")]
-)
+@pytest.mark.parametrize("provider,base", [("searxng", "/slow"), ("brave", "/slow"), ("duckduckgo", "/ddg-slow/html/")])
 async def test_timeout_gives_clear_error(web, provider: str, base: str) -> None:
     result = await search(config(provider, web.url(base), timeout_seconds=1))
     assert result.status == "error"

@@ -105,7 +105,14 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("Authorization") != expected or form.get("grant_type") != ["client_credentials"]:
                 self._json({"error": "invalid_client"}, 401)
                 return
-            self._json({"access_token": "tok-granted", "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", [""])[0]})
+            self._json(
+                {
+                    "access_token": "tok-granted",
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                    "scope": form.get("scope", [""])[0],
+                }
+            )
         # -- search providers --------------------------------------------------------------
         elif path == "/searxng/search":
             self._json({"query": query["q"][0], "results": [

@@ -33,18 +33,25 @@ def test_the_embedded_model_builds_serves_and_shows_a_counter_site(tmp_path: Pat
     from herdsman.sandbox.bwrap import bwrap_status
 
     if os.environ.get("HERDSMAN_LIVE_PREVIEW") != "1":
-        pytest.skip("the live-preview acceptance check runs by hand: HERDSMAN_LIVE_PREVIEW=1 (minutes of the embedded model)")
-    reason = browser_missing() or (None if bwrap_status().available else f"bubblewrap unusable: {bwrap_status().reason}")
+        pytest.skip(
+            "the live-preview acceptance check runs by hand: HERDSMAN_LIVE_PREVIEW=1 (minutes of the embedded model)"
+        )
+    reason = browser_missing() or (
+        None if bwrap_status().available else f"bubblewrap unusable: {bwrap_status().reason}"
+    )
     if reason:
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
     ARTIFACTS.mkdir(exist_ok=True)
     # make run's defaults; only the preview listener on a free port (2027 may be taken here)
-    config = parse_config(yaml.safe_dump({"home": str(tmp_path / "home"), "gateway": {"preview_origin": {"port": 0}}}), env={})
+    config = parse_config(
+        yaml.safe_dump({"home": str(tmp_path / "home"), "gateway": {"preview_origin": {"port": 0}}}), env={}
+    )
     model = build_local_model(config.local_model)
     with running_gateway(config, model=model) as served:
-        checks = run_scenario(served, "liveSite", {"LIVE_REQUEST": REQUEST, "LIVE_SECONDS": str(LIVE_SECONDS)},
-                              timeout=LIVE_SECONDS + 180)
+        checks = run_scenario(
+            served, "liveSite", {"LIVE_REQUEST": REQUEST, "LIVE_SECONDS": str(LIVE_SECONDS)}, timeout=LIVE_SECONDS + 180
+        )
     assert checks["a server the agent started is listed"]
     assert checks["the page is live in the frame with a button"]

@@ -36,7 +36,10 @@ def test_web_ui_benchmark_prints_one_json_line() -> None:
     _need(WEB / "dist" / "index.html", WEB / "node_modules" / "playwright-core", Path(CHROMIUM))
     out = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "web_ui.py"), "--messages", "200", "--loads", "1"],
-        capture_output=True, text=True, timeout=180, cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()

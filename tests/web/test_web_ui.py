@@ -68,8 +68,11 @@ def memory_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFac
             store.put("default", Fact.new(content, category))
         graph = GraphStore(store.store)
         for where, since in (("AWS", "2026-01-10"), ("GCP", "2026-03-01")):  # GCP replaces AWS: a history
-            graph.put_relation("default", ExtractedRelation(subject="Atlas", predicate="deploys_to", object=where,
-                                                            valid_from=since), Origin("updater", "t-seed"))
+            graph.put_relation(
+                "default",
+                ExtractedRelation(subject="Atlas", predicate="deploys_to", object=where, valid_from=since),
+                Origin("updater", "t-seed"),
+            )
         yield served
 
 
@@ -80,7 +83,11 @@ def run_scenario(
     a readable failure otherwise."""
     proc = subprocess.run(
         ["node", str(SCRIPT), scenario, gateway.url, str(ARTIFACTS)],
-        capture_output=True, text=True, timeout=timeout, cwd=REPO, env={**os.environ, "WEB_API_KEY": API_KEY, **(extra_env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, "WEB_API_KEY": API_KEY, **(extra_env or {})},
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     assert lines, f"the {scenario} scenario printed no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
@@ -99,7 +106,11 @@ def test_send_message_and_see_streamed_answer(gateway: RunningGateway) -> None:
     assert checks["thread listed"] and checks["output previewed"] and checks["run error shown"]
     # the completion check's note: one line with the answer, its text only once opened
     assert checks["the check folded into one line"].endswith("left") and checks["placed with the turn's answer"]
-    assert checks["no note text until opened"] and checks["the reply sent back is folded too"] and checks["not as the user's"]
+    assert (
+        checks["no note text until opened"]
+        and checks["the reply sent back is folded too"]
+        and checks["not as the user's"]
+    )
     assert checks["opened: the note's text"] and checks["its points as a list"] and checks["what is still found"]
     assert checks["the check's line says fixed"].endswith("fixed") and checks["the write after the note is shown"]
     assert checks["opened by a click"] and checks["an earlier turn does not claim fixed"].endswith("then answered")
@@ -122,7 +133,9 @@ def test_a_newcomers_first_session_end_to_end(gateway: RunningGateway) -> None:
 
 def test_the_start_screen_offers_examples_and_skills_and_slash_picks_one(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "start")
-    assert checks["example tasks"] and checks["skills listed with a line each"] and checks["an example fills the composer"]
+    assert (
+        checks["example tasks"] and checks["skills listed with a line each"] and checks["an example fills the composer"]
+    )
     assert checks["the / menu lists matching skills"] and checks["Enter picks the skill"] and checks["the menu closes"]
     assert checks["the start screen gives way to the thread"]
 
@@ -133,7 +146,9 @@ def test_the_skill_picker_picks_several_skills_by_button_keyboard_and_slash_mid_
     assert checks["a word of the description finds a skill"] and checks["Escape closes the picker"]
     assert checks["two skills are picked as chips"] and checks["/ in the middle of the text opens the picker"]
     assert checks["the pick leaves the text without its /name"] and checks["a third chip"]
-    assert checks["the message goes out with a /name for each picked skill"] and checks["the chips are gone after sending"]
+    assert (
+        checks["the message goes out with a /name for each picked skill"] and checks["the chips are gone after sending"]
+    )
 
 
 def test_the_model_picker_picks_the_model_of_the_next_run(gateway: RunningGateway) -> None:
@@ -172,7 +187,9 @@ def test_upload_by_drop_then_agent_reads_it(gateway: RunningGateway) -> None:
 def test_files_panel_lists_workspace_and_outputs_previews_and_downloads(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "files")
     assert checks["tree lists workspace and outputs"] and checks["code file highlighted"]
-    assert checks["download named and attached"] and checks["download content"] and checks["outputs downloaded as one zip"]
+    assert (
+        checks["download named and attached"] and checks["download content"] and checks["outputs downloaded as one zip"]
+    )
     assert checks["big text truncated with a note"] and checks["binary offered for download"]
 
 
@@ -247,7 +264,9 @@ fetch(GATEWAY + "/api/threads/THREAD/files", {credentials: "include"})
   .finally(() => { document.getElementById("result").textContent = JSON.stringify(out); });
 </script>"""
 COUNTER_PAGE = '<!doctype html><button id="inc">+1</button> <span id="count">0</span><script src="app.js"></script>'
-COUNTER_JS = 'let n = 0; document.getElementById("inc").onclick = () => { document.getElementById("count").textContent = ++n; };'
+COUNTER_JS = (
+    'let n = 0; document.getElementById("inc").onclick = () => { document.getElementById("count").textContent = ++n; };'
+)
 
 
 def test_the_preview_tab_shows_pages_and_servers_and_a_hostile_page_gets_nothing(keyed_gateway: RunningGateway) -> None:
@@ -260,15 +279,23 @@ def test_the_preview_tab_shows_pages_and_servers_and_a_hostile_page_gets_nothing
     headers = {"x-api-key": API_KEY}
     tid = httpx.post(f"{keyed_gateway.url}/threads", json={}, headers=headers).json()["thread_id"]
     sandbox = keyed_gateway.app.state.gateway.sandbox.acquire(tid)
-    sandbox.write_text("/mnt/user-data/outputs/evil/index.html",
-                       HOSTILE_PAGE.replace("GATEWAY", json.dumps(keyed_gateway.url)).replace("THREAD", tid))
+    sandbox.write_text(
+        "/mnt/user-data/outputs/evil/index.html",
+        HOSTILE_PAGE.replace("GATEWAY", json.dumps(keyed_gateway.url)).replace("THREAD", tid),
+    )
     sandbox.write_text("/mnt/user-data/outputs/site/index.html", COUNTER_PAGE)
     sandbox.write_text("/mnt/user-data/outputs/site/app.js", COUNTER_JS)
-    job = sandbox.start_background("cd /mnt/user-data/outputs/site && exec python3 -m http.server 8000 --bind 127.0.0.1")
+    job = sandbox.start_background(
+        "cd /mnt/user-data/outputs/site && exec python3 -m http.server 8000 --bind 127.0.0.1"
+    )
     assert job.wait_listening(15) == [8000]
     checks = run_scenario(keyed_gateway, "preview", {"PREVIEW_THREAD": tid})
     assert checks["servers and pages listed"] and checks["frame sandboxed without allow-same-origin"]
-    assert checks["the page cannot read the key"] and checks["the page has no cookies"] and checks["the page cannot call the API"]
+    assert (
+        checks["the page cannot read the key"]
+        and checks["the page has no cookies"]
+        and checks["the page cannot call the API"]
+    )
     assert checks["the page's origin is opaque"] and checks["the server's page runs its script"] and checks["reload"]
     job.stop()
 
@@ -276,7 +303,11 @@ def test_the_preview_tab_shows_pages_and_servers_and_a_hostile_page_gets_nothing
 def test_settings_manage_memory_skills_and_see_models_and_highlighted_code(memory_gateway: RunningGateway) -> None:
     checks = run_scenario(memory_gateway, "settings")
     assert checks["facts shown"] and checks["fact edited on the gateway"] and checks["fact deleted on the gateway"]
-    assert checks["graph with history shown"] and checks["relation deleted on the gateway"] and checks["memory switched off"]
+    assert (
+        checks["graph with history shown"]
+        and checks["relation deleted on the gateway"]
+        and checks["memory switched off"]
+    )
     assert checks["audit trail shown"]
     assert checks["relation corrected on the gateway"]
     assert checks["relation ended on the gateway"]
@@ -305,7 +336,9 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]
 
 
-def test_progress_shows_the_call_being_written_the_command_running_and_an_estimate(shell_gateway: RunningGateway) -> None:
+def test_progress_shows_the_call_being_written_the_command_running_and_an_estimate(
+    shell_gateway: RunningGateway,
+) -> None:
     checks = run_scenario(shell_gateway, "progress")
     assert checks["the call's command grew while it was written"] and checks["the card said it was being written"]
     assert checks["the command running, and for how long"] and checks["an estimate of a model step here"]
@@ -323,7 +356,10 @@ def drafts_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFac
 
 def test_a_stop_keeps_the_words_so_far_and_the_files_written(gateway: RunningGateway) -> None:
     checks = run_scenario(gateway, "stopKeepsFiles")
-    assert checks["the line says the run was stopped and its work kept"] and checks["the stop is still said after a reload"]
+    assert (
+        checks["the line says the run was stopped and its work kept"]
+        and checks["the stop is still said after a reload"]
+    )
     assert checks["the words so far are kept after a reload"]["kept"] > 0
     assert checks["the file written before the stop is listed after a reload"] and checks["and holds what was written"]
     assert checks["the tool call that wrote it is shown"]
@@ -331,7 +367,9 @@ def test_a_stop_keeps_the_words_so_far_and_the_files_written(gateway: RunningGat
 
 def test_a_call_sent_whole_at_the_end_is_shown_growing_while_it_is_written(drafts_gateway: RunningGateway) -> None:
     checks = run_scenario(drafts_gateway, "drafts")
-    assert checks["the call's text grew in a card while it was written"] and checks["the line said which call is written"]
+    assert (
+        checks["the call's text grew in a card while it was written"] and checks["the line said which call is written"]
+    )
     assert checks["the real call replaced the draft"] and checks["the file was written"]
     assert checks["the header said a call is written"]
 
@@ -345,14 +383,21 @@ def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: Running
 @pytest.fixture(scope="module")
 def retry_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
     """A gateway whose failed model calls are retried once, as users have it (then the harness replies)."""
-    with web_gateway(tmp_path_factory.mktemp("web-retry"), lead={"verify_rounds": 1, "model_retries": 1,
-                                                                  "retry_initial_delay": 0}) as served:
+    with web_gateway(
+        tmp_path_factory.mktemp("web-retry"), lead={"verify_rounds": 1, "model_retries": 1, "retry_initial_delay": 0}
+    ) as served:
         yield served
 
 
-def test_the_harness_speaks_the_requests_language_and_a_failed_model_call_fails_the_run(retry_gateway: RunningGateway) -> None:
+def test_the_harness_speaks_the_requests_language_and_a_failed_model_call_fails_the_run(
+    retry_gateway: RunningGateway,
+) -> None:
     checks = run_scenario(retry_gateway, "chinese")
-    assert checks["not delivered, said in Chinese"] and checks["the checks' line in Chinese"] and checks["its labels in Chinese"]
+    assert (
+        checks["not delivered, said in Chinese"]
+        and checks["the checks' line in Chinese"]
+        and checks["its labels in Chinese"]
+    )
     assert checks["a failed model call fails the run, in Chinese"] and checks["the reply says why, in Chinese"]
 
 
@@ -369,8 +414,15 @@ def _closed_port() -> int:
 def channels_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
     """A gateway with WeCom and Bark enabled against addresses that refuse connections."""
     nowhere = f"http://127.0.0.1:{_closed_port()}"
-    wecom = {"enabled": True, "corp_id": "ww1", "secret": "wecom-secret-value", "agent_id": 1, "token": "t", "encoding_aes_key": "a" * 43,
-             "base_url": nowhere + "/cgi-bin/"}
+    wecom = {
+        "enabled": True,
+        "corp_id": "ww1",
+        "secret": "wecom-secret-value",
+        "agent_id": 1,
+        "token": "t",
+        "encoding_aes_key": "a" * 43,
+        "base_url": nowhere + "/cgi-bin/",
+    }
     bark = {"enabled": True, "device_key": "k", "base_url": nowhere, "min_seconds": 0}
     with web_gateway(tmp_path_factory.mktemp("web-channels"), channels={"wecom": wecom, "bark": bark}) as served:
         yield served
@@ -378,19 +430,26 @@ def channels_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathF
 
 def test_settings_show_channels_configured_connected_or_failing(channels_gateway: RunningGateway) -> None:
     checks = run_scenario(channels_gateway, "channels")
-    assert checks["every platform listed"] and checks["failed channel with its reason"] and checks["unconfigured channel"]
+    assert (
+        checks["every platform listed"] and checks["failed channel with its reason"] and checks["unconfigured channel"]
+    )
     assert checks["no secret shown"]
     assert checks["bark running"] and checks["summary"] and checks["bark failing after a push"]
 
 
 def test_the_scheduled_panel_lists_creates_and_deletes_crons(gateway: RunningGateway) -> None:
     """A cron fired by the scheduler (driven by the test) shows its next time and last result."""
+
     async def fire_one() -> None:
         sdk = get_client(url=gateway.url, api_key=None)
         try:
             thread = await sdk.threads.create()
-            cron = await sdk.crons.create_for_thread(thread["thread_id"], "lead_agent", schedule=YEARLY,
-                                                     input={"messages": [{"role": "user", "content": "status report"}]})
+            cron = await sdk.crons.create_for_thread(
+                thread["thread_id"],
+                "lead_agent",
+                schedule=YEARLY,
+                input={"messages": [{"role": "user", "content": "status report"}]},
+            )
             tick(gateway, cron["next_run_date"])
             assert (await settled(sdk, cron["cron_id"]))["status"] == "success"
         finally:
@@ -402,4 +461,6 @@ def test_the_scheduled_panel_lists_creates_and_deletes_crons(gateway: RunningGat
     assert checks["and its next time"].startswith("next ")
     assert "0 9 * * 1-5" in checks["a bad schedule is refused with an example"]
     assert checks["the new cron is listed"] and checks["deleted"]
-    assert checks["with its next time and no run yet"].startswith("next ") and checks["with its next time and no run yet"].endswith("never run yet")
+    assert checks["with its next time and no run yet"].startswith("next ") and checks[
+        "with its next time and no run yet"
+    ].endswith("never run yet")

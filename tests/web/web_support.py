@@ -50,17 +50,28 @@ def browser_missing() -> str | None:
     if not Path(CHROMIUM).exists():
         return f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/install-system.sh does)"
     return None
+
+
 GREETING = "Hello from Herdsman! These words arrive as streamed tokens, a few characters at a time, until the answer is complete."
-PLAN = [{"content": "Read the sales file", "status": "completed"},
-        {"content": "Sum the totals", "status": "in_progress"},
-        {"content": "Write the report", "status": "pending"}]
+PLAN = [
+    {"content": "Read the sales file", "status": "completed"},
+    {"content": "Sum the totals", "status": "in_progress"},
+    {"content": "Write the report", "status": "pending"},
+]
 STORY = "Once upon a time " + "a long story went on and on, " * 40 + "and it ended."
 CODE_ANSWER = 'Here is a greeting:\n\n```python\ndef greet(name):\n    return f"hi {name}"  # polite\n```\n'
 WORKER_REPORT = "report ready: " + "the details, one by one, " * 10  # streams for about 3 s
 MODELS = [
     {"name": "lead", "use": "herdsman.models.scripted:ScriptedChatModel"},
-    {"name": "worker", "use": "herdsman.models.scripted:ScriptedChatModel", "responses": [WORKER_REPORT],
-     "on_exhausted": "repeat_last", "latency": 2.0, "stream_chunk_chars": 8, "chunk_delay": 0.1},
+    {
+        "name": "worker",
+        "use": "herdsman.models.scripted:ScriptedChatModel",
+        "responses": [WORKER_REPORT],
+        "on_exhausted": "repeat_last",
+        "latency": 2.0,
+        "stream_chunk_chars": 8,
+        "chunk_delay": 0.1,
+    },
 ]
 
 
@@ -80,7 +91,9 @@ SLEEP_COMMAND = "sleep 3; echo woke up after a long command that took a while to
 ESSAY_NOTES = "# Notes\n\nWritten before the answer: a stop must keep this file.\n"
 """What ``essay`` writes to outputs/essay-notes.md before it answers with :data:`STORY`."""
 
-DRAFT_TEXT = "".join(f"Line {n}: the embedded model writes this file slowly, a few characters at a time.\n" for n in range(1, 9))
+DRAFT_TEXT = "".join(
+    f"Line {n}: the embedded model writes this file slowly, a few characters at a time.\n" for n in range(1, 9)
+)
 """What ``draft`` writes to outputs/draft.md: long enough to be seen growing while it is written."""
 
 
@@ -89,8 +102,10 @@ def _write(path: str, content: str) -> dict[str, Any]:
 
 
 def _task(topic: str) -> dict[str, Any]:
-    return {"name": "task", "args": {"description": f"Research {topic}", "prompt": f"research {topic}",
-                                     "subagent_type": "general-purpose"}}
+    return {
+        "name": "task",
+        "args": {"description": f"Research {topic}", "prompt": f"research {topic}", "subagent_type": "general-purpose"},
+    }
 
 
 def web_reply(messages: list[BaseMessage]) -> Any:
@@ -114,17 +129,34 @@ def web_reply(messages: list[BaseMessage]) -> Any:
         if first == "fanout":
             return {"tool_calls": [_task(t) for t in ("alpha", "beta", "gamma")]}
         if first == "ask":
-            return {"tool_calls": [{"name": "ask_clarification", "args": {"question": "Which color?", "choices": ["red", "blue"]}}]}
+            return {
+                "tool_calls": [
+                    {"name": "ask_clarification", "args": {"question": "Which color?", "choices": ["red", "blue"]}}
+                ]
+            }
         if first == "approve":
             return {"tool_calls": [{"name": "glob", "args": {"pattern": "*", "path": "/mnt/user-data"}}]}
         if first == "read" and len(words) > 1:
             return {"tool_calls": [{"name": "read_file", "args": {"path": f"/mnt/user-data/uploads/{words[1]}"}}]}
         if first == "write" and len(words) > 2:
-            return {"tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{words[1]}",
-                                                                   "content": " ".join(words[2:]).replace("|", "\n")}}]}
+            return {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "args": {
+                            "path": f"/mnt/user-data/outputs/{words[1]}",
+                            "content": " ".join(words[2:]).replace("|", "\n"),
+                        },
+                    }
+                ]
+            }
         if first == "files":
-            return {"tool_calls": [_write("/mnt/user-data/workspace/src/app.py", APP_CODE),
-                                   _write("/mnt/user-data/outputs/summary.md", SUMMARY)]}
+            return {
+                "tool_calls": [
+                    _write("/mnt/user-data/workspace/src/app.py", APP_CODE),
+                    _write("/mnt/user-data/outputs/summary.md", SUMMARY),
+                ]
+            }
         if first == "slow":
             return {"tool_calls": [{"name": "ls", "args": {"path": FOLDERS[0]}}], "delay": 1.0}
         if first in ("fail", "失败"):

@@ -92,8 +92,12 @@ def create_lead_agent(
     model = resolver.get(lead_name)
     provider = sandbox_provider or build_sandbox_provider(config)
     disabled = set(config.tools.disabled)
-    secrets = SkillCommandEnv(SkillSecrets.of(config)) if config.skills.enabled else None  # a skill's secrets to its commands
-    tools = [t for t in [*make_sandbox_tools(provider, config.sandbox, secrets), *extra_tools] if t.name not in disabled]
+    secrets = (
+        SkillCommandEnv(SkillSecrets.of(config)) if config.skills.enabled else None
+    )  # a skill's secrets to its commands
+    tools = [
+        t for t in [*make_sandbox_tools(provider, config.sandbox, secrets), *extra_tools] if t.name not in disabled
+    ]
     tools += build_tools(config, provider, lead_name, taken=[t.name for t in tools])  # web, images, MCP
     if memory is None and config.memory.enabled:
         memory = open_memory(config, resolver, lead_name, store)
@@ -131,20 +135,24 @@ def create_lead_agent(
     graph = create_agent(
         model,
         tools=tools,
-        middleware=compose(build_middleware(
-            config,
-            prompt,
-            title_model,
-            summary_model,
-            skills=catalog,
-            sandbox_provider=provider,
-            memory=memory,
-            usage=UsageMiddleware(config.subagents, "lead", lead_name, resolver.pricing(lead_name), pricing_of=resolver.pricing),
-            model_selection=ModelSelectionMiddleware(resolver, lead_name),
-            tool_names=[t.name for t in tools],
-            verifier_model=resolver.get(config.lead.verifier_model) if config.lead.verifier_model else None,
-            profile=profile,
-        )),
+        middleware=compose(
+            build_middleware(
+                config,
+                prompt,
+                title_model,
+                summary_model,
+                skills=catalog,
+                sandbox_provider=provider,
+                memory=memory,
+                usage=UsageMiddleware(
+                    config.subagents, "lead", lead_name, resolver.pricing(lead_name), pricing_of=resolver.pricing
+                ),
+                model_selection=ModelSelectionMiddleware(resolver, lead_name),
+                tool_names=[t.name for t in tools],
+                verifier_model=resolver.get(config.lead.verifier_model) if config.lead.verifier_model else None,
+                profile=profile,
+            )
+        ),
         state_schema=ThreadState,
         context_schema=RunContext,
         checkpointer=checkpointer,
@@ -195,8 +203,9 @@ def delegation_runner(
     middlewares are the lead's for role ``subagent`` (:func:`~herdsman.agents.stack.build_middleware`)."""
     stack = partial(build_middleware, config, role="subagent", sandbox_provider=provider, memory=memory)
     runners = [
-        SubagentRunner(config, resolver, tools, lead_name, stack, depth=d, provider=provider,
-                       keep_transcript=keep_transcript)
+        SubagentRunner(
+            config, resolver, tools, lead_name, stack, depth=d, provider=provider, keep_transcript=keep_transcript
+        )
         for d in range(1, config.subagents.max_depth + 1)
     ]
     for parent, child in zip(runners, runners[1:]):

@@ -55,7 +55,9 @@ class ModelFailureRetry(ModelRetryMiddleware):
                 message.response_metadata = {**message.response_metadata, FAILED_KEY: "model_call"}
         return response
 
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse | AIMessage:
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | AIMessage:
         token = _language.set(turn_language(request.messages))
         try:
             return super().wrap_model_call(request, handler)

@@ -94,7 +94,9 @@ def check_profile(settings: Mapping[str, Any] | None, known: KnownNames, where: 
         raise ProfileError(f"{where}.{INSTRUCTIONS}", f"must be text of at most {MAX_INSTRUCTIONS_CHARS} characters")
     model = settings.get(MODEL)
     if model is not None and model not in known.models:
-        raise ProfileError(f"{where}.{MODEL}", f"model {model!r} is not configured; choose from: {', '.join(known.models)}")
+        raise ProfileError(
+            f"{where}.{MODEL}", f"model {model!r} is not configured; choose from: {', '.join(known.models)}"
+        )
     for key, valid, what in (
         (SKILLS, known.skills, "skill"),
         (TOOLS, known.tools, "tool"),
@@ -103,5 +105,7 @@ def check_profile(settings: Mapping[str, Any] | None, known: KnownNames, where: 
         if settings.get(key) is not None:
             _names(f"{where}.{key}", settings[key], valid, what)
     steps = settings.get(MAX_STEPS)
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS_LIMIT):
+    if steps is not None and (
+        isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS_LIMIT
+    ):
         raise ProfileError(f"{where}.{MAX_STEPS}", f"must be a whole number from 1 to {MAX_STEPS_LIMIT}")

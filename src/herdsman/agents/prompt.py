@@ -28,6 +28,7 @@ You are Herdsman, an agent that gets long, multi-step work done. You plan, act w
 in a sandbox, check your results, and finish with a clear answer. Today is {date}.
 </role>"""
 
+
 def _section(tag: str, intro: str, entries: Sequence[PromptEntry]) -> str:
     lines = [f"<{tag}>", intro]
     for e in entries:
@@ -93,8 +94,10 @@ def skill_names(skills: Sequence[PromptEntry]) -> str:
         folder = s.path.rsplit("/", 2)[0] if s.path and s.path.count("/") >= 2 else SKILLS_ROOT
         folders.setdefault(folder, []).append(s.name)
     lines = "\n".join(f"- in {folder}/: {', '.join(names)}" for folder, names in folders.items())
-    return ("Skills (instructions for special tasks): when one fits the task, read <folder>/<name>/SKILL.md "
-            f"first, then follow it.\n{lines}")
+    return (
+        "Skills (instructions for special tasks): when one fits the task, read <folder>/<name>/SKILL.md "
+        f"first, then follow it.\n{lines}"
+    )
 
 
 def small_skill_list(skills: Sequence[PromptEntry]) -> str:
@@ -102,7 +105,9 @@ def small_skill_list(skills: Sequence[PromptEntry]) -> str:
     :data:`SKILLS_DESCRIBED` their names only."""
     if len(skills) > SKILLS_DESCRIBED:
         return skill_names(skills)
-    lines = "\n".join(f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills)
+    lines = "\n".join(
+        f"- {s.name}: read {s.path} first, then follow it. {first_sentence(s.description, 100)}" for s in skills
+    )
     return f"Skills (instructions for special tasks):\n{lines}"
 
 
@@ -132,4 +137,3 @@ def build_small_system_prompt(
     if extra_instructions.strip():
         parts.append(extra_instructions.strip())
     return "\n\n".join(parts)
-

@@ -157,7 +157,9 @@ def build_middleware(
     if lead:  # outside every model-call wrapper: see step_limit.py
         middleware.append(StepLimitMiddleware(max_steps or config.lead.max_steps))
     else:  # no per-run limit: a sub-agent's config is its lead's
-        middleware.append(StepLimitMiddleware(max_steps or config.subagents.max_turns, message=max_turns_message, run_key=None))
+        middleware.append(
+            StepLimitMiddleware(max_steps or config.subagents.max_turns, message=max_turns_message, run_key=None)
+        )
     middleware.append(SystemPromptMiddleware(system_prompt))
     if lead:
         middleware.append(AgentProfileMiddleware())
@@ -171,14 +173,19 @@ def build_middleware(
         middleware.append(MemoryInjectionMiddleware(memory))
     known = (skills or SkillCatalog(root=None)) if lead and config.skills.enabled else None
     if config.lead.verify_rounds:
-        middleware.append(CompletionCheckMiddleware(
-            sandbox_provider, config.lead.verify_rounds, verifier_model if lead else None, tool_names,
-            known.skills if known else None,
-            intent_languages(config.lead.intent_rules, small),
-            runs_shown_code(config.lead.run_shown_code, small, config.tools.require_approval),
-            config.tools.max_tool_calls_per_run if lead else None,
-            answer_language=lead and config.lead.answer_language,
-        ))
+        middleware.append(
+            CompletionCheckMiddleware(
+                sandbox_provider,
+                config.lead.verify_rounds,
+                verifier_model if lead else None,
+                tool_names,
+                known.skills if known else None,
+                intent_languages(config.lead.intent_rules, small),
+                runs_shown_code(config.lead.run_shown_code, small, config.tools.require_approval),
+                config.tools.max_tool_calls_per_run if lead else None,
+                answer_language=lead and config.lead.answer_language,
+            )
+        )
     if lead and (config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and small)):
         middleware.append(ValueAnswerMiddleware())
     if lead and (config.lead.fresh_answers == "on" or (config.lead.fresh_answers == "auto" and small)):
@@ -210,7 +217,9 @@ def build_middleware(
         if "bash" in config.tools.require_approval:  # after it: its after_model runs first
             middleware.append(ApprovedCommandMiddleware())
     if lead and config.tools.max_tool_calls_per_run:
-        middleware.append(ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue"))
+        middleware.append(
+            ToolCallLimitMiddleware(run_limit=config.tools.max_tool_calls_per_run, exit_behavior="continue")
+        )
     if config.tools.read_before_write and sandbox_provider is not None:
         middleware.append(ReadBeforeWriteMiddleware(sandbox_provider))
     if lead and config.context.offload_tool_output_chars:

@@ -25,8 +25,9 @@ import langsmith
 from langsmith import utils as langsmith_utils
 
 
-async def in_place_unless_tracing(default: Callable[..., Any], ctx: contextvars.Context, func: Callable[..., Any],
-                                  /, *args: Any, **kwargs: Any) -> Any:
+async def in_place_unless_tracing(
+    default: Callable[..., Any], ctx: contextvars.Context, func: Callable[..., Any], /, *args: Any, **kwargs: Any
+) -> Any:
     """LangSmith's ``aio_to_thread``: ``func`` in ``ctx`` here when nothing is traced, else on
     LangSmith's thread (``default``)."""
     if langsmith_utils.tracing_is_enabled():

@@ -36,8 +36,12 @@ err = Console(stderr=True)
 T = TypeVar("T")
 
 DescriptionOpt = Annotated[Optional[str], typer.Option("--description", "-d", help="What the agent is for.")]
-InstructionsOpt = Annotated[Optional[str], typer.Option("--instructions", "-i", help="Its own instructions (its role).")]
-InstructionsFileOpt = Annotated[Optional[Path], typer.Option("--instructions-file", help="Read the instructions from a file.")]
+InstructionsOpt = Annotated[
+    Optional[str], typer.Option("--instructions", "-i", help="Its own instructions (its role).")
+]
+InstructionsFileOpt = Annotated[
+    Optional[Path], typer.Option("--instructions-file", help="Read the instructions from a file.")
+]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="A model name from config.yaml.")]
 SkillOpt = Annotated[Optional[list[str]], typer.Option("--skill", help="A skill it may use (repeat; none: all).")]
 ToolOpt = Annotated[Optional[list[str]], typer.Option("--tool", help="A tool it may use (repeat; none: all).")]
@@ -71,7 +75,9 @@ async def find_agent(agents: AssistantStore, name: str) -> AssistantRecord:
     from herdsman.agents.lead import LEAD_AGENT_NAME
 
     if name == LEAD_AGENT_NAME:
-        raise _fail(f"{LEAD_AGENT_NAME} is the built-in agent and cannot be changed; create your own with 'herdsman agents create'")
+        raise _fail(
+            f"{LEAD_AGENT_NAME} is the built-in agent and cannot be changed; create your own with 'herdsman agents create'"
+        )
     found = await agents.get(name)
     if found is not None:
         return found
@@ -79,7 +85,9 @@ async def find_agent(agents: AssistantStore, name: str) -> AssistantRecord:
     if len(named) == 1:
         return named[0]
     if named:
-        raise _fail(f"{len(named)} agents are named {name!r}; give its id instead: {', '.join(a.assistant_id for a in named)}")
+        raise _fail(
+            f"{len(named)} agents are named {name!r}; give its id instead: {', '.join(a.assistant_id for a in named)}"
+        )
     raise _fail(f"no agent {name!r}; see 'herdsman agents list'")
 
 
@@ -89,8 +97,14 @@ def load_agent(config: HerdsmanConfig, name: str) -> AssistantRecord:
 
 
 def settings_from(
-    base: dict[str, Any], instructions: str | None, instructions_file: Path | None, model: str | None,
-    skills: list[str] | None, tools: list[str] | None, subagents: list[str] | None, no_delegation: bool,
+    base: dict[str, Any],
+    instructions: str | None,
+    instructions_file: Path | None,
+    model: str | None,
+    skills: list[str] | None,
+    tools: list[str] | None,
+    subagents: list[str] | None,
+    no_delegation: bool,
     max_steps: int | None,
 ) -> dict[str, Any]:
     """``base`` with the settings given on the command line (the others kept)."""
@@ -103,8 +117,14 @@ def settings_from(
             instructions = instructions_file.read_text(encoding="utf-8")
         except OSError as exc:
             raise _fail(f"cannot read --instructions-file {instructions_file}: {exc.strerror}") from None
-    given = {INSTRUCTIONS: instructions, MODEL: model, SKILLS: skills or None, TOOLS: tools or None,
-             SUBAGENT_TYPES: [] if no_delegation else (subagents or None), MAX_STEPS: max_steps}
+    given = {
+        INSTRUCTIONS: instructions,
+        MODEL: model,
+        SKILLS: skills or None,
+        TOOLS: tools or None,
+        SUBAGENT_TYPES: [] if no_delegation else (subagents or None),
+        MAX_STEPS: max_steps,
+    }
     settings.update({k: v for k, v in given.items() if v is not None})
     return settings
 
@@ -132,38 +152,65 @@ def agents_list(config: ConfigOpt = None) -> None:
     table = Table("id", "name", "version", "model", "description")
     table.add_row(LEAD_AGENT_NAME, LEAD_AGENT_NAME, "-", loaded.lead_model_name(), "built in")
     for a in search_assistants(agents):
-        table.add_row(a.assistant_id, escape(a.name), str(a.version), escape(str(a.context.get(MODEL) or "(default)")),
-                      escape(a.description or ""))
+        table.add_row(
+            a.assistant_id,
+            escape(a.name),
+            str(a.version),
+            escape(str(a.context.get(MODEL) or "(default)")),
+            escape(a.description or ""),
+        )
     console.print(table)
 
 
 @agents_app.command("create")
 def agents_create(
     name: Annotated[str, typer.Argument(help="The agent's name.")],
-    description: DescriptionOpt = None, instructions: InstructionsOpt = None, instructions_file: InstructionsFileOpt = None,
-    model: ModelOpt = None, skill: SkillOpt = None, tool: ToolOpt = None, subagent: SubagentOpt = None,
-    no_delegation: NoDelegationOpt = False, max_steps: MaxStepsOpt = None, config: ConfigOpt = None,
+    description: DescriptionOpt = None,
+    instructions: InstructionsOpt = None,
+    instructions_file: InstructionsFileOpt = None,
+    model: ModelOpt = None,
+    skill: SkillOpt = None,
+    tool: ToolOpt = None,
+    subagent: SubagentOpt = None,
+    no_delegation: NoDelegationOpt = False,
+    max_steps: MaxStepsOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Create a custom agent; prints its id."""
     from herdsman.agents.lead import LEAD_AGENT_NAME
     from herdsman.agents.profile import local_known_names
 
     loaded = load_or_exit(config).config
-    settings = checked(local_known_names(loaded), settings_from({}, instructions, instructions_file, model, skill, tool, subagent,
-                                             no_delegation, max_steps))
-    made = with_agents(loaded, lambda store: store.create(
-        graph_id=LEAD_AGENT_NAME, name=name, context=settings, description=description))
-    console.print(f"Created agent [bold]{escape(made.name)}[/bold] {made.assistant_id}; "
-                  f"use it with: herdsman chat --agent {made.assistant_id}", soft_wrap=True, highlight=False)
+    settings = checked(
+        local_known_names(loaded),
+        settings_from({}, instructions, instructions_file, model, skill, tool, subagent, no_delegation, max_steps),
+    )
+    made = with_agents(
+        loaded,
+        lambda store: store.create(graph_id=LEAD_AGENT_NAME, name=name, context=settings, description=description),
+    )
+    console.print(
+        f"Created agent [bold]{escape(made.name)}[/bold] {made.assistant_id}; "
+        f"use it with: herdsman chat --agent {made.assistant_id}",
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 @agents_app.command("edit")
 def agents_edit(
     agent: Annotated[str, typer.Argument(help="The agent's id or name.")],
     name: Annotated[Optional[str], typer.Option("--name", help="A new name.")] = None,
-    description: DescriptionOpt = None, instructions: InstructionsOpt = None, instructions_file: InstructionsFileOpt = None,
-    model: ModelOpt = None, skill: SkillOpt = None, tool: ToolOpt = None, subagent: SubagentOpt = None,
-    no_delegation: NoDelegationOpt = False, max_steps: MaxStepsOpt = None, config: ConfigOpt = None,
+    description: DescriptionOpt = None,
+    instructions: InstructionsOpt = None,
+    instructions_file: InstructionsFileOpt = None,
+    model: ModelOpt = None,
+    skill: SkillOpt = None,
+    tool: ToolOpt = None,
+    subagent: SubagentOpt = None,
+    no_delegation: NoDelegationOpt = False,
+    max_steps: MaxStepsOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Change an agent (a new version); options not given keep their values."""
     from herdsman.agents.profile import local_known_names
@@ -173,8 +220,12 @@ def agents_edit(
 
     async def edit(store: AssistantStore) -> AssistantRecord | None:
         current = await find_agent(store, agent)
-        settings = checked(known, settings_from(current.context, instructions, instructions_file, model, skill, tool,
-                                                 subagent, no_delegation, max_steps))
+        settings = checked(
+            known,
+            settings_from(
+                current.context, instructions, instructions_file, model, skill, tool, subagent, no_delegation, max_steps
+            ),
+        )
         return await store.update(current.assistant_id, context=settings, name=name, description=description)
 
     record = with_agents(loaded, edit)
@@ -184,7 +235,9 @@ def agents_edit(
 
 
 @agents_app.command("delete")
-def agents_delete(agent: Annotated[str, typer.Argument(help="The agent's id or name.")], config: ConfigOpt = None) -> None:
+def agents_delete(
+    agent: Annotated[str, typer.Argument(help="The agent's id or name.")], config: ConfigOpt = None
+) -> None:
     """Delete an agent and all its versions (its threads stay)."""
     loaded = load_or_exit(config).config
 

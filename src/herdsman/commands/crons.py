@@ -47,8 +47,10 @@ def _opened(path: Path | None, action: Any) -> Any:
 
     config = load_or_exit(path).config
     if config.checkpointer.type == "memory":
-        raise _fail("checkpointer.type is memory, so crons live only inside a running gateway; "
-                    "use the API (POST /runs/crons) or set checkpointer.type: sqlite")
+        raise _fail(
+            "checkpointer.type is memory, so crons live only inside a running gateway; "
+            "use the API (POST /runs/crons) or set checkpointer.type: sqlite"
+        )
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
@@ -96,8 +98,12 @@ def crons_list(config: ConfigOpt = None) -> None:
 def crons_create(
     schedule: Annotated[str, typer.Argument(help='Cron expression, e.g. "0 9 * * 1-5" (UTC unless --timezone).')],
     message: Annotated[str, typer.Option("--message", "-m", help="What the run asks the agent.")],
-    thread: Annotated[Optional[str], typer.Option("--thread", "-t", help="Run on this thread; omit for a new thread each time.")] = None,
-    tz: Annotated[Optional[str], typer.Option("--timezone", help='IANA timezone of the schedule, e.g. "Europe/Paris".')] = None,
+    thread: Annotated[
+        Optional[str], typer.Option("--thread", "-t", help="Run on this thread; omit for a new thread each time.")
+    ] = None,
+    tz: Annotated[
+        Optional[str], typer.Option("--timezone", help='IANA timezone of the schedule, e.g. "Europe/Paris".')
+    ] = None,
     end_time: Annotated[Optional[str], typer.Option("--end-time", help="ISO-8601 time after which it stops.")] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Without --thread: keep each run's new thread.")] = False,
     config: ConfigOpt = None,
@@ -123,14 +129,23 @@ def crons_create(
                 raise _fail(f"no thread {thread!r}; see 'herdsman threads list'")
             owner = record.metadata.get("owner")
             payload["multitask_strategy"] = "enqueue"
-        return await crons.create({
-            **fields, "end_time": iso(end), "assistant_id": ASSISTANT, "thread_id": thread, "user_id": owner,
-            "on_run_completed": None if thread else ("keep" if keep else "delete"), "payload": payload,
-        }, now)
+        return await crons.create(
+            {
+                **fields,
+                "end_time": iso(end),
+                "assistant_id": ASSISTANT,
+                "thread_id": thread,
+                "user_id": owner,
+                "on_run_completed": None if thread else ("keep" if keep else "delete"),
+                "payload": payload,
+            },
+            now,
+        )
 
     cron = _opened(config, action)
-    console.print(f"Created cron [bold]{escape(cron['cron_id'])}[/bold]; next run {_when(cron['next_run_date'])}",
-                  highlight=False)
+    console.print(
+        f"Created cron [bold]{escape(cron['cron_id'])}[/bold]; next run {_when(cron['next_run_date'])}", highlight=False
+    )
 
 
 @crons_app.command("delete")

@@ -117,8 +117,9 @@ def memory_edit(
         raise typer.Exit(2)
     cfg = _config(config)
     with _Opened(cfg) as store:
-        fact = store.update(_user(cfg, user), fact_id, content=content, category=category, confidence=confidence,
-                            origin=CLI)
+        fact = store.update(
+            _user(cfg, user), fact_id, content=content, category=category, confidence=confidence, origin=CLI
+        )
     if fact is None:
         err.print(f"[red]Error:[/red] no fact {_shown(fact_id)}; see 'herdsman memory list'")
         raise typer.Exit(1)
@@ -152,7 +153,9 @@ def memory_delete(
 
 @memory_app.command("export")
 def memory_export(
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
     user: UserOpt = None,
     all_users: Annotated[bool, typer.Option("--all-users", help="Export every user.")] = False,
     config: ConfigOpt = None,
@@ -182,16 +185,29 @@ def memory_graph(user: UserOpt = None, config: ConfigOpt = None) -> None:
         return
     table = Table("id", "subject", "predicate", "object", "from", "until", "source thread")
     for r in graph["relations"]:
-        table.add_row(*_cells(r["id"], r["subject_name"], r["predicate"], r["object_name"],
-                              r["valid_from"][:10], (r["valid_to"] or "now")[:10], r["source_thread"]))
+        table.add_row(
+            *_cells(
+                r["id"],
+                r["subject_name"],
+                r["predicate"],
+                r["object_name"],
+                r["valid_from"][:10],
+                (r["valid_to"] or "now")[:10],
+                r["source_thread"],
+            )
+        )
     console.print(table)
 
 
 @memory_app.command("relation")
 def memory_relation(
     relation_id: Annotated[str, typer.Argument(help="The relation's id (see 'herdsman memory graph').")],
-    end: Annotated[Optional[str], typer.Option("--end", help="It stopped being true on this date (2026-03-01).")] = None,
-    obj: Annotated[Optional[str], typer.Option("--object", help="It was wrong: the right object (an entity's name).")] = None,
+    end: Annotated[
+        Optional[str], typer.Option("--end", help="It stopped being true on this date (2026-03-01).")
+    ] = None,
+    obj: Annotated[
+        Optional[str], typer.Option("--object", help="It was wrong: the right object (an entity's name).")
+    ] = None,
     predicate: Annotated[Optional[str], typer.Option("--predicate", help="It was wrong: the right predicate.")] = None,
     delete: Annotated[bool, typer.Option("--delete", help="Forget the relation.")] = False,
     user: UserOpt = None,
@@ -199,8 +215,10 @@ def memory_relation(
 ) -> None:
     """End a relation (it stays as history), correct its object or predicate (a new id), or delete it."""
     if sum((end is not None, obj is not None or predicate is not None, delete)) != 1:
-        err.print("[red]Error:[/red] give one of --end DATE (it stopped being true), --object/--predicate (it was "
-                  "wrong) or --delete")
+        err.print(
+            "[red]Error:[/red] give one of --end DATE (it stopped being true), --object/--predicate (it was "
+            "wrong) or --delete"
+        )
         raise typer.Exit(2)
     cfg = _config(config)
     uid = _user(cfg, user)
@@ -208,21 +226,28 @@ def memory_relation(
         graph = GraphStore(store.store)
         relation = graph.get_relation(uid, relation_id)
         if relation is None:
-            err.print(f"[red]Error:[/red] no relation {_shown(relation_id)} for {_shown(uid)}; see 'herdsman memory graph'")
+            err.print(
+                f"[red]Error:[/red] no relation {_shown(relation_id)} for {_shown(uid)}; see 'herdsman memory graph'"
+            )
             raise typer.Exit(1)
         if delete:
             graph.delete_relation(uid, relation_id, CLI)
             console.print(f"forgot relation {escape(relation_id)}")
             return
         try:
-            changed = (end_relation(store, uid, relation, end, CLI) if end is not None
-                       else correct_relation(store, uid, relation, CLI, predicate=predicate, obj=obj))
+            changed = (
+                end_relation(store, uid, relation, end, CLI)
+                if end is not None
+                else correct_relation(store, uid, relation, CLI, predicate=predicate, obj=obj)
+            )
         except EditRefused as exc:
             option = {"valid_to": "--end", "predicate": "--predicate", "object": "--object"}[exc.field]
             err.print(f"[red]Error:[/red] {escape(exc.message if exc.conflict else f'{option} {exc.message}')}")
             raise typer.Exit(1 if exc.conflict else 2) from None
         view = GraphView(graph.entities(uid), graph.relations(uid))
-    console.print(f"[green]{'ended' if end is not None else 'corrected'}[/green] {escape(relation_line(view, changed))}")
+    console.print(
+        f"[green]{'ended' if end is not None else 'corrected'}[/green] {escape(relation_line(view, changed))}"
+    )
 
 
 @memory_app.command("entity")
@@ -255,8 +280,15 @@ def audit_words(entry: dict[str, Any]) -> str:
     refused one, what was proposed, what it quoted and why it was refused."""
     quote = f'"{entry["quote"]}"' if entry.get("quote") else ""
     if entry.get("action") == "refuse":
-        return "; ".join(p for p in (f'proposed "{entry.get("content", "")}"', f"quoting {quote}" if quote else "",
-                                     f'refused: {entry.get("reason", "")}') if p)
+        return "; ".join(
+            p
+            for p in (
+                f'proposed "{entry.get("content", "")}"',
+                f"quoting {quote}" if quote else "",
+                f"refused: {entry.get('reason', '')}",
+            )
+            if p
+        )
     return quote
 
 
@@ -273,8 +305,18 @@ def memory_audit(user: UserOpt = None, config: ConfigOpt = None) -> None:
         return
     table = Table("at", "action", "kind", "id", "origin", "thread", "run", "the user's words")
     for a in trail:
-        table.add_row(*_cells(a.get("at", "")[:19], a.get("action"), a.get("kind"), a.get("id"), a.get("origin"),
-                              a.get("thread_id"), a.get("run_id"), audit_words(a)))
+        table.add_row(
+            *_cells(
+                a.get("at", "")[:19],
+                a.get("action"),
+                a.get("kind"),
+                a.get("id"),
+                a.get("origin"),
+                a.get("thread_id"),
+                a.get("run_id"),
+                audit_words(a),
+            )
+        )
     console.print(table)
 
 
@@ -323,7 +365,9 @@ def memory_sweep(config: ConfigOpt = None) -> None:
     does it every hour)."""
     cfg = _config(config)
     if not scheduled(cfg.memory):
-        console.print("memory.retention_days and memory.consolidate_after_days are not set: memory is kept until deleted")
+        console.print(
+            "memory.retention_days and memory.consolidate_after_days are not set: memory is kept until deleted"
+        )
         return
     with _Opened(cfg) as store:
         queue = UpdateQueue(memory_db_path(cfg))

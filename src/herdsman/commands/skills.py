@@ -72,7 +72,9 @@ def skills_list(config: ConfigOpt = None) -> None:
     if catalog.all_skills:
         table = Table("name", "source", "status", "description")
         for skill in sorted(catalog.all_skills, key=lambda s: (s.name, s.source)):
-            table.add_row(skill.name, skill.source, _status(catalog, skill.name, skill.source), escape(skill.description))
+            table.add_row(
+                skill.name, skill.source, _status(catalog, skill.name, skill.source), escape(skill.description)
+            )
         console.print(table)
     else:
         console.print("No skills yet. Create one with: herdsman skills new <name>")
@@ -136,7 +138,9 @@ def skills_validate(
 @skills_app.command("new")
 def skills_new(
     name: str,
-    description: Annotated[str, typer.Option("--description", "-d", help="What the skill does and when to use it.")] = "",
+    description: Annotated[
+        str, typer.Option("--description", "-d", help="What the skill does and when to use it.")
+    ] = "",
     config: ConfigOpt = None,
 ) -> None:
     """Create skills/custom/NAME/SKILL.md from a template, ready to edit."""
@@ -155,12 +159,16 @@ def _switch(name: str, enabled: bool, config_path: Path | None) -> None:
     catalog = _catalog(cfg)
     names = sorted({s.name for s in catalog.all_skills})
     if name not in names:
-        err.print(f"[red]Error:[/red] no skill named {escape(name)!r}; the skills are: {escape(', '.join(names) or 'none')}")
+        err.print(
+            f"[red]Error:[/red] no skill named {escape(name)!r}; the skills are: {escape(', '.join(names) or 'none')}"
+        )
         raise typer.Exit(1)
     SkillSwitches.of(cfg).set(name, enabled)
     state = "enabled" if enabled else "disabled"
-    console.print(f"[green]{state}[/green] {escape(name)} (for the CLI and the gateway; a running gateway picks it up "
-                  "when switched through its API, or at restart)")
+    console.print(
+        f"[green]{state}[/green] {escape(name)} (for the CLI and the gateway; a running gateway picks it up "
+        "when switched through its API, or at restart)"
+    )
 
 
 @skills_app.command("enable")
@@ -195,7 +203,9 @@ def _named_skill(config: HerdsmanConfig, name: str, user: str | None) -> Skill:
 
 @skills_app.command("install")
 def skills_install(
-    source: Annotated[str, typer.Argument(help="A .skill archive, a skill folder, or a Git URL (https://, file://, ...).")],
+    source: Annotated[
+        str, typer.Argument(help="A .skill archive, a skill folder, or a Git URL (https://, file://, ...).")
+    ],
     replace: Annotated[bool, typer.Option("--replace", help="Replace a skill of the same name.")] = False,
     user: UserOpt = None,
     config: ConfigOpt = None,
@@ -210,16 +220,22 @@ def skills_install(
         raise typer.Exit(1) from None
     verb = "replaced" if done.replaced else "installed"
     who = f"for user {user}" if user else "for everyone"
-    console.print(f"[green]{verb}[/green] {escape(done.skill.name)} {who} ({done.files} files) in {escape(str(done.skill.directory))}")
+    console.print(
+        f"[green]{verb}[/green] {escape(done.skill.name)} {who} ({done.files} files) in {escape(str(done.skill.directory))}"
+    )
     if done.skill.env or done.skill.required_secrets:
         names = ", ".join(declared(done.skill))
-        console.print(f"It reads secrets ({escape(names)}); set each with: herdsman skills secret set {done.skill.name} VAR")
+        console.print(
+            f"It reads secrets ({escape(names)}); set each with: herdsman skills secret set {done.skill.name} VAR"
+        )
 
 
 @skills_app.command("export")
 def skills_export(
     name: str,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="The archive to write; default ./NAME.skill.")] = None,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="The archive to write; default ./NAME.skill.")
+    ] = None,
     user: UserOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -234,8 +250,9 @@ def skills_export(
     console.print(f"[green]exported[/green] {escape(skill.name)} ({count} files) to {escape(str(target))}")
 
 
-secret_app = typer.Typer(help="Secrets a skill declares (env: in SKILL.md), kept per user outside every thread.",
-                         no_args_is_help=True)
+secret_app = typer.Typer(
+    help="Secrets a skill declares (env: in SKILL.md), kept per user outside every thread.", no_args_is_help=True
+)
 skills_app.add_typer(secret_app, name="secret")
 
 
@@ -258,7 +275,9 @@ def secret_set(
     except SecretError as exc:
         err.print(f"[red]Error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from None
-    console.print(f"[green]set[/green] {escape(variable)} for {escape(name)}; its commands get it as an environment variable")
+    console.print(
+        f"[green]set[/green] {escape(variable)} for {escape(name)}; its commands get it as an environment variable"
+    )
 
 
 @secret_app.command("unset")

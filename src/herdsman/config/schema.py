@@ -63,8 +63,7 @@ class ModelConfig(BaseModel):
         module, sep, attr = value.partition(":")
         if not sep or not module or not attr:
             raise ValueError(
-                f'"{value}" is not of the form "module:Class"; '
-                'write for example "langchain_openai:ChatOpenAI"'
+                f'"{value}" is not of the form "module:Class"; write for example "langchain_openai:ChatOpenAI"'
             )
         return value
 
@@ -85,11 +84,13 @@ class LeadConfig(_Section):
     retry_initial_delay: float = Field(1.0, ge=0, description="Seconds before the first retry.")
     unusable_reply_retries: int = Field(2, ge=0, description="Re-asks when a reply cannot be parsed.")
     verify_rounds: int = Field(
-        2, ge=0,
+        2,
+        ge=0,
         description="When the model (the lead, or a sub-agent) stops, check the request against what happened (files named exist, errors dealt with, no refusal) and send it back to work at most this many times per run; 0: off.",
     )
     verifier_model: str | None = Field(
-        None, description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
+        None,
+        description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
     )
     plan_act: Literal["auto", "on", "off"] = Field(
         "off",
@@ -136,8 +137,12 @@ class LocalModelConfig(_Section):
     n_threads: int | None = Field(None, ge=1)
     temperature: float = Field(0.0, ge=0)
     max_tokens: int = Field(1024, ge=1)
-    profile: Literal["small", "standard"] = Field("small", description="Prompt and tool profile (see models[].profile).")
-    prompt_cache: bool = Field(True, description="Keep the processed system prompt on disk so a new thread starts in seconds.")
+    profile: Literal["small", "standard"] = Field(
+        "small", description="Prompt and tool profile (see models[].profile)."
+    )
+    prompt_cache: bool = Field(
+        True, description="Keep the processed system prompt on disk so a new thread starts in seconds."
+    )
     prompt_cache_dir: Path | None = Field(None, description="Where; default ~/.cache/herdsman/prompt-cache.")
     repair_tool_calls: bool = Field(True, description="Mend tool calls written as almost-JSON.")
     constrained_decoding: bool = Field(
@@ -150,7 +155,9 @@ class LocalModelConfig(_Section):
         description="Cut a reply that loops (the same line or paragraph again and again, in any language) while it "
         "streams, where its first copy ends, and continue it once with the retry penalties.",
     )
-    retry_repeat_penalty: float = Field(1.15, ge=1.0, description="llama.cpp repeat_penalty for the continuation after a loop was cut.")
+    retry_repeat_penalty: float = Field(
+        1.15, ge=1.0, description="llama.cpp repeat_penalty for the continuation after a loop was cut."
+    )
     retry_frequency_penalty: float = Field(
         0.3, ge=0.0, description="llama.cpp frequency_penalty for the continuation after a loop was cut."
     )
@@ -166,12 +173,17 @@ class SandboxLimitsConfig(_Section):
     Every provider reads this one section; ``null`` turns a limit off.
     """
 
-    memory_mb: int | None = Field(2048, ge=16, description="Memory (RAM) in MiB; the OOM killer stops a command past it.")
+    memory_mb: int | None = Field(
+        2048, ge=16, description="Memory (RAM) in MiB; the OOM killer stops a command past it."
+    )
     cpus: float | None = Field(2.0, gt=0, description="CPU cores' worth of time, e.g. 0.5 or 2.")
     pids: int | None = Field(512, ge=8, description="Processes and threads at once (stops fork bombs).")
-    file_size_mb: int | None = Field(1024, ge=1, description="Largest file a command may write, in MiB (stops disk fills).")
+    file_size_mb: int | None = Field(
+        1024, ge=1, description="Largest file a command may write, in MiB (stops disk fills)."
+    )
     tmp_mb: int | None = Field(
-        256, ge=1,
+        256,
+        ge=1,
         description="Size in MiB of each of the local jail's /tmp, /var/tmp and /dev/shm (tmpfs, held in memory: "
         "counted in memory_mb where a memory cgroup is used); writing past it fails with ENOSPC.",
     )
@@ -183,12 +195,16 @@ class SandboxLimitsConfig(_Section):
 class DockerSandboxConfig(_Section):
     """The docker provider: one container per thread on any Docker-API engine (Docker, podman)."""
 
-    image: str = Field("herdsman-sandbox:latest", description="Sandbox image; build it with python -m herdsman.sandbox.image.")
+    image: str = Field(
+        "herdsman-sandbox:latest", description="Sandbox image; build it with python -m herdsman.sandbox.image."
+    )
     base_url: str | None = Field(
-        None, description="Engine address, e.g. unix:///run/podman/podman.sock; default $DOCKER_HOST or the local socket."
+        None,
+        description="Engine address, e.g. unix:///run/podman/podman.sock; default $DOCKER_HOST or the local socket.",
     )
     user: str | None = Field(
-        None, description='"uid:gid" inside the container; default the gateway\'s own, or 1000:1000 when it runs as root.'
+        None,
+        description='"uid:gid" inside the container; default the gateway\'s own, or 1000:1000 when it runs as root.',
     )
     network: str = Field("bridge", description="Network joined when sandbox.network is true (otherwise none).")
     idle_timeout_seconds: float = Field(900.0, ge=0, description="Remove a container unused this long (0: never).")
@@ -210,7 +226,9 @@ class KubernetesSandboxConfig(_Section):
 
     namespace: str = Field("herdsman-sandbox", description="Namespace of the sandbox pods.")
     image: str = Field("herdsman-sandbox:latest", description="Sandbox image (see docker/sandbox/Dockerfile).")
-    kubeconfig: Path | None = Field(None, description="Kubeconfig file; default in-cluster config, then ~/.kube/config.")
+    kubeconfig: Path | None = Field(
+        None, description="Kubeconfig file; default in-cluster config, then ~/.kube/config."
+    )
     context: str | None = Field(None, description="Kubeconfig context; default the current one.")
     data_claim: str = Field(
         "herdsman-data", description="PersistentVolumeClaim holding the gateway's home (threads/<id>/user-data)."
@@ -225,9 +243,12 @@ class KubernetesSandboxConfig(_Section):
 class SnapshotsConfig(_Section):
     """Versions of a thread's files, one per checkpoint, so time travel brings the files back."""
 
-    enabled: bool = Field(True, description="Keep a version of the thread's files at each checkpoint (local and docker providers).")
+    enabled: bool = Field(
+        True, description="Keep a version of the thread's files at each checkpoint (local and docker providers)."
+    )
     max_bytes: int = Field(
-        1024 * 1024 * 1024, ge=1024 * 1024,
+        1024 * 1024 * 1024,
+        ge=1024 * 1024,
         description="Bytes of file contents one thread's versions may hold; the oldest versions go first.",
     )
     keep_last: int = Field(200, ge=1, description="Versions kept per thread; older checkpoints lose their files.")
@@ -259,11 +280,15 @@ class SandboxPreviewConfig(_Section):
         "separated by commas ('3000-3999,8000,8080'). Any other port is never forwarded.",
     )
     max_servers_per_thread: int = Field(
-        3, ge=0, description="Background servers one thread may run at once (0: none; the bash tool's background "
+        3,
+        ge=0,
+        description="Background servers one thread may run at once (0: none; the bash tool's background "
         "mode then refuses).",
     )
     server_seconds: float = Field(
-        3600.0, gt=0, description="How long a background server may run before it is stopped.",
+        3600.0,
+        gt=0,
+        description="How long a background server may run before it is stopped.",
     )
 
     @field_validator("ports", mode="before")
@@ -298,7 +323,8 @@ class SandboxConfig(_Section):
     """Where the agent's files and shell live."""
 
     provider: Literal["local", "docker", "kubernetes"] = Field(
-        "local", description="local: host directories (bubblewrap); docker: a container per thread; kubernetes: a pod per thread."
+        "local",
+        description="local: host directories (bubblewrap); docker: a container per thread; kubernetes: a pod per thread.",
     )
     isolation: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="auto: bubblewrap when installed; none: run commands on the host."
@@ -377,7 +403,15 @@ class SkillsConfig(_Section):
 # What memory.retention_days may name: the fact categories (herdsman.memory.facts.CATEGORIES),
 # the graph (entities and relations), the audit trail and the turns waiting to be learned (pending).
 MEMORY_RETENTION_KEYS = (
-    "preference", "profile", "project", "knowledge", "behavior", "other", "graph", "audit", "pending",
+    "preference",
+    "profile",
+    "project",
+    "knowledge",
+    "behavior",
+    "other",
+    "graph",
+    "audit",
+    "pending",
 )
 
 
@@ -405,12 +439,14 @@ class MemoryConfig(_Section):
     )
     max_attempts: int = Field(3, ge=1, description="Tries of one pending update before it is dropped.")
     consolidate_after_days: int | None = Field(
-        None, ge=1,
+        None,
+        ge=1,
         description="Fold facts nobody updated for this many days into one summary per category (3 or more "
         "facts), at each retention sweep; unset: facts are kept one by one.",
     )
     graph: bool = Field(
-        True, description="Keep entities and relations beside the facts and inject them; false: flat facts only.",
+        True,
+        description="Keep entities and relations beside the facts and inject them; false: flat facts only.",
     )
     embedding_model: str | None = Field(
         None,
@@ -426,7 +462,9 @@ class MemoryConfig(_Section):
             raise ValueError("retention_days must be 1 or more (days); leave a category out to keep it forever")
         unknown = sorted(set(value) - set(MEMORY_RETENTION_KEYS)) if isinstance(value, dict) else []
         if unknown:
-            raise ValueError(f"retention_days has no category {', '.join(unknown)}; use {', '.join(MEMORY_RETENTION_KEYS)}")
+            raise ValueError(
+                f"retention_days has no category {', '.join(unknown)}; use {', '.join(MEMORY_RETENTION_KEYS)}"
+            )
         return value
 
     def retention_for(self, category: str) -> int | None:
@@ -454,7 +492,8 @@ class ContextConfig(_Section):
     """Context engineering: big tool results to files, loop detection, a todo list."""
 
     offload_tool_output_chars: int | None = Field(
-        12_000, ge=1_000,
+        12_000,
+        ge=1_000,
         description="Tool results longer than this are saved in the workspace and replaced by a preview; null: off.",
     )
     preview_head_chars: int = Field(2_000, ge=100, description="Characters of the start of an offloaded result shown.")
@@ -467,10 +506,12 @@ class ContextConfig(_Section):
     )
     todos: bool = Field(False, description="Plan mode: a write_todos tool and a todo list in the thread state.")
     announce_uploads: bool = Field(
-        True, description="Tell the model about files uploaded since the last turn: path, size and a preview.",
+        True,
+        description="Tell the model about files uploaded since the last turn: path, size and a preview.",
     )
     hide_unavailable_tools: bool = Field(
-        True, description="Leave out tools that cannot work here (web tools without network access or a key).",
+        True,
+        description="Leave out tools that cannot work here (web tools without network access or a key).",
     )
 
     @model_validator(mode="after")
@@ -537,11 +578,14 @@ class ToolsConfig(_Section):
 
     disabled: list[str] = Field(default_factory=list, description="Tool names to remove.")
     read_before_write: bool = Field(
-        True, description="Refuse to overwrite or edit an existing file the agent has not read (or that changed since).",
+        True,
+        description="Refuse to overwrite or edit an existing file the agent has not read (or that changed since).",
     )
     max_tool_calls_per_run: int | None = Field(None, ge=1)
     max_parallel_calls: int = Field(
-        4, ge=1, le=64,
+        4,
+        ge=1,
+        le=64,
         description="Tool calls of one model reply (one agent's step) that execute at once; the others of the "
         "same reply wait for one to end (a reply of 8 commands runs them 4 at a time). Sub-agent (task) calls "
         "are bounded by subagents.max_concurrent instead.",
@@ -595,11 +639,15 @@ class PreviewOriginConfig(_Section):
         None, ge=0, le=65535, description="Its TCP port; null: the gateway's port + 1 (2027), 0: a free one."
     )
     public_url: str | None = Field(
-        None, description="The preview origin's address as browsers reach it (behind a proxy), e.g. "
+        None,
+        description="The preview origin's address as browsers reach it (behind a proxy), e.g. "
         "https://preview.example.org; default http://<host>:<port>. Must not be the gateway's own origin.",
     )
     token_seconds: int = Field(
-        900, ge=10, le=86_400, description="How long a preview link (its signed token) stays valid.",
+        900,
+        ge=10,
+        le=86_400,
+        description="How long a preview link (its signed token) stays valid.",
     )
 
 
@@ -621,7 +669,7 @@ class GatewayConfig(_Section):
         description="Host header values the gateway also answers (a name, or name:port), besides its own loopback "
         "names (127.0.0.1, localhost, [::1]) and the hosts of cors_origins: the names a reverse proxy or tunnel "
         "forwards. Other Hosts get 421 (DNS rebinding). Checked without api_keys, on loopback connections, and "
-        "wherever this is set. [\"*\"] turns the check off: only with api_keys.",
+        'wherever this is set. ["*"] turns the check off: only with api_keys.',
     )
     port: int = Field(2026, ge=0, le=65535, description="TCP port (0 picks a free one).")
     preview_origin: PreviewOriginConfig = Field(default_factory=PreviewOriginConfig)
@@ -638,32 +686,40 @@ class GatewayConfig(_Section):
     )
     redis_url: str | None = Field(None, description="Redis URL for stream_bridge: redis.")
     cron_poll_seconds: float = Field(
-        5.0, gt=0, le=60,
+        5.0,
+        gt=0,
+        le=60,
         description="How often the cron scheduler looks for due crons (a cron fires at most this late).",
     )
     max_crons_per_user: int = Field(
-        100, ge=1, description="Crons one user may have at once (POST /runs/crons answers 409 past it).",
+        100,
+        ge=1,
+        description="Crons one user may have at once (POST /runs/crons answers 409 past it).",
     )
     max_assistants_per_user: int | None = Field(
-        100, ge=1,
+        100,
+        ge=1,
         description="Assistants (custom agents) one user may have at once; past it POST /assistants answers 429. "
         "Each keeps at most 100 versions. null: no limit.",
     )
     max_threads_per_user: int | None = Field(
-        1000, ge=1,
+        1000,
+        ge=1,
         description="Threads one user (or the local user) may have at once; past it POST /threads (and a run that "
         "creates its thread) answers 429 saying to delete threads. null: no limit.",
     )
     heartbeat_seconds: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
     max_streams_per_user: int | None = Field(
-        100, ge=1,
+        100,
+        ge=1,
         description="SSE streams one user may have open at once on one gateway process (run, join and thread "
         "streams); past it 429, before any run is created, so one user cannot use up the process's file "
         "descriptors. null: no cap.",
     )
     replay_events: int = Field(10_000, ge=100, description="Events kept per run for reconnects.")
     replay_max_bytes: int = Field(
-        32 * 1024 * 1024, ge=1024 * 1024,
+        32 * 1024 * 1024,
+        ge=1024 * 1024,
         description="Bytes of events kept per run (and per thread's protocol log) in this process; oldest go first.",
     )
     replay_retention_seconds: float = Field(600.0, ge=0, description="How long a finished run stays joinable.")
@@ -704,12 +760,12 @@ class GatewayConfig(_Section):
     )
     cors_origins: list[str] = Field(
         default_factory=lambda: ["http://localhost:3000", "http://127.0.0.1:3000"],
-        description="Web origins allowed to call the API from a browser (a LangGraph UI); [\"*\"] for any.",
+        description='Web origins allowed to call the API from a browser (a LangGraph UI); ["*"] for any.',
     )
     rate_limit: str | None = Field(
         None,
         description="Requests one API key (one client address for no key or a wrong one) may make, e.g. "
-        "\"20/second;600/minute\" (the limits library's notation); past it 429 with Retry-After. "
+        '"20/second;600/minute" (the limits library\'s notation); past it 429 with Retry-After. '
         "Counted in Redis when stream_bridge is redis (one count for all gateways), else per process; "
         "empty: no limit.",
     )
@@ -724,7 +780,7 @@ class GatewayConfig(_Section):
         except ValueError:
             raise ValueError(
                 f"gateway.rate_limit {value!r} is not a rate; write amounts per period joined by ';', "
-                "e.g. \"20/second;600/minute\" (periods: second, minute, hour, day)"
+                'e.g. "20/second;600/minute" (periods: second, minute, hour, day)'
             ) from None
         return value
 
@@ -732,8 +788,7 @@ class GatewayConfig(_Section):
     def _redis_needs_url(self) -> "GatewayConfig":
         if self.stream_bridge == "redis" and not self.redis_url:
             raise ValueError(
-                "gateway.stream_bridge is redis but gateway.redis_url is empty; "
-                "set redis_url: redis://localhost:6379/0"
+                "gateway.stream_bridge is redis but gateway.redis_url is empty; set redis_url: redis://localhost:6379/0"
             )
         return self
 
@@ -772,7 +827,9 @@ class MCPServerConfig(_Section):
     env: dict[str, str] | None = Field(None, description="Environment of the command (stdio); default the gateway's.")
     cwd: Path | None = Field(None, description="Working directory of the command (stdio).")
     url: str | None = Field(None, description="Endpoint (sse, streamable_http), e.g. http://127.0.0.1:8000/mcp.")
-    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (sse, streamable_http), e.g. Authorization.")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers (sse, streamable_http), e.g. Authorization."
+    )
     oauth: MCPOAuthConfig | None = Field(None, description="OAuth client credentials (sse, streamable_http).")
     tool_prefix: str = Field("", pattern=r"^[A-Za-z0-9_-]*$", description='Put before each tool name, e.g. "fs_".')
     allow: list[str] = Field(
@@ -785,9 +842,13 @@ class MCPServerConfig(_Section):
     @model_validator(mode="after")
     def _transport_fields(self) -> "MCPServerConfig":
         if self.transport == "stdio" and not self.command:
-            raise ValueError(f"mcp server {self.name!r} uses transport stdio but has no command; set command: (e.g. npx)")
+            raise ValueError(
+                f"mcp server {self.name!r} uses transport stdio but has no command; set command: (e.g. npx)"
+            )
         if self.transport == "stdio" and self.oauth is not None:
-            raise ValueError(f"mcp server {self.name!r}: oauth is for sse and streamable_http servers; remove it or set url")
+            raise ValueError(
+                f"mcp server {self.name!r}: oauth is for sse and streamable_http servers; remove it or set url"
+            )
         if self.transport != "stdio" and not self.url:
             raise ValueError(
                 f"mcp server {self.name!r} uses transport {self.transport} but has no url; "
@@ -839,9 +900,13 @@ class WebSearchConfig(_Section):
     @model_validator(mode="after")
     def _provider_needs(self) -> "WebSearchConfig":
         if self.enabled and self.provider in ("tavily", "brave") and not self.api_key:
-            raise ValueError(f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. ${self.provider.upper()}_API_KEY)")
+            raise ValueError(
+                f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. ${self.provider.upper()}_API_KEY)"
+            )
         if self.enabled and self.provider == "searxng" and not self.base_url:
-            raise ValueError("web.search.provider is searxng but web.search.base_url is empty; set it to your instance, e.g. http://localhost:8080")
+            raise ValueError(
+                "web.search.provider is searxng but web.search.base_url is empty; set it to your instance, e.g. http://localhost:8080"
+            )
         return self
 
 
@@ -876,7 +941,9 @@ class _ChannelConfig(_Section):
         default_factory=list,
         description='User ids (or names) allowed to talk to the agent; ["*"] allows anyone; empty allows no one.',
     )
-    base_url: str | None = Field(None, description="The platform API's address; default the public one (tests point it elsewhere).")
+    base_url: str | None = Field(
+        None, description="The platform API's address; default the public one (tests point it elsewhere)."
+    )
 
     def _require(self, section: str, keys: tuple[str, ...], hint: str) -> None:
         """When enabled, every one of ``keys`` must be set; the error names the empty ones and ``hint``."""
@@ -889,8 +956,12 @@ class TelegramChannelConfig(_ChannelConfig):
     """Telegram through python-telegram-bot: long polling (default) or a webhook."""
 
     bot_token: str | None = Field(None, description="From @BotFather; use $TELEGRAM_BOT_TOKEN.")
-    mode: Literal["polling", "webhook"] = Field("polling", description="polling: getUpdates; webhook: POST /channels/telegram/webhook.")
-    webhook_secret: str | None = Field(None, description="Checked against X-Telegram-Bot-Api-Secret-Token (webhook mode).")
+    mode: Literal["polling", "webhook"] = Field(
+        "polling", description="polling: getUpdates; webhook: POST /channels/telegram/webhook."
+    )
+    webhook_secret: str | None = Field(
+        None, description="Checked against X-Telegram-Bot-Api-Secret-Token (webhook mode)."
+    )
     base_file_url: str | None = Field(None, description="The file download address; default the public one.")
     poll_timeout_seconds: int = Field(10, ge=0, le=50, description="Long-poll timeout of getUpdates.")
 
@@ -916,7 +987,9 @@ class SlackChannelConfig(_ChannelConfig):
         if not self.bot_token:
             raise ValueError("channels.slack is enabled but bot_token is empty; set bot_token: $SLACK_BOT_TOKEN")
         if self.mode == "events" and not self.signing_secret:
-            raise ValueError("channels.slack.mode is events but signing_secret is empty; set signing_secret: $SLACK_SIGNING_SECRET")
+            raise ValueError(
+                "channels.slack.mode is events but signing_secret is empty; set signing_secret: $SLACK_SIGNING_SECRET"
+            )
         if self.mode == "socket" and not self.app_token:
             raise ValueError("channels.slack.mode is socket but app_token is empty; set app_token: $SLACK_APP_TOKEN")
         return self
@@ -933,7 +1006,9 @@ class FeishuChannelConfig(_ChannelConfig):
     @model_validator(mode="after")
     def _needs_app(self) -> "FeishuChannelConfig":
         if self.enabled and not (self.app_id and self.app_secret):
-            raise ValueError("channels.feishu is enabled but app_id or app_secret is empty; set both (use $FEISHU_APP_ID, $FEISHU_APP_SECRET)")
+            raise ValueError(
+                "channels.feishu is enabled but app_id or app_secret is empty; set both (use $FEISHU_APP_ID, $FEISHU_APP_SECRET)"
+            )
         return self
 
 
@@ -954,11 +1029,15 @@ class DingTalkChannelConfig(_ChannelConfig):
 
     client_id: str | None = Field(None, description="The app's AppKey (Client ID); use $DINGTALK_CLIENT_ID.")
     client_secret: str | None = Field(None, description="The app's AppSecret; use $DINGTALK_CLIENT_SECRET.")
-    robot_code: str | None = Field(None, description="The robot's code; default the client_id (as for an app's own robot).")
+    robot_code: str | None = Field(
+        None, description="The robot's code; default the client_id (as for an app's own robot)."
+    )
 
     @model_validator(mode="after")
     def _needs_app(self) -> "DingTalkChannelConfig":
-        self._require("dingtalk", ("client_id", "client_secret"), "set both (use $DINGTALK_CLIENT_ID, $DINGTALK_CLIENT_SECRET)")
+        self._require(
+            "dingtalk", ("client_id", "client_secret"), "set both (use $DINGTALK_CLIENT_ID, $DINGTALK_CLIENT_SECRET)"
+        )
         return self
 
 
@@ -969,7 +1048,9 @@ class WeComChannelConfig(_ChannelConfig):
     secret: str | None = Field(None, description="The app's Secret; use $WECOM_SECRET.")
     agent_id: int | None = Field(None, description="The app's AgentId (a number).")
     token: str | None = Field(None, description="The callback's Token; use $WECOM_TOKEN.")
-    encoding_aes_key: str | None = Field(None, description="The callback's EncodingAESKey (43 characters); use $WECOM_AES_KEY.")
+    encoding_aes_key: str | None = Field(
+        None, description="The callback's EncodingAESKey (43 characters); use $WECOM_AES_KEY."
+    )
 
     @model_validator(mode="after")
     def _needs_app(self) -> "WeComChannelConfig":
@@ -985,8 +1066,12 @@ class WhatsAppChannelConfig(_ChannelConfig):
 
     access_token: str | None = Field(None, description="A system user's access token; use $WHATSAPP_ACCESS_TOKEN.")
     phone_number_id: str | None = Field(None, description="The business phone number's id (not the number).")
-    app_secret: str | None = Field(None, description="The Meta app's secret: checks X-Hub-Signature-256; use $WHATSAPP_APP_SECRET.")
-    verify_token: str | None = Field(None, description="The token you typed when subscribing the webhook; use $WHATSAPP_VERIFY_TOKEN.")
+    app_secret: str | None = Field(
+        None, description="The Meta app's secret: checks X-Hub-Signature-256; use $WHATSAPP_APP_SECRET."
+    )
+    verify_token: str | None = Field(
+        None, description="The token you typed when subscribing the webhook; use $WHATSAPP_VERIFY_TOKEN."
+    )
     api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$", description="The Graph API version, like v21.0.")
 
     @model_validator(mode="after")
@@ -1002,8 +1087,12 @@ class BarkConfig(_Section):
     enabled: bool = Field(False, description="Send pushes through Bark.")
     device_key: str | None = Field(None, description="The key the Bark app shows; use $BARK_DEVICE_KEY.")
     base_url: str = Field("https://api.day.app", description="The Bark server; your own if you run one.")
-    min_seconds: float = Field(60.0, ge=0, description="Push when a run took at least this long (any run waiting for an answer is pushed).")
-    web_url: str | None = Field(None, description="Where the web UI is reached, e.g. https://herd.example.com; the push opens the thread there.")
+    min_seconds: float = Field(
+        60.0, ge=0, description="Push when a run took at least this long (any run waiting for an answer is pushed)."
+    )
+    web_url: str | None = Field(
+        None, description="Where the web UI is reached, e.g. https://herd.example.com; the push opens the thread there."
+    )
     group: str = Field("Herdsman", min_length=1, description="The Bark group the pushes are filed under.")
     users: list[str] = Field(
         default_factory=list,
@@ -1042,52 +1131,65 @@ class RunsConfig(_Section):
     """The durable run queue: leases held by the workers that execute runs, and their retries."""
 
     workers: int = Field(
-        2, ge=0, le=64,
+        2,
+        ge=0,
+        le=64,
         description="Worker tasks in this process: they execute the runs it accepts at once, and claim queued "
         "runs (accepted by a process without workers, or whose worker died); 0: this process only accepts runs "
         "and relays their streams (needs a shared checkpointer and stream_bridge: redis, and `herdsman worker` "
         "processes).",
     )
     lease_seconds: float = Field(
-        30.0, ge=1, le=3600,
+        30.0,
+        ge=1,
+        le=3600,
         description="How long a worker's hold on a run lasts without renewal (renewed every third of it); "
         "a run whose worker died is taken over this long after its last renewal.",
     )
     max_attempts: int = Field(
-        3, ge=1, le=100,
+        3,
+        ge=1,
+        le=100,
         description="Times a run may be started by a worker; a run whose worker died this often ends as an error.",
     )
-    poll_seconds: float = Field(
-        1.0, gt=0, le=60, description="How often idle workers look for runs to take over."
-    )
+    poll_seconds: float = Field(1.0, gt=0, le=60, description="How often idle workers look for runs to take over.")
     max_running_per_user: int | None = Field(
-        4, ge=1, le=100_000,
+        4,
+        ge=1,
+        le=100_000,
         description="Runs of one user held by processes at once (executing, or about to), counted over every "
         "gateway and worker; a user's further runs wait in the queue (see max_queued_per_user), so one user's "
         "runs never take every slot of gateway.max_concurrent_runs. null: no limit.",
     )
     max_queued_per_user: int | None = Field(
-        100, ge=0, le=1_000_000,
+        100,
+        ge=0,
+        le=1_000_000,
         description="Runs of one user waiting in the queue beyond max_running_per_user (without it: waiting for a "
         "worker); past it a new run gets 429 saying to wait for or cancel a run. null: no limit.",
     )
     max_input_bytes: int | None = Field(
-        1024 * 1024, ge=1024,
+        1024 * 1024,
+        ge=1024,
         description="Bytes (as JSON) one run's input or state update may add to a thread; past it 413 saying to "
         "upload the content as a file. Every later checkpoint of the thread stores it again. null: no limit.",
     )
     max_thread_state_bytes: int | None = Field(
-        32 * 1024 * 1024, ge=1024 * 1024,
+        32 * 1024 * 1024,
+        ge=1024 * 1024,
         description="Bytes of a thread's newest checkpoint past which a new run on it gets 413 saying to start a "
         "new thread (each step of a run stores the whole state again). null: no limit.",
     )
     max_thread_checkpoint_bytes: int | None = Field(
-        512 * 1024 * 1024, ge=1024 * 1024,
+        512 * 1024 * 1024,
+        ge=1024 * 1024,
         description="Bytes the checkpointer stores for one thread (every checkpoint keeps the message list again) "
         "past which a new run on it gets 413 saying to start a new thread. null: no limit.",
     )
     max_queued: int | None = Field(
-        None, ge=1, le=10_000_000,
+        None,
+        ge=1,
+        le=10_000_000,
         description="Runs waiting for a worker, all users together (a process with no free slot for a run queues "
         "it); past it a new run gets 503 with Retry-After instead of the queue growing. null: no limit.",
     )
@@ -1111,13 +1213,21 @@ class PoolsConfig(_Section):
     """Thread pools for blocking work, one per kind, so no kind (and no user) starves another."""
 
     default: int = Field(
-        8, ge=2, le=256,
+        8,
+        ge=2,
+        le=256,
         description="Threads of asyncio's default pool: LangChain's sync tools and middleware hooks, small "
         "blocking calls (never commands, file I/O, conversions or captures, which have pools of their own).",
     )
-    commands: int = Field(32, ge=1, le=1024, description="Threads running sandboxed commands (bash) at once, all users together.")
-    files: int = Field(16, ge=1, le=1024, description="Threads doing file I/O at once (file tools, listings, downloads, uploads).")
-    conversions: int = Field(4, ge=1, le=256, description="Documents converted to Markdown at once (each in a child process).")
+    commands: int = Field(
+        32, ge=1, le=1024, description="Threads running sandboxed commands (bash) at once, all users together."
+    )
+    files: int = Field(
+        16, ge=1, le=1024, description="Threads doing file I/O at once (file tools, listings, downloads, uploads)."
+    )
+    conversions: int = Field(
+        4, ge=1, le=256, description="Documents converted to Markdown at once (each in a child process)."
+    )
     captures: int = Field(4, ge=1, le=256, description="Checkpoints whose files are being captured at once.")
     commands_per_user: int = Field(
         4, ge=1, le=1024, description="Commands one user may run at once; more wait (holding no thread) for a slot."
@@ -1188,8 +1298,7 @@ class HerdsmanConfig(_Section):
         for where, name in self.model_references():
             if name not in known:
                 raise ValueError(
-                    f"{where}: model {name!r} is not defined; add it under models: "
-                    f"or use one of {sorted(known)}"
+                    f"{where}: model {name!r} is not defined; add it under models: or use one of {sorted(known)}"
                 )
         return self
 

@@ -44,15 +44,26 @@ def audit_namespace(label: str) -> tuple[str, ...]:
 
 
 def record(
-    store: BaseStore, label: str, action: str, kind: str, item_id: str, origin: Origin,
-    sources: Sequence[str] | None = None, detail: dict[str, str] | None = None,
+    store: BaseStore,
+    label: str,
+    action: str,
+    kind: str,
+    item_id: str,
+    origin: Origin,
+    sources: Sequence[str] | None = None,
+    detail: dict[str, str] | None = None,
 ) -> None:
     """Append one audit record for the user ``label`` (``sources``: the ids it was made from;
     ``detail``: the words of a fact's decision, ``quote``, ``content``, ``reason``; empty ones are left out)."""
     key = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
     value: dict[str, Any] = {
-        "at": now_iso(), "action": action, "kind": kind, "id": item_id,
-        "thread_id": origin.thread_id, "run_id": origin.run_id, "origin": origin.origin,
+        "at": now_iso(),
+        "action": action,
+        "kind": kind,
+        "id": item_id,
+        "thread_id": origin.thread_id,
+        "run_id": origin.run_id,
+        "origin": origin.origin,
     }
     if sources is not None:
         value["sources"] = list(sources)

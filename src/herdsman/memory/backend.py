@@ -72,7 +72,9 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
         except ImportError as exc:  # pragma: no cover - shipped with langgraph-checkpoint-postgres
             raise MemoryStoreError(f"memory.store is postgres but {exc.name} is not installed") from None
         try:
-            pool: ConnectionPool = sync_pool(memory.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(), name="memory")
+            pool: ConnectionPool = sync_pool(
+                memory.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(), name="memory"
+            )
         except Exception as exc:  # noqa: BLE001 - reported with the setting to fix
             raise MemoryStoreError(
                 f"memory.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); check the URL and that "

@@ -49,7 +49,9 @@ def summary_of(category: str, facts: list[Fact]) -> Fact:
     """One fact that says what ``facts`` (of ``category``, oldest first) said, with their ids as ``sources``."""
     content = f"Earlier ({category}): " + "; ".join(f.content.rstrip(". ") for f in facts) + "."
     return Fact(
-        fact_id(content), content, category,
+        fact_id(content),
+        content,
+        category,
         round(sum(f.confidence for f in facts) / len(facts), 2),
         None,
         min(f.created_at or f.updated_at for f in facts),
@@ -81,8 +83,9 @@ def consolidate(store: MemoryStore, config: MemoryConfig, user_id: str, now: dt.
                 store.delete(user_id, fact.id, CONSOLIDATION)
             written.append(summary)
     if written:
-        log.info("memory_consolidated", user_id=user_id, summaries=len(written),
-                 facts=sum(len(s.sources) for s in written))
+        log.info(
+            "memory_consolidated", user_id=user_id, summaries=len(written), facts=sum(len(s.sources) for s in written)
+        )
     return written
 
 

@@ -27,12 +27,31 @@ SUBSET_LENGTH = 0.6  # a restatement: the shorter form, all in the longer, has t
 FILLER = frozenset("the a an user s users their his her its is are of to".split())
 NEGATIONS = frozenset("not never no don t doesn dislikes dislike avoids avoid hates hate".split())
 SYNONYMS = {
-    "likes": "prefer", "like": "prefer", "loves": "prefer", "love": "prefer", "prefers": "prefer",
-    "favours": "prefer", "favors": "prefer", "wants": "prefer", "want": "prefer",
-    "uses": "use", "using": "use", "used": "use", "works": "work", "working": "work",
-    "lives": "live", "living": "live", "based": "live", "resides": "live",
-    "deploys": "deploy", "deployed": "deploy", "deploying": "deploy", "ships": "deploy",
-    "writes": "write", "written": "write", "wrote": "write",
+    "likes": "prefer",
+    "like": "prefer",
+    "loves": "prefer",
+    "love": "prefer",
+    "prefers": "prefer",
+    "favours": "prefer",
+    "favors": "prefer",
+    "wants": "prefer",
+    "want": "prefer",
+    "uses": "use",
+    "using": "use",
+    "used": "use",
+    "works": "work",
+    "working": "work",
+    "lives": "live",
+    "living": "live",
+    "based": "live",
+    "resides": "live",
+    "deploys": "deploy",
+    "deployed": "deploy",
+    "deploying": "deploy",
+    "ships": "deploy",
+    "writes": "write",
+    "written": "write",
+    "wrote": "write",
 }
 
 

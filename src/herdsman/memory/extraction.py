@@ -30,7 +30,14 @@ from pydantic import BaseModel, Field
 from herdsman.logs import get_logger
 from herdsman.memory.duplicates import same_fact
 from herdsman.memory.facts import CATEGORIES, Fact, normalize
-from herdsman.memory.graph_schema import KINDS, PROMPT_PART, EndedRelation, ExtractedEntity, ExtractedRelation, parse_items
+from herdsman.memory.graph_schema import (
+    KINDS,
+    PROMPT_PART,
+    EndedRelation,
+    ExtractedEntity,
+    ExtractedRelation,
+    parse_items,
+)
 from herdsman.memory.worth import refusal
 
 log = get_logger(__name__)
@@ -126,8 +133,11 @@ class Reply(BaseModel):
 REPLY_TOOL_NAME = "update_memory"
 REPLY_TOOL: dict[str, Any] = {
     "type": "function",
-    "function": {"name": REPLY_TOOL_NAME, "description": "Write what the conversation taught about the user.",
-                 "parameters": Reply.model_json_schema()},
+    "function": {
+        "name": REPLY_TOOL_NAME,
+        "description": "Write what the conversation taught about the user.",
+        "parameters": Reply.model_json_schema(),
+    },
 }
 
 
@@ -175,8 +185,13 @@ def build_prompt(summary: str, facts: list[Fact], conversation: list[dict[str, A
         f"{m.get('role', 'user')}: {_clip(str(m.get('content', '')), MAX_TURN_CHARS)}"
         for m in conversation[-MAX_PROMPT_MESSAGES:]
     )
-    return PROMPT.format(summary=summary or "(none)", facts=listed, conversation=turns, categories=", ".join(CATEGORIES),
-                         graph=PROMPT_PART)
+    return PROMPT.format(
+        summary=summary or "(none)",
+        facts=listed,
+        conversation=turns,
+        categories=", ".join(CATEGORIES),
+        graph=PROMPT_PART,
+    )
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -224,9 +239,13 @@ def parse_reply(text: str, source_thread: str | None = None) -> MemoryUpdate:
     forget = [str(x) for x in data.get("forget") or [] if isinstance(x, (str, int))]
     summary = data.get("summary")
     return MemoryUpdate(
-        facts, forget, summary.strip() if isinstance(summary, str) and summary.strip() else None,
-        parse_items(ExtractedEntity, data.get("entities")), parse_items(ExtractedRelation, data.get("relations")),
-        parse_items(EndedRelation, data.get("ended")), quotes,
+        facts,
+        forget,
+        summary.strip() if isinstance(summary, str) and summary.strip() else None,
+        parse_items(ExtractedEntity, data.get("entities")),
+        parse_items(ExtractedRelation, data.get("relations")),
+        parse_items(EndedRelation, data.get("ended")),
+        quotes,
     )
 
 
@@ -255,7 +274,14 @@ def filter_facts(candidates: list[Fact], existing: list[Fact], min_confidence: f
             continue
         twin = next((e for e in existing if same_fact(fact.content, e.content)), None)
         if twin is not None:
-            fact = Fact(twin.id, fact.content, fact.category, fact.confidence, fact.source_thread,
-                        twin.created_at, fact.updated_at)
+            fact = Fact(
+                twin.id,
+                fact.content,
+                fact.category,
+                fact.confidence,
+                fact.source_thread,
+                twin.created_at,
+                fact.updated_at,
+            )
         kept.append(fact)
     return kept

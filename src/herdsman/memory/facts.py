@@ -15,7 +15,9 @@ from typing import Any
 
 CATEGORIES = ("preference", "profile", "project", "knowledge", "behavior", "other")
 # scripts written without spaces between words: each character is a word (Thai, Lao, Myanmar, Khmer, kana, Han)
-UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+)
 _WORD = re.compile(rf"[{UNSPACED}]|[^\W_{UNSPACED}]+")
 
 

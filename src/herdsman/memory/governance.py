@@ -32,8 +32,12 @@ def graph_json(store: MemoryStore, user_id: str) -> dict[str, Any]:
     return {
         "entities": [{"id": e.id, **e.to_value()} for e in entities],
         "relations": [
-            {"id": r.id, **r.to_value(), "subject_name": names.get(r.subject, r.subject),
-             "object_name": names.get(r.object, r.object)}
+            {
+                "id": r.id,
+                **r.to_value(),
+                "subject_name": names.get(r.subject, r.subject),
+                "object_name": names.get(r.object, r.object),
+            }
             for r in graph.relations(user_id)
         ],
     }
@@ -77,16 +81,25 @@ def end_relation(store: MemoryStore, user_id: str, relation: Relation, valid_to:
     if when is None:
         raise EditRefused("valid_to", f"{valid_to[:40]!r} is not a date; send e.g. 2026-03-01")
     if when < relation.valid_from[: len(when)]:
-        raise EditRefused("valid_to", f"{when} is before the relation began ({relation.valid_from}); send a later "
-                          "date, or delete the relation")
+        raise EditRefused(
+            "valid_to",
+            f"{when} is before the relation began ({relation.valid_from}); send a later date, or delete the relation",
+        )
     if not relation.open:
-        raise EditRefused("valid_to", f"Relation {relation.id!r} already ended on {relation.valid_to}; delete it to "
-                          "correct it further", conflict=True)
+        raise EditRefused(
+            "valid_to",
+            f"Relation {relation.id!r} already ended on {relation.valid_to}; delete it to correct it further",
+            conflict=True,
+        )
     return GraphStore(store.store).close(user_id, relation, when, origin)
 
 
 def correct_relation(
-    store: MemoryStore, user_id: str, relation: Relation, origin: Origin, predicate: str | None = None,
+    store: MemoryStore,
+    user_id: str,
+    relation: Relation,
+    origin: Origin,
+    predicate: str | None = None,
     obj: str | None = None,
 ) -> Relation:
     """``relation`` was wrong: its predicate and/or object become these (checked as the memory

@@ -75,8 +75,14 @@ class Entity:
     @classmethod
     def from_value(cls, key: str, value: dict[str, Any]) -> "Entity":
         """Rebuild an entity from its key and record."""
-        return cls(key, str(value.get("name", key)), str(value.get("kind", "other")),
-                   tuple(value.get("aliases") or ()), str(value.get("created_at", "")), str(value.get("updated_at", "")))
+        return cls(
+            key,
+            str(value.get("name", key)),
+            str(value.get("kind", "other")),
+            tuple(value.get("aliases") or ()),
+            str(value.get("created_at", "")),
+            str(value.get("updated_at", "")),
+        )
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,11 @@ class GraphStore:
     def relations(self, user_id: str) -> list[Relation]:
         """Every relation of the user (open and closed), newest first."""
         items = self.store.search(relations_namespace(user_id), limit=LIST_LIMIT)
-        return sorted((Relation.from_value(i.key, i.value) for i in items),
-                      key=lambda r: (r.valid_from, r.updated_at), reverse=True)
+        return sorted(
+            (Relation.from_value(i.key, i.value) for i in items),
+            key=lambda r: (r.valid_from, r.updated_at),
+            reverse=True,
+        )
 
     def get_relation(self, user_id: str, rid: str) -> Relation | None:
         """One relation by id, or None."""
@@ -132,8 +141,9 @@ class GraphStore:
         direct = self.store.get(entities_namespace(user_id), entity_id(name))
         if direct is not None:
             return Entity.from_value(direct.key, direct.value)
-        return next((e for e in (entities if entities is not None else self.entities(user_id))
-                     if wanted in e.names()), None)
+        return next(
+            (e for e in (entities if entities is not None else self.entities(user_id)) if wanted in e.names()), None
+        )
 
     # -- writing ------------------------------------------------------------------------
 
@@ -142,8 +152,9 @@ class GraphStore:
         stamp = now_iso()
         existing = self.find(user_id, found.name)
         if existing is None:
-            entity = Entity(entity_id(found.name), found.name, found.kind, tuple(dict.fromkeys(found.aliases)),
-                            stamp, stamp)
+            entity = Entity(
+                entity_id(found.name), found.name, found.kind, tuple(dict.fromkeys(found.aliases)), stamp, stamp
+            )
         else:
             names = set(existing.names())
             aliases = [*existing.aliases, *(a for a in (found.name, *found.aliases) if normalize(a) not in names)]
@@ -169,8 +180,19 @@ class GraphStore:
             kept = replace(current, confidence=max(current.confidence, found.confidence), updated_at=stamp)
         else:
             nth = sum(1 for r in same if r.object == obj.id)
-            kept = Relation(relation_id(subject.id, found.predicate, obj.id, nth), subject.id, found.predicate, obj.id,
-                            since, None, found.confidence, origin.thread_id, origin.run_id, stamp, stamp)
+            kept = Relation(
+                relation_id(subject.id, found.predicate, obj.id, nth),
+                subject.id,
+                found.predicate,
+                obj.id,
+                since,
+                None,
+                found.confidence,
+                origin.thread_id,
+                origin.run_id,
+                stamp,
+                stamp,
+            )
         self._close_replaced(user_id, kept, same, origin)
         self.store.put(relations_namespace(user_id), kept.id, kept.to_value())
         record(self.store, user_label(user_id), "put", "relation", kept.id, origin)
@@ -185,7 +207,13 @@ class GraphStore:
                     self.close(user_id, old, max(old.valid_from, kept.valid_from), origin)
 
     def correct(
-        self, user_id: str, relation: Relation, origin: Origin, *, predicate: str | None = None, obj: str | None = None,
+        self,
+        user_id: str,
+        relation: Relation,
+        origin: Origin,
+        *,
+        predicate: str | None = None,
+        obj: str | None = None,
     ) -> Relation:
         """``relation`` was wrong: it becomes ``subject predicate obj`` (each unchanged when None), with
         the same validity, certain (the user said so), under a new id; the old record goes. An
@@ -196,11 +224,20 @@ class GraphStore:
         predicate = predicate or relation.predicate
         if (predicate, target) == (relation.predicate, relation.object):
             return relation
-        same = [r for r in self.relations(user_id)
-                if r.subject == relation.subject and r.predicate == predicate and r.id != relation.id]
+        same = [
+            r
+            for r in self.relations(user_id)
+            if r.subject == relation.subject and r.predicate == predicate and r.id != relation.id
+        ]
         nth = sum(1 for r in same if r.object == target)
-        fixed = replace(relation, id=relation_id(relation.subject, predicate, target, nth), predicate=predicate,
-                        object=target, confidence=1.0, updated_at=now_iso())
+        fixed = replace(
+            relation,
+            id=relation_id(relation.subject, predicate, target, nth),
+            predicate=predicate,
+            object=target,
+            confidence=1.0,
+            updated_at=now_iso(),
+        )
         label = user_label(user_id)
         self.store.delete(relations_namespace(user_id), relation.id)
         record(self.store, label, "delete", "relation", relation.id, origin)

@@ -18,9 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 KINDS = ("person", "project", "repository", "service", "preference", "other")
 # A subject holds at most one open relation with these predicates: a new object replaces the old
 # one (the old relation gets its valid_to), so "deploys to AWS" then "moved to GCP" is a history.
-SINGLE_VALUED = frozenset({
-    "deploys_to", "works_at", "prefers", "lives_in", "hosted_on", "written_in", "managed_by", "role", "uses_editor",
-})
+SINGLE_VALUED = frozenset(
+    {
+        "deploys_to",
+        "works_at",
+        "prefers",
+        "lives_in",
+        "hosted_on",
+        "written_in",
+        "managed_by",
+        "role",
+        "uses_editor",
+    }
+)
 MAX_NAME_CHARS = 120
 _PREDICATE = re.compile(r"[^a-z0-9]+")
 
@@ -130,11 +140,11 @@ def parse_items(model: type[BaseModel], raw: Any) -> list[Any]:
 PROMPT_PART = f"""\
 Also list the people, projects, repositories, services and preferences the conversation is about,
 and how they relate, when the user said so:
-  "entities": [{{"name": "<name>", "kind": "<one of {', '.join(KINDS)}>", "aliases": ["<other name>"]}}],
+  "entities": [{{"name": "<name>", "kind": "<one of {", ".join(KINDS)}>", "aliases": ["<other name>"]}}],
   "relations": [{{"subject": "<entity name>", "predicate": "<verb_phrase, e.g. deploys_to, works_at, prefers, uses>",
                  "object": "<entity name>", "valid_from": "<YYYY-MM-DD when the user said when, else null>",
                  "confidence": <0 to 1>}}]
-A new value of {', '.join(sorted(SINGLE_VALUED))} replaces the old one: just state the new relation.
+A new value of {", ".join(sorted(SINGLE_VALUED))} replaces the old one: just state the new relation.
 When the user says another relation stopped being true or was wrong, list it too:
   "ended": [{{"subject": "<entity name>", "predicate": "<as before>", "object": "<entity name>",
               "valid_to": "<YYYY-MM-DD when the user said when, else null>"}}]"""

@@ -73,7 +73,12 @@ def _said_by_user(name: str, conversation: Iterable[Mapping[str, Any]]) -> bool:
     turns = list(conversation)
     if evidence_cap(name, turns) >= STATED:
         return True
-    said = {w for t in turns if str(t.get("role", "user")) in ("user", "human") for w in normalize(str(t.get("content", ""))).split()}
+    said = {
+        w
+        for t in turns
+        if str(t.get("role", "user")) in ("user", "human")
+        for w in normalize(str(t.get("content", ""))).split()
+    }
     wanted = normalize(name).split()
     return bool(wanted) and all(w in said for w in wanted)
 

@@ -62,7 +62,9 @@ _CITES = re.compile(r"\[[^\]]*\]")
 # words that only say when: month names, years and dates, "since", "until", "now"
 _WHEN = re.compile(
     r"\b(?:since|until|now|currently|today|ago|jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?|aug(?:ust)?"
-    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|\d{4}(?:-\d\d){0,2})\b", re.IGNORECASE)
+    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|\d{4}(?:-\d\d){0,2})\b",
+    re.IGNORECASE,
+)
 
 
 def inline(text: str) -> str:
@@ -232,7 +234,11 @@ class _Section:
 
 
 def render_memory(
-    facts: Sequence[Fact], summary: str, query: str, budget_tokens: int, embedding_model: str | None = None,
+    facts: Sequence[Fact],
+    summary: str,
+    query: str,
+    budget_tokens: int,
+    embedding_model: str | None = None,
     graph: GraphView | None = None,
 ) -> str:
     """The ``<memory>`` section for the system prompt, within ``budget_tokens`` ('' when nothing fits)."""

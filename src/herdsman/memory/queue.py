@@ -119,8 +119,7 @@ class UpdateQueue:
                 (now, now, limit),
             ).fetchall()
             for row in rows:
-                cur.execute("UPDATE memory_pending SET leased_until = ? WHERE " + ROW,
-                            (now + lease, row[0], row[1]))
+                cur.execute("UPDATE memory_pending SET leased_until = ? WHERE " + ROW, (now + lease, row[0], row[1]))
         return [PendingUpdate(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
 
     def complete(self, update: PendingUpdate) -> None:
@@ -156,7 +155,9 @@ class UpdateQueue:
     def holds(self, update: PendingUpdate) -> bool:
         """The update's row is still queued (a purge of its user removes it while it is read)."""
         with self._tx() as cur:
-            row = cur.execute("SELECT 1 FROM memory_pending WHERE " + ROW, (update.thread_id, update.user_id)).fetchone()
+            row = cur.execute(
+                "SELECT 1 FROM memory_pending WHERE " + ROW, (update.thread_id, update.user_id)
+            ).fetchone()
         return row is not None
 
     def forget_user(self, user_id: str) -> int:
@@ -177,8 +178,14 @@ class UpdateQueue:
                 "SELECT thread_id, user_id, messages, due_at, attempts, last_error FROM memory_pending ORDER BY due_at"
             ).fetchall()
         return [
-            {"thread_id": r[0], "user_id": r[1], "messages": len(json.loads(r[2])), "due_at": r[3],
-             "attempts": r[4], "last_error": r[5]}
+            {
+                "thread_id": r[0],
+                "user_id": r[1],
+                "messages": len(json.loads(r[2])),
+                "due_at": r[3],
+                "attempts": r[4],
+                "last_error": r[5],
+            }
             for r in rows
         ]
 

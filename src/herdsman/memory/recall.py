@@ -44,8 +44,13 @@ class GraphView:
     def replaced(self) -> list[tuple[Relation, Relation]]:
         """(old, current) for every closed relation an open one with its subject and predicate replaced."""
         current = {(r.subject, r.predicate): r for r in self.relations if r.open}
-        return [(r, current[(r.subject, r.predicate)]) for r in self.relations
-                if not r.open and (r.subject, r.predicate) in current and current[(r.subject, r.predicate)].object != r.object]
+        return [
+            (r, current[(r.subject, r.predicate)])
+            for r in self.relations
+            if not r.open
+            and (r.subject, r.predicate) in current
+            and current[(r.subject, r.predicate)].object != r.object
+        ]
 
 
 def outdated(replaced: Sequence[tuple[Relation, Relation]], text: str, mentions: set[str] | frozenset[str]) -> bool:
@@ -54,8 +59,12 @@ def outdated(replaced: Sequence[tuple[Relation, Relation]], text: str, mentions:
     predicate ("Atlas deploys to AWS" once Atlas deploys to GCP), not the current object. A fact the
     memory model did not forget when the user said the new value is then not presented as current."""
     said = stems(text)
-    return any({old.subject, old.object} <= mentions and new.object not in mentions
-               and stems(old.predicate.replace("_", " ")) & said for old, new in replaced)
+    return any(
+        {old.subject, old.object} <= mentions
+        and new.object not in mentions
+        and stems(old.predicate.replace("_", " ")) & said
+        for old, new in replaced
+    )
 
 
 def named(entities: Sequence[Entity], text: str) -> list[Entity]:
@@ -71,16 +80,22 @@ def _day(stamp: str | None) -> str:
 def relation_line(view: GraphView, relation: Relation, history: Sequence[Relation] = ()) -> str:
     """``- [r:<id>] subject predicate object (since ...; was ... until ...)``."""
     words = relation.predicate.replace("_", " ")
-    when = [f"since {_day(relation.valid_from)}"] if relation.open else [
-        f"from {_day(relation.valid_from)} until {_day(relation.valid_to)}"]
+    when = (
+        [f"since {_day(relation.valid_from)}"]
+        if relation.open
+        else [f"from {_day(relation.valid_from)} until {_day(relation.valid_to)}"]
+    )
     when += [f"was {view.name(old.object)} until {_day(old.valid_to)} [r:{old.id}]" for old in history]
     return f"- [r:{relation.id}] {view.name(relation.subject)} {words} {view.name(relation.object)} ({'; '.join(when)})"
 
 
 def _replaced(view: GraphView, relation: Relation) -> list[Relation]:
     """The closed relations of the same subject and predicate (what ``relation`` replaced), newest first."""
-    return [r for r in view.relations
-            if not r.open and r.subject == relation.subject and r.predicate == relation.predicate and r.id != relation.id]
+    return [
+        r
+        for r in view.relations
+        if not r.open and r.subject == relation.subject and r.predicate == relation.predicate and r.id != relation.id
+    ]
 
 
 def about_change(query: str) -> bool:
@@ -97,8 +112,11 @@ def relation_item(view: GraphView, relation: Relation, history: Sequence[Relatio
     if not dated:
         return text
     stated = relation.valid_from != relation.created_at  # not just the day it was learned
-    when = ([f"since {_day(relation.valid_from)}"] if stated or history else []) if relation.open else [
-        f"from {_day(relation.valid_from)} until {_day(relation.valid_to)}"]
+    when = (
+        ([f"since {_day(relation.valid_from)}"] if stated or history else [])
+        if relation.open
+        else [f"from {_day(relation.valid_from)} until {_day(relation.valid_to)}"]
+    )
     when += [f"was {view.name(old.object)} until {_day(old.valid_to)} [r:{old.id}]" for old in history]
     return f"{text} ({', '.join(when)})" if when else text
 
@@ -128,8 +146,12 @@ class EntityLine:
 
     def keep(self, indexes: Sequence[int]) -> "EntityLine":
         """The line with only the items at ``indexes``."""
-        return EntityLine(self.name, tuple(self.items[i] for i in indexes), tuple(self.known[i] for i in indexes),
-                          tuple(self.ends[i] for i in indexes))
+        return EntityLine(
+            self.name,
+            tuple(self.items[i] for i in indexes),
+            tuple(self.known[i] for i in indexes),
+            tuple(self.ends[i] for i in indexes),
+        )
 
     def plain(self, index: int) -> bool:
         """Whether item ``index`` says only the current value (no dates, no history)."""
@@ -157,11 +179,24 @@ def _by_subject(view: GraphView, items: Sequence[tuple[Relation, str]]) -> list[
         grouped.setdefault(relation.subject, []).append((relation, text))
     lines = []
     for subject, entries in grouped.items():
-        known = [" ".join((_known(view, subject), _known(view, r.object),
-                           *((_month(r.valid_from), _month(r.valid_to)) if "(" in text else ())))
-                 for r, text in entries]
-        lines.append(EntityLine(view.name(subject), tuple(text for _, text in entries), tuple(known),
-                                tuple((r.subject, r.object) for r, _ in entries)))
+        known = [
+            " ".join(
+                (
+                    _known(view, subject),
+                    _known(view, r.object),
+                    *((_month(r.valid_from), _month(r.valid_to)) if "(" in text else ()),
+                )
+            )
+            for r, text in entries
+        ]
+        lines.append(
+            EntityLine(
+                view.name(subject),
+                tuple(text for _, text in entries),
+                tuple(known),
+                tuple((r.subject, r.object) for r, _ in entries),
+            )
+        )
     return lines
 
 
@@ -189,7 +224,9 @@ def graph_lines(view: GraphView, query: str) -> tuple[list[EntityLine], list[Ent
         return len(asked & stems(f"{view.name(entry[0].subject)} {entry[1]}"))
 
     near.sort(key=overlap, reverse=True)  # stable: newest first among equals
-    recent = sorted((r for r in view.relations if r.open and r.id not in shown), key=lambda r: r.updated_at, reverse=True)
+    recent = sorted(
+        (r for r in view.relations if r.open and r.id not in shown), key=lambda r: r.updated_at, reverse=True
+    )
     return _by_subject(view, near), _by_subject(view, [(r, relation_item(view, r)) for r in recent])
 
 

@@ -40,7 +40,9 @@ def _expired(stamp: str, limit: str | None) -> bool:
     return bool(limit and stamp and stamp < limit)
 
 
-def _graph_expired(relations: list[Relation], entities: list[Entity], limit: str | None) -> tuple[list[Relation], list[Entity]]:
+def _graph_expired(
+    relations: list[Relation], entities: list[Entity], limit: str | None
+) -> tuple[list[Relation], list[Entity]]:
     """The relations past ``limit``, and the entities past it that no kept relation names."""
     if not limit:
         return [], []
@@ -52,7 +54,9 @@ def _graph_expired(relations: list[Relation], entities: list[Entity], limit: str
 
 def _summary_expired(summary: Any, config: MemoryConfig, now: dt.datetime | None) -> bool:
     """Whether the context summary item ``summary`` (None: there is none) is past retention."""
-    return summary is not None and _expired(str(summary.value.get("updated_at", "")), cutoff(config.retention_for("profile"), now))
+    return summary is not None and _expired(
+        str(summary.value.get("updated_at", "")), cutoff(config.retention_for("profile"), now)
+    )
 
 
 def within_retention(
@@ -60,7 +64,9 @@ def within_retention(
 ) -> tuple[list[Fact], str, list[Entity], list[Relation]]:
     """The user's facts, context summary, entities and relations that are within retention: what
     recall may inject, even before the next sweep deletes the rest (read only)."""
-    facts = [f for f in store.facts(user_id) if not _expired(f.updated_at, cutoff(config.retention_for(f.category), now))]
+    facts = [
+        f for f in store.facts(user_id) if not _expired(f.updated_at, cutoff(config.retention_for(f.category), now))
+    ]
     item = store.store.get(profile_namespace(user_id), "summary")  # read once: its date and its text
     summary = "" if item is None or _summary_expired(item, config, now) else str(item.value.get("text", ""))
     if not config.graph:
@@ -84,7 +90,8 @@ def apply_retention(store: MemoryStore, config: MemoryConfig, user_id: str, now:
         removed += 1
     graph = GraphStore(store.store)
     gone_relations, gone_entities = _graph_expired(
-        graph.relations(user_id), graph.entities(user_id), cutoff(config.retention_for("graph"), now))
+        graph.relations(user_id), graph.entities(user_id), cutoff(config.retention_for("graph"), now)
+    )
     for relation in gone_relations:
         removed += graph.delete_relation(user_id, relation.id, RETENTION)
     for entity in gone_entities:
@@ -118,8 +125,9 @@ def expire_pending(queue: UpdateQueue, config: MemoryConfig, now: dt.datetime | 
     return dropped
 
 
-def sweep(store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = None,
-          queue: UpdateQueue | None = None) -> int:
+def sweep(
+    store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = None, queue: UpdateQueue | None = None
+) -> int:
     """For every user with memory, :func:`~herdsman.memory.consolidation.consolidate` old facts,
     then :func:`apply_retention`; then :func:`expire_pending` on ``queue``; how many items went in
     all (facts folded into a summary count)."""
@@ -135,7 +143,10 @@ def sweep(store: MemoryStore, config: MemoryConfig, now: dt.datetime | None = No
 
 
 async def sweep_forever(
-    store: MemoryStore, config: MemoryConfig, every: float = SWEEP_SECONDS, queue: UpdateQueue | None = None,
+    store: MemoryStore,
+    config: MemoryConfig,
+    every: float = SWEEP_SECONDS,
+    queue: UpdateQueue | None = None,
 ) -> None:
     """:func:`sweep` now and then every ``every`` seconds, until cancelled (a failure is logged and retried)."""
     if not scheduled(config):

@@ -112,8 +112,14 @@ class MemoryStore:
         return kept
 
     def update(
-        self, user_id: str, fid: str, *, content: str | None = None, category: str | None = None,
-        confidence: float | None = None, origin: Origin = API,
+        self,
+        user_id: str,
+        fid: str,
+        *,
+        content: str | None = None,
+        category: str | None = None,
+        confidence: float | None = None,
+        origin: Origin = API,
     ) -> Fact | None:
         """Change a fact; a new content gives it a new id. None when ``fid`` does not exist."""
         old = self.get(user_id, fid)

@@ -54,7 +54,22 @@ META_WORDS = frozenset(
     "has have had and or of to in on at as by for with that this from into likes like wants want prefers prefer "
     "preference name s".split()
 )
-META_UNSPACED = ("该用户", "使用者", "用户", "他们", "她们", "我们", "团队", "喜欢", "偏好", "希望", "想要", "他", "她", "我")
+META_UNSPACED = (
+    "该用户",
+    "使用者",
+    "用户",
+    "他们",
+    "她们",
+    "我们",
+    "团队",
+    "喜欢",
+    "偏好",
+    "希望",
+    "想要",
+    "他",
+    "她",
+    "我",
+)
 
 
 def _fold(text: str) -> str:
@@ -159,8 +174,11 @@ def unsupported(content: str, quote: str | None, user_texts: Iterable[str], know
     said_anywhere = [w for text in [*texts, *known] for w in words(text)]
     names = anchors(content)
     first = words(content)[:1]
-    subject = names[0] if names and first and names[0] == first[0] and any(
-        _same_name(names[0], w) for w in said_anywhere) else None
+    subject = (
+        names[0]
+        if names and first and names[0] == first[0] and any(_same_name(names[0], w) for w in said_anywhere)
+        else None
+    )
     missing = [a for a in names if a != subject and not any(_same_name(a, w) for w in quote_words)]
     if missing:
         return "not in the user's words: " + ", ".join(missing)

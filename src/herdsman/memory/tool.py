@@ -67,7 +67,9 @@ def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
         if not store.enabled_for(user):
             return "The user turned their memory off: nothing is remembered or looked up."
         if action == "search":
-            facts = rank(within_retention(store, service.config, user)[0], query, service.config.embedding_model)[:MAX_RESULTS]
+            facts = rank(within_retention(store, service.config, user)[0], query, service.config.embedding_model)[
+                :MAX_RESULTS
+            ]
             if not facts:
                 return "No facts remembered yet." if not query else f"No facts match {query!r}."
             return "\n".join(f"{f.id}: [{f.category}] {f.content} (confidence {f.confidence:.1f})" for f in facts)
@@ -87,7 +89,9 @@ def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
         if action == "update":
             if not content.strip() and not category:
                 raise ToolException("update needs the new content or category")
-            fact = store.update(user, fact_id, content=content.strip() or None, category=category or None, origin=origin)
+            fact = store.update(
+                user, fact_id, content=content.strip() or None, category=category or None, origin=origin
+            )
             if fact is None:
                 raise ToolException(f"no fact {fact_id!r}; find ids with action=search")
             return f"Updated {fact_id} -> {fact.id}: {fact.content}"

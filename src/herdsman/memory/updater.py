@@ -71,7 +71,9 @@ class MemoryUpdater:
         for fid in result.forget:
             if fid in known_ids:
                 self.store.delete(user, fid, origin)
-        fresh = filter_facts(result.facts, [f for f in existing if f.id not in result.forget], self.config.min_confidence)
+        fresh = filter_facts(
+            result.facts, [f for f in existing if f.id not in result.forget], self.config.min_confidence
+        )
         for fact in fresh:
             # keyed by the id of what the model wrote (a duplicate of a known fact takes that fact's id)
             self.store.put(user, fact, origin, quote=result.quotes.get(fact_id(fact.content)))
@@ -96,8 +98,15 @@ class MemoryUpdater:
                 kept.append(replace(fact, confidence=min(fact.confidence, STATED)))
                 continue
             log.info("memory_fact_unsupported", fact_id=fact.id, reason=reason)
-            record(self.store.store, user_label(update.user_id), "refuse", "fact", fact.id, origin,
-                   detail={"content": fact.content, "quote": quote, "reason": reason})
+            record(
+                self.store.store,
+                user_label(update.user_id),
+                "refuse",
+                "fact",
+                fact.id,
+                origin,
+                detail={"content": fact.content, "quote": quote, "reason": reason},
+            )
         return kept
 
     def _apply_graph(self, update: PendingUpdate, result: MemoryUpdate, origin: Origin) -> None:

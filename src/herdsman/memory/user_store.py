@@ -59,7 +59,9 @@ def check_text(field: str, text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise StoreRequestError(field, "contains text that is not valid Unicode (a lone surrogate); send UTF-8") from None
+        raise StoreRequestError(
+            field, "contains text that is not valid Unicode (a lone surrogate); send UTF-8"
+        ) from None
     if "\x00" in text:
         raise StoreRequestError(field, "contains a NUL character; remove it")
     return text
@@ -68,11 +70,13 @@ def check_text(field: str, text: str) -> str:
 def check_json_object(field: str, value: Any, limit: int) -> dict[str, Any]:
     """``value`` when it is a JSON object every store keeps, of at most ``limit`` bytes as JSON."""
     if not isinstance(value, Mapping):
-        raise StoreRequestError(field, "must be a JSON object, e.g. {\"text\": \"...\"}")
+        raise StoreRequestError(field, 'must be a JSON object, e.g. {"text": "..."}')
     try:
         encoded = orjson.dumps(value)
     except orjson.JSONEncodeError as exc:
-        raise StoreRequestError(field, f"cannot be stored as JSON ({exc}); send valid UTF-8 text and 64-bit numbers") from None
+        raise StoreRequestError(
+            field, f"cannot be stored as JSON ({exc}); send valid UTF-8 text and 64-bit numbers"
+        ) from None
     if b"\\u0000" in encoded and any("\x00" in text for text in strings(value, keys=True)):
         raise StoreRequestError(field, "contains a NUL character (\\u0000); remove it")
     if len(encoded) > limit:
@@ -237,7 +241,8 @@ class UserStore:
         if space == (ROOT, "profile"):
             return profile_value(key, value)
         raise StoreRequestError(
-            "namespace", f'under "{ROOT}" only ["{ROOT}", "facts"] (facts) and ["{ROOT}", "profile"] (the summary) '
+            "namespace",
+            f'under "{ROOT}" only ["{ROOT}", "facts"] (facts) and ["{ROOT}", "profile"] (the summary) '
             "are kept; choose another first label for your own items",
         )
 
@@ -277,7 +282,9 @@ class UserStore:
             try:
                 items = self.store.search(scoped, filter=filter, limit=wanted, refresh_ttl=refresh_ttl)
             except ValueError as exc:  # the store refuses a filter key or operator
-                raise StoreRequestError("filter", f"{exc}; filter on value fields, e.g. {{\"category\": \"preference\"}}") from None
+                raise StoreRequestError(
+                    "filter", f'{exc}; filter on value fields, e.g. {{"category": "preference"}}'
+                ) from None
             found += [item for item in items if self._mine(item.namespace)]
         found.sort(key=lambda item: item.updated_at, reverse=True)
         method = None
@@ -287,7 +294,7 @@ class UserStore:
             for item, score in zip(found, scores):
                 item.score = float(score)
             found.sort(key=lambda item: item.score or 0.0, reverse=True)  # stable: newest first among equals
-        return [self.public_item(item) for item in found[offset:offset + limit]], method
+        return [self.public_item(item) for item in found[offset : offset + limit]], method
 
     def list_namespaces(
         self,
@@ -305,8 +312,7 @@ class UserStore:
         names: set[tuple[str, ...]] = set()
         for space in self._namespaces(start):
             public = self.public(space)
-            if public[: len(start)] != start or (end and public[-len(end):] != end):
+            if public[: len(start)] != start or (end and public[-len(end) :] != end):
                 continue  # a literal "*" in the prefix, or another suffix
             names.add(public[:max_depth] if max_depth else public)
-        return [list(ns) for ns in sorted(names)[offset:offset + limit]]
-
+        return [list(ns) for ns in sorted(names)[offset : offset + limit]]

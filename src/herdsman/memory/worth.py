@@ -32,32 +32,46 @@ _I = re.IGNORECASE
 PATTERNS: dict[str, re.Pattern[str]] = {
     "greeting": re.compile(
         r"\b(said|says|saying|greeted|greets|greeting)\b.{0,20}?\b(hello|hi|hey|good (morning|afternoon|evening|night)|"
-        r"goodbye|bye|thanks|thank you)\b|\b(greeted|thanked|thanks) the (assistant|agent|bot)\b|\bsmall talk\b", _I),
+        r"goodbye|bye|thanks|thank you)\b|\b(greeted|thanked|thanks) the (assistant|agent|bot)\b|\bsmall talk\b",
+        _I,
+    ),
     "command": re.compile(
         r"\b(ran|executed|typed|invoked|re-?ran|has run|have run)\b|\bthe command\b.{0,40}\b(returned|printed|showed|output)\b",
-        _I),
+        _I,
+    ),
     "outcome": re.compile(
         r"\b(build|builds|tests?|test suite|ci|pipeline|deploy|deployment|job|run|command|script|migration|install|"
         r"installation|upload|download|compilation|release)\b[^.;]{0,30}?\b(passed|failed|succeeded|worked|broke|crashed|"
-        r"finished|completed|went through|is (now )?(green|red|broken|fixed))\b", _I),
+        r"finished|completed|went through|is (now )?(green|red|broken|fixed))\b",
+        _I,
+    ),
     "error": re.compile(
         r"\b[A-Z][a-zA-Z]*(Error|Exception)\b|\bE(ACCES|NOENT|PERM|EXIST|CONN(REFUSED|RESET)|ADDRINUSE|TIMEDOUT|NOSPC|"
         r"PIPE|AGAIN|ISDIR|NOTDIR|INVAL|MFILE|HOSTUNREACH)\b|(?i:\btraceback\b|\bstack ?trace\b|\bexit (code|status)\b|\berrno\b|"
-        r"\bconnection (refused|reset)\b|\bpermission denied\b|\btimed out\b|\bsegfault\b|\bno module named\b)"),
+        r"\bconnection (refused|reset)\b|\bpermission denied\b|\btimed out\b|\bsegfault\b|\bno module named\b)"
+    ),
     "listing": re.compile(
         r"\b(the )?output (was|is|shows?)\b|\b(directory|folder|workspace) "
-        r"(contains|lists|holds|has)\b", _I),
+        r"(contains|lists|holds|has)\b",
+        _I,
+    ),
     "request": re.compile(
         r"(?<!be )\b(asked|asks|asking|requested|requests)\b|\bwants to know\b|\b(this|that) (article|file|page|message|"
-        r"link|document|email|pr|snippet|output|error)\b", _I),
+        r"link|document|email|pr|snippet|output|error)\b",
+        _I,
+    ),
     "moment": re.compile(
         r"\b\d{1,2}:\d{2}(:\d{2})?\b|\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|\b(today|tonight|yesterday|right now|just now|"
-        r"at the moment|this (morning|afternoon|evening|week)|a moment ago|earlier today|tomorrow|next week)\b", _I),
+        r"at the moment|this (morning|afternoon|evening|week)|a moment ago|earlier today|tomorrow|next week)\b",
+        _I,
+    ),
 }
 # words that make a statement a habit or a standing rule: it may name a time and still last
 HABITUAL = re.compile(
     r"\b(always|never|usually|every|each|daily|nightly|weekly|monthly|yearly|prefers?|likes?|favou?rite|"
-    r"schedules?|scheduled|standup|recurring|(mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends)\b", _I)
+    r"schedules?|scheduled|standup|recurring|(mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends)\b",
+    _I,
+)
 EXEMPT_WHEN_HABITUAL = frozenset({"moment", "request"})
 FILE_NAME = re.compile(r"\b[\w-]{2,}\.[a-z][a-z0-9]{0,4}\b", _I)
 LISTED_FILES = 3  # this many file names or more: a listing

@@ -21,7 +21,9 @@ NUDGE = (
     "[harness] Now either give the user the answer, with the exact value the tool printed, "
     "or, if you still need something, call the next tool."
 )
-_QUESTION = re.compile(r"^\s*(what|which|how|who|when|where|why|is|are|does|do|did|can|count|list|find|show|tell)\b", re.IGNORECASE)
+_QUESTION = re.compile(
+    r"^\s*(what|which|how|who|when|where|why|is|are|does|do|did|can|count|list|find|show|tell)\b", re.IGNORECASE
+)
 _TASK = re.compile(
     r"\b(save|write|create|fix|rename|move|copy|delete|remove|edit|change|update|convert|generate|make|build|add|"
     r"replace|draw|plot|export|sort|merge|split)\b",

@@ -95,8 +95,16 @@ class _Carrier(AgentMiddleware):
         return self._name
 
 
-NODE_HOOKS = ("before_agent", "abefore_agent", "before_model", "abefore_model", "after_model", "aafter_model",
-              "after_agent", "aafter_agent")
+NODE_HOOKS = (
+    "before_agent",
+    "abefore_agent",
+    "before_model",
+    "abefore_model",
+    "after_model",
+    "aafter_model",
+    "after_agent",
+    "aafter_agent",
+)
 
 
 def has_node_hooks(mw: AgentMiddleware) -> bool:
@@ -120,7 +128,9 @@ def compose(middlewares: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
         elif run:
             out.append(ChainedMiddleware(run))
             carriers.extend(
-                _Carrier(s) for s in run if s.state_schema is not AgentMiddleware.state_schema or getattr(s, "tools", None)
+                _Carrier(s)
+                for s in run
+                if s.state_schema is not AgentMiddleware.state_schema or getattr(s, "tools", None)
             )
         run.clear()
 

@@ -24,12 +24,46 @@ import mimetypes
 import re
 
 _TEXT_APPLICATION = {
-    "json", "xml", "javascript", "ecmascript", "x-sh", "x-csh", "x-python", "x-python-code", "yaml", "x-yaml", "toml",
-    "sql", "x-sql", "x-tex", "x-latex", "x-httpd-php", "x-perl", "x-ruby", "x-javascript", "rtf", "x-ipynb+json",
-    "csv", "x-troff", "x-subrip", "graphql", "x-ndjson", "jsonl",
+    "json",
+    "xml",
+    "javascript",
+    "ecmascript",
+    "x-sh",
+    "x-csh",
+    "x-python",
+    "x-python-code",
+    "yaml",
+    "x-yaml",
+    "toml",
+    "sql",
+    "x-sql",
+    "x-tex",
+    "x-latex",
+    "x-httpd-php",
+    "x-perl",
+    "x-ruby",
+    "x-javascript",
+    "rtf",
+    "x-ipynb+json",
+    "csv",
+    "x-troff",
+    "x-subrip",
+    "graphql",
+    "x-ndjson",
+    "jsonl",
 }
 _BINARY_MAJOR = ("image", "audio", "video", "font", "model")
-_TEXT_SUFFIXES = (".ts", ".tsx", ".md", ".r", ".rst", ".env", ".conf", ".ini", ".cfg")  # types some systems call binary (.ts: MPEG)
+_TEXT_SUFFIXES = (
+    ".ts",
+    ".tsx",
+    ".md",
+    ".r",
+    ".rst",
+    ".env",
+    ".conf",
+    ".ini",
+    ".cfg",
+)  # types some systems call binary (.ts: MPEG)
 _REDIRECT = re.compile(r"(?<![<>&\d])(?:\d)?>{1,2}\|?\s*([^\s;|&<>()'\"]+)|\btee\s+(?:-a\s+)?([^\s;|&<>()'\"]+)")
 
 

@@ -80,22 +80,61 @@ from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion_files import (
-    cut_lines, double_extension, not_just_value, not_sorted, printed_not_saved, rows_short, run_and_save, template_missing,
-    unbacked_claim, unset_value,
+    cut_lines,
+    double_extension,
+    not_just_value,
+    not_sorted,
+    printed_not_saved,
+    rows_short,
+    run_and_save,
+    template_missing,
+    unbacked_claim,
+    unset_value,
 )
 from herdsman.middleware.completion_plan import deciding, next_tools, read_first, spent_ways
 from herdsman.middleware.completion_rules import (
-    FENCE_SUFFIX, NUMBER, SOURCE_SUFFIXES, change_targets, count_command, failed, failure_detail,
-    fenced_code, guessed_numbers, is_shown, is_value, json_in, made_up_figures, numbers_in, one_liner_tip, output_folders,
-    command_outcome, denied_but_shown, request_command, request_paths, shown_numbers, uncompared, unsupported_names,
-    unsupported_numbers, untested_change,
+    FENCE_SUFFIX,
+    NUMBER,
+    SOURCE_SUFFIXES,
+    change_targets,
+    count_command,
+    failed,
+    failure_detail,
+    fenced_code,
+    guessed_numbers,
+    is_shown,
+    is_value,
+    json_in,
+    made_up_figures,
+    numbers_in,
+    one_liner_tip,
+    output_folders,
+    command_outcome,
+    denied_but_shown,
+    request_command,
+    request_paths,
+    shown_numbers,
+    uncompared,
+    unsupported_names,
+    unsupported_numbers,
+    untested_change,
 )
 from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
 from herdsman.middleware.completion_sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion_verifier import verify
 from herdsman.middleware.could_not import NO_ANSWER, could_not_message
 from herdsman.middleware.findings import (
-    ANSWER, COMMAND, EDIT, FINDINGS_KEY, FREE, REWRITE, WRITE, WRITE_IF_ALONE, Finding, applies, noted,
+    ANSWER,
+    COMMAND,
+    EDIT,
+    FINDINGS_KEY,
+    FREE,
+    REWRITE,
+    WRITE,
+    WRITE_IF_ALONE,
+    Finding,
+    applies,
+    noted,
 )
 from herdsman.middleware.findings_text import note_text, render
 from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
@@ -108,7 +147,13 @@ from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command, shown_file
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
-    HARNESS_NAME, holds_nothing, is_harness, named_files, run_sandbox, this_run, tool_names,
+    HARNESS_NAME,
+    holds_nothing,
+    is_harness,
+    named_files,
+    run_sandbox,
+    this_run,
+    tool_names,
 )
 from herdsman.sandbox.base import OUTPUTS, UPLOADS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
 from herdsman.skills.activation import active_skill
@@ -158,8 +203,12 @@ def asks(request: str, intent: bool, language: str = "en") -> bool:
 def _wrote(run: Sequence[Any], name: str) -> bool:
     """Whether a write_file or str_replace call of the run targeted the file ``name``."""
     base = "/" + name.rsplit("/", 1)[-1]
-    return any(c["name"] in ("write_file", "str_replace") and ("/" + str((c.get("args") or {}).get("path", ""))).endswith(base)
-               for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
+    return any(
+        c["name"] in ("write_file", "str_replace") and ("/" + str((c.get("args") or {}).get("path", ""))).endswith(base)
+        for m in run
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+    )
 
 
 def _samples(lookup: FileLookup) -> list[str]:
@@ -167,23 +216,36 @@ def _samples(lookup: FileLookup) -> list[str]:
     return [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
 
 
-def _scripts_made(request: str, preexisting: set[str], lookup: FileLookup, run: Sequence[Any],
-                  found: Sequence[Finding]) -> list[Finding]:
+def _scripts_made(
+    request: str, preexisting: set[str], lookup: FileLookup, run: Sequence[Any], found: Sequence[Finding]
+) -> list[Finding]:
     """The language-neutral rules on code the run wrote: a Python or JSON file it wrote that does
     not parse; a script the request names and shows how to run, that the run made and never ran since; what the command
     the request shows printed when run on a script the run wrote (see ``command_outcome``)."""
     out: list[Finding] = []
-    written = dict.fromkeys(str((c.get("args") or {}).get("path", "")) for m in run if isinstance(m, AIMessage)
-                            for c in m.tool_calls if c["name"] in ("write_file", "str_replace"))
+    written = dict.fromkeys(
+        str((c.get("args") or {}).get("path", ""))
+        for m in run
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["name"] in ("write_file", "str_replace")
+    )
     for path in written:
-        error = parse_error(path, lookup.text_of(path) or "") if path.endswith((".py", ".json")) and lookup.size_of(path) else None
+        error = (
+            parse_error(path, lookup.text_of(path) or "")
+            if path.endswith((".py", ".json")) and lookup.size_of(path)
+            else None
+        )
         if error is not None:
             out.append(Finding("script.does_not_parse", {"path": path, "error": error}, ("write_file",), EDIT))
     if out:
         return out
     named = named_files(request)
-    made = [n for n in named if n not in preexisting and n.endswith((".py", ".sh", ".js"))
-            and _wrote(run, n) and lookup.size_of(n)]
+    made = [
+        n
+        for n in named
+        if n not in preexisting and n.endswith((".py", ".sh", ".js")) and _wrote(run, n) and lookup.size_of(n)
+    ]
     if made and request_command(request) and not any(f.rule == "script.changed_not_run" for f in found):
         out += untested_change(request, made, run, _samples(lookup))
     others = [n for n in named if n not in preexisting and n not in made]
@@ -253,9 +315,11 @@ class FileLookup:
     def unseen(self, files_read: Any) -> Callable[[str], bool]:
         """For :func:`read_first`: whether read before write would refuse an edit of the file a
         name names, given the run's ``files_read`` state (a missing file: no)."""
+
         def refused(name: str) -> bool:
             vpath = self._find(name)
             return vpath is not None and edit_refused(files_read, self.sandbox, vpath)
+
         return refused
 
     def text_of(self, name: str) -> str | None:
@@ -301,7 +365,9 @@ def _sources(state: Any, reply: str, run: Sequence[Any], lookup: FileLookup | No
     messages = state.get("messages") or []
     found = unseen_sources(reply, messages, run)
     if found and lookup is not None:
-        uploads = [p for p, (size, _) in lookup.entries().items() if p.startswith(UPLOADS + "/") and size <= MAX_HASHED_BYTES]
+        uploads = [
+            p for p, (size, _) in lookup.entries().items() if p.startswith(UPLOADS + "/") and size <= MAX_HASHED_BYTES
+        ]
         found = unseen_sources(reply, messages, run, [lookup.text_of(p) or "" for p in uploads])
     return found
 
@@ -316,7 +382,9 @@ def code_problem(found: Sequence[Finding], code: Sequence[tuple[str, str]]) -> F
         suffixes = {FENCE_SUFFIX.get(lang[:2]) for lang, _ in code}
         if not any(name.endswith(tuple(s for s in suffixes if s)) for name in targets):
             return None
-        return Finding("code.shown_not_written", {"paths": targets}, (*unchanged.next_tools[:-1], "write_file"), REWRITE)
+        return Finding(
+            "code.shown_not_written", {"paths": targets}, (*unchanged.next_tools[:-1], "write_file"), REWRITE
+        )
     python = any(lang.startswith("py") for lang, _ in code)
     return Finding("code.shown_not_run", {"language": "python" if python else "shell"}, ("bash",), COMMAND)
 
@@ -325,8 +393,11 @@ def _echo_marked(state: Any, found: Sequence[Finding]) -> list[AIMessage]:
     """The final reply marked as a copy of a note (same id: it replaces the reply), so the
     conversation shows it as a failed step; none when ``found`` has no echo or it is marked."""
     reply = (state.get("messages") or [None])[-1]
-    if not isinstance(reply, AIMessage) or reply.additional_kwargs.get(NOTE_ECHO_KEY) \
-            or not any(f.rule == "reply.echoes_note" for f in found):
+    if (
+        not isinstance(reply, AIMessage)
+        or reply.additional_kwargs.get(NOTE_ECHO_KEY)
+        or not any(f.rule == "reply.echoes_note" for f in found)
+    ):
         return []
     return [reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, NOTE_ECHO_KEY: True}})]
 
@@ -413,7 +484,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("tool.unknown", {"tools": unknown, "available": sorted(self.tool_names)[:12]}))
         tool_results = [m for m in run if isinstance(m, ToolMessage)]
         if reply.additional_kwargs.get(NOTE_ECHO_KEY) or echoes_note(
-                text, note_texts(run), [request.text, *(m.text for m in run[:-1] if isinstance(m, (ToolMessage, AIMessage)))]):
+            text,
+            note_texts(run),
+            [request.text, *(m.text for m in run[:-1] if isinstance(m, (ToolMessage, AIMessage)))],
+        ):
             found.append(Finding("reply.echoes_note", priority=ANSWER))
         if "<tool_response>" in text:
             found.append(Finding("reply.fake_tool_result"))
@@ -432,41 +506,76 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if tool_results and failed(tool_results[-1]):
             last = tool_results[-1]
             evidence = {"tool": last.name, "detail": failure_detail(last)}
-            if not noted(run, "command.failed_not_retried", **evidence):  # once: the answer after it may be the explanation
-                found.append(Finding("command.failed_not_retried",
-                                     {**evidence, "tool_call_id": last.tool_call_id, "tip": one_liner_tip(run, last)}))
-        asked = asks(request.text, intent, language) or NUMBER.fullmatch(text.strip()) is not None  # a question, or a bare number
+            if not noted(
+                run, "command.failed_not_retried", **evidence
+            ):  # once: the answer after it may be the explanation
+                found.append(
+                    Finding(
+                        "command.failed_not_retried",
+                        {**evidence, "tool_call_id": last.tool_call_id, "tip": one_liner_tip(run, last)},
+                    )
+                )
+        asked = (
+            asks(request.text, intent, language) or NUMBER.fullmatch(text.strip()) is not None
+        )  # a question, or a bare number
         unsupported = unsupported_numbers(request.text, text, tool_results) if tool_results and asked else []
         if unsupported:
             counted = count_line(tool_results)
             command = count_command(request.text, language) if intent else None
             number = NUMBER.search(counted[1]) if counted else None
-            evidence = {"numbers": unsupported[:3], "command": command,
-                        "counted": {"tool": counted[0], "line": counted[1], "number": number.group(0)} if counted and number else None}
+            evidence = {
+                "numbers": unsupported[:3],
+                "command": command,
+                "counted": {"tool": counted[0], "line": counted[1], "number": number.group(0)}
+                if counted and number
+                else None,
+            }
             wc = command is not None and evidence["counted"] is None  # a count to make with that command
             found.append(Finding("number.unsupported", evidence, ("bash",) if wc else (), COMMAND if wc else FREE))
-        elif tool_results and on("count.not_computed") and (by_eye := counted_by_eye(request.text, text, run, language)):
+        elif (
+            tool_results and on("count.not_computed") and (by_eye := counted_by_eye(request.text, text, run, language))
+        ):
             found.append(by_eye)
-        elif tool_results and asked and not noted(run, "name.unsupported") \
-                and (names := unsupported_names(request.text, text, tool_results)):
+        elif (
+            tool_results
+            and asked
+            and not noted(run, "name.unsupported")
+            and (names := unsupported_names(request.text, text, tool_results))
+        ):
             found.append(Finding("name.unsupported", {"names": names[:3]}))
-        if tool_results and on("answer.denied_but_shown") and not noted(run, "answer.denied_but_shown") \
-                and (denied := denied_but_shown(request.text, text, tool_results, language)):
+        if (
+            tool_results
+            and on("answer.denied_but_shown")
+            and not noted(run, "answer.denied_but_shown")
+            and (denied := denied_but_shown(request.text, text, tool_results, language))
+        ):
             found.append(denied)
-        again = ((on("search.found_nothing") and fruitless_search(request.text, run))
-                 or (on("search.term_unsearched") and unsearched_term(request.text, run))
-                 or (on("compare.not_made") and uncompared(request.text, run, language)))
+        again = (
+            (on("search.found_nothing") and fruitless_search(request.text, run))
+            or (on("search.term_unsearched") and unsearched_term(request.text, run))
+            or (on("compare.not_made") and uncompared(request.text, run, language))
+        )
         if again:
             found.append(again)
-        if on("number.missing") and says("count", request.text, language) and not numbers_in(text) \
-                and not (says("make", request.text, language) and named_files(request.text)):  # a file to deliver holds it
+        if (
+            on("number.missing")
+            and says("count", request.text, language)
+            and not numbers_in(text)
+            and not (says("make", request.text, language) and named_files(request.text))
+        ):  # a file to deliver holds it
             found.append(Finding("number.missing"))
         for path, figures in made_up_figures(run, request.text):
             found.append(Finding("file.figures_unsupported", {"path": path, "figures": figures.split(", ")}))
         for path, numbers in guessed_numbers(run, request.text):
             command = count_command(request.text, language) if intent else None
-            found.append(Finding("file.numbers_unsupported", {"path": path, "numbers": numbers.split(", "), "command": command},
-                                 ("bash",) if command else (), COMMAND if command else FREE))
+            found.append(
+                Finding(
+                    "file.numbers_unsupported",
+                    {"path": path, "numbers": numbers.split(", "), "command": command},
+                    ("bash",) if command else (),
+                    COMMAND if command else FREE,
+                )
+            )
         uploaded = request.id in (state.get("upload_notices") or {})
         if not tool_results:
             if named_files(request.text) or request_paths(request.text) or uploaded:
@@ -489,10 +598,17 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         return sorted(found, key=lambda f: f.rule == "answer.offer")
 
     def _file_problems(
-        self, state: Any, request: str, reply: str, lookup: FileLookup, shown: set[str], run: Sequence[Any] = (),
+        self,
+        state: Any,
+        request: str,
+        reply: str,
+        lookup: FileLookup,
+        shown: set[str],
+        run: Sequence[Any] = (),
         language: str = "en",
     ) -> list[Finding]:
         """The rules on files; ``shown``: the numbers the request and the run's tool results show."""
+
         def on(rule: str) -> bool:
             return applies(rule, language, self.intent_languages)
 
@@ -505,20 +621,32 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             targets = change_targets(request, list(before), language) if asked else list(before)
             unchanged = [name for name in targets if lookup.fingerprint_of(name) == before[name]]
             if asked and len(unchanged) == len(targets):
-                found.append(Finding("file.change_not_made", {"paths": targets}, read_first(unseen, targets, "str_replace"), EDIT))
+                found.append(
+                    Finding(
+                        "file.change_not_made", {"paths": targets}, read_first(unseen, targets, "str_replace"), EDIT
+                    )
+                )
             else:
                 rewritten = [name for name in unchanged if _wrote(run, name)]
                 if rewritten:  # written back as it was: any language
-                    found.append(Finding("file.unchanged", {"paths": rewritten}, read_first(unseen, rewritten, "str_replace"), EDIT))
+                    found.append(
+                        Finding(
+                            "file.unchanged", {"paths": rewritten}, read_first(unseen, rewritten, "str_replace"), EDIT
+                        )
+                    )
                 found += untested_change(request, [t for t in targets if t not in unchanged], run, _samples(lookup))
                 if on("value.not_set"):
                     read = read_first(unseen, targets, "str_replace") == ("str_replace",)
-                    found += [f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))]
+                    found += [
+                        f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))
+                    ]
         found += _scripts_made(request, preexisting, lookup, run, found)
         make = on("file.missing") and says("make", request, language) is not None
         empty: list[str] = []
-        tried = " ".join([str(c["args"]) for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
-                         + [m.text for m in run if isinstance(m, AIMessage)])
+        tried = " ".join(
+            [str(c["args"]) for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+            + [m.text for m in run if isinstance(m, AIMessage)]
+        )
         for name in named_files(request):
             delivered = normalize_virtual(name).startswith(OUTPUTS + "/") if name.startswith("/") else False
             if name in preexisting or not (delivered or make):
@@ -535,10 +663,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 empty.append(name)
             else:  # read once for the rules on what it holds
                 text = lookup.text_of(name) or ""
-                held = ((on("rows.count_wrong") and rows_short(request, name, text, run))
-                        or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
-                        or (on("file.not_sorted") and not_sorted(request, name, text, language))
-                        or template_missing(request, name, text, unseen))
+                held = (
+                    (on("rows.count_wrong") and rows_short(request, name, text, run))
+                    or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
+                    or (on("file.not_sorted") and not_sorted(request, name, text, language))
+                    or template_missing(request, name, text, unseen)
+                )
                 if held:
                     found.append(held)
         for folder in output_folders(request):
@@ -554,8 +684,13 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("answer.offer", {"path": empty[0], "value": value}, ("write_file",), WRITE))
         elif (printed := printed_not_saved(empty, run, request)) is not None and on(printed.rule):
             found.append(printed)
-        elif on("script.output_typed") and (script := run_and_save(
-                request, empty, [n for n in named_files(request) if n.endswith((".py", ".sh", ".js")) and lookup.size_of(n)])):
+        elif on("script.output_typed") and (
+            script := run_and_save(
+                request,
+                empty,
+                [n for n in named_files(request) if n.endswith((".py", ".sh", ".js")) and lookup.size_of(n)],
+            )
+        ):
             found.append(script)
         found += self._skill_outputs(state, lookup)
         doubled = double_extension(request, list(lookup.entries())) if on("rename.double_extension") else None
@@ -563,8 +698,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(doubled)
         prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
         for path in dict.fromkeys(_VIRTUAL.findall(prose)):
-            if path.rstrip("/") in (USER_DATA_ROOT, f"{USER_DATA_ROOT}/workspace", f"{USER_DATA_ROOT}/outputs") \
-                    or path.startswith(f"{USER_DATA_ROOT}/uploads"):
+            if path.rstrip("/") in (
+                USER_DATA_ROOT,
+                f"{USER_DATA_ROOT}/workspace",
+                f"{USER_DATA_ROOT}/outputs",
+            ) or path.startswith(f"{USER_DATA_ROOT}/uploads"):
                 continue  # an upload is the user's to give, never the agent's to make up
             if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
                 found.append(Finding("reply.path_missing", {"path": path}))
@@ -577,18 +715,31 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         skill = self.skills.get(name) if name else None
         if skill is None or not skill.outputs:
             return []
-        made = [path.removeprefix(OUTPUTS + "/") for path, (size, _) in lookup.entries().items()
-                if path.startswith(OUTPUTS + "/") and size > 0]
+        made = [
+            path.removeprefix(OUTPUTS + "/")
+            for path, (size, _) in lookup.entries().items()
+            if path.startswith(OUTPUTS + "/") and size > 0
+        ]
         request, _ = this_run(state.get("messages") or [])
         named = _NAMED.search(request.text if request else "")
         found = []
         for pattern in skill.outputs:
-            if any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.removeprefix("**/")) for p in made):
+            if any(
+                fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.removeprefix("**/")) for p in made
+            ):
                 continue
             # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
-            where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
-            found.append(Finding("skill.output_missing", {"skill": skill.name, "pattern": pattern, "where": where},
-                                 ("write_file",), WRITE_IF_ALONE))
+            where = (
+                f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
+            )
+            found.append(
+                Finding(
+                    "skill.output_missing",
+                    {"skill": skill.name, "pattern": pattern, "where": where},
+                    ("write_file",),
+                    WRITE_IF_ALONE,
+                )
+            )
         return found
 
     def _verify(self, state: Any) -> list[Finding]:
@@ -607,8 +758,13 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 return None
             update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
             if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
-                update["messages"] = [*_echo_marked(state, left), could_not_message(left, turn_language(state["messages"]))]
-            elif unseen := [u for f in left if f.rule == "source.unseen" and not f.evidence.get("path") for u in f.evidence["urls"]]:
+                update["messages"] = [
+                    *_echo_marked(state, left),
+                    could_not_message(left, turn_language(state["messages"])),
+                ]
+            elif unseen := [
+                u for f in left if f.rule == "source.unseen" and not f.evidence.get("path") for u in f.evidence["urls"]
+            ]:
                 reply = state["messages"][-1]  # links nobody showed are taken out of the answer, marked
                 update["messages"] = [reply.model_copy(update={"content": strip_unseen(reply.text, unseen)})]
             return update
@@ -629,7 +785,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 ran = call.additional_kwargs[RAN_SHOWN_CODE]
                 found = [replace(f, evidence={**f.evidence, "ran": True}) if f.rule == ran else f for f in found]
         data: dict[str, Any] = {FINDINGS_KEY: [f.to_dict(render(f)) for f in found]}
-        if not review and call is None and not all(f.priority == ANSWER for f in found):  # an answer to rewrite needs no tool
+        if (
+            not review and call is None and not all(f.priority == ANSWER for f in found)
+        ):  # an answer to rewrite needs no tool
             data["force_tools"] = next_tools(found, spent)
         note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
         marked = _echo_marked(state, found)
@@ -686,7 +844,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         note_at = next((i for i in range(len(messages) - 1, -1, -1) if is_harness(messages[i])), None)
         if note_at is None or "force_tools" not in messages[note_at].additional_kwargs or not request.tools:
             return request  # not a rules note (the verifier's leaves the choice free)
-        after = messages[note_at + 1:]
+        after = messages[note_at + 1 :]
         if any(isinstance(m, AIMessage) and not m.tool_calls for m in after):
             return request  # the model answered since: the plan is over
         plan = messages[note_at].additional_kwargs.get("force_tools") or ["any"]

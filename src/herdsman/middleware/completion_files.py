@@ -29,7 +29,9 @@ from herdsman.middleware.intent_words import says
 
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
-_PAIR = re.compile(r"(?:^|,|\band\b)\s*(?:the\s+)?[\"']?([\w.-]+)[\"']?\s+(?:to|=)\s+[\"']?([\w.:/-]*\w)", re.IGNORECASE)
+_PAIR = re.compile(
+    r"(?:^|,|\band\b)\s*(?:the\s+)?[\"']?([\w.-]+)[\"']?\s+(?:to|=)\s+[\"']?([\w.:/-]*\w)", re.IGNORECASE
+)
 
 
 def unset_value(request: str, name: str, text: str, read: bool = True) -> Finding | None:
@@ -41,10 +43,16 @@ def unset_value(request: str, name: str, text: str, read: bool = True) -> Findin
     if clause is None or not text:
         return None
     for key, value in _PAIR.findall(clause.group(1)):
-        lines = [line.strip() for line in text.splitlines() if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*[=:]", line)]
+        lines = [
+            line.strip() for line in text.splitlines() if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*[=:]", line)
+        ]
         if lines and not any(re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", line) for line in lines):
-            return Finding("value.not_set", {"key": key, "value": value, "path": name, "line": lines[0]},
-                           ("str_replace",) if read else ("read_file", "str_replace"), EDIT)
+            return Finding(
+                "value.not_set",
+                {"key": key, "value": value, "path": name, "line": lines[0]},
+                ("str_replace",) if read else ("read_file", "str_replace"),
+                EDIT,
+            )
     return None
 
 
@@ -58,8 +66,13 @@ def _grep_not_saved(call: dict[str, Any], result: ToolMessage | None, request: s
     """``output.grep_not_saved`` for a request to save lines (``request`` says "lines", English)
     that the grep tool found: the shell grep that saves them whole (the grep tool shows lines, and
     a model then writes an empty file, or the check's own note)."""
-    if result is None or failed(result) or result.text.startswith("no matches") or not _SAVE_LINES.search(request) \
-            or binary_file(name):
+    if (
+        result is None
+        or failed(result)
+        or result.text.startswith("no matches")
+        or not _SAVE_LINES.search(request)
+        or binary_file(name)
+    ):
         return None
     args = call.get("args") or {}
     path = str(args.get("path") or ".")
@@ -91,7 +104,9 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
         return None  # cat or grep shows material to work on (a file to summarize), not the result
     if binary_file(name):  # printed text is no PNG: the code must save the file itself
         return Finding("output.printed_not_saved", {"path": name, "command": None, "binary": True}, ("bash",), COMMAND)
-    return Finding("output.printed_not_saved", {"path": name, "command": saving_command(command, name)}, ("bash",), COMMAND)
+    return Finding(
+        "output.printed_not_saved", {"path": name, "command": saving_command(command, name)}, ("bash",), COMMAND
+    )
 
 
 def saving_command(command: str, name: str) -> str:
@@ -102,13 +117,17 @@ def saving_command(command: str, name: str) -> str:
     heredoc = re.match(r"(\s*python3?\s+-)(\s*<<)", command)
     if heredoc is None:
         return f"{command.rstrip()} > {name}"
-    saved = f"{heredoc.group(1)} > {name}{heredoc.group(2)}{command[heredoc.end():]}"
+    saved = f"{heredoc.group(1)} > {name}{heredoc.group(2)}{command[heredoc.end() :]}"
     if name.endswith(".json") and not re.search(r"json\.dumps?\(", command):
-        saved = re.sub(r"^print\((\w+)\)\s*$", r"import json\nprint(json.dumps(\1))", saved, count=1, flags=re.MULTILINE)
+        saved = re.sub(
+            r"^print\((\w+)\)\s*$", r"import json\nprint(json.dumps(\1))", saved, count=1, flags=re.MULTILINE
+        )
     return saved
 
 
-_RUN_AND_SAVE = re.compile(r"\b(?:run|execute)\b.{0,80}?\b(?:save|write|store|put)\b.{0,20}?\boutput\b", re.IGNORECASE | re.DOTALL)
+_RUN_AND_SAVE = re.compile(
+    r"\b(?:run|execute)\b.{0,80}?\b(?:save|write|store|put)\b.{0,20}?\boutput\b", re.IGNORECASE | re.DOTALL
+)
 _RUNNERS = {".py": "python3", ".sh": "bash", ".js": "node"}
 
 
@@ -119,11 +138,17 @@ def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -
     if len(missing) != 1 or not scripts or not _RUN_AND_SAVE.search(request):
         return None
     script = scripts[0]
-    runner = _RUNNERS.get(script[script.rfind("."):], "")
+    runner = _RUNNERS.get(script[script.rfind(".") :], "")
     if binary_file(missing[0]):  # its output is a file it saves, not what it prints
-        return Finding("script.output_typed", {"path": missing[0], "command": f"{runner} {script}", "binary": True},
-                       ("bash",), COMMAND)
-    return Finding("script.output_typed", {"path": missing[0], "command": f"{runner} {script} > {missing[0]}"}, ("bash",), COMMAND)
+        return Finding(
+            "script.output_typed",
+            {"path": missing[0], "command": f"{runner} {script}", "binary": True},
+            ("bash",),
+            COMMAND,
+        )
+    return Finding(
+        "script.output_typed", {"path": missing[0], "command": f"{runner} {script} > {missing[0]}"}, ("bash",), COMMAND
+    )
 
 
 _ROW_RANGE = re.compile(
@@ -147,7 +172,14 @@ def rows_short(request: str, name: str, text: str, run: Sequence[Any] = ()) -> F
     allowed = (wanted + 1,) if re.search(r"\bheader\b", request, re.IGNORECASE) else (wanted, wanted + 1)
     if wanted <= 0 or len(lines) in allowed:  # a header row when the request asks for one; else either
         return None
-    evidence: dict[str, Any] = {"path": name, "low": low, "high": high, "wanted": wanted, "lines": len(lines), "command": None}
+    evidence: dict[str, Any] = {
+        "path": name,
+        "low": low,
+        "high": high,
+        "wanted": wanted,
+        "lines": len(lines),
+        "command": None,
+    }
     printed = _last_printed(run)
     if printed is not None and len(printed[1].strip().splitlines()) == wanted and _COMPUTING.match(printed[0]):
         command = saving_command(printed[0], name)
@@ -202,8 +234,14 @@ def cut_lines(run: Sequence[Any]) -> Finding | None:
     lines = [line.strip() for line in str(args.get("content") or "").splitlines() if line.strip()]
     whole = set(shown)
     # a single token (a path, a name) is a value taken from a line, not a line cut short
-    cut = [line for line in lines if len(line) >= 12 and " " in line and line not in whole
-           and any(line in s and len(s) > len(line) for s in shown)]
+    cut = [
+        line
+        for line in lines
+        if len(line) >= 12
+        and " " in line
+        and line not in whole
+        and any(line in s and len(s) > len(line) for s in shown)
+    ]
     if not lines or len(cut) * 2 <= len(lines):
         return None
     full = next(s for s in shown if cut[0] in s and len(s) > len(cut[0]))
@@ -211,8 +249,12 @@ def cut_lines(run: Sequence[Any]) -> Finding | None:
     if greps:
         g = greps[-1].get("args") or {}
         command = f"grep {shlex.quote(str(g.get('pattern') or ''))} {g.get('path') or '.'} > {args.get('path')}"
-    return Finding("file.lines_cut", {"path": str(args.get("path")), "cut": cut[0], "line": full, "command": command},
-                   ("bash",), COMMAND)
+    return Finding(
+        "file.lines_cut",
+        {"path": str(args.get("path")), "cut": cut[0], "line": full, "command": command},
+        ("bash",),
+        COMMAND,
+    )
 
 
 _JUST = re.compile(
@@ -222,12 +264,16 @@ _JUST = re.compile(
 _RELATIVE = re.compile(r"\brelative to ([\w.-]+)", re.IGNORECASE)
 
 
-_QUOTED = re.compile(r"'([^'\n]*<[^<>\n]+>[^'\n]*)'|\"([^\"\n]*<[^<>\n]+>[^\"\n]*)\"|`([^`\n]*<[^<>\n]+>[^`\n]*)`"
-                     r"|\u201c([^\u201d\n]*<[^<>\n]+>[^\u201d\n]*)\u201d|\u300c([^\u300d\n]*<[^<>\n]+>[^\u300d\n]*)\u300d")
+_QUOTED = re.compile(
+    r"'([^'\n]*<[^<>\n]+>[^'\n]*)'|\"([^\"\n]*<[^<>\n]+>[^\"\n]*)\"|`([^`\n]*<[^<>\n]+>[^`\n]*)`"
+    r"|\u201c([^\u201d\n]*<[^<>\n]+>[^\u201d\n]*)\u201d|\u300c([^\u300d\n]*<[^<>\n]+>[^\u300d\n]*)\u300d"
+)
 _HOLE = re.compile(r"<[^<>]+>")
 
 
-def template_missing(request: str, name: str, text: str, unseen: Callable[[str], bool] = lambda _: False) -> Finding | None:
+def template_missing(
+    request: str, name: str, text: str, unseen: Callable[[str], bool] = lambda _: False
+) -> Finding | None:
     """``file.template_missing`` when the request quotes the lines a file must hold, with
     placeholders for the values ('Total: <total amount>', “合计：<金额>”), and the file ``name``
     lacks the fixed words of one of them (a model asked for ``Total: 7990.93`` wrote ``7990.93``).
@@ -243,8 +289,12 @@ def template_missing(request: str, name: str, text: str, unseen: Callable[[str],
                 missing.append(words)
     if not missing or not text.strip():
         return None
-    return Finding("file.template_missing", {"path": name, "missing": list(dict.fromkeys(missing))[:4], "templates": templates[:4]},
-                   read_first(unseen, [name], "write_file"), WRITE)
+    return Finding(
+        "file.template_missing",
+        {"path": name, "missing": list(dict.fromkeys(missing))[:4], "templates": templates[:4]},
+        read_first(unseen, [name], "write_file"),
+        WRITE,
+    )
 
 
 def not_just_value(request: str, name: str, text: str) -> Finding | None:
@@ -260,8 +310,19 @@ def not_just_value(request: str, name: str, text: str) -> Finding | None:
     if relative and is_value(value) and value.startswith("/") and f"/{relative.group(1)}/" in value:
         # "its path relative to pkg (like a/b.py)": the model wrote /mnt/user-data/workspace/pkg/utils/dates.py
         offer = value.split(f"/{relative.group(1)}/", 1)[1]
-        return Finding("file.not_just_value", {"path": name, "what": "path", "relative": relative.group(1), "offer": offer,
-                                               "lines": 1, "sentence": value[:120]}, ("write_file",), WRITE_IF_ALONE)
+        return Finding(
+            "file.not_just_value",
+            {
+                "path": name,
+                "what": "path",
+                "relative": relative.group(1),
+                "offer": offer,
+                "lines": 1,
+                "sentence": value[:120],
+            },
+            ("write_file",),
+            WRITE_IF_ALONE,
+        )
     if is_value(value):
         return None
     lines = len(value.splitlines())
@@ -276,8 +337,12 @@ def not_just_value(request: str, name: str, text: str) -> Finding | None:
         thing = "name" if "name" in what else "path"
     if lines > 1:
         offer = None  # several lines (a search's output): which one is meant is the model's to say
-    return Finding("file.not_just_value", {"path": name, "what": thing, "relative": None, "offer": offer, "lines": lines,
-                                           "sentence": value[:120]}, ("write_file",), WRITE_IF_ALONE)
+    return Finding(
+        "file.not_just_value",
+        {"path": name, "what": thing, "relative": None, "offer": offer, "lines": lines, "sentence": value[:120]},
+        ("write_file",),
+        WRITE_IF_ALONE,
+    )
 
 
 def not_sorted(request: str, name: str, text: str, language: str = "en") -> Finding | None:
@@ -317,8 +382,12 @@ def double_extension(request: str, paths: Sequence[str]) -> Finding | None:
         return None
     folder = doubled[0].rsplit("/", 1)[0]
     command = f'cd {folder} && for f in *.{old}.{new}; do mv "$f" "${{f%.{old}.{new}}}.{new}"; done'
-    return Finding("rename.double_extension", {"example": doubled[0].rsplit("/", 1)[-1], "old": old, "new": new,
-                                               "command": command}, ("bash",), COMMAND)
+    return Finding(
+        "rename.double_extension",
+        {"example": doubled[0].rsplit("/", 1)[-1], "old": old, "new": new, "command": command},
+        ("bash",),
+        COMMAND,
+    )
 
 
 _CLAIM = re.compile(

@@ -52,14 +52,24 @@ def spent_ways(run: Sequence[Any], findings: Sequence[Finding]) -> set[tuple[str
     decided it is found again: it did not help. A small model sent to run the code it showed
     runs it, then answers with the same text; sent to run it again it does the same. The next
     round leaves that way out and sends it the next one (write the file)."""
-    at = next((i for i in range(len(run) - 1, -1, -1)
-               if is_harness(run[i]) and (run[i].additional_kwargs or {}).get("force_tools")), None)
+    at = next(
+        (
+            i
+            for i in range(len(run) - 1, -1, -1)
+            if is_harness(run[i]) and (run[i].additional_kwargs or {}).get("force_tools")
+        ),
+        None,
+    )
     if at is None:
         return set()
     note = run[at].additional_kwargs
     way = list(note["force_tools"])
-    deciding = {d.get("rule") for d in note.get(FINDINGS_KEY) or [] if isinstance(d, dict) and list(d.get("next_tools") or []) == way}
+    deciding = {
+        d.get("rule")
+        for d in note.get(FINDINGS_KEY) or []
+        if isinstance(d, dict) and list(d.get("next_tools") or []) == way
+    }
     if way == ["any"] or not deciding & {f.rule for f in findings}:
         return set()
-    taken = {c["name"] for m in run[at + 1:] if isinstance(m, AIMessage) for c in m.tool_calls}
+    taken = {c["name"] for m in run[at + 1 :] if isinstance(m, AIMessage) for c in m.tool_calls}
     return {tuple(way)} if set(way) <= taken else set()

@@ -26,14 +26,31 @@ from herdsman.middleware.findings import ANSWER, COMMAND, EDIT, Finding, noted
 from herdsman.middleware.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
-SOURCE_SUFFIXES = (".py", ".js", ".ts", ".sh", ".ini", ".cfg", ".toml", ".yaml", ".yml", ".json", ".conf", ".txt", ".md")
+SOURCE_SUFFIXES = (
+    ".py",
+    ".js",
+    ".ts",
+    ".sh",
+    ".ini",
+    ".cfg",
+    ".toml",
+    ".yaml",
+    ".yml",
+    ".json",
+    ".conf",
+    ".txt",
+    ".md",
+)
 # ASCII bounds: "共有5个" holds the number 5 (CJK characters are word characters for \w), "3rd" none
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
 
 
 def numbers_in(text: str) -> set[str]:
     """The numbers in ``text``, normalized (no sign, no trailing zeros, no thousands commas)."""
-    return {n.lstrip("-").rstrip("0").rstrip(".") if "." in n else n.lstrip("-") for n in NUMBER.findall(text.replace(",", ""))}
+    return {
+        n.lstrip("-").rstrip("0").rstrip(".") if "." in n else n.lstrip("-")
+        for n in NUMBER.findall(text.replace(",", ""))
+    }
 
 
 _GUTTER = re.compile(r"^ *\d+\t", re.MULTILINE)
@@ -73,7 +90,7 @@ def unsupported_names(request: str, reply: str, results: Sequence[ToolMessage]) 
     if len(reply.split()) > MAX_SHORT_ANSWER_WORDS:
         return []
     seen = (request + "\n" + "\n".join(r.text for r in results)).lower()
-    names = [m.group(0) for m in _NAME.finditer(reply) if not _SENTENCE_START.search(reply[:m.start()])]
+    names = [m.group(0) for m in _NAME.finditer(reply) if not _SENTENCE_START.search(reply[: m.start()])]
     return [n for n in dict.fromkeys(names) if n.lower() not in seen]
 
 
@@ -118,8 +135,10 @@ def is_shown(number: str, shown: set[str]) -> bool:
     decimals = len(number.split(".", 1)[1]) if "." in number else None
     if decimals is None:
         return False
-    return any("." in s and len(s.split(".", 1)[1]) > decimals and f"{float(s):.{decimals}f}".rstrip("0").rstrip(".") == number
-               for s in shown)
+    return any(
+        "." in s and len(s.split(".", 1)[1]) > decimals and f"{float(s):.{decimals}f}".rstrip("0").rstrip(".") == number
+        for s in shown
+    )
 
 
 _CODE_FENCE = re.compile(r"```[ \t]*(python3?|py|bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -164,7 +183,7 @@ def change_targets(request: str, names: Sequence[str], language: str = "en") -> 
     if verb is None:
         return list(names)
     # the first mention after the verb, by the file's name ("Fix server.py" names /mnt/.../server.py too)
-    first = {n: mention(request[verb.end():], n.rsplit("/", 1)[-1]) for n in names}
+    first = {n: mention(request[verb.end() :], n.rsplit("/", 1)[-1]) for n in names}
     after = [n for n, m in first.items() if m is not None]
     # a file the change reads from is not the one to change ("Fix server.py so it prints the port
     # from config.json": config.json is read, not changed)
@@ -172,16 +191,22 @@ def change_targets(request: str, names: Sequence[str], language: str = "en") -> 
     return changed or after or list(names)
 
 
-_SOURCE_BEFORE = re.compile(r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:file\s+)?(?:/mnt/user-data/[\w./-]*/)?$", re.IGNORECASE)
+_SOURCE_BEFORE = re.compile(
+    r"\b(?:from|using|reads?|than|like)\s+(?:the\s+)?(?:file\s+)?(?:/mnt/user-data/[\w./-]*/)?$", re.IGNORECASE
+)
 
 
-_RUN_COMMAND = re.compile(r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:[ \t]+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*",
-                          re.ASCII)  # ASCII: the arguments end where a request in Chinese goes on (add.py 2 3 4 输出...)
+_RUN_COMMAND = re.compile(
+    r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:[ \t]+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*",
+    re.ASCII,
+)  # ASCII: the arguments end where a request in Chinese goes on (add.py 2 3 4 输出...)
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")  # Python's own words, any request language
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
 
-def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], samples: Sequence[str] = ()) -> list[Finding]:
+def untested_change(
+    request: str, targets: Sequence[str], run: Sequence[Any], samples: Sequence[str] = ()
+) -> list[Finding]:
     """``script.changed_not_run`` when the run changed one of the scripts ``targets`` (files the
     request named) but ran no command since (an edit that breaks a script, then an answer that it
     is fixed), once per run. The command is the one the request names, when it names one; a
@@ -192,7 +217,9 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
     for i, message in enumerate(run):
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
             path = str((call.get("args") or {}).get("path", ""))
-            if call["name"] in ("write_file", "str_replace") and any(path.endswith(t.rsplit("/", 1)[-1]) for t in scripts):
+            if call["name"] in ("write_file", "str_replace") and any(
+                path.endswith(t.rsplit("/", 1)[-1]) for t in scripts
+            ):
                 last_edit = i
             elif call["name"] == "bash":
                 last_run = i
@@ -200,9 +227,12 @@ def untested_change(request: str, targets: Sequence[str], run: Sequence[Any], sa
         return []
     command = _RUN_COMMAND.search(request)
     placeholder = _PLACEHOLDER_WORD.search(command.group(0)) if command else None
-    evidence = {"scripts": scripts, "command": command.group(0) if command else None,
-                "placeholder": placeholder.group(0) if placeholder and samples else None,
-                "sample": samples[0] if placeholder and samples else None}
+    evidence = {
+        "scripts": scripts,
+        "command": command.group(0) if command else None,
+        "placeholder": placeholder.group(0) if placeholder and samples else None,
+        "sample": samples[0] if placeholder and samples else None,
+    }
     return [Finding("script.changed_not_run", evidence, ("bash",), COMMAND)]
 
 
@@ -247,7 +277,11 @@ def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) ->
     printed = last.text.strip()
     evidence = {"command": command, "path": script}
     if printed in ("", "(no output)"):
-        return None if noted(run, "script.printed_nothing") else Finding("script.printed_nothing", evidence, ("write_file",), EDIT)
+        return (
+            None
+            if noted(run, "script.printed_nothing")
+            else Finding("script.printed_nothing", evidence, ("write_file",), EDIT)
+        )
     rest = _PATHS_AND_NAMES.sub(" ", request.replace(command, " "))
     expected = sorted(numbers_in(rest), key=float)
     if not _ONLY_NUMBERS.fullmatch(printed) or not expected or len(expected) > MAX_CHECKED_NUMBERS:
@@ -255,7 +289,9 @@ def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) ->
     missing = [n for n in expected if not is_shown(n, numbers_in(printed))]
     if not missing or noted(run, "script.output_differs"):
         return None
-    return Finding("script.output_differs", {**evidence, "printed": printed[:200], "missing": missing[:5]}, ("read_file",), EDIT)
+    return Finding(
+        "script.output_differs", {**evidence, "printed": printed[:200], "missing": missing[:5]}, ("read_file",), EDIT
+    )
 
 
 _ECHO_TO_FILE = re.compile(r"echo\s+(?:-n\s+)?(['\"]?[-\d.\s,]+['\"]?)\s*>\s*(\S+)")
@@ -288,8 +324,15 @@ def _writes(run: Sequence[Any], request: str) -> Iterator[tuple[str, str, set[st
             for call in message.tool_calls:
                 args = call.get("args") or {}
                 result = results.get(call.get("id"))
-                echoed = _ECHO_TO_FILE.fullmatch(str(args.get("command") or "").strip()) if call["name"] == "bash" else None
-                if (call["name"] != "write_file" and echoed is None) or result is None or failed(result) or args.get("append"):
+                echoed = (
+                    _ECHO_TO_FILE.fullmatch(str(args.get("command") or "").strip()) if call["name"] == "bash" else None
+                )
+                if (
+                    (call["name"] != "write_file" and echoed is None)
+                    or result is None
+                    or failed(result)
+                    or args.get("append")
+                ):
                     continue
                 if echoed:
                     yield echoed.group(2), echoed.group(1).strip().strip("'\""), seen
@@ -311,8 +354,10 @@ def guessed_numbers(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
     return [(path, number) for path, number in last.items() if number is not None]
 
 
-_FIGURE = re.compile(r"(?<![A-Za-z0-9_.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])"
-                     r"|(?<![A-Za-z0-9_.,])\d+\.\d{2,}(?![A-Za-z0-9_.]*[A-Za-z0-9_])")
+_FIGURE = re.compile(
+    r"(?<![A-Za-z0-9_.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![A-Za-z0-9_.]*[A-Za-z0-9_])"
+    r"|(?<![A-Za-z0-9_.,])\d+\.\d{2,}(?![A-Za-z0-9_.]*[A-Za-z0-9_])"
+)
 
 
 def made_up_figures(run: Sequence[Any], request: str) -> list[tuple[str, str]]:
@@ -340,8 +385,11 @@ _CJK_PUNCTUATION = "，。！？；：、"
 def is_value(reply: str) -> bool:
     """Whether a reply is one value (a number, a name, a path), not a sentence (words with spaces,
     or CJK sentence punctuation) or a stock word."""
-    return (0 < len(reply) <= 80 and not any(c.isspace() or c in _CJK_PUNCTUATION for c in reply)
-            and reply.lower().strip(".!") not in _STOCK_REPLIES)
+    return (
+        0 < len(reply) <= 80
+        and not any(c.isspace() or c in _CJK_PUNCTUATION for c in reply)
+        and reply.lower().strip(".!") not in _STOCK_REPLIES
+    )
 
 
 def json_in(reply: str) -> str | None:
@@ -368,8 +416,13 @@ def uncompared(request: str, run: Sequence[Any], language: str = "en") -> Findin
     match = says("superlative", request, language)
     if match is None or noted(run, "compare.not_made"):
         return None
-    commands = " ".join(str((c.get("args") or {}).get("command") or "") for m in run if isinstance(m, AIMessage)
-                        for c in m.tool_calls if c["name"] == "bash")
+    commands = " ".join(
+        str((c.get("args") or {}).get("command") or "")
+        for m in run
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["name"] == "bash"
+    )
     if _COMPARING.search(commands):
         return None
     folders = request_folders(request)
@@ -381,7 +434,11 @@ def _command_artifact(result: ToolMessage) -> dict[str, Any] | None:
     """The bash tool's record of the command behind ``result`` (its exit code and output), when
     the message carries it; the text then need not be parsed (the tool may add notes to it)."""
     artifact = getattr(result, "artifact", None)
-    return artifact if isinstance(artifact, dict) and isinstance(artifact.get("exit_code"), int) and "command" in artifact else None
+    return (
+        artifact
+        if isinstance(artifact, dict) and isinstance(artifact.get("exit_code"), int) and "command" in artifact
+        else None
+    )
 
 
 def failure_detail(result: ToolMessage) -> str:
@@ -415,7 +472,9 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
     sandbox does not have; a Python package that is not installed here (``ModuleNotFoundError``: a
     script of a few lines imported sympy for primes); a name that is not among the choices an error lists ("no column
     'total'; the columns are: date, region, amount", and the model sends 'total' again)."""
-    call = next((c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None)
+    call = next(
+        (c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None
+    )
     command = str((call or {}).get("args", {}).get("command", ""))
     if "SyntaxError" in result.text and _PYTHON_C.search(command):
         return {"kind": "python_c"}
@@ -444,7 +503,9 @@ def failed(result: ToolMessage) -> bool:
     a directory"; ``find -exec rename`` with no rename exits 0 with "find: 'rename': No such file
     or directory": a model moves on as if either had worked)."""
     record = _command_artifact(result)
-    if result.status == "error" or (record["exit_code"] != 0 if record is not None else EXIT_CODE.search(result.text[-200:])):
+    if result.status == "error" or (
+        record["exit_code"] != 0 if record is not None else EXIT_CODE.search(result.text[-200:])
+    ):
         return True
     lines = [line.strip() for line in result.text.strip().splitlines() if line.strip()]
     return result.name == "bash" and bool(lines) and all(_ERROR_LINE.match(line) for line in lines)

@@ -42,7 +42,9 @@ _FIND_QUESTION = re.compile(
     r"\b(?:which|what)\s+(?:\w+\s+)?files?\b|\bin which\b|\bwhere\b|\bmentions?\b|\bcontains?\b|\bdefined\b|\bhow many\b",
     re.IGNORECASE,
 )
-_FOUND_NOTHING = re.compile(r"\A(?:\(no output\)|no matches for |no paths match )|: Is a directory$|No such file or directory", re.MULTILINE)
+_FOUND_NOTHING = re.compile(
+    r"\A(?:\(no output\)|no matches for |no paths match )|: Is a directory$|No such file or directory", re.MULTILINE
+)
 
 
 def _search_of(call: dict[str, Any]) -> tuple[str, str] | None:
@@ -60,7 +62,7 @@ def _search_of(call: dict[str, Any]) -> tuple[str, str] | None:
         return None
     for i, word in enumerate(words):
         if word in ("grep", "egrep", "rg"):
-            rest = [w for w in words[i + 1:] if not w.startswith("-") and w not in ("|", ">")]
+            rest = [w for w in words[i + 1 :] if not w.startswith("-") and w not in ("|", ">")]
             if rest:
                 return rest[0], rest[1] if len(rest) > 1 else ""
         if word == "find":
@@ -92,14 +94,39 @@ def fruitless_search(request: str, run: Sequence[Any]) -> Finding | None:
             term, path = search
             term = re.sub(r"\.\w+$", "", term.strip("*'\"")).strip("*") or term  # parse_date.py: parse_date
             folders = request_folders(request)
-            folder = folders[0] if folders else (path if path and "." not in path.rsplit("/", 1)[-1] else "/mnt/user-data/workspace")
-            return Finding("search.found_nothing", {"tool": call["name"], "term": search[0],
-                                                    "grep": grep_arguments(request, term, folder)}, ("grep",), SEARCH)
+            folder = (
+                folders[0]
+                if folders
+                else (path if path and "." not in path.rsplit("/", 1)[-1] else "/mnt/user-data/workspace")
+            )
+            return Finding(
+                "search.found_nothing",
+                {"tool": call["name"], "term": search[0], "grep": grep_arguments(request, term, folder)},
+                ("grep",),
+                SEARCH,
+            )
     return None
 
 
 _TERM = re.compile(r"(?<![\w/.-])(?:[A-Z]{3,}|[a-z]+(?:_[a-z0-9]+)+)(?![\w/.-])|'([^'\s]{2,40})'|\"([^\"\s]{2,40})\"")
-_FORMATS = {"CSV", "JSON", "YAML", "HTML", "XML", "PDF", "TXT", "SQL", "API", "URL", "CLI", "PNG", "SVG", "TSV", "INI", "UTF"}
+_FORMATS = {
+    "CSV",
+    "JSON",
+    "YAML",
+    "HTML",
+    "XML",
+    "PDF",
+    "TXT",
+    "SQL",
+    "API",
+    "URL",
+    "CLI",
+    "PNG",
+    "SVG",
+    "TSV",
+    "INI",
+    "UTF",
+}
 
 
 def unsearched_term(request: str, run: Sequence[Any]) -> Finding | None:
@@ -108,7 +135,9 @@ def unsearched_term(request: str, run: Sequence[Any]) -> Finding | None:
     model asked how many comments of a kind files hold counts the files instead); once per run."""
     if not _FIND_QUESTION.search(request) or noted(run, "search.term_unsearched"):
         return None
-    calls = " ".join(json.dumps(c.get("args"), default=str) for m in run if isinstance(m, AIMessage) for c in m.tool_calls)
+    calls = " ".join(
+        json.dumps(c.get("args"), default=str) for m in run if isinstance(m, AIMessage) for c in m.tool_calls
+    )
     if not calls:
         return None  # no tool at all: another rule says so
     terms = [m.group(1) or m.group(2) or m.group(0) for m in _TERM.finditer(request)]
@@ -157,7 +186,9 @@ def counted_by_eye(request: str, reply: str, run: Sequence[Any], language: str) 
         if is_harness(message) and noted([message], "count.not_computed"):
             counted_since_note = False
         if isinstance(message, ToolMessage):  # a command's output, or a search tool's own count ([7 matches])
-            numbers = numbers_in(message.text if message.name in COMPUTING_TOOLS else " ".join(_COUNT_LINE.findall(message.text)))
+            numbers = numbers_in(
+                message.text if message.name in COMPUTING_TOOLS else " ".join(_COUNT_LINE.findall(message.text))
+            )
             computed |= numbers
             counted_since_note = counted_since_note or (message.name in COMPUTING_TOOLS and bool(numbers))
     if any(is_shown(n, computed) for n in answered):
@@ -166,5 +197,9 @@ def counted_by_eye(request: str, reply: str, run: Sequence[Any], language: str) 
     if said >= 2 or (said == 1 and not counted_since_note):
         return None
     command = count_command(request, language)
-    return Finding("count.not_computed", {"numbers": sorted(answered)[:3], "command": command, "again": said == 1},
-                   ("bash",), COMMAND)
+    return Finding(
+        "count.not_computed",
+        {"numbers": sorted(answered)[:3], "command": command, "again": said == 1},
+        ("bash",),
+        COMMAND,
+    )

@@ -31,7 +31,9 @@ from herdsman.middleware.turn import is_harness
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`|\\，。；：！？、（）【】《》「」]+", re.IGNORECASE)
 _TRAILING = ".,;:!?*_~"
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
-_RESERVED = re.compile(r"(?:^|\.)(?:example\.(?:com|org|net)|localhost|test|invalid|example|local)$|^(?:127\.|0\.0\.0\.0$|\[?::1)")
+_RESERVED = re.compile(
+    r"(?:^|\.)(?:example\.(?:com|org|net)|localhost|test|invalid|example|local)$|^(?:127\.|0\.0\.0\.0$|\[?::1)"
+)
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm", ".rst", ".csv", ".tex")
 """Files whose URLs are read as sources (code files use URLs as values, not sources)."""
 MARK = "(unverified link removed)"
@@ -70,7 +72,11 @@ def known_urls(messages: Sequence[Any], uploads: Iterable[str] = ()) -> set[str]
             for call in message.tool_calls:
                 result = results.get(call.get("id"))
                 if result is not None and not failed(result):  # an argument that is a URL (not text holding one)
-                    texts += [v.strip() for v in (call.get("args") or {}).values() if isinstance(v, str) and _URL.fullmatch(v.strip())]
+                    texts += [
+                        v.strip()
+                        for v in (call.get("args") or {}).values()
+                        if isinstance(v, str) and _URL.fullmatch(v.strip())
+                    ]
     return {_key(u) for text in texts for u in urls_in(text)}
 
 
@@ -95,12 +101,19 @@ def _written(run: Sequence[Any]) -> dict[str, str]:
             args = call.get("args") or {}
             path = str(args.get("path") or "")
             result = results.get(call.get("id"))
-            if call["name"] == "write_file" and path.lower().endswith(TEXT_SUFFIXES) and result is not None and not failed(result):
+            if (
+                call["name"] == "write_file"
+                and path.lower().endswith(TEXT_SUFFIXES)
+                and result is not None
+                and not failed(result)
+            ):
                 files[path] = (files.get(path, "") if args.get("append") else "") + str(args.get("content") or "")
     return files
 
 
-def unseen_sources(reply: str, messages: Sequence[Any], run: Sequence[Any], uploads: Iterable[str] = ()) -> list[Finding]:
+def unseen_sources(
+    reply: str, messages: Sequence[Any], run: Sequence[Any], uploads: Iterable[str] = ()
+) -> list[Finding]:
     """``source.unseen`` findings: one for the URLs of ``reply`` nobody showed (rewrite the
     answer), one per text file of the run holding such URLs (rewrite the file). ``messages``:
     the thread; ``run``: this run's messages; ``uploads``: the texts of uploaded files."""
@@ -112,7 +125,9 @@ def unseen_sources(reply: str, messages: Sequence[Any], run: Sequence[Any], uplo
     for path, content in _written(run).items():
         urls = unseen_urls(content, known)
         if urls:
-            found.append(Finding("source.unseen", {"urls": urls[:MAX_URLS], "path": path}, ("write_file",), WRITE_IF_ALONE))
+            found.append(
+                Finding("source.unseen", {"urls": urls[:MAX_URLS], "path": path}, ("write_file",), WRITE_IF_ALONE)
+            )
     return found
 
 
@@ -129,6 +144,6 @@ def strip_unseen(reply: str, urls: Sequence[str]) -> str:
 
     def bare(match: re.Match[str]) -> str:
         url = match.group(0).rstrip(_TRAILING)
-        return MARK + match.group(0)[len(url):] if url in drop else match.group(0)
+        return MARK + match.group(0)[len(url) :] if url in drop else match.group(0)
 
     return _URL.sub(bare, _LINK.sub(link, reply))

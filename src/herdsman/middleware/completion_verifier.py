@@ -23,7 +23,9 @@ log = get_logger(__name__)
 class VerdictFinding(BaseModel):
     """One thing the judge found missing."""
 
-    rule: str = Field(description="A short id of what is missing, such as verifier.file_missing or verifier.not_answered.")
+    rule: str = Field(
+        description="A short id of what is missing, such as verifier.file_missing or verifier.not_answered."
+    )
     detail: str = Field(description="One sentence saying what is still to do.")
 
 
@@ -35,8 +37,10 @@ class Verdict(BaseModel):
 
 
 _ID = re.compile(r"[^a-z0-9_.]+")
-PROMPT = ("You check an agent's work. Given the user's request, the agent's steps and its final answer, say whether "
-          "the request was fully carried out (done), and if not, what is still to do, one finding per missing piece.")
+PROMPT = (
+    "You check an agent's work. Given the user's request, the agent's steps and its final answer, say whether "
+    "the request was fully carried out (done), and if not, what is still to do, one finding per missing piece."
+)
 
 
 def _rule(raw: str) -> str:
@@ -64,10 +68,13 @@ def verify(model: BaseChatModel, messages: Sequence[Any]) -> list[Finding]:
             steps.append(f"result: {m.text[:300]}")
     prompt = [
         SystemMessage(content=PROMPT),
-        HumanMessage(content=(
-            f"Request:\n{request.text if request else ''}\n\nSteps:\n" + "\n".join(steps[-20:])
-            + f"\n\nFinal answer:\n{run[-1].text if run else ''}"
-        )),
+        HumanMessage(
+            content=(
+                f"Request:\n{request.text if request else ''}\n\nSteps:\n"
+                + "\n".join(steps[-20:])
+                + f"\n\nFinal answer:\n{run[-1].text if run else ''}"
+            )
+        ),
     ]
     try:
         verdict = model.with_structured_output(Verdict).invoke(prompt)

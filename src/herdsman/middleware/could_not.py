@@ -51,4 +51,6 @@ def could_not_text(findings: Sequence[Finding], language: str = "en") -> str:
 
 def could_not_message(findings: Sequence[Finding], language: str = "en") -> AIMessage:
     """The message that ends the run in place of a reply that is no answer (in ``language``, the request's)."""
-    return AIMessage(content=could_not_text(findings, language), additional_kwargs={COULD_NOT_KEY: [f.rule for f in findings]})
+    return AIMessage(
+        content=could_not_text(findings, language), additional_kwargs={COULD_NOT_KEY: [f.rule for f in findings]}
+    )

@@ -14,8 +14,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 INTERRUPTED_RESULT = (
-    "Error: this tool call was interrupted before it finished and has no result. "
-    "Run it again if it is still needed."
+    "Error: this tool call was interrupted before it finished and has no result. Run it again if it is still needed."
 )
 
 
@@ -25,12 +24,7 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage]:
     Returns the same list object when nothing needed patching.
     """
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    if all(
-        call["id"] in answered
-        for m in messages
-        if isinstance(m, AIMessage)
-        for call in m.tool_calls
-    ):
+    if all(call["id"] in answered for m in messages if isinstance(m, AIMessage) for call in m.tool_calls):
         return messages
     patched: list[AnyMessage] = []
     for message in messages:
@@ -52,9 +46,7 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage]:
 class DanglingToolCallMiddleware(AgentMiddleware):
     """Patch unanswered tool calls in each model request (see module docstring)."""
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Send the patched messages to the model."""
         patched = patch_dangling_tool_calls(request.messages)
         return handler(request if patched is request.messages else request.override(messages=patched))

@@ -46,11 +46,23 @@ _RULES = (
     Rule("call.as_text", None, "a tool call written as text in the reply (it was not run)"),
     Rule("tool.unknown", None, "a call (written as JSON) of a tool that does not exist"),
     Rule("reply.echoes_note", None, "the reply repeats a note of the harness instead of answering"),
-    Rule("source.unseen", None, "a URL in the answer, or in a text file the run wrote, that no request, upload or tool result shows"),
+    Rule(
+        "source.unseen",
+        None,
+        "a URL in the answer, or in a text file the run wrote, that no request, upload or tool result shows",
+    ),
     Rule("reply.fake_tool_result", None, "the reply imitates a tool result (<tool_response>)"),
-    Rule("reply.placeholder", None, "placeholders such as <total_amount> where values belong (also <the total> in an English reply)"),
-    Rule("reply.wrong_language", ("zh",), "the answer to a request in Chinese is in English (counted by script, no model)",
-         intent=False),
+    Rule(
+        "reply.placeholder",
+        None,
+        "placeholders such as <total_amount> where values belong (also <the total> in an English reply)",
+    ),
+    Rule(
+        "reply.wrong_language",
+        ("zh",),
+        "the answer to a request in Chinese is in English (counted by script, no model)",
+        intent=False,
+    ),
     Rule("reply.refusal", EN, "the reply refuses a normal task (English refusal phrases)"),
     Rule("path.missing", None, "a path under /mnt/user-data/outputs the request names does not exist"),
     Rule("path.empty", None, "a path under /mnt/user-data/outputs the request names is empty ([], {}, whitespace)"),
@@ -62,17 +74,37 @@ _RULES = (
     Rule("file.change_not_made", EN_ZH, "a file the request asks to fix or change (it existed) is unchanged"),
     Rule("script.changed_not_run", None, "a script the request named was changed (or made) and not run since"),
     Rule("script.does_not_parse", None, "a Python or JSON file the run wrote does not parse (compiled, never run)"),
-    Rule("script.printed_nothing", None, "the command the request shows was run on the script the run wrote and printed nothing"),
-    Rule("script.output_differs", None, "that command printed only numbers, and a number the request gives is not among them"),
+    Rule(
+        "script.printed_nothing",
+        None,
+        "the command the request shows was run on the script the run wrote and printed nothing",
+    ),
+    Rule(
+        "script.output_differs",
+        None,
+        "that command printed only numbers, and a number the request gives is not among them",
+    ),
     Rule("value.not_set", EN, "the request sets a key to a value (set port to 9090) and the file still has another"),
     Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
     Rule("command.failed_not_retried", None, "the last tool call failed (error, non-zero exit, only error lines)"),
     Rule("number.unsupported", None, "the answer to a question states a number no tool output shows"),
-    Rule("name.unsupported", None, "a short answer to a question names (a capitalized word, Latin script) what no tool output or the request shows",
-         intent=False),
-    Rule("answer.denied_but_shown", EN_ZH, "the answer says no (no, not, 不, 没有) and a tool result lists the file the request names"),
-    Rule("count.not_computed", EN_ZH, "a count or total answered with numbers seen only in what was read, none a command computed"),
+    Rule(
+        "name.unsupported",
+        None,
+        "a short answer to a question names (a capitalized word, Latin script) what no tool output or the request shows",
+        intent=False,
+    ),
+    Rule(
+        "answer.denied_but_shown",
+        EN_ZH,
+        "the answer says no (no, not, 不, 没有) and a tool result lists the file the request names",
+    ),
+    Rule(
+        "count.not_computed",
+        EN_ZH,
+        "a count or total answered with numbers seen only in what was read, none a command computed",
+    ),
     Rule("number.missing", EN_ZH, "the request asks how many / what total and the answer has no number"),
     Rule("file.numbers_unsupported", None, "a file the run wrote holds only numbers no tool output showed"),
     Rule("file.figures_unsupported", None, "a file the run wrote states computed figures no tool output showed"),
@@ -87,20 +119,40 @@ _RULES = (
     Rule("code.shown_not_written", None, "the reply shows the new code of a file to fix that is unchanged"),
     Rule("answer.offer", None, "the answer was a value and the one file asked for is missing: the value to copy"),
     Rule("output.printed_not_saved", None, "the last command computed and printed the result of a file still missing"),
-    Rule("output.grep_not_saved", EN, "the grep tool found the lines to save (the request says lines) and nothing saved them"),
-    Rule("script.output_typed", EN, "the request says to run a script and save its output, and the output file is missing"),
+    Rule(
+        "output.grep_not_saved",
+        EN,
+        "the grep tool found the lines to save (the request says lines) and nothing saved them",
+    ),
+    Rule(
+        "script.output_typed",
+        EN,
+        "the request says to run a script and save its output, and the output file is missing",
+    ),
     Rule("rows.count_wrong", EN, "the request asks for one row per item of a range and the file has another count"),
     Rule("file.not_just_value", EN, "the request asks for just a name, path or number and the file holds a sentence"),
-    Rule("file.template_missing", None, "the request quotes a line with placeholders ('Total: <sum>') and the file lacks its fixed words"),
+    Rule(
+        "file.template_missing",
+        None,
+        "the request quotes a line with placeholders ('Total: <sum>') and the file lacks its fixed words",
+    ),
     Rule("file.not_sorted", EN_ZH, "the request asks for a sorted list and the file is not in order"),
     Rule("rename.double_extension", EN, "a rename from .a to .b left files ending in .a.b"),
 )
 RULES: Mapping[str, Rule] = {r.id: r for r in _RULES}
 """Every rule of the completion check by id (the verifier's findings are ``verifier.<id>``, any language)."""
 
-DELIVERABLE_MISSING = frozenset({
-    "path.missing", "path.empty", "path.not_a_file", "folder.empty", "file.missing", "file.empty", "skill.output_missing",
-})
+DELIVERABLE_MISSING = frozenset(
+    {
+        "path.missing",
+        "path.empty",
+        "path.not_a_file",
+        "folder.empty",
+        "file.missing",
+        "file.empty",
+        "skill.output_missing",
+    }
+)
 """The rules whose finding means a deliverable the request asked for is not there (a run that
 ends with one left has not delivered: ``herdsman run`` exits non-zero, see ``runtime/run_outcome.py``)."""
 
@@ -147,8 +199,11 @@ class Finding:
     def to_dict(self, text: str | None = None) -> dict[str, Any]:
         """A JSON-ready dict (kept in the state and in a note's ``additional_kwargs``)."""
         out: dict[str, Any] = {
-            "rule": self.rule, "languages": list(self.languages) if self.languages else None,
-            "evidence": dict(self.evidence), "next_tools": list(self.next_tools), "priority": self.priority,
+            "rule": self.rule,
+            "languages": list(self.languages) if self.languages else None,
+            "evidence": dict(self.evidence),
+            "next_tools": list(self.next_tools),
+            "priority": self.priority,
         }
         if text is not None:
             out["text"] = text
@@ -157,8 +212,12 @@ class Finding:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Finding:
         """The finding :meth:`to_dict` gave."""
-        return cls(str(data.get("rule", "")), dict(data.get("evidence") or {}), tuple(data.get("next_tools") or ()),
-                   int(data.get("priority", FREE)))
+        return cls(
+            str(data.get("rule", "")),
+            dict(data.get("evidence") or {}),
+            tuple(data.get("next_tools") or ()),
+            int(data.get("priority", FREE)),
+        )
 
 
 def applies(rule: str, language: str, enabled: Sequence[str]) -> bool:

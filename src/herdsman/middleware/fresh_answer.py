@@ -42,8 +42,10 @@ log = get_logger(__name__)
 
 FRESH_KEY = "herdsman_fresh_answer"
 """``additional_kwargs`` key of an answer given again in a fresh context: the repeated answer."""
-PROMPT = ("Answer the user's question from the tool results below. A check found a problem with an earlier answer: "
-          "take it into account. Reply with the answer only, in the language of the question.")
+PROMPT = (
+    "Answer the user's question from the tool results below. A check found a problem with an earlier answer: "
+    "take it into account. Reply with the answer only, in the language of the question."
+)
 ABOUT_THE_ANSWER = frozenset({"number.unsupported", "name.unsupported", "count.not_computed", "number.missing"})
 """The completion check's rules (besides the ANSWER-priority ones) that are about what the answer states."""
 MAX_TOKENS = 256
@@ -83,8 +85,10 @@ def brief(question: str, run: Sequence[AnyMessage], earlier: str, notes: Sequenc
     found = "\n".join(f"- {n}" for n in notes)
     return [
         SystemMessage(PROMPT),
-        HumanMessage(f"Question: {question[:2000]}\n\nTool results:\n{results}\n\n"
-                     f"The earlier answer was: {earlier[:500]}\nThe check found:\n{found}"),
+        HumanMessage(
+            f"Question: {question[:2000]}\n\nTool results:\n{results}\n\n"
+            f"The earlier answer was: {earlier[:500]}\nThe check found:\n{found}"
+        ),
     ]
 
 

@@ -28,7 +28,9 @@ _WORDS: dict[str, dict[str, re.Pattern[str]]] = {
     # the request asks to change an existing file
     "change": {
         "en": re.compile(r"\b(fix|fixes|change|edit|update|modify|correct|set|repair)\b", re.IGNORECASE),
-        "zh": re.compile(r"(修复|修復|修正|修改|更改|改成|改为|改為|改正|纠正|糾正|更新|设置|設置|设为|設為|编辑|編輯|调整|調整)"),
+        "zh": re.compile(
+            r"(修复|修復|修正|修改|更改|改成|改为|改為|改正|纠正|糾正|更新|设置|設置|设为|設為|编辑|編輯|调整|調整)"
+        ),
     },
     # the request asks for a file to be made (saved, written, converted, moved...)
     "make": {
@@ -46,7 +48,9 @@ _WORDS: dict[str, dict[str, re.Pattern[str]]] = {
     # the request asks for a count or a total
     "count": {
         "en": re.compile(r"\b(how many|how much|what is the (?:total|sum|average|mean|count|number))\b", re.IGNORECASE),
-        "zh": re.compile(r"(多少|几[个個行次条條项項种種天份位]|幾[个個行次条條项項种種天份位]|总和|總和|总数|總數|合计|合計|总计|總計|平均)"),
+        "zh": re.compile(
+            r"(多少|几[个個行次条條项項种種天份位]|幾[个個行次条條项項种種天份位]|总和|總和|总数|總數|合计|合計|总计|總計|平均)"
+        ),
     },
     # the request asks which item is the largest, smallest, newest...: the word is a group
     "superlative": {
@@ -55,16 +59,24 @@ _WORDS: dict[str, dict[str, re.Pattern[str]]] = {
             r"coldest|cheapest|most|least)\b",
             re.IGNORECASE,
         ),
-        "zh": re.compile(rf"(?:{_ASKS_ZH})[^。！？?!]*?({_SUPERLATIVES_ZH})|({_SUPERLATIVES_ZH})[^。！？?!]*?(?:{_ASKS_ZH})"),
+        "zh": re.compile(
+            rf"(?:{_ASKS_ZH})[^。！？?!]*?({_SUPERLATIVES_ZH})|({_SUPERLATIVES_ZH})[^。！？?!]*?(?:{_ASKS_ZH})"
+        ),
     },
     # the request asks for a sorted list
     "sorted": {
-        "en": re.compile(r"\b(?:sorted|in (?:alphabetical|ascending|descending) order|alphabetically)\b", re.IGNORECASE),
-        "zh": re.compile(r"(排序|排好序|按字母|按顺序|按順序|升序|降序|从小到大|從小到大|从大到小|從大到小|从高到低|從高到低|从低到高|從低到高)"),
+        "en": re.compile(
+            r"\b(?:sorted|in (?:alphabetical|ascending|descending) order|alphabetically)\b", re.IGNORECASE
+        ),
+        "zh": re.compile(
+            r"(排序|排好序|按字母|按顺序|按順序|升序|降序|从小到大|從小到大|从大到小|從大到小|从高到低|從高到低|从低到高|從低到高)"
+        ),
     },
     # the request talks of files, folders or data
     "files": {
-        "en": re.compile(r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE),
+        "en": re.compile(
+            r"\b(files?|folders?|director(?:y|ies)|workspace|uploads?|csv|json|script|dataset)\b", re.IGNORECASE
+        ),
         "zh": re.compile(r"(文件|檔案|文件夹|資料夾|目录|目錄|数据|數據|脚本|腳本|日志|日誌|表格|上传|上傳)"),
     },
     # a negation just before a word ("no files needed", 不需要文件)
@@ -117,7 +129,10 @@ def files_topic(text: str, language: str) -> bool:
     negation = _WORDS["negation"].get(language)
     if pattern is None:
         return False
-    return any(negation is None or not negation.search(text[max(0, m.start() - 24):m.start()]) for m in pattern.finditer(text))
+    return any(
+        negation is None or not negation.search(text[max(0, m.start() - 24) : m.start()])
+        for m in pattern.finditer(text)
+    )
 
 
 def zh_question(text: str) -> bool:

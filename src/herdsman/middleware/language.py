@@ -17,8 +17,15 @@ import re
 import unicodedata
 
 _NOT_WORDS = re.compile(r"```.*?(?:```|\Z)|`[^`]*`|https?://\S+|[\w./-]*/[\w./-]*|\b[\w-]+\.\w{1,5}\b", re.DOTALL)
-_SCRIPTS = (("HIRAGANA", "ja"), ("KATAKANA", "ja"), ("HANGUL", "ko"), ("CJK", "zh"), ("CYRILLIC", "ru"), ("ARABIC", "ar"),
-            ("LATIN", "en"))
+_SCRIPTS = (
+    ("HIRAGANA", "ja"),
+    ("KATAKANA", "ja"),
+    ("HANGUL", "ko"),
+    ("CJK", "zh"),
+    ("CYRILLIC", "ru"),
+    ("ARABIC", "ar"),
+    ("LATIN", "en"),
+)
 MIN_SHARE = 0.2
 """The share of a request's letters a non-Latin script needs to name its language (a Chinese
 request quotes English terms such as CSV; an English one may quote a Chinese name)."""
@@ -37,7 +44,9 @@ def _script(char: str) -> str | None:
         name = unicodedata.name(char)
     except ValueError:
         return None
-    return next((language for script, language in _SCRIPTS if name.startswith(script) or f" {script} " in f" {name} "), None)
+    return next(
+        (language for script, language in _SCRIPTS if name.startswith(script) or f" {script} " in f" {name} "), None
+    )
 
 
 def language_of(text: str) -> str:

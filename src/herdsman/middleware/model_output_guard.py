@@ -74,14 +74,20 @@ ECHO = (
 def _known(request: ModelRequest) -> list[str]:
     """What the user, the tools and the model itself said before (a note quotes it: a path, a
     value, a term; a reply may say it again)."""
-    return [m.text for m in request.messages if m.type in ("tool", "ai") or (isinstance(m, HumanMessage) and not note_texts([m]))]
+    return [
+        m.text
+        for m in request.messages
+        if m.type in ("tool", "ai") or (isinstance(m, HumanMessage) and not note_texts([m]))
+    ]
 
 
 def _mark(response: ModelResponse, message: AIMessage, marks: dict[str, object]) -> ModelResponse:
     """``response`` with ``message`` given ``marks`` in its ``additional_kwargs``."""
     marked = message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, **marks}})
-    return ModelResponse(result=[marked if m is message else m for m in response.result],
-                         structured_response=response.structured_response)
+    return ModelResponse(
+        result=[marked if m is message else m for m in response.result],
+        structured_response=response.structured_response,
+    )
 
 
 def mark_calls_as_text(response: ModelResponse, names: list[str]) -> ModelResponse:
@@ -117,7 +123,11 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
         self.max_retries = max_retries
 
     def _judge(
-        self, request: ModelRequest, response: ModelResponse, attempt: int, sent: ModelRequest | None = None,
+        self,
+        request: ModelRequest,
+        response: ModelResponse,
+        attempt: int,
+        sent: ModelRequest | None = None,
     ) -> tuple[ModelResponse | None, ModelRequest]:
         """(final response, or None to ask again; the request for the next attempt); ``sent``:
         the request that gave ``response`` (with the notes of earlier tries)."""
@@ -146,9 +156,7 @@ class ModelOutputGuardMiddleware(AgentMiddleware):
     def _marked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
         return mark_calls_as_text(response, sorted(tool_names(request.tools or [])))
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Call the model, and again with feedback while its reply is unusable."""
         current, attempt = request, 0
         while True:  # _judge gives a final response at the last attempt

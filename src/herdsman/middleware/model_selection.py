@@ -25,6 +25,7 @@ from herdsman.models.resolver import ModelResolver
 
 CONFIG_KEY = "model_name"
 
+
 class UnknownModelError(ValueError):
     """A run named a model that config.yaml does not define."""
 
@@ -76,9 +77,7 @@ class ModelSelectionMiddleware(AgentMiddleware):
         check_model_name(name, self.known)
         return name
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Call the run's model (the default one when the run names none)."""
         name = self._wanted()
         if name is None:

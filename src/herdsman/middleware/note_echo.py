@@ -57,10 +57,10 @@ def echoes_note(reply: str, notes: Sequence[str], known: Sequence[str] = ()) -> 
     seen = "\n".join(_fold(k) for k in known)
     for note in notes:
         body = _fold(_PREFIX.sub("", note))
-        if not any(body[i:i + MIN_RUN] in text for i in range(0, max(1, len(body) - MIN_RUN + 1), 4)):
+        if not any(body[i : i + MIN_RUN] in text for i in range(0, max(1, len(body) - MIN_RUN + 1), 4)):
             continue  # no run of the note in the reply (a cheap look first: difflib is pure Python)
         blocks = SequenceMatcher(None, text, body, autojunk=False).get_matching_blocks()
-        copied = sum(b.size for b in blocks if b.size >= MIN_RUN and text[b.a:b.a + b.size] not in seen)
+        copied = sum(b.size for b in blocks if b.size >= MIN_RUN and text[b.a : b.a + b.size] not in seen)
         if copied >= SHARE * len(text):
             return True
     return False

@@ -52,8 +52,27 @@ from pydantic import ValidationError
 from typing_extensions import NotRequired
 
 from herdsman.middleware.plan_state import (
-    MAX_STEPS, PLAN_TOOL, STEP_NOT_DONE, VERDICT_TOOL, Evidence, Plan, PlannedSteps, StepVerdict, close_open, current_index,
-    by_reply, finding, implied_done, is_active, mark_done, may_have_steps, new_plan, no_plan, note_text, step_evidence, tool_spec,
+    MAX_STEPS,
+    PLAN_TOOL,
+    STEP_NOT_DONE,
+    VERDICT_TOOL,
+    Evidence,
+    Plan,
+    PlannedSteps,
+    StepVerdict,
+    close_open,
+    current_index,
+    by_reply,
+    finding,
+    implied_done,
+    is_active,
+    mark_done,
+    may_have_steps,
+    new_plan,
+    no_plan,
+    note_text,
+    step_evidence,
+    tool_spec,
     view,
 )
 from herdsman.logs import get_logger
@@ -99,7 +118,7 @@ def results_since(run: list[AnyMessage], since: str | None) -> list[bool]:
     """Whether each tool result after the message ``since`` succeeded (the whole run's results
     when that message is gone, e.g. summarized away)."""
     at = next((i for i, m in enumerate(run) if since is not None and m.id == since), -1)
-    return [succeeded(m) for m in run[at + 1:] if isinstance(m, ToolMessage)]
+    return [succeeded(m) for m in run[at + 1 :] if isinstance(m, ToolMessage)]
 
 
 def thread(request: ModelRequest) -> list[AnyMessage]:
@@ -128,7 +147,9 @@ class FileState:
         if self._entries is None:
             self._entries = dict(self.sandbox.snapshot().entries)
         tail = "/" + path.lstrip("./")
-        found = sorted((v for p, v in self._entries.items() if p.startswith(USER_DATA_ROOT) and p.endswith(tail)), reverse=True)
+        found = sorted(
+            (v for p, v in self._entries.items() if p.startswith(USER_DATA_ROOT) and p.endswith(tail)), reverse=True
+        )
         return list(found[0]) if found else None
 
 
@@ -158,7 +179,9 @@ class PlanActMiddleware(AgentMiddleware):
 
     def _propose(self, model: Any, request: str) -> list[dict[str, Any]]:
         """The steps the model proposes for ``request`` (empty when the call gave none)."""
-        args = self._forced(model, tool_spec(PlannedSteps, PLAN_TOOL), [SystemMessage(PLAN_PROMPT), HumanMessage(request[:4000])])
+        args = self._forced(
+            model, tool_spec(PlannedSteps, PLAN_TOOL), [SystemMessage(PLAN_PROMPT), HumanMessage(request[:4000])]
+        )
         if args is None:
             return []
         steps = args.get("steps")
@@ -170,16 +193,25 @@ class PlanActMiddleware(AgentMiddleware):
             log.info("plan_unusable", error=str(exc)[:300])
             return []
 
-    def _verdict(self, model: Any, plan: Plan, open_steps: list[int], run: list[AnyMessage], request: str) -> tuple[int, str]:
+    def _verdict(
+        self, model: Any, plan: Plan, open_steps: list[int], run: list[AnyMessage], request: str
+    ) -> tuple[int, str]:
         """The model's verdict on the ``open_steps``: the first not done (a step index, -1: all
         done) and what it misses. A failed or malformed call counts as all done."""
         listed = "\n".join(f"{i + 1}. {plan['steps'][i]['step']}" for i in open_steps)
-        done = [f"called {c['name']}({str(c['args'])[:160]})" for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+        done = [
+            f"called {c['name']}({str(c['args'])[:160]})" for m in run if isinstance(m, AIMessage) for c in m.tool_calls
+        ]
         shown = [f"result: {m.text[:200]}" for m in run if isinstance(m, ToolMessage)]
         reply = run[-1].text[:600] if run else ""
-        content = (f"Request:\n{request[:1500]}\n\nSteps still open:\n{listed}\n\nLast tool calls:\n"
-                   + "\n".join((done[-4:] + shown[-2:]) or ["(none)"]) + f"\n\nReply:\n{reply}")
-        args = self._forced(model, tool_spec(StepVerdict, VERDICT_TOOL), [SystemMessage(VERDICT_PROMPT), HumanMessage(content)])
+        content = (
+            f"Request:\n{request[:1500]}\n\nSteps still open:\n{listed}\n\nLast tool calls:\n"
+            + "\n".join((done[-4:] + shown[-2:]) or ["(none)"])
+            + f"\n\nReply:\n{reply}"
+        )
+        args = self._forced(
+            model, tool_spec(StepVerdict, VERDICT_TOOL), [SystemMessage(VERDICT_PROMPT), HumanMessage(content)]
+        )
         try:
             verdict = StepVerdict.model_validate(args or {"first_open_step": 0})
         except ValidationError:
@@ -268,8 +300,13 @@ class PlanActMiddleware(AgentMiddleware):
             return self.after_reply(request, plan, reply)
         if reply is not None and any(s["status"] == "open" and s["path"] for s in plan["steps"]):
             files = self._files()
-            produced = [i for i, s in enumerate(plan["steps"]) if s["status"] == "open" and s["path"]
-                        and step_evidence(s, plan["before"].get(s["path"]), files.fingerprint(s["path"]), []) == "done"]
+            produced = [
+                i
+                for i, s in enumerate(plan["steps"])
+                if s["status"] == "open"
+                and s["path"]
+                and step_evidence(s, plan["before"].get(s["path"]), files.fingerprint(s["path"]), []) == "done"
+            ]
             if produced:
                 return Plan(**{**mark_done(plan, produced, plan.get("since")), "check": None})  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
         return Plan(**{**plan, "check": None}) if plan.get("check") else None  # type: ignore[typeddict-item]  # a Plan copied with keys replaced is a Plan; mypy does not check ** of a TypedDict
@@ -285,10 +322,13 @@ class PlanActMiddleware(AgentMiddleware):
         messages = thread(request)
         at = next((i for i in range(len(messages) - 1, -1, -1) if is_harness(messages[i])), None)
         findings = (messages[at].additional_kwargs.get(FINDINGS_KEY) or []) if at is not None else []
-        after = messages[at + 1:] if at is not None else []
-        if (any(f.get("rule") == STEP_NOT_DONE and f.get("evidence") in _FORCING for f in findings)
-                and not any(isinstance(m, AIMessage) for m in after)
-                and request.tools and request.tool_choice in (None, "auto")):
+        after = messages[at + 1 :] if at is not None else []
+        if (
+            any(f.get("rule") == STEP_NOT_DONE and f.get("evidence") in _FORCING for f in findings)
+            and not any(isinstance(m, AIMessage) for m in after)
+            and request.tools
+            and request.tool_choice in (None, "auto")
+        ):
             changes["tool_choice"] = "any"
         return request.override(**changes)
 
@@ -296,7 +336,11 @@ class PlanActMiddleware(AgentMiddleware):
     def _with_plan(response: Any, plan: Plan) -> ExtendedModelResponse:
         """``response`` with the plan as a state update."""
         if isinstance(response, ExtendedModelResponse):
-            update = dict(response.command.update or {}) if response.command is not None and isinstance(response.command.update, dict) else {}
+            update = (
+                dict(response.command.update or {})
+                if response.command is not None and isinstance(response.command.update, dict)
+                else {}
+            )
             inner = response.model_response
         else:
             update, inner = {}, ModelResponse(result=[response]) if isinstance(response, AIMessage) else response

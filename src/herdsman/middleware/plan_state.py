@@ -116,6 +116,7 @@ def may_have_steps(text: str) -> bool:
 
 # -- making a plan ----------------------------------------------------------------------------
 
+
 def requested_path(path: str | None, request: str) -> str | None:
     """The request's own spelling of the file ``path`` names (same file name), or None when the
     request names no such file: a step's path counts only when the user asked for that file."""
@@ -233,6 +234,7 @@ def step_evidence(step: Mapping[str, Any], before: Any, now: Any, results: Seque
 
 
 # -- what the model reads ---------------------------------------------------------------------
+
 
 def _short(text: str, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -18,6 +18,7 @@ You work in a sandbox with these folders (use these paths; there are no others):
 - {OUTPUTS}: put deliverables here; the user receives every file in it
 </files>"""
 
+
 def preview_note(ports: str) -> str:
     """How the user sees what the agent serves: a server started by bash with background=true,
     bound inside the sandbox to one of ``ports``, shows in the user's Preview tab; so do HTML files."""

@@ -119,7 +119,7 @@ def written_paths(command: str) -> list[str]:
             targets.append(tokens[i + 1])
         elif token == "tee" and (i == 0 or tokens[i - 1] in {"|", ";", "&&", "||", "&", "(", "\n"}):
             words = []
-            for word in tokens[i + 1:]:
+            for word in tokens[i + 1 :]:
                 if word in {"|", ";", "&&", "||", "&", ")", ">", ">>", "<"}:
                     break
                 words.append(word)
@@ -215,7 +215,9 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         seen = (request.state or {}).get("files_read", {}).get(path)
         if seen == now:
             return None
-        return ToolMessage(content=refusal(path, changed=seen is not None), tool_call_id=call["id"], name=call["name"], status="error")
+        return ToolMessage(
+            content=refusal(path, changed=seen is not None), tool_call_id=call["id"], name=call["name"], status="error"
+        )
 
     def _touched(self, request: ToolCallRequest, artifact: Any = None) -> list[str]:
         """Paths whose content the agent has now seen (read, printed, written or edited): for a
@@ -228,7 +230,9 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return [path] if path else []
         if call["name"] == "bash" and isinstance(args.get("command"), str):
             changed = artifact.get("files_changed") if isinstance(artifact, dict) else None
-            changes = [(p, c.get("action")) for c in changed or () if isinstance(c, dict) and (p := _virtual(c.get("path")))]
+            changes = [
+                (p, c.get("action")) for c in changed or () if isinstance(c, dict) and (p := _virtual(c.get("path")))
+            ]
             written = written_paths(args["command"])
             if isinstance(changed, list) and not artifact.get("files_changed_incomplete"):  # type: ignore[union-attr]  # artifact is a dict when changed is a list (read from it above)
                 made = {p for p, action in changes if action in ("created", "modified")}
@@ -261,8 +265,9 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return []
         return [p for p in self._touched(request, result.artifact) if p != unseen]
 
-    def _record(self, request: ToolCallRequest, result: Any, unseen: str | None = None,
-                shown: list[str] | None = None) -> Any:
+    def _record(
+        self, request: ToolCallRequest, result: Any, unseen: str | None = None, shown: list[str] | None = None
+    ) -> Any:
         """``result`` plus the fingerprints of the files it showed or changed (not ``unseen``);
         ``shown``: those paths, when :meth:`_shown` already listed them."""
         shown = self._shown(request, result, unseen) if shown is None else shown

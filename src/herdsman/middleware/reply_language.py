@@ -82,6 +82,7 @@ class ReplyLanguageMiddleware(RequestRewriteMiddleware):
 
     def rewrite(self, request: Any) -> Any:
         """Each user message not in English carries the line of its language."""
-        messages = [with_answer_line(m) if isinstance(m, HumanMessage) and not is_harness(m) else m
-                    for m in request.messages]
+        messages = [
+            with_answer_line(m) if isinstance(m, HumanMessage) and not is_harness(m) else m for m in request.messages
+        ]
         return request.override(messages=messages)

@@ -111,9 +111,11 @@ def limit_problem(settings: SubagentsConfig, key: str, value: Any) -> str | None
         return f"must be a positive integer, not {value!r}"
     cap = getattr(settings, RUN_LIMITS[key])
     if cap is not None and value > cap:
-        return (f"{value} is above subagents.{RUN_LIMITS[key]} ({cap}) in config.yaml; a run may only lower it, "
-                "so send at most that, or leave it out (if the run's assistant sets it, update the assistant's "
-                "config with PATCH /assistants/{id})")
+        return (
+            f"{value} is above subagents.{RUN_LIMITS[key]} ({cap}) in config.yaml; a run may only lower it, "
+            "so send at most that, or leave it out (if the run's assistant sets it, update the assistant's "
+            "config with PATCH /assistants/{id})"
+        )
     return None
 
 

@@ -57,7 +57,9 @@ QUERY_RULES = frozenset({"compare.not_made", "count.not_computed", "number.unsup
 MAX_CHARS = 8000
 """Longer shown code is not run for the model (a long program is a file to write, not a command)."""
 
-_INSTALL = re.compile(r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|pnpm|conda|brew)\s+(?:install|add)\b", re.M)
+_INSTALL = re.compile(
+    r"^\s*(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|apt(?:-get)?|npm|yarn|pnpm|conda|brew)\s+(?:install|add)\b", re.M
+)
 _TEMPLATE_PATH = re.compile(r"/path/to/", re.I)
 _PROMPT = re.compile(r"^\s*\$\s+(.*)$")
 _EOF = "HERDSMAN_SHOWN_CODE"
@@ -103,8 +105,11 @@ def shown_command(reply: str, run: Sequence[Any]) -> str | None:
 
 def _results(run: Sequence[Any]) -> list[str]:
     """The texts of the run's tool results, whitespace collapsed (read_file's line numbers left out)."""
-    return [_SPACE.sub(" ", _GUTTER.sub("", m.text) if m.name == "read_file" else m.text)
-            for m in run if isinstance(m, ToolMessage)]
+    return [
+        _SPACE.sub(" ", _GUTTER.sub("", m.text) if m.name == "read_file" else m.text)
+        for m in run
+        if isinstance(m, ToolMessage)
+    ]
 
 
 def copied(code: str, results: Sequence[str]) -> bool:
@@ -118,7 +123,10 @@ def _ran(run: Sequence[Any]) -> set[str]:
     """The commands of the run's bash calls."""
     return {
         str((c.get("args") or {}).get("command", "")).strip()
-        for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] == "bash"
+        for m in run
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["name"] == "bash"
     }
 
 

@@ -162,9 +162,7 @@ class SkillActivationMiddleware(ToolGateMiddleware):
             return response
         return ExtendedModelResponse(model_response=response, command=Command(update={"active_skill": update}))
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> Any:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         """Call the model with the active skill's instructions and tools."""
         prepared, update = self._prepare(request)
         return self._finish(handler(prepared), update)

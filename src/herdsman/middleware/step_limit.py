@@ -102,8 +102,10 @@ class StepLimitMiddleware(AgentMiddleware[ModelCallLimitState[Any], Any, Any]):
         else:
             inner, command = (ModelResponse(result=[response]) if isinstance(response, AIMessage) else response), None
         update = dict(command.update or {}) if command is not None and isinstance(command.update, dict) else {}
-        update.update(run_model_call_count=count + 1,
-                      thread_model_call_count=int(state.get("thread_model_call_count", 0) or 0) + 1)
+        update.update(
+            run_model_call_count=count + 1,
+            thread_model_call_count=int(state.get("thread_model_call_count", 0) or 0) + 1,
+        )
         return ExtendedModelResponse(model_response=inner, command=Command(update=update))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:

@@ -36,11 +36,31 @@ from herdsman.models.factory import STRICT_TOOLS_KEY
 log = get_logger(__name__)
 
 
-_DROPPED = frozenset({
-    "default", "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
-    "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains", "examples",
-})
+_DROPPED = frozenset(
+    {
+        "default",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "patternProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contains",
+        "examples",
+    }
+)
 """Keywords OpenAI's strict mode does not take (the tool still validates them)."""
 
 
@@ -142,7 +162,9 @@ class StrictToolsMiddleware(AgentMiddleware):
         return handler(self._strict(request))
 
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> Any:
         """Async twin of :meth:`wrap_model_call`."""
         return await handler(self._strict(request))
@@ -161,6 +183,8 @@ class StrictToolsMiddleware(AgentMiddleware):
         """Run the call, its nulls for optional arguments left out."""
         return handler(self._given(request))
 
-    async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]) -> Any:
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
         """Async twin of :meth:`wrap_tool_call`."""
         return await handler(self._given(request))

@@ -31,9 +31,7 @@ class SystemPromptMiddleware(AgentMiddleware):
             self._cache = (today, SystemMessage(content=text))
         return self._cache[1]
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Send the request with the system prompt set."""
         return handler(request.override(system_message=self.render()))
 

@@ -40,7 +40,9 @@ def text_tool_call(reply: str, tool_names: Sequence[str]) -> bool:
 def unknown_tools(reply: str, tool_names: Sequence[str]) -> list[str]:
     """Names of tools that do not exist which the reply tries to call as JSON (a model calls a
     ``copy`` or ``python`` tool it imagines, or a skill by its name)."""
-    return sorted({n for n in _CALL_NAME.findall(reply) if n not in tool_names and n.rsplit(".", 1)[-1] not in tool_names})
+    return sorted(
+        {n for n in _CALL_NAME.findall(reply) if n not in tool_names and n.rsplit(".", 1)[-1] not in tool_names}
+    )
 
 
 def written_calls(reply: str, tool_names: Sequence[str]) -> list[str]:

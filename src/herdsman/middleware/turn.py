@@ -27,7 +27,9 @@ FILE_EXTENSIONS = (
 )
 # ASCII bounds: a file name written right after or before Chinese or Japanese words (写入report.md中)
 # is still a file name, and those scripts' characters count as word characters for \w.
-_FILE = re.compile(rf"(?<![A-Za-z0-9_/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))(?![A-Za-z0-9_])", re.IGNORECASE)
+_FILE = re.compile(
+    rf"(?<![A-Za-z0-9_/.-])((?:/mnt/user-data/)?[\w][\w./-]*\.(?:{FILE_EXTENSIONS}))(?![A-Za-z0-9_])", re.IGNORECASE
+)
 _CJK_LEAD = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+(?=[A-Za-z_])")
 _EXAMPLE = re.compile(r"\b(like|e\.g\.|such as|for example|for instance)[\s:,]*$", re.IGNORECASE)
 USER_DATA_PREFIX = "/mnt/user-data/"
@@ -67,11 +69,11 @@ def named_files(request: str) -> list[str]:
     for match in _FILE.finditer(text):
         name = match.group(1).rstrip(".")
         if USER_DATA_PREFIX in name:
-            name = name[name.index(USER_DATA_PREFIX):]  # 写入/mnt/user-data/outputs/a.md: the path
+            name = name[name.index(USER_DATA_PREFIX) :]  # 写入/mnt/user-data/outputs/a.md: the path
         elif not name.startswith("/"):
             name = _CJK_LEAD.sub("", name)  # 读取data.csv: data.csv (报告.md stays whole)
             name = virtual_folder_path(name) or name  # outputs/pal.py: /mnt/user-data/outputs/pal.py
-        if _EXAMPLE.search(text[max(0, match.start() - 16):match.start()]):
+        if _EXAMPLE.search(text[max(0, match.start() - 16) : match.start()]):
             continue  # "its path (like a/b.py)": a shape, not a file
         if name not in names and not name.startswith(("www.", "e.g.", "i.e.")):
             names.append(name)

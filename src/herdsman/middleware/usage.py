@@ -85,7 +85,8 @@ class UsageMiddleware(AgentMiddleware):
             if isinstance(message, AIMessage):
                 reply = message
                 message.response_metadata["step_timing"] = {
-                    "seconds": round(seconds, 3), "model": model_name or message.response_metadata.get("model_name"),
+                    "seconds": round(seconds, 3),
+                    "model": model_name or message.response_metadata.get("model_name"),
                 }
                 d = usage_delta(message, pricing)
                 budget.add(int(d["total_tokens"]))
@@ -95,7 +96,9 @@ class UsageMiddleware(AgentMiddleware):
         delta.update(self.extra)
         if budget.exhausted:
             response = self._stopped(budget.message(), reply)
-        return ExtendedModelResponse(model_response=response, command=Command(update={"usage": {self.agent_key: delta}}))
+        return ExtendedModelResponse(
+            model_response=response, command=Command(update={"usage": {self.agent_key: delta}})
+        )
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]

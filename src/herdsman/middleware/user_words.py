@@ -30,14 +30,20 @@ _EN = {
     "answer.text_call": "No answer: the agent's last reply was a tool call written as text, which was not run ({step}).",
     "answer.echo": "No answer: the agent's last reply repeated a note of the harness instead of answering.",
     "checks.fold": "checked: {found}, sent back to the agent",
-    "model.failed": ("Error: the model call failed ({kind}: {detail}). Check the model's base_url, api_key and network, "
-                     "then send the message again; the thread is kept."),
+    "model.failed": (
+        "Error: the model call failed ({kind}: {detail}). Check the model's base_url, api_key and network, "
+        "then send the message again; the thread is kept."
+    ),
     "checks.findings": "{n} finding{s}",
     "checks.notes": "{n} note{s}",
-    "stop.max_steps": ("I stopped after {limit} model calls, the limit of one run (lead.max_steps in config.yaml, "
-                       "or the agent's max_steps). Send a message to go on from here, or raise the limit."),
-    "stop.loop": ("I stopped because I kept making the same tool call ({what}) without progress ({times} times in a "
-                  "row). Tell me how to proceed, or rephrase the request."),
+    "stop.max_steps": (
+        "I stopped after {limit} model calls, the limit of one run (lead.max_steps in config.yaml, "
+        "or the agent's max_steps). Send a message to go on from here, or raise the limit."
+    ),
+    "stop.loop": (
+        "I stopped because I kept making the same tool call ({what}) without progress ({times} times in a "
+        "row). Tell me how to proceed, or rephrase the request."
+    ),
 }
 
 _ZH = {
@@ -49,8 +55,10 @@ _ZH = {
     "model.failed": "错误：模型调用失败（{kind}：{detail}）。请检查模型的 base_url、api_key 和网络，然后重新发送消息；对话已保留。",
     "checks.findings": "{n} 个问题",
     "checks.notes": "{n} 条提示",
-    "stop.max_steps": ("我在调用模型 {limit} 次后停下了，这是一次运行的上限（config.yaml 中的 lead.max_steps，"
-                       "或智能体的 max_steps）。发送一条消息即可从这里继续，或者提高上限。"),
+    "stop.max_steps": (
+        "我在调用模型 {limit} 次后停下了，这是一次运行的上限（config.yaml 中的 lead.max_steps，"
+        "或智能体的 max_steps）。发送一条消息即可从这里继续，或者提高上限。"
+    ),
     "stop.loop": "我停下了：我一直重复同一个工具调用（{what}），没有进展（连续 {times} 次）。请告诉我如何继续，或换一种说法重新提出请求。",
     # what each rule of the completion check detects, for the "could not" (findings.RULES, in English, is the fallback)
     "rule.call.as_text": "回复里有一个写成文字的工具调用（它没有被执行）",

@@ -66,7 +66,7 @@ def draft_event(held: str) -> dict[str, Any] | None:
     call on), or None when it holds no call being written (no JSON object started, or the last
     call already closed)."""
     index = held.count(_OPEN)
-    current = held[held.rfind(_OPEN) + len(_OPEN):] if index else held
+    current = held[held.rfind(_OPEN) + len(_OPEN) :] if index else held
     if _CLOSE in current or "{" not in current:
         return None
     text = current.strip()

@@ -40,9 +40,7 @@ def import_class(use: str, where: str) -> type:
     try:
         cls = getattr(module, attr)
     except AttributeError:
-        raise ModelConfigError(
-            f"{where}.use: module {module_name!r} has no {attr!r}; check the class name"
-        ) from None
+        raise ModelConfigError(f"{where}.use: module {module_name!r} has no {attr!r}; check the class name") from None
     if not (isinstance(cls, type) and issubclass(cls, BaseChatModel)):
         raise ModelConfigError(f"{where}.use: {use} is not a LangChain chat model class (BaseChatModel)")
     return cls

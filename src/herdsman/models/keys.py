@@ -107,7 +107,8 @@ def api_key_status(entry: ModelConfig, env: Mapping[str, str] | None = None) -> 
                 "missing", None, "api_key is empty in config.yaml; give it a value (e.g. api_key: $MY_KEY)"
             )
         return ApiKeyStatus(
-            "unknown", None,
+            "unknown",
+            None,
             f"Herdsman does not know whether {entry.use} needs a key; set api_key if its provider asks for one",
         )
     if env.get(var):

@@ -96,7 +96,9 @@ def to_ai_message(response: Any) -> AIMessage:
             raise ScriptedModelError(str(response["error"]))
         unknown = set(response) - {"content", "tool_calls", "delay"}
         if unknown:
-            raise ValueError(f"script entry has unknown keys {sorted(unknown)}; use content, tool_calls, delay or error")
+            raise ValueError(
+                f"script entry has unknown keys {sorted(unknown)}; use content, tool_calls, delay or error"
+            )
         calls = []
         for call in response.get("tool_calls") or []:
             if "name" not in call:
@@ -145,11 +147,13 @@ class ScriptedChatModel(BaseChatModel):
     stream_chunk_chars: int = Field(16, ge=1, description="Characters per streamed content chunk.")
     chunk_delay: float = Field(0.0, ge=0, description="Seconds between streamed chunks (a slow model).")
     stream_call_args: bool = Field(
-        False, description="Stream each tool call's arguments in stream_chunk_chars pieces after the text, as "
+        False,
+        description="Stream each tool call's arguments in stream_chunk_chars pieces after the text, as "
         "providers do (the name and id first); else every call comes whole in the last chunk.",
     )
     stream_call_drafts: bool = Field(
-        False, description="Before the last chunk, send each call's raw text (``<tool_call>`` JSON, as the embedded "
+        False,
+        description="Before the last chunk, send each call's raw text (``<tool_call>`` JSON, as the embedded "
         "model writes it) growing stream_chunk_chars at a time, chunk_delay apart, as drafts on the run's custom "
         "stream (see herdsman.models.call_drafts); the calls still come whole in the last chunk.",
     )
@@ -212,7 +216,9 @@ class ScriptedChatModel(BaseChatModel):
 
     def _append_record(self, call: RecordedCall) -> None:
         line = {
-            "messages": [{"type": m.type, "content": m.text if hasattr(m, "text") else str(m.content)} for m in call.messages],
+            "messages": [
+                {"type": m.type, "content": m.text if hasattr(m, "text") else str(m.content)} for m in call.messages
+            ],
             "tools": call.tools,
         }
         with open(self.record_file, "a", encoding="utf-8") as fh:  # type: ignore[arg-type]  # the caller checked record_file is set
@@ -246,7 +252,9 @@ class ScriptedChatModel(BaseChatModel):
         message = to_ai_message(entry)
         delay = float(entry.get("delay", 0) or 0) if isinstance(entry, dict) else 0.0
         prompt_chars = sum(len(m.text) if hasattr(m, "text") else len(str(m.content)) for m in messages)
-        out_tokens = _approx_tokens(message.text) + sum(_approx_tokens(json.dumps(c["args"])) for c in message.tool_calls)
+        out_tokens = _approx_tokens(message.text) + sum(
+            _approx_tokens(json.dumps(c["args"])) for c in message.tool_calls
+        )
         in_tokens = _approx_tokens("x" * prompt_chars)
         usage = {"input_tokens": in_tokens, "output_tokens": out_tokens, "total_tokens": in_tokens + out_tokens}
         # A fresh id each call, so state reducers never merge two replies.
@@ -303,8 +311,10 @@ class ScriptedChatModel(BaseChatModel):
         for call in calls:
             args = call["args"] or ""
             pieces.append([tool_call_chunk(name=call["name"], args="", id=call["id"], index=call["index"])])
-            pieces += [[tool_call_chunk(name=None, args=args[i : i + size], id=None, index=call["index"])]
-                       for i in range(0, len(args), size)]
+            pieces += [
+                [tool_call_chunk(name=None, args=args[i : i + size], id=None, index=call["index"])]
+                for i in range(0, len(args), size)
+            ]
         return pieces or [[]]
 
     def _draft_texts(self, message: AIMessage) -> list[str]:
@@ -313,7 +323,7 @@ class ScriptedChatModel(BaseChatModel):
         if not self.stream_call_drafts or not message.tool_calls:
             return []
         raw = "\n".join(
-            f'<tool_call>\n{json.dumps({"name": c["name"], "arguments": c["args"]}, ensure_ascii=False)}\n</tool_call>'
+            f"<tool_call>\n{json.dumps({'name': c['name'], 'arguments': c['args']}, ensure_ascii=False)}\n</tool_call>"
             for c in message.tool_calls
         )
         size = self.stream_chunk_chars
@@ -325,7 +335,7 @@ class ScriptedChatModel(BaseChatModel):
         calls = self._call_pieces(message)
         pieces = [text[i : i + size] for i in range(0, len(text), size)] or [""]
         if len(calls) > 1:  # the text first, then the calls piece by piece
-            pieces = ([p for p in pieces if p] + [""] * len(calls))
+            pieces = [p for p in pieces if p] + [""] * len(calls)
             calls = [[]] * (len(pieces) - len(calls)) + calls
         else:
             calls = [[]] * (len(pieces) - 1) + calls

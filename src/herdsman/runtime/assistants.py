@@ -85,7 +85,9 @@ def builtin_assistant() -> AssistantRecord:
     )
 
 
-def mirrored(config: dict[str, Any] | None, context: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def mirrored(
+    config: dict[str, Any] | None, context: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """``config`` and ``context`` kept in step as LangGraph's server keeps them: a
     ``config.configurable`` becomes the context, a context becomes ``config.configurable``."""
     config = dict(config or {})
@@ -163,7 +165,16 @@ class AssistantStore:
                 raise AssistantExistsError(assistant_id)
             now = utc_now()
             record = AssistantRecord(
-                assistant_id, graph_id, now, now, name, config, dict(context or {}), dict(metadata or {}), 1, description
+                assistant_id,
+                graph_id,
+                now,
+                now,
+                name,
+                config,
+                dict(context or {}),
+                dict(metadata or {}),
+                1,
+                description,
             )
             await self._put(record)
         return record
@@ -205,7 +216,9 @@ class AssistantStore:
     ) -> list[AssistantRecord]:
         """The assistant's versions, newest first."""
         items = await self.store.asearch((VERSIONS_NS, assistant_id), limit=SCAN_LIMIT)
-        found = [AssistantRecord(**i.value) for i in items if metadata_contains(i.value.get("metadata") or {}, metadata)]
+        found = [
+            AssistantRecord(**i.value) for i in items if metadata_contains(i.value.get("metadata") or {}, metadata)
+        ]
         found.sort(key=lambda r: r.version, reverse=True)
         return found[offset : offset + limit]
 

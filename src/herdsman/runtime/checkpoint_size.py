@@ -82,7 +82,9 @@ async def thread_checkpoint_bytes(saver: Any, thread_id: str) -> int:
             row = await cursor.fetchone()
         return int((row or {}).get("total") or 0)
     if kind == "memory":
-        total = sum(len(c[1]) + len(m[1]) for ns in saver.storage.get(thread_id, {}).values() for c, m, _ in ns.values())
+        total = sum(
+            len(c[1]) + len(m[1]) for ns in saver.storage.get(thread_id, {}).values() for c, m, _ in ns.values()
+        )
         total += sum(len(v[1]) for key, v in list(saver.blobs.items()) if key[0] == thread_id)
         total += sum(len(w[2][1]) for key, ws in list(saver.writes.items()) if key[0] == thread_id for w in ws.values())
         return total

@@ -36,7 +36,9 @@ class CheckpointerError(Exception):
 
 def postgres_missing() -> CheckpointerError:
     """The error for ``checkpointer.type: postgres`` without the postgres extra installed."""
-    return CheckpointerError("checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'")
+    return CheckpointerError(
+        "checkpointer.type is postgres but its packages are missing; pip install 'herdsman[postgres]'"
+    )
 
 
 def sqlite_path(config: HerdsmanConfig) -> Path:
@@ -74,8 +76,9 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
     from herdsman.postgres_setup import setup_lock
 
     try:
-        pool = await open_async_pool(config.checkpointer.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(),
-                                     name="checkpoints")
+        pool = await open_async_pool(
+            config.checkpointer.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(), name="checkpoints"
+        )
     except Exception as exc:  # noqa: BLE001 - any connection failure gets the same advice
         raise CheckpointerError(
             f"checkpointer.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); "

@@ -25,7 +25,9 @@ class Coalescer(Generic[T, R]):
     """``await coalescer(item)``: ``item`` written by ``write`` together with the items of the
     calls that arrived while the previous batch was being written; in the order called."""
 
-    def __init__(self, write: Callable[[list[T]], Awaitable[Sequence[R | BaseException]]], *, max_batch: int = 200) -> None:
+    def __init__(
+        self, write: Callable[[list[T]], Awaitable[Sequence[R | BaseException]]], *, max_batch: int = 200
+    ) -> None:
         """``write``: writes a batch, returning one result (or the exception that item failed
         with) per item, in order; an exception it raises fails the whole batch. ``max_batch``:
         the most items in one write."""
@@ -44,7 +46,7 @@ class Coalescer(Generic[T, R]):
 
     async def _drain(self) -> None:
         while self._waiting:
-            batch, self._waiting = self._waiting[:self._max_batch], self._waiting[self._max_batch:]
+            batch, self._waiting = self._waiting[: self._max_batch], self._waiting[self._max_batch :]
             try:
                 results: Sequence[R | BaseException] = await self._write([item for item, _ in batch])
             except Exception as exc:  # noqa: BLE001 - every caller of the batch gets it

@@ -37,7 +37,9 @@ def check_timezone(name: str | None) -> str | None:
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ScheduleError(f"timezone {name!r} is not an IANA timezone; send e.g. \"Europe/Paris\" or omit it for UTC") from None
+        raise ScheduleError(
+            f'timezone {name!r} is not an IANA timezone; send e.g. "Europe/Paris" or omit it for UTC'
+        ) from None
     return name
 
 
@@ -49,7 +51,9 @@ def parse_time(value: str | datetime | None, field: str = "end_time") -> datetim
         try:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise ScheduleError(f"{field} {value!r} is not an ISO-8601 time; send e.g. \"2030-01-01T00:00:00Z\"") from None
+            raise ScheduleError(
+                f'{field} {value!r} is not an ISO-8601 time; send e.g. "2030-01-01T00:00:00Z"'
+            ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc)
@@ -62,7 +66,9 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def next_fire(schedule: str, after: datetime, tz: str | None = None, end_time: datetime | None = None) -> datetime | None:
+def next_fire(
+    schedule: str, after: datetime, tz: str | None = None, end_time: datetime | None = None
+) -> datetime | None:
     """The first time strictly after ``after`` that ``schedule`` fires, in UTC; None past ``end_time``."""
     base = after.astimezone(ZoneInfo(tz)) if tz else after.astimezone(timezone.utc)
     moment = croniter(schedule, base).get_next(datetime).astimezone(timezone.utc)

@@ -53,7 +53,9 @@ class CronScheduler:
             try:
                 firing = await self._fire_one(cron_id, scheduled_at, now)
             except Exception as exc:  # noqa: BLE001 - one broken cron must not keep the others from firing
-                log.warning("cron_not_fired", cron_id=cron_id, scheduled_at=scheduled_at, error=f"{type(exc).__name__}: {exc}")
+                log.warning(
+                    "cron_not_fired", cron_id=cron_id, scheduled_at=scheduled_at, error=f"{type(exc).__name__}: {exc}"
+                )
                 continue
             if firing is not None:
                 fired.append(firing)
@@ -77,10 +79,17 @@ class CronScheduler:
         status = run.status
         if status not in FINAL_STATUSES:
             self._watched[run.run_id] = (cron_id, scheduled_at)
-        await self.store.set_firing(cron_id, scheduled_at, status, run_id=run.run_id, thread_id=run.thread_id,
-                                    error=_error_text(run))
-        log.info("cron_fired", cron_id=cron_id, scheduled_at=scheduled_at, run_id=run.run_id, thread_id=run.thread_id,
-                 next_run_date=following)
+        await self.store.set_firing(
+            cron_id, scheduled_at, status, run_id=run.run_id, thread_id=run.thread_id, error=_error_text(run)
+        )
+        log.info(
+            "cron_fired",
+            cron_id=cron_id,
+            scheduled_at=scheduled_at,
+            run_id=run.run_id,
+            thread_id=run.thread_id,
+            next_run_date=following,
+        )
         return {**firing, "status": status, "run_id": run.run_id, "thread_id": run.thread_id}
 
     # -- the loop ----------------------------------------------------------------------------

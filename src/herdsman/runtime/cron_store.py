@@ -108,7 +108,9 @@ class _Sqlite:
             return False
         return True
 
-    async def _transaction(self, statements: Sequence[tuple[str, Sequence[Any]]], *, every_one_changes: bool) -> list[int]:
+    async def _transaction(
+        self, statements: Sequence[tuple[str, Sequence[Any]]], *, every_one_changes: bool
+    ) -> list[int]:
         async with self._writing:
             await self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -184,27 +186,68 @@ class CronStore:
         ``thread_id``, ``user_id``); it gets an id, timestamps and its next run date."""
         stamp = iso(now)
         record = {
-            "cron_id": str(uuid.uuid4()), "thread_id": None, "user_id": None, "timezone": None, "end_time": None,
-            "on_run_completed": None, "metadata": {}, "payload": {}, "enabled": True, **cron,
-            "created_at": stamp, "updated_at": stamp,
+            "cron_id": str(uuid.uuid4()),
+            "thread_id": None,
+            "user_id": None,
+            "timezone": None,
+            "end_time": None,
+            "on_run_completed": None,
+            "metadata": {},
+            "payload": {},
+            "enabled": True,
+            **cron,
+            "created_at": stamp,
+            "updated_at": stamp,
         }
         record["next_run_date"] = planned_next(record, now)
-        await self.sql.execute(f"INSERT INTO herdsman_crons ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(record))
+        await self.sql.execute(
+            f"INSERT INTO herdsman_crons ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(record)
+        )
         return record
 
     @staticmethod
     def _row(record: dict[str, Any]) -> tuple:
-        data = {k: v for k, v in record.items() if k not in ("cron_id", "user_id", "thread_id", "assistant_id",
-                                                              "enabled", "next_run_date", "created_at", "updated_at")}
-        return (record["cron_id"], record["user_id"], record["thread_id"], record["assistant_id"], int(bool(record["enabled"])),
-                record["next_run_date"], record["created_at"], record["updated_at"], json.dumps(data))
+        data = {
+            k: v
+            for k, v in record.items()
+            if k
+            not in (
+                "cron_id",
+                "user_id",
+                "thread_id",
+                "assistant_id",
+                "enabled",
+                "next_run_date",
+                "created_at",
+                "updated_at",
+            )
+        }
+        return (
+            record["cron_id"],
+            record["user_id"],
+            record["thread_id"],
+            record["assistant_id"],
+            int(bool(record["enabled"])),
+            record["next_run_date"],
+            record["created_at"],
+            record["updated_at"],
+            json.dumps(data),
+        )
 
     @staticmethod
     def _record(row: tuple) -> dict[str, Any]:
         cron_id, user_id, thread_id, assistant_id, enabled, next_run_at, created_at, updated_at, data = row
-        return {"cron_id": cron_id, "assistant_id": assistant_id, "thread_id": thread_id, "user_id": user_id,
-                **json.loads(data), "enabled": bool(enabled), "next_run_date": next_run_at,
-                "created_at": created_at, "updated_at": updated_at}
+        return {
+            "cron_id": cron_id,
+            "assistant_id": assistant_id,
+            "thread_id": thread_id,
+            "user_id": user_id,
+            **json.loads(data),
+            "enabled": bool(enabled),
+            "next_run_date": next_run_at,
+            "created_at": created_at,
+            "updated_at": updated_at,
+        }
 
     async def get(self, cron_id: str) -> dict[str, Any] | None:
         """The cron, or None."""
@@ -272,25 +315,41 @@ class CronStore:
 
     async def due(self, now: datetime) -> list[tuple[str, str]]:
         """``(cron_id, next_run_at)`` of the enabled crons whose next run is at or before ``now``."""
-        return [tuple(r) for r in await self.sql.fetch(
-            "SELECT cron_id, next_run_at FROM herdsman_crons WHERE enabled = 1 AND next_run_at IS NOT NULL "
-            "AND next_run_at <= ? ORDER BY next_run_at", (iso(now),),
-        )]
+        return [
+            tuple(r)
+            for r in await self.sql.fetch(
+                "SELECT cron_id, next_run_at FROM herdsman_crons WHERE enabled = 1 AND next_run_at IS NOT NULL "
+                "AND next_run_at <= ? ORDER BY next_run_at",
+                (iso(now),),
+            )
+        ]
 
     async def claim(self, cron_id: str, seen_next: str, new_next: str | None, now: datetime) -> bool:
         """Move the cron's next run from ``seen_next`` to ``new_next`` and record the firing for
         ``seen_next`` (status ``starting`` until its run exists), in one transaction, only if no
         one moved it first (compare-and-set): True means this caller fires it."""
-        return await self.sql.all_or_none([
-            ("UPDATE herdsman_crons SET next_run_at = ?, updated_at = ? WHERE cron_id = ? AND next_run_at = ? AND enabled = 1",
-             (new_next, iso(now), cron_id, seen_next)),
-            (f"INSERT INTO herdsman_cron_firings ({FIRING_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, 'starting', NULL)",
-             (cron_id, seen_next, iso(now))),
-        ])
+        return await self.sql.all_or_none(
+            [
+                (
+                    "UPDATE herdsman_crons SET next_run_at = ?, updated_at = ? WHERE cron_id = ? AND next_run_at = ? AND enabled = 1",
+                    (new_next, iso(now), cron_id, seen_next),
+                ),
+                (
+                    f"INSERT INTO herdsman_cron_firings ({FIRING_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, 'starting', NULL)",
+                    (cron_id, seen_next, iso(now)),
+                ),
+            ]
+        )
 
     async def set_firing(
-        self, cron_id: str, scheduled_at: str, status: str, *, run_id: str | None = None,
-        thread_id: str | None = None, error: str | None = None,
+        self,
+        cron_id: str,
+        scheduled_at: str,
+        status: str,
+        *,
+        run_id: str | None = None,
+        thread_id: str | None = None,
+        error: str | None = None,
     ) -> None:
         """Update a firing: its run (once started) and its outcome (the run's final status, or ``error``)."""
         await self.sql.execute(

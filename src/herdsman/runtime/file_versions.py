@@ -117,7 +117,9 @@ class FileVersions:
         """The thread's history; HistoryError (saying why) when there is none."""
         history = self.history(thread_id)
         if history is None:
-            raise HistoryError("this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)")
+            raise HistoryError(
+                "this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)"
+            )
         return history
 
     def restore_strict(self, thread_id: str, checkpoint_id: str) -> RestoreReport:
@@ -136,16 +138,21 @@ class FileVersions:
         history = self.history(thread_id)
         if history is None:
             return []
-        rows = history.versions_with_messages()[-(limit + 1):]
+        rows = history.versions_with_messages()[-(limit + 1) :]
         out: list[dict[str, Any]] = []
         previous: str | None = None
         for checkpoint_id, root, created, message_id in rows:
             changes = history.diff(previous, root) if previous and root and previous != root else None
-            out.append({
-                "checkpoint_id": checkpoint_id, "version": root, "kept": root is not None, "message_id": message_id,
-                "created_at": datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="seconds"),
-                "changes": changes or {"added": [], "removed": [], "changed": []},
-            })
+            out.append(
+                {
+                    "checkpoint_id": checkpoint_id,
+                    "version": root,
+                    "kept": root is not None,
+                    "message_id": message_id,
+                    "created_at": datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="seconds"),
+                    "changes": changes or {"added": [], "removed": [], "changed": []},
+                }
+            )
             previous = root or previous
         return list(reversed(out[-limit:]))
 
@@ -160,7 +167,10 @@ class FileVersions:
         history = self.history(thread_id)
         if history is None:
             return 0
-        live = {t.config["configurable"]["checkpoint_id"] async for t in saver.alist({"configurable": {"thread_id": thread_id}})}
+        live = {
+            t.config["configurable"]["checkpoint_id"]
+            async for t in saver.alist({"configurable": {"thread_id": thread_id}})
+        }
         return await asyncio.to_thread(history.forget, live)
 
     def copy_files(self, source: str, target: str) -> None:

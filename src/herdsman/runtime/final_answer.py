@@ -24,7 +24,9 @@ def _text(message: Any) -> str:
     content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", "")
     if isinstance(content, str):
         return content
-    return "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content or [] if isinstance(p, (str, dict)))
+    return "".join(
+        p if isinstance(p, str) else str(p.get("text", "")) for p in content or [] if isinstance(p, (str, dict))
+    )
 
 
 def _get(message: Any, key: str) -> Any:
@@ -49,8 +51,12 @@ def final_answer(messages: Sequence[Any], skip_blank: bool = False) -> str:
             continue
         written = calls_as_text(message)
         if written is not None:
-            return say("answer.text_call", request_language(messages), step=failed_step_line(written).removeprefix("✗ "),
-                       tools=", ".join(n for n in written if n != "?") or "?")
+            return say(
+                "answer.text_call",
+                request_language(messages),
+                step=failed_step_line(written).removeprefix("✗ "),
+                tools=", ".join(n for n in written if n != "?") or "?",
+            )
         if echoed(message):
             return say("answer.echo", request_language(messages))
         text = _text(message)

@@ -212,8 +212,12 @@ class RunProtocolTranslator:
                     call_id = call.get("id") if isinstance(call, dict) else None
                     if call_id and call_id not in self._tools_started:
                         self._tools_started.add(call_id)
-                        data = {"event": "tool-started", "tool_call_id": call_id, "tool_name": call.get("name"),
-                                "input": call.get("args")}
+                        data = {
+                            "event": "tool-started",
+                            "tool_call_id": call_id,
+                            "tool_name": call.get("name"),
+                            "input": call.get("args"),
+                        }
                         events.append(ProtocolEvent("tools", namespace, data, node=node))
             elif message.get("type") == "tool" and message.get("tool_call_id"):
                 call_id = message["tool_call_id"]

@@ -52,7 +52,11 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
     if kind == "sqlite":
         # several gateway processes may share the file: wait for another's write instead of failing
         # at once with "database is locked" (SQLite's default is not to wait); WAL: see the module docstring
-        pragmas = (f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+        pragmas = (
+            f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}",
+            "PRAGMA journal_mode = WAL",
+            "PRAGMA synchronous = NORMAL",
+        )
         async with open_sqlite_store(str(gateway_db_path(config)), pragmas) as store:
             yield store
         return
@@ -62,8 +66,9 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
         raise postgres_missing() from None
     from herdsman.postgres_pool import async_pool, langgraph_kwargs
 
-    async with async_pool(config.checkpointer.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(),
-                          name="records") as pool:
+    async with async_pool(
+        config.checkpointer.url or "", max_size=POOL_SIZE, kwargs=langgraph_kwargs(), name="records"
+    ) as pool:
         store = AsyncPostgresStore(pool)
         async with pool.connection() as conn, setup_lock(conn):
             await store.setup()

@@ -85,8 +85,16 @@ class Subscription:
 class StreamFanout:
     """Reads every subscribed stream with one blocking ``XREAD`` and fans the entries out."""
 
-    def __init__(self, redis: Any, waker: Any, *, block_ms: int, count: int = 500, max_pending: int = 2000,
-                 max_pending_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        waker: Any,
+        *,
+        block_ms: int,
+        count: int = 500,
+        max_pending: int = 2000,
+        max_pending_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
         """``redis``: a redis-py asyncio client for this reader alone (the read holds its
         connection), closed with the fan-out; ``waker``: another client, to wake the read;
         ``block_ms``: how long one read blocks (less than the client's socket timeout);
@@ -172,8 +180,9 @@ class StreamFanout:
                 return
             # a warning once per outage: while Redis is away, every follower that subscribes again
             # starts a read that fails (see stream_bridge.follow_run)
-            (log.debug if self._failing else log.warning)("stream_fanout_failed", error=f"{type(exc).__name__}: {exc}",
-                                                          streams=len(self._subs))
+            (log.debug if self._failing else log.warning)(
+                "stream_fanout_failed", error=f"{type(exc).__name__}: {exc}", streams=len(self._subs)
+            )
             self._failing = True
             subs = [s for group in self._subs.values() for s in group]
             self._subs.clear()
@@ -190,8 +199,9 @@ class StreamFanout:
         except Exception as exc:  # noqa: BLE001 - the second try raises what is not a dropped connection
             if self._closing:
                 raise
-            (log.debug if self._failing else log.info)("stream_fanout_read_again", error=f"{type(exc).__name__}: {exc}",
-                                                       streams=len(streams) - 1)
+            (log.debug if self._failing else log.info)(
+                "stream_fanout_read_again", error=f"{type(exc).__name__}: {exc}", streams=len(streams) - 1
+            )
             return await self._redis.xread(streams, block=self._block_ms, count=count)
 
     def _read_count(self) -> int:

@@ -97,8 +97,10 @@ def count_sql(table: str, admission: Admission) -> str:
     """One SELECT giving :class:`QueueCounts` in order (a count no limit needs is 0, not counted:
     the overall one reads the whole table); parameters (``?``): see :func:`count_params`."""
     waiting = "(worker_id IS NULL OR lease_until < ?)"
-    thread = (f"SELECT (SELECT run_id FROM {table} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?) "
-              "ORDER BY created_at DESC, run_id DESC LIMIT 1), ")
+    thread = (
+        f"SELECT (SELECT run_id FROM {table} WHERE thread_id = ? AND (worker_id IS NULL OR worker_id <> ?) "
+        "ORDER BY created_at DESC, run_id DESC LIMIT 1), "
+    )
     if not admission.limited:
         return thread + "0, 0, 0"
     return (

@@ -39,7 +39,9 @@ log = get_logger(__name__)
 class CancelRelay:
     """Cancels runs of this process and asks other processes to cancel theirs (see the module docstring)."""
 
-    def __init__(self, executor: RunExecutor, table: RunTable, recorder: QueuedRunRecorder, workers: RunWorkers) -> None:
+    def __init__(
+        self, executor: RunExecutor, table: RunTable, recorder: QueuedRunRecorder, workers: RunWorkers
+    ) -> None:
         """The run manager's parts a cancel needs: the executor (statuses, leases), the table of
         this process's runs, the recorder (runs being queued) and the workers (runs taken over)."""
         self.executor = executor
@@ -79,7 +81,9 @@ class CancelRelay:
         await self.recorder.recorded(run_id)
         record = await self.threads.get_run(thread_id, run_id)
         if record is None:
-            raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+            raise RunNotFoundError(
+                f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs"
+            )
         if record.get("status") in FINAL_STATUSES:
             return record
         try:
@@ -87,8 +91,11 @@ class CancelRelay:
             # a run no live process holds (waiting for a worker, or its worker died) is ended here at once,
             # unless it waits behind another run of its thread and keeps its input: that input goes
             # into the thread after what the runs ahead wrote, by the worker that claims it in turn
-            taken = None if await self._waits_its_turn(thread_id, run_id, action) else \
-                await self.queue.take(run_id, self.worker_id, time.time(), self.executor.lease_end())
+            taken = (
+                None
+                if await self._waits_its_turn(thread_id, run_id, action)
+                else await self.queue.take(run_id, self.worker_id, time.time(), self.executor.lease_end())
+            )
         except Exception as exc:  # noqa: BLE001 - the live holder still hears it through the bridge
             log.warning("run_cancel_not_queued", run_id=run_id, error=error_text(exc))
             taken = None
@@ -116,8 +123,13 @@ class CancelRelay:
         row = next((q for q in rows if q.run_id == run_id), None)
         if row is None or rows[0].run_id == run_id:
             return False
-        probe = Run(run_id=run_id, spec=RunSpec(**row.spec), created_at=row.created_at, updated_at=row.created_at,
-                    cancel_action=action)
+        probe = Run(
+            run_id=run_id,
+            spec=RunSpec(**row.spec),
+            created_at=row.created_at,
+            updated_at=row.created_at,
+            cancel_action=action,
+        )
         return keeps_input(probe)
 
     async def serve_bridge_requests(self) -> None:
@@ -133,7 +145,9 @@ class CancelRelay:
             except Exception as exc:  # noqa: BLE001 - listened to again unless the bridge was closed
                 if self.bridge.closed:
                     return
-                log.warning("run_cancel_listener_failed", worker_id=self.worker_id, retry_in=delay, error=error_text(exc))
+                log.warning(
+                    "run_cancel_listener_failed", worker_id=self.worker_id, retry_in=delay, error=error_text(exc)
+                )
             await asyncio.sleep(delay)
             delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)
 
@@ -158,6 +172,8 @@ class CancelRelay:
             run = self.table.get(run_id)
             if run is None or run.status in FINAL_STATUSES or run.cancel_action == action:
                 continue
-            task = asyncio.create_task(self.cancel(run.thread_id, run_id, action="rollback" if action == "rollback" else "interrupt"))
+            task = asyncio.create_task(
+                self.cancel(run.thread_id, run_id, action="rollback" if action == "rollback" else "interrupt")
+            )
             pending.add(task)
             task.add_done_callback(pending.discard)

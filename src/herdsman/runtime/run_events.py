@@ -22,7 +22,17 @@ from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk
 
 from herdsman.runtime.serde import to_jsonable
 
-API_STREAM_MODES = ("values", "updates", "messages-tuple", "messages", "custom", "debug", "events", "tasks", "checkpoints")
+API_STREAM_MODES = (
+    "values",
+    "updates",
+    "messages-tuple",
+    "messages",
+    "custom",
+    "debug",
+    "events",
+    "tasks",
+    "checkpoints",
+)
 GRAPH_MODE = {"messages-tuple": "messages"}
 INTERRUPT_KEY = "__interrupt__"
 
@@ -72,8 +82,15 @@ def debug_payload(chunk: Any) -> Any:
         if isinstance(state, dict) and state.get("configurable"):
             task = {**{k: v for k, v in task.items() if k != "state"}, "checkpoint": state["configurable"]}
         tasks.append(task)
-    return {**chunk, "payload": {**payload, "checkpoint": checkpoint_of(payload.get("config")),
-                                 "parent_checkpoint": checkpoint_of(payload.get("parent_config")), "tasks": tasks}}
+    return {
+        **chunk,
+        "payload": {
+            **payload,
+            "checkpoint": checkpoint_of(payload.get("config")),
+            "parent_checkpoint": checkpoint_of(payload.get("parent_config")),
+            "tasks": tasks,
+        },
+    }
 
 
 def normalize_modes(stream_mode: str | Iterable[str] | None) -> list[str]:
@@ -84,8 +101,12 @@ def normalize_modes(stream_mode: str | Iterable[str] | None) -> list[str]:
     return list(dict.fromkeys(modes)) or ["values"]
 
 
-SUBAGENT_ENDINGS = {"task_completed": "completed", "task_failed": "failed", "task_timed_out": "timed_out",
-                    "task_cancelled": "cancelled"}
+SUBAGENT_ENDINGS = {
+    "task_completed": "completed",
+    "task_failed": "failed",
+    "task_timed_out": "timed_out",
+    "task_cancelled": "cancelled",
+}
 
 
 def graph_modes(api_modes: Iterable[str]) -> list[str]:
@@ -187,7 +208,9 @@ class EventTranslator:
             return [(event_name(mode, namespace), to_jsonable(chunk))]
         return []
 
-    def _legacy_messages(self, namespace: tuple[str, ...], message: BaseMessage, metadata: Any) -> list[tuple[str, Any]]:
+    def _legacy_messages(
+        self, namespace: tuple[str, ...], message: BaseMessage, metadata: Any
+    ) -> list[tuple[str, Any]]:
         """``messages/metadata`` the first time a message id is seen, then the message so far:
         ``messages/partial`` for a chunk, ``messages/complete`` for a whole message."""
         events: list[tuple[str, Any]] = []

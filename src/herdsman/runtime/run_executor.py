@@ -122,8 +122,13 @@ class RunExecutor:
         cfg["configurable"] = {**(user.pop("configurable", None) or {}), **cfg["configurable"], **owned}
         if "recursion_limit" in user:
             cfg["recursion_limit"] = user.pop("recursion_limit")
-        cfg["metadata"] = {**(user.pop("metadata", None) or {}), **spec.metadata, "run_id": run.run_id,
-                           "assistant_id": spec.assistant_id, "graph_id": LEAD_AGENT_NAME}
+        cfg["metadata"] = {
+            **(user.pop("metadata", None) or {}),
+            **spec.metadata,
+            "run_id": run.run_id,
+            "assistant_id": spec.assistant_id,
+            "graph_id": LEAD_AGENT_NAME,
+        }
         cfg.update({k: v for k, v in user.items() if k in ("tags", "run_name")})
         return cfg
 
@@ -135,7 +140,9 @@ class RunExecutor:
         try:
             await self.threads.put_run(run.to_dict())
         except Exception as exc:  # noqa: BLE001 - see the docstring
-            log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, status=status, error=error_text(exc))
+            log.warning(
+                "run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, status=status, error=error_text(exc)
+            )
 
     async def publish(self, run: Run, event: str, data: Any) -> None:
         await self.bridge.publish(run.run_id, event, dumps(data))
@@ -164,7 +171,9 @@ class RunExecutor:
         finally:
             run.saved.set()
 
-    async def execute(self, run: Run, previous: list[asyncio.Task], *, taken_over: bool = False, resume: bool = False) -> None:
+    async def execute(
+        self, run: Run, previous: list[asyncio.Task], *, taken_over: bool = False, resume: bool = False
+    ) -> None:
         """Save the run's records (a new run), wait for the thread's earlier runs and a free
         slot, then run the graph (``resume``: from the run's last checkpoint); never raises, and
         always ends the run (``error`` when anything failed)."""
@@ -260,14 +269,20 @@ class RunExecutor:
                 await self._pause()  # a burst of new requests goes first, then this run starts
             # the saved head, not a state snapshot: a head whose writes cannot be applied must
             # not stop a run that starts from an earlier checkpoint
-            head = await self.graph.checkpointer.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
+            head = await self.graph.checkpointer.aget_tuple(
+                {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+            )
             resuming = resume and head is not None and (head.metadata or {}).get("run_id") == run.run_id
             if not resume:
                 run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
             if resuming:
                 for key in ("checkpoint_id", "checkpoint_ns"):  # go on from the head, not from where it began
                     cfg["configurable"].pop(key, None)
-            elif spec.checkpoint_id and not spec.checkpoint_ns and (versions := file_versions_of(self.graph.checkpointer)):
+            elif (
+                spec.checkpoint_id
+                and not spec.checkpoint_ns
+                and (versions := file_versions_of(self.graph.checkpointer))
+            ):
                 await versions.arestore(run.thread_id, spec.checkpoint_id)  # time travel brings the files back too
             run.executed = True
             await self._hold(run)
@@ -400,7 +415,9 @@ class RunExecutor:
                 status = "error"
             elif run.status == "interrupted" and run.executed and run.cancel_action == "interrupt":
                 status = "interrupted"  # stopped mid-way: LangGraph's server shows a cancelled run's thread so
-            elif run.status == "success" and (interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))):
+            elif run.status == "success" and (
+                interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))
+            ):
                 status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
             await self.threads.update(run.thread_id, status=status)
 
@@ -461,4 +478,6 @@ class RunExecutor:
         for listener in self.listeners:
             listener.run_finished(run, seconds)
         self.table.finished(run)
-        log.info("run_finished", run_id=run.run_id, thread_id=run.thread_id, status=run.status, seconds=round(seconds, 3))
+        log.info(
+            "run_finished", run_id=run.run_id, thread_id=run.thread_id, status=run.status, seconds=round(seconds, 3)
+        )

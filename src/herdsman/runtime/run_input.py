@@ -38,7 +38,15 @@ from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.run_scope import RUN_LIMITS, limit_problem
 
 # configurable keys the run manager sets for every run (see RunManager._graph_config)
-RESERVED_CONFIGURABLE = ("thread_id", "run_id", "assistant_id", "graph_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map")
+RESERVED_CONFIGURABLE = (
+    "thread_id",
+    "run_id",
+    "assistant_id",
+    "graph_id",
+    "checkpoint_id",
+    "checkpoint_ns",
+    "checkpoint_map",
+)
 INTERNAL_PREFIX = "__"  # LangGraph's own configurable keys (__pregel_checkpointer, ...)
 MESSAGES = "messages"
 MESSAGE_HINT = 'send messages as a list of {"role": "user", "content": "..."} objects'
@@ -142,7 +150,9 @@ def coerce_messages(field: str, value: Any) -> list[Any]:
             convert_to_messages([item])
         except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
             detail = _first_line(exc)
-            raise RunInputError(f"{field}[{index}]" if isinstance(value, list) else field, f"{detail}; {MESSAGE_HINT}") from None
+            raise RunInputError(
+                f"{field}[{index}]" if isinstance(value, list) else field, f"{detail}; {MESSAGE_HINT}"
+            ) from None
     return convert_to_messages(items)
 
 
@@ -161,12 +171,14 @@ def _check_state_dict(field: str, value: Any, schema: Any, *, known: set[str] | 
     """``value`` is a dict whose keys ``schema`` (a pydantic model of the graph) accepts."""
     if not isinstance(value, Mapping):
         raise RunInputError(
-            field, f"must be a JSON object of state keys, such as {{\"messages\": [...]}}, not {type(value).__name__}"
+            field, f'must be a JSON object of state keys, such as {{"messages": [...]}}, not {type(value).__name__}'
         )
     if known is not None:
         unknown = sorted(str(k) for k in value if k not in known)
         if unknown:
-            raise RunInputError(f"{field}.{unknown[0]}", f"is not a key of the thread's state; use some of {sorted(known)}")
+            raise RunInputError(
+                f"{field}.{unknown[0]}", f"is not a key of the thread's state; use some of {sorted(known)}"
+            )
     data = dict(value)
     data[MESSAGES] = coerce_messages(f"{field}.{MESSAGES}", value[MESSAGES]) if MESSAGES in value else []
     try:
@@ -186,7 +198,9 @@ def check_input(graph: Any, value: Any) -> None:
         return
     check_json("input", value)
     if value == {}:
-        raise RunInputError("input", 'has no state key; send {"messages": [...]}, or null to continue without new input')
+        raise RunInputError(
+            "input", 'has no state key; send {"messages": [...]}, or null to continue without new input'
+        )
     _check_state_dict("input", value, _input_schema(graph), known=None)
 
 
@@ -221,8 +235,10 @@ def check_goto(graph: Any, value: Any) -> None:
     for index, target in enumerate(targets):
         name = target.get("node") if isinstance(target, Mapping) else target
         if not isinstance(name, str) or name not in nodes:
-            raise RunInputError(f"command.goto[{index}]" if isinstance(value, list) else "command.goto",
-                                f"{name!r} is not a node of the graph; use one of {nodes}")
+            raise RunInputError(
+                f"command.goto[{index}]" if isinstance(value, list) else "command.goto",
+                f"{name!r} is not a node of the graph; use one of {nodes}",
+            )
 
 
 def check_configurable(configurable: Any, owned: Mapping[str, Any]) -> None:

@@ -46,7 +46,13 @@ class RunOutcome:
 def _missing(finding: Mapping[str, Any]) -> str:
     """One line for a deliverable finding: the path (or folder, or skill output) and the check's words."""
     evidence = finding.get("evidence") or {}
-    what = evidence.get("path") or evidence.get("folder") or evidence.get("where") or evidence.get("pattern") or "the deliverable"
+    what = (
+        evidence.get("path")
+        or evidence.get("folder")
+        or evidence.get("where")
+        or evidence.get("pattern")
+        or "the deliverable"
+    )
     text = str(finding.get("text") or "").strip()
     return f"the requested {what} is missing ({finding.get('rule')})" + (f": {text}" if text else "")
 

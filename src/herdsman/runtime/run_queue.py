@@ -37,9 +37,7 @@ from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, cou
 from herdsman.runtime.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
 
 TABLE = "herdsman_run_queue"
-COLUMNS = (
-    "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action, user_id"
-)
+COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action, user_id"
 SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, "
     "created_at TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', worker_id TEXT, "
@@ -50,8 +48,10 @@ SCHEMA = (
 # tables made before runs had a user (the per-user limits count them): SQLite has no ADD COLUMN IF NOT EXISTS
 ADD_USER = f"ALTER TABLE {TABLE} ADD COLUMN user_id TEXT NOT NULL DEFAULT ''"
 # the counts of run_admission.count_sql and the claims read by user and by lease
-INDEXES = (f"CREATE INDEX IF NOT EXISTS {TABLE}_user ON {TABLE} (user_id, lease_until)",
-           f"CREATE INDEX IF NOT EXISTS {TABLE}_lease ON {TABLE} (lease_until)")
+INDEXES = (
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_user ON {TABLE} (user_id, lease_until)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_lease ON {TABLE} (lease_until)",
+)
 # The user of row q holds fewer runs than the limit (the last ?) with a live lease (the first ?: now).
 UNDER_USER_LIMIT = (
     f"(SELECT count(*) FROM {TABLE} u WHERE u.user_id = q.user_id AND u.run_id <> q.run_id "
@@ -80,15 +80,21 @@ def claim_params(now: float, max_running_per_user: int | None) -> tuple[Any, ...
 def count_in_memory(rows: Iterable["QueuedRun"], thread_id: str, worker: str, user: str, now: float) -> QueueCounts:
     """:class:`QueueCounts` of rows held in memory (what ``count_sql`` counts in a table)."""
     rows = list(rows)
-    on_thread = sorted((r for r in rows if r.thread_id == thread_id and r.worker_id != worker),
-                       key=lambda r: (r.created_at, r.run_id))
+    on_thread = sorted(
+        (r for r in rows if r.thread_id == thread_id and r.worker_id != worker), key=lambda r: (r.created_at, r.run_id)
+    )
     waiting = [r for r in rows if r.worker_id is None or r.lease_until < now]
     held_users = [r.user_id for r in rows if not (r.worker_id is None or r.lease_until < now)]
-    return QueueCounts(on_thread[-1].run_id if on_thread else None, len(waiting), held_users.count(user),
-                       sum(1 for r in waiting if r.user_id == user))
+    return QueueCounts(
+        on_thread[-1].run_id if on_thread else None,
+        len(waiting),
+        held_users.count(user),
+        sum(1 for r in waiting if r.user_id == user),
+    )
 
 
 RENEW = f"UPDATE {TABLE} SET lease_until = ? WHERE worker_id = ? RETURNING run_id, cancel_action"
+
 
 def offer_sql(count: int) -> str:
     """Make ``count`` unheld runs claimable now (their ids the parameters)."""
@@ -138,13 +144,35 @@ class QueuedRun:
     def from_row(cls, row: Any) -> "QueuedRun":
         """A row read in ``COLUMNS`` order (``spec`` as JSON text)."""
         run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before, cancel, user = row
-        return cls(run_id, thread_id, created_at, json.loads(spec), status, worker_id, float(lease_until), int(attempts),
-                   before, cancel, user or "")
+        return cls(
+            run_id,
+            thread_id,
+            created_at,
+            json.loads(spec),
+            status,
+            worker_id,
+            float(lease_until),
+            int(attempts),
+            before,
+            cancel,
+            user or "",
+        )
 
     def row(self) -> tuple[Any, ...]:
         """The values of ``COLUMNS``, in order (``spec`` as JSON text)."""
-        return (self.run_id, self.thread_id, self.created_at, json.dumps(self.spec), self.status, self.worker_id,
-                self.lease_until, self.attempts, self.checkpoint_before, self.cancel_action, self.user_id)
+        return (
+            self.run_id,
+            self.thread_id,
+            self.created_at,
+            json.dumps(self.spec),
+            self.status,
+            self.worker_id,
+            self.lease_until,
+            self.attempts,
+            self.checkpoint_before,
+            self.cancel_action,
+            self.user_id,
+        )
 
     def unheld(self) -> "QueuedRun":
         """This run held by no process; no worker claims it before its lease time, until
@@ -179,8 +207,9 @@ class RunQueue(Protocol):
         queue even without a bridge between the processes."""
         ...
 
-    async def claim(self, worker_id: str, now: float, lease_until: float,
-                    max_running_per_user: int | None = None) -> QueuedRun | None:
+    async def claim(
+        self, worker_id: str, now: float, lease_until: float, max_running_per_user: int | None = None
+    ) -> QueuedRun | None:
         """Take the oldest run whose lease ran out, that no earlier run of its thread precedes
         and whose user holds fewer than ``max_running_per_user`` runs, or None."""
         ...
@@ -245,7 +274,9 @@ class MemoryRunQueue:
 
     async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
         """Queue ``run`` as the counts of this process's rows decide."""
-        decision = decide(count_in_memory(self._rows.values(), run.thread_id, admission.worker, run.user_id, now), admission)
+        decision = decide(
+            count_in_memory(self._rows.values(), run.thread_id, admission.worker, run.user_id, now), admission
+        )
         if decision.verdict in ("hold", "wait"):
             await self.add(run if decision.verdict == "hold" else run.unheld())
         return decision
@@ -269,8 +300,9 @@ class MemoryRunQueue:
             row.lease_until = lease_until
         return {r.run_id: r.cancel_action for r in held}
 
-    async def claim(self, worker_id: str, now: float, lease_until: float,
-                    max_running_per_user: int | None = None) -> QueuedRun | None:
+    async def claim(
+        self, worker_id: str, now: float, lease_until: float, max_running_per_user: int | None = None
+    ) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id``."""
         oldest: dict[str, QueuedRun] = {}
         for row in sorted(self._rows.values(), key=lambda r: (r.created_at, r.run_id)):
@@ -288,7 +320,9 @@ class MemoryRunQueue:
 
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
-        return sorted((r for r in self._rows.values() if r.thread_id == thread_id), key=lambda r: (r.created_at, r.run_id))
+        return sorted(
+            (r for r in self._rows.values() if r.thread_id == thread_id), key=lambda r: (r.created_at, r.run_id)
+        )
 
     async def waiting(self, now: float) -> int:
         """How many runs no live process holds."""
@@ -393,7 +427,12 @@ class SqliteRunQueue:
         if not admission.limited:
             return await self._admit_unlimited(run, admission)
         async with self._transaction() as conn:
-            counts = await (await conn.execute(count_sql(TABLE, admission), count_params(run.thread_id, admission.worker, run.user_id, now, admission))).fetchone()
+            counts = await (
+                await conn.execute(
+                    count_sql(TABLE, admission),
+                    count_params(run.thread_id, admission.worker, run.user_id, now, admission),
+                )
+            ).fetchone()
             decision = decide(QueueCounts(*counts), admission)
             if decision.verdict in ("hold", "wait"):
                 await conn.execute(INSERT, (run if decision.verdict == "hold" else run.unheld()).row())
@@ -437,8 +476,9 @@ class SqliteRunQueue:
             cursor = await self._conn.execute(RENEW, (lease_until, worker_id))
             return {row[0]: row[1] for row in await cursor.fetchall()}
 
-    async def claim(self, worker_id: str, now: float, lease_until: float,
-                    max_running_per_user: int | None = None) -> QueuedRun | None:
+    async def claim(
+        self, worker_id: str, now: float, lease_until: float, max_running_per_user: int | None = None
+    ) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id``: a cheap read first, then the
         claim inside ``BEGIN IMMEDIATE`` (the write lock), so two processes never take one row."""
         claimable = f"SELECT {COLUMNS} {claimable_from(max_running_per_user is not None)}"
@@ -451,7 +491,8 @@ class SqliteRunQueue:
             row = await (await conn.execute(claimable, params)).fetchone()
             if row is not None:
                 await conn.execute(
-                    f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ?", (worker_id, lease_until, row[0])
+                    f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ?",
+                    (worker_id, lease_until, row[0]),
                 )
         if row is None:
             return None

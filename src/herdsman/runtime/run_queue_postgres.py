@@ -110,7 +110,10 @@ class PostgresRunQueue:
                 await conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADMISSION_LOCK_KEY,))
             else:
                 await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (THREAD_LOCK_CLASS, run.thread_id))
-            cursor = await conn.execute(_pg(count_sql(TABLE, admission)), count_params(run.thread_id, admission.worker, run.user_id, now, admission))
+            cursor = await conn.execute(
+                _pg(count_sql(TABLE, admission)),
+                count_params(run.thread_id, admission.worker, run.user_id, now, admission),
+            )
             decision = decide(QueueCounts(*await cursor.fetchone()), admission)
             if decision.verdict in ("hold", "wait"):
                 await conn.execute(_pg(INSERT), (run if decision.verdict == "hold" else run.unheld()).row())
@@ -131,8 +134,9 @@ class PostgresRunQueue:
         """Extend the worker's leases."""
         return {row[0]: row[1] for row in await self._execute(_pg(RENEW), (lease_until, worker_id))}
 
-    async def claim(self, worker_id: str, now: float, lease_until: float,
-                    max_running_per_user: int | None = None) -> QueuedRun | None:
+    async def claim(
+        self, worker_id: str, now: float, lease_until: float, max_running_per_user: int | None = None
+    ) -> QueuedRun | None:
         """The oldest claimable run, now held by ``worker_id`` (one statement, rows being claimed
         skipped; under the admission lock when a per-user limit is counted)."""
         params = (worker_id, lease_until, *claim_params(now, max_running_per_user))

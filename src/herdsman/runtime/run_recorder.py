@@ -80,7 +80,7 @@ class QueuedRunRecorder:
             batch, self._to_record = self._to_record, []
             recorded = [run for run, ok in zip(batch, await asyncio.gather(*map(self._record, batch))) if ok]
             for start in range(0, len(recorded), OFFER_BATCH):
-                chunk = recorded[start:start + OFFER_BATCH]
+                chunk = recorded[start : start + OFFER_BATCH]
                 try:
                     await self.queue.offer([run.run_id for run in chunk])
                 except Exception as exc:  # noqa: BLE001 - each run is taken back and told
@@ -88,7 +88,9 @@ class QueuedRunRecorder:
                         await self._not_recorded(run, exc)
             for run in batch:
                 if run.save_error is None:
-                    log.info("run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy)
+                    log.info(
+                        "run_queued", run_id=run.run_id, thread_id=run.thread_id, strategy=run.spec.multitask_strategy
+                    )
                 self.recording.pop(run.run_id, None)
                 run.saved.set()
 
@@ -97,8 +99,11 @@ class QueuedRunRecorder:
         try:
             await asyncio.gather(
                 self.threads.put_run(run.to_dict()),
-                self.threads.update(run.thread_id, metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
-                                    status="busy"),
+                self.threads.update(
+                    run.thread_id,
+                    metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
+                    status="busy",
+                ),
             )
         except Exception as exc:  # noqa: BLE001 - told to the client, on its stream or as the request's error
             await self._not_recorded(run, exc)
@@ -115,7 +120,9 @@ class QueuedRunRecorder:
         try:
             if not await self.queue.thread_runs(run.thread_id):  # marked busy beside the record that failed
                 await self.threads.update(run.thread_id, status="idle")
-            await self.executor.publish(run, "error", {"error": type(exc).__name__, "message": f"the run was not started: {error_text(exc)}"})
+            await self.executor.publish(
+                run, "error", {"error": type(exc).__name__, "message": f"the run was not started: {error_text(exc)}"}
+            )
             await self.executor.publish(run, END_EVENT, None)
             await self.executor.bridge.finish(run.run_id)
         except Exception as undo_exc:  # noqa: BLE001 - a client waiting for the request still gets the error

@@ -98,8 +98,9 @@ class RunWorkers:
                 await asyncio.sleep(self.config.runs.poll_seconds)
                 continue
             try:
-                claimed = await self.queue.claim(self.worker_id, time.time(), self.executor.lease_end(),
-                                                 self.config.runs.max_running_per_user)
+                claimed = await self.queue.claim(
+                    self.worker_id, time.time(), self.executor.lease_end(), self.config.runs.max_running_per_user
+                )
             except Exception as exc:  # noqa: BLE001 - the database may come back
                 log.warning("run_claim_failed", worker_id=self.worker_id, error=error_text(exc))
                 claimed = None
@@ -122,7 +123,9 @@ class RunWorkers:
             record = await self.threads.get_run(claimed.thread_id, claimed.run_id)
             if record is not None and record.get("status") not in FINAL_STATUSES:
                 message = f"the run could not be resumed ({type(exc).__name__}: {error_text(exc)}); start a new run on the thread"
-                record.update(status="error", updated_at=utc_now(), error={"error": "RunNotResumable", "message": message})
+                record.update(
+                    status="error", updated_at=utc_now(), error={"error": "RunNotResumable", "message": message}
+                )
                 await self.threads.put_run(record)
                 await self.threads.update(claimed.thread_id, status="error")
             await self.queue.remove(claimed.run_id)
@@ -141,14 +144,26 @@ class RunWorkers:
             log.info("run_dropped_from_queue", run_id=claimed.run_id, thread_id=claimed.thread_id)
             return None
         now = utc_now()
-        run = Run(run_id=claimed.run_id, spec=RunSpec(**claimed.spec), created_at=claimed.created_at, updated_at=now,
-                  checkpoint_before=claimed.checkpoint_before, attempt=claimed.attempts, held_since=time.monotonic())
+        run = Run(
+            run_id=claimed.run_id,
+            spec=RunSpec(**claimed.spec),
+            created_at=claimed.created_at,
+            updated_at=now,
+            checkpoint_before=claimed.checkpoint_before,
+            attempt=claimed.attempts,
+            held_since=time.monotonic(),
+        )
         run.saved.set()
         self.table.add(run)
         # a run whose worker died is a warning; one queued by a process without workers is routine
         report = log.warning if claimed.status == "running" else log.info
-        report("run_taken_over" if claimed.status == "running" else "run_claimed", run_id=run.run_id,
-               thread_id=run.thread_id, attempts=claimed.attempts, previous_worker=claimed.worker_id)
+        report(
+            "run_taken_over" if claimed.status == "running" else "run_claimed",
+            run_id=run.run_id,
+            thread_id=run.thread_id,
+            attempts=claimed.attempts,
+            previous_worker=claimed.worker_id,
+        )
         run.executed = claimed.status == "running"
         if claimed.cancel_action in ("interrupt", "rollback"):
             run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
@@ -166,7 +181,8 @@ class RunWorkers:
         if run.executed:  # a start again (the first start's metadata event went out when it was accepted)
             await self.executor.publish(run, "metadata", {"run_id": run.run_id, "attempt": claimed.attempts + 1})
         run.task = asyncio.create_task(
-            self.executor.execute(run, [], taken_over=True, resume=claimed.status == "running"), name=f"run-{run.run_id}"
+            self.executor.execute(run, [], taken_over=True, resume=claimed.status == "running"),
+            name=f"run-{run.run_id}",
         )
         self.table.tell_watchers(run)
         return run
@@ -198,7 +214,9 @@ class RunWorkers:
             again = {r["run_id"]: r for r in await self._unqueued_runs()}
             lost = [r for r in lost if r == again.get(r["run_id"])]
         for record in lost:
-            record.update(status="error", updated_at=utc_now(), error={"error": "GatewayRestarted", "message": RESTART_MESSAGE})
+            record.update(
+                status="error", updated_at=utc_now(), error={"error": "GatewayRestarted", "message": RESTART_MESSAGE}
+            )
             await self.threads.put_run(record)
             await self.threads.update(record["thread_id"], status="idle")
         if lost:

@@ -140,8 +140,19 @@ class RunManager:
         self._max_concurrency = max_concurrency
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per thread: its lock, and how many use it
         self.table = RunTable()
-        self.executor = RunExecutor(graph, bridge, threads, config, self.table, self.queue, self.worker_id, self.listeners,
-                                    max_concurrency=max_concurrency, pause=pause, sandbox=sandbox)
+        self.executor = RunExecutor(
+            graph,
+            bridge,
+            threads,
+            config,
+            self.table,
+            self.queue,
+            self.worker_id,
+            self.listeners,
+            max_concurrency=max_concurrency,
+            pause=pause,
+            sandbox=sandbox,
+        )
         self.recorder = QueuedRunRecorder(self.executor, self.table)
         self.workers = RunWorkers(self.executor, self.table, self._has_free_slot)
         self.relay = CancelRelay(self.executor, self.table, self.recorder, self.workers)
@@ -208,7 +219,11 @@ class RunManager:
         """Every pending or running run: this process's, and those the store says another
         process executes."""
         mine = {r.run_id: r.to_dict() for r in self.table.runs.values() if r.status in ("pending", "running")}
-        saved = [r for r in await self.threads.unfinished_runs() if r["run_id"] not in mine and self.table.get(r["run_id"]) is None]
+        saved = [
+            r
+            for r in await self.threads.unfinished_runs()
+            if r["run_id"] not in mine and self.table.get(r["run_id"]) is None
+        ]
         return [*mine.values(), *saved]
 
     async def get(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
@@ -290,7 +305,9 @@ class RunManager:
                     for other in active:
                         await self.cancel(other.thread_id, other.run_id, action=strategy, wait=True)
             # the thread's runs still at work (enqueue), and stopped ones still writing their input
-            previous = [r.task for r in self.table.by_thread.get(spec.thread_id, ()) if r.task is not None and not r.task.done()]
+            previous = [
+                r.task for r in self.table.by_thread.get(spec.thread_id, ()) if r.task is not None and not r.task.done()
+            ]
             now = utc_now()
             run = Run(run_id=str(uuid.uuid4()), spec=spec, created_at=now, updated_at=now)
             # one transaction counts the queue and inserts the row: another process's run on the
@@ -338,9 +355,14 @@ class RunManager:
     def _admission(self, spec: RunSpec, *, worker: str, hold: bool) -> Admission:
         """The limits of ``runs:`` for a new run, asked by ``worker`` ("": a process that only queues)."""
         limits = self.config.runs
-        return Admission(max_queued=limits.max_queued, max_running_per_user=limits.max_running_per_user,
-                         max_queued_per_user=limits.max_queued_per_user, worker=worker, hold=hold,
-                         reject_if_busy=spec.multitask_strategy == "reject")
+        return Admission(
+            max_queued=limits.max_queued,
+            max_running_per_user=limits.max_running_per_user,
+            max_queued_per_user=limits.max_queued_per_user,
+            worker=worker,
+            hold=hold,
+            reject_if_busy=spec.multitask_strategy == "reject",
+        )
 
     def _has_free_slot(self) -> bool:
         """Whether a new run would execute here at once: always without run limits (it waits for a
@@ -352,8 +374,14 @@ class RunManager:
         """The queue row of a new run, under a fresh lease: held by this process, or by no one
         (then claimable once :meth:`_queued` offered it, or once the lease ran out if this
         process died first)."""
-        row = QueuedRun(run.run_id, run.thread_id, run.created_at, run.spec.to_queue(), user_id=run.spec.user or "",
-                        lease_until=self.executor.lease_end())
+        row = QueuedRun(
+            run.run_id,
+            run.thread_id,
+            run.created_at,
+            run.spec.to_queue(),
+            user_id=run.spec.user or "",
+            lease_until=self.executor.lease_end(),
+        )
         if held:
             row.worker_id = self.worker_id
         return row
@@ -413,9 +441,13 @@ class RunManager:
             if record is None and await self.rolled_back(thread_id, run_id):
                 return await self._thread_values(thread_id)
             if record is None:
-                raise RunNotFoundError(f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+                raise RunNotFoundError(
+                    f"no run {run_id} on thread {thread_id}; list runs with GET /threads/{thread_id}/runs"
+                )
             waited = False
-            while record is not None and (record.get("status") not in FINAL_STATUSES or await self._still_ending(run_id)):
+            while record is not None and (
+                record.get("status") not in FINAL_STATUSES or await self._still_ending(run_id)
+            ):
                 waited = True
                 await asyncio.sleep(REMOTE_JOIN_POLL)  # another process executes it (or will take it over)
                 if (mine := self.table.get(run_id)) is not None and mine.task is not None:

@@ -40,20 +40,33 @@ class ThreadedSqliteSaver(SqliteSaver):
         return await self.thread.call(SqliteSaver.get_tuple, self, config)
 
     async def alist(
-        self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None, limit: int | None = None,
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """:meth:`list` on the connection's thread (read whole, then yielded)."""
-        found = await self.thread.call(lambda: list(SqliteSaver.list(self, config, filter=filter, before=before, limit=limit)))
+        found = await self.thread.call(
+            lambda: list(SqliteSaver.list(self, config, filter=filter, before=before, limit=limit))
+        )
         for item in found:
             yield item
 
     async def aput(
-        self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions,
+        self,
+        config: Any,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> Any:
         """:meth:`put` on the connection's thread (the class's, not an instance's wrapper of it)."""
         return await self.thread.call(SqliteSaver.put, self, config, checkpoint, metadata, new_versions)
 
-    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+    async def aput_writes(
+        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
         """:meth:`put_writes` on the connection's thread."""
         await self.thread.call(SqliteSaver.put_writes, self, config, writes, task_id, task_path)
 
@@ -63,7 +76,9 @@ class ThreadedSqliteSaver(SqliteSaver):
 
     async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Mapping[str, Any]:
         """:meth:`get_delta_channel_history` on the connection's thread."""
-        return await self.thread.call(lambda: SqliteSaver.get_delta_channel_history(self, config=config, channels=channels))
+        return await self.thread.call(
+            lambda: SqliteSaver.get_delta_channel_history(self, config=config, channels=channels)
+        )
 
     async def aquery_one(self, query: str, args: tuple[Any, ...]) -> Any:
         """The first row of a read-only ``query`` (None when there is none), on the connection's thread."""
@@ -89,7 +104,10 @@ class ThreadedSqliteStore(SqliteStore):
         return await self.thread.call(self.batch, ops)
 
     async def aupdate(
-        self, namespace: tuple[str, ...], key: str, change: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        change: Callable[[dict[str, Any] | None], dict[str, Any] | None],
     ) -> dict[str, Any] | None:
         """Read the value at ``namespace``/``key`` (None when there is none), write what ``change``
         makes of it (nothing when it makes None), and return that: one call on the connection's

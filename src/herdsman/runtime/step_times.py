@@ -34,7 +34,8 @@ class StepEstimate(BaseModel):
     samples: int = Field(0, description="Model steps the estimate is made from (0: nothing measured yet).")
     seconds: float | None = Field(None, description="The median duration of those steps, in seconds.")
     output_tokens_per_second: float | None = Field(
-        None, description="The median output pace of those steps, where the model reports it (the embedded model).")
+        None, description="The median output pace of those steps, where the model reports it (the embedded model)."
+    )
 
 
 def _field(message: Any, name: str) -> Any:
@@ -52,10 +53,13 @@ def step_samples(messages: Iterable[Any]) -> list[StepSample]:
         if not isinstance(timing, Mapping) or not isinstance(timing.get("seconds"), int | float):
             continue
         pace = meta.get("output_tokens_per_second")
-        samples.append(StepSample(
-            model=timing.get("model"), seconds=float(timing["seconds"]),
-            output_tokens_per_second=float(pace) if isinstance(pace, int | float) and pace > 0 else None,
-        ))
+        samples.append(
+            StepSample(
+                model=timing.get("model"),
+                seconds=float(timing["seconds"]),
+                output_tokens_per_second=float(pace) if isinstance(pace, int | float) and pace > 0 else None,
+            )
+        )
     return samples
 
 

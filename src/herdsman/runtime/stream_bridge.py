@@ -87,8 +87,13 @@ class StreamBridge(Protocol):
 
 
 async def follow_run(
-    bridge: StreamBridge, run_id: str, *, heartbeat: float = 15.0, last_event_id: str | None = None,
-    give_up_after: float = RESUBSCRIBE_FOR_SECONDS, ended: Callable[[], Awaitable[bool]] | None = None,
+    bridge: StreamBridge,
+    run_id: str,
+    *,
+    heartbeat: float = 15.0,
+    last_event_id: str | None = None,
+    give_up_after: float = RESUBSCRIBE_FOR_SECONDS,
+    ended: Callable[[], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[StreamEvent | None]:
     """The run's events as :meth:`StreamBridge.subscribe` yields them, for a follower inside the
     gateway: when the bridge fails (Redis stopped, restarted, failed over), it subscribes again
@@ -124,8 +129,13 @@ async def follow_run(
             if bridge.closed or now - failing_since >= give_up_after:
                 raise
             # one warning per outage and follower (every few seconds for minutes, times every follower, was noise)
-            (log.warning if first else log.debug)("stream_bridge_resubscribe", run_id=run_id, after=last_event_id,
-                                                  retry_in=delay, error=f"{type(exc).__name__}: {exc}")
+            (log.warning if first else log.debug)(
+                "stream_bridge_resubscribe",
+                run_id=run_id,
+                after=last_event_id,
+                retry_in=delay,
+                error=f"{type(exc).__name__}: {exc}",
+            )
         yield None
         await asyncio.sleep(delay)
         delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)

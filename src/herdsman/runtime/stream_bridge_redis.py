@@ -43,7 +43,12 @@ class RedisStreamBridge:
     """A stream bridge backed by Redis streams (needs the ``redis`` package)."""
 
     def __init__(
-        self, url: str, *, max_events: int = 10_000, retention_seconds: float = 600.0, socket_timeout: float = 5.0,
+        self,
+        url: str,
+        *,
+        max_events: int = 10_000,
+        retention_seconds: float = 600.0,
+        socket_timeout: float = 5.0,
         max_pending: int = 2000,
     ) -> None:
         """``socket_timeout``: seconds a Redis command may wait for its answer before it fails;
@@ -61,8 +66,11 @@ class RedisStreamBridge:
         # A command on a connection Redis dropped (it restarted, failed over, or a proxy closed an
         # idle connection) is sent again on a new one for a few seconds, so a run does not fail on
         # its next event; a timeout is not (the command may have been done: an event twice).
-        retry = Retry(ExponentialWithJitterBackoff(base=RETRY_BASE_SECONDS, cap=RETRY_CAP_SECONDS), RETRIES,
-                      supported_errors=(RedisConnectionError,))
+        retry = Retry(
+            ExponentialWithJitterBackoff(base=RETRY_BASE_SECONDS, cap=RETRY_CAP_SECONDS),
+            RETRIES,
+            supported_errors=(RedisConnectionError,),
+        )
         self._redis = aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout, retry=retry)
         self._fanout = StreamFanout(  # one read for every stream followed here, on a connection of its own
             aioredis.from_url(url, decode_responses=True, socket_timeout=socket_timeout, single_connection_client=True),
@@ -129,8 +137,11 @@ class RedisStreamBridge:
                     yield None  # the run was quiet for ``heartbeat`` seconds
                     continue
                 if isinstance(batch, BaseException):  # the read shared by every stream failed: each its own error
-                    raise redis_failed(f"reading run {run_id}'s events from Redis failed", batch,
-                                       "join its stream again (with Last-Event-ID) once Redis is back") from batch
+                    raise redis_failed(
+                        f"reading run {run_id}'s events from Redis failed",
+                        batch,
+                        "join its stream again (with Last-Event-ID) once Redis is back",
+                    ) from batch
                 sub.take(batch)
                 for entry_id, fields in batch:
                     event = fields.get("event", "")

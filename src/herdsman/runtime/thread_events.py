@@ -63,7 +63,11 @@ class EventFilter:
         method = event["method"]
         channel = "input" if method == "input.requested" else method
         if channel == "custom":
-            name = (event["params"].get("data") or {}).get("name") if isinstance(event["params"].get("data"), dict) else None
+            name = (
+                (event["params"].get("data") or {}).get("name")
+                if isinstance(event["params"].get("data"), dict)
+                else None
+            )
             if "custom" not in self.channels and f"custom:{name}" not in self.channels:
                 return False
         elif channel not in self.channels:
@@ -82,7 +86,9 @@ def _prefix_of(namespace: list[str], prefix: tuple[str, ...]) -> bool:
     segment with a task id (``tools`` matches ``tools:call_1``)."""
     if len(prefix) > len(namespace):
         return False
-    return all(seg == cand or (":" not in seg and cand.partition(":")[0] == seg) for seg, cand in zip(prefix, namespace))
+    return all(
+        seg == cand or (":" not in seg and cand.partition(":")[0] == seg) for seg, cand in zip(prefix, namespace)
+    )
 
 
 @dataclass
@@ -156,8 +162,12 @@ class ThreadEventLog:
         self._append(run.run_id, translator.start())
         failed = False
         try:
-            async for event in follow_run(self.bridge, run.run_id, heartbeat=self.heartbeat,
-                                          ended=partial(self.runs.ended, run.thread_id, run.run_id)):
+            async for event in follow_run(
+                self.bridge,
+                run.run_id,
+                heartbeat=self.heartbeat,
+                ended=partial(self.runs.ended, run.thread_id, run.run_id),
+            ):
                 if event is None:
                     continue
                 if event.event == END_EVENT:
@@ -211,7 +221,13 @@ class ThreadEventLog:
             if event.node is not None:
                 params["node"] = event.node
             self.events.append(
-                {"type": "event", "event_id": f"{run_id}:{self.seq}", "seq": self.seq, "method": event.method, "params": params},
+                {
+                    "type": "event",
+                    "event_id": f"{run_id}:{self.seq}",
+                    "seq": self.seq,
+                    "method": event.method,
+                    "params": params,
+                },
                 size,
             )
         first_kept = self.events[0]["seq"]
@@ -240,8 +256,9 @@ class ThreadEventLog:
             status = entry.translator.root_status
             for path, child_status in entry.translator.namespaces.items():
                 if len(path) == 1:
-                    children.append({"namespace": list(path), "status": child_status,
-                                     "graph_name": path[0].partition(":")[0]})
+                    children.append(
+                        {"namespace": list(path), "status": child_status, "graph_name": path[0].partition(":")[0]}
+                    )
         return {"namespace": [], "status": status, "graph_name": GRAPH_NAME, "children": children}
 
     async def read(self, since: int | None, wanted: EventFilter) -> AsyncIterator[dict[str, Any] | None]:
@@ -277,7 +294,12 @@ class ThreadEventHub:
     """The event logs of the threads being streamed, one per thread, dropped when idle."""
 
     def __init__(
-        self, runs: RunManager, bridge: StreamBridge, *, heartbeat: float = 15.0, idle_seconds: float = 600.0,
+        self,
+        runs: RunManager,
+        bridge: StreamBridge,
+        *,
+        heartbeat: float = 15.0,
+        idle_seconds: float = 600.0,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         """``idle_seconds``: how long a log nobody reads, of a thread with no run, is kept;
@@ -302,7 +324,9 @@ class ThreadEventHub:
             self.drop(thread_id)
             found = None
         if found is None:
-            found = ThreadEventLog(thread_id, self.runs, self.bridge, heartbeat=self.heartbeat, max_bytes=self.max_bytes)
+            found = ThreadEventLog(
+                thread_id, self.runs, self.bridge, heartbeat=self.heartbeat, max_bytes=self.max_bytes
+            )
             found.start()
             self._logs[thread_id] = found
         found.created_at = found.created_at or created_at

@@ -47,8 +47,11 @@ async def thread_storage(saver: BaseCheckpointSaver, thread_id: str) -> dict[str
     return {
         "total_bytes": checkpoint_bytes + channel_bytes + write_bytes,
         "checkpoints": {"count": checkpoints, "bytes": checkpoint_bytes},
-        "channel_values": {"count": sum(e["versions"] for e in by_channel.values()), "bytes": channel_bytes,
-                           "by_channel": by_channel},
+        "channel_values": {
+            "count": sum(e["versions"] for e in by_channel.values()),
+            "bytes": channel_bytes,
+            "by_channel": by_channel,
+        },
         "pending_writes": {"count": writes, "bytes": write_bytes},
         "truncated": checkpoints >= SCAN_LIMIT,
     }

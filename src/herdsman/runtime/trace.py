@@ -210,8 +210,12 @@ def _subagent_usage(artifact: Mapping[str, Any]) -> TokenUsage | None:
 def _subagents(artifact: Mapping[str, Any]) -> list[SubagentTrace]:
     """The sub-agents a task/run_plan result names (their steps are filled in from transcripts)."""
     return [
-        SubagentTrace(task_id=str(r["task_id"]), subagent_type=r.get("subagent_type"), description=r.get("description"),
-                      status=r.get("status"))
+        SubagentTrace(
+            task_id=str(r["task_id"]),
+            subagent_type=r.get("subagent_type"),
+            description=r.get("description"),
+            status=r.get("status"),
+        )
         for r in artifact.get("results") or ()
         if isinstance(r, Mapping) and r.get("task_id")
     ]
@@ -304,8 +308,9 @@ def _id_of(checkpoint: Any) -> str:
     return checkpoint.config["configurable"]["checkpoint_id"]
 
 
-async def _between(saver: Any, config: dict[str, Any], first: str | None, before: str | None,
-                   limit: int | None = None) -> list[Any]:
+async def _between(
+    saver: Any, config: dict[str, Any], first: str | None, before: str | None, limit: int | None = None
+) -> list[Any]:
     """The thread's checkpoints created from ``first`` (None: the oldest) up to, not including,
     ``before`` (None: the newest included), oldest first; the newest ``limit`` of them only."""
     upto = {"configurable": {**config["configurable"], "checkpoint_id": before}} if before else None
@@ -344,7 +349,9 @@ async def read_checkpoints(saver: Any, thread_id: str) -> list[CheckpointMessage
     return chosen
 
 
-def attach_transcripts(steps: Sequence[TraceStep], load: Callable[[str], list[TraceStep] | None], depth: int = 3) -> None:
+def attach_transcripts(
+    steps: Sequence[TraceStep], load: Callable[[str], list[TraceStep] | None], depth: int = 3
+) -> None:
     """Fill in the steps of each sub-agent of ``steps`` with ``load(task_id)`` (its kept
     transcript, or None), and theirs in turn, ``depth`` levels deep."""
     if depth <= 0:
@@ -356,7 +363,9 @@ def attach_transcripts(steps: Sequence[TraceStep], load: Callable[[str], list[Tr
 
 
 async def read_trace(
-    graph: Any, thread_id: str, run_id: str | None = None,
+    graph: Any,
+    thread_id: str,
+    run_id: str | None = None,
     transcripts: Callable[[str], list[TraceStep] | None] | None = None,
 ) -> Trace:
     """The trace of ``thread_id`` read from ``graph``'s checkpointer (see :func:`build_trace`);

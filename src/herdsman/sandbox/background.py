@@ -75,8 +75,9 @@ def connect_socket(sock: socket.socket, port: int, what: str) -> socket.socket:
         sock.settimeout(None)
     except OSError as exc:
         sock.close()
-        raise PortUnreachable(f"nothing accepts connections on port {port} in {what} "
-                              f"({exc.strerror or 'timed out'})") from None
+        raise PortUnreachable(
+            f"nothing accepts connections on port {port} in {what} ({exc.strerror or 'timed out'})"
+        ) from None
     return sock
 
 
@@ -155,8 +156,9 @@ class NamespaceNetwork:
 class BackgroundJob:
     """One background command of a thread: its jail, its ports, a way into its loopback."""
 
-    def __init__(self, number: int, command: str, run: Runner,
-                 network: Callable[[str], JobNetwork] = NamespaceNetwork) -> None:
+    def __init__(
+        self, number: int, command: str, run: Runner, network: Callable[[str], JobNetwork] = NamespaceNetwork
+    ) -> None:
         self.number = number
         self.command = command
         self.run_id = new_run_id()

@@ -30,7 +30,8 @@ def command_variables(env: Mapping[str, str] | None) -> dict[str, str]:
     """The extra variables of one command that may be set: valid names that the harness does not
     set itself (PATH, HOME, HERDSMAN_RUN_ID by which a command's processes are stopped, ...)."""
     return {
-        k: v for k, v in (env or {}).items()
+        k: v
+        for k, v in (env or {}).items()
         if k.isidentifier() and k.isascii() and not _RESERVED_ENV.match(k) and "\x00" not in v
     }
 

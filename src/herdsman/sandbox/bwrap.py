@@ -53,8 +53,23 @@ SANDBOX_GID = 1000
 SCRATCH_DIRS = {"MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/.cache", "XDG_CONFIG_HOME": "/tmp/.config"}
 """Where programs keep their caches and settings in the jail: the scratch tmpfs, not the workspace (HOME)."""
 # The OCI runtime spec's default masked and read-only /proc paths (runc, Docker, podman).
-MASKED_PROC = ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "kmsg",
-               "acpi", "asound", "scsi", "sysrq-trigger", "kallsyms", "config.gz", "vmallocinfo", "mtrr")
+MASKED_PROC = (
+    "kcore",
+    "keys",
+    "latency_stats",
+    "timer_list",
+    "timer_stats",
+    "sched_debug",
+    "kmsg",
+    "acpi",
+    "asound",
+    "scsi",
+    "sysrq-trigger",
+    "kallsyms",
+    "config.gz",
+    "vmallocinfo",
+    "mtrr",
+)
 # Files of /proc only root may read (mode 0400): the jail of a root gateway is their owner on the
 # host, so it could read them (the kernel's page flags and counts, slab and zone statistics).
 # Masked too, with any other top-level /proc file this kernel makes root-only (root_only_proc).

@@ -172,8 +172,12 @@ def delegate(mount: Path, own: str, wanted: tuple[str, ...] = CONTROLLERS) -> V2
                 if exc.errno != errno.EBUSY or attempt == _MOVE_ATTEMPTS - 1:
                     raise
                 if not _ours_to_reorganize(base, relative):
-                    return V2Delegation(None, frozenset(), f"the cgroup v2 group /{relative} holds other processes "
-                                        "and is not delegated to Herdsman (Delegate=yes)")
+                    return V2Delegation(
+                        None,
+                        frozenset(),
+                        f"the cgroup v2 group /{relative} holds other processes "
+                        "and is not delegated to Herdsman (Delegate=yes)",
+                    )
                 _move_processes_to_leaf(base)
         parent = base / PARENT
         parent.mkdir(exist_ok=True)

@@ -88,14 +88,24 @@ IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x2000, 0x4000, 0x8000
 IN_ONLYDIR, IN_ISDIR = 0x01000000, 0x40000000
 WATCH_MASK = (
-    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-    | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
 )
 _WATCH_LOST = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED
 _FOLDER_GONE = IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO  # with IN_ISDIR: a sub-folder left or came whole
 
 TRUST_SECONDS = 60.0  # the whole tree is walked at least this often, whatever the journal says
-LOCAL_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "bcachefs", "zfs", "jfs", "reiserfs"})
+LOCAL_FILESYSTEMS = frozenset(
+    {"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "bcachefs", "zfs", "jfs", "reiserfs"}
+)
 DEFAULT_MAX_WATCHES = 65_536
 QUIET_READ_BYTES = 4096  # events :meth:`ChangeJournal.quiet` reads at most (about 100): it may run on an event loop
 
@@ -205,7 +215,12 @@ class ChangeJournal:
             watched.names[vpath] = watched.names.get(vpath, 0) | event.mask
             if event.mask & IN_MOVED_FROM:  # its pair comes next, when it stays in the thread's folders
                 after = events[i + 1] if i + 1 < len(events) else None
-                if not (after and after.mask & IN_MOVED_TO and after.cookie == event.cookie and self._owners.get(after.wd) is key):
+                if not (
+                    after
+                    and after.mask & IN_MOVED_TO
+                    and after.cookie == event.cookie
+                    and self._owners.get(after.wd) is key
+                ):
                     watched.unpaired.add(vpath)
 
     def take(self, key: Key) -> Changes:

@@ -44,7 +44,7 @@ _SWEEP = (
 
 _WRAPPER = (
     'id="$1"; cmd="$2"; '
-    'if command -v bash >/dev/null 2>&1; then shell=bash; else shell=sh; fi; '
+    "if command -v bash >/dev/null 2>&1; then shell=bash; else shell=sh; fi; "
     f'{MARKER}="$id" setsid "$shell" -c "$cmd" </dev/null & child=$!; '
     'wait "$child"; rc=$?; '
     'kill -9 -- "-$child" 2>/dev/null; '
@@ -78,7 +78,7 @@ def env_line(env: Mapping[str, str]) -> bytes:
         if not _NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not a variable name")
         octal = "".join(f"\\{byte:03o}" for byte in value.encode())
-        parts.append(f"{name}=\"$(printf '{octal}x')\"; {name}=\"${{{name}%x}}\"; export {name}; ")
+        parts.append(f'{name}="$(printf \'{octal}x\')"; {name}="${{{name}%x}}"; export {name}; ')
     return ("".join(parts) + "\n").encode("ascii")
 
 
@@ -88,7 +88,7 @@ def sweep_argv(run_id: str) -> list[str]:
 
 
 _SWEEP_ALL = (  # builtins only (it must run when the pid limit is full): the main process is init's oldest child
-    'read -r kids < /proc/1/task/1/children; main=; '
+    "read -r kids < /proc/1/task/1/children; main=; "
     'for k in $kids; do if [ -z "$main" ] || [ "$k" -lt "$main" ]; then main=$k; fi; done; '
     'for p in /proc/[0-9]*; do n="${p#/proc/}"; '
     '[ "$n" = 1 ] || [ "$n" = "$main" ] || [ "$n" = "$$" ] || kill -9 "$n" 2>/dev/null; '

@@ -284,8 +284,16 @@ class ThreadContainer(BoxUsage):
     def ensure(self) -> Any:
         """The running container, created (or recreated) when needed."""
         with self._lock:
-            if self._container is not None and self._without_own_skills and has_own_skills(self.paths.skills, self.paths.owner):
-                log.info("sandbox_pooled_container_restarted", thread_id=self.paths.thread_id, why="to show its user's own skills")
+            if (
+                self._container is not None
+                and self._without_own_skills
+                and has_own_skills(self.paths.skills, self.paths.owner)
+            ):
+                log.info(
+                    "sandbox_pooled_container_restarted",
+                    thread_id=self.paths.thread_id,
+                    why="to show its user's own skills",
+                )
                 self._drop()
                 self._container = None
             if self._container is None:
@@ -373,16 +381,25 @@ class DockerShell:
             theirs = os.stat(f"/proc/{pid}/ns/net").st_ino
         except Exception as exc:  # noqa: BLE001 - no such process here, or the engine did not say
             log.info("sandbox_container_not_visible", thread_id=self._box.paths.thread_id, error=str(exc))
-            return ("Background servers of the docker sandbox need the container engine on the gateway's "
-                    "machine (its containers' processes visible to the gateway); this engine runs elsewhere")
+            return (
+                "Background servers of the docker sandbox need the container engine on the gateway's "
+                "machine (its containers' processes visible to the gateway); this engine runs elsewhere"
+            )
         if theirs == os.stat("/proc/self/ns/net").st_ino:
-            return ("Background servers cannot be previewed from a container sharing the host's network "
-                    "(sandbox.docker.network: host); give the sandbox a network of its own")
+            return (
+                "Background servers cannot be previewed from a container sharing the host's network "
+                "(sandbox.docker.network: host); give the sandbox a network of its own"
+            )
         return None
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
-        env: Mapping[str, str] | None = None, run_id: str | None = None,
+        self,
+        paths: ThreadPaths,
+        command: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
+        run_id: str | None = None,
     ) -> ExecResult:
         """Run ``command`` in the container (its processes marked with ``run_id``); a dead
         container is recreated once and retried."""
@@ -439,8 +456,9 @@ class DockerShell:
         finally:
             box.sweeping.release()
 
-    def _create_exec(self, container_id: str, command: str, env: Mapping[str, str] | None = None,
-                     run_id: str | None = None) -> tuple[str, str]:
+    def _create_exec(
+        self, container_id: str, command: str, env: Mapping[str, str] | None = None, run_id: str | None = None
+    ) -> tuple[str, str]:
         run_id = run_id or new_run_id()
         api = self._provider.client.api
         try:
@@ -543,7 +561,9 @@ class DockerSandboxProvider(RemoteSandboxes):
         self._seccomp_lock = threading.Lock()
         # the engine must see the volume where we do: not with a home it sees elsewhere (host_home)
         volume_config = config.sandbox.quota_volume
-        self.volume = None if self._docker_config.host_home else quota_volume(volume_config, config.sandbox.disk_quota_mb)
+        self.volume = (
+            None if self._docker_config.host_home else quota_volume(volume_config, config.sandbox.disk_quota_mb)
+        )
         size = self._docker_config.warm_pool
         self._pool = WarmPool(self, self._home, self._skills, size) if size > 0 else None
         idle = self._docker_config.idle_timeout_seconds
@@ -622,7 +642,12 @@ class DockerSandboxProvider(RemoteSandboxes):
             if self._seccomp_option is None:
                 self._seccomp_option = seccomp_option(self.client, self._home, self._docker_config.host_home)
         options = container_options(
-            paths, self._sandbox_config, self._limits, name=name, owner=self.owner, user=self.user,
+            paths,
+            self._sandbox_config,
+            self._limits,
+            name=name,
+            owner=self.owner,
+            user=self.user,
             seccomp_option=self._seccomp_option,
         )
         if existing is not None:

@@ -320,9 +320,7 @@ class ThreadFiles:
         except OSError:
             return None  # not a link (EINVAL), or missing: the caller opens it with O_NOFOLLOW
 
-    def _open_dir(
-        self, parent: int, name: str, shown: str, create: bool, current: str
-    ) -> tuple[int | None, str]:
+    def _open_dir(self, parent: int, name: str, shown: str, create: bool, current: str) -> tuple[int | None, str]:
         """Open directory ``name`` below ``parent`` without following a link: (fd, "") or
         (None, link target). Creates it first when ``create`` and it is missing."""
         for _ in range(8):
@@ -506,7 +504,9 @@ class ThreadFiles:
         src = os.open(source_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=source_dir_fd)
         try:
             st = _regular(src, loc.vpath)
-            dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=loc.dir_fd)
+            dst = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=loc.dir_fd
+            )
             try:
                 copy_sparse(src, dst, st.st_size)
                 os.fchmod(dst, stat.S_IMODE(st.st_mode))
@@ -600,8 +600,19 @@ class ThreadFiles:
                     raise SandboxError(f"{path} is a file, not a directory; use read_file to read it") from None
                 raise os_error(exc, path, "list") from None
             base = loc.vpath
-        yield from walk_open(top, base, self.paths.owner, stop, deadline, seconds, max_depth=max_depth, limit=limit,
-                             skip_dirs=skip_dirs, breadth_first=breadth_first, on_dir=on_dir)
+        yield from walk_open(
+            top,
+            base,
+            self.paths.owner,
+            stop,
+            deadline,
+            seconds,
+            max_depth=max_depth,
+            limit=limit,
+            skip_dirs=skip_dirs,
+            breadth_first=breadth_first,
+            on_dir=on_dir,
+        )
 
 
 def _data_segments(fd: int, size: int) -> Iterator[tuple[int, int]]:

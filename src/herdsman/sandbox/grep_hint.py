@@ -145,11 +145,12 @@ def explain_no_match(sandbox: Sandbox, pattern: str, names: Sequence[str]) -> st
     if best is not None:
         count, path, named, hits = best
         shown = "\n".join(f"  {line.strip()[:MAX_LINE_CHARS]}" for line in hits[:MAX_LINES])
-        return (f"{NO_MATCH_NOTE}. {path} has {count} line(s) with {named}, written like this:\n"
-                f"{shown}\nMatch the text as the file writes it.]")
+        return (
+            f"{NO_MATCH_NOTE}. {path} has {count} line(s) with {named}, written like this:\n"
+            f"{shown}\nMatch the text as the file writes it.]"
+        )
     listed = ", ".join(repr(w) for w in words[:4])
     path, text = files[0]
     head = "\n".join(f"  {line.strip()[:MAX_LINE_CHARS]}" for line in text.splitlines()[:MAX_LINES] if line.strip())
     begins = f" {path} begins like this:\n{head}\n" if head else ""
-    return (f"{NO_MATCH_NOTE}, and no line of {', '.join(p for p, _ in files)} contains {listed} at all."
-            f"{begins}]")
+    return f"{NO_MATCH_NOTE}, and no line of {', '.join(p for p, _ in files)} contains {listed} at all.{begins}]"

@@ -82,6 +82,8 @@ log = get_logger(__name__)
 WALK_LIMIT = 200_000
 ENTRIES_CACHED = 8  # versions whose entries a history keeps read
 WALK_SECONDS = 60.0
+
+
 class _Moved(Exception):
     """What changed cannot be told folder by folder (a folder swapped for something else
     meanwhile, a file with several links): walk the whole tree."""
@@ -188,7 +190,9 @@ class _Index:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # WAL: consistent after any crash; a power cut may lose the last versions
+            db.execute(
+                "PRAGMA synchronous=NORMAL"
+            )  # WAL: consistent after any crash; a power cut may lose the last versions
             if db.execute("PRAGMA user_version").fetchone()[0] < INDEX_SCHEMA:
                 with db:
                     self._make(db)
@@ -251,7 +255,9 @@ def _scope_of(directory: Path) -> tuple[str, bool]:
                 if len(kept := file.read().strip()) == len(scope):
                     return kept.decode(), False
             time.sleep(0.01)
-        raise HistoryError(f"{path} does not hold a history id; delete it (the thread's versions then start again)") from None
+        raise HistoryError(
+            f"{path} does not hold a history id; delete it (the thread's versions then start again)"
+        ) from None
     try:
         os.write(fd, scope.encode())
     finally:
@@ -284,13 +290,18 @@ class _Rows:
 
     def root_of(self, db: sqlite3.Connection, checkpoint_id: str) -> Any:
         """The row ``(root,)`` of ``checkpoint_id``, or None."""
-        return db.execute(f"SELECT root FROM versions WHERE {self._where}checkpoint_id = ?", (*self._scope, checkpoint_id)).fetchone()
+        return db.execute(
+            f"SELECT root FROM versions WHERE {self._where}checkpoint_id = ?", (*self._scope, checkpoint_id)
+        ).fetchone()
 
     def rows(self, db: sqlite3.Connection) -> list[tuple[str, str | None, float, str | None]]:
         """Every (checkpoint id, root, time, message id), oldest first."""
-        return list(db.execute(
-            f"SELECT checkpoint_id, root, created, message_id FROM versions WHERE {self._where}1 ORDER BY seq", self._scope
-        ))
+        return list(
+            db.execute(
+                f"SELECT checkpoint_id, root, created, message_id FROM versions WHERE {self._where}1 ORDER BY seq",
+                self._scope,
+            )
+        )
 
     def set_bytes(self, db: sqlite3.Connection, value: int, *, add: bool) -> None:
         """Set the stored bytes to ``value``, or (``add``) add it to them."""
@@ -312,11 +323,16 @@ class _Rows:
 
     def delete(self, db: sqlite3.Connection, checkpoints: list[str]) -> None:
         """Delete the rows of ``checkpoints``."""
-        db.executemany(f"DELETE FROM versions WHERE {self._where}checkpoint_id = ?", [(*self._scope, c) for c in checkpoints])
+        db.executemany(
+            f"DELETE FROM versions WHERE {self._where}checkpoint_id = ?", [(*self._scope, c) for c in checkpoints]
+        )
 
     def forget_others(self, db: sqlite3.Connection) -> None:
         """Delete the rows the thread's earlier histories (deleted since) left in the home's index."""
-        if self._made and db.execute("SELECT 1 FROM versions WHERE thread = ? AND scope <> ? LIMIT 1", self._made).fetchone():
+        if (
+            self._made
+            and db.execute("SELECT 1 FROM versions WHERE thread = ? AND scope <> ? LIMIT 1", self._made).fetchone()
+        ):
             for table in ("versions", "meta"):
                 db.execute(f"DELETE FROM {table} WHERE thread = ? AND scope <> ?", self._made)
 
@@ -327,7 +343,9 @@ class FileHistory:
     capture is writing)."""
 
     @classmethod
-    def of(cls, files: ThreadFiles, directory: Path, config: SnapshotsConfig, home_index: Path | None = None) -> "FileHistory":
+    def of(
+        cls, files: ThreadFiles, directory: Path, config: SnapshotsConfig, home_index: Path | None = None
+    ) -> "FileHistory":
         """The process's history kept in ``directory`` (made on first use)."""
         with _SHARED_LOCK:
             history = _SHARED.get(directory)
@@ -337,8 +355,12 @@ class FileHistory:
             return history
 
     def __init__(
-        self, files: ThreadFiles, directory: Path, config: SnapshotsConfig,
-        journal: ChangeJournal | Literal[False] | None = None, home_index: Path | None = None,
+        self,
+        files: ThreadFiles,
+        directory: Path,
+        config: SnapshotsConfig,
+        journal: ChangeJournal | Literal[False] | None = None,
+        home_index: Path | None = None,
     ) -> None:
         """``files`` reaches the thread's files; versions are kept in ``directory``. ``journal``:
         the change journal that spares walks (None: the process's; False: none, every capture walks).
@@ -410,7 +432,9 @@ class FileHistory:
                 if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
                     os.unlink(name)
                     return None
-                hexd, copied = copy_sparse(src, out.fileno(), opened.st_size, self.config.max_bytes - self._capture_bytes)
+                hexd, copied = copy_sparse(
+                    src, out.fileno(), opened.st_size, self.config.max_bytes - self._capture_bytes
+                )
         except FileTooLargeError:
             os.unlink(name)
             raise HistoryError(f"{vpath} grew past sandbox.snapshots.max_bytes while it was copied") from None
@@ -467,7 +491,9 @@ class FileHistory:
         changes = self._journal.take(self._journal_key) if self._journal is not None else Changes(trusted=False)
         untracked = (v for v in changes.names if _parent(v) not in self._dirs)  # below folders versions leave out
         if (
-            changes.trusted and self._root is not None and self.store.has(self._root)
+            changes.trusted
+            and self._root is not None
+            and self.store.has(self._root)
             and not any(changes.maybe_linked(v, present=False, tracked=False) for v in untracked)
         ):
             dirty = sorted((d for d in changes.dirs if d in self._dirs), key=lambda p: p.count("/"))
@@ -516,7 +542,10 @@ class FileHistory:
                 present = {name for name, item in listing.items() if item[0] == "f"}
             else:
                 gone = sorted(named.get(vdir, ()))
-                stats = {name: self.files.stat(f"{vdir}/{name}", follow=False) if addressable(f"{vdir}/{name}") else None for name in gone}
+                stats = {
+                    name: self.files.stat(f"{vdir}/{name}", follow=False) if addressable(f"{vdir}/{name}") else None
+                    for name in gone
+                }
                 present = {name for name, st in stats.items() if st is not None and stat.S_ISREG(st.st_mode)}
             for name in named.get(vdir, ()):  # before any file is read: the capture may walk instead
                 if changes.maybe_linked(f"{vdir}/{name}", present=name in present, tracked=name in old):
@@ -586,7 +615,9 @@ class FileHistory:
                 folders[entry.vpath] = {}
             folders[_parent(entry.vpath)][entry.name] = item
         if stop.reason:
-            raise HistoryError(f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files")
+            raise HistoryError(
+                f"the thread's files could not all be listed ({stop.reason}); this checkpoint keeps no files"
+            )
         return folders
 
     def _item(
@@ -750,7 +781,9 @@ class FileHistory:
     def forget(self, live_checkpoints: set[str]) -> int:
         """Drop the versions of checkpoints that are no longer in the thread; how many."""
         with self._lock:
-            stale = [c for c, _, _ in self.versions() if c not in live_checkpoints and not c.startswith("before-restore-")]
+            stale = [
+                c for c, _, _ in self.versions() if c not in live_checkpoints and not c.startswith("before-restore-")
+            ]
             with self._index() as db:
                 self._rows.delete(db, stale)
             self._sweep(list(dict.fromkeys(r for _, r, _ in self.versions() if r is not None)))
@@ -810,8 +843,12 @@ def thread_history(provider: Any, config: Any, thread_id: str) -> FileHistory | 
     sandbox = provider.acquire(thread_id)
     if not isinstance(sandbox, HostBackedSandbox):
         return None
-    return FileHistory.of(sandbox.files, thread_dir(config.home, thread_id) / "history", config.sandbox.snapshots,
-                          home_index=Path(config.home) / HOME_INDEX)
+    return FileHistory.of(
+        sandbox.files,
+        thread_dir(config.home, thread_id) / "history",
+        config.sandbox.snapshots,
+        home_index=Path(config.home) / HOME_INDEX,
+    )
 
 
 def forget_thread(home: Path, thread_id: str) -> None:

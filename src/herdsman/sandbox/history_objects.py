@@ -87,7 +87,9 @@ class ObjectStore:
         try:
             return json.loads(self.path(digest).read_bytes())
         except FileNotFoundError:
-            raise HistoryError(f"a folder listing of this version ({digest[:12]}) is gone; the version cannot be restored") from None
+            raise HistoryError(
+                f"a folder listing of this version ({digest[:12]}) is gone; the version cannot be restored"
+            ) from None
 
     def take_new_bytes(self) -> int:
         """The bytes stored since the last call."""

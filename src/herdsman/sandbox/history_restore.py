@@ -72,8 +72,13 @@ def restore_version(history: FileHistory, root: str) -> RestoreReport:
         elif attempt(vpath, partial(_put_back, history), want):
             report.written.append(vpath)
     history.capture()  # what is there now (the files just written are read once, to check them)
-    log.info("files_restored", thread_id=history.files.paths.thread_id, version=root[:12],
-             written=len(report.written), removed=len(report.removed))
+    log.info(
+        "files_restored",
+        thread_id=history.files.paths.thread_id,
+        version=root[:12],
+        written=len(report.written),
+        removed=len(report.removed),
+    )
     return report
 
 

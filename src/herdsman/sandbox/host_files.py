@@ -27,7 +27,14 @@ from typing import Any, Iterator, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox.background import BackgroundJob
-from herdsman.sandbox.base import USER_DATA_ROOT, CommandNotAllowedError, ExecResult, PathList, SandboxError, command_variables
+from herdsman.sandbox.base import (
+    USER_DATA_ROOT,
+    CommandNotAllowedError,
+    ExecResult,
+    PathList,
+    SandboxError,
+    command_variables,
+)
 from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
 from herdsman.sandbox.paths import ThreadPaths
@@ -50,13 +57,16 @@ class Shell(Protocol):
     """Runs one command for one thread; the result may still contain host paths."""
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        self,
+        paths: ThreadPaths,
+        command: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` with bash in the thread's workspace; stop early when ``cancel`` is set;
         ``env``: extra variables of this command (already passed through ``command_variables``)."""
         ...
-
 
 
 def skills_dir(config: HerdsmanConfig) -> Path | None:
@@ -97,8 +107,6 @@ def check_command(command: str) -> None:
         ) from None
 
 
-
-
 class _PathLock:
     __slots__ = ("lock", "__weakref__")
 
@@ -120,9 +128,6 @@ def path_lock(key: str) -> Iterator[None]:
             _locks[key] = holder
     with holder.lock:
         yield
-
-
-
 
 
 class HostFilesSandbox:
@@ -167,8 +172,13 @@ class HostFilesSandbox:
         return Usage(total, count)
 
     def execute(
-        self, command: str, timeout: float | None = None, env: Mapping[str, str] | None = None, *,
-        cancel: threading.Event | None = None, run_id: str | None = None,
+        self,
+        command: str,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        cancel: threading.Event | None = None,
+        run_id: str | None = None,
     ) -> ExecResult:
         """Run ``command`` with bash in the workspace; output is bounded and scrubbed; a command
         that takes the thread past its disk quota is stopped and says so. ``env``: extra
@@ -280,11 +290,15 @@ class HostFilesSandbox:
             if port in job.ports():
                 return job.connect(port)
         if not jobs:
-            raise PortUnreachable(f"nothing is listening on port {port}: no background server runs in this "
-                                  "thread (the agent starts one with bash and background=true)")
+            raise PortUnreachable(
+                f"nothing is listening on port {port}: no background server runs in this "
+                "thread (the agent starts one with bash and background=true)"
+            )
         ports = sorted({p for job in jobs for p in job.ports()})
-        raise PortUnreachable(f"nothing is listening on port {port} in this thread's sandbox"
-                              + (f"; listening: {', '.join(map(str, ports))}" if ports else " (yet)"))
+        raise PortUnreachable(
+            f"nothing is listening on port {port} in this thread's sandbox"
+            + (f"; listening: {', '.join(map(str, ports))}" if ports else " (yet)")
+        )
 
     def new_listeners(self) -> list[tuple[BackgroundJob, int]]:
         """The (job, port) pairs that started listening since the last call: what a ``preview``

@@ -35,9 +35,7 @@ def build_image(
     Raises RuntimeError with the engine's message when the build fails.
     """
     if not (context / "Dockerfile").is_file():
-        raise RuntimeError(
-            f"no Dockerfile in {context}; run from a Herdsman checkout or pass --context docker/sandbox"
-        )
+        raise RuntimeError(f"no Dockerfile in {context}; run from a Herdsman checkout or pass --context docker/sandbox")
     import docker
 
     try:

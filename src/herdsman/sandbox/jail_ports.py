@@ -120,10 +120,12 @@ def entering_network(net_fd: int, then: Callable[[], None] | None = None) -> Cal
     namespace ``net_fd`` names, before it runs the jail (bubblewrap then keeps that namespace,
     ``--share-net``). Root only: the namespace belongs to the job's user namespace, whose
     capabilities root holds from the initial one."""
+
     def enter() -> None:
         if then is not None:
             then()
         _setns(net_fd, CLONE_NEWNET)
+
     return enter
 
 
@@ -135,8 +137,10 @@ class NamespaceSockets:
         net_fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         if os.fstat(net_fd).st_ino == os.stat("/proc/self/ns/net").st_ino:
             os.close(net_fd)  # its pid was reused by a process of ours, or a container on the host's network
-            raise PortUnreachable("the sandbox shares the gateway's network, so its ports are not shown "
-                                  "(a container with network_mode host?); give it a network of its own")
+            raise PortUnreachable(
+                "the sandbox shares the gateway's network, so its ports are not shown "
+                "(a container with network_mode host?); give it a network of its own"
+            )
         user_fd = -1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -152,8 +156,13 @@ class NamespaceSockets:
 
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _HELPER, str(theirs.fileno())],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
-                pass_fds=(theirs.fileno(),), preexec_fn=enter, start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},
+                pass_fds=(theirs.fileno(),),
+                preexec_fn=enter,
+                start_new_session=True,
             )
         except BaseException:
             ours.close()

@@ -88,7 +88,9 @@ def skill_claim_paths(paths: ThreadPaths) -> list[tuple[str, str]]:
     gateway has no skills folder of its own to look at."""
     if paths.skills is None:
         return [(f"{SKILLS_ROOT}/{name}", name) for name in skill_view.SHARED_FOLDERS]
-    return [(virtual, str(host.relative_to(paths.skills))) for virtual, host in skill_view.mounts(paths.skills, paths.owner)]
+    return [
+        (virtual, str(host.relative_to(paths.skills))) for virtual, host in skill_view.mounts(paths.skills, paths.owner)
+    ]
 
 
 def pod_manifest(
@@ -128,7 +130,10 @@ def pod_manifest(
             "name": name,
             "namespace": conf.namespace,
             "labels": {
-                LABEL_SANDBOX: "1", LABEL_OWNER: owner, LABEL_THREAD: thread_label(paths.thread_id), LABEL_VIEW: VIEW,
+                LABEL_SANDBOX: "1",
+                LABEL_OWNER: owner,
+                LABEL_THREAD: thread_label(paths.thread_id),
+                LABEL_VIEW: VIEW,
             },
             "annotations": {"herdsman/thread-id": paths.thread_id},
         },
@@ -242,12 +247,20 @@ class PodShell:
     def job_network(self, run_id: str) -> PodNetwork:
         """The network of a background job in this pod (the pod's, shared by its jobs)."""
         pod = self._pod
-        return PodNetwork(run_id, lambda argv: self._provider.exec_text(pod.ensure_id(), argv),
-                          lambda port: self._provider.forward_port(pod.ensure_id(), port))
+        return PodNetwork(
+            run_id,
+            lambda argv: self._provider.exec_text(pod.ensure_id(), argv),
+            lambda port: self._provider.forward_port(pod.ensure_id(), port),
+        )
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
-        env: Mapping[str, str] | None = None, run_id: str | None = None,
+        self,
+        paths: ThreadPaths,
+        command: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
+        run_id: str | None = None,
     ) -> ExecResult:
         """Run ``command`` in the pod (its processes marked with ``run_id``); a pod that is gone is
         recreated once and retried.
@@ -330,8 +343,13 @@ def load_api_client(sandbox: SandboxConfig) -> Any:
 class KubernetesSandboxProvider(RemoteSandboxes):
     """Hands out :class:`KubernetesSandbox` instances, one pod per thread."""
 
-    def __init__(self, config: HerdsmanConfig, api_client: Any = None, exec_opener: ExecOpener | None = None,
-                 port_forwarder: PortForwarder | None = None) -> None:
+    def __init__(
+        self,
+        config: HerdsmanConfig,
+        api_client: Any = None,
+        exec_opener: ExecOpener | None = None,
+        port_forwarder: PortForwarder | None = None,
+    ) -> None:
         from kubernetes import client
 
         self._sandbox_config = config.sandbox

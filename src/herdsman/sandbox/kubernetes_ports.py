@@ -37,7 +37,7 @@ _SEPARATOR = "--herdsman-net--"
 PORTS_SCRIPT = (  # $1: the run id; POSIX sh (busybox, dash), readlink from busybox or coreutils
     f'for f in $(grep -lzx "{MARKER}=$1" /proc/[0-9]*/environ 2>/dev/null); do '
     'for l in "${f%/environ}"/fd/*; do readlink "$l" 2>/dev/null; done; done; '
-    f'echo {_SEPARATOR}; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true'
+    f"echo {_SEPARATOR}; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true"
 )
 
 
@@ -80,8 +80,9 @@ class PodNetwork:
 
     isolated = False  # the pod's other commands reach it on 127.0.0.1
 
-    def __init__(self, run_id: str, exec_text: Callable[[list[str]], str],
-                 forward: Callable[[int], socket.socket]) -> None:
+    def __init__(
+        self, run_id: str, exec_text: Callable[[list[str]], str], forward: Callable[[int], socket.socket]
+    ) -> None:
         self.run_id = run_id
         self._exec_text = exec_text
         self._forward = forward
@@ -104,8 +105,10 @@ class PodNetwork:
         except PortUnreachable:
             raise
         except Exception as exc:  # noqa: BLE001 - the client wraps every failure in ApiException
-            raise PortUnreachable(f"the API server did not forward port {port} to the sandbox pod ({type(exc).__name__}); "
-                                  "check that the gateway may create pods/portforward (deploy/kubernetes/rbac.yaml)") from None
+            raise PortUnreachable(
+                f"the API server did not forward port {port} to the sandbox pod ({type(exc).__name__}); "
+                "check that the gateway may create pods/portforward (deploy/kubernetes/rbac.yaml)"
+            ) from None
 
     def close(self) -> None:
         """Nothing to give up: each connection is its own forward."""

@@ -290,18 +290,28 @@ def host_groups() -> Groups:
     """cgroup v1 when any of its controllers is writable, else a delegated cgroup v2 subtree."""
     parents = cgroup_v1_parents()
     if parents:
-        return Groups("cgroup-v1", frozenset(parents), lambda limits: CommandGroup(limits, parents),
-                      stale_dirs=tuple(parents.values()))
+        return Groups(
+            "cgroup-v1",
+            frozenset(parents),
+            lambda limits: CommandGroup(limits, parents),
+            stale_dirs=tuple(parents.values()),
+        )
     delegation = cgroup_v2.host_delegation()
     if delegation.parent is not None:
         parent = delegation.parent
-        return Groups("cgroup-v2", delegation.controllers,
-                      lambda limits: cgroup_v2.V2CommandGroup(limits, delegation), stale_dirs=(parent,))
+        return Groups(
+            "cgroup-v2",
+            delegation.controllers,
+            lambda limits: cgroup_v2.V2CommandGroup(limits, delegation),
+            stale_dirs=(parent,),
+        )
     return Groups("rlimit", frozenset(), reason=f"no writable cgroup (v1 or v2; {delegation.reason})")
 
 
-_FIX = ("run Herdsman where its cgroup is writable (a systemd unit with Delegate=yes, or "
-        "systemd-run --user --scope -p Delegate=yes herdsman serve; a container with a writable cgroup)")
+_FIX = (
+    "run Herdsman where its cgroup is writable (a systemd unit with Delegate=yes, or "
+    "systemd-run --user --scope -p Delegate=yes herdsman serve; a container with a writable cgroup)"
+)
 
 
 def unenforced_limits(limits: Limits, groups: Groups, root: bool | None = None) -> list[str]:
@@ -314,11 +324,15 @@ def unenforced_limits(limits: Limits, groups: Groups, root: bool | None = None) 
         if root:
             found.append(f"sandbox.limits.pids is not enforced for root: {why}; RLIMIT_NPROC does not bind root")
         else:
-            found.append(f"sandbox.limits.pids is enforced only per host user, not per command: {why}; "
-                         "RLIMIT_NPROC counts all the user's processes")
+            found.append(
+                f"sandbox.limits.pids is enforced only per host user, not per command: {why}; "
+                "RLIMIT_NPROC counts all the user's processes"
+            )
     if limits.memory_mb is not None and "memory" not in groups.controllers:
-        found.append(f"sandbox.limits.memory_mb is enforced only per process, as address space (RLIMIT_AS), "
-                     f"not for a command's processes together: {why}")
+        found.append(
+            f"sandbox.limits.memory_mb is enforced only per process, as address space (RLIMIT_AS), "
+            f"not for a command's processes together: {why}"
+        )
     if limits.cpus is not None and "cpu" not in groups.controllers:
         found.append(f"sandbox.limits.cpus is not enforced: {why}; only the command timeout bounds CPU time")
     if found:
@@ -337,8 +351,12 @@ def _warn_once(messages: list[str], mechanism: str) -> None:
         if _warned or not messages:
             return
         _warned = True
-    log.warning("sandbox_limits_unenforced", mechanism=mechanism, limits=messages,
-                message="sandbox limits not enforced on this host: " + "; ".join(messages))
+    log.warning(
+        "sandbox_limits_unenforced",
+        mechanism=mechanism,
+        limits=messages,
+        message="sandbox limits not enforced on this host: " + "; ".join(messages),
+    )
 
 
 def _rlimit_pairs(limits: Limits, with_cgroups: frozenset[str] | set[str]) -> list[tuple[int, int]]:

@@ -74,13 +74,18 @@ class BwrapShell:
         self._tmp_bytes = tmp_mb * 1024 * 1024 if tmp_mb and bwrap_module.supports_tmpfs_size(bwrap) else None
         if tmp_mb and self._tmp_bytes is None:
             log.warning(
-                "sandbox_limits_unenforced", limits=["tmp_mb"],
+                "sandbox_limits_unenforced",
+                limits=["tmp_mb"],
                 message="sandbox.limits.tmp_mb is not enforced: this bubblewrap has no --size (0.8 or later "
                 "needed); the jail's /tmp, /var/tmp and /dev/shm are unsized",
             )
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        self,
+        paths: ThreadPaths,
+        command: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
         run_id: str | None = None,
         netns_fd: int | None = None,
@@ -121,7 +126,9 @@ class BwrapShell:
                         env={},
                         run_id=run_id,
                         cancel=cancel,
-                        preexec_fn=entering_network(netns_fd, launch.preexec_fn) if netns_fd is not None else launch.preexec_fn,
+                        preexec_fn=entering_network(netns_fd, launch.preexec_fn)
+                        if netns_fd is not None
+                        else launch.preexec_fn,
                         kill_tree=launch.kill_tree,
                         pass_fds=(filter_fd, arguments, *(network.pass_fds if network else ())),
                     )
@@ -150,7 +157,11 @@ class HostShell:
         self.limiter = limiter or LocalLimiter(Limits.from_config(config))
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        self,
+        paths: ThreadPaths,
+        command: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Run ``command`` with bash on the host; virtual paths in it become host paths."""
@@ -182,7 +193,11 @@ class RefusingShell:
         self.message = message
 
     def run(
-        self, paths: ThreadPaths, command: str, timeout: float, cancel: threading.Event | None = None,
+        self,
+        paths: ThreadPaths,
+        command: str,
+        timeout: float,
+        cancel: threading.Event | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
         """Always raise CommandNotAllowedError."""

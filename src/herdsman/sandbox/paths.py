@@ -124,8 +124,12 @@ def private_dir(path: Path) -> None:
             return
         _warned.add(str(path))
         log.warning(
-            "folder_not_private", path=str(path), mode=f"{stat.S_IMODE(st.st_mode):o}", owner_uid=st.st_uid,
-            uid=os.geteuid(), fix="the folder belongs to another uid, not to this process: other users may reach "
+            "folder_not_private",
+            path=str(path),
+            mode=f"{stat.S_IMODE(st.st_mode):o}",
+            owner_uid=st.st_uid,
+            uid=os.geteuid(),
+            fix="the folder belongs to another uid, not to this process: other users may reach "
             "the sandbox's files through it; make it 0700 (chmod 700)",
         )
         return
@@ -303,16 +307,12 @@ class ThreadPaths:
         for host, virtual in self._aliases:
             if host in text:
                 text = text.replace(host, virtual)
-        tail = re.compile(
-            r"(?:/[^\s'\"/=:;,]+)*/threads/" + re.escape(self.thread_id) + r"/user-data(?![\w.-])"
-        )
+        tail = re.compile(r"(?:/[^\s'\"/=:;,]+)*/threads/" + re.escape(self.thread_id) + r"/user-data(?![\w.-])")
         return tail.sub(USER_DATA_ROOT, text)
 
     def to_host_text(self, text: str) -> str:
         """Rewrite virtual paths in a command to host paths (for unisolated execution only)."""
         pairs = [(root.virtual, str(root.host)) for root in self.roots]
-        pattern = re.compile(
-            r"(?<![\w./-])(" + "|".join(re.escape(v) for v, _ in pairs) + r")(?=$|[/\s'\";|&)<>:,=`])"
-        )
+        pattern = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(v) for v, _ in pairs) + r")(?=$|[/\s'\";|&)<>:,=`])")
         mapping = dict(pairs)
         return pattern.sub(lambda m: mapping[m.group(1)], text)

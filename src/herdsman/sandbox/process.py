@@ -153,7 +153,6 @@ class StreamCapture:
         )
 
 
-
 def new_run_id() -> str:
     """A fresh marker value identifying the processes of one command."""
     return uuid.uuid4().hex

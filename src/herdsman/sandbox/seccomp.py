@@ -81,7 +81,12 @@ DENIED = (
 
 # Calls newer than the libseccomp of some distributions (Debian 12's 2.5.4 does not name them);
 # numbers from 424 on are the same on x86_64 and aarch64.
-NEW_SYSCALL_NUMBERS = {"lsm_get_self_attr": 459, "lsm_set_self_attr": 460, "lsm_list_modules": 461, "open_tree_attr": 467}
+NEW_SYSCALL_NUMBERS = {
+    "lsm_get_self_attr": 459,
+    "lsm_set_self_attr": 460,
+    "lsm_list_modules": 461,
+    "open_tree_attr": 467,
+}
 
 # btrfs subvolume and snapshot creation (SNAP_CREATE, SUBVOL_CREATE and their _V2): a new subvolume
 # leaves its parent's quota group, so it would escape the disk quota (see volume.py)
@@ -217,5 +222,10 @@ def docker_profile() -> str:
             "args": [{"index": index, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"}],
         })  # fmt: skip
     syscalls = [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": code} for code, names in plain.items()]
-    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"],
-                       "syscalls": syscalls + conditional})
+    return json.dumps(
+        {
+            "defaultAction": "SCMP_ACT_ALLOW",
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"],
+            "syscalls": syscalls + conditional,
+        }
+    )

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from herdsman.sandbox.fs import ThreadFiles
 
 MAX_SNAPSHOT_ENTRIES = 1_000
-SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".cache", ".mypy_cache", ".pytest_cache"})
+SKIPPED_DIRS = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".cache", ".mypy_cache", ".pytest_cache"}
+)
 MAX_REPORTED_CHANGES = 200
 
 Action = Literal["created", "modified", "deleted"]

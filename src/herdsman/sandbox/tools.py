@@ -93,8 +93,7 @@ def thread_id_of(runtime: ToolRuntime | None) -> str:
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if not thread_id:
         raise ToolException(
-            "no thread id in this run: invoke the agent with "
-            "config={'configurable': {'thread_id': '<id>'}}"
+            "no thread id in this run: invoke the agent with config={'configurable': {'thread_id': '<id>'}}"
         )
     return str(thread_id)
 
@@ -255,8 +254,10 @@ def parse_problem(shown: str, text: str) -> str:
     if error is None:
         return ""
     if error.startswith("SyntaxError"):
-        return (f". Warning: {shown} does not parse now: {error}. "
-                "Read those lines and fix them (a line break inside quotes is written \\n)")
+        return (
+            f". Warning: {shown} does not parse now: {error}. "
+            "Read those lines and fix them (a line break inside quotes is written \\n)"
+        )
     return f". Warning: {shown} is not valid JSON now: {error.removeprefix('not valid JSON: ')}. Write it again as valid JSON"
 
 
@@ -353,8 +354,10 @@ def _file_artifact(path: str, action: str, **extra: Any) -> dict[str, Any]:
 
 # -- the tools ------------------------------------------------------------------------------
 
-BACKGROUND_ARG = ("true: start the command as a background server that keeps running (e.g. python3 -m http.server "
-                  "8000); the user sees it in the Preview tab. Default false.")
+BACKGROUND_ARG = (
+    "true: start the command as a background server that keeps running (e.g. python3 -m http.server "
+    "8000); the user sees it in the Preview tab. Default false."
+)
 SERVER_STARTUP_SECONDS = 10.0  # how long bash waits for a background server to listen
 
 
@@ -430,8 +433,9 @@ class SandboxTools:
         """Start ``command`` as a background server and say where the user sees it (``background.py``)."""
         start = getattr(sandbox, "start_background", None)
         if start is None:
-            raise CommandNotAllowedError("Background servers are not available with this sandbox provider; "
-                                         "run the command without background.")
+            raise CommandNotAllowedError(
+                "Background servers are not available with this sandbox provider; run the command without background."
+            )
         command = rewrite_command(held_in_foreground(command))
         job = start(command)
         listening = job.wait_listening(SERVER_STARTUP_SECONDS)
@@ -443,22 +447,30 @@ class SandboxTools:
             return "The background command has already ended:\n" + self.bash_result(result), artifact
         range_note = f"ports {self.preview.ports}"
         reachable = not job.isolated or getattr(sandbox, "servers_reachable", False)
-        reach = ("Later bash commands reach it at http://127.0.0.1:{port}/ (curl -s http://127.0.0.1:{port}/...)."
-                 if reachable else
-                 "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one command "
-                 "(start it with &, then curl it).")
+        reach = (
+            "Later bash commands reach it at http://127.0.0.1:{port}/ (curl -s http://127.0.0.1:{port}/...)."
+            if reachable
+            else "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one command "
+            "(start it with &, then curl it)."
+        )
         if ports:
             shown = ", ".join(map(str, ports))
-            return (f"Started in the background (job {job.number}); listening on port {shown} inside the sandbox. "
-                    f"The user sees it live in the Preview tab (port {shown}). {reach.format(port=ports[0])}"), artifact
+            return (
+                f"Started in the background (job {job.number}); listening on port {shown} inside the sandbox. "
+                f"The user sees it live in the Preview tab (port {shown}). {reach.format(port=ports[0])}"
+            ), artifact
         others = [p for p in listening if not self.preview.allows(p)]
         if others:
             shown = ", ".join(map(str, others))
-            return (f"Started in the background (job {job.number}) and running: it listens on port {shown} inside the "
-                    f"sandbox. {reach.format(port=others[0])} Port {shown} is outside the previewable {range_note}, so "
-                    "the user cannot open it in the Preview tab."), artifact
-        return (f"Started in the background (job {job.number}) and running. It writes its files as usual; nothing "
-                f"listens on any of the previewable {range_note} yet, so there is nothing to preview."), artifact
+            return (
+                f"Started in the background (job {job.number}) and running: it listens on port {shown} inside the "
+                f"sandbox. {reach.format(port=others[0])} Port {shown} is outside the previewable {range_note}, so "
+                "the user cannot open it in the Preview tab."
+            ), artifact
+        return (
+            f"Started in the background (job {job.number}) and running. It writes its files as usual; nothing "
+            f"listens on any of the previewable {range_note} yet, so there is nothing to preview."
+        ), artifact
 
     def new_previews(self, sandbox: Sandbox) -> list[dict[str, Any]]:
         """The ``preview`` events of the ports that started listening in ``sandbox`` since the
@@ -472,9 +484,15 @@ class SandboxTools:
             log.warning("could not read the sandbox's listening ports", exc_info=True)
             return []
         return [
-            {"type": "preview", "thread_id": sandbox.thread_id, "port": port, "job": job.number,
-             "command": job.command[:200]}
-            for job, port in found if self.preview.allows(port)
+            {
+                "type": "preview",
+                "thread_id": sandbox.thread_id,
+                "port": port,
+                "job": job.number,
+                "command": job.command[:200],
+            }
+            for job, port in found
+            if self.preview.allows(port)
         ]
 
     @staticmethod
@@ -500,7 +518,11 @@ class SandboxTools:
             return {}
 
     def _described(
-        self, sandbox: Sandbox, command: str, cancelled: threading.Event | None = None, env: Mapping[str, str] | None = None
+        self,
+        sandbox: Sandbox,
+        command: str,
+        cancelled: threading.Event | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> tuple[str, dict[str, Any]]:
         """Run ``command``: what the model reads of it (with a note when a search found
         nothing, :mod:`~herdsman.sandbox.grep_hint`) and its artifact; ``outputs/...``-style
@@ -527,7 +549,9 @@ class SandboxTools:
             if background:
                 answer = self._background(sandbox, command)
             else:
-                answer = self._described(sandbox, command, cancelled, self.env_of(command, runtime))  # reads a file: off the loop
+                answer = self._described(
+                    sandbox, command, cancelled, self.env_of(command, runtime)
+                )  # reads a file: off the loop
             return answer, self.new_previews(sandbox)
 
         user = pools.user_of(getattr(runtime, "config", None))
@@ -559,7 +583,7 @@ class SandboxTools:
         entries = sandbox.list_dir(path, max_depth=2)
         if not entries:
             return f"{_display(path)} is empty"
-        shown = _with_sizes(sandbox, entries[: MAX_LISTED_ENTRIES + 1]) + entries[MAX_LISTED_ENTRIES + 1:]
+        shown = _with_sizes(sandbox, entries[: MAX_LISTED_ENTRIES + 1]) + entries[MAX_LISTED_ENTRIES + 1 :]
         return _cap_lines(shown, MAX_LISTED_ENTRIES, "entries", "ls a subdirectory to see them") + _stopped(entries)
 
     def read_file(
@@ -680,8 +704,10 @@ class SandboxTools:
             sandbox.write_text(path, updated)
         replaced = count if replace_all else 1
         problem = parse_problem(shown, updated) if not was_broken else ""  # one this edit made
-        return (f"Replaced {replaced} occurrence(s) in {shown}{escaped_note}{problem}",
-                _file_artifact(shown, "modified", replacements=replaced))
+        return (
+            f"Replaced {replaced} occurrence(s) in {shown}{escaped_note}{problem}",
+            _file_artifact(shown, "modified", replacements=replaced),
+        )
 
     def glob(
         self,
@@ -702,7 +728,12 @@ class SandboxTools:
         if not matches:
             return f"no paths match {pattern!r} under {_display(path)}" + deeper + _stopped(matches)
         count = f"\n[{len(matches)} matches]" if len(matches) > 1 else ""  # a small model cannot count lines
-        return _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern") + count + deeper + _stopped(matches)
+        return (
+            _cap_lines(matches, MAX_LISTED_ENTRIES, "matches", "use a narrower pattern")
+            + count
+            + deeper
+            + _stopped(matches)
+        )
 
     def grep(
         self,
@@ -732,7 +763,8 @@ class SandboxTools:
         for file in files:
             if scanned > MAX_GREP_BYTES or time.monotonic() > deadline:
                 stopped = (
-                    f"stopped after {scanned // (1024 * 1024)} MB" if scanned > MAX_GREP_BYTES
+                    f"stopped after {scanned // (1024 * 1024)} MB"
+                    if scanned > MAX_GREP_BYTES
                     else f"stopped after {GREP_SECONDS:g} seconds"
                 )
                 break

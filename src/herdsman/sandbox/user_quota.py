@@ -85,7 +85,9 @@ def subvolume_id(fd: int) -> int:
 def set_limit(fd: int, group: int, limit_bytes: int | None) -> None:
     """Limit the bytes quota group ``group`` references (None: no limit); ``fd`` is any
     directory on the volume (group 0 means the subvolume of ``fd``)."""
-    args = bytearray(struct.pack("6Q", group, LIMIT_MAX_RFER, NO_LIMIT if limit_bytes is None else limit_bytes, 0, 0, 0))
+    args = bytearray(
+        struct.pack("6Q", group, LIMIT_MAX_RFER, NO_LIMIT if limit_bytes is None else limit_bytes, 0, 0, 0)
+    )
     fcntl.ioctl(fd, QGROUP_LIMIT, args, True)
 
 
@@ -126,7 +128,7 @@ def _write_whole(path: Path, data: bytes, sync: bool = True) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if sync:
             os.fsync(fd)
     finally:
@@ -172,8 +174,11 @@ class UserGroups:
             return None
         found = _parse(raw)
         if found is None or found[0] != (user or ""):
-            raise OSError(errno.EIO, f"the user quota group entry {path} is damaged; restore it (the user's 1/<n> "
-                          "quota group: btrfs qgroup show -p), or remove it and that group (btrfs qgroup destroy)")
+            raise OSError(
+                errno.EIO,
+                f"the user quota group entry {path} is damaged; restore it (the user's 1/<n> "
+                "quota group: btrfs qgroup show -p), or remove it and that group (btrfs qgroup destroy)",
+            )
         return found[1]
 
     def index_of(self, home_id: str, user: str | None) -> int:
@@ -206,8 +211,11 @@ class UserGroups:
         """A new id, the counter moved past it first (under the exclusive lock)."""
         text = counter.read_text(encoding="ascii")
         if not text.isdigit() or not 0 < int(text) <= MAX_INDEX:
-            raise OSError(errno.EIO, f"the user quota group counter {counter} is damaged; write into it a number "
-                          "past every 1/<n> quota group of the volume (btrfs qgroup show)")
+            raise OSError(
+                errno.EIO,
+                f"the user quota group counter {counter} is damaged; write into it a number "
+                "past every 1/<n> quota group of the volume (btrfs qgroup show)",
+            )
         index = int(text)
         _write_whole(counter, str(index + 1).encode())
         return index
@@ -223,8 +231,11 @@ class UserGroups:
         except ValueError:
             table = None
         if not isinstance(table, dict) or not all(type(n) is int and 0 < n <= MAX_INDEX for n in table.values()):
-            raise OSError(errno.EIO, f"the user quota group table {path} is damaged; restore it, or remove it "
-                          "and every 1/<n> quota group (btrfs qgroup destroy) before the next start")
+            raise OSError(
+                errno.EIO,
+                f"the user quota group table {path} is damaged; restore it, or remove it "
+                "and every 1/<n> quota group (btrfs qgroup destroy) before the next start",
+            )
         self.index.mkdir(mode=0o700, exist_ok=True)
         for key, index in table.items():
             home_id, _, user = key.partition("/")

@@ -76,10 +76,33 @@ TEXT_COMMANDS = frozenset({"echo", "printf"})
 """Commands whose arguments are text to print, never paths."""
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 """Commands that read a heredoc as a command line."""
-_INTERPRETER = re.compile(r"^(?:python[\d.]*|node|nodejs|ruby|perl|php|Rscript|R|lua|tclsh|awk|gawk|sqlite3|psql|duckdb)$")
+_INTERPRETER = re.compile(
+    r"^(?:python[\d.]*|node|nodejs|ruby|perl|php|Rscript|R|lua|tclsh|awk|gawk|sqlite3|psql|duckdb)$"
+)
 """Commands that read a heredoc as code, whose quoted paths are used."""
-_PREFIXES = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo", "env", "nice", "timeout", "xargs",
-                       "{", "!", "if", "then", "else", "elif", "do", "while", "until"})
+_PREFIXES = frozenset(
+    {
+        "command",
+        "builtin",
+        "exec",
+        "nohup",
+        "time",
+        "sudo",
+        "env",
+        "nice",
+        "timeout",
+        "xargs",
+        "{",
+        "!",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "do",
+        "while",
+        "until",
+    }
+)
 """Words before a command's name (a prefix command, a keyword of the shell)."""
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = ";&|()\n"

@@ -101,7 +101,9 @@ def home_id(home: Path) -> str:
         except FileNotFoundError:
             found = ""
         except (OSError, UnicodeDecodeError) as exc:
-            raise QuotaVolumeError(f"cannot read the home's quota volume id {marker} ({exc}); remove the file") from None
+            raise QuotaVolumeError(
+                f"cannot read the home's quota volume id {marker} ({exc}); remove the file"
+            ) from None
         if re.fullmatch(r"[0-9a-f]{16}", found):
             return found
         if found:
@@ -175,7 +177,9 @@ class QuotaVolume:
             if owner is not None:
                 self._join(fd, target, owner)
         except OSError as exc:
-            raise QuotaVolumeError(f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror})") from None
+            raise QuotaVolumeError(
+                f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror})"
+            ) from None
         finally:
             os.close(fd)
         private_dir(link.parent.parent)  # threads/ and threads/<id>/ stay 0700 (paths.py)
@@ -184,7 +188,9 @@ class QuotaVolume:
             os.symlink(target, link)
         except FileExistsError:
             if not link.is_symlink() or os.readlink(link) != str(target):
-                raise QuotaVolumeError(f"thread {thread_id}: its user-data folder appeared while its volume was made") from None
+                raise QuotaVolumeError(
+                    f"thread {thread_id}: its user-data folder appeared while its volume was made"
+                ) from None
         return True
 
     def _join(self, fd: int, target: Path, owner: Owner) -> None:
@@ -340,7 +346,9 @@ def _sweep_quietly(volume: QuotaVolume) -> None:
         removed = volume.sweep()
         btrfs = shutil.which("btrfs") or shutil.which("btrfs", path="/usr/bin:/bin:/usr/sbin:/sbin")
         if btrfs:
-            subprocess.run([btrfs, "qgroup", "clear-stale", str(volume.root)], capture_output=True, timeout=60, check=False)
+            subprocess.run(
+                [btrfs, "qgroup", "clear-stale", str(volume.root)], capture_output=True, timeout=60, check=False
+            )
         UserGroups(volume.root).drop_gone_groups()
     except Exception as exc:  # noqa: BLE001 - housekeeping is best effort
         log.warning("quota_volume_sweep_failed", error=str(exc))
@@ -372,8 +380,12 @@ def quota_volume(config: QuotaVolumeConfig, quota_mb: int | None) -> QuotaVolume
         )
     if found not in _WARNED:
         _WARNED.add(found)
-        log.warning("quota_volume_unavailable", reason=found, consequence=NOT_ENFORCED,
-                    fix="run as root with btrfs-progs, see docs/security.md")
+        log.warning(
+            "quota_volume_unavailable",
+            reason=found,
+            consequence=NOT_ENFORCED,
+            fix="run as root with btrfs-progs, see docs/security.md",
+        )
     return None
 
 

@@ -13,7 +13,16 @@ from rich.console import Console
 
 from herdsman.config.loader import ConfigError, env_file_values, find_config_file, load_config, parse_config
 from herdsman.setup.detect import Machine, SandboxChoice, detect_machine
-from herdsman.setup.files import SetupError, backup, check_secret, dump_document, env_path, read_document, write_secrets, write_text_atomically
+from herdsman.setup.files import (
+    SetupError,
+    backup,
+    check_secret,
+    dump_document,
+    env_path,
+    read_document,
+    write_secrets,
+    write_text_atomically,
+)
 from herdsman.setup.flags import Flags, answers_from_flags, check_flags, key_variable, model_entry, parse_pairs
 from herdsman.setup.keycheck import KeyCheck, check_key
 from herdsman.setup.plan import Answers, apply_answers
@@ -45,7 +54,9 @@ def try_key(answers: Answers, doc: Mapping, env: Mapping[str, str]) -> KeyCheck 
     entry = model_entry(doc, answer.name or provider.id)
     if key is None and provider.key_required:
         return None
-    return check_key(provider, key, answer.base_url or entry.get("base_url"), answer.model or entry.get("model") or provider.model)
+    return check_key(
+        provider, key, answer.base_url or entry.get("base_url"), answer.model or entry.get("model") or provider.model
+    )
 
 
 def show_key_check(result: KeyCheck) -> None:
@@ -67,8 +78,10 @@ def config_flag(path: Path) -> str:
 
 def final_check(path: Path, offline: bool) -> bool:
     """``herdsman config check`` on what was written; True when it found nothing to fix."""
-    console.print(f"\n[bold]herdsman config check{escape(config_flag(path))}[/bold]"
-                  + (" [dim](no network probe: the provider was unreachable)[/dim]" if offline else ""))
+    console.print(
+        f"\n[bold]herdsman config check{escape(config_flag(path))}[/bold]"
+        + (" [dim](no network probe: the provider was unreachable)[/dim]" if offline else "")
+    )
     from herdsman.commands.check import check_config  # imports LangChain: only when it runs
 
     try:
@@ -127,7 +140,9 @@ def run_setup(path: Path, flags: Flags, interactive: bool) -> int:
             if key_result is not None:
                 show_key_check(key_result)
                 if key_result.status == "rejected":
-                    err.print("[red]Nothing was written.[/red] Give the right key, or --no-check-key to keep it anyway.")
+                    err.print(
+                        "[red]Nothing was written.[/red] Give the right key, or --no-check-key to keep it anyway."
+                    )
                     return 1
         if answers.sandbox is not None:
             show_sandbox_notes(answers.sandbox)
@@ -143,12 +158,17 @@ def run_setup(path: Path, flags: Flags, interactive: bool) -> int:
     saved = backup(path)
     write_secrets(env_path(path), outcome.secrets)
     write_text_atomically(path, new_text)
-    console.print(f"[green]Wrote {escape(str(path))}[/green]" + (f" [dim](the previous one is {escape(saved.name)})[/dim]" if saved else ""))
+    console.print(
+        f"[green]Wrote {escape(str(path))}[/green]"
+        + (f" [dim](the previous one is {escape(saved.name)})[/dim]" if saved else "")
+    )
     for change in outcome.changes:
         console.print(f"  [dim]{escape(change)}[/dim]")
     if outcome.secrets:
-        console.print(f"[green]Secrets in {escape(str(env_path(path)))}[/green] [dim](readable by you only): "
-                      f"{escape(', '.join(sorted(outcome.secrets)))}[/dim]")
+        console.print(
+            f"[green]Secrets in {escape(str(env_path(path)))}[/green] [dim](readable by you only): "
+            f"{escape(', '.join(sorted(outcome.secrets)))}[/dim]"
+        )
     ok = final_check(path, offline=key_result is not None and key_result.status == "unreachable")
     console.print("\n[bold]Next:[/bold]")
     for step in next_steps(path, answers, doc):
@@ -172,31 +192,71 @@ ListOpt = Optional[list[str]]
 
 
 def setup_command(
-    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="The config.yaml to write or edit (default: the one found, else ./config.yaml).")] = None,
-    non_interactive: Annotated[bool, typer.Option("--non-interactive", help="Ask nothing: use the flags, keep the rest of the config.")] = False,
+    config: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--config", "-c", help="The config.yaml to write or edit (default: the one found, else ./config.yaml)."
+        ),
+    ] = None,
+    non_interactive: Annotated[
+        bool, typer.Option("--non-interactive", help="Ask nothing: use the flags, keep the rest of the config.")
+    ] = False,
     provider: Annotated[Optional[str], typer.Option(help="Model provider: " + " | ".join(PROVIDERS) + ".")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model id, e.g. gpt-4o-mini (default the provider's).")] = None,
-    model_name: Annotated[Optional[str], typer.Option(help="Name of the entry under models: (default the provider's id).")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="The provider's address (required for custom), e.g. http://localhost:8000/v1.")] = None,
-    api_key: Annotated[Optional[str], typer.Option(help="The API key (kept in .env); default the one in its variable (exporting it keeps it out of ps and shell history).")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option(help="The variable that holds the key (default OPENAI_API_KEY, ...).")] = None,
-    check_key_: Annotated[bool, typer.Option("--check-key/--no-check-key", help="Try the key with one call to the provider.")] = True,
-    sandbox: Annotated[Optional[str], typer.Option(help="Sandbox provider: auto (by what this machine has) | local | docker | kubernetes.")] = None,
-    channel: Annotated[ListOpt, typer.Option("--channel", help="Turn on an IM channel (repeat for more), e.g. telegram.")] = None,
+    model_name: Annotated[
+        Optional[str], typer.Option(help="Name of the entry under models: (default the provider's id).")
+    ] = None,
+    base_url: Annotated[
+        Optional[str], typer.Option(help="The provider's address (required for custom), e.g. http://localhost:8000/v1.")
+    ] = None,
+    api_key: Annotated[
+        Optional[str],
+        typer.Option(
+            help="The API key (kept in .env); default the one in its variable (exporting it keeps it out of ps and shell history)."
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        Optional[str], typer.Option(help="The variable that holds the key (default OPENAI_API_KEY, ...).")
+    ] = None,
+    check_key_: Annotated[
+        bool, typer.Option("--check-key/--no-check-key", help="Try the key with one call to the provider.")
+    ] = True,
+    sandbox: Annotated[
+        Optional[str],
+        typer.Option(help="Sandbox provider: auto (by what this machine has) | local | docker | kubernetes."),
+    ] = None,
+    channel: Annotated[
+        ListOpt, typer.Option("--channel", help="Turn on an IM channel (repeat for more), e.g. telegram.")
+    ] = None,
     disable_channel: Annotated[ListOpt, typer.Option("--disable-channel", help="Turn off an IM channel.")] = None,
-    allowed_users: Annotated[ListOpt, typer.Option("--allowed-users", help="Who may use a channel: CHANNEL=ID,ID (* for anyone).")] = None,
-    secret: Annotated[ListOpt, typer.Option("--secret", help="A secret for .env: NAME=VALUE, e.g. TELEGRAM_BOT_TOKEN=... (repeatable).")] = None,
-    memory: Annotated[Optional[bool], typer.Option("--memory/--no-memory", help="Long-term memory across conversations.")] = None,
+    allowed_users: Annotated[
+        ListOpt, typer.Option("--allowed-users", help="Who may use a channel: CHANNEL=ID,ID (* for anyone).")
+    ] = None,
+    secret: Annotated[
+        ListOpt,
+        typer.Option("--secret", help="A secret for .env: NAME=VALUE, e.g. TELEGRAM_BOT_TOKEN=... (repeatable)."),
+    ] = None,
+    memory: Annotated[
+        Optional[bool], typer.Option("--memory/--no-memory", help="Long-term memory across conversations.")
+    ] = None,
 ) -> None:
     """Write config.yaml (secrets into .env) by asking a few questions; an existing config is
     edited, not replaced. Every question has a flag; --non-interactive asks none."""
     try:
         flags = Flags(
-            provider=provider, model=model, model_name=model_name, base_url=base_url, api_key=api_key,
-            api_key_env=api_key_env, check_key=check_key_, sandbox=sandbox, channels=list(channel or []),
+            provider=provider,
+            model=model,
+            model_name=model_name,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            check_key=check_key_,
+            sandbox=sandbox,
+            channels=list(channel or []),
             disable_channels=list(disable_channel or []),
             allowed_users=parse_pairs(list(allowed_users or []), "--allowed-users", split_values=True),
-            secrets=parse_pairs(list(secret or []), "--secret", split_values=False), memory=memory,
+            secrets=parse_pairs(list(secret or []), "--secret", split_values=False),
+            memory=memory,
         )
         interactive = not non_interactive
         if interactive and not (sys.stdin.isatty() and sys.stdout.isatty()):

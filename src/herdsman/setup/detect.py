@@ -132,18 +132,30 @@ def choose_sandbox(machine: Machine, provider: str | None = None) -> SandboxChoi
     Docker-API engine, else Kubernetes, else the local one without isolation (bash off)."""
     if provider is None:
         provider = next(
-            (name for name, found in (("local", machine.bwrap), ("docker", machine.docker),
-                                      ("kubernetes", machine.kubernetes)) if found.available),
+            (
+                name
+                for name, found in (
+                    ("local", machine.bwrap),
+                    ("docker", machine.docker),
+                    ("kubernetes", machine.kubernetes),
+                )
+                if found.available
+            ),
             "local",
         )
     if provider in _REMOTE:
         return _remote_choice(provider, machine.docker if provider == "docker" else machine.kubernetes)
     if machine.bwrap.available:
-        return SandboxChoice("local", {}, ("commands run in bubblewrap: no network, only the thread's folders writable",))
+        return SandboxChoice(
+            "local", {}, ("commands run in bubblewrap: no network, only the thread's folders writable",)
+        )
     return SandboxChoice(
-        "local", {},
-        (f"bubblewrap cannot be used ({machine.bwrap.detail}): the bash tool stays off; install it "
-         "(apt-get install bubblewrap) or choose the docker sandbox",),
+        "local",
+        {},
+        (
+            f"bubblewrap cannot be used ({machine.bwrap.detail}): the bash tool stays off; install it "
+            "(apt-get install bubblewrap) or choose the docker sandbox",
+        ),
     )
 
 
@@ -160,11 +172,20 @@ class _Remote:
 
 
 _REMOTE = {
-    "docker": _Remote("docker.base_url", DEFAULT_DOCKER_URL, "build the sandbox image once: python -m herdsman.sandbox.image",
-                      "start Docker or podman (podman system service --time=0) before running", "docker"),
-    "kubernetes": _Remote("kubernetes.kubeconfig", str(DEFAULT_KUBECONFIG.expanduser()),
-                          "apply the manifests in deploy/kubernetes/ (namespace, volume claim, RBAC) first",
-                          "set sandbox.kubernetes.kubeconfig before running", "kubernetes"),
+    "docker": _Remote(
+        "docker.base_url",
+        DEFAULT_DOCKER_URL,
+        "build the sandbox image once: python -m herdsman.sandbox.image",
+        "start Docker or podman (podman system service --time=0) before running",
+        "docker",
+    ),
+    "kubernetes": _Remote(
+        "kubernetes.kubeconfig",
+        str(DEFAULT_KUBECONFIG.expanduser()),
+        "apply the manifests in deploy/kubernetes/ (namespace, volume claim, RBAC) first",
+        "set sandbox.kubernetes.kubeconfig before running",
+        "kubernetes",
+    ),
 }
 
 

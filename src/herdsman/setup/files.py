@@ -57,7 +57,9 @@ def read_document(path: Path) -> CommentedMap:
     except (OSError, UnicodeDecodeError) as exc:
         raise SetupError(f"cannot read {path}: {exc}") from None
     except YAMLError as exc:
-        raise SetupError(f"{path} is not valid YAML ({str(exc).splitlines()[0]}); fix it first, nothing was changed") from None
+        raise SetupError(
+            f"{path} is not valid YAML ({str(exc).splitlines()[0]}); fix it first, nothing was changed"
+        ) from None
     if data is None:
         return CommentedMap()
     if not isinstance(data, CommentedMap):

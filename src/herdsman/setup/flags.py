@@ -45,8 +45,10 @@ def parse_pairs(items: list[str], flag: str, split_values: bool) -> dict[str, An
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SetupError(f"{flag} {item!r} is not NAME=VALUE; write for example {flag} "
-                             + ("telegram=123456789,alice" if split_values else "TELEGRAM_BOT_TOKEN=..."))
+            raise SetupError(
+                f"{flag} {item!r} is not NAME=VALUE; write for example {flag} "
+                + ("telegram=123456789,alice" if split_values else "TELEGRAM_BOT_TOKEN=...")
+            )
         out[name.strip()] = [v.strip() for v in value.split(",") if v.strip()] if split_values else value
     return out
 
@@ -65,7 +67,9 @@ def check_flags(flags: Flags) -> None:
         if not is_env_name(name):
             raise SetupError(f"{name!r} cannot be an environment variable name; use letters, digits and _")
     if flags.base_url is not None and not flags.base_url.startswith(("http://", "https://")):
-        raise SetupError(f"--base-url {flags.base_url!r} is not an http(s) URL; write for example http://localhost:8000/v1")
+        raise SetupError(
+            f"--base-url {flags.base_url!r} is not an http(s) URL; write for example http://localhost:8000/v1"
+        )
 
 
 def current_model(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -96,7 +100,12 @@ def key_variable(doc: Mapping[str, Any], answer: ModelAnswer) -> str:
     """The variable the answer's API key is kept in (the one the YAML names, else the provider's)."""
     provider = PROVIDERS[answer.provider]
     name = answer.name or provider.id
-    return answer.key_env or env_reference(model_entry(doc, name).get("api_key")) or provider.key_env or f"{name.upper()}_API_KEY"
+    return (
+        answer.key_env
+        or env_reference(model_entry(doc, name).get("api_key"))
+        or provider.key_env
+        or f"{name.upper()}_API_KEY"
+    )
 
 
 def model_from_flags(flags: Flags, doc: Mapping[str, Any], env: Mapping[str, str]) -> ModelAnswer | None:
@@ -107,25 +116,33 @@ def model_from_flags(flags: Flags, doc: Mapping[str, Any], env: Mapping[str, str
     name = entry_name(doc, provider.id, flags.model_name)
     answer = ModelAnswer(flags.provider, name, flags.model, flags.base_url, flags.api_key, flags.api_key_env)
     if provider.id == CUSTOM and not (flags.base_url or model_entry(doc, name).get("base_url")):
-        raise SetupError("--provider custom needs --base-url (the server's OpenAI-compatible address, e.g. http://localhost:8000/v1)")
+        raise SetupError(
+            "--provider custom needs --base-url (the server's OpenAI-compatible address, e.g. http://localhost:8000/v1)"
+        )
     if provider.id == CUSTOM and not (flags.model or model_entry(doc, name).get("model")):
         raise SetupError("--provider custom needs --model (the model id the server serves)")
     if provider.key_required and answer.api_key is None:
         env_name = key_variable(doc, answer)
         literal = model_entry(doc, name).get("api_key")
         if env_name not in env and not (isinstance(literal, str) and literal and env_reference(literal) is None):
-            raise SetupError(f"--provider {provider.id} needs an API key: pass --api-key, or export {env_name} "
-                             "(or put it in .env beside config.yaml)")
+            raise SetupError(
+                f"--provider {provider.id} needs an API key: pass --api-key, or export {env_name} "
+                "(or put it in .env beside config.yaml)"
+            )
     return answer
 
 
-def channels_from_flags(flags: Flags, doc: MutableMapping[str, Any], env: Mapping[str, str]) -> dict[str, ChannelAnswer]:
+def channels_from_flags(
+    flags: Flags, doc: MutableMapping[str, Any], env: Mapping[str, str]
+) -> dict[str, ChannelAnswer]:
     """The channels the flags switch on (with credentials found) or off."""
     out: dict[str, ChannelAnswer] = {}
     for name in flags.channels:
-        missing = [f"{key} (pass --secret {var}=... or export {var})"
-                   for key, var in channel_credentials(doc, name)
-                   if var not in flags.secrets and var not in env and not _literal(doc, name, key)]
+        missing = [
+            f"{key} (pass --secret {var}=... or export {var})"
+            for key, var in channel_credentials(doc, name)
+            if var not in flags.secrets and var not in env and not _literal(doc, name, key)
+        ]
         if missing:
             raise SetupError(f"channels.{name} needs " + "; ".join(missing))
         out[name] = ChannelAnswer(True, flags.allowed_users.get(name), dict(flags.secrets))
@@ -155,8 +172,9 @@ def current_sandbox(doc: Mapping[str, Any]) -> str | None:
     return sandbox.get("provider") if isinstance(sandbox, Mapping) else None
 
 
-def answers_from_flags(flags: Flags, doc: MutableMapping[str, Any], env: Mapping[str, str],
-                       machine: Callable[[], Machine]) -> Answers:
+def answers_from_flags(
+    flags: Flags, doc: MutableMapping[str, Any], env: Mapping[str, str], machine: Callable[[], Machine]
+) -> Answers:
     """The answers of ``--non-interactive``: the flags, what the config says, then defaults.
 
     ``machine`` is called only when the sandbox is to be picked (no --sandbox, none in the config,

@@ -123,7 +123,9 @@ def apply_model(doc: MutableMapping[str, Any], answer: ModelAnswer, outcome: Out
     if index is None:  # first: comments after the last entry stay with it
         models.insert(0, type(doc)(name=name))
         index = 0
-        outcome.changes.append(f"models.0: new model {name!r}" + (" (the others move down one)" if len(models) > 1 else ""))
+        outcome.changes.append(
+            f"models.0: new model {name!r}" + (" (the others move down one)" if len(models) > 1 else "")
+        )
     entry, where = models[index], f"models.{index}"
     _put(entry, "use", provider.use, f"{where}.use", outcome)
     for key, value in (("model", answer.model or provider.model), ("base_url", answer.base_url or provider.base_url)):
@@ -134,8 +136,11 @@ def apply_model(doc: MutableMapping[str, Any], answer: ModelAnswer, outcome: Out
     named = env_reference(entry.get("api_key"))
     key_env = answer.key_env or named or provider.key_env or f"{name.upper()}_API_KEY"
     keyless = not provider.key_required and answer.api_key is None and answer.key_env is None and named is None
-    ref = NO_KEY if keyless and entry.get("api_key") in (None, NO_KEY) else _secret_ref(
-        entry, "api_key", key_env, answer.api_key, outcome)
+    ref = (
+        NO_KEY
+        if keyless and entry.get("api_key") in (None, NO_KEY)
+        else _secret_ref(entry, "api_key", key_env, answer.api_key, outcome)
+    )
     _put(entry, "api_key", ref, f"{where}.api_key", outcome)
     _set(doc, "lead.model", name, outcome)
 

@@ -35,17 +35,32 @@ PROVIDERS: dict[str, Provider] = {
     for p in (
         Provider("openai", "OpenAI", "langchain_openai:ChatOpenAI", "gpt-4o-mini", None, "OPENAI_API_KEY"),
         Provider(
-            "anthropic", "Anthropic (Claude)", "langchain_anthropic:ChatAnthropic", "claude-sonnet-4-5", None,
-            "ANTHROPIC_API_KEY", sdk="anthropic", package="anthropic",
+            "anthropic",
+            "Anthropic (Claude)",
+            "langchain_anthropic:ChatAnthropic",
+            "claude-sonnet-4-5",
+            None,
+            "ANTHROPIC_API_KEY",
+            sdk="anthropic",
+            package="anthropic",
         ),
         Provider(
-            "deepseek", "DeepSeek", "langchain_openai:ChatOpenAI", "deepseek-chat", "https://api.deepseek.com/v1",
+            "deepseek",
+            "DeepSeek",
+            "langchain_openai:ChatOpenAI",
+            "deepseek-chat",
+            "https://api.deepseek.com/v1",
             "DEEPSEEK_API_KEY",
         ),
         Provider(EMBEDDED, "Local embedded model (Qwen2.5-Coder 1.5B, no key, runs on this machine)", package="local"),
         Provider(
-            CUSTOM, "Another OpenAI-compatible server (a base_url: vLLM, Ollama, LM Studio, a proxy)",
-            "langchain_openai:ChatOpenAI", None, None, "CUSTOM_API_KEY", key_required=False,
+            CUSTOM,
+            "Another OpenAI-compatible server (a base_url: vLLM, Ollama, LM Studio, a proxy)",
+            "langchain_openai:ChatOpenAI",
+            None,
+            None,
+            "CUSTOM_API_KEY",
+            key_required=False,
         ),
     )
 }

@@ -56,27 +56,44 @@ def ask_model(doc: Mapping[str, Any], env: Mapping[str, str], flags: Flags) -> t
     """Provider, model id, address and key; the key is tried, and asked again when refused."""
     entry = current_model(doc)
     default = infer_provider(entry) if entry else EMBEDDED
-    provider_id = flags.provider or _ask(questionary.select(
-        "Which model should the agent use?",
-        choices=[questionary.Choice(p.label, p.id) for p in PROVIDERS.values()],
-        default=default, use_shortcuts=True,
-    ))
+    provider_id = flags.provider or _ask(
+        questionary.select(
+            "Which model should the agent use?",
+            choices=[questionary.Choice(p.label, p.id) for p in PROVIDERS.values()],
+            default=default,
+            use_shortcuts=True,
+        )
+    )
     provider = PROVIDERS[provider_id]
-    answer = ModelAnswer(provider_id, entry_name(doc, provider_id, flags.model_name), flags.model, flags.base_url,
-                         flags.api_key, flags.api_key_env)
+    answer = ModelAnswer(
+        provider_id,
+        entry_name(doc, provider_id, flags.model_name),
+        flags.model,
+        flags.base_url,
+        flags.api_key,
+        flags.api_key_env,
+    )
     if provider_id == EMBEDDED:
         return answer, None
     old = model_entry(doc, answer.name)
     if answer.base_url is None and provider_id == CUSTOM:
-        answer.base_url = _ask(questionary.text(
-            "The server's OpenAI-compatible address:", default=str(old.get("base_url") or "http://localhost:8000/v1"),
-            validate=lambda v: v.startswith(("http://", "https://")) or "write an http(s) URL, e.g. http://localhost:8000/v1",
-        ))
+        answer.base_url = _ask(
+            questionary.text(
+                "The server's OpenAI-compatible address:",
+                default=str(old.get("base_url") or "http://localhost:8000/v1"),
+                validate=lambda v: (
+                    v.startswith(("http://", "https://")) or "write an http(s) URL, e.g. http://localhost:8000/v1"
+                ),
+            )
+        )
     if answer.model is None:
-        answer.model = _ask(questionary.text(
-            "Model id:", default=str(old.get("model") or provider.model or ""),
-            validate=lambda v: bool(v.strip()) or "give the model id the server serves",
-        )).strip()
+        answer.model = _ask(
+            questionary.text(
+                "Model id:",
+                default=str(old.get("model") or provider.model or ""),
+                validate=lambda v: bool(v.strip()) or "give the model id the server serves",
+            )
+        ).strip()
     env_name = key_variable(doc, answer)
     while True:
         if answer.api_key is None:
@@ -95,15 +112,23 @@ def ask_model(doc: Mapping[str, Any], env: Mapping[str, str], flags: Flags) -> t
 
 def _ask_key(provider_id: str, env_name: str, env: Mapping[str, str], old: Mapping[str, Any]) -> str | None:
     """A new key, or ``None`` to keep the one ``env_name`` holds (or none, for a keyless server)."""
-    have = env_name in env or (isinstance(old.get("api_key"), str) and env_reference(old.get("api_key")) is None
-                               and old.get("api_key") not in ("", NO_KEY))
+    have = env_name in env or (
+        isinstance(old.get("api_key"), str)
+        and env_reference(old.get("api_key")) is None
+        and old.get("api_key") not in ("", NO_KEY)
+    )
     if have and _ask(questionary.confirm(f"Keep the API key already in {env_name}?", default=True)):
         return None
     if not PROVIDERS[provider_id].key_required:
-        typed = _ask(questionary.password(f"API key (kept in .env as {env_name}; leave empty if the server needs none):"))
+        typed = _ask(
+            questionary.password(f"API key (kept in .env as {env_name}; leave empty if the server needs none):")
+        )
         return typed or None
-    return _ask(questionary.password(f"API key for {PROVIDERS[provider_id].label} (kept in .env as {env_name}):",
-                                     validate=_secret_ok(env_name)))
+    return _ask(
+        questionary.password(
+            f"API key for {PROVIDERS[provider_id].label} (kept in .env as {env_name}):", validate=_secret_ok(env_name)
+        )
+    )
 
 
 def _found_line(name: str, found: Found) -> str:
@@ -127,12 +152,17 @@ def ask_sandbox(doc: Mapping[str, Any], flags: Flags, machine: Callable[[], Mach
     if flags.sandbox:
         wanted = None if flags.sandbox == "auto" else flags.sandbox
     else:
-        wanted = _ask(questionary.select(
-            "Where should the agent's files and commands live?",
-            choices=[questionary.Choice(label + ("  (found here)" if name == detected else ""), name)
-                     for name, label in labels.items()],
-            default=current_sandbox(doc) or detected, use_shortcuts=True,
-        ))
+        wanted = _ask(
+            questionary.select(
+                "Where should the agent's files and commands live?",
+                choices=[
+                    questionary.Choice(label + ("  (found here)" if name == detected else ""), name)
+                    for name, label in labels.items()
+                ],
+                default=current_sandbox(doc) or detected,
+                use_shortcuts=True,
+            )
+        )
     sandbox = choose_sandbox(found, wanted)
     show_sandbox_notes(sandbox)
     return sandbox
@@ -144,10 +174,14 @@ def ask_channels(doc: MutableMapping[str, Any], env: Mapping[str, str], flags: F
         return channels_from_flags(flags, doc, env)
     names = list(channel_models())
     on = {n for n in names if channel_section(doc, n).get("enabled")}
-    chosen = set(_ask(questionary.checkbox(
-        "IM channels to answer in (space to tick, Enter when done; none is fine):",
-        choices=[questionary.Choice(n, n, checked=n in on) for n in names],
-    )))
+    chosen = set(
+        _ask(
+            questionary.checkbox(
+                "IM channels to answer in (space to tick, Enter when done; none is fine):",
+                choices=[questionary.Choice(n, n, checked=n in on) for n in names],
+            )
+        )
+    )
     out: dict[str, ChannelAnswer] = {n: ChannelAnswer(False) for n in on - chosen}
     for name in names:
         if name not in chosen:
@@ -156,13 +190,21 @@ def ask_channels(doc: MutableMapping[str, Any], env: Mapping[str, str], flags: F
         for key, var in channel_credentials(doc, name):
             if var in flags.secrets:
                 secrets[var] = flags.secrets[var]
-            elif var not in env or not _ask(questionary.confirm(f"Keep the {name} {key} already in {var}?", default=True)):
-                secrets[var] = _ask(questionary.password(f"{name} {key} (kept in .env as {var}):", validate=_secret_ok(var)))
+            elif var not in env or not _ask(
+                questionary.confirm(f"Keep the {name} {key} already in {var}?", default=True)
+            ):
+                secrets[var] = _ask(
+                    questionary.password(f"{name} {key} (kept in .env as {var}):", validate=_secret_ok(var))
+                )
         users = flags.allowed_users.get(name)
         if users is None:
             current = ", ".join(str(u) for u in channel_section(doc, name).get("allowed_users") or [])
-            typed = _ask(questionary.text(f"Who may use the agent on {name}? (user ids or names, comma-separated; * for anyone)",
-                                          default=current))
+            typed = _ask(
+                questionary.text(
+                    f"Who may use the agent on {name}? (user ids or names, comma-separated; * for anyone)",
+                    default=current,
+                )
+            )
             users = [u.strip() for u in typed.split(",") if u.strip()]
         if not users:
             console.print(f"[yellow]No one may use {name} until channels.{name}.allowed_users lists someone.[/yellow]")
@@ -170,27 +212,38 @@ def ask_channels(doc: MutableMapping[str, Any], env: Mapping[str, str], flags: F
     return out
 
 
-def ask(path: Path, doc: MutableMapping[str, Any], env: Mapping[str, str], flags: Flags,
-        machine: Callable[[], Machine]) -> tuple[Answers, KeyCheck | None] | None:
+def ask(
+    path: Path, doc: MutableMapping[str, Any], env: Mapping[str, str], flags: Flags, machine: Callable[[], Machine]
+) -> tuple[Answers, KeyCheck | None] | None:
     """Ask every question whose flag was not given; the answers and the key check's outcome
     (``None`` when the user chose not to write them)."""
     verb = "Editing" if path.exists() else "Creating"
-    console.print(f"[bold]Herdsman setup[/bold]: {verb} {escape(str(path))}"
-                  + (" (your comments and other keys stay; the old file is kept as a backup)" if path.exists() else ""))
+    console.print(
+        f"[bold]Herdsman setup[/bold]: {verb} {escape(str(path))}"
+        + (" (your comments and other keys stay; the old file is kept as a backup)" if path.exists() else "")
+    )
     model, key_result = ask_model(doc, env, flags)
     sandbox = ask_sandbox(doc, flags, machine)
     channels = ask_channels(doc, env, flags)
     memory = flags.memory
     if memory is None:
         memory_now = (doc.get("memory") or {}).get("enabled") if isinstance(doc.get("memory"), Mapping) else False
-        memory = _ask(questionary.confirm("Remember facts about you across conversations (long-term memory)?",
-                                          default=bool(memory_now)))
+        memory = _ask(
+            questionary.confirm(
+                "Remember facts about you across conversations (long-term memory)?", default=bool(memory_now)
+            )
+        )
     answers = Answers(model=model, sandbox=sandbox, channels=channels, memory=memory)
-    if not _ask(questionary.confirm(f"Write {path.name}" + (" and .env" if _any_secret(answers, flags) else "") + "?", default=True)):
+    if not _ask(
+        questionary.confirm(
+            f"Write {path.name}" + (" and .env" if _any_secret(answers, flags) else "") + "?", default=True
+        )
+    ):
         return None
     return answers, key_result
 
 
 def _any_secret(answers: Answers, flags: Flags) -> bool:
-    return bool(flags.secrets or (answers.model and answers.model.api_key)
-                or any(c.secrets for c in answers.channels.values()))
+    return bool(
+        flags.secrets or (answers.model and answers.model.api_key) or any(c.secrets for c in answers.channels.values())
+    )

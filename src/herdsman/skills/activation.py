@@ -14,7 +14,10 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
-from typing_extensions import NotRequired, TypedDict  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
+from typing_extensions import (
+    NotRequired,
+    TypedDict,
+)  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
 
 COMMAND_RE = re.compile(r"^\s*/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
 
@@ -41,7 +44,7 @@ def skill_commands(text: str) -> list[str]:
     while (match := COMMAND_RE.match(rest)) is not None:
         if match.group(1) not in names:
             names.append(match.group(1))
-        rest = rest[match.end():]
+        rest = rest[match.end() :]
     return names
 
 
@@ -68,7 +71,10 @@ def last_user_message(messages: Sequence[AnyMessage]) -> AnyMessage | None:
     return None
 
 
-_NAMED = re.compile(r"\b(?:use|using|with|apply|follow)\s+(?:the\s+|your\s+)?[`'\"]?([a-z0-9]+(?:-[a-z0-9]+)*)[`'\"]?\s+skill\b", re.IGNORECASE)
+_NAMED = re.compile(
+    r"\b(?:use|using|with|apply|follow)\s+(?:the\s+|your\s+)?[`'\"]?([a-z0-9]+(?:-[a-z0-9]+)*)[`'\"]?\s+skill\b",
+    re.IGNORECASE,
+)
 
 
 def named_skill(text: str, known: Collection[str]) -> str | None:
@@ -100,7 +106,9 @@ def active_skill(
     if recorded and recorded.get("message_id") == user.id:
         return recorded["name"], False
     commands = skill_commands(user.text)
-    name = (commands[0] if commands else None) or named_skill(user.text, known) or (choose(user.text) if choose else None)
+    name = (
+        (commands[0] if commands else None) or named_skill(user.text, known) or (choose(user.text) if choose else None)
+    )
     if name is None:
         return None, (None if recorded else False)
     record = ActiveSkill(name=name, message_id=user.id)

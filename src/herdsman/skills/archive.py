@@ -68,18 +68,24 @@ class Budget:
         """Count one more file."""
         self.files += 1
         if self.files > self.limits.max_files:
-            raise PackageError(f"more than {self.limits.max_files} files; a skill may hold at most {self.limits.max_files}")
+            raise PackageError(
+                f"more than {self.limits.max_files} files; a skill may hold at most {self.limits.max_files}"
+            )
 
     def grow(self, name: str, size: int, added: int) -> None:
         """``name`` has ``size`` bytes so far, ``added`` of them new."""
         self.total += added
         if size > self.limits.max_file_bytes:
-            raise PackageError(f"{name!r} is larger than {self.limits.max_file_bytes} bytes; one file may be at most "
-                               f"{self.limits.max_file_bytes}")
+            raise PackageError(
+                f"{name!r} is larger than {self.limits.max_file_bytes} bytes; one file may be at most "
+                f"{self.limits.max_file_bytes}"
+            )
         if self.total > self.limits.max_total_bytes:
             raise PackageError(f"the files add up to more than {self.limits.max_total_bytes} bytes; refused")
 
-    def copy(self, name: str, src: BinaryIO, out: BinaryIO, declared: int | None = None, compressed: int | None = None) -> None:
+    def copy(
+        self, name: str, src: BinaryIO, out: BinaryIO, declared: int | None = None, compressed: int | None = None
+    ) -> None:
         """Copy ``src`` to ``out`` in chunks, counting each; a member that outgrows its ``declared``
         size, or inflates past the ratio from its ``compressed`` size, is a bomb."""
         size = 0
@@ -115,8 +121,14 @@ def _kind(info: zipfile.ZipInfo) -> str:
         return "dir"
     if kind in (0, stat.S_IFREG):
         return "file"
-    return {stat.S_IFLNK: "symlink", stat.S_IFCHR: "device", stat.S_IFBLK: "device",
-            stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFDIR: "dir"}.get(kind, "special file")
+    return {
+        stat.S_IFLNK: "symlink",
+        stat.S_IFCHR: "device",
+        stat.S_IFBLK: "device",
+        stat.S_IFIFO: "fifo",
+        stat.S_IFSOCK: "socket",
+        stat.S_IFDIR: "dir",
+    }.get(kind, "special file")
 
 
 def _prefix(names: list[str]) -> str:
@@ -177,7 +189,7 @@ def unpack(archive: Path, dest: Path, limits: PackageLimits = PackageLimits()) -
         prefix = check_members(infos, limits)
         budget = Budget(limits)
         for info in infos:
-            name = info.filename[len(prefix):] if info.filename.startswith(prefix) else info.filename
+            name = info.filename[len(prefix) :] if info.filename.startswith(prefix) else info.filename
             if not name.rstrip("/"):
                 continue
             target = dest.joinpath(*PurePosixPath(name).parts)
@@ -196,10 +208,24 @@ def unpack_limited(archive: Path, dest: Path, limits: PackageLimits = PackageLim
     """:func:`unpack` in a child process under memory, CPU, file-size and wall-time limits."""
     with tempfile.TemporaryDirectory(prefix="herdsman-unpack-") as tmp:
         answer_file = Path(tmp) / "answer.json"
-        argv = [sys.executable, "-I", "-S", __file__, str(archive), str(dest), str(answer_file), json.dumps(asdict(limits))]
+        argv = [
+            sys.executable,
+            "-I",
+            "-S",
+            __file__,
+            str(archive),
+            str(dest),
+            str(answer_file),
+            json.dumps(asdict(limits)),
+        ]
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=CHILD_SECONDS,
-                                  env={"PYTHONDONTWRITEBYTECODE": "1"})
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=CHILD_SECONDS,
+                env={"PYTHONDONTWRITEBYTECODE": "1"},
+            )
         except subprocess.TimeoutExpired:
             raise PackageError(f"unpacking took longer than {CHILD_SECONDS:g} s; refused") from None
         if not answer_file.exists():

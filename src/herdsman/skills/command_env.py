@@ -37,7 +37,9 @@ class SkillCommandEnv:
         """``secrets``: the home's per-user skill secrets."""
         self.secrets = secrets
 
-    def __call__(self, command: str, state: Mapping[str, Any] | None, config: Mapping[str, Any] | None) -> dict[str, str]:
+    def __call__(
+        self, command: str, state: Mapping[str, Any] | None, config: Mapping[str, Any] | None
+    ) -> dict[str, str]:
         """The environment ``command`` gets (empty when it runs no skill with secrets)."""
         user = user_of(config)
         if not self.secrets.has_any(user):
@@ -47,4 +49,3 @@ class SkillCommandEnv:
         if isinstance(active, Mapping) and isinstance(active.get("name"), str):
             names.insert(0, active["name"])
         return self.secrets.values_for(user, dict.fromkeys(names)) if names else {}
-

@@ -156,12 +156,19 @@ def _compile_scripts(folder: Path, scripts: list[Path]) -> None:
         "        print(f'{f}:{e.lineno}: {e.msg}'); sys.exit(1)\n"
     )
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", code, *map(str, scripts)],
-                              capture_output=True, timeout=CHILD_SECONDS, stdin=subprocess.DEVNULL, env={})
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", code, *map(str, scripts)],
+            capture_output=True,
+            timeout=CHILD_SECONDS,
+            stdin=subprocess.DEVNULL,
+            env={},
+        )
     except subprocess.TimeoutExpired:
         raise PackageError("checking the Python scripts took too long; refused") from None
     if done.returncode != 0:
-        detail = done.stdout.decode(errors="replace").strip().replace(str(folder) + "/", "") or "they could not be compiled"
+        detail = (
+            done.stdout.decode(errors="replace").strip().replace(str(folder) + "/", "") or "they could not be compiled"
+        )
         raise PackageError(f"a Python script has a syntax error: {detail[:300]}; fix it and package the skill again")
 
 
@@ -208,10 +215,29 @@ def clone(url: str, checkout: Path, protocols: tuple[str, ...]) -> None:
     git = shutil.which("git")
     if git is None:
         raise PackageError("installing from a Git repository needs git; install it (apt-get install git)")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(checkout.parent), "GIT_TERMINAL_PROMPT": "0",
-           "GIT_ALLOW_PROTOCOL": ":".join(protocols), "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C"}
-    argv = [git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "clone", "--quiet", "--depth", "1",
-            "--no-recurse-submodules", "--", url, str(checkout)]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(checkout.parent),
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ALLOW_PROTOCOL": ":".join(protocols),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LANG": "C",
+    }
+    argv = [
+        git,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "clone",
+        "--quiet",
+        "--depth",
+        "1",
+        "--no-recurse-submodules",
+        "--",
+        url,
+        str(checkout),
+    ]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=GIT_SECONDS, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:

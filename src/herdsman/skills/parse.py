@@ -46,7 +46,7 @@ def _check_name(value: Any, file: str, folder: str | None) -> str:
         raise SkillError(file, "is missing; add 'name: <folder name>' to the front matter", "name")
     if not isinstance(value, str):
         raise SkillError(
-            file, f"YAML read it as {value!r}, not as text; quote it, e.g. name: \"{folder or 'my-skill'}\"", "name"
+            file, f'YAML read it as {value!r}, not as text; quote it, e.g. name: "{folder or "my-skill"}"', "name"
         )
     if not NAME_RE.fullmatch(value) or len(value) > MAX_NAME:
         raise SkillError(
@@ -58,8 +58,7 @@ def _check_name(value: Any, file: str, folder: str | None) -> str:
     if folder is not None and value != folder:
         raise SkillError(
             file,
-            f"{value!r} differs from the folder name {folder!r}; rename the folder or the skill so "
-            "they match",
+            f"{value!r} differs from the folder name {folder!r}; rename the folder or the skill so they match",
             "name",
         )
     return value
@@ -75,7 +74,8 @@ def _check_description(value: Any, file: str) -> str:
     text = " ".join(value.split())
     if len(text) > MAX_DESCRIPTION:
         raise SkillError(
-            file, f"is {len(text)} characters long; keep it under {MAX_DESCRIPTION} (details go in the body)",
+            file,
+            f"is {len(text)} characters long; keep it under {MAX_DESCRIPTION} (details go in the body)",
             "description",
         )
     return text
@@ -111,7 +111,7 @@ def _check_env(value: Any, file: str) -> dict[str, str]:
 def _check_examples(value: Any, file: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    hint = "write a list of example requests, e.g. examples: [\"Turn notes.md into a 5-slide deck\"]"
+    hint = 'write a list of example requests, e.g. examples: ["Turn notes.md into a 5-slide deck"]'
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise SkillError(file, f"must be a list of non-empty strings; {hint}", "examples")
     if len(value) > MAX_EXAMPLES:
@@ -153,9 +153,7 @@ def parse_skill_text(
         for known in KNOWN_FIELDS:
             if key.replace("_", "-").lower() == known:
                 hint = f" (did you mean {known!r}?)"
-        raise SkillError(
-            shown, f"is not a known field{hint}; the fields are {', '.join(KNOWN_FIELDS)}", key
-        )
+        raise SkillError(shown, f"is not a known field{hint}; the fields are {', '.join(KNOWN_FIELDS)}", key)
     name = _check_name(data.get("name"), shown, directory.name if check_folder else None)
     description = _check_description(data.get("description"), shown)
     allowed = data.get("allowed-tools")

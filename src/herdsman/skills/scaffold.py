@@ -36,7 +36,9 @@ def new_skill(root: Path, name: str, description: str = "") -> Skill:
     """
     target = root / "custom" / name / SKILL_FILE
     if not NAME_RE.fullmatch(name):
-        raise SkillError(target, f"{name!r} is not a valid skill name; use lowercase letters, digits and hyphens", "name")
+        raise SkillError(
+            target, f"{name!r} is not a valid skill name; use lowercase letters, digits and hyphens", "name"
+        )
     if target.parent.exists():
         raise SkillError(target, "already exists; pick another name or edit that skill")
     description = " ".join(description.split()) or f"Describe what {name} does and when to use it."

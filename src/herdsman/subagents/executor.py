@@ -84,7 +84,12 @@ class StackBuilder(Protocol):
     files and memory (that layer sits above this one, so it is handed in, not imported)."""
 
     def __call__(
-        self, system_prompt: str, *, tool_names: Sequence[str], profile: str, max_steps: int,
+        self,
+        system_prompt: str,
+        *,
+        tool_names: Sequence[str],
+        profile: str,
+        max_steps: int,
     ) -> list[AgentMiddleware]:
         """The middlewares, outermost first."""
         ...
@@ -157,7 +162,13 @@ def files_changed(messages: Sequence[Any], *, only_named: bool = False) -> list[
 
 def sum_usage(messages: Sequence[Any], pricing: tuple[float, float] | None) -> dict[str, Any]:
     """Token usage (and cost) of every model reply in ``messages``."""
-    total: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "model_calls": 0}
+    total: dict[str, Any] = {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "total_tokens": 0,
+        "cost_usd": 0.0,
+        "model_calls": 0,
+    }
     for m in messages:
         if isinstance(m, AIMessage) and m.usage_metadata:
             for key, value in usage_delta(m, pricing).items():
@@ -224,8 +235,11 @@ class SubagentRunner:
         if key not in self._agents:
             allow_nesting = self.depth < self.settings.max_depth
             approval = set(self.config.tools.require_approval)
-            tools = [t for t in select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
-                     if t.name not in approval]
+            tools = [
+                t
+                for t in select_tools(spec, [*self.tools, *self.extra_tools], allow_delegation=allow_nesting)
+                if t.name not in approval
+            ]
             small = self.config.model_profile(model_name) == "small"
             self._agents[key] = create_agent(
                 self.resolver.get(model_name),
@@ -257,7 +271,11 @@ class SubagentRunner:
         if self.config.model_profile(model_name) != "small":
             return request.prompt
         description = request.description.strip()
-        text = request.prompt if not description or description in request.prompt else f"Task: {description}\n\n{request.prompt}"
+        text = (
+            request.prompt
+            if not description or description in request.prompt
+            else f"Task: {description}\n\n{request.prompt}"
+        )
         if request.deliverables:
             text += f"\n\nDeliver to: {', '.join(request.deliverables)} (named in the user's request)."
         return text
@@ -288,7 +306,11 @@ class SubagentRunner:
         return f"this agent may not use subagent_type {request.subagent_type!r}; choose one of {sorted(types)}"
 
     async def run(
-        self, request: TaskRequest, parent_config: dict[str, Any], writer: Writer | None = None, context: Any = None,
+        self,
+        request: TaskRequest,
+        parent_config: dict[str, Any],
+        writer: Writer | None = None,
+        context: Any = None,
     ) -> TaskResult:
         """Run ``request`` to its end and return its result; never raises for the sub-agent's own failures.
 
@@ -326,9 +348,20 @@ class SubagentRunner:
             "timed_out": "task_timed_out",
             "cancelled": "task_cancelled",
         }.get(result.status, "task_failed")
-        writer({"type": final, **base, "status": result.status, "error": result.error, "usage": result.usage,
-                "duration_s": round(result.duration_s, 3), "files_written": result.files_written,
-                "attempts": result.attempts, "unresolved": result.unresolved, "unresolved_rules": result.unresolved_rules})
+        writer(
+            {
+                "type": final,
+                **base,
+                "status": result.status,
+                "error": result.error,
+                "usage": result.usage,
+                "duration_s": round(result.duration_s, 3),
+                "files_written": result.files_written,
+                "attempts": result.attempts,
+                "unresolved": result.unresolved,
+                "unresolved_rules": result.unresolved_rules,
+            }
+        )
         log.info("subagent_finished", **base, status=result.status, duration_s=round(result.duration_s, 3))
         thread_id = (parent_config.get("configurable") or {}).get("thread_id")
         if thread_id and kept and self.keep_transcript is not None:  # after the event: never delays the news
@@ -336,8 +369,14 @@ class SubagentRunner:
         return result
 
     async def _attempts(
-        self, request: TaskRequest, spec: SubagentType, context: dict[str, Any], parent_config: dict[str, Any],
-        writer: Writer, base: dict[str, Any], kept: list[Any],
+        self,
+        request: TaskRequest,
+        spec: SubagentType,
+        context: dict[str, Any],
+        parent_config: dict[str, Any],
+        writer: Writer,
+        base: dict[str, Any],
+        kept: list[Any],
     ) -> TaskResult:
         """Run the task's attempts (a retry after a failure) under the run scope in ``context``."""
         scope: RunScope = context[RUN_SCOPE]
@@ -353,20 +392,34 @@ class SubagentRunner:
             if scope.budget.exhausted:
                 outcome = _Outcome("budget_exceeded", error=scope.budget.message())
                 break
-            before = (await pools.run(pools.CAPTURES, pools.user_of(parent_config), history.capture)
-                      if history is not None and attempt <= retries else None)
+            before = (
+                await pools.run(pools.CAPTURES, pools.user_of(parent_config), history.capture)
+                if history is not None and attempt <= retries
+                else None
+            )
             writer({"type": "task_started", **base, "attempt": attempt, "model": model_name})
             outcome = await self._attempt(request, spec, model_name, parent_config, context, writer, base, kept)
             for key, value in outcome.usage.items():
                 usage[key] = usage.get(key, 0) + value
             if outcome.status in ("cancelled", "budget_exceeded", "max_turns") or (
-                    outcome.status == "completed" and not outcome.rejected):
+                outcome.status == "completed" and not outcome.rejected
+            ):
                 break
             if attempt <= retries:
                 error = outcome.error or "rejected by the completion check: " + "; ".join(outcome.unresolved)
                 undone = await self._roll_back(history, before, request.task_id, scope, kept)
-                writer({"type": "task_failed", **base, "attempt": attempt, "error": error, "will_retry": True,
-                        "rejected": outcome.rejected, "next_model": self.model_name_for(spec, attempt + 1), **undone})
+                writer(
+                    {
+                        "type": "task_failed",
+                        **base,
+                        "attempt": attempt,
+                        "error": error,
+                        "will_retry": True,
+                        "rejected": outcome.rejected,
+                        "next_model": self.model_name_for(spec, attempt + 1),
+                        **undone,
+                    }
+                )
         if "model_calls" in usage:
             usage["model"] = model_name
         return TaskResult(
@@ -398,7 +451,12 @@ class SubagentRunner:
             return None
 
     async def _roll_back(
-        self, history: FileHistory | None, before: str | None, task_id: str, scope: RunScope, messages: list[Any],
+        self,
+        history: FileHistory | None,
+        before: str | None,
+        task_id: str,
+        scope: RunScope,
+        messages: list[Any],
     ) -> dict[str, Any]:
         """Undo the files a failed attempt changed (``files_changed`` of its tool results), except
         those a sibling sub-agent changed too; what was undone and what was kept, for the event."""
@@ -416,8 +474,15 @@ class SubagentRunner:
         return {"rolled_back": report.written + report.removed, "kept_for_siblings": shared}
 
     async def _attempt(
-        self, request: TaskRequest, spec: SubagentType, model_name: str, parent_config: dict[str, Any],
-        context: dict[str, Any], writer: Writer, base: dict[str, Any], kept: list[Any],
+        self,
+        request: TaskRequest,
+        spec: SubagentType,
+        model_name: str,
+        parent_config: dict[str, Any],
+        context: dict[str, Any],
+        writer: Writer,
+        base: dict[str, Any],
+        kept: list[Any],
     ) -> _Outcome:
         try:
             agent = self.agent_for(spec, model_name)
@@ -451,8 +516,16 @@ class SubagentRunner:
             scope.tasks.pop(request.task_id, None)
 
     async def _drive(
-        self, request: TaskRequest, spec: SubagentType, agent: Any, model_name: str, config: dict[str, Any],
-        context: dict[str, Any], writer: Writer, base: dict[str, Any], messages: list[Any],
+        self,
+        request: TaskRequest,
+        spec: SubagentType,
+        agent: Any,
+        model_name: str,
+        config: dict[str, Any],
+        context: dict[str, Any],
+        writer: Writer,
+        base: dict[str, Any],
+        messages: list[Any],
     ) -> _Outcome:
         """Stream the sub-agent to its end, with the lead's runtime ``context``, reporting each
         step; failures become outcomes. ``messages`` holds its messages as it goes (an earlier
@@ -466,8 +539,9 @@ class SubagentRunner:
         try:
             async with asyncio.timeout(self.timeout(spec)):
                 opening = HumanMessage(self.opening(request, model_name))
-                async for mode, chunk in agent.astream({"messages": [opening]}, config, context=context,
-                                                      stream_mode=["values", "messages", "custom"]):
+                async for mode, chunk in agent.astream(
+                    {"messages": [opening]}, config, context=context, stream_mode=["values", "messages", "custom"]
+                ):
                     if mode == "messages":
                         live.saw(chunk[0], steps + 1)
                         continue
@@ -482,18 +556,34 @@ class SubagentRunner:
                         stepped = (len(messages), last.id)  # later nodes (after_agent) repeat the last message
                         steps += 1
                         live.step_done()
-                        writer({"type": "task_progress", **base, "step": steps,
+                        writer(
+                            {
+                                "type": "task_progress",
+                                **base,
+                                "step": steps,
                                 "tool_calls": [c["name"] for c in last.tool_calls],
-                                "usage": sum_usage(messages, pricing)})
+                                "usage": sum_usage(messages, pricing),
+                            }
+                        )
         except TimeoutError:
-            return _Outcome("timed_out", error=f"no result after {self.timeout(spec):g}s (timeout_seconds); "
-                            "give it a smaller part or raise the limit", files=files_written(messages), seen=files_seen(messages),
-                            usage=sum_usage(messages, pricing))
+            return _Outcome(
+                "timed_out",
+                error=f"no result after {self.timeout(spec):g}s (timeout_seconds); "
+                "give it a smaller part or raise the limit",
+                files=files_written(messages),
+                seen=files_seen(messages),
+                usage=sum_usage(messages, pricing),
+            )
         except Exception as exc:  # noqa: BLE001 - one sub-agent's failure never ends the run
             log.warning("subagent_failed", **base, error=str(exc), error_type=type(exc).__name__)
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no details"
-            return _Outcome("failed", error=f"{type(exc).__name__}: {detail[:500]}", files=files_written(messages), seen=files_seen(messages),
-                            usage=sum_usage(messages, pricing))
+            return _Outcome(
+                "failed",
+                error=f"{type(exc).__name__}: {detail[:500]}",
+                files=files_written(messages),
+                seen=files_seen(messages),
+                usage=sum_usage(messages, pricing),
+            )
         answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), "")
         usage = sum_usage(messages, pricing)
         files, seen = files_written(messages), files_seen(messages)
@@ -502,5 +592,12 @@ class SubagentRunner:
             return _Outcome("budget_exceeded", answer="", error=answer, files=files, usage=usage)
         if stopped_by == "max_steps":
             return _Outcome("max_turns", error=answer, files=files, seen=seen, usage=usage)
-        return _Outcome("completed", answer=answer, files=files, seen=seen, usage=usage, unresolved=[f.get("text") or f["rule"] for f in unresolved],
-                        unresolved_rules=[f["rule"] for f in unresolved])
+        return _Outcome(
+            "completed",
+            answer=answer,
+            files=files,
+            seen=seen,
+            usage=usage,
+            unresolved=[f.get("text") or f["rule"] for f in unresolved],
+            unresolved_rules=[f["rule"] for f in unresolved],
+        )

@@ -43,8 +43,14 @@ class LiveTokens:
         now = time.monotonic()
         if self._chars and now - self._sent >= INTERVAL:
             self._sent = now
-            self._writer({"type": "task_generating", **self._base, "step": step,
-                          "tokens": math.ceil(self._chars / CHARS_PER_TOKEN)})
+            self._writer(
+                {
+                    "type": "task_generating",
+                    **self._base,
+                    "step": step,
+                    "tokens": math.ceil(self._chars / CHARS_PER_TOKEN),
+                }
+            )
 
     def drafted(self, draft: Any, step: int) -> None:
         """Take one draft of a tool call the model call of step ``step`` is writing."""
@@ -54,8 +60,15 @@ class LiveTokens:
         if now - self._sent >= INTERVAL:
             self._sent = now
             chars = self._chars + int(draft.get("chars") or 0)
-            self._writer({"type": "task_generating", **self._base, "step": step,
-                          "tokens": math.ceil(chars / CHARS_PER_TOKEN), "writing": draft.get("name") or ""})
+            self._writer(
+                {
+                    "type": "task_generating",
+                    **self._base,
+                    "step": step,
+                    "tokens": math.ceil(chars / CHARS_PER_TOKEN),
+                    "writing": draft.get("name") or "",
+                }
+            )
 
     def step_done(self) -> None:
         """The call ended (its step event carries the real usage): count the next from zero."""

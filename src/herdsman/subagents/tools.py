@@ -49,7 +49,12 @@ research tasks, then one writing task that depends on all three.
 
 def _usage_update(results: list[TaskResult]) -> dict[str, Any]:
     return {
-        f"task:{r.task_id}": {**r.usage, "subagent_type": r.subagent_type, "description": r.description, "status": r.status}
+        f"task:{r.task_id}": {
+            **r.usage,
+            "subagent_type": r.subagent_type,
+            "description": r.description,
+            "status": r.status,
+        }
         for r in results
         if r.usage
     }
@@ -78,7 +83,11 @@ def _safe_id(text: str) -> str:
 
 
 async def run_plan_tasks(
-    runner: SubagentRunner, tasks: list[PlanTask], tool_call_id: str, parent_config: dict[str, Any], writer: Any,
+    runner: SubagentRunner,
+    tasks: list[PlanTask],
+    tool_call_id: str,
+    parent_config: dict[str, Any],
+    writer: Any,
     context: Any = None,
 ) -> list[TaskResult]:
     """Run ``tasks`` in dependency order, in parallel where possible; a failed dependency skips its dependents.
@@ -95,8 +104,13 @@ async def run_plan_tasks(
             failed = [d for d in t.depends_on if not results[d].ok]
             task_id = f"{tool_call_id}-{_safe_id(t.id)}"
             if failed:
-                results[t.id] = TaskResult(task_id, t.subagent_type, t.description, "skipped",
-                                           error=f"not run: the task(s) it depends on did not complete: {failed}")
+                results[t.id] = TaskResult(
+                    task_id,
+                    t.subagent_type,
+                    t.description,
+                    "skipped",
+                    error=f"not run: the task(s) it depends on did not complete: {failed}",
+                )
                 return
             answers = {d: results[d].answer for d in t.depends_on}
             request = TaskRequest(task_id, t.description, prompt_with_dependencies(t, answers), t.subagent_type)
@@ -136,18 +150,26 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     """The ``task`` and ``run_plan`` tools bound to ``runner``."""
     types_list = ", ".join(sorted(runner.types))
 
-    async def task(description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose") -> Command:
+    async def task(
+        description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose"
+    ) -> Command:
         prompt = own_prompt(description, prompt)
-        request = TaskRequest(runtime.tool_call_id or "task", description, prompt, subagent_type,
-                              deliverables(prompt + " " + description, runtime.state))
+        request = TaskRequest(
+            runtime.tool_call_id or "task",
+            description,
+            prompt,
+            subagent_type,
+            deliverables(prompt + " " + description, runtime.state),
+        )
         result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
     async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict]) -> Command:
         call_id = runtime.tool_call_id or "plan"
         try:
-            results = await run_plan_tasks(runner, list(tasks), call_id, runtime.config, runtime.stream_writer,
-                                           runtime.context)
+            results = await run_plan_tasks(
+                runner, list(tasks), call_id, runtime.config, runtime.stream_writer, runtime.context
+            )
         except PlanError as exc:
             return _command([], f"Error: the plan was refused: {exc}", call_id, "run_plan", ok=False)
         text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results))
@@ -156,5 +178,7 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     # the schemas are built once per process (herdsman.tool_schemas): these closures' annotations
     # name module-level types only
     available = f"\nAvailable subagent_type values: {types_list}."
-    return [structured_tool(name="task", description=TASK_DESCRIPTION + available, coroutine=task),
-            structured_tool(name="run_plan", description=PLAN_DESCRIPTION + available, coroutine=run_plan)]
+    return [
+        structured_tool(name="task", description=TASK_DESCRIPTION + available, coroutine=task),
+        structured_tool(name="run_plan", description=PLAN_DESCRIPTION + available, coroutine=run_plan),
+    ]

@@ -42,5 +42,6 @@ def make_clarification_tool() -> BaseTool:
             return "The user gave no answer. Make a reasonable assumption, say which, and go on."
         return f"The user answered: {answer}"
 
-    return structured_tool(name="ask_clarification", description=DESCRIPTION, func=ask_clarification,
-                           handle_tool_error=True)
+    return structured_tool(
+        name="ask_clarification", description=DESCRIPTION, func=ask_clarification, handle_tool_error=True
+    )

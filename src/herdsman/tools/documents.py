@@ -58,7 +58,11 @@ def _converter(suffix: str) -> Any:
 
 
 def document_to_markdown(
-    path: str | Path, *, memory_mb: int = MAX_MEMORY_MB, cpu_seconds: int = MAX_CPU_SECONDS, seconds: float = MAX_SECONDS
+    path: str | Path,
+    *,
+    memory_mb: int = MAX_MEMORY_MB,
+    cpu_seconds: int = MAX_CPU_SECONDS,
+    seconds: float = MAX_SECONDS,
 ) -> str:
     """The Markdown of the document at ``path`` (PDF, DOCX, XLSX or PPTX), converted in a child
     process under memory, CPU and wall-time limits (see the module docstring)."""
@@ -70,8 +74,13 @@ def document_to_markdown(
         out = Path(tmp) / "out.json"
         argv = [sys.executable, "-m", "herdsman.tools.documents", str(path), str(out), str(memory_mb), str(cpu_seconds)]
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=seconds,
-                                  env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=seconds,
+                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            )
         except subprocess.TimeoutExpired:
             raise DocumentConversionError(
                 f"{failed} (it took longer than {seconds:g} s); split it into smaller files or convert it yourself"
@@ -121,7 +130,9 @@ def _convert_here(path: Path) -> str:
         )
     try:
         with open(path, "rb") as fh:
-            result = _converter(suffix).convert(fh, StreamInfo(extension=suffix, filename=path.name, local_path=str(path)))
+            result = _converter(suffix).convert(
+                fh, StreamInfo(extension=suffix, filename=path.name, local_path=str(path))
+            )
     except MissingDependencyException as exc:
         raise DocumentConversionError(
             f"{path.name}: the {kind} converter is not installed ({exc}); install markitdown[pdf,docx,xlsx,pptx]"

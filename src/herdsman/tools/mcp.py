@@ -168,10 +168,7 @@ def _call_guard(server: MCPServerConfig) -> Callable[..., Any]:
             )
         except Exception as exc:  # noqa: BLE001 - reported to the model, the run goes on
             log.warning("mcp_call_failed", server=server.name, tool=request.name, error=repr(exc))
-            text = (
-                f"MCP server {server.name!r} failed while running {request.name}: "
-                f"{describe_error(exc, server)}"
-            )
+            text = f"MCP server {server.name!r} failed while running {request.name}: {describe_error(exc, server)}"
         return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
 
     return guard

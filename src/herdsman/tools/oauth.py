@@ -59,7 +59,9 @@ class ClientCredentialsAuth(httpx.Auth):
             data = response.json()
             token = str(data["access_token"])
         except (ValueError, KeyError, TypeError):
-            raise OAuthError(f"the token endpoint {self.token_url} sent no access_token; check oauth.token_url") from None
+            raise OAuthError(
+                f"the token endpoint {self.token_url} sent no access_token; check oauth.token_url"
+            ) from None
         lifetime = float(data.get("expires_in") or 3600)
         self._token, self._expires_at = token, self._clock() + max(0.0, lifetime - EXPIRY_MARGIN_SECONDS)
 

@@ -28,7 +28,11 @@ log = get_logger(__name__)
 
 TTL_SECONDS = 600.0
 TIMEOUT_SECONDS = 1.5
-INTERNET_PROBES: tuple[tuple[str, int, bool], ...] = (("1.1.1.1", 443, True), ("8.8.8.8", 443, True), ("9.9.9.9", 443, True))
+INTERNET_PROBES: tuple[tuple[str, int, bool], ...] = (
+    ("1.1.1.1", 443, True),
+    ("8.8.8.8", 443, True),
+    ("9.9.9.9", 443, True),
+)
 
 Endpoint = tuple[str, int, bool]
 """(host, port, tls): tls asks for a verified TLS handshake, not just a TCP connection."""

@@ -81,13 +81,17 @@ async def _request_json(provider: str, timeout: float, method: str, url: str, **
             f"the {provider} search provider did not answer within {timeout:g}s; try again later"
         ) from None
     except httpx.HTTPError as exc:
-        raise SearchError(f"cannot reach the {provider} search provider at {url} ({type(exc).__name__}); try again later") from None
+        raise SearchError(
+            f"cannot reach the {provider} search provider at {url} ({type(exc).__name__}); try again later"
+        ) from None
     if response.status_code >= 400:
         raise _status_error(provider, response)
     try:
         return response.json()
     except ValueError:
-        raise SearchError(f"the {provider} search provider sent a reply that is not JSON; check web.search.base_url") from None
+        raise SearchError(
+            f"the {provider} search provider sent a reply that is not JSON; check web.search.base_url"
+        ) from None
 
 
 _TAG = re.compile(r"<[^>]{0,200}>")
@@ -112,7 +116,9 @@ class SearxngProvider:
             self.name, self.timeout, "GET", f"{self.base_url}/search", params={"q": query, "format": "json"}
         )
         rows = data.get("results", []) if isinstance(data, dict) else []
-        return [SearchResult(_text(r.get("title")), str(r.get("url", "")), _text(r.get("content"))) for r in rows][:max_results]
+        return [SearchResult(_text(r.get("title")), str(r.get("url", "")), _text(r.get("content"))) for r in rows][
+            :max_results
+        ]
 
 
 class TavilyProvider:
@@ -131,7 +137,9 @@ class TavilyProvider:
             headers={"Authorization": f"Bearer {self.api_key}"},
         )  # fmt: skip
         rows = data.get("results", []) if isinstance(data, dict) else []
-        return [SearchResult(_text(r.get("title")), str(r.get("url", "")), _text(r.get("content"))) for r in rows][:max_results]
+        return [SearchResult(_text(r.get("title")), str(r.get("url", "")), _text(r.get("content"))) for r in rows][
+            :max_results
+        ]
 
 
 class BraveProvider:
@@ -150,7 +158,9 @@ class BraveProvider:
             headers={"X-Subscription-Token": self.api_key, "Accept": "application/json"},
         )  # fmt: skip
         rows = (data.get("web") or {}).get("results", []) if isinstance(data, dict) else []
-        return [SearchResult(_text(r.get("title")), str(r.get("url", "")), _text(r.get("description"))) for r in rows][:max_results]
+        return [SearchResult(_text(r.get("title")), str(r.get("url", "")), _text(r.get("description"))) for r in rows][
+            :max_results
+        ]
 
 
 class DuckDuckGoProvider:
@@ -178,7 +188,9 @@ class DuckDuckGoProvider:
         try:
             hits = engine.search(query) or []
         except TimeoutException:
-            raise SearchError(f"the duckduckgo search provider did not answer within {self.timeout:g}s; try again later") from None
+            raise SearchError(
+                f"the duckduckgo search provider did not answer within {self.timeout:g}s; try again later"
+            ) from None
         except DDGSException as exc:
             raise SearchError(f"cannot reach the duckduckgo search provider ({exc}); try again later") from None
         if statuses and statuses[-1] in (202, 403, 429):
@@ -195,7 +207,9 @@ class DuckDuckGoProvider:
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._search_sync, query, max_results), self.timeout + 1)
         except TimeoutError:
-            raise SearchError(f"the duckduckgo search provider did not answer within {self.timeout:g}s; try again later") from None
+            raise SearchError(
+                f"the duckduckgo search provider did not answer within {self.timeout:g}s; try again later"
+            ) from None
 
 
 def make_provider(config: WebSearchConfig) -> SearchProvider:

@@ -143,7 +143,9 @@ class BarkNotifier:
             answer = {}
         if response.is_error or (isinstance(answer, dict) and answer.get("code", 200) != 200):
             message = answer.get("message") if isinstance(answer, dict) else None
-            raise RuntimeError(f"the Bark server answered HTTP {response.status_code}: {message or response.text[:200]}")
+            raise RuntimeError(
+                f"the Bark server answered HTTP {response.status_code}: {message or response.text[:200]}"
+            )
         self.error = None
         self.sent += 1
         log.info("bark_pushed", thread_id=thread_id, title=push["title"])

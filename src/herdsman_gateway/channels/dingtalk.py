@@ -29,7 +29,14 @@ from typing import Any
 
 import httpx
 import websockets
-from dingtalk_stream import AckMessage, CallbackHandler, CallbackMessage, ChatbotMessage, Credential, DingTalkStreamClient
+from dingtalk_stream import (
+    AckMessage,
+    CallbackHandler,
+    CallbackMessage,
+    ChatbotMessage,
+    Credential,
+    DingTalkStreamClient,
+)
 from dingtalk_stream.version import VERSION_STRING
 
 from herdsman.config.schema import DingTalkChannelConfig
@@ -68,7 +75,9 @@ class _Inbox(CallbackHandler):
         message = ChatbotMessage.from_dict(callback.data)
         if not self.seen.first_time(message.message_id):
             return AckMessage.STATUS_OK, "OK"
-        text = message.text.content.strip() if message.message_type == "text" and message.text else "(a non-text message)"
+        text = (
+            message.text.content.strip() if message.message_type == "text" and message.text else "(a non-text message)"
+        )
         user = str(message.sender_staff_id or message.sender_id or "")
         self.channel.hand_over(InboundMessage(self.channel.name, chat_of(message), user, text))
         return AckMessage.STATUS_OK, "OK"
@@ -86,7 +95,9 @@ class DingTalkChannel(Channel):
         self.oapi = (config.base_url or DEFAULT_OAPI).rstrip("/")
         self.robot_code = config.robot_code or config.client_id or ""
         # the SDK's own logger would add a stdout handler at INFO; a plain one follows the app's logging
-        self.stream = DingTalkStreamClient(Credential(config.client_id, config.client_secret), logger=logging.getLogger("dingtalk_stream"))
+        self.stream = DingTalkStreamClient(
+            Credential(config.client_id, config.client_secret), logger=logging.getLogger("dingtalk_stream")
+        )
         self.stream.register_callback_handler(ChatbotMessage.TOPIC, _Inbox(self))
         self.http: httpx.AsyncClient | None = None
         self._token: tuple[str, float] | None = None
@@ -141,7 +152,9 @@ class DingTalkChannel(Channel):
             "localIp": "",
         }
         headers = {"User-Agent": f"DingTalkStream/1.0 SDK/{VERSION_STRING} Python/{platform.python_version()}"}
-        return await self._json("POST", f"{self.api}/v1.0/gateway/connections/open", "opening a stream", json=body, headers=headers)
+        return await self._json(
+            "POST", f"{self.api}/v1.0/gateway/connections/open", "opening a stream", json=body, headers=headers
+        )
 
     async def _keep_connected(self, connection: dict[str, str]) -> None:
         """Serve the stream; reconnect with back-off when it drops, until cancelled."""
@@ -195,13 +208,19 @@ class DingTalkChannel(Channel):
         """The app's access token, fetched again five minutes before it expires."""
         if self._token is None or time.monotonic() > self._token[1]:
             body = {"appKey": self.config.client_id, "appSecret": self.config.client_secret}
-            answer = await self._json("POST", f"{self.api}/v1.0/oauth2/accessToken", "getting an access token", json=body)
+            answer = await self._json(
+                "POST", f"{self.api}/v1.0/oauth2/accessToken", "getting an access token", json=body
+            )
             self._token = (answer["accessToken"], time.monotonic() + int(answer.get("expireIn", 7200)) - 300)
         return self._token[0]
 
     async def _robot_send(self, chat_id: str, key: str, param: dict[str, Any]) -> None:
         """Send one robot message of template ``key`` to a group or a person."""
-        body: dict[str, Any] = {"robotCode": self.robot_code, "msgKey": key, "msgParam": json.dumps(param, ensure_ascii=False)}
+        body: dict[str, Any] = {
+            "robotCode": self.robot_code,
+            "msgKey": key,
+            "msgParam": json.dumps(param, ensure_ascii=False),
+        }
         if chat_id.startswith(GROUP):
             url, body["openConversationId"] = f"{self.api}/v1.0/robot/groupMessages/send", chat_id.removeprefix(GROUP)
         else:
@@ -216,7 +235,14 @@ class DingTalkChannel(Channel):
     async def send_file(self, chat_id: str, filename: str, data: bytes, *, reply_to: str | None = None) -> None:
         """Upload the file (``media/upload``), then send it as a ``sampleFile`` message."""
         token = await self.access_token()
-        uploaded = await self._json("POST", f"{self.oapi}/media/upload", "uploading a file",
-                                    params={"access_token": token, "type": "file"}, files={"media": (filename, data)})
+        uploaded = await self._json(
+            "POST",
+            f"{self.oapi}/media/upload",
+            "uploading a file",
+            params={"access_token": token, "type": "file"},
+            files={"media": (filename, data)},
+        )
         kind = posixpath.splitext(filename)[1].lstrip(".").lower() or "file"
-        await self._robot_send(chat_id, "sampleFile", {"mediaId": uploaded["media_id"], "fileName": filename, "fileType": kind})
+        await self._robot_send(
+            chat_id, "sampleFile", {"mediaId": uploaded["media_id"], "fileName": filename, "fileType": kind}
+        )

@@ -182,7 +182,9 @@ class Dispatcher:
         record = await gw.threads.create(
             thread_id, metadata={"channel": channel.name, "chat_id": message.chat_id}, if_exists="do_nothing"
         )
-        await note_owner(gw, record, f"{channel.name}:{message.user_id}")  # whose disk bound the chat's files count against
+        await note_owner(
+            gw, record, f"{channel.name}:{message.user_id}"
+        )  # whose disk bound the chat's files count against
         state = await gw.graph.aget_state({"configurable": {"thread_id": thread_id}})
         spec = RunSpec(
             thread_id=thread_id,
@@ -200,26 +202,40 @@ class Dispatcher:
         try:
             run = await gw.runs.start(spec)
         except ThreadBusyError:
-            await self.send(channel, message, "I am still working on your previous message. Wait for it, or send /cancel.")
+            await self.send(
+                channel, message, "I am still working on your previous message. Wait for it, or send /cancel."
+            )
             return
         except (RunLimitError, QueueFullError) as exc:
             log.info("channel_run_refused", channel=channel.name, chat_id=message.chat_id, reason=type(exc).__name__)
             why = "you have too many messages in progress" if isinstance(exc, RunLimitError) else "the server is busy"
-            await self.send(channel, message, f"Not started: {why}. Send it again once an answer came, or send /cancel.")
+            await self.send(
+                channel, message, f"Not started: {why}. Send it again once an answer came, or send /cancel."
+            )
             return
-        log.info("channel_run_started", channel=channel.name, chat_id=message.chat_id, thread_id=thread_id, run_id=run.run_id)
-        task = asyncio.create_task(self.follow(channel, message, thread_id, run.run_id, before), name=f"channel-{run.run_id}")
+        log.info(
+            "channel_run_started", channel=channel.name, chat_id=message.chat_id, thread_id=thread_id, run_id=run.run_id
+        )
+        task = asyncio.create_task(
+            self.follow(channel, message, thread_id, run.run_id, before), name=f"channel-{run.run_id}"
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def follow(self, channel: Channel, message: InboundMessage, thread_id: str, run_id: str, before: dict) -> None:
+    async def follow(
+        self, channel: Channel, message: InboundMessage, thread_id: str, run_id: str, before: dict
+    ) -> None:
         """Send progress while the run goes, then its answer and new files."""
         throttle = Throttle(self.config.progress_interval_seconds)
         language = request_language([{"type": "human", "content": message.text}])  # of the folded checks
         try:
             try:
-                async for event in follow_run(self.gateway.bridge, run_id, heartbeat=1.0,
-                                              ended=partial(self.gateway.runs.ended, thread_id, run_id)):
+                async for event in follow_run(
+                    self.gateway.bridge,
+                    run_id,
+                    heartbeat=1.0,
+                    ended=partial(self.gateway.runs.ended, thread_id, run_id),
+                ):
                     if event is not None:
                         throttle.add(progress_lines(event.event, loads(event.data), language))
                     note = throttle.take()
@@ -295,7 +311,9 @@ class Dispatcher:
                 await channel.send_file(message.chat_id, posixpath.basename(vpath), data, reply_to=message.reply_to)
                 log.info("channel_file_sent", channel=channel.name, chat_id=message.chat_id, path=vpath)
             except Exception as exc:  # noqa: BLE001 - a platform error is logged; the channel goes on
-                log.warning("channel_send_failed", channel=channel.name, chat_id=message.chat_id, path=vpath, error=str(exc))
+                log.warning(
+                    "channel_send_failed", channel=channel.name, chat_id=message.chat_id, path=vpath, error=str(exc)
+                )
 
     # -- sending ---------------------------------------------------------------------------
 

@@ -98,8 +98,14 @@ class FeishuChannel(Channel):
         ids = sender.sender_id
         user = (ids.open_id or ids.user_id or ids.union_id) if ids else ""
         self._received.append(
-            InboundMessage(self.name, message.chat_id or "", user or "", text or "(a non-text message)",
-                           user_name=ids.user_id if ids else None, reply_to=message.message_id)
+            InboundMessage(
+                self.name,
+                message.chat_id or "",
+                user or "",
+                text or "(a non-text message)",
+                user_name=ids.user_id if ids else None,
+                reply_to=message.message_id,
+            )
         )
 
     async def send_text(self, chat_id: str, text: str, *, reply_to: str | None = None) -> None:
@@ -112,15 +118,24 @@ class FeishuChannel(Channel):
         The file goes as a ``(name, stream, type)`` tuple so lark-oapi's multipart encoder sends
         it as a file part with its name (a bare stream would be sent without one).
         """
-        body = CreateFileRequestBody.builder().file_type("stream").file_name(filename).file((filename, io.BytesIO(data), "application/octet-stream")).build()  # type: ignore[arg-type]  # the SDK types file() as a stream; it takes a (name, stream, type) tuple as requests does, which gives the part its name
+        body = (
+            CreateFileRequestBody.builder()
+            .file_type("stream")
+            .file_name(filename)
+            .file((filename, io.BytesIO(data), "application/octet-stream"))
+            .build()
+        )  # type: ignore[arg-type]  # the SDK types file() as a stream; it takes a (name, stream, type) tuple as requests does, which gives the part its name
         request = CreateFileRequest.builder().request_body(body).build()
         response = _check(await asyncio.to_thread(self.client.im.v1.file.create, request), "uploading a file")
         await self._send(chat_id, "file", {"file_key": response.data.file_key})
 
     async def _send(self, chat_id: str, msg_type: str, content: dict[str, Any]) -> None:
         body = (
-            CreateMessageRequestBody.builder().receive_id(chat_id).msg_type(msg_type)
-            .content(json.dumps(content, ensure_ascii=False)).build()
+            CreateMessageRequestBody.builder()
+            .receive_id(chat_id)
+            .msg_type(msg_type)
+            .content(json.dumps(content, ensure_ascii=False))
+            .build()
         )
         request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
         _check(await asyncio.to_thread(self.client.im.v1.message.create, request), "sending a message")

@@ -97,8 +97,13 @@ class ChannelManager:
             if router is not None:
                 app.include_router(router, prefix=f"/channels/{channel.name}", tags=["channels"])
         status = APIRouter(tags=["channels"])
-        status.add_api_route("/api/channels", self.status, methods=["GET"], summary="Status of the IM channels",
-                             dependencies=[Depends(current_user)])
+        status.add_api_route(
+            "/api/channels",
+            self.status,
+            methods=["GET"],
+            summary="Status of the IM channels",
+            dependencies=[Depends(current_user)],
+        )
         app.include_router(status)
 
     def status(self) -> list[dict[str, object]]:

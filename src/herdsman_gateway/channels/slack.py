@@ -46,7 +46,9 @@ class SlackChannel(Channel):
     def __init__(self, config: SlackChannelConfig) -> None:
         super().__init__()
         self.config = config
-        self.client = AsyncWebClient(token=config.bot_token, **({"base_url": config.base_url} if config.base_url else {}))
+        self.client = AsyncWebClient(
+            token=config.bot_token, **({"base_url": config.base_url} if config.base_url else {})
+        )
         self.app = self.build_app()
         self.requests = AsyncSlackRequestHandler(self.app)
         self._socket: Any = None
@@ -98,7 +100,9 @@ class SlackChannel(Channel):
         """An app_mention (or a direct message): hand it to the dispatcher, mention dropped."""
         if event.get("bot_id") or event.get("subtype") in IGNORED_SUBTYPES or not event.get("user"):
             return
-        await self._deliver(event["channel"], event["user"], MENTION.sub("", event.get("text") or ""), event.get("thread_ts"))
+        await self._deliver(
+            event["channel"], event["user"], MENTION.sub("", event.get("text") or ""), event.get("thread_ts")
+        )
 
     async def _on_command(self, ack: Any, command: dict[str, Any]) -> None:
         """A slash command: acknowledged at once, then dispatched like ``/word``."""
@@ -106,7 +110,9 @@ class SlackChannel(Channel):
         text = slash_command_text(command.get("command", ""), command.get("text") or "")
         await self._deliver(command["channel_id"], command["user_id"], text, None, user_name=command.get("user_name"))
 
-    async def _deliver(self, channel: str, user: str, text: str, thread_ts: str | None, user_name: str | None = None) -> None:
+    async def _deliver(
+        self, channel: str, user: str, text: str, thread_ts: str | None, user_name: str | None = None
+    ) -> None:
         if self.handler is None:
             return
         await self.handler.handle(

@@ -37,5 +37,7 @@ class ChatThreads:
     async def new(self, channel: str, chat_id: str) -> str:
         """Point the chat at a fresh thread id and return it."""
         thread_id = str(uuid.uuid4())
-        await self.store.aput(NAMESPACE, chat_key(channel, chat_id), {"thread_id": thread_id, "channel": channel, "chat_id": chat_id})
+        await self.store.aput(
+            NAMESPACE, chat_key(channel, chat_id), {"thread_id": thread_id, "channel": channel, "chat_id": chat_id}
+        )
         return thread_id

@@ -120,12 +120,16 @@ class WeComChannel(Channel):
         """The URL check WeCom makes when the callback is saved."""
         signed, echo = self._signed(request), request.query_params.get("echostr", "")
         if signed is None or not echo:
-            return JSONResponse({"detail": "a WeCom URL check needs msg_signature, timestamp, nonce and echostr"}, status_code=400)
+            return JSONResponse(
+                {"detail": "a WeCom URL check needs msg_signature, timestamp, nonce and echostr"}, status_code=400
+            )
         try:
             plain = self.crypto.check_signature(*signed, echo)
         except (InvalidSignatureException, InvalidAppIdException) as exc:
             log.warning("wecom_callback_refused", reason=type(exc).__name__)
-            return JSONResponse({"detail": "wrong signature: check channels.wecom.token and encoding_aes_key"}, status_code=401)
+            return JSONResponse(
+                {"detail": "wrong signature: check channels.wecom.token and encoding_aes_key"}, status_code=401
+            )
         return PlainTextResponse(plain)
 
     async def receive(self, request: Request) -> Response:
@@ -141,7 +145,9 @@ class WeComChannel(Channel):
             xml = self.crypto.decrypt_message(body, *signed)
         except (InvalidSignatureException, InvalidAppIdException) as exc:
             log.warning("wecom_callback_refused", reason=type(exc).__name__)
-            return JSONResponse({"detail": "wrong signature: check channels.wecom.token and encoding_aes_key"}, status_code=401)
+            return JSONResponse(
+                {"detail": "wrong signature: check channels.wecom.token and encoding_aes_key"}, status_code=401
+            )
         except Exception as exc:  # noqa: BLE001 - not XML, no Encrypt element, bad base64 or padding
             log.warning("wecom_callback_malformed", error=f"{type(exc).__name__}: {exc}")
             return JSONResponse({"detail": f"malformed WeCom callback: {type(exc).__name__}"}, status_code=400)

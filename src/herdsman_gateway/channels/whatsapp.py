@@ -114,8 +114,10 @@ class WhatsAppChannel(Channel):
             body = {}
         if response.is_error or not isinstance(body, dict):
             error = body.get("error", {}) if isinstance(body, dict) else {}
-            raise WhatsAppApiError(f"{what} failed: HTTP {response.status_code}: {error.get('message') or response.text[:200]}"
-                                   f" (code {error.get('code')})")
+            raise WhatsAppApiError(
+                f"{what} failed: HTTP {response.status_code}: {error.get('message') or response.text[:200]}"
+                f" (code {error.get('code')})"
+            )
         return body
 
     async def send_text(self, chat_id: str, text: str, *, reply_to: str | None = None) -> None:
@@ -127,7 +129,9 @@ class WhatsAppChannel(Channel):
         mime = mimetypes.guess_type(filename)[0] or "application/octet-stream"
         image = mime in IMAGE_TYPES and len(data) <= MAX_IMAGE_BYTES
         form = {"messaging_product": "whatsapp", "type": mime}
-        uploaded = await self._call("POST", "/media", what="uploading a file", data=form, files={"file": (filename, data, mime)})
+        uploaded = await self._call(
+            "POST", "/media", what="uploading a file", data=form, files={"file": (filename, data, mime)}
+        )
         if image:
             await self._send(chat_id, "image", {"id": uploaded["id"]})
         else:
@@ -159,7 +163,9 @@ class WhatsAppChannel(Channel):
         token = query.get("hub.verify_token", "")
         if query.get("hub.mode") != "subscribe" or not hmac.compare_digest(token, self.config.verify_token or ""):
             log.warning("whatsapp_verify_refused")
-            return JSONResponse({"detail": "wrong hub.verify_token: it must equal channels.whatsapp.verify_token"}, status_code=403)
+            return JSONResponse(
+                {"detail": "wrong hub.verify_token: it must equal channels.whatsapp.verify_token"}, status_code=403
+            )
         return PlainTextResponse(query.get("hub.challenge", ""))
 
     async def receive(self, request: Request) -> Response:
@@ -169,8 +175,9 @@ class WhatsAppChannel(Channel):
         body = await request.body()
         if not signature_ok(self.config.app_secret or "", body, request.headers.get(SIGNATURE_HEADER)):
             log.warning("whatsapp_webhook_refused", reason="bad signature")
-            return JSONResponse({"detail": f"wrong or missing {SIGNATURE_HEADER}: check channels.whatsapp.app_secret"},
-                                status_code=401)
+            return JSONResponse(
+                {"detail": f"wrong or missing {SIGNATURE_HEADER}: check channels.whatsapp.app_secret"}, status_code=401
+            )
         try:
             messages = inbound_messages(json.loads(body or b"null"), self.config.phone_number_id or "")
         except (ValueError, AttributeError) as exc:
@@ -179,7 +186,9 @@ class WhatsAppChannel(Channel):
         for message in messages:
             if not self._seen.first_time(str(message.get("id") or "")):
                 continue
-            text = (message.get("text") or {}).get("body", "") if message.get("type") == "text" else "(a non-text message)"
+            text = (
+                (message.get("text") or {}).get("body", "") if message.get("type") == "text" else "(a non-text message)"
+            )
             sender = str(message.get("from") or "")
             self.hand_over(InboundMessage(self.name, sender, sender, text, reply_to=message.get("id")))
         return JSONResponse({"ok": True})

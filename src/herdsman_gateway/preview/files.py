@@ -31,8 +31,11 @@ def preview_vpath(path: str) -> str:
     400 when it is outside outputs and workspace."""
     vpath = posixpath.normpath(virtual_path(path))
     if not _under_roots(vpath):
-        raise HTTPException(400, f"{path!r} is not under outputs or workspace: only {OUTPUTS} and {WORKSPACE} "
-                                 "can be previewed (e.g. outputs/site/index.html)")
+        raise HTTPException(
+            400,
+            f"{path!r} is not under outputs or workspace: only {OUTPUTS} and {WORKSPACE} "
+            "can be previewed (e.g. outputs/site/index.html)",
+        )
     return vpath
 
 
@@ -60,7 +63,9 @@ async def file_response(sandbox: object, path: str, user: str | None, headers: d
     try:
         fd, size, canonical = await pools.run(pools.FILES, user, open_preview, sandbox.files, vpath)
     except NotFoundError as exc:
-        raise HTTPException(404, f"{exc}; list the thread's HTML outputs with GET /api/threads/{{id}}/preview") from None
+        raise HTTPException(
+            404, f"{exc}; list the thread's HTML outputs with GET /api/threads/{{id}}/preview"
+        ) from None
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
     media = content_type(posixpath.basename(canonical))

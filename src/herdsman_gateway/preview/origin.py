@@ -49,8 +49,10 @@ log = get_logger(__name__)
 # a page opening sockets in a loop cannot use up the gateway process's file descriptors
 MAX_CONNECTIONS = 256
 RELAYED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-NOT_HERE = ("This is Herdsman's preview origin: it serves only preview links "
-            "(/t/<token>/preview/<thread>/...), issued by POST /api/threads/<thread>/preview/token on the gateway.")
+NOT_HERE = (
+    "This is Herdsman's preview origin: it serves only preview links "
+    "(/t/<token>/preview/<thread>/...), issued by POST /api/threads/<thread>/preview/token on the gateway."
+)
 
 
 class _QuietServer(uvicorn.Server):
@@ -94,8 +96,11 @@ class PreviewOrigin:
                 if exc.errno == errno.EADDRINUSE and i + 1 < len(candidates):
                     log.warning("preview_port_taken", port=candidate, detail="using a free port instead")
                     continue
-                raise OSError(exc.errno, f"gateway.preview_origin: cannot listen on {host}:{candidate} ({exc.strerror}); "
-                                         "set gateway.preview_origin.port to a free port, 0 for any") from None
+                raise OSError(
+                    exc.errno,
+                    f"gateway.preview_origin: cannot listen on {host}:{candidate} ({exc.strerror}); "
+                    "set gateway.preview_origin.port to a free port, 0 for any",
+                ) from None
             sock.listen(128)
             return sock
         raise AssertionError("unreachable")
@@ -106,8 +111,9 @@ class PreviewOrigin:
         host, port = self._sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         self.url = (self.config.public_url or f"http://{shown}:{port}").rstrip("/")
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False,
-                                limit_concurrency=MAX_CONNECTIONS)
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="off", access_log=False, limit_concurrency=MAX_CONNECTIONS
+        )
         self._server = _QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[self._sock]), name="preview-origin")
         while not self._server.started and not self._task.done():
@@ -139,7 +145,13 @@ class PreviewOrigin:
         token, expires = self.tokens.issue(thread_id, user)
         origin = self.origin_for(browser_host)
         base = f"{origin}/t/{token}/preview/{thread_id}"
-        return {"token": token, "expires_at": expires, "base_url": base, "files_url": f"{base}/files/", "origin": origin}
+        return {
+            "token": token,
+            "expires_at": expires,
+            "base_url": base,
+            "files_url": f"{base}/files/",
+            "origin": origin,
+        }
 
     async def authorize(self, token: str, thread_id: str) -> str | None:
         """The user a request on the preview origin acts for; 403 for a bad token, 404 when the
@@ -203,8 +215,7 @@ def build_origin_app(origin: PreviewOrigin) -> FastAPI:
             return
         await relay_websocket(websocket, connect, user, port, path)
 
-    @app.api_route("/{rest:path}", methods=RELAYED_METHODS,
-                   include_in_schema=False)
+    @app.api_route("/{rest:path}", methods=RELAYED_METHODS, include_in_schema=False)
     async def elsewhere(rest: str) -> Response:
         return JSONResponse({"detail": NOT_HERE}, 404, headers=policy.origin_headers())
 

@@ -37,13 +37,32 @@ _COMMON = {
     "cache-control": "no-store",
 }
 # hop-by-hop (RFC 9110 7.6.1) and the headers a relayed server may not set
-DROPPED_RESPONSE_HEADERS = frozenset({
-    "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
-    "set-cookie", "set-cookie2", "content-security-policy", "content-security-policy-report-only",
-    "access-control-allow-origin", "access-control-allow-credentials", "access-control-allow-methods",
-    "access-control-allow-headers", "access-control-expose-headers", "referrer-policy", "x-frame-options",
-    "content-length", "strict-transport-security", "clear-site-data", "service-worker-allowed",
-})
+DROPPED_RESPONSE_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "set-cookie",
+        "set-cookie2",
+        "content-security-policy",
+        "content-security-policy-report-only",
+        "access-control-allow-origin",
+        "access-control-allow-credentials",
+        "access-control-allow-methods",
+        "access-control-allow-headers",
+        "access-control-expose-headers",
+        "referrer-policy",
+        "x-frame-options",
+        "content-length",
+        "strict-transport-security",
+        "clear-site-data",
+        "service-worker-allowed",
+    }
+)
 
 
 def gateway_headers() -> dict[str, str]:

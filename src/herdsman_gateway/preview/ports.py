@@ -35,10 +35,22 @@ from herdsman_gateway.preview import policy
 CONNECT_SECONDS = 5.0
 READ_SECONDS = 300.0
 MAX_WS_MESSAGE = 1024 * 1024
-DROPPED_REQUEST_HEADERS = frozenset({
-    "host", "cookie", "authorization", "x-api-key", "connection", "keep-alive", "proxy-connection",
-    "proxy-authorization", "te", "trailer", "upgrade", "transfer-encoding",
-})
+DROPPED_REQUEST_HEADERS = frozenset(
+    {
+        "host",
+        "cookie",
+        "authorization",
+        "x-api-key",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "upgrade",
+        "transfer-encoding",
+    }
+)
 
 
 class _SocketStream(httpcore.AsyncNetworkStream):
@@ -74,8 +86,14 @@ class JailBackend(httpcore.AsyncNetworkBackend):
         self._connect = open_connection
         self._user = user
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None, socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
         sock = await pools.run(pools.FILES, self._user, self._connect)
         sock.setblocking(False)
         return _SocketStream(sock)
@@ -96,24 +114,33 @@ def _relocated(value: str, prefix: str, port: int) -> str:
     """A redirect of the server to its own root, kept under the preview prefix."""
     for own in (f"http://127.0.0.1:{port}", f"http://localhost:{port}", f"http://0.0.0.0:{port}"):
         if value.startswith(own + "/") or value == own:
-            value = value[len(own):] or "/"
+            value = value[len(own) :] or "/"
     if value.startswith("/") and not value.startswith("//"):
         return prefix + value
     return value
 
 
-async def relay(request: Request, open_connection: Callable[[], Any], user: str | None, port: int, path: str,
-                prefix: str) -> StreamingResponse:
+async def relay(
+    request: Request, open_connection: Callable[[], Any], user: str | None, port: int, path: str, prefix: str
+) -> StreamingResponse:
     """Send ``request`` to the sandbox's server on ``port`` and stream its answer back."""
     target = "/" + path + (f"?{request.url.query}" if request.url.query else "")
-    pool = httpcore.AsyncConnectionPool(network_backend=JailBackend(open_connection, user), max_connections=1,
-                                        retries=0)
+    pool = httpcore.AsyncConnectionPool(
+        network_backend=JailBackend(open_connection, user), max_connections=1, retries=0
+    )
     upstream = httpcore.Request(
-        request.method, httpcore.URL(scheme=b"http", host=b"127.0.0.1", port=port, target=target.encode()),
+        request.method,
+        httpcore.URL(scheme=b"http", host=b"127.0.0.1", port=port, target=target.encode()),
         headers=_request_headers(request, port),
         content=request.stream() if request.method not in ("GET", "HEAD") else b"",
-        extensions={"timeout": {"connect": CONNECT_SECONDS, "read": READ_SECONDS, "write": READ_SECONDS,
-                                "pool": CONNECT_SECONDS}},
+        extensions={
+            "timeout": {
+                "connect": CONNECT_SECONDS,
+                "read": READ_SECONDS,
+                "write": READ_SECONDS,
+                "pool": CONNECT_SECONDS,
+            }
+        },
     )
     try:
         response = await pool.handle_async_request(upstream)
@@ -122,7 +149,9 @@ async def relay(request: Request, open_connection: Callable[[], Any], user: str 
         raise HTTPException(502, f"Port {port} cannot be shown: {exc}") from None
     except httpcore.ConnectError as exc:
         await pool.aclose()
-        raise HTTPException(502, f"Port {port} cannot be shown: nothing accepts connections on it in the sandbox ({exc})") from None
+        raise HTTPException(
+            502, f"Port {port} cannot be shown: nothing accepts connections on it in the sandbox ({exc})"
+        ) from None
     except httpcore.TimeoutException:
         await pool.aclose()
         raise HTTPException(504, f"The server on port {port} did not answer in time") from None
@@ -142,12 +171,15 @@ async def relay(request: Request, open_connection: Callable[[], Any], user: str 
             await pool.aclose()
 
     answer = StreamingResponse(body(), status_code=response.status)
-    answer.raw_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in policy.relayed_headers(headers)]
+    answer.raw_headers = [
+        (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in policy.relayed_headers(headers)
+    ]
     return answer
 
 
-async def relay_websocket(client: WebSocket, open_connection: Callable[[], Any], user: str | None, port: int,
-                          path: str) -> None:
+async def relay_websocket(
+    client: WebSocket, open_connection: Callable[[], Any], user: str | None, port: int, path: str
+) -> None:
     """Relay a WebSocket between the browser and the sandbox's server on ``port``, message by
     message (each at most :data:`MAX_WS_MESSAGE` bytes), until either side closes."""
     query = client.url.query
@@ -159,9 +191,12 @@ async def relay_websocket(client: WebSocket, open_connection: Callable[[], Any],
     sock.setblocking(False)
     try:
         upstream = await connect(
-            f"ws://127.0.0.1:{port}/{path}" + (f"?{query}" if query else ""), sock=sock,
+            f"ws://127.0.0.1:{port}/{path}" + (f"?{query}" if query else ""),
+            sock=sock,
             subprotocols=[Subprotocol(p) for p in client.scope.get("subprotocols", [])] or None,
-            open_timeout=CONNECT_SECONDS, max_size=MAX_WS_MESSAGE, compression=None,
+            open_timeout=CONNECT_SECONDS,
+            max_size=MAX_WS_MESSAGE,
+            compression=None,
         )
     except (OSError, asyncio.TimeoutError, InvalidHandshake) as exc:
         sock.close()

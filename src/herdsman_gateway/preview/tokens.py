@@ -74,7 +74,9 @@ def home_secret(home: Path) -> bytes:
         secret = secrets.token_bytes(SECRET_BYTES)
         tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}")
         try:  # written beside it and renamed over the empty file: a reader never sees half a key
-            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "wb") as fh:
+            with os.fdopen(
+                os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "wb"
+            ) as fh:
                 fh.write(secret)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -93,7 +95,9 @@ def _read_secret(path: Path, attempts: int = 50) -> bytes:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
-            raise PreviewKeyError(f"{path}: cannot be read ({exc.strerror}); remove it and restart the gateway") from None
+            raise PreviewKeyError(
+                f"{path}: cannot be read ({exc.strerror}); remove it and restart the gateway"
+            ) from None
         with os.fdopen(fd, "rb") as fh:
             info = os.fstat(fh.fileno())
             if not stat.S_ISREG(info.st_mode):

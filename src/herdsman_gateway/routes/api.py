@@ -42,8 +42,16 @@ async def models(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
         for m in config.models
     ]
     if not items:
-        items.append({"name": EMBEDDED_MODEL_NAME, "display_name": "Embedded local model", "model": config.local_model.variant,
-                      "use": "herdsman.models.local", "supports_vision": False, "supports_thinking": False})
+        items.append(
+            {
+                "name": EMBEDDED_MODEL_NAME,
+                "display_name": "Embedded local model",
+                "model": config.local_model.variant,
+                "use": "herdsman.models.local",
+                "supports_vision": False,
+                "supports_thinking": False,
+            }
+        )
     for item in items:
         key = keys[item["name"]]
         item.update(api_key=key.state, api_key_env=key.env_var, api_key_hint=key.hint)

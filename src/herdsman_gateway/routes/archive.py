@@ -88,8 +88,12 @@ async def stream_file(handle: IO[bytes], user: str | None = None) -> AsyncIterat
         handle.close()
 
 
-@router.get("", summary="Download a folder of a thread as a zip", response_class=StreamingResponse,
-            responses={200: {"content": {"application/zip": {}}}, 413: {"description": "The folder is too large"}})
+@router.get(
+    "",
+    summary="Download a folder of a thread as a zip",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/zip": {}}}, 413: {"description": "The folder is too large"}},
+)
 async def get_archive(
     thread_id: str,
     path: str = Query("outputs", description="A folder under /mnt/user-data (outputs, workspace, uploads or below)."),
@@ -101,7 +105,9 @@ async def get_archive(
     vpath = path.strip() if path.strip().startswith("/") else f"{USER_DATA_ROOT}/{path.strip()}"
     sandbox = gw.sandbox.acquire(thread_id)
     if not isinstance(sandbox, HostBackedSandbox):
-        raise HTTPException(400, "this sandbox provider keeps no files on the gateway's host: download the files one by one")
+        raise HTTPException(
+            400, "this sandbox provider keeps no files on the gateway's host: download the files one by one"
+        )
     files = sandbox.files
     try:
         canonical = await pools.run(pools.FILES, user, files.resolve_virtual, vpath)
@@ -111,12 +117,15 @@ async def get_archive(
         if st is None:
             raise HTTPException(404, f"{canonical} does not exist")
         if not stat.S_ISDIR(st.st_mode):
-            raise HTTPException(400, f"{canonical} is a file: get it from /api/threads/{thread_id}/artifacts{canonical}")
+            raise HTTPException(
+                400, f"{canonical} is a file: get it from /api/threads/{thread_id}/artifacts{canonical}"
+            )
         handle = await pools.run(pools.FILES, user, build_zip, files, canonical)
     except ArchiveTooLarge as exc:
         raise HTTPException(413, str(exc)) from None
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
     name = f"{posixpath.basename(canonical) or 'files'}.zip"
-    return StreamingResponse(stream_file(handle, user), media_type="application/zip",
-                             headers=file_headers(name, "application/zip"))
+    return StreamingResponse(
+        stream_file(handle, user), media_type="application/zip", headers=file_headers(name, "application/zip")
+    )

@@ -33,16 +33,37 @@ from herdsman_gateway.routes.threads import load_thread
 
 router = APIRouter(prefix="/api/threads/{thread_id}/artifacts", tags=["artifacts"])
 
-TEXT_TYPES = {".md": "text/markdown", ".py": "text/x-python", ".ts": "text/typescript", ".yaml": "application/yaml",
-              ".yml": "application/yaml", ".jsonl": "application/x-ndjson", ".csv": "text/csv"}
+TEXT_TYPES = {
+    ".md": "text/markdown",
+    ".py": "text/x-python",
+    ".ts": "text/typescript",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".jsonl": "application/x-ndjson",
+    ".csv": "text/csv",
+}
 
 
 FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
-ACTIVE_TYPES = frozenset({
-    "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/xsl",
-    "application/javascript", "text/javascript", "application/x-javascript", "application/ecmascript",
-    "text/ecmascript", "application/wasm", "message/rfc822", "multipart/related", "application/x-shockwave-flash",
-})
+ACTIVE_TYPES = frozenset(
+    {
+        "text/html",
+        "application/xhtml+xml",
+        "image/svg+xml",
+        "text/xml",
+        "application/xml",
+        "text/xsl",
+        "application/javascript",
+        "text/javascript",
+        "application/x-javascript",
+        "application/ecmascript",
+        "text/ecmascript",
+        "application/wasm",
+        "message/rfc822",
+        "multipart/related",
+        "application/x-shockwave-flash",
+    }
+)
 
 
 def is_active(media: str) -> bool:
@@ -79,14 +100,21 @@ def content_type(name: str) -> str:
     return kind
 
 
-@router.get("/{path:path}", summary="Get a file of a thread", response_class=Response,
-            responses={200: {"content": {"application/octet-stream": {}}}})
+@router.get(
+    "/{path:path}",
+    summary="Get a file of a thread",
+    response_class=Response,
+    responses={200: {"content": {"application/octet-stream": {}}}},
+)
 async def get_artifact(
     thread_id: str,
     path: str,
     download: bool = False,
-    preview: bool = Query(False, description="Show an active file (HTML, SVG, XML, scripts) in the browser, "
-                          "sandboxed by its Content-Security-Policy, instead of as an attachment."),
+    preview: bool = Query(
+        False,
+        description="Show an active file (HTML, SVG, XML, scripts) in the browser, "
+        "sandboxed by its Content-Security-Policy, instead of as an attachment.",
+    ),
     gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> Response:

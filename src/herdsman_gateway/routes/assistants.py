@@ -61,7 +61,8 @@ CONFIG_SCHEMA = {
 def not_found(assistant_id: str) -> HTTPException:
     """The 404 for an assistant that does not exist (or belongs to someone else)."""
     return HTTPException(
-        404, f"Assistant {assistant_id} not found; list them with POST /assistants/search or create one with POST /assistants"
+        404,
+        f"Assistant {assistant_id} not found; list them with POST /assistants/search or create one with POST /assistants",
     )
 
 
@@ -90,8 +91,9 @@ async def load_own_assistant(gw: Gateway, assistant_id: str, user: str | None) -
     """The user's own custom assistant; 409 for the built-in one, 404 for any other."""
     if assistant_id == LEAD_AGENT_NAME:
         raise HTTPException(
-            409, f"Assistant {LEAD_AGENT_NAME} is built in and cannot be changed or deleted; "
-            "create your own agent with POST /assistants (graph_id lead_agent)"
+            409,
+            f"Assistant {LEAD_AGENT_NAME} is built in and cannot be changed or deleted; "
+            "create your own agent with POST /assistants (graph_id lead_agent)",
         )
     return await load_assistant(gw, assistant_id, user)
 
@@ -107,7 +109,9 @@ def check_settings_size(config: dict[str, Any] | None, metadata: dict[str, Any] 
     :data:`MAX_SETTINGS_BYTES` as JSON."""
     size = len(orjson.dumps([config, metadata], option=orjson.OPT_NON_STR_KEYS))
     if size > MAX_SETTINGS_BYTES:
-        raise RunInputError("config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}")
+        raise RunInputError(
+            "config", f"with context and metadata is {size} bytes as JSON; keep it under {MAX_SETTINGS_BYTES}"
+        )
 
 
 def check_settings(
@@ -140,16 +144,22 @@ async def visible(gw: Gateway, user: str | None) -> list[AssistantRecord]:
 
 
 @router.post("/assistants", response_model=Assistant, summary="Create an assistant (a custom agent)")
-async def create_assistant(body: AssistantCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def create_assistant(
+    body: AssistantCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """Create a custom agent of the lead (``if_exists: do_nothing`` returns an existing one instead of 409)."""
     check_graph(body.graph_id)
     if body.assistant_id == LEAD_AGENT_NAME:
-        raise HTTPException(409, f"Assistant {LEAD_AGENT_NAME} is the built-in one; omit assistant_id to get a new UUID")
+        raise HTTPException(
+            409, f"Assistant {LEAD_AGENT_NAME} is the built-in one; omit assistant_id to get a new UUID"
+        )
     if body.assistant_id is not None:
         try:
             uuid.UUID(body.assistant_id)
         except ValueError:
-            raise HTTPException(422, "Invalid request: assistant_id: must be a UUID (or omit it to get a new one)") from None
+            raise HTTPException(
+                422, "Invalid request: assistant_id: must be a UUID (or omit it to get a new one)"
+            ) from None
         existing = await gw.assistants.get(body.assistant_id)
         if existing is not None and not owns(existing.metadata, user):
             raise HTTPException(409, f"Assistant {body.assistant_id} already exists; choose another assistant_id")
@@ -158,51 +168,75 @@ async def create_assistant(body: AssistantCreate, gw: Gateway = Depends(get_gate
     if limit is not None and (body.assistant_id is None or existing is None):
         if len(await visible(gw, user)) - 1 >= limit:  # the built-in one is not counted
             raise HTTPException(
-                429, f"You have {limit} assistants, the most gateway.max_assistants_per_user allows; delete ones you no "
+                429,
+                f"You have {limit} assistants, the most gateway.max_assistants_per_user allows; delete ones you no "
                 "longer need (DELETE /assistants/{assistant_id}) or ask the operator to raise the limit",
             )
     try:
         record = await gw.assistants.create(
-            graph_id=body.graph_id, name=body.name or "Untitled", assistant_id=body.assistant_id, config=body.config,
-            context=body.context, metadata=with_owner(body.metadata, user), description=body.description,
+            graph_id=body.graph_id,
+            name=body.name or "Untitled",
+            assistant_id=body.assistant_id,
+            config=body.config,
+            context=body.context,
+            metadata=with_owner(body.metadata, user),
+            description=body.description,
             if_exists=body.if_exists,
         )
     except AssistantExistsError:
-        raise HTTPException(409, f"Assistant {body.assistant_id} already exists; send if_exists: do_nothing to reuse it") from None
+        raise HTTPException(
+            409, f"Assistant {body.assistant_id} already exists; send if_exists: do_nothing to reuse it"
+        ) from None
     log.info("assistant_created", assistant_id=record.assistant_id, version=record.version)
     return assistant_json(record)
 
 
 @router.post("/assistants/search", response_model=list[dict[str, Any]], summary="Search assistants")
 async def search_assistants(
-    body: AssistantSearch, response: Response, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    body: AssistantSearch,
+    response: Response,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """The assistants the caller may see that match the filters (``X-Pagination-Next`` when more
     follow); each is an ``Assistant``, or its ``select`` fields."""
     check_graph(body.graph_id)
-    found = matching(await visible(gw, user), graph_id=body.graph_id, name=body.name, metadata=body.metadata,
-                     sort_by=body.sort_by, sort_order=body.sort_order)
+    found = matching(
+        await visible(gw, user),
+        graph_id=body.graph_id,
+        name=body.name,
+        metadata=body.metadata,
+        sort_by=body.sort_by,
+        sort_order=body.sort_order,
+    )
     if len(found) > body.offset + body.limit:
         response.headers["X-Pagination-Next"] = str(body.offset + body.limit)
     return [assistant_json(r, body.select) for r in found[body.offset : body.offset + body.limit]]
 
 
 @router.post("/assistants/count", response_model=int, summary="Count assistants")
-async def count_assistants(body: AssistantCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> int:
+async def count_assistants(
+    body: AssistantCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> int:
     """How many assistants the caller may see match the filters."""
     check_graph(body.graph_id)
     return len(matching(await visible(gw, user), graph_id=body.graph_id, name=body.name, metadata=body.metadata))
 
 
 @router.get("/assistants/{assistant_id}", response_model=Assistant, summary="Get an assistant")
-async def get_assistant(assistant_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def get_assistant(
+    assistant_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """The assistant's latest version."""
     return assistant_json(await load_assistant(gw, assistant_id, user))
 
 
 @router.patch("/assistants/{assistant_id}", response_model=Assistant, summary="Update an assistant (a new version)")
 async def patch_assistant(
-    assistant_id: str, body: AssistantPatch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    assistant_id: str,
+    body: AssistantPatch,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """A new version: the given fields replace the latest's (``metadata`` is merged into it)."""
     current = await load_own_assistant(gw, assistant_id, user)
@@ -210,18 +244,25 @@ async def patch_assistant(
     check_settings(gw, body.config, body.context, body.metadata)
     try:  # the new version merges the metadata: patches with new keys each would pile up in every later version
         merged = {**current.metadata, **(body.metadata or {})}
-        check_settings_size(mirrored(body.config, body.context)[0] if body.config or body.context else current.config, merged)
+        check_settings_size(
+            mirrored(body.config, body.context)[0] if body.config or body.context else current.config, merged
+        )
     except RunInputError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
     if len(await gw.assistants.versions(assistant_id, limit=MAX_VERSIONS)) >= MAX_VERSIONS:
         raise HTTPException(
-            429, f"Assistant {assistant_id} has {MAX_VERSIONS} versions, the most one assistant keeps; create a new "
+            429,
+            f"Assistant {assistant_id} has {MAX_VERSIONS} versions, the most one assistant keeps; create a new "
             "assistant (POST /assistants) with the settings you want, and delete this one if you no longer need it",
         )
     record = await gw.assistants.update(
-        assistant_id, graph_id=body.graph_id, config=body.config, context=body.context,
+        assistant_id,
+        graph_id=body.graph_id,
+        config=body.config,
+        context=body.context,
         metadata=with_owner(body.metadata, user) if body.metadata is not None else None,
-        name=body.name, description=body.description,
+        name=body.name,
+        description=body.description,
     )
     if record is None:  # deleted meanwhile
         raise not_found(assistant_id)
@@ -231,7 +272,10 @@ async def patch_assistant(
 
 @router.delete("/assistants/{assistant_id}", status_code=204, response_class=Response, summary="Delete an assistant")
 async def delete_assistant(
-    assistant_id: str, delete_threads: bool = False, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    assistant_id: str,
+    delete_threads: bool = False,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Response:
     """Delete the assistant and its versions (``delete_threads=true``: also the caller's threads on it)."""
     await load_own_assistant(gw, assistant_id, user)
@@ -244,9 +288,14 @@ async def delete_assistant(
     return Response(status_code=204)
 
 
-@router.post("/assistants/{assistant_id}/versions", response_model=list[Assistant], summary="List an assistant's versions")
+@router.post(
+    "/assistants/{assistant_id}/versions", response_model=list[Assistant], summary="List an assistant's versions"
+)
 async def assistant_versions(
-    assistant_id: str, body: AssistantVersionsSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    assistant_id: str,
+    body: AssistantVersionsSearch,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """The assistant's versions, newest first."""
     record = await load_assistant(gw, assistant_id, user)
@@ -258,15 +307,19 @@ async def assistant_versions(
 
 @router.post("/assistants/{assistant_id}/latest", response_model=Assistant, summary="Make a version the latest")
 async def set_latest_version(
-    assistant_id: str, body: AssistantVersionChange, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    assistant_id: str,
+    body: AssistantVersionChange,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """Runs use this version of the assistant from now on."""
     await load_own_assistant(gw, assistant_id, user)
     record = await gw.assistants.set_latest(assistant_id, body.version)
     if record is None:
         raise HTTPException(
-            404, f"Version {body.version} not found for assistant {assistant_id}; "
-            f"list them with POST /assistants/{assistant_id}/versions"
+            404,
+            f"Version {body.version} not found for assistant {assistant_id}; "
+            f"list them with POST /assistants/{assistant_id}/versions",
         )
     return assistant_json(record)
 
@@ -297,7 +350,10 @@ def subgraphs_json(gw: Gateway, record: AssistantRecord, namespace: str | None) 
 
 @router.get("/assistants/{assistant_id}/subgraphs", summary="Get the assistant's subgraphs (sub-agent types)")
 async def get_subgraphs(
-    assistant_id: str, recurse: bool = False, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    assistant_id: str,
+    recurse: bool = False,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """The sub-agent types the assistant delegates to; at run time each runs as a subgraph under
     the namespace ``tools:<tool_call_id>``."""
@@ -306,7 +362,10 @@ async def get_subgraphs(
 
 @router.get("/assistants/{assistant_id}/subgraphs/{namespace}", summary="Get one of the assistant's subgraphs")
 async def get_subgraph(
-    assistant_id: str, namespace: str, recurse: bool = False, gw: Gateway = Depends(get_gateway),
+    assistant_id: str,
+    namespace: str,
+    recurse: bool = False,
+    gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """The sub-agent type ``namespace`` (an empty map when the assistant has no such type)."""
@@ -353,7 +412,9 @@ async def get_schemas(
         "graph_id": LEAD_AGENT_NAME,
         "input_schema": json_schema_or_keys(graph.get_input_jsonschema, builder.input_schema),
         "output_schema": json_schema_or_keys(graph.get_output_jsonschema, builder.output_schema),
-        "state_schema": json_schema_or_keys(lambda: TypeAdapter(builder.state_schema).json_schema(), builder.state_schema),
+        "state_schema": json_schema_or_keys(
+            lambda: TypeAdapter(builder.state_schema).json_schema(), builder.state_schema
+        ),
         "config_schema": CONFIG_SCHEMA,
         "context_schema": json_schema_or_keys(graph.get_context_jsonschema, None),
     }

@@ -32,8 +32,19 @@ router = APIRouter(tags=["crons"])
 
 # the fields of a cron body that make up the run it starts (kept in the cron's ``payload``)
 RUN_FIELDS = (
-    "assistant_id", "input", "metadata", "config", "context", "webhook", "interrupt_before", "interrupt_after",
-    "multitask_strategy", "stream_mode", "stream_subgraphs", "stream_resumable", "durability",
+    "assistant_id",
+    "input",
+    "metadata",
+    "config",
+    "context",
+    "webhook",
+    "interrupt_before",
+    "interrupt_after",
+    "multitask_strategy",
+    "stream_mode",
+    "stream_subgraphs",
+    "stream_resumable",
+    "durability",
 )
 CRON_FIELDS = ("schedule", "timezone", "end_time", "enabled", "on_run_completed")
 
@@ -110,7 +121,8 @@ async def _create(gw: Gateway, body: CronCreate, thread_id: str | None, user: st
     limit = gw.config.gateway.max_crons_per_user
     if len(await _crons(gw).search(user_id=user, limit=limit)) >= limit:
         raise HTTPException(
-            409, f"You have {limit} crons, the most gateway.max_crons_per_user allows; delete one "
+            409,
+            f"You have {limit} crons, the most gateway.max_crons_per_user allows; delete one "
             "(DELETE /runs/crons/{cron_id}) or ask the operator to raise the limit",
         )
     fields = body.model_dump(exclude_none=True)
@@ -123,8 +135,14 @@ async def _create(gw: Gateway, body: CronCreate, thread_id: str | None, user: st
     if thread_id is None:
         cron.setdefault("on_run_completed", "delete")
     record = await _crons(gw).create(
-        {**cron, "assistant_id": body.assistant_id, "thread_id": thread_id, "user_id": user,
-         "metadata": body.metadata or {}, "payload": payload},
+        {
+            **cron,
+            "assistant_id": body.assistant_id,
+            "thread_id": thread_id,
+            "user_id": user,
+            "metadata": body.metadata or {},
+            "payload": payload,
+        },
         now,
     )
     return await cron_json(gw, record)
@@ -139,7 +157,9 @@ async def load_cron(gw: Gateway, cron_id: str, user: str | None) -> dict[str, An
 
 
 @router.post("/runs/crons", response_model=Cron, summary="Create a cron that runs on a new thread each time")
-async def create_cron(body: CronCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def create_cron(
+    body: CronCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """Schedule a run; each firing creates a thread, deleted after the run unless ``on_run_completed: keep``."""
     return await _create(gw, body, None, user)
 
@@ -151,20 +171,33 @@ async def create_thread_cron(
     """Schedule a run on the thread (queued behind a run in progress unless ``multitask_strategy`` says otherwise)."""
     await load_thread(gw, thread_id, user)
     if body.on_run_completed is not None:
-        raise HTTPException(422, "Invalid request: on_run_completed is for crons without a thread; omit it for a thread's cron")
+        raise HTTPException(
+            422, "Invalid request: on_run_completed is for crons without a thread; omit it for a thread's cron"
+        )
     return await _create(gw, body, thread_id, user)
 
 
 @router.post("/runs/crons/search", response_model=list[Cron], summary="Search crons")
-async def search_crons(body: CronSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def search_crons(
+    body: CronSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """The caller's crons matching the filters, newest first unless ``sort_by``/``sort_order`` say
     otherwise; ``select`` keeps only those fields of each."""
     unknown = sorted(set(body.select or ()) - set(Cron.model_fields) - {"now"})  # "now": the SDK may ask, none is kept
     if unknown:
-        raise HTTPException(422, f"Invalid request: select: unknown field(s) {unknown}; choose from {sorted(Cron.model_fields)}")
+        raise HTTPException(
+            422, f"Invalid request: select: unknown field(s) {unknown}; choose from {sorted(Cron.model_fields)}"
+        )
     found = await _crons(gw).search(
-        user_id=user, assistant_id=body.assistant_id, thread_id=body.thread_id, enabled=body.enabled,
-        metadata=body.metadata, limit=body.limit, offset=body.offset, sort_by=body.sort_by, sort_order=body.sort_order,
+        user_id=user,
+        assistant_id=body.assistant_id,
+        thread_id=body.thread_id,
+        enabled=body.enabled,
+        metadata=body.metadata,
+        limit=body.limit,
+        offset=body.offset,
+        sort_by=body.sort_by,
+        sort_order=body.sort_order,
     )
     crons = [await cron_json(gw, c) for c in found]
     if body.select:  # a part of each cron: answered as is, not as a whole Cron
@@ -173,10 +206,13 @@ async def search_crons(body: CronSearch, gw: Gateway = Depends(get_gateway), use
 
 
 @router.post("/runs/crons/count", response_model=int, summary="Count crons")
-async def count_crons(body: CronCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> int:
+async def count_crons(
+    body: CronCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> int:
     """How many of the caller's crons match the filters."""
-    found = await _crons(gw).search(user_id=user, assistant_id=body.assistant_id, thread_id=body.thread_id,
-                                    metadata=body.metadata, limit=SCAN_LIMIT)
+    found = await _crons(gw).search(
+        user_id=user, assistant_id=body.assistant_id, thread_id=body.thread_id, metadata=body.metadata, limit=SCAN_LIMIT
+    )
     return len(found)
 
 
@@ -188,7 +224,9 @@ async def get_cron(cron_id: str, gw: Gateway = Depends(get_gateway), user: str |
 
 @router.get("/runs/crons/{cron_id}/firings", response_model=list[CronFiring], summary="List a cron's firings")
 async def list_firings(
-    cron_id: str, limit: int = Query(20, ge=1, le=1000), gw: Gateway = Depends(get_gateway),
+    cron_id: str,
+    limit: int = Query(20, ge=1, le=1000),
+    gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> Any:
     """Each time the cron fired, newest first: when, its run and thread, and how the run ended."""
@@ -204,9 +242,13 @@ async def patch_cron(
     cron = await load_cron(gw, cron_id, user)
     sent = body.model_dump(exclude_unset=True)
     if not sent:
-        raise HTTPException(400, "Invalid request: the body changes nothing; send at least one field, e.g. {\"enabled\": false}")
+        raise HTTPException(
+            400, 'Invalid request: the body changes nothing; send at least one field, e.g. {"enabled": false}'
+        )
     if cron["thread_id"] is not None and sent.get("on_run_completed") is not None:
-        raise HTTPException(422, "Invalid request: on_run_completed is for crons without a thread; omit it for a thread's cron")
+        raise HTTPException(
+            422, "Invalid request: on_run_completed is for crons without a thread; omit it for a thread's cron"
+        )
     now = _now()
     fields = {k: v for k, v in sent.items() if v is not None or k == "end_time"}
     _checked(fields, now)
@@ -222,7 +264,9 @@ async def patch_cron(
 
 
 @router.delete("/runs/crons/{cron_id}", status_code=204, response_class=Response, summary="Delete a cron")
-async def delete_cron(cron_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Response:
+async def delete_cron(
+    cron_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Response:
     """Stop the schedule and forget it and its firings (runs it started stay on their threads)."""
     await load_cron(gw, cron_id, user)
     await _crons(gw).delete(cron_id)

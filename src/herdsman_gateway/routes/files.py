@@ -101,8 +101,12 @@ def _listing_without_paths(sandbox: Sandbox, vpath: str, depth: int) -> FileList
     except SandboxError as exc:
         raise HTTPException(404 if "does not exist" in str(exc) else 400, str(exc)) from None
     entries = [
-        FileEntry(path=p.rstrip("/"), name=p.rstrip("/").rsplit("/", 1)[-1], kind="dir" if p.endswith("/") else "file",
-                  content_type=None if p.endswith("/") else content_type(p))
+        FileEntry(
+            path=p.rstrip("/"),
+            name=p.rstrip("/").rsplit("/", 1)[-1],
+            kind="dir" if p.endswith("/") else "file",
+            content_type=None if p.endswith("/") else content_type(p),
+        )
         for p in listed[:MAX_ENTRIES]
     ]
     return FileListing(path=vpath, entries=entries, truncated=len(listed) > MAX_ENTRIES)
@@ -111,8 +115,11 @@ def _listing_without_paths(sandbox: Sandbox, vpath: str, depth: int) -> FileList
 @router.get("", summary="List a thread's files", response_model=FileListing)
 async def list_files(
     thread_id: str,
-    path: str = Query(USER_DATA_ROOT, description="A virtual directory: /mnt/user-data or a folder below it "
-                      "(a relative path such as outputs is taken from /mnt/user-data)."),
+    path: str = Query(
+        USER_DATA_ROOT,
+        description="A virtual directory: /mnt/user-data or a folder below it "
+        "(a relative path such as outputs is taken from /mnt/user-data).",
+    ),
     depth: int = Query(1, ge=1, le=MAX_DEPTH, description="How many levels to list (1: the folder's own entries)."),
     gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),

@@ -64,7 +64,9 @@ class MemorySettings(StorableBody):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(description="false: nothing is learned about you, injected or looked up until you turn it on.")
+    enabled: bool = Field(
+        description="false: nothing is learned about you, injected or looked up until you turn it on."
+    )
 
 
 class RelationPatch(StorableBody):
@@ -73,7 +75,9 @@ class RelationPatch(StorableBody):
 
     model_config = ConfigDict(extra="forbid")
 
-    valid_to: str | None = Field(None, description="When it stopped being true: an ISO date or date-time, e.g. 2026-03-01.")
+    valid_to: str | None = Field(
+        None, description="When it stopped being true: an ISO date or date-time, e.g. 2026-03-01."
+    )
     predicate: str | None = Field(None, description="What it really is, e.g. deploys_to (it was wrong).")
     object: str | None = Field(None, description="The entity it really names, e.g. GCP (it was wrong).")
 
@@ -85,12 +89,14 @@ def memory_service(gw: Gateway = Depends(get_gateway)) -> MemoryService:
     """The memory service, or 409 (memory off) / 503 (store not open) with what to do."""
     if not gw.config.memory.enabled:
         raise HTTPException(
-            409, "Memory is off (memory.enabled: false in config.yaml); set memory.enabled: true and restart the "
+            409,
+            "Memory is off (memory.enabled: false in config.yaml); set memory.enabled: true and restart the "
             "gateway to keep and manage long-term memory",
         )
     if gw.memory is None:
         raise HTTPException(
-            503, "The memory store could not be opened; check memory.path (or memory.url) in config.yaml and the "
+            503,
+            "The memory store could not be opened; check memory.path (or memory.url) in config.yaml and the "
             "gateway log, then restart the gateway",
         )
     return gw.memory
@@ -118,8 +124,12 @@ def _not_found(fid: str) -> HTTPException:
 @router.get("", summary="View your memory")
 def get_memory(store: MemoryStore = Depends(memory_store), user: str = Depends(memory_user)) -> dict[str, Any]:
     """Your context summary and facts, most confident first, and whether your memory is on."""
-    return {"user_id": user, "enabled": store.enabled_for(user), "summary": store.summary(user),
-            "facts": [fact_json(f) for f in store.facts(user)]}
+    return {
+        "user_id": user,
+        "enabled": store.enabled_for(user),
+        "summary": store.summary(user),
+        "facts": [fact_json(f) for f in store.facts(user)],
+    }
 
 
 @router.delete("", status_code=204, response_class=Response, summary="Purge your memory")
@@ -170,8 +180,11 @@ def delete_relation(rid: str, store: MemoryStore = Depends(memory_store), user: 
 
 def _refused(exc: EditRefused) -> HTTPException:
     """A refused edit as the answer: 409 when the relation's state forbids it, else 422 naming the field."""
-    return HTTPException(409, exc.message) if exc.conflict else HTTPException(
-        422, f"Invalid request: {exc.field} {exc.message}")
+    return (
+        HTTPException(409, exc.message)
+        if exc.conflict
+        else HTTPException(422, f"Invalid request: {exc.field} {exc.message}")
+    )
 
 
 @router.patch("/relations/{rid}", summary="End or correct a relation")
@@ -184,11 +197,17 @@ def patch_relation(
     if relation is None:
         raise HTTPException(404, f"No relation {rid!r} in your memory; list them with GET /api/memory/graph")
     if body.valid_to is None and body.predicate is None and body.object is None:
-        raise HTTPException(422, "Invalid request: send valid_to (it stopped being true, e.g. 2026-03-01), or object "
-                            "and/or predicate (it was wrong, e.g. {\"object\": \"GCP\"})")
+        raise HTTPException(
+            422,
+            "Invalid request: send valid_to (it stopped being true, e.g. 2026-03-01), or object "
+            'and/or predicate (it was wrong, e.g. {"object": "GCP"})',
+        )
     if body.valid_to is not None and (body.predicate is not None or body.object is not None):
-        raise HTTPException(422, "Invalid request: send either valid_to (it stopped being true) or object/predicate "
-                            "(it was wrong), not both; correct it first, then end it")
+        raise HTTPException(
+            422,
+            "Invalid request: send either valid_to (it stopped being true) or object/predicate "
+            "(it was wrong), not both; correct it first, then end it",
+        )
     try:
         if body.valid_to is None:
             changed = correct_relation(store, user, relation, API, predicate=body.predicate, obj=body.object)
@@ -214,7 +233,9 @@ def patch_fact(
     if body.content is None and body.category is None:
         raise HTTPException(422, "Invalid request: nothing to change; send content, category or both")
     if body.category is not None and body.category not in CATEGORIES:
-        raise HTTPException(422, f"Invalid request: category {body.category!r} is unknown; use one of {', '.join(CATEGORIES)}")
+        raise HTTPException(
+            422, f"Invalid request: category {body.category!r} is unknown; use one of {', '.join(CATEGORIES)}"
+        )
     old = store.get(user, fid)
     if old is None:
         raise _not_found(fid)
@@ -222,7 +243,8 @@ def patch_fact(
         new_id = fact_id(body.content)
         if new_id != fid and store.get(user, new_id) is not None:
             raise HTTPException(
-                409, f"Fact {new_id!r} already says this; delete one of the two facts instead of making them the same",
+                409,
+                f"Fact {new_id!r} already says this; delete one of the two facts instead of making them the same",
             )
     fact = store.update(user, fid, content=body.content, category=body.category)
     if fact is None:  # deleted meanwhile
@@ -240,8 +262,12 @@ def delete_fact(fid: str, store: MemoryStore = Depends(memory_store), user: str 
     return Response(status_code=204)
 
 
-@router.get("/export", summary="Export your memory as JSON",
-            response_class=Response, responses={200: {"content": {"application/json": {}}}})
+@router.get(
+    "/export",
+    summary="Export your memory as JSON",
+    response_class=Response,
+    responses={200: {"content": {"application/json": {}}}},
+)
 def export_memory(service: MemoryService = Depends(memory_service), user: str = Depends(memory_user)) -> Response:
     """A JSON download ``{user_id: {enabled, summary, facts, entities, relations, audit}}``, the shape
     ``herdsman memory export`` writes; nothing past ``memory.retention_days`` is in it."""

@@ -74,14 +74,18 @@ def preview_origin(request: Request) -> Any:
     """The running preview origin; 503 saying how to turn it on when there is none."""
     origin = getattr(request.app.state, "preview_origin", None)
     if origin is None or origin.url is None:
-        raise HTTPException(503, "The preview origin is off: set gateway.preview_origin.enabled: true in "
-                                 "config.yaml (agent-written pages never run on the gateway's own origin)")
+        raise HTTPException(
+            503,
+            "The preview origin is off: set gateway.preview_origin.enabled: true in "
+            "config.yaml (agent-written pages never run on the gateway's own origin)",
+        )
     return origin
 
 
 @router.get("", response_model=PreviewListing, summary="What a thread has to preview")
-async def list_previews(thread_id: str, request: Request, gw: Gateway = Depends(get_gateway),
-                        user: str | None = Depends(current_user)) -> Any:
+async def list_previews(
+    thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """The thread's HTML pages and servers, and where the preview origin is."""
     await load_thread(gw, thread_id, user)
     sandbox = gw.sandbox.acquire(thread_id)
@@ -91,21 +95,28 @@ async def list_previews(thread_id: str, request: Request, gw: Gateway = Depends(
     jobs = getattr(sandbox, "background_jobs", None)
     servers = await pools.run(pools.FILES, user, lambda: [job.describe() for job in jobs()]) if jobs else []
     origin = getattr(request.app.state, "preview_origin", None)
-    return PreviewListing(pages=pages, truncated=truncated, servers=servers, ports=gw.config.sandbox.preview.ports,
-                          origin=origin.url if origin is not None else None)
+    return PreviewListing(
+        pages=pages,
+        truncated=truncated,
+        servers=servers,
+        ports=gw.config.sandbox.preview.ports,
+        origin=origin.url if origin is not None else None,
+    )
 
 
 @router.post("/token", response_model=PreviewLink, summary="A signed link to the thread's previews")
-async def preview_token(thread_id: str, request: Request, gw: Gateway = Depends(get_gateway),
-                        user: str | None = Depends(current_user)) -> Any:
+async def preview_token(
+    thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """A short-lived link to the preview origin for this thread and user (its owner)."""
     await load_thread(gw, thread_id, user)
     return preview_origin(request).link(thread_id, user, request.url.hostname)
 
 
 @router.get("/files/{path:path}", summary="An HTML output shown without scripts", response_class=Response)
-async def preview_file(thread_id: str, path: str, gw: Gateway = Depends(get_gateway),
-                       user: str | None = Depends(current_user)) -> Response:
+async def preview_file(
+    thread_id: str, path: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Response:
     """The file at ``path`` (outputs or workspace; a folder means its index.html), rendered on the
     gateway's origin with no script; the live page is on the preview origin."""
     await load_thread(gw, thread_id, user)

@@ -39,7 +39,8 @@ async def _thread_for_run(gw: Gateway, thread_id: str, body: RunCreate, user: st
     record = await load_thread(gw, thread_id, user)
     if record.metadata.get("temporary") and (stateless := await gw.runs.temporary_run(thread_id)) is not None:
         raise HTTPException(  # it would run on a deleted thread, leaving files and checkpoints nothing reaches
-            409, f"Thread {thread_id} is the temporary thread of stateless run {stateless}, deleted with it when that "
+            409,
+            f"Thread {thread_id} is the temporary thread of stateless run {stateless}, deleted with it when that "
             "run ends; create a thread (POST /threads) to run more than once on it, or send on_completion: keep "
             "with the stateless run",
         )
@@ -120,7 +121,8 @@ async def _checkpoint_exists(gw: Gateway, spec: RunSpec) -> None:
     ref = {"thread_id": spec.thread_id, "checkpoint_ns": spec.checkpoint_ns, "checkpoint_id": spec.checkpoint_id}
     if await gw.graph.checkpointer.aget_tuple({"configurable": ref}) is None:
         raise HTTPException(
-            404, f"Checkpoint {spec.checkpoint_id} not found on thread {spec.thread_id}; list checkpoints with "
+            404,
+            f"Checkpoint {spec.checkpoint_id} not found on thread {spec.thread_id}; list checkpoints with "
             f"POST /threads/{spec.thread_id}/history",
         )
 
@@ -129,20 +131,34 @@ def _located(response: Response, thread_id: str, run_id: str) -> None:
     response.headers["Content-Location"] = run_path(thread_id, run_id)
 
 
-@router.post("/threads/{thread_id}/runs/stream", summary="Create a run and stream its events",
-             response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+@router.post(
+    "/threads/{thread_id}/runs/stream",
+    summary="Create a run and stream its events",
+    response_class=Response,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
 async def stream_run(
     thread_id: str, body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
     """Start a run on the thread and stream it as Server-Sent Events."""
     with stream_slot(gw, user) as slot:
         run = await start_run(gw, thread_id, body, user, saved=False)
-        return stream_response(gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
-                               first=run.first_event, slot=slot)
+        return stream_response(
+            gw,
+            run.thread_id,
+            run.run_id,
+            cancel_on_disconnect=body.on_disconnect == "cancel",
+            first=run.first_event,
+            slot=slot,
+        )
 
 
-@router.post("/runs/stream", summary="Create a stateless run and stream its events",
-             response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+@router.post(
+    "/runs/stream",
+    summary="Create a stateless run and stream its events",
+    response_class=Response,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
 async def stream_stateless_run(
     body: RunCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
@@ -150,14 +166,22 @@ async def stream_stateless_run(
     with stream_slot(gw, user) as slot:
         run = await start_run(gw, None, body, user, saved=False)
         return stream_response(
-            gw, run.thread_id, run.run_id, cancel_on_disconnect=body.on_disconnect == "cancel",
-            resumable=not run.spec.temporary, first=run.first_event, slot=slot,
+            gw,
+            run.thread_id,
+            run.run_id,
+            cancel_on_disconnect=body.on_disconnect == "cancel",
+            resumable=not run.spec.temporary,
+            first=run.first_event,
+            slot=slot,
         )
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, summary="Create a background run")
 async def create_run(
-    thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
+    thread_id: str,
+    body: RunCreate,
+    response: Response,
+    gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> Any:
     """Start a run and return it at once; follow it with ``.../stream`` or ``.../join``."""
@@ -178,7 +202,8 @@ async def create_stateless_run(
 
 @router.post("/runs/batch", response_model=list[Run], summary="Create a batch of stateless background runs")
 async def create_run_batch(
-    body: list[RunCreate] = Body(..., max_length=100), gw: Gateway = Depends(get_gateway),
+    body: list[RunCreate] = Body(..., max_length=100),
+    gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> Any:
     """Start one stateless background run per item, each on its own temporary thread; every item
@@ -205,8 +230,11 @@ async def cancel_runs(
     with ``status`` (pending, running or all)."""
     if body.status is not None:
         if body.thread_id or body.run_ids:
-            raise HTTPException(422, "Send either status, or thread_id with run_ids, not both: status cancels "
-                                     "every run with that status whatever its thread")
+            raise HTTPException(
+                422,
+                "Send either status, or thread_id with run_ids, not both: status cancels "
+                "every run with that status whatever its thread",
+            )
         wanted = ("pending", "running") if body.status == "all" else (body.status,)
         targets = []
         for record in await gw.runs.in_progress():
@@ -215,7 +243,9 @@ async def cancel_runs(
                 targets.append((record["thread_id"], record["run_id"]))
     else:
         if not body.thread_id or not body.run_ids:
-            raise HTTPException(422, "Send thread_id with run_ids (the runs to cancel), or status (pending, running or all)")
+            raise HTTPException(
+                422, "Send thread_id with run_ids (the runs to cancel), or status (pending, running or all)"
+            )
         for run_id in body.run_ids:
             await _run(gw, body.thread_id, run_id, user)  # 404 before anything is cancelled
         targets = [(body.thread_id, run_id) for run_id in body.run_ids]
@@ -226,7 +256,10 @@ async def cancel_runs(
 
 @router.post("/threads/{thread_id}/runs/wait", summary="Create a run and wait for its final state")
 async def wait_run(
-    thread_id: str, body: RunCreate, response: Response, gw: Gateway = Depends(get_gateway),
+    thread_id: str,
+    body: RunCreate,
+    response: Response,
+    gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """Start a run and answer with the thread's values when it ends."""
@@ -265,7 +298,9 @@ async def list_runs(
 
 
 def _not_found(thread_id: str, run_id: str) -> HTTPException:
-    return HTTPException(404, f"Run {run_id} not found on thread {thread_id}; list runs with GET /threads/{thread_id}/runs")
+    return HTTPException(
+        404, f"Run {run_id} not found on thread {thread_id}; list runs with GET /threads/{thread_id}/runs"
+    )
 
 
 async def _run(gw: Gateway, thread_id: str, run_id: str, user: str | None) -> dict[str, Any]:
@@ -296,8 +331,12 @@ async def delete_run(
     return Response(status_code=204)
 
 
-@router.get("/threads/{thread_id}/runs/{run_id}/stream", summary="Join a run's stream",
-            response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/stream",
+    summary="Join a run's stream",
+    response_class=Response,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
 async def join_stream(
     thread_id: str,
     run_id: str,

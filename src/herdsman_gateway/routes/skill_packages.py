@@ -50,7 +50,9 @@ USER_GIT_PROTOCOLS = ("https",)
 class GitInstall(BaseModel):
     """Install from a Git repository."""
 
-    url: str = Field(..., min_length=1, max_length=2000, description="The repository, e.g. https://host/owner/skill.git")
+    url: str = Field(
+        ..., min_length=1, max_length=2000, description="The repository, e.g. https://host/owner/skill.git"
+    )
     replace: bool = Field(False, description="Replace a skill of the same name.")
     shared: bool = Field(False, description="Install for every user (admin key only).")
 
@@ -76,15 +78,27 @@ def _skill(config: HerdsmanConfig, name: str, user: str | None) -> Skill:
     return found[0]
 
 
-async def _install(gw: Gateway, request: Request, source: str, replace: bool, shared: bool, protocols: tuple[str, ...]) -> dict[str, Any]:
+async def _install(
+    gw: Gateway, request: Request, source: str, replace: bool, shared: bool, protocols: tuple[str, ...]
+) -> dict[str, Any]:
     caller = identify(request)
     if shared and caller.role != "admin":
-        raise HTTPException(403, "Installing a skill for every user needs an admin key; leave out shared=true to "
-                                 "install it for yourself")
+        raise HTTPException(
+            403,
+            "Installing a skill for every user needs an admin key; leave out shared=true to install it for yourself",
+        )
     owner = None if shared else caller.user
     try:
-        done = await pools.run(pools.CONVERSIONS, caller.user, install_skill, source, _root(gw.config),
-                               user=owner, replace=replace, git_protocols=protocols)
+        done = await pools.run(
+            pools.CONVERSIONS,
+            caller.user,
+            install_skill,
+            source,
+            _root(gw.config),
+            user=owner,
+            replace=replace,
+            git_protocols=protocols,
+        )
     except SkillExistsError as exc:
         raise HTTPException(409, f"{exc}; nothing was installed") from None
     except (PackageError, SkillError) as exc:
@@ -95,8 +109,9 @@ async def _install(gw: Gateway, request: Request, source: str, replace: bool, sh
     return {"skill": entry, "replaced": done.replaced, "files": done.files}
 
 
-@router.post("/install", summary="Install a skill (.skill archive or Git URL)", status_code=201,
-             openapi_extra=MULTIPART_SCHEMA)
+@router.post(
+    "/install", summary="Install a skill (.skill archive or Git URL)", status_code=201, openapi_extra=MULTIPART_SCHEMA
+)
 async def install(
     request: Request, replace: bool = False, shared: bool = False, gw: Gateway = Depends(get_gateway)
 ) -> dict[str, Any]:
@@ -106,10 +121,13 @@ async def install(
         try:
             body = GitInstall.model_validate_json(await request.body())
         except ValueError as exc:
-            raise HTTPException(422, f"Invalid request: send {{\"url\": \"https://...\"}} ({exc})") from None
+            raise HTTPException(422, f'Invalid request: send {{"url": "https://..."}} ({exc})') from None
         if not is_git_url(body.url):
-            raise HTTPException(422, "Invalid request: 'url' must be a Git URL such as https://host/owner/skill.git; "
-                                     "upload a .skill archive as multipart/form-data instead of naming a path")
+            raise HTTPException(
+                422,
+                "Invalid request: 'url' must be a Git URL such as https://host/owner/skill.git; "
+                "upload a .skill archive as multipart/form-data instead of naming a path",
+            )
         protocols = ALL_GIT_PROTOCOLS if caller.role == "admin" else USER_GIT_PROTOCOLS
         return await _install(gw, request, body.url, body.replace or replace, body.shared or shared, protocols)
     limit = PackageLimits().max_archive_bytes + 1024 * 1024  # the form's framing on top
@@ -119,7 +137,9 @@ async def install(
 
 
 @router.get("/{name}/export", summary="Download a skill as a .skill archive")
-async def export(name: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> FileResponse:
+async def export(
+    name: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> FileResponse:
     """The skill's folder as a zip that ``POST /api/skills/install`` and ``herdsman skills install`` take."""
     skill = await asyncio.to_thread(_skill, gw.config, name, user)
     fd, tmp = tempfile.mkstemp(prefix="herdsman-export-", suffix=ARCHIVE_SUFFIX)
@@ -129,8 +149,12 @@ async def export(name: str, gw: Gateway = Depends(get_gateway), user: str | None
     except (PackageError, OSError) as exc:
         Path(tmp).unlink(missing_ok=True)
         raise HTTPException(409, f"Skill {name!r} cannot be exported: {exc}") from None
-    return FileResponse(tmp, media_type="application/zip", filename=f"{skill.name}{ARCHIVE_SUFFIX}",
-                        background=BackgroundTask(os.unlink, tmp))
+    return FileResponse(
+        tmp,
+        media_type="application/zip",
+        filename=f"{skill.name}{ARCHIVE_SUFFIX}",
+        background=BackgroundTask(os.unlink, tmp),
+    )
 
 
 def _secrets_json(gw: Gateway, skill: Skill, user: str | None) -> dict[str, Any]:
@@ -139,7 +163,9 @@ def _secrets_json(gw: Gateway, skill: Skill, user: str | None) -> dict[str, Any]
 
 
 @router.get("/{name}/secrets", summary="The caller's secrets of a skill (names only)")
-async def get_secrets(name: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> dict[str, Any]:
+async def get_secrets(
+    name: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> dict[str, Any]:
     """The variables the skill declares and those the caller set (no values)."""
     skill = await asyncio.to_thread(_skill, gw.config, name, user)
     return _secrets_json(gw, skill, user)
@@ -147,7 +173,11 @@ async def get_secrets(name: str, gw: Gateway = Depends(get_gateway), user: str |
 
 @router.put("/{name}/secrets/{variable}", summary="Set one of the caller's secrets of a skill")
 async def put_secret(
-    name: str, variable: str, body: SecretValue, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    name: str,
+    variable: str,
+    body: SecretValue,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> dict[str, Any]:
     """Keep the value for the caller; the skill's commands get it as an environment variable."""
     skill = await asyncio.to_thread(_skill, gw.config, name, user)
@@ -172,6 +202,8 @@ async def delete_secret(
     """Forget the value; 404 when it was not set."""
     skill = await asyncio.to_thread(_skill, gw.config, name, user)
     if not await pools.run(pools.FILES, user, SkillSecrets.of(gw.config).unset, user, skill.name, variable):
-        raise HTTPException(404, f"{variable} is not set for {name!r}; set it with PUT /api/skills/{name}/secrets/{variable}")
+        raise HTTPException(
+            404, f"{variable} is not set for {name!r}; set it with PUT /api/skills/{name}/secrets/{variable}"
+        )
     await _required_changed(gw, skill, user)
     return _secrets_json(gw, skill, user)

@@ -39,6 +39,7 @@ log = get_logger(__name__)
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], dependencies=[Depends(current_user)])
 
+
 def _catalog(config: HerdsmanConfig, user: str | None = None) -> SkillCatalog:
     """Every skill of the skills folder (even when skills are off) and ``user``'s own, with the
     switches applied and required secrets counted as the lead agent counts them
@@ -88,7 +89,9 @@ def _broken_json(error: SkillError, off: set[str]) -> dict[str, Any]:
     own = folder.parent.parent.name == USERS_FOLDER
     source = "custom" if own else folder.parent.name
     place = f"{USERS_FOLDER}/{folder.parent.name}" if own else source
-    problem = f"{SKILL_FILE}: field {error.field!r}: {error.message}" if error.field else f"{SKILL_FILE}: {error.message}"
+    problem = (
+        f"{SKILL_FILE}: field {error.field!r}: {error.message}" if error.field else f"{SKILL_FILE}: {error.message}"
+    )
     return {
         "name": folder.name,
         "description": "",
@@ -117,7 +120,8 @@ def list_skills(config: HerdsmanConfig, user: str | None = None) -> list[dict[st
 def _check_name(name: str) -> None:
     if not NAME_RE.fullmatch(name):
         raise HTTPException(
-            422, f"Invalid request: {name!r} is not a skill name; skill names are lowercase letters, digits and "
+            422,
+            f"Invalid request: {name!r} is not a skill name; skill names are lowercase letters, digits and "
             "single hyphens, e.g. data-analysis",
         )
 
@@ -134,7 +138,7 @@ def find_skill(config: HerdsmanConfig, name: str, user: str | None = None) -> di
 def _host_file(config: HerdsmanConfig, entry: dict[str, Any]) -> Path:
     root = resolve_skills_root(config, when_disabled=True)
     assert root is not None
-    return root / entry["path"][len(SKILLS_ROOT) + 1:]
+    return root / entry["path"][len(SKILLS_ROOT) + 1 :]
 
 
 @router.get("", summary="List the skills")
@@ -148,7 +152,9 @@ def get_skills(gw: Gateway = Depends(get_gateway), user: str | None = Depends(cu
 
 
 @router.get("/{name}", summary="Get a skill and its SKILL.md")
-def get_skill(name: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> dict[str, Any]:
+def get_skill(
+    name: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> dict[str, Any]:
     """One skill as listed, plus ``content``: the text of its SKILL.md."""
     entry = find_skill(gw.config, name, user)
     try:
@@ -162,13 +168,15 @@ async def _switch(gw: Gateway, name: str, enabled: bool) -> dict[str, Any]:
     """Record the switch, rebuild the lead agent, answer with the skill as it is now."""
     if not gw.config.skills.enabled:
         raise HTTPException(
-            409, "Skills are off for the whole gateway (skills.enabled: false in config.yaml); set it to true "
+            409,
+            "Skills are off for the whole gateway (skills.enabled: false in config.yaml); set it to true "
             "and restart the gateway to switch single skills",
         )
     entry = await asyncio.to_thread(find_skill, gw.config, name)
     if enabled and entry["status"] == "invalid":
         raise HTTPException(
-            409, f"Skill {name!r} cannot be enabled: {entry['problems'][0]}",
+            409,
+            f"Skill {name!r} cannot be enabled: {entry['problems'][0]}",
         )
     await asyncio.to_thread(SkillSwitches.of(gw.config).set, name, enabled)
     await gw.rebuild_agent()

@@ -48,7 +48,9 @@ async def list_snapshots(
 @router.get("/diff", summary="Compare the files of two checkpoints")
 async def diff_snapshots(
     thread_id: str,
-    old: str | None = Query(None, alias="from", description="the earlier checkpoint id (default: the step before `to`)"),
+    old: str | None = Query(
+        None, alias="from", description="the earlier checkpoint id (default: the step before `to`)"
+    ),
     new: str | None = Query(None, alias="to", description="the later checkpoint id (default: the newest)"),
     gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),
@@ -58,9 +60,11 @@ async def diff_snapshots(
     if old is None or new is None:
         kept = await pools.run(pools.FILES, user, _versions(gw).kept_checkpoints, thread_id)
         new = new or (kept[0] if kept else None)
-        before = kept[kept.index(new) + 1:] if new in kept else []
+        before = kept[kept.index(new) + 1 :] if new in kept else []
         if new is None or (old is None and not before):
-            raise HTTPException(404, f"thread {thread_id} has no two file versions to compare; give from= and to= checkpoint ids")
+            raise HTTPException(
+                404, f"thread {thread_id} has no two file versions to compare; give from= and to= checkpoint ids"
+            )
         old = old or before[0]
     try:
         changes = await pools.run(pools.FILES, user, _versions(gw).diff, thread_id, old, new)

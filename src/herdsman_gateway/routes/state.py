@@ -33,7 +33,9 @@ from herdsman_gateway.state_view import checkpoint_json, read_history, read_stat
 router = APIRouter(tags=["thread state"])
 
 
-def _config(thread_id: str, checkpoint: CheckpointRef | None = None, checkpoint_id: str | None = None) -> dict[str, Any]:
+def _config(
+    thread_id: str, checkpoint: CheckpointRef | None = None, checkpoint_id: str | None = None
+) -> dict[str, Any]:
     conf: dict[str, Any] = {"thread_id": thread_id}
     cid = checkpoint_id or (checkpoint.checkpoint_id if checkpoint else None)
     if cid:
@@ -45,11 +47,14 @@ def _config(thread_id: str, checkpoint: CheckpointRef | None = None, checkpoint_
 def _no_checkpoint(thread_id: str, checkpoint_id: str) -> HTTPException:
     """The 404 for a checkpoint the thread does not have."""
     return HTTPException(
-        404, f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history"
+        404,
+        f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history",
     )
 
 
-async def _state(gw: Gateway, thread_id: str, checkpoint_id: str | None, subgraphs: bool, ns: str = "") -> dict[str, Any]:
+async def _state(
+    gw: Gateway, thread_id: str, checkpoint_id: str | None, subgraphs: bool, ns: str = ""
+) -> dict[str, Any]:
     cfg = _config(thread_id, CheckpointRef(checkpoint_ns=ns) if ns else None, checkpoint_id)
     _, state = await read_state(gw.graph, cfg, subgraphs=subgraphs)
     if checkpoint_id and state["metadata"] is None:
@@ -59,14 +64,19 @@ async def _state(gw: Gateway, thread_id: str, checkpoint_id: str | None, subgrap
 
 @router.get("/threads/{thread_id}/state", response_model=ThreadState, summary="Get the thread's state")
 async def get_state(
-    thread_id: str, subgraphs: bool = False, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    thread_id: str,
+    subgraphs: bool = False,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """The latest state of the thread."""
     await load_thread(gw, thread_id, user)
     return await _state(gw, thread_id, None, subgraphs)
 
 
-@router.get("/threads/{thread_id}/state/{checkpoint_id}", response_model=ThreadState, summary="Get the state at a checkpoint")
+@router.get(
+    "/threads/{thread_id}/state/{checkpoint_id}", response_model=ThreadState, summary="Get the state at a checkpoint"
+)
 async def get_state_at(
     thread_id: str,
     checkpoint_id: str,
@@ -79,9 +89,14 @@ async def get_state_at(
     return await _state(gw, thread_id, checkpoint_id, subgraphs)
 
 
-@router.post("/threads/{thread_id}/state/checkpoint", response_model=ThreadState, summary="Get the state at a checkpoint")
+@router.post(
+    "/threads/{thread_id}/state/checkpoint", response_model=ThreadState, summary="Get the state at a checkpoint"
+)
 async def post_state_at(
-    thread_id: str, body: StateAtCheckpoint, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+    thread_id: str,
+    body: StateAtCheckpoint,
+    gw: Gateway = Depends(get_gateway),
+    user: str | None = Depends(current_user),
 ) -> Any:
     """The state of the thread at ``checkpoint`` (with its namespace, for subgraphs)."""
     await load_thread(gw, thread_id, user)
@@ -106,7 +121,9 @@ async def update_state(
         raise HTTPException(413, f"Request too large: {exc}") from None
     except RunInputError as exc:
         raise HTTPException(422, f"Invalid request: {exc}") from None
-    await gw.runs.check_thread_state(thread_id)  # 413 past the thread's bounds: an update stores the state again, as a run
+    await gw.runs.check_thread_state(
+        thread_id
+    )  # 413 past the thread's bounds: an update stores the state again, as a run
     cid = cfg["configurable"].get("checkpoint_id")
     if cid and await gw.graph.checkpointer.aget_tuple(cfg) is None:
         raise _no_checkpoint(thread_id, cid)  # LangGraph would branch from an empty state: the conversation gone
@@ -123,7 +140,9 @@ async def update_state(
 @router.get("/threads/{thread_id}/history", response_model=list[ThreadState], summary="List the thread's checkpoints")
 async def history_get(
     thread_id: str,
-    limit: int = Query(1, ge=1, le=1000, description="How many states (newest first); 1 by default, as LangGraph's server."),
+    limit: int = Query(
+        1, ge=1, le=1000, description="How many states (newest first); 1 by default, as LangGraph's server."
+    ),
     before: str | None = Query(None, description="Only states before this checkpoint id."),
     gw: Gateway = Depends(get_gateway),
     user: str | None = Depends(current_user),

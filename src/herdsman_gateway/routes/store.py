@@ -40,7 +40,7 @@ RANKING_HEADER = "X-Herdsman-Ranking"
 class StorePut(StorableBody):
     """``PUT /store/items``."""
 
-    namespace: list[str] = Field(..., description="The namespace path, e.g. [\"notes\", \"work\"].")
+    namespace: list[str] = Field(..., description='The namespace path, e.g. ["notes", "work"].')
     key: str = Field(..., description="The item's key within the namespace.")
     value: dict[str, Any] = Field(..., description="The item: a JSON object.")
     index: Literal[False] | list[str] | None = Field(None, description="Accepted; ranking reads the value's text.")
@@ -58,7 +58,7 @@ class StoreSearch(StorableBody):
     """``POST /store/items/search``."""
 
     namespace_prefix: list[str] | None = Field(None, description="Items in this namespace or below; null: all yours.")
-    filter: dict[str, Any] | None = Field(None, description="Value fields to match, e.g. {\"category\": \"preference\"}.")
+    filter: dict[str, Any] | None = Field(None, description='Value fields to match, e.g. {"category": "preference"}.')
     limit: int = Field(10, ge=0, le=1000)
     offset: int = Field(0, ge=0)
     query: str | None = Field(None, description="Rank by relevance to this text (meaning with an embedding model).")
@@ -132,7 +132,8 @@ def user_store(gw: Gateway = Depends(get_gateway), user: str = Depends(memory_us
     """The caller's items, or 503 when the store could not be opened."""
     if gw.store is None:
         raise HTTPException(
-            503, "The store could not be opened; check memory.path (or memory.store and memory.url) in config.yaml "
+            503,
+            "The store could not be opened; check memory.path (or memory.store and memory.url) in config.yaml "
             "and the gateway log, then restart the gateway",
         )
     return UserStore(gw.store, user, gw.config.memory.embedding_model)
@@ -188,8 +189,12 @@ def search_items(body: StoreSearch, response: Response, items: UserStore = Depen
     ``query`` most relevant first, each with its ``score``."""
     try:
         found, ranking = items.search(
-            body.namespace_prefix or [], filter=body.filter, limit=body.limit, offset=body.offset,
-            query=body.query, refresh_ttl=body.refresh_ttl,
+            body.namespace_prefix or [],
+            filter=body.filter,
+            limit=body.limit,
+            offset=body.offset,
+            query=body.query,
+            refresh_ttl=body.refresh_ttl,
         )
     except StoreRequestError as exc:
         raise invalid(exc) from None
@@ -203,7 +208,11 @@ def list_namespaces(body: StoreListNamespaces, items: UserStore = Depends(user_s
     """Your namespaces starting with ``prefix`` and ending with ``suffix``, cut to ``max_depth``."""
     try:
         spaces = items.list_namespaces(
-            prefix=body.prefix, suffix=body.suffix, max_depth=body.max_depth, limit=body.limit, offset=body.offset,
+            prefix=body.prefix,
+            suffix=body.suffix,
+            max_depth=body.max_depth,
+            limit=body.limit,
+            offset=body.offset,
         )
     except StoreRequestError as exc:
         raise invalid(exc) from None

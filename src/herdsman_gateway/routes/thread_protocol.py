@@ -49,26 +49,53 @@ STRATEGIES = ("reject", "interrupt", "rollback", "enqueue")
 CHANNEL_HELP = "values, updates, messages, tools, lifecycle, input, checkpoints, tasks, custom or custom:<name>"
 _JSON = {"application/json": {"schema": {"type": "object"}}}
 COMMAND_DOC = {
-    "requestBody": {"required": True, "content": {"application/json": {"schema": {
-        "type": "object", "required": ["id", "method"],
-        "properties": {"id": {"type": "integer", "minimum": 0}, "method": {"type": "string"}, "params": {"type": "object"}},
-    }}}},
-    "responses": {"200": {"description": "The command's result or protocol error", "content": _JSON},
-                  "400": {"description": "Not a protocol command", "content": _JSON},
-                  "404": {"description": "No such thread", "content": _JSON},
-                  "422": {"description": "A value no database can keep", "content": _JSON}},
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["id", "method"],
+                    "properties": {
+                        "id": {"type": "integer", "minimum": 0},
+                        "method": {"type": "string"},
+                        "params": {"type": "object"},
+                    },
+                }
+            }
+        },
+    },
+    "responses": {
+        "200": {"description": "The command's result or protocol error", "content": _JSON},
+        "400": {"description": "Not a protocol command", "content": _JSON},
+        "404": {"description": "No such thread", "content": _JSON},
+        "422": {"description": "A value no database can keep", "content": _JSON},
+    },
 }
 STREAM_DOC = {
-    "requestBody": {"required": True, "content": {"application/json": {"schema": {
-        "type": "object", "required": ["channels"],
-        "properties": {"channels": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                       "namespaces": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
-                       "depth": {"type": "integer", "minimum": 0}, "since": {"type": "integer", "minimum": 0}},
-    }}}},
-    "responses": {"200": {"description": "The thread's protocol events", "content": {"text/event-stream": {}}},
-                  "400": {"description": "Not an event stream request", "content": _JSON},
-                  "404": {"description": "No such thread", "content": _JSON},
-                  "422": {"description": "A value no database can keep", "content": _JSON}},
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["channels"],
+                    "properties": {
+                        "channels": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                        "namespaces": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+                        "depth": {"type": "integer", "minimum": 0},
+                        "since": {"type": "integer", "minimum": 0},
+                    },
+                }
+            }
+        },
+    },
+    "responses": {
+        "200": {"description": "The thread's protocol events", "content": {"text/event-stream": {}}},
+        "400": {"description": "Not an event stream request", "content": _JSON},
+        "404": {"description": "No such thread", "content": _JSON},
+        "422": {"description": "A value no database can keep", "content": _JSON},
+    },
 }
 
 
@@ -133,8 +160,13 @@ async def _pending_interrupts(gw: Gateway, thread_id: str) -> set[str]:
 async def _start(gw: Gateway, thread_id: str, user: str | None, **fields: Any) -> str:
     """Start a protocol run (every channel's stream modes, subgraphs); its id."""
     try:
-        body = RunCreate(stream_mode=PROTOCOL_STREAM_MODES, stream_subgraphs=True, stream_resumable=True,
-                         if_not_exists="create", **fields)
+        body = RunCreate(
+            stream_mode=PROTOCOL_STREAM_MODES,
+            stream_subgraphs=True,
+            stream_resumable=True,
+            if_not_exists="create",
+            **fields,
+        )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in exc.errors())
         raise CommandError("invalid_argument", problems) from None
@@ -151,12 +183,18 @@ async def _start(gw: Gateway, thread_id: str, user: str | None, **fields: Any) -
 async def _run_start(gw: Gateway, thread_id: str, params: dict[str, Any], user: str | None) -> dict[str, Any]:
     assistant_id = params.get("assistant_id")
     if not isinstance(assistant_id, str) or not assistant_id:
-        raise CommandError("invalid_argument", "run.start requires an assistant_id (an assistant id or a graph name: lead_agent)")
+        raise CommandError(
+            "invalid_argument", "run.start requires an assistant_id (an assistant id or a graph name: lead_agent)"
+        )
     config = _object(params, "config", "run.start")
     metadata = _object(params, "metadata", "run.start")
     strategy = params.get("multitaskStrategy")
     graph_input, command = params.get("input"), None
-    if graph_input is not None and await gw.threads.get(thread_id) is not None and await _pending_interrupts(gw, thread_id):
+    if (
+        graph_input is not None
+        and await gw.threads.get(thread_id) is not None
+        and await _pending_interrupts(gw, thread_id)
+    ):
         graph_input, command = None, {"resume": params["input"]}  # the thread waits: the input answers it
     configurable = (config or {}).get("configurable")
     checkpoint_id = None
@@ -165,12 +203,22 @@ async def _run_start(gw: Gateway, thread_id: str, params: dict[str, Any], user: 
         # REST body's checkpoint_id (the run's config may not set the server's own keys)
         checkpoint_id = configurable["checkpoint_id"]
         if not isinstance(checkpoint_id, str) or not checkpoint_id:
-            raise CommandError("invalid_argument", "run.start: config.configurable.checkpoint_id must be a checkpoint id "
-                               "(a string from the thread's history)")
+            raise CommandError(
+                "invalid_argument",
+                "run.start: config.configurable.checkpoint_id must be a checkpoint id "
+                "(a string from the thread's history)",
+            )
         config = {**config, "configurable": {k: v for k, v in configurable.items() if k != "checkpoint_id"}}
     run_id = await _start(
-        gw, thread_id, user, assistant_id=assistant_id, input=graph_input, command=command, config=config,
-        metadata=metadata, multitask_strategy=strategy if strategy in STRATEGIES else "enqueue",
+        gw,
+        thread_id,
+        user,
+        assistant_id=assistant_id,
+        input=graph_input,
+        command=command,
+        config=config,
+        metadata=metadata,
+        multitask_strategy=strategy if strategy in STRATEGIES else "enqueue",
         checkpoint_id=checkpoint_id,
     )
     return {"run_id": run_id}
@@ -203,8 +251,10 @@ async def _input_respond(gw: Gateway, thread_id: str, params: dict[str, Any], us
     for interrupt_id, _ in answers:
         if interrupt_id not in pending:
             waiting = f"it waits for {sorted(pending)}" if pending else "it waits for none"
-            raise CommandError("no_such_interrupt",
-                               f"Unknown or already answered interrupt {interrupt_id} on thread {thread_id}; {waiting}")
+            raise CommandError(
+                "no_such_interrupt",
+                f"Unknown or already answered interrupt {interrupt_id} on thread {thread_id}; {waiting}",
+            )
     command: dict[str, Any] = {"resume": dict(answers)}
     for key in ("update", "goto"):
         if params.get(key) is not None:
@@ -218,10 +268,14 @@ async def _input_respond(gw: Gateway, thread_id: str, params: dict[str, Any], us
 def _channels(value: Any, where: str) -> list[str]:
     """The requested channels; a CommandError naming the unknown ones."""
     if not isinstance(value, list) or not value:
-        raise CommandError("invalid_argument", f"{where}: channels is required and must be a non-empty array of {CHANNEL_HELP}")
+        raise CommandError(
+            "invalid_argument", f"{where}: channels is required and must be a non-empty array of {CHANNEL_HELP}"
+        )
     bad = [repr(c) if not isinstance(c, str) else c for c in value if not supported_channel(c)]
     if bad:
-        raise CommandError("invalid_argument", f"{where}: unsupported channels {', '.join(bad[:5])}; use {CHANNEL_HELP}")
+        raise CommandError(
+            "invalid_argument", f"{where}: unsupported channels {', '.join(bad[:5])}; use {CHANNEL_HELP}"
+        )
     return value
 
 
@@ -234,13 +288,19 @@ async def _unsubscribe(gw: Gateway, thread_id: str, params: dict[str, Any], user
     subscription_id = params.get("subscription_id")
     if not isinstance(subscription_id, str):
         raise CommandError("invalid_argument", "subscription.unsubscribe requires a subscription_id")
-    raise CommandError("no_such_subscription", f"Unknown subscription: {subscription_id}; over HTTP a subscription is "
-                                               "its event stream: close that stream to unsubscribe")
+    raise CommandError(
+        "no_such_subscription",
+        f"Unknown subscription: {subscription_id}; over HTTP a subscription is "
+        "its event stream: close that stream to unsubscribe",
+    )
 
 
 async def _reconnect(gw: Gateway, thread_id: str, params: dict[str, Any], user: str | None) -> dict[str, Any]:
-    raise CommandError("not_supported", "subscription.reconnect is for WebSocket sessions; over HTTP open "
-                                        f"POST /threads/{thread_id}/stream/events again with since (the last seq you saw)")
+    raise CommandError(
+        "not_supported",
+        "subscription.reconnect is for WebSocket sessions; over HTTP open "
+        f"POST /threads/{thread_id}/stream/events again with since (the last seq you saw)",
+    )
 
 
 async def _get_tree(gw: Gateway, thread_id: str, params: dict[str, Any], user: str | None) -> dict[str, Any]:
@@ -257,7 +317,9 @@ COMMANDS = {
 }
 
 
-@router.post("/threads/{thread_id}/commands", summary="Send a thread streaming protocol command", openapi_extra=COMMAND_DOC)
+@router.post(
+    "/threads/{thread_id}/commands", summary="Send a thread streaming protocol command", openapi_extra=COMMAND_DOC
+)
 async def thread_command(
     thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
@@ -265,15 +327,25 @@ async def thread_command(
     await _visible_thread(gw, thread_id, user, creating=True)  # another user's thread: 404 before the body is read
     payload = await _json_body(request)
     command_id = payload.get("id") if isinstance(payload, dict) else None
-    if (not isinstance(payload, dict) or not isinstance(command_id, int) or isinstance(command_id, bool)
-            or not isinstance(payload.get("method"), str)):
-        return _error(command_id if isinstance(command_id, int) else None, "invalid_argument",
-                      "Protocol commands must include an integer id and string method (and params, an object)", 400)
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(command_id, int)
+        or isinstance(command_id, bool)
+        or not isinstance(payload.get("method"), str)
+    ):
+        return _error(
+            command_id if isinstance(command_id, int) else None,
+            "invalid_argument",
+            "Protocol commands must include an integer id and string method (and params, an object)",
+            400,
+        )
     method = payload["method"]
     await _visible_thread(gw, thread_id, user, creating=method == "run.start")
     handler = COMMANDS.get(method)
     if handler is None:
-        return _error(command_id, "unknown_command", f"Unknown protocol command: {method}; use one of {sorted(COMMANDS)}")
+        return _error(
+            command_id, "unknown_command", f"Unknown protocol command: {method}; use one of {sorted(COMMANDS)}"
+        )
     params = payload.get("params", {})
     applied_through = (await _events(gw, thread_id)).seq  # the events the command's effects come after
     try:
@@ -284,27 +356,36 @@ async def thread_command(
         if await gw.threads.get(thread_id) is None:  # a run.start that made no thread: no log to keep for its id
             gw.thread_events.drop(thread_id)  # (kept, each refused id held a log and a task for ten minutes)
         return _error(command_id, exc.code, exc.message)
-    return JSONResponse({"type": "success", "id": command_id, "result": result, "meta": {"applied_through_seq": applied_through}})
+    return JSONResponse(
+        {"type": "success", "id": command_id, "result": result, "meta": {"applied_through_seq": applied_through}}
+    )
 
 
 def _stream_filter(body: Any) -> tuple[EventFilter, int | None]:
     """The stream's filter and ``since`` from its body (400 for what cannot be one)."""
     if not isinstance(body, dict):
-        raise HTTPException(400, f"Send a JSON object: {{channels: [...], namespaces?, depth?, since?}}; channels are {CHANNEL_HELP}")
+        raise HTTPException(
+            400, f"Send a JSON object: {{channels: [...], namespaces?, depth?, since?}}; channels are {CHANNEL_HELP}"
+        )
     try:
         channels = _channels(body.get("channels"), "stream")
     except CommandError as exc:
         raise HTTPException(400, exc.message) from None
     namespaces = body.get("namespaces")
     if namespaces is not None and not (
-        isinstance(namespaces, list) and all(isinstance(ns, list) and all(isinstance(s, str) for s in ns) for ns in namespaces)
+        isinstance(namespaces, list)
+        and all(isinstance(ns, list) and all(isinstance(s, str) for s in ns) for ns in namespaces)
     ):
-        raise HTTPException(400, "namespaces must be an array of namespaces, each an array of strings (e.g. [[\"tools\"]])")
+        raise HTTPException(
+            400, 'namespaces must be an array of namespaces, each an array of strings (e.g. [["tools"]])'
+        )
     for key in ("depth", "since"):
         value = body.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise HTTPException(400, f"{key} must be an integer >= 0")
-    wanted = EventFilter(frozenset(channels), tuple(tuple(ns) for ns in namespaces) if namespaces else None, body.get("depth"))
+    wanted = EventFilter(
+        frozenset(channels), tuple(tuple(ns) for ns in namespaces) if namespaces else None, body.get("depth")
+    )
     return wanted, body.get("since")
 
 
@@ -317,8 +398,12 @@ async def _frames(events: ThreadEventLog, since: int | None, wanted: EventFilter
             yield frame(event["method"], json.dumps(event), str(event["seq"]))
 
 
-@router.post("/threads/{thread_id}/stream/events", summary="Stream the thread's protocol events",
-             response_class=Response, openapi_extra=STREAM_DOC)
+@router.post(
+    "/threads/{thread_id}/stream/events",
+    summary="Stream the thread's protocol events",
+    response_class=Response,
+    openapi_extra=STREAM_DOC,
+)
 async def thread_events(
     thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> Response:
@@ -327,5 +412,6 @@ async def thread_events(
     wanted, since = _stream_filter(await _json_body(request))
     events = await _events(gw, thread_id)
     with stream_slot(gw, user) as slot:
-        return EventStream(_frames(events, since, wanted), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-                           gw.streams, slot)
+        return EventStream(
+            _frames(events, since, wanted), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}, gw.streams, slot
+        )

@@ -33,7 +33,9 @@ def _modes(stream_mode: list[str] | None) -> set[str]:
     """The requested thread stream modes (``a,b`` accepted too); 422 for an unknown one."""
     modes = {m.strip() for value in stream_mode or () for m in value.split(",") if m.strip()} or {"run_modes"}
     if unknown := sorted(modes - set(THREAD_STREAM_MODES)):
-        raise HTTPException(422, f"Invalid request: unknown thread stream mode(s) {unknown}; use some of {list(THREAD_STREAM_MODES)}")
+        raise HTTPException(
+            422, f"Invalid request: unknown thread stream mode(s) {unknown}; use some of {list(THREAD_STREAM_MODES)}"
+        )
     return modes
 
 
@@ -56,8 +58,9 @@ async def _thread_frames(gw: Gateway, thread_id: str, modes: set[str]) -> AsyncI
             except TimeoutError:
                 yield HEARTBEAT
                 continue
-            async for event in follow_run(gw.bridge, run.run_id, heartbeat=heartbeat,
-                                          ended=partial(gw.runs.ended, thread_id, run.run_id)):
+            async for event in follow_run(
+                gw.bridge, run.run_id, heartbeat=heartbeat, ended=partial(gw.runs.ended, thread_id, run.run_id)
+            ):
                 if event is None:
                     yield HEARTBEAT
                 elif event.event == END_EVENT:
@@ -70,8 +73,12 @@ async def _thread_frames(gw: Gateway, thread_id: str, modes: set[str]) -> AsyncI
         gw.runs.unwatch_thread(thread_id, new_runs)
 
 
-@router.get("/threads/{thread_id}/stream", summary="Follow the thread's runs",
-            response_class=Response, responses={200: {"content": {"text/event-stream": {}}}})
+@router.get(
+    "/threads/{thread_id}/stream",
+    summary="Follow the thread's runs",
+    response_class=Response,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
 async def join_thread_stream(
     thread_id: str,
     stream_mode: list[str] | None = Query(None, description="run_modes (default), lifecycle, state_update."),
@@ -83,5 +90,9 @@ async def join_thread_stream(
     await load_thread(gw, thread_id, user)
     modes = _modes((stream_mode or []) + (stream_modes or []))
     with stream_slot(gw, user) as slot:
-        return EventStream(_thread_frames(gw, thread_id, modes), {"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-                           gw.streams, slot)
+        return EventStream(
+            _thread_frames(gw, thread_id, modes),
+            {"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            gw.streams,
+            slot,
+        )

@@ -43,7 +43,9 @@ router = APIRouter(tags=["threads"])
 
 def not_found(thread_id: str) -> HTTPException:
     """The 404 for a thread that does not exist (or belongs to someone else)."""
-    return HTTPException(404, f"Thread {thread_id} not found; create it with POST /threads or list them with POST /threads/search")
+    return HTTPException(
+        404, f"Thread {thread_id} not found; create it with POST /threads or list them with POST /threads/search"
+    )
 
 
 def check_thread_id(thread_id: str) -> str:
@@ -62,7 +64,8 @@ async def check_thread_room(gw: Gateway, user: str | None) -> None:
     owned = await gw.threads.search(metadata=with_owner(None, user) or None, limit=limit)
     if len(owned) >= limit:
         raise HTTPException(
-            429, f"You have {limit} threads, the most gateway.max_threads_per_user allows; delete threads you no "
+            429,
+            f"You have {limit} threads, the most gateway.max_threads_per_user allows; delete threads you no "
             "longer need (DELETE /threads/{thread_id}, or POST /threads/prune) or ask the operator to raise the limit",
         )
 
@@ -99,7 +102,9 @@ async def thread_json(gw: Gateway, record: ThreadRecord, *, with_values: bool = 
 
 
 @router.post("/threads", response_model=Thread, summary="Create a thread")
-async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def create_thread(
+    body: ThreadCreate, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """Create a thread (``if_exists: do_nothing`` returns an existing one instead of 409)."""
     if body.thread_id:
         check_thread_id(body.thread_id)
@@ -122,7 +127,9 @@ async def create_thread(body: ThreadCreate, gw: Gateway = Depends(get_gateway), 
 
 
 @router.get("/threads/{thread_id}", response_model=Thread, summary="Get a thread")
-async def get_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def get_thread(
+    thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """The thread with its status and latest values; ``busy`` as soon as a run of it was queued
     (its ``metadata`` event may go out before the thread's record says so)."""
     data = await thread_json(gw, await load_thread(gw, thread_id, user))
@@ -144,7 +151,9 @@ async def patch_thread(
 
 
 @router.delete("/threads/{thread_id}", status_code=204, response_class=Response, summary="Delete a thread")
-async def delete_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Response:
+async def delete_thread(
+    thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Response:
     """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
     versions, and its files (workspace, uploads, outputs, sub-agent transcripts)."""
     await load_thread(gw, thread_id, user)
@@ -168,8 +177,9 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
             continue  # its record is gone already: a worker that claims it drops it
         if held and stopped.get("status") not in FINAL_STATUSES:
             raise HTTPException(
-                409, f"Thread {thread_id}'s run {queued.run_id} is executed by another process and has not stopped yet "
-                "(it was asked to); nothing was deleted: send the delete again in a few seconds"
+                409,
+                f"Thread {thread_id}'s run {queued.run_id} is executed by another process and has not stopped yet "
+                "(it was asked to); nothing was deleted: send the delete again in a few seconds",
             )
     if gw.crons is not None:
         await gw.crons.delete_for_thread(thread_id)
@@ -201,13 +211,16 @@ async def refuse_busy(gw: Gateway, thread_id: str, doing: str) -> None:
     """409 when the thread has a run in progress in any process (gateway, worker, or queued)."""
     if (run_id := await gw.runs.busy_run(thread_id)) is not None:
         raise HTTPException(
-            409, f"Thread {thread_id} has run {run_id} in progress; wait for it (GET /threads/{thread_id}/runs/{run_id}/join) "
-            f"or cancel it before {doing}"
+            409,
+            f"Thread {thread_id} has run {run_id} in progress; wait for it (GET /threads/{thread_id}/runs/{run_id}/join) "
+            f"or cancel it before {doing}",
         )
 
 
 @router.post("/threads/prune", response_model=PruneResult, summary="Prune threads")
-async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def prune_threads(
+    body: ThreadPrune, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """Delete the threads (``strategy: delete``, as ``DELETE /threads/{id}`` each), or keep only
     their latest checkpoint (``keep_latest``, where the checkpointer can: PostgreSQL).
 
@@ -224,8 +237,9 @@ async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), u
             await gw.graph.checkpointer.aprune(found, strategy="keep_latest")
         except NotImplementedError:
             raise HTTPException(
-                422, f"strategy keep_latest needs a checkpointer that prunes (checkpointer.type: postgres); "
-                f"this one is {type(gw.graph.checkpointer).__name__}: use strategy delete"
+                422,
+                f"strategy keep_latest needs a checkpointer that prunes (checkpointer.type: postgres); "
+                f"this one is {type(gw.graph.checkpointer).__name__}: use strategy delete",
             ) from None
         if versions := file_versions_of(gw.graph.checkpointer):
             for tid in found:
@@ -237,7 +251,9 @@ async def prune_threads(body: ThreadPrune, gw: Gateway = Depends(get_gateway), u
 
 
 @router.post("/threads/{thread_id}/copy", response_model=Thread, summary="Copy a thread")
-async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def copy_thread(
+    thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """A new thread with this one's metadata, checkpoints and files (each version of them too):
     a fork that goes its own way from here."""
     source = await load_thread(gw, thread_id, user)
@@ -252,7 +268,9 @@ async def copy_thread(thread_id: str, gw: Gateway = Depends(get_gateway), user: 
 
 
 @router.post("/threads/search", response_model=list[Thread], summary="Search threads")
-async def search_threads(body: ThreadSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
+async def search_threads(
+    body: ThreadSearch, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> Any:
     """Threads whose metadata contains ``metadata`` (and with the given ids and status)."""
     metadata = with_owner(body.metadata, user) if user is not None else body.metadata
     records = await gw.threads.search(
@@ -274,7 +292,9 @@ def _with_values(threads: list[dict[str, Any]], values: dict[str, Any]) -> list[
 
 
 @router.post("/threads/count", response_model=int, summary="Count threads")
-async def count_threads(body: ThreadCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> int:
+async def count_threads(
+    body: ThreadCount, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> int:
     """How many threads match the filters of ``POST /threads/search``."""
     metadata = with_owner(body.metadata, user) if user is not None else body.metadata
     records = await gw.threads.search(metadata=metadata, status=body.status, limit=SCAN_LIMIT)

@@ -20,8 +20,12 @@ from herdsman_gateway.routes.threads import load_thread
 router = APIRouter(prefix="/api/threads/{thread_id}", tags=["trace"])
 
 
-@router.get("/trace", response_model=Trace, summary="Get the trace of a thread's runs",
-            responses={404: {"description": "No such thread (or not yours), or no such run on it."}})
+@router.get(
+    "/trace",
+    response_model=Trace,
+    summary="Get the trace of a thread's runs",
+    responses={404: {"description": "No such thread (or not yours), or no such run on it."}},
+)
 async def get_trace(
     thread_id: str,
     run_id: str | None = Query(None, description="only the steps of this run"),
@@ -32,5 +36,7 @@ async def get_trace(
     await load_thread(gw, thread_id, user)
     trace = await read_trace(gw.graph, thread_id, run_id, transcripts=transcript_loader(gw.config, thread_id))
     if run_id is not None and not trace.steps and await gw.runs.get(thread_id, run_id) is None:
-        raise HTTPException(404, f"No run {run_id} on thread {thread_id}; list its runs with GET /threads/{thread_id}/runs")
+        raise HTTPException(
+            404, f"No run {run_id} on thread {thread_id}; list its runs with GET /threads/{thread_id}/runs"
+        )
     return trace

@@ -118,7 +118,8 @@ def safe_name(filename: str) -> str:
         raise HTTPException(400, f"Upload name {shown} is not valid Unicode text; rename the file and retry") from None
     if size > MAX_NAME_BYTES:
         raise HTTPException(
-            400, f"Upload name {shown} is too long ({size} bytes in UTF-8, at most {MAX_NAME_BYTES}); "
+            400,
+            f"Upload name {shown} is too long ({size} bytes in UTF-8, at most {MAX_NAME_BYTES}); "
             "rename the file to a shorter name and retry (nothing was kept)",
         )
     return name
@@ -305,16 +306,27 @@ def describe(sandbox: Sandbox, vpath: str) -> dict[str, Any]:
     return {"filename": posixpath.basename(vpath), "path": vpath, "size": st.st_size if st is not None else None}
 
 
-@router.get("/api/limits", summary="Limits clients should check before sending", response_model=Limits,
-            dependencies=[Depends(current_user)])
+@router.get(
+    "/api/limits",
+    summary="Limits clients should check before sending",
+    response_model=Limits,
+    dependencies=[Depends(current_user)],
+)
 async def limits(gw: Gateway = Depends(get_gateway)) -> Limits:
     """The largest upload request this gateway accepts (``gateway.max_upload_bytes``, ``max_upload_files``)."""
-    return Limits(max_upload_bytes=gw.config.gateway.max_upload_bytes, max_upload_files=gw.config.gateway.max_upload_files)
+    return Limits(
+        max_upload_bytes=gw.config.gateway.max_upload_bytes, max_upload_files=gw.config.gateway.max_upload_files
+    )
 
 
-@router.post(ROUTE, summary="Upload files to a thread", openapi_extra=MULTIPART_SCHEMA,
-             responses={413: {"description": "The upload is over gateway.max_upload_bytes or max_upload_files; "
-                                   "nothing was kept."}})
+@router.post(
+    ROUTE,
+    summary="Upload files to a thread",
+    openapi_extra=MULTIPART_SCHEMA,
+    responses={
+        413: {"description": "The upload is over gateway.max_upload_bytes or max_upload_files; nothing was kept."}
+    },
+)
 async def upload(
     thread_id: str, request: Request, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
 ) -> dict[str, Any]:
@@ -342,7 +354,9 @@ async def upload(
 
 
 @router.get(ROUTE, summary="List a thread's uploads")
-async def list_uploads(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> dict[str, Any]:
+async def list_uploads(
+    thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)
+) -> dict[str, Any]:
     """The files in the thread's uploads folder."""
     await load_thread(gw, thread_id, user)
     sandbox = gw.sandbox.acquire(thread_id)

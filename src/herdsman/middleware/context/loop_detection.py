@@ -139,7 +139,9 @@ class LoopDetectionMiddleware(ToolGateMiddleware):
             request = request.override(messages=[*request.messages, note])
         return request, signature, streak
 
-    def _check(self, response: ModelResponse, signature: str | None, streak: int, messages: Sequence[AnyMessage] = ()) -> ModelResponse:
+    def _check(
+        self, response: ModelResponse, signature: str | None, streak: int, messages: Sequence[AnyMessage] = ()
+    ) -> ModelResponse:
         if not self.stop_after or signature is None or streak + 1 < self.stop_after:
             return response
         reply = next((m for m in response.result if isinstance(m, AIMessage)), None)
@@ -150,9 +152,7 @@ class LoopDetectionMiddleware(ToolGateMiddleware):
         text = say("stop.loop", turn_language(messages), what=what, times=streak + 1)  # in the request's language
         return ModelResponse(result=[AIMessage(content=text, id=reply.id, usage_metadata=reply.usage_metadata)])
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Warn the model about a loop, and stop it when it goes on."""
         asked = request.messages  # before the warning (a human message of the harness's, in English)
         request, signature, streak = self._prepare(request)

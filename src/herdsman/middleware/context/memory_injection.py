@@ -81,9 +81,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         base = request.system_message.text if request.system_message is not None else ""
         return request.override(system_message=SystemMessage(content=f"{base}\n\n{section}" if base else section))
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Call the model with the memory section added."""
         self._start_worker()
         key, query = self._key(request)

@@ -126,7 +126,11 @@ class ToolOutputOffloadMiddleware(AgentMiddleware):
         if not self._needs(result):
             return result
         reread = _reads_offloaded(request)
-        path = None if reread else await pools.run(
-            pools.FILES, pools.user_of(getattr(request.runtime, "config", None)), self._save, request, _text(result)
+        path = (
+            None
+            if reread
+            else await pools.run(
+                pools.FILES, pools.user_of(getattr(request.runtime, "config", None)), self._save, request, _text(result)
+            )
         )
         return self._shrink(result, path, reread)

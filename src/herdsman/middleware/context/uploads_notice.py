@@ -52,8 +52,27 @@ PREVIEW_LINES = 5
 PREVIEW_CHARS = 600
 COUNT_LINES_BELOW = 2 * 1024 * 1024
 TEXT_SUFFIXES = {
-    ".csv", ".tsv", ".txt", ".md", ".json", ".jsonl", ".yaml", ".yml", ".xml", ".html", ".log",
-    ".py", ".js", ".ts", ".sql", ".ini", ".toml", ".cfg", ".sh", ".r", ".tex",
+    ".csv",
+    ".tsv",
+    ".txt",
+    ".md",
+    ".json",
+    ".jsonl",
+    ".yaml",
+    ".yml",
+    ".xml",
+    ".html",
+    ".log",
+    ".py",
+    ".js",
+    ".ts",
+    ".sql",
+    ".ini",
+    ".toml",
+    ".cfg",
+    ".sh",
+    ".r",
+    ".tex",
 }
 
 
@@ -80,7 +99,7 @@ def human_size(n: int) -> str:
 
 def describe(sandbox: HostBackedSandbox, path: str, size: int) -> str:
     """One file's line in the notice: path, size, line count and first lines for text files."""
-    suffix = path[path.rfind("."):].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    suffix = path[path.rfind(".") :].lower() if "." in path.rsplit("/", 1)[-1] else ""
     line = f"- {_CONTROL.sub('?', path)} ({human_size(size)}"
     if suffix not in TEXT_SUFFIXES or size == 0:
         return line + ")"

@@ -426,7 +426,9 @@ def _forced_name(tool_choice: Any) -> str | None:
     """The tool a ``tool_choice`` forces by name, or None."""
     if isinstance(tool_choice, dict):
         return tool_choice.get("function", {}).get("name") or tool_choice.get("name")
-    return tool_choice if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "any", "required") else None
+    return (
+        tool_choice if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "any", "required") else None
+    )
 
 
 class ChatLocalLlama(BaseChatModel):
@@ -577,7 +579,7 @@ class ChatLocalLlama(BaseChatModel):
     def _head_tokens(loaded: LoadedModel, prompt: str, add_bos: bool) -> list[int]:
         """The tokens of the prompt's leading system message (what a new thread shares with
         the last one), or none when it does not start with one."""
-        start = prompt[len(loaded.bos_token):] if loaded.bos_token and prompt.startswith(loaded.bos_token) else prompt
+        start = prompt[len(loaded.bos_token) :] if loaded.bos_token and prompt.startswith(loaded.bos_token) else prompt
         end = prompt.find(STOP_STRINGS[0])
         if not start.startswith("<|im_start|>system") or end < 0:
             return []
@@ -607,7 +609,13 @@ class ChatLocalLlama(BaseChatModel):
         started = time.monotonic()
         outcome = cache.prepare(self.load().llama, request.tokens[: request.head])
         level = logging.DEBUG if outcome.how == "skipped" else logging.INFO
-        log.log(level, "prompt_cache", outcome=outcome.how, tokens=outcome.tokens, seconds=round(time.monotonic() - started, 2))
+        log.log(
+            level,
+            "prompt_cache",
+            outcome=outcome.how,
+            tokens=outcome.tokens,
+            seconds=round(time.monotonic() - started, 2),
+        )
 
     @contextmanager
     def _sampling(self, request: _Request) -> Iterator[None]:
@@ -647,7 +655,9 @@ class ChatLocalLlama(BaseChatModel):
             total_tokens=len(request.tokens) + output,
         )
 
-    def _metadata(self, parsed: ParsedReply, finish_reason: str | None, tokens_per_second: float | None) -> dict[str, Any]:
+    def _metadata(
+        self, parsed: ParsedReply, finish_reason: str | None, tokens_per_second: float | None
+    ) -> dict[str, Any]:
         """The reply's ``response_metadata``: finish reason, model, and the output tokens per
         second of its generation (None when too few tokens to say)."""
         return {
@@ -660,7 +670,10 @@ class ChatLocalLlama(BaseChatModel):
     def _parse(self, text: str, request: _Request) -> ParsedReply:
         if request.tool_names:
             return parse_tool_calls(
-                text, request.tool_names, repair=self.repair_tool_calls, params=request.tool_params,
+                text,
+                request.tool_names,
+                repair=self.repair_tool_calls,
+                params=request.tool_params,
                 strict=request.grammar is not None,
             )
         return ParsedReply(content=text.strip())
@@ -693,7 +706,7 @@ class ChatLocalLlama(BaseChatModel):
                     choice = piece["choices"][0]
                     text += choice.get("text") or ""
                     if drafts is not None and drafts.due():
-                        drafts.see(text[streamable_prefix(text, request.tool_names):])
+                        drafts.see(text[streamable_prefix(text, request.tool_names) :])
                     if request.tool_names and text.count(TOOL_CALL_CLOSE) > closed:
                         closed = text.count(TOOL_CALL_CLOSE)
                         cut = repeated_call_start(text)
@@ -716,8 +729,12 @@ class ChatLocalLlama(BaseChatModel):
             text = text[: _loop_cut(text, loop.cut_in(text), len(request.prefill))]
             detector.update(text)
             current = None if penalized else self._continued(request, text)
-            log.info("local_model_loop_cut", unit_chars=loop.unit, copies=round(loop.copies, 1),
-                     action="continuing with repeat penalties" if current is not None else "stopped there")
+            log.info(
+                "local_model_loop_cut",
+                unit_chars=loop.unit,
+                copies=round(loop.copies, 1),
+                action="continuing with repeat penalties" if current is not None else "stopped there",
+            )
             if current is None:
                 yield text, "stop", len(text)
                 return
@@ -728,7 +745,7 @@ class ChatLocalLlama(BaseChatModel):
         """``request`` continued after ``text`` (the reply so far, prefill included), with the
         tokens it has left; None when too few are left."""
         llama = self.load().llama
-        generated = text[len(request.prefill):]
+        generated = text[len(request.prefill) :]
         tokens = llama.tokenize(generated.encode("utf-8"), add_bos=False, special=True) if generated else []
         left = min(request.max_tokens - len(tokens), self.n_ctx - len(request.tokens) - len(tokens))
         if left < 16:

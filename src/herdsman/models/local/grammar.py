@@ -117,12 +117,14 @@ def call_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
         defs = {**(parameters.get("definitions") or {}), **(parameters.get("$defs") or {})}
         parameters = _closed(_inline_refs(copy.deepcopy(parameters), defs))
         parameters.setdefault("type", "object")
-        variants.append({
-            "type": "object",
-            "properties": {"name": {"const": tool_name(tool)}, "arguments": parameters},
-            "required": ["name", "arguments"],
-            "additionalProperties": False,
-        })
+        variants.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": tool_name(tool)}, "arguments": parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
     return variants[0] if len(variants) == 1 else {"oneOf": variants}
 
 
@@ -140,11 +142,7 @@ def gbnf(tools: Sequence[dict[str, Any]]) -> str:
     if f"space ::= {SPACE}" not in rules:
         raise RuntimeError("llama_cpp.llama_grammar changed its whitespace rule; update herdsman's grammar.SPACE")
     tagged = f'"{TOOL_CALL_OPEN}" space call space "{TOOL_CALL_CLOSE}"'
-    return (
-        f'{rules}\n'
-        f'tagged ::= {tagged}\n'
-        f'{ROOT} ::= tagged (space tagged)* | call ("```")?\n'
-    )
+    return f'{rules}\ntagged ::= {tagged}\n{ROOT} ::= tagged (space tagged)* | call ("```")?\n'
 
 
 def trigger_patterns(tool_names: Sequence[str]) -> list[str]:
@@ -221,7 +219,13 @@ def grammar_sampler(llama: Any, grammar: ToolGrammar) -> Any:
         ids = opener if len(opener) == 1 else []  # the template's own token, when it has one
         tokens = (llama_cpp.llama_token * len(ids))(*ids)
         chained = llama_cpp.llama_sampler_init_grammar_lazy_patterns(
-            vocab, grammar.text.encode(), ROOT.encode(), patterns, len(grammar.patterns), tokens, len(ids),
+            vocab,
+            grammar.text.encode(),
+            ROOT.encode(),
+            patterns,
+            len(grammar.patterns),
+            tokens,
+            len(ids),
         )
     else:
         chained = llama_cpp.llama_sampler_init_grammar(vocab, grammar.text.encode(), b"forced")
@@ -258,13 +262,23 @@ def sampler_factory(llama: Any, grammar: ToolGrammar) -> Callable[..., Any]:
     from llama_cpp import _internals as internals
 
     def build(
-        top_k: int = 40, top_p: float = 0.95, min_p: float = 0.05, typical_p: float = 1.0, temp: float = 0.8,
-        repeat_penalty: float = 1.0, frequency_penalty: float = 0.0, presence_penalty: float = 0.0, **_: Any,
+        top_k: int = 40,
+        top_p: float = 0.95,
+        min_p: float = 0.05,
+        typical_p: float = 1.0,
+        temp: float = 0.8,
+        repeat_penalty: float = 1.0,
+        frequency_penalty: float = 0.0,
+        presence_penalty: float = 0.0,
+        **_: Any,
     ) -> Any:
         sampler = internals.LlamaSampler()
         sampler.add_penalties(
-            n_vocab=llama._n_vocab, penalty_last_n=llama.last_n_tokens_size, penalty_repeat=repeat_penalty,
-            penalty_freq=frequency_penalty, penalty_present=presence_penalty,
+            n_vocab=llama._n_vocab,
+            penalty_last_n=llama.last_n_tokens_size,
+            penalty_repeat=repeat_penalty,
+            penalty_freq=frequency_penalty,
+            penalty_present=presence_penalty,
         )
         chained = grammar_sampler(llama, grammar)
         llama_cpp.llama_sampler_chain_add(sampler.sampler, chained)

@@ -133,7 +133,7 @@ class PromptCache:
 
     def _prune(self, keep: Path) -> None:
         files = sorted(self.directory.glob("*.kv"), key=lambda p: _mtime(p), reverse=True)
-        for old in [p for p in files if p != keep][max(0, self.keep - 1):]:
+        for old in [p for p in files if p != keep][max(0, self.keep - 1) :]:
             _unlink(old)
 
 

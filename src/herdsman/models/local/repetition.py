@@ -91,9 +91,9 @@ class Loop:
         """Where to cut ``text`` to keep one copy, moved past the end of a sentence or line that
         the copy's phase leaves just after it (a unit found as ". Rain...water" keeps its
         period): :attr:`cut`, or up to :data:`BOUNDARY_REACH` characters later."""
-        if _ENDED.search(text[max(0, self.cut - 4):self.cut]):
+        if _ENDED.search(text[max(0, self.cut - 4) : self.cut]):
             return self.cut  # the copy already ends a sentence or a line
-        ahead = text[self.cut:self.cut + min(self.unit, BOUNDARY_REACH)]
+        ahead = text[self.cut : self.cut + min(self.unit, BOUNDARY_REACH)]
         match = _BOUNDARY.search(ahead)
         return self.cut + match.end() if match else self.cut
 
@@ -123,8 +123,12 @@ class LoopDetector:
         """Whether the paragraph ``text[start:end]`` is compared: long enough, outside a code
         fence, no tool-call marker in it."""
         paragraph = text[start:end]
-        return (len(paragraph.strip()) >= NEAR_UNIT and not self._fenced and _FENCE not in paragraph
-                and not any(mark in paragraph for mark in self._ignore))
+        return (
+            len(paragraph.strip()) >= NEAR_UNIT
+            and not self._fenced
+            and _FENCE not in paragraph
+            and not any(mark in paragraph for mark in self._ignore)
+        )
 
     def _close(self, text: str, end: int, after: int, compare: bool) -> Loop | None:
         """The paragraph being written ends at ``end`` (the next begins at ``after``): the
@@ -134,10 +138,13 @@ class LoopDetector:
         if self._counts(text, start, end):
             paragraph = text[start:end].strip()
             if compare:
-                earlier = next((s for s, e in reversed(self._paragraphs) if similar(paragraph, text[s:e].strip(), NEAR_RATIO)), None)
+                earlier = next(
+                    (s for s, e in reversed(self._paragraphs) if similar(paragraph, text[s:e].strip(), NEAR_RATIO)),
+                    None,
+                )
                 if earlier is not None:
                     found = Loop(start=earlier, unit=start - earlier, copies=2.0)
-            self._paragraphs = [*self._paragraphs[-(NEAR_LOOKBACK - 1):], (start, end)]
+            self._paragraphs = [*self._paragraphs[-(NEAR_LOOKBACK - 1) :], (start, end)]
         self._fenced ^= text.count(_FENCE, start, after) % 2 == 1
         self._open, self._looked, self._suspect = after, False, False
         return found
@@ -149,12 +156,14 @@ class LoopDetector:
             loop = self._close(text, end.start(), end.end(), compare)
             if loop is not None:
                 return loop
-        current = text[self._open:].lstrip()
+        current = text[self._open :].lstrip()
         if compare and not self._looked and len(current) >= NEAR_PREFIX:
             self._looked = True  # once per paragraph: the cost stays bounded
             if self._paragraphs and not self._fenced and not any(mark in current for mark in self._ignore):
                 head = current[:NEAR_PREFIX]
-                self._suspect = any(similar(head, text[s:e].strip()[:NEAR_PREFIX], NEAR_RATIO) for s, e in self._paragraphs)
+                self._suspect = any(
+                    similar(head, text[s:e].strip()[:NEAR_PREFIX], NEAR_RATIO) for s, e in self._paragraphs
+                )
         return None
 
     def finish(self) -> Loop | None:
@@ -165,7 +174,7 @@ class LoopDetector:
     def _occurs_earlier(self, text: str, length: int) -> int:
         """Where the suffix of ``length`` characters last occurs before its own place, or -1."""
         n = len(text)
-        return text.rfind(text[n - length:], max(0, n - WINDOW), n - 1)
+        return text.rfind(text[n - length :], max(0, n - WINDOW), n - 1)
 
     def update(self, text: str) -> Loop | None:
         """Take the reply so far (the previous text with more at its end, or a new text) and
@@ -197,7 +206,8 @@ class LoopDetector:
             return None
         copies = (low + unit) / unit
         three = low >= 2 * unit
-        if (unit >= LONG_UNIT and low >= unit + THIRD_BEGUN) or (three and (unit >= LINE_UNIT or low + unit >= MIN_SPAN)):
+        if (unit >= LONG_UNIT and low >= unit + THIRD_BEGUN) or (
+            three and (unit >= LINE_UNIT or low + unit >= MIN_SPAN)
+        ):
             return Loop(start=at, unit=unit, copies=copies)
         return None
-

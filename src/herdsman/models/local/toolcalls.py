@@ -176,7 +176,10 @@ def _fence_calls(lang: str, body: str, tool_names: Collection[str], repair: bool
 
 
 def _take_bare(
-    text: str, tool_names: Collection[str], repair: bool = True, whole: bool = False,
+    text: str,
+    tool_names: Collection[str],
+    repair: bool = True,
+    whole: bool = False,
 ) -> tuple[list[ToolCall], str]:
     """Calls written as bare JSON at the very start of ``text``; returns them and the rest."""
     calls: list[ToolCall] = []
@@ -193,7 +196,9 @@ def _take_bare(
     return (calls, rest) if calls else ([], text)
 
 
-_ANCHORED_HEAD = re.compile(r'^\s*\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"(?:arguments|parameters|args)"\s*:\s*\{', re.DOTALL)
+_ANCHORED_HEAD = re.compile(
+    r'^\s*\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"(?:arguments|parameters|args)"\s*:\s*\{', re.DOTALL
+)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/"}
 
 
@@ -204,15 +209,15 @@ def _unescape(raw: str) -> str:
 
 def _anchored_call(body: str, tool_names: Collection[str], params: Mapping[str, Sequence[str]]) -> ToolCall | None:
     """A call whose JSON does not parse because a string value holds unescaped quotes (a prompt
-    that quotes JSON: ``"description": "save as {"a": <sum>}"``, or a value in single quotes around
-JSON: ``"content": '{"a": 296}'``), read by the tool's own argument
-    names: each value runs from its ``"key": `` to the ``, "next_key": `` of the next known
-    argument, or to the closing braces. None unless every piece fits (from the benchmark)."""
+        that quotes JSON: ``"description": "save as {"a": <sum>}"``, or a value in single quotes around
+    JSON: ``"content": '{"a": 296}'``), read by the tool's own argument
+        names: each value runs from its ``"key": `` to the ``, "next_key": `` of the next known
+        argument, or to the closing braces. None unless every piece fits (from the benchmark)."""
     head = _ANCHORED_HEAD.match(body)
     name = _resolve_name(head.group(1), tool_names) if head else None
     if head is None or name is None or not params.get(name):
         return None
-    rest = body[head.end():].rstrip()
+    rest = body[head.end() :].rstrip()
     end = re.search(r"\}\s*\}\s*$", rest)
     if end is None:
         return None
@@ -223,9 +228,9 @@ JSON: ``"content": '{"a": 296}'``), read by the tool's own argument
         return None
     args: dict[str, Any] = {}
     for i, match in enumerate(starts):
-        raw = rest[match.end(): starts[i + 1].start() if i + 1 < len(starts) else len(rest)].strip()
-        close = raw.rfind(raw[0]) if raw[:1] in ("\"", "'") else -1
-        if close > 0 and not raw[close + 1:].strip("}\"' \n"):  # 'x' as Python writes it; stray }" after it
+        raw = rest[match.end() : starts[i + 1].start() if i + 1 < len(starts) else len(rest)].strip()
+        close = raw.rfind(raw[0]) if raw[:1] in ('"', "'") else -1
+        if close > 0 and not raw[close + 1 :].strip("}\"' \n"):  # 'x' as Python writes it; stray }" after it
             args[match.group(1)] = _unescape(raw[1:close])
         else:
             try:
@@ -322,7 +327,7 @@ def _strict_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
     content = _TAGGED.sub(tagged, text)
     if not calls:
         opening = _LEADING_FENCE.match(content)
-        bare, rest = _take_bare(content[opening.end():] if opening else content, tool_names, repair=False, whole=True)
+        bare, rest = _take_bare(content[opening.end() :] if opening else content, tool_names, repair=False, whole=True)
         if bare:
             calls, content = bare, rest.strip().removesuffix(FENCE)
     return ParsedReply(content=content.strip(), tool_calls=calls)
@@ -343,7 +348,7 @@ def _xml_attributes(raw: str) -> dict[str, str]:
     args: dict[str, str] = {}
     for i, match in enumerate(starts):
         end = starts[i + 1].start() if i + 1 < len(starts) else len(raw)
-        value = raw[match.end():end].rstrip()
+        value = raw[match.end() : end].rstrip()
         if value.endswith('"'):
             value = value[:-1]
         args[match.group(1)] = html.unescape(value)
@@ -376,7 +381,7 @@ def _xml_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
         name = _resolve_name(function.group(1), tool_names)
         if decoded is None or name is None or not isinstance(decoded[0], dict):
             return []
-        if _XML_FUNCTION_END.sub("", function.group(2)[decoded[1]:]).strip():
+        if _XML_FUNCTION_END.sub("", function.group(2)[decoded[1] :]).strip():
             return []
         return [ToolCall(name=name, args=decoded[0], id=new_call_id(), type="tool_call")]
     while pos < len(body):
