@@ -14,7 +14,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 TEST_STAMP := $(VENV)/.stamp-test
 SYSTEM_STAMP := $(VENV)/.stamp-system
 
-.PHONY: run test system weights lint lint-imports bench sandbox-image clean help web
+.PHONY: run test system weights lint format lint-imports bench sandbox-image clean help web
 
 help:
 	@echo "make run    set up and start Herdsman on the embedded model; then open http://127.0.0.1:2026 in a browser"
@@ -64,9 +64,13 @@ web: web/dist/index.html
 lint-imports: $(TEST_STAMP)
 	$(VENV)/bin/lint-imports --config pyproject.toml
 
-# ruff's checks (see [tool.ruff] in pyproject.toml), in seconds.
+# ruff's checks and its formatter's (see [tool.ruff] in pyproject.toml), in seconds: `make format` fixes the format.
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
+
+format: $(TEST_STAMP)
+	$(VENV)/bin/ruff format src tests benchmarks scripts
 
 # The reference filesystem MCP server (npm), a real MCP server for the MCP tests.
 MCP_FS := $(VENV)/npm/node_modules/.bin/mcp-server-filesystem
