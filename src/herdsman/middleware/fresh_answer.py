@@ -78,17 +78,17 @@ def sent_back(run: Sequence[AnyMessage]) -> tuple[AIMessage, list[str]] | None:
     return answer, [str(f.get("text") or f.get("rule")) for f in findings]
 
 
-def brief(question: str, run: Sequence[AnyMessage], earlier: str, notes: Sequence[str]) -> list[AnyMessage]:
-    """The fresh context: the question, the run's last tool results, the check's findings."""
+def brief(question: str, run: Sequence[AnyMessage], notes: Sequence[str]) -> list[AnyMessage]:
+    """The fresh context: the question, the run's last tool results, the check's findings, not
+    the model's answer itself. (On a dev task the 1.5B model repeated "11" from a brief holding
+    its answer, or only a finding that quotes it, and said "2" from one holding neither: not the
+    8 that a result showed. Findings stay: the "no" a listing contradicts is fixed by one.)"""
     shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
     results = "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown) or "(none)"
     found = "\n".join(f"- {n}" for n in notes)
     return [
         SystemMessage(PROMPT),
-        HumanMessage(
-            f"Question: {question[:2000]}\n\nTool results:\n{results}\n\n"
-            f"The earlier answer was: {earlier[:500]}\nThe check found:\n{found}"
-        ),
+        HumanMessage(f"Question: {question[:2000]}\n\nTool results:\n{results}\n\nThe check found:\n{found}"),
     ]
 
 
@@ -102,7 +102,7 @@ class FreshAnswerMiddleware(AgentMiddleware):
         back = sent_back(run) if question is not None else None
         if back is None or not same_answer(reply.text, back[0].text):
             return None
-        return brief(question.text, run, back[0].text, back[1])  # type: ignore[union-attr]  # question is set
+        return brief(question.text, run, back[1])  # type: ignore[union-attr]  # question is set
 
     @staticmethod
     def _fresh(reply: AIMessage, answer: Any) -> AIMessage | None:
