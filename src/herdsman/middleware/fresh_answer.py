@@ -82,7 +82,7 @@ def brief(question: str, run: Sequence[AnyMessage], notes: Sequence[str]) -> lis
     """The fresh context: the question, the run's last tool results, the check's findings, not
     the model's answer itself. (On a dev task the 1.5B model repeated "11" from a brief holding
     its answer, or only a finding that quotes it, and said "2" from one holding neither: not the
-    8 that a result showed. Findings stay: the "no" a listing contradicts is fixed by one.)"""
+    8 that a result showed. With the findings, the "No" a listing contradicted became "Yes".)"""
     shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
     results = "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown) or "(none)"
     found = "\n".join(f"- {n}" for n in notes)
