@@ -30,13 +30,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 
 from herdsman.logs import get_logger
 from herdsman.middleware.findings import ANSWER, FINDINGS_KEY
 from herdsman.middleware.forced_call import NO_STREAM, final_reply, replace_reply
 from herdsman.middleware.turn import is_harness, this_run
-from herdsman.middleware.value_answer import MAX_RESULTS
+from herdsman.middleware.value_answer import results_text
 
 log = get_logger(__name__)
 
@@ -83,8 +83,7 @@ def brief(question: str, run: Sequence[AnyMessage], notes: Sequence[str]) -> lis
     the model's answer itself. (On a dev task the 1.5B model repeated "11" from a brief holding
     its answer, or only a finding that quotes it, and said "2" from one holding neither: not the
     8 that a result showed. With the findings, the "No" a listing contradicted became "Yes".)"""
-    shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
-    results = "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown) or "(none)"
+    results = results_text(run) or "(none)"
     found = "\n".join(f"- {n}" for n in notes)
     return [
         SystemMessage(PROMPT),

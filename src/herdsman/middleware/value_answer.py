@@ -100,10 +100,16 @@ def value_tool(values: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def results_text(run: Sequence[AnyMessage]) -> str:
+    """The run's last :data:`MAX_RESULTS` tool results as the harness's short calls show them,
+    each under ``[name result]`` and cut at 1,500 characters ("" when there are none)."""
+    shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
+    return "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown)
+
+
 def _brief(run: Sequence[AnyMessage], question: str, reply: str) -> list[AnyMessage]:
     """The short conversation of the value call: the question, the tool results, the answer."""
-    shown = [m for m in run if isinstance(m, ToolMessage)][-MAX_RESULTS:]
-    results = "\n\n".join(f"[{m.name or 'tool'} result]\n{m.text[:1500]}" for m in shown)
+    results = results_text(run)
     return [
         SystemMessage(PROMPT),
         HumanMessage(f"Question: {question[:2000]}\n\nTool results:\n{results}\n\nYour answer: {reply[:1500]}"),
