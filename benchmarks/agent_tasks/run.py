@@ -56,6 +56,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "plan_act": {"lead": {"plan_act": "auto"}},  # off by default: this variant turns it on
     "no_value_answers": {"lead": {"value_answers": "off"}},
     "no_fresh_answers": {"lead": {"fresh_answers": "off"}},
+    "no_program_answers": {"lead": {"program_answers": "off"}},
     "no_uploads_notice": {"context": {"announce_uploads": False}},
     "no_hide_unavailable": {"context": {"hide_unavailable_tools": False}},
     "standard_profile": {"local_model": {"profile": "standard"}},

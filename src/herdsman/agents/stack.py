@@ -20,7 +20,9 @@ turns it on; *lead only* marks what a sub-agent does not get):
   (``lead.value_answers``: a question's final answer becomes the value a tool printed, inside the
   check so the check sees the value); the fresh answer (``lead.fresh_answers``: an answer the
   check sent back, repeated word for word, is asked again without the conversation, inside the
-  value answer); skill activation (``/name``: instructions, narrowed tools);
+  value answer); the program answer (``lead.program_answers``: after a note that the answer's
+  number is not backed, a program asked for without the conversation is run in the model's name);
+  skill activation (``/name``: instructions, narrowed tools);
   the todo list (``context.todos``); loop detection (these four *lead only*);
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
   detection, which must see the thread rather than the nudged view);
@@ -68,6 +70,7 @@ from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.parallel_calls import ParallelCallsMiddleware
 from herdsman.middleware.plan_act import PlanActMiddleware
+from herdsman.middleware.program_answer import ProgramAnswerMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.reply_language import ReplyLanguageMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
@@ -94,6 +97,7 @@ LEAD_ONLY: dict[str, str] = {
     "UploadsNoticeMiddleware": "the lead's prompt names the files the sub-agent needs",
     "ValueAnswerMiddleware": "the user's question is the lead's",
     "FreshAnswerMiddleware": "the user's question is the lead's",
+    "ProgramAnswerMiddleware": "the user's question is the lead's",
     "SkillActivationMiddleware": "/name is typed by the user, to the lead",
     "TodoListMiddleware": "the plan of the request is the lead's",
     "LoopDetectionMiddleware": "a sub-agent is bounded by its max_turns and timeout",
@@ -190,6 +194,8 @@ def build_middleware(
         middleware.append(ValueAnswerMiddleware())
     if lead and (config.lead.fresh_answers == "on" or (config.lead.fresh_answers == "auto" and small)):
         middleware.append(FreshAnswerMiddleware())  # inside the value answer: a fresh answer may become a value
+    if lead and (config.lead.program_answers == "on" or (config.lead.program_answers == "auto" and small)):
+        middleware.append(ProgramAnswerMiddleware(sandbox_provider))
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
     if lead and config.context.todos:

@@ -115,12 +115,19 @@ class LeadConfig(_Section):
         description="When the model repeats, word for word, an answer the completion check sent back for what it states (a number or name no tool result shows, a no that a listing contradicts, the wrong language...), the harness asks the model once more with only the request, the last tool results and the check's findings (no system prompt, no tools, none of its earlier answers), and that answer replaces the repeated one (kept in the message's metadata); auto: on for models with the small profile (a small model repeats itself).",
     )
 
+    program_answers: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="When the completion check finds that an answer's number is not backed (no tool result shows it, it was counted by reading, or none was given), the harness asks the model once per run, without the conversation, for one Python program that prints the answer (given only the question and how the files it names begin), and runs it as a bash call in the model's name (the tool gates, approval and the sandbox apply); the model then answers from what it printed; auto: on for models with the small profile (a small model sticks to its own earlier attempts).",
+    )
+
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
         description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; likewise the read-only query a note proposes for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
     )
 
-    @field_validator("plan_act", "intent_rules", "value_answers", "fresh_answers", "run_shown_code", mode="before")
+    @field_validator(
+        "plan_act", "intent_rules", "value_answers", "fresh_answers", "program_answers", "run_shown_code", mode="before"
+    )
     @classmethod
     def _switch_words(cls, value: object) -> object:
         """YAML reads a bare on/off as true/false: take those as the words they were."""

@@ -1,0 +1,132 @@
+"""A program answer: when the completion check finds that an answer's number is not backed, the
+harness asks the model once, without the conversation, for a program that prints the answer (given
+the question and how the named files begin), runs it as a bash call in the jail, and the model
+answers from what it printed. Anything else is left to the model as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from herdsman.client import HerdsmanClient
+from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, program_of
+from herdsman.middleware.shown_code import RAN_SHOWN_CODE
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import make_config
+
+WS = "/mnt/user-data/workspace"
+LOG = "".join(
+    f'{ip} - - [12/Mar/2025:08:0{i}:00 +0000] "GET / HTTP/1.1" 200 {100 + i}\n'
+    for i, ip in enumerate(["10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.3", "10.0.0.2", "10.0.0.4"])
+)
+QUESTION = f"How many distinct client IP addresses appear in {WS}/access.log?"
+PROGRAM = (
+    "Here it is:\n```python\n"
+    f"print(len({{line.split()[0] for line in open('{WS}/access.log') if line.strip()}}))\n"
+    "```\nIt prints the count."
+)
+
+
+def call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args}]}
+
+
+async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
+    ws = home / "threads" / thread / "user-data" / "workspace"
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws / "access.log").write_text(LOG)
+    (ws / "notes.txt").write_text("nothing here\n")
+    config = make_config(
+        home,
+        local_model={"profile": "small"},
+        context={"hide_unavailable_tools": False},
+        lead={"program_answers": mode, "value_answers": "off", "fresh_answers": "off", "verify_rounds": 2},
+    )
+    async with HerdsmanClient(config, model=model) as client:
+        [e async for e in client.stream(message, thread_id=thread)]
+        state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
+    return state.values["messages"]
+
+
+def programs(messages: list) -> list[AIMessage]:
+    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(PROGRAM_KEY)]
+
+
+async def test_a_number_nothing_backs_is_computed_by_a_program_written_on_a_clean_page(home: Path) -> None:
+    model = ScriptedChatModel(responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", PROGRAM, "4"])
+    messages = await run(home, "t-p1", QUESTION, model)
+    assert messages[-1].text == "4"
+    [ran] = programs(messages)
+    assert ran.tool_calls[0]["name"] == "bash" and ran.additional_kwargs[RAN_SHOWN_CODE] in (
+        "number.unsupported",
+        "count.not_computed",
+    )
+    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == ran.tool_calls[0]["id"])
+    assert result.text.strip() == "4"  # the program ran in the thread's jail and read the log
+    page = model.calls[2]
+    assert page.tools == [] and [type(m) for m in page.messages] == [SystemMessage, HumanMessage]
+    assert page.kwargs["max_tokens"] == MAX_TOKENS
+    brief = page.messages[-1].text
+    assert QUESTION in brief and "10.0.0.1 - - [12/Mar/2025:08:00:00" in brief  # the question, the log's first lines
+    assert "no matches" not in brief  # not the model's fruitless grep: it would count 'client' again
+    assert len(model.calls) == 4
+
+
+async def test_a_chinese_question_gets_its_program_too(home: Path) -> None:
+    question = f"{WS}/access.log 中出现了多少个不同的客户端 IP 地址？"
+    model = ScriptedChatModel(responses=[call("read_file", path=f"{WS}/access.log"), "有 6 个。", PROGRAM, "4 个。"])
+    messages = await run(home, "t-p2", question, model)
+    assert len(programs(messages)) == 1 and messages[-1].text == "4 个。"
+    assert question in model.calls[2].messages[-1].text
+
+
+async def test_a_reply_without_a_program_that_parses_leaves_the_model_to_answer(home: Path) -> None:
+    model = ScriptedChatModel(
+        responses=[
+            call("grep", pattern="client", path=f"{WS}/access.log"),
+            "0",
+            "```python\nprint(len(set(\n```",  # does not parse
+            call("bash", command=f"cut -d' ' -f1 {WS}/access.log | sort -u | wc -l"),
+            "4",
+        ]
+    )
+    messages = await run(home, "t-p3", QUESTION, model)
+    assert programs(messages) == [] and messages[-1].text == "4"
+    assert model.calls[3].tools  # the model itself was asked, with its tools
+
+
+async def test_one_program_per_run_and_off_means_none(home: Path) -> None:
+    model = ScriptedChatModel(
+        responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", PROGRAM, "There are 7.", "7"]
+    )
+    messages = await run(home, "t-p4", QUESTION, model)
+    assert len(programs(messages)) == 1  # the second note goes to the model, not to a second program
+    assert len(model.calls) == 5 and model.calls[4].tools
+
+    count = call("bash", command=f"cut -d' ' -f1 {WS}/access.log | sort -u | wc -l")
+    model = ScriptedChatModel(responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", count, "4"])
+    messages = await run(home, "t-p5", QUESTION, model, mode="off")
+    assert programs(messages) == [] and messages[-1].text == "4" and model.calls[2].tools
+
+
+async def test_a_note_about_something_else_gets_no_program(home: Path) -> None:
+    request = f"Save the distinct IP addresses of {WS}/access.log to /mnt/user-data/outputs/ips.txt."
+    model = ScriptedChatModel(
+        responses=[
+            call("read_file", path=f"{WS}/access.log"),
+            "Done.",
+            call("write_file", path="/mnt/user-data/outputs/ips.txt", content="10.0.0.1\n"),
+            "Saved.",
+        ]
+    )
+    messages = await run(home, "t-p6", request, model)
+    assert programs(messages) == []
+    assert (home / "threads" / "t-p6" / "user-data" / "outputs" / "ips.txt").exists()
+
+
+def test_the_program_is_the_first_python_block_that_parses_or_the_reply_itself() -> None:
+    assert program_of(PROGRAM) == f"print(len({{line.split()[0] for line in open('{WS}/access.log') if line.strip()}}))"
+    assert program_of("import os\nprint(os.getcwd())") == "import os\nprint(os.getcwd())"
+    assert program_of("The answer is four.") is None
+    assert program_of("```python\nprint('HERDSMAN_PROGRAM')\n```") is None  # would end the heredoc early
