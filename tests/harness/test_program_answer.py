@@ -10,7 +10,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, program_of
+from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY, program_of
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
@@ -96,17 +96,27 @@ async def test_a_reply_without_a_program_that_parses_leaves_the_model_to_answer(
     assert model.calls[3].tools  # the model itself was asked, with its tools
 
 
-async def test_one_program_per_run_and_off_means_none(home: Path) -> None:
+async def test_an_answer_after_the_program_that_leaves_its_value_out_becomes_the_value(home: Path) -> None:
     model = ScriptedChatModel(
-        responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", PROGRAM, "There are 7.", "7"]
+        responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", PROGRAM, "There are 7."]
     )
     messages = await run(home, "t-p4", QUESTION, model)
-    assert len(programs(messages)) == 1  # the second note goes to the model, not to a second program
-    assert len(model.calls) == 5 and model.calls[4].tools
+    assert messages[-1].text == "4" and messages[-1].additional_kwargs[VALUE_KEY] == "There are 7."
+    assert len(model.calls) == 4  # the check takes the computed value: no further round
 
+
+async def test_one_program_per_run_and_off_means_none(home: Path) -> None:
+    failing = "```python\nimport sys\nsys.exit('no luck')\n```"
     count = call("bash", command=f"cut -d' ' -f1 {WS}/access.log | sort -u | wc -l")
+    model = ScriptedChatModel(
+        responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", failing, "7", count, "4"]
+    )
+    messages = await run(home, "t-p5", QUESTION, model)
+    assert len(programs(messages)) == 1 and messages[-1].text == "4"
+    assert model.calls[4].tools  # the second note went to the model, not to a second program
+
     model = ScriptedChatModel(responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", count, "4"])
-    messages = await run(home, "t-p5", QUESTION, model, mode="off")
+    messages = await run(home, "t-p6", QUESTION, model, mode="off")
     assert programs(messages) == [] and messages[-1].text == "4" and model.calls[2].tools
 
 
@@ -120,9 +130,9 @@ async def test_a_note_about_something_else_gets_no_program(home: Path) -> None:
             "Saved.",
         ]
     )
-    messages = await run(home, "t-p6", request, model)
+    messages = await run(home, "t-p7", request, model)
     assert programs(messages) == []
-    assert (home / "threads" / "t-p6" / "user-data" / "outputs" / "ips.txt").exists()
+    assert (home / "threads" / "t-p7" / "user-data" / "outputs" / "ips.txt").exists()
 
 
 def test_the_program_is_the_first_python_block_that_parses_or_the_reply_itself() -> None:

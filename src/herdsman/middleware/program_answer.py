@@ -20,9 +20,13 @@ program that prints the answer. A program that parses (:func:`program_of`) becom
 next step: a ``bash`` call running it, made in the model's name and marked
 (:data:`~herdsman.middleware.shown_code.RAN_SHOWN_CODE` and :data:`PROGRAM_KEY`), which goes
 through the tools node like any call (the tool gates, approval, the tool-call limit, the sandbox,
-the file history). The model then answers from what it printed, and the completion check checks
-that answer as any other. When the program call fails or gives nothing usable, the model is asked
-as it would have been.
+the file history). The model then answers from what it printed. It may not: on a dev task the program printed 8
+and the model answered 11 again, the count it had made by reading. So when the program exited 0
+and printed one short line (:func:`printed_value`), the answer the model gives right after it
+must hold that value; one that does not is replaced by it (the model's own words are kept in
+``additional_kwargs``, :data:`VALUE_KEY`): a value a program computed on a clean page outranks a
+number the check already found unbacked. The completion check checks that answer as any other.
+When the program call fails or gives nothing usable, the model is asked as it would have been.
 
 Language-neutral: the trigger is the check's typed findings, and the question is passed as the
 user wrote it. The files are read through the thread's sandbox, bounded (:data:`HEAD_LINES`
@@ -39,13 +43,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
-from herdsman.middleware.completion_rules import fenced_code
+from herdsman.middleware.completion_rules import failed, fenced_code
 from herdsman.middleware.findings import FINDINGS_KEY
-from herdsman.middleware.forced_call import NO_STREAM
+from herdsman.middleware.forced_call import NO_STREAM, final_reply, replace_reply
 from herdsman.middleware.shown_code import MAX_CHARS, harness_call
 from herdsman.middleware.turn import USER_DATA_PREFIX, is_harness, named_files, run_sandbox, this_run, tool_names
 from herdsman.middleware.value_answer import results_text
@@ -55,6 +59,10 @@ log = get_logger(__name__)
 
 PROGRAM_KEY = "herdsman_program_answer"
 """``additional_kwargs`` key of the AI message whose bash call runs a program the harness asked for."""
+VALUE_KEY = "herdsman_program_value"
+"""``additional_kwargs`` key of an answer replaced by the value the program printed: the model's own words."""
+MAX_VALUE_CHARS = 80
+"""A printed line longer than this is output to read, not a value to answer with."""
 COMPUTE_RULES = frozenset({"number.unsupported", "count.not_computed", "number.missing"})
 """The completion check's rules that say the answer's number is not backed by a computation."""
 PROMPT = (
@@ -86,6 +94,30 @@ def wants_program(run: Sequence[AnyMessage]) -> str | None:
         return None  # once per run: a second program from the same page would be the same
     findings = run[-1].additional_kwargs.get(FINDINGS_KEY) or []
     return next((str(f["rule"]) for f in findings if f.get("rule") in COMPUTE_RULES), None)
+
+
+def printed_value(run: Sequence[AnyMessage]) -> str | None:
+    """The value the program printed, when ``run`` ends with the result of the program's call, it
+    exited 0 and printed one short line; else None."""
+    last = run[-1] if run else None
+    if not isinstance(last, ToolMessage) or failed(last):
+        return None
+    ran = next((m for m in reversed(run) if isinstance(m, AIMessage) and m.tool_calls), None)
+    if ran is None or not ran.additional_kwargs.get(PROGRAM_KEY) or ran.tool_calls[0]["id"] != last.tool_call_id:
+        return None
+    lines = [line.strip() for line in last.text.strip().splitlines() if line.strip()]
+    return lines[0] if len(lines) == 1 and len(lines[0]) <= MAX_VALUE_CHARS else None
+
+
+def holding(reply: AIMessage, value: str) -> AIMessage | None:
+    """``reply`` as the printed ``value`` when it does not hold it (the model's words kept), or
+    None when it does."""
+    if value.casefold() in reply.text.casefold():
+        return None
+    log.info("program_value", replaced=True)
+    return reply.model_copy(
+        update={"content": value, "additional_kwargs": {**reply.additional_kwargs, VALUE_KEY: reply.text}}
+    )
 
 
 def program_of(reply: str) -> str | None:
@@ -174,11 +206,21 @@ class ProgramAnswerMiddleware(AgentMiddleware):
         call.additional_kwargs[PROGRAM_KEY] = True
         return ModelResponse(result=[call])
 
+    @staticmethod
+    def _valued(request: ModelRequest, response: Any) -> Any:
+        """``response`` with its final answer made the program's value, when it answers right
+        after the program and does not hold what it printed (module docstring)."""
+        _, run = this_run(request.messages)
+        value = printed_value(run)
+        found = final_reply(response) if value is not None else None
+        made = holding(found[0][found[1]], value) if found and value is not None else None
+        return replace_reply(response, *found, made) if found and made is not None else response
+
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """After a note that the answer's number is not backed: run a program instead of asking again."""
         plan = self._plan(request)
         if plan is None:
-            return handler(request)
+            return self._valued(request, handler(request))
         try:
             reply = request.model.bind(max_tokens=MAX_TOKENS).invoke(plan[1], config=NO_STREAM)
         except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
@@ -190,7 +232,7 @@ class ProgramAnswerMiddleware(AgentMiddleware):
         """Async twin of :meth:`wrap_model_call` (the files are read in a worker thread)."""
         plan = await asyncio.to_thread(self._plan, request)
         if plan is None:
-            return await handler(request)
+            return self._valued(request, await handler(request))
         try:
             reply = await request.model.bind(max_tokens=MAX_TOKENS).ainvoke(plan[1], config=NO_STREAM)
         except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
