@@ -57,6 +57,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_value_answers": {"lead": {"value_answers": "off"}},
     "no_fresh_answers": {"lead": {"fresh_answers": "off"}},
     "no_program_answers": {"lead": {"program_answers": "off"}},
+    "no_file_rewrites": {"lead": {"file_rewrites": "off"}},
     "no_uploads_notice": {"context": {"announce_uploads": False}},
     "no_hide_unavailable": {"context": {"hide_unavailable_tools": False}},
     "standard_profile": {"local_model": {"profile": "standard"}},

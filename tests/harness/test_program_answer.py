@@ -9,11 +9,10 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from herdsman.client import HerdsmanClient
 from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY, program_of
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import make_config
+from tests.support import small_model_run
 
 WS = "/mnt/user-data/workspace"
 LOG = "".join(
@@ -33,20 +32,14 @@ def call(name: str, **args: object) -> dict:
 
 
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
-    ws = home / "threads" / thread / "user-data" / "workspace"
-    ws.mkdir(parents=True, exist_ok=True)
-    (ws / "access.log").write_text(LOG)
-    (ws / "notes.txt").write_text("nothing here\n")
-    config = make_config(
+    return await small_model_run(
         home,
-        local_model={"profile": "small"},
-        context={"hide_unavailable_tools": False},
-        lead={"program_answers": mode, "value_answers": "off", "fresh_answers": "off", "verify_rounds": 2},
+        thread,
+        message,
+        model,
+        {"access.log": LOG, "notes.txt": "nothing here\n"},
+        {"program_answers": mode, "value_answers": "off", "fresh_answers": "off", "verify_rounds": 2},
     )
-    async with HerdsmanClient(config, model=model) as client:
-        [e async for e in client.stream(message, thread_id=thread)]
-        state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
-    return state.values["messages"]
 
 
 def programs(messages: list) -> list[AIMessage]:

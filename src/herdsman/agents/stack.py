@@ -22,6 +22,8 @@ turns it on; *lead only* marks what a sub-agent does not get):
   check sent back, repeated word for word, is asked again without the conversation, inside the
   value answer); the program answer (``lead.program_answers``: after a note that the answer's
   number is not backed, a program asked for without the conversation is run in the model's name);
+  the file rewrite (``lead.file_rewrites``: after a note that a file the request names is not
+  right yet, its whole new text asked for without the conversation is written in the model's name);
   skill activation (``/name``: instructions, narrowed tools);
   the todo list (``context.todos``); loop detection (these four *lead only*);
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
@@ -64,6 +66,7 @@ from herdsman.middleware.context.summarization import summarization_middleware
 from herdsman.middleware.context.tool_output_offload import ToolOutputOffloadMiddleware
 from herdsman.middleware.context.uploads_notice import UploadsNoticeMiddleware
 from herdsman.middleware.dangling_tool_calls import DanglingToolCallMiddleware
+from herdsman.middleware.file_rewrite import FileRewriteMiddleware
 from herdsman.middleware.fresh_answer import FreshAnswerMiddleware
 from herdsman.middleware.memory_queue import MemoryQueueMiddleware
 from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
@@ -98,6 +101,7 @@ LEAD_ONLY: dict[str, str] = {
     "ValueAnswerMiddleware": "the user's question is the lead's",
     "FreshAnswerMiddleware": "the user's question is the lead's",
     "ProgramAnswerMiddleware": "the user's question is the lead's",
+    "FileRewriteMiddleware": "the user's request is the lead's",
     "SkillActivationMiddleware": "/name is typed by the user, to the lead",
     "TodoListMiddleware": "the plan of the request is the lead's",
     "LoopDetectionMiddleware": "a sub-agent is bounded by its max_turns and timeout",
@@ -196,6 +200,8 @@ def build_middleware(
         middleware.append(FreshAnswerMiddleware())  # inside the value answer: a fresh answer may become a value
     if lead and (config.lead.program_answers == "on" or (config.lead.program_answers == "auto" and small)):
         middleware.append(ProgramAnswerMiddleware(sandbox_provider))
+    if lead and (config.lead.file_rewrites == "on" or (config.lead.file_rewrites == "auto" and small)):
+        middleware.append(FileRewriteMiddleware(sandbox_provider))
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
     if lead and config.context.todos:

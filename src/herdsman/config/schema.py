@@ -120,13 +120,25 @@ class LeadConfig(_Section):
         description="When the completion check finds that an answer's number is not backed (no tool result shows it, it was counted by reading, or none was given), the harness asks the model once per run, without the conversation, for one Python program that prints the answer (given only the question and how the files it names begin), and runs it as a bash call in the model's name (the tool gates, approval and the sandbox apply); the model then answers from what it printed; auto: on for models with the small profile (a small model sticks to its own earlier attempts).",
     )
 
+    file_rewrites: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="When the completion check finds that a file the request names is not right yet (not changed though the request asks to change it, written back unchanged, or a script that printed nothing, printed something else than the request says, or does not parse), the harness asks the model once per run, without the conversation, for the whole new text of that file (given the request, the file as it is, the other named files, the findings and the last command's output) and writes it with a write_file call in the model's name (files up to 4,000 characters); auto: on for models with the small profile (a small model copies the old text it just read).",
+    )
+
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
         description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; likewise the read-only query a note proposes for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
     )
 
     @field_validator(
-        "plan_act", "intent_rules", "value_answers", "fresh_answers", "program_answers", "run_shown_code", mode="before"
+        "plan_act",
+        "intent_rules",
+        "value_answers",
+        "fresh_answers",
+        "program_answers",
+        "file_rewrites",
+        "run_shown_code",
+        mode="before",
     )
     @classmethod
     def _switch_words(cls, value: object) -> object:

@@ -1,0 +1,198 @@
+"""A clean page: when a note of the completion check would send the model back, ask it on a clean page instead.
+
+A small model sent back by the completion check keeps to what it already wrote: its earlier
+answer, its fruitless grep, the old text of the file it was to fix. Asked the same thing with
+nothing but the request and the files it names (no system prompt, no tools, no conversation), the
+embedded 1.5B model often gets it right: it writes the program that computes the value, or the
+fixed file. This module holds what the two uses share (:class:`CleanPageMiddleware`): the trigger
+(the typed findings of the note that ends the run, once per run and use), how the named files are
+shown (bounded: :data:`HEAD_LINES` lines of a file, :data:`LISTED` entries of a folder), the call
+on the clean page (never streamed, bounded in tokens; a failure leaves the model to answer as
+before), and the harness-made tool call that replaces the model's next step, marked (its own
+``additional_kwargs`` key, and :data:`~herdsman.middleware.shown_code.RAN_SHOWN_CODE` with the
+finding's rule) and run through the tools node like any call: the tool gates, human approval,
+the tool-call limit, the sandbox and the file history apply.
+
+The uses: :mod:`~herdsman.middleware.program_answer` (a value the answer states without a
+computation) and :mod:`~herdsman.middleware.file_rewrite` (a file the request asks to change that
+was not changed, or a script that misbehaves when run). Language-neutral: the trigger is the
+check's rule ids, and the request goes on the page as the user wrote it.
+
+Hand-written: no library re-asks an agent's model outside its conversation for a tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.messages import AIMessage, AnyMessage
+from langgraph.types import Command
+
+from herdsman.logs import get_logger
+from herdsman.middleware.agent_profile import run_settings, tool_allowed
+from herdsman.middleware.completion_rules import fenced_code
+from herdsman.middleware.findings import FINDINGS_KEY
+from herdsman.middleware.forced_call import NO_STREAM
+from herdsman.middleware.shown_code import harness_call
+from herdsman.middleware.turn import USER_DATA_PREFIX, is_harness, named_files, run_sandbox, this_run, tool_names
+from herdsman.sandbox.base import SandboxProvider
+
+log = get_logger(__name__)
+
+HEAD_LINES = 8
+"""Lines of a named file shown on a page (each cut at :data:`LINE_CHARS`)."""
+LINE_CHARS = 200
+LISTED = 30
+"""Entries of a named folder shown on a page."""
+MAX_NAMED = 3
+"""Named files and folders shown at most."""
+WORKSPACE = f"{USER_DATA_PREFIX}workspace"
+
+
+@dataclass
+class Page:
+    """What to ask on a clean page: the messages, the finding's rule that led to it, and what
+    the use needs to make its call from the reply (``target``: a path; ``seen``: fingerprints of
+    the files the page showed whole; ``before``: the target's text on the page)."""
+
+    messages: list[AnyMessage]
+    rule: str
+    target: str | None = None
+    seen: dict[str, str] = field(default_factory=dict)
+    before: str | None = None
+
+
+def note_findings(run: Sequence[AnyMessage]) -> list[dict[str, Any]]:
+    """The findings of the note of the completion check that ends ``run`` (none when the run does
+    not end with a note: the model is not about to be sent back)."""
+    if not run or not is_harness(run[-1]):
+        return []
+    return list(run[-1].additional_kwargs.get(FINDINGS_KEY) or [])
+
+
+def full_path(name: str) -> str:
+    """A named file as a virtual path (a bare name is taken in the workspace)."""
+    return name if name.startswith("/") else f"{WORKSPACE}/{name.lstrip('./')}"
+
+
+def looks(sandbox: Any, path: str, lines: int = HEAD_LINES) -> str | None:
+    """How the file or folder at ``path`` begins (its first ``lines`` lines, or its first
+    entries), or None when it cannot be read."""
+    try:
+        entries = sandbox.list_dir(path, max_depth=3)
+    except Exception:  # noqa: BLE001 - not a folder (or not there): try it as a file
+        entries = None
+    if entries:
+        shown = "\n".join(entries[:LISTED]) + ("\n..." if len(entries) > LISTED else "")
+        return f"{path} holds:\n{shown}"
+    try:
+        text = sandbox.read_text(path)
+    except Exception:  # noqa: BLE001 - missing or unreadable: nothing to show
+        return None
+    return f"{path} begins:\n" + "\n".join(line[:LINE_CHARS] for line in text.splitlines()[:lines])
+
+
+def named_looks(request: str, sandbox: Any, skip: Sequence[str] = ()) -> list[str]:
+    """How the files and folders the request names begin (at most :data:`MAX_NAMED`, those in
+    ``skip`` left out)."""
+    if sandbox is None:
+        return []
+    paths = [p for p in (full_path(n) for n in named_files(request)) if p not in skip]
+    return [seen for p in dict.fromkeys(paths[:MAX_NAMED]) if (seen := looks(sandbox, p)) is not None]
+
+
+def first_block(reply: str) -> str | None:
+    """The first fenced block of a reply (any language), or None."""
+    blocks = fenced_code(reply)
+    return blocks[0][1] if blocks else None
+
+
+class CleanPageMiddleware(AgentMiddleware):
+    """Ask on a clean page instead of sending the model back (module docstring). A use names
+    its rules, its marking key, its tool and token limit, and makes the page and the call."""
+
+    RULES: ClassVar[frozenset[str]] = frozenset()
+    """The completion check's rules whose note calls for this page."""
+    KEY: ClassVar[str] = ""
+    """``additional_kwargs`` key of the AI message whose call this use made."""
+    TOOL: ClassVar[str] = "bash"
+    """The tool of the call the use makes (the run must be allowed it)."""
+    MAX_TOKENS: ClassVar[int] = 512
+
+    def __init__(self, provider: SandboxProvider | None) -> None:
+        """``provider``: the thread's sandbox, whose files the page shows."""
+        super().__init__()
+        self.provider = provider
+
+    def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page | None:
+        """The page to ask on for ``finding`` (a note's finding of :attr:`RULES`), or None."""
+        raise NotImplementedError
+
+    def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
+        """The arguments of the :attr:`TOOL` call made from the page's reply, or None (unusable)."""
+        raise NotImplementedError
+
+    def after(self, request: ModelRequest, response: Any) -> Any:
+        """What the use does with the model's own response when no page was asked (unchanged)."""
+        return response
+
+    def _plan(self, request: ModelRequest) -> Page | None:
+        """The page to ask on, when the run ends with a note of one of :attr:`RULES`, this use
+        made no call yet in this run, and the run may use :attr:`TOOL`; else None."""
+        question, run = this_run(request.messages)
+        finding = next((f for f in note_findings(run) if f.get("rule") in self.RULES), None)
+        if question is None or finding is None:
+            return None
+        if any(isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY) for m in run):
+            return None  # once per run: a second page would be the same page
+        if self.TOOL not in tool_names(request.tools) or not tool_allowed(run_settings(), self.TOOL):
+            return None
+        try:
+            sandbox = run_sandbox(self.provider)
+        except Exception:  # noqa: BLE001 - no sandbox: a page without files
+            sandbox = None
+        return self.page(question.text, run, finding, sandbox)
+
+    def _made(self, page: Page, reply: Any) -> Any:
+        """The model response holding the call made from the page's reply, or None."""
+        args = self.call_args(page, reply.text) if isinstance(reply, AIMessage) else None
+        log.info("clean_page", use=self.KEY, rule=page.rule, made=args is not None)
+        if args is None:
+            return None
+        call = harness_call(page.rule, self.TOOL, args)
+        call.additional_kwargs[self.KEY] = True
+        response = ModelResponse(result=[call])
+        if page.seen:  # the page showed these files whole: they count as read (read before write)
+            return ExtendedModelResponse(model_response=response, command=Command(update={"files_read": page.seen}))
+        return response
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """After a note of one of the use's rules: the call made on a clean page, else the model."""
+        page = self._plan(request)
+        if page is None:
+            return self.after(request, handler(request))
+        try:
+            reply = request.model.bind(max_tokens=self.MAX_TOKENS).invoke(page.messages, config=NO_STREAM)
+        except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
+            log.warning("clean_page_failed", use=self.KEY, error=str(exc))
+            return handler(request)
+        made = self._made(page, reply)
+        return made if made is not None else handler(request)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Async twin of :meth:`wrap_model_call` (the files are read in a worker thread)."""
+        page = await asyncio.to_thread(self._plan, request)
+        if page is None:
+            return self.after(request, await handler(request))
+        try:
+            reply = await request.model.bind(max_tokens=self.MAX_TOKENS).ainvoke(page.messages, config=NO_STREAM)
+        except Exception as exc:  # noqa: BLE001 - the harness's own call never fails a run
+            log.warning("clean_page_failed", use=self.KEY, error=str(exc))
+            return await handler(request)
+        made = self._made(page, reply)
+        return made if made is not None else await handler(request)

@@ -1,0 +1,119 @@
+"""File rewrites: a file the model could not fix is written whole on a clean page.
+
+Asked to fix the bug in stats.py so that its test passes, the embedded 1.5B model showed the
+right function in its answer, then wrote stats.py back with the old text, twice, each time after
+a note that it was unchanged: the old text was in its context, read a moment before, and it
+copied it. Asked to make add.py print the sum of its arguments, it wrote ``def add(a, b, c)``
+and nothing that reads them; told that the command printed nothing, it answered that the command
+printed nothing.
+
+So when a note of the completion check says a file the request names is not right yet
+(:data:`REWRITE_RULES`: not changed though the request asks to change it, written back unchanged,
+changed in the reply's code only, a script that printed nothing, printed something else than the
+request says, or does not parse), the model is asked on a clean page instead
+(:mod:`~herdsman.middleware.clean_page`: once per run) for the whole new text of that file: the
+page holds the request, the file as it is now (at most :data:`MAX_FILE_CHARS`; a longer file is
+left to edits), the beginnings of the other files the request names (a test, the data), what the
+note found and the last command's output. The reply's first fenced block, when it differs from
+the file (and parses, for Python), becomes the model's next step: a ``write_file`` call in its
+name, marked (:data:`REWRITE_KEY`). The page showed the file whole, so it counts as read (read
+before write). The completion check then sees a changed file as any other: a script changed and
+not run is run, its output checked.
+
+Hand-written: see :mod:`~herdsman.middleware.clean_page`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
+
+from herdsman.middleware.clean_page import CleanPageMiddleware, Page, first_block, full_path, named_looks
+from herdsman.middleware.findings import FINDINGS_KEY
+from herdsman.middleware.read_before_write import ReadState, current_fingerprint
+from herdsman.sandbox.tools import parse_error
+
+REWRITE_KEY = "herdsman_file_rewrite"
+"""``additional_kwargs`` key of the AI message whose write_file call holds a file written on a clean page."""
+REWRITE_RULES = frozenset(
+    {
+        "file.change_not_made",
+        "file.unchanged",
+        "code.shown_not_written",
+        "script.printed_nothing",
+        "script.output_differs",
+        "script.does_not_parse",
+    }
+)
+"""The completion check's rules that say a file the request names is not right yet."""
+PROMPT = (
+    "You change files. Write the complete new text of the file named below so that the user's request is met, "
+    "and keep what the request does not ask to change. Reply with the whole file in one ``` block and nothing else."
+)
+MAX_FILE_CHARS = 4000
+"""A longer file is not rewritten whole on a page (a small model drops parts of it): edits remain."""
+MAX_TOKENS = 1024
+"""The rewritten file's length limit (about :data:`MAX_FILE_CHARS` characters of code)."""
+OUTPUT_CHARS = 1000
+"""The last command's output shown on the page (its end: where a traceback says what failed)."""
+
+
+def target_of(finding: dict[str, Any]) -> str | None:
+    """The file a finding is about: its ``path``, or the first of its ``paths``."""
+    evidence = finding.get("evidence") or {}
+    paths = evidence.get("paths") or []
+    target = evidence.get("path") or (paths[0] if paths else None)
+    return full_path(str(target)) if target else None
+
+
+def last_output(run: Sequence[AnyMessage]) -> str | None:
+    """The end of the run's last bash result (what the script or the test printed), or None."""
+    result = next((m for m in reversed(run) if isinstance(m, ToolMessage) and m.name == "bash"), None)
+    return result.text[-OUTPUT_CHARS:] if result is not None and result.text.strip() else None
+
+
+class FileRewriteMiddleware(CleanPageMiddleware):
+    """Write a file the model could not fix on a clean page (module docstring)."""
+
+    state_schema = ReadState  # the page's file counts as read: the channel read before write keeps
+    RULES = REWRITE_RULES
+    KEY = REWRITE_KEY
+    TOOL = "write_file"
+    MAX_TOKENS = MAX_TOKENS
+
+    def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page | None:
+        """The request, the file now, the other named files, the note's findings and the last
+        command's output; None when the file cannot be read or is too long."""
+        target = target_of(finding)
+        if sandbox is None or target is None:
+            return None
+        try:
+            text = sandbox.read_text(target)
+        except Exception:  # noqa: BLE001 - missing or unreadable: nothing to rewrite
+            return None
+        if len(text) > MAX_FILE_CHARS:
+            return None
+        parts = [f"Request: {question[:2000]}", f"The file {target} now:\n```\n{text}\n```"]
+        parts += named_looks(question, sandbox, skip=[target])
+        findings = run[-1].additional_kwargs.get(FINDINGS_KEY) or []
+        parts.append("What is wrong now:\n" + "\n".join(f"- {f.get('text') or f.get('rule')}" for f in findings))
+        output = last_output(run)
+        if output:
+            parts.append(f"The last command printed:\n{output}")
+        parts.append(f"Write the whole new text of {target}.")
+        seen = current_fingerprint(sandbox, target)
+        messages: list[AnyMessage] = [SystemMessage(PROMPT), HumanMessage("\n\n".join(parts))]
+        return Page(messages, str(finding["rule"]), target, {target: seen} if seen else {}, text)
+
+    def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
+        """The write_file call with the reply's first block, when it changes the file and, for
+        code the sandbox can check, parses."""
+        block = first_block(reply)
+        if block is None or page.target is None or block.strip() == (page.before or "").strip():
+            return None
+        content = block.rstrip() + "\n"
+        if parse_error(page.target, content) is not None:
+            return None
+        return {"path": page.target, "content": content}

@@ -1,0 +1,115 @@
+"""A file rewrite: when the completion check finds that a file the request names is not right yet
+(not changed, or a script that misbehaves), the harness asks the model once, without the
+conversation, for the file's whole new text and writes it in the model's name; read before write
+lets it through (the page showed the file whole). Anything else is left to the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from herdsman.middleware.file_rewrite import MAX_TOKENS, REWRITE_KEY
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import small_model_run
+
+WS = "/mnt/user-data/workspace"
+BUGGY = "def mean(values):\n    return sum(values) / (len(values) - 1)\n"
+TEST = "from stats import mean\n\nassert mean([2, 4, 6]) == 4\nassert mean([5]) == 5\nprint('ok')\n"
+FIXED = "def mean(values):\n    return sum(values) / len(values)\n"
+REQUEST = (
+    "python3 test_stats.py fails in /mnt/user-data/workspace. Fix the bug in stats.py (not the test) so that it passes."
+)
+SHOWN = "Here is the fix:\n```python\ndef mean(values):\n    return sum(values) / len(values)\n```\nSave it and run the test."
+
+
+def call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "args": args}]}
+
+
+async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
+    return await small_model_run(
+        home,
+        thread,
+        message,
+        model,
+        {"stats.py": BUGGY, "test_stats.py": TEST},
+        {"file_rewrites": mode, "program_answers": "off", "value_answers": "off", "verify_rounds": 2},
+    )
+
+
+def rewrites(messages: list) -> list[AIMessage]:
+    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(REWRITE_KEY)]
+
+
+async def test_a_file_the_model_left_unfixed_is_written_whole_from_a_clean_page(home: Path) -> None:
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command="python3 test_stats.py"),
+            SHOWN,  # the fix shown, not made: the note says stats.py was not changed
+            f"```python\n{FIXED}```",  # the clean page
+            call("bash", command="python3 test_stats.py"),
+            "Fixed: the test passes.",
+        ]
+    )
+    messages = await run(home, "t-r1", REQUEST, model)
+    assert (home / "threads" / "t-r1" / "user-data" / "workspace" / "stats.py").read_text() == FIXED
+    [wrote] = rewrites(messages)
+    assert wrote.tool_calls[0]["name"] == "write_file" and wrote.tool_calls[0]["args"]["path"] == f"{WS}/stats.py"
+    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == wrote.tool_calls[0]["id"])
+    assert result.status != "error" and "Wrote" in result.text  # not refused: the page showed the file whole
+    assert messages[-1].text == "Fixed: the test passes."
+    page = model.calls[2]
+    assert page.tools == [] and [type(m) for m in page.messages] == [SystemMessage, HumanMessage]
+    assert page.kwargs["max_tokens"] == MAX_TOKENS
+    text = page.messages[-1].text
+    assert REQUEST in text and BUGGY in text  # the request and the file as it is
+    assert "assert mean([2, 4, 6]) == 4" in text and "AssertionError" in text  # the test and how it failed
+
+
+async def test_a_chinese_script_that_prints_nothing_is_rewritten(home: Path) -> None:
+    request = f"创建命令行工具 {WS}/add.py：python3 add.py 2 3 4 输出这些数的和（这里是 9）。"
+    program = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"
+    model = ScriptedChatModel(
+        responses=[
+            call("write_file", path=f"{WS}/add.py", content="def add(a, b, c):\n    return a + b + c\n"),
+            call("bash", command="python3 add.py 2 3 4"),
+            "命令没有输出。",
+            f"```python\n{program}```",
+            call("bash", command="python3 add.py 2 3 4"),
+            "输出 9。",
+        ]
+    )
+    messages = await run(home, "t-r2", request, model)
+    assert len(rewrites(messages)) == 1 and messages[-1].text == "输出 9。"
+    assert (home / "threads" / "t-r2" / "user-data" / "workspace" / "add.py").read_text() == program
+    assert request in model.calls[3].messages[-1].text
+
+
+async def test_a_page_that_changes_nothing_or_does_not_parse_leaves_the_model_to_do_it(home: Path) -> None:
+    for thread, page in (("t-r3", f"```python\n{BUGGY}```"), ("t-r4", "```python\ndef mean(values:\n```")):
+        model = ScriptedChatModel(
+            responses=[
+                call("bash", command="python3 test_stats.py"),
+                SHOWN,
+                page,
+                call("write_file", path=f"{WS}/stats.py", content=FIXED),
+                "Fixed.",
+                call("bash", command="python3 test_stats.py"),
+                "Fixed: the test passes.",
+            ],
+            on_exhausted="repeat_last",
+        )
+        messages = await run(home, thread, REQUEST, model)
+        assert rewrites(messages) == []
+        assert model.calls[3].tools  # the model itself was asked, with its tools
+
+
+async def test_off_means_no_page(home: Path) -> None:
+    model = ScriptedChatModel(
+        responses=[call("bash", command="python3 test_stats.py"), SHOWN, call("read_file", path=f"{WS}/stats.py")]
+        + [call("write_file", path=f"{WS}/stats.py", content=FIXED), "Fixed."],
+        on_exhausted="repeat_last",
+    )
+    messages = await run(home, "t-r5", REQUEST, model, mode="off")
+    assert rewrites(messages) == [] and all(call.tools for call in model.calls)
