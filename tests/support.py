@@ -17,13 +17,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def make_config(home: Path, **sections: object) -> HerdsmanConfig:
-    """A config rooted at ``home`` with retries off (scripted models fail fast) and the completion
-    check off (a scripted reply is final as written; tests of the check turn it on), and the
-    standard profile for the scripted model that stands in for the embedded one (tests of the
-    small profile ask for it) plus ``sections``."""
+    """A config rooted at ``home`` with retries off (scripted models fail fast), the completion
+    check off (a scripted reply is final as written; tests of the check turn it on) and its clean
+    pages off (a script written for the conversation has no reply for a page; their tests turn
+    them on), and the standard profile for the scripted model that stands in for the embedded one
+    (tests of the small profile ask for it) plus ``sections``."""
     data: dict = {
         "home": str(home),
-        "lead": {"model_retries": 0, "verify_rounds": 0},
+        "lead": {
+            "model_retries": 0,
+            "verify_rounds": 0,
+            "program_answers": "off",
+            "file_rewrites": "off",
+            "task_programs": "off",
+        },
         "local_model": {"profile": "standard"},
         "checkpointer": {"type": "memory"},
     }
@@ -76,6 +83,11 @@ def logged_events(records: list[logging.LogRecord]) -> list[dict]:
     """The structlog events among stdlib log ``records`` (pytest's ``caplog.records``): Herdsman's
     loggers (``herdsman.logs.get_logger``) hand stdlib logging the event dict as the message."""
     return [r.msg for r in records if isinstance(r.msg, dict)]
+
+
+def tool_call(name: str, **args: object) -> dict:
+    """A scripted model's reply that calls the tool ``name`` with ``args``."""
+    return {"tool_calls": [{"name": name, "args": args}]}
 
 
 async def small_model_run(

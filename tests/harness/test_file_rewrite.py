@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from herdsman.middleware.file_rewrite import MAX_TOKENS, REWRITE_KEY
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import small_model_run
+from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
 BUGGY = "def mean(values):\n    return sum(values) / (len(values) - 1)\n"
@@ -23,10 +24,6 @@ REQUEST = (
 SHOWN = "Here is the fix:\n```python\ndef mean(values):\n    return sum(values) / len(values)\n```\nSave it and run the test."
 
 
-def call(name: str, **args: object) -> dict:
-    return {"tool_calls": [{"name": name, "args": args}]}
-
-
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
     return await small_model_run(
         home,
@@ -34,7 +31,13 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, m
         message,
         model,
         {"stats.py": BUGGY, "test_stats.py": TEST},
-        {"file_rewrites": mode, "program_answers": "off", "value_answers": "off", "verify_rounds": 2},
+        {
+            "file_rewrites": mode,
+            "program_answers": "off",
+            "task_programs": "off",
+            "value_answers": "off",
+            "verify_rounds": 2,
+        },
     )
 
 
@@ -75,7 +78,7 @@ async def test_a_chinese_script_that_prints_nothing_is_rewritten(home: Path) -> 
             call("write_file", path=f"{WS}/add.py", content="def add(a, b, c):\n    return a + b + c\n"),
             call("bash", command="python3 add.py 2 3 4"),
             "命令没有输出。",
-            f"```python\n{program}```",
+            f"```\n{program}```",  # fenced without a language, as the 1.5B model does
             call("bash", command="python3 add.py 2 3 4"),
             "输出 9。",
         ]

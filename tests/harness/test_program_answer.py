@@ -9,10 +9,12 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY, program_of
+from herdsman.middleware.clean_page import program_of
+from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import small_model_run
+from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
 LOG = "".join(
@@ -27,10 +29,6 @@ PROGRAM = (
 )
 
 
-def call(name: str, **args: object) -> dict:
-    return {"tool_calls": [{"name": name, "args": args}]}
-
-
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
     return await small_model_run(
         home,
@@ -38,7 +36,14 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, m
         message,
         model,
         {"access.log": LOG, "notes.txt": "nothing here\n"},
-        {"program_answers": mode, "value_answers": "off", "fresh_answers": "off", "verify_rounds": 2},
+        {
+            "program_answers": mode,
+            "task_programs": "off",
+            "file_rewrites": "off",
+            "value_answers": "off",
+            "fresh_answers": "off",
+            "verify_rounds": 2,
+        },
     )
 
 

@@ -24,6 +24,8 @@ turns it on; *lead only* marks what a sub-agent does not get):
   number is not backed, a program asked for without the conversation is run in the model's name);
   the file rewrite (``lead.file_rewrites``: after a note that a file the request names is not
   right yet, its whole new text asked for without the conversation is written in the model's name);
+  the task program (``lead.task_programs``: after a note that a deliverable is missing, a program
+  that does the request, asked for without the conversation, is run in the model's name);
   skill activation (``/name``: instructions, narrowed tools);
   the todo list (``context.todos``); loop detection (these four *lead only*);
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
@@ -82,6 +84,7 @@ from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.step_limit import StepLimitMiddleware
 from herdsman.middleware.strict_tools import StrictToolsMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
+from herdsman.middleware.task_program import TaskProgramMiddleware
 from herdsman.middleware.title import TitleMiddleware
 from herdsman.middleware.tool_errors import tool_error_middleware
 from herdsman.middleware.tool_selection import ToolSelectionMiddleware
@@ -102,6 +105,7 @@ LEAD_ONLY: dict[str, str] = {
     "FreshAnswerMiddleware": "the user's question is the lead's",
     "ProgramAnswerMiddleware": "the user's question is the lead's",
     "FileRewriteMiddleware": "the user's request is the lead's",
+    "TaskProgramMiddleware": "the user's request is the lead's",
     "SkillActivationMiddleware": "/name is typed by the user, to the lead",
     "TodoListMiddleware": "the plan of the request is the lead's",
     "LoopDetectionMiddleware": "a sub-agent is bounded by its max_turns and timeout",
@@ -202,6 +206,8 @@ def build_middleware(
         middleware.append(ProgramAnswerMiddleware(sandbox_provider))
     if lead and (config.lead.file_rewrites == "on" or (config.lead.file_rewrites == "auto" and small)):
         middleware.append(FileRewriteMiddleware(sandbox_provider))
+    if lead and (config.lead.task_programs == "on" or (config.lead.task_programs == "auto" and small)):
+        middleware.append(TaskProgramMiddleware(sandbox_provider))
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
     if lead and config.context.todos:

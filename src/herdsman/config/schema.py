@@ -125,6 +125,11 @@ class LeadConfig(_Section):
         description="When the completion check finds that a file the request names is not right yet (not changed though the request asks to change it, written back unchanged, or a script that printed nothing, printed something else than the request says, or does not parse), the harness asks the model once per run, without the conversation, for the whole new text of that file (given the request, the file as it is, the other named files, the findings and the last command's output) and writes it with a write_file call in the model's name (files up to 4,000 characters); auto: on for models with the small profile (a small model copies the old text it just read).",
     )
 
+    task_programs: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="When the completion check finds that a file or folder the request asks for is missing or empty, the harness asks the model once per run, without the conversation, for one Python program that does the request (given the request, how the files it names begin and what is missing) and runs it as a bash call in the model's name (the tool gates, approval and the sandbox apply); auto: on for models with the small profile (a small model moves one guessed tool call per note).",
+    )
+
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
         description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; likewise the read-only query a note proposes for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
@@ -137,6 +142,7 @@ class LeadConfig(_Section):
         "fresh_answers",
         "program_answers",
         "file_rewrites",
+        "task_programs",
         "run_shown_code",
         mode="before",
     )

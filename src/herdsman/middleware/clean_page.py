@@ -14,8 +14,9 @@ finding's rule) and run through the tools node like any call: the tool gates, hu
 the tool-call limit, the sandbox and the file history apply.
 
 The uses: :mod:`~herdsman.middleware.program_answer` (a value the answer states without a
-computation) and :mod:`~herdsman.middleware.file_rewrite` (a file the request asks to change that
-was not changed, or a script that misbehaves when run). Language-neutral: the trigger is the
+computation), :mod:`~herdsman.middleware.file_rewrite` (a file the request asks to change that
+was not changed, or a script that misbehaves when run) and :mod:`~herdsman.middleware.task_program`
+(a file or folder the request asks for that is missing or empty). Language-neutral: the trigger is the
 check's rule ids, and the request goes on the page as the user wrote it.
 
 Hand-written: no library re-asks an agent's model outside its conversation for a tool call.
@@ -23,7 +24,9 @@ Hand-written: no library re-asks an agent's model outside its conversation for a
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -35,10 +38,9 @@ from langgraph.types import Command
 
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
-from herdsman.middleware.completion_rules import fenced_code
 from herdsman.middleware.findings import FINDINGS_KEY
 from herdsman.middleware.forced_call import NO_STREAM
-from herdsman.middleware.shown_code import harness_call
+from herdsman.middleware.shown_code import MAX_CHARS, harness_call
 from herdsman.middleware.turn import USER_DATA_PREFIX, is_harness, named_files, run_sandbox, this_run, tool_names
 from herdsman.sandbox.base import SandboxProvider
 
@@ -52,6 +54,9 @@ LISTED = 30
 MAX_NAMED = 3
 """Named files and folders shown at most."""
 WORKSPACE = f"{USER_DATA_PREFIX}workspace"
+_FENCE = re.compile(r"```[ \t]*([\w+.-]*)[^\n`]*\n(.*?)```", re.DOTALL)
+EOF_MARK = "HERDSMAN_PROGRAM"
+"""The heredoc marker a program is fed to python3 through."""
 
 
 @dataclass
@@ -73,6 +78,11 @@ def note_findings(run: Sequence[AnyMessage]) -> list[dict[str, Any]]:
     if not run or not is_harness(run[-1]):
         return []
     return list(run[-1].additional_kwargs.get(FINDINGS_KEY) or [])
+
+
+def found_text(run: Sequence[AnyMessage]) -> str:
+    """What the note that ends ``run`` found, one finding per line (its text for the model)."""
+    return "\n".join(f"- {f.get('text') or f.get('rule')}" for f in note_findings(run))
 
 
 def full_path(name: str) -> str:
@@ -106,10 +116,35 @@ def named_looks(request: str, sandbox: Any, skip: Sequence[str] = ()) -> list[st
     return [seen for p in dict.fromkeys(paths[:MAX_NAMED]) if (seen := looks(sandbox, p)) is not None]
 
 
+def blocks(reply: str) -> list[tuple[str, str]]:
+    """The fenced blocks of a reply, any language or none: (language, lowercased; code). A page
+    asks for one block, and the 1.5B model fences a file it rewrites without a language."""
+    return [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(reply) if m.group(2).strip()]
+
+
+def program_of(reply: str) -> str | None:
+    """The Python program a reply holds (its first Python block or block without a language, or
+    the whole reply when it is code), when it parses and can be fed through the heredoc; else None."""
+    found = [code for language, code in blocks(reply) if language.startswith("py") or not language]
+    code = (found[0] if found else reply).strip()
+    if not code or len(code) > MAX_CHARS or EOF_MARK in code:
+        return None
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return None
+    return code
+
+
+def command_of(program: str) -> str:
+    """The bash command that runs ``program`` with python3."""
+    return f"python3 - <<'{EOF_MARK}'\n{program}\n{EOF_MARK}"
+
+
 def first_block(reply: str) -> str | None:
-    """The first fenced block of a reply (any language), or None."""
-    blocks = fenced_code(reply)
-    return blocks[0][1] if blocks else None
+    """The first fenced block of a reply (any language or none), or None."""
+    found = blocks(reply)
+    return found[0][1] if found else None
 
 
 class CleanPageMiddleware(AgentMiddleware):
@@ -196,3 +231,14 @@ class CleanPageMiddleware(AgentMiddleware):
             return await handler(request)
         made = self._made(page, reply)
         return made if made is not None else await handler(request)
+
+
+class ProgramPageMiddleware(CleanPageMiddleware):
+    """A use whose page asks for a Python program, run as a ``bash`` call."""
+
+    TOOL = "bash"
+
+    def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
+        """The bash call running the program, when the reply holds one that parses."""
+        program = program_of(reply)
+        return {"command": command_of(program)} if program is not None else None

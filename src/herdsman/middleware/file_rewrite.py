@@ -30,8 +30,7 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
-from herdsman.middleware.clean_page import CleanPageMiddleware, Page, first_block, full_path, named_looks
-from herdsman.middleware.findings import FINDINGS_KEY
+from herdsman.middleware.clean_page import CleanPageMiddleware, Page, first_block, found_text, full_path, named_looks
 from herdsman.middleware.read_before_write import ReadState, current_fingerprint
 from herdsman.sandbox.tools import parse_error
 
@@ -97,8 +96,7 @@ class FileRewriteMiddleware(CleanPageMiddleware):
             return None
         parts = [f"Request: {question[:2000]}", f"The file {target} now:\n```\n{text}\n```"]
         parts += named_looks(question, sandbox, skip=[target])
-        findings = run[-1].additional_kwargs.get(FINDINGS_KEY) or []
-        parts.append("What is wrong now:\n" + "\n".join(f"- {f.get('text') or f.get('rule')}" for f in findings))
+        parts.append(f"What is wrong now:\n{found_text(run)}")
         output = last_output(run)
         if output:
             parts.append(f"The last command printed:\n{output}")

@@ -16,7 +16,7 @@ So when a note of the completion check says the answer's *number* is not backed
 where one was asked for), the model is asked on a clean page instead
 (:mod:`~herdsman.middleware.clean_page`: once per run; the question and the beginning of each
 file or folder it names) for one Python program that prints the answer. A program that parses
-(:func:`program_of`) becomes the model's next step: a ``bash`` call running it, made in the
+(:func:`~herdsman.middleware.clean_page.program_of`) becomes the model's next step: a ``bash`` call running it, made in the
 model's name and marked (:data:`PROGRAM_KEY`).
 
 The model then answers from what it printed. It may not: on a dev task the program printed 8
@@ -31,7 +31,6 @@ Hand-written: no library runs a program-aided step inside an agent's loop.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,10 +38,9 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.logs import get_logger
-from herdsman.middleware.clean_page import CleanPageMiddleware, Page, named_looks
-from herdsman.middleware.completion_rules import failed, fenced_code
+from herdsman.middleware.clean_page import Page, ProgramPageMiddleware, named_looks
+from herdsman.middleware.completion_rules import failed
 from herdsman.middleware.forced_call import final_reply, replace_reply
-from herdsman.middleware.shown_code import MAX_CHARS
 from herdsman.middleware.turn import this_run
 from herdsman.middleware.value_answer import results_text
 
@@ -64,27 +62,6 @@ PROMPT = (
 )
 MAX_TOKENS = 512
 """The program's length limit (a short program; a small model may otherwise go on explaining it)."""
-EOF = "HERDSMAN_PROGRAM"
-"""The heredoc marker the bash call feeds the program through."""
-
-
-def program_of(reply: str) -> str | None:
-    """The Python program a reply holds (its first Python block, or the whole reply when it is
-    code), when it parses and can be fed through the heredoc; else None."""
-    blocks = [code for language, code in fenced_code(reply) if language.startswith("py") or not language]
-    code = (blocks[0] if blocks else reply).strip()
-    if not code or len(code) > MAX_CHARS or EOF in code:
-        return None
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return None
-    return code
-
-
-def command_of(program: str) -> str:
-    """The bash command that runs ``program`` with python3."""
-    return f"python3 - <<'{EOF}'\n{program}\n{EOF}"
 
 
 def printed_value(run: Sequence[AnyMessage]) -> str | None:
@@ -110,12 +87,11 @@ def holding(reply: AIMessage, value: str) -> AIMessage | None:
     return reply.model_copy(update={"content": value, "additional_kwargs": kwargs})
 
 
-class ProgramAnswerMiddleware(CleanPageMiddleware):
+class ProgramAnswerMiddleware(ProgramPageMiddleware):
     """Compute a value the model could not back with a program written on a clean page (module docstring)."""
 
     RULES = COMPUTE_RULES
     KEY = PROGRAM_KEY
-    TOOL = "bash"
     MAX_TOKENS = MAX_TOKENS
 
     def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page:
@@ -126,11 +102,6 @@ class ProgramAnswerMiddleware(CleanPageMiddleware):
         files = "\n\n".join(named_looks(question, sandbox)) or f"Tool results:\n{results_text(run) or '(none)'}"
         messages: list[AnyMessage] = [SystemMessage(PROMPT), HumanMessage(f"Question: {question[:2000]}\n\n{files}")]
         return Page(messages, str(finding["rule"]))
-
-    def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
-        """The bash call running the program, when the reply holds one that parses."""
-        program = program_of(reply)
-        return {"command": command_of(program)} if program is not None else None
 
     def after(self, request: ModelRequest, response: Any) -> Any:
         """``response`` with its final answer made the program's value, when it answers right

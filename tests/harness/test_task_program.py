@@ -1,0 +1,84 @@
+"""A task program: when the completion check finds that a file the request asks for is missing,
+the harness asks the model once, without the conversation, for a program that does the request
+(given the request, how the named files begin and what is missing), runs it as a bash call in the
+jail, and the model answers from what it printed. Anything else is left to the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from herdsman.middleware.task_program import MAX_TOKENS, TASK_KEY
+from herdsman.models.scripted import ScriptedChatModel
+from tests.support import small_model_run
+from tests.support import tool_call as call
+
+WS = "/mnt/user-data/workspace"
+OUT = "/mnt/user-data/outputs"
+TICKS = "tick 1\ntick 2\ntick 3\n"
+PROGRAM = (
+    "```python\nimport os\n"
+    f"os.makedirs('{OUT}', exist_ok=True)\n"
+    f"line = open('{WS}/ticks.txt').readline()\n"
+    f"open('{OUT}/first.txt', 'w').write(line)\n"
+    "print('wrote first.txt')\n```"
+)
+
+
+async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
+    return await small_model_run(
+        home,
+        thread,
+        message,
+        model,
+        {"ticks.txt": TICKS},
+        {"task_programs": mode, "program_answers": "off", "file_rewrites": "off", "verify_rounds": 2},
+    )
+
+
+def programs(messages: list) -> list[AIMessage]:
+    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(TASK_KEY)]
+
+
+def first(home: Path, thread: str) -> Path:
+    return home / "threads" / thread / "user-data" / "outputs" / "first.txt"
+
+
+async def test_a_missing_file_is_made_by_a_program_written_on_a_clean_page(home: Path) -> None:
+    request = f"Copy the first line of {WS}/ticks.txt to {OUT}/first.txt."
+    model = ScriptedChatModel(responses=[call("ls", path=WS), "The folder holds ticks.txt.", PROGRAM, "Copied."])
+    messages = await run(home, "t-t1", request, model)
+    assert first(home, "t-t1").read_text() == "tick 1\n"  # the program ran in the thread's jail
+    [ran] = programs(messages)
+    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == ran.tool_calls[0]["id"])
+    assert result.text.strip() == "wrote first.txt" and messages[-1].text == "Copied."
+    page = model.calls[2]
+    assert page.tools == [] and [type(m) for m in page.messages] == [SystemMessage, HumanMessage]
+    assert page.kwargs["max_tokens"] == MAX_TOKENS
+    text = page.messages[-1].text
+    assert request in text and f"{WS}/ticks.txt begins:\ntick 1" in text and f"{OUT}/first.txt" in text
+
+
+async def test_a_chinese_request_gets_its_program_too(home: Path) -> None:
+    request = f"把 {WS}/ticks.txt 的第一行复制到 {OUT}/first.txt。"
+    model = ScriptedChatModel(responses=[call("ls", path=WS), "好的。", PROGRAM, "已复制。"])
+    messages = await run(home, "t-t2", request, model)
+    assert len(programs(messages)) == 1 and first(home, "t-t2").read_text() == "tick 1\n"
+
+
+async def test_off_or_a_reply_without_a_program_leaves_the_model_to_do_it(home: Path) -> None:
+    request = f"Copy the first line of {WS}/ticks.txt to {OUT}/first.txt."
+    for thread, mode, page in (("t-t3", "off", []), ("t-t4", "auto", ["I would read the file first."])):
+        model = ScriptedChatModel(
+            responses=[
+                call("ls", path=WS),
+                "Done.",
+                *page,
+                call("write_file", path=f"{OUT}/first.txt", content="tick 1\n"),
+                "Copied.",
+            ]
+        )
+        messages = await run(home, thread, request, model, mode)
+        assert programs(messages) == [] and first(home, thread).read_text() == "tick 1\n"
+        assert model.calls[-2].tools  # the model itself made the file
