@@ -91,18 +91,20 @@ def tool_call(name: str, **args: object) -> dict:
 
 
 async def small_model_run(
-    home: Path, thread: str, message: str, model: object, files: dict[str, str], lead: dict
+    home: Path, thread: str, message: str, model: object, files: dict[str, str], lead: dict, **sections: object
 ) -> list:
     """The thread's messages after one run of ``message`` on the small profile with ``model``
     (a scripted model), the workspace first holding ``files`` (name -> text) and the ``lead``
-    settings given (the completion check's rounds among them)."""
+    settings given (the completion check's rounds among them), plus other config ``sections``."""
     from herdsman.client import HerdsmanClient
 
     ws = home / "threads" / thread / "user-data" / "workspace"
     ws.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (ws / name).write_text(text)
-    config = make_config(home, local_model={"profile": "small"}, context={"hide_unavailable_tools": False}, lead=lead)
+    config = make_config(
+        home, local_model={"profile": "small"}, context={"hide_unavailable_tools": False}, lead=lead, **sections
+    )
     async with HerdsmanClient(config, model=model) as client:
         [e async for e in client.stream(message, thread_id=thread)]
         state = await client.agent.aget_state({"configurable": {"thread_id": thread}})

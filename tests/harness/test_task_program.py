@@ -82,3 +82,17 @@ async def test_off_or_a_reply_without_a_program_leaves_the_model_to_do_it(home: 
         messages = await run(home, thread, request, model, mode)
         assert programs(messages) == [] and first(home, thread).read_text() == "tick 1\n"
         assert model.calls[-2].tools  # the model itself made the file
+
+
+async def test_a_program_waits_for_approval_when_bash_needs_it(home: Path) -> None:
+    """The page's call is the model's next step, so the approval gate sees it like any bash call:
+    nothing runs until a person approves."""
+    request = f"Copy the first line of {WS}/ticks.txt to {OUT}/first.txt."
+    model = ScriptedChatModel(responses=[call("ls", path=WS), "Done.", PROGRAM, "Copied."])
+    lead = {"task_programs": "auto", "verify_rounds": 2}
+    messages = await small_model_run(
+        home, "t-t5", request, model, {"ticks.txt": TICKS}, lead, tools={"require_approval": ["bash"]}
+    )
+    [waiting] = programs(messages)
+    assert messages[-1] is waiting or messages[-1].id == waiting.id  # the run stopped at the call, for approval
+    assert not first(home, "t-t5").exists()  # nothing ran
