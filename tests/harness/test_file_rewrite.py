@@ -116,3 +116,26 @@ async def test_off_means_no_page(home: Path) -> None:
     )
     messages = await run(home, "t-r5", REQUEST, model, mode="off")
     assert rewrites(messages) == [] and all(call.tools for call in model.calls)
+
+
+async def test_a_missing_script_is_written_from_a_page_not_made_by_a_program(home: Path) -> None:
+    """A script the request asks for that does not exist is the file rewrite's, even with task
+    programs on: a program that writes a program hard-codes the request's example."""
+    request = f"创建命令行工具 {WS}/add.py：python3 add.py 2 3 4 输出这些数的和（这里是 9）。"
+    program = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command="python3 add.py 2 3 4"),
+            "文件不存在。",
+            f"```\n{program}```",
+            call("bash", command="python3 add.py 2 3 4"),
+            "输出 9。",
+        ]
+    )
+    lead = {"file_rewrites": "auto", "task_programs": "auto", "program_answers": "off", "verify_rounds": 2}
+    messages = await small_model_run(home, "t-r6", request, model, {}, lead)
+    [wrote] = rewrites(messages)
+    assert wrote.tool_calls[0]["name"] == "write_file"
+    assert (home / "threads" / "t-r6" / "user-data" / "workspace" / "add.py").read_text() == program
+    assert f"The file {WS}/add.py does not exist yet." in model.calls[2].messages[-1].text
+    assert messages[-1].text == "输出 9。"

@@ -10,7 +10,9 @@ printed nothing.
 So when a note of the completion check says a file the request names is not right yet
 (:data:`REWRITE_RULES`: not changed though the request asks to change it, written back unchanged,
 changed in the reply's code only, a script that printed nothing, printed something else than the
-request says, or does not parse), the model is asked on a clean page instead
+request says, or does not parse; or a script it asks for that is missing or empty: asked for a
+program that makes a missing add.py, the model wrote one that writes an add.py printing the sum
+of the request's example numbers, 9, whatever its arguments), the model is asked on a clean page instead
 (:mod:`~herdsman.middleware.clean_page`: once per run) for the whole new text of that file: the
 page holds the request, the file as it is now (at most :data:`MAX_FILE_CHARS`; a longer file is
 left to edits), the beginnings of the other files the request names (a test, the data), what the
@@ -36,7 +38,11 @@ from herdsman.sandbox.tools import parse_error
 
 REWRITE_KEY = "herdsman_file_rewrite"
 """``additional_kwargs`` key of the AI message whose write_file call holds a file written on a clean page."""
-REWRITE_RULES = frozenset(
+MISSING_RULES = frozenset({"file.missing", "file.empty", "path.missing", "path.empty"})
+"""The completion check's rules that say a file the request asks for is missing or empty: a page
+writes it only when it is code (:data:`CODE_SUFFIXES`); other files are the task program's."""
+CODE_SUFFIXES = (".py", ".sh", ".js")
+REWRITE_RULES = MISSING_RULES | frozenset(
     {
         "file.change_not_made",
         "file.unchanged",
@@ -88,20 +94,24 @@ class FileRewriteMiddleware(CleanPageMiddleware):
         target = target_of(finding)
         if sandbox is None or target is None:
             return None
+        missing = finding.get("rule") in MISSING_RULES
+        if missing and not target.endswith(CODE_SUFFIXES):
+            return None
         try:
-            text = sandbox.read_text(target)
-        except Exception:  # noqa: BLE001 - missing or unreadable: nothing to rewrite
+            text = "" if missing else sandbox.read_text(target)
+        except Exception:  # noqa: BLE001 - unreadable: nothing to rewrite
             return None
         if len(text) > MAX_FILE_CHARS:
             return None
-        parts = [f"Request: {question[:2000]}", f"The file {target} now:\n```\n{text}\n```"]
+        now = f"The file {target} does not exist yet." if missing else f"The file {target} now:\n```\n{text}\n```"
+        parts = [f"Request: {question[:2000]}", now]
         parts += named_looks(question, sandbox, skip=[target])
         parts.append(f"What is wrong now:\n{found_text(run)}")
         output = last_output(run)
         if output:
             parts.append(f"The last command printed:\n{output}")
         parts.append(f"Write the whole new text of {target}.")
-        seen = current_fingerprint(sandbox, target)
+        seen = None if missing else current_fingerprint(sandbox, target)
         messages: list[AnyMessage] = [SystemMessage(PROMPT), HumanMessage("\n\n".join(parts))]
         return Page(messages, str(finding["rule"]), target, {target: seen} if seen else {}, text)
 

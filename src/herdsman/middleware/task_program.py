@@ -30,6 +30,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
 from herdsman.middleware.clean_page import Page, ProgramPageMiddleware, found_text, named_looks
+from herdsman.middleware.file_rewrite import CODE_SUFFIXES, target_of
 from herdsman.middleware.findings import DELIVERABLE_MISSING
 
 TASK_KEY = "herdsman_task_program"
@@ -53,8 +54,13 @@ class TaskProgramMiddleware(ProgramPageMiddleware):
     KEY = TASK_KEY
     MAX_TOKENS = MAX_TOKENS
 
-    def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page:
-        """The request, how the files it names begin (read now) and what the note found."""
+    def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page | None:
+        """The request, how the files it names begin (read now) and what the note found; None for
+        a missing script (a program that writes a program hard-codes the example: the file
+        rewrite's page writes it, :mod:`~herdsman.middleware.file_rewrite`)."""
+        target = target_of(finding)
+        if target is not None and target.endswith(CODE_SUFFIXES):
+            return None
         parts = [f"Request: {question[:2000]}", *named_looks(question, sandbox), f"Not done yet:\n{found_text(run)}"]
         messages: list[AnyMessage] = [SystemMessage(PROMPT), HumanMessage("\n\n".join(parts))]
         return Page(messages, str(finding["rule"]))
