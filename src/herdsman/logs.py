@@ -15,8 +15,9 @@ import sys
 from typing import Any
 
 import structlog
+from structlog.typing import Processor
 
-_SHARED = [
+_SHARED: list[Processor] = [
     structlog.contextvars.merge_contextvars,
     structlog.stdlib.add_log_level,
     structlog.stdlib.add_logger_name,
@@ -25,7 +26,11 @@ _SHARED = [
 
 # filter_by_level first: an event below the logger's level costs one check, not the timestamp
 # and the other processors (runs log on hot paths).
-_PROCESSORS = [structlog.stdlib.filter_by_level, *_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter]
+_PROCESSORS: list[Processor] = [
+    structlog.stdlib.filter_by_level,
+    *_SHARED,
+    structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+]
 
 
 def get_logger(name: str) -> Any:

@@ -310,7 +310,7 @@ class Run(BaseModel):
     status: Literal["pending", "running", "error", "success", "timeout", "interrupted"]
     metadata: dict[str, Any]
     multitask_strategy: str
-    kwargs: dict[str, Any]
+    kwargs: dict[str, Any]  # type: ignore[no-redef]  # the API's field; pydantic's plugin sees __init__'s **kwargs
     error: dict[str, str] | None = None
     attempt: int = Field(1, description="How many times a worker started the run (more than 1 after its worker died).")
 

@@ -71,7 +71,7 @@ class KeyedRecord:
     def from_value(cls, key: str, value: dict[str, Any]) -> Any:
         """Rebuild the record from its store key and value (fields the value lacks keep their defaults)."""
         names = [f.name for f in fields(cls) if f.name != "id"]  # type: ignore[arg-type]  # a mixin of dataclasses: cls is a dataclass
-        return cls(id=key, **{k: value[k] for k in names if k in value})
+        return cls(id=key, **{k: value[k] for k in names if k in value})  # type: ignore[call-arg]  # a mixin of dataclasses: each has an id
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ letters), so "prefers" and "preference", "lives" and "live" count as the same wo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -83,7 +83,7 @@ def _said_by_user(name: str, conversation: Iterable[Mapping[str, Any]]) -> bool:
     return bool(wanted) and all(w in said for w in wanted)
 
 
-def grounded_relations(relations: Iterable[R], conversation: list[Mapping[str, Any]]) -> list[R]:
+def grounded_relations(relations: Iterable[R], conversation: Sequence[Mapping[str, Any]]) -> list[R]:
     """``relations`` with each confidence capped by the evidence for their subject and object in
     ``conversation``. The predicate is the memory model's wording ("role", "advised_by"), rarely the
     user's, and the subject is often the user, whom their own turns do not name ("I work at RIKEN

@@ -89,12 +89,12 @@ def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
         if action == "update":
             if not content.strip() and not category:
                 raise ToolException("update needs the new content or category")
-            fact = store.update(
+            updated = store.update(
                 user, fact_id, content=content.strip() or None, category=category or None, origin=origin
             )
-            if fact is None:
+            if updated is None:
                 raise ToolException(f"no fact {fact_id!r}; find ids with action=search")
-            return f"Updated {fact_id} -> {fact.id}: {fact.content}"
+            return f"Updated {fact_id} -> {updated.id}: {updated.content}"
         if not store.delete(user, fact_id, origin):
             raise ToolException(f"no fact {fact_id!r}; find ids with action=search")
         return f"Forgot {fact_id}."

@@ -158,7 +158,7 @@ def run_scope(settings: SubagentsConfig, context: Any, config: dict[str, Any] | 
         return scope
     if config is None:
         try:
-            config = get_config()
+            config = dict(get_config())
         except RuntimeError:  # outside a graph
             config = None
     return open_scope(settings, config)

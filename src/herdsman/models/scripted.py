@@ -296,7 +296,7 @@ class ScriptedChatModel(BaseChatModel):
     @staticmethod
     def _call_chunks(message: AIMessage) -> list[Any]:
         """Tool calls as stream chunks; invalid ones keep their raw (unparsable) arguments."""
-        raw = [(c["name"], json.dumps(c["args"]), c["id"]) for c in message.tool_calls]
+        raw: list[tuple[Any, Any, Any]] = [(c["name"], json.dumps(c["args"]), c["id"]) for c in message.tool_calls]
         raw += [(c.get("name"), c.get("args") or "", c.get("id")) for c in message.invalid_tool_calls]
         return [tool_call_chunk(name=name, args=args, id=cid, index=n) for n, (name, args, cid) in enumerate(raw)]
 
@@ -371,7 +371,7 @@ class ScriptedChatModel(BaseChatModel):
                 for text in texts:
                     drafts.see(text)
                     time.sleep(self.chunk_delay)
-            if run_manager and (chunk.message.content or chunk.message.tool_call_chunks):
+            if run_manager and (chunk.message.content or getattr(chunk.message, "tool_call_chunks", None)):
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
 
@@ -395,6 +395,6 @@ class ScriptedChatModel(BaseChatModel):
                 for text in texts:
                     drafts.see(text)
                     await asyncio.sleep(self.chunk_delay)
-            if run_manager and (chunk.message.content or chunk.message.tool_call_chunks):
+            if run_manager and (chunk.message.content or getattr(chunk.message, "tool_call_chunks", None)):
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

@@ -20,7 +20,7 @@ _COUNTERS = ("input_tokens", "output_tokens", "total_tokens", "cost_usd", "model
 
 def usage_delta(message: AIMessage, pricing: tuple[float, float] | None = None) -> dict[str, float]:
     """The usage one model reply adds: tokens from ``usage_metadata`` and cost from ``pricing``."""
-    meta = message.usage_metadata or {}
+    meta: Mapping[str, Any] = message.usage_metadata or {}
     inp = int(meta.get("input_tokens", 0) or 0)
     out = int(meta.get("output_tokens", 0) or 0)
     total = int(meta.get("total_tokens", 0) or 0) or inp + out

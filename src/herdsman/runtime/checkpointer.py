@@ -65,8 +65,10 @@ async def open_checkpointer(config: HerdsmanConfig) -> AsyncIterator[BaseCheckpo
                 f"checkpointer.path: cannot create {path.parent} ({exc.strerror}); choose a writable folder"
             ) from None
         # WAL is what the saver's setup sets too; NORMAL: see the module docstring
-        async with open_sqlite_saver(str(path), ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")) as saver:
-            yield saver
+        async with open_sqlite_saver(
+            str(path), ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+        ) as sqlite_saver:
+            yield sqlite_saver
         return
     try:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver

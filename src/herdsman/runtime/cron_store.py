@@ -296,7 +296,8 @@ class CronStore:
         sort_order: str | None = None,
     ) -> list[dict[str, Any]]:
         """Crons matching every filter given (``user_id``: only that owner's), sorted and paged."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         for column, value in (("user_id", user_id), ("assistant_id", assistant_id), ("thread_id", thread_id)):
             if value is not None:
                 where.append(f"{column} = ?")

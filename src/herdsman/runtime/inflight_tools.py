@@ -101,6 +101,6 @@ async def settle_inflight_tool_calls(graph: Any, config: dict[str, Any]) -> list
     # on the head, with the run's own config, so the new checkpoint is the run's (its run_id) as the loop's are
     head = {**config, "configurable": {**config["configurable"], **snapshot.config["configurable"]}}
     await graph.aupdate_state(head, update, as_node=None if rerun else TOOLS_NODE)
-    ids = [c["id"] for c in interrupted]
+    ids = [c["id"] or "" for c in interrupted]
     log.warning("tool_calls_interrupted", tool_call_ids=ids, tools=[c.get("name") for c in interrupted], rerun=rerun)
     return ids

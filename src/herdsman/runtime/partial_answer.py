@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.constants import END
 from langgraph.graph.state import CompiledStateGraph
@@ -60,6 +62,6 @@ class PartialAnswer:
         node = last_node(graph)
         if message is None or node is None:
             return False
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
         await graph.aupdate_state(config, {"messages": [message]}, as_node=node)
         return True

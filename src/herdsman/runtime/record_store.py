@@ -57,8 +57,8 @@ async def open_record_store(config: HerdsmanConfig) -> AsyncIterator[BaseStore]:
             "PRAGMA journal_mode = WAL",
             "PRAGMA synchronous = NORMAL",
         )
-        async with open_sqlite_store(str(gateway_db_path(config)), pragmas) as store:
-            yield store
+        async with open_sqlite_store(str(gateway_db_path(config)), pragmas) as sqlite_store:
+            yield sqlite_store
         return
     try:
         from langgraph.store.postgres.aio import AsyncPostgresStore

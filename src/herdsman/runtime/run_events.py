@@ -151,7 +151,7 @@ def subagent_outcome(chunk: Any) -> str | None:
     a sub-agent's last event, else None (a failed attempt that will be retried has not ended)."""
     if not isinstance(chunk, dict) or chunk.get("will_retry"):
         return None
-    return SUBAGENT_ENDINGS.get(chunk.get("type"))
+    return SUBAGENT_ENDINGS.get(str(chunk.get("type")))
 
 
 def tool_results(update: Any) -> list[tuple[str, bool]]:

@@ -124,7 +124,7 @@ async def follow_run(
         except Exception as exc:  # noqa: BLE001 - subscribed again unless closed or failing for too long
             now = time.monotonic()
             first = failing_since is None or now - subscribed_at >= give_up_after / 5
-            if first:
+            if first or failing_since is None:  # (the None test is first's: it narrows the type)
                 failing_since = now  # the first failure, or one after the bridge worked a while (a quiet run)
             if bridge.closed or now - failing_since >= give_up_after:
                 raise

@@ -191,8 +191,8 @@ class ChangeJournal:
             events = [None]
         for i, event in enumerate(events):
             if event is None or event.mask & IN_Q_OVERFLOW:
-                for watched in self._threads.values():
-                    watched.distrust()
+                for each in self._threads.values():
+                    each.distrust()
                 continue
             key = self._owners.get(event.wd)
             watched = self._threads.get(key) if key is not None else None

@@ -708,7 +708,7 @@ class DockerSandboxProvider(RemoteSandboxes):
     def reap_orphans(self) -> list[str]:
         """Remove the containers of this home whose creating process is gone (it died without
         ``close()``): their leftover processes die with them. The names removed."""
-        removed = []
+        removed: list[str] = []
         try:
             containers = self.containers()
         except Exception as exc:  # noqa: BLE001 - housekeeping is best effort

@@ -180,7 +180,8 @@ def walk_open(
                 children = []
             finally:
                 for queued in children:  # cut short: the sub-folders were never queued
-                    queued[0].release()
+                    if queued[0] is not None:
+                        queued[0].release()
                 if here.fd != fd:
                     os.close(fd)  # reached through its holder: not kept
                 here.release()

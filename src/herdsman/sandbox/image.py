@@ -36,7 +36,7 @@ def build_image(
     """
     if not (context / "Dockerfile").is_file():
         raise RuntimeError(f"no Dockerfile in {context}; run from a Herdsman checkout or pass --context docker/sandbox")
-    import docker
+    import docker.errors
 
     try:
         image, stream = client.images.build(path=str(context), tag=tag, rm=True, forcerm=True)
@@ -63,14 +63,15 @@ def main(argv: list[str] | None = None) -> int:
         "--base-url", default=os.environ.get("DOCKER_HOST"), help="engine address (default $DOCKER_HOST)"
     )
     args = parser.parse_args(argv)
-    import docker
+    import docker.errors
+    from docker.client import DockerClient
 
     base_url = args.base_url or "unix:///var/run/docker.sock"
     try:
         if not (args.context / "Dockerfile").is_file():
             raise RuntimeError(f"no Dockerfile in {args.context}; pass --context docker/sandbox from a checkout")
         try:
-            client = docker.DockerClient(base_url=base_url, timeout=3600)
+            client = DockerClient(base_url=base_url, timeout=3600)
         except docker.errors.DockerException as exc:
             raise RuntimeError(
                 f"cannot reach the Docker engine at {base_url} ({exc}); start Docker or podman "

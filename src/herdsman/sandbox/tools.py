@@ -186,10 +186,10 @@ def _with_sizes(sandbox: Sandbox, entries: list[str]) -> list[str]:
     """``entries`` with each file's size in bytes after it (asked which file is the largest,
     a small model given names only picked one). Sizes come from one bounded walk of the
     thread's files; entries outside them (skills) stay as they are."""
-    try:
-        sizes = sandbox.snapshot().entries
-    except Exception:  # noqa: BLE001 - no sizes is still a listing
+    snapshot = _snapshot(sandbox)  # none (no host-side files, or it failed): no sizes is still a listing
+    if snapshot is None:
         return entries
+    sizes = snapshot.entries
     return [f"{e}  ({sizes[e][0]} bytes)" if e in sizes else e for e in entries]
 
 

@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 SKILL_FILE = "SKILL.md"  # herdsman.skills.model.SKILL_FILE; not imported: the child imports only the standard library
 ARCHIVE_SUFFIX = ".skill"
@@ -84,7 +84,7 @@ class Budget:
             raise PackageError(f"the files add up to more than {self.limits.max_total_bytes} bytes; refused")
 
     def copy(
-        self, name: str, src: BinaryIO, out: BinaryIO, declared: int | None = None, compressed: int | None = None
+        self, name: str, src: IO[bytes], out: IO[bytes], declared: int | None = None, compressed: int | None = None
     ) -> None:
         """Copy ``src`` to ``out`` in chunks, counting each; a member that outgrows its ``declared``
         size, or inflates past the ratio from its ``compressed`` size, is a bomb."""

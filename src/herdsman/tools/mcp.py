@@ -209,7 +209,11 @@ async def load_server_tools(server: MCPServerConfig) -> tuple[list[BaseTool], li
             skipped.append(f"{tool.name}: {problem}")
             continue
         metadata = {**(tool.metadata or {}), "mcp_server": server.name, "mcp_tool": tool.name}
-        update = {"name": tool_name(server, tool.name), "metadata": metadata, "func": _sync_twin(tool.coroutine)}
+        update = {
+            "name": tool_name(server, tool.name),
+            "metadata": metadata,
+            "func": _sync_twin(getattr(tool, "coroutine", None)),
+        }
         kept.append(tool.model_copy(update=update))
     return kept, skipped
 

@@ -84,7 +84,7 @@ async def _addresses(host: str, port: int) -> list[IPAddress]:
         raise BlockedURLError(f"cannot resolve host {host!r} ({exc.strerror}); check the URL") from None
     found: list[IPAddress] = []
     for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
         if address not in found:
             found.append(address)
     if not found:

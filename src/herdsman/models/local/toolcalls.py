@@ -21,7 +21,7 @@ import textwrap
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import json_repair
 from langchain_core.messages import ToolCall
@@ -82,7 +82,7 @@ def _decode_json(text: str, repair: bool = True, whole: bool = False) -> tuple[A
     # become a call that writes half a file.
     if not repair or not rest.endswith(("}", "]")):
         return None
-    repaired, fixes = json_repair.loads(rest, logging=True)
+    repaired, fixes = cast("tuple[Any, list[dict[str, Any]]]", json_repair.loads(rest, logging=True))
     if any("closing quote" in str(fix.get("text", "")) for fix in fixes):
         return None
     if isinstance(repaired, (dict, list)) and repaired:
@@ -446,8 +446,11 @@ def _hold_point(text: str, pos: int, tool_names: Collection[str]) -> int:
             return tag
         if fence >= 0:
             match = _FENCED.match(text, fence)
-            closed = match is not None and match.group(0).endswith(FENCE) and match.end() > fence + len(FENCE)
-            if not closed or _fence_calls(match.group(1), match.group(2), tool_names) is not None:
+            if (
+                match is None
+                or not (match.group(0).endswith(FENCE) and match.end() > fence + len(FENCE))
+                or _fence_calls(match.group(1), match.group(2), tool_names) is not None
+            ):
                 return fence
             pos = match.end()
             continue

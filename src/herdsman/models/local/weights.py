@@ -117,8 +117,23 @@ class Reporter(Protocol):
         ...
 
 
-class SilentReporter(Reporter):
-    """Reports nothing (``progress=False``): every event is the protocol's no-op."""
+class SilentReporter:
+    """Reports nothing (``progress=False``)."""
+
+    def start(self, variant: WeightsVariant, done_bytes: int) -> None:
+        """Nothing to show."""
+
+    def part(self, index: int, total: int) -> None:
+        """Nothing to show."""
+
+    def advance(self, nbytes: int) -> None:
+        """Nothing to show."""
+
+    def message(self, text: str) -> None:
+        """Nothing to show."""
+
+    def finish(self) -> None:
+        """Nothing to show."""
 
 
 class LineReporter:
@@ -166,6 +181,7 @@ class RichReporter:
             BarColumn,
             DownloadColumn,
             Progress,
+            TaskID,
             TextColumn,
             TimeRemainingColumn,
             TransferSpeedColumn,
@@ -180,7 +196,7 @@ class RichReporter:
             TimeRemainingColumn(),
             console=self._console,
         )
-        self._task = None
+        self._task: TaskID | None = None
         self._name = ""
 
     def start(self, variant: WeightsVariant, done_bytes: int) -> None:
