@@ -376,8 +376,8 @@ class HerdsmanClient:
                         if written is not None:
                             yield TextCall(written, _content_text(msg))
                         for call in msg.tool_calls:
-                            names[call["id"]] = call["name"]
-                            yield ToolCall(call["id"], call["name"], dict(call["args"]))
+                            names[call["id"] or ""] = call["name"]
+                            yield ToolCall(call["id"] or "", call["name"], dict(call["args"]))
                     elif isinstance(msg, ToolMessage):
                         name = msg.name or names.get(msg.tool_call_id, "?")
                         yield ToolResult(msg.tool_call_id, name, _content_text(msg), msg.status == "error")

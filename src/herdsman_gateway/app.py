@@ -125,7 +125,7 @@ def create_app(
             crons = await stack.enter_async_context(open_cron_store(config))
             provider = build_sandbox_provider(config)
             stack.callback(provider.close)
-            if file_versions_of(saver) is None:
+            if saver is not None and file_versions_of(saver) is None:
                 keep_file_versions(saver, FileVersions(config, provider))
             memory = open_gateway_memory(config, model)
             if memory is not None:

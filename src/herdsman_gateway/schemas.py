@@ -299,7 +299,7 @@ class RunsCancel(StorableBody):
     status: Literal["pending", "running", "all"] | None = None
 
 
-class Run(BaseModel):
+class Run(BaseModel):  # type: ignore[no-redef]  # its field kwargs (the API's): pydantic's plugin sees __init__'s **kwargs
     """A run as the LangGraph API returns it."""
 
     run_id: str
@@ -310,7 +310,7 @@ class Run(BaseModel):
     status: Literal["pending", "running", "error", "success", "timeout", "interrupted"]
     metadata: dict[str, Any]
     multitask_strategy: str
-    kwargs: dict[str, Any]  # type: ignore[no-redef]  # the API's field; pydantic's plugin sees __init__'s **kwargs
+    kwargs: dict[str, Any]
     error: dict[str, str] | None = None
     attempt: int = Field(1, description="How many times a worker started the run (more than 1 after its worker died).")
 

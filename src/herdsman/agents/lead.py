@@ -132,7 +132,7 @@ def create_lead_agent(
     summary_model = None
     if config.summarization.enabled:
         summary_model = create_chat_model(config, config.summarization.model) if config.summarization.model else model
-    graph = create_agent(
+    graph = create_agent(  # type: ignore[misc]  # middlewares typed for any context: it cannot tie them to RunContext
         model,
         tools=tools,
         middleware=compose(

@@ -45,9 +45,10 @@ turns it on; *lead only* marks what a sub-agent does not get):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from langchain.agents.middleware import (
+    InterruptOnConfig,
     AgentMiddleware,
     HumanInTheLoopMiddleware,
     TodoListMiddleware,
@@ -161,7 +162,7 @@ def build_middleware(
     """
     lead = role == "lead"
     small = profile == "small"
-    middleware: list[AgentMiddleware] = []
+    middleware: list[AgentMiddleware[Any, Any, Any]] = []
     if lead and config.summarization.enabled:
         if summary_model is None:
             raise ValueError("summarization is enabled: pass the model that writes summaries")
@@ -230,7 +231,7 @@ def build_middleware(
     middleware.append(StrictToolsMiddleware())  # inside the tool narrowing; its null-dropping outside the tool gates
     middleware.append(ParallelCallsMiddleware(config.tools.max_parallel_calls))
     if lead and config.tools.require_approval:
-        decisions = {"allowed_decisions": ["approve", "edit", "reject"]}
+        decisions: InterruptOnConfig = {"allowed_decisions": ["approve", "edit", "reject"]}
         middleware.append(HumanInTheLoopMiddleware({name: decisions for name in config.tools.require_approval}))
         if "bash" in config.tools.require_approval:  # after it: its after_model runs first
             middleware.append(ApprovedCommandMiddleware())

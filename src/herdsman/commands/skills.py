@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -117,7 +117,7 @@ def skills_validate(
     if paths:
         for path in paths:
             directory = path.parent if path.name == SKILL_FILE else path
-            source = "public" if directory.parent.name == "public" else "custom"
+            source: Literal["public", "custom"] = "public" if directory.parent.name == "public" else "custom"
             try:
                 parse_skill_file(directory, source, shown=str(directory / SKILL_FILE))
                 checked += 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any, cast
 
 from langgraph.store.base import BaseStore
 
@@ -80,7 +81,7 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
                 f"memory.url: cannot connect to PostgreSQL ({type(exc).__name__}: {exc}); check the URL and that "
                 "the server is running"
             ) from None
-        store: BaseStore = PostgresStore(pool)
+        store = PostgresStore(cast(Any, pool))  # the pool's rows are dicts (its kwargs); its type says tuples
         with pool.connection() as conn, setup_lock_sync(conn):
             store.setup()
         return store
@@ -88,12 +89,12 @@ def open_store(config: HerdsmanConfig) -> BaseStore:
 
     path = memory_db_path(config)
     try:
-        store = SqliteStore(connect_sqlite(path))
+        sqlite_store = SqliteStore(connect_sqlite(path))
     except sqlite3.Error as exc:
         raise MemoryStoreError(f"memory.path: cannot open {path} ({exc}); check the folder is writable") from None
-    store.setup()  # type: ignore[attr-defined]  # store is a SqliteStore here; typed BaseStore for both backends
-    store.conn.execute(KEEP_CREATED_AT)  # type: ignore[attr-defined]  # store is a SqliteStore here; typed BaseStore for both backends
-    return store
+    sqlite_store.setup()
+    sqlite_store.conn.execute(KEEP_CREATED_AT)
+    return sqlite_store
 
 
 def close_store(store: BaseStore) -> None:

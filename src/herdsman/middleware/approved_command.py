@@ -39,7 +39,7 @@ class ApprovedCommandMiddleware(AgentMiddleware):
         reply = messages[-1] if messages else None
         if not isinstance(reply, AIMessage) or not reply.tool_calls:
             return None
-        calls = [_rewritten(c) for c in reply.tool_calls]
+        calls = [_rewritten(dict(c)) for c in reply.tool_calls]
         if calls == reply.tool_calls:
             return None
         return {"messages": [reply.model_copy(update={"tool_calls": calls})]}

@@ -130,7 +130,7 @@ def compose(middlewares: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
             carriers.extend(
                 _Carrier(s)
                 for s in run
-                if s.state_schema is not AgentMiddleware.state_schema or getattr(s, "tools", None)
+                if s.state_schema is not getattr(AgentMiddleware, "state_schema") or getattr(s, "tools", None)
             )
         run.clear()
 

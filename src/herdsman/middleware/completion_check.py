@@ -505,7 +505,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found += self._file_problems(state, request.text, text, lookup, shown, run, language)
         if tool_results and failed(tool_results[-1]):
             last = tool_results[-1]
-            evidence = {"tool": last.name, "detail": failure_detail(last)}
+            evidence: dict[str, Any] = {"tool": last.name, "detail": failure_detail(last)}
             if not noted(
                 run, "command.failed_not_retried", **evidence
             ):  # once: the answer after it may be the explanation

@@ -200,7 +200,7 @@ def _last_call(run: Sequence[Any], names: Sequence[str]) -> tuple[dict[str, Any]
     if not calls:
         return None, None
     result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id == calls[-1].get("id")), None)
-    return calls[-1], result
+    return dict(calls[-1]), result
 
 
 def _last_printed(run: Sequence[Any]) -> tuple[str, str] | None:
@@ -226,8 +226,8 @@ def cut_lines(run: Sequence[Any]) -> Finding | None:
         if isinstance(message, ToolMessage):
             shown += [_GREP_PREFIX.sub("", line).strip() for line in message.text.splitlines()]
         elif isinstance(message, AIMessage):
-            writes += [c for c in message.tool_calls if c["name"] == "write_file"]
-            greps += [c for c in message.tool_calls if c["name"] == "grep"]
+            writes += [dict(c) for c in message.tool_calls if c["name"] == "write_file"]
+            greps += [dict(c) for c in message.tool_calls if c["name"] == "grep"]
     if not writes:
         return None
     args = writes[-1].get("args") or {}
@@ -309,7 +309,7 @@ def not_just_value(request: str, name: str, text: str) -> Finding | None:
     relative = _RELATIVE.search(request)
     if relative and is_value(value) and value.startswith("/") and f"/{relative.group(1)}/" in value:
         # "its path relative to pkg (like a/b.py)": the model wrote /mnt/user-data/workspace/pkg/utils/dates.py
-        offer = value.split(f"/{relative.group(1)}/", 1)[1]
+        offer: str | None = value.split(f"/{relative.group(1)}/", 1)[1]
         return Finding(
             "file.not_just_value",
             {

@@ -62,7 +62,7 @@ _READ_RANGE = re.compile(r"^\[lines \d+-\d+ of \d+\]$", re.MULTILINE)
 def shown_numbers(result: ToolMessage) -> set[str]:
     """The numbers a tool result shows; read_file's line numbers are its own decoration, not the
     file's (a model counting matching lines by eye in a listing answers with a line number)."""
-    text = result.text
+    text: str = result.text
     if result.name == "read_file":
         text = _READ_RANGE.sub("", _GUTTER.sub("", text))
     return numbers_in(text)
@@ -323,7 +323,7 @@ def _writes(run: Sequence[Any], request: str) -> Iterator[tuple[str, str, set[st
         elif isinstance(message, AIMessage):
             for call in message.tool_calls:
                 args = call.get("args") or {}
-                result = results.get(call.get("id"))
+                result = results.get(call.get("id") or "")
                 echoed = (
                     _ECHO_TO_FILE.fullmatch(str(args.get("command") or "").strip()) if call["name"] == "bash" else None
                 )
@@ -475,7 +475,7 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
     call = next(
         (c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None
     )
-    command = str((call or {}).get("args", {}).get("command", ""))
+    command = str((call["args"] if call else {}).get("command", ""))
     if "SyntaxError" in result.text and _PYTHON_C.search(command):
         return {"kind": "python_c"}
     placeholder = _PLACEHOLDER_WORD.search(command)

@@ -70,7 +70,7 @@ def known_urls(messages: Sequence[Any], uploads: Iterable[str] = ()) -> set[str]
             texts.append(message.text)
         elif isinstance(message, AIMessage):
             for call in message.tool_calls:
-                result = results.get(call.get("id"))
+                result = results.get(call.get("id") or "")
                 if result is not None and not failed(result):  # an argument that is a URL (not text holding one)
                     texts += [
                         v.strip()
@@ -100,7 +100,7 @@ def _written(run: Sequence[Any]) -> dict[str, str]:
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
             args = call.get("args") or {}
             path = str(args.get("path") or "")
-            result = results.get(call.get("id"))
+            result = results.get(call.get("id") or "")
             if (
                 call["name"] == "write_file"
                 and path.lower().endswith(TEXT_SUFFIXES)

@@ -50,7 +50,7 @@ def requested_model(config: dict[str, Any] | None = None) -> str | None:
     """The model name the current run asks for (``configurable.model_name``), if any."""
     if config is None:
         try:
-            config = get_config()
+            config = dict(get_config())
         except RuntimeError:  # called outside a run
             return None
     name = (config.get("configurable") or {}).get(CONFIG_KEY)

@@ -42,7 +42,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
 from langchain.agents.middleware.types import ExtendedModelResponse
@@ -254,7 +254,7 @@ class PlanActMiddleware(AgentMiddleware):
         if req is None:
             return None, False
         request_id = str(req.id or hashlib.sha256(req.text.encode("utf-8", "surrogatepass")).hexdigest()[:16])
-        plan = request.state.get("plan")
+        plan = cast("Plan | None", request.state.get("plan"))
         if not plan or plan.get("request_id") != request_id:
             if any(isinstance(m, AIMessage) for m in run):  # joined mid-run (switched on, resumed): no plan
                 return no_plan(request_id), True

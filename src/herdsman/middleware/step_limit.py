@@ -25,7 +25,7 @@ executor) knows why the agent stopped without matching the text of the message.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.model_call_limit import ModelCallLimitState
@@ -87,7 +87,7 @@ class StepLimitMiddleware(AgentMiddleware[ModelCallLimitState[Any], Any, Any]):
 
     def _stopped(self, request: ModelRequest) -> tuple[int, AIMessage | None]:
         """The run's model calls so far, and the stop reply when the limit is reached."""
-        count = int(request.state.get("run_model_call_count", 0) or 0)
+        count = int(cast(int, request.state.get("run_model_call_count", 0)) or 0)
         limit = self.limit()
         if count < limit:
             return count, None

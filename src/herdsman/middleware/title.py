@@ -69,7 +69,7 @@ class TitleMiddleware(AgentMiddleware):
         self.model = model
         self.max_chars = max_chars
 
-    def _request(self, state: dict[str, Any]) -> str | None:
+    def _request(self, state: Any) -> str | None:
         if state.get("title"):
             return None
         return _first_exchange(state.get("messages", []))
@@ -82,7 +82,7 @@ class TitleMiddleware(AgentMiddleware):
         title = clean_title(raw, self.max_chars) if raw else ""
         return {"title": title or fallback_title(request, self.max_chars)}
 
-    def after_agent(self, state: TitleState, runtime: Any) -> dict[str, Any] | None:
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Title the thread when it has none yet."""
         request = self._request(state)
         if request is None:
@@ -95,7 +95,7 @@ class TitleMiddleware(AgentMiddleware):
                 log.warning("title_model_failed", error=str(exc))
         return self._finish(request, raw)
 
-    async def aafter_agent(self, state: TitleState, runtime: Any) -> dict[str, Any] | None:
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
         request = self._request(state)
         if request is None:

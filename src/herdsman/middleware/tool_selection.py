@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from langchain.agents.middleware import ModelRequest
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
@@ -68,7 +69,7 @@ class ToolSelectionMiddleware(RequestRewriteMiddleware):
         names = [tool_name(t) for t in request.tools]
         text = request_text(request.messages)
         keep = select_tools(names, text, used_tools(request.messages))
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         if len(keep) < len(names):
             changes["tools"] = [t for t in request.tools if tool_name(t) in keep]
         last, run = this_run(request.messages)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
@@ -53,7 +53,7 @@ from herdsman.runtime.serde import dumps
 from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
 from herdsman.runtime.thread_copy import drop_run_checkpoints
 from herdsman.runtime.thread_files import remove_thread_files
-from herdsman.runtime.threads import ThreadStore, utc_now
+from herdsman.runtime.threads import ThreadStatus, ThreadStore, utc_now
 
 log = get_logger(__name__)
 
@@ -314,7 +314,7 @@ class RunExecutor:
             # closed on a stop too: a stop that finds the graph between two chunks (publishing one)
             # left it suspended, and the checkpoints it had begun to save were written (or not)
             # only when the event loop finalized it, after the run had ended
-            async with aclosing(chunks):
+            async with aclosing(cast(AsyncGenerator[Any, None], chunks)):
                 async for namespace, mode, chunk in chunks:
                     said.see(tuple(namespace), mode, chunk)
                     if mode == "updates":
@@ -410,7 +410,7 @@ class RunExecutor:
             await asyncio.to_thread(remove_thread_files, self.sandbox, self.config.resolve_home(), run.thread_id)
             await self.threads.delete(run.thread_id)
         elif not self.table.active(run.thread_id):
-            status = "idle"
+            status: ThreadStatus = "idle"
             if run.status == "error":
                 status = "error"
             elif run.status == "interrupted" and run.executed and run.cancel_action == "interrupt":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Literal, cast
 
 from herdsman.logs import get_logger
 from herdsman.runtime.run_executor import RunExecutor
@@ -166,7 +166,9 @@ class RunWorkers:
         )
         run.executed = claimed.status == "running"
         if claimed.cancel_action in ("interrupt", "rollback"):
-            run.cancel_action = claimed.cancel_action  # cancelled while no worker held it: not resumed
+            run.cancel_action = cast(
+                Literal["interrupt", "rollback"], claimed.cancel_action
+            )  # cancelled while no worker held it: not resumed
             # ended by a task of its own, as every run here: a join that finds it waits for that task,
             # not only for its status (its input is written before the status turns final)
             run.task = asyncio.create_task(self.executor.end_cancelled(run), name=f"run-{run.run_id}")

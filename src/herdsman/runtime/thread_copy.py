@@ -21,6 +21,8 @@ from collections import defaultdict
 from collections.abc import Coroutine
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.runtime.file_versions import plain_aput
@@ -83,6 +85,8 @@ async def _save_again(saver: BaseCheckpointSaver, found: list[Any], target: str)
         by_task: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         for task_id, channel, value in saved.pending_writes or ():
             by_task[task_id].append((channel, value))
-        at = {"configurable": {"thread_id": target, "checkpoint_ns": ns, "checkpoint_id": conf["checkpoint_id"]}}
+        at: RunnableConfig = {
+            "configurable": {"thread_id": target, "checkpoint_ns": ns, "checkpoint_id": conf["checkpoint_id"]}
+        }
         for task_id, writes in by_task.items():
             await saver.aput_writes(at, writes, task_id)

@@ -554,7 +554,7 @@ class DockerSandboxProvider(RemoteSandboxes):
         self.user = container_user(self._docker_config)
         self._uid_gid = file_owner(self.user)
         self.client = client or self._connect()
-        self._sandboxes: dict[str, DockerSandbox] = {}
+        self._sandboxes: dict[str, DockerSandbox] = {}  # type: ignore[assignment]  # its own kind (the base reads them as RemoteSandbox; dict is invariant)
         self._lock = threading.Lock()
         self._image_checked = False
         self._seccomp_option: str | None = None

@@ -146,6 +146,7 @@ def walk_open(
                 if fd < 0:
                     holder.release()
                     continue
+            prefix: tuple[str, ...]
             if holder is None or held[0] < MAX_HELD_DIRS:
                 here, prefix = _SharedFd(fd, held), ()
                 if holder is not None:

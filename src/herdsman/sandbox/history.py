@@ -63,7 +63,7 @@ import threading
 import time
 import weakref
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -205,12 +205,13 @@ class _Index:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """The index in a transaction (committed at the end, rolled back on an error)."""
         with self._lock:
-            if self._held[0] is None:
-                self._held[0] = self._connect()
+            held = self._held[0]
+            if held is None:
+                held = self._held[0] = self._connect()
             _used(self)
             self._in_use += 1
             try:
-                with self._held[0] as db:
+                with held as db:
                     yield db
             finally:
                 self._in_use -= 1
@@ -509,12 +510,13 @@ class FileHistory:
         self.capture_counts["walked"] += 1
         return self._capture_all(changes.names)
 
-    def _capture_all(self, names: set[str]) -> str:
+    def _capture_all(self, names: Collection[str]) -> str:
         """Walk the whole tree (watching each folder before it is listed) and store what changed;
         the files ``names`` lists are read again whatever their stat says."""
         if self._journal is not None:
             self._journal.begin_walk(self._journal_key)
-        self._linked, self._root, seen = False, None, {}
+        seen: dict[str, tuple[int, int, int, int, str]] = {}
+        self._linked, self._root = False, None
         self._dirs = self._scan(USER_DATA_ROOT, deep=True, forced=names, seen=seen)
         self._seen, self._digests = seen, {}
         root = self._hash(set(self._dirs))
@@ -592,7 +594,7 @@ class FileHistory:
                 del kept[path]
 
     def _scan(
-        self, top: str, *, deep: bool, forced: set[str], seen: dict[str, tuple[int, int, int, int, str]]
+        self, top: str, *, deep: bool, forced: Collection[str], seen: dict[str, tuple[int, int, int, int, str]]
     ) -> dict[str, dict[str, Entry]]:
         """The listings of folder ``top`` (and, ``deep``, of every folder below it), sub-folder
         digests left None (see :meth:`_item`)."""
@@ -621,7 +623,7 @@ class FileHistory:
         return folders
 
     def _item(
-        self, vpath: str, st: os.stat_result, forced: set[str], seen: dict[str, tuple[int, int, int, int, str]]
+        self, vpath: str, st: os.stat_result, forced: Collection[str], seen: dict[str, tuple[int, int, int, int, str]]
     ) -> Entry | None:
         """The entry of a version for what is at ``vpath`` (``st``: its ``lstat``); None when
         versions leave it out (fifos, sockets, devices) or it went meanwhile. A file is read

@@ -64,12 +64,12 @@ def restore_version(history: FileHistory, root: str) -> RestoreReport:
         elif attempt(vpath, history.files.unlink) and want is None:
             report.removed.append(vpath)
     for vpath in sorted(target, key=lambda p: p.count("/")):
-        want, now = target[vpath], current.get(vpath)
-        if now is not None and now == want or (now is not None and now[0] == want[0] == "d"):
+        wanted, there = target[vpath], current.get(vpath)
+        if there is not None and there == wanted or (there is not None and there[0] == wanted[0] == "d"):
             continue
-        if want[0] == "d":
-            attempt(vpath, history.files.make_dir, want[1])
-        elif attempt(vpath, partial(_put_back, history), want):
+        if wanted[0] == "d":
+            attempt(vpath, history.files.make_dir, wanted[1])
+        elif attempt(vpath, partial(_put_back, history), wanted):
             report.written.append(vpath)
     history.capture()  # what is there now (the files just written are read once, to check them)
     log.info(

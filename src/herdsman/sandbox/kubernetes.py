@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.logs import get_logger
@@ -108,7 +108,7 @@ def pod_manifest(
     def sub(path: Any) -> str:
         return str(path.relative_to(home))
 
-    mounts = [
+    mounts: list[dict[str, Any]] = [
         {"name": "user-data", "mountPath": WORKSPACE, "subPath": sub(paths.workspace)},
         {"name": "user-data", "mountPath": UPLOADS, "subPath": sub(paths.uploads)},
         {"name": "user-data", "mountPath": OUTPUTS, "subPath": sub(paths.outputs)},
@@ -366,7 +366,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         self._open = exec_opener or WebsocketExecOpener(self.core, CONTAINER)
         self._forward = port_forwarder or WebsocketPortForwarder(self.core)
         self._uid_gid = file_owner(f"{self._conf.run_as_user}:{self._conf.run_as_user}")
-        self._sandboxes: dict[str, KubernetesSandbox] = {}
+        self._sandboxes: dict[str, KubernetesSandbox] = {}  # type: ignore[assignment]  # its own kind (the base reads them as RemoteSandbox; dict is invariant)
         self._lock = threading.Lock()
         self._policy_ready = False
         idle = self._conf.idle_timeout_seconds
@@ -394,7 +394,9 @@ class KubernetesSandboxProvider(RemoteSandboxes):
             return name
         body = network_policy_manifest(self.namespace, self.owner, name)
         try:
-            self.networking.create_namespaced_network_policy(self.namespace, body)
+            self.networking.create_namespaced_network_policy(
+                self.namespace, cast(Any, body)
+            )  # a manifest dict, as the client accepts
         except Exception as exc:  # noqa: BLE001 - the client raises ApiException and transport errors alike: the status decides
             if _status(exc) != 409:  # 409: it exists already
                 raise self.api_error("create the sandbox NetworkPolicy", exc) from exc
@@ -418,7 +420,8 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         # Filter again here: the selector is a server-side optimisation, the labels are the rule.
         return [
             pod for pod in items
-            if all((pod.metadata.labels or {}).get(k) == v for k, v in wanted.items())
+            if pod.metadata is not None
+            and all((pod.metadata.labels or {}).get(k) == v for k, v in wanted.items())
             and pod.metadata.deletion_timestamp is None
         ]  # fmt: skip
 
@@ -440,7 +443,7 @@ class KubernetesSandboxProvider(RemoteSandboxes):
         name = f"{self._conf.name_prefix}-{self.owner}-{digest}-{uuid.uuid4().hex[:5]}"
         body = pod_manifest(paths, self._sandbox_config, self._limits, name=name, owner=self.owner)
         try:
-            self.core.create_namespaced_pod(self.namespace, body)
+            self.core.create_namespaced_pod(self.namespace, cast(Any, body))  # a manifest dict, as the client accepts
         except Exception as exc:  # noqa: BLE001 - the client raises ApiException and transport errors alike: one clear error names the step
             raise self.api_error("create the sandbox pod", exc) from exc
         self._wait_running(name)

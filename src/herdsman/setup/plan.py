@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, MutableMapping
+from typing import Any, MutableMapping, cast
 
 from ruamel.yaml.comments import CommentedSeq
 
@@ -121,7 +121,7 @@ def apply_model(doc: MutableMapping[str, Any], answer: ModelAnswer, outcome: Out
         models = doc["models"] = CommentedSeq()  # block style, also in place of a flow []
     index = next((i for i, m in enumerate(models) if isinstance(m, MutableMapping) and m.get("name") == name), None)
     if index is None:  # first: comments after the last entry stay with it
-        models.insert(0, type(doc)(name=name))
+        models.insert(0, cast(Any, type(doc))(name=name))  # the document's own map type, comments and all
         index = 0
         outcome.changes.append(
             f"models.0: new model {name!r}" + (" (the others move down one)" if len(models) > 1 else "")

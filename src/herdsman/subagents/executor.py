@@ -27,7 +27,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
@@ -533,7 +533,7 @@ class SubagentRunner:
         scope: RunScope = context[RUN_SCOPE]
         messages.clear()
         pricing = self.resolver.pricing(model_name)
-        steps, stepped = 0, (0, None)
+        steps, stepped = 0, (0, cast("str | None", None))
         unresolved: list[dict[str, Any]] = []
         live = LiveTokens(writer, base)
         try:

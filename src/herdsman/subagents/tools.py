@@ -161,14 +161,14 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
             subagent_type,
             deliverables(prompt + " " + description, runtime.state),
         )
-        result = await runner.run(request, runtime.config, runtime.stream_writer, runtime.context)
+        result = await runner.run(request, dict(runtime.config), runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
     async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict]) -> Command:
         call_id = runtime.tool_call_id or "plan"
         try:
             results = await run_plan_tasks(
-                runner, list(tasks), call_id, runtime.config, runtime.stream_writer, runtime.context
+                runner, list(tasks), call_id, dict(runtime.config), runtime.stream_writer, runtime.context
             )
         except PlanError as exc:
             return _command([], f"Error: the plan was refused: {exc}", call_id, "run_plan", ok=False)

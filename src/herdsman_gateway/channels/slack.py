@@ -46,9 +46,8 @@ class SlackChannel(Channel):
     def __init__(self, config: SlackChannelConfig) -> None:
         super().__init__()
         self.config = config
-        self.client = AsyncWebClient(
-            token=config.bot_token, **({"base_url": config.base_url} if config.base_url else {})
-        )
+        extra: dict[str, Any] = {"base_url": config.base_url} if config.base_url else {}
+        self.client = AsyncWebClient(token=config.bot_token, **extra)
         self.app = self.build_app()
         self.requests = AsyncSlackRequestHandler(self.app)
         self._socket: Any = None

@@ -53,7 +53,7 @@ async def models(gw: Gateway = Depends(get_gateway)) -> dict[str, Any]:
             }
         )
     for item in items:
-        key = keys[item["name"]]
+        key = keys[str(item["name"])]
         item.update(api_key=key.state, api_key_env=key.env_var, api_key_hint=key.hint)
     return {"models": items, "default": config.lead_model_name()}
 

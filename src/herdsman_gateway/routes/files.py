@@ -81,11 +81,12 @@ def walk(files: ThreadFiles, vroot: str, depth: int, limit: int | None = None) -
         st = entry.st
         if entry.is_link:
             try:
-                st = files.stat(entry.vpath)
+                target = files.stat(entry.vpath)
             except SandboxError:
                 continue  # a link leaving the sandbox
-            if st is None:
+            if target is None:
                 continue  # a dangling link
+            st = target
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             continue  # sockets, pipes, devices
         if len(found) >= limit:

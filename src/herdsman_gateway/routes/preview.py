@@ -89,7 +89,8 @@ async def list_previews(
     """The thread's HTML pages and servers, and where the preview origin is."""
     await load_thread(gw, thread_id, user)
     sandbox = gw.sandbox.acquire(thread_id)
-    pages, truncated = ([], False)
+    pages: list[str] = []
+    truncated = False
     if isinstance(sandbox, HostBackedSandbox):
         pages, truncated = await pools.run(pools.FILES, user, find_pages, sandbox.files)
     jobs = getattr(sandbox, "background_jobs", None)

@@ -134,7 +134,11 @@ async def update_state(
     except (InvalidUpdateError, ValueError, KeyError, TypeError, NotImplementedError) as exc:
         raise HTTPException(400, f"Cannot update the state of thread {thread_id}: {exc}") from None
     checkpoint = checkpoint_json(new_config)
-    return {"checkpoint": checkpoint, "configurable": checkpoint, "checkpoint_id": checkpoint.get("checkpoint_id")}
+    return {
+        "checkpoint": checkpoint,
+        "configurable": checkpoint,
+        "checkpoint_id": (checkpoint or {}).get("checkpoint_id"),
+    }
 
 
 @router.get("/threads/{thread_id}/history", response_model=list[ThreadState], summary="List the thread's checkpoints")

@@ -208,7 +208,7 @@ async def _run_start(gw: Gateway, thread_id: str, params: dict[str, Any], user: 
                 "run.start: config.configurable.checkpoint_id must be a checkpoint id "
                 "(a string from the thread's history)",
             )
-        config = {**config, "configurable": {k: v for k, v in configurable.items() if k != "checkpoint_id"}}
+        config = {**(config or {}), "configurable": {k: v for k, v in configurable.items() if k != "checkpoint_id"}}
     run_id = await _start(
         gw,
         thread_id,
@@ -354,7 +354,8 @@ async def thread_command(
         result = await handler(gw, thread_id, params, user)
     except CommandError as exc:
         if await gw.threads.get(thread_id) is None:  # a run.start that made no thread: no log to keep for its id
-            gw.thread_events.drop(thread_id)  # (kept, each refused id held a log and a task for ten minutes)
+            if gw.thread_events is not None:
+                gw.thread_events.drop(thread_id)  # (kept, each refused id held a log and a task for ten minutes)
         return _error(command_id, exc.code, exc.message)
     return JSONResponse(
         {"type": "success", "id": command_id, "result": result, "meta": {"applied_through_seq": applied_through}}

@@ -101,7 +101,7 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
     found: ToolMessage | None = None
     for previous in reversed(turns[:-1]):  # back through refused repeats to the failure itself
         same = [c for c in previous.tool_calls if call_key(c["name"], c.get("args")) == wanted]
-        result = next((results[c["id"]] for c in same if c.get("id") in results), None)
+        result = next((results[c["id"] or ""] for c in same if c.get("id") in results), None)
         if result is None or not failed(result):
             break
         found = result
@@ -170,7 +170,7 @@ class LoopDetectionMiddleware(ToolGateMiddleware):
     def _refuse_repeat(request: ToolCallRequest) -> ToolMessage | None:
         """The refusal of a call that repeats the previous, failed one, or None to run it."""
         call = request.tool_call
-        earlier = repeated_failure((request.state or {}).get("messages") or [], call)
+        earlier = repeated_failure((request.state or {}).get("messages") or [], dict(call))
         if earlier is None:
             return None
         log.info("repeated_failed_call_refused", tool=call["name"])

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from collections.abc import Awaitable, Callable
 
@@ -187,7 +187,7 @@ class UploadsNoticeMiddleware(RequestRewriteMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         """At the run's first model call: note the files uploaded since the last run; on every
         call, show the notices under their messages."""
-        state = request.state or {}
+        state = cast(dict[str, Any], request.state or {})
         update = self._scan(state) if unanswered(state) else None
         return with_update(handler(self._announce(request, update)), update)
 
@@ -196,7 +196,7 @@ class UploadsNoticeMiddleware(RequestRewriteMiddleware):
     ) -> Any:
         """Async twin of :meth:`wrap_model_call` (the folder is read on the file pool, on the run's
         user's slots, not on asyncio's shared default pool)."""
-        state = request.state or {}
+        state = cast(dict[str, Any], request.state or {})
         update = await pools.run(pools.FILES, run_user(), self._scan, state) if unanswered(state) else None
         return with_update(await handler(self._announce(request, update)), update)
 
@@ -204,12 +204,13 @@ class UploadsNoticeMiddleware(RequestRewriteMiddleware):
         """:meth:`rewrite`, with the notice this call just made (not in the state yet)."""
         if update is None:
             return self.rewrite(request)
-        notices = {**((request.state or {}).get("upload_notices") or {}), **update["upload_notices"]}
-        return self.rewrite(request.override(state={**(request.state or {}), "upload_notices": notices}))
+        state = cast(dict[str, Any], request.state or {})
+        notices = {**(state.get("upload_notices") or {}), **update["upload_notices"]}
+        return self.rewrite(request.override(state=cast(Any, {**state, "upload_notices": notices})))
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
         """Each human message with a notice, as the model sees it, carries it under its text."""
-        notices = (request.state or {}).get("upload_notices") or {}
+        notices = cast(dict[str, Any], request.state or {}).get("upload_notices") or {}
         if not notices:
             return request
         messages = [
