@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections import Counter
 from contextlib import AsyncExitStack
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,7 +26,7 @@ from herdsman.config.loader import parse_config
 from herdsman.runtime.cron_scheduler import CronScheduler
 from herdsman.runtime.cron_store import open_cron_store
 
-START = datetime(2030, 1, 1, tzinfo=timezone.utc)
+START = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 async def measure(crons: int, schedulers: int) -> dict:

@@ -60,7 +60,7 @@ class Timed:
         self.wall: list[float] = []
         self.cpu: list[float] = []
 
-    def __enter__(self) -> "Timed":
+    def __enter__(self) -> Timed:
         self._wall, self._cpu = time.perf_counter(), time.thread_time()
         return self
 

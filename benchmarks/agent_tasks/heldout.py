@@ -693,7 +693,7 @@ def heldout_tasks() -> list[dict]:
                 {"type": "mode", "paths": ["workspace/notes.txt"], "mode": "644"},
             ],
             {**{k: "secret\n" for k in KEYS}, "workspace/notes.txt": "rotate keys monthly\n"},
-            modes={**dict(zip(KEYS, ("644", "664", "644"))), "workspace/notes.txt": "644"},
+            modes={**dict(zip(KEYS, ("644", "664", "644"), strict=False)), "workspace/notes.txt": "644"},
         ),
         # -- scripting a command
         _t(

@@ -19,7 +19,6 @@ import random
 from pathlib import Path
 
 import yaml
-
 from heldout import heldout_tasks
 from taskkit import OUT, WS, csv_text, task
 
@@ -430,7 +429,7 @@ def dev_tasks() -> list[dict]:
             {
                 "type": "json_file",
                 "path": "outputs/contacts.json",
-                "equals": [dict(zip(["name", "email", "city"], c)) for c in CONTACTS],
+                "equals": [dict(zip(["name", "email", "city"], c, strict=False)) for c in CONTACTS],
             },
             {"uploads/contacts.csv": csv_text(["name", "email", "city"], CONTACTS)},
             upload=True,

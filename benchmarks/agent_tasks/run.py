@@ -169,7 +169,7 @@ async def run_herdsman(
 
         try:
             await asyncio.wait_for(go(), max_seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             error = f"timed out after {max_seconds:g} s"
         except Exception as exc:  # noqa: BLE001 - a crashed run is an unsolved task, recorded
             error = f"{type(exc).__name__}: {exc}"
@@ -260,7 +260,7 @@ async def run_deepagents(task: dict[str, Any], models: Models, work: Path, max_s
     started = time.monotonic()
     try:
         await asyncio.wait_for(agent.ainvoke({"messages": [("user", task["prompt"])]}, run_config), max_seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         error = f"timed out after {max_seconds:g} s"
     except Exception as exc:  # noqa: BLE001 - recorded as unsolved
         error = f"{type(exc).__name__}: {exc}"

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import gateway_load
+
 from langgraph_reference import server as reference_server
 from langgraph_reference.process_cost import tree_cpu_seconds, tree_rss_bytes
 

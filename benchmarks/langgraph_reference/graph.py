@@ -71,7 +71,7 @@ class ScriptedModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "reference-scripted"
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedModel":
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
         """Accept tools like a real model; the script decides anyway."""
         return self
 

@@ -14,18 +14,18 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from herdsman.commands.markdown import MarkdownStream
-from herdsman.terminal_text import escape
 
-from herdsman.config.loader import ConfigError, LoadedConfig, load_config
-from herdsman.commands.options import ConfigOpt, load_or_exit
-from herdsman.commands.crons import crons_app
-from herdsman.logs import configure_logging
 from herdsman.commands.agents import agents_app, load_agent
-from herdsman.commands.memory import memory_app
-from herdsman.setup.command import setup_command
-from herdsman.commands.skills import skills_app
+from herdsman.commands.crons import crons_app
+from herdsman.commands.markdown import MarkdownStream
 from herdsman.commands.mcp import mcp_app
+from herdsman.commands.memory import memory_app
+from herdsman.commands.options import ConfigOpt, load_or_exit
+from herdsman.commands.skills import skills_app
+from herdsman.config.loader import ConfigError, LoadedConfig, load_config
+from herdsman.logs import configure_logging
+from herdsman.setup.command import setup_command
+from herdsman.terminal_text import escape
 
 app = typer.Typer(help="Herdsman: an agent harness with a sandbox, sub-agents and skills.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)

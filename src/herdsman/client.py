@@ -42,15 +42,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman import pools
 from herdsman.agents.lead import LEAD_AGENT_NAME, create_lead_agent, lead_resolver, open_memory, run_config
-from herdsman.logs import get_logger
-from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.config.schema import HerdsmanConfig
+from herdsman.logs import get_logger
 from herdsman.memory.service import MemoryService
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
+from herdsman.middleware.text_calls import call_start, calls_as_text
 from herdsman.models.call_drafts import DRAFT_EVENT
+from herdsman.runtime.assistants import AssistantRecord, run_config_on
 from herdsman.runtime.checkpointer import open_checkpointer
 from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
-from herdsman.middleware.text_calls import call_start, calls_as_text
 from herdsman.runtime.final_answer import final_answer, request_language
 from herdsman.runtime.harness_notes import is_note, note_rules
 from herdsman.runtime.partial_answer import PartialAnswer
@@ -210,7 +210,7 @@ class HerdsmanClient:
         self._scopes: dict[str, RunScope] = {}  # thread id -> the scope of its run streaming now
         self._records: ThreadStore | None = None  # the gateway's thread records (with our own checkpointer)
 
-    async def __aenter__(self) -> "HerdsmanClient":
+    async def __aenter__(self) -> HerdsmanClient:
         """Open the checkpointer and build the agent (and size the thread pools, see :mod:`herdsman.pools`)."""
         pools.configure(self.config.pools)
         if self.config.gateway.api_keys and self.config.gateway.host_owner() is None:

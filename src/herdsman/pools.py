@@ -68,7 +68,7 @@ class Sizes:
     per_user: tuple[tuple[str, int], ...] = ((COMMANDS, 4), (FILES, 4), (CONVERSIONS, 2), (CAPTURES, 2))
 
     @classmethod
-    def of(cls, settings: PoolSettings) -> "Sizes":
+    def of(cls, settings: PoolSettings) -> Sizes:
         """The sizes in ``settings`` (``config.pools``)."""
         return cls(
             default=settings.default,
@@ -115,7 +115,7 @@ class _Slot:
 
 
 # per event loop (asyncio primitives belong to one loop): (kind, user, cap) -> slot
-_SLOTS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, int], _Slot]]" = (
+_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, int], _Slot]] = (
     weakref.WeakKeyDictionary()
 )
 

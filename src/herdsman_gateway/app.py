@@ -18,9 +18,9 @@ import gc
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
@@ -69,7 +69,6 @@ from herdsman_gateway.routes import (
     archive,
     artifacts,
     files,
-    memory as memory_routes,
     model_steps,
     preview,
     skill_packages,
@@ -78,6 +77,9 @@ from herdsman_gateway.routes import (
     tasks,
     trace,
     uploads,
+)
+from herdsman_gateway.routes import (
+    memory as memory_routes,
 )
 from herdsman_gateway.routes.crons import fire as fire_cron
 from herdsman_gateway.routes.memory import open_gateway_memory

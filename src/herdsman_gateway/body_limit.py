@@ -55,6 +55,7 @@ class BodyLimit:
         return self.limit, too_large_detail(self.limit)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app: a body past its limit gets 413 before the app reads it."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -220,6 +220,7 @@ class BrowserGuard:
         self.origins = OriginPolicy(gateway)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app: a request from a foreign origin or host is refused."""
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return

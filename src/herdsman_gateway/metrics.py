@@ -40,6 +40,7 @@ class BoundedLabel:
         self.seen: set[str] = set()
 
     def __call__(self, name: str) -> str:
+        """``name`` while the cap allows it (and, with a known list, it is on it), else the overflow label."""
         if name in self.seen:
             return name
         if len(self.seen) >= self.cap or (self.known is not None and name not in self.known()):

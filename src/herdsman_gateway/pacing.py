@@ -22,6 +22,7 @@ runs would take their steps in every gap (measured: about a quarter of the burst
 from __future__ import annotations
 
 import asyncio
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -91,6 +92,7 @@ class CountRequests:
         self.tracker = tracker
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app: the request is tracked while it runs."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

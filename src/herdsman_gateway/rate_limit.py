@@ -64,6 +64,7 @@ class RateLimit:
         self.limiter = MovingWindowRateLimiter(storage)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI app: a request past its user's rate gets 429."""
         if scope["type"] != "http" or scope["path"] in UNCOUNTED_PATHS or scope["path"].startswith(UNCOUNTED_PREFIXES):
             await self.app(scope, receive, send)
             return

@@ -4,7 +4,7 @@ through ``mws`` give the same states, commands and retries, sync and async."""
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain.agents import create_agent
@@ -13,7 +13,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from herdsman.middleware.chain import ChainedMiddleware, compose
 from herdsman.models.scripted import ScriptedChatModel

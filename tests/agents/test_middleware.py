@@ -13,8 +13,8 @@ from herdsman.config import parse_config
 from herdsman.middleware.dangling_tool_calls import INTERRUPTED_RESULT, patch_dangling_tool_calls
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
 from herdsman.middleware.system_prompt import SystemPromptMiddleware
-from herdsman.models.resolver import ModelResolver
 from herdsman.middleware.title import clean_title, fallback_title
+from herdsman.models.resolver import ModelResolver
 from herdsman.models.scripted import ScriptedChatModel
 
 

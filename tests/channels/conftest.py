@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.channels.fake_server import serving
 from tests.channels.fake_bark import FakeBark
 from tests.channels.fake_dingtalk import FakeDingTalk
 from tests.channels.fake_discord import FakeDiscord
 from tests.channels.fake_feishu import FakeFeishu
+from tests.channels.fake_server import serving
 from tests.channels.fake_slack import FakeSlack
 from tests.channels.fake_telegram import FakeTelegram
 from tests.channels.fake_wecom import FakeWeCom

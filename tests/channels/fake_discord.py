@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import Request, WebSocket
@@ -36,7 +36,7 @@ BROKEN_CHANNEL = 666
 
 def now() -> str:
     """An ISO timestamp as Discord writes them."""
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class FakeDiscord(FakeServer):

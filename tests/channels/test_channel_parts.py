@@ -8,11 +8,11 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from herdsman.config import ConfigError, parse_config
+from herdsman.config.schema import WeComChannelConfig
 from herdsman_gateway.channels.base import InboundMessage
 from herdsman_gateway.channels.commands import parse_command
-from herdsman.config.schema import WeComChannelConfig
-from herdsman_gateway.channels.manager import redact
 from herdsman_gateway.channels.dispatcher import Dispatcher, final_answer, is_allowed, split_text
+from herdsman_gateway.channels.manager import redact
 from herdsman_gateway.channels.progress import Throttle, progress_lines
 from herdsman_gateway.channels.slack import slash_command_text
 from herdsman_gateway.channels.threads import ChatThreads

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import httpx
 
-from tests.channels.fake_dingtalk import FakeDingTalk, parameters as dingtalk_section
+from tests.channels.fake_dingtalk import FakeDingTalk
+from tests.channels.fake_dingtalk import parameters as dingtalk_section
 from tests.channels.fake_server import channel_row
 from tests.channels.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack, message_event, signed_headers
 from tests.channels.fake_telegram import TOKEN, FakeTelegram
-from tests.channels.fake_wecom import FakeWeCom, callback as wecom_callback, parameters as wecom_section
-from tests.channels.fake_whatsapp import FakeWhatsApp, parameters as whatsapp_section
+from tests.channels.fake_wecom import FakeWeCom
+from tests.channels.fake_wecom import callback as wecom_callback
+from tests.channels.fake_wecom import parameters as wecom_section
+from tests.channels.fake_whatsapp import FakeWhatsApp
+from tests.channels.fake_whatsapp import parameters as whatsapp_section
 from tests.gateway.gateway_support import running_gateway, scripted_model
 from tests.support import make_config
 

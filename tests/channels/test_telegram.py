@@ -15,7 +15,6 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from herdsman.models.scripted import ScriptedChatModel
-
 from tests.channels.fake_server import channel_config, channel_row
 from tests.channels.fake_telegram import BROKEN_CHAT, TOKEN, FakeTelegram
 from tests.gateway.gateway_support import HeldModel, RunningGateway, running_gateway

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import socket
 
-from herdsman.config import parse_config
 from herdsman.commands.check import check_base_url, check_config
+from herdsman.config import parse_config
 
 
 def test_unknown_model_class_and_missing_key() -> None:

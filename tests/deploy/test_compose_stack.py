@@ -118,7 +118,7 @@ def stack(tmp_path: Path, postgres_url: str, redis_url: str, engine: PodmanEngin
                 )
             )
             urls[name] = f"http://127.0.0.1:{port}"
-        for proc, url in zip(processes, urls.values()):
+        for proc, url in zip(processes, urls.values(), strict=False):
             for _ in range(600):  # /api/health answers without a key (at most ~30 s)
                 assert proc.poll() is None, f"the gateway exited: {proc.stderr.read()[-3000:]}"
                 try:

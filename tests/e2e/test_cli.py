@@ -357,9 +357,11 @@ def test_unset_variable_stops_run_with_its_name(tmp_path: Path) -> None:
 
 
 def test_threads_restore_lists_versions_and_brings_files_back(tmp_path: Path) -> None:
-    write = lambda name, text: {
-        "tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}", "content": text}}]
-    }  # noqa: E731
+    def write(name: str, text: str) -> dict:
+        return {
+            "tool_calls": [{"name": "write_file", "args": {"path": f"/mnt/user-data/outputs/{name}", "content": text}}]
+        }
+
     cfg = write_config(tmp_path, "versions", [write("a.txt", "one"), "wrote a"])
     assert run_cli("run", "first", "--thread", "v", "--config", str(cfg), cwd=tmp_path).returncode == 0
     cfg = write_config(tmp_path, "again", [write("a.txt", "two"), "wrote again"])

@@ -91,9 +91,9 @@ def garbage_reply() -> AIMessage:
 async def test_garbage_tool_call_is_re_asked_then_given_up(config) -> None:
     """Unparsable tool calls (invoke path): the model is told why and asked again, then the run ends cleanly."""
     from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
 
     from herdsman.agents.lead import create_lead_agent, run_config
-    from langgraph.checkpoint.memory import InMemorySaver
 
     model = ScriptedChatModel(responses=[garbage_reply(), garbage_reply(), garbage_reply(), "unused"])
     agent = create_lead_agent(config, model=model, checkpointer=InMemorySaver())

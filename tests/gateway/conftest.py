@@ -11,8 +11,8 @@ from langgraph_sdk import get_client
 
 from herdsman.config import HerdsmanConfig
 from tests.gateway.gateway_support import HeldModel, RunningGateway, ask_user, running_gateway, scripted_model
-from tests.support import make_config
 from tests.gateway.langgraph_compat import SUMMARY
+from tests.support import make_config
 
 
 @pytest.fixture

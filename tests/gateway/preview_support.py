@@ -3,8 +3,8 @@ a run waited for, and the check that a thread's server dies with the thread."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx

@@ -55,7 +55,7 @@ async def test_a_run_cancelled_at_any_moment_keeps_the_input(home) -> None:
             for delay in DELAYS_MS:
                 texts = [f"keep {delay} {i} {HOLD}" for i in range(RUNS_PER_DELAY)]
                 results = await asyncio.gather(*(cancel_after(sdk, delay, text) for text in texts))
-                for text, (tid, run_id, joined) in zip(texts, results):
+                for text, (tid, run_id, joined) in zip(texts, results, strict=False):
                     state = await sdk.threads.get_state(tid)
                     run = await sdk.runs.get(tid, run_id)
                     thread = await sdk.threads.get(tid)
@@ -85,7 +85,7 @@ async def test_a_run_streaming_events_keeps_its_input_too(client, delay) -> None
     results = await asyncio.gather(
         *(cancel_after(client, delay, text, stream_mode=["events", "messages-tuple"]) for text in texts)
     )
-    for text, (tid, _, joined) in zip(texts, results):
+    for text, (tid, _, joined) in zip(texts, results, strict=False):
         assert humans((await client.threads.get_state(tid))["values"]) == [text] == humans(joined)
 
 
@@ -179,7 +179,7 @@ async def test_runs_a_worker_process_executes_keep_their_input_when_cancelled_th
             for delay in DELAYS_MS:
                 texts = [f"keep {delay} {i}" for i in range(3)]
                 results = await asyncio.gather(*(cancel_after(sdk, delay, text) for text in texts))
-                for text, (tid, run_id, joined) in zip(texts, results):
+                for text, (tid, run_id, joined) in zip(texts, results, strict=False):
                     assert (await settled(sdk, tid, run_id))["status"] == "interrupted"
                     assert humans((await sdk.threads.get_state(tid))["values"]) == [text] == humans(joined), (
                         delay,

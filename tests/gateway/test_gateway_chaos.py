@@ -23,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import httpx
 import psycopg
@@ -172,7 +173,7 @@ class Clients:
         for index in range(RUNS_PER_THREAD):
             plan = Plan(thread, index)
             run_id = await (self.stream(thread_id, plan) if plan.streamed else self.create(thread_id, plan))
-            await self.call(plan.gateway, lambda sdk: sdk.runs.join(thread_id, run_id))
+            await self.call(plan.gateway, lambda sdk, run_id=run_id: sdk.runs.join(thread_id, run_id))
             run_ids.append(run_id)
             self.finished += 1
         return thread_id, run_ids
@@ -268,7 +269,7 @@ async def test_runs_survive_killed_workers_and_gateways(tmp_path: Path, gateway_
         for name in WORKERS:
             stack.start_worker(name)
         started = await asyncio.gather(*(asyncio.to_thread(stack.start_gateway, name) for name in GATEWAYS))
-        urls = dict(zip(GATEWAYS, started))
+        urls = dict(zip(GATEWAYS, started, strict=False))
         clients = Clients({name: sdk_client(url) for name, url in urls.items()})
         started = time.monotonic()
         killer = asyncio.create_task(chaos(stack, clients, gateway_database))

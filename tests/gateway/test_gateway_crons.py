@@ -5,7 +5,7 @@ two gateways on one database, deleted threads, bad input, and users kept apart."
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -112,7 +112,7 @@ async def test_a_refused_firing_is_recorded_as_an_error(gateway, client, model) 
 
 
 async def test_an_end_time_stops_the_schedule(gateway, client) -> None:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     cron = await client.crons.create(
         "lead_agent", schedule="*/5 * * * *", input=user_message("until"), end_time=now + timedelta(hours=1)
     )
@@ -283,7 +283,7 @@ async def test_two_gateways_on_one_database_fire_each_due_cron_once(home) -> Non
             both = await asyncio.gather(asyncio.to_thread(tick, one, when), asyncio.to_thread(tick, two, when))
             fired = [f["cron_id"] for made in both for f in made]
             assert sorted(fired) == sorted(c["cron_id"] for c in crons)  # each once, by one gateway or the other
-            for cron, thread_id in zip(crons, threads):
+            for cron, thread_id in zip(crons, threads, strict=False):
                 assert (await settled(sdk, cron["cron_id"]))["status"] == "success"
                 assert len(await firings(sdk, cron["cron_id"])) == 1
                 assert len(await sdk.runs.list(thread_id)) == 1

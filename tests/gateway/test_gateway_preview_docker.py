@@ -32,7 +32,6 @@ from tests.gateway.preview_support import (
 from tests.sandbox.podman_engine import PodmanEngine, engine_or_skip
 from tests.support import make_config
 
-
 respond = server_agent(lambda port: f"exec httpd -f -p 127.0.0.1:{port} -h {SITE}")
 
 

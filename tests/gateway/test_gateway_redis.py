@@ -113,7 +113,7 @@ async def test_clients_whose_shared_redis_read_drops_resume_where_they_were(two_
     tails = [await asyncio.wait_for(_rest(f), 30) for f in followers]
     full = [(p.id, p.event, p.data) for p in [p async for p in a.runs.join_stream(tid, run["run_id"])]]
     assert len(full) > 4
-    for head, tail in zip(heads, tails):
+    for head, tail in zip(heads, tails, strict=False):
         assert [(p.id, p.event, p.data) for p in head + tail] == full
 
 

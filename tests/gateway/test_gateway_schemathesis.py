@@ -17,7 +17,6 @@ from pathlib import Path
 from tests.gateway.gateway_support import running_gateway, scripted_model
 from tests.support import make_config
 
-
 #: Seconds schemathesis waits for a response. A thread's event stream (``GET /threads/{id}/stream``)
 #: stays open until the client leaves, so each generated request for a thread that exists waits
 #: this long (schemathesis counts no failure for it). Every other operation answers in well under a

@@ -76,7 +76,9 @@ async def test_legacy_messages_mode_sends_metadata_then_the_message_so_far(clien
     assert meta["metadata"]["langgraph_node"] == "model"
     partial = [p.data[0] for p in parts if p.event == "messages/partial"]
     assert len(partial) > 1 and {m["id"] for m in partial} == {msg_id}
-    assert all(a["content"] and b["content"].startswith(a["content"]) for a, b in zip(partial, partial[1:]))
+    assert all(
+        a["content"] and b["content"].startswith(a["content"]) for a, b in zip(partial, partial[1:], strict=False)
+    )
     assert partial[-1]["content"] == "echo: hello there friend, a longer line" and partial[-1]["type"] == "ai"
     assert "messages/complete" not in names and "end" not in names
 

@@ -63,7 +63,7 @@ async def test_history_and_branch_from_a_checkpoint(client) -> None:
         == (await client.threads.get_state(tid))["checkpoint"]["checkpoint_id"]
     )
     # Newest first, each state's parent is the next one in the list.
-    for newer, older in zip(history, history[1:]):
+    for newer, older in zip(history, history[1:], strict=False):
         assert newer["parent_checkpoint"]["checkpoint_id"] == older["checkpoint"]["checkpoint_id"]
     end_of_first = next(s for s in history if len(s["values"].get("messages", [])) == 2 and not s["next"])
     at = await client.threads.get_state(tid, checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"])

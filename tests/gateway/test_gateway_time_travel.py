@@ -32,7 +32,7 @@ async def test_a_run_from_each_checkpoint_sees_that_checkpoints_files(client, co
     first = await checkpoint_after(client, tid, "a.txt")  # the newest such: 'changed'
     states = await client.threads.get_history(tid, limit=100)
     ends = [s["checkpoint"]["checkpoint_id"] for s in states if not s["next"] and s["values"].get("messages")]
-    after_run = dict(zip(("third", "second", "first"), ends[:3]))
+    after_run = dict(zip(("third", "second", "first"), ends[:3], strict=False))
     assert after_run["third"] == first
 
     # each end of a run, replayed: exactly the files that run left

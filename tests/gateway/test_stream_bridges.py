@@ -66,9 +66,9 @@ async def test_the_memory_bridge_keeps_a_run_within_its_byte_budget() -> None:
     await bridge.finish(run_id)
     kept = await _collect(bridge, run_id)
     assert 5 <= len(kept) <= 11 and kept[-1].event == END_EVENT
-    assert [e.data.startswith(f'{{"n": {n},') for n, e in zip(range(50 - len(kept) + 1, 50), kept)] == [True] * (
-        len(kept) - 1
-    )
+    assert [e.data.startswith(f'{{"n": {n},') for n, e in zip(range(50 - len(kept) + 1, 50), kept, strict=False)] == [
+        True
+    ] * (len(kept) - 1)
     await bridge.close()
 
 

@@ -339,8 +339,8 @@ def test_chinese_words_of_intent(intent: str, text: str, expected: str) -> None:
 
 
 def test_chinese_questions_counts_and_file_topics() -> None:
-    from herdsman.middleware.intent_words import counted_unit, files_topic, zh_question
     from herdsman.middleware.completion_rules import count_command
+    from herdsman.middleware.intent_words import counted_unit, files_topic, zh_question
 
     assert zh_question("app.log 里有多少行错误") and zh_question("这个目录存在吗")
     assert not zh_question("统计行数并保存到 /mnt/user-data/outputs/n.txt")  # a file to make: a task

@@ -576,7 +576,7 @@ def test_a_call_being_written_goes_out_as_growing_drafts_then_whole(stub, modes)
     drafts, final = _drafts_in_a_graph(model, "Weather in Paris?", modes)
     texts = [d["text"] for d in drafts]
     assert len(texts) > 5 and all(d["type"] == "tool_call_draft" and d["index"] == 0 for d in drafts)
-    assert all(a != b and b.startswith(a) for a, b in zip(texts, texts[1:]))  # it grows, never repeats
+    assert all(a != b and b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))  # it grows, never repeats
     assert texts[-1].startswith('{"name": "get_weather", "arguments": {"city": "Paris')
     assert drafts[-1]["name"] == "get_weather" and drafts[0]["name"] is None
     assert not any("Let me check" in t or "tool_call>" in t for t in texts)  # the call only, no tags

@@ -20,7 +20,7 @@ from herdsman.memory.store import MemoryStore, facts_namespace, user_label
 from tests.memory.test_memory_cli import seed
 from tests.support import run_cli_here
 
-NOW = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
 
 def days_ago(n: int) -> str:

@@ -366,7 +366,7 @@ def test_history_purge_and_retention_stay_within_one_user_on_real_stores(kind: s
         }
         for user in ("anna", "ann.b"):
             assert len(graph.relations(user)) == 2 and len(memory.facts(user)) == 1, user
-        far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=40)
+        far = dt.datetime.now(dt.UTC) + dt.timedelta(days=40)
         assert sweep(memory, MemoryConfig(retention_days={"graph": 30}), now=far) > 0
         for user in ("anna", "ann.b"):
             assert graph.relations(user) == [] and graph.entities(user) == [] and len(memory.facts(user)) == 1

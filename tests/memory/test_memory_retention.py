@@ -19,7 +19,7 @@ from herdsman.memory.graph_schema import ExtractedRelation
 from herdsman.memory.retention import sweep
 from herdsman.memory.store import MemoryStore, facts_namespace, user_label
 
-NOW = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
 
 def days_ago(n: int) -> str:
@@ -122,7 +122,7 @@ def test_no_kind_of_record_outlives_its_retention_on_the_real_stores(kind: str, 
         graph.put_relation("ann", ExtractedRelation(**AWS), Origin("updater", "t-0"))
         graph.put_relation("ann", ExtractedRelation(**GCP), Origin("updater", "t-0"))  # AWS becomes history
         queue.enqueue("t-old", "ann", [{"role": "user", "content": "We deploy Atlas on Fridays."}])
-        far = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=40)  # everything above is 40 days old then
+        far = dt.datetime.now(dt.UTC) + dt.timedelta(days=40)  # everything above is 40 days old then
         young = (far - dt.timedelta(days=1)).isoformat(timespec="seconds")
         fresh = replace(Fact.new("Ann reviews code on Mondays", "behavior"), created_at=young, updated_at=young)
         raw.put(facts_namespace("ann"), fresh.id, fresh.to_value())
@@ -183,7 +183,7 @@ async def test_what_is_past_retention_is_never_injected_or_found_even_before_the
     )
     service = MemoryService.open(config, store=InMemoryStore())
     store = service.store
-    age = (dt.datetime.now(dt.timezone.utc) - NOW).days + 400  # 400 days old today
+    age = (dt.datetime.now(dt.UTC) - NOW).days + 400  # 400 days old today
     aged_fact(store, "default", "Ann deploys Atlas on Fridays", "behavior", age)
     store.put("default", Fact.new("Ann deploys Atlas on Mondays now", "behavior"))
     aged_relation(store, "default", "Atlas", "Heroku", age)

@@ -39,7 +39,7 @@ def test_drafts_are_sent_at_most_every_interval_and_only_when_changed():
     sent, now = [], [0]
     drafts = CallDrafts(writer=sent.append, interval=5, clock=lambda: now[0])
     held = "<tool_call>\n{"
-    for step in range(20):  # a piece each tick, a draft every 5 ticks at most
+    for _step in range(20):  # a piece each tick, a draft every 5 ticks at most
         held += "a"
         drafts.see(held)
         now[0] += 1

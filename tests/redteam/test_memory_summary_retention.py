@@ -17,7 +17,7 @@ from herdsman.memory.audit import records
 from herdsman.memory.retention import sweep
 from herdsman.memory.store import MemoryStore, profile_namespace, user_label
 
-NOW = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
 
 def test_an_old_summary_is_swept_and_a_recent_one_stays() -> None:

@@ -34,7 +34,6 @@ from herdsman.config.schema import HerdsmanConfig, SnapshotsConfig
 from herdsman.sandbox import LocalSandboxProvider
 from herdsman.sandbox.bwrap import bwrap_status
 from herdsman.sandbox.history import FileHistory
-
 from tests.redteam.test_jail_bwrap import NOBODY, ROOT, _python_for_nobody, _skip_unless_readable
 
 MIB = 1024 * 1024

@@ -19,7 +19,6 @@ from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model,
 from tests.gateway.redis_service import redis_process
 from tests.support import make_config
 
-
 # redis-py's reconnects made quicker (about 1 s in all, at most 2 s, not about 6 s): the outage
 # below still outlasts them, as a long one does, in a third of the time.
 RETRY_CAP_SECONDS = 0.2

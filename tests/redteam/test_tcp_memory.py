@@ -17,8 +17,8 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 

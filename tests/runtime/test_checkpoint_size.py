@@ -28,7 +28,7 @@ async def _measure(config) -> tuple[int, int, int, int]:
         app = graph.compile(checkpointer=saver)
         try:
             for thread, turns in (("a", 2), ("b", 1)):
-                for turn in range(turns):
+                for _turn in range(turns):
                     text = secrets.token_urlsafe(75 * KB)  # 100 KiB that does not compress (PostgreSQL's TOAST would)
                     await app.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread}})
             return (await head_checkpoint_bytes(saver, "a"), await thread_checkpoint_bytes(saver, "a"),

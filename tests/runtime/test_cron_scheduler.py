@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AsyncExitStack
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -15,7 +15,7 @@ from herdsman.runtime.cron_scheduler import CronScheduler
 from herdsman.runtime.cron_store import open_cron_store
 from tests.support import make_config
 
-NOW = datetime(2030, 3, 10, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2030, 3, 10, 12, 0, tzinfo=UTC)
 
 
 def test_schedules_are_checked_and_planned() -> None:
@@ -25,10 +25,10 @@ def test_schedules_are_checked_and_planned() -> None:
             check_schedule(bad)
     with pytest.raises(ScheduleError, match="IANA"):
         check_timezone("Nowhere/City")
-    assert next_fire("0 9 * * *", NOW) == datetime(2030, 3, 11, 9, 0, tzinfo=timezone.utc)
-    assert next_fire("0 9 * * *", NOW, "America/New_York") == datetime(2030, 3, 10, 13, 0, tzinfo=timezone.utc)  # EDT
+    assert next_fire("0 9 * * *", NOW) == datetime(2030, 3, 11, 9, 0, tzinfo=UTC)
+    assert next_fire("0 9 * * *", NOW, "America/New_York") == datetime(2030, 3, 10, 13, 0, tzinfo=UTC)  # EDT
     assert next_fire("0 9 * * *", NOW, end_time=NOW + timedelta(hours=1)) is None
-    assert parse_time("2030-01-01T00:00:00") == datetime(2030, 1, 1, tzinfo=timezone.utc)
+    assert parse_time("2030-01-01T00:00:00") == datetime(2030, 1, 1, tzinfo=UTC)
 
 
 async def _stores(home, count: int):

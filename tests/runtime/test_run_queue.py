@@ -128,8 +128,10 @@ async def test_two_processes_admitting_at_once_never_pass_the_limits_together(qu
     now = time.time()
     queued_only = Admission(max_queued=7, max_queued_per_user=4, worker="", hold=False)
     runs = [new_run(f"r{n:02d}", f"t{n}", "ana" if n < 10 else "bo", lease_until=now + 30) for n in range(20)]
-    decisions = await asyncio.gather(*(queue.admit(run, queued_only, now) for queue, run in zip([one, two] * 10, runs)))
-    admitted = [run for run, decision in zip(runs, decisions) if decision.verdict == "wait"]
+    decisions = await asyncio.gather(
+        *(queue.admit(run, queued_only, now) for queue, run in zip([one, two] * 10, runs, strict=False))
+    )
+    admitted = [run for run, decision in zip(runs, decisions, strict=False) if decision.verdict == "wait"]
     assert len(admitted) == 7, [d.verdict for d in decisions]
     users = [run.user_id for run in admitted]
     assert users.count("ana") <= 4 and users.count("bo") <= 4

@@ -188,7 +188,7 @@ class PortForwardServer:
 
         self.calls: list[tuple[str, str, int]] = []
         self._server = serve(self._handle, "127.0.0.1", 0, subprotocols=[Subprotocol("v4.channel.k8s.io")])
-        self.url = "http://127.0.0.1:%d" % self._server.socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self._server.socket.getsockname()[1]}"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def _handle(self, ws: Any) -> None:

@@ -340,8 +340,9 @@ def test_the_reaper_removes_idle_containers_by_itself(docker_config) -> None:
 
 def test_listing_survives_a_container_removed_mid_list(provider: DockerSandboxProvider, monkeypatch) -> None:
     """The engine answers 'no such container' when one is reaped between its list and inspection."""
-    import docker
     from docker.models.containers import ContainerCollection
+
+    import docker
 
     provider.acquire("t1").execute("true")
     real_list = ContainerCollection.list

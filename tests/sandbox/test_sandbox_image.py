@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import docker
 import pytest
 
+import docker
 from herdsman.sandbox.image import build_image, default_context, main
 from tests.sandbox.podman_engine import EngineUnavailable, PodmanEngine, shared_engine
 

@@ -23,6 +23,7 @@ from kubernetes.client.rest import ApiException
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.sandbox import Sandbox, SandboxProvider
+from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.kubernetes import (
     KubernetesError,
     KubernetesSandboxProvider,
@@ -31,11 +32,10 @@ from herdsman.sandbox.kubernetes import (
     pod_manifest,
     thread_label,
 )
-from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.kubernetes_exec import exit_code_of
 from herdsman.sandbox.kubernetes_ports import WebsocketPortForwarder
-from herdsman.sandbox.process import marked_pids
 from herdsman.sandbox.limits import Limits
+from herdsman.sandbox.process import marked_pids
 from tests.sandbox.kube_emulator import EmulatedCluster, HostExecOpener, PortForwardServer
 
 NAMESPACE = "sandboxes"

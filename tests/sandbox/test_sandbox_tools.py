@@ -346,7 +346,7 @@ def test_no_host_path_in_any_tool_output(call, ws: Path, tmp_path: Path) -> None
 class ToolCallingFakeModel(GenericFakeChatModel):
     """A fake chat model that accepts bind_tools, for create_agent."""
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> "ToolCallingFakeModel":
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ToolCallingFakeModel:
         return self
 
 

@@ -165,10 +165,11 @@ async def test_skills_off_in_config(home: Path, audit_skills: Path) -> None:
 
 async def test_skill_stays_active_when_its_message_was_summarized_away(home: Path, audit_skills: Path) -> None:
     """The activation is kept in the state, so folding the user's message into a summary keeps it."""
-    from herdsman.middleware.skill_activation import SkillActivationMiddleware
-    from herdsman.skills import load_skills
     from langchain.agents.middleware import ModelRequest, ModelResponse
     from langchain_core.messages import AIMessage, SystemMessage
+
+    from herdsman.middleware.skill_activation import SkillActivationMiddleware
+    from herdsman.skills import load_skills
 
     mw = SkillActivationMiddleware(load_skills(audit_skills, environ={}).skills)
     user = HumanMessage("/audit go", id="m1")

@@ -139,15 +139,16 @@ async def test_queue_under_a_limit_of_three(home: Path) -> None:
 async def test_per_run_concurrency_from_run_config(home: Path) -> None:
     config = config_for(home, max_concurrent=10)
     lead = lead_model([task(f"p{i}", f"p{i}") for i in range(4)], "done")
-    from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.agents.lead import create_lead_agent, run_config
 
     agent = create_lead_agent(
         config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker(0.05)}
     )
     cfg = run_config(config, "per-run", max_concurrent_subagents=1)
     events = []
-    async for mode, chunk in agent.astream({"messages": [HumanMessage("go")]}, cfg, stream_mode=["custom"]):
+    async for _mode, chunk in agent.astream({"messages": [HumanMessage("go")]}, cfg, stream_mode=["custom"]):
         events.append(TaskEvent(chunk["type"], chunk))
     assert peak_running(events) == 1
 
@@ -209,9 +210,10 @@ async def test_each_invocation_has_its_own_run_scope(home: Path) -> None:
     """The lead graph invoked directly, without a context: each invocation gets a fresh scope
     (the cap of one sub-agent is not spent by the one before on the same thread); a scope passed
     in the context is the one the run uses."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
     from herdsman.agents.lead import create_lead_agent, run_config
     from herdsman.middleware.run_scope import open_scope, with_scope
-    from langgraph.checkpoint.memory import InMemorySaver
 
     config = config_for(home, max_per_run=1)
     lead = lead_model([task("a", "first")], "ok", [task("b", "second")], "ok", [task("c", "third")], "ok")
@@ -235,8 +237,9 @@ async def test_tools_take_a_run_context_without_pydantic_warnings(home: Path) ->
     tools without pydantic warning that it is not None (a bare ``ToolRuntime`` types it None)."""
     import warnings
 
-    from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.agents.lead import create_lead_agent, run_config
 
     config = config_for(home)
     write = {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/lead.txt", "content": "x"}}
@@ -421,8 +424,9 @@ async def test_nesting_allowed_by_depth(home: Path) -> None:
 async def test_streams_under_tool_call_namespaces(home: Path) -> None:
     config = config_for(home)
     lead = lead_model([task("one", "a", id="call_one"), task("two", "b", id="call_two")], "ok")
-    from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.agents.lead import create_lead_agent, run_config
 
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": worker()})
     namespaces = set()
@@ -451,8 +455,9 @@ async def test_a_long_model_call_reports_its_tokens_as_they_stream(home: Path, m
     config = config_for(home)
     lead = lead_model([task("essay", "write", id="call_essay")], "ok")
     writer = ScriptedChatModel(responses=["word " * 40], stream_chunk_chars=20)
-    from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.agents.lead import create_lead_agent, run_config
 
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": writer})
     custom = [
@@ -493,8 +498,9 @@ async def test_a_call_written_whole_at_the_end_reports_its_drafts(home: Path, mo
         stream_chunk_chars=12,
         stream_call_drafts=True,
     )
-    from herdsman.agents.lead import create_lead_agent, run_config
     from langgraph.checkpoint.memory import InMemorySaver
+
+    from herdsman.agents.lead import create_lead_agent, run_config
 
     agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver(), model_overrides={"worker": sub})
     custom = [
@@ -506,7 +512,7 @@ async def test_a_call_written_whole_at_the_end_reports_its_drafts(home: Path, mo
     writing = [c for c in custom if c["type"] == "task_generating" and c.get("writing")]
     assert len(writing) > 3 and {c["writing"] for c in writing} == {"write_file"}
     assert (
-        all(b["tokens"] >= a["tokens"] for a, b in zip(writing, writing[1:]))
+        all(b["tokens"] >= a["tokens"] for a, b in zip(writing, writing[1:], strict=False))
         and writing[-1]["tokens"] > writing[0]["tokens"]
     )
     assert all(c["task_id"] == "call_notes" and c["step"] == 1 for c in writing)
@@ -584,12 +590,12 @@ def test_cli_shows_each_subagent_live(tmp_path: Path) -> None:
 
 
 async def test_subagents_read_memory_but_cannot_write_it(home: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
 
     from herdsman.agents.lead import create_lead_agent, run_config
     from herdsman.memory.facts import Fact
     from herdsman.memory.service import MemoryService
-    from langgraph.checkpoint.memory import InMemorySaver
 
     config = make_config(
         home,

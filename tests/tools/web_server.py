@@ -184,7 +184,7 @@ class WebServer:
     def requests(self) -> list:
         return self.httpd.requests  # type: ignore[attr-defined]
 
-    def __enter__(self) -> "WebServer":
+    def __enter__(self) -> WebServer:
         self.thread.start()
         return self
 

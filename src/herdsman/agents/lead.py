@@ -208,7 +208,7 @@ def delegation_runner(
         )
         for d in range(1, config.subagents.max_depth + 1)
     ]
-    for parent, child in zip(runners, runners[1:]):
+    for parent, child in zip(runners, runners[1:], strict=False):
         parent.extra_tools = make_task_tools(child)
     return runners[0]
 

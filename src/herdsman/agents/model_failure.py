@@ -58,6 +58,7 @@ class ModelFailureRetry(ModelRetryMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
+        """Call the model; a failure is retried, then becomes an honest reply (module docstring)."""
         token = _language.set(turn_language(request.messages))
         try:
             return super().wrap_model_call(request, handler)
@@ -67,6 +68,7 @@ class ModelFailureRetry(ModelRetryMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | AIMessage:
+        """Async twin of :meth:`wrap_model_call`."""
         token = _language.set(turn_language(request.messages))
         try:
             return await super().awrap_model_call(request, handler)

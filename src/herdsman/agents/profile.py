@@ -23,7 +23,8 @@ from typing import Any
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.middleware.agent_profile import INSTRUCTIONS, MAX_STEPS, SKILLS, SUBAGENT_TYPES, TOOLS
-from herdsman.middleware.model_selection import CONFIG_KEY as MODEL, model_names
+from herdsman.middleware.model_selection import CONFIG_KEY as MODEL
+from herdsman.middleware.model_selection import model_names
 from herdsman.skills.catalog import agent_skills
 from herdsman.subagents.types import subagent_types
 

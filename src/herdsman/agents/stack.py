@@ -48,9 +48,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain.agents.middleware import (
-    InterruptOnConfig,
     AgentMiddleware,
     HumanInTheLoopMiddleware,
+    InterruptOnConfig,
     TodoListMiddleware,
     ToolCallLimitMiddleware,
 )

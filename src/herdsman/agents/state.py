@@ -7,10 +7,9 @@ ones clients read directly.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentState
-from typing_extensions import NotRequired
 
 from herdsman.models.usage import merge_usage
 

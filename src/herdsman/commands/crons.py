@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AsyncExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -109,7 +109,7 @@ def crons_create(
     config: ConfigOpt = None,
 ) -> None:
     """Schedule a run of the lead agent with MESSAGE; the gateway fires it."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     try:
         fields: dict[str, Any] = {"schedule": check_schedule(schedule), "timezone": check_timezone(tz)}
         end = parse_time(end_time)

@@ -12,10 +12,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from herdsman.terminal_text import escape
 from rich.table import Table
 
 from herdsman.commands.options import ConfigOpt, load_or_exit
+from herdsman.terminal_text import escape
 
 mcp_app = typer.Typer(help="MCP servers: their state and tools.", no_args_is_help=True)
 console = Console()

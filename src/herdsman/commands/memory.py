@@ -15,20 +15,20 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from herdsman.terminal_text import escape
 from rich.table import Table
 
 from herdsman.commands.options import ConfigOpt, load_or_exit
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
 from herdsman.memory.audit import Origin, records
+from herdsman.memory.backend import MemoryStoreError, close_store, memory_db_path, open_store
 from herdsman.memory.facts import CATEGORIES
 from herdsman.memory.governance import EditRefused, correct_relation, end_relation, export_user, graph_json, purge_user
 from herdsman.memory.graph import GraphStore
-from herdsman.memory.recall import GraphView, describe, relation_line
 from herdsman.memory.queue import UpdateQueue
+from herdsman.memory.recall import GraphView, describe, relation_line
 from herdsman.memory.retention import scheduled, sweep
 from herdsman.memory.store import MemoryStore, user_label
+from herdsman.terminal_text import escape
 
 CLI = Origin("cli")
 

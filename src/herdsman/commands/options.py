@@ -11,9 +11,9 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from herdsman.terminal_text import escape
 
 from herdsman.config.loader import ConfigError, LoadedConfig, load_config
+from herdsman.terminal_text import escape
 
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="Path to config.yaml.")]
 

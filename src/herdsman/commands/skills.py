@@ -13,7 +13,6 @@ from typing import Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
-from herdsman.terminal_text import escape
 from rich.table import Table
 
 from herdsman.commands.options import ConfigOpt, load_or_exit
@@ -26,6 +25,7 @@ from herdsman.skills.parse import parse_skill_file
 from herdsman.skills.scaffold import new_skill
 from herdsman.skills.secrets import SecretError, SkillSecrets, declared
 from herdsman.skills.switches import SkillSwitches, disabled_skills
+from herdsman.terminal_text import escape
 
 skills_app = typer.Typer(
     help="List, show, validate, create, enable, disable, install and export skills; set their secrets.",

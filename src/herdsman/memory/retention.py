@@ -118,7 +118,7 @@ def expire_pending(queue: UpdateQueue, config: MemoryConfig, now: dt.datetime | 
     days = config.retention_for("pending")
     if not days:
         return 0
-    before = (now or dt.datetime.now(dt.timezone.utc)) - dt.timedelta(days=days)
+    before = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)
     dropped = queue.expire(before.timestamp())
     if dropped:
         log.info("memory_pending_expired", threads=dropped, days=days)

@@ -20,7 +20,6 @@ from herdsman.memory.queue import UpdateQueue
 from herdsman.memory.store import MemoryStore
 from herdsman.memory.updater import MemoryUpdater, MemoryWorker
 
-
 FLUSH_HORIZON = 365 * 24 * 3600.0  # "due by then": every queued update, whatever its debounce
 
 
@@ -54,7 +53,7 @@ class MemoryService:
     @classmethod
     def open(
         cls, config: HerdsmanConfig, model: BaseChatModel | None = None, store: BaseStore | None = None
-    ) -> "MemoryService":
+    ) -> MemoryService:
         """Open the configured store (unless ``store`` is given) and the queue next to it.
 
         ``model`` is the memory model; without it, queued updates wait (``herdsman memory flush``).
@@ -80,7 +79,7 @@ class MemoryService:
             self.worker.stop()  # its debounce sleep would only delay what we do now
         try:
             return await asyncio.wait_for(self.updater.arun_pending(now=time.time() + FLUSH_HORIZON), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return 0
 
     def close(self) -> None:

@@ -182,7 +182,7 @@ class MemoryStore:
         facts = self.facts(user_id)
         dropped: list[str] = []
         if retention_days:
-            cutoff = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=retention_days)).isoformat()
+            cutoff = (dt.datetime.now(dt.UTC) - dt.timedelta(days=retention_days)).isoformat()
             dropped += [f.id for f in facts if f.updated_at and f.updated_at < cutoff]
         keep = [f for f in facts if f.id not in dropped]
         if len(keep) > max_facts:

@@ -27,11 +27,10 @@ from herdsman.memory.extraction import MemoryUpdate, build_prompt, filter_facts,
 from herdsman.memory.facts import Fact, fact_id
 from herdsman.memory.graph import GraphStore
 from herdsman.memory.grounding import STATED, grounded_relations
-from herdsman.memory.store import user_label
-from herdsman.memory.support import unsupported
 from herdsman.memory.queue import PendingUpdate, QueueClosedError, UpdateQueue
 from herdsman.memory.retention import apply_retention
-from herdsman.memory.store import MemoryStore
+from herdsman.memory.store import MemoryStore, user_label
+from herdsman.memory.support import unsupported
 
 log = get_logger(__name__)
 

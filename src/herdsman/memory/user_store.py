@@ -211,7 +211,7 @@ class UserStore:
         for name in ("created_at", "updated_at"):  # SQLite keeps UTC without saying so
             stamp = getattr(item, name)
             if stamp.tzinfo is None:
-                data[name] = stamp.replace(tzinfo=dt.timezone.utc).isoformat()
+                data[name] = stamp.replace(tzinfo=dt.UTC).isoformat()
         return data
 
     # -- items ------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ class UserStore:
         if query:
             found = found[:SCAN_LIMIT]
             scores, method = relevance(query, [item_text(item.value) for item in found], self.embedding_model)
-            for item, score in zip(found, scores):
+            for item, score in zip(found, scores, strict=False):
                 item.score = float(score)
             found.sort(key=lambda item: item.score or 0.0, reverse=True)  # stable: newest first among equals
         return [self.public_item(item) for item in found[offset : offset + limit]], method

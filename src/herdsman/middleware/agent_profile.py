@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.tool_gate import ToolGateMiddleware

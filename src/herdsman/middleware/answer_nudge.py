@@ -11,6 +11,7 @@ tasks ("fix", "create", "rename") get no note, so multi-step work is not cut sho
 from __future__ import annotations
 
 import re
+
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage, ToolMessage
 
@@ -43,6 +44,7 @@ class AnswerNudgeMiddleware(RequestRewriteMiddleware):
     """Add :data:`NUDGE` to the model's view after a successful tool result for a question."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
+        """The request with :data:`NUDGE` after the last tool result, when it answers a question."""
         messages = request.messages
         if not messages or not isinstance(messages[-1], ToolMessage) or messages[-1].status == "error":
             return request

@@ -130,7 +130,7 @@ def compose(middlewares: Sequence[AgentMiddleware]) -> list[AgentMiddleware]:
             carriers.extend(
                 _Carrier(s)
                 for s in run
-                if s.state_schema is not getattr(AgentMiddleware, "state_schema") or getattr(s, "tools", None)
+                if s.state_schema is not getattr(AgentMiddleware, "state_schema") or getattr(s, "tools", None)  # noqa: B009  # mypy reads the class attribute as an instance variable
             )
         run.clear()
 

@@ -68,13 +68,12 @@ import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentState, ModelRequest, hook_config
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from typing_extensions import NotRequired
 
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
@@ -97,7 +96,9 @@ from herdsman.middleware.completion_rules import (
     NUMBER,
     SOURCE_SUFFIXES,
     change_targets,
+    command_outcome,
     count_command,
+    denied_but_shown,
     failed,
     failure_detail,
     fenced_code,
@@ -109,8 +110,6 @@ from herdsman.middleware.completion_rules import (
     numbers_in,
     one_liner_tip,
     output_folders,
-    command_outcome,
-    denied_but_shown,
     request_command,
     request_paths,
     shown_numbers,
@@ -142,7 +141,6 @@ from herdsman.middleware.language import language_of
 from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.read_before_write import edit_refused
 from herdsman.middleware.reply_language import wrong_language
-from herdsman.middleware.user_words import turn_language
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command, shown_file
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
@@ -155,11 +153,12 @@ from herdsman.middleware.turn import (
     this_run,
     tool_names,
 )
-from herdsman.sandbox.base import OUTPUTS, UPLOADS, HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
-from herdsman.skills.activation import active_skill
-from herdsman.skills.model import Skill
+from herdsman.middleware.user_words import turn_language
+from herdsman.sandbox.base import OUTPUTS, UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import parse_error
+from herdsman.skills.activation import active_skill
+from herdsman.skills.model import Skill
 
 log = get_logger(__name__)
 

@@ -20,13 +20,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.sandbox.tools import sent_to_background
 from herdsman.middleware.command_sense import binary_file
-from herdsman.middleware.completion_rules import failed, is_value, numbers_in
 from herdsman.middleware.completion_plan import read_first
+from herdsman.middleware.completion_rules import failed, is_value, numbers_in
 from herdsman.middleware.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
 from herdsman.middleware.intent_words import says
-
+from herdsman.sandbox.tools import sent_to_background
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
 _PAIR = re.compile(

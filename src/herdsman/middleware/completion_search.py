@@ -24,7 +24,6 @@ from herdsman.middleware.intent_words import says
 from herdsman.middleware.turn import is_harness
 from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
 
-
 _COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
 
 

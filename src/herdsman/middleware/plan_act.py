@@ -42,15 +42,16 @@ import hashlib
 import re
 import uuid
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 from pydantic import ValidationError
-from typing_extensions import NotRequired
 
+from herdsman.logs import get_logger
+from herdsman.middleware.forced_call import final_reply, forced_arguments
 from herdsman.middleware.plan_state import (
     MAX_STEPS,
     PLAN_TOOL,
@@ -60,9 +61,9 @@ from herdsman.middleware.plan_state import (
     Plan,
     PlannedSteps,
     StepVerdict,
+    by_reply,
     close_open,
     current_index,
-    by_reply,
     finding,
     implied_done,
     is_active,
@@ -75,11 +76,9 @@ from herdsman.middleware.plan_state import (
     tool_spec,
     view,
 )
-from herdsman.logs import get_logger
-from herdsman.middleware.forced_call import final_reply, forced_arguments
 from herdsman.middleware.step_limit import stop_reason
 from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run
-from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider, USER_DATA_ROOT
+from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 
 log = get_logger(__name__)

@@ -38,13 +38,12 @@ import operator
 import shlex
 import stat
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from herdsman import pools
 from herdsman.middleware.turn import holds_nothing

@@ -34,7 +34,6 @@ from typing_extensions import TypedDict
 from herdsman.config.schema import SubagentsConfig
 from herdsman.models.usage import TokenBudget
 
-
 RUN_SCOPE = "run_scope"  # the key of the run's scope in its runtime context
 
 

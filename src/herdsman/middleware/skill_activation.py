@@ -21,7 +21,7 @@ call; the activation is recorded in the state (``active_skill``) only when it ch
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from langchain.agents.middleware import (
     AgentState,
@@ -32,7 +32,6 @@ from langchain.agents.middleware import (
 from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from herdsman.middleware.skill_ranking import SkillRanker, candidates_note
 from herdsman.middleware.tool_gate import ToolGateMiddleware

@@ -7,12 +7,11 @@ and only while the thread has no title.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
-from typing_extensions import NotRequired
 
 from herdsman.logs import get_logger
 

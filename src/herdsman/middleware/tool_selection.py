@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
+
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.turn import about_files, request_text, this_run, tool_name, used_tools
 
@@ -66,6 +67,7 @@ class ToolSelectionMiddleware(RequestRewriteMiddleware):
     request about files a tool call (see the module docstring)."""
 
     def rewrite(self, request: ModelRequest) -> ModelRequest:
+        """The request with its tools narrowed, and its first call forced when it is about files."""
         names = [tool_name(t) for t in request.tools]
         text = request_text(request.messages)
         keep = select_tools(names, text, used_tools(request.messages))

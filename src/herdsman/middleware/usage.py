@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.model_selection import requested_model

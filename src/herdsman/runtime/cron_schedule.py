@@ -7,7 +7,7 @@ time here is an aware ``datetime``; what is stored and shown is its ISO-8601 tex
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -55,23 +55,23 @@ def parse_time(value: str | datetime | None, field: str = "end_time") -> datetim
                 f'{field} {value!r} is not an ISO-8601 time; send e.g. "2030-01-01T00:00:00Z"'
             ) from None
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def iso(moment: datetime | None) -> str | None:
     """The stored and shown form of a time: ISO-8601 in UTC, to the microsecond (sorts as text)."""
     if moment is None:
         return None
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def next_fire(
     schedule: str, after: datetime, tz: str | None = None, end_time: datetime | None = None
 ) -> datetime | None:
     """The first time strictly after ``after`` that ``schedule`` fires, in UTC; None past ``end_time``."""
-    base = after.astimezone(ZoneInfo(tz)) if tz else after.astimezone(timezone.utc)
-    moment = croniter(schedule, base).get_next(datetime).astimezone(timezone.utc)
+    base = after.astimezone(ZoneInfo(tz)) if tz else after.astimezone(UTC)
+    moment = croniter(schedule, base).get_next(datetime).astimezone(UTC)
     if end_time is not None and moment > end_time:
         return None
     return moment

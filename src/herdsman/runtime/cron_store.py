@@ -27,11 +27,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.checkpointer import postgres_missing
 from herdsman.postgres_pool import open_async_pool
 from herdsman.postgres_setup import setup_lock
-from herdsman.runtime.record_store import gateway_db_path
+from herdsman.runtime.checkpointer import postgres_missing
 from herdsman.runtime.cron_schedule import iso, next_fire, parse_time
+from herdsman.runtime.record_store import gateway_db_path
 
 SCAN_LIMIT = 100_000
 SORT_KEYS = ("cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time")
@@ -366,7 +366,7 @@ class CronStore:
             (cron_id, limit),
         )
         names = [c.strip() for c in FIRING_COLUMNS.split(",")]
-        return [dict(zip(names, row)) for row in rows]
+        return [dict(zip(names, row, strict=False)) for row in rows]
 
 
 @asynccontextmanager

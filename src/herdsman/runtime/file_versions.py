@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -149,7 +149,7 @@ class FileVersions:
                     "version": root,
                     "kept": root is not None,
                     "message_id": message_id,
-                    "created_at": datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="seconds"),
+                    "created_at": datetime.fromtimestamp(created, UTC).isoformat(timespec="seconds"),
                     "changes": changes or {"added": [], "removed": [], "changed": []},
                 }
             )

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
 from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.runnables import RunnableConfig
 from langgraph.constants import END
 from langgraph.graph.state import CompiledStateGraph
 

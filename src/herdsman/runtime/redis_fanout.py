@@ -28,14 +28,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections import deque
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from herdsman.logs import get_logger
-
 
 log = get_logger(__name__)
 

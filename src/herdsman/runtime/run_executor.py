@@ -145,6 +145,7 @@ class RunExecutor:
             )
 
     async def publish(self, run: Run, event: str, data: Any) -> None:
+        """Publish ``event`` with ``data`` on the run's stream."""
         await self.bridge.publish(run.run_id, event, dumps(data))
 
     async def publish_metadata(self, run: Run) -> None:

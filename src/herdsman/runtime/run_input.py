@@ -26,7 +26,6 @@ manager turns it into a 422.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Mapping
 from typing import Any
 

@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
+from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 
 TABLE = "herdsman_run_queue"
 COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action, user_id"
@@ -77,7 +76,7 @@ def claim_params(now: float, max_running_per_user: int | None) -> tuple[Any, ...
     return (now,) if max_running_per_user is None else (now, now, max_running_per_user)
 
 
-def count_in_memory(rows: Iterable["QueuedRun"], thread_id: str, worker: str, user: str, now: float) -> QueueCounts:
+def count_in_memory(rows: Iterable[QueuedRun], thread_id: str, worker: str, user: str, now: float) -> QueueCounts:
     """:class:`QueueCounts` of rows held in memory (what ``count_sql`` counts in a table)."""
     rows = list(rows)
     on_thread = sorted(
@@ -141,7 +140,7 @@ class QueuedRun:
     user_id: str = ""  # whose run it is (the per-user limits count by it); "": anonymous local use
 
     @classmethod
-    def from_row(cls, row: Any) -> "QueuedRun":
+    def from_row(cls, row: Any) -> QueuedRun:
         """A row read in ``COLUMNS`` order (``spec`` as JSON text)."""
         run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, before, cancel, user = row
         return cls(
@@ -174,7 +173,7 @@ class QueuedRun:
             self.user_id,
         )
 
-    def unheld(self) -> "QueuedRun":
+    def unheld(self) -> QueuedRun:
         """This run held by no process; no worker claims it before its lease time, until
         :meth:`RunQueue.offer` (its records are written then)."""
         return replace(self, worker_id=None)
@@ -381,7 +380,7 @@ class SqliteRunQueue:
         self._lock = asyncio.Lock()  # one connection: one transaction at a time
 
     @classmethod
-    async def open(cls, path: str) -> "SqliteRunQueue":
+    async def open(cls, path: str) -> SqliteRunQueue:
         """Connect to ``path`` and create the table when missing."""
         import aiosqlite
 

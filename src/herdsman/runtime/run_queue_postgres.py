@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.coalesce import Coalescer
 from herdsman.postgres_pool import open_async_pool
 from herdsman.postgres_setup import setup_lock
+from herdsman.runtime.checkpointer import postgres_missing
+from herdsman.runtime.coalesce import Coalescer
 from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.run_queue import (
     ADD_USER,
@@ -27,8 +27,8 @@ from herdsman.runtime.run_queue import (
     RENEW,
     SCHEMA,
     STARTABLE,
-    TAKE,
     TABLE,
+    TAKE,
     THREAD_RUNS,
     WAITING,
     QueuedRun,
@@ -74,7 +74,7 @@ class PostgresRunQueue:
         return [None] * len(rows)
 
     @classmethod
-    async def open(cls, url: str) -> "PostgresRunQueue":
+    async def open(cls, url: str) -> PostgresRunQueue:
         """Connect to ``url`` and create the table when missing."""
         try:
             pool = await open_async_pool(url, max_size=4, name="run-queue")

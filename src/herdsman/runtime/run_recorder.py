@@ -78,7 +78,9 @@ class QueuedRunRecorder:
         """
         while self._to_record:
             batch, self._to_record = self._to_record, []
-            recorded = [run for run, ok in zip(batch, await asyncio.gather(*map(self._record, batch))) if ok]
+            recorded = [
+                run for run, ok in zip(batch, await asyncio.gather(*map(self._record, batch)), strict=False) if ok
+            ]
             for start in range(0, len(recorded), OFFER_BATCH):
                 chunk = recorded[start : start + OFFER_BATCH]
                 try:

@@ -22,7 +22,6 @@ from collections.abc import Coroutine
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from herdsman.runtime.file_versions import plain_aput

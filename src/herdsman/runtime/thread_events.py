@@ -87,7 +87,8 @@ def _prefix_of(namespace: list[str], prefix: tuple[str, ...]) -> bool:
     if len(prefix) > len(namespace):
         return False
     return all(
-        seg == cand or (":" not in seg and cand.partition(":")[0] == seg) for seg, cand in zip(prefix, namespace)
+        seg == cand or (":" not in seg and cand.partition(":")[0] == seg)
+        for seg, cand in zip(prefix, namespace, strict=False)
     )
 
 

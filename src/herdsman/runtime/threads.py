@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from langgraph.store.base import BaseStore
@@ -25,7 +25,7 @@ OWNER_KEY = "owner"
 
 def utc_now() -> str:
     """The current time as an ISO-8601 UTC string."""
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class ThreadExistsError(Exception):

@@ -115,10 +115,10 @@ class HostBackedSandbox(Sandbox, Protocol):
     ``paths`` names the directories and scrubs host paths from text.
     """
 
-    paths: "ThreadPaths"
-    files: "ThreadFiles"
+    paths: ThreadPaths
+    files: ThreadFiles
 
-    def snapshot(self) -> "FileSnapshot":
+    def snapshot(self) -> FileSnapshot:
         """Size and mtime of the files under ``/mnt/user-data`` (bounded)."""
         ...
 

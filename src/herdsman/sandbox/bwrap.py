@@ -41,8 +41,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from herdsman.sandbox import seccomp
-from herdsman.sandbox import skill_view
+from herdsman.sandbox import seccomp, skill_view
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE
 from herdsman.sandbox.paths import ThreadPaths
 

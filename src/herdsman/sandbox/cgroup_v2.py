@@ -204,7 +204,7 @@ def host_delegation() -> V2Delegation:
 class V2CommandGroup:
     """The cgroup v2 group of one command: created with limits, joined, emptied, removed."""
 
-    def __init__(self, limits: "Limits", delegation: V2Delegation) -> None:
+    def __init__(self, limits: Limits, delegation: V2Delegation) -> None:
         assert delegation.parent is not None
         wanted = {
             "memory": limits.memory_bytes is not None,
@@ -220,7 +220,7 @@ class V2CommandGroup:
             self.remove()
             raise
 
-    def _configure(self, limits: "Limits") -> None:
+    def _configure(self, limits: Limits) -> None:
         if "memory" in self.controllers and limits.memory_bytes is not None:
             _write(self.directory / "memory.max", str(limits.memory_bytes))
             swap = self.directory / "memory.swap.max"

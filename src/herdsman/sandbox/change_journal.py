@@ -65,15 +65,14 @@ import os
 import select
 import threading
 import time
-from ctypes import c_int
-from fcntl import ioctl
-from termios import FIONREAD
 from collections import OrderedDict
+from ctypes import c_int
 from dataclasses import dataclass, field
+from fcntl import ioctl
 from pathlib import Path
+from termios import FIONREAD
 
 from herdsman.logs import get_logger
-
 
 log = get_logger(__name__)
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from herdsman.config.schema import DockerSandboxConfig, HerdsmanConfig, SandboxConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox import seccomp, skill_view
 from herdsman.sandbox.background import NamespaceNetwork
 from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE, ExecResult, SandboxError
@@ -48,17 +49,16 @@ from herdsman.sandbox.container_scripts import (
     sweep_argv,
     wrapped_argv,
 )
-from herdsman.logs import get_logger
 from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
-from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.host_files import release_if_deleted, skills_dir
+from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.owners import thread_paths
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
+from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 from herdsman.sandbox.skill_view import ensure_own_folder, has_own_skills
 from herdsman.sandbox.volume import place_on_volume, quota_volume
-from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
 
 log = get_logger(__name__)
 
@@ -260,7 +260,7 @@ def container_options(
 class ThreadContainer(BoxUsage):
     """The container of one thread: created on demand, recreated when dead, removed when idle."""
 
-    def __init__(self, provider: "DockerSandboxProvider", paths: ThreadPaths) -> None:
+    def __init__(self, provider: DockerSandboxProvider, paths: ThreadPaths) -> None:
         super().__init__()
         self._provider = provider
         self.paths = paths
@@ -363,7 +363,7 @@ class DockerShell:
 
     background = True
 
-    def __init__(self, provider: "DockerSandboxProvider", box: ThreadContainer, limits: Limits) -> None:
+    def __init__(self, provider: DockerSandboxProvider, box: ThreadContainer, limits: Limits) -> None:
         self._provider = provider
         self._box = box
         self._limits = limits

@@ -53,7 +53,7 @@ def remove_stale_pools(home: Path) -> None:
 class WarmPool:
     """Keeps ``size`` started containers ready; :meth:`take` hands one to a new thread."""
 
-    def __init__(self, provider: "DockerSandboxProvider", home: Path, skills: Path | None, size: int) -> None:
+    def __init__(self, provider: DockerSandboxProvider, home: Path, skills: Path | None, size: int) -> None:
         self._provider = provider
         self._skills = skills
         self._size = size

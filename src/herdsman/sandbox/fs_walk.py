@@ -98,7 +98,7 @@ class _SharedFd:
         self.held = held
         held[0] += 1
 
-    def take(self) -> "_SharedFd":
+    def take(self) -> _SharedFd:
         """One more user (a queued sub-folder)."""
         self.users += 1
         return self

@@ -106,7 +106,7 @@ def addressable(vpath: str) -> bool:
         return False
 
 
-_SHARED: dict[Path, "FileHistory"] = {}
+_SHARED: dict[Path, FileHistory] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -127,7 +127,7 @@ def _open_index_limit() -> int:
 # the indexes whose connection is open, least recently used first: at most MAX_OPEN_INDEXES stay
 # open (three descriptors each with WAL), so a process that saw many threads keeps few files open
 MAX_OPEN_INDEXES = _open_index_limit()
-_OPEN: OrderedDict["_Index", None] = OrderedDict()
+_OPEN: OrderedDict[_Index, None] = OrderedDict()
 _OPEN_LOCK = threading.Lock()
 SWEEP_GRACE = 600.0  # seconds a new object is safe from a sweep (another process may still be recording it)
 
@@ -229,7 +229,7 @@ class _Index:
             self._lock.release()
 
 
-_HOME_INDEXES: "weakref.WeakValueDictionary[Path, _Index]" = weakref.WeakValueDictionary()
+_HOME_INDEXES: weakref.WeakValueDictionary[Path, _Index] = weakref.WeakValueDictionary()
 _HOME_LOCK = threading.Lock()
 
 
@@ -346,7 +346,7 @@ class FileHistory:
     @classmethod
     def of(
         cls, files: ThreadFiles, directory: Path, config: SnapshotsConfig, home_index: Path | None = None
-    ) -> "FileHistory":
+    ) -> FileHistory:
         """The process's history kept in ``directory`` (made on first use)."""
         with _SHARED_LOCK:
             history = _SHARED.get(directory)
@@ -744,7 +744,7 @@ class FileHistory:
         with self._lock:
             return revert_paths(self, root, paths)
 
-    def copy_into(self, other: "FileHistory") -> None:
+    def copy_into(self, other: FileHistory) -> None:
         """Give ``other`` (another thread's history) every version of this one: the objects
         (hard links where the filesystem allows: they never change) and the index rows."""
         with self._lock, other._lock:

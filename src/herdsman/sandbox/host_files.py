@@ -19,11 +19,11 @@ import stat
 import threading
 import time
 import weakref
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Mapping
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig, SandboxConfig
 from herdsman.sandbox.background import BackgroundJob
@@ -35,8 +35,8 @@ from herdsman.sandbox.base import (
     SandboxError,
     command_variables,
 )
-from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
+from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.paths import ThreadPaths
 from herdsman.sandbox.quota import DiskQuota, Usage
 from herdsman.sandbox.search import compile_glob
@@ -114,7 +114,7 @@ class _PathLock:
         self.lock = threading.Lock()
 
 
-_locks: "weakref.WeakValueDictionary[str, _PathLock]" = weakref.WeakValueDictionary()
+_locks: weakref.WeakValueDictionary[str, _PathLock] = weakref.WeakValueDictionary()
 _locks_guard = threading.Lock()
 
 

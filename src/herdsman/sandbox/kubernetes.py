@@ -34,15 +34,15 @@ from herdsman.sandbox import skill_view
 from herdsman.sandbox.base import OUTPUTS, SKILLS_ROOT, UPLOADS, WORKSPACE, ExecResult, SandboxError
 from herdsman.sandbox.container_scripts import env_line, exec_environment, sweep_argv, wrapped_argv
 from herdsman.sandbox.docker import LABEL_OWNER, LABEL_SANDBOX, LABEL_THREAD, owner_id
+from herdsman.sandbox.host_files import release_if_deleted, skills_dir
 from herdsman.sandbox.kubernetes_exec import ExecOpener, WebsocketExecOpener, read_exec
 from herdsman.sandbox.kubernetes_ports import PodNetwork, PortForwarder, WebsocketPortForwarder
 from herdsman.sandbox.limits import Limits
-from herdsman.sandbox.host_files import release_if_deleted, skills_dir
 from herdsman.sandbox.owners import thread_paths
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
 from herdsman.sandbox.process import StreamCapture, new_run_id
-from herdsman.sandbox.skill_view import ensure_own_folder
 from herdsman.sandbox.remote import BoxUsage, Reaper, RemoteSandbox, RemoteSandboxes, file_owner, reaper_interval
+from herdsman.sandbox.skill_view import ensure_own_folder
 
 log = get_logger(__name__)
 
@@ -194,7 +194,7 @@ def _status(exc: Exception) -> int | None:
 class ThreadPod(BoxUsage):
     """The pod of one thread: created on demand, recreated when gone, deleted when idle."""
 
-    def __init__(self, provider: "KubernetesSandboxProvider", paths: ThreadPaths) -> None:
+    def __init__(self, provider: KubernetesSandboxProvider, paths: ThreadPaths) -> None:
         super().__init__()
         self._provider = provider
         self.paths = paths
@@ -239,7 +239,7 @@ class PodShell:
 
     background = True
 
-    def __init__(self, provider: "KubernetesSandboxProvider", pod: ThreadPod, limits: Limits) -> None:
+    def __init__(self, provider: KubernetesSandboxProvider, pod: ThreadPod, limits: Limits) -> None:
         self._provider = provider
         self._pod = pod
         self._limits = limits

@@ -57,7 +57,8 @@ class ExecOpener(Protocol):
     """Opens an exec stream running ``argv`` in container ``sandbox`` of ``pod``; ``stdin``,
     when given, is written to the command's standard input once the stream is open."""
 
-    def __call__(self, pod: str, namespace: str, argv: list[str], stdin: bytes | None = None) -> ExecStream: ...
+    def __call__(self, pod: str, namespace: str, argv: list[str], stdin: bytes | None = None) -> ExecStream:
+        """The exec stream of ``argv`` in ``pod`` (``stdin`` written once it is open)."""
 
 
 class WebsocketExecOpener:

@@ -56,7 +56,8 @@ def parse_ports(output: str) -> list[int]:
 class PortForwarder(Protocol):
     """Opens one connection to ``port`` of ``pod`` (a connected, blocking socket)."""
 
-    def __call__(self, pod: str, namespace: str, port: int) -> socket.socket: ...
+    def __call__(self, pod: str, namespace: str, port: int) -> socket.socket:
+        """A connected socket to ``port`` of ``pod``."""
 
 
 class WebsocketPortForwarder:

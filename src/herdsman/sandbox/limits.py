@@ -67,7 +67,7 @@ class Limits:
     output_chars: int = 20_000
 
     @classmethod
-    def from_config(cls, config: SandboxConfig) -> "Limits":
+    def from_config(cls, config: SandboxConfig) -> Limits:
         """The limits of ``sandbox.limits`` (output falls back to ``sandbox.max_output_chars``)."""
         section = config.limits
         return cls(

@@ -235,7 +235,7 @@ class JailNetwork:
                 "Try again; if it keeps failing, check the gateway's log, or set sandbox.network: false."
             )
 
-    def __enter__(self) -> "JailNetwork":
+    def __enter__(self) -> JailNetwork:
         return self
 
     def __exit__(self, *exc: object) -> None:

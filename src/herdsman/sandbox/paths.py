@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import (
     OUTPUTS,
     SKILLS_ROOT,
@@ -39,7 +40,6 @@ from herdsman.sandbox.base import (
     PathEscapeError,
     SandboxError,
 )
-from herdsman.logs import get_logger
 from herdsman.sandbox.virtual_folders import virtual_folder_path
 
 log = get_logger(__name__)
@@ -204,7 +204,7 @@ class ThreadPaths:
     @classmethod
     def for_thread(
         cls, home: Path, thread_id: str, skills: Path | None = None, owner: str | None = None
-    ) -> "ThreadPaths":
+    ) -> ThreadPaths:
         """Layout ``<home>/threads/<thread_id>/user-data/{workspace,uploads,outputs}``.
 
         ``skills`` is mounted read-only at ``/mnt/skills`` when given and it is a directory, with

@@ -119,7 +119,7 @@ class DiskQuota:
             yield
             self._cached = Usage(usage.bytes + grow_bytes, usage.files + new_files)
 
-    def watch(self, cancel: threading.Event) -> "CommandWatch":
+    def watch(self, cancel: threading.Event) -> CommandWatch:
         """A watch that sets ``cancel`` when a running command takes the thread past the quota."""
         return CommandWatch(self, cancel)
 
@@ -158,7 +158,7 @@ class CommandWatch:
                 return
             interval = max(_MIN_POLL, 2 * (time.monotonic() - began))
 
-    def __enter__(self) -> "CommandWatch":
+    def __enter__(self) -> CommandWatch:
         if self._quota.enabled:
             self._start = self._quota.usage()  # the cached figure (at most two seconds old)...
             if self._quota.over(self._start):  # ...unless over: a command that frees space is held to

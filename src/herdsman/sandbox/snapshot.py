@@ -48,7 +48,7 @@ class FileSnapshot:
     capped: bool = False
 
 
-def take_snapshot(files: "ThreadFiles", virtual_root: str, limit: int = MAX_SNAPSHOT_ENTRIES) -> FileSnapshot:
+def take_snapshot(files: ThreadFiles, virtual_root: str, limit: int = MAX_SNAPSHOT_ENTRIES) -> FileSnapshot:
     """The regular files below ``virtual_root``, walked through ``files`` (by descriptors,
     links never followed). Directories named in :data:`SKIPPED_DIRS` are not entered."""
     entries: dict[str, tuple[int, int]] = {}

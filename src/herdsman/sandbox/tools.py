@@ -46,8 +46,8 @@ from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, ToolException
 
 from herdsman import pools
-from herdsman.tool_schemas import structured_tool
 from herdsman.config.schema import SandboxConfig
+from herdsman.logs import get_logger
 from herdsman.sandbox.base import (
     OUTPUTS,
     SKILLS_ROOT,
@@ -60,12 +60,12 @@ from herdsman.sandbox.base import (
     SandboxError,
     SandboxProvider,
 )
-from herdsman.logs import get_logger
 from herdsman.sandbox.grep_hint import explain_no_match, no_match_hint
 from herdsman.sandbox.paths import normalize_virtual
-from herdsman.sandbox.virtual_folders import rewrite_command
 from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
+from herdsman.sandbox.virtual_folders import rewrite_command
+from herdsman.tool_schemas import structured_tool
 
 log = get_logger(__name__)
 

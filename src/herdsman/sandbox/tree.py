@@ -175,7 +175,7 @@ def remove_tree(path: Path) -> list[str]:
             os.close(fd)
             _remove_in(parent, name, True, shown, failed)
     finally:
-        for parent, _name, fd, _left, _shown in stack:
+        for _parent, _name, fd, _left, _shown in stack:
             if fd is not None:
                 os.close(fd)
         os.close(top_parent)

@@ -48,7 +48,6 @@ from pathlib import Path
 
 from herdsman.logs import get_logger
 
-
 log = get_logger(__name__)
 
 # _IOW(0x94, 41, struct btrfs_ioctl_qgroup_assign_args {u64 assign, src, dst})

@@ -65,8 +65,8 @@ from typing import Any
 from herdsman.config.schema import QuotaVolumeConfig
 from herdsman.logs import get_logger
 from herdsman.sandbox.base import SandboxError
-from herdsman.sandbox.paths import private_dir, write_once
 from herdsman.sandbox.owners import owner_of
+from herdsman.sandbox.paths import private_dir, write_once
 from herdsman.sandbox.tree import remove_tree
 from herdsman.sandbox.user_quota import Owner, UserGroups, set_limit
 

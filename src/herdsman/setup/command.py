@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Mapping, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console

@@ -13,8 +13,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from dotenv import set_key
 from ruamel.yaml import YAML

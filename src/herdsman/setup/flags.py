@@ -8,8 +8,9 @@ anything is written. The interactive wizard starts from the same flags and asks 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, MutableMapping
+from typing import Any
 
 from herdsman.setup.channels import channel_models
 from herdsman.setup.detect import Machine, choose_sandbox

@@ -10,8 +10,9 @@ out the same way.
 from __future__ import annotations
 
 import json
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, MutableMapping, cast
+from typing import Any, cast
 
 from ruamel.yaml.comments import CommentedSeq
 

@@ -7,8 +7,9 @@ the wizard starts from what the config already says.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 EMBEDDED = "embedded"
 CUSTOM = "custom"

@@ -8,8 +8,9 @@ the wizard again and pressing Enter changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, Callable, Mapping, MutableMapping
+from typing import Any
 
 import questionary
 from rich.console import Console

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import (
+    Any,
+    NotRequired,  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
+)
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from typing_extensions import (
-    NotRequired,
     TypedDict,
-)  # not typing's: pydantic renders it on Python 3.11 (the state's JSON schema)
+)
 
 COMMAND_RE = re.compile(r"^\s*/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
 

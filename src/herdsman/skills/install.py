@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from herdsman.logs import get_logger
 from herdsman.skills.archive import (
     CHILD_SECONDS,
     Budget,
@@ -37,7 +38,6 @@ from herdsman.skills.archive import (
     unpack_limited,
     walk_files,
 )
-from herdsman.logs import get_logger
 from herdsman.skills.catalog import load_skills, user_folder
 from herdsman.skills.model import SKILL_FILE, Skill, SkillError
 from herdsman.skills.parse import parse_skill_file, parse_skill_text

@@ -48,7 +48,7 @@ class SkillSecrets:
         self.folder = folder
 
     @classmethod
-    def of(cls, config: HerdsmanConfig) -> "SkillSecrets":
+    def of(cls, config: HerdsmanConfig) -> SkillSecrets:
         """The secrets of ``config``'s home."""
         return cls(config.resolve_home() / SECRETS_DIR)
 

@@ -30,7 +30,7 @@ class SkillSwitches:
         self.path = path
 
     @classmethod
-    def of(cls, config: HerdsmanConfig) -> "SkillSwitches":
+    def of(cls, config: HerdsmanConfig) -> SkillSwitches:
         """The switches of ``config``'s home."""
         return cls(config.resolve_home() / STATE_FILE)
 

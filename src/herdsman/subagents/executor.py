@@ -39,16 +39,16 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.chain import compose
+from herdsman.middleware.run_scope import RUN_SCOPE, RunScope, run_scope, with_scope
 from herdsman.middleware.step_limit import stop_reason
 from herdsman.models.resolver import ModelResolver
+from herdsman.models.usage import usage_delta
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.history import FileHistory, thread_history
 from herdsman.subagents.live import LiveTokens
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
-from herdsman.middleware.run_scope import RUN_SCOPE, RunScope, run_scope, with_scope
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
-from herdsman.models.usage import usage_delta
 
 log = get_logger(__name__)
 

@@ -172,7 +172,7 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
             )
         except PlanError as exc:
             return _command([], f"Error: the plan was refused: {exc}", call_id, "run_plan", ok=False)
-        text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results))
+        text = "\n\n".join(f"## {t.id}\n{r.to_text()}" for t, r in zip(tasks, results, strict=False))
         return _command(results, text, call_id, "run_plan")
 
     # the schemas are built once per process (herdsman.tool_schemas): these closures' annotations

@@ -161,7 +161,7 @@ def _call_guard(server: MCPServerConfig) -> Callable[..., Any]:
     async def guard(request: MCPToolCallRequest, handler: Callable[..., Any]) -> Any:
         try:
             return await asyncio.wait_for(handler(request), server.call_timeout_seconds)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             text = (
                 f"MCP server {server.name!r} did not finish {request.name} within "
                 f"{server.call_timeout_seconds:g}s; try again later or with a smaller request"

@@ -23,7 +23,6 @@ from urllib.parse import urlsplit
 
 from herdsman.logs import get_logger
 
-
 log = get_logger(__name__)
 
 TTL_SECONDS = 600.0

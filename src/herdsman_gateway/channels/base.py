@@ -36,7 +36,7 @@ class InboundMessage:
 class MessageHandler(Protocol):
     """Receives the messages of every channel (the dispatcher)."""
 
-    async def handle(self, channel: "Channel", message: InboundMessage) -> None:
+    async def handle(self, channel: Channel, message: InboundMessage) -> None:
         """React to ``message``; must return quickly (long work goes to a task)."""
         ...
 

@@ -65,7 +65,7 @@ def chat_of(message: ChatbotMessage) -> str:
 class _Inbox(CallbackHandler):
     """The SDK handler of robot messages: parse, drop repeats, hand over, ack at once."""
 
-    def __init__(self, channel: "DingTalkChannel") -> None:
+    def __init__(self, channel: DingTalkChannel) -> None:
         super().__init__()
         self.channel = channel
         self.seen = RecentIds()

@@ -31,7 +31,7 @@ READY_TIMEOUT = 30.0  # seconds start() waits for the gateway's READY before goi
 class _Client(discord.Client):
     """A discord.py client that passes messages to its channel."""
 
-    def __init__(self, channel: "DiscordChannel", **kwargs: Any) -> None:
+    def __init__(self, channel: DiscordChannel, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.herd_channel = channel
 

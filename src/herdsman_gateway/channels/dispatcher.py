@@ -19,7 +19,8 @@ from typing import Any
 
 from herdsman.config.schema import ChannelsConfig
 from herdsman.logs import get_logger
-from herdsman.runtime.final_answer import final_answer as answer_of, request_language
+from herdsman.runtime.final_answer import final_answer as answer_of
+from herdsman.runtime.final_answer import request_language
 from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
 from herdsman.runtime.serde import loads
 from herdsman.runtime.stream_bridge import follow_run

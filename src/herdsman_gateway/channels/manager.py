@@ -18,10 +18,9 @@ from importlib import import_module
 
 from fastapi import APIRouter, Depends, FastAPI
 
-from herdsman_gateway.auth import current_user
-
 from herdsman.config.schema import ChannelsConfig
 from herdsman.logs import get_logger
+from herdsman_gateway.auth import current_user
 from herdsman_gateway.channels.bark import BarkNotifier
 from herdsman_gateway.channels.base import Channel
 from herdsman_gateway.channels.dispatcher import Dispatcher

@@ -44,7 +44,7 @@ def progress_lines(event: str, data: Any, language: str = "en") -> list[str]:
     mode = event.split("|", 1)[0]
     lines: list[str] = []
     if mode == "updates" and isinstance(data, dict) and "|" not in event:
-        for node, update in data.items():
+        for _node, update in data.items():
             messages = update.get("messages", []) if isinstance(update, dict) else []
             for message in messages if isinstance(messages, list) else []:
                 if isinstance(message, dict) and is_note(message):

@@ -14,7 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from telegram import Update
-from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler as TgMessageHandler, filters
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, filters
+from telegram.ext import MessageHandler as TgMessageHandler
 
 from herdsman.config.schema import TelegramChannelConfig
 from herdsman.logs import get_logger

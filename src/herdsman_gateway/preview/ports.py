@@ -62,13 +62,13 @@ class _SocketStream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         try:
             return await asyncio.wait_for(asyncio.get_running_loop().sock_recv(self._sock, max_bytes), timeout)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise httpcore.ReadError(str(exc) or "timed out") from None
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         try:
             await asyncio.wait_for(asyncio.get_running_loop().sock_sendall(self._sock, buffer), timeout)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise httpcore.WriteError(str(exc) or "timed out") from None
 
     async def aclose(self) -> None:
@@ -94,11 +94,13 @@ class JailBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
+        """A TCP stream to the thread's port (the name is anyio's backend interface)."""
         sock = await pools.run(pools.FILES, self._user, self._connect)
         sock.setblocking(False)
         return _SocketStream(sock)
 
     async def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds`` (anyio's backend interface)."""
         await asyncio.sleep(seconds)
 
 
@@ -198,7 +200,7 @@ async def relay_websocket(
             max_size=MAX_WS_MESSAGE,
             compression=None,
         )
-    except (OSError, asyncio.TimeoutError, InvalidHandshake) as exc:
+    except (TimeoutError, OSError, InvalidHandshake) as exc:
         sock.close()
         await client.close(code=1011, reason=f"port {port}: {str(exc)[:80] or 'no answer'}")
         return

@@ -17,8 +17,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
 import os
+import secrets
 import stat
 import time
 from dataclasses import dataclass

@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.agents.profile import ProfileError, check_profile, known_names
+from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.runtime.assistants import (
     AssistantExistsError,
@@ -27,9 +28,10 @@ from herdsman.runtime.assistants import (
     BothConfigurableAndContextError,
     builtin_assistant,
     mirrored,
+)
+from herdsman.runtime.assistants import (
     search_assistants as matching,
 )
-from herdsman.logs import get_logger
 from herdsman.runtime.run_input import RunInputError, check_run_config, check_run_limits
 from herdsman.runtime.threads import SCAN_LIMIT
 from herdsman.subagents.types import subagent_types

@@ -11,7 +11,7 @@ owner's. Deleting a thread deletes its crons. ``webhook`` is stored but never ca
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
@@ -20,7 +20,8 @@ from pydantic import ValidationError
 
 from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
 from herdsman.runtime.cron_store import SCAN_LIMIT, CronStore
-from herdsman.runtime.runs import FINAL_STATUSES, Run as RunRecord
+from herdsman.runtime.runs import FINAL_STATUSES
+from herdsman.runtime.runs import Run as RunRecord
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant
@@ -50,7 +51,7 @@ CRON_FIELDS = ("schedule", "timezone", "end_time", "enabled", "on_run_completed"
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _run_body(payload: dict[str, Any], on_run_completed: str | None = None) -> RunCreate:

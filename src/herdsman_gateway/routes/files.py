@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
@@ -61,7 +61,7 @@ def _entry(vpath: str, st: os.stat_result) -> FileEntry:
         name=name,
         kind="dir" if is_dir else "file",
         size=None if is_dir else st.st_size,
-        modified=datetime.fromtimestamp(st.st_mtime, tz=timezone.utc),
+        modified=datetime.fromtimestamp(st.st_mtime, tz=UTC),
         content_type=None if is_dir else content_type(name),
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 from langgraph.errors import InvalidUpdateError
 
+from herdsman.runtime.file_versions import file_versions_of
 from herdsman.runtime.run_input import InputTooLargeError, RunInputError, check_size, check_update
 from herdsman.runtime.serde import to_jsonable
 from herdsman.runtime.thread_storage import thread_storage
@@ -27,7 +28,6 @@ from herdsman_gateway.schemas import (
     StateUpdateResult,
     ThreadState,
 )
-from herdsman.runtime.file_versions import file_versions_of
 from herdsman_gateway.state_view import checkpoint_json, read_history, read_state
 
 router = APIRouter(tags=["thread state"])

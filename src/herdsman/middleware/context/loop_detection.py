@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -31,10 +30,10 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from herdsman.logs import get_logger
 from herdsman.middleware.completion_rules import failed, failure_detail
-from herdsman.models.near_repeat import call_key
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import this_run
 from herdsman.middleware.user_words import say, turn_language
+from herdsman.models.near_repeat import call_key
 
 log = get_logger(__name__)
 

@@ -28,15 +28,13 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Annotated, Any, cast
-
 from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
-from typing_extensions import NotRequired
 
 from herdsman import pools
 from herdsman.logs import get_logger

@@ -52,6 +52,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import AliasChoices, Field
 
+from herdsman.logs import get_logger
 from herdsman.models.call_drafts import DEFAULT_INTERVAL, CallDrafts
 from herdsman.models.local.grammar import ToolGrammar, grammar_accepted, sampler_factory, tool_grammar
 from herdsman.models.local.grammar import tool_name as _tool_name  # one definition for both modules
@@ -65,8 +66,6 @@ from herdsman.models.local.toolcalls import (
     repeated_call_start,
     streamable_prefix,
 )
-
-from herdsman.logs import get_logger
 
 log = get_logger(__name__)
 
@@ -764,7 +763,7 @@ class ChatLocalLlama(BaseChatModel):
         pace = _Pace()
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
-            for text, finish, _ in self._replies(request):
+            for _text, finish, _ in self._replies(request):
                 finish_reason = finish or finish_reason
                 pace.piece()
         generated = text[len(request.prefill) :]
