@@ -442,7 +442,8 @@ def threads_restore(
             except HistoryError as exc:
                 raise _fail(str(exc)) from None
             console.print(
-                f"Restored the files of {escape(checkpoint)}: {len(report.written)} written, {len(report.removed)} removed"
+                f"Restored the files of {escape(checkpoint)}: {len(report.written)} written, {len(report.removed)} "
+                "removed"
             )
             for path in report.written:
                 console.print(f"  [green]+[/green] {escape(path)}")

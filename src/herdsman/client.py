@@ -9,7 +9,8 @@
 Events are small dataclasses (:class:`TextDelta`, :class:`ToolCall`, :class:`ToolResult`,
 :class:`TaskEvent` for sub-agents, :class:`CheckNote` when the completion check sends the model
 back, :class:`TextCall` for a tool call the model wrote as text (a failed step: its text is not
-streamed as the answer), :class:`RunFinished`), so the CLI and tests consume the same stream. The lead's own messages come from the root graph; sub-agents stream as subgraphs under
+streamed as the answer), :class:`RunFinished`), so the CLI and tests consume the same stream. The
+lead's own messages come from the root graph; sub-agents stream as subgraphs under
 ``tools:<task_id>`` and surface here through their ``task_*`` events.
 
 Each run also notes its thread in the gateway's thread records (``runtime/threads.py``, in the

@@ -34,12 +34,12 @@ from herdsman_gateway.open_streams import OpenStreams
 class Gateway:
     """The services behind the HTTP routes of one app.
 
-    ``assistants`` holds the custom agents (in the same record store as ``threads``).
-    ``streams`` are the SSE responses in progress. ``memory`` is the long-term memory the lead
-    agent uses (None when off); ``store`` the BaseStore behind the Store API, the one memory
-    keeps its facts in (None when it cannot open); ``crons`` and ``scheduler`` keep and fire
-    scheduled runs; ``thread_events`` numbers the protocol events of streamed threads; ``build_agent`` builds the lead agent from the current config and
-    skill switches (None: cannot rebuild).
+    ``assistants`` holds the custom agents (in the same record store as ``threads``). ``streams``
+    are the SSE responses in progress. ``memory`` is the long-term memory the lead agent uses (None
+    when off); ``store`` the BaseStore behind the Store API, the one memory keeps its facts in (None
+    when it cannot open); ``crons`` and ``scheduler`` keep and fire scheduled runs;
+    ``thread_events`` numbers the protocol events of streamed threads; ``build_agent`` builds the
+    lead agent from the current config and skill switches (None: cannot rebuild).
     """
 
     config: HerdsmanConfig

@@ -76,7 +76,8 @@ async def find_agent(agents: AssistantStore, name: str) -> AssistantRecord:
 
     if name == LEAD_AGENT_NAME:
         raise _fail(
-            f"{LEAD_AGENT_NAME} is the built-in agent and cannot be changed; create your own with 'herdsman agents create'"
+            f"{LEAD_AGENT_NAME} is the built-in agent and cannot be changed; create your own with "
+            "'herdsman agents create'"
         )
     found = await agents.get(name)
     if found is not None:

@@ -49,12 +49,18 @@ class ModelConfig(BaseModel):
     pricing: PricingConfig | None = None
     profile: Literal["small", "standard"] = Field(
         "standard",
-        description="small: a short system prompt with worked examples and only the tools a step needs (for models of a few billion parameters).",
+        description=(
+            "small: a short system prompt with worked examples and only the tools a step needs "
+            "(for models of a few billion parameters)."
+        ),
     )
     strict_tools: bool | None = Field(
         None,
-        description="Send tool schemas in OpenAI's strict mode, so the provider decodes every call under its schema "
-        "(unset: on for the official OpenAI API, langchain_openai without base_url; set true for a compatible server that supports it).",
+        description=(
+            "Send tool schemas in OpenAI's strict mode, so the provider decodes every call under its schema "
+            "(unset: on for the official OpenAI API, langchain_openai without base_url; set true "
+            "for a compatible server that supports it)."
+        ),
     )
 
     @field_validator("use")
@@ -86,53 +92,121 @@ class LeadConfig(_Section):
     verify_rounds: int = Field(
         2,
         ge=0,
-        description="When the model (the lead, or a sub-agent) stops, check the request against what happened (files named exist, errors dealt with, no refusal) and send it back to work at most this many times per run; 0: off.",
+        description=(
+            "When the model (the lead, or a sub-agent) stops, check the request against what "
+            "happened (files named exist, errors dealt with, no refusal) and send it back to "
+            "work at most this many times per run; 0: off."
+        ),
     )
     verifier_model: str | None = Field(
         None,
-        description="A model that also judges, in one short call, whether the answer did what was asked; default none (rules only).",
+        description=(
+            "A model that also judges, in one short call, whether the answer did what was asked; "
+            "default none (rules only)."
+        ),
     )
     plan_act: Literal["auto", "on", "off"] = Field(
         "off",
-        description="The plan/act loop: a request that may have several steps is split into a plan the harness keeps in state (one short model call), the model sees one step at a time, and each step is checked (its file, its last tool call) before the next; auto: on for models with the small profile. Off by default: on the benchmark's development tasks the embedded 1.5B model wrote plans with needless steps and explained steps instead of doing them (see benchmarks/agent_tasks/README.md).",
+        description=(
+            "The plan/act loop: a request that may have several steps is split into a plan the "
+            "harness keeps in state (one short model call), the model sees one step at a time, "
+            "and each step is checked (its file, its last tool call) before the next; auto: on "
+            "for models with the small profile. Off by default: on the benchmark's development "
+            "tasks the embedded 1.5B model wrote plans with needless steps and explained steps "
+            "instead of doing them (see benchmarks/agent_tasks/README.md)."
+        ),
     )
     intent_rules: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="The completion check's rules that read words of intent (fix/修复, how many/多少, sorted/排序...), run only on requests in a language they have words for (English, Chinese): auto: for models of the small profile; on: for every model; off: never (the language-neutral rules always run).",
+        description=(
+            "The completion check's rules that read words of intent (fix/修复, how many/多少, sorted/排序...), "
+            "run only on requests in a language they have words for (English, Chinese): auto: "
+            "for models of the small profile; on: for every model; off: never (the language-neutral "
+            "rules always run)."
+        ),
     )
     answer_language: bool = Field(
         True,
-        description="Ask the model to answer in the language of the request: a short line in that language under each user message not in English, as the model sees it (请用中文回答。); the completion check sends an English answer to a Chinese request back once.",
+        description=(
+            "Ask the model to answer in the language of the request: a short line in that language "
+            "under each user message not in English, as the model sees it (请用中文回答。); the completion "
+            "check sends an English answer to a Chinese request back once."
+        ),
     )
 
     value_answers: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the request is a question (it has a question mark) that asks for no file, the final answer becomes the value it names that a tool result printed (a digit, a path or a file name the question does not hold; the model chooses in one short forced call when it names several; its own wording kept in the message's metadata); auto: on for models with the small profile (a small model wraps the value in a sentence).",
+        description=(
+            "When the request is a question (it has a question mark) that asks for no file, the "
+            "final answer becomes the value it names that a tool result printed (a digit, a path "
+            "or a file name the question does not hold; the model chooses in one short forced "
+            "call when it names several; its own wording kept in the message's metadata); auto: "
+            "on for models with the small profile (a small model wraps the value in a sentence)."
+        ),
     )
 
     fresh_answers: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the model repeats, word for word, an answer the completion check sent back for what it states (a number or name no tool result shows, a no that a listing contradicts, the wrong language...), the harness asks the model once more with only the request, the last tool results and the check's findings (no system prompt, no tools, none of its earlier answers), and that answer replaces the repeated one (kept in the message's metadata); auto: on for models with the small profile (a small model repeats itself).",
+        description=(
+            "When the model repeats, word for word, an answer the completion check sent back "
+            "for what it states (a number or name no tool result shows, a no that a listing contradicts, "
+            "the wrong language...), the harness asks the model once more with only the request, "
+            "the last tool results and the check's findings (no system prompt, no tools, none "
+            "of its earlier answers), and that answer replaces the repeated one (kept in the "
+            "message's metadata); auto: on for models with the small profile (a small model repeats "
+            "itself)."
+        ),
     )
 
     program_answers: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the completion check finds that an answer's number is not backed (no tool result shows it, it was counted by reading, or none was given), the harness asks the model once per run, without the conversation, for one Python program that prints the answer (given only the question and how the files it names begin), and runs it as a bash call in the model's name (the tool gates, approval and the sandbox apply); the model then answers from what it printed; auto: on for models with the small profile (a small model sticks to its own earlier attempts).",
+        description=(
+            "When the completion check finds that an answer's number is not backed (no tool result "
+            "shows it, it was counted by reading, or none was given), the harness asks the model "
+            "once per run, without the conversation, for one Python program that prints the answer "
+            "(given only the question and how the files it names begin), and runs it as a bash "
+            "call in the model's name (the tool gates, approval and the sandbox apply); the model "
+            "then answers from what it printed; auto: on for models with the small profile (a "
+            "small model sticks to its own earlier attempts)."
+        ),
     )
 
     file_rewrites: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the completion check finds that a file the request names is not right yet (not changed though the request asks to change it, written back unchanged, or a script that printed nothing, printed something else than the request says, or does not parse), the harness asks the model once per run, without the conversation, for the whole new text of that file (given the request, the file as it is, the other named files, the findings and the last command's output) and writes it with a write_file call in the model's name (files up to 4,000 characters); auto: on for models with the small profile (a small model copies the old text it just read).",
+        description=(
+            "When the completion check finds that a file the request names is not right yet (not "
+            "changed though the request asks to change it, written back unchanged, or a script "
+            "that printed nothing, printed something else than the request says, or does not "
+            "parse), the harness asks the model once per run, without the conversation, for the "
+            "whole new text of that file (given the request, the file as it is, the other named "
+            "files, the findings and the last command's output) and writes it with a write_file "
+            "call in the model's name (files up to 4,000 characters); auto: on for models with "
+            "the small profile (a small model copies the old text it just read)."
+        ),
     )
 
     task_programs: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the completion check finds that a file or folder the request asks for is missing or empty, the harness asks the model once per run, without the conversation, for one Python program that does the request (given the request, how the files it names begin and what is missing) and runs it as a bash call in the model's name (the tool gates, approval and the sandbox apply); auto: on for models with the small profile (a small model moves one guessed tool call per note).",
+        description=(
+            "When the completion check finds that a file or folder the request asks for is missing "
+            "or empty, the harness asks the model once per run, without the conversation, for "
+            "one Python program that does the request (given the request, how the files it names "
+            "begin and what is missing) and runs it as a bash call in the model's name (the tool "
+            "gates, approval and the sandbox apply); auto: on for models with the small profile "
+            "(a small model moves one guessed tool call per note)."
+        ),
     )
 
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
-        description="When the model's final reply shows Python or shell code that nothing ran and running it is the completion check's way out, the harness runs that code as a bash call in the model's name (through the tools node: gates, sandbox and file history apply) and the model answers from its result; likewise the read-only query a note proposes for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); auto: for models of the small profile.",
+        description=(
+            "When the model's final reply shows Python or shell code that nothing ran and running "
+            "it is the completion check's way out, the harness runs that code as a bash call "
+            "in the model's name (through the tools node: gates, sandbox and file history apply) "
+            "and the model answers from its result; likewise the read-only query a note proposes "
+            "for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); "
+            "auto: for models of the small profile."
+        ),
     )
 
     @field_validator(
@@ -289,7 +363,9 @@ class QuotaVolumeConfig(_Section):
     )
     path: Path = Field(
         Path("/var/lib/herdsman/volume"),
-        description="Where the volume is mounted (its image is <path>.img); one volume serves every home of the machine.",
+        description=(
+            "Where the volume is mounted (its image is <path>.img); one volume serves every home of the machine."
+        ),
     )
     size_gb: int = Field(
         64, ge=1, description="Size of the sparse image in GiB; keep it below the free space of the disk that holds it."
@@ -349,7 +425,9 @@ class SandboxConfig(_Section):
 
     provider: Literal["local", "docker", "kubernetes"] = Field(
         "local",
-        description="local: host directories (bubblewrap); docker: a container per thread; kubernetes: a pod per thread.",
+        description=(
+            "local: host directories (bubblewrap); docker: a container per thread; kubernetes: a pod per thread."
+        ),
     )
     isolation: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="auto: bubblewrap when installed; none: run commands on the host."
@@ -617,7 +695,10 @@ class ToolsConfig(_Section):
     )
     require_approval: list[str] = Field(
         default_factory=list,
-        description="Tool names that pause the run for a person to approve, edit or reject each call. Sub-agents are not given these tools (they have no one to ask).",
+        description=(
+            "Tool names that pause the run for a person to approve, edit or reject each call. "
+            "Sub-agents are not given these tools (they have no one to ask)."
+        ),
     )
 
 
@@ -926,7 +1007,8 @@ class WebSearchConfig(_Section):
     def _provider_needs(self) -> WebSearchConfig:
         if self.enabled and self.provider in ("tavily", "brave") and not self.api_key:
             raise ValueError(
-                f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. ${self.provider.upper()}_API_KEY)"
+                f"web.search.provider is {self.provider} but web.search.api_key is empty; set it (e.g. "
+                f"${self.provider.upper()}_API_KEY)"
             )
         if self.enabled and self.provider == "searxng" and not self.base_url:
             raise ValueError(
@@ -1032,7 +1114,8 @@ class FeishuChannelConfig(_ChannelConfig):
     def _needs_app(self) -> FeishuChannelConfig:
         if self.enabled and not (self.app_id and self.app_secret):
             raise ValueError(
-                "channels.feishu is enabled but app_id or app_secret is empty; set both (use $FEISHU_APP_ID, $FEISHU_APP_SECRET)"
+                "channels.feishu is enabled but app_id or app_secret is empty; set both (use $FEISHU_APP_ID, "
+                "$FEISHU_APP_SECRET)"
             )
         return self
 
@@ -1121,7 +1204,9 @@ class BarkConfig(_Section):
     group: str = Field("Herdsman", min_length=1, description="The Bark group the pushes are filed under.")
     users: list[str] = Field(
         default_factory=list,
-        description="With gateway.api_keys: push only runs on threads these users own (the user of a key); empty: every run.",
+        description=(
+            "With gateway.api_keys: push only runs on threads these users own (the user of a key); empty: every run."
+        ),
     )
 
     @model_validator(mode="after")

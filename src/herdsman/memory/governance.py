@@ -1,9 +1,10 @@
 """Everything about one user, out or gone: export and purge, shared by the CLI and the REST API.
 
 :func:`export_user` is the user's whole memory as JSON (summary, facts, entities, relations with
-their history, the audit trail, the off switch), past retention removed first; :func:`purge_user` deletes all of it from the
-store and the user's turns still waiting in the update queue, so nothing is learned from them
-afterwards. The off switch stays: a user who turned memory off and purged it stays off.
+their history, the audit trail, the off switch), past retention removed first; :func:`purge_user`
+deletes all of it from the store and the user's turns still waiting in the update queue, so nothing
+is learned from them afterwards. The off switch stays: a user who turned memory off and purged it
+stays off.
 :func:`end_relation` and :func:`correct_relation` are the owner's edits of a relation, checked
 the same way wherever they come from (:class:`EditRefused` says what is wrong).
 """

@@ -1,10 +1,11 @@
 """What the memory model may say about entities and relations: the extraction schema, in one place.
 
-The memory model answers JSON (see :mod:`herdsman.memory.extraction`); beside ``facts`` it may
-list ``entities``, ``relations`` and the relations that ``ended`` (stopped being true, or were
-wrong: a multi-valued predicate such as ``uses`` is closed by nothing else). These pydantic models are that part of the reply: each item
-is validated on its own, so one malformed entity or relation is dropped, never the whole update.
-The same names, kinds and single-valued predicates are what :mod:`herdsman.memory.graph` keeps.
+The memory model answers JSON (see :mod:`herdsman.memory.extraction`); beside ``facts`` it may list
+``entities``, ``relations`` and the relations that ``ended`` (stopped being true, or were wrong: a
+multi-valued predicate such as ``uses`` is closed by nothing else). These pydantic models are that
+part of the reply: each item is validated on its own, so one malformed entity or relation is
+dropped, never the whole update. The same names, kinds and single-valued predicates are what
+:mod:`herdsman.memory.graph` keeps.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ figure is only an upper bound; the cap comes from the evidence in the conversati
 
 A fact learned again in another thread gains :data:`REINFORCED`, up to :data:`LEARNED_CAP`
 (:meth:`herdsman.memory.facts.Fact.merged_with`). Facts a user adds or edits themselves (settings,
-CLI) keep the confidence given. Word matching is by :func:`~herdsman.memory.facts.stem` (a final "s" dropped, then the first five
-letters), so "prefers" and "preference", "lives" and "live" count as the same word; no stemming library is needed for a cap this coarse.
+CLI) keep the confidence given. Word matching is by :func:`~herdsman.memory.facts.stem` (a final "s"
+dropped, then the first five letters), so "prefers" and "preference", "lives" and "live" count as
+the same word; no stemming library is needed for a cap this coarse.
 """
 
 from __future__ import annotations

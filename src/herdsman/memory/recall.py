@@ -3,13 +3,13 @@
 :func:`graph_lines` reads a user's entities and relations against the request: the entities it
 names (by name or alias, as whole words) come first with every open relation that touches them,
 those sharing words with the request first; then the other open relations, newest first (the
-background :mod:`herdsman.memory.injection` adds only when nothing is related). Relations are rendered compactly, one line per subject entity
-(``- Atlas: [r:<id>] deploys to GCP; [r:<id>] written in Go``), without dates: what a relation
-replaced ("was AWS until 2026-03-01"), its dates and the relations that ended are injected only
-when the request is about change or time (:func:`about_change`), since the current value is what
-answers anything else. Every item cites its relation id (``[r:<id>]``) so the
-agent can say where a memory came from; :func:`describe` answers the ``memory`` tool's "what do
-we know about X" with the whole history.
+background :mod:`herdsman.memory.injection` adds only when nothing is related). Relations are
+rendered compactly, one line per subject entity (``- Atlas: [r:<id>] deploys to GCP; [r:<id>]
+written in Go``), without dates: what a relation replaced ("was AWS until 2026-03-01"), its dates
+and the relations that ended are injected only when the request is about change or time
+(:func:`about_change`), since the current value is what answers anything else. Every item cites its
+relation id (``[r:<id>]``) so the agent can say where a memory came from; :func:`describe` answers
+the ``memory`` tool's "what do we know about X" with the whole history.
 """
 
 from __future__ import annotations
@@ -202,7 +202,8 @@ def _by_subject(view: GraphView, items: Sequence[tuple[Relation, str]]) -> list[
 
 def graph_lines(view: GraphView, query: str) -> tuple[list[EntityLine], list[EntityLine]]:
     """Lines about the entities ``query`` names and their neighbours, and lines of the other open
-    relations (newest first): the first are injected before the facts, the second are background. What a relation replaced, and relations that ended, only when the request is
+    relations (newest first): the first are injected before the facts, the second are background.
+    What a relation replaced, and relations that ended, only when the request is
     :func:`about_change` (otherwise the current value is what answers it)."""
     ids = {e.id for e in named(view.entities, query)}
     dated = about_change(query)

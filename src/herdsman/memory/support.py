@@ -22,13 +22,13 @@ is kept only when, structurally:
 A date the quote writes as ISO (2026-03-01) may be named by its English month in the fact
 ("since March 2026").
 
-A fact written in another script than its quote (an English fact about a Chinese quote) can only
-be compared by what survives translation: its names and numbers must be in the quote and be at
-least half of its content words ("Atlas deploys to GCP" about "我的项目Atlas部署在GCP上"). The words that refer to the user rather than say
-something about them ("the user", "their", "用户", "prefers", "喜欢") are not counted: that list
-(:data:`META_WORDS`) is English and Chinese, and says so. Written by hand: no library checks that
-a paraphrase is entailed by a quote without a model call per fact; this check is deliberately
-strict, since a fact refused costs less than a guess remembered.
+A fact written in another script than its quote (an English fact about a Chinese quote) can only be
+compared by what survives translation: its names and numbers must be in the quote and be at least
+half of its content words ("Atlas deploys to GCP" about "我的项目Atlas部署在GCP上"). The words that refer to
+the user rather than say something about them ("the user", "their", "用户", "prefers", "喜欢") are not
+counted: that list (:data:`META_WORDS`) is English and Chinese, and says so. Written by hand: no
+library checks that a paraphrase is entailed by a quote without a model call per fact; this check is
+deliberately strict, since a fact refused costs less than a guess remembered.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """Apply pending updates: the memory model reads queued turns and the user's memory is rewritten.
 
 :class:`MemoryUpdater` does one pass over the due rows of the queue (``run_pending``). Each row
-is read by the memory model, filtered, written to the store, and only then removed from the
-queue. A fact is kept only with the user's words that say it (:mod:`herdsman.memory.support`):
-one without them is refused, and the audit trail records the refusal and its reason, as it
-records the quote of each fact kept. A reply that is not JSON, a model error or a store error is recorded on the row, which is
-retried later and dropped after ``memory.max_attempts``; a failure never reaches the user's turn.
+is read by the memory model, filtered, written to the store, and only then removed from the queue. A
+fact is kept only with the user's words that say it (:mod:`herdsman.memory.support`): one without
+them is refused, and the audit trail records the refusal and its reason, as it records the quote of
+each fact kept. A reply that is not JSON, a model error or a store error is recorded on the row,
+which is retried later and dropped after ``memory.max_attempts``; a failure never reaches the user's
+turn.
 :class:`MemoryWorker` runs passes in the background of the agent's event loop (or a thread).
 """
 

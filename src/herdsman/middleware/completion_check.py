@@ -30,9 +30,9 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
 * the reply is a refusal, imitates a tool result (``<tool_response>``), or has placeholders
   (``<total_amount>``) where values belong;
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
-  write, create, 保存, 写入) did not exist when the run began and still does not exist, or is
-  empty, or is a folder (``mkdir -p outputs/a.py``); a folder under outputs it names holds no file; a file it asks for lacks the fixed words
-  of a line the request quotes with placeholders ('Total: <sum>');
+  write, create, 保存, 写入) did not exist when the run began and still does not exist, or is empty, or
+  is a folder (``mkdir -p outputs/a.py``); a folder under outputs it names holds no file; a file it
+  asks for lacks the fixed words of a line the request quotes with placeholders ('Total: <sum>');
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
   nothing but such numbers; the answer to "how many" (or "what is the total") states none, or

@@ -151,7 +151,10 @@ def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -
 
 
 _ROW_RANGE = re.compile(
-    r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the )?numbers (\d+) to (\d+), one per line\b",
+    (
+        r"\bone (?:row|line|entry|object)s? (?:for|per) (?:each )?\w+ from (\d+) to (\d+)\b|\b(?:the "
+        r")?numbers (\d+) to (\d+), one per line\b"
+    ),
     re.IGNORECASE,
 )
 

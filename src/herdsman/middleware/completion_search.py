@@ -38,7 +38,10 @@ def count_line(results: Sequence[ToolMessage]) -> tuple[str, str] | None:
 
 
 _FIND_QUESTION = re.compile(
-    r"\b(?:which|what)\s+(?:\w+\s+)?files?\b|\bin which\b|\bwhere\b|\bmentions?\b|\bcontains?\b|\bdefined\b|\bhow many\b",
+    (
+        r"\b(?:which|what)\s+(?:\w+\s+)?files?\b|\bin which\b|\bwhere\b|\bmentions?\b|\bcontains?\b|\bdefined\b|\bhow "
+        r"many\b"
+    ),
     re.IGNORECASE,
 )
 _FOUND_NOTHING = re.compile(

@@ -92,7 +92,10 @@ _RULES = (
     Rule(
         "name.unsupported",
         None,
-        "a short answer to a question names (a capitalized word, Latin script) what no tool output or the request shows",
+        (
+            "a short answer to a question names (a capitalized word, Latin script) what no tool "
+            "output or the request shows"
+        ),
         intent=False,
     ),
     Rule(

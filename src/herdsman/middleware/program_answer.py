@@ -14,10 +14,10 @@ small model gets wrong.
 So when a note of the completion check says the answer's *number* is not backed
 (:data:`COMPUTE_RULES`: a number no tool result shows, a count made by reading, no number at all
 where one was asked for), the model is asked on a clean page instead
-(:mod:`~herdsman.middleware.clean_page`: once per run; the question and the beginning of each
-file or folder it names) for one Python program that prints the answer. A program that parses
-(:func:`~herdsman.middleware.clean_page.program_of`) becomes the model's next step: a ``bash`` call running it, made in the
-model's name and marked (:data:`PROGRAM_KEY`).
+(:mod:`~herdsman.middleware.clean_page`: once per run; the question and the beginning of each file
+or folder it names) for one Python program that prints the answer. A program that parses
+(:func:`~herdsman.middleware.clean_page.program_of`) becomes the model's next step: a ``bash`` call
+running it, made in the model's name and marked (:data:`PROGRAM_KEY`).
 
 The model then answers from what it printed. It may not: on a dev task the program printed 8
 and the model answered 11 again, the count it had made by reading. So when the program exited 0

@@ -21,18 +21,19 @@ for a largest file picked by eye): forced to bash, a small model ran ``touch out
 instead. When such a finding decides the way out, the harness runs its command and the model
 answers from what it prints.
 
-It is not done when a human must approve bash calls (``tools.require_approval``: the approval
-hook sees only the model's own calls), when the run may not use bash (a custom agent's or the
-active skill's tool allow-list), once the run's tool calls reached ``tools.max_tool_calls_per_run``
-(the limit's hook runs before the check adds the call, so the completion check counts it itself),
-for code already run unchanged in this run, for installs (no network in the sandbox: they only
-hang until the timeout), for a template path (``/path/to/``) or a query whose placeholder was
-left in (``ls -S <folder>``: bash reads a redirection), and for code the model copied from a tool
-result (:func:`copied`): a block a fetched page or a read file holds is quoted, not written by the
-model, and running it would run what the page's author wrote (prompt injection). A Python block
-holding the heredoc's end marker is not run either (its lines after the marker would run as shell). Hand-written: extracting fenced blocks is a regular expression
-(:func:`~herdsman.middleware.completion_rules.fenced_code`); no library decides which shown code
-is a command.
+It is not done when a human must approve bash calls (``tools.require_approval``: the approval hook
+sees only the model's own calls), when the run may not use bash (a custom agent's or the active
+skill's tool allow-list), once the run's tool calls reached ``tools.max_tool_calls_per_run`` (the
+limit's hook runs before the check adds the call, so the completion check counts it itself), for
+code already run unchanged in this run, for installs (no network in the sandbox: they only hang
+until the timeout), for a template path (``/path/to/``) or a query whose placeholder was left in
+(``ls -S <folder>``: bash reads a redirection), and for code the model copied from a tool result
+(:func:`copied`): a block a fetched page or a read file holds is quoted, not written by the model,
+and running it would run what the page's author wrote (prompt injection). A Python block holding the
+heredoc's end marker is not run either (its lines after the marker would run as shell).
+Hand-written: extracting fenced blocks is a regular expression
+(:func:`~herdsman.middleware.completion_rules.fenced_code`); no library decides which shown code is
+a command.
 """
 
 from __future__ import annotations

@@ -27,7 +27,9 @@ LANGUAGE_NAMES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Kor
 _EN = {
     "could_not": "I could not finish this request: my last reply was not a usable answer.",
     "could_not.why": " What was still wrong:",
-    "answer.text_call": "No answer: the agent's last reply was a tool call written as text, which was not run ({step}).",
+    "answer.text_call": (
+        "No answer: the agent's last reply was a tool call written as text, which was not run ({step})."
+    ),
     "answer.echo": "No answer: the agent's last reply repeated a note of the harness instead of answering.",
     "checks.fold": "checked: {found}, sent back to the agent",
     "model.failed": (

@@ -1,7 +1,8 @@
 """Checkpointer from config: ``memory``, ``sqlite`` (the default, under home) or ``postgres``.
 
-An async context manager, because the SQLite saver holds a connection and the Postgres one a
-pool of them (``postgres_pool.py``), which must be closed. Unreachable or unwritable stores are errors that name the YAML path and the fix.
+An async context manager, because the SQLite saver holds a connection and the Postgres one a pool of
+them (``postgres_pool.py``), which must be closed. Unreachable or unwritable stores are errors that
+name the YAML path and the fix.
 
 SQLite runs in WAL mode (LangGraph's saver sets it) with ``synchronous = NORMAL``, as the run
 queue and the file history do: every step of a run commits its checkpoint and its writes, and

@@ -332,11 +332,17 @@ class CronStore:
         return await self.sql.all_or_none(
             [
                 (
-                    "UPDATE herdsman_crons SET next_run_at = ?, updated_at = ? WHERE cron_id = ? AND next_run_at = ? AND enabled = 1",
+                    (
+                        "UPDATE herdsman_crons SET next_run_at = ?, updated_at = ? WHERE cron_id = ? AND "
+                        "next_run_at = ? AND enabled = 1"
+                    ),
                     (new_next, iso(now), cron_id, seen_next),
                 ),
                 (
-                    f"INSERT INTO herdsman_cron_firings ({FIRING_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, 'starting', NULL)",
+                    (
+                        f"INSERT INTO herdsman_cron_firings ({FIRING_COLUMNS}) VALUES (?, ?, ?, NULL, NULL, "
+                        "'starting', NULL)"
+                    ),
                     (cron_id, seen_next, iso(now)),
                 ),
             ]

@@ -118,7 +118,8 @@ class FileVersions:
         history = self.history(thread_id)
         if history is None:
             raise HistoryError(
-                "this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files are not on this host)"
+                "this thread keeps no file versions (sandbox.snapshots.enabled is off, or its files "
+                "are not on this host)"
             )
         return history
 

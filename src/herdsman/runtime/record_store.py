@@ -7,13 +7,14 @@ itself stays in the checkpointer; these records are what the LangGraph API lists
 
 The SQLite file is in WAL mode with ``synchronous = NORMAL``, as the run queue's and the file
 history's are: a run writes its record and its thread's status a few times, and with SQLite's
-defaults (a rollback journal, FULL) each commit made, wrote and removed a journal and waited for
-two fsyncs (about 4 ms of wall time and 0.45 ms of CPU each here, one after another on the
-store's one connection, so a burst of runs queued behind them); in WAL mode with NORMAL a
-commit is an append (well under 0.1 ms). It never corrupts the file and loses nothing when a
-process dies; an OS crash or a power cut may undo the last commits, and a run whose record went
-back to ``running`` is then reported lost at the next start (``runs.py``), as any run cut by one. The store is LangGraph's SQLite store, reached in one thread hand-off per batch of
-operations (``sqlite_threaded.py``) instead of one per statement.
+defaults (a rollback journal, FULL) each commit made, wrote and removed a journal and waited for two
+fsyncs (about 4 ms of wall time and 0.45 ms of CPU each here, one after another on the store's one
+connection, so a burst of runs queued behind them); in WAL mode with NORMAL a commit is an append
+(well under 0.1 ms). It never corrupts the file and loses nothing when a process dies; an OS crash
+or a power cut may undo the last commits, and a run whose record went back to ``running`` is then
+reported lost at the next start (``runs.py``), as any run cut by one. The store is LangGraph's
+SQLite store, reached in one thread hand-off per batch of operations (``sqlite_threaded.py``)
+instead of one per statement.
 """
 
 from __future__ import annotations

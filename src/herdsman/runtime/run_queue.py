@@ -2,11 +2,11 @@
 
 A run accepted by a gateway becomes a row of ``herdsman_run_queue`` in the gateway's database
 (``<home>/runs.sqlite`` beside the records' ``gateway.sqlite``, or the PostgreSQL database of the
-checkpoints and records, see ``run_queue_postgres.py``), held at once by the accepting process's worker; it stays there until
-the run ends. The holder renews its lease every third of ``runs.lease_seconds``; when the process
-dies, the lease runs out and any worker may claim the row, and resumes the run from its thread's
-last checkpoint. A claim takes only the oldest row of its thread, so the runs of one thread keep
-their order and never execute side by side.
+checkpoints and records, see ``run_queue_postgres.py``), held at once by the accepting process's
+worker; it stays there until the run ends. The holder renews its lease every third of
+``runs.lease_seconds``; when the process dies, the lease runs out and any worker may claim the row,
+and resumes the run from its thread's last checkpoint. A claim takes only the oldest row of its
+thread, so the runs of one thread keep their order and never execute side by side.
 
 Why a table and not Redis Streams: the runs already live in that database (on SQLite, a file of
 its own beside it, in WAL mode, for the reason ``cron_store.py`` gives: the record store's

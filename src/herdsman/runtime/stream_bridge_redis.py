@@ -1,15 +1,15 @@
 """The Redis stream bridge: run events in Redis streams, shared by several gateway processes.
 
-Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended with ``XADD``
-(capped near ``max_events``) and read by one blocking ``XREAD`` per process for all its
-subscribers (:mod:`herdsman.runtime.redis_fanout`); the Redis entry id is the SSE event id, so
-``Last-Event-ID`` works across processes: a run executing in one gateway can be joined from
-another. A subscriber stops after the run's ``end`` event and gets a heartbeat tick while its
-run is quiet; a finished run's stream expires ``retention_seconds`` later. The ``XREAD`` blocks
-at most half the client's socket timeout (``socket_timeout``, redis-py's 5 s by default) and is
-sent again: one that blocked longer would end as a ``TimeoutError`` in the middle of a quiet
-run's stream (found by the chaos test: streams of runs waiting for a worker failed with 500). Cancel requests travel on a pub/sub channel, so a run can be
-cancelled through any gateway.
+Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended with ``XADD`` (capped
+near ``max_events``) and read by one blocking ``XREAD`` per process for all its subscribers
+(:mod:`herdsman.runtime.redis_fanout`); the Redis entry id is the SSE event id, so ``Last-Event-ID``
+works across processes: a run executing in one gateway can be joined from another. A subscriber
+stops after the run's ``end`` event and gets a heartbeat tick while its run is quiet; a finished
+run's stream expires ``retention_seconds`` later. The ``XREAD`` blocks at most half the client's
+socket timeout (``socket_timeout``, redis-py's 5 s by default) and is sent again: one that blocked
+longer would end as a ``TimeoutError`` in the middle of a quiet run's stream (found by the chaos
+test: streams of runs waiting for a worker failed with 500). Cancel requests travel on a pub/sub
+channel, so a run can be cancelled through any gateway.
 """
 
 from __future__ import annotations

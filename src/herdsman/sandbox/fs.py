@@ -22,9 +22,10 @@ paths (``/mnt/user-data/...``), which ``RESOLVE_BENEATH`` refuses and ``RESOLVE_
 resolve against the wrong directory, and Python has no ``openat2`` binding; the walk is the
 ``O_NOFOLLOW`` fallback that design notes name, used everywhere, so there is one code path.
 
-Walks over trees (:meth:`ThreadFiles.walk`) never descend into a symlink, stop at a bound on
-entries and on time, and say why they stopped; a folder the jail made unreadable or unsearchable
-is opened anyway when the gateway owns it (``tree.py``), so the quota and the versions see it. Writes can be charged to a
+Walks over trees (:meth:`ThreadFiles.walk`) never descend into a symlink, stop at a bound on entries
+and on time, and say why they stopped; a folder the jail made unreadable or unsearchable is opened
+anyway when the gateway owns it (``tree.py``), so the quota and the versions see it. Writes can be
+charged to a
 :class:`~herdsman.sandbox.quota.DiskQuota`.
 """
 

@@ -425,7 +425,8 @@ class FileHistory:
         if self._capture_bytes + size > self.config.max_bytes:
             raise HistoryError(
                 f"{vpath} ({size} bytes) would take this version past sandbox.snapshots.max_bytes "
-                f"({self.config.max_bytes}); its checkpoint keeps no files. Raise the limit or keep such files out of the thread"
+                f"({self.config.max_bytes}); its checkpoint keeps no files. Raise the limit or keep "
+                "such files out of the thread"
             )
         fd, name = tempfile.mkstemp(dir=self.objects)
         try:

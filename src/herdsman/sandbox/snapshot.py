@@ -1,12 +1,13 @@
 """Which files a shell command created, modified or deleted: compare two bounded snapshots.
 
-A snapshot is every regular file under a thread's ``/mnt/user-data`` with its size and mtime,
-walked by descriptors through :class:`~herdsman.sandbox.fs.ThreadFiles` (symlinks are not followed) up to ``limit`` entries, skipping the
-trees tools fill by the thousand (``.git``, ``node_modules``, virtualenvs, caches). It costs about
-3.5 microseconds a file (a stat each): under a millisecond for a workspace of a hundred files,
-about 3.5 ms at the cap, so the bash tool takes one before and one after each command without
-doubling a bubblewrap exec (about 11 ms) even at the cap. When a tree holds more than ``limit``
-files the snapshot says it is ``capped`` and the comparison says the list may be incomplete.
+A snapshot is every regular file under a thread's ``/mnt/user-data`` with its size and mtime, walked
+by descriptors through :class:`~herdsman.sandbox.fs.ThreadFiles` (symlinks are not followed) up to
+``limit`` entries, skipping the trees tools fill by the thousand (``.git``, ``node_modules``,
+virtualenvs, caches). It costs about 3.5 microseconds a file (a stat each): under a millisecond for
+a workspace of a hundred files, about 3.5 ms at the cap, so the bash tool takes one before and one
+after each command without doubling a bubblewrap exec (about 11 ms) even at the cap. When a tree
+holds more than ``limit`` files the snapshot says it is ``capped`` and the comparison says the list
+may be incomplete.
 
 No library compares directory trees by metadata with a bound on the work (``filecmp`` reads
 contents and has no limit), hence these few lines.

@@ -15,17 +15,17 @@ read as the folders:
 * a request's file names, by the completion check (``middleware/turn.py``), so the file it
   looks for is the one in ``/mnt/user-data/outputs``.
 
-Why rewrite the command rather than make the names exist in the workspace: a bind mount of
-outputs at ``workspace/outputs`` needs a mount point the jail's runtime creates in the host's
-workspace folder, as the host user (root, for a root gateway or Docker's daemon), on a path the
-jail controls between commands (a link swapped in there is the classic mount-destination race),
-and then ``rm -rf *`` in the workspace empties the deliverables through it; a link
-``workspace/outputs -> ../outputs`` is harmless on the host but shows in every listing of the
-workspace, and ``workspace -> .`` makes every recursive glob see each file forty times. A
-rewritten command touches nothing on disk: the jail and its rules are unchanged. What it does
-not reach: a path built at run time, or written in a script file that a command then runs from
-the workspace (the script's own ``open('outputs/x')``). Hand-written: no shell library rewrites words of a command line in
-place and keeps the rest byte for byte (``bashlex`` parses, it does not print back).
+Why rewrite the command rather than make the names exist in the workspace: a bind mount of outputs
+at ``workspace/outputs`` needs a mount point the jail's runtime creates in the host's workspace
+folder, as the host user (root, for a root gateway or Docker's daemon), on a path the jail controls
+between commands (a link swapped in there is the classic mount-destination race), and then ``rm -rf
+*`` in the workspace empties the deliverables through it; a link ``workspace/outputs -> ../outputs``
+is harmless on the host but shows in every listing of the workspace, and ``workspace -> .`` makes
+every recursive glob see each file forty times. A rewritten command touches nothing on disk: the
+jail and its rules are unchanged. What it does not reach: a path built at run time, or written in a
+script file that a command then runs from the workspace (the script's own ``open('outputs/x')``).
+Hand-written: no shell library rewrites words of a command line in place and keeps the rest byte for
+byte (``bashlex`` parses, it does not print back).
 
 Text that is no path is left alone where the command line shows it (``echo "save to outputs/x"``
 stays as written): the words that only say something, the arguments of ``echo`` and ``printf``

@@ -213,7 +213,10 @@ def setup_command(
     api_key: Annotated[
         Optional[str],
         typer.Option(
-            help="The API key (kept in .env); default the one in its variable (exporting it keeps it out of ps and shell history)."
+            help=(
+                "The API key (kept in .env); default the one in its variable (exporting it keeps "
+                "it out of ps and shell history)."
+            )
         ),
     ] = None,
     api_key_env: Annotated[

@@ -1,12 +1,13 @@
 """Read one SKILL.md and check every front-matter field, with errors naming the file and field.
 
 Fields: ``name`` (required, lowercase-with-hyphens, equal to the folder's name), ``description``
-(required), ``license``, ``allowed-tools`` (a list or a comma-separated string), ``env`` (a list
-of variable names or a mapping name -> description), ``required-secrets`` (a list of variable
-names), ``outputs`` (the files the skill delivers, as glob patterns under /mnt/user-data/outputs
-such as ``**/*.md``), ``examples`` (up to 5 example requests, one line each: the start screen
-shows them and the skill selection matches requests against them), plus the free-form ``metadata``, ``version`` and ``compatibility``. Any other key is an
-error, so a typo such as ``allowed_tool`` does not pass silently.
+(required), ``license``, ``allowed-tools`` (a list or a comma-separated string), ``env`` (a list of
+variable names or a mapping name -> description), ``required-secrets`` (a list of variable names),
+``outputs`` (the files the skill delivers, as glob patterns under /mnt/user-data/outputs such as
+``**/*.md``), ``examples`` (up to 5 example requests, one line each: the start screen shows them and
+the skill selection matches requests against them), plus the free-form ``metadata``, ``version`` and
+``compatibility``. Any other key is an error, so a typo such as ``allowed_tool`` does not pass
+silently.
 """
 
 from __future__ import annotations

@@ -5,20 +5,21 @@ the lead wrote (and results of tasks it depends on), never the lead's conversati
 thread's sandbox (same thread id) and runs as a LangGraph subgraph under the namespace
 ``tools:<task_id>``, so with ``subgraphs=True`` its messages stream like any subgraph's.
 
-Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-agents per run,
-a timeout and a turn limit per sub-agent, and the run's shared token budget (the gate, cap and
-budget are the run scope the task tool finds in the lead's runtime context, which the sub-agent's
-graph runs with too; see :mod:`herdsman.middleware.run_scope`). A failure, timeout
-or cancellation of one sub-agent is caught here and becomes its result: siblings go on. Failed
-attempts are retried from a clean context (``subagents.retries``), with ``fallback_model`` when
-set, and from clean files (an attempt whose answer its completion check still rejects when its
-rounds run out counts as failed when a retry is left; the last attempt's answer is kept, with what
-the check found in its result's ``unresolved``): the files the failed attempt changed are put back as they were when it
-started (:meth:`~herdsman.sandbox.history.FileHistory.revert`), except those a sibling running
-alongside may have changed too (it named them, or its command's before/after comparison saw
-them and this task did not name them), which are kept and reported. Progress is reported as custom stream events (``task_queued``, ``task_started``,
-``task_generating`` while a model call streams, ``task_progress`` after each step,
-``task_completed``, ``task_failed``, ``task_timed_out``, ``task_cancelled``).
+Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-agents per run, a
+timeout and a turn limit per sub-agent, and the run's shared token budget (the gate, cap and budget
+are the run scope the task tool finds in the lead's runtime context, which the sub-agent's graph
+runs with too; see :mod:`herdsman.middleware.run_scope`). A failure, timeout or cancellation of one
+sub-agent is caught here and becomes its result: siblings go on. Failed attempts are retried from a
+clean context (``subagents.retries``), with ``fallback_model`` when set, and from clean files (an
+attempt whose answer its completion check still rejects when its rounds run out counts as failed
+when a retry is left; the last attempt's answer is kept, with what the check found in its result's
+``unresolved``): the files the failed attempt changed are put back as they were when it started
+(:meth:`~herdsman.sandbox.history.FileHistory.revert`), except those a sibling running alongside may
+have changed too (it named them, or its command's before/after comparison saw them and this task did
+not name them), which are kept and reported. Progress is reported as custom stream events
+(``task_queued``, ``task_started``, ``task_generating`` while a model call streams,
+``task_progress`` after each step, ``task_completed``, ``task_failed``, ``task_timed_out``,
+``task_cancelled``).
 """
 
 from __future__ import annotations

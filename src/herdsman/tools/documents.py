@@ -1,11 +1,11 @@
 """Uploaded documents (PDF, DOCX, XLSX, PPTX) converted to Markdown the agent can read.
 
 :func:`convert_sandbox_upload` is what the uploads path calls after saving a file in a thread's
-sandbox (virtual paths in and out, any provider); :func:`convert_upload` does the same for a
-file on the local disk. For a convertible file ``report.pdf`` they write ``report.pdf.md`` beside it (the full name is kept, so
-``report.pdf`` and ``report.docx`` never overwrite each other's Markdown, nor a ``report.md``
-the user uploaded) and returns that path. The converter for the file's extension is called
-directly (markitdown's own dispatch falls back to reading a damaged file as plain text, which
+sandbox (virtual paths in and out, any provider); :func:`convert_upload` does the same for a file on
+the local disk. For a convertible file ``report.pdf`` they write ``report.pdf.md`` beside it (the
+full name is kept, so ``report.pdf`` and ``report.docx`` never overwrite each other's Markdown, nor
+a ``report.md`` the user uploaded) and returns that path. The converter for the file's extension is
+called directly (markitdown's own dispatch falls back to reading a damaged file as plain text, which
 would hand the agent garbage), so a corrupted or mislabelled file raises
 :class:`DocumentConversionError` with a message that says what to do.
 

@@ -1,9 +1,10 @@
 """Reading a file's bytes from a thread's sandbox by its virtual path.
 
-The Sandbox protocol reads text; images and documents need bytes. Sandboxes whose files live
-in host directories (every provider here: :class:`HostBackedSandbox`) are read through their
-``ThreadFiles``, by descriptors (race-free; paths that leave the virtual roots are refused); any other sandbox is read with ``base64`` through its shell.
-Errors are ``ToolException`` with messages in virtual paths only.
+The Sandbox protocol reads text; images and documents need bytes. Sandboxes whose files live in host
+directories (every provider here: :class:`HostBackedSandbox`) are read through their
+``ThreadFiles``, by descriptors (race-free; paths that leave the virtual roots are refused); any
+other sandbox is read with ``base64`` through its shell. Errors are ``ToolException`` with messages
+in virtual paths only.
 """
 
 from __future__ import annotations

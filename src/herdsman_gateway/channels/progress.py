@@ -3,8 +3,9 @@
 :func:`progress_lines` reads one run event (``updates`` and ``custom`` events of the stream
 bridge, root and sub-agents) and returns short lines such as ``🔧 write_file``, ``🤖 sub-agent
 researcher started`` or ``🔎 checked: 2 findings, sent back to the agent`` (a note of the harness's
-completion check to the model, told in one line, never as conversation). :class:`Throttle` batches them so a chat gets at most one progress
-message per interval; the clock is injectable so tests need no sleeping.
+completion check to the model, told in one line, never as conversation). :class:`Throttle` batches
+them so a chat gets at most one progress message per interval; the clock is injectable so tests need
+no sleeping.
 """
 
 from __future__ import annotations

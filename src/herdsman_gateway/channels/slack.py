@@ -1,11 +1,12 @@
 """Slack through slack-bolt: the Events API (``POST /channels/slack/events``) or Socket Mode.
 
-Direct messages (``message.im`` events) and mentions in channels (``app_mention`` events) go to
-the dispatcher, with the leading ``@bot`` dropped; other channel messages are not for the bot. Replies are ``chat.postMessage`` (in the thread the user
-wrote in, if any) and files go up with ``files_upload_v2``. Slack's client keeps ``/`` for slash
-commands, so ``!new``, ``!status`` and ``!cancel`` work in messages, and slash commands whose
-name ends with ``new``, ``status`` or ``cancel`` (``/herd-new``) work when the app defines them.
-Bolt checks every Events API request's signature (``signing_secret``) before anything runs.
+Direct messages (``message.im`` events) and mentions in channels (``app_mention`` events) go to the
+dispatcher, with the leading ``@bot`` dropped; other channel messages are not for the bot. Replies
+are ``chat.postMessage`` (in the thread the user wrote in, if any) and files go up with
+``files_upload_v2``. Slack's client keeps ``/`` for slash commands, so ``!new``, ``!status`` and
+``!cancel`` work in messages, and slash commands whose name ends with ``new``, ``status`` or
+``cancel`` (``/herd-new``) work when the app defines them. Bolt checks every Events API request's
+signature (``signing_secret``) before anything runs.
 """
 
 from __future__ import annotations

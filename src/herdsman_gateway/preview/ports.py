@@ -1,17 +1,17 @@
 """Relay HTTP from the preview origin to a server listening inside a thread's sandbox.
 
-``/t/{token}/preview/{thread}/{port}/{path}`` becomes ``GET /{path}`` on ``127.0.0.1:{port}``
-*of the sandbox's own network*: the sandbox hands out the connection
+``/t/{token}/preview/{thread}/{port}/{path}`` becomes ``GET /{path}`` on ``127.0.0.1:{port}`` *of
+the sandbox's own network*: the sandbox hands out the connection
 (:meth:`~herdsman.sandbox.host_files.HostFilesSandbox.preview_connection`: a socket made in the
-jail's or container's network namespace, see ``herdsman/sandbox/jail_ports.py`` for why it cannot
-be turned around from inside, or a pod's port-forward), for a port of ``sandbox.preview.ports`` only. httpcore speaks HTTP/1.1 over it through a network backend whose
-only address is that socket, so no name or address from the request is ever dialled. Bodies
-stream both ways (the request's is bounded by ``gateway.max_request_bytes``, the response is
-never buffered); the server's cookies, CSP and CORS headers are dropped and the preview origin's
-sandboxing headers set (``policy.py``); a redirect to the server's own root is kept under the
-preview prefix. One connection per request, closed when the response ends. A WebSocket on the
-same path is relayed message by message (``websockets``' client on the jail's socket), each
-message at most :data:`MAX_WS_MESSAGE` bytes.
+jail's or container's network namespace, see ``herdsman/sandbox/jail_ports.py`` for why it cannot be
+turned around from inside, or a pod's port-forward), for a port of ``sandbox.preview.ports`` only.
+httpcore speaks HTTP/1.1 over it through a network backend whose only address is that socket, so no
+name or address from the request is ever dialled. Bodies stream both ways (the request's is bounded
+by ``gateway.max_request_bytes``, the response is never buffered); the server's cookies, CSP and
+CORS headers are dropped and the preview origin's sandboxing headers set (``policy.py``); a redirect
+to the server's own root is kept under the preview prefix. One connection per request, closed when
+the response ends. A WebSocket on the same path is relayed message by message (``websockets``'
+client on the jail's socket), each message at most :data:`MAX_WS_MESSAGE` bytes.
 """
 
 from __future__ import annotations

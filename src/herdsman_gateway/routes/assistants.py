@@ -64,7 +64,10 @@ def not_found(assistant_id: str) -> HTTPException:
     """The 404 for an assistant that does not exist (or belongs to someone else)."""
     return HTTPException(
         404,
-        f"Assistant {assistant_id} not found; list them with POST /assistants/search or create one with POST /assistants",
+        (
+            f"Assistant {assistant_id} not found; list them with POST /assistants/search or create "
+            "one with POST /assistants"
+        ),
     )
 
 

@@ -48,7 +48,10 @@ def _no_checkpoint(thread_id: str, checkpoint_id: str) -> HTTPException:
     """The 404 for a checkpoint the thread does not have."""
     return HTTPException(
         404,
-        f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with POST /threads/{thread_id}/history",
+        (
+            f"Checkpoint {checkpoint_id} not found on thread {thread_id}; list checkpoints with "
+            f"POST /threads/{thread_id}/history"
+        ),
     )
 
 

@@ -196,8 +196,9 @@ async def staged_upload(
     """Stream the multipart body of ``request`` into a temporary folder under ``staging_root``.
 
     Yields the (safe file name, staged file) of every file part. Raises 413 as soon as more than
-    ``limit`` bytes or ``max_files`` files arrived, 400 for a file name the filesystem would refuse, 415 or 422 for bodies that are not usable forms; the staging folder
-    is removed on the way out in every case (move the files out of it to keep them).
+    ``limit`` bytes or ``max_files`` files arrived, 400 for a file name the filesystem would refuse,
+    415 or 422 for bodies that are not usable forms; the staging folder is removed on the way out in
+    every case (move the files out of it to keep them).
     """
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
     if ctype != b"multipart/form-data":

@@ -1,10 +1,11 @@
 """Turn the tool calls a small local model writes as text into LangChain ``tool_calls``.
 
-Qwen2.5 models answer a tool request with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
-blocks, as their chat template teaches them, but a 1.5B model also drifts: it writes bare JSON,
-JSON in a ```json fence, ``"parameters"`` instead of ``"arguments"``, arguments as a JSON string,
-trailing chatter after the call, or JSON that does not quite parse (mended by ``json-repair``). llama.cpp leaves all of that as plain text, and LangChain's
-parsers expect provider-side tool calls, so the recovery is written here, as pure functions:
+Qwen2.5 models answer a tool request with ``<tool_call>{"name": ..., "arguments":
+{...}}</tool_call>`` blocks, as their chat template teaches them, but a 1.5B model also drifts: it
+writes bare JSON, JSON in a ```json fence, ``"parameters"`` instead of ``"arguments"``, arguments as
+a JSON string, trailing chatter after the call, or JSON that does not quite parse (mended by
+``json-repair``). llama.cpp leaves all of that as plain text, and LangChain's parsers expect
+provider-side tool calls, so the recovery is written here, as pure functions:
 
 * :func:`parse_tool_calls` splits a finished reply into content and tool calls, accepting only
   names of tools that are bound; anything that is not a valid call stays content.
@@ -424,10 +425,10 @@ def streamable_prefix(text: str, tool_names: Collection[str]) -> int:
     """How many leading characters of a reply in progress are certainly plain text.
 
     Everything before the returned index can be streamed now and will be a prefix of
-    ``parse_tool_calls(final_text).content`` (leading whitespace aside: the caller skips it).
-    Held back: a reply starting with ``{``, ``[`` (bare JSON) or ``<`` (XML-style calls), anything from a ``<tool_call>``
-    tag or an open fence on, a fence that holds a tool call, a marker that may be starting at the
-    end, and trailing whitespace. The index never moves backwards as ``text`` grows.
+    ``parse_tool_calls(final_text).content`` (leading whitespace aside: the caller skips it). Held
+    back: a reply starting with ``{``, ``[`` (bare JSON) or ``<`` (XML-style calls), anything from a
+    ``<tool_call>`` tag or an open fence on, a fence that holds a tool call, a marker that may be
+    starting at the end, and trailing whitespace. The index never moves backwards as ``text`` grows.
     """
     lead = len(text) - len(text.lstrip())
     if not tool_names:
