@@ -23,8 +23,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from herdsman.config.loader import parse_config
-from herdsman.runtime.cron_scheduler import CronScheduler
-from herdsman.runtime.cron_store import open_cron_store
+from herdsman.runtime.crons.cron_scheduler import CronScheduler
+from herdsman.runtime.crons.cron_store import open_cron_store
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 

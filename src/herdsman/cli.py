@@ -158,7 +158,7 @@ class _Printer:
             ToolResult,
         )
         from herdsman.middleware.text_calls import failed_step_line
-        from herdsman.runtime.harness_notes import fold_line
+        from herdsman.runtime.tracing.harness_notes import fold_line
 
         if isinstance(event, TextCall):  # a call written as text: a failed step, not the answer
             self._end_text()
@@ -231,7 +231,7 @@ def _client(loaded: LoadedConfig, model: str | None, agent: str | None = None):
 def _friendly(exc: Exception) -> str | None:
     """A one-line message for the errors a user can fix; None for bugs (shown with traceback)."""
     from herdsman.models.factory import ModelConfigError
-    from herdsman.runtime.checkpointer import CheckpointerError
+    from herdsman.runtime.storage.checkpointer import CheckpointerError
     from herdsman.sandbox.base import SandboxError
 
     if isinstance(exc, (ModelConfigError, CheckpointerError, SandboxError, ConfigError)):
@@ -265,7 +265,7 @@ def run(
 
     Exits 1 (saying why on stderr) when the run failed, a limit stopped it, a file it was asked
     to deliver is missing, or its work failed (a command, a script; see
-    :mod:`herdsman.runtime.run_outcome`); 0 when it is done."""
+    :mod:`herdsman.runtime.runs.run_outcome`); 0 when it is done."""
     from herdsman.client import new_thread_id
 
     loaded = _load(config)
@@ -355,7 +355,7 @@ def threads_show(thread_id: str, notes: NotesOpt = False, config: ConfigOpt = No
     harness's notes to the model are one 'checked: ...' line per turn (--notes: each in full)."""
     from herdsman.middleware.note_echo import ECHO_STEP_LINE, echoed
     from herdsman.middleware.text_calls import calls_as_text, failed_step_line
-    from herdsman.runtime.harness_notes import fold_notes, is_note, note_rules
+    from herdsman.runtime.tracing.harness_notes import fold_notes, is_note, note_rules
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
 
     loaded = _load(config)

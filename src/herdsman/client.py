@@ -13,7 +13,7 @@ streamed as the answer), :class:`RunFinished`), so the CLI and tests consume the
 lead's own messages come from the root graph; sub-agents stream as subgraphs under
 ``tools:<task_id>`` and surface here through their ``task_*`` events.
 
-Each run also notes its thread in the gateway's thread records (``runtime/threads.py``, in the
+Each run also notes its thread in the gateway's thread records (``runtime/storage/threads.py``, in the
 record store of the same home: ``<home>/gateway.sqlite`` or the PostgreSQL database), with the
 metadata a gateway run gives it (``graph_id``, ``assistant_id``), so a thread started here is in
 the web UI's thread list (``POST /threads/search``) and :meth:`HerdsmanClient.threads` lists the
@@ -49,16 +49,16 @@ from herdsman.memory.service import MemoryService
 from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
 from herdsman.middleware.text_calls import call_start, calls_as_text
 from herdsman.models.call_drafts import DRAFT_EVENT
-from herdsman.runtime.assistants import AssistantRecord, run_config_on
-from herdsman.runtime.checkpointer import open_checkpointer
-from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
-from herdsman.runtime.final_answer import final_answer, request_language
-from herdsman.runtime.harness_notes import is_note, note_rules
-from herdsman.runtime.partial_answer import PartialAnswer
-from herdsman.runtime.record_store import open_record_store
-from herdsman.runtime.run_outcome import run_outcome
-from herdsman.runtime.threads import OWNER_KEY, SCAN_LIMIT, ThreadStatus, ThreadStore
-from herdsman.runtime.transcripts import save_transcript
+from herdsman.runtime.runs.final_answer import final_answer, request_language
+from herdsman.runtime.runs.partial_answer import PartialAnswer
+from herdsman.runtime.runs.run_outcome import run_outcome
+from herdsman.runtime.storage.assistants import AssistantRecord, run_config_on
+from herdsman.runtime.storage.checkpointer import open_checkpointer
+from herdsman.runtime.storage.file_versions import FileVersions, file_versions_of, keep_file_versions
+from herdsman.runtime.storage.record_store import open_record_store
+from herdsman.runtime.storage.threads import OWNER_KEY, SCAN_LIMIT, ThreadStatus, ThreadStore
+from herdsman.runtime.tracing.harness_notes import is_note, note_rules
+from herdsman.runtime.tracing.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 
@@ -107,9 +107,9 @@ class TaskEvent:
 @dataclass(frozen=True)
 class CheckNote:
     """The completion check found the reply lacking and sent the model back with a note (not part
-    of the conversation: shown folded, see :mod:`herdsman.runtime.harness_notes`); ``rules``: the
+    of the conversation: shown folded, see :mod:`herdsman.runtime.tracing.harness_notes`); ``rules``: the
     rule ids of its findings, None when the note carries none; ``language``: the request's, for
-    the line a person reads (:func:`herdsman.runtime.harness_notes.fold_line`)."""
+    the line a person reads (:func:`herdsman.runtime.tracing.harness_notes.fold_line`)."""
 
     text: str
     rules: list[str] | None
@@ -140,7 +140,7 @@ class CallDraft:
 class RunFinished:
     """The run ended: the final answer, the thread's title, the files in outputs, and
     ``problems``: why it did not deliver (a failure, a limit, a requested file missing; see
-    :mod:`herdsman.runtime.run_outcome`), empty when it did."""
+    :mod:`herdsman.runtime.runs.run_outcome`), empty when it did."""
 
     thread_id: str
     answer: str

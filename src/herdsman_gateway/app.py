@@ -38,17 +38,17 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger, route_to_stdlib
 from herdsman.memory.backend import close_store
 from herdsman.memory.retention import sweep_forever
-from herdsman.runtime.assistants import AssistantStore
-from herdsman.runtime.checkpointer import open_checkpointer
-from herdsman.runtime.cron_scheduler import CronScheduler
-from herdsman.runtime.cron_store import open_cron_store
-from herdsman.runtime.file_versions import FileVersions, file_versions_of, keep_file_versions
-from herdsman.runtime.record_store import open_record_store
-from herdsman.runtime.run_queue import open_run_queue
-from herdsman.runtime.runs import RunManager
-from herdsman.runtime.thread_events import ThreadEventHub
-from herdsman.runtime.threads import ThreadStore
-from herdsman.runtime.transcripts import save_transcript
+from herdsman.runtime.crons.cron_scheduler import CronScheduler
+from herdsman.runtime.crons.cron_store import open_cron_store
+from herdsman.runtime.runs.run_queue import open_run_queue
+from herdsman.runtime.runs.runs import RunManager
+from herdsman.runtime.storage.assistants import AssistantStore
+from herdsman.runtime.storage.checkpointer import open_checkpointer
+from herdsman.runtime.storage.file_versions import FileVersions, file_versions_of, keep_file_versions
+from herdsman.runtime.storage.record_store import open_record_store
+from herdsman.runtime.storage.threads import ThreadStore
+from herdsman.runtime.streaming.thread_events import ThreadEventHub
+from herdsman.runtime.tracing.transcripts import save_transcript
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.body_limit import BodyLimit

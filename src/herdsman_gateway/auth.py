@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fastapi import HTTPException, Request
 
 from herdsman.config.schema import ApiKeyConfig, user_id_for_key
-from herdsman.runtime.threads import OWNER_KEY  # noqa: F401 - one key for the harness and the gateway
+from herdsman.runtime.storage.threads import OWNER_KEY  # noqa: F401 - one key for the harness and the gateway
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,13 @@ from langgraph.store.base import BaseStore
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
-from herdsman.runtime.assistants import AssistantStore
-from herdsman.runtime.cron_scheduler import CronScheduler
-from herdsman.runtime.cron_store import CronStore
-from herdsman.runtime.runs import RunManager
-from herdsman.runtime.stream_bridge import StreamBridge
-from herdsman.runtime.thread_events import ThreadEventHub
-from herdsman.runtime.threads import ThreadStore
+from herdsman.runtime.crons.cron_scheduler import CronScheduler
+from herdsman.runtime.crons.cron_store import CronStore
+from herdsman.runtime.runs.runs import RunManager
+from herdsman.runtime.storage.assistants import AssistantStore
+from herdsman.runtime.storage.threads import ThreadStore
+from herdsman.runtime.streaming.stream_bridge import StreamBridge
+from herdsman.runtime.streaming.thread_events import ThreadEventHub
 from herdsman.sandbox.base import SandboxProvider
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.open_streams import OpenStreams

@@ -18,8 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from herdsman.logs import get_logger
-from herdsman.runtime.run_input import holds_invalid_unicode
-from herdsman.runtime.runs import InvalidRunError, RunError
+from herdsman.runtime.runs.run_input import holds_invalid_unicode
+from herdsman.runtime.runs.runs import InvalidRunError, RunError
 from herdsman.sandbox.base import SandboxError
 from herdsman_gateway.schemas import UNSTORABLE
 

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from herdsman.logs import get_logger
-from herdsman.runtime.runs import Run
+from herdsman.runtime.runs.runs import Run
 from herdsman_gateway.auth import metrics_access
 
 log = get_logger(__name__)
@@ -50,7 +50,7 @@ class BoundedLabel:
 
 
 class GatewayMetrics:
-    """Counters of runs, tokens and streams; also a :class:`~herdsman.runtime.runs.RunListener`."""
+    """Counters of runs, tokens and streams; also a :class:`~herdsman.runtime.runs.runs.RunListener`."""
 
     def __init__(self, known_tools: Callable[[], Collection[str]] | None = None) -> None:
         """``known_tools`` gives the names of the lead agent's tools now (they change with MCP

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from herdsman.runtime.run_events import API_STREAM_MODES
-from herdsman.runtime.run_input import RunInputError, check_json
+from herdsman.runtime.runs.run_events import API_STREAM_MODES
+from herdsman.runtime.runs.run_input import RunInputError, check_json
 
 UNSTORABLE = "unstorable_json"  # the pydantic error type of a body no database could keep
 

@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from herdsman.logs import get_logger
-from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamEvent
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.open_streams import OpenStreams
 

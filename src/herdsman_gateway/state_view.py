@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from herdsman.logs import get_logger
-from herdsman.runtime.run_events import checkpoint_of
-from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.runs.run_events import checkpoint_of
+from herdsman.runtime.streaming.serde import to_jsonable
 
 log = get_logger(__name__)
 

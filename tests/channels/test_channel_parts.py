@@ -205,7 +205,7 @@ async def test_a_chat_gets_its_answer_when_following_the_run_failed(monkeypatch)
 
     import herdsman_gateway.channels.dispatcher as dispatcher_module
     from herdsman.config.schema import ChannelsConfig
-    from herdsman.runtime.stream_bridge import follow_run
+    from herdsman.runtime.streaming.stream_bridge import follow_run
 
     class DownBridge:
         closed = False

@@ -82,7 +82,7 @@ async def test_offload_off_keeps_results_whole(home: Path) -> None:
 
 
 async def test_offloaded_bash_result_keeps_its_artifact_for_the_trace(home: Path) -> None:
-    from herdsman.runtime.trace import read_trace
+    from herdsman.runtime.tracing.trace import read_trace
 
     config = make_config(
         home,

@@ -5,7 +5,7 @@
 ``finished TAG after K interrupted``. Call n of the run first appends a line to
 ``/mnt/user-data/workspace/ran/<tool call id>`` (one line per execution: a test counts how many
 times each call ran), sleeps SLEEP seconds, and prints ``TAG stepN``. A call answered as
-interrupted (its worker died while it ran, see ``herdsman.runtime.inflight_tools``) is not a
+interrupted (its worker died while it ran, see ``herdsman.runtime.runs.inflight_tools``) is not a
 done step: the model makes it again, with a new id, and counts the notices it saw (K).
 
 Every model call appends ``<pid>`` to ``calls_file`` when set, so a test knows which process

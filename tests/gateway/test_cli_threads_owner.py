@@ -13,8 +13,8 @@ import pytest
 
 from herdsman.client import HerdsmanClient
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.record_store import open_record_store
-from herdsman.runtime.threads import ThreadStore
+from herdsman.runtime.storage.record_store import open_record_store
+from herdsman.runtime.storage.threads import ThreadStore
 from tests.gateway.gateway_support import running_gateway
 from tests.support import logged_events, make_config
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from herdsman.runtime.step_times import step_samples
+from herdsman.runtime.tracing.step_times import step_samples
 from tests.gateway.gateway_support import HeldModel, reply, running_gateway, user_message
 from tests.support import make_config
 

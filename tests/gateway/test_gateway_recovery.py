@@ -26,7 +26,7 @@ import pytest
 import yaml
 from langgraph_sdk import get_client
 
-from herdsman.runtime.record_store import gateway_db_path
+from herdsman.runtime.storage.record_store import gateway_db_path
 from tests.gateway.gateway_support import (
     HOLD,
     ServeProcess,

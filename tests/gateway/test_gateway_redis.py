@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from langgraph_sdk import get_client
 
-from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+from herdsman.runtime.streaming.stream_bridge_redis import RedisBridgeError
 from herdsman_gateway.app import create_app
 from tests.gateway.gateway_support import HOLD, HOLD_AFTER_TOOL, running_gateway, scripted_model, user_message
 from tests.services import free_port

@@ -147,7 +147,7 @@ def test_run_limits_are_validated_with_their_yaml_path() -> None:
 async def test_a_run_waiting_in_the_queue_is_ended_at_once_by_interrupt_or_rollback(home, monkeypatch) -> None:
     """A run no worker may start yet (its user is at max_running_per_user) is ended by the gateway
     that is asked to cancel it, instead of waiting for a worker to take it first."""
-    import herdsman.runtime.run_cancel as runs_module
+    import herdsman.runtime.runs.run_cancel as runs_module
 
     monkeypatch.setattr(runs_module, "REMOTE_CANCEL_WAIT", 1.0)  # waiting for a worker would end the wait unanswered
     config = make_config(

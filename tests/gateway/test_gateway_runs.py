@@ -10,8 +10,8 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import BadRequestError, ConflictError
 
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.record_store import open_record_store
-from herdsman.runtime.threads import ThreadStore
+from herdsman.runtime.storage.record_store import open_record_store
+from herdsman.runtime.storage.threads import ThreadStore
 from tests.gateway.gateway_support import HOLD, HOLD_MID, running_gateway, scripted_model, user_message
 from tests.support import make_config
 

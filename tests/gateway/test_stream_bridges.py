@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from herdsman.runtime.stream_bridge import END_EVENT, MemoryStreamBridge, StreamEvent, follow_run
-from herdsman.runtime.stream_bridge_redis import RedisStreamBridge
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, MemoryStreamBridge, StreamEvent, follow_run
+from herdsman.runtime.streaming.stream_bridge_redis import RedisStreamBridge
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -144,7 +144,7 @@ async def test_a_slow_redis_subscriber_is_read_for_again_once_it_caught_up(redis
     for again from where it was and gets every event in order, once each."""
     from redis import asyncio as aioredis
 
-    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+    from herdsman.runtime.streaming.redis_fanout import StreamFanout, Subscription
 
     writer = aioredis.from_url(redis_url, decode_responses=True)
     fanout = StreamFanout(
@@ -225,7 +225,7 @@ async def test_a_slow_redis_subscriber_of_big_events_holds_its_bound_at_the_defa
     big, reads a few at a time (it read up to 500 again on each catch-up: quadratic traffic)."""
     from redis import asyncio as aioredis
 
-    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+    from herdsman.runtime.streaming.redis_fanout import StreamFanout, Subscription
 
     writer = aioredis.from_url(redis_url, decode_responses=True)
     reader = _CountingRedis(aioredis.from_url(redis_url, decode_responses=True, single_connection_client=True))
@@ -262,7 +262,7 @@ async def test_a_failed_shared_read_gives_each_redis_subscriber_its_own_clear_er
     A stream asked for while Redis is down fails the same way at once."""
     import traceback
 
-    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+    from herdsman.runtime.streaming.stream_bridge_redis import RedisBridgeError
     from tests.gateway.redis_service import redis_server
 
     async def follow(bridge) -> BaseException | None:
@@ -319,7 +319,7 @@ async def test_a_redis_subscriber_paused_when_the_bridge_closes_ends_once_it_cau
     what was read for it, then the closed error: it re-added itself and started the read again
     on the closed client (redis-py reconnected it), so it went on reading after the gateway
     had closed Redis, on a connection nothing closed."""
-    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+    from herdsman.runtime.streaming.stream_bridge_redis import RedisBridgeError
 
     bridge = RedisStreamBridge(redis_url, max_pending=3)
     run_id = uuid.uuid4().hex
@@ -343,7 +343,7 @@ async def test_many_redis_subscribers_of_one_run_cost_one_pass_over_each_read(re
     process waited for). Ids are parsed once per read; each still gets every event once, in order."""
     from redis import asyncio as aioredis
 
-    from herdsman.runtime import redis_fanout
+    from herdsman.runtime.streaming import redis_fanout
 
     parses = 0
     parse = redis_fanout.entry_order
@@ -422,7 +422,7 @@ async def test_a_follower_inside_the_gateway_goes_on_after_redis_restarted() -> 
 
 
 async def test_a_follower_gives_up_when_redis_stays_away_or_the_bridge_closes() -> None:
-    from herdsman.runtime.stream_bridge_redis import RedisBridgeError
+    from herdsman.runtime.streaming.stream_bridge_redis import RedisBridgeError
     from tests.gateway.redis_service import redis_process
 
     with redis_process() as server:
@@ -469,7 +469,7 @@ async def test_a_follower_counts_failures_again_after_the_bridge_worked_a_while(
     """Red team (h-rt30): a failure, then a subscription that worked longer than ``give_up_after``
     on a quiet run, then another failure: the follower gave up at once (it counted from the first
     failure), ending a thread's event log or a chat's follow-up in the middle of the run."""
-    import herdsman.runtime.stream_bridge as stream_bridge_module
+    import herdsman.runtime.streaming.stream_bridge as stream_bridge_module
 
     monkeypatch.setattr(stream_bridge_module, "RESUBSCRIBE_FIRST_SECONDS", 0.01)
     bridge = _FlakyBridge(quiet=1.5)
@@ -484,7 +484,7 @@ async def test_a_follower_warns_once_per_outage(monkeypatch, caplog) -> None:
     (every 5 s for 5 minutes, times every thread stream and chat follow-up open): one now."""
     import logging
 
-    import herdsman.runtime.stream_bridge as stream_bridge_module
+    import herdsman.runtime.streaming.stream_bridge as stream_bridge_module
 
     class DownBridge:
         closed = False
@@ -509,7 +509,7 @@ async def test_the_fanout_warns_once_while_its_reads_keep_failing(caplog) -> Non
     warning until a read works again."""
     import logging
 
-    from herdsman.runtime.redis_fanout import StreamFanout, Subscription
+    from herdsman.runtime.streaming.redis_fanout import StreamFanout, Subscription
 
     class DownRedis:
         async def xread(self, *args, **kwargs):

@@ -14,7 +14,7 @@ from herdsman.middleware.findings import FINDINGS_KEY, Finding
 from herdsman.middleware.findings_text import render
 from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.final_answer import final_answer
+from herdsman.runtime.runs.final_answer import final_answer
 from tests.support import make_config
 
 NOTE = (

@@ -14,8 +14,8 @@ from herdsman.middleware.findings import FINDINGS_KEY, Finding
 from herdsman.middleware.findings_text import render
 from herdsman.middleware.reply_language import wrong_language
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.final_answer import final_answer
-from herdsman.runtime.harness_notes import fold_notes
+from herdsman.runtime.runs.final_answer import final_answer
+from herdsman.runtime.tracing.harness_notes import fold_notes
 from tests.support import make_config
 
 ZH_QUESTION = "请用大约三百字解释灯塔是怎么工作的，不需要文件。"

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from herdsman.client import HerdsmanClient, RunFinished, TextCall, TextDelta
 from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, call_start, calls_as_text, written_calls
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.final_answer import final_answer
+from herdsman.runtime.runs.final_answer import final_answer
 from tests.support import make_config
 
 RAW = '<tool_call>\n{"name": "lighthouse_explainer", "arguments": {"words": 300}}\n</tool_call>'

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.thread_files import remove_thread_files
+from herdsman.runtime.storage.thread_files import remove_thread_files
 from herdsman.sandbox import LocalSandboxProvider
 from herdsman.sandbox.paths import thread_dir
 

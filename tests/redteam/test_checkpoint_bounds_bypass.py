@@ -15,7 +15,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from herdsman.runtime.checkpointer import sqlite_path
+from herdsman.runtime.storage.checkpointer import sqlite_path
 from tests.gateway.gateway_support import running_gateway
 from tests.support import make_config
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.thread_files import remove_thread_files
+from herdsman.runtime.storage.thread_files import remove_thread_files
 from herdsman.sandbox import LocalSandboxProvider
 from herdsman.sandbox.bwrap import bwrap_status
 

@@ -16,7 +16,7 @@ import asyncio
 
 import httpx
 
-import herdsman.runtime.run_cancel as runs_module
+import herdsman.runtime.runs.run_cancel as runs_module
 from tests.gateway.gateway_support import HOLD_MID, running_gateway, scripted_model, user_message
 from tests.support import make_config
 

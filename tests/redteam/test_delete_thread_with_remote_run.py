@@ -21,8 +21,8 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError
 
-import herdsman.runtime.run_cancel as runs_module
-from herdsman.runtime.record_store import gateway_db_path
+import herdsman.runtime.runs.run_cancel as runs_module
+from herdsman.runtime.storage.record_store import gateway_db_path
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
 from tests.support import make_config
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from herdsman.runtime.thread_files import remove_thread_files
+from herdsman.runtime.storage.thread_files import remove_thread_files
 from herdsman.sandbox.bwrap import bwrap_status
 from tests.redteam.test_deep_trees import jail_provider
 

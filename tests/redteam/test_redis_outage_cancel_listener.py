@@ -14,7 +14,7 @@ import time
 
 from langgraph_sdk import get_client
 
-from herdsman.runtime.stream_bridge_redis import RedisStreamBridge
+from herdsman.runtime.streaming.stream_bridge_redis import RedisStreamBridge
 from tests.gateway.gateway_support import HOLD, running_gateway, scripted_model, user_message
 from tests.gateway.redis_service import redis_process
 from tests.support import make_config
@@ -26,7 +26,7 @@ OUTAGE_SECONDS = 3
 
 
 async def test_a_cancel_from_another_gateway_reaches_the_run_after_a_long_redis_outage(home, monkeypatch) -> None:
-    import herdsman.runtime.stream_bridge_redis as bridge_module
+    import herdsman.runtime.streaming.stream_bridge_redis as bridge_module
 
     monkeypatch.setattr(bridge_module, "RETRY_CAP_SECONDS", RETRY_CAP_SECONDS)
     assert OUTAGE_SECONDS > bridge_module.RETRIES * RETRY_CAP_SECONDS  # longer than every reconnect's wait

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from herdsman.runtime.runs import FINAL_STATUSES
+from herdsman.runtime.runs.runs import FINAL_STATUSES
 from tests.gateway.gateway_support import held_turn_on_own_redis, scripted_model, user_message
 
 TIMEOUT = 30
@@ -36,7 +36,7 @@ async def _until_root_end(thread, run_id: str) -> list[dict]:
 
 
 async def test_a_run_that_ended_while_redis_was_down_ends_its_followers(home, monkeypatch) -> None:
-    import herdsman.runtime.stream_bridge_redis as bridge_module
+    import herdsman.runtime.streaming.stream_bridge_redis as bridge_module
 
     # redis-py's reconnects made quicker (about 1 s in all, not about 6 s): the run's events
     # still fail for good while Redis is down, sooner
@@ -65,8 +65,8 @@ async def test_a_thread_log_that_gave_up_following_a_run_still_shows_its_end(hom
     closes the run once it is over."""
     from functools import partial
 
-    import herdsman.runtime.thread_events as thread_events_module
-    from herdsman.runtime.stream_bridge import follow_run
+    import herdsman.runtime.streaming.thread_events as thread_events_module
+    from herdsman.runtime.streaming.stream_bridge import follow_run
 
     monkeypatch.setattr(thread_events_module, "follow_run", partial(follow_run, give_up_after=2.0))
     model = scripted_model()

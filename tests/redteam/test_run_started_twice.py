@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from herdsman.runtime.run_queue import MemoryRunQueue, QueuedRun, SqliteRunQueue
+from herdsman.runtime.runs.run_queue import MemoryRunQueue, QueuedRun, SqliteRunQueue
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -1,7 +1,7 @@
 """Red team: a deleted thread's protocol events never reach whoever makes a thread with its id next.
 
 Finding (thread streaming protocol, #14): ``DELETE /threads/{id}`` left the thread's event log
-(:class:`~herdsman.runtime.thread_events.ThreadEventHub`) in memory until it had been idle for ten
+(:class:`~herdsman.runtime.streaming.thread_events.ThreadEventHub`) in memory until it had been idle for ten
 minutes. Another user who then created a thread with the same id (``POST /threads`` takes the
 client's ``thread_id``) and opened ``POST /threads/{id}/stream/events`` with ``since: 0`` was
 replayed the first owner's runs: their messages, tool calls and values.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from herdsman.runtime.bounded_log import BoundedLog
-from herdsman.runtime.protocol_events import ProtocolEvent
-from herdsman.runtime.stream_bridge import MemoryStreamBridge
-from herdsman.runtime.thread_events import EventFilter, ThreadEventLog
+from herdsman.runtime.streaming.bounded_log import BoundedLog
+from herdsman.runtime.streaming.protocol_events import ProtocolEvent
+from herdsman.runtime.streaming.stream_bridge import MemoryStreamBridge
+from herdsman.runtime.streaming.thread_events import EventFilter, ThreadEventLog
 
 
 def test_the_oldest_entries_go_first_past_either_bound() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from langgraph.graph import START, MessagesState, StateGraph
 
-from herdsman.runtime.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
-from herdsman.runtime.checkpointer import open_checkpointer
+from herdsman.runtime.storage.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
+from herdsman.runtime.storage.checkpointer import open_checkpointer
 from tests.support import make_config
 
 KB = 1024

@@ -9,7 +9,7 @@ import pytest
 from herdsman.client import HerdsmanClient
 from herdsman.config import parse_config
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.checkpointer import CheckpointerError, open_checkpointer, sqlite_path
+from herdsman.runtime.storage.checkpointer import CheckpointerError, open_checkpointer, sqlite_path
 from tests.support import make_config
 
 
@@ -62,7 +62,7 @@ async def test_sqlite_files_commit_without_waiting_for_the_disk_and_resume_after
     says why); a write is there for the next process that opens the file."""
     from langgraph.checkpoint.base import empty_checkpoint
 
-    from herdsman.runtime.record_store import open_record_store
+    from herdsman.runtime.storage.record_store import open_record_store
 
     config = make_config(home, checkpointer={"type": "sqlite"})
     thread = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from herdsman.runtime.coalesce import Coalescer
+from herdsman.runtime.runs.coalesce import Coalescer
 
 
 class Writes:

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, next_fire, parse_time
-from herdsman.runtime.cron_scheduler import CronScheduler
-from herdsman.runtime.cron_store import open_cron_store
+from herdsman.runtime.crons.cron_schedule import ScheduleError, check_schedule, check_timezone, next_fire, parse_time
+from herdsman.runtime.crons.cron_scheduler import CronScheduler
+from herdsman.runtime.crons.cron_store import open_cron_store
 from tests.support import make_config
 
 NOW = datetime(2030, 3, 10, 12, 0, tzinfo=UTC)

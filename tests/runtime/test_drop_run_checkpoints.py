@@ -11,7 +11,7 @@ import pytest
 from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
-from herdsman.runtime.thread_copy import drop_run_checkpoints
+from herdsman.runtime.storage.thread_copy import drop_run_checkpoints
 
 
 class HeldSaver(InMemorySaver):

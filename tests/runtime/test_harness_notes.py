@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from herdsman.runtime.harness_notes import fold_line, fold_notes, is_note, note_rules
+from herdsman.runtime.tracing.harness_notes import fold_line, fold_notes, is_note, note_rules
 
 
 def _note(rules: list[str] | None = None) -> HumanMessage:

@@ -1,5 +1,5 @@
 """Tool calls in flight when a run stopped: a command is answered as interrupted, calls safe to
-repeat run again, calls that had finished keep their results (``runtime/inflight_tools.py``).
+repeat run again, calls that had finished keep their results (``runtime/runs/inflight_tools.py``).
 
 The agent is LangChain's ``create_agent`` with the scripted model and tools that count their
 executions; the run is stopped (its task cancelled, as a process dies) while tools are in flight,
@@ -18,7 +18,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.inflight_tools import is_repeatable, settle_inflight_tool_calls
+from herdsman.runtime.runs.inflight_tools import is_repeatable, settle_inflight_tool_calls
 
 
 def make_agent(calls: list[dict[str, Any]], hold: set[str]) -> tuple[Any, Counter, asyncio.Event]:

@@ -13,10 +13,10 @@ from contextlib import AsyncExitStack
 
 import psycopg
 
-from herdsman.runtime.checkpointer import open_checkpointer
-from herdsman.runtime.cron_store import open_cron_store
-from herdsman.runtime.record_store import open_record_store
-from herdsman.runtime.run_queue_postgres import PostgresRunQueue
+from herdsman.runtime.crons.cron_store import open_cron_store
+from herdsman.runtime.runs.run_queue_postgres import PostgresRunQueue
+from herdsman.runtime.storage.checkpointer import open_checkpointer
+from herdsman.runtime.storage.record_store import open_record_store
 from tests.support import make_config
 
 

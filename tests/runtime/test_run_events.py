@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from herdsman.runtime.run_events import subagent_outcome
+from herdsman.runtime.runs.run_events import subagent_outcome
 
 
 def test_a_sub_agent_retried_after_a_failure_is_counted_once_as_completed() -> None:

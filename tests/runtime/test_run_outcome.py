@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage
 
 from herdsman.middleware.step_limit import stop_message, stopped_reply
-from herdsman.runtime.run_outcome import run_outcome
+from herdsman.runtime.runs.run_outcome import run_outcome
 
 
 def test_a_run_with_an_answer_and_nothing_left_is_done() -> None:
@@ -31,7 +31,7 @@ def test_a_command_that_failed_and_was_not_run_again_fails_the_run() -> None:
     """The README's example: the script imported a package that is not installed, its run failed,
     the model said it was done and the check's rounds ran out: not done (herdsman run exits 1)."""
     from herdsman.middleware.findings import RULES
-    from herdsman.runtime.run_outcome import WORK_FAILED
+    from herdsman.runtime.runs.run_outcome import WORK_FAILED
 
     assert WORK_FAILED <= set(RULES)
     left = [

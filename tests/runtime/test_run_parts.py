@@ -10,13 +10,13 @@ from pathlib import Path
 
 from langgraph.store.memory import InMemoryStore
 
-from herdsman.runtime.run_executor import RunExecutor
-from herdsman.runtime.run_queue import QueuedRun, SqliteRunQueue
-from herdsman.runtime.run_recorder import QueuedRunRecorder
-from herdsman.runtime.run_table import RunTable
-from herdsman.runtime.run_types import KEEP_FINISHED, Run, RunSpec
-from herdsman.runtime.stream_bridge import END_EVENT, MemoryStreamBridge
-from herdsman.runtime.threads import ThreadStore, utc_now
+from herdsman.runtime.runs.run_executor import RunExecutor
+from herdsman.runtime.runs.run_queue import QueuedRun, SqliteRunQueue
+from herdsman.runtime.runs.run_recorder import QueuedRunRecorder
+from herdsman.runtime.runs.run_table import RunTable
+from herdsman.runtime.runs.run_types import KEEP_FINISHED, Run, RunSpec
+from herdsman.runtime.storage.threads import ThreadStore, utc_now
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, MemoryStreamBridge
 from tests.support import make_config
 
 
@@ -122,7 +122,7 @@ async def test_a_queued_run_whose_record_cannot_be_written_is_taken_back_and_its
 async def test_a_rebuilt_agent_is_the_graph_the_next_runs_execute(tmp_path: Path) -> None:
     """The gateway rebuilds its agent (a skill or MCP server switched) by setting ``runs.graph``:
     the executor, which starts the runs, must use the new graph, not keep the old one."""
-    from herdsman.runtime.runs import RunManager
+    from herdsman.runtime.runs.runs import RunManager
 
     manager = RunManager(object(), MemoryStreamBridge(), ThreadStore(InMemoryStore()), make_config(tmp_path))
     rebuilt = object()

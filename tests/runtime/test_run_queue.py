@@ -14,9 +14,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from herdsman.runtime.run_admission import Admission
-from herdsman.runtime.run_queue import QueuedRun, RunQueue, SqliteRunQueue
-from herdsman.runtime.run_queue_postgres import PostgresRunQueue
+from herdsman.runtime.runs.run_admission import Admission
+from herdsman.runtime.runs.run_queue import QueuedRun, RunQueue, SqliteRunQueue
+from herdsman.runtime.runs.run_queue_postgres import PostgresRunQueue
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -183,9 +183,9 @@ async def test_a_restarting_process_leaves_alone_the_runs_other_live_processes_a
     and never queued (its process died in between) is."""
     from langgraph.store.memory import InMemoryStore
 
-    from herdsman.runtime.runs import RunManager
-    from herdsman.runtime.stream_bridge import MemoryStreamBridge
-    from herdsman.runtime.threads import ThreadStore
+    from herdsman.runtime.runs.runs import RunManager
+    from herdsman.runtime.storage.threads import ThreadStore
+    from herdsman.runtime.streaming.stream_bridge import MemoryStreamBridge
     from tests.support import make_config
 
     queue = await SqliteRunQueue.open(str(tmp_path / "runs.sqlite"))

@@ -1,4 +1,4 @@
-"""The serial thread of a SQLite connection (``herdsman.runtime.serial_thread``)."""
+"""The serial thread of a SQLite connection (``herdsman.runtime.storage.serial_thread``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from herdsman.runtime.serial_thread import SerialThread
+from herdsman.runtime.storage.serial_thread import SerialThread
 
 
 async def test_calls_run_on_one_thread_in_order_and_return_their_results() -> None:

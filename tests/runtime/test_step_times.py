@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from herdsman.runtime.step_times import StepSample, estimate, step_samples
+from herdsman.runtime.tracing.step_times import StepSample, estimate, step_samples
 
 
 def _reply(seconds: float, model: str = "lead", pace: float | None = None) -> AIMessage:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from herdsman.runtime.sqlite_threaded import open_sqlite_store
-from herdsman.runtime.threads import ThreadStore
+from herdsman.runtime.storage.sqlite_threaded import open_sqlite_store
+from herdsman.runtime.storage.threads import ThreadStore
 
 
 async def _updates(threads: ThreadStore) -> None:

@@ -15,7 +15,13 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.trace import MAX_PREVIEW_CHARS, CheckpointMessages, build_trace, read_checkpoints, read_trace
+from herdsman.runtime.tracing.trace import (
+    MAX_PREVIEW_CHARS,
+    CheckpointMessages,
+    build_trace,
+    read_checkpoints,
+    read_trace,
+)
 from herdsman.sandbox import LocalSandboxProvider, make_sandbox_tools
 from tests.support import make_config
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from herdsman.runtime.transcripts import save_transcript, transcript_loader, transcript_path
+from herdsman.runtime.tracing.transcripts import save_transcript, transcript_loader, transcript_path
 from tests.support import make_config
 
 

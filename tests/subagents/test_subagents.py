@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient, RunFinished, TaskEvent, ToolResult
 from herdsman.models.scripted import ScriptedChatModel
-from herdsman.runtime.transcripts import transcript_loader
+from herdsman.runtime.tracing.transcripts import transcript_loader
 from tests.support import make_config
 
 SUB_MODELS = [

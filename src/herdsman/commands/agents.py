@@ -1,7 +1,7 @@
 """``herdsman agents``: list, create, edit and delete custom agents on the local home.
 
 A typer sub-app mounted by :mod:`herdsman.cli`. Custom agents are the gateway's assistants
-(:mod:`herdsman.runtime.assistants`), read and written in the same record store
+(:mod:`herdsman.runtime.storage.assistants`), read and written in the same record store
 (``<home>/gateway.sqlite`` by default, or Postgres), so an agent made here is one the gateway, the
 web UI and the SDK see, and the reverse. Agents made here have no owner: with
 ``gateway.api_keys`` set, only agents created through the API belong to a key's user.
@@ -28,7 +28,7 @@ from herdsman.terminal_text import escape
 if TYPE_CHECKING:
     from herdsman.agents.profile import KnownNames
     from herdsman.config.schema import HerdsmanConfig
-    from herdsman.runtime.assistants import AssistantRecord, AssistantStore
+    from herdsman.runtime.storage.assistants import AssistantRecord, AssistantStore
 
 agents_app = typer.Typer(help="List, create, edit and delete custom agents (assistants).", no_args_is_help=True)
 console = Console()
@@ -57,8 +57,8 @@ def _fail(message: str) -> typer.Exit:
 
 def with_agents(config: HerdsmanConfig, work: Callable[[AssistantStore], Awaitable[T]]) -> T:
     """Run ``work`` on the agents of the local home's record store."""
-    from herdsman.runtime.assistants import AssistantStore
-    from herdsman.runtime.record_store import open_record_store
+    from herdsman.runtime.storage.assistants import AssistantStore
+    from herdsman.runtime.storage.record_store import open_record_store
 
     if config.checkpointer.type == "memory":
         raise _fail("custom agents are kept in the gateway's database; set checkpointer.type to sqlite or postgres")
@@ -146,7 +146,7 @@ def agents_list(config: ConfigOpt = None) -> None:
     """List the custom agents, newest first (the built-in lead_agent is always there too)."""
     from herdsman.agents.lead import LEAD_AGENT_NAME
     from herdsman.middleware.model_selection import CONFIG_KEY as MODEL
-    from herdsman.runtime.assistants import search_assistants
+    from herdsman.runtime.storage.assistants import search_assistants
 
     loaded = load_or_exit(config).config
     agents = with_agents(loaded, lambda store: store.all())

@@ -19,12 +19,12 @@ from rich.console import Console
 from rich.table import Table
 
 from herdsman.commands.options import ConfigOpt, load_or_exit
-from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
+from herdsman.runtime.crons.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
 from herdsman.terminal_text import escape
 
 if TYPE_CHECKING:  # imported when a command runs: every `herdsman` command imports this module
-    from herdsman.runtime.cron_store import CronStore
-    from herdsman.runtime.threads import ThreadStore
+    from herdsman.runtime.crons.cron_store import CronStore
+    from herdsman.runtime.storage.threads import ThreadStore
 
 ASSISTANT = "lead_agent"  # the one graph the gateway serves (herdsman.agents.lead.LEAD_AGENT_NAME)
 
@@ -40,10 +40,10 @@ def _fail(message: str) -> typer.Exit:
 
 def _opened(path: Path | None, action: Any) -> Any:
     """Run ``action(crons, threads)`` with the gateway's cron and thread stores open; clear errors exit 1."""
-    from herdsman.runtime.checkpointer import CheckpointerError
-    from herdsman.runtime.cron_store import open_cron_store
-    from herdsman.runtime.record_store import open_record_store
-    from herdsman.runtime.threads import ThreadStore
+    from herdsman.runtime.crons.cron_store import open_cron_store
+    from herdsman.runtime.storage.checkpointer import CheckpointerError
+    from herdsman.runtime.storage.record_store import open_record_store
+    from herdsman.runtime.storage.threads import ThreadStore
 
     config = load_or_exit(path).config
     if config.checkpointer.type == "memory":
@@ -73,7 +73,7 @@ def crons_list(config: ConfigOpt = None) -> None:
     """List every cron: schedule, where it runs, next run and how its last run ended."""
 
     async def action(crons: CronStore, threads: ThreadStore) -> list[tuple[dict, dict | None]]:
-        from herdsman.runtime.cron_store import SCAN_LIMIT
+        from herdsman.runtime.crons.cron_store import SCAN_LIMIT
 
         found = await crons.search(limit=SCAN_LIMIT, sort_by="created_at", sort_order="asc")
         return [(c, next(iter(await crons.firings(c["cron_id"], limit=1)), None)) for c in found]

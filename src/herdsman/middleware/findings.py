@@ -157,7 +157,7 @@ DELIVERABLE_MISSING = frozenset(
     }
 )
 """The rules whose finding means a deliverable the request asked for is not there (a run that
-ends with one left has not delivered: ``herdsman run`` exits non-zero, see ``runtime/run_outcome.py``)."""
+ends with one left has not delivered: ``herdsman run`` exits non-zero, see ``runtime/runs/run_outcome.py``)."""
 
 # Plan priorities: the first finding (lowest) with next tools decides the forced calls.
 REWRITE = 0

@@ -1,7 +1,7 @@
 """Count each model call's tokens (and cost) into the thread state and the run's token budget,
 and stamp each reply with how long its model call took (``response_metadata["step_timing"]``:
 ``seconds`` and ``model``), which the gateway's step estimate reads back (see
-:mod:`herdsman.runtime.step_times`).
+:mod:`herdsman.runtime.tracing.step_times`).
 
 Wraps the model call, so it adds no graph node. The usage goes to ``state["usage"]`` under this
 agent's key (``lead`` or ``task:<id>``) through a reducer that sums. When the run's shared budget

@@ -2,8 +2,8 @@
 
 A run can end on the harness's words instead of the model's: the honest "could not" that takes
 the place of a reply that is no answer (:mod:`~herdsman.middleware.could_not`), the line that says
-the last reply was a failed step (``runtime/final_answer.py``), the step limit's and the loop
-detector's stop, the one line that folds the checks of a turn (``runtime/harness_notes.py``). A
+the last reply was a failed step (``runtime/runs/final_answer.py``), the step limit's and the loop
+detector's stop, the one line that folds the checks of a turn (``runtime/tracing/harness_notes.py``). A
 person who wrote in Chinese reads them in Chinese. The language is the request's, as
 :func:`~herdsman.middleware.language.language_of` tells it; English is the default, and the
 fallback for a language with no table here (a missing sentence falls back alone).

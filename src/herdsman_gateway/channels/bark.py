@@ -1,6 +1,6 @@
 """Bark pushes: tell an iPhone when a long run ends or a run waits for an answer.
 
-:class:`BarkNotifier` is a :class:`~herdsman.runtime.runs.RunListener` of the gateway's run
+:class:`BarkNotifier` is a :class:`~herdsman.runtime.runs.runs.RunListener` of the gateway's run
 manager, so it hears about every run that ends, whoever started it (the API, the web UI, a
 chat channel, a schedule). It pushes when the run took at least ``channels.bark.min_seconds``,
 and always when the run left its thread waiting for an answer (an interrupt, such as an
@@ -25,8 +25,8 @@ import httpx
 
 from herdsman.config.schema import BarkConfig
 from herdsman.logs import get_logger
-from herdsman.runtime.runs import Run
-from herdsman.runtime.threads import ThreadStore
+from herdsman.runtime.runs.runs import Run
+from herdsman.runtime.storage.threads import ThreadStore
 from herdsman_gateway.auth import OWNER_KEY
 
 log = get_logger(__name__)

@@ -19,11 +19,11 @@ from typing import Any
 
 from herdsman.config.schema import ChannelsConfig
 from herdsman.logs import get_logger
-from herdsman.runtime.final_answer import final_answer as answer_of
-from herdsman.runtime.final_answer import request_language
-from herdsman.runtime.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
-from herdsman.runtime.serde import loads
-from herdsman.runtime.stream_bridge import follow_run
+from herdsman.runtime.runs.final_answer import final_answer as answer_of
+from herdsman.runtime.runs.final_answer import request_language
+from herdsman.runtime.runs.runs import QueueFullError, RunLimitError, RunSpec, ThreadBusyError
+from herdsman.runtime.streaming.serde import loads
+from herdsman.runtime.streaming.stream_bridge import follow_run
 from herdsman.sandbox.base import OUTPUTS, HostBackedSandbox
 from herdsman_gateway.channels.base import Channel, InboundMessage
 from herdsman_gateway.channels.commands import HELP, parse_command
@@ -85,7 +85,7 @@ def _longest_prefix(text: str, limit: int, size: Callable[[str], int]) -> int:
 
 def final_answer(values: dict[str, Any]) -> str:
     """The last AI message's text in a run's final state ('' when there is none); a tool call
-    the model wrote as text is told as the failed step it was (see herdsman.runtime.final_answer)."""
+    the model wrote as text is told as the failed step it was (see herdsman.runtime.runs.final_answer)."""
     return answer_of([m for m in values.get("messages") or [] if isinstance(m, dict)], skip_blank=True)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from herdsman.middleware.text_calls import calls_as_text, failed_step_line
-from herdsman.runtime.harness_notes import fold_line, is_note, note_rules
+from herdsman.runtime.tracing.harness_notes import fold_line, is_note, note_rules
 
 TASK_WORDS = {
     "task_started": "started",

@@ -2,7 +2,7 @@
 
 A custom agent is the lead with its own settings (instructions, model, skills, tools, sub-agent
 types, step limit) in its ``context``, mirrored into ``config.configurable`` as LangGraph's
-server does (see :mod:`herdsman.agents.profile` and :mod:`herdsman.runtime.assistants`). Every
+server does (see :mod:`herdsman.agents.profile` and :mod:`herdsman.runtime.storage.assistants`). Every
 change is a new version. Custom agents get UUIDs and belong to the user who created them
 (``metadata.owner``): another user's agent answers 404, like one that does not exist. The
 built-in ``lead_agent`` (id and graph id) is seen by everyone and cannot be changed (409).
@@ -22,18 +22,18 @@ from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.agents.profile import ProfileError, check_profile, known_names
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
-from herdsman.runtime.assistants import (
+from herdsman.runtime.runs.run_input import RunInputError, check_run_config, check_run_limits
+from herdsman.runtime.storage.assistants import (
     AssistantExistsError,
     AssistantRecord,
     BothConfigurableAndContextError,
     builtin_assistant,
     mirrored,
 )
-from herdsman.runtime.assistants import (
+from herdsman.runtime.storage.assistants import (
     search_assistants as matching,
 )
-from herdsman.runtime.run_input import RunInputError, check_run_config, check_run_limits
-from herdsman.runtime.threads import SCAN_LIMIT
+from herdsman.runtime.storage.threads import SCAN_LIMIT
 from herdsman.subagents.types import subagent_types
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway

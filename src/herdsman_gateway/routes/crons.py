@@ -18,10 +18,10 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from herdsman.runtime.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
-from herdsman.runtime.cron_store import SCAN_LIMIT, CronStore
-from herdsman.runtime.runs import FINAL_STATUSES
-from herdsman.runtime.runs import Run as RunRecord
+from herdsman.runtime.crons.cron_schedule import ScheduleError, check_schedule, check_timezone, iso, parse_time
+from herdsman.runtime.crons.cron_store import SCAN_LIMIT, CronStore
+from herdsman.runtime.runs.runs import FINAL_STATUSES
+from herdsman.runtime.runs.runs import Run as RunRecord
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant

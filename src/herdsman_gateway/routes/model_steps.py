@@ -2,7 +2,7 @@
 
 The median duration (and, for the embedded model, output pace) of the newest model steps of the
 caller's most recently updated threads, read from their checkpoints (see
-:mod:`herdsman.runtime.step_times`). The web UI shows it while the model thinks, on the first step
+:mod:`herdsman.runtime.tracing.step_times`). The web UI shows it while the model thinks, on the first step
 of a new page too.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 
-from herdsman.runtime.step_times import RECENT, StepEstimate, StepSample, estimate, step_samples
+from herdsman.runtime.tracing.step_times import RECENT, StepEstimate, StepSample, estimate, step_samples
 from herdsman_gateway.auth import current_user, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Response
 
-from herdsman.runtime.assistants import AssistantRecord, run_config_on
-from herdsman.runtime.runs import FINAL_STATUSES, RunError, RunSpec
-from herdsman.runtime.runs import Run as RunRecord
-from herdsman.runtime.threads import ThreadRecord
+from herdsman.runtime.runs.runs import FINAL_STATUSES, RunError, RunSpec
+from herdsman.runtime.runs.runs import Run as RunRecord
+from herdsman.runtime.storage.assistants import AssistantRecord, run_config_on
+from herdsman.runtime.storage.threads import ThreadRecord
 from herdsman_gateway.auth import current_user, owns, with_owner
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.assistants import load_assistant

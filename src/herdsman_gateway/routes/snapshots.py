@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from herdsman import pools
-from herdsman.runtime.file_versions import FileVersions, file_versions_of
+from herdsman.runtime.storage.file_versions import FileVersions, file_versions_of
 from herdsman.sandbox.history import HistoryError
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway

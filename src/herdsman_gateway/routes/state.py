@@ -13,10 +13,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 from langgraph.errors import InvalidUpdateError
 
-from herdsman.runtime.file_versions import file_versions_of
-from herdsman.runtime.run_input import InputTooLargeError, RunInputError, check_size, check_update
-from herdsman.runtime.serde import to_jsonable
-from herdsman.runtime.thread_storage import thread_storage
+from herdsman.runtime.runs.run_input import InputTooLargeError, RunInputError, check_size, check_update
+from herdsman.runtime.storage.file_versions import file_versions_of
+from herdsman.runtime.storage.thread_storage import thread_storage
+from herdsman.runtime.streaming.serde import to_jsonable
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread, refuse_busy
@@ -179,6 +179,6 @@ async def history(
 @router.get("/threads/{thread_id}/storage", summary="Bytes the thread's checkpoints take")
 async def storage(thread_id: str, gw: Gateway = Depends(get_gateway), user: str | None = Depends(current_user)) -> Any:
     """Checkpoints, channel values (per channel) and pending writes of the thread, with their
-    serialized sizes (``herdsman.runtime.thread_storage``)."""
+    serialized sizes (``herdsman.runtime.storage.thread_storage``)."""
     await load_thread(gw, thread_id, user)
     return {"thread_id": thread_id, **await thread_storage(gw.graph.checkpointer, thread_id)}

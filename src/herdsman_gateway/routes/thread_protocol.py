@@ -17,7 +17,7 @@ cannot be done (HTTP 200, as LangGraph's server answers, so the SDK raises ``Pro
   where each event stream carries its own filter; ``subscription.reconnect`` is for WebSockets.
 
 The event stream (SSE) takes ``{channels, namespaces?, depth?, since?}`` and sends the thread's
-protocol events (:mod:`herdsman.runtime.thread_events`) that match, each with ``id: <seq>``,
+protocol events (:mod:`herdsman.runtime.streaming.thread_events`) that match, each with ``id: <seq>``,
 until the client leaves; ``since`` resumes after that ``seq``.
 """
 
@@ -32,10 +32,10 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
-from herdsman.runtime.protocol_events import PROTOCOL_STREAM_MODES, supported_channel
-from herdsman.runtime.run_input import RunInputError, check_json
-from herdsman.runtime.runs import RunError
-from herdsman.runtime.thread_events import EventFilter, ThreadEventLog
+from herdsman.runtime.runs.run_input import RunInputError, check_json
+from herdsman.runtime.runs.runs import RunError
+from herdsman.runtime.streaming.protocol_events import PROTOCOL_STREAM_MODES, supported_channel
+from herdsman.runtime.streaming.thread_events import EventFilter, ThreadEventLog
 from herdsman_gateway.auth import current_user, owns
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.runs import start_run

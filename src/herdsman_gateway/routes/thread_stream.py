@@ -18,7 +18,7 @@ from functools import partial
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
-from herdsman.runtime.stream_bridge import END_EVENT, follow_run
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, follow_run
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread

@@ -14,12 +14,12 @@ from fastapi import APIRouter, Depends, HTTPException, Response
 
 from herdsman import pools
 from herdsman.logs import get_logger
-from herdsman.runtime.file_versions import file_versions_of
-from herdsman.runtime.run_input import InputTooLargeError, check_size
-from herdsman.runtime.runs import FINAL_STATUSES, RunError
-from herdsman.runtime.thread_copy import copy_checkpoints
-from herdsman.runtime.thread_files import remove_thread_files as remove_files
-from herdsman.runtime.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
+from herdsman.runtime.runs.run_input import InputTooLargeError, check_size
+from herdsman.runtime.runs.runs import FINAL_STATUSES, RunError
+from herdsman.runtime.storage.file_versions import file_versions_of
+from herdsman.runtime.storage.thread_copy import copy_checkpoints
+from herdsman.runtime.storage.thread_files import remove_thread_files as remove_files
+from herdsman.runtime.storage.threads import SCAN_LIMIT, ThreadExistsError, ThreadRecord
 from herdsman.sandbox.base import SandboxError
 from herdsman.sandbox.owners import record_owner
 from herdsman.sandbox.paths import validate_thread_id

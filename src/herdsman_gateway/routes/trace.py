@@ -1,6 +1,6 @@
 """The trace of a thread: ``GET /api/threads/{thread_id}/trace`` (``?run_id=`` for one run).
 
-Answers :class:`~herdsman.runtime.trace.Trace`: each model call (model, text, tool calls asked
+Answers :class:`~herdsman.runtime.tracing.trace.Trace`: each model call (model, text, tool calls asked
 for, tokens) and tool call (arguments, result, status; for bash the command, exit code, stdout and
 stderr; the files created or changed; for task and run_plan the steps of each sub-agent, from
 the transcripts the executor keeps) in order, grouped by run. Built by the harness from the
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from herdsman.runtime.trace import Trace, read_trace
-from herdsman.runtime.transcripts import transcript_loader
+from herdsman.runtime.tracing.trace import Trace, read_trace
+from herdsman.runtime.tracing.transcripts import transcript_loader
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.threads import load_thread

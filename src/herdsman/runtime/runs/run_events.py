@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 
-from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.streaming.serde import to_jsonable
 
 API_STREAM_MODES = (
     "values",

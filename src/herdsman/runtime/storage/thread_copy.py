@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from herdsman.runtime.file_versions import plain_aput
+from herdsman.runtime.storage.file_versions import plain_aput
 
 
 async def copy_checkpoints(saver: BaseCheckpointSaver, source: str, target: str) -> int:

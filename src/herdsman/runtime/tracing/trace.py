@@ -27,7 +27,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, Field
 
-from herdsman.runtime.serde import to_jsonable
+from herdsman.runtime.streaming.serde import to_jsonable
 
 MAX_TEXT_CHARS = 20_000
 MAX_PREVIEW_CHARS = 2_000

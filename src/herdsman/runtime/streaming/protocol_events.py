@@ -13,7 +13,7 @@ on a channel, as LangGraph's server (langgraph-api's ``event_streaming``) shapes
   ``interrupt()`` or cancelled).
 - ``input.requested`` ``{interrupt_id, payload}`` for each interrupt (``value`` too: the SDK
   reads that name), followed by the root's ``interrupted``.
-- ``messages``: each AI message as content-block events (:mod:`herdsman.runtime.message_events`).
+- ``messages``: each AI message as content-block events (:mod:`herdsman.runtime.streaming.message_events`).
 - ``tools``: ``tool-started`` when the model asks for a tool call, ``tool-finished`` (or
   ``tool-error``) when its result comes back.
 - ``values`` (without ``__interrupt__``), ``updates`` (``params.node`` is the node),
@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from herdsman.runtime.message_events import StreamedMessage, message_of, whole_message_events
-from herdsman.runtime.run_events import INTERRUPT_KEY
+from herdsman.runtime.runs.run_events import INTERRUPT_KEY
+from herdsman.runtime.streaming.message_events import StreamedMessage, message_of, whole_message_events
 
 # What a run started with ``run.start`` streams: everything the protocol's channels need.
 PROTOCOL_STREAM_MODES = ["values", "updates", "messages-tuple", "custom", "tasks"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from herdsman.runtime.run_types import KEEP_FINISHED, Run
+from herdsman.runtime.runs.run_types import KEEP_FINISHED, Run
 
 
 class RunTable:

@@ -5,7 +5,7 @@ aiosqlite, one thread round trip per statement: saving a checkpoint took three, 
 five, an ``aget`` six; a streamed run of two model calls made about a hundred (see
 ``serial_thread.py`` for what one costs). These subclasses of LangGraph's *sync* classes keep
 their SQL, tables and semantics as they are and run each whole call (``put``, ``get_tuple``,
-``batch``...) on the connection's :class:`~herdsman.runtime.serial_thread.SerialThread`: one round
+``batch``...) on the connection's :class:`~herdsman.runtime.storage.serial_thread.SerialThread`: one round
 trip a call, and a burst of calls shares its wake-ups.
 
 The sync methods stay usable from any thread (LangGraph's own lock guards the connection); the
@@ -24,7 +24,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.base import Op, Result
 from langgraph.store.sqlite import SqliteStore
 
-from herdsman.runtime.serial_thread import SerialThread
+from herdsman.runtime.storage.serial_thread import SerialThread
 
 
 class ThreadedSqliteSaver(SqliteSaver):

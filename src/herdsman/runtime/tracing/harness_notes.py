@@ -17,7 +17,7 @@ from typing import Any
 
 from herdsman.middleware.turn import HARNESS_NAME
 from herdsman.middleware.user_words import say
-from herdsman.runtime.final_answer import request_language
+from herdsman.runtime.runs.final_answer import request_language
 
 FINDINGS_KEY = "herdsman_findings"
 

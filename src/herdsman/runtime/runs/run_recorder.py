@@ -14,10 +14,10 @@ import asyncio
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.logs import get_logger
-from herdsman.runtime.run_executor import RunExecutor
-from herdsman.runtime.run_table import RunTable
-from herdsman.runtime.run_types import OFFER_BATCH, Run, error_text
-from herdsman.runtime.stream_bridge import END_EVENT
+from herdsman.runtime.runs.run_executor import RunExecutor
+from herdsman.runtime.runs.run_table import RunTable
+from herdsman.runtime.runs.run_types import OFFER_BATCH, Run, error_text
+from herdsman.runtime.streaming.stream_bridge import END_EVENT
 
 log = get_logger(__name__)
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
-from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
+from herdsman.runtime.runs.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
+from herdsman.runtime.storage.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
 
 TABLE = "herdsman_run_queue"
 COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action, user_id"
@@ -565,7 +565,7 @@ async def open_run_queue(config: HerdsmanConfig) -> AsyncIterator[RunQueue]:
     elif kind == "sqlite":
         queue = await SqliteRunQueue.open(str(gateway_db_path(config, "runs.sqlite")))
     else:
-        from herdsman.runtime.run_queue_postgres import PostgresRunQueue
+        from herdsman.runtime.runs.run_queue_postgres import PostgresRunQueue
 
         queue = await PostgresRunQueue.open(config.checkpointer.url or "")
     try:

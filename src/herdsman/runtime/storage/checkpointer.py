@@ -25,7 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from herdsman.config.schema import HerdsmanConfig
-from herdsman.runtime.sqlite_threaded import open_sqlite_saver
+from herdsman.runtime.storage.sqlite_threaded import open_sqlite_saver
 
 POOL_SIZE = 4  # connections to PostgreSQL a process's checkpointer may hold (see postgres_pool.py)
 

@@ -14,10 +14,9 @@ from typing import Any
 
 from herdsman.postgres_pool import open_async_pool
 from herdsman.postgres_setup import setup_lock
-from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.coalesce import Coalescer
-from herdsman.runtime.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
-from herdsman.runtime.run_queue import (
+from herdsman.runtime.runs.coalesce import Coalescer
+from herdsman.runtime.runs.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
+from herdsman.runtime.runs.run_queue import (
     ADD_USER,
     CANCELS_ASKED,
     COLUMNS,
@@ -37,6 +36,7 @@ from herdsman.runtime.run_queue import (
     insert_sql,
     offer_sql,
 )
+from herdsman.runtime.storage.checkpointer import postgres_missing
 
 # Admissions under a limit, and claims under a per-user limit, take this transaction lock in
 # turn: the counts they read stay true until they commit (READ COMMITTED alone lets two see the

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from herdsman.logs import get_logger
-from herdsman.runtime.cron_schedule import iso, next_fire, parse_time
-from herdsman.runtime.cron_store import CronStore
-from herdsman.runtime.runs import FINAL_STATUSES, Run
+from herdsman.runtime.crons.cron_schedule import iso, next_fire, parse_time
+from herdsman.runtime.crons.cron_store import CronStore
+from herdsman.runtime.runs.runs import FINAL_STATUSES, Run
 
 log = get_logger(__name__)
 

@@ -29,9 +29,9 @@ from typing import Any, Protocol
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.postgres_pool import open_async_pool
 from herdsman.postgres_setup import setup_lock
-from herdsman.runtime.checkpointer import postgres_missing
-from herdsman.runtime.cron_schedule import iso, next_fire, parse_time
-from herdsman.runtime.record_store import gateway_db_path
+from herdsman.runtime.crons.cron_schedule import iso, next_fire, parse_time
+from herdsman.runtime.storage.checkpointer import postgres_missing
+from herdsman.runtime.storage.record_store import gateway_db_path
 
 SCAN_LIMIT = 100_000
 SORT_KEYS = ("cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date", "end_time")

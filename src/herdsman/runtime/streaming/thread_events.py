@@ -4,7 +4,7 @@
 client that reconnects (or opens a second, wider stream) sends the last ``seq`` it saw as
 ``since``. So each thread gets one :class:`ThreadEventLog` that follows its runs (the run
 manager tells of each new one), translates their events from the stream bridge
-(:mod:`herdsman.runtime.protocol_events`) and numbers them: every stream of the thread sees the
+(:mod:`herdsman.runtime.streaming.protocol_events`) and numbers them: every stream of the thread sees the
 same ``seq`` and ``event_id`` for the same event, as the SDK's ``since`` and dedup need.
 
 A stream without ``since`` attaches to the thread as it is now (the SDK opens one to watch
@@ -29,10 +29,10 @@ from functools import partial
 from typing import Any
 
 from herdsman.logs import get_logger
-from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
-from herdsman.runtime.protocol_events import ProtocolEvent, RunProtocolTranslator
-from herdsman.runtime.runs import Run, RunManager
-from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, follow_run
+from herdsman.runtime.runs.runs import Run, RunManager
+from herdsman.runtime.streaming.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
+from herdsman.runtime.streaming.protocol_events import ProtocolEvent, RunProtocolTranslator
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamBridge, follow_run
 
 log = get_logger(__name__)
 

@@ -176,7 +176,7 @@ class FileVersions:
 
     def copy_files(self, source: str, target: str) -> None:
         """Give thread ``target`` the files of ``source`` and its versions (same checkpoint ids,
-        as :func:`~herdsman.runtime.thread_copy.copy_checkpoints` keeps them)."""
+        as :func:`~herdsman.runtime.storage.thread_copy.copy_checkpoints` keeps them)."""
         src, dst = self.history(source), self.history(target)
         if src is None or dst is None:
             return

@@ -4,7 +4,7 @@ One job: keep runs alive across processes. Every run is a row of the run queue (
 held under a lease by the process executing it; this process renews its leases (a run whose lease
 another worker took meanwhile is stopped here, so it never executes in two places), and its
 ``runs.workers`` workers claim runs whose lease ran out (their process died) or that wait for a
-worker, and execute each (:class:`~herdsman.runtime.run_executor.RunExecutor`), resumed from the
+worker, and execute each (:class:`~herdsman.runtime.runs.run_executor.RunExecutor`), resumed from the
 thread's last checkpoint when it had started; after ``runs.max_attempts`` starts a run ends as an
 error. At start-up, :meth:`RunWorkers.recover` ends the runs a previous process left unfinished
 that no queue row keeps.
@@ -18,10 +18,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Literal, cast
 
 from herdsman.logs import get_logger
-from herdsman.runtime.run_executor import RunExecutor
-from herdsman.runtime.run_queue import QueuedRun
-from herdsman.runtime.run_table import RunTable
-from herdsman.runtime.run_types import (
+from herdsman.runtime.runs.run_executor import RunExecutor
+from herdsman.runtime.runs.run_queue import QueuedRun
+from herdsman.runtime.runs.run_table import RunTable
+from herdsman.runtime.runs.run_types import (
     FINAL_STATUSES,
     RECOVER_SETTLE,
     RESTART_MESSAGE,
@@ -30,7 +30,7 @@ from herdsman.runtime.run_types import (
     RunSpec,
     error_text,
 )
-from herdsman.runtime.threads import utc_now
+from herdsman.runtime.storage.threads import utc_now
 
 log = get_logger(__name__)
 

@@ -24,11 +24,10 @@ from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
 from herdsman.middleware.run_scope import open_scope, with_scope
-from herdsman.runtime.file_versions import file_versions_of
-from herdsman.runtime.inflight_tools import settle_inflight_tool_calls
-from herdsman.runtime.kept_input import keep_input
-from herdsman.runtime.partial_answer import PartialAnswer
-from herdsman.runtime.run_events import (
+from herdsman.runtime.runs.inflight_tools import settle_inflight_tool_calls
+from herdsman.runtime.runs.kept_input import keep_input
+from herdsman.runtime.runs.partial_answer import PartialAnswer
+from herdsman.runtime.runs.run_events import (
     EventTranslator,
     graph_modes,
     stream_with_events,
@@ -36,9 +35,9 @@ from herdsman.runtime.run_events import (
     token_usage,
     tool_results,
 )
-from herdsman.runtime.run_queue import RunQueue
-from herdsman.runtime.run_table import RunTable
-from herdsman.runtime.run_types import (
+from herdsman.runtime.runs.run_queue import RunQueue
+from herdsman.runtime.runs.run_table import RunTable
+from herdsman.runtime.runs.run_types import (
     FINAL_STATUSES,
     KEEP_FINISHED,
     Run,
@@ -49,11 +48,12 @@ from herdsman.runtime.run_types import (
     keeps_input,
     owned_configurable,
 )
-from herdsman.runtime.serde import dumps
-from herdsman.runtime.stream_bridge import END_EVENT, StreamBridge, StreamEvent
-from herdsman.runtime.thread_copy import drop_run_checkpoints
-from herdsman.runtime.thread_files import remove_thread_files
-from herdsman.runtime.threads import ThreadStatus, ThreadStore, utc_now
+from herdsman.runtime.storage.file_versions import file_versions_of
+from herdsman.runtime.storage.thread_copy import drop_run_checkpoints
+from herdsman.runtime.storage.thread_files import remove_thread_files
+from herdsman.runtime.storage.threads import ThreadStatus, ThreadStore, utc_now
+from herdsman.runtime.streaming.serde import dumps
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamBridge, StreamEvent
 
 log = get_logger(__name__)
 
@@ -77,7 +77,7 @@ class RunExecutor:
         sandbox: Any = None,
     ) -> None:
         """``listeners`` is shared with the manager (listeners added later are heard too); see
-        :class:`~herdsman.runtime.runs.RunManager` for ``max_concurrency``, ``pause`` and ``sandbox``."""
+        :class:`~herdsman.runtime.runs.runs.RunManager` for ``max_concurrency``, ``pause`` and ``sandbox``."""
         self.graph = graph
         self.bridge = bridge
         self.threads = threads

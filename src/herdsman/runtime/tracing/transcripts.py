@@ -20,7 +20,7 @@ from typing import Any
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
-from herdsman.runtime.trace import CheckpointMessages, TraceStep, build_trace
+from herdsman.runtime.tracing.trace import CheckpointMessages, TraceStep, build_trace
 from herdsman.sandbox.paths import thread_dir
 
 log = get_logger(__name__)

@@ -10,11 +10,11 @@ finish.
 :class:`RunManager` is the front the gateway and the workers use; it admits runs and answers
 about them, and leaves each other job to a part of its own:
 
-- :class:`~herdsman.runtime.run_table.RunTable`: the runs this process knows, by id and thread;
-- :class:`~herdsman.runtime.run_executor.RunExecutor`: a run's task, from its records to its end;
-- :class:`~herdsman.runtime.run_recorder.QueuedRunRecorder`: the records of runs queued for workers;
-- :class:`~herdsman.runtime.run_workers.RunWorkers`: leases, and runs taken over from the queue;
-- :class:`~herdsman.runtime.run_cancel.CancelRelay`: a stop that reaches a run wherever it executes.
+- :class:`~herdsman.runtime.runs.run_table.RunTable`: the runs this process knows, by id and thread;
+- :class:`~herdsman.runtime.runs.run_executor.RunExecutor`: a run's task, from its records to its end;
+- :class:`~herdsman.runtime.runs.run_recorder.QueuedRunRecorder`: the records of runs queued for workers;
+- :class:`~herdsman.runtime.runs.run_workers.RunWorkers`: leases, and runs taken over from the queue;
+- :class:`~herdsman.runtime.runs.run_cancel.CancelRelay`: a stop that reaches a run wherever it executes.
 
 What a client sends is checked before the run is created (``run_input.py``: the input against
 the graph's input schema, ``configurable`` against the keys the manager sets itself); a refusal
@@ -57,12 +57,11 @@ from typing import Any
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
 from herdsman.middleware.model_selection import UnknownModelError, check_model_name, model_names, requested_model
-from herdsman.runtime.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
-from herdsman.runtime.run_admission import Admission, Decision
-from herdsman.runtime.run_cancel import CancelRelay
-from herdsman.runtime.run_events import normalize_modes
-from herdsman.runtime.run_executor import RunExecutor
-from herdsman.runtime.run_input import (
+from herdsman.runtime.runs.run_admission import Admission, Decision
+from herdsman.runtime.runs.run_cancel import CancelRelay
+from herdsman.runtime.runs.run_events import normalize_modes
+from herdsman.runtime.runs.run_executor import RunExecutor
+from herdsman.runtime.runs.run_input import (
     InputTooLargeError,
     RunInputError,
     check_goto,
@@ -73,10 +72,10 @@ from herdsman.runtime.run_input import (
     check_size,
     check_update,
 )
-from herdsman.runtime.run_queue import MemoryRunQueue, QueuedRun, RunQueue
-from herdsman.runtime.run_recorder import QueuedRunRecorder
-from herdsman.runtime.run_table import RunTable
-from herdsman.runtime.run_types import (  # noqa: F401 - the run types are imported from here too
+from herdsman.runtime.runs.run_queue import MemoryRunQueue, QueuedRun, RunQueue
+from herdsman.runtime.runs.run_recorder import QueuedRunRecorder
+from herdsman.runtime.runs.run_table import RunTable
+from herdsman.runtime.runs.run_types import (  # noqa: F401 - the run types are imported from here too
     FINAL_STATUSES,
     QUEUE_FULL_RETRY_AFTER,
     REMOTE_JOIN_POLL,
@@ -99,10 +98,11 @@ from herdsman.runtime.run_types import (  # noqa: F401 - the run types are impor
     owned_configurable,
     refusal,
 )
-from herdsman.runtime.run_workers import RunWorkers
-from herdsman.runtime.serde import to_jsonable
-from herdsman.runtime.stream_bridge import StreamBridge
-from herdsman.runtime.threads import ThreadStore, utc_now
+from herdsman.runtime.runs.run_workers import RunWorkers
+from herdsman.runtime.storage.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
+from herdsman.runtime.storage.threads import ThreadStore, utc_now
+from herdsman.runtime.streaming.serde import to_jsonable
+from herdsman.runtime.streaming.stream_bridge import StreamBridge
 
 log = get_logger(__name__)
 

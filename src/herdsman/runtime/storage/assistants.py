@@ -30,7 +30,7 @@ from langgraph.store.base import BaseStore
 
 from herdsman.agents.lead import LEAD_AGENT_NAME, recursion_limit
 from herdsman.middleware.agent_profile import MAX_STEPS
-from herdsman.runtime.threads import SCAN_LIMIT, metadata_contains, utc_now
+from herdsman.runtime.storage.threads import SCAN_LIMIT, metadata_contains, utc_now
 
 ASSISTANTS_NS = ("herdsman_assistants",)
 VERSIONS_NS = "herdsman_assistant_versions"

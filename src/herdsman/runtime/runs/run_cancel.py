@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from herdsman.logs import get_logger
-from herdsman.runtime.run_executor import RunExecutor
-from herdsman.runtime.run_recorder import QueuedRunRecorder
-from herdsman.runtime.run_table import RunTable
-from herdsman.runtime.run_types import (
+from herdsman.runtime.runs.run_executor import RunExecutor
+from herdsman.runtime.runs.run_recorder import QueuedRunRecorder
+from herdsman.runtime.runs.run_table import RunTable
+from herdsman.runtime.runs.run_types import (
     FINAL_STATUSES,
     REMOTE_CANCEL_WAIT,
     CancelAction,
@@ -30,8 +30,8 @@ from herdsman.runtime.run_types import (
     error_text,
     keeps_input,
 )
-from herdsman.runtime.run_workers import RunWorkers
-from herdsman.runtime.stream_bridge import RESUBSCRIBE_FIRST_SECONDS, RESUBSCRIBE_MAX_SECONDS
+from herdsman.runtime.runs.run_workers import RunWorkers
+from herdsman.runtime.streaming.stream_bridge import RESUBSCRIBE_FIRST_SECONDS, RESUBSCRIBE_MAX_SECONDS
 
 log = get_logger(__name__)
 

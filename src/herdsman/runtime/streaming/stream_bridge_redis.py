@@ -2,7 +2,7 @@
 
 Each run's events are one Redis stream (``herdsman:run:<run_id>``), appended with ``XADD`` (capped
 near ``max_events``) and read by one blocking ``XREAD`` per process for all its subscribers
-(:mod:`herdsman.runtime.redis_fanout`); the Redis entry id is the SSE event id, so ``Last-Event-ID``
+(:mod:`herdsman.runtime.streaming.redis_fanout`); the Redis entry id is the SSE event id, so ``Last-Event-ID``
 works across processes: a run executing in one gateway can be joined from another. A subscriber
 stops after the run's ``end`` event and gets a heartbeat tick while its run is quiet; a finished
 run's stream expires ``retention_seconds`` later. The ``XREAD`` blocks at most half the client's
@@ -19,9 +19,9 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from herdsman.runtime.coalesce import Coalescer
-from herdsman.runtime.redis_fanout import StreamFanout, Subscription
-from herdsman.runtime.stream_bridge import END_EVENT, StreamEvent
+from herdsman.runtime.runs.coalesce import Coalescer
+from herdsman.runtime.streaming.redis_fanout import StreamFanout, Subscription
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamEvent
 
 KEY_PREFIX = "herdsman:run:"
 CANCEL_CHANNEL = "herdsman:cancel"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from herdsman.logs import get_logger
-from herdsman.runtime.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
+from herdsman.runtime.streaming.bounded_log import DEFAULT_MAX_BYTES, BoundedLog
 
 log = get_logger(__name__)
 

@@ -28,8 +28,8 @@ from langgraph.store.memory import InMemoryStore
 
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.postgres_setup import setup_lock
-from herdsman.runtime.checkpointer import postgres_missing, sqlite_path
-from herdsman.runtime.sqlite_threaded import open_sqlite_store
+from herdsman.runtime.storage.checkpointer import postgres_missing, sqlite_path
+from herdsman.runtime.storage.sqlite_threaded import open_sqlite_store
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 POOL_SIZE = 4  # connections to PostgreSQL a process's record store may hold (see postgres_pool.py)

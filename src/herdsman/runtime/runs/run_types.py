@@ -3,7 +3,7 @@
 answers with (each with its HTTP status), and the small rules several parts of the run manager
 share (whether a stop keeps the input, the ``configurable`` keys the manager owns).
 
-Kept apart from :mod:`herdsman.runtime.runs` so that the run manager's parts (the executor, the
+Kept apart from :mod:`herdsman.runtime.runs.runs` so that the run manager's parts (the executor, the
 recorder, the workers, the cancel relay) can use them without importing the manager.
 """
 
@@ -17,9 +17,9 @@ from langgraph.types import Command
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
 from herdsman.middleware.run_scope import RunScope
-from herdsman.runtime.run_admission import Admission, Decision
-from herdsman.runtime.serde import to_jsonable
-from herdsman.runtime.stream_bridge import StreamEvent
+from herdsman.runtime.runs.run_admission import Admission, Decision
+from herdsman.runtime.streaming.serde import to_jsonable
+from herdsman.runtime.streaming.stream_bridge import StreamEvent
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]

@@ -1,0 +1,1 @@
+"""Crons: scheduled runs, their store and the scheduler that fires them."""
