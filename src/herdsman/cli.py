@@ -353,7 +353,7 @@ def threads_list(config: ConfigOpt = None, limit: int = 50) -> None:
 def threads_show(thread_id: str, notes: NotesOpt = False, config: ConfigOpt = None) -> None:
     """Print the conversation of one thread, then its files (uploads, workspace, outputs); the
     harness's notes to the model are one 'checked: ...' line per turn (--notes: each in full)."""
-    from herdsman.middleware.note_echo import ECHO_STEP_LINE, echoed
+    from herdsman.middleware.completion.note_echo import ECHO_STEP_LINE, echoed
     from herdsman.middleware.text_calls import calls_as_text, failed_step_line
     from herdsman.runtime.tracing.harness_notes import fold_notes, is_note, note_rules
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE

@@ -8,9 +8,9 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.command_sense import binary_file, senseless
-from herdsman.middleware.findings import COMMAND, Finding
-from herdsman.middleware.findings_text import render
+from herdsman.middleware.completion.command_sense import binary_file, senseless
+from herdsman.middleware.completion.findings import COMMAND, Finding
+from herdsman.middleware.completion.findings_text import render
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 

@@ -10,8 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.findings import EDIT, Finding
-from herdsman.middleware.findings_text import render
+from herdsman.middleware.completion.findings import EDIT, Finding
+from herdsman.middleware.completion.findings_text import render
 from herdsman.middleware.turn import named_files
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
@@ -238,7 +238,7 @@ async def test_verifier_model_judges_when_the_rules_pass(home: Path) -> None:
 def test_the_file_to_change_is_the_one_named_after_the_verb() -> None:
     """From the benchmark: 'python3 test_stats.py fails ... Fix the bug in stats.py (not the
     test)': the note named both files, and the model edited the test."""
-    from herdsman.middleware.completion_rules import change_targets
+    from herdsman.middleware.completion.rules import change_targets
 
     request = "python3 test_stats.py fails in /mnt/user-data/workspace. Fix the bug in stats.py (not the test) so that it passes."
     assert change_targets(request, ["test_stats.py", "stats.py"]) == ["stats.py"]
@@ -437,7 +437,7 @@ async def test_code_shown_instead_of_written_is_read_then_written(home: Path) ->
     assert "Your reply shows code that nothing ran" in note and "python3 - <<'EOF'" in note
     assert model.calls[1].kwargs.get("tool_choice") == "bash"
     # from the benchmark: a shell command shown for a Python fix is not the file's new text
-    from herdsman.middleware.completion_check import code_problem
+    from herdsman.middleware.completion.check import code_problem
 
     unchanged = [Finding("file.change_not_made", {"paths": ["wc.py"]}, ("read_file", "str_replace"), EDIT)]
     assert code_problem(unchanged, [("bash", "python3 wc.py FILE")]) is None
@@ -661,7 +661,7 @@ def test_numbers_written_without_evidence() -> None:
     """A file of nothing but numbers needs them shown by a tool (from the benchmark: told to run
     primes.py and save its output, the model wrote the primes itself, 1 among them); a long
     sequence the request describes is left alone."""
-    from herdsman.middleware.completion_rules import guessed_numbers
+    from herdsman.middleware.completion.rules import guessed_numbers
 
     def wrote(content: str) -> list:
         return [
@@ -713,7 +713,7 @@ async def test_a_file_written_back_unchanged_is_not_fixed(home: Path) -> None:
 
 def test_a_rounded_number_counts_as_shown() -> None:
     """A tool printed 2050.6499999999996 and the answer said 2050.65: that is the tool's number."""
-    from herdsman.middleware.completion_rules import is_shown
+    from herdsman.middleware.completion.rules import is_shown
 
     shown = {"2050.6499999999996", "7", "1.5"}
     assert is_shown("2050.65", shown) and is_shown("2050.6", shown) and is_shown("7", shown)
@@ -746,7 +746,7 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
     assert model.calls[2].kwargs.get("tool_choice") == "grep"
     assert answer["messages"][-1].text == "utils/dates.py"
 
-    from herdsman.middleware.completion_search import fruitless_search
+    from herdsman.middleware.completion.search import fruitless_search
 
     def ran(command: str, output: str) -> list:
         return [
@@ -768,7 +768,7 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
 def test_a_search_term_no_call_looked_for_is_searched_for() -> None:
     """From the benchmark: asked how many TODO comments the .py files hold, the model listed the
     .py files and answered with their number."""
-    from herdsman.middleware.completion_search import unsearched_term
+    from herdsman.middleware.completion.search import unsearched_term
 
     ask = "How many TODO comments are there in the .py files under /mnt/user-data/workspace/project?"
     listed = [
@@ -815,7 +815,7 @@ async def test_a_claim_of_work_done_without_a_write_is_sent_back(home: Path) -> 
     )
     assert len(model.calls) == 4  # after the write, the same answer stands
 
-    from herdsman.middleware.completion_files import unbacked_claim
+    from herdsman.middleware.completion.files import unbacked_claim
 
     def ran(command: str) -> list:
         return [
@@ -854,7 +854,7 @@ async def test_a_value_the_request_sets_that_the_file_lacks_is_sent_back(home: P
     assert (ws / "app.ini").read_text() == "[server]\nhost = 0.0.0.0\nport = 9090\ndebug = false\n"
     assert len(model.calls) == 5  # then it is done
 
-    from herdsman.middleware.completion_files import unset_value
+    from herdsman.middleware.completion.files import unset_value
 
     assert unset_value('Set "timeout" to 30 in config.json', "config.json", '{\n  "timeout": 10\n}') is not None
     assert unset_value("Update the version to 2.0.1 in setup.cfg", "setup.cfg", "version = 2.0.1\n") is None
@@ -864,7 +864,7 @@ def test_output_of_nothing_but_error_lines_is_a_failure_whatever_the_exit_code()
     """From the benchmark: ``find ... -exec rename`` without rename exited 0 printing "find:
     'rename': No such file or directory" three times; ``grep falcon folder | head`` exited 0 with
     "Is a directory". The model went on as if they had worked."""
-    from herdsman.middleware.completion_rules import failed
+    from herdsman.middleware.completion.rules import failed
 
     def bash(text: str) -> ToolMessage:
         return ToolMessage(text, tool_call_id="b", name="bash")
@@ -880,7 +880,7 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
     """From the benchmark: the model ran "python3 wc.py FILE" (FILE from the request) three times,
     and "find -exec rename" in a sandbox without rename; and the note after its edit told it to run
     the request's "python3 wc.py FILE" as written."""
-    from herdsman.middleware.completion_rules import one_liner_tip, untested_change
+    from herdsman.middleware.completion.rules import one_liner_tip, untested_change
 
     def ran(command: str, output: str) -> tuple[list, ToolMessage]:
         return (
@@ -913,7 +913,7 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
 def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     """From the benchmark: asked for a header and one row for each n from 1 to 50, the model typed
     49 rows into write_file."""
-    from herdsman.middleware.completion_files import rows_short
+    from herdsman.middleware.completion.files import rows_short
 
     request = "Create /mnt/user-data/outputs/squares.csv with the header n,square and one row for each n from 1 to 50."
     rows = [f"{n},{n * n}" for n in range(1, 51)]
@@ -941,7 +941,7 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
 def test_lines_written_cut_short_are_sent_back_with_a_grep_that_saves_them_whole() -> None:
     """From the benchmark: asked to save the ERROR lines of app.log, the model grepped them, then
     wrote each without its timestamp."""
-    from herdsman.middleware.completion_files import cut_lines
+    from herdsman.middleware.completion.files import cut_lines
 
     log = [f"2025-05-01 10:0{i}:00 ERROR disk full id={i}" for i in range(3)]
     grep = {"name": "grep", "args": {"pattern": "ERROR", "path": "/mnt/user-data/workspace/app.log"}, "id": "g"}
@@ -1005,7 +1005,7 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
     assert model.calls[2].kwargs.get("tool_choice") == "write_file"
     assert (user_data(home, "t-cc43") / "outputs" / "largest.txt").read_text() == "c.log"
 
-    from herdsman.middleware.completion_files import not_just_value
+    from herdsman.middleware.completion.files import not_just_value
 
     assert "If it is 7, write just 7" in render(
         not_just_value("Write just the number to c.txt", "c.txt", "There are 7 files.")
@@ -1099,7 +1099,7 @@ async def test_which_is_the_largest_is_sent_to_compare_with_a_command(home: Path
     assert model.calls[2].kwargs.get("tool_choice") == "bash"
     assert answer["messages"][-1].text == "b.log"
 
-    from herdsman.middleware.completion_rules import uncompared
+    from herdsman.middleware.completion.rules import uncompared
 
     computed = [
         AIMessage(
@@ -1139,7 +1139,7 @@ async def test_lines_the_grep_tool_found_are_saved_with_a_shell_grep(home: Path)
 def test_a_list_asked_for_sorted_that_is_not_is_sent_back() -> None:
     """From the benchmark: asked for the names sorted alphabetically, a sub-agent typed them in
     the file's order."""
-    from herdsman.middleware.completion_files import not_sorted
+    from herdsman.middleware.completion.files import not_sorted
 
     request = "Create /mnt/user-data/outputs/team.json, a JSON list of the names in team.txt sorted alphabetically."
     note = render(not_sorted(request, "team.json", '["Zoe", "Adam", "Mira", "Karl", "Bea"]'))
@@ -1153,7 +1153,7 @@ def test_a_list_asked_for_sorted_that_is_not_is_sent_back() -> None:
 def test_figures_in_a_written_report_that_no_tool_showed() -> None:
     """From the benchmark: with the report skill, the model wrote a sales report stating $123,456.78
     before anything had read the CSV."""
-    from herdsman.middleware.completion_rules import made_up_figures
+    from herdsman.middleware.completion.rules import made_up_figures
 
     def wrote(content: str) -> list:
         call = {
@@ -1177,7 +1177,7 @@ def test_figures_in_a_written_report_that_no_tool_showed() -> None:
 def test_a_count_of_words_or_lines_is_given_its_command() -> None:
     """From the benchmark: a sub-agent read the essay, answered 100 and wrote 100, then ran wc -l on
     its own output file."""
-    from herdsman.middleware.completion_rules import count_command
+    from herdsman.middleware.completion.rules import count_command
 
     ask = (
         "Count the words in /mnt/user-data/workspace/essay.txt and save the number to /mnt/user-data/outputs/words.txt."
@@ -1190,7 +1190,7 @@ def test_a_count_of_words_or_lines_is_given_its_command() -> None:
 def test_the_saving_command_is_the_models_own_with_the_redirect() -> None:
     """From the benchmark: told to add '> file' after 'python3 -', the model re-ran its command
     unchanged, twice. The note gives the command whole: redirect in, and JSON for a .json file."""
-    from herdsman.middleware.completion_files import saving_command
+    from herdsman.middleware.completion.files import saving_command
 
     code = "python3 - <<'EOF'\nimport csv\nv = []\nfor row in csv.DictReader(open('a.csv')):\n    v.append(row)\nprint(v)\nEOF"
     saved = saving_command(code, "/mnt/user-data/outputs/c.json")
@@ -1303,7 +1303,7 @@ def test_a_job_started_in_the_background_is_no_printed_result_to_save() -> None:
     ``python3 ticker.py & > outputs/first_tick.txt`` (from a dev task); a computing command is still one."""
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from herdsman.middleware.completion_files import printed_not_saved
+    from herdsman.middleware.completion.files import printed_not_saved
 
     def ran(args: dict, output: str) -> list:
         return [

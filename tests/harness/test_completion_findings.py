@@ -10,11 +10,19 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
-from herdsman.middleware.completion_plan import next_tools
-from herdsman.middleware.findings import COMMAND, FINDINGS_KEY, RULES, SEARCH, WRITE_IF_ALONE, Finding, applies
-from herdsman.middleware.findings_text import TEXTS, render
-from herdsman.middleware.language import language_of
+from herdsman.middleware.completion.check import CompletionCheckMiddleware, intent_languages
+from herdsman.middleware.completion.findings import (
+    COMMAND,
+    FINDINGS_KEY,
+    RULES,
+    SEARCH,
+    WRITE_IF_ALONE,
+    Finding,
+    applies,
+)
+from herdsman.middleware.completion.findings_text import TEXTS, render
+from herdsman.middleware.completion.language import language_of
+from herdsman.middleware.completion.plan import next_tools
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
@@ -331,7 +339,7 @@ async def test_a_chinese_request_to_fix_a_file_that_is_unchanged_gets_change_not
     ],
 )
 def test_chinese_words_of_intent(intent: str, text: str, expected: str) -> None:
-    from herdsman.middleware.intent_words import said_word, says
+    from herdsman.middleware.completion.intent_words import said_word, says
 
     match = says(intent, text, "zh")
     assert match is not None and said_word(match) == expected
@@ -339,8 +347,8 @@ def test_chinese_words_of_intent(intent: str, text: str, expected: str) -> None:
 
 
 def test_chinese_questions_counts_and_file_topics() -> None:
-    from herdsman.middleware.completion_rules import count_command
-    from herdsman.middleware.intent_words import counted_unit, files_topic, zh_question
+    from herdsman.middleware.completion.intent_words import counted_unit, files_topic, zh_question
+    from herdsman.middleware.completion.rules import count_command
 
     assert zh_question("app.log 里有多少行错误") and zh_question("这个目录存在吗")
     assert not zh_question("统计行数并保存到 /mnt/user-data/outputs/n.txt")  # a file to make: a task
@@ -543,7 +551,7 @@ async def test_a_file_a_command_made_without_the_quoted_words_is_rewritten_at_on
 
 def test_the_verifier_answers_through_a_forced_tool_call_into_a_typed_verdict() -> None:
     """The judge's reply is a Verdict tool call (forced), not prose; its findings are verifier.<id>."""
-    from herdsman.middleware.completion_verifier import verify
+    from herdsman.middleware.completion.verifier import verify
 
     messages = [HumanMessage("Save a poem to /mnt/user-data/outputs/poem.txt"), AIMessage("Here is a poem: ...")]
     judge = ScriptedChatModel(
@@ -684,7 +692,7 @@ async def test_the_code_a_reply_shows_is_written_into_the_file_that_does_not_par
 def test_what_the_command_printed_before_the_script_changed_is_not_held_against_it() -> None:
     from langchain_core.messages import ToolMessage
 
-    from herdsman.middleware.completion_rules import command_outcome
+    from herdsman.middleware.completion.rules import command_outcome
 
     path = "/mnt/user-data/workspace/countdown.py"
     request = f"{path} should print 3, 2, 1 (python3 countdown.py 3). Fix it."
@@ -704,7 +712,7 @@ def test_what_the_command_printed_before_the_script_changed_is_not_held_against_
 def test_a_search_whose_result_showed_the_file_is_not_sent_to_search_the_same_term_again() -> None:
     from langchain_core.messages import ToolMessage
 
-    from herdsman.middleware.completion_search import fruitless_search
+    from herdsman.middleware.completion.search import fruitless_search
     from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
 
     def searched(output: str) -> list:

@@ -9,8 +9,8 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.completion_sources import MARK, strip_unseen, unseen_sources, urls_in
-from herdsman.middleware.findings import FINDINGS_KEY
+from herdsman.middleware.completion.findings import FINDINGS_KEY
+from herdsman.middleware.completion.sources import MARK, strip_unseen, unseen_sources, urls_in
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 

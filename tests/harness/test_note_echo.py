@@ -9,10 +9,10 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage
 
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.could_not import COULD_NOT_KEY
-from herdsman.middleware.findings import FINDINGS_KEY, Finding
-from herdsman.middleware.findings_text import render
-from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note
+from herdsman.middleware.completion.could_not import COULD_NOT_KEY
+from herdsman.middleware.completion.findings import FINDINGS_KEY, Finding
+from herdsman.middleware.completion.findings_text import render
+from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.runtime.runs.final_answer import final_answer
 from tests.support import make_config

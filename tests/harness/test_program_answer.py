@@ -10,8 +10,8 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.middleware.clean_page import program_of
+from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
 from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY
-from herdsman.middleware.shown_code import RAN_SHOWN_CODE
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import small_model_run
 from tests.support import tool_call as call

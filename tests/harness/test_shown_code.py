@@ -6,8 +6,8 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.findings import FINDINGS_KEY
-from herdsman.middleware.shown_code import RAN_SHOWN_CODE, runs_shown_code, shown_command
+from herdsman.middleware.completion.findings import FINDINGS_KEY
+from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE, runs_shown_code, shown_command
 from tests.harness.test_completion_findings import call, notes, run, workspace
 
 ESSAY = "the herd moves north\nslowly the river\n"  # 7 words

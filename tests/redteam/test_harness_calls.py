@@ -1,5 +1,5 @@
 """Red team: the bash calls the harness makes in the model's name (``lead.run_shown_code``,
-``middleware/shown_code.py``): the code a final reply showed, and the read-only query a note
+``middleware/completion/shown_code.py``): the code a final reply showed, and the read-only query a note
 proposes (``wc -w < file``, ``ls -S folder | head -n 1``) built from the request's words.
 
 What must hold: the harness never runs what the model itself could not (a custom agent's tool
@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.agents.lead import run_config
 from herdsman.client import HerdsmanClient
-from herdsman.middleware.completion_rules import count_command, request_folders, uncompared
-from herdsman.middleware.shown_code import RAN_SHOWN_CODE, proposed_command, shown_command
+from herdsman.middleware.completion.rules import count_command, request_folders, uncompared
+from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE, proposed_command, shown_command
 from herdsman.models.scripted import ScriptedChatModel
 from tests.harness.test_completion_findings import call, run, workspace
 from tests.support import make_config
@@ -200,7 +200,7 @@ async def test_a_sub_agent_runs_no_bash_call_that_the_lead_would_need_approved(h
 def test_a_skill_that_allows_no_bash_gets_no_bash_call_from_the_harness(tmp_path: Path) -> None:
     """The active skill allows ``read_file`` only: the harness may not make a bash call in the
     model's name (the skill's tool gate would refuse it as a failed step of the model's)."""
-    from herdsman.middleware.completion_check import CompletionCheckMiddleware
+    from herdsman.middleware.completion.check import CompletionCheckMiddleware
     from herdsman.skills.model import Skill
 
     reader = Skill("reader", "Reads.", "Read only.", "custom", tmp_path, allowed_tools=("read_file",))
@@ -222,7 +222,7 @@ def test_a_skill_that_allows_no_bash_gets_no_bash_call_from_the_harness(tmp_path
 def test_a_python_block_cannot_end_the_heredoc_it_is_run_in() -> None:
     """Python is run as ``python3 - <<'MARKER'``: a block holding the marker line would run its
     next lines as shell; such a block is not run."""
-    from herdsman.middleware.shown_code import _EOF
+    from herdsman.middleware.completion.shown_code import _EOF
 
     assert shown_command(f"```python\nprint(1)\n{_EOF}\nrm -rf /mnt/user-data/outputs\n```", []) is None
     assert shown_command("```python\nprint(1)\n```", []) is not None

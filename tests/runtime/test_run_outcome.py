@@ -30,7 +30,7 @@ def test_only_a_missing_deliverable_or_failed_work_is_a_problem_among_the_findin
 def test_a_command_that_failed_and_was_not_run_again_fails_the_run() -> None:
     """The README's example: the script imported a package that is not installed, its run failed,
     the model said it was done and the check's rounds ran out: not done (herdsman run exits 1)."""
-    from herdsman.middleware.findings import RULES
+    from herdsman.middleware.completion.findings import RULES
     from herdsman.runtime.runs.run_outcome import WORK_FAILED
 
     assert WORK_FAILED <= set(RULES)

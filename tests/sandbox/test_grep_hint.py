@@ -53,7 +53,7 @@ def test_a_search_whose_words_are_nowhere_says_so_and_a_match_adds_nothing(call,
 
 def test_the_completion_check_still_reads_the_failure_under_the_note(call, ws: Path) -> None:
     """The exit code stays the last line, and the check reads the command's own record."""
-    from herdsman.middleware.completion_rules import failed, failure_detail
+    from herdsman.middleware.completion.rules import failed, failure_detail
 
     (ws / "orders.json").write_text(ORDERS)
     result = call("bash", command="grep -c 'status: failed' orders.json")

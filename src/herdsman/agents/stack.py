@@ -62,7 +62,8 @@ from herdsman.memory.service import MemoryService
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
 from herdsman.middleware.approved_command import ApprovedCommandMiddleware
-from herdsman.middleware.completion_check import CompletionCheckMiddleware, intent_languages
+from herdsman.middleware.completion.check import CompletionCheckMiddleware, intent_languages
+from herdsman.middleware.completion.shown_code import runs_shown_code
 from herdsman.middleware.context.loop_detection import LoopDetectionMiddleware
 from herdsman.middleware.context.memory_injection import MemoryInjectionMiddleware
 from herdsman.middleware.context.summarization import summarization_middleware
@@ -80,7 +81,6 @@ from herdsman.middleware.program_answer import ProgramAnswerMiddleware
 from herdsman.middleware.read_before_write import ReadBeforeWriteMiddleware
 from herdsman.middleware.reply_language import ReplyLanguageMiddleware
 from herdsman.middleware.sequential_calls import SequentialCallsMiddleware
-from herdsman.middleware.shown_code import runs_shown_code
 from herdsman.middleware.skill_activation import SkillActivationMiddleware
 from herdsman.middleware.step_limit import StepLimitMiddleware
 from herdsman.middleware.strict_tools import StrictToolsMiddleware

@@ -9,7 +9,7 @@ fixed file. This module holds what the two uses share (:class:`CleanPageMiddlewa
 shown (bounded: :data:`HEAD_LINES` lines of a file, :data:`LISTED` entries of a folder), the call
 on the clean page (never streamed, bounded in tokens; a failure leaves the model to answer as
 before), and the harness-made tool call that replaces the model's next step, marked (its own
-``additional_kwargs`` key, and :data:`~herdsman.middleware.shown_code.RAN_SHOWN_CODE` with the
+``additional_kwargs`` key, and :data:`~herdsman.middleware.completion.shown_code.RAN_SHOWN_CODE` with the
 finding's rule) and run through the tools node like any call: the tool gates, human approval,
 the tool-call limit, the sandbox and the file history apply.
 
@@ -38,9 +38,9 @@ from langgraph.types import Command
 
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
-from herdsman.middleware.findings import FINDINGS_KEY
+from herdsman.middleware.completion.findings import FINDINGS_KEY
+from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call
 from herdsman.middleware.forced_call import NO_STREAM
-from herdsman.middleware.shown_code import MAX_CHARS, harness_call
 from herdsman.middleware.turn import USER_DATA_PREFIX, is_harness, named_files, run_sandbox, this_run, tool_names
 from herdsman.sandbox.base import SandboxProvider
 

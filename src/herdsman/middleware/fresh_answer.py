@@ -9,7 +9,7 @@ note, it answered from the results.
 
 So when a final answer repeats, word for word, the one that the completion check's last note
 sent back, and a finding of that note is about what the answer states (one that asks only for
-the answer again in words, priority :data:`~herdsman.middleware.findings.ANSWER`, or one of
+the answer again in words, priority :data:`~herdsman.middleware.completion.findings.ANSWER`, or one of
 :data:`ABOUT_THE_ANSWER`: a number or a name no tool result shows, a count made by reading, a
 number missing), the model did not take the note in, whatever it called in between. This
 middleware then asks the run's model once more in a fresh context (no system prompt, no tools,
@@ -33,7 +33,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 
 from herdsman.logs import get_logger
-from herdsman.middleware.findings import ANSWER, FINDINGS_KEY
+from herdsman.middleware.completion.findings import ANSWER, FINDINGS_KEY
 from herdsman.middleware.forced_call import NO_STREAM, final_reply, replace_reply
 from herdsman.middleware.turn import is_harness, this_run
 from herdsman.middleware.value_answer import results_text
@@ -60,7 +60,7 @@ def same_answer(a: str, b: str) -> bool:
 
 
 def about_the_answer(finding: dict[str, Any]) -> bool:
-    """Whether a note's finding (as :meth:`~herdsman.middleware.findings.Finding.to_dict` wrote
+    """Whether a note's finding (as :meth:`~herdsman.middleware.completion.findings.Finding.to_dict` wrote
     it) is about what the answer states."""
     return finding.get("priority") == ANSWER or finding.get("rule") in ABOUT_THE_ANSWER
 

@@ -11,7 +11,7 @@ verbatim: from the benchmark, a 1.5B model given the web-page-builder skill answ
 skill's text) is re-asked the same way, but after the last try it stands: it is prose, and the
 completion check can still send the agent back to work.
 
-A reply that repeats a note of the harness (:mod:`~herdsman.middleware.note_echo`) is re-asked
+A reply that repeats a note of the harness (:mod:`~herdsman.middleware.completion.note_echo`) is re-asked
 too; after the last try it stands marked as an echo, so the completion check never lets it be
 the final answer.
 
@@ -28,7 +28,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, HumanMessage
 
 from herdsman.logs import get_logger
-from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
+from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
 from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, written_calls
 from herdsman.middleware.turn import tool_names
 

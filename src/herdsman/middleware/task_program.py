@@ -30,8 +30,8 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
 from herdsman.middleware.clean_page import Page, ProgramPageMiddleware, found_text, named_looks
+from herdsman.middleware.completion.findings import DELIVERABLE_MISSING
 from herdsman.middleware.file_rewrite import CODE_SUFFIXES, target_of
-from herdsman.middleware.findings import DELIVERABLE_MISSING
 
 TASK_KEY = "herdsman_task_program"
 """``additional_kwargs`` key of the AI message whose bash call runs a program that does the request."""

@@ -16,8 +16,8 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 
 from herdsman import pools
-from herdsman.middleware.intent_words import files_topic
-from herdsman.middleware.language import language_of
+from herdsman.middleware.completion.intent_words import files_topic
+from herdsman.middleware.completion.language import language_of
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.virtual_folders import virtual_folder_path
 
@@ -83,7 +83,7 @@ def named_files(request: str) -> list[str]:
 
 def about_files(request: str) -> bool:
     """Whether the request is about files: names one (any language), or talks of files, folders,
-    data (in a language :func:`~herdsman.middleware.intent_words.files_topic` has words for)."""
+    data (in a language :func:`~herdsman.middleware.completion.intent_words.files_topic` has words for)."""
     return bool(named_files(request) or files_topic(request, language_of(request)))
 
 

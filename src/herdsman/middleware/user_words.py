@@ -1,11 +1,11 @@
 """The sentences the harness itself says to a person, in the language of the person's request.
 
 A run can end on the harness's words instead of the model's: the honest "could not" that takes
-the place of a reply that is no answer (:mod:`~herdsman.middleware.could_not`), the line that says
+the place of a reply that is no answer (:mod:`~herdsman.middleware.completion.could_not`), the line that says
 the last reply was a failed step (``runtime/runs/final_answer.py``), the step limit's and the loop
 detector's stop, the one line that folds the checks of a turn (``runtime/tracing/harness_notes.py``). A
 person who wrote in Chinese reads them in Chinese. The language is the request's, as
-:func:`~herdsman.middleware.language.language_of` tells it; English is the default, and the
+:func:`~herdsman.middleware.completion.language.language_of` tells it; English is the default, and the
 fallback for a language with no table here (a missing sentence falls back alone).
 
 What the harness says to the *model* (the notes of the completion check) stays in English, the
@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from herdsman.middleware.language import language_of
+from herdsman.middleware.completion.language import language_of
 from herdsman.middleware.turn import request_text
 
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ru": "Russian", "ar": "Arabic"}
-"""The English name of each language :func:`~herdsman.middleware.language.language_of` tells apart."""
+"""The English name of each language :func:`~herdsman.middleware.completion.language.language_of` tells apart."""
 
 _EN = {
     "could_not": "I could not finish this request: my last reply was not a usable answer.",

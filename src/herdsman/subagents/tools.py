@@ -17,7 +17,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
-from herdsman.middleware.completion_rules import request_paths
+from herdsman.middleware.completion.rules import request_paths
 from herdsman.middleware.run_scope import RunContext, run_scope, with_scope
 from herdsman.middleware.turn import this_run
 from herdsman.sandbox.base import OUTPUTS

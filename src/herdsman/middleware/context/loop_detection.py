@@ -29,7 +29,7 @@ from langchain.tools.tool_node import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from herdsman.logs import get_logger
-from herdsman.middleware.completion_rules import failed, failure_detail
+from herdsman.middleware.completion.rules import failed, failure_detail
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.middleware.turn import this_run
 from herdsman.middleware.user_words import say, turn_language

@@ -2,7 +2,7 @@
 
 The last AI message is the answer, unless it is a tool call the model wrote as text (marked by
 the model guard, see :mod:`herdsman.middleware.text_calls`) or a copy of a note of the harness
-(:mod:`herdsman.middleware.note_echo`): that was a failed step, not words for the user, so the
+(:mod:`herdsman.middleware.completion.note_echo`): that was a failed step, not words for the user, so the
 answer says that the run ended on it instead of showing the raw call or the note, in the
 language of the user's request (:mod:`~herdsman.middleware.user_words`). Works on message
 objects and on their JSON (dicts).
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from herdsman.middleware.language import language_of
-from herdsman.middleware.note_echo import echoed
+from herdsman.middleware.completion.language import language_of
+from herdsman.middleware.completion.note_echo import echoed
 from herdsman.middleware.text_calls import calls_as_text, failed_step_line
 from herdsman.middleware.turn import HARNESS_NAME
 from herdsman.middleware.user_words import say

@@ -3,10 +3,10 @@ turns into its exit status (and a caller into a visible status).
 
 A run failed when its last reply is the harness's own (the model could not be called,
 :func:`~herdsman.agents.model_failure.failed_reason`, or its replies not used,
-:data:`~herdsman.middleware.completion_check.ERROR_REPLIES`), or a limit ended it
+:data:`~herdsman.middleware.completion.check.ERROR_REPLIES`), or a limit ended it
 (:func:`~herdsman.middleware.step_limit.stop_reason`: ``max_steps``, ``token_budget``); its
 deliverable is missing when the completion check's rounds ran out with a finding of
-:data:`~herdsman.middleware.findings.DELIVERABLE_MISSING` left (``completion_unresolved``), and
+:data:`~herdsman.middleware.completion.findings.DELIVERABLE_MISSING` left (``completion_unresolved``), and
 its work failed when one of :data:`WORK_FAILED` is left (the last command failed and was not run
 again, a script it wrote does not parse: the README's primes script that imported a package not
 installed ended with exit 0). Other findings left (a number no tool showed, a URL) are not
@@ -22,13 +22,13 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.agents.model_failure import failed_reason
-from herdsman.middleware.completion_check import ERROR_REPLIES
-from herdsman.middleware.findings import DELIVERABLE_MISSING, RULES
+from herdsman.middleware.completion.check import ERROR_REPLIES
+from herdsman.middleware.completion.findings import DELIVERABLE_MISSING, RULES
 from herdsman.middleware.step_limit import stop_reason
 
 WORK_FAILED = frozenset({"command.failed_not_retried", "script.does_not_parse"})
 """Rules of the completion check whose finding, left when its rounds ran out, means the run's work
-failed (:data:`~herdsman.middleware.findings.RULES` says what each detects)."""
+failed (:data:`~herdsman.middleware.completion.findings.RULES` says what each detects)."""
 
 
 @dataclass(frozen=True)

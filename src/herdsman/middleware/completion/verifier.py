@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from pydantic import BaseModel, Field
 
 from herdsman.logs import get_logger
-from herdsman.middleware.findings import Finding
+from herdsman.middleware.completion.findings import Finding
 from herdsman.middleware.turn import this_run
 
 log = get_logger(__name__)

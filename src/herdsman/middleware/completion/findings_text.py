@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from herdsman.middleware.command_sense import senseless
-from herdsman.middleware.findings import Finding
+from herdsman.middleware.completion.command_sense import senseless
+from herdsman.middleware.completion.findings import Finding
 from herdsman.middleware.reply_language import ANSWER_LINES
 from herdsman.middleware.user_words import LANGUAGE_NAMES
 from herdsman.sandbox.base import OUTPUTS
@@ -336,7 +336,7 @@ def _binary_not_saved(e: Mapping[str, Any]) -> str:
 def render(finding: Finding) -> str:
     """The line the model reads for ``finding`` (a verifier's finding: its detail). A line that
     proposes a command printing text into a binary file is never sent: it says how to save that
-    file instead (see :mod:`~herdsman.middleware.command_sense`)."""
+    file instead (see :mod:`~herdsman.middleware.completion.command_sense`)."""
     text = TEXTS.get(finding.rule)
     if text is None:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")

@@ -6,7 +6,7 @@ reply must not become the final answer. :func:`could_not_message` is put after i
 not finish this request", and why, from the findings the check still had (what each rule detects,
 with its path or failed command). It is written in the request's language
 (:mod:`~herdsman.middleware.user_words`; a rule with no words there is told by its English
-description in :data:`~herdsman.middleware.findings.RULES`).
+description in :data:`~herdsman.middleware.completion.findings.RULES`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage
 
-from herdsman.middleware.findings import RULES, Finding
+from herdsman.middleware.completion.findings import RULES, Finding
 from herdsman.middleware.user_words import has, say
 
 COULD_NOT_KEY = "herdsman_could_not"

@@ -1,16 +1,16 @@
 """The completion check's rules that need no files: what a reply, the request and the run's
 tool results say (numbers shown and numbers guessed, code shown instead of used, the file a
 request asks to change, why a command failed). Calls written as text are found by
-:mod:`~herdsman.middleware.text_calls`, the rules on delivered files are in :mod:`~herdsman.middleware.completion_files`, those on searching in
-:mod:`~herdsman.middleware.completion_search`, the tool plan after a note in
-:mod:`~herdsman.middleware.completion_plan`.
+:mod:`~herdsman.middleware.text_calls`, the rules on delivered files are in :mod:`~herdsman.middleware.completion.files`, those on searching in
+:mod:`~herdsman.middleware.completion.search`, the tool plan after a note in
+:mod:`~herdsman.middleware.completion.plan`.
 
 Pure functions of messages and text, so each rule can be read and tested on its own; those that
-find something return a :class:`~herdsman.middleware.findings.Finding` (its words are in
-:mod:`~herdsman.middleware.findings_text`). :mod:`herdsman.middleware.completion_check` applies
+find something return a :class:`~herdsman.middleware.completion.findings.Finding` (its words are in
+:mod:`~herdsman.middleware.completion.findings_text`). :mod:`herdsman.middleware.completion.check` applies
 them, with the thread's files, when the model stops. The words of intent some rules read
 ("fix", "how many", "which ... largest", in each language they declare in
-:data:`~herdsman.middleware.findings.RULES`) are in :mod:`~herdsman.middleware.intent_words`.
+:data:`~herdsman.middleware.completion.findings.RULES`) are in :mod:`~herdsman.middleware.completion.intent_words`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.findings import ANSWER, COMMAND, EDIT, Finding, noted
-from herdsman.middleware.intent_words import counted_unit, said_word, says
+from herdsman.middleware.completion.findings import ANSWER, COMMAND, EDIT, Finding, noted
+from herdsman.middleware.completion.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
 SOURCE_SUFFIXES = (
@@ -303,7 +303,7 @@ _WC = {"words": "-w", "lines": "-l", "characters": "-m"}
 def count_command(request: str, language: str = "en") -> str | None:
     """The command that counts what the request asks to count in the file it names ("count the
     words in essay.txt": ``wc -w essay.txt``), or None (a model asked for a count reads the file
-    and guesses it; the words are those of :func:`~herdsman.middleware.intent_words.counted_unit`)."""
+    and guesses it; the words are those of :func:`~herdsman.middleware.completion.intent_words.counted_unit`)."""
     what = counted_unit(request, language)
     files = [f for f in re.findall(r"(?:/mnt/user-data/)?[\w./-]+\.\w+", request) if "/outputs/" not in f]
     if what is None or not files:

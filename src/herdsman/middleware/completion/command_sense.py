@@ -11,7 +11,7 @@ copies faithfully: ``python3 - > outputs/totals.png`` printed the script's text 
 * :func:`redirect_targets` lists the files a command's output is sent to (``>``, ``>>``,
   ``tee``), and :func:`senseless` names the first binary one;
 * a rule proposing a command for a binary file proposes running the code that saves the file
-  itself instead (``completion_files.py``), and :func:`~herdsman.middleware.findings_text.render`
+  itself instead (``completion/files.py``), and :func:`~herdsman.middleware.completion.findings_text.render`
   drops any proposed command :func:`senseless` refuses, whatever rule made it.
 
 Hand-written: a redirection target is one shell word after ``>`` or ``tee``; a shell parser

@@ -4,10 +4,10 @@ asked for, a result printed instead of saved, and work claimed that no call coul
 
 Pure functions of the request, the run's messages and a file's text (read by the caller), so
 each rule can be read and tested on its own; each returns a
-:class:`~herdsman.middleware.findings.Finding` whose ``next_tools``
-:func:`herdsman.middleware.completion_plan.next_tools` follows. Most read English words of the
+:class:`~herdsman.middleware.completion.findings.Finding` whose ``next_tools``
+:func:`herdsman.middleware.completion.plan.next_tools` follows. Most read English words of the
 request ("set", "sorted", "one row for each"...): their rules are declared English in
-:data:`~herdsman.middleware.findings.RULES`.
+:data:`~herdsman.middleware.completion.findings.RULES`.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.command_sense import binary_file
-from herdsman.middleware.completion_plan import read_first
-from herdsman.middleware.completion_rules import failed, is_value, numbers_in
-from herdsman.middleware.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
-from herdsman.middleware.intent_words import says
+from herdsman.middleware.completion.command_sense import binary_file
+from herdsman.middleware.completion.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
+from herdsman.middleware.completion.intent_words import says
+from herdsman.middleware.completion.plan import read_first
+from herdsman.middleware.completion.rules import failed, is_value, numbers_in
 from herdsman.sandbox.tools import sent_to_background
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)

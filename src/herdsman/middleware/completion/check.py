@@ -13,17 +13,17 @@ reply showed the new code); or ``write_file`` for a missing file; or ``bash`` to
 showed. A small model told it did not look otherwise apologizes, or writes a tutorial, instead
 of doing it.
 
-Every rule returns typed findings (:mod:`~herdsman.middleware.findings`: a rule id, the
+Every rule returns typed findings (:mod:`~herdsman.middleware.completion.findings`: a rule id, the
 evidence, the next tools); the plan reads their fields, and their words are made in one place
-(:mod:`~herdsman.middleware.findings_text`). The note message carries them as data too
+(:mod:`~herdsman.middleware.completion.findings_text`). The note message carries them as data too
 (``additional_kwargs["herdsman_findings"]``). The structural rules (files, exit codes, numbers,
 calls) hold for a request in any language; those that read intent ("fix", 修复) run only on a
-request in a language they declare (English and Chinese: :mod:`~herdsman.middleware.intent_words`),
+request in a language they declare (English and Chinese: :mod:`~herdsman.middleware.completion.intent_words`),
 and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` profile model). The rules, in order:
 
 * the reply holds a tool call written as text (it was not run), or a call to a tool that does
   not exist;
-* the reply repeats a note of the harness (:mod:`~herdsman.middleware.note_echo`): it is sent back
+* the reply repeats a note of the harness (:mod:`~herdsman.middleware.completion.note_echo`): it is sent back
   to answer in its own words, with no tool forced;
 * the answer to a request in Chinese is in English (:mod:`~herdsman.middleware.reply_language`):
   sent back once to answer in Chinese, with no tool forced;
@@ -42,7 +42,7 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
   changed and not run since;
 * the last tool call failed (an error, or a command's non-zero exit code);
 * a URL in the answer, or in a text file the run wrote, that no request, upload or tool result
-  shows (:mod:`~herdsman.middleware.completion_sources`): a source must be real; one still in the
+  shows (:mod:`~herdsman.middleware.completion.sources`): a source must be real; one still in the
   answer when the rounds run out is taken out of it, marked;
 * no tool was used at all although the request names a file (or files were just uploaded, or,
   in English, it talks of files);
@@ -55,7 +55,7 @@ Each round costs one more model call (and what the agent then does); the thread 
 final reply leaves something there is retried, with its files rolled back, when retries are set).
 When the rounds ran out on a reply that is no answer at all (a call written as text, a copy of a
 note), an honest "could not" built from those findings ends the run after it
-(:mod:`~herdsman.middleware.could_not`): a note of the harness never becomes the final answer.
+(:mod:`~herdsman.middleware.completion.could_not`): a note of the harness never becomes the final answer.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
-from herdsman.middleware.completion_files import (
+from herdsman.middleware.completion.could_not import NO_ANSWER, could_not_message
+from herdsman.middleware.completion.files import (
     cut_lines,
     double_extension,
     not_just_value,
@@ -90,8 +91,25 @@ from herdsman.middleware.completion_files import (
     unbacked_claim,
     unset_value,
 )
-from herdsman.middleware.completion_plan import deciding, next_tools, read_first, spent_ways
-from herdsman.middleware.completion_rules import (
+from herdsman.middleware.completion.findings import (
+    ANSWER,
+    COMMAND,
+    EDIT,
+    FINDINGS_KEY,
+    FREE,
+    REWRITE,
+    WRITE,
+    WRITE_IF_ALONE,
+    Finding,
+    applies,
+    noted,
+)
+from herdsman.middleware.completion.findings_text import note_text, render
+from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
+from herdsman.middleware.completion.language import language_of
+from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
+from herdsman.middleware.completion.plan import deciding, next_tools, read_first, spent_ways
+from herdsman.middleware.completion.rules import (
     FENCE_SUFFIX,
     NUMBER,
     SOURCE_SUFFIXES,
@@ -118,31 +136,19 @@ from herdsman.middleware.completion_rules import (
     unsupported_numbers,
     untested_change,
 )
-from herdsman.middleware.completion_search import count_line, counted_by_eye, fruitless_search, unsearched_term
-from herdsman.middleware.completion_sources import strip_unseen, unseen_sources
-from herdsman.middleware.completion_verifier import verify
-from herdsman.middleware.could_not import NO_ANSWER, could_not_message
-from herdsman.middleware.findings import (
-    ANSWER,
-    COMMAND,
-    EDIT,
-    FINDINGS_KEY,
-    FREE,
-    REWRITE,
-    WRITE,
-    WRITE_IF_ALONE,
-    Finding,
-    applies,
-    noted,
+from herdsman.middleware.completion.search import count_line, counted_by_eye, fruitless_search, unsearched_term
+from herdsman.middleware.completion.shown_code import (
+    RAN_SHOWN_CODE,
+    harness_call,
+    proposed_command,
+    shown_command,
+    shown_file,
 )
-from herdsman.middleware.findings_text import note_text, render
-from herdsman.middleware.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
-from herdsman.middleware.language import language_of
-from herdsman.middleware.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
+from herdsman.middleware.completion.sources import strip_unseen, unseen_sources
+from herdsman.middleware.completion.verifier import verify
 from herdsman.middleware.read_before_write import edit_refused
 from herdsman.middleware.reply_language import wrong_language
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.shown_code import RAN_SHOWN_CODE, harness_call, proposed_command, shown_command, shown_file
 from herdsman.middleware.text_calls import text_tool_call, unknown_tools
 from herdsman.middleware.turn import (
     HARNESS_NAME,
@@ -256,7 +262,7 @@ def _scripts_made(
 
 class CompletionState(AgentState):
     """``completion_checks``: rounds used in the current run; ``completion_unresolved``: the
-    findings (dicts, see :meth:`~herdsman.middleware.findings.Finding.to_dict`) still there when
+    findings (dicts, see :meth:`~herdsman.middleware.completion.findings.Finding.to_dict`) still there when
     the rounds ran out; ``preexisting``: files the request named that existed when the run began
     (``preexisting_stat``: a fingerprint of the content of the code and config files among them,
     see :meth:`FileLookup.fingerprint_of`; both private: checkpointed, never shown to clients)."""
@@ -429,7 +435,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         ``skills``: the usable skills, whose declared ``outputs`` are checked while one is active;
         ``intent_languages``: the languages whose intent rules run (see :func:`intent_languages`);
         ``run_shown_code``: run the code a reply showed when that is the way out
-        (:mod:`~herdsman.middleware.shown_code`); ``max_tool_calls``: the run's tool-call limit
+        (:mod:`~herdsman.middleware.completion.shown_code`); ``max_tool_calls``: the run's tool-call limit
         (``tools.max_tool_calls_per_run``), which the harness's own call counts against;
         ``answer_language``: send an English answer to a Chinese request back once (the lead's
         ``lead.answer_language``; a sub-agent answers the lead, in whatever language)."""
@@ -803,7 +809,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         """The call the harness makes for the model when the finding that decides the way out is
         code the reply showed unrun, or a query the note proposes (bash), or a file that does not
         parse while the reply shows its code (write_file), and the harness may make it
-        (:mod:`~herdsman.middleware.shown_code`); else None. Never what the run itself may not
+        (:mod:`~herdsman.middleware.completion.shown_code`); else None. Never what the run itself may not
         do: a tool outside a custom agent's or the active skill's tools, a call past the run's
         tool-call limit."""
         first = deciding(found, spent)

@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from herdsman.middleware.findings import FINDINGS_KEY, WRITE_IF_ALONE, Finding
+from herdsman.middleware.completion.findings import FINDINGS_KEY, WRITE_IF_ALONE, Finding
 from herdsman.middleware.turn import is_harness
 
 

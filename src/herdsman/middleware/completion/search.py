@@ -3,9 +3,9 @@ answer, a term of the request no call looked for, the count the last search prin
 answered with numbers only read, none computed (:func:`counted_by_eye`, English and Chinese).
 
 Pure functions of the request and the run's messages; the two search rules return a
-:class:`~herdsman.middleware.findings.Finding` that sends the next call to grep. They run on a
+:class:`~herdsman.middleware.completion.findings.Finding` that sends the next call to grep. They run on a
 request that asks where something is, which or how many (English words, ``_FIND_QUESTION``):
-their rules are declared English in :data:`~herdsman.middleware.findings.RULES`.
+their rules are declared English in :data:`~herdsman.middleware.completion.findings.RULES`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.completion_rules import count_command, is_shown, numbers_in, request_folders, request_paths
-from herdsman.middleware.findings import COMMAND, SEARCH, Finding, noted
-from herdsman.middleware.intent_words import says
+from herdsman.middleware.completion.findings import COMMAND, SEARCH, Finding, noted
+from herdsman.middleware.completion.intent_words import says
+from herdsman.middleware.completion.rules import count_command, is_shown, numbers_in, request_folders, request_paths
 from herdsman.middleware.turn import is_harness
 from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
 

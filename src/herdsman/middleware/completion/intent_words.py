@@ -6,7 +6,7 @@ request asks for: to change a file ("fix", 修复), to make one ("save", 保存)
 多少), the largest of something ("which ... largest", 哪个最大), a sorted list ("sorted", 排序),
 or whether it is about files at all. Their words are here, one table per intent with a pattern
 per language, so a rule declares the languages it understands
-(:data:`~herdsman.middleware.findings.RULES`) and every language it declares has its words in
+(:data:`~herdsman.middleware.completion.findings.RULES`) and every language it declares has its words in
 one place. English and Chinese (Simplified and Traditional characters where they differ) are
 written; a language without a pattern never matches, so its rules stay off.
 

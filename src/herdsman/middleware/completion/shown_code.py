@@ -32,7 +32,7 @@ until the timeout), for a template path (``/path/to/``) or a query whose placeho
 and running it would run what the page's author wrote (prompt injection). A Python block holding the
 heredoc's end marker is not run either (its lines after the marker would run as shell).
 Hand-written: extracting fenced blocks is a regular expression
-(:func:`~herdsman.middleware.completion_rules.fenced_code`); no library decides which shown code is
+(:func:`~herdsman.middleware.completion.rules.fenced_code`); no library decides which shown code is
 a command.
 """
 
@@ -45,7 +45,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.completion_rules import fenced_code
+from herdsman.middleware.completion.rules import fenced_code
 from herdsman.sandbox.tools import parse_error
 
 RAN_SHOWN_CODE = "herdsman_ran_shown_code"

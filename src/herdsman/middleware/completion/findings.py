@@ -4,15 +4,15 @@ languages.
 A rule of the completion check returns :class:`Finding` values, never text: a stable rule id
 (``path.missing``, ``command.failed_not_retried``...), the evidence (the path, the number, the
 tool call id, the command), and the tools its way out needs. The plan after a note
-(:mod:`~herdsman.middleware.completion_plan`) reads those fields, a rule that must not repeat
+(:mod:`~herdsman.middleware.completion.plan`) reads those fields, a rule that must not repeat
 itself reads the rule ids of the earlier notes (:func:`noted`), and the words the model reads
-are made from a finding in one place only, :mod:`~herdsman.middleware.findings_text`.
+are made from a finding in one place only, :mod:`~herdsman.middleware.completion.findings_text`.
 
 Each rule declares the languages it understands in :data:`RULES`: ``None`` for a structural
 rule (files, exit codes, numbers, calls) that holds for a request in any language, else the
 languages whose words it parses (``("en",)`` for one that reads English words such as
 "sorted"; ``("en", "zh")`` for one whose words of intent, "fix" and 修复, "how many" and 多少, are
-written in both, in :mod:`~herdsman.middleware.intent_words`).
+written in both, in :mod:`~herdsman.middleware.completion.intent_words`).
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from herdsman.middleware.completion_rules import failed
-from herdsman.middleware.findings import ANSWER, WRITE_IF_ALONE, Finding
+from herdsman.middleware.completion.findings import ANSWER, WRITE_IF_ALONE, Finding
+from herdsman.middleware.completion.rules import failed
 from herdsman.middleware.turn import is_harness
 
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`|\\，。；：！？、（）【】《》「」]+", re.IGNORECASE)

@@ -10,7 +10,7 @@ the reply is long runs copied from one note, not counting what the request or a 
 says, or what the model said before (a note quotes the request's term, a value to copy, the path
 a reply named). The model guard asks again and marks a
 reply that still echoes (:data:`NOTE_ECHO_KEY`); the completion check sends it back, and when its
-rounds run out puts an honest "could not" in its place (see :mod:`~herdsman.middleware.could_not`).
+rounds run out puts an honest "could not" in its place (see :mod:`~herdsman.middleware.completion.could_not`).
 
 difflib's matching blocks are the standard library's; nothing else here needs a library.
 """
