@@ -127,7 +127,7 @@ async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: in
 
 
 def _short(filename: str, roots: list[str]) -> str:
-    """``filename`` relative to the import root that holds it (``herdsman/runtime/runs.py``)."""
+    """``filename`` relative to the import root that holds it (``herdsman/runtime/runs/runs.py``)."""
     for root in roots:
         if filename.startswith(root):
             return filename[len(root) :].lstrip("/")

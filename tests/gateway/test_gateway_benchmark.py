@@ -77,6 +77,6 @@ def test_profile_run_prints_the_tables_of_one_run() -> None:
         assert f"=== {title}" in text
     ours = text.split("Herdsman's own functions", 1)[1]
     assert (
-        "herdsman/runtime/run_executor.py" in ours
+        "herdsman/runtime/runs/run_executor.py" in ours
     )  # the run's own path was profiled, files named from their import root
     assert str(REPO) not in text  # no directory of this machine in what is meant for a note

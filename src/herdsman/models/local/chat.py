@@ -763,7 +763,7 @@ class ChatLocalLlama(BaseChatModel):
         pace = _Pace()
         with GENERATION_LOCK, self._sampling(request):
             self._warm(request)
-            for _text, finish, _ in self._replies(request):
+            for text, finish, _ in self._replies(request):  # noqa: B007  # text's last value is the reply, read after the loop
                 finish_reason = finish or finish_reason
                 pace.piece()
         generated = text[len(request.prefill) :]
