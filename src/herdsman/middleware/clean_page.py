@@ -25,7 +25,6 @@ Hand-written: no library re-asks an agent's model outside its conversation for a
 from __future__ import annotations
 
 import ast
-import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,12 +35,21 @@ from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.types import Command
 
+from herdsman import pools
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.completion.findings import FINDINGS_KEY
-from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call
+from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call, python_heredoc
 from herdsman.middleware.forced_call import NO_STREAM
-from herdsman.middleware.turn import USER_DATA_PREFIX, is_harness, named_files, run_sandbox, this_run, tool_names
+from herdsman.middleware.turn import (
+    USER_DATA_PREFIX,
+    is_harness,
+    named_files,
+    run_sandbox,
+    run_user,
+    this_run,
+    tool_names,
+)
 from herdsman.sandbox.base import SandboxProvider
 
 log = get_logger(__name__)
@@ -138,7 +146,7 @@ def program_of(reply: str) -> str | None:
 
 def command_of(program: str) -> str:
     """The bash command that runs ``program`` with python3."""
-    return f"python3 - <<'{EOF_MARK}'\n{program}\n{EOF_MARK}"
+    return python_heredoc(program, EOF_MARK)
 
 
 def first_block(reply: str) -> str | None:
@@ -176,9 +184,10 @@ class CleanPageMiddleware(AgentMiddleware):
         """What the use does with the model's own response when no page was asked (unchanged)."""
         return response
 
-    def _plan(self, request: ModelRequest) -> Page | None:
-        """The page to ask on, when the run ends with a note of one of :attr:`RULES`, this use
-        made no call yet in this run, and the run may use :attr:`TOOL`; else None."""
+    def _due(self, request: ModelRequest) -> tuple[str, list[AnyMessage], dict[str, Any]] | None:
+        """The question, the run and the finding to ask a page for, when the run ends with a note
+        of one of :attr:`RULES`, this use made no call yet in this run, and the run may use
+        :attr:`TOOL`; else None. Reads no file: it runs on every model call, in the event loop."""
         question, run = this_run(request.messages)
         finding = next((f for f in note_findings(run) if f.get("rule") in self.RULES), None)
         if question is None or finding is None:
@@ -187,11 +196,15 @@ class CleanPageMiddleware(AgentMiddleware):
             return None  # once per run: a second page would be the same page
         if self.TOOL not in tool_names(request.tools) or not tool_allowed(run_settings(), self.TOOL):
             return None
+        return question.text, run, finding
+
+    def _page_for(self, due: tuple[str, list[AnyMessage], dict[str, Any]]) -> Page | None:
+        """The page for what :meth:`_due` found, the named files read through the sandbox."""
         try:
             sandbox = run_sandbox(self.provider)
         except Exception:  # noqa: BLE001 - no sandbox: a page without files
             sandbox = None
-        return self.page(question.text, run, finding, sandbox)
+        return self.page(*due, sandbox)
 
     def _made(self, page: Page, reply: Any) -> Any:
         """The model response holding the call made from the page's reply, or None."""
@@ -208,7 +221,8 @@ class CleanPageMiddleware(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """After a note of one of the use's rules: the call made on a clean page, else the model."""
-        page = self._plan(request)
+        due = self._due(request)
+        page = self._page_for(due) if due is not None else None
         if page is None:
             return self.after(request, handler(request))
         try:
@@ -220,8 +234,10 @@ class CleanPageMiddleware(AgentMiddleware):
         return made if made is not None else handler(request)
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
-        """Async twin of :meth:`wrap_model_call` (the files are read in a worker thread)."""
-        page = await asyncio.to_thread(self._plan, request)
+        """Async twin of :meth:`wrap_model_call` (the files are read on the file pool, on the run's
+        user's slots, and only when a page is due)."""
+        due = self._due(request)
+        page = await pools.run(pools.FILES, run_user(), self._page_for, due) if due is not None else None
         if page is None:
             return self.after(request, await handler(request))
         try:

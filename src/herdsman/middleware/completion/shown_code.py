@@ -45,6 +45,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from herdsman.config.schema import switched_on
 from herdsman.middleware.completion.rules import fenced_code
 from herdsman.sandbox.tools import parse_error
 
@@ -74,7 +75,7 @@ def runs_shown_code(mode: str, small: bool, approval: Sequence[str]) -> bool:
     ``small`` profile model); never while bash calls wait for a human's approval."""
     if "bash" in approval:
         return False
-    return mode == "on" or (mode == "auto" and small)
+    return switched_on(mode, small)
 
 
 def _shell(code: str) -> str:
@@ -83,6 +84,12 @@ def _shell(code: str) -> str:
     lines = code.rstrip().splitlines()
     prompted = [m.group(1) for line in lines if (m := _PROMPT.match(line))]
     return "\n".join(prompted) if prompted else "\n".join(lines)
+
+
+def python_heredoc(code: str, marker: str) -> str:
+    """The bash command that runs the Python ``code`` with python3, fed through a heredoc that
+    ends at ``marker`` (the caller makes sure ``code`` does not hold it)."""
+    return f"python3 - <<'{marker}'\n{code}\n{marker}"
 
 
 def shown_command(reply: str, run: Sequence[Any]) -> str | None:
@@ -95,7 +102,7 @@ def shown_command(reply: str, run: Sequence[Any]) -> str | None:
         if _INSTALL.search(code) or _TEMPLATE_PATH.search(code) or copied(code, results) or _EOF in code:
             return None
         if language.startswith("py"):
-            parts.append(f"python3 - <<'{_EOF}'\n{code.rstrip()}\n{_EOF}")
+            parts.append(python_heredoc(code.rstrip(), _EOF))
         else:
             parts.append(_shell(code))
     command = "\n".join(p for p in parts if p.strip())
