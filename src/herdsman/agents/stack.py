@@ -57,7 +57,7 @@ from langchain.agents.middleware import (
 from langchain_core.language_models import BaseChatModel
 
 from herdsman.agents.model_failure import ModelFailureRetry
-from herdsman.config.schema import HerdsmanConfig
+from herdsman.config.schema import HerdsmanConfig, switched_on
 from herdsman.memory.service import MemoryService
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
@@ -199,15 +199,15 @@ def build_middleware(
                 answer_language=lead and config.lead.answer_language,
             )
         )
-    if lead and (config.lead.value_answers == "on" or (config.lead.value_answers == "auto" and small)):
+    if lead and switched_on(config.lead.value_answers, small):
         middleware.append(ValueAnswerMiddleware())
-    if lead and (config.lead.fresh_answers == "on" or (config.lead.fresh_answers == "auto" and small)):
+    if lead and switched_on(config.lead.fresh_answers, small):
         middleware.append(FreshAnswerMiddleware())  # inside the value answer: a fresh answer may become a value
-    if lead and (config.lead.program_answers == "on" or (config.lead.program_answers == "auto" and small)):
+    if lead and switched_on(config.lead.program_answers, small):
         middleware.append(ProgramAnswerMiddleware(sandbox_provider))
-    if lead and (config.lead.file_rewrites == "on" or (config.lead.file_rewrites == "auto" and small)):
+    if lead and switched_on(config.lead.file_rewrites, small):
         middleware.append(FileRewriteMiddleware(sandbox_provider))
-    if lead and (config.lead.task_programs == "on" or (config.lead.task_programs == "auto" and small)):
+    if lead and switched_on(config.lead.task_programs, small):
         middleware.append(TaskProgramMiddleware(sandbox_provider))
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
@@ -217,7 +217,7 @@ def build_middleware(
         middleware.append(LoopDetectionMiddleware(config.context.loop_warn_after, config.context.loop_stop_after))
     if small:  # inside loop detection: it must see the thread, not the nudged view
         middleware += [ToolSelectionMiddleware(), AnswerNudgeMiddleware(), SequentialCallsMiddleware()]
-    if lead and (config.lead.plan_act == "on" or (config.lead.plan_act == "auto" and small)):
+    if lead and switched_on(config.lead.plan_act, small):
         middleware.append(PlanActMiddleware(sandbox_provider))  # last rewriter: its after_model runs first
     middleware += [
         DanglingToolCallMiddleware(),

@@ -78,6 +78,12 @@ class ModelConfig(BaseModel):
         return dict(self.model_extra or {})
 
 
+def switched_on(mode: str, small: bool) -> bool:
+    """Whether a ``lead`` switch of ``auto``/``on``/``off`` is on: ``auto`` is on for a model of the
+    ``small`` profile."""
+    return mode == "on" or (mode == "auto" and small)
+
+
 class LeadConfig(_Section):
     """The lead agent."""
 

@@ -75,6 +75,7 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from herdsman.config.schema import switched_on
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
@@ -188,7 +189,7 @@ def intent_languages(mode: str, small: bool) -> tuple[str, ...]:
     """The languages whose intent rules run, for ``lead.intent_rules`` ``mode`` (``auto``: those
     of :data:`INTENT_LANGUAGES` for a ``small`` profile model, none for another; ``on``: all;
     ``off``: none). A rule still runs only on a request in its own language."""
-    if mode == "on" or (mode == "auto" and small):
+    if switched_on(mode, small):
         return INTENT_LANGUAGES
     return ()
 
