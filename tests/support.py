@@ -85,6 +85,14 @@ def logged_events(records: list[logging.LogRecord]) -> list[dict]:
     return [r.msg for r in records if isinstance(r.msg, dict)]
 
 
+def marked(messages: list, key: str) -> list:
+    """The AI messages of ``messages`` whose ``additional_kwargs`` carry ``key`` (the harness's own
+    calls, each marked by the part that made it)."""
+    from langchain_core.messages import AIMessage
+
+    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(key)]
+
+
 def tool_call(name: str, **args: object) -> dict:
     """A scripted model's reply that calls the tool ``name`` with ``args``."""
     return {"tool_calls": [{"name": name, "args": args}]}

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from herdsman.middleware.file_rewrite import MAX_TOKENS, REWRITE_KEY
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import small_model_run
+from tests.support import marked, small_model_run
 from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
@@ -31,18 +31,12 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, m
         message,
         model,
         {"stats.py": BUGGY, "test_stats.py": TEST},
-        {
-            "file_rewrites": mode,
-            "program_answers": "off",
-            "task_programs": "off",
-            "value_answers": "off",
-            "verify_rounds": 2,
-        },
+        {"file_rewrites": mode, "value_answers": "off", "verify_rounds": 2},
     )
 
 
 def rewrites(messages: list) -> list[AIMessage]:
-    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(REWRITE_KEY)]
+    return marked(messages, REWRITE_KEY)
 
 
 async def test_a_file_the_model_left_unfixed_is_written_whole_from_a_clean_page(home: Path) -> None:
@@ -132,7 +126,7 @@ async def test_a_missing_script_is_written_from_a_page_not_made_by_a_program(hom
             "输出 9。",
         ]
     )
-    lead = {"file_rewrites": "auto", "task_programs": "auto", "program_answers": "off", "verify_rounds": 2}
+    lead = {"file_rewrites": "auto", "task_programs": "auto", "verify_rounds": 2}
     messages = await small_model_run(home, "t-r6", request, model, {}, lead)
     [wrote] = rewrites(messages)
     assert wrote.tool_calls[0]["name"] == "write_file"

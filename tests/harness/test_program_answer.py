@@ -13,7 +13,7 @@ from herdsman.middleware.clean_page import program_of
 from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
 from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import small_model_run
+from tests.support import marked, small_model_run
 from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
@@ -36,19 +36,12 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, m
         message,
         model,
         {"access.log": LOG, "notes.txt": "nothing here\n"},
-        {
-            "program_answers": mode,
-            "task_programs": "off",
-            "file_rewrites": "off",
-            "value_answers": "off",
-            "fresh_answers": "off",
-            "verify_rounds": 2,
-        },
+        {"program_answers": mode, "value_answers": "off", "fresh_answers": "off", "verify_rounds": 2},
     )
 
 
 def programs(messages: list) -> list[AIMessage]:
-    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(PROGRAM_KEY)]
+    return marked(messages, PROGRAM_KEY)
 
 
 async def test_a_number_nothing_backs_is_computed_by_a_program_written_on_a_clean_page(home: Path) -> None:

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from herdsman.middleware.task_program import MAX_TOKENS, TASK_KEY
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import small_model_run
+from tests.support import marked, small_model_run
 from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
@@ -33,12 +33,12 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, m
         message,
         model,
         {"ticks.txt": TICKS},
-        {"task_programs": mode, "program_answers": "off", "file_rewrites": "off", "verify_rounds": 2},
+        {"task_programs": mode, "verify_rounds": 2},
     )
 
 
 def programs(messages: list) -> list[AIMessage]:
-    return [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(TASK_KEY)]
+    return marked(messages, TASK_KEY)
 
 
 def first(home: Path, thread: str) -> Path:
