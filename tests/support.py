@@ -30,6 +30,7 @@ def make_config(home: Path, **sections: object) -> HerdsmanConfig:
             "program_answers": "off",
             "file_rewrites": "off",
             "task_programs": "off",
+            "answer_translations": "off",
         },
         "local_model": {"profile": "standard"},
         "checkpointer": {"type": "memory"},
@@ -117,3 +118,11 @@ async def small_model_run(
         [e async for e in client.stream(message, thread_id=thread)]
         state = await client.agent.aget_state({"configurable": {"thread_id": thread}})
     return state.values["messages"]
+
+
+async def page_run(
+    home: Path, thread: str, message: str, model: object, files: dict[str, str], switch: str, mode: str, **lead: str
+) -> list:
+    """:func:`small_model_run` with the completion check on (two rounds) and the lead's ``switch``
+    (a clean page's: ``program_answers``, ``file_rewrites``...) set to ``mode``, plus ``lead``."""
+    return await small_model_run(home, thread, message, model, files, {switch: mode, "verify_rounds": 2, **lead})

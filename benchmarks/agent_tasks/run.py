@@ -59,7 +59,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_program_answers": {"lead": {"program_answers": "off"}},
     "no_file_rewrites": {"lead": {"file_rewrites": "off"}},
     "no_task_programs": {"lead": {"task_programs": "off"}},
-    "no_clean_pages": {"lead": {"program_answers": "off", "file_rewrites": "off", "task_programs": "off"}},
+    "no_clean_pages": {
+        "lead": {"program_answers": "off", "file_rewrites": "off", "task_programs": "off", "answer_translations": "off"}
+    },
+    "no_answer_translations": {"lead": {"answer_translations": "off"}},
     "no_uploads_notice": {"context": {"announce_uploads": False}},
     "no_hide_unavailable": {"context": {"hide_unavailable_tools": False}},
     "standard_profile": {"local_model": {"profile": "standard"}},

@@ -105,7 +105,8 @@ EVERYTHING_ON = (
     "summarization: {enabled: true, trigger_messages: 10}\n"
     "memory: {enabled: true, mode: auto}\n"
     "tools: {max_tool_calls_per_run: 5, require_approval: [bash]}\n"
-    "lead: {plan_act: on, value_answers: on, fresh_answers: on, program_answers: on, file_rewrites: on, task_programs: on}\n"
+    "lead: {plan_act: on, value_answers: on, fresh_answers: on, program_answers: on, file_rewrites: on, task_programs: on, "
+    "answer_translations: on}\n"
     "context: {todos: true}\n"
 )
 

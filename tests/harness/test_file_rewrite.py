@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from herdsman.middleware.file_rewrite import MAX_TOKENS, REWRITE_KEY
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import marked, small_model_run
+from tests.support import marked, page_run, small_model_run
 from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
@@ -24,15 +24,11 @@ REQUEST = (
 SHOWN = "Here is the fix:\n```python\ndef mean(values):\n    return sum(values) / len(values)\n```\nSave it and run the test."
 
 
+FILES = {"stats.py": BUGGY, "test_stats.py": TEST}
+
+
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
-    return await small_model_run(
-        home,
-        thread,
-        message,
-        model,
-        {"stats.py": BUGGY, "test_stats.py": TEST},
-        {"file_rewrites": mode, "value_answers": "off", "verify_rounds": 2},
-    )
+    return await page_run(home, thread, message, model, FILES, "file_rewrites", mode, value_answers="off")
 
 
 def rewrites(messages: list) -> list[AIMessage]:

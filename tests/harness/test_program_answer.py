@@ -13,7 +13,7 @@ from herdsman.middleware.clean_page import program_of
 from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
 from herdsman.middleware.program_answer import MAX_TOKENS, PROGRAM_KEY, VALUE_KEY
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import marked, small_model_run
+from tests.support import marked, page_run
 from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
@@ -29,14 +29,12 @@ PROGRAM = (
 )
 
 
+FILES = {"access.log": LOG, "notes.txt": "nothing here\n"}
+
+
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
-    return await small_model_run(
-        home,
-        thread,
-        message,
-        model,
-        {"access.log": LOG, "notes.txt": "nothing here\n"},
-        {"program_answers": mode, "value_answers": "off", "fresh_answers": "off", "verify_rounds": 2},
+    return await page_run(
+        home, thread, message, model, FILES, "program_answers", mode, value_answers="off", fresh_answers="off"
     )
 
 
@@ -94,6 +92,24 @@ async def test_an_answer_after_the_program_that_leaves_its_value_out_becomes_the
     messages = await run(home, "t-p4", QUESTION, model)
     assert messages[-1].text == "4" and messages[-1].additional_kwargs[VALUE_KEY] == "There are 7."
     assert len(model.calls) == 4  # the check takes the computed value: no further round
+
+
+async def test_a_name_nothing_backs_is_found_by_a_program_too(home: Path) -> None:
+    planets = "name,au\nMercury,0.39\nEarth,1.0\nJupiter,5.2\nSaturn,9.54\n"
+    question = f"Which planet in {WS}/planets.csv is farthest from the sun (largest au)? Reply with the name only."
+    program = (
+        "```python\nimport csv\n"
+        f"rows = list(csv.DictReader(open('{WS}/planets.csv')))\n"
+        "print(max(rows, key=lambda r: float(r['au']))['name'])\n```"
+    )
+    neptune = "The planet farthest from the sun is Neptune."  # what the model knew, not what the file says
+    script = f"import csv\nprint(max(float(r['au']) for r in csv.DictReader(open('{WS}/planets.csv'))))"
+    model = ScriptedChatModel(responses=[call("bash", command=f'python3 -c "{script}"'), neptune, program, neptune])
+    files = {"planets.csv": planets}
+    messages = await page_run(home, "t-p8", question, model, files, "program_answers", "auto", value_answers="off")
+    [ran] = programs(messages)
+    assert ran.additional_kwargs[RAN_SHOWN_CODE] == "name.unsupported"
+    assert messages[-1].text == "Saturn" and messages[-1].additional_kwargs[VALUE_KEY] == neptune
 
 
 async def test_one_program_per_run_and_off_means_none(home: Path) -> None:

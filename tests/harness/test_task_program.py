@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from herdsman.middleware.task_program import MAX_TOKENS, TASK_KEY
 from herdsman.models.scripted import ScriptedChatModel
-from tests.support import marked, small_model_run
+from tests.support import marked, page_run, small_model_run
 from tests.support import tool_call as call
 
 WS = "/mnt/user-data/workspace"
@@ -26,15 +26,11 @@ PROGRAM = (
 )
 
 
+FILES = {"ticks.txt": TICKS}
+
+
 async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, mode: str = "auto") -> list:
-    return await small_model_run(
-        home,
-        thread,
-        message,
-        model,
-        {"ticks.txt": TICKS},
-        {"task_programs": mode, "verify_rounds": 2},
-    )
+    return await page_run(home, thread, message, model, FILES, "task_programs", mode)
 
 
 def programs(messages: list) -> list[AIMessage]:

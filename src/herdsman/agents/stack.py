@@ -25,7 +25,9 @@ turns it on; *lead only* marks what a sub-agent does not get):
   the file rewrite (``lead.file_rewrites``: after a note that a file the request names is not
   right yet, its whole new text asked for without the conversation is written in the model's name);
   the task program (``lead.task_programs``: after a note that a deliverable is missing, a program
-  that does the request, asked for without the conversation, is run in the model's name);
+  that does the request, asked for without the conversation, is run in the model's name); the
+  answer translation (``lead.answer_translations``: after a note that only the answer's language
+  is wrong, the answer is translated without the conversation);
   skill activation (``/name``: instructions, narrowed tools);
   the todo list (``context.todos``); loop detection (these four *lead only*);
 - the ``small`` profile's tool selection, answer nudge and one call at a time (inside loop
@@ -61,6 +63,7 @@ from herdsman.config.schema import HerdsmanConfig, switched_on
 from herdsman.memory.service import MemoryService
 from herdsman.middleware.agent_profile import AgentProfileMiddleware
 from herdsman.middleware.answer_nudge import AnswerNudgeMiddleware
+from herdsman.middleware.answer_translation import AnswerTranslationMiddleware
 from herdsman.middleware.approved_command import ApprovedCommandMiddleware
 from herdsman.middleware.completion.check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.completion.shown_code import runs_shown_code
@@ -107,6 +110,7 @@ LEAD_ONLY: dict[str, str] = {
     "ProgramAnswerMiddleware": "the user's question is the lead's",
     "FileRewriteMiddleware": "the user's request is the lead's",
     "TaskProgramMiddleware": "the user's request is the lead's",
+    "AnswerTranslationMiddleware": "a sub-agent answers the lead, not the user",
     "SkillActivationMiddleware": "/name is typed by the user, to the lead",
     "TodoListMiddleware": "the plan of the request is the lead's",
     "LoopDetectionMiddleware": "a sub-agent is bounded by its max_turns and timeout",
@@ -209,6 +213,8 @@ def build_middleware(
         middleware.append(FileRewriteMiddleware(sandbox_provider))
     if lead and switched_on(config.lead.task_programs, small):
         middleware.append(TaskProgramMiddleware(sandbox_provider))
+    if lead and config.lead.answer_language and switched_on(config.lead.answer_translations, small):
+        middleware.append(AnswerTranslationMiddleware(sandbox_provider))
     if known is not None:
         middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
     if lead and config.context.todos:

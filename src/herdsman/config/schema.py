@@ -167,8 +167,8 @@ class LeadConfig(_Section):
     program_answers: Literal["auto", "on", "off"] = Field(
         "auto",
         description=(
-            "When the completion check finds that an answer's number is not backed (no tool result "
-            "shows it, it was counted by reading, or none was given), the harness asks the model "
+            "When the completion check finds that an answer's value is not backed (a number or a name "
+            "no tool result shows, a number counted by reading, or none given), the harness asks the model "
             "once per run, without the conversation, for one Python program that prints the answer "
             "(given only the question and how the files it names begin), and runs it as a bash "
             "call in the model's name (the tool gates, approval and the sandbox apply); the model "
@@ -203,6 +203,18 @@ class LeadConfig(_Section):
         ),
     )
 
+    answer_translations: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description=(
+            "When the completion check finds only that the answer is not in the request's language "
+            "(lead.answer_language), the harness translates the answer on a clean page (only the "
+            "answer and the language: no conversation, no tools) instead of sending the model back, "
+            "and uses the translation when it keeps every number, file name and code block of the "
+            "answer (the model's own answer is kept in the message's metadata); auto: on for models "
+            "with the small profile (a small model told to answer again in Chinese dropped its answer)."
+        ),
+    )
+
     run_shown_code: Literal["auto", "on", "off"] = Field(
         "auto",
         description=(
@@ -223,6 +235,7 @@ class LeadConfig(_Section):
         "program_answers",
         "file_rewrites",
         "task_programs",
+        "answer_translations",
         "run_shown_code",
         mode="before",
     )

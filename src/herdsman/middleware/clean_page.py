@@ -163,8 +163,8 @@ class CleanPageMiddleware(AgentMiddleware):
     """The completion check's rules whose note calls for this page."""
     KEY: ClassVar[str] = ""
     """``additional_kwargs`` key of the AI message whose call this use made."""
-    TOOL: ClassVar[str] = "bash"
-    """The tool of the call the use makes (the run must be allowed it)."""
+    TOOL: ClassVar[str | None] = "bash"
+    """The tool of the call the use makes (the run must be allowed it); None: the use answers."""
     MAX_TOKENS: ClassVar[int] = 512
 
     def __init__(self, provider: SandboxProvider | None) -> None:
@@ -194,7 +194,9 @@ class CleanPageMiddleware(AgentMiddleware):
             return None
         if any(isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY) for m in run):
             return None  # once per run: a second page would be the same page
-        if self.TOOL not in tool_names(request.tools) or not tool_allowed(run_settings(), self.TOOL):
+        if self.TOOL is not None and (
+            self.TOOL not in tool_names(request.tools) or not tool_allowed(run_settings(), self.TOOL)
+        ):
             return None
         return question.text, run, finding
 
@@ -206,15 +208,22 @@ class CleanPageMiddleware(AgentMiddleware):
             sandbox = None
         return self.page(*due, sandbox)
 
-    def _made(self, page: Page, reply: Any) -> Any:
-        """The model response holding the call made from the page's reply, or None."""
-        args = self.call_args(page, reply.text) if isinstance(reply, AIMessage) else None
-        log.info("clean_page", use=self.KEY, rule=page.rule, made=args is not None)
-        if args is None:
+    def made(self, page: Page, reply: Any) -> AIMessage | None:
+        """The AI message made from the page's reply: the :attr:`TOOL` call, marked; or None."""
+        args = self.call_args(page, reply.text) if isinstance(reply, AIMessage) and self.TOOL else None
+        if args is None or self.TOOL is None:
             return None
         call = harness_call(page.rule, self.TOOL, args)
         call.additional_kwargs[self.KEY] = True
-        response = ModelResponse(result=[call])
+        return call
+
+    def _made(self, page: Page, reply: Any) -> Any:
+        """The model response holding what :meth:`made` made from the page's reply, or None."""
+        message = self.made(page, reply)
+        log.info("clean_page", use=self.KEY, rule=page.rule, made=message is not None)
+        if message is None:
+            return None
+        response = ModelResponse(result=[message])
         if page.seen:  # the page showed these files whole: they count as read (read before write)
             return ExtendedModelResponse(model_response=response, command=Command(update={"files_read": page.seen}))
         return response

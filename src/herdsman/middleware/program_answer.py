@@ -11,9 +11,10 @@ orders whose status is failed), in one call of about ten seconds. That is progra
 (PAL, Gao et al. 2023): the model writes the computation, the interpreter does the arithmetic a
 small model gets wrong.
 
-So when a note of the completion check says the answer's *number* is not backed
+So when a note of the completion check says the answer's *value* is not backed
 (:data:`COMPUTE_RULES`: a number no tool result shows, a count made by reading, no number at all
-where one was asked for), the model is asked on a clean page instead
+where one was asked for, a name no tool result shows: on dev the model printed the largest
+distance, 9.54, and named the planet it knew to be farthest instead of the one in the file), the model is asked on a clean page instead
 (:mod:`~herdsman.middleware.clean_page`: once per run; the question and the beginning of each file
 or folder it names) for one Python program that prints the answer. A program that parses
 (:func:`~herdsman.middleware.clean_page.program_of`) becomes the model's next step: a ``bash`` call
@@ -52,8 +53,9 @@ VALUE_KEY = "herdsman_program_value"
 """``additional_kwargs`` key of an answer replaced by the value the program printed: the model's own words."""
 MAX_VALUE_CHARS = 80
 """A printed line longer than this is output to read, not a value to answer with."""
-COMPUTE_RULES = frozenset({"number.unsupported", "count.not_computed", "number.missing"})
-"""The completion check's rules that say the answer's number is not backed by a computation."""
+COMPUTE_RULES = frozenset({"number.unsupported", "count.not_computed", "number.missing", "name.unsupported"})
+"""The completion check's rules that say the answer's value (a number, or a name such as the row
+with the largest value) is not backed by a computation."""
 PROMPT = (
     "Write one Python 3 program that computes the answer to the user's question and prints only the answer "
     "(the value itself, no words). Use only the standard library. Read the files at the paths the question "

@@ -599,6 +599,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         problem = code_problem(found, code) if code else None
         if problem:
             found.append(problem)
+        if len(found) > 1:  # the language is fixed last, alone: asked with other things, a small
+            # model rewrote its answer in the language and dropped the rest (answer_translation)
+            found = [f for f in found if f.rule != "reply.wrong_language"]
         # a value to copy goes last, alone on the note's last line: a small model copied the
         # whole sentence around it into the file
         return sorted(found, key=lambda f: f.rule == "answer.offer")
