@@ -763,6 +763,24 @@ async def test_an_answer_after_a_search_that_found_nothing_is_sent_to_search_ins
     assert "pattern 'falcon' and path '/mnt/user-data/workspace/library'" in render(fruitless_search(ask, directory))
     assert fruitless_search(ask, ran("grep -rl falcon /mnt/user-data/workspace/library", "library/book07.txt")) is None
     assert fruitless_search("Say hello", directory) is None  # not a search request
+    globbed = [
+        AIMessage(
+            "",
+            tool_calls=[
+                {
+                    "name": "glob",
+                    "args": {"pattern": "**/parse_date.py", "path": "/mnt/user-data/workspace/pkg"},
+                    "id": "g",
+                }
+            ],
+        ),
+        ToolMessage(
+            "no paths match '**/parse_date.py' under /mnt/user-data/workspace/pkg", tool_call_id="g", name="glob"
+        ),
+        AIMessage("It is not defined anywhere."),
+    ]
+    where = "In which file under /mnt/user-data/workspace/pkg is the function parse_date defined?"
+    assert "pattern '(def|class|function) parse_date'" in render(fruitless_search(where, globbed))  # not '/parse_date'
 
 
 def test_a_search_term_no_call_looked_for_is_searched_for() -> None:

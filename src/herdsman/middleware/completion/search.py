@@ -94,7 +94,8 @@ def fruitless_search(request: str, run: Sequence[Any]) -> Finding | None:
             if NO_MATCH_NOTE in result.text:
                 return None  # the result showed how the file writes its text: another search of the term is no way out
             term, path = search
-            term = re.sub(r"\.\w+$", "", term.strip("*'\"")).strip("*") or term  # parse_date.py: parse_date
+            name = term.strip("*'\"").rsplit("/", 1)[-1]  # **/parse_date.py: parse_date.py
+            term = re.sub(r"\.\w+$", "", name).strip("*") or term  # parse_date.py: parse_date
             folders = request_folders(request)
             folder = (
                 folders[0]
