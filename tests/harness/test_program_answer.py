@@ -112,11 +112,11 @@ async def test_a_name_nothing_backs_is_found_by_a_program_too(home: Path) -> Non
     assert messages[-1].text == "Saturn" and messages[-1].additional_kwargs[VALUE_KEY] == neptune
 
 
-async def test_one_program_per_run_and_off_means_none(home: Path) -> None:
-    failing = "```python\nimport sys\nsys.exit('no luck')\n```"
+async def test_one_program_per_run_that_ran_and_off_means_none(home: Path) -> None:
+    ran_fine = "```python\nprint('10.0.0.1')\nprint('10.0.0.2')\n```"  # ran, but printed no value
     count = call("bash", command=f"cut -d' ' -f1 {WS}/access.log | sort -u | wc -l")
     model = ScriptedChatModel(
-        responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", failing, "7", count, "4"]
+        responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", ran_fine, "7", count, "4"]
     )
     messages = await run(home, "t-p5", QUESTION, model)
     assert len(programs(messages)) == 1 and messages[-1].text == "4"

@@ -92,3 +92,33 @@ async def test_a_program_waits_for_approval_when_bash_needs_it(home: Path) -> No
     [waiting] = programs(messages)
     assert messages[-1] is waiting or messages[-1].id == waiting.id  # the run stopped at the call, for approval
     assert not first(home, "t-t5").exists()  # nothing ran
+
+
+async def test_a_program_that_failed_gets_one_more_page_with_its_error(home: Path) -> None:
+    request = f"Copy the first line of {WS}/ticks.txt to {OUT}/first.txt."
+    broken = PROGRAM.replace("ticks.txt'", "tick.txt'")  # a file name mistyped
+    model = ScriptedChatModel(responses=[call("ls", path=WS), "Done.", broken, "Done.", PROGRAM, "Copied."])
+    messages = await run(home, "t-t6", request, model)
+    assert first(home, "t-t6").read_text() == "tick 1\n" and messages[-1].text == "Copied."
+    assert len(programs(messages)) == 2
+    retry = model.calls[4]
+    assert retry.tools == [] and [type(m) for m in retry.messages] == [
+        SystemMessage,
+        HumanMessage,
+        AIMessage,
+        HumanMessage,
+    ]
+    assert "/tick.txt" in retry.messages[2].text  # the program that failed, then why
+    assert "FileNotFoundError" in retry.messages[3].text and "fixed program" in retry.messages[3].text
+
+
+async def test_a_second_failure_gets_no_third_page(home: Path) -> None:
+    request = f"Copy the first line of {WS}/ticks.txt to {OUT}/first.txt."
+    broken = PROGRAM.replace("ticks.txt'", "tick.txt'")
+    model = ScriptedChatModel(
+        responses=[call("ls", path=WS), "Done.", broken, "Done.", broken, "Done.", "I could not copy it."],
+        on_exhausted="repeat_last",
+    )
+    messages = await run(home, "t-t7", request, model)
+    assert len(programs(messages)) == 2 and not first(home, "t-t7").exists()
+    assert all(c.tools for c in model.calls[5:])  # after two programs, only the model itself

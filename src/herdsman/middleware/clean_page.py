@@ -5,7 +5,7 @@ answer, its fruitless grep, the old text of the file it was to fix. Asked the sa
 nothing but the request and the files it names (no system prompt, no tools, no conversation), the
 embedded 1.5B model often gets it right: it writes the program that computes the value, or the
 fixed file. This module holds what the two uses share (:class:`CleanPageMiddleware`): the trigger
-(the typed findings of the note that ends the run, once per run and use), how the named files are
+(the typed findings of the note that ends the run, once per run and use, twice for a program that failed), how the named files are
 shown (bounded: :data:`HEAD_LINES` lines of a file, :data:`LISTED` entries of a folder), the call
 on the clean page (never streamed, bounded in tokens; a failure leaves the model to answer as
 before), and the harness-made tool call that replaces the model's next step, marked (its own
@@ -27,18 +27,19 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
 from herdsman import pools
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.completion.findings import FINDINGS_KEY
+from herdsman.middleware.completion.rules import failed
 from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call, python_heredoc
 from herdsman.middleware.forced_call import NO_STREAM
 from herdsman.middleware.turn import (
@@ -65,6 +66,9 @@ WORKSPACE = f"{USER_DATA_PREFIX}workspace"
 _FENCE = re.compile(r"```[ \t]*([\w+.-]*)[^\n`]*\n(.*?)```", re.DOTALL)
 EOF_MARK = "HERDSMAN_PROGRAM"
 """The heredoc marker a program is fed to python3 through."""
+ERROR_CHARS = 1500
+"""The end of a failed program's output shown on its second page (a traceback ends with its cause)."""
+RETRY = "Running it failed with the output below. Reply with the whole fixed program in one ```python block."
 
 
 @dataclass
@@ -184,6 +188,14 @@ class CleanPageMiddleware(AgentMiddleware):
         """What the use does with the model's own response when no page was asked (unchanged)."""
         return response
 
+    def again(self, run: Sequence[AnyMessage], made: Sequence[AIMessage]) -> bool:
+        """Whether to ask a page once more, after the calls this use ``made`` in ``run`` (never)."""
+        return False
+
+    def follow_up(self, page: Page, run: Sequence[AnyMessage]) -> Page:
+        """``page`` as asked once more after what this use made in ``run`` (unchanged)."""
+        return page
+
     def _due(self, request: ModelRequest) -> tuple[str, list[AnyMessage], dict[str, Any]] | None:
         """The question, the run and the finding to ask a page for, when the run ends with a note
         of one of :attr:`RULES`, this use made no call yet in this run, and the run may use
@@ -192,7 +204,8 @@ class CleanPageMiddleware(AgentMiddleware):
         finding = next((f for f in note_findings(run) if f.get("rule") in self.RULES), None)
         if question is None or finding is None:
             return None
-        if any(isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY) for m in run):
+        made = [m for m in run if isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY)]
+        if made and not self.again(run, made):
             return None  # once per run: a second page would be the same page
         if self.TOOL is not None and (
             self.TOOL not in tool_names(request.tools) or not tool_allowed(run_settings(), self.TOOL)
@@ -206,7 +219,8 @@ class CleanPageMiddleware(AgentMiddleware):
             sandbox = run_sandbox(self.provider)
         except Exception:  # noqa: BLE001 - no sandbox: a page without files
             sandbox = None
-        return self.page(*due, sandbox)
+        page = self.page(*due, sandbox)
+        return self.follow_up(page, due[1]) if page is not None else None
 
     def made(self, page: Page, reply: Any) -> AIMessage | None:
         """The AI message made from the page's reply: the :attr:`TOOL` call, marked; or None."""
@@ -258,10 +272,46 @@ class CleanPageMiddleware(AgentMiddleware):
         return made if made is not None else await handler(request)
 
 
+def program_in(command: str) -> str | None:
+    """The program a :func:`command_of` command runs, or None for another command."""
+    head, tail = command_of("\0").split("\0")
+    return command[len(head) : -len(tail)] if command.startswith(head) and command.endswith(tail) else None
+
+
+def failed_program(run: Sequence[AnyMessage], made: Sequence[AIMessage]) -> tuple[str, str] | None:
+    """The program and the error of the one program call ``made`` in ``run``, when it failed."""
+    if len(made) != 1 or not made[0].tool_calls:
+        return None
+    call = made[0].tool_calls[0]
+    result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id == call["id"]), None)
+    program = program_in(str(call["args"].get("command", "")))
+    if result is None or program is None or not failed(result):
+        return None
+    return program, result.text.strip()[-ERROR_CHARS:]
+
+
 class ProgramPageMiddleware(CleanPageMiddleware):
-    """A use whose page asks for a Python program, run as a ``bash`` call."""
+    """A use whose page asks for a Python program, run as a ``bash`` call. A program that failed
+    gets one more page: the same page, the program and its error (self-debugging, Chen et al.
+    2023: on dev a program passed bare file names to os.path.getsize; the model that wrote it,
+    shown the traceback, fixes such a program more often than it writes a right one from the
+    conversation)."""
 
     TOOL = "bash"
+
+    def again(self, run: Sequence[AnyMessage], made: Sequence[AIMessage]) -> bool:
+        """Once more when the one program asked for so far failed."""
+        return failed_program(run, made) is not None
+
+    def follow_up(self, page: Page, run: Sequence[AnyMessage]) -> Page:
+        """The page, then the failed program and its error, when a program of this use failed."""
+        made = [m for m in run if isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY)]
+        failure = failed_program(run, made)
+        if failure is None:
+            return page
+        program, error = failure
+        retry: list[AnyMessage] = [AIMessage(f"```python\n{program}\n```"), HumanMessage(f"{RETRY}\n\n{error}")]
+        return replace(page, messages=[*page.messages, *retry])
 
     def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
         """The bash call running the program, when the reply holds one that parses."""
