@@ -146,3 +146,25 @@ async def test_a_query_the_note_proposes_is_run_by_the_harness(home: Path) -> No
     assert "The harness ran ls -S" in note.text and "force_tools" not in note.additional_kwargs
     assert (home / "threads" / "t-query" / "user-data" / "outputs" / "largest.txt").read_text() == "b.log"
     assert len(model.calls) == 4  # the answer, the write, the final answer: no round spent on a forced bash call
+
+
+async def test_lines_the_grep_tool_found_are_saved_by_the_harness_with_the_shell_grep_the_note_proposes(
+    home: Path,
+) -> None:
+    """The model grepped the ERROR lines with the grep tool and claimed them saved: the harness
+    runs the note's own shell grep into the requested file (and nothing else is written)."""
+    (workspace(home, "t-save") / "app.log").write_text("a ok\nb ERROR disk full\nc ok\nd ERROR disk full\n")
+    out = "/mnt/user-data/outputs/errors.txt"
+    model, state = await run(
+        home,
+        "t-save",
+        f"Save all lines containing ERROR from /mnt/user-data/workspace/app.log to {out}.",
+        [call("grep", 1, pattern="ERROR", path="/mnt/user-data/workspace/app.log"), "Saved them.", "Saved 2 lines."],
+        lead_extra={"run_shown_code": "on"},
+    )
+    [harness_call] = ran_for_model(state)
+    assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "output.grep_not_saved"
+    outputs = home / "threads" / "t-save" / "user-data" / "outputs"
+    assert (outputs / "errors.txt").read_text() == "b ERROR disk full\nd ERROR disk full\n"
+    assert [p.name for p in outputs.iterdir()] == ["errors.txt"]
+    assert len(model.calls) == 3 and state["messages"][-1].text == "Saved 2 lines."

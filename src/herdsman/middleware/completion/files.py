@@ -76,7 +76,7 @@ def _grep_not_saved(call: dict[str, Any], result: ToolMessage | None, request: s
     args = call.get("args") or {}
     path = str(args.get("path") or ".")
     flags = "-rh " if "." not in path.rsplit("/", 1)[-1] else ""
-    command = f"grep {flags}{shlex.quote(str(args.get('pattern') or ''))} {path} > {name}"
+    command = f"grep {flags}{shlex.quote(str(args.get('pattern') or ''))} {shlex.quote(path)} > {shlex.quote(name)}"
     return Finding("output.grep_not_saved", {"path": name, "command": command}, ("bash",), COMMAND)
 
 

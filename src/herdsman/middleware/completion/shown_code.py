@@ -19,7 +19,10 @@ The same holds for the read-only commands the completion check itself proposes t
 (:data:`QUERY_RULES`: ``wc -w < essay.txt`` for a count read by eye, ``ls -S folder | head -n 1``
 for a largest file picked by eye): forced to bash, a small model ran ``touch outputs/largest.txt``
 instead. When such a finding decides the way out, the harness runs its command and the model
-answers from what it prints.
+answers from what it prints. So too the one command the check proposes that writes
+(:data:`SAVE_RULES`): the shell grep that saves, to the file the request asks for, the lines the
+model's own grep call found (``output.grep_not_saved``); it writes that file only. On dev the note
+proposed it and a program written instead saved all 40 lines of the log, not its 6 ERROR lines.
 
 It is not done when a human must approve bash calls (``tools.require_approval``: the approval hook
 sees only the model's own calls), when the run may not use bash (a custom agent's or the active
@@ -55,6 +58,8 @@ RAN_SHOWN_CODE = "herdsman_ran_shown_code"
 
 QUERY_RULES = frozenset({"compare.not_made", "count.not_computed", "number.unsupported", "file.numbers_unsupported"})
 """Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head)."""
+SAVE_RULES = frozenset({"output.grep_not_saved"})
+"""Rules whose evidence ``command`` saves what the model's own call found to the requested file."""
 
 MAX_CHARS = 8000
 """Longer shown code is not run for the model (a long program is a file to write, not a command)."""
@@ -139,8 +144,9 @@ def _ran(run: Sequence[Any]) -> set[str]:
 
 
 def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any]) -> str | None:
-    """The read-only query a finding of :data:`QUERY_RULES` proposes, unless the run already ran it."""
-    command = evidence.get("command") if rule in QUERY_RULES else None
+    """The command a finding of :data:`QUERY_RULES` (a read-only query) or :data:`SAVE_RULES`
+    proposes, unless the run already ran it."""
+    command = evidence.get("command") if rule in QUERY_RULES | SAVE_RULES else None
     if not isinstance(command, str) or not command.strip() or command.strip() in _ran(run):
         return None
     if _QUERY_PLACEHOLDER.search(command):  # the note's example for the model, not a command
