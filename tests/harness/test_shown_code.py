@@ -168,3 +168,25 @@ async def test_lines_the_grep_tool_found_are_saved_by_the_harness_with_the_shell
     assert (outputs / "errors.txt").read_text() == "b ERROR disk full\nd ERROR disk full\n"
     assert [p.name for p in outputs.iterdir()] == ["errors.txt"]
     assert len(model.calls) == 3 and state["messages"][-1].text == "Saved 2 lines."
+
+
+async def test_the_script_the_request_names_is_run_with_its_output_saved_by_the_harness(home: Path) -> None:
+    """The model wrote the script, but not its output: the harness runs the script with its
+    output sent to the requested file, as the note says, and the file holds what it prints."""
+    out = "/mnt/user-data/outputs/primes.txt"
+    script = "/mnt/user-data/workspace/primes.py"
+    program = "for n in range(2, 30):\n    if all(n % d for d in range(2, n)):\n        print(n)\n"
+    model, state = await run(
+        home,
+        "t-script",
+        f"Write a Python script {script} that prints the prime numbers below 30, one per line. "
+        f"Run it and save its output to {out}.",
+        [call("write_file", 1, path=script, content=program), "The script has been created.", "Done: 10 primes."],
+        lead_extra={"run_shown_code": "on"},
+    )
+    [harness_call] = ran_for_model(state)
+    assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "script.output_typed"
+    assert harness_call.tool_calls[0]["args"]["command"] == f"python3 {script} > {out}"
+    saved = (home / "threads" / "t-script" / "user-data" / "outputs" / "primes.txt").read_text().split()
+    assert saved == ["2", "3", "5", "7", "11", "13", "17", "19", "23", "29"]
+    assert state["messages"][-1].text == "Done: 10 primes."

@@ -141,12 +141,15 @@ def run_and_save(request: str, missing: Sequence[str], scripts: Sequence[str]) -
     if binary_file(missing[0]):  # its output is a file it saves, not what it prints
         return Finding(
             "script.output_typed",
-            {"path": missing[0], "command": f"{runner} {script}", "binary": True},
+            {"path": missing[0], "command": f"{runner} {shlex.quote(script)}", "binary": True},
             ("bash",),
             COMMAND,
         )
     return Finding(
-        "script.output_typed", {"path": missing[0], "command": f"{runner} {script} > {missing[0]}"}, ("bash",), COMMAND
+        "script.output_typed",
+        {"path": missing[0], "command": f"{runner} {shlex.quote(script)} > {shlex.quote(missing[0])}"},
+        ("bash",),
+        COMMAND,
     )
 
 

@@ -19,10 +19,13 @@ The same holds for the read-only commands the completion check itself proposes t
 (:data:`QUERY_RULES`: ``wc -w < essay.txt`` for a count read by eye, ``ls -S folder | head -n 1``
 for a largest file picked by eye): forced to bash, a small model ran ``touch outputs/largest.txt``
 instead. When such a finding decides the way out, the harness runs its command and the model
-answers from what it prints. So too the one command the check proposes that writes
-(:data:`SAVE_RULES`): the shell grep that saves, to the file the request asks for, the lines the
-model's own grep call found (``output.grep_not_saved``); it writes that file only. On dev the note
-proposed it and a program written instead saved all 40 lines of the log, not its 6 ERROR lines.
+answers from what it prints. So too the commands the check proposes that save a result to the file
+the request asks for (:data:`SAVE_RULES`): the shell grep that saves the lines the model's own grep
+call found (``output.grep_not_saved``), the model's own last command run again with its output
+sent to the file (``output.printed_not_saved``), the script the request names run with its output
+saved (``script.output_typed``). Each writes that file only, with what the model's own call or the
+script prints. On dev the notes proposed them and a program written instead saved all 40 lines of
+a log, not its 6 ERROR lines, and wrote a script's source where its output belonged.
 
 It is not done when a human must approve bash calls (``tools.require_approval``: the approval hook
 sees only the model's own calls), when the run may not use bash (a custom agent's or the active
@@ -58,8 +61,10 @@ RAN_SHOWN_CODE = "herdsman_ran_shown_code"
 
 QUERY_RULES = frozenset({"compare.not_made", "count.not_computed", "number.unsupported", "file.numbers_unsupported"})
 """Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head)."""
-SAVE_RULES = frozenset({"output.grep_not_saved"})
-"""Rules whose evidence ``command`` saves what the model's own call found to the requested file."""
+SAVE_RULES = frozenset({"output.grep_not_saved", "output.printed_not_saved", "script.output_typed"})
+"""Rules whose evidence ``command`` saves a result to the file the request asks for: the lines the
+model's own grep found, the output of the model's own last command run again, the output of the
+script the request names."""
 
 MAX_CHARS = 8000
 """Longer shown code is not run for the model (a long program is a file to write, not a command)."""
