@@ -60,6 +60,28 @@ async def test_a_file_the_model_left_unfixed_is_written_whole_from_a_clean_page(
     assert "assert mean([2, 4, 6]) == 4" in text and "AssertionError" in text  # the test and how it failed
 
 
+async def test_a_page_that_replies_with_the_file_unfenced_is_written_too(home: Path) -> None:
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command="python3 test_stats.py"),
+            SHOWN,
+            FIXED,  # the clean page: the file itself, no fence
+            call("bash", command="python3 test_stats.py"),
+            "Fixed: the test passes.",
+        ]
+    )
+    messages = await run(home, "t-r7", REQUEST, model)
+    assert len(rewrites(messages)) == 1
+    assert (home / "threads" / "t-r7" / "user-data" / "workspace" / "stats.py").read_text() == FIXED
+
+
+def test_an_unfenced_reply_is_a_file_only_when_it_holds_statements() -> None:
+    from herdsman.middleware.clean_page import statements_in
+
+    assert statements_in(FIXED) and statements_in("import os\nprint(os.getcwd())")
+    assert not statements_in("Done") and not statements_in("The test passes now.") and not statements_in("x + 1")
+
+
 async def test_a_chinese_script_that_prints_nothing_is_rewritten(home: Path) -> None:
     request = f"创建命令行工具 {WS}/add.py：python3 add.py 2 3 4 输出这些数的和（这里是 9）。"
     program = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"

@@ -148,6 +148,16 @@ def program_of(reply: str) -> str | None:
     return code
 
 
+def statements_in(code: str) -> bool:
+    """Whether ``code`` parses as Python and holds a statement, not only expressions (a one-word
+    reply such as "Done" parses as an expression)."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    return any(not isinstance(node, ast.Expr) for node in body)
+
+
 def command_of(program: str) -> str:
     """The bash command that runs ``program`` with python3."""
     return python_heredoc(program, EOF_MARK)

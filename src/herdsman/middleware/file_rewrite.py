@@ -32,7 +32,15 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
-from herdsman.middleware.clean_page import CleanPageMiddleware, Page, first_block, found_text, full_path, named_looks
+from herdsman.middleware.clean_page import (
+    CleanPageMiddleware,
+    Page,
+    first_block,
+    found_text,
+    full_path,
+    named_looks,
+    statements_in,
+)
 from herdsman.middleware.read_before_write import ReadState, current_fingerprint
 from herdsman.sandbox.tools import parse_error
 
@@ -116,9 +124,11 @@ class FileRewriteMiddleware(CleanPageMiddleware):
         return Page(messages, str(finding["rule"]), target, {target: seen} if seen else {}, text)
 
     def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
-        """The write_file call with the reply's first block, when it changes the file and, for
-        code the sandbox can check, parses."""
+        """The write_file call with the reply's first block (or, for a Python file, the whole
+        reply when it is code), when it changes the file and, for code the sandbox can check, parses."""
         block = first_block(reply)
+        if block is None and page.target is not None and page.target.endswith(".py") and statements_in(reply):
+            block = reply  # the whole reply is the file, unfenced (as a program page's may be)
         if block is None or page.target is None or block.strip() == (page.before or "").strip():
             return None
         content = block.rstrip() + "\n"
