@@ -781,6 +781,20 @@ async def test_a_name_no_tool_printed_is_sent_back_and_a_no_the_listing_contradi
         assert "/mnt/user-data/workspace/media/deep/d.bin" in notes(state)[0].text and state["messages"][-1].text == yes
 
 
+def test_a_name_given_bare_counts_as_a_name() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from herdsman.middleware.completion.rules import unsupported_names
+
+    printed = [ToolMessage("9.54", tool_call_id="b", name="bash")]
+    question = "Which planet in planets.csv is farthest from the sun? Reply with the name only."
+    assert unsupported_names(question, "Neptune", printed) == ["Neptune"]
+    assert unsupported_names(question, "New Horizons.", printed) == ["New", "Horizons"]
+    assert unsupported_names(question, "Yes.", printed) == [] and unsupported_names(question, "None", printed) == []
+    assert unsupported_names(question, "Saturn", [ToolMessage("Saturn", tool_call_id="b", name="bash")]) == []
+    assert unsupported_names(question, "Neptune is the farthest one", printed) == []  # starts a sentence
+
+
 async def test_no_matches_in_a_searched_file_does_not_deny_the_file(home: Path) -> None:
     """The answer "No matches for 'client' in .../access.log" to a count over access.log is not
     a "no" to whether access.log exists: a search's result names the file it searched, it is no

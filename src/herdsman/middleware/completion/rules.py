@@ -80,17 +80,27 @@ def unsupported_numbers(request: str, reply: str, results: Sequence[ToolMessage]
 _NAME = re.compile(r"(?<![\w./-])[A-Z][a-z]{2,}(?![\w/-])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)\s*$")
 MAX_SHORT_ANSWER_WORDS = 15
+MAX_BARE_NAME_WORDS = 3
+"""A reply of at most this many capitalized words is a name given bare ("Neptune", "New York"):
+its first word counts too, though it starts the reply."""
+ANSWER_WORDS = frozenset({"yes", "no", "none", "true", "false", "done", "okay", "unknown", "nothing"})
+"""Capitalized words a bare answer may be that are not names."""
 
 
 def unsupported_names(request: str, reply: str, results: Sequence[ToolMessage]) -> list[str]:
-    """The names (capitalized words of the Latin script, not starting a sentence) of a short
-    answer that neither the request nor any tool result shows: "The planet farthest from the sun
-    is Neptune." after a script printed only 9.54. Compared without regard to case; an answer
+    """The names (capitalized words of the Latin script, not starting a sentence, or the whole
+    reply when it is a name given bare) of a short answer that neither the request nor any tool
+    result shows: "The planet farthest from the sun is Neptune." or "Neptune" after a script
+    printed only 9.54. Compared without regard to case; an answer
     longer than :data:`MAX_SHORT_ANSWER_WORDS` words is an explanation, not a value, and is left alone."""
     if len(reply.split()) > MAX_SHORT_ANSWER_WORDS:
         return []
     seen = (request + "\n" + "\n".join(r.text for r in results)).lower()
-    names = [m.group(0) for m in _NAME.finditer(reply) if not _SENTENCE_START.search(reply[: m.start()])]
+    words = reply.strip().rstrip(".!").split()
+    if 0 < len(words) <= MAX_BARE_NAME_WORDS and all(_NAME.fullmatch(w) for w in words):  # "Neptune": all of it
+        names = [w for w in words if w.lower() not in ANSWER_WORDS]
+    else:
+        names = [m.group(0) for m in _NAME.finditer(reply) if not _SENTENCE_START.search(reply[: m.start()])]
     return [n for n in dict.fromkeys(names) if n.lower() not in seen]
 
 
