@@ -112,8 +112,16 @@ async def test_a_name_nothing_backs_is_found_by_a_program_too(home: Path) -> Non
     assert messages[-1].text == "Saturn" and messages[-1].additional_kwargs[VALUE_KEY] == neptune
 
 
+async def test_an_answer_that_leaves_out_one_of_the_printed_values_becomes_the_values(home: Path) -> None:
+    two = "```python\nprint(6)\nprint('10.0.0.1')\n```"
+    question = f"How many lines does {WS}/access.log have, and which IP address shows up most in it?"
+    model = ScriptedChatModel(responses=[call("read_file", path=f"{WS}/access.log"), "There are 9.", two, "10.0.0.1"])
+    messages = await page_run(home, "t-p9", question, model, FILES, "program_answers", "auto", run_shown_code="off")
+    assert messages[-1].text == "6\n10.0.0.1" and messages[-1].additional_kwargs[VALUE_KEY] == "10.0.0.1"
+
+
 async def test_one_program_per_run_that_ran_and_off_means_none(home: Path) -> None:
-    ran_fine = "```python\nprint('10.0.0.1')\nprint('10.0.0.2')\n```"  # ran, but printed no value
+    ran_fine = "```python\nfor i in range(5):\n    print(i)\n```"  # ran, but printed lines to read, no value
     count = call("bash", command=f"cut -d' ' -f1 {WS}/access.log | sort -u | wc -l")
     model = ScriptedChatModel(
         responses=[call("grep", pattern="client", path=f"{WS}/access.log"), "0", ran_fine, "7", count, "4"]

@@ -190,3 +190,28 @@ async def test_the_script_the_request_names_is_run_with_its_output_saved_by_the_
     saved = (home / "threads" / "t-script" / "user-data" / "outputs" / "primes.txt").read_text().split()
     assert saved == ["2", "3", "5", "7", "11", "13", "17", "19", "23", "29"]
     assert state["messages"][-1].text == "Done: 10 primes."
+
+
+async def test_a_value_a_tool_printed_and_the_answer_states_is_written_to_the_missing_file_by_the_harness(
+    home: Path,
+) -> None:
+    """The script printed Cairo and the model answered "The warmest city is Cairo." but wrote no
+    file: the harness writes that value to the one file the request asks for."""
+    (workspace(home, "t-offer") / "temps.csv").write_text("city,temp_c\nOslo,4\nCairo,31\nLima,19\n")
+    out = "/mnt/user-data/outputs/warmest.txt"
+    pick = "import csv; print(max(csv.DictReader(open('temps.csv')), key=lambda r: float(r['temp_c']))['city'])"
+    model, state = await run(
+        home,
+        "t-offer",
+        f"Which city in /mnt/user-data/workspace/temps.csv is the warmest? Write just its name to {out}.",
+        [
+            call("bash", 1, command=f'cd /mnt/user-data/workspace && python3 -c "{pick}"'),
+            "The warmest city is Cairo.",
+            "Cairo is the warmest; its name is in warmest.txt.",
+        ],
+        lead_extra={"run_shown_code": "on"},
+    )
+    [harness_call] = ran_for_model(state)
+    assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "answer.offer"
+    assert (home / "threads" / "t-offer" / "user-data" / "outputs" / "warmest.txt").read_text() == "Cairo\n"
+    assert len(model.calls) == 3

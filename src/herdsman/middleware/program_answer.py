@@ -22,8 +22,8 @@ running it, made in the model's name and marked (:data:`PROGRAM_KEY`).
 
 The model then answers from what it printed. It may not: on a dev task the program printed 8
 and the model answered 11 again, the count it had made by reading. So when the program exited 0
-and printed one short line (:func:`printed_value`), the answer the model gives right after it
-must hold that value; one that does not is replaced by it (the model's own words are kept in
+and printed a few short lines (:func:`printed_value`), the answer the model gives right after it
+must hold each of them (on dev it printed 23 and j01 and the model answered j01); one that does not is replaced by it (the model's own words are kept in
 ``additional_kwargs``, :data:`VALUE_KEY`): a value a program computed on a clean page outranks a
 number the check already found unbacked. The completion check checks that answer as any other.
 
@@ -53,6 +53,8 @@ VALUE_KEY = "herdsman_program_value"
 """``additional_kwargs`` key of an answer replaced by the value the program printed: the model's own words."""
 MAX_VALUE_CHARS = 80
 """A printed line longer than this is output to read, not a value to answer with."""
+MAX_VALUES = 3
+"""More printed lines than this are output to read, not values to answer with."""
 COMPUTE_RULES = frozenset({"number.unsupported", "count.not_computed", "number.missing", "name.unsupported"})
 """The completion check's rules that say the answer's value (a number, or a name such as the row
 with the largest value) is not backed by a computation."""
@@ -67,8 +69,9 @@ MAX_TOKENS = 512
 
 
 def printed_value(run: Sequence[AnyMessage]) -> str | None:
-    """The value the program printed, when ``run`` ends with the result of the program's call, it
-    exited 0 and printed one short line; else None."""
+    """The values the program printed, one per line, when ``run`` ends with the result of the
+    program's call, it exited 0 and printed at most :data:`MAX_VALUES` short lines (a question may
+    ask for two things: how many WARN lines, and which job shows up most); else None."""
     last = run[-1] if run else None
     if not isinstance(last, ToolMessage) or failed(last):
         return None
@@ -76,13 +79,15 @@ def printed_value(run: Sequence[AnyMessage]) -> str | None:
     if ran is None or not ran.additional_kwargs.get(PROGRAM_KEY) or ran.tool_calls[0]["id"] != last.tool_call_id:
         return None
     lines = [line.strip() for line in last.text.strip().splitlines() if line.strip()]
-    return lines[0] if len(lines) == 1 and len(lines[0]) <= MAX_VALUE_CHARS else None
+    if not 0 < len(lines) <= MAX_VALUES or any(len(line) > MAX_VALUE_CHARS for line in lines):
+        return None
+    return "\n".join(lines)
 
 
 def holding(reply: AIMessage, value: str) -> AIMessage | None:
-    """``reply`` as the printed ``value`` when it does not hold it (the model's words kept), or
-    None when it does."""
-    if value.casefold() in reply.text.casefold():
+    """``reply`` as the printed ``value`` when it leaves out one of its lines (the model's words
+    kept), or None when it holds them all."""
+    if all(line.casefold() in reply.text.casefold() for line in value.splitlines()):
         return None
     log.info("program_value", replaced=True)
     kwargs = {**reply.additional_kwargs, VALUE_KEY: reply.text}

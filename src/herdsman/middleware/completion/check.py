@@ -112,6 +112,7 @@ from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note,
 from herdsman.middleware.completion.plan import deciding, next_tools, read_first, spent_ways
 from herdsman.middleware.completion.rules import (
     FENCE_SUFFIX,
+    MAX_SHORT_ANSWER_WORDS,
     NUMBER,
     SOURCE_SUFFIXES,
     change_targets,
@@ -129,6 +130,7 @@ from herdsman.middleware.completion.rules import (
     numbers_in,
     one_liner_tip,
     output_folders,
+    printed_line,
     request_command,
     request_paths,
     shown_numbers,
@@ -687,6 +689,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if len(empty) == 1 and empty[0].endswith(".json"):
             value = json_in(reply) or value  # the JSON the answer holds (it printed the totals, then wrote {})
         offered = is_value(value) or value != reply.strip()
+        line = printed_line(run) if not offered and len(empty) == 1 else None
+        if (
+            line is not None and len(reply.split()) <= MAX_SHORT_ANSWER_WORDS and line.casefold() in reply.casefold()
+        ):  # "The warmest city is Cairo." after "Cairo"
+            value, offered = line, True
         if len(empty) == 1 and offered and all(is_shown(n, shown) for n in numbers_in(value)):
             # the answer was the value and the file is empty: a value to copy is easier than a
             # task to redo (but not a number no tool showed)
@@ -812,7 +819,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
     def _harness_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any], state: Any) -> AIMessage | None:
         """The call the harness makes for the model when the finding that decides the way out is
         code the reply showed unrun, or a query the note proposes (bash), or a file that does not
-        parse while the reply shows its code (write_file), and the harness may make it
+        parse while the reply shows its code, or the one file asked for that is missing while the
+        answer is a value a tool printed (write_file), and the harness may make it
         (:mod:`~herdsman.middleware.completion.shown_code`); else None. Never what the run itself may not
         do: a tool outside a custom agent's or the active skill's tools, a call past the run's
         tool-call limit."""
@@ -825,6 +833,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             if code is None or not self._may_use(state, "write_file"):
                 return None
             return harness_call(first.rule, "write_file", {"path": first.evidence["path"], "content": code})
+        if first.rule == "answer.offer":  # the value the answer states, into the one file asked for
+            if not self._may_use(state, "write_file"):
+                return None
+            return harness_call(
+                first.rule, "write_file", {"path": first.evidence["path"], "content": first.evidence["value"] + "\n"}
+            )
         if not self._may_use(state, "bash"):
             return None
         if first.rule == "code.shown_not_run":

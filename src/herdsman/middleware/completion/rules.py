@@ -98,7 +98,7 @@ def unsupported_names(request: str, reply: str, results: Sequence[ToolMessage]) 
     seen = (request + "\n" + "\n".join(r.text for r in results)).lower()
     words = reply.strip().rstrip(".!").split()
     if 0 < len(words) <= MAX_BARE_NAME_WORDS and all(_NAME.fullmatch(w) for w in words):  # "Neptune": all of it
-        names = [w for w in words if w.lower() not in ANSWER_WORDS]
+        names = [w for w in words if w.lower() not in ANSWER_WORDS | _STOCK_REPLIES]
     else:
         names = [m.group(0) for m in _NAME.finditer(reply) if not _SENTENCE_START.search(reply[: m.start()])]
     return [n for n in dict.fromkeys(names) if n.lower() not in seen]
@@ -400,6 +400,28 @@ def is_value(reply: str) -> bool:
         and not any(c.isspace() or c in _CJK_PUNCTUATION for c in reply)
         and reply.lower().strip(".!") not in _STOCK_REPLIES
     )
+
+
+def printed_line(run: Sequence[Any]) -> str | None:
+    """The one short line the run's last tool result printed, when that call succeeded and the
+    line is a value (a few words at most, with a digit, a capital, a dot, a slash or a letter
+    outside ASCII): ``Cairo`` after a script that picks the warmest city, not ``notes``."""
+    last = next((m for m in reversed(run) if isinstance(m, ToolMessage)), None)
+    if last is None or failed(last):
+        return None
+    lines = [line.strip() for line in last.text.strip().splitlines() if line.strip()]
+    if len(lines) != 1 or len(lines[0]) > MAX_PRINTED_LINE or lines[0] in ("(no output)",):
+        return None
+    line = lines[0]
+    if len(line.split()) > MAX_BARE_NAME_WORDS or not _VALUE_LIKE.search(line):
+        return None
+    return line
+
+
+MAX_PRINTED_LINE = 80
+_VALUE_LIKE = re.compile(r"[0-9A-Z./]|[^\x00-\x7f]")
+"""What makes a printed line a value rather than a word: a digit, a capital (a name), a dot or a
+slash (a file, a path), or a letter outside ASCII (a name in Chinese)."""
 
 
 def json_in(reply: str) -> str | None:

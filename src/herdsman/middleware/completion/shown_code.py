@@ -14,6 +14,11 @@ is whatever the reply fenced as Python or shell, in any language of the conversa
 Likewise a Python file the run wrote that does not parse (``script.does_not_parse``) while the
 reply shows one Python block that does: the harness writes that block into the file
 (:func:`shown_file`) with a write_file call in the model's name.
+And the one file the request asks for that is missing while the answer is a value
+(``answer.offer``: the answer itself, or the one short line the last tool printed that the
+answer states): the harness writes that value into it. On dev a script printed Cairo, the model
+answered "The warmest city is Cairo." without the file, and a program written afterwards picked
+the largest temperature as text, Oslo.
 
 The same holds for the read-only commands the completion check itself proposes to find a value
 (:data:`QUERY_RULES`: ``wc -w < essay.txt`` for a count read by eye, ``ls -S folder | head -n 1``
