@@ -120,6 +120,17 @@ async def test_an_answer_that_leaves_out_one_of_the_printed_values_becomes_the_v
     assert messages[-1].text == "6\n10.0.0.1" and messages[-1].additional_kwargs[VALUE_KEY] == "10.0.0.1"
 
 
+async def test_the_least_picked_by_eye_in_chinese_is_found_by_a_program(home: Path) -> None:
+    stock = "name,qty\ntea,79\nrice,40\noil,1\nflour,12\n"
+    question = f"{WS}/stock.csv 里库存（qty）最少的是哪个商品？只告诉我商品名。"
+    program = f"```python\nimport csv\nrows = list(csv.DictReader(open('{WS}/stock.csv')))\nprint(min(rows, key=lambda r: int(r['qty']))['name'])\n```"
+    model = ScriptedChatModel(responses=[call("read_file", path=f"{WS}/stock.csv"), "tea", program, "tea"])
+    messages = await page_run(home, "t-p10", question, model, {"stock.csv": stock}, "program_answers", "auto")
+    [ran] = programs(messages)
+    assert ran.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
+    assert messages[-1].text == "oil"
+
+
 async def test_one_program_per_run_that_ran_and_off_means_none(home: Path) -> None:
     ran_fine = "```python\nfor i in range(5):\n    print(i)\n```"  # ran, but printed lines to read, no value
     count = call("bash", command=f"cut -d' ' -f1 {WS}/access.log | sort -u | wc -l")

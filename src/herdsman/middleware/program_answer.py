@@ -14,7 +14,8 @@ small model gets wrong.
 So when a note of the completion check says the answer's *value* is not backed
 (:data:`COMPUTE_RULES`: a number no tool result shows, a count made by reading, no number at all
 where one was asked for, a name no tool result shows: on dev the model printed the largest
-distance, 9.54, and named the planet it knew to be farthest instead of the one in the file), the model is asked on a clean page instead
+distance, 9.54, and named the planet it knew to be farthest instead of the one in the file; the
+smallest or largest picked by eye, as the item with the least stock in a CSV), the model is asked on a clean page instead
 (:mod:`~herdsman.middleware.clean_page`: once per run; the question and the beginning of each file
 or folder it names) for one Python program that prints the answer. A program that parses
 (:func:`~herdsman.middleware.clean_page.program_of`) becomes the model's next step: a ``bash`` call
@@ -55,9 +56,13 @@ MAX_VALUE_CHARS = 80
 """A printed line longer than this is output to read, not a value to answer with."""
 MAX_VALUES = 3
 """More printed lines than this are output to read, not values to answer with."""
-COMPUTE_RULES = frozenset({"number.unsupported", "count.not_computed", "number.missing", "name.unsupported"})
+COMPUTE_RULES = frozenset(
+    {"number.unsupported", "count.not_computed", "number.missing", "name.unsupported", "compare.not_made"}
+)
 """The completion check's rules that say the answer's value (a number, or a name such as the row
-with the largest value) is not backed by a computation."""
+with the largest value, or the largest or smallest picked by eye) is not backed by a computation.
+(A compare note whose query the harness can run itself, ``ls -S`` of a named folder, never gets
+here: the check runs it; a page is asked when the note could only give the query's shape.)"""
 PROMPT = (
     "Write one Python 3 program that computes the answer to the user's question and prints only the answer "
     "(the value itself, no words). Use only the standard library. Read the files at the paths the question "
