@@ -87,3 +87,35 @@ async def test_the_model_guard_asks_again_when_a_reply_copies_a_note(home: Path)
     assert answer == "The file lists three tasks."
     assert "repeated a note of the harness" in model.calls[2].messages[-1].text
     assert not any(isinstance(m, AIMessage) and m.text == LOOKED_NOT for m in messages)
+
+
+async def test_an_answer_that_repeats_the_background_notice_is_sent_back(home: Path) -> None:
+    """The request is to serve a folder in the background *and* fetch a value through it; the
+    model started the server and repeated the bash tool's notice as its answer. The notice is the
+    harness's words for the model, so the answer is an echo; the value fetched next is the answer."""
+    from langchain_core.messages import ToolMessage
+
+    from tests.harness.test_completion_findings import call, notes, rules_of, workspace
+    from tests.harness.test_completion_findings import run as checked_run
+
+    api = workspace(home, "t-bg-echo") / "api"
+    api.mkdir()
+    (api / "status.json").write_text('{"version": "2.7.1"}\n')
+    request = "Serve /mnt/user-data/workspace/api with python3 -m http.server 8765 in the background, then tell me the version in /status.json."
+    fetch = "curl -s http://127.0.0.1:8765/status.json"
+    model, state = await checked_run(
+        home,
+        "t-bg-echo",
+        request,
+        [
+            call("bash", 1, command="cd /mnt/user-data/workspace/api && python3 -m http.server 8765", background=True),
+            "The server is running in the background (job 1); listening on port 8765 inside the sandbox. Later "
+            "bash commands reach it at http://127.0.0.1:8765/ (curl -s http://127.0.0.1:8765/...).",
+            call("bash", 2, command=fetch),
+            "The version is 2.7.1.",
+        ],
+    )
+    started = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert started.text.startswith("Started in the background"), started.text
+    assert [rules_of(n) for n in notes(state)] == [["reply.echoes_note"]]
+    assert state["messages"][-1].text == "The version is 2.7.1."

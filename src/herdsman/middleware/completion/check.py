@@ -108,7 +108,7 @@ from herdsman.middleware.completion.findings import (
 from herdsman.middleware.completion.findings_text import note_text, render
 from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.completion.language import language_of
-from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
+from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, harness_notice, note_texts
 from herdsman.middleware.completion.plan import deciding, next_tools, read_first, spent_ways
 from herdsman.middleware.completion.rules import (
     FENCE_SUFFIX,
@@ -491,10 +491,14 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if unknown:
             found.append(Finding("tool.unknown", {"tools": unknown, "available": sorted(self.tool_names)[:12]}))
         tool_results = [m for m in run if isinstance(m, ToolMessage)]
+        notices = [m.text for m in run if harness_notice(m)]  # the bash tool's words for the model
         if reply.additional_kwargs.get(NOTE_ECHO_KEY) or echoes_note(
             text,
-            note_texts(run),
-            [request.text, *(m.text for m in run[:-1] if isinstance(m, (ToolMessage, AIMessage)))],
+            [*note_texts(run), *notices],
+            [
+                request.text,
+                *(m.text for m in run[:-1] if isinstance(m, (ToolMessage, AIMessage)) and not harness_notice(m)),
+            ],
         ):
             found.append(Finding("reply.echoes_note", priority=ANSWER))
         if "<tool_response>" in text:

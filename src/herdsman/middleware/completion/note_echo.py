@@ -8,7 +8,10 @@ calls looked for it ..." was a run's answer). :func:`echoes_note` tells such a r
 character (no words are parsed, so it holds for any language, Chinese without spaces too): most of
 the reply is long runs copied from one note, not counting what the request or a tool result also
 says, or what the model said before (a note quotes the request's term, a value to copy, the path
-a reply named). The model guard asks again and marks a
+a reply named). The notice the bash tool gives for a job it started in the background is the
+harness's words too (:func:`harness_notice`): on dev the model repeated it ("The server is running
+in the background (job 1) ...") as its whole answer to a request to start a server *and fetch a
+value through it*. The model guard asks again and marks a
 reply that still echoes (:data:`NOTE_ECHO_KEY`); the completion check sends it back, and when its
 rounds run out puts an honest "could not" in its place (see :mod:`~herdsman.middleware.completion.could_not`).
 
@@ -22,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 
 from herdsman.middleware.turn import is_harness
 
@@ -45,6 +48,19 @@ def note_texts(messages: Iterable[Any]) -> list[str]:
     """The texts of the harness's notes among ``messages``: human messages named ``harness``, or
     whose text starts with ``[harness`` (the notes added to a single model request)."""
     return [m.text for m in messages if isinstance(m, HumanMessage) and (is_harness(m) or _PREFIX.match(m.text))]
+
+
+def harness_notice(message: Any) -> bool:
+    """Whether a tool result is a notice of the harness rather than a command's output: a job
+    started in the background and still running (the bash tool's words for the model, "Started in
+    the background (job 1)... Later bash commands reach it at ..."), marked by its artifact."""
+    artifact = getattr(message, "artifact", None)
+    return (
+        isinstance(message, ToolMessage)
+        and isinstance(artifact, dict)
+        and artifact.get("background") is not None
+        and "exit_code" not in artifact
+    )
 
 
 def echoes_note(reply: str, notes: Sequence[str], known: Sequence[str] = ()) -> bool:
