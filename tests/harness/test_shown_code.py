@@ -96,6 +96,7 @@ async def test_off_or_under_approval_the_model_is_sent_to_run_it_itself(home: Pa
     assert not ran_for_model(state)
     assert model.calls[1].kwargs.get("tool_choice") == "bash"
     assert runs_shown_code("on", True, ["bash"]) is False and runs_shown_code("auto", True, []) is True
+    assert runs_shown_code("on", True, ["write_file"]) is False  # the harness writes files too
     assert runs_shown_code("auto", False, []) is False
 
 

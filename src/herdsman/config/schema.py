@@ -222,7 +222,9 @@ class LeadConfig(_Section):
             "it is the completion check's way out, the harness runs that code as a bash call "
             "in the model's name (through the tools node: gates, sandbox and file history apply) "
             "and the model answers from its result; likewise the read-only query a note proposes "
-            "for a value picked by eye (wc, ls -S | head); never while bash needs approval (tools.require_approval); "
+            "for a value picked by eye (wc, ls -S | head), the command a note proposes to save a "
+            "result to the one file asked for, and the value the answer states into that file when "
+            "it is missing; never while bash or write_file needs approval (tools.require_approval); "
             "auto: for models of the small profile."
         ),
     )

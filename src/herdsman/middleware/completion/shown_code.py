@@ -32,8 +32,8 @@ saved (``script.output_typed``). Each writes that file only, with what the model
 script prints. On dev the notes proposed them and a program written instead saved all 40 lines of
 a log, not its 6 ERROR lines, and wrote a script's source where its output belonged.
 
-It is not done when a human must approve bash calls (``tools.require_approval``: the approval hook
-sees only the model's own calls), when the run may not use bash (a custom agent's or the active
+It is not done when a human must approve bash or write_file calls (``tools.require_approval``: the
+approval hook sees only the model's own calls), when the run may not use bash (a custom agent's or the active
 skill's tool allow-list), once the run's tool calls reached ``tools.max_tool_calls_per_run`` (the
 limit's hook runs before the check adds the call, so the completion check counts it itself), for
 code already run unchanged in this run, for installs (no network in the sandbox: they only hang
@@ -87,8 +87,9 @@ _GUTTER = re.compile(r"^ *\d+\t", re.M)
 
 def runs_shown_code(mode: str, small: bool, approval: Sequence[str]) -> bool:
     """Whether the harness runs shown code (``lead.run_shown_code`` ``mode``: auto is on for a
-    ``small`` profile model); never while bash calls wait for a human's approval."""
-    if "bash" in approval:
+    ``small`` profile model); never while bash or write_file calls wait for a human's approval
+    (the approval hook sees the model's own calls only, and the harness makes calls of both)."""
+    if {"bash", "write_file"} & set(approval):
         return False
     return switched_on(mode, small)
 
