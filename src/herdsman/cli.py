@@ -99,10 +99,12 @@ def describe_task_event(kind: str, data: dict) -> str | None:
     if kind in _TASK_DONE:
         style, mark = _TASK_DONE[kind]
         if data.get("will_retry"):
-            return f"[yellow]↻ {who} failed, retrying with {escape(str(data.get('next_model')))}: {escape(str(data.get('error')))}[/yellow]"
+            retry = escape(str(data.get("next_model")))
+            return f"[yellow]↻ {who} failed, retrying with {retry}: {escape(str(data.get('error')))}[/yellow]"
         tokens = int((data.get("usage") or {}).get("total_tokens", 0))
         error = f": {escape(str(data['error']))}" if data.get("error") else ""
-        return f"[{style}]{mark} {who} {data.get('status', kind)} in {data.get('duration_s', 0):.1f}s, {tokens:,} tokens{error}[/{style}]"
+        took = f"{data.get('duration_s', 0):.1f}s, {tokens:,} tokens"
+        return f"[{style}]{mark} {who} {data.get('status', kind)} in {took}{error}[/{style}]"
     return None
 
 
@@ -432,7 +434,8 @@ def threads_restore(
                         else "files not kept"
                     )
                     console.print(
-                        f"{escape(step['checkpoint_id'])}  {step['created_at'][:19].replace('T', ' ')}  [dim]{what}[/dim]",
+                        f"{escape(step['checkpoint_id'])}  {step['created_at'][:19].replace('T', ' ')}  "
+                        f"[dim]{what}[/dim]",
                         soft_wrap=True,
                         highlight=False,
                     )

@@ -221,7 +221,8 @@ def skills_install(
     verb = "replaced" if done.replaced else "installed"
     who = f"for user {user}" if user else "for everyone"
     console.print(
-        f"[green]{verb}[/green] {escape(done.skill.name)} {who} ({done.files} files) in {escape(str(done.skill.directory))}"
+        f"[green]{verb}[/green] {escape(done.skill.name)} {who} ({done.files} files) "
+        f"in {escape(str(done.skill.directory))}"
     )
     if done.skill.env or done.skill.required_secrets:
         names = ", ".join(declared(done.skill))

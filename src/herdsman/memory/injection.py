@@ -37,7 +37,8 @@ from herdsman.memory.recall import EntityLine, GraphView, about_change, graph_li
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
 STOPWORDS = frozenset(
     "the a an and or but if then of to in on at for with by from is are was were be been it this that "
-    "these those i you he she we they me my your our their him her his its them us as so do does did not no yes can could "
+    "these those i you he she we they me my your our their him her his its them us as so do does did not no yes "
+    "can could "
     "would should will shall may might have has had what which who whom how why when where please "
     "about into over under than too very just also any all some more most such only own same".split()
 )

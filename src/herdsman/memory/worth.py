@@ -36,7 +36,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         _I,
     ),
     "command": re.compile(
-        r"\b(ran|executed|typed|invoked|re-?ran|has run|have run)\b|\bthe command\b.{0,40}\b(returned|printed|showed|output)\b",
+        r"\b(ran|executed|typed|invoked|re-?ran|has run|have run)\b|"
+        r"\bthe command\b.{0,40}\b(returned|printed|showed|output)\b",
         _I,
     ),
     "outcome": re.compile(
@@ -47,7 +48,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "error": re.compile(
         r"\b[A-Z][a-zA-Z]*(Error|Exception)\b|\bE(ACCES|NOENT|PERM|EXIST|CONN(REFUSED|RESET)|ADDRINUSE|TIMEDOUT|NOSPC|"
-        r"PIPE|AGAIN|ISDIR|NOTDIR|INVAL|MFILE|HOSTUNREACH)\b|(?i:\btraceback\b|\bstack ?trace\b|\bexit (code|status)\b|\berrno\b|"
+        r"PIPE|AGAIN|ISDIR|NOTDIR|INVAL|MFILE|HOSTUNREACH)\b|"
+        r"(?i:\btraceback\b|\bstack ?trace\b|\bexit (code|status)\b|\berrno\b|"
         r"\bconnection (refused|reset)\b|\bpermission denied\b|\btimed out\b|\bsegfault\b|\bno module named\b)"
     ),
     "listing": re.compile(
@@ -56,7 +58,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         _I,
     ),
     "request": re.compile(
-        r"(?<!be )\b(asked|asks|asking|requested|requests)\b|\bwants to know\b|\b(this|that) (article|file|page|message|"
+        r"(?<!be )\b(asked|asks|asking|requested|requests)\b|\bwants to know\b|"
+        r"\b(this|that) (article|file|page|message|"
         r"link|document|email|pr|snippet|output|error)\b",
         _I,
     ),

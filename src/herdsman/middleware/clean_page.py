@@ -5,7 +5,8 @@ answer, its fruitless grep, the old text of the file it was to fix. Asked the sa
 nothing but the request and the files it names (no system prompt, no tools, no conversation), the
 embedded 1.5B model often gets it right: it writes the program that computes the value, or the
 fixed file. This module holds what the two uses share (:class:`CleanPageMiddleware`): the trigger
-(the typed findings of the note that ends the run, once per run and use, twice for a program that failed), how the named files are
+(the typed findings of the note that ends the run, once per run and use, twice for a program that
+failed), how the named files are
 shown (bounded: :data:`HEAD_LINES` lines of a file, :data:`LISTED` entries of a folder), the call
 on the clean page (never streamed, bounded in tokens; a failure leaves the model to answer as
 before), and the harness-made tool call that replaces the model's next step, marked (its own

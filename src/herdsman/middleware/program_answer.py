@@ -15,7 +15,8 @@ So when a note of the completion check says the answer's *value* is not backed
 (:data:`COMPUTE_RULES`: a number no tool result shows, a count made by reading, no number at all
 where one was asked for, a name no tool result shows: on dev the model printed the largest
 distance, 9.54, and named the planet it knew to be farthest instead of the one in the file; the
-smallest or largest picked by eye, as the item with the least stock in a CSV), the model is asked on a clean page instead
+smallest or largest picked by eye, as the item with the least stock in a CSV), the model is asked
+on a clean page instead
 (:mod:`~herdsman.middleware.clean_page`: once per run; the question and the beginning of each file
 or folder it names) for one Python program that prints the answer. A program that parses
 (:func:`~herdsman.middleware.clean_page.program_of`) becomes the model's next step: a ``bash`` call
@@ -24,7 +25,8 @@ running it, made in the model's name and marked (:data:`PROGRAM_KEY`).
 The model then answers from what it printed. It may not: on a dev task the program printed 8
 and the model answered 11 again, the count it had made by reading. So when the program exited 0
 and printed a few short lines (:func:`printed_value`), the answer the model gives right after it
-must hold each of them (on dev it printed 23 and j01 and the model answered j01); one that does not is replaced by it (the model's own words are kept in
+must hold each of them (on dev it printed 23 and j01 and the model answered j01); one that does
+not is replaced by it (the model's own words are kept in
 ``additional_kwargs``, :data:`VALUE_KEY`): a value a program computed on a clean page outranks a
 number the check already found unbacked. The completion check checks that answer as any other.
 

@@ -1,4 +1,5 @@
-"""Task programs: a file the request asks for that the model did not make is made by a program it writes on a clean page.
+"""Task programs: a file the request asks for that the model did not make is made by a program
+it writes on a clean page.
 
 Asked to start a script in the background, wait until it wrote three lines, then copy the first
 line to outputs/first_tick.txt, the embedded 1.5B model started the script and answered with the

@@ -54,14 +54,19 @@ _ZH = {
     "answer.text_call": "没有回答：智能体最后的回复是写成文字的工具调用（{tools}），它没有被执行。",
     "answer.echo": "没有回答：智能体最后的回复重复了系统给它的提示，而没有回答请求。",
     "checks.fold": "已检查：{found}，已退回给智能体",
-    "model.failed": "错误：模型调用失败（{kind}：{detail}）。请检查模型的 base_url、api_key 和网络，然后重新发送消息；对话已保留。",
+    "model.failed": (
+        "错误：模型调用失败（{kind}：{detail}）。请检查模型的 base_url、api_key 和网络，然后重新发送消息；对话已保留。"
+    ),
     "checks.findings": "{n} 个问题",
     "checks.notes": "{n} 条提示",
     "stop.max_steps": (
         "我在调用模型 {limit} 次后停下了，这是一次运行的上限（config.yaml 中的 lead.max_steps，"
         "或智能体的 max_steps）。发送一条消息即可从这里继续，或者提高上限。"
     ),
-    "stop.loop": "我停下了：我一直重复同一个工具调用（{what}），没有进展（连续 {times} 次）。请告诉我如何继续，或换一种说法重新提出请求。",
+    "stop.loop": (
+        "我停下了：我一直重复同一个工具调用（{what}），没有进展（连续 {times} 次）。"
+        "请告诉我如何继续，或换一种说法重新提出请求。"
+    ),
     # what each rule of the completion check detects, for the "could not" (findings.RULES, in English, is the fallback)
     "rule.call.as_text": "回复里有一个写成文字的工具调用（它没有被执行）",
     "rule.tool.unknown": "调用了一个不存在的工具",

@@ -534,7 +534,8 @@ def _is_gone(exc: Exception) -> bool:
 
 
 class DockerSandbox(RemoteSandbox):
-    """A thread's sandbox: host-side files (:class:`~herdsman.sandbox.host_files.HostFilesSandbox`), commands in its container."""
+    """A thread's sandbox: host-side files (:class:`~herdsman.sandbox.host_files.HostFilesSandbox`),
+    commands in its container."""
 
     box: ThreadContainer
 

@@ -242,7 +242,8 @@ class HostFilesSandbox:
                 running = ", ".join(f"{job.number}: {job.command[:60]}" for job in self._jobs)
                 raise SandboxError(
                     f"{len(self._jobs)} background servers already run in this thread "
-                    f"(sandbox.preview.max_servers_per_thread is {preview.max_servers_per_thread}): {running or 'none'}. "
+                    f"(sandbox.preview.max_servers_per_thread is {preview.max_servers_per_thread}): "
+                    f"{running or 'none'}. "
                     "Reuse one, or wait until one ends."
                 )
             number = max((job.number for job in self._jobs), default=0) + 1

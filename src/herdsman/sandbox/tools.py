@@ -258,7 +258,8 @@ def parse_problem(shown: str, text: str) -> str:
             f". Warning: {shown} does not parse now: {error}. "
             "Read those lines and fix them (a line break inside quotes is written \\n)"
         )
-    return f". Warning: {shown} is not valid JSON now: {error.removeprefix('not valid JSON: ')}. Write it again as valid JSON"
+    why = error.removeprefix("not valid JSON: ")
+    return f". Warning: {shown} is not valid JSON now: {why}. Write it again as valid JSON"
 
 
 def unescape_python(shown: str, text: str) -> tuple[str, bool]:
@@ -450,8 +451,8 @@ class SandboxTools:
         reach = (
             "Later bash commands reach it at http://127.0.0.1:{port}/ (curl -s http://127.0.0.1:{port}/...)."
             if reachable
-            else "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one command "
-            "(start it with &, then curl it)."
+            else "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one "
+            "command (start it with &, then curl it)."
         )
         if ports:
             shown = ", ".join(map(str, ports))

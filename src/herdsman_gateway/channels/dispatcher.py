@@ -262,7 +262,8 @@ class Dispatcher:
         status = record.get("status")
         if "__error__" in values or status == "error":
             error = values.get("__error__") or record.get("error") or {}
-            return f"⚠️ The run failed: {error.get('message') or 'unknown error'}. Send /new to start over if it keeps failing."
+            why = error.get("message") or "unknown error"
+            return f"⚠️ The run failed: {why}. Send /new to start over if it keeps failing."
         if status == "interrupted" and not values.get("__interrupt__"):
             return "⏹ Stopped."
         question = interrupt_question(values)

@@ -3,8 +3,8 @@
 The web UI's files panel shows the thread's workspace, outputs and uploads as a tree built from
 this listing. ``path`` is a virtual directory (``/mnt/user-data`` by default, or one of its
 folders; ``outputs`` is short for ``/mnt/user-data/outputs``) and is resolved by the sandbox's own
-:class:`~herdsman.sandbox.fs.ThreadFiles` (by descriptors, race-free), so ``..`` and symlinks that leave the thread's user
-data are refused with 400 exactly as the agent's file tools refuse them. The walk goes breadth
+:class:`~herdsman.sandbox.fs.ThreadFiles` (by descriptors, race-free), so ``..`` and symlinks that
+leave the thread's user data are refused with 400 exactly as the agent's file tools refuse them. The walk goes breadth
 first (top folders before their contents), never follows a symlink into a folder, leaves out
 links that point outside the sandbox, and stops at ``MAX_ENTRIES`` with ``truncated: true``.
 Download or preview a listed file with ``GET /api/threads/{id}/artifacts/<path>``.

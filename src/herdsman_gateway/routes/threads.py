@@ -212,7 +212,8 @@ async def refuse_busy(gw: Gateway, thread_id: str, doing: str) -> None:
     if (run_id := await gw.runs.busy_run(thread_id)) is not None:
         raise HTTPException(
             409,
-            f"Thread {thread_id} has run {run_id} in progress; wait for it (GET /threads/{thread_id}/runs/{run_id}/join) "
+            f"Thread {thread_id} has run {run_id} in progress; "
+            f"wait for it (GET /threads/{thread_id}/runs/{run_id}/join) "
             f"or cancel it before {doing}",
         )
 

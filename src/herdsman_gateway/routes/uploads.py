@@ -13,7 +13,8 @@ the same name refuses the request with 409), then each file moves with an atomic
 
 File names are reduced to their last component, so an upload can never leave the uploads
 folder, and checked before anything is written: a name the filesystem would refuse (longer than
-:data:`MAX_NAME_BYTES` in UTF-8, a NUL, text that is not Unicode) is a 400 that says to rename. PDF, DOCX, XLSX and PPTX uploads are also converted to Markdown beside them
+:data:`MAX_NAME_BYTES` in UTF-8, a NUL, text that is not Unicode) is a 400 that says to rename.
+PDF, DOCX, XLSX and PPTX uploads are also converted to Markdown beside them
 (``report.pdf.md``) for the agent to read; a file that cannot be converted is kept, and the
 response says why.
 """

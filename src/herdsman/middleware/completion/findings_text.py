@@ -76,8 +76,8 @@ def _unsupported(e: Mapping[str, Any]) -> str:
             f"number is {counted['number']}; use it, in the answer and in any file the request asks for."
         )
     return (
-        head
-        + f"Compute it with a tool (for example {e.get('command') or 'python3'}) and answer with the value the tool prints."
+        head + f"Compute it with a tool (for example {e.get('command') or 'python3'}) and answer with the value the "
+        "tool prints."
     )
 
 
@@ -87,7 +87,10 @@ def _changed_not_run(e: Mapping[str, Any]) -> str:
         how = f" ({e['command']})"
         if e.get("placeholder") and e.get("sample"):
             how = f" ({e['command']}, with {e['placeholder']} a file that exists, such as {e['sample']})"
-    return f"You changed {_or(e['scripts'])} but have not run it since. Run it now{how} and check that it does what the request asks."
+    return (
+        f"You changed {_or(e['scripts'])} but have not run it since. Run it now{how} and check that it does "
+        "what the request asks."
+    )
 
 
 def _skill(e: Mapping[str, Any]) -> str:
@@ -99,7 +102,10 @@ def _skill(e: Mapping[str, Any]) -> str:
 
 
 def _rows(e: Mapping[str, Any]) -> str:
-    head = f"The request wants one row per item from {e['low']} to {e['high']} ({e['wanted']} rows), but {e['path']} has {e['lines']} lines. "
+    head = (
+        f"The request wants one row per item from {e['low']} to {e['high']} ({e['wanted']} rows), "
+        f"but {e['path']} has {e['lines']} lines. "
+    )
     if e.get("command"):
         return head + f"Your last command printed the {e['wanted']} rows: save them like this:\n{e['command']}"
     return head + (
@@ -129,8 +135,8 @@ def _code_not_run(e: Mapping[str, Any]) -> str:
         )
     if e.get("language") == "python":
         return (
-            "Your reply shows code that nothing ran. Run it with bash as python3 - <<'EOF', the code with one statement "
-            "per line, then EOF; make it write any file the request asks for."
+            "Your reply shows code that nothing ran. Run it with bash as python3 - <<'EOF', the code with one "
+            "statement per line, then EOF; make it write any file the request asks for."
         )
     return "Your reply shows code that nothing ran. Run those commands with bash."
 
@@ -161,10 +167,10 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         "user's request itself, in your own words."
     ),
     "source.unseen": lambda e: (
-        f"{'The file ' + e['path'] + ' gives' if e.get('path') else 'Your answer gives'} links that no tool opened and the user "
-        f"did not give: {', '.join(e['urls'][:5])}. Sources must be real: remove them"
-        f"{' and write the file again' if e.get('path') else ''}, or open each with a tool (web_fetch) first and keep only "
-        "those that open."
+        f"{'The file ' + e['path'] + ' gives' if e.get('path') else 'Your answer gives'} links that no tool "
+        f"opened and the user did not give: {', '.join(e['urls'][:5])}. Sources must be real: remove them"
+        f"{' and write the file again' if e.get('path') else ''}, or open each with a tool (web_fetch) first and "
+        "keep only those that open."
     ),
     "reply.wrong_language": lambda e: (
         f"The user wrote in {LANGUAGE_NAMES.get(e['language'], e['language'])}, and your answer "
@@ -342,7 +348,10 @@ def render(finding: Finding) -> str:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")
     line = text(finding.evidence)
     if finding.evidence.get("ran") and finding.rule != "code.shown_not_run":
-        line += f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; answer from what it printed."
+        line += (
+            f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; "
+            "answer from what it printed."
+        )
     target = senseless(line)
     return _binary_not_saved({"path": target}) if target is not None else line
 

@@ -1,7 +1,8 @@
 """The completion check's rules that need no files: what a reply, the request and the run's
 tool results say (numbers shown and numbers guessed, code shown instead of used, the file a
 request asks to change, why a command failed). Calls written as text are found by
-:mod:`~herdsman.middleware.text_calls`, the rules on delivered files are in :mod:`~herdsman.middleware.completion.files`, those on searching in
+:mod:`~herdsman.middleware.text_calls`, the rules on delivered files are in
+:mod:`~herdsman.middleware.completion.files`, those on searching in
 :mod:`~herdsman.middleware.completion.search`, the tool plan after a note in
 :mod:`~herdsman.middleware.completion.plan`.
 
@@ -207,7 +208,8 @@ _SOURCE_BEFORE = re.compile(
 
 
 _RUN_COMMAND = re.compile(
-    r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b(?:[ \t]+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*",
+    r"\b(?:python3?|node|bash|sh)\s+[\w./-]+\.(?:py|js|sh)\b"
+    r"(?:[ \t]+(?!(?:prints?|fails?|crashes|should|so|and|with|to|but|then)\b)[\w./=-]+)*",
     re.ASCII,
 )  # ASCII: the arguments end where a request in Chinese goes on (add.py 2 3 4 输出...)
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")  # Python's own words, any request language

@@ -77,8 +77,8 @@ def check_size(field: str, value: Any, limit: int | None, thread_id: str) -> Non
         raise InputTooLargeError(
             field,
             f"is {size:,} bytes as JSON, more than runs.max_input_bytes ({limit:,}); upload large content as a file "
-            f"(POST /api/threads/{thread_id or '<thread_id>'}/uploads) and refer to its path in a short message, or ask the "
-            "operator to raise runs.max_input_bytes",
+            f"(POST /api/threads/{thread_id or '<thread_id>'}/uploads) and refer to its path in a short message, "
+            "or ask the operator to raise runs.max_input_bytes",
         )
 
 
@@ -255,9 +255,15 @@ def check_configurable(configurable: Any, owned: Mapping[str, Any]) -> None:
 
 def _reserved_hint(key: str) -> str:
     if key == "thread_id":
-        return "is set by the server from the URL; to run on another thread, POST to /threads/<that id>/runs, and remove this key"
+        return (
+            "is set by the server from the URL; to run on another thread, POST to /threads/<that id>/runs, "
+            "and remove this key"
+        )
     if key.startswith("checkpoint"):
-        return "is set by the server; to start from a checkpoint send checkpoint_id (or checkpoint) in the body, and remove this key"
+        return (
+            "is set by the server; to start from a checkpoint send checkpoint_id (or checkpoint) in the body, "
+            "and remove this key"
+        )
     return f"is set by the server for every run; remove this key (the run's {key} comes from the request)"
 
 

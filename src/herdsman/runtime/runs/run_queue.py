@@ -36,7 +36,10 @@ from herdsman.runtime.runs.run_admission import Admission, Decision, QueueCounts
 from herdsman.runtime.storage.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
 
 TABLE = "herdsman_run_queue"
-COLUMNS = "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, cancel_action, user_id"
+COLUMNS = (
+    "run_id, thread_id, created_at, spec, status, worker_id, lease_until, attempts, checkpoint_before, "
+    "cancel_action, user_id"
+)
 SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, "
     "created_at TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', worker_id TEXT, "

@@ -235,13 +235,15 @@ def refusal(decision: Decision, admission: Admission, spec: RunSpec) -> RunError
         return busy_error(spec.thread_id, counts.thread_run or "")
     if decision.verdict == "queue_full":
         return QueueFullError(
-            f"the run queue is full: {counts.waiting} runs wait for a worker (runs.max_queued: {admission.max_queued}); "
+            f"the run queue is full: {counts.waiting} runs wait for a worker "
+            f"(runs.max_queued: {admission.max_queued}); "
             f"send the run again in {QUEUE_FULL_RETRY_AFTER} seconds (Retry-After), or add workers (herdsman worker)"
         )
     if decision.verdict == "user_full":
         who = f"user {spec.user}" if spec.user else "the local user"
         return RunLimitError(
-            f"{who} has {counts.user_held} runs in progress (runs.max_running_per_user: {admission.max_running_per_user}) "
+            f"{who} has {counts.user_held} runs in progress "
+            f"(runs.max_running_per_user: {admission.max_running_per_user}) "
             f"and {counts.user_waiting} waiting (runs.max_queued_per_user: {admission.max_queued_per_user}); "
             "wait for one to end (GET /threads/{thread_id}/runs/{run_id}/join) or cancel one (POST /runs/cancel), "
             "then send this run again"

@@ -122,7 +122,10 @@ class RunWorkers:
         try:
             record = await self.threads.get_run(claimed.thread_id, claimed.run_id)
             if record is not None and record.get("status") not in FINAL_STATUSES:
-                message = f"the run could not be resumed ({type(exc).__name__}: {error_text(exc)}); start a new run on the thread"
+                message = (
+                    f"the run could not be resumed ({type(exc).__name__}: {error_text(exc)}); "
+                    "start a new run on the thread"
+                )
                 record.update(
                     status="error", updated_at=utc_now(), error={"error": "RunNotResumable", "message": message}
                 )

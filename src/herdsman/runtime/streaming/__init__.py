@@ -1,1 +1,2 @@
-"""Streaming: a run's events, published once and read by any number of subscribers (in memory or through Redis), in LangGraph's SSE and thread-protocol shapes."""
+"""Streaming: a run's events, published once and read by any number of subscribers (in memory or
+through Redis), in LangGraph's SSE and thread-protocol shapes."""

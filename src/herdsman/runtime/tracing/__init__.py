@@ -1,1 +1,2 @@
-"""Tracing: a thread's trace from its checkpoints, sub-agent transcripts, the model's step times, and the harness's notes told in one line."""
+"""Tracing: a thread's trace from its checkpoints, sub-agent transcripts, the model's step times,
+and the harness's notes told in one line."""
