@@ -96,3 +96,5 @@ def test_what_a_translation_must_keep() -> None:
     assert not keeps(answer, good.replace("wc -l report.md\n```", "```"), "zh")  # the code block lost
     assert not keeps(answer, answer, "zh")  # still English
     assert not keeps(answer, good + "很好。" * 400, "zh")  # went on writing
+    long_answer = "The report explains how the herd moves north in spring and why it slows by the river. " * 6
+    assert not keeps(long_answer, "报告。", "zh")  # most of it left out

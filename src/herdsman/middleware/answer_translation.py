@@ -51,6 +51,9 @@ PROMPT = (
 MAX_GROWTH = 3
 """A translation more than this many times the answer's length (plus :data:`SLACK`) went on writing."""
 SLACK = 200
+MIN_SHARE = 0.15
+"""A translation shorter than this share of the answer's length left most of it out (Chinese takes
+about a third of the characters of the English it translates)."""
 
 
 def answered(run: Sequence[AnyMessage]) -> AIMessage | None:
@@ -63,8 +66,9 @@ def answered(run: Sequence[AnyMessage]) -> AIMessage | None:
 
 def keeps(answer: str, translation: str, language: str) -> bool:
     """Whether ``translation`` of ``answer`` may stand for it: it is in ``language``, holds every
-    number, named file and fenced block of the answer, and is not many times longer."""
-    if not translation.strip() or len(translation) > MAX_GROWTH * len(answer) + SLACK:
+    number, named file and fenced block of the answer, and is neither many times longer nor a
+    small part of its length."""
+    if not MIN_SHARE * len(answer) <= len(translation.strip()) <= MAX_GROWTH * len(answer) + SLACK:
         return False
     if language_of(translation) != language:
         return False
@@ -96,7 +100,8 @@ class AnswerTranslationMiddleware(CleanPageMiddleware):
         """The translated answer, marked, when it keeps what the answer must not lose; else None."""
         text = reply.text.strip() if isinstance(reply, AIMessage) else ""
         language, answer = str(page.target), str(page.before)
-        ok = keeps(answer, text, language)
+        cut = isinstance(reply, AIMessage) and reply.response_metadata.get("finish_reason") == "length"
+        ok = not cut and keeps(answer, text, language)  # a translation cut at the token limit lost its end
         log.info("answer_translation", language=language, used=ok)
         if not ok:
             return None
