@@ -275,15 +275,30 @@ async def run_deepagents(task: dict[str, Any], models: Models, work: Path, max_s
     return finish(task, "deepagents", "full", user_data, answer, seconds, tool_calls, error, messages=messages)
 
 
+def harness_marks() -> frozenset[str]:
+    """The ``additional_kwargs`` keys that mark what the harness made or changed, kept in transcripts."""
+    from herdsman.middleware.answer_translation import TRANSLATION_KEY
+    from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
+    from herdsman.middleware.file_rewrite import REWRITE_KEY
+    from herdsman.middleware.program_answer import PROGRAM_KEY, VALUE_KEY
+    from herdsman.middleware.task_program import TASK_KEY
+
+    return frozenset({RAN_SHOWN_CODE, PROGRAM_KEY, VALUE_KEY, REWRITE_KEY, TASK_KEY, TRANSLATION_KEY})
+
+
 def transcript(messages: list[Any]) -> list[dict[str, Any]]:
     """The run's messages, short: who, what, which calls (for reading why a task failed)."""
     out = []
+    keys = harness_marks()
     for m in messages:
         item: dict[str, Any] = {"type": m.type, "text": m.text[:1500]}
         if getattr(m, "name", None):
             item["name"] = m.name
         if getattr(m, "tool_calls", None):
             item["calls"] = [{"name": c["name"], "args": c["args"]} for c in m.tool_calls]
+        marks = {k: v for k, v in (m.additional_kwargs or {}).items() if k in keys}
+        if marks:  # which part of the harness made or changed the message (counted without reading it)
+            item["marks"] = {k: v if isinstance(v, (str, bool, int)) else True for k, v in marks.items()}
         out.append(item)
     return out
 

@@ -232,3 +232,22 @@ def test_smoke_two_tasks_with_the_embedded_model(tmp_path: Path) -> None:
     records = [json.loads(r) for r in (tmp_path / "results" / "results.jsonl").read_text().splitlines()]
     assert {r["task"] for r in records} == {"data_csv_total", "files_append_line"}
     assert all(r["error"] is None for r in records), records
+
+
+def test_a_transcript_keeps_what_marks_the_harnesss_own_messages() -> None:
+    """What the harness made or changed is counted from the results without reading the text."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from herdsman.middleware.answer_translation import ORIGINAL_KEY, TRANSLATION_KEY
+    from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
+
+    translated = AIMessage("它有 3 行。", additional_kwargs={TRANSLATION_KEY: "zh", ORIGINAL_KEY: "It has 3 lines."})
+    call = {"name": "write_file", "args": {"path": "a.txt", "content": "7\n"}, "id": "1"}
+    offered = AIMessage("", tool_calls=[call], additional_kwargs={RAN_SHOWN_CODE: "answer.offer"})
+    items = bench.transcript([HumanMessage("有几行？"), offered, translated, AIMessage("plain")])
+    assert [item.get("marks") for item in items] == [
+        None,
+        {RAN_SHOWN_CODE: "answer.offer"},
+        {TRANSLATION_KEY: "zh"},  # the model's own words stay out
+        None,
+    ]
