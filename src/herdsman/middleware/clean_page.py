@@ -199,6 +199,10 @@ class CleanPageMiddleware(AgentMiddleware):
         """What the use does with the model's own response when no page was asked (unchanged)."""
         return response
 
+    def marked(self, run: Sequence[AnyMessage]) -> list[AIMessage]:
+        """The messages this use made in ``run`` (marked with :attr:`KEY`)."""
+        return [m for m in run if isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY)]
+
     def again(self, run: Sequence[AnyMessage], made: Sequence[AIMessage]) -> bool:
         """Whether to ask a page once more, after the calls this use ``made`` in ``run`` (never)."""
         return False
@@ -209,13 +213,13 @@ class CleanPageMiddleware(AgentMiddleware):
 
     def _due(self, request: ModelRequest) -> tuple[str, list[AnyMessage], dict[str, Any]] | None:
         """The question, the run and the finding to ask a page for, when the run ends with a note
-        of one of :attr:`RULES`, this use made no call yet in this run, and the run may use
-        :attr:`TOOL`; else None. Reads no file: it runs on every model call, in the event loop."""
+        of one of :attr:`RULES`, this use made no call yet in this run (or :meth:`again` asks for
+        one more), and the run may use :attr:`TOOL`; else None. Reads no file: it runs on every model call, in the event loop."""
         question, run = this_run(request.messages)
         finding = next((f for f in note_findings(run) if f.get("rule") in self.RULES), None)
         if question is None or finding is None:
             return None
-        made = [m for m in run if isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY)]
+        made = self.marked(run)
         if made and not self.again(run, made):
             return None  # once per run: a second page would be the same page
         if self.TOOL is not None and (
@@ -316,8 +320,7 @@ class ProgramPageMiddleware(CleanPageMiddleware):
 
     def follow_up(self, page: Page, run: Sequence[AnyMessage]) -> Page:
         """The page, then the failed program and its error, when a program of this use failed."""
-        made = [m for m in run if isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY)]
-        failure = failed_program(run, made)
+        failure = failed_program(run, self.marked(run))
         if failure is None:
             return page
         program, error = failure
