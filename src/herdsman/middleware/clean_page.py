@@ -214,7 +214,8 @@ class CleanPageMiddleware(AgentMiddleware):
     def _due(self, request: ModelRequest) -> tuple[str, list[AnyMessage], dict[str, Any]] | None:
         """The question, the run and the finding to ask a page for, when the run ends with a note
         of one of :attr:`RULES`, this use made no call yet in this run (or :meth:`again` asks for
-        one more), and the run may use :attr:`TOOL`; else None. Reads no file: it runs on every model call, in the event loop."""
+        one more), and the run may use :attr:`TOOL`; else None. Reads no file: it runs on every
+        model call, in the event loop."""
         question, run = this_run(request.messages)
         finding = next((f for f in note_findings(run) if f.get("rule") in self.RULES), None)
         if question is None or finding is None:
