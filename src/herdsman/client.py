@@ -191,7 +191,7 @@ class HerdsmanClient:
         *,
         model: BaseChatModel | None = None,
         model_name: str | None = None,
-        checkpointer: BaseCheckpointSaver | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
         sandbox_provider: SandboxProvider | None = None,
         model_overrides: Mapping[str, BaseChatModel] | None = None,
         assistant: AssistantRecord | None = None,

@@ -23,7 +23,7 @@ from langgraph.types import Checkpointer
 
 from herdsman.agents import trace_hops
 from herdsman.agents.lead_graph import LeadGraph
-from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt, first_sentence
+from herdsman.agents.prompt import PromptEntry, build_small_system_prompt, build_system_prompt
 from herdsman.agents.stack import build_middleware
 from herdsman.agents.state import ThreadState
 from herdsman.config.schema import HerdsmanConfig
@@ -32,7 +32,7 @@ from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
-from herdsman.middleware.prompt_parts import preview_note
+from herdsman.middleware.prompt_parts import first_sentence, preview_note
 from herdsman.middleware.run_scope import RunContext
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.factory import create_chat_model
@@ -77,7 +77,7 @@ def create_lead_agent(
     memory: MemoryService | None = None,
     resolver: ModelResolver | None = None,
     keep_transcript: TranscriptKeeper | None = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The compiled lead agent graph.
 
     ``model`` overrides the configured one (tests pass a scripted model); ``model_name``

@@ -29,7 +29,7 @@ from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.run_scope import open_scope, scope_in, with_scope
 
 
-class LeadGraph(CompiledStateGraph):
+class LeadGraph(CompiledStateGraph[Any, Any, Any, Any]):
     """The lead agent's graph; gives an invocation without a run scope a fresh one."""
 
     def __init__(self, *, run_settings: SubagentsConfig, **kwargs: Any) -> None:
@@ -39,7 +39,7 @@ class LeadGraph(CompiledStateGraph):
         self.run_settings = run_settings
 
     @classmethod
-    def of(cls, graph: CompiledStateGraph, run_settings: SubagentsConfig) -> LeadGraph:
+    def of(cls, graph: CompiledStateGraph[Any, Any, Any, Any], run_settings: SubagentsConfig) -> LeadGraph:
         """``graph`` (as ``create_agent`` compiled it) as a lead graph (built as LangGraph's own
         ``copy`` does, from the graph's attributes)."""
         attrs = {k: v for k, v in graph.__dict__.items() if k not in ("__orig_class__", "run_settings")}

@@ -163,13 +163,13 @@ class UpdateQueue:
     def forget_user(self, user_id: str) -> int:
         """Drop every queued turn of ``user_id`` (their memory is being purged); how many threads."""
         with self._tx() as cur:
-            return cur.execute("DELETE FROM memory_pending WHERE user_id = ?", (user_id,)).rowcount
+            return int(cur.execute("DELETE FROM memory_pending WHERE user_id = ?", (user_id,)).rowcount)
 
     def expire(self, before: float) -> int:
         """Drop the rows whose first queued turn is older than ``before`` (epoch seconds): a turn
         waiting to be learned outlives no retention (:mod:`herdsman.memory.retention`); how many."""
         with self._tx() as cur:
-            return cur.execute("DELETE FROM memory_pending WHERE created_at < ?", (before,)).rowcount
+            return int(cur.execute("DELETE FROM memory_pending WHERE created_at < ?", (before,)).rowcount)
 
     def pending(self) -> list[dict[str, Any]]:
         """Every queued row (for the CLI): thread, user, message count, due time, attempts, last error."""

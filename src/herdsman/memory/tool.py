@@ -54,7 +54,7 @@ def make_memory_tool(service: MemoryService, writable: bool = True) -> BaseTool:
 
     def memory(
         action: Annotated[Literal["search", "about", "add", "update", "delete"], "What to do."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         query: Annotated[str, "search: words to look for; about: a name."] = "",
         content: Annotated[str, "add/update: the fact, one sentence."] = "",
         category: Annotated[str, "add/update: the kind of fact (update: empty keeps it)."] = "",

@@ -154,8 +154,9 @@ def profile_value(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
 def item_text(value: Mapping[str, Any]) -> str:
     """The text a query is ranked against: ``content`` or ``text`` when present, else every string in the value."""
     for name in ("content", "text"):
-        if isinstance(value.get(name), str):
-            return value[name]
+        text = value.get(name)
+        if isinstance(text, str):
+            return text
     return " ".join(strings(value))
 
 

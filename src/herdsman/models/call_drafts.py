@@ -56,7 +56,7 @@ def _name(text: str) -> str | None:
     if found is None:
         return None
     try:
-        return json.loads(f'"{found.group(1)}"')
+        return str(json.loads(f'"{found.group(1)}"'))
     except ValueError:  # a broken escape: the name as written
         return found.group(1)
 

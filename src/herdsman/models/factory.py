@@ -65,7 +65,8 @@ def build_model(entry: ModelConfig, where: str = "models") -> BaseChatModel:
     """Instantiate one configured model; any failure is a :class:`ModelConfigError` naming it."""
     cls = import_class(entry.use, where)
     try:
-        return cls(**constructor_kwargs(entry))
+        model: BaseChatModel = cls(**constructor_kwargs(entry))
+        return model
     except Exception as exc:  # noqa: BLE001 - every constructor error becomes a config error
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         hint = "check its keys"

@@ -786,13 +786,15 @@ class DockerSandboxProvider(RemoteSandboxes):
         labels = [f"{LABEL_SANDBOX}=1", f"{LABEL_OWNER}={self.owner}"]
         for attempt in range(3):
             try:
-                return self.client.containers.list(all=True, filters={"label": labels})
+                found: list[Any] = self.client.containers.list(all=True, filters={"label": labels})
+                return found
             except docker.errors.NotFound:
                 continue  # one was removed (by the reaper) between the list and its inspection
             except docker.errors.APIError as exc:
                 if "no such container" not in str(exc).lower() or attempt == 2:
                     raise
-        return self.client.containers.list(all=True, filters={"label": labels}, sparse=True)
+        sparse: list[Any] = self.client.containers.list(all=True, filters={"label": labels}, sparse=True)
+        return sparse
 
     def cleanup(self) -> int:
         """Remove every container of this home, including ones left by an earlier process."""

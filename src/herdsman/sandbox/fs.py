@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING
 
 from herdsman.sandbox import skill_view
 from herdsman.sandbox.base import SKILLS_ROOT, WORKSPACE, PathEscapeError, SandboxError
-from herdsman.sandbox.fs_walk import WalkEntry, WalkStop, walk_open
+from herdsman.sandbox.fs_walk import WalkEntry, walk_open
+from herdsman.sandbox.fs_walk import WalkStop as WalkStop  # part of this module's API (a walk's limits)
 from herdsman.sandbox.paths import ReadOnlyPathError, ThreadPaths, VirtualRoot
 from herdsman.sandbox.tree import open_dir
 

@@ -72,9 +72,12 @@ from herdsman.config.schema import SnapshotsConfig
 from herdsman.logs import get_logger
 from herdsman.sandbox.base import USER_DATA_ROOT, SandboxError
 from herdsman.sandbox.change_journal import ChangeJournal, Changes, is_local, process_journal
-from herdsman.sandbox.fs import MAX_DEPTH, MAX_PATH_CHARS, FileTooLargeError, ThreadFiles, WalkStop, copy_sparse
-from herdsman.sandbox.history_objects import Entry, HistoryError, ObjectStore
-from herdsman.sandbox.history_restore import RestoreReport, restore_version, revert_paths
+from herdsman.sandbox.fs import MAX_DEPTH, MAX_PATH_CHARS, FileTooLargeError, ThreadFiles, copy_sparse
+from herdsman.sandbox.fs_walk import WalkStop
+from herdsman.sandbox.history_objects import Entry, ObjectStore
+from herdsman.sandbox.history_objects import HistoryError as HistoryError  # part of this module's API
+from herdsman.sandbox.history_restore import RestoreReport as RestoreReport  # part of this module's API
+from herdsman.sandbox.history_restore import restore_version, revert_paths
 from herdsman.sandbox.paths import normalize_virtual
 
 log = get_logger(__name__)

@@ -85,7 +85,8 @@ class ObjectStore:
     def listing(self, digest: str) -> dict[str, Entry]:
         """The folder listing ``digest``; HistoryError when it is gone."""
         try:
-            return json.loads(self.path(digest).read_bytes())
+            listing: dict[str, Entry] = json.loads(self.path(digest).read_bytes())
+            return listing
         except FileNotFoundError:
             raise HistoryError(
                 f"a folder listing of this version ({digest[:12]}) is gone; the version cannot be restored"

@@ -35,7 +35,8 @@ from herdsman.sandbox.base import (
     SandboxError,
     command_variables,
 )
-from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles, WalkStop
+from herdsman.sandbox.fs import FileTooLargeError, NotFoundError, ThreadFiles
+from herdsman.sandbox.fs_walk import WalkStop
 from herdsman.sandbox.jail_ports import PortUnreachable
 from herdsman.sandbox.paths import ThreadPaths
 from herdsman.sandbox.quota import DiskQuota, Usage

@@ -92,7 +92,8 @@ class WebsocketExecOpener:
             except Exception:
                 ws.close()
                 raise
-        return ws
+        opened: ExecStream = ws
+        return opened
 
 
 def _as_bytes(data: Any) -> bytes:

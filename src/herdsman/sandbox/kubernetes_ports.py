@@ -73,7 +73,8 @@ class WebsocketPortForwarder:
 
         forward = portforward(self._core.connect_get_namespaced_pod_portforward, pod, namespace, ports=str(port))
         end = forward.socket(port)
-        return getattr(end, "_socket", end)
+        plain: socket.socket = getattr(end, "_socket", end)
+        return plain
 
 
 class PodNetwork:

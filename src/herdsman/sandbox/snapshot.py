@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from typing_extensions import TypedDict  # not typing's: pydantic renders it on Python 3.11
 
-from herdsman.sandbox.fs import WalkStop
+from herdsman.sandbox.fs_walk import WalkStop
 
 if TYPE_CHECKING:
     from herdsman.sandbox.fs import ThreadFiles

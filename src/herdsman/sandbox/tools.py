@@ -2,7 +2,7 @@
 
 Each tool finds its thread through LangChain's injected ``ToolRuntime``
 (``runtime.config["configurable"]["thread_id"]``), asks the provider for that thread's sandbox
-and speaks only virtual paths. The runtime is typed ``ToolRuntime[Any, dict]``: left bare, its
+and speaks only virtual paths. The runtime is typed ``ToolRuntime[Any, dict[str, Any]]``: left bare, its
 context is typed None, and a run's context (a client's keys, the run scope) made pydantic warn
 on every tool call when LangChain dumps the tool's arguments. Every failure the model can act on
 (a bad path, a missing file, bash being off) is raised as ``ToolException`` and, with
@@ -278,7 +278,7 @@ def unescape_python(shown: str, text: str) -> tuple[str, bool]:
 def _same_text(sandbox: Any, path: str, content: str) -> bool:
     """Whether the text file at ``path`` already holds ``content`` (a final newline aside)."""
     try:
-        return sandbox.read_text(path).rstrip() == content.rstrip()
+        return bool(sandbox.read_text(path).rstrip() == content.rstrip())
     except Exception:  # noqa: BLE001 - unreadable (binary, too large): not the same text
         return False
 
@@ -418,7 +418,7 @@ class SandboxTools:
     def bash(
         self,
         command: Annotated[str, "The bash command line to run."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         background: Annotated[bool, BACKGROUND_ARG] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Run a command (blocking), or start a background server."""
@@ -497,7 +497,7 @@ class SandboxTools:
         ]
 
     @staticmethod
-    def announce(runtime: ToolRuntime[Any, dict], events: list[dict[str, Any]]) -> None:
+    def announce(runtime: ToolRuntime[Any, dict[str, Any]], events: list[dict[str, Any]]) -> None:
         """Write ``events`` on the run's custom stream (where the web UI's Preview tab hears of them)."""
         writer = getattr(runtime, "stream_writer", None)
         for event in events:
@@ -508,7 +508,7 @@ class SandboxTools:
                     log.debug("no stream for the preview event", exc_info=True)
             log.info("preview_listening", thread_id=event["thread_id"], port=event["port"])
 
-    def env_of(self, command: str, runtime: ToolRuntime[Any, dict]) -> dict[str, str]:
+    def env_of(self, command: str, runtime: ToolRuntime[Any, dict[str, Any]]) -> dict[str, str]:
         """The variables ``command_env`` adds to ``command`` in this run (none when it fails: logged)."""
         if self.command_env is None:
             return {}
@@ -536,7 +536,7 @@ class SandboxTools:
     async def abash(
         self,
         command: Annotated[str, "The bash command line to run."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         background: Annotated[bool, BACKGROUND_ARG] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Run a command on the command pool, once the run's user has a command slot free
@@ -576,7 +576,7 @@ class SandboxTools:
 
     def ls(
         self,
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         path: Annotated[str, "Directory to list; default the workspace."] = WORKSPACE,
     ) -> str:
         """List a folder two levels deep, each file with its size."""
@@ -590,7 +590,7 @@ class SandboxTools:
     def read_file(
         self,
         path: Annotated[str, "File to read."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         start_line: Annotated[int | None, "First line to show, 1-based; default 1."] = None,
         end_line: Annotated[int | None, "Last line to show, inclusive; default the last line."] = None,
     ) -> str:
@@ -635,7 +635,7 @@ class SandboxTools:
         self,
         path: Annotated[str, "File to write; parent directories are created."],
         content: Annotated[str, "The full text to write."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         append: Annotated[bool, "Add to the end of the file instead of replacing it."] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Create, overwrite or append to a file."""
@@ -666,7 +666,7 @@ class SandboxTools:
         path: Annotated[str, "File to edit."],
         old: Annotated[str, "Exact text to find, including whitespace and indentation."],
         new: Annotated[str, "Text to put in its place."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
     ) -> tuple[str, dict[str, Any]]:
         """Replace an exact piece of text in a file."""
@@ -713,7 +713,7 @@ class SandboxTools:
     def glob(
         self,
         pattern: Annotated[str, "Glob pattern, e.g. **/*.py or src/*.md; ** spans directories."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         path: Annotated[str, "Directory to search from; default the workspace."] = WORKSPACE,
     ) -> str:
         """Find paths by glob pattern, with their count; a pattern for one folder level says how
@@ -739,7 +739,7 @@ class SandboxTools:
     def grep(
         self,
         pattern: Annotated[str, "Regular expression (RE2 syntax) to search for."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
         path: Annotated[str, "File or directory to search; default the workspace."] = WORKSPACE,
         glob: Annotated[str | None, "Only search files matching this glob, e.g. *.py or src/**/*.ts."] = None,
         ignore_case: Annotated[bool, "Match without regard to case."] = False,

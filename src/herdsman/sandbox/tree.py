@@ -27,6 +27,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_OPEN = 128  # folders remove_tree holds open at once (one per level); deeper ones are moved up
@@ -108,7 +109,9 @@ def _list_again(fd: int) -> list[str]:
         os.close(again)
 
 
-def _move_up(parent: int, name: str, ancestor: tuple, shown: str, failed: list[str], moved_into: set[int]) -> None:
+def _move_up(
+    parent: int, name: str, ancestor: tuple[Any, ...], shown: str, failed: list[str], moved_into: set[int]
+) -> None:
     """Move folder ``name`` of ``parent`` into the open ``ancestor`` frame of the walk (under a
     fresh name), to be removed from there; a failure is added to ``failed``."""
     target = ancestor[2]

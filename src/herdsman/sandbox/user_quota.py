@@ -78,7 +78,7 @@ def subvolume_id(fd: int) -> int:
     """The id of the subvolume the open directory ``fd`` is in (its level-0 group's index)."""
     args = bytearray(struct.pack("QQ4080s", 0, FIRST_FREE_OBJECTID, b""))
     fcntl.ioctl(fd, INO_LOOKUP, args, True)
-    return struct.unpack_from("Q", args)[0]
+    return int(struct.unpack_from("Q", args)[0])
 
 
 def set_limit(fd: int, group: int, limit_bytes: int | None) -> None:
@@ -244,7 +244,7 @@ class UserGroups:
         if table:
             os.sync()  # every copied entry on disk before the counter says they are all there
             log.info("quota_volume_user_table_carried_over", entries=len(table))
-            return max(table.values()) + 1 + LEGACY_GAP
+            return int(max(table.values())) + 1 + LEGACY_GAP
         return 1
 
     def join(self, fd: int, home_id: str, user: str | None, limit_bytes: int | None) -> str:

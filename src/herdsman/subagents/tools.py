@@ -60,7 +60,9 @@ def _usage_update(results: list[TaskResult]) -> dict[str, Any]:
     }
 
 
-def _command(results: list[TaskResult], text: str, tool_call_id: str, name: str, ok: bool | None = None) -> Command:
+def _command(
+    results: list[TaskResult], text: str, tool_call_id: str, name: str, ok: bool | None = None
+) -> Command[Any]:
     # a sub-agent the user stopped is their choice, not a failure to fix (the completion check
     # and the tool card would otherwise call it one)
     ok = all(r.ok or r.status == "cancelled" for r in results) if ok is None else ok
@@ -151,8 +153,11 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
     types_list = ", ".join(sorted(runner.types))
 
     async def task(
-        description: str, prompt: str, runtime: ToolRuntime[RunContext, dict], subagent_type: str = "general-purpose"
-    ) -> Command:
+        description: str,
+        prompt: str,
+        runtime: ToolRuntime[RunContext, dict[str, Any]],
+        subagent_type: str = "general-purpose",
+    ) -> Command[Any]:
         prompt = own_prompt(description, prompt)
         request = TaskRequest(
             runtime.tool_call_id or "task",
@@ -164,7 +169,7 @@ def make_task_tools(runner: SubagentRunner) -> list[BaseTool]:
         result = await runner.run(request, dict(runtime.config), runtime.stream_writer, runtime.context)
         return _command([result], result.to_text(), request.task_id, "task")
 
-    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict]) -> Command:
+    async def run_plan(tasks: list[PlanTask], runtime: ToolRuntime[RunContext, dict[str, Any]]) -> Command[Any]:
         call_id = runtime.tool_call_id or "plan"
         try:
             results = await run_plan_tasks(

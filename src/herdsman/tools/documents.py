@@ -25,6 +25,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,13 @@ def markdown_path(path: str | Path) -> Path:
 def _converter(suffix: str) -> Any:
     from markitdown.converters import DocxConverter, PdfConverter, PptxConverter, XlsxConverter
 
-    return {".pdf": PdfConverter, ".docx": DocxConverter, ".xlsx": XlsxConverter, ".pptx": PptxConverter}[suffix]()
+    converter: Callable[[], Any] = {
+        ".pdf": PdfConverter,
+        ".docx": DocxConverter,
+        ".xlsx": XlsxConverter,
+        ".pptx": PptxConverter,
+    }[suffix]
+    return converter()
 
 
 def document_to_markdown(
@@ -92,7 +99,7 @@ def document_to_markdown(
         answer = json.loads(out.read_text(encoding="utf-8"))
     if "error" in answer:
         raise DocumentConversionError(answer["error"])
-    return answer["markdown"]
+    return str(answer["markdown"])
 
 
 def _why(code: int, stderr: bytes, memory_mb: int, cpu_seconds: int) -> str:

@@ -42,7 +42,7 @@ def make_view_image_tool(provider: SandboxProvider) -> BaseTool:
 
     def view_image(
         path: Annotated[str, "Virtual path of a PNG, JPEG, GIF or WebP file, e.g. /mnt/user-data/uploads/chart.png."],
-        runtime: ToolRuntime[Any, dict],
+        runtime: ToolRuntime[Any, dict[str, Any]],
     ) -> list[dict[str, Any]]:
         sandbox = provider.acquire(thread_id_of(runtime))
         try:

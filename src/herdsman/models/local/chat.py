@@ -583,7 +583,8 @@ class ChatLocalLlama(BaseChatModel):
         if not start.startswith("<|im_start|>system") or end < 0:
             return []
         head_text = prompt[: end + len(STOP_STRINGS[0])] + "\n"
-        return loaded.llama.tokenize(head_text.encode("utf-8"), add_bos=add_bos, special=True)
+        tokens: list[int] = loaded.llama.tokenize(head_text.encode("utf-8"), add_bos=add_bos, special=True)
+        return tokens
 
     def _prompt_cache(self) -> PromptCache | None:
         if not self.prompt_cache:

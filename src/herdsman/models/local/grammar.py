@@ -67,7 +67,8 @@ def _converter() -> Any:
         def _generate_constant_rule(self, value: Any) -> str:
             return self._format_literal(json_text(value))
 
-    return Converter(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
+    untyped: Any = Converter  # its base (llama_cpp's) has no type information
+    return untyped(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
 
 
 _GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
@@ -75,7 +76,7 @@ _GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
 
 def tool_name(tool: dict[str, Any]) -> str:
     """The name of a tool given as an OpenAI-style dict (``{"function": {"name": ...}}``) or flat."""
-    return tool.get("function", {}).get("name") or tool.get("name", "")
+    return str(tool.get("function", {}).get("name") or tool.get("name", ""))
 
 
 def _closed(schema: Any) -> Any:

@@ -112,10 +112,10 @@ def _resolve_name(name: Any, tool_names: Collection[str]) -> str | None:
     """``name`` if bound; ``functions.x`` is accepted for a bound ``x``."""
     if not isinstance(name, str):
         return None
-    name = name.strip()
-    if name in tool_names:
-        return name
-    short = name.rsplit(".", 1)[-1]
+    bare: str = name.strip()
+    if bare in tool_names:
+        return bare
+    short = bare.rsplit(".", 1)[-1]
     return short if short in tool_names else None
 
 
