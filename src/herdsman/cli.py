@@ -208,18 +208,19 @@ class _Printer:
                     console.print(f"  {escape(path)}")
 
 
-async def _run_turn(client: object, message: str, thread_id: str, notes: bool = False) -> list[str]:
+async def _run_turn(client: object, message: str, thread_id: str, notes: bool = False) -> tuple[list[str], str]:
     """Stream one turn to the terminal (``notes``: the harness's notes in full); the run's problems
-    (see ``RunFinished.problems``)."""
+    (see ``RunFinished.problems``) and the language they are in."""
     from herdsman.client import RunFinished
 
     printer = _Printer(notes=notes)
     problems: list[str] = []
+    language = "en"
     async for event in client.stream(message, thread_id):  # type: ignore[attr-defined]  # client is a HerdsmanClient or the remote one; both have stream(), typed object to keep the CLI's imports lazy
         printer(event)
         if isinstance(event, RunFinished):
-            problems = list(event.problems)
-    return problems
+            problems, language = list(event.problems), event.language
+    return problems, language
 
 
 def _client(loaded: LoadedConfig, model: str | None, agent: str | None = None):
@@ -274,15 +275,19 @@ def run(
     thread_id = thread or new_thread_id()
     client_for_run = _client(loaded, model, agent)
     problems: list[str] = []
+    language = ["en"]
 
     async def main() -> None:
         async with client_for_run as client:
-            problems.extend(await _run_turn(client, task, thread_id, notes))
+            found, language[0] = await _run_turn(client, task, thread_id, notes)
+            problems.extend(found)
         err.print(f"[dim]thread: {thread_id}[/dim]")
 
     _run_async(main, thread_id)
     if problems:
-        err.print("[red]Not done:[/red]")
+        from herdsman.middleware.user_words import say
+
+        err.print(f"[red]{say('outcome.not_done', language[0])}[/red]")
         for problem in problems:
             err.print(f"  - {escape(problem)}", soft_wrap=True)
         raise typer.Exit(1)
@@ -319,8 +324,13 @@ def chat(
                 if not line.strip():
                     continue
                 try:
-                    for problem in await _run_turn(client, line, thread_id, notes):
-                        err.print(f"[yellow]Not done:[/yellow] {escape(problem)}", soft_wrap=True)
+                    found, language = await _run_turn(client, line, thread_id, notes)
+                    from herdsman.middleware.user_words import say
+
+                    for problem in found:
+                        err.print(
+                            f"[yellow]{say('outcome.not_done', language)}[/yellow] {escape(problem)}", soft_wrap=True
+                        )
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     err.print("\n[yellow]Turn stopped; the thread is kept.[/yellow]")
 

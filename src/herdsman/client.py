@@ -140,7 +140,7 @@ class CallDraft:
 class RunFinished:
     """The run ended: the final answer, the thread's title, the files in outputs, and
     ``problems``: why it did not deliver (a failure, a limit, a requested file missing; see
-    :mod:`herdsman.runtime.runs.run_outcome`), empty when it did."""
+    :mod:`herdsman.runtime.runs.run_outcome`), empty when it did, in ``language`` (the request's)."""
 
     thread_id: str
     answer: str
@@ -148,6 +148,7 @@ class RunFinished:
     outputs: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    language: str = "en"
 
 
 Event = TextDelta | CallDraft | ToolCall | ToolResult | TaskEvent | CheckNote | TextCall | RunFinished
@@ -296,13 +297,15 @@ class HerdsmanClient:
         state = await self.agent.aget_state(config)
         values = state.values
         log.info("run_finished", thread_id=thread_id)
+        outcome = run_outcome(values)
         yield RunFinished(
             thread_id,
             final_answer(values.get("messages", [])),
             values.get("title"),
             self.outputs(thread_id),
             dict(values.get("usage") or {}),
-            run_outcome(values).problems,
+            outcome.problems,
+            outcome.language,
         )
 
     async def _note_thread(self, thread_id: str, status: ThreadStatus | None = None) -> None:

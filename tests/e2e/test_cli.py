@@ -173,6 +173,16 @@ def test_run_exits_non_zero_when_the_requested_file_is_missing(tmp_path: Path) -
     assert "thread:" in out.stderr  # the thread is kept, to resume
 
 
+def test_a_chinese_request_is_told_what_is_missing_in_chinese(tmp_path: Path) -> None:
+    """A person who wrote in Chinese reads why the run is not done in Chinese: the heading and the
+    line, with the path; not the check's English note to the model."""
+    cfg = write_config(tmp_path, "missing", ["完成了，摘要已保存。"], on_exhausted="repeat_last")
+    out = run_cli("run", "把一段简短的摘要保存到 /mnt/user-data/outputs/sum.md", "--config", str(cfg), cwd=tmp_path)
+    assert out.returncode == 1, out.stdout
+    assert "未完成：" in out.stderr and "/mnt/user-data/outputs/sum.md" in out.stderr and "没有交付" in out.stderr
+    assert "Not done" not in out.stderr and "is missing" not in out.stderr
+
+
 def test_run_exits_non_zero_when_the_model_call_failed(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, "failing", [{"error": "the endpoint is down"}], on_exhausted="repeat_last")
     data = yaml.safe_load(cfg.read_text())

@@ -53,3 +53,26 @@ def test_a_command_that_failed_and_was_not_run_again_fails_the_run() -> None:
     assert broken.problems == [
         "a Python or JSON file the run wrote does not parse (compiled, never run) (script.does_not_parse)"
     ]
+
+
+def test_the_problems_are_in_the_language_of_the_request() -> None:
+    """A Chinese request reads the heading and each line in Chinese; the English note written for
+    the model is left out, the finding's evidence (the path, the command's error) is kept."""
+    left = [
+        {"rule": "path.missing", "evidence": {"path": "/mnt/user-data/outputs/a.png"}, "text": "Create it."},
+        {
+            "rule": "command.failed_not_retried",
+            "evidence": {"tool": "bash", "detail": "No module named 'sympy'"},
+            "text": "The last command failed: ModuleNotFoundError.",
+        },
+    ]
+    outcome = run_outcome(
+        {"messages": [HumanMessage("画一张图保存到 outputs/a.png"), AIMessage("好了。")], "completion_unresolved": left}
+    )
+    assert outcome.language == "zh" and outcome.heading == "未完成："
+    assert outcome.problems == [
+        "要求的 /mnt/user-data/outputs/a.png 没有交付（path.missing）",
+        "最后一个工具调用失败了（command.failed_not_retried）：No module named 'sympy'",
+    ]
+    english = run_outcome({"messages": [HumanMessage("draw it"), AIMessage("Done.")], "completion_unresolved": left})
+    assert english.heading == "Not done:" and english.problems[0].endswith("(path.missing): Create it.")

@@ -46,6 +46,13 @@ _EN = {
         "I stopped because I kept making the same tool call ({what}) without progress ({times} times in a "
         "row). Tell me how to proceed, or rephrase the request."
     ),
+    # why a run did not deliver, as `herdsman run` and `chat` print it (runtime/runs/run_outcome.py)
+    "outcome.not_done": "Not done:",
+    "outcome.limit": "the run was stopped by a limit ({reason}): {text}",
+    "outcome.failed": "the run failed: {text}",
+    "outcome.missing": "the requested {what} is missing ({rule})",
+    "outcome.deliverable": "the deliverable",
+    "outcome.work_failed": "{detects} ({rule})",
 }
 
 _ZH = {
@@ -81,6 +88,13 @@ _ZH = {
     "rule.folder.empty": "请求要的文件夹里没有文件",
     "rule.skill.output_missing": "当前技能应交付的文件还没有",
     "rule.command.failed_not_retried": "最后一个工具调用失败了",
+    "rule.script.does_not_parse": "运行写出的 Python 或 JSON 文件无法解析",
+    "outcome.not_done": "未完成：",
+    "outcome.limit": "运行被上限停止（{reason}）：{text}",
+    "outcome.failed": "运行失败：{text}",
+    "outcome.missing": "要求的 {what} 没有交付（{rule}）",
+    "outcome.deliverable": "交付物",
+    "outcome.work_failed": "{detects}（{rule}）",
 }
 
 TEXTS: dict[str, dict[str, str]] = {"en": _EN, "zh": _ZH}
