@@ -936,7 +936,7 @@ def test_a_file_with_more_or_fewer_rows_than_the_range_asked_for() -> None:
     request = "Create /mnt/user-data/outputs/squares.csv with the header n,square and one row for each n from 1 to 50."
     rows = [f"{n},{n * n}" for n in range(1, 51)]
     note = render(rows_short(request, "squares.csv", "\n".join(["n,square", *rows[:49]])))
-    assert note.startswith("The request wants one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines")
+    assert note.startswith("The request wants one row per item from 1 to 50 (50 rows), but squares.csv has 50 lines.\n")
     assert "python3 - > squares.csv <<'EOF'" in note
     # from the second benchmark run: the loop printed the 50 rows, twice, never saved: the note gives the command
     loop = "python3 - <<'EOF'\nfor n in range(1, 51):\n    print(f'{n},{n**2}')\nEOF"
@@ -1190,6 +1190,25 @@ def test_figures_in_a_written_report_that_no_tool_showed() -> None:
         ToolMessage("7990.9299999999985\n30", tool_call_id="b", name="bash"),
     ]
     assert made_up_figures(computed + wrote("Total: 7,990.93 over 30 rows."), "Write a report") == []
+
+
+def test_comma_separated_values_are_fields_not_thousands() -> None:
+    """From the dev split: squares.csv typed as ``10,100`` (n and its square) was taken for the figure
+    10100 that no tool showed; a figure with two decimals in a CSV is still checked."""
+    from herdsman.middleware.completion.rules import comma_separated, made_up_figures
+
+    def wrote(path: str, content: str) -> list:
+        call = {"name": "write_file", "args": {"path": path, "content": content}, "id": "w"}
+        return [AIMessage("", tool_calls=[call]), ToolMessage("Wrote", tool_call_id="w", name="write_file")]
+
+    squares = "n,square\n" + "\n".join(f"{n},{n * n}" for n in range(1, 50))
+    assert made_up_figures(wrote("/mnt/user-data/outputs/squares.csv", squares), "one row for each n") == []
+    assert made_up_figures(wrote("/mnt/user-data/outputs/rows.txt", squares), "one row for each n") == []
+    prices = "item,price\npen,3.14159\n"
+    assert made_up_figures(wrote("/mnt/user-data/outputs/p.csv", prices), "prices") == [
+        ("/mnt/user-data/outputs/p.csv", "3.14159")
+    ]
+    assert not comma_separated("report.md", "The total is $123,456.78.\nSee section 2.")
 
 
 def test_a_count_of_words_or_lines_is_given_its_command() -> None:

@@ -56,6 +56,35 @@ async def test_a_missing_file_is_made_by_a_program_written_on_a_clean_page(home:
     assert request in text and f"{WS}/ticks.txt begins:\ntick 1" in text and f"{OUT}/first.txt" in text
 
 
+async def test_a_file_short_of_the_rows_asked_for_is_made_by_a_program(home: Path) -> None:
+    """From the dev split: the model typed 49 of 50 rows, then printed ``n,{n**2}`` for each n and
+    never saved it; the note's command repeated that program. The page shows what is wrong
+    without the command, and the program it gets writes the file whole."""
+    request = f"Create {OUT}/squares.csv with the header n,square and one row for each n from 1 to 50."
+    typed = "n,square\n" + "\n".join(f"{n},{n * n}" for n in range(1, 50))
+    wrong = "python3 - <<'EOF'\nfor n in range(1, 51):\n    print(f'n,{n**2}')\nEOF"
+    program = (
+        f"```python\nwith open('{OUT}/squares.csv', 'w') as f:\n    f.write('n,square\\n')\n"
+        "    for n in range(1, 51):\n        f.write(f'{n},{n*n}\\n')\nprint('wrote 50 rows')\n```"
+    )
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command=wrong),
+            call("write_file", path=f"{OUT}/squares.csv", content=typed),
+            "Created squares.csv.",
+            program,
+            "Created squares.csv with 50 rows.",
+        ]
+    )
+    messages = await run(home, "t-rows", request, model)
+    assert len(programs(messages)) == 1
+    rows = (home / "threads" / "t-rows" / "user-data" / "outputs" / "squares.csv").read_text().splitlines()
+    assert rows[0] == "n,square" and rows[1:] == [f"{n},{n * n}" for n in range(1, 51)]
+    page = next(c for c in model.calls if c.tools == [])
+    assert "one row for each n from 1 to 50" in page.messages[-1].text
+    assert "print(f'n," not in page.messages[-1].text  # the model's wrong program is not on the page
+
+
 async def test_a_chinese_request_gets_its_program_too(home: Path) -> None:
     request = f"把 {WS}/ticks.txt 的第一行复制到 {OUT}/first.txt。"
     model = ScriptedChatModel(responses=[call("ls", path=WS), "好的。", PROGRAM, "已复制。"])

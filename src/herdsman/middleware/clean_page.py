@@ -93,9 +93,12 @@ def note_findings(run: Sequence[AnyMessage]) -> list[dict[str, Any]]:
     return list(run[-1].additional_kwargs.get(FINDINGS_KEY) or [])
 
 
-def found_text(run: Sequence[AnyMessage]) -> str:
-    """What the note that ends ``run`` found, one finding per line (its text for the model)."""
-    return "\n".join(f"- {f.get('text') or f.get('rule')}" for f in note_findings(run))
+def found_text(run: Sequence[AnyMessage], proposals: bool = True) -> str:
+    """What the note that ends ``run`` found, one finding per line (its text for the model);
+    ``proposals=False``: each finding's first line only, what it found without the command it
+    proposes (which may repeat the model's own wrong attempt)."""
+    texts = (str(f.get("text") or f.get("rule")) for f in note_findings(run))
+    return "\n".join(f"- {t if proposals else t.split(chr(10), 1)[0]}" for t in texts)
 
 
 def full_path(name: str) -> str:

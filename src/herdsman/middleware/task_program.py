@@ -13,10 +13,11 @@ So when a note of the completion check says a deliverable the request asks for i
 (:data:`TASK_RULES`: a file or folder under outputs the request names that does not exist, is
 empty or is a folder, a file it asks to make that does not exist or is empty, an output the
 active skill declares that is not there, the last command printed the result of a file still
-missing), the model is asked on a clean page instead
-(:mod:`~herdsman.middleware.clean_page`: once per run; the request, how the files it names begin,
-what the note found) for one Python program that does the request: it reads the files the
-request names and writes the ones it asks for. A program that parses becomes the model's next
+missing, a file with another number of rows than the range the request gives), the model is asked
+on a clean page instead (:mod:`~herdsman.middleware.clean_page`: once per run; the request, how the
+files it names begin, what the note found without the commands it proposes) for one Python
+program that does the request: it reads the files the request names and writes the ones it asks
+for. A program that parses becomes the model's next
 step: a ``bash`` call running it, in its name, marked (:data:`TASK_KEY`); the model then answers
 from what it printed, and the completion check checks the files as any other.
 
@@ -36,8 +37,9 @@ from herdsman.middleware.file_rewrite import CODE_SUFFIXES, target_of
 
 TASK_KEY = "herdsman_task_program"
 """``additional_kwargs`` key of the AI message whose bash call runs a program that does the request."""
-TASK_RULES = DELIVERABLE_MISSING | {"output.printed_not_saved"}
-"""The completion check's rules that say a deliverable the request asks for is not there."""
+TASK_RULES = DELIVERABLE_MISSING | {"output.printed_not_saved", "rows.count_wrong"}
+"""The completion check's rules that say a deliverable the request asks for is not there, or not
+whole (a file with another number of rows than the range the request gives)."""
 PROMPT = (
     "Write one Python 3 program that does the user's request: it reads the files the request names (below is how "
     "they begin) and writes the files the request asks for, at the exact paths it gives, creating their folders. "
@@ -62,6 +64,10 @@ class TaskProgramMiddleware(ProgramPageMiddleware):
         target = target_of(finding)
         if target is not None and target.endswith(CODE_SUFFIXES):
             return None
-        parts = [f"Request: {question[:2000]}", *named_looks(question, sandbox), f"Not done yet:\n{found_text(run)}"]
+        parts = [
+            f"Request: {question[:2000]}",
+            *named_looks(question, sandbox),
+            f"Not done yet:\n{found_text(run, proposals=False)}",
+        ]
         messages: list[AnyMessage] = [SystemMessage(PROMPT), HumanMessage("\n\n".join(parts))]
         return Page(messages, str(finding["rule"]))

@@ -104,7 +104,7 @@ def _skill(e: Mapping[str, Any]) -> str:
 def _rows(e: Mapping[str, Any]) -> str:
     head = (
         f"The request wants one row per item from {e['low']} to {e['high']} ({e['wanted']} rows), "
-        f"but {e['path']} has {e['lines']} lines. "
+        f"but {e['path']} has {e['lines']} lines.\n"
     )
     if e.get("command"):
         return head + f"Your last command printed the {e['wanted']} rows: save them like this:\n{e['command']}"
