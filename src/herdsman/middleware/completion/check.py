@@ -106,6 +106,7 @@ from herdsman.middleware.completion.findings import (
     noted,
 )
 from herdsman.middleware.completion.findings_text import note_text, render
+from herdsman.middleware.completion.globs import shallow_glob
 from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.completion.language import language_of
 from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, harness_notice, note_texts
@@ -716,6 +717,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         doubled = double_extension(request, list(lookup.entries())) if on("rename.double_extension") else None
         if doubled:
             found.append(doubled)
+        shallow = shallow_glob(request, run, lookup.entries()) if not noted(run, "glob.shallow") else None
+        if shallow is not None and on(shallow.rule):
+            found.append(shallow)
         prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
         for path in dict.fromkeys(_VIRTUAL.findall(prose)):
             if path.rstrip("/") in (

@@ -87,6 +87,11 @@ _RULES = (
     Rule("value.not_set", EN, "the request sets a key to a value (set port to 9090) and the file still has another"),
     Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
+    Rule(
+        "glob.shallow",
+        None,
+        "a command acted in place on FOLDER/*.EXT for a folder the request names; *.EXT files below were left",
+    ),
     Rule("command.failed_not_retried", None, "the last tool call failed (error, non-zero exit, only error lines)"),
     Rule("number.unsupported", None, "the answer to a question states a number no tool output shows"),
     Rule(

@@ -318,6 +318,12 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"yourself: {e['command']}"
     ),
     "rows.count_wrong": _rows,
+    "glob.shallow": lambda e: (
+        f"`{e['command']}` reached only the {e['suffix']} files directly in {e['folder']}; "
+        + ", ".join(e["missed"])
+        + (f" and {e['more']} more" if e["more"] else "")
+        + f" are in its subfolders. To reach every {e['suffix']} file below {e['folder']}, run:\n{e['fix']}"
+    ),
     "file.not_just_value": _just,
     "file.not_sorted": lambda e: (
         f"The request asks for it sorted, but {e['path']} is not in order ({', '.join(e['items'])}...). "
