@@ -216,3 +216,65 @@ async def test_a_value_a_tool_printed_and_the_answer_states_is_written_to_the_mi
     assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "answer.offer"
     assert (home / "threads" / "t-offer" / "user-data" / "outputs" / "warmest.txt").read_text() == "Cairo\n"
     assert len(model.calls) == 3
+
+
+async def test_the_command_the_request_says_must_work_is_run_when_no_call_ran_it(home: Path) -> None:
+    """From the dev split: asked to update the imports so ``python3 main.py`` works again, the model
+    edited blind and answered; the check runs the request's command in the script's folder, in the
+    model's name, and the traceback names the file to fix (cli.py)."""
+    from herdsman.models.scripted import ScriptedChatModel
+    from tests.support import small_model_run
+    from tests.support import tool_call as tc
+
+    thread = "t-notrun"
+    tool = home / "threads" / thread / "user-data" / "workspace" / "tool"
+    tool.mkdir(parents=True)
+    (tool / "main.py").write_text("import cli\n\ncli.run()\n")
+    (tool / "cli.py").write_text("import helpers\n\n\ndef run():\n    print(helpers.greet())\n")
+    (tool / "common.py").write_text("def greet():\n    return 'hi'\n")
+    ws = "/mnt/user-data/workspace/tool"
+    model = ScriptedChatModel(
+        responses=[
+            "Done, the imports are updated.",
+            tc("read_file", path=f"{ws}/cli.py"),
+            tc("str_replace", path=f"{ws}/cli.py", old="import helpers", new="import common as helpers"),
+            tc("bash", command=f"cd {ws} && python3 main.py"),
+            "main.py works again: it prints hi.",
+        ],
+        on_exhausted="repeat_last",
+    )
+    request = (
+        f"I renamed helpers.py to common.py in {ws}, and now nothing imports. "
+        "Update the imports so python3 main.py works again."
+    )
+    messages = await small_model_run(home, thread, request, model, {}, {"verify_rounds": 2, "run_shown_code": "on"})
+    [ran] = [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE)]
+    assert ran.additional_kwargs[RAN_SHOWN_CODE] == "command.not_run"
+    assert ran.tool_calls[0]["args"]["command"] == f"cd {ws} && python3 main.py"
+    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == ran.tool_calls[0]["id"])
+    assert "No module named 'helpers'" in result.text and "cli.py" in result.text
+    assert (tool / "cli.py").read_text().startswith("import common as helpers") and messages[-1].text.startswith(
+        "main.py works"
+    )
+
+
+def test_the_request_command_is_not_run_again_or_for_a_script_that_was_not_there() -> None:
+    from herdsman.middleware.completion.rules import command_not_run
+
+    request = "Update the imports so python3 main.py works again."
+    where = "/mnt/user-data/workspace/tool/main.py"
+    found = command_not_run(request, [], where)
+    assert found is not None and found.evidence["shown"] == "python3 main.py"
+    args = command_not_run("Fix add.py: python3 add.py 2 3 4 must print 9.", [], "/mnt/user-data/workspace/add.py")
+    assert args is not None and args.evidence["command"] == "cd /mnt/user-data/workspace && python3 add.py 2 3 4"
+    assert command_not_run(request, [], None) is None  # not there when the run began: to be made
+    ran = [AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 tool/main.py"}, "id": "b"}])]
+    assert command_not_run(request, ran, where) is None
+    assert command_not_run("Tidy up main.py.", [], where) is None  # no command shown
+    read = [AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "tool/main.py"}, "id": "r"}])]
+    assert command_not_run(request, read, where) is None  # it looked at the script: its own way
+    edited = [
+        AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "tool/cli.py", "content": "x"}, "id": "w"}]),
+        ToolMessage("Wrote 1 bytes", tool_call_id="w", name="write_file"),
+    ]
+    assert command_not_run(request, edited, where) is None  # changed: script.changed_not_run's part

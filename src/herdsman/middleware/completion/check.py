@@ -117,6 +117,7 @@ from herdsman.middleware.completion.rules import (
     NUMBER,
     SOURCE_SUFFIXES,
     change_targets,
+    command_not_run,
     command_outcome,
     count_command,
     denied_but_shown,
@@ -315,7 +316,7 @@ class FileLookup:
         st = self._stat(name) if name.startswith("/") else None
         return st is not None and stat.S_ISDIR(st.st_mode)
 
-    def _find(self, name: str) -> str | None:
+    def find(self, name: str) -> str | None:
         """The virtual path of the first file ``name`` names (a full path, or a relative tail)."""
         path = normalize_virtual(name) if name.startswith("/") else None
         tail = "/" + name.lstrip("./")
@@ -326,14 +327,14 @@ class FileLookup:
         name names, given the run's ``files_read`` state (a missing file: no)."""
 
         def refused(name: str) -> bool:
-            vpath = self._find(name)
+            vpath = self.find(name)
             return vpath is not None and edit_refused(files_read, self.sandbox, vpath)
 
         return refused
 
     def text_of(self, name: str) -> str | None:
         """The text of the (small) file ``name`` names, or None when missing or unreadable."""
-        vpath = self._find(name)
+        vpath = self.find(name)
         if vpath is None or self.entries()[vpath][0] > MAX_HASHED_BYTES:
             return None
         try:
@@ -344,7 +345,7 @@ class FileLookup:
     def holds_nothing(self, name: str) -> bool:
         """Whether a (small) file holds only an empty value: whitespace, [], {}, "" or null (a
         model asked for a JSON list writes [] and calls it done)."""
-        vpath = self._find(name)
+        vpath = self.find(name)
         try:
             return vpath is not None and holds_nothing(self.sandbox.read_text(vpath))
         except Exception:  # noqa: BLE001 - unreadable: not known to be empty
@@ -355,7 +356,7 @@ class FileLookup:
         small, else its size and mtime; None when there is no such file. By content, so that
         writing a file back unchanged does not count as changing it (a model "fixes" a file by
         writing back what it read, perhaps without its final newline)."""
-        vpath = self._find(name)
+        vpath = self.find(name)
         if vpath is None:
             return None
         size, mtime = self.entries()[vpath]
@@ -657,6 +658,12 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                         f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))
                     ]
         found += _scripts_made(request, preexisting, lookup, run, found)
+        given = request_command(request) if on("command.not_run") else None
+        ran_script = given.split()[1] if given else None
+        if ran_script is not None and ran_script in preexisting and (where := lookup.find(ran_script)) is not None:
+            not_run = command_not_run(request, run, where)
+            if not_run is not None:
+                found.append(not_run)
         make = on("file.missing") and says("make", request, language) is not None
         empty: list[str] = []
         tried = " ".join(

@@ -88,6 +88,11 @@ _RULES = (
     Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
     Rule(
+        "command.not_run",
+        None,
+        "the request shows a command running a script that existed, and no call of the run ran it",
+    ),
+    Rule(
         "glob.shallow",
         None,
         "a command acted in place on FOLDER/*.EXT for a folder the request names; *.EXT files below were left",
@@ -167,15 +172,17 @@ ends with one left has not delivered: ``herdsman run`` exits non-zero, see ``run
 # Plan priorities: the first finding (lowest) with next tools decides the forced calls.
 REWRITE = 0
 """Rewrite a file with the code the reply showed."""
-EDIT = 1
+REPRODUCE = 1
+"""Run the command the request shows, to see what it does, before any file is edited."""
+EDIT = 2
 """Edit a file the request asks to change."""
-COMMAND = 2
+COMMAND = 3
 """Run a command (the code shown, the script changed, the saving command)."""
-SEARCH = 3
+SEARCH = 4
 """Search inside the files."""
-WRITE = 4
+WRITE = 5
 """Write a file, whatever else the note says."""
-WRITE_IF_ALONE = 5
+WRITE_IF_ALONE = 6
 """Write a file, when every finding of the note says so."""
 FREE = 9
 """No particular tool."""

@@ -318,6 +318,15 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"yourself: {e['command']}"
     ),
     "rows.count_wrong": _rows,
+    "command.not_run": lambda e: (
+        f"The request says `{e['shown']}` must work, and none of your commands ran it. "
+        + (
+            f"The harness ran it for you ({e['command']}): its call and result follow. Fix what it shows, "
+            "then run it again."
+            if e.get("ran")
+            else f"Run it to see what it does: {e['command']}"
+        )
+    ),
     "glob.shallow": lambda e: (
         f"`{e['command']}` reached only the {e['suffix']} files directly in {e['folder']}; "
         + ", ".join(e["missed"])
@@ -353,7 +362,7 @@ def render(finding: Finding) -> str:
     if text is None:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")
     line = text(finding.evidence)
-    if finding.evidence.get("ran") and finding.rule != "code.shown_not_run":
+    if finding.evidence.get("ran") and finding.rule not in ("code.shown_not_run", "command.not_run"):
         line += (
             f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; "
             "answer from what it printed."

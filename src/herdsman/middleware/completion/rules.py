@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from herdsman.middleware.completion.findings import ANSWER, COMMAND, EDIT, Finding, noted
+from herdsman.middleware.completion.findings import ANSWER, COMMAND, EDIT, REPRODUCE, Finding, noted
 from herdsman.middleware.completion.intent_words import counted_unit, said_word, says
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
@@ -255,6 +256,44 @@ def request_command(request: str) -> str | None:
     """The command line the request shows for running a script ("python3 add.py 2 3 4"), if any."""
     found = _RUN_COMMAND.search(request)
     return found.group(0) if found else None
+
+
+def command_not_run(request: str, run: Sequence[Any], script_path: str | None) -> Finding | None:
+    """``command.not_run`` when the request shows a command that runs a script that was there
+    when the run began (``script_path``: where it is; None: not there then), and the run neither
+    ran nor read that script nor changed a file yet: "update the imports so python3 main.py
+    works again" answered after edits made blind (from the dev split: the model wrote a new main.py in the wrong folder;
+    the traceback would have named cli.py). The command runs in the script's folder, where the
+    request's relative names hold. Any language: the command is the request's own."""
+    found = request_command(request)
+    if found is None or script_path is None:
+        return None
+    program, script, *args = found.split()
+    kept = []
+    for arg in args:  # "python3 main.py works again": the sentence goes on, the command ends
+        if arg.rstrip(".,;:").isalpha() and not arg.isupper():
+            break
+        kept.append(arg)
+    shown = " ".join([program, script, *kept]).rstrip(".,;:")
+    name = script_path.rsplit("/", 1)[-1]
+    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+    if any(
+        (c["name"] == "bash" and name in str((c.get("args") or {}).get("command") or ""))
+        or (c["name"] == "read_file" and str((c.get("args") or {}).get("path") or "").endswith(name))
+        for c in calls
+    ):
+        return None  # the model looked at the script or ran it: its way, not a blind one
+    if any(
+        c["name"] in ("write_file", "str_replace")
+        and (result := results.get(c.get("id") or "")) is not None
+        and not failed(result)
+        for c in calls
+    ):
+        return None  # something was changed: the checks on changed scripts take it from there
+    folder = script_path.rsplit("/", 1)[0]
+    evidence = {"shown": shown, "command": f"cd {shlex.quote(folder)} && {shown}"}
+    return Finding("command.not_run", evidence, ("bash",), REPRODUCE)
 
 
 def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) -> Finding | None:

@@ -66,6 +66,9 @@ RAN_SHOWN_CODE = "herdsman_ran_shown_code"
 
 QUERY_RULES = frozenset({"compare.not_made", "count.not_computed", "number.unsupported", "file.numbers_unsupported"})
 """Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head)."""
+RUN_RULES = frozenset({"command.not_run"})
+"""Rules whose evidence ``command`` runs the command the request shows, on the script it names,
+in that script's folder (what the user said must work)."""
 SAVE_RULES = frozenset({"output.grep_not_saved", "output.printed_not_saved", "script.output_typed"})
 """Rules whose evidence ``command`` saves a result to the file the request asks for: the lines the
 model's own grep found, the output of the model's own last command run again, the output of the
@@ -155,9 +158,9 @@ def _ran(run: Sequence[Any]) -> set[str]:
 
 
 def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any]) -> str | None:
-    """The command a finding of :data:`QUERY_RULES` (a read-only query) or :data:`SAVE_RULES`
-    proposes, unless the run already ran it."""
-    command = evidence.get("command") if rule in QUERY_RULES | SAVE_RULES else None
+    """The command a finding of :data:`QUERY_RULES` (a read-only query), :data:`SAVE_RULES` or
+    :data:`RUN_RULES` proposes, unless the run already ran it."""
+    command = evidence.get("command") if rule in QUERY_RULES | SAVE_RULES | RUN_RULES else None
     if not isinstance(command, str) or not command.strip() or command.strip() in _ran(run):
         return None
     if _QUERY_PLACEHOLDER.search(command):  # the note's example for the model, not a command
