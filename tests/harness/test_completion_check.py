@@ -1354,3 +1354,35 @@ def test_a_job_started_in_the_background_is_no_printed_result_to_save() -> None:
     assert printed_not_saved(wanted, ran({"command": "python3 ticker.py &"}, started)) is None
     found = printed_not_saved(wanted, ran({"command": "python3 -c 'print(1)'"}, "1"))
     assert found is not None and found.evidence["command"].endswith("> /mnt/user-data/outputs/first_tick.txt")
+
+
+def test_a_module_of_the_users_own_that_is_not_there_gets_the_files_beside_it() -> None:
+    """From the dev split: helpers.py renamed to common.py, main.py failed on cli.py's import of
+    helpers, and the note said the package was not installed; the model proposed pip install. In a
+    folder of several modules the tip names the Python files there instead; a script alone in its
+    folder still gets the package tip."""
+    from herdsman.middleware.completion.rules import local_module_tip, one_liner_tip
+
+    tool = "/mnt/user-data/workspace/tool"
+    trace = (
+        f'Traceback (most recent call last):\n  File "{tool}/main.py", line 1, in <module>\n    import cli\n'
+        f'  File "{tool}/cli.py", line 1, in <module>\n    import helpers\n'
+        "ModuleNotFoundError: No module named 'helpers'\n[exit code 1]"
+    )
+    run = [
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 main.py"}, "id": "b"}]),
+        ToolMessage(trace, tool_call_id="b", name="bash"),
+    ]
+    paths = [f"{tool}/main.py", f"{tool}/cli.py", f"{tool}/common.py", f"{tool}/data.txt", "/mnt/user-data/x.py"]
+    tip = local_module_tip(one_liner_tip(run, run[1]), paths)
+    assert tip == {
+        "kind": "local_module",
+        "name": "helpers",
+        "file": f"{tool}/cli.py",
+        "folder": tool,
+        "siblings": "cli.py, common.py, main.py",
+    }
+    note = render(Finding("command.failed_not_retried", {"tool": "bash", "detail": "x", "tip": tip}))
+    assert "there is no helpers.py beside it" in note and "common.py" in note and "not installed" not in note
+    alone = local_module_tip(one_liner_tip(run, run[1]), [f"{tool}/cli.py"])
+    assert alone == {"kind": "module", "name": "helpers"}

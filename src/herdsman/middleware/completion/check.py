@@ -128,6 +128,7 @@ from herdsman.middleware.completion.rules import (
     is_shown,
     is_value,
     json_in,
+    local_module_tip,
     made_up_figures,
     numbers_in,
     one_liner_tip,
@@ -526,7 +527,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                 found.append(
                     Finding(
                         "command.failed_not_retried",
-                        {**evidence, "tool_call_id": last.tool_call_id, "tip": one_liner_tip(run, last)},
+                        {
+                            **evidence,
+                            "tool_call_id": last.tool_call_id,
+                            "tip": local_module_tip(one_liner_tip(run, last), lookup.entries() if lookup else ()),
+                        },
                     )
                 )
         asked = (

@@ -52,6 +52,11 @@ _TIPS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "rename": lambda e: (
         ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done'
     ),
+    "local_module": lambda e: (
+        f" {e['file']} imports {e['name']}, and there is no {e['name']}.py beside it in {e.get('folder', '')} "
+        f"(its Python files: {e.get('siblings', '')}): change that import to the module that exists there; "
+        "installing a package will not help."
+    ),
     "module": lambda e: (
         f" The Python package {e['name']} is not installed in this sandbox: write the code with Python's "
         "standard library (or a package that is installed) instead of importing it."

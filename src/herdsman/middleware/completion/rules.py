@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -214,6 +214,7 @@ _RUN_COMMAND = re.compile(
     re.ASCII,
 )  # ASCII: the arguments end where a request in Chinese goes on (add.py 2 3 4 输出...)
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")  # Python's own words, any request language
+_USER_FRAME = re.compile(r'File "(/mnt/user-data/[^"]+\.py)", line \d+')  # a traceback frame in the user's files
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
 
@@ -571,8 +572,25 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
         return {"kind": "rename"}
     missing = _NO_MODULE.search(result.text)
     if missing:
+        frames = _USER_FRAME.findall(result.text[: missing.start()])
+        if frames:  # imported by a file of the user's: maybe a module of theirs (see local_module_tip)
+            return {"kind": "local_module", "name": missing.group(1), "file": frames[-1]}
         return {"kind": "module", "name": missing.group(1)}
     return None
+
+
+def local_module_tip(tip: dict[str, str] | None, paths: Iterable[str]) -> dict[str, str] | None:
+    """``tip`` with, for a ``local_module`` one, the Python files beside the importing file
+    (``paths``: the thread's files), which the model can import instead (a module renamed from
+    helpers.py to common.py: the import of helpers fails, and common.py is listed). A file alone
+    in its folder is no project of modules: its import is of a package (``module``)."""
+    if not tip or tip.get("kind") != "local_module":
+        return tip
+    folder, own = tip["file"].rsplit("/", 1)
+    siblings = sorted(p.rsplit("/", 1)[-1] for p in paths if p.rsplit("/", 1)[0] == folder and p.endswith(".py"))
+    if not [s for s in siblings if s != own]:
+        return {"kind": "module", "name": tip["name"]}
+    return {**tip, "folder": folder, "siblings": ", ".join(siblings[:12])}
 
 
 _ERROR_LINE = re.compile(
