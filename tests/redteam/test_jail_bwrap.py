@@ -94,8 +94,10 @@ def _python_for_nobody() -> str:
     pytest.skip(f"no python {version} that an unprivileged user can run")
 
 
-@pytest.fixture(params=["root", "nobody"])
+@pytest.fixture(scope="module", params=["root", "nobody"])
 def probes(request) -> dict:
+    """The probes' findings as root and as ``nobody``, run once per user for the module: every
+    test only reads them."""
     as_nobody = request.param == "nobody"
     if os.geteuid() != 0:
         if as_nobody:
