@@ -219,6 +219,15 @@ class _Index:
             finally:
                 self._in_use -= 1
 
+    def try_hold(self) -> bool:
+        """Hold the index for this thread if no other thread does (then :meth:`transaction`
+        waits for nothing); False when another does. Give it back with :meth:`release`."""
+        return self._lock.acquire(blocking=False)
+
+    def release(self) -> None:
+        """Give back what :meth:`try_hold` took."""
+        self._lock.release()
+
     def close(self) -> bool:
         """Close the connection unless another thread is using it; False when busy."""
         if not self._lock.acquire(blocking=False):
@@ -675,6 +684,23 @@ class FileHistory:
             self._rows.record(db, checkpoint_id, root, message_id)
         new, self._recorded = root != self._recorded, root
         return new
+
+    def record_again(self, checkpoint_id: str, root: str, message_id: str | None = None) -> bool:
+        """:meth:`record` ``root`` for one more checkpoint when it is the version recorded last (no
+        prune can be due), without waiting: False, having recorded nothing, when it is another
+        version or this history or its index is in use by another thread (a capture, a prune)."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if root != self._recorded or not self._rows.index.try_hold():
+                return False
+            try:
+                self.record(checkpoint_id, root, message_id)
+            finally:
+                self._rows.index.release()
+            return True
+        finally:
+            self._lock.release()
 
     def version_of(self, checkpoint_id: str) -> str:
         """The version of ``checkpoint_id``; HistoryError when its files are not kept."""

@@ -18,6 +18,10 @@ as they are, with a warning in the log: time travel of the conversation still wo
 A step that changed no file costs no capture: the change journal
 (:mod:`~herdsman.sandbox.change_journal`) says so on the event loop, without a trip to the
 capture pool, and the checkpoint gets the version before it (see :meth:`FileVersions.unchanged`).
+Nor a trip to record it: on a checkpointer that writes on a thread of its own (SQLite), the row
+saying "this checkpoint has the version recorded last" is written on that thread right after the
+checkpoint, in the same hand-off (:meth:`FileVersions.record_now`, which never waits: a history
+in use, or a new version, which may call for a prune, is recorded on the capture pool as before).
 """
 
 from __future__ import annotations
@@ -61,6 +65,15 @@ class FileVersions:
                 self._histories[thread_id] = thread_history(self.provider, self.config, thread_id)
             return self._histories[thread_id]
 
+    def _open_history(self, thread_id: str) -> FileHistory | None:
+        """The thread's history if it is open here and the table is free now (never waits, never opens one)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return self._histories.get(thread_id)
+        finally:
+            self._lock.release()
+
     def capture(self, thread_id: str, checkpoint_id: str) -> str | None:
         """A version of the thread's files now, for ``checkpoint_id`` (never raises: one that
         cannot be made is None, and logged)."""
@@ -76,12 +89,7 @@ class FileVersions:
     def unchanged(self, thread_id: str) -> str | None:
         """The thread's last version when nothing changed in its files since, decided without
         waiting (on the event loop, sparing a trip to the capture pool); None: capture."""
-        if not self._lock.acquire(blocking=False):
-            return None
-        try:
-            history = self._histories.get(thread_id)
-        finally:
-            self._lock.release()
+        history = self._open_history(thread_id)
         try:
             return history.unchanged() if history is not None else None
         except Exception:  # noqa: BLE001 - the capture on the pool says what is wrong
@@ -100,6 +108,16 @@ class FileVersions:
             history.prune()
         except Exception as exc:  # noqa: BLE001 - a version that cannot be pruned now is pruned next time: never fail the checkpoint
             log.warning("file_versions_not_pruned", thread_id=thread_id, error=str(exc))
+
+    def record_now(self, thread_id: str, checkpoint_id: str, root: str | None, message_id: str | None = None) -> bool:
+        """:meth:`record` when it needs no waiting and no prune: True when done; False when the
+        thread's history is not open or is in use, or ``root`` is a new version (then call
+        :meth:`record`, on the capture pool). Cheap enough for the checkpointer's own thread."""
+        history = self._open_history(thread_id)
+        try:
+            return history is not None and root is not None and history.record_again(checkpoint_id, root, message_id)
+        except Exception:  # noqa: BLE001 - recorded on the pool instead, which says what is wrong
+            return False
 
     def restore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
         """Put back the files of ``checkpoint_id``; None (and a warning) when they are not kept."""
@@ -225,9 +243,17 @@ def keep_file_versions(saver: BaseCheckpointSaver, versions: FileVersions) -> Ba
         root = versions.unchanged(key[0]) if key is not None else None  # nothing changed: no capture at all
         if key is not None and root is None:
             root = await pools.run(pools.CAPTURES, user, versions.capture, *key)
-        saved = await aput(config, checkpoint, metadata, new_versions)
-        if key is not None:
-            await pools.run(pools.CAPTURES, user, versions.record, *key, root, _last_message_id(checkpoint))
+        if key is None:
+            return await aput(config, checkpoint, metadata, new_versions)
+        message_id = _last_message_id(checkpoint)
+        if (aput_then := getattr(saver, "aput_then", None)) is not None:  # the version's row in the same trip
+            saved, done = await aput_then(
+                config, checkpoint, metadata, new_versions, lambda: versions.record_now(*key, root, message_id)
+            )
+        else:
+            saved, done = await aput(config, checkpoint, metadata, new_versions), False
+        if not done:
+            await pools.run(pools.CAPTURES, user, versions.record, *key, root, message_id)
         return saved
 
     saver.put = put_with_files  # type: ignore[method-assign]  # the checkpointer is wrapped in place: every holder of it gets versions

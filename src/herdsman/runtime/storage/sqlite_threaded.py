@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -25,6 +25,8 @@ from langgraph.store.base import Op, Result
 from langgraph.store.sqlite import SqliteStore
 
 from herdsman.runtime.storage.serial_thread import SerialThread
+
+T = TypeVar("T")
 
 
 class ThreadedSqliteSaver(SqliteSaver):
@@ -63,6 +65,27 @@ class ThreadedSqliteSaver(SqliteSaver):
     ) -> Any:
         """:meth:`put` on the connection's thread (the class's, not an instance's wrapper of it)."""
         return await self.thread.call(SqliteSaver.put, self, config, checkpoint, metadata, new_versions)
+
+    async def aput_then(
+        self,
+        config: Any,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        after: Callable[[], T],
+    ) -> tuple[Any, T]:
+        """:meth:`put`, then ``after()``, in one hand-off to the connection's thread; both results.
+
+        For small work that must follow the save at once (a file version's index row): it saves
+        a second trip to another thread. ``after`` runs on the thread every checkpoint of the
+        process is written on, so it must never wait (take its locks without blocking, and leave
+        what it cannot do now to its caller); it runs only when the save succeeded."""
+
+        def put_then() -> tuple[Any, T]:
+            saved = SqliteSaver.put(self, config, checkpoint, metadata, new_versions)
+            return saved, after()
+
+        return await self.thread.call(put_then)
 
     async def aput_writes(
         self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
