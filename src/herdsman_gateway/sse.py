@@ -6,7 +6,9 @@ with ``Last-Event-ID``; every event with its id; ``: heartbeat`` comment lines w
 quiet (the bridge says when). The bridge's ``end`` marker is not sent: LangGraph's server ends
 the response instead, and the SDK would hand an ``end`` event to the client as one more part.
 
-:class:`EventStream` writes the frames itself: one task per stream watches for the client going
+The events the bridge holds when the stream wakes up go out together, in one write (and one TCP
+send): on loopback each send costs the kernel's whole receive path too, and one run's model tokens
+come several at a time. :class:`EventStream` writes the frames itself: one task per stream watches for the client going
 away (the run goes on unless it was created with ``on_disconnect: cancel``). sse-starlette's
 response spawns four tasks in an anyio task group per stream, about a fifth of the gateway's
 CPU per streamed run; a burst of new runs waits for all of it before its first events. On
@@ -25,7 +27,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from herdsman.logs import get_logger
-from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamEvent
+from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamEvent, event_batches
 from herdsman_gateway.container import Gateway
 from herdsman_gateway.open_streams import OpenStreams
 
@@ -144,11 +146,13 @@ async def _frames(
         if first is not None:  # sent as published, then the bridge from just after it
             yield frame(first.event, first.data, first.id)
             last_event_id = first.id
-        async for event in gw.bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
-            if event is None:  # the run was quiet for ``heartbeat`` seconds
+        async for batch in event_batches(gw.bridge, run_id, last_event_id=last_event_id, heartbeat=heartbeat):
+            if batch is None:  # the run was quiet for ``heartbeat`` seconds
                 yield HEARTBEAT
-            elif event.event != END_EVENT and wanted(event.event, modes):
-                yield frame(event.event, event.data, event.id)
+            elif frames := [
+                frame(e.event, e.data, e.id) for e in batch if e.event != END_EVENT and wanted(e.event, modes)
+            ]:
+                yield b"".join(frames)  # the events ready together go out in one write
         finished = True
     finally:
         gw.metrics.active_streams.dec()

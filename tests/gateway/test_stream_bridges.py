@@ -7,7 +7,13 @@ import uuid
 
 import pytest
 
-from herdsman.runtime.streaming.stream_bridge import END_EVENT, MemoryStreamBridge, StreamEvent, follow_run
+from herdsman.runtime.streaming.stream_bridge import (
+    END_EVENT,
+    MemoryStreamBridge,
+    StreamEvent,
+    event_batches,
+    follow_run,
+)
 from herdsman.runtime.streaming.stream_bridge_redis import RedisStreamBridge
 
 
@@ -70,6 +76,33 @@ async def test_the_memory_bridge_keeps_a_run_within_its_byte_budget() -> None:
         True
     ] * (len(kept) - 1)
     await bridge.close()
+
+
+async def test_events_ready_together_come_in_one_batch(bridge) -> None:
+    """``event_batches``: the events published while a reader was away come as one list (one
+    write for the SSE stream), in order, none twice; a bridge without batches gives lists of one."""
+    run_id = uuid.uuid4().hex
+    ids = [await bridge.publish(run_id, "messages", str(n)) for n in range(3)]
+    batches = event_batches(bridge, run_id, last_event_id=ids[0], heartbeat=0.05)
+    first = await batches.__anext__()
+    together = isinstance(bridge, MemoryStreamBridge)  # the Redis bridge gives one event a list (no batches yet)
+    assert first is not None and [e.data for e in first] == (["1", "2"] if together else ["1"])
+    for n in range(3, 6):
+        await bridge.publish(run_id, "messages", str(n))
+    await bridge.publish(run_id, END_EVENT, "null")
+    await bridge.finish(run_id)
+    rest = [b async for b in batches if b is not None]
+    seen = [e.data for b in [first, *rest] for e in b]
+    assert seen == ["1", "2", "3", "4", "5", "null"]
+    if together:
+        assert [len(b) for b in rest] == [4]  # published together while the reader was away: one batch
+
+    class OneByOne:  # a bridge with only the protocol's subscribe
+        def subscribe(self, run_id, **kwargs):
+            return bridge.subscribe(run_id, **kwargs)
+
+    singles = [b async for b in event_batches(OneByOne(), run_id, heartbeat=0.05) if b is not None]  # type: ignore[arg-type]
+    assert [len(b) for b in singles] == [1] * 7 and singles[0][0].data == "0"
 
 
 async def test_a_redis_subscriber_waits_longer_than_the_socket_timeout(redis_url) -> None:

@@ -141,6 +141,21 @@ async def follow_run(
         delay = min(delay * 2, RESUBSCRIBE_MAX_SECONDS)
 
 
+async def event_batches(
+    bridge: StreamBridge, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
+) -> AsyncIterator[list[StreamEvent] | None]:
+    """The run's events as :meth:`StreamBridge.subscribe` gives them, in lists of those ready
+    together (a bridge's ``subscribe_batches``; one event a list from a bridge without it), so a
+    reader can send them in one write; ``None`` for a heartbeat."""
+    batches = getattr(bridge, "subscribe_batches", None)
+    if batches is not None:
+        async for batch in batches(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
+            yield batch
+        return
+    async for event in bridge.subscribe(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
+        yield None if event is None else [event]
+
+
 async def _ended(ended: Callable[[], Awaitable[bool]], run_id: str) -> bool:
     """``ended()``, False when it fails (asked again at the next quiet heartbeat)."""
     try:
@@ -236,24 +251,32 @@ class MemoryStreamBridge:
         self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
     ) -> AsyncIterator[StreamEvent | None]:
         """Replay what is held after ``last_event_id``, then follow the run until it ends."""
+        async for batch in self.subscribe_batches(run_id, last_event_id=last_event_id, heartbeat=heartbeat):
+            if batch is None:
+                yield None
+                continue
+            for event in batch:
+                yield event
+
+    async def subscribe_batches(
+        self, run_id: str, *, last_event_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StreamEvent] | None]:
+        """:meth:`subscribe`, with the events held at each wake-up in one list (never empty)."""
         after = parse_event_id(last_event_id)
         log = self._log(run_id)
         while True:
             # Sequence numbers are contiguous: the held events are first_seq .. next_seq - 1, so
             # the ones to send start at an index (no copy or scan of the whole log per wake-up).
-            while after < log.next_seq - 1:
-                first_seq = log.next_seq - len(log.events)
-                index = max(0, after + 1 - first_seq)
-                if index >= len(log.events):
-                    break
-                event = log.events[index]
-                after = int(event.id)
-                yield event
+            first_seq = log.next_seq - len(log.events)
+            start = max(0, after + 1 - first_seq)
+            if start < len(log.events):
+                batch = [log.events[i] for i in range(start, len(log.events))]
+                after = int(batch[-1].id)
+                yield batch
+                continue  # more may have come while the batch was sent
             if log.ended or self._closed:
                 return
             waiter = log.changed
-            if log.next_seq - 1 > after:
-                continue
             try:
                 async with asyncio.timeout(heartbeat):
                     await waiter.wait()
