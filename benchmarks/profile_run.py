@@ -136,7 +136,9 @@ def _short(filename: str, roots: list[str]) -> str:
 
 def short_paths(stats: pstats.Stats) -> pstats.Stats:
     """``stats`` with each file named from its import root (no directory of this machine), ours marked."""
-    roots = sorted({str(Path(p).resolve()) for p in sys.path if p}, key=len, reverse=True)
+    # as written and resolved: a virtual environment reached through a symlink names its files either way
+    paths = [Path(p) for p in sys.path if p]
+    roots = sorted({str(p.absolute()) for p in paths} | {str(p.resolve()) for p in paths}, key=len, reverse=True)
 
     def key(func: tuple[str, int, str]) -> tuple[str, int, str]:
         return (_short(func[0], roots), func[1], func[2])
