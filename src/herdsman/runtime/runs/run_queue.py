@@ -24,8 +24,8 @@ so two processes sharing the file never claim the same row.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.runtime.runs.run_admission import Admission, Decision, QueueCounts, count_params, count_sql, decide
 from herdsman.runtime.storage.record_store import SQLITE_BUSY_TIMEOUT_MS, gateway_db_path
+from herdsman.runtime.storage.serial_thread import SerialThread
 
 TABLE = "herdsman_run_queue"
 COLUMNS = (
@@ -374,109 +375,108 @@ class SqliteRunQueue:
     NORMAL never corrupts the file and loses nothing when a process dies (what leases recover
     from); only an OS crash or a power cut may undo the last commits, and the runs whose rows
     were undone are then reported lost at the next start, as they were before the queue existed.
+
+    The connection lives on a :class:`~herdsman.runtime.storage.serial_thread.SerialThread`: each
+    method is one hand-off to it, its statements and its transaction run there whole (with
+    aiosqlite each statement and each fetch was a round trip of its own: starting a run took
+    two, a claim five), and the thread runs one method at a time, so no lock is needed here.
     """
 
     durable = True
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: sqlite3.Connection, thread: SerialThread) -> None:
+        """``conn`` (autocommit, ``check_same_thread=False``) is used on ``thread`` only."""
         self._conn = conn
-        self._lock = asyncio.Lock()  # one connection: one transaction at a time
+        self._thread = thread
 
     @classmethod
     async def open(cls, path: str) -> SqliteRunQueue:
         """Connect to ``path`` and create the table when missing."""
-        import aiosqlite
+        thread = SerialThread("sqlite-run-queue")
+        try:
+            conn = await thread.call(_open_queue_db, path)
+        except BaseException:
+            await thread.aclose()
+            raise
+        return cls(conn, thread)
 
-        conn = await aiosqlite.connect(path, isolation_level=None)  # transactions are explicit
-        await conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        await conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the claims
-        await conn.execute("PRAGMA synchronous = NORMAL")  # see the class docstring
-        for statement in SCHEMA:
-            await conn.execute(statement)
-        columns = [row[1] for row in await (await conn.execute(f"PRAGMA table_info({TABLE})")).fetchall()]
-        if "user_id" not in columns:
-            await conn.execute(ADD_USER)
-        for statement in INDEXES:
-            await conn.execute(statement)
-        return cls(conn)
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Any]:
-        """The connection inside ``BEGIN IMMEDIATE`` (the write lock: one process at a time)."""
-        async with self._lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                await self._conn.execute("COMMIT")
-            except BaseException:
-                await self._conn.execute("ROLLBACK")
-                raise
+    def _in_transaction(self, work: Any) -> Any:
+        """``work(conn)`` inside ``BEGIN IMMEDIATE`` (the write lock: one process at a time),
+        committed, or rolled back when it fails; on the thread."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> int:
-        async with self._lock:
-            cursor = await self._conn.execute(sql, params)
-            return cursor.rowcount
+        return await self._thread.call(lambda: self._conn.execute(sql, params).rowcount)
+
+    async def _one(self, sql: str, params: tuple[Any, ...]) -> Any:
+        return await self._thread.call(lambda: self._conn.execute(sql, params).fetchone())
+
+    async def _all(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        return await self._thread.call(lambda: self._conn.execute(sql, params).fetchall())
 
     async def add(self, run: QueuedRun) -> None:
         """Queue a new run."""
-        await self._write(
-            INSERT,
-            run.row(),
-        )
+        await self._write(INSERT, run.row())
 
     async def admit(self, run: QueuedRun, admission: Admission, now: float) -> Decision:
         """Count and queue inside one write transaction, so two processes never both take the last place."""
         if not admission.limited:
-            return await self._admit_unlimited(run, admission)
-        async with self._transaction() as conn:
-            counts = await (
-                await conn.execute(
-                    count_sql(TABLE, admission),
-                    count_params(run.thread_id, admission.worker, run.user_id, now, admission),
-                )
+            return await self._thread.call(self._admit_unlimited, run, admission)
+
+        def count_and_queue(conn: sqlite3.Connection) -> Decision:
+            counts = conn.execute(
+                count_sql(TABLE, admission), count_params(run.thread_id, admission.worker, run.user_id, now, admission)
             ).fetchone()
             decision = decide(QueueCounts(*counts), admission)
             if decision.verdict in ("hold", "wait"):
-                await conn.execute(INSERT, (run if decision.verdict == "hold" else run.unheld()).row())
-        return decision
+                conn.execute(INSERT, (run if decision.verdict == "hold" else run.unheld()).row())
+            return decision
 
-    async def _admit_unlimited(self, run: QueuedRun, admission: Admission) -> Decision:
+        return await self._thread.call(self._in_transaction, count_and_queue)
+
+    def _admit_unlimited(self, run: QueuedRun, admission: Admission) -> Decision:
         """Without limits only the thread matters: one ``INSERT ... WHERE NOT EXISTS`` (atomic on
-        its own, one round trip before the run's first event instead of a four-statement
-        transaction), and the thread's run read back only when the run was refused."""
+        its own, instead of a four-statement transaction), and the thread's run read back only
+        when the run was refused; on the thread."""
         hold = bool(admission.worker) and admission.hold
         row = (run if hold else run.unheld()).row()
         guarded = admission.reject_if_busy or bool(admission.worker)
-        async with self._lock:
-            if not guarded:
-                await self._conn.execute(INSERT, row)
-                return Decision("wait", QueueCounts(None, 0, 0, 0))
-            cursor = await self._conn.execute(INSERT_IF_THREAD_FREE, (*row, run.thread_id, admission.worker))
-            if cursor.rowcount == 1:
-                return Decision("hold" if hold else "wait", QueueCounts(None, 0, 0, 0))
-            cursor = await self._conn.execute(count_sql(TABLE, admission), (run.thread_id, admission.worker))
-            counts = QueueCounts(*await cursor.fetchone())
+        if not guarded:
+            self._conn.execute(INSERT, row)
+            return Decision("wait", QueueCounts(None, 0, 0, 0))
+        if self._conn.execute(INSERT_IF_THREAD_FREE, (*row, run.thread_id, admission.worker)).rowcount == 1:
+            return Decision("hold" if hold else "wait", QueueCounts(None, 0, 0, 0))
+        counts = QueueCounts(
+            *self._conn.execute(count_sql(TABLE, admission), (run.thread_id, admission.worker)).fetchone()
+        )
         return Decision("busy" if admission.reject_if_busy else "behind", counts)
 
     async def start(self, run_id: str, worker_id: str, lease_until: float, checkpoint_before: str | None) -> int:
         """Mark the run started; returns its start count."""
-        async with self._lock:
-            cursor = await self._conn.execute(
+
+        def start() -> int:
+            row = self._conn.execute(
                 f"UPDATE {TABLE} SET status = 'running', worker_id = ?, lease_until = ?, attempts = attempts + 1, "
                 f"checkpoint_before = COALESCE(checkpoint_before, ?) WHERE {STARTABLE} RETURNING attempts",
                 (worker_id, lease_until, checkpoint_before, run_id, worker_id),
-            )
-            row = await cursor.fetchone()
-            if row is None:
-                cursor = await self._conn.execute(f"SELECT 1 FROM {TABLE} WHERE run_id = ?", (run_id,))
-                return 0 if await cursor.fetchone() else 1  # held by another worker, or not queued
-        return int(row[0])
+            ).fetchone()
+            if row is None:  # held by another worker, or not queued
+                return 0 if self._conn.execute(f"SELECT 1 FROM {TABLE} WHERE run_id = ?", (run_id,)).fetchone() else 1
+            return int(row[0])
+
+        return await self._thread.call(start)
 
     async def renew(self, worker_id: str, lease_until: float) -> dict[str, str | None]:
         """Extend the worker's leases."""
-        async with self._lock:
-            cursor = await self._conn.execute(RENEW, (lease_until, worker_id))
-            return {row[0]: row[1] for row in await cursor.fetchall()}
+        return {row[0]: row[1] for row in await self._all(RENEW, (lease_until, worker_id))}
 
     async def claim(
         self, worker_id: str, now: float, lease_until: float, max_running_per_user: int | None = None
@@ -485,17 +485,22 @@ class SqliteRunQueue:
         claim inside ``BEGIN IMMEDIATE`` (the write lock), so two processes never take one row."""
         claimable = f"SELECT {COLUMNS} {claimable_from(max_running_per_user is not None)}"
         params = claim_params(now, max_running_per_user)
-        async with self._lock:
-            cursor = await self._conn.execute(claimable, params)
-            if await cursor.fetchone() is None:
-                return None
-        async with self._transaction() as conn:
-            row = await (await conn.execute(claimable, params)).fetchone()
+
+        def take_oldest(conn: sqlite3.Connection) -> Any:
+            row = conn.execute(claimable, params).fetchone()
             if row is not None:
-                await conn.execute(
+                conn.execute(
                     f"UPDATE {TABLE} SET worker_id = ?, lease_until = ? WHERE run_id = ?",
                     (worker_id, lease_until, row[0]),
                 )
+            return row
+
+        def claim() -> Any:
+            if self._conn.execute(claimable, params).fetchone() is None:
+                return None
+            return self._in_transaction(take_oldest)
+
+        row = await self._thread.call(claim)
         if row is None:
             return None
         claimed = QueuedRun.from_row(row)
@@ -504,23 +509,16 @@ class SqliteRunQueue:
 
     async def get(self, run_id: str) -> QueuedRun | None:
         """The run's row."""
-        async with self._lock:
-            cursor = await self._conn.execute(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = ?", (run_id,))
-            row = await cursor.fetchone()
+        row = await self._one(f"SELECT {COLUMNS} FROM {TABLE} WHERE run_id = ?", (run_id,))
         return QueuedRun.from_row(row) if row else None
 
     async def thread_runs(self, thread_id: str) -> list[QueuedRun]:
         """The thread's unfinished runs, oldest first."""
-        async with self._lock:
-            cursor = await self._conn.execute(THREAD_RUNS, (thread_id,))
-            rows = await cursor.fetchall()
-        return [QueuedRun.from_row(row) for row in rows]
+        return [QueuedRun.from_row(row) for row in await self._all(THREAD_RUNS, (thread_id,))]
 
     async def waiting(self, now: float) -> int:
         """How many runs no live process holds (one count)."""
-        async with self._lock:
-            cursor = await self._conn.execute(WAITING, (now,))
-            (count,) = await cursor.fetchone()
+        (count,) = await self._one(WAITING, (now,))
         return int(count)
 
     async def release(self, run_id: str, worker_id: str) -> None:
@@ -533,9 +531,7 @@ class SqliteRunQueue:
 
     async def cancels_asked(self, worker_id: str) -> dict[str, str]:
         """The worker's runs whose cancel was asked."""
-        async with self._lock:
-            cursor = await self._conn.execute(CANCELS_ASKED, (worker_id,))
-            return {run_id: action for run_id, action in await cursor.fetchall()}
+        return {run_id: action for run_id, action in await self._all(CANCELS_ASKED, (worker_id,))}
 
     async def offer(self, run_ids: Sequence[str]) -> None:
         """Make the unheld runs claimable now (one statement)."""
@@ -544,9 +540,7 @@ class SqliteRunQueue:
 
     async def take(self, run_id: str, worker_id: str, now: float, lease_until: float) -> QueuedRun | None:
         """Hold the run if no live process does (one statement)."""
-        async with self._lock:
-            cursor = await self._conn.execute(TAKE, (worker_id, lease_until, run_id, now))
-            row = await cursor.fetchone()
+        row = await self._one(TAKE, (worker_id, lease_until, run_id, now))
         return QueuedRun.from_row(row) if row else None
 
     async def remove(self, run_id: str) -> None:
@@ -554,8 +548,30 @@ class SqliteRunQueue:
         await self._write(f"DELETE FROM {TABLE} WHERE run_id = ?", (run_id,))
 
     async def close(self) -> None:
-        """Close the connection."""
-        await self._conn.close()
+        """Close the connection, then the thread."""
+        try:
+            await self._thread.call(self._conn.close)
+        finally:
+            await self._thread.aclose()
+
+
+def _open_queue_db(path: str) -> sqlite3.Connection:
+    """The queue's connection to ``path`` (autocommit: transactions are explicit), its table made; on the thread."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the claims
+        conn.execute("PRAGMA synchronous = NORMAL")  # see SqliteRunQueue's docstring
+        for statement in SCHEMA:
+            conn.execute(statement)
+        if "user_id" not in [row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})").fetchall()]:
+            conn.execute(ADD_USER)
+        for statement in INDEXES:
+            conn.execute(statement)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 @asynccontextmanager
