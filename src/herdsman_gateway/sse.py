@@ -8,12 +8,14 @@ the response instead, and the SDK would hand an ``end`` event to the client as o
 
 The events the bridge holds when the stream wakes up go out together, in one write (and one TCP
 send): on loopback each send costs the kernel's whole receive path too, and one run's model tokens
-come several at a time. :class:`EventStream` writes the frames itself: one task per stream watches for the client going
-away (the run goes on unless it was created with ``on_disconnect: cancel``). sse-starlette's
-response spawns four tasks in an anyio task group per stream, about a fifth of the gateway's
-CPU per streamed run; a burst of new runs waits for all of it before its first events. On
-shutdown, :class:`OpenStreams` ends every stream when the server is asked to exit (uvicorn waits
-for open responses before it stops), using sse-starlette's hook on uvicorn's exit handler.
+come several at a time. The chunk that holds the run's end goes out with the end of the body
+(a :class:`LastChunk`). :class:`EventStream` writes the frames itself: one task per stream
+watches for the client going away (the run goes on unless it was created with
+``on_disconnect: cancel``). sse-starlette's response spawns four tasks in an anyio task group
+per stream, about a fifth of the gateway's CPU per streamed run; a burst of new runs waits for
+all of it before its first events. On shutdown, :class:`OpenStreams` ends every stream when the
+server is asked to exit (uvicorn waits for open responses before it stops), using
+sse-starlette's hook on uvicorn's exit handler.
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ def frame(event: str, data: str, event_id: str | None = None) -> bytes:
     return ("\n".join(lines) + "\n\n").encode()
 
 
+class LastChunk(bytes):
+    """The last chunk of a stream's frames: sent with the end of the body, in one write."""
+
+
 class EventStream(Response):
     """An SSE response of ``frames`` (bytes), ended when the client goes away or the server stops."""
 
@@ -72,8 +78,9 @@ class EventStream(Response):
     def __init__(
         self, frames: AsyncIterator[bytes], headers: dict[str, str], streams: OpenStreams, slot: str | None = None
     ) -> None:
-        """``headers``: extra response headers; ``streams``: where this stream registers; ``slot``:
-        what :func:`stream_slot` claimed for it, given back when it ends."""
+        """``frames``: chunks of SSE frames (a :class:`LastChunk` ends the body with it); ``headers``:
+        extra response headers; ``streams``: where this stream registers; ``slot``: what
+        :func:`stream_slot` claimed for it, given back when it ends."""
         self.status_code = 200
         self.background = None
         self.init_headers(headers)  # no body attribute: no Content-Length, uvicorn sends it chunked
@@ -109,10 +116,16 @@ class EventStream(Response):
         watcher = asyncio.get_running_loop().create_task(watch())
         self.streams.add(me)
         try:
+            last = False
             async for chunk in self.frames:
+                if last := isinstance(chunk, LastChunk):  # the last frames and the body's end in one write
+                    done = True
+                    await send({"type": "http.response.body", "body": bytes(chunk), "more_body": False})
+                    break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            done = True
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if not last:
+                done = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
             if not (gone or self.streams.closing):
                 raise  # the request itself is being cancelled
@@ -137,6 +150,7 @@ async def _frames(
     run_ended: bool,
     first: StreamEvent | None,
 ) -> AsyncIterator[bytes]:
+    """The stream's chunks of frames; the one that holds the run's end is a :class:`LastChunk`."""
     if run_ended and not await gw.bridge.exists(run_id):
         return  # the run ended long ago (or before a restart): its events are gone, the stream ends at once
     finished = False
@@ -149,10 +163,17 @@ async def _frames(
         async for batch in event_batches(gw.bridge, run_id, last_event_id=last_event_id, heartbeat=heartbeat):
             if batch is None:  # the run was quiet for ``heartbeat`` seconds
                 yield HEARTBEAT
-            elif frames := [
+                continue
+            # the events ready together go out in one write
+            chunk = b"".join(
                 frame(e.event, e.data, e.id) for e in batch if e.event != END_EVENT and wanted(e.event, modes)
-            ]:
-                yield b"".join(frames)  # the events ready together go out in one write
+            )
+            if batch[-1].event == END_EVENT:  # nothing comes after the end
+                finished = True
+                yield LastChunk(chunk)
+                return
+            if chunk:
+                yield chunk
         finished = True
     finally:
         gw.metrics.active_streams.dec()
