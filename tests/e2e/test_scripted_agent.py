@@ -148,7 +148,7 @@ async def test_a_failed_model_call_is_told_in_the_requests_language_and_fails_th
     )
     assert failed_reason(last) == "model_call"
     assert len(model.calls) == 2, "one call and its retry; the check sent nothing back"
-    assert any("the run failed" in p for p in done.problems), done.problems
+    assert done.language == "zh" and any("运行失败" in p for p in done.problems), done.problems
 
 
 async def test_huge_tool_output_is_bounded(config) -> None:
