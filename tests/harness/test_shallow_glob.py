@@ -34,9 +34,11 @@ def test_a_glob_over_a_named_folder_that_left_files_below_it() -> None:
     assert found.evidence["fix"] == f"find {WS}/tools -name '*.sh' -exec chmod +x {{}} +"
     assert render(found).endswith(f"run:\nfind {WS}/tools -name '*.sh' -exec chmod +x {{}} +")
     # relative to the workspace (where bash runs), after a cd-less && chain, in English too
-    english = f"Remove every .log file under {WS}/tools"
-    relative = shallow_glob(english, ran("ls && rm tools/*.sh"), FILES)
-    assert relative is not None and relative.evidence["fix"] == f"find {WS}/tools -name '*.sh' -exec rm {{}} +"
+    english = f"Make every .sh file under {WS}/tools executable"
+    relative = shallow_glob(english, ran("ls && chmod 755 tools/*.sh"), FILES)
+    assert relative is not None and relative.evidence["fix"] == f"find {WS}/tools -name '*.sh' -exec chmod 755 {{}} +"
+    # nothing that deletes is proposed for more files than the model chose
+    assert shallow_glob(f"Remove the .sh files under {WS}/tools", ran("rm tools/*.sh"), FILES) is None
 
 
 def test_no_finding_without_a_file_left_a_named_folder_or_a_command_that_worked() -> None:

@@ -8,7 +8,8 @@ that succeeded, a word ``FOLDER/*.EXT`` (no other wildcard) over a folder the re
 files ``*.EXT`` exist in subfolders of that folder; the finding (``glob.shallow``) names a few of
 them and gives the one command that reaches them all, the same command run through
 ``find FOLDER -name '*.EXT' -exec ... {} +``. Only commands that change files in place take part
-(:data:`IN_PLACE`): ``mv`` and ``cp`` into a folder below the one globbed would be found again.
+(:data:`IN_PLACE`): ``mv`` and ``cp`` into a folder below the one globbed would be found again,
+and nothing that deletes is proposed for more files than the model chose.
 
 Language-neutral: the trigger is the command and the files, and the request only has to name the
 folder. Hand-written: a shell word is split by :mod:`shlex`; no library knows which files a glob
@@ -25,10 +26,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
 from herdsman.middleware.completion.rules import failed
+from herdsman.sandbox.base import WORKSPACE
 
-WORKSPACE = "/mnt/user-data/workspace"
-IN_PLACE = frozenset({"chmod", "chown", "chgrp", "rm", "touch", "sed", "dos2unix", "unix2dos", "gzip", "truncate"})
-"""Commands that act on each file they are given, in place: running them on the files below too is safe to propose."""
+IN_PLACE = frozenset({"chmod", "chown", "chgrp", "touch", "sed", "dos2unix", "unix2dos"})
+"""Commands that change each file they are given, in place and undoably enough to propose for the
+files below too; nothing that deletes or truncates (``rm``, ``truncate``, ``gzip``): a request that
+meant the top folder only would lose files to the proposal."""
 MISSED_SHOWN = 3
 
 
