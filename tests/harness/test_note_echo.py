@@ -117,5 +117,7 @@ async def test_an_answer_that_repeats_the_background_notice_is_sent_back(home: P
     )
     started = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert started.text.startswith("Started in the background"), started.text
-    assert [rules_of(n) for n in notes(state)] == [["reply.echoes_note"]]
+    # the note also says no command used the server yet, with the fetch of the request's path
+    assert [rules_of(n) for n in notes(state)] == [["reply.echoes_note", "server.not_used"]]
+    assert fetch in notes(state)[0].text
     assert state["messages"][-1].text == "The version is 2.7.1."

@@ -60,6 +60,7 @@ from herdsman.sandbox.base import (
     SandboxError,
     SandboxProvider,
 )
+from herdsman.sandbox.file_servers import served_folder
 from herdsman.sandbox.grep_hint import explain_no_match, no_match_hint
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.search import compile_regex
@@ -448,8 +449,10 @@ class SandboxTools:
             return "The background command has already ended:\n" + self.bash_result(result), artifact
         range_note = f"ports {self.preview.ports}"
         reachable = not job.isolated or getattr(sandbox, "servers_reachable", False)
+        served = (served_folder(command) or "").replace("{", "{{").replace("}", "}}")  # reach is formatted below
         reach = (
             "Later bash commands reach it at http://127.0.0.1:{port}/ (curl -s http://127.0.0.1:{port}/...)."
+            + (f" It serves the files of {served}: http://127.0.0.1:{{port}}/NAME is {served}/NAME." if served else "")
             if reachable
             else "It runs in a sandbox of its own: other bash commands cannot reach it, so test a server in one "
             "command (start it with &, then curl it)."

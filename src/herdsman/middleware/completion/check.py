@@ -143,6 +143,7 @@ from herdsman.middleware.completion.rules import (
     untested_change,
 )
 from herdsman.middleware.completion.search import count_line, counted_by_eye, fruitless_search, unsearched_term
+from herdsman.middleware.completion.servers import server_unused
 from herdsman.middleware.completion.shown_code import (
     RAN_SHOWN_CODE,
     harness_call,
@@ -264,6 +265,14 @@ def _scripts_made(
     if not out and not others and (outcome := command_outcome(request, scripts, run)) is not None:
         out.append(outcome)
     return out
+
+
+def _command_findings(request: str, run: Sequence[Any], lookup: FileLookup, on: Callable[[str], bool]) -> list[Finding]:
+    """What the run's commands left undone, from the commands and the files (any language): a
+    glob one folder short, a background server not used or asked for a file it does not serve."""
+    found = [shallow_glob(request, run, lookup.entries())] if not noted(run, "glob.shallow") else []
+    found.append(server_unused(request, run, lambda p: lookup.size_of(p) is not None, lookup.text_of))
+    return [f for f in found if f is not None and on(f.rule)]
 
 
 class CompletionState(AgentState):
@@ -729,9 +738,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         doubled = double_extension(request, list(lookup.entries())) if on("rename.double_extension") else None
         if doubled:
             found.append(doubled)
-        shallow = shallow_glob(request, run, lookup.entries()) if not noted(run, "glob.shallow") else None
-        if shallow is not None and on(shallow.rule):
-            found.append(shallow)
+        found += _command_findings(request, run, lookup, on)
         prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
         for path in dict.fromkeys(_VIRTUAL.findall(prose)):
             if path.rstrip("/") in (

@@ -97,6 +97,16 @@ _RULES = (
         None,
         "a command acted in place on FOLDER/*.EXT for a folder the request names; *.EXT files below were left",
     ),
+    Rule(
+        "server.not_used",
+        None,
+        "a server the run started in the background listens, and no later command fetched from its port",
+    ),
+    Rule(
+        "server.not_found",
+        None,
+        "a fetch from a file server the run started got a 404, and the file is in a folder the request names",
+    ),
     Rule("command.failed_not_retried", None, "the last tool call failed (error, non-zero exit, only error lines)"),
     Rule("number.unsupported", None, "the answer to a question states a number no tool output shows"),
     Rule(

@@ -338,6 +338,17 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         + (f" and {e['more']} more" if e["more"] else "")
         + f" are in its subfolders. To reach every {e['suffix']} file below {e['folder']}, run:\n{e['fix']}"
     ),
+    "server.not_used": lambda e: (
+        f"The server you started (job {e['job']}) listens on port {e['port']}, but no command used it yet: "
+        "the request goes on after starting it."
+        + _served(e)
+        + ("" if e.get("ran") else f" Fetch from it: {e['command']}")
+    ),
+    "server.not_found": lambda e: (
+        f"{e['path']} is not found on the server on port {e['port']} (404)."
+        + _served(e)
+        + ("" if e.get("ran") else f" Fetch it: {e['command']}")
+    ),
     "file.not_just_value": _just,
     "file.not_sorted": lambda e: (
         f"The request asks for it sorted, but {e['path']} is not in order ({', '.join(e['items'])}...). "
@@ -348,6 +359,17 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     ),
 }
 """Rule id -> the line the model reads, made from the finding's evidence."""
+
+
+def _served(e: Mapping[str, Any]) -> str:
+    """Where a file server's URL path leads, when the request's path is in a folder below the one it serves."""
+    if e["url"] == e["path"] or not e.get("folder"):
+        return ""
+    served = e["folder"].rstrip("/") + e["url"][: -len(e["path"])]
+    return (
+        f" It serves {e['folder']}, so {e['path']} of {served} is at http://127.0.0.1:{e['port']}{e['url']} there "
+        f"(to serve {served} itself, start the server with --directory {served})."
+    )
 
 
 def _binary_not_saved(e: Mapping[str, Any]) -> str:

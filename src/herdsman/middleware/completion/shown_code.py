@@ -64,8 +64,18 @@ RAN_SHOWN_CODE = "herdsman_ran_shown_code"
 """``additional_kwargs`` key of the AI message whose bash call the harness made for the model
 (its value: the rule of the finding that led to it)."""
 
-QUERY_RULES = frozenset({"compare.not_made", "count.not_computed", "number.unsupported", "file.numbers_unsupported"})
-"""Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head)."""
+QUERY_RULES = frozenset(
+    {
+        "compare.not_made",
+        "count.not_computed",
+        "number.unsupported",
+        "file.numbers_unsupported",
+        "server.not_used",
+        "server.not_found",
+    }
+)
+"""Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head, a
+curl of the server the run started)."""
 RUN_RULES = frozenset({"command.not_run"})
 """Rules whose evidence ``command`` runs the command the request shows, on the script it names,
 in that script's folder (what the user said must work)."""
