@@ -96,3 +96,33 @@ def test_a_later_command_reaches_the_threads_background_server_and_nothing_else(
     finally:
         host.close()
         provider.close()
+
+
+@pytest.mark.bwrap
+def test_a_later_command_says_once_that_a_background_job_has_ended(make_config, monkeypatch) -> None:
+    """A job started in the background that ends on its own (a batch job, not a server): the next
+    bash command's result says so, with its exit code and its last lines, and later ones do not
+    say it again; a job that ended before the tool answered is told at its start only."""
+    from herdsman.sandbox import tools as sandbox_tools
+    from herdsman.sandbox.tools import SandboxTools
+
+    monkeypatch.setattr(sandbox_tools, "SERVER_STARTUP_SECONDS", 0.3)  # the tool's wait for a port, shortened
+
+    config = make_config()
+    provider = LocalSandboxProvider(config)
+    tools = SandboxTools(provider, config.sandbox)
+    runtime = type("Runtime", (), {"config": {"configurable": {"thread_id": "t1"}}})()
+    try:
+        started, _ = tools.bash("sleep 1; echo step 1; echo checksum: 1f2e", runtime, background=True)
+        assert started.startswith("Started in the background (job 1)") and "says when it has ended" in started
+        later, _ = tools.bash("sleep 3; echo waited", runtime)
+        assert later.startswith("waited\n"), later
+        assert "[background job 1 (sleep 1; echo step 1; echo checksum: 1f2e) has ended with exit code 0" in later
+        assert later.rstrip().endswith("its last lines:\nstep 1\nchecksum: 1f2e]")
+        again, _ = tools.bash("echo again", runtime)
+        assert again.strip() == "again"
+        quick, _ = tools.bash("exit 3", runtime, background=True)
+        assert quick.startswith("The background command has already ended") and "[exit code 3]" in quick
+        assert "background job 2" not in tools.bash("echo once", runtime)[0]
+    finally:
+        provider.close()

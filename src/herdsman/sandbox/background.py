@@ -167,6 +167,8 @@ class BackgroundJob:
         self.started_at = time.time()
         self.network = network(self.run_id)
         self._ended = threading.Event()
+        self._end_told = threading.Lock()
+        self._told = False
         self._thread = threading.Thread(target=self._main, args=(run,), name=f"herdsman-bg-{number}", daemon=True)
         self._thread.start()
 
@@ -183,6 +185,15 @@ class BackgroundJob:
     def running(self) -> bool:
         """Whether the command still runs."""
         return not self._ended.is_set()
+
+    def end_news(self) -> ExecResult | None:
+        """The job's result the first time it is asked for once the job has ended, else None: a
+        later command's result says once that the job ended (the shell's "[1]+ Done")."""
+        with self._end_told:
+            if self.running or self._told:
+                return None
+            self._told = True
+        return self.result or ExecResult(exit_code=1, output="")
 
     @property
     def isolated(self) -> bool:

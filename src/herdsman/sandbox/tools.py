@@ -379,6 +379,26 @@ def held_in_foreground(command: str) -> str:
     return re.sub(r"^nohup\s+", "", held) or command
 
 
+ENDED_OUTPUT_LINES = 5
+
+
+def ended_jobs(sandbox: Sandbox) -> list[str]:
+    """A line for each background job of ``sandbox`` that ended since a command last said so, with
+    the last lines it printed: a model that started a job and must wait for it learns from its
+    next command's result that it is over, and how it ended."""
+    lines = []
+    for job in getattr(sandbox, "background_jobs", list)():
+        result = job.end_news()
+        if result is None:
+            continue
+        tail = result.output.rstrip("\n").splitlines()[-ENDED_OUTPUT_LINES:]
+        printed = ("; its last lines:\n" + "\n".join(tail)) if tail else ", printing nothing"
+        lines.append(
+            f"[background job {job.number} ({job.command[:80]}) has ended with exit code {result.exit_code}{printed}]"
+        )
+    return lines
+
+
 def _stopped(listing: list[str]) -> str:
     """The note a bounded listing carries when it was cut, as a line for the model."""
     note = getattr(listing, "note", "")
@@ -444,7 +464,7 @@ class SandboxTools:
         ports = [p for p in listening if self.preview.allows(p)]
         artifact: dict[str, Any] = {"command": command, "background": job.number, "ports": listening}
         if not job.running:
-            result = job.result or ExecResult(exit_code=1, output="")
+            result = job.end_news() or job.result or ExecResult(exit_code=1, output="")  # told here, not again
             artifact["exit_code"] = result.exit_code
             return "The background command has already ended:\n" + self.bash_result(result), artifact
         range_note = f"ports {self.preview.ports}"
@@ -473,7 +493,8 @@ class SandboxTools:
             ), artifact
         return (
             f"Started in the background (job {job.number}) and running. It writes its files as usual; nothing "
-            f"listens on any of the previewable {range_note} yet, so there is nothing to preview."
+            f"listens on any of the previewable {range_note} yet, so there is nothing to preview. The result of a "
+            "later bash command says when it has ended."
         ), artifact
 
     def new_previews(self, sandbox: Sandbox) -> list[dict[str, Any]]:
@@ -534,7 +555,7 @@ class SandboxTools:
         command = rewrite_command(command)
         result, artifact = run_traced(sandbox, command, cancelled, env)
         hint = no_match_hint(sandbox, command, result.exit_code, result.output) if not result.timed_out else ""
-        return self.bash_result(result, hint), artifact
+        return self.bash_result(result, "\n".join(filter(None, [hint, *ended_jobs(sandbox)]))), artifact
 
     async def abash(
         self,
