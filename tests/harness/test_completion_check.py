@@ -1035,6 +1035,13 @@ async def test_a_sentence_where_just_a_name_was_asked_for_is_sent_back_with_the_
         "If it is utils/dates.py, write just utils/dates.py there with write_file."
     )
     assert not_just_value(relative, "where.txt", "utils/dates.py") is None
+    # a file name has no folder in it: /book07.txt (the model cut the grep's path at the folder) is not one
+    named = "Which file in library mentions a falcon? Write just its file name to answer.txt."
+    assert render(not_just_value(named, "answer.txt", "/book07.txt")).endswith(
+        "holds a path: '/book07.txt' (a file name has no /). If it is book07.txt, write just book07.txt there with write_file."
+    )
+    assert not_just_value(named, "answer.txt", "book07.txt") is None
+    assert not_just_value("Write just its path to answer.txt.", "answer.txt", "library/book07.txt") is None
     grepped = "pkg/main.py:1: from utils.dates import parse_date\npkg/utils/dates.py:3: def parse_date(s):"
     assert render(not_just_value("Write its path relative to pkg to where.txt.", "where.txt", grepped)).endswith(
         "but it holds 2 lines. Write just the path there."

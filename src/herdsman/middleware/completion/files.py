@@ -328,6 +328,12 @@ def not_just_value(request: str, name: str, text: str) -> Finding | None:
             ("write_file",),
             WRITE_IF_ALONE,
         )
+    named = "name" in match.group(0).lower()
+    if is_value(value) and named and "/" in value.rstrip("/"):
+        # "write just its file name": the model wrote /book07.txt or library/book07.txt
+        base = value.rstrip("/").rsplit("/", 1)[-1]
+        evidence = {"path": name, "what": "name", "relative": None, "offer": base, "lines": 1, "sentence": value[:120]}
+        return Finding("file.not_just_value", {**evidence, "holds_path": True}, ("write_file",), WRITE_IF_ALONE)
     if is_value(value):
         return None
     lines = len(value.splitlines())

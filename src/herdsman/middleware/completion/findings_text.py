@@ -128,6 +128,8 @@ def _just(e: Mapping[str, Any]) -> str:
         )
     thing = f"the {e['what']}"
     holds = f"{e['lines']} lines" if e["lines"] > 1 else f"a sentence: {e['sentence']!r}"
+    if e.get("holds_path"):
+        holds = f"a path: {e['sentence']!r} (a file name has no /)"
     tail = f" If it is {offer}, write just {offer} there with write_file." if offer else f" Write just {thing} there."
     return f"The request asks for just {thing} in {name}, but it holds {holds}.{tail}"
 
@@ -389,7 +391,11 @@ def render(finding: Finding) -> str:
     if text is None:
         return str(finding.evidence.get("detail") or "The request is not fully carried out.")
     line = text(finding.evidence)
-    if finding.evidence.get("ran") and finding.rule not in ("code.shown_not_run", "command.not_run"):
+    if (
+        finding.evidence.get("ran")
+        and finding.evidence.get("command")
+        and finding.rule not in ("code.shown_not_run", "command.not_run")
+    ):
         line += (
             f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; "
             "answer from what it printed."
