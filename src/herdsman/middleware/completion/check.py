@@ -80,6 +80,7 @@ from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion.could_not import NO_ANSWER, could_not_message
+from herdsman.middleware.completion.edits import edit_not_everywhere, edited_in_named_folder
 from herdsman.middleware.completion.files import (
     cut_lines,
     double_extension,
@@ -269,9 +270,11 @@ def _scripts_made(
 
 def _command_findings(request: str, run: Sequence[Any], lookup: FileLookup, on: Callable[[str], bool]) -> list[Finding]:
     """What the run's commands left undone, from the commands and the files (any language): a
-    glob one folder short, a background server not used or asked for a file it does not serve."""
+    glob one folder short, a background server not used or asked for a file it does not serve, an
+    edit made in one file of the request's folder and not in the others."""
     found = [shallow_glob(request, run, lookup.entries())] if not noted(run, "glob.shallow") else []
     found.append(server_unused(request, run, lambda p: lookup.size_of(p) is not None, lookup.text_of))
+    found.append(edit_not_everywhere(request, run, lookup.entries(), lookup.text_of))
     return [f for f in found if f is not None and on(f.rule)]
 
 
@@ -651,7 +654,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             asked = on("file.change_not_made") and says("change", request, language) is not None
             targets = change_targets(request, list(before), language) if asked else list(before)
             unchanged = [name for name in targets if lookup.fingerprint_of(name) == before[name]]
-            if asked and len(unchanged) == len(targets):
+            if asked and len(unchanged) == len(targets) and not edited_in_named_folder(request, run):
                 found.append(
                     Finding(
                         "file.change_not_made", {"paths": targets}, read_first(unseen, targets, "str_replace"), EDIT

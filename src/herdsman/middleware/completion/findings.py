@@ -98,6 +98,11 @@ _RULES = (
         "a command acted in place on FOLDER/*.EXT for a folder the request names; *.EXT files below were left",
     ),
     Rule(
+        "edit.not_everywhere",
+        None,
+        "a word the run's edits changed is still in other files of the folder the request names (and no file in it)",
+    ),
+    Rule(
         "server.not_used",
         None,
         "a server the run started in the background listens, and no later command fetched from its port",

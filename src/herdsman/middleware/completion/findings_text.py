@@ -340,6 +340,12 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         + (f" and {e['more']} more" if e["more"] else "")
         + f" are in its subfolders. To reach every {e['suffix']} file below {e['folder']}, run:\n{e['fix']}"
     ),
+    "edit.not_everywhere": lambda e: (
+        f"You changed {e['old']} to {e['new']}, but {e['old']} is still in "
+        + ", ".join(e["files"])
+        + (f" and {e['more']} more files" if e["more"] else "")
+        + f" of {e['folder']}. Make the same change there: {e['command']}"
+    ),
     "server.not_used": lambda e: (
         f"The server you started (job {e['job']}) listens on port {e['port']}, but no command used it yet: "
         "the request goes on after starting it."
