@@ -1393,3 +1393,37 @@ def test_a_module_of_the_users_own_that_is_not_there_gets_the_files_beside_it() 
     assert "there is no helpers.py beside it" in note and "common.py" in note and "not installed" not in note
     alone = local_module_tip(one_liner_tip(run, run[1]), [f"{tool}/cli.py"])
     assert alone == {"kind": "module", "name": "helpers"}
+
+
+async def test_on_the_small_profile_the_harness_makes_the_search_a_note_proposes_after_one_that_found_nothing(
+    home: Path,
+) -> None:
+    """With the harness running what a note proposes (the small profile), the grep the note gives
+    after a search that found nothing is made for the model, and the model answers from its
+    result (on dev a task program copied the note's pattern into a shell grep, whose basic regular
+    expressions take | and ( literally, and found nothing again)."""
+    from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
+    from tests.support import small_model_run
+    from tests.support import tool_call as tc
+
+    ws = user_data(home, "t-cc40s") / "workspace"
+    (ws / "pkg" / "utils").mkdir(parents=True)
+    (ws / "pkg" / "utils" / "dates.py").write_text("def parse_date(s):\n    return s\n")
+    (ws / "pkg" / "main.py").write_text("from utils.dates import parse_date\n")
+    request = "In which file under /mnt/user-data/workspace/pkg is the function parse_date defined?"
+    model = ScriptedChatModel(
+        responses=[
+            tc("glob", pattern="**/parse_date.py", path="/mnt/user-data/workspace/pkg"),
+            "It is not defined anywhere.",
+            "In pkg/utils/dates.py.",
+        ]
+    )
+    messages = await small_model_run(home, "t-cc40s", request, model, {}, {"verify_rounds": 2})
+    harness = next(m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE))
+    assert harness.tool_calls[0]["name"] == "grep"
+    assert harness.tool_calls[0]["args"]["pattern"] == "(def|class|function) parse_date"
+    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == harness.tool_calls[0]["id"])
+    assert "utils/dates.py" in result.text and "main.py" not in result.text  # the definition, not its use
+    note = next(m for m in messages if isinstance(m, HumanMessage) and m.name == "harness")
+    assert "The harness searched inside every file under the folder for you" in note.text
+    assert messages[-1].text == "In pkg/utils/dates.py."

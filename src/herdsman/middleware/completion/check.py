@@ -869,6 +869,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return harness_call(
                 first.rule, "write_file", {"path": first.evidence["path"], "content": first.evidence["value"] + "\n"}
             )
+        if first.rule == "search.found_nothing":  # the search the note proposes, read-only, for the model
+            args = {k: v for k, v in dict(first.evidence.get("grep") or {}).items() if v}
+            return harness_call(first.rule, "grep", args) if args and self._may_use(state, "grep") else None
         if not self._may_use(state, "bash"):
             return None
         if first.rule == "code.shown_not_run":

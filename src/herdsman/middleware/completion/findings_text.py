@@ -277,7 +277,13 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     ),
     "search.found_nothing": lambda e: (
         f"Your search ({e['tool']} for {e['term']!r}) found nothing, so your answer rests on "
-        f"nothing. Search inside every file under the folder: call grep with {_grep(e['grep'])}."
+        f"nothing. "
+        + (
+            f"The harness searched inside every file under the folder for you (grep with {_grep(e['grep'])}): "
+            "its call and result follow; answer from what it found."
+            if e.get("ran")
+            else f"Search inside every file under the folder: call grep with {_grep(e['grep'])}."
+        )
     ),
     "search.term_unsearched": lambda e: (
         f"The request is about {e['term']!r}, but none of your tool calls looked for it, so your "
