@@ -863,7 +863,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             if code is None or not self._may_use(state, "write_file"):
                 return None
             return harness_call(first.rule, "write_file", {"path": first.evidence["path"], "content": code})
-        if first.rule == "answer.offer":  # the value the answer states, into the one file asked for
+        if first.rule in ("answer.offer", "output.printed_template"):  # the value stated or printed, into the file
             if not self._may_use(state, "write_file"):
                 return None
             return harness_call(

@@ -103,9 +103,42 @@ def printed_not_saved(missing: Sequence[str], run: Sequence[Any], request: str =
         return None  # cat or grep shows material to work on (a file to summarize), not the result
     if binary_file(name):  # printed text is no PNG: the code must save the file itself
         return Finding("output.printed_not_saved", {"path": name, "command": None, "binary": True}, ("bash",), COMMAND)
+    filled = filled_template(request, result.text)
+    if filled is not None:
+        return Finding("output.printed_template", {"path": name, "value": filled}, ("write_file",), COMMAND)
     return Finding(
         "output.printed_not_saved", {"path": name, "command": saving_command(command, name)}, ("bash",), COMMAND
     )
+
+
+def templates_of(request: str) -> list[str]:
+    """The lines the request quotes with placeholders for values ('Total: <total amount>')."""
+    return [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(request)]
+
+
+_FLOAT_NOISE = re.compile(r"-?\d+\.\d{12,}")
+
+
+def filled_template(request: str, printed: str) -> str | None:
+    """The request's quoted lines ('Total: <total amount>', 'Rows: <number of rows>') with the
+    values a command printed, one printed line per quoted line, in order, when each quoted line
+    has one placeholder and the command printed exactly that many lines, each one value (a
+    float's binary noise cut: 7990.9299999999985 is 7990.93); else None. On dev the model printed
+    the total and the row count, then could not get them into the file in its lines."""
+    templates = templates_of(request)
+    values = [line.strip() for line in printed.strip().splitlines() if line.strip()]
+    if not templates or len(values) != len(templates) or any(len(_HOLE.findall(t)) != 1 for t in templates):
+        return None
+    if not all(is_value(v) and len(v) <= MAX_VALUE_CHARS for v in values):
+        return None
+    values = [_FLOAT_NOISE.sub(lambda m: format(float(m.group(0)), ".12g"), v) for v in values]
+    return "\n".join(_fill(t, v) for t, v in zip(templates, values, strict=True))
+
+
+def _fill(template: str, value: str) -> str:
+    """``template`` with its one placeholder replaced by ``value`` (taken as it is, no escapes)."""
+    hole = _HOLE.search(template)
+    return template if hole is None else template[: hole.start()] + value + template[hole.end() :]
 
 
 def saving_command(command: str, name: str) -> str:
@@ -274,6 +307,7 @@ _QUOTED = re.compile(
     r"|\u201c([^\u201d\n]*<[^<>\n]+>[^\u201d\n]*)\u201d|\u300c([^\u300d\n]*<[^<>\n]+>[^\u300d\n]*)\u300d"
 )
 _HOLE = re.compile(r"<[^<>]+>")
+MAX_VALUE_CHARS = 80
 
 
 def template_missing(
@@ -285,7 +319,7 @@ def template_missing(
     Reads quotes and angle brackets only, so it holds for a request in any language. Its way
     rewrites the file, read first when read before write would refuse it (``unseen``, see
     :func:`read_first`)."""
-    templates = [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(request)]
+    templates = templates_of(request)
     missing = []
     for template in templates:
         for part in _HOLE.split(template):

@@ -146,6 +146,11 @@ _RULES = (
     Rule("code.shown_not_run", None, "the reply shows Python or shell code that nothing ran"),
     Rule("code.shown_not_written", None, "the reply shows the new code of a file to fix that is unchanged"),
     Rule("answer.offer", None, "the answer was a value and the one file asked for is missing: the value to copy"),
+    Rule(
+        "output.printed_template",
+        None,
+        "the last command printed one value per line the request quotes with a placeholder, and the file is missing",
+    ),
     Rule("output.printed_not_saved", None, "the last command computed and printed the result of a file still missing"),
     Rule(
         "output.grep_not_saved",

@@ -311,6 +311,16 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"Your answer was the line below; if it is what belongs in {e['path']}, write just that line there "
         f"with write_file:\n{e['value']}"
     ),
+    "output.printed_template": lambda e: (
+        f"Your last command printed the values but saved nothing to {e['path']}, which the request asks to hold "
+        + (
+            "its lines with those values. The harness wrote them there for you (its call follows); check them "
+            "and answer:\n"
+            if e.get("ran")
+            else "its lines with those values. If these lines are right, write them there with write_file:\n"
+        )
+        + e["value"]
+    ),
     "output.printed_not_saved": lambda e: (
         _binary_not_saved(e)
         if e.get("binary")
