@@ -84,6 +84,7 @@ from herdsman.middleware.completion.edits import edit_not_everywhere, edited_in_
 from herdsman.middleware.completion.files import (
     cut_lines,
     double_extension,
+    keys_missing,
     not_just_value,
     not_sorted,
     printed_not_saved,
@@ -708,6 +709,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
                     or (on("file.not_sorted") and not_sorted(request, name, text, language))
                     or template_missing(request, name, text, unseen)
+                    or keys_missing(request, name, text, unseen)
                 )
                 if held:
                     found.append(held)

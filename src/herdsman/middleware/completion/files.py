@@ -24,7 +24,7 @@ from herdsman.middleware.completion.command_sense import binary_file
 from herdsman.middleware.completion.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
 from herdsman.middleware.completion.intent_words import says
 from herdsman.middleware.completion.plan import read_first
-from herdsman.middleware.completion.rules import failed, is_value, numbers_in
+from herdsman.middleware.completion.rules import failed, is_value, mention, numbers_in
 from herdsman.sandbox.tools import sent_to_background
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
@@ -334,6 +334,38 @@ def template_missing(
         read_first(unseen, [name], "write_file"),
         WRITE,
     )
+
+
+_JSON_SHAPE = re.compile(r"\{\s*\"[^\"\n]+\"\s*:[^{}\n]*\}")
+_JSON_KEY = re.compile(r"\"([^\"\n]+)\"\s*:")
+
+
+def keys_missing(request: str, name: str, text: str, unseen: Callable[[str], bool] = lambda _: False) -> Finding | None:
+    """``file.keys_missing`` when the request shows the JSON object a .json file must hold
+    (``{"a": <sum>, "b": <sum>}``, the one after the file's name, else the last before it) and the
+    file ``name`` parses to an object (or a list of objects) without some of its keys: on dev two
+    sums asked for as a and b were saved as ``{"sum": 899}``. Keys and braces only: any language."""
+    if not name.endswith(".json"):
+        return None
+    where = mention(request, name.rsplit("/", 1)[-1])
+    shapes = list(_JSON_SHAPE.finditer(request))
+    after = [m for m in shapes if where is None or m.start() >= where.end()]
+    shape = after[0] if after else (shapes[-1] if shapes else None)
+    if shape is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None  # not JSON: another rule's business (the script that wrote it)
+    held = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else data
+    if not isinstance(held, dict):
+        return None
+    keys = list(dict.fromkeys(_JSON_KEY.findall(shape.group(0))))
+    missing = [k for k in keys if k not in held]
+    if not missing:
+        return None
+    evidence = {"path": name, "shape": shape.group(0), "missing": missing, "has": [str(k) for k in held][:6]}
+    return Finding("file.keys_missing", evidence, read_first(unseen, [name], "write_file"), WRITE)
 
 
 def not_just_value(request: str, name: str, text: str) -> Finding | None:

@@ -165,6 +165,11 @@ _RULES = (
     Rule("rows.count_wrong", EN, "the request asks for one row per item of a range and the file has another count"),
     Rule("file.not_just_value", EN, "the request asks for just a name, path or number and the file holds a sentence"),
     Rule(
+        "file.keys_missing",
+        None,
+        "the request shows the JSON object a .json file must hold and the file lacks some of its keys",
+    ),
+    Rule(
         "file.template_missing",
         None,
         "the request quotes a line with placeholders ('Total: <sum>') and the file lacks its fixed words",

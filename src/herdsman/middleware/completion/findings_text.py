@@ -257,6 +257,12 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"Count with a command (for example {e.get('command') or 'grep -c, wc -l or python3'}) and "
         "answer with the number it prints."
     ),
+    "file.keys_missing": lambda e: (
+        f"The request asks for {e['shape']} in {e['path']}, but it has no "
+        + ", ".join(repr(k) for k in e["missing"])
+        + (f" (its keys: {', '.join(repr(k) for k in e['has'])})" if e["has"] else " (it is empty)")
+        + ". Write it again with those keys and their values."
+    ),
     "file.template_missing": lambda e: (
         f"{e['path']} lacks {', '.join(repr(m) for m in e['missing'])}: the request asks for lines "
         f"like {', '.join(repr(t) for t in e['templates'])}, with the values in place of the <...> "
