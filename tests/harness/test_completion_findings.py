@@ -605,6 +605,31 @@ async def test_a_script_written_as_a_description_is_sent_back_because_it_does_no
     assert "SyntaxError" in notes(state)[0].text and state["messages"][-1].text == "Done: it prints a."
 
 
+async def test_a_json_file_the_request_asks_for_that_does_not_parse_is_sent_back_however_it_was_made(
+    home: Path,
+) -> None:
+    """A .json deliverable made by a bash command (or a sub-agent: not the lead's write_file) that
+    is not JSON is script.does_not_parse too: on dev a sub-agent's sed pipeline left a file that
+    was not JSON and the lead passed on its answer."""
+    workspace(home, "t-parse-json")
+    path = "/mnt/user-data/outputs/team.json"
+    model, state = await run(
+        home,
+        "t-parse-json",
+        f"创建 {path}：team.txt 里的名字按字母排序后的 JSON 列表。",
+        intent_rules="off",
+        responses=[
+            call("bash", 1, command=f"printf 'Ann,Bob' > {path}"),
+            "完成。",
+            call("write_file", 2, path=path, content='["Ann", "Bob"]'),
+            "已写入 JSON 列表。",
+        ],
+    )
+    found = [rules_of(n) for n in notes(state)]
+    assert found == [["script.does_not_parse"]], found
+    assert "team.json" in notes(state)[0].text and state["messages"][-1].text == "已写入 JSON 列表。"
+
+
 async def test_a_new_script_that_prints_nothing_for_the_requests_command_is_sent_back_in_chinese(home: Path) -> None:
     """A script the request names and the run made is run before the answer passes
     (script.changed_not_run, with the request's own command, which ends where the Chinese goes on);

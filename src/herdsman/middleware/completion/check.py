@@ -233,9 +233,10 @@ def _samples(lookup: FileLookup) -> list[str]:
 def _scripts_made(
     request: str, preexisting: set[str], lookup: FileLookup, run: Sequence[Any], found: Sequence[Finding]
 ) -> list[Finding]:
-    """The language-neutral rules on code the run wrote: a Python or JSON file it wrote that does
-    not parse; a script the request names and shows how to run, that the run made and never ran since; what the command
-    the request shows printed when run on a script the run wrote (see ``command_outcome``)."""
+    """The language-neutral rules on code the run wrote: a Python or JSON file it wrote, or one the
+    request asks for that did not exist before, that does not parse; a script the request names
+    and shows how to run, that the run made and never ran since; what the command the request
+    shows printed when run on a script the run wrote (see ``command_outcome``)."""
     out: list[Finding] = []
     written = dict.fromkeys(
         str((c.get("args") or {}).get("path", ""))
@@ -244,6 +245,8 @@ def _scripts_made(
         for c in m.tool_calls
         if c["name"] in ("write_file", "str_replace")
     )
+    # and the code or JSON files the request asks for, however they were made (a bash command, a sub-agent)
+    written |= dict.fromkeys(n for n in named_files(request) if n not in preexisting and n.endswith((".py", ".json")))
     for path in written:
         error = (
             parse_error(path, lookup.text_of(path) or "")
