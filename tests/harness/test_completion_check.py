@@ -1427,3 +1427,26 @@ async def test_on_the_small_profile_the_harness_makes_the_search_a_note_proposes
     note = next(m for m in messages if isinstance(m, HumanMessage) and m.name == "harness")
     assert "The harness searched inside every file under the folder for you" in note.text
     assert messages[-1].text == "In pkg/utils/dates.py."
+
+
+def test_a_script_a_sub_agent_changed_and_nothing_ran_since_is_sent_to_be_run() -> None:
+    """The lead delegated the fix; the sub-agent's result lists the file it wrote; the lead answered
+    without running the request's command: script.changed_not_run, as for the lead's own edit."""
+    from herdsman.middleware.completion.rules import untested_change
+
+    path = "/mnt/user-data/workspace/hello.py"
+    request = f"Ask a sub-agent to fix {path} so that python3 hello.py prints hello world."
+    delegated = [
+        AIMessage("", tool_calls=[{"name": "task", "args": {"prompt": "Fix hello.py"}, "id": "t1"}]),
+        ToolMessage(f"[general-purpose] Fix: completed\nFiles written: {path}\nResult:\nDone.", tool_call_id="t1"),
+        AIMessage("Fixed."),
+    ]
+    [found] = untested_change(request, [path], delegated)
+    assert found.rule == "script.changed_not_run" and found.evidence["command"] == "python3 hello.py"
+    ran = [
+        *delegated[:2],
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 hello.py"}, "id": "b"}]),
+    ]
+    assert untested_change(request, [path], ran) == []  # run since
+    other = [delegated[0], ToolMessage("[general-purpose] completed\nFiles written: /x/other.py\n", tool_call_id="t1")]
+    assert untested_change(request, [path], other) == []  # the sub-agent wrote another file

@@ -258,6 +258,26 @@ async def test_the_command_the_request_says_must_work_is_run_when_no_call_ran_it
     )
 
 
+async def test_the_command_is_run_when_the_request_names_the_script_by_its_path_and_runs_it_by_name(
+    home: Path,
+) -> None:
+    """ "Fix /mnt/user-data/workspace/hello.py so that python3 hello.py prints hello world": the
+    script the command runs is the one the request names by its path (on dev the lead delegated,
+    answered, and nothing ran the command)."""
+    from herdsman.models.scripted import ScriptedChatModel
+    from tests.support import small_model_run
+
+    thread = "t-notrun-path"
+    model = ScriptedChatModel(responses=["It is fixed.", "It prints Hello, world! - not yet right."])
+    request = "Fix /mnt/user-data/workspace/hello.py so that python3 hello.py prints hello world."
+    files = {"hello.py": "print('Hello, world!')\n"}
+    messages = await small_model_run(home, thread, request, model, files, {"verify_rounds": 1, "run_shown_code": "on"})
+    [ran] = [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE)]
+    assert ran.tool_calls[0]["args"]["command"] == "cd /mnt/user-data/workspace && python3 hello.py"
+    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == ran.tool_calls[0]["id"])
+    assert result.text.strip() == "Hello, world!"
+
+
 def test_the_request_command_is_not_run_again_or_for_a_script_that_was_not_there() -> None:
     from herdsman.middleware.completion.rules import command_not_run
 

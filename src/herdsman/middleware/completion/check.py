@@ -681,7 +681,10 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         found += _scripts_made(request, preexisting, lookup, run, found)
         given = request_command(request) if on("command.not_run") else None
         ran_script = given.split()[1] if given else None
-        if ran_script is not None and ran_script in preexisting and (where := lookup.find(ran_script)) is not None:
+        there = ran_script is not None and any(  # named by its path in the request, run by its name
+            p == ran_script or p.endswith("/" + ran_script.removeprefix("./")) for p in preexisting
+        )
+        if ran_script is not None and there and (where := lookup.find(ran_script)) is not None:
             not_run = command_not_run(request, run, where)
             if not_run is not None:
                 found.append(not_run)

@@ -218,22 +218,30 @@ _USER_FRAME = re.compile(r'File "(/mnt/user-data/[^"]+\.py)", line \d+')  # a tr
 _PLACEHOLDER_WORD = re.compile(r"\b(?:FILE|PATH|FILENAME|INPUT|NAME|DIR|ARG)S?\b")
 
 
+_SUBAGENT_WROTE = re.compile(r"^Files written: (.+)$", re.MULTILINE)
+"""The line of a sub-agent's result (``subagents/result.py``) that lists the files it wrote."""
+
+
 def untested_change(
     request: str, targets: Sequence[str], run: Sequence[Any], samples: Sequence[str] = ()
 ) -> list[Finding]:
-    """``script.changed_not_run`` when the run changed one of the scripts ``targets`` (files the
-    request named) but ran no command since (an edit that breaks a script, then an answer that it
-    is fixed), once per run. The command is the one the request names, when it names one; a
-    placeholder in it (FILE in "python3 wc.py FILE") is given one of ``samples``, files that
-    exist (a model runs the request's placeholder as a file name, again and again)."""
+    """``script.changed_not_run`` when the run (or a sub-agent it started) changed one of the
+    scripts ``targets`` (files the request named) but ran no command since (an edit that breaks a
+    script, then an answer that it is fixed), once per run. The command is the one the request
+    names, when it names one; a placeholder in it (FILE in "python3 wc.py FILE") is given one of
+    ``samples``, files that exist (a model runs the request's placeholder as a file name, again
+    and again)."""
     scripts = [t for t in targets if t.endswith((".py", ".sh", ".js"))]
+    names = tuple(t.rsplit("/", 1)[-1] for t in scripts)
+    delegated = {m.tool_call_id: _SUBAGENT_WROTE.search(m.text) for m in run if isinstance(m, ToolMessage)}
     last_edit = last_run = -1
     for i, message in enumerate(run):
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
             path = str((call.get("args") or {}).get("path", ""))
-            if call["name"] in ("write_file", "str_replace") and any(
-                path.endswith(t.rsplit("/", 1)[-1]) for t in scripts
-            ):
+            wrote = delegated.get(call.get("id") or "") if call["name"] == "task" else None
+            if (call["name"] in ("write_file", "str_replace") and path.endswith(names)) or (
+                wrote is not None and any(p.strip().endswith(names) for p in wrote.group(1).split(","))
+            ):  # the lead's edit, or a sub-agent's (its result lists the files it wrote)
                 last_edit = i
             elif call["name"] == "bash":
                 last_run = i
