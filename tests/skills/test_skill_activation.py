@@ -298,3 +298,67 @@ async def test_a_declared_output_with_a_wildcard_is_named_after_what_the_request
         await client.run("Use the maker skill to make a skill named csv-summary", thread_id="t-named")
     note = model.calls[1].messages[-1].text
     assert "write /mnt/user-data/outputs/skills/csv-summary/SKILL.md with write_file" in note
+
+
+async def test_the_active_skills_check_runs_on_what_it_delivered_when_nothing_ran_it(
+    home: Path, skills_root: Path, add_skill
+) -> None:
+    """From the dev split: with skill-creator active the model wrote a SKILL.md without front
+    matter and said it was done; the validator it ran before writing was not run again. A skill's
+    ``check`` runs on the delivered file (here through the harness, in the model's name) when
+    nothing ran it since the file was written; the model fixes what it reports."""
+    folder = add_skill(
+        "memo",
+        text=skill_md(
+            "memo",
+            description="Write memos.",
+            body="# Memo\nWrite outputs/memo.md, then run scripts/check_memo.py on it.",
+            outputs='["**/*.md"]',
+            check="scripts/check_memo.py",
+        ),
+    )
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "check_memo.py").write_text(
+        "import sys\ntext = open(sys.argv[1]).read()\n"
+        "print('OK' if text.startswith('# ') else f'{sys.argv[1]}: the first line must be a # title')\n"
+    )
+    config = make_config(
+        home, skills={"path": str(skills_root)}, lead={"model_retries": 0, "verify_rounds": 2, "run_shown_code": "on"}
+    )
+    memo = "/mnt/user-data/outputs/memo.md"
+    model = ScriptedChatModel(
+        responses=[
+            call("write_file", path=memo, content="Ship it.\n"),
+            "The memo is ready.",
+            call("write_file", path=memo, content="# Launch\nShip it.\n"),
+            "Added the title.",
+            "The memo is ready; its check says OK.",
+        ]
+    )
+    async with HerdsmanClient(config, model=model) as client:
+        result = await client.run("Use the memo skill to write a memo on the launch", thread_id="t-check")
+        state = await client.agent.aget_state({"configurable": {"thread_id": "t-check"}})
+    results = [m.text for m in state.values["messages"] if m.type == "tool" and "check_memo.py" not in m.text]
+    checks = [
+        m for m in state.values["messages"] if m.type == "ai" and "check_memo.py" in str(m.tool_calls)
+    ]  # made by the harness, after each write
+    assert [c.tool_calls[0]["args"]["command"] for c in checks] == [
+        f"python3 /mnt/skills/public/memo/scripts/check_memo.py {memo}"
+    ] * 2
+    assert f"{memo}: the first line must be a # title" in results and "OK" in results
+    assert result.answer == "The memo is ready; its check says OK."
+
+
+def test_a_harness_note_after_the_request_is_no_new_request_for_the_skill() -> None:
+    """The completion check's note ("[harness check] ...", a HumanMessage named harness) came after
+    the request that named the skill; the skill stays the turn's (it was cleared at the first note,
+    so round two checked nothing of the skill's)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from herdsman.skills.activation import active_skill, last_user_message
+
+    request = HumanMessage("Use the memo skill to write a memo", id="u1")
+    note = HumanMessage("[harness check] Not done yet:\n- ...", name="harness", id="n1")
+    messages = [request, AIMessage("Done."), note]
+    assert last_user_message(messages) is request
+    assert active_skill({"active_skill": {"name": "memo", "message_id": "u1"}}, messages, ["memo"]) == ("memo", False)

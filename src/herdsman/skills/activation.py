@@ -56,11 +56,17 @@ def also_active(state: dict[str, Any] | Any, update: ActiveSkill | None | bool) 
     return list(record.get("also") or []) if record else []
 
 
+NOTE_NAME = "harness"
+"""The name the harness's notes carry (``middleware.turn.HARNESS_NAME``; the skills layer sits
+below the middleware, so it is written here too): a completion check's "[harness check]" note
+after the user's request is no new request (it cleared the turn's skill)."""
+
+
 def is_user_message(message: AnyMessage) -> bool:
     """A message the user wrote (not a summary or a harness note, which are HumanMessages too)."""
     if not isinstance(message, HumanMessage):
         return False
-    if message.additional_kwargs.get("lc_source") == "summarization":
+    if message.additional_kwargs.get("lc_source") == "summarization" or message.name == NOTE_NAME:
         return False
     return not (isinstance(message.content, str) and message.content.startswith("[harness]"))
 

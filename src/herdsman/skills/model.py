@@ -32,7 +32,9 @@ class Skill:
     environment variables the skill reads to their descriptions; ``required_secrets`` lists
     those that must be set for the skill to work. ``outputs`` are glob patterns, relative to
     /mnt/user-data/outputs, of the files the skill delivers: while it is active, the completion
-    check asks for one file matching each before the agent's answer stands. ``examples`` are
+    check asks for one file matching each before the agent's answer stands, and runs ``check``
+    (a script of the skill, given the delivered file, or its folder with ``{folder}``) on it if
+    nothing ran it since the file was written. ``examples`` are
     requests the skill fits, in the user's words (the start screen offers them). ``owner`` is set
     for a skill one user installed for themselves (``skills/users/<owner>/<name>``).
     """
@@ -47,6 +49,7 @@ class Skill:
     env: dict[str, str] = field(default_factory=dict)
     required_secrets: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    check: str | None = None
     examples: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
     owner: str | None = None  # the user whose own skill this is (skills/users/<owner>/); None: shared

@@ -35,6 +35,7 @@ KNOWN_FIELDS = (
     "env",
     "required-secrets",
     "outputs",
+    "check",
     "examples",
     "metadata",
     "version",
@@ -126,6 +127,28 @@ def _check_examples(value: Any, file: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(examples))
 
 
+CHECK_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./-]+\.py(?: \{(?:file|folder)\})?$")
+
+
+def _check_check(value: Any, file: str, directory: Path) -> str | None:
+    """The ``check`` field: the skill's script that checks what it delivered, relative to its
+    folder, given the delivered file (``scripts/check_deck.py``) or its folder
+    (``scripts/check_site.py {folder}``)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not CHECK_RE.fullmatch(value.strip()):
+        raise SkillError(
+            file,
+            f"{value!r} is not a check script; give a .py path inside the skill folder, optionally followed by "
+            "{folder}, e.g. check: scripts/check_report.py",
+            "check",
+        )
+    script = value.strip().split(" ", 1)[0]
+    if not (directory / script).is_file():
+        raise SkillError(file, f"{script} is not a file in {directory.name}/; add it or remove the field", "check")
+    return value.strip()
+
+
 def _check_license(value: Any, file: str) -> str | None:
     if value is None:
         return None
@@ -190,6 +213,7 @@ def parse_skill_text(
         env=env,
         required_secrets=secrets,
         outputs=outputs,
+        check=_check_check(data.get("check"), shown, directory),
         examples=_check_examples(data.get("examples"), shown),
         metadata=dict(metadata),
         owner=owner,

@@ -153,6 +153,7 @@ from herdsman.middleware.completion.shown_code import (
     shown_command,
     shown_file,
 )
+from herdsman.middleware.completion.skill_checks import skill_check_not_run
 from herdsman.middleware.completion.sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion.verifier import verify
 from herdsman.middleware.read_before_write import edit_refused
@@ -270,6 +271,11 @@ def _scripts_made(
     if not out and not others and (outcome := command_outcome(request, scripts, run)) is not None:
         out.append(outcome)
     return out
+
+
+def _matches(path: str, patterns: Sequence[str]) -> bool:
+    """Whether ``path`` (relative to outputs) matches one of a skill's output ``patterns``."""
+    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.removeprefix("**/")) for p in patterns)
 
 
 def _command_findings(request: str, run: Sequence[Any], lookup: FileLookup, on: Callable[[str], bool]) -> list[Finding]:
@@ -764,23 +770,22 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
 
     def _skill_outputs(self, state: Any, lookup: FileLookup) -> list[Finding]:
         """The active skill's declared outputs with no (non-empty) file in outputs yet (a model
-        renders the report a skill delivers in its answer instead of writing it)."""
+        renders the report a skill delivers in its answer instead of writing it); when all are
+        there, its check not run on the newest since it was written (``skill_checks.py``)."""
         name, _ = active_skill(state, state.get("messages") or [], self.skills)
         skill = self.skills.get(name) if name else None
         if skill is None or not skill.outputs:
             return []
         made = [
             path.removeprefix(OUTPUTS + "/")
-            for path, (size, _) in lookup.entries().items()
+            for path, (size, _) in sorted(lookup.entries().items(), key=lambda e: e[1][1])  # newest last
             if path.startswith(OUTPUTS + "/") and size > 0
         ]
-        request, _ = this_run(state.get("messages") or [])
+        request, run = this_run(state.get("messages") or [])
         named = _NAMED.search(request.text if request else "")
         found = []
         for pattern in skill.outputs:
-            if any(
-                fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.removeprefix("**/")) for p in made
-            ):
+            if any(_matches(p, (pattern,)) for p in made):
                 continue
             # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
             where = (
@@ -794,7 +799,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
                     WRITE_IF_ALONE,
                 )
             )
-        return found
+        delivered = [p for p in made if _matches(p, skill.outputs)]
+        checked = skill_check_not_run(skill, f"{OUTPUTS}/{delivered[-1]}", run) if delivered and not found else None
+        return [checked] if checked is not None else found
 
     def _verify(self, state: Any) -> list[Finding]:
         """The verifier model's findings (none without a verifier)."""

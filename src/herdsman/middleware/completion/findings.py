@@ -86,6 +86,11 @@ _RULES = (
     ),
     Rule("value.not_set", EN, "the request sets a key to a value (set port to 9090) and the file still has another"),
     Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
+    Rule(
+        "skill.check_not_run",
+        None,
+        "the active skill names a check script, its output is there, and nothing ran the check since it was written",
+    ),
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
     Rule(
         "command.not_run",

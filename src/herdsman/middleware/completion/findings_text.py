@@ -379,6 +379,15 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         + _served(e)
         + ("" if e.get("ran") else f" Fetch it: {e['command']}")
     ),
+    "skill.check_not_run": lambda e: (
+        f"The {e['skill']} skill checks what it delivers, and nothing checked {e['path']} since it was written. "
+        + (
+            "The harness ran its check for you: its call and result follow. Fix what it reports, or answer if it "
+            "found no problem."
+            if e.get("ran")
+            else f"Run its check: {e['command']}"
+        )
+    ),
     "file.not_just_value": _just,
     "file.not_sorted": lambda e: (
         f"The request asks for it sorted, but {e['path']} is not in order ({', '.join(e['items'])}...). "
@@ -422,7 +431,7 @@ def render(finding: Finding) -> str:
     if (
         finding.evidence.get("ran")
         and finding.evidence.get("command")
-        and finding.rule not in ("code.shown_not_run", "command.not_run")
+        and finding.rule not in ("code.shown_not_run", "command.not_run", "skill.check_not_run")
     ):
         line += (
             f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; "

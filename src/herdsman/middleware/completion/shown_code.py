@@ -72,10 +72,11 @@ QUERY_RULES = frozenset(
         "file.numbers_unsupported",
         "server.not_used",
         "server.not_found",
+        "skill.check_not_run",
     }
 )
 """Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head, a
-curl of the server the run started)."""
+curl of the server the run started, the active skill's own check of what it delivered)."""
 RUN_RULES = frozenset({"command.not_run"})
 """Rules whose evidence ``command`` runs the command the request shows, on the script it names,
 in that script's folder (what the user said must work)."""
@@ -83,6 +84,10 @@ SAVE_RULES = frozenset({"output.grep_not_saved", "output.printed_not_saved", "sc
 """Rules whose evidence ``command`` saves a result to the file the request asks for: the lines the
 model's own grep found, the output of the model's own last command run again, the output of the
 script the request names."""
+
+RERUN_RULES = frozenset({"skill.check_not_run"})
+"""Rules whose command is run again though the run ran it before: the finding itself says the
+file it checks changed since."""
 
 MAX_CHARS = 8000
 """Longer shown code is not run for the model (a long program is a file to write, not a command)."""
@@ -169,9 +174,12 @@ def _ran(run: Sequence[Any]) -> set[str]:
 
 def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any]) -> str | None:
     """The command a finding of :data:`QUERY_RULES` (a read-only query), :data:`SAVE_RULES` or
-    :data:`RUN_RULES` proposes, unless the run already ran it."""
+    :data:`RUN_RULES` proposes, unless the run already ran it (and its rule is not one of
+    :data:`RERUN_RULES`)."""
     command = evidence.get("command") if rule in QUERY_RULES | SAVE_RULES | RUN_RULES else None
-    if not isinstance(command, str) or not command.strip() or command.strip() in _ran(run):
+    if not isinstance(command, str) or not command.strip():
+        return None
+    if command.strip() in _ran(run) and rule not in RERUN_RULES:
         return None
     if _QUERY_PLACEHOLDER.search(command):  # the note's example for the model, not a command
         return None

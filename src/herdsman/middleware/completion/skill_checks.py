@@ -1,0 +1,61 @@
+"""The active skill's own check, run on what it delivered when nothing ran it since.
+
+A skill can name a script that checks its deliverable (``check:`` in its front matter:
+``scripts/check_deck.py`` opens the slide deck and counts its slides; ``scripts/validate_skill.py
+{folder}`` reads a new skill's front matter). The skills tell the model to run it, and the
+embedded 1.5B model seldom does: on dev it wrote a SKILL.md with no front matter, said the skill
+was made, and the validator it had run before writing the file was never run again. When the
+skill's deliverable is there and no bash call ran the check since the last call that could have
+changed it, :func:`skill_check_not_run` gives the finding (``skill.check_not_run``) whose command
+the harness runs for the model like its other read-only queries; the model reads what the check
+found and fixes it, or answers.
+
+Hand-written: which call came after which is read from the run's messages; no library does it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from herdsman.middleware.completion.findings import COMMAND, Finding
+from herdsman.skills.model import Skill
+
+WRITING_TOOLS = frozenset({"write_file", "str_replace", "bash", "task"})
+"""Calls that can change a delivered file (a bash command or a sub-agent may write anything)."""
+
+
+def check_command(skill: Skill, delivered: str) -> str | None:
+    """The command that runs ``skill``'s check on the file ``delivered`` (a virtual path), or None
+    when the skill has no check."""
+    if skill.check is None:
+        return None
+    script, _, placeholder = skill.check.partition(" ")
+    target = posixpath.dirname(delivered) if placeholder == "{folder}" else delivered
+    return f"python3 {shlex.quote(posixpath.join(skill.virtual_dir, script))} {shlex.quote(target)}"
+
+
+def skill_check_not_run(skill: Skill, delivered: str, run: Sequence[Any]) -> Finding | None:
+    """``skill.check_not_run`` when ``skill`` has a check, ``delivered`` (the newest file matching
+    its outputs) is there, and no bash call of ``run`` ran the check after the last call that
+    could have changed the file."""
+    command = check_command(skill, delivered)
+    if command is None:
+        return None
+    script = posixpath.basename(skill.check.partition(" ")[0]) if skill.check else ""
+    calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
+    checked = changed = -1
+    for index, call in enumerate(calls):
+        if call["name"] == "bash" and script in str((call.get("args") or {}).get("command") or ""):
+            checked = index
+        elif call["name"] in WRITING_TOOLS:
+            changed = index
+    if checked > changed:
+        return None
+    return Finding(
+        "skill.check_not_run", {"skill": skill.name, "path": delivered, "command": command}, ("bash",), COMMAND
+    )
