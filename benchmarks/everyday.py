@@ -303,8 +303,8 @@ def scripted_model(requests: list[dict[str, Any]]) -> Any:
     the next one, the last is repeated), found by the request's text in the user's message."""
     from langchain_core.messages import BaseMessage
 
-    from herdsman.middleware.turn import HARNESS_NAME
     from herdsman.models.scripted import ScriptedChatModel
+    from herdsman.turns.turn import HARNESS_NAME
 
     def respond(messages: list[BaseMessage]) -> Any:
         users = [i for i, m in enumerate(messages) if m.type == "human" and m.name != HARNESS_NAME]

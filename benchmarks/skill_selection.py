@@ -13,7 +13,7 @@ activates is read from what happened:
 
 A request counts as ``right`` when that is its skill, ``wrong`` when it is another, ``none`` when
 no skill was activated. ``preselection`` gives, for the same requests and with no model at all,
-how often the ranking of :mod:`herdsman.middleware.skill_ranking` puts the right skill first
+how often the ranking of :mod:`herdsman.prompting.skill_ranking` puts the right skill first
 (``top1``) and among the candidates offered (``offered``).
 
 ``--model embedded`` (the default) runs the embedded model: slow (a minute or more a request) and
@@ -168,7 +168,7 @@ def tally(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def preselection(requests: Sequence[tuple[str, str, str]], skills_root: Path) -> dict[str, Any]:
     """How the model-free ranking does on ``requests``: right skill first, and among those offered."""
-    from herdsman.middleware.skill_ranking import SkillRanker
+    from herdsman.prompting.skill_ranking import SkillRanker
     from herdsman.skills import load_skills
 
     ranker = SkillRanker(load_skills(skills_root).skills)

@@ -159,8 +159,8 @@ class _Printer:
             ToolCall,
             ToolResult,
         )
-        from herdsman.middleware.text_calls import failed_step_line
         from herdsman.runtime.tracing.harness_notes import fold_line
+        from herdsman.turns.text_calls import failed_step_line
 
         if isinstance(event, TextCall):  # a call written as text: a failed step, not the answer
             self._end_text()
@@ -285,7 +285,7 @@ def run(
 
     _run_async(main, thread_id)
     if problems:
-        from herdsman.middleware.user_words import say
+        from herdsman.language.user_words import say
 
         err.print(f"[red]{say('outcome.not_done', language[0])}[/red]")
         for problem in problems:
@@ -325,7 +325,7 @@ def chat(
                     continue
                 try:
                     found, language = await _run_turn(client, line, thread_id, notes)
-                    from herdsman.middleware.user_words import say
+                    from herdsman.language.user_words import say
 
                     for problem in found:
                         err.print(
@@ -366,9 +366,9 @@ def threads_show(thread_id: str, notes: NotesOpt = False, config: ConfigOpt = No
     """Print the conversation of one thread, then its files (uploads, workspace, outputs); the
     harness's notes to the model are one 'checked: ...' line per turn (--notes: each in full)."""
     from herdsman.middleware.completion.note_echo import ECHO_STEP_LINE, echoed
-    from herdsman.middleware.text_calls import calls_as_text, failed_step_line
     from herdsman.runtime.tracing.harness_notes import fold_notes, is_note, note_rules
     from herdsman.sandbox.base import OUTPUTS, UPLOADS, WORKSPACE
+    from herdsman.turns.text_calls import calls_as_text, failed_step_line
 
     loaded = _load(config)
 

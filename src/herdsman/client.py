@@ -46,8 +46,6 @@ from herdsman.agents.lead import LEAD_AGENT_NAME, create_lead_agent, lead_resolv
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
 from herdsman.memory.service import MemoryService
-from herdsman.middleware.run_scope import RunScope, open_scope, with_scope
-from herdsman.middleware.text_calls import call_start, calls_as_text
 from herdsman.models.call_drafts import DRAFT_EVENT
 from herdsman.runtime.runs.final_answer import final_answer, request_language
 from herdsman.runtime.runs.partial_answer import PartialAnswer
@@ -61,6 +59,8 @@ from herdsman.runtime.tracing.harness_notes import is_note, note_rules
 from herdsman.runtime.tracing.transcripts import save_transcript
 from herdsman.sandbox.base import OUTPUTS, SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
+from herdsman.turns.run_scope import RunScope, open_scope, with_scope
+from herdsman.turns.text_calls import call_start, calls_as_text
 
 log = get_logger(__name__)
 
@@ -119,7 +119,7 @@ class CheckNote:
 @dataclass(frozen=True)
 class TextCall:
     """The model wrote tool calls as text instead of making them: nothing ran, a failed step
-    (see :mod:`herdsman.middleware.text_calls`); ``names``: the tools it tried to call."""
+    (see :mod:`herdsman.turns.text_calls`); ``names``: the tools it tried to call."""
 
     names: list[str]
     text: str

@@ -311,7 +311,8 @@ async def test_the_step_limit_counts_a_step_asked_again_once_and_adds_no_graph_s
     from langgraph.checkpoint.memory import InMemorySaver
 
     from herdsman.middleware.model_output_guard import ModelOutputGuardMiddleware
-    from herdsman.middleware.step_limit import StepLimitMiddleware, stop_reason
+    from herdsman.middleware.step_limit import StepLimitMiddleware
+    from herdsman.turns.turn import stop_reason
 
     @tool
     def ping() -> str:

@@ -11,8 +11,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from herdsman.middleware.answer_translation import ORIGINAL_KEY, TRANSLATION_KEY, keeps
 from herdsman.middleware.completion.findings import FINDINGS_KEY
-from herdsman.middleware.turn import is_harness
 from herdsman.models.scripted import ScriptedChatModel
+from herdsman.turns.turn import is_harness
 from tests.support import marked, page_run
 from tests.support import tool_call as call
 

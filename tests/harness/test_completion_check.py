@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from herdsman.client import HerdsmanClient
 from herdsman.middleware.completion.findings import EDIT, Finding
 from herdsman.middleware.completion.findings_text import render
-from herdsman.middleware.turn import named_files
 from herdsman.models.scripted import ScriptedChatModel
+from herdsman.turns.turn import named_files
 from tests.support import make_config
 
 CHECKED = {"lead": {"model_retries": 0, "verify_rounds": 2, "intent_rules": "on"}}

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.client import HerdsmanClient
+from herdsman.language.detect import language_of
 from herdsman.middleware.completion.check import CompletionCheckMiddleware, intent_languages
 from herdsman.middleware.completion.findings import (
     COMMAND,
@@ -21,7 +22,6 @@ from herdsman.middleware.completion.findings import (
     applies,
 )
 from herdsman.middleware.completion.findings_text import TEXTS, render
-from herdsman.middleware.completion.language import language_of
 from herdsman.middleware.completion.plan import next_tools
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config

@@ -250,7 +250,7 @@ async def test_the_plan_stays_in_the_checkpoint(home: Path) -> None:
 def test_the_shape_of_a_request_decides_whether_it_is_planned() -> None:
     """Sentences (Latin or CJK full stops), list items or two files named: maybe several steps;
     one sentence about at most one file: one step, no planning call."""
-    from herdsman.middleware.plan_state import may_have_steps
+    from herdsman.turns.plan_state import may_have_steps
 
     assert not may_have_steps("How many lines does notes.txt have?")
     assert not may_have_steps("Copy report.md from the workspace to /mnt/user-data/outputs/report.md.")
@@ -261,7 +261,7 @@ def test_the_shape_of_a_request_decides_whether_it_is_planned() -> None:
 
 
 def test_a_step_path_counts_only_when_the_request_names_that_file() -> None:
-    from herdsman.middleware.plan_state import new_plan
+    from herdsman.turns.plan_state import new_plan
 
     request = "把结果写入/mnt/user-data/outputs/total.txt，然后总结到summary.md。"
     plan = new_plan(

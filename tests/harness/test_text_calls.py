@@ -9,9 +9,9 @@ from pathlib import Path
 from langchain_core.messages import AIMessage
 
 from herdsman.client import HerdsmanClient, RunFinished, TextCall, TextDelta
-from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, call_start, calls_as_text, written_calls
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.runtime.runs.final_answer import final_answer
+from herdsman.turns.text_calls import CALL_AS_TEXT_KEY, call_start, calls_as_text, written_calls
 from tests.support import make_config
 
 RAW = '<tool_call>\n{"name": "lighthouse_explainer", "arguments": {"words": 300}}\n</tool_call>'

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from herdsman.middleware.step_limit import stop_message, stopped_reply
+from herdsman.middleware.step_limit import stop_message
 from herdsman.runtime.runs.run_outcome import run_outcome
+from herdsman.turns.turn import stopped_reply
 
 
 def test_a_run_with_an_answer_and_nothing_left_is_done() -> None:

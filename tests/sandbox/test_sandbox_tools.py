@@ -458,7 +458,7 @@ def test_the_small_prompts_python_example_runs_as_written(call, tmp_path: Path) 
     import json
     import re
 
-    from herdsman.middleware.prompt_parts import SMALL_EXAMPLES
+    from herdsman.prompting.parts import SMALL_EXAMPLES
 
     command = json.loads(re.search(r"<tool_call>(.*?)</tool_call>", SMALL_EXAMPLES).group(1))["arguments"]["command"]
     assert "for row in" in command

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from herdsman.middleware.skill_ranking import SkillRanker, candidates_note, terms
+from herdsman.prompting.skill_ranking import SkillRanker, candidates_note, terms
 from herdsman.skills.model import Skill
 
 

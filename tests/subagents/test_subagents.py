@@ -213,7 +213,7 @@ async def test_each_invocation_has_its_own_run_scope(home: Path) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from herdsman.agents.lead import create_lead_agent, run_config
-    from herdsman.middleware.run_scope import open_scope, with_scope
+    from herdsman.turns.run_scope import open_scope, with_scope
 
     config = config_for(home, max_per_run=1)
     lead = lead_model([task("a", "first")], "ok", [task("b", "second")], "ok", [task("c", "third")], "ok")

@@ -29,8 +29,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from herdsman.middleware.turn import HARNESS_NAME
 from herdsman.models.scripted import ScriptedChatModel
+from herdsman.turns.turn import HARNESS_NAME
 from tests.gateway.gateway_support import FOLDERS, RunningGateway, running_gateway
 from tests.support import make_config
 

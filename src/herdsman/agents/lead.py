@@ -6,7 +6,7 @@ one function that builds the lead's stack and its sub-agents' (see that module f
 The run's scope (the sub-agents' concurrency gate, per-run cap and the shared token budget) is no
 middleware: it travels in the run's runtime context (``context_schema`` :class:`RunContext`), and
 the compiled graph is a :class:`~herdsman.agents.lead_graph.LeadGraph`, which gives an invocation
-that brings no scope a fresh one (see :mod:`herdsman.middleware.run_scope`).
+that brings no scope a fresh one (see :mod:`herdsman.turns.run_scope`).
 """
 
 from __future__ import annotations
@@ -32,11 +32,10 @@ from herdsman.memory.service import MemoryService
 from herdsman.memory.tool import make_memory_tool
 from herdsman.middleware.chain import compose
 from herdsman.middleware.model_selection import ModelSelectionMiddleware
-from herdsman.middleware.prompt_parts import first_sentence, preview_note
-from herdsman.middleware.run_scope import RunContext
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.models.factory import create_chat_model
 from herdsman.models.resolver import ModelResolver
+from herdsman.prompting.parts import first_sentence, preview_note
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman.sandbox.tools import make_sandbox_tools
@@ -48,6 +47,7 @@ from herdsman.subagents.executor import SubagentRunner, TranscriptKeeper
 from herdsman.subagents.tools import make_task_tools
 from herdsman.tools import build_tools
 from herdsman.tools.clarification import make_clarification_tool
+from herdsman.turns.run_scope import RunContext
 
 LEAD_AGENT_NAME = "lead_agent"
 

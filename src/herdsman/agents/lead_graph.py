@@ -1,7 +1,7 @@
 """The compiled lead graph: LangGraph's ``CompiledStateGraph``, whose every invocation has a run scope.
 
 A run's scope (sub-agent gate, per-run cap, token budget, running sub-agents) travels in the
-runtime context (see :mod:`herdsman.middleware.run_scope`). The run manager and the embedded
+runtime context (see :mod:`herdsman.turns.run_scope`). The run manager and the embedded
 client make one per run and pass it; an invocation that brings none (a test, LangGraph
 Studio-style ``invoke``, a script) gets a fresh one here, from ``subagents:`` and the call's
 ``configurable``. So every invocation has its own, and none is kept anywhere once it ends.
@@ -26,7 +26,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from herdsman.config.schema import SubagentsConfig
-from herdsman.middleware.run_scope import open_scope, scope_in, with_scope
+from herdsman.turns.run_scope import open_scope, scope_in, with_scope
 
 
 class LeadGraph(CompiledStateGraph[Any, Any, Any, Any]):

@@ -6,7 +6,7 @@ ends the step with the text its ``on_failure`` returns. That callable sees only 
 :class:`ModelFailureRetry` notes the language of the request the failed call answered (a context
 variable set around the call) and gives the reply a typed mark, ``response_metadata`` ``herdsman_failed:
 "model_call"``, which ``herdsman run``'s exit status and the web UI's run status read instead of
-the wording. The sentence is :mod:`~herdsman.middleware.user_words`' ``model.failed``.
+the wording. The sentence is :mod:`~herdsman.language.user_words`' ``model.failed``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from langchain.agents.middleware import ModelRetryMiddleware
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
-from herdsman.middleware.user_words import say, turn_language
+from herdsman.language.user_words import say
+from herdsman.turns.turn import turn_language
 
 FAILED_KEY = "herdsman_failed"
 """In the ``response_metadata`` of a reply the harness wrote because the run failed: what failed

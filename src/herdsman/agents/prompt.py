@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from herdsman.middleware.prompt_parts import FILES, SMALL_EXAMPLES, SMALL_ROLE, SMALL_RULES, STYLE, first_sentence
+from herdsman.prompting.parts import FILES, SMALL_EXAMPLES, SMALL_ROLE, SMALL_RULES, STYLE, first_sentence
 from herdsman.sandbox.base import SKILLS_ROOT
 
 
@@ -46,7 +46,7 @@ def build_system_prompt(
     preview: str = "",
 ) -> str:
     """The lead's system prompt; sections for skills and sub-agents appear only when there are any;
-    ``preview`` says how the user sees what the agent serves (``prompt_parts.preview_note``)."""
+    ``preview`` says how the user sees what the agent serves (:func:`herdsman.prompting.parts.preview_note`)."""
     parts = [ROLE, FILES]
     if tools:
         parts.append(_section("tools", "Your tools:", tools))

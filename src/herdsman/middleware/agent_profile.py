@@ -27,7 +27,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
 from herdsman.middleware.tool_gate import ToolGateMiddleware
-from herdsman.middleware.turn import tool_name
+from herdsman.turns.turn import tool_name
 
 INSTRUCTIONS = "instructions"
 SKILLS = "skills"

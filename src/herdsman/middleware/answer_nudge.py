@@ -16,7 +16,7 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import HARNESS_NAME, request_text
+from herdsman.turns.turn import HARNESS_NAME, request_text
 
 NUDGE = (
     "[harness] Now either give the user the answer, with the exact value the tool printed, "

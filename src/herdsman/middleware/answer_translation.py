@@ -30,12 +30,12 @@ from typing import Any, ClassVar
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 
+from herdsman.language.detect import language_of
+from herdsman.language.user_words import LANGUAGE_NAMES
 from herdsman.logs import get_logger
 from herdsman.middleware.clean_page import CleanPageMiddleware, Page, blocks, note_findings
-from herdsman.middleware.completion.language import language_of
 from herdsman.middleware.completion.rules import numbers_in
-from herdsman.middleware.turn import is_harness, named_files
-from herdsman.middleware.user_words import LANGUAGE_NAMES
+from herdsman.turns.turn import is_harness, named_files
 
 log = get_logger(__name__)
 

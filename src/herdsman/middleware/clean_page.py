@@ -42,8 +42,9 @@ from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.completion.findings import FINDINGS_KEY
 from herdsman.middleware.completion.rules import failed
 from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call, python_heredoc
-from herdsman.middleware.forced_call import NO_STREAM
-from herdsman.middleware.turn import (
+from herdsman.sandbox.base import SandboxProvider
+from herdsman.turns.forced_call import NO_STREAM
+from herdsman.turns.turn import (
     USER_DATA_PREFIX,
     is_harness,
     named_files,
@@ -52,7 +53,6 @@ from herdsman.middleware.turn import (
     this_run,
     tool_names,
 )
-from herdsman.sandbox.base import SandboxProvider
 
 log = get_logger(__name__)
 

@@ -34,9 +34,9 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 
 from herdsman.logs import get_logger
 from herdsman.middleware.completion.findings import ANSWER, FINDINGS_KEY
-from herdsman.middleware.forced_call import NO_STREAM, final_reply, replace_reply
-from herdsman.middleware.turn import is_harness, this_run
 from herdsman.middleware.value_answer import results_text
+from herdsman.turns.forced_call import NO_STREAM, final_reply, replace_reply
+from herdsman.turns.turn import is_harness, this_run
 
 log = get_logger(__name__)
 

@@ -16,7 +16,7 @@ too; after the last try it stands marked as an echo, so the completion check nev
 the final answer.
 
 Every reply that stands is also looked at once more: a tool call it wrote as text (it was not
-run) is marked on the message (:mod:`~herdsman.middleware.text_calls`), so the conversation shows
+run) is marked on the message (:mod:`~herdsman.turns.text_calls`), so the conversation shows
 it as a failed step and never as the agent's answer.
 """
 
@@ -29,8 +29,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from herdsman.logs import get_logger
 from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, note_texts
-from herdsman.middleware.text_calls import CALL_AS_TEXT_KEY, written_calls
-from herdsman.middleware.turn import tool_names
+from herdsman.turns.text_calls import CALL_AS_TEXT_KEY, written_calls
+from herdsman.turns.turn import tool_names
 
 log = get_logger(__name__)
 

@@ -3,7 +3,7 @@
 A small model holds a plan poorly in its head: asked to read a CSV, compute totals, write them to
 a file and report, it does the first step and answers. LangChain's todo list is a tool the model
 must call, which a 1.5B model rarely does well. Here the harness keeps the plan in graph state
-(``plan``, see :mod:`herdsman.middleware.plan_state`), so the model only has to do the step in
+(``plan``, see :mod:`herdsman.turns.plan_state`), so the model only has to do the step in
 front of it:
 
 1. Plan: on the first model call of a run whose request may have several steps (by its shape:
@@ -51,8 +51,10 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from herdsman.logs import get_logger
-from herdsman.middleware.forced_call import final_reply, forced_arguments
-from herdsman.middleware.plan_state import (
+from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
+from herdsman.sandbox.paths import normalize_virtual
+from herdsman.turns.forced_call import final_reply, forced_arguments
+from herdsman.turns.plan_state import (
     MAX_STEPS,
     PLAN_TOOL,
     STEP_NOT_DONE,
@@ -76,10 +78,7 @@ from herdsman.middleware.plan_state import (
     tool_spec,
     view,
 )
-from herdsman.middleware.step_limit import stop_reason
-from herdsman.middleware.turn import HARNESS_NAME, is_harness, run_sandbox, this_run
-from herdsman.sandbox.base import USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
-from herdsman.sandbox.paths import normalize_virtual
+from herdsman.turns.turn import HARNESS_NAME, is_harness, run_sandbox, stop_reason, this_run
 
 log = get_logger(__name__)
 
@@ -102,7 +101,7 @@ _FORCING = ("missing", "empty", "failed")
 
 
 class PlanActState(AgentState):
-    """``plan``: the plan of the current request (see :class:`herdsman.middleware.plan_state.Plan`)."""
+    """``plan``: the plan of the current request (see :class:`herdsman.turns.plan_state.Plan`)."""
 
     plan: NotRequired[Plan | None]
 

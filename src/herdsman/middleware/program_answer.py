@@ -44,9 +44,9 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from herdsman.logs import get_logger
 from herdsman.middleware.clean_page import Page, ProgramPageMiddleware, named_looks
 from herdsman.middleware.completion.rules import failed
-from herdsman.middleware.forced_call import final_reply, replace_reply
-from herdsman.middleware.turn import this_run
 from herdsman.middleware.value_answer import results_text
+from herdsman.turns.forced_call import final_reply, replace_reply
+from herdsman.turns.turn import this_run
 
 log = get_logger(__name__)
 

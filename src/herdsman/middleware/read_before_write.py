@@ -46,10 +46,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from herdsman import pools
-from herdsman.middleware.turn import holds_nothing
 from herdsman.sandbox.base import UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import thread_id_of
+from herdsman.turns.turn import holds_nothing
 
 READERS = {"cat", "head", "tail", "nl", "less", "more", "bat"}
 

@@ -10,7 +10,7 @@ worked examples and every tool description are English, and it follows them. Two
   keeps what it computed for an unchanged beginning).
 * :func:`wrong_language`, read by the completion check (rule ``reply.wrong_language``): the final
   answer of a request in a language with a line here is mostly Latin letters (English). That is
-  counted by script, no model (:mod:`~herdsman.middleware.completion.language`), and the reply is sent back
+  counted by script, no model (:mod:`~herdsman.language.detect`), and the reply is sent back
   once with a note asking for the answer in the request's language. A Chinese request that asks
   for English (翻译成英文, "in English") is left alone.
 """
@@ -23,10 +23,10 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from herdsman.middleware.completion.language import language_of, prose
+from herdsman.language.detect import language_of, prose
 from herdsman.middleware.context.uploads_notice import with_notice
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import is_harness
+from herdsman.turns.turn import is_harness
 
 ANSWER_LINES = {
     "zh": "请用中文回答。",

@@ -10,7 +10,7 @@ gets each one's SKILL.md, and the tools any of them allows (all tools when one d
 
 When the message names no skill, ``auto_select`` (``skills.auto_select``) decides what happens:
 ``suggest`` adds a ``<skill_candidates>`` section naming the skills that fit the request best
-(:mod:`herdsman.middleware.skill_ranking`), so the model reads one of those SKILL.md files instead
+(:mod:`herdsman.prompting.skill_ranking`), so the model reads one of those SKILL.md files instead
 of choosing from the whole list; ``activate`` also activates the best one, as ``/name`` would,
 when it leads the others clearly; ``off`` leaves the choice to the model and the prompt's list.
 
@@ -33,11 +33,11 @@ from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from herdsman.middleware.skill_ranking import SkillRanker, candidates_note
 from herdsman.middleware.tool_gate import ToolGateMiddleware
-from herdsman.middleware.turn import tool_name
+from herdsman.prompting.skill_ranking import SkillRanker, candidates_note
 from herdsman.skills.activation import ActiveSkill, active_skill, also_active, last_user_message
 from herdsman.skills.model import Skill
+from herdsman.turns.turn import tool_name
 
 
 class SkillState(AgentState):

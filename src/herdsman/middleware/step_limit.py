@@ -18,8 +18,9 @@ it. It is placed outside the other model-call wrappers, so the limit's reply goe
 (no completion check or re-ask of a reply the model did not write).
 
 A reply that a limit wrote in place of the model's says so in its ``response_metadata``
-(:func:`stopped_reply`, :func:`stop_reason`), so whoever reads the result (the sub-agent
-executor) knows why the agent stopped without matching the text of the message.
+(:func:`~herdsman.turns.turn.stopped_reply`, :func:`~herdsman.turns.turn.stop_reason`), so
+whoever reads the result (the sub-agent executor) knows why the agent stopped without matching
+the text of the message.
 """
 
 from __future__ import annotations
@@ -34,22 +35,10 @@ from langchain_core.messages import AIMessage
 from langgraph.config import get_config
 from langgraph.types import Command
 
-from herdsman.middleware.user_words import say, turn_language
+from herdsman.language.user_words import say
+from herdsman.turns.turn import stopped_reply, turn_language
 
 RUN_LIMIT_KEY = "max_steps"
-STOP_KEY = "herdsman_stopped_by"  # in a limit's reply's response_metadata: which limit wrote it
-
-
-def stopped_reply(text: str, reason: str, **fields: Any) -> AIMessage:
-    """The reply that ends an agent because of limit ``reason`` (e.g. ``max_steps``, ``token_budget``)."""
-    return AIMessage(content=text, response_metadata={STOP_KEY: reason}, **fields)
-
-
-def stop_reason(message: Any) -> str | None:
-    """Which limit wrote ``message`` (see :func:`stopped_reply`), or None for a model's reply."""
-    metadata = getattr(message, "response_metadata", None) or {}
-    reason = metadata.get(STOP_KEY)
-    return reason if isinstance(reason, str) else None
 
 
 def stop_message(max_steps: int, language: str = "en") -> str:

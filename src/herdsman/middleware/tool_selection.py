@@ -27,8 +27,10 @@ from typing import Any
 
 from langchain.agents.middleware import ModelRequest
 
+from herdsman.language.detect import language_of
+from herdsman.middleware.completion.intent_words import files_topic
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import about_files, request_text, this_run, tool_name, used_tools
+from herdsman.turns.turn import named_files, request_text, this_run, tool_name, used_tools
 
 CORE = frozenset({"bash", "ls", "read_file", "write_file", "str_replace", "glob", "grep"})
 GROUPS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
@@ -45,6 +47,12 @@ ASK = "ask_clarification"
 DELEGATE = "task"
 _ASKS_TO_DELEGATE = re.compile(r"\b(sub-?agents?|delegate)\b", re.IGNORECASE)
 SHORT_REQUEST_WORDS = 3
+
+
+def about_files(request: str) -> bool:
+    """Whether the request is about files: names one (any language), or talks of files, folders,
+    data (in a language :func:`~herdsman.middleware.completion.intent_words.files_topic` has words for)."""
+    return bool(named_files(request) or files_topic(request, language_of(request)))
 
 
 def select_tools(names: Iterable[str], text: str, used: set[str]) -> set[str]:

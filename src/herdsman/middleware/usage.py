@@ -7,7 +7,7 @@ Wraps the model call, so it adds no graph node. The usage goes to ``state["usage
 agent's key (``lead`` or ``task:<id>``) through a reducer that sums. When the run's shared budget
 is spent, the agent is stopped cleanly: its reply is replaced by a message saying so, with no
 tool calls left dangling, and no further model call is made. The budget is the run scope's, read
-from the run's runtime context (``request.runtime.context``, see :mod:`herdsman.middleware.run_scope`);
+from the run's runtime context (``request.runtime.context``, see :mod:`herdsman.turns.run_scope`);
 a sub-agent's graph runs with its lead's context, so they share it.
 """
 
@@ -23,9 +23,9 @@ from langgraph.types import Command
 
 from herdsman.config.schema import SubagentsConfig
 from herdsman.middleware.model_selection import requested_model
-from herdsman.middleware.run_scope import run_scope
-from herdsman.middleware.step_limit import stopped_reply
 from herdsman.models.usage import TokenBudget, merge_usage, usage_delta
+from herdsman.turns.run_scope import run_scope
+from herdsman.turns.turn import stopped_reply
 
 
 class UsageState(AgentState):

@@ -31,8 +31,8 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.logs import get_logger
-from herdsman.middleware.forced_call import final_reply, forced_arguments, replace_reply
-from herdsman.middleware.turn import this_run
+from herdsman.turns.forced_call import final_reply, forced_arguments, replace_reply
+from herdsman.turns.turn import this_run
 
 log = get_logger(__name__)
 

@@ -12,7 +12,7 @@ read as the folders:
   not ``src/outputs/x``, ``../outputs``, ``~/outputs`` or a URL) becomes the absolute virtual path
   before the command runs, whatever directory it ``cd``s to and in any provider (bubblewrap,
   Docker, Kubernetes), since the text is changed, not the jail;
-* a request's file names, by the completion check (``middleware/turn.py``), so the file it
+* a request's file names, by the completion check (``turns/turn.py``), so the file it
   looks for is the one in ``/mnt/user-data/outputs``.
 
 Why rewrite the command rather than make the names exist in the workspace: a bind mount of outputs

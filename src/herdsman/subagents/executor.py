@@ -8,7 +8,7 @@ thread's sandbox (same thread id) and runs as a LangGraph subgraph under the nam
 Limits: a concurrency gate per run (the rest wait in FIFO order), a cap of sub-agents per run, a
 timeout and a turn limit per sub-agent, and the run's shared token budget (the gate, cap and budget
 are the run scope the task tool finds in the lead's runtime context, which the sub-agent's graph
-runs with too; see :mod:`herdsman.middleware.run_scope`). A failure, timeout or cancellation of one
+runs with too; see :mod:`herdsman.turns.run_scope`). A failure, timeout or cancellation of one
 sub-agent is caught here and becomes its result: siblings go on. Failed attempts are retried from a
 clean context (``subagents.retries``), with ``fallback_model`` when set, and from clean files (an
 attempt whose answer its completion check still rejects when its rounds run out counts as failed
@@ -40,8 +40,6 @@ from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import SUBAGENT_TYPES
 from herdsman.middleware.chain import compose
-from herdsman.middleware.run_scope import RUN_SCOPE, RunScope, run_scope, with_scope
-from herdsman.middleware.step_limit import stop_reason
 from herdsman.models.resolver import ModelResolver
 from herdsman.models.usage import usage_delta
 from herdsman.sandbox.base import SandboxProvider
@@ -50,6 +48,8 @@ from herdsman.subagents.live import LiveTokens
 from herdsman.subagents.prompt import subagent_system_prompt
 from herdsman.subagents.result import TaskResult
 from herdsman.subagents.types import SubagentType, select_tools, subagent_types
+from herdsman.turns.run_scope import RUN_SCOPE, RunScope, run_scope, with_scope
+from herdsman.turns.turn import stop_reason
 
 log = get_logger(__name__)
 

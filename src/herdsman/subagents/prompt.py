@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.tools import BaseTool
 
-from herdsman.middleware.prompt_parts import FILES, SMALL_EXAMPLES, SMALL_FOLDERS, SMALL_RULES, STYLE, first_sentence
+from herdsman.prompting.parts import FILES, SMALL_EXAMPLES, SMALL_FOLDERS, SMALL_RULES, STYLE, first_sentence
 from herdsman.subagents.types import SubagentType
 
 REPORT = """\

@@ -18,13 +18,13 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from herdsman.middleware.completion.rules import request_paths
-from herdsman.middleware.run_scope import RunContext, run_scope, with_scope
-from herdsman.middleware.turn import this_run
 from herdsman.sandbox.base import OUTPUTS
 from herdsman.subagents.dag import PlanError, PlanTask, prompt_with_dependencies, validate_plan
 from herdsman.subagents.executor import SubagentRunner, TaskRequest
 from herdsman.subagents.result import TaskResult
 from herdsman.tool_schemas import structured_tool
+from herdsman.turns.run_scope import RunContext, run_scope, with_scope
+from herdsman.turns.turn import this_run
 
 TASK_DESCRIPTION = """Delegate one part of the work to a sub-agent that starts with a fresh, empty context.
 

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from herdsman.middleware.text_calls import calls_as_text, failed_step_line
 from herdsman.runtime.tracing.harness_notes import fold_line, is_note, note_rules
+from herdsman.turns.text_calls import calls_as_text, failed_step_line
 
 TASK_WORDS = {
     "task_started": "started",

@@ -1,6 +1,6 @@
 /** The language of the harness's own words on the page: the folded checks, a failed step, the
  * line under the header (what the run does now, how it ended). A person who wrote in Chinese reads
- * them in Chinese, as the CLI and the chat channels say them (herdsman.middleware.user_words); the
+ * them in Chinese, as the CLI and the chat channels say them (herdsman.language.user_words); the
  * header's badge too.
  *
  * The language is the thread's: that of the user's latest message (not a note of the harness),

@@ -1,5 +1,5 @@
 /** The harness's own sentences on the page, in English and Chinese (see state/lang.ts for which
- * language a thread gets), the web UI's counterpart of herdsman.middleware.user_words. */
+ * language a thread gets), the web UI's counterpart of herdsman.language.user_words. */
 
 export type Lang = "en" | "zh";
 

@@ -76,6 +76,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.config.schema import switched_on
+from herdsman.language.detect import language_of
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
@@ -110,7 +111,6 @@ from herdsman.middleware.completion.findings import (
 from herdsman.middleware.completion.findings_text import note_text, render
 from herdsman.middleware.completion.globs import shallow_glob
 from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
-from herdsman.middleware.completion.language import language_of
 from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, harness_notice, note_texts
 from herdsman.middleware.completion.plan import deciding, next_tools, read_first, spent_ways
 from herdsman.middleware.completion.rules import (
@@ -159,8 +159,13 @@ from herdsman.middleware.completion.verifier import verify
 from herdsman.middleware.read_before_write import edit_refused
 from herdsman.middleware.reply_language import wrong_language
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.text_calls import text_tool_call, unknown_tools
-from herdsman.middleware.turn import (
+from herdsman.sandbox.base import OUTPUTS, UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
+from herdsman.sandbox.paths import normalize_virtual
+from herdsman.sandbox.tools import parse_error
+from herdsman.skills.activation import active_skill
+from herdsman.skills.model import Skill
+from herdsman.turns.text_calls import text_tool_call, unknown_tools
+from herdsman.turns.turn import (
     HARNESS_NAME,
     holds_nothing,
     is_harness,
@@ -168,13 +173,8 @@ from herdsman.middleware.turn import (
     run_sandbox,
     this_run,
     tool_names,
+    turn_language,
 )
-from herdsman.middleware.user_words import turn_language
-from herdsman.sandbox.base import OUTPUTS, UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
-from herdsman.sandbox.paths import normalize_virtual
-from herdsman.sandbox.tools import parse_error
-from herdsman.skills.activation import active_skill
-from herdsman.skills.model import Skill
 
 log = get_logger(__name__)
 

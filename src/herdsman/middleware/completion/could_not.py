@@ -5,7 +5,7 @@ written as text, a call of a tool that does not exist, a copy of the harness's o
 reply must not become the final answer. :func:`could_not_message` is put after it instead: "I could
 not finish this request", and why, from the findings the check still had (what each rule detects,
 with its path or failed command). It is written in the request's language
-(:mod:`~herdsman.middleware.user_words`; a rule with no words there is told by its English
+(:mod:`~herdsman.language.user_words`; a rule with no words there is told by its English
 description in :data:`~herdsman.middleware.completion.findings.RULES`).
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage
 
+from herdsman.language.user_words import has, say
 from herdsman.middleware.completion.findings import RULES, Finding
-from herdsman.middleware.user_words import has, say
 
 COULD_NOT_KEY = "herdsman_could_not"
 """In the honest message's ``additional_kwargs``: the rule ids it was built from."""

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from herdsman.middleware.turn import is_harness
+from herdsman.turns.turn import is_harness
 
 FINDINGS_KEY = "herdsman_findings"
 """Where a note message carries its findings (``additional_kwargs``), as dicts (see :meth:`Finding.to_dict`)."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from herdsman.language.user_words import LANGUAGE_NAMES
 from herdsman.middleware.completion.command_sense import senseless
 from herdsman.middleware.completion.findings import Finding
 from herdsman.middleware.reply_language import ANSWER_LINES
-from herdsman.middleware.user_words import LANGUAGE_NAMES
 from herdsman.sandbox.base import OUTPUTS
 
 RULES_PREFIX = "[harness check]"

@@ -27,7 +27,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 
-from herdsman.middleware.turn import is_harness
+from herdsman.turns.turn import is_harness
 
 NOTE_ECHO_KEY = "herdsman_echoes_note"
 """In an AI message's ``additional_kwargs``: True when the reply repeats a note of the harness."""

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion.findings import FINDINGS_KEY, WRITE_IF_ALONE, Finding
-from herdsman.middleware.turn import is_harness
+from herdsman.turns.turn import is_harness
 
 
 def read_first(unseen: Callable[[str], bool], paths: Sequence[str], edit: str) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """The completion check's rules that need no files: what a reply, the request and the run's
 tool results say (numbers shown and numbers guessed, code shown instead of used, the file a
 request asks to change, why a command failed). Calls written as text are found by
-:mod:`~herdsman.middleware.text_calls`, the rules on delivered files are in
+:mod:`~herdsman.turns.text_calls`, the rules on delivered files are in
 :mod:`~herdsman.middleware.completion.files`, those on searching in
 :mod:`~herdsman.middleware.completion.search`, the tool plan after a note in
 :mod:`~herdsman.middleware.completion.plan`.

@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from herdsman.middleware.completion.findings import COMMAND, SEARCH, Finding, noted
 from herdsman.middleware.completion.intent_words import says
 from herdsman.middleware.completion.rules import count_command, is_shown, numbers_in, request_folders, request_paths
-from herdsman.middleware.turn import is_harness
 from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
+from herdsman.turns.turn import is_harness
 
 _COUNT_LINE = re.compile(r"^\[\d+ (?:matches|matching lines in \d+ files?|entries)\]$", re.MULTILINE)
 

@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.middleware.completion.findings import ANSWER, WRITE_IF_ALONE, Finding
 from herdsman.middleware.completion.rules import failed
-from herdsman.middleware.turn import is_harness
+from herdsman.turns.turn import is_harness
 
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`|\\，。；：！？、（）【】《》「」]+", re.IGNORECASE)
 _TRAILING = ".,;:!?*_~"

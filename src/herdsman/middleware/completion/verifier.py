@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from herdsman.logs import get_logger
 from herdsman.middleware.completion.findings import Finding
-from herdsman.middleware.turn import this_run
+from herdsman.turns.turn import this_run
 
 log = get_logger(__name__)
 

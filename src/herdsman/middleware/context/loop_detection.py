@@ -28,12 +28,12 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.tools.tool_node import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from herdsman.language.user_words import say
 from herdsman.logs import get_logger
 from herdsman.middleware.completion.rules import failed, failure_detail
 from herdsman.middleware.tool_gate import ToolGateMiddleware
-from herdsman.middleware.turn import this_run
-from herdsman.middleware.user_words import say, turn_language
 from herdsman.models.near_repeat import call_key
+from herdsman.turns.turn import this_run, turn_language
 
 log = get_logger(__name__)
 

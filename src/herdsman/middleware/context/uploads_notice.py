@@ -39,9 +39,9 @@ from langgraph.types import Command
 from herdsman import pools
 from herdsman.logs import get_logger
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.middleware.turn import run_sandbox, run_user, this_run
 from herdsman.sandbox.base import UPLOADS, HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.snapshot import take_snapshot
+from herdsman.turns.turn import run_sandbox, run_user, this_run
 
 log = get_logger(__name__)
 

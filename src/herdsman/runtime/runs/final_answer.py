@@ -1,10 +1,10 @@
 """The answer of a run as a person reads it, from the thread's messages.
 
 The last AI message is the answer, unless it is a tool call the model wrote as text (marked by
-the model guard, see :mod:`herdsman.middleware.text_calls`) or a copy of a note of the harness
+the model guard, see :mod:`herdsman.turns.text_calls`) or a copy of a note of the harness
 (:mod:`herdsman.middleware.completion.note_echo`): that was a failed step, not words for the user, so the
 answer says that the run ended on it instead of showing the raw call or the note, in the
-language of the user's request (:mod:`~herdsman.middleware.user_words`). Works on message
+language of the user's request (:mod:`~herdsman.language.user_words`). Works on message
 objects and on their JSON (dicts).
 """
 
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from herdsman.middleware.completion.language import language_of
+from herdsman.language.detect import language_of
+from herdsman.language.user_words import say
 from herdsman.middleware.completion.note_echo import echoed
-from herdsman.middleware.text_calls import calls_as_text, failed_step_line
-from herdsman.middleware.turn import HARNESS_NAME
-from herdsman.middleware.user_words import say
+from herdsman.turns.text_calls import calls_as_text, failed_step_line
+from herdsman.turns.turn import HARNESS_NAME
 
 
 def _text(message: Any) -> str:

@@ -23,7 +23,6 @@ import structlog
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
-from herdsman.middleware.run_scope import open_scope, with_scope
 from herdsman.runtime.runs.inflight_tools import settle_inflight_tool_calls
 from herdsman.runtime.runs.kept_input import keep_input
 from herdsman.runtime.runs.partial_answer import PartialAnswer
@@ -54,6 +53,7 @@ from herdsman.runtime.storage.thread_files import remove_thread_files
 from herdsman.runtime.storage.threads import ThreadStatus, ThreadStore, utc_now
 from herdsman.runtime.streaming.serde import dumps
 from herdsman.runtime.streaming.stream_bridge import END_EVENT, StreamBridge, StreamEvent
+from herdsman.turns.run_scope import open_scope, with_scope
 
 log = get_logger(__name__)
 

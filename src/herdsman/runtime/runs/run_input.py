@@ -34,7 +34,7 @@ from langchain_core.messages import convert_to_messages
 from pydantic import ValidationError
 
 from herdsman.config.schema import SubagentsConfig
-from herdsman.middleware.run_scope import RUN_LIMITS, limit_problem
+from herdsman.turns.run_scope import RUN_LIMITS, limit_problem
 
 # configurable keys the run manager sets for every run (see RunManager._graph_config)
 RESERVED_CONFIGURABLE = (

@@ -4,7 +4,7 @@ turns into its exit status (and a caller into a visible status).
 A run failed when its last reply is the harness's own (the model could not be called,
 :func:`~herdsman.agents.model_failure.failed_reason`, or its replies not used,
 :data:`~herdsman.middleware.completion.check.ERROR_REPLIES`), or a limit ended it
-(:func:`~herdsman.middleware.step_limit.stop_reason`: ``max_steps``, ``token_budget``); its
+(:func:`~herdsman.turns.turn.stop_reason`: ``max_steps``, ``token_budget``); its
 deliverable is missing when the completion check's rounds ran out with a finding of
 :data:`~herdsman.middleware.completion.findings.DELIVERABLE_MISSING` left (``completion_unresolved``), and
 its work failed when one of :data:`WORK_FAILED` is left (the last command failed and was not run
@@ -12,7 +12,7 @@ again, a script it wrote does not parse: the README's primes script that importe
 installed ended with exit 0). Other findings left (a number no tool showed, a URL) are not
 counted. All of it is read from typed fields, never from the words of the answer.
 
-The sentences are in the language of the user's request (:mod:`~herdsman.middleware.user_words`):
+The sentences are in the language of the user's request (:mod:`~herdsman.language.user_words`):
 a person who wrote in Chinese reads "未完成：" and what each rule detects in Chinese. The check's
 own note (English, written for the model) is added only in English; in another language the line
 carries the finding's evidence instead (the path, the failed command's error).
@@ -27,10 +27,10 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.agents.model_failure import failed_reason
+from herdsman.language.user_words import has, say
 from herdsman.middleware.completion.check import ERROR_REPLIES
 from herdsman.middleware.completion.findings import DELIVERABLE_MISSING, RULES
-from herdsman.middleware.step_limit import stop_reason
-from herdsman.middleware.user_words import has, say, turn_language
+from herdsman.turns.turn import stop_reason, turn_language
 
 WORK_FAILED = frozenset({"command.failed_not_retried", "script.does_not_parse"})
 """Rules of the completion check whose finding, left when its rounds ran out, means the run's work
@@ -40,7 +40,7 @@ failed (:data:`~herdsman.middleware.completion.findings.RULES` says what each de
 @dataclass(frozen=True)
 class RunOutcome:
     """``problems``: one sentence each for why the run did not deliver (empty: done), in
-    ``language`` (the request's, as :func:`~herdsman.middleware.user_words.turn_language` tells it)."""
+    ``language`` (the request's, as :func:`~herdsman.language.user_words.turn_language` tells it)."""
 
     problems: list[str] = field(default_factory=list)
     language: str = "en"

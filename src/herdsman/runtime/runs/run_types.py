@@ -16,10 +16,10 @@ from typing import Any, Literal, Protocol
 from langgraph.types import Command
 
 from herdsman.agents.lead import LEAD_AGENT_NAME
-from herdsman.middleware.run_scope import RunScope
 from herdsman.runtime.runs.run_admission import Admission, Decision
 from herdsman.runtime.streaming.serde import to_jsonable
 from herdsman.runtime.streaming.stream_bridge import StreamEvent
+from herdsman.turns.run_scope import RunScope
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 MultitaskStrategy = Literal["reject", "interrupt", "rollback", "enqueue"]

@@ -7,7 +7,7 @@ show it as the user's words but fold it to one line, "checked: 2 findings, sent 
 agent" (the web UI does the same, see web/src/state/checks.ts). A note's findings are counted
 from ``additional_kwargs.herdsman_findings`` (objects with a ``rule``) when every note carries
 them; otherwise the notes are counted. The line is in the language of the turn's request
-(:mod:`~herdsman.middleware.user_words`). Works on message objects and on their JSON (dicts).
+(:mod:`~herdsman.language.user_words`). Works on message objects and on their JSON (dicts).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from herdsman.middleware.turn import HARNESS_NAME
-from herdsman.middleware.user_words import say
+from herdsman.language.user_words import say
 from herdsman.runtime.runs.final_answer import request_language
+from herdsman.turns.turn import HARNESS_NAME
 
 FINDINGS_KEY = "herdsman_findings"
 

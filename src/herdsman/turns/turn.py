@@ -1,6 +1,7 @@
 """The current turn as the middlewares see it: the user's last message, what followed it, the
 harness's own notes among the messages, the files a request names, the names of the tools a
-request offers, and the sandbox of the thread the run is on.
+request offers, the sandbox of the thread the run is on, the reply a limit wrote in place of the
+model's, and the language of the request.
 
 Several middlewares (completion check, tool selection, answer nudge, skill activation) read the
 same things; they are written once here.
@@ -16,8 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 
 from herdsman import pools
-from herdsman.middleware.completion.intent_words import files_topic
-from herdsman.middleware.completion.language import language_of
+from herdsman.language.detect import language_of
 from herdsman.sandbox.base import HostBackedSandbox, SandboxProvider
 from herdsman.sandbox.virtual_folders import virtual_folder_path
 
@@ -81,12 +81,6 @@ def named_files(request: str) -> list[str]:
     return [n for n in names if "/" in n or not any(o.endswith("/" + n) for o in names)]
 
 
-def about_files(request: str) -> bool:
-    """Whether the request is about files: names one (any language), or talks of files, folders,
-    data (in a language :func:`~herdsman.middleware.completion.intent_words.files_topic` has words for)."""
-    return bool(named_files(request) or files_topic(request, language_of(request)))
-
-
 EMPTY_VALUES = ("", "[]", "{}", '""', "null")
 """What a file may hold and still be empty: nothing to lose by overwriting it, nothing delivered."""
 
@@ -124,3 +118,25 @@ def run_sandbox(provider: SandboxProvider | None) -> HostBackedSandbox | None:
         return None
     sandbox = provider.acquire(str(thread_id))
     return sandbox if isinstance(sandbox, HostBackedSandbox) else None
+
+
+STOP_KEY = "herdsman_stopped_by"  # in a limit's reply's response_metadata: which limit wrote it
+
+
+def stopped_reply(text: str, reason: str, **fields: Any) -> AIMessage:
+    """The reply that ends an agent because of limit ``reason`` (e.g. ``max_steps``, ``token_budget``)."""
+    return AIMessage(content=text, response_metadata={STOP_KEY: reason}, **fields)
+
+
+def stop_reason(message: Any) -> str | None:
+    """Which limit wrote ``message`` (see :func:`stopped_reply`), or None for a model's reply."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    reason = metadata.get(STOP_KEY)
+    return reason if isinstance(reason, str) else None
+
+
+def turn_language(messages: Sequence[Any]) -> str:
+    """The language of the user's last message among ``messages`` (message objects), ``en`` when
+    there is none or it has no letters."""
+    language = language_of(request_text(messages)[:4000])
+    return "en" if language == "und" else language

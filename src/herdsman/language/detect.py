@@ -1,4 +1,5 @@
-"""Which language a request is written in, as far as the completion check's rules need to know.
+"""Which language a request is written in, as far as the harness needs to know (the completion
+check's rules, the answer's language, the sentences the harness says to a person).
 
 The rules that read English intent ("fix", "how many", "sorted") must not run on a request in
 Chinese or Japanese, where they see only the file names and misread them. Telling the writing

@@ -5,7 +5,7 @@ the place of a reply that is no answer (:mod:`~herdsman.middleware.completion.co
 the last reply was a failed step (``runtime/runs/final_answer.py``), the step limit's and the loop
 detector's stop, the one line that folds the checks of a turn (``runtime/tracing/harness_notes.py``). A
 person who wrote in Chinese reads them in Chinese. The language is the request's, as
-:func:`~herdsman.middleware.completion.language.language_of` tells it; English is the default, and the
+:func:`~herdsman.language.detect.language_of` tells it; English is the default, and the
 fallback for a language with no table here (a missing sentence falls back alone).
 
 What the harness says to the *model* (the notes of the completion check) stays in English, the
@@ -15,14 +15,10 @@ language is written in that language too (:mod:`~herdsman.middleware.reply_langu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from herdsman.middleware.completion.language import language_of
-from herdsman.middleware.turn import request_text
-
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ru": "Russian", "ar": "Arabic"}
-"""The English name of each language :func:`~herdsman.middleware.completion.language.language_of` tells apart."""
+"""The English name of each language :func:`~herdsman.language.detect.language_of` tells apart."""
 
 _EN = {
     "could_not": "I could not finish this request: my last reply was not a usable answer.",
@@ -110,10 +106,3 @@ def say(key: str, language: str = "en", **values: Any) -> str:
 def has(key: str, language: str) -> bool:
     """Whether ``language`` has its own sentence ``key``."""
     return key in TEXTS.get(language, {})
-
-
-def turn_language(messages: Sequence[Any]) -> str:
-    """The language of the user's last message among ``messages`` (message objects), ``en`` when
-    there is none or it has no letters."""
-    language = language_of(request_text(messages)[:4000])
-    return "en" if language == "und" else language

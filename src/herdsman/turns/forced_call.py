@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.runnables import RunnableConfig
 
 from herdsman.logs import get_logger
-from herdsman.middleware.step_limit import stop_reason
+from herdsman.turns.turn import stop_reason
 
 log = get_logger(__name__)
 
