@@ -33,14 +33,14 @@ from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.types import Command
 
 from herdsman import pools
 from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.completion.findings import FINDINGS_KEY
-from herdsman.middleware.completion.rules import failed
+from herdsman.middleware.completion.rules import failed, tool_results
 from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call, python_heredoc
 from herdsman.sandbox.base import SandboxProvider
 from herdsman.turns.forced_call import NO_STREAM
@@ -302,7 +302,7 @@ def failed_program(run: Sequence[AnyMessage], made: Sequence[AIMessage]) -> tupl
     if len(made) != 1 or not made[0].tool_calls:
         return None
     call = made[0].tool_calls[0]
-    result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id == call["id"]), None)
+    result = tool_results(run).get(call["id"]) if call["id"] is not None else None
     program = program_in(str(call["args"].get("command", "")))
     if result is None or program is None or not failed(result):
         return None

@@ -26,8 +26,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
-from herdsman.middleware.completion.rules import failed, request_folders, request_paths
-from herdsman.middleware.completion.servers import tool_results
+from herdsman.middleware.completion.rules import failed, request_folders, request_paths, tool_results
 
 MAX_WORD = 60
 """A longer change is a rewrite of a passage, not a word to make everywhere."""

@@ -24,7 +24,7 @@ from herdsman.middleware.completion.command_sense import binary_file
 from herdsman.middleware.completion.findings import COMMAND, EDIT, WRITE, WRITE_IF_ALONE, Finding
 from herdsman.middleware.completion.intent_words import says
 from herdsman.middleware.completion.plan import read_first
-from herdsman.middleware.completion.rules import failed, is_value, mention, numbers_in
+from herdsman.middleware.completion.rules import failed, is_value, mention, numbers_in, tool_results
 from herdsman.sandbox.tools import sent_to_background
 
 _SET = re.compile(r"\b(?:set|change|update)\s+(.+?)(?:[;.](?:\s|$)|$)", re.IGNORECASE)
@@ -237,7 +237,8 @@ def _last_call(run: Sequence[Any], names: Sequence[str]) -> tuple[dict[str, Any]
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c["name"] in names]
     if not calls:
         return None, None
-    result = next((m for m in run if isinstance(m, ToolMessage) and m.tool_call_id == calls[-1].get("id")), None)
+    call_id = calls[-1].get("id")
+    result = tool_results(run).get(call_id) if call_id is not None else None
     return dict(calls[-1]), result
 
 

@@ -22,10 +22,10 @@ import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
-from herdsman.middleware.completion.rules import failed
+from herdsman.middleware.completion.rules import failed, tool_results
 from herdsman.sandbox.base import WORKSPACE
 
 IN_PLACE = frozenset({"chmod", "chown", "chgrp", "touch", "sed", "dos2unix", "unix2dos"})
@@ -64,16 +64,12 @@ def _folder_glob(word: str) -> tuple[str, str] | None:
     return (folder if folder.startswith("/") else f"{WORKSPACE}/{folder.removeprefix('./')}"), last[1:]
 
 
-def _results(run: Sequence[Any]) -> dict[str, ToolMessage]:
-    return {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
-
-
 def shallow_glob(request: str, run: Sequence[Any], paths: Iterable[str]) -> Finding | None:
     """``glob.shallow`` for the first command of the run that succeeded, acted in place on
     ``FOLDER/*.EXT`` for a folder the request names, and left files ``*.EXT`` in subfolders of
     it (``paths``: the virtual paths of the thread's files)."""
     files = list(paths)
-    results = _results(run)
+    results = tool_results(run)
     for message in run:
         if not isinstance(message, AIMessage):
             continue

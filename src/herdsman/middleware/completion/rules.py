@@ -285,7 +285,7 @@ def command_not_run(request: str, run: Sequence[Any], script_path: str | None) -
         kept.append(arg)
     shown = " ".join([program, script, *kept]).rstrip(".,;:")
     name = script_path.rsplit("/", 1)[-1]
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
     if any(
         (c["name"] == "bash" and name in str((c.get("args") or {}).get("command") or ""))
@@ -323,7 +323,7 @@ def command_outcome(request: str, scripts: Sequence[str], run: Sequence[Any]) ->
     script = next((s for s in scripts if s.rsplit("/", 1)[-1] == name), None)
     if script is None:
         return None
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     last: ToolMessage | None = None
     for message in run:
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
@@ -376,7 +376,7 @@ def _writes(run: Sequence[Any], request: str) -> Iterator[tuple[str, str, set[st
     write_file (not an append), or ``echo N > file``. The numbers are those of the request and of
     the tool results before the write."""
     seen = numbers_in(request)
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     for message in run:
         if isinstance(message, ToolMessage):
             seen |= shown_numbers(message)
@@ -604,6 +604,12 @@ def local_module_tip(tip: dict[str, str] | None, paths: Iterable[str]) -> dict[s
 _ERROR_LINE = re.compile(
     r"^[\w./-]+: .*(?:No such file or directory|command not found|Is a directory|Permission denied|not found)$"
 )
+
+
+def tool_results(messages: Sequence[Any]) -> dict[str, ToolMessage]:
+    """The tool results among ``messages`` (a run's, usually) by the id of the call each answers:
+    where a rule looks up what a call returned."""
+    return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
 
 
 def failed(result: ToolMessage) -> bool:

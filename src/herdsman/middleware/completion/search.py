@@ -20,7 +20,14 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion.findings import COMMAND, SEARCH, Finding, noted
 from herdsman.middleware.completion.intent_words import says
-from herdsman.middleware.completion.rules import count_command, is_shown, numbers_in, request_folders, request_paths
+from herdsman.middleware.completion.rules import (
+    count_command,
+    is_shown,
+    numbers_in,
+    request_folders,
+    request_paths,
+    tool_results,
+)
 from herdsman.sandbox.grep_hint import NO_MATCH_NOTE
 from herdsman.turns.turn import is_harness
 
@@ -82,7 +89,7 @@ def fruitless_search(request: str, run: Sequence[Any]) -> Finding | None:
     under a folder; once per run."""
     if not _FIND_QUESTION.search(request) or noted(run, "search.found_nothing"):
         return None
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     for message in reversed(run):
         for call in reversed(message.tool_calls if isinstance(message, AIMessage) else []):
             search = _search_of(call)

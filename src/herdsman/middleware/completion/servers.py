@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
-from herdsman.middleware.completion.rules import request_folders, request_paths
+from herdsman.middleware.completion.rules import request_folders, request_paths, tool_results
 from herdsman.sandbox.base import OUTPUTS
 from herdsman.sandbox.file_servers import served_folder
 
@@ -53,11 +53,6 @@ class Server:
     port: int
     folder: str | None
     at: int
-
-
-def tool_results(run: Sequence[Any]) -> dict[str, ToolMessage]:
-    """The run's tool results by the id of the call they answer."""
-    return {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
 
 
 def _calls(run: Sequence[Any]) -> list[tuple[int, ToolCall]]:

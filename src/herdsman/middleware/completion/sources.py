@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from herdsman.middleware.completion.findings import ANSWER, WRITE_IF_ALONE, Finding
-from herdsman.middleware.completion.rules import failed
+from herdsman.middleware.completion.rules import failed, tool_results
 from herdsman.turns.turn import is_harness
 
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`|\\，。；：！？、（）【】《》「」]+", re.IGNORECASE)
@@ -62,7 +62,7 @@ def known_urls(messages: Sequence[Any], uploads: Iterable[str] = ()) -> set[str]
     ``uploads`` texts, tool results, and the arguments of tool calls that did not fail which are
     a URL (a page fetched; not the content of a file written)."""
     texts: list[str] = list(uploads)
-    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    results = tool_results(messages)
     for message in messages:
         if isinstance(message, HumanMessage) and not is_harness(message):
             texts.append(message.text)
@@ -94,7 +94,7 @@ def unseen_urls(text: str, known: set[str]) -> list[str]:
 
 def _written(run: Sequence[Any]) -> dict[str, str]:
     """The text files the run wrote with write_file that succeeded: path -> its last content."""
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     files: dict[str, str] = {}
     for message in run:
         for call in message.tool_calls if isinstance(message, AIMessage) else []:

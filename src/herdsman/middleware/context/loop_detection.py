@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from herdsman.language.user_words import say
 from herdsman.logs import get_logger
-from herdsman.middleware.completion.rules import failed, failure_detail
+from herdsman.middleware.completion.rules import failed, failure_detail, tool_results
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.models.near_repeat import call_key
 from herdsman.turns.turn import this_run, turn_language
@@ -96,7 +96,7 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
     turns = [m for m in run if isinstance(m, AIMessage) and m.tool_calls]
     if len(turns) < 2:
         return None
-    results = {m.tool_call_id: m for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     found: ToolMessage | None = None
     for previous in reversed(turns[:-1]):  # back through refused repeats to the failure itself
         same = [c for c in previous.tool_calls if call_key(c["name"], c.get("args")) == wanted]
