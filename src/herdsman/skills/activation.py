@@ -57,8 +57,8 @@ def also_active(state: dict[str, Any] | Any, update: ActiveSkill | None | bool) 
 
 
 NOTE_NAME = "harness"
-"""The name the harness's notes carry (``middleware.turn.HARNESS_NAME``; the skills layer sits
-below the middleware, so it is written here too): a completion check's "[harness check]" note
+"""The name the harness's notes carry (``turns.turn.HARNESS_NAME``; the skills layer sits
+below the turns package, so it is written here too): a completion check's "[harness check]" note
 after the user's request is no new request (it cleared the turn's skill)."""
 
 
