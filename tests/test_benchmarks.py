@@ -63,6 +63,7 @@ def test_make_bench_runs_every_benchmark_that_needs_no_weights() -> None:
         "profile_run",
         "everyday",
         "skill_selection",
+        "skill_learning",
     }  # agent_tasks/run.py too, in a folder of its own
     guide = (REPO / "docs" / "benchmarks.md").read_text()
     assert all(f"benchmarks/{name}.py" in guide for name in by_hand)

@@ -50,6 +50,7 @@ from herdsman.models.call_drafts import DRAFT_EVENT
 from herdsman.runtime.runs.final_answer import final_answer, request_language
 from herdsman.runtime.runs.partial_answer import PartialAnswer
 from herdsman.runtime.runs.run_outcome import run_outcome
+from herdsman.runtime.runs.skill_learning import SkillLearner
 from herdsman.runtime.storage.assistants import AssistantRecord, run_config_on
 from herdsman.runtime.storage.checkpointer import open_checkpointer
 from herdsman.runtime.storage.file_versions import FileVersions, file_versions_of, keep_file_versions
@@ -211,6 +212,7 @@ class HerdsmanClient:
         self._agent: Any = None
         self._scopes: dict[str, RunScope] = {}  # thread id -> the scope of its run streaming now
         self._records: ThreadStore | None = None  # the gateway's thread records (with our own checkpointer)
+        self._learner = SkillLearner(self.config) if self.config.skills.learning.enabled else None
 
     async def __aenter__(self) -> HerdsmanClient:
         """Open the checkpointer and build the agent (and size the thread pools, see :mod:`herdsman.pools`)."""
@@ -250,7 +252,10 @@ class HerdsmanClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        """Write what memory still has queued, then close what :meth:`__aenter__` opened."""
+        """Write what memory still has queued and the skill proposals under way, then close what
+        :meth:`__aenter__` opened."""
+        if self._learner is not None:
+            await self._learner.wait()
         await self._stack.aclose()
 
     @staticmethod
@@ -298,6 +303,8 @@ class HerdsmanClient:
         values = state.values
         log.info("run_finished", thread_id=thread_id)
         outcome = run_outcome(values)
+        if self._learner is not None and outcome.ok:  # after the answer; waited for at close
+            self._learner.start(values, None, thread_id)
         yield RunFinished(
             thread_id,
             final_answer(values.get("messages", [])),

@@ -42,6 +42,7 @@ from herdsman.runtime.crons.cron_scheduler import CronScheduler
 from herdsman.runtime.crons.cron_store import open_cron_store
 from herdsman.runtime.runs.run_queue import open_run_queue
 from herdsman.runtime.runs.runs import RunManager
+from herdsman.runtime.runs.skill_learning import SkillLearner, SkillLearningListener
 from herdsman.runtime.storage.assistants import AssistantStore
 from herdsman.runtime.storage.checkpointer import open_checkpointer
 from herdsman.runtime.storage.file_versions import FileVersions, file_versions_of, keep_file_versions
@@ -72,6 +73,7 @@ from herdsman_gateway.routes import (
     model_steps,
     preview,
     skill_packages,
+    skill_proposals,
     skills,
     snapshots,
     tasks,
@@ -171,6 +173,10 @@ def create_app(
                 queue=queue,
                 sandbox=provider,
             )
+            if config.skills.learning.enabled:  # a skill proposed after a run that worked
+                learner = SkillLearner(config)
+                runs.listeners.append(SkillLearningListener(learner, graph))
+                stack.push_async_callback(learner.wait)  # after the runs' shutdown (callbacks go last first)
             stack.push_async_callback(runs.shutdown)
             listener = asyncio.create_task(runs.serve_cancel_requests(), name="cancel-requests")
             stack.push_async_callback(_stop, listener)
@@ -291,6 +297,7 @@ def create_app(
         archive,
         files,
         preview,
+        skill_proposals,  # before skills: /api/skills/{name} would take /api/skills/proposals
         skills,
         skill_packages,
         memory_routes,

@@ -167,6 +167,20 @@ def test_skills_are_visible_read_only(call) -> None:
     assert "read-only" in err(call("str_replace", path="/mnt/skills/public/demo/SKILL.md", old="Demo", new="X"))
 
 
+def test_a_refused_write_into_the_skills_makes_no_folder_there(call, skills_dir: Path) -> None:
+    """A write into a missing folder of /mnt/skills made that folder on the host before it was
+    refused: an empty "skill" listed (as invalid) to every user, or under users/<name>/."""
+    before = sorted(p.relative_to(skills_dir) for p in skills_dir.rglob("*"))
+    for path in (
+        "/mnt/skills/custom/evil/SKILL.md",
+        "/mnt/skills/public/new/deep/SKILL.md",
+        "/mnt/skills/users/ana/x/SKILL.md",
+    ):
+        message = err(call("write_file", path=path, content="---\nname: evil\n---\nx\n"))
+        assert "read-only" in message or "not in this sandbox's skills" in message, message
+    assert sorted(p.relative_to(skills_dir) for p in skills_dir.rglob("*")) == before
+
+
 ESCAPES = ["../../etc/passwd", "/etc/passwd", "/mnt/user-data/workspace/../../..", "/mnt/user-data/../../etc/hosts"]
 
 

@@ -1216,6 +1216,42 @@ const scenarios = {
   },
 };
 
+scenarios.proposals = async (page) => {
+  // Two skills proposed from the user's runs (seeded by the test): one reviewed, edited and
+  // accepted (installed under its new name), the other declined.
+  const api = async (path) => (await page.request.get(`${baseUrl}${path}`)).json();
+  await page.goto(baseUrl);
+  await page.getByTestId("settings-open").click();
+  const dialog = page.getByTestId("settings");
+  await dialog.getByTestId("settings-tab-skills").click();
+  const rows = dialog.getByTestId("proposal");
+  await rows.nth(1).waitFor();
+  const names = await rows.evaluateAll((els) => els.map((e) => e.dataset.proposal));
+  check("proposals listed", names.length === 2, names);
+  const csv = rows.filter({ hasText: "sales.csv" });
+  const params = await csv.getByTestId("proposal-parameters").innerText();
+  check("parameters shown", params.includes("column (e.g. amount)"), params);
+  await csv.getByTestId("proposal-review").click();
+  const md = csv.getByTestId("proposal-skill-md");
+  await md.waitFor();
+  const text = await md.inputValue();
+  check("SKILL.md and its script shown", text.includes("## Steps") && (await csv.getByTestId("proposal-script").count()) === 1, text.slice(0, 80));
+  const name = await csv.getAttribute("data-proposal");
+  check("nothing installed before accept", !(await api("/api/skills")).skills.some((s) => s.name === name));
+  await md.fill(text.replace(`name: ${name}`, "name: csv-column-total"));
+  await shot(page, "review");
+  await csv.getByTestId("proposal-accept").click();
+  await dialog.locator('[data-testid="skill"][data-skill="csv-column-total"]').waitFor();
+  const skills = (await api("/api/skills")).skills.map((s) => s.name);
+  check("accepted as edited", skills.includes("csv-column-total") && !skills.includes(name), skills);
+  const content = (await api("/api/skills/csv-column-total")).content;
+  check("its script path follows the new name", content.includes("/mnt/skills/custom/csv-column-total/scripts/summarize.py"));
+  await dialog.getByTestId("proposal").first().getByTestId("proposal-decline").click();
+  await dialog.getByTestId("skill-proposals").waitFor({ state: "detached" });
+  check("declined", (await api("/api/skills/proposals")).proposals.length === 0);
+  await shot(page, "done");
+};
+
 async function main() {
   mkdirSync(artifacts, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });

@@ -464,3 +464,31 @@ def test_the_scheduled_panel_lists_creates_and_deletes_crons(gateway: RunningGat
     assert checks["with its next time and no run yet"].startswith("next ") and checks[
         "with its next time and no run yet"
     ].endswith("never run yet")
+
+
+@pytest.fixture(scope="module")
+def learning_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway with skill learning on and two proposals of the local user's (seeded)."""
+    from herdsman.skills.learning.store import ProposalStore
+    from herdsman.skills.learning.trace import read_trace
+    from tests.skills.learning_support import CSV_CALLS, CSV_REQUEST, turn
+
+    folder = tmp_path_factory.mktemp("web-learning")
+    (folder / "skills" / "public").mkdir(parents=True)
+    with web_gateway(folder / "home", skills={"path": str(folder / "skills"), "learning": {"enabled": True}}) as served:
+        store = ProposalStore.of(served.app.state.gateway.config)
+        logs = turn(
+            "Keep the ERROR lines of app.log",
+            [("bash", {"command": "grep ERROR app.log > /mnt/user-data/outputs/e.txt"}, 0)],
+        )
+        for messages in (turn(CSV_REQUEST, CSV_CALLS), logs):
+            trace = read_trace(messages)
+            assert trace is not None and store.propose(None, trace, {}) is not None
+        yield served
+
+
+def test_skill_proposals_are_reviewed_edited_accepted_and_declined(learning_gateway: RunningGateway) -> None:
+    checks = run_scenario(learning_gateway, "proposals")
+    assert checks["proposals listed"] and checks["parameters shown"] and checks["SKILL.md and its script shown"]
+    assert checks["nothing installed before accept"] and checks["accepted as edited"]
+    assert checks["its script path follows the new name"] and checks["declined"]

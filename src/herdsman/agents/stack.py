@@ -95,7 +95,10 @@ from herdsman.middleware.tool_selection import ToolSelectionMiddleware
 from herdsman.middleware.usage import UsageMiddleware
 from herdsman.middleware.value_answer import ValueAnswerMiddleware
 from herdsman.sandbox.base import SandboxProvider
-from herdsman.skills import SkillCatalog
+from herdsman.skills import SkillCatalog, resolve_skills_root
+from herdsman.skills.own import OwnSkills
+from herdsman.skills.secrets import SkillSecrets
+from herdsman.skills.switches import disabled_skills
 
 Role = Literal["lead", "subagent"]
 
@@ -216,7 +219,8 @@ def build_middleware(
     if lead and config.lead.answer_language and switched_on(config.lead.answer_translations, small):
         middleware.append(AnswerTranslationMiddleware(sandbox_provider))
     if known is not None:
-        middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select))
+        own = OwnSkills(resolve_skills_root(config), disabled_skills(config), SkillSecrets.of(config).load)
+        middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select, own))
     if lead and config.context.todos:
         middleware.append(TodoListMiddleware())
     if lead and (config.context.loop_warn_after or config.context.loop_stop_after):

@@ -1,5 +1,5 @@
 """``herdsman skills``: list, show, validate, create, enable, disable, install and export skills,
-and set the secrets they declare.
+set the secrets they declare, and review the skills proposed from runs (``proposals``).
 
 A typer sub-app mounted by :mod:`herdsman.cli`; it reads only the config and the skills folder,
 so it starts fast and never builds an agent.
@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from herdsman.commands.options import ConfigOpt, load_or_exit
+from herdsman.commands.skill_proposals import proposals_app
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.skills.archive import ARCHIVE_SUFFIX, PackageError
 from herdsman.skills.catalog import SkillCatalog, load_skills, resolve_skills_root
@@ -255,6 +256,7 @@ secret_app = typer.Typer(
     help="Secrets a skill declares (env: in SKILL.md), kept per user outside every thread.", no_args_is_help=True
 )
 skills_app.add_typer(secret_app, name="secret")
+skills_app.add_typer(proposals_app, name="proposals")
 
 
 @secret_app.command("set")

@@ -508,6 +508,23 @@ class CheckpointerConfig(_Section):
         return self
 
 
+class SkillLearningConfig(_Section):
+    """Skills proposed from runs that worked (the Voyager idea): after a run whose completion check
+    passed, the commands and scripts that worked are drafted into a skill with named parameters,
+    kept as a proposal of the run's user until they accept it (installed as their own skill),
+    edit it or decline it. Drafting is deterministic (no model call) and happens after the
+    answer, in the background."""
+
+    enabled: bool = Field(False, description="Propose a skill after a run that worked.")
+    path: Path | None = Field(None, description="Where proposals wait for review; default <home>/skill_proposals.")
+    max_pending: int = Field(
+        20, ge=1, le=1000, description="Proposals kept per user; the oldest is dropped for a new one."
+    )
+    min_steps: int = Field(
+        1, ge=1, le=50, description="Commands that did the work (and scripts it ran) a run needs to be proposed."
+    )
+
+
 class SkillsConfig(_Section):
     """Markdown skills."""
 
@@ -521,6 +538,9 @@ class SkillsConfig(_Section):
         "leads clearly; off (the default until benchmarks/skill_selection.py has measured the others with "
         "the embedded model: the overlap also offers unrelated skills to ordinary requests) leaves it to the "
         "model and the skill list of the prompt.",
+    )
+    learning: SkillLearningConfig = Field(
+        default_factory=SkillLearningConfig, description="Skills proposed from runs that worked."
     )
 
 

@@ -21,6 +21,7 @@ call; the activation is recorded in the state (``active_skill``) only when it ch
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, NotRequired
 
 from langchain.agents.middleware import (
@@ -34,10 +35,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from herdsman.middleware.tool_gate import ToolGateMiddleware
+from herdsman.prompting.parts import first_sentence
 from herdsman.prompting.skill_ranking import SkillRanker, candidates_note
 from herdsman.skills.activation import ActiveSkill, active_skill, also_active, last_user_message
 from herdsman.skills.model import Skill
-from herdsman.turns.turn import tool_name
+from herdsman.skills.own import OwnSkills
+from herdsman.turns.turn import run_user, tool_name
 
 
 class SkillState(AgentState):
@@ -87,6 +90,27 @@ def refusal(skill: Skill, tool: str, call_id: str, allowed_tools: set[str] | Non
     )
 
 
+@dataclass(frozen=True)
+class SkillView:
+    """The skills one run sees: usable ones by name, why others are not, their ranker (when
+    ``auto_select`` is on) and the prompt's note on the user's own skills (when they have any)."""
+
+    skills: dict[str, Skill]
+    unavailable: dict[str, str]
+    ranker: SkillRanker | None = None
+    note: str | None = None
+
+
+def own_skills_note(skills: list[Skill]) -> str:
+    """The system-prompt section naming the user's own skills (the prompt's list has the shared ones)."""
+    lines = ["<your_skills>", "Skills this user made; to use one, read its SKILL.md first, then follow it:"]
+    lines += [
+        f"- {s.name}: read {s.virtual_path}. {first_sentence(s.description, 100)}"
+        for s in sorted(skills, key=lambda s: s.name)
+    ]
+    return "\n".join([*lines, "</your_skills>"])
+
+
 class SkillActivationMiddleware(ToolGateMiddleware):
     """Inject the active skill and restrict tools to its ``allowed-tools`` (see module docstring)."""
 
@@ -97,26 +121,64 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         skills: Mapping[str, Skill],
         unavailable: Mapping[str, str] | None = None,
         auto_select: Literal["off", "suggest", "activate"] = "off",
+        own: OwnSkills | None = None,
     ) -> None:
         """``skills``: the usable skills by name; ``unavailable``: why other known skills are not
-        (a SkillCatalog's ``skills`` and ``reasons()``); ``auto_select``: see the module docstring."""
+        (a SkillCatalog's ``skills`` and ``reasons()``); ``auto_select``: see the module docstring;
+        ``own``: the run's user's own skills, offered beside (and over) the shared ones."""
         super().__init__()
-        self.skills = dict(skills)
-        self.unavailable = dict(unavailable or {})
+        self.shared = SkillView(
+            dict(skills),
+            dict(unavailable or {}),
+            SkillRanker(dict(skills)) if auto_select != "off" and skills else None,
+        )
         self.auto_select = auto_select
-        self.ranker = SkillRanker(self.skills) if auto_select != "off" and self.skills else None
+        self.own = own
+        self._views: dict[str, tuple[dict[str, Skill], SkillView]] = {}
         self._blocks: dict[str, str] = {}
 
-    def _choose(self, text: str) -> str | None:
-        clear = self.ranker.clear_choice(text) if self.ranker and self.auto_select == "activate" else None
-        return clear.name if clear else None
+    @property
+    def skills(self) -> dict[str, Skill]:
+        """The shared skills by name."""
+        return self.shared.skills
 
-    def _suggestion(self, request: ModelRequest) -> str | None:
-        user = last_user_message(request.messages) if self.ranker else None
-        candidates = self.ranker.candidates(user.text) if self.ranker and user is not None else []
+    def view(self) -> SkillView:
+        """The skills of this run: the shared ones, and over them the run's user's own."""
+        if self.own is None:
+            return self.shared
+        user = run_user()
+        own, reasons = self.own.of(user)
+        if not own and not reasons:
+            return self.shared
+        kept = self._views.get(user)
+        if kept is not None and kept[0] is own:
+            return kept[1]
+        merged = {**self.shared.skills, **own}
+        view = SkillView(
+            merged,
+            {**self.shared.unavailable, **reasons},
+            SkillRanker(merged) if self.auto_select != "off" else None,
+            own_skills_note(list(own.values())) if own else None,
+        )
+        self._views[user] = (own, view)
+        return view
+
+    def _choose(self, view: SkillView) -> Callable[[str], str | None]:
+        def choose(text: str) -> str | None:
+            clear = view.ranker.clear_choice(text) if view.ranker and self.auto_select == "activate" else None
+            return clear.name if clear else None
+
+        return choose
+
+    @staticmethod
+    def _suggestion(view: SkillView, request: ModelRequest) -> str | None:
+        user = last_user_message(request.messages) if view.ranker else None
+        candidates = view.ranker.candidates(user.text) if view.ranker and user is not None else []
         return candidates_note(candidates) if candidates else None
 
     def _block(self, skill: Skill) -> str:
+        if skill.owner is not None:  # one user's, changed by them at any time: not kept
+            return skill_block(skill)
         block = self._blocks.get(skill.name)
         if block is None:
             block = self._blocks[skill.name] = skill_block(skill)
@@ -129,24 +191,25 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         return {tool for skill in skills for tool in skill.allowed_tools or ()}
 
     def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
-        name, update = active_skill(request.state, request.messages, self.skills, self._choose)
-        skill = self.skills.get(name) if name is not None else None
+        view = self.view()
+        name, update = active_skill(request.state, request.messages, view.skills, self._choose(view))
+        skill = view.skills.get(name) if name is not None else None
         tools = request.tools
         if name is None:
-            note = self._suggestion(request)
-            if note is None:
+            note = self._suggestion(view, request)
+            if note is None and view.note is None:
                 return request, update
-            extra = note
+            extra = "\n\n".join(n for n in (view.note, note) if n)
         elif skill is None:
-            extra, update = unknown_skill_note(name, sorted(self.skills), self.unavailable.get(name)), False
+            extra, update = unknown_skill_note(name, sorted(view.skills), view.unavailable.get(name)), False
         else:
             active = [skill]
             notes = []
             for other in also_active(request.state, update):
-                if other in self.skills:
-                    active.append(self.skills[other])
+                if other in view.skills:
+                    active.append(view.skills[other])
                 else:
-                    notes.append(unknown_skill_note(other, sorted(self.skills), self.unavailable.get(other)))
+                    notes.append(unknown_skill_note(other, sorted(view.skills), view.unavailable.get(other)))
             extra = "\n\n".join([*(self._block(s) for s in active), *notes])
             allowed = self._allowed(active)
             if allowed is not None:
@@ -177,10 +240,11 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         # The model call before this tool call recorded the turn's skill (or cleared it).
         state = request.state if isinstance(request.state, dict) else {}
         recorded = state.get("active_skill")
-        skill = self.skills.get(recorded["name"]) if recorded else None
+        skills = self.view().skills if recorded else {}
+        skill = skills.get(recorded["name"]) if recorded else None
         if skill is None:
             return None
-        active = [skill, *(self.skills[n] for n in also_active(state, False) if n in self.skills)]
+        active = [skill, *(skills[n] for n in also_active(state, False) if n in skills)]
         allowed = self._allowed(active)
         tool = request.tool_call.get("name", "")
         if allowed is None or tool in allowed:

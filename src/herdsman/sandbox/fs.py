@@ -60,6 +60,13 @@ MAX_DEPTH = 256  # folders in one path
 CHUNK = 1024 * 1024
 
 
+def _read_only(root: VirtualRoot, shown: str) -> ReadOnlyPathError:
+    """The refusal of a write into the read-only ``root``."""
+    if root.virtual == SKILLS_ROOT:
+        return ReadOnlyPathError(f"{shown}: {SKILLS_ROOT} is read-only; write to the workspace or the outputs instead")
+    return ReadOnlyPathError(f"{shown}: only the workspace, uploads and outputs folders are writable")
+
+
 @dataclass
 class _Step:
     """One resolved component: its name and, inside a root, an open directory descriptor
@@ -244,7 +251,11 @@ class ThreadFiles:
                         steps.append(_Step(comp, None))
                         continue
                 else:
-                    fd, target = self._open_dir(parent, comp, shown, write and create_dirs, current)
+                    here = self._root_of(current)
+                    creatable = write and create_dirs and here is not None and here.writable
+                    if write and create_dirs and not creatable and here is not None:
+                        self._refuse_missing(parent, comp, here, shown)  # never a folder made in a read-only root
+                    fd, target = self._open_dir(parent, comp, shown, creatable, current)
                     if fd is not None:
                         steps.append(_Step(comp, fd))
                         continue
@@ -267,11 +278,7 @@ class ThreadFiles:
                     "and the skills its user installed"
                 )
             if write and not root.writable:
-                if root.virtual == SKILLS_ROOT:
-                    raise ReadOnlyPathError(
-                        f"{shown}: {SKILLS_ROOT} is read-only; write to the workspace or the outputs instead"
-                    )
-                raise ReadOnlyPathError(f"{shown}: only the workspace, uploads and outputs folders are writable")
+                raise _read_only(root, shown)
             self._keep_last_open(steps, shown)
             if final == root.virtual:
                 dir_fd, name = steps[-1].fd, "."
@@ -283,6 +290,16 @@ class ThreadFiles:
             for step in steps:
                 if step.fd is not None:
                     os.close(step.fd)
+
+    @staticmethod
+    def _refuse_missing(parent: int, name: str, root: VirtualRoot, shown: str) -> None:
+        """A write that would create folder ``name`` in read-only ``root``: refused before anything is made."""
+        try:
+            os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            raise _read_only(root, shown) from None
+        except OSError:
+            pass  # the walk opens it and says what is wrong
 
     def _keep_last_open(self, steps: list[_Step], shown: str) -> None:
         """Close the descriptors of all but the last two steps, and reopen those two if a

@@ -168,6 +168,35 @@ export const getSkill = (name: string) => call<SkillInfo & { content: string }>(
 export const switchSkill = (name: string, enabled: boolean) =>
   call<SkillInfo>(`${skill(name)}/${enabled ? "enable" : "disable"}`, { method: "POST" });
 
+/** A skill proposed from one of the user's runs that worked (skills.learning), waiting for review. */
+export interface SkillProposal {
+  name: string;
+  description: string;
+  created_at: string;
+  request: string;
+  parameters: { name: string; value: string; kind: string }[];
+  /** What to look at before accepting (a command that reaches the network, installs, deletes...). */
+  review: string[];
+  /** Secrets its commands read (set them as the skill's secrets after accepting). */
+  env: string[];
+  thread_id: string | null;
+}
+
+const proposal = (name: string) => `/api/skills/proposals/${encodeURIComponent(name)}`;
+
+export const getProposals = () => call<{ proposals: SkillProposal[]; learning_enabled: boolean }>("/api/skills/proposals");
+
+/** One proposal with its files: relative path -> text, SKILL.md first. */
+export const getProposal = (name: string) => call<SkillProposal & { files: Record<string, string> }>(proposal(name));
+
+/** Install the proposal as the user's own skill; `content` is an edited SKILL.md. */
+export const acceptProposal = (name: string, content?: string) =>
+  call<{ skill: SkillInfo }>(`${proposal(name)}/accept`, {
+    method: "POST", headers: JSON_HEADERS, body: JSON.stringify(content === undefined ? {} : { content }),
+  });
+
+export const declineProposal = (name: string) => call<{ declined: string }>(`${proposal(name)}/decline`, { method: "POST" });
+
 export const getModelStatus = () => call<{ models: ModelStatus[]; default: string }>("/api/models");
 
 export const getMcpStatus = () => call<{ servers: McpServer[] }>("/api/mcp/status");

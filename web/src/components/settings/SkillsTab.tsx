@@ -1,8 +1,10 @@
-/** The Skills tab: every skill with its source and status, a switch for each, and its SKILL.md. */
+/** The Skills tab: the skills proposed from the user's runs (to review), then every skill with its
+ * source and status, a switch for each, and its SKILL.md. */
 import { useState } from "react";
 import { getSkill, getSkills, switchSkill, type SkillInfo } from "../../api/settings";
 import { CodeBlock } from "../CodeBlock";
 import { Markdown } from "../Markdown";
+import { SkillProposals } from "./SkillProposals";
 import { PanelError, useAction, useLoad } from "./useLoad";
 
 /** A SKILL.md split into its YAML front matter and its Markdown body. */
@@ -90,6 +92,7 @@ export function SkillsTab() {
       {data && !data.skills_enabled && (
         <p className="notice-box">Skills are off for the whole gateway (skills.enabled: false in config.yaml); set it to true and restart the gateway to use them.</p>
       )}
+      <SkillProposals onAccepted={reload} />
       {loading && !data && <p className="empty">Loading skills…</p>}
       {data && data.skills.length === 0 && <p className="empty">No skills found: add folders with a SKILL.md under skills/custom/.</p>}
       {data && data.skills.length > 0 && (

@@ -1,0 +1,235 @@
+"""Skills proposed from runs that worked (issue 34, item 4): what a proposal is made of.
+
+A run's successful commands and scripts become a skill whose parameters are the request's values;
+the generated script is run for real with other values; secrets never reach a proposal; a draft
+that names a path outside the virtual folders is not kept, and an edit that adds one is refused
+at accept; accepted skills install as the user's own and show in their catalog only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from herdsman.skills.catalog import load_skills
+from herdsman.skills.learning.draft import draft_skill
+from herdsman.skills.learning.generalize import shell_text
+from herdsman.skills.learning.store import ProposalError, ProposalNotFoundError, ProposalStore
+from herdsman.skills.learning.trace import read_trace
+from herdsman.skills.learning.values import parameters
+from herdsman.skills.parse import parse_skill_text
+from tests.skills.learning_support import CSV_CALLS, CSV_REQUEST, turn
+
+SECRET = "sk-proj-abcdefghijklmnop1234567890"
+SKILL_SECRET = "tok-4471-private-value"
+
+
+def _store(tmp_path: Path) -> ProposalStore:
+    skills = tmp_path / "skills"
+    (skills / "public").mkdir(parents=True)
+    return ProposalStore(tmp_path / "proposals", skills, max_pending=3)
+
+
+def test_a_csv_run_becomes_a_skill_whose_script_takes_the_values_as_options(tmp_path: Path) -> None:
+    trace = read_trace(turn(CSV_REQUEST, CSV_CALLS))
+    assert trace is not None
+    assert [s.command for s in trace.steps] == ["python3 /mnt/user-data/workspace/summarize.py"]  # head only looked
+    draft = draft_skill(trace, lambda n: f"/mnt/skills/users/ana/{n}", {})
+    assert draft is not None
+    assert [(p.name, p.value) for p in draft.parameters] == [
+        ("input", "/mnt/user-data/uploads/sales.csv"),
+        ("column", "amount"),
+        ("output", "/mnt/user-data/outputs/summary.json"),
+    ]
+    skill = parse_skill_text(draft.skill_md, file="SKILL.md", directory=tmp_path / draft.name)
+    assert skill.name == draft.name == "summarize-column-json"
+    assert skill.outputs == ("**/*.json",) and skill.examples == (CSV_REQUEST,)
+    command = f'python3 /mnt/skills/users/ana/{draft.name}/scripts/summarize.py --input "${{INPUT}}" --column "${{COLUMN}}" --output "${{OUTPUT}}"'
+    assert command in skill.body and "INPUT=/mnt/user-data/uploads/sales.csv" in skill.body
+    script = draft.files["scripts/summarize.py"]
+    assert "open('/mnt" not in script and "r['amount']" not in script and "SKILL_ARGS.output" in script
+
+    # the generalized script does the same work on another file, column and output
+    (tmp_path / "costs.csv").write_text("item,price\na,2.5\nb,4\n", encoding="utf-8")
+    (tmp_path / "summarize.py").write_text(script, encoding="utf-8")
+    out = tmp_path / "costs.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(tmp_path / "summarize.py"),
+            "--input",
+            str(tmp_path / "costs.csv"),
+            "--column",
+            "price",
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == {"rows": 2, "total": 6.5}
+    missing = subprocess.run(
+        [sys.executable, str(tmp_path / "summarize.py")], capture_output=True, text=True, timeout=60
+    )
+    assert missing.returncode == 2 and "--input" in missing.stderr  # a value left out fails loudly
+
+
+def test_shell_commands_get_variables_quoted_for_where_the_value_stands() -> None:
+    request = "Keep the ERROR lines of /mnt/user-data/uploads/app.log where the third field is above 20"
+    commands = ["grep ERROR /mnt/user-data/uploads/app.log | awk '$3 > 20' > /mnt/user-data/outputs/errors.txt"]
+    params = parameters(request, commands, [])
+    assert [(p.name, p.value, p.kind) for p in params] == [
+        ("value", "ERROR", "text"),
+        ("input", "/mnt/user-data/uploads/app.log", "path"),
+        ("field", "20", "number"),
+    ]
+    text, used = shell_text(commands[0], params)
+    assert text == ('grep "${VALUE}" "${INPUT}" | awk \'$3 > \'"${FIELD}"\'\' > /mnt/user-data/outputs/errors.txt')
+    assert used == params
+    lines = subprocess.run(
+        ["bash", "-c", f"VALUE=WARN; INPUT=/dev/stdin; FIELD=5; {text.split(' > /mnt')[0]}"],
+        input="WARN a 9\nWARN b 2\nERROR c 50\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
+    assert lines == "WARN a 9\n"
+
+
+def test_nothing_is_proposed_from_a_run_whose_work_only_looked_or_failed(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    looked = read_trace(
+        turn("What is in sales.csv?", [("bash", {"command": "cat /mnt/user-data/uploads/sales.csv"}, 0)])
+    )
+    failed = read_trace(
+        turn(CSV_REQUEST, [*CSV_CALLS[:2], ("bash", {"command": "python3 /mnt/user-data/workspace/summarize.py"}, 1)])
+    )
+    assert looked is not None and failed is not None
+    assert store.propose("ana", looked, {}) is None and store.propose("ana", failed, {}) is None
+    assert store.list("ana") == []
+
+
+def test_secrets_never_reach_a_proposal(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    calls = [
+        (
+            "bash",
+            {"command": f"export OPENAI_API_KEY={SECRET} && python3 -c 'print(1)' > /mnt/user-data/outputs/one.txt"},
+            0,
+        ),
+        (
+            "bash",
+            {"command": f"curl -s -H 'X-Token: {SKILL_SECRET}' https://example.com/r > /mnt/user-data/outputs/r.json"},
+            0,
+        ),
+        (
+            "write_file",
+            {"path": "/mnt/user-data/workspace/call.py", "content": f"api_key = '{SECRET}'\nprint(api_key[:2])\n"},
+            0,
+        ),
+        ("bash", {"command": "python3 /mnt/user-data/workspace/call.py"}, 0),
+    ]
+    trace = read_trace(turn(f"Fetch the report with token {SKILL_SECRET} into r.json", calls))
+    assert trace is not None
+    proposal = store.propose("ana", trace, {"REPORT_TOKEN": SKILL_SECRET})
+    assert proposal is not None
+    everything = json.dumps(proposal.summary()) + json.dumps(proposal.files())
+    kept = "".join(p.read_text() for p in (tmp_path / "proposals").rglob("*") if p.is_file())
+    for secret in (SECRET, SKILL_SECRET):
+        assert secret not in everything and secret not in kept
+    assert set(proposal.env) == {"OPENAI_API_KEY", "REPORT_TOKEN", "API_KEY"}
+    skill = parse_skill_text(proposal.files()["SKILL.md"], file="SKILL.md", directory=tmp_path / proposal.name)
+    assert set(skill.env) == set(proposal.env)  # the user sets them as the skill's secrets
+    assert any("reaches the network" in note for note in proposal.review)
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("cat /etc/passwd > /mnt/user-data/outputs/p.txt", "/etc/passwd"),
+        ("cp /mnt/user-data/uploads/../../../etc/shadow /mnt/user-data/outputs/s", "'..'"),
+        ("cat ../../secret.txt > /mnt/user-data/outputs/s.txt", "'..'"),
+        ("cat /mnt/skills/users/bo/bo-report/SKILL.md > /mnt/user-data/outputs/b.md", "/mnt/skills/users/bo"),
+        ("cp /root/.ssh/id_rsa /mnt/user-data/outputs/k", "/root/.ssh/id_rsa"),
+    ],
+)
+def test_a_draft_naming_a_path_outside_the_virtual_folders_is_not_kept(tmp_path: Path, command: str, why: str) -> None:
+    store = _store(tmp_path)
+    trace = read_trace(turn("Copy the file for me", [("bash", {"command": command}, 0)]))
+    assert trace is not None and trace.steps
+    assert store.propose("ana", trace, {}) is None
+    assert store.list("ana") == [] and not any((tmp_path / "skills").rglob("SKILL.md"))
+
+
+def test_accept_installs_the_users_own_skill_and_decline_forgets(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    trace = read_trace(turn(CSV_REQUEST, CSV_CALLS))
+    assert trace is not None
+    first = store.propose("ana", trace, {}, thread_id="t-1")
+    second = store.propose("ana", trace, {}, thread_id="t-2")
+    assert first is not None and second is not None and second.name == f"{first.name}-2"
+    assert [p.name for p in store.list("ana")] == [second.name, first.name] or {p.name for p in store.list("ana")} == {
+        first.name,
+        second.name,
+    }
+    assert (
+        store.list("bo") == [] and load_skills(store.skills_root, user="ana").all_skills == []
+    )  # nothing installed yet
+    with pytest.raises(ProposalNotFoundError):
+        store.accept("bo", first.name)
+
+    installed = store.accept("ana", first.name)
+    assert (
+        installed.skill.owner == "ana" and installed.skill.directory == store.skills_root / "users" / "ana" / first.name
+    )
+    assert [s.name for s in load_skills(store.skills_root, user="ana").skills.values()] == [first.name]
+    assert (
+        load_skills(store.skills_root, user="bo").all_skills == [] and load_skills(store.skills_root).all_skills == []
+    )
+    assert (installed.skill.directory / "scripts" / "summarize.py").is_file()
+    with pytest.raises(ProposalNotFoundError):
+        store.accept("ana", first.name)  # once
+
+    store.decline("ana", second.name)
+    assert store.list("ana") == []
+    with pytest.raises(ProposalNotFoundError):
+        store.decline("ana", second.name)
+
+
+def test_an_edited_proposal_is_checked_again_and_a_rename_moves_its_script_paths(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    trace = read_trace(turn(CSV_REQUEST, CSV_CALLS))
+    assert trace is not None
+    proposal = store.propose("ana", trace, {})
+    assert proposal is not None
+    text = proposal.files()["SKILL.md"]
+    hostile = text.replace("set -e", "set -e\ncat /root/.bashrc >> /mnt/user-data/outputs/x")
+    with pytest.raises(ProposalError, match="/root/.bashrc"):
+        store.accept("ana", proposal.name, hostile)
+    with pytest.raises(ValueError, match="name"):
+        store.accept("ana", proposal.name, text.replace(f"name: {proposal.name}", "name: Bad Name"))
+    assert store.get("ana", proposal.name) and load_skills(store.skills_root, user="ana").all_skills == []
+
+    edited = text.replace(f"name: {proposal.name}", "name: csv-column-sum")
+    installed = store.accept("ana", proposal.name, edited)
+    body = installed.skill.body
+    assert (
+        installed.skill.name == "csv-column-sum" and "/mnt/skills/users/ana/csv-column-sum/scripts/summarize.py" in body
+    )
+    assert proposal.name not in body.split("## Steps")[1]
+
+
+def test_the_oldest_proposals_go_past_max_pending(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for n in range(5):
+        trace = read_trace(
+            turn(f"Write file{n}.txt", [("bash", {"command": f"echo {n} > /mnt/user-data/outputs/file{n}.txt"}, 0)])
+        )
+        assert trace is not None and store.propose(None, trace, {}) is not None
+    assert len(store.list(None)) == 3
+    assert (tmp_path / "proposals" / "_local").is_dir()
