@@ -7,6 +7,8 @@
 #   postgresql, redis-server  real servers for the test suite (the stream bridge uses Redis)
 #   podman, runc, busybox-static  a Docker-API engine and a tiny image for the docker provider's tests
 #   chromium          the headless browser the web UI's tests drive (Playwright with Debian's Chromium)
+#   fonts-wqy-microhei  a CJK font (1.6 MB to download, 5 MB installed; fonts-noto-cjk is 57 MB), so
+#                     Chromium draws Chinese as glyphs in the web UI's tests, not empty boxes
 #   tmux              a real terminal for the test that answers herdsman setup's questions
 #   nginx             runs deploy/compose/nginx.conf in the deployment tests (its service is not started)
 #   btrfs-progs       makes the btrfs volume whose quota groups bound each thread's disk (sandbox.quota_volume)
@@ -34,6 +36,9 @@ command -v podman >/dev/null 2>&1 || need+=(podman catatonit)  # catatonit: the 
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || need+=(busybox-static)
 [ -x /usr/bin/chromium ] || need+=(chromium)  # headless browser for the web UI's Playwright tests
+# any font that covers Chinese will do (fontconfig's list, fc-list: the fontconfig package, only
+# recommended by the font); without one Chromium draws every character as an empty box
+[ -n "$(fc-list :lang=zh family 2>/dev/null)" ] || need+=(fontconfig fonts-wqy-microhei)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)  # a real terminal for the setup wizard's test
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)  # the Compose stack's proxy config, run by the tests
 # the python3 the jail runs: the first on its PATH (not a venv's or pyenv's that comes first here)

@@ -1060,6 +1060,70 @@ const scenarios = {
     await shot(page, "chinese-failed");
   },
 
+  async cjk(page) {
+    // Chinese in the page is drawn with real glyphs, not tofu: each character of the answer is cut
+    // out of a screenshot; distinct characters must give distinct ink patterns (without a CJK font
+    // Chromium draws every one of them as the same empty box).
+    await page.goto(baseUrl);
+    const glyphs = "春夏秋冬山水风雨";
+    await send(page, `${glyphs} 你好`);
+    const answer = lastAgent(page).locator(".message-text");
+    await answer.filter({ hasText: `echo: ${glyphs}` }).waitFor({ timeout: 15000 });
+    await page.getByTestId("send").waitFor();
+    const boxes = await answer.evaluate((el, text) => {
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const at = node.data.indexOf(text);
+        if (at < 0) continue;
+        return [...text].map((_, i) => {
+          const range = document.createRange();
+          range.setStart(node, at + i);
+          range.setEnd(node, at + i + 1);
+          const box = range.getBoundingClientRect();
+          return { x: Math.floor(box.x), y: Math.floor(box.y), width: Math.ceil(box.width) + 1, height: Math.ceil(box.height) + 1 };
+        });
+      }
+      return null;
+    }, glyphs);
+    check("each character has a box on the page", boxes && boxes.every((b) => b.width > 4 && b.height > 4), boxes);
+    const cuts = [];
+    for (const clip of boxes) cuts.push((await page.screenshot({ clip })).toString("base64"));
+    // Each cut as a mask of its dark pixels; two characters differ by the share of their ink not shared.
+    const measured = await page.evaluate(async (pngs) => {
+      const masks = [];
+      for (const png of pngs) {
+        const img = new Image();
+        img.src = `data:image/png;base64,${png}`;
+        await img.decode();
+        const canvas = new OffscreenCanvas(img.width, img.height);
+        const ctx = canvas.getContext("2d");
+        ctx.drawImage(img, 0, 0);
+        const { data } = ctx.getImageData(0, 0, img.width, img.height);
+        const mask = [];
+        for (let i = 0; i < data.length; i += 4) mask.push(0.3 * data[i] + 0.59 * data[i + 1] + 0.11 * data[i + 2] < 128);
+        masks.push(mask);
+      }
+      const ink = masks.map((m) => m.filter(Boolean).length);
+      let closest = 1;
+      for (let a = 0; a < masks.length; a++) {
+        for (let b = a + 1; b < masks.length; b++) {
+          const n = Math.min(masks[a].length, masks[b].length);
+          let either = 0, differ = 0;
+          for (let i = 0; i < n; i++) {
+            if (masks[a][i] || masks[b][i]) either++;
+            if (masks[a][i] !== masks[b][i]) differ++;
+          }
+          closest = Math.min(closest, either ? differ / either : 0);
+        }
+      }
+      return { ink, closest: Math.round(closest * 100) / 100 };
+    }, cuts);
+    check("every character leaves ink", measured.ink.every((n) => n > 0), measured.ink);
+    const fix = "no CJK font? scripts/install-system.sh installs one (fonts-wqy-microhei) as root";
+    check("distinct characters are drawn as distinct glyphs, not one box", measured.closest >= 0.25, { ...measured, fix });
+    await shot(page, "cjk");
+  },
+
   async channels(page) {
     // The gateway has WeCom enabled against an address that refuses connections (it fails to
     // start), and Bark enabled against one too (it runs until a push fails).

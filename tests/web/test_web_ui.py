@@ -492,3 +492,11 @@ def test_skill_proposals_are_reviewed_edited_accepted_and_declined(learning_gate
     assert checks["proposals listed"] and checks["parameters shown"] and checks["SKILL.md and its script shown"]
     assert checks["nothing installed before accept"] and checks["accepted as edited"]
     assert checks["its script path follows the new name"] and checks["declined"]
+
+
+def test_chinese_is_drawn_with_real_glyphs_not_empty_boxes(gateway: RunningGateway) -> None:
+    """Needs a CJK font (``scripts/install-system.sh`` installs fonts-wqy-microhei): without one,
+    Chromium draws every Chinese character as the same empty box."""
+    checks = run_scenario(gateway, "cjk")
+    assert checks["every character leaves ink"] and checks["each character has a box on the page"]
+    assert checks["distinct characters are drawn as distinct glyphs, not one box"]["closest"] >= 0.25
