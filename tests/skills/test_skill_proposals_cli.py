@@ -63,7 +63,10 @@ def test_a_run_proposes_the_cli_reviews_accepts_edited_and_a_later_run_uses_it(t
     assert gone.returncode == 1 and "no proposal named" in gone.stderr
 
     calls = tmp_path / "calls.jsonl"
-    write_config(tmp_path, ["ok"], record=calls)
+    made = {
+        "tool_calls": [{"name": "write_file", "args": {"path": "/mnt/user-data/outputs/total.json", "content": "{}"}}]
+    }
+    write_config(tmp_path, [made, "ok"], record=calls)  # the skill's output is checked: it is written
     later = run_cli_here("run", "/csv-total sum the price column of costs.csv", cwd=tmp_path)
     assert later.returncode == 0, later.stderr
     system = json.dumps(json.loads(calls.read_text().splitlines()[0])["messages"][0])
