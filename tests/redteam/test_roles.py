@@ -83,6 +83,11 @@ OWN_USER = {  # scoped to the caller: their memory, their threads in a listing, 
     ("GET", "/api/skills/{name}/secrets"),
     ("PUT", "/api/skills/{name}/secrets/{variable}"),
     ("DELETE", "/api/skills/{name}/secrets/{variable}"),
+    # the caller's own skill proposals (tests/gateway's proposal tests try another user's: 404)
+    ("GET", "/api/skills/proposals"),
+    ("GET", "/api/skills/proposals/{name}"),
+    ("POST", "/api/skills/proposals/{name}/accept"),
+    ("POST", "/api/skills/proposals/{name}/decline"),
 }
 # Every route with {thread_id} belongs to the thread's owner; every other route with
 # {assistant_id} reads or changes a custom agent, which belongs to its owner (the built-in

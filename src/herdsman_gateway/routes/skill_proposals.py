@@ -18,7 +18,7 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from herdsman import pools
 from herdsman.skills.archive import PackageError
@@ -28,12 +28,13 @@ from herdsman.skills.model import SkillError
 from herdsman_gateway.auth import current_user
 from herdsman_gateway.container import Gateway, get_gateway
 from herdsman_gateway.routes.skills import find_skill
+from herdsman_gateway.schemas import StorableBody
 
 router = APIRouter(prefix="/api/skills/proposals", tags=["skills"], dependencies=[Depends(current_user)])
 
 
-class Accept(BaseModel):
-    """How to accept a proposal."""
+class Accept(StorableBody):
+    """How to accept a proposal (refused whole, as any body, when it holds what cannot be stored)."""
 
     content: str | None = Field(
         None, max_length=256 * 1024, description="An edited SKILL.md; default the proposed one."
