@@ -7,7 +7,7 @@ server's 404 page as the file. Knowing the served folder lets the bash tool say 
 leads when it starts such a server, and the completion check (``middleware/completion/servers.py``)
 say which URL reaches the file the request means.
 
-Hand-written: a command line is split with :mod:`shlex`; no library knows the options of
+Hand-written: a command line is split into simple commands (``shell_words.py``); no library knows the options of
 Python's own file server (``--directory``/``-d``) or follows a ``cd`` before it.
 """
 
@@ -15,45 +15,33 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from herdsman.sandbox.base import WORKSPACE
+from herdsman.sandbox.shell_words import simple_commands
 
 _SERVER = re.compile(r"\bpython[\d.]*\s+-m\s+(?:http\.server|SimpleHTTPServer)\b")
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
-
-
-def _words(command: str) -> list[str] | None:
-    """The shell words of ``command`` with its separators as words of their own, or None when it
-    does not split (unbalanced quotes)."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:
-        return None
+_MODULES = ("http.server", "SimpleHTTPServer")
 
 
 def served_folder(command: str, cwd: str = WORKSPACE) -> str | None:
     """The folder the static file server ``command`` starts serves (its ``--directory``, else the
     folder a ``cd`` before it moved to, else ``cwd``), as a normalized absolute path; None when
     ``command`` starts no ``python3 -m http.server``."""
-    match = _SERVER.search(command)
-    words = _words(command) if match is not None else None
-    if not words:
+    if _SERVER.search(command) is None:
         return None
     here = cwd
-    for index, word in enumerate(words):
-        if word == "cd" and index + 1 < len(words) and words[index + 1] not in _SEPARATORS:
-            here = posixpath.normpath(posixpath.join(here, words[index + 1]))
-        if word in ("http.server", "SimpleHTTPServer") and index > 0 and words[index - 1] == "-m":
-            folder = here
-            for option, value in zip(words[index + 1 :], [*words[index + 2 :], ""], strict=True):
-                if option in _SEPARATORS:
-                    break
-                if option in ("-d", "--directory") and value:
-                    folder = value
-                elif option.startswith("--directory="):
-                    folder = option.split("=", 1)[1]
-            return posixpath.normpath(posixpath.join(here, folder))
+    for words in simple_commands(command):
+        if words[0] == "cd" and len(words) > 1:
+            here = posixpath.normpath(posixpath.join(here, words[1]))
+        module = next((i for i, w in enumerate(words) if w in _MODULES and i > 0 and words[i - 1] == "-m"), None)
+        if module is None:
+            continue
+        folder = here
+        options = words[module + 1 :]
+        for option, value in zip(options, [*options[1:], ""], strict=True):
+            if option in ("-d", "--directory") and value:
+                folder = value
+            elif option.startswith("--directory="):
+                folder = option.split("=", 1)[1]
+        return posixpath.normpath(posixpath.join(here, folder))
     return None

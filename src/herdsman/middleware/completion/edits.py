@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -88,26 +88,28 @@ def _sed_change(command: str) -> tuple[str, str] | None:
     return changed_word(old, new)
 
 
+def _worked(run: Sequence[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The name and arguments of each call of the run whose result is there and no failure."""
+    results = tool_results(run)
+    for message in run:
+        for call in message.tool_calls if isinstance(message, AIMessage) else ():
+            result = results.get(call.get("id") or "")
+            if result is not None and not failed(result):
+                yield call["name"], call.get("args") or {}
+
+
 def run_changes(run: Sequence[Any]) -> list[tuple[str, str]]:
     """The words the run's edits that worked changed, in order, each once."""
-    results = tool_results(run)
     found: list[tuple[str, str]] = []
-    for message in run:
-        if not isinstance(message, AIMessage):
-            continue
-        for call in message.tool_calls:
-            result = results.get(call.get("id") or "")
-            if result is None or failed(result):
-                continue
-            args = call.get("args") or {}
-            if call["name"] == "str_replace":
-                change = changed_word(str(args.get("old", "")), str(args.get("new", "")))
-            elif call["name"] == "bash":
-                change = _sed_change(str(args.get("command", "")))
-            else:
-                change = None
-            if change is not None and change not in found:
-                found.append(change)
+    for name, args in _worked(run):
+        if name == "str_replace":
+            change = changed_word(str(args.get("old", "")), str(args.get("new", "")))
+        elif name == "bash":
+            change = _sed_change(str(args.get("command", "")))
+        else:
+            change = None
+        if change is not None and change not in found:
+            found.append(change)
     return found
 
 
@@ -120,16 +122,12 @@ def edited_in_named_folder(request: str, run: Sequence[Any]) -> bool:
     folders = [f.rstrip("/") + "/" for f in request_folders(request)]
     if not folders or any(p.startswith(tuple(folders)) for p in request_paths(request)):
         return False
-    results = tool_results(run)
-    for message in run:
-        for call in message.tool_calls if isinstance(message, AIMessage) else ():
-            result = results.get(call.get("id") or "")
-            args = call.get("args") or {}
-            target = str(args.get("path") or "") if call["name"] in ("str_replace", "write_file") else ""
-            if call["name"] == "bash" and _SED.search(str(args.get("command", ""))):
-                target = next((f for f in folders if f in str(args.get("command", ""))), "")
-            if result is not None and not failed(result) and target.startswith(tuple(folders)):
-                return True
+    for name, args in _worked(run):
+        target = str(args.get("path") or "") if name in ("str_replace", "write_file") else ""
+        if name == "bash" and _SED.search(str(args.get("command", ""))):
+            target = next((f for f in folders if f in str(args.get("command", ""))), "")
+        if target.startswith(tuple(folders)):
+            return True
     return False
 
 
@@ -152,6 +150,9 @@ def edit_not_everywhere(
     text files of the folder the request names (``entries``: the thread's file paths;
     ``text_of``: a small file's text, None for a large or binary one)."""
     folders = request_folders(request)
+    changes = run_changes(run) if folders else []
+    if not changes:  # no edit to repeat: no file is read
+        return None
     named = [p for p in request_paths(request) if p not in folders]
     paths = list(entries)
     for folder in folders:
@@ -159,7 +160,7 @@ def edit_not_everywhere(
         if not inside or any(n.startswith(folder.rstrip("/") + "/") for n in named):
             continue
         texts = {p: text_of(p) or "" for p in inside[:MAX_FILES_READ]}
-        for word, replacement in run_changes(run):
+        for word, replacement in changes:
             whole = re.compile(rf"(?<![\w.]){re.escape(word)}(?!\w)")
             left = [p for p, text in texts.items() if whole.search(text)]
             if left:

@@ -12,8 +12,8 @@ them and gives the one command that reaches them all, the same command run throu
 and nothing that deletes is proposed for more files than the model chose.
 
 Language-neutral: the trigger is the command and the files, and the request only has to name the
-folder. Hand-written: a shell word is split by :mod:`shlex`; no library knows which files a glob
-would have missed.
+folder. Hand-written: a command is split into shell words (``sandbox/shell_words.py``); no library
+knows which files a glob would have missed.
 """
 
 from __future__ import annotations
@@ -27,32 +27,13 @@ from langchain_core.messages import AIMessage
 from herdsman.middleware.completion.findings import COMMAND, Finding
 from herdsman.middleware.completion.rules import failed, tool_results
 from herdsman.sandbox.base import WORKSPACE
+from herdsman.sandbox.shell_words import simple_commands
 
 IN_PLACE = frozenset({"chmod", "chown", "chgrp", "touch", "sed", "dos2unix", "unix2dos"})
 """Commands that change each file they are given, in place and undoably enough to propose for the
 files below too; nothing that deletes or truncates (``rm``, ``truncate``, ``gzip``): a request that
 meant the top folder only would lose files to the proposal."""
 MISSED_SHOWN = 3
-
-
-def _segments(command: str) -> Iterable[list[str]]:
-    """The simple commands of a command line, as shell words (``;``, ``&&``, ``||`` and ``|`` split them)."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:  # unbalanced quotes: not a command to reason about
-        return
-    current: list[str] = []
-    for word in words:
-        if word and set(word) <= set(";&|"):
-            if current:
-                yield current
-            current = []
-        else:
-            current.append(word)
-    if current:
-        yield current
 
 
 def _folder_glob(word: str) -> tuple[str, str] | None:
@@ -78,7 +59,7 @@ def shallow_glob(request: str, run: Sequence[Any], paths: Iterable[str]) -> Find
             if call["name"] != "bash" or result is None or failed(result):
                 continue
             command = str((call.get("args") or {}).get("command") or "")
-            for words in _segments(command):
+            for words in simple_commands(command):
                 found = _shallow(request, command, words, files)
                 if found is not None:
                     return found

@@ -233,12 +233,13 @@ def untested_change(
     and again)."""
     scripts = [t for t in targets if t.endswith((".py", ".sh", ".js"))]
     names = tuple(t.rsplit("/", 1)[-1] for t in scripts)
-    delegated = {m.tool_call_id: _SUBAGENT_WROTE.search(m.text) for m in run if isinstance(m, ToolMessage)}
+    results = tool_results(run)
     last_edit = last_run = -1
     for i, message in enumerate(run):
         for call in message.tool_calls if isinstance(message, AIMessage) else []:
             path = str((call.get("args") or {}).get("path", ""))
-            wrote = delegated.get(call.get("id") or "") if call["name"] == "task" else None
+            result = results.get(call.get("id") or "") if call["name"] == "task" else None
+            wrote = _SUBAGENT_WROTE.search(result.text) if result is not None else None
             if (call["name"] in ("write_file", "str_replace") and path.endswith(names)) or (
                 wrote is not None and any(p.strip().endswith(names) for p in wrote.group(1).split(","))
             ):  # the lead's edit, or a sub-agent's (its result lists the files it wrote)
