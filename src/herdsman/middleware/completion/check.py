@@ -32,7 +32,9 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
 * a path under outputs the request names (or a file it asks to make with a verb such as save,
   write, create, 保存, 写入) did not exist when the run began and still does not exist, or is empty, or
   is a folder (``mkdir -p outputs/a.py``); a folder under outputs it names holds no file; a file it
-  asks for lacks the fixed words of a line the request quotes with placeholders ('Total: <sum>');
+  asks for lacks the fixed words of a line the request quotes with placeholders ('Total: <sum>')
+  (these rules read the thread's files: :mod:`~herdsman.middleware.completion.delivery`, through a
+  :class:`~herdsman.middleware.completion.lookup.FileLookup`);
 * the reply names a path under ``/mnt/user-data`` that does not exist;
 * the answer to a question states a number no tool result shows, or a file the run wrote holds
   nothing but such numbers; the answer to "how many" (or "what is the total") states none, or
@@ -61,12 +63,8 @@ note), an honest "could not" built from those findings ends the run after it
 from __future__ import annotations
 
 import asyncio
-import fnmatch
-import hashlib
-import os
 import re
-import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, NotRequired
 
@@ -81,71 +79,43 @@ from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.answer_nudge import is_question
 from herdsman.middleware.completion.could_not import NO_ANSWER, could_not_message
-from herdsman.middleware.completion.edits import edit_not_everywhere, edited_in_named_folder
-from herdsman.middleware.completion.files import (
-    cut_lines,
-    double_extension,
-    keys_missing,
-    not_just_value,
-    not_sorted,
-    printed_not_saved,
-    rows_short,
-    run_and_save,
-    template_missing,
-    unbacked_claim,
-    unset_value,
-)
+from herdsman.middleware.completion.delivery import file_problems
+from herdsman.middleware.completion.files import cut_lines, unbacked_claim
 from herdsman.middleware.completion.findings import (
     ANSWER,
     COMMAND,
-    EDIT,
     FINDINGS_KEY,
     FREE,
     REWRITE,
-    WRITE,
-    WRITE_IF_ALONE,
     Finding,
     applies,
     noted,
 )
 from herdsman.middleware.completion.findings_text import note_text, render
-from herdsman.middleware.completion.globs import shallow_glob
 from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
+from herdsman.middleware.completion.lookup import MAX_HASHED_BYTES, FileLookup
 from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, harness_notice, note_texts
-from herdsman.middleware.completion.plan import deciding, next_tools, read_first, spent_ways
+from herdsman.middleware.completion.plan import deciding, next_tools, spent_ways
 from herdsman.middleware.completion.rules import (
     FENCE_SUFFIX,
-    MAX_SHORT_ANSWER_WORDS,
     NUMBER,
     SOURCE_SUFFIXES,
-    change_targets,
-    command_not_run,
-    command_outcome,
     count_command,
     denied_but_shown,
     failed,
     failure_detail,
     fenced_code,
     guessed_numbers,
-    is_shown,
-    is_value,
-    json_in,
     local_module_tip,
     made_up_figures,
     numbers_in,
     one_liner_tip,
-    output_folders,
-    printed_line,
-    request_command,
     request_paths,
-    shown_numbers,
     uncompared,
     unsupported_names,
     unsupported_numbers,
-    untested_change,
 )
 from herdsman.middleware.completion.search import count_line, counted_by_eye, fruitless_search, unsearched_term
-from herdsman.middleware.completion.servers import server_unused
 from herdsman.middleware.completion.shown_code import (
     RAN_SHOWN_CODE,
     harness_call,
@@ -153,21 +123,16 @@ from herdsman.middleware.completion.shown_code import (
     shown_command,
     shown_file,
 )
-from herdsman.middleware.completion.skill_checks import skill_check_not_run
 from herdsman.middleware.completion.sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion.verifier import verify
-from herdsman.middleware.read_before_write import edit_refused
 from herdsman.middleware.reply_language import wrong_language
 from herdsman.middleware.rewrite import RequestRewriteMiddleware
-from herdsman.sandbox.base import OUTPUTS, UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxProvider
-from herdsman.sandbox.paths import normalize_virtual
-from herdsman.sandbox.tools import parse_error
+from herdsman.sandbox.base import UPLOADS, SandboxProvider
 from herdsman.skills.activation import active_skill
 from herdsman.skills.model import Skill
 from herdsman.turns.text_calls import text_tool_call, unknown_tools
 from herdsman.turns.turn import (
     HARNESS_NAME,
-    holds_nothing,
     is_harness,
     named_files,
     run_sandbox,
@@ -178,9 +143,6 @@ from herdsman.turns.turn import (
 
 log = get_logger(__name__)
 
-_VIRTUAL = re.compile(r"/mnt/user-data/[\w./-]*[\w]")
-_NAMED = re.compile(r"\bnamed\s+[`'\"]?([a-z0-9][a-z0-9-]*)", re.IGNORECASE)
-_SAMPLE_SUFFIXES = (".txt", ".csv", ".json", ".log", ".md")
 _REFUSAL = re.compile(
     r"(I(?:'m| am) sorry,? but I|I can(?:'|no)t (?:assist|help) with|I(?:'m| am) (?:unable|not able) to "
     r"(?:assist|help|do|complete|fulfill)|I cannot (?:fulfill|complete|do) (?:this|that|your)|As an AI\b)",
@@ -215,181 +177,18 @@ def asks(request: str, intent: bool, language: str = "en") -> bool:
     return False
 
 
-def _wrote(run: Sequence[Any], name: str) -> bool:
-    """Whether a write_file or str_replace call of the run targeted the file ``name``."""
-    base = "/" + name.rsplit("/", 1)[-1]
-    return any(
-        c["name"] in ("write_file", "str_replace") and ("/" + str((c.get("args") or {}).get("path", ""))).endswith(base)
-        for m in run
-        if isinstance(m, AIMessage)
-        for c in m.tool_calls
-    )
-
-
-def _samples(lookup: FileLookup) -> list[str]:
-    """Names of data files in the workspace, for a command whose FILE placeholder needs one."""
-    return [p.rsplit("/", 1)[-1] for p in lookup.entries() if p.endswith(_SAMPLE_SUFFIXES) and "/workspace/" in p]
-
-
-def _scripts_made(
-    request: str, preexisting: set[str], lookup: FileLookup, run: Sequence[Any], found: Sequence[Finding]
-) -> list[Finding]:
-    """The language-neutral rules on code the run wrote: a Python or JSON file it wrote, or one the
-    request asks for that did not exist before, that does not parse; a script the request names
-    and shows how to run, that the run made and never ran since; what the command the request
-    shows printed when run on a script the run wrote (see ``command_outcome``)."""
-    out: list[Finding] = []
-    written = dict.fromkeys(
-        str((c.get("args") or {}).get("path", ""))
-        for m in run
-        if isinstance(m, AIMessage)
-        for c in m.tool_calls
-        if c["name"] in ("write_file", "str_replace")
-    )
-    # and the code or JSON files the request asks for, however they were made (a bash command, a sub-agent)
-    written |= dict.fromkeys(n for n in named_files(request) if n not in preexisting and n.endswith((".py", ".json")))
-    for path in written:
-        error = (
-            parse_error(path, lookup.text_of(path) or "")
-            if path.endswith((".py", ".json")) and lookup.size_of(path)
-            else None
-        )
-        if error is not None:
-            out.append(Finding("script.does_not_parse", {"path": path, "error": error}, ("write_file",), EDIT))
-    if out:
-        return out
-    named = named_files(request)
-    made = [
-        n
-        for n in named
-        if n not in preexisting and n.endswith((".py", ".sh", ".js")) and _wrote(run, n) and lookup.size_of(n)
-    ]
-    if made and request_command(request) and not any(f.rule == "script.changed_not_run" for f in found):
-        out += untested_change(request, made, run, _samples(lookup))
-    others = [n for n in named if n not in preexisting and n not in made]
-    scripts = [n for n in named if n.endswith((".py", ".sh", ".js")) and _wrote(run, n)]
-    if not out and not others and (outcome := command_outcome(request, scripts, run)) is not None:
-        out.append(outcome)
-    return out
-
-
-def _matches(path: str, patterns: Sequence[str]) -> bool:
-    """Whether ``path`` (relative to outputs) matches one of a skill's output ``patterns``."""
-    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.removeprefix("**/")) for p in patterns)
-
-
-def _command_findings(request: str, run: Sequence[Any], lookup: FileLookup, on: Callable[[str], bool]) -> list[Finding]:
-    """What the run's commands left undone, from the commands and the files (any language): a
-    glob one folder short, a background server not used or asked for a file it does not serve, an
-    edit made in one file of the request's folder and not in the others."""
-    found = [shallow_glob(request, run, lookup.entries())] if not noted(run, "glob.shallow") else []
-    found.append(server_unused(request, run, lambda p: lookup.size_of(p) is not None, lookup.text_of))
-    found.append(edit_not_everywhere(request, run, lookup.entries(), lookup.text_of))
-    return [f for f in found if f is not None and on(f.rule)]
-
-
 class CompletionState(AgentState):
     """``completion_checks``: rounds used in the current run; ``completion_unresolved``: the
     findings (dicts, see :meth:`~herdsman.middleware.completion.findings.Finding.to_dict`) still there when
     the rounds ran out; ``preexisting``: files the request named that existed when the run began
     (``preexisting_stat``: a fingerprint of the content of the code and config files among them,
-    see :meth:`FileLookup.fingerprint_of`; both private: checkpointed, never shown to clients)."""
+    see :meth:`~herdsman.middleware.completion.lookup.FileLookup.fingerprint_of`; both private:
+    checkpointed, never shown to clients)."""
 
     completion_checks: NotRequired[int]
     completion_unresolved: NotRequired[list[dict[str, Any]]]
     preexisting: NotRequired[Annotated[list[str], PrivateStateAttr]]
     preexisting_stat: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
-
-
-MAX_HASHED_BYTES = 1_000_000
-
-
-class FileLookup:
-    """Where a thread's files are: exact virtual paths, or any file with a given relative tail."""
-
-    def __init__(self, sandbox: HostBackedSandbox) -> None:
-        self.sandbox = sandbox
-        self._entries: dict[str, tuple[int, int]] | None = None
-
-    def entries(self) -> dict[str, tuple[int, int]]:
-        """Virtual path -> (size, mtime) of the files under /mnt/user-data (bounded walk)."""
-        if self._entries is None:
-            self._entries = dict(self.sandbox.snapshot().entries)
-        return self._entries
-
-    def _stat(self, name: str) -> os.stat_result | None:
-        """The stat of the full virtual path ``name`` (links followed in virtual space), or None."""
-        try:
-            return self.sandbox.files.stat(normalize_virtual(name))
-        except Exception:  # noqa: BLE001 - a bad path is a missing file here
-            return None
-
-    def size_of(self, name: str) -> int | None:
-        """The size of the file ``name`` names (largest match for a bare or relative name), or
-        None: a folder of that name is not the file."""
-        if name.startswith("/"):
-            st = self._stat(name)
-            return st.st_size if st is not None and stat.S_ISREG(st.st_mode) else None
-        tail = "/" + name.lstrip("./")
-        sizes = [size for path, (size, _) in self.entries().items() if path.endswith(tail)]
-        return max(sizes) if sizes else None
-
-    def is_folder(self, name: str) -> bool:
-        """Whether the full virtual path ``name`` is a folder."""
-        st = self._stat(name) if name.startswith("/") else None
-        return st is not None and stat.S_ISDIR(st.st_mode)
-
-    def find(self, name: str) -> str | None:
-        """The virtual path of the first file ``name`` names (a full path, or a relative tail)."""
-        path = normalize_virtual(name) if name.startswith("/") else None
-        tail = "/" + name.lstrip("./")
-        return next((v for v in self.entries() if v == path or (path is None and v.endswith(tail))), None)
-
-    def unseen(self, files_read: Any) -> Callable[[str], bool]:
-        """For :func:`read_first`: whether read before write would refuse an edit of the file a
-        name names, given the run's ``files_read`` state (a missing file: no)."""
-
-        def refused(name: str) -> bool:
-            vpath = self.find(name)
-            return vpath is not None and edit_refused(files_read, self.sandbox, vpath)
-
-        return refused
-
-    def text_of(self, name: str) -> str | None:
-        """The text of the (small) file ``name`` names, or None when missing or unreadable."""
-        vpath = self.find(name)
-        if vpath is None or self.entries()[vpath][0] > MAX_HASHED_BYTES:
-            return None
-        try:
-            return self.sandbox.read_text(vpath)
-        except Exception:  # noqa: BLE001 - unreadable (binary): no text
-            return None
-
-    def holds_nothing(self, name: str) -> bool:
-        """Whether a (small) file holds only an empty value: whitespace, [], {}, "" or null (a
-        model asked for a JSON list writes [] and calls it done)."""
-        vpath = self.find(name)
-        try:
-            return vpath is not None and holds_nothing(self.sandbox.read_text(vpath))
-        except Exception:  # noqa: BLE001 - unreadable: not known to be empty
-            return False
-
-    def fingerprint_of(self, name: str) -> str | None:
-        """What the file ``name`` names (first match) holds: a hash of its content when it is
-        small, else its size and mtime; None when there is no such file. By content, so that
-        writing a file back unchanged does not count as changing it (a model "fixes" a file by
-        writing back what it read, perhaps without its final newline)."""
-        vpath = self.find(name)
-        if vpath is None:
-            return None
-        size, mtime = self.entries()[vpath]
-        if size <= MAX_HASHED_BYTES:
-            try:
-                text = self.sandbox.read_text(vpath).rstrip()  # a final newline dropped is no change
-                return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-            except Exception:  # noqa: BLE001 - unreadable (binary): size and mtime
-                pass
-        return f"{size}:{mtime}"
 
 
 def _sources(state: Any, reply: str, run: Sequence[Any], lookup: FileLookup | None) -> list[Finding]:
@@ -538,8 +337,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found.append(Finding("reply.refusal"))
         lookup = self._lookup()
         if lookup is not None:
-            shown = numbers_in(request.text).union(*(shown_numbers(r) for r in tool_results))
-            found += self._file_problems(state, request.text, text, lookup, shown, run, language)
+            found += file_problems(state, request.text, text, lookup, run, language, on, self.skills)
         if tool_results and failed(tool_results[-1]):
             last = tool_results[-1]
             evidence: dict[str, Any] = {"tool": last.name, "detail": failure_detail(last)}
@@ -640,168 +438,6 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         # a value to copy goes last, alone on the note's last line: a small model copied the
         # whole sentence around it into the file
         return sorted(found, key=lambda f: f.rule == "answer.offer")
-
-    def _file_problems(
-        self,
-        state: Any,
-        request: str,
-        reply: str,
-        lookup: FileLookup,
-        shown: set[str],
-        run: Sequence[Any] = (),
-        language: str = "en",
-    ) -> list[Finding]:
-        """The rules on files; ``shown``: the numbers the request and the run's tool results show."""
-
-        def on(rule: str) -> bool:
-            return applies(rule, language, self.intent_languages)
-
-        found: list[Finding] = []
-        unseen = lookup.unseen(state.get("files_read"))
-        before = state.get("preexisting_stat") or {}
-        preexisting = set(state.get("preexisting") or [])
-        if before:
-            asked = on("file.change_not_made") and says("change", request, language) is not None
-            targets = change_targets(request, list(before), language) if asked else list(before)
-            unchanged = [name for name in targets if lookup.fingerprint_of(name) == before[name]]
-            if asked and len(unchanged) == len(targets) and not edited_in_named_folder(request, run):
-                found.append(
-                    Finding(
-                        "file.change_not_made", {"paths": targets}, read_first(unseen, targets, "str_replace"), EDIT
-                    )
-                )
-            else:
-                rewritten = [name for name in unchanged if _wrote(run, name)]
-                if rewritten:  # written back as it was: any language
-                    found.append(
-                        Finding(
-                            "file.unchanged", {"paths": rewritten}, read_first(unseen, rewritten, "str_replace"), EDIT
-                        )
-                    )
-                found += untested_change(request, [t for t in targets if t not in unchanged], run, _samples(lookup))
-                if on("value.not_set"):
-                    read = read_first(unseen, targets, "str_replace") == ("str_replace",)
-                    found += [
-                        f for name in targets if (f := unset_value(request, name, lookup.text_of(name) or "", read))
-                    ]
-        found += _scripts_made(request, preexisting, lookup, run, found)
-        given = request_command(request) if on("command.not_run") else None
-        ran_script = given.split()[1] if given else None
-        there = ran_script is not None and any(  # named by its path in the request, run by its name
-            p == ran_script or p.endswith("/" + ran_script.removeprefix("./")) for p in preexisting
-        )
-        if ran_script is not None and there and (where := lookup.find(ran_script)) is not None:
-            not_run = command_not_run(request, run, where)
-            if not_run is not None:
-                found.append(not_run)
-        make = on("file.missing") and says("make", request, language) is not None
-        empty: list[str] = []
-        tried = " ".join(
-            [str(c["args"]) for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
-            + [m.text for m in run if isinstance(m, AIMessage)]
-        )
-        for name in named_files(request):
-            delivered = normalize_virtual(name).startswith(OUTPUTS + "/") if name.startswith("/") else False
-            if name in preexisting or not (delivered or make):
-                continue
-            size = lookup.size_of(name)
-            if size is None and lookup.is_folder(name):  # mkdir -p outputs/pal.py: a folder is not the file
-                found.append(Finding("path.not_a_file", {"path": name}, ("bash", "write_file"), COMMAND))
-                empty.append(name)
-            elif size is None or size == 0 or (size <= 8 and lookup.holds_nothing(name)):
-                rule = ("path." if delivered else "file.") + ("missing" if size is None else "empty")
-                # a text file the model tried to write another way: it knows the content, not the mechanics
-                again = name.lower().endswith(SOURCE_SUFFIXES) and name in tried
-                found.append(Finding(rule, {"path": name}, ("write_file",), WRITE if again else WRITE_IF_ALONE))
-                empty.append(name)
-            else:  # read once for the rules on what it holds
-                text = lookup.text_of(name) or ""
-                held = (
-                    (on("rows.count_wrong") and rows_short(request, name, text, run))
-                    or (on("file.not_just_value") and size <= 400 and not_just_value(request, name, text))
-                    or (on("file.not_sorted") and not_sorted(request, name, text, language))
-                    or template_missing(request, name, text, unseen)
-                    or keys_missing(request, name, text, unseen)
-                )
-                if held:
-                    found.append(held)
-        for folder in output_folders(request):
-            if not any(path.startswith(folder + "/") for path in lookup.entries()):
-                found.append(Finding("folder.empty", {"folder": folder}, ("write_file",), WRITE_IF_ALONE))
-        value = reply.strip()
-        if len(empty) == 1 and empty[0].endswith(".json"):
-            value = json_in(reply) or value  # the JSON the answer holds (it printed the totals, then wrote {})
-        offered = is_value(value) or value != reply.strip()
-        line = printed_line(run) if not offered and len(empty) == 1 else None
-        if (
-            line is not None and len(reply.split()) <= MAX_SHORT_ANSWER_WORDS and line.casefold() in reply.casefold()
-        ):  # "The warmest city is Cairo." after "Cairo"
-            value, offered = line, True
-        if len(empty) == 1 and offered and all(is_shown(n, shown) for n in numbers_in(value)):
-            # the answer was the value and the file is empty: a value to copy is easier than a
-            # task to redo (but not a number no tool showed)
-            found.append(Finding("answer.offer", {"path": empty[0], "value": value}, ("write_file",), WRITE))
-        elif (printed := printed_not_saved(empty, run, request)) is not None and on(printed.rule):
-            found.append(printed)
-        elif on("script.output_typed") and (
-            script := run_and_save(
-                request,
-                empty,
-                [n for n in named_files(request) if n.endswith((".py", ".sh", ".js")) and lookup.size_of(n)],
-            )
-        ):
-            found.append(script)
-        found += self._skill_outputs(state, lookup)
-        doubled = double_extension(request, list(lookup.entries())) if on("rename.double_extension") else None
-        if doubled:
-            found.append(doubled)
-        found += _command_findings(request, run, lookup, on)
-        prose = re.sub(r"```.*?(?:```|\Z)", "", reply, flags=re.DOTALL)  # paths in a shown command are not claims
-        for path in dict.fromkeys(_VIRTUAL.findall(prose)):
-            if path.rstrip("/") in (
-                USER_DATA_ROOT,
-                f"{USER_DATA_ROOT}/workspace",
-                f"{USER_DATA_ROOT}/outputs",
-            ) or path.startswith(f"{USER_DATA_ROOT}/uploads"):
-                continue  # an upload is the user's to give, never the agent's to make up
-            if "." in path.rsplit("/", 1)[-1] and lookup.size_of(path) is None:
-                found.append(Finding("reply.path_missing", {"path": path}))
-        return found
-
-    def _skill_outputs(self, state: Any, lookup: FileLookup) -> list[Finding]:
-        """The active skill's declared outputs with no (non-empty) file in outputs yet (a model
-        renders the report a skill delivers in its answer instead of writing it); when all are
-        there, its check not run on the newest since it was written (``skill_checks.py``)."""
-        name, _ = active_skill(state, state.get("messages") or [], self.skills)
-        skill = self.skills.get(name) if name else None
-        if skill is None or not skill.outputs:
-            return []
-        made = [
-            path.removeprefix(OUTPUTS + "/")
-            for path, (size, _) in sorted(lookup.entries().items(), key=lambda e: e[1][1])  # newest last
-            if path.startswith(OUTPUTS + "/") and size > 0
-        ]
-        request, run = this_run(state.get("messages") or [])
-        named = _NAMED.search(request.text if request else "")
-        found = []
-        for pattern in skill.outputs:
-            if any(_matches(p, (pattern,)) for p in made):
-                continue
-            # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
-            where = (
-                f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
-            )
-            found.append(
-                Finding(
-                    "skill.output_missing",
-                    {"skill": skill.name, "pattern": pattern, "where": where},
-                    ("write_file",),
-                    WRITE_IF_ALONE,
-                )
-            )
-        delivered = [p for p in made if _matches(p, skill.outputs)]
-        checked = skill_check_not_run(skill, f"{OUTPUTS}/{delivered[-1]}", run) if delivered and not found else None
-        return [checked] if checked is not None else found
 
     def _verify(self, state: Any) -> list[Finding]:
         """The verifier model's findings (none without a verifier)."""
