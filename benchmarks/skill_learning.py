@@ -33,7 +33,6 @@ skill's bash block with the new values; it measures the plumbing, not a model.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import csv
 import io
@@ -49,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchkit.model_cli import model_run_parser, print_figures
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -423,25 +423,18 @@ async def run(model: str, invoke: str, only: str | None, max_steps: int) -> dict
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the arguments, run, print the JSON line."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--model",
-        choices=("embedded", "scripted"),
-        default="embedded",
-        help="the embedded model (slow, by hand), or the dry mode that tests the pipeline",
-    )
-    parser.add_argument(
+    args = model_run_parser(
+        __doc__,
         "--invoke",
         choices=("auto", "slash"),
         default="slash",
         help="how tasks 2-4 reach the learned skill: /name (default) or the harness picks it",
-    )
-    parser.add_argument("--only", default=None, help="run only these families (comma-separated)")
-    parser.add_argument("--max-steps", type=int, default=12, help="model calls a task may take (default 12)")
-    args = parser.parse_args(argv)
+        items="families",
+        each="a task",
+        max_steps=12,
+    ).parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
-    print(json.dumps(asyncio.run(run(args.model, args.invoke, args.only, args.max_steps)), ensure_ascii=False))
-    sys.stdout.flush()
+    print_figures(asyncio.run(run(args.model, args.invoke, args.only, args.max_steps)))
 
 
 if __name__ == "__main__":

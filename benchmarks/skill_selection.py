@@ -35,7 +35,6 @@ benchmarks/README.md): they are a test split.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import re
@@ -46,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchkit.model_cli import model_run_parser, print_figures
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -264,24 +264,17 @@ async def run(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the arguments, run, print the JSON line."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--model",
-        choices=("embedded", "scripted"),
-        default="embedded",
-        help="the embedded model (slow, by hand), or the dry mode that tests the pipeline",
-    )
-    parser.add_argument(
+    args = model_run_parser(
+        __doc__,
         "--auto-select",
         choices=("off", "suggest", "activate"),
         default="suggest",
         help="skills.auto_select for the run (default: suggest, the configured default)",
-    )
-    parser.add_argument("--only", default=None, help="run only these request ids (comma-separated)")
-    parser.add_argument("--max-steps", type=int, default=4, help="model calls a request may take (default 4)")
-    args = parser.parse_args(argv)
-    print(json.dumps(asyncio.run(run(args.model, args.auto_select, args.only, args.max_steps)), ensure_ascii=False))
-    sys.stdout.flush()
+        items="request ids",
+        each="a request",
+        max_steps=4,
+    ).parse_args(argv)
+    print_figures(asyncio.run(run(args.model, args.auto_select, args.only, args.max_steps)))
 
 
 if __name__ == "__main__":
