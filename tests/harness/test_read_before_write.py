@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from herdsman.client import HerdsmanClient, ToolResult
-from herdsman.middleware.read_before_write import printed_paths, written_paths
+from herdsman.middleware.read_before_write import SHOWN_LINES, printed_paths, written_paths
 from herdsman.models.scripted import ScriptedChatModel
 from tests.support import make_config
 
 SCRIPT = "import sys\n\nname = sys.argv[1]\nprint('hello ' + nme)\n"
+LONG = SCRIPT + "".join(f"# note {i}\n" for i in range(SHOWN_LINES))  # too long to show with a refusal
 
 
 def call(name: str, n: int, **args: object) -> dict:
@@ -31,7 +32,7 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
     config = make_config(home)
     ws = workspace(home, "t-rbw")
     ws.mkdir(parents=True)
-    (ws / "greet.py").write_text(SCRIPT)
+    (ws / "greet.py").write_text(LONG)
     results = await run(
         config,
         [
@@ -54,10 +55,37 @@ async def test_blind_overwrite_is_refused_then_allowed_after_reading(home: Path)
     assert "have not read it" in results[1].content
     assert results[3].content.startswith("Replaced 1")
     assert results[4].content.startswith("Replaced 1")
-    assert (ws / "greet.py").read_text() == SCRIPT.replace("nme", "name").replace("hello ", "hi ")
+    assert "# note 1" not in results[0].content  # a long file is not shown with the refusal
+    assert (ws / "greet.py").read_text() == LONG.replace("nme", "name").replace("hello ", "hi ")
     assert (ws / "notes" / "new.md").read_text() == "fresh\n"
     assert (ws / "empty.py").read_text() == "print(2)\n"
     assert (ws / "list.json").read_text() == '["Ada"]'
+
+
+async def test_a_refused_edit_of_a_short_file_shows_it_and_the_same_edit_then_goes_through(home: Path) -> None:
+    config = make_config(home)
+    ws = workspace(home, "t-rbw-short")
+    ws.mkdir(parents=True)
+    (ws / "greet.py").write_text(SCRIPT)
+    (ws / "other.py").write_text("x = 1\n")
+    results = await run(
+        config,
+        [
+            call("write_file", 1, path="greet.py", content="print('hello')\n"),  # blind: refused, shown
+            call("write_file", 2, path="greet.py", content="print('hello')\n"),  # seen now: goes through
+            call("str_replace", 3, path="other.py", old="1", new="2"),  # another file is still unread
+            "done",
+        ],
+        "t-rbw-short",
+    )
+    assert "refused to change /mnt/user-data/workspace/greet.py" in results[0].content
+    assert "Nothing was written" in results[0].content
+    assert "     4\tprint('hello ' + nme)" in results[0].content  # the file, numbered as read_file shows it
+    assert results[1].content.startswith("Wrote")
+    assert (ws / "greet.py").read_text() == "print('hello')\n"
+    assert "refused to change /mnt/user-data/workspace/other.py" in results[2].content
+    assert "     1\tx = 1" in results[2].content
+    assert (ws / "other.py").read_text() == "x = 1\n"
 
 
 async def test_a_file_changed_since_reading_must_be_read_again(home: Path) -> None:

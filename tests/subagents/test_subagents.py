@@ -632,7 +632,8 @@ async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) 
     )
     notes = home / "threads" / "t-small" / "user-data" / "workspace" / "notes.txt"
     notes.parent.mkdir(parents=True)
-    notes.write_text("old text\n")
+    filler = "".join(f"line {i}\n" for i in range(50))  # too long to be shown with the refusal
+    notes.write_text("old text\n" + filler)
     lead = lead_model([task("fix", "Change /mnt/user-data/workspace/notes.txt so that it says hi")], "ok")
     path = "/mnt/user-data/workspace/notes.txt"
     sub = ScriptedChatModel(
@@ -652,7 +653,7 @@ async def test_a_small_subagent_gets_the_harness_for_doing_the_work(home: Path) 
     assert "read" in refusal.text.lower() and refusal.status == "error"
     note = [m.text for m in sub.calls[2].messages if isinstance(m, HumanMessage) and m.name == "harness"]
     assert note and "but it was not changed" in note[0]
-    assert notes.read_text() == "hi\n"
+    assert notes.read_text() == "hi\n" + filler
 
 
 async def test_a_small_subagent_is_told_the_deliverable_the_leads_prompt_left_out(home: Path) -> None:

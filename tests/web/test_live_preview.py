@@ -28,6 +28,7 @@ LIVE_SECONDS = 900
 
 
 @pytest.mark.local_model
+@pytest.mark.timeout(LIVE_SECONDS + 300)  # the request's bound, the browser's start and the gateway's stop
 def test_the_embedded_model_builds_serves_and_shows_a_counter_site(tmp_path: Path) -> None:
     from herdsman.models.local import build_local_model
     from herdsman.sandbox.bwrap import bwrap_status

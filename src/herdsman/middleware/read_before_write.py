@@ -24,6 +24,13 @@ sub-agent) shows nothing of what was there, so it counts only on a file that hel
 before; and a file in uploads that appeared while a command ran is the user's (the record
 compares the files before and after the command, and lists an upload made meanwhile too).
 
+A refused edit of a small text file (:data:`SHOWN_LINES` lines, :data:`SHOWN_BYTES` bytes at
+most) shows the file as read_file would, and that counts as reading it: the model has now seen
+what it would replace, and a second try of the same edit goes through. On dev a sub-agent's first
+``write_file`` of a two-line ``hello.py`` held the fix; refused with "read it first", the model
+answered with instructions to read, edit and save, and never wrote the file again. A longer
+file's refusal shows nothing: there a rewrite from memory is the loss this middleware prevents.
+
 Each read records a
 fingerprint (size and modification time, taken by descriptor; a hash of the content where the
 files are not on this host) in the thread state, so a file changed behind the agent's
@@ -129,14 +136,35 @@ def written_paths(command: str) -> list[str]:
     return [p for t in targets if t != "/dev/null" and (p := _virtual(t))]
 
 
-def refusal(path: str, changed: bool) -> str:
-    """What the model reads when an edit is refused."""
+RETRY_MAY_SUCCEED = "retry_may_succeed"  # a refusal's artifact key: the same call may now go through
+SHOWN_LINES = 40  # a refused edit of a file this short shows its content (and counts as reading it)
+SHOWN_BYTES = 2000
+
+
+def refusal(path: str, changed: bool, shown: str | None = None) -> str:
+    """What the model reads when an edit is refused; ``shown``: the file's numbered lines, shown
+    with the refusal (then reading it again is not needed)."""
     why = "it changed since you last read it" if changed else "you have not read it in this conversation"
+    if shown is not None:
+        return (
+            f"Error: refused to change {path}: the file exists and {why}. Nothing was written. It holds now:\n"
+            f"{shown}\nYou have read it now: make your change again from what it holds (str_replace for a part, "
+            "or write_file with the whole new content)."
+        )
     return (
         f"Error: refused to change {path}: the file exists and {why}. Read it first with "
         f"read_file (path {path!r}), then edit it with str_replace (or write_file with the whole "
         "new content). Nothing was written."
     )
+
+
+def numbered(text: str) -> str | None:
+    """``text`` numbered as read_file shows it, or None when it is too long to show with a
+    refusal (:data:`SHOWN_LINES`, :data:`SHOWN_BYTES`) or not text."""
+    lines = text.splitlines()
+    if len(lines) > SHOWN_LINES or len(text.encode("utf-8", "surrogateescape")) > SHOWN_BYTES or "\x00" in text:
+        return None
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1))
 
 
 def current_fingerprint(sandbox: Any, path: str) -> str | None:
@@ -202,8 +230,9 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
             return None  # skills are read-only: the tool itself says so
         return path
 
-    def _check(self, request: ToolCallRequest) -> ToolMessage | None:
-        """A refusal for a blind edit, or None to let the call run."""
+    def _check(self, request: ToolCallRequest) -> ToolMessage | Command | None:
+        """A refusal for a blind edit (with the file's content and its reading recorded, for a
+        short file), or None to let the call run."""
         path = self._edited(request)
         if path is None:
             return None
@@ -214,9 +243,28 @@ class ReadBeforeWriteMiddleware(AgentMiddleware):
         seen = (request.state or {}).get("files_read", {}).get(path)
         if seen == now:
             return None
-        return ToolMessage(
-            content=refusal(path, changed=seen is not None), tool_call_id=call["id"], name=call["name"], status="error"
+        shown = self._small_text(request, path, now)
+        refused = ToolMessage(
+            content=refusal(path, changed=seen is not None, shown=shown),
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="error",
+            artifact={RETRY_MAY_SUCCEED: True} if shown is not None else None,
         )
+        if shown is None:
+            return refused
+        return Command(update={"messages": [refused], "files_read": {path: now}})
+
+    def _small_text(self, request: ToolCallRequest, path: str, now: str) -> str | None:
+        """``path`` numbered (:func:`numbered`) when it is short text that still has the
+        fingerprint ``now`` once read (so what is shown is what counts as read), else None."""
+        try:
+            sandbox = self.provider.acquire(thread_id_of(request.runtime))
+            text = sandbox.read_text(path)
+        except Exception:  # noqa: BLE001 - unreadable (binary, gone): the refusal says to read it
+            return None
+        shown = numbered(text)
+        return shown if shown is not None and current_fingerprint(sandbox, path) == now else None
 
     def _touched(self, request: ToolCallRequest, artifact: Any = None) -> list[str]:
         """Paths whose content the agent has now seen (read, printed, written or edited): for a

@@ -9,7 +9,9 @@ When the model still asks for that call, making ``stop_after`` in a row, the rep
 a plain answer saying the run stopped and why: it has no tool calls, so the run ends and no tool
 call is left without a result.
 
-A call that repeats the previous tool call (so normalized), after that call failed, is not run again: its
+A call that repeats the previous tool call (so normalized), after that call failed, is not run again
+(unless the failure said a second try may go through: read before write's refusal that showed the
+file, :data:`~herdsman.middleware.read_before_write.RETRY_MAY_SUCCEED`): its
 result is the earlier failure and a request to change the call (from the benchmark: a chart
 command failed with "no column 'total'; the columns are: date, region, amount", the model said so,
 was told to fix the cause, and sent the same command again, twice). Something must differ for a
@@ -31,6 +33,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from herdsman.language.user_words import say
 from herdsman.logs import get_logger
 from herdsman.middleware.completion.rules import failed, failure_detail, tool_results
+from herdsman.middleware.read_before_write import RETRY_MAY_SUCCEED
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.models.near_repeat import call_key
 from herdsman.turns.turn import this_run, turn_language
@@ -103,6 +106,8 @@ def repeated_failure(messages: Sequence[AnyMessage], call: dict[str, Any]) -> To
         result = next((results[c["id"] or ""] for c in same if c.get("id") in results), None)
         if result is None or not failed(result):
             break
+        if isinstance(result.artifact, dict) and result.artifact.get(RETRY_MAY_SUCCEED):
+            break  # the failure itself changed what a second try meets
         found = result
         if not result.text.startswith(REFUSED):
             break
