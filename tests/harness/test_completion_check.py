@@ -917,6 +917,8 @@ def test_tips_for_a_placeholder_run_as_a_file_and_for_rename() -> None:
         *ran("find . -name '*.txt' -exec rename 's/x/y/' {} \\;", "find: ‘rename’: No such file or directory")
     )
     assert one_liner_tip(*ran("python3 wc.py a.txt", "FileNotFoundError: 'a.txt'\n[exit code 1]")) is None
+    not_found = "/bin/bash: line 1: write_file: command not found\n[exit code 127]"
+    assert "write_file is one of your tools, not a shell command" in tip(*ran('write_file out.txt "hi"', not_found))
     columns = "error: no column 'total'; the columns are: date, region, amount\n[exit code 1]"
     assert "'total' is not one of them: use one of date, region, amount instead" in tip(
         *ran("python3 chart.py --y total", columns)

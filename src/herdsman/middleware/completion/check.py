@@ -122,6 +122,7 @@ from herdsman.middleware.completion.shown_code import (
     proposed_command,
     shown_command,
     shown_file,
+    shown_tool_call,
 )
 from herdsman.middleware.completion.sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion.verifier import verify
@@ -523,6 +524,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if first.rule == "search.found_nothing":  # the search the note proposes, read-only, for the model
             args = {k: v for k, v in dict(first.evidence.get("grep") or {}).items() if v}
             return harness_call(first.rule, "grep", args) if args and self._may_use(state, "grep") else None
+        if first.rule == "code.shown_not_run" and (named := shown_tool_call(reply.text, run)):
+            tool, args = named  # a tool written as a shell command: the call it names
+            return harness_call(first.rule, tool, args) if self._may_use(state, tool) else None
         if not self._may_use(state, "bash"):
             return None
         if first.rule == "code.shown_not_run":

@@ -52,6 +52,10 @@ _TIPS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "rename": lambda e: (
         ' rename is not installed here: use mv in a loop, e.g. for f in *.txt; do mv "$f" "${f%.txt}.md"; done'
     ),
+    "tool_command": lambda e: (
+        f" {e['name']} is one of your tools, not a shell command: call the {e['name']} tool itself "
+        "(a tool call with its arguments), not bash."
+    ),
     "local_module": lambda e: (
         f" {e['file']} imports {e['name']}, and there is no {e['name']}.py beside it in {e.get('folder', '')} "
         f"(its Python files: {e.get('siblings', '')}): change that import to the module that exists there; "

@@ -555,6 +555,8 @@ _CHOICES = re.compile(
     re.IGNORECASE,
 )
 _PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
+# one of the agent's own file tools run as a shell command (bash's words, any request language)
+_TOOL_COMMAND = re.compile(r"\b(write_file|read_file|str_replace): command not found")
 
 
 def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | None:
@@ -563,8 +565,10 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
     with for/with squeezed into ``python3 -c "...; ..."`` (a SyntaxError however it is retried); a
     placeholder of the request run as a file name ("python3 wc.py FILE"); ``rename``, which this
     sandbox does not have; a Python package that is not installed here (``ModuleNotFoundError``: a
-    script of a few lines imported sympy for primes); a name that is not among the choices an error lists ("no column
-    'total'; the columns are: date, region, amount", and the model sends 'total' again)."""
+    script of a few lines imported sympy for primes); one of the agent's file tools run as a shell
+    command (``write_file out.txt "text"``: command not found); a name that is not among the
+    choices an error lists ("no column 'total'; the columns are: date, region, amount", and the
+    model sends 'total' again)."""
     call = next(
         (c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None
     )
@@ -579,6 +583,9 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
         return {"kind": "choices", "name": choice.group(1), "choices": choice.group(2).strip().rstrip(".)")}
     if re.search(r"\brename\b.*(?:No such file or directory|not found)", result.text):
         return {"kind": "rename"}
+    tool = _TOOL_COMMAND.search(result.text)
+    if tool:
+        return {"kind": "tool_command", "name": tool.group(1)}
     missing = _NO_MODULE.search(result.text)
     if missing:
         frames = _USER_FRAME.findall(result.text[: missing.start()])

@@ -32,6 +32,13 @@ saved (``script.output_typed``). Each writes that file only, with what the model
 script prints. On dev the notes proposed them and a program written instead saved all 40 lines of
 a log, not its 6 ERROR lines, and wrote a script's source where its output belonged.
 
+A small model also writes its own tools as shell commands (```bash write_file
+/mnt/user-data/outputs/fetched.txt "hello from the herd"```): run in bash that is "command not
+found". When the reply's shell blocks are nothing but such lines, the harness makes the first as
+the tool call it names (:func:`shown_tool_call`: the words after the name fill the tool's
+parameters in order, ``name=value`` words by name). On dev a server's page was fetched, and the
+model showed ``write_file`` with the page's text three times instead of calling it.
+
 It is not done when a human must approve bash or write_file calls (``tools.require_approval``: the
 approval hook sees only the model's own calls), when the run may not use bash (a custom agent's or the active
 skill's tool allow-list), once the run's tool calls reached ``tools.max_tool_calls_per_run`` (the
@@ -58,6 +65,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.config.schema import switched_on
 from herdsman.middleware.completion.rules import fenced_code
+from herdsman.sandbox.shell_words import simple_commands
 from herdsman.sandbox.tools import parse_error
 
 RAN_SHOWN_CODE = "herdsman_ran_shown_code"
@@ -184,6 +192,68 @@ def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any])
     if _QUERY_PLACEHOLDER.search(command):  # the note's example for the model, not a command
         return None
     return command
+
+
+TOOL_WORDS: dict[str, tuple[str, ...]] = {
+    "write_file": ("path", "content"),
+    "read_file": ("path",),
+    "str_replace": ("path", "old", "new"),
+    "ls": ("path",),
+    "glob": ("pattern", "path"),
+    "grep": ("pattern", "path"),
+}
+"""The file tools a shown line may call by name, with their parameters in the order the words
+fill them (the tools' own order, ``sandbox/tools.py``)."""
+_REQUIRED = {"write_file": 2, "read_file": 1, "str_replace": 3, "ls": 0, "glob": 1, "grep": 1}
+
+
+def tool_words(line: str) -> tuple[str, dict[str, str]] | None:
+    """The tool call a shell line that names one of :data:`TOOL_WORDS` stands for (words past
+    the last parameter join it: ``write_file a.txt hello world``), or None: another command,
+    more than one simple command, too few words, or words that do not split."""
+    commands = list(simple_commands(line))
+    if len(commands) != 1 or not commands[0] or commands[0][0] not in TOOL_WORDS:
+        return None
+    name, words = commands[0][0], commands[0][1:]
+    params = TOOL_WORDS[name]
+    args: dict[str, str] = {}
+    positional: list[str] = []
+    for word in words:
+        key, eq, value = word.partition("=")
+        key = key.lstrip("-")
+        if eq and key in params and key not in args:
+            args[key] = value
+        else:
+            positional.append(word)
+    free = [p for p in params if p not in args]
+    if len(positional) > len(free) and free:
+        positional = [*positional[: len(free) - 1], " ".join(positional[len(free) - 1 :])]
+    if len(positional) > len(free):
+        return None
+    args.update(zip(free, positional, strict=False))
+    if sum(1 for p in params[: _REQUIRED[name]] if p in args) < _REQUIRED[name]:
+        return None
+    return name, args
+
+
+def shown_tool_call(reply: str, run: Sequence[Any]) -> tuple[str, dict[str, str]] | None:
+    """The first tool call the reply's shell blocks write as a command, when every line of
+    them is one (a block mixing real commands is run as shell, or not at all) and the model
+    wrote them (not copied from a tool result, a page's or a file's words), else None."""
+    blocks = [code for language, code in fenced_code(reply) if not language.startswith("py")]
+    results = _results(run)
+    if any(copied(code, results) or _TEMPLATE_PATH.search(code) for code in blocks):
+        return None
+    lines = [
+        line.strip()
+        for code in blocks
+        for line in _shell(code).splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
+    calls = [tool_words(line) for line in lines]
+    if not calls or any(c is None for c in calls):
+        return None
+    return calls[0]
 
 
 def shown_file(reply: str, path: str, run: Sequence[Any]) -> str | None:
