@@ -125,7 +125,9 @@ async def test_the_least_picked_by_eye_in_chinese_is_found_by_a_program(home: Pa
     question = f"{WS}/stock.csv 里库存（qty）最少的是哪个商品？只告诉我商品名。"
     program = f"```python\nimport csv\nrows = list(csv.DictReader(open('{WS}/stock.csv')))\nprint(min(rows, key=lambda r: int(r['qty']))['name'])\n```"
     model = ScriptedChatModel(responses=[call("read_file", path=f"{WS}/stock.csv"), "tea", program, "tea"])
-    messages = await page_run(home, "t-p10", question, model, {"stock.csv": stock}, "program_answers", "auto")
+    messages = await page_run(  # the harness's own table query off (test_shown_code): the model's program
+        home, "t-p10", question, model, {"stock.csv": stock}, "program_answers", "auto", run_shown_code="off"
+    )
     [ran] = programs(messages)
     assert ran.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
     assert messages[-1].text == "oil"

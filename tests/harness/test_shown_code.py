@@ -194,6 +194,41 @@ async def test_a_query_the_note_proposes_is_run_by_the_harness(home: Path) -> No
     assert len(model.calls) == 4  # the answer, the write, the final answer: no round spent on a forced bash call
 
 
+async def test_the_least_of_a_table_picked_by_eye_is_found_by_the_harness_query(home: Path) -> None:
+    """A Chinese request for the item with the least qty of a CSV: the model names one by eye;
+    the harness runs its table query (the column the request names, the smallest value) and the
+    model answers with the label it printed."""
+    (workspace(home, "t-table") / "stock.csv").write_text("name,price,qty\ntea,3,79\nrice,9,40\noil,12,1\nflour,1,12\n")
+    model, state = await run(
+        home,
+        "t-table",
+        "/mnt/user-data/workspace/stock.csv 里库存（qty）最少的是哪个商品？只告诉我商品名。",
+        [call("read_file", 1, path="/mnt/user-data/workspace/stock.csv"), "tea", "oil"],
+        lead_extra={"run_shown_code": "on"},
+    )
+    [harness_call] = ran_for_model(state)
+    assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
+    result = next(
+        m
+        for m in state["messages"]
+        if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"]
+    )
+    assert result.text.splitlines()[0] == "oil" and "qty = 1" in result.text  # not price, the column named
+    assert state["messages"][-1].text == "oil"
+
+
+def test_a_table_query_needs_a_table_and_a_direction() -> None:
+    """No table file named, or a superlative that does not say which way (oldest): no query;
+    the largest of a .tsv compares tab-separated values."""
+    from herdsman.middleware.completion.table_query import table_query
+
+    assert table_query("which is largest", ["/mnt/user-data/workspace/data"], "max") is None
+    assert table_query("which is oldest", ["/mnt/user-data/workspace/a.csv"], None) is None
+    tsv = table_query("which city is the warmest", ["/mnt/user-data/uploads/t.tsv"], "max")
+    assert tsv is not None and "delimiter='\\t'" in tsv and '"/mnt/user-data/uploads/t.tsv", set(' in tsv
+    assert tsv.splitlines()[2].endswith(", max")
+
+
 async def test_lines_the_grep_tool_found_are_saved_by_the_harness_with_the_shell_grep_the_note_proposes(
     home: Path,
 ) -> None:

@@ -41,8 +41,9 @@ from herdsman.logs import get_logger
 from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.completion.findings import FINDINGS_KEY
 from herdsman.middleware.completion.rules import failed, tool_results
-from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call, python_heredoc
+from herdsman.middleware.completion.shown_code import MAX_CHARS, harness_call
 from herdsman.sandbox.base import SandboxProvider
+from herdsman.sandbox.shell_words import python_heredoc
 from herdsman.turns.forced_call import NO_STREAM
 from herdsman.turns.turn import (
     USER_DATA_PREFIX,

@@ -32,3 +32,9 @@ def simple_commands(command: str) -> Iterator[list[str]]:
             current.append(word)
     if current:
         yield current
+
+
+def python_heredoc(code: str, marker: str) -> str:
+    """The bash command that runs the Python ``code`` with python3, fed through a heredoc that
+    ends at ``marker`` (the caller makes sure ``code`` does not hold it)."""
+    return f"python3 - <<'{marker}'\n{code}\n{marker}"

@@ -300,7 +300,10 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"answer rests on something else. Search for it: call grep with {_grep(e['grep'])}."
     ),
     "compare.not_made": lambda e: (
-        f"The request asks which is the {e['what']}: find it with a command that compares, not by eye "
+        f"The request asks which is the {e['what']}: find it with a command that compares the table's values, "
+        "not by eye (python3 with the csv module and max() or min()), then answer with what it prints."
+        if e.get("table")
+        else f"The request asks which is the {e['what']}: find it with a command that compares, not by eye "
         f"(files by size: {e['command']}; values in a table: python3 with max() or min(), or sort), "
         "then answer with what it prints."
     ),

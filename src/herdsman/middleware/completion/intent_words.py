@@ -113,6 +113,20 @@ def said_word(match: re.Match[str]) -> str:
     return next((g for g in match.groups() if g), match.group(0)).lower()
 
 
+_LEAST = frozenset(
+    "smallest shortest lowest coldest cheapest least fewest 最小 最少 最低 最短 最便宜 最冷 最轻 最輕".split()
+)
+_MOST = frozenset(
+    "largest biggest longest highest warmest most 最大 最多 最高 最长 最長 最贵 最貴 最热 最熱 最重".split()
+)
+
+
+def extreme(word: str) -> str | None:
+    """Which way the superlative ``word`` (:func:`said_word` of a ``superlative`` match)
+    compares: "min", "max", or None for one that does not say (oldest, newest, 最新)."""
+    return "min" if word in _LEAST else "max" if word in _MOST else None
+
+
 def counted_unit(text: str, language: str) -> str | None:
     """What a count request asks to count: ``words``, ``lines``, ``characters``, or None."""
     for pattern, unit in _UNITS.get(language, ()):

@@ -25,7 +25,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion.findings import ANSWER, COMMAND, EDIT, REPRODUCE, Finding, noted
-from herdsman.middleware.completion.intent_words import counted_unit, said_word, says
+from herdsman.middleware.completion.intent_words import counted_unit, extreme, said_word, says
+from herdsman.middleware.completion.table_query import table_query
 
 EXIT_CODE = re.compile(r"\[exit code [1-9]\d*\]\s*$")
 SOURCE_SUFFIXES = (
@@ -518,9 +519,13 @@ def uncompared(request: str, run: Sequence[Any], language: str = "en") -> Findin
     )
     if _COMPARING.search(commands):
         return None
+    word = said_word(match)
+    by_value = table_query(request, request_paths(request), extreme(word))
+    if by_value is not None:  # a table the request names: the harness compares its values
+        return Finding("compare.not_made", {"what": word, "command": by_value, "table": True}, ("bash",), COMMAND)
     folders = request_folders(request)
     by_size = f"ls -S {folders[0]} | head -n 1" if folders else "ls -S <folder> | head -n 1"
-    return Finding("compare.not_made", {"what": said_word(match), "command": by_size}, ("bash",), COMMAND)
+    return Finding("compare.not_made", {"what": word, "command": by_size}, ("bash",), COMMAND)
 
 
 def _command_artifact(result: ToolMessage) -> dict[str, Any] | None:

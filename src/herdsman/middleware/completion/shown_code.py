@@ -65,7 +65,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.config.schema import switched_on
 from herdsman.middleware.completion.rules import fenced_code
-from herdsman.sandbox.shell_words import simple_commands
+from herdsman.sandbox.shell_words import python_heredoc, simple_commands
 from herdsman.sandbox.tools import parse_error
 
 RAN_SHOWN_CODE = "herdsman_ran_shown_code"
@@ -126,12 +126,6 @@ def _shell(code: str) -> str:
     lines = code.rstrip().splitlines()
     prompted = [m.group(1) for line in lines if (m := _PROMPT.match(line))]
     return "\n".join(prompted) if prompted else "\n".join(lines)
-
-
-def python_heredoc(code: str, marker: str) -> str:
-    """The bash command that runs the Python ``code`` with python3, fed through a heredoc that
-    ends at ``marker`` (the caller makes sure ``code`` does not hold it)."""
-    return f"python3 - <<'{marker}'\n{code}\n{marker}"
 
 
 def shown_command(reply: str, run: Sequence[Any]) -> str | None:
