@@ -229,6 +229,31 @@ def test_a_table_query_needs_a_table_and_a_direction() -> None:
     assert tsv.splitlines()[2].endswith(", max")
 
 
+async def test_a_standard_module_a_script_forgot_to_import_is_added_and_the_command_run_again(home: Path) -> None:
+    """The script the model wrote uses sys.argv without importing sys; the model explains the
+    fix in words. The harness adds the import after the shebang and docstring and runs the failed
+    command again; the model answers from what it printed."""
+    script = '#!/usr/bin/env python3\n"""Celsius to Fahrenheit."""\n\nc = float(sys.argv[1])\nprint(round(c * 9 / 5 + 32, 1))\n'
+    ws = workspace(home, "t-import")
+    (ws / "c2f.py").write_text(script)
+    model, state = await run(
+        home,
+        "t-import",
+        "Make /mnt/user-data/workspace/c2f.py work: python3 c2f.py 100 prints 212.0.",
+        [call("bash", 1, command="python3 c2f.py 100"), "You need to import sys at the top of the script.", "212.0"],
+        lead_extra={"run_shown_code": "on"},
+    )
+    fixed = (ws / "c2f.py").read_text()
+    assert fixed.splitlines()[:3] == ["#!/usr/bin/env python3", '"""Celsius to Fahrenheit."""', "import sys"]
+    [made] = ran_for_model(state)
+    assert made.additional_kwargs[RAN_SHOWN_CODE] == "script.missing_import"
+    result = next(
+        m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == made.tool_calls[0]["id"]
+    )
+    assert result.text.strip().splitlines()[-1] == "212.0"
+    assert state["messages"][-1].text == "212.0"
+
+
 async def test_lines_the_grep_tool_found_are_saved_by_the_harness_with_the_shell_grep_the_note_proposes(
     home: Path,
 ) -> None:

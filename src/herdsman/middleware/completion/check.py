@@ -92,6 +92,7 @@ from herdsman.middleware.completion.findings import (
     noted,
 )
 from herdsman.middleware.completion.findings_text import note_text, render
+from herdsman.middleware.completion.imports import missing_import
 from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_topic, says, zh_question
 from herdsman.middleware.completion.lookup import MAX_HASHED_BYTES, FileLookup
 from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, harness_notice, note_texts
@@ -341,6 +342,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found += file_problems(state, request.text, text, lookup, run, language, on, self.skills)
         if tool_results and failed(tool_results[-1]):
             last = tool_results[-1]
+            unimported = missing_import(run, last) if on("script.missing_import") else None
+            if unimported is not None and not noted(run, "script.missing_import", path=unimported.evidence["path"]):
+                found.append(unimported)
             evidence: dict[str, Any] = {"tool": last.name, "detail": failure_detail(last)}
             if not noted(
                 run, "command.failed_not_retried", **evidence

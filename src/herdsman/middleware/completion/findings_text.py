@@ -299,8 +299,20 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"The request is about {e['term']!r}, but none of your tool calls looked for it, so your "
         f"answer rests on something else. Search for it: call grep with {_grep(e['grep'])}."
     ),
+    "script.missing_import": lambda e: (
+        f"{e['path']} uses the module {e['name']} without importing it. "
+        + (
+            f"The harness added import {e['name']} at its top and ran your command again: its call and result "
+            "follow; check them, then answer."
+            if e.get("ran")
+            else f"Add import {e['name']} at its top, then run the command again."
+        )
+    ),
     "compare.not_made": lambda e: (
-        f"The request asks which is the {e['what']}: find it with a command that compares the table's values, "
+        f"The request asks which is the {e['what']}: the harness compared the table's values for you (a python3 "
+        "program with the csv module): its call and result follow; answer from what it printed."
+        if e.get("table") and e.get("ran")
+        else f"The request asks which is the {e['what']}: find it with a command that compares the table's values, "
         "not by eye (python3 with the csv module and max() or min()), then answer with what it prints."
         if e.get("table")
         else f"The request asks which is the {e['what']}: find it with a command that compares, not by eye "
@@ -438,7 +450,9 @@ def render(finding: Finding) -> str:
     if (
         finding.evidence.get("ran")
         and finding.evidence.get("command")
-        and finding.rule not in ("code.shown_not_run", "command.not_run", "skill.check_not_run")
+        and finding.rule
+        not in ("code.shown_not_run", "command.not_run", "skill.check_not_run", "script.missing_import")
+        and not finding.evidence.get("table")  # a program: its text says what it did
     ):
         line += (
             f" The harness ran {finding.evidence.get('command')} for you: its call and result follow; "

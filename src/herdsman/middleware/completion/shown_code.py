@@ -85,9 +85,10 @@ QUERY_RULES = frozenset(
 )
 """Rules whose evidence ``command`` is a read-only query the harness builds (wc, ls -S | head, a
 curl of the server the run started, the active skill's own check of what it delivered)."""
-RUN_RULES = frozenset({"command.not_run"})
+RUN_RULES = frozenset({"command.not_run", "script.missing_import"})
 """Rules whose evidence ``command`` runs the command the request shows, on the script it names,
-in that script's folder (what the user said must work)."""
+in that script's folder (what the user said must work), or the model's failed command again
+once the import it lacked is added (:mod:`~herdsman.middleware.completion.imports`)."""
 SAVE_RULES = frozenset({"output.grep_not_saved", "output.printed_not_saved", "script.output_typed"})
 """Rules whose evidence ``command`` saves a result to the file the request asks for: the lines the
 model's own grep found, the output of the model's own last command run again, the output of the
