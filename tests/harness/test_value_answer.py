@@ -48,6 +48,20 @@ async def test_a_question_is_answered_with_the_value_a_tool_printed(home: Path) 
     assert len(model.calls) == 2  # one value named: no extra call
 
 
+async def test_a_name_a_program_printed_alone_on_its_line_is_a_value_too(home: Path) -> None:
+    """A word (no digit, no path) counts when a tool printed it alone on a line; the same word
+    inside a sentence a tool printed does not."""
+    program = "python3 -c \"print('Saturn')\""
+    model = ScriptedChatModel(responses=[call("bash", command=program), "The planet farthest from the sun is Saturn."])
+    answer = await run(home, "t-v8", "Which planet is farthest from the sun? Reply with the name only.", model)
+    assert answer.text == "Saturn"
+    said = ScriptedChatModel(
+        responses=[call("bash", command="echo 'Saturn has rings'"), "The planet with rings is Saturn."]
+    )
+    answer = await run(home, "t-v9", "Which planet has rings?", said)
+    assert answer.text == "The planet with rings is Saturn."
+
+
 async def test_an_answer_naming_several_printed_values_lets_the_model_choose_among_them(home: Path) -> None:
     model = ScriptedChatModel(
         responses=[

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
@@ -76,12 +76,26 @@ def candidates(results: Sequence[ToolMessage]) -> list[str]:
 _VALUE_LIKE = re.compile(r"\d|/|[\w-]\.[A-Za-z]\w*$")  # a digit, a path, a file name
 
 
-def named_values(reply: str, values: Sequence[str], question: str) -> list[str]:
+def printed_lines(results: Sequence[ToolMessage]) -> set[str]:
+    """The lines the run's last tool results printed, each stripped: a word printed alone on its
+    line (a program's ``print(name)``) is a value, whatever it looks like."""
+    return {
+        line.strip()
+        for result in results[-MAX_RESULTS:]
+        for line in _GUTTER.sub("", result.text).splitlines()
+        if line.strip()
+    }
+
+
+def named_values(reply: str, values: Sequence[str], question: str, lines: Collection[str] = ()) -> list[str]:
     """The values the reply names: its tokens that look like values (a digit, a path, a file
-    name), that are among ``values`` (what the tool results printed) and not in the question."""
+    name) or that a tool result printed alone on a line (``lines``), that are among ``values``
+    (what the tool results printed) and not in the question."""
     shown, asked = set(values), {t.rstrip(".:?？!！") for t in _TOKEN.findall(question)}
     found = (t.rstrip(".:") for t in _TOKEN.findall(reply))
-    return list(dict.fromkeys(t for t in found if t in shown and t not in asked and _VALUE_LIKE.search(t)))
+    return list(
+        dict.fromkeys(t for t in found if t in shown and t not in asked and (_VALUE_LIKE.search(t) or t in lines))
+    )
 
 
 def value_tool(values: Sequence[str]) -> dict[str, Any]:
@@ -127,7 +141,8 @@ class ValueAnswerMiddleware(AgentMiddleware):
         if question is None or not results or not text or not asks_for_answer(question.text):
             return None
         values = candidates(results)
-        named = named_values(text, values, question.text) if values and text not in values else []
+        lines = printed_lines(results)
+        named = named_values(text, values, question.text, lines) if values and text not in values else []
         if len(named) == 1:
             value: Any = named[0]
         elif named:
