@@ -403,3 +403,29 @@ def test_the_request_command_is_not_run_again_or_for_a_script_that_was_not_there
         ToolMessage("Wrote 1 bytes", tool_call_id="w", name="write_file"),
     ]
     assert command_not_run(request, edited, where) is None  # changed: script.changed_not_run's part
+
+
+async def test_a_script_that_writes_the_examples_values_into_its_code_is_sent_back(home: Path) -> None:
+    """A Chinese request shows python3 add.py 2 3 4; the model writes add.py with 2, 3, 4 in the
+    code, runs it (9) and answers. The note says the script reads no arguments; the rewrite with
+    sys.argv passes."""
+    hard = "print(sum([2, 3, 4]))\n"
+    argv = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n"
+    path = "/mnt/user-data/workspace/add.py"
+    _, state = await run(
+        home,
+        "t-argv",
+        f"创建命令行工具 {path}：python3 add.py 2 3 4 输出这些数的和（这里是 9）。",
+        [
+            call("write_file", 1, path=path, content=hard),
+            call("bash", 2, command="python3 add.py 2 3 4"),
+            "已创建，输出 9。",
+            call("write_file", 3, path=path, content=argv),
+            call("bash", 4, command="python3 add.py 2 3 4"),
+            "已创建，输出 9。",
+        ],
+    )
+    [note] = notes(state)
+    [finding] = [f for f in note.additional_kwargs[FINDINGS_KEY] if f["rule"] == "script.ignores_arguments"]
+    assert finding["evidence"]["args"] == ["2", "3", "4"] and "sys.argv" in note.text
+    assert (home / "threads" / "t-argv" / "user-data" / "workspace" / "add.py").read_text() == argv

@@ -56,6 +56,7 @@ REWRITE_RULES = MISSING_RULES | frozenset(
         "file.unchanged",
         "code.shown_not_written",
         "script.printed_nothing",
+        "script.ignores_arguments",
         "script.output_differs",
         "script.does_not_parse",
     }

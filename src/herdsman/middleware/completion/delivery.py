@@ -50,6 +50,7 @@ from herdsman.middleware.completion.rules import (
     change_targets,
     command_not_run,
     command_outcome,
+    ignores_arguments,
     is_shown,
     is_value,
     json_in,
@@ -194,9 +195,12 @@ def _scripts_made(
         out += untested_change(request, made, run, _samples(lookup))
     others = [n for n in named if n not in preexisting and n not in made]
     scripts = [n for n in named if n.endswith(_SCRIPT_SUFFIXES) and _wrote(run, n)]
-    if not out and not others and (outcome := command_outcome(request, scripts, run)) is not None:
-        out.append(outcome)
-    return out
+    outcome = command_outcome(request, scripts, run) if not out and not others else None
+    if outcome is not None and outcome.rule == "script.printed_nothing":
+        return [outcome]  # what it printed says more than what its code reads
+    if not out and (ignored := ignores_arguments(request, scripts, lookup.text_of)) is not None:
+        return [ignored]
+    return [*out, outcome] if outcome is not None else out
 
 
 def _given_command_not_run(

@@ -73,6 +73,7 @@ _RULES = (
     Rule("file.unchanged", None, "a file the request named, which existed, was written back with the same content"),
     Rule("file.change_not_made", EN_ZH, "a file the request asks to fix or change (it existed) is unchanged"),
     Rule("script.changed_not_run", None, "a script the request named was changed (or made) and not run since"),
+    Rule("script.ignores_arguments", None, "a script the request runs with arguments reads none of them"),
     Rule("script.missing_import", None, "a script failed on a standard module it uses without importing it"),
     Rule("script.does_not_parse", None, "a Python or JSON file the run wrote does not parse (compiled, never run)"),
     Rule(

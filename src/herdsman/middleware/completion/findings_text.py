@@ -299,6 +299,11 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"The request is about {e['term']!r}, but none of your tool calls looked for it, so your "
         f"answer rests on something else. Search for it: call grep with {_grep(e['grep'])}."
     ),
+    "script.ignores_arguments": lambda e: (
+        f"{e['path']} never reads its command-line arguments, so {e['command']} works for these values only: "
+        f"read them from sys.argv (sys.argv[1:] are {', '.join(e['args'])}) instead of writing them into the code. "
+        "Write the whole file again (write_file)."
+    ),
     "script.missing_import": lambda e: (
         f"{e['path']} uses the module {e['name']} without importing it. "
         + (

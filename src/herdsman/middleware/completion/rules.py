@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -269,6 +269,43 @@ def request_command(request: str) -> str | None:
     return found.group(0) if found else None
 
 
+def command_arguments(words: Sequence[str]) -> list[str]:
+    """The arguments among the ``words`` after a request's ``python3 script.py``: up to the first
+    plain word ("python3 main.py works again": the sentence goes on, the command ends)."""
+    kept = []
+    for arg in words:
+        if arg.rstrip(".,;:").isalpha() and not arg.isupper():
+            break
+        kept.append(arg)
+    return kept
+
+
+_READS_ARGUMENTS = re.compile(
+    r"\bargv\b|argparse|optparse|getopt|\bclick\b|\btyper\b|\bfire\b|docopt|sys\.stdin|\binput\s*\(|fileinput"
+)
+
+
+def ignores_arguments(request: str, scripts: Sequence[str], text_of: Callable[[str], str | None]) -> Finding | None:
+    """``script.ignores_arguments`` when the request shows its script run with arguments
+    ("python3 add.py 2 3 4") and the Python script of that name the run wrote (``scripts``; its
+    text by ``text_of``) reads none (no sys.argv, argparse, stdin...): a small model writes the
+    example's values into the code, and the command then prints the right thing for them alone.
+    A command line and code read the same way in any language."""
+    command = request_command(request)
+    if command is None:
+        return None
+    program, name, *words = command.split()
+    args = [a.rstrip(".,;:") for a in command_arguments(words)]
+    script = next((s for s in scripts if s.rsplit("/", 1)[-1] == name.rsplit("/", 1)[-1]), None)
+    if not args or script is None or not script.endswith(".py"):
+        return None
+    text = text_of(script)
+    if not text or _READS_ARGUMENTS.search(text):
+        return None
+    shown = " ".join([program, name, *args])
+    return Finding("script.ignores_arguments", {"path": script, "command": shown, "args": args}, ("write_file",), EDIT)
+
+
 def command_not_run(request: str, run: Sequence[Any], script_path: str | None) -> Finding | None:
     """``command.not_run`` when the request shows a command that runs a script that was there
     when the run began (``script_path``: where it is; None: not there then), and the run neither
@@ -280,12 +317,7 @@ def command_not_run(request: str, run: Sequence[Any], script_path: str | None) -
     if found is None or script_path is None:
         return None
     program, script, *args = found.split()
-    kept = []
-    for arg in args:  # "python3 main.py works again": the sentence goes on, the command ends
-        if arg.rstrip(".,;:").isalpha() and not arg.isupper():
-            break
-        kept.append(arg)
-    shown = " ".join([program, script, *kept]).rstrip(".,;:")
+    shown = " ".join([program, script, *command_arguments(args)]).rstrip(".,;:")
     name = script_path.rsplit("/", 1)[-1]
     results = tool_results(run)
     calls = [c for m in run if isinstance(m, AIMessage) for c in m.tool_calls]
