@@ -3,7 +3,8 @@
 Serves the gateway in this process (default configuration: SQLite checkpointer, file history on;
 ``--ours memory`` for the in-memory checkpointer) with the scripted agent of gateway_load.py
 (``--steps`` model calls: one ``ls``, then the answer, by default), streams ``--warmup`` runs to
-warm it up, then profiles one streamed run on a new thread, from the request to the stream's
+warm it up, waits for the gateway's one-off housekeeping (the quota volume's sweep, which reads
+every home on the volume) to end, then profiles one streamed run on a new thread, from the request to the stream's
 end (``--concurrent N``: N runs on N new threads at once, to see what a burst adds: queueing,
 contention; ``--repeat K``: K such bursts one after another, summed, for a steadier figure per
 run). Each run is requested by a child process (gateway_load's lean HTTP reader), so no
@@ -76,6 +77,17 @@ async def stream_run(url: str, thread: str) -> None:
         raise SystemExit(f"the run on thread {thread} did not stream to its end")
 
 
+HOUSEKEEPING = ("herdsman-volume-sweep",)  # once per process, not per run (it reads every home on the volume)
+
+
+def wait_housekeeping(timeout: float = 120.0) -> None:
+    """Wait until the gateway's one-off housekeeping threads (:data:`HOUSEKEEPING`) have ended, so
+    their work does not land in a run's profile."""
+    for thread in threading.enumerate():
+        if thread.name in HOUSEKEEPING:
+            thread.join(timeout)
+
+
 class _Snapshot:
     """A profile's stats as taken at one instant, for ``pstats.Stats``.
 
@@ -106,6 +118,7 @@ async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: in
     try:
         for _ in range(warmup):
             await stream_run(url, await new_thread(url))
+        await asyncio.to_thread(wait_housekeeping)
         batches = [[await new_thread(url) for _ in range(concurrent)] for _ in range(repeat)]
         main = cProfile.Profile(time.thread_time)
         threads.active = True

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph import START, MessagesState, StateGraph
 
-from herdsman.runtime.storage.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
+from herdsman.runtime.storage.checkpoint_size import checkpoint_bytes, head_checkpoint_bytes, thread_checkpoint_bytes
 from herdsman.runtime.storage.checkpointer import open_checkpointer
 from tests.support import make_config
 
@@ -31,8 +31,13 @@ async def _measure(config) -> tuple[int, int, int, int]:
                 for _turn in range(turns):
                     text = secrets.token_urlsafe(75 * KB)  # 100 KiB that does not compress (PostgreSQL's TOAST would)
                     await app.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread}})
-            return (await head_checkpoint_bytes(saver, "a"), await thread_checkpoint_bytes(saver, "a"),
-                    await thread_checkpoint_bytes(saver, "b"), await thread_checkpoint_bytes(saver, "none"))  # fmt: skip
+            sizes = (await head_checkpoint_bytes(saver, "a"), await thread_checkpoint_bytes(saver, "a"),
+                     await thread_checkpoint_bytes(saver, "b"), await thread_checkpoint_bytes(saver, "none"))  # fmt: skip
+            # both at once (one query on SQLite), or either alone, measure the same
+            assert await checkpoint_bytes(saver, "a", head=True, total=True) == sizes[:2]
+            assert await checkpoint_bytes(saver, "a", head=False, total=True) == (None, sizes[1])
+            assert await checkpoint_bytes(saver, "none", head=True, total=True) == (0, 0)
+            return sizes
         finally:  # PostgreSQL is one database for the whole session: leave no threads to other tests
             for thread in ("a", "b"):
                 await saver.adelete_thread(thread)

@@ -28,6 +28,13 @@ async def _updates(threads: ThreadStore) -> None:
     assert kept.metadata == {"owner": "ana", "topic": "y", "graph_id": "lead_agent", "a": 1, "b": 2}
     assert kept.status == "idle" and kept.created_at == made.created_at and kept.updated_at >= made.updated_at
 
+    # a run's record saved with its thread's (one hand-off on SQLite), also for a thread not known
+    run = {"run_id": "r1", "thread_id": "t1", "status": "pending", "created_at": "2026-01-01T00:00:00+00:00"}
+    started = await threads.update("t1", status="busy", run=run)
+    assert started is not None and started.status == "busy" and await threads.get_run("t1", "r1") == run
+    assert await threads.update("nobody", status="busy", run={**run, "thread_id": "nobody"}) is None
+    assert await threads.get("nobody") is None and await threads.get_run("nobody", "r1") is not None
+
 
 async def test_thread_updates_on_the_sqlite_store_persist(tmp_path: Path) -> None:
     path = str(tmp_path / "records.sqlite")
@@ -35,7 +42,7 @@ async def test_thread_updates_on_the_sqlite_store_persist(tmp_path: Path) -> Non
         await _updates(ThreadStore(store))
     async with open_sqlite_store(path) as store:  # written, not only cached
         again = await ThreadStore(store).get("t1")
-    assert again is not None and again.status == "idle" and again.metadata["b"] == 2
+    assert again is not None and again.status == "busy" and again.metadata["b"] == 2
 
 
 @pytest.mark.parametrize("store", [InMemoryStore], ids=["memory"])

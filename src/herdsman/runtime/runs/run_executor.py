@@ -161,12 +161,12 @@ class RunExecutor:
         again at each change of status.
         """
         try:
-            await self.threads.update(
+            await self.threads.update(  # one hand-off for both records on SQLite
                 run.thread_id,
                 metadata={"graph_id": LEAD_AGENT_NAME, "assistant_id": run.spec.assistant_id},
                 status="busy",
+                run=run.to_dict(),
             )
-            await self.threads.put_run(run.to_dict())
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=str(exc))
         finally:

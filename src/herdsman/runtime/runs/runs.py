@@ -99,7 +99,7 @@ from herdsman.runtime.runs.run_types import (  # noqa: F401 - the run types are 
     refusal,
 )
 from herdsman.runtime.runs.run_workers import RunWorkers
-from herdsman.runtime.storage.checkpoint_size import head_checkpoint_bytes, thread_checkpoint_bytes
+from herdsman.runtime.storage.checkpoint_size import checkpoint_bytes
 from herdsman.runtime.storage.threads import ThreadStore, utc_now
 from herdsman.runtime.streaming.serde import to_jsonable
 from herdsman.runtime.streaming.stream_bridge import StreamBridge
@@ -272,15 +272,20 @@ class RunManager:
     async def check_thread_state(self, thread_id: str) -> None:
         """Refuse (413) a run on a thread whose newest checkpoint is over ``runs.max_thread_state_bytes``
         or whose checkpoints together are over ``runs.max_thread_checkpoint_bytes``."""
-        settings, saver = self.config.runs, self.graph.checkpointer
+        settings = self.config.runs
+        state, stored = settings.max_thread_state_bytes, settings.max_thread_checkpoint_bytes
+        if state is None and stored is None:
+            return
+        sizes = await checkpoint_bytes(
+            self.graph.checkpointer, thread_id, head=state is not None, total=stored is not None
+        )  # one hand-off for both on SQLite
         bounds = (
-            ("max_thread_state_bytes", settings.max_thread_state_bytes, head_checkpoint_bytes,
+            ("max_thread_state_bytes", state, sizes[0],
              "bytes of state, and every step of a run would store it all again"),
-            ("max_thread_checkpoint_bytes", settings.max_thread_checkpoint_bytes, thread_checkpoint_bytes,
-             "bytes of checkpoints (each holds the messages again)"),
+            ("max_thread_checkpoint_bytes", stored, sizes[1], "bytes of checkpoints (each holds the messages again)"),
         )  # fmt: skip
-        for key, limit, measure, what in bounds:
-            if limit is not None and (size := await measure(saver, thread_id)) > limit:
+        for key, limit, size, what in bounds:
+            if limit is not None and size is not None and size > limit:
                 raise TooLargeError(
                     f"Thread {thread_id} holds {size:,} {what}, more than runs.{key} ({limit:,}); start a new "
                     "thread (POST /threads) and upload large content as files, or ask the operator to raise the limit"

@@ -6,7 +6,8 @@ square of its state: three 20 MB messages made 1.26 GB of SQLite, and seventeen 
 1.48 GB. ``runs.max_input_bytes`` bounds what one run adds; :func:`head_checkpoint_bytes` (the
 state every further step copies, ``runs.max_thread_state_bytes``) and
 :func:`thread_checkpoint_bytes` (everything stored for the thread,
-``runs.max_thread_checkpoint_bytes``) are read when a run is created.
+``runs.max_thread_checkpoint_bytes``) are read when a run is created, both at once by
+:func:`checkpoint_bytes` (on SQLite one query: one hand-off to the connection's thread, not two).
 
 Measured where the bytes are: on SQLite and PostgreSQL by one indexed query (SQLite's
 ``length()`` of a blob and PostgreSQL's ``pg_column_size`` read the row header, not the blob:
@@ -89,3 +90,15 @@ async def thread_checkpoint_bytes(saver: Any, thread_id: str) -> int:
         total += sum(len(w[2][1]) for key, ws in list(saver.writes.items()) if key[0] == thread_id for w in ws.values())
         return total
     return await head_checkpoint_bytes(saver, thread_id)
+
+
+async def checkpoint_bytes(saver: Any, thread_id: str, *, head: bool, total: bool) -> tuple[int | None, int | None]:
+    """(:func:`head_checkpoint_bytes`, :func:`thread_checkpoint_bytes`) of ``thread_id``, each
+    only when asked (None otherwise); on SQLite both in one query."""
+    if head and total and hasattr(saver, "aquery_one"):  # sqlite_threaded.ThreadedSqliteSaver
+        row = await saver.aquery_one(f"SELECT ({_SQLITE_HEAD}), ({_SQLITE_TOTAL})", (thread_id, thread_id, thread_id))
+        return (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
+    return (
+        await head_checkpoint_bytes(saver, thread_id) if head else None,
+        await thread_checkpoint_bytes(saver, thread_id) if total else None,
+    )

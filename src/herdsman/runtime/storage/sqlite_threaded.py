@@ -131,17 +131,21 @@ class ThreadedSqliteStore(SqliteStore):
         namespace: tuple[str, ...],
         key: str,
         change: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+        also: Sequence[tuple[tuple[str, ...], str, dict[str, Any]]] = (),
     ) -> dict[str, Any] | None:
         """Read the value at ``namespace``/``key`` (None when there is none), write what ``change``
         makes of it (nothing when it makes None), and return that: one call on the connection's
         thread, instead of a hand-off for the read and another for the write (and no other call of
-        this process between the two)."""
+        this process between the two). ``also``: (namespace, key, value) to put right after, in
+        the same call (a run's record with its thread's)."""
 
         def update() -> dict[str, Any] | None:
             item = self.get(namespace, key)
             value = change(item.value if item is not None else None)
             if value is not None:
                 self.put(namespace, key, value)
+            for other_namespace, other_key, other_value in also:
+                self.put(other_namespace, other_key, other_value)
             return value
 
         return await self.thread.call(update)

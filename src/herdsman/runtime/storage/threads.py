@@ -94,11 +94,14 @@ class ThreadStore:
         *,
         metadata: dict[str, Any] | None = None,
         status: ThreadStatus | None = None,
+        run: dict[str, Any] | None = None,
     ) -> ThreadRecord | None:
         """Merge ``metadata`` into the thread's and set ``status``; None when the thread is unknown.
+        ``run``: a run's JSON saved too, as :meth:`put_run` does (whether the thread is known or not).
 
         On a store that can (``aupdate``: the SQLite one), read and written in one hand-off to its
-        thread: a run updates its thread's record a few times, each a read and a write."""
+        thread, the run's record with them: a run updates its thread's record a few times, each a
+        read and a write."""
 
         def change(value: dict[str, Any] | None) -> dict[str, Any] | None:
             if value is None:
@@ -111,13 +114,16 @@ class ThreadStore:
             record.updated_at = utc_now()
             return record.to_dict()
 
+        also = [((RUNS_NS, run["thread_id"]), run["run_id"], run)] if run is not None else []
         if (aupdate := getattr(self.store, "aupdate", None)) is not None:
-            value = await aupdate(THREADS_NS, thread_id, change)
+            value = await aupdate(THREADS_NS, thread_id, change, also)
         else:
             item = await self.store.aget(THREADS_NS, thread_id)
             value = change(item.value if item is not None else None)
             if value is not None:
                 await self.store.aput(THREADS_NS, thread_id, value)
+            for namespace, key, saved in also:
+                await self.store.aput(namespace, key, saved)
         return ThreadRecord(**value) if value is not None else None
 
     async def adopt_unowned(self, owner: str | None, unless: Sequence[str] = ()) -> int:
