@@ -183,6 +183,32 @@ def test_a_chinese_request_is_told_what_is_missing_in_chinese(tmp_path: Path) ->
     assert "Not done" not in out.stderr and "is missing" not in out.stderr
 
 
+def test_the_readme_example_exits_non_zero_when_its_script_fails_and_the_model_says_done_again(tmp_path: Path) -> None:
+    """The README's first CLI example, as a newcomer met it: the script imports a package that is
+    not installed, its run fails, the harness sends the model back, and the model only says again
+    that here are the primes. The run is not done: exit 1 with the failure on stderr (it exited 0)."""
+    script = "import primesieve_not_installed\nprint(primesieve_not_installed.primes(30)[:10])\n"
+    cfg = write_config(
+        tmp_path,
+        "primes",
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "args": {"path": "/mnt/user-data/outputs/primes.py", "content": script}}
+                ]
+            },
+            {"tool_calls": [{"name": "bash", "args": {"command": "python3 outputs/primes.py"}}]},
+            "Here are the first 10 primes: 2, 3, 5, 7, 11, 13, 17, 19, 23, 29.",
+        ],
+        on_exhausted="repeat_last",
+    )
+    request = "Write outputs/primes.py, a Python script that prints the first 10 primes, and run it"
+    out = run_cli("run", request, "--config", str(cfg), cwd=tmp_path)
+    assert "No module named 'primesieve_not_installed'" in out.stdout  # the failure was shown as it ran
+    assert out.returncode == 1, out.stdout
+    assert "Not done" in out.stderr and "last tool call failed" in out.stderr and "primesieve" in out.stderr
+
+
 def test_run_exits_non_zero_when_the_model_call_failed(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, "failing", [{"error": "the endpoint is down"}], on_exhausted="repeat_last")
     data = yaml.safe_load(cfg.read_text())

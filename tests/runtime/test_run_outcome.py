@@ -56,6 +56,37 @@ def test_a_command_that_failed_and_was_not_run_again_fails_the_run() -> None:
     ]
 
 
+def test_a_note_the_model_ignored_counts_as_left_but_an_explanation_or_a_new_run_does_not() -> None:
+    """A rule that speaks once stays quiet after its note, so nothing is left when the rounds end:
+    a final reply that only says again what the note was sent back for (nothing ran since) leaves
+    the note's findings unresolved; a reply that explains, or a command run after the note, does not."""
+    from langchain_core.messages import ToolMessage
+
+    from herdsman.middleware.completion.findings import FINDINGS_KEY
+    from herdsman.turns.turn import HARNESS_NAME
+
+    found = {"rule": "command.failed_not_retried", "evidence": {"tool": "bash"}, "text": "No module named 'x'."}
+    note = HumanMessage("[harness check] Not done yet", name=HARNESS_NAME, additional_kwargs={FINDINGS_KEY: [found]})
+    run = [
+        HumanMessage("write primes.py and run it"),
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 primes.py"}, "id": "c1"}]),
+        ToolMessage("ModuleNotFoundError: No module named 'x'\n[exit code 1]", tool_call_id="c1", name="bash"),
+        AIMessage("Here are the primes: 2, 3, 5."),
+        note,
+    ]
+    ignored = run_outcome({"messages": [*run, AIMessage("Here are  the primes: 2, 3, 5.\n")]})
+    assert (
+        not ignored.ok and "last tool call failed" in ignored.problems[0] and "No module named" in ignored.problems[0]
+    )
+    assert run_outcome({"messages": [*run, AIMessage("It failed: the package x is not installed here.")]}).ok
+    again = [
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 primes2.py"}, "id": "c2"}]),
+        ToolMessage("2 3 5", tool_call_id="c2", name="bash"),
+        AIMessage("Here are the primes: 2, 3, 5."),
+    ]
+    assert run_outcome({"messages": [*run, *again]}).ok
+
+
 def test_the_problems_are_in_the_language_of_the_request() -> None:
     """A Chinese request reads the heading and each line in Chinese; the English note written for
     the model is left out, the finding's evidence (the path, the command's error) is kept."""

@@ -956,9 +956,12 @@ const scenarios = {
     await send(page, "sleep please");
     const detail = page.getByTestId("run-detail");
     await detail.filter({ hasText: "running bash sleep 3" }).waitFor({ timeout: 15000 });
-    await page.waitForTimeout(1200);
-    const running = await detail.innerText();
-    check("the command running, and for how long", /^step 1 · running bash sleep 3; echo woke up.* · [1-9] s$/.test(running), running);
+    // The command takes 3 s: wait for its elapsed time to reach a second (no fixed pause, which a
+    // loaded machine can stretch past the command's end).
+    const elapsed = /^step 1 · running bash sleep 3; echo woke up.* · [1-9] s$/;
+    const running = await detail.filter({ hasText: elapsed }).innerText({ timeout: 5000 })
+      .catch(async () => (await detail.allInnerTexts()).join(" | "));
+    check("the command running, and for how long", elapsed.test(running), running);
     const lengths = await page.evaluate(() => [...new Set(window.__headlines)]);
     check("the call's command grew while it was written", lengths.length >= 3, lengths);
     check("the card said it was being written", await page.evaluate(() => window.__statuses.includes("writing")));
@@ -1012,6 +1015,37 @@ const scenarios = {
     const file = page.locator('[data-testid="file-item"][data-path="/mnt/user-data/outputs/draft.md"]');
     await file.waitFor({ timeout: 10000 });
     check("the file was written", (await file.count()) === 1);
+  },
+
+  async textcall(page) {
+    // The model writes a tool call as text (hundreds of characters of JSON): while the run goes the
+    // conversation shows a failed step, collapsed, that names the tool; the check then sends the
+    // model back, and its note and the rejected reply fold into one line. Never is the raw call
+    // the agent's message.
+    await page.goto(baseUrl);
+    await page.evaluate(() => {
+      window.__steps = [];
+      window.__agent = [];
+      new MutationObserver(() => {
+        for (const step of document.querySelectorAll('[data-testid="text-call"]')) {
+          window.__steps.push({ summary: step.querySelector("summary")?.textContent ?? "", open: step.open });
+        }
+        for (const m of document.querySelectorAll('[data-testid="message-agent"]')) window.__agent.push(m.textContent);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await send(page, "textcall write the tests");
+    await lastAgent(page).filter({ hasText: "echo: textcall write the tests" }).waitFor({ timeout: 20000 });
+    await page.getByTestId("send").waitFor({ timeout: 20000 });
+    const steps = await page.evaluate(() => window.__steps);
+    check("a failed step naming the tool", steps.some((s) => s.summary.includes("write_file") && /written as text, not run/.test(s.summary)), steps.slice(0, 3));
+    check("collapsed", steps.every((s) => !s.open));
+    const agent = await page.evaluate(() => window.__agent);
+    check("no agent message ever held the raw call", agent.every((text) => !text.includes("tool_call") && !text.includes("assert pal")), agent.slice(-3));
+    const fold = page.getByTestId("check-fold").last();
+    await fold.locator("summary").click();
+    const rules = await fold.getByTestId("check-rule").allInnerTexts();
+    check("the check's note folded, naming the call written as text", rules.includes("call.as_text"), rules);
+    await shot(page, "text-call");
   },
 
   async outcome(page) {

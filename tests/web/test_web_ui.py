@@ -336,10 +336,23 @@ def test_trace_steps_through_model_calls_and_bash_commands(shell_gateway: Runnin
     assert checks["failed stdout"] and checks["failed stderr"] and checks["previous"]
 
 
+@pytest.fixture(scope="module")
+def paced_gateway(gateway: RunningGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningGateway]:
+    """A gateway whose bash runs even without bubblewrap and whose lead streams each piece of a
+    reply (its text, a call's arguments) a quarter second after the one before: further apart than
+    the gateway's stream wakes up on a loaded machine, so the browser gets the pieces one by one.
+    At 0.03 s apart a call's arguments reached the page in one batch under CPU load, and the card
+    never showed the call growing (the test failed)."""
+    options = {"stream_chunk_chars": 12, "chunk_delay": 0.25}
+    home = tmp_path_factory.mktemp("web-paced")
+    with web_gateway(home, model_options=options, sandbox={"allow_unisolated_bash": True}) as served:
+        yield served
+
+
 def test_progress_shows_the_call_being_written_the_command_running_and_an_estimate(
-    shell_gateway: RunningGateway,
+    paced_gateway: RunningGateway,
 ) -> None:
-    checks = run_scenario(shell_gateway, "progress")
+    checks = run_scenario(paced_gateway, "progress")
     assert checks["the call's command grew while it was written"] and checks["the card said it was being written"]
     assert checks["the command running, and for how long"] and checks["an estimate of a model step here"]
     assert checks["no outcome line after a run that delivered"]
@@ -372,6 +385,13 @@ def test_a_call_sent_whole_at_the_end_is_shown_growing_while_it_is_written(draft
     )
     assert checks["the real call replaced the draft"] and checks["the file was written"]
     assert checks["the header said a call is written"]
+
+
+def test_a_call_the_model_wrote_as_text_is_a_failed_step_not_its_message(gateway: RunningGateway) -> None:
+    checks = run_scenario(gateway, "textcall")
+    assert checks["a failed step naming the tool"] and checks["collapsed"]
+    assert checks["no agent message ever held the raw call"]
+    assert checks["the check's note folded, naming the call written as text"]
 
 
 def test_a_run_without_its_deliverable_or_with_an_error_says_so(gateway: RunningGateway) -> None:

@@ -9,7 +9,8 @@ the workspace and ``SUMMARY`` to the outputs in one step; ``slow N`` takes N slo
 steps (for reloading mid-run); ``fail`` (or ``失败``) makes the model call fail; ``code`` answers with a fenced
 Python block (:data:`CODE_ANSWER`); ``shell`` runs :data:`SHELL_COMMANDS` with bash one after
 another (the first writes ``outputs/shell.txt``, the second fails); ``sleep`` runs a bash command
-that takes 3 s; ``draft`` writes :data:`DRAFT_TEXT` to ``outputs/draft.md``; ``essay``
+that takes 3 s; ``draft`` writes :data:`DRAFT_TEXT` to ``outputs/draft.md``; ``textcall`` writes a tool call as
+text (:data:`TEXT_CALL`); ``essay``
 writes :data:`ESSAY_NOTES` to ``outputs/essay-notes.md``, then answers with the long :data:`STORY`. Anything else is echoed. Tool calls stream their arguments a few characters at a
 time, as providers' models do.
 
@@ -20,6 +21,7 @@ then the lead writes PATH, as a model does when the check tells it the file is m
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -97,6 +99,14 @@ DRAFT_TEXT = "".join(
 """What ``draft`` writes to outputs/draft.md: long enough to be seen growing while it is written."""
 
 
+TEXT_CALL = (
+    "<tool_call>\n"
+    + json.dumps({"name": "write_file", "arguments": {"path": "test_pal.py", "content": "assert pal('aba')\n" * 40}})
+    + "\n</tool_call>"
+)
+"""What ``textcall`` answers: a tool call written as text (as a small model does), never run."""
+
+
 def _write(path: str, content: str) -> dict[str, Any]:
     return {"name": "write_file", "args": {"path": path, "content": content}}
 
@@ -171,6 +181,8 @@ def web_reply(messages: list[BaseMessage]) -> Any:
             return {"tool_calls": [_write("/mnt/user-data/outputs/draft.md", DRAFT_TEXT)]}
         if first == "sleep":
             return {"tool_calls": [{"name": "bash", "args": {"command": SLEEP_COMMAND}}]}
+        if first == "textcall":
+            return TEXT_CALL
         return f"echo: {human}"
     if last.type == "tool":
         if first == "slow":

@@ -287,3 +287,26 @@ def noted(messages: Iterable[Any], rule: str, **evidence: Any) -> bool:
             if data.get("rule") == rule and all((data.get("evidence") or {}).get(k) == v for k, v in evidence.items()):
                 return True
     return False
+
+
+def ignored_note(run: Sequence[Any]) -> list[dict[str, Any]]:
+    """The findings of the last harness note in ``run`` (one run's messages, its final reply last)
+    when the model ignored that note: nothing ran after it and the final reply says again what the
+    reply the note was sent back for said (the same words, spacing aside).
+
+    A rule that says its piece once (:func:`noted`) stays quiet after its note, so the repeated
+    claim would stand as done: the README's primes script failed, the note said so, the model said
+    "Here are the primes" again and ``herdsman run`` exited 0. An answer that differs (the model
+    explains the failure) is not an ignored note."""
+    at = next((i for i in range(len(run) - 1, -1, -1) if is_harness(run[i])), None)
+    if at is None or at == 0 or at == len(run) - 1:
+        return []
+    before, after = run[at - 1], run[-1]
+    if any(getattr(m, "type", "") == "tool" or getattr(m, "tool_calls", None) for m in (before, *run[at + 1 :])):
+        return []
+    if getattr(before, "type", "") != "ai" or getattr(after, "type", "") != "ai":
+        return []
+    said = " ".join(str(getattr(before, "text", "")).split())
+    if not said or said != " ".join(str(getattr(after, "text", "")).split()):
+        return []
+    return [dict(data) for data in run[at].additional_kwargs.get(FINDINGS_KEY) or ()]

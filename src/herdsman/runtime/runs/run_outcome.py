@@ -9,8 +9,11 @@ deliverable is missing when the completion check's rounds ran out with a finding
 :data:`~herdsman.middleware.completion.findings.DELIVERABLE_MISSING` left (``completion_unresolved``), and
 its work failed when one of :data:`WORK_FAILED` is left (the last command failed and was not run
 again, a script it wrote does not parse: the README's primes script that imported a package not
-installed ended with exit 0). Other findings left (a number no tool showed, a URL) are not
-counted. All of it is read from typed fields, never from the words of the answer.
+installed ended with exit 0). A note the model ignored counts as findings left
+(:func:`~herdsman.middleware.completion.findings.ignored_note`: it said the same again and ran
+nothing, so a rule that speaks once let the claim stand). Other findings left (a number no tool
+showed, a URL) are not counted. All of it is read from typed fields (for an ignored note, also
+whether the reply is the same again), never from what the answer says.
 
 The sentences are in the language of the user's request (:mod:`~herdsman.language.user_words`):
 a person who wrote in Chinese reads "未完成：" and what each rule detects in Chinese. The check's
@@ -29,8 +32,8 @@ from langchain_core.messages import AIMessage
 from herdsman.agents.model_failure import failed_reason
 from herdsman.language.user_words import has, say
 from herdsman.middleware.completion.check import ERROR_REPLIES
-from herdsman.middleware.completion.findings import DELIVERABLE_MISSING, RULES
-from herdsman.turns.turn import stop_reason, turn_language
+from herdsman.middleware.completion.findings import DELIVERABLE_MISSING, RULES, ignored_note
+from herdsman.turns.turn import stop_reason, this_run, turn_language
 
 WORK_FAILED = frozenset({"command.failed_not_retried", "script.does_not_parse"})
 """Rules of the completion check whose finding, left when its rounds ran out, means the run's work
@@ -98,7 +101,8 @@ def run_outcome(values: Mapping[str, Any]) -> RunOutcome:
             problems.append(say("outcome.limit", language, reason=reason, text=last.text))
         elif failed_reason(last) is not None or last.text.startswith(ERROR_REPLIES):
             problems.append(say("outcome.failed", language, text=last.text))
-    for finding in values.get("completion_unresolved") or []:
+    left = values.get("completion_unresolved") or ignored_note(this_run(messages)[1])
+    for finding in left:
         if isinstance(finding, Mapping) and finding.get("rule") in DELIVERABLE_MISSING:
             problems.append(_missing(finding, language))
         elif isinstance(finding, Mapping) and finding.get("rule") in WORK_FAILED:
