@@ -1,6 +1,9 @@
 """Skill selection: given a request that names no skill, does the lead activate the one that fits?
 
-30 requests (:data:`REQUESTS`, 6 in Chinese), each fitting exactly one public skill. A request
+Two splits (``--split``). ``test`` (the default, the figure to report): 30 requests
+(:data:`REQUESTS`, 6 in Chinese), each fitting exactly one public skill. ``dev``: 63 requests
+(:data:`DEV_REQUESTS`, 28 in Chinese), every public skill at least twice, and 16 that fit no skill
+(general questions: one of them activating a skill is a mistake, counted in ``no_skill``). A request
 whose skill is not installed under ``skills/public/`` is skipped (and listed). Each is sent to the
 lead agent (the default configuration: the embedded model's ``small`` profile, its middlewares, the
 skills of this checkout) in a new thread, for at most ``--max-steps`` model calls, and the skill it
@@ -14,7 +17,8 @@ activates is read from what happened:
 A request counts as ``right`` when that is its skill, ``wrong`` when it is another, ``none`` when
 no skill was activated. ``preselection`` gives, for the same requests and with no model at all,
 how often the ranking of :mod:`herdsman.prompting.skill_ranking` puts the right skill first
-(``top1``) and among the candidates offered (``offered``).
+(``top1``), among the candidates offered (``offered``) and as the clear choice ``activate`` takes
+(``clear``); with requests that fit no skill, how often none is offered and none is the clear choice.
 
 ``--model embedded`` (the default) runs the embedded model: slow (a minute or more a request) and
 it takes the machine's generation lock, so it is run by hand. ``--model scripted`` is the dry
@@ -22,15 +26,19 @@ mode that tests the pipeline: a scripted model that reads the SKILL.md of the fi
 harness offers it (or answers without a skill when none is offered), so ``right`` then measures
 the pre-selection through the real middlewares.
 
-Prints one JSON line: ``{"benchmark", "model", "auto_select", "requests", "skipped", "right",
-"wrong", "none", "right_share", "per_skill": {skill: {right, wrong, none}}, "results":
-[{id, skill, activated, language}], "preselection": {top1, offered}}``.
+Prints one JSON line: ``{"benchmark", "split", "model", "auto_select", "requests", "skipped",
+"right", "wrong", "none", "right_share", "per_skill": {skill: {right, wrong, none}}, "no_skill":
+{requests, none, activated} (dev), "results": [{id, skill, activated, language}], "preselection":
+{top1, offered, clear, of, "no_skill": {none_offered, none_activated, of} (dev)}}``; right, wrong,
+none and the pre-selection's top1, offered and clear count the requests that fit a skill.
 
     python benchmarks/skill_selection.py [--model embedded|scripted] [--auto-select off|suggest|activate]
-        [--only ID,ID] [--max-steps 4]
+        [--split test|dev] [--only ID,ID] [--max-steps 4]
 
-The requests were written before the ranking was tried on them and must not be tuned to it (see
-benchmarks/README.md): they are a test split.
+Both splits were written before the ranking was tried on them. The ranking, its word lists and
+thresholds and the skills' ``examples`` are tuned on the dev split only; the test split is run to
+report, and no rule, example or threshold may be changed by reading which of its requests fail
+(see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -49,9 +57,10 @@ from benchkit.model_cli import model_run_parser, print_figures
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 REPO = Path(__file__).resolve().parents[1]
+Request = tuple[str, str | None, str]
 
 # (id, skill, request): written as a user would type them, one skill each.
-REQUESTS: tuple[tuple[str, str, str], ...] = (
+REQUESTS: tuple[Request, ...] = (
     ("dashboard", "dashboard", "I uploaded sales.csv - build me an HTML dashboard with KPI cards and a few charts."),
     ("analysis", "data-analysis", "What is the average order value per region in orders.csv? Plot it as a bar chart."),
     (
@@ -120,6 +129,140 @@ REQUESTS: tuple[tuple[str, str, str], ...] = (
     ("zh-minutes", "meeting-notes", "这是今天会议的记录 notes.txt，请整理出会议纪要和待办事项。"),
     ("zh-translate", "translate-keep-format", "把 guide.md 翻译成英文，保持原来的 Markdown 格式不变。"),
 )
+
+# The development split: (id, skill or None, request), written as users would type them before the
+# ranking was tried on them, every public skill at least twice, about half in Chinese, and
+# requests that fit no skill (``None``: general questions, which must activate none). The ranking
+# and the skills' ``examples`` may be tuned on this split; REQUESTS above stay the test split.
+DEV_REQUESTS: tuple[Request, ...] = (
+    ("cr-audit", "code-review", "Can you look over the Python files in src/ and point out bugs and bad practices?"),
+    ("zh-cr", "code-review", "帮我检查一下上传的代码，看看有哪些问题需要修改。"),
+    (
+        "dash-stock",
+        "dashboard",
+        "Turn inventory.xlsx into a single HTML page that gives an overview of stock levels with charts.",
+    ),
+    ("zh-dash", "dashboard", "用 traffic.csv 做一个网页版的数据看板，要有关键指标和图表。"),
+    (
+        "an-growth",
+        "data-analysis",
+        "Which product category had the highest revenue growth in sales_2023.csv? Show me a chart.",
+    ),
+    ("an-steps", "data-analysis", "Here's my fitness tracker export (steps.csv). On which weekday do I walk the most?"),
+    ("zh-an", "data-analysis", "统计一下 scores.csv 里各班的平均分和最高分。"),
+    (
+        "clean-dates",
+        "data-cleaning",
+        "The dates in contacts.csv are in three different formats and some emails are blank - fix the table "
+        "and remove duplicates.",
+    ),
+    ("zh-clean", "data-cleaning", "帮我清洗一下 members.csv，去掉重复的行和空值。"),
+    (
+        "res-battery",
+        "deep-research",
+        "Research the state of solid-state battery technology: who is leading, what are the obstacles, and when "
+        "might it reach cars? Cite your sources.",
+    ),
+    ("zh-res", "deep-research", "深入调研一下国内外大语言模型的发展现状，写一份带参考来源的报告。"),
+    ("org-chart", "diagram", "Make an org chart: the CEO with three managers under her, each with two engineers."),
+    ("zh-flow", "diagram", "帮我画一个用户注册流程的流程图。"),
+    ("crop", "image-tools", "Crop banner.png to a square and save it as JPEG."),
+    ("zh-img", "image-tools", "把 avatar.png 缩小到 200x200 像素。"),
+    ("cover", "letter-or-email", "Draft a cover letter for a junior data analyst job using my notes in cv_notes.txt."),
+    ("zh-mail", "letter-or-email", "帮我写一封邮件给客户，告诉他们发货会推迟一周。"),
+    (
+        "talk-md",
+        "markdown-to-slides",
+        "I have talk.md with my talk outline; turn each ## heading into its own slide in a .pptx.",
+    ),
+    ("zh-md", "markdown-to-slides", "把 lecture.md 这个 Markdown 文件转换成 PPT。"),
+    (
+        "call-actions",
+        "meeting-notes",
+        "Attached is the transcript of our planning call. List the action items with owners and due dates.",
+    ),
+    ("zh-todo", "meeting-notes", "根据 call.txt 里的通话记录整理出待办事项，每项写上负责人。"),
+    (
+        "quarter-pdf",
+        "pdf-report",
+        "Make me a PDF of the quarterly results with a table of the numbers, ready to print.",
+    ),
+    ("zh-pdf", "pdf-report", "把这份报告导出成 PDF 文件，要有页码。"),
+    (
+        "no-docs",
+        "readme-writer",
+        "My repo has no documentation. Write the README explaining what it does and how to install it.",
+    ),
+    ("zh-readme", "readme-writer", "给我上传的项目写一个 README 文件。"),
+    (
+        "survey-report",
+        "report-writing",
+        "Write up a report on the results of our customer satisfaction survey, with an executive summary and "
+        "recommendations.",
+    ),
+    ("zh-report", "report-writing", "写一份关于本月项目进展的工作报告。"),
+    (
+        "papers-brief",
+        "research-brief",
+        "Based only on the papers I uploaded, write a brief comparing their methods, citing each paper.",
+    ),
+    ("zh-brief", "research-brief", "根据我上传的几篇文章写一份简报，注明引用出处。"),
+    (
+        "weekly-skill",
+        "skill-creator",
+        "Create a new skill that turns our weekly CSV export into a summary, so the agent can reuse it.",
+    ),
+    ("zh-skill", "skill-creator", "把这个流程做成一个技能，以后可以直接调用。"),
+    ("kickoff", "slide-deck", "I need a short deck for a team kickoff meeting: goals, timeline, roles."),
+    ("zh-team", "slide-deck", "做一个介绍我们团队的PPT，五页左右。"),
+    (
+        "wedding",
+        "spreadsheet",
+        "Build a budget spreadsheet for a wedding with categories, costs, and a sum formula at the bottom.",
+    ),
+    ("zh-hours", "spreadsheet", "做一个 Excel 表格记录每周的工时，自动计算总和。"),
+    (
+        "top-buyers",
+        "sql-over-csv",
+        "Write a SQL query that finds the top 5 customers by total spend from purchases.csv.",
+    ),
+    ("zh-sql", "sql-over-csv", "用 SQL 查询 orders.csv，按城市分组统计订单数量。"),
+    ("parse-date", "test-writer", "Add tests for the parse_date function in dates.py and check they pass."),
+    ("zh-test", "test-writer", "给 calculator.py 写单元测试并运行。"),
+    ("voice-over", "text-to-speech", "Make a voice-over audio file from script.txt for my video."),
+    ("zh-tts", "text-to-speech", "把 story.txt 转成语音文件。"),
+    ("french", "translate-keep-format", "Translate docs/install.md to French; don't touch the code blocks or links."),
+    ("zh-ja", "translate-keep-format", "把这个 Markdown 文档翻译成日文，表格和标题格式保持不变。"),
+    (
+        "homepage",
+        "web-page-builder",
+        "Build a small personal website with a home page, an about page and a projects page.",
+    ),
+    ("zh-event", "web-page-builder", "帮我做一个活动宣传的网页，包含报名按钮。"),
+    (
+        "handbook",
+        "word-document",
+        "Write the employee handbook as a Word document with headings and a table of contents.",
+    ),
+    ("zh-contract", "word-document", "把这份合同整理成 Word 文档（.docx）。"),
+    ("no-capital", None, "What's the capital of Australia?"),
+    ("no-joke", None, "Tell me a joke about programmers."),
+    ("no-sourdough", None, "How do I make a sourdough starter at home?"),
+    ("no-arith", None, "What is 17 times 23?"),
+    ("no-tuple", None, "What's the difference between a list and a tuple in Python?"),
+    ("no-sea", None, "Write a short poem about the sea."),
+    ("no-hello", None, "Hi! What can you do?"),
+    ("no-loop", None, "Why does my for loop print the last value three times in JavaScript?"),
+    ("no-sleep", None, "Give me three tips for sleeping better."),
+    ("no-fix", None, "Fix the bug in main.py where the loop never ends."),
+    ("no-tides", None, "Explain how tides work and why there are two a day."),
+    ("zh-no-sky", None, "为什么天空是蓝色的？"),
+    ("zh-no-trip", None, "周末去杭州玩两天，有什么推荐的景点？"),
+    ("zh-no-poem", None, "写一首关于春天的短诗。"),
+    ("zh-no-word", None, "“内卷”这个词是什么意思？"),
+    ("zh-no-cook", None, "红烧肉怎么做比较好吃？"),
+)
+SPLITS = {"test": REQUESTS, "dev": DEV_REQUESTS}
 _SKILL_DIR = re.compile(r"/mnt/skills/(?:public|custom)/([a-z0-9]+(?:-[a-z0-9]+)*)")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -130,12 +273,14 @@ def installed_skills(root: Path = REPO / "skills") -> set[str]:
 
 
 def select(
-    requests: Iterable[tuple[str, str, str]], installed: set[str], only: str | None = None
-) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """``(requests to run, ids skipped because their skill is not installed)``; ``only``: ids, comma-separated."""
+    requests: Iterable[Request], installed: set[str], only: str | None = None
+) -> tuple[list[Request], list[str]]:
+    """``(requests to run, ids skipped because their skill is not installed)``; ``only``: ids,
+    comma-separated. A request that fits no skill (``None``) is always run."""
     wanted = set(only.split(",")) if only else None
     chosen = [r for r in requests if wanted is None or r[0] in wanted]
-    return [r for r in chosen if r[1] in installed], [r[0] for r in chosen if r[1] not in installed]
+    runs = [r for r in chosen if r[1] is None or r[1] in installed]
+    return runs, [r[0] for r in chosen if r not in runs]
 
 
 def activated(state: Mapping[str, Any]) -> str | None:
@@ -155,29 +300,50 @@ def activated(state: Mapping[str, Any]) -> str | None:
 
 
 def tally(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The counts of right, wrong and none, overall and per skill."""
+    """The counts of right, wrong and none, overall and per skill, of the requests that fit a skill;
+    with requests that fit none, ``no_skill``: how many there were, how many activated none, and
+    the skill each other one activated."""
     per_skill: dict[str, dict[str, int]] = {}
     totals = {"right": 0, "wrong": 0, "none": 0}
+    general = [r for r in results if r["skill"] is None]
+    results = [r for r in results if r["skill"] is not None]
     for r in results:
         outcome = "none" if r["activated"] is None else "right" if r["activated"] == r["skill"] else "wrong"
         totals[outcome] += 1
         per_skill.setdefault(r["skill"], {"right": 0, "wrong": 0, "none": 0})[outcome] += 1
     share = round(totals["right"] / len(results), 3) if results else None
-    return {**totals, "right_share": share, "per_skill": dict(sorted(per_skill.items()))}
+    figures = {**totals, "right_share": share, "per_skill": dict(sorted(per_skill.items()))}
+    if general:
+        activated = {r["id"]: r["activated"] for r in general if r["activated"] is not None}
+        figures["no_skill"] = {"requests": len(general), "none": len(general) - len(activated), "activated": activated}
+    return figures
 
 
-def preselection(requests: Sequence[tuple[str, str, str]], skills_root: Path) -> dict[str, Any]:
-    """How the model-free ranking does on ``requests``: right skill first, and among those offered."""
+def preselection(requests: Sequence[Request], skills_root: Path) -> dict[str, Any]:
+    """How the model-free ranking does on ``requests``: of those that fit a skill, how often it is
+    first (``top1``), among those offered (``offered``) and the clear choice ``activate`` takes
+    (``clear``); of those that fit none (when there are any), how often no skill is offered
+    (``none_offered``) and none is the clear choice (``none_activated``)."""
     from herdsman.prompting.skill_ranking import SkillRanker
     from herdsman.skills import load_skills
 
     ranker = SkillRanker(load_skills(skills_root).skills)
-    top1 = offered = 0
+    top1 = offered = clear = quiet = unchosen = 0
+    fitting = [r for r in requests if r[1] is not None]
     for _, skill, text in requests:
         candidates = [c.skill.name for c in ranker.candidates(text)]
+        choice = ranker.clear_choice(text)
+        if skill is None:
+            quiet += not candidates
+            unchosen += choice is None
+            continue
         top1 += bool(candidates) and candidates[0] == skill
         offered += skill in candidates
-    return {"top1": top1, "offered": offered, "of": len(requests)}
+        clear += choice is not None and choice.name == skill
+    figures: dict[str, Any] = {"top1": top1, "offered": offered, "clear": clear, "of": len(fitting)}
+    if len(fitting) < len(requests):
+        figures["no_skill"] = {"none_offered": quiet, "none_activated": unchosen, "of": len(requests) - len(fitting)}
+    return figures
 
 
 def first_candidate_model() -> Any:
@@ -223,14 +389,20 @@ def bench_config(home: Path, auto_select: str, max_steps: int, skills_root: Path
 
 
 async def run(
-    model: str, auto_select: str, only: str | None = None, max_steps: int = 4, skills_root: Path = REPO / "skills"
+    model: str,
+    auto_select: str,
+    only: str | None = None,
+    max_steps: int = 4,
+    skills_root: Path = REPO / "skills",
+    split: str = "test",
 ) -> dict[str, Any]:
-    """Every selected request through the lead; the figures as one dict."""
+    """Every selected request of ``split`` (``test``: :data:`REQUESTS`, ``dev``:
+    :data:`DEV_REQUESTS`) through the lead; the figures as one dict."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from herdsman.agents.lead import create_lead_agent, run_config
 
-    requests, skipped = select(REQUESTS, installed_skills(skills_root), only)
+    requests, skipped = select(SPLITS[split], installed_skills(skills_root), only)
     results = []
     with tempfile.TemporaryDirectory(prefix="skill-selection-") as tmp:
         config = bench_config(Path(tmp), auto_select, max_steps, skills_root)
@@ -252,6 +424,7 @@ async def run(
             print(f"{rid}: {skill} -> {results[-1]['activated']}", file=sys.stderr)
     return {
         "benchmark": "skill_selection",
+        "split": split,
         "model": model,
         "auto_select": auto_select,
         "requests": len(results),
@@ -264,7 +437,7 @@ async def run(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the arguments, run, print the JSON line."""
-    args = model_run_parser(
+    parser = model_run_parser(
         __doc__,
         "--auto-select",
         choices=("off", "suggest", "activate"),
@@ -273,8 +446,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         items="request ids",
         each="a request",
         max_steps=4,
-    ).parse_args(argv)
-    print_figures(asyncio.run(run(args.model, args.auto_select, args.only, args.max_steps)))
+    )
+    parser.add_argument(
+        "--split",
+        choices=tuple(SPLITS),
+        default="test",
+        help="test: the 30 held-out requests (the figure to report); dev: the requests to tune on",
+    )
+    args = parser.parse_args(argv)
+    print_figures(asyncio.run(run(args.model, args.auto_select, args.only, args.max_steps, split=args.split)))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,19 @@ def test_thirty_requests_each_for_one_skill_and_missing_skills_are_skipped() -> 
     )
 
 
+def test_the_dev_split_covers_every_public_skill_in_both_languages_and_holds_general_questions() -> None:
+    dev = bench.DEV_REQUESTS
+    assert len(dev) >= 40 and len({r[0] for r in dev}) == len(dev)
+    assert not {r[0] for r in dev} & {r[0] for r in bench.REQUESTS}
+    assert not {r[2] for r in dev} & {r[2] for r in bench.REQUESTS}  # no test request copied
+    assert {r[1] for r in dev if r[1]} == bench.installed_skills()
+    assert sum(bool(bench._CJK.search(r[2])) for r in dev) >= len(dev) / 4
+    general = [r for r in dev if r[1] is None]
+    assert len(general) >= 8 and any(bench._CJK.search(r[2]) for r in general)
+    run, skipped = bench.select(dev, {"diagram"})
+    assert skipped and {r[1] for r in run} == {"diagram", None}  # a general question is never skipped
+
+
 def test_the_judge_reads_the_recorded_skill_else_the_first_skill_folder_a_tool_touched() -> None:
     read = AIMessage(
         content="",
@@ -56,6 +69,16 @@ def test_the_judge_reads_the_recorded_skill_else_the_first_skill_folder_a_tool_t
     )
     assert (figures["right"], figures["wrong"], figures["none"], figures["right_share"]) == (1, 1, 1, 0.333)
     assert figures["per_skill"]["diagram"] == {"right": 1, "wrong": 0, "none": 1}
+    assert "no_skill" not in figures
+    general = bench.tally(
+        [
+            {"id": "a", "skill": "diagram", "activated": "diagram"},
+            {"id": "b", "skill": None, "activated": None},
+            {"id": "c", "skill": None, "activated": "pdf-report"},
+        ]
+    )
+    assert (general["right"], general["right_share"]) == (1, 1.0)  # counts only requests that fit a skill
+    assert general["no_skill"] == {"requests": 2, "none": 1, "activated": {"c": "pdf-report"}}
 
 
 def test_the_dry_run_goes_through_the_lead_and_prints_one_json_line(capsys) -> None:
@@ -79,3 +102,12 @@ def test_off_offers_nothing_and_activate_activates_the_clear_choice() -> None:
     assert off["none"] == off["requests"] == 1
     on = asyncio.run(bench.run("scripted", "activate", only="flowchart", max_steps=3))
     assert on["right"] == 1
+
+
+def test_general_questions_of_the_dev_split_activate_no_skill_through_the_lead() -> None:
+    ids = "no-capital,no-tides,zh-no-sky,cover"  # three general questions, one letter
+    figures = asyncio.run(bench.run("scripted", "activate", only=ids, max_steps=3, split="dev"))
+    assert figures["split"] == "dev" and figures["requests"] == 4
+    assert figures["no_skill"] == {"requests": 3, "none": 3, "activated": {}}
+    assert figures["right"] == 1  # the letter still gets its skill
+    assert figures["preselection"]["no_skill"] == {"none_offered": 3, "none_activated": 3, "of": 3}

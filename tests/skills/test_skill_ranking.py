@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from herdsman.prompting.skill_ranking import SkillRanker, candidates_note, terms
+from herdsman.skills import load_skills
 from herdsman.skills.model import Skill
+from tests.support import REPO
 
 
 def skill(name: str, description: str, examples: tuple[str, ...] = ()) -> Skill:
@@ -29,8 +31,14 @@ SKILLS = [
 
 def test_terms_are_stems_of_words_and_pairs_of_chinese_characters() -> None:
     assert terms("Slides for the flowcharts!") == ["slide", "flowc"]
-    assert terms("做幻灯片 deck") == ["做幻", "幻灯", "灯片", "deck"]
-    assert terms("把 a.csv 画图") == ["把", "csv", "画图"]
+    assert terms("做幻灯片 deck") == ["幻灯", "灯片", "deck"]
+    assert terms("把 a.csv 画图") == ["csv", "画图"]
+    # particles, pronouns and measure words cut a run as a space would: no "我画" or "一个"
+    assert terms("帮我画一个流程图") == ["画", "流程", "程图"]
+    # words any request says, and the length of an answer, are no terms; "Word" the program is one
+    assert terms("Explain how a lighthouse works in about 300 words") == ["light"]
+    assert terms("Give me a sourdough starter") == ["sourd"]
+    assert terms("a Word document") == ["word", "docum"]
 
 
 def test_the_skill_that_shares_telling_words_comes_first() -> None:
@@ -41,6 +49,31 @@ def test_the_skill_that_shares_telling_words_comes_first() -> None:
     # "csv" is in two skills, "sql" in one: the SQL one leads, the other may be offered too
     names = [c.skill.name for c in ranker.candidates("run SQL over sales.csv")]
     assert names[0] == "sql-over-csv"
+
+
+def test_one_shared_word_of_a_description_is_not_enough_but_one_of_the_name_is() -> None:
+    ranker = SkillRanker([*SKILLS, skill("pdf-report", "Produce a printable PDF report.")])
+    assert [c.skill.name for c in ranker.scores("Why does my loop print twice?")] == ["pdf-report"]
+    assert ranker.candidates("Why does my loop print twice?") == []  # "print" alone: no PDF wanted
+    assert ranker.clear_choice("Why does my loop print twice?") is None
+    assert [c.skill.name for c in ranker.candidates("I need the PDF by noon")] == ["pdf-report"]
+
+
+def test_general_questions_get_no_skill_from_the_public_skills() -> None:
+    ranker = SkillRanker(load_skills(REPO / "skills").skills)
+    assert len(ranker.skills) >= 20
+    for question in (
+        "Explain how a lighthouse works in about 300 words.",
+        "How far away is the moon?",
+        "Write a short story about a dragon.",
+        "用大约200字介绍一下长城。",
+        "给我讲一个关于猫的笑话。",
+    ):
+        assert ranker.candidates(question) == [], question
+        assert ranker.clear_choice(question) is None, question
+    # and a request for a skill's artifact still gets it, in either language
+    assert ranker.clear_choice("Draw a flowchart of how a lighthouse keeper's shift goes").name == "diagram"
+    assert "slide-deck" in [c.skill.name for c in ranker.candidates("把灯塔的工作原理做成幻灯片")]
 
 
 def test_activate_takes_only_a_clear_lead() -> None:

@@ -8,9 +8,14 @@ less than "flowchart" in one), divided by the fourth root of the skill's length 
 description does not win by size alone. Terms are language-neutral: words of scripts written with
 spaces, cut to a crude stem (:func:`herdsman.memory.facts.stem`: "slides" and "slide" meet), and,
 for scripts written without spaces (Chinese, Japanese, Thai...), each pair of neighbouring
-characters, so "幻灯片" meets "幻灯" in a skill's Chinese example. A request in one language meets
-a skill written in another only through what they share (file kinds, names, English words), which
-is what ``examples`` in the user's languages are for.
+characters, so "幻灯片" meets "幻灯" in a skill's Chinese example; characters that carry no topic
+(particles, pronouns, measure words: :data:`FUNCTION_CHARS`) cut those runs as spaces do. Words
+any request is made of (:data:`GENERIC`) are no terms. A request in one language meets a skill
+written in another only through what they share (file kinds, names, English words), which is what
+``examples`` in the user's languages are for.
+
+A request that fits no skill ("explain how a lighthouse works") should get none: a skill is offered
+only when it shares two terms with the request, or a term of its name (:data:`MIN_SHARED`).
 
 Written by hand rather than with a BM25 library (bm25s, rank-bm25): twenty-odd documents of a few
 hundred characters are scored in microseconds with a dict, the tokenizer (stems, CJK pairs) is the
@@ -33,13 +38,35 @@ from herdsman.skills.model import Skill
 _UNSPACED_CHAR = re.compile(f"^[{UNSPACED}]$")
 # words every request and skill is made of: they say nothing about which skill fits
 GENERIC = STOPWORDS | frozenset(
-    "use using used make made create write file files user users asks ask want need help skill skills "
-    "mnt data outputs output uploads workspace turn into it's them one two like get put save".split()
+    "use using used make made create write file files user users asks ask want need help "
+    "mnt data outputs output uploads workspace turn into it's them one two like get put save "
+    # what any request says, whatever it asks for
+    "tell show give look explain here there each every new short never work time times day days last first "
+    "next point out way thing things something good better best quick quickly simple really let let's lets "
+    "start three four five six seven eight nine ten "
+    "文件 可以 需要 关于".split()
 )
+# How long an answer should be ("in about 300 words"): said of any text, and "words" is not "Word".
+# Matched as written, not by stem.
+LENGTH_UNITS = frozenset("words characters sentences paragraphs lines".split())
+# Characters of unspaced scripts that hold no topic (particles, pronouns, measure words, question
+# words, "help", "do", "write"): they end a run as a space would, so "帮我画一个流程图" gives "画"
+# and the pairs of "流程图", not "我画" or "一个".
+FUNCTION_CHARS = frozenset(
+    "的了着过吗呢吧啊呀么嘛"  # particles
+    "我你您他她它们这那哪谁什怎"  # pronouns, question words
+    "是在有和与及或把被给让将就都也还又再很太之其并且而但如所等到从为"  # verbs of grammar, conjunctions
+    "一个些份张篇封种下"  # numbers and measure words ("一下", "一份")
+    "帮请想做写"  # "help me", "please", "do", "write": said of any request
+)
+_GENERIC_STEMS = frozenset(stem(word) for word in GENERIC)  # "starter" is as generic as "start"
 NAME_WEIGHT = 2
-# A skill is a candidate from this score (about one telling term shared) and, after the first,
-# while it keeps this share of the best score; at most MAX_CANDIDATES are offered.
+# A skill is a candidate from this score (about one telling term shared), when it shares at least
+# MIN_SHARED terms with the request or a term of its name (one word of a description, "print" or
+# "program", says little: "Why does my loop print twice?" wants no PDF), and, after the first, while
+# it keeps this share of the best score; at most MAX_CANDIDATES are offered.
 MIN_SCORE = 0.9
+MIN_SHARED = 2
 KEEP_SHARE = 0.5
 MAX_CANDIDATES = 3
 # ``activate`` takes the best skill only when it leads the next by this factor.
@@ -47,23 +74,27 @@ CLEAR_LEAD = 1.8
 
 
 def terms(text: str) -> list[str]:
-    """The terms of ``text``: stems of spaced words (two letters and more, not generic) and pairs
-    of neighbouring characters of unspaced scripts (a lone one stays whole)."""
+    """The terms of ``text``: stems of spaced words (two letters and more, not generic, no length
+    unit) and pairs of neighbouring characters of unspaced scripts, cut at the characters of
+    :data:`FUNCTION_CHARS` (a lone one stays whole)."""
     out: list[str] = []
     run: list[str] = []
 
     def flush() -> None:
         if len(run) == 1:
             out.append(run[0])
-        out.extend(a + b for a, b in zip(run, run[1:], strict=False))
+        out.extend(a + b for a, b in zip(run, run[1:], strict=False) if a + b not in GENERIC)
         run.clear()
 
     for word in normalize(text).split():
+        if word in FUNCTION_CHARS:
+            flush()
+            continue
         if _UNSPACED_CHAR.match(word):
             run.append(word)
             continue
         flush()
-        if len(word) >= 2 and word not in GENERIC and not word.isdigit():
+        if len(word) >= 2 and not word.isdigit() and word not in LENGTH_UNITS and stem(word) not in _GENERIC_STEMS:
             out.append(stem(word))
     flush()
     return out
@@ -100,6 +131,7 @@ class SkillRanker:
         n = len(self.skills)
         self._idf = {t: math.log(1 + n / d) for t, d in df.items()}
         self._norm = {name: max(1, sum(c.values())) ** 0.25 for name, c in self._terms.items()}
+        self._name_terms = {s.name: frozenset(terms(s.name.replace("-", " "))) for s in self.skills}
 
     def scores(self, request: str) -> list[Candidate]:
         """Every skill sharing a term with ``request``, best first (ties by name)."""
@@ -114,9 +146,18 @@ class SkillRanker:
             out.append(Candidate(skill, round(score, 3), tuple(shared)))
         return sorted(out, key=lambda c: (-c.score, c.skill.name))
 
+    def fitting(self, request: str) -> list[Candidate]:
+        """The skills that may fit ``request`` at all (see :data:`MIN_SCORE`), best first."""
+        return [
+            c
+            for c in self.scores(request)
+            if c.score >= MIN_SCORE
+            and (len(c.matched) >= MIN_SHARED or not self._name_terms[c.skill.name].isdisjoint(c.matched))
+        ]
+
     def candidates(self, request: str) -> list[Candidate]:
         """The skills worth offering for ``request`` (see :data:`MIN_SCORE`), best first."""
-        ranked = [c for c in self.scores(request) if c.score >= MIN_SCORE]
+        ranked = self.fitting(request)
         if not ranked:
             return []
         best = ranked[0].score
@@ -124,7 +165,7 @@ class SkillRanker:
 
     def clear_choice(self, request: str) -> Skill | None:
         """The best skill when it leads the next by :data:`CLEAR_LEAD` (what ``activate`` takes)."""
-        ranked = [c for c in self.scores(request) if c.score >= MIN_SCORE]
+        ranked = self.fitting(request)
         if not ranked:
             return None
         if len(ranked) > 1 and ranked[0].score < ranked[1].score * CLEAR_LEAD:
