@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import json
+import multiprocessing
 import os
+import secrets
 from pathlib import Path
 
 import pytest
 
 from herdsman.config.schema import QuotaVolumeConfig
-from herdsman.sandbox import volume
+from herdsman.sandbox import user_quota, volume
 from herdsman.sandbox.tree import remove_tree
 
 
@@ -47,3 +52,99 @@ def test_remove_tree_removes_links_not_their_targets(tmp_path: Path) -> None:
     assert remove_tree(tree) == []
     assert not tree.exists() and (outside / "keep.txt").read_text() == "keep"
     assert remove_tree(tree) == []  # gone already: no error
+
+
+# -- on the machine's volume: placement against the sweeps of other processes --------------------
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def own_volume(tmp_path: Path):
+    """A :class:`~herdsman.sandbox.volume.QuotaVolume` rooted in a folder of its own on the
+    machine's quota volume: its own homes, sweep and user index (ids far from the machine's),
+    removed at the end with its groups. Skipped without the volume (root and btrfs-progs)."""
+    machine = volume.quota_volume(QuotaVolumeConfig(mode="auto"), 100)
+    if machine is None:
+        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    root = machine.root / f".test-{secrets.token_hex(6)}"
+    (root / ".user-groups").mkdir(mode=0o700, parents=True)
+    (root / ".user-groups" / ".next").write_text(str(2**47 + secrets.randbelow(2**40)))
+    yield volume.QuotaVolume(root)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        groups = [user_quota.qgroup(1, json.loads(p.read_text())["index"]) for p in root.glob(".user-groups/*/*")]
+        for data in root.glob("*/threads/*/user-data"):
+            member_fd = os.open(data, os.O_RDONLY | os.O_DIRECTORY)
+            member = user_quota.qgroup(0, user_quota.subvolume_id(member_fd))
+            for group in groups:
+                with contextlib.suppress(OSError):
+                    user_quota._assign(member_fd, member, group, assign=False)
+            os.close(member_fd)
+        for group in groups:
+            with contextlib.suppress(OSError):
+                user_quota._create(fd, group, False)
+    finally:
+        os.close(fd)
+    remove_tree(root)
+
+
+def _sweep(root: str) -> int:
+    return volume.QuotaVolume(Path(root)).sweep()
+
+
+def _fill(folder: Path, size: int) -> None:
+    fd = os.open(folder / "big", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    finally:
+        os.close(fd)
+
+
+def test_a_sweep_in_another_process_leaves_a_thread_being_placed(own_volume, tmp_path: Path, monkeypatch) -> None:
+    """Found in a web UI test: "cannot set its disk quota on the volume (No such file or
+    directory)". Another process's sweep (a test's, with no grace) removed the thread's folder
+    while the thread was being placed, before its link was made."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setattr(volume, "SWEEP_GRACE", 0.0)  # as test_a_moved_home_keeps_its_threads_files sweeps
+    swept: list[int] = []
+    set_limit = volume.set_limit
+
+    def set_limit_then_sweep(fd: int, group: int, limit: int | None) -> None:
+        set_limit(fd, group, limit)
+        if not swept:  # the subvolume made, its link not yet: another process sweeps now
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                swept.append(pool.apply(_sweep, (str(own_volume.root),)))
+
+    monkeypatch.setattr(volume, "set_limit", set_limit_then_sweep)
+    assert own_volume.place(home, "t1", 100 * MIB, user_quota.Owner("ana", 1024 * MIB))
+    assert swept == [0]
+    (home / "threads" / "t1" / "user-data" / "notes.md").write_text("kept")
+    assert own_volume.place(home, "t1", 100 * MIB, user_quota.Owner("ana", 1024 * MIB))
+    assert (home / "threads" / "t1" / "user-data" / "notes.md").read_text() == "kept"
+
+
+@pytest.mark.parametrize("change", ["owner noted after placing", "group dropped by a sweep"])
+def test_a_thread_whose_group_is_not_its_users_any_more_is_joined_again(own_volume, tmp_path: Path, change) -> None:
+    """The thread's note named a group that is not its user's (the owner was noted after its
+    files were placed) or that is gone (a sweep dropped it): placing it again failed with "No
+    such file or directory", for good. It is counted against its user's bound instead."""
+    home = tmp_path / "home"
+    home.mkdir()
+    first = user_quota.Owner(None if change.startswith("owner") else "ana", 1024 * MIB)
+    assert own_volume.place(home, "t1", 100 * MIB, first)
+    if change.startswith("group"):  # what drop_gone_groups leaves: no entry, no group
+        index_file = next(own_volume.root.glob(".user-groups/*/*"))
+        group = user_quota.qgroup(1, json.loads(index_file.read_text())["index"])
+        fd = os.open(own_volume.thread_data(home, "t1"), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            user_quota._assign(fd, user_quota.qgroup(0, user_quota.subvolume_id(fd)), group, assign=False)
+            user_quota._create(fd, group, False)
+        finally:
+            os.close(fd)
+        index_file.unlink()
+    assert own_volume.place(home, "t1", 100 * MIB, user_quota.Owner("ana", 4 * MIB))
+    with pytest.raises(OSError) as refused:  # ana's bound holds the thread's writes
+        _fill(home / "threads" / "t1" / "user-data", 8 * MIB)
+    assert refused.value.errno == errno.EDQUOT

@@ -94,8 +94,16 @@ def _create(fd: int, group: int, create: bool) -> None:
     fcntl.ioctl(fd, QGROUP_CREATE, bytearray(struct.pack("QQ", int(create), group)), True)
 
 
-def _assign(fd: int, member: int, group: int) -> None:
-    fcntl.ioctl(fd, QGROUP_ASSIGN, bytearray(struct.pack("QQQ", 1, member, group)), True)
+def _assign(fd: int, member: int, group: int, assign: bool = True) -> None:
+    fcntl.ioctl(fd, QGROUP_ASSIGN, bytearray(struct.pack("QQQ", int(assign), member, group)), True)
+
+
+def _parse_group(name: str | None) -> int | None:
+    """The id of the level-1 group named ``1/<n>`` (None: not such a name)."""
+    level, _, index = (name or "").partition("/")
+    if level != "1" or not index.isdigit() or not 0 < int(index) <= MAX_INDEX:
+        return None
+    return qgroup(1, int(index))
 
 
 def _key(home_id: str, user: str | None) -> str:
@@ -183,11 +191,21 @@ class UserGroups:
     def index_of(self, home_id: str, user: str | None) -> int:
         """The index ``n`` of the group ``1/n`` of ``user`` of the home ``home_id`` (handed out
         on first use): one entry read, whatever the number of homes and users."""
+        with self._held(home_id, user) as index:
+            return index
+
+    @contextlib.contextmanager
+    def _held(self, home_id: str, user: str | None) -> Iterator[int]:
+        """The index of ``user``'s group (handed out on first use), the index's lock held until
+        the block ends: shared when the entry was there, exclusive when it is made. The sweep
+        (:meth:`drop_gone_groups`) takes the lock exclusive, so it never drops a group between
+        the lookup and what the block does with the group."""
         path = self._entry(home_id, user)
         with self._locked(exclusive=False):
             index = self._read(path, user)
-        if index is not None:
-            return index
+            if index is not None:
+                yield index
+                return
         with self._locked(exclusive=True):
             counter = self._counter()  # the earlier versions' table carried over first: it may hold the entry
             index = self._read(path, user)  # or another process made it meanwhile
@@ -195,7 +213,7 @@ class UserGroups:
                 index = self._next(counter)
                 path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 _write_whole(path, json.dumps({"user": user or "", "index": index}).encode())
-        return index
+            yield index
 
     def _counter(self) -> Path:
         """The counter's file (under the exclusive lock), made on first use from the table of
@@ -247,26 +265,33 @@ class UserGroups:
             return int(max(table.values())) + 1 + LEGACY_GAP
         return 1
 
-    def join(self, fd: int, home_id: str, user: str | None, limit_bytes: int | None) -> str:
-        """Assign the subvolume open as ``fd`` to the group of ``user`` of ``home_id`` (made
-        when missing), and set that group's limit; the group's name, ``1/<n>``."""
-        index = self.index_of(home_id, user)
-        group = qgroup(1, index)
-        try:
-            _create(fd, group, True)
-        except FileExistsError:
-            pass
-        try:
-            _assign(fd, qgroup(0, subvolume_id(fd)), group)
-        except FileExistsError:
-            pass  # assigned already (another process placed the thread at once)
-        set_limit(fd, group, limit_bytes)
-        return f"1/{index}"
-
-    def limit(self, fd: int, home_id: str, user: str | None, limit_bytes: int | None) -> None:
-        """Set the limit of the group of ``user`` of ``home_id`` again (a changed setting
-        applies after a restart)."""
-        set_limit(fd, qgroup(1, self.index_of(home_id, user)), limit_bytes)
+    def join(self, fd: int, home_id: str, user: str | None, limit_bytes: int | None, noted: str | None = None) -> str:
+        """Count the subvolume open as ``fd`` against the group of ``user`` of ``home_id`` and
+        set that group's limit; the group's name, ``1/<n>``. ``noted``: the group the subvolume
+        was assigned to before (the thread's note). When that is still the user's group and it
+        exists, only its limit is set again; otherwise the group is made when missing and the
+        subvolume assigned to it (and taken out of the noted group): a thread whose owner was
+        noted after its files were placed, or whose group is gone, is counted again, never
+        refused."""
+        with self._held(home_id, user) as index:
+            group, name = qgroup(1, index), f"1/{index}"
+            if noted == name:
+                try:
+                    set_limit(fd, group, limit_bytes)
+                    return name
+                except FileNotFoundError:
+                    log.warning("quota_volume_user_group_made_again", group=name, home=home_id)
+            with contextlib.suppress(FileExistsError):
+                _create(fd, group, True)
+            member = qgroup(0, subvolume_id(fd))
+            with contextlib.suppress(FileExistsError):  # assigned already (another process placed the thread at once)
+                _assign(fd, member, group)
+            set_limit(fd, group, limit_bytes)
+        old = _parse_group(noted)
+        if old is not None and old != group:
+            with contextlib.suppress(OSError):  # gone already, or never joined: nothing to leave
+                _assign(fd, member, old, assign=False)
+        return name
 
     def drop_gone_groups(self) -> int:
         """Remove the groups and entries of homes whose folder is gone from the volume (a group

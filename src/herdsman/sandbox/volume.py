@@ -36,7 +36,10 @@ exist, and a mount inside a temporary folder would block its removal. So:
   where it was last seen keeps its data for :data:`HOME_GONE_SECONDS` (it may have moved: it
   takes the data back when used again), after which the first provider of a process sweeps it
   away (a deleted home: a test's temporary folder), with the quota groups of subvolumes deleted
-  earlier (``btrfs qgroup clear-stale``).
+  earlier (``btrfs qgroup clear-stale``). A thread being placed holds its folder with a shared
+  ``flock`` until its link is made, and the sweep removes only folders it can lock exclusively
+  without waiting: another process's sweep (one with no grace, as a test runs it) removed a
+  thread mid-placement, and the thread failed with "No such file or directory".
 
 ``sandbox.max_files`` stays a host-side count (btrfs has no inode limit; every inode's metadata is
 charged to the group's bytes, so a tree of empty files is bounded too). Without root, btrfs-progs
@@ -47,6 +50,7 @@ Python binding of btrfs's exists; btrfs-progs is only needed to make the filesys
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import functools
@@ -58,6 +62,7 @@ import struct
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +87,7 @@ SWEEP_GRACE = 120.0  # seconds a subvolume with no link yet is left alone (its l
 # a moved home takes it back the first time it is used again; a deleted one (a test's) goes after this
 HOME_GONE_SECONDS = 7 * 24 * 3600.0
 HOME_ID_FILE = ".quota-volume-id"
+PLACE_ATTEMPTS = 5  # a thread's folder made again when a sweep removed it meanwhile
 QGROUP_MARKER = "qgroup"  # beside a thread's subvolume: the user group it was assigned to
 _MKFS_TIMEOUT = 120
 
@@ -158,63 +164,70 @@ class QuotaVolume:
                 raise QuotaVolumeError(f"thread {thread_id}: its user-data link does not lead to the quota volume")
         elif link.exists():
             return False
+        self._place(home, thread_id, quota_bytes, owner)
+        return True
+
+    def adopt(self, data: Path, home: Path, thread_id: str, quota_bytes: int, owner: Owner | None = None) -> None:
+        """Move the subvolume ``data`` (a warm pool's slot, on this volume) to ``thread_id`` of
+        ``home`` and link it there (a bind mount of it follows the rename)."""
+        self._place(home, thread_id, quota_bytes, owner, moved=data)
+
+    def _place(
+        self, home: Path, thread_id: str, quota_bytes: int, owner: Owner | None, moved: Path | None = None
+    ) -> None:
+        """Place the thread's subvolume (``moved`` there first, when given), its limits and its
+        link, holding its folder against every process's sweep until the link is made."""
+        link = Path(home) / "threads" / thread_id / "user-data"
+        target = self.thread_data(home, thread_id)
         home_data = target.parents[2]
         home_data.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the gateway's user sees a home's threads
         (home_data / "home").write_text(str(Path(os.path.realpath(home))))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        parent = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
+        with _placing(target.parent, thread_id) as parent:
+            if moved is not None:
+                os.rename(moved, target)
             try:
                 args = bytearray(struct.pack("q4088s", 0, b"user-data"))
                 fcntl.ioctl(parent, SUBVOL_CREATE, args, True)
             except FileExistsError:
                 pass
             fd = os.open("user-data", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-        finally:
-            os.close(parent)
-        try:
-            set_limit(fd, 0, quota_bytes)  # qgroup 0: the subvolume of fd
-            if owner is not None:
-                self._join(fd, target, owner)
-        except OSError as exc:
-            raise QuotaVolumeError(
-                f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror})"
-            ) from None
-        finally:
-            os.close(fd)
-        private_dir(link.parent.parent)  # threads/ and threads/<id>/ stay 0700 (paths.py)
-        private_dir(link.parent)
-        try:
-            os.symlink(target, link)
-        except FileExistsError:
-            if not link.is_symlink() or os.readlink(link) != str(target):
+            try:
+                set_limit(fd, 0, quota_bytes)  # qgroup 0: the subvolume of fd
+                if owner is not None:
+                    self._join(fd, target, owner)
+            except OSError as exc:
                 raise QuotaVolumeError(
-                    f"thread {thread_id}: its user-data folder appeared while its volume was made"
+                    f"thread {thread_id}: cannot set its disk quota on the volume ({exc.strerror}); "
+                    "try again, and if it persists see `btrfs qgroup show -p` on the volume"
                 ) from None
-        return True
+            finally:
+                os.close(fd)
+            private_dir(link.parent.parent)  # threads/ and threads/<id>/ stay 0700 (paths.py)
+            private_dir(link.parent)
+            try:
+                os.symlink(target, link)
+            except FileExistsError:
+                if not link.is_symlink() or os.readlink(link) != str(target):
+                    raise QuotaVolumeError(
+                        f"thread {thread_id}: its user-data folder appeared while its volume was made"
+                    ) from None
 
     def _join(self, fd: int, target: Path, owner: Owner) -> None:
         """Count the subvolume open as ``fd`` (at ``target``) against ``owner``'s bound: assigned
         to the user's group once (noted in ``<volume>/<home id>/threads/<id>/qgroup``), the
-        group's limit set again each time."""
-        groups = UserGroups(self.root)
-        home = target.parents[2].name
+        group's limit set again each time; joined again when the note names another group or
+        one that is gone (``UserGroups.join``)."""
         marker = target.parent / QGROUP_MARKER
-        if marker.exists():
-            groups.limit(fd, home, owner.user, owner.limit_bytes)
-            return
-        name = groups.join(fd, home, owner.user, owner.limit_bytes)
-        # no fsync (it took ~12 ms on the volume, on every new thread): the note only saves joining
-        # again, and joining again is harmless (the group and the assignment exist: both kept)
-        write_once(marker, name, durable=False)
-
-    def adopt(self, data: Path, home: Path, thread_id: str, quota_bytes: int, owner: Owner | None = None) -> None:
-        """Move the subvolume ``data`` (a warm pool's slot, on this volume) to ``thread_id`` of
-        ``home`` and link it there (a bind mount of it follows the rename)."""
-        target = self.thread_data(home, thread_id)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(data, target)
-        self.place(home, thread_id, quota_bytes, owner)  # the subvolume is there: its limits and link
+        try:
+            noted: str | None = marker.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            noted = None
+        name = UserGroups(self.root).join(fd, target.parents[2].name, owner.user, owner.limit_bytes, noted)
+        if name != noted:
+            marker.unlink(missing_ok=True)
+            # no fsync (it took ~12 ms on the volume, on every new thread): the note only saves joining
+            # again, and joining again is harmless (the group and the assignment exist: both kept)
+            write_once(marker, name, durable=False)
 
     def owns(self, path: Path) -> bool:
         """Whether ``path`` is a thread's data on this volume."""
@@ -235,22 +248,73 @@ class QuotaVolume:
             if not _holds_id(home, owner):
                 if time.time() - last_used < HOME_GONE_SECONDS:
                     continue  # moved or renamed, maybe: its links still lead here
-                removed += len(_listdir(self.root / owner / "threads"))
-                remove_tree(self.root / owner)
+                threads = _listdir(self.root / owner / "threads")
+                with _idle([self.root / owner / "threads" / t for t in threads]) as idle:
+                    if idle and time.time() - os.stat(home_file).st_mtime >= HOME_GONE_SECONDS:  # not back meanwhile
+                        remove_tree(self.root / owner)
+                        removed += len(threads)
                 continue
             for thread_id in _listdir(self.root / owner / "threads"):
                 data = self.root / owner / "threads" / thread_id
                 link = home / "threads" / thread_id / "user-data"
-                try:
-                    linked = link.is_symlink() and os.readlink(link) == str(data / "user-data")
-                    young = time.time() - os.lstat(data).st_ctime < SWEEP_GRACE
-                except OSError:
-                    continue
-                if linked or young:
-                    continue
-                remove_tree(data)
-                removed += 1
+                with _idle([data]) as idle:  # a thread being placed holds its folder: left alone
+                    try:
+                        linked = link.is_symlink() and os.readlink(link) == str(data / "user-data")
+                        young = time.time() - os.lstat(data).st_ctime < SWEEP_GRACE
+                    except OSError:
+                        continue
+                    if not idle or linked or young:
+                        continue
+                    remove_tree(data)
+                    removed += 1
         return removed
+
+
+@contextlib.contextmanager
+def _placing(folder: Path, thread_id: str) -> Iterator[int]:
+    """``folder`` (a thread's folder on the volume, made when missing) open and held with a
+    shared ``flock`` for the block: the sweep of any process removes only a folder it can lock
+    (:func:`_idle`), so it never removes a thread while its subvolume, limits and link are made
+    (the check it made before the lock is made again under it). A folder removed before the
+    lock was had is made again."""
+    for _ in range(PLACE_ATTEMPTS):
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue  # removed between the two calls
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            if os.fstat(fd).st_nlink == 0:
+                continue  # a sweep removed it while we waited for the lock
+            yield fd
+            return
+        finally:
+            os.close(fd)
+    raise QuotaVolumeError(f"thread {thread_id}: its folder on the quota volume keeps being removed; try again")
+
+
+@contextlib.contextmanager
+def _idle(folders: list[Path]) -> Iterator[bool]:
+    """Whether none of ``folders`` (threads' folders on the volume) is being placed: each held
+    with an exclusive ``flock`` taken without waiting, for the block (see :func:`_placing`)."""
+    held: list[int] = []
+    try:
+        for folder in folders:
+            try:
+                fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue  # gone already
+            held.append(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+        yield True
+    finally:
+        for fd in held:
+            os.close(fd)
 
 
 def _holds_id(home: Path, owner: str) -> bool:
