@@ -20,6 +20,11 @@ ESSAY = "the herd moves north\nslowly the river\n"  # 7 words
 OUT = "/mnt/user-data/outputs/words.txt"
 
 
+def result_of(messages: list, call: AIMessage) -> ToolMessage:
+    """The tool result of the (first) call ``call`` made."""
+    return next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == call.tool_calls[0]["id"])
+
+
 def ran_for_model(state: dict) -> list[AIMessage]:
     return [m for m in state["messages"] if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE)]
 
@@ -43,11 +48,7 @@ async def test_code_a_reply_shows_is_run_by_the_harness_and_the_model_answers_fr
     assert (home / "threads" / "t-shown" / "user-data" / "outputs" / "words.txt").read_text().strip() == "7"
     [harness_call] = ran_for_model(state)
     assert harness_call.tool_calls[0]["name"] == "bash" and "wc -w" in harness_call.tool_calls[0]["args"]["command"]
-    result = next(
-        m
-        for m in state["messages"]
-        if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"]
-    )
+    result = result_of(state["messages"], harness_call)
     assert result.status != "error"
     [note] = notes(state)
     shown_finding = next(f for f in note.additional_kwargs[FINDINGS_KEY] if f["rule"] == "code.shown_not_run")
@@ -182,11 +183,7 @@ async def test_a_query_the_note_proposes_is_run_by_the_harness(home: Path) -> No
     [harness_call] = ran_for_model(state)
     assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
     assert harness_call.tool_calls[0]["args"]["command"].startswith("ls -S /mnt/user-data/workspace/data")
-    result = next(
-        m
-        for m in state["messages"]
-        if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"]
-    )
+    result = result_of(state["messages"], harness_call)
     assert result.text.strip() == "b.log"
     [note] = notes(state)
     assert "The harness ran ls -S" in note.text and "force_tools" not in note.additional_kwargs
@@ -208,11 +205,7 @@ async def test_the_least_of_a_table_picked_by_eye_is_found_by_the_harness_query(
     )
     [harness_call] = ran_for_model(state)
     assert harness_call.additional_kwargs[RAN_SHOWN_CODE] == "compare.not_made"
-    result = next(
-        m
-        for m in state["messages"]
-        if isinstance(m, ToolMessage) and m.tool_call_id == harness_call.tool_calls[0]["id"]
-    )
+    result = result_of(state["messages"], harness_call)
     assert result.text.splitlines()[0] == "oil" and "qty = 1" in result.text  # not price, the column named
     assert state["messages"][-1].text == "oil"
 
@@ -247,9 +240,7 @@ async def test_a_standard_module_a_script_forgot_to_import_is_added_and_the_comm
     assert fixed.splitlines()[:3] == ["#!/usr/bin/env python3", '"""Celsius to Fahrenheit."""', "import sys"]
     [made] = ran_for_model(state)
     assert made.additional_kwargs[RAN_SHOWN_CODE] == "script.missing_import"
-    result = next(
-        m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == made.tool_calls[0]["id"]
-    )
+    result = result_of(state["messages"], made)
     assert result.text.strip().splitlines()[-1] == "212.0"
     assert state["messages"][-1].text == "212.0"
 
@@ -356,7 +347,7 @@ async def test_the_command_the_request_says_must_work_is_run_when_no_call_ran_it
     [ran] = [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE)]
     assert ran.additional_kwargs[RAN_SHOWN_CODE] == "command.not_run"
     assert ran.tool_calls[0]["args"]["command"] == f"cd {ws} && python3 main.py"
-    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == ran.tool_calls[0]["id"])
+    result = result_of(messages, ran)
     assert "No module named 'helpers'" in result.text and "cli.py" in result.text
     assert (tool / "cli.py").read_text().startswith("import common as helpers") and messages[-1].text.startswith(
         "main.py works"
@@ -379,7 +370,7 @@ async def test_the_command_is_run_when_the_request_names_the_script_by_its_path_
     messages = await small_model_run(home, thread, request, model, files, {"verify_rounds": 1, "run_shown_code": "on"})
     [ran] = [m for m in messages if isinstance(m, AIMessage) and m.additional_kwargs.get(RAN_SHOWN_CODE)]
     assert ran.tool_calls[0]["args"]["command"] == "cd /mnt/user-data/workspace && python3 hello.py"
-    result = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == ran.tool_calls[0]["id"])
+    result = result_of(messages, ran)
     assert result.text.strip() == "Hello, world!"
 
 

@@ -55,7 +55,7 @@ from langgraph.types import Command
 from herdsman import pools
 from herdsman.sandbox.base import UPLOADS, USER_DATA_ROOT, HostBackedSandbox, SandboxError, SandboxProvider
 from herdsman.sandbox.paths import normalize_virtual
-from herdsman.sandbox.tools import thread_id_of
+from herdsman.sandbox.tools import numbered_line, thread_id_of
 from herdsman.turns.turn import holds_nothing
 
 READERS = {"cat", "head", "tail", "nl", "less", "more", "bat"}
@@ -164,7 +164,7 @@ def numbered(text: str) -> str | None:
     lines = text.splitlines()
     if len(lines) > SHOWN_LINES or len(text.encode("utf-8", "surrogateescape")) > SHOWN_BYTES or "\x00" in text:
         return None
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1))
+    return "\n".join(numbered_line(n, line) for n, line in enumerate(lines, 1))
 
 
 def current_fingerprint(sandbox: Any, path: str) -> str | None:

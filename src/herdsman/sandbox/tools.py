@@ -204,6 +204,11 @@ def _cap_lines(lines: list[str], limit: int, what: str, hint: str) -> str:
 _GUTTER = re.compile(r"^ *(\d{1,6})\t")
 
 
+def numbered_line(number: int, line: str) -> str:
+    """A line as read_file shows it: its number right-aligned in six columns, a tab, the line."""
+    return f"{number:>6}\t{line}"
+
+
 def strip_line_numbers(text: str) -> tuple[str, bool]:
     """``text`` without read_file's line numbers when every line carries them, numbered one by
     one (a small model copied a listing into write_file, gutter and all, and broke the
@@ -642,7 +647,7 @@ class SandboxTools:
             line = lines[number - 1]
             if len(line) > MAX_LINE_CHARS:
                 line = line[:MAX_LINE_CHARS] + f" ... [{len(line) - MAX_LINE_CHARS} characters cut from this line]"
-            row = f"{number:>6}\t{line}"
+            row = numbered_line(number, line)
             if out and used + len(row) + 1 > self.max_chars:
                 out.append(
                     f"... [output cut: lines {number}-{end} not shown; "

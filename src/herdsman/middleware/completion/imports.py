@@ -21,14 +21,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
+from herdsman.middleware.completion.rules import called_command, user_frames
 from herdsman.sandbox.shell_words import python_heredoc
 
 MARKER = "HERDSMAN_ADD_IMPORT"
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
-_USER_FRAME = re.compile(r'File "(/mnt/user-data/[^"]+\.py)", line \d+')
 
 _PROGRAM = """\
 import ast
@@ -59,14 +59,10 @@ def missing_import(run: Sequence[Any], last: ToolMessage) -> Finding | None:
     if last.name != "bash":
         return None
     error = _NAME_ERROR.search(last.text)
-    frames = _USER_FRAME.findall(last.text[: error.start()]) if error else []
+    frames = user_frames(last.text[: error.start()]) if error else []
     if error is None or not frames or error.group(1) not in sys.stdlib_module_names:
         return None
-    call = next(
-        (c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == last.tool_call_id), None
-    )
-    args = call.get("args") if call is not None else None
-    command = str((args or {}).get("command") or "").strip()
+    command = called_command(run, last).strip()
     if not command or MARKER in command:
         return None
     name, path = error.group(1), frames[-1]

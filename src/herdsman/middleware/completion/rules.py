@@ -596,6 +596,19 @@ _PYTHON_C = re.compile(r"\bpython3?\s+-c\b")
 _TOOL_COMMAND = re.compile(r"\b(write_file|read_file|str_replace): command not found")
 
 
+def called_command(run: Sequence[Any], result: ToolMessage) -> str:
+    """The bash command of the call of ``run`` whose result is ``result`` ("" for another tool)."""
+    call = next(
+        (c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None
+    )
+    return str(((call or {}).get("args") or {}).get("command") or "") if call is not None else ""
+
+
+def user_frames(traceback: str) -> list[str]:
+    """The files under /mnt/user-data a Python traceback passes through, outermost first."""
+    return _USER_FRAME.findall(traceback)
+
+
 def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | None:
     """The kind of hint (``{"kind": ...}`` with its values) for the commonest failures of a small
     model, read from the failed call and its output (a tool's words, not the request's): Python
@@ -606,10 +619,7 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
     command (``write_file out.txt "text"``: command not found); a name that is not among the
     choices an error lists ("no column 'total'; the columns are: date, region, amount", and the
     model sends 'total' again)."""
-    call = next(
-        (c for m in run if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") == result.tool_call_id), None
-    )
-    command = str((call["args"] if call else {}).get("command", ""))
+    command = called_command(run, result)
     if "SyntaxError" in result.text and _PYTHON_C.search(command):
         return {"kind": "python_c"}
     placeholder = _PLACEHOLDER_WORD.search(command)
@@ -625,7 +635,7 @@ def one_liner_tip(run: Sequence[Any], result: ToolMessage) -> dict[str, str] | N
         return {"kind": "tool_command", "name": tool.group(1)}
     missing = _NO_MODULE.search(result.text)
     if missing:
-        frames = _USER_FRAME.findall(result.text[: missing.start()])
+        frames = user_frames(result.text[: missing.start()])
         if frames:  # imported by a file of the user's: maybe a module of theirs (see local_module_tip)
             return {"kind": "local_module", "name": missing.group(1), "file": frames[-1]}
         return {"kind": "module", "name": missing.group(1)}

@@ -189,17 +189,16 @@ def proposed_command(rule: str, evidence: Mapping[str, Any], run: Sequence[Any])
     return command
 
 
-TOOL_WORDS: dict[str, tuple[str, ...]] = {
-    "write_file": ("path", "content"),
-    "read_file": ("path",),
-    "str_replace": ("path", "old", "new"),
-    "ls": ("path",),
-    "glob": ("pattern", "path"),
-    "grep": ("pattern", "path"),
+TOOL_WORDS: dict[str, tuple[tuple[str, ...], int]] = {
+    "write_file": (("path", "content"), 2),
+    "read_file": (("path",), 1),
+    "str_replace": (("path", "old", "new"), 3),
+    "ls": (("path",), 0),
+    "glob": (("pattern", "path"), 1),
+    "grep": (("pattern", "path"), 1),
 }
-"""The file tools a shown line may call by name, with their parameters in the order the words
-fill them (the tools' own order, ``sandbox/tools.py``)."""
-_REQUIRED = {"write_file": 2, "read_file": 1, "str_replace": 3, "ls": 0, "glob": 1, "grep": 1}
+"""The file tools a shown line may call by name: their parameters in the order the words fill
+them (the tools' own order, ``sandbox/tools.py``), and how many of the first are required."""
 
 
 def tool_words(line: str) -> tuple[str, dict[str, str]] | None:
@@ -210,7 +209,7 @@ def tool_words(line: str) -> tuple[str, dict[str, str]] | None:
     if len(commands) != 1 or not commands[0] or commands[0][0] not in TOOL_WORDS:
         return None
     name, words = commands[0][0], commands[0][1:]
-    params = TOOL_WORDS[name]
+    params, required = TOOL_WORDS[name]
     args: dict[str, str] = {}
     positional: list[str] = []
     for word in words:
@@ -226,7 +225,7 @@ def tool_words(line: str) -> tuple[str, dict[str, str]] | None:
     if len(positional) > len(free):
         return None
     args.update(zip(free, positional, strict=False))
-    if sum(1 for p in params[: _REQUIRED[name]] if p in args) < _REQUIRED[name]:
+    if any(p not in args for p in params[:required]):
         return None
     return name, args
 
