@@ -151,3 +151,72 @@ async def test_a_missing_script_is_written_from_a_page_not_made_by_a_program(hom
     assert (home / "threads" / "t-r6" / "user-data" / "workspace" / "add.py").read_text() == program
     assert f"The file {WS}/add.py does not exist yet." in model.calls[2].messages[-1].text
     assert messages[-1].text == "输出 9。"
+
+
+APP = WS
+RENAMED = {  # textkit.py was utils.py: run.py imports a.py and b.py, and both still import utils
+    "run.py": "import a\nimport b\n\nprint(a.shout('hi'), b.whisper('HI'))\n",
+    "a.py": "import utils\n\n\ndef shout(text):\n    return utils.upper(text)\n",
+    "b.py": "from utils import lower\n\n\ndef whisper(text):\n    return lower(text)\n",
+    "textkit.py": "def upper(text):\n    return text.upper()\n\n\ndef lower(text):\n    return text.lower()\n",
+}
+A_FIXED = "import textkit\n\n\ndef shout(text):\n    return textkit.upper(text)\n"
+B_FIXED = "from textkit import lower\n\n\ndef whisper(text):\n    return lower(text)\n"
+
+
+async def test_each_file_a_traceback_blames_is_rewritten_and_the_command_run_again(home: Path) -> None:
+    """A module renamed, imported by two files: the model blames a missing package; the harness
+    rewrites the file each traceback names (a.py, then b.py) on a clean page and runs the failed
+    command again in the same call, so the next error shows at once. A Chinese request: the
+    finding reads Python's words only."""
+    request = f"我把 {APP} 里的 utils.py 改名为 textkit.py 了，现在运行不了。请修改其他文件的 import，让 python3 run.py 能正常运行。"
+    model = ScriptedChatModel(
+        responses=[
+            call("bash", command=f"cd {APP} && python3 run.py"),
+            "需要用 pip 安装 utils。",  # a traceback through a.py, answered with a guess
+            f"```python\n{A_FIXED}```",  # the clean page for a.py
+            "还是失败了。",  # the rerun failed in b.py
+            f"```python\n{B_FIXED}```",  # the clean page for b.py
+            "好了，python3 run.py 现在可以运行。",
+        ]
+    )
+    messages = await page_run(home, "t-r8", request, model, RENAMED, "file_rewrites", "auto", value_answers="off")
+    app = home / "threads" / "t-r8" / "user-data" / "workspace"
+    assert (app / "a.py").read_text() == A_FIXED and (app / "b.py").read_text() == B_FIXED
+    made = rewrites(messages)
+    assert [m.additional_kwargs[REWRITE_KEY] for m in made] == [f"{APP}/a.py", f"{APP}/b.py"]
+    assert all(m.tool_calls[0]["name"] == "bash" for m in made)
+    results = [
+        next(r for r in messages if isinstance(r, ToolMessage) and r.tool_call_id == m.tool_calls[0]["id"])
+        for m in made
+    ]
+    assert "No module named 'utils'" in results[0].text and f"{APP}/b.py" in results[0].text  # the next file, at once
+    assert "HI hi" in results[1].text and "Traceback" not in results[1].text  # the command works again
+    assert "a.py" in model.calls[2].messages[-1].text and "No module named 'utils'" in model.calls[2].messages[-1].text
+    assert messages[-1].text == "好了，python3 run.py 现在可以运行。"
+
+
+async def test_an_error_raised_in_a_test_or_by_a_missing_input_names_no_file_to_rewrite(home: Path) -> None:
+    """An AssertionError in a test is the tested code's fault, and a missing input file is no
+    fault of the script that opens it: neither makes a page for that file."""
+    from herdsman.middleware.completion.raised import script_raised
+
+    def result(text: str) -> ToolMessage:
+        return ToolMessage(content=text, tool_call_id="c1", name="bash")
+
+    run = [AIMessage(content="", tool_calls=[{"name": "bash", "args": {"command": "python3 t.py"}, "id": "c1"}])]
+    frame = 'Traceback (most recent call last):\n  File "/mnt/user-data/workspace/{}", line 3, in <module>\n{}\n[exit code 1]'
+    assert script_raised(run, result(frame.format("test_stats.py", "AssertionError"))) is None
+    assert (
+        script_raised(run, result(frame.format("wc.py", "FileNotFoundError: [Errno 2] No such file or directory: 'x'")))
+        is None
+    )
+    lib = 'Traceback (most recent call last):\n  File "/usr/lib/python3.11/json/__init__.py", line 3\nValueError: bad\n'
+    assert script_raised(run, result(lib)) is None  # nobody's file to fix
+    found = script_raised(run, result(frame.format("wc.py", "NameError: name 'cnt' is not defined")))
+    assert found is not None and found.rule == "script.raises"
+    assert found.evidence == {
+        "path": "/mnt/user-data/workspace/wc.py",
+        "error": "NameError: name 'cnt' is not defined",
+        "command": "python3 t.py",
+    }

@@ -77,13 +77,15 @@ RETRY = "Running it failed with the output below. Reply with the whole fixed pro
 class Page:
     """What to ask on a clean page: the messages, the finding's rule that led to it, and what
     the use needs to make its call from the reply (``target``: a path; ``seen``: fingerprints of
-    the files the page showed whole; ``before``: the target's text on the page)."""
+    the files the page showed whole; ``before``: the target's text on the page; ``then``: a
+    command to run after the change, in the same call)."""
 
     messages: list[AnyMessage]
     rule: str
     target: str | None = None
     seen: dict[str, str] = field(default_factory=dict)
     before: str | None = None
+    then: str | None = None
 
 
 def note_findings(run: Sequence[AnyMessage]) -> list[dict[str, Any]]:
@@ -203,6 +205,10 @@ class CleanPageMiddleware(AgentMiddleware):
         """What the use does with the model's own response when no page was asked (unchanged)."""
         return response
 
+    def pick(self, findings: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        """The finding of a note that the page is for: the first of :attr:`RULES`, or None."""
+        return next((f for f in findings if f.get("rule") in self.RULES), None)
+
     def marked(self, run: Sequence[AnyMessage]) -> list[AIMessage]:
         """The messages this use made in ``run`` (marked with :attr:`KEY`)."""
         return [m for m in run if isinstance(m, AIMessage) and m.additional_kwargs.get(self.KEY)]
@@ -221,7 +227,7 @@ class CleanPageMiddleware(AgentMiddleware):
         one more), and the run may use :attr:`TOOL`; else None. Reads no file: it runs on every
         model call, in the event loop."""
         question, run = this_run(request.messages)
-        finding = next((f for f in note_findings(run) if f.get("rule") in self.RULES), None)
+        finding = self.pick(note_findings(run))
         if question is None or finding is None:
             return None
         made = self.marked(run)

@@ -10,9 +10,12 @@ printed nothing.
 So when a note of the completion check says a file the request names is not right yet
 (:data:`REWRITE_RULES`: not changed though the request asks to change it, written back unchanged,
 changed in the reply's code only, a script that printed nothing, printed something else than the
-request says, or does not parse; or a script it asks for that is missing or empty: asked for a
-program that makes a missing add.py, the model wrote one that writes an add.py printing the sum
-of the request's example numbers, 9, whatever its arguments), the model is asked on a clean page instead
+request says, or does not parse; a file a traceback blames
+(:mod:`~herdsman.middleware.completion.raised`: first, and once for each file it blames, at most
+:data:`MAX_FILES`, written in one bash call that runs the failed command again); or a script it
+asks for that is missing or empty: asked for a program that makes a missing add.py, the model
+wrote one that writes an add.py printing the sum of the request's example numbers, 9, whatever
+its arguments), the model is asked on a clean page instead
 (:mod:`~herdsman.middleware.clean_page`: once per run) for the whole new text of that file: the
 page holds the request, the file as it is now (at most :data:`MAX_FILE_CHARS`; a longer file is
 left to edits), the beginnings of the other files the request names (a test, the data), what the
@@ -27,11 +30,13 @@ Hand-written: see :mod:`~herdsman.middleware.clean_page`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
+from herdsman.middleware.agent_profile import run_settings, tool_allowed
 from herdsman.middleware.clean_page import (
     CleanPageMiddleware,
     Page,
@@ -39,13 +44,21 @@ from herdsman.middleware.clean_page import (
     found_text,
     full_path,
     named_looks,
+    note_findings,
     statements_in,
 )
+from herdsman.middleware.completion.raised import REWRITE_MARKER
+from herdsman.middleware.completion.shown_code import harness_call
 from herdsman.middleware.read_before_write import ReadState, current_fingerprint
+from herdsman.sandbox.shell_words import python_heredoc
 from herdsman.sandbox.tools import parse_error
 
 REWRITE_KEY = "herdsman_file_rewrite"
 """``additional_kwargs`` key of the AI message whose write_file call holds a file written on a clean page."""
+RAISED_RULE = "script.raises"
+"""The check's rule that names the file a traceback blames: its page comes first, once per file."""
+MAX_FILES = 3
+"""Pages of one run for files a traceback blames (a change spanning files is made file by file)."""
 MISSING_RULES = frozenset({"file.missing", "file.empty", "path.missing", "path.empty"})
 """The completion check's rules that say a file the request asks for is missing or empty: a page
 writes it only when it is code (:data:`CODE_SUFFIXES`); other files are the task program's."""
@@ -59,6 +72,7 @@ REWRITE_RULES = MISSING_RULES | frozenset(
         "script.ignores_arguments",
         "script.output_differs",
         "script.does_not_parse",
+        RAISED_RULE,
     }
 )
 """The completion check's rules that say a file the request names is not right yet."""
@@ -70,6 +84,12 @@ MAX_FILE_CHARS = 4000
 """A longer file is not rewritten whole on a page (a small model drops parts of it): edits remain."""
 MAX_TOKENS = 1024
 """The rewritten file's length limit (about :data:`MAX_FILE_CHARS` characters of code)."""
+WRITE_PROGRAM = """\
+import pathlib
+path = pathlib.Path({path})
+path.write_text({content}, encoding='utf-8')
+print('The harness wrote ' + str(path) + ' from a clean page; running the failed command again:')"""
+"""Writes a blamed file (its path and text JSON-quoted: no line of it can end the heredoc)."""
 OUTPUT_CHARS = 1000
 """The last command's output shown on the page (its end: where a traceback says what failed)."""
 
@@ -97,6 +117,22 @@ class FileRewriteMiddleware(CleanPageMiddleware):
     TOOL = "write_file"
     MAX_TOKENS = MAX_TOKENS
 
+    def pick(self, findings: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        """The file a traceback blames first (the other findings may name the request's entry
+        script, which only imports it), else the first of :data:`REWRITE_RULES`."""
+        return next((f for f in findings if f.get("rule") == RAISED_RULE), None) or super().pick(findings)
+
+    def again(self, run: Sequence[AnyMessage], made: Sequence[AIMessage]) -> bool:
+        """Once more when a traceback now blames a file no page of this run wrote (at most
+        :data:`MAX_FILES` pages): a module renamed is imported by several files."""
+        finding = self.pick(note_findings(run))
+        if finding is None or finding.get("rule") != RAISED_RULE or len(made) >= MAX_FILES:
+            return False
+        written = {str(m.additional_kwargs[self.KEY]) for m in made} | {
+            str((c.get("args") or {}).get("path")) for m in made for c in m.tool_calls
+        }
+        return target_of(finding) not in written
+
     def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page | None:
         """The request, the file now, the other named files, the note's findings and the last
         command's output; None when the file cannot be read or is too long."""
@@ -122,7 +158,23 @@ class FileRewriteMiddleware(CleanPageMiddleware):
         parts.append(f"Write the whole new text of {target}.")
         seen = None if missing else current_fingerprint(sandbox, target)
         messages: list[AnyMessage] = [SystemMessage(PROMPT), HumanMessage("\n\n".join(parts))]
-        return Page(messages, str(finding["rule"]), target, {target: seen} if seen else {}, text)
+        then = (finding.get("evidence") or {}).get("command") if finding.get("rule") == RAISED_RULE else None
+        return Page(messages, str(finding["rule"]), target, {target: seen} if seen else {}, text, then or None)
+
+    def made(self, page: Page, reply: Any) -> AIMessage | None:
+        """The write_file call made from the reply; for a file a traceback blamed, one bash call
+        that writes it and runs the failed command again (its output shows the next error, or
+        none, within the same round of the check)."""
+        message = super().made(page, reply)
+        if message is None or not page.then or not tool_allowed(run_settings(), "bash"):
+            return message
+        args = message.tool_calls[0]["args"]
+        program = WRITE_PROGRAM.format(
+            path=json.dumps(args["path"], ensure_ascii=False), content=json.dumps(args["content"], ensure_ascii=False)
+        )
+        call = harness_call(page.rule, "bash", {"command": f"{python_heredoc(program, REWRITE_MARKER)}\n{page.then}"})
+        call.additional_kwargs[self.KEY] = args["path"]  # the file it wrote (again() reads it)
+        return call
 
     def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
         """The write_file call with the reply's first block (or, for a Python file, the whole

@@ -42,7 +42,8 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
 * a file the request named (it existed when the run began) was written back unchanged (by
   content), or one it asks to fix or change (in English or Chinese) was not changed; a script it named was
   changed and not run since;
-* the last tool call failed (an error, or a command's non-zero exit code);
+* the last tool call failed (an error, or a command's non-zero exit code); when it is a Python
+  error raised in a file of the user's, that file is named (:mod:`~herdsman.middleware.completion.raised`);
 * a URL in the answer, or in a text file the run wrote, that no request, upload or tool result
   shows (:mod:`~herdsman.middleware.completion.sources`): a source must be real; one still in the
   answer when the rounds run out is taken out of it, marked;
@@ -97,6 +98,7 @@ from herdsman.middleware.completion.intent_words import INTENT_LANGUAGES, files_
 from herdsman.middleware.completion.lookup import MAX_HASHED_BYTES, FileLookup
 from herdsman.middleware.completion.note_echo import NOTE_ECHO_KEY, echoes_note, harness_notice, note_texts
 from herdsman.middleware.completion.plan import deciding, next_tools, spent_ways
+from herdsman.middleware.completion.raised import script_raised
 from herdsman.middleware.completion.rules import (
     FENCE_SUFFIX,
     NUMBER,
@@ -345,6 +347,9 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             unimported = missing_import(run, last) if on("script.missing_import") else None
             if unimported is not None and not noted(run, "script.missing_import", path=unimported.evidence["path"]):
                 found.append(unimported)
+            raised = script_raised(run, last) if unimported is None and on("script.raises") else None
+            if raised is not None and not noted(run, "script.raises", **raised.evidence):
+                found.append(raised)  # which file to fix: the file rewrite page writes it (file_rewrite)
             evidence: dict[str, Any] = {"tool": last.name, "detail": failure_detail(last)}
             if not noted(
                 run, "command.failed_not_retried", **evidence

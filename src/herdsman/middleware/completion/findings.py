@@ -75,6 +75,7 @@ _RULES = (
     Rule("script.changed_not_run", None, "a script the request named was changed (or made) and not run since"),
     Rule("script.ignores_arguments", None, "a script the request runs with arguments reads none of them"),
     Rule("script.missing_import", None, "a script failed on a standard module it uses without importing it"),
+    Rule("script.raises", None, "the last command failed with a Python error raised in a file of the user's"),
     Rule("script.does_not_parse", None, "a Python or JSON file the run wrote does not parse (compiled, never run)"),
     Rule(
         "script.printed_nothing",

@@ -304,6 +304,10 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"read them from sys.argv (sys.argv[1:] are {', '.join(e['args'])}) instead of writing them into the code. "
         "Write the whole file again (write_file)."
     ),
+    "script.raises": lambda e: (
+        f"The error {e['error']} was raised in {e['path']} (the traceback's last frame in your files): "
+        f"fix its cause in {e['path']}, then run the command again."
+    ),
     "script.missing_import": lambda e: (
         f"{e['path']} uses the module {e['name']} without importing it. "
         + (
