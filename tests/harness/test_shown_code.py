@@ -420,3 +420,34 @@ async def test_a_script_that_writes_the_examples_values_into_its_code_is_sent_ba
     [finding] = [f for f in note.additional_kwargs[FINDINGS_KEY] if f["rule"] == "script.ignores_arguments"]
     assert finding["evidence"]["args"] == ["2", "3", "4"] and "sys.argv" in note.text
     assert (home / "threads" / "t-argv" / "user-data" / "workspace" / "add.py").read_text() == argv
+
+
+async def test_the_harness_adds_a_missing_import_even_when_the_rounds_have_run_out(home: Path) -> None:
+    """Both rounds of the check were spent (the script missing, then not run), and the run of the
+    script the model then made fails on a missing import: the harness's own fix, certain and not
+    the model's guess, is still made, once, and the model answers from its output."""
+    script = "c = float(sys.argv[1])\nprint(round(c * 9 / 5 + 32, 1))\n"
+    path = "/mnt/user-data/workspace/c2f.py"
+    model, state = await run(
+        home,
+        "t-import-late",
+        f"Create the command-line tool {path}: python3 c2f.py 100 prints 212.0.",
+        [
+            "I will write it.",  # round 1: the file is missing
+            call("write_file", 1, path=path, content=script),
+            "Created it.",  # round 2: changed and not run
+            call("bash", 2, command="python3 c2f.py 100"),  # NameError: name 'sys' is not defined
+            "The script needs import sys.",  # rounds spent: the fix is the harness's, one more
+            "212.0",
+        ],
+        lead_extra={"run_shown_code": "on", "file_rewrites": "off", "task_programs": "off"},
+    )
+    made = ran_for_model(state)
+    assert made[-1].additional_kwargs[RAN_SHOWN_CODE] == "script.missing_import"
+    assert result_of(state["messages"], made[-1]).text.strip().splitlines()[-1] == "212.0"
+    assert state["completion_checks"] == 3 and state["messages"][-1].text == "212.0"
+    assert (
+        (home / "threads" / "t-import-late" / "user-data" / "workspace" / "c2f.py")
+        .read_text()
+        .startswith("import sys\n")
+    )

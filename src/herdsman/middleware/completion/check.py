@@ -52,7 +52,9 @@ and only when ``lead.intent_rules`` turns them on (``auto``: for a ``small`` pro
 * and when any of these holds, code the reply shows (a fenced Python or shell block: "here is
   the corrected script, save it and run it") is named: write it into the file, or run it.
 
-Each round costs one more model call (and what the agent then does); the thread state keeps
+Each round costs one more model call (and what the agent then does); a fix the harness makes
+itself, certain of it (:data:`FIX_RULES`: a missing standard import), is made even when the rounds
+ran out, in one more round at most. The thread state keeps
 ``completion_checks``, the rounds used by the last run, so a benchmark can count them, and
 ``completion_unresolved``, the findings still there when the rounds ran out (a sub-agent whose
 final reply leaves something there is retried, with its files rolled back, when retries are set).
@@ -146,6 +148,12 @@ from herdsman.turns.turn import (
 )
 
 log = get_logger(__name__)
+
+FIX_RULES = frozenset({"script.missing_import"})
+"""Findings whose way out is a command the harness makes itself, certain of it (not a guess of the
+model's): made even when the rounds ran out, in at most :data:`FIX_ROUNDS` more. A script that failed
+on a missing standard import as the rounds ran out was otherwise left broken, its fix one call away."""
+FIX_ROUNDS = 1
 
 _REFUSAL = re.compile(
     r"(I(?:'m| am) sorry,? but I|I can(?:'|no)t (?:assist|help) with|I(?:'m| am) (?:unable|not able) to "
@@ -463,6 +471,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             left = self.problems(state) if _is_final(state) else []
             if not left:
                 return None
+            if used < self.rounds + FIX_ROUNDS and (fixed := self._mechanical_fix(left, state, used)) is not None:
+                return fixed
             update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
             if any(f.rule in NO_ANSWER for f in left):  # no answer at all: an honest "could not" ends the run
                 update["messages"] = [
@@ -499,13 +509,32 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         note = HumanMessage(content=note_text(found, review), name=HARNESS_NAME, additional_kwargs=data)
         marked = _echo_marked(state, found)
         if call is not None:  # the harness's bash call goes to the tools node, then the model
-            update = {"messages": [*marked, note, call], "completion_checks": used + 1}
-            if self.max_tool_calls:  # the limit's hook ran before this one: count the call here
-                counts = dict(state.get("run_tool_call_count") or {})
-                counts[_ALL_TOOLS] = counts.get(_ALL_TOOLS, 0) + 1
-                update["run_tool_call_count"] = counts
-            return update
+            return self._with_call([*marked, note, call], used, state)
         return {"messages": [*marked, note], "completion_checks": used + 1, "jump_to": "model"}
+
+    def _with_call(self, messages: list[Any], used: int, state: Any) -> dict[str, Any]:
+        """The update that sends ``messages`` (a note, then the harness's call) as round ``used + 1``,
+        the call counted against the run's tool-call limit."""
+        update: dict[str, Any] = {"messages": messages, "completion_checks": used + 1}
+        if self.max_tool_calls:  # the limit's hook ran before this one: count the call here
+            counts = dict(state.get("run_tool_call_count") or {})
+            counts[_ALL_TOOLS] = counts.get(_ALL_TOOLS, 0) + 1
+            update["run_tool_call_count"] = counts
+        return update
+
+    def _mechanical_fix(self, left: Sequence[Finding], state: Any, used: int) -> dict[str, Any] | None:
+        """Past the rounds, the harness's own fix of :data:`FIX_RULES` among ``left`` (a command it
+        runs, not a guess of the model: the import a traceback shows missing added and the command
+        run again), as one more round; None when there is none or the harness may not make it."""
+        fixes = [f for f in left if f.rule in FIX_RULES]
+        _, run = this_run(state.get("messages") or [])
+        call = self._harness_call(fixes, spent_ways(run, fixes), run, state) if fixes else None
+        if call is None:
+            return None
+        log.info("completion_check", round=used + 1, rules=[f.rule for f in fixes], past_rounds=True)
+        data = {FINDINGS_KEY: [f.to_dict(render(f)) for f in fixes]}
+        note = HumanMessage(content=note_text(fixes, False), name=HARNESS_NAME, additional_kwargs=data)
+        return self._with_call([note, call], used, state)
 
     def _harness_call(self, found: Sequence[Finding], spent: Any, run: Sequence[Any], state: Any) -> AIMessage | None:
         """The call the harness makes for the model when the finding that decides the way out is
