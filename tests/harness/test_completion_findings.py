@@ -841,3 +841,13 @@ async def test_no_matches_in_a_searched_file_does_not_deny_the_file(home: Path) 
     )
     found = [rule for n in notes(state) for rule in rules_of(n)]
     assert found and "answer.denied_but_shown" not in found, found
+
+
+def test_a_file_name_in_a_question_does_not_end_its_sentence() -> None:
+    """ "Which item in stock.csv has the least qty?": the dot of a file name is not a full stop,
+    so the superlative after it is still the question's; a sentence that ended before it is not."""
+    from herdsman.middleware.completion.intent_words import said_word, says
+
+    match = says("superlative", "Which item in /mnt/user-data/workspace/stock.csv has the least qty?", "en")
+    assert match is not None and said_word(match) == "least"
+    assert says("superlative", "What is in data.csv. Then list the largest rows", "en") is None

@@ -21,7 +21,9 @@ def call(name: str, **args: object) -> dict:
     return {"tool_calls": [{"name": name, "args": args}]}
 
 
-async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, fresh: str = "auto") -> list:
+async def run(
+    home: Path, thread: str, message: str, model: ScriptedChatModel, fresh: str = "auto", **lead: str
+) -> list:
     ws = home / "threads" / thread / "user-data" / "workspace"
     (ws / "docs" / "old").mkdir(parents=True, exist_ok=True)
     (ws / "docs" / "old" / "notes.md").write_text("# notes\n")
@@ -30,7 +32,7 @@ async def run(home: Path, thread: str, message: str, model: ScriptedChatModel, f
         home,
         local_model={"profile": "small"},
         context={"hide_unavailable_tools": False},
-        lead={"fresh_answers": fresh, "value_answers": "off", "verify_rounds": 2},
+        lead={"fresh_answers": fresh, "value_answers": "off", "verify_rounds": 2, **lead},
     )
     async with HerdsmanClient(config, model=model) as client:
         [e async for e in client.stream(message, thread_id=thread)]
@@ -100,3 +102,18 @@ async def test_off_leaves_the_repeated_answer(home: Path) -> None:
 def test_the_same_answer_is_the_same_words() -> None:
     assert same_answer("No", "no.") and same_answer("文件 是 hello", "文件 是 hello。")
     assert not same_answer("No", "No, it is not there") and not same_answer("...", "...")
+
+
+async def test_a_pick_repeated_under_the_harness_query_that_printed_another_is_asked_again(home: Path) -> None:
+    """Asked which item has the least stock, the model read the table and answered by eye; the
+    check's own query printed another item, and the model repeated its first pick: a fresh
+    context answers from the query's output."""
+    ws = home / "threads" / "t-f6" / "user-data" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "stock.csv").write_text("item,qty\ntea,79\nrice,40\noil,1\nflour,12\n")
+    model = ScriptedChatModel(responses=[call("read_file", path=f"{WS}/stock.csv"), "tea", "tea", "oil"])
+    question = f"Which item in {WS}/stock.csv has the least qty? Just the name."
+    messages = await run(home, "t-f6", question, model, intent_rules="on", run_shown_code="on")
+    assert messages[-1].text == "oil" and messages[-1].additional_kwargs[FRESH_KEY] == "tea"
+    brief = model.calls[-1].messages[-1].text
+    assert "oil\n(qty = 1, the least of 4 rows)" in brief  # the harness's query, the fresh answer's ground

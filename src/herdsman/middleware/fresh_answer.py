@@ -11,7 +11,9 @@ So when a final answer repeats, word for word, the one that the completion check
 sent back, and a finding of that note is about what the answer states (one that asks only for
 the answer again in words, priority :data:`~herdsman.middleware.completion.findings.ANSWER`, or one of
 :data:`ABOUT_THE_ANSWER`: a number or a name no tool result shows, a count made by reading, a
-number missing), the model did not take the note in, whatever it called in between. This
+number missing, a largest or smallest picked by eye: asked which item of a table has the least
+stock, it read the table, answered "tea", and answered "tea" again under the harness's own query
+that printed "oil"), the model did not take the note in, whatever it called in between. This
 middleware then asks the run's model once more in a fresh context (no system prompt, no tools,
 none of its own answers: the request, the last tool results, the note's findings), and the fresh
 reply replaces the repeated one; the repeated one is kept in the message's ``additional_kwargs``
@@ -46,7 +48,9 @@ PROMPT = (
     "Answer the user's question from the tool results below. A check found a problem with an earlier answer: "
     "take it into account. Reply with the answer only, in the language of the question."
 )
-ABOUT_THE_ANSWER = frozenset({"number.unsupported", "name.unsupported", "count.not_computed", "number.missing"})
+ABOUT_THE_ANSWER = frozenset(
+    {"number.unsupported", "name.unsupported", "count.not_computed", "number.missing", "compare.not_made"}
+)
 """The completion check's rules (besides the ANSWER-priority ones) that are about what the answer states."""
 MAX_TOKENS = 256
 """The fresh answer's length limit: an answer, not an essay (a small model may ramble on)."""

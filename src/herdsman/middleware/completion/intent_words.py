@@ -55,7 +55,7 @@ _WORDS: dict[str, dict[str, re.Pattern[str]]] = {
     # the request asks which item is the largest, smallest, newest...: the word is a group
     "superlative": {
         "en": re.compile(
-            r"\b(?:which|what)\b[^?.]*?\b(largest|biggest|smallest|longest|shortest|oldest|newest|highest|lowest|warmest|"
+            r"\b(?:which|what)\b(?:[^?.]|\.(?=\w))*?\b(largest|biggest|smallest|longest|shortest|oldest|newest|highest|lowest|warmest|"
             r"coldest|cheapest|most|least)\b",
             re.IGNORECASE,
         ),
