@@ -37,7 +37,7 @@ the canned replies written in the data file, so the pipeline itself is tested in
 With the embedded model one throwaway run through the API loads the model first (``warmup_s``).
 
 Prints one JSON line: ``{"model", "max_seconds", "warmup_s", "requests": [{id, kind, language, delivered,
-correct, direct, harness_note_in_conversation, first_text_s, total_s, error, outcome, why,
+correct, direct, harness_note_in_conversation, note_shown, first_text_s, total_s, error, outcome, why,
 invented_urls, notes, checked, malformed_calls, page_errors, answer}], "totals": {...}}``. The requests were never used to
 tune the harness and must not be (see benchmarks/README.md).
 
@@ -204,14 +204,20 @@ def harness_sentences(messages: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def note_in_conversation(visible: Iterable[str], messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a message the page shows (outside the folded lines) holds a note of the harness."""
+    return note_shown(visible, messages) is not None
+
+
+def note_shown(visible: Iterable[str], messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The start of the first message the page shows (outside the folded lines) that holds a note
+    of the harness, with the note's sentence it holds; None when there is none."""
     sentences = harness_sentences(messages)
     for shown in visible:
-        if RAW_NOTE.search(shown):
-            return True
+        raw = RAW_NOTE.search(shown)
         plain = _plain(shown)
-        if any(s in plain for s in sentences):
-            return True
-    return False
+        held = raw.group(0) if raw else next((s for s in sentences if s in plain), None)
+        if held is not None:
+            return f"{shown[:300]} [holds: {held[:200]}]"
+    return None
 
 
 def _files(root: Path, pattern: str) -> list[Path]:
@@ -467,6 +473,7 @@ def record(request: dict[str, Any], seen: dict[str, Any], messages: list[dict[st
         "correct": correct,
         "direct": direct,
         "harness_note_in_conversation": note_in_conversation(visible, messages),
+        "note_shown": note_shown(visible, messages),
         "first_text_s": seen.get("first_text_s"),
         "total_s": seen.get("total_s"),
         "error": seen.get("error"),

@@ -166,6 +166,8 @@ def test_a_note_shown_as_a_message_is_found_but_not_what_it_quotes() -> None:
         "You answered without using any tool.\nLook at the files with your tools (read_file, ls, grep, bash) and answer"
     )
     assert bench.note_in_conversation([request["content"], echoed], messages)
+    shown = bench.note_shown([request["content"], echoed], messages)
+    assert shown is not None and shown.startswith(echoed[:50]) and "[holds: " in shown  # what to look at
     assert bench.note_in_conversation(["[harness check] Not done yet"], [request])
 
 
