@@ -305,11 +305,12 @@ class HerdsmanClient:
         outcome = run_outcome(values)
         if self._learner is not None and outcome.ok:  # after the answer; waited for at close
             self._learner.start(values, None, thread_id)
+        outputs = await pools.run(pools.FILES, None, self.outputs, thread_id)  # never on the event loop
         yield RunFinished(
             thread_id,
             final_answer(values.get("messages", [])),
             values.get("title"),
-            self.outputs(thread_id),
+            outputs,
             dict(values.get("usage") or {}),
             outcome.problems,
             outcome.language,

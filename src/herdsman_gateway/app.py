@@ -50,6 +50,7 @@ from herdsman.runtime.storage.record_store import open_record_store
 from herdsman.runtime.storage.threads import ThreadStore
 from herdsman.runtime.streaming.thread_events import ThreadEventHub
 from herdsman.runtime.tracing.transcripts import save_transcript
+from herdsman.sandbox.base import SandboxProvider
 from herdsman.sandbox.provider import build_sandbox_provider
 from herdsman_gateway import metrics as metrics_routes
 from herdsman_gateway.body_limit import BodyLimit
@@ -102,6 +103,7 @@ def create_app(
     *,
     model: BaseChatModel | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
+    sandbox_provider: SandboxProvider | None = None,
     extra_tools: Sequence[BaseTool] = (),
     freeze_gc: bool = False,
     serve_requests: bool = True,
@@ -110,6 +112,7 @@ def create_app(
 
     ``model`` replaces the configured lead model (tests pass a scripted model);
     ``checkpointer`` replaces the configured one (the caller then owns its lifetime);
+    ``sandbox_provider`` replaces the one ``sandbox.provider`` names (the caller owns it too);
     ``extra_tools`` are given to the lead agent besides its own. ``freeze_gc`` (what
     ``herdsman serve`` sets: it owns the process) moves everything built at startup out of the
     garbage collector's sight, see :func:`freeze_startup_objects`. ``serve_requests=False`` is a
@@ -127,8 +130,10 @@ def create_app(
             saver = checkpointer or await stack.enter_async_context(open_checkpointer(config))
             store = await stack.enter_async_context(open_record_store(config))
             crons = await stack.enter_async_context(open_cron_store(config))
-            provider = build_sandbox_provider(config)
-            stack.callback(provider.close)
+            provider = sandbox_provider
+            if provider is None:
+                provider = build_sandbox_provider(config)
+                stack.callback(provider.close)
             if saver is not None and file_versions_of(saver) is None:
                 keep_file_versions(saver, FileVersions(config, provider))
             memory = open_gateway_memory(config, model)

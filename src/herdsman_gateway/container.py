@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import Request
 from langgraph.store.base import BaseStore
 
+from herdsman import pools
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.memory.service import MemoryService
 from herdsman.runtime.crons.cron_scheduler import CronScheduler
@@ -25,7 +26,7 @@ from herdsman.runtime.storage.assistants import AssistantStore
 from herdsman.runtime.storage.threads import ThreadStore
 from herdsman.runtime.streaming.stream_bridge import StreamBridge
 from herdsman.runtime.streaming.thread_events import ThreadEventHub
-from herdsman.sandbox.base import SandboxProvider
+from herdsman.sandbox.base import Sandbox, SandboxProvider
 from herdsman_gateway.metrics import GatewayMetrics
 from herdsman_gateway.open_streams import OpenStreams
 
@@ -61,6 +62,13 @@ class Gateway:
 
     def __post_init__(self) -> None:
         self.streams.max_per_user = self.config.gateway.max_streams_per_user
+
+    async def sandbox_of(self, thread_id: str, user: str | None) -> Sandbox:
+        """The sandbox of ``thread_id``, acquired on ``user``'s slots of the file pool, never on the
+        event loop: a first acquire can wait long (a jail made, a folder placed on the quota volume
+        under its lock, a container or pod started), and every other user's requests waited with it.
+        A user whose sandbox is stuck holds at most that user's share of the pool."""
+        return await pools.run(pools.FILES, user, self.sandbox.acquire, thread_id)
 
     async def rebuild_agent(self) -> None:
         """Build the lead agent again (in a worker thread) and use it for the runs that start next."""

@@ -145,13 +145,20 @@ class RunningGateway:
 
 @contextmanager
 def running_gateway(
-    config: HerdsmanConfig, *, model: Any = None, checkpointer: Any = None, extra_tools: Any = ()
+    config: HerdsmanConfig,
+    *,
+    model: Any = None,
+    checkpointer: Any = None,
+    extra_tools: Any = (),
+    sandbox_provider: Any = None,
 ) -> Iterator[RunningGateway]:
-    """Serve ``create_app(config, model=...)`` on a free loopback port for the ``with`` block."""
+    """Serve ``create_app(config, model=...)`` on a free loopback port for the ``with`` block
+    (``sandbox_provider``: one of the test's instead of config's, closed by the test)."""
     app = create_app(
         config,
         model=model if model is not None else scripted_model(),
         checkpointer=checkpointer,
+        sandbox_provider=sandbox_provider,
         extra_tools=extra_tools,
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

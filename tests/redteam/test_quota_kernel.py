@@ -15,10 +15,16 @@ The same fallocate attack runs in a docker (podman) container: 6000 MiB before, 
 
 What a user checks: the bytes on disk under the thread's folder (``st_blocks``), the command's
 own error (``Disk quota exceeded``), what the versions hold, and what a new thread finds.
+
+Every provider here places its threads on a quota volume of the test's own (a folder of the
+machine's volume, removed at the end: ``tests/sandbox/volume_support.py``), and a sweep sweeps
+only that: a sweep of the machine's volume with no grace removed other processes' threads while
+they were being placed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -26,6 +32,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +42,9 @@ from herdsman.config.schema import HerdsmanConfig, SnapshotsConfig
 from herdsman.sandbox import LocalSandboxProvider
 from herdsman.sandbox.bwrap import bwrap_status
 from herdsman.sandbox.history import FileHistory
+from herdsman.sandbox.volume import QuotaVolume
 from tests.redteam.test_jail_bwrap import NOBODY, ROOT, _python_for_nobody, _skip_unless_readable
+from tests.sandbox.volume_support import own_quota_volume
 
 MIB = 1024 * 1024
 pytestmark = pytest.mark.skipif(not bwrap_status().available, reason=f"bubblewrap unusable: {bwrap_status().reason}")
@@ -49,16 +59,25 @@ def _on_disk(folder: Path) -> int:
     return total
 
 
-def _on_volume_or_skip(provider):
-    """``provider`` when it places threads on the quota volume; the test is skipped otherwise."""
+@pytest.fixture
+def own_volume():
+    """A quota volume of the test's own; the test is skipped without the machine's."""
+    with own_quota_volume() as own:
+        yield own
+
+
+def _on_own_volume(provider, own: QuotaVolume):
+    """``provider``, placing its threads on ``own`` instead of the machine's volume (skipped
+    when it would place them on none)."""
     if provider.volume is None:
         provider.close()
         pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
+    provider.volume = own
     return provider
 
 
 @pytest.fixture
-def provider(tmp_path: Path):
+def provider(tmp_path: Path, own_volume: QuotaVolume):
     config = HerdsmanConfig.model_validate(
         {
             "home": str(tmp_path / "home"),
@@ -66,7 +85,7 @@ def provider(tmp_path: Path):
             "sandbox": {"isolation": "bwrap", "disk_quota_mb": 100, "max_files": 1000},
         }
     )
-    provider = _on_volume_or_skip(LocalSandboxProvider(config))
+    provider = _on_own_volume(LocalSandboxProvider(config), own_volume)
     yield provider
     provider.close()
 
@@ -184,7 +203,7 @@ def test_folders_the_jail_closed_are_measured_and_deleted_by_a_non_root_gateway(
 
 
 @pytest.fixture
-def docker_provider(tmp_path: Path):
+def docker_provider(tmp_path: Path, own_volume: QuotaVolume):
     from herdsman.sandbox.docker import DockerSandboxProvider
     from tests.sandbox.podman_engine import engine_or_skip
 
@@ -194,7 +213,7 @@ def docker_provider(tmp_path: Path):
         "sandbox": {"provider": "docker", "disk_quota_mb": 100, "max_files": 1000, "command_timeout_seconds": 60,
                     "docker": {"base_url": engine.base_url, "image": engine.image, "pull": "never"}},
     })  # fmt: skip
-    provider = _on_volume_or_skip(DockerSandboxProvider(config))
+    provider = _on_own_volume(DockerSandboxProvider(config), own_volume)
     yield provider
     provider.cleanup()
     provider.close()
@@ -210,11 +229,10 @@ def test_a_container_cannot_pass_the_quota(docker_provider) -> None:
     assert used <= 101 * MIB, f"{used // MIB} MiB on disk for a 100 MiB quota"
 
 
-def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, own_volume: QuotaVolume) -> None:
     """Found by the red team: the volume named a home's data by the home's path, so a project
     folder that was moved or renamed could not open its threads any more ("its user-data link
     does not lead to the quota volume"), and the next process's sweep deleted their files."""
-    from herdsman.sandbox import volume as volume_module
 
     def config(home: Path) -> HerdsmanConfig:
         return HerdsmanConfig.model_validate(
@@ -225,15 +243,15 @@ def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, monkeypatch: pytes
             }
         )
 
-    first = _on_volume_or_skip(LocalSandboxProvider(config(tmp_path / "project" / "home")))
+    first = _on_own_volume(LocalSandboxProvider(config(tmp_path / "project" / "home")), own_volume)
     first.acquire("t1").write_text("/mnt/user-data/workspace/notes.md", "keep me")
+    link = tmp_path / "project" / "home" / "threads" / "t1" / "user-data"
+    assert os.readlink(link) == str(own_volume.thread_data(tmp_path / "project" / "home", "t1"))  # not the machine's
     first.close()
     os.rename(tmp_path / "project", tmp_path / "moved")
-    monkeypatch.setattr(volume_module, "SWEEP_GRACE", 0.0)  # the sweep of the next process, at once
-    assert first.volume is not None
-    first.volume.sweep()
+    own_volume.sweep(grace=0.0)  # the sweep of the next process, at once (of the test's own volume only)
 
-    moved = LocalSandboxProvider(config(tmp_path / "moved" / "home"))
+    moved = _on_own_volume(LocalSandboxProvider(config(tmp_path / "moved" / "home")), own_volume)
     try:
         assert moved.acquire("t1").read_text("/mnt/user-data/workspace/notes.md") == "keep me"
         result = moved.acquire("t1").execute("cat /mnt/user-data/workspace/notes.md; echo ok > more.txt")
@@ -241,9 +259,62 @@ def test_a_moved_home_keeps_its_threads_files(tmp_path: Path, monkeypatch: pytes
     finally:
         moved.close()
 
-    fresh = LocalSandboxProvider(config(tmp_path / "project" / "home"))  # a new home where the old one was
+    # a new home where the old one was
+    fresh = _on_own_volume(LocalSandboxProvider(config(tmp_path / "project" / "home")), own_volume)
     try:
         listing = fresh.acquire("t1").execute("ls -A /mnt/user-data/workspace")
         assert listing.exit_code == 0 and listing.output.strip() == ""
     finally:
         fresh.close()
+
+
+@pytest.mark.parametrize("kind", ["provider", "docker_provider"])
+def test_a_thread_held_at_its_placement_holds_up_no_other_threads_acquire(
+    kind: str, own_volume: QuotaVolume, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A thread's placement on the volume waits while a sweep holds its folder (an exclusive
+    flock). The docker provider placed it under its own lock, so every other thread's acquire
+    (another user's file listing, through the gateway) waited for that sweep too. Checked by
+    order: the other thread's sandbox comes while the held one is still being placed."""
+    provider = request.getfixturevalue(kind)
+    folder = own_volume.thread_data(tmp_path / "home", "held").parent
+    folder.mkdir(parents=True)
+    sweep = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(sweep, fcntl.LOCK_EX)  # what a sweep holds while it looks at the folder
+    let_go = threading.Event()
+
+    def end_sweep() -> None:
+        let_go.set()
+        fcntl.flock(sweep, fcntl.LOCK_UN)
+
+    watchdog = threading.Timer(60, end_sweep)  # a provider that blocks fails the test, not hangs it
+    held: list[object] = []
+    placing = threading.Thread(target=lambda: held.append(provider.acquire("held")), daemon=True)
+    try:
+        watchdog.start()
+        placing.start()
+        home_note = folder.parents[1] / "home"  # written by the placement just before it takes the folder's lock
+        assert _until(home_note.exists), "the held thread's placement never began"
+        other = provider.acquire("other")
+        came_while_held = not let_go.is_set()
+        assert came_while_held, "another thread's sandbox came only after the held thread's placement"
+        assert placing.is_alive(), "the held thread was placed through the sweep's lock"
+        other.write_text("/mnt/user-data/workspace/notes.md", "mine")
+    finally:
+        watchdog.cancel()
+        end_sweep()
+        placing.join(60)
+        os.close(sweep)
+    assert held, "the held thread was not placed once the sweep let its folder go"
+    held[0].write_text("/mnt/user-data/workspace/notes.md", "placed")  # type: ignore[attr-defined]
+    assert os.readlink(tmp_path / "home" / "threads" / "held" / "user-data") == str(folder / "user-data")
+
+
+def _until(test, seconds: float = 60.0) -> bool:
+    """Whether ``test()`` came true within ``seconds`` (polled)."""
+    deadline = time.monotonic() + seconds
+    while not test():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True

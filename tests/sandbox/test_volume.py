@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import multiprocessing
 import os
-import secrets
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from herdsman.config.schema import QuotaVolumeConfig
 from herdsman.sandbox import user_quota, volume
 from herdsman.sandbox.tree import remove_tree
+from tests.sandbox.volume_support import own_quota_volume
 
 
 @pytest.fixture
@@ -60,37 +59,14 @@ MIB = 1024 * 1024
 
 
 @pytest.fixture
-def own_volume(tmp_path: Path):
-    """A :class:`~herdsman.sandbox.volume.QuotaVolume` rooted in a folder of its own on the
-    machine's quota volume: its own homes, sweep and user index (ids far from the machine's),
-    removed at the end with its groups. Skipped without the volume (root and btrfs-progs)."""
-    machine = volume.quota_volume(QuotaVolumeConfig(mode="auto"), 100)
-    if machine is None:
-        pytest.skip("no quota volume here (needs root and btrfs-progs: scripts/install-system.sh)")
-    root = machine.root / f".test-{secrets.token_hex(6)}"
-    (root / ".user-groups").mkdir(mode=0o700, parents=True)
-    (root / ".user-groups" / ".next").write_text(str(2**47 + secrets.randbelow(2**40)))
-    yield volume.QuotaVolume(root)
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        groups = [user_quota.qgroup(1, json.loads(p.read_text())["index"]) for p in root.glob(".user-groups/*/*")]
-        for data in root.glob("*/threads/*/user-data"):
-            member_fd = os.open(data, os.O_RDONLY | os.O_DIRECTORY)
-            member = user_quota.qgroup(0, user_quota.subvolume_id(member_fd))
-            for group in groups:
-                with contextlib.suppress(OSError):
-                    user_quota._assign(member_fd, member, group, assign=False)
-            os.close(member_fd)
-        for group in groups:
-            with contextlib.suppress(OSError):
-                user_quota._create(fd, group, False)
-    finally:
-        os.close(fd)
-    remove_tree(root)
+def own_volume():
+    """A quota volume of the test's own on the machine's (volume_support.py)."""
+    with own_quota_volume() as own:
+        yield own
 
 
 def _sweep(root: str) -> int:
-    return volume.QuotaVolume(Path(root)).sweep()
+    return volume.QuotaVolume(Path(root)).sweep(grace=0.0)  # as test_a_moved_home_keeps_its_threads_files sweeps
 
 
 def _fill(folder: Path, size: int) -> None:
@@ -107,7 +83,6 @@ def test_a_sweep_in_another_process_leaves_a_thread_being_placed(own_volume, tmp
     while the thread was being placed, before its link was made."""
     home = tmp_path / "home"
     home.mkdir()
-    monkeypatch.setattr(volume, "SWEEP_GRACE", 0.0)  # as test_a_moved_home_keeps_its_threads_files sweeps
     swept: list[int] = []
     set_limit = volume.set_limit
 

@@ -51,7 +51,7 @@ from herdsman.sandbox.container_scripts import (
 )
 from herdsman.sandbox.docker_pool import WarmPool
 from herdsman.sandbox.docker_stream import StreamReader
-from herdsman.sandbox.host_files import release_if_deleted, skills_dir
+from herdsman.sandbox.host_files import making_lock, release_if_deleted, skills_dir
 from herdsman.sandbox.limits import Limits
 from herdsman.sandbox.owners import thread_paths
 from herdsman.sandbox.paths import ThreadPaths, secure_home, validate_thread_id
@@ -742,20 +742,33 @@ class DockerSandboxProvider(RemoteSandboxes):
         release_if_deleted(self, self._sandboxes, thread_id)
         with self._lock:
             sandbox = self._sandboxes.get(thread_id)
-            if sandbox is None:
-                paths = thread_paths(self._home, thread_id, self._skills)
-                pooled = self._pool.take(paths) if self._pool is not None else None
-                if pooled is None:
-                    place_on_volume(self.volume, self._home, thread_id, self._sandbox_config)
-                paths = thread_paths(self._home, thread_id, self._skills)  # the volume's link resolved
-                paths.ensure_dirs()
-                box = ThreadContainer(self, paths)
-                if pooled is not None:
-                    box.adopt(pooled)
-                shell = DockerShell(self, box, self._limits)
-                sandbox = DockerSandbox(paths, shell, self._sandbox_config, box, self._uid_gid)
-                self._sandboxes[thread_id] = sandbox
+        if sandbox is not None:
             return sandbox
+        # made under the thread's own lock, not the provider's: one thread's placement on the quota
+        # volume or pooled container's handover no longer holds up every other thread's acquire
+        with making_lock(self, thread_id):
+            with self._lock:
+                sandbox = self._sandboxes.get(thread_id)
+            if sandbox is None:
+                sandbox = self._make(thread_id)
+                with self._lock:
+                    self._sandboxes[thread_id] = sandbox
+            return sandbox
+
+    def _make(self, thread_id: str) -> DockerSandbox:
+        """A new sandbox of ``thread_id``: a pooled container's files handed over, or its folder
+        placed on the quota volume (its container starts with the first command)."""
+        paths = thread_paths(self._home, thread_id, self._skills)
+        pooled = self._pool.take(paths) if self._pool is not None else None
+        if pooled is None:
+            place_on_volume(self.volume, self._home, thread_id, self._sandbox_config)
+        paths = thread_paths(self._home, thread_id, self._skills)  # the volume's link resolved
+        paths.ensure_dirs()
+        box = ThreadContainer(self, paths)
+        if pooled is not None:
+            box.adopt(pooled)
+        shell = DockerShell(self, box, self._limits)
+        return DockerSandbox(paths, shell, self._sandbox_config, box, self._uid_gid)
 
     def close(self) -> None:
         """Release every sandbox, empty the warm pool and stop the reaper."""

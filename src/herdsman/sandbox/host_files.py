@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -129,6 +129,13 @@ def path_lock(key: str) -> Iterator[None]:
             _locks[key] = holder
     with holder.lock:
         yield
+
+
+def making_lock(provider: object, thread_id: str) -> AbstractContextManager[None]:
+    """The lock under which ``provider`` makes and releases the sandbox of ``thread_id``: one per
+    thread, so a slow making (the quota volume's lock, a container handed over) holds up no
+    other thread's acquire."""
+    return path_lock(f"sandbox-of:{id(provider)}:{thread_id}")
 
 
 class HostFilesSandbox:

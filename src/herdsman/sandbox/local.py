@@ -29,7 +29,7 @@ from herdsman.sandbox import bwrap as bwrap_module
 from herdsman.sandbox import netns, seccomp
 from herdsman.sandbox.base import CommandNotAllowedError, ExecResult
 from herdsman.sandbox.bwrap import build_bwrap_argv, split_for_args_fd
-from herdsman.sandbox.host_files import HostFilesSandbox, Shell, path_lock, release_if_deleted, skills_dir
+from herdsman.sandbox.host_files import HostFilesSandbox, Shell, making_lock, release_if_deleted, skills_dir
 from herdsman.sandbox.jail_ports import entering_network
 from herdsman.sandbox.limits import Limits, LocalLimiter
 from herdsman.sandbox.owners import thread_paths
@@ -287,7 +287,7 @@ class LocalSandboxProvider:
             return sandbox
         # made under the thread's own lock, not the provider's: a burst of new threads places
         # their folders on the volume side by side, not one after another
-        with path_lock(self._thread_key(thread_id)):
+        with making_lock(self, thread_id):
             with self._lock:
                 sandbox = self._sandboxes.get(thread_id)
             if sandbox is None:
@@ -298,13 +298,10 @@ class LocalSandboxProvider:
                     self._sandboxes[thread_id] = sandbox
             return sandbox
 
-    def _thread_key(self, thread_id: str) -> str:
-        return f"sandbox-of:{id(self)}:{thread_id}"
-
     def release(self, thread_id: str) -> None:
         """Kill the thread's running commands, wait until they have ended, and forget its sandbox
         object; files stay."""
-        with path_lock(self._thread_key(thread_id)), self._lock:  # after a making under way
+        with making_lock(self, thread_id), self._lock:  # after a making under way
             sandbox = self._sandboxes.pop(thread_id, None)
         if sandbox is not None:
             sandbox.stop_running()

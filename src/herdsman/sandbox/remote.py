@@ -20,7 +20,7 @@ from typing import Protocol
 
 from herdsman.config.schema import SandboxConfig
 from herdsman.logs import get_logger
-from herdsman.sandbox.host_files import HostFilesSandbox, Shell
+from herdsman.sandbox.host_files import HostFilesSandbox, Shell, making_lock
 from herdsman.sandbox.paths import ThreadPaths
 
 log = get_logger(__name__)
@@ -149,7 +149,7 @@ class RemoteSandboxes:
     def release(self, thread_id: str) -> None:
         """Kill the thread's commands (waiting until they have ended) and remove its container or
         pod; its files stay."""
-        with self._lock:
+        with making_lock(self, thread_id), self._lock:  # after a making under way
             sandbox = self._sandboxes.pop(thread_id, None)
         if sandbox is not None:
             sandbox.stop_running()

@@ -233,10 +233,14 @@ class QuotaVolume:
         """Whether ``path`` is a thread's data on this volume."""
         return path.parent.parent.name == "threads" and self.root in path.parents and path.name == "user-data"
 
-    def sweep(self) -> int:
+    def sweep(self, grace: float | None = None) -> int:
         """Remove the data of threads whose link is gone from their home (a thread folder removed
         by hand), and of homes not seen where they were for :data:`HOME_GONE_SECONDS` (deleted:
-        a test's temporary folder); how many threads' data went."""
+        a test's temporary folder); how many threads' data went. A thread's data younger than
+        ``grace`` seconds (None: :data:`SWEEP_GRACE`) is left alone: a test that sweeps its own
+        volume with none passes 0 here, and the process's sweep of the machine's volume keeps
+        its grace."""
+        grace = SWEEP_GRACE if grace is None else grace
         removed = 0
         for owner in _listdir(self.root):
             home_file = self.root / owner / "home"
@@ -260,7 +264,7 @@ class QuotaVolume:
                 with _idle([data]) as idle:  # a thread being placed holds its folder: left alone
                     try:
                         linked = link.is_symlink() and os.readlink(link) == str(data / "user-data")
-                        young = time.time() - os.lstat(data).st_ctime < SWEEP_GRACE
+                        young = time.time() - os.lstat(data).st_ctime < grace
                     except OSError:
                         continue
                     if not idle or linked or young:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from herdsman import pools
 from herdsman.config.schema import ChannelsConfig
 from herdsman.logs import get_logger
 from herdsman.runtime.runs.final_answer import final_answer as answer_of
@@ -43,6 +44,11 @@ def refusal(channel: str, user_id: str) -> str:
         "Sorry, I can only work for people on my list. "
         f"Ask my owner to add your user id {user_id} to channels.{channel}.allowed_users."
     )
+
+
+def chat_user(channel: Channel, message: InboundMessage) -> str:
+    """Whom a chat message's run, files and disk count against: ``<channel>:<user id>``."""
+    return f"{channel.name}:{message.user_id}"
 
 
 def is_allowed(allowed: list[str], message: InboundMessage) -> bool:
@@ -183,9 +189,8 @@ class Dispatcher:
         record = await gw.threads.create(
             thread_id, metadata={"channel": channel.name, "chat_id": message.chat_id}, if_exists="do_nothing"
         )
-        await note_owner(
-            gw, record, f"{channel.name}:{message.user_id}"
-        )  # whose disk bound the chat's files count against
+        user = chat_user(channel, message)
+        await note_owner(gw, record, user)  # whose disk bound the chat's files count against
         state = await gw.graph.aget_state({"configurable": {"thread_id": thread_id}})
         spec = RunSpec(
             thread_id=thread_id,
@@ -193,13 +198,13 @@ class Dispatcher:
             stream_subgraphs=True,
             metadata={"channel": channel.name, "chat_id": message.chat_id, "user_id": message.user_id},
             multitask_strategy="reject",  # a chat says it is still busy rather than queue the message unseen
-            user=f"{channel.name}:{message.user_id}",  # whom runs.max_running_per_user and max_queued_per_user count
+            user=user,  # whom runs.max_running_per_user and max_queued_per_user count
         )
         if state.interrupts:
             spec.command = {"resume": message.text}
         else:
             spec.input = {"messages": [{"role": "user", "content": message.text}]}
-        before = await self.outputs(thread_id) if self.config.send_files else {}
+        before = await self.outputs(thread_id, user) if self.config.send_files else {}
         try:
             run = await gw.runs.start(spec)
         except ThreadBusyError:
@@ -273,8 +278,9 @@ class Dispatcher:
 
     # -- files -----------------------------------------------------------------------------
 
-    async def outputs(self, thread_id: str) -> dict[str, tuple[int, int]]:
-        """The thread's output files: virtual path -> (size, mtime) (zeros when unknown)."""
+    async def outputs(self, thread_id: str, user: str) -> dict[str, tuple[int, int]]:
+        """The thread's output files: virtual path -> (size, mtime) (zeros when unknown), listed
+        on ``user``'s slots of the file pool."""
 
         def scan() -> dict[str, tuple[int, int]]:
             sandbox = self.gateway.sandbox.acquire(thread_id)
@@ -290,7 +296,7 @@ class Dispatcher:
             return found
 
         try:
-            return await asyncio.to_thread(scan)
+            return await pools.run(pools.FILES, user, scan)
         except Exception as exc:  # noqa: BLE001 - listing files is a bonus, never a failure
             log.warning("channel_outputs_unlisted", thread_id=thread_id, error=str(exc))
             return {}
@@ -304,12 +310,13 @@ class Dispatcher:
 
     async def send_new_files(self, channel: Channel, message: InboundMessage, thread_id: str, before: dict) -> None:
         """Upload the output files the run created or changed."""
-        after = await self.outputs(thread_id)
+        user = chat_user(channel, message)
+        after = await self.outputs(thread_id, user)
         for vpath, signature in sorted(after.items()):
             if before.get(vpath) == signature or signature[0] > MAX_FILE_BYTES:
                 continue
             try:
-                data = await asyncio.to_thread(self.read_file, thread_id, vpath)
+                data = await pools.run(pools.FILES, user, self.read_file, thread_id, vpath)
                 await channel.send_file(message.chat_id, posixpath.basename(vpath), data, reply_to=message.reply_to)
                 log.info("channel_file_sent", channel=channel.name, chat_id=message.chat_id, path=vpath)
             except Exception as exc:  # noqa: BLE001 - a platform error is logged; the channel goes on

@@ -166,14 +166,15 @@ class PreviewOrigin:
         return grant.user
 
 
-def port_socket(origin: PreviewOrigin, thread_id: str, port: int) -> Callable[[], Any]:
-    """What connects to ``port`` in the thread's sandbox (a blocking call); 403 for a port outside
-    ``sandbox.preview.ports``, 501 for a provider without port preview."""
+async def port_socket(origin: PreviewOrigin, thread_id: str, port: int, user: str | None) -> Callable[[], Any]:
+    """What connects to ``port`` in the thread's sandbox (a blocking call; the sandbox acquired on
+    ``user``'s file pool slots); 403 for a port outside ``sandbox.preview.ports``, 501 for a
+    provider without port preview."""
     gw = origin.gateway()
     ports = gw.config.sandbox.preview
     if not ports.allows(port):
         raise HTTPException(403, f"Port {port} cannot be shown: it is not in sandbox.preview.ports ({ports.ports})")
-    connect = getattr(gw.sandbox.acquire(thread_id), "preview_connection", None)
+    connect = getattr(await gw.sandbox_of(thread_id, user), "preview_connection", None)
     if connect is None:
         raise HTTPException(501, f"Port {port} cannot be shown: this sandbox provider has no port preview")
     return partial(connect, port)
@@ -192,7 +193,7 @@ def build_origin_app(origin: PreviewOrigin) -> FastAPI:
     @app.get("/t/{token}/preview/{thread_id}/files/{path:path}")
     async def preview_file(token: str, thread_id: str, path: str) -> Response:
         user = await origin.authorize(token, thread_id)
-        sandbox = origin.gateway().sandbox.acquire(thread_id)
+        sandbox = await origin.gateway().sandbox_of(thread_id, user)
         return await file_response(sandbox, path, user, policy.origin_headers())
 
     @app.get("/t/{token}/preview/{thread_id}/{port}")
@@ -203,13 +204,13 @@ def build_origin_app(origin: PreviewOrigin) -> FastAPI:
     async def preview_port(request: Request, token: str, thread_id: str, port: int, path: str) -> Response:
         user = await origin.authorize(token, thread_id)
         prefix = f"/t/{token}/preview/{thread_id}/{port}"
-        return await relay(request, port_socket(origin, thread_id, port), user, port, path, prefix)
+        return await relay(request, await port_socket(origin, thread_id, port, user), user, port, path, prefix)
 
     @app.websocket("/t/{token}/preview/{thread_id}/{port}/{path:path}")
     async def preview_port_socket(websocket: WebSocket, token: str, thread_id: str, port: int, path: str) -> None:
         try:
             user = await origin.authorize(token, thread_id)
-            connect = port_socket(origin, thread_id, port)
+            connect = await port_socket(origin, thread_id, port, user)
         except HTTPException as exc:
             await websocket.close(code=1008, reason=str(exc.detail)[:120])
             return

@@ -103,7 +103,7 @@ async def get_archive(
     """The folder ``path`` of the thread (default: its outputs) as one zip file."""
     await load_thread(gw, thread_id, user)
     vpath = path.strip() if path.strip().startswith("/") else f"{USER_DATA_ROOT}/{path.strip()}"
-    sandbox = gw.sandbox.acquire(thread_id)
+    sandbox = await gw.sandbox_of(thread_id, user)
     if not isinstance(sandbox, HostBackedSandbox):
         raise HTTPException(
             400, "this sandbox provider keeps no files on the gateway's host: download the files one by one"

@@ -121,13 +121,14 @@ async def get_artifact(
     """The file at virtual ``path`` in the thread's outputs, workspace or uploads."""
     await load_thread(gw, thread_id, user)
     vpath = virtual_path(path)
-    sandbox = gw.sandbox.acquire(thread_id)
+    sandbox = await gw.sandbox_of(thread_id, user)
     name = posixpath.basename(vpath)
     media = content_type(name)
     headers = file_headers(name, media, download=download, preview=preview)
     if not isinstance(sandbox, HostBackedSandbox):
         try:
-            return Response(sandbox.read_text(vpath), media_type=media, headers=headers)
+            text = await pools.run(pools.FILES, user, sandbox.read_text, vpath)
+            return Response(text, media_type=media, headers=headers)
         except SandboxError as exc:
             raise HTTPException(404 if "does not exist" in str(exc) else 400, str(exc)) from None
     try:

@@ -127,7 +127,7 @@ async def list_files(
 ) -> FileListing:
     """Files and folders below ``path`` in the thread's workspace, uploads and outputs."""
     await load_thread(gw, thread_id, user)
-    sandbox = gw.sandbox.acquire(thread_id)
+    sandbox = await gw.sandbox_of(thread_id, user)
     vpath = path.strip() if path.strip().startswith("/") else f"{USER_DATA_ROOT}/{path.strip()}"
     if not isinstance(sandbox, HostBackedSandbox):
         return await pools.run(pools.FILES, user, _listing_without_paths, sandbox, vpath, depth)

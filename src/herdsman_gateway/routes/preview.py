@@ -88,7 +88,7 @@ async def list_previews(
 ) -> Any:
     """The thread's HTML pages and servers, and where the preview origin is."""
     await load_thread(gw, thread_id, user)
-    sandbox = gw.sandbox.acquire(thread_id)
+    sandbox = await gw.sandbox_of(thread_id, user)
     pages: list[str] = []
     truncated = False
     if isinstance(sandbox, HostBackedSandbox):
@@ -121,4 +121,4 @@ async def preview_file(
     """The file at ``path`` (outputs or workspace; a folder means its index.html), rendered on the
     gateway's origin with no script; the live page is on the preview origin."""
     await load_thread(gw, thread_id, user)
-    return await file_response(gw.sandbox.acquire(thread_id), path, user, policy.gateway_headers())
+    return await file_response(await gw.sandbox_of(thread_id, user), path, user, policy.gateway_headers())

@@ -131,7 +131,7 @@ async def update_state(
     if cid and await gw.graph.checkpointer.aget_tuple(cfg) is None:
         raise _no_checkpoint(thread_id, cid)  # LangGraph would branch from an empty state: the conversation gone
     if cid and not cfg["configurable"].get("checkpoint_ns") and (versions := file_versions_of(gw.graph.checkpointer)):
-        await versions.arestore(thread_id, cid)  # the branch starts from that checkpoint's files
+        await versions.arestore(thread_id, cid, user)  # the branch starts from that checkpoint's files
     try:
         new_config = await gw.graph.aupdate_state(cfg, to_jsonable(body.values), as_node=body.as_node)
     except (InvalidUpdateError, ValueError, KeyError, TypeError, NotImplementedError) as exc:

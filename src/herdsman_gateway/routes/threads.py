@@ -6,7 +6,6 @@ manager (``busy`` while a run is in progress); its values come from the checkpoi
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -157,14 +156,14 @@ async def delete_thread(
     """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
     versions, and its files (workspace, uploads, outputs, sub-agent transcripts)."""
     await load_thread(gw, thread_id, user)
-    await _delete(gw, thread_id)
+    await _delete(gw, thread_id, user)
     return Response(status_code=204)
 
 
-async def _delete(gw: Gateway, thread_id: str) -> None:
+async def _delete(gw: Gateway, thread_id: str, user: str | None) -> None:
     """Cancel the thread's runs, then delete its crons, record, checkpoints and their file
-    versions, and its files; 409 (nothing deleted) when a run another process holds did not stop
-    in time."""
+    versions, and its files (on ``user``'s slots of the file pool); 409 (nothing deleted) when a
+    run another process holds did not stop in time."""
     for run in gw.runs.active_runs(thread_id):
         await gw.runs.cancel(thread_id, run.run_id, wait=True)
     # and the runs another process executes (a worker, another gateway) or no worker took yet:
@@ -185,8 +184,8 @@ async def _delete(gw: Gateway, thread_id: str) -> None:
         await gw.crons.delete_for_thread(thread_id)
     await gw.graph.checkpointer.adelete_thread(thread_id)
     if versions := file_versions_of(gw.graph.checkpointer):
-        await versions.collect(thread_id, gw.graph.checkpointer)  # the versions of its checkpoints go too
-    await asyncio.to_thread(remove_thread_files, gw, thread_id)  # while the record still holds the id
+        await versions.collect(thread_id, gw.graph.checkpointer, user)  # the versions of its checkpoints go too
+    await pools.run(pools.FILES, user, remove_thread_files, gw, thread_id)  # while the record still holds the id
     await gw.threads.delete(thread_id)
     if gw.thread_events is not None:
         gw.thread_events.drop(thread_id)  # its protocol events go with it
@@ -244,10 +243,10 @@ async def prune_threads(
             ) from None
         if versions := file_versions_of(gw.graph.checkpointer):
             for tid in found:
-                await versions.collect(tid, gw.graph.checkpointer)  # the files of the pruned checkpoints go too
+                await versions.collect(tid, gw.graph.checkpointer, user)  # the files of the pruned checkpoints go too
     else:
         for tid in found:
-            await _delete(gw, tid)
+            await _delete(gw, tid, user)
     return {"pruned_count": len(found)}
 
 

@@ -210,9 +210,7 @@ async def staged_upload(
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise too_large(limit)  # refused before reading anything
-    if staging_root is not None:
-        staging_root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=staging_root))
+    folder = await pools.run(pools.FILES, user, staging_folder, staging_root)
     stager = _Stager(folder, max_files)
     try:
         parser = MultipartParser(boundary, cast(Any, stager.callbacks()))  # the callbacks dict the parser documents
@@ -240,6 +238,14 @@ async def staged_upload(
     finally:
         stager.close()
         await pools.run(pools.FILES, user, shutil.rmtree, folder, True)
+
+
+def staging_folder(staging_root: Path | None) -> Path:
+    """A new, empty folder under ``staging_root`` (made if missing; None: the system's temporary
+    folder) for the files of one upload as they arrive."""
+    if staging_root is not None:
+        staging_root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=staging_root))
 
 
 def upload_target(sandbox: Sandbox, vpath: str, staged: Path) -> str | None:
@@ -334,14 +340,14 @@ async def upload(
 ) -> dict[str, Any]:
     """Save each file of the form in the thread's uploads folder (same name: replaced)."""
     await load_thread(gw, thread_id, user)
-    sandbox = gw.sandbox.acquire(thread_id)
+    sandbox = await gw.sandbox_of(thread_id, user)
     staging_root = sandbox.paths.user_data.parent if isinstance(sandbox, HostBackedSandbox) else None
     saved = []
     limits = gw.config.gateway
     async with staged_upload(request, staging_root, limits.max_upload_bytes, limits.max_upload_files, user) as files:
         stored = await pools.run(pools.FILES, user, store_uploads, sandbox, files)
     for vpath in stored:
-        entry = describe(sandbox, vpath)
+        entry = await pools.run(pools.FILES, user, describe, sandbox, vpath)
         if not is_convertible(vpath):  # nothing to convert: never wait for the conversions pool
             saved.append(entry)
             continue
@@ -361,9 +367,13 @@ async def list_uploads(
 ) -> dict[str, Any]:
     """The files in the thread's uploads folder."""
     await load_thread(gw, thread_id, user)
-    sandbox = gw.sandbox.acquire(thread_id)
-    entries = [p for p in sandbox.list_dir(UPLOADS, max_depth=1) if not p.endswith("/")]
-    return {"files": [describe(sandbox, p) for p in entries]}
+    sandbox = await gw.sandbox_of(thread_id, user)
+
+    def listing() -> list[dict[str, Any]]:
+        entries = [p for p in sandbox.list_dir(UPLOADS, max_depth=1) if not p.endswith("/")]
+        return [describe(sandbox, p) for p in entries]
+
+    return {"files": await pools.run(pools.FILES, user, listing)}
 
 
 @router.delete(ROUTE + "/{filename}", status_code=204, response_class=Response, summary="Delete an upload")
@@ -372,18 +382,24 @@ async def delete_upload(
 ) -> Response:
     """Remove one file from the thread's uploads folder."""
     await load_thread(gw, thread_id, user)
-    sandbox = gw.sandbox.acquire(thread_id)
+    sandbox = await gw.sandbox_of(thread_id, user)
     vpath = f"{UPLOADS}/{safe_name(filename)}"
     if not isinstance(sandbox, HostBackedSandbox):
         raise HTTPException(501, "This sandbox provider cannot delete files through the gateway")
-    missing = HTTPException(
-        404, f"No upload named {filename!r} on thread {thread_id}; list them with GET /api/threads/{thread_id}/uploads"
-    )
-    try:
-        st = sandbox.files.stat(vpath, follow=False)
+    files = sandbox.files
+
+    def remove() -> None:
+        st = files.stat(vpath, follow=False)
         if st is None or not stat.S_ISREG(st.st_mode):
-            raise missing
-        sandbox.files.unlink(vpath)
+            raise HTTPException(
+                404,
+                f"No upload named {filename!r} on thread {thread_id}; "
+                f"list them with GET /api/threads/{thread_id}/uploads",
+            )
+        files.unlink(vpath)
+
+    try:
+        await pools.run(pools.FILES, user, remove)
     except SandboxError as exc:
         raise HTTPException(400, str(exc)) from None
     return Response(status_code=204)

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import structlog
 
+from herdsman import pools
 from herdsman.agents.lead import LEAD_AGENT_NAME, run_config
 from herdsman.config.schema import HerdsmanConfig
 from herdsman.logs import get_logger
@@ -284,7 +285,8 @@ class RunExecutor:
                 and not spec.checkpoint_ns
                 and (versions := file_versions_of(self.graph.checkpointer))
             ):
-                await versions.arestore(run.thread_id, spec.checkpoint_id)  # time travel brings the files back too
+                # time travel brings the files back too
+                await versions.arestore(run.thread_id, spec.checkpoint_id, spec.user)
             run.executed = True
             await self._hold(run)
             if resuming:  # a command in flight when its worker died is reported, not run again
@@ -361,7 +363,8 @@ class RunExecutor:
                 head = await saver.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
                 run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None
                 if run.spec.checkpoint_id and not run.spec.checkpoint_ns and (versions := file_versions_of(saver)):
-                    await versions.arestore(run.thread_id, run.spec.checkpoint_id)  # as the run would have
+                    # as the run would have
+                    await versions.arestore(run.thread_id, run.spec.checkpoint_id, run.spec.user)
                 run.executed = True
             kwargs: dict[str, Any] = {}
             if run.spec.durability or file_versions_of(saver):
@@ -406,9 +409,11 @@ class RunExecutor:
         if run.spec.temporary:
             await self.graph.checkpointer.adelete_thread(run.thread_id)
             if versions := file_versions_of(self.graph.checkpointer):
-                await versions.collect(run.thread_id, self.graph.checkpointer)
+                await versions.collect(run.thread_id, self.graph.checkpointer, run.spec.user)
             # its files and sandbox too (they stayed on disk: <home>/threads/<id> of every stateless run)
-            await asyncio.to_thread(remove_thread_files, self.sandbox, self.config.resolve_home(), run.thread_id)
+            await pools.run(
+                pools.FILES, run.spec.user, remove_thread_files, self.sandbox, self.config.resolve_home(), run.thread_id
+            )
             await self.threads.delete(run.thread_id)
         elif not self.table.active(run.thread_id):
             status: ThreadStatus = "idle"
@@ -433,13 +438,13 @@ class RunExecutor:
         elif run.checkpoint_before is None:
             await saver.adelete_thread(run.thread_id)
             if versions:
-                await versions.collect(run.thread_id, saver)
+                await versions.collect(run.thread_id, saver, run.spec.user)
         else:
             if versions:
-                await versions.arestore(run.thread_id, run.checkpoint_before)  # and its files
+                await versions.arestore(run.thread_id, run.checkpoint_before, run.spec.user)  # and its files
             await drop_run_checkpoints(saver, run.thread_id, run.run_id)
             if versions:
-                await versions.collect(run.thread_id, saver)
+                await versions.collect(run.thread_id, saver, run.spec.user)
         await self.threads.delete_run(run.thread_id, run.run_id)
         self.table.forget(run.run_id)
         self.rolled_back_ids[run.run_id] = run.thread_id

@@ -26,7 +26,6 @@ in use, or a new version, which may call for a prune, is recorded on the capture
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from datetime import UTC, datetime
 from typing import Any
@@ -58,12 +57,21 @@ class FileVersions:
         return self.config.sandbox.snapshots.enabled
 
     def history(self, thread_id: str) -> FileHistory | None:
-        """The thread's history; None when versions are off or its files are not on this host."""
+        """The thread's history; None when versions are off or its files are not on this host.
+
+        Made outside the table's lock: making one acquires the thread's sandbox, which can wait
+        long (a jail, the quota volume's lock, a container), and every other thread's captures
+        waited for that lock with it. Two callers making the same thread's history at once get
+        the same one (the provider and :meth:`FileHistory.of` hand out one per thread)."""
         with self._lock:
+            known = thread_id in self._histories
             kept = self._histories.get(thread_id)
-            if thread_id not in self._histories or (kept is not None and not kept.kept()):  # deleted since
-                self._histories[thread_id] = thread_history(self.provider, self.config, thread_id)
-            return self._histories[thread_id]
+        if known and (kept is None or kept.kept()):  # not deleted since
+            return kept
+        made = thread_history(self.provider, self.config, thread_id)
+        with self._lock:
+            self._histories[thread_id] = made
+        return made
 
     def _open_history(self, thread_id: str) -> FileHistory | None:
         """The thread's history if it is open here and the table is free now (never waits, never opens one)."""
@@ -180,17 +188,22 @@ class FileVersions:
         history = self._required(thread_id)
         return history.diff(history.version_of(old), history.version_of(new))
 
-    async def collect(self, thread_id: str, saver: BaseCheckpointSaver) -> int:
+    async def collect(self, thread_id: str, saver: BaseCheckpointSaver, user: str | None = None) -> int:
         """Drop the versions of checkpoints the thread no longer has (after a rollback or a
-        delete) and free what no kept version uses; how many were dropped."""
-        history = self.history(thread_id)
-        if history is None:
+        delete) and free what no kept version uses, on ``user``'s slots of the file pool (None:
+        the local user); how many were dropped."""
+        if not self.enabled:
             return 0
         live = {
             t.config["configurable"]["checkpoint_id"]
             async for t in saver.alist({"configurable": {"thread_id": thread_id}})
         }
-        return await asyncio.to_thread(history.forget, live)
+        return await pools.run(pools.FILES, user, self.forget, thread_id, live)
+
+    def forget(self, thread_id: str, live: set[str]) -> int:
+        """Drop the versions of the thread's checkpoints not in ``live``; how many were dropped."""
+        history = self.history(thread_id)
+        return 0 if history is None else history.forget(live)
 
     def copy_files(self, source: str, target: str) -> None:
         """Give thread ``target`` the files of ``source`` and its versions (same checkpoint ids,
@@ -202,9 +215,9 @@ class FileVersions:
         src.copy_into(dst)
         dst.restore(now)
 
-    async def arestore(self, thread_id: str, checkpoint_id: str) -> RestoreReport | None:
-        """:meth:`restore` off the event loop."""
-        return await asyncio.to_thread(self.restore, thread_id, checkpoint_id)
+    async def arestore(self, thread_id: str, checkpoint_id: str, user: str | None = None) -> RestoreReport | None:
+        """:meth:`restore` off the event loop, on ``user``'s slots of the file pool (None: the local user)."""
+        return await pools.run(pools.FILES, user, self.restore, thread_id, checkpoint_id)
 
 
 def _last_message_id(checkpoint: Any) -> str | None:
