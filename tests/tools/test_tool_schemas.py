@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 
 from herdsman.tool_schemas import structured_tool
@@ -36,3 +37,15 @@ def test_another_name_gets_its_own_schema() -> None:
 
     assert one.args_schema is not other.args_schema
     assert other.tool_call_schema.model_json_schema()["title"] == "lookup_other"
+
+
+def test_annotations_become_types_once_and_the_config_is_still_passed() -> None:
+    def probe(word: str, config: RunnableConfig) -> str:
+        return f"{word} for {config['configurable']['who']}"
+
+    assert isinstance(probe.__annotations__["config"], str)  # this module's annotations are strings
+    tool = structured_tool(name="probe", description="Probe.", func=probe)
+
+    assert probe.__annotations__["config"] is RunnableConfig  # LangChain no longer parses them at each call
+    assert "config" not in tool.tool_call_schema.model_json_schema()["properties"]
+    assert tool.invoke({"word": "a"}, {"configurable": {"who": "me"}}) == "a for me"
