@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 
-from herdsman.runtime.streaming.serde import to_jsonable
+from herdsman.runtime.streaming.serde import JsonText, encoded, to_jsonable
 
 API_STREAM_MODES = (
     "values",
@@ -181,52 +181,52 @@ class EventTranslator:
         self._partial: dict[str, BaseMessageChunk] = {}
         self._seen: set[str] = set()
 
-    def translate(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, Any]]:
-        """The API events (name, JSON-ready data) for one graph chunk."""
+    def translate(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> list[tuple[str, JsonText]]:
+        """The API events (name, JSON text of the data) for one graph chunk."""
         root = not namespace
         if mode == "values":
             if root and isinstance(chunk, dict):
                 self.last_values = chunk
-            return [(event_name("values", namespace), to_jsonable(chunk))] if "values" in self.modes else []
+            return [(event_name("values", namespace), encoded(chunk))] if "values" in self.modes else []
         if mode == "updates":
             if root:
                 self.interrupts += interrupts_of(chunk)
-            return [(event_name("updates", namespace), to_jsonable(chunk))] if "updates" in self.modes else []
+            return [(event_name("updates", namespace), encoded(chunk))] if "updates" in self.modes else []
         if mode == "messages":
             message, metadata = chunk
-            events: list[tuple[str, Any]] = []
+            events: list[tuple[str, JsonText]] = []
             if "messages-tuple" in self.modes:
-                events.append((event_name("messages", namespace), [to_jsonable(message), to_jsonable(metadata)]))
+                events.append((event_name("messages", namespace), encoded([message, metadata])))
             if "messages" in self.modes:
                 events += self._legacy_messages(namespace, message, metadata)
             return events
         if mode == "custom":
-            return [(event_name("custom", namespace), to_jsonable(chunk))] if "custom" in self.modes else []
+            return [(event_name("custom", namespace), encoded(chunk))] if "custom" in self.modes else []
         if mode == "debug" and "debug" in self.modes:
-            return [(event_name(mode, namespace), to_jsonable(debug_payload(chunk)))]
+            return [(event_name(mode, namespace), encoded(debug_payload(chunk)))]
         if mode in self.modes:
-            return [(event_name(mode, namespace), to_jsonable(chunk))]
+            return [(event_name(mode, namespace), encoded(chunk))]
         return []
 
     def _legacy_messages(
         self, namespace: tuple[str, ...], message: BaseMessage, metadata: Any
-    ) -> list[tuple[str, Any]]:
+    ) -> list[tuple[str, JsonText]]:
         """``messages/metadata`` the first time a message id is seen, then the message so far:
         ``messages/partial`` for a chunk, ``messages/complete`` for a whole message."""
-        events: list[tuple[str, Any]] = []
+        events: list[tuple[str, JsonText]] = []
         msg_id = message.id or ""
         if msg_id not in self._seen:
             self._seen.add(msg_id)
-            events.append((event_name("messages/metadata", namespace), {msg_id: {"metadata": to_jsonable(metadata)}}))
+            events.append((event_name("messages/metadata", namespace), encoded({msg_id: {"metadata": metadata}})))
         if isinstance(message, BaseMessageChunk):
             so_far = self._partial.get(msg_id)
             so_far = message if so_far is None else so_far + message
             self._partial[msg_id] = so_far
-            events.append((event_name("messages/partial", namespace), [to_jsonable(message_chunk_to_message(so_far))]))
+            events.append((event_name("messages/partial", namespace), encoded([message_chunk_to_message(so_far)])))
             if getattr(message, "chunk_position", None) == "last":
                 self._partial.pop(msg_id, None)
         else:
-            events.append((event_name("messages/complete", namespace), [to_jsonable(message)]))
+            events.append((event_name("messages/complete", namespace), encoded([message])))
         return events
 
     def final_values(self) -> dict[str, Any]:

@@ -3,6 +3,10 @@
 Messages become their pydantic dump (``{"type": "ai", "content": ..., "tool_calls": ...}``),
 ``Interrupt`` becomes ``{value, id}``, anything else unknown becomes its ``str``: serializing
 an event never fails a run.
+
+A run's events are encoded once (:func:`encoded`): turning a chunk into plain types first
+(:func:`to_jsonable`: an encoding and a parse) and encoding that for the stream cost every event
+two encodings and a parse, and a ``values`` event carries the whole state at each step.
 """
 
 from __future__ import annotations
@@ -62,8 +66,20 @@ def _encode(obj: Any) -> bytes:
         return json.dumps(obj, default=_default, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+class JsonText(str):
+    """JSON text already encoded by :func:`encoded`; :func:`dumps` gives it back as it is."""
+
+
+def encoded(obj: Any) -> JsonText:
+    """Compact JSON text of ``obj``, as :func:`dumps` writes it, marked so it is not encoded again."""
+    return JsonText(_encode(obj).decode())
+
+
 def dumps(obj: Any) -> str:
-    """Compact JSON text of ``obj`` (one line, so it fits one SSE ``data:`` field)."""
+    """Compact JSON text of ``obj`` (one line, so it fits one SSE ``data:`` field); text that
+    :func:`encoded` made is given back as it is."""
+    if isinstance(obj, JsonText):
+        return str(obj)
     return _encode(obj).decode()
 
 
