@@ -851,3 +851,24 @@ def test_a_file_name_in_a_question_does_not_end_its_sentence() -> None:
     match = says("superlative", "Which item in /mnt/user-data/workspace/stock.csv has the least qty?", "en")
     assert match is not None and said_word(match) == "least"
     assert says("superlative", "What is in data.csv. Then list the largest rows", "en") is None
+
+
+async def test_a_note_the_model_ignored_is_left_unresolved_in_the_state(home: Path) -> None:
+    """The script failed, the note said so, and the model only said again what it said before:
+    the rule that speaks once stays quiet, and the state now says what is left
+    (``completion_unresolved``), which the web UI's outcome line and ``herdsman run`` read, so the
+    run shows as not delivered instead of done."""
+    ws = workspace(home, "t-ignored")
+    (ws / "primes.py").write_text("import primesieve_not_installed\n")
+    claim = "The script ran and printed the primes."
+    _, state = await run(
+        home,
+        "t-ignored",
+        "Run /mnt/user-data/workspace/primes.py and tell me what it prints.",
+        [call("bash", 1, command="python3 primes.py"), claim, claim],
+    )
+    [note] = notes(state)
+    assert "command.failed_not_retried" in rules_of(note)
+    left = state["completion_unresolved"]
+    assert [f["rule"] for f in left] == rules_of(note)
+    assert any("primesieve_not_installed" in f["text"] for f in left)

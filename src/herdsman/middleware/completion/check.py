@@ -92,6 +92,7 @@ from herdsman.middleware.completion.findings import (
     REWRITE,
     Finding,
     applies,
+    ignored_note,
     noted,
 )
 from herdsman.middleware.completion.findings_text import note_text, render
@@ -470,7 +471,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             # sub-agent's attempt is then "rejected", see herdsman.subagents.executor)
             left = self.problems(state) if _is_final(state) else []
             if not left:
-                return None
+                return self._ignored(state)
             if used < self.rounds + FIX_ROUNDS and (fixed := self._mechanical_fix(left, state, used)) is not None:
                 return fixed
             update: dict[str, Any] = {"completion_unresolved": [f.to_dict(render(f)) for f in left]}
@@ -491,7 +492,7 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             found = self._verify(state) if _is_final(state) else []
             review = True
         if not found:
-            return None
+            return self._ignored(state)
         log.info("completion_check", round=used + 1, rules=[f.rule for f in found])
         call, spent = None, set()
         if not review:
@@ -521,6 +522,17 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             counts[_ALL_TOOLS] = counts.get(_ALL_TOOLS, 0) + 1
             update["run_tool_call_count"] = counts
         return update
+
+    def _ignored(self, state: Any) -> dict[str, Any] | None:
+        """When the run ends quiet but the model ignored the last note (said the same again and
+        ran nothing, :func:`~herdsman.middleware.completion.findings.ignored_note`: a rule that
+        speaks once stays quiet then), that note's findings as ``completion_unresolved``, so
+        every reader of the state (the web UI's outcome line, ``herdsman run``, the channels)
+        shows the run as not delivered; else None."""
+        if not _is_final(state):
+            return None
+        left = ignored_note(this_run(state.get("messages") or [])[1])
+        return {"completion_unresolved": left} if left else None
 
     def _mechanical_fix(self, left: Sequence[Finding], state: Any, used: int) -> dict[str, Any] | None:
         """Past the rounds, the harness's own fix of :data:`FIX_RULES` among ``left`` (a command it
