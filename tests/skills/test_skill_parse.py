@@ -75,6 +75,8 @@ def test_no_allowed_tools_means_all_and_list_form_works(tmp_path: Path) -> None:
         (skill_md("demo", examples="[a, '']"), "examples", "must be a list of non-empty strings"),
         (skill_md("demo", examples="[a, b, c, d, e, f]"), "examples", "keep at most 5"),
         (skill_md("demo", examples=f"[{'x' * 201}]"), "examples", "keep each example under 200"),
+        (skill_md("demo", serve="80"), "serve", "is not a port; give a number from 1024 to 65535"),
+        (skill_md("demo", serve="yes"), "serve", "is not a port"),
     ],
 )
 def test_bad_skill_files_name_file_and_field(tmp_path: Path, text: str, field: str | None, fragment: str) -> None:
@@ -91,3 +93,8 @@ def test_missing_skill_md(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(SkillError, match="every skill folder needs a SKILL.md"):
         parse_skill_file(tmp_path / "empty")
+
+
+def test_serve_is_a_port(tmp_path: Path) -> None:
+    assert parse(tmp_path, skill_md("demo", serve="8000")).serve == 8000
+    assert parse(tmp_path, skill_md("demo")).serve is None

@@ -85,3 +85,39 @@ def test_the_site_it_builds_is_served_and_fetched_through_the_preview_routes(ser
         static = http.get(f"/api/threads/{tid}/preview/files/outputs/site/index.html", headers=ANA)
         assert static.status_code == 200 and "<h1>Counter</h1>" in static.text
         assert http.delete(f"/threads/{tid}", headers=ANA).status_code == 204
+
+
+def test_a_site_built_and_checked_but_not_served_is_served_by_the_harness(tmp_path: Path) -> None:
+    """The model wrote and checked the site and answered without starting the server its skill
+    names (as the embedded model did): the skill declares ``serve: 8000``, so the completion check
+    starts that server in the background for it, and the page is live through the preview route."""
+    page = PAGE.replace('<link rel="stylesheet" href="assets/style.css">', "").replace(
+        '<script src="assets/app.js"></script>', "<script>let n=0;b.onclick=()=>b.textContent=++n</script>"
+    )
+    model = ScriptedChatModel(
+        responses=[
+            call("write_file", path=f"{SITE}/index.html", content=page),
+            call("bash", command=f"python3 /mnt/skills/public/web-page-builder/scripts/check_site.py {SITE}"),
+            "The site is ready: outputs/site/index.html.",
+            "I built a counter page with a button; you can try it now.",
+        ]
+    )
+    config = make_config(
+        tmp_path / "home",
+        skills={"path": str(REPO / "skills")},
+        sandbox={"isolation": "bwrap"},
+        gateway={"api_keys": ["key-ana"], "preview_origin": {"port": 0}},
+        lead={"verify_rounds": 2, "run_shown_code": "on"},
+    )
+    with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=60) as http:
+        tid = http.post("/threads", json={}, headers=ANA).json()["thread_id"]
+        answer = ask(http, tid, "/web-page-builder a one-page site with a counter button")
+        messages = model.calls[-1].messages
+        assert answer == "I built a counter page with a button; you can try it now."
+        started = [m for m in messages if m.type == "tool" and "listening on port 8000" in m.text]
+        assert started, [m.text[:200] for m in messages if m.type == "tool"]
+        assert [m for m in messages if m.type == "tool"][1].text.strip() == "OK"  # checked, then served
+        base = http.post(f"/api/threads/{tid}/preview/token", headers=ANA).json()["base_url"]
+        live = browser.get(f"{base}/8000/")
+        assert live.status_code == 200 and live.text == page, live.text
+        assert http.delete(f"/threads/{tid}", headers=ANA).status_code == 204

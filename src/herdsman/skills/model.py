@@ -34,7 +34,9 @@ class Skill:
     /mnt/user-data/outputs, of the files the skill delivers: while it is active, the completion
     check asks for one file matching each before the agent's answer stands, and runs ``check``
     (a script of the skill, given the delivered file, or its folder with ``{folder}``) on it if
-    nothing ran it since the file was written. ``examples`` are
+    nothing ran it since the file was written; ``serve`` is a port: once the delivered file is
+    there and checked, and no background server was started, the harness serves its folder on
+    that port for the Preview tab. ``examples`` are
     requests the skill fits, in the user's words (the start screen offers them). ``owner`` is set
     for a skill one user installed for themselves (``skills/users/<owner>/<name>``).
     """
@@ -50,6 +52,7 @@ class Skill:
     required_secrets: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     check: str | None = None
+    serve: int | None = None
     examples: tuple[str, ...] = ()
     metadata: dict[str, object] = field(default_factory=dict)
     owner: str | None = None  # the user whose own skill this is (skills/users/<owner>/); None: shared

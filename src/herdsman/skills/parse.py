@@ -36,6 +36,7 @@ KNOWN_FIELDS = (
     "required-secrets",
     "outputs",
     "check",
+    "serve",
     "examples",
     "metadata",
     "version",
@@ -130,6 +131,15 @@ def _check_examples(value: Any, file: str) -> tuple[str, ...]:
 CHECK_RE = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./-]+\.py(?: \{(?:file|folder)\})?$")
 
 
+def _check_serve(value: Any, file: str) -> int | None:
+    """The ``serve`` field: the port (1024-65535) the harness serves the delivered file's folder on."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= 65535:
+        raise SkillError(file, f"{value!r} is not a port; give a number from 1024 to 65535, e.g. serve: 8000", "serve")
+    return value
+
+
 def _check_check(value: Any, file: str, directory: Path) -> str | None:
     """The ``check`` field: the skill's script that checks what it delivered, relative to its
     folder, given the delivered file (``scripts/check_deck.py``) or its folder
@@ -214,6 +224,7 @@ def parse_skill_text(
         required_secrets=secrets,
         outputs=outputs,
         check=_check_check(data.get("check"), shown, directory),
+        serve=_check_serve(data.get("serve"), shown),
         examples=_check_examples(data.get("examples"), shown),
         metadata=dict(metadata),
         owner=owner,

@@ -579,6 +579,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return harness_call(first.rule, tool, args) if self._may_use(state, tool) else None
         if not self._may_use(state, "bash"):
             return None
+        if first.rule == "skill.not_served":  # the skill's own server, started in the background
+            return harness_call(first.rule, "bash", {"command": first.evidence["command"], "background": True})
         if first.rule == "code.shown_not_run":
             command = shown_command(reply.text, run)
         else:

@@ -62,7 +62,7 @@ from herdsman.middleware.completion.rules import (
     untested_change,
 )
 from herdsman.middleware.completion.servers import server_unused
-from herdsman.middleware.completion.skill_checks import skill_check_not_run
+from herdsman.middleware.completion.skill_checks import skill_check_not_run, skill_not_served
 from herdsman.sandbox.base import OUTPUTS, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import parse_error
@@ -345,6 +345,8 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
         )
     delivered = [p for p in made if _matches(p, skill.outputs)]
     checked = skill_check_not_run(skill, f"{OUTPUTS}/{delivered[-1]}", run) if delivered and not found else None
+    if checked is None and delivered and not found:  # delivered and checked: served, when the skill serves it
+        checked = skill_not_served(skill, f"{OUTPUTS}/{delivered[-1]}", run)
     return [checked] if checked is not None else found
 
 

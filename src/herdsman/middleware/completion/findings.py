@@ -94,6 +94,11 @@ _RULES = (
         None,
         "the active skill names a check script, its output is there, and nothing ran the check since it was written",
     ),
+    Rule(
+        "skill.not_served",
+        None,
+        "the active skill serves what it delivers (serve: a port), it is delivered, and no server was started",
+    ),
     Rule("reply.path_missing", None, "the reply names a /mnt/user-data file that does not exist"),
     Rule(
         "command.not_run",

@@ -304,6 +304,15 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"read them from sys.argv (sys.argv[1:] are {', '.join(e['args'])}) instead of writing them into the code. "
         "Write the whole file again (write_file)."
     ),
+    "skill.not_served": lambda e: (
+        f"The {e['skill']} skill serves what it made so the user sees it live, and no server was started: "
+        + (
+            f"the harness started it in the background on port {e['port']}: its call and result follow. "
+            "Now answer the user: what you made, and where they see it."
+            if e.get("ran")
+            else f"start it with bash and background=true: {e['command']}"
+        )
+    ),
     "script.raises": lambda e: (
         f"The error {e['error']} was raised in {e['path']} (the traceback's last frame in your files): "
         f"fix its cause in {e['path']}, then run the command again."

@@ -33,6 +33,7 @@ from langchain_core.messages import AIMessage, ToolCall
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
 from herdsman.middleware.completion.rules import request_folders, request_paths, tool_results
+from herdsman.middleware.completion.shown_code import RAN_SHOWN_CODE
 from herdsman.sandbox.base import OUTPUTS
 from herdsman.sandbox.file_servers import served_folder
 
@@ -104,6 +105,8 @@ def server_unused(
     (``exists``: whether a virtual path is a file; ``text_of``: a small file's text)."""
     results = tool_results(run)
     for server in started_servers(run):
+        if run[server.at].additional_kwargs.get(RAN_SHOWN_CODE) == "skill.not_served":
+            continue  # the harness served a skill's output for the Preview tab: no command need use it
         address = re.compile(_LOCAL_URL.format(port=server.port))
         fetches = [
             (call, results.get(call.get("id") or ""))

@@ -10,6 +10,9 @@ changed it, :func:`skill_check_not_run` gives the finding (``skill.check_not_run
 the harness runs for the model like its other read-only queries; the model reads what the check
 found and fixes it, or answers.
 
+A skill that serves what it delivers (``serve:`` a port: the web page builder) gets its folder
+served by the harness when no background server was started (:func:`skill_not_served`).
+
 Hand-written: which call came after which is read from the run's messages; no library does it.
 """
 
@@ -23,6 +26,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from herdsman.middleware.completion.findings import COMMAND, Finding
+from herdsman.middleware.completion.servers import started_servers
 from herdsman.skills.model import Skill
 
 WRITING_TOOLS = frozenset({"write_file", "str_replace", "bash", "task"})
@@ -52,10 +56,29 @@ def skill_check_not_run(skill: Skill, delivered: str, run: Sequence[Any]) -> Fin
     for index, call in enumerate(calls):
         if call["name"] == "bash" and script in str((call.get("args") or {}).get("command") or ""):
             checked = index
-        elif call["name"] in WRITING_TOOLS:
-            changed = index
+        elif call["name"] in WRITING_TOOLS and not (call.get("args") or {}).get("background"):
+            changed = index  # a background server (the skill's own, started after the check) changes nothing
     if checked > changed:
         return None
     return Finding(
         "skill.check_not_run", {"skill": skill.name, "path": delivered, "command": command}, ("bash",), COMMAND
+    )
+
+
+def skill_not_served(skill: Skill, delivered: str, run: Sequence[Any]) -> Finding | None:
+    """``skill.not_served`` when ``skill`` serves what it delivers (``serve``: a port), the
+    delivered file ``delivered`` is there and no background server was started in ``run``: the
+    command that serves its folder on that port, bound inside the sandbox, which the harness
+    starts in the background for the model (the user then sees it in the Preview tab). Asked to
+    build a page, serve it and show it, the embedded model with the web page builder active wrote
+    the page and never started the server its skill names."""
+    if skill.serve is None or started_servers(run):
+        return None
+    folder = posixpath.dirname(delivered)
+    command = f"cd {shlex.quote(folder)} && exec python3 -m http.server {skill.serve} --bind 127.0.0.1"
+    return Finding(
+        "skill.not_served",
+        {"skill": skill.name, "path": folder, "port": skill.serve, "command": command},
+        ("bash",),
+        COMMAND,
     )
