@@ -87,10 +87,13 @@ def test_the_site_it_builds_is_served_and_fetched_through_the_preview_routes(ser
         assert http.delete(f"/threads/{tid}", headers=ANA).status_code == 204
 
 
-def test_a_site_built_and_checked_but_not_served_is_served_by_the_harness(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rounds", [2, 1])
+def test_a_site_built_and_checked_but_not_served_is_served_by_the_harness(tmp_path: Path, rounds: int) -> None:
     """The model wrote and checked the site and answered without starting the server its skill
     names (as the embedded model did): the skill declares ``serve: 8000``, so the completion check
-    starts that server in the background for it, and the page is live through the preview route."""
+    starts that server in the background for it, and the page is live through the preview route;
+    with one round of the check spent (on a reply that wrote the page and stopped), the server is
+    still started: the harness's own certain step, one round more."""
     page = PAGE.replace('<link rel="stylesheet" href="assets/style.css">', "").replace(
         '<script src="assets/app.js"></script>', "<script>let n=0;b.onclick=()=>b.textContent=++n</script>"
     )
@@ -107,7 +110,7 @@ def test_a_site_built_and_checked_but_not_served_is_served_by_the_harness(tmp_pa
         skills={"path": str(REPO / "skills")},
         sandbox={"isolation": "bwrap"},
         gateway={"api_keys": ["key-ana"], "preview_origin": {"port": 0}},
-        lead={"verify_rounds": 2, "run_shown_code": "on"},
+        lead={"verify_rounds": rounds, "run_shown_code": "on"},
     )
     with running_gateway(config, model=model) as served, httpx.Client(base_url=served.url, timeout=60) as http:
         tid = http.post("/threads", json={}, headers=ANA).json()["thread_id"]

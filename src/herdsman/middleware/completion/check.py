@@ -150,10 +150,11 @@ from herdsman.turns.turn import (
 
 log = get_logger(__name__)
 
-FIX_RULES = frozenset({"script.missing_import"})
+FIX_RULES = frozenset({"script.missing_import", "skill.not_served"})
 """Findings whose way out is a command the harness makes itself, certain of it (not a guess of the
 model's): made even when the rounds ran out, in at most :data:`FIX_ROUNDS` more. A script that failed
-on a missing standard import as the rounds ran out was otherwise left broken, its fix one call away."""
+on a missing standard import as the rounds ran out was otherwise left broken, its fix one call away;
+a page the web page builder made and checked was left unserved, the Preview tab one call away."""
 FIX_ROUNDS = 1
 
 _REFUSAL = re.compile(

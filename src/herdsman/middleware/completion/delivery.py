@@ -344,10 +344,10 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
             )
         )
     delivered = [p for p in made if _matches(p, skill.outputs)]
-    checked = skill_check_not_run(skill, f"{OUTPUTS}/{delivered[-1]}", run) if delivered and not found else None
-    if checked is None and delivered and not found:  # delivered and checked: served, when the skill serves it
-        checked = skill_not_served(skill, f"{OUTPUTS}/{delivered[-1]}", run)
-    return [checked] if checked is not None else found
+    if found or not delivered:
+        return found
+    newest = f"{OUTPUTS}/{delivered[-1]}"  # checked first, then served (when the skill serves it)
+    return [f for f in (skill_check_not_run(skill, newest, run), skill_not_served(skill, newest, run)) if f is not None]
 
 
 def _command_findings(request: str, run: Sequence[Any], lookup: FileLookup, on: On) -> list[Finding]:
