@@ -54,7 +54,8 @@ from herdsman.sandbox.shell_words import python_heredoc
 from herdsman.sandbox.tools import parse_error
 
 REWRITE_KEY = "herdsman_file_rewrite"
-"""``additional_kwargs`` key of the AI message whose write_file call holds a file written on a clean page."""
+"""``additional_kwargs`` key of the AI message whose call writes a file from a clean page (write_file,
+or bash that also runs the failed command again): its value is that file's path."""
 RAISED_RULE = "script.raises"
 """The check's rule that names the file a traceback blames: its page comes first, once per file."""
 MAX_FILES = 3
@@ -128,10 +129,7 @@ class FileRewriteMiddleware(CleanPageMiddleware):
         finding = self.pick(note_findings(run))
         if finding is None or finding.get("rule") != RAISED_RULE or len(made) >= MAX_FILES:
             return False
-        written = {str(m.additional_kwargs[self.KEY]) for m in made} | {
-            str((c.get("args") or {}).get("path")) for m in made for c in m.tool_calls
-        }
-        return target_of(finding) not in written
+        return target_of(finding) not in {m.additional_kwargs[self.KEY] for m in made}
 
     def page(self, question: str, run: Sequence[AnyMessage], finding: dict[str, Any], sandbox: Any) -> Page | None:
         """The request, the file now, the other named files, the note's findings and the last
@@ -166,15 +164,18 @@ class FileRewriteMiddleware(CleanPageMiddleware):
         that writes it and runs the failed command again (its output shows the next error, or
         none, within the same round of the check)."""
         message = super().made(page, reply)
-        if message is None or not page.then or not tool_allowed(run_settings(), "bash"):
-            return message
+        if message is None:
+            return None
         args = message.tool_calls[0]["args"]
-        program = WRITE_PROGRAM.format(
-            path=json.dumps(args["path"], ensure_ascii=False), content=json.dumps(args["content"], ensure_ascii=False)
-        )
-        call = harness_call(page.rule, "bash", {"command": f"{python_heredoc(program, REWRITE_MARKER)}\n{page.then}"})
-        call.additional_kwargs[self.KEY] = args["path"]  # the file it wrote (again() reads it)
-        return call
+        if page.then and tool_allowed(run_settings(), "bash"):
+            program = WRITE_PROGRAM.format(
+                path=json.dumps(args["path"], ensure_ascii=False),
+                content=json.dumps(args["content"], ensure_ascii=False),
+            )
+            command = f"{python_heredoc(program, REWRITE_MARKER)}\n{page.then}"
+            message = harness_call(page.rule, "bash", {"command": command})
+        message.additional_kwargs[self.KEY] = args["path"]  # the file it writes, whatever the call (again() reads it)
+        return message
 
     def call_args(self, page: Page, reply: str) -> dict[str, Any] | None:
         """The write_file call with the reply's first block (or, for a Python file, the whole
