@@ -17,22 +17,27 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import skill_selection as bench  # noqa: E402
 
 
-def test_thirty_requests_each_for_one_skill_and_missing_skills_are_skipped() -> None:
-    assert len(bench.REQUESTS) == 30 and len({r[0] for r in bench.REQUESTS}) == 30
-    run, skipped = bench.select(bench.REQUESTS, {"diagram", "image-tools"})
-    assert {r[1] for r in run} == {"diagram", "image-tools"} and len(run) == 4
-    assert "investors" in skipped and len(skipped) == 26
-    assert bench.select(bench.REQUESTS, {"diagram"}, only="flowchart,zh-arch,docx") == (
-        [r for r in bench.REQUESTS if r[0] in ("flowchart", "zh-arch")],
-        ["docx"],
+def test_thirty_fresh_test_requests_some_for_no_skill_and_missing_skills_are_skipped() -> None:
+    test = bench.REQUESTS
+    assert len(test) == 30 and len({r[0] for r in test}) == 30
+    assert sum(r[1] is None for r in test) == 6 and sum(bool(bench._CJK.search(r[2])) for r in test) >= 9
+    earlier = bench.DEV_REQUESTS + bench.SEEN_REQUESTS
+    assert not {r[0] for r in test} & {r[0] for r in earlier}
+    assert not {r[2] for r in test} & {r[2] for r in earlier}
+    run, skipped = bench.select(test, {"diagram", "image-tools"})
+    assert {r[1] for r in run} == {"diagram", "image-tools", None} and len(run) == 8
+    assert "f-docx" in skipped and len(skipped) == 22
+    assert bench.select(test, {"diagram"}, only="zh-f-flow,f-logo,f-no-kitten") == (
+        [r for r in test if r[0] in ("zh-f-flow", "f-no-kitten")],
+        ["f-logo"],
     )
 
 
 def test_the_dev_split_covers_every_public_skill_in_both_languages_and_holds_general_questions() -> None:
     dev = bench.DEV_REQUESTS
     assert len(dev) >= 40 and len({r[0] for r in dev}) == len(dev)
-    assert not {r[0] for r in dev} & {r[0] for r in bench.REQUESTS}
-    assert not {r[2] for r in dev} & {r[2] for r in bench.REQUESTS}  # no test request copied
+    assert not {r[0] for r in dev} & {r[0] for r in bench.SEEN_REQUESTS}
+    assert not {r[2] for r in dev} & {r[2] for r in bench.SEEN_REQUESTS}  # no test request copied
     assert {r[1] for r in dev if r[1]} == bench.installed_skills()
     assert sum(bool(bench._CJK.search(r[2])) for r in dev) >= len(dev) / 4
     general = [r for r in dev if r[1] is None]
@@ -83,12 +88,12 @@ def test_the_judge_reads_the_recorded_skill_else_the_first_skill_folder_a_tool_t
 
 def test_the_dry_run_goes_through_the_lead_and_prints_one_json_line(capsys) -> None:
     ids = "flowchart,shrink,aloud,zh-arch"  # three English requests of installed skills, one Chinese
-    bench.main(["--model", "scripted", "--only", ids, "--max-steps", "3"])
+    bench.main(["--model", "scripted", "--split", "seen", "--only", ids, "--max-steps", "3"])
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1
     figures = json.loads(out[0])
     installed = bench.installed_skills()
-    expected = [r for r in bench.REQUESTS if r[0] in ids.split(",") and r[1] in installed]
+    expected = [r for r in bench.SEEN_REQUESTS if r[0] in ids.split(",") and r[1] in installed]
     assert figures["requests"] == len(expected) and figures["model"] == "scripted"
     by_id = {r["id"]: r for r in figures["results"]}
     for rid in ("flowchart", "shrink", "aloud"):
@@ -98,9 +103,9 @@ def test_the_dry_run_goes_through_the_lead_and_prints_one_json_line(capsys) -> N
 
 
 def test_off_offers_nothing_and_activate_activates_the_clear_choice() -> None:
-    off = asyncio.run(bench.run("scripted", "off", only="flowchart", max_steps=3))
+    off = asyncio.run(bench.run("scripted", "off", only="flowchart", max_steps=3, split="seen"))
     assert off["none"] == off["requests"] == 1
-    on = asyncio.run(bench.run("scripted", "activate", only="flowchart", max_steps=3))
+    on = asyncio.run(bench.run("scripted", "activate", only="flowchart", max_steps=3, split="seen"))
     assert on["right"] == 1
 
 
