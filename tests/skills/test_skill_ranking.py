@@ -59,6 +59,24 @@ def test_one_shared_word_of_a_description_is_not_enough_but_one_of_the_name_is()
     assert [c.skill.name for c in ranker.candidates("I need the PDF by noon")] == ["pdf-report"]
 
 
+def test_two_words_from_unrelated_sentences_of_a_skill_are_a_coincidence() -> None:
+    unit = skill(
+        "unit-tests",
+        "Write unittest cases for a Python module. Use it when the user asks for coverage; "
+        "a script lists the functions first.",
+        ("Check my calculator with unittest",),
+    )
+    ranker = SkillRanker([*SKILLS, unit])
+    question = "What's the difference between a list and a tuple in Python?"
+    assert [c.skill.name for c in ranker.scores(question)][:1] == ["unit-tests"]  # "python" and "list"...
+    assert ranker.candidates(question) == [] and ranker.clear_choice(question) is None  # ...in two clauses
+    # two words that one sentence (or one example) of the skill holds together do fit
+    assert ranker.clear_choice("a Python module that needs checking") is unit
+    assert ranker.clear_choice("check the calculator") is unit
+    # and so do three words wherever they stand
+    assert ranker.clear_choice("list the coverage of my Python code") is unit
+
+
 def test_general_questions_get_no_skill_from_the_public_skills() -> None:
     ranker = SkillRanker(load_skills(REPO / "skills").skills)
     assert len(ranker.skills) >= 20
@@ -68,6 +86,8 @@ def test_general_questions_get_no_skill_from_the_public_skills() -> None:
         "Write a short story about a dragon.",
         "用大约200字介绍一下长城。",
         "给我讲一个关于猫的笑话。",
+        "What's the difference between a list and a tuple in Python?",
+        "Fix the bug in main.py where the loop never ends.",
     ):
         assert ranker.candidates(question) == [], question
         assert ranker.clear_choice(question) is None, question

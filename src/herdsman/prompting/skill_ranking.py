@@ -15,7 +15,12 @@ written in another only through what they share (file kinds, names, English word
 ``examples`` in the user's languages are for.
 
 A request that fits no skill ("explain how a lighthouse works") should get none: a skill is offered
-only when it shares two terms with the request, or a term of its name (:data:`MIN_SHARED`).
+only when it shares a term of its name with the request, or two terms that stand together in one
+of its passages (a sentence or clause of its description, or one example), or three terms in all
+(:data:`MIN_SHARED`, :data:`MIN_SCATTERED`). Two words from unrelated sentences of a skill are a
+coincidence of vocabulary: "the difference between a list and a tuple in Python" meets the test
+writer's "a Python file" in one clause and "a script lists the functions" in another, and is no
+request for tests.
 
 Written by hand rather than with a BM25 library (bm25s, rank-bm25): twenty-odd documents of a few
 hundred characters are scored in microseconds with a dict, the tokenizer (stems, CJK pairs) is the
@@ -36,6 +41,7 @@ from herdsman.memory.injection import STOPWORDS
 from herdsman.skills.model import Skill
 
 _UNSPACED_CHAR = re.compile(f"^[{UNSPACED}]$")
+_CLAUSE_END = re.compile(r"(?<=[.;!?])\s+|(?<=[。；！？])")
 # words every request and skill is made of: they say nothing about which skill fits
 GENERIC = STOPWORDS | frozenset(
     "use using used make made create write file files user users asks ask want need help "
@@ -61,12 +67,14 @@ FUNCTION_CHARS = frozenset(
 )
 _GENERIC_STEMS = frozenset(stem(word) for word in GENERIC)  # "starter" is as generic as "start"
 NAME_WEIGHT = 2
-# A skill is a candidate from this score (about one telling term shared), when it shares at least
-# MIN_SHARED terms with the request or a term of its name (one word of a description, "print" or
-# "program", says little: "Why does my loop print twice?" wants no PDF), and, after the first, while
-# it keeps this share of the best score; at most MAX_CANDIDATES are offered.
+# A skill is a candidate from this score (about one telling term shared), when it shares a term of
+# its name with the request, or MIN_SHARED terms that one of its passages holds together, or
+# MIN_SCATTERED terms in all (one word of a description, "print" or "program", says little: "Why
+# does my loop print twice?" wants no PDF), and, after the first, while it keeps this share of the
+# best score; at most MAX_CANDIDATES are offered.
 MIN_SCORE = 0.9
 MIN_SHARED = 2
+MIN_SCATTERED = 3
 KEEP_SHARE = 0.5
 MAX_CANDIDATES = 3
 # ``activate`` takes the best skill only when it leads the next by this factor.
@@ -98,6 +106,13 @@ def terms(text: str) -> list[str]:
             out.append(stem(word))
     flush()
     return out
+
+
+def passages(skill: Skill) -> list[frozenset[str]]:
+    """The terms of each passage of ``skill``: each sentence or clause of its description (cut
+    after ``.``, ``;``, ``!`` or ``?`` and a space, or after their full-width forms) and each example."""
+    sentences = _CLAUSE_END.split(skill.description)
+    return [frozenset(terms(text)) for text in [*sentences, *skill.examples] if text.strip()]
 
 
 def skill_terms(skill: Skill) -> Counter[str]:
@@ -132,6 +147,7 @@ class SkillRanker:
         self._idf = {t: math.log(1 + n / d) for t, d in df.items()}
         self._norm = {name: max(1, sum(c.values())) ** 0.25 for name, c in self._terms.items()}
         self._name_terms = {s.name: frozenset(terms(s.name.replace("-", " "))) for s in self.skills}
+        self._passages = {s.name: passages(s) for s in self.skills}
 
     def scores(self, request: str) -> list[Candidate]:
         """Every skill sharing a term with ``request``, best first (ties by name)."""
@@ -148,12 +164,18 @@ class SkillRanker:
 
     def fitting(self, request: str) -> list[Candidate]:
         """The skills that may fit ``request`` at all (see :data:`MIN_SCORE`), best first."""
-        return [
-            c
-            for c in self.scores(request)
-            if c.score >= MIN_SCORE
-            and (len(c.matched) >= MIN_SHARED or not self._name_terms[c.skill.name].isdisjoint(c.matched))
-        ]
+        return [c for c in self.scores(request) if c.score >= MIN_SCORE and self._supported(c)]
+
+    def _supported(self, candidate: Candidate) -> bool:
+        """Whether what ``candidate`` matched is more than a coincidence of words (see
+        :data:`MIN_SHARED`): a term of its name, two terms of one passage, or three in all."""
+        matched = set(candidate.matched)
+        name = candidate.skill.name
+        return (
+            len(matched) >= MIN_SCATTERED
+            or not self._name_terms[name].isdisjoint(matched)
+            or any(len(matched & passage) >= MIN_SHARED for passage in self._passages[name])
+        )
 
     def candidates(self, request: str) -> list[Candidate]:
         """The skills worth offering for ``request`` (see :data:`MIN_SCORE`), best first."""
