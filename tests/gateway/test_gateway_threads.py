@@ -158,7 +158,8 @@ async def test_assistant_graph_and_schemas(client) -> None:
             "name",
             "message_id",
             "also",
-        }  # also: skills picked with it
+            "chosen",
+        }  # also: skills picked with it; chosen: by the harness, not the user
 
 
 async def test_run_can_create_its_thread_and_state_at_checkpoint(client, gateway) -> None:

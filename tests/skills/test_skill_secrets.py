@@ -67,6 +67,10 @@ def test_a_command_gets_the_secrets_of_the_skills_it_runs_for_its_user_only(tmp_
     assert env("echo $DEMO_TOKEN", {"active_skill": {"name": "api-demo", "message_id": "m"}}, ana) == {
         "DEMO_TOKEN": SECRET
     }
+    # a skill the harness chose by word overlap, not the user: only its own scripts get the secret
+    chosen = {"active_skill": {"name": "api-demo", "message_id": "m", "chosen": True}}
+    assert env("echo $DEMO_TOKEN", chosen, ana) == {}
+    assert env("sh /mnt/skills/custom/api-demo/scripts/call.sh", chosen, ana) == {"DEMO_TOKEN": SECRET}
     assert env("sh /mnt/skills/custom/api-demo/scripts/call.sh", {}, {"configurable": {"user_id": "bo"}}) == {}
     assert skills_named("cat /mnt/skills/users/bo/x/a; sh /mnt/skills/users/ana/y/b", "ana") == ["y"]
 
@@ -103,7 +107,10 @@ async def test_a_secret_reaches_the_skills_command_and_nothing_else(
     skills, home = tmp_path / "skills", tmp_path / "home"
     demo_skill(skills)
     config = make_config(
-        home, skills={"path": str(skills)}, sandbox={"isolation": "bwrap"}, checkpointer={"type": "sqlite"}
+        home,
+        skills={"path": str(skills), "auto_select": "activate"},
+        sandbox={"isolation": "bwrap"},
+        checkpointer={"type": "sqlite"},
     )
     SkillSecrets.of(config).set(None, load_skills(skills).get("api-demo"), "DEMO_TOKEN", SECRET)
     model = ScriptedChatModel(
@@ -122,6 +129,8 @@ async def test_a_secret_reaches_the_skills_command_and_nothing_else(
     assert f"token length: {len(SECRET)}" in results[0].content and digest in results[0].content
     assert "echoed: [secret hidden]" in results[0].content and "region: unset" in results[0].content
     assert "outside: none" in results[1].content  # a command that runs no skill gets no secret
+    # ...even though the harness chose and activated the skill for this request (auto_select: activate)
+    assert '<active_skill name="api-demo"' in model.calls[0].messages[0].text
 
     seen = "\n".join(str(m) for call in model.calls for m in call.messages)  # every prompt the model got
     assert "token length" in seen and SECRET not in seen

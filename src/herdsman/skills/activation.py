@@ -25,12 +25,14 @@ COMMAND_RE = re.compile(r"^\s*/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
 
 
 class ActiveSkill(TypedDict):
-    """The state record of an activation: the skill, the user message that asked for it, and the
-    other skills the message named after the first (``/a /b ...``)."""
+    """The state record of an activation: the skill, the user message that asked for it, the
+    other skills the message named after the first (``/a /b ...``), and ``chosen`` when the harness
+    picked it (``skills.auto_select: activate``) rather than the user naming it."""
 
     name: str
     message_id: str | None
     also: NotRequired[list[str]]
+    chosen: NotRequired[bool]
 
 
 def skill_command(text: str) -> str | None:
@@ -114,12 +116,13 @@ def active_skill(
     if recorded and recorded.get("message_id") == user.id:
         return recorded["name"], False
     commands = skill_commands(user.text)
-    name = (
-        (commands[0] if commands else None) or named_skill(user.text, known) or (choose(user.text) if choose else None)
-    )
+    name = (commands[0] if commands else None) or named_skill(user.text, known)
+    chosen = name is None and choose is not None and (name := choose(user.text)) is not None
     if name is None:
         return None, (None if recorded else False)
     record = ActiveSkill(name=name, message_id=user.id)
     if len(commands) > 1:
         record["also"] = commands[1:]
+    if chosen:
+        record["chosen"] = True
     return name, record

@@ -2,7 +2,9 @@
 
 A command "runs a skill" when it names a file of the skill's folder (``/mnt/skills/public/x/...``,
 ``/mnt/skills/custom/x/...`` or the user's own ``/mnt/skills/users/<user>/x/...``) or when the
-skill is the turn's active one (``/x``). Its secrets, as the user set them
+user made the skill the turn's active one (``/x``, "use the x skill"). A skill the harness chose
+for a request naming none (``skills.auto_select: activate``, by word overlap) is no such consent:
+its secrets go only to the commands that name its folder. Its secrets, as the user set them
 (:class:`~herdsman.skills.secrets.SkillSecrets`), become environment variables of that one
 command; nothing of the gateway's own environment is ever passed. The values then never reach
 the model: the bash tool hides any that a command printed (``sandbox.tools.hide_values``).
@@ -46,6 +48,6 @@ class SkillCommandEnv:
             return {}
         names = skills_named(command, user)
         active = (state or {}).get("active_skill") if isinstance(state, Mapping) else None
-        if isinstance(active, Mapping) and isinstance(active.get("name"), str):
+        if isinstance(active, Mapping) and isinstance(active.get("name"), str) and not active.get("chosen"):
             names.insert(0, active["name"])
         return self.secrets.values_for(user, dict.fromkeys(names)) if names else {}
