@@ -526,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--auto-select",
         choices=("off", "suggest", "activate"),
         default="suggest",
-        help="skills.auto_select for the run (default: suggest, the configured default)",
+        help="skills.auto_select for the run (default: suggest; the configured default is off)",
         items="request ids",
         each="a request",
         max_steps=4,
