@@ -95,6 +95,18 @@ def host_tools(host_config: HerdsmanConfig) -> tuple[LocalSandboxProvider, Calla
 
 
 @pytest.fixture
+def call(host_tools: tuple[LocalSandboxProvider, Callable[..., Any]]) -> Callable[..., Any]:
+    """Run a tool in thread t1 of a host-run sandbox: ``call(name, **args)`` gives its ToolMessage."""
+    return host_tools[1]
+
+
+@pytest.fixture
+def ws(host_tools: tuple[LocalSandboxProvider, Callable[..., Any]]) -> Path:
+    """The workspace folder of thread t1 of :func:`call`'s sandbox."""
+    return host_tools[0].acquire("t1").paths.workspace
+
+
+@pytest.fixture
 def bwrap_tools(bwrap_config: HerdsmanConfig) -> tuple[LocalSandboxProvider, Callable[..., Any]]:
     return tool_runner(bwrap_config)
 

@@ -5,22 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from herdsman.sandbox.local import LocalSandboxProvider
-
 ORDERS = json.dumps([{"id": i, "status": s} for i, s in enumerate(["failed", "ok", "failed", "pending"])], indent=1)
-
-
-@pytest.fixture
-def call(host_tools):
-    return host_tools[1]
-
-
-@pytest.fixture
-def ws(host_tools) -> Path:
-    provider: LocalSandboxProvider = host_tools[0]
-    return provider.acquire("t1").paths.workspace
 
 
 def test_a_count_of_zero_from_a_guessed_pattern_shows_the_files_own_lines(call, ws: Path) -> None:

@@ -61,7 +61,9 @@ from herdsman.sandbox.base import (
     SandboxProvider,
 )
 from herdsman.sandbox.file_servers import served_folder
+from herdsman.sandbox.fs import NotFoundError
 from herdsman.sandbox.grep_hint import explain_no_match, no_match_hint
+from herdsman.sandbox.path_hint import command_note, where_note
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.search import compile_regex
 from herdsman.sandbox.snapshot import FileSnapshot, diff_snapshots
@@ -287,6 +289,15 @@ def _same_text(sandbox: Any, path: str, content: str) -> bool:
         return bool(sandbox.read_text(path).rstrip() == content.rstrip())
     except Exception:  # noqa: BLE001 - unreadable (binary, too large): not the same text
         return False
+
+
+def _read_or_where(sandbox: Sandbox, path: str) -> str:
+    """The text at ``path``; when it does not exist, the error says where a file of its name
+    is (:mod:`~herdsman.sandbox.path_hint`)."""
+    try:
+        return sandbox.read_text(path)
+    except NotFoundError as exc:
+        raise ToolException(f"{exc}{where_note(sandbox, path)}") from None
 
 
 def _looks_binary(text: str) -> bool:
@@ -559,8 +570,9 @@ class SandboxTools:
         paths in it mean the virtual folders (:func:`~herdsman.sandbox.virtual_folders.rewrite_command`)."""
         command = rewrite_command(command)
         result, artifact = run_traced(sandbox, command, cancelled, env)
-        hint = no_match_hint(sandbox, command, result.exit_code, result.output) if not result.timed_out else ""
-        return self.bash_result(result, "\n".join(filter(None, [hint, *ended_jobs(sandbox)]))), artifact
+        hints = [] if result.timed_out else [no_match_hint(sandbox, command, result.exit_code, result.output)]
+        hints.append(command_note(sandbox, result.exit_code, result.output))
+        return self.bash_result(result, "\n".join(filter(None, [*hints, *ended_jobs(sandbox)]))), artifact
 
     async def abash(
         self,
@@ -624,7 +636,8 @@ class SandboxTools:
         end_line: Annotated[int | None, "Last line to show, inclusive; default the last line."] = None,
     ) -> str:
         """Read a text file, numbered, cut to the output budget."""
-        text = self.sandbox_of(runtime).read_text(path)
+        sandbox = self.sandbox_of(runtime)
+        text = _read_or_where(sandbox, path)
         shown = _display(path)
         if _looks_binary(text):
             raise ToolException(f"{shown} looks like a binary file; inspect it with bash (file, xxd | head)")
@@ -708,7 +721,7 @@ class SandboxTools:
         shown = _display(path)
         escaped_note = ""
         with self.locks.get(tid, path):
-            content = sandbox.read_text(path)
+            content = _read_or_where(sandbox, path)
             if _looks_binary(content):
                 raise ToolException(f"{shown} looks like a binary file; str_replace edits text only")
             count = content.count(old)
