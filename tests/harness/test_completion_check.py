@@ -45,7 +45,7 @@ async def test_printed_instead_of_saved_is_sent_back_and_then_saved(home: Path) 
     model, state = await run(
         home,
         "t-cc1",
-        "Save the totals as JSON to /mnt/user-data/outputs/totals.json",
+        "North sold 10, south 5. Save the totals as JSON to /mnt/user-data/outputs/totals.json",
         [
             f"Here is the JSON: {content}",  # stops without saving
             call("write_file", 1, path="/mnt/user-data/outputs/totals.json", content=content),
@@ -675,6 +675,17 @@ def test_numbers_written_without_evidence() -> None:
     assert guessed_numbers(wrote("\n".join(map(str, range(1, 201)))), "Write the numbers 1 to 200 to p.txt") == []
     assert guessed_numbers(wrote("2, 3"), "Save 2 and 3 to p.txt") == []
     assert guessed_numbers(wrote("total: 5"), "Save the total to p.txt") == []  # not only numbers
+    # a JSON document's numeric values are data too; its keys, strings and a long sequence are not
+    sums = 'Save both sums to p.json as {"a": <sum>, "b": <sum>}'
+    assert guessed_numbers(wrote('{"a": 899, "b": 1234}'), sums) == [("p.txt", "899, 1234")]
+    summed = [
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "python3 sum.py a.txt"}, "id": "s1"}]),
+        ToolMessage('{"sum": 899}', tool_call_id="s1", name="bash"),
+    ]
+    assert guessed_numbers(summed + wrote('{"a": 899, "b": 1234}'), sums) == [("p.txt", "1234")]
+    assert guessed_numbers(wrote('{"2024": "x", "n": "7 items", "ok": true}'), "Save it to p.json") == []
+    assert guessed_numbers(wrote(json.dumps({"squares": [n * n for n in range(1, 51)]})), "Squares 1 to 50") == []
+    assert guessed_numbers(wrote('[[[[1]]]]' * 1 + "x"), "Save it") == []  # not JSON
     echoed = [
         AIMessage(
             "",

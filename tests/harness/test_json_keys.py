@@ -34,8 +34,10 @@ async def test_a_file_without_the_keys_is_sent_back_and_written_again(home: Path
     thread = "t-json-keys"
     model = ScriptedChatModel(
         responses=[
+            call("bash", command="awk '{s+=$1} END {print s}' a.txt b.txt"),  # the sum of both: 899
             call("write_file", path=OUT, content='{"sum": 899}'),
             "Saved the sums.",
+            call("bash", command="for f in a.txt b.txt; do awk '{s+=$1} END {print s}' $f; done"),
             call("write_file", path=OUT, content='{"a": 296, "b": 603}'),
             "Saved a and b.",
         ]
