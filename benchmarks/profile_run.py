@@ -135,7 +135,8 @@ async def profile(app: Any, warmup: int, threads: ThreadProfiles, concurrent: in
         await serving
     stats = pstats.Stats(main)
     for snapshot in snapshots:
-        stats.add(snapshot)
+        if snapshot.stats:  # pstats refuses an empty one (a thread hooked as the profiled runs ended)
+            stats.add(snapshot)
     return stats
 
 
