@@ -145,6 +145,19 @@ class RunExecutor:
                 "run_record_not_saved", run_id=run.run_id, thread_id=run.thread_id, status=status, error=error_text(exc)
             )
 
+    def set_status_later(self, run: Run, status: RunStatus) -> None:
+        """Set the run's status now and leave its record to :meth:`end`, which saves it with the
+        thread's status in one hand-off (the status in memory is what clients of this process read)."""
+        run.status = status
+        run.updated_at = utc_now()
+        run.record_due = True
+
+    async def save_due_record(self, run: Run) -> None:
+        """Save the record :meth:`set_status_later` left unsaved, if any."""
+        if run.record_due:
+            run.record_due = False
+            await self.set_status(run, run.status)
+
     async def publish(self, run: Run, event: str, data: Any) -> None:
         """Publish ``event`` with ``data`` on the run's stream."""
         await self.bridge.publish(run.run_id, event, dumps(data))
@@ -334,7 +347,7 @@ class RunExecutor:
             run.result = translator.final_values()
             if translator.interrupts and "values" in spec.stream_mode:
                 await self.publish(run, "values", run.result)
-            await self.set_status(run, "success")
+            self.set_status_later(run, "success")  # saved with the thread going idle, in one hand-off
         except asyncio.CancelledError:
             if await self.handed_back(run):
                 return
@@ -407,6 +420,7 @@ class RunExecutor:
         """After ``run``: delete its temporary thread, or set the thread's status (when no other
         run of it is in progress)."""
         if run.spec.temporary:
+            await self.save_due_record(run)  # before its thread goes, never after
             await self.graph.checkpointer.adelete_thread(run.thread_id)
             if versions := file_versions_of(self.graph.checkpointer):
                 await versions.collect(run.thread_id, self.graph.checkpointer, run.spec.user)
@@ -425,7 +439,8 @@ class RunExecutor:
                 interrupted or (self._has_breakpoints(run) and await self._has_pending_tasks(run.thread_id))
             ):
                 status = "interrupted"  # an interrupt() or a breakpoint (interrupt_before/after)
-            await self.threads.update(run.thread_id, status=status)
+            await self.threads.update(run.thread_id, status=status, run=run.to_dict() if run.record_due else None)
+            run.record_due = False
 
     async def _rollback(self, run: Run) -> None:
         """Put the thread back to the checkpoint it had before ``run`` and forget the run: its
@@ -476,6 +491,7 @@ class RunExecutor:
             await self._settle_thread(run, interrupted)
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("thread_status_not_saved", run_id=run.run_id, thread_id=run.thread_id, error=error_text(exc))
+        await self.save_due_record(run)  # not saved with the thread's status (another run holds it, or that failed)
         try:
             await self.publish(run, END_EVENT, None)
             await self.bridge.finish(run.run_id)

@@ -168,6 +168,7 @@ class Run:
     scope: RunScope | None = field(default=None, repr=False)  # while executing here: its run scope
     save_error: BaseException | None = None  # why the records of a run queued for workers were not written
     first_event: StreamEvent | None = None  # its metadata event, as published (a stream sends it at once)
+    record_due: bool = False  # its status changed in memory; the record is saved when it ends (with its thread's)
 
     @property
     def thread_id(self) -> str:
