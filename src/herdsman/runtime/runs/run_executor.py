@@ -284,9 +284,12 @@ class RunExecutor:
                 await self._pause()  # a burst of new requests goes first, then this run starts
             # the saved head, not a state snapshot: a head whose writes cannot be applied must
             # not stop a run that starts from an earlier checkpoint
-            head = await self.graph.checkpointer.aget_tuple(
-                {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
-            )
+            # (read so that the graph's loop gets it without a read of its own, where the saver can)
+            saver = self.graph.checkpointer
+            if (read_head := getattr(saver, "aget_head", None)) is not None:
+                head = await read_head(run.thread_id)
+            else:
+                head = await saver.aget_tuple({"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}})
             resuming = resume and head is not None and (head.metadata or {}).get("run_id") == run.run_id
             if not resume:
                 run.checkpoint_before = (head.config.get("configurable") or {}).get("checkpoint_id") if head else None

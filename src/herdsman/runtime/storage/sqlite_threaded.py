@@ -8,6 +8,11 @@ their SQL, tables and semantics as they are and run each whole call (``put``, ``
 ``batch``...) on the connection's :class:`~herdsman.runtime.storage.serial_thread.SerialThread`: one round
 trip a call, and a burst of calls shares its wake-ups.
 
+A run reads its thread's head checkpoint before it starts the graph, whose loop then reads it
+again: :meth:`ThreadedSqliteSaver.aget_head` keeps what it read for the next read of the same
+head in the same task (once, and only while nothing of that thread was written since through
+this saver), so the graph's read costs no second trip.
+
 The sync methods stay usable from any thread (LangGraph's own lock guards the connection); the
 async ones must not be awaited after :func:`open_sqlite_saver` / :func:`open_sqlite_store` exits.
 """
@@ -15,11 +20,20 @@ async ones must not be awaited after :func:`open_sqlite_saver` / :func:`open_sql
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.base import Op, Result
 from langgraph.store.sqlite import SqliteStore
@@ -29,6 +43,37 @@ from herdsman.runtime.storage.serial_thread import SerialThread
 T = TypeVar("T")
 
 
+@dataclass(eq=False)
+class _Head:
+    """A thread's head checkpoint as :meth:`ThreadedSqliteSaver.aget_head` read it, for one more read."""
+
+    saver: ThreadedSqliteSaver
+    thread_id: str
+    value: CheckpointTuple | None = None
+    spent: bool = False  # taken, or a checkpoint of the thread was written since it was read
+
+    def take(self, saver: ThreadedSqliteSaver, config: Any) -> bool:
+        """Whether ``config`` asks ``saver`` for this head, and it is still the head; True once at most."""
+        conf = (config or {}).get("configurable") or {}
+        if (
+            self.spent
+            or saver is not self.saver
+            or str(conf.get("thread_id")) != self.thread_id
+            or conf.get("checkpoint_ns", "")
+            or get_checkpoint_id(config)
+        ):
+            return False
+        self.spent = True
+        return True
+
+
+_READ_HEAD: ContextVar[_Head | None] = ContextVar("herdsman_read_head", default=None)
+
+
+def _thread_of(config: Any) -> str:
+    return str(((config or {}).get("configurable") or {}).get("thread_id"))
+
+
 class ThreadedSqliteSaver(SqliteSaver):
     """``SqliteSaver`` whose async methods run the sync ones on the connection's thread."""
 
@@ -36,10 +81,47 @@ class ThreadedSqliteSaver(SqliteSaver):
         """``conn`` (opened with ``check_same_thread=False``) is used on ``thread``."""
         super().__init__(conn, **kwargs)
         self.thread = thread
+        # thread id -> the head kept for its next read (gone with the task that read it)
+        self._heads: weakref.WeakValueDictionary[str, _Head] = weakref.WeakValueDictionary()
+
+    def _written(self, thread_id: str) -> None:
+        """A checkpoint, writes or a delete of ``thread_id`` is handed over: a head kept of it is stale."""
+        if (head := self._heads.pop(thread_id, None)) is not None:
+            head.spent = True
 
     async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
-        """:meth:`get_tuple` on the connection's thread."""
+        """:meth:`get_tuple` on the connection's thread (the head :meth:`aget_head` read just
+        before in this task, when that is what is asked and nothing was written since)."""
+        head = _READ_HEAD.get()
+        if head is not None and head.take(self, config):
+            return head.value
         return await self.thread.call(SqliteSaver.get_tuple, self, config)
+
+    async def aget_head(self, thread_id: str) -> CheckpointTuple | None:
+        """The thread's head checkpoint (root namespace), kept for the next read of it in this
+        task (the graph's loop starting the run): see the module docstring."""
+        self._written(thread_id)  # one kept head a thread at most
+        head = self._heads[thread_id] = _Head(self, thread_id)  # a write from now on makes it stale
+        _READ_HEAD.set(head)
+        head.value = await self.thread.call(
+            SqliteSaver.get_tuple, self, {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        )
+        return head.value
+
+    def put(self, config: Any, *args: Any, **kwargs: Any) -> Any:
+        """:class:`SqliteSaver`'s (a kept head of the thread is stale then)."""
+        self._written(_thread_of(config))
+        return super().put(config, *args, **kwargs)
+
+    def put_writes(self, config: Any, *args: Any, **kwargs: Any) -> None:
+        """:class:`SqliteSaver`'s (a kept head of the thread is stale then)."""
+        self._written(_thread_of(config))
+        super().put_writes(config, *args, **kwargs)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """:class:`SqliteSaver`'s (a kept head of the thread is stale then)."""
+        self._written(str(thread_id))
+        super().delete_thread(thread_id)
 
     async def alist(
         self,
@@ -64,6 +146,7 @@ class ThreadedSqliteSaver(SqliteSaver):
         new_versions: ChannelVersions,
     ) -> Any:
         """:meth:`put` on the connection's thread (the class's, not an instance's wrapper of it)."""
+        self._written(_thread_of(config))
         return await self.thread.call(SqliteSaver.put, self, config, checkpoint, metadata, new_versions)
 
     async def aput_then(
@@ -85,16 +168,19 @@ class ThreadedSqliteSaver(SqliteSaver):
             saved = SqliteSaver.put(self, config, checkpoint, metadata, new_versions)
             return saved, after()
 
+        self._written(_thread_of(config))
         return await self.thread.call(put_then)
 
     async def aput_writes(
         self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
         """:meth:`put_writes` on the connection's thread."""
+        self._written(_thread_of(config))
         await self.thread.call(SqliteSaver.put_writes, self, config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """:meth:`delete_thread` on the connection's thread."""
+        self._written(str(thread_id))
         await self.thread.call(SqliteSaver.delete_thread, self, thread_id)
 
     async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Mapping[str, Any]:
