@@ -386,7 +386,8 @@ class FileHistory:
         self.objects = self.store.root
         self._lock = threading.RLock()
         own = directory / "index.sqlite"
-        if home_index is None or own.exists():
+        made = not own.exists()
+        if home_index is None or not made:
             self._rows = _Rows(_Index(own, _make_index))
         else:
             scope, made = _scope_of(directory)
@@ -401,6 +402,7 @@ class FileHistory:
         self._digests: dict[str, str] = {}
         self._root: str | None = None
         self._recorded: str | None = None  # the last version this instance recorded
+        self._empty = made  # no version recorded yet (its rows were just made): the first needs no prune
         self._linked = False  # the walk under way met a file with several links
         self._journal = process_journal() if journal is None else (journal or None)
         self._journal_key = object()
@@ -682,17 +684,18 @@ class FileHistory:
         True when ``root`` is not the version this history recorded last (a prune may be due)."""
         with self._index() as db:
             self._rows.record(db, checkpoint_id, root, message_id)
-        new, self._recorded = root != self._recorded, root
+        new, self._recorded, self._empty = root != self._recorded, root, False
         return new
 
     def record_again(self, checkpoint_id: str, root: str, message_id: str | None = None) -> bool:
-        """:meth:`record` ``root`` for one more checkpoint when it is the version recorded last (no
-        prune can be due), without waiting: False, having recorded nothing, when it is another
-        version or this history or its index is in use by another thread (a capture, a prune)."""
+        """:meth:`record` ``root`` for one more checkpoint when it is the version recorded last, or
+        the first version of a history with none yet (no prune can be due: one version always
+        stays), without waiting: False, having recorded nothing, when it is another version or
+        this history or its index is in use by another thread (a capture, a prune)."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if root != self._recorded or not self._rows.index.try_hold():
+            if (root != self._recorded and not self._empty) or not self._rows.index.try_hold():
                 return False
             try:
                 self.record(checkpoint_id, root, message_id)

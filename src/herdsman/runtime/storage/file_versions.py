@@ -21,7 +21,8 @@ capture pool, and the checkpoint gets the version before it (see :meth:`FileVers
 Nor a trip to record it: on a checkpointer that writes on a thread of its own (SQLite), the row
 saying "this checkpoint has the version recorded last" is written on that thread right after the
 checkpoint, in the same hand-off (:meth:`FileVersions.record_now`, which never waits: a history
-in use, or a new version, which may call for a prune, is recorded on the capture pool as before).
+in use, or a new version, which may call for a prune, is recorded on the capture pool as before;
+a new thread's first version, which cannot, is recorded in the hand-off too).
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ class FileVersions:
 
     def record_now(self, thread_id: str, checkpoint_id: str, root: str | None, message_id: str | None = None) -> bool:
         """:meth:`record` when it needs no waiting and no prune: True when done; False when the
-        thread's history is not open or is in use, or ``root`` is a new version (then call
-        :meth:`record`, on the capture pool). Cheap enough for the checkpointer's own thread."""
+        thread's history is not open or is in use, or ``root`` is a new version other than the
+        history's first (then call :meth:`record`, on the capture pool). Cheap enough for the
+        checkpointer's own thread."""
         history = self._open_history(thread_id)
         try:
             return history is not None and root is not None and history.record_again(checkpoint_id, root, message_id)
