@@ -178,8 +178,10 @@ class BackgroundJob:
         except SandboxError as exc:
             self.result = ExecResult(exit_code=1, output=str(exc))
         finally:
-            self._ended.set()
-            self.network.close()
+            try:
+                self.network.close()  # the helper is gone before anyone is told the job ended
+            finally:
+                self._ended.set()
 
     @property
     def running(self) -> bool:
