@@ -236,7 +236,11 @@ class BackgroundJob:
     def stop(self, wait: float = 10.0) -> None:
         """Kill the job's jail and wait (at most ``wait`` seconds) until it has ended."""
         self.cancel.set()
-        self._ended.wait(wait)
+        self.wait_ended(wait)
+
+    def wait_ended(self, seconds: float) -> bool:
+        """Wait (at most ``seconds``) until the job has ended and its helper is gone; whether it has."""
+        return self._ended.wait(max(0.0, seconds))
 
     def describe(self) -> dict[str, Any]:
         """What the Preview tab shows of the job."""

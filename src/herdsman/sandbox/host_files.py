@@ -349,7 +349,10 @@ class HostFilesSandbox:
                 event.set()
             while self._running and (left := deadline - time.monotonic()) > 0:
                 self._running_changed.wait(left)
-            return not self._running
+            if self._running:
+                return False
+        # a background job's command has returned; its helper in the job's namespace goes next
+        return all(job.wait_ended(deadline - time.monotonic()) for job in list(self._jobs))
 
     def read_text(self, path: str) -> str:
         """The text of the file at virtual ``path`` (UTF-8, undecodable bytes replaced)."""
