@@ -685,7 +685,7 @@ def test_numbers_written_without_evidence() -> None:
     assert guessed_numbers(summed + wrote('{"a": 899, "b": 1234}'), sums) == [("p.txt", "1234")]
     assert guessed_numbers(wrote('{"2024": "x", "n": "7 items", "ok": true}'), "Save it to p.json") == []
     assert guessed_numbers(wrote(json.dumps({"squares": [n * n for n in range(1, 51)]})), "Squares 1 to 50") == []
-    assert guessed_numbers(wrote('[[[[1]]]]' * 1 + "x"), "Save it") == []  # not JSON
+    assert guessed_numbers(wrote("[[[[1]]]]" * 1 + "x"), "Save it") == []  # not JSON
     echoed = [
         AIMessage(
             "",
