@@ -125,11 +125,13 @@ from herdsman.middleware.completion.search import count_line, counted_by_eye, fr
 from herdsman.middleware.completion.shown_code import (
     RAN_SHOWN_CODE,
     harness_call,
+    harness_calls,
     proposed_command,
     shown_command,
     shown_file,
     shown_tool_call,
 )
+from herdsman.middleware.completion.shown_files import files_evidence, shown_files
 from herdsman.middleware.completion.sources import strip_unseen, unseen_sources
 from herdsman.middleware.completion.verifier import verify
 from herdsman.middleware.reply_language import wrong_language
@@ -445,10 +447,17 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
         if cut:
             found.append(cut)
         found += _sources(state, text, run, lookup)
+        shown = {  # new files only: a name the workspace has is that file (code.shown_not_written's)
+            p: t
+            for p, t in shown_files(text, run).items()
+            if lookup is None or (lookup.size_of(p) is None and lookup.size_of(p.rsplit("/", 1)[-1]) is None)
+        }
+        if shown and on("code.files_not_written"):  # first: writing them may be all the run lacks
+            found.insert(0, Finding("code.files_not_written", files_evidence(shown), ("write_file",), REWRITE))
         claim = unbacked_claim(text, run) if not found and on("claim.unbacked", language_of(text)) else None
         if claim:  # alone: other findings say what to write
             found.append(claim)
-        code = fenced_code(text) if found else []
+        code = fenced_code(text) if found and not shown else []  # shown files: their commands come after
         problem = code_problem(found, code) if code else None
         if problem:
             found.append(problem)
@@ -566,6 +575,11 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             if code is None or not self._may_use(state, "write_file"):
                 return None
             return harness_call(first.rule, "write_file", {"path": first.evidence["path"], "content": code})
+        if first.rule == "code.files_not_written":  # the files the reply showed, as it showed them
+            files = {p: t for p, t in shown_files(reply.text, run).items() if p in first.evidence["paths"]}
+            if not files or not self._may_use(state, "write_file"):
+                return None
+            return harness_calls(first.rule, [("write_file", {"path": p, "content": t}) for p, t in files.items()])
         if first.rule in ("answer.offer", "output.printed_template"):  # the value stated or printed, into the file
             if not self._may_use(state, "write_file"):
                 return None

@@ -158,6 +158,12 @@ _RULES = (
     Rule("claim.unbacked", EN, "the answer says something was created or saved, and no call could have written a file"),
     Rule("code.shown_not_run", None, "the reply shows Python or shell code that nothing ran"),
     Rule("code.shown_not_written", None, "the reply shows the new code of a file to fix that is unchanged"),
+    Rule(
+        "code.files_not_written",
+        None,
+        "the reply shows files (a file name, then its text in a fenced block) that the run never wrote",
+        intent=False,
+    ),
     Rule("answer.offer", None, "the answer was a value and the one file asked for is missing: the value to copy"),
     Rule(
         "output.printed_template",

@@ -346,6 +346,10 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         + ". Do it now with your tools: write each file with write_file, then answer."
     ),
     "code.shown_not_run": _code_not_run,
+    "code.files_not_written": lambda e: (
+        f"Your reply shows {', '.join(e['paths'])}, but nothing wrote them: write each with write_file "
+        "(the whole text), then do the rest of the request with your tools."
+    ),
     "code.shown_not_written": lambda e: (
         f"Your reply shows the new code, but {_or(e['paths'])} is unchanged: write that code "
         "into it with write_file (the whole new text), then run it."

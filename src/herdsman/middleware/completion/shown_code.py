@@ -266,9 +266,16 @@ def harness_call(rule: str, tool: str, args: Mapping[str, Any]) -> AIMessage:
     """The AI message whose ``tool`` call (bash with a command, write_file with a path and the
     shown code) the harness makes for the model, marked (:data:`RAN_SHOWN_CODE`: the finding's
     ``rule``) so a reader can tell it from the model's own calls."""
-    call_id = f"call_harness_{uuid.uuid4().hex[:16]}"
+    return harness_calls(rule, [(tool, args)])
+
+
+def harness_calls(rule: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> AIMessage:
+    """:func:`harness_call` with several calls in one message (the files a reply showed)."""
     return AIMessage(
         content="",
-        tool_calls=[{"name": tool, "args": dict(args), "id": call_id, "type": "tool_call"}],
+        tool_calls=[
+            {"name": tool, "args": dict(args), "id": f"call_harness_{uuid.uuid4().hex[:16]}", "type": "tool_call"}
+            for tool, args in calls
+        ],
         additional_kwargs={RAN_SHOWN_CODE: rule},
     )

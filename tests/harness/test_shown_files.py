@@ -1,0 +1,118 @@
+"""Files a reply shows (a file name, then its text in a fenced block) and the run never wrote:
+the completion check finds them, and the harness writes them for the model (lead.run_shown_code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, ToolMessage
+
+from herdsman.middleware.completion.findings import FINDINGS_KEY
+from herdsman.middleware.completion.shown_files import shown_files
+from tests.harness.test_completion_findings import call, notes, run
+from tests.harness.test_shown_code import ran_for_model
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+    <meta charset="UTF-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1.0">
+    <title>Counter Site</title>
+</head>
+<body>
+    <p id="counter">0</p>
+    <button id="incrementButton">Increment</button>
+    <script src="script.js"></script>
+</body>
+</html>
+"""
+SCRIPT = "document.getElementById('incrementButton').onclick = () => {\n  counter.textContent = +counter.textContent + 1;\n};\n"
+# the embedded model's reply to the live-preview request (2026-12-05), shortened
+TUTORIAL = f"""To build a one-page site with a counter and a button, follow these steps:
+
+### 1. Create the HTML structure
+
+Create a file named `index.html` in the `/mnt/user-data/workspace` directory.
+
+```html
+{PAGE}```
+
+### 2. Write the JavaScript
+
+Create a file named `script.js` in the `/mnt/user-data/workspace` directory.
+
+```javascript
+{SCRIPT}```
+
+### 3. Serve the site
+
+```bash
+python3 -m http.server 8000 --bind 127.0.0.1
+```
+
+Open the site in a web browser by navigating to `http://127.0.0.1:8000`.
+"""
+OUT = "/mnt/user-data/outputs"
+
+
+def test_named_blocks_are_files_under_outputs_and_commands_are_not() -> None:
+    assert shown_files(TUTORIAL, []) == {f"{OUT}/index.html": PAGE, f"{OUT}/script.js": SCRIPT}
+
+
+def test_paths_names_in_any_language_and_what_is_not_taken() -> None:
+    chinese = "创建文件 **report.md**：\n```markdown\n# 报告\n```\n再创建 `/mnt/user-data/workspace/a.py`：\n```python\nprint(1)\n```"
+    assert shown_files(chinese, []) == {f"{OUT}/report.md": "# 报告\n", "/mnt/user-data/workspace/a.py": "print(1)\n"}
+    folder = "Save this as `style.css` in /mnt/user-data/outputs/site:\n```css\nbody{margin:0}\n```"
+    assert shown_files(folder, []) == {f"{OUT}/site/style.css": "body{margin:0}\n"}
+    # an extension that does not fit the block, a way out of the folder, no name at all
+    assert shown_files("Install Node.js first:\n```python\nprint(1)\n```", []) == {}
+    assert shown_files("Write `../../etc/cron.d/x.sh`:\n```sh\nid\n```", []) == {}
+    assert shown_files("Run this:\n```python\nprint(1)\n```", []) == {}
+
+
+def test_nothing_when_the_run_wrote_files_or_the_block_was_quoted_from_a_tool_result() -> None:
+    wrote = [
+        AIMessage("", tool_calls=[{"name": "write_file", "args": {"path": "x", "content": "y"}, "id": "w1"}]),
+        ToolMessage("Wrote 1 bytes", tool_call_id="w1", name="write_file"),
+    ]
+    assert shown_files(TUTORIAL, wrote) == {}
+    fetched = [
+        AIMessage("", tool_calls=[{"name": "bash", "args": {"command": "curl -s x"}, "id": "b1"}]),
+        ToolMessage(f"page text\n{SCRIPT}", tool_call_id="b1", name="bash"),
+    ]
+    assert list(shown_files(TUTORIAL, fetched)) == [f"{OUT}/index.html"]  # script.js was quoted, not written
+
+
+async def test_the_harness_writes_the_shown_files_and_the_model_goes_on_from_there(home: Path) -> None:
+    """The reply is a tutorial; the harness writes index.html and script.js in outputs in one
+    message in the model's name, the note says so, and the model answers once they exist."""
+    model, state = await run(
+        home,
+        "t-files",
+        "Build a one-page site that shows a counter with a button.",
+        [TUTORIAL, call("ls", 1, path=OUT), "The page is in outputs/index.html."],
+        lead_extra={"run_shown_code": "on"},
+    )
+    outputs = home / "threads" / "t-files" / "user-data" / "outputs"
+    assert (outputs / "index.html").read_text() == PAGE and (outputs / "script.js").read_text() == SCRIPT
+    [made] = ran_for_model(state)
+    assert [c["name"] for c in made.tool_calls] == ["write_file", "write_file"]
+    [note] = notes(state)
+    [finding] = [f for f in note.additional_kwargs[FINDINGS_KEY] if f["rule"] == "code.files_not_written"]
+    assert finding["evidence"]["paths"] == [f"{OUT}/index.html", f"{OUT}/script.js"]
+    assert not any(f["rule"] == "code.shown_not_run" for f in note.additional_kwargs[FINDINGS_KEY])
+    assert state["messages"][-1].text == "The page is in outputs/index.html."
+
+
+async def test_with_run_shown_code_off_the_model_is_told_to_write_them(home: Path) -> None:
+    model, state = await run(
+        home,
+        "t-files-off",
+        "Build a one-page site that shows a counter with a button.",
+        [TUTORIAL, call("write_file", 1, path=f"{OUT}/index.html", content=PAGE), "Written."],
+        lead_extra={"run_shown_code": "off"},
+    )
+    assert not ran_for_model(state)
+    [note] = notes(state)
+    assert f"Your reply shows {OUT}/index.html, {OUT}/script.js, but nothing wrote them" in note.text
+    assert note.additional_kwargs.get("force_tools") == ["write_file"]
