@@ -339,6 +339,11 @@ DEV_REQUESTS: tuple[Request, ...] = (
     ("no-sleep", None, "Give me three tips for sleeping better."),
     ("no-fix", None, "Fix the bug in main.py where the loop never ends."),
     ("no-tides", None, "Explain how tides work and why there are two a day."),
+    # ordinary file tasks of the harness's own tests that activated a skill when activate was tried
+    # as the default (2026-12-05)
+    ("no-run-tests", None, "Run the tests"),
+    ("no-test-pass", None, "Make test_stats.py pass"),
+    ("no-done-note", None, "Delete temp.log and save a note to done.md"),
     ("zh-no-sky", None, "为什么天空是蓝色的？"),
     ("zh-no-trip", None, "周末去杭州玩两天，有什么推荐的景点？"),
     ("zh-no-poem", None, "写一首关于春天的短诗。"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from herdsman.prompting.skill_ranking import SkillRanker, candidates_note, terms
+from herdsman.prompting.skill_ranking import SkillRanker, candidates_note, terms, without_file_names
 from herdsman.skills import load_skills
 from herdsman.skills.model import Skill
 from tests.support import REPO
@@ -88,12 +88,20 @@ def test_general_questions_get_no_skill_from_the_public_skills() -> None:
         "给我讲一个关于猫的笑话。",
         "What's the difference between a list and a tuple in Python?",
         "Fix the bug in main.py where the loop never ends.",
+        "Make test_stats.py pass",  # the words of a file's name are no request for tests
     ):
         assert ranker.candidates(question) == [], question
         assert ranker.clear_choice(question) is None, question
     # and a request for a skill's artifact still gets it, in either language
     assert ranker.clear_choice("Draw a flowchart of how a lighthouse keeper's shift goes").name == "diagram"
     assert "slide-deck" in [c.skill.name for c in ranker.candidates("把灯塔的工作原理做成幻灯片")]
+
+
+def test_a_file_name_counts_by_its_kind_only() -> None:
+    assert without_file_names("Make test_stats.py pass").split() == ["Make", "py", "pass"]
+    assert "md" in terms(without_file_names("Turn /mnt/user-data/workspace/notes.md into slides"))
+    ranker = SkillRanker(load_skills(REPO / "skills").skills)
+    assert ranker.fitting("Turn notes.md into slides")[0].skill.name == "markdown-to-slides"
 
 
 def test_activate_takes_only_a_clear_lead() -> None:

@@ -49,7 +49,7 @@ GENERIC = STOPWORDS | frozenset(
     # what any request says, whatever it asks for
     "tell show give look explain here there each every new short never work time times day days last first "
     "next point out way thing things something good better best quick quickly simple really let let's lets "
-    "start three four five six seven eight nine ten "
+    "start three four five six seven eight nine ten run runs "
     "文件 可以 需要 关于".split()
 )
 # How long an answer should be ("in about 300 words"): said of any text, and "words" is not "Word".
@@ -108,6 +108,15 @@ def terms(text: str) -> list[str]:
     return out
 
 
+_FILE_NAME = re.compile(r"[\w./-]*[\w-]\.([A-Za-z][A-Za-z0-9]{0,4})(?![\w-])")
+
+
+def without_file_names(request: str) -> str:
+    """``request`` with each file name or path replaced by its extension: "Make test_stats.py
+    pass" is no request for tests, but "turn notes.md into slides" keeps its ``md``."""
+    return _FILE_NAME.sub(lambda m: f" {m.group(1)} ", request)
+
+
 def passages(skill: Skill) -> list[frozenset[str]]:
     """The terms of each passage of ``skill``: each sentence or clause of its description (cut
     after ``.``, ``;``, ``!`` or ``?`` and a space, or after their full-width forms) and each example."""
@@ -150,8 +159,9 @@ class SkillRanker:
         self._passages = {s.name: passages(s) for s in self.skills}
 
     def scores(self, request: str) -> list[Candidate]:
-        """Every skill sharing a term with ``request``, best first (ties by name)."""
-        asked = set(terms(request))
+        """Every skill sharing a term with ``request``, best first (ties by name); a file the
+        request names counts by its kind only (:func:`without_file_names`)."""
+        asked = set(terms(without_file_names(request)))
         out = []
         for skill in self.skills:
             counts = self._terms[skill.name]
