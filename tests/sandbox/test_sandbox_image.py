@@ -40,8 +40,14 @@ def test_build_image_builds_on_the_engine(engine: PodmanEngine, tmp_path: Path) 
     image_id = build_image(client, tmp_path, "localhost/herdsman-derived:test", log=lines.append)
     assert image_id.startswith("sha256:")
     assert any("built" in line.lower() for line in lines)
-    out = client.containers.run("localhost/herdsman-derived:test", ["cat", "/built.txt"], remove=True)
-    assert out == b"built\n"
+    # Detached, then waited on: podman's compat API can leave an attached run's log stream open after the
+    # container exited (CI hung 300 s in it once), and the sandbox provider never attaches either.
+    container = client.containers.run("localhost/herdsman-derived:test", ["cat", "/built.txt"], detach=True)
+    try:
+        assert container.wait(timeout=120)["StatusCode"] == 0
+        assert container.logs(stdout=True, stderr=False) == b"built\n"
+    finally:
+        container.remove(force=True)
 
 
 def test_a_failing_build_says_why(engine: PodmanEngine, tmp_path: Path) -> None:
