@@ -79,6 +79,7 @@ async def test_a_chinese_request_for_an_output_file_that_was_not_written_gets_pa
             call("write_file", 2, path=out, content="# 报告\n"),
             "报告已写入。",
         ],
+        skills={"auto_select": "off"},  # a report: the report-writing skill fits; its checks are tested apart
     )
     [note] = notes(state)
     [finding] = note.additional_kwargs[FINDINGS_KEY]

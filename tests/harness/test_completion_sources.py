@@ -33,7 +33,11 @@ def user_data(home: Path, thread: str, folder: str) -> Path:
 async def run(
     home: Path, thread: str, request: str, responses: list, rounds: int = 2
 ) -> tuple[ScriptedChatModel, list, str]:
-    config = make_config(home, lead={"verify_rounds": rounds, "unusable_reply_retries": 0})
+    # no skill activated by the request's words: a report fits the report and research skills,
+    # whose own checks are tested with them
+    config = make_config(
+        home, lead={"verify_rounds": rounds, "unusable_reply_retries": 0}, skills={"auto_select": "off"}
+    )
     model = ScriptedChatModel(responses=responses)
     async with HerdsmanClient(config, model=model) as client:
         finished = await client.run(request, thread_id=thread)

@@ -92,6 +92,7 @@ async def test_the_harness_writes_the_shown_files_and_the_model_goes_on_from_the
         "Build a one-page site that shows a counter with a button.",
         [TUTORIAL, call("ls", 1, path=OUT), "The page is in outputs/index.html."],
         lead_extra={"run_shown_code": "on"},
+        skills={"auto_select": "off"},  # no skill: the web-page builder's own steps are tested below
     )
     outputs = home / "threads" / "t-files" / "user-data" / "outputs"
     assert (outputs / "index.html").read_text() == PAGE and (outputs / "script.js").read_text() == SCRIPT
@@ -111,8 +112,33 @@ async def test_with_run_shown_code_off_the_model_is_told_to_write_them(home: Pat
         "Build a one-page site that shows a counter with a button.",
         [TUTORIAL, call("write_file", 1, path=f"{OUT}/index.html", content=PAGE), "Written."],
         lead_extra={"run_shown_code": "off"},
+        skills={"auto_select": "off"},
     )
     assert not ran_for_model(state)
     [note] = notes(state)
     assert f"Your reply shows {OUT}/index.html, {OUT}/script.js, but nothing wrote them" in note.text
     assert note.additional_kwargs.get("force_tools") == ["write_file"]
+
+
+async def test_with_the_defaults_the_site_a_tutorial_shows_is_written_checked_and_served(home: Path) -> None:
+    """The live-preview request with the configured defaults: the request activates the web-page
+    builder (skills.auto_select: activate), and a model that only ever answers in prose still ends
+    with the files written, the skill's check run and its server listening for the Preview tab."""
+    model, state = await run(
+        home,
+        "t-site",
+        "Build a one-page site that shows a counter with a button, serve it, and show it to me.",
+        [TUTORIAL, "The page is live.", "The page is live.", "The page is live."],
+        lead_extra={"run_shown_code": "on"},
+    )
+    assert state["active_skill"]["name"] == "web-page-builder" and state["active_skill"]["chosen"]
+    outputs = home / "threads" / "t-site" / "user-data" / "outputs"
+    assert (outputs / "index.html").read_text() == PAGE and (outputs / "script.js").read_text() == SCRIPT
+    calls = [c for made in ran_for_model(state) for c in made.tool_calls]
+    assert [c["name"] for c in calls] == ["write_file", "write_file", "bash", "bash"]
+    assert "check_site.py /mnt/user-data/outputs" in calls[2]["args"]["command"]
+    serve = calls[3]["args"]
+    assert serve["background"] is True and "http.server 8000" in serve["command"] and OUT in serve["command"]
+    [started] = [m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == calls[3]["id"]]
+    assert "listening on port 8000" in started.text
+    assert state["messages"][-1].text == "The page is live." and len(model.calls) == 4

@@ -11,7 +11,7 @@ from herdsman.client import HerdsmanClient, ToolResult
 from herdsman.models.scripted import ScriptedChatModel
 from herdsman.skills.activation import named_skill, skill_command, skill_commands
 from tests.skills.conftest import skill_md
-from tests.support import make_config
+from tests.support import REPO, make_config
 
 BODY = "# Audit\nALWAYS-GREP-FIRST: search the workspace before answering."
 
@@ -73,6 +73,17 @@ async def test_a_request_naming_no_skill_gets_the_fitting_ones_offered_or_a_clea
     assert "ALWAYS-GREP-FIRST" not in suggest
     assert "ALWAYS-GREP-FIRST" in activate and sorted(model.calls[1].tools) == ["grep", "read_file"]
     assert "<skill_candidates>" not in off and "ALWAYS-GREP-FIRST" not in off
+
+
+async def test_the_line_the_harness_adds_under_a_chinese_request_is_not_read_as_its_words(home: Path) -> None:
+    """The harness writes "请用中文回答。" under a Chinese request; its "中文" met the
+    text-to-speech skill's Chinese example and activated it for a request to change a text."""
+    model = ScriptedChatModel(responses=["好的。"])
+    async with HerdsmanClient(make_config(home, skills={"path": str(REPO / "skills")}), model=model) as client:
+        await client.run("把 poem.txt 里的文字改成大写。", thread_id="t-zh")  # "upper-case the text of poem.txt"
+        state = await client.agent.aget_state({"configurable": {"thread_id": "t-zh"}})
+    assert "请用中文回答。" in model.calls[0].messages[-1].text  # the line is there for the model
+    assert not state.values.get("active_skill") and "<active_skill" not in model.calls[0].messages[0].text
 
 
 def test_a_known_skill_asked_for_in_words() -> None:

@@ -104,6 +104,29 @@ def test_a_file_name_counts_by_its_kind_only() -> None:
     assert ranker.fitting("Turn notes.md into slides")[0].skill.name == "markdown-to-slides"
 
 
+def test_a_path_counts_by_its_files_kind_and_its_folders_not_at_all() -> None:
+    assert terms(without_file_names("List the files in /mnt/user-data/workspace/notes")) == ["list"]
+    assert terms(without_file_names("see ./docs/plan.md and ~/site/")) == ["see", "md"]
+    assert terms(without_file_names("SQL over CSV/Parquet")) == ["sql", "csv", "parqu"]  # not a path
+    # and in a skill's own text: "notes.md" in an example is a Markdown file, not a word about notes
+    ranker = SkillRanker(load_skills(REPO / "skills").skills)
+    assert ranker.clear_choice("Delete temp.log and save a note to done.md") is None
+
+
+def test_activation_needs_two_shared_words_besides_plain_file_kinds() -> None:
+    ranker = SkillRanker(load_skills(REPO / "skills").skills)
+    for request in (
+        "Run the tests",  # the test writer's name, and nothing else
+        "python3 test_stats.py fails. Fix the bug in stats.py (not the test).",
+        "Write a Python script /mnt/user-data/workspace/primes.py that prints the primes below 10.",
+        "Which item in /mnt/user-data/workspace/stock.csv has the least qty? Just the name.",
+        "把 /mnt/user-data/workspace/team.txt 里的名字按字母排序，保存为 JSON 列表。",
+    ):
+        assert ranker.clear_choice(request) is None, request
+    assert ranker.clear_choice("Write unit tests for dates.py and run them").name == "test-writer"
+    assert ranker.clear_choice("Build a one-page site that shows a counter with a button.").name == "web-page-builder"
+
+
 def test_activate_takes_only_a_clear_lead() -> None:
     ranker = SkillRanker(SKILLS)
     assert ranker.clear_choice("Turn my notes into a PowerPoint presentation") is SKILLS[0]

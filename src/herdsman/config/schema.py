@@ -532,12 +532,11 @@ class SkillsConfig(_Section):
     path: Path = Field(Path("skills"), description="Folder with public/ and custom/ skills.")
     disabled: list[str] = Field(default_factory=list, description="Skill names to turn off.")
     auto_select: Literal["off", "suggest", "activate"] = Field(
-        "off",
+        "activate",
         description="When a request names no skill: suggest offers the model the skills that fit it best "
-        "(word overlap with their descriptions and examples); activate also activates the best one when it "
-        "leads clearly; off (the default until benchmarks/skill_selection.py has measured the others with "
-        "the embedded model: the overlap also offers unrelated skills to ordinary requests) leaves it to the "
-        "model and the skill list of the prompt.",
+        "(word overlap with their descriptions and examples); activate (the default) also activates the best "
+        "one when it leads clearly and shares two words with the request besides plain file kinds; off leaves "
+        "it to the model and the skill list of the prompt.",
     )
     learning: SkillLearningConfig = Field(
         default_factory=SkillLearningConfig, description="Skills proposed from runs that worked."

@@ -77,6 +77,14 @@ def with_answer_line(message: HumanMessage) -> HumanMessage:
     return with_notice(message, line) if line else message
 
 
+def without_answer_line(text: str) -> str:
+    """``text`` without the line :func:`with_answer_line` put under it (what the user wrote: a
+    reader of the request's words, such as the skill ranker, must not take "中文" for a topic)."""
+    for line in ANSWER_LINES.values():
+        text = text.replace(f"\n\n{line}", "")
+    return text
+
+
 class ReplyLanguageMiddleware(RequestRewriteMiddleware):
     """Ask the model, in the request's language, to answer in it (see the module docstring)."""
 

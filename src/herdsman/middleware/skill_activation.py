@@ -34,6 +34,8 @@ from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from herdsman.middleware.context.uploads_notice import without_uploads_notice
+from herdsman.middleware.reply_language import without_answer_line
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.prompting.parts import first_sentence
 from herdsman.prompting.skill_ranking import SkillRanker, candidates_note
@@ -111,6 +113,12 @@ def own_skills_note(skills: list[Skill]) -> str:
     return "\n".join([*lines, "</your_skills>"])
 
 
+def _user_words(text: str) -> str:
+    """What the user wrote of a message as the model sees it: without the line asking for an answer
+    in its language and the notice of uploaded files (their words are no topic of the request)."""
+    return without_answer_line(without_uploads_notice(text))
+
+
 class SkillActivationMiddleware(ToolGateMiddleware):
     """Inject the active skill and restrict tools to its ``allowed-tools`` (see module docstring)."""
 
@@ -165,7 +173,8 @@ class SkillActivationMiddleware(ToolGateMiddleware):
 
     def _choose(self, view: SkillView) -> Callable[[str], str | None]:
         def choose(text: str) -> str | None:
-            clear = view.ranker.clear_choice(text) if view.ranker and self.auto_select == "activate" else None
+            ranked = view.ranker if self.auto_select == "activate" else None
+            clear = ranked.clear_choice(_user_words(text)) if ranked else None
             return clear.name if clear else None
 
         return choose
@@ -173,7 +182,8 @@ class SkillActivationMiddleware(ToolGateMiddleware):
     @staticmethod
     def _suggestion(view: SkillView, request: ModelRequest) -> str | None:
         user = last_user_message(request.messages) if view.ranker else None
-        candidates = view.ranker.candidates(user.text) if view.ranker and user is not None else []
+        text = _user_words(user.text) if user is not None else ""
+        candidates = view.ranker.candidates(text) if view.ranker and text else []
         return candidates_note(candidates) if candidates else None
 
     def _block(self, skill: Skill) -> str:

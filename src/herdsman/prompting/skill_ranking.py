@@ -2,17 +2,18 @@
 the model (``skills.auto_select``).
 
 Each skill is a small document: its name (words weighted double), its description and its
-``examples``. A request scores, for each skill, the sum of the weights of the terms the two share,
-each term weighted by how few skills hold it (``log(1 + N / df)``: "csv" in three skills counts
-less than "flowchart" in one), divided by the fourth root of the skill's length so a long
-description does not win by size alone. Terms are language-neutral: words of scripts written with
-spaces, cut to a crude stem (:func:`herdsman.memory.facts.stem`: "slides" and "slide" meet), and,
-for scripts written without spaces (Chinese, Japanese, Thai...), each pair of neighbouring
-characters, so "幻灯片" meets "幻灯" in a skill's Chinese example; characters that carry no topic
-(particles, pronouns, measure words: :data:`FUNCTION_CHARS`) cut those runs as spaces do. Words
-any request is made of (:data:`GENERIC`) are no terms. A request in one language meets a skill
-written in another only through what they share (file kinds, names, English words), which is what
-``examples`` in the user's languages are for.
+``examples``, where a file name counts by its extension as it does in a request ("notes.md" in an
+example is ``md``, not a word about notes). A request scores, for each skill, the sum of the
+weights of the terms the two share, each term weighted by how few skills hold it (``log(1 + N /
+df)``: "csv" in three skills counts less than "flowchart" in one), divided by the fourth root of
+the skill's length so a long description does not win by size alone. Terms are language-neutral:
+words of scripts written with spaces, cut to a crude stem (:func:`herdsman.memory.facts.stem`:
+"slides" and "slide" meet), and, for scripts written without spaces (Chinese, Japanese, Thai...),
+each pair of neighbouring characters, so "幻灯片" meets "幻灯" in a skill's Chinese example; characters
+that carry no topic (particles, pronouns, measure words: :data:`FUNCTION_CHARS`) cut those runs as
+spaces do. Words any request is made of (:data:`GENERIC`) are no terms. A request in one language
+meets a skill written in another only through what they share (file kinds, names, English words),
+which is what ``examples`` in the user's languages are for.
 
 A request that fits no skill ("explain how a lighthouse works") should get none: a skill is offered
 only when it shares a term of its name with the request, or two terms that stand together in one
@@ -50,7 +51,8 @@ GENERIC = STOPWORDS | frozenset(
     "tell show give look explain here there each every new short never work time times day days last first "
     "next point out way thing things something good better best quick quickly simple really let let's lets "
     "start three four five six seven eight nine ten run runs "
-    "文件 可以 需要 关于".split()
+    # the same words in Chinese ("save", "output", "run", "result", the second pair of "workspace")
+    "文件 可以 需要 关于 保存 输出 运行 结果 作区".split()
 )
 # How long an answer should be ("in about 300 words"): said of any text, and "words" is not "Word".
 # Matched as written, not by stem.
@@ -77,8 +79,18 @@ MIN_SHARED = 2
 MIN_SCATTERED = 3
 KEEP_SHARE = 0.5
 MAX_CANDIDATES = 3
-# ``activate`` takes the best skill only when it leads the next by this factor.
+# ``activate`` takes the best skill only when it leads the next by this factor (and shares
+# MIN_SHARED terms with the request besides KIND_TERMS).
 CLEAR_LEAD = 1.8
+# Kinds of plain file that ordinary tasks read and write whatever they ask ("fix the bug in
+# stats.py", "which item in stock.csv..."): they tell which skill fits among those that match on
+# something else, but are no request for a skill by themselves. Output formats that only skills
+# make (pptx, docx, pdf, png...) are not among them.
+KIND_TERMS = frozenset(
+    "txt text log csv tsv json jsonl yaml yml toml ini xml md markdown py python python3 js javascript "
+    "ts typescript sh bash shell".split()
+)
+_KIND_STEMS = frozenset(stem(word) for word in KIND_TERMS)
 
 
 def terms(text: str) -> list[str]:
@@ -109,19 +121,29 @@ def terms(text: str) -> list[str]:
 
 
 _FILE_NAME = re.compile(r"[\w./-]*[\w-]\.([A-Za-z][A-Za-z0-9]{0,4})(?![\w-])")
+# a path from the root, the home or the current folder: its folders are places, not topics
+_PATH = re.compile(r"(?<![\w.])(?:/|\./|\.\./|~/)[\w.-]+(?:/[\w.-]*)*")
 
 
 def without_file_names(request: str) -> str:
     """``request`` with each file name or path replaced by its extension: "Make test_stats.py
-    pass" is no request for tests, but "turn notes.md into slides" keeps its ``md``."""
+    pass" is no request for tests, but "turn notes.md into slides" keeps its ``md``; a path's
+    folders go ("/mnt/user-data/workspace/docs" names no documents)."""
+    request = _PATH.sub(lambda m: f" {_extension(m.group(0))} ", request)
     return _FILE_NAME.sub(lambda m: f" {m.group(1)} ", request)
+
+
+def _extension(path: str) -> str:
+    """The extension of ``path``'s last part ("" for a folder)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[1] if "." in name.strip(".") else ""
 
 
 def passages(skill: Skill) -> list[frozenset[str]]:
     """The terms of each passage of ``skill``: each sentence or clause of its description (cut
     after ``.``, ``;``, ``!`` or ``?`` and a space, or after their full-width forms) and each example."""
     sentences = _CLAUSE_END.split(skill.description)
-    return [frozenset(terms(text)) for text in [*sentences, *skill.examples] if text.strip()]
+    return [frozenset(terms(without_file_names(text))) for text in [*sentences, *skill.examples] if text.strip()]
 
 
 def skill_terms(skill: Skill) -> Counter[str]:
@@ -129,7 +151,7 @@ def skill_terms(skill: Skill) -> Counter[str]:
     counts: Counter[str] = Counter()
     for term in terms(skill.name.replace("-", " ")):
         counts[term] += NAME_WEIGHT
-    for term in terms(" ".join([skill.description, *skill.examples])):
+    for term in terms(without_file_names(" ".join([skill.description, *skill.examples]))):
         counts[term] += 1
     return counts
 
@@ -196,9 +218,14 @@ class SkillRanker:
         return [c for c in ranked if c.score >= best * KEEP_SHARE][:MAX_CANDIDATES]
 
     def clear_choice(self, request: str) -> Skill | None:
-        """The best skill when it leads the next by :data:`CLEAR_LEAD` (what ``activate`` takes)."""
+        """The best skill when it leads the next by :data:`CLEAR_LEAD` and shares at least
+        :data:`MIN_SHARED` terms with ``request`` besides the kinds of plain file
+        (:data:`KIND_TERMS`; what ``activate`` takes). One shared word names a topic, not a task:
+        "Run the tests" meets the test writer's name and asks for no tests written, and "Write a
+        Python script primes.py" shares only "script" with it besides kinds, so each is only
+        offered (``suggest``), for the model to read or leave."""
         ranked = self.fitting(request)
-        if not ranked:
+        if not ranked or len(set(ranked[0].matched) - _KIND_STEMS) < MIN_SHARED:
             return None
         if len(ranked) > 1 and ranked[0].score < ranked[1].score * CLEAR_LEAD:
             return None

@@ -314,10 +314,22 @@ def _matches(path: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.removeprefix("**/")) for p in patterns)
 
 
+def _chosen(state: Any) -> bool:
+    """Whether the harness activated the turn's skill from the request's words
+    (``skills.auto_select: activate``) rather than the user naming it."""
+    recorded = state.get("active_skill") if isinstance(state, Mapping) else None
+    return bool(recorded and recorded.get("chosen"))
+
+
 def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) -> list[Finding]:
     """The active skill's declared outputs with no (non-empty) file in outputs yet (a model
     renders the report a skill delivers in its answer instead of writing it); when all are
-    there, its check not run on the newest since it was written (``skill_checks.py``)."""
+    there, its check not run on the newest since it was written (``skill_checks.py``).
+
+    A skill the harness chose by the request's words, for a request that names no file, demands
+    no output: "draft an email to my landlord" fits the letter skill and wants the draft in the
+    answer, not a ``.eml`` file (the user did not ask for one). Its check and its server still
+    apply to an output the run made."""
     name, _ = active_skill(state, state.get("messages") or [], skills)
     skill = skills.get(name) if name else None
     if skill is None or not skill.outputs:
@@ -328,11 +340,14 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
         if path.startswith(OUTPUTS + "/") and size > 0
     ]
     request, run = this_run(state.get("messages") or [])
-    named = _NAMED.search(request.text if request else "")
+    text = request.text if request else ""
+    named = _NAMED.search(text)
     found = []
     for pattern in skill.outputs:
         if any(_matches(p, (pattern,)) for p in made):
             continue
+        if _chosen(state) and not named_files(text):
+            continue  # the harness chose the skill, and the request asks for no file: an answer may do
         # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
         where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
         found.append(

@@ -124,6 +124,14 @@ def build_notice(sandbox: HostBackedSandbox, files: dict[str, tuple[int, int]]) 
     )
 
 
+_NOTICE = re.compile(r"\n*<uploaded_files>.*?</uploaded_files>", re.DOTALL)
+
+
+def without_uploads_notice(text: str) -> str:
+    """``text`` without the ``<uploaded_files>`` block the notice put after it (the user's words)."""
+    return _NOTICE.sub("", text)
+
+
 def with_notice(message: HumanMessage, notice: str) -> HumanMessage:
     """A copy of ``message`` with ``notice`` after its text (other content blocks kept)."""
     if isinstance(message.content, str):
