@@ -106,10 +106,17 @@ def build_rootfs(target: Path) -> None:
 def _import_image(root: Path) -> None:
     rootfs = root / "rootfs"
     build_rootfs(rootfs)
+    import_tree(root, rootfs, IMAGE)
+
+
+def import_tree(root: Path, rootfs: Path, image: str, changes: tuple[str, ...] = ()) -> None:
+    """Import the root filesystem ``rootfs`` as ``image`` into the engine's storage under ``root``
+    (``changes``: Dockerfile instructions such as ``USER 1000:1000``); raise EngineUnavailable."""
     tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
+    flags = [arg for change in changes for arg in ("--change", change)]
     done = subprocess.run(
-        ["podman", *_storage_flags(root), "import", "-", IMAGE],
-        stdin=tar.stdout, capture_output=True, text=True, env=_env(root), timeout=120,
+        ["podman", *_storage_flags(root), "import", *flags, "-", image],
+        stdin=tar.stdout, capture_output=True, text=True, env=_env(root), timeout=600,
     )  # fmt: skip
     tar.wait()
     if done.returncode != 0:

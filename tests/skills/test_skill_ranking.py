@@ -127,6 +127,16 @@ def test_activation_needs_two_shared_words_besides_plain_file_kinds() -> None:
     assert ranker.clear_choice("Build a one-page site that shows a counter with a button.").name == "web-page-builder"
 
 
+def test_a_long_request_is_ranked_by_its_beginning_and_its_end() -> None:
+    """A 20 MB message is ranked (before, a run of letters with no dot took the square of its
+    length in the file-name pattern, on the model call's path); what is asked around a paste counts."""
+    ranker = SkillRanker(load_skills(REPO / "skills").skills)
+    paste = "x" * 20_000_000
+    assert ranker.clear_choice(paste) is None and ranker.candidates("a/" * 5_000_000) == []
+    request = f"{'lorem ipsum ' * 10_000}\nDraw a flowchart of the steps above as an SVG diagram."
+    assert ranker.clear_choice(request).name == "diagram"
+
+
 def test_activate_takes_only_a_clear_lead() -> None:
     ranker = SkillRanker(SKILLS)
     assert ranker.clear_choice("Turn my notes into a PowerPoint presentation") is SKILLS[0]

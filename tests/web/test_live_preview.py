@@ -25,11 +25,40 @@ from tests.web.web_support import browser_missing
 
 REQUEST = "Build a one-page site that shows a counter with a button, serve it, and show it to me."
 LIVE_SECONDS = 900
+SANDBOX_IMAGE = "localhost/herdsman-sandbox-live:latest"
+# what the shipped Dockerfile sets on top of its packages (docker/sandbox/Dockerfile)
+IMAGE_CHANGES = (
+    "USER 1000:1000",
+    "WORKDIR /mnt/user-data/workspace",
+    "ENV HOME=/mnt/user-data/workspace",
+    "ENV LANG=C.UTF-8",
+    'CMD ["sleep", "infinity"]',
+)
+
+
+def docker_sandbox() -> dict:
+    """The ``sandbox`` section for the docker provider on podman's Docker API, with an image made
+    from the Debian root filesystem named by ``HERDSMAN_SANDBOX_ROOTFS`` (the shipped Dockerfile
+    needs a registry for its base image; a ``debootstrap --variant=minbase --include=python3,curl``
+    tree with the Dockerfile's ``sandbox`` user and ``/mnt/user-data`` folders stands in for it)."""
+    from tests.sandbox.podman_engine import EngineUnavailable, import_tree, shared_engine
+
+    rootfs = os.environ.get("HERDSMAN_SANDBOX_ROOTFS")
+    if not rootfs or not (Path(rootfs) / "usr" / "bin" / "python3").exists():
+        pytest.skip("the docker provider's run needs HERDSMAN_SANDBOX_ROOTFS: a Debian root filesystem with python3")
+    try:
+        engine = shared_engine()
+        import_tree(engine.root, Path(rootfs), SANDBOX_IMAGE, IMAGE_CHANGES)
+    except EngineUnavailable as exc:
+        pytest.skip(str(exc))
+    docker = {"base_url": engine.base_url, "image": SANDBOX_IMAGE, "pull": "never"}
+    return {"provider": "docker", "docker": docker}
 
 
 @pytest.mark.local_model
 @pytest.mark.timeout(LIVE_SECONDS + 300)  # the request's bound, the browser's start and the gateway's stop
-def test_the_embedded_model_builds_serves_and_shows_a_counter_site(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", ["local", "docker"])
+def test_the_embedded_model_builds_serves_and_shows_a_counter_site(tmp_path: Path, provider: str) -> None:
     from herdsman.models.local import build_local_model
     from herdsman.sandbox.bwrap import bwrap_status
 
@@ -38,17 +67,19 @@ def test_the_embedded_model_builds_serves_and_shows_a_counter_site(tmp_path: Pat
             "the live-preview acceptance check runs by hand: HERDSMAN_LIVE_PREVIEW=1 (minutes of the embedded model)"
         )
     reason = browser_missing() or (
-        None if bwrap_status().available else f"bubblewrap unusable: {bwrap_status().reason}"
+        None if provider != "local" or bwrap_status().available else f"bubblewrap unusable: {bwrap_status().reason}"
     )
     if reason:
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
     ARTIFACTS.mkdir(exist_ok=True)
-    # make run's defaults; only the preview listener on a free port (2027 may be taken here)
-    config = parse_config(
-        yaml.safe_dump({"home": str(tmp_path / "home"), "gateway": {"preview_origin": {"port": 0}}}), env={}
-    )
+    # make run's defaults; only the preview listener on a free port (2027 may be taken here), and
+    # for the docker run the provider and its image
+    data: dict = {"home": str(tmp_path / "home"), "gateway": {"preview_origin": {"port": 0}}}
+    if provider == "docker":
+        data["sandbox"] = docker_sandbox()
+    config = parse_config(yaml.safe_dump(data), env={})
     model = build_local_model(config.local_model)
     with running_gateway(config, model=model) as served:
         checks = run_scenario(

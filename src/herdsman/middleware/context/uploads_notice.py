@@ -124,12 +124,12 @@ def build_notice(sandbox: HostBackedSandbox, files: dict[str, tuple[int, int]]) 
     )
 
 
-_NOTICE = re.compile(r"\n*<uploaded_files>.*?</uploaded_files>", re.DOTALL)
+_NOTICE = re.compile(r"<uploaded_files>.*?</uploaded_files>", re.DOTALL)  # from its tag: linear
 
 
 def without_uploads_notice(text: str) -> str:
     """``text`` without the ``<uploaded_files>`` block the notice put after it (the user's words)."""
-    return _NOTICE.sub("", text)
+    return _NOTICE.sub("", text).rstrip() if "<uploaded_files>" in text else text
 
 
 def with_notice(message: HumanMessage, notice: str) -> HumanMessage:
