@@ -59,9 +59,10 @@ async def proposals(http: httpx.AsyncClient, headers: dict[str, str], wanted: in
 
 
 def system_text(model: ScriptedChatModel, request: str) -> str:
-    """The system message of the model's call on the user message ``request``."""
+    """The system message of the model's call on the user message ``request`` (with or without
+    the uploads notice under it)."""
     for call in reversed(model.calls):
-        if any(m.type == "human" and m.text == request for m in call.messages):
+        if any(m.type == "human" and (m.text == request or m.text.startswith(f"{request}\n\n")) for m in call.messages):
             return call.messages[0].text
     raise AssertionError(f"no model call saw {request!r}")
 
@@ -119,13 +120,20 @@ async def test_a_proposal_is_its_users_to_review_and_accepted_it_is_their_skill(
             await run_on_new_thread(gw.url, ANA, "hello there")
             assert f"- {name}: read /mnt/skills/users/ana/{name}/SKILL.md." in system_text(model, "hello there")
 
-            # declined: gone, nothing installed
+            # the same request again: the harness activates ana's skill for it (skills.auto_select),
+            # and a run that followed a skill proposes none
             await run_on_new_thread(gw.url, ANA, CSV_REQUEST, b"region,amount\nwest,1\n")
-            [again] = await proposals(http, ANA, 1)
-            assert again["name"] == f"{name}-2"  # the name is taken by the accepted skill
-            declined = await http.post(f"/api/skills/proposals/{again['name']}/decline", headers=ANA)
-            assert declined.status_code == 200 and declined.json() == {"declined": again["name"]}
+            assert f'<active_skill name="{name}"' in system_text(model, CSV_REQUEST)
+            await asyncio.sleep(1)  # proposals are drafted in the background after the run
             assert (await http.get("/api/skills/proposals", headers=ANA)).json()["proposals"] == []
+
+            # declined: gone, nothing installed (bo has no skill, so his run is proposed)
+            await run_on_new_thread(gw.url, BO, CSV_REQUEST, b"region,amount\nwest,1\n")
+            [again] = await proposals(http, BO, 1)
+            declined = await http.post(f"/api/skills/proposals/{again['name']}/decline", headers=BO)
+            assert declined.status_code == 200 and declined.json() == {"declined": again["name"]}
+            assert (await http.get("/api/skills/proposals", headers=BO)).json()["proposals"] == []
+            assert (await http.get("/api/skills", headers=BO)).json()["skills"] == []
             assert [s["name"] for s in (await http.get("/api/skills", headers=ANA)).json()["skills"]] == [name]
 
 
