@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from herdsman.middleware.completion.findings import FINDINGS_KEY
 from herdsman.middleware.completion.shown_files import shown_files
+from herdsman.middleware.completion.skill_checks import misnamed_target
 from tests.harness.test_completion_findings import call, notes, run
 from tests.harness.test_shown_code import ran_for_model
 
@@ -142,3 +143,39 @@ async def test_with_the_defaults_the_site_a_tutorial_shows_is_written_checked_an
     [started] = [m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == calls[3]["id"]]
     assert "listening on port 8000" in started.text
     assert state["messages"][-1].text == "The page is live." and len(model.calls) == 4
+
+
+async def test_a_page_written_as_a_file_named_like_the_skills_folder_is_moved_and_served(home: Path) -> None:
+    """From the live-preview acceptance run (2026-12-05, defaults): the web page builder active,
+    the model checked outputs/site before writing it, then wrote the whole page into a file named
+    outputs/site, and refused. The harness moves it to outputs/site/index.html (what the skill's
+    ``**/index.html`` finds) and serves that folder for the Preview tab."""
+    sorry = "I'm sorry, but I can't assist with that request."
+    check = "python3 /mnt/skills/public/web-page-builder/scripts/check_site.py /mnt/user-data/outputs/site"
+    model, state = await run(
+        home,
+        "t-misnamed",
+        "Build a one-page site that shows a counter with a button, serve it, and show it to me.",
+        [sorry, call("bash", 1, command=check), call("write_file", 2, path=f"{OUT}/site", content=PAGE), *[sorry] * 4],
+        lead_extra={"run_shown_code": "on"},
+    )
+    outputs = home / "threads" / "t-misnamed" / "user-data" / "outputs"
+    assert (outputs / "site" / "index.html").read_text() == PAGE and not (outputs / "site.herdsman-move").exists()
+    rules = [f["rule"] for note in notes(state) for f in note.additional_kwargs[FINDINGS_KEY]]
+    assert "skill.output_misnamed" in rules
+    made = [c for m in ran_for_model(state) for c in m.tool_calls]
+    assert made[0]["args"]["command"].startswith(f"mv {OUT}/site ")
+    assert made[-1]["args"] == {
+        "command": f"cd {OUT}/site && exec python3 -m http.server 8000 --bind 127.0.0.1",
+        "background": True,
+    }
+
+
+def test_only_a_text_of_the_patterns_kind_written_without_a_name_is_moved() -> None:
+    page = "<!doctype html><html><body>hi</body></html>"
+    assert misnamed_target("**/index.html", f"{OUT}/site", page) == f"{OUT}/site/index.html"
+    assert misnamed_target("**/*.svg", f"{OUT}/chart", '<?xml version="1.0"?>\n<svg></svg>') == f"{OUT}/chart.svg"
+    assert misnamed_target("**/index.html", f"{OUT}/site", "just some notes") is None
+    assert misnamed_target("**/index.html", f"{OUT}/site.txt", page) is None  # it has a name
+    assert misnamed_target("**/*.pptx", f"{OUT}/deck", page) is None  # a kind told by no text head
+    assert misnamed_target("**/*.html", f"{OUT}/page", None) is None

@@ -83,6 +83,7 @@ _ZH = {
     "rule.path.not_a_file": "请求要的文件是一个文件夹",
     "rule.folder.empty": "请求要的文件夹里没有文件",
     "rule.skill.output_missing": "当前技能应交付的文件还没有",
+    "rule.skill.output_misnamed": "当前技能交付的文件写成了没有扩展名的文件",
     "rule.command.failed_not_retried": "最后一个工具调用失败了",
     "rule.script.does_not_parse": "运行写出的 Python 或 JSON 文件无法解析",
     "outcome.not_done": "未完成：",

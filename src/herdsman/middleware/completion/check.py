@@ -152,7 +152,7 @@ from herdsman.turns.turn import (
 
 log = get_logger(__name__)
 
-FIX_RULES = frozenset({"script.missing_import", "skill.not_served"})
+FIX_RULES = frozenset({"script.missing_import", "skill.not_served", "skill.output_misnamed"})
 """Findings whose way out is a command the harness makes itself, certain of it (not a guess of the
 model's): made even when the rounds ran out, in at most :data:`FIX_ROUNDS` more. A script that failed
 on a missing standard import as the rounds ran out was otherwise left broken, its fix one call away;
@@ -596,6 +596,8 @@ class CompletionCheckMiddleware(RequestRewriteMiddleware):
             return None
         if first.rule == "skill.not_served":  # the skill's own server, started in the background
             return harness_call(first.rule, "bash", {"command": first.evidence["command"], "background": True})
+        if first.rule == "skill.output_misnamed":  # the file moved where the skill's pattern finds it
+            return harness_call(first.rule, "bash", {"command": first.evidence["command"]})
         if first.rule == "code.shown_not_run":
             command = shown_command(reply.text, run)
         else:

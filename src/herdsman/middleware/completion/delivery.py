@@ -21,6 +21,7 @@ when the thread has a sandbox.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -62,7 +63,8 @@ from herdsman.middleware.completion.rules import (
     untested_change,
 )
 from herdsman.middleware.completion.servers import server_unused
-from herdsman.middleware.completion.skill_checks import skill_check_not_run, skill_not_served
+from herdsman.middleware.completion.shown_files import wrote_files
+from herdsman.middleware.completion.skill_checks import skill_check_not_run, skill_not_served, skill_output_misnamed
 from herdsman.sandbox.base import OUTPUTS, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import parse_error
@@ -327,9 +329,11 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
     there, its check not run on the newest since it was written (``skill_checks.py``).
 
     A skill the harness chose by the request's words, for a request that names no file, demands
-    no output: "draft an email to my landlord" fits the letter skill and wants the draft in the
-    answer, not a ``.eml`` file (the user did not ask for one). Its check and its server still
-    apply to an output the run made."""
+    no output until the run writes a file: "draft an email to my landlord" fits the letter skill
+    and wants the draft in the answer, not a ``.eml`` file (the user did not ask for one); a run
+    that set out to build a site owes the site. Its check and its server apply to an output the
+    run made. An output written without its file name (``outputs/site`` holding the page) is
+    ``skill.output_misnamed``, moved by the harness (``skill_checks.py``)."""
     name, _ = active_skill(state, state.get("messages") or [], skills)
     skill = skills.get(name) if name else None
     if skill is None or not skill.outputs:
@@ -346,7 +350,19 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
     for pattern in skill.outputs:
         if any(_matches(p, (pattern,)) for p in made):
             continue
-        if _chosen(state) and not named_files(text):
+        misnamed = next(
+            (
+                f
+                for p in made
+                if "." not in posixpath.basename(p)
+                and (f := skill_output_misnamed(skill, pattern, f"{OUTPUTS}/{p}", lookup.text_of(f"{OUTPUTS}/{p}")))
+            ),
+            None,
+        )
+        if misnamed is not None:
+            found.append(misnamed)
+            continue
+        if _chosen(state) and not named_files(text) and not wrote_files(run):
             continue  # the harness chose the skill, and the request asks for no file: an answer may do
         # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
         where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None

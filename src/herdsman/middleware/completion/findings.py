@@ -90,6 +90,11 @@ _RULES = (
     Rule("value.not_set", EN, "the request sets a key to a value (set port to 9090) and the file still has another"),
     Rule("skill.output_missing", None, "the active skill declares an output and none is in outputs"),
     Rule(
+        "skill.output_misnamed",
+        None,
+        "a file the run wrote under outputs has no extension and holds what the active skill's output pattern wants",
+    ),
+    Rule(
         "skill.check_not_run",
         None,
         "the active skill names a check script, its output is there, and nothing ran the check since it was written",

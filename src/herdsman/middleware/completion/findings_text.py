@@ -420,6 +420,14 @@ TEXTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         + _served(e)
         + ("" if e.get("ran") else f" Fetch it: {e['command']}")
     ),
+    "skill.output_misnamed": lambda e: (
+        f"{e['path']} holds what the {e['skill']} skill delivers, written without its file name. "
+        + (
+            f"The harness moved it to {e['target']}: its call and result follow. Go on with the skill's next step."
+            if e.get("ran")
+            else f"Move it where it belongs: {e['command']}"
+        )
+    ),
     "skill.check_not_run": lambda e: (
         f"The {e['skill']} skill checks what it delivers, and nothing checked {e['path']} since it was written. "
         + (
@@ -473,7 +481,13 @@ def render(finding: Finding) -> str:
         finding.evidence.get("ran")
         and finding.evidence.get("command")
         and finding.rule
-        not in ("code.shown_not_run", "command.not_run", "skill.check_not_run", "script.missing_import")
+        not in (
+            "code.shown_not_run",
+            "command.not_run",
+            "skill.check_not_run",
+            "skill.output_misnamed",
+            "script.missing_import",
+        )
         and not finding.evidence.get("table")  # a program: its text says what it did
     ):
         line += (

@@ -79,7 +79,7 @@ _ANY_TEXT = frozenset(ext for exts in _EXTENSIONS.values() for ext in exts)
 def shown_files(reply: str, run: Sequence[Any]) -> dict[str, str]:
     """Path -> text of each file the reply shows as a named block (see the module docstring),
     in the reply's order; {} when the run wrote a file itself or nothing fits."""
-    if _wrote(run):
+    if wrote_files(run):
         return {}
     results = [m.text for m in run if isinstance(m, ToolMessage)]
     files: dict[str, str] = {}
@@ -97,7 +97,7 @@ def shown_files(reply: str, run: Sequence[Any]) -> dict[str, str]:
     return files if len(files) <= MAX_FILES else {}
 
 
-def _wrote(run: Sequence[Any]) -> bool:
+def wrote_files(run: Sequence[Any]) -> bool:
     """Whether the run made a file-writing call of its own."""
     return any(call["name"] in WRITING_TOOLS for m in run if isinstance(m, AIMessage) for call in (m.tool_calls or []))
 

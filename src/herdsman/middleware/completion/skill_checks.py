@@ -19,6 +19,7 @@ Hand-written: which call came after which is read from the run's messages; no li
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from collections.abc import Sequence
 from typing import Any
@@ -79,6 +80,52 @@ def skill_not_served(skill: Skill, delivered: str, run: Sequence[Any]) -> Findin
     return Finding(
         "skill.not_served",
         {"skill": skill.name, "path": folder, "port": skill.serve, "command": command},
+        ("bash",),
+        COMMAND,
+    )
+
+
+_MARKUP_HEADS = {
+    "html": re.compile(r"\A\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.IGNORECASE | re.DOTALL),
+    "htm": re.compile(r"\A\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.IGNORECASE | re.DOTALL),
+    "svg": re.compile(r"\A\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<svg\b", re.IGNORECASE | re.DOTALL),
+}
+"""Output kinds told by how a text begins (a page, a drawing), for a file written without its name."""
+
+
+def misnamed_target(pattern: str, path: str, text: str | None) -> str | None:
+    """Where the file ``path`` (a name without an extension, under outputs) belongs when its
+    ``text`` is of the kind a skill's output ``pattern`` wants: ``path/index.html`` for a pattern
+    that names its file (``**/index.html``: the name was the folder's), ``path.svg`` for one that
+    names a kind (``**/*.svg``); None when the text is not of that kind, or the pattern says neither."""
+    last = posixpath.basename(pattern)
+    extension = last.rsplit(".", 1)[1].lower() if "." in last else ""
+    head = _MARKUP_HEADS.get(extension)
+    if text is None or head is None or not head.match(text) or "." in posixpath.basename(path):
+        return None
+    if "*" not in last:
+        return f"{path}/{last}"
+    return f"{path}.{extension}" if last == f"*.{extension}" else None
+
+
+def skill_output_misnamed(skill: Skill, pattern: str, path: str, text: str | None) -> Finding | None:
+    """``skill.output_misnamed`` when the run wrote what ``skill`` delivers (``pattern``) to
+    ``path``, a name without an extension, and nothing matches the pattern: the command that
+    moves it where the pattern finds it, made by the harness in the model's name. Asked to build
+    a page with the web page builder active, the embedded model wrote a working page into a file
+    named ``outputs/site`` (the folder its SKILL.md names), then refused: the site's check said
+    "not a directory" and no output matched ``**/index.html``."""
+    target = misnamed_target(pattern, path, text)
+    if target is None:
+        return None
+    moved = shlex.quote(f"{path}.herdsman-move")
+    if posixpath.dirname(target) == path:
+        command = f"mv {shlex.quote(path)} {moved} && mkdir {shlex.quote(path)} && mv {moved} {shlex.quote(target)}"
+    else:
+        command = f"mv {shlex.quote(path)} {shlex.quote(target)}"
+    return Finding(
+        "skill.output_misnamed",
+        {"skill": skill.name, "path": path, "target": target, "command": command},
         ("bash",),
         COMMAND,
     )
