@@ -156,7 +156,9 @@ async def test_a_page_written_as_a_file_named_like_the_skills_folder_is_moved_an
         home,
         "t-misnamed",
         "Build a one-page site that shows a counter with a button, serve it, and show it to me.",
-        [sorry, call("bash", 1, command=check), call("write_file", 2, path=f"{OUT}/site", content=PAGE), *[sorry] * 4],
+        # as the model did: a refusal, the check, a refusal, the page written, then refusals to the end
+        [sorry, call("bash", 1, command=check), sorry, call("write_file", 2, path=f"{OUT}/site", content=PAGE)]
+        + [sorry] * 4,
         lead_extra={"run_shown_code": "on"},
     )
     outputs = home / "threads" / "t-misnamed" / "user-data" / "outputs"

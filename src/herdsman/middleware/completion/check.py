@@ -156,8 +156,10 @@ FIX_RULES = frozenset({"script.missing_import", "skill.not_served", "skill.outpu
 """Findings whose way out is a command the harness makes itself, certain of it (not a guess of the
 model's): made even when the rounds ran out, in at most :data:`FIX_ROUNDS` more. A script that failed
 on a missing standard import as the rounds ran out was otherwise left broken, its fix one call away;
-a page the web page builder made and checked was left unserved, the Preview tab one call away."""
-FIX_ROUNDS = 1
+a page the web page builder made and checked was left unserved, the Preview tab one call away.
+Two rounds: a page written to a name without an extension is moved, then served (two certain
+calls; the live-preview acceptance run had the first and no round left for the second)."""
+FIX_ROUNDS = 2
 
 _REFUSAL = re.compile(
     r"(I(?:'m| am) sorry,? but I|I can(?:'|no)t (?:assist|help) with|I(?:'m| am) (?:unable|not able) to "
