@@ -6,8 +6,16 @@ the run ended, the Preview tab opened on the server the agent started: the page 
 the sandboxed frame with a button to click (screenshots ``liveSite-*.png`` in
 ``tests/web/artifacts``). One request, bounded (``LIVE_SECONDS``); marked ``local_model``, and run only when
 ``HERDSMAN_LIVE_PREVIEW=1`` (by hand: it is the acceptance check of issue #35 and takes minutes
-of the model; on 2026-12-04 the embedded model answered with instructions instead of building
-and serving the page, so the Preview tab had nothing to show).
+of the model). Run for the local (bubblewrap) provider and the docker provider (podman; see
+:func:`docker_sandbox` for its image).
+
+History: on 2026-12-04 the embedded model answered with instructions instead of building and
+serving the page. On 2026-12-05 at 5ab5d39 both runs passed (258 s local, 265 s docker): the
+request activated the web page builder, the model refused, ran the skill's check on
+``outputs/site`` before writing it, wrote the whole page into a file named ``outputs/site`` and
+refused again; the harness moved it to ``outputs/site/index.html`` (``skill.output_misnamed``) and
+served the folder (``skill.not_served``), and the button counted in the frame. The final reply
+stays a refusal, so the page says "Not delivered" above a live page.
 """
 
 from __future__ import annotations
