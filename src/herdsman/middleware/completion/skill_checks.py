@@ -85,9 +85,10 @@ def skill_not_served(skill: Skill, delivered: str, run: Sequence[Any]) -> Findin
     )
 
 
+_HTML_HEAD = re.compile(r"\A\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.IGNORECASE | re.DOTALL)
 _MARKUP_HEADS = {
-    "html": re.compile(r"\A\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.IGNORECASE | re.DOTALL),
-    "htm": re.compile(r"\A\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)\b", re.IGNORECASE | re.DOTALL),
+    "html": _HTML_HEAD,
+    "htm": _HTML_HEAD,
     "svg": re.compile(r"\A\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<svg\b", re.IGNORECASE | re.DOTALL),
 }
 """Output kinds told by how a text begins (a page, a drawing), for a file written without its name."""
