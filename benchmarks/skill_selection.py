@@ -29,14 +29,18 @@ mode that tests the pipeline: a scripted model that reads the SKILL.md of the fi
 harness offers it (or answers without a skill when none is offered), so ``right`` then measures
 the pre-selection through the real middlewares.
 
-Prints one JSON line: ``{"benchmark", "split", "model", "auto_select", "requests", "skipped",
+With ``activate``, a request the ranking cannot settle (candidates, none leading) is put to the
+model in one forced call on the turn's first model call (``--ask-model``, ``skills.ask_model``:
+:mod:`herdsman.turns.skill_pick`); ``--ask-model off`` is the ablation.
+
+Prints one JSON line: ``{"benchmark", "split", "model", "auto_select", "ask_model", "requests", "skipped",
 "right", "wrong", "none", "right_share", "per_skill": {skill: {right, wrong, none}}, "no_skill":
 {requests, none, activated} (dev), "results": [{id, skill, activated, language}], "preselection":
 {top1, offered, clear, of, "no_skill": {none_offered, none_activated, of} (dev)}}``; right, wrong,
 none and the pre-selection's top1, offered and clear count the requests that fit a skill.
 
     python benchmarks/skill_selection.py [--model embedded|scripted] [--auto-select off|suggest|activate]
-        [--split test|dev|seen] [--only ID,ID] [--max-steps 4]
+        [--ask-model auto|on|off] [--split test|dev|seen] [--only ID,ID] [--max-steps 4]
 
 The test and dev splits were written before the ranking was tried on them. The ranking, its word lists and
 thresholds and the skills' ``examples`` are tuned on the dev split only; the test split is run to
@@ -461,7 +465,7 @@ def first_candidate_model() -> Any:
     return ScriptedChatModel(respond=respond)
 
 
-def bench_config(home: Path, auto_select: str, max_steps: int, skills_root: Path) -> Any:
+def bench_config(home: Path, auto_select: str, max_steps: int, skills_root: Path, ask_model: str = "auto") -> Any:
     """The default configuration in ``home``, bounded to ``max_steps`` model calls a request."""
     from herdsman.config.schema import HerdsmanConfig
 
@@ -471,7 +475,7 @@ def bench_config(home: Path, auto_select: str, max_steps: int, skills_root: Path
             "checkpointer": {"type": "memory"},
             "lead": {"max_steps": max_steps, "verify_rounds": 0, "model_retries": 0},
             "title": {"enabled": False},
-            "skills": {"path": str(skills_root), "auto_select": auto_select},
+            "skills": {"path": str(skills_root), "auto_select": auto_select, "ask_model": ask_model},
         }
     )
 
@@ -483,6 +487,7 @@ async def run(
     max_steps: int = 4,
     skills_root: Path = REPO / "skills",
     split: str = "test",
+    ask_model: str = "auto",
 ) -> dict[str, Any]:
     """Every selected request of ``split`` (``test``: :data:`REQUESTS`, ``dev``:
     :data:`DEV_REQUESTS`, ``seen``: :data:`SEEN_REQUESTS`) through the lead; the figures as one
@@ -494,7 +499,7 @@ async def run(
     requests, skipped = select(SPLITS[split], installed_skills(skills_root), only)
     results = []
     with tempfile.TemporaryDirectory(prefix="skill-selection-") as tmp:
-        config = bench_config(Path(tmp), auto_select, max_steps, skills_root)
+        config = bench_config(Path(tmp), auto_select, max_steps, skills_root, ask_model)
         lead = first_candidate_model() if model == "scripted" else None
         agent = create_lead_agent(config, model=lead, checkpointer=InMemorySaver())
         for rid, skill, text in requests:
@@ -516,6 +521,7 @@ async def run(
         "split": split,
         "model": model,
         "auto_select": auto_select,
+        "ask_model": ask_model,
         "requests": len(results),
         "skipped": skipped,
         **tally(results),
@@ -530,8 +536,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         __doc__,
         "--auto-select",
         choices=("off", "suggest", "activate"),
-        default="suggest",
-        help="skills.auto_select for the run (default: suggest; the configured default is off)",
+        default="activate",
+        help="skills.auto_select for the run (default: activate, the configured default)",
         items="request ids",
         each="a request",
         max_steps=4,
@@ -543,8 +549,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="test: the 30 held-out requests (the figure to report); dev: the requests to tune on; "
         "seen: the former test split, read by the skills' authors (comparison only)",
     )
+    parser.add_argument(
+        "--ask-model",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="skills.ask_model: with activate, the model picks among candidates none of which leads "
+        "(default: auto, on for the embedded model's small profile)",
+    )
     args = parser.parse_args(argv)
-    print_figures(asyncio.run(run(args.model, args.auto_select, args.only, args.max_steps, split=args.split)))
+    figures = run(args.model, args.auto_select, args.only, args.max_steps, split=args.split, ask_model=args.ask_model)
+    print_figures(asyncio.run(figures))
 
 
 if __name__ == "__main__":

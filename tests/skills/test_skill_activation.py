@@ -373,3 +373,63 @@ def test_a_harness_note_after_the_request_is_no_new_request_for_the_skill() -> N
     messages = [request, AIMessage("Done."), note]
     assert last_user_message(messages) is request
     assert active_skill({"active_skill": {"name": "memo", "message_id": "u1"}}, messages, ["memo"]) == ("memo", False)
+
+
+@pytest.fixture
+def close_skills(skills_root: Path, add_skill) -> Path:
+    """Two skills a request about charts of sales fits about equally (no clear choice)."""
+    add_skill("bar-chart", description="Draw a bar chart of sales figures as a PNG image.", body="# Chart\nCHART-BODY")
+    add_skill("sales-report", description="Write a report of sales figures with a chart.", body="# Report\nREPORT-BODY")
+    return skills_root
+
+
+def pick(name: str) -> dict:
+    return call("choose_skill", skill=name)
+
+
+@pytest.mark.parametrize(("answer", "active"), [("bar-chart", "bar-chart"), ("none", None), ("no-such-skill", None)])
+async def test_the_model_picks_among_candidates_none_of_which_leads(
+    home: Path, close_skills: Path, answer: str, active: str | None
+) -> None:
+    """``activate`` with ``ask_model``: the ranking offers both skills and neither leads, so the
+    turn's first model call is the harness's forced pick; what it names (of the list) is active
+    for the turn, and "none" or a name not offered activates nothing."""
+    from herdsman.prompting.skill_ranking import SkillRanker
+    from herdsman.skills import load_skills
+
+    request = "Make a chart of the sales figures in sales.csv"
+    ranker = SkillRanker(load_skills(close_skills).skills)
+    assert ranker.clear_choice(request) is None and len(ranker.candidates(request)) == 2
+    config = make_config(home, skills={"path": str(close_skills), "auto_select": "activate", "ask_model": "on"})
+    model = ScriptedChatModel(responses=[pick(answer), "Done."])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run(request, thread_id=f"t-pick-{answer}")
+        state = await client.agent.aget_state({"configurable": {"thread_id": f"t-pick-{answer}"}})
+    asked, turn = model.calls
+    assert asked.kwargs.get("tool_choice") == "choose_skill" and asked.tools == ["choose_skill"]
+    assert "bar-chart" in asked.messages[-1].text and "sales-report" in asked.messages[-1].text
+    assert request in asked.messages[-1].text
+    recorded = state.values.get("active_skill")
+    assert (recorded or {}).get("name") == active
+    assert ("CHART-BODY" in turn.messages[0].text) is (active == "bar-chart")
+    assert "REPORT-BODY" not in turn.messages[0].text
+
+
+async def test_the_pick_is_asked_once_a_turn_and_not_when_one_skill_leads(home: Path, close_skills: Path) -> None:
+    """Later model calls of the turn go on with the first call's decision; a request with a clear
+    best skill activates it without asking; ``ask_model: off`` only offers."""
+    config = make_config(home, skills={"path": str(close_skills), "auto_select": "activate", "ask_model": "on"})
+    model = ScriptedChatModel(responses=[pick("none"), call("ls", path="/mnt/user-data"), "Done."])
+    clear = ScriptedChatModel(responses=["Done."])
+    async with HerdsmanClient(config, model=model) as client:
+        await client.run("Make a chart of the sales figures in sales.csv", thread_id="t-once")
+    async with HerdsmanClient(config, model=clear) as client:
+        await client.run("Write a report of the sales figures with a chart", thread_id="t-clear")
+    assert [c.kwargs.get("tool_choice") for c in model.calls] == ["choose_skill", None, None]
+    assert len(clear.calls) == 1 and clear.calls[0].kwargs.get("tool_choice") is None
+    assert "REPORT-BODY" in clear.calls[0].messages[0].text  # clear: activated without a pick
+    off = ScriptedChatModel(responses=["Done."])
+    config = make_config(home, skills={"path": str(close_skills), "auto_select": "activate", "ask_model": "off"})
+    async with HerdsmanClient(config, model=off) as client:
+        await client.run("Make a chart of the sales figures in sales.csv", thread_id="t-off")
+    assert len(off.calls) == 1 and "<skill_candidates>" in off.calls[0].messages[0].text

@@ -220,7 +220,8 @@ def build_middleware(
         middleware.append(AnswerTranslationMiddleware(sandbox_provider))
     if known is not None:
         own = OwnSkills(resolve_skills_root(config), disabled_skills(config), SkillSecrets.of(config).load)
-        middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select, own))
+        ask = switched_on(config.skills.ask_model, small)
+        middleware.append(SkillActivationMiddleware(known.skills, known.reasons(), config.skills.auto_select, own, ask))
     if lead and config.context.todos:
         middleware.append(TodoListMiddleware())
     if lead and (config.context.loop_warn_after or config.context.loop_stop_after):

@@ -84,6 +84,12 @@ def switched_on(mode: str, small: bool) -> bool:
     return mode == "on" or (mode == "auto" and small)
 
 
+def switch_word(value: object) -> object:
+    """An ``auto``/``on``/``off`` switch as written: YAML reads a bare on/off as true/false, taken
+    here as the words they were."""
+    return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
 class LeadConfig(_Section):
     """The lead agent."""
 
@@ -244,7 +250,7 @@ class LeadConfig(_Section):
     @classmethod
     def _switch_words(cls, value: object) -> object:
         """YAML reads a bare on/off as true/false: take those as the words they were."""
-        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+        return switch_word(value)
 
 
 class LocalModelConfig(_Section):
@@ -538,6 +544,19 @@ class SkillsConfig(_Section):
         "one when it leads clearly and shares two words with the request besides plain file kinds; off leaves "
         "it to the model and the skill list of the prompt.",
     )
+    ask_model: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="With auto_select: activate, when skills fit a request but none leads clearly, ask the "
+        "model once per turn, in a short forced call, which of them (or none) fits; auto: for models of the "
+        "small profile (an API model reads an offered SKILL.md by itself).",
+    )
+
+    @field_validator("ask_model", mode="before")
+    @classmethod
+    def _switch_word(cls, value: object) -> object:
+        """YAML reads a bare on/off as true/false: take those as the words they were."""
+        return switch_word(value)
+
     learning: SkillLearningConfig = Field(
         default_factory=SkillLearningConfig, description="Skills proposed from runs that worked."
     )

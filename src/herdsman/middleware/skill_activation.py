@@ -12,7 +12,9 @@ When the message names no skill, ``auto_select`` (``skills.auto_select``) decide
 ``suggest`` adds a ``<skill_candidates>`` section naming the skills that fit the request best
 (:mod:`herdsman.prompting.skill_ranking`), so the model reads one of those SKILL.md files instead
 of choosing from the whole list; ``activate`` also activates the best one, as ``/name`` would,
-when it leads the others clearly; ``off`` leaves the choice to the model and the prompt's list.
+when it leads the others clearly, and when none does, puts the candidates to the model in one
+short forced call on the turn's first model call (``skills.ask_model``; :mod:`herdsman.turns.skill_pick`);
+``off`` leaves the choice to the model and the prompt's list.
 
 Costs one backwards scan to the last user message per model call, and a dict lookup per tool
 call; the activation is recorded in the state (``active_skill``) only when it changes.
@@ -20,6 +22,7 @@ call; the activation is recorded in the state (``active_skill``) only when it ch
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired
@@ -30,7 +33,7 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
@@ -42,7 +45,8 @@ from herdsman.prompting.skill_ranking import SkillRanker, candidates_note
 from herdsman.skills.activation import ActiveSkill, active_skill, also_active, last_user_message
 from herdsman.skills.model import Skill
 from herdsman.skills.own import OwnSkills
-from herdsman.turns.turn import run_user, tool_name
+from herdsman.turns.skill_pick import model_pick
+from herdsman.turns.turn import run_user, this_run, tool_name
 
 
 class SkillState(AgentState):
@@ -130,10 +134,13 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         unavailable: Mapping[str, str] | None = None,
         auto_select: Literal["off", "suggest", "activate"] = "off",
         own: OwnSkills | None = None,
+        ask_model: bool = True,
     ) -> None:
         """``skills``: the usable skills by name; ``unavailable``: why other known skills are not
         (a SkillCatalog's ``skills`` and ``reasons()``); ``auto_select``: see the module docstring;
-        ``own``: the run's user's own skills, offered beside (and over) the shared ones."""
+        ``own``: the run's user's own skills, offered beside (and over) the shared ones;
+        ``ask_model``: with ``activate``, let the model choose among candidates none of which
+        leads clearly (``skills.ask_model``)."""
         super().__init__()
         self.shared = SkillView(
             dict(skills),
@@ -141,6 +148,7 @@ class SkillActivationMiddleware(ToolGateMiddleware):
             SkillRanker(dict(skills)) if auto_select != "off" and skills else None,
         )
         self.auto_select = auto_select
+        self.ask_model = ask_model and auto_select == "activate"
         self.own = own
         self._views: dict[str, tuple[dict[str, Skill], SkillView]] = {}
         self._blocks: dict[str, str] = {}
@@ -171,13 +179,26 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         self._views[user] = (own, view)
         return view
 
-    def _choose(self, view: SkillView) -> Callable[[str], str | None]:
+    def _choose(self, view: SkillView, request: ModelRequest) -> Callable[[str], str | None]:
         def choose(text: str) -> str | None:
             ranked = view.ranker if self.auto_select == "activate" else None
-            clear = ranked.clear_choice(_user_words(text)) if ranked else None
+            if ranked is None:
+                return None
+            words = _user_words(text)
+            clear = ranked.clear_choice(words)
+            if clear is None and self._asks(request):
+                clear = model_pick(request.model, words, [c.skill for c in ranked.candidates(words)])
             return clear.name if clear else None
 
         return choose
+
+    def _asks(self, request: ModelRequest) -> bool:
+        """Whether this model call may put the skill to the model: on the turn's first call only
+        (after it, the turn goes on with what that call decided)."""
+        if not self.ask_model:
+            return False
+        _, run = this_run(request.messages)
+        return not any(isinstance(m, AIMessage) for m in run)
 
     @staticmethod
     def _suggestion(view: SkillView, request: ModelRequest) -> str | None:
@@ -202,7 +223,7 @@ class SkillActivationMiddleware(ToolGateMiddleware):
 
     def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, Any]:
         view = self.view()
-        name, update = active_skill(request.state, request.messages, view.skills, self._choose(view))
+        name, update = active_skill(request.state, request.messages, view.skills, self._choose(view, request))
         skill = view.skills.get(name) if name is not None else None
         tools = request.tools
         if name is None:
@@ -242,8 +263,12 @@ class SkillActivationMiddleware(ToolGateMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        """Async twin of :meth:`wrap_model_call`."""
-        prepared, update = self._prepare(request)
+        """Async twin of :meth:`wrap_model_call` (a turn's first call in a worker thread: it may
+        make the model's pick)."""
+        if self._asks(request):
+            prepared, update = await asyncio.to_thread(self._prepare, request)
+        else:
+            prepared, update = self._prepare(request)
         return self._finish(await handler(prepared), update)
 
     def _blocked(self, request: ToolCallRequest) -> ToolMessage | None:

@@ -31,7 +31,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
 from herdsman.logs import get_logger
-from herdsman.turns.forced_call import final_reply, forced_arguments, replace_reply
+from herdsman.turns.forced_call import choice_tool, final_reply, forced_arguments, replace_reply
 from herdsman.turns.turn import this_run
 
 log = get_logger(__name__)
@@ -100,18 +100,12 @@ def named_values(reply: str, values: Sequence[str], question: str, lines: Collec
 
 def value_tool(values: Sequence[str]) -> dict[str, Any]:
     """The forced tool: its only argument is one of ``values`` or :data:`NOT_ONE_VALUE`."""
-    return {
-        "type": "function",
-        "function": {
-            "name": VALUE_TOOL,
-            "description": "Give the single value that answers the question, as a tool printed it.",
-            "parameters": {
-                "type": "object",
-                "properties": {"value": {"type": "string", "enum": [*values, NOT_ONE_VALUE]}},
-                "required": ["value"],
-            },
-        },
-    }
+    return choice_tool(
+        VALUE_TOOL,
+        "Give the single value that answers the question, as a tool printed it.",
+        "value",
+        [*values, NOT_ONE_VALUE],
+    )
 
 
 def results_text(run: Sequence[AnyMessage]) -> str:

@@ -25,6 +25,23 @@ NO_STREAM: RunnableConfig = {"tags": ["nostream"]}
 """Run config of a harness call: LangGraph's messages stream leaves it out."""
 
 
+def choice_tool(name: str, description: str, argument: str, choices: list[str]) -> dict[str, Any]:
+    """An OpenAI-style tool whose only argument, ``argument``, is one of ``choices`` (an ``enum``:
+    the grammar or the structured tool choice holds the model to the list)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {argument: {"type": "string", "enum": choices}},
+                "required": [argument],
+            },
+        },
+    }
+
+
 def forced_arguments(model: Any, spec: dict[str, Any], messages: list[AnyMessage]) -> dict[str, Any] | None:
     """The arguments of the forced call of the tool ``spec`` (an OpenAI-style tool dict), or None
     when the model did not make it or the call failed (the harness's own call never fails a run)."""
