@@ -873,3 +873,39 @@ async def test_a_note_the_model_ignored_is_left_unresolved_in_the_state(home: Pa
     left = state["completion_unresolved"]
     assert [f["rule"] for f in left] == rules_of(note)
     assert any("primesieve_not_installed" in f["text"] for f in left)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "owed"),
+    [
+        # names its own file, of another kind: the harness's pick of the skill owes no PNG
+        ("Write /mnt/user-data/outputs/c2f.py that turns celsius temperature readings into fahrenheit.", False),
+        # names a file of the kind the skill makes: it is owed
+        ("Draw the celsius temperature readings as /mnt/user-data/outputs/temps.png", True),
+    ],
+)
+async def test_a_skill_the_harness_chose_owes_only_the_kinds_of_file_the_request_names(
+    home: Path, tmp_path: Path, request_text: str, owed: bool
+) -> None:
+    from herdsman.prompting.skill_ranking import SkillRanker
+    from herdsman.skills import load_skills
+    from tests.skills.conftest import skill_md
+
+    root = tmp_path / "skills"
+    (root / "public" / "temp-chart").mkdir(parents=True)
+    (root / "public" / "temp-chart" / "SKILL.md").write_text(
+        skill_md("temp-chart", "Draw celsius temperature readings as a PNG chart.", outputs='["**/*.png"]')
+    )
+    assert SkillRanker(load_skills(root).skills).clear_choice(request_text) is not None
+    script = "print(round(float(__import__('sys').argv[1]) * 9 / 5 + 32, 1))\n"
+    responses = [
+        call("write_file", 1, path="/mnt/user-data/outputs/c2f.py", content=script),
+        "Done.",
+        "Done.",
+        "Done.",
+        "Done.",
+    ]
+    _, state = await run(home, f"t-kind-{owed}", request_text, responses, skills={"path": str(root)})
+    assert state["active_skill"]["chosen"]
+    rules = [r for note in notes(state) for r in rules_of(note)]
+    assert ("skill.output_missing" in rules) is owed, rules

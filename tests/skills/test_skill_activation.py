@@ -71,7 +71,10 @@ async def test_a_request_naming_no_skill_gets_the_fitting_ones_offered_or_a_clea
     assert "<skill_candidates>" in suggest and "- audit: read /mnt/skills/public/audit/SKILL.md" in suggest
     assert "- notes:" not in suggest.split("<skill_candidates>")[1]
     assert "ALWAYS-GREP-FIRST" not in suggest
-    assert "ALWAYS-GREP-FIRST" in activate and sorted(model.calls[1].tools) == ["grep", "read_file"]
+    assert "ALWAYS-GREP-FIRST" in activate and "The harness chose the skill 'audit'" in activate
+    # the harness's pick advises: its allowed-tools bind only when the user names the skill
+    assert {"grep", "read_file", "bash", "write_file"} <= set(model.calls[1].tools)
+    assert "you may use only these tools" not in activate
     assert "<skill_candidates>" not in off and "ALWAYS-GREP-FIRST" not in off
 
 

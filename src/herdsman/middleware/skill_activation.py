@@ -42,7 +42,7 @@ from herdsman.middleware.reply_language import without_answer_line
 from herdsman.middleware.tool_gate import ToolGateMiddleware
 from herdsman.prompting.parts import first_sentence
 from herdsman.prompting.skill_ranking import SkillRanker, candidates_note
-from herdsman.skills.activation import ActiveSkill, active_skill, also_active, last_user_message
+from herdsman.skills.activation import ActiveSkill, active_skill, also_active, harness_chosen, last_user_message
 from herdsman.skills.model import Skill
 from herdsman.skills.own import OwnSkills
 from herdsman.turns.skill_pick import model_pick
@@ -55,15 +55,26 @@ class SkillState(AgentState):
     active_skill: NotRequired[ActiveSkill | None]
 
 
-def skill_block(skill: Skill) -> str:
-    """The system-prompt section for an active skill: where it lives, its tools, its SKILL.md."""
+def skill_block(skill: Skill, chosen: bool = False) -> str:
+    """The system-prompt section for an active skill: where it lives, its tools, its SKILL.md.
+
+    ``chosen``: the harness picked it from the request's words (``skills.auto_select``), so it is
+    advice the model may leave when it does not fit, and it takes no tools away (its
+    ``allowed-tools`` bind when the user names the skill)."""
+    if chosen:
+        why = (
+            f"The harness chose the skill {skill.name!r} for this request from its words. If it fits "
+            "what the user asked, follow its instructions below; if it does not, ignore it and do what "
+            "the user asked."
+        )
+    else:
+        why = f"The user activated the skill {skill.name!r} for this turn. Follow its instructions below."
     lines = [
         f'<active_skill name="{skill.name}" path="{skill.virtual_dir}">',
-        f"The user activated the skill {skill.name!r} for this turn. Follow its instructions below. "
-        f"Its files are in {skill.virtual_dir} (read-only): run its scripts from there and write "
+        f"{why} Its files are in {skill.virtual_dir} (read-only): run its scripts from there and write "
         "results to the workspace or outputs.",
     ]
-    if skill.allowed_tools is not None:
+    if skill.allowed_tools is not None and not chosen:
         tools = ", ".join(skill.allowed_tools) or "none"
         lines.append(f"While it is active you may use only these tools: {tools}.")
     lines += ["", skill.body.strip(), "</active_skill>"]
@@ -151,7 +162,7 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         self.ask_model = ask_model and auto_select == "activate"
         self.own = own
         self._views: dict[str, tuple[dict[str, Skill], SkillView]] = {}
-        self._blocks: dict[str, str] = {}
+        self._blocks: dict[tuple[str, bool], str] = {}
 
     @property
     def skills(self) -> dict[str, Skill]:
@@ -207,12 +218,13 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         candidates = view.ranker.candidates(text) if view.ranker and text else []
         return candidates_note(candidates) if candidates else None
 
-    def _block(self, skill: Skill) -> str:
+    def _block(self, skill: Skill, chosen: bool = False) -> str:
         if skill.owner is not None:  # one user's, changed by them at any time: not kept
-            return skill_block(skill)
-        block = self._blocks.get(skill.name)
+            return skill_block(skill, chosen)
+        key = (skill.name, chosen)
+        block = self._blocks.get(key)
         if block is None:
-            block = self._blocks[skill.name] = skill_block(skill)
+            block = self._blocks[key] = skill_block(skill, chosen)
         return block
 
     def _allowed(self, skills: list[Skill]) -> set[str] | None:
@@ -241,8 +253,9 @@ class SkillActivationMiddleware(ToolGateMiddleware):
                     active.append(view.skills[other])
                 else:
                     notes.append(unknown_skill_note(other, sorted(view.skills), view.unavailable.get(other)))
-            extra = "\n\n".join([*(self._block(s) for s in active), *notes])
-            allowed = self._allowed(active)
+            chosen = harness_chosen(request.state, update)
+            extra = "\n\n".join([*(self._block(s, chosen) for s in active), *notes])
+            allowed = None if chosen else self._allowed(active)
             if allowed is not None:
                 tools = [t for t in request.tools if tool_name(t) in allowed]
         base = request.system_message.text if request.system_message is not None else ""
@@ -275,6 +288,8 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         # The model call before this tool call recorded the turn's skill (or cleared it).
         state = request.state if isinstance(request.state, dict) else {}
         recorded = state.get("active_skill")
+        if recorded and recorded.get("chosen"):  # the harness's pick advises; it takes no tool away
+            return None
         skills = self.view().skills if recorded else {}
         skill = skills.get(recorded["name"]) if recorded else None
         if skill is None:

@@ -58,6 +58,13 @@ def also_active(state: dict[str, Any] | Any, update: ActiveSkill | None | bool) 
     return list(record.get("also") or []) if record else []
 
 
+def harness_chosen(state: dict[str, Any] | Any, update: ActiveSkill | None | bool = False) -> bool:
+    """Whether the turn's skill is one the harness chose from the request's words (``chosen``):
+    from the record being written, else the one kept."""
+    record = update if isinstance(update, dict) else (state.get("active_skill") if isinstance(state, dict) else None)
+    return bool(record and record.get("chosen"))
+
+
 NOTE_NAME = "harness"
 """The name the harness's notes carry (``turns.turn.HARNESS_NAME``; the skills layer sits
 below the turns package, so it is written here too): a completion check's "[harness check]" note

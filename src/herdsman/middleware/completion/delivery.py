@@ -68,7 +68,7 @@ from herdsman.middleware.completion.skill_checks import skill_check_not_run, ski
 from herdsman.sandbox.base import OUTPUTS, USER_DATA_ROOT
 from herdsman.sandbox.paths import normalize_virtual
 from herdsman.sandbox.tools import parse_error
-from herdsman.skills.activation import active_skill
+from herdsman.skills.activation import active_skill, harness_chosen
 from herdsman.skills.model import Skill
 from herdsman.turns.turn import named_files, this_run
 
@@ -316,11 +316,12 @@ def _matches(path: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.removeprefix("**/")) for p in patterns)
 
 
-def _chosen(state: Any) -> bool:
-    """Whether the harness activated the turn's skill from the request's words
-    (``skills.auto_select: activate``) rather than the user naming it."""
-    recorded = state.get("active_skill") if isinstance(state, Mapping) else None
-    return bool(recorded and recorded.get("chosen"))
+def _asked_kind(pattern: str, named: Sequence[str]) -> bool:
+    """Whether a file the request names is of the kind a skill's output ``pattern`` makes: its
+    name matches the pattern's last part (``test_*.py``, ``*.pptx``, ``README.md``; ``*.*`` takes
+    any named file)."""
+    last = posixpath.basename(pattern).lower()
+    return any(fnmatch.fnmatchcase(posixpath.basename(n).lower(), last) for n in named)
 
 
 def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) -> list[Finding]:
@@ -331,8 +332,11 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
     A skill the harness chose by the request's words, for a request that names no file, demands
     no output until the run writes a file: "draft an email to my landlord" fits the letter skill
     and wants the draft in the answer, not a ``.eml`` file (the user did not ask for one); a run
-    that set out to build a site owes the site. Its check and its server apply to an output the
-    run made. An output written without its file name (``outputs/site`` holding the page) is
+    that set out to build a site owes the site. When the request names its files, a chosen skill
+    demands only an output its pattern finds among those names: the user's file names say what
+    is owed, and the harness's guess of a skill (an image skill for "write c2f.py that converts
+    Celsius") adds no deliverable of its own. Its check and its server apply to an output the run
+    made. An output written without its file name (``outputs/site`` holding the page) is
     ``skill.output_misnamed``, moved by the harness (``skill_checks.py``)."""
     name, _ = active_skill(state, state.get("messages") or [], skills)
     skill = skills.get(name) if name else None
@@ -362,8 +366,10 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
         if misnamed is not None:
             found.append(misnamed)
             continue
-        if _chosen(state) and not named_files(text) and not wrote_files(run):
-            continue  # the harness chose the skill, and the request asks for no file: an answer may do
+        if harness_chosen(state) and (
+            not _asked_kind(pattern, asked) if (asked := named_files(text)) else not wrote_files(run)
+        ):
+            continue  # the harness chose the skill, and the request asks for no file of its kind
         # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
         where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None
         found.append(
