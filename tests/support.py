@@ -20,8 +20,9 @@ def make_config(home: Path, **sections: object) -> HerdsmanConfig:
     """A config rooted at ``home`` with retries off (scripted models fail fast), the completion
     check off (a scripted reply is final as written; tests of the check turn it on) and its clean
     pages off (a script written for the conversation has no reply for a page; their tests turn
-    them on), and the standard profile for the scripted model that stands in for the embedded one
-    (tests of the small profile ask for it) plus ``sections``."""
+    them on), the model's own pick of a skill off (a harness call the script has no reply for; its
+    tests turn it on), and the standard profile for the scripted model that stands in for the
+    embedded one (tests of the small profile ask for it) plus ``sections``."""
     data: dict = {
         "home": str(home),
         "lead": {
@@ -34,6 +35,7 @@ def make_config(home: Path, **sections: object) -> HerdsmanConfig:
         },
         "local_model": {"profile": "standard"},
         "checkpointer": {"type": "memory"},
+        "skills": {"ask_model": "off"},
     }
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):

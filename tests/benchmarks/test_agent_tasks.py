@@ -167,17 +167,33 @@ def test_permission_archive_and_text_checks(tmp_path: Path) -> None:
     assert "does not exist" in checks.check({**spec, "path": "nowhere"}, tmp_path, "")
 
 
+def picks_none(responses: list) -> object:
+    """A scripted model for the benchmark's default config (the small profile): the harness's own
+    pick of a skill (``skills.ask_model``, when candidates fit and none leads) is answered "none",
+    every other call by ``responses`` in turn."""
+    from herdsman.models.scripted import ScriptedChatModel
+    from herdsman.turns.skill_pick import NO_SKILL, PICK_TOOL, PROMPT
+
+    replies = iter(responses)
+
+    def respond(messages: list) -> object:
+        if messages and messages[0].text == PROMPT:
+            return {"tool_calls": [{"name": PICK_TOOL, "args": {"skill": NO_SKILL}, "id": "pick"}]}
+        return next(replies)
+
+    return ScriptedChatModel(respond=respond)
+
+
 def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The runner places the files, runs the agent, reads the answer and judges it."""
-    from herdsman.models.scripted import ScriptedChatModel
 
     [task] = bench.load_tasks("data_csv_total")
     expected = task["check"]["value"]
     command = (
         "python3 -c \"import csv; print(round(sum(float(r['amount']) for r in csv.DictReader(open('sales.csv'))), 2))\""
     )
-    model = ScriptedChatModel(
-        responses=[
+    model = picks_none(
+        [
             {"tool_calls": [{"name": "bash", "args": {"command": command}, "id": "c1"}]},
             f"The total is {expected}.",
         ]
@@ -191,7 +207,7 @@ def test_herdsman_runner_with_a_scripted_model(tmp_path: Path, monkeypatch: pyte
     assert record["solved"], record
     assert record["tool_calls"] == 1 and record["answer"] == str(expected)  # the small profile's value answer
     assert record["subagents"] == {}  # no sub-agent ran: no transcripts
-    wrong = ScriptedChatModel(responses=["The total is 123456."] * 3)
+    wrong = picks_none(["The total is 123456."] * 3)
     Fixed.get = lambda self, config: wrong
     record = asyncio.run(bench.run_herdsman(task, "full", Fixed(), tmp_path, 120))
     assert not record["solved"] and "123456" in record["answer"]
