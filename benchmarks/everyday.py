@@ -306,13 +306,17 @@ def load(path: Path = DATA, only: str | None = None) -> list[dict[str, Any]]:
 
 def scripted_model(requests: list[dict[str, Any]]) -> Any:
     """A canned model: each request's ``scripted`` replies in turn (a note of the harness gets
-    the next one, the last is repeated), found by the request's text in the user's message."""
+    the next one, the last is repeated), found by the request's text in the user's message; the
+    harness's pick of a skill (``skills.ask_model``) is answered "none"."""
     from langchain_core.messages import BaseMessage
 
     from herdsman.models.scripted import ScriptedChatModel
+    from herdsman.turns.skill_pick import NO_SKILL, PICK_TOOL, is_pick_call
     from herdsman.turns.turn import HARNESS_NAME
 
     def respond(messages: list[BaseMessage]) -> Any:
+        if is_pick_call(messages):
+            return {"tool_calls": [{"name": PICK_TOOL, "args": {"skill": NO_SKILL}, "id": "pick"}]}
         users = [i for i, m in enumerate(messages) if m.type == "human" and m.name != HARNESS_NAME]
         if not users:
             return "ok"

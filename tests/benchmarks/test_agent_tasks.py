@@ -172,12 +172,12 @@ def picks_none(responses: list) -> object:
     pick of a skill (``skills.ask_model``, when candidates fit and none leads) is answered "none",
     every other call by ``responses`` in turn."""
     from herdsman.models.scripted import ScriptedChatModel
-    from herdsman.turns.skill_pick import NO_SKILL, PICK_TOOL, PROMPT
+    from herdsman.turns.skill_pick import NO_SKILL, PICK_TOOL, is_pick_call
 
     replies = iter(responses)
 
     def respond(messages: list) -> object:
-        if messages and messages[0].text == PROMPT:
+        if is_pick_call(messages):
             return {"tool_calls": [{"name": PICK_TOOL, "args": {"skill": NO_SKILL}, "id": "pick"}]}
         return next(replies)
 

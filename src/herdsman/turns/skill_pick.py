@@ -64,6 +64,12 @@ def pick_brief(request: str, skills: Sequence[Skill]) -> list[AnyMessage]:
     ]
 
 
+def is_pick_call(messages: Sequence[AnyMessage]) -> bool:
+    """Whether ``messages`` are the conversation of a pick (:func:`pick_brief`): a canned model
+    (a benchmark's dry mode, a test) tells the harness's question from the user's turn by it."""
+    return bool(messages) and messages[0].type == "system" and messages[0].text == PROMPT
+
+
 def model_pick(model: Any, request: str, skills: Sequence[Skill]) -> Skill | None:
     """The skill of ``skills`` the model chose for ``request``, or None (it chose none, or the
     call failed or gave no name of the list)."""
