@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from herdsman.skills.learning.generalize import python_script, shell_text
+from herdsman.skills.learning.generalize import python_options, python_script, shell_text
 from herdsman.skills.learning.guard import review_notes, scrub
 from herdsman.skills.learning.trace import RunTrace, Step
 from herdsman.skills.learning.values import STOP, Parameter, parameters
@@ -89,8 +89,7 @@ def _script_step(
         return shell_text(command, params)
     if suffix == ".py":
         files[rel], used = python_script(step.source, params, about)
-        options = " ".join(f'--{p.name} "${{{p.variable}}}"' for p in used)
-        return f"python3 {target} {options}".strip(), used
+        return f"python3 {target} {python_options(used)}".strip(), used
     files[rel], used = shell_text(step.source, params)
     exports = " ".join(f'{p.variable}="${{{p.variable}}}"' for p in used)
     return f"{exports} bash {target}".strip(), used

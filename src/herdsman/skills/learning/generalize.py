@@ -53,13 +53,12 @@ def _quote_states(text: str) -> list[str]:
     return states
 
 
-def shell_text(text: str, params: Sequence[Parameter]) -> tuple[str, list[Parameter]]:
-    """``text`` (shell) with each parameter's value replaced by its variable; and the parameters used."""
-    if not params:
-        return text, []
-    ordered = sorted(params, key=lambda p: -len(p.value))
+def _shell_part(text: str, ordered: Sequence[Parameter], in_heredoc: bool = False) -> tuple[str, list[Parameter]]:
+    """Shell ``text`` with each value replaced by its variable, quoted for where it stands (in an
+    unquoted here-document's body, ``in_heredoc``: ``${NAME}`` wherever it stands, as quotes mean
+    nothing to the shell there)."""
     combined = re.compile("|".join(f"(?P<p{i}>{_pattern(p)})" for i, p in enumerate(ordered)))
-    states = _quote_states(text)
+    states = ['"'] * len(text) if in_heredoc else _quote_states(text)
     used: list[Parameter] = []
     out: list[str] = []
     last = 0
@@ -74,6 +73,54 @@ def shell_text(text: str, params: Sequence[Parameter]) -> tuple[str, list[Parame
         if param not in used:
             used.append(param)
     out.append(text[last:])
+    return "".join(out), used
+
+
+# A here-document: the line that opens it (``python3 - <<'EOF'``), its body, the closing line.
+_HEREDOC = re.compile(
+    r"(?P<head>^[^\n]*?<<-?[ \t]*(?P<q>['\"]?)(?P<delim>[A-Za-z_][\w]*)(?P=q)[^\n]*\n)"
+    r"(?P<body>.*?\n)?(?P<end>[ \t]*(?P=delim)[ \t]*(?:\n|$))",
+    re.MULTILINE | re.DOTALL,
+)
+_PYTHON_STDIN = re.compile(r"\bpython3?[ \t]+-(?=[ \t]|<)")
+
+
+def python_options(params: Sequence[Parameter]) -> str:
+    """The command-line options that pass ``params`` to a script :func:`python_script` made."""
+    return " ".join(f'--{p.name} "${{{p.variable}}}"' for p in params)
+
+
+def shell_text(text: str, params: Sequence[Parameter]) -> tuple[str, list[Parameter]]:
+    """``text`` (shell) with each parameter's value replaced by its variable; and the parameters used.
+
+    A here-document's body is no shell text: a Python program read from one (``python3 - <<'EOF'``)
+    becomes a script with ``--name`` options (:func:`python_script`), passed after the ``-``; the
+    body of another quoted one (``<<'EOF'``) is kept as it is, as the shell never expands in it; an
+    unquoted one's body gets ``${NAME}``, as the shell expands it there."""
+    if not params:
+        return text, []
+    ordered = sorted(params, key=lambda p: -len(p.value))
+    used: list[Parameter] = []
+    out: list[str] = []
+    last = 0
+
+    def take(part: tuple[str, list[Parameter]]) -> str:
+        used.extend(p for p in part[1] if p not in used)
+        return part[0]
+
+    for doc in _HEREDOC.finditer(text):
+        head, body = take(_shell_part(text[last : doc.start()] + doc.group("head"), ordered)), doc.group("body") or ""
+        if _PYTHON_STDIN.search(doc.group("head")):
+            body, here = python_script(body, ordered, "A learned skill's program.")
+            take((body, here))
+            if here:
+                options = python_options(here)
+                head = _PYTHON_STDIN.sub(lambda m, o=options: f"{m.group(0)} {o}", head, count=1)
+        elif not doc.group("q"):
+            body = take(_shell_part(body, ordered, in_heredoc=True))
+        out += [head, body, doc.group("end")]
+        last = doc.end()
+    out.append(take(_shell_part(text[last:], ordered)))
     return "".join(out), used
 
 
@@ -121,6 +168,39 @@ def _string_expr(value: str, params: Sequence[Parameter]) -> tuple[str, Paramete
     return None
 
 
+# Before a word in a literal: no letter, or a regular expression's escape (``r'\\blamp\\b'``).
+_WORD_START = r"(?:(?<=\\[bBsSwWdD])|(?<![A-Za-z0-9_]))"
+_LITERAL = re.compile(r"^([A-Za-z]*)('\'\'|\"\"\"|'|\")(.*)\2$", re.DOTALL)
+
+
+def _word_in_literal(token: str, params: Sequence[Parameter]) -> tuple[str, Parameter] | None:
+    """The expression for a string literal holding a text parameter's value as a word among other
+    text (``r'\\blamp\\b'``: ``(r'\\b' + SKILL_ARGS.word + r'\\b')``), kept in the literal's own
+    prefix and quotes; None when there is none or the expression would not parse."""
+    match = _LITERAL.match(token)
+    if match is None or any(c in match.group(1).lower() for c in "fbt"):
+        return None
+    prefix, quote, body = match.groups()
+    for param in sorted(params, key=lambda p: -len(p.value)):
+        if param.kind != "text":
+            continue
+        hit = re.search(_WORD_START + re.escape(param.value) + r"(?![A-Za-z0-9_])", body)
+        if hit is None:
+            continue
+        head, tail = body[: hit.start()], body[hit.end() :]
+        parts = [f"{prefix}{quote}{head}{quote}"] if head else []
+        parts.append(f"{ARGS_NAME}.{param.name}")
+        if tail:
+            parts.append(f"{prefix}{quote}{tail}{quote}")
+        expr = "(" + " + ".join(parts) + ")"
+        try:
+            ast.parse(expr, mode="eval")
+        except SyntaxError:
+            return None
+        return expr, param
+    return None
+
+
 def python_script(source: str, params: Sequence[Parameter], description: str) -> tuple[str, list[Parameter]]:
     """``source`` reading its parameters from ``--name`` options; and the parameters it uses.
     A script that does not parse, or uses none of them, or already has a ``SKILL_ARGS``, is kept."""
@@ -143,7 +223,7 @@ def python_script(source: str, params: Sequence[Parameter], description: str) ->
             continue
         found: tuple[str, Parameter] | None = None
         if tok.type == tokenize.STRING and (value := _string_value(tok.string)) is not None:
-            found = _string_expr(value, params)
+            found = _string_expr(value, params) or _word_in_literal(tok.string, params)
         elif tok.type == tokenize.NUMBER and tok.string in numbers and counts[tok.string] == 1:
             found = f"{ARGS_NAME}.{numbers[tok.string].name}", numbers[tok.string]
         if found is not None:
