@@ -101,6 +101,44 @@ def test_shell_commands_get_variables_quoted_for_where_the_value_stands() -> Non
     assert lines == "WARN a 9\n"
 
 
+def test_a_python_program_in_a_here_document_takes_the_new_values(tmp_path: Path) -> None:
+    """The embedded model's usual shape, ``python3 - <<'EOF'`` (a quoted here-document, whose body
+    the shell never expands): the program gets ``--name`` options, the word inside a regular
+    expression's literal included, and counts the new word in the new file."""
+    request = (
+        "Count how many times the word 'lamp' appears in /mnt/user-data/uploads/story1.txt, ignoring "
+        "case, and write the number to /mnt/user-data/outputs/count1.txt"
+    )
+    command = (
+        "python3 - <<'HERDSMAN_PROGRAM'\nimport re\n"
+        "with open('/mnt/user-data/uploads/story1.txt') as f:\n    text = f.read().lower()\n"
+        "count = len(re.findall(r'\\blamp\\b', text))\n"
+        "with open('/mnt/user-data/outputs/count1.txt', 'w') as f:\n    f.write(str(count))\n"
+        "HERDSMAN_PROGRAM"
+    )
+    params = parameters(request, [command], [])
+    text, used = shell_text(command, params)
+    assert {p.name for p in used} >= {"input", "output"} and "blamp" not in text
+    story, out = tmp_path / "story2.txt", tmp_path / "count2.txt"
+    story.write_text("River lamp river.\nriverside RIVER\n")
+    values = {p.variable: p.value for p in params} | {"INPUT": str(story), "OUTPUT": str(out)}
+    word = next(p.variable for p in used if p.value == "lamp")
+    values[word] = "river"
+    assigned = "".join(f"{k}={json.dumps(v)}\n" for k, v in values.items())
+    done = subprocess.run(["bash", "-c", assigned + text], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "3"  # "riverside" is no word "river"
+
+
+def test_an_unquoted_here_document_gets_the_variable_and_a_quoted_one_is_kept() -> None:
+    request = "Write the word lamp to /mnt/user-data/outputs/w.txt"
+    params = parameters(request, ["cat > /mnt/user-data/outputs/w.txt <<EOF\nlamp\nEOF"], [])
+    text, _ = shell_text("cat > /mnt/user-data/outputs/w.txt <<EOF\n'lamp'\nEOF\necho lamp", params)
+    assert text.splitlines()[1] == "'${" + next(p.variable for p in params if p.value == "lamp") + "}'"
+    kept, _ = shell_text("cat > /mnt/user-data/outputs/w.txt <<'EOF'\nlamp\nEOF", params)
+    assert kept.splitlines()[1] == "lamp"
+
+
 def test_nothing_is_proposed_from_a_run_whose_work_only_looked_or_failed(tmp_path: Path) -> None:
     store = _store(tmp_path)
     looked = read_trace(

@@ -22,7 +22,7 @@ import re
 import tokenize
 from collections.abc import Sequence
 
-from herdsman.skills.learning.values import Parameter
+from herdsman.skills.learning.values import AFTER_ESCAPE, Parameter
 
 ARGS_NAME = "SKILL_ARGS"
 
@@ -114,8 +114,9 @@ def shell_text(text: str, params: Sequence[Parameter]) -> tuple[str, list[Parame
             body, here = python_script(body, ordered, "A learned skill's program.")
             take((body, here))
             if here:
-                options = python_options(here)
-                head = _PYTHON_STDIN.sub(lambda m, o=options: f"{m.group(0)} {o}", head, count=1)
+                at = _PYTHON_STDIN.search(head)
+                if at is not None:
+                    head = f"{head[: at.end()]} {python_options(here)}{head[at.end() :]}"
         elif not doc.group("q"):
             body = take(_shell_part(body, ordered, in_heredoc=True))
         out += [head, body, doc.group("end")]
@@ -169,7 +170,7 @@ def _string_expr(value: str, params: Sequence[Parameter]) -> tuple[str, Paramete
 
 
 # Before a word in a literal: no letter, or a regular expression's escape (``r'\\blamp\\b'``).
-_WORD_START = r"(?:(?<=\\[bBsSwWdD])|(?<![A-Za-z0-9_]))"
+_WORD_START = rf"(?:{AFTER_ESCAPE}|(?<![A-Za-z0-9_]))"
 _LITERAL = re.compile(r"^([A-Za-z]*)('\'\'|\"\"\"|'|\")(.*)\2$", re.DOTALL)
 
 

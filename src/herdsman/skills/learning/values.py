@@ -111,12 +111,16 @@ def _literals(sources: Iterable[str]) -> set[str]:
     return out
 
 
+AFTER_ESCAPE = r"(?<=\\[bBsSwWdD])"
+"""Before a word a regular expression's escape ends (``\\blamp``): the word starts there too."""
+
+
 def _used(value: str, kind: Kind, commands: list[str], literals: set[str], sources: list[str]) -> bool:
     """Whether the steps use ``value``: as a path or file name anywhere, a number or a word as a
     whole token of a command or a script (a word in a script: only as a whole string)."""
     if kind in ("path", "file"):
         return any(value in text for text in [*commands, *sources])
-    token = re.compile(rf"(?<![\w.]){re.escape(value)}(?![\w])")
+    token = re.compile(rf"(?:{AFTER_ESCAPE}|(?<![\w.])){re.escape(value)}(?![\w])")
     if any(token.search(c) for c in commands):
         return True
     if kind == "number":
