@@ -137,6 +137,8 @@ def test_an_unquoted_here_document_gets_the_variable_and_a_quoted_one_is_kept() 
     assert text.splitlines()[1] == "'${" + next(p.variable for p in params if p.value == "lamp") + "}'"
     kept, _ = shell_text("cat > /mnt/user-data/outputs/w.txt <<'EOF'\nlamp\nEOF", params)
     assert kept.splitlines()[1] == "lamp"
+    here_string, _ = shell_text('cat <<< "x"\necho lamp\nx', params)  # <<< is no here-document
+    assert here_string.splitlines()[1] == 'echo "${' + next(p.variable for p in params if p.value == "lamp") + '}"'
 
 
 def test_nothing_is_proposed_from_a_run_whose_work_only_looked_or_failed(tmp_path: Path) -> None:

@@ -288,7 +288,7 @@ class SkillActivationMiddleware(ToolGateMiddleware):
         # The model call before this tool call recorded the turn's skill (or cleared it).
         state = request.state if isinstance(request.state, dict) else {}
         recorded = state.get("active_skill")
-        if recorded and recorded.get("chosen"):  # the harness's pick advises; it takes no tool away
+        if harness_chosen(state):  # the harness's pick advises; it takes no tool away
             return None
         skills = self.view().skills if recorded else {}
         skill = skills.get(recorded["name"]) if recorded else None

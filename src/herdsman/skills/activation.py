@@ -52,16 +52,21 @@ def skill_commands(text: str) -> list[str]:
     return names
 
 
+def _record(state: dict[str, Any] | Any, update: ActiveSkill | None | bool) -> ActiveSkill | None:
+    """The turn's activation record: the one being written, else the one kept."""
+    return update if isinstance(update, dict) else (state.get("active_skill") if isinstance(state, dict) else None)
+
+
 def also_active(state: dict[str, Any] | Any, update: ActiveSkill | None | bool) -> list[str]:
     """The skills activated beside the first: from the record being written, else the one kept."""
-    record = update if isinstance(update, dict) else (state.get("active_skill") if isinstance(state, dict) else None)
+    record = _record(state, update)
     return list(record.get("also") or []) if record else []
 
 
 def harness_chosen(state: dict[str, Any] | Any, update: ActiveSkill | None | bool = False) -> bool:
     """Whether the turn's skill is one the harness chose from the request's words (``chosen``):
     from the record being written, else the one kept."""
-    record = update if isinstance(update, dict) else (state.get("active_skill") if isinstance(state, dict) else None)
+    record = _record(state, update)
     return bool(record and record.get("chosen"))
 
 

@@ -350,6 +350,7 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
     request, run = this_run(state.get("messages") or [])
     text = request.text if request else ""
     named = _NAMED.search(text)
+    asked = named_files(text)
     found = []
     for pattern in skill.outputs:
         if any(_matches(p, (pattern,)) for p in made):
@@ -366,9 +367,7 @@ def _skill_outputs(state: Any, lookup: FileLookup, skills: Mapping[str, Skill]) 
         if misnamed is not None:
             found.append(misnamed)
             continue
-        if harness_chosen(state) and (
-            not _asked_kind(pattern, asked) if (asked := named_files(text)) else not wrote_files(run)
-        ):
+        if harness_chosen(state) and (not _asked_kind(pattern, asked) if asked else not wrote_files(run)):
             continue  # the harness chose the skill, and the request asks for no file of its kind
         # "a skill named csv-summary" and skills/*/SKILL.md: the file is skills/csv-summary/SKILL.md
         where = f"{OUTPUTS}/{pattern.replace('*', named.group(1), 1)}" if named and pattern.count("*") == 1 else None

@@ -76,9 +76,10 @@ def _shell_part(text: str, ordered: Sequence[Parameter], in_heredoc: bool = Fals
     return "".join(out), used
 
 
-# A here-document: the line that opens it (``python3 - <<'EOF'``), its body, the closing line.
+# A here-document: the line that opens it (``python3 - <<'EOF'``), its body, the closing line
+# (``<<<``, a here-string, is none).
 _HEREDOC = re.compile(
-    r"(?P<head>^[^\n]*?<<-?[ \t]*(?P<q>['\"]?)(?P<delim>[A-Za-z_][\w]*)(?P=q)[^\n]*\n)"
+    r"(?P<head>^[^\n]*?(?<!<)<<(?!<)-?[ \t]*(?P<q>['\"]?)(?P<delim>[A-Za-z_][\w]*)(?P=q)[^\n]*\n)"
     r"(?P<body>.*?\n)?(?P<end>[ \t]*(?P=delim)[ \t]*(?:\n|$))",
     re.MULTILINE | re.DOTALL,
 )
