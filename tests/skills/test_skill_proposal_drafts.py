@@ -130,6 +130,54 @@ def test_a_python_program_in_a_here_document_takes_the_new_values(tmp_path: Path
     assert out.read_text() == "3"  # "riverside" is no word "river"
 
 
+def test_a_here_document_program_is_saved_as_the_skills_script_and_its_block_runs_with_new_values(
+    tmp_path: Path,
+) -> None:
+    """The skill's step is one short command (the model only fills values): the program a run fed to
+    ``python3 -`` is the skill's ``scripts/program.py``; two values listed after one word get that
+    word's name (``columns 'name' and 'age'``: COLUMNS, COLUMNS_2); a word of the program's
+    comments (``number``) is no parameter."""
+    request = (
+        "Convert the JSON records in /mnt/user-data/uploads/people1.json to CSV with the columns 'name' "
+        "and 'age' (a header row first) in /mnt/user-data/outputs/people1.csv"
+    )
+    program = (
+        "import json, csv\n# write the number of rows with a header\n"
+        "with open('/mnt/user-data/uploads/people1.json') as f:\n    data = json.load(f)\n"
+        "with open('/mnt/user-data/outputs/people1.csv', 'w', newline='') as f:\n"
+        "    w = csv.writer(f)\n    w.writerow(['name', 'age'])\n"
+        "    for item in data:\n        w.writerow([item['name'], item['age']])\n"
+    )
+    trace = read_trace(turn(request, [("bash", {"command": f"python3 - <<'EOF'\n{program}EOF"}, 0)]))
+    assert trace is not None
+    folder = tmp_path / "skill"
+    draft = draft_skill(trace, lambda n: str(folder), {})
+    assert draft is not None
+    assert [(p.variable, p.value) for p in draft.parameters] == [
+        ("INPUT", "/mnt/user-data/uploads/people1.json"),
+        ("COLUMNS", "name"),
+        ("COLUMNS_2", "age"),
+        ("OUTPUT", "/mnt/user-data/outputs/people1.csv"),
+    ]
+    block = draft.skill_md.split("```bash\n")[1].split("```")[0]
+    assert "<<" not in block and "import json" not in block  # the program is in the script only
+    assert f"python3 {folder}/scripts/program.py " in block
+    for rel, text in draft.files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    (tmp_path / "people2.json").write_text(json.dumps([{"name": "Li", "city": "Xi'an", "age": 3}]))
+    out = tmp_path / "people2.csv"
+    values = {"INPUT": tmp_path / "people2.json", "COLUMNS": "city", "COLUMNS_2": "name", "OUTPUT": out}
+    lines = [
+        f"{k}={json.dumps(str(values[k]))}" if k in values else line
+        for line in block.splitlines()
+        for k in [line.split("=")[0]]
+    ]
+    done = subprocess.run(["bash", "-c", "\n".join(lines)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().splitlines() == ["city,name", "Xi'an,Li"]
+
+
 def test_an_unquoted_here_document_gets_the_variable_and_a_quoted_one_is_kept() -> None:
     request = "Write the word lamp to /mnt/user-data/outputs/w.txt"
     params = parameters(request, ["cat > /mnt/user-data/outputs/w.txt <<EOF\nlamp\nEOF"], [])

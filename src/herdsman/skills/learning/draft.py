@@ -3,7 +3,8 @@ parameters, as a folder (``SKILL.md``, ``scripts/``) a small model can follow.
 
 The SKILL.md a draft gets says what the parameters are (each with the value the run used) and
 gives the steps as one bash block: the parameters set at its top, then the commands, each script
-run from the skill's own folder with its ``--name`` options. Following it is filling in values
+(one the run wrote, or a program it fed to ``python3 -`` in a here-document) saved in the skill's
+folder and run from there with its ``--name`` options. Following it is filling in values
 and running the block, which a 1.5B model does.
 """
 
@@ -71,6 +72,27 @@ def _one_line(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+def _unique(files: dict[str, str], base: str) -> str:
+    """``scripts/<base>``, or ``scripts/<stem>_2<suffix>``... when ``files`` has it already."""
+    path = PurePosixPath(base)
+    rel, n = f"scripts/{base}", 2
+    while rel in files:
+        rel, n = f"scripts/{path.stem}_{n}{path.suffix}", n + 1
+    return rel
+
+
+def _program_saver(folder: str, files: dict[str, str]) -> Callable[[str], str]:
+    """Saves a program a command read from a here-document as ``scripts/program.py`` in ``files``
+    (``program_2.py``... for the next), giving its path as the agent will see it."""
+
+    def save(source: str) -> str:
+        rel = _unique(files, "program.py")
+        files[rel] = source
+        return f"{folder}/{rel}"
+
+    return save
+
+
 def _script_step(
     step: Step, params: list[Parameter], folder: str, files: dict[str, str], about: str
 ) -> tuple[str, list[Parameter]]:
@@ -78,15 +100,13 @@ def _script_step(
     script (with parameters) in ``files``."""
     assert step.script is not None
     base = PurePosixPath(step.script).name
-    rel, n = f"scripts/{base}", 2
-    while rel in files:
-        rel, n = f"scripts/{PurePosixPath(base).stem}_{n}{PurePosixPath(base).suffix}", n + 1
+    rel = _unique(files, base)
     target = f"{folder}/{rel}"
     suffix = PurePosixPath(base).suffix
     if step.script_args or suffix not in (".py", ".sh"):
         files[rel] = step.source
         command = re.sub(rf"(?:\./)?\S*{re.escape(base)}(?=\s|$)", target, step.command, count=1)
-        return shell_text(command, params)
+        return shell_text(command, params, _program_saver(folder, files))
     if suffix == ".py":
         files[rel], used = python_script(step.source, params, about)
         return f"python3 {target} {python_options(used)}".strip(), used
@@ -181,9 +201,11 @@ def draft_skill(
     used: list[Parameter] = []
     for step in trace.steps:
         command, here = (
-            _script_step(step, params, folder, files, about) if step.script else shell_text(step.command, params)
+            _script_step(step, params, folder, files, about)
+            if step.script
+            else shell_text(step.command, params, _program_saver(folder, files))
         )
-        commands.append(command)
+        commands.append(command.rstrip("\n"))
         used += [p for p in here if p not in used]
     used = [p for p in params if p in used]  # in the request's order
     env: list[str] = list(request.names)

@@ -20,8 +20,9 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from herdsman.skills.learning.heredoc import PYTHON_STDIN, heredocs, is_python_program, run_script_instead
 from herdsman.skills.learning.values import AFTER_ESCAPE, Parameter
 
 ARGS_NAME = "SKILL_ARGS"
@@ -57,6 +58,8 @@ def _shell_part(text: str, ordered: Sequence[Parameter], in_heredoc: bool = Fals
     """Shell ``text`` with each value replaced by its variable, quoted for where it stands (in an
     unquoted here-document's body, ``in_heredoc``: ``${NAME}`` wherever it stands, as quotes mean
     nothing to the shell there)."""
+    if not ordered:
+        return text, []
     combined = re.compile("|".join(f"(?P<p{i}>{_pattern(p)})" for i, p in enumerate(ordered)))
     states = ['"'] * len(text) if in_heredoc else _quote_states(text)
     used: list[Parameter] = []
@@ -76,29 +79,23 @@ def _shell_part(text: str, ordered: Sequence[Parameter], in_heredoc: bool = Fals
     return "".join(out), used
 
 
-# A here-document: the line that opens it (``python3 - <<'EOF'``), its body, the closing line
-# (``<<<``, a here-string, is none).
-_HEREDOC = re.compile(
-    r"(?P<head>^[^\n]*?(?<!<)<<(?!<)-?[ \t]*(?P<q>['\"]?)(?P<delim>[A-Za-z_][\w]*)(?P=q)[^\n]*\n)"
-    r"(?P<body>.*?\n)?(?P<end>[ \t]*(?P=delim)[ \t]*(?:\n|$))",
-    re.MULTILINE | re.DOTALL,
-)
-_PYTHON_STDIN = re.compile(r"\bpython3?[ \t]+-(?=[ \t]|<)")
-
-
 def python_options(params: Sequence[Parameter]) -> str:
     """The command-line options that pass ``params`` to a script :func:`python_script` made."""
     return " ".join(f'--{p.name} "${{{p.variable}}}"' for p in params)
 
 
-def shell_text(text: str, params: Sequence[Parameter]) -> tuple[str, list[Parameter]]:
+def shell_text(
+    text: str, params: Sequence[Parameter], save: Callable[[str], str] | None = None
+) -> tuple[str, list[Parameter]]:
     """``text`` (shell) with each parameter's value replaced by its variable; and the parameters used.
 
     A here-document's body is no shell text: a Python program read from one (``python3 - <<'EOF'``)
-    becomes a script with ``--name`` options (:func:`python_script`), passed after the ``-``; the
-    body of another quoted one (``<<'EOF'``) is kept as it is, as the shell never expands in it; an
-    unquoted one's body gets ``${NAME}``, as the shell expands it there."""
-    if not params:
+    becomes a script with ``--name`` options (:func:`python_script`); with ``save`` (the program's
+    text -> the path it is saved at) the command runs that file with the options, else the options
+    are passed after the ``-``. The body of another quoted here-document (``<<'EOF'``) is kept as
+    it is, as the shell never expands in it; an unquoted one's body gets ``${NAME}``, as the shell
+    expands it there."""
+    if not params and save is None:
         return text, []
     ordered = sorted(params, key=lambda p: -len(p.value))
     used: list[Parameter] = []
@@ -109,18 +106,22 @@ def shell_text(text: str, params: Sequence[Parameter]) -> tuple[str, list[Parame
         used.extend(p for p in part[1] if p not in used)
         return part[0]
 
-    for doc in _HEREDOC.finditer(text):
-        head, body = take(_shell_part(text[last : doc.start()] + doc.group("head"), ordered)), doc.group("body") or ""
-        if _PYTHON_STDIN.search(doc.group("head")):
+    for doc in heredocs(text):
+        head, body, end = (
+            take(_shell_part(text[last : doc.start()] + doc.group("head"), ordered)),
+            doc.group("body") or "",
+            doc.group("end"),
+        )
+        if is_python_program(doc):
             body, here = python_script(body, ordered, "A learned skill's program.")
             take((body, here))
-            if here:
-                at = _PYTHON_STDIN.search(head)
-                if at is not None:
-                    head = f"{head[: at.end()]} {python_options(here)}{head[at.end() :]}"
+            if save is not None:
+                head, body, end = run_script_instead(head, save(body), python_options(here)), "", ""
+            elif here and (at := PYTHON_STDIN.search(head)) is not None:
+                head = f"{head[: at.end()]} {python_options(here)}{head[at.end() :]}"
         elif not doc.group("q"):
             body = take(_shell_part(body, ordered, in_heredoc=True))
-        out += [head, body, doc.group("end")]
+        out += [head, body, end]
         last = doc.end()
     out.append(take(_shell_part(text[last:], ordered)))
     return "".join(out), used

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from herdsman.skills.learning.heredoc import python_programs
 
 Kind = Literal["path", "file", "number", "text"]
 
@@ -61,10 +63,16 @@ def _identifier(word: str) -> str:
     return f"{name}_value" if keyword.iskeyword(name) or name in ("skill_args",) else name
 
 
-def _word_before(request: str, start: int) -> str | None:
-    """The nearest telling word in the three words before ``start`` (``factor of 2``: factor)."""
-    before: list[str] = re.findall(r"[A-Za-z_]+", request[:start])[-3:]
-    for word in reversed(before):
+def _word_before(request: str, start: int, values: Sequence[tuple[int, int]] = ()) -> str | None:
+    """The nearest telling word in the three words before ``start`` (``factor of 2``: factor),
+    not counting words inside the request's other ``values`` (the spans of those the steps use): in ``columns 'name' and
+    'age'`` the word before ``age`` is ``columns``, not the value ``name``."""
+    words = [
+        m.group(0)
+        for m in re.finditer(r"[A-Za-z_]+", request[:start])
+        if not any(s <= m.start() < e for s, e in values)
+    ]
+    for word in reversed(words[-3:]):
         if _NAME_WORD.fullmatch(word) and word.lower() not in STOP:
             return word
     return None
@@ -125,30 +133,50 @@ def _used(value: str, kind: Kind, commands: list[str], literals: set[str], sourc
         return True
     if kind == "number":
         return any(token.search(s) for s in sources)
-    return value in literals
+    escaped = re.compile(rf"{AFTER_ESCAPE}{re.escape(value)}(?![\w])")
+    return value in literals or any(escaped.search(literal) for literal in literals)
 
 
-def _role(value: str, kind: Kind, request: str, start: int, commands: list[str], sources: list[str]) -> str:
+def _role(
+    value: str,
+    kind: Kind,
+    request: str,
+    start: int,
+    commands: list[str],
+    sources: list[str],
+    values: Sequence[tuple[int, int]],
+) -> str:
     if kind == "path":
         return ROLE_BY_FOLDER[value.split("/")[3]]
     if kind == "file":
         after_outputs = re.compile(rf"/outputs/(?:[^\s'\"]*/)?{re.escape(value)}")
         return "output" if any(after_outputs.search(t) for t in [*commands, *sources]) else "input"
-    word = _word_before(request, start)
+    word = _word_before(request, start, values)
     return _identifier(word) if word else ("number" if kind == "number" else "value")
 
 
 def parameters(request: str, commands: list[str], sources: list[str]) -> list[Parameter]:
     """The request's values that the steps' ``commands`` and scripts' ``sources`` use, named,
-    at most :data:`MAX_PARAMETERS`, in the order the request gives them; each value once."""
+    at most :data:`MAX_PARAMETERS`, in the order the request gives them; each value once. The
+    Python programs a command feeds to ``python3 -`` count as scripts, not as shell words (a word
+    of their comments is no use of it)."""
+    shell: list[str] = []
+    sources = list(sources)
+    for command in commands:
+        text, programs = python_programs(command)
+        shell.append(text)
+        sources += programs
+    commands = shell
     literals = _literals(sources)
+    found = [c for c in candidates(request) if _used(c[2], c[3], commands, literals, sources)]
+    spans = [(start, end) for start, end, _, _ in found]
     out: list[Parameter] = []
     names: set[str] = set()
     values: set[str] = set()
-    for start, end, value, kind in candidates(request):
-        if value in values or not _used(value, kind, commands, literals, sources):
+    for start, end, value, kind in found:
+        if value in values:
             continue
-        base = _role(value, kind, request, start, commands, sources)
+        base = _role(value, kind, request, start, commands, sources, spans)
         name, n = base, 2
         while name in names:
             name, n = f"{base}_{n}", n + 1
