@@ -536,6 +536,21 @@ def test_saved_system_prompt_gives_the_same_reply_as_processing_it(real_model, t
     )
     assert next(tmp_path.glob("*.kv")).stat().st_size > 1000
     assert isinstance(PromptCache(tmp_path, "x").key([1, 2]), str)
+    # a new version of the system message that only adds at its end (an active skill's block):
+    # the saved state is restored, cut where they part, and only the rest processed
+    extended = [SystemMessage(content=LONG_SYSTEM + " Rule 99: answer in one short sentence."), other[1]]
+    real_model.invoke("Name one color.")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="herdsman.models.local.chat"):
+        prefixed = cached.bind_tools(tools).invoke(extended)
+    events = [e for e in logged_events(caplog.records) if e["event"] == "prompt_cache"]
+    assert [e["outcome"] for e in events] == ["prefix"] and 0 < events[0]["computed"] < events[0]["tokens"] - 128
+    plain.invoke("Name one color.")
+    reference = plain.bind_tools(tools).invoke(extended)
+    assert (prefixed.content, [(c["name"], c["args"]) for c in prefixed.tool_calls]) == (
+        reference.content,
+        [(c["name"], c["args"]) for c in reference.tool_calls],
+    )
 
 
 def test_a_grammar_llama_cpp_refuses_means_unconstrained_decoding_not_a_failed_reply(stub, monkeypatch):

@@ -614,6 +614,7 @@ class ChatLocalLlama(BaseChatModel):
             "prompt_cache",
             outcome=outcome.how,
             tokens=outcome.tokens,
+            computed=outcome.computed,
             seconds=round(time.monotonic() - started, 2),
         )
 

@@ -11,6 +11,14 @@ head's tokens; a later prompt with the same head (a new thread, a new process) r
 instead of recomputing it. Files are written atomically and the oldest are removed beyond
 ``keep``.
 
+A head seen for the first time usually shares most of its tokens with a saved one: the harness
+appends what changes (an active skill's instructions, the skills offered, a user's own skills) at
+the end of the system message, after thousands of fixed tokens. When the KV cache in memory holds
+another prompt (the model's skill pick, a title, another thread), the saved state that shares the
+longest prefix with the new head is restored and cut to that prefix (a causal model's KV entries
+for a prefix do not depend on what follows), and only the rest is processed: a few hundred tokens
+instead of the whole head.
+
 Why hand-written: llama-cpp-python's ``LlamaDiskCache`` saves the state after *every*
 completion, keyed by the whole prompt plus the reply (hundreds of MB per call, and the key of a
 new thread never matches), and stores the full logits table with each state. What is needed is
@@ -57,10 +65,13 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 @dataclass(frozen=True)
 class Outcome:
     """What :meth:`PromptCache.prepare` did: ``memory`` (already in the KV cache), ``disk``
-    (restored from a file), ``saved`` (processed now and written), ``skipped`` (too short)."""
+    (restored from a file), ``prefix`` (a saved state sharing its start restored, the rest
+    processed, the whole written), ``saved`` (processed now and written), ``skipped`` (too short);
+    ``tokens`` in the head, ``computed`` of them processed now."""
 
     how: str
     tokens: int
+    computed: int = 0
 
 
 class PromptCache:
@@ -88,26 +99,41 @@ class PromptCache:
         head = list(head)
         if len(head) < self.min_tokens:
             return Outcome("skipped", len(head))
-        current = llama.input_ids[: llama.n_tokens].tolist()
-        if common_prefix(current, head) == len(head):
+        if _in_memory(llama, head) == len(head):
             return Outcome("memory", len(head))
         path = self.directory / self.key(head)
         if self._restore(llama, path, head):
             return Outcome("disk", len(head))
-        shared = common_prefix(current, head)
+        how = "saved"
+        best = self._longest_shared(head, exclude=path)
+        if best is not None and best[1] >= _in_memory(llama, head) + self.min_tokens:
+            if self._restore(llama, best[0], None):
+                how = "prefix"
+        shared = _in_memory(llama, head)
         llama.n_tokens = shared  # eval() drops the KV cache past n_tokens, then extends it
         llama.eval(head[shared:])
         self._save(llama, path, head)
-        return Outcome("saved", len(head))
+        return Outcome(how, len(head), len(head) - shared)
 
-    def _restore(self, llama: Any, path: Path, head: list[int]) -> bool:
+    def _longest_shared(self, head: list[int], exclude: Path) -> tuple[Path, int] | None:
+        """The saved state whose tokens share the longest start with ``head``, and how many."""
+        best: tuple[Path, int] | None = None
+        for path in self.directory.glob("*.kv"):
+            tokens = _saved_tokens(path) if path != exclude else None
+            shared = common_prefix(tokens, head) if tokens else 0
+            if shared and (best is None or shared > best[1]):
+                best = (path, shared)
+        return best
+
+    def _restore(self, llama: Any, path: Path, head: list[int] | None) -> bool:
+        """Load ``path``'s state into ``llama``; ``head``: the tokens it must hold (None: any)."""
         try:
             data = path.read_bytes()
         except OSError:
             return False
         try:
             tokens, state = _decode(data)
-            if tokens != head:
+            if head is not None and tokens != head:
                 raise ValueError("tokens differ from the file's name")
             llama.load_state(_as_llama_state(llama, tokens, state))
         except Exception as exc:  # noqa: BLE001 - a bad file is recomputed, never fatal
@@ -139,6 +165,24 @@ class PromptCache:
 
 def _encode(tokens: list[int], state: bytes) -> bytes:
     return MAGIC + struct.pack("<I", len(tokens)) + struct.pack(f"<{len(tokens)}i", *tokens) + bytes(state)
+
+
+def _in_memory(llama: Any, head: Sequence[int]) -> int:
+    """How many of ``head``'s first tokens ``llama``'s KV cache holds now."""
+    return common_prefix(llama.input_ids[: llama.n_tokens].tolist(), head)
+
+
+def _saved_tokens(path: Path) -> list[int] | None:
+    """The tokens a saved state holds, read from its header only (None: no readable header)."""
+    try:
+        with path.open("rb") as f:
+            if f.read(len(MAGIC)) != MAGIC:
+                return None
+            (count,) = struct.unpack("<I", f.read(4))
+            raw = f.read(4 * count)
+    except (OSError, struct.error):
+        return None
+    return list(struct.unpack(f"<{count}i", raw)) if len(raw) == 4 * count else None
 
 
 def _decode(data: bytes) -> tuple[list[int], bytes]:
