@@ -178,6 +178,25 @@ def test_a_here_document_program_is_saved_as_the_skills_script_and_its_block_run
     assert out.read_text().splitlines() == ["city,name", "Xi'an,Li"]
 
 
+def test_an_unquoted_here_document_the_shell_expanded_is_not_saved_as_a_script() -> None:
+    """Python read ``$HOME`` already expanded from ``<<EOF``: the body is not what ran, so it stays
+    in the command; a quoted one, or an unquoted one with nothing to expand, is saved."""
+    request = "Write the word lamp to /mnt/user-data/outputs/w.txt"
+    saved: list[str] = []
+
+    def save(text: str) -> str:
+        saved.append(text)
+        return "/mnt/skills/users/ana/w/scripts/program.py"
+
+    expanded = "python3 - <<EOF\nprint('$HOME lamp', file=open('/mnt/user-data/outputs/w.txt', 'w'))\nEOF"
+    params = parameters(request, [expanded], [])
+    text, _ = shell_text(expanded, params, save)
+    assert saved == [] and "<<EOF" in text
+    plain = "python3 - <<EOF\nprint('lamp', file=open('/mnt/user-data/outputs/w.txt', 'w'))\nEOF"
+    text, _ = shell_text(plain, parameters(request, [plain], []), save)
+    assert len(saved) == 1 and text.startswith("python3 /mnt/skills/users/ana/w/scripts/program.py --")
+
+
 def test_an_unquoted_here_document_gets_the_variable_and_a_quoted_one_is_kept() -> None:
     request = "Write the word lamp to /mnt/user-data/outputs/w.txt"
     params = parameters(request, ["cat > /mnt/user-data/outputs/w.txt <<EOF\nlamp\nEOF"], [])

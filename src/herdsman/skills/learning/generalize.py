@@ -22,7 +22,7 @@ import re
 import tokenize
 from collections.abc import Callable, Sequence
 
-from herdsman.skills.learning.heredoc import PYTHON_STDIN, heredocs, is_python_program, run_script_instead
+from herdsman.skills.learning.heredoc import PYTHON_STDIN, as_written, heredocs, is_python_program, run_script_instead
 from herdsman.skills.learning.values import AFTER_ESCAPE, Parameter
 
 ARGS_NAME = "SKILL_ARGS"
@@ -91,7 +91,8 @@ def shell_text(
 
     A here-document's body is no shell text: a Python program read from one (``python3 - <<'EOF'``)
     becomes a script with ``--name`` options (:func:`python_script`); with ``save`` (the program's
-    text -> the path it is saved at) the command runs that file with the options, else the options
+    text -> the path it is saved at) the command runs that file with the options (when the body is
+    what Python read: :func:`~herdsman.skills.learning.heredoc.as_written`), else the options
     are passed after the ``-``. The body of another quoted here-document (``<<'EOF'``) is kept as
     it is, as the shell never expands in it; an unquoted one's body gets ``${NAME}``, as the shell
     expands it there."""
@@ -115,7 +116,7 @@ def shell_text(
         if is_python_program(doc):
             body, here = python_script(body, ordered, "A learned skill's program.")
             take((body, here))
-            if save is not None:
+            if save is not None and as_written(doc):
                 head, body, end = run_script_instead(head, save(body), python_options(here)), "", ""
             elif here and (at := PYTHON_STDIN.search(head)) is not None:
                 head = f"{head[: at.end()]} {python_options(here)}{head[at.end() :]}"

@@ -35,6 +35,12 @@ def is_python_program(doc: re.Match[str]) -> bool:
     return PYTHON_STDIN.search(doc.group("head")) is not None
 
 
+def as_written(doc: re.Match[str]) -> bool:
+    """Whether the body of here-document ``doc`` is what the command's reader got: its delimiter
+    is quoted, or the body has nothing the shell expands (``$``, backquotes, backslashes)."""
+    return bool(doc.group("q")) or not re.search(r"[$`\\]", doc.group("body") or "")
+
+
 def python_programs(command: str) -> tuple[str, list[str]]:
     """``command`` without the bodies of the Python programs it reads from here-documents, and
     those bodies: what the shell runs, and what Python does."""
