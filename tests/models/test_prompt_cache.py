@@ -98,3 +98,19 @@ def test_a_damaged_or_foreign_file_is_never_a_prefix_and_nothing_fails(tmp_path:
     assert not saved.exists()  # the unusable file is gone
     llama.other_prompt(PICK)
     assert _prepare(cache, llama, BASE + SKILL_B) == ("prefix", len(SKILL_B))  # from the new file
+
+
+def test_another_models_states_in_the_same_folder_are_never_loaded_nor_removed(tmp_path: Path) -> None:
+    """Two models (a 0.5B and a 1.5B Qwen share a tokenizer) may keep states in one folder: the
+    prefix search reads only this model's, and leaves the other's files alone."""
+    small, large = PromptCache(tmp_path, "qwen-0.5b:4096"), PromptCache(tmp_path, "qwen-1.5b:4096")
+    other = FakeLlama()
+    small.prepare(other, BASE)
+    theirs = next(tmp_path.glob("*.kv"))
+    llama = FakeLlama()
+    assert _prepare(large, llama, BASE + SKILL_A) == ("saved", len(BASE) + len(SKILL_A))
+    assert theirs.exists()
+    hostile = tmp_path / "huge.kv"
+    hostile.write_bytes(b"HERDSMAN-KV2\n" + large.model_tag + b"\xff\xff\xff\xff")  # claims 4 billion tokens
+    llama.other_prompt(PICK)
+    assert _prepare(large, llama, BASE + SKILL_B) == ("prefix", len(SKILL_B))

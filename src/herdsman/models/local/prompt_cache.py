@@ -40,7 +40,10 @@ from herdsman.logs import get_logger
 
 log = get_logger(__name__)
 
-MAGIC = b"HERDSMAN-KV1\n"
+MAGIC = b"HERDSMAN-KV2\n"
+"""Version 2 files carry their model id's digest (a version 1 file is recomputed and replaced)."""
+MAX_HEAD = 1 << 20
+"""More tokens than any context holds: a header claiming more is damaged."""
 DEFAULT_KEEP = 8
 MIN_TOKENS = 128
 """A head shorter than this is quicker to recompute than to load from disk."""
@@ -81,6 +84,7 @@ class PromptCache:
         """``model_id`` names the weights and settings a state belongs to (path, size, n_ctx)."""
         self.directory = Path(directory)
         self.model_id = model_id
+        self.model_tag = hashlib.sha256(model_id.encode()).digest()[:16]
         self.keep = keep
         self.min_tokens = min_tokens
 
@@ -119,7 +123,7 @@ class PromptCache:
         """The saved state whose tokens share the longest start with ``head``, and how many."""
         best: tuple[Path, int] | None = None
         for path in self.directory.glob("*.kv"):
-            tokens = _saved_tokens(path) if path != exclude else None
+            tokens = _saved_tokens(path, self.model_tag) if path != exclude else None
             shared = common_prefix(tokens, head) if tokens else 0
             if shared and (best is None or shared > best[1]):
                 best = (path, shared)
@@ -132,7 +136,7 @@ class PromptCache:
         except OSError:
             return False
         try:
-            tokens, state = _decode(data)
+            tokens, state = _decode(data, self.model_tag)
             if head is not None and tokens != head:
                 raise ValueError("tokens differ from the file's name")
             llama.load_state(_as_llama_state(llama, tokens, state))
@@ -148,7 +152,7 @@ class PromptCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             state = llama.save_state()
-            payload = _encode(head, state.llama_state[: state.llama_state_size])
+            payload = _encode(self.model_tag, head, state.llama_state[: state.llama_state_size])
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".kv-")
             with os.fdopen(fd, "wb") as f:
                 f.write(payload)
@@ -163,8 +167,9 @@ class PromptCache:
             _unlink(old)
 
 
-def _encode(tokens: list[int], state: bytes) -> bytes:
-    return MAGIC + struct.pack("<I", len(tokens)) + struct.pack(f"<{len(tokens)}i", *tokens) + bytes(state)
+def _encode(tag: bytes, tokens: list[int], state: bytes) -> bytes:
+    header = MAGIC + tag + struct.pack("<I", len(tokens))
+    return header + struct.pack(f"<{len(tokens)}i", *tokens) + bytes(state)
 
 
 def _in_memory(llama: Any, head: Sequence[int]) -> int:
@@ -172,23 +177,29 @@ def _in_memory(llama: Any, head: Sequence[int]) -> int:
     return common_prefix(llama.input_ids[: llama.n_tokens].tolist(), head)
 
 
-def _saved_tokens(path: Path) -> list[int] | None:
-    """The tokens a saved state holds, read from its header only (None: no readable header)."""
+def _saved_tokens(path: Path, tag: bytes) -> list[int] | None:
+    """The tokens a saved state of the model ``tag`` names holds, read from its header only
+    (None: another model's, an older format, or no readable header)."""
     try:
         with path.open("rb") as f:
-            if f.read(len(MAGIC)) != MAGIC:
+            if f.read(len(MAGIC)) != MAGIC or f.read(len(tag)) != tag:
                 return None
             (count,) = struct.unpack("<I", f.read(4))
+            if count > MAX_HEAD:
+                return None
             raw = f.read(4 * count)
     except (OSError, struct.error):
         return None
     return list(struct.unpack(f"<{count}i", raw)) if len(raw) == 4 * count else None
 
 
-def _decode(data: bytes) -> tuple[list[int], bytes]:
+def _decode(data: bytes, tag: bytes) -> tuple[list[int], bytes]:
     if not data.startswith(MAGIC):
-        raise ValueError("not a prompt cache file")
+        raise ValueError("not a prompt cache file of this version")
     offset = len(MAGIC)
+    if data[offset : offset + len(tag)] != tag:
+        raise ValueError("a state of another model")
+    offset += len(tag)
     (count,) = struct.unpack_from("<I", data, offset)
     offset += 4
     tokens = list(struct.unpack_from(f"<{count}i", data, offset))
