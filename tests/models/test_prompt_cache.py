@@ -114,3 +114,13 @@ def test_another_models_states_in_the_same_folder_are_never_loaded_nor_removed(t
     hostile.write_bytes(b"HERDSMAN-KV2\n" + large.model_tag + b"\xff\xff\xff\xff")  # claims 4 billion tokens
     llama.other_prompt(PICK)
     assert _prepare(large, llama, BASE + SKILL_B) == ("prefix", len(SKILL_B))
+
+
+def test_pruning_keeps_to_its_own_models_states(tmp_path: Path) -> None:
+    small, large = PromptCache(tmp_path, "qwen-0.5b:4096", keep=2), PromptCache(tmp_path, "qwen-1.5b:4096", keep=2)
+    small.prepare(FakeLlama(), BASE)
+    theirs = next(tmp_path.glob("*.kv"))
+    llama = FakeLlama()
+    for extra in (SKILL_A, SKILL_B, PICK):
+        large.prepare(llama, BASE + extra)
+    assert theirs.exists() and len(list(tmp_path.glob("*.kv"))) == 3  # two of the large model's, one of the small's

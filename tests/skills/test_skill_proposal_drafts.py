@@ -197,6 +197,32 @@ def test_an_unquoted_here_document_the_shell_expanded_is_not_saved_as_a_script()
     assert len(saved) == 1 and text.startswith("python3 /mnt/skills/users/ana/w/scripts/program.py --")
 
 
+def test_here_documents_are_split_as_bash_reads_them() -> None:
+    """Red-team cases: a body line ``EOF `` (a trailing space) does not end a here-document, so
+    what follows it stays Python, not shell; a ``cat`` here-document on the ``python3 -`` line is
+    no program; ``python3`` in the request is not put into the command; a value after the word
+    "path" is no ``PATH=`` that would break the block."""
+    saved: list[str] = []
+
+    def save(text: str) -> str:
+        saved.append(text)
+        return f"/mnt/skills/users/ana/x/scripts/program_{len(saved)}.py"
+
+    request = "Use python3 to write lamp to /mnt/user-data/outputs/w.txt"
+    body = "EOF = rm = rf = 1\nprint('lamp', file=open('/mnt/user-data/outputs/w.txt', 'w'))\nEOF \nrm -rf\n"
+    command = f"python3 - <<'EOF'\n{body}EOF\necho done"
+    text, _ = shell_text(command, parameters(request, [command], []), save)
+    run, after = text.splitlines()
+    assert run.startswith("python3 /mnt/skills/users/ana/x/scripts/program_1.py --") and after == "echo done"
+    assert '--output "${OUTPUT}"' in run and "python3" not in run[len("python3") :]
+    assert "EOF \nrm -rf\n" in saved[0]  # the whole body, as Python read it
+    mixed = "cat <<'A' > /mnt/user-data/outputs/w.txt && python3 - <<'B'\nlamp\nA\nprint(1)\nB"
+    text, _ = shell_text(mixed, parameters(request, [mixed], []), save)
+    assert len(saved) == 1 and "lamp\nA\n" in text  # cat's data stays where it was
+    params = parameters("Replace the path 'old' with 'new' in /mnt/user-data/uploads/a.txt", ["sed s/old/new/"], [])
+    assert [p.variable for p in params] == ["PATH_VALUE", "PATH_VALUE_2"]
+
+
 def test_an_unquoted_here_document_gets_the_variable_and_a_quoted_one_is_kept() -> None:
     request = "Write the word lamp to /mnt/user-data/outputs/w.txt"
     params = parameters(request, ["cat > /mnt/user-data/outputs/w.txt <<EOF\nlamp\nEOF"], [])

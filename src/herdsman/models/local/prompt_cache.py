@@ -42,6 +42,8 @@ log = get_logger(__name__)
 
 MAGIC = b"HERDSMAN-KV2\n"
 """Version 2 files carry their model id's digest (a version 1 file is recomputed and replaced)."""
+TAG_BYTES = 16
+"""The model digest's length in a header."""
 MAX_HEAD = 1 << 20
 """More tokens than any context holds: a header claiming more is damaged."""
 DEFAULT_KEEP = 8
@@ -84,7 +86,7 @@ class PromptCache:
         """``model_id`` names the weights and settings a state belongs to (path, size, n_ctx)."""
         self.directory = Path(directory)
         self.model_id = model_id
-        self.model_tag = hashlib.sha256(model_id.encode()).digest()[:16]
+        self.model_tag = hashlib.sha256(model_id.encode()).digest()[:TAG_BYTES]
         self.keep = keep
         self.min_tokens = min_tokens
 
@@ -162,7 +164,13 @@ class PromptCache:
             log.warning("prompt_cache_not_saved", error=str(exc))
 
     def _prune(self, keep: Path) -> None:
-        files = sorted(self.directory.glob("*.kv"), key=lambda p: _mtime(p), reverse=True)
+        """Remove this model's oldest states beyond ``keep`` (another model's are its own to prune;
+        a file of no model, an older format's, counts as this model's)."""
+        files = sorted(
+            (p for p in self.directory.glob("*.kv") if _tag_of(p) in (self.model_tag, None)),
+            key=lambda p: _mtime(p),
+            reverse=True,
+        )
         for old in [p for p in files if p != keep][max(0, self.keep - 1) :]:
             _unlink(old)
 
@@ -175,6 +183,16 @@ def _encode(tag: bytes, tokens: list[int], state: bytes) -> bytes:
 def _in_memory(llama: Any, head: Sequence[int]) -> int:
     """How many of ``head``'s first tokens ``llama``'s KV cache holds now."""
     return common_prefix(llama.input_ids[: llama.n_tokens].tolist(), head)
+
+
+def _tag_of(path: Path) -> bytes | None:
+    """The model digest in a saved state's header (None: an older format, or unreadable)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(MAGIC) + TAG_BYTES)
+    except OSError:
+        return None
+    return head[len(MAGIC) :] if head.startswith(MAGIC) and len(head) == len(MAGIC) + TAG_BYTES else None
 
 
 def _saved_tokens(path: Path, tag: bytes) -> list[int] | None:

@@ -22,7 +22,7 @@ import re
 import tokenize
 from collections.abc import Callable, Sequence
 
-from herdsman.skills.learning.heredoc import PYTHON_STDIN, as_written, heredocs, is_python_program, run_script_instead
+from herdsman.skills.learning.heredoc import around_run, as_written, heredocs, is_python_program
 from herdsman.skills.learning.values import AFTER_ESCAPE, Parameter
 
 ARGS_NAME = "SKILL_ARGS"
@@ -108,22 +108,23 @@ def shell_text(
         return part[0]
 
     for doc in heredocs(text):
-        head, body, end = (
-            take(_shell_part(text[last : doc.start()] + doc.group("head"), ordered)),
-            doc.group("body") or "",
-            doc.group("end"),
-        )
-        if is_python_program(doc):
+        before, body, end = text[last : doc.start], doc.body, doc.end
+        parts = around_run(doc.head) if is_python_program(doc) else None
+        if parts is not None:
+            pre, program, redirect, post = parts
             body, here = python_script(body, ordered, "A learned skill's program.")
             take((body, here))
+            options = python_options(here)
             if save is not None and as_written(doc):
-                head, body, end = run_script_instead(head, save(body), python_options(here)), "", ""
-            elif here and (at := PYTHON_STDIN.search(head)) is not None:
-                head = f"{head[: at.end()]} {python_options(here)}{head[at.end() :]}"
-        elif not doc.group("q"):
-            body = take(_shell_part(body, ordered, in_heredoc=True))
+                program, redirect, body, end = f"python3 {save(body)}", "", "", ""
+            run = " ".join(part for part in (program, options, redirect) if part)
+            head = take(_shell_part(before + pre, ordered)) + run + take(_shell_part(post, ordered))
+        else:
+            head = take(_shell_part(before + doc.head, ordered))
+            if not doc.quoted:
+                body = take(_shell_part(body, ordered, in_heredoc=True))
         out += [head, body, end]
-        last = doc.end()
+        last = doc.stop
     out.append(take(_shell_part(text[last:], ordered)))
     return "".join(out), used
 

@@ -38,6 +38,9 @@ STOP = frozenset(
 )
 ROLE_BY_FOLDER = {"uploads": "input", "workspace": "work_file", "outputs": "output"}
 MAX_PARAMETERS = 8
+MAX_REQUEST = 4000
+"""Characters of the request searched for values: a skill's values are in what the user typed,
+and the search is quadratic in the number of values (a pasted document would take minutes)."""
 
 
 @dataclass(frozen=True)
@@ -56,23 +59,35 @@ class Parameter:
         return self.name.upper()
 
 
+RESERVED = frozenset(
+    """skill_args help path home ifs shell uid euid ppid pwd oldpwd user lang term tmpdir random seconds
+    lineno hostname hosttype ostype bash shlvl ps1 ps2 ps4 opterr optind pipestatus groups""".split()
+)
+"""Names a parameter may not take: argparse's ``--help``, and shell variables that setting (or
+trying to, for the read-only ones) would break the skill's block (``PATH=old``)."""
+
+
 def _identifier(word: str) -> str:
-    """``word`` as a name both Python and a shell accept (``class``: ``class_value``)."""
+    """``word`` as a name both Python and a shell accept (``class``: ``class_value``, ``path``:
+    ``path_value``)."""
     name = re.sub(r"[^a-z0-9]+", "_", word.lower()).strip("_")
     name = name if name and name[0].isalpha() else f"value_{name}".strip("_")
-    return f"{name}_value" if keyword.iskeyword(name) or name in ("skill_args",) else name
+    reserved = keyword.iskeyword(name) or name in RESERVED or name.startswith(("ld_", "python", "bash_"))
+    return f"{name}_value" if reserved else name
 
 
 def _word_before(request: str, start: int, values: Sequence[tuple[int, int]] = ()) -> str | None:
-    """The nearest telling word in the three words before ``start`` (``factor of 2``: factor),
-    not counting words inside the request's other ``values`` (the spans of those the steps use): in ``columns 'name' and
-    'age'`` the word before ``age`` is ``columns``, not the value ``name``."""
-    words = [
-        m.group(0)
-        for m in re.finditer(r"[A-Za-z_]+", request[:start])
-        if not any(s <= m.start() < e for s, e in values)
-    ]
-    for word in reversed(words[-3:]):
+    """The nearest telling word in the three words before ``start`` (``factor of 2``: factor), not
+    counting words inside the request's other ``values`` (the spans of those the steps use): in
+    ``columns 'name' and 'age'`` the word before ``age`` is ``columns``, not the value ``name``."""
+    words: list[str] = []
+    for m in reversed(list(re.finditer(r"[A-Za-z_]+", request[max(0, start - 400) : start]))):
+        at = m.start() + max(0, start - 400)
+        if not any(s <= at < e for s, e in values):
+            words.append(m.group(0))
+            if len(words) == 3:
+                break
+    for word in words:
         if _NAME_WORD.fullmatch(word) and word.lower() not in STOP:
             return word
     return None
@@ -157,7 +172,8 @@ def _role(
 
 def parameters(request: str, commands: list[str], sources: list[str]) -> list[Parameter]:
     """The request's values that the steps' ``commands`` and scripts' ``sources`` use, named,
-    at most :data:`MAX_PARAMETERS`, in the order the request gives them; each value once. The
+    at most :data:`MAX_PARAMETERS`, in the order the request gives them (its first
+    :data:`MAX_REQUEST` characters); each value once. The
     Python programs a command feeds to ``python3 -`` count as scripts, not as shell words (a word
     of their comments is no use of it)."""
     shell: list[str] = []
@@ -168,6 +184,7 @@ def parameters(request: str, commands: list[str], sources: list[str]) -> list[Pa
         sources += programs
     commands = shell
     literals = _literals(sources)
+    request = request[:MAX_REQUEST]
     found = [c for c in candidates(request) if _used(c[2], c[3], commands, literals, sources)]
     spans = [(start, end) for start, end, _, _ in found]
     out: list[Parameter] = []
