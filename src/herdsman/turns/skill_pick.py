@@ -11,8 +11,9 @@ Here the harness puts the choice to the model as a question of its own, once per
 turn's first model call: the request, each candidate's name and description (what it does, when
 to use it), and "none", in one forced call of ``choose_skill`` whose only argument is an
 ``enum`` of those names (the embedded model's grammar, or an API model's structured tool choice,
-holds the reply to that list; see :mod:`herdsman.turns.forced_call`). Choosing from two or three described options is a
-question a small model answers far better than noticing, mid-task, that it should read a file.
+holds the reply to that list; see :mod:`herdsman.turns.forced_call`). Choosing from two or three
+described options is a question a small model answers far better than noticing, mid-task, that it
+should read a file.
 "none" stays a first-class answer, and a failed call chooses nothing.
 
 Hand-written: which skill fits is a question about this harness's own skills; the constrained

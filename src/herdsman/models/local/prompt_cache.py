@@ -185,14 +185,31 @@ def _in_memory(llama: Any, head: Sequence[int]) -> int:
     return common_prefix(llama.input_ids[: llama.n_tokens].tolist(), head)
 
 
-def _tag_of(path: Path) -> bytes | None:
-    """The model digest in a saved state's header (None: an older format, or unreadable)."""
+HEADER = len(MAGIC) + TAG_BYTES + 4
+"""A saved state's header before its tokens: the magic, the model digest, the token count."""
+
+
+def _header(data: bytes) -> tuple[bytes, int] | None:
+    """The model digest and token count at the start of ``data`` (None: not this format, or a
+    count beyond any context)."""
+    if len(data) < HEADER or not data.startswith(MAGIC):
+        return None
+    (count,) = struct.unpack_from("<I", data, HEADER - 4)
+    return (data[len(MAGIC) : HEADER - 4], count) if count <= MAX_HEAD else None
+
+
+def _read_header(path: Path) -> tuple[bytes, int] | None:
     try:
         with path.open("rb") as f:
-            head = f.read(len(MAGIC) + TAG_BYTES)
+            return _header(f.read(HEADER))
     except OSError:
         return None
-    return head[len(MAGIC) :] if head.startswith(MAGIC) and len(head) == len(MAGIC) + TAG_BYTES else None
+
+
+def _tag_of(path: Path) -> bytes | None:
+    """The model digest in a saved state's header (None: an older format, or unreadable)."""
+    header = _read_header(path)
+    return header[0] if header else None
 
 
 def _saved_tokens(path: Path, tag: bytes) -> list[int] | None:
@@ -200,29 +217,24 @@ def _saved_tokens(path: Path, tag: bytes) -> list[int] | None:
     (None: another model's, an older format, or no readable header)."""
     try:
         with path.open("rb") as f:
-            if f.read(len(MAGIC)) != MAGIC or f.read(len(tag)) != tag:
+            header = _header(f.read(HEADER))
+            if header is None or header[0] != tag:
                 return None
-            (count,) = struct.unpack("<I", f.read(4))
-            if count > MAX_HEAD:
-                return None
-            raw = f.read(4 * count)
-    except (OSError, struct.error):
+            raw = f.read(4 * header[1])
+    except OSError:
         return None
-    return list(struct.unpack(f"<{count}i", raw)) if len(raw) == 4 * count else None
+    return list(struct.unpack(f"<{header[1]}i", raw)) if len(raw) == 4 * header[1] else None
 
 
 def _decode(data: bytes, tag: bytes) -> tuple[list[int], bytes]:
-    if not data.startswith(MAGIC):
+    header = _header(data)
+    if header is None:
         raise ValueError("not a prompt cache file of this version")
-    offset = len(MAGIC)
-    if data[offset : offset + len(tag)] != tag:
+    if header[0] != tag:
         raise ValueError("a state of another model")
-    offset += len(tag)
-    (count,) = struct.unpack_from("<I", data, offset)
-    offset += 4
-    tokens = list(struct.unpack_from(f"<{count}i", data, offset))
-    offset += 4 * count
-    return tokens, data[offset:]
+    count = header[1]
+    tokens = list(struct.unpack_from(f"<{count}i", data, HEADER))
+    return tokens, data[HEADER + 4 * count :]
 
 
 def _as_llama_state(llama: Any, tokens: list[int], state: bytes) -> Any:

@@ -22,7 +22,7 @@ import re
 import tokenize
 from collections.abc import Callable, Sequence
 
-from herdsman.skills.learning.heredoc import around_run, as_written, heredocs, is_python_program
+from herdsman.skills.learning.heredoc import around_run, as_written, heredocs
 from herdsman.skills.learning.values import AFTER_ESCAPE, Parameter
 
 ARGS_NAME = "SKILL_ARGS"
@@ -109,7 +109,7 @@ def shell_text(
 
     for doc in heredocs(text):
         before, body, end = text[last : doc.start], doc.body, doc.end
-        parts = around_run(doc.head) if is_python_program(doc) else None
+        parts = around_run(doc.head)
         if parts is not None:
             pre, program, redirect, post = parts
             body, here = python_script(body, ordered, "A learned skill's program.")

@@ -19,9 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _OPEN = re.compile(r"(?<!<)<<(?!<)(?P<dash>-?)[ \t]*(?P<q>['\"]?)(?P<delim>[A-Za-z_]\w*)(?P=q)")
-_RUN_PYTHON = re.compile(
-    r"\bpython3?[ \t]+-[ \t]*(?P<redirect><<(?P<dash>-?)[ \t]*(?P<q>['\"]?)(?P<delim>[A-Za-z_]\w*)(?P=q))"
-)
+_RUN_PYTHON = re.compile(rf"\bpython3?[ \t]+-[ \t]*(?P<redirect>{_OPEN.pattern})")
+"""``python3 -`` reading the here-document that opens right after it."""
 
 
 @dataclass(frozen=True)

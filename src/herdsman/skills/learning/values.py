@@ -81,9 +81,9 @@ def _word_before(request: str, start: int, values: Sequence[tuple[int, int]] = (
     counting words inside the request's other ``values`` (the spans of those the steps use): in
     ``columns 'name' and 'age'`` the word before ``age`` is ``columns``, not the value ``name``."""
     words: list[str] = []
-    for m in reversed(list(re.finditer(r"[A-Za-z_]+", request[max(0, start - 400) : start]))):
-        at = m.start() + max(0, start - 400)
-        if not any(s <= at < e for s, e in values):
+    offset = max(0, start - 400)  # three words are well within it
+    for m in reversed(list(re.finditer(r"[A-Za-z_]+", request[offset:start]))):
+        if not any(s <= offset + m.start() < e for s, e in values):
             words.append(m.group(0))
             if len(words) == 3:
                 break
